@@ -1,0 +1,24 @@
+import { LicenseValidation } from '@svc/protocol';
+import { validationResult } from '../../auth/api-keys.ts';
+import { API_KEY_HEADER } from '../../auth/guards.ts';
+import type { App, AppContext } from '../../context.ts';
+import { HttpError } from '../../errors.ts';
+import { responses } from '../../http/responses.ts';
+
+/**
+ * GET /api/license: validates the caller's own key. 200 for every outcome (revoked,
+ * expired, unknown ...); 401 only when the header is missing. No side effects.
+ */
+export default function register(app: App, ctx: AppContext): void {
+  app.get(
+    '/license',
+    { schema: { tags: ['licenses'], summary: 'Validate the x-api-key license key', security: [{ apiKey: [] }], response: responses({ 200: LicenseValidation }, 401) } },
+    async (request, reply) => {
+      const raw = request.headers[API_KEY_HEADER];
+      const key = (Array.isArray(raw) ? raw[0] : raw)?.trim();
+      if (!key) throw new HttpError(401, 'Missing x-api-key header');
+      void reply.header('cache-control', 'no-store');
+      return validationResult(await ctx.keys.lookup(key), ctx.now());
+    },
+  );
+}

@@ -1,0 +1,74 @@
+import formbody from '@fastify/formbody';
+import rateLimit from '@fastify/rate-limit';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { registerApiRoutes } from './api/index.ts';
+import type { App, AppContext } from './context.ts';
+import { errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './errors.ts';
+import { registerIdentityRoutes } from './identity/routes/index.ts';
+
+/**
+ * The HTTP application: /api (portal functions), /identity (the portal's own identity
+ * provider), OpenAPI at /api/openapi.json and its browsable page at /api/docs.
+ */
+export async function buildApp(ctx: AppContext): Promise<App> {
+  const app = Fastify({
+    loggerInstance: ctx.logger as FastifyBaseLogger,
+    trustProxy: ctx.config.trustProxy,
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+    // Unknown fields are refused, not silently dropped; query strings are coerced to their types.
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.decorateRequest('principal', null);
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Scan collection portal API',
+        version: ctx.version,
+        description:
+          'Errors are `{"error": "<message>"}` (D1). License keys go in `x-api-key`; admin identity JWTs in `X-Identity-Token`. ' +
+          'Any `Authorization` header on /api/* is refused with the same plain 401 as an invalid token.',
+      },
+      servers: [{ url: ctx.config.baseUrl }],
+      components: {
+        securitySchemes: {
+          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'License key svc_{pro|biz|msp}_<64 hex> or the legacy shared key' },
+          identityToken: { type: 'apiKey', in: 'header', name: 'X-Identity-Token', description: 'Identity JWT (never in Authorization)' },
+          bearer: { type: 'http', scheme: 'bearer', description: 'Identity provider calls only (/identity/*)' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  await app.register(formbody, { bodyLimit: 16 * 1024 });
+  await app.register(rateLimit, {
+    global: false,
+    errorResponseBuilder: (_request, limit) => tooManyRequests('Too many requests, slow down', limit.ttl / 1000),
+  });
+
+  // SPEC rule 1: the JWT belongs in X-Identity-Token. A token in Authorization is
+  // terminated here, before any handler, with the same plain 401 an invalid token gets.
+  app.addHook('onRequest', async (request) => {
+    if (request.url.startsWith('/api/') && request.headers.authorization !== undefined) throw unauthorized();
+  });
+
+  await app.register(
+    async (api) => {
+      registerApiRoutes(api, ctx);
+      api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    },
+    { prefix: '/api' },
+  );
+  if (ctx.signingKey !== null) {
+    await app.register(async (idp) => registerIdentityRoutes(idp, ctx), { prefix: '/identity' });
+  }
+  return app;
+}

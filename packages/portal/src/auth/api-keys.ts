@@ -1,0 +1,114 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { LICENSE_KEY_PREFIX_LENGTH, PERMISSIONS, permissionsOf, type LicenseValidation, type Permission } from '@svc/protocol';
+import type { Database } from '../db/schema.ts';
+import { sha256, tierOfKeyFormat } from '../licenses/keys.ts';
+import { licenseStatus, type LicenseRow } from '../licenses/present.ts';
+import type { LegacyPrincipal, LicensePrincipal } from './principal.ts';
+
+export type KeyLookup =
+  | { kind: 'legacy' }
+  | { kind: 'license'; row: LicenseRow }
+  | { kind: 'not_found' }
+  | { kind: 'invalid_format' };
+
+export type KeyFailure = 'missing' | 'invalid' | 'inactive' | 'revoked' | 'expired';
+
+/** SPEC's exact messages for key checks. */
+export const KEY_MESSAGES: Record<KeyFailure, string> = {
+  missing: 'Missing API key',
+  invalid: 'Invalid API key',
+  inactive: 'License key is inactive',
+  revoked: 'License key has been revoked',
+  expired: 'License key has expired',
+};
+
+const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
+/** Compared against when the prefix matches nothing, so that path costs the same as a real comparison. */
+const DUMMY_DIGEST = sha256('svc_pro_0000000000000000000000000000000000000000000000000000000000000000-dummy');
+const CACHE_TTL_MS = 5_000;
+const CACHE_MAX = 10_000;
+
+/**
+ * Resolves `x-api-key` values. Lookup is by the 14-character prefix, then a constant-time
+ * comparison of SHA-256 digests (also against a dummy digest when the prefix is unknown).
+ * Results, including misses, are cached in process for a few seconds keyed by the digest;
+ * any license change on this replica clears the cache, other replicas see it within the TTL.
+ */
+export class ApiKeyVerifier {
+  readonly #db: Kysely<Database>;
+  readonly #legacyDigest: Buffer | null;
+  readonly #cache = new Map<string, { at: number; lookup: KeyLookup }>();
+
+  constructor(db: Kysely<Database>, legacyKey: string | null) {
+    this.#db = db;
+    this.#legacyDigest = legacyKey === null ? null : sha256(legacyKey);
+  }
+
+  invalidate(): void {
+    this.#cache.clear();
+  }
+
+  async lookup(key: string): Promise<KeyLookup> {
+    const digest = sha256(key);
+    if (this.#legacyDigest !== null && timingSafeEqual(digest, this.#legacyDigest)) return { kind: 'legacy' };
+    if (tierOfKeyFormat(key) === null) return { kind: 'invalid_format' };
+
+    const cacheKey = digest.toString('hex');
+    const cached = this.#cache.get(cacheKey);
+    if (cached && Date.now() - cached.at < CACHE_TTL_MS) return cached.lookup;
+
+    const candidates = await this.#db
+      .selectFrom('licenses')
+      .selectAll()
+      .where('key_prefix', '=', key.slice(0, LICENSE_KEY_PREFIX_LENGTH))
+      .execute();
+    let match: LicenseRow | null = null;
+    for (const row of candidates) {
+      if (timingSafeEqual(digest, Buffer.from(row.key_hash, 'hex')) && match === null) match = row;
+    }
+    if (candidates.length === 0) timingSafeEqual(digest, DUMMY_DIGEST);
+    const lookup: KeyLookup = match ? { kind: 'license', row: match } : { kind: 'not_found' };
+
+    if (this.#cache.size >= CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value as string);
+    this.#cache.set(cacheKey, { at: Date.now(), lookup });
+    return lookup;
+  }
+}
+
+/** Turn a lookup into a principal, or the failure that SPEC names. */
+export function authorizeKey(lookup: KeyLookup, now: Date): { ok: true; principal: LicensePrincipal | LegacyPrincipal } | { ok: false; failure: KeyFailure } {
+  if (lookup.kind === 'legacy') return { ok: true, principal: { kind: 'legacy', tier: 'msp', clientId: null, permissions: ALL_PERMISSIONS } };
+  if (lookup.kind !== 'license') return { ok: false, failure: 'invalid' };
+  const status = licenseStatus(lookup.row, now);
+  if (status !== 'active') return { ok: false, failure: status };
+  const { row } = lookup;
+  return { ok: true, principal: { kind: 'license', tier: row.tier, clientId: row.client_id, permissions: permissionsOf(row.tier), license: row } };
+}
+
+/** GET /api/license: the validation result for every outcome. */
+export function validationResult(lookup: KeyLookup, now: Date): LicenseValidation {
+  const base = { checked_at: now.toISOString(), legacy: false };
+  switch (lookup.kind) {
+    case 'legacy':
+      return { ...base, valid: true, tier: 'msp', client_id: null, active: true, revoked: false, expires_at: null, limits: { max_sessions: null, max_agents: null }, reason: 'ok', legacy: true };
+    case 'invalid_format':
+    case 'not_found':
+      return { ...base, valid: false, tier: null, client_id: null, active: false, revoked: false, expires_at: null, limits: { max_sessions: null, max_agents: null }, reason: lookup.kind };
+    case 'license': {
+      const { row } = lookup;
+      const status = licenseStatus(row, now);
+      return {
+        ...base,
+        valid: status === 'active',
+        tier: row.tier,
+        client_id: row.client_id,
+        active: row.is_active,
+        revoked: row.revoked_at !== null,
+        expires_at: row.expires_at?.toISOString() ?? null,
+        limits: { max_sessions: row.max_sessions, max_agents: row.max_agents },
+        reason: status === 'active' ? 'ok' : status,
+      };
+    }
+  }
+}

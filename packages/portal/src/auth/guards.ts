@@ -1,0 +1,72 @@
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { Permission } from '@svc/protocol';
+import type { AppContext } from '../context.ts';
+import { forbidden, HttpError, insufficientPermissions, unauthorized } from '../errors.ts';
+import { authorizeKey, KEY_MESSAGES } from './api-keys.ts';
+import type { LegacyPrincipal, LicensePrincipal, Principal, UserPrincipal } from './principal.ts';
+import { resolveUser } from './users.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+}
+
+export const API_KEY_HEADER = 'x-api-key';
+export const IDENTITY_TOKEN_HEADER = 'x-identity-token';
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const v = request.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s === undefined || s.trim() === '' ? undefined : s.trim();
+}
+
+export interface KeyAuthOptions {
+  permission?: Permission;
+  /** Status for a missing or failing key: SPEC uses 403 for upload, 401 for refresh. */
+  failStatus?: 401 | 403;
+}
+
+/** `x-api-key` authentication: a license key or the legacy shared key. */
+export function requireKey(ctx: AppContext, opts: KeyAuthOptions = {}): preHandlerAsyncHookHandler {
+  const status = opts.failStatus ?? 403;
+  return async (request) => {
+    const key = header(request, API_KEY_HEADER);
+    if (key === undefined) throw new HttpError(status, KEY_MESSAGES.missing);
+    const result = authorizeKey(await ctx.keys.lookup(key), ctx.now());
+    if (!result.ok) throw new HttpError(status, KEY_MESSAGES[result.failure]);
+    if (opts.permission && !result.principal.permissions.has(opts.permission)) throw insufficientPermissions(opts.permission);
+    request.principal = result.principal;
+  };
+}
+
+export interface UserAuthOptions {
+  permission?: Permission;
+  /** Endpoints SPEC documents as "admin only": scoped users get 403 whatever their tier. */
+  adminOnly?: boolean;
+}
+
+/** Admin identity JWT in `X-Identity-Token` (never `Authorization`, which is refused at the edge). */
+export function requireUser(ctx: AppContext, opts: UserAuthOptions = {}): preHandlerAsyncHookHandler {
+  return async (request) => {
+    const token = header(request, IDENTITY_TOKEN_HEADER);
+    if (token === undefined) throw unauthorized();
+    const user = await resolveUser(ctx, token);
+    if (user === null) throw unauthorized();
+    if (opts.adminOnly && !user.admin) throw forbidden('Admin access required');
+    if (opts.permission && !user.permissions.has(opts.permission)) throw insufficientPermissions(opts.permission);
+    request.principal = user;
+  };
+}
+
+export function userOf(request: FastifyRequest): UserPrincipal {
+  const p = request.principal;
+  if (p?.kind !== 'user') throw new Error('route is missing requireUser');
+  return p;
+}
+
+export function keyHolderOf(request: FastifyRequest): LicensePrincipal | LegacyPrincipal {
+  const p = request.principal;
+  if (p?.kind !== 'license' && p?.kind !== 'legacy') throw new Error('route is missing requireKey');
+  return p;
+}

@@ -1,0 +1,136 @@
+import path from 'node:path';
+import { ENVIRONMENTS } from '@svc/protocol';
+
+/**
+ * Portal configuration (DESIGN D15). This is the only module that reads
+ * `process.env`; everything else receives a `Config`.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  baseUrl: string;
+  dataDir: string;
+  databaseUrl: string | null;
+  embeddedPgPort: number;
+  dbPoolMax: number;
+  legacyApiKey: string | null;
+  adminEmail: string | null;
+  adminPassword: string | null;
+  environment: (typeof ENVIRONMENTS)[number] | 'unknown';
+  sessionRetentionDays: number;
+  storageLimitMb: number | null;
+  logLevel: LogLevel;
+  trustProxy: boolean;
+  /** External OpenID provider; null means the portal's own identity provider signs tokens. */
+  externalJwt: { jwksUrl: string; issuer: string; audience: string; algorithms: string[] } | null;
+}
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function read(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number between ${min} and ${max} (got "${raw}")`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${n})`);
+  return n;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = read(env, name)?.toLowerCase();
+  if (raw === undefined) return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false (got "${raw}")`);
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = read(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `must be a URL (${protocols.join(' or ')})`);
+  }
+  if (!protocols.includes(parsed.protocol)) throw new ConfigError(name, `must use ${protocols.join(' or ')}`);
+  return raw;
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${values.join(', ')} (got "${raw}")`);
+  return raw as T;
+}
+
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = read(env, 'HOST') ?? '127.0.0.1';
+  const baseUrl = (url(env, 'SVC_BASE_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+
+  const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']) ?? null;
+
+  const legacyApiKey = read(env, 'SVC_UPLOAD_API_KEY') ?? null;
+  if (legacyApiKey !== null && legacyApiKey.length < 16) throw new ConfigError('SVC_UPLOAD_API_KEY', 'must be at least 16 characters long');
+
+  const adminEmail = read(env, 'SVC_ADMIN_EMAIL') ?? null;
+  const adminPassword = env['SVC_ADMIN_PASSWORD'] ?? null;
+  if (adminEmail !== null && !/^[^\s@]+@[^\s@]+$/.test(adminEmail)) throw new ConfigError('SVC_ADMIN_EMAIL', 'must be an e-mail address');
+  if ((adminEmail === null) !== (adminPassword === null || adminPassword === '')) {
+    throw new ConfigError(adminEmail === null ? 'SVC_ADMIN_EMAIL' : 'SVC_ADMIN_PASSWORD', 'must be set together with ' + (adminEmail === null ? 'SVC_ADMIN_PASSWORD' : 'SVC_ADMIN_EMAIL'));
+  }
+  if (adminPassword !== null && adminPassword !== '' && adminPassword.length < 12) throw new ConfigError('SVC_ADMIN_PASSWORD', 'must be at least 12 characters long');
+
+  const jwksUrl = url(env, 'SVC_JWT_JWKS_URL', ['http:', 'https:']);
+  const issuer = read(env, 'SVC_JWT_ISSUER');
+  const audience = read(env, 'SVC_JWT_AUDIENCE');
+  let externalJwt: Config['externalJwt'] = null;
+  if (jwksUrl !== undefined || issuer !== undefined || audience !== undefined) {
+    if (jwksUrl === undefined) throw new ConfigError('SVC_JWT_JWKS_URL', 'must be set when SVC_JWT_ISSUER or SVC_JWT_AUDIENCE is set');
+    if (issuer === undefined) throw new ConfigError('SVC_JWT_ISSUER', 'must be set together with SVC_JWT_JWKS_URL');
+    if (audience === undefined) throw new ConfigError('SVC_JWT_AUDIENCE', 'must be set together with SVC_JWT_JWKS_URL');
+    const allowed = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+    const algorithms = (read(env, 'SVC_JWT_ALGORITHMS') ?? 'RS256,ES256,EdDSA').split(',').map((a) => a.trim()).filter(Boolean);
+    const bad = algorithms.find((a) => !allowed.includes(a));
+    if (bad !== undefined || algorithms.length === 0) throw new ConfigError('SVC_JWT_ALGORITHMS', `must be a comma-separated list of ${allowed.join(', ')}`);
+    externalJwt = { jwksUrl, issuer, audience, algorithms };
+  }
+
+  const storageLimitRaw = read(env, 'SVC_STORAGE_LIMIT_MB');
+  return {
+    port,
+    host,
+    baseUrl,
+    dataDir: path.resolve(cwd, read(env, 'SVC_DATA_DIR') ?? 'data'),
+    databaseUrl,
+    embeddedPgPort: integer(env, 'SVC_EMBEDDED_PG_PORT', 54329, 1, 65535),
+    dbPoolMax: integer(env, 'SVC_DB_POOL_MAX', 10, 1, 1000),
+    legacyApiKey,
+    adminEmail,
+    adminPassword: adminPassword === '' ? null : adminPassword,
+    environment: oneOf(env, 'SVC_ENVIRONMENT', [...ENVIRONMENTS, 'unknown'], 'unknown'),
+    sessionRetentionDays: integer(env, 'SVC_SESSION_RETENTION_DAYS', 90, 1, 36500),
+    storageLimitMb: storageLimitRaw === undefined ? null : integer(env, 'SVC_STORAGE_LIMIT_MB', 0, 1, 100_000_000),
+    logLevel: oneOf(env, 'SVC_LOG_LEVEL', LOG_LEVELS, 'info'),
+    trustProxy: boolean(env, 'SVC_TRUST_PROXY', false),
+    externalJwt,
+  };
+}

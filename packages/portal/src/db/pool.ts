@@ -1,0 +1,39 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Database } from './schema.ts';
+
+export interface DatabaseHandle {
+  pool: pg.Pool;
+  db: Kysely<Database>;
+  close(): Promise<void>;
+}
+
+/**
+ * One pool per process. The `error` listener keeps an idle client's dropped connection
+ * (a database restart) from crashing the process; the short connect timeout turns an
+ * unreachable database into a fast 503 instead of a hung request.
+ */
+export function openDatabase(url: string, opts: { max: number; logger: Logger }): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max,
+    connectionTimeoutMillis: 2_000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'svc-portal',
+  });
+  pool.on('error', (err) => opts.logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'idle database connection failed'));
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { pool, db, close: () => db.destroy() };
+}
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
+
+/** True when an error means "the database cannot be reached right now" rather than a bug. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: string }).code;
+  if (code !== undefined && UNAVAILABLE_CODES.has(code)) return true;
+  if (err instanceof AggregateError) return err.errors.some(isDatabaseUnavailable);
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection terminated unexpectedly/i.test(err.message);
+}

@@ -1,0 +1,39 @@
+import type { Logger } from 'pino';
+import type { AuditEvent } from '@svc/protocol';
+
+export type EventListener = (event: AuditEvent) => void | Promise<void>;
+
+/**
+ * The internal event module: operations record their audit event inside their
+ * transaction, then publish it here after commit. Subscribers (webhook delivery) run
+ * detached: a slow or failing subscriber never fails or delays the triggering request.
+ */
+export class EventBus {
+  readonly #listeners = new Set<EventListener>();
+  readonly #logger: Logger;
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(logger: Logger) {
+    this.#logger = logger;
+  }
+
+  subscribe(listener: EventListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  publish(event: AuditEvent): void {
+    for (const listener of this.#listeners) {
+      const task = Promise.resolve()
+        .then(() => listener(event))
+        .catch((err: unknown) => this.#logger.error({ err, event_type: event.event_type }, 'event subscriber failed'))
+        .finally(() => this.#pending.delete(task));
+      this.#pending.add(task);
+    }
+  }
+
+  /** Wait for subscribers already running (shutdown, tests). */
+  async drain(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+}

@@ -1,0 +1,17 @@
+import { UserListResponse } from '@svc/protocol';
+import type { App, AppContext } from '../../context.ts';
+import { responses } from '../../http/responses.ts';
+import { presentUser } from '../users.ts';
+import { requireBearer } from './bearer.ts';
+
+/** GET /identity/admin/users */
+export default function register(app: App, ctx: AppContext): void {
+  app.get(
+    '/admin/users',
+    { preHandler: requireBearer(ctx, { admin: true }), schema: { tags: ['identity'], summary: 'List users', security: [{ bearer: [] }], response: responses({ 200: UserListResponse }, 401, 403) } },
+    async () => {
+      const rows = await ctx.db.selectFrom('users').selectAll().orderBy('created_at').execute();
+      return { users: rows.map(presentUser) };
+    },
+  );
+}

@@ -1,0 +1,52 @@
+import { UpdateUserBody, UserIdQuery, UserResponse } from '@svc/protocol';
+import { recordAuditEvent } from '../../audit/record.ts';
+import type { App, AppContext } from '../../context.ts';
+import { badRequest, conflict, notFound } from '../../errors.ts';
+import { responses } from '../../http/responses.ts';
+import { hashPassword } from '../passwords.ts';
+import { presentUser } from '../users.ts';
+import { identityUserOf, requireBearer } from './bearer.ts';
+import { lockAdmins } from './last-admin.ts';
+
+/** PATCH /identity/admin/users?id=: change password, role or client_ids. A new password revokes the user's refresh tokens. */
+export default function register(app: App, ctx: AppContext): void {
+  app.patch(
+    '/admin/users',
+    {
+      preHandler: requireBearer(ctx, { admin: true }),
+      schema: { tags: ['identity'], summary: 'Update a user', security: [{ bearer: [] }], querystring: UserIdQuery, body: UpdateUserBody, response: responses({ 200: UserResponse }, 400, 401, 403, 404, 409) },
+    },
+    async (request) => {
+      const admin = identityUserOf(request);
+      const { id } = request.query;
+      const body = request.body;
+      const passwordHash = body.password === undefined ? undefined : await hashPassword(body.password);
+      const { row, event } = await ctx.db.transaction().execute(async (trx) => {
+        const admins = await lockAdmins(trx);
+        const current = await trx.selectFrom('users').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+        if (!current) throw notFound('User not found');
+        const role = body.role ?? current.role;
+        const clientIds = body.client_ids ?? current.client_ids;
+        if (role === 'member' && clientIds.length === 0) throw badRequest('A member needs at least one client id in client_ids');
+        if (current.role === 'admin' && role !== 'admin' && admins.length === 1) throw conflict('Cannot demote the last admin');
+        const now = ctx.now();
+        const row = await trx
+          .updateTable('users')
+          .set({ role, client_ids: clientIds, updated_at: now, ...(passwordHash ? { password_hash: passwordHash, failed_logins: 0, locked_until: null } : {}) })
+          .where('id', '=', id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        if (passwordHash) await trx.updateTable('refresh_tokens').set({ revoked_at: now }).where('user_id', '=', id).where('revoked_at', 'is', null).execute();
+        const changed = Object.keys(body).filter((k) => k !== 'password');
+        const event = await recordAuditEvent(trx, {
+          event_type: 'user_updated',
+          actor: admin.email,
+          data: { user_id: id, email: row.email, changed: passwordHash ? [...changed, 'password'] : changed, role, client_ids: clientIds },
+        });
+        return { row, event };
+      });
+      ctx.events.publish(event);
+      return { user: presentUser(row) };
+    },
+  );
+}

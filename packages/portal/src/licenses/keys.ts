@@ -1,0 +1,22 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { LICENSE_KEY_PATTERN, LICENSE_KEY_PREFIX_LENGTH, SEGMENT_OF_TIER, TIER_SEGMENTS, type Tier, type TierSegment } from '@svc/protocol';
+
+export function sha256(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/** A new key: plaintext (shown once), its 14-character lookup prefix and the SHA-256 stored at rest. */
+export function generateLicenseKey(tier: Tier): { plaintext: string; prefix: string; hash: string } {
+  const plaintext = `svc_${SEGMENT_OF_TIER[tier]}_${randomBytes(32).toString('hex')}`;
+  return { plaintext, prefix: plaintext.slice(0, LICENSE_KEY_PREFIX_LENGTH), hash: sha256(plaintext).toString('hex') };
+}
+
+/** The tier a well-formed key claims by its format, or null when the format is wrong. */
+export function tierOfKeyFormat(key: string): Tier | null {
+  const m = LICENSE_KEY_PATTERN.exec(key);
+  return m ? TIER_SEGMENTS[m[1] as TierSegment] : null;
+}
+
+export function newLicenseId(): string {
+  return `lic_${randomBytes(8).toString('hex')}`;
+}

@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import type { DestinationStream } from 'pino';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { loadConfig } from '../../src/config/index.ts';
+import { startPortal, type Portal } from '../../src/server.ts';
+
+export const ADMIN_EMAIL = 'admin@test.local';
+export const ADMIN_PASSWORD = 'admin-password-0123';
+export const LEGACY_KEY = 'legacy-shared-key-for-tests-0123456789';
+
+/** A fresh database on the shared test cluster; returns its URL. */
+export async function createTestDatabase(): Promise<string> {
+  const adminUrl = inject('pgAdminUrl');
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export interface TestPortal extends Portal {
+  databaseUrl: string;
+  /** Log in as the bootstrap admin and return its access token. */
+  adminToken(): Promise<string>;
+}
+
+export interface TestPortalOptions {
+  env?: Record<string, string | undefined>;
+  now?: () => Date;
+  logDestination?: DestinationStream;
+  databaseUrl?: string;
+}
+
+/** The real portal, in process, on a real database, listening on 127.0.0.1 on a free port. */
+export async function startTestPortal(opts: TestPortalOptions = {}): Promise<TestPortal> {
+  const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_URL: databaseUrl,
+    SVC_ADMIN_EMAIL: ADMIN_EMAIL,
+    SVC_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    SVC_UPLOAD_API_KEY: LEGACY_KEY,
+    SVC_LOG_LEVEL: 'silent',
+    SVC_BASE_URL: 'http://portal.test',
+    ...opts.env,
+  });
+  const portal = await startPortal(config, { now: opts.now, logDestination: opts.logDestination });
+  let token: string | null = null;
+  return {
+    ...portal,
+    databaseUrl,
+    async adminToken() {
+      token ??= await login(portal.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      return token;
+    },
+  };
+}
+
+export async function login(baseUrl: string, email: string, password: string): Promise<string> {
+  const res = await fetch(`${baseUrl}/identity/token`, {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: 'password', username: email, password }),
+  });
+  const body = (await res.json()) as { access_token?: string; error?: string };
+  if (res.status !== 200 || !body.access_token) throw new Error(`login failed: ${res.status} ${JSON.stringify(body)}`);
+  return body.access_token;
+}

@@ -1,0 +1,91 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ClientId, IsoDateTime } from './common.ts';
+import { TIERS } from './permissions.ts';
+
+/** `svc_{pro|biz|msp}_{64 hex}` */
+export const LICENSE_KEY_PATTERN = /^svc_(pro|biz|msp)_[0-9a-f]{64}$/;
+/** The first 14 characters of a key are its lookup prefix. */
+export const LICENSE_KEY_PREFIX_LENGTH = 14;
+
+const TierSchema = Type.Union(TIERS.map((t) => Type.Literal(t)));
+const Limit = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()]);
+
+export const VALIDATION_REASONS = ['ok', 'revoked', 'expired', 'inactive', 'not_found', 'invalid_format'] as const;
+export type ValidationReason = (typeof VALIDATION_REASONS)[number];
+
+/** GET /api/license: the validation result (SPEC "License key record and validation result"). */
+export const LicenseValidation = Type.Object({
+  valid: Type.Boolean(),
+  tier: Type.Union([TierSchema, Type.Null()]),
+  client_id: Type.Union([Type.String(), Type.Null()]),
+  active: Type.Boolean(),
+  revoked: Type.Boolean(),
+  expires_at: Type.Union([IsoDateTime, Type.Null()]),
+  limits: Type.Object({
+    max_sessions: Type.Union([Type.Integer(), Type.Null()]),
+    max_agents: Type.Union([Type.Integer(), Type.Null()]),
+  }),
+  reason: Type.Union(VALIDATION_REASONS.map((r) => Type.Literal(r))),
+  checked_at: IsoDateTime,
+  legacy: Type.Boolean(),
+});
+export type LicenseValidation = Static<typeof LicenseValidation>;
+
+export const LICENSE_STATUSES = ['active', 'inactive', 'expired', 'revoked'] as const;
+
+/** A license record as the admin API presents it; never the key or its hash. */
+export const License = Type.Object({
+  id: Type.String({ pattern: '^lic_[0-9a-f]{16}$' }),
+  key_prefix: Type.String(),
+  tier: TierSchema,
+  client_id: Type.String(),
+  name: Type.String(),
+  description: Type.Union([Type.String(), Type.Null()]),
+  max_sessions: Type.Union([Type.Integer(), Type.Null()]),
+  max_agents: Type.Union([Type.Integer(), Type.Null()]),
+  expires_at: Type.Union([IsoDateTime, Type.Null()]),
+  is_active: Type.Boolean(),
+  revoked_at: Type.Union([IsoDateTime, Type.Null()]),
+  status: Type.Union(LICENSE_STATUSES.map((s) => Type.Literal(s)), { description: 'derived: revoked, expired, inactive or active' }),
+  created_by: Type.Union([Type.String(), Type.Null()]),
+  created_at: IsoDateTime,
+  updated_at: IsoDateTime,
+});
+export type License = Static<typeof License>;
+
+export const CreateLicenseBody = Type.Object(
+  {
+    tier: TierSchema,
+    client_id: ClientId,
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+    max_sessions: Type.Optional(Limit),
+    max_agents: Type.Optional(Limit),
+    expires_at: Type.Optional(Type.Union([IsoDateTime, Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type CreateLicenseBody = Static<typeof CreateLicenseBody>;
+
+export const CreatedLicenseResponse = Type.Object({
+  license: Type.Intersect([License, Type.Object({ plaintext_key: Type.String({ description: 'shown once, never again' }) })]),
+});
+export type CreatedLicenseResponse = Static<typeof CreatedLicenseResponse>;
+
+export const LicenseResponse = Type.Object({ license: License });
+export const LicenseListResponse = Type.Object({ licenses: Type.Array(License) });
+export const LicenseListQuery = Type.Object(
+  {
+    client_id: Type.Optional(ClientId),
+    status: Type.Optional(Type.Union(LICENSE_STATUSES.map((s) => Type.Literal(s)))),
+  },
+  { additionalProperties: false },
+);
+
+export const LICENSE_ACTIONS = ['revoke', 'deactivate', 'activate'] as const;
+export const LicenseIdQuery = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+export const UpdateLicenseBody = Type.Object(
+  { action: Type.Union(LICENSE_ACTIONS.map((a) => Type.Literal(a))) },
+  { additionalProperties: false },
+);
+export const DeletedLicenseResponse = Type.Object({ ok: Type.Literal(true), id: Type.String() });
