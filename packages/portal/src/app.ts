@@ -1,13 +1,17 @@
 import formbody from '@fastify/formbody';
+import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import { registerApiRoutes } from './api/index.ts';
 import type { App, AppContext } from './context.ts';
 import { errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './errors.ts';
 import { registerIdentityRoutes } from './identity/routes/index.ts';
+import { validatorCompiler } from './http/validation.ts';
+import { registerSharePage } from './web/share-page.ts';
 
 /**
  * The HTTP application: /api (portal functions), /identity (the portal's own identity
@@ -19,9 +23,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     trustProxy: ctx.config.trustProxy,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
-    // Unknown fields are refused, not silently dropped; query strings are coerced to their types.
-    ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Unknown fields are refused, not silently dropped; only query strings are coerced.
+  app.setValidatorCompiler(validatorCompiler());
 
   app.decorateRequest('principal', null);
   app.setErrorHandler(errorHandler);
@@ -49,6 +54,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
   await app.register(formbody, { bodyLimit: 16 * 1024 });
+  // Per-part limits only; the upload route counts the whole body against the 25 MB limit.
+  await app.register(multipart, {
+    limits: { fileSize: UPLOAD_LIMIT_BYTES, fieldSize: UPLOAD_LIMIT_BYTES, files: 8, fields: 8, parts: 16, headerPairs: 50 },
+  });
   await app.register(rateLimit, {
     global: false,
     errorResponseBuilder: (_request, limit) => tooManyRequests('Too many requests, slow down', limit.ttl / 1000),
@@ -56,8 +65,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   // SPEC rule 1: the JWT belongs in X-Identity-Token. A token in Authorization is
   // terminated here, before any handler, with the same plain 401 an invalid token gets.
+  // The routed path is checked, not the raw URL, so `/%61pi/...` cannot slip past.
   app.addHook('onRequest', async (request) => {
-    if (request.url.startsWith('/api/') && request.headers.authorization !== undefined) throw unauthorized();
+    const path = request.routeOptions.url ?? request.url;
+    if (path.startsWith('/api/') && request.headers.authorization !== undefined) throw unauthorized();
   });
 
   await app.register(
@@ -70,5 +81,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   if (ctx.signingKey !== null) {
     await app.register(async (idp) => registerIdentityRoutes(idp, ctx), { prefix: '/identity' });
   }
+  await app.register(async (web) => registerSharePage(web, ctx));
   return app;
 }

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fasti
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { ApiKeyVerifier } from './auth/api-keys.ts';
+import type { BlobStore } from './blobs/store.ts';
 import type { TokenVerifier } from './auth/jwt.ts';
 import type { Config } from './config/index.ts';
 import type { Database } from './db/schema.ts';
@@ -16,6 +17,8 @@ export interface AppContext {
   logger: Logger;
   db: Kysely<Database>;
   events: EventBus;
+  /** Session files. */
+  blobs: BlobStore;
   keys: ApiKeyVerifier;
   tokens: TokenVerifier;
   /** Present when the portal's own identity provider signs tokens (not in external-provider mode). */

@@ -37,7 +37,9 @@ function describeFrameworkError(err: FastifyError): { status: number; message: s
     const ctx = err.validationContext ?? 'request';
     const first = err.validation[0];
     const where = first?.instancePath ? first.instancePath.replace(/^\//, '').replaceAll('/', '.') : (first?.params as { missingProperty?: string } | undefined)?.missingProperty;
-    const detail = first?.keyword === 'required' ? `missing required field ${(first.params as { missingProperty: string }).missingProperty}` : `${where ?? ctx} ${first?.message ?? 'is invalid'}`;
+    const types = first?.keyword === 'type' ? String((first.params as { type: string | string[] }).type).split(',') : null;
+    const message = types ? `must be ${types.join(' or ')}` : (first?.message ?? 'is invalid');
+    const detail = first?.keyword === 'required' ? `missing required field ${(first.params as { missingProperty: string }).missingProperty}` : `${where ?? ctx} ${message}`;
     const allowed = first?.keyword === 'additionalProperties' ? ` (${(first.params as { additionalProperty: string }).additionalProperty})` : '';
     return { status: 400, message: `Invalid ${ctx === 'querystring' ? 'query' : ctx}: ${detail}${allowed}` };
   }

@@ -20,10 +20,22 @@ export const REDACT_PATHS = [
   '*.token',
 ];
 
-const SENSITIVE_QUERY = /([?&](?:token|key|api_key|apikey|password|secret|jwt|access_token|refresh_token)=)[^&#]*/gi;
+const SENSITIVE_NAME = /^(?:token|key|api_key|apikey|password|secret|jwt|access_token|refresh_token)$/i;
+const QUERY_PARAM = /([?&])([^=&#]*)=([^&#]*)/g;
+
+/** The parameter name as the router sees it: `%74oken` and `to+ken` are decoded before matching. */
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replaceAll('+', ' ')).trim();
+  } catch {
+    return name;
+  }
+}
 
 export function maskUrl(url: string): string {
-  return url.replace(SENSITIVE_QUERY, '$1[REDACTED]');
+  const query = url.indexOf('?');
+  if (query === -1) return url;
+  return url.slice(0, query) + url.slice(query).replace(QUERY_PARAM, (whole, sep: string, name: string) => (SENSITIVE_NAME.test(decodedName(name)) ? `${sep}${name}=[REDACTED]` : whole));
 }
 
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { DestinationStream, Logger } from 'pino';
 import portalPackage from '../package.json' with { type: 'json' };
 import { buildApp } from './app.ts';
@@ -12,6 +13,9 @@ import { EventBus } from './events/bus.ts';
 import { bootstrapAdmin } from './identity/bootstrap.ts';
 import { ensureSigningKey } from './identity/signing-keys.ts';
 import { createLogger } from './logging.ts';
+import { FsBlobStore } from './blobs/fs-store.ts';
+import { sweepOrphanedFiles } from './sessions/sweep.ts';
+import { sweepExpiredSessions } from './sessions/retention.ts';
 
 export interface Portal {
   app: App;
@@ -48,19 +52,44 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     if (applied.length > 0) logger.info({ applied }, 'database migrations applied');
 
     const signingKey = config.externalJwt ? null : await ensureSigningKey(database.db);
-    await bootstrapAdmin(database.db, logger, config.adminEmail, config.adminPassword);
+    // In external-provider mode admins come from that provider; a local account could never sign in.
+    if (config.externalJwt === null) await bootstrapAdmin(database.db, logger, config.adminEmail, config.adminPassword);
+    else if (config.adminEmail !== null) logger.warn('SVC_ADMIN_EMAIL is ignored: admins come from the external identity provider (SVC_JWT_JWKS_URL)');
+    const now = opts.now ?? (() => new Date());
+
+    const blobs = new FsBlobStore(path.join(config.dataDir, 'blobs'));
+    await blobs.init();
+    await sweepOrphanedFiles(database.db, blobs, logger);
 
     const ctx: AppContext = {
       config,
       logger,
       db: database.db,
       events: new EventBus(logger),
+      blobs,
       keys: new ApiKeyVerifier(database.db, config.legacyApiKey),
-      tokens: createTokenVerifier(config, database.db),
+      tokens: createTokenVerifier(config, database.db, now),
       signingKey,
       version: portalPackage.version,
-      now: opts.now ?? (() => new Date()),
+      now,
     };
+    // D6: expired sessions are removed at start and then hourly, in the background.
+    // D6 housekeeping, at start and then hourly in the background: expired sessions go,
+    // then files no row references (a failed delete, a writer that crashed since start).
+    let housekeeping: Promise<void> = Promise.resolve();
+    const sweep = () => {
+      housekeeping = sweepExpiredSessions(ctx)
+        .then(() => sweepOrphanedFiles(database.db, blobs, logger))
+        .catch((err: unknown) => logger.error({ err }, 'housekeeping sweep failed'));
+    };
+    const sweepTimer = setInterval(sweep, 3_600_000).unref();
+    // On shutdown, let a running sweep finish before the pool closes.
+    cleanup.unshift(async () => {
+      clearInterval(sweepTimer);
+      await housekeeping;
+    });
+    sweep();
+
     const app = await buildApp(ctx);
     cleanup.unshift(() => ctx.events.drain());
     cleanup.unshift(() => app.close());

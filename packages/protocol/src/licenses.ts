@@ -8,7 +8,17 @@ export const LICENSE_KEY_PATTERN = /^svc_(pro|biz|msp)_[0-9a-f]{64}$/;
 export const LICENSE_KEY_PREFIX_LENGTH = 14;
 
 const TierSchema = Type.Union(TIERS.map((t) => Type.Literal(t)));
-const Limit = Type.Union([Type.Integer({ minimum: 1, maximum: 1_000_000_000 }), Type.Null()]);
+/**
+ * A per-key limit: a positive integer, or null for unlimited. Written as one `type` array
+ * rather than `anyOf [integer, null]`: the portal's ajv coerces types, and inside an anyOf
+ * its null branch would coerce 0 or false to null, turning a rejected 0 into "unlimited".
+ */
+export const LIMIT_MAX = 1_000_000_000;
+const Limit = Type.Unsafe<number | null>({ type: ['integer', 'null'], minimum: 1, maximum: LIMIT_MAX });
+/** Same reason: in an anyOf, null would be coerced to "" by the string branch. */
+const NullableDescription = Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength: 2000 });
+/** Same reason: "" must fail the date-time format, not be coerced to null (never expires). */
+const OptionalExpiry = Type.Unsafe<string | null>({ type: ['string', 'null'], format: 'date-time', description: 'ISO 8601 timestamp, or null for no expiry' });
 
 export const VALIDATION_REASONS = ['ok', 'revoked', 'expired', 'inactive', 'not_found', 'invalid_format'] as const;
 export type ValidationReason = (typeof VALIDATION_REASONS)[number];
@@ -58,10 +68,10 @@ export const CreateLicenseBody = Type.Object(
     tier: TierSchema,
     client_id: ClientId,
     name: Type.String({ minLength: 1, maxLength: 200 }),
-    description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+    description: Type.Optional(NullableDescription),
     max_sessions: Type.Optional(Limit),
     max_agents: Type.Optional(Limit),
-    expires_at: Type.Optional(Type.Union([IsoDateTime, Type.Null()])),
+    expires_at: Type.Optional(OptionalExpiry),
   },
   { additionalProperties: false },
 );

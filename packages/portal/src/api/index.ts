@@ -1,13 +1,31 @@
 import type { App, AppContext } from '../context.ts';
+import agentCommandsGet from './agent-commands/get.ts';
+import agentGroupsDelete from './agent-groups/delete.ts';
+import agentGroupsGet from './agent-groups/get.ts';
+import agentGroupsPost from './agent-groups/post.ts';
+import agentsPatch from './agents/patch.ts';
+import agentCommandsPatch from './agent-commands/patch.ts';
+import agentCommandsPost from './agent-commands/post.ts';
 import auditList from './audit/list.ts';
+import benchmarkGet from './benchmark/get.ts';
+import downloadGet from './download/get.ts';
 import healthGet from './health/get.ts';
+import healthPost from './health/post.ts';
 import licenseGet from './license/get.ts';
 import licensesCreate from './licenses/create.ts';
 import licensesDelete from './licenses/delete.ts';
 import licensesList from './licenses/list.ts';
 import licensesUpdate from './licenses/update.ts';
+import refreshNotAllowed from './refresh/not-allowed.ts';
+import refreshPut from './refresh/put.ts';
+import remediationPatch from './remediation/patch.ts';
+import sessionsDelete from './sessions/delete.ts';
+import sessionsGet from './sessions/get.ts';
+import sessionsPatch from './sessions/patch.ts';
+import shareGet from './share/get.ts';
+import uploadPost from './upload/post.ts';
 
 /** Every /api operation, one per file. Only registration happens here. */
 export function registerApiRoutes(app: App, ctx: AppContext): void {
-  for (const route of [healthGet, licenseGet, licensesList, licensesCreate, licensesUpdate, licensesDelete, auditList]) route(app, ctx);
+  for (const route of [healthGet, healthPost, agentsPatch, agentGroupsGet, agentGroupsPost, agentGroupsDelete, agentCommandsPost, agentCommandsGet, agentCommandsPatch, licenseGet, licensesList, licensesCreate, licensesUpdate, licensesDelete, auditList, uploadPost, sessionsGet, sessionsPatch, sessionsDelete, remediationPatch, downloadGet, shareGet, refreshPut, refreshNotAllowed, benchmarkGet]) route(app, ctx);
 }

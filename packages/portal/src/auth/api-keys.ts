@@ -39,6 +39,12 @@ export class ApiKeyVerifier {
   readonly #db: Kysely<Database>;
   readonly #legacyDigest: Buffer | null;
   readonly #cache = new Map<string, { at: number; lookup: KeyLookup }>();
+  /**
+   * Bumped by invalidate(). A lookup whose database read started before an invalidation
+   * must not put its (possibly pre-revocation) result into the cache afterwards, or a
+   * revoked key would keep working for another TTL on this replica.
+   */
+  #generation = 0;
 
   constructor(db: Kysely<Database>, legacyKey: string | null) {
     this.#db = db;
@@ -46,6 +52,7 @@ export class ApiKeyVerifier {
   }
 
   invalidate(): void {
+    this.#generation++;
     this.#cache.clear();
   }
 
@@ -58,6 +65,7 @@ export class ApiKeyVerifier {
     const cached = this.#cache.get(cacheKey);
     if (cached && Date.now() - cached.at < CACHE_TTL_MS) return cached.lookup;
 
+    const generation = this.#generation;
     const candidates = await this.#db
       .selectFrom('licenses')
       .selectAll()
@@ -70,8 +78,10 @@ export class ApiKeyVerifier {
     if (candidates.length === 0) timingSafeEqual(digest, DUMMY_DIGEST);
     const lookup: KeyLookup = match ? { kind: 'license', row: match } : { kind: 'not_found' };
 
-    if (this.#cache.size >= CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value as string);
-    this.#cache.set(cacheKey, { at: Date.now(), lookup });
+    if (generation === this.#generation) {
+      if (this.#cache.size >= CACHE_MAX) this.#cache.delete(this.#cache.keys().next().value as string);
+      this.#cache.set(cacheKey, { at: Date.now(), lookup });
+    }
     return lookup;
   }
 }

@@ -21,6 +21,21 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return s === undefined || s.trim() === '' ? undefined : s.trim();
 }
 
+/**
+ * SPEC rule 1: a JWT never travels in `Authorization` on /api/*. app.ts refuses the header
+ * at the edge, but that hook matches the raw URL, and an encoded path such as
+ * `/%61pi/licenses` still routes to an /api handler; every guard checks again so such a
+ * request gets the same plain 401 and never reaches a handler.
+ */
+export function refuseAuthorizationHeader(request: FastifyRequest): void {
+  if (request.headers.authorization !== undefined) throw unauthorized();
+}
+
+/**
+ * Attach guards as `onRequest` hooks, so authentication runs before the body is parsed and
+ * validated: an unauthenticated caller gets 401 (not a 400 describing the body), and no
+ * body is read for it. They also work as `preHandler` hooks.
+ */
 export interface KeyAuthOptions {
   permission?: Permission;
   /** Status for a missing or failing key: SPEC uses 403 for upload, 401 for refresh. */
@@ -31,6 +46,7 @@ export interface KeyAuthOptions {
 export function requireKey(ctx: AppContext, opts: KeyAuthOptions = {}): preHandlerAsyncHookHandler {
   const status = opts.failStatus ?? 403;
   return async (request) => {
+    refuseAuthorizationHeader(request);
     const key = header(request, API_KEY_HEADER);
     if (key === undefined) throw new HttpError(status, KEY_MESSAGES.missing);
     const result = authorizeKey(await ctx.keys.lookup(key), ctx.now());
@@ -49,6 +65,7 @@ export interface UserAuthOptions {
 /** Admin identity JWT in `X-Identity-Token` (never `Authorization`, which is refused at the edge). */
 export function requireUser(ctx: AppContext, opts: UserAuthOptions = {}): preHandlerAsyncHookHandler {
   return async (request) => {
+    refuseAuthorizationHeader(request);
     const token = header(request, IDENTITY_TOKEN_HEADER);
     if (token === undefined) throw unauthorized();
     const user = await resolveUser(ctx, token);

@@ -17,8 +17,12 @@ export function identityIssuer(baseUrl: string): string {
   return `${baseUrl}/identity`;
 }
 
-/** Pinned algorithm, issuer and audience; `exp` and `sub` are required. */
-export function createTokenVerifier(config: Config, db: Kysely<Database>): TokenVerifier {
+/**
+ * Pinned algorithm, issuer and audience; `exp` and `sub` are required. `now` is the
+ * portal's clock (AppContext.now): tokens are issued with it, so they are checked against
+ * it too, not against jose's default of the wall clock.
+ */
+export function createTokenVerifier(config: Config, db: Kysely<Database>, now: () => Date = () => new Date()): TokenVerifier {
   if (config.externalJwt) {
     const ext = config.externalJwt;
     const jwks = createRemoteJWKSet(new URL(ext.jwksUrl), { timeoutDuration: 5_000, cooldownDuration: 30_000 });
@@ -26,7 +30,7 @@ export function createTokenVerifier(config: Config, db: Kysely<Database>): Token
       mode: 'external',
       async verify(token) {
         try {
-          const { payload } = await jwtVerify(token, jwks, { algorithms: ext.algorithms, issuer: ext.issuer, audience: ext.audience, requiredClaims: ['exp', 'sub'] });
+          const { payload } = await jwtVerify(token, jwks, { algorithms: ext.algorithms, issuer: ext.issuer, audience: ext.audience, requiredClaims: ['exp', 'sub'], currentDate: now() });
           return payload;
         } catch {
           return null;
@@ -45,20 +49,22 @@ export function createTokenVerifier(config: Config, db: Kysely<Database>): Token
   };
   const issuer = identityIssuer(config.baseUrl);
   const attempt = (ks: JWTVerifyGetKey, token: string) =>
-    jwtVerify(token, ks, { algorithms: [SIGNING_ALG], issuer, audience: TOKEN_AUDIENCE, requiredClaims: ['exp', 'sub'] });
+    jwtVerify(token, ks, { algorithms: [SIGNING_ALG], issuer, audience: TOKEN_AUDIENCE, requiredClaims: ['exp', 'sub'], currentDate: now() });
   return {
     mode: 'local',
     async verify(token) {
+      // Loading the keys is outside the try: a database outage must surface as a 503,
+      // not as a 401 that tells the client to log in again.
+      const keys = keySet ?? (await load());
       try {
-        return (await attempt(keySet ?? (await load()), token)).payload;
+        return (await attempt(keys, token)).payload;
       } catch (err) {
-        if ((err as { code?: string }).code === 'ERR_JWKS_NO_MATCHING_KEY' && Date.now() - loadedAt > 10_000) {
-          try {
-            return (await attempt(await load(), token)).payload;
-          } catch {
-            return null;
-          }
-        }
+        if ((err as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY' || Date.now() - loadedAt <= 10_000) return null;
+      }
+      const reloaded = await load();
+      try {
+        return (await attempt(reloaded, token)).payload;
+      } catch {
         return null;
       }
     },

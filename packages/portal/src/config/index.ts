@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { ENVIRONMENTS } from '@svc/protocol';
 
@@ -21,6 +22,8 @@ export interface Config {
   storageLimitMb: number | null;
   logLevel: LogLevel;
   trustProxy: boolean;
+  /** How long SIGTERM waits for in-flight requests before closing their connections. */
+  shutdownGraceSeconds: number;
   /** External OpenID provider; null means the portal's own identity provider signs tokens. */
   externalJwt: { jwksUrl: string; issuer: string; audience: string; algorithms: string[] } | null;
 }
@@ -84,7 +87,17 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = read(env, 'HOST') ?? '127.0.0.1';
-  const baseUrl = (url(env, 'SVC_BASE_URL', ['http:', 'https:']) ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
+  // An address or a host name to listen on; a URL or "host:port" here would only fail later, at listen.
+  if (isIP(host) === 0 && !/^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host)) throw new ConfigError('HOST', `must be an IP address or a host name (got "${host}")`);
+  const explicitBase = url(env, 'SVC_BASE_URL', ['http:', 'https:']);
+  if (explicitBase !== undefined) {
+    // Everything public (token issuer, share links) is derived by appending paths to it.
+    const parsed = new URL(explicitBase);
+    if (parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
+      throw new ConfigError('SVC_BASE_URL', 'must be an origin with an optional path, without credentials, query or fragment');
+    }
+  }
+  const baseUrl = (explicitBase ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
 
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']) ?? null;
 
@@ -102,13 +115,16 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const jwksUrl = url(env, 'SVC_JWT_JWKS_URL', ['http:', 'https:']);
   const issuer = read(env, 'SVC_JWT_ISSUER');
   const audience = read(env, 'SVC_JWT_AUDIENCE');
+  const algorithmsRaw = read(env, 'SVC_JWT_ALGORITHMS');
   let externalJwt: Config['externalJwt'] = null;
-  if (jwksUrl !== undefined || issuer !== undefined || audience !== undefined) {
-    if (jwksUrl === undefined) throw new ConfigError('SVC_JWT_JWKS_URL', 'must be set when SVC_JWT_ISSUER or SVC_JWT_AUDIENCE is set');
+  // Any external-provider variable switches verification to that provider; a partial set
+  // (including SVC_JWT_ALGORITHMS alone) is refused rather than silently ignored.
+  if (jwksUrl !== undefined || issuer !== undefined || audience !== undefined || algorithmsRaw !== undefined) {
+    if (jwksUrl === undefined) throw new ConfigError('SVC_JWT_JWKS_URL', 'must be set when SVC_JWT_ISSUER, SVC_JWT_AUDIENCE or SVC_JWT_ALGORITHMS is set');
     if (issuer === undefined) throw new ConfigError('SVC_JWT_ISSUER', 'must be set together with SVC_JWT_JWKS_URL');
     if (audience === undefined) throw new ConfigError('SVC_JWT_AUDIENCE', 'must be set together with SVC_JWT_JWKS_URL');
     const allowed = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
-    const algorithms = (read(env, 'SVC_JWT_ALGORITHMS') ?? 'RS256,ES256,EdDSA').split(',').map((a) => a.trim()).filter(Boolean);
+    const algorithms = (algorithmsRaw ?? 'RS256,ES256,EdDSA').split(',').map((a) => a.trim()).filter(Boolean);
     const bad = algorithms.find((a) => !allowed.includes(a));
     if (bad !== undefined || algorithms.length === 0) throw new ConfigError('SVC_JWT_ALGORITHMS', `must be a comma-separated list of ${allowed.join(', ')}`);
     externalJwt = { jwksUrl, issuer, audience, algorithms };
@@ -131,6 +147,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     storageLimitMb: storageLimitRaw === undefined ? null : integer(env, 'SVC_STORAGE_LIMIT_MB', 0, 1, 100_000_000),
     logLevel: oneOf(env, 'SVC_LOG_LEVEL', LOG_LEVELS, 'info'),
     trustProxy: boolean(env, 'SVC_TRUST_PROXY', false),
+    shutdownGraceSeconds: integer(env, 'SVC_SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),
     externalJwt,
   };
 }

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -8,6 +9,14 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 
 const run = promisify(execFile);
+
+/**
+ * The environment of initdb, pg_ctl and the server they start: fixed and minimal. The
+ * portal's own environment carries secrets (SVC_ADMIN_PASSWORD, SVC_UPLOAD_API_KEY ...)
+ * that must not be copied into a long-lived process of another user, where
+ * /proc/<pid>/environ would keep them. The binaries locate each other by their own path.
+ */
+const PG_ENV = { LC_ALL: 'C', LANG: 'C', PATH: '/usr/local/bin:/usr/bin:/bin' };
 
 /**
  * The embedded PostgreSQL server started under the data dir when DATABASE_URL is unset.
@@ -107,8 +116,13 @@ async function initialise(bin: Binaries, p: Paths, who: RunAs, password: string)
     await run(bin.initdb, ['--pgdata', scratch, '--username', 'postgres', '--pwfile', pwFile, '--auth', 'scram-sha-256', '--encoding', 'UTF8', '--no-locale'], {
       ...who,
       cwd: pwDir,
-      env: { ...process.env, LC_ALL: 'C' },
+      env: PG_ENV,
     });
+  } catch (err) {
+    const e = err as { stderr?: string; message: string };
+    const detail = (e.stderr ?? '').trim() || e.message;
+    const hint = who.uid !== undefined ? ` PostgreSQL runs as the postgres user here: ${path.dirname(p.cluster)} and every directory above it must be traversable by that user.` : '';
+    throw new Error(`initdb failed for ${p.cluster}: ${detail}.${hint}`);
   } finally {
     await fs.rm(pwDir, { recursive: true, force: true });
   }
@@ -117,7 +131,7 @@ async function initialise(bin: Binaries, p: Paths, who: RunAs, password: string)
 
 async function pgCtl(bin: Binaries, who: RunAs, args: string[]): Promise<{ code: number; out: string }> {
   try {
-    const { stdout, stderr } = await run(bin.pg_ctl, args, { ...who, cwd: os.tmpdir(), env: { ...process.env, LC_ALL: 'C' } });
+    const { stdout, stderr } = await run(bin.pg_ctl, args, { ...who, cwd: os.tmpdir(), env: PG_ENV });
     return { code: 0, out: stdout + stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };
@@ -134,17 +148,78 @@ export interface EmbeddedOptions {
   database?: string;
 }
 
+/**
+ * One portal per data dir. Without this, a second portal started on the same SVC_DATA_DIR
+ * would take the first one's running server for an orphan and stop it. The lock is a
+ * listening Unix socket, which the kernel releases when the process dies (even by kill -9),
+ * so a crash never leaves a stale lock. On Linux it lives in the abstract namespace (no
+ * file, no path length limit); elsewhere it is a socket file in the data dir, and a file
+ * that nobody answers on is stale and replaced.
+ */
+async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
+  const real = await fs.realpath(dataDir);
+  const abstract = os.platform() === 'linux';
+  const address = abstract ? `\0svc-portal-${createHash('sha256').update(real).digest('hex').slice(0, 40)}` : path.join(real, 'portal.lock');
+  const listen = () =>
+    new Promise<net.Server>((resolve, reject) => {
+      const server = net.createServer((socket) => socket.destroy());
+      server.once('error', reject);
+      server.listen(address, () => {
+        server.off('error', reject);
+        server.unref();
+        resolve(server);
+      });
+    });
+  const answers = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = net.connect(address, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+  let server: net.Server;
+  try {
+    server = await listen();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || abstract || (await answers())) {
+      if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        throw new Error(`The data directory ${dataDir} is in use by another running portal; give each portal its own SVC_DATA_DIR (or a shared DATABASE_URL).`);
+      }
+      throw err;
+    }
+    await fs.rm(address, { force: true });
+    server = await listen();
+  }
+  return () => new Promise<void>((resolve) => server.close(() => resolve()));
+}
+
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedServer> {
+  await fs.mkdir(opts.dataDir, { recursive: true, mode: 0o755 });
+  const unlock = await lockDataDir(opts.dataDir);
+  try {
+    return await startLocked(opts, unlock);
+  } catch (err) {
+    await unlock();
+    throw err;
+  }
+}
+
+async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): Promise<EmbeddedServer> {
   const bin = await binaries();
   const who = await postgresUser();
   const p = paths(opts.dataDir);
-  await fs.mkdir(opts.dataDir, { recursive: true, mode: 0o755 });
   await fs.mkdir(p.logDir, { recursive: true, mode: 0o700 });
   await chownTo(p.logDir, who);
 
   let password: string;
   if (await exists(path.join(p.cluster, 'PG_VERSION'))) {
-    password = (JSON.parse(await fs.readFile(p.secrets, 'utf8')) as { password: string }).password;
+    password = await fs.readFile(p.secrets, 'utf8').then(
+      (text) => (JSON.parse(text) as { password: string }).password,
+      (err: unknown) => {
+        throw new Error(`The embedded PostgreSQL cluster in ${p.cluster} has no readable credentials file ${p.secrets}: ${(err as Error).message}`);
+      },
+    );
   } else {
     password = randomBytes(24).toString('hex');
     await fs.writeFile(p.secrets, JSON.stringify({ user: 'postgres', password }), { mode: 0o600 });
@@ -175,14 +250,19 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
   opts.logger.info({ port: opts.port }, 'embedded PostgreSQL started');
 
   const database = opts.database ?? 'svc';
-  const adminUrl = `postgres://postgres:${password}@127.0.0.1:${opts.port}/postgres`;
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
   try {
-    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-    if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
-  } finally {
-    await client.end();
+    const client = new pg.Client({ connectionString: `postgres://postgres:${password}@127.0.0.1:${opts.port}/postgres` });
+    await client.connect();
+    try {
+      const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+      if (found.rowCount === 0) await client.query(`CREATE DATABASE ${client.escapeIdentifier(database)}`);
+    } finally {
+      await client.end();
+    }
+  } catch (err) {
+    // Started but unusable (wrong credentials file, ...): do not leave the server running unowned.
+    await pgCtl(bin, who, ['stop', '-D', p.cluster, '-m', 'fast', '-w', '-t', '60']);
+    throw err;
   }
 
   let stopped = false;
@@ -192,9 +272,13 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
     async stop() {
       if (stopped) return;
       stopped = true;
-      const res = await pgCtl(bin, who, ['stop', '-D', p.cluster, '-m', 'fast', '-w', '-t', '60']);
-      if (res.code !== 0) opts.logger.error({ output: res.out }, 'embedded PostgreSQL did not stop cleanly');
-      else opts.logger.info('embedded PostgreSQL stopped');
+      try {
+        const res = await pgCtl(bin, who, ['stop', '-D', p.cluster, '-m', 'fast', '-w', '-t', '60']);
+        if (res.code !== 0) opts.logger.error({ output: res.out }, 'embedded PostgreSQL did not stop cleanly');
+        else opts.logger.info('embedded PostgreSQL stopped');
+      } finally {
+        await unlock();
+      }
     },
   };
 }

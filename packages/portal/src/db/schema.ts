@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
+import type { SessionMetadata } from '@svc/protocol';
 
 /** Kysely table types. Timestamps read as Date; bigint counters read as strings (pg's default). */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -62,10 +63,115 @@ export interface AuditEventsTable {
   created_at: Generated<Date>;
 }
 
+export interface StoredObject {
+  key: string;
+  size: number;
+  sha256: string;
+  content_type: string;
+}
+
+export interface SessionsTable {
+  session_id: string;
+  client_id: string | null;
+  client: string | null;
+  target: string | null;
+  status: Generated<'new' | 'in_review' | 'resolved' | 'archived'>;
+  risk_score: number | null;
+  risk_grade: string | null;
+  /** The derived SessionMetadata (protocol). */
+  metadata: Json<SessionMetadata>;
+  /** Stored file name to blob object. */
+  files: Json<Record<string, StoredObject>>;
+  license_id: string | null;
+  version: Generated<number>;
+  uploaded_at: Timestamp;
+  updated_at: Timestamp;
+  expires_at: Timestamp;
+  expiry_notified_at: Date | null;
+}
+
+export interface ShareTokensTable {
+  token: string;
+  session_id: string;
+  created_at: Generated<Date>;
+}
+
+export interface StatusHistoryTable {
+  id: Generated<string>;
+  session_id: string;
+  from_status: string | null;
+  to_status: string;
+  changed_by: string;
+  note: string | null;
+  changed_at: Generated<Date>;
+}
+
+export interface SessionNotesTable {
+  id: Generated<string>;
+  session_id: string;
+  author: string;
+  note: string;
+  created_at: Generated<Date>;
+}
+
+export interface AgentsTable {
+  agent_id: string;
+  client_id: string | null;
+  license_id: string | null;
+  key_tier: 'professional' | 'business' | 'msp';
+  version: string;
+  sent_at: Timestamp;
+  status: string;
+  uptime_seconds: number;
+  schedules: ColumnType<unknown[] | null, string | null, string | null>;
+  system_info: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  received_at: Timestamp;
+  first_seen_at: Timestamp;
+  deregistered_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+export interface AgentCommandsTable {
+  id: Generated<string>;
+  agent_id: string;
+  command_type: string;
+  payload: Json;
+  priority: number;
+  created_by: string;
+  group_target: string | null;
+  status: Generated<'pending' | 'sent' | 'acked' | 'completed' | 'failed'>;
+  created_at: Generated<Date>;
+  sent_at: Date | null;
+  acked_at: Date | null;
+  completed_at: Date | null;
+}
+
+export interface AgentCommandResultsTable {
+  command_id: string;
+  exit_code: number | null;
+  stdout: string;
+  stderr: string;
+  session_id: string | null;
+  completed_at: Timestamp;
+}
+
+export interface AgentGroupsTable {
+  group_name: string;
+  agent_id: string;
+  created_at: Generated<Date>;
+}
+
 export interface Database {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
   identity_signing_keys: IdentitySigningKeysTable;
   licenses: LicensesTable;
   audit_events: AuditEventsTable;
+  sessions: SessionsTable;
+  share_tokens: ShareTokensTable;
+  status_history: StatusHistoryTable;
+  session_notes: SessionNotesTable;
+  agents: AgentsTable;
+  agent_commands: AgentCommandsTable;
+  agent_command_results: AgentCommandResultsTable;
+  agent_groups: AgentGroupsTable;
 }

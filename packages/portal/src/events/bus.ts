@@ -1,7 +1,16 @@
 import type { Logger } from 'pino';
 import type { AuditEvent } from '@svc/protocol';
 
-export type EventListener = (event: AuditEvent) => void | Promise<void>;
+/**
+ * What subscribers receive: an audit event as recorded, or an event that is not audited
+ * (such as `report_expiring`), which has no audit id.
+ */
+export interface DomainEvent extends Omit<AuditEvent, 'id' | 'event_type'> {
+  id?: number;
+  event_type: AuditEvent['event_type'] | 'report_expiring';
+}
+
+export type EventListener = (event: DomainEvent) => void | Promise<void>;
 
 /**
  * The internal event module: operations record their audit event inside their
@@ -22,7 +31,7 @@ export class EventBus {
     return () => this.#listeners.delete(listener);
   }
 
-  publish(event: AuditEvent): void {
+  publish(event: DomainEvent): void {
     for (const listener of this.#listeners) {
       const task = Promise.resolve()
         .then(() => listener(event))

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import type { UserRow } from './users.ts';
 
@@ -18,24 +18,37 @@ export function lockSecondsAfter(failures: number): number {
 }
 
 /** Seconds until the account may try again, 0 when it may try now. */
-export function lockedFor(user: UserRow, now: Date): number {
+export function lockedFor(user: Pick<UserRow, 'locked_until'>, now: Date): number {
   if (user.locked_until === null) return 0;
   return Math.max(0, Math.ceil((user.locked_until.getTime() - now.getTime()) / 1000));
 }
 
-export async function recordFailedLogin(db: Kysely<Database>, userId: string, now: Date): Promise<void> {
-  // Increment in SQL so concurrent failures all count.
-  const row = await db
-    .updateTable('users')
-    .set({ failed_logins: sql`failed_logins + 1` })
-    .where('id', '=', userId)
-    .returning('failed_logins')
-    .executeTakeFirst();
-  const lock = row ? lockSecondsAfter(row.failed_logins) : 0;
-  if (lock > 0) await db.updateTable('users').set({ locked_until: new Date(now.getTime() + lock * 1000) }).where('id', '=', userId).execute();
+/**
+ * Admit one password attempt, or answer how long the account is locked for. The attempt
+ * is counted as a failure *before* the password is checked, under the row's lock, and the
+ * lock it would earn is set at once: checking the lock and counting the failure after the
+ * (slow) password check let any number of parallel guesses read "not locked" before the
+ * first failure was recorded. A correct password then clears the count (recordSuccessfulLogin).
+ */
+export async function admitLoginAttempt(db: Kysely<Database>, userId: string, now: Date): Promise<{ admitted: true } | { admitted: false; retryAfter: number }> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx.selectFrom('users').select(['failed_logins', 'locked_until']).where('id', '=', userId).forUpdate().executeTakeFirst();
+    // Deleted meanwhile: nothing to count; the password check fails on its own.
+    if (!row) return { admitted: true as const };
+    const wait = lockedFor(row, now);
+    if (wait > 0) return { admitted: false as const, retryAfter: wait };
+    const failures = row.failed_logins + 1;
+    const lock = lockSecondsAfter(failures);
+    await trx
+      .updateTable('users')
+      .set({ failed_logins: failures, ...(lock > 0 ? { locked_until: new Date(now.getTime() + lock * 1000) } : {}) })
+      .where('id', '=', userId)
+      .execute();
+    return { admitted: true as const };
+  });
 }
 
-export async function recordSuccessfulLogin(db: Kysely<Database>, user: UserRow): Promise<void> {
-  if (user.failed_logins === 0 && user.locked_until === null) return;
-  await db.updateTable('users').set({ failed_logins: 0, locked_until: null }).where('id', '=', user.id).execute();
+/** The password was right: the attempt admitted by admitLoginAttempt was not a failure after all. */
+export async function recordSuccessfulLogin(db: Kysely<Database>, userId: string): Promise<void> {
+  await db.updateTable('users').set({ failed_logins: 0, locked_until: null }).where('id', '=', userId).execute();
 }

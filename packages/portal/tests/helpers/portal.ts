@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { DestinationStream } from 'pino';
 import pg from 'pg';
 import { inject } from 'vitest';
@@ -27,6 +30,8 @@ export async function createTestDatabase(): Promise<string> {
 
 export interface TestPortal extends Portal {
   databaseUrl: string;
+  /** SVC_DATA_DIR of this portal (blob store under blobs/). */
+  dataDir: string;
   /** Log in as the bootstrap admin and return its access token. */
   adminToken(): Promise<string>;
 }
@@ -41,7 +46,9 @@ export interface TestPortalOptions {
 /** The real portal, in process, on a real database, listening on 127.0.0.1 on a free port. */
 export async function startTestPortal(opts: TestPortalOptions = {}): Promise<TestPortal> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
+  const dataDir = opts.env?.['SVC_DATA_DIR'] ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'svc-test-data-')));
   const config = loadConfig({
+    SVC_DATA_DIR: dataDir,
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_URL: databaseUrl,
@@ -57,6 +64,7 @@ export async function startTestPortal(opts: TestPortalOptions = {}): Promise<Tes
   return {
     ...portal,
     databaseUrl,
+    dataDir,
     async adminToken() {
       token ??= await login(portal.url, ADMIN_EMAIL, ADMIN_PASSWORD);
       return token;

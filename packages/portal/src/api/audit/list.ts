@@ -12,7 +12,7 @@ export default function register(app: App, ctx: AppContext): void {
   app.get(
     '/audit',
     {
-      preHandler: requireUser(ctx, { permission: 'audit' }),
+      onRequest: requireUser(ctx, { permission: 'audit' }),
       schema: { tags: ['audit'], summary: 'Audit log', security: [{ identityToken: [] }], querystring: AuditQuery, response: responses({ 200: AuditResponse }, 400, 401, 403) },
     },
     async (request) => {

@@ -1,6 +1,6 @@
 import { LicenseValidation } from '@svc/protocol';
 import { validationResult } from '../../auth/api-keys.ts';
-import { API_KEY_HEADER } from '../../auth/guards.ts';
+import { API_KEY_HEADER, refuseAuthorizationHeader } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { HttpError } from '../../errors.ts';
 import { responses } from '../../http/responses.ts';
@@ -12,7 +12,10 @@ import { responses } from '../../http/responses.ts';
 export default function register(app: App, ctx: AppContext): void {
   app.get(
     '/license',
-    { schema: { tags: ['licenses'], summary: 'Validate the x-api-key license key', security: [{ apiKey: [] }], response: responses({ 200: LicenseValidation }, 401) } },
+    {
+      onRequest: async (request) => refuseAuthorizationHeader(request),
+      schema: { tags: ['licenses'], summary: 'Validate the x-api-key license key', security: [{ apiKey: [] }], response: responses({ 200: LicenseValidation }, 401) },
+    },
     async (request, reply) => {
       const raw = request.headers[API_KEY_HEADER];
       const key = (Array.isArray(raw) ? raw[0] : raw)?.trim();

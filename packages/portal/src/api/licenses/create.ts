@@ -1,4 +1,5 @@
-import { CreatedLicenseResponse, CreateLicenseBody, TIER_DEFAULT_LIMITS } from '@svc/protocol';
+import type { FastifyRequest } from 'fastify';
+import { CreatedLicenseResponse, CreateLicenseBody, LIMIT_MAX, TIER_DEFAULT_LIMITS } from '@svc/protocol';
 import { recordAuditEvent } from '../../audit/record.ts';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import { actorOf } from '../../auth/principal.ts';
@@ -9,6 +10,21 @@ import { generateLicenseKey, newLicenseId } from '../../licenses/keys.ts';
 import { presentLicense } from '../../licenses/present.ts';
 
 /**
+ * The app's ajv coerces types (for query strings), which on this body would turn a limit of
+ * "" into null (unlimited) and true into 1. A limit must be a JSON integer from 1 or null,
+ * so look at the raw body before coercion (and give one message for every bad limit).
+ */
+async function rejectCoercibleLimits(request: FastifyRequest): Promise<void> {
+  const body = request.body;
+  if (typeof body !== 'object' || body === null) return;
+  for (const field of ['max_sessions', 'max_agents'] as const) {
+    const v = (body as Record<string, unknown>)[field];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > LIMIT_MAX) throw badRequest(`Invalid body: ${field} must be a positive integer or null`);
+  }
+}
+
+/**
  * POST /api/licenses (D10). Omitted limits take the tier's defaults; an explicit null
  * means unlimited. The plaintext key is in this response only; we keep its SHA-256.
  */
@@ -16,13 +32,16 @@ export default function register(app: App, ctx: AppContext): void {
   app.post(
     '/licenses',
     {
-      preHandler: requireUser(ctx, { adminOnly: true }),
+      onRequest: requireUser(ctx, { adminOnly: true }),
+      preValidation: rejectCoercibleLimits,
       schema: { tags: ['licenses'], summary: 'Create a license key', security: [{ identityToken: [] }], body: CreateLicenseBody, response: responses({ 201: CreatedLicenseResponse }, 400, 401, 403) },
     },
     async (request, reply) => {
       const body = request.body;
       const now = ctx.now();
       const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
+      // The date-time format admits a leap second (23:59:60), which Date cannot represent.
+      if (expiresAt !== null && Number.isNaN(expiresAt.getTime())) throw badRequest('Invalid body: expires_at is not a valid date');
       if (expiresAt !== null && expiresAt.getTime() <= now.getTime()) throw badRequest('expires_at must be in the future');
       const defaults = TIER_DEFAULT_LIMITS[body.tier];
       const actor = actorOf(userOf(request));

@@ -11,7 +11,7 @@ export default function register(app: App, ctx: AppContext): void {
   app.delete(
     '/licenses',
     {
-      preHandler: requireUser(ctx, { adminOnly: true }),
+      onRequest: requireUser(ctx, { adminOnly: true }),
       schema: { tags: ['licenses'], summary: 'Delete a revoked license key', security: [{ identityToken: [] }], querystring: LicenseIdQuery, response: responses({ 200: DeletedLicenseResponse }, 400, 401, 403, 404, 409) },
     },
     async (request) => {

@@ -9,7 +9,7 @@ export default function register(app: App, ctx: AppContext): void {
   app.get(
     '/licenses',
     {
-      preHandler: requireUser(ctx, { adminOnly: true }),
+      onRequest: requireUser(ctx, { adminOnly: true }),
       schema: { tags: ['licenses'], summary: 'List license keys', security: [{ identityToken: [] }], querystring: LicenseListQuery, response: responses({ 200: LicenseListResponse }, 400, 401, 403) },
     },
     async (request) => {

@@ -22,7 +22,7 @@ export default function register(app: App, ctx: AppContext): void {
   app.patch(
     '/licenses',
     {
-      preHandler: requireUser(ctx, { adminOnly: true }),
+      onRequest: requireUser(ctx, { adminOnly: true }),
       schema: {
         tags: ['licenses'],
         summary: 'Revoke, deactivate or activate a license key',

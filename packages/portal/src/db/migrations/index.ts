@@ -1,5 +1,7 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.ts';
+import * as m0002 from './0002_sessions.ts';
+import * as m0003 from './0003_agents.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -7,4 +9,6 @@ import * as m0001 from './0001_foundation.ts';
  */
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
+  '0002_sessions': m0002,
+  '0003_agents': m0003,
 };

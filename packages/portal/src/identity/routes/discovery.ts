@@ -9,6 +9,8 @@ const Discovery = Type.Object({
   token_endpoint: Type.String(),
   userinfo_endpoint: Type.String(),
   grant_types_supported: Type.Array(Type.String()),
+  response_types_supported: Type.Array(Type.String()),
+  subject_types_supported: Type.Array(Type.String()),
   id_token_signing_alg_values_supported: Type.Array(Type.String()),
   token_endpoint_auth_methods_supported: Type.Array(Type.String()),
 });
@@ -23,6 +25,9 @@ export default function register(app: App, ctx: AppContext): void {
       token_endpoint: `${issuer}/token`,
       userinfo_endpoint: `${issuer}/user`,
       grant_types_supported: ['password', 'refresh_token'],
+      // Required by OpenID discovery; tokens come only from the token endpoint.
+      response_types_supported: ['token'],
+      subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: [SIGNING_ALG],
       token_endpoint_auth_methods_supported: ['none'],
     };

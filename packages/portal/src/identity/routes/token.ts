@@ -2,9 +2,9 @@ import { OAuthError, TokenRequest, TokenResponse } from '@svc/protocol';
 import type { App, AppContext } from '../../context.ts';
 import { HttpError } from '../../errors.ts';
 import { verifyPassword } from '../passwords.ts';
-import { lockedFor, recordFailedLogin, recordSuccessfulLogin } from '../throttle.ts';
+import { admitLoginAttempt, recordSuccessfulLogin } from '../throttle.ts';
 import { hashRefreshToken, issueTokens } from '../tokens.ts';
-import { findUserByEmail, findUserById } from '../users.ts';
+import { findUserByEmail } from '../users.ts';
 
 /** RFC 6749 section 5.2 errors keep D1's `error` field and add `error_description`. */
 function oauthError(status: number, error: string, description: string, headers?: Record<string, string>): HttpError {
@@ -17,6 +17,9 @@ export default function register(app: App, ctx: AppContext): void {
     '/token',
     {
       config: { rateLimit: { max: 30, timeWindow: 60_000 } },
+      // A malformed request is an OAuth invalid_request (RFC 6749 section 5.2), not the
+      // generic validation error body, so OAuth clients can read it.
+      attachValidation: true,
       schema: {
         tags: ['identity'],
         summary: 'Exchange a password or a refresh token for an access token',
@@ -28,49 +31,60 @@ export default function register(app: App, ctx: AppContext): void {
     async (request, reply) => {
       const key = ctx.signingKey;
       if (key === null) throw new Error('identity provider disabled');
-      const body = request.body;
       const now = ctx.now();
       void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      if (request.validationError) throw oauthError(400, 'invalid_request', `Malformed token request: ${request.validationError.message}`);
+      const body = request.body;
 
       if (body.grant_type === 'password') {
         if (!body.username || !body.password) throw oauthError(400, 'invalid_request', 'username and password are required');
         const user = await findUserByEmail(ctx.db, body.username);
-        const wait = user ? lockedFor(user, now) : 0;
-        if (wait > 0) throw oauthError(429, 'too_many_attempts', 'Too many failed logins; try again later', { 'retry-after': String(wait) });
-        const ok = await verifyPassword(user?.password_hash ?? null, body.password);
-        if (!user || !ok) {
-          if (user) await recordFailedLogin(ctx.db, user.id, now);
-          throw oauthError(400, 'invalid_grant', 'Invalid username or password');
+        if (user) {
+          // Counted before the password check (see admitLoginAttempt), so parallel guesses cannot outrun the lock.
+          const gate = await admitLoginAttempt(ctx.db, user.id, now);
+          if (!gate.admitted) throw oauthError(429, 'too_many_attempts', 'Too many failed logins; try again later', { 'retry-after': String(gate.retryAfter) });
         }
-        await recordSuccessfulLogin(ctx.db, user);
+        const ok = await verifyPassword(user?.password_hash ?? null, body.password);
+        if (!user || !ok) throw oauthError(400, 'invalid_grant', 'Invalid username or password');
+        await recordSuccessfulLogin(ctx.db, user.id);
         return issueTokens(ctx.db, key, ctx.config.baseUrl, user, now);
       }
 
       if (body.grant_type === 'refresh_token') {
         if (!body.refresh_token) throw oauthError(400, 'invalid_request', 'refresh_token is required');
         const hash = hashRefreshToken(body.refresh_token);
-        // Rotation: a refresh token is good exactly once.
-        const claimed = await ctx.db
-          .updateTable('refresh_tokens')
-          .set({ used_at: now })
-          .where('token_hash', '=', hash)
-          .where('used_at', 'is', null)
-          .where('revoked_at', 'is', null)
-          .where('expires_at', '>', now)
-          .returning(['user_id', 'family_id'])
-          .executeTakeFirst();
-        if (!claimed) {
-          // Reuse of a rotated token means it leaked: revoke its whole family.
-          const seen = await ctx.db.selectFrom('refresh_tokens').select(['family_id', 'used_at']).where('token_hash', '=', hash).executeTakeFirst();
-          if (seen?.used_at) {
-            await ctx.db.updateTable('refresh_tokens').set({ revoked_at: now }).where('family_id', '=', seen.family_id).where('revoked_at', 'is', null).execute();
-            request.log.warn('refresh token reused; token family revoked');
-          }
-          throw oauthError(400, 'invalid_grant', 'Invalid or expired refresh token');
-        }
-        const user = await findUserById(ctx.db, claimed.user_id);
-        if (!user) throw oauthError(400, 'invalid_grant', 'Invalid or expired refresh token');
-        return issueTokens(ctx.db, key, ctx.config.baseUrl, user, now, claimed.family_id);
+        const refused = () => oauthError(400, 'invalid_grant', 'Invalid or expired refresh token');
+        // One transaction from claim to the new token's insert. The claimed row stays locked
+        // until the new token exists, so a concurrent replay of the same token waits and then
+        // revokes the family *including* the new token; and the user's row is share-locked
+        // first, so a password change or deletion (which lock it for update) either happens
+        // before (the claim then finds the token revoked) or after (and revokes the new token).
+        const outcome = await ctx.db.transaction().execute(async (trx) => {
+          const found = await trx.selectFrom('refresh_tokens').select('user_id').where('token_hash', '=', hash).executeTakeFirst();
+          if (!found) return { kind: 'refused' as const };
+          const user = await trx.selectFrom('users').selectAll().where('id', '=', found.user_id).forShare().executeTakeFirst();
+          if (!user) return { kind: 'refused' as const };
+          // Rotation: a refresh token is good exactly once.
+          const claimed = await trx
+            .updateTable('refresh_tokens')
+            .set({ used_at: now })
+            .where('token_hash', '=', hash)
+            .where('used_at', 'is', null)
+            .where('revoked_at', 'is', null)
+            .where('expires_at', '>', now)
+            .returning('family_id')
+            .executeTakeFirst();
+          if (claimed) return { kind: 'issued' as const, tokens: await issueTokens(trx, key, ctx.config.baseUrl, user, now, claimed.family_id) };
+          // Reuse of a rotated token means it leaked: revoke its whole family (committed
+          // with this transaction; the refusal is thrown only after it).
+          const seen = await trx.selectFrom('refresh_tokens').select(['family_id', 'used_at']).where('token_hash', '=', hash).executeTakeFirst();
+          if (!seen?.used_at) return { kind: 'refused' as const };
+          await trx.updateTable('refresh_tokens').set({ revoked_at: now }).where('family_id', '=', seen.family_id).where('revoked_at', 'is', null).execute();
+          return { kind: 'reused' as const };
+        });
+        if (outcome.kind === 'issued') return outcome.tokens;
+        if (outcome.kind === 'reused') request.log.warn('refresh token reused; token family revoked');
+        throw refused();
       }
 
       throw oauthError(400, body.grant_type ? 'unsupported_grant_type' : 'invalid_request', 'grant_type must be password or refresh_token');

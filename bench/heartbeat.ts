@@ -1,0 +1,731 @@
+/**
+ * Benchmark: POST /api/health (the daemon heartbeat) with a fleet of 100,000 agents and a
+ * backlog of 20,000 pending commands, every request for a random agent.
+ *
+ * Sides, all in one run, against the SAME embedded PostgreSQL (the portal's own):
+ * - portal: the real portal process (Fastify, key check, validation, Kysely, pg pool);
+ * - baseline: a bare node:http server (its own process, this file in baseline mode) that
+ *   parses the JSON body, runs the portal's heartbeat statement (the UPDATE of the agent
+ *   plus the FOR UPDATE SKIP LOCKED claim of its commands, copied from
+ *   packages/portal/src/agents/heartbeat.ts and claim.ts) through `pg` with a pool of the
+ *   same size, and answers the same JSON. Same load generator (autocannon, same
+ *   connections, same random agent ids), same SQL, same driver, same database: the ratio
+ *   is what the portal's own layers (Fastify, auth, validation, serialization, Kysely)
+ *   cost on top of the unavoidable work. The run checks that the two sides really send
+ *   the same statement (PostgreSQL's statement log) and answer the same commands.
+ * - pgbench (informational): the same statement straight from pgbench (no HTTP, no Node),
+ *   with as many database connections as the pool: the database's own ceiling here.
+ *
+ * Before every warm-up and every measured run the backlog is restored (every claimed
+ * command back to `pending`, VACUUM, CHECKPOINT), so every run sees the same backlog.
+ *
+ *   node bench/heartbeat.ts [--duration=15 --warmup=5 --connections=50 --rounds=2]
+ *                           [--agents=100000 --pending=20000 --pool=10 --no-pgbench]
+ *
+ * Results: bench/results/heartbeat-<timestamp>.json.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import autocannon, { type Instance, type Result } from 'autocannon';
+import pg from 'pg';
+import { spawnNode, waitForHttp, type NodeChild } from './lib/children.ts';
+import { cleanupAll, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.ts';
+import { startCpuSample, waitForQuietMachine, type CpuTarget } from './lib/cpu.ts';
+import { machineInfo } from './lib/machine.ts';
+import { OptionsError, parseBenchOptions, usage, type BenchOptions } from './lib/options.ts';
+import { adminToken, createLicense, startPortalProcess, type PortalProcess } from './lib/portal.ts';
+import { freePort } from './lib/ports.ts';
+import { summarizeProfile } from './lib/profile-summary.ts';
+import { RESULTS_DIR, stampOf, table, writeResult } from './lib/report.ts';
+import { median, percentileSorted, round, Samples } from './lib/stats.ts';
+
+// autocannon's `requests` (per-request setup), which bench/lib/autocannon.d.ts does not declare.
+declare module 'autocannon' {
+  export interface RequestSpec {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    setupRequest?: (req: RequestSpec, context: Record<string, unknown>) => RequestSpec;
+  }
+  export interface Options {
+    requests?: RequestSpec[];
+  }
+}
+
+const run = promisify(execFile);
+const PATH = '/api/health';
+const CLIENT_ID = 'bench-heartbeat';
+const VERSION = '4.2.3';
+const BASELINE_ENV = 'BENCH_HEARTBEAT_BASELINE';
+
+/**
+ * The portal's heartbeat statement for a license key that holds agent:commands, as
+ * recordHeartbeat (agents/heartbeat.ts) with claimCtes and DELIVERY_ORDER (agents/claim.ts)
+ * compiles it: same text, same parameters in the same order, rows already in delivery
+ * order. Keep in sync: every run compares it with what the portal sends (PostgreSQL's
+ * statement log) and says so when they differ.
+ */
+const HEARTBEAT_SQL = `
+      WITH hb AS (
+        UPDATE agents SET
+          version = $1, sent_at = $2, status = $3, uptime_seconds = $4,
+          schedules = $5::jsonb,
+          system_info = $6::jsonb,
+          received_at = $7, key_tier = $8,
+          -- The legacy key has no client of its own: the daemon's reported client_id is kept,
+          -- and follows the daemon's config, for agents not bound to a license.
+          client_id = CASE WHEN $9::boolean AND license_id IS NULL THEN COALESCE($10::text, client_id) ELSE client_id END
+        WHERE agent_id = $11 AND deregistered_at IS NULL
+          AND ($12::boolean OR client_id IS NOT DISTINCT FROM $13)
+        RETURNING agent_id
+      ), picked AS (
+      SELECT c.id FROM agent_commands c
+      WHERE c.agent_id = $14 AND c.status = 'pending' AND $15::boolean AND EXISTS (SELECT 1 FROM hb)
+      ORDER BY c.priority DESC, c.created_at, c.id -- DELIVERY_ORDER
+      LIMIT $16
+      FOR UPDATE SKIP LOCKED
+    ), claimed AS (
+      UPDATE agent_commands c SET status = 'sent', sent_at = $17
+      FROM picked WHERE c.id = picked.id
+      RETURNING c.id, c.command_type, c.payload, c.priority, c.created_by, c.group_target, c.created_at
+    )
+      SELECT (SELECT count(*) FROM hb)::int AS updated, claimed.* FROM (SELECT 1) AS one LEFT JOIN claimed ON true
+      ORDER BY claimed.priority DESC, claimed.created_at, claimed.id
+    `;
+const MAX_COMMANDS_PER_HEARTBEAT = 20;
+
+interface HeartbeatBody {
+  agent_id: string;
+  version: string;
+  timestamp: string;
+  status: string;
+  uptime_seconds: number;
+}
+
+interface ClaimedRow {
+  updated: number;
+  id: string | null;
+  command_type: string;
+  payload: Record<string, unknown>;
+  priority: number;
+  created_by: string;
+  group_target: string | null;
+  created_at: Date;
+}
+
+/** Agent n (1-based) of the seeded fleet: `svcd_` + 8 hex digits, like a real daemon's id. */
+const agentIdOf = (n: number): string => `svcd_${n.toString(16).padStart(8, '0')}`;
+
+// ---------------------------------------------------------------------------------------
+// Baseline mode: a bare node:http server that runs the heartbeat statement through pg.
+// ---------------------------------------------------------------------------------------
+
+interface BaselineConfig {
+  host: string;
+  port: number;
+  databaseUrl: string;
+  poolMax: number;
+  tier: string;
+  clientId: string;
+}
+
+async function serveBaseline(config: BaselineConfig): Promise<void> {
+  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.poolMax, application_name: 'bench-baseline' });
+  pool.on('error', () => undefined);
+  const answer = (res: http.ServerResponse, status: number, body: string): void => {
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) });
+    res.end(body);
+  };
+  const server = http.createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/ready') return answer(res, 200, '{"ok":true}');
+    if (req.method !== 'POST' || req.url !== PATH) return answer(res, 404, '{"error":"Not found"}');
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        try {
+          const hb = JSON.parse(Buffer.concat(chunks).toString('utf8')) as HeartbeatBody;
+          const now = new Date();
+          // The parameters recordHeartbeat binds for a license key with agent:commands.
+          const result = await pool.query<ClaimedRow>(HEARTBEAT_SQL, [
+            hb.version, new Date(hb.timestamp), hb.status, hb.uptime_seconds, null, null, now, config.tier,
+            false, null, hb.agent_id, false, config.clientId,
+            hb.agent_id, true, MAX_COMMANDS_PER_HEARTBEAT, now,
+          ]);
+          if (result.rows[0]?.updated !== 1) return answer(res, 404, '{"error":"unknown agent"}');
+          const commands = result.rows
+            .filter((r) => r.id !== null)
+            .map((r) => ({ id: Number(r.id), command_type: r.command_type, payload: r.payload, priority: r.priority, created_by: r.created_by, created_at: r.created_at.toISOString() }));
+          answer(res, 200, JSON.stringify({ success: true, received_at: now.toISOString(), commands }));
+        } catch (err) {
+          answer(res, 500, JSON.stringify({ error: err instanceof Error ? err.message : String(err) }));
+        }
+      })();
+    });
+  });
+  server.keepAliveTimeout = 72_000; // Fastify's default
+  server.listen(config.port, config.host);
+  const shutdown = (): void => {
+    server.close(() => void pool.end().finally(() => process.exit(0)));
+    server.closeAllConnections();
+    setTimeout(() => process.exit(0), 2_000).unref();
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
+
+async function startBaselineServer(config: Omit<BaselineConfig, 'port' | 'host'>, echo: boolean): Promise<{ url: string; child: NodeChild }> {
+  const host = '127.0.0.1';
+  const port = await freePort(host);
+  const full: BaselineConfig = { ...config, host, port };
+  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '', [BASELINE_ENV]: JSON.stringify(full) };
+  const child = spawnNode(fileURLToPath(import.meta.url), { name: 'baseline', env, echo });
+  const url = `http://${host}:${port}`;
+  await waitForHttp(`${url}/ready`, { timeoutMs: 15_000, child, signal: interrupted });
+  return { url, child };
+}
+
+// ---------------------------------------------------------------------------------------
+// Benchmark mode.
+// ---------------------------------------------------------------------------------------
+
+interface HeartbeatOptions extends BenchOptions {
+  agents: number;
+  pending: number;
+  pool: number;
+  pgbench: boolean;
+}
+
+/** Our own flags first, the shared ones (bench/lib/options.ts) after; defaults suited to this benchmark. */
+function parseOptions(argv: string[]): HeartbeatOptions | 'help' {
+  const own = { agents: 100_000, pending: 20_000, pool: 10, pgbench: true };
+  const rest: string[] = [];
+  for (const arg of argv) {
+    const m = /^--(agents|pending|pool)=(\d+)$/.exec(arg);
+    if (m) {
+      const n = Number(m[2]);
+      if (!Number.isSafeInteger(n) || n < 1) throw new OptionsError(`--${m[1]} must be a positive whole number`);
+      own[m[1] as 'agents' | 'pending' | 'pool'] = n;
+    } else if (arg === '--no-pgbench') own.pgbench = false;
+    else rest.push(arg);
+  }
+  if (own.pending > own.agents * 10) throw new OptionsError('--pending must be at most 10 per agent');
+  if (own.pool > 100) throw new OptionsError('--pool must be at most 100');
+  const defaults: NodeJS.ProcessEnv = { BENCH_DURATION: '15', BENCH_WARMUP: '5', BENCH_ROUNDS: '2', BENCH_QUIET_WAIT: '30', ...process.env };
+  const shared = parseBenchOptions(rest, defaults);
+  if (shared === 'help') return 'help';
+  return { ...shared, ...own };
+}
+
+function log(message: string): void {
+  console.log(message);
+}
+
+/** The portal's embedded PostgreSQL, as its superuser (credentials file in the data dir). */
+function databaseUrlOf(portal: PortalProcess): string {
+  const { password } = JSON.parse(fs.readFileSync(path.join(portal.dataDir, 'postgres-credentials.json'), 'utf8')) as { password: string };
+  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${portal.pgPort}/svc`;
+}
+
+async function seed(db: pg.Client, opts: HeartbeatOptions, licenseId: string): Promise<{ agentsWithCommands: number; commands: number; firstAgentWithCommands: number }> {
+  await db.query(
+    `INSERT INTO agents (agent_id, client_id, license_id, key_tier, version, sent_at, status, uptime_seconds, received_at, first_seen_at)
+     SELECT 'svcd_' || lpad(to_hex(n), 8, '0'), $1, $2, 'business', $3, now(), 'running', 0, now(), now()
+     FROM generate_series(1, $4::int) AS n`,
+    [CLIENT_ID, licenseId, VERSION, opts.agents],
+  );
+  // Two commands (different priorities) for every `step`-th agent: `pending` in all, spread over the fleet.
+  const perAgent = opts.pending >= 2 ? 2 : 1;
+  const agentsWithCommands = Math.floor(opts.pending / perAgent);
+  const step = Math.max(1, Math.floor(opts.agents / agentsWithCommands));
+  await db.query(
+    `INSERT INTO agent_commands (agent_id, command_type, payload, priority, created_by, created_at)
+     SELECT 'svcd_' || lpad(to_hex(i * $1::int), 8, '0'), k.command_type, k.payload::jsonb, k.priority, 'bench@bench.invalid', now() - make_interval(secs => k.age)
+     FROM generate_series(1, $2::int) AS i
+     CROSS JOIN (VALUES ('restart', '{}', 5, 60), ('set_log_level', '{"level":"debug"}', 8, 30)) AS k(command_type, payload, priority, age)
+     WHERE k.priority = 5 OR $3::int = 2`,
+    [step, agentsWithCommands, perAgent],
+  );
+  await db.query('VACUUM (ANALYZE) agents, agent_commands');
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM agent_commands WHERE status = 'pending'`);
+  return { agentsWithCommands, commands: rows[0]?.n ?? 0, firstAgentWithCommands: step };
+}
+
+/** Every run starts from the same backlog and a clean slate: claimed commands back to pending, dead rows gone, dirty pages written. */
+async function resetBacklog(db: pg.Client): Promise<number> {
+  const { rowCount } = await db.query(`UPDATE agent_commands SET status = 'pending', sent_at = NULL WHERE status <> 'pending'`);
+  await db.query('VACUUM (ANALYZE) agents, agent_commands');
+  await db.query('CHECKPOINT');
+  return rowCount ?? 0;
+}
+
+const heartbeatBody = (agentId: string): string =>
+  JSON.stringify({ agent_id: agentId, version: VERSION, timestamp: new Date().toISOString(), status: 'running', uptime_seconds: 3600 });
+
+async function postHeartbeat(url: string, key: string, agentId: string): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${url}${PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: heartbeatBody(agentId), signal: AbortSignal.timeout(10_000) });
+  const text = await res.text();
+  return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
+}
+
+// --- fairness checks ---------------------------------------------------------------------
+
+const normalizeSql = (s: string): string => s.replace(/--[^\n]*/g, ' ').replace(/\s+/g, ' ').trim();
+
+/** The heartbeat statements PostgreSQL logged (log_statement = all) from `offset` on. */
+function loggedHeartbeatStatements(logFile: string, offset: number): string[] {
+  const text = fs.readFileSync(logFile, 'utf8').slice(offset);
+  // One entry per log line prefix (a timestamp); a statement's own line breaks stay inside its entry.
+  const entries = text.split(/\n(?=\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})/);
+  const out: string[] = [];
+  for (const e of entries) {
+    const m = /(?:execute <unnamed>|statement): ([\s\S]*)$/.exec(e);
+    if (m?.[1] && m[1].includes('WITH hb AS')) out.push(normalizeSql(m[1]));
+  }
+  return out;
+}
+
+interface SqlCheck {
+  identical: boolean | null;
+  note: string;
+  portal?: string;
+  baseline?: string;
+}
+
+/** Turn on PostgreSQL's statement log for one heartbeat per side and compare what each side sent. */
+async function compareStatements(db: pg.Client, portal: PortalProcess, baselineUrl: string, key: string, agentId: string): Promise<SqlCheck> {
+  const logFile = path.join(portal.dataDir, 'postgres-log', 'postgresql.log');
+  try {
+    fs.accessSync(logFile, fs.constants.R_OK);
+  } catch {
+    return { identical: null, note: `cannot read ${logFile} (PostgreSQL runs as another user): not checked` };
+  }
+  await db.query(`ALTER SYSTEM SET log_statement = 'all'`);
+  await db.query('SELECT pg_reload_conf()');
+  await sleep(300);
+  try {
+    const capture = async (url: string): Promise<string | undefined> => {
+      const offset = fs.statSync(logFile).size;
+      const res = await postHeartbeat(url, key, agentId);
+      if (res.status !== 200) throw new Error(`heartbeat for the SQL check: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+      await sleep(300);
+      return loggedHeartbeatStatements(logFile, offset)[0];
+    };
+    const portalSql = await capture(portal.url);
+    const baselineSql = await capture(baselineUrl);
+    if (portalSql === undefined || baselineSql === undefined) return { identical: null, note: 'the statement log did not show both statements: not checked' };
+    const identical = portalSql === baselineSql;
+    return { identical, note: identical ? 'the portal and the baseline sent the same heartbeat statement (comments and whitespace aside)' : 'the statements differ', ...(identical ? {} : { portal: portalSql, baseline: baselineSql }) };
+  } finally {
+    await db.query('ALTER SYSTEM RESET log_statement');
+    await db.query('SELECT pg_reload_conf()');
+  }
+}
+
+/** Both sides hand the same agent the same commands in the same order (received_at aside). */
+async function compareAnswers(db: pg.Client, portalUrl: string, baselineUrl: string, key: string, agentId: string): Promise<{ same: boolean; commands: number; portal: unknown; baseline: unknown }> {
+  const restore = () => db.query(`UPDATE agent_commands SET status = 'pending', sent_at = NULL WHERE agent_id = $1`, [agentId]);
+  await restore();
+  const p = await postHeartbeat(portalUrl, key, agentId);
+  await restore();
+  const b = await postHeartbeat(baselineUrl, key, agentId);
+  await restore();
+  const strip = (body: any) => (typeof body === 'object' && body !== null ? { ...body, received_at: typeof body.received_at } : body);
+  const same = p.status === 200 && b.status === 200 && JSON.stringify(strip(p.body)) === JSON.stringify(strip(b.body));
+  return { same, commands: Array.isArray(p.body?.commands) ? p.body.commands.length : -1, portal: p.body, baseline: b.body };
+}
+
+// --- load ------------------------------------------------------------------------------------
+
+interface LoadResult {
+  title: string;
+  durationS: number;
+  requests2xx: number;
+  rps: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+  latencyMs: { mean: number; p50: number; p90: number; p99: number; p999: number; max: number };
+  cpuPercent: Record<string, number | null>;
+  /** CPU time per answered heartbeat, microseconds, per process. */
+  cpuUsPerRequest: Record<string, number | null>;
+}
+
+/** One bounded autocannon phase; every request carries a random agent id of the fleet. */
+async function runHeartbeatLoad(opts: { title: string; url: string; key: string; agents: number; connections: number; pipelining: number; durationS: number; maxRequests: number; cpu?: CpuTarget[] }): Promise<LoadResult> {
+  interrupted.throwIfAborted();
+  const latencies = new Samples();
+  const timestamp = new Date().toISOString();
+  const instance: Instance = autocannon({
+    title: opts.title,
+    url: opts.url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': opts.key },
+    connections: opts.connections,
+    pipelining: opts.pipelining,
+    duration: opts.durationS,
+    maxOverallRequests: opts.maxRequests,
+    timeout: 10,
+    requests: [
+      {
+        method: 'POST',
+        path: PATH,
+        setupRequest: (req) => ({
+          ...req,
+          body: `{"agent_id":"${agentIdOf(randomInt(1, opts.agents + 1))}","version":"${VERSION}","timestamp":"${timestamp}","status":"running","uptime_seconds":3600}`,
+        }),
+      },
+    ],
+  });
+  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => latencies.push(responseTime));
+  const stop = (): void => instance.stop();
+  interrupted.addEventListener('abort', stop, { once: true });
+  const watchdog = setTimeout(() => instance.stop(), (opts.durationS + 30) * 1000);
+  const cpu = startCpuSample(opts.cpu ?? []);
+  let result: Result;
+  try {
+    result = await instance;
+  } finally {
+    clearTimeout(watchdog);
+    interrupted.removeEventListener('abort', stop);
+  }
+  const cpuPercent = cpu.stop();
+  interrupted.throwIfAborted();
+  const sorted = latencies.sorted();
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  const statusCodes: Record<string, number> = {};
+  for (const [code, { count }] of Object.entries(result.statusCodeStats)) statusCodes[code] = count;
+  const requests2xx = result['2xx'];
+  const cpuUsPerRequest: Record<string, number | null> = {};
+  for (const [name, pct] of Object.entries(cpuPercent)) {
+    if (name === 'machine' || name === 'other') continue;
+    cpuUsPerRequest[name] = pct === null || requests2xx === 0 ? null : round(((pct / 100) * result.duration * 1e6) / requests2xx, 1);
+  }
+  return {
+    title: opts.title,
+    durationS: result.duration,
+    requests2xx,
+    rps: round(result.duration > 0 ? requests2xx / result.duration : 0, 1),
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes,
+    latencyMs: {
+      mean: round(sorted.length > 0 ? sum / sorted.length : Number.NaN, 3),
+      p50: round(percentileSorted(sorted, 50), 3),
+      p90: round(percentileSorted(sorted, 90), 3),
+      p99: round(percentileSorted(sorted, 99), 3),
+      p999: round(percentileSorted(sorted, 99.9), 3),
+      max: round(sorted.length > 0 ? (sorted[sorted.length - 1] as number) : Number.NaN, 3),
+    },
+    cpuPercent,
+    cpuUsPerRequest,
+  };
+}
+
+function problemsOf(r: LoadResult): string | null {
+  const problems: string[] = [];
+  if (r.errors > 0) problems.push(`${r.errors} connection errors (${r.timeouts} timeouts)`);
+  if (r.non2xx > 0) problems.push(`${r.non2xx} non-2xx answers (${JSON.stringify(r.statusCodes)})`);
+  if (r.requests2xx === 0) problems.push('no successful answers');
+  return problems.length > 0 ? `${r.title}: ${problems.join(', ')}` : null;
+}
+
+// --- pgbench (informational) ---------------------------------------------------------------
+
+interface PgbenchResult {
+  clients: number;
+  durationS: number;
+  transactions: number;
+  tps: number;
+  latencyMs: { p50: number; p90: number; p99: number; max: number };
+  postgresCpuPercent: number | null;
+  postgresCpuUsPerTransaction: number | null;
+}
+
+/** The heartbeat statement with the baseline's parameter values, for pgbench (-M extended binds :n). */
+function pgbenchScript(agents: number): string {
+  const sql = normalizeSql(HEARTBEAT_SQL)
+    .replace('$1', `'${VERSION}'`)
+    .replace('$2', 'now()')
+    .replace('$3', `'running'`)
+    .replace('$4', '3600')
+    .replace('$5::jsonb', 'NULL::jsonb')
+    .replace('$6::jsonb', 'NULL::jsonb')
+    .replace('$7', 'now()')
+    .replace('$8', `'business'`)
+    .replace('$9::boolean', 'false::boolean')
+    .replace('$10::text', 'NULL::text')
+    .replace('$11', `'svcd_' || lpad(to_hex(:n::int), 8, '0')`)
+    .replace('$12::boolean', 'false::boolean')
+    .replace('$13', `'${CLIENT_ID}'`)
+    .replace('$14', `'svcd_' || lpad(to_hex(:n::int), 8, '0')`)
+    .replace('$15::boolean', 'true::boolean')
+    .replace('$16', String(MAX_COMMANDS_PER_HEARTBEAT))
+    .replace('$17', 'now()');
+  if (/\$\d/.test(sql)) throw new Error(`pgbench script still has a parameter: ${sql}`);
+  return `\\set n random(1, ${agents})\n${sql};\n`;
+}
+
+async function runPgbench(databaseUrl: string, opts: HeartbeatOptions, postgres: CpuTarget): Promise<PgbenchResult> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-pgbench-'));
+  onCleanup(`remove ${dir}`, () => fs.promises.rm(dir, { recursive: true, force: true }), () => fs.rmSync(dir, { recursive: true, force: true }));
+  const script = path.join(dir, 'heartbeat.sql');
+  fs.writeFileSync(script, pgbenchScript(opts.agents));
+  const url = new URL(databaseUrl);
+  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '', PGPASSWORD: decodeURIComponent(url.password), LC_ALL: 'C' };
+  const clients = opts.pool;
+  const args = ['-h', url.hostname, '-p', url.port, '-U', 'postgres', '-n', '-M', 'extended', '-c', String(clients), '-j', '2', '-T', String(Math.round(opts.durationS)), '-f', script, '-l', `--log-prefix=${path.join(dir, 'tx')}`, 'svc'];
+  const cpu = startCpuSample([postgres]);
+  const child = spawn('pgbench', args, { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const unregister = onCleanup('stop pgbench', () => void child.kill('SIGKILL'), () => void child.kill('SIGKILL'));
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+  unregister();
+  const cpuPercent = cpu.stop();
+  if (code !== 0) throw new Error(`pgbench exited with ${code}:\n${out}`);
+  const latencies = new Samples();
+  for (const f of fs.readdirSync(dir).filter((f) => f.startsWith('tx'))) {
+    for (const line of fs.readFileSync(path.join(dir, f), 'utf8').split('\n')) {
+      const us = Number(line.split(' ')[2]);
+      if (line !== '' && Number.isFinite(us)) latencies.push(us / 1000);
+    }
+  }
+  const sorted = latencies.sorted();
+  const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(out)?.[1] ?? Number.NaN);
+  const transactions = Number(/number of transactions actually processed: (\d+)/.exec(out)?.[1] ?? sorted.length);
+  const pgCpu = cpuPercent['postgres'] ?? null;
+  return {
+    clients,
+    durationS: opts.durationS,
+    transactions,
+    tps: round(tps, 1),
+    latencyMs: { p50: round(percentileSorted(sorted, 50), 3), p90: round(percentileSorted(sorted, 90), 3), p99: round(percentileSorted(sorted, 99), 3), max: round(sorted[sorted.length - 1] ?? Number.NaN, 3) },
+    postgresCpuPercent: pgCpu,
+    postgresCpuUsPerTransaction: pgCpu === null || transactions === 0 ? null : round(((pgCpu / 100) * opts.durationS * 1e6) / transactions, 1),
+  };
+}
+
+// --- main ------------------------------------------------------------------------------------
+
+type Side = 'baseline' | 'portal';
+
+function cpuCell(v: number | null | undefined): string {
+  return v === null || v === undefined ? '-' : `${v.toFixed(0)}%`;
+}
+
+async function benchmark(opts: HeartbeatOptions): Promise<void> {
+  const started = new Date();
+  const machine = machineInfo();
+  const loadAtStart = os.loadavg().map((v) => round(v, 2));
+  log(
+    `heartbeat benchmark: POST ${PATH} for random agents of ${opts.agents.toLocaleString('en')} with ${opts.pending.toLocaleString('en')} pending commands; ` +
+      `${opts.connections} connections, DB pool ${opts.pool}, ${opts.warmupS} s warm-up + ${opts.durationS} s measured, ${opts.rounds} round(s) of baseline then portal`,
+  );
+  log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}, load average ${loadAtStart.join(' ')}`);
+
+  const profileDir = path.join(RESULTS_DIR, `heartbeat-${stampOf(started)}-profile`);
+  if (opts.profile) log(`profiling the portal into ${profileDir}: its figures are slowed by the profiler, do not report them`);
+  log('starting the portal (embedded PostgreSQL in a fresh temp dir) ...');
+  const portal = await startPortalProcess({ echo: opts.verbose, env: { SVC_DB_POOL_MAX: String(opts.pool) }, nodeArgs: opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] });
+  log(`portal up at ${portal.url} (pid ${portal.child.pid}, PostgreSQL on port ${portal.pgPort})`);
+
+  const token = await adminToken(portal);
+  const key = await createLicense(portal, token, { tier: 'business', client_id: CLIENT_ID, name: 'heartbeat bench' });
+  const databaseUrl = databaseUrlOf(portal);
+  const db = new pg.Client({ connectionString: databaseUrl, application_name: 'bench-control' });
+  // Stopping the portal stops its PostgreSQL under this connection: that must not crash the benchmark.
+  db.on('error', () => undefined);
+  await db.connect();
+  onCleanup('close the control connection', () => db.end().catch(() => undefined));
+  const postgresVersion = (await db.query<{ version: string }>('SELECT version()')).rows[0]?.version ?? null;
+  const license = (await db.query<{ id: string }>('SELECT id FROM licenses WHERE client_id = $1', [CLIENT_ID])).rows[0];
+  if (!license) throw new Error('the bench license is not in the database');
+
+  const t0 = Date.now();
+  const seeded = await seed(db, opts, license.id);
+  log(`seeded ${opts.agents.toLocaleString('en')} agents and ${seeded.commands.toLocaleString('en')} pending commands (2 each for every ${seeded.firstAgentWithCommands}th agent) in SQL in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+  const baseline = await startBaselineServer({ databaseUrl, poolMax: opts.pool, tier: 'business', clientId: CLIENT_ID }, opts.verbose);
+  log(`baseline (node:http + pg, pool ${opts.pool}) up at ${baseline.url} (pid ${baseline.child.pid})`);
+
+  const probeAgent = agentIdOf(seeded.firstAgentWithCommands);
+  const answers = await compareAnswers(db, portal.url, baseline.url, key, probeAgent);
+  if (!answers.same) throw new Error(`the portal and the baseline answer differently for ${probeAgent}:\nportal:   ${JSON.stringify(answers.portal)}\nbaseline: ${JSON.stringify(answers.baseline)}`);
+  log(`check: both answer ${probeAgent} the same ${answers.commands} commands in the same order`);
+  const sqlCheck = await compareStatements(db, portal, baseline.url, key, probeAgent);
+  await resetBacklog(db);
+  log(`check: ${sqlCheck.note}`);
+  if (sqlCheck.identical === false) log(`  portal:   ${sqlCheck.portal}\n  baseline: ${sqlCheck.baseline}`);
+
+  const postgres: CpuTarget = { name: 'postgres', pid: () => portal.postmasterPid(), withChildren: true };
+  const targets: { side: Side; url: string; cpu: CpuTarget[] }[] = [
+    { side: 'baseline', url: baseline.url, cpu: [{ name: 'server', pid: () => baseline.child.pid }, postgres] },
+    { side: 'portal', url: portal.url, cpu: [{ name: 'server', pid: () => portal.child.pid }, postgres] },
+  ];
+  const common = { key, agents: opts.agents, connections: opts.connections, pipelining: opts.pipelining, maxRequests: opts.maxRequests };
+  const runs: (LoadResult & { side: Side; round: number; machineBusyBeforePercent: number | null; claimed: number })[] = [];
+  const rows: (string | number)[][] = [['run', 'hb/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'server CPU', 'postgres CPU', 'loadgen CPU', 'other CPU', 'server µs/hb', 'postgres µs/hb']];
+
+  for (let r = 1; r <= opts.rounds; r++) {
+    for (const target of targets) {
+      const label = `${target.side} #${r}`;
+      let busy: number | null = null;
+      if (opts.quietWaitS > 0) {
+        const quiet = await waitForQuietMachine({ maxBusyPercent: opts.quietBusyPercent, timeoutMs: opts.quietWaitS * 1000, signal: interrupted });
+        busy = quiet.busyPercent;
+        if (busy !== null && busy > opts.quietBusyPercent) log(`  (the machine is still busy: ${busy}% of a core used by others; running ${label} anyway)`);
+      }
+      if (opts.warmupS > 0) {
+        await resetBacklog(db);
+        const warm = await runHeartbeatLoad({ ...common, title: `${label} warm-up`, url: target.url, durationS: opts.warmupS });
+        const problem = problemsOf(warm);
+        if (problem) throw new Error(problem);
+      }
+      await resetBacklog(db);
+      const measured = await runHeartbeatLoad({ ...common, title: label, url: target.url, durationS: opts.durationS, cpu: target.cpu });
+      const problem = problemsOf(measured);
+      if (problem) throw new Error(problem);
+      const { rows: sent } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM agent_commands WHERE status = 'sent'`);
+      runs.push({ ...measured, side: target.side, round: r, machineBusyBeforePercent: busy, claimed: sent[0]?.n ?? 0 });
+      const l = measured.latencyMs;
+      log(
+        `  ${label.padEnd(12)} ${measured.rps.toFixed(0).padStart(6)} hb/s   p50 ${l.p50.toFixed(2)} ms   p99 ${l.p99.toFixed(2)} ms   (${measured.requests2xx} heartbeats in ${measured.durationS} s, ` +
+          `${sent[0]?.n ?? 0} commands handed out; CPU server ${cpuCell(measured.cpuPercent['server'])}, postgres ${cpuCell(measured.cpuPercent['postgres'])}, loadgen ${cpuCell(measured.cpuPercent['loadgen'])}, other ${cpuCell(measured.cpuPercent['other'])})`,
+      );
+      rows.push([label, Math.round(measured.rps), l.p50.toFixed(2), l.p90.toFixed(2), l.p99.toFixed(2), l.max.toFixed(2), cpuCell(measured.cpuPercent['server']), cpuCell(measured.cpuPercent['postgres']), cpuCell(measured.cpuPercent['loadgen']), cpuCell(measured.cpuPercent['other']), measured.cpuUsPerRequest['server'] ?? '-', measured.cpuUsPerRequest['postgres'] ?? '-']);
+    }
+  }
+
+  let pgbench: PgbenchResult | { skipped: string } = { skipped: 'disabled (--no-pgbench)' };
+  if (opts.pgbench) {
+    try {
+      await run('pgbench', ['--version']);
+      await resetBacklog(db);
+      log(`pgbench: the same statement straight into PostgreSQL, ${opts.pool} connections, ${opts.durationS} s ...`);
+      pgbench = await runPgbench(databaseUrl, opts, postgres);
+      log(`  pgbench      ${pgbench.tps.toFixed(0).padStart(6)} tx/s   p50 ${pgbench.latencyMs.p50.toFixed(2)} ms   p99 ${pgbench.latencyMs.p99.toFixed(2)} ms   (postgres CPU ${cpuCell(pgbench.postgresCpuPercent)}, ${pgbench.postgresCpuUsPerTransaction} µs/tx)`);
+    } catch (err) {
+      pgbench = { skipped: err instanceof Error ? err.message : String(err) };
+      log(`pgbench skipped: ${pgbench.skipped}`);
+    }
+  }
+
+  const side = (s: Side) => {
+    const mine = runs.filter((r) => r.side === s);
+    return {
+      rps: round(median(mine.map((r) => r.rps)), 1),
+      p50Ms: round(median(mine.map((r) => r.latencyMs.p50)), 3),
+      p99Ms: round(median(mine.map((r) => r.latencyMs.p99)), 3),
+      serverCpuUsPerHeartbeat: round(median(mine.map((r) => r.cpuUsPerRequest['server'] ?? Number.NaN)), 1),
+      postgresCpuUsPerHeartbeat: round(median(mine.map((r) => r.cpuUsPerRequest['postgres'] ?? Number.NaN)), 1),
+      runs: mine.length,
+    };
+  };
+  const baselineSummary = side('baseline');
+  const portalSummary = side('portal');
+  const ratio = { throughput: round(portalSummary.rps / baselineSummary.rps, 3), p50: round(portalSummary.p50Ms / baselineSummary.p50Ms, 3), p99: round(portalSummary.p99Ms / baselineSummary.p99Ms, 3) };
+  const targetsMet = { ratioAtLeast0_8: ratio.throughput >= 0.8, atLeast3000PerSecond: portalSummary.rps >= 3000 };
+
+  log('');
+  log(`CPU is in % of one core (the machine has ${machine.cpus}); "other" is everything on the machine that is not the benchmark; µs/hb is CPU time per answered heartbeat.`);
+  log(table(rows));
+  log('');
+  log(
+    table([
+      ['median of runs', 'hb/s', 'p50 ms', 'p99 ms', 'server µs/hb', 'postgres µs/hb'],
+      ['baseline (node:http + pg, same SQL)', Math.round(baselineSummary.rps), baselineSummary.p50Ms.toFixed(2), baselineSummary.p99Ms.toFixed(2), baselineSummary.serverCpuUsPerHeartbeat, baselineSummary.postgresCpuUsPerHeartbeat],
+      ['portal', Math.round(portalSummary.rps), portalSummary.p50Ms.toFixed(2), portalSummary.p99Ms.toFixed(2), portalSummary.serverCpuUsPerHeartbeat, portalSummary.postgresCpuUsPerHeartbeat],
+      ['portal / baseline', ratio.throughput.toFixed(3), `${ratio.p50.toFixed(2)}x`, `${ratio.p99.toFixed(2)}x`, '', ''],
+      ...('tps' in pgbench ? [[`pgbench (same SQL, ${pgbench.clients} connections)`, Math.round(pgbench.tps), pgbench.latencyMs.p50.toFixed(2), pgbench.latencyMs.p99.toFixed(2), '', pgbench.postgresCpuUsPerTransaction ?? '-']] : []),
+    ]),
+  );
+  log('');
+  log(`targets: portal/baseline ≥ 0.8: ${targetsMet.ratioAtLeast0_8 ? 'met' : 'NOT met'} (${ratio.throughput.toFixed(3)}); ≥ 3,000 heartbeats/s: ${targetsMet.atLeast3000PerSecond ? 'met' : 'NOT met'} (${Math.round(portalSummary.rps)}/s)`);
+  const contended = runs.filter((r) => (r.cpuPercent['other'] ?? 0) > opts.quietBusyPercent);
+  if (contended.length > 0) log(`warning: ${contended.length} of ${runs.length} runs shared the machine with other work (${contended.map((r) => `${r.title} other ${cpuCell(r.cpuPercent['other'])}`).join(', ')}); their figures are less reliable.`);
+
+  let profile: unknown = null;
+  if (opts.profile) {
+    await portal.stop(); // the profile is written when the portal exits
+    const files = fs.existsSync(profileDir) ? fs.readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')) : [];
+    for (const f of files) {
+      const s = summarizeProfile(JSON.parse(fs.readFileSync(path.join(profileDir, f), 'utf8')) as Parameters<typeof summarizeProfile>[0]);
+      const busy = s.totalMs - (s.byArea.find(([a]) => a === '(idle)')?.[1] ?? 0);
+      const pct = (ms: number) => `${((ms / busy) * 100).toFixed(1)}%`;
+      log(`\nportal CPU profile ${path.join(profileDir, f)}: ${(busy / 1000).toFixed(1)} s busy`);
+      log('self time by area:');
+      for (const [a, ms] of s.byArea.filter(([a]) => a !== '(idle)').slice(0, 15)) log(`  ${pct(ms).padStart(6)}  ${a}`);
+      log('inclusive time by function:');
+      for (const [fn, ms] of s.byTotal.filter(([fn]) => !fn.startsWith('(idle)') && !fn.startsWith('(root)')).slice(0, 30)) log(`  ${pct(ms).padStart(6)}  ${fn}`);
+      profile = { file: path.join(profileDir, f), busyMs: round(busy, 0), byArea: s.byArea.slice(0, 20), byTotal: s.byTotal.slice(0, 40), bySelf: s.bySelf.slice(0, 40) };
+    }
+  }
+
+  const file = writeResult(
+    'heartbeat',
+    {
+      benchmark: 'heartbeat',
+      description: `POST ${PATH} for random agents of a seeded fleet, against a bare node:http server running the same heartbeat SQL through pg (same database, same pool size), plus pgbench with that SQL`,
+      startedAt: started.toISOString(),
+      finishedAt: new Date().toISOString(),
+      profiled: opts.profile,
+      machine,
+      postgres: postgresVersion,
+      loadAverage: { atStart: loadAtStart, atEnd: os.loadavg().map((v) => round(v, 2)) },
+      options: opts,
+      fleet: { agents: opts.agents, pendingCommands: seeded.commands, agentsWithCommands: seeded.agentsWithCommands, tier: 'business' },
+      checks: { sameAnswer: { agent: probeAgent, same: answers.same, commands: answers.commands }, sameSql: sqlCheck },
+      summary: { baseline: baselineSummary, portal: portalSummary, ratio, targets: { ratio: 0.8, heartbeatsPerSecond: 3000, met: targetsMet }, pgbench },
+      runs,
+      profile,
+    },
+    started,
+  );
+  log(`result written to ${file}`);
+}
+
+async function main(): Promise<number> {
+  let opts: HeartbeatOptions | 'help';
+  try {
+    opts = parseOptions(process.argv.slice(2));
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : err);
+    console.error(`${usage('bench/heartbeat.ts')}\n  --agents=N            fleet size (default 100000)\n  --pending=N           pending commands (default 20000)\n  --pool=N              database pool of the portal and the baseline, pgbench connections (default 10)\n  --no-pgbench          skip the pgbench figure`);
+    return 2;
+  }
+  if (opts === 'help') {
+    console.log(`${usage('bench/heartbeat.ts')}\n  --agents=N            fleet size (default 100000)\n  --pending=N           pending commands (default 20000)\n  --pool=N              database pool of the portal and the baseline, pgbench connections (default 10)\n  --no-pgbench          skip the pgbench figure`);
+    return 0;
+  }
+  installSignalHandlers();
+  try {
+    await benchmark(opts);
+    return 0;
+  } catch (err) {
+    if (interrupted.aborted) return 130;
+    console.error('\nbenchmark failed:', err instanceof Error ? (err.stack ?? err.message) : err);
+    return 1;
+  } finally {
+    log('cleaning up (stopping the portal, PostgreSQL and the baseline; removing temp dirs) ...');
+    const t = Date.now();
+    await cleanupAll();
+    log(`cleaned up in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  }
+}
+
+const baselineConfig = process.env[BASELINE_ENV];
+if (baselineConfig !== undefined) await serveBaseline(JSON.parse(baselineConfig) as BaselineConfig);
+else process.exitCode = await main();

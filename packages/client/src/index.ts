@@ -1,0 +1,1 @@
+export { deriveEndpoint, EndpointError, type PortalEndpoint } from './config/endpoints.ts';

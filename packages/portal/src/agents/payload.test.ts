@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import { COMMAND_TYPES, CONFIG_KEY_NOT_ALLOWED, REMOTE_CONFIG_ALLOWLIST, type CommandType } from '@svc/protocol';
+import { HttpError } from '../errors.ts';
+import { validatePayload } from './payload.ts';
+
+/** SPEC "Agent command payloads": what POST /api/agent-commands accepts before queueing. */
+
+function rejection(type: CommandType, payload: Record<string, unknown>): string {
+  try {
+    validatePayload(type, payload);
+  } catch (err) {
+    expect(err).toBeInstanceOf(HttpError);
+    expect((err as HttpError).statusCode).toBe(400);
+    return (err as HttpError).message;
+  }
+  throw new Error(`${type} ${JSON.stringify(payload)} was accepted`);
+}
+
+describe('validatePayload: run_scan', () => {
+  it('accepts targets alone and with profile and upload, normalising the target list', () => {
+    expect(validatePayload('run_scan', { targets: '10.0.0.0/24' })).toEqual({ targets: '10.0.0.0/24' });
+    expect(validatePayload('run_scan', { targets: ' 10.0.0.1 , host.example.com,,fe80::1 ', profile: 'quick', upload: true })).toEqual({
+      targets: '10.0.0.1,host.example.com,fe80::1',
+      profile: 'quick',
+      upload: true,
+    });
+    // Any profile name is allowed (it only selects a mode flag on the agent).
+    expect(validatePayload('run_scan', { targets: 'a', profile: 'my_custom-profile', upload: false })).toEqual({ targets: 'a', profile: 'my_custom-profile', upload: false });
+  });
+
+  it.each([
+    ['missing', {}],
+    ['null', { targets: null }],
+    ['empty', { targets: '' }],
+    ['blank', { targets: '   ' }],
+    ['only commas', { targets: ' , ,' }],
+    ['not a string', { targets: 42 }],
+  ])('refuses %s targets with a message that no targets were specified', (_label, payload) => {
+    expect(rejection('run_scan', payload)).toMatch(/no targets were specified/);
+  });
+
+  it('refuses a target that could become a scanner option or carries shell syntax', () => {
+    expect(rejection('run_scan', { targets: '-oN /etc/passwd' })).toMatch(/invalid target/);
+    expect(rejection('run_scan', { targets: '10.0.0.1,--script=evil' })).toMatch(/invalid target/);
+    expect(rejection('run_scan', { targets: '10.0.0.1;reboot' })).toMatch(/invalid target/);
+    expect(rejection('run_scan', { targets: '10.0.0.1 10.0.0.2' })).toMatch(/invalid target/);
+  });
+
+  it('refuses a non-boolean upload and a bad profile', () => {
+    expect(rejection('run_scan', { targets: 'a', upload: 'true' })).toBe('payload.upload must be true or false');
+    expect(rejection('run_scan', { targets: 'a', profile: '--full' })).toMatch(/^payload\.profile must be/);
+    expect(rejection('run_scan', { targets: 'a', profile: '' })).toBe('payload.profile must be a non-empty string');
+  });
+});
+
+describe('validatePayload: push_config', () => {
+  it.each(REMOTE_CONFIG_ALLOWLIST.map((k) => [k]))('accepts the allowlisted key %s', (key) => {
+    expect(validatePayload('push_config', { config_key: key, config_value: '30' })).toEqual({ config_key: key, config_value: '30' });
+  });
+
+  it('turns numbers and booleans into their string form and accepts an empty value', () => {
+    expect(validatePayload('push_config', { config_key: 'ALERT_RISK_THRESHOLD', config_value: 70 })).toEqual({ config_key: 'ALERT_RISK_THRESHOLD', config_value: '70' });
+    expect(validatePayload('push_config', { config_key: 'ALERT_ENABLED', config_value: false })).toEqual({ config_key: 'ALERT_ENABLED', config_value: 'false' });
+    expect(validatePayload('push_config', { config_key: 'DAEMON_LOG_LEVEL', config_value: '' })).toEqual({ config_key: 'DAEMON_LOG_LEVEL', config_value: '' });
+  });
+
+  it.each(['SCAN_TARGETS', 'DAEMON_STORAGE_PATH', 'daemon_poll_interval', 'DAEMON_POLL_INTERVAL ', 'PATH', 'constructor', '__proto__'])(
+    'refuses %j, which is not in the remote-update allowlist',
+    (key) => {
+      expect(rejection('push_config', { config_key: key, config_value: '1' })).toContain(CONFIG_KEY_NOT_ALLOWED);
+    },
+  );
+
+  it('refuses a non-string key, and a missing key or value', () => {
+    expect(rejection('push_config', { config_key: 5, config_value: '1' })).toContain(CONFIG_KEY_NOT_ALLOWED);
+    expect(rejection('push_config', { config_value: '1' })).toBe('payload.config_key is required for push_config');
+    expect(rejection('push_config', { config_key: 'ALERT_ENABLED' })).toBe('payload.config_value is required for push_config');
+  });
+
+  it.each([['line\nfeed'], ['carriage\rreturn'], ['nul\u0000'], ['tab\t'], ['del\u007f']])('refuses a config_value with a control character (%j)', (value) => {
+    expect(rejection('push_config', { config_key: 'ALERT_ENABLED', config_value: value })).toBe('payload.config_value must not contain control characters');
+  });
+
+  it('refuses object values', () => {
+    expect(rejection('push_config', { config_key: 'ALERT_ENABLED', config_value: { a: 1 } })).toBe('payload.config_value must be a string, number or boolean');
+  });
+});
+
+describe('validatePayload: set_log_level, shutdown, restart', () => {
+  it.each([['debug'], ['info'], ['warning'], ['error']])('accepts level %s', (level) => {
+    expect(validatePayload('set_log_level', { level })).toEqual({ level });
+  });
+
+  it.each([['warn'], ['DEBUG'], ['trace'], [''], [3]])('refuses level %j', (level) => {
+    expect(rejection('set_log_level', { level })).toBe('payload.level must be one of debug, info, warning, error');
+  });
+
+  it('requires a level', () => {
+    expect(rejection('set_log_level', {})).toBe('payload.level is required for set_log_level');
+  });
+
+  it('shutdown takes an optional boolean graceful; restart takes nothing', () => {
+    expect(validatePayload('shutdown', {})).toEqual({});
+    expect(validatePayload('shutdown', { graceful: false })).toEqual({ graceful: false });
+    expect(rejection('shutdown', { graceful: 'no' })).toBe('payload.graceful must be true or false');
+    expect(validatePayload('restart', {})).toEqual({});
+    expect(rejection('restart', { now: true })).toBe('Unknown payload key for restart: now');
+  });
+});
+
+describe('validatePayload: update', () => {
+  it('accepts a branch, a vX.Y.Z tag, both, or neither', () => {
+    expect(validatePayload('update', {})).toEqual({});
+    expect(validatePayload('update', { branch: 'main' })).toEqual({ branch: 'main' });
+    expect(validatePayload('update', { branch: 'release/4.2' })).toEqual({ branch: 'release/4.2' });
+    expect(validatePayload('update', { version: 'v4.2.3' })).toEqual({ version: 'v4.2.3' });
+    expect(validatePayload('update', { branch: 'main', version: 'v10.0.12' })).toEqual({ branch: 'main', version: 'v10.0.12' });
+  });
+
+  it.each([['v1.2'], ['1.2.3'], ['v1.2.3-rc1'], ['v1.2.3;id'], ['--version']])('refuses version %j', (version) => {
+    expect(rejection('update', { version })).toBe('payload.version must be a version tag vX.Y.Z');
+  });
+
+  it.each([['--upload-pack=x'], ['-b'], ['../main'], ['a..b'], ['main/'], ['x.lock'], ['main branch'], ['main\n']])('refuses branch %j', (branch) => {
+    expect(rejection('update', { branch })).toMatch(/^payload\.branch must/);
+  });
+});
+
+describe('validatePayload: update_schedule and push_session', () => {
+  it('accepts update_schedule with only a schedule id, and with every field', () => {
+    expect(validatePayload('update_schedule', { schedule_id: 'sched_0123456789ab' })).toEqual({ schedule_id: 'sched_0123456789ab' });
+    expect(
+      validatePayload('update_schedule', { schedule_id: 'sched_0123456789ab', action: 'create', cron: '0  3 * * 1-5', profile: 'quick_recon', targets: '10.0.0.0/24,10.0.1.5' }),
+    ).toEqual({ schedule_id: 'sched_0123456789ab', action: 'create', cron: '0 3 * * 1-5', profile: 'quick_recon', targets: '10.0.0.0/24,10.0.1.5' });
+  });
+
+  it('refuses update_schedule without a schedule id, with an unknown action or a bad cron', () => {
+    expect(rejection('update_schedule', { action: 'update' })).toBe('payload.schedule_id is required for update_schedule');
+    expect(rejection('update_schedule', { schedule_id: 's', action: 'remove' })).toBe('payload.action must be one of update, create, delete');
+    expect(rejection('update_schedule', { schedule_id: 's', cron: '* * *' })).toBe('payload.cron must be a cron expression of 5 or 6 fields');
+    expect(rejection('update_schedule', { schedule_id: 's', cron: '* * * * * $(id)' })).toBe('payload.cron must be a cron expression of 5 or 6 fields');
+    expect(rejection('update_schedule', { schedule_id: '../etc' })).toBe('payload.schedule_id must be a schedule id');
+    expect(rejection('update_schedule', { schedule_id: '-rf' })).toBe('payload.schedule_id must be a schedule id');
+    expect(rejection('update_schedule', { schedule_id: 's', profile: '-x' })).toMatch(/^payload\.profile must be a profile name/);
+  });
+
+  it('push_session takes an optional session name YYYYMMDD_HHMMSS', () => {
+    expect(validatePayload('push_session', {})).toEqual({});
+    expect(validatePayload('push_session', { session_id: '20250101_120000' })).toEqual({ session_id: '20250101_120000' });
+    expect(rejection('push_session', { session_id: '../../etc/passwd' })).toBe('payload.session_id must be a session name YYYYMMDD_HHMMSS');
+    expect(rejection('push_session', { session_id: '20250101-120000' })).toBe('payload.session_id must be a session name YYYYMMDD_HHMMSS');
+  });
+});
+
+describe('validatePayload: unknown keys', () => {
+  it.each(COMMAND_TYPES.map((t) => [t]))('%s refuses a key it does not know', (type) => {
+    expect(rejection(type, { surprise: 1 })).toBe(`Unknown payload key for ${type}: surprise`);
+  });
+
+  // `in` would find these on Object.prototype and let them through.
+  it.each([['constructor'], ['toString'], ['hasOwnProperty'], ['__proto__']])('refuses the prototype member name %s as a key', (key) => {
+    const payload = JSON.parse(`{"${key}": 1}`) as Record<string, unknown>;
+    expect(rejection('restart', payload)).toBe(`Unknown payload key for restart: ${key}`);
+  });
+
+  it('null optional values count as absent', () => {
+    expect(validatePayload('run_scan', { targets: 'a', profile: null, upload: null })).toEqual({ targets: 'a' });
+  });
+});

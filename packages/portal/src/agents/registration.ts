@@ -1,0 +1,41 @@
+import type { AuditEventType } from '@svc/protocol';
+import { recordAuditEvent } from '../audit/record.ts';
+import type { AppContext } from '../context.ts';
+import { conflict, notFound } from '../errors.ts';
+
+export type AgentAction = 'deregister' | 'reenable' | 'purge';
+
+const EVENTS: Record<AgentAction, { type: AuditEventType; by: string }> = {
+  deregister: { type: 'agent_deregistered', by: 'deregistered_by' },
+  reenable: { type: 'agent_reregistered', by: 'reregistered_by' },
+  purge: { type: 'agent_purged', by: 'purged_by' },
+};
+
+/**
+ * SPEC's registration states: registered → deregistered (sets deregistered_at, drops group
+ * memberships) → registered again (reenable) or removed (purge: the agent row with its
+ * commands, results and memberships by cascade; audit history stays). An action that
+ * finds the agent already in that state, or a purge of a registered agent, is a 409.
+ */
+export async function changeRegistration(ctx: AppContext, agentId: string, action: AgentAction, actor: string): Promise<void> {
+  const now = ctx.now();
+  const event = await ctx.db.transaction().execute(async (trx) => {
+    const agent = await trx.selectFrom('agents').select(['agent_id', 'client_id', 'deregistered_at']).where('agent_id', '=', agentId).forUpdate().executeTakeFirst();
+    if (!agent) throw notFound('Agent not found');
+    const deregistered = agent.deregistered_at !== null;
+    if (action === 'deregister') {
+      if (deregistered) throw conflict('Agent is already deregistered');
+      await trx.updateTable('agents').set({ deregistered_at: now }).where('agent_id', '=', agentId).execute();
+      await trx.deleteFrom('agent_groups').where('agent_id', '=', agentId).execute();
+    } else if (action === 'reenable') {
+      if (!deregistered) throw conflict('Agent is already registered');
+      await trx.updateTable('agents').set({ deregistered_at: null }).where('agent_id', '=', agentId).execute();
+    } else {
+      if (!deregistered) throw conflict('Only a deregistered agent can be purged');
+      await trx.deleteFrom('agents').where('agent_id', '=', agentId).execute();
+    }
+    const { type, by } = EVENTS[action];
+    return recordAuditEvent(trx, { event_type: type, actor, client_id: agent.client_id, data: { agent_id: agentId, [by]: actor } });
+  });
+  ctx.events.publish(event);
+}

@@ -1,0 +1,71 @@
+import { MAX_OUTPUT_BYTES, SESSION_ID_PATTERN, type StatusReportBody } from '@svc/protocol';
+import { recordAuditEvent } from '../audit/record.ts';
+import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
+import type { AppContext } from '../context.ts';
+import { badRequest, conflict, notFound } from '../errors.ts';
+import { agentForKey } from './poll.ts';
+
+/** D14: SPEC's table, strictly. Anything else is a 409. */
+const NEXT: Record<string, readonly string[]> = { sent: ['acked'], acked: ['completed', 'failed'] };
+/**
+ * ANSI escapes: OSC strings (ESC ] ... BEL or ESC \\, e.g. terminal titles and hyperlinks),
+ * CSI sequences with any parameter bytes 0x30-0x3F (`ESC [ > 4 ; 2 m`, `ESC [ 38:5:1 m`),
+ * escapes with intermediate bytes (`ESC ( B`) and the other two-byte escapes. NUL goes too: PostgreSQL text cannot hold it.
+ */
+const ANSI = /\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b\[[0-?]*[ -/]*[@-~]|\u001b[ -/]+[0-~]|\u001b[@-_]|\u0000/g;
+/** SPEC: a result's session_id is set for these and null for every other command. */
+const SESSION_COMMANDS: readonly string[] = ['run_scan', 'push_session'];
+const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
+
+/** Strip ANSI escapes and keep at most 10 KB (UTF-8 bytes, never splitting a character). */
+export function capOutput(text: string | null | undefined): string {
+  const clean = (text ?? '').replace(ANSI, '');
+  const bytes = Buffer.from(clean, 'utf8');
+  if (bytes.length <= MAX_OUTPUT_BYTES) return clean;
+  // Cut at a character boundary: back off while the first byte left out is a continuation byte.
+  let end = MAX_OUTPUT_BYTES;
+  while (end > 0 && ((bytes[end] as number) & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8');
+}
+
+/**
+ * PATCH /api/agent-commands: the agent reports `acked`, `completed` or `failed` for one of
+ * its own commands. Completion or failure stores the result and audits/emits
+ * `command_completed` / `command_failed` with the agent id as actor.
+ */
+export async function reportCommandStatus(ctx: AppContext, principal: LicensePrincipal | LegacyPrincipal, body: StatusReportBody) {
+  const agent = await agentForKey(ctx, principal, body.agent_id);
+  if (body.session_id != null && !SESSION_ID.test(body.session_id)) throw badRequest(`session_id must match ${SESSION_ID_PATTERN}`);
+  // Ids are bigserial: one past 2^53 (or past bigint) cannot exist, and must not reach SQL as an out-of-range literal.
+  if (!Number.isSafeInteger(body.command_id)) throw notFound('Command not found for this agent');
+  const now = ctx.now();
+  const event = await ctx.db.transaction().execute(async (trx) => {
+    const cmd = await trx
+      .selectFrom('agent_commands')
+      .select(['id', 'status', 'command_type'])
+      .where('id', '=', String(body.command_id))
+      .where('agent_id', '=', body.agent_id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!cmd) throw notFound('Command not found for this agent');
+    if (!(NEXT[cmd.status] ?? []).includes(body.status)) throw conflict(`Illegal status transition: ${cmd.status} -> ${body.status}`);
+    if (body.status === 'acked') {
+      await trx.updateTable('agent_commands').set({ status: 'acked', acked_at: now }).where('id', '=', cmd.id).execute();
+      return null;
+    }
+    await trx.updateTable('agent_commands').set({ status: body.status, completed_at: now }).where('id', '=', cmd.id).execute();
+    const sessionId = SESSION_COMMANDS.includes(cmd.command_type) ? (body.session_id ?? null) : null;
+    await trx
+      .insertInto('agent_command_results')
+      .values({ command_id: cmd.id, exit_code: body.exit_code ?? null, stdout: capOutput(body.stdout), stderr: capOutput(body.stderr), session_id: sessionId, completed_at: now })
+      .execute();
+    return recordAuditEvent(trx, {
+      event_type: body.status === 'completed' ? 'command_completed' : 'command_failed',
+      actor: body.agent_id,
+      session_id: sessionId,
+      client_id: agent.client_id,
+      data: { command_id: body.command_id, agent_id: body.agent_id, command_type: cmd.command_type, exit_code: body.exit_code ?? null, session_id: sessionId, completed_at: now.toISOString() },
+    });
+  });
+  if (event) ctx.events.publish(event);
+}

@@ -1,0 +1,26 @@
+import { StatusReportBody, StatusReportResponse } from '@svc/protocol';
+import { reportCommandStatus } from '../../agents/status-report.ts';
+import { keyHolderOf, requireKey } from '../../auth/guards.ts';
+import type { App, AppContext } from '../../context.ts';
+import { responses } from '../../http/responses.ts';
+
+/** PATCH /api/agent-commands: an agent reports acked, completed or failed (D14). */
+export default function register(app: App, ctx: AppContext): void {
+  app.patch(
+    '/agent-commands',
+    {
+      onRequest: requireKey(ctx, { permission: 'agent:commands' }),
+      schema: {
+        tags: ['agents'],
+        summary: 'Agent status report for one of its commands',
+        security: [{ apiKey: [] }],
+        body: StatusReportBody,
+        response: responses({ 200: StatusReportResponse }, 400, 403, 404, 409),
+      },
+    },
+    async (request) => {
+      await reportCommandStatus(ctx, keyHolderOf(request), request.body);
+      return { success: true as const, command_id: request.body.command_id, status: request.body.status };
+    },
+  );
+}

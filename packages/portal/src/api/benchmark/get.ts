@@ -1,0 +1,37 @@
+import { BenchmarkResponse, SessionQuery } from '@svc/protocol';
+import type { App, AppContext } from '../../context.ts';
+import { notFound } from '../../errors.ts';
+import { responses } from '../../http/responses.ts';
+import { accessSession, parseSessionId } from '../../sessions/access.ts';
+import { computeBenchmark, MIN_PEERS } from '../../sessions/benchmark.ts';
+
+/**
+ * GET /api/benchmark?session=<id> (D9): the session's risk score, findings per host and
+ * critical/high ratio, each with its percentile among the latest sessions of every other
+ * client/target pair (sessions/benchmark.ts has the definitions). Permission `benchmark`
+ * (business and msp keys, the legacy key, JWT users whose tier has it; a professional key
+ * gets 403 `Insufficient permissions for benchmark`); the session must be in the
+ * caller's scope. Only counts and percentiles leave the database, never a peer's data.
+ */
+export default function register(app: App, ctx: AppContext): void {
+  app.get(
+    '/benchmark',
+    {
+      schema: {
+        tags: ['sessions'],
+        summary: 'Benchmark a session against its peers',
+        security: [{ identityToken: [] }, { apiKey: [] }],
+        querystring: SessionQuery,
+        response: responses({ 200: BenchmarkResponse }, 400, 401, 403, 404),
+      },
+    },
+    async (request) => {
+      const sessionId = parseSessionId(request.query.session);
+      await accessSession(ctx, request, sessionId, { permission: 'benchmark' });
+      const fetchedAt = ctx.now();
+      const benchmark = await computeBenchmark(ctx.db, sessionId);
+      if (benchmark === null) throw notFound('Session not found');
+      return { session_id: sessionId, sample_size: benchmark.sample_size, min_sample_size: MIN_PEERS, fetched_at: fetchedAt.toISOString(), metrics: benchmark.metrics };
+    },
+  );
+}

@@ -1,0 +1,68 @@
+import type { Readable } from 'node:stream';
+import { Type } from '@sinclair/typebox';
+import { DownloadQuery, ErrorBody, SESSION_FILES, type SessionFileName } from '@svc/protocol';
+import type { App, AppContext } from '../../context.ts';
+import { badRequest, notFound } from '../../errors.ts';
+import { accessSession, parseSessionId } from '../../sessions/access.ts';
+import { CONTENT_TYPES } from '../../sessions/files.ts';
+import { setFileHeaders } from '../../web/sandbox.ts';
+import { openSessionFile, parseShareToken } from '../../web/shared-session.ts';
+
+const MODES = ['view', 'download'] as const;
+
+/** A streamed body: described as a string in OpenAPI, typed as the stream the handler sends. */
+const fileContent = (description: string, json = false) => ({
+  schema: Type.Unsafe<Readable>(json ? Type.Object({}, { additionalProperties: true, description }) : Type.String({ description })),
+});
+
+/**
+ * GET /api/download?session=<id>&file=<name>[&mode=view][&token=<share token>] (D7).
+ *
+ * Checklist: validate `session`, `file` and `mode` (400, before any lookup) → credential:
+ * an in-scope JWT, a key of the session's client (legacy key: any session), or the share
+ * token of this very session → the file must exist in the session (404) → stream it with
+ * our content type, its length, nosniff, no caching, and a CSP sandbox (an opaque origin
+ * for HTML). `mode=view` serves inline; otherwise an attachment named
+ * `<session>_<file>` (session ids match ^[a-zA-Z0-9_-]+$, so the name needs no escaping).
+ */
+export default function register(app: App, ctx: AppContext): void {
+  app.get(
+    '/download',
+    {
+      schema: {
+        tags: ['sessions'],
+        summary: 'Download or view a stored session file',
+        security: [{ identityToken: [] }, { apiKey: [] }, {}],
+        querystring: DownloadQuery,
+        response: {
+          200: {
+            description: 'The stored file, streamed',
+            content: {
+              'application/json': fileContent('session_results.json (the session file as stored)', true),
+              'text/plain': fileContent('pipeline.log'),
+              'text/html': fileContent('report.html, exec_summary.html (served with a sandbox CSP)'),
+            },
+          },
+          ...Object.fromEntries([400, 401, 403, 404, 500].map((code) => [code, ErrorBody])),
+        },
+      },
+    },
+    async (request, reply) => {
+      const q = request.query;
+      const sessionId = parseSessionId(q.session);
+      const file = (q.file === undefined || q.file === '' ? 'session_results.json' : q.file) as SessionFileName;
+      if (!SESSION_FILES.includes(file)) throw badRequest(`Invalid file parameter: must be one of ${SESSION_FILES.join(', ')}`);
+      if (q.mode !== undefined && !(MODES as readonly string[]).includes(q.mode)) throw badRequest('Invalid mode parameter: must be view or download');
+      const shareToken = parseShareToken(q.token, { required: false }) ?? undefined;
+
+      const { session } = await accessSession(ctx, request, sessionId, { permission: 'download', shareToken });
+      const opened = await openSessionFile(ctx, session, file);
+      if (opened === null) throw notFound(`File not found: ${file}`);
+
+      setFileHeaders(reply, CONTENT_TYPES[file]);
+      reply.header('content-length', String(opened.size));
+      reply.header('content-disposition', q.mode === 'view' ? 'inline' : `attachment; filename="${sessionId}_${file}"`);
+      return reply.send(opened.stream);
+    },
+  );
+}

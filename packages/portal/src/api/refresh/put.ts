@@ -1,0 +1,92 @@
+import type { Readable } from 'node:stream';
+import { REFRESHABLE_FILES, RefreshQuery, RefreshResponse, UPLOAD_LIMIT_BYTES, type SessionFileName } from '@svc/protocol';
+import { keyHolderOf, requireKey } from '../../auth/guards.ts';
+import type { App, AppContext } from '../../context.ts';
+import type { StoredObject } from '../../db/schema.ts';
+import { badRequest, HttpError } from '../../errors.ts';
+import { responses } from '../../http/responses.ts';
+import { parseSessionId } from '../../sessions/access.ts';
+import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';
+import { refreshableSession, replaceSessionFile } from '../../sessions/refresh.ts';
+
+const tooLarge = () => new HttpError(413, 'File exceeds 25 MB', { headers: { connection: 'close' } });
+const storageFailure = () => new HttpError(500, 'Storage failure: the file was not stored');
+
+/**
+ * PUT /api/refresh?session=<id>&file=<name> (SPEC): replace one display file of an
+ * existing session. Body: the raw file, Content-Type text/html, at most 25 MB (the upload
+ * limit); it streams to the blob store and is never held in memory.
+ *
+ * Checklist: key (401 missing/invalid, before the body is read) → `session` and `file`
+ * (400: missing, or file not report.html / exec_summary.html) → session exists (404) →
+ * it belongs to the key's client (403; the legacy key may refresh any) → write the new
+ * object → point the row at it (optimistic locking, sessions/refresh.ts) → delete the
+ * old object. Any failure after the write deletes the new object again. Other methods on
+ * this path answer 405 (not-allowed.ts). Another content type is a 415.
+ */
+export default function register(app: App, ctx: AppContext): void {
+  // A child context whose only body parser is text/html, handing the request stream to the
+  // handler unread; any other content type (JSON, text/plain, forms) is a 415 here.
+  void app.register(async (scope: App) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('text/html', (_request, payload, done) => done(null, payload));
+    scope.put(
+      '/refresh',
+      {
+        onRequest: requireKey(ctx, { permission: 'upload', failStatus: 401 }),
+        schema: {
+          tags: ['sessions'],
+          summary: 'Replace a display file (report.html, exec_summary.html) of a session',
+          security: [{ apiKey: [] }],
+          querystring: RefreshQuery,
+          consumes: ['text/html'],
+          response: responses({ 200: RefreshResponse }, 400, 401, 403, 404, 409, 413, 415, 500),
+        },
+      },
+      async (request) => {
+        const principal = keyHolderOf(request);
+        const { session, file: fileParam } = request.query;
+        const sessionId = parseSessionId(session);
+        if (fileParam === undefined || fileParam === '') throw badRequest('Missing file parameter');
+        if (!(REFRESHABLE_FILES as readonly string[]).includes(fileParam)) throw badRequest(`Invalid file parameter: must be one of ${REFRESHABLE_FILES.join(', ')}`);
+        const file = fileParam as SessionFileName;
+        const declared = Number(request.headers['content-length']);
+        if (Number.isFinite(declared) && declared > UPLOAD_LIMIT_BYTES) throw tooLarge();
+
+        // 404 and 403 before anything is written; checked again when the row is updated.
+        await refreshableSession(ctx, principal, sessionId);
+        const body = request.body as Readable | undefined;
+        if (body === undefined || body === null || typeof body.pipe !== 'function') throw badRequest('Missing body: send the file as text/html');
+
+        let received = 0;
+        const guarded = async function* () {
+          for await (const chunk of body as AsyncIterable<Buffer>) {
+            received += chunk.length;
+            if (received > UPLOAD_LIMIT_BYTES) throw tooLarge();
+            yield chunk;
+          }
+        };
+        const put = await ctx.blobs.put(blobPrefix(ctx.now()), guarded()).catch((err: unknown) => {
+          if (err instanceof HttpError) throw err;
+          request.log.error({ err }, 'blob write failed');
+          throw storageFailure();
+        });
+        const object: StoredObject = { ...put, content_type: CONTENT_TYPES[file] };
+
+        let previousKey: string | null;
+        try {
+          if (put.size === 0) throw badRequest('Empty body: send the file as text/html');
+          ({ previousKey } = await replaceSessionFile(ctx, { principal, sessionId, file, object }));
+        } catch (err) {
+          await ctx.blobs.delete([put.key]).catch((e: unknown) => request.log.warn({ err: e }, 'could not remove the file of a failed refresh'));
+          throw err;
+        }
+        // The old object is unreferenced now; a failure here leaves an orphan for the sweep.
+        if (previousKey !== null && previousKey !== put.key) {
+          await ctx.blobs.delete([previousKey]).catch((err: unknown) => request.log.warn({ err }, 'could not delete the replaced file'));
+        }
+        return { success: true as const, session_id: sessionId, file, message: previousKey !== null ? `${file} replaced` : `${file} added` };
+      },
+    );
+  });
+}

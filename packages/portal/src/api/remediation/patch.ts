@@ -1,0 +1,44 @@
+import { RemediationUpdateBody, RemediationUpdateResponse } from '@svc/protocol';
+import { requireUser, userOf } from '../../auth/guards.ts';
+import type { App, AppContext } from '../../context.ts';
+import { badRequest } from '../../errors.ts';
+import { responses } from '../../http/responses.ts';
+import { parseSessionId } from '../../sessions/access.ts';
+import { parseRemediationItems, RemediationInputError, updateRemediation } from '../../sessions/remediation.ts';
+
+/**
+ * PATCH /api/remediation-update `{session_id, items: [{title, status, note?}]}` (SPEC).
+ * Identity JWT only (keys are refused with 401), permission `remediation:update`
+ * (business and msp), scoped by the session's client_id (403 outside the user's scope).
+ * Items are matched by title in the stored session file; `resolved` moves an entry to
+ * `.remediation_resolved[]`, any other status moves it back or updates it in place.
+ * Optimistic locking with at most 3 retries; exhausted retries answer 409.
+ */
+export default function register(app: App, ctx: AppContext): void {
+  app.patch(
+    '/remediation-update',
+    {
+      onRequest: requireUser(ctx, { permission: 'remediation:update' }),
+      schema: {
+        tags: ['sessions'],
+        summary: 'Change the remediation status of items of a session',
+        security: [{ identityToken: [] }],
+        body: RemediationUpdateBody,
+        response: responses({ 200: RemediationUpdateResponse }, 400, 401, 403, 404, 409),
+      },
+    },
+    async (request) => {
+      const user = userOf(request);
+      const sessionId = parseSessionId(request.body.session_id, 'session_id');
+      let items;
+      try {
+        items = parseRemediationItems(request.body.items);
+      } catch (err) {
+        if (err instanceof RemediationInputError) throw badRequest(err.message);
+        throw err;
+      }
+      const outcome = await updateRemediation(ctx, user, sessionId, items);
+      return { success: true as const, session_id: sessionId, changed: outcome.changed, remediation_summary: outcome.summary, unmatched: outcome.unmatched };
+    },
+  );
+}

@@ -1,0 +1,33 @@
+import { ShareQuery, ShareResponse } from '@svc/protocol';
+import type { App, AppContext } from '../../context.ts';
+import { notFound } from '../../errors.ts';
+import { responses } from '../../http/responses.ts';
+import { findSharedSession, parseShareToken, presentShare } from '../../web/shared-session.ts';
+
+/**
+ * GET /api/share?token=<64 hex> (D8): the summary of the one session the share token
+ * opens. The token is the credential: no key or JWT is needed, and it shows nothing of
+ * any other session (no client_id, no blob keys). Missing or malformed token 400;
+ * unknown token 404.
+ */
+export default function register(app: App, ctx: AppContext): void {
+  app.get(
+    '/share',
+    {
+      schema: {
+        tags: ['sessions'],
+        summary: 'Look up a session by its share token',
+        security: [{}],
+        querystring: ShareQuery,
+        response: responses({ 200: ShareResponse }, 400, 404),
+      },
+    },
+    async (request, reply) => {
+      const token = parseShareToken(request.query.token, { required: true })!;
+      const row = await findSharedSession(ctx, token);
+      if (row === undefined) throw notFound('Share link not found');
+      void reply.header('cache-control', 'private, no-store').header('referrer-policy', 'no-referrer');
+      return presentShare(row);
+    },
+  );
+}

@@ -1,0 +1,139 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { FsBlobStore } from './fs-store.ts';
+import { OWNER_TAG } from './owner.ts';
+import { BlobNotFoundError } from './store.ts';
+
+/** The file-system blob store: atomic puts, deletes, and the sweep of orphans (DESIGN 5). */
+
+const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name))).sort();
+}
+
+/** A pid that certainly does not run any more: a child that has exited and been reaped. */
+function deadPid(): number {
+  const r = spawnSync(process.execPath, ['-e', '0']);
+  if (r.pid === undefined) throw new Error('could not spawn');
+  return r.pid;
+}
+
+describe('FsBlobStore', () => {
+  let root: string;
+  let store: FsBlobStore;
+
+  beforeEach(async () => {
+    root = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-blobs-'));
+    store = new FsBlobStore(root);
+    await store.init();
+  });
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    await fs.rm(root, { recursive: true, force: true });
+  });
+
+  const read = async (key: string) => {
+    const { stream } = await store.get(key);
+    const chunks: Buffer[] = [];
+    for await (const c of stream) chunks.push(c as Buffer);
+    return Buffer.concat(chunks);
+  };
+
+  it('put streams into an object and reports size and sha256; get reads it back', async () => {
+    const parts = [Buffer.from('hello '), Buffer.from('world')];
+    const put = await store.put('sessions/2025-03-01', parts);
+    expect(put.key).toMatch(new RegExp(`^sessions/2025-03-01/${OWNER_TAG.replaceAll('.', '\\.')}-[0-9a-f]{16}$`));
+    expect(put.size).toBe(11);
+    expect(put.sha256).toBe(sha256('hello world'));
+    expect((await read(put.key)).toString()).toBe('hello world');
+    expect(await filesUnder(path.join(root, 'tmp'))).toStrictEqual([]);
+  });
+
+  it('a failing source leaves nothing behind', async () => {
+    const failing = async function* () {
+      yield Buffer.from('partial');
+      throw new Error('client went away');
+    };
+    await expect(store.put('sessions/x', failing())).rejects.toThrow('client went away');
+    expect(await filesUnder(root)).toStrictEqual([]);
+  });
+
+  it('delete removes objects and their empty directory; get of a missing object is BlobNotFoundError', async () => {
+    const a = await store.put('sessions/d', [Buffer.from('a')]);
+    const b = await store.put('sessions/d', [Buffer.from('b')]);
+    await store.delete([a.key]);
+    await expect(store.get(a.key)).rejects.toBeInstanceOf(BlobNotFoundError);
+    expect((await read(b.key)).toString()).toBe('b');
+    await store.delete([b.key]);
+    await expect(fs.stat(path.join(root, 'objects', 'sessions', 'd'))).rejects.toThrow(/ENOENT/);
+    await store.delete([b.key]); // idempotent
+  });
+
+  it('refuses unsafe keys', async () => {
+    for (const key of ['../x', 'sessions/../../etc/passwd', '/abs', 'a//b', 'a/./b', 'a\\b', 'a/b\u0000']) {
+      await expect(store.get(key)).rejects.toThrow(/unsafe blob key/);
+      await expect(store.delete([key])).rejects.toThrow(/unsafe blob key/);
+    }
+    await expect(store.put('../x', [Buffer.from('x')])).rejects.toThrow(/unsafe blob key/);
+  });
+
+  it('a put survives a concurrent delete emptying (and removing) its prefix directory', async () => {
+    const dir = path.join(root, 'objects', 'sessions', 'race');
+    const realRename = fs.rename.bind(fs);
+    let removedDir = false;
+    // Exactly between the put's mkdir and its rename, a delete removes the last object of
+    // the prefix and with it the directory.
+    vi.spyOn(fs, 'rename').mockImplementation(async (from, to) => {
+      if (!removedDir && String(to).startsWith(dir)) {
+        removedDir = true;
+        await fs.rmdir(dir);
+      }
+      return realRename(from, to);
+    });
+    const put = await store.put('sessions/race', [Buffer.from('survives')]);
+    expect(removedDir).toBe(true);
+    expect((await read(put.key)).toString()).toBe('survives');
+  });
+
+  describe('sweep', () => {
+    const host = OWNER_TAG.split('.')[0]!;
+
+    it('removes staging files and unreferenced objects of a dead writer, keeps everything else', async () => {
+      const dead = `${host}.${deadPid()}.deadbeef`;
+      const otherHost = `ffffffff.${deadPid()}.deadbeef`;
+      await fs.writeFile(path.join(root, 'tmp', `${dead}-0000000000000001`), 'half an upload');
+      await fs.writeFile(path.join(root, 'tmp', `${otherHost}-0000000000000002`), 'another host, maybe alive');
+      await fs.mkdir(path.join(root, 'objects', 'sessions', 'old'), { recursive: true });
+      await fs.writeFile(path.join(root, 'objects', 'sessions', 'old', `${dead}-0000000000000003`), 'never committed');
+      await fs.writeFile(path.join(root, 'objects', 'sessions', 'old', `${dead}-0000000000000004`), 'committed');
+      const mine = await store.put('sessions/new', [Buffer.from('live writer, not referenced yet')]);
+      const referenced = new Set([`sessions/old/${dead}-0000000000000004`]);
+
+      const { removed } = await store.sweep((key) => referenced.has(key));
+      expect(removed).toBe(2);
+      expect(await filesUnder(path.join(root, 'tmp'))).toStrictEqual([`${otherHost}-0000000000000002`]);
+      expect(await filesUnder(path.join(root, 'objects'))).toStrictEqual([path.join('sessions', 'new', mine.key.split('/').at(-1)!), path.join('sessions', 'old', `${dead}-0000000000000004`)].sort());
+    });
+
+    it('a previous run of this same pid (a restarted container, pid 1 again) counts as gone', async () => {
+      const previous = `${host}.${process.pid}.0badc0de`;
+      await fs.writeFile(path.join(root, 'tmp', `${previous}-0000000000000001`), 'x');
+      expect((await store.sweep(() => false)).removed).toBe(1);
+    });
+
+    it('leftovers of writers it cannot judge go after the grace period', async () => {
+      const foreign = path.join(root, 'tmp', 'ffffffff.1.cafe-0000000000000001');
+      await fs.writeFile(foreign, 'x');
+      expect((await store.sweep(() => false)).removed).toBe(0);
+      const old = new Date(Date.now() - 2 * 3600_000);
+      await fs.utimes(foreign, old, old);
+      expect((await store.sweep(() => false)).removed).toBe(1);
+    });
+  });
+});

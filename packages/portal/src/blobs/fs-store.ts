@@ -1,0 +1,141 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { BlobNotFoundError, type BlobStore, type PutResult } from './store.ts';
+import { OWNER_TAG, writerIsGone } from './owner.ts';
+
+const KEY_PATTERN = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_.-]+)*$/;
+/** Leftovers of writers we cannot prove dead (another host) are removed after this long. */
+const GRACE_MS = 60 * 60 * 1000;
+
+function assertKey(key: string): void {
+  if (!KEY_PATTERN.test(key) || key.split('/').some((s) => s === '.' || s === '..')) throw new Error(`unsafe blob key: ${key}`);
+}
+
+/**
+ * The default blob store: files under `<data dir>/blobs`. A write goes to
+ * `tmp/<owner>-<random>`, is fsynced, then renamed into `objects/<key>`, so an object
+ * path never holds a partial file.
+ */
+export class FsBlobStore implements BlobStore {
+  readonly #objects: string;
+  readonly #tmp: string;
+
+  constructor(root: string) {
+    this.#objects = path.join(root, 'objects');
+    this.#tmp = path.join(root, 'tmp');
+  }
+
+  async init(): Promise<void> {
+    await fs.mkdir(this.#objects, { recursive: true });
+    await fs.mkdir(this.#tmp, { recursive: true });
+  }
+
+  async put(prefix: string, source: Readable | AsyncIterable<Uint8Array> | Iterable<Uint8Array>): Promise<PutResult> {
+    const name = `${OWNER_TAG}-${randomBytes(8).toString('hex')}`;
+    const key = `${prefix}/${name}`;
+    assertKey(key);
+    const tmp = path.join(this.#tmp, name);
+    const hash = createHash('sha256');
+    let size = 0;
+    try {
+      const out = createWriteStream(tmp, { flags: 'wx', mode: 0o600 });
+      const hashed = async function* () {
+        for await (const chunk of source as AsyncIterable<Uint8Array>) {
+          hash.update(chunk);
+          size += chunk.length;
+          yield chunk;
+        }
+      };
+      await pipeline(hashed(), out);
+      const fh = await fs.open(tmp, 'r');
+      try {
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      const final = path.join(this.#objects, key);
+      await this.#moveIntoPlace(tmp, final);
+    } catch (err) {
+      await fs.rm(tmp, { force: true });
+      throw err;
+    }
+    return { key, size, sha256: hash.digest('hex') };
+  }
+
+  /**
+   * Rename the staged file into its object path and make the rename durable. `delete`
+   * removes a prefix directory once it is empty, which can happen between our mkdir and
+   * our rename: the rename then fails with ENOENT and is retried after a new mkdir.
+   */
+  async #moveIntoPlace(tmp: string, final: string): Promise<void> {
+    const dir = path.dirname(final);
+    for (let attempt = 1; ; attempt++) {
+      await fs.mkdir(dir, { recursive: true });
+      try {
+        await fs.rename(tmp, final);
+        break;
+      } catch (err) {
+        const tmpStillThere = await fs.stat(tmp).then(() => true, () => false);
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !tmpStillThere || attempt >= 10) throw err;
+      }
+    }
+    // The rename lives in the directory: fsync it, or a power cut may lose a committed object.
+    const dh = await fs.open(dir, 'r');
+    try {
+      await dh.sync();
+    } finally {
+      await dh.close();
+    }
+  }
+
+  async get(key: string): Promise<{ stream: Readable; size: number }> {
+    assertKey(key);
+    const file = path.join(this.#objects, key);
+    const fh = await fs.open(file, 'r').catch((err: NodeJS.ErrnoException) => {
+      throw err.code === 'ENOENT' ? new BlobNotFoundError(key) : err;
+    });
+    const { size } = await fh.stat();
+    return { stream: createReadStream('', { fd: fh }), size };
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    for (const key of keys) {
+      assertKey(key);
+      await fs.rm(path.join(this.#objects, key), { force: true });
+      // Drop the session's directory once it is empty; a concurrent writer recreates it.
+      await fs.rmdir(path.dirname(path.join(this.#objects, key))).catch(() => undefined);
+    }
+  }
+
+  async sweep(isReferenced: (key: string) => boolean): Promise<{ removed: number }> {
+    let removed = 0;
+    const now = Date.now();
+    const orphaned = async (file: string, name: string) => {
+      const tag = name.slice(0, name.lastIndexOf('-'));
+      if (writerIsGone(tag)) return true;
+      const stat = await fs.stat(file).catch(() => null);
+      return stat !== null && now - stat.mtimeMs > GRACE_MS;
+    };
+    for (const name of await fs.readdir(this.#tmp)) {
+      const file = path.join(this.#tmp, name);
+      if (await orphaned(file, name)) {
+        await fs.rm(file, { force: true, recursive: true });
+        removed++;
+      }
+    }
+    for (const entry of await fs.readdir(this.#objects, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile()) continue;
+      const file = path.join(entry.parentPath, entry.name);
+      const key = path.relative(this.#objects, file).split(path.sep).join('/');
+      if (!isReferenced(key) && (await orphaned(file, entry.name))) {
+        await this.delete([key]);
+        removed++;
+      }
+    }
+    return { removed };
+  }
+}

@@ -1,0 +1,161 @@
+import vm from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { bridgeInsertionIndex, bridgeScript, insertBridge, insertBridgeBytes, scriptJson } from './bridge.ts';
+
+const BRIDGE = '<script>/*bridge*/</script>';
+
+/** A report as the scanner writes it: the consultation block and a script template holding a closing body tag. */
+const REPORT = `<!DOCTYPE html>
+<html><head><title>Report</title></head>
+<body>
+<section id="consultation-section" class="consultation-section"><button id="scheduleBtn">Schedule</button></section>
+<script>var printable = "<html><body>" + document.body.innerHTML + "</body></html>";</script>
+</body>
+</html>
+`;
+
+describe('bridgeInsertionIndex', () => {
+  it('finds the last closing body tag, not one inside a script string', () => {
+    const last = REPORT.lastIndexOf('</body>');
+    expect(REPORT.indexOf('</body>')).toBeLessThan(last);
+    expect(bridgeInsertionIndex(REPORT)).toBe(last);
+  });
+
+  it('matches case-insensitively and with whitespace before >', () => {
+    expect(bridgeInsertionIndex('<body>a</BODY>')).toBe(7);
+    expect(bridgeInsertionIndex('<body>a</Body  \n>')).toBe(7);
+    expect(bridgeInsertionIndex('<body>"</body>" b</bOdY>tail')).toBe(17);
+  });
+
+  it('is the end of the document when there is no closing body tag', () => {
+    expect(bridgeInsertionIndex('<p>no body</p>')).toBe(14);
+    expect(bridgeInsertionIndex('')).toBe(0);
+    // `</bodyx>` and `<body>` are not closing body tags.
+    expect(bridgeInsertionIndex('<body></bodyx>')).toBe(14);
+  });
+});
+
+describe('insertBridge', () => {
+  it('puts the bridge right before the last </body> and keeps everything else', () => {
+    const out = insertBridge(REPORT, BRIDGE);
+    expect(out).toBe(REPORT.replace(/<\/body>\n<\/html>\n$/, `${BRIDGE}</body>\n</html>\n`));
+    // The report's own script string is untouched.
+    expect(out).toContain('"<html><body>" + document.body.innerHTML + "</body></html>"');
+    expect(out).toContain('<section id="consultation-section" class="consultation-section"><button id="scheduleBtn">Schedule</button></section>');
+    expect(out.lastIndexOf(BRIDGE)).toBe(out.lastIndexOf('</body>') - BRIDGE.length);
+    expect(out.split(BRIDGE)).toHaveLength(2);
+  });
+
+  it('appends when the report has no closing body tag', () => {
+    expect(insertBridge('<p>x</p>', BRIDGE)).toBe(`<p>x</p>${BRIDGE}`);
+  });
+
+  it('a first-match replace would be wrong: the difference on the sample report', () => {
+    const naive = REPORT.replace('</body>', `${BRIDGE}</body>`);
+    expect(insertBridge(REPORT, BRIDGE)).not.toBe(naive);
+  });
+});
+
+describe('insertBridgeBytes', () => {
+  it('equals insertBridge for UTF-8 reports with non-ASCII text', () => {
+    const report = `<body><p>Prüfbericht – 東京 ✓</p><script>"</body>"</script></body>`;
+    const out = insertBridgeBytes(Buffer.from(report, 'utf8'), '<script>/* é */</script>');
+    expect(out.toString('utf8')).toBe(insertBridge(report, '<script>/* é */</script>'));
+  });
+
+  it('passes bytes that are not valid UTF-8 through unchanged', () => {
+    const report = Buffer.concat([Buffer.from('<body>'), Buffer.from([0xff, 0xfe, 0x80]), Buffer.from('</body>')]);
+    const out = insertBridgeBytes(report, 'B');
+    expect([...out]).toEqual([...Buffer.from('<body>'), 0xff, 0xfe, 0x80, ...Buffer.from('B</body>')]);
+  });
+});
+
+describe('scriptJson', () => {
+  it('cannot close the script element or open a comment', () => {
+    const json = scriptJson({ client: '</script><script>alert(1)</script><!--', x: 'a\u2028b&' });
+    expect(json).not.toMatch(/[<>&\u2028\u2029]/);
+    expect(JSON.parse(json)).toEqual({ client: '</script><script>alert(1)</script><!--', x: 'a\u2028b&' });
+  });
+});
+
+describe('bridgeScript', () => {
+  const context = {
+    sessionId: '20250101_120000',
+    token: 'a'.repeat(64),
+    client: 'Acme </script> & Co',
+    target: '10.0.0.0/24',
+    uploadedAt: '2025-01-01T12:00:00.000Z',
+    files: ['session_results.json', 'report.html', 'exec_summary.html'],
+  };
+
+  it('is one script element whose data cannot break out of it', () => {
+    const script = bridgeScript(context);
+    expect(script.startsWith('<script data-svc-share-bridge="1">')).toBe(true);
+    expect(script.match(/<\/script/gi)).toHaveLength(1);
+    expect(script.trimEnd().endsWith('</script>')).toBe(true);
+    expect(script).not.toContain('</body');
+  });
+
+  it('is valid JavaScript that carries the share context', () => {
+    const script = bridgeScript(context);
+    const source = script.replace(/^<script[^>]*>/, '').replace(/<\/script>\s*$/, '');
+    expect(() => new vm.Script(source)).not.toThrow();
+    const share = JSON.parse(/var share = (.*);\n/.exec(source)![1]!);
+    expect(share).toEqual({
+      session_id: '20250101_120000',
+      token: 'a'.repeat(64),
+      client: 'Acme </script> & Co',
+      target: '10.0.0.0/24',
+      uploaded_at: '2025-01-01T12:00:00.000Z',
+      files: ['session_results.json', 'report.html', 'exec_summary.html'],
+    });
+  });
+
+  it('banner and schedule button work against a minimal DOM', () => {
+    const source = bridgeScript(context).replace(/^<script[^>]*>/, '').replace(/<\/script>\s*$/, '');
+    // A tiny stand-in for the browser DOM: enough to run the bridge and observe what it does.
+    type El = { id?: string; tag: string; attrs: Record<string, string>; children: El[]; style: Record<string, string>; textContent?: string; href?: string; target?: string; rel?: string; listeners: Record<string, ((e: unknown) => void)[]> };
+    const el = (tag: string, attrs: Record<string, string> = {}): El & Record<string, unknown> => {
+      const node: any = { tag, attrs, children: [], style: {}, listeners: {} };
+      node.setAttribute = (k: string, v: string) => (node.attrs[k] = v);
+      node.getAttribute = (k: string) => node.attrs[k] ?? null;
+      node.appendChild = (c: El) => node.children.push(c);
+      node.addEventListener = (t: string, f: (e: unknown) => void) => (node.listeners[t] ??= []).push(f);
+      node.closest = () => null;
+      node.querySelector = () => null;
+      return node;
+    };
+    const button = el('button', { id: 'scheduleBtn' });
+    const mailto = el('a', { href: 'mailto:consult@example.com' });
+    const section = el('section', { id: 'consultation-section' });
+    const body: any = el('body');
+    body.firstChild = section;
+    body.insertBefore = (n: El) => body.children.unshift(n);
+    section.querySelector = (sel: string) => (sel.includes('mailto') ? mailto : null);
+    const opened: unknown[] = [];
+    const posted: unknown[] = [];
+    const window: any = { open: (...a: unknown[]) => opened.push(a) };
+    window.parent = { postMessage: (m: unknown, o: string) => posted.push([m, o]) };
+    const document = {
+      readyState: 'complete',
+      body,
+      createElement: (tag: string) => el(tag),
+      getElementById: (id: string) => ({ scheduleBtn: button, 'consultation-section': section })[id] ?? null,
+      querySelector: () => null,
+    };
+    vm.runInNewContext(source, { window, document, encodeURIComponent, String });
+
+    const banner = body.children[0];
+    expect(banner.id).toBe('svc-share-banner');
+    expect(banner.children[0].textContent).toBe('Shared scan report · Acme </script> & Co · 10.0.0.0/24 · uploaded 2025-01-01');
+    expect(banner.children[1].href).toBe(`../api/download?session=20250101_120000&file=exec_summary.html&mode=view&token=${'a'.repeat(64)}`);
+    expect(banner.children[1].target).toBe('_blank');
+    expect(button.attrs['data-svc-bridge']).toBe('wired');
+
+    let prevented = false;
+    for (const f of button.listeners['click']!) f({ preventDefault: () => (prevented = true) });
+    expect(posted).toEqual([[{ type: 'svc-share:schedule-consultation', session_id: '20250101_120000' }, '*']]);
+    expect(opened).toEqual([['mailto:consult@example.com', '_blank', 'noopener']]);
+    expect(prevented).toBe(true);
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * The share page's bridge script and where it goes in a report (SPEC "Report white-label
+ * configuration"). Pure functions: no I/O.
+ *
+ * The bridge goes in front of the LAST closing body tag. A report carries that tag inside
+ * a script string too (its own templates), so a first-match replace would put our script
+ * inside the report's string literal. Matching is case-insensitive and allows whitespace
+ * before `>` (`</BODY >`); a report without a closing body tag gets the bridge appended.
+ * Nothing else of the report changes, so `#consultation-section`, `.consultation-section`
+ * and `#scheduleBtn` stay exactly as uploaded.
+ */
+
+const CLOSING_BODY = /<\/body\s*>/gi;
+
+/** Index in `html` where the bridge goes: the start of the last closing body tag, or the end. */
+export function bridgeInsertionIndex(html: string): number {
+  let index = -1;
+  for (const match of html.matchAll(CLOSING_BODY)) index = match.index;
+  return index === -1 ? html.length : index;
+}
+
+/** The report with `bridge` inserted at the last closing body tag (appended when there is none). */
+export function insertBridge(html: string, bridge: string): string {
+  const at = bridgeInsertionIndex(html);
+  return html.slice(0, at) + bridge + html.slice(at);
+}
+
+/**
+ * The same on the stored bytes. Reports are UTF-8 in practice, but decoding a stray
+ * invalid byte would replace it; latin1 maps each byte to one character, so the index
+ * found in it is a byte offset and the report's bytes pass through untouched.
+ */
+export function insertBridgeBytes(report: Buffer, bridge: string): Buffer {
+  const at = bridgeInsertionIndex(report.toString('latin1'));
+  return Buffer.concat([report.subarray(0, at), Buffer.from(bridge, 'utf8'), report.subarray(at)]);
+}
+
+export interface BridgeContext {
+  sessionId: string;
+  /** The share token of the page (the page's URL carries it already). */
+  token: string;
+  client: string | null;
+  target: string | null;
+  uploadedAt: string;
+  /** Stored file names of the session. */
+  files: readonly string[];
+}
+
+/** JSON safe inside a <script> element: no `</script>`, no `<!--`, no line separators. */
+export function scriptJson(value: unknown): string {
+  return JSON.stringify(value)
+    .replaceAll('<', '\\u003c')
+    .replaceAll('>', '\\u003e')
+    .replaceAll('&', '\\u0026')
+    .replaceAll('\u2028', '\\u2028')
+    .replaceAll('\u2029', '\\u2029');
+}
+
+/**
+ * The bridge script element. What it does, in the report's page:
+ *
+ * 1. Shows a small banner at the top of the body saying this is a shared report, for which
+ *    client and target and when it was uploaded, with a link to the executive summary when
+ *    the session has one (opened in a new tab through /api/download with the share token).
+ * 2. Wires the report's "schedule a consultation" button (`#scheduleBtn`): a click is
+ *    announced to an embedding page (`postMessage` of `{type: 'svc-share:schedule-consultation',
+ *    session_id}` to the parent frame) and opens the consultation contact in a new window:
+ *    the button's `data-href`/`href`, else the first https: or mailto: link inside
+ *    `#consultation-section`, else the report's first mailto: link (the footer address).
+ *
+ * It runs in the page's opaque origin (the sandbox CSP has no allow-same-origin), so it
+ * can reach neither the portal's cookies nor its storage, exactly like the report's own
+ * scripts. Values come in as escaped JSON and reach the DOM through textContent only.
+ */
+export function bridgeScript(context: BridgeContext): string {
+  const share = {
+    session_id: context.sessionId,
+    token: context.token,
+    client: context.client,
+    target: context.target,
+    uploaded_at: context.uploadedAt,
+    files: context.files,
+  };
+  return `<script data-svc-share-bridge="1">
+(function () {
+  'use strict';
+  var share = ${scriptJson(share)};
+  function viewUrl(file) {
+    return '../api/download?session=' + encodeURIComponent(share.session_id) + '&file=' + encodeURIComponent(file) + '&mode=view&token=' + encodeURIComponent(share.token);
+  }
+  function consultationHref(btn) {
+    var own = btn.getAttribute('data-href') || btn.getAttribute('href');
+    if (!own && btn.closest && btn.closest('a[href]')) own = btn.closest('a[href]').getAttribute('href');
+    if (own) return own;
+    var section = document.getElementById('consultation-section');
+    var link = section && section.querySelector('a[href^="https:"], a[href^="mailto:"]');
+    if (!link) link = document.querySelector('a[href^="mailto:"]');
+    return link ? link.getAttribute('href') : null;
+  }
+  function banner() {
+    var bar = document.createElement('div');
+    bar.id = 'svc-share-banner';
+    bar.setAttribute('role', 'note');
+    bar.style.cssText = 'font:13px/1.4 system-ui,sans-serif;background:#1a1a2e;color:#fff;padding:6px 12px;display:flex;gap:12px;flex-wrap:wrap;align-items:center';
+    var parts = ['Shared scan report'];
+    if (share.client) parts.push(share.client);
+    if (share.target) parts.push(share.target);
+    parts.push('uploaded ' + String(share.uploaded_at).slice(0, 10));
+    var text = document.createElement('span');
+    text.textContent = parts.join(' \\u00b7 ');
+    bar.appendChild(text);
+    if (share.files.indexOf('exec_summary.html') !== -1) {
+      var a = document.createElement('a');
+      a.href = viewUrl('exec_summary.html');
+      a.target = '_blank';
+      a.rel = 'noopener noreferrer';
+      a.style.color = '#fff';
+      a.textContent = 'Executive summary';
+      bar.appendChild(a);
+    }
+    document.body.insertBefore(bar, document.body.firstChild);
+  }
+  function wireSchedule() {
+    var btn = document.getElementById('scheduleBtn');
+    if (!btn) return;
+    btn.setAttribute('data-svc-bridge', 'wired');
+    btn.addEventListener('click', function (event) {
+      var message = { type: 'svc-share:schedule-consultation', session_id: share.session_id };
+      if (window.parent !== window) {
+        try { window.parent.postMessage(message, '*'); } catch (e) { /* no parent to tell */ }
+      }
+      var href = consultationHref(btn);
+      if (href && /^(https:|mailto:)/i.test(href)) {
+        event.preventDefault();
+        window.open(href, '_blank', 'noopener');
+      }
+    });
+  }
+  function start() {
+    banner();
+    wireSchedule();
+  }
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+})();
+</script>
+`;
+}

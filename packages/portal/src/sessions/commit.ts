@@ -1,0 +1,133 @@
+import { sql } from 'kysely';
+import type { SessionFileName, SessionMetadata } from '@svc/protocol';
+import { recordAuditEvent } from '../audit/record.ts';
+import { actorOf, type LegacyPrincipal, type LicensePrincipal } from '../auth/principal.ts';
+import type { AppContext } from '../context.ts';
+import type { StoredObject } from '../db/schema.ts';
+import { forbidden } from '../errors.ts';
+import { newShareToken, shareUrl } from './share.ts';
+
+export interface CommitInput {
+  principal: LicensePrincipal | LegacyPrincipal;
+  metadata: SessionMetadata;
+  /** Every stored file of the new upload, already durable in the blob store. */
+  files: Partial<Record<SessionFileName, StoredObject>>;
+}
+
+export interface CommitResult {
+  sessionId: string;
+  shareToken: string;
+  replaced: boolean;
+}
+
+export const sessionLimitMessage = (max: number) => `Session limit reached (${max})`;
+
+/**
+ * Make an upload visible: one transaction writes the session row, its share token and the
+ * `scan_completed` audit event. Until it commits the stored files are unreferenced
+ * orphans (removed by the sweep); after it, the session is complete. A re-upload of an
+ * existing session id replaces it within the same client (keeping its share token,
+ * review status, history and notes); another client's session id is refused with 403.
+ */
+export async function commitSession(ctx: AppContext, input: CommitInput): Promise<CommitResult> {
+  const { principal, metadata } = input;
+  const now = ctx.now();
+  const expiresAt = new Date(now.getTime() + ctx.config.sessionRetentionDays * 86_400_000);
+  const licenseId = principal.kind === 'license' ? principal.license.id : null;
+
+  const { result, oldKeys, event } = await ctx.db.transaction().execute(async (trx) => {
+    if (principal.kind === 'license') {
+      // Serialises uploads of one key so two concurrent uploads cannot both take the last slot.
+      await trx.selectFrom('licenses').select('id').where('id', '=', principal.license.id).forUpdate().executeTakeFirst();
+    }
+    // Serialises uploads of one session id whatever the credential: FOR UPDATE below locks
+    // nothing while the row does not exist yet, so two first uploads of the same id (legacy
+    // key, or keys of two clients) would both insert and one would fail with a 500.
+    await sql`SELECT pg_advisory_xact_lock(hashtext(${metadata.session_id}))`.execute(trx);
+    const existing = await trx.selectFrom('sessions').selectAll().where('session_id', '=', metadata.session_id).forUpdate().executeTakeFirst();
+    // A re-upload replaces a session within its client; it never moves a session to another
+    // client (the legacy key included, whose client_id comes from the file).
+    if (existing && existing.client_id !== metadata.client_id) throw forbidden('Session belongs to another client');
+
+    if (!existing && principal.kind === 'license' && principal.license.max_sessions !== null) {
+      const { n } = await trx.selectFrom('sessions').select((eb) => eb.fn.countAll<string>().as('n')).where('license_id', '=', principal.license.id).executeTakeFirstOrThrow();
+      if (Number(n) >= principal.license.max_sessions) throw forbidden(sessionLimitMessage(principal.license.max_sessions));
+    }
+
+    const files = JSON.stringify(input.files);
+    let shareToken: string;
+    if (existing) {
+      await trx
+        .updateTable('sessions')
+        .set({
+          client_id: metadata.client_id,
+          client: metadata.client,
+          target: metadata.target,
+          risk_score: metadata.risk_score,
+          risk_grade: metadata.risk_grade,
+          metadata: JSON.stringify(metadata),
+          files,
+          // The session keeps counting against the key that first uploaded it.
+          version: existing.version + 1,
+          uploaded_at: now,
+          updated_at: now,
+          expires_at: expiresAt,
+          expiry_notified_at: null,
+        })
+        .where('session_id', '=', metadata.session_id)
+        .execute();
+      const token = await trx.selectFrom('share_tokens').select('token').where('session_id', '=', metadata.session_id).executeTakeFirstOrThrow();
+      shareToken = token.token;
+    } else {
+      await trx
+        .insertInto('sessions')
+        .values({
+          session_id: metadata.session_id,
+          client_id: metadata.client_id,
+          client: metadata.client,
+          target: metadata.target,
+          risk_score: metadata.risk_score,
+          risk_grade: metadata.risk_grade,
+          metadata: JSON.stringify(metadata),
+          files,
+          license_id: licenseId,
+          uploaded_at: now,
+          updated_at: now,
+          expires_at: expiresAt,
+          expiry_notified_at: null,
+        })
+        .execute();
+      shareToken = newShareToken();
+      await trx.insertInto('share_tokens').values({ token: shareToken, session_id: metadata.session_id }).execute();
+    }
+
+    const event = await recordAuditEvent(trx, {
+      event_type: 'scan_completed',
+      actor: actorOf(principal),
+      session_id: metadata.session_id,
+      client_id: metadata.client_id,
+      data: {
+        session_id: metadata.session_id,
+        client: metadata.client,
+        client_id: metadata.client_id,
+        target: metadata.target,
+        risk_score: metadata.risk_score,
+        risk_grade: metadata.risk_grade,
+        total_findings: metadata.total_findings,
+        total_hosts: metadata.total_hosts,
+        severity_summary: metadata.severity_summary,
+        share_url: shareUrl(ctx.config.baseUrl, shareToken),
+        uploaded_at: now.toISOString(),
+        tool_version: metadata.tool_version,
+        replaced: existing !== undefined,
+      },
+    });
+    const oldKeys = existing ? Object.values(existing.files).map((f) => f.key) : [];
+    return { result: { sessionId: metadata.session_id, shareToken, replaced: existing !== undefined }, oldKeys, event };
+  });
+
+  // The replaced version's files are unreferenced now; a failure here leaves orphans for the sweep.
+  await ctx.blobs.delete(oldKeys).catch((err: unknown) => ctx.logger.warn({ err }, 'could not delete replaced session files'));
+  ctx.events.publish(event);
+  return result;
+}

@@ -1,0 +1,42 @@
+import { recordAuditEvent } from '../audit/record.ts';
+import type { AppContext } from '../context.ts';
+import type { SessionRow } from './present.ts';
+
+export interface DeleteOptions {
+  /**
+   * Delete only while the session is still expired at this instant (the retention sweep).
+   * Checked by the DELETE itself, so a re-upload that renewed the session after the sweep
+   * picked it is never deleted.
+   */
+  expiredAt?: Date;
+}
+
+/**
+ * Delete a session completely. The rows go first, in one transaction with the audit
+ * event, so the session disappears at once; then its files; then the `session_deleted`
+ * event is published, after the files are gone (SPEC). A crash between the two steps
+ * leaves only unreferenced files, which the start-up sweep removes.
+ */
+export async function deleteSession(ctx: AppContext, sessionId: string, actor: string, opts: DeleteOptions = {}): Promise<boolean> {
+  const now = ctx.now();
+  const outcome = await ctx.db.transaction().execute(async (trx) => {
+    let q = trx.deleteFrom('sessions').where('session_id', '=', sessionId);
+    if (opts.expiredAt !== undefined) q = q.where('expires_at', '<=', opts.expiredAt);
+    const row = await q.returningAll().executeTakeFirst();
+    if (!row) return null;
+    const event = await recordAuditEvent(trx, {
+      event_type: 'session_deleted',
+      actor,
+      session_id: sessionId,
+      client_id: row.client_id,
+      data: { session_id: sessionId, client: row.client, client_id: row.client_id, deleted_by: actor, deleted_at: now.toISOString() },
+    });
+    return { row: row as SessionRow, event };
+  });
+  if (outcome === null) return false;
+  // The rows are gone for good: a file that cannot be removed now is an orphan for the
+  // start-up sweep, not a reason to report the (committed) delete as failed.
+  await ctx.blobs.delete(Object.values(outcome.row.files).map((f) => f.key)).catch((err: unknown) => ctx.logger.warn({ err, session_id: sessionId }, 'could not delete the files of a deleted session'));
+  ctx.events.publish(outcome.event);
+  return true;
+}

@@ -1,0 +1,69 @@
+import { sql } from 'kysely';
+import { SESSION_ID_PATTERN, type SessionStatus, type SessionView } from '@svc/protocol';
+import type { AppContext } from '../context.ts';
+import { badRequest } from '../errors.ts';
+import { storable } from './derive.ts';
+import { presentSession } from './present.ts';
+
+export interface ListFilter {
+  /** null: every client (admins). */
+  clientIds: string[] | null;
+  clientId?: string;
+  status?: SessionStatus;
+  target?: string;
+  limit: number;
+  cursor?: string;
+}
+
+/** Keyset cursor over (uploaded_at, session_id), newest first. Opaque to clients. */
+function encodeCursor(uploadedAt: Date, sessionId: string): string {
+  return Buffer.from(JSON.stringify([uploadedAt.toISOString(), sessionId])).toString('base64url');
+}
+
+const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
+/** 9999-12-31T23:59:59.999Z: later (or negative) years are outside what we ever write, and PostgreSQL refuses some of them. */
+const MAX_TIME = 253_402_300_799_999;
+
+function decodeCursor(cursor: string): [Date, string] {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    const date = new Date(String(at));
+    const t = date.getTime();
+    // Only what encodeCursor produces: a real instant and a valid session id (no NUL or
+    // other text that would reach PostgreSQL and fail there with a 500).
+    if (typeof id !== 'string' || !SESSION_ID.test(id) || Number.isNaN(t) || t < 0 || t > MAX_TIME) throw new Error('bad cursor');
+    return [date, id];
+  } catch {
+    throw badRequest('Invalid cursor');
+  }
+}
+
+export async function listSessions(ctx: AppContext, f: ListFilter): Promise<{ sessions: SessionView[]; next_cursor: string | null }> {
+  let q = ctx.db
+    .selectFrom('sessions')
+    .innerJoin('share_tokens', 'share_tokens.session_id', 'sessions.session_id')
+    .selectAll('sessions')
+    .select('share_tokens.token');
+  if (f.clientIds !== null) {
+    if (f.clientIds.length === 0) return { sessions: [], next_cursor: null };
+    q = q.where('sessions.client_id', 'in', f.clientIds);
+  }
+  if (f.clientId !== undefined) q = q.where('sessions.client_id', '=', f.clientId);
+  if (f.status !== undefined) q = q.where('sessions.status', '=', f.status);
+  if (f.target !== undefined) {
+    // No stored target holds what PostgreSQL cannot store; asking it would be a 500.
+    if (!storable(f.target)) return { sessions: [], next_cursor: null };
+    q = q.where('sessions.target', '=', f.target);
+  }
+  if (f.cursor !== undefined) {
+    const [at, id] = decodeCursor(f.cursor);
+    q = q.where(sql<boolean>`(sessions.uploaded_at, sessions.session_id) < (${at}, ${id})`);
+  }
+  const rows = await q.orderBy('sessions.uploaded_at', 'desc').orderBy('sessions.session_id', 'desc').limit(f.limit + 1).execute();
+  const page = rows.slice(0, f.limit);
+  const last = page.at(-1);
+  return {
+    sessions: page.map((r) => presentSession(r, r.token, ctx.config.baseUrl)),
+    next_cursor: rows.length > f.limit && last ? encodeCursor(last.uploaded_at, last.session_id) : null,
+  };
+}

@@ -1,0 +1,64 @@
+import { sql } from 'kysely';
+import type { AppContext } from '../context.ts';
+import { deleteSession } from './delete.ts';
+
+export const EXPIRY_NOTICE_DAYS = 7;
+const BATCH = 500;
+
+/**
+ * D6: sessions past `expires_at` are removed completely (files and rows) and audited as
+ * deleted by `retention`. Runs at start and then hourly; batches keep each pass bounded.
+ */
+export async function sweepExpiredSessions(ctx: AppContext): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const now = ctx.now();
+    const due = await ctx.db.selectFrom('sessions').select('session_id').where('expires_at', '<=', now).orderBy('expires_at').limit(BATCH).execute();
+    // expiredAt: a session renewed by a re-upload since it was selected is kept.
+    for (const { session_id } of due) if (await deleteSession(ctx, session_id, 'retention', { expiredAt: now })) removed++;
+    if (due.length < BATCH) return removed;
+  }
+}
+
+/**
+ * `report_expiring` fires once per session, lazily from listing, when the session is
+ * inside the last 7 days before expiry. Marking and selecting is one UPDATE, so two
+ * replicas listing at once cannot both notify.
+ */
+export async function notifyExpiringSessions(ctx: AppContext): Promise<number> {
+  const now = ctx.now();
+  const rows = await ctx.db
+    .updateTable('sessions')
+    .set({ expiry_notified_at: now })
+    .where('session_id', 'in', (eb) =>
+      eb
+        .selectFrom('sessions')
+        .select('session_id')
+        .where('expiry_notified_at', 'is', null)
+        .where('expires_at', '>', now)
+        .where('expires_at', '<=', sql<Date>`${now}::timestamptz + make_interval(days => ${EXPIRY_NOTICE_DAYS})`)
+        .limit(BATCH),
+    )
+    .where('expiry_notified_at', 'is', null)
+    .returning(['session_id', 'client', 'client_id', 'target', 'uploaded_at', 'expires_at'])
+    .execute();
+  for (const r of rows) {
+    ctx.events.publish({
+      event_type: 'report_expiring',
+      actor: 'system',
+      session_id: r.session_id,
+      client_id: r.client_id,
+      created_at: now.toISOString(),
+      data: {
+        session_id: r.session_id,
+        client: r.client,
+        client_id: r.client_id,
+        target: r.target,
+        uploaded_at: r.uploaded_at.toISOString(),
+        expires_at: r.expires_at.toISOString(),
+        days_remaining: Math.max(0, Math.ceil((r.expires_at.getTime() - now.getTime()) / 86_400_000)),
+      },
+    });
+  }
+  return rows.length;
+}

@@ -1,0 +1,84 @@
+import pg from 'pg';
+import pino from 'pino';
+import { afterAll, describe, expect, it } from 'vitest';
+import { migrateToLatest } from '../src/db/migrate.ts';
+import { migrations } from '../src/db/migrations/index.ts';
+import { openDatabase, type DatabaseHandle } from '../src/db/pool.ts';
+import { http } from './helpers/http.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestDatabase, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
+
+/** Kysely's migrator on a real PostgreSQL: applied once, skipped after, safe for replicas starting together. */
+
+const ALL = Object.keys(migrations);
+
+async function query<T extends pg.QueryResultRow>(url: string, text: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<T>(text)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+const appliedNames = async (url: string) => (await query<{ name: string }>(url, 'SELECT name FROM schema_migrations ORDER BY name')).map((r) => r.name);
+
+describe('migrations', () => {
+  const handles: DatabaseHandle[] = [];
+  const portals: TestPortal[] = [];
+  afterAll(async () => {
+    await Promise.all(portals.map((p) => p.close()));
+    await Promise.all(handles.map((h) => h.close()));
+  });
+
+  it('are listed in order, with names that sort the way they run', () => {
+    expect(ALL[0]).toBe('0001_foundation');
+    expect([...ALL].sort()).toEqual(ALL);
+    for (const name of ALL) expect(name).toMatch(/^\d{4}_[a-z0-9_]+$/);
+  });
+
+  it('migrating a fresh database twice applies each migration once', async () => {
+    const url = await createTestDatabase();
+    const handle = openDatabase(url, { max: 2, logger: pino({ level: 'silent' }) });
+    handles.push(handle);
+
+    expect(await migrateToLatest(handle.db)).toEqual(ALL);
+    expect(await migrateToLatest(handle.db)).toEqual([]);
+    expect(await appliedNames(url)).toEqual([...ALL].sort());
+
+    // A second process (another pool) sees nothing left to do either.
+    const other = openDatabase(url, { max: 2, logger: pino({ level: 'silent' }) });
+    handles.push(other);
+    expect(await migrateToLatest(other.db)).toEqual([]);
+    expect(await appliedNames(url)).toEqual([...ALL].sort());
+    // The tables of the first migration exist (the migration ran, not only its bookkeeping).
+    const tables = (await query<{ table_name: string }>(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name")).map((r) => r.table_name);
+    expect(tables).toEqual(expect.arrayContaining(['audit_events', 'identity_signing_keys', 'licenses', 'refresh_tokens', 'schema_migrations', 'schema_migrations_lock', 'users']));
+  });
+
+  it('concurrent migrators on one fresh database: each migration is applied by exactly one of them', async () => {
+    const url = await createTestDatabase();
+    const runners = Array.from({ length: 4 }, () => openDatabase(url, { max: 2, logger: pino({ level: 'silent' }) }));
+    handles.push(...runners);
+    const results = await Promise.all(runners.map((h) => migrateToLatest(h.db)));
+    expect(results.flat().sort()).toEqual([...ALL].sort());
+    expect(await appliedNames(url)).toEqual([...ALL].sort());
+  });
+
+  it('two portals started together on one fresh database both come up and share one schema, key and admin', async () => {
+    const url = await createTestDatabase();
+    const [a, b] = await Promise.all([startTestPortal({ databaseUrl: url }), startTestPortal({ databaseUrl: url })]);
+    portals.push(a, b);
+
+    expect(await appliedNames(url)).toEqual([...ALL].sort());
+    expect(await query(url, 'SELECT email FROM users')).toEqual([{ email: ADMIN_EMAIL }]);
+    expect(await query(url, 'SELECT count(*)::int AS n FROM identity_signing_keys')).toEqual([{ n: 1 }]);
+
+    // Both serve, and a token from one is accepted by the other (the same signing key).
+    for (const p of [a, b]) expect((await http(p.url, 'GET', '/api/health')).status).toBe(200);
+    const token = await login(a.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+    const res = await http(b.url, 'GET', '/api/licenses', { headers: { 'x-identity-token': token } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ licenses: [] });
+  });
+});

@@ -1,0 +1,214 @@
+import fs from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bridgeScript, insertBridge } from '../src/sessions/bridge.ts';
+import { createLicense, FakeClock, type LicenseFixture } from './helpers/factories.ts';
+import { http, withKey } from './helpers/http.ts';
+import { startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { newSessionId, postUpload, sessionParts, type SessionFiles } from './helpers/upload.ts';
+
+/** GET /api/share and the share page /share/ (SPEC share URL and bridge paragraph, DESIGN D8, section 5). */
+
+const HTML_CSP =
+  "sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox allow-forms; default-src 'none'; img-src data: https:; style-src 'unsafe-inline' https:; script-src 'unsafe-inline'; font-src data: https:";
+
+/** The scanner's report shape: consultation block, and a script string holding a closing body tag. */
+const REPORT = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Security report</title></head>
+<body>
+<h1>Findings</h1>
+<section id="consultation-section" class="consultation-section">
+  <p>Talk to us: <a href="mailto:consult@example.com">consult@example.com</a></p>
+  <button id="scheduleBtn" type="button">Schedule a consultation</button>
+</section>
+<script>
+  function printView() { return "<html><body>" + document.querySelector("h1").outerHTML + "</body></html>"; }
+</script>
+</BODY>
+</html>
+`;
+const EXEC = '<!doctype html><html><body><h1>Executive summary</h1></body></html>';
+
+function sessionJson(sessionId: string, opts: { client: string; target: string; risk?: number; grade?: string }) {
+  return {
+    metadata: { session_id: sessionId, client: opts.client, target: opts.target },
+    summary: { risk_score: opts.risk ?? 57.5, risk_grade: opts.grade ?? 'C', total_findings: 12, total_hosts: 4, severity_counts: { critical: 1, high: 2, medium: 3, low: 4, info: 2 } },
+  };
+}
+
+describe('share', () => {
+  const clock = new FakeClock();
+  let portal: TestPortal;
+  let key: LicenseFixture;
+  const withReport = newSessionId();
+  const noReport = newSessionId();
+  const noBodyTag = newSessionId();
+  const tokens: Record<string, string> = {};
+  const uploadedAt: Record<string, string> = {};
+
+  async function upload(sessionId: string, doc: object, files: SessionFiles = {}) {
+    clock.advance(60_000);
+    uploadedAt[sessionId] = clock.now().toISOString();
+    const res = await postUpload(portal.url, key.key, sessionParts(doc, files));
+    if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
+    tokens[sessionId] = res.body.share_token;
+  }
+
+  beforeAll(async () => {
+    portal = await startTestPortal({ now: clock.now });
+    key = await createLicense(portal, { tier: 'business' });
+    await upload(withReport, sessionJson(withReport, { client: 'Acme Corp', target: '10.0.0.0/24' }), { report: REPORT, exec: EXEC, log: 'log\n' });
+    await upload(noReport, sessionJson(noReport, { client: 'Bob <b>&</b> Sons', target: 'example.org' }));
+    await upload(noBodyTag, sessionJson(noBodyTag, { client: 'Nobody', target: 'host' }), { report: '<h1>fragment report</h1><button id="scheduleBtn">x</button>' });
+  });
+  afterAll(async () => {
+    await portal?.close();
+    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
+  });
+
+  describe('GET /api/share', () => {
+    it("answers the session's summary, and nothing that is not the token holder's business", async () => {
+      const res = await http(portal.url, 'GET', `/api/share?token=${tokens[withReport]}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('cache-control')).toBe('private, no-store');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(res.body).toEqual({
+        session_id: withReport,
+        client: 'Acme Corp',
+        target: '10.0.0.0/24',
+        risk_score: 57.5,
+        risk_grade: 'C',
+        total_findings: 12,
+        total_hosts: 4,
+        severity_summary: { critical: 1, high: 2, medium: 3, low: 4, info: 2 },
+        uploaded_at: uploadedAt[withReport],
+        expires_at: new Date(Date.parse(uploadedAt[withReport]!) + 90 * 86_400_000).toISOString(),
+        has_exec_summary: true,
+        files: ['session_results.json', 'pipeline.log', 'report.html', 'exec_summary.html'],
+      });
+      expect(res.text).not.toContain(key.record.client_id);
+    });
+
+    it('a session without extra files', async () => {
+      const res = await http(portal.url, 'GET', `/api/share?token=${tokens[noReport]}`);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ session_id: noReport, client: 'Bob <b>&</b> Sons', has_exec_summary: false, files: ['session_results.json'] });
+    });
+
+    it('the token is read case-insensitively', async () => {
+      const res = await http(portal.url, 'GET', `/api/share?token=${tokens[noReport]!.toUpperCase()}`);
+      expect(res.status).toBe(200);
+      expect(res.body.session_id).toBe(noReport);
+    });
+
+    it('missing or malformed token: 400; unknown token: 404', async () => {
+      const cases: [string, number, string][] = [
+        ['', 400, 'Missing token parameter'],
+        ['?token=', 400, 'Missing token parameter'],
+        ['?token=abc', 400, 'Invalid token parameter: must be 64 hex characters'],
+        [`?token=${'g'.repeat(64)}`, 400, 'Invalid token parameter: must be 64 hex characters'],
+        [`?token=${tokens[withReport]}0`, 400, 'Invalid token parameter: must be 64 hex characters'],
+        [`?token=${'0'.repeat(64)}`, 404, 'Share link not found'],
+      ];
+      for (const [query, status, error] of cases) {
+        const res = await http(portal.url, 'GET', `/api/share${query}`);
+        expect(res.status, query).toBe(status);
+        expect(res.body, query).toEqual({ error });
+      }
+    });
+  });
+
+  describe('the share page /share/', () => {
+    const page = (query: string) => http(portal.url, 'GET', `/share/${query}`);
+
+    function expectPageHeaders(res: { headers: Headers }) {
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(res.headers.get('content-security-policy')).toBe(HTML_CSP);
+      expect(res.headers.get('content-security-policy')).not.toContain('allow-same-origin');
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('cache-control')).toBe('private, no-store');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    }
+
+    it('shows the report with the bridge at the LAST closing body tag (the report has one in a script string)', async () => {
+      const res = await page(`?token=${tokens[withReport]}`);
+      expect(res.status).toBe(200);
+      expectPageHeaders(res);
+      const bridge = bridgeScript({
+        sessionId: withReport,
+        token: tokens[withReport]!,
+        client: 'Acme Corp',
+        target: '10.0.0.0/24',
+        uploadedAt: uploadedAt[withReport]!,
+        files: ['session_results.json', 'pipeline.log', 'report.html', 'exec_summary.html'],
+      });
+      expect(res.text).toBe(insertBridge(REPORT, bridge));
+      expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(res.text)));
+      // Spelled out: the bridge sits right before `</BODY>`, after the report's own script ...
+      const at = res.text.indexOf('<script data-svc-share-bridge="1">');
+      expect(at).toBeGreaterThan(res.text.indexOf('</body></html>"; }'));
+      expect(res.text.slice(at + bridge.length)).toBe('</BODY>\n</html>\n');
+      // ... the script string is intact, and so is the consultation block.
+      expect(res.text).toContain('return "<html><body>" + document.querySelector("h1").outerHTML + "</body></html>"; }');
+      expect(res.text).toContain('<section id="consultation-section" class="consultation-section">');
+      expect(res.text).toContain('<button id="scheduleBtn" type="button">Schedule a consultation</button>');
+      expect(res.text.split('data-svc-share-bridge')).toHaveLength(2);
+    });
+
+    it('appends the bridge to a report without a closing body tag', async () => {
+      const res = await page(`?token=${tokens[noBodyTag]}`);
+      expect(res.status).toBe(200);
+      expectPageHeaders(res);
+      expect(res.text.startsWith('<h1>fragment report</h1><button id="scheduleBtn">x</button><script data-svc-share-bridge="1">')).toBe(true);
+      expect(res.text.trimEnd().endsWith('</script>')).toBe(true);
+    });
+
+    it('a session without report.html: a summary page, escaped, linking the files through the token', async () => {
+      const res = await page(`?token=${tokens[noReport]}`);
+      expect(res.status).toBe(200);
+      expectPageHeaders(res);
+      expect(res.text).toContain('<h1>Shared scan report</h1>');
+      expect(res.text).toContain('<tr><th>Client</th><td>Bob &lt;b&gt;&amp;&lt;/b&gt; Sons</td></tr>');
+      expect(res.text).toContain('<tr><th>Risk score</th><td>57.5</td></tr>');
+      expect(res.text).toContain(`<a href="../api/download?session=${noReport}&amp;file=session_results.json&amp;mode=view&amp;token=${tokens[noReport]}" target="_blank" rel="noopener noreferrer">session_results.json</a>`);
+      expect(res.text).not.toContain('<b>&</b>');
+      expect(res.text).not.toContain('<script');
+    });
+
+    it('unknown token: 404 page; malformed or missing: 400 page; same headers', async () => {
+      const unknown = await page(`?token=${'0'.repeat(64)}`);
+      expect(unknown.status).toBe(404);
+      expectPageHeaders(unknown);
+      expect(unknown.text).toContain('<h1>Share link not found</h1>');
+      for (const q of ['', '?token=nothex', `?token=${'a'.repeat(63)}`]) {
+        const res = await page(q);
+        expect(res.status, q).toBe(400);
+        expectPageHeaders(res);
+        expect(res.text).toContain('<h1>Invalid share link</h1>');
+      }
+    });
+
+    it('/share redirects to /share/ with the query', async () => {
+      const res = await fetch(`${portal.url}/share?token=${tokens[withReport]}`, { redirect: 'manual' });
+      expect(res.status).toBe(301);
+      expect(res.headers.get('location')).toBe(`share/?token=${tokens[withReport]}`);
+    });
+
+    it('the share URL of the upload answer is this page', async () => {
+      const sessionId = newSessionId();
+      const res = await postUpload(portal.url, key.key, sessionParts(sessionJson(sessionId, { client: 'X', target: 'y' })));
+      expect(res.body.share_url).toBe(`http://portal.test/share/?token=${res.body.share_token}`);
+      const shown = await http(portal.url, 'GET', new URL(res.body.share_url).pathname + new URL(res.body.share_url).search);
+      expect(shown.status).toBe(200);
+    });
+
+    it('a deleted session is gone from the share page and the share API', async () => {
+      const sessionId = newSessionId();
+      await upload(sessionId, sessionJson(sessionId, { client: 'Gone', target: 'z' }), { report: REPORT });
+      expect((await page(`?token=${tokens[sessionId]}`)).status).toBe(200);
+      const del = await http(portal.url, 'DELETE', `/api/sessions?session=${sessionId}`, { headers: withKey(key.key) });
+      expect(del.status).toBe(200);
+      expect((await page(`?token=${tokens[sessionId]}`)).status).toBe(404);
+      expect((await http(portal.url, 'GET', `/api/share?token=${tokens[sessionId]}`)).status).toBe(404);
+    });
+  });
+});

@@ -1,0 +1,213 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { IsoDateTime } from './common.ts';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+/** Agent ids: `svcd_<8 hex>` by default, overridable (SVC_AGENT_ID); kept to a safe alphabet. */
+export const AGENT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$';
+export const AgentId = Type.String({ pattern: AGENT_ID_PATTERN, maxLength: 128 });
+export const GROUP_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$';
+export const GroupName = Type.String({ pattern: GROUP_NAME_PATTERN, maxLength: 64 });
+
+/** SPEC: validated in this order; the first missing, null or empty one is named in the 400. */
+export const HEARTBEAT_REQUIRED_FIELDS = ['agent_id', 'version', 'timestamp', 'status', 'uptime_seconds'] as const;
+export const MAX_COMMANDS_PER_HEARTBEAT = 20;
+export const MAX_COMMANDS_PER_POLL = 50;
+export const STALE_THRESHOLD_SECONDS = 600;
+/** Captured output cap per stream (SPEC: 10 KB each). */
+export const MAX_OUTPUT_BYTES = 10 * 1024;
+
+export const ScheduleState = Type.Object(
+  {
+    config: Type.Optional(Type.String()),
+    schedule_id: Type.Optional(Type.String()),
+    last_run: Type.Optional(Nullable(Type.String())),
+    last_status: Type.Optional(Type.String()),
+    next_run: Type.Optional(Type.String()),
+    retry_count: Type.Optional(Type.Number()),
+  },
+  { additionalProperties: true },
+);
+
+/** POST /api/health body. Required fields are checked by hand to give SPEC's exact message. */
+export const HeartbeatBody = Type.Object(
+  {
+    agent_id: Type.Optional(Type.Unknown()),
+    version: Type.Optional(Type.Unknown()),
+    timestamp: Type.Optional(Type.Unknown()),
+    status: Type.Optional(Type.Unknown()),
+    uptime_seconds: Type.Optional(Type.Unknown()),
+    client_id: Type.Optional(Type.Unknown()),
+    schedules: Type.Optional(Type.Unknown()),
+    system_info: Type.Optional(Type.Unknown()),
+  },
+  { additionalProperties: true },
+);
+export type HeartbeatBody = Static<typeof HeartbeatBody>;
+
+export const COMMAND_TYPES = ['run_scan', 'update_schedule', 'push_config', 'push_session', 'restart', 'shutdown', 'update', 'set_log_level'] as const;
+export type CommandType = (typeof COMMAND_TYPES)[number];
+export const COMMAND_STATUSES = ['pending', 'sent', 'acked', 'completed', 'failed'] as const;
+export type CommandStatus = (typeof COMMAND_STATUSES)[number];
+export const REPORTABLE_STATUSES = ['acked', 'completed', 'failed'] as const;
+
+/** SPEC: the only keys push_config may change remotely. */
+export const REMOTE_CONFIG_ALLOWLIST = [
+  'DAEMON_POLL_INTERVAL',
+  'DAEMON_HEARTBEAT_INTERVAL',
+  'DAEMON_SCAN_RETRY_MAX',
+  'DAEMON_SCAN_RETRY_BACKOFF',
+  'DAEMON_LOG_LEVEL',
+  'ALERT_ENABLED',
+  'ALERT_RISK_THRESHOLD',
+  'ALERT_ON_NEW_CRITICAL',
+] as const;
+export const AGENT_LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const;
+export const SCHEDULE_ACTIONS = ['update', 'create', 'delete'] as const;
+export const CONFIG_KEY_NOT_ALLOWED = 'Config key not in remote-update allowlist';
+
+/** A command as the agent receives it (heartbeat answer and poll). */
+export const DeliveredCommand = Type.Object({
+  id: Type.Integer(),
+  command_type: Type.Union(COMMAND_TYPES.map((t) => Type.Literal(t))),
+  payload: Type.Record(Type.String(), Type.Unknown()),
+  priority: Type.Integer(),
+  created_by: Type.String(),
+  created_at: IsoDateTime,
+});
+export type DeliveredCommand = Static<typeof DeliveredCommand>;
+
+export const HeartbeatResponse = Type.Object({
+  success: Type.Literal(true),
+  received_at: IsoDateTime,
+  commands: Type.Array(DeliveredCommand),
+});
+export type HeartbeatResponse = Static<typeof HeartbeatResponse>;
+
+/** GET /api/health?agents=true item: the stored heartbeat plus computed staleness. */
+export const AgentView = Type.Object({
+  agent_id: Type.String(),
+  version: Type.String(),
+  timestamp: IsoDateTime,
+  status: Type.String(),
+  uptime_seconds: Type.Number(),
+  client_id: Nullable(Type.String()),
+  schedules: Nullable(Type.Array(Type.Unknown())),
+  system_info: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  received_at: IsoDateTime,
+  first_seen_at: IsoDateTime,
+  deregistered_at: Nullable(IsoDateTime),
+  is_stale: Type.Boolean(),
+  age_seconds: Type.Number(),
+});
+export type AgentView = Static<typeof AgentView>;
+
+export const AgentsQuery = Type.Object(
+  {
+    agents: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, default: 1000 })),
+    cursor: Type.Optional(AgentId),
+  },
+  { additionalProperties: false },
+);
+export const AgentListResponse = Type.Object({
+  agents: Type.Array(AgentView),
+  stale_threshold_seconds: Type.Integer(),
+  next_cursor: Nullable(Type.String({ description: 'agent_id to pass as cursor for the next page' })),
+});
+
+export const AGENT_ACTIONS = ['deregister', 'reenable', 'purge'] as const;
+export const AgentActionBody = Type.Object(
+  { agent_id: AgentId, action: Type.Union(AGENT_ACTIONS.map((a) => Type.Literal(a))) },
+  { additionalProperties: false },
+);
+
+export const QueueCommandBody = Type.Object(
+  {
+    command_type: Type.String(),
+    agent_id: Type.Optional(AgentId),
+    group_target: Type.Optional(GroupName),
+    payload: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, default: 5 })),
+  },
+  { additionalProperties: false },
+);
+export type QueueCommandBody = Static<typeof QueueCommandBody>;
+
+export const QueuedCommand = Type.Object({
+  id: Type.Integer(),
+  agent_id: Type.String(),
+  command_type: Type.String(),
+  status: Type.Literal('pending'),
+  created_at: IsoDateTime,
+});
+export const QueueCommandResponse = Type.Object({
+  success: Type.Literal(true),
+  commands: Type.Array(QueuedCommand),
+  skipped: Type.Optional(Type.Array(Type.Object({ agent_id: Type.String(), reason: Type.String() }))),
+});
+
+export const CommandRecord = Type.Object({
+  id: Type.Integer(),
+  agent_id: Type.String(),
+  command_type: Type.String(),
+  payload: Type.Record(Type.String(), Type.Unknown()),
+  priority: Type.Integer(),
+  created_by: Type.String(),
+  group_target: Nullable(Type.String()),
+  status: Type.Union(COMMAND_STATUSES.map((s) => Type.Literal(s))),
+  created_at: IsoDateTime,
+  sent_at: Nullable(IsoDateTime),
+  acked_at: Nullable(IsoDateTime),
+  completed_at: Nullable(IsoDateTime),
+});
+export type CommandRecord = Static<typeof CommandRecord>;
+
+export const CommandResult = Type.Object({
+  exit_code: Nullable(Type.Integer()),
+  stdout: Type.String(),
+  stderr: Type.String(),
+  session_id: Nullable(Type.String()),
+  session_url: Nullable(Type.String({ description: '/collect/?session=<id> when session_id is set' })),
+  completed_at: IsoDateTime,
+});
+
+export const CommandsQuery = Type.Object(
+  {
+    agent_id: Type.Optional(AgentId),
+    command_id: Type.Optional(Type.Integer({ minimum: 1 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+    status: Type.Optional(Type.Union(COMMAND_STATUSES.map((s) => Type.Literal(s)))),
+  },
+  { additionalProperties: false },
+);
+
+export const PollResponse = Type.Object({
+  commands: Type.Array(Type.Intersect([DeliveredCommand, Type.Object({ group_target: Nullable(Type.String()) })])),
+});
+export const CommandListResponse = Type.Object({ commands: Type.Array(CommandRecord) });
+export const CommandDetailResponse = Type.Object({ command: CommandRecord, result: Nullable(CommandResult) });
+
+export const StatusReportBody = Type.Object(
+  {
+    command_id: Type.Integer({ minimum: 1 }),
+    agent_id: AgentId,
+    status: Type.Union(REPORTABLE_STATUSES.map((s) => Type.Literal(s))),
+    exit_code: Type.Optional(Nullable(Type.Integer({ minimum: -2147483648, maximum: 2147483647 }))),
+    stdout: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000 }))),
+    stderr: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000 }))),
+    session_id: Type.Optional(Nullable(Type.String({ maxLength: 128 }))),
+  },
+  { additionalProperties: false },
+);
+export type StatusReportBody = Static<typeof StatusReportBody>;
+export const StatusReportResponse = Type.Object({
+  success: Type.Literal(true),
+  command_id: Type.Integer(),
+  status: Type.Union(REPORTABLE_STATUSES.map((s) => Type.Literal(s))),
+});
+
+export const GroupMember = Type.Object({ agent_id: Type.String(), created_at: IsoDateTime });
+export const GroupsResponse = Type.Object({ groups: Type.Record(Type.String(), Type.Array(GroupMember)) });
+export const GroupMemberBody = Type.Object({ agent_id: AgentId, group_name: GroupName }, { additionalProperties: false });
+export const GroupMemberQuery = Type.Object({ agent_id: AgentId, group_name: GroupName }, { additionalProperties: false });

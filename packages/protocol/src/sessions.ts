@@ -1,0 +1,286 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { ClientId, IsoDateTime, SessionId } from './common.ts';
+
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+
+export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+export const REMEDIATION_STATUSES = ['new', 'persistent', 'in_progress', 'resolved', 'deferred'] as const;
+export type RemediationStatus = (typeof REMEDIATION_STATUSES)[number];
+export const SESSION_STATUSES = ['new', 'in_review', 'resolved', 'archived'] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+
+/** Stored file names (SPEC "Session file names") and the upload field each comes from. */
+export const SESSION_FILES = ['session_results.json', 'pipeline.log', 'report.html', 'exec_summary.html'] as const;
+export type SessionFileName = (typeof SESSION_FILES)[number];
+export const UPLOAD_FIELDS: Record<string, SessionFileName> = {
+  session_json: 'session_results.json',
+  pipeline_log: 'pipeline.log',
+  report_html: 'report.html',
+  exec_summary_html: 'exec_summary.html',
+};
+/** Display files that PUT /api/refresh may replace. */
+export const REFRESHABLE_FILES = ['report.html', 'exec_summary.html'] as const;
+
+/** 25 MB, counted over the whole multipart request body (25 x 1024 x 1024 bytes). */
+export const UPLOAD_LIMIT_BYTES = 25 * 1024 * 1024;
+
+const BySeverity = Type.Object({
+  critical: Type.Number(),
+  high: Type.Number(),
+  medium: Type.Number(),
+  low: Type.Number(),
+  info: Type.Number(),
+});
+export type BySeverity = Static<typeof BySeverity>;
+
+export const RemediationSummary = Type.Object({
+  total: Type.Number(),
+  resolved_count: Type.Number(),
+  by_status: Type.Object({ new: Type.Number(), persistent: Type.Number(), in_progress: Type.Number(), resolved: Type.Number(), deferred: Type.Number() }),
+  by_severity: BySeverity,
+});
+export type RemediationSummary = Static<typeof RemediationSummary>;
+
+export const ExceptionSummary = Type.Object({
+  total_exceptions: Type.Number(),
+  by_status: Type.Object({ accepted: Type.Number(), expired: Type.Number() }),
+  score_delta: Type.Number(),
+  risk_score_operational: Nullable(Type.Number()),
+  risk_grade_operational: Nullable(Type.String()),
+});
+export type ExceptionSummary = Static<typeof ExceptionSummary>;
+
+export const ComplianceSummary = Type.Object({
+  total_mappings: Type.Number(),
+  by_framework: Type.Array(
+    Type.Object({ framework: Type.String(), mapped_controls: Type.Number(), total_controls: Nullable(Type.Number()), gap_controls: Nullable(Type.Number()), findings_count: Type.Number() }),
+  ),
+});
+export type ComplianceSummary = Static<typeof ComplianceSummary>;
+
+export const Orc964Summary = Type.Object({
+  enabled: Type.Boolean(),
+  technical_covered: Type.Number(),
+  technical_total: Type.Number(),
+  attest_pending: Type.Number(),
+});
+export type Orc964Summary = Static<typeof Orc964Summary>;
+
+export const AlertsSummary = Type.Object(
+  {
+    evaluated_at: Nullable(Type.String()),
+    total_triggered: Type.Number(),
+    alerts_triggered: Type.Array(Type.Record(Type.String(), Type.Unknown())),
+    config: Nullable(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { additionalProperties: true },
+);
+export type AlertsSummary = Static<typeof AlertsSummary>;
+
+/** The metadata the portal derives from a session file at upload. */
+export const SessionMetadata = Type.Object({
+  session_id: SessionId,
+  client_id: Nullable(Type.String()),
+  client: Nullable(Type.String()),
+  target: Nullable(Type.String()),
+  risk_score: Nullable(Type.Number()),
+  risk_grade: Nullable(Type.String()),
+  total_findings: Type.Number(),
+  total_hosts: Type.Number(),
+  severity_summary: BySeverity,
+  tool_version: Nullable(Type.String()),
+  has_exec_summary: Type.Boolean(),
+  has_topology: Type.Boolean(),
+  remediation_summary: RemediationSummary,
+  exception_summary: ExceptionSummary,
+  compliance_summary: ComplianceSummary,
+  orc964_summary: Nullable(Orc964Summary),
+  alerts_summary: Nullable(AlertsSummary),
+  schedule_id: Nullable(Type.String()),
+  schedule_cron: Nullable(Type.String()),
+  schedule_profile: Nullable(Type.String()),
+  is_scheduled: Type.Boolean(),
+  scheduled_by: Nullable(Type.String()),
+});
+export type SessionMetadata = Static<typeof SessionMetadata>;
+
+export const StoredFile = Type.Object({ name: Type.String(), size: Type.Integer(), sha256: Type.String(), content_type: Type.String() });
+export type StoredFile = Static<typeof StoredFile>;
+
+/** A session as listing and detail present it (never the share token in listings of other tenants). */
+export const SessionView = Type.Intersect([
+  SessionMetadata,
+  Type.Object({
+    status: Type.Union(SESSION_STATUSES.map((s) => Type.Literal(s))),
+    share_url: Type.String(),
+    files: Type.Array(StoredFile),
+    uploaded_at: IsoDateTime,
+    updated_at: IsoDateTime,
+    expires_at: IsoDateTime,
+  }),
+]);
+export type SessionView = Static<typeof SessionView>;
+
+export const UploadResponse = Type.Object({
+  success: Type.Literal(true),
+  session_id: Type.String(),
+  share_token: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  share_url: Type.String(),
+  message: Type.String(),
+});
+export type UploadResponse = Static<typeof UploadResponse>;
+
+export const RefreshQuery = Type.Object({ session: Type.Optional(Type.String()), file: Type.Optional(Type.String()) });
+export const RefreshResponse = Type.Object({ success: Type.Literal(true), session_id: Type.String(), file: Type.String(), message: Type.String() });
+
+export const ClientIdFilter = ClientId;
+
+const SessionStatusSchema = Type.Union(SESSION_STATUSES.map((s) => Type.Literal(s)));
+
+/** GET /api/sessions: listing (filters, keyset cursor) or, with `session`, one session's detail. */
+export const SessionsQuery = Type.Object(
+  {
+    session: Type.Optional(Type.String({ maxLength: 256 })),
+    client_id: Type.Optional(ClientId),
+    status: Type.Optional(SessionStatusSchema),
+    target: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  },
+  { additionalProperties: false },
+);
+export type SessionsQuery = Static<typeof SessionsQuery>;
+
+export const SessionListResponse = Type.Object({
+  sessions: Type.Array(SessionView),
+  next_cursor: Nullable(Type.String()),
+});
+
+export const StatusChange = Type.Object({
+  from_status: Nullable(Type.String()),
+  to_status: Type.String(),
+  changed_by: Type.String(),
+  note: Nullable(Type.String()),
+  changed_at: IsoDateTime,
+});
+export const SessionNote = Type.Object({ author: Type.String(), note: Type.String(), created_at: IsoDateTime });
+
+export const SessionDetailResponse = Type.Object({
+  session: SessionView,
+  status_history: Type.Array(StatusChange),
+  notes: Type.Array(SessionNote),
+});
+
+export const SessionQuery = Type.Object({ session: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
+
+export const UpdateSessionBody = Type.Object(
+  { status: SessionStatusSchema, note: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000 })) },
+  { additionalProperties: false },
+);
+export type UpdateSessionBody = Static<typeof UpdateSessionBody>;
+
+export const UpdateSessionResponse = Type.Object({
+  success: Type.Literal(true),
+  session_id: Type.String(),
+  previous_status: SessionStatusSchema,
+  status: SessionStatusSchema,
+  changed: Type.Boolean({ description: 'false when the session already had this status (a note is still recorded)' }),
+  changed_at: IsoDateTime,
+});
+
+export const DeleteSessionResponse = Type.Object({ success: Type.Literal(true), session_id: Type.String() });
+
+/** PATCH /api/remediation-update: most items one request may carry. */
+export const REMEDIATION_UPDATE_MAX_ITEMS = 1000;
+
+/**
+ * One item of a remediation update. `status` is checked by the portal (not by the schema)
+ * so that a bad value is answered with a 400 that names it.
+ */
+export const RemediationUpdateItem = Type.Object(
+  {
+    title: Type.String({ minLength: 1, maxLength: 2000, description: 'matched exactly against the title of entries in .remediation[] and .remediation_resolved[]' }),
+    status: Type.String({ description: `one of ${REMEDIATION_STATUSES.join(', ')}`, examples: [...REMEDIATION_STATUSES] }),
+    note: Type.Optional(Type.String({ maxLength: 10_000, description: "replaces the matched entries' note; not counted in changed" })),
+  },
+  { additionalProperties: false },
+);
+export type RemediationUpdateItem = Static<typeof RemediationUpdateItem>;
+
+export const RemediationUpdateBody = Type.Object(
+  {
+    session_id: Type.String({ maxLength: 256, description: 'session id; must match ^[a-zA-Z0-9_-]+$' }),
+    items: Type.Array(RemediationUpdateItem, { minItems: 1, maxItems: REMEDIATION_UPDATE_MAX_ITEMS }),
+  },
+  { additionalProperties: false },
+);
+export type RemediationUpdateBody = Static<typeof RemediationUpdateBody>;
+
+export const RemediationUpdateResponse = Type.Object({
+  success: Type.Literal(true),
+  session_id: Type.String(),
+  changed: Type.Integer({ description: 'entries whose status changed (moves between the two arrays included)' }),
+  remediation_summary: RemediationSummary,
+  unmatched: Type.Array(Type.String(), { description: 'requested titles that match no entry; they change nothing' }),
+});
+export type RemediationUpdateResponse = Static<typeof RemediationUpdateResponse>;
+
+// ---- Download, share, refresh and benchmark (DESIGN D7, D8, D9; SPEC "PUT /api/refresh") ----
+
+/** GET /api/download: `file` defaults to session_results.json; `token` is a share token (D7). */
+export const DownloadQuery = Type.Object({
+  session: Type.Optional(Type.String({ maxLength: 256 })),
+  file: Type.Optional(Type.String({ maxLength: 64, description: `one of ${SESSION_FILES.join(', ')} (default session_results.json)` })),
+  mode: Type.Optional(Type.String({ maxLength: 16, description: '`view`: inline; `download` or absent: attachment' })),
+  token: Type.Optional(Type.String({ maxLength: 128, description: 'share token of this session (instead of a key or JWT)' })),
+});
+export type DownloadQuery = Static<typeof DownloadQuery>;
+
+/** GET /api/share and the share page /share/ take the share token. */
+export const ShareQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 128 })) });
+export type ShareQuery = Static<typeof ShareQuery>;
+
+/** GET /api/share: what a share-token holder may see of its one session (D8). */
+export const ShareResponse = Type.Object({
+  session_id: Type.String(),
+  client: Nullable(Type.String()),
+  target: Nullable(Type.String()),
+  risk_score: Nullable(Type.Number()),
+  risk_grade: Nullable(Type.String()),
+  total_findings: Type.Number(),
+  total_hosts: Type.Number(),
+  severity_summary: BySeverity,
+  uploaded_at: IsoDateTime,
+  expires_at: IsoDateTime,
+  has_exec_summary: Type.Boolean(),
+  files: Type.Array(Type.Union(SESSION_FILES.map((f) => Type.Literal(f))), { description: 'stored file names, downloadable with ?token=' }),
+});
+export type ShareResponse = Static<typeof ShareResponse>;
+
+export type RefreshQuery = Static<typeof RefreshQuery>;
+export type RefreshResponse = Static<typeof RefreshResponse>;
+
+export const BENCHMARK_METRICS = ['risk_score', 'findings_per_host', 'critical_high_ratio'] as const;
+export type BenchmarkMetricName = (typeof BENCHMARK_METRICS)[number];
+export const BENCHMARK_LABELS = ['Top 10%', 'Above average', 'Average', 'Below average', 'Bottom 10%', 'No peers', 'Not enough peers', 'No data'] as const;
+export type BenchmarkLabel = (typeof BENCHMARK_LABELS)[number];
+
+export const BenchmarkMetric = Type.Object({
+  value: Nullable(Type.Number({ description: "this session's value; null when the session lacks the input (no risk score, no hosts)" })),
+  percentile: Type.Integer({ minimum: 0, maximum: 100, description: 'share of peers doing worse (ties count half); 50 when there is no comparison' }),
+  label: Type.Union(BENCHMARK_LABELS.map((l) => Type.Literal(l))),
+  direction: Type.Literal('lower_is_better'),
+  sample_size: Type.Integer({ minimum: 0, description: 'peers that have this metric' }),
+});
+export type BenchmarkMetric = Static<typeof BenchmarkMetric>;
+
+/** GET /api/benchmark (D9): percentiles against the latest session of every other client/target pair. */
+export const BenchmarkResponse = Type.Object({
+  session_id: Type.String(),
+  sample_size: Type.Integer({ minimum: 0, description: 'other client/target pairs compared against' }),
+  min_sample_size: Type.Integer({ description: 'peers a metric needs before a percentile is given' }),
+  fetched_at: IsoDateTime,
+  metrics: Type.Object({ risk_score: BenchmarkMetric, findings_per_host: BenchmarkMetric, critical_high_ratio: BenchmarkMetric }),
+});
+export type BenchmarkResponse = Static<typeof BenchmarkResponse>;
