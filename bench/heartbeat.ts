@@ -19,8 +19,12 @@
  * Before every warm-up and every measured run the backlog is restored (every claimed
  * command back to `pending`, VACUUM, CHECKPOINT), so every run sees the same backlog.
  *
+ * - what-if (informational, not in the ratio): the baseline again with the statement as a
+ *   named prepared statement, and pgbench -M prepared with and without synchronous
+ *   commit: what the statement itself would allow if the portal changed how it sends it.
+ *
  *   node bench/heartbeat.ts [--duration=15 --warmup=5 --connections=50 --rounds=2]
- *                           [--agents=100000 --pending=20000 --pool=10 --no-pgbench]
+ *                           [--agents=100000 --pending=20000 --pool=10 --no-pgbench --no-what-if]
  *
  * Results: bench/results/heartbeat-<timestamp>.json.
  */
@@ -135,6 +139,8 @@ interface BaselineConfig {
   poolMax: number;
   tier: string;
   clientId: string;
+  /** What-if only: run the statement as a named prepared statement (parsed and planned once per connection). */
+  prepared: boolean;
 }
 
 async function serveBaseline(config: BaselineConfig): Promise<void> {
@@ -155,11 +161,12 @@ async function serveBaseline(config: BaselineConfig): Promise<void> {
           const hb = JSON.parse(Buffer.concat(chunks).toString('utf8')) as HeartbeatBody;
           const now = new Date();
           // The parameters recordHeartbeat binds for a license key with agent:commands.
-          const result = await pool.query<ClaimedRow>(HEARTBEAT_SQL, [
+          const values = [
             hb.version, new Date(hb.timestamp), hb.status, hb.uptime_seconds, null, null, now, config.tier,
             false, null, hb.agent_id, false, config.clientId,
             hb.agent_id, true, MAX_COMMANDS_PER_HEARTBEAT, now,
-          ]);
+          ];
+          const result = await pool.query<ClaimedRow>(config.prepared ? { name: 'heartbeat', text: HEARTBEAT_SQL, values } : { text: HEARTBEAT_SQL, values });
           if (result.rows[0]?.updated !== 1) return answer(res, 404, '{"error":"unknown agent"}');
           const commands = result.rows
             .filter((r) => r.id !== null)
@@ -202,11 +209,13 @@ interface HeartbeatOptions extends BenchOptions {
   pending: number;
   pool: number;
   pgbench: boolean;
+  /** Also measure what the statement costs prepared (and without synchronous commit): informational, not in the ratio. */
+  whatIf: boolean;
 }
 
 /** Our own flags first, the shared ones (bench/lib/options.ts) after; defaults suited to this benchmark. */
 function parseOptions(argv: string[]): HeartbeatOptions | 'help' {
-  const own = { agents: 100_000, pending: 20_000, pool: 10, pgbench: true };
+  const own = { agents: 100_000, pending: 20_000, pool: 10, pgbench: true, whatIf: true };
   const rest: string[] = [];
   for (const arg of argv) {
     const m = /^--(agents|pending|pool)=(\d+)$/.exec(arg);
@@ -215,6 +224,7 @@ function parseOptions(argv: string[]): HeartbeatOptions | 'help' {
       if (!Number.isSafeInteger(n) || n < 1) throw new OptionsError(`--${m[1]} must be a positive whole number`);
       own[m[1] as 'agents' | 'pending' | 'pool'] = n;
     } else if (arg === '--no-pgbench') own.pgbench = false;
+    else if (arg === '--no-what-if') own.whatIf = false;
     else rest.push(arg);
   }
   if (own.pending > own.agents * 10) throw new OptionsError('--pending must be at most 10 per agent');
@@ -280,54 +290,78 @@ async function postHeartbeat(url: string, key: string, agentId: string): Promise
 
 const normalizeSql = (s: string): string => s.replace(/--[^\n]*/g, ' ').replace(/\s+/g, ' ').trim();
 
+interface Captured {
+  /** The statement, comments and whitespace collapsed. */
+  sql: string;
+  /** `<unnamed>` (parsed and planned on every execution) or the prepared statement's name. */
+  statementName: string;
+}
+
 /** The heartbeat statements PostgreSQL logged (log_statement = all) from `offset` on. */
-function loggedHeartbeatStatements(logFile: string, offset: number): string[] {
+function loggedHeartbeatStatements(logFile: string, offset: number): Captured[] {
   const text = fs.readFileSync(logFile, 'utf8').slice(offset);
   // One entry per log line prefix (a timestamp); a statement's own line breaks stay inside its entry.
   const entries = text.split(/\n(?=\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})/);
-  const out: string[] = [];
+  const out: Captured[] = [];
   for (const e of entries) {
-    const m = /(?:execute <unnamed>|statement): ([\s\S]*)$/.exec(e);
-    if (m?.[1] && m[1].includes('WITH hb AS')) out.push(normalizeSql(m[1]));
+    const m = /(?:execute ([^:]+)|statement): ([\s\S]*)$/.exec(e);
+    if (m?.[2] && m[2].includes('WITH hb AS')) out.push({ sql: normalizeSql(m[2]), statementName: m[1] ?? '(simple query)' });
   }
   return out;
 }
 
-interface SqlCheck {
-  identical: boolean | null;
-  note: string;
-  portal?: string;
-  baseline?: string;
+interface StatementLog {
+  /** Send one heartbeat to `url` and return the heartbeat statement PostgreSQL logged for it. */
+  capture(url: string): Promise<Captured | undefined>;
+  close(): Promise<void>;
 }
 
-/** Turn on PostgreSQL's statement log for one heartbeat per side and compare what each side sent. */
-async function compareStatements(db: pg.Client, portal: PortalProcess, baselineUrl: string, key: string, agentId: string): Promise<SqlCheck> {
+/** Turn PostgreSQL's statement log on (it stays on until close()), or null when its file cannot be read here. */
+async function openStatementLog(db: pg.Client, portal: PortalProcess, key: string, agentId: string): Promise<StatementLog | null> {
   const logFile = path.join(portal.dataDir, 'postgres-log', 'postgresql.log');
   try {
     fs.accessSync(logFile, fs.constants.R_OK);
   } catch {
-    return { identical: null, note: `cannot read ${logFile} (PostgreSQL runs as another user): not checked` };
+    return null;
   }
   await db.query(`ALTER SYSTEM SET log_statement = 'all'`);
   await db.query('SELECT pg_reload_conf()');
   await sleep(300);
-  try {
-    const capture = async (url: string): Promise<string | undefined> => {
+  return {
+    async capture(url) {
       const offset = fs.statSync(logFile).size;
       const res = await postHeartbeat(url, key, agentId);
       if (res.status !== 200) throw new Error(`heartbeat for the SQL check: HTTP ${res.status} ${JSON.stringify(res.body)}`);
       await sleep(300);
       return loggedHeartbeatStatements(logFile, offset)[0];
-    };
-    const portalSql = await capture(portal.url);
-    const baselineSql = await capture(baselineUrl);
-    if (portalSql === undefined || baselineSql === undefined) return { identical: null, note: 'the statement log did not show both statements: not checked' };
-    const identical = portalSql === baselineSql;
-    return { identical, note: identical ? 'the portal and the baseline sent the same heartbeat statement (comments and whitespace aside)' : 'the statements differ', ...(identical ? {} : { portal: portalSql, baseline: baselineSql }) };
-  } finally {
-    await db.query('ALTER SYSTEM RESET log_statement');
-    await db.query('SELECT pg_reload_conf()');
-  }
+    },
+    async close() {
+      await db.query('ALTER SYSTEM RESET log_statement');
+      await db.query('SELECT pg_reload_conf()');
+    },
+  };
+}
+
+interface SqlCheck {
+  identical: boolean | null;
+  note: string;
+  portalStatementName?: string;
+  baselineStatementName?: string;
+  portal?: string;
+  baseline?: string;
+}
+
+function compareCaptured(portal: Captured | undefined, baseline: Captured | undefined): SqlCheck {
+  if (portal === undefined || baseline === undefined) return { identical: null, note: 'the statement log did not show both statements: not checked' };
+  const sameText = portal.sql === baseline.sql;
+  const sameMode = (portal.statementName === '<unnamed>') === (baseline.statementName === '<unnamed>');
+  const identical = sameText && sameMode;
+  const note = identical
+    ? `the portal and the baseline sent the same heartbeat statement (comments and whitespace aside), both ${portal.statementName === '<unnamed>' ? 'unnamed (parsed and planned on every execution)' : 'as a named prepared statement'}`
+    : !sameText
+      ? 'the statements DIFFER: the baseline is out of date (see agents/heartbeat.ts), the ratio is not a like-for-like comparison'
+      : `the statements are the same text but sent differently (portal ${portal.statementName}, baseline ${baseline.statementName})`;
+  return { identical, note, portalStatementName: portal.statementName, baselineStatementName: baseline.statementName, ...(identical ? {} : { portal: portal.sql, baseline: baseline.sql }) };
 }
 
 /** Both sides hand the same agent the same commands in the same order (received_at aside). */
@@ -444,11 +478,13 @@ function problemsOf(r: LoadResult): string | null {
 // --- pgbench (informational) ---------------------------------------------------------------
 
 interface PgbenchResult {
+  variant: string;
   clients: number;
   durationS: number;
   transactions: number;
   tps: number;
   latencyMs: { p50: number; p90: number; p99: number; max: number };
+  /** Over the whole pgbench process (connect, run, disconnect) plus 0.5 s: compare the µs/tx, not this. */
   postgresCpuPercent: number | null;
   postgresCpuUsPerTransaction: number | null;
 }
@@ -477,16 +513,32 @@ function pgbenchScript(agents: number): string {
   return `\\set n random(1, ${agents})\n${sql};\n`;
 }
 
-async function runPgbench(databaseUrl: string, opts: HeartbeatOptions, postgres: CpuTarget): Promise<PgbenchResult> {
+interface PgbenchVariant {
+  name: string;
+  /** pgbench -M: `extended` is what node-postgres does (unnamed statement: parse, plan, execute every time). */
+  mode: 'extended' | 'prepared';
+  /** PGOPTIONS for the sessions, e.g. '-c synchronous_commit=off'. */
+  pgOptions: string;
+}
+
+const PGBENCH_VARIANTS: PgbenchVariant[] = [
+  { name: 'pgbench -M extended (as pg sends it)', mode: 'extended', pgOptions: '' },
+  { name: 'what-if: pgbench -M prepared', mode: 'prepared', pgOptions: '' },
+  { name: 'what-if: pgbench -M prepared, synchronous_commit=off', mode: 'prepared', pgOptions: '-c synchronous_commit=off' },
+];
+
+async function runPgbench(databaseUrl: string, opts: HeartbeatOptions, postgres: CpuTarget, variant: PgbenchVariant): Promise<PgbenchResult> {
+  // A fresh directory per run: pgbench's per-transaction logs land here.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-pgbench-'));
   onCleanup(`remove ${dir}`, () => fs.promises.rm(dir, { recursive: true, force: true }), () => fs.rmSync(dir, { recursive: true, force: true }));
   const script = path.join(dir, 'heartbeat.sql');
   fs.writeFileSync(script, pgbenchScript(opts.agents));
   const url = new URL(databaseUrl);
-  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '', PGPASSWORD: decodeURIComponent(url.password), LC_ALL: 'C' };
+  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '', PGPASSWORD: decodeURIComponent(url.password), PGOPTIONS: variant.pgOptions, LC_ALL: 'C' };
   const clients = opts.pool;
-  const args = ['-h', url.hostname, '-p', url.port, '-U', 'postgres', '-n', '-M', 'extended', '-c', String(clients), '-j', '2', '-T', String(Math.round(opts.durationS)), '-f', script, '-l', `--log-prefix=${path.join(dir, 'tx')}`, 'svc'];
+  const args = ['-h', url.hostname, '-p', url.port, '-U', 'postgres', '-n', '-M', variant.mode, '-c', String(clients), '-j', '2', '-T', String(Math.round(opts.durationS)), '-f', script, '-l', `--log-prefix=${path.join(dir, 'tx')}`, 'svc'];
   const cpu = startCpuSample([postgres]);
+  const t0 = process.hrtime.bigint();
   const child = spawn('pgbench', args, { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
   const unregister = onCleanup('stop pgbench', () => void child.kill('SIGKILL'), () => void child.kill('SIGKILL'));
   let out = '';
@@ -494,7 +546,10 @@ async function runPgbench(databaseUrl: string, opts: HeartbeatOptions, postgres:
   child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
   const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   unregister();
+  // Let the backends of the closed sessions exit and be reaped, so their CPU time is counted.
+  await sleep(500);
   const cpuPercent = cpu.stop();
+  const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
   if (code !== 0) throw new Error(`pgbench exited with ${code}:\n${out}`);
   const latencies = new Samples();
   for (const f of fs.readdirSync(dir).filter((f) => f.startsWith('tx'))) {
@@ -508,13 +563,14 @@ async function runPgbench(databaseUrl: string, opts: HeartbeatOptions, postgres:
   const transactions = Number(/number of transactions actually processed: (\d+)/.exec(out)?.[1] ?? sorted.length);
   const pgCpu = cpuPercent['postgres'] ?? null;
   return {
+    variant: variant.name,
     clients,
     durationS: opts.durationS,
     transactions,
     tps: round(tps, 1),
     latencyMs: { p50: round(percentileSorted(sorted, 50), 3), p90: round(percentileSorted(sorted, 90), 3), p99: round(percentileSorted(sorted, 99), 3), max: round(sorted[sorted.length - 1] ?? Number.NaN, 3) },
     postgresCpuPercent: pgCpu,
-    postgresCpuUsPerTransaction: pgCpu === null || transactions === 0 ? null : round(((pgCpu / 100) * opts.durationS * 1e6) / transactions, 1),
+    postgresCpuUsPerTransaction: pgCpu === null || transactions === 0 ? null : round(((pgCpu / 100) * wallS * 1e6) / transactions, 1),
   };
 }
 
@@ -558,17 +614,28 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   const seeded = await seed(db, opts, license.id);
   log(`seeded ${opts.agents.toLocaleString('en')} agents and ${seeded.commands.toLocaleString('en')} pending commands (2 each for every ${seeded.firstAgentWithCommands}th agent) in SQL in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-  const baseline = await startBaselineServer({ databaseUrl, poolMax: opts.pool, tier: 'business', clientId: CLIENT_ID }, opts.verbose);
-  log(`baseline (node:http + pg, pool ${opts.pool}) up at ${baseline.url} (pid ${baseline.child.pid})`);
-
+  // What the portal sends decides how the baseline sends it: the same text, unnamed or prepared alike.
   const probeAgent = agentIdOf(seeded.firstAgentWithCommands);
+  const statementLog = await openStatementLog(db, portal, key, probeAgent);
+  let sqlCheck: SqlCheck;
+  let baseline: { url: string; child: NodeChild };
+  let baselinePrepared = false;
+  try {
+    const portalStatement = await statementLog?.capture(portal.url);
+    baselinePrepared = portalStatement !== undefined && portalStatement.statementName !== '<unnamed>';
+    baseline = await startBaselineServer({ databaseUrl, poolMax: opts.pool, tier: 'business', clientId: CLIENT_ID, prepared: baselinePrepared }, opts.verbose);
+    log(`baseline (node:http + pg, pool ${opts.pool}${baselinePrepared ? ', named prepared statement like the portal' : ''}) up at ${baseline.url} (pid ${baseline.child.pid})`);
+    sqlCheck = statementLog === null ? { identical: null, note: 'PostgreSQL\'s log file cannot be read here: not checked' } : compareCaptured(portalStatement, await statementLog.capture(baseline.url));
+  } finally {
+    await statementLog?.close();
+  }
+  log(`check: ${sqlCheck.note}`);
+  if (sqlCheck.identical === false) log(`  portal:   ${sqlCheck.portal}\n  baseline: ${sqlCheck.baseline}`);
+
   const answers = await compareAnswers(db, portal.url, baseline.url, key, probeAgent);
   if (!answers.same) throw new Error(`the portal and the baseline answer differently for ${probeAgent}:\nportal:   ${JSON.stringify(answers.portal)}\nbaseline: ${JSON.stringify(answers.baseline)}`);
   log(`check: both answer ${probeAgent} the same ${answers.commands} commands in the same order`);
-  const sqlCheck = await compareStatements(db, portal, baseline.url, key, probeAgent);
   await resetBacklog(db);
-  log(`check: ${sqlCheck.note}`);
-  if (sqlCheck.identical === false) log(`  portal:   ${sqlCheck.portal}\n  baseline: ${sqlCheck.baseline}`);
 
   const postgres: CpuTarget = { name: 'postgres', pid: () => portal.postmasterPid(), withChildren: true };
   const targets: { side: Side; url: string; cpu: CpuTarget[] }[] = [
@@ -609,17 +676,46 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
     }
   }
 
-  let pgbench: PgbenchResult | { skipped: string } = { skipped: 'disabled (--no-pgbench)' };
+  // What-if (not part of the ratio): the baseline with the statement prepared once per connection.
+  let whatIfPrepared: LoadResult | null = null;
+  // (Pointless when the portal, and so the baseline, already prepare it.)
+  if (opts.whatIf && !baselinePrepared) {
+    const prepared = await startBaselineServer({ databaseUrl, poolMax: opts.pool, tier: 'business', clientId: CLIENT_ID, prepared: true }, opts.verbose);
+    if (opts.quietWaitS > 0) await waitForQuietMachine({ maxBusyPercent: opts.quietBusyPercent, timeoutMs: opts.quietWaitS * 1000, signal: interrupted });
+    if (opts.warmupS > 0) {
+      await resetBacklog(db);
+      await runHeartbeatLoad({ ...common, title: 'what-if warm-up', url: prepared.url, durationS: opts.warmupS });
+    }
+    await resetBacklog(db);
+    whatIfPrepared = await runHeartbeatLoad({ ...common, title: 'what-if: baseline, named prepared statement', url: prepared.url, durationS: opts.durationS, cpu: [{ name: 'server', pid: () => prepared.child.pid }, postgres] });
+    const problem = problemsOf(whatIfPrepared);
+    if (problem) throw new Error(problem);
+    await prepared.child.stop(5_000);
+    const l = whatIfPrepared.latencyMs;
+    log(`  what-if: baseline with a named prepared statement ${whatIfPrepared.rps.toFixed(0)} hb/s   p50 ${l.p50.toFixed(2)} ms   p99 ${l.p99.toFixed(2)} ms   (CPU server ${cpuCell(whatIfPrepared.cpuPercent['server'])}, postgres ${cpuCell(whatIfPrepared.cpuPercent['postgres'])}, ${whatIfPrepared.cpuUsPerRequest['postgres']} µs/hb in postgres; other ${cpuCell(whatIfPrepared.cpuPercent['other'])})`);
+    rows.push(['what-if prepared', Math.round(whatIfPrepared.rps), l.p50.toFixed(2), l.p90.toFixed(2), l.p99.toFixed(2), l.max.toFixed(2), cpuCell(whatIfPrepared.cpuPercent['server']), cpuCell(whatIfPrepared.cpuPercent['postgres']), cpuCell(whatIfPrepared.cpuPercent['loadgen']), cpuCell(whatIfPrepared.cpuPercent['other']), whatIfPrepared.cpuUsPerRequest['server'] ?? '-', whatIfPrepared.cpuUsPerRequest['postgres'] ?? '-']);
+  }
+
+  const pgbench: (PgbenchResult | { variant: string; skipped: string })[] = [];
   if (opts.pgbench) {
+    let available = true;
     try {
       await run('pgbench', ['--version']);
-      await resetBacklog(db);
-      log(`pgbench: the same statement straight into PostgreSQL, ${opts.pool} connections, ${opts.durationS} s ...`);
-      pgbench = await runPgbench(databaseUrl, opts, postgres);
-      log(`  pgbench      ${pgbench.tps.toFixed(0).padStart(6)} tx/s   p50 ${pgbench.latencyMs.p50.toFixed(2)} ms   p99 ${pgbench.latencyMs.p99.toFixed(2)} ms   (postgres CPU ${cpuCell(pgbench.postgresCpuPercent)}, ${pgbench.postgresCpuUsPerTransaction} µs/tx)`);
-    } catch (err) {
-      pgbench = { skipped: err instanceof Error ? err.message : String(err) };
-      log(`pgbench skipped: ${pgbench.skipped}`);
+    } catch {
+      available = false;
+      log('pgbench is not on PATH: no pgbench figures');
+    }
+    for (const variant of available ? PGBENCH_VARIANTS.filter((v) => opts.whatIf || v.mode === 'extended') : []) {
+      try {
+        if (opts.quietWaitS > 0) await waitForQuietMachine({ maxBusyPercent: opts.quietBusyPercent, timeoutMs: opts.quietWaitS * 1000, signal: interrupted });
+        await resetBacklog(db);
+        const r = await runPgbench(databaseUrl, opts, postgres, variant);
+        pgbench.push(r);
+        log(`  ${variant.name}: ${r.tps.toFixed(0)} tx/s   p50 ${r.latencyMs.p50.toFixed(2)} ms   p99 ${r.latencyMs.p99.toFixed(2)} ms   (${r.clients} connections; postgres CPU ${cpuCell(r.postgresCpuPercent)}, ${r.postgresCpuUsPerTransaction} µs/tx)`);
+      } catch (err) {
+        pgbench.push({ variant: variant.name, skipped: err instanceof Error ? err.message : String(err) });
+        log(`  ${variant.name} failed: ${err instanceof Error ? err.message : err}`);
+      }
     }
   }
 
@@ -649,13 +745,15 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
       ['baseline (node:http + pg, same SQL)', Math.round(baselineSummary.rps), baselineSummary.p50Ms.toFixed(2), baselineSummary.p99Ms.toFixed(2), baselineSummary.serverCpuUsPerHeartbeat, baselineSummary.postgresCpuUsPerHeartbeat],
       ['portal', Math.round(portalSummary.rps), portalSummary.p50Ms.toFixed(2), portalSummary.p99Ms.toFixed(2), portalSummary.serverCpuUsPerHeartbeat, portalSummary.postgresCpuUsPerHeartbeat],
       ['portal / baseline', ratio.throughput.toFixed(3), `${ratio.p50.toFixed(2)}x`, `${ratio.p99.toFixed(2)}x`, '', ''],
-      ...('tps' in pgbench ? [[`pgbench (same SQL, ${pgbench.clients} connections)`, Math.round(pgbench.tps), pgbench.latencyMs.p50.toFixed(2), pgbench.latencyMs.p99.toFixed(2), '', pgbench.postgresCpuUsPerTransaction ?? '-']] : []),
+      ...(whatIfPrepared ? [['what-if: baseline, named prepared statement', Math.round(whatIfPrepared.rps), whatIfPrepared.latencyMs.p50.toFixed(2), whatIfPrepared.latencyMs.p99.toFixed(2), whatIfPrepared.cpuUsPerRequest['server'] ?? '-', whatIfPrepared.cpuUsPerRequest['postgres'] ?? '-']] : []),
+      ...pgbench.flatMap((r) => ('tps' in r ? [[`${r.variant}, ${r.clients} conn.`, Math.round(r.tps), r.latencyMs.p50.toFixed(2), r.latencyMs.p99.toFixed(2), '', r.postgresCpuUsPerTransaction ?? '-']] : [])),
     ]),
   );
   log('');
   log(`targets: portal/baseline ≥ 0.8: ${targetsMet.ratioAtLeast0_8 ? 'met' : 'NOT met'} (${ratio.throughput.toFixed(3)}); ≥ 3,000 heartbeats/s: ${targetsMet.atLeast3000PerSecond ? 'met' : 'NOT met'} (${Math.round(portalSummary.rps)}/s)`);
   const contended = runs.filter((r) => (r.cpuPercent['other'] ?? 0) > opts.quietBusyPercent);
   if (contended.length > 0) log(`warning: ${contended.length} of ${runs.length} runs shared the machine with other work (${contended.map((r) => `${r.title} other ${cpuCell(r.cpuPercent['other'])}`).join(', ')}); their figures are less reliable.`);
+  if (sqlCheck.identical === false) log(`warning: ${sqlCheck.note}`);
 
   let profile: unknown = null;
   if (opts.profile) {
@@ -688,7 +786,7 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
       options: opts,
       fleet: { agents: opts.agents, pendingCommands: seeded.commands, agentsWithCommands: seeded.agentsWithCommands, tier: 'business' },
       checks: { sameAnswer: { agent: probeAgent, same: answers.same, commands: answers.commands }, sameSql: sqlCheck },
-      summary: { baseline: baselineSummary, portal: portalSummary, ratio, targets: { ratio: 0.8, heartbeatsPerSecond: 3000, met: targetsMet }, pgbench },
+      summary: { baseline: baselineSummary, portal: portalSummary, ratio, targets: { ratio: 0.8, heartbeatsPerSecond: 3000, met: targetsMet }, whatIfPrepared, pgbench },
       runs,
       profile,
     },
@@ -697,17 +795,28 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   log(`result written to ${file}`);
 }
 
+const help = (): string =>
+  [
+    usage('bench/heartbeat.ts'),
+    '  --agents=N            fleet size (default 100000)',
+    '  --pending=N           pending commands (default 20000)',
+    '  --pool=N              database pool of the portal and the baseline; pgbench connections (default 10)',
+    '  --no-pgbench          skip the pgbench figures',
+    '  --no-what-if          skip the what-if figures (prepared statement, asynchronous commit)',
+    '  (defaults here: --duration=15 --warmup=5 --rounds=2 --quiet-wait=30)',
+  ].join('\n');
+
 async function main(): Promise<number> {
   let opts: HeartbeatOptions | 'help';
   try {
     opts = parseOptions(process.argv.slice(2));
   } catch (err) {
     console.error(err instanceof Error ? err.message : err);
-    console.error(`${usage('bench/heartbeat.ts')}\n  --agents=N            fleet size (default 100000)\n  --pending=N           pending commands (default 20000)\n  --pool=N              database pool of the portal and the baseline, pgbench connections (default 10)\n  --no-pgbench          skip the pgbench figure`);
+    console.error(help());
     return 2;
   }
   if (opts === 'help') {
-    console.log(`${usage('bench/heartbeat.ts')}\n  --agents=N            fleet size (default 100000)\n  --pending=N           pending commands (default 20000)\n  --pool=N              database pool of the portal and the baseline, pgbench connections (default 10)\n  --no-pgbench          skip the pgbench figure`);
+    console.log(help());
     return 0;
   }
   installSignalHandlers();

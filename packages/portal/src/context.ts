@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fastify';
 import type { Kysely } from 'kysely';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { ApiKeyVerifier } from './auth/api-keys.ts';
 import type { BlobStore } from './blobs/store.ts';
@@ -10,15 +11,21 @@ import type { Config } from './config/index.ts';
 import type { Database } from './db/schema.ts';
 import type { EventBus } from './events/bus.ts';
 import type { SigningKey } from './identity/signing-keys.ts';
+import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import type { CidrList, Resolver } from './webhooks/url-safety.ts';
 
 /** The one typed context handed to every handler. */
 export interface AppContext {
   config: Config;
   logger: Logger;
   db: Kysely<Database>;
+  /** The pool under `db`, for the few hot statements run as named prepared statements. */
+  pool: pg.Pool;
   events: EventBus;
   /** Session files. */
   blobs: BlobStore;
+  /** Outgoing webhooks, and the resolver and allowed ranges their URLs are checked with. */
+  webhooks: { dispatcher: WebhookDispatcher; resolver: Resolver; allow: CidrList };
   keys: ApiKeyVerifier;
   tokens: TokenVerifier;
   /** Present when the portal's own identity provider signs tokens (not in external-provider mode). */

@@ -16,6 +16,9 @@ import { createLogger } from './logging.ts';
 import { FsBlobStore } from './blobs/fs-store.ts';
 import { sweepOrphanedFiles } from './sessions/sweep.ts';
 import { sweepExpiredSessions } from './sessions/retention.ts';
+import { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import { WebhookHttpClient } from './webhooks/http-client.ts';
+import { systemResolver, type Resolver } from './webhooks/url-safety.ts';
 
 export interface Portal {
   app: App;
@@ -30,6 +33,8 @@ export interface StartOptions {
   logger?: Logger;
   logDestination?: DestinationStream;
   now?: () => Date;
+  /** DNS for webhook URLs; tests substitute one to simulate rebinding. */
+  resolver?: Resolver;
 }
 
 /** Start everything the portal needs and listen. Returns a disposable; never exits the process. */
@@ -61,19 +66,25 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     await blobs.init();
     await sweepOrphanedFiles(database.db, blobs, logger);
 
+    const resolver = opts.resolver ?? systemResolver;
+    const webhookClient = new WebhookHttpClient({ resolver, allow: config.webhooks.allowCidrs, caFile: config.webhooks.caFile });
+    cleanup.unshift(() => webhookClient.close());
+    const dispatcher = new WebhookDispatcher({ db: database.db, logger, client: webhookClient, now, disableAfterFailures: config.webhooks.disableAfterFailures });
     const ctx: AppContext = {
       config,
       logger,
       db: database.db,
+      pool: database.pool,
       events: new EventBus(logger),
       blobs,
+      webhooks: { dispatcher, resolver, allow: config.webhooks.allowCidrs },
       keys: new ApiKeyVerifier(database.db, config.legacyApiKey),
       tokens: createTokenVerifier(config, database.db, now),
       signingKey,
       version: portalPackage.version,
       now,
     };
-    // D6: expired sessions are removed at start and then hourly, in the background.
+    ctx.events.subscribe((event) => dispatcher.onEvent(event));
     // D6 housekeeping, at start and then hourly in the background: expired sessions go,
     // then files no row references (a failed delete, a writer that crashed since start).
     let housekeeping: Promise<void> = Promise.resolve();

@@ -148,7 +148,9 @@ describe('requireKey', () => {
       await expectRefused('/agent-commands', { 'x-api-key': revokedPro.key }, 403, 'License key has been revoked');
       expect(handlerRuns).toBe(0);
 
-      // Re-activation works at once.
+      // Re-activation works at once. (Back to the day before: the admin token is checked
+      // against the portal's clock too, and a day later it has expired.)
+      clock.set(new Date(Date.parse(expiresAt) - DAY_MS));
       await licenseAction(portal, inactive.record.id, 'activate');
       expect((await call('GET', '/any', { 'x-api-key': inactive.key })).statusCode).toBe(200);
     });

@@ -422,6 +422,16 @@ describe('commands across two portal replicas on one database', () => {
 
       const { rows: resultRows } = await db.query<{ n: number; distinct_ids: number }>(`SELECT count(*)::int AS n, count(DISTINCT command_id)::int AS distinct_ids FROM agent_command_results`);
       expect(resultRows[0]).toEqual({ n: completed + failed, distinct_ids: completed + failed });
+      // Stored results: ANSI escapes stripped; session_id only for run_scan/push_session (the agents sent one for run_scan).
+      const { rows: resultChecks } = await db.query<{ ansi: number; stray_session: number; scan_sessions: number }>(
+        `SELECT count(*) FILTER (WHERE r.stdout LIKE '%' || chr(27) || '%')::int AS ansi,
+                count(*) FILTER (WHERE c.command_type NOT IN ('run_scan', 'push_session') AND r.session_id IS NOT NULL)::int AS stray_session,
+                count(*) FILTER (WHERE c.command_type = 'run_scan' AND c.status = 'completed' AND r.session_id = '20250601_120000')::int AS scan_sessions
+         FROM agent_command_results r JOIN agent_commands c ON c.id = r.command_id`,
+      );
+      expect(resultChecks[0]?.ansi).toBe(0);
+      expect(resultChecks[0]?.stray_session).toBe(0);
+      expect(resultChecks[0]?.scan_sessions).toBeGreaterThan(0);
 
       const { rows: auditRows } = await db.query<{ command_id: string; event_type: string; actor: string; agent_id: string }>(
         `SELECT data->>'command_id' AS command_id, event_type, actor, data->>'agent_id' AS agent_id FROM audit_events WHERE event_type IN ('command_completed', 'command_failed')`,

@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLicense, createScopedUser, DAY_MS, FakeClock, licenseAction, openDb, uniqueClientId, type ScopedUser } from './helpers/factories.ts';
 import { http, withKey, withToken } from './helpers/http.ts';
-import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, LEGACY_KEY, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /** /api/licenses (SPEC "/api/licenses", "License key lifecycle"; DESIGN D10). */
 
@@ -267,9 +267,13 @@ describe('/api/licenses', () => {
       expect(await ids('expired')).toEqual([]);
 
       clock.advance(DAY_MS);
-      expect(await ids('active')).toEqual([active.record.id]);
-      expect(await ids('expired')).toEqual([expiring.record.id]);
-      const listed = (await http(portal.url, 'GET', `/api/licenses?client_id=${clientId}&status=expired`, { headers: withToken(admin) })).body.licenses[0];
+      // Tokens are checked against the portal's clock: a day later the admin signs in again.
+      const later = await login(portal.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+      const idsLater = async (status: string) =>
+        (await http(portal.url, 'GET', `/api/licenses?client_id=${clientId}&status=${status}`, { headers: withToken(later) })).body.licenses.map((l: any) => l.id).sort();
+      expect(await idsLater('active')).toEqual([active.record.id]);
+      expect(await idsLater('expired')).toEqual([expiring.record.id]);
+      const listed = (await http(portal.url, 'GET', `/api/licenses?client_id=${clientId}&status=expired`, { headers: withToken(later) })).body.licenses[0];
       expect(listed).toMatchObject({ status: 'expired', is_active: true, revoked_at: null });
     });
 

@@ -20,7 +20,7 @@ import type { AppContext } from '../src/context.ts';
 import type { LicenseRow } from '../src/licenses/present.ts';
 import { createLicense, createScopedUser, DAY_MS, FakeClock, licenseAction, openDb, uniqueClientId, type ScopedUser } from './helpers/factories.ts';
 import { http, withToken } from './helpers/http.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /** SPEC Authentication rule 5 and 6, DESIGN D2 (agent:commands for business and msp) and D3 (scoped users). */
 
@@ -210,12 +210,17 @@ describe('scoped users (D3) on a real portal', () => {
     const expiresAt = new Date(clock.now().getTime() + DAY_MS);
     await createLicense(portal, { tier: 'msp', client_id: clientId, expires_at: expiresAt.toISOString() });
     clock.set(new Date(expiresAt.getTime() - 1));
-    expect((await audit(member.token)).status).toBe(200);
+    // Tokens are checked against the portal's clock: a day later the member signs in again.
+    const later = { ...member, token: await login(portal.url, member.email, member.password) };
+    expect((await audit(later.token)).status).toBe(200);
     clock.set(expiresAt);
-    await expectAuditDenied(member);
+    await expectAuditDenied(later);
     // Another, still valid business key keeps the client at business: still no audit.
-    await createLicense(portal, { tier: 'business', client_id: clientId });
-    await expectAuditDenied(member);
+    // (Creating it needs an admin token issued on the portal's clock too.)
+    const admin = await login(portal.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+    const res = await http(portal.url, 'POST', '/api/licenses', { headers: withToken(admin), json: { tier: 'business', client_id: clientId, name: 'still valid' } });
+    expect(res.status).toBe(201);
+    await expectAuditDenied(later);
   });
 
   it('a member sees only its own clients\' events; no query parameter widens that', async () => {

@@ -26,6 +26,7 @@ export const AUDIT_EVENT_TYPES = [
   'user_created',
   'user_updated',
   'user_deleted',
+  'webhook_disabled',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -6,3 +6,4 @@ export * from './audit.ts';
 export * from './identity.ts';
 export * from './sessions.ts';
 export * from './agents.ts';
+export * from './webhooks.ts';

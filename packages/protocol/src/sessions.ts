@@ -242,20 +242,14 @@ export const ShareQuery = Type.Object({ token: Type.Optional(Type.String({ maxLe
 export type ShareQuery = Static<typeof ShareQuery>;
 
 /** GET /api/share: what a share-token holder may see of its one session (D8). */
-export const ShareResponse = Type.Object({
-  session_id: Type.String(),
-  client: Nullable(Type.String()),
-  target: Nullable(Type.String()),
-  risk_score: Nullable(Type.Number()),
-  risk_grade: Nullable(Type.String()),
-  total_findings: Type.Number(),
-  total_hosts: Type.Number(),
-  severity_summary: BySeverity,
-  uploaded_at: IsoDateTime,
-  expires_at: IsoDateTime,
-  has_exec_summary: Type.Boolean(),
-  files: Type.Array(Type.Union(SESSION_FILES.map((f) => Type.Literal(f))), { description: 'stored file names, downloadable with ?token=' }),
-});
+export const ShareResponse = Type.Composite([
+  Type.Pick(SessionMetadata, ['session_id', 'client', 'target', 'risk_score', 'risk_grade', 'total_findings', 'total_hosts', 'severity_summary', 'has_exec_summary']),
+  Type.Object({
+    uploaded_at: IsoDateTime,
+    expires_at: IsoDateTime,
+    files: Type.Array(Type.Union(SESSION_FILES.map((f) => Type.Literal(f))), { description: 'stored file names, downloadable with ?token=' }),
+  }),
+]);
 export type ShareResponse = Static<typeof ShareResponse>;
 
 export type RefreshQuery = Static<typeof RefreshQuery>;

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { queryPrepared } from '../db/prepared.ts';
 import { MAX_COMMANDS_PER_HEARTBEAT, type DeliveredCommand } from '@svc/protocol';
 import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
@@ -41,8 +42,9 @@ export async function recordHeartbeat(ctx: AppContext, principal: KeyHolder, hb:
       ), ${claimCtes(hb.agentId, MAX_COMMANDS_PER_HEARTBEAT, now, sql<boolean>`${canReceive}::boolean AND EXISTS (SELECT 1 FROM hb)`)}
       SELECT (SELECT count(*) FROM hb)::int AS updated, claimed.* FROM (SELECT 1) AS one LEFT JOIN claimed ON true
       ORDER BY ${DELIVERY_ORDER}
-    `.execute(ctx.db);
-    const rows = result.rows;
+    `.compile(ctx.db);
+    // The hot path: a named prepared statement, planned once per connection.
+    const rows = await queryPrepared<ClaimedRow & { updated: number }>(ctx.pool, 'heartbeat', result);
     if (rows[0]?.updated === 1) {
       const claimed = rows.filter((r) => r.id !== null);
       return { receivedAt: now, commands: claimed.map(presentDelivered) };

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { COMMAND_TYPES, tierAllows, type CommandType, type QueueCommandBody } from '@svc/protocol';
+import { COMMAND_TYPES, TIERS, tierAllows, type CommandType, type QueueCommandBody } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import { actorOf, type UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
@@ -13,6 +13,8 @@ export interface Queued {
 }
 
 export const DEFAULT_PRIORITY = 5;
+/** The tiers whose agents may receive commands, from the permission matrix (D2). */
+const COMMAND_TIERS: string[] = TIERS.filter((t) => tierAllows(t, 'agent:commands'));
 
 /**
  * Queue a command for one agent or for every current member of a group (D14: one command
@@ -31,14 +33,15 @@ export async function queueCommands(ctx: AppContext, admin: UserPrincipal, body:
 
   const { queued, skipped, event } = await ctx.db.transaction().execute(async (trx) => {
     let queued: Queued[];
-    let clientIds: (string | null)[];
+    // Scoped readers of the audit log see a dispatch when it concerns one client only.
+    let eventClientId: string | null;
     let skipped: { agent_id: string; reason: string }[] = [];
     if (body.agent_id !== undefined) {
       const agent = await trx.selectFrom('agents').select(['agent_id', 'key_tier', 'deregistered_at', 'client_id']).where('agent_id', '=', body.agent_id).executeTakeFirst();
       if (!agent) throw notFound('Agent not found');
       if (agent.deregistered_at) throw conflict('Agent is deregistered');
       if (!tierAllows(agent.key_tier, 'agent:commands')) throw insufficientPermissions('agent:commands');
-      clientIds = [agent.client_id];
+      eventClientId = agent.client_id;
       queued = await trx
         .insertInto('agent_commands')
         .values({ agent_id: agent.agent_id, command_type: type, payload: JSON.stringify(payload), priority, created_by: createdBy, group_target: null, created_at: now, sent_at: null, acked_at: null, completed_at: null })
@@ -46,32 +49,35 @@ export async function queueCommands(ctx: AppContext, admin: UserPrincipal, body:
         .execute();
     } else {
       const group = body.group_target as string;
-      const members = await trx
-        .selectFrom('agent_groups')
-        .innerJoin('agents', 'agents.agent_id', 'agent_groups.agent_id')
-        .select(['agents.agent_id', 'agents.key_tier', 'agents.client_id'])
-        .where('agent_groups.group_name', '=', group)
-        .where('agents.deregistered_at', 'is', null)
-        .execute();
-      if (members.length === 0) throw notFound('Group not found or has no members');
-      skipped = members.filter((m) => !tierAllows(m.key_tier, 'agent:commands')).map((m) => ({ agent_id: m.agent_id, reason: 'Insufficient permissions for agent:commands' }));
-      if (skipped.length === members.length) throw insufficientPermissions('agent:commands');
-      clientIds = members.map((m) => m.client_id);
-      const result = await sql<Queued>`
+      // One aggregate instead of reading every member (a group may hold 10,000 agents):
+      // how many, which clients, and only the members that cannot receive commands.
+      const { rows } = await sql<{ members: number; clients: number; client_id: string | null; skipped: string[] | null }>`
+        SELECT count(*)::int AS members,
+               (count(DISTINCT a.client_id) + max(CASE WHEN a.client_id IS NULL THEN 1 ELSE 0 END))::int AS clients,
+               min(a.client_id) AS client_id,
+               array_agg(a.agent_id ORDER BY a.agent_id) FILTER (WHERE NOT a.key_tier = ANY(${COMMAND_TIERS})) AS skipped
+        FROM agent_groups g JOIN agents a ON a.agent_id = g.agent_id
+        WHERE g.group_name = ${group} AND a.deregistered_at IS NULL
+      `.execute(trx);
+      const summary = rows[0];
+      if (!summary || summary.members === 0) throw notFound('Group not found or has no members');
+      skipped = (summary.skipped ?? []).map((agent_id) => ({ agent_id, reason: 'Insufficient permissions for agent:commands' }));
+      if (skipped.length === summary.members) throw insufficientPermissions('agent:commands');
+      eventClientId = summary.clients === 1 ? summary.client_id : null;
+      const result = await sql<Omit<Queued, 'created_at'>>`
         INSERT INTO agent_commands (agent_id, command_type, payload, priority, created_by, group_target, created_at)
         SELECT g.agent_id, ${type}, ${JSON.stringify(payload)}::jsonb, ${priority}, ${createdBy}, ${group}, ${now}
         FROM agent_groups g JOIN agents a ON a.agent_id = g.agent_id
-        WHERE g.group_name = ${group} AND a.deregistered_at IS NULL AND a.key_tier IN ('business', 'msp')
+        WHERE g.group_name = ${group} AND a.deregistered_at IS NULL AND a.key_tier = ANY(${COMMAND_TIERS})
         ORDER BY g.agent_id
-        RETURNING id, agent_id, created_at
+        RETURNING id, agent_id
       `.execute(trx);
-      queued = result.rows;
+      queued = result.rows.map((r) => ({ ...r, created_at: now }));
     }
     const event = await recordAuditEvent(trx, {
       event_type: 'command_dispatched',
       actor: createdBy,
-      // Scoped readers of the audit log see a dispatch when it concerns one client only.
-      client_id: new Set(clientIds).size === 1 ? (clientIds[0] ?? null) : null,
+      client_id: eventClientId,
       data: {
         command_ids: queued.map((q) => Number(q.id)),
         agent_ids: queued.map((q) => q.agent_id),

@@ -7,6 +7,7 @@ import agentsPatch from './agents/patch.ts';
 import agentCommandsPatch from './agent-commands/patch.ts';
 import agentCommandsPost from './agent-commands/post.ts';
 import auditList from './audit/list.ts';
+import dbHealthGet from './db-health/get.ts';
 import benchmarkGet from './benchmark/get.ts';
 import downloadGet from './download/get.ts';
 import healthGet from './health/get.ts';
@@ -24,8 +25,15 @@ import sessionsGet from './sessions/get.ts';
 import sessionsPatch from './sessions/patch.ts';
 import shareGet from './share/get.ts';
 import uploadPost from './upload/post.ts';
+import webhooksCreate from './webhooks/create.ts';
+import webhooksDelete from './webhooks/delete.ts';
+import webhooksDeliveries from './webhooks/deliveries.ts';
+import webhooksList from './webhooks/list.ts';
+import webhooksPing from './webhooks/ping.ts';
+import webhooksRedeliver from './webhooks/redeliver.ts';
+import webhooksUpdate from './webhooks/update.ts';
 
 /** Every /api operation, one per file. Only registration happens here. */
 export function registerApiRoutes(app: App, ctx: AppContext): void {
-  for (const route of [healthGet, healthPost, agentsPatch, agentGroupsGet, agentGroupsPost, agentGroupsDelete, agentCommandsPost, agentCommandsGet, agentCommandsPatch, licenseGet, licensesList, licensesCreate, licensesUpdate, licensesDelete, auditList, uploadPost, sessionsGet, sessionsPatch, sessionsDelete, remediationPatch, downloadGet, shareGet, refreshPut, refreshNotAllowed, benchmarkGet]) route(app, ctx);
+  for (const route of [healthGet, healthPost, agentsPatch, agentGroupsGet, agentGroupsPost, agentGroupsDelete, agentCommandsPost, agentCommandsGet, agentCommandsPatch, licenseGet, licensesList, licensesCreate, licensesUpdate, licensesDelete, auditList, uploadPost, sessionsGet, sessionsPatch, sessionsDelete, remediationPatch, downloadGet, shareGet, refreshPut, refreshNotAllowed, benchmarkGet, webhooksList, webhooksCreate, webhooksUpdate, webhooksDelete, webhooksDeliveries, webhooksRedeliver, webhooksPing, dbHealthGet]) route(app, ctx);
 }

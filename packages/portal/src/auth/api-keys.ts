@@ -39,6 +39,7 @@ export class ApiKeyVerifier {
   readonly #db: Kysely<Database>;
   readonly #legacyDigest: Buffer | null;
   readonly #cache = new Map<string, { at: number; lookup: KeyLookup }>();
+  readonly #inflight = new Map<string, Promise<KeyLookup>>();
   /**
    * Bumped by invalidate(). A lookup whose database read started before an invalidation
    * must not put its (possibly pre-revocation) result into the cache afterwards, or a
@@ -65,6 +66,15 @@ export class ApiKeyVerifier {
     const cached = this.#cache.get(cacheKey);
     if (cached && Date.now() - cached.at < CACHE_TTL_MS) return cached.lookup;
 
+    // Single flight: when an entry expires under load, one query refreshes it for everyone.
+    const pending = this.#inflight.get(cacheKey);
+    if (pending) return pending;
+    const query = this.#query(key, digest, cacheKey).finally(() => this.#inflight.delete(cacheKey));
+    this.#inflight.set(cacheKey, query);
+    return query;
+  }
+
+  async #query(key: string, digest: Buffer, cacheKey: string): Promise<KeyLookup> {
     const generation = this.#generation;
     const candidates = await this.#db
       .selectFrom('licenses')

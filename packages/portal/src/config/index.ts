@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { ENVIRONMENTS } from '@svc/protocol';
 
 /**
@@ -26,6 +27,17 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** External OpenID provider; null means the portal's own identity provider signs tokens. */
   externalJwt: { jwksUrl: string; issuer: string; audience: string; algorithms: string[] } | null;
+  webhooks: {
+    /**
+     * DANGEROUS: address ranges that webhook URLs may reach although they are not public
+     * (e.g. a receiver on the operator's own network). Empty by default.
+     */
+    allowCidrs: [ipaddr.IPv4 | ipaddr.IPv6, number][];
+    /** Extra trusted CA certificates (PEM) for receivers with a private CA. */
+    caFile: string | null;
+    /** Consecutive failed deliveries after which a subscription is disabled. */
+    disableAfterFailures: number;
+  };
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -82,6 +94,18 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   if (raw === undefined) return fallback;
   if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${values.join(', ')} (got "${raw}")`);
   return raw as T;
+}
+
+function cidrList(env: Env, name: string): [ipaddr.IPv4 | ipaddr.IPv6, number][] {
+  const raw = read(env, name);
+  if (raw === undefined) return [];
+  return raw.split(',').map((part) => {
+    try {
+      return ipaddr.parseCIDR(part.trim());
+    } catch {
+      throw new ConfigError(name, `must be a comma-separated list of CIDR ranges such as 127.0.0.0/8 (got "${part.trim()}")`);
+    }
+  });
 }
 
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
@@ -148,6 +172,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: oneOf(env, 'SVC_LOG_LEVEL', LOG_LEVELS, 'info'),
     trustProxy: boolean(env, 'SVC_TRUST_PROXY', false),
     shutdownGraceSeconds: integer(env, 'SVC_SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),
+    webhooks: {
+      allowCidrs: cidrList(env, 'SVC_WEBHOOK_ALLOW_CIDRS'),
+      caFile: read(env, 'SVC_WEBHOOK_CA_FILE') === undefined ? null : path.resolve(cwd, read(env, 'SVC_WEBHOOK_CA_FILE') as string),
+      disableAfterFailures: integer(env, 'SVC_WEBHOOK_DISABLE_AFTER', 20, 1, 100_000),
+    },
     externalJwt,
   };
 }

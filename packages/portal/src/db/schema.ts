@@ -160,6 +160,41 @@ export interface AgentGroupsTable {
   created_at: Generated<Date>;
 }
 
+export interface WebhookSubscriptionsTable {
+  id: string;
+  url: string;
+  event_types: ColumnType<string[], string[], string[]>;
+  signing_secret: string;
+  enabled: Generated<boolean>;
+  description: string | null;
+  client_id: string | null;
+  created_by: string;
+  created_at: Generated<Date>;
+  updated_at: Timestamp;
+  consecutive_failures: Generated<number>;
+  disabled_reason: string | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  subscription_id: string;
+  event_id: string;
+  event_type: string;
+  body: string;
+  status: Generated<'pending' | 'succeeded' | 'failed'>;
+  redelivery_of: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface WebhookDeliveryAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  attempted_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
   refresh_tokens: RefreshTokensTable;
@@ -174,4 +209,7 @@ export interface Database {
   agent_commands: AgentCommandsTable;
   agent_command_results: AgentCommandResultsTable;
   agent_groups: AgentGroupsTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
 }

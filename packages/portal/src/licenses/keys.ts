@@ -1,8 +1,9 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { LICENSE_KEY_PATTERN, LICENSE_KEY_PREFIX_LENGTH, SEGMENT_OF_TIER, TIER_SEGMENTS, type Tier, type TierSegment } from '@svc/protocol';
 
 export function sha256(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  // One-shot hash: no Hash object per call (this runs on every key-authenticated request).
+  return hash('sha256', value, 'buffer');
 }
 
 /** A new key: plaintext (shown once), its 14-character lookup prefix and the SHA-256 stored at rest. */

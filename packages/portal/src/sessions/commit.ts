@@ -54,26 +54,26 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       if (Number(n) >= principal.license.max_sessions) throw forbidden(sessionLimitMessage(principal.license.max_sessions));
     }
 
-    const files = JSON.stringify(input.files);
+    // What an upload writes, the same for a new session and a replacement.
+    const columns = {
+      client_id: metadata.client_id,
+      client: metadata.client,
+      target: metadata.target,
+      risk_score: metadata.risk_score,
+      risk_grade: metadata.risk_grade,
+      metadata: JSON.stringify(metadata),
+      files: JSON.stringify(input.files),
+      uploaded_at: now,
+      updated_at: now,
+      expires_at: expiresAt,
+      expiry_notified_at: null,
+    };
     let shareToken: string;
     if (existing) {
       await trx
         .updateTable('sessions')
-        .set({
-          client_id: metadata.client_id,
-          client: metadata.client,
-          target: metadata.target,
-          risk_score: metadata.risk_score,
-          risk_grade: metadata.risk_grade,
-          metadata: JSON.stringify(metadata),
-          files,
-          // The session keeps counting against the key that first uploaded it.
-          version: existing.version + 1,
-          uploaded_at: now,
-          updated_at: now,
-          expires_at: expiresAt,
-          expiry_notified_at: null,
-        })
+        // The session keeps counting against the key that first uploaded it (license_id stays).
+        .set({ ...columns, version: existing.version + 1 })
         .where('session_id', '=', metadata.session_id)
         .execute();
       const token = await trx.selectFrom('share_tokens').select('token').where('session_id', '=', metadata.session_id).executeTakeFirstOrThrow();
@@ -81,21 +81,7 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
     } else {
       await trx
         .insertInto('sessions')
-        .values({
-          session_id: metadata.session_id,
-          client_id: metadata.client_id,
-          client: metadata.client,
-          target: metadata.target,
-          risk_score: metadata.risk_score,
-          risk_grade: metadata.risk_grade,
-          metadata: JSON.stringify(metadata),
-          files,
-          license_id: licenseId,
-          uploaded_at: now,
-          updated_at: now,
-          expires_at: expiresAt,
-          expiry_notified_at: null,
-        })
+        .values({ session_id: metadata.session_id, ...columns, license_id: licenseId })
         .execute();
       shareToken = newShareToken();
       await trx.insertInto('share_tokens').values({ token: shareToken, session_id: metadata.session_id }).execute();

@@ -7,6 +7,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig } from '../../src/config/index.ts';
 import { startPortal, type Portal } from '../../src/server.ts';
+import type { Resolver } from '../../src/webhooks/url-safety.ts';
 
 export const ADMIN_EMAIL = 'admin@test.local';
 export const ADMIN_PASSWORD = 'admin-password-0123';
@@ -41,6 +42,8 @@ export interface TestPortalOptions {
   now?: () => Date;
   logDestination?: DestinationStream;
   databaseUrl?: string;
+  /** DNS for webhook URLs (StartOptions.resolver), e.g. to simulate rebinding. */
+  resolver?: Resolver;
 }
 
 /** The real portal, in process, on a real database, listening on 127.0.0.1 on a free port. */
@@ -59,7 +62,7 @@ export async function startTestPortal(opts: TestPortalOptions = {}): Promise<Tes
     SVC_BASE_URL: 'http://portal.test',
     ...opts.env,
   });
-  const portal = await startPortal(config, { now: opts.now, logDestination: opts.logDestination });
+  const portal = await startPortal(config, { now: opts.now, logDestination: opts.logDestination, resolver: opts.resolver });
   let token: string | null = null;
   return {
     ...portal,

@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_foundation.ts';
 import * as m0002 from './0002_sessions.ts';
 import * as m0003 from './0003_agents.ts';
+import * as m0004 from './0004_webhooks.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -11,4 +12,5 @@ export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_sessions': m0002,
   '0003_agents': m0003,
+  '0004_webhooks': m0004,
 };

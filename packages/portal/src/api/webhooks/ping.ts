@@ -1,0 +1,22 @@
+import { DeliveryResponse, WebhookIdQuery } from '@svc/protocol';
+import { requireUser, userOf } from '../../auth/guards.ts';
+import { actorOf } from '../../auth/principal.ts';
+import type { App, AppContext } from '../../context.ts';
+import { responses } from '../../http/responses.ts';
+import { subscriptionFor } from '../../webhooks/access.ts';
+
+/** POST /api/webhooks/ping?id=: a signed `ping` test delivery now; answers its logged outcome. */
+export default function register(app: App, ctx: AppContext): void {
+  app.post(
+    '/webhooks/ping',
+    {
+      onRequest: requireUser(ctx, { permission: 'webhooks' }),
+      schema: { tags: ['webhooks'], summary: 'Send a test delivery', security: [{ identityToken: [] }], querystring: WebhookIdQuery, response: responses({ 200: DeliveryResponse }, 400, 401, 403, 404) },
+    },
+    async (request) => {
+      const user = userOf(request);
+      const sub = await subscriptionFor(ctx, user, request.query.id);
+      return { delivery: await ctx.webhooks.dispatcher.ping(sub, actorOf(user)) };
+    },
+  );
+}

@@ -1,0 +1,88 @@
+import fs from 'node:fs';
+import type { LookupFunction } from 'node:net';
+import tls from 'node:tls';
+import { Agent, request } from 'undici';
+import ipaddr from 'ipaddr.js';
+import { checkedAddresses, parseWebhookUrl, UnsafeUrlError, type CidrList, type Resolver } from './url-safety.ts';
+
+export const DELIVERY_TIMEOUT_MS = 5_000;
+
+export interface PostResult {
+  statusCode: number | null;
+  durationMs: number;
+  error: string | null;
+}
+
+/**
+ * The only HTTP client that talks to subscribers. Its connect-time lookup resolves the
+ * host through the resolver, refuses the connection unless every address is public (or
+ * allowed), and connects to an address it just checked: there is no second lookup for a
+ * rebinding DNS server to answer differently. Redirects are never followed and the
+ * subscriber's response body is discarded unread.
+ */
+export class WebhookHttpClient {
+  readonly #agent: Agent;
+  readonly #resolver: Resolver;
+  readonly #allow: CidrList;
+
+  constructor(opts: { resolver: Resolver; allow: CidrList; caFile: string | null }) {
+    this.#resolver = opts.resolver;
+    this.#allow = opts.allow;
+    const lookup: LookupFunction = (hostname, options, callback) => {
+      checkedAddresses(new URL(`https://${hostname.includes(':') ? `[${hostname}]` : hostname}/`), opts.resolver, opts.allow).then(
+        (addresses) => {
+          const family = (a: string) => (a.includes(':') ? 6 : 4);
+          if (options.all) callback(null, addresses.map((address) => ({ address, family: family(address) })));
+          else callback(null, addresses[0] as string, family(addresses[0] as string));
+        },
+        (err: Error) => callback(Object.assign(err, { code: 'EUNSAFE' }) as NodeJS.ErrnoException, '', 0),
+      );
+    };
+    const ca = opts.caFile === null ? undefined : [...(fs.readFileSync(opts.caFile, 'utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [])];
+    this.#agent = new Agent({
+      connect: { lookup, timeout: DELIVERY_TIMEOUT_MS, // Keep the public roots when an extra CA is configured.
+        ...(ca ? { ca: [...tls.rootCertificates, ...ca] } : {}) },
+      headersTimeout: DELIVERY_TIMEOUT_MS,
+      bodyTimeout: DELIVERY_TIMEOUT_MS,
+      connections: 64,
+    });
+  }
+
+  async post(url: string, headers: Record<string, string>, body: string): Promise<PostResult> {
+    const started = performance.now();
+    const done = (statusCode: number | null, error: string | null): PostResult => ({ statusCode, durationMs: Math.round(performance.now() - started), error });
+    try {
+      // The stored URL is judged by today's rules. A host name is resolved and checked by the
+      // connect-time lookup above; an IP literal never reaches a lookup (net.connect skips
+      // it), so it is checked here, also when it was allowed at creation under another
+      // SVC_WEBHOOK_ALLOW_CIDRS.
+      const parsed = parseWebhookUrl(url);
+      const host = parsed.hostname.startsWith('[') ? parsed.hostname.slice(1, -1) : parsed.hostname;
+      if (ipaddr.isValid(host)) await checkedAddresses(parsed, this.#resolver, this.#allow);
+    } catch (err) {
+      if (err instanceof UnsafeUrlError) return done(null, err.message);
+      throw err;
+    }
+    try {
+      const res = await request(url, { method: 'POST', headers, body, dispatcher: this.#agent, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
+      return done(res.statusCode, ok ? null : `HTTP ${res.statusCode}`);
+    } catch (err) {
+      return done(null, describe(err));
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#agent.close();
+  }
+}
+
+/** A short, safe description of a failure: never the subscriber's body. */
+function describe(err: unknown): string {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout after 5 s';
+  const code = e.cause?.code ?? e.code;
+  if (code === 'EUNSAFE') return (e.cause?.message ?? e.message ?? 'address refused').slice(0, 200);
+  return `${code ?? e.name ?? 'error'}: ${(e.cause?.message ?? e.message ?? '').slice(0, 200)}`;
+}

@@ -1,0 +1,45 @@
+import { randomBytes } from 'node:crypto';
+import type { Selectable } from 'kysely';
+import type { WebhookDelivery, WebhookSubscription } from '@svc/protocol';
+import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable, WebhookSubscriptionsTable } from '../db/schema.ts';
+
+export type SubscriptionRow = Selectable<WebhookSubscriptionsTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type AttemptRow = Selectable<WebhookDeliveryAttemptsTable>;
+
+export const newSubscriptionId = () => `whsub_${randomBytes(6).toString('hex')}`;
+export const newSigningSecret = () => randomBytes(32).toString('hex');
+export const newEventId = () => `evt_${randomBytes(8).toString('hex')}`;
+
+/** Never the signing secret. */
+export function presentSubscription(row: SubscriptionRow): WebhookSubscription {
+  return {
+    id: row.id,
+    url: row.url,
+    event_types: row.event_types,
+    enabled: row.enabled,
+    description: row.description,
+    client_id: row.client_id,
+    created_by: row.created_by,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+    consecutive_failures: row.consecutive_failures,
+    disabled_reason: row.disabled_reason,
+  };
+}
+
+/** The delivery log entry: attempts with status code, duration and error; never a response body. */
+export function presentDelivery(row: DeliveryRow, attempts: AttemptRow[]): WebhookDelivery {
+  return {
+    id: Number(row.id),
+    subscription_id: row.subscription_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    status: row.status,
+    redelivery_of: row.redelivery_of === null ? null : Number(row.redelivery_of),
+    created_at: row.created_at.toISOString(),
+    attempts: attempts
+      .sort((a, b) => a.attempt - b.attempt)
+      .map((a) => ({ attempt: a.attempt, status_code: a.status_code, duration_ms: a.duration_ms, error: a.error, attempted_at: a.attempted_at.toISOString() })),
+  };
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# System packages the test suite needs, installed from Debian's repositories when missing.
+#
+# `npm test` runs this first. CI runs `npm ci && npm test` as root, with no stdin, on a
+# fresh machine that reaches Debian's package repositories: there it runs `apt-get update`
+# once and installs what is missing. When everything is present it does nothing (a few
+# stat calls). Not root, or no apt-get, and something missing: it says what to install and
+# exits non-zero, so the tests that need it fail loudly instead of being skipped.
+#
+# Each entry is "debian-package:path-the-tests-use". Browsers come from Debian only
+# (never `npx playwright install`): the browser tests drive /usr/bin/chromium.
+set -euo pipefail
+
+REQUIRED=(
+  'chromium:/usr/bin/chromium'
+)
+
+missing=()
+for entry in "${REQUIRED[@]}"; do
+  pkg="${entry%%:*}"
+  bin="${entry#*:}"
+  if [[ ! -x "$bin" ]]; then
+    missing+=("$pkg")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+echo "setup-system: missing system packages: ${missing[*]}" >&2
+
+if [[ "$(id -u)" -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+  if [[ "$(id -u)" -ne 0 ]]; then why='not running as root'; else why='apt-get not found'; fi
+  {
+    echo "setup-system: cannot install them here ($why)."
+    echo "setup-system: install the Debian package(s) yourself, then run the tests again:"
+    echo "    sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}"
+    if [[ " ${missing[*]} " == *' chromium '* ]]; then
+      echo "setup-system: (the browser tests drive /usr/bin/chromium from Debian's 'chromium' package;"
+      echo "setup-system:  never 'npx playwright install')"
+    fi
+  } >&2
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+start=$SECONDS
+# Wait for a dpkg lock held by another apt run instead of failing at once.
+apt_opts=(-o DPkg::Lock::Timeout=300 -o Acquire::Retries=3)
+
+# A mirror hiccup should not fail a whole CI run: a failed step is tried again, twice.
+retry() {
+  local attempt
+  for attempt in 1 2 3; do
+    if "$@" </dev/null; then return 0; fi
+    echo "setup-system: '$*' failed (attempt $attempt of 3)" >&2
+    if [[ $attempt -lt 3 ]]; then sleep $((attempt * 5)); fi
+  done
+  return 1
+}
+
+echo "setup-system: apt-get update" >&2
+retry apt-get "${apt_opts[@]}" update
+echo "setup-system: apt-get install ${missing[*]}" >&2
+retry apt-get "${apt_opts[@]}" install -y --no-install-recommends "${missing[@]}"
+
+for entry in "${REQUIRED[@]}"; do
+  bin="${entry#*:}"
+  if [[ ! -x "$bin" ]]; then
+    echo "setup-system: installed ${entry%%:*} but $bin is still missing" >&2
+    exit 1
+  fi
+done
+echo "setup-system: installed ${missing[*]} in $((SECONDS - start)) s" >&2
