@@ -224,6 +224,10 @@ async function runPhase(target: SideTarget, roundNo: number, warmup: boolean, pa
 interface SideSummary {
   phases: number;
   medianMBps: number;
+  /** Phases during which the rest of the machine stayed at or below --quiet-busy. */
+  uncontendedPhases: number;
+  /** Median MB/s of those phases; null when fewer than 2 (then the headline uses every phase). */
+  uncontendedMedianMBps: number | null;
   minMBps: number;
   maxMBps: number;
   medianLatencyMs: number;
@@ -236,12 +240,15 @@ interface SideSummary {
   rssGrowthMaxMiB: number;
 }
 
-function summarize(phases: Phase[]): SideSummary | null {
+function summarize(phases: Phase[], quietBusyPercent: number): SideSummary | null {
   if (phases.length === 0) return null;
   const maxGrowth = phases.reduce((a, p) => (p.rss.growthKiB > a.rss.growthKiB ? p : a));
+  const quiet = phases.filter((p) => p.cpuPercent['other'] !== null && p.cpuPercent['other'] !== undefined && p.cpuPercent['other'] <= quietBusyPercent);
   return {
     phases: phases.length,
     medianMBps: round(median(phases.map((p) => p.mbPerS)), 1),
+    uncontendedPhases: quiet.length,
+    uncontendedMedianMBps: quiet.length >= 2 ? round(median(quiet.map((p) => p.mbPerS)), 1) : null,
     minMBps: Math.min(...phases.map((p) => p.mbPerS)),
     maxMBps: Math.max(...phases.map((p) => p.mbPerS)),
     medianLatencyMs: round(median(phases.map((p) => p.medianLatencyMs)), 1),
@@ -366,12 +373,18 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
   }
 
   const measured = (side: Side): Phase[] => phases.filter((p) => p.side === side && !p.warmup);
-  const baseline = summarize(measured('baseline'));
-  const portalSummary = summarize(measured('portal'));
-  const baselineFsync = summarize(measured('baseline+fsync'));
+  const baseline = summarize(measured('baseline'), opts.quietBusyPercent);
+  const portalSummary = summarize(measured('portal'), opts.quietBusyPercent);
+  const baselineFsync = summarize(measured('baseline+fsync'), opts.quietBusyPercent);
   if (baseline === null || portalSummary === null) throw new Error('no measured phases');
-  const ratio = round(portalSummary.medianMBps / baseline.medianMBps, 3);
-  const ratioFsync = baselineFsync === null ? null : round(portalSummary.medianMBps / baselineFsync.medianMBps, 3);
+  // Other work on the machine slows whichever phase it lands on: when each side has at
+  // least 2 phases that ran alone, the headline compares those; otherwise every phase.
+  const headlineBasis: 'uncontended phases' | 'all phases' =
+    baseline.uncontendedMedianMBps !== null && portalSummary.uncontendedMedianMBps !== null && (baselineFsync === null || baselineFsync.uncontendedMedianMBps !== null) ? 'uncontended phases' : 'all phases';
+  const headline = (s: SideSummary): number => (headlineBasis === 'uncontended phases' ? (s.uncontendedMedianMBps ?? s.medianMBps) : s.medianMBps);
+  const ratio = round(headline(portalSummary) / headline(baseline), 3);
+  const ratioAllPhases = round(portalSummary.medianMBps / baseline.medianMBps, 3);
+  const ratioFsync = baselineFsync === null ? null : round(headline(portalSummary) / headline(baselineFsync), 3);
   const cpuRatio = round(portalSummary.medianServerCpuMsPerMB / baseline.medianServerCpuMsPerMB, 2);
   const jsonMiB = jsonInFlight / MiB;
   // Steady state: growth within each measured round (first-touch costs were paid in the warm-up).
@@ -386,7 +399,7 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
   const baselineRunGrowthMiB = mib(sinkRunPeakKiB - idle.baselineKiB);
   const allowedRunGrowthMiB = round(jsonMiB + baselineRunGrowthMiB + opts.rssAllowanceMiB, 1);
   const goals = {
-    throughput: { goal: 'portal / baseline >= 0.6 (median MB/s)', ratio, met: ratio >= 0.6 },
+    throughput: { goal: 'portal / baseline >= 0.6 (median MB/s)', basis: headlineBasis, ratio, ratioAllPhases, met: ratio >= 0.6 },
     memorySteady: {
       goal: `portal RSS growth within a measured round <= JSON in flight (${jsonInFlight} B) + ${opts.rssAllowanceMiB} MiB`,
       allowedGrowthMiB,
@@ -409,17 +422,17 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
   }
 
   const summaryRows: (string | number)[][] = [
-    ['median of measured rounds', 'MB/s', 'min', 'max', 'upload s', 'tail ms', 'CPU ms/MB', 'main thread', 'RSS before MiB', 'RSS peak MiB', 'growth max MiB', 'growth p50 MiB'],
+    ['median of measured rounds', 'MB/s', 'MB/s alone (n)', 'min', 'max', 'upload s', 'tail ms', 'CPU ms/MB', 'main thread', 'RSS before MiB', 'RSS peak MiB', 'growth max MiB', 'growth p50 MiB'],
   ];
   const addRow = (name: string, s: SideSummary | null): void => {
     if (s === null) return;
-    summaryRows.push([name, s.medianMBps.toFixed(1), s.minMBps.toFixed(1), s.maxMBps.toFixed(1), (s.medianLatencyMs / 1000).toFixed(2), s.medianTailMs.toFixed(0), s.medianServerCpuMsPerMB.toFixed(2), `${s.medianMainThreadPercent.toFixed(0)}%`, s.rssBeforeMiB.toFixed(1), s.rssPeakMiB.toFixed(1), s.rssGrowthMaxMiB.toFixed(1), s.rssGrowthMedianMiB.toFixed(1)]);
+    summaryRows.push([name, s.medianMBps.toFixed(1), `${s.uncontendedMedianMBps === null ? '-' : s.uncontendedMedianMBps.toFixed(1)} (${s.uncontendedPhases})`, s.minMBps.toFixed(1), s.maxMBps.toFixed(1), (s.medianLatencyMs / 1000).toFixed(2), s.medianTailMs.toFixed(0), s.medianServerCpuMsPerMB.toFixed(2), `${s.medianMainThreadPercent.toFixed(0)}%`, s.rssBeforeMiB.toFixed(1), s.rssPeakMiB.toFixed(1), s.rssGrowthMaxMiB.toFixed(1), s.rssGrowthMedianMiB.toFixed(1)]);
   };
   addRow('baseline (node:http -> file + SHA-256)', baseline);
   addRow('portal', portalSummary);
   addRow('baseline+fsync (informational)', baselineFsync);
-  summaryRows.push(['portal / baseline', ratio.toFixed(3), '', '', '', '', `${cpuRatio.toFixed(2)}x`]);
-  if (ratioFsync !== null) summaryRows.push(['portal / baseline+fsync', ratioFsync.toFixed(3)]);
+  summaryRows.push(['portal / baseline', ratioAllPhases.toFixed(3), headlineBasis === 'uncontended phases' ? ratio.toFixed(3) : '-', '', '', '', '', `${cpuRatio.toFixed(2)}x`]);
+  if (ratioFsync !== null && baselineFsync !== null) summaryRows.push(['portal / baseline+fsync', round(portalSummary.medianMBps / baselineFsync.medianMBps, 3).toFixed(3), headlineBasis === 'uncontended phases' ? ratioFsync.toFixed(3) : '-']);
 
   log('');
   log(`MB = 10^6 bytes; CPU in % of one core (the machine has ${machine.cpus}); "tail" = last body byte sent -> answer received; RSS from /proc/<pid>/status (VmRSS sampled every ${opts.sampleMs} ms, plus VmHWM reset before each phase).`);
@@ -433,7 +446,10 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
       `baseline idle ${mib(idle.baselineKiB)} MiB -> peak ${mib(sinkRunPeakKiB)} MiB (+${baselineRunGrowthMiB} MiB)`,
   );
   const verdict = (met: boolean): string => (met ? 'met' : 'MISSED');
-  log(`throughput goal (portal/baseline >= 0.6): ${ratio.toFixed(3)} -> ${verdict(goals.throughput.met)}   (server CPU per MB: portal ${cpuRatio.toFixed(2)}x the baseline's)`);
+  log(
+    `throughput goal (portal/baseline >= 0.6, medians of ${headlineBasis}): ${headline(portalSummary).toFixed(1)} / ${headline(baseline).toFixed(1)} MB/s = ${ratio.toFixed(3)} -> ${verdict(goals.throughput.met)}` +
+      `   (server CPU per MB: portal ${cpuRatio.toFixed(2)}x the baseline's${ratioFsync !== null ? `; portal / baseline+fsync ${ratioFsync.toFixed(3)}` : ''})`,
+  );
   log(
     `memory goal, steady state (growth within a round <= JSON in flight + ${opts.rssAllowanceMiB} MiB = ${allowedGrowthMiB.toFixed(1)} MiB): ` +
       `portal max ${portalSummary.rssGrowthMaxMiB.toFixed(1)} MiB (baseline ${baseline.rssGrowthMaxMiB.toFixed(1)} MiB) -> ${verdict(goals.memorySteady.met)}`,
@@ -484,7 +500,7 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
       body: { bytes: probe.length, limitBytes: UPLOAD_LIMIT_BYTES, sessionJsonBytes: probe.jsonBytes, pipelineLogBytes: payload.length, framingBytes: framing - probe.jsonBytes, concurrency: opts.concurrency, bytesInFlight, jsonBytesInFlight: jsonInFlight },
       idleRssMiB: { portal: mib(idle.portalKiB), baseline: mib(idle.baselineKiB) },
       runPeakRssMiB: { portal: mib(portalRunPeakKiB), baseline: mib(sinkRunPeakKiB) },
-      summary: { baseline, portal: portalSummary, baselineFsync, ratio, ratioToFsyncBaseline: ratioFsync, serverCpuPerMBRatio: cpuRatio, goals },
+      summary: { baseline, portal: portalSummary, baselineFsync, ratio, ratioBasis: headlineBasis, ratioAllPhases, ratioToFsyncBaseline: ratioFsync, serverCpuPerMBRatio: cpuRatio, goals },
       stored,
       profiles,
       phases,

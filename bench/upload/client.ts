@@ -66,7 +66,8 @@ export function logPayload(bytes: number): Buffer {
 /**
  * The parts of an upload as the scanner sends them (curl -F name=@file): `session_json`
  * as a file part with Content-Type application/json, then `pipeline_log` as text/plain.
- * The payload is sized so that the whole body is exactly `totalBytes` long.
+ * The body is `framingBytes(boundary) + payload.length` bytes long (session ids have a
+ * fixed length, so every body of a run has the same size).
  */
 export function buildBody(sessionId: string, payload: Buffer, boundary: string): UploadBody {
   const json = sessionJson(sessionId);

@@ -89,8 +89,10 @@ export class WebhookDispatcher {
       attempts.push(row);
     }
     const status = ok ? 'succeeded' : 'failed';
-    await db.updateTable('webhook_deliveries').set({ status }).where('id', '=', delivery.id).execute();
+    // The subscription's failure count first: a delivery that reads as finished has
+    // already counted (readers of the log and of the subscription never disagree).
     await this.#recordOutcome(sub, ok);
+    await db.updateTable('webhook_deliveries').set({ status }).where('id', '=', delivery.id).execute();
     return presentDelivery({ ...delivery, status }, attempts);
   }
 
