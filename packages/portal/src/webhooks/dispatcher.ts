@@ -99,6 +99,7 @@ export class WebhookDispatcher {
   async #recordOutcome(sub: SubscriptionRow, ok: boolean): Promise<void> {
     const { db, disableAfterFailures, logger } = this.#d;
     if (ok) {
+      if (sub.consecutive_failures === 0) return;
       await db.updateTable('webhook_subscriptions').set({ consecutive_failures: 0 }).where('id', '=', sub.id).where('consecutive_failures', '>', 0).execute();
       return;
     }

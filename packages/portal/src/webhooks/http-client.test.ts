@@ -1,0 +1,45 @@
+import net from 'node:net';
+import ipaddr from 'ipaddr.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookHttpClient } from './http-client.ts';
+
+/**
+ * A receiver that accepts TCP and never answers. Every delivery to it must fail on its own
+ * 5 s timeout, concurrently. (With undici's HTTP/2 probe on, the requests queued behind the
+ * first connection and none of the per-request timeouts ran while they waited: six
+ * deliveries took ~30 s, one after another, and a busy fan-out grew without bound.)
+ */
+describe('WebhookHttpClient against a TCP black hole', () => {
+  let server: net.Server;
+  const sockets = new Set<net.Socket>();
+  let port = 0;
+  beforeAll(async () => {
+    server = net.createServer((s) => {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as net.AddressInfo).port;
+  });
+  afterAll(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('times out every concurrent delivery in parallel instead of queueing them', async () => {
+    const client = new WebhookHttpClient({ resolver: async () => ['127.0.0.1'], allow: [ipaddr.parseCIDR('127.0.0.0/8')], caFile: null });
+    try {
+      const posts = Array.from({ length: 6 }, () => client.post(`https://127.0.0.1:${port}/hook`, { 'content-type': 'application/json' }, '{}'));
+      // Only a bound against a hang: sequential timeouts would need ~30 s.
+      const hang = new Promise<'hang'>((resolve) => setTimeout(() => resolve('hang'), 15_000).unref());
+      const results = await Promise.race([Promise.all(posts), hang]);
+      expect(results).not.toBe('hang');
+      for (const r of results as Awaited<(typeof posts)[number]>[]) {
+        expect(r.statusCode).toBeNull();
+        expect(r.error).toMatch(/timeout/i);
+      }
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  }, 30_000);
+});
