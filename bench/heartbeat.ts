@@ -48,7 +48,7 @@ import { adminToken, createLicense, startPortalProcess, type PortalProcess } fro
 import { freePort } from './lib/ports.ts';
 import { summarizeProfile } from './lib/profile-summary.ts';
 import { RESULTS_DIR, stampOf, table, writeResult } from './lib/report.ts';
-import { median, percentileSorted, round, Samples } from './lib/stats.ts';
+import { latencySummary, median, percentileSorted, round, Samples, statusCountsOf } from './lib/stats.ts';
 
 // autocannon's `requests` (per-request setup), which bench/lib/autocannon.d.ts does not declare.
 declare module 'autocannon' {
@@ -435,10 +435,7 @@ async function runHeartbeatLoad(opts: { title: string; url: string; key: string;
   const cpuPercent = cpu.stop();
   interrupted.throwIfAborted();
   const sorted = latencies.sorted();
-  let sum = 0;
-  for (const v of sorted) sum += v;
-  const statusCodes: Record<string, number> = {};
-  for (const [code, { count }] of Object.entries(result.statusCodeStats)) statusCodes[code] = count;
+  const statusCodes = statusCountsOf(result.statusCodeStats);
   const requests2xx = result['2xx'];
   const cpuUsPerRequest: Record<string, number | null> = {};
   for (const [name, pct] of Object.entries(cpuPercent)) {
@@ -454,14 +451,7 @@ async function runHeartbeatLoad(opts: { title: string; url: string; key: string;
     errors: result.errors,
     timeouts: result.timeouts,
     statusCodes,
-    latencyMs: {
-      mean: round(sorted.length > 0 ? sum / sorted.length : Number.NaN, 3),
-      p50: round(percentileSorted(sorted, 50), 3),
-      p90: round(percentileSorted(sorted, 90), 3),
-      p99: round(percentileSorted(sorted, 99), 3),
-      p999: round(percentileSorted(sorted, 99.9), 3),
-      max: round(sorted.length > 0 ? (sorted[sorted.length - 1] as number) : Number.NaN, 3),
-    },
+    latencyMs: latencySummary(sorted),
     cpuPercent,
     cpuUsPerRequest,
   };

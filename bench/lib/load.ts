@@ -1,6 +1,6 @@
 import autocannon, { type Instance, type Result } from 'autocannon';
 import { startCpuSample, type CpuTarget } from './cpu.ts';
-import { percentileSorted, round, Samples } from './stats.ts';
+import { latencySummary, round, Samples, statusCountsOf } from './stats.ts';
 
 export interface LoadOptions {
   title: string;
@@ -110,10 +110,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadSummary> {
   opts.signal?.throwIfAborted();
 
   const sorted = latencies.sorted();
-  let sum = 0;
-  for (const v of sorted) sum += v;
-  const statusCodes: Record<string, number> = {};
-  for (const [code, { count }] of Object.entries(result.statusCodeStats)) statusCodes[code] = count;
+  const statusCodes = statusCountsOf(result.statusCodeStats);
 
   return {
     title: opts.title,
@@ -128,14 +125,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadSummary> {
     timeouts: result.timeouts,
     resets: result.resets,
     statusCodes,
-    latencyMs: {
-      mean: round(sorted.length > 0 ? sum / sorted.length : Number.NaN, 3),
-      p50: round(percentileSorted(sorted, 50), 3),
-      p90: round(percentileSorted(sorted, 90), 3),
-      p99: round(percentileSorted(sorted, 99), 3),
-      p999: round(percentileSorted(sorted, 99.9), 3),
-      max: round(sorted.length > 0 ? (sorted[sorted.length - 1] as number) : Number.NaN, 3),
-    },
+    latencyMs: latencySummary(sorted),
     autocannon: {
       requestsPerSecAverage: result.requests.average,
       latencyP50Ms: result.latency.p50,

@@ -41,3 +41,33 @@ export function round(n: number, digits = 2): number {
   const f = 10 ** digits;
   return Math.round(n * f) / f;
 }
+
+export interface LatencySummary {
+  mean: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+/** Latency figures (ms, 3 decimals) of an ascending-sorted sample. */
+export function latencySummary(sorted: Float64Array): LatencySummary {
+  let sum = 0;
+  for (const v of sorted) sum += v;
+  return {
+    mean: round(sorted.length > 0 ? sum / sorted.length : Number.NaN, 3),
+    p50: round(percentileSorted(sorted, 50), 3),
+    p90: round(percentileSorted(sorted, 90), 3),
+    p99: round(percentileSorted(sorted, 99), 3),
+    p999: round(percentileSorted(sorted, 99.9), 3),
+    max: round(sorted.length > 0 ? (sorted[sorted.length - 1] as number) : Number.NaN, 3),
+  };
+}
+
+/** autocannon's per-status statistics as status code → count. */
+export function statusCountsOf(stats: Record<string, { count: number }>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [code, { count }] of Object.entries(stats)) out[code] = count;
+  return out;
+}

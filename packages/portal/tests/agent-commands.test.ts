@@ -651,7 +651,7 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     expect(Buffer.byteLength(row?.['stderr'] as string)).toBe(10_240);
     expect(row?.['session_id']).toBe('20250601_140000');
     const detail = await history(`command_id=${id}`);
-    expect(detail.body.result.stdout.startsWith('CRITICAL finding\nxxx')).toBe(true);
+    expect(detail.body.result.stdout.startsWith('CRITICAL finding\n' + 'x'.repeat(3))).toBe(true);
     expect(detail.body.result.session_url).toBe('/collect/?session=20250601_140000');
   });
 

@@ -15,7 +15,7 @@ import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './hel
 let portal: TestPortal;
 let db: pg.Client;
 let admin: string;
-// Starts at the real time: identity tokens are minted with the portal's clock but verified with the real one.
+// The fake clock starts at the real time and only moves forward within a token's hour.
 const clock = new FakeClock();
 const events: DomainEvent[] = [];
 
