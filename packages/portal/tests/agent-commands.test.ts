@@ -220,7 +220,9 @@ describe('POST /api/agent-commands (queue)', () => {
       clock.advance(1_000);
       const res = await queue({ group_target: group, command_type: 'set_log_level', payload: { level: 'warning' }, priority: 2 });
       expect(res.status).toBe(201);
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(res.body.success).toBe(true);
+      expect(Object.keys(res.body)).toEqual(['success', 'commands']);
       expect(res.body.commands).toHaveLength(3);
       expect(res.body.commands.map((c: { agent_id: string }) => c.agent_id).sort()).toEqual([...members].sort());
       for (const c of res.body.commands) {
@@ -255,6 +257,9 @@ describe('POST /api/agent-commands (queue)', () => {
       const only = await queue({ group_target: g, command_type: 'restart' });
       expect(only.status).toBe(403);
       expect(only.body).toEqual({ error: 'Insufficient permissions for agent:commands' });
+      // A refused broadcast writes nothing: no command, no command_dispatched event.
+      expect((await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = $1', [p])).rows[0].n).toBe(0);
+      expect((await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'command_dispatched' AND data->>'group_target' = $1`, [g])).rows[0].n).toBe(0);
 
       const b = await register(biz.key, newAgentId('gb'));
       expect((await addToGroup(b, g)).status).toBe(201);

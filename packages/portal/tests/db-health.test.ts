@@ -148,12 +148,27 @@ describe('GET /api/db-health', () => {
     expect(info.database_name).toBe(new URL(portal.databaseUrl).pathname.slice(1));
     expect(info.version).toBe(facts.version);
     expect(info.max_connections).toBe(facts.max);
-    expect(info.host).toBe('127.0.0.1');
+    // The test cluster, like the embedded one, is reached through its Unix socket.
+    expect(new URL(portal.databaseUrl).searchParams.get('host')).toMatch(/^\//);
+    expect(info.host).toBe('local socket');
     expect(Number.isInteger(info.size_bytes) && info.size_bytes > 0).toBe(true);
     // Same order of magnitude as measured now (the database grows a little between the two reads).
     expect(Math.abs(info.size_bytes - Number(facts.size))).toBeLessThan(8 * MB);
     expect(info.size_human).toMatch(/^\d+(\.\d+)? (bytes|kB|MB|GB)$/);
     expect(Number.isInteger(info.active_connections) && info.active_connections >= 1).toBe(true);
+  });
+
+  it('database_info.host is the server address when the portal connects over TCP', async () => {
+    const url = new URL(portal.databaseUrl);
+    url.searchParams.delete('host');
+    const tcp = await startTestPortal({ databaseUrl: url.toString() });
+    try {
+      const res = await http(tcp.url, 'GET', '/api/db-health', { headers: withToken(await tcp.adminToken()) });
+      expect(res.status).toBe(200);
+      expect(res.body.database_info.host).toBe('127.0.0.1');
+    } finally {
+      await tcp.close();
+    }
   });
 
   it('recent_activity: newest audit events first, each {event_type, session_id, actor, data, created_at, timestamp}', async () => {

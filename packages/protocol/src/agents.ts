@@ -146,6 +146,7 @@ export const QueueCommandResponse = Type.Object({
   commands: Type.Array(QueuedCommand),
   skipped: Type.Optional(Type.Array(Type.Object({ agent_id: Type.String(), reason: Type.String() }))),
 });
+export type QueueCommandResponse = Static<typeof QueueCommandResponse>;
 
 export const CommandRecord = Type.Object({
   id: Type.Integer(),

@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
-import { COMMAND_TYPES, TIERS, tierAllows, type CommandType, type QueueCommandBody } from '@svc/protocol';
-import { recordAuditEvent } from '../audit/record.ts';
+import { sql, type Selectable } from 'kysely';
+import { COMMAND_TYPES, TIERS, tierAllows, type AuditEvent, type CommandType, type QueueCommandBody } from '@svc/protocol';
+import { presentAuditEvent, recordAuditEvent } from '../audit/record.ts';
+import type { AuditEventsTable } from '../db/schema.ts';
 import { actorOf, type UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest, conflict, insufficientPermissions, notFound } from '../errors.ts';
@@ -31,64 +32,107 @@ export async function queueCommands(ctx: AppContext, admin: UserPrincipal, body:
   const createdBy = actorOf(admin);
   const now = ctx.now();
 
-  const { queued, skipped, event } = await ctx.db.transaction().execute(async (trx) => {
-    let queued: Queued[];
-    // Scoped readers of the audit log see a dispatch when it concerns one client only.
-    let eventClientId: string | null;
-    let skipped: { agent_id: string; reason: string }[] = [];
-    if (body.agent_id !== undefined) {
-      const agent = await trx.selectFrom('agents').select(['agent_id', 'key_tier', 'deregistered_at', 'client_id']).where('agent_id', '=', body.agent_id).executeTakeFirst();
-      if (!agent) throw notFound('Agent not found');
-      if (agent.deregistered_at) throw conflict('Agent is deregistered');
-      if (!tierAllows(agent.key_tier, 'agent:commands')) throw insufficientPermissions('agent:commands');
-      eventClientId = agent.client_id;
-      queued = await trx
-        .insertInto('agent_commands')
-        .values({ agent_id: agent.agent_id, command_type: type, payload: JSON.stringify(payload), priority, created_by: createdBy, group_target: null, created_at: now, sent_at: null, acked_at: null, completed_at: null })
-        .returning(['id', 'agent_id', 'created_at'])
-        .execute();
-    } else {
-      const group = body.group_target as string;
-      // One aggregate instead of reading every member (a group may hold 10,000 agents):
-      // how many, which clients, and only the members that cannot receive commands.
-      const { rows } = await sql<{ members: number; clients: number; client_id: string | null; skipped: string[] | null }>`
-        SELECT count(*)::int AS members,
-               (count(DISTINCT a.client_id) + max(CASE WHEN a.client_id IS NULL THEN 1 ELSE 0 END))::int AS clients,
-               min(a.client_id) AS client_id,
-               array_agg(a.agent_id ORDER BY a.agent_id) FILTER (WHERE NOT a.key_tier = ANY(${COMMAND_TIERS})) AS skipped
-        FROM agent_groups g JOIN agents a ON a.agent_id = g.agent_id
-        WHERE g.group_name = ${group} AND a.deregistered_at IS NULL
-      `.execute(trx);
-      const summary = rows[0];
-      if (!summary || summary.members === 0) throw notFound('Group not found or has no members');
-      skipped = (summary.skipped ?? []).map((agent_id) => ({ agent_id, reason: 'Insufficient permissions for agent:commands' }));
-      if (skipped.length === summary.members) throw insufficientPermissions('agent:commands');
-      eventClientId = summary.clients === 1 ? summary.client_id : null;
-      const result = await sql<Omit<Queued, 'created_at'>>`
-        INSERT INTO agent_commands (agent_id, command_type, payload, priority, created_by, group_target, created_at)
-        SELECT g.agent_id, ${type}, ${JSON.stringify(payload)}::jsonb, ${priority}, ${createdBy}, ${group}, ${now}
-        FROM agent_groups g JOIN agents a ON a.agent_id = g.agent_id
-        WHERE g.group_name = ${group} AND a.deregistered_at IS NULL AND a.key_tier = ANY(${COMMAND_TIERS})
-        ORDER BY g.agent_id
-        RETURNING id, agent_id
-      `.execute(trx);
-      queued = result.rows.map((r) => ({ ...r, created_at: now }));
-    }
-    const event = await recordAuditEvent(trx, {
-      event_type: 'command_dispatched',
-      actor: createdBy,
-      client_id: eventClientId,
-      data: {
-        command_ids: queued.map((q) => Number(q.id)),
-        agent_ids: queued.map((q) => q.agent_id),
-        command_type: type,
-        group_target: body.group_target ?? null,
-        priority,
-        created_by: createdBy,
-      },
-    });
-    return { queued, skipped, event };
-  });
+  const { queued, skipped, event } =
+    body.agent_id !== undefined
+      ? await queueForAgent(ctx, body.agent_id, { type, payload, priority, createdBy, now })
+      : await queueForGroup(ctx, body.group_target as string, { type, payload, priority, createdBy, now });
   ctx.events.publish(event);
   return { type, queued, skipped };
+}
+
+interface CommandSpec {
+  type: CommandType;
+  payload: Record<string, unknown>;
+  priority: number;
+  createdBy: string;
+  now: Date;
+}
+
+interface QueueOutcome {
+  queued: Queued[];
+  skipped: { agent_id: string; reason: string }[];
+  event: AuditEvent;
+}
+
+function dispatchedData(spec: CommandSpec, groupTarget: string | null, queued: Queued[]): Record<string, unknown> {
+  return {
+    command_ids: queued.map((q) => Number(q.id)),
+    agent_ids: queued.map((q) => q.agent_id),
+    command_type: spec.type,
+    group_target: groupTarget,
+    priority: spec.priority,
+    created_by: spec.createdBy,
+  };
+}
+
+async function queueForAgent(ctx: AppContext, agentId: string, spec: CommandSpec): Promise<QueueOutcome> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const agent = await trx.selectFrom('agents').select(['agent_id', 'key_tier', 'deregistered_at', 'client_id']).where('agent_id', '=', agentId).executeTakeFirst();
+    if (!agent) throw notFound('Agent not found');
+    if (agent.deregistered_at) throw conflict('Agent is deregistered');
+    if (!tierAllows(agent.key_tier, 'agent:commands')) throw insufficientPermissions('agent:commands');
+    const queued = await trx
+      .insertInto('agent_commands')
+      .values({ agent_id: agent.agent_id, command_type: spec.type, payload: JSON.stringify(spec.payload), priority: spec.priority, created_by: spec.createdBy, group_target: null, created_at: spec.now, sent_at: null, acked_at: null, completed_at: null })
+      .returning(['id', 'agent_id', 'created_at'])
+      .execute();
+    // Scoped readers of the audit log see a dispatch when it concerns one client only.
+    const event = await recordAuditEvent(trx, { event_type: 'command_dispatched', actor: spec.createdBy, client_id: agent.client_id, data: dispatchedData(spec, null, queued) });
+    return { queued, skipped: [], event };
+  });
+}
+
+interface GroupDispatchRow extends Partial<Selectable<AuditEventsTable>> {
+  members: number;
+  skipped: string[] | null;
+}
+
+/**
+ * A group may hold 10,000 agents, so the whole broadcast is one statement (atomic on its
+ * own, no transaction round trips): the members are read once, the commands inserted for
+ * those whose key allows agent:commands, and the `command_dispatched` audit row built from
+ * the INSERT's RETURNING inside PostgreSQL. Only the audit row comes back; its
+ * command_ids/agent_ids (ordered by id, i.e. by agent_id) are the answer's commands, so
+ * 10,000 ids are neither sent back twice nor serialised by Node. The audit row carries the
+ * client when all members belong to one (scoped readers then see it). Nothing is written
+ * when the group is empty or no member may receive commands.
+ */
+async function queueForGroup(ctx: AppContext, group: string, spec: CommandSpec): Promise<QueueOutcome> {
+  const { rows } = await sql<GroupDispatchRow>`
+    WITH members AS MATERIALIZED (
+      SELECT g.agent_id, a.client_id, a.key_tier = ANY(${COMMAND_TIERS}) AS eligible
+      FROM agent_groups g JOIN agents a ON a.agent_id = g.agent_id
+      WHERE g.group_name = ${group} AND a.deregistered_at IS NULL
+    ), ins AS (
+      INSERT INTO agent_commands (agent_id, command_type, payload, priority, created_by, group_target, created_at)
+      SELECT agent_id, ${spec.type}, ${JSON.stringify(spec.payload)}::jsonb, ${spec.priority}, ${spec.createdBy}, ${group}, ${spec.now}
+      FROM members WHERE eligible
+      ORDER BY agent_id
+      RETURNING id, agent_id
+    ), summary AS (
+      SELECT count(*)::int AS members,
+             count(DISTINCT client_id) + max(CASE WHEN client_id IS NULL THEN 1 ELSE 0 END) AS clients,
+             min(client_id) AS client_id,
+             array_agg(agent_id ORDER BY agent_id) FILTER (WHERE NOT eligible) AS skipped
+      FROM members
+    ), cmds AS (
+      SELECT count(*) AS n, jsonb_agg(id ORDER BY id) AS ids, jsonb_agg(agent_id ORDER BY id) AS agent_ids FROM ins
+    ), ev AS (
+      INSERT INTO audit_events (event_type, actor, client_id, data)
+      SELECT 'command_dispatched', ${spec.createdBy}, CASE WHEN s.clients = 1 THEN s.client_id END,
+             jsonb_build_object('command_ids', c.ids, 'agent_ids', c.agent_ids, 'command_type', ${spec.type}::text,
+                                'group_target', ${group}::text, 'priority', ${spec.priority}::int, 'created_by', ${spec.createdBy}::text)
+      FROM summary s, cmds c WHERE c.n > 0
+      RETURNING *
+    )
+    SELECT s.members, s.skipped, ev.* FROM summary s LEFT JOIN ev ON true
+  `.execute(ctx.db);
+  const row = rows[0];
+  if (!row || row.members === 0) throw notFound('Group not found or has no members');
+  if (row.id === null || row.id === undefined) throw insufficientPermissions('agent:commands');
+  const event = presentAuditEvent(row as Selectable<AuditEventsTable>);
+  const data = event.data as { command_ids: number[]; agent_ids: string[] };
+  const queued = data.command_ids.map((id, i) => ({ id: String(id), agent_id: data.agent_ids[i] as string, created_at: spec.now }));
+  const skipped = (row.skipped ?? []).map((agent_id) => ({ agent_id, reason: 'Insufficient permissions for agent:commands' }));
+  return { queued, skipped, event };
 }

@@ -34,6 +34,8 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: string }).code;
   if (code !== undefined && UNAVAILABLE_CODES.has(code)) return true;
+  // The embedded server's Unix socket file is gone while it is stopped (not any other ENOENT).
+  if (code === 'ENOENT' && (err as { syscall?: string }).syscall === 'connect') return true;
   if (err instanceof AggregateError) return err.errors.some(isDatabaseUnavailable);
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection terminated unexpectedly/i.test(err.message);
 }

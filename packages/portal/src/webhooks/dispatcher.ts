@@ -6,11 +6,15 @@ import { recordAuditEvent } from '../audit/record.ts';
 import type { Database } from '../db/schema.ts';
 import type { DomainEvent } from '../events/bus.ts';
 import type { WebhookHttpClient } from './http-client.ts';
-import { newEventId, presentDelivery, type SubscriptionRow } from './present.ts';
+import { DeliveryLog, type NewDelivery } from './delivery-log.ts';
+import { newEventId, presentDelivery, type AttemptRow, type DeliveryRow, type SubscriptionRow } from './present.ts';
 import { deliveryHeaders } from './signing.ts';
 
 export const RETRY_DELAY_MS = 500;
 const EVENT_TYPES: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
+
+/** What delivering to a subscription needs of it. */
+type Target = Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret'>;
 
 export interface DispatcherDeps {
   db: Kysely<Database>;
@@ -30,16 +34,18 @@ export interface DispatcherDeps {
  */
 export class WebhookDispatcher {
   readonly #d: DispatcherDeps;
+  readonly #log: DeliveryLog;
 
   constructor(deps: DispatcherDeps) {
     this.#d = deps;
+    this.#log = new DeliveryLog(deps.db, deps.logger);
   }
 
   async onEvent(event: DomainEvent): Promise<void> {
     if (!EVENT_TYPES.has(event.event_type)) return;
     const subs = await this.#d.db
       .selectFrom('webhook_subscriptions')
-      .selectAll()
+      .select(['id', 'url', 'signing_secret'])
       .where('enabled', '=', true)
       .where(sql<boolean>`${event.event_type} = ANY(event_types)`)
       .where((eb) => eb.or([eb('client_id', 'is', null), eb('client_id', '=', event.client_id)]))
@@ -47,7 +53,15 @@ export class WebhookDispatcher {
     if (subs.length === 0) return;
     const envelope: WebhookEnvelope = { api_version: WEBHOOK_API_VERSION, event_type: event.event_type, event_id: newEventId(), timestamp: event.created_at, data: event.data };
     const body = JSON.stringify(envelope);
-    await Promise.all(subs.map((sub) => this.#deliver(sub, envelope.event_id, envelope.event_type, body, null)));
+    // The pending rows are written while the first attempts are on their way: the log entry
+    // is not needed to post (X-SVC-Delivery is the event id), and its commit would otherwise
+    // add a WAL flush to every event's delivery latency. Outcomes wait for it.
+    const opened = this.#log.open(
+      subs.map((sub) => ({ subscription_id: sub.id, event_id: envelope.event_id, event_type: envelope.event_type, body, redelivery_of: null })),
+      this.#d.now(),
+    );
+    opened.catch(() => undefined); // awaited below; this only keeps an early failure from being reported as unhandled
+    await Promise.all(subs.map((sub, i) => this.#send(sub, envelope.event_id, envelope.event_type, body, opened.then((rows) => rows[i] as DeliveryRow))));
   }
 
   /** An on-demand test delivery to one subscription (enabled or not). */
@@ -59,50 +73,44 @@ export class WebhookDispatcher {
       timestamp: this.#d.now().toISOString(),
       data: { subscription_id: sub.id, requested_by: actor, message: 'Test delivery from the portal' },
     };
-    return this.#deliver(sub, envelope.event_id, PING_EVENT, JSON.stringify(envelope), null);
+    return this.#deliverOne(sub, { subscription_id: sub.id, event_id: envelope.event_id, event_type: PING_EVENT, body: JSON.stringify(envelope), redelivery_of: null });
   }
 
   /** Send a logged delivery again: the same body and event id, so receivers can de-duplicate. */
   redeliver(sub: SubscriptionRow, original: { id: string; event_id: string; event_type: string; body: string }): Promise<WebhookDelivery> {
-    return this.#deliver(sub, original.event_id, original.event_type, original.body, original.id);
+    return this.#deliverOne(sub, { subscription_id: sub.id, event_id: original.event_id, event_type: original.event_type, body: original.body, redelivery_of: original.id });
   }
 
-  async #deliver(sub: SubscriptionRow, eventId: string, eventType: string, body: string, redeliveryOf: string | null): Promise<WebhookDelivery> {
-    const { db, client, now } = this.#d;
-    const delivery = await db
-      .insertInto('webhook_deliveries')
-      .values({ subscription_id: sub.id, event_id: eventId, event_type: eventType, body, redelivery_of: redeliveryOf, created_at: now() })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    const attempts = [];
+  async #deliverOne(sub: SubscriptionRow, entry: NewDelivery): Promise<WebhookDelivery> {
+    const [opened] = await this.#log.open([entry], this.#d.now());
+    const { delivery, attempts } = await this.#send(sub, entry.event_id, entry.event_type, entry.body, Promise.resolve(opened as DeliveryRow));
+    return presentDelivery(delivery, attempts);
+  }
+
+  /** One attempt and, if it fails, one retry; then the outcome and the log (once its row exists). */
+  async #send(sub: Target, eventId: string, eventType: string, body: string, opened: Promise<DeliveryRow>): Promise<{ delivery: DeliveryRow; attempts: AttemptRow[] }> {
+    const { client, now } = this.#d;
+    const tries: Omit<AttemptRow, 'delivery_id'>[] = [];
     let ok = false;
     for (let attempt = 1; attempt <= 2 && !ok; attempt++) {
       if (attempt === 2) await sleep(RETRY_DELAY_MS);
       const at = now();
       const result = await client.post(sub.url, deliveryHeaders(sub.signing_secret, eventType, eventId, body, Math.floor(at.getTime() / 1000)), body);
       ok = result.error === null;
-      const row = await db
-        .insertInto('webhook_delivery_attempts')
-        .values({ delivery_id: delivery.id, attempt, status_code: result.statusCode, duration_ms: result.durationMs, error: result.error, attempted_at: at })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      attempts.push(row);
+      tries.push({ attempt, status_code: result.statusCode, duration_ms: result.durationMs, error: result.error, attempted_at: at });
     }
+    const delivery = await opened;
+    const attempts: AttemptRow[] = tries.map((t) => ({ delivery_id: delivery.id, ...t }));
     const status = ok ? 'succeeded' : 'failed';
-    // The subscription's failure count first: a delivery that reads as finished has
-    // already counted (readers of the log and of the subscription never disagree).
-    await this.#recordOutcome(sub, ok);
-    await db.updateTable('webhook_deliveries').set({ status }).where('id', '=', delivery.id).execute();
-    return presentDelivery({ ...delivery, status }, attempts);
+    // A failure counts (and may disable the subscription) before the delivery reads as
+    // finished; a success ends the streak in the same statement that finishes it.
+    if (!ok) await this.#recordFailure(sub);
+    await this.#log.finish({ deliveryId: delivery.id, status, attempts, resetSubscription: ok ? sub.id : null });
+    return { delivery: { ...delivery, status }, attempts };
   }
 
-  async #recordOutcome(sub: SubscriptionRow, ok: boolean): Promise<void> {
+  async #recordFailure(sub: Target): Promise<void> {
     const { db, disableAfterFailures, logger } = this.#d;
-    if (ok) {
-      if (sub.consecutive_failures === 0) return;
-      await db.updateTable('webhook_subscriptions').set({ consecutive_failures: 0 }).where('id', '=', sub.id).where('consecutive_failures', '>', 0).execute();
-      return;
-    }
     const disabled = await db.transaction().execute(async (trx) => {
       const row = await trx
         .updateTable('webhook_subscriptions')
