@@ -7,12 +7,17 @@
 # stat calls). Not root, or no apt-get, and something missing: it says what to install and
 # exits non-zero, so the tests that need it fail loudly instead of being skipped.
 #
-# Each entry is "debian-package:path-the-tests-use". Browsers come from Debian only
+# Each entry is "debian-package:path-the-tests-use": chromium for the browser tests, nmap
+# (the client tools' required dependency), tmux for terminal tests, curl to run the commands
+# `api_debug.sh --show-curl` prints. Browsers come from Debian only
 # (never `npx playwright install`): the browser tests drive /usr/bin/chromium.
 set -euo pipefail
 
 REQUIRED=(
   'chromium:/usr/bin/chromium'
+  'nmap:/usr/bin/nmap'
+  'tmux:/usr/bin/tmux'
+  'curl:/usr/bin/curl'
 )
 
 missing=()

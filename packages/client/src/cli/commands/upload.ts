@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import { jsonOf, send, textOf } from '../../http/request.ts';
+import { uploadRequest, type UploadFiles } from '../../portal/requests.ts';
+import type { CliContext } from '../context.ts';
+import { configOption, targetOf, targetOptions, type CommonOpts } from '../options.ts';
+import { CliError, Output, usageError } from '../output.ts';
+
+interface UploadOpts extends CommonOpts {
+  log?: string;
+  report?: string;
+  exec?: string;
+  json?: boolean;
+}
+
+/**
+ * The files of a session directory as the scanner writes them (SPEC "Session file names"):
+ * session_results.json, pipeline.log, report_*.html, exec_summary_*.html (the newest of each
+ * kind when there are several).
+ */
+export function sessionDirFiles(dir: string): UploadFiles {
+  const names = fs.readdirSync(dir);
+  const newest = (re: RegExp) => {
+    const found = names.filter((n) => re.test(n)).map((n) => path.join(dir, n));
+    return found.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
+  };
+  const session = path.join(dir, 'session_results.json');
+  if (!fs.existsSync(session)) throw usageError(`${dir} has no session_results.json`);
+  const log = path.join(dir, 'pipeline.log');
+  return { session, log: fs.existsSync(log) ? log : undefined, report: newest(/^report_.*\.html$/), exec: newest(/^exec_summary_.*\.html$/) };
+}
+
+export default function register(program: Command, ctx: CliContext): void {
+  const cmd = program
+    .command('upload')
+    .description('upload a scan session (a session directory, or session_results.json with -l/-r/-e)')
+    .argument('<session>', 'session directory or session_results.json')
+    .option('-l, --log <file>', 'pipeline log')
+    .option('-r, --report <file>', 'HTML report')
+    .option('-e, --exec <file>', 'executive summary HTML')
+    .option('--json', "print the portal's answer as JSON");
+  configOption(cmd);
+  targetOptions(cmd);
+  cmd.addHelpText('after', '\nPrints the session id and share URL. Exit 0 uploaded; 1 refused or unreachable; 2 usage.');
+  cmd.action(async (session: string, opts: UploadOpts) => {
+    const out = new Output(ctx.streams);
+    const target = targetOf(opts, ctx);
+    let files: UploadFiles;
+    const stat = fs.statSync(session, { throwIfNoEntry: false });
+    if (stat === undefined) throw usageError(`No such file or directory: ${session}`);
+    if (stat.isDirectory()) {
+      files = sessionDirFiles(session);
+      files = { session: files.session, log: opts.log ?? files.log, report: opts.report ?? files.report, exec: opts.exec ?? files.exec };
+    } else {
+      files = { session, log: opts.log, report: opts.report, exec: opts.exec };
+    }
+    for (const f of [files.log, files.report, files.exec]) if (f !== undefined && !fs.existsSync(f)) throw usageError(`No such file: ${f}`);
+    const res = await send(uploadRequest(target, files), target.timeoutS * 1000);
+    const body = jsonOf(res) as { session_id?: string; share_url?: string; error?: string } | undefined;
+    if (res.status !== 200) throw new CliError(`Upload refused: HTTP ${res.status} ${body?.error ?? textOf(res).slice(0, 200)}`);
+    if (opts.json) return out.json(body);
+    out.print(`Uploaded session ${out.out.bold(body?.session_id ?? '?')}`);
+    out.print(`Share URL: ${body?.share_url ?? '?'}`);
+  });
+}

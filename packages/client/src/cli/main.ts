@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from 'commander';
+import { ConfigError } from '../config/settings.ts';
+import { HttpError } from '../http/request.ts';
+import { processContext, type CliContext, type RegisterCommand } from './context.ts';
+import { CliError, EXIT_FAILED, EXIT_USAGE, Output } from './output.ts';
+import registerApiDebug from './commands/api-debug.ts';
+import registerDependencyCheck from './commands/dependency-check.ts';
+import registerE2eSmokeTest from './commands/e2e-smoke-test.ts';
+import registerLicense from './commands/license.ts';
+import registerPiValidate from './commands/pi-validate.ts';
+import registerSyntheticCollection from './commands/synthetic-collection.ts';
+import registerUpload from './commands/upload.ts';
+
+const COMMANDS: RegisterCommand[] = [registerUpload, registerLicense, registerApiDebug, registerE2eSmokeTest, registerPiValidate, registerDependencyCheck, registerSyntheticCollection];
+
+export const VERSION = '4.2.3';
+
+/** Builds the `svc` program for one run. `scan` and `agent` join COMMANDS when they exist. */
+export function buildProgram(ctx: CliContext): Command {
+  const program = new Command('svc')
+    .description('Scan collection client: upload sessions, check the license, validate hosts and debug the portal')
+    .version(VERSION, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({
+      writeOut: (s) => void ctx.streams.stdout.write(s),
+      writeErr: (s) => void ctx.streams.stderr.write(s),
+    })
+    .exitOverride();
+  program.addHelpText(
+    'after',
+    '\nExit codes: 0 done; 1 the operation failed (a check failed, the portal refused or could not be reached); 2 usage or configuration error.\nColor is used only on an interactive terminal with NO_COLOR unset.',
+  );
+  for (const register of COMMANDS) register(program, ctx);
+  // Every subcommand reports through the same output and exit-code handling.
+  for (const cmd of allCommands(program)) cmd.exitOverride().configureOutput({ writeOut: (s) => void ctx.streams.stdout.write(s), writeErr: (s) => void ctx.streams.stderr.write(s) });
+  return program;
+}
+
+function allCommands(cmd: Command): Command[] {
+  return cmd.commands.flatMap((c) => [c, ...allCommands(c)]);
+}
+
+/** Runs one command line and returns the exit code; never throws. */
+export async function run(argv: string[], ctx: CliContext): Promise<number> {
+  const program = buildProgram(ctx);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
+      // Commander has printed the reason already.
+      return EXIT_USAGE;
+    }
+    const out = new Output(ctx.streams);
+    if (err instanceof CliError) {
+      out.error(err.message);
+      return err.exitCode;
+    }
+    if (err instanceof ConfigError) {
+      out.error(err.message);
+      return EXIT_USAGE;
+    }
+    if (err instanceof HttpError) {
+      out.error(err.message);
+      return EXIT_FAILED;
+    }
+    out.error(`unexpected failure: ${(err as Error).stack ?? String(err)}`);
+    return EXIT_FAILED;
+  }
+}
+
+if (import.meta.main) {
+  process.exitCode = await run(process.argv.slice(2), processContext());
+}

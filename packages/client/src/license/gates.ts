@@ -1,0 +1,29 @@
+import type { ClientTier } from './format.ts';
+
+/** Features every tier has, community included: core scanning is never gated (SPEC 5). */
+export const CORE_FEATURES = ['scan', 'upload', 'report', 'share', 'download', 'alerts'] as const;
+/** SPEC "Client license tier resolution" 5: these need business or above. */
+export const BUSINESS_FEATURES = ['compliance', 'benchmark', 'remediation', 'webhooks', 'c2', 'agent_commands'] as const;
+
+const RANK: Record<ClientTier, number> = { '': 0, professional: 1, business: 2, msp: 3, legacy: 3 };
+
+/** The tier a feature needs: '' (any) for core features, business for SPEC's list, msp for anything else. */
+export function requiredTier(feature: string): ClientTier {
+  if ((CORE_FEATURES as readonly string[]).includes(feature)) return '';
+  if ((BUSINESS_FEATURES as readonly string[]).includes(feature)) return 'business';
+  return 'msp';
+}
+
+export function featureAllowed(tier: ClientTier, feature: string): boolean {
+  return RANK[tier] >= RANK[requiredTier(feature)];
+}
+
+/**
+ * A soft gate: true when the feature may run; otherwise a warning and false, so the caller
+ * skips the feature and goes on (licensing never fails a scan).
+ */
+export function gate(tier: ClientTier, feature: string, warn: (message: string) => void): boolean {
+  if (featureAllowed(tier, feature)) return true;
+  warn(`Skipping ${feature}: it needs the ${requiredTier(feature)} tier (this host: ${tier === '' ? 'community' : tier})`);
+  return false;
+}

@@ -1,0 +1,85 @@
+import type { RequestSpec } from '../http/request.ts';
+import { endpoint, type PortalTarget } from './target.ts';
+import { usageError } from '../cli/output.ts';
+
+/**
+ * One builder per portal call (SPEC "Endpoints"). Builders only describe the request; the
+ * caller sends it (http/request.ts send) or prints it (toCurl). A builder that needs a
+ * credential the target lacks fails with a usage error naming the setting.
+ */
+function withKey(target: PortalTarget): Record<string, string> {
+  if (target.apiKey === null) throw usageError('No API key: pass -k <key> or set SVC_API_KEY (or SVC_LICENSE_KEY, CONSULTATION_API_KEY, ~/.svc/license.key)');
+  return { 'x-api-key': target.apiKey };
+}
+
+function withJwt(target: PortalTarget): Record<string, string> {
+  if (target.jwt === null) throw usageError('No identity token: pass -j <jwt> or set SVC_JWT (or CONSULTATION_JWT)');
+  return { 'x-identity-token': target.jwt };
+}
+
+function url(target: PortalTarget, name: Parameters<typeof endpoint>[1], query: Record<string, string | undefined> = {}): string {
+  const u = new URL(endpoint(target, name));
+  for (const [k, v] of Object.entries(query)) if (v !== undefined) u.searchParams.set(k, v);
+  return u.toString();
+}
+
+export function healthRequest(target: PortalTarget, opts: { agents?: boolean } = {}): RequestSpec {
+  return opts.agents ? { method: 'GET', url: url(target, 'health', { agents: 'true' }), headers: withJwt(target) } : { method: 'GET', url: url(target, 'health'), headers: {} };
+}
+
+export function licenseRequest(target: PortalTarget): RequestSpec {
+  return { method: 'GET', url: url(target, 'license'), headers: withKey(target) };
+}
+
+export interface UploadFiles {
+  session: string;
+  log?: string | undefined;
+  report?: string | undefined;
+  exec?: string | undefined;
+}
+
+/** POST /api/upload: multipart with session_json and the optional log and reports. */
+export function uploadRequest(target: PortalTarget, files: UploadFiles): RequestSpec {
+  const parts = [{ name: 'session_json', file: files.session, contentType: 'application/json' }];
+  if (files.log !== undefined) parts.push({ name: 'pipeline_log', file: files.log, contentType: 'text/plain' });
+  if (files.report !== undefined) parts.push({ name: 'report_html', file: files.report, contentType: 'text/html' });
+  if (files.exec !== undefined) parts.push({ name: 'exec_summary_html', file: files.exec, contentType: 'text/html' });
+  return { method: 'POST', url: url(target, 'upload'), headers: withKey(target), body: { kind: 'multipart', parts } };
+}
+
+/** GET /api/download: with the key, or the JWT when there is no key. */
+export function downloadRequest(target: PortalTarget, sessionId: string, file?: string): RequestSpec {
+  const headers = target.apiKey !== null ? withKey(target) : withJwt(target);
+  return { method: 'GET', url: url(target, 'download', { session: sessionId, file }), headers };
+}
+
+export function shareRequest(target: PortalTarget, token: string): RequestSpec {
+  return { method: 'GET', url: url(target, 'share', { token }), headers: {} };
+}
+
+export function refreshRequest(target: PortalTarget, sessionId: string, file: string, input: string): RequestSpec {
+  return { method: 'PUT', url: url(target, 'refresh', { session: sessionId, file }), headers: withKey(target), body: { kind: 'file', file: input, contentType: 'text/html' } };
+}
+
+export function benchmarkRequest(target: PortalTarget, sessionId: string): RequestSpec {
+  const headers = target.apiKey !== null ? withKey(target) : withJwt(target);
+  return { method: 'GET', url: url(target, 'benchmark', { session: sessionId }), headers };
+}
+
+export function heartbeatRequest(target: PortalTarget, payload: string): RequestSpec {
+  return { method: 'POST', url: url(target, 'health'), headers: withKey(target), body: { kind: 'json', text: payload } };
+}
+
+export function commandStatusRequest(target: PortalTarget, payload: string): RequestSpec {
+  return { method: 'PATCH', url: url(target, 'agent-commands'), headers: withKey(target), body: { kind: 'json', text: payload } };
+}
+
+export function sessionsRequest(target: PortalTarget, query: Record<string, string | undefined> = {}): RequestSpec {
+  return { method: 'GET', url: url(target, 'sessions', query), headers: withJwt(target) };
+}
+
+/** DELETE /api/sessions?session=: with the key of the session's client, or the JWT. */
+export function deleteSessionRequest(target: PortalTarget, sessionId: string): RequestSpec {
+  const headers = target.apiKey !== null ? withKey(target) : withJwt(target);
+  return { method: 'DELETE', url: url(target, 'sessions', { session: sessionId }), headers };
+}

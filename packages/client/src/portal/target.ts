@@ -1,0 +1,74 @@
+import { deriveEndpoint, EndpointError, type PortalEndpoint } from '../config/endpoints.ts';
+import type { Settings } from '../config/settings.ts';
+import { usageError } from '../cli/output.ts';
+import { resolveKey } from '../license/resolve.ts';
+
+/** Where and as whom the client talks to the portal. */
+export interface PortalTarget {
+  /** CONSULTATION_API_URL: the upload URL every other endpoint is derived from. */
+  uploadUrl: string;
+  apiKey: string | null;
+  jwt: string | null;
+  timeoutS: number;
+}
+
+export const DEFAULT_TIMEOUT_S = 30;
+
+/**
+ * The upload URL from `-u` or CONSULTATION_API_URL. Besides the upload URL itself
+ * (`https://portal.example/api/upload`), the portal's bare origin is accepted and means its
+ * upload URL (`https://portal.example` → `https://portal.example/api/upload`).
+ */
+export function uploadUrlOf(input: string): string {
+  let url: URL;
+  try {
+    url = new URL(input.trim());
+  } catch {
+    throw usageError(`Portal URL is not a URL: ${input}`);
+  }
+  if (url.pathname === '/' || url.pathname === '') {
+    url.pathname = '/api/upload';
+    url.search = '';
+    url.hash = '';
+  }
+  const result = url.toString();
+  try {
+    deriveEndpoint(result, 'health');
+  } catch (err) {
+    if (err instanceof EndpointError) throw usageError(err.message);
+    throw err;
+  }
+  return result;
+}
+
+export function endpoint(target: PortalTarget, name: PortalEndpoint): string {
+  return deriveEndpoint(target.uploadUrl, name);
+}
+
+export interface TargetFlags {
+  url?: string | undefined;
+  key?: string | undefined;
+  jwt?: string | undefined;
+  timeout?: string | undefined;
+}
+
+/** The timeout flag or setting in seconds: a whole number from 1 to 3600. */
+export function timeoutOf(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_TIMEOUT_S;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 3600) throw usageError(`--timeout must be a whole number of seconds from 1 to 3600 (got "${raw}")`);
+  return Number(raw);
+}
+
+/**
+ * Flags first, then the settings: URL from `-u` or CONSULTATION_API_URL; key from `-k` or the
+ * license key resolution order (SPEC "Client license tier resolution" 1); JWT from `-j`,
+ * SVC_JWT or CONSULTATION_JWT (SPEC "Authentication" 1).
+ */
+export function resolveTarget(settings: Settings, flags: TargetFlags, opts: { home: string; requireUrl?: boolean }): PortalTarget {
+  const rawUrl = flags.url ?? settings.get('CONSULTATION_API_URL');
+  if (rawUrl === undefined) throw usageError('No portal URL: pass -u <url> or set CONSULTATION_API_URL (in the environment or a -c config file)');
+  const uploadUrl = uploadUrlOf(rawUrl);
+  const apiKey = flags.key !== undefined && flags.key !== '' ? flags.key : (resolveKey(settings, opts.home, () => undefined)?.key ?? null);
+  const jwt = flags.jwt ?? settings.get('SVC_JWT') ?? settings.get('CONSULTATION_JWT') ?? null;
+  return { uploadUrl, apiKey, jwt, timeoutS: timeoutOf(flags.timeout) };
+}
