@@ -777,6 +777,9 @@ async function run(opts: Options): Promise<void> {
   log(table(sRows));
   log('');
   log(`portal / baseline throughput: ${ratio.throughput.toFixed(3)} (target >= 0.5: ${targets.throughputAtLeastHalf ? 'met' : 'MISSED'}); latency p50 ${ratio.latencyP50.toFixed(2)}x, p99 ${ratio.latencyP99.toFixed(2)}x`);
+  // The same comparison without the triggering request: from the event's creation to the last
+  // receiver having it. The baseline has no trigger, so this isolates the fan-out itself.
+  log(`fan-out alone (event created -> last receiver, p50): portal ${portalS.fanoutP50Ms.toFixed(2)} ms, baseline ${baseline.fanoutP50Ms.toFixed(2)} ms; rate ratio ${(baseline.fanoutP50Ms / portalS.fanoutP50Ms).toFixed(3)}`);
   log(`black hole: other receivers' p99 ${ratio.blackHoleOthersP99.toFixed(2)}x the fault-free run (target <= 1.25: ${targets.othersP99Within125 ? 'met' : 'MISSED'}); PATCH p50 ${ratio.blackHolePatchP50.toFixed(2)}x, p99 ${ratio.blackHolePatchP99.toFixed(2)}x (unchanged = within 1.25x: ${targets.patchUnchangedWithin125 ? 'yes' : 'NO'})`);
   const pgFf = runs.filter((f) => f.kind === 'portal' && f.pgPerEvent !== null).map((f) => f.pgPerEvent as PgCounters);
   const pgBh = runs.filter((f) => f.kind === 'portal+blackhole' && f.pgPerEvent !== null).map((f) => f.pgPerEvent as PgCounters);

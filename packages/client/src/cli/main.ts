@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/settings.ts';
 import { HttpError } from '../http/request.ts';
 import { processContext, type CliContext, type RegisterCommand } from './context.ts';
+import { CLIENT_VERSION } from '../version.ts';
 import { CliError, EXIT_FAILED, EXIT_USAGE, Output } from './output.ts';
 import registerApiDebug from './commands/api-debug.ts';
 import registerDependencyCheck from './commands/dependency-check.ts';
@@ -14,7 +15,7 @@ import registerUpload from './commands/upload.ts';
 
 const COMMANDS: RegisterCommand[] = [registerUpload, registerLicense, registerApiDebug, registerE2eSmokeTest, registerPiValidate, registerDependencyCheck, registerSyntheticCollection];
 
-export const VERSION = '4.2.3';
+export const VERSION = CLIENT_VERSION;
 
 /** Builds the `svc` program for one run. `scan` and `agent` join COMMANDS when they exist. */
 export function buildProgram(ctx: CliContext): Command {
@@ -49,8 +50,9 @@ export async function run(argv: string[], ctx: CliContext): Promise<number> {
     return 0;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return 0;
-      // Commander has printed the reason already.
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
+      // Commander has printed the reason already (or, for a command run without one of its
+      // subcommands, 'commander.help', the usage on stderr).
       return EXIT_USAGE;
     }
     const out = new Output(ctx.streams);

@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import { Settings } from '../config/settings.ts';
 import { resolveTarget, type PortalTarget } from '../portal/target.ts';
 import type { CliContext } from './context.ts';
+import { Output } from './output.ts';
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -34,5 +35,5 @@ export function settingsOf(opts: CommonOpts, ctx: CliContext): Settings {
 }
 
 export function targetOf(opts: CommonOpts, ctx: CliContext, settings = settingsOf(opts, ctx)): PortalTarget {
-  return resolveTarget(settings, { url: opts.url, key: opts.key, jwt: opts.jwt, timeout: opts.timeout }, { home: ctx.home });
+  return resolveTarget(settings, { url: opts.url, key: opts.key, jwt: opts.jwt, timeout: opts.timeout }, { home: ctx.home, warn: (m) => new Output(ctx.streams).warn(m) });
 }

@@ -10,8 +10,10 @@ import { parse } from 'dotenv';
  * read from the environment only and never shadowed (see license/resolve.ts).
  *
  * The files are parsed with dotenv's parser, never sourced: `KEY=VALUE`, optional `export `
- * prefix, `#` comments on their own line or after an unquoted value, single quotes taken
- * literally, double quotes with `\n` escapes, blank lines ignored.
+ * prefix, `#` comments on their own line or after an unquoted value (dotenv ends an unquoted
+ * value at any `#`, even without a space before it: quote values that contain one), single
+ * quotes taken literally, double quotes with `\n` escapes, blank lines and CRLF endings
+ * ignored, the last of a repeated key wins, nothing expanded or executed.
  */
 export class ConfigError extends Error {
   constructor(message: string) {

@@ -14,8 +14,11 @@ export function requiredTier(feature: string): ClientTier {
   return 'msp';
 }
 
+/** Core features always pass; a tier string this client does not know ranks as community. */
 export function featureAllowed(tier: ClientTier, feature: string): boolean {
-  return RANK[tier] >= RANK[requiredTier(feature)];
+  const needed = requiredTier(feature);
+  if (needed === '') return true;
+  return (Object.hasOwn(RANK, tier) ? RANK[tier] : 0) >= RANK[needed];
 }
 
 /**

@@ -30,6 +30,9 @@ export const licenseKeyFile = (home: string) => path.join(home, '.svc', 'license
 export function resolveKey(settings: Settings, home: string, warn: (message: string) => void): ResolvedKey | null {
   const envKey = settings.fromEnv('SVC_LICENSE_KEY');
   if (envKey !== undefined) return { key: envKey.trim(), source: 'env:SVC_LICENSE_KEY' };
+  // Only say so when it would have mattered: silently ignoring it would leave the user guessing.
+  const ignored = settings.fromConfig('SVC_LICENSE_KEY');
+  if (ignored !== undefined) warn(`SVC_LICENSE_KEY in ${ignored.source.slice('config:'.length)} is ignored: it is read from the environment only (a config file may set SVC_API_KEY)`);
   for (const name of ['SVC_API_KEY', 'CONSULTATION_API_KEY'] as const) {
     const fromConfig = settings.fromConfig(name);
     if (fromConfig !== undefined) return { key: fromConfig.value.trim(), source: `config:${name}` };

@@ -1,3 +1,4 @@
+import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { LicenseValidation } from '@svc/protocol';
 import { readCache, writeCache, type LicenseCache } from './cache.ts';
@@ -52,6 +53,17 @@ export interface TierOptions {
   warn: (message: string) => void;
 }
 
+/** Fingerprints of keys whose format warning this process has shown already. */
+const formatWarned = new Set<string>();
+
+/**
+ * The protocol's timestamps are `format: 'date-time'`. TypeBox's Value.Check refuses every
+ * value of a format it has no checker for, so without this every portal answer would be
+ * "cannot tell". RFC 3339 date-time, as the portal writes it (toISOString) and more.
+ */
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)));
+
 /** Parse the body of a 200 from GET /api/license; anything unexpected is "cannot tell". */
 export function answerFrom(status: number, body: unknown): OnlineAnswer {
   if (status !== 200) return { kind: 'cannot-tell', why: `the portal answered HTTP ${status}` };
@@ -80,10 +92,15 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
     unreachable: null,
   };
   if (key === null || !format.licensed) return { ...base, basis: 'no-key' };
-  if (format.warning !== null) warn(format.warning);
 
   const fingerprint = keyFingerprint(key.key);
   base.fingerprint = fingerprint;
+  // The deprecation / format warning is shown once per run (process), however often the
+  // tier is resolved (SPEC rule 3: "one-time deprecation warning").
+  if (format.warning !== null && !formatWarned.has(fingerprint)) {
+    formatWarned.add(fingerprint);
+    warn(format.warning);
+  }
   const stored = readCache(opts.cacheFile, warn);
   const cache = stored !== null && stored.fingerprint === fingerprint ? stored : null;
   const at = now();
@@ -94,8 +111,11 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
   const community = (state: LicenseState, basis: TierBasis): LicenseState => ({ ...state, licensed: false, tier: '', basis });
   const locallyExpired = cache !== null && cache.expires_at !== null && Date.parse(cache.expires_at) <= at.getTime();
 
+  // A locally known past expiry is final whatever the portal could say (a key's expiry never
+  // changes after creation): community, without asking (SPEC rule 4, "regardless of connectivity").
+  if (cache !== null && locallyExpired) return expired(community(fromCache(cache), 'expired'), warn);
+
   if (cache !== null && fresh) {
-    if (locallyExpired) return expired(community(fromCache(cache), 'expired'), warn);
     if (!cache.valid) return invalid(community(fromCache(cache), 'cache'), warn);
     return { ...fromCache(cache), tier: cache.tier, basis: 'cache' };
   }
@@ -123,6 +143,8 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
     }
     const state = fromCache(record);
     if (!r.valid) return invalid(community({ ...state, basis: 'online' }, 'online'), warn);
+    // The portal's clock may still say valid while this host already knows the expiry passed.
+    if (r.expires_at !== null && Date.parse(r.expires_at) <= at.getTime()) return expired(community(state, 'expired'), warn);
     return { ...state, tier, basis: 'online' };
   }
 
@@ -130,7 +152,6 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
   const unreachable = answer.why;
   if (cache === null) return { ...base, basis: 'format', unreachable };
   const state = { ...fromCache(cache), unreachable };
-  if (locallyExpired) return expired(community(state, 'expired'), warn);
   if (!cache.valid) return invalid(community(state, 'cache'), warn);
   const graceEnds = Date.parse(cache.validated_at) + (opts.ttlS + opts.graceS) * 1000;
   if (at.getTime() < graceEnds) {

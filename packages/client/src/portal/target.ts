@@ -64,11 +64,11 @@ export function timeoutOf(raw: string | undefined): number {
  * license key resolution order (SPEC "Client license tier resolution" 1); JWT from `-j`,
  * SVC_JWT or CONSULTATION_JWT (SPEC "Authentication" 1).
  */
-export function resolveTarget(settings: Settings, flags: TargetFlags, opts: { home: string; requireUrl?: boolean }): PortalTarget {
+export function resolveTarget(settings: Settings, flags: TargetFlags, opts: { home: string; warn?: (message: string) => void }): PortalTarget {
   const rawUrl = flags.url ?? settings.get('CONSULTATION_API_URL');
   if (rawUrl === undefined) throw usageError('No portal URL: pass -u <url> or set CONSULTATION_API_URL (in the environment or a -c config file)');
   const uploadUrl = uploadUrlOf(rawUrl);
-  const apiKey = flags.key !== undefined && flags.key !== '' ? flags.key : (resolveKey(settings, opts.home, () => undefined)?.key ?? null);
+  const apiKey = flags.key !== undefined && flags.key !== '' ? flags.key : (resolveKey(settings, opts.home, opts.warn ?? (() => undefined))?.key ?? null);
   const jwt = flags.jwt ?? settings.get('SVC_JWT') ?? settings.get('CONSULTATION_JWT') ?? null;
   return { uploadUrl, apiKey, jwt, timeoutS: timeoutOf(flags.timeout) };
 }

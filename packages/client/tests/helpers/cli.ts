@@ -36,7 +36,8 @@ export async function tempHome(): Promise<string> {
  * stdout and stderr captured (pipes, so not a terminal). Resolves with the exit code.
  */
 export async function runCli(executable: string, args: string[], opts: RunOptions = {}): Promise<CliResult> {
-  const home = opts.home ?? (await tempHome());
+  const ownHome = opts.home === undefined ? await tempHome() : null;
+  const home = opts.home ?? (ownHome as string);
   const env: Record<string, string> = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' };
   for (const [k, v] of Object.entries(opts.env ?? {})) {
     if (v === undefined) delete env[k];
@@ -59,7 +60,9 @@ export async function runCli(executable: string, args: string[], opts: RunOption
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr });
+      // A HOME this helper made is removed; one the caller passed is the caller's.
+      const cleanup = ownHome === null ? Promise.resolve() : fs.rm(ownHome, { recursive: true, force: true });
+      void cleanup.then(() => resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr }));
     });
   });
 }

