@@ -103,24 +103,26 @@ describe('package manager detection and install plans (PATH from the given envir
     bin = makeBinDir([]);
   });
   afterEach(() => bin.remove());
-  const stub = (name: string, body = 'exit 0') => bin.script(name, `#!/bin/sh\n${body}\n`);
+  // Detection only asks which executables PATH holds, so a small script under the manager's
+  // name is enough to put that manager on PATH; nothing here installs anything.
+  const putOnPath = (name: string, body = 'exit 0') => bin.script(name, `#!/bin/sh\n${body}\n`);
 
   it('finds apt-get, dnf, yum, apk or brew; on macOS only brew', () => {
     const env = { PATH: bin.dir };
     expect(detectPackageManager(env, 'linux')).toBeNull();
-    stub('brew');
+    putOnPath('brew');
     expect(detectPackageManager(env, 'linux')?.name).toBe('brew');
-    stub('apk');
+    putOnPath('apk');
     expect(detectPackageManager(env, 'linux')?.name).toBe('apk');
-    stub('dnf');
+    putOnPath('dnf');
     expect(detectPackageManager(env, 'linux')).toEqual({ name: 'dnf', command: 'dnf', path: path.join(bin.dir, 'dnf') });
     expect(detectPackageManager(env, 'darwin')?.name).toBe('brew');
-    stub('apt-get');
+    putOnPath('apt-get');
     expect(detectPackageManager(env, 'linux')?.name).toBe('apt');
   });
 
   it('not root: sudo -n when `sudo -n true` works, plain sudo on a terminal, otherwise blocked with the command to run as root', async () => {
-    stub('apt-get');
+    putOnPath('apt-get');
     const lists = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-lists-'));
     fs.writeFileSync(path.join(lists, 'deb.debian.org_debian_dists_bookworm_main_binary-arm64_Packages.lz4'), '');
     const env = { PATH: bin.dir };
@@ -129,12 +131,12 @@ describe('package manager detection and install plans (PATH from the given envir
       expect(plan.blocked).toContain('sudo is not installed');
       expect(plan.commands.map(renderCommand)).toEqual([APT_NMAP]);
 
-      stub('sudo', '[ "$1" = -n ] && exit 0; exit 1');
+      putOnPath('sudo', '[ "$1" = -n ] && exit 0; exit 1');
       plan = await planInstall([byId('nmap'), byId('dig')], { env, isRoot: false, interactive: false, platform: 'linux', aptListsDir: lists });
       expect(plan.blocked).toBeNull();
       expect(plan.commands.map(renderCommand)).toEqual(['sudo -n DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=120 nmap dnsutils']);
 
-      stub('sudo', 'exit 1'); // a password would be needed
+      putOnPath('sudo', 'exit 1'); // a password would be needed
       plan = await planInstall([byId('nmap')], { env, isRoot: false, interactive: false, platform: 'linux', aptListsDir: lists });
       expect(plan.blocked).toContain('sudo needs a password');
       plan = await planInstall([byId('nmap')], { env, isRoot: false, interactive: true, platform: 'linux', aptListsDir: path.join(lists, 'missing') });
