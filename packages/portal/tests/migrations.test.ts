@@ -1,3 +1,4 @@
+import { Migrator } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -80,5 +81,47 @@ describe('migrations', () => {
     const res = await http(b.url, 'GET', '/api/licenses', { headers: { 'x-identity-token': token } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ licenses: [] });
+  });
+
+  it('0005 moves logged attempts into their delivery rows in the API shape, then drops the attempts table', async () => {
+    const url = await createTestDatabase();
+    const handle = openDatabase(url, { max: 2, logger: pino({ level: 'silent' }) });
+    handles.push(handle);
+    const upTo0004 = new Migrator({
+      db: handle.db,
+      provider: { getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([name]) => name < '0005')) },
+      migrationTableName: 'schema_migrations',
+      migrationLockTableName: 'schema_migrations_lock',
+    });
+    expect((await upTo0004.migrateToLatest()).error).toBeUndefined();
+    await query(
+      url,
+      `INSERT INTO webhook_subscriptions (id, url, event_types, signing_secret, created_by) VALUES ('whsub_000000000001', 'https://r.test/', '{status_changed}', 's', 'admin');
+       INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, status) VALUES
+         (1, 'whsub_000000000001', 'evt_0000000000000001', 'status_changed', '{}', 'failed'),
+         (2, 'whsub_000000000001', 'evt_0000000000000002', 'status_changed', '{}', 'succeeded'),
+         (3, 'whsub_000000000001', 'evt_0000000000000003', 'status_changed', '{}', 'pending');
+       INSERT INTO webhook_delivery_attempts (delivery_id, attempt, status_code, duration_ms, error, attempted_at) VALUES
+         (1, 2, NULL, 5001, 'timeout after 5 s', '2026-11-22 12:00:05.75+01'),
+         (1, 1, 503, 12, 'HTTP 503', '2026-11-22 12:00:00+01'),
+         (2, 1, 204, 3, NULL, '2026-11-22T11:01:00.123Z');`,
+    );
+
+    expect(await migrateToLatest(handle.db)).toEqual(ALL.filter((name) => name >= '0005'));
+    expect(await query(url, 'SELECT id::int, status, attempts FROM webhook_deliveries ORDER BY id')).toEqual([
+      {
+        id: 1,
+        status: 'failed',
+        attempts: [
+          { attempt: 1, status_code: 503, duration_ms: 12, error: 'HTTP 503', attempted_at: '2026-11-22T11:00:00.000Z' },
+          { attempt: 2, status_code: null, duration_ms: 5001, error: 'timeout after 5 s', attempted_at: '2026-11-22T11:00:05.750Z' },
+        ],
+      },
+      { id: 2, status: 'succeeded', attempts: [{ attempt: 1, status_code: 204, duration_ms: 3, error: null, attempted_at: '2026-11-22T11:01:00.123Z' }] },
+      { id: 3, status: 'pending', attempts: [] },
+    ]);
+    expect(await query(url, "SELECT to_regclass('webhook_delivery_attempts') AS t")).toEqual([{ t: null }]);
+    // Room in each page for the finished version of a row (a HOT update).
+    expect(await query(url, "SELECT reloptions FROM pg_class WHERE relname = 'webhook_deliveries'")).toEqual([{ reloptions: ['fillfactor=45'] }]);
   });
 });

@@ -286,6 +286,38 @@ describe('/api/sessions', () => {
       }
     });
 
+    it('concurrent changes of one session serialise: the history is one unbroken chain, one audit row and event per change', async () => {
+      const lic = await createLicense(portal);
+      const id = await upload(lic.key, { target: 'race.example' });
+      const bus = collectEvents(portal);
+      const targets = Array.from({ length: 3 }, () => ['in_review', 'resolved', 'archived', 'new', 'resolved', 'in_review', 'archived', 'resolved', 'new', 'archived', 'in_review', 'resolved']).flat();
+      let answers: { body: { previous_status: string; status: string; changed: boolean } }[];
+      try {
+        answers = await Promise.all(targets.map((status) => patch(id, { status })));
+      } finally {
+        await bus.stop();
+      }
+      for (const a of answers) expect(a.body).toMatchObject({ success: true });
+      const detail = await get(`?session=${id}`);
+      const history = detail.body.status_history as { from_status: string; to_status: string }[];
+      const changes = answers.filter((a) => a.body.changed).length;
+      expect(history).toHaveLength(changes);
+      // Each change starts from where the one before it ended, and the last one is the session's status.
+      let status = 'new';
+      for (const h of history) {
+        expect(h.from_status).toBe(status);
+        expect(h.to_status).not.toBe(h.from_status);
+        status = h.to_status;
+      }
+      expect(detail.body.session.status).toBe(status);
+      // Every answer that says "changed" names a real transition of that chain.
+      const transitions = history.map((h) => `${h.from_status}>${h.to_status}`).sort();
+      expect(answers.filter((a) => a.body.changed).map((a) => `${a.body.previous_status}>${a.body.status}`).sort()).toStrictEqual(transitions);
+      const audit = (await db.query("SELECT data FROM audit_events WHERE event_type = 'status_changed' AND session_id = $1 ORDER BY id", [id])).rows;
+      expect(audit.map((r) => `${r.data.previous_status}>${r.data.new_status}`).sort()).toStrictEqual(transitions);
+      expect(bus.of('status_changed', id)).toHaveLength(changes);
+    });
+
     it('an invalid status or body is 400 and changes nothing', async () => {
       const lic = await createLicense(portal);
       const id = await upload(lic.key, { files: false });

@@ -4,17 +4,20 @@ import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import type { Database } from '../src/db/schema.ts';
-import { DeliveryLog, type FinishedDelivery } from '../src/webhooks/delivery-log.ts';
+import { DeliveryLog, streakChanges, type FinishedDelivery } from '../src/webhooks/delivery-log.ts';
 import type { DeliveryRow } from '../src/webhooks/present.ts';
 import { createTestDatabase } from './helpers/portal.ts';
 
 // The delivery log's batched writes against a real database: what one fan-out stores, how
-// many statements it takes, and that one bad entry never loses the others' log.
+// many statements it takes, failure streaks and automatic disabling, and that one bad entry
+// never loses the others' log.
 let pool: pg.Pool;
 let db: Kysely<Database>;
 let statements: string[] = [];
 let log: DeliveryLog;
 const AT = new Date('2026-11-22T10:00:00.000Z');
+const NOW = new Date('2026-11-22T10:00:11.000Z');
+const LIMIT = 5;
 
 beforeAll(async () => {
   pool = new pg.Pool({ connectionString: await createTestDatabase(), max: 4 });
@@ -24,7 +27,7 @@ beforeAll(async () => {
     log: (event) => void statements.push(event.query.sql),
   });
   await migrateToLatest(db);
-  log = new DeliveryLog(db, pino({ level: 'silent' }));
+  log = new DeliveryLog({ db, logger: pino({ level: 'silent' }), disableAfterFailures: LIMIT, now: () => NOW });
 });
 
 afterAll(async () => {
@@ -43,48 +46,138 @@ beforeEach(async () => {
   statements = [];
 });
 
-const openFanOut = (ids: string[]): Promise<DeliveryRow[]> =>
-  log.open(ids.map((id) => ({ subscription_id: id, event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', body: '{"a":1}', redelivery_of: null })), AT);
+/** A fan-out of one event to the subscriptions `ids` (the others listen to another event type). */
+async function openFanOut(ids: string[]): Promise<DeliveryRow[]> {
+  await pool.query(`UPDATE webhook_subscriptions SET event_types = CASE WHEN id = ANY($1) THEN '{status_changed}'::text[] ELSE '{session_deleted}'::text[] END`, [ids]);
+  const targets = await log.openFanOut({ event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', client_id: null, body: '{"a":1}' }, AT);
+  const byId = new Map(targets.map((t) => [t.id, t.delivery]));
+  return ids.map((id) => byId.get(id)!);
+}
 
 function finished(d: DeliveryRow, ok: boolean, tries = ok ? 1 : 2): FinishedDelivery {
   const attempts = Array.from({ length: tries }, (_, i) => ({
-    delivery_id: d.id,
     attempt: i + 1,
     status_code: ok && i === tries - 1 ? 200 : null,
     duration_ms: 7 + i,
     error: ok && i === tries - 1 ? null : 'timeout after 5 s',
-    attempted_at: new Date(AT.getTime() + i * 5_500),
+    attempted_at: new Date(AT.getTime() + i * 5_500).toISOString(),
   }));
-  return { deliveryId: d.id, status: ok ? 'succeeded' : 'failed', attempts, resetSubscription: ok ? d.subscription_id : null };
+  return { deliveryId: d.id, subscriptionId: d.subscription_id, ok, attempts };
 }
 
+const streakOf = async (id: string) => (await pool.query('SELECT consecutive_failures AS n, enabled, disabled_reason, updated_at FROM webhook_subscriptions WHERE id = $1', [id])).rows[0];
+const disabledAudit = async () => (await pool.query(`SELECT actor, client_id, data FROM audit_events WHERE event_type = 'webhook_disabled' ORDER BY id`)).rows;
+
 describe('DeliveryLog', () => {
-  it('opens a fan-out with one INSERT: pending rows in the order given', async () => {
-    const reversed = [...subs].reverse();
-    const rows = await openFanOut(reversed);
+  it('opens a fan-out with one statement: every subscriber of the event with its URL, secret and pending row', async () => {
+    const rows = await openFanOut(subs);
+    // The UPDATE choosing the subscribers in openFanOut goes through another connection.
     expect(statements).toHaveLength(1);
-    expect(rows.map((r) => r.subscription_id)).toEqual(reversed);
-    expect(rows.every((r) => r.status === 'pending' && r.created_at.getTime() === AT.getTime())).toBe(true);
-    const { rows: stored } = await pool.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'`);
-    expect(stored[0].n).toBe(50);
+    expect(rows.map((r) => r.subscription_id)).toEqual(subs);
+    expect(rows.every((r) => r.status === 'pending' && r.created_at.getTime() === AT.getTime() && r.body === '{"a":1}')).toBe(true);
+    const { rows: stored } = await pool.query(`SELECT id, subscription_id, event_id, event_type, body, status, attempts FROM webhook_deliveries ORDER BY id`);
+    expect(stored).toHaveLength(50);
+    expect(new Set(stored.map((r) => r.id))).toEqual(new Set(rows.map((r) => r.id)));
+    expect(stored[0]).toMatchObject({ event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', body: '{"a":1}', status: 'pending', attempts: [] });
   });
 
-  it('finishes 50 deliveries in one statement: attempts, final status and the end of each success streak', async () => {
+  it('a fan-out reaches only enabled subscriptions to the event type, without a client_id or with the event\'s', async () => {
+    await pool.query('TRUNCATE webhook_subscriptions CASCADE');
+    await pool.query(
+      `INSERT INTO webhook_subscriptions (id, url, event_types, signing_secret, created_by, enabled, client_id) VALUES
+         ('whsub_a', 'https://a.test/', '{status_changed,scan_completed}', 'secret-a', 'admin', true, NULL),
+         ('whsub_b', 'https://b.test/', '{status_changed}', 'secret-b', 'admin', true, 'client-1'),
+         ('whsub_c', 'https://c.test/', '{status_changed}', 'secret-c', 'admin', true, 'client-2'),
+         ('whsub_d', 'https://d.test/', '{status_changed}', 'secret-d', 'admin', false, NULL),
+         ('whsub_e', 'https://e.test/', '{scan_completed}', 'secret-e', 'admin', true, NULL)`,
+    );
+    const targets = await log.openFanOut({ event_id: 'evt_0000000000000001', event_type: 'status_changed', client_id: 'client-1', body: '{}' }, AT);
+    expect(targets.map(({ id, url, signing_secret }) => ({ id, url, signing_secret })).sort((x, y) => x.id.localeCompare(y.id))).toEqual([
+      { id: 'whsub_a', url: 'https://a.test/', signing_secret: 'secret-a' },
+      { id: 'whsub_b', url: 'https://b.test/', signing_secret: 'secret-b' },
+    ]);
+    // An event without a client reaches only the subscriptions without a client filter.
+    const unscoped = await log.openFanOut({ event_id: 'evt_0000000000000002', event_type: 'status_changed', client_id: null, body: '{}' }, AT);
+    expect(unscoped.map((t) => t.id)).toEqual(['whsub_a']);
+    const { rows } = await pool.query('SELECT subscription_id, event_id FROM webhook_deliveries ORDER BY event_id, subscription_id');
+    expect(rows).toEqual([
+      { subscription_id: 'whsub_a', event_id: 'evt_0000000000000001' },
+      { subscription_id: 'whsub_b', event_id: 'evt_0000000000000001' },
+      { subscription_id: 'whsub_a', event_id: 'evt_0000000000000002' },
+    ]);
+  });
+
+  it('finishes 50 deliveries in one statement: attempts, final status, and every failure streak extended or ended', async () => {
     const rows = await openFanOut(subs);
     statements = [];
     await Promise.all(rows.map((d, i) => log.finish(finished(d, i % 10 !== 0))));
     expect(statements).toHaveLength(1);
 
-    const { rows: deliveries } = await pool.query('SELECT id, subscription_id, status FROM webhook_deliveries ORDER BY id');
+    const { rows: deliveries } = await pool.query('SELECT id, subscription_id, status, attempts FROM webhook_deliveries ORDER BY id');
     expect(deliveries.map((d) => d.status)).toEqual(rows.map((_, i) => (i % 10 === 0 ? 'failed' : 'succeeded')));
-    const { rows: attempts } = await pool.query('SELECT delivery_id, attempt, status_code, duration_ms, error, attempted_at FROM webhook_delivery_attempts ORDER BY delivery_id, attempt');
-    expect(attempts).toHaveLength(45 + 5 * 2);
-    expect(attempts[0]).toEqual({ delivery_id: rows[0]!.id, attempt: 1, status_code: null, duration_ms: 7, error: 'timeout after 5 s', attempted_at: AT });
-    expect(attempts[1]).toEqual({ delivery_id: rows[0]!.id, attempt: 2, status_code: null, duration_ms: 8, error: 'timeout after 5 s', attempted_at: new Date(AT.getTime() + 5_500) });
-    expect(attempts[2]).toEqual({ delivery_id: rows[1]!.id, attempt: 1, status_code: 200, duration_ms: 7, error: null, attempted_at: AT });
-    // Successful subscriptions start a new streak; failed ones keep theirs (the dispatcher counts failures itself).
+    expect(deliveries[0].attempts).toEqual([
+      { attempt: 1, status_code: null, duration_ms: 7, error: 'timeout after 5 s', attempted_at: '2026-11-22T10:00:00.000Z' },
+      { attempt: 2, status_code: null, duration_ms: 8, error: 'timeout after 5 s', attempted_at: '2026-11-22T10:00:05.500Z' },
+    ]);
+    expect(deliveries[1].attempts).toEqual([{ attempt: 1, status_code: 200, duration_ms: 7, error: null, attempted_at: '2026-11-22T10:00:00.000Z' }]);
+    // Every subscription started with a streak of 3: a success ends it, a failure extends it.
     const { rows: streaks } = await pool.query('SELECT id, consecutive_failures FROM webhook_subscriptions ORDER BY id');
-    expect(streaks.map((s) => s.consecutive_failures)).toEqual(subs.map((_, i) => (i % 10 === 0 ? 3 : 0)));
+    expect(streaks.map((s) => s.consecutive_failures)).toEqual(subs.map((_, i) => (i % 10 === 0 ? 4 : 0)));
+  });
+
+  it('the failure that reaches the limit disables the subscription and audits it, in the same statement', async () => {
+    const first = await openFanOut(subs.slice(0, 2));
+    statements = [];
+    // 3 + 1 = 4 failures: still enabled.
+    await Promise.all(first.map((d) => log.finish(finished(d, false))));
+    expect(await streakOf(subs[0]!)).toMatchObject({ n: 4, enabled: true, disabled_reason: null });
+    expect(await disabledAudit()).toEqual([]);
+
+    const second = await openFanOut(subs.slice(0, 2));
+    // Another event to the first subscription, on its way while the second one's outcome disables it.
+    const late = await openFanOut(subs.slice(0, 1));
+    await Promise.all([log.finish(finished(second[0]!, false)), log.finish(finished(second[1]!, true))]);
+    expect(statements).toHaveLength(4);
+    expect(await streakOf(subs[0]!)).toEqual({ n: 5, enabled: false, disabled_reason: 'Disabled after 5 consecutive failed deliveries', updated_at: NOW });
+    expect(await streakOf(subs[1]!)).toMatchObject({ n: 0, enabled: true, disabled_reason: null });
+    expect(await disabledAudit()).toEqual([
+      { actor: 'system', client_id: null, data: { subscription_id: subs[0], url: `https://receiver.test/${subs[0]}`, reason: 'Disabled after 5 consecutive failed deliveries' } },
+    ]);
+
+    // Deliveries already on their way when it was disabled keep counting, but disable (and audit) nothing again.
+    await log.finish(finished(late[0]!, false));
+    expect(await streakOf(subs[0]!)).toMatchObject({ n: 6, enabled: false });
+    expect(await disabledAudit()).toHaveLength(1);
+  });
+
+  it('outcomes of one subscription in one batch count in the order they finished', async () => {
+    // Two fan-outs to the same subscription finish in one batch: failed, succeeded, failed.
+    const a = await openFanOut(subs.slice(0, 1));
+    const b = await openFanOut(subs.slice(0, 1));
+    const c = await openFanOut(subs.slice(0, 1));
+    statements = [];
+    await Promise.all([log.finish(finished(a[0]!, false)), log.finish(finished(b[0]!, true)), log.finish(finished(c[0]!, false))]);
+    expect(statements).toHaveLength(1);
+    expect(await streakOf(subs[0]!)).toMatchObject({ n: 1, enabled: true });
+    // Four failures after the last success reach the limit (5) only with the streak already stored.
+    const more = await Promise.all(Array.from({ length: 4 }, () => openFanOut(subs.slice(0, 1))));
+    await Promise.all(more.map((r) => log.finish(finished(r[0]!, false))));
+    expect(await streakOf(subs[0]!)).toMatchObject({ n: 5, enabled: false });
+  });
+
+  it('streakChanges folds a batch into one change per subscription', () => {
+    expect(streakChanges([
+      { subscriptionId: 'a', ok: false },
+      { subscriptionId: 'b', ok: true },
+      { subscriptionId: 'a', ok: true },
+      { subscriptionId: 'a', ok: false },
+      { subscriptionId: 'a', ok: false },
+      { subscriptionId: 'c', ok: false },
+    ])).toEqual([
+      { subscriptionId: 'a', restart: true, failures: 2 },
+      { subscriptionId: 'b', restart: true, failures: 0 },
+      { subscriptionId: 'c', restart: false, failures: 1 },
+    ]);
   });
 
   it('what finishes while a batch is being written goes into the next batch', async () => {
@@ -111,23 +204,23 @@ describe('DeliveryLog', () => {
       { subscription_id: subs[0], status: 'succeeded' },
       { subscription_id: subs[2], status: 'succeeded' },
     ]);
-    const { rows: attempts } = await pool.query('SELECT count(*)::int AS n FROM webhook_delivery_attempts');
-    expect(attempts[0].n).toBe(2);
   });
 
   it('one entry the database refuses fails alone: the batch is rewritten entry by entry', async () => {
     const rows = await openFanOut(subs.slice(0, 4));
     statements = [];
-    // A repeated attempt number violates the attempts table's primary key.
-    const bad = finished(rows[2]!, true);
-    bad.attempts.push({ ...bad.attempts[0]! });
+    // PostgreSQL's jsonb cannot hold a NUL character.
+    const bad = finished(rows[2]!, false);
+    bad.attempts[0]!.error = 'bad\u0000byte';
     const results = await Promise.allSettled([log.finish(finished(rows[0]!, true)), log.finish(finished(rows[1]!, false)), log.finish(bad), log.finish(finished(rows[3]!, true))]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
-    expect(String((results[2] as PromiseRejectedResult).reason)).toMatch(/duplicate key/);
+    expect(String((results[2] as PromiseRejectedResult).reason)).toMatch(/unsupported Unicode escape sequence/);
     expect(statements).toHaveLength(1 + 4);
-    const { rows: stored } = await pool.query('SELECT status FROM webhook_deliveries ORDER BY id');
+    const { rows: stored } = await pool.query('SELECT status, attempts FROM webhook_deliveries ORDER BY id');
     expect(stored.map((d) => d.status)).toEqual(['succeeded', 'failed', 'pending', 'succeeded']);
-    const { rows: attempts } = await pool.query('SELECT delivery_id FROM webhook_delivery_attempts ORDER BY delivery_id, attempt');
-    expect(attempts.map((a) => a.delivery_id)).toEqual([rows[0]!.id, rows[1]!.id, rows[1]!.id, rows[3]!.id]);
+    expect(stored.map((d) => d.attempts.length)).toEqual([1, 2, 0, 1]);
+    // The refused entry's failure did not count; the others' outcomes did.
+    const { rows: streaks } = await pool.query('SELECT consecutive_failures AS n FROM webhook_subscriptions WHERE id = ANY($1) ORDER BY id', [subs.slice(0, 4)]);
+    expect(streaks.map((r) => r.n)).toEqual([0, 4, 3, 0]);
   });
 });

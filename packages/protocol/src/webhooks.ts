@@ -95,6 +95,7 @@ export const DeliveryAttempt = Type.Object({
   error: Nullable(Type.String()),
   attempted_at: IsoDateTime,
 });
+export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
 export const WebhookDelivery = Type.Object({
   id: Type.Integer(),
   subscription_id: Type.String(),

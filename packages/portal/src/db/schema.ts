@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { SessionMetadata } from '@svc/protocol';
+import type { DeliveryAttempt, SessionMetadata } from '@svc/protocol';
 
 /** Kysely table types. Timestamps read as Date; bigint counters read as strings (pg's default). */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -184,15 +184,8 @@ export interface WebhookDeliveriesTable {
   status: Generated<'pending' | 'succeeded' | 'failed'>;
   redelivery_of: string | null;
   created_at: Generated<Date>;
-}
-
-export interface WebhookDeliveryAttemptsTable {
-  delivery_id: string;
-  attempt: number;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-  attempted_at: Timestamp;
+  /** In the API's shape (`DeliveryAttempt`), oldest first; empty while pending. */
+  attempts: ColumnType<DeliveryAttempt[], string | undefined, string>;
 }
 
 export interface Database {
@@ -211,5 +204,4 @@ export interface Database {
   agent_groups: AgentGroupsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
-  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
 }

@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import type { DeliveryAttempt } from '@svc/protocol';
 import type { Database } from '../db/schema.ts';
-import type { AttemptRow, DeliveryRow } from './present.ts';
+import type { DeliveryRow } from './present.ts';
 
 export interface NewDelivery {
   subscription_id: string;
@@ -11,12 +12,26 @@ export interface NewDelivery {
   redelivery_of: string | null;
 }
 
+export interface FanOutEvent {
+  event_id: string;
+  event_type: string;
+  client_id: string | null;
+  body: string;
+}
+
+/** A subscription that gets the event, with its pending delivery row. */
+export interface FanOutTarget {
+  id: string;
+  url: string;
+  signing_secret: string;
+  delivery: DeliveryRow;
+}
+
 export interface FinishedDelivery {
   deliveryId: string;
-  status: 'succeeded' | 'failed';
-  attempts: AttemptRow[];
-  /** A subscription whose failure streak ends with this delivery (set consecutive_failures to 0). */
-  resetSubscription: string | null;
+  subscriptionId: string;
+  ok: boolean;
+  attempts: DeliveryAttempt[];
 }
 
 interface Waiting {
@@ -25,52 +40,93 @@ interface Waiting {
   reject: (err: unknown) => void;
 }
 
+/** What a batch does to one subscription's failure streak, in the order its deliveries finished. */
+export interface StreakChange {
+  subscriptionId: string;
+  /** A delivery succeeded: the streak restarts from `failures` (those after the last success). */
+  restart: boolean;
+  failures: number;
+}
+
 /** Finished deliveries written by one statement; enough for a few 50-receiver fan-outs. */
 const MAX_BATCH = 500;
 
+/** Fold a batch's outcomes into one change per subscription, keeping their order. */
+export function streakChanges(entries: readonly Pick<FinishedDelivery, 'subscriptionId' | 'ok'>[]): StreakChange[] {
+  const bySub = new Map<string, StreakChange>();
+  for (const e of entries) {
+    const c = bySub.get(e.subscriptionId) ?? { subscriptionId: e.subscriptionId, restart: false, failures: 0 };
+    if (e.ok) {
+      c.restart = true;
+      c.failures = 0;
+    } else {
+      c.failures++;
+    }
+    bySub.set(e.subscriptionId, c);
+  }
+  return [...bySub.values()];
+}
+
 /**
  * The webhook delivery log's writes, batched. A fan-out to 50 receivers used to cost ~200
- * statements (a delivery row, an attempt row per try, two updates each), which competed
- * with the triggering requests for the pool. Now:
- * - `open` writes all pending rows of one fan-out in one INSERT before anything is posted
- *   (the log shows in-flight deliveries as `pending`);
- * - `finish` queues a finished delivery; one flush at a time writes every queued delivery's
- *   attempts, its final status and the end of its subscription's failure streak in one
- *   statement (group commit: what finishes during a flush joins the next one). One
- *   statement is atomic, so a delivery never reads as finished before its outcome counted.
- * If a batch fails (say a subscription was deleted mid-delivery, and with it its rows), its
- * entries are retried one by one so one bad entry does not lose the others' log.
+ * statements (a delivery row, an attempt row per try, two updates each, and a transaction
+ * per failure), which competed with the triggering requests for the pool. Now:
+ * - `openFanOut` finds an event's subscribers and writes their pending rows in one
+ *   statement (the log shows in-flight deliveries as `pending`);
+ * - `finish` queues a finished delivery; one flush at a time writes, in one statement,
+ *   every queued delivery's attempts and final status, every failure streak it extends or
+ *   ends, the disabling of a subscription whose streak reaches the limit and that
+ *   disabling's audit event (group commit: what finishes during a flush joins the next
+ *   one). One statement is atomic, so a delivery never reads as finished before its
+ *   outcome counted.
+ * If a batch fails, its entries are retried one by one so one bad entry does not lose the
+ * others' log.
  */
 export class DeliveryLog {
   readonly #db: Kysely<Database>;
   readonly #logger: Logger;
+  readonly #disableAfterFailures: number;
+  readonly #now: () => Date;
   #queue: Waiting[] = [];
   #flushing = false;
 
-  constructor(db: Kysely<Database>, logger: Logger) {
-    this.#db = db;
-    this.#logger = logger;
+  constructor(opts: { db: Kysely<Database>; logger: Logger; disableAfterFailures: number; now: () => Date }) {
+    this.#db = opts.db;
+    this.#logger = opts.logger;
+    this.#disableAfterFailures = opts.disableAfterFailures;
+    this.#now = opts.now;
   }
 
-  /** Insert pending deliveries; rows come back in the order given. */
-  async open(entries: NewDelivery[], createdAt: Date): Promise<DeliveryRow[]> {
-    if (entries.length === 0) return [];
-    const ids = await this.#db
-      .insertInto('webhook_deliveries')
-      .values(entries.map((e) => ({ ...e, created_at: createdAt })))
-      .returning(['id', 'subscription_id'])
-      .execute();
-    // RETURNING follows VALUES in practice, but that is not a documented guarantee: match by
-    // subscription (distinct within one fan-out).
-    const bySub = new Map(ids.map((r) => [r.subscription_id, r.id]));
-    return entries.map((e) => {
-      const id = bySub.get(e.subscription_id);
-      if (id === undefined) throw new Error(`delivery row for ${e.subscription_id} missing from RETURNING`);
-      return { ...e, id, status: 'pending', created_at: createdAt };
-    });
+  /**
+   * One event's fan-out in one statement: find the subscriptions that get it (enabled,
+   * listening to its type, and without a client_id or with the event's) and insert their
+   * pending rows. The body goes over the wire once, not once per receiver.
+   */
+  async openFanOut(event: FanOutEvent, createdAt: Date): Promise<FanOutTarget[]> {
+    const { rows } = await sql<FanOutTarget & { delivery_id: string }>`
+      WITH subs AS (
+        SELECT id, url, signing_secret FROM webhook_subscriptions
+        WHERE enabled AND ${event.event_type}::text = ANY(event_types) AND (client_id IS NULL OR client_id = ${event.client_id}::text)
+      ), opened AS (
+        INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, created_at)
+        SELECT id, ${event.event_id}, ${event.event_type}, ${event.body}, ${createdAt}::timestamptz FROM subs
+        RETURNING id, subscription_id
+      )
+      SELECT opened.id AS delivery_id, subs.id, subs.url, subs.signing_secret FROM opened JOIN subs ON subs.id = opened.subscription_id
+    `.execute(this.#db);
+    return rows.map(({ delivery_id, ...sub }) => ({
+      ...sub,
+      delivery: { id: delivery_id, subscription_id: sub.id, event_id: event.event_id, event_type: event.event_type, body: event.body, status: 'pending', redelivery_of: null, created_at: createdAt, attempts: [] },
+    }));
   }
 
-  /** Resolves once the delivery's attempts and status are committed. */
+  /** Insert one pending delivery (a ping or a redelivery, to a subscription already known). */
+  async open(entry: NewDelivery, createdAt: Date): Promise<DeliveryRow> {
+    const { id } = await this.#db.insertInto('webhook_deliveries').values({ ...entry, created_at: createdAt }).returning('id').executeTakeFirstOrThrow();
+    return { ...entry, id, status: 'pending', created_at: createdAt, attempts: [] };
+  }
+
+  /** Resolves once the delivery's attempts, status and failure streak are committed. */
   finish(entry: FinishedDelivery): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ entry, resolve, reject });
@@ -116,26 +172,45 @@ export class DeliveryLog {
   }
 
   async #write(entries: FinishedDelivery[]): Promise<void> {
-    const attempts = entries.flatMap((e) => e.attempts);
-    const resets = [...new Set(entries.flatMap((e) => (e.resetSubscription === null ? [] : [e.resetSubscription])))];
-    await sql`
-      WITH attempts AS (
-        INSERT INTO webhook_delivery_attempts (delivery_id, attempt, status_code, duration_ms, error, attempted_at)
-        SELECT a.* FROM unnest(${attempts.map((a) => a.delivery_id)}::bigint[], ${attempts.map((a) => a.attempt)}::int[],
-                               ${attempts.map((a) => a.status_code)}::int[], ${attempts.map((a) => a.duration_ms)}::int[],
-                               ${attempts.map((a) => a.error)}::text[], ${attempts.map((a) => a.attempted_at)}::timestamptz[])
-                 AS a(delivery_id, attempt, status_code, duration_ms, error, attempted_at)
-        -- A subscription deleted mid-delivery took its delivery rows with it (ON DELETE CASCADE).
-        WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = a.delivery_id)
-        RETURNING delivery_id
+    const streaks = streakChanges(entries);
+    const limit = this.#disableAfterFailures;
+    // `pre` locks each subscription and reads its current streak (the newest committed row,
+    // as the UPDATE will see it); the UPDATE's RETURNING only shows new values, so whether
+    // this statement is the one that disabled it comes from `pre`.
+    const { rows } = await sql<{ id: string }>`
+      WITH finished AS (
+        UPDATE webhook_deliveries d SET status = f.status, attempts = f.attempts
+        FROM unnest(${entries.map((e) => e.deliveryId)}::bigint[], ${entries.map((e) => (e.ok ? 'succeeded' : 'failed'))}::text[],
+                    ${entries.map((e) => JSON.stringify(e.attempts))}::jsonb[]) AS f(id, status, attempts)
+        WHERE d.id = f.id
+        RETURNING d.id
+      ), changes AS (
+        SELECT * FROM unnest(${streaks.map((s) => s.subscriptionId)}::text[], ${streaks.map((s) => s.restart)}::boolean[],
+                             ${streaks.map((s) => s.failures)}::int[]) AS c(id, restart, failures)
+      ), pre AS (
+        SELECT w.id, w.enabled,
+               CASE WHEN c.restart THEN c.failures ELSE w.consecutive_failures + c.failures END AS streak
+        FROM webhook_subscriptions w JOIN changes c ON c.id = w.id
+        WHERE c.failures > 0 OR w.consecutive_failures > 0
+        FOR UPDATE OF w
       ), streaks AS (
-        UPDATE webhook_subscriptions SET consecutive_failures = 0
-        WHERE id = ANY(${resets}::text[]) AND consecutive_failures > 0
-        RETURNING id
+        UPDATE webhook_subscriptions w
+        SET consecutive_failures = pre.streak,
+            enabled = w.enabled AND pre.streak < ${limit}::int,
+            disabled_reason = CASE WHEN w.enabled AND pre.streak >= ${limit}::int
+                                   THEN 'Disabled after ' || pre.streak || ' consecutive failed deliveries'
+                                   ELSE w.disabled_reason END,
+            updated_at = CASE WHEN w.enabled AND pre.streak >= ${limit}::int THEN ${this.#now()}::timestamptz ELSE w.updated_at END
+        FROM pre
+        WHERE w.id = pre.id
+        RETURNING w.id, w.client_id, w.url, w.disabled_reason, pre.enabled AND NOT w.enabled AS disabled_now
+      ), audit AS (
+        INSERT INTO audit_events (event_type, actor, client_id, data)
+        SELECT 'webhook_disabled', 'system', client_id, jsonb_build_object('subscription_id', id, 'url', url, 'reason', disabled_reason)
+        FROM streaks WHERE disabled_now
       )
-      UPDATE webhook_deliveries d SET status = f.status
-      FROM unnest(${entries.map((e) => e.deliveryId)}::bigint[], ${entries.map((e) => e.status)}::text[]) AS f(id, status)
-      WHERE d.id = f.id
+      SELECT id FROM streaks WHERE disabled_now
     `.execute(this.#db);
+    for (const r of rows) this.#logger.warn({ subscription_id: r.id }, 'webhook subscription disabled after repeated failures');
   }
 }

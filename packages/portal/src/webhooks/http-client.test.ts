@@ -1,7 +1,7 @@
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookHttpClient } from './http-client.ts';
+import { describe as describeFailure, WebhookHttpClient } from './http-client.ts';
 
 /**
  * A receiver that accepts TCP and never answers. Every delivery to it must fail on its own
@@ -42,4 +42,15 @@ describe('WebhookHttpClient against a TCP black hole', () => {
       await client.close().catch(() => undefined);
     }
   }, 30_000);
+});
+
+describe('describe (the logged error of a failed attempt)', () => {
+  it('replaces control characters a subscriber could put in an error message (a NUL would make the log entry unstorable)', () => {
+    const err = Object.assign(new Error('fetch failed'), { cause: Object.assign(new Error("Hostname/IP does not match certificate's altnames: DNS:evil\u0000\r\nforged"), { code: 'ERR_TLS_CERT_ALTNAME_INVALID' }) });
+    expect(describeFailure(err)).toBe("ERR_TLS_CERT_ALTNAME_INVALID: Hostname/IP does not match certificate's altnames: DNS:evil   forged");
+  });
+
+  it('names a timeout plainly', () => {
+    expect(describeFailure(Object.assign(new Error('aborted'), { name: 'TimeoutError' }))).toBe('timeout after 5 s');
+  });
 });

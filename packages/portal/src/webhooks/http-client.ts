@@ -85,11 +85,18 @@ export class WebhookHttpClient {
   }
 }
 
-/** A short, safe description of a failure: never the subscriber's body. */
-function describe(err: unknown): string {
+/**
+ * A short, safe description of a failure: never the subscriber's body. Messages can carry
+ * text the subscriber chose (a certificate's names in a TLS error), so control characters
+ * are replaced: a NUL would make the whole log entry unstorable (PostgreSQL text and jsonb
+ * refuse it), and line breaks would forge log lines.
+ */
+export function describe(err: unknown): string {
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
   if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout after 5 s';
   const code = e.cause?.code ?? e.code;
-  if (code === 'EUNSAFE') return (e.cause?.message ?? e.message ?? 'address refused').slice(0, 200);
-  return `${code ?? e.name ?? 'error'}: ${(e.cause?.message ?? e.message ?? '').slice(0, 200)}`;
+  const message = (e.cause?.message ?? e.message ?? '').slice(0, 200);
+  const clean = (text: string) => text.replace(/[\u0000-\u001f\u007f]/g, ' ');
+  if (code === 'EUNSAFE') return clean(message || 'address refused');
+  return clean(`${code ?? e.name ?? 'error'}: ${message}`);
 }

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { WebhookDelivery, WebhookSubscription } from '@svc/protocol';
-import type { WebhookDeliveriesTable, WebhookDeliveryAttemptsTable, WebhookSubscriptionsTable } from '../db/schema.ts';
+import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from '../db/schema.ts';
 
 export type SubscriptionRow = Selectable<WebhookSubscriptionsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
-export type AttemptRow = Selectable<WebhookDeliveryAttemptsTable>;
 
 export const newSubscriptionId = () => `whsub_${randomBytes(6).toString('hex')}`;
 export const newSigningSecret = () => randomBytes(32).toString('hex');
@@ -29,7 +28,7 @@ export function presentSubscription(row: SubscriptionRow): WebhookSubscription {
 }
 
 /** The delivery log entry: attempts with status code, duration and error; never a response body. */
-export function presentDelivery(row: DeliveryRow, attempts: AttemptRow[]): WebhookDelivery {
+export function presentDelivery(row: DeliveryRow): WebhookDelivery {
   return {
     id: Number(row.id),
     subscription_id: row.subscription_id,
@@ -38,8 +37,6 @@ export function presentDelivery(row: DeliveryRow, attempts: AttemptRow[]): Webho
     status: row.status,
     redelivery_of: row.redelivery_of === null ? null : Number(row.redelivery_of),
     created_at: row.created_at.toISOString(),
-    attempts: attempts
-      .sort((a, b) => a.attempt - b.attempt)
-      .map((a) => ({ attempt: a.attempt, status_code: a.status_code, duration_ms: a.duration_ms, error: a.error, attempted_at: a.attempted_at.toISOString() })),
+    attempts: row.attempts,
   };
 }

@@ -1,11 +1,12 @@
 import { SessionQuery, UpdateSessionBody, UpdateSessionResponse } from '@svc/protocol';
-import { recordAuditEvent } from '../../audit/record.ts';
-import { actorOf } from '../../auth/principal.ts';
+import { resolveCredential } from '../../auth/credentials.ts';
+import { actorOf, scopeOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
-import { badRequest, notFound } from '../../errors.ts';
+import { badRequest, notFound, unauthorized, type HttpError } from '../../errors.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
 import { storable } from '../../sessions/derive.ts';
+import { changeStatus } from '../../sessions/status.ts';
 
 /**
  * PATCH /api/sessions?session=<id> `{status, note?}` (D5): the review status, one of new,
@@ -29,27 +30,20 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
-      const { principal } = await accessSession(ctx, request, sessionId, { permission: 'update:status' });
-      const actor = actorOf(principal!);
+      const principal = await resolveCredential(ctx, request, 'update:status');
+      if (principal === null) throw unauthorized();
       const { status, note } = request.body;
-      if (note !== undefined && !storable(note)) throw badRequest('Invalid note: NUL characters and unpaired surrogates are not allowed');
+      // The scope check is part of the statement; only a refusal asks again which answer
+      // it is (404 or 403, as every session endpoint gives them), before a bad note's 400.
+      const refuse = async (err: HttpError): Promise<never> => {
+        await accessSession(ctx, request, sessionId, { permission: 'update:status' });
+        throw err;
+      };
+      if (note !== undefined && !storable(note)) return refuse(badRequest('Invalid note: NUL characters and unpaired surrogates are not allowed'));
       const now = ctx.now();
-      const { previous, event } = await ctx.db.transaction().execute(async (trx) => {
-        const row = await trx.selectFrom('sessions').select(['status', 'client', 'client_id', 'target']).where('session_id', '=', sessionId).forUpdate().executeTakeFirst();
-        if (!row) throw notFound('Session not found');
-        if (note !== undefined) await trx.insertInto('session_notes').values({ session_id: sessionId, author: actor, note, created_at: now }).execute();
-        if (row.status === status) return { previous: row.status, event: null };
-        await trx.updateTable('sessions').set({ status, updated_at: now }).where('session_id', '=', sessionId).execute();
-        await trx.insertInto('status_history').values({ session_id: sessionId, from_status: row.status, to_status: status, changed_by: actor, note: note ?? null, changed_at: now }).execute();
-        const event = await recordAuditEvent(trx, {
-          event_type: 'status_changed',
-          actor,
-          session_id: sessionId,
-          client_id: row.client_id,
-          data: { session_id: sessionId, client: row.client, client_id: row.client_id, target: row.target, previous_status: row.status, new_status: status, changed_by: actor, changed_at: now.toISOString() },
-        });
-        return { previous: row.status, event };
-      });
+      const changed = await changeStatus(ctx.db, { sessionId, scope: scopeOf(principal), status, note, actor: actorOf(principal), now });
+      if (!changed) return refuse(notFound('Session not found'));
+      const { previous, event } = changed;
       if (event) ctx.events.publish(event);
       return { success: true as const, session_id: sessionId, previous_status: previous, status, changed: event !== null, changed_at: now.toISOString() };
     },

@@ -16,8 +16,7 @@ export default function register(app: App, ctx: AppContext): void {
     async (request) => {
       const sub = await subscriptionFor(ctx, userOf(request), request.query.id);
       const rows = await ctx.db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', sub.id).orderBy('id', 'desc').limit(request.query.limit ?? 50).execute();
-      const attempts = rows.length === 0 ? [] : await ctx.db.selectFrom('webhook_delivery_attempts').selectAll().where('delivery_id', 'in', rows.map((r) => r.id)).execute();
-      return { deliveries: rows.map((r) => presentDelivery(r, attempts.filter((a) => a.delivery_id === r.id))) };
+      return { deliveries: rows.map(presentDelivery) };
     },
   );
 }
