@@ -1,7 +1,7 @@
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { describe as describeFailure, WebhookHttpClient } from './http-client.ts';
+import { describe as describeFailure, MAX_IN_FLIGHT_PER_ORIGIN, WebhookHttpClient } from './http-client.ts';
 
 /**
  * A receiver that accepts TCP and never answers. Every delivery to it must fail on its own
@@ -42,6 +42,37 @@ describe('WebhookHttpClient against a TCP black hole', () => {
       await client.close().catch(() => undefined);
     }
   }, 30_000);
+
+  it(`holds at most ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries in flight per origin: more fail at once, other origins are unaffected, room returns as they end`, async () => {
+    const other = net.createServer((s) => {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const otherPort = (other.address() as net.AddressInfo).port;
+    const client = new WebhookHttpClient({ resolver: async () => ['127.0.0.1'], allow: [ipaddr.parseCIDR('127.0.0.0/8')], caFile: null });
+    const settledWithin = async <T,>(p: Promise<T>, ms: number): Promise<T | 'pending'> => Promise.race([p, new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))]);
+    try {
+      const post = (port: number) => client.post(`https://127.0.0.1:${port}/hook`, { 'content-type': 'application/json' }, '{}');
+      const held = Array.from({ length: MAX_IN_FLIGHT_PER_ORIGIN }, () => post(port));
+      const refused = await Promise.all([post(port), post(port)]);
+      for (const r of refused) expect(r).toEqual({ statusCode: null, durationMs: expect.any(Number), error: `not sent: ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries to this receiver are already in flight` });
+      // Another origin has its own room.
+      const elsewhere = post(otherPort);
+      expect(await settledWithin(elsewhere, 300)).toBe('pending');
+      const results = await Promise.all(held);
+      expect(results.every((r) => r.error === 'timeout after 5 s')).toBe(true);
+      // Their room is back: a new delivery is sent (and held) again.
+      const again = post(port);
+      expect(await settledWithin(again, 300)).toBe('pending');
+      expect((await again).error).toBe('timeout after 5 s');
+      expect((await elsewhere).error).toBe('timeout after 5 s');
+    } finally {
+      await client.close().catch(() => undefined);
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => other.close(resolve));
+    }
+  }, 40_000);
 });
 
 describe('describe (the logged error of a failed attempt)', () => {

@@ -6,6 +6,8 @@ import ipaddr from 'ipaddr.js';
 import { checkedAddresses, parseWebhookUrl, UnsafeUrlError, type CidrList, type Resolver } from './url-safety.ts';
 
 export const DELIVERY_TIMEOUT_MS = 5_000;
+/** Deliveries in flight to one origin at most (also the connections kept per origin). */
+export const MAX_IN_FLIGHT_PER_ORIGIN = 64;
 
 export interface PostResult {
   statusCode: number | null;
@@ -24,6 +26,7 @@ export class WebhookHttpClient {
   readonly #agent: Agent;
   readonly #resolver: Resolver;
   readonly #allow: CidrList;
+  readonly #inFlight = new Map<string, number>();
 
   constructor(opts: { resolver: Resolver; allow: CidrList; caFile: string | null }) {
     this.#resolver = opts.resolver;
@@ -51,13 +54,14 @@ export class WebhookHttpClient {
       allowH2: false,
       headersTimeout: DELIVERY_TIMEOUT_MS,
       bodyTimeout: DELIVERY_TIMEOUT_MS,
-      connections: 64,
+      connections: MAX_IN_FLIGHT_PER_ORIGIN,
     });
   }
 
   async post(url: string, headers: Record<string, string>, body: string): Promise<PostResult> {
     const started = performance.now();
     const done = (statusCode: number | null, error: string | null): PostResult => ({ statusCode, durationMs: Math.round(performance.now() - started), error });
+    let origin: string;
     try {
       // The stored URL is judged by today's rules. A host name is resolved and checked by the
       // connect-time lookup above; an IP literal never reaches a lookup (net.connect skips
@@ -66,10 +70,19 @@ export class WebhookHttpClient {
       const parsed = parseWebhookUrl(url);
       const host = parsed.hostname.startsWith('[') ? parsed.hostname.slice(1, -1) : parsed.hostname;
       if (ipaddr.isValid(host)) await checkedAddresses(parsed, this.#resolver, this.#allow);
+      origin = parsed.origin;
     } catch (err) {
       if (err instanceof UnsafeUrlError) return done(null, err.message);
       throw err;
     }
+    // A bulkhead: a receiver that accepts connections and never answers holds each attempt
+    // for the whole timeout. Without a bound its attempts would queue behind the origin's
+    // connections and each take a fresh TLS connection a moment before its own timeout,
+    // costing the portal a handshake per attempt for nothing. Past the bound an attempt
+    // fails at once (its retry, 500 ms later, may find room).
+    const inFlight = this.#inFlight.get(origin) ?? 0;
+    if (inFlight >= MAX_IN_FLIGHT_PER_ORIGIN) return done(null, `not sent: ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries to this receiver are already in flight`);
+    this.#inFlight.set(origin, inFlight + 1);
     try {
       const res = await request(url, { method: 'POST', headers, body, dispatcher: this.#agent, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
@@ -77,6 +90,10 @@ export class WebhookHttpClient {
       return done(res.statusCode, ok ? null : `HTTP ${res.statusCode}`);
     } catch (err) {
       return done(null, describe(err));
+    } finally {
+      const left = (this.#inFlight.get(origin) ?? 1) - 1;
+      if (left === 0) this.#inFlight.delete(origin);
+      else this.#inFlight.set(origin, left);
     }
   }
 

@@ -11,7 +11,19 @@ export default function register(app: App, ctx: AppContext): void {
     '/webhooks/deliveries',
     {
       onRequest: requireUser(ctx, { permission: 'webhooks' }),
-      schema: { tags: ['webhooks'], summary: 'Delivery log of a subscription', security: [{ identityToken: [] }], querystring: DeliveriesQuery, response: responses({ 200: DeliveriesResponse }, 400, 401, 403, 404) },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Delivery log of a subscription',
+        description: [
+          'Newest first. A delivery is logged as `pending` before its first attempt and finished as `succeeded` or `failed` with its attempts',
+          '(one, or two when the first failed: a retry after 500 ms), each with status code, duration and a short error; never the receiver\'s answer body.',
+          'An attempt fails without being sent when 64 deliveries to the same receiver origin are already in flight.',
+          'After SVC_WEBHOOK_DISABLE_AFTER (default 20) failed deliveries in a row the subscription is disabled and `webhook_disabled` is audited.',
+        ].join(' '),
+        security: [{ identityToken: [] }],
+        querystring: DeliveriesQuery,
+        response: responses({ 200: DeliveriesResponse }, 400, 401, 403, 404),
+      },
     },
     async (request) => {
       const sub = await subscriptionFor(ctx, userOf(request), request.query.id);
