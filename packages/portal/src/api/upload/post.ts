@@ -28,8 +28,11 @@ const LINGER_MS = 10_000;
  * answer is out (the client needs a chance to read it); within it the request ends
  * normally and the connection stays usable, past it (an endless body) it is cut.
  */
+const discarding = new WeakSet<IncomingMessage>();
+
 function discardRestOfBody(raw: IncomingMessage, res: ServerResponse): void {
-  if (raw.complete || raw.destroyed) return;
+  if (raw.complete || raw.destroyed || discarding.has(raw)) return;
+  discarding.add(raw);
   const socket = raw.socket;
   raw.unpipe();
   let discardedAfterAnswer = 0;
@@ -112,6 +115,13 @@ export default function register(app: App, ctx: AppContext): void {
     '/upload',
     {
       preHandler: requireKey(ctx, { permission: 'upload' }),
+      // A refusal before the body was read (a bad key in the preHandler, a 400) gets the
+      // same treatment as a 413: the rest of the body is read and dropped for a while, then
+      // the socket goes. Otherwise a client that stops sending after the answer would keep
+      // the request open and hold the portal's shutdown until keep-alive gave up.
+      onSend: async (request, reply) => {
+        if (reply.statusCode >= 400) discardRestOfBody(request.raw, reply.raw);
+      },
       schema: {
         tags: ['sessions'],
         summary: 'Upload a scan session',
