@@ -46,12 +46,10 @@ beforeEach(async () => {
   statements = [];
 });
 
-/** A fan-out of one event to the subscriptions `ids` (the others listen to another event type). */
+/** The pending rows of one event's fan-out to the subscriptions `ids`, in that order. */
 async function openFanOut(ids: string[]): Promise<DeliveryRow[]> {
-  await pool.query(`UPDATE webhook_subscriptions SET event_types = CASE WHEN id = ANY($1) THEN '{status_changed}'::text[] ELSE '{session_deleted}'::text[] END`, [ids]);
-  const targets = await log.openFanOut({ event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', client_id: null, body: '{"a":1}' }, AT);
-  const byId = new Map(targets.map((t) => [t.id, t.delivery]));
-  return ids.map((id) => byId.get(id)!);
+  const rows = await log.openFanOut({ event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', body: '{"a":1}' }, ids, AT);
+  return ids.map((id) => rows.get(id)!);
 }
 
 function finished(d: DeliveryRow, ok: boolean, tries = ok ? 1 : 2): FinishedDelivery {
@@ -69,10 +67,10 @@ const streakOf = async (id: string) => (await pool.query('SELECT consecutive_fai
 const disabledAudit = async () => (await pool.query(`SELECT actor, client_id, data FROM audit_events WHERE event_type = 'webhook_disabled' ORDER BY id`)).rows;
 
 describe('DeliveryLog', () => {
-  it('opens a fan-out with one statement: every subscriber of the event with its URL, secret and pending row', async () => {
+  it('opens a fan-out with one INSERT: a pending row per subscription, the body sent once', async () => {
     const rows = await openFanOut(subs);
-    // The UPDATE choosing the subscribers in openFanOut goes through another connection.
     expect(statements).toHaveLength(1);
+    expect(statements[0]!.split('$').length - 1).toBe(5);
     expect(rows.map((r) => r.subscription_id)).toEqual(subs);
     expect(rows.every((r) => r.status === 'pending' && r.created_at.getTime() === AT.getTime() && r.body === '{"a":1}')).toBe(true);
     const { rows: stored } = await pool.query(`SELECT id, subscription_id, event_id, event_type, body, status, attempts FROM webhook_deliveries ORDER BY id`);
@@ -81,30 +79,12 @@ describe('DeliveryLog', () => {
     expect(stored[0]).toMatchObject({ event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', body: '{"a":1}', status: 'pending', attempts: [] });
   });
 
-  it('a fan-out reaches only enabled subscriptions to the event type, without a client_id or with the event\'s', async () => {
-    await pool.query('TRUNCATE webhook_subscriptions CASCADE');
-    await pool.query(
-      `INSERT INTO webhook_subscriptions (id, url, event_types, signing_secret, created_by, enabled, client_id) VALUES
-         ('whsub_a', 'https://a.test/', '{status_changed,scan_completed}', 'secret-a', 'admin', true, NULL),
-         ('whsub_b', 'https://b.test/', '{status_changed}', 'secret-b', 'admin', true, 'client-1'),
-         ('whsub_c', 'https://c.test/', '{status_changed}', 'secret-c', 'admin', true, 'client-2'),
-         ('whsub_d', 'https://d.test/', '{status_changed}', 'secret-d', 'admin', false, NULL),
-         ('whsub_e', 'https://e.test/', '{scan_completed}', 'secret-e', 'admin', true, NULL)`,
-    );
-    const targets = await log.openFanOut({ event_id: 'evt_0000000000000001', event_type: 'status_changed', client_id: 'client-1', body: '{}' }, AT);
-    expect(targets.map(({ id, url, signing_secret }) => ({ id, url, signing_secret })).sort((x, y) => x.id.localeCompare(y.id))).toEqual([
-      { id: 'whsub_a', url: 'https://a.test/', signing_secret: 'secret-a' },
-      { id: 'whsub_b', url: 'https://b.test/', signing_secret: 'secret-b' },
-    ]);
-    // An event without a client reaches only the subscriptions without a client filter.
-    const unscoped = await log.openFanOut({ event_id: 'evt_0000000000000002', event_type: 'status_changed', client_id: null, body: '{}' }, AT);
-    expect(unscoped.map((t) => t.id)).toEqual(['whsub_a']);
-    const { rows } = await pool.query('SELECT subscription_id, event_id FROM webhook_deliveries ORDER BY event_id, subscription_id');
-    expect(rows).toEqual([
-      { subscription_id: 'whsub_a', event_id: 'evt_0000000000000001' },
-      { subscription_id: 'whsub_b', event_id: 'evt_0000000000000001' },
-      { subscription_id: 'whsub_a', event_id: 'evt_0000000000000002' },
-    ]);
+  it('a subscription deleted since its subscribers were read gets no row, and the others do', async () => {
+    await pool.query('DELETE FROM webhook_subscriptions WHERE id = $1', [subs[1]]);
+    const rows = await log.openFanOut({ event_id: 'evt_0000000000000001', event_type: 'status_changed', body: '{}' }, subs.slice(0, 3), AT);
+    expect([...rows.keys()].sort()).toEqual([subs[0], subs[2]]);
+    const { rows: stored } = await pool.query('SELECT subscription_id FROM webhook_deliveries ORDER BY subscription_id');
+    expect(stored.map((r) => r.subscription_id)).toEqual([subs[0], subs[2]]);
   });
 
   it('finishes 50 deliveries in one statement: attempts, final status, and every failure streak extended or ended', async () => {

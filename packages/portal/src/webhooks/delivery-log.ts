@@ -12,21 +12,6 @@ export interface NewDelivery {
   redelivery_of: string | null;
 }
 
-export interface FanOutEvent {
-  event_id: string;
-  event_type: string;
-  client_id: string | null;
-  body: string;
-}
-
-/** A subscription that gets the event, with its pending delivery row. */
-export interface FanOutTarget {
-  id: string;
-  url: string;
-  signing_secret: string;
-  delivery: DeliveryRow;
-}
-
 export interface FinishedDelivery {
   deliveryId: string;
   subscriptionId: string;
@@ -71,8 +56,8 @@ export function streakChanges(entries: readonly Pick<FinishedDelivery, 'subscrip
  * The webhook delivery log's writes, batched. A fan-out to 50 receivers used to cost ~200
  * statements (a delivery row, an attempt row per try, two updates each, and a transaction
  * per failure), which competed with the triggering requests for the pool. Now:
- * - `openFanOut` finds an event's subscribers and writes their pending rows in one
- *   statement (the log shows in-flight deliveries as `pending`);
+ * - `openFanOut` writes the pending rows of one event's fan-out in one INSERT (the log
+ *   shows in-flight deliveries as `pending`);
  * - `finish` queues a finished delivery; one flush at a time writes, in one statement,
  *   every queued delivery's attempts and final status, every failure streak it extends or
  *   ends, the disabling of a subscription whose streak reaches the limit and that
@@ -98,26 +83,19 @@ export class DeliveryLog {
   }
 
   /**
-   * One event's fan-out in one statement: find the subscriptions that get it (enabled,
-   * listening to its type, and without a client_id or with the event's) and insert their
-   * pending rows. The body goes over the wire once, not once per receiver.
+   * The pending rows of one event's fan-out, in one INSERT: the body goes to the database
+   * once, not once per receiver. A subscription deleted since its subscribers were read gets
+   * no row (its log went with it). Answers the delivery row of each subscription.
    */
-  async openFanOut(event: FanOutEvent, createdAt: Date): Promise<FanOutTarget[]> {
-    const { rows } = await sql<FanOutTarget & { delivery_id: string }>`
-      WITH subs AS (
-        SELECT id, url, signing_secret FROM webhook_subscriptions
-        WHERE enabled AND ${event.event_type}::text = ANY(event_types) AND (client_id IS NULL OR client_id = ${event.client_id}::text)
-      ), opened AS (
-        INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, created_at)
-        SELECT id, ${event.event_id}, ${event.event_type}, ${event.body}, ${createdAt}::timestamptz FROM subs
-        RETURNING id, subscription_id
-      )
-      SELECT opened.id AS delivery_id, subs.id, subs.url, subs.signing_secret FROM opened JOIN subs ON subs.id = opened.subscription_id
+  async openFanOut(message: Pick<NewDelivery, 'event_id' | 'event_type' | 'body'>, subscriptionIds: string[], createdAt: Date): Promise<Map<string, DeliveryRow>> {
+    const { rows } = await sql<{ id: string; subscription_id: string }>`
+      INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, created_at)
+      SELECT s.id, ${message.event_id}, ${message.event_type}, ${message.body}, ${createdAt}::timestamptz
+      FROM unnest(${subscriptionIds}::text[]) AS s(id)
+      WHERE EXISTS (SELECT 1 FROM webhook_subscriptions w WHERE w.id = s.id)
+      RETURNING id, subscription_id
     `.execute(this.#db);
-    return rows.map(({ delivery_id, ...sub }) => ({
-      ...sub,
-      delivery: { id: delivery_id, subscription_id: sub.id, event_id: event.event_id, event_type: event.event_type, body: event.body, status: 'pending', redelivery_of: null, created_at: createdAt, attempts: [] },
-    }));
+    return new Map(rows.map((r) => [r.subscription_id, { ...message, id: r.id, subscription_id: r.subscription_id, status: 'pending', redelivery_of: null, created_at: createdAt, attempts: [] }]));
   }
 
   /** Insert one pending delivery (a ping or a redelivery, to a subscription already known). */

@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { PING_EVENT, WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPES, type DeliveryAttempt, type WebhookDelivery, type WebhookEnvelope } from '@svc/protocol';
 import type { Database } from '../db/schema.ts';
 import type { DomainEvent } from '../events/bus.ts';
 import type { WebhookHttpClient } from './http-client.ts';
 import { DeliveryLog, type NewDelivery } from './delivery-log.ts';
-import { newEventId, presentDelivery, type DeliveryRow, type SubscriptionRow } from './present.ts';
+import { newEventId, presentDelivery, type SubscriptionRow } from './present.ts';
 import { deliveryHeaders } from './signing.ts';
 
 export const RETRY_DELAY_MS = 500;
@@ -14,6 +14,8 @@ const EVENT_TYPES: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
 
 /** What delivering to a subscription needs of it. */
 type Target = Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret'>;
+/** What is sent: the same body and event id to every subscriber of the event. */
+type Message = Pick<NewDelivery, 'event_id' | 'event_type' | 'body'>;
 
 export interface DispatcherDeps {
   db: Kysely<Database>;
@@ -42,11 +44,29 @@ export class WebhookDispatcher {
 
   async onEvent(event: DomainEvent): Promise<void> {
     if (!EVENT_TYPES.has(event.event_type)) return;
+    const subs = await this.#d.db
+      .selectFrom('webhook_subscriptions')
+      .select(['id', 'url', 'signing_secret'])
+      .where('enabled', '=', true)
+      .where(sql<boolean>`${event.event_type} = ANY(event_types)`)
+      .where((eb) => eb.or([eb('client_id', 'is', null), eb('client_id', '=', event.client_id)]))
+      .execute();
+    if (subs.length === 0) return;
     const envelope: WebhookEnvelope = { api_version: WEBHOOK_API_VERSION, event_type: event.event_type, event_id: newEventId(), timestamp: event.created_at, data: event.data };
-    // The envelope is built even when nobody listens: finding the subscribers and opening
-    // their log rows is one statement, and one round trip is what every event costs.
-    const targets = await this.#log.openFanOut({ event_id: envelope.event_id, event_type: envelope.event_type, client_id: event.client_id, body: JSON.stringify(envelope) }, this.#d.now());
-    await Promise.all(targets.map((t) => this.#send(t, t.delivery)));
+    const message: Message = { event_id: envelope.event_id, event_type: envelope.event_type, body: JSON.stringify(envelope) };
+    // The pending rows are written while the first attempts are on their way: the log row is
+    // not needed to post (X-SVC-Delivery is the event id), and waiting for its INSERT and
+    // commit (~2 ms under load) would add to every event's delivery latency. Outcomes wait for it.
+    const opened = this.#log.openFanOut(message, subs.map((s) => s.id), this.#d.now());
+    opened.catch(() => undefined); // awaited below; this only keeps an early failure from being reported as unhandled
+    await Promise.all(
+      subs.map(async (sub) => {
+        const { ok, attempts } = await this.#attempt(sub, message);
+        const delivery = (await opened).get(sub.id);
+        // No row: the subscription was deleted while the event was on its way, its log with it.
+        if (delivery) await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, attempts });
+      }),
+    );
   }
 
   /** An on-demand test delivery to one subscription (enabled or not). */
@@ -67,24 +87,25 @@ export class WebhookDispatcher {
   }
 
   async #deliverOne(sub: SubscriptionRow, entry: NewDelivery): Promise<WebhookDelivery> {
-    return presentDelivery(await this.#send(sub, await this.#log.open(entry, this.#d.now())));
+    const delivery = await this.#log.open(entry, this.#d.now());
+    const { ok, attempts } = await this.#attempt(sub, entry);
+    // The failure streak (and the disabling it may bring) is written with the outcome.
+    await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, attempts });
+    return presentDelivery({ ...delivery, status: ok ? 'succeeded' : 'failed', attempts });
   }
 
-  /** One attempt and, if it fails, one retry; then the outcome in the log. */
-  async #send(sub: Target, delivery: DeliveryRow): Promise<DeliveryRow> {
-    const { event_id: eventId, event_type: eventType, body } = delivery;
+  /** One attempt and, if it fails, one retry 500 ms later. */
+  async #attempt(sub: Target, message: Message): Promise<{ ok: boolean; attempts: DeliveryAttempt[] }> {
     const { client, now } = this.#d;
     const attempts: DeliveryAttempt[] = [];
     let ok = false;
     for (let attempt = 1; attempt <= 2 && !ok; attempt++) {
       if (attempt === 2) await sleep(RETRY_DELAY_MS);
       const at = now();
-      const result = await client.post(sub.url, deliveryHeaders(sub.signing_secret, eventType, eventId, body, Math.floor(at.getTime() / 1000)), body);
+      const result = await client.post(sub.url, deliveryHeaders(sub.signing_secret, message.event_type, message.event_id, message.body, Math.floor(at.getTime() / 1000)), message.body);
       ok = result.error === null;
       attempts.push({ attempt, status_code: result.statusCode, duration_ms: result.durationMs, error: result.error, attempted_at: at.toISOString() });
     }
-    // The failure streak (and the disabling it may bring) is written with the outcome.
-    await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, attempts });
-    return { ...delivery, status: ok ? 'succeeded' : 'failed', attempts };
+    return { ok, attempts };
   }
 }
