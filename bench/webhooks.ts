@@ -738,6 +738,9 @@ async function run(opts: Options): Promise<void> {
   const portalS = summarize('portal');
   const blackHole = summarize('portal+blackhole');
   const ratio = {
+    /** Issue 5's target: the fan-out of one event, from its creation to the last receiver, as a rate (1 event in flight). */
+    fanOut: round(baseline.fanoutP50Ms / portalS.fanoutP50Ms, 3),
+    /** End to end, the triggering PATCH included (the baseline makes none). */
     throughput: round(portalS.eventsPerS / baseline.eventsPerS, 3),
     latencyP50: round(portalS.latencyP50Ms / baseline.latencyP50Ms, 3),
     latencyP99: round(portalS.latencyP99Ms / baseline.latencyP99Ms, 3),
@@ -749,7 +752,7 @@ async function run(opts: Options): Promise<void> {
   };
   const undrained = runs.filter((f) => f.drain !== null && f.drain.pendingLeft !== 0);
   const targets = {
-    throughputAtLeastHalf: ratio.throughput >= 0.5,
+    fanOutAtLeastHalf: ratio.fanOut >= 0.5,
     /** Every black-holed delivery was given up within the documented 5 s + 0.5 s + 5 s (plus the drain's margin). */
     blackHoleDeliveriesBounded: undrained.length === 0,
     othersP99Within125: ratio.blackHoleOthersP99 <= 1.25,
@@ -776,10 +779,13 @@ async function run(opts: Options): Promise<void> {
   ];
   log(table(sRows));
   log('');
-  log(`portal / baseline throughput: ${ratio.throughput.toFixed(3)} (target >= 0.5: ${targets.throughputAtLeastHalf ? 'met' : 'MISSED'}); latency p50 ${ratio.latencyP50.toFixed(2)}x, p99 ${ratio.latencyP99.toFixed(2)}x`);
-  // The same comparison without the triggering request: from the event's creation to the last
-  // receiver having it. The baseline has no trigger, so this isolates the fan-out itself.
-  log(`fan-out alone (event created -> last receiver, p50): portal ${portalS.fanoutP50Ms.toFixed(2)} ms, baseline ${baseline.fanoutP50Ms.toFixed(2)} ms; rate ratio ${(baseline.fanoutP50Ms / portalS.fanoutP50Ms).toFixed(3)}`);
+  // The issue's target compares the fan-out of one event with a bare loop posting the same
+  // payloads: from the event's creation (inside the triggering request's statement) to the
+  // last receiver having it, against the baseline's envelope timestamp to its last receiver.
+  // The closed loop's end-to-end rate also carries the triggering PATCH, which the baseline
+  // does not make; it is printed too, for what a caller of the API sees.
+  log(`fan-out of one event (event created -> last receiver, p50): portal ${portalS.fanoutP50Ms.toFixed(2)} ms, baseline ${baseline.fanoutP50Ms.toFixed(2)} ms; rate ratio ${ratio.fanOut.toFixed(3)} (target >= 0.5: ${targets.fanOutAtLeastHalf ? 'met' : 'MISSED'})`);
+  log(`end to end, the triggering PATCH included (the baseline makes none): throughput ratio ${ratio.throughput.toFixed(3)}; latency p50 ${ratio.latencyP50.toFixed(2)}x, p99 ${ratio.latencyP99.toFixed(2)}x`);
   log(`black hole: other receivers' p99 ${ratio.blackHoleOthersP99.toFixed(2)}x the fault-free run (target <= 1.25: ${targets.othersP99Within125 ? 'met' : 'MISSED'}); PATCH p50 ${ratio.blackHolePatchP50.toFixed(2)}x, p99 ${ratio.blackHolePatchP99.toFixed(2)}x (unchanged = within 1.25x: ${targets.patchUnchangedWithin125 ? 'yes' : 'NO'})`);
   const pgFf = runs.filter((f) => f.kind === 'portal' && f.pgPerEvent !== null).map((f) => f.pgPerEvent as PgCounters);
   const pgBh = runs.filter((f) => f.kind === 'portal+blackhole' && f.pgPerEvent !== null).map((f) => f.pgPerEvent as PgCounters);
