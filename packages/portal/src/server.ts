@@ -16,6 +16,7 @@ import { createLogger } from './logging.ts';
 import { FsBlobStore } from './blobs/fs-store.ts';
 import { sweepOrphanedFiles } from './sessions/sweep.ts';
 import { sweepExpiredSessions } from './sessions/retention.ts';
+import { pruneLoginFailures } from './identity/throttle.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { WebhookHttpClient } from './webhooks/http-client.ts';
 import { systemResolver, type Resolver } from './webhooks/url-safety.ts';
@@ -86,11 +87,13 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     };
     ctx.events.subscribe((event) => dispatcher.onEvent(event));
     // D6 housekeeping, at start and then hourly in the background: expired sessions go,
-    // then files no row references (a failed delete, a writer that crashed since start).
+    // then files no row references (a failed delete, a writer that crashed since start),
+    // then failed-login counts nobody added to for a day.
     let housekeeping: Promise<void> = Promise.resolve();
     const sweep = () => {
       housekeeping = sweepExpiredSessions(ctx)
         .then(() => sweepOrphanedFiles(database.db, blobs, logger))
+        .then(async () => void (await pruneLoginFailures(database.db, now())))
         .catch((err: unknown) => logger.error({ err }, 'housekeeping sweep failed'));
     };
     const sweepTimer = setInterval(sweep, 3_600_000).unref();

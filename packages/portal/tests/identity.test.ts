@@ -71,8 +71,14 @@ function openDb(portal: TestPortal): pg.Pool {
 async function userRow(db: pg.Pool, id: string) {
   const { rows } = await db.query('SELECT * FROM users WHERE id = $1', [id]);
   return rows[0] as
-    | { id: string; email: string; password_hash: string; role: string; client_ids: string[]; failed_logins: number; locked_until: Date | null; created_at: Date; updated_at: Date }
+    | { id: string; email: string; password_hash: string; role: string; client_ids: string[]; created_at: Date; updated_at: Date }
     | undefined;
+}
+
+/** The failed-login count of an e-mail as typed at login (none: zero, not locked). */
+async function failuresOf(db: pg.Pool, email: string): Promise<{ failed_logins: number; locked_until: Date | null }> {
+  const { rows } = await db.query('SELECT failed_logins, locked_until FROM login_failures WHERE email_normalized = $1', [email.trim().toLowerCase()]);
+  return (rows[0] as { failed_logins: number; locked_until: Date | null } | undefined) ?? { failed_logins: 0, locked_until: null };
 }
 
 async function adminId(db: pg.Pool): Promise<string> {
@@ -515,7 +521,7 @@ describe('throttling of failed logins', () => {
       const res = await passwordGrant(portal, user.email, 'wrong-password-000');
       expect({ i, status: res.status, error: res.body.error }).toEqual({ i, status: 400, error: 'invalid_grant' });
     }
-    expect(await userRow(db, user.id)).toMatchObject({ failed_logins: 5, locked_until: new Date(clock.date().getTime() + 30_000) });
+    expect(await failuresOf(db, user.email)).toEqual({ failed_logins: 5, locked_until: new Date(clock.date().getTime() + 30_000) });
 
     const right = await passwordGrant(portal, user.email, user.password);
     expect(right.status).toBe(429);
@@ -530,7 +536,7 @@ describe('throttling of failed logins', () => {
     expect(still.status).toBe(429);
     expect(still.headers.get('retry-after')).toBe('1');
     // Attempts while locked are not counted (and not even checked).
-    expect((await userRow(db, user.id))?.failed_logins).toBe(5);
+    expect((await failuresOf(db, user.email)).failed_logins).toBe(5);
 
     clock.advance(1_000);
     // Expired: one more failure locks again, for twice as long.
@@ -544,15 +550,15 @@ describe('throttling of failed logins', () => {
     clock.advance(60_000);
     const ok = await passwordGrant(portal, user.email, user.password);
     expect(ok.status).toBe(200);
-    expect(await userRow(db, user.id)).toMatchObject({ failed_logins: 0, locked_until: null });
+    expect(await failuresOf(db, user.email)).toEqual({ failed_logins: 0, locked_until: null });
   });
 
   it('resets the count on a successful login before the lock', async () => {
     const user = await createUser(portal);
     for (let i = 0; i < 4; i++) expect((await passwordGrant(portal, user.email, 'wrong-password-000')).status).toBe(400);
-    expect((await userRow(db, user.id))?.failed_logins).toBe(4);
+    expect((await failuresOf(db, user.email)).failed_logins).toBe(4);
     expect((await passwordGrant(portal, user.email, user.password)).status).toBe(200);
-    expect(await userRow(db, user.id)).toMatchObject({ failed_logins: 0, locked_until: null });
+    expect(await failuresOf(db, user.email)).toEqual({ failed_logins: 0, locked_until: null });
     for (let i = 0; i < 4; i++) expect((await passwordGrant(portal, user.email, 'wrong-password-000')).status).toBe(400);
     // 8 failures in all, but never 5 in a row: not locked.
     const res = await passwordGrant(portal, user.email, user.password);
@@ -572,14 +578,21 @@ describe('throttling is per account', () => {
     await portal.close();
   });
 
-  it('locks only the attacked account, and failures for unknown e-mails lock nothing', async () => {
+  it('locks only the attacked e-mail; an e-mail without an account locks the same way, so a lock reveals no account', async () => {
     const victim = await createUser(portal);
     const bystander = await createUser(portal);
     for (let i = 0; i < 5; i++) await passwordGrant(portal, victim.email, 'wrong-password-000');
-    for (let i = 0; i < 6; i++) expect((await passwordGrant(portal, 'ghost@example.test', 'wrong-password-000')).status).toBe(400);
-    expect((await passwordGrant(portal, victim.email, victim.password)).status).toBe(429);
+    const ghost = [];
+    for (let i = 0; i < 6; i++) ghost.push(await passwordGrant(portal, 'Ghost@Example.test', 'wrong-password-000'));
+    const victimLocked = await passwordGrant(portal, victim.email, victim.password);
+    expect(victimLocked.status).toBe(429);
+    // The same answers, in the same order, for an account and for no account.
+    expect(ghost.map((r) => r.status)).toEqual([400, 400, 400, 400, 400, 429]);
+    expect(ghost[5]!.body).toEqual(victimLocked.body);
+    expect(ghost[5]!.headers.get('retry-after')).toBe(victimLocked.headers.get('retry-after'));
+    expect(await failuresOf(db, 'ghost@example.test')).toMatchObject({ failed_logins: 5 });
     expect((await passwordGrant(portal, bystander.email, bystander.password)).status).toBe(200);
-    expect(await userRow(db, bystander.id)).toMatchObject({ failed_logins: 0, locked_until: null });
+    expect(await failuresOf(db, bystander.email)).toEqual({ failed_logins: 0, locked_until: null });
     expect((await db.query("SELECT count(*)::int AS n FROM users WHERE email_normalized = 'ghost@example.test'")).rows[0].n).toBe(0);
   });
 });
@@ -649,7 +662,7 @@ describe('/identity/admin/users', () => {
         updated_at: row!.updated_at.toISOString(),
       },
     });
-    expect(row).toMatchObject({ email: 'Alice@Example.Test', role: 'member', client_ids: ['acme', 'beta'], failed_logins: 0, locked_until: null });
+    expect(row).toMatchObject({ email: 'Alice@Example.Test', role: 'member', client_ids: ['acme', 'beta'] });
     expect(row!.password_hash).toMatch(/^\$argon2id\$/);
     expect(res.text).not.toContain('alice-password-123');
     expect(res.text).not.toContain('argon2');
@@ -771,7 +784,7 @@ describe('/identity/admin/users', () => {
     expect((await passwordGrant(portal, user.email, user.password)).status).toBe(429);
     const res = await http(portal.url, 'PATCH', `/identity/admin/users?id=${user.id}`, { headers: bearer(admin), json: { password: 'unlocked-password-1' } });
     expect(res.status).toBe(200);
-    expect(await userRow(db, user.id)).toMatchObject({ failed_logins: 0, locked_until: null });
+    expect(await failuresOf(db, user.email)).toEqual({ failed_logins: 0, locked_until: null });
     expect((await passwordGrant(portal, user.email, 'unlocked-password-1')).status).toBe(200);
   });
 
@@ -1065,7 +1078,7 @@ describe('concurrent logins and refreshes', () => {
       expect(r.body).toEqual({ error: 'too_many_attempts', error_description: 'Too many failed logins; try again later' });
       expect(r.headers.get('retry-after')).toBe('30');
     }
-    expect(await userRow(db, user.id)).toMatchObject({ failed_logins: 5, locked_until: new Date(clock.date().getTime() + 30_000) });
+    expect(await failuresOf(db, user.email)).toEqual({ failed_logins: 5, locked_until: new Date(clock.date().getTime() + 30_000) });
     expect((await passwordGrant(portal, user.email, user.password)).status).toBe(429);
   });
 

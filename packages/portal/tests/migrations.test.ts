@@ -124,4 +124,32 @@ describe('migrations', () => {
     // Room in each page for the finished version of a row (a HOT update).
     expect(await query(url, "SELECT reloptions FROM pg_class WHERE relname = 'webhook_deliveries'")).toEqual([{ reloptions: ['fillfactor=45'] }]);
   });
+
+  it('0006 moves failed-login counts from the users rows to login_failures, keyed by the normalised e-mail', async () => {
+    const url = await createTestDatabase();
+    const handle = openDatabase(url, { max: 2, logger: pino({ level: 'silent' }) });
+    handles.push(handle);
+    const upTo0005 = new Migrator({
+      db: handle.db,
+      provider: { getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([name]) => name < '0006')) },
+      migrationTableName: 'schema_migrations',
+      migrationLockTableName: 'schema_migrations_lock',
+    });
+    expect((await upTo0005.migrateToLatest()).error).toBeUndefined();
+    await query(
+      url,
+      `INSERT INTO users (id, email, email_normalized, password_hash, role, failed_logins, locked_until, updated_at) VALUES
+         ('usr_a', 'Locked@Example.test', 'locked@example.test', 'x', 'admin', 7, '2026-11-22T12:00:00Z', '2026-11-22T11:00:00Z'),
+         ('usr_b', 'counting@example.test', 'counting@example.test', 'x', 'admin', 2, NULL, '2026-11-22T10:00:00Z'),
+         ('usr_c', 'clean@example.test', 'clean@example.test', 'x', 'admin', 0, NULL, '2026-11-22T09:00:00Z');`,
+    );
+    expect(await migrateToLatest(handle.db)).toEqual(ALL.filter((name) => name >= '0006'));
+    expect(await query(url, 'SELECT email_normalized, failed_logins, locked_until, updated_at FROM login_failures ORDER BY email_normalized')).toEqual([
+      { email_normalized: 'counting@example.test', failed_logins: 2, locked_until: null, updated_at: new Date('2026-11-22T10:00:00Z') },
+      { email_normalized: 'locked@example.test', failed_logins: 7, locked_until: new Date('2026-11-22T12:00:00Z'), updated_at: new Date('2026-11-22T11:00:00Z') },
+    ]);
+    const columns = (await query<{ column_name: string }>(url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'users'")).map((r) => r.column_name);
+    expect(columns).not.toContain('failed_logins');
+    expect(columns).not.toContain('locked_until');
+  });
 });

@@ -12,8 +12,6 @@ export interface UsersTable {
   password_hash: string;
   role: 'admin' | 'member';
   client_ids: ColumnType<string[], string[] | undefined, string[]>;
-  failed_logins: Generated<number>;
-  locked_until: Date | null;
   created_at: Generated<Date>;
   updated_at: Timestamp;
 }
@@ -188,8 +186,17 @@ export interface WebhookDeliveriesTable {
   attempts: ColumnType<DeliveryAttempt[], string | undefined, string>;
 }
 
+/** Failed logins per e-mail typed at login, whether or not an account has it. */
+export interface LoginFailuresTable {
+  email_normalized: string;
+  failed_logins: number;
+  locked_until: Date | null;
+  updated_at: Timestamp;
+}
+
 export interface Database {
   users: UsersTable;
+  login_failures: LoginFailuresTable;
   refresh_tokens: RefreshTokensTable;
   identity_signing_keys: IdentitySigningKeysTable;
   licenses: LicensesTable;

@@ -1,6 +1,7 @@
 import { OAuthError, TokenRequest, TokenResponse } from '@svc/protocol';
 import type { App, AppContext } from '../../context.ts';
 import { HttpError } from '../../errors.ts';
+import { storable } from '../../sessions/derive.ts';
 import { verifyPassword } from '../passwords.ts';
 import { admitLoginAttempt, recordSuccessfulLogin } from '../throttle.ts';
 import { hashRefreshToken, issueTokens } from '../tokens.ts';
@@ -38,15 +39,16 @@ export default function register(app: App, ctx: AppContext): void {
 
       if (body.grant_type === 'password') {
         if (!body.username || !body.password) throw oauthError(400, 'invalid_request', 'username and password are required');
+        // No account has such an e-mail, and PostgreSQL could not even look one up.
+        if (!storable(body.username)) throw oauthError(400, 'invalid_grant', 'Invalid username or password');
+        // Counted before the password check (see admitLoginAttempt), so parallel guesses
+        // cannot outrun the lock; and for every e-mail, so a lock reveals no account.
+        const gate = await admitLoginAttempt(ctx.db, body.username, now);
+        if (!gate.admitted) throw oauthError(429, 'too_many_attempts', 'Too many failed logins; try again later', { 'retry-after': String(gate.retryAfter) });
         const user = await findUserByEmail(ctx.db, body.username);
-        if (user) {
-          // Counted before the password check (see admitLoginAttempt), so parallel guesses cannot outrun the lock.
-          const gate = await admitLoginAttempt(ctx.db, user.id, now);
-          if (!gate.admitted) throw oauthError(429, 'too_many_attempts', 'Too many failed logins; try again later', { 'retry-after': String(gate.retryAfter) });
-        }
         const ok = await verifyPassword(user?.password_hash ?? null, body.password);
         if (!user || !ok) throw oauthError(400, 'invalid_grant', 'Invalid username or password');
-        await recordSuccessfulLogin(ctx.db, user.id);
+        await recordSuccessfulLogin(ctx.db, body.username);
         return issueTokens(ctx.db, key, ctx.config.baseUrl, user, now);
       }
 

@@ -32,10 +32,12 @@ export default function register(app: App, ctx: AppContext): void {
         const now = ctx.now();
         const row = await trx
           .updateTable('users')
-          .set({ role, client_ids: clientIds, updated_at: now, ...(passwordHash ? { password_hash: passwordHash, failed_logins: 0, locked_until: null } : {}) })
+          .set({ role, client_ids: clientIds, updated_at: now, ...(passwordHash ? { password_hash: passwordHash } : {}) })
           .where('id', '=', id)
           .returningAll()
           .executeTakeFirstOrThrow();
+        // A new password set by an admin starts the account's e-mail from zero failures.
+        if (passwordHash) await trx.deleteFrom('login_failures').where('email_normalized', '=', row.email_normalized).execute();
         if (passwordHash) await trx.updateTable('refresh_tokens').set({ revoked_at: now }).where('user_id', '=', id).where('revoked_at', 'is', null).execute();
         const changed = Object.keys(body).filter((k) => k !== 'password');
         const event = await recordAuditEvent(trx, {
