@@ -22,10 +22,29 @@ async function query<T extends pg.QueryResultRow>(url: string, text: string): Pr
   }
 }
 
+/** Apply the migrations named before `name` only: a database as an older portal left it. */
+async function migrateBefore(handle: DatabaseHandle, name: string): Promise<void> {
+  const older = new Migrator({
+    db: handle.db,
+    provider: { getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([n]) => n < name)) },
+    migrationTableName: 'schema_migrations',
+    migrationLockTableName: 'schema_migrations_lock',
+  });
+  expect((await older.migrateToLatest()).error).toBeUndefined();
+}
+
 const appliedNames = async (url: string) => (await query<{ name: string }>(url, 'SELECT name FROM schema_migrations ORDER BY name')).map((r) => r.name);
 
 describe('migrations', () => {
   const handles: DatabaseHandle[] = [];
+  /** A fresh database migrated up to (not including) migration `name`. */
+  const databaseBefore = async (name: string) => {
+    const url = await createTestDatabase();
+    const handle = openDatabase(url, { max: 2, logger: pino({ level: 'silent' }) });
+    handles.push(handle);
+    await migrateBefore(handle, name);
+    return { url, handle };
+  };
   const portals: TestPortal[] = [];
   afterAll(async () => {
     await Promise.all(portals.map((p) => p.close()));
@@ -84,16 +103,7 @@ describe('migrations', () => {
   });
 
   it('0005 moves logged attempts into their delivery rows in the API shape, then drops the attempts table', async () => {
-    const url = await createTestDatabase();
-    const handle = openDatabase(url, { max: 2, logger: pino({ level: 'silent' }) });
-    handles.push(handle);
-    const upTo0004 = new Migrator({
-      db: handle.db,
-      provider: { getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([name]) => name < '0005')) },
-      migrationTableName: 'schema_migrations',
-      migrationLockTableName: 'schema_migrations_lock',
-    });
-    expect((await upTo0004.migrateToLatest()).error).toBeUndefined();
+    const { url, handle } = await databaseBefore('0005');
     await query(
       url,
       `INSERT INTO webhook_subscriptions (id, url, event_types, signing_secret, created_by) VALUES ('whsub_000000000001', 'https://r.test/', '{status_changed}', 's', 'admin');
@@ -126,16 +136,7 @@ describe('migrations', () => {
   });
 
   it('0006 moves failed-login counts from the users rows to login_failures, keyed by the normalised e-mail', async () => {
-    const url = await createTestDatabase();
-    const handle = openDatabase(url, { max: 2, logger: pino({ level: 'silent' }) });
-    handles.push(handle);
-    const upTo0005 = new Migrator({
-      db: handle.db,
-      provider: { getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([name]) => name < '0006')) },
-      migrationTableName: 'schema_migrations',
-      migrationLockTableName: 'schema_migrations_lock',
-    });
-    expect((await upTo0005.migrateToLatest()).error).toBeUndefined();
+    const { url, handle } = await databaseBefore('0006');
     await query(
       url,
       `INSERT INTO users (id, email, email_normalized, password_hash, role, failed_logins, locked_until, updated_at) VALUES
