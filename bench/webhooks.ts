@@ -10,7 +10,8 @@
  * one node HTTPS server per port, all in one child), the baseline sender
  * (bench/webhooks/baseline-sender.ts), and this process, which drives the PATCH loop.
  * Each round runs: baseline, portal, portal with the black hole (then waits until the
- * portal gave up on every black-holed delivery: 5 s + 0.5 s + 5 s each).
+ * portal gave up on every black-holed delivery: 5 s + 0.5 s + 5 s each); the two portal
+ * phases swap places every other round.
  * Results: a table, and JSON in bench/results/webhooks-<timestamp>.json. See bench/README.md.
  */
 import fs from 'node:fs';
@@ -700,7 +701,12 @@ async function run(opts: Options): Promise<void> {
   };
 
   for (let r = 1; r <= opts.rounds; r++) {
-    for (const phase of [() => baselinePhase(r), () => portalPhase(r, false), () => portalPhase(r, true)]) {
+    // The two portal phases swap places every other round, so a machine that drifts faster
+    // or slower during a round does not always favour the same one (the baseline, the
+    // reference of both, stays first).
+    const portalPhases = [() => portalPhase(r, false), () => portalPhase(r, true)];
+    if (r % 2 === 0) portalPhases.reverse();
+    for (const phase of [() => baselinePhase(r), ...portalPhases]) {
       const f = await phase();
       const problem = problems(f);
       if (problem) throw new Error(problem);
