@@ -43,7 +43,7 @@ describe('WebhookHttpClient against a TCP black hole', () => {
     }
   }, 30_000);
 
-  it(`holds at most ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries in flight per origin: more fail at once, other origins are unaffected, room returns as they end`, async () => {
+  it(`holds at most ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries in flight per origin: more fail at once, other origins are unaffected; once they time out, one at a time`, async () => {
     const other = net.createServer((s) => {
       sockets.add(s);
       s.on('close', () => sockets.delete(s));
@@ -62,9 +62,11 @@ describe('WebhookHttpClient against a TCP black hole', () => {
       expect(await settledWithin(elsewhere, 300)).toBe('pending');
       const results = await Promise.all(held);
       expect(results.every((r) => r.error === 'timeout after 5 s')).toBe(true);
-      // Their room is back: a new delivery is sent (and held) again.
+      // 64 timeouts brought this receiver's limit down to one: one delivery is sent (and
+      // held) again, a second one at the same time is not.
       const again = post(port);
       expect(await settledWithin(again, 300)).toBe('pending');
+      expect(await post(port)).toEqual({ statusCode: null, durationMs: expect.any(Number), error: 'not sent: 1 delivery to this receiver is already in flight' });
       expect((await again).error).toBe('timeout after 5 s');
       expect((await elsewhere).error).toBe('timeout after 5 s');
     } finally {

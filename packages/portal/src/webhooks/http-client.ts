@@ -3,11 +3,13 @@ import type { LookupFunction } from 'node:net';
 import tls from 'node:tls';
 import { Agent, request } from 'undici';
 import ipaddr from 'ipaddr.js';
+import { OriginLimits } from './origin-limits.ts';
 import { checkedAddresses, parseWebhookUrl, UnsafeUrlError, type CidrList, type Resolver } from './url-safety.ts';
 
 export const DELIVERY_TIMEOUT_MS = 5_000;
-/** Deliveries in flight to one origin at most (also the connections kept per origin). */
+/** Deliveries in flight to one origin at most (also the connections kept per origin); less while it times out (OriginLimits). */
 export const MAX_IN_FLIGHT_PER_ORIGIN = 64;
+const TIMEOUT_ERROR = 'timeout after 5 s';
 
 export interface PostResult {
   statusCode: number | null;
@@ -26,7 +28,7 @@ export class WebhookHttpClient {
   readonly #agent: Agent;
   readonly #resolver: Resolver;
   readonly #allow: CidrList;
-  readonly #inFlight = new Map<string, number>();
+  readonly #limits = new OriginLimits(MAX_IN_FLIGHT_PER_ORIGIN);
 
   constructor(opts: { resolver: Resolver; allow: CidrList; caFile: string | null }) {
     this.#resolver = opts.resolver;
@@ -75,25 +77,26 @@ export class WebhookHttpClient {
       if (err instanceof UnsafeUrlError) return done(null, err.message);
       throw err;
     }
-    // A bulkhead: a receiver that accepts connections and never answers holds each attempt
-    // for the whole timeout. Without a bound its attempts would queue behind the origin's
-    // connections and each take a fresh TLS connection a moment before its own timeout,
-    // costing the portal a handshake per attempt for nothing. Past the bound an attempt
-    // fails at once (its retry, 500 ms later, may find room).
-    const inFlight = this.#inFlight.get(origin) ?? 0;
-    if (inFlight >= MAX_IN_FLIGHT_PER_ORIGIN) return done(null, `not sent: ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries to this receiver are already in flight`);
-    this.#inFlight.set(origin, inFlight + 1);
+    // A bulkhead (OriginLimits): a receiver that accepts connections and never answers holds
+    // each attempt for the whole timeout. Without a bound its attempts would queue behind the
+    // origin's connections and each take a fresh TLS connection a moment before its own
+    // timeout, costing the portal a handshake per attempt for nothing. Past the bound an
+    // attempt fails at once (its retry, 500 ms later, may find room).
+    const slot = this.#limits.acquire(origin);
+    if (!slot.ok) return done(null, `not sent: ${slot.inFlight === 1 ? '1 delivery to this receiver is' : `${slot.inFlight} deliveries to this receiver are`} already in flight`);
+    let outcome: 'answered' | 'timed-out' | 'other' = 'other';
     try {
       const res = await request(url, { method: 'POST', headers, body, dispatcher: this.#agent, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
+      outcome = 'answered';
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const ok = res.statusCode >= 200 && res.statusCode < 300;
       return done(res.statusCode, ok ? null : `HTTP ${res.statusCode}`);
     } catch (err) {
-      return done(null, describe(err));
+      const error = describe(err);
+      if (error === TIMEOUT_ERROR) outcome = 'timed-out';
+      return done(null, error);
     } finally {
-      const left = (this.#inFlight.get(origin) ?? 1) - 1;
-      if (left === 0) this.#inFlight.delete(origin);
-      else this.#inFlight.set(origin, left);
+      this.#limits.release(origin, outcome);
     }
   }
 
@@ -110,7 +113,7 @@ export class WebhookHttpClient {
  */
 export function describe(err: unknown): string {
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') return 'timeout after 5 s';
+  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') return TIMEOUT_ERROR;
   const code = e.cause?.code ?? e.code;
   const message = (e.cause?.message ?? e.message ?? '').slice(0, 200);
   const clean = (text: string) => text.replace(/[\u0000-\u001f\u007f]/g, ' ');

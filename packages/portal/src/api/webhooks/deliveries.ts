@@ -17,7 +17,7 @@ export default function register(app: App, ctx: AppContext): void {
         description: [
           'Newest first. A delivery is logged as `pending` before its first attempt and finished as `succeeded` or `failed` with its attempts',
           '(one, or two when the first failed: a retry after 500 ms), each with status code, duration and a short error; never the receiver\'s answer body.',
-          'An attempt fails without being sent when 64 deliveries to the same receiver origin are already in flight.',
+          'An attempt fails without being sent when the receiver origin already has its limit of deliveries in flight: 64, halved by each timeout (down to 1), raised by one with each answer.',
           'After SVC_WEBHOOK_DISABLE_AFTER (default 20) failed deliveries in a row the subscription is disabled and `webhook_disabled` is audited.',
         ].join(' '),
         security: [{ identityToken: [] }],
