@@ -4,7 +4,10 @@
  * loop posting the same signed payloads to the same receivers at the same concurrency
  * (50 in parallel per event); then the portal again with one receiver black-holed.
  *
- *   node bench/webhooks.ts [--rounds=3] [--duration=10] [--warmup=3] [--receivers=50] ...
+ *   node bench/webhooks.ts [--rounds=5] [--duration=30] [--warmup=3] [--receivers=50] ...
+ *
+ * The defaults (5 rounds of 30 s phases, ~12 minutes) are what a verdict needs on a small
+ * shared machine; `--rounds=3 --duration=10` (~4.5 minutes) is a quick look, noisier.
  *
  * Processes: the portal (embedded PostgreSQL), the receivers (bench/webhooks/receivers.ts:
  * one node HTTPS server per port, all in one child), the baseline sender
@@ -71,8 +74,8 @@ interface Options {
 }
 
 const SPEC = {
-  rounds: { env: 'BENCH_ROUNDS', fallback: 3, min: 1, max: 20, int: true, help: 'rounds of (baseline, portal, portal with black hole); medians are reported' },
-  duration: { env: 'BENCH_DURATION', fallback: 10, min: 1, max: 600, int: false, help: 'measured seconds per phase (a phase ends at this or at --events)' },
+  rounds: { env: 'BENCH_ROUNDS', fallback: 5, min: 1, max: 20, int: true, help: 'rounds of (baseline, portal, portal with black hole); medians are reported' },
+  duration: { env: 'BENCH_DURATION', fallback: 30, min: 1, max: 600, int: false, help: 'measured seconds per phase (a phase ends at this or at --events)' },
   warmup: { env: 'BENCH_WARMUP', fallback: 3, min: 0, max: 120, int: false, help: 'warm-up seconds before each phase (not reported)' },
   'black-hole-warmup': { env: 'BENCH_BLACK_HOLE_WARMUP', fallback: 12, min: 0, max: 120, int: false, help: 'warm-up seconds of the black-hole phase (>= 10.5 s reaches steady state)' },
   events: { env: 'BENCH_EVENTS', fallback: 20_000, min: 1, max: 1_000_000, int: true, help: 'cap on events per phase' },
