@@ -28,11 +28,8 @@ const LINGER_MS = 10_000;
  * answer is out (the client needs a chance to read it); within it the request ends
  * normally and the connection stays usable, past it (an endless body) it is cut.
  */
-const discarding = new WeakSet<IncomingMessage>();
-
 function discardRestOfBody(raw: IncomingMessage, res: ServerResponse): void {
-  if (raw.complete || raw.destroyed || discarding.has(raw)) return;
-  discarding.add(raw);
+  if (raw.complete || raw.destroyed) return;
   const socket = raw.socket;
   raw.unpipe();
   let discardedAfterAnswer = 0;
@@ -115,8 +112,9 @@ export default function register(app: App, ctx: AppContext): void {
     '/upload',
     {
       preHandler: requireKey(ctx, { permission: 'upload' }),
-      // A refusal before the body was read (a bad key in the preHandler, a 400) gets the
-      // same treatment as a 413: the rest of the body is read and dropped for a while, then
+      // Every refusal, whenever it comes (a bad key in the preHandler, a 413 declared or
+      // counted, a field sent twice, a storage failure), leaves the rest of the body on its
+      // way: it is read and dropped for a while so the client gets to see the answer, then
       // the socket goes. Otherwise a client that stops sending after the answer would keep
       // the request open and hold the portal's shutdown until keep-alive gave up.
       onSend: async (request, reply) => {
@@ -130,13 +128,11 @@ export default function register(app: App, ctx: AppContext): void {
         response: responses({ 200: UploadResponse }, 400, 403, 413, 500),
       },
     },
-    async (request, reply) => {
+    async (request) => {
       const principal = keyHolderOf(request);
       const declared = Number(request.headers['content-length']);
-      if (Number.isFinite(declared) && declared > UPLOAD_LIMIT_BYTES) {
-        discardRestOfBody(request.raw, reply.raw);
-        throw tooLarge();
-      }
+      // Refused before reading (the onSend hook reads the rest away so the client sees it).
+      if (Number.isFinite(declared) && declared > UPLOAD_LIMIT_BYTES) throw tooLarge();
       if (!request.isMultipart()) throw badRequest('Expected multipart/form-data with a session_json part');
 
       // Count the raw body, framing included, whatever the parts are.
@@ -229,11 +225,6 @@ export default function register(app: App, ctx: AppContext): void {
           share_url: shareUrl(ctx.config.baseUrl, result.shareToken),
           message: result.replaced ? 'Session replaced' : 'Session uploaded',
         };
-      } catch (err) {
-        // Refused half way (413, a field sent twice, storage failure ...): the rest of the
-        // body is still on its way; read it away so the client gets to see the answer.
-        discardRestOfBody(request.raw, reply.raw);
-        throw err;
       } finally {
         request.raw.off('data', count);
         if (!committed) {
