@@ -12,6 +12,9 @@ export interface NewDelivery {
   redelivery_of: string | null;
 }
 
+/** What is sent: the same body and event id to every subscriber of an event. */
+export type DeliveryMessage = Pick<NewDelivery, 'event_id' | 'event_type' | 'body'>;
+
 export interface FinishedDelivery {
   deliveryId: string;
   subscriptionId: string;
@@ -87,7 +90,7 @@ export class DeliveryLog {
    * once, not once per receiver. A subscription deleted since its subscribers were read gets
    * no row (its log went with it). Answers the delivery row of each subscription.
    */
-  async openFanOut(message: Pick<NewDelivery, 'event_id' | 'event_type' | 'body'>, subscriptionIds: string[], createdAt: Date): Promise<Map<string, DeliveryRow>> {
+  async openFanOut(message: DeliveryMessage, subscriptionIds: string[], createdAt: Date): Promise<Map<string, DeliveryRow>> {
     const { rows } = await sql<{ id: string; subscription_id: string }>`
       INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, created_at)
       SELECT s.id, ${message.event_id}, ${message.event_type}, ${message.body}, ${createdAt}::timestamptz

@@ -5,7 +5,7 @@ import { PING_EVENT, WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPES, type DeliveryAtte
 import type { Database } from '../db/schema.ts';
 import type { DomainEvent } from '../events/bus.ts';
 import type { WebhookHttpClient } from './http-client.ts';
-import { DeliveryLog, type NewDelivery } from './delivery-log.ts';
+import { DeliveryLog, type DeliveryMessage, type NewDelivery } from './delivery-log.ts';
 import { newEventId, presentDelivery, type SubscriptionRow } from './present.ts';
 import { deliveryHeaders } from './signing.ts';
 
@@ -14,8 +14,6 @@ const EVENT_TYPES: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
 
 /** What delivering to a subscription needs of it. */
 type Target = Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret'>;
-/** What is sent: the same body and event id to every subscriber of the event. */
-type Message = Pick<NewDelivery, 'event_id' | 'event_type' | 'body'>;
 
 export interface DispatcherDeps {
   db: Kysely<Database>;
@@ -53,7 +51,7 @@ export class WebhookDispatcher {
       .execute();
     if (subs.length === 0) return;
     const envelope: WebhookEnvelope = { api_version: WEBHOOK_API_VERSION, event_type: event.event_type, event_id: newEventId(), timestamp: event.created_at, data: event.data };
-    const message: Message = { event_id: envelope.event_id, event_type: envelope.event_type, body: JSON.stringify(envelope) };
+    const message: DeliveryMessage = { event_id: envelope.event_id, event_type: envelope.event_type, body: JSON.stringify(envelope) };
     // The pending rows are written while the first attempts are on their way: the log row is
     // not needed to post (X-SVC-Delivery is the event id), and waiting for its INSERT and
     // commit (~2 ms under load) would add to every event's delivery latency. Outcomes wait for it.
@@ -95,7 +93,7 @@ export class WebhookDispatcher {
   }
 
   /** One attempt and, if it fails, one retry 500 ms later. */
-  async #attempt(sub: Target, message: Message): Promise<{ ok: boolean; attempts: DeliveryAttempt[] }> {
+  async #attempt(sub: Target, message: DeliveryMessage): Promise<{ ok: boolean; attempts: DeliveryAttempt[] }> {
     const { client, now } = this.#d;
     const attempts: DeliveryAttempt[] = [];
     let ok = false;
