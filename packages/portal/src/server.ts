@@ -68,7 +68,8 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     await sweepOrphanedFiles(database.db, blobs, logger);
 
     const resolver = opts.resolver ?? systemResolver;
-    const webhookClient = new WebhookHttpClient({ resolver, allow: config.webhooks.allowCidrs, caFile: config.webhooks.caFile });
+    const { allowCidrs, caFile, maxInFlight, queueMax, queueWaitMs } = config.webhooks;
+    const webhookClient = new WebhookHttpClient({ resolver, allow: allowCidrs, caFile, maxInFlight, queueMax, queueWaitMs });
     cleanup.unshift(() => webhookClient.close());
     const dispatcher = new WebhookDispatcher({ db: database.db, logger, client: webhookClient, now, disableAfterFailures: config.webhooks.disableAfterFailures });
     const ctx: AppContext = {

@@ -145,6 +145,26 @@ describe('DeliveryLog', () => {
     expect(await streakOf(subs[0]!)).toMatchObject({ n: 5, enabled: false });
   });
 
+  it('a shed delivery (neither attempt sent: the receiver\'s bulkhead turned both away) is logged as failed but neither extends nor ends a streak', async () => {
+    // Streak 3 of 5: six shed deliveries would have disabled it; a sent failure after them makes 4.
+    const auditedBefore = (await disabledAudit()).length;
+    const shedRows = await Promise.all(Array.from({ length: 6 }, () => openFanOut(subs.slice(0, 1))));
+    const notSent = (d: DeliveryRow): FinishedDelivery => ({
+      ...finished(d, false),
+      shed: true,
+      attempts: [1, 2].map((attempt) => ({ attempt, status_code: null, duration_ms: 20_000, error: 'not sent: 1 delivery to this receiver is in flight; waited 20.0 s for a turn', attempted_at: AT.toISOString() })),
+    });
+    await Promise.all(shedRows.map((r) => log.finish(notSent(r[0]!))));
+    expect(await streakOf(subs[0]!)).toMatchObject({ n: 3, enabled: true, disabled_reason: null });
+    const { rows: stored } = await pool.query(`SELECT status, attempts FROM webhook_deliveries WHERE subscription_id = $1`, [subs[0]]);
+    expect(stored.map((r) => r.status)).toEqual(Array(6).fill('failed'));
+    expect(stored[0].attempts[1].error).toMatch(/^not sent: /);
+    const [sent] = await openFanOut(subs.slice(0, 1));
+    await log.finish(finished(sent!, false));
+    expect(await streakOf(subs[0]!)).toMatchObject({ n: 4, enabled: true });
+    expect(await disabledAudit()).toHaveLength(auditedBefore);
+  });
+
   it('streakChanges folds a batch into one change per subscription', () => {
     expect(streakChanges([
       { subscriptionId: 'a', ok: false },
@@ -153,6 +173,8 @@ describe('DeliveryLog', () => {
       { subscriptionId: 'a', ok: false },
       { subscriptionId: 'a', ok: false },
       { subscriptionId: 'c', ok: false },
+      { subscriptionId: 'c', ok: false, shed: true },
+      { subscriptionId: 'd', ok: false, shed: true },
     ])).toEqual([
       { subscriptionId: 'a', restart: true, failures: 2 },
       { subscriptionId: 'b', restart: true, failures: 0 },

@@ -19,6 +19,8 @@ export interface FinishedDelivery {
   deliveryId: string;
   subscriptionId: string;
   ok: boolean;
+  /** Failed without a single attempt sent (bulkhead): logged, but no failure of the receiver. */
+  shed?: boolean;
   attempts: DeliveryAttempt[];
 }
 
@@ -39,10 +41,14 @@ export interface StreakChange {
 /** Finished deliveries written by one statement; enough for a few 50-receiver fan-outs. */
 const MAX_BATCH = 500;
 
-/** Fold a batch's outcomes into one change per subscription, keeping their order. */
-export function streakChanges(entries: readonly Pick<FinishedDelivery, 'subscriptionId' | 'ok'>[]): StreakChange[] {
+/**
+ * Fold a batch's outcomes into one change per subscription, keeping their order. A shed
+ * delivery was never sent: it neither extends nor ends a streak.
+ */
+export function streakChanges(entries: readonly Pick<FinishedDelivery, 'subscriptionId' | 'ok' | 'shed'>[]): StreakChange[] {
   const bySub = new Map<string, StreakChange>();
   for (const e of entries) {
+    if (e.shed === true && !e.ok) continue;
     const c = bySub.get(e.subscriptionId) ?? { subscriptionId: e.subscriptionId, restart: false, failures: 0 };
     if (e.ok) {
       c.restart = true;

@@ -59,10 +59,10 @@ export class WebhookDispatcher {
     opened.catch(() => undefined); // awaited below; this only keeps an early failure from being reported as unhandled
     await Promise.all(
       subs.map(async (sub) => {
-        const { ok, attempts } = await this.#attempt(sub, message);
+        const { ok, shed, attempts } = await this.#attempt(sub, message);
         const delivery = (await opened).get(sub.id);
         // No row: the subscription was deleted while the event was on its way, its log with it.
-        if (delivery) await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, attempts });
+        if (delivery) await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, shed, attempts });
       }),
     );
   }
@@ -86,24 +86,29 @@ export class WebhookDispatcher {
 
   async #deliverOne(sub: SubscriptionRow, entry: NewDelivery): Promise<WebhookDelivery> {
     const delivery = await this.#log.open(entry, this.#d.now());
-    const { ok, attempts } = await this.#attempt(sub, entry);
+    const { ok, shed, attempts } = await this.#attempt(sub, entry);
     // The failure streak (and the disabling it may bring) is written with the outcome.
-    await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, attempts });
+    await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, shed, attempts });
     return presentDelivery({ ...delivery, status: ok ? 'succeeded' : 'failed', attempts });
   }
 
-  /** One attempt and, if it fails, one retry 500 ms later. */
-  async #attempt(sub: Target, message: DeliveryMessage): Promise<{ ok: boolean; attempts: DeliveryAttempt[] }> {
+  /**
+   * One attempt and, if it fails, one retry 500 ms later. `shed`: neither attempt was sent
+   * (the receiver's bulkhead turned both away), so the failure is not the receiver's.
+   */
+  async #attempt(sub: Target, message: DeliveryMessage): Promise<{ ok: boolean; shed: boolean; attempts: DeliveryAttempt[] }> {
     const { client, now } = this.#d;
     const attempts: DeliveryAttempt[] = [];
     let ok = false;
+    let shed = true;
     for (let attempt = 1; attempt <= 2 && !ok; attempt++) {
       if (attempt === 2) await sleep(RETRY_DELAY_MS);
       const at = now();
       const result = await client.post(sub.url, deliveryHeaders(sub.signing_secret, message.event_type, message.event_id, message.body, Math.floor(at.getTime() / 1000)), message.body);
       ok = result.error === null;
+      shed &&= result.shed;
       attempts.push({ attempt, status_code: result.statusCode, duration_ms: result.durationMs, error: result.error, attempted_at: at.toISOString() });
     }
-    return { ok, attempts };
+    return { ok, shed: shed && !ok, attempts };
   }
 }

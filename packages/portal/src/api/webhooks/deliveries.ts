@@ -17,8 +17,11 @@ export default function register(app: App, ctx: AppContext): void {
         description: [
           'Newest first. A delivery is logged as `pending` before its first attempt and finished as `succeeded` or `failed` with its attempts',
           '(one, or two when the first failed: a retry after 500 ms), each with status code, duration and a short error; never the receiver\'s answer body.',
-          'An attempt fails without being sent when the receiver origin already has its limit of deliveries in flight: 64, halved by each timeout (down to 1), raised by one with each answer.',
-          'After SVC_WEBHOOK_DISABLE_AFTER (default 20) failed deliveries in a row the subscription is disabled and `webhook_disabled` is audited.',
+          'A receiver origin has at most SVC_WEBHOOK_MAX_IN_FLIGHT (default 64) deliveries in flight, halved by each timeout (down to 1), raised by one with each answer;',
+          'attempts past it wait their turn in order. One that finds SVC_WEBHOOK_QUEUE_MAX (default 1000) waiting, or waits longer than SVC_WEBHOOK_QUEUE_WAIT_SECONDS (default 20),',
+          'fails with `not sent: …` without being sent.',
+          'After SVC_WEBHOOK_DISABLE_AFTER (default 20) failed deliveries in a row the subscription is disabled and `webhook_disabled` is audited;',
+          'a delivery none of whose attempts was sent does not count.',
         ].join(' '),
         security: [{ identityToken: [] }],
         querystring: DeliveriesQuery,
