@@ -626,6 +626,50 @@ describe('delivery (SPEC "Webhook delivery")', () => {
     expect(r.requests).toHaveLength(1);
   });
 
+  it('after an admin moves a subscription from client A to B, B cannot list or redeliver A\'s past deliveries (404 like a missing one); the admin sees them but cannot redeliver them to B (409)', async () => {
+    const a = await tenant('rescope-a');
+    const b = (await createLicense(portal, { tier: 'business', client_id: uniqueClientId('rescope-b') })).record.client_id;
+    const userB = await createScopedUser(portal, [b]);
+    const r = await receiver();
+    const sub = await subscribe({ url: r.url(), event_types: ['status_changed'], client_id: a.clientId });
+    await changeStatus(a.sessionId);
+    const [event] = await finished(sub['id'], 1);
+    const ping = await api('POST', `/api/webhooks/ping?id=${sub['id']}`);
+    expect(ping.status, ping.text).toBe(200);
+    expect((await db.query('SELECT id::int, client_id FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY id', [sub['id']])).rows).toEqual([
+      { id: event!['id'], client_id: a.clientId },
+      { id: ping.body.delivery.id, client_id: a.clientId },
+    ]);
+
+    const moved = await api('PATCH', `/api/webhooks?id=${sub['id']}`, { client_id: b });
+    expect(moved.status, moved.text).toBe(200);
+    expect(r.requests).toHaveLength(2);
+
+    // B manages the subscription now, but A's deliveries are not B's to read or resend.
+    expect(await deliveries(sub['id'], userB.token)).toEqual([]);
+    for (const id of [event!['id'], ping.body.delivery.id]) {
+      const res = await api('POST', '/api/webhooks/redeliver', { delivery_id: id }, userB.token);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Delivery not found' });
+    }
+    // The admin still sees them, and cannot send A's event to what is now B's receiver either.
+    expect((await deliveries(sub['id'])).map((d) => d['id'])).toEqual([ping.body.delivery.id, event!['id']]);
+    const refused = await api('POST', '/api/webhooks/redeliver', { delivery_id: event!['id'] });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual({ error: 'This delivery belongs to another client than its subscription has now; it cannot be redelivered' });
+    expect(r.requests).toHaveLength(2);
+
+    // What is delivered under B is B's: listed, and redelivered, for B's user.
+    const pingB = await api('POST', `/api/webhooks/ping?id=${sub['id']}`, undefined, userB.token);
+    expect(pingB.status, pingB.text).toBe(200);
+    expect((await deliveries(sub['id'], userB.token)).map((d) => d['id'])).toEqual([pingB.body.delivery.id]);
+    const again = await api('POST', '/api/webhooks/redeliver', { delivery_id: pingB.body.delivery.id }, userB.token);
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.delivery).toMatchObject({ redelivery_of: pingB.body.delivery.id, status: 'succeeded' });
+    expect((await db.query('SELECT client_id FROM webhook_deliveries WHERE id = $1', [again.body.delivery.id])).rows).toEqual([{ client_id: b }]);
+    expect(r.requests).toHaveLength(4);
+  });
+
   it('POST /api/webhooks/ping?id= sends a signed ping now and answers its logged outcome', async () => {
     const r = await receiver();
     const sub = await subscribe({ url: r.url(), event_types: ['agent_purged'], enabled: false });

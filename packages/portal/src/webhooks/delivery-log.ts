@@ -10,10 +10,12 @@ export interface NewDelivery {
   event_type: string;
   body: string;
   redelivery_of: string | null;
+  /** The event's client (who may see the delivery), not the subscription's. */
+  client_id: string | null;
 }
 
-/** What is sent: the same body and event id to every subscriber of an event. */
-export type DeliveryMessage = Pick<NewDelivery, 'event_id' | 'event_type' | 'body'>;
+/** What is sent: the same body and event id to every subscriber of an event (of that client). */
+export type DeliveryMessage = Pick<NewDelivery, 'event_id' | 'event_type' | 'body' | 'client_id'>;
 
 export interface FinishedDelivery {
   deliveryId: string;
@@ -98,8 +100,8 @@ export class DeliveryLog {
    */
   async openFanOut(message: DeliveryMessage, subscriptionIds: string[], createdAt: Date): Promise<Map<string, DeliveryRow>> {
     const { rows } = await sql<{ id: string; subscription_id: string }>`
-      INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, created_at)
-      SELECT s.id, ${message.event_id}, ${message.event_type}, ${message.body}, ${createdAt}::timestamptz
+      INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, client_id, created_at)
+      SELECT s.id, ${message.event_id}, ${message.event_type}, ${message.body}, ${message.client_id}::text, ${createdAt}::timestamptz
       FROM unnest(${subscriptionIds}::text[]) AS s(id)
       WHERE EXISTS (SELECT 1 FROM webhook_subscriptions w WHERE w.id = s.id)
       RETURNING id, subscription_id

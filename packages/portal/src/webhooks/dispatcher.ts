@@ -51,7 +51,7 @@ export class WebhookDispatcher {
       .execute();
     if (subs.length === 0) return;
     const envelope: WebhookEnvelope = { api_version: WEBHOOK_API_VERSION, event_type: event.event_type, event_id: newEventId(), timestamp: event.created_at, data: event.data };
-    const message: DeliveryMessage = { event_id: envelope.event_id, event_type: envelope.event_type, body: JSON.stringify(envelope) };
+    const message: DeliveryMessage = { event_id: envelope.event_id, event_type: envelope.event_type, body: JSON.stringify(envelope), client_id: event.client_id };
     // The pending rows are written while the first attempts are on their way: the log row is
     // not needed to post (X-SVC-Delivery is the event id), and waiting for its INSERT and
     // commit (~2 ms under load) would add to every event's delivery latency. Outcomes wait for it.
@@ -76,12 +76,12 @@ export class WebhookDispatcher {
       timestamp: this.#d.now().toISOString(),
       data: { subscription_id: sub.id, requested_by: actor, message: 'Test delivery from the portal' },
     };
-    return this.#deliverOne(sub, { subscription_id: sub.id, event_id: envelope.event_id, event_type: PING_EVENT, body: JSON.stringify(envelope), redelivery_of: null });
+    return this.#deliverOne(sub, { subscription_id: sub.id, event_id: envelope.event_id, event_type: PING_EVENT, body: JSON.stringify(envelope), redelivery_of: null, client_id: sub.client_id });
   }
 
-  /** Send a logged delivery again: the same body and event id, so receivers can de-duplicate. */
-  redeliver(sub: SubscriptionRow, original: { id: string; event_id: string; event_type: string; body: string }): Promise<WebhookDelivery> {
-    return this.#deliverOne(sub, { subscription_id: sub.id, event_id: original.event_id, event_type: original.event_type, body: original.body, redelivery_of: original.id });
+  /** Send a logged delivery again: the same body and event id, so receivers can de-duplicate; it keeps its event's client. */
+  redeliver(sub: SubscriptionRow, original: { id: string; event_id: string; event_type: string; body: string; client_id: string | null }): Promise<WebhookDelivery> {
+    return this.#deliverOne(sub, { subscription_id: sub.id, event_id: original.event_id, event_type: original.event_type, body: original.body, redelivery_of: original.id, client_id: original.client_id });
   }
 
   async #deliverOne(sub: SubscriptionRow, entry: NewDelivery): Promise<WebhookDelivery> {

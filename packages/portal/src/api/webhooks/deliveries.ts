@@ -1,5 +1,6 @@
 import { DeliveriesQuery, DeliveriesResponse } from '@svc/protocol';
 import { requireUser, userOf } from '../../auth/guards.ts';
+import { scopeOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 import { subscriptionFor } from '../../webhooks/access.ts';
@@ -22,6 +23,8 @@ export default function register(app: App, ctx: AppContext): void {
           'fails with `not sent: …` without being sent.',
           'After SVC_WEBHOOK_DISABLE_AFTER (default 20) failed deliveries in a row the subscription is disabled and `webhook_disabled` is audited;',
           'a delivery none of whose attempts was sent does not count.',
+          'A delivery keeps the client of its event: a scoped caller sees only deliveries of clients in its scope now, so after an admin moves a subscription',
+          'to another client, the new client does not see the old one\'s deliveries.',
         ].join(' '),
         security: [{ identityToken: [] }],
         querystring: DeliveriesQuery,
@@ -29,8 +32,13 @@ export default function register(app: App, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const sub = await subscriptionFor(ctx, userOf(request), request.query.id);
-      const rows = await ctx.db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', sub.id).orderBy('id', 'desc').limit(request.query.limit ?? 50).execute();
+      const user = userOf(request);
+      const sub = await subscriptionFor(ctx, user, request.query.id);
+      let q = ctx.db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', sub.id);
+      // Scoped: only deliveries of events of its clients (it has some: subscriptionFor let it through).
+      const scope = user.admin ? null : scopeOf(user);
+      if (scope !== null) q = q.where('client_id', 'in', scope);
+      const rows = await q.orderBy('id', 'desc').limit(request.query.limit ?? 50).execute();
       return { deliveries: rows.map(presentDelivery) };
     },
   );
