@@ -48,14 +48,19 @@ export function assertClientAllowed(user: UserPrincipal, clientId: string | null
   if (!inScope(user, clientId)) throw forbidden('Access to this client is not allowed');
 }
 
-/** The URL rules, checked at creation and update (and again by the delivery client). */
-export async function assertSafeUrl(ctx: AppContext, raw: string): Promise<string> {
+/**
+ * The URL rules, checked at creation and update (and again by the delivery client). Answers
+ * the normalised URL that is stored and compared for duplicates. Only an admin is told which
+ * address a refused host resolved to: to anyone else that would be an oracle of the portal's
+ * internal DNS.
+ */
+export async function assertSafeUrl(ctx: AppContext, user: UserPrincipal, raw: string): Promise<string> {
   try {
     const url = parseWebhookUrl(raw);
     await checkedAddresses(url, ctx.webhooks.resolver, ctx.webhooks.allow);
     return url.toString();
   } catch (err) {
-    if (err instanceof UnsafeUrlError) throw badRequest(err.message);
+    if (err instanceof UnsafeUrlError) throw badRequest(user.admin ? err.message : err.coarse);
     throw err;
   }
 }

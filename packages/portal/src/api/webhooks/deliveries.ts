@@ -4,7 +4,7 @@ import { scopeOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 import { subscriptionFor } from '../../webhooks/access.ts';
-import { presentDelivery } from '../../webhooks/present.ts';
+import { presentDelivery, presentForCaller } from '../../webhooks/present.ts';
 
 /** GET /api/webhooks/deliveries?id=<subscription>: the delivery log, newest first, with every attempt. */
 export default function register(app: App, ctx: AppContext): void {
@@ -25,6 +25,7 @@ export default function register(app: App, ctx: AppContext): void {
           'a delivery none of whose attempts was sent does not count.',
           'A delivery keeps the client of its event: a scoped caller sees only deliveries of clients in its scope now, so after an admin moves a subscription',
           'to another client, the new client does not see the old one\'s deliveries.',
+          'Non-admins see coarse attempt errors only: `HTTP <status>`, `timeout`, `TLS error`, `not sent` or `connection failed`.',
         ].join(' '),
         security: [{ identityToken: [] }],
         querystring: DeliveriesQuery,
@@ -39,7 +40,7 @@ export default function register(app: App, ctx: AppContext): void {
       const scope = user.admin ? null : scopeOf(user);
       if (scope !== null) q = q.where('client_id', 'in', scope);
       const rows = await q.orderBy('id', 'desc').limit(request.query.limit ?? 50).execute();
-      return { deliveries: rows.map(presentDelivery) };
+      return { deliveries: rows.map((r) => presentForCaller(user, presentDelivery(r))) };
     },
   );
 }

@@ -3,6 +3,7 @@ import { requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 import { assertRedeliverable, deliveryFor } from '../../webhooks/access.ts';
+import { presentForCaller } from '../../webhooks/present.ts';
 
 /**
  * POST /api/webhooks/redeliver `{delivery_id}`: send a logged delivery again (same body and
@@ -20,6 +21,7 @@ export default function register(app: App, ctx: AppContext): void {
           'Sends the same body and event id again, to the subscription\'s URL of today; logged as a redelivery of the original.',
           'A delivery keeps the client of its event: a caller sees and redelivers only deliveries of clients in its scope now (admins: all);',
           'any other is 404, like a missing one. 409 when the subscription has since been moved to another client than the event\'s.',
+          'Non-admins see coarse attempt errors only.',
         ].join(' '),
         security: [{ identityToken: [] }],
         body: RedeliverBody,
@@ -27,9 +29,10 @@ export default function register(app: App, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const { delivery, subscription } = await deliveryFor(ctx, userOf(request), request.body.delivery_id);
+      const user = userOf(request);
+      const { delivery, subscription } = await deliveryFor(ctx, user, request.body.delivery_id);
       assertRedeliverable(delivery, subscription);
-      return { delivery: await ctx.webhooks.dispatcher.redeliver(subscription, delivery) };
+      return { delivery: presentForCaller(user, await ctx.webhooks.dispatcher.redeliver(subscription, delivery)) };
     },
   );
 }
