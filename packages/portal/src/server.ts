@@ -108,6 +108,9 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     const app = await buildApp(ctx);
     cleanup.unshift(() => ctx.events.drain());
     cleanup.unshift(() => app.close());
+    // First: attempts queued behind a slow receiver would hold a ping's request, and the
+    // drain, up to their deadline (SVC_WEBHOOK_QUEUE_WAIT_SECONDS).
+    cleanup.unshift(async () => webhookClient.shedWaiting());
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;

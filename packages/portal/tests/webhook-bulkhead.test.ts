@@ -73,3 +73,44 @@ describe('a slow but healthy receiver under a burst', () => {
     expect(Number(audited.rows[0].count)).toBe(0);
   }, 90_000);
 });
+
+describe('shutdown with attempts queued', () => {
+  it('sheds the queued attempts (logged as not sent) instead of waiting out their deadline; the one in flight finishes', async () => {
+    const other = await startTestPortal({
+      env: { SVC_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', SVC_WEBHOOK_CA_FILE: ca.caFile, SVC_WEBHOOK_MAX_IN_FLIGHT: '1', SVC_WEBHOOK_QUEUE_WAIT_SECONDS: '600' },
+    });
+    const otherDb = await openDb(other);
+    const held = await HttpsReceiver.start(ca);
+    try {
+      held.queue({ kind: 'hold' });
+      const clientId = uniqueClientId('shutdown');
+      const res = await http(other.url, 'POST', '/api/webhooks', { headers: withToken(await other.adminToken()), json: { url: held.url(), event_types: ['command_completed'], client_id: clientId } });
+      expect(res.status, res.text).toBe(201);
+      const id = res.body.subscription.id as string;
+      const rows = async () => (await otherDb.query(`SELECT status, attempts FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY id`, [id])).rows;
+      for (let i = 0; i < 3; i++) other.ctx.events.publish({ event_type: 'command_completed', session_id: null, client_id: clientId, actor: 'agent', data: { command_id: `cmd-${i}` }, created_at: new Date().toISOString() });
+      // One is held at the receiver, two wait behind it (for up to 600 s).
+      await until(async () => held.pending === 1 && (await rows()).length === 3);
+
+      const closing = other.close();
+      await until(async () => (await rows()).filter((r) => r.status === 'failed').length === 2, 20_000, () => 'the two queued deliveries shed');
+      held.release();
+      await closing;
+      const final = await rows();
+      expect(final.map((r) => r.status).sort()).toEqual(['failed', 'failed', 'succeeded']);
+      for (const r of final.filter((r) => r.status === 'failed')) {
+        expect(r.attempts.map((a: { error: string; status_code: null }) => [a.status_code, a.error])).toEqual([
+          [null, 'not sent: the portal is shutting down'],
+          [null, 'not sent: the portal is shutting down'],
+        ]);
+      }
+      expect(held.requests).toHaveLength(1);
+      // Not sent at shutdown is no failure of the receiver.
+      expect((await otherDb.query('SELECT enabled, consecutive_failures FROM webhook_subscriptions WHERE id = $1', [id])).rows[0]).toEqual({ enabled: true, consecutive_failures: 0 });
+    } finally {
+      await otherDb.end();
+      await held.close();
+      await other.close();
+    }
+  }, 60_000);
+});

@@ -119,6 +119,11 @@ export class WebhookHttpClient {
     }
   }
 
+  /** Shutdown, before deliveries are drained: queued attempts are not sent (OriginLimits.shedWaiting). */
+  shedWaiting(): void {
+    this.#limits.shedWaiting();
+  }
+
   close(): Promise<void> {
     return this.#agent.close();
   }
@@ -126,6 +131,7 @@ export class WebhookHttpClient {
 
 function shedMessage(s: Shed): string {
   const inFlight = s.inFlight === 1 ? '1 delivery to this receiver is' : `${s.inFlight} deliveries to this receiver are`;
+  if (s.reason === 'shutdown') return 'not sent: the portal is shutting down';
   return s.reason === 'queue-full'
     ? `not sent: ${inFlight} in flight and its queue is full`
     : `not sent: ${inFlight} in flight; waited ${(s.waitedMs / 1000).toFixed(1)} s for a turn`;

@@ -95,3 +95,18 @@ describe('OriginLimits', () => {
     expect(l.limitOf(A)).toBe(4);
   });
 });
+
+describe('OriginLimits at shutdown', () => {
+  it('sheds every waiting attempt at once, and later ones past the limit; attempts within the limit still go', async () => {
+    const l = new OriginLimits({ max: 1, queueMax: 100, waitMs: 60_000 });
+    await l.acquire('https://a.test');
+    const waiting = [l.acquire('https://a.test'), l.acquire('https://a.test')];
+    l.shedWaiting();
+    expect(await Promise.all(waiting)).toEqual([
+      { ok: false, reason: 'shutdown', inFlight: 1, waitedMs: expect.any(Number) },
+      { ok: false, reason: 'shutdown', inFlight: 1, waitedMs: expect.any(Number) },
+    ]);
+    expect(await l.acquire('https://a.test')).toEqual({ ok: false, reason: 'shutdown', inFlight: 1, waitedMs: 0 });
+    expect(await l.acquire('https://b.test')).toEqual({ ok: true });
+  });
+});

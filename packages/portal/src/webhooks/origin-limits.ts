@@ -1,5 +1,5 @@
 /** Why an attempt was not sent: the receiver's queue was full, or its turn did not come in time. */
-export type Shed = { ok: false; reason: 'queue-full' | 'deadline'; inFlight: number; waitedMs: number };
+export type Shed = { ok: false; reason: 'queue-full' | 'deadline' | 'shutdown'; inFlight: number; waitedMs: number };
 export type Slot = { ok: true } | Shed;
 
 export interface OriginLimitsOptions {
@@ -40,6 +40,7 @@ interface OriginState {
 export class OriginLimits {
   readonly #opts: OriginLimitsOptions;
   readonly #origins = new Map<string, OriginState>();
+  #closing = false;
 
   constructor(opts: OriginLimitsOptions) {
     this.#opts = opts;
@@ -52,6 +53,7 @@ export class OriginLimits {
       s.inFlight++;
       return Promise.resolve({ ok: true });
     }
+    if (this.#closing) return Promise.resolve({ ok: false, reason: 'shutdown', inFlight: s.inFlight, waitedMs: 0 });
     if (s.queue.length >= this.#opts.queueMax) return Promise.resolve({ ok: false, reason: 'queue-full', inFlight: s.inFlight, waitedMs: 0 });
     return new Promise<Slot>((resolve) => {
       const since = performance.now();
@@ -82,6 +84,20 @@ export class OriginLimits {
       next.resolve({ ok: true });
     }
     this.#forgetIfIdle(origin, s);
+  }
+
+  /**
+   * Shutting down: every waiting attempt, and every later one past its limit, is shed at once,
+   * so draining the deliveries takes at most one delivery timeout, not the queue's deadline.
+   */
+  shedWaiting(): void {
+    this.#closing = true;
+    for (const s of this.#origins.values()) {
+      for (const w of s.queue.splice(0)) {
+        clearTimeout(w.timer);
+        w.resolve({ ok: false, reason: 'shutdown', inFlight: s.inFlight, waitedMs: Math.round(performance.now() - w.since) });
+      }
+    }
   }
 
   limitOf(origin: string): number {
