@@ -66,6 +66,10 @@ describe('a slow but healthy receiver under a burst', () => {
     // The bulkhead still held: never more than its limit unanswered at the receiver.
     expect(slow.maxPending).toBeLessThanOrEqual(IN_FLIGHT);
     expect(slow.maxPending).toBe(IN_FLIGHT);
+    // Each is signed when it leaves the queue, not when it joined it: the last ones waited about
+    // 12 rounds of 0.6 s, and their timestamps (Standard Webhooks receivers refuse stale ones) say so.
+    const stamps = slow.requests.map((r) => Number(r.headers['webhook-timestamp']));
+    expect(Math.max(...stamps) - Math.min(...stamps)).toBeGreaterThanOrEqual(6);
 
     const sub = (await db.query('SELECT enabled, consecutive_failures, disabled_reason FROM webhook_subscriptions WHERE id = $1', [id])).rows[0];
     expect(sub).toEqual({ enabled: true, consecutive_failures: 0, disabled_reason: null });

@@ -103,8 +103,13 @@ export class WebhookDispatcher {
     let shed = true;
     for (let attempt = 1; attempt <= 2 && !ok; attempt++) {
       if (attempt === 2) await sleep(RETRY_DELAY_MS);
-      const at = now();
-      const result = await client.post(sub.url, deliveryHeaders(sub.signing_secret, message.event_type, message.event_id, message.body, Math.floor(at.getTime() / 1000)), message.body);
+      // Signed when it leaves, after any wait in the receiver's queue; `at` is then that moment.
+      let at = now();
+      const signed = () => {
+        at = now();
+        return deliveryHeaders(sub.signing_secret, message.event_type, message.event_id, message.body, Math.floor(at.getTime() / 1000));
+      };
+      const result = await client.post(sub.url, signed, message.body);
       ok = result.error === null;
       shed &&= result.shed;
       attempts.push({ attempt, status_code: result.statusCode, duration_ms: result.durationMs, error: result.error, attempted_at: at.toISOString() });

@@ -77,7 +77,11 @@ export class WebhookHttpClient {
     });
   }
 
-  async post(url: string, headers: Record<string, string>, body: string): Promise<PostResult> {
+  /**
+   * `headers` may be a function, called once the attempt has its slot: a signature's timestamp
+   * is then the time of sending, not of queueing (Standard Webhooks receivers refuse stale ones).
+   */
+  async post(url: string, headers: Record<string, string> | (() => Record<string, string>), body: string): Promise<PostResult> {
     let started = performance.now();
     const done = (statusCode: number | null, error: string | null, shed = false): PostResult => ({ statusCode, durationMs: Math.round(performance.now() - started), error, shed });
     let origin: string;
@@ -105,7 +109,7 @@ export class WebhookHttpClient {
     started = performance.now();
     let outcome: 'answered' | 'timed-out' | 'other' = 'other';
     try {
-      const res = await request(url, { method: 'POST', headers, body, dispatcher: this.#agent, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
+      const res = await request(url, { method: 'POST', headers: typeof headers === 'function' ? headers() : headers, body, dispatcher: this.#agent, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
       outcome = 'answered';
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const ok = res.statusCode >= 200 && res.statusCode < 300;
