@@ -68,7 +68,8 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     await sweepOrphanedFiles(database.db, blobs, logger);
 
     const resolver = opts.resolver ?? systemResolver;
-    const webhookClient = new WebhookHttpClient({ resolver, allow: config.webhooks.allowCidrs, caFile: config.webhooks.caFile });
+    const { allowCidrs, caFile, maxInFlight, queueMax, queueWaitMs } = config.webhooks;
+    const webhookClient = new WebhookHttpClient({ resolver, allow: allowCidrs, caFile, maxInFlight, queueMax, queueWaitMs });
     cleanup.unshift(() => webhookClient.close());
     const dispatcher = new WebhookDispatcher({ db: database.db, logger, client: webhookClient, now, disableAfterFailures: config.webhooks.disableAfterFailures });
     const ctx: AppContext = {
@@ -107,6 +108,9 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     const app = await buildApp(ctx);
     cleanup.unshift(() => ctx.events.drain());
     cleanup.unshift(() => app.close());
+    // First: attempts queued behind a slow receiver would hold a ping's request, and the
+    // drain, up to their deadline (SVC_WEBHOOK_QUEUE_WAIT_SECONDS).
+    cleanup.unshift(async () => webhookClient.shedWaiting());
     await app.listen({ host: config.host, port: config.port });
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;

@@ -275,3 +275,28 @@ describe('a real portal process with an invalid configuration', () => {
     expect(p.stderr() + p.stdout()).not.toContain('Db-Pa55word-xyz');
   });
 });
+
+describe('webhook limits (SVC_WEBHOOK_MAX_IN_FLIGHT, _QUEUE_MAX, _QUEUE_WAIT_SECONDS, _MAX_PER_CLIENT)', () => {
+  it('defaults: 64 in flight per receiver, 1000 waiting, 20 s wait, 25 subscriptions per client', () => {
+    expect(loadConfig({}, CWD).webhooks).toMatchObject({ maxInFlight: 64, queueMax: 1000, queueWaitMs: 20_000, maxPerClient: 25 });
+  });
+
+  it('reads each variable', () => {
+    const env = { SVC_WEBHOOK_MAX_IN_FLIGHT: '8', SVC_WEBHOOK_QUEUE_MAX: '0', SVC_WEBHOOK_QUEUE_WAIT_SECONDS: '3', SVC_WEBHOOK_MAX_PER_CLIENT: '2' };
+    expect(loadConfig(env, CWD).webhooks).toMatchObject({ maxInFlight: 8, queueMax: 0, queueWaitMs: 3000, maxPerClient: 2 });
+  });
+
+  it.each([
+    ['SVC_WEBHOOK_MAX_IN_FLIGHT', '0', /must be between 1 and 1024 \(got 0\)/],
+    ['SVC_WEBHOOK_MAX_IN_FLIGHT', 'many', /whole number/],
+    ['SVC_WEBHOOK_QUEUE_MAX', '-1', /whole number/],
+    ['SVC_WEBHOOK_QUEUE_MAX', '100001', /must be between 0 and 100000/],
+    ['SVC_WEBHOOK_QUEUE_WAIT_SECONDS', '0', /must be between 1 and 600 \(got 0\)/],
+    ['SVC_WEBHOOK_QUEUE_WAIT_SECONDS', '1.5', /whole number/],
+    ['SVC_WEBHOOK_MAX_PER_CLIENT', '0', /must be between 1 and 10000 \(got 0\)/],
+  ])('%s=%s is refused', (variable, value, problem) => {
+    const err = configError({ [variable]: value });
+    expect(err.variable).toBe(variable);
+    expect(err.message).toMatch(problem);
+  });
+});

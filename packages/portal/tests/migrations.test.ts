@@ -153,4 +153,25 @@ describe('migrations', () => {
     expect(columns).not.toContain('failed_logins');
     expect(columns).not.toContain('locked_until');
   });
+  it('0009 gives each logged delivery the client of its event: the event data\'s client_id, else its subscription\'s', async () => {
+    const { url, handle } = await databaseBefore('0009');
+    await query(
+      url,
+      `INSERT INTO webhook_subscriptions (id, url, event_types, signing_secret, created_by, client_id) VALUES
+         ('whsub_00000000000a', 'https://r.test/a', '{scan_completed}', 's', 'admin', 'acme'),
+         ('whsub_00000000000b', 'https://r.test/b', '{scan_completed}', 's', 'admin', NULL);
+       INSERT INTO webhook_deliveries (id, subscription_id, event_id, event_type, body, status) VALUES
+         (1, 'whsub_00000000000a', 'evt_0000000000000001', 'scan_completed', '{"data":{"client_id":"globex","session_id":"s"}}', 'succeeded'),
+         (2, 'whsub_00000000000a', 'evt_0000000000000002', 'command_completed', '{"data":{"agent_id":"ag"}}', 'failed'),
+         (3, 'whsub_00000000000b', 'evt_0000000000000003', 'ping', '{"data":{"subscription_id":"whsub_00000000000b"}}', 'succeeded'),
+         (4, 'whsub_00000000000b', 'evt_0000000000000004', 'scan_completed', '{"data":{"client_id":"initech"}}', 'pending');`,
+    );
+    expect(await migrateToLatest(handle.db)).toEqual(ALL.filter((name) => name >= '0009'));
+    expect(await query(url, 'SELECT id::int, client_id FROM webhook_deliveries ORDER BY id')).toEqual([
+      { id: 1, client_id: 'globex' },
+      { id: 2, client_id: 'acme' },
+      { id: 3, client_id: null },
+      { id: 4, client_id: 'initech' },
+    ]);
+  });
 });

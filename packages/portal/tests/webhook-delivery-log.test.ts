@@ -48,7 +48,7 @@ beforeEach(async () => {
 
 /** The pending rows of one event's fan-out to the subscriptions `ids`, in that order. */
 async function openFanOut(ids: string[]): Promise<DeliveryRow[]> {
-  const rows = await log.openFanOut({ event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', body: '{"a":1}' }, ids, AT);
+  const rows = await log.openFanOut({ event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', body: '{"a":1}', client_id: 'acme' }, ids, AT);
   return ids.map((id) => rows.get(id)!);
 }
 
@@ -70,18 +70,18 @@ describe('DeliveryLog', () => {
   it('opens a fan-out with one INSERT: a pending row per subscription, the body sent once', async () => {
     const rows = await openFanOut(subs);
     expect(statements).toHaveLength(1);
-    expect(statements[0]!.split('$').length - 1).toBe(5);
+    expect(statements[0]!.split('$').length - 1).toBe(6);
     expect(rows.map((r) => r.subscription_id)).toEqual(subs);
     expect(rows.every((r) => r.status === 'pending' && r.created_at.getTime() === AT.getTime() && r.body === '{"a":1}')).toBe(true);
-    const { rows: stored } = await pool.query(`SELECT id, subscription_id, event_id, event_type, body, status, attempts FROM webhook_deliveries ORDER BY id`);
+    const { rows: stored } = await pool.query(`SELECT id, subscription_id, event_id, event_type, body, client_id, status, attempts FROM webhook_deliveries ORDER BY id`);
     expect(stored).toHaveLength(50);
     expect(new Set(stored.map((r) => r.id))).toEqual(new Set(rows.map((r) => r.id)));
-    expect(stored[0]).toMatchObject({ event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', body: '{"a":1}', status: 'pending', attempts: [] });
+    expect(stored[0]).toMatchObject({ event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', body: '{"a":1}', client_id: 'acme', status: 'pending', attempts: [] });
   });
 
   it('a subscription deleted since its subscribers were read gets no row, and the others do', async () => {
     await pool.query('DELETE FROM webhook_subscriptions WHERE id = $1', [subs[1]]);
-    const rows = await log.openFanOut({ event_id: 'evt_0000000000000001', event_type: 'status_changed', body: '{}' }, subs.slice(0, 3), AT);
+    const rows = await log.openFanOut({ event_id: 'evt_0000000000000001', event_type: 'status_changed', body: '{}', client_id: null }, subs.slice(0, 3), AT);
     expect([...rows.keys()].sort()).toEqual([subs[0], subs[2]]);
     const { rows: stored } = await pool.query('SELECT subscription_id FROM webhook_deliveries ORDER BY subscription_id');
     expect(stored.map((r) => r.subscription_id)).toEqual([subs[0], subs[2]]);
@@ -145,6 +145,26 @@ describe('DeliveryLog', () => {
     expect(await streakOf(subs[0]!)).toMatchObject({ n: 5, enabled: false });
   });
 
+  it('a shed delivery (neither attempt sent: the receiver\'s bulkhead turned both away) is logged as failed but neither extends nor ends a streak', async () => {
+    // Streak 3 of 5: six shed deliveries would have disabled it; a sent failure after them makes 4.
+    const auditedBefore = (await disabledAudit()).length;
+    const shedRows = await Promise.all(Array.from({ length: 6 }, () => openFanOut(subs.slice(0, 1))));
+    const notSent = (d: DeliveryRow): FinishedDelivery => ({
+      ...finished(d, false),
+      shed: true,
+      attempts: [1, 2].map((attempt) => ({ attempt, status_code: null, duration_ms: 20_000, error: 'not sent: 1 delivery to this receiver is in flight; waited 20.0 s for a turn', attempted_at: AT.toISOString() })),
+    });
+    await Promise.all(shedRows.map((r) => log.finish(notSent(r[0]!))));
+    expect(await streakOf(subs[0]!)).toMatchObject({ n: 3, enabled: true, disabled_reason: null });
+    const { rows: stored } = await pool.query(`SELECT status, attempts FROM webhook_deliveries WHERE subscription_id = $1`, [subs[0]]);
+    expect(stored.map((r) => r.status)).toEqual(Array(6).fill('failed'));
+    expect(stored[0].attempts[1].error).toMatch(/^not sent: /);
+    const [sent] = await openFanOut(subs.slice(0, 1));
+    await log.finish(finished(sent!, false));
+    expect(await streakOf(subs[0]!)).toMatchObject({ n: 4, enabled: true });
+    expect(await disabledAudit()).toHaveLength(auditedBefore);
+  });
+
   it('streakChanges folds a batch into one change per subscription', () => {
     expect(streakChanges([
       { subscriptionId: 'a', ok: false },
@@ -153,6 +173,8 @@ describe('DeliveryLog', () => {
       { subscriptionId: 'a', ok: false },
       { subscriptionId: 'a', ok: false },
       { subscriptionId: 'c', ok: false },
+      { subscriptionId: 'c', ok: false, shed: true },
+      { subscriptionId: 'd', ok: false, shed: true },
     ])).toEqual([
       { subscriptionId: 'a', restart: true, failures: 2 },
       { subscriptionId: 'b', restart: true, failures: 0 },

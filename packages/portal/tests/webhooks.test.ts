@@ -321,6 +321,106 @@ describe('subscriptions CRUD (D12)', () => {
       expect(ok).toMatchObject({ client_id: mine, created_by: member.email });
     });
 
+    it('a refused URL names no resolved address to a member (admins still see it), on POST and PATCH', async () => {
+      dns['internal.test'] = ['10.20.30.40'];
+      const coarse = { error: 'url is not allowed: its host must resolve to public addresses only' };
+      for (const url of ['https://internal.test/hook', 'https://10.20.30.40/', 'https://unknown-host.test/', 'https://localhost/']) {
+        const res = await api('POST', '/api/webhooks', { url, event_types: ['scan_completed'], client_id: mine }, member.token);
+        expect(res.status, url).toBe(400);
+        expect(res.body, url).toEqual(coarse);
+      }
+      const own = await subscribe({ url: 'https://93.184.215.14/refused', event_types: ['scan_completed'], client_id: mine }, member.token);
+      const patched = await api('PATCH', `/api/webhooks?id=${own['id']}`, { url: 'https://internal.test/hook' }, member.token);
+      expect(patched.status).toBe(400);
+      expect(patched.body).toEqual(coarse);
+      // The admin is told what the host resolved to, or that it does not resolve.
+      const admin1 = await api('POST', '/api/webhooks', { url: 'https://internal.test/hook', event_types: ['scan_completed'], client_id: mine });
+      expect(admin1.body).toEqual({ error: 'url is not allowed: 10.20.30.40 is not a public address (private)' });
+      expect((await api('POST', '/api/webhooks', { url: 'https://unknown-host.test/', event_types: ['scan_completed'] })).body).toEqual({ error: 'url host unknown-host.test does not resolve' });
+      // Syntax errors say nothing of the network and stay precise.
+      expect((await api('POST', '/api/webhooks', { url: 'http://93.184.215.14/', event_types: ['scan_completed'], client_id: mine }, member.token)).body).toEqual({ error: 'url must use https' });
+    });
+
+    it('a member sees coarse delivery errors (HTTP status, connection failed, TLS error); the admin sees the details', async () => {
+      dns['wrong-name.test'] = ['127.0.0.1'];
+      dns['moves.test'] = ['127.0.0.1'];
+      const r = await receiver();
+      const ok = await subscribe({ url: r.url(), event_types: ['status_changed'], client_id: mine }, member.token);
+      // A status, a closed socket, a certificate for other names, an address refused at delivery (rebinding).
+      r.queue({ kind: 'status', status: 503 }, { kind: 'status', status: 502 }, { kind: 'close' }, { kind: 'close' });
+      const http5xx = await api('POST', `/api/webhooks/ping?id=${ok['id']}`, undefined, member.token);
+      expect(http5xx.body.delivery.attempts.map((a: any) => [a.status_code, a.error])).toEqual([[503, 'HTTP 503'], [502, 'HTTP 502']]);
+      const closed = await api('POST', `/api/webhooks/ping?id=${ok['id']}`, undefined, member.token);
+      expect(closed.body.delivery.attempts.map((a: any) => a.error)).toEqual(['connection failed', 'connection failed']);
+      const tls = await subscribe({ url: r.url().replace('127.0.0.1', 'wrong-name.test'), event_types: ['status_changed'], client_id: mine }, member.token);
+      const tlsPing = await api('POST', `/api/webhooks/ping?id=${tls['id']}`, undefined, member.token);
+      expect(tlsPing.body.delivery.attempts.map((a: any) => a.error)).toEqual(['TLS error', 'TLS error']);
+      const moving = await subscribe({ url: r.url().replace('127.0.0.1', 'moves.test'), event_types: ['status_changed'], client_id: mine }, member.token);
+      dns['moves.test'] = ['10.20.30.41'];
+      const rebound = await api('POST', `/api/webhooks/ping?id=${moving['id']}`, undefined, member.token);
+      expect(rebound.body.delivery.attempts.map((a: any) => a.error)).toEqual(['connection failed', 'connection failed']);
+      // The same in the log and in a redelivery's answer; no address, code or certificate name anywhere.
+      const logged = await deliveries(tls['id'], member.token);
+      expect(logged[0]!['attempts'].map((a: any) => a.error)).toEqual(['TLS error', 'TLS error']);
+      const redone = await api('POST', '/api/webhooks/redeliver', { delivery_id: rebound.body.delivery.id }, member.token);
+      expect(redone.status, redone.text).toBe(200);
+      expect(redone.body.delivery.attempts.map((a: any) => a.error)).toEqual(['connection failed', 'connection failed']);
+      const seen = JSON.stringify([http5xx.body, closed.body, tlsPing.body, rebound.body, redone.body, await deliveries(moving['id'], member.token)]);
+      expect(seen).not.toMatch(/10\.20\.30\.41|wrong-name|ERR_|UND_|ECONN|altname|not a public address/i);
+      // The admin sees what happened.
+      const adminView = await deliveries(moving['id']);
+      expect(adminView[0]!['attempts'][0].error).toBe('url is not allowed: 10.20.30.41 is not a public address (private)');
+      expect((await deliveries(tls['id']))[0]!['attempts'][0].error).toMatch(/^ERR_TLS_CERT_ALTNAME_INVALID: /);
+    });
+
+    it(`a client has at most SVC_WEBHOOK_MAX_PER_CLIENT (default 25) subscriptions (409), also under concurrent creation; a move into a full client is refused too`, async () => {
+      const full = (await createLicense(portal, { tier: 'business', client_id: uniqueClientId('cap') })).record.client_id;
+      const user = await createScopedUser(portal, [full, mine]);
+      const url = (i: number) => `https://93.184.215.14/cap/${i}`;
+      for (let i = 0; i < 20; i++) await subscribe({ url: url(i), event_types: ['scan_completed'], client_id: full }, user.token);
+      // 10 at once for the last 5 places: exactly 5 get one.
+      const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => api('POST', '/api/webhooks', { url: url(20 + i), event_types: ['scan_completed'], client_id: full }, user.token)));
+      for (const res of racing) if (res.status === 201) created.push(res.body.subscription.id);
+      expect(racing.map((r) => r.status).sort()).toEqual([...Array(5).fill(201), ...Array(5).fill(409)]);
+      for (const res of racing.filter((r) => r.status === 409)) expect(res.body).toEqual({ error: 'This client already has 25 webhook subscriptions, the most allowed' });
+      expect((await db.query('SELECT count(*)::int AS n FROM webhook_subscriptions WHERE client_id = $1', [full])).rows[0].n).toBe(25);
+      // The admin is held to it as well; another client is not affected.
+      expect((await api('POST', '/api/webhooks', { url: url(99), event_types: ['scan_completed'], client_id: full })).status).toBe(409);
+      const elsewhere = await subscribe({ url: url(99), event_types: ['scan_completed'], client_id: mine }, user.token);
+      const moved = await api('PATCH', `/api/webhooks?id=${elsewhere['id']}`, { client_id: full }, user.token);
+      expect(moved.status).toBe(409);
+      expect(moved.body).toEqual({ error: 'This client already has 25 webhook subscriptions, the most allowed' });
+      expect((await subRow(elsewhere['id']))?.['client_id']).toBe(mine);
+      // Changing anything else of a subscription of the full client is fine; deleting one frees a place.
+      const one = racing.find((r) => r.status === 201)!.body.subscription.id as string;
+      expect((await api('PATCH', `/api/webhooks?id=${one}`, { description: 'still here', url: `${url(20)}-renamed` }, user.token)).status).toBe(200);
+      expect((await api('DELETE', `/api/webhooks?id=${one}`, undefined, user.token)).status).toBe(200);
+      expect((await api('PATCH', `/api/webhooks?id=${elsewhere['id']}`, { client_id: full }, user.token)).status).toBe(200);
+    });
+
+    it('the same URL twice for one client is refused with 409, compared after normalisation; other clients may use it', async () => {
+      const first = await subscribe({ url: 'https://93.184.215.14/dup', event_types: ['scan_completed'], client_id: mine }, member.token);
+      for (const url of ['https://93.184.215.14/dup', 'HTTPS://93.184.215.14:443/dup', 'https://93.184.215.14/dup#fragment']) {
+        const res = await api('POST', '/api/webhooks', { url, event_types: ['status_changed'], client_id: mine }, member.token);
+        expect(res.status, url).toBe(409);
+        expect(res.body).toEqual({ error: 'A subscription with this URL already exists for this client' });
+      }
+      expect((await db.query('SELECT count(*)::int AS n FROM webhook_subscriptions WHERE client_id = $1 AND url = $2', [mine, 'https://93.184.215.14/dup'])).rows[0].n).toBe(1);
+      // Another client, and the admin's client-less subscriptions, are other scopes.
+      await subscribe({ url: 'https://93.184.215.14/dup', event_types: ['scan_completed'], client_id: theirs });
+      await subscribe({ url: 'https://93.184.215.14/dup', event_types: ['scan_completed'] });
+      // PATCH onto an existing URL is refused; onto its own URL is not.
+      const second = await subscribe({ url: 'https://93.184.215.14/dup2', event_types: ['scan_completed'], client_id: mine }, member.token);
+      const clash = await api('PATCH', `/api/webhooks?id=${second['id']}`, { url: 'https://93.184.215.14/dup' }, member.token);
+      expect(clash.status).toBe(409);
+      expect((await subRow(second['id']))?.['url']).toBe('https://93.184.215.14/dup2');
+      expect((await api('PATCH', `/api/webhooks?id=${first['id']}`, { url: 'https://93.184.215.14/dup', description: 'same' }, member.token)).status).toBe(200);
+      // Moving a subscription (admin) to a client that has its URL is refused as well.
+      const moved = await api('PATCH', `/api/webhooks?id=${first['id']}`, { client_id: theirs });
+      expect(moved.status).toBe(409);
+      expect(moved.body).toEqual({ error: 'A subscription with this URL already exists for this client' });
+    });
+
     it('sees and manages only its own subscriptions; others are 404, moving one out of scope is 403', async () => {
       const own = await subscribe({ url: 'https://93.184.215.14/own', event_types: ['scan_completed'], client_id: mine }, member.token);
       const foreign = await subscribe({ url: 'https://93.184.215.14/foreign', event_types: ['scan_completed'], client_id: theirs });
@@ -624,6 +724,50 @@ describe('delivery (SPEC "Webhook delivery")', () => {
     const res = await api('POST', '/api/webhooks/redeliver', { delivery_id: ping.id }, member.token);
     expect(res.status).toBe(404);
     expect(r.requests).toHaveLength(1);
+  });
+
+  it('after an admin moves a subscription from client A to B, B cannot list or redeliver A\'s past deliveries (404 like a missing one); the admin sees them but cannot redeliver them to B (409)', async () => {
+    const a = await tenant('rescope-a');
+    const b = (await createLicense(portal, { tier: 'business', client_id: uniqueClientId('rescope-b') })).record.client_id;
+    const userB = await createScopedUser(portal, [b]);
+    const r = await receiver();
+    const sub = await subscribe({ url: r.url(), event_types: ['status_changed'], client_id: a.clientId });
+    await changeStatus(a.sessionId);
+    const [event] = await finished(sub['id'], 1);
+    const ping = await api('POST', `/api/webhooks/ping?id=${sub['id']}`);
+    expect(ping.status, ping.text).toBe(200);
+    expect((await db.query('SELECT id::int, client_id FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY id', [sub['id']])).rows).toEqual([
+      { id: event!['id'], client_id: a.clientId },
+      { id: ping.body.delivery.id, client_id: a.clientId },
+    ]);
+
+    const moved = await api('PATCH', `/api/webhooks?id=${sub['id']}`, { client_id: b });
+    expect(moved.status, moved.text).toBe(200);
+    expect(r.requests).toHaveLength(2);
+
+    // B manages the subscription now, but A's deliveries are not B's to read or resend.
+    expect(await deliveries(sub['id'], userB.token)).toEqual([]);
+    for (const id of [event!['id'], ping.body.delivery.id]) {
+      const res = await api('POST', '/api/webhooks/redeliver', { delivery_id: id }, userB.token);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Delivery not found' });
+    }
+    // The admin still sees them, and cannot send A's event to what is now B's receiver either.
+    expect((await deliveries(sub['id'])).map((d) => d['id'])).toEqual([ping.body.delivery.id, event!['id']]);
+    const refused = await api('POST', '/api/webhooks/redeliver', { delivery_id: event!['id'] });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual({ error: 'This delivery belongs to another client than its subscription has now; it cannot be redelivered' });
+    expect(r.requests).toHaveLength(2);
+
+    // What is delivered under B is B's: listed, and redelivered, for B's user.
+    const pingB = await api('POST', `/api/webhooks/ping?id=${sub['id']}`, undefined, userB.token);
+    expect(pingB.status, pingB.text).toBe(200);
+    expect((await deliveries(sub['id'], userB.token)).map((d) => d['id'])).toEqual([pingB.body.delivery.id]);
+    const again = await api('POST', '/api/webhooks/redeliver', { delivery_id: pingB.body.delivery.id }, userB.token);
+    expect(again.status, again.text).toBe(200);
+    expect(again.body.delivery).toMatchObject({ redelivery_of: pingB.body.delivery.id, status: 'succeeded' });
+    expect((await db.query('SELECT client_id FROM webhook_deliveries WHERE id = $1', [again.body.delivery.id])).rows).toEqual([{ client_id: b }]);
+    expect(r.requests).toHaveLength(4);
   });
 
   it('POST /api/webhooks/ping?id= sends a signed ping now and answers its logged outcome', async () => {

@@ -37,6 +37,14 @@ export interface Config {
     caFile: string | null;
     /** Consecutive failed deliveries after which a subscription is disabled. */
     disableAfterFailures: number;
+    /** Deliveries in flight to one receiver origin at most (the bulkhead's ceiling). */
+    maxInFlight: number;
+    /** Attempts waiting for a slot per receiver origin at most; more are not sent. */
+    queueMax: number;
+    /** How long an attempt waits for its turn before it is not sent. */
+    queueWaitMs: number;
+    /** Subscriptions per client_id at most (one without client_id counts on its own). */
+    maxPerClient: number;
   };
 }
 
@@ -176,6 +184,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       allowCidrs: cidrList(env, 'SVC_WEBHOOK_ALLOW_CIDRS'),
       caFile: read(env, 'SVC_WEBHOOK_CA_FILE') === undefined ? null : path.resolve(cwd, read(env, 'SVC_WEBHOOK_CA_FILE') as string),
       disableAfterFailures: integer(env, 'SVC_WEBHOOK_DISABLE_AFTER', 20, 1, 100_000),
+      maxInFlight: integer(env, 'SVC_WEBHOOK_MAX_IN_FLIGHT', 64, 1, 1024),
+      queueMax: integer(env, 'SVC_WEBHOOK_QUEUE_MAX', 1000, 0, 100_000),
+      queueWaitMs: integer(env, 'SVC_WEBHOOK_QUEUE_WAIT_SECONDS', 20, 1, 600) * 1000,
+      maxPerClient: integer(env, 'SVC_WEBHOOK_MAX_PER_CLIENT', 25, 1, 10_000),
     },
     externalJwt,
   };

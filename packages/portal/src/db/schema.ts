@@ -181,6 +181,8 @@ export interface WebhookDeliveriesTable {
   body: string;
   status: Generated<'pending' | 'succeeded' | 'failed'>;
   redelivery_of: string | null;
+  /** The client of the delivered event (not the subscription's, which can change): who may see it. */
+  client_id: string | null;
   created_at: Generated<Date>;
   /** In the API's shape (`DeliveryAttempt`), oldest first; empty while pending. */
   attempts: ColumnType<DeliveryAttempt[], string | undefined, string>;

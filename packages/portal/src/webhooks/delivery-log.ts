@@ -10,15 +10,19 @@ export interface NewDelivery {
   event_type: string;
   body: string;
   redelivery_of: string | null;
+  /** The event's client (who may see the delivery), not the subscription's. */
+  client_id: string | null;
 }
 
-/** What is sent: the same body and event id to every subscriber of an event. */
-export type DeliveryMessage = Pick<NewDelivery, 'event_id' | 'event_type' | 'body'>;
+/** What is sent: the same body and event id to every subscriber of an event (of that client). */
+export type DeliveryMessage = Pick<NewDelivery, 'event_id' | 'event_type' | 'body' | 'client_id'>;
 
 export interface FinishedDelivery {
   deliveryId: string;
   subscriptionId: string;
   ok: boolean;
+  /** Failed without a single attempt sent (bulkhead): logged, but no failure of the receiver. */
+  shed?: boolean;
   attempts: DeliveryAttempt[];
 }
 
@@ -39,10 +43,14 @@ export interface StreakChange {
 /** Finished deliveries written by one statement; enough for a few 50-receiver fan-outs. */
 const MAX_BATCH = 500;
 
-/** Fold a batch's outcomes into one change per subscription, keeping their order. */
-export function streakChanges(entries: readonly Pick<FinishedDelivery, 'subscriptionId' | 'ok'>[]): StreakChange[] {
+/**
+ * Fold a batch's outcomes into one change per subscription, keeping their order. A shed
+ * delivery was never sent: it neither extends nor ends a streak.
+ */
+export function streakChanges(entries: readonly Pick<FinishedDelivery, 'subscriptionId' | 'ok' | 'shed'>[]): StreakChange[] {
   const bySub = new Map<string, StreakChange>();
   for (const e of entries) {
+    if (e.shed === true && !e.ok) continue;
     const c = bySub.get(e.subscriptionId) ?? { subscriptionId: e.subscriptionId, restart: false, failures: 0 };
     if (e.ok) {
       c.restart = true;
@@ -92,8 +100,8 @@ export class DeliveryLog {
    */
   async openFanOut(message: DeliveryMessage, subscriptionIds: string[], createdAt: Date): Promise<Map<string, DeliveryRow>> {
     const { rows } = await sql<{ id: string; subscription_id: string }>`
-      INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, created_at)
-      SELECT s.id, ${message.event_id}, ${message.event_type}, ${message.body}, ${createdAt}::timestamptz
+      INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, client_id, created_at)
+      SELECT s.id, ${message.event_id}, ${message.event_type}, ${message.body}, ${message.client_id}::text, ${createdAt}::timestamptz
       FROM unnest(${subscriptionIds}::text[]) AS s(id)
       WHERE EXISTS (SELECT 1 FROM webhook_subscriptions w WHERE w.id = s.id)
       RETURNING id, subscription_id

@@ -51,7 +51,7 @@ export class WebhookDispatcher {
       .execute();
     if (subs.length === 0) return;
     const envelope: WebhookEnvelope = { api_version: WEBHOOK_API_VERSION, event_type: event.event_type, event_id: newEventId(), timestamp: event.created_at, data: event.data };
-    const message: DeliveryMessage = { event_id: envelope.event_id, event_type: envelope.event_type, body: JSON.stringify(envelope) };
+    const message: DeliveryMessage = { event_id: envelope.event_id, event_type: envelope.event_type, body: JSON.stringify(envelope), client_id: event.client_id };
     // The pending rows are written while the first attempts are on their way: the log row is
     // not needed to post (X-SVC-Delivery is the event id), and waiting for its INSERT and
     // commit (~2 ms under load) would add to every event's delivery latency. Outcomes wait for it.
@@ -59,10 +59,10 @@ export class WebhookDispatcher {
     opened.catch(() => undefined); // awaited below; this only keeps an early failure from being reported as unhandled
     await Promise.all(
       subs.map(async (sub) => {
-        const { ok, attempts } = await this.#attempt(sub, message);
+        const { ok, shed, attempts } = await this.#attempt(sub, message);
         const delivery = (await opened).get(sub.id);
         // No row: the subscription was deleted while the event was on its way, its log with it.
-        if (delivery) await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, attempts });
+        if (delivery) await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, shed, attempts });
       }),
     );
   }
@@ -76,34 +76,44 @@ export class WebhookDispatcher {
       timestamp: this.#d.now().toISOString(),
       data: { subscription_id: sub.id, requested_by: actor, message: 'Test delivery from the portal' },
     };
-    return this.#deliverOne(sub, { subscription_id: sub.id, event_id: envelope.event_id, event_type: PING_EVENT, body: JSON.stringify(envelope), redelivery_of: null });
+    return this.#deliverOne(sub, { subscription_id: sub.id, event_id: envelope.event_id, event_type: PING_EVENT, body: JSON.stringify(envelope), redelivery_of: null, client_id: sub.client_id });
   }
 
-  /** Send a logged delivery again: the same body and event id, so receivers can de-duplicate. */
-  redeliver(sub: SubscriptionRow, original: { id: string; event_id: string; event_type: string; body: string }): Promise<WebhookDelivery> {
-    return this.#deliverOne(sub, { subscription_id: sub.id, event_id: original.event_id, event_type: original.event_type, body: original.body, redelivery_of: original.id });
+  /** Send a logged delivery again: the same body and event id, so receivers can de-duplicate; it keeps its event's client. */
+  redeliver(sub: SubscriptionRow, original: { id: string; event_id: string; event_type: string; body: string; client_id: string | null }): Promise<WebhookDelivery> {
+    return this.#deliverOne(sub, { subscription_id: sub.id, event_id: original.event_id, event_type: original.event_type, body: original.body, redelivery_of: original.id, client_id: original.client_id });
   }
 
   async #deliverOne(sub: SubscriptionRow, entry: NewDelivery): Promise<WebhookDelivery> {
     const delivery = await this.#log.open(entry, this.#d.now());
-    const { ok, attempts } = await this.#attempt(sub, entry);
+    const { ok, shed, attempts } = await this.#attempt(sub, entry);
     // The failure streak (and the disabling it may bring) is written with the outcome.
-    await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, attempts });
+    await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, shed, attempts });
     return presentDelivery({ ...delivery, status: ok ? 'succeeded' : 'failed', attempts });
   }
 
-  /** One attempt and, if it fails, one retry 500 ms later. */
-  async #attempt(sub: Target, message: DeliveryMessage): Promise<{ ok: boolean; attempts: DeliveryAttempt[] }> {
+  /**
+   * One attempt and, if it fails, one retry 500 ms later. `shed`: neither attempt was sent
+   * (the receiver's bulkhead turned both away), so the failure is not the receiver's.
+   */
+  async #attempt(sub: Target, message: DeliveryMessage): Promise<{ ok: boolean; shed: boolean; attempts: DeliveryAttempt[] }> {
     const { client, now } = this.#d;
     const attempts: DeliveryAttempt[] = [];
     let ok = false;
+    let shed = true;
     for (let attempt = 1; attempt <= 2 && !ok; attempt++) {
       if (attempt === 2) await sleep(RETRY_DELAY_MS);
-      const at = now();
-      const result = await client.post(sub.url, deliveryHeaders(sub.signing_secret, message.event_type, message.event_id, message.body, Math.floor(at.getTime() / 1000)), message.body);
+      // Signed when it leaves, after any wait in the receiver's queue; `at` is then that moment.
+      let at = now();
+      const signed = () => {
+        at = now();
+        return deliveryHeaders(sub.signing_secret, message.event_type, message.event_id, message.body, Math.floor(at.getTime() / 1000));
+      };
+      const result = await client.post(sub.url, signed, message.body);
       ok = result.error === null;
+      shed &&= result.shed;
       attempts.push({ attempt, status_code: result.statusCode, duration_ms: result.durationMs, error: result.error, attempted_at: at.toISOString() });
     }
-    return { ok, attempts };
+    return { ok, shed: shed && !ok, attempts };
   }
 }

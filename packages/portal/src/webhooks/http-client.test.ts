@@ -1,6 +1,7 @@
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestCa, HttpsReceiver } from '../../tests/helpers/https-receiver.ts';
 import { describe as describeFailure, MAX_IN_FLIGHT_PER_ORIGIN, WebhookHttpClient } from './http-client.ts';
 
 /**
@@ -13,8 +14,10 @@ describe('WebhookHttpClient against a TCP black hole', () => {
   let server: net.Server;
   const sockets = new Set<net.Socket>();
   let port = 0;
+  let accepted = 0;
   beforeAll(async () => {
     server = net.createServer((s) => {
+      accepted++;
       sockets.add(s);
       s.on('close', () => sockets.delete(s));
     });
@@ -43,36 +46,40 @@ describe('WebhookHttpClient against a TCP black hole', () => {
     }
   }, 30_000);
 
-  it(`holds at most ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries in flight per origin: more fail at once, other origins are unaffected; once they time out, one at a time`, async () => {
-    const other = net.createServer((s) => {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-    });
-    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
-    const otherPort = (other.address() as net.AddressInfo).port;
-    const client = new WebhookHttpClient({ resolver: async () => ['127.0.0.1'], allow: [ipaddr.parseCIDR('127.0.0.0/8')], caFile: null });
+  it(`holds at most ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries in flight per origin: more wait their turn (bounded queue, deadline) and are shed unsent; other origins are unaffected; once they time out, one at a time`, async () => {
+    const ca = await createTestCa();
+    const healthy = await HttpsReceiver.start(ca);
+    const client = new WebhookHttpClient({ resolver: async () => ['127.0.0.1'], allow: [ipaddr.parseCIDR('127.0.0.0/8')], caFile: ca.caFile, queueMax: 2, queueWaitMs: 1500 });
     const settledWithin = async <T,>(p: Promise<T>, ms: number): Promise<T | 'pending'> => Promise.race([p, new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))]);
+    const shed = (error: string | RegExp) => ({ statusCode: null, durationMs: expect.any(Number), error: typeof error === 'string' ? error : expect.stringMatching(error), shed: true });
     try {
-      const post = (port: number) => client.post(`https://127.0.0.1:${port}/hook`, { 'content-type': 'application/json' }, '{}');
-      const held = Array.from({ length: MAX_IN_FLIGHT_PER_ORIGIN }, () => post(port));
-      const refused = await Promise.all([post(port), post(port)]);
-      for (const r of refused) expect(r).toEqual({ statusCode: null, durationMs: expect.any(Number), error: `not sent: ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries to this receiver are already in flight` });
-      // Another origin has its own room.
-      const elsewhere = post(otherPort);
-      expect(await settledWithin(elsewhere, 300)).toBe('pending');
+      accepted = 0;
+      const post = (url: string) => client.post(url, { 'content-type': 'application/json' }, '{}');
+      const hole = `https://127.0.0.1:${port}/hook`;
+      const held = Array.from({ length: MAX_IN_FLIGHT_PER_ORIGIN }, () => post(hole));
+      // Two wait their turn; the queue (2) is then full and a third is shed at once.
+      const waiting = [post(hole), post(hole)];
+      expect(await post(hole)).toEqual(shed(`not sent: ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries to this receiver are in flight and its queue is full`));
+      // Another origin has its own room and its own queue: delivered while the black hole is saturated.
+      expect(await post(healthy.url())).toEqual({ statusCode: 200, durationMs: expect.any(Number), error: null, shed: false });
+      expect(await settledWithin(Promise.race(waiting), 300)).toBe('pending');
+      // Their turn does not come before the deadline (the held ones need 5 s): shed, never sent.
+      for (const r of await Promise.all(waiting)) expect(r).toEqual(shed(new RegExp(`^not sent: ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries to this receiver are in flight; waited \\d+\\.\\d s for a turn$`)));
       const results = await Promise.all(held);
-      expect(results.every((r) => r.error === 'timeout after 5 s')).toBe(true);
+      expect(results.every((r) => r.error === 'timeout after 5 s' && !r.shed)).toBe(true);
       // 64 timeouts brought this receiver's limit down to one: one delivery is sent (and
-      // held) again, a second one at the same time is not.
-      const again = post(port);
+      // held) again, a second one waits and is shed at its deadline.
+      const again = post(hole);
       expect(await settledWithin(again, 300)).toBe('pending');
-      expect(await post(port)).toEqual({ statusCode: null, durationMs: expect.any(Number), error: 'not sent: 1 delivery to this receiver is already in flight' });
-      expect((await again).error).toBe('timeout after 5 s');
-      expect((await elsewhere).error).toBe('timeout after 5 s');
+      expect(await post(hole)).toEqual(shed(/^not sent: 1 delivery to this receiver is in flight; waited \d+\.\d s for a turn$/));
+      expect(await again).toMatchObject({ error: 'timeout after 5 s', shed: false });
+      // The black hole only ever saw the attempts that were sent: 64, then 1.
+      expect(accepted).toBe(MAX_IN_FLIGHT_PER_ORIGIN + 1);
     } finally {
       await client.close().catch(() => undefined);
       for (const s of sockets) s.destroy();
-      await new Promise((resolve) => other.close(resolve));
+      await healthy.close();
+      await ca.cleanup();
     }
   }, 40_000);
 });

@@ -3,11 +3,11 @@ import type { LookupFunction } from 'node:net';
 import tls from 'node:tls';
 import { Agent, request } from 'undici';
 import ipaddr from 'ipaddr.js';
-import { OriginLimits } from './origin-limits.ts';
+import { OriginLimits, type Shed } from './origin-limits.ts';
 import { checkedAddresses, parseWebhookUrl, UnsafeUrlError, type CidrList, type Resolver } from './url-safety.ts';
 
 export const DELIVERY_TIMEOUT_MS = 5_000;
-/** Deliveries in flight to one origin at most (also the connections kept per origin); less while it times out (OriginLimits). */
+/** Deliveries in flight to one origin at most by default (SVC_WEBHOOK_MAX_IN_FLIGHT); less while it times out (OriginLimits). */
 export const MAX_IN_FLIGHT_PER_ORIGIN = 64;
 const TIMEOUT_ERROR = 'timeout after 5 s';
 
@@ -15,6 +15,21 @@ export interface PostResult {
   statusCode: number | null;
   durationMs: number;
   error: string | null;
+  /**
+   * Turned away by the receiver's bulkhead (queue full, or its turn did not come in time)
+   * without being sent: says nothing about the receiver, so it is no failure of it.
+   */
+  shed: boolean;
+}
+
+export interface WebhookHttpClientOptions {
+  resolver: Resolver;
+  allow: CidrList;
+  caFile: string | null;
+  /** Bulkhead per receiver origin (OriginLimits); defaults: 64 in flight, 1000 waiting, 20 s wait. */
+  maxInFlight?: number;
+  queueMax?: number;
+  queueWaitMs?: number;
 }
 
 /**
@@ -28,11 +43,13 @@ export class WebhookHttpClient {
   readonly #agent: Agent;
   readonly #resolver: Resolver;
   readonly #allow: CidrList;
-  readonly #limits = new OriginLimits(MAX_IN_FLIGHT_PER_ORIGIN);
+  readonly #limits: OriginLimits;
 
-  constructor(opts: { resolver: Resolver; allow: CidrList; caFile: string | null }) {
+  constructor(opts: WebhookHttpClientOptions) {
     this.#resolver = opts.resolver;
     this.#allow = opts.allow;
+    const maxInFlight = opts.maxInFlight ?? MAX_IN_FLIGHT_PER_ORIGIN;
+    this.#limits = new OriginLimits({ max: maxInFlight, queueMax: opts.queueMax ?? 1000, waitMs: opts.queueWaitMs ?? 20_000 });
     const lookup: LookupFunction = (hostname, options, callback) => {
       checkedAddresses(new URL(`https://${hostname.includes(':') ? `[${hostname}]` : hostname}/`), opts.resolver, opts.allow).then(
         (addresses) => {
@@ -56,13 +73,17 @@ export class WebhookHttpClient {
       allowH2: false,
       headersTimeout: DELIVERY_TIMEOUT_MS,
       bodyTimeout: DELIVERY_TIMEOUT_MS,
-      connections: MAX_IN_FLIGHT_PER_ORIGIN,
+      connections: maxInFlight,
     });
   }
 
-  async post(url: string, headers: Record<string, string>, body: string): Promise<PostResult> {
-    const started = performance.now();
-    const done = (statusCode: number | null, error: string | null): PostResult => ({ statusCode, durationMs: Math.round(performance.now() - started), error });
+  /**
+   * `headers` may be a function, called once the attempt has its slot: a signature's timestamp
+   * is then the time of sending, not of queueing (Standard Webhooks receivers refuse stale ones).
+   */
+  async post(url: string, headers: Record<string, string> | (() => Record<string, string>), body: string): Promise<PostResult> {
+    let started = performance.now();
+    const done = (statusCode: number | null, error: string | null, shed = false): PostResult => ({ statusCode, durationMs: Math.round(performance.now() - started), error, shed });
     let origin: string;
     try {
       // The stored URL is judged by today's rules. A host name is resolved and checked by the
@@ -81,12 +102,14 @@ export class WebhookHttpClient {
     // each attempt for the whole timeout. Without a bound its attempts would queue behind the
     // origin's connections and each take a fresh TLS connection a moment before its own
     // timeout, costing the portal a handshake per attempt for nothing. Past the bound an
-    // attempt fails at once (its retry, 500 ms later, may find room).
-    const slot = this.#limits.acquire(origin);
-    if (!slot.ok) return done(null, `not sent: ${slot.inFlight === 1 ? '1 delivery to this receiver is' : `${slot.inFlight} deliveries to this receiver are`} already in flight`);
+    // attempt waits its turn (bounded queue, deadline); a shed one is not sent.
+    const slot = await this.#limits.acquire(origin);
+    if (!slot.ok) return done(null, shedMessage(slot), true);
+    // A sent attempt's duration is the receiver's time, not its wait in the queue.
+    started = performance.now();
     let outcome: 'answered' | 'timed-out' | 'other' = 'other';
     try {
-      const res = await request(url, { method: 'POST', headers, body, dispatcher: this.#agent, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
+      const res = await request(url, { method: 'POST', headers: typeof headers === 'function' ? headers() : headers, body, dispatcher: this.#agent, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
       outcome = 'answered';
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const ok = res.statusCode >= 200 && res.statusCode < 300;
@@ -100,9 +123,22 @@ export class WebhookHttpClient {
     }
   }
 
+  /** Shutdown, before deliveries are drained: queued attempts are not sent (OriginLimits.shedWaiting). */
+  shedWaiting(): void {
+    this.#limits.shedWaiting();
+  }
+
   close(): Promise<void> {
     return this.#agent.close();
   }
+}
+
+function shedMessage(s: Shed): string {
+  const inFlight = s.inFlight === 1 ? '1 delivery to this receiver is' : `${s.inFlight} deliveries to this receiver are`;
+  if (s.reason === 'shutdown') return 'not sent: the portal is shutting down';
+  return s.reason === 'queue-full'
+    ? `not sent: ${inFlight} in flight and its queue is full`
+    : `not sent: ${inFlight} in flight; waited ${(s.waitedMs / 1000).toFixed(1)} s for a turn`;
 }
 
 /**

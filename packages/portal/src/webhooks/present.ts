@@ -40,3 +40,24 @@ export function presentDelivery(row: DeliveryRow): WebhookDelivery {
     attempts: row.attempts,
   };
 }
+
+/**
+ * What a non-admin is told of a failed attempt: `HTTP <status>`, `timeout`, `TLS error`,
+ * `not sent` or `connection failed`. The full text (an address a host resolved to, a
+ * certificate's names, a socket error) would let a tenant map the portal's network through
+ * URLs of its choice; admins see it unchanged.
+ */
+export function coarseError(error: string | null): string | null {
+  if (error === null) return null;
+  if (/^HTTP \d{3}$/.test(error)) return error;
+  if (error.startsWith('timeout')) return 'timeout';
+  if (error.startsWith('not sent:')) return 'not sent';
+  if (/^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)|\b(SSL|TLS)\b|certificate/i.test(error)) return 'TLS error';
+  return 'connection failed';
+}
+
+/** A delivery as the caller may see it: attempts' errors made coarse for non-admins. */
+export function presentForCaller(caller: { admin: boolean }, delivery: WebhookDelivery): WebhookDelivery {
+  if (caller.admin) return delivery;
+  return { ...delivery, attempts: delivery.attempts.map((a) => ({ ...a, error: coarseError(a.error) })) };
+}

@@ -6,10 +6,19 @@ export type Resolver = (hostname: string) => Promise<string[]>;
 
 export const systemResolver: Resolver = async (hostname) => (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
+/** What a non-admin is told of a host that does not resolve, or resolves to a refused address. */
+export const HOST_REFUSED = 'url is not allowed: its host must resolve to public addresses only';
+
 export class UnsafeUrlError extends Error {
-  constructor(message: string) {
+  /**
+   * The message for callers who must not learn the portal's view of the network (non-admins):
+   * neither the addresses a host resolves to nor whether it resolves at all.
+   */
+  readonly coarse: string;
+  constructor(message: string, coarse: string = message) {
     super(message);
     this.name = 'UnsafeUrlError';
+    this.coarse = coarse;
   }
 }
 
@@ -30,6 +39,8 @@ export function parseWebhookUrl(raw: string): URL {
   if (url.protocol !== 'https:') throw new UnsafeUrlError('url must use https');
   if (url.username !== '' || url.password !== '') throw new UnsafeUrlError('url must not contain credentials');
   if (url.hostname === '') throw new UnsafeUrlError('url has no host');
+  // Never sent, so not part of the receiver's identity: without it, duplicates compare equal.
+  url.hash = '';
   return url;
 }
 
@@ -87,13 +98,13 @@ export async function checkedAddresses(url: URL, resolver: Resolver, allow: Cidr
     try {
       addresses = await resolver(host);
     } catch {
-      throw new UnsafeUrlError(`url host ${host} does not resolve`);
+      throw new UnsafeUrlError(`url host ${host} does not resolve`, HOST_REFUSED);
     }
   }
-  if (addresses.length === 0) throw new UnsafeUrlError(`url host ${host} does not resolve`);
+  if (addresses.length === 0) throw new UnsafeUrlError(`url host ${host} does not resolve`, HOST_REFUSED);
   for (const a of addresses) {
     const reason = refusalReason(a, allow);
-    if (reason !== null) throw new UnsafeUrlError(`url is not allowed: ${reason}`);
+    if (reason !== null) throw new UnsafeUrlError(`url is not allowed: ${reason}`, HOST_REFUSED);
   }
   return addresses;
 }

@@ -63,6 +63,8 @@ export interface ReceivedRequest {
 
 export type Behavior =
   | { kind: 'status'; status: number; body?: string; headers?: Record<string, string> }
+  /** Answer `status` (default 200) after `ms`: a slow but healthy receiver. */
+  | { kind: 'delay'; ms: number; status?: number }
   /** Keep the response open until `release()`, then answer `status` (default 200). */
   | { kind: 'hold'; status?: number }
   /** Never answer (a black hole); the socket is destroyed when the receiver closes. */
@@ -77,8 +79,10 @@ export class HttpsReceiver {
   readonly requests: ReceivedRequest[] = [];
   /** Raw TCP connections accepted (before TLS): proof that nothing connected at all. */
   connections = 0;
-  /** Requests that are still unanswered (hold or hang). */
+  /** Requests that are still unanswered (delay, hold or hang). */
   pending = 0;
+  /** The most requests ever unanswered at once (delay, hold or hang). */
+  maxPending = 0;
   #server: https.Server;
   #sockets = new Set<Socket>();
   #held: { res: ServerResponse; status: number }[] = [];
@@ -159,6 +163,11 @@ export class HttpsReceiver {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
+  #pend(): void {
+    this.pending++;
+    this.maxPending = Math.max(this.maxPending, this.pending);
+  }
+
   #onRequest(req: IncomingMessage, res: ServerResponse): void {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -177,12 +186,21 @@ export class HttpsReceiver {
         case 'status':
           res.writeHead(b.status, { 'content-type': 'text/plain', ...b.headers }).end(b.body ?? '');
           break;
+        case 'delay': {
+          this.#pend();
+          const timer = setTimeout(() => res.writeHead(b.status ?? 200, { 'content-type': 'text/plain' }).end('slow'), b.ms);
+          res.on('close', () => {
+            clearTimeout(timer);
+            this.pending--;
+          });
+          break;
+        }
         case 'hold':
-          this.pending++;
+          this.#pend();
           this.#held.push({ res, status: b.status ?? 200 });
           break;
         case 'hang':
-          this.pending++;
+          this.#pend();
           res.on('close', () => this.pending--);
           break;
         case 'redirect':

@@ -4,8 +4,9 @@ import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 import { subscriptionFor } from '../../webhooks/access.ts';
+import { presentForCaller } from '../../webhooks/present.ts';
 
-/** POST /api/webhooks/ping?id=: a signed `ping` test delivery now; answers its logged outcome. */
+/** POST /api/webhooks/ping?id=: a signed `ping` test delivery now; answers its logged outcome (coarse errors for non-admins). */
 export default function register(app: App, ctx: AppContext): void {
   app.post(
     '/webhooks/ping',
@@ -16,7 +17,7 @@ export default function register(app: App, ctx: AppContext): void {
     async (request) => {
       const user = userOf(request);
       const sub = await subscriptionFor(ctx, user, request.query.id);
-      return { delivery: await ctx.webhooks.dispatcher.ping(sub, actorOf(user)) };
+      return { delivery: presentForCaller(user, await ctx.webhooks.dispatcher.ping(sub, actorOf(user))) };
     },
   );
 }

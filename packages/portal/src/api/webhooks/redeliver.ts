@@ -1,25 +1,38 @@
 import { DeliveryResponse, RedeliverBody } from '@svc/protocol';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
-import { notFound } from '../../errors.ts';
 import { responses } from '../../http/responses.ts';
-import { subscriptionFor } from '../../webhooks/access.ts';
+import { assertRedeliverable, deliveryFor } from '../../webhooks/access.ts';
+import { presentForCaller } from '../../webhooks/present.ts';
 
-/** POST /api/webhooks/redeliver `{delivery_id}`: send a logged delivery again (same body and event id) and answer its outcome. */
+/**
+ * POST /api/webhooks/redeliver `{delivery_id}`: send a logged delivery again (same body and
+ * event id) and answer its outcome. Only a delivery the caller may see now (deliveryFor).
+ */
 export default function register(app: App, ctx: AppContext): void {
   app.post(
     '/webhooks/redeliver',
     {
       onRequest: requireUser(ctx, { permission: 'webhooks' }),
-      schema: { tags: ['webhooks'], summary: 'Redeliver a logged delivery', security: [{ identityToken: [] }], body: RedeliverBody, response: responses({ 200: DeliveryResponse }, 400, 401, 403, 404) },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Redeliver a logged delivery',
+        description: [
+          'Sends the same body and event id again, to the subscription\'s URL of today; logged as a redelivery of the original.',
+          'A delivery keeps the client of its event: a caller sees and redelivers only deliveries of clients in its scope now (admins: all);',
+          'any other is 404, like a missing one. 409 when the subscription has since been moved to another client than the event\'s.',
+          'Non-admins see coarse attempt errors only.',
+        ].join(' '),
+        security: [{ identityToken: [] }],
+        body: RedeliverBody,
+        response: responses({ 200: DeliveryResponse }, 400, 401, 403, 404, 409),
+      },
     },
     async (request) => {
-      // Ids are bigserial: a number past 2^53 cannot name one and must not reach SQL as a float literal.
-      if (!Number.isSafeInteger(request.body.delivery_id)) throw notFound('Delivery not found');
-      const original = await ctx.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', String(request.body.delivery_id)).executeTakeFirst();
-      if (!original) throw notFound('Delivery not found');
-      const sub = await subscriptionFor(ctx, userOf(request), original.subscription_id);
-      return { delivery: await ctx.webhooks.dispatcher.redeliver(sub, original) };
+      const user = userOf(request);
+      const { delivery, subscription } = await deliveryFor(ctx, user, request.body.delivery_id);
+      assertRedeliverable(delivery, subscription);
+      return { delivery: presentForCaller(user, await ctx.webhooks.dispatcher.redeliver(subscription, delivery)) };
     },
   );
 }
