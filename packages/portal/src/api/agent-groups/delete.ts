@@ -13,7 +13,7 @@ export default function register(app: App, ctx: AppContext): void {
       schema: { tags: ['agents'], summary: 'Remove an agent from a group', security: [{ identityToken: [] }], querystring: GroupMemberQuery, response: responses({ 200: OkBody }, 400, 401, 403, 404) },
     },
     async (request) => {
-      await removeFromGroup(ctx, userOf(request), request.query.agent_id, request.query.group_name);
+      await removeFromGroup(ctx, userOf(request), request.query.agent_id, request.query.client_id, request.query.group_name);
       return { ok: true as const };
     },
   );
