@@ -7,16 +7,21 @@ import { responses } from '../../http/responses.ts';
 
 const Added = Type.Object({ success: Type.Literal(true), group_name: Type.String(), agent_id: Type.String(), client_id: Type.Union([Type.String(), Type.Null()]), created_at: Type.String() });
 
-/** POST /api/agent-groups `{agent_id, group_name}`: add an agent to a group (created on first member). */
+/** POST /api/agent-groups `{agent_id, group_name, client_id?}`: add an agent to its client's group (created on first member). */
 export default function register(app: App, ctx: AppContext): void {
   app.post(
     '/agent-groups',
     {
       onRequest: requireUser(ctx, { permission: 'agent:groups' }),
       schema: {
-        tags: ['agents'], summary: 'Add an agent to a group',
+        tags: ['agents'],
+        summary: 'Add an agent to a group',
         description:
-          "Groups are per client: the agent joins its own client's group of that name (created on its first member). A scoped user can add only its clients' agents. An agent_id under several clients needs client_id (else 409).", security: [{ identityToken: [] }], body: GroupMemberBody, response: responses({ 201: Added }, 400, 401, 403, 404, 409) },
+          "Groups are per client: the agent joins its own client's group of that name (created on its first member). A scoped user can add only its clients' agents. An agent_id under several clients needs client_id (else 409 with client_ids).",
+        security: [{ identityToken: [] }],
+        body: GroupMemberBody,
+        response: responses({ 201: Added }, 400, 401, 403, 404, 409),
+      },
     },
     async (request, reply) => {
       const { agent_id, group_name, client_id } = request.body;
