@@ -18,8 +18,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     ALTER TABLE agents DROP CONSTRAINT agents_pkey;
     ALTER TABLE agents ADD PRIMARY KEY (client_id, agent_id);
     DROP INDEX agents_client_idx;
-    -- Admin requests name an agent by id and may not name its client.
-    CREATE INDEX agents_agent_idx ON agents (agent_id);
+    -- Admin requests name an agent by id and may not name its client; the fleet pages by (agent_id, client_id).
+    CREATE INDEX agents_agent_idx ON agents (agent_id, client_id);
     -- The legacy key has no client: the agents it registered (license_id null) are found by
     -- id alone, so their ids stay unique among themselves (D18).
     CREATE UNIQUE INDEX agents_legacy_agent_key ON agents (agent_id) WHERE license_id IS NULL;
