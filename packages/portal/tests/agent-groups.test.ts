@@ -300,6 +300,11 @@ describe('groups are per client (issue 11 point 4)', () => {
     const removed = await http(portal.url, 'DELETE', `/api/agent-groups?agent_id=${id}&group_name=${group}&client_id=${b.record.client_id}`, { headers: withToken(admin) });
     expect(removed.status).toBe(200);
     expect(await memberships(id)).toEqual([]);
+    // A member of both clients sees both: the same 409, naming only its clients.
+    const both = await createScopedUser(portal, [a.record.client_id, b.record.client_id]);
+    const bothRes = await add(id, group, both.token);
+    expect(bothRes.status).toBe(409);
+    expect(bothRes.body.client_ids).toEqual([a.record.client_id, b.record.client_id].sort());
     // A scoped member of one client names the id without ambiguity: it sees one agent.
     const member = await createScopedUser(portal, [a.record.client_id]);
     expect((await add(id, group, member.token)).status).toBe(201);

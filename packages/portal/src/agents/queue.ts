@@ -19,9 +19,10 @@ export const DEFAULT_PRIORITY = 5;
 
 /**
  * Queue a command for one agent or for every current member of a group (D14: one command
- * per member, created now by a single INSERT ... SELECT). Agents registered under a key
- * without agent:commands cannot receive commands (D2): a single one is a 403, group
- * members are skipped and listed. `command_dispatched` is audited (actor: the admin).
+ * per member, created now by a single INSERT ... SELECT). An agent whose registering key
+ * (or, that key gone, its client's best active key) lacks agent:commands cannot receive
+ * commands (D2, eligibility.ts): a single one is a 403, group members are skipped and
+ * listed. `command_dispatched` is audited (actor: the admin).
  */
 export async function queueCommands(ctx: AppContext, admin: UserPrincipal, body: QueueCommandBody): Promise<{ type: CommandType; queued: Queued[]; skipped: { agent_id: string; reason: string }[] }> {
   if (!(COMMAND_TYPES as readonly string[]).includes(body.command_type)) throw badRequest(`command_type must be one of ${COMMAND_TYPES.join(', ')}`);
