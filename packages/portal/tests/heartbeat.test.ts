@@ -341,6 +341,38 @@ describe('POST /api/health: registration and upsert', () => {
     expect(fleet.body.agents.find((a: { agent_id: string }) => a.agent_id === none)).toMatchObject({ client_id: null });
   });
 
+  it('a legacy agent that moves to another client_id takes its pending commands and memberships along', async () => {
+    const id = newAgentId('move');
+    const from = uniqueClientId('from');
+    const to = uniqueClientId('to');
+    expect((await heartbeat(LEGACY_KEY, beat(id, { client_id: from }))).status).toBe(200);
+    const q = await queue({ agent_id: id, command_type: 'restart' });
+    expect(q.status).toBe(201);
+    const group = `mv-${randomBytes(3).toString('hex')}`;
+    expect((await http(portal.url, 'POST', '/api/agent-groups', { headers: withToken(admin), json: { agent_id: id, group_name: group } })).status).toBe(201);
+
+    const moved = await heartbeat(LEGACY_KEY, beat(id, { client_id: to }));
+    expect(moved.status).toBe(200);
+    expect(moved.body.commands.map((c: { id: number }) => c.id)).toEqual([q.body.commands[0].id]);
+    expect(await agentRowOf(from, id)).toBeUndefined();
+    expect(await agentRowOf(to, id)).toMatchObject({ license_id: null });
+    const { rows: cmds } = await db.query('SELECT client_id, status FROM agent_commands WHERE agent_id = $1', [id]);
+    expect(cmds).toEqual([{ client_id: to, status: 'sent' }]);
+    const { rows: groups } = await db.query('SELECT client_id, group_name FROM agent_groups WHERE agent_id = $1', [id]);
+    expect(groups).toEqual([{ client_id: to, group_name: group }]);
+    expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
+  });
+
+  it('concurrent first heartbeats of one legacy agent all succeed and register it once', async () => {
+    for (let round = 0; round < 10; round++) {
+      const id = newAgentId('lrace');
+      const client = uniqueClientId('lrace');
+      const results = await Promise.all(Array.from({ length: 6 }, () => heartbeat(LEGACY_KEY, beat(id, { client_id: client }))));
+      expect(results.map((r) => r.status)).toEqual(Array(6).fill(200));
+      expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
+    }
+  });
+
   it('the legacy key never moves or acts for an agent that a license key registered (D18)', async () => {
     const id = newAgentId('bound');
     expect((await heartbeat(biz.key, beat(id))).status).toBe(200);
