@@ -104,9 +104,9 @@ const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
  * literals: same tables, same join and filter, same order, same RETURNING.
  */
 function insertSelect(createdBy: string, createdAt: Date): string {
-  return `INSERT INTO agent_commands (agent_id, command_type, payload, priority, created_by, group_target, created_at)
-        SELECT g.agent_id, 'restart', '{}'::jsonb, 5, ${quote(createdBy)}, ${quote(GROUP)}, ${quote(createdAt.toISOString())}::timestamptz
-        FROM agent_groups g JOIN agents a ON a.agent_id = g.agent_id
+  return `INSERT INTO agent_commands (client_id, agent_id, command_type, payload, priority, created_by, group_target, created_at)
+        SELECT g.client_id, g.agent_id, 'restart', '{}'::jsonb, 5, ${quote(createdBy)}, ${quote(GROUP)}, ${quote(createdAt.toISOString())}::timestamptz
+        FROM agent_groups g JOIN agents a ON a.client_id = g.client_id AND a.agent_id = g.agent_id
         WHERE g.group_name = ${quote(GROUP)} AND a.deregistered_at IS NULL AND a.key_tier IN ('business', 'msp')
         ORDER BY g.agent_id
         RETURNING id, agent_id, created_at`;
@@ -275,7 +275,7 @@ async function benchmark(opts: Options): Promise<void> {
      SELECT 'svcd_' || lpad(to_hex(n), 8, '0'), $1, $2, 'msp', '4.2.3', now(), 'running', 0, now(), now() FROM generate_series(1, $3::int) AS n`,
     [CLIENT_ID, license.id, opts.agents],
   );
-  await db.query(`INSERT INTO agent_groups (group_name, agent_id) SELECT $1, agent_id FROM agents WHERE client_id = $2`, [GROUP, CLIENT_ID]);
+  await db.query(`INSERT INTO agent_groups (client_id, group_name, agent_id) SELECT client_id, $1, agent_id FROM agents WHERE client_id = $2`, [GROUP, CLIENT_ID]);
   await db.query('VACUUM (ANALYZE) agents, agent_groups, agent_commands');
   log(`seeded ${opts.agents.toLocaleString('en')} agents (msp) in group ${GROUP}`);
 

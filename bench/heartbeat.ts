@@ -79,25 +79,20 @@ const BASELINE_ENV = 'BENCH_HEARTBEAT_BASELINE';
  */
 const HEARTBEAT_SQL = `
       WITH hb AS (
-        UPDATE agents SET
-          version = $1, sent_at = $2, status = $3, uptime_seconds = $4,
+        UPDATE agents SET version = $1, sent_at = $2, status = $3, uptime_seconds = $4,
           schedules = $5::jsonb,
           system_info = $6::jsonb,
-          received_at = $7, key_tier = $8,
-          -- The legacy key has no client of its own: the daemon's reported client_id is kept,
-          -- and follows the daemon's config, for agents not bound to a license.
-          client_id = CASE WHEN $9::boolean AND license_id IS NULL THEN COALESCE($10::text, client_id) ELSE client_id END
-        WHERE agent_id = $11 AND deregistered_at IS NULL
-          AND ($12::boolean OR client_id IS NOT DISTINCT FROM $13)
-        RETURNING agent_id
+          received_at = $7
+        WHERE client_id = $8 AND agent_id = $9 AND deregistered_at IS NULL
+        RETURNING client_id
       ), picked AS (
       SELECT c.id FROM agent_commands c
-      WHERE c.agent_id = $14 AND c.status = 'pending' AND $15::boolean AND EXISTS (SELECT 1 FROM hb)
+      WHERE c.client_id = $10 AND c.agent_id = $11 AND c.status = 'pending' AND $12::boolean AND EXISTS (SELECT 1 FROM hb)
       ORDER BY c.priority DESC, c.created_at, c.id -- DELIVERY_ORDER
-      LIMIT $16
+      LIMIT $13
       FOR UPDATE SKIP LOCKED
     ), claimed AS (
-      UPDATE agent_commands c SET status = 'sent', sent_at = $17
+      UPDATE agent_commands c SET status = 'sent', sent_at = $14
       FROM picked WHERE c.id = picked.id
       RETURNING c.id, c.command_type, c.payload, c.priority, c.created_by, c.group_target, c.created_at
     )
@@ -162,9 +157,9 @@ async function serveBaseline(config: BaselineConfig): Promise<void> {
           const now = new Date();
           // The parameters recordHeartbeat binds for a license key with agent:commands.
           const values = [
-            hb.version, new Date(hb.timestamp), hb.status, hb.uptime_seconds, null, null, now, config.tier,
-            false, null, hb.agent_id, false, config.clientId,
-            hb.agent_id, true, MAX_COMMANDS_PER_HEARTBEAT, now,
+            hb.version, new Date(hb.timestamp), hb.status, hb.uptime_seconds, null, null, now,
+            config.clientId, hb.agent_id,
+            config.clientId, hb.agent_id, true, MAX_COMMANDS_PER_HEARTBEAT, now,
           ];
           const result = await pool.query<ClaimedRow>(config.prepared ? { name: 'heartbeat', text: HEARTBEAT_SQL, values } : { text: HEARTBEAT_SQL, values });
           if (result.rows[0]?.updated !== 1) return answer(res, 404, '{"error":"unknown agent"}');
@@ -257,12 +252,12 @@ async function seed(db: pg.Client, opts: HeartbeatOptions, licenseId: string): P
   const agentsWithCommands = Math.floor(opts.pending / perAgent);
   const step = Math.max(1, Math.floor(opts.agents / agentsWithCommands));
   await db.query(
-    `INSERT INTO agent_commands (agent_id, command_type, payload, priority, created_by, created_at)
-     SELECT 'svcd_' || lpad(to_hex(i * $1::int), 8, '0'), k.command_type, k.payload::jsonb, k.priority, 'bench@bench.invalid', now() - make_interval(secs => k.age)
+    `INSERT INTO agent_commands (client_id, agent_id, command_type, payload, priority, created_by, created_at)
+     SELECT $4, 'svcd_' || lpad(to_hex(i * $1::int), 8, '0'), k.command_type, k.payload::jsonb, k.priority, 'bench@bench.invalid', now() - make_interval(secs => k.age)
      FROM generate_series(1, $2::int) AS i
      CROSS JOIN (VALUES ('restart', '{}', 5, 60), ('set_log_level', '{"level":"debug"}', 8, 30)) AS k(command_type, payload, priority, age)
      WHERE k.priority = 5 OR $3::int = 2`,
-    [step, agentsWithCommands, perAgent],
+    [step, agentsWithCommands, perAgent, CLIENT_ID],
   );
   await db.query('VACUUM (ANALYZE) agents, agent_commands');
   const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM agent_commands WHERE status = 'pending'`);
@@ -489,16 +484,13 @@ function pgbenchScript(agents: number): string {
     .replace('$5::jsonb', 'NULL::jsonb')
     .replace('$6::jsonb', 'NULL::jsonb')
     .replace('$7', 'now()')
-    .replace('$8', `'business'`)
-    .replace('$9::boolean', 'false::boolean')
-    .replace('$10::text', 'NULL::text')
+    .replace('$8', `'${CLIENT_ID}'`)
+    .replace('$9', `'svcd_' || lpad(to_hex(:n::int), 8, '0')`)
+    .replace('$10', `'${CLIENT_ID}'`)
     .replace('$11', `'svcd_' || lpad(to_hex(:n::int), 8, '0')`)
-    .replace('$12::boolean', 'false::boolean')
-    .replace('$13', `'${CLIENT_ID}'`)
-    .replace('$14', `'svcd_' || lpad(to_hex(:n::int), 8, '0')`)
-    .replace('$15::boolean', 'true::boolean')
-    .replace('$16', String(MAX_COMMANDS_PER_HEARTBEAT))
-    .replace('$17', 'now()');
+    .replace('$12::boolean', 'true::boolean')
+    .replace('$13', String(MAX_COMMANDS_PER_HEARTBEAT))
+    .replace('$14', 'now()');
   if (/\$\d/.test(sql)) throw new Error(`pgbench script still has a parameter: ${sql}`);
   return `\\set n random(1, ${agents})\n${sql};\n`;
 }

@@ -4,9 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_COMMANDS_PER_POLL, MAX_OUTPUT_BYTES } from '@svc/protocol';
 import { capOutput } from '../src/agents/status-report.ts';
 import type { DomainEvent } from '../src/events/bus.ts';
-import { createLicense, createScopedUser, FakeClock, openDb, uniqueClientId, type LicenseFixture } from './helpers/factories.ts';
+import { createLicense, createScopedUser, FakeClock, licenseAction, openDb, uniqueClientId, type LicenseFixture } from './helpers/factories.ts';
 import { http, withKey, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
 
 /**
  * The command channel: POST /api/agent-commands (queue), GET ?agent_id= (agent poll),
@@ -47,6 +48,13 @@ const poll = (key: string, agentId: string) => http(portal.url, 'GET', `/api/age
 const report = (key: string, body: Record<string, unknown>) => http(portal.url, 'PATCH', '/api/agent-commands', { headers: withKey(key), json: body });
 const history = (query: string, token = admin) => http(portal.url, 'GET', `/api/agent-commands?${query}`, { headers: withToken(token) });
 const addToGroup = (agentId: string, group: string) => http(portal.url, 'POST', '/api/agent-groups', { headers: withToken(admin), json: { agent_id: agentId, group_name: group } });
+
+/** A stored session uploaded with `key` (a result may name only a session of its agent's client). */
+async function uploadSession(key: string): Promise<string> {
+  const res = await postUpload(portal.url, key, sessionParts(sessionDoc('session-minimal.json')));
+  expect(res.status, res.text).toBe(200);
+  return res.body.session_id as string;
+}
 
 async function queueOne(agentId: string, body: Record<string, unknown> = { command_type: 'restart' }): Promise<number> {
   const res = await queue({ agent_id: agentId, ...body });
@@ -218,7 +226,8 @@ describe('POST /api/agent-commands (queue)', () => {
 
     it('creates one command per current member, each with group_target, and audits one dispatch', async () => {
       clock.advance(1_000);
-      const res = await queue({ group_target: group, command_type: 'set_log_level', payload: { level: 'warning' }, priority: 2 });
+      // The name is used by two clients (groups are per client): reaching both needs all_clients (issue 11 point 4).
+      const res = await queue({ group_target: group, command_type: 'set_log_level', payload: { level: 'warning' }, priority: 2, all_clients: true });
       expect(res.status).toBe(201);
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(res.body.success).toBe(true);
@@ -263,7 +272,7 @@ describe('POST /api/agent-commands (queue)', () => {
 
       const b = await register(biz.key, newAgentId('gb'));
       expect((await addToGroup(b, g)).status).toBe(201);
-      const mixed = await queue({ group_target: g, command_type: 'restart' });
+      const mixed = await queue({ group_target: g, command_type: 'restart', all_clients: true });
       expect(mixed.status).toBe(201);
       expect(mixed.body.commands.map((x: { agent_id: string }) => x.agent_id)).toEqual([b]);
       expect(mixed.body.skipped).toEqual([{ agent_id: p, reason: 'Insufficient permissions for agent:commands' }]);
@@ -303,6 +312,54 @@ describe('POST /api/agent-commands (queue)', () => {
     const key = await http(portal.url, 'POST', '/api/agent-commands', { headers: withKey(msp.key), json: { agent_id: own, command_type: 'restart' } });
     expect(key.status).toBe(401);
     expect((await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = $1', [own])).rows[0].n).toBe(0);
+  });
+});
+
+describe('command eligibility follows the key that registered the agent (issue 11 point 20)', () => {
+  it('a business agent heartbeating with its client\'s professional key still gets commands queued', async () => {
+    const client = uniqueClientId('elig');
+    const biz = await createLicense(portal, { tier: 'business', client_id: client });
+    const pro = await createLicense(portal, { tier: 'professional', client_id: client });
+    const agent = await register(biz.key, newAgentId('elb'));
+    await register(pro.key, agent);
+    const res = await queue({ agent_id: agent, command_type: 'restart' });
+    expect(res.status).toBe(201);
+    // Delivered to the registering key's heartbeat; never to the professional key's (D2).
+    await register(pro.key, agent);
+    expect((await poll(biz.key, agent)).body.commands.map((c: { id: number }) => c.id)).toEqual([res.body.commands[0].id]);
+  });
+
+  it('a professional agent heartbeating with its client\'s msp key stays ineligible, alone and in a group', async () => {
+    const client = uniqueClientId('elig');
+    const pro = await createLicense(portal, { tier: 'professional', client_id: client });
+    const msp = await createLicense(portal, { tier: 'msp', client_id: client });
+    const agent = await register(pro.key, newAgentId('elp'));
+    await register(msp.key, agent);
+    const single = await queue({ agent_id: agent, command_type: 'restart' });
+    expect(single.status).toBe(403);
+    expect(single.body).toEqual({ error: 'Insufficient permissions for agent:commands' });
+    const group = `elig-${randomBytes(3).toString('hex')}`;
+    const other = await register(msp.key, newAgentId('elm'));
+    for (const m of [agent, other]) expect((await addToGroup(m, group)).status).toBe(201);
+    const broadcast = await queue({ group_target: group, command_type: 'restart' });
+    expect(broadcast.status).toBe(201);
+    expect(broadcast.body.commands.map((c: { agent_id: string }) => c.agent_id)).toEqual([other]);
+    expect(broadcast.body.skipped).toEqual([{ agent_id: agent, reason: 'Insufficient permissions for agent:commands' }]);
+  });
+
+  it('when the registering key is revoked, the highest tier among the client\'s active keys decides', async () => {
+    const client = uniqueClientId('elig');
+    const biz = await createLicense(portal, { tier: 'business', client_id: client });
+    const agent = await register(biz.key, newAgentId('elr'));
+    const pro = await createLicense(portal, { tier: 'professional', client_id: client });
+    await licenseAction(portal, biz.record.id, 'revoke');
+    // Only a professional key is left active: no commands.
+    expect((await queue({ agent_id: agent, command_type: 'restart' })).status).toBe(403);
+    const msp = await createLicense(portal, { tier: 'msp', client_id: client });
+    expect((await queue({ agent_id: agent, command_type: 'restart' })).status).toBe(201);
+    await licenseAction(portal, msp.record.id, 'deactivate');
+    expect((await queue({ agent_id: agent, command_type: 'restart' })).status).toBe(403);
+    expect(pro.record.tier).toBe('professional');
   });
 });
 
@@ -351,10 +408,10 @@ describe('GET /api/agent-commands?agent_id= (agent poll)', () => {
   it('orders by the stored created_at to the microsecond, not by id', async () => {
     const agent = await register(biz.key, newAgentId('micro'));
     const { rows } = await db.query(
-      `INSERT INTO agent_commands (agent_id, command_type, payload, priority, created_by, created_at) VALUES
-         ($1, 'restart', '{}', 1, 'test', '2025-01-01T00:00:00.000700Z'),
-         ($1, 'restart', '{}', 1, 'test', '2025-01-01T00:00:00.000200Z'),
-         ($1, 'restart', '{}', 2, 'test', '2025-01-01T00:00:00.000900Z')
+      `INSERT INTO agent_commands (client_id, agent_id, command_type, payload, priority, created_by, created_at) VALUES
+         ((SELECT client_id FROM agents WHERE agent_id = $1), $1, 'restart', '{}', 1, 'test', '2025-01-01T00:00:00.000700Z'),
+         ((SELECT client_id FROM agents WHERE agent_id = $1), $1, 'restart', '{}', 1, 'test', '2025-01-01T00:00:00.000200Z'),
+         ((SELECT client_id FROM agents WHERE agent_id = $1), $1, 'restart', '{}', 2, 'test', '2025-01-01T00:00:00.000900Z')
        RETURNING id::int AS id`,
       [agent],
     );
@@ -381,12 +438,41 @@ describe('GET /api/agent-commands?agent_id= (agent poll)', () => {
     expect(dereg.body.error).toMatch(/^Agent unregistered/);
   });
 
-  it('the legacy key may poll any client\'s agent', async () => {
+  it('the legacy key polls the agents it registered, and a license-registered agent like a missing one (D18)', async () => {
+    const legacyAgent = await register(LEGACY_KEY, newAgentId('lpl'), { client_id: uniqueClientId('legacy') });
+    const own = await queueOne(legacyAgent);
+    const mine = await poll(LEGACY_KEY, legacyAgent);
+    expect(mine.status).toBe(200);
+    expect(mine.body.commands.map((c: { id: number }) => c.id)).toEqual([own]);
+
     const agent = await register(biz.key, newAgentId('lp'));
     const id = await queueOne(agent);
     const res = await poll(LEGACY_KEY, agent);
-    expect(res.status).toBe(200);
-    expect(res.body.commands.map((c: { id: number }) => c.id)).toEqual([id]);
+    const missing = await poll(LEGACY_KEY, newAgentId('nobody'));
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ error: 'Agent not found' });
+    expect(missing.body).toEqual(res.body);
+    expect((await commandRow(id))?.['status']).toBe('pending');
+    expect((await poll(biz.key, agent)).body.commands.map((c: { id: number }) => c.id)).toEqual([id]);
+  });
+
+  it('one agent id under two clients: each key polls and reports for its own agent only (D17)', async () => {
+    const a = await createLicense(portal, { tier: 'business' });
+    const b = await createLicense(portal, { tier: 'business' });
+    const id = newAgentId('twin');
+    await register(a.key, id);
+    await register(b.key, id);
+    const cmdA = (await queue({ agent_id: id, client_id: a.record.client_id, command_type: 'restart' })).body.commands[0].id as number;
+    const cmdB = (await queue({ agent_id: id, client_id: b.record.client_id, command_type: 'restart' })).body.commands[0].id as number;
+    expect((await poll(b.key, id)).body.commands.map((c: { id: number }) => c.id)).toEqual([cmdB]);
+    // B's key naming A's command for "its" agent id: the command is not its agent's.
+    const forged = await report(b.key, { command_id: cmdA, agent_id: id, status: 'acked' });
+    expect(forged.status).toBe(404);
+    expect(forged.body).toEqual({ error: 'Command not found for this agent' });
+    expect((await commandRow(cmdA))?.['status']).toBe('pending');
+    expect((await poll(a.key, id)).body.commands.map((c: { id: number }) => c.id)).toEqual([cmdA]);
+    expect((await report(a.key, { command_id: cmdA, agent_id: id, status: 'acked' })).status).toBe(200);
+    expect((await report(b.key, { command_id: cmdB, agent_id: id, status: 'acked' })).status).toBe(200);
   });
 
   it('a professional key is a 403 naming agent:commands; a missing key a 403', async () => {
@@ -434,6 +520,7 @@ describe('GET /api/agent-commands (admin history)', () => {
     expect(res.body.commands[1]).toEqual({
       id: grouped,
       agent_id: agentA,
+      client_id: clientA,
       command_type: 'restart',
       payload: {},
       priority: 5,
@@ -468,12 +555,13 @@ describe('GET /api/agent-commands (admin history)', () => {
     expect(acked.body.command).toMatchObject({ status: 'acked', sent_at: clock.now().toISOString(), acked_at: clock.now().toISOString(), completed_at: null });
 
     clock.advance(42_000);
-    const done = await report(keyA, { command_id: id, agent_id: agentA, status: 'completed', exit_code: 0, stdout: 'scan ok', stderr: '', session_id: '20250601_120000' });
+    const sid = await uploadSession(keyA);
+    const done = await report(keyA, { command_id: id, agent_id: agentA, status: 'completed', exit_code: 0, stdout: 'scan ok', stderr: '', session_id: sid });
     expect(done.status).toBe(200);
     const detail = await history(`command_id=${id}`);
     expect(detail.body).toEqual({
       command: expect.objectContaining({ id, status: 'completed', completed_at: clock.now().toISOString() }),
-      result: { exit_code: 0, stdout: 'scan ok', stderr: '', session_id: '20250601_120000', session_url: '/collect/?session=20250601_120000', completed_at: clock.now().toISOString() },
+      result: { exit_code: 0, stdout: 'scan ok', stderr: '', session_id: sid, session_url: `/collect/?session=${sid}`, completed_at: clock.now().toISOString() },
     });
   });
 
@@ -531,17 +619,18 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     expect(await resultRow(id)).toBeUndefined();
 
     clock.advance(60_000);
+    const sid = await uploadSession(biz.key);
     const seen = events.length;
-    const done = await report(biz.key, { command_id: id, agent_id: agent, status: 'completed', exit_code: 0, stdout: 'Scan finished\n', stderr: 'warning: slow host\n', session_id: '20250601_130000' });
+    const done = await report(biz.key, { command_id: id, agent_id: agent, status: 'completed', exit_code: 0, stdout: 'Scan finished\n', stderr: 'warning: slow host\n', session_id: sid });
     expect(done.status).toBe(200);
     expect(done.body).toEqual({ success: true, command_id: id, status: 'completed' });
     expect(await commandRow(id)).toMatchObject({ status: 'completed', completed_at: clock.now() });
-    expect(await resultRow(id)).toEqual({ command_id: String(id), exit_code: 0, stdout: 'Scan finished\n', stderr: 'warning: slow host\n', session_id: '20250601_130000', completed_at: clock.now() });
+    expect(await resultRow(id)).toEqual({ command_id: String(id), exit_code: 0, stdout: 'Scan finished\n', stderr: 'warning: slow host\n', session_id: sid, completed_at: clock.now() });
 
     const { rows } = await db.query(`SELECT * FROM audit_events WHERE event_type IN ('command_completed', 'command_failed') AND data->>'command_id' = $1`, [String(id)]);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ event_type: 'command_completed', actor: agent, client_id: biz.record.client_id, session_id: '20250601_130000' });
-    expect(rows[0].data).toEqual({ command_id: id, agent_id: agent, command_type: 'run_scan', exit_code: 0, session_id: '20250601_130000', completed_at: clock.now().toISOString() });
+    expect(rows[0]).toMatchObject({ event_type: 'command_completed', actor: agent, client_id: biz.record.client_id, session_id: sid });
+    expect(rows[0].data).toEqual({ command_id: id, agent_id: agent, command_type: 'run_scan', exit_code: 0, session_id: sid, completed_at: clock.now().toISOString() });
     await portal.ctx.events.drain();
     expect(events.slice(seen)).toEqual([expect.objectContaining({ event_type: 'command_completed', actor: agent, data: rows[0].data })]);
   });
@@ -647,24 +736,26 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     await driveTo(biz.key, agent, id, 'acked');
     const stdout = `\u001b[1;31mCRITICAL\u001b[0m finding\u0000\n` + 'x'.repeat(20_000);
     const stderr = `\u001b]0;title\u0007\u001b[?25l` + 'é'.repeat(8_000); // 16,000 bytes of 2-byte characters
-    const res = await report(biz.key, { command_id: id, agent_id: agent, status: 'completed', exit_code: 0, stdout, stderr, session_id: '20250601_140000' });
+    const sid = await uploadSession(biz.key);
+    const res = await report(biz.key, { command_id: id, agent_id: agent, status: 'completed', exit_code: 0, stdout, stderr, session_id: sid });
     expect(res.status).toBe(200);
     const row = await resultRow(id);
     expect(row?.['stdout']).toBe(('CRITICAL finding\n' + 'x'.repeat(20_000)).slice(0, MAX_OUTPUT_BYTES));
     expect(Buffer.byteLength(row?.['stdout'] as string)).toBe(10_240);
     expect(row?.['stderr']).toBe('é'.repeat(5_120));
     expect(Buffer.byteLength(row?.['stderr'] as string)).toBe(10_240);
-    expect(row?.['session_id']).toBe('20250601_140000');
+    expect(row?.['session_id']).toBe(sid);
     const detail = await history(`command_id=${id}`);
     expect(detail.body.result.stdout.startsWith('CRITICAL finding\n' + 'x'.repeat(3))).toBe(true);
-    expect(detail.body.result.session_url).toBe('/collect/?session=20250601_140000');
+    expect(detail.body.result.session_url).toBe(`/collect/?session=${sid}`);
   });
 
   it('keeps session_id for run_scan and push_session only', async () => {
+    const sid = await uploadSession(biz.key);
     const push = await queueOne(agent, { command_type: 'push_session', payload: {} });
     await driveTo(biz.key, agent, push, 'acked');
-    expect((await report(biz.key, { command_id: push, agent_id: agent, status: 'completed', exit_code: 0, session_id: '20250601_150000' })).status).toBe(200);
-    expect((await resultRow(push))?.['session_id']).toBe('20250601_150000');
+    expect((await report(biz.key, { command_id: push, agent_id: agent, status: 'completed', exit_code: 0, session_id: sid })).status).toBe(200);
+    expect((await resultRow(push))?.['session_id']).toBe(sid);
 
     const restart = await queueOne(agent, { command_type: 'restart' });
     await driveTo(biz.key, agent, restart, 'acked');
@@ -682,10 +773,37 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     expect((await commandRow(id))?.['status']).toBe('acked');
   });
 
-  it('the legacy key reports for any agent', async () => {
+  it('the legacy key reports for the agents it registered, never for a license-registered one (D18)', async () => {
+    const legacyAgent = await register(LEGACY_KEY, newAgentId('lrep'), { client_id: uniqueClientId('legacy') });
+    const own = await queueOne(legacyAgent);
+    await driveTo(LEGACY_KEY, legacyAgent, own, 'completed');
+    expect((await commandRow(own))?.['status']).toBe('completed');
+
     const id = await queueOne(agent);
-    await driveTo(LEGACY_KEY, agent, id, 'completed');
-    expect((await commandRow(id))?.['status']).toBe('completed');
+    await driveTo(biz.key, agent, id, 'sent');
+    const forged = await report(LEGACY_KEY, { command_id: id, agent_id: agent, status: 'acked' });
+    expect(forged.status).toBe(404);
+    expect(forged.body).toEqual({ error: 'Agent not found' });
+    expect((await commandRow(id))?.['status']).toBe('sent');
+  });
+
+  it('a result may name only a session of the agent\'s own client: another client\'s and a missing one are refused alike (issue 11 point 20)', async () => {
+    const other = await createLicense(portal, { tier: 'business' });
+    const foreign = await uploadSession(other.key);
+    const missing = `20250601_120000_${randomBytes(5).toString('hex')}`;
+    const id = await queueOne(agent, { command_type: 'run_scan', payload: { targets: '10.4.4.4' } });
+    await driveTo(biz.key, agent, id, 'acked');
+    for (const sessionId of [foreign, missing]) {
+      const res = await report(biz.key, { command_id: id, agent_id: agent, status: 'completed', exit_code: 0, session_id: sessionId });
+      expect(res.status, sessionId).toBe(400);
+      expect(res.body).toEqual({ error: "session_id does not name a session of this agent's client" });
+    }
+    // Nothing was stored; the agent can still report its result.
+    expect(await commandRow(id)).toMatchObject({ status: 'acked', completed_at: null });
+    expect(await resultRow(id)).toBeUndefined();
+    const own = await uploadSession(biz.key);
+    expect((await report(biz.key, { command_id: id, agent_id: agent, status: 'completed', exit_code: 0, session_id: own })).status).toBe(200);
+    expect((await resultRow(id))?.['session_id']).toBe(own);
   });
 });
 

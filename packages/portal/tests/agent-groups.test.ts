@@ -50,13 +50,13 @@ describe('/api/agent-groups as admin', () => {
     biz = await createLicense(portal, { tier: 'business' });
   });
 
-  it('POST adds a member (201) and GET lists groups as name → [{agent_id, created_at}]', async () => {
+  it('POST adds a member (201) and GET lists groups as name → [{agent_id, client_id, created_at}]', async () => {
     const group = newGroup('east');
     const [a, b] = [await register(biz.key), await register(biz.key)];
     const t1 = clock.now().toISOString();
     const first = await add(a, group);
     expect(first.status).toBe(201);
-    expect(first.body).toEqual({ success: true, group_name: group, agent_id: a, created_at: t1 });
+    expect(first.body).toEqual({ success: true, group_name: group, agent_id: a, client_id: biz.record.client_id, created_at: t1 });
     clock.advance(2_000);
     const t2 = clock.now().toISOString();
     expect((await add(b, group)).status).toBe(201);
@@ -68,11 +68,11 @@ describe('/api/agent-groups as admin', () => {
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['groups']);
     const expectedFirst = [
-      { agent_id: a, created_at: t1 },
-      { agent_id: b, created_at: t2 },
+      { agent_id: a, client_id: biz.record.client_id, created_at: t1 },
+      { agent_id: b, client_id: biz.record.client_id, created_at: t2 },
     ].sort((x, y) => x.agent_id.localeCompare(y.agent_id));
     expect(res.body.groups[group]).toEqual(expectedFirst);
-    expect(res.body.groups[second]).toEqual([{ agent_id: a, created_at: t2 }]);
+    expect(res.body.groups[second]).toEqual([{ agent_id: a, client_id: biz.record.client_id, created_at: t2 }]);
     expect(await memberships(a)).toEqual([group, second].sort());
   });
 
@@ -182,7 +182,7 @@ describe('/api/agent-groups for scoped members and without credentials', () => {
   it('an msp member sees only its own clients\' members', async () => {
     const res = await list(mspMember.token);
     expect(res.status).toBe(200);
-    expect(res.body.groups[shared]).toEqual([{ agent_id: agentA, created_at: expect.any(String) }]);
+    expect(res.body.groups[shared]).toEqual([{ agent_id: agentA, client_id: clientA, created_at: expect.any(String) }]);
     for (const members of Object.values(res.body.groups) as { agent_id: string }[][]) {
       for (const m of members) expect(m.agent_id).not.toBe(agentB);
     }
@@ -224,5 +224,91 @@ describe('/api/agent-groups for scoped members and without credentials', () => {
       expect(del.body).toEqual({ error: 'Unauthorized' });
     }
     expect(await memberships(agentA)).toEqual([shared]);
+  });
+});
+
+describe('groups are per client (issue 11 point 4)', () => {
+  it('a scoped member adding its agent to a name another client uses gets its own client\'s group, never the other\'s broadcasts', async () => {
+    const clientA = uniqueClientId('pa');
+    const clientB = uniqueClientId('pb');
+    const a = await createLicense(portal, { tier: 'msp', client_id: clientA });
+    const b = await createLicense(portal, { tier: 'msp', client_id: clientB });
+    const agentA = await register(a.key);
+    const agentB = await register(b.key);
+    const group = newGroup('ops');
+    // The admin's group for client B.
+    expect((await add(agentB, group)).status).toBe(201);
+    // A scoped member of client A uses the same name for its own agent.
+    const member = await createScopedUser(portal, [clientA]);
+    const joined = await add(agentA, group, member.token);
+    expect(joined.status).toBe(201);
+    expect(joined.body).toMatchObject({ group_name: group, agent_id: agentA, client_id: clientA });
+    const { rows } = await db.query('SELECT client_id, agent_id FROM agent_groups WHERE group_name = $1 ORDER BY client_id', [group]);
+    expect(rows).toEqual([
+      { client_id: clientA, agent_id: agentA },
+      { client_id: clientB, agent_id: agentB },
+    ].sort((x, y) => x.client_id.localeCompare(y.client_id)));
+    // The member sees its own member only.
+    expect((await list(member.token)).body.groups[group]).toEqual([{ agent_id: agentA, client_id: clientA, created_at: expect.any(String) }]);
+
+    // A broadcast to the name is ambiguous: refused, nothing queued.
+    const broadcast = (body: Record<string, unknown>) => http(portal.url, 'POST', '/api/agent-commands', { headers: withToken(admin), json: { command_type: 'run_scan', payload: { targets: '10.9.9.9' }, group_target: group, ...body } });
+    const refused = await broadcast({});
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual({
+      error: 'Group name is ambiguous: it exists under several clients; name one with client_id, or set all_clients to reach all of them',
+      client_ids: [clientA, clientB].sort(),
+    });
+    const count = async () => (await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE group_target = $1', [group])).rows[0].n as number;
+    expect(await count()).toBe(0);
+    expect((await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'command_dispatched' AND data->>'group_target' = $1`, [group])).rows[0].n).toBe(0);
+
+    // Naming the client reaches that client's group only.
+    const toB = await broadcast({ client_id: clientB });
+    expect(toB.status).toBe(201);
+    expect(toB.body.commands.map((c: { agent_id: string }) => c.agent_id)).toEqual([agentB]);
+    const heardA = await http(portal.url, 'POST', '/api/health', { headers: withKey(a.key), json: { agent_id: agentA, version: '4.2.3', timestamp: new Date().toISOString(), status: 'running', uptime_seconds: 2 } });
+    expect(heardA.body.commands).toEqual([]);
+    const { rows: dispatched } = await db.query(`SELECT client_id FROM audit_events WHERE event_type = 'command_dispatched' AND data->>'group_target' = $1`, [group]);
+    expect(dispatched).toEqual([{ client_id: clientB }]);
+
+    // Explicitly all clients: both.
+    const all = await broadcast({ all_clients: true });
+    expect(all.status).toBe(201);
+    expect(all.body.commands.map((c: { agent_id: string }) => c.agent_id).sort()).toEqual([agentA, agentB].sort());
+    expect(await count()).toBe(3);
+
+    // A client without that group: 404 as for an unknown group; both flags at once: 400.
+    expect((await broadcast({ client_id: uniqueClientId('none') })).status).toBe(404);
+    expect((await broadcast({ client_id: clientA, all_clients: true })).status).toBe(400);
+  });
+
+  it('an agent id under two clients: the admin names the client to add or remove it, else 409', async () => {
+    const a = await createLicense(portal, { tier: 'msp' });
+    const b = await createLicense(portal, { tier: 'msp' });
+    const id = newAgentId('twin');
+    await register(a.key, id);
+    await register(b.key, id);
+    const group = newGroup('twin');
+    const ambiguous = await add(id, group);
+    expect(ambiguous.status).toBe(409);
+    expect(ambiguous.body).toEqual({ error: 'Agent id is ambiguous: it exists under several clients; name one with client_id', client_ids: [a.record.client_id, b.record.client_id].sort() });
+    const named = await http(portal.url, 'POST', '/api/agent-groups', { headers: withToken(admin), json: { agent_id: id, group_name: group, client_id: b.record.client_id } });
+    expect(named.status).toBe(201);
+    expect(await memberships(id)).toEqual([group]);
+    expect((await remove(id, group)).status).toBe(409);
+    const removed = await http(portal.url, 'DELETE', `/api/agent-groups?agent_id=${id}&group_name=${group}&client_id=${b.record.client_id}`, { headers: withToken(admin) });
+    expect(removed.status).toBe(200);
+    expect(await memberships(id)).toEqual([]);
+    // A member of both clients sees both: the same 409, naming only its clients.
+    const both = await createScopedUser(portal, [a.record.client_id, b.record.client_id]);
+    const bothRes = await add(id, group, both.token);
+    expect(bothRes.status).toBe(409);
+    expect(bothRes.body.client_ids).toEqual([a.record.client_id, b.record.client_id].sort());
+    // A scoped member of one client names the id without ambiguity: it sees one agent.
+    const member = await createScopedUser(portal, [a.record.client_id]);
+    expect((await add(id, group, member.token)).status).toBe(201);
+    const { rows } = await db.query('SELECT client_id FROM agent_groups WHERE agent_id = $1', [id]);
+    expect(rows).toEqual([{ client_id: a.record.client_id }]);
   });
 });

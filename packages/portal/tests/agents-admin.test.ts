@@ -139,6 +139,27 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
     expect(second.body.next_cursor).toBeNull();
   });
 
+  it('one agent id under two clients is listed once per client, and a page never ends between them', async () => {
+    const [c1, c2, c3] = [uniqueClientId('dup1'), uniqueClientId('dup2'), uniqueClientId('dup3')];
+    const keys = await Promise.all([c1, c2, c3].map((client_id) => createLicense(portal, { tier: 'msp', client_id })));
+    const [before, twin, after] = [newAgentId('pd'), newAgentId('pd'), newAgentId('pd')].sort() as [string, string, string];
+    await register(keys[0]!.key, before);
+    for (const k of keys) await register(k.key, twin);
+    await register(keys[2]!.key, after);
+    const user = await createScopedUser(portal, [c1, c2, c3]);
+    const pairs = (res: { body: { agents: { agent_id: string; client_id: string }[] } }) => res.body.agents.map((a) => [a.agent_id, a.client_id]);
+    const first = await fleet(user.token, 'agents=true&limit=2');
+    expect(pairs(first)).toEqual([[before, c1], [twin, c1], [twin, c2], [twin, c3]]);
+    expect(first.body.next_cursor).toBe(twin);
+    const second = await fleet(user.token, `agents=true&limit=2&cursor=${twin}`);
+    expect(pairs(second)).toEqual([[after, c3]]);
+    expect(second.body.next_cursor).toBeNull();
+    // A page that ends on the last id has nothing after it.
+    const tail = await fleet(user.token, `agents=true&limit=1&cursor=${before}`);
+    expect(pairs(tail)).toEqual([[twin, c1], [twin, c2], [twin, c3]]);
+    expect(tail.body.next_cursor).toBe(twin);
+  });
+
   describe('scoped members', () => {
     let clientA: string;
     let clientB: string;
@@ -229,6 +250,27 @@ describe('PATCH /api/agents', () => {
     const { rows } = await db.query('SELECT * FROM agents WHERE agent_id = $1', [agentId]);
     return rows[0] as Record<string, any> | undefined;
   }
+
+  it('an agent id under two clients needs client_id (else 409 listing them); a client that does not hold it is a 404', async () => {
+    const a = await createLicense(portal, { tier: 'business' });
+    const b = await createLicense(portal, { tier: 'business' });
+    const id = newAgentId('twin');
+    await register(a.key, id);
+    await register(b.key, id);
+    const res = await agentAction(id, 'deregister');
+    expect(res.status).toBe(409);
+    expect(res.body).toEqual({ error: 'Agent id is ambiguous: it exists under several clients; name one with client_id', client_ids: [a.record.client_id, b.record.client_id].sort() });
+    const named = await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: id, client_id: b.record.client_id, action: 'deregister' } });
+    expect(named.status).toBe(200);
+    const { rows } = await db.query('SELECT client_id, deregistered_at IS NOT NULL AS gone FROM agents WHERE agent_id = $1 ORDER BY client_id', [id]);
+    expect(rows).toEqual([{ client_id: a.record.client_id, gone: false }, { client_id: b.record.client_id, gone: true }].sort((x, y) => x.client_id.localeCompare(y.client_id)));
+    const audit = await auditFor(id, 'agent_deregistered');
+    expect(audit.map((e) => e['client_id'])).toEqual([b.record.client_id]);
+    // A client that does not hold the id: as for an unknown agent.
+    const elsewhere = await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: id, client_id: uniqueClientId('none'), action: 'deregister' } });
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body).toEqual({ error: 'Agent not found' });
+  });
 
   it('an unknown agent is a 404 for every action', async () => {
     for (const action of ['deregister', 'reenable', 'purge']) {
@@ -326,7 +368,7 @@ describe('PATCH /api/agents', () => {
     const hb = await http(portal.url, 'POST', '/api/health', { headers: withKey(biz.key), json: beat(id) });
     expect(hb.body.commands).toHaveLength(2);
     for (const status of ['acked', 'completed']) {
-      const r = await http(portal.url, 'PATCH', '/api/agent-commands', { headers: withKey(biz.key), json: { command_id: commandId, agent_id: id, status, exit_code: 0, stdout: 'ok', session_id: '20250601_120000' } });
+      const r = await http(portal.url, 'PATCH', '/api/agent-commands', { headers: withKey(biz.key), json: { command_id: commandId, agent_id: id, status, exit_code: 0, stdout: 'ok' } });
       expect(r.status).toBe(200);
     }
     const { rows: before } = await db.query('SELECT count(*)::int AS n FROM agent_command_results WHERE command_id = $1', [commandId]);
@@ -334,7 +376,7 @@ describe('PATCH /api/agents', () => {
 
     expect((await agentAction(id, 'deregister')).status).toBe(200);
     // Memberships are dropped at deregistration already; put one back the way the old data could hold it.
-    await db.query('INSERT INTO agent_groups (group_name, agent_id) VALUES ($1, $2)', [`g2-${id}`, id]);
+    await db.query('INSERT INTO agent_groups (client_id, group_name, agent_id) SELECT client_id, $1, agent_id FROM agents WHERE agent_id = $2', [`g2-${id}`, id]);
 
     const seen = events.length;
     const res = await agentAction(id, 'purge');

@@ -3,6 +3,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, withKey, withToken, type HttpResult } from './helpers/http.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, LEGACY_KEY, createTestDatabase, login } from './helpers/portal.ts';
+import { postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
 import { describe as describeProcess, killAll, makeDataDir, spawnPortal, waitForHealth, type PortalProcess } from './helpers/process.ts';
 
 /**
@@ -77,6 +78,8 @@ interface Agent {
   key: string;
   /** Sent with the legacy key only: the daemon's reported client. */
   clientId?: string;
+  /** A stored session of the agent's client, named in its run_scan results (a result may name only its own client's). */
+  sessionId?: string;
   /** Misbehaving agents send illegal reports on purpose. */
   rogue: boolean;
   expected: Set<number>;
@@ -182,7 +185,7 @@ async function execute(agent: Agent, cmd: Delivered): Promise<void> {
   const outcome: 'completed' | 'failed' = random() < 0.8 ? 'completed' : 'failed';
   const result =
     outcome === 'completed'
-      ? { exit_code: 0, stdout: `\u001b[32mok\u001b[0m ${cmd.command_type}`, stderr: '', ...(cmd.command_type === 'run_scan' ? { session_id: '20250601_120000' } : {}) }
+      ? { exit_code: 0, stdout: `\u001b[32mok\u001b[0m ${cmd.command_type}`, stderr: '', ...(cmd.command_type === 'run_scan' ? { session_id: agent.sessionId } : {}) }
       : { exit_code: pick([1, 124]), stdout: '', stderr: 'boom' };
   const mistake = agent.rogue ? random() : 1;
   if (mistake < 0.15) await report(agent, cmd.id, outcome, 409, 'finished before acked (sent → completed|failed)', result);
@@ -279,6 +282,16 @@ describe('commands across two portal replicas on one database', () => {
         agents.set(id, { id, key, ...(kind === 'legacy' ? { clientId: 'once-legacy' } : {}), rogue: i % 3 === 0, expected: new Set(), delivered: [], finished: new Map() });
       }
       const fleet = [...agents.values()];
+      // One stored session per client, for the run_scan results to name (the legacy key's session takes the file's client).
+      const sessionOf = new Map<string, string>();
+      for (const key of [mspKey, businessKey, LEGACY_KEY]) {
+        const doc = sessionDoc('session-minimal.json');
+        if (key === LEGACY_KEY) doc['metadata']['client_id'] = 'once-legacy';
+        const up = await postUpload(a.url, key, sessionParts(doc));
+        expect(up.status, up.text).toBe(200);
+        sessionOf.set(key, up.body.session_id as string);
+      }
+      for (const agent of fleet) agent.sessionId = sessionOf.get(agent.key);
       // Two professional agents: they may heartbeat but never receive commands (D2).
       const proAgents = [0, 1].map((i) => ({ id: `svcd_oncepro${i}_${randomBytes(3).toString('hex')}`, key: proKey, rogue: false, expected: new Set<number>(), delivered: [], finished: new Map() }) as Agent);
 
@@ -330,7 +343,7 @@ describe('commands across two portal replicas on one database', () => {
         const replica = pick(replicas);
         dispatches.push(
           (async () => {
-            const res = await call(replica.url, 'POST', '/api/agent-commands', { headers: withToken(replica.token), json: { command_type: 'restart', group_target: group, priority } });
+            const res = await call(replica.url, 'POST', '/api/agent-commands', { headers: withToken(replica.token), json: { command_type: 'restart', group_target: group, priority, all_clients: true } });
             expect(res.status, res.text).toBe(201);
             expect(res.body.commands).toHaveLength(group === 'once-all' ? fleet.length : groups[group]!.length);
             if (group === 'once-all') expect(res.body.skipped.map((s: { agent_id: string }) => s.agent_id).sort()).toEqual(proAgents.map((p) => p.id).sort());
@@ -364,7 +377,7 @@ describe('commands across two portal replicas on one database', () => {
         }
       }
       posts++;
-      second.push(queue(pick(replicas), { command_type: 'set_log_level', payload: { level: 'info' }, group_target: 'once-beta', priority: 7 }).then((q) => expectQueued(agents, q)));
+      second.push(queue(pick(replicas), { command_type: 'set_log_level', payload: { level: 'info' }, group_target: 'once-beta', priority: 7, all_clients: true }).then((q) => expectQueued(agents, q)));
       await Promise.all(second);
       wave2.done = true;
       await running;
@@ -426,7 +439,7 @@ describe('commands across two portal replicas on one database', () => {
       const { rows: resultChecks } = await db.query<{ ansi: number; stray_session: number; scan_sessions: number }>(
         `SELECT count(*) FILTER (WHERE r.stdout LIKE '%' || chr(27) || '%')::int AS ansi,
                 count(*) FILTER (WHERE c.command_type NOT IN ('run_scan', 'push_session') AND r.session_id IS NOT NULL)::int AS stray_session,
-                count(*) FILTER (WHERE c.command_type = 'run_scan' AND c.status = 'completed' AND r.session_id = '20250601_120000')::int AS scan_sessions
+                count(*) FILTER (WHERE c.command_type = 'run_scan' AND c.status = 'completed' AND r.session_id IS NOT NULL)::int AS scan_sessions
          FROM agent_command_results r JOIN agent_commands c ON c.id = r.command_id`,
       );
       expect(resultChecks[0]?.ansi).toBe(0);

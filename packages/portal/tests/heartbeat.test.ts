@@ -45,6 +45,11 @@ async function agentRow(agentId: string) {
   return rows[0] as Record<string, any> | undefined;
 }
 
+async function agentRowOf(clientId: string, agentId: string) {
+  const { rows } = await db.query('SELECT * FROM agents WHERE client_id = $1 AND agent_id = $2', [clientId, agentId]);
+  return rows[0] as Record<string, any> | undefined;
+}
+
 async function auditFor(agentId: string, type: string) {
   const { rows } = await db.query(`SELECT * FROM audit_events WHERE event_type = $1 AND data->>'agent_id' = $2 ORDER BY id`, [type, agentId]);
   return rows as Record<string, any>[];
@@ -292,23 +297,25 @@ describe('POST /api/health: registration and upsert', () => {
     }
   });
 
-  it('another key of the same client may send heartbeats for the agent', async () => {
+  it('another key of the same client may send heartbeats for the agent; the agent stays with the key that registered it', async () => {
     const id = newAgentId('samecl');
     expect((await heartbeat(biz.key, beat(id))).status).toBe(200);
     const second = await createLicense(portal, { tier: 'msp', client_id: biz.record.client_id });
     const res = await heartbeat(second.key, beat(id, { version: '9.9.9' }));
     expect(res.status).toBe(200);
-    expect(await agentRow(id)).toMatchObject({ version: '9.9.9', client_id: biz.record.client_id, license_id: biz.record.id, key_tier: 'msp' });
+    // Issue 11 point 20: the tier recorded is the registering key's, not the last heartbeat's.
+    expect(await agentRow(id)).toMatchObject({ version: '9.9.9', client_id: biz.record.client_id, license_id: biz.record.id, key_tier: 'business' });
   });
 
-  it('another client\'s key using the same agent id is a 403 and changes nothing', async () => {
+  it('another client\'s key using the same agent id registers its own agent; the first is untouched (D17)', async () => {
     const id = newAgentId('other');
     expect((await heartbeat(biz.key, beat(id))).status).toBe(200);
     const other = await createLicense(portal, { tier: 'business' });
     const res = await heartbeat(other.key, beat(id, { version: '6.6.6', client_id: biz.record.client_id }));
-    expect(res.status).toBe(403);
-    expect(res.body).toEqual({ error: 'Agent belongs to another client' });
-    expect(await agentRow(id)).toMatchObject({ version: '4.2.3', client_id: biz.record.client_id });
+    expect(res.status).toBe(200);
+    expect(await agentRowOf(biz.record.client_id, id)).toMatchObject({ version: '4.2.3', license_id: biz.record.id });
+    expect(await agentRowOf(other.record.client_id, id)).toMatchObject({ version: '6.6.6', license_id: other.record.id });
+    expect((await auditFor(id, 'agent_first_seen')).map((e) => e['client_id'])).toEqual([biz.record.client_id, other.record.client_id]);
   });
 
   it('the legacy key keeps the client_id the daemon reports, and follows it on later heartbeats', async () => {
@@ -328,14 +335,57 @@ describe('POST /api/health: registration and upsert', () => {
 
     const none = newAgentId('legacy');
     expect((await heartbeat(LEGACY_KEY, beat(none))).status).toBe(200);
-    expect((await agentRow(none))?.['client_id']).toBeNull();
+    // Stored in the legacy key's unnamed namespace '' (the key column cannot be null), shown as null.
+    expect((await agentRow(none))?.['client_id']).toBe('');
+    const fleet = await http(portal.url, 'GET', `/api/health?agents=true&limit=10000`, { headers: withToken(admin) });
+    expect(fleet.body.agents.find((a: { agent_id: string }) => a.agent_id === none)).toMatchObject({ client_id: null });
   });
 
-  it('the legacy key never moves an agent that a license key registered', async () => {
+  it('a legacy agent that moves to another client_id takes its pending commands and memberships along', async () => {
+    const id = newAgentId('move');
+    const from = uniqueClientId('from');
+    const to = uniqueClientId('to');
+    expect((await heartbeat(LEGACY_KEY, beat(id, { client_id: from }))).status).toBe(200);
+    const q = await queue({ agent_id: id, command_type: 'restart' });
+    expect(q.status).toBe(201);
+    const group = `mv-${randomBytes(3).toString('hex')}`;
+    expect((await http(portal.url, 'POST', '/api/agent-groups', { headers: withToken(admin), json: { agent_id: id, group_name: group } })).status).toBe(201);
+
+    const moved = await heartbeat(LEGACY_KEY, beat(id, { client_id: to }));
+    expect(moved.status).toBe(200);
+    expect(moved.body.commands.map((c: { id: number }) => c.id)).toEqual([q.body.commands[0].id]);
+    expect(await agentRowOf(from, id)).toBeUndefined();
+    expect(await agentRowOf(to, id)).toMatchObject({ license_id: null });
+    const { rows: cmds } = await db.query('SELECT client_id, status FROM agent_commands WHERE agent_id = $1', [id]);
+    expect(cmds).toEqual([{ client_id: to, status: 'sent' }]);
+    const { rows: groups } = await db.query('SELECT client_id, group_name FROM agent_groups WHERE agent_id = $1', [id]);
+    expect(groups).toEqual([{ client_id: to, group_name: group }]);
+    expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
+  });
+
+  it('concurrent first heartbeats of one legacy agent all succeed and register it once', async () => {
+    for (let round = 0; round < 10; round++) {
+      const id = newAgentId('lrace');
+      const client = uniqueClientId('lrace');
+      const results = await Promise.all(Array.from({ length: 6 }, () => heartbeat(LEGACY_KEY, beat(id, { client_id: client }))));
+      expect(results.map((r) => r.status)).toEqual(Array(6).fill(200));
+      expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
+    }
+  });
+
+  it('the legacy key never moves or acts for an agent that a license key registered (D18)', async () => {
     const id = newAgentId('bound');
     expect((await heartbeat(biz.key, beat(id))).status).toBe(200);
+    // Under another client_id it is another agent (the legacy key's own).
     expect((await heartbeat(LEGACY_KEY, beat(id, { client_id: 'elsewhere' }))).status).toBe(200);
-    expect((await agentRow(id))?.['client_id']).toBe(biz.record.client_id);
+    expect(await agentRowOf(biz.record.client_id, id)).toMatchObject({ license_id: biz.record.id, version: '4.2.3' });
+    expect(await agentRowOf('elsewhere', id)).toMatchObject({ license_id: null });
+    // Naming the license agent's client: refused, and the legacy agent does not move onto it.
+    const res = await heartbeat(LEGACY_KEY, beat(id, { client_id: biz.record.client_id, version: '6.6.6' }));
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ error: 'Agent is registered with a license key: the legacy key cannot act for it' });
+    expect(await agentRowOf(biz.record.client_id, id)).toMatchObject({ license_id: biz.record.id, version: '4.2.3' });
+    expect(await agentRowOf('elsewhere', id)).toMatchObject({ license_id: null, version: '4.2.3' });
   });
 
   it('a deregistered agent gets 403 "Agent unregistered ..." until it is re-enabled', async () => {
@@ -348,8 +398,8 @@ describe('POST /api/health: registration and upsert', () => {
     expect(res.body.error).toMatch(/^Agent unregistered/);
     expect(Object.keys(res.body)).toEqual(['error']);
     expect((await agentRow(id))?.['version']).toBe('4.2.3');
-    // Also for the legacy key, and not treated as a new agent.
-    expect((await heartbeat(LEGACY_KEY, beat(id))).status).toBe(403);
+    // The legacy key naming its client is refused too (a license agent), and it is not treated as a new agent.
+    expect((await heartbeat(LEGACY_KEY, beat(id, { client_id: biz.record.client_id }))).status).toBe(403);
     expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
 
     expect((await agentAction(id, 'reenable')).status).toBe(200);
@@ -402,6 +452,83 @@ describe('POST /api/health: the agent limit (D11)', () => {
     const results = await Promise.all(Array.from({ length: 6 }, () => heartbeat(lic.key, beat(id))));
     expect(results.map((r) => r.status)).toEqual(Array(6).fill(200));
     expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
+  });
+
+  // Issue 11 point 1: a heartbeat whose UPDATE ran before a sibling's registration committed
+  // was answered 403 "Agent belongs to another client". Many rounds, so the interleaving occurs.
+  it('concurrent first heartbeats of one agent all succeed, round after round, also at the edge of the agent limit', async () => {
+    const lic = await createLicense(portal, { tier: 'business' });
+    const edge = await createLicense(portal, { tier: 'business', client_id: lic.record.client_id, max_agents: 30 });
+    const statuses: number[][] = [];
+    const ids: string[] = [];
+    for (let round = 0; round < 30; round++) {
+      const id = newAgentId(`r${round}`);
+      ids.push(id);
+      // Half the rounds through a key with max_agents: a sibling's registration must not count against its own agent.
+      const key = round % 2 === 0 ? lic.key : edge.key;
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => heartbeat(key, beat(id, { uptime_seconds: i }))));
+      statuses.push(results.map((r) => r.status));
+    }
+    expect(statuses).toEqual(Array(30).fill(Array(6).fill(200)));
+    const { rows } = await db.query('SELECT agent_id, count(*)::int AS n FROM agents WHERE agent_id = ANY($1) GROUP BY agent_id', [ids]);
+    expect(rows).toHaveLength(30);
+    expect(rows.every((r) => r.n === 1)).toBe(true);
+    const { rows: firstSeen } = await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'agent_first_seen' AND data->>'agent_id' = ANY($1)`, [ids]);
+    expect(firstSeen[0].n).toBe(30);
+    const { rows: counted } = await db.query('SELECT count(*)::int AS n FROM agents WHERE license_id = $1', [edge.record.id]);
+    expect(counted[0].n).toBe(15);
+  });
+
+  it('concurrent first heartbeats of one agent under a key with one free slot: all succeed, and the next new agent is refused', async () => {
+    const lic = await createLicense(portal, { tier: 'business', max_agents: 1 });
+    for (let round = 0; round < 10; round++) {
+      const id = newAgentId('slot');
+      const results = await Promise.all(Array.from({ length: 6 }, () => heartbeat(lic.key, beat(id))));
+      expect(results.map((r) => r.status)).toEqual(Array(6).fill(200));
+      expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
+      expect((await heartbeat(lic.key, beat(newAgentId('over')))).body).toEqual({ error: 'Agent limit reached (1)' });
+      expect((await agentAction(id, 'deregister')).status).toBe(200);
+    }
+  });
+});
+
+describe('POST /api/health: one agent id under two clients (D17)', () => {
+  it('two clients\' agents with the same id (a default host name) both heartbeat and each gets only its own commands', async () => {
+    const a = await createLicense(portal, { tier: 'business' });
+    const b = await createLicense(portal, { tier: 'msp' });
+    const id = newAgentId('raspberrypi');
+    expect((await heartbeat(a.key, beat(id))).status).toBe(200);
+    const second = await heartbeat(b.key, beat(id, { version: '5.0.0' }));
+    expect(second.status).toBe(200);
+    expect(second.body.commands).toEqual([]);
+
+    // The admin must say which one.
+    const ambiguous = await queue({ agent_id: id, command_type: 'restart' });
+    expect(ambiguous.status).toBe(409);
+    expect(ambiguous.body).toEqual({
+      error: 'Agent id is ambiguous: it exists under several clients; name one with client_id',
+      client_ids: [a.record.client_id, b.record.client_id].sort(),
+    });
+    const forA = await queue({ agent_id: id, client_id: a.record.client_id, command_type: 'restart' });
+    const forB = await queue({ agent_id: id, client_id: b.record.client_id, command_type: 'set_log_level', payload: { level: 'debug' } });
+    expect([forA.status, forB.status]).toEqual([201, 201]);
+    const { rows } = await db.query('SELECT id::int AS id, client_id FROM agent_commands WHERE agent_id = $1 ORDER BY id', [id]);
+    expect(rows).toEqual([
+      { id: forA.body.commands[0].id, client_id: a.record.client_id },
+      { id: forB.body.commands[0].id, client_id: b.record.client_id },
+    ]);
+
+    const gotB = await heartbeat(b.key, beat(id));
+    expect(gotB.body.commands.map((c: { id: number; command_type: string }) => [c.id, c.command_type])).toEqual([[forB.body.commands[0].id, 'set_log_level']]);
+    const gotA = await heartbeat(a.key, beat(id));
+    expect(gotA.body.commands.map((c: { id: number; command_type: string }) => [c.id, c.command_type])).toEqual([[forA.body.commands[0].id, 'restart']]);
+    expect(await agentRowOf(a.record.client_id, id)).toMatchObject({ version: '4.2.3', license_id: a.record.id });
+    expect(await agentRowOf(b.record.client_id, id)).toMatchObject({ version: '4.2.3', license_id: b.record.id });
+
+    // Deregistering one leaves the other heartbeating.
+    expect((await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: id, client_id: a.record.client_id, action: 'deregister' } })).status).toBe(200);
+    expect((await heartbeat(a.key, beat(id))).status).toBe(403);
+    expect((await heartbeat(b.key, beat(id))).status).toBe(200);
   });
 });
 
@@ -462,10 +589,10 @@ describe('POST /api/health: command delivery', () => {
     const id = newAgentId('micro');
     expect((await heartbeat(biz.key, beat(id))).status).toBe(200);
     const { rows } = await db.query(
-      `INSERT INTO agent_commands (agent_id, command_type, payload, priority, created_by, created_at) VALUES
-         ($1, 'restart', '{}', 5, 'test', '2025-01-01T00:00:00.000900Z'),
-         ($1, 'restart', '{}', 5, 'test', '2025-01-01T00:00:00.000100Z'),
-         ($1, 'restart', '{}', 5, 'test', '2025-01-01T00:00:00.000500Z')
+      `INSERT INTO agent_commands (client_id, agent_id, command_type, payload, priority, created_by, created_at) VALUES
+         ((SELECT client_id FROM agents WHERE agent_id = $1), $1, 'restart', '{}', 5, 'test', '2025-01-01T00:00:00.000900Z'),
+         ((SELECT client_id FROM agents WHERE agent_id = $1), $1, 'restart', '{}', 5, 'test', '2025-01-01T00:00:00.000100Z'),
+         ((SELECT client_id FROM agents WHERE agent_id = $1), $1, 'restart', '{}', 5, 'test', '2025-01-01T00:00:00.000500Z')
        RETURNING id::int AS id`,
       [id],
     );
@@ -507,7 +634,7 @@ describe('POST /api/health: command delivery', () => {
     expect(await commandRows(id)).toEqual([]);
 
     // Even a command that is somehow pending stays undelivered.
-    await db.query(`INSERT INTO agent_commands (agent_id, command_type, payload, priority, created_by) VALUES ($1, 'restart', '{}', 5, 'test')`, [id]);
+    await db.query(`INSERT INTO agent_commands (client_id, agent_id, command_type, payload, priority, created_by) VALUES ($2, $1, 'restart', '{}', 5, 'test')`, [id, pro.record.client_id]);
     const again = await heartbeat(pro.key, beat(id));
     expect(again.status).toBe(200);
     expect(again.body.commands).toEqual([]);
@@ -532,5 +659,32 @@ describe('POST /api/health: command delivery', () => {
     expect(q.status).toBe(201);
     const res = await heartbeat(LEGACY_KEY, beat(id));
     expect(res.body.commands).toEqual([{ id: q.body.commands[0].id, command_type: 'run_scan', payload: { targets: '10.0.0.1' }, priority: 7, created_by: ADMIN_EMAIL, created_at: q.body.commands[0].created_at }]);
+  });
+});
+
+describe('the legacy shared key is logged at warning level on every use (D18)', () => {
+  it('heartbeat, poll and status report each log one warning with the route, never the key', async () => {
+    const lines: string[] = [];
+    const logged = await startTestPortal({ env: { SVC_LOG_LEVEL: 'warn' }, logDestination: { write: (line: string) => void lines.push(line) } });
+    try {
+      const id = newAgentId('warn');
+      const body = beat(id, { client_id: uniqueClientId('legacy') });
+      expect((await http(logged.url, 'POST', '/api/health', { headers: withKey(LEGACY_KEY), json: body })).status).toBe(200);
+      expect((await http(logged.url, 'GET', `/api/agent-commands?agent_id=${id}`, { headers: withKey(LEGACY_KEY) })).status).toBe(200);
+      expect((await http(logged.url, 'PATCH', '/api/agent-commands', { headers: withKey(LEGACY_KEY), json: { command_id: 1, agent_id: id, status: 'acked' } })).status).toBe(404);
+      // A license key is not logged.
+      const lic = await createLicense(logged, { tier: 'business' });
+      expect((await http(logged.url, 'POST', '/api/health', { headers: withKey(lic.key), json: beat(newAgentId('lic')) })).status).toBe(200);
+
+      const warnings = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'legacy shared key used');
+      expect(warnings.map((w) => [w['level'], w['route']])).toEqual([
+        [40, 'POST /api/health'],
+        [40, 'GET /api/agent-commands'],
+        [40, 'PATCH /api/agent-commands'],
+      ]);
+      expect(lines.join('\n')).not.toContain(LEGACY_KEY);
+    } finally {
+      await logged.close();
+    }
   });
 });

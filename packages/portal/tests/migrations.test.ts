@@ -174,4 +174,42 @@ describe('migrations', () => {
       { id: 4, client_id: 'initech' },
     ]);
   });
+
+  it('0008 keys agents by (client_id, agent_id) and keeps every agent, command, result and membership', async () => {
+    const { url, handle } = await databaseBefore('0008');
+    await query(
+      url,
+      `INSERT INTO agents (agent_id, client_id, license_id, key_tier, version, sent_at, status, uptime_seconds, received_at, first_seen_at) VALUES
+         ('svcd_a', 'acme', 'lic_1', 'business', '1', now(), 'running', 1, now(), now()),
+         ('svcd_legacy', NULL, NULL, 'msp', '1', now(), 'running', 1, now(), now());
+       INSERT INTO agent_commands (id, agent_id, command_type, priority, created_by, status) VALUES
+         (1, 'svcd_a', 'restart', 5, 'admin', 'completed'),
+         (2, 'svcd_a', 'restart', 5, 'admin', 'pending'),
+         (3, 'svcd_legacy', 'restart', 5, 'admin', 'pending');
+       INSERT INTO agent_command_results (command_id, exit_code, completed_at) VALUES (1, 0, now());
+       INSERT INTO agent_groups (group_name, agent_id) VALUES ('ops', 'svcd_a'), ('ops', 'svcd_legacy');`,
+    );
+    expect(await migrateToLatest(handle.db)).toEqual(ALL.filter((name) => name >= '0008'));
+    expect(await query(url, 'SELECT client_id, agent_id, license_id FROM agents ORDER BY agent_id')).toEqual([
+      { client_id: 'acme', agent_id: 'svcd_a', license_id: 'lic_1' },
+      { client_id: '', agent_id: 'svcd_legacy', license_id: null },
+    ]);
+    expect(await query(url, 'SELECT id::int, client_id, agent_id, status FROM agent_commands ORDER BY id')).toEqual([
+      { id: 1, client_id: 'acme', agent_id: 'svcd_a', status: 'completed' },
+      { id: 2, client_id: 'acme', agent_id: 'svcd_a', status: 'pending' },
+      { id: 3, client_id: '', agent_id: 'svcd_legacy', status: 'pending' },
+    ]);
+    expect(await query(url, 'SELECT command_id::int FROM agent_command_results')).toEqual([{ command_id: 1 }]);
+    expect(await query(url, 'SELECT client_id, group_name, agent_id FROM agent_groups ORDER BY agent_id')).toEqual([
+      { client_id: 'acme', group_name: 'ops', agent_id: 'svcd_a' },
+      { client_id: '', group_name: 'ops', agent_id: 'svcd_legacy' },
+    ]);
+    // The same id may now exist under another client, and the foreign keys follow the composite key.
+    await query(url, `INSERT INTO agents (agent_id, client_id, license_id, key_tier, version, sent_at, status, uptime_seconds, received_at, first_seen_at) VALUES ('svcd_a', 'globex', 'lic_2', 'msp', '1', now(), 'running', 1, now(), now())`);
+    await expect(query(url, `INSERT INTO agent_commands (id, client_id, agent_id, command_type, priority, created_by) VALUES (4, 'initech', 'svcd_a', 'restart', 5, 'admin')`)).rejects.toThrow(/foreign key/);
+    await query(url, `DELETE FROM agents WHERE client_id = 'acme' AND agent_id = 'svcd_a'`);
+    expect(await query(url, 'SELECT id::int FROM agent_commands ORDER BY id')).toEqual([{ id: 3 }]);
+    expect(await query(url, 'SELECT count(*)::int AS n FROM agent_command_results')).toEqual([{ n: 0 }]);
+    expect(await query(url, 'SELECT client_id, agent_id FROM agent_groups')).toEqual([{ client_id: '', agent_id: 'svcd_legacy' }]);
+  });
 });

@@ -258,11 +258,13 @@ describe('events from sessions and agents', () => {
       await portal.ctx.events.drain();
       expect(r.requests.filter((q) => q.json.event_type.startsWith('command_') && q.json.data.command_id !== undefined && [scan, restart].includes(q.json.data.command_id))).toEqual([]);
 
-      const done = await report({ command_id: scan, agent_id: agentId, status: 'completed', exit_code: 0, stdout: 'ok', session_id: '20250301_140512' });
+      // A result names a stored session of the agent's own client (issue 11 point 20).
+      const sessionId = await upload();
+      const done = await report({ command_id: scan, agent_id: agentId, status: 'completed', exit_code: 0, stdout: 'ok', session_id: sessionId });
       expect(done.status, done.text).toBe(200);
       const completed = await expectEvent(await next('command_completed', (d) => d['command_id'] === scan), sub, 'command_completed');
       const scanResult = (await db.query('SELECT completed_at FROM agent_command_results WHERE command_id = $1', [scan])).rows[0];
-      expect(completed).toEqual({ command_id: scan, agent_id: agentId, command_type: 'run_scan', exit_code: 0, session_id: '20250301_140512', completed_at: (scanResult.completed_at as Date).toISOString() });
+      expect(completed).toEqual({ command_id: scan, agent_id: agentId, command_type: 'run_scan', exit_code: 0, session_id: sessionId, completed_at: (scanResult.completed_at as Date).toISOString() });
 
       const failed = await report({ command_id: restart, agent_id: agentId, status: 'failed', exit_code: 124, stderr: 'timeout' });
       expect(failed.status, failed.text).toBe(200);

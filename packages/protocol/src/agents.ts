@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { IsoDateTime } from './common.ts';
+import { ClientId, IsoDateTime } from './common.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -8,6 +8,16 @@ export const AGENT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$';
 export const AgentId = Type.String({ pattern: AGENT_ID_PATTERN, maxLength: 128 });
 export const GROUP_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$';
 export const GroupName = Type.String({ pattern: GROUP_NAME_PATTERN, maxLength: 64 });
+const CLIENT_ID_RULES = { minLength: ClientId.minLength, maxLength: ClientId.maxLength, pattern: ClientId.pattern };
+/** Agents are (client_id, agent_id): an admin naming an id that exists under several clients names the client. */
+export const AgentClientId = Type.Optional(
+  Nullable(
+    Type.String({
+      ...CLIENT_ID_RULES,
+      description: 'The client of the agent: required when agent_id exists under several clients (else 409 listing them); null names the legacy key\'s agents without a client',
+    }),
+  ),
+);
 
 /** SPEC: validated in this order; the first missing, null or empty one is named in the 400. */
 export const HEARTBEAT_REQUIRED_FIELDS = ['agent_id', 'version', 'timestamp', 'status', 'uptime_seconds'] as const;
@@ -118,7 +128,7 @@ export const AgentListResponse = Type.Object({
 
 export const AGENT_ACTIONS = ['deregister', 'reenable', 'purge'] as const;
 export const AgentActionBody = Type.Object(
-  { agent_id: AgentId, action: Type.Union(AGENT_ACTIONS.map((a) => Type.Literal(a))) },
+  { agent_id: AgentId, client_id: AgentClientId, action: Type.Union(AGENT_ACTIONS.map((a) => Type.Literal(a))) },
   { additionalProperties: false },
 );
 
@@ -127,6 +137,16 @@ export const QueueCommandBody = Type.Object(
     command_type: Type.String(),
     agent_id: Type.Optional(AgentId),
     group_target: Type.Optional(GroupName),
+    client_id: Type.Optional(
+      Nullable(
+        Type.String({
+          ...CLIENT_ID_RULES,
+          description:
+            'With agent_id: the agent\'s client, required when the id exists under several clients (else 409). With group_target: the client whose group is meant; a group name that exists under several clients needs it (else 409), or all_clients',
+        }),
+      ),
+    ),
+    all_clients: Type.Optional(Type.Boolean({ description: 'With group_target: broadcast to the group under every client that has it (groups are per client)' })),
     payload: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, default: 5 })),
   },
@@ -151,6 +171,7 @@ export type QueueCommandResponse = Static<typeof QueueCommandResponse>;
 export const CommandRecord = Type.Object({
   id: Type.Integer(),
   agent_id: Type.String(),
+  client_id: Nullable(Type.String({ description: "The agent's client (agents are (client_id, agent_id))" })),
   command_type: Type.String(),
   payload: Type.Record(Type.String(), Type.Unknown()),
   priority: Type.Integer(),
@@ -208,7 +229,10 @@ export const StatusReportResponse = Type.Object({
   status: Type.Union(REPORTABLE_STATUSES.map((s) => Type.Literal(s))),
 });
 
-export const GroupMember = Type.Object({ agent_id: Type.String(), created_at: IsoDateTime });
+export const GroupMember = Type.Object({ agent_id: Type.String(), client_id: Nullable(Type.String({ description: 'Groups are per client: the client whose group this member is in' })), created_at: IsoDateTime });
 export const GroupsResponse = Type.Object({ groups: Type.Record(Type.String(), Type.Array(GroupMember)) });
-export const GroupMemberBody = Type.Object({ agent_id: AgentId, group_name: GroupName }, { additionalProperties: false });
-export const GroupMemberQuery = Type.Object({ agent_id: AgentId, group_name: GroupName }, { additionalProperties: false });
+export const GroupMemberBody = Type.Object({ agent_id: AgentId, group_name: GroupName, client_id: AgentClientId }, { additionalProperties: false });
+export const GroupMemberQuery = Type.Object(
+  { agent_id: AgentId, group_name: GroupName, client_id: Type.Optional(Type.String({ ...CLIENT_ID_RULES, description: 'The agent\'s client: required when agent_id exists under several clients (else 409)' })) },
+  { additionalProperties: false },
+);

@@ -15,13 +15,14 @@ export interface ClaimedRow {
  * The two CTEs that hand out an agent's pending commands: pick up to `limit` in
  * delivery order (priority descending, then oldest first) with FOR UPDATE SKIP LOCKED,
  * so two replicas answering the same agent at once never deliver one command twice,
- * and mark them `sent` in the same statement. `guard` gates the claim (the agent must
- * have been updated, the key must hold agent:commands).
+ * and mark them `sent` in the same statement. `agent` selects the agent's commands by
+ * its key (client_id, agent_id) on alias `c`; `guard` gates the claim (the key must hold
+ * agent:commands).
  */
-export function claimCtes(agentId: string, limit: number, now: Date, guard: RawBuilder<boolean>): RawBuilder<unknown> {
+export function claimCtes(agent: RawBuilder<boolean>, limit: number, now: Date, guard: RawBuilder<boolean>): RawBuilder<unknown> {
   return sql`picked AS (
       SELECT c.id FROM agent_commands c
-      WHERE c.agent_id = ${agentId} AND c.status = 'pending' AND ${guard}
+      WHERE ${agent} AND c.status = 'pending' AND ${guard}
       ORDER BY c.priority DESC, c.created_at, c.id
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED

@@ -4,11 +4,13 @@ import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import type { AgentCommandResultsTable, AgentCommandsTable } from '../db/schema.ts';
 import { notFound } from '../errors.ts';
+import { clientOut } from './resolve.ts';
 
 function presentCommand(row: Selectable<AgentCommandsTable>): CommandRecord {
   return {
     id: Number(row.id),
     agent_id: row.agent_id,
+    client_id: clientOut(row.client_id),
     command_type: row.command_type as CommandType,
     payload: row.payload,
     priority: row.priority,
@@ -39,7 +41,7 @@ export async function listCommands(ctx: AppContext, user: UserPrincipal, limit: 
   let q = ctx.db.selectFrom('agent_commands').selectAll('agent_commands');
   if (user.clientIds !== null) {
     if (user.clientIds.length === 0) return [];
-    q = q.innerJoin('agents', 'agents.agent_id', 'agent_commands.agent_id').where('agents.client_id', 'in', user.clientIds);
+    q = q.where('agent_commands.client_id', 'in', user.clientIds);
   }
   if (status) q = q.where('agent_commands.status', '=', status);
   const rows = await q.orderBy('agent_commands.created_at', 'desc').orderBy('agent_commands.id', 'desc').limit(limit).execute();
@@ -51,10 +53,8 @@ export async function commandDetail(ctx: AppContext, user: UserPrincipal, id: nu
   if (!Number.isSafeInteger(id)) throw notFound('Command not found');
   const row = await ctx.db.selectFrom('agent_commands').selectAll().where('id', '=', String(id)).executeTakeFirst();
   if (!row) throw notFound('Command not found');
-  if (user.clientIds !== null) {
-    const agent = await ctx.db.selectFrom('agents').select('client_id').where('agent_id', '=', row.agent_id).executeTakeFirst();
-    if (!agent || agent.client_id === null || !user.clientIds.includes(agent.client_id)) throw notFound('Command not found');
-  }
+  // A command carries its agent's client (the agent is (client_id, agent_id)).
+  if (user.clientIds !== null && !user.clientIds.includes(row.client_id)) throw notFound('Command not found');
   const result = await ctx.db.selectFrom('agent_command_results').selectAll().where('command_id', '=', row.id).executeTakeFirst();
   return { command: presentCommand(row), result: result ? presentResult(result) : null };
 }

@@ -1,7 +1,9 @@
 import type { AuditEventType } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
+import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { conflict, notFound } from '../errors.ts';
+import { agentForUser, AGENT_NOT_FOUND, clientOut } from './resolve.ts';
 
 export type AgentAction = 'deregister' | 'reenable' | 'purge';
 
@@ -16,26 +18,35 @@ const EVENTS: Record<AgentAction, { type: AuditEventType; by: string }> = {
  * memberships) → registered again (reenable) or removed (purge: the agent row with its
  * commands, results and memberships by cascade; audit history stays). An action that
  * finds the agent already in that state, or a purge of a registered agent, is a 409.
+ * The agent is (client_id, agent_id): an id under several clients needs `client_id` (D17).
  */
-export async function changeRegistration(ctx: AppContext, agentId: string, action: AgentAction, actor: string): Promise<void> {
+export async function changeRegistration(ctx: AppContext, user: UserPrincipal, agentId: string, clientId: string | null | undefined, action: AgentAction, actor: string): Promise<void> {
   const now = ctx.now();
+  const key = await agentForUser(ctx.db, user, agentId, clientId);
   const event = await ctx.db.transaction().execute(async (trx) => {
-    const agent = await trx.selectFrom('agents').select(['agent_id', 'client_id', 'deregistered_at']).where('agent_id', '=', agentId).forUpdate().executeTakeFirst();
-    if (!agent) throw notFound('Agent not found');
+    const agent = await trx
+      .selectFrom('agents')
+      .select(['agent_id', 'client_id', 'deregistered_at'])
+      .where('client_id', '=', key.client_id)
+      .where('agent_id', '=', agentId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!agent) throw notFound(AGENT_NOT_FOUND);
     const deregistered = agent.deregistered_at !== null;
+    const self = { client_id: agent.client_id, agent_id: agentId };
     if (action === 'deregister') {
       if (deregistered) throw conflict('Agent is already deregistered');
-      await trx.updateTable('agents').set({ deregistered_at: now }).where('agent_id', '=', agentId).execute();
-      await trx.deleteFrom('agent_groups').where('agent_id', '=', agentId).execute();
+      await trx.updateTable('agents').set({ deregistered_at: now }).where('client_id', '=', self.client_id).where('agent_id', '=', agentId).execute();
+      await trx.deleteFrom('agent_groups').where('client_id', '=', self.client_id).where('agent_id', '=', agentId).execute();
     } else if (action === 'reenable') {
       if (!deregistered) throw conflict('Agent is already registered');
-      await trx.updateTable('agents').set({ deregistered_at: null }).where('agent_id', '=', agentId).execute();
+      await trx.updateTable('agents').set({ deregistered_at: null }).where('client_id', '=', self.client_id).where('agent_id', '=', agentId).execute();
     } else {
       if (!deregistered) throw conflict('Only a deregistered agent can be purged');
-      await trx.deleteFrom('agents').where('agent_id', '=', agentId).execute();
+      await trx.deleteFrom('agents').where('client_id', '=', self.client_id).where('agent_id', '=', agentId).execute();
     }
     const { type, by } = EVENTS[action];
-    return recordAuditEvent(trx, { event_type: type, actor, client_id: agent.client_id, data: { agent_id: agentId, [by]: actor } });
+    return recordAuditEvent(trx, { event_type: type, actor, client_id: clientOut(agent.client_id), data: { agent_id: agentId, [by]: actor } });
   });
   ctx.events.publish(event);
 }

@@ -3,7 +3,7 @@ import { recordAuditEvent } from '../audit/record.ts';
 import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { badRequest, conflict, notFound } from '../errors.ts';
-import { agentForKey } from './poll.ts';
+import { agentForKey, clientOut } from './resolve.ts';
 
 /** D14: SPEC's table, strictly. Anything else is a 409. */
 const NEXT: Record<string, readonly string[]> = { sent: ['acked'], acked: ['completed', 'failed'] };
@@ -16,6 +16,7 @@ const ANSI = /\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b\[[0-?]*[ -/]*[
 /** SPEC: a result's session_id is set for these and null for every other command. */
 const SESSION_COMMANDS: readonly string[] = ['run_scan', 'push_session'];
 const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
+export const FOREIGN_SESSION = "session_id does not name a session of this agent's client";
 
 /** Strip ANSI escapes and keep at most 10 KB (UTF-8 bytes, never splitting a character). */
 export function capOutput(text: string | null | undefined): string {
@@ -34,7 +35,7 @@ export function capOutput(text: string | null | undefined): string {
  * `command_completed` / `command_failed` with the agent id as actor.
  */
 export async function reportCommandStatus(ctx: AppContext, principal: LicensePrincipal | LegacyPrincipal, body: StatusReportBody) {
-  const agent = await agentForKey(ctx, principal, body.agent_id);
+  const agent = await agentForKey(ctx.db, principal, body.agent_id);
   if (body.session_id != null && !SESSION_ID.test(body.session_id)) throw badRequest(`session_id must match ${SESSION_ID_PATTERN}`);
   // Ids are bigserial: one past 2^53 (or past bigint) cannot exist, and must not reach SQL as an out-of-range literal.
   if (!Number.isSafeInteger(body.command_id)) throw notFound('Command not found for this agent');
@@ -44,7 +45,8 @@ export async function reportCommandStatus(ctx: AppContext, principal: LicensePri
       .selectFrom('agent_commands')
       .select(['id', 'status', 'command_type'])
       .where('id', '=', String(body.command_id))
-      .where('agent_id', '=', body.agent_id)
+      .where('client_id', '=', agent.client_id)
+      .where('agent_id', '=', agent.agent_id)
       .forUpdate()
       .executeTakeFirst();
     if (!cmd) throw notFound('Command not found for this agent');
@@ -55,6 +57,13 @@ export async function reportCommandStatus(ctx: AppContext, principal: LicensePri
     }
     await trx.updateTable('agent_commands').set({ status: body.status, completed_at: now }).where('id', '=', cmd.id).execute();
     const sessionId = SESSION_COMMANDS.includes(cmd.command_type) ? (body.session_id ?? null) : null;
+    // A result links only to a session of the agent's own client; a missing one and another
+    // client's are refused alike. By session_id AND client_id: right whether sessions are
+    // keyed per client or not.
+    if (sessionId !== null) {
+      const session = await trx.selectFrom('sessions').select('session_id').where('session_id', '=', sessionId).where((eb) => (agent.client_id === '' ? eb('client_id', 'is', null) : eb('client_id', '=', agent.client_id))).executeTakeFirst();
+      if (!session) throw badRequest(FOREIGN_SESSION);
+    }
     await trx
       .insertInto('agent_command_results')
       .values({ command_id: cmd.id, exit_code: body.exit_code ?? null, stdout: capOutput(body.stdout), stderr: capOutput(body.stderr), session_id: sessionId, completed_at: now })
@@ -63,7 +72,7 @@ export async function reportCommandStatus(ctx: AppContext, principal: LicensePri
       event_type: body.status === 'completed' ? 'command_completed' : 'command_failed',
       actor: body.agent_id,
       session_id: sessionId,
-      client_id: agent.client_id,
+      client_id: clientOut(agent.client_id),
       data: { command_id: body.command_id, agent_id: body.agent_id, command_type: cmd.command_type, exit_code: body.exit_code ?? null, session_id: sessionId, completed_at: now.toISOString() },
     });
   });

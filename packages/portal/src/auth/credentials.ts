@@ -3,7 +3,7 @@ import type { Permission } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
 import { HttpError, insufficientPermissions, unauthorized } from '../errors.ts';
 import { authorizeKey, KEY_MESSAGES } from './api-keys.ts';
-import { API_KEY_HEADER, IDENTITY_TOKEN_HEADER, refuseAuthorizationHeader } from './guards.ts';
+import { API_KEY_HEADER, IDENTITY_TOKEN_HEADER, lookupKey, refuseAuthorizationHeader } from './guards.ts';
 import type { Principal } from './principal.ts';
 import { resolveUser } from './users.ts';
 
@@ -30,7 +30,7 @@ export async function resolveCredential(ctx: AppContext, request: FastifyRequest
   } else {
     const key = header(request, API_KEY_HEADER);
     if (key === undefined) return null;
-    const result = authorizeKey(await ctx.keys.lookup(key), ctx.now());
+    const result = authorizeKey(await lookupKey(ctx, request, key), ctx.now());
     if (!result.ok) throw new HttpError(403, KEY_MESSAGES[result.failure]);
     principal = result.principal;
   }

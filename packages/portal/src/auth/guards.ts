@@ -2,7 +2,7 @@ import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Permission } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
 import { forbidden, HttpError, insufficientPermissions, unauthorized } from '../errors.ts';
-import { authorizeKey, KEY_MESSAGES } from './api-keys.ts';
+import { authorizeKey, KEY_MESSAGES, type KeyLookup } from './api-keys.ts';
 import type { LegacyPrincipal, LicensePrincipal, Principal, UserPrincipal } from './principal.ts';
 import { resolveUser } from './users.ts';
 
@@ -42,6 +42,16 @@ export interface KeyAuthOptions {
   failStatus?: 401 | 403;
 }
 
+/**
+ * The one place an x-api-key is looked up for a request. D18: the legacy shared key is
+ * deprecated, so every use of it is logged at warning level with the route (never the key).
+ */
+export async function lookupKey(ctx: AppContext, request: FastifyRequest, key: string): Promise<KeyLookup> {
+  const lookup = await ctx.keys.lookup(key);
+  if (lookup.kind === 'legacy') request.log.warn({ route: `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}` }, 'legacy shared key used');
+  return lookup;
+}
+
 /** `x-api-key` authentication: a license key or the legacy shared key. */
 export function requireKey(ctx: AppContext, opts: KeyAuthOptions = {}): preHandlerAsyncHookHandler {
   const status = opts.failStatus ?? 403;
@@ -49,7 +59,7 @@ export function requireKey(ctx: AppContext, opts: KeyAuthOptions = {}): preHandl
     refuseAuthorizationHeader(request);
     const key = header(request, API_KEY_HEADER);
     if (key === undefined) throw new HttpError(status, KEY_MESSAGES.missing);
-    const result = authorizeKey(await ctx.keys.lookup(key), ctx.now());
+    const result = authorizeKey(await lookupKey(ctx, request, key), ctx.now());
     if (!result.ok) throw new HttpError(status, KEY_MESSAGES[result.failure]);
     if (opts.permission && !result.principal.permissions.has(opts.permission)) throw insufficientPermissions(opts.permission);
     request.principal = result.principal;

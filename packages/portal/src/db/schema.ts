@@ -114,7 +114,9 @@ export interface SessionNotesTable {
 
 export interface AgentsTable {
   agent_id: string;
-  client_id: string | null;
+  /** Part of the key (client_id, agent_id); '' is the legacy key's unnamed namespace. */
+  client_id: string;
+  /** The license that registered the agent; null: the legacy key did. */
   license_id: string | null;
   key_tier: 'professional' | 'business' | 'msp';
   version: string;
@@ -130,6 +132,7 @@ export interface AgentsTable {
 
 export interface AgentCommandsTable {
   id: Generated<string>;
+  client_id: string;
   agent_id: string;
   command_type: string;
   payload: Json;
@@ -153,6 +156,7 @@ export interface AgentCommandResultsTable {
 }
 
 export interface AgentGroupsTable {
+  client_id: string;
   group_name: string;
   agent_id: string;
   created_at: Generated<Date>;

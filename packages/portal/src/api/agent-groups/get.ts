@@ -8,7 +8,16 @@ import { responses } from '../../http/responses.ts';
 export default function register(app: App, ctx: AppContext): void {
   app.get(
     '/agent-groups',
-    { onRequest: requireUser(ctx, { permission: 'agent:groups' }), schema: { tags: ['agents'], summary: 'List agent groups', security: [{ identityToken: [] }], response: responses({ 200: GroupsResponse }, 401, 403) } },
+    {
+      onRequest: requireUser(ctx, { permission: 'agent:groups' }),
+      schema: {
+        tags: ['agents'],
+        summary: 'List agent groups',
+        description: "Groups are per client (client_id, group_name): a name used by several clients lists each client's members with their client_id. Scoped users see their clients' members only.",
+        security: [{ identityToken: [] }],
+        response: responses({ 200: GroupsResponse }, 401, 403),
+      },
+    },
     async (request) => ({ groups: await listGroups(ctx, userOf(request)) }),
   );
 }

@@ -1,6 +1,6 @@
 import { LicenseValidation } from '@svc/protocol';
 import { validationResult } from '../../auth/api-keys.ts';
-import { API_KEY_HEADER, refuseAuthorizationHeader } from '../../auth/guards.ts';
+import { API_KEY_HEADER, lookupKey, refuseAuthorizationHeader } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { HttpError } from '../../errors.ts';
 import { responses } from '../../http/responses.ts';
@@ -21,7 +21,7 @@ export default function register(app: App, ctx: AppContext): void {
       const key = (Array.isArray(raw) ? raw[0] : raw)?.trim();
       if (!key) throw new HttpError(401, 'Missing x-api-key header');
       void reply.header('cache-control', 'no-store');
-      return validationResult(await ctx.keys.lookup(key), ctx.now());
+      return validationResult(await lookupKey(ctx, request, key), ctx.now());
     },
   );
 }

@@ -1,0 +1,59 @@
+import type { Kysely } from 'kysely';
+import type { LegacyPrincipal, LicensePrincipal, UserPrincipal } from '../auth/principal.ts';
+import type { Database } from '../db/schema.ts';
+import { forbidden, HttpError, notFound } from '../errors.ts';
+
+/**
+ * Agents are keyed by (client_id, agent_id) (D17). The legacy key has no client: an agent it
+ * registered without a client_id lives in the unnamed namespace '', which every response
+ * shows as client_id null.
+ */
+export const NO_CLIENT = '';
+export const clientOut = (clientId: string): string | null => (clientId === NO_CLIENT ? null : clientId);
+
+export const AGENT_NOT_FOUND = 'Agent not found';
+export const AGENT_UNREGISTERED = 'Agent unregistered: this agent was deregistered on the portal; re-enable it there to resume';
+export const AGENT_AMBIGUOUS = 'Agent id is ambiguous: it exists under several clients; name one with client_id';
+
+export const agentAmbiguous = (clientIds: string[]) => new HttpError(409, AGENT_AMBIGUOUS, { extra: { client_ids: clientIds.map(clientOut) } });
+
+export interface AgentKey {
+  client_id: string;
+  agent_id: string;
+  license_id: string | null;
+  deregistered_at: Date | null;
+}
+
+/**
+ * The agent an admin or scoped user names: by id among the clients the user sees, narrowed
+ * by `client_id` when given (null there names the legacy key's unnamed namespace). An id
+ * that exists only outside the user's clients is answered like a missing one (404); an id
+ * under several of them without `client_id` is a 409 listing those clients.
+ */
+export async function agentForUser(db: Kysely<Database>, user: UserPrincipal, agentId: string, clientId?: string | null): Promise<AgentKey> {
+  let q = db.selectFrom('agents').select(['client_id', 'agent_id', 'license_id', 'deregistered_at']).where('agent_id', '=', agentId);
+  if (user.clientIds !== null) {
+    if (user.clientIds.length === 0) throw notFound(AGENT_NOT_FOUND);
+    q = q.where('client_id', 'in', user.clientIds);
+  }
+  if (clientId !== undefined) q = q.where('client_id', '=', clientId ?? NO_CLIENT);
+  const rows = await q.orderBy('client_id').limit(100).execute();
+  if (rows.length === 0) throw notFound(AGENT_NOT_FOUND);
+  if (rows.length > 1) throw agentAmbiguous(rows.map((r) => r.client_id));
+  return rows[0] as AgentKey;
+}
+
+/**
+ * The agent a key acts for (poll, status report): a license key's own client's agent; for
+ * the legacy key only an agent the legacy key registered (D18). Anything else, including
+ * another client's agent or a license-registered one, is answered exactly like a missing
+ * agent: a key learns nothing about other tenants.
+ */
+export async function agentForKey(db: Kysely<Database>, principal: LicensePrincipal | LegacyPrincipal, agentId: string): Promise<AgentKey> {
+  let q = db.selectFrom('agents').select(['client_id', 'agent_id', 'license_id', 'deregistered_at']).where('agent_id', '=', agentId);
+  q = principal.kind === 'license' ? q.where('client_id', '=', principal.clientId) : q.where('license_id', 'is', null);
+  const agent = await q.executeTakeFirst();
+  if (!agent) throw notFound(AGENT_NOT_FOUND);
+  if (agent.deregistered_at) throw forbidden(AGENT_UNREGISTERED);
+  return agent;
+}
