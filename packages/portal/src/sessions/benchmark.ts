@@ -1,6 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { BENCHMARK_METRICS, type BenchmarkLabel, type BenchmarkMetric, type BenchmarkMetricName } from '@svc/protocol';
 import type { Database } from '../db/schema.ts';
+import type { SessionRef } from './access.ts';
 
 /**
  * Benchmark of one session against its peers (DESIGN D9).
@@ -128,11 +129,11 @@ export interface Benchmark {
  * pair (DISTINCT ON, newest first; ties broken by session id), and per metric the counts
  * the percentile needs. Returns null when the session does not exist.
  */
-export async function computeBenchmark(db: Kysely<Database>, sessionId: string, minPeers = MIN_PEERS): Promise<Benchmark | null> {
+export async function computeBenchmark(db: Kysely<Database>, ref: SessionRef, minPeers = MIN_PEERS): Promise<Benchmark | null> {
   const result = await sql<BenchmarkRow>`
     WITH me AS (
       SELECT s.client_id, s.target, ${metricColumns('s')}
-      FROM sessions s WHERE s.session_id = ${sessionId}
+      FROM sessions s WHERE s.client_id = ${ref.clientId} AND s.session_id = ${ref.sessionId}
     ),
     latest AS (
       SELECT DISTINCT ON (s.client_id, s.target) s.client_id, s.risk_score, s.metadata

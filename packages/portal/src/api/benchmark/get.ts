@@ -22,14 +22,14 @@ export default function register(app: App, ctx: AppContext): void {
         summary: 'Benchmark a session against its peers',
         security: [{ identityToken: [] }, { apiKey: [] }],
         querystring: SessionQuery,
-        response: responses({ 200: BenchmarkResponse }, 400, 401, 403, 404),
+        response: responses({ 200: BenchmarkResponse }, 400, 401, 403, 404, 409),
       },
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
-      await accessSession(ctx, request, sessionId, { permission: 'benchmark' });
+      const { session } = await accessSession(ctx, request, sessionId, { permission: 'benchmark', clientId: request.query.client_id });
       const fetchedAt = ctx.now();
-      const benchmark = await computeBenchmark(ctx.db, sessionId);
+      const benchmark = await computeBenchmark(ctx.db, { clientId: session.client_id, sessionId });
       if (benchmark === null) throw notFound('Session not found');
       return { session_id: sessionId, sample_size: benchmark.sample_size, min_sample_size: MIN_PEERS, fetched_at: fetchedAt.toISOString(), metrics: benchmark.metrics };
     },

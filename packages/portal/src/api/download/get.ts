@@ -16,7 +16,8 @@ const fileContent = (description: string, json = false) => ({
 });
 
 /**
- * GET /api/download?session=<id>&file=<name>[&mode=view][&token=<share token>] (D7).
+ * GET /api/download?session=<id>&file=<name>[&mode=view][&token=<share token>][&client_id=] (D7).
+ * `client_id` names the session's client when the id exists under several (D17).
  *
  * Checklist: validate `session`, `file` and `mode` (400, before any lookup) → credential:
  * an in-scope JWT, a key of the session's client (legacy key: any session), or the share
@@ -43,7 +44,7 @@ export default function register(app: App, ctx: AppContext): void {
               'text/html': fileContent('report.html, exec_summary.html (served with a sandbox CSP)'),
             },
           },
-          ...Object.fromEntries([400, 401, 403, 404, 500].map((code) => [code, ErrorBody])),
+          ...Object.fromEntries([400, 401, 403, 404, 409, 500].map((code) => [code, ErrorBody])),
         },
       },
     },
@@ -55,7 +56,7 @@ export default function register(app: App, ctx: AppContext): void {
       if (q.mode !== undefined && !(MODES as readonly string[]).includes(q.mode)) throw badRequest('Invalid mode parameter: must be view or download');
       const shareToken = parseShareToken(q.token, { required: false }) ?? undefined;
 
-      const { session } = await accessSession(ctx, request, sessionId, { permission: 'download', shareToken });
+      const { session } = await accessSession(ctx, request, sessionId, { permission: 'download', shareToken, clientId: q.client_id });
       const opened = await openSessionFile(ctx, session, file);
       if (opened === null) throw notFound(`File not found: ${file}`);
 
