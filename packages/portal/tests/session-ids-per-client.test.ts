@@ -237,3 +237,41 @@ describe('session ids are unique per client (D17)', () => {
     expect(bad.status).toBe(400);
   });
 });
+
+/** Sessions without a client are stored under '' since D17; every count treats them as "no client", as before. */
+describe('sessions without a client count as no client', () => {
+  let portal: TestPortal;
+  afterAll(async () => {
+    await portal?.close();
+    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
+  });
+
+  it('in the benchmark privacy minimum and in db-health by_client', async () => {
+    portal = await startTestPortal();
+    const admin = await portal.adminToken();
+    const upload = async (key: string, target: string, client?: string | null) => {
+      const doc = sessionDoc('session-complete.json', newSessionId());
+      doc['metadata']['target'] = target;
+      if (client === null) delete doc['metadata']['client_id'];
+      else if (client !== undefined) doc['metadata']['client_id'] = client;
+      const res = await postUpload(portal.url, key, sessionParts(doc));
+      expect(res.status, res.text).toBe(200);
+      return res.body.session_id as string;
+    };
+    const a = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('a') });
+    const probe = await upload(a.key, 'probe.example');
+    // Peers: two other clients and one session without a client: three peers, two other clients.
+    for (const label of ['b', 'c']) await upload((await createLicense(portal, { tier: 'business', client_id: uniqueClientId(label) })).key, `${label}.example`);
+    await upload(LEGACY_KEY, 'nobody.example', null);
+    const bench = await http(portal.url, 'GET', `/api/benchmark?session=${probe}`, { headers: withKey(a.key) });
+    expect(bench.status, bench.text).toBe(200);
+    expect(bench.body.sample_size).toBe(3);
+    expect(bench.body.metrics.risk_score.label).toBe('Not enough peers');
+
+    const health = await http(portal.url, 'GET', '/api/db-health', { headers: withToken(admin) });
+    expect(health.status, health.text).toBe(200);
+    const byClient = health.body.session_stats.by_client as { client_id: string | null; count: number }[];
+    expect(byClient.filter((c) => c.client_id === null)).toEqual([expect.objectContaining({ client_id: null, count: 1 })]);
+    expect(byClient.some((c) => c.client_id === '')).toBe(false);
+  });
+});
