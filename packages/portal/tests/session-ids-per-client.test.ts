@@ -94,6 +94,25 @@ describe('session ids are unique per client (D17)', () => {
     }
   });
 
+  it('concurrent uploads of one id: every client gets its own session, two keys of one client one session', async () => {
+    for (let round = 0; round < 5; round++) {
+      const id = newSessionId();
+      const keyA2 = await createLicense(portal, { tier: 'business', client_id: A });
+      const results = await Promise.all(
+        [keyA, keyA2, keyB, keyC].map((k, i) => upload(k.key, docOf(id, `concurrent-${i}.example`), `log ${i}\n`)),
+      );
+      expect(results.map((r) => r.status), JSON.stringify(results.map((r) => r.body))).toEqual([200, 200, 200, 200]);
+      // A's two keys: one created the session, the other replaced it (same token).
+      expect(results.slice(0, 2).map((r) => r.body.message).sort()).toEqual(['Session replaced', 'Session uploaded']);
+      expect(results[0]!.body.share_token).toBe(results[1]!.body.share_token);
+      expect(results.slice(2).map((r) => r.body.message)).toEqual(['Session uploaded', 'Session uploaded']);
+      expect(new Set(results.map((r) => r.body.share_token)).size).toBe(3);
+      const stored = await rows(id);
+      expect(stored.map((r) => r.client_id)).toEqual([A, B, C].sort());
+      expect((await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [id])).rows[0].n).toBe(3);
+    }
+  });
+
   it("another client's key gets exactly the answer of a missing id, on every endpoint", async () => {
     const id = newSessionId();
     expect((await upload(keyA.key, docOf(id, 'alpha.example'))).status).toBe(200);

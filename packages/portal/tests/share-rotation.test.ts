@@ -140,6 +140,31 @@ describe('share link rotation and revocation', () => {
     expect(await audit(s.id)).toEqual([]);
   });
 
+  it('concurrent rotations, revocations and a delete never fail with a 500 and leave at most one working token', async () => {
+    for (let round = 0; round < 5; round++) {
+      const s = await upload(keyA.key);
+      const h = withToken(admin);
+      const answers = await Promise.all([rotate(s.id, h), rotate(s.id, h), revoke(s.id, h), rotate(s.id, h)]);
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+      const stored = (await db.query('SELECT token FROM share_tokens WHERE session_id = $1', [s.id])).rows.map((r) => r.token as string);
+      expect(stored.length).toBeLessThanOrEqual(1);
+      for (const r of [answers[0]!, answers[1]!, answers[3]!]) {
+        const token = r.body.share_token as string;
+        expect(await useToken(s.id, token)).toEqual(stored.includes(token) ? [200, 200, 200] : [404, 404, 404]);
+      }
+      // Serialised on the session row: the audit trail replays to what is stored (the last
+      // change is a revocation exactly when no token is left).
+      const trail = (await audit(s.id)).map((r) => r.event_type as string);
+      expect(trail.filter((t) => t === 'share_rotated')).toHaveLength(3);
+      expect(trail.at(-1) === 'share_revoked').toBe(stored.length === 0);
+      // A delete racing rotations: each answer is 200 or 404, the session and its tokens are gone.
+      const racing = await Promise.all([rotate(s.id, h), http(portal.url, 'DELETE', `/api/sessions?session=${s.id}`, { headers: h }), rotate(s.id, h)]);
+      for (const r of racing) expect([200, 404], r.text).toContain(r.status);
+      expect(racing[1]!.status).toBe(200);
+      expect((await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [s.id])).rows[0].n).toBe(0);
+    }
+  });
+
   it('an id under several clients: 409 for the admin, then only the named client’s link changes', async () => {
     const keyB = await createLicense(portal, { tier: 'business', client_id: B });
     const id = newSessionId();

@@ -55,15 +55,18 @@ export async function rotateShareToken(ctx: AppContext, c: ShareChange): Promise
 export async function revokeShareToken(ctx: AppContext, c: ShareChange): Promise<boolean> {
   const now = ctx.now();
   return ctx.db.transaction().execute(async (trx) => {
+    // The same row lock as a rotation: a rotation racing this revocation never hands out a
+    // token that the revocation then removes (or that it updated away under our feet).
+    const session = await trx.selectFrom('sessions').select('client').where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).forUpdate().executeTakeFirst();
+    if (session === undefined) return false;
     const removed = await trx.deleteFrom('share_tokens').where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).returning('client_id').executeTakeFirst();
     if (removed === undefined) return false;
-    const session = await trx.selectFrom('sessions').select('client').where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).executeTakeFirst();
     await recordAuditEvent(trx, {
       event_type: 'share_revoked',
       actor: c.actor,
       session_id: c.ref.sessionId,
       client_id: clientIdOut(c.ref.clientId),
-      data: { session_id: c.ref.sessionId, client: session?.client ?? null, client_id: clientIdOut(c.ref.clientId), revoked_by: c.actor, revoked_at: now.toISOString() },
+      data: { session_id: c.ref.sessionId, client: session.client, client_id: clientIdOut(c.ref.clientId), revoked_by: c.actor, revoked_at: now.toISOString() },
     });
     return true;
   });
