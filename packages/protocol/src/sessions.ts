@@ -186,10 +186,13 @@ export const SessionDetailResponse = Type.Object({
 export const SessionQuery = Type.Object({ session: Type.Optional(Type.String({ maxLength: 256 })), client_id: Type.Optional(SessionClientId) }, { additionalProperties: false });
 
 /** 409 body when a session id names sessions of several clients the caller may see (D17). */
-export const AmbiguousSessionBody = Type.Object({
-  error: Type.String(),
-  client_ids: Type.Array(Nullable(Type.String()), { description: 'the clients (in the caller\'s scope) that have a session with this id; null: no client' }),
-});
+export const AmbiguousSessionBody = Type.Object(
+  {
+    error: Type.String(),
+    client_ids: Type.Array(Nullable(Type.String()), { description: "the clients (in the caller's scope) that have a session with this id; null: no client" }),
+  },
+  { description: 'The session id exists under several clients the caller may see: repeat the request with client_id (D17)' },
+);
 
 /** POST /api/sessions/share: a new share token; the previous one stops working at once. */
 export const RotateShareResponse = Type.Object({

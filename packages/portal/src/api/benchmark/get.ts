@@ -1,4 +1,4 @@
-import { BenchmarkResponse, SessionQuery } from '@svc/protocol';
+import { AmbiguousSessionBody, BenchmarkResponse, SessionQuery } from '@svc/protocol';
 import type { App, AppContext } from '../../context.ts';
 import { notFound } from '../../errors.ts';
 import { responses } from '../../http/responses.ts';
@@ -22,7 +22,7 @@ export default function register(app: App, ctx: AppContext): void {
         summary: 'Benchmark a session against its peers',
         security: [{ identityToken: [] }, { apiKey: [] }],
         querystring: SessionQuery,
-        response: responses({ 200: BenchmarkResponse }, 400, 401, 403, 404, 409),
+        response: responses({ 200: BenchmarkResponse, 409: AmbiguousSessionBody }, 400, 401, 403, 404),
       },
     },
     async (request) => {

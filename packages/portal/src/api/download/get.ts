@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import { DownloadQuery, ErrorBody, SESSION_FILES, type SessionFileName } from '@svc/protocol';
+import { AmbiguousSessionBody, DownloadQuery, ErrorBody, SESSION_FILES, type SessionFileName } from '@svc/protocol';
 import type { App, AppContext } from '../../context.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
@@ -44,7 +44,8 @@ export default function register(app: App, ctx: AppContext): void {
               'text/html': fileContent('report.html, exec_summary.html (served with a sandbox CSP)'),
             },
           },
-          ...Object.fromEntries([400, 401, 403, 404, 409, 500].map((code) => [code, ErrorBody])),
+          ...Object.fromEntries([400, 401, 403, 404, 500].map((code) => [code, ErrorBody])),
+          409: AmbiguousSessionBody,
         },
       },
     },

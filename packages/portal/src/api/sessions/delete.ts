@@ -1,4 +1,4 @@
-import { DeleteSessionResponse, SessionQuery } from '@svc/protocol';
+import { AmbiguousSessionBody, DeleteSessionResponse, SessionQuery } from '@svc/protocol';
 import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
 import { notFound } from '../../errors.ts';
@@ -19,7 +19,7 @@ export default function register(app: App, ctx: AppContext): void {
         summary: 'Delete a session and its files',
         security: [{ identityToken: [] }, { apiKey: [] }],
         querystring: SessionQuery,
-        response: responses({ 200: DeleteSessionResponse }, 400, 401, 403, 404, 409),
+        response: responses({ 200: DeleteSessionResponse, 409: AmbiguousSessionBody }, 400, 401, 403, 404),
       },
     },
     async (request) => {

@@ -1,4 +1,4 @@
-import { SessionDetailResponse, SessionListResponse, SessionsQuery } from '@svc/protocol';
+import { AmbiguousSessionBody, SessionDetailResponse, SessionListResponse, SessionsQuery } from '@svc/protocol';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import { inScope } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
@@ -27,7 +27,7 @@ export default function register(app: App, ctx: AppContext): void {
         summary: 'List sessions, or one session with ?session=',
         security: [{ identityToken: [] }],
         querystring: SessionsQuery,
-        response: responses({ 200: Type.Union([SessionListResponse, SessionDetailResponse]) }, 400, 401, 403, 404, 409),
+        response: responses({ 200: Type.Union([SessionListResponse, SessionDetailResponse]), 409: AmbiguousSessionBody }, 400, 401, 403, 404),
       },
     },
     async (request) => {

@@ -1,4 +1,4 @@
-import { SessionQuery, UpdateSessionBody, UpdateSessionResponse } from '@svc/protocol';
+import { AmbiguousSessionBody, SessionQuery, UpdateSessionBody, UpdateSessionResponse } from '@svc/protocol';
 import { resolveCredential } from '../../auth/credentials.ts';
 import { actorOf, scopeOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
@@ -25,7 +25,7 @@ export default function register(app: App, ctx: AppContext): void {
         security: [{ identityToken: [] }, { apiKey: [] }],
         querystring: SessionQuery,
         body: UpdateSessionBody,
-        response: responses({ 200: UpdateSessionResponse }, 400, 401, 403, 404, 409),
+        response: responses({ 200: UpdateSessionResponse, 409: AmbiguousSessionBody }, 400, 401, 403, 404),
       },
     },
     async (request) => {

@@ -1,4 +1,4 @@
-import { RotateShareResponse, SessionQuery } from '@svc/protocol';
+import { AmbiguousSessionBody, RotateShareResponse, SessionQuery } from '@svc/protocol';
 import { requireUser } from '../../auth/guards.ts';
 import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
@@ -23,7 +23,7 @@ export default function register(app: App, ctx: AppContext): void {
         summary: "Rotate a session's share link (new token; the old one stops working)",
         security: [{ identityToken: [] }],
         querystring: SessionQuery,
-        response: responses({ 200: RotateShareResponse }, 400, 401, 403, 404, 409),
+        response: responses({ 200: RotateShareResponse, 409: AmbiguousSessionBody }, 400, 401, 403, 404),
       },
     },
     async (request) => {
