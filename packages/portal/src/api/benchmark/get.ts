@@ -11,7 +11,8 @@ import { computeBenchmark, MIN_PEERS } from '../../sessions/benchmark.ts';
  * client/target pair (sessions/benchmark.ts has the definitions). Permission `benchmark`
  * (business and msp keys, the legacy key, JWT users whose tier has it; a professional key
  * gets 403 `Insufficient permissions for benchmark`); the session must be in the
- * caller's scope. Only counts and percentiles leave the database, never a peer's data.
+ * caller's scope (otherwise the 404 of a missing id; `client_id` names the client when the
+ * id is ambiguous, D17). Only counts and percentiles leave the database, never a peer's data.
  */
 export default function register(app: App, ctx: AppContext): void {
   app.get(
