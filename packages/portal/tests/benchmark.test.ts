@@ -227,16 +227,16 @@ describe('GET /api/benchmark', () => {
       expect(res.body).toEqual({ error: 'Insufficient permissions for benchmark' });
     });
 
-    it("a business key of another client: 403", async () => {
+    it("a business key of another client: the same 404 as a missing session (D17)", async () => {
       const res = await bench('A1', withKey(bizB.key));
-      expect(res.status).toBe(403);
-      expect(res.body).toEqual({ error: 'Access to this session is not allowed' });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Session not found' });
     });
 
-    it('a scoped user of another client: 403', async () => {
+    it('a scoped user of another client: the same 404 as a missing session (D17)', async () => {
       const user = await createScopedUser(portal, [bizB.record.client_id]);
       const res = await bench('A1', withToken(user.token));
-      expect(res.status).toBe(403);
+      expect([res.status, res.body]).toEqual([404, { error: 'Session not found' }]);
     });
 
     it('no credential: 401; unknown session: 404; missing or invalid session: 400', async () => {

@@ -165,10 +165,10 @@ describe('GET /api/download', () => {
       expect(res.body).toEqual({ error: 'License key has been revoked' });
     });
 
-    it("a key of another client: 403, even with that client's own share token", async () => {
+    it("a key of another client: the same 404 as a missing session (D17)", async () => {
       const res = await get(`session=${full}&file=report.html`, withKey(keyB.key));
-      expect(res.status).toBe(403);
-      expect(res.body).toEqual({ error: 'Access to this session is not allowed' });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Session not found' });
       const mine = await get(`session=${other}`, withKey(keyB.key));
       expect(mine.status).toBe(200);
     });
@@ -192,8 +192,8 @@ describe('GET /api/download', () => {
       expect(inScope.status).toBe(200);
       expect(inScope.text).toBe(EXEC);
       const outOfScope = await get(`session=${other}`, withToken(userA.token));
-      expect(outOfScope.status).toBe(403);
-      expect(outOfScope.body).toEqual({ error: 'Access to this session is not allowed' });
+      expect(outOfScope.status).toBe(404);
+      expect(outOfScope.body).toEqual({ error: 'Session not found' });
     });
 
     it("the session's share token works without any other credential", async () => {
@@ -216,9 +216,9 @@ describe('GET /api/download', () => {
       expect(res.status).toBe(404);
     });
 
-    it('a share token with a key of another client: the key decides (403)', async () => {
+    it('a share token with a key of another client: the key decides (404, as for a missing session: D17)', async () => {
       const res = await get(`session=${full}&token=${tokens[full]}`, withKey(keyB.key));
-      expect(res.status).toBe(403);
+      expect([res.status, res.body]).toEqual([404, { error: 'Session not found' }]);
     });
   });
 });

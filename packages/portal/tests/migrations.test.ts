@@ -4,9 +4,11 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { migrations } from '../src/db/migrations/index.ts';
+import { deriveMetadata } from '../src/sessions/derive.ts';
 import { openDatabase, type DatabaseHandle } from '../src/db/pool.ts';
 import { http } from './helpers/http.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestDatabase, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { sessionDoc } from './helpers/upload.ts';
 
 /** Kysely's migrator on a real PostgreSQL: applied once, skipped after, safe for replicas starting together. */
 
@@ -211,5 +213,55 @@ describe('migrations', () => {
     expect(await query(url, 'SELECT id::int FROM agent_commands ORDER BY id')).toEqual([{ id: 3 }]);
     expect(await query(url, 'SELECT count(*)::int AS n FROM agent_command_results')).toEqual([{ n: 0 }]);
     expect(await query(url, 'SELECT client_id, agent_id FROM agent_groups')).toEqual([{ client_id: '', agent_id: 'svcd_legacy' }]);
+  });
+
+  it('0007 keys sessions by (client_id, session_id) and keeps every session, token, history row and note', async () => {
+    const { url, handle } = await databaseBefore('0007');
+    const token = (c: string) => c.repeat(64);
+    // What an upload of the time stored: the derived metadata of a real session file.
+    const meta = (id: string, client: string | null) => JSON.stringify(deriveMetadata({ doc: sessionDoc('session-minimal.json', id), keyClientId: client, hasExecSummary: false })).replaceAll("'", "''");
+    await query(
+      url,
+      `INSERT INTO sessions (session_id, client_id, client, target, metadata, files, uploaded_at, updated_at, expires_at, status) VALUES
+         ('20260101_020000', 'acme', 'Acme', 'acme.example', '${meta('20260101_020000', 'acme')}', '{}', '2026-01-01T02:00:00Z', '2026-01-01T02:00:00Z', '2099-01-01T00:00:00Z', 'in_review'),
+         ('20260101_020001', NULL, NULL, 'legacy.example', '${meta('20260101_020001', null)}', '{}', '2026-01-01T02:00:01Z', '2026-01-01T02:00:01Z', '2099-01-01T00:00:00Z', 'new');
+       INSERT INTO share_tokens (token, session_id) VALUES ('${token('a')}', '20260101_020000'), ('${token('b')}', '20260101_020001');
+       INSERT INTO status_history (session_id, from_status, to_status, changed_by, note) VALUES ('20260101_020000', 'new', 'in_review', 'admin@x', 'looking');
+       INSERT INTO session_notes (session_id, author, note) VALUES ('20260101_020000', 'admin@x', 'looking');`,
+    );
+    expect(await migrateToLatest(handle.db)).toEqual(ALL.filter((name) => name >= '0007'));
+    expect(await query(url, 'SELECT client_id, session_id, status FROM sessions ORDER BY session_id')).toEqual([
+      { client_id: 'acme', session_id: '20260101_020000', status: 'in_review' },
+      { client_id: '', session_id: '20260101_020001', status: 'new' },
+    ]);
+    expect(await query(url, 'SELECT client_id, session_id, token FROM share_tokens ORDER BY session_id')).toEqual([
+      { client_id: 'acme', session_id: '20260101_020000', token: token('a') },
+      { client_id: '', session_id: '20260101_020001', token: token('b') },
+    ]);
+    expect(await query(url, 'SELECT client_id, session_id, to_status FROM status_history')).toEqual([{ client_id: 'acme', session_id: '20260101_020000', to_status: 'in_review' }]);
+    expect(await query(url, 'SELECT client_id, session_id, note FROM session_notes')).toEqual([{ client_id: 'acme', session_id: '20260101_020000', note: 'looking' }]);
+
+    // The same id under another client is another row now; deleting one session cascades to its rows only.
+    await query(
+      url,
+      `INSERT INTO sessions (session_id, client_id, metadata, files, uploaded_at, updated_at, expires_at) VALUES
+         ('20260101_020000', 'other', '{}', '{}', now(), now(), now() + interval '1 day');
+       INSERT INTO session_notes (client_id, session_id, author, note) VALUES ('other', '20260101_020000', 'x', 'other note');
+       DELETE FROM sessions WHERE client_id = 'other';`,
+    );
+    expect(await query(url, 'SELECT count(*)::int AS n FROM session_notes')).toEqual([{ n: 1 }]);
+
+    // The portal reads the migrated sessions: the detail with its history, notes and share link, and the share token.
+    const portal = await startTestPortal({ databaseUrl: url });
+    portals.push(portal);
+    const admin = await portal.adminToken();
+    const detail = await http(portal.url, 'GET', '/api/sessions?session=20260101_020000', { headers: { 'x-identity-token': admin } });
+    expect(detail.status, detail.text).toBe(200);
+    expect(detail.body.session).toMatchObject({ client_id: 'acme', status: 'in_review', share_url: `http://portal.test/share/?token=${token('a')}` });
+    expect(detail.body.status_history).toHaveLength(1);
+    expect(detail.body.notes).toEqual([expect.objectContaining({ note: 'looking' })]);
+    const legacy = await http(portal.url, 'GET', '/api/sessions?session=20260101_020001', { headers: { 'x-identity-token': admin } });
+    expect(legacy.body.session).toMatchObject({ client_id: null, session_id: '20260101_020001' });
+    expect((await http(portal.url, 'GET', `/api/share?token=${token('b')}`)).body).toMatchObject({ session_id: '20260101_020001', target: 'legacy.example' });
   });
 });

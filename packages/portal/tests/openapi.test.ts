@@ -36,6 +36,14 @@ describe('OpenAPI contract', () => {
     }
   });
 
+  it('documents the 409 of an ambiguous session id with its client list (D17) and the share operations', () => {
+    for (const [path, method] of [['/api/download', 'get'], ['/api/benchmark', 'get'], ['/api/sessions', 'get'], ['/api/sessions', 'patch'], ['/api/sessions', 'delete'], ['/api/sessions/share', 'post'], ['/api/sessions/share', 'delete']] as const) {
+      const op = doc.paths[path][method];
+      expect(op.responses['409'].content['application/json'].schema.required, `${method} ${path}`).toEqual(['error', 'client_ids']);
+      expect(op.parameters.map((p: { name: string }) => p.name), `${method} ${path}`).toContain('client_id');
+    }
+  });
+
   it('serves the browsable documentation page', async () => {
     const res = await http(portal.url, 'GET', '/api/docs/');
     expect(res.status).toBe(200);

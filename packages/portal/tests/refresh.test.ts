@@ -67,7 +67,8 @@ describe('PUT /api/refresh', () => {
       const after = await row(sessionId);
       expect(after.version).toBe(before.version + 1);
       expect(after.files['report.html']).toEqual({
-        key: expect.stringMatching(/^sessions\/\d{4}-\d{2}-\d{2}\//),
+        // D17: under the session's client, then the day.
+        key: expect.stringMatching(/^sessions\/(?:c-[A-Za-z0-9_-]+|h-[0-9a-f]{32})\/\d{4}-\d{2}-\d{2}\//),
         size: Buffer.byteLength(v2),
         sha256: sha256(v2),
         content_type: 'text/html; charset=utf-8',
@@ -249,14 +250,14 @@ describe('PUT /api/refresh', () => {
     });
   });
 
-  describe('403: another client', () => {
+  describe('404: another client (D17: the same answer as a missing session)', () => {
     it("a key of another client cannot refresh, and nothing is written", async () => {
       const sessionId = await upload(keyA.key);
       const before = await row(sessionId);
       const objectsBefore = await objects();
       const res = await refresh(`session=${sessionId}&file=report.html`, '<p>hijack</p>', withKey(keyB.key));
-      expect(res.status).toBe(403);
-      expect(res.body).toEqual({ error: 'Access to this session is not allowed' });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Session not found' });
       expect(await row(sessionId)).toEqual(before);
       expect(await objects()).toEqual(objectsBefore);
     });

@@ -296,7 +296,8 @@ describe('PATCH /api/remediation-update', () => {
         { session_id: sessionId, items: [{ title: 'A' }] },
         { session_id: sessionId, items: [{ title: 'A', status: 'new', extra: 1 }] },
         { session_id: sessionId, items: Array.from({ length: 1001 }, (_, i) => ({ title: `t${i}`, status: 'new' })) },
-        { session_id: sessionId, items: [{ title: 'A', status: 'new' }], client_id: 'other' },
+        { session_id: sessionId, items: [{ title: 'A', status: 'new' }], client: 'other' },
+        { session_id: sessionId, items: [{ title: 'A', status: 'new' }], client_id: '../x' },
       ];
       for (const body of bodies) {
         const res = await patch(admin, body);
@@ -327,13 +328,13 @@ describe('PATCH /api/remediation-update', () => {
       expect(await row(sessionId)).toEqual(before);
     });
 
-    it('a scoped user of another client gets 403', async () => {
+    it('a scoped user of another client gets the same 404 as for a missing session (D17)', async () => {
       const other = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('other') });
       const user = await createScopedUser(portal, [other.record.client_id]);
       const before = await row(sessionId);
       const res = await patch(user.token, body());
-      expect(res.status).toBe(403);
-      expect(res.body).toEqual({ error: 'Access to this session is not allowed' });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Session not found' });
       expect(await row(sessionId)).toEqual(before);
     });
 
@@ -455,7 +456,7 @@ describe('PATCH /api/remediation-update', () => {
       const before = await row(sessionId);
       const doc = await storedDoc(sessionId);
       const puts: string[] = [];
-      const err = await updateRemediation(rivalContext(sessionId, Infinity, puts), user, sessionId, [{ title: 'A', status: 'resolved' }]).catch((e: unknown) => e);
+      const err = await updateRemediation(rivalContext(sessionId, Infinity, puts), user, { sessionId, clientId: undefined }, [{ title: 'A', status: 'resolved' }]).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(HttpError);
       expect((err as HttpError).statusCode).toBe(409);
       expect((err as HttpError).message).toBe(REMEDIATION_CONFLICT_MESSAGE);
@@ -474,7 +475,7 @@ describe('PATCH /api/remediation-update', () => {
       const user = (await resolveUser(portal.ctx, admin))!;
       const before = await row(sessionId);
       const puts: string[] = [];
-      const outcome = await updateRemediation(rivalContext(sessionId, 3, puts), user, sessionId, [{ title: 'A', status: 'resolved' }]);
+      const outcome = await updateRemediation(rivalContext(sessionId, 3, puts), user, { sessionId, clientId: undefined }, [{ title: 'A', status: 'resolved' }]);
       expect(outcome.changed).toBe(1);
       expect(puts).toHaveLength(4);
       for (const key of puts.slice(0, 3)) await expect(portal.ctx.blobs.get(key)).rejects.toBeInstanceOf(BlobNotFoundError);

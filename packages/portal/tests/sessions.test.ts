@@ -229,12 +229,12 @@ describe('/api/sessions', () => {
       ]);
     });
 
-    it('404 for an unknown session, 403 out of scope, 401 without a JWT', async () => {
+    it('404 for an unknown session and out of scope alike (D17), 401 without a JWT', async () => {
       expect((await get(`?session=${newSessionId()}`)).status).toBe(404);
       const lic = await createLicense(portal);
       const id = await upload(lic.key, { files: false });
       const outsider = await createScopedUser(portal, [uniqueClientId('other')]);
-      expect((await get(`?session=${id}`, outsider.token)).status).toBe(403);
+      expect((await get(`?session=${id}`, outsider.token)).status).toBe(404);
       const insider = await createScopedUser(portal, [lic.record.client_id]);
       expect((await get(`?session=${id}`, insider.token)).status).toBe(200);
       expect((await http(portal.url, 'GET', `/api/sessions?session=${id}`, { headers: withKey(lic.key) })).status).toBe(401);
@@ -346,7 +346,7 @@ describe('/api/sessions', () => {
       expect((await db.query("SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'status_changed' AND session_id = $1", [id])).rows[0].n).toBe(0);
     });
 
-    it("a key of the session's client may change it; another client's key gets 403", async () => {
+    it("a key of the session's client may change it; another client's key gets 404 (D17)", async () => {
       const lic = await createLicense(portal);
       const sameClient = await createLicense(portal, { client_id: lic.record.client_id });
       const other = await createLicense(portal);
@@ -360,9 +360,9 @@ describe('/api/sessions', () => {
       expect((await patch(id, { status: 'resolved' }, withKey(sameClient.key))).status).toBe(200);
 
       const refused = await patch(id, { status: 'archived' }, withKey(other.key));
-      expect(refused.status).toBe(403);
+      expect([refused.status, refused.body]).toEqual([404, { error: 'Session not found' }]);
       const scoped = await createScopedUser(portal, [other.record.client_id]);
-      expect((await patch(id, { status: 'archived' }, withToken(scoped.token))).status).toBe(403);
+      expect((await patch(id, { status: 'archived' }, withToken(scoped.token))).status).toBe(404);
       expect((await patch(id, { status: 'archived' }, {})).status).toBe(401);
       expect((await patch(id, { status: 'archived' }, withKey('not-a-key'))).status).toBe(403);
       expect((await get(`?session=${id}`)).body.session.status).toBe('resolved');
@@ -421,13 +421,13 @@ describe('/api/sessions', () => {
       expect((await patch(id, { status: 'new' })).status).toBe(404);
     });
 
-    it("a key of the session's client may delete it; another client's key or scope gets 403", async () => {
+    it("a key of the session's client may delete it; another client's key or scope gets 404 (D17)", async () => {
       const lic = await createLicense(portal);
       const other = await createLicense(portal);
       const id = await upload(lic.key);
-      expect((await del(id, withKey(other.key))).status).toBe(403);
+      expect((await del(id, withKey(other.key))).status).toBe(404);
       const scoped = await createScopedUser(portal, [other.record.client_id]);
-      expect((await del(id, withToken(scoped.token))).status).toBe(403);
+      expect((await del(id, withToken(scoped.token))).status).toBe(404);
       expect((await del(id, {})).status).toBe(401);
       expect(await filesOf(id)).not.toBeNull();
 

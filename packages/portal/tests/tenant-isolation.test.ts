@@ -71,38 +71,40 @@ type Endpoint = (typeof ENDPOINTS)[number];
  *
  * - POST /api/upload: a re-upload of the session's id (a replacement); for the missing
  *   column it creates the session. The file claims the column's client (A for missing);
- *   the key's client wins (SPEC upload). Another client's id is a 403 (decisions
- *   "Re-upload"); keys only, a missing or non-key credential is a 403 (SPEC Errors).
+ *   the key's client wins (SPEC upload). Session ids are unique per client (D17): a key
+ *   uploading another client's id creates its own client's session and leaves the other
+ *   untouched; keys only, a missing or non-key credential is a 403 (SPEC Errors).
  * - GET /api/share and GET /share/: the column says whose share token is in `?token=`
  *   (missing: a well-formed token no session has). The token is the credential (D8);
  *   headers change nothing.
- * - PUT /api/refresh: keys only, 401 without one (SPEC Errors); 404 before 403 (decisions "Refresh").
+ * - PUT /api/refresh: keys only, 401 without one (SPEC Errors).
  * - GET /api/benchmark: permission `benchmark` (business, msp), checked before the session (403 for proA everywhere).
  * - GET /api/sessions (listing, detail, client_id filter): identity JWT only (D5, decisions
  *   "Review status"); keys get 401. The client_id filter uses the column's client
  *   (missing: a client without sessions); a client outside the caller's scope is a 403.
  * - PATCH/DELETE /api/sessions: an in-scope JWT or a key of the session's client (decisions "Review status").
  * - PATCH /api/remediation-update: identity JWT only, keys 401 (route doc), business and up.
- * - Everywhere: out of scope 403 (SPEC Authentication rule 4), missing session 404, no credential 401 (upload: 403).
+ * - Everywhere: a session of a client out of scope is the same 404 as a missing session
+ *   (D17: which ids another client uses is never observable), no credential 401 (upload: 403).
  */
 const MATRIX: Record<Endpoint, Record<Credential, Row>> = {
   //                                  A's        B's        missing
   'POST /api/upload': {
-    keyA:                           [200,       403,       200],
-    keyB:                           [403,       200,       200],
-    proA:                           [200,       403,       200],
+    keyA:                           [200,       200,       200],
+    keyB:                           [200,       200,       200],
+    proA:                           [200,       200,       200],
     legacy:                         [200,       200,       200],
     admin:                          [403,       403,       403],
     memberA:                        [403,       403,       403],
     none:                           [403,       403,       403],
   },
   'GET /api/download': {
-    keyA:                           [200,       403,       404],
-    keyB:                           [403,       200,       404],
-    proA:                           [200,       403,       404],
+    keyA:                           [200,       404,       404],
+    keyB:                           [404,       200,       404],
+    proA:                           [200,       404,       404],
     legacy:                         [200,       200,       404],
     admin:                          [200,       200,       404],
-    memberA:                        [200,       403,       404],
+    memberA:                        [200,       404,       404],
     none:                           [401,       401,       401],
   },
   'GET /api/share': {
@@ -124,21 +126,21 @@ const MATRIX: Record<Endpoint, Record<Credential, Row>> = {
     none:                           [200,       200,       404],
   },
   'PUT /api/refresh': {
-    keyA:                           [200,       403,       404],
-    keyB:                           [403,       200,       404],
-    proA:                           [200,       403,       404],
+    keyA:                           [200,       404,       404],
+    keyB:                           [404,       200,       404],
+    proA:                           [200,       404,       404],
     legacy:                         [200,       200,       404],
     admin:                          [401,       401,       401],
     memberA:                        [401,       401,       401],
     none:                           [401,       401,       401],
   },
   'GET /api/benchmark': {
-    keyA:                           [200,       403,       404],
-    keyB:                           [403,       200,       404],
+    keyA:                           [200,       404,       404],
+    keyB:                           [404,       200,       404],
     proA:                           [403,       403,       403],
     legacy:                         [200,       200,       404],
     admin:                          [200,       200,       404],
-    memberA:                        [200,       403,       404],
+    memberA:                        [200,       404,       404],
     none:                           [401,       401,       401],
   },
   'GET /api/sessions?session=': {
@@ -147,7 +149,7 @@ const MATRIX: Record<Endpoint, Record<Credential, Row>> = {
     proA:                           [401,       401,       401],
     legacy:                         [401,       401,       401],
     admin:                          [200,       200,       404],
-    memberA:                        [200,       403,       404],
+    memberA:                        [200,       404,       404],
     none:                           [401,       401,       401],
   },
   'GET /api/sessions': {
@@ -169,21 +171,21 @@ const MATRIX: Record<Endpoint, Record<Credential, Row>> = {
     none:                           [401,       401,       401],
   },
   'PATCH /api/sessions': {
-    keyA:                           [200,       403,       404],
-    keyB:                           [403,       200,       404],
-    proA:                           [200,       403,       404],
+    keyA:                           [200,       404,       404],
+    keyB:                           [404,       200,       404],
+    proA:                           [200,       404,       404],
     legacy:                         [200,       200,       404],
     admin:                          [200,       200,       404],
-    memberA:                        [200,       403,       404],
+    memberA:                        [200,       404,       404],
     none:                           [401,       401,       401],
   },
   'DELETE /api/sessions': {
-    keyA:                           [200,       403,       404],
-    keyB:                           [403,       200,       404],
-    proA:                           [200,       403,       404],
+    keyA:                           [200,       404,       404],
+    keyB:                           [404,       200,       404],
+    proA:                           [200,       404,       404],
     legacy:                         [200,       200,       404],
     admin:                          [200,       200,       404],
-    memberA:                        [200,       403,       404],
+    memberA:                        [200,       404,       404],
     none:                           [401,       401,       401],
   },
   'PATCH /api/remediation-update': {
@@ -192,7 +194,7 @@ const MATRIX: Record<Endpoint, Record<Credential, Row>> = {
     proA:                           [401,       401,       401],
     legacy:                         [401,       401,       401],
     admin:                          [200,       200,       404],
-    memberA:                        [200,       403,       404],
+    memberA:                        [200,       404,       404],
     none:                           [401,       401,       401],
   },
 };
@@ -224,8 +226,8 @@ const SHARE_TOKEN_MATRIX: Record<ShareTokenRequest, Row> = {
   "GET /api/download A's session, no header":             [200,      404,       404],
   "GET /api/download B's session, no header":             [200,      404,       404],
   'GET /api/download a missing session, no header':       [404,      404,       404],
-  "GET /api/download A's session, key of B":              [403,      403,       403],
-  "GET /api/download B's session, member of A":           [403,      403,       403],
+  "GET /api/download A's session, key of B":              [404,      404,       404],
+  "GET /api/download B's session, member of A":           [404,      404,       404],
   "GET /api/download A's session, key of A":              [200,      200,       200],
   // Only download takes a token: elsewhere `token` is an unknown query parameter (400,
   // before any lookup) or the route's key check answers first (refresh: 401).
@@ -329,14 +331,16 @@ describe('tenant isolation: every session endpoint × credential × session', ()
     return upload(owner === 'A' ? keyA.key : keyB.key, docFor(id, owner === 'A' ? CLIENT_A : CLIENT_B), `fresh ${owner}`);
   };
 
-  async function snapshot(id: string): Promise<Snapshot> {
-    const q = async (sql: string) => (await db.query(sql, [id])).rows;
+  /** The session `id` of `client` (D17: ids are per client); null: whichever client has it. */
+  async function snapshot(id: string, client: string | null): Promise<Snapshot> {
+    const q = async (sql: string) => (await db.query(sql, [id, client])).rows;
+    const ofClient = '($2::text IS NULL OR client_id = $2)';
     const [rows, tokens, history, notes, audit, blobs, tmp] = await Promise.all([
-      q('SELECT * FROM sessions WHERE session_id = $1'),
-      q('SELECT token FROM share_tokens WHERE session_id = $1'),
-      q('SELECT * FROM status_history WHERE session_id = $1 ORDER BY id'),
-      q('SELECT * FROM session_notes WHERE session_id = $1 ORDER BY id'),
-      q('SELECT * FROM audit_events WHERE session_id = $1 ORDER BY id'),
+      q(`SELECT * FROM sessions WHERE session_id = $1 AND ${ofClient}`),
+      q(`SELECT token FROM share_tokens WHERE session_id = $1 AND ${ofClient}`),
+      q(`SELECT * FROM status_history WHERE session_id = $1 AND ${ofClient} ORDER BY id`),
+      q(`SELECT * FROM session_notes WHERE session_id = $1 AND ${ofClient} ORDER BY id`),
+      q(`SELECT * FROM audit_events WHERE session_id = $1 AND ${ofClient} ORDER BY id`),
       blobObjects(portal.dataDir),
       blobTmp(portal.dataDir),
     ]);
@@ -366,7 +370,7 @@ describe('tenant isolation: every session endpoint × credential × session', ()
     memberA = await createScopedUser(portal, [CLIENT_A]);
     fixtures.A = await upload(keyA.key, docFor(newSessionId(), CLIENT_A), 'fixture A');
     fixtures.B = await upload(keyB.key, docFor(newSessionId(), CLIENT_B), 'fixture B');
-    initialFixtures = { A: await snapshot(fixtures.A.id), B: await snapshot(fixtures.B.id) };
+    initialFixtures = { A: await snapshot(fixtures.A.id, CLIENT_A), B: await snapshot(fixtures.B.id, CLIENT_B) };
     unsubscribe = portal.ctx.events.subscribe((e) => void events.push(e));
   });
   afterAll(async () => {
@@ -457,13 +461,26 @@ describe('tenant isolation: every session endpoint × credential × session', ()
   }
 
   /** What a successful change must have done. */
-  function expectChanged(endpoint: Endpoint, cred: Credential, res: HttpResult, s: SessionRef, before: Snapshot, after: Snapshot, published: DomainEvent[]) {
+  async function expectChanged(endpoint: Endpoint, cred: Credential, res: HttpResult, s: SessionRef, before: Snapshot, after: Snapshot, published: DomainEvent[]) {
     const types = published.map((e) => e.event_type);
     switch (endpoint) {
       case 'POST /api/upload': {
         expect(res.body.session_id).toBe(s.id);
         // The key's client wins over the file's; the legacy key keeps the file's.
         const expectedClient = clientOfKey(cred) ?? s.owner ?? CLIENT_A;
+        if (s.owner !== null && expectedClient !== s.owner) {
+          // D17: the same id under another client is another session: this client's new
+          // one, with a token of its own; the owner's session is exactly as it was.
+          expect({ ...after, blobs: [], tmp: [] }).toEqual({ ...before, blobs: [], tmp: [] });
+          const mine = await snapshot(s.id, expectedClient);
+          expect(mine.row?.['client_id']).toBe(expectedClient);
+          expect(res.body.message).toBe('Session uploaded');
+          expect(res.body.share_token).toBe(mine.token);
+          expect(res.body.share_token).not.toBe(s.token);
+          expect(published.map((e) => [e.event_type, e.client_id])).toEqual([['scan_completed', expectedClient]]);
+          await http(portal.url, 'DELETE', `/api/sessions?session=${s.id}`, { headers: withKey(expectedClient === CLIENT_A ? keyA.key : keyB.key) });
+          break;
+        }
         expect(after.row?.['client_id']).toBe(expectedClient);
         if (s.owner !== null) {
           expect(res.body.message).toBe('Session replaced');
@@ -524,7 +541,7 @@ describe('tenant isolation: every session endpoint × credential × session', ()
       const s: SessionRef =
         target === 'missing' ? (mutating ? { id: newSessionId(), token: unknownToken(), owner: null } : missing) : mutating ? await freshSession(target) : fixtures[target];
 
-      const before = await snapshot(s.id);
+      const before = await snapshot(s.id, s.owner);
       const firstEvent = events.length;
       const res = await send(endpoint, cred, s, target);
       await portal.ctx.events.drain();
@@ -542,9 +559,9 @@ describe('tenant isolation: every session endpoint × credential × session', ()
       }
 
       expect(res.status, res.text).toBe(expected);
-      const after = await snapshot(s.id);
+      const after = await snapshot(s.id, s.owner);
       if (expected >= 200 && expected < 300) {
-        if (mutating) expectChanged(endpoint, cred, res, s, before, after, published);
+        if (mutating) await expectChanged(endpoint, cred, res, s, before, after, published);
         else {
           expectRead(endpoint, res, s);
           expect(after).toEqual(before);
@@ -588,7 +605,7 @@ describe('tenant isolation: every session endpoint × credential × session', ()
       const headers = request.endsWith('key of B') ? withKey(keyB.key) : request.endsWith('member of A') ? withToken(memberA.token) : request.endsWith('key of A') ? withKey(keyA.key) : {};
       const query = `session=${encodeURIComponent(s.id)}&token=${token}`;
 
-      const before = await snapshot(s.id);
+      const before = await snapshot(s.id, s.owner);
       const firstEvent = events.length;
       const res =
         path === '/api/download'
@@ -601,7 +618,7 @@ describe('tenant isolation: every session endpoint × credential × session', ()
       await portal.ctx.events.drain();
 
       expect(res.status, res.text).toBe(expected);
-      const after = await snapshot(s.id);
+      const after = await snapshot(s.id, s.owner);
       expect(after).toEqual(before);
       expect(events.slice(firstEvent).filter((e) => e.session_id === s.id)).toEqual([]);
       if (expected === 200) expect(res.body.metadata.session_id).toBe(s.id);
@@ -641,7 +658,7 @@ describe('tenant isolation: every session endpoint × credential × session', ()
 
   it('no cell changed the fixture sessions the read cells use', async () => {
     for (const t of ['A', 'B'] as const) {
-      const now = await snapshot(fixtures[t].id);
+      const now = await snapshot(fixtures[t].id, fixtures[t].owner);
       expect({ ...now, blobs: [], tmp: [] }).toEqual({ ...initialFixtures[t], blobs: [], tmp: [] });
       for (const { key } of Object.values(filesOf(now))) expect(now.blobs).toContain(key);
     }

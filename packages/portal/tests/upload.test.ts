@@ -9,7 +9,7 @@ import { commitSession } from '../src/sessions/commit.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
 import type { DomainEvent } from '../src/events/bus.ts';
 import { createLicense, licenseAction, openDb, uniqueClientId, type LicenseFixture } from './helpers/factories.ts';
-import { http, withToken } from './helpers/http.ts';
+import { http, withKey, withToken } from './helpers/http.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 import {
   blobObjects,
@@ -59,7 +59,9 @@ describe('POST /api/upload', () => {
   });
 
   const detail = (sessionId: string) => http(portal.url, 'GET', `/api/sessions?session=${encodeURIComponent(sessionId)}`, { headers: withToken(admin) });
-  const row = async (sessionId: string) => (await db.query('SELECT * FROM sessions WHERE session_id = $1', [sessionId])).rows[0] as Record<string, any> | undefined;
+  /** The session `sessionId` (of `clientId` when given: D17, ids are unique per client). */
+  const row = async (sessionId: string, clientId?: string) =>
+    (await db.query('SELECT * FROM sessions WHERE session_id = $1 AND ($2::text IS NULL OR client_id = $2)', [sessionId, clientId ?? null])).rows[0] as Record<string, any> | undefined;
   const tokenRow = async (sessionId: string) => (await db.query('SELECT token FROM share_tokens WHERE session_id = $1', [sessionId])).rows[0] as { token: string } | undefined;
   const storedJson = async (sessionId: string): Promise<Doc> => {
     const r = await row(sessionId);
@@ -309,19 +311,23 @@ describe('POST /api/upload', () => {
       expect(r!['license_id']).toBe(biz.record.id);
     });
 
-    it('by the legacy key: replaces within the same client, but never moves the session to another client', async () => {
+    it("by the legacy key: replaces within the same client; a file naming another client makes that client's own session", async () => {
       const id = newSessionId();
-      expect((await upload(biz.key, sessionDoc('session-complete.json', id), { log: LOG })).status).toBe(200);
-      const before = await row(id);
-      const objects = await blobObjects(portal.dataDir);
+      const first = await upload(biz.key, sessionDoc('session-complete.json', id), { log: LOG });
+      expect(first.status).toBe(200);
+      const before = await row(id, biz.record.client_id);
 
+      // D17: the id under another client is another session; the first one is untouched.
+      const otherClient = `some-other-client-${id}`;
       const moved = sessionDoc('session-complete.json', id);
-      moved['metadata']['client_id'] = 'some-other-client';
-      const refused = await upload(LEGACY_KEY, moved, { log: 'moved' });
-      expect(refused.status).toBe(403);
-      expect(refused.body).toStrictEqual({ error: 'Session belongs to another client' });
-      expect(await row(id)).toStrictEqual(before);
-      await expectNoLeftovers(objects);
+      moved['metadata']['client_id'] = otherClient;
+      const created = await upload(LEGACY_KEY, moved, { log: 'moved' });
+      expect(created.status, created.text).toBe(200);
+      expect(created.body.message).toBe('Session uploaded');
+      expect(created.body.share_token).not.toBe(first.body.share_token);
+      expect(await row(id, biz.record.client_id)).toStrictEqual(before);
+      expect((await row(id, otherClient))!['license_id']).toBeNull();
+      await db.query('DELETE FROM sessions WHERE session_id = $1 AND client_id = $2', [id, otherClient]);
 
       const same = sessionDoc('session-complete.json', id);
       same['metadata']['client_id'] = biz.record.client_id;
@@ -333,18 +339,22 @@ describe('POST /api/upload', () => {
       expect(after!['license_id']).toBe(biz.record.id);
     });
 
-    it("by another client's key is refused with 403 and changes nothing", async () => {
+    it("by another client's key creates that client's own session and changes nothing of the first", async () => {
       const id = newSessionId();
       expect((await upload(biz.key, sessionDoc('session-complete.json', id), { log: LOG })).status).toBe(200);
-      const before = await row(id);
-      const objects = await blobObjects(portal.dataDir);
+      const before = await row(id, biz.record.client_id);
 
+      // D17: session ids are unique per client, not per portal (two scans finishing in the
+      // same second); the second client's upload is its own session, not a 403.
       const other = await createLicense(portal, { tier: 'business' });
-      const res = await upload(other.key, sessionDoc('session-minimal.json', id), { log: 'hijack', report: REPORT });
-      expect(res.status).toBe(403);
-      expect(res.body.error).toEqual(expect.any(String));
-      expect(await row(id)).toStrictEqual(before);
-      await expectNoLeftovers(objects);
+      const res = await upload(other.key, sessionDoc('session-minimal.json', id), { log: 'second client', report: REPORT });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.message).toBe('Session uploaded');
+      expect(await row(id, biz.record.client_id)).toStrictEqual(before);
+      const mine = await row(id, other.record.client_id);
+      expect(mine!['license_id']).toBe(other.record.id);
+      expect(Object.keys(mine!['files']).sort()).toStrictEqual(['pipeline.log', 'report.html', 'session_results.json']);
+      await http(portal.url, 'DELETE', `/api/sessions?session=${id}`, { headers: withKey(other.key) });
     });
   });
 

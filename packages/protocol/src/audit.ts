@@ -27,6 +27,8 @@ export const AUDIT_EVENT_TYPES = [
   'user_updated',
   'user_deleted',
   'webhook_disabled',
+  'share_rotated',
+  'share_revoked',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -113,7 +113,7 @@ export const SessionView = Type.Intersect([
   SessionMetadata,
   Type.Object({
     status: Type.Union(SESSION_STATUSES.map((s) => Type.Literal(s))),
-    share_url: Type.String(),
+    share_url: Nullable(Type.String({ description: 'null while the share link is revoked' })),
     files: Type.Array(StoredFile),
     uploaded_at: IsoDateTime,
     updated_at: IsoDateTime,
@@ -131,7 +131,18 @@ export const UploadResponse = Type.Object({
 });
 export type UploadResponse = Static<typeof UploadResponse>;
 
-export const RefreshQuery = Type.Object({ session: Type.Optional(Type.String()), file: Type.Optional(Type.String()) });
+/**
+ * D17: the client a session id is looked up under. Session ids are unique per client; a
+ * caller that may see several clients names one when the id exists under more than one
+ * (otherwise 409). Empty: the sessions uploaded without a client (shown as client_id null).
+ */
+export const SessionClientId = Type.String({
+  maxLength: 128,
+  pattern: '^(?:[A-Za-z0-9][A-Za-z0-9_.:@-]*)?$',
+  description: 'client the session belongs to, needed when the id exists under several clients the caller may see (409 otherwise); empty: sessions uploaded without a client',
+});
+
+export const RefreshQuery = Type.Object({ session: Type.Optional(Type.String()), file: Type.Optional(Type.String()), client_id: Type.Optional(SessionClientId) });
 export const RefreshResponse = Type.Object({ success: Type.Literal(true), session_id: Type.String(), file: Type.String(), message: Type.String() });
 
 export const ClientIdFilter = ClientId;
@@ -142,7 +153,7 @@ const SessionStatusSchema = Type.Union(SESSION_STATUSES.map((s) => Type.Literal(
 export const SessionsQuery = Type.Object(
   {
     session: Type.Optional(Type.String({ maxLength: 256 })),
-    client_id: Type.Optional(ClientId),
+    client_id: Type.Optional(SessionClientId),
     status: Type.Optional(SessionStatusSchema),
     target: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
@@ -172,7 +183,35 @@ export const SessionDetailResponse = Type.Object({
   notes: Type.Array(SessionNote),
 });
 
-export const SessionQuery = Type.Object({ session: Type.Optional(Type.String({ maxLength: 256 })) }, { additionalProperties: false });
+export const SessionQuery = Type.Object({ session: Type.Optional(Type.String({ maxLength: 256 })), client_id: Type.Optional(SessionClientId) }, { additionalProperties: false });
+
+/** 409 body when a session id names sessions of several clients the caller may see (D17). */
+export const AmbiguousSessionBody = Type.Object(
+  {
+    error: Type.String(),
+    client_ids: Type.Array(Nullable(Type.String()), { description: "the clients (in the caller's scope) that have a session with this id; null: no client" }),
+  },
+  { description: 'The session id exists under several clients the caller may see: repeat the request with client_id (D17)' },
+);
+
+/** POST /api/sessions/share: a new share token; the previous one stops working at once. */
+export const RotateShareResponse = Type.Object({
+  success: Type.Literal(true),
+  session_id: Type.String(),
+  client_id: Nullable(Type.String()),
+  share_token: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  share_url: Type.String(),
+});
+export type RotateShareResponse = Static<typeof RotateShareResponse>;
+
+/** DELETE /api/sessions/share: the session has no share link until the next rotation (or re-upload). */
+export const RevokeShareResponse = Type.Object({
+  success: Type.Literal(true),
+  session_id: Type.String(),
+  client_id: Nullable(Type.String()),
+  revoked: Type.Boolean({ description: 'false when the session had no share link' }),
+});
+export type RevokeShareResponse = Static<typeof RevokeShareResponse>;
 
 export const UpdateSessionBody = Type.Object(
   { status: SessionStatusSchema, note: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000 })) },
@@ -211,6 +250,7 @@ export type RemediationUpdateItem = Static<typeof RemediationUpdateItem>;
 export const RemediationUpdateBody = Type.Object(
   {
     session_id: Type.String({ maxLength: 256, description: 'session id; must match ^[a-zA-Z0-9_-]+$' }),
+    client_id: Type.Optional(SessionClientId),
     items: Type.Array(RemediationUpdateItem, { minItems: 1, maxItems: REMEDIATION_UPDATE_MAX_ITEMS }),
   },
   { additionalProperties: false },
@@ -234,6 +274,7 @@ export const DownloadQuery = Type.Object({
   file: Type.Optional(Type.String({ maxLength: 64, description: `one of ${SESSION_FILES.join(', ')} (default session_results.json)` })),
   mode: Type.Optional(Type.String({ maxLength: 16, description: '`view`: inline; `download` or absent: attachment' })),
   token: Type.Optional(Type.String({ maxLength: 128, description: 'share token of this session (instead of a key or JWT)' })),
+  client_id: Type.Optional(SessionClientId),
 });
 export type DownloadQuery = Static<typeof DownloadQuery>;
 

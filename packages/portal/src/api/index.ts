@@ -24,6 +24,8 @@ import sessionsDelete from './sessions/delete.ts';
 import sessionsGet from './sessions/get.ts';
 import sessionsPatch from './sessions/patch.ts';
 import shareGet from './share/get.ts';
+import shareRevoke from './share/revoke.ts';
+import shareRotate from './share/rotate.ts';
 import uploadPost from './upload/post.ts';
 import webhooksCreate from './webhooks/create.ts';
 import webhooksDelete from './webhooks/delete.ts';
@@ -35,5 +37,5 @@ import webhooksUpdate from './webhooks/update.ts';
 
 /** Every /api operation, one per file. Only registration happens here. */
 export function registerApiRoutes(app: App, ctx: AppContext): void {
-  for (const route of [healthGet, healthPost, agentsPatch, agentGroupsGet, agentGroupsPost, agentGroupsDelete, agentCommandsPost, agentCommandsGet, agentCommandsPatch, licenseGet, licensesList, licensesCreate, licensesUpdate, licensesDelete, auditList, uploadPost, sessionsGet, sessionsPatch, sessionsDelete, remediationPatch, downloadGet, shareGet, refreshPut, refreshNotAllowed, benchmarkGet, webhooksList, webhooksCreate, webhooksUpdate, webhooksDelete, webhooksDeliveries, webhooksRedeliver, webhooksPing, dbHealthGet]) route(app, ctx);
+  for (const route of [healthGet, healthPost, agentsPatch, agentGroupsGet, agentGroupsPost, agentGroupsDelete, agentCommandsPost, agentCommandsGet, agentCommandsPatch, licenseGet, licensesList, licensesCreate, licensesUpdate, licensesDelete, auditList, uploadPost, sessionsGet, sessionsPatch, sessionsDelete, remediationPatch, downloadGet, shareGet, shareRotate, shareRevoke, refreshPut, refreshNotAllowed, benchmarkGet, webhooksList, webhooksCreate, webhooksUpdate, webhooksDelete, webhooksDeliveries, webhooksRedeliver, webhooksPing, dbHealthGet]) route(app, ctx);
 }

@@ -70,7 +70,8 @@ export interface StoredObject {
 
 export interface SessionsTable {
   session_id: string;
-  client_id: string | null;
+  /** Part of the key with session_id (D17); '' for sessions uploaded without a client. */
+  client_id: string;
   client: string | null;
   target: string | null;
   status: Generated<'new' | 'in_review' | 'resolved' | 'archived'>;
@@ -90,12 +91,14 @@ export interface SessionsTable {
 
 export interface ShareTokensTable {
   token: string;
+  client_id: string;
   session_id: string;
   created_at: Generated<Date>;
 }
 
 export interface StatusHistoryTable {
   id: Generated<string>;
+  client_id: string;
   session_id: string;
   from_status: string | null;
   to_status: string;
@@ -106,6 +109,7 @@ export interface StatusHistoryTable {
 
 export interface SessionNotesTable {
   id: Generated<string>;
+  client_id: string;
   session_id: string;
   author: string;
   note: string;

@@ -77,7 +77,8 @@ export async function databaseHealth(ctx: AppContext, user: UserPrincipal) {
     recent_activity: events.map((e) => ({ event_type: e.event_type, session_id: e.session_id, actor: e.actor, data: e.data, created_at: e.created_at.toISOString(), timestamp: e.created_at.toISOString() })),
     session_stats: {
       by_status: Object.fromEntries(statuses.map((s) => [s.status, Number(s.n)])),
-      by_client: clients.map((c) => ({ client_id: c.client_id, client: c.client as string | null, count: Number(c.n) })),
+      // Sessions without a client are stored under '' (D17) and shown as null, as before.
+      by_client: clients.map((c) => ({ client_id: c.client_id === '' ? null : c.client_id, client: c.client as string | null, count: Number(c.n) })),
       recent_uploads: uploads.map((u) => ({ ...u, uploaded_at: u.uploaded_at.toISOString() })),
     },
     neon_usage: {

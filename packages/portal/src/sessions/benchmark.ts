@@ -1,6 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import { BENCHMARK_METRICS, type BenchmarkLabel, type BenchmarkMetric, type BenchmarkMetricName } from '@svc/protocol';
 import type { Database } from '../db/schema.ts';
+import type { SessionRef } from './access.ts';
 
 /**
  * Benchmark of one session against its peers (DESIGN D9).
@@ -128,16 +129,17 @@ export interface Benchmark {
  * pair (DISTINCT ON, newest first; ties broken by session id), and per metric the counts
  * the percentile needs. Returns null when the session does not exist.
  */
-export async function computeBenchmark(db: Kysely<Database>, sessionId: string, minPeers = MIN_PEERS): Promise<Benchmark | null> {
+export async function computeBenchmark(db: Kysely<Database>, ref: SessionRef, minPeers = MIN_PEERS): Promise<Benchmark | null> {
   const result = await sql<BenchmarkRow>`
     WITH me AS (
-      SELECT s.client_id, s.target, ${metricColumns('s')}
-      FROM sessions s WHERE s.session_id = ${sessionId}
+      -- NULLIF: sessions without a client (stored under '') count as no client, as before D17.
+      SELECT NULLIF(s.client_id, '') AS client_id, s.target, ${metricColumns('s')}
+      FROM sessions s WHERE s.client_id = ${ref.clientId} AND s.session_id = ${ref.sessionId}
     ),
     latest AS (
-      SELECT DISTINCT ON (s.client_id, s.target) s.client_id, s.risk_score, s.metadata
+      SELECT DISTINCT ON (s.client_id, s.target) NULLIF(s.client_id, '') AS client_id, s.risk_score, s.metadata
       FROM sessions s, me
-      WHERE NOT (s.client_id IS NOT DISTINCT FROM me.client_id AND s.target IS NOT DISTINCT FROM me.target)
+      WHERE NOT (NULLIF(s.client_id, '') IS NOT DISTINCT FROM me.client_id AND s.target IS NOT DISTINCT FROM me.target)
       ORDER BY s.client_id, s.target, s.uploaded_at DESC, s.session_id DESC
     ),
     peers AS (

@@ -5,6 +5,7 @@ import { actorOf, type LegacyPrincipal, type LicensePrincipal } from '../auth/pr
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
 import { forbidden } from '../errors.ts';
+import { NO_CLIENT } from './access.ts';
 import { newShareToken, shareUrl } from './share.ts';
 
 export interface CommitInput {
@@ -27,27 +28,32 @@ export const sessionLimitMessage = (max: number) => `Session limit reached (${ma
  * `scan_completed` audit event. Until it commits the stored files are unreferenced
  * orphans (removed by the sweep); after it, the session is complete. A re-upload of an
  * existing session id replaces it within the same client (keeping its share token,
- * review status, history and notes); another client's session id is refused with 403.
+ * review status, history and notes). Session ids are unique per client (D17): the same id
+ * under another client is another session, which this upload neither sees nor touches.
  */
 export async function commitSession(ctx: AppContext, input: CommitInput): Promise<CommitResult> {
   const { principal, metadata } = input;
   const now = ctx.now();
   const expiresAt = new Date(now.getTime() + ctx.config.sessionRetentionDays * 86_400_000);
   const licenseId = principal.kind === 'license' ? principal.license.id : null;
+  const clientId = metadata.client_id ?? NO_CLIENT;
 
   const { result, oldKeys, event } = await ctx.db.transaction().execute(async (trx) => {
     if (principal.kind === 'license') {
       // Serialises uploads of one key so two concurrent uploads cannot both take the last slot.
       await trx.selectFrom('licenses').select('id').where('id', '=', principal.license.id).forUpdate().executeTakeFirst();
     }
-    // Serialises uploads of one session id whatever the credential: FOR UPDATE below locks
-    // nothing while the row does not exist yet, so two first uploads of the same id (legacy
-    // key, or keys of two clients) would both insert and one would fail with a 500.
-    await sql`SELECT pg_advisory_xact_lock(hashtext(${metadata.session_id}))`.execute(trx);
-    const existing = await trx.selectFrom('sessions').selectAll().where('session_id', '=', metadata.session_id).forUpdate().executeTakeFirst();
-    // A re-upload replaces a session within its client; it never moves a session to another
-    // client (the legacy key included, whose client_id comes from the file).
-    if (existing && existing.client_id !== metadata.client_id) throw forbidden('Session belongs to another client');
+    // Serialises uploads of one session of one client whatever the credential: FOR UPDATE
+    // below locks nothing while the row does not exist yet, so two first uploads of the same
+    // id (two keys of a client, or the legacy key) would both insert and one would fail with a 500.
+    await sql`SELECT pg_advisory_xact_lock(hashtext(${clientId}), hashtext(${metadata.session_id}))`.execute(trx);
+    const existing = await trx
+      .selectFrom('sessions')
+      .selectAll()
+      .where('client_id', '=', clientId)
+      .where('session_id', '=', metadata.session_id)
+      .forUpdate()
+      .executeTakeFirst();
 
     if (!existing && principal.kind === 'license' && principal.license.max_sessions !== null) {
       const { n } = await trx.selectFrom('sessions').select((eb) => eb.fn.countAll<string>().as('n')).where('license_id', '=', principal.license.id).executeTakeFirstOrThrow();
@@ -56,7 +62,6 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
 
     // What an upload writes, the same for a new session and a replacement.
     const columns = {
-      client_id: metadata.client_id,
       client: metadata.client,
       target: metadata.target,
       risk_score: metadata.risk_score,
@@ -74,17 +79,21 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
         .updateTable('sessions')
         // The session keeps counting against the key that first uploaded it (license_id stays).
         .set({ ...columns, version: existing.version + 1 })
+        .where('client_id', '=', clientId)
         .where('session_id', '=', metadata.session_id)
         .execute();
-      const token = await trx.selectFrom('share_tokens').select('token').where('session_id', '=', metadata.session_id).executeTakeFirstOrThrow();
-      shareToken = token.token;
+      const token = await trx.selectFrom('share_tokens').select('token').where('client_id', '=', clientId).where('session_id', '=', metadata.session_id).executeTakeFirst();
+      // A revoked share link stays revoked for readers of the old token; the upload answer
+      // needs one (SPEC), so a re-upload after a revocation issues a new token.
+      shareToken = token?.token ?? newShareToken();
+      if (token === undefined) await trx.insertInto('share_tokens').values({ token: shareToken, client_id: clientId, session_id: metadata.session_id }).execute();
     } else {
       await trx
         .insertInto('sessions')
-        .values({ session_id: metadata.session_id, ...columns, license_id: licenseId })
+        .values({ session_id: metadata.session_id, client_id: clientId, ...columns, license_id: licenseId })
         .execute();
       shareToken = newShareToken();
-      await trx.insertInto('share_tokens').values({ token: shareToken, session_id: metadata.session_id }).execute();
+      await trx.insertInto('share_tokens').values({ token: shareToken, client_id: clientId, session_id: metadata.session_id }).execute();
     }
 
     const event = await recordAuditEvent(trx, {

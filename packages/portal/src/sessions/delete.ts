@@ -1,5 +1,6 @@
 import { recordAuditEvent } from '../audit/record.ts';
 import type { AppContext } from '../context.ts';
+import { clientIdOut, type SessionRef } from './access.ts';
 import type { SessionRow } from './present.ts';
 
 export interface DeleteOptions {
@@ -17,10 +18,11 @@ export interface DeleteOptions {
  * event is published, after the files are gone (SPEC). A crash between the two steps
  * leaves only unreferenced files, which the start-up sweep removes.
  */
-export async function deleteSession(ctx: AppContext, sessionId: string, actor: string, opts: DeleteOptions = {}): Promise<boolean> {
+export async function deleteSession(ctx: AppContext, ref: SessionRef, actor: string, opts: DeleteOptions = {}): Promise<boolean> {
   const now = ctx.now();
+  const { sessionId } = ref;
   const outcome = await ctx.db.transaction().execute(async (trx) => {
-    let q = trx.deleteFrom('sessions').where('session_id', '=', sessionId);
+    let q = trx.deleteFrom('sessions').where('client_id', '=', ref.clientId).where('session_id', '=', sessionId);
     if (opts.expiredAt !== undefined) q = q.where('expires_at', '<=', opts.expiredAt);
     const row = await q.returningAll().executeTakeFirst();
     if (!row) return null;
@@ -28,8 +30,8 @@ export async function deleteSession(ctx: AppContext, sessionId: string, actor: s
       event_type: 'session_deleted',
       actor,
       session_id: sessionId,
-      client_id: row.client_id,
-      data: { session_id: sessionId, client: row.client, client_id: row.client_id, deleted_by: actor, deleted_at: now.toISOString() },
+      client_id: clientIdOut(row.client_id),
+      data: { session_id: sessionId, client: row.client, client_id: clientIdOut(row.client_id), deleted_by: actor, deleted_at: now.toISOString() },
     });
     return { row: row as SessionRow, event };
   });

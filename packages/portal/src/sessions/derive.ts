@@ -227,6 +227,12 @@ export interface DeriveInput {
   hasExecSummary: boolean;
 }
 
+/** The client a session file names for itself (what the legacy key's upload is stored under), or null. */
+export function fileClientId(doc: unknown): string | null {
+  const metadata = isObj(doc) && isObj(doc['metadata']) ? doc['metadata'] : {};
+  return str(metadata['client_id']);
+}
+
 export function deriveMetadata({ doc, keyClientId, hasExecSummary }: DeriveInput): SessionMetadata {
   const sessionId = sessionIdOf(doc);
   const d = doc as Obj;
@@ -240,7 +246,7 @@ export function deriveMetadata({ doc, keyClientId, hasExecSummary }: DeriveInput
       : remediationSummaryOf(d['remediation'], d['remediation_resolved']);
   return {
     session_id: sessionId,
-    client_id: keyClientId ?? str(metadata['client_id']),
+    client_id: keyClientId ?? fileClientId(doc),
     client: str(metadata['client']) ?? str(metadata['client_name']),
     target: str(metadata['target']) ?? str(d['target']),
     risk_score: num(summary['risk_score']) ?? num(metadata['risk_score']),

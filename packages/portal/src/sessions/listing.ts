@@ -15,24 +15,30 @@ export interface ListFilter {
   cursor?: string;
 }
 
-/** Keyset cursor over (uploaded_at, session_id), newest first. Opaque to clients. */
-function encodeCursor(uploadedAt: Date, sessionId: string): string {
-  return Buffer.from(JSON.stringify([uploadedAt.toISOString(), sessionId])).toString('base64url');
+/**
+ * Keyset cursor over (uploaded_at, session_id, client_id), newest first. Opaque to clients.
+ * The client id is part of it because one session id may exist under several clients
+ * (D17) with the same upload instant: without it a page boundary between them would skip one.
+ */
+function encodeCursor(uploadedAt: Date, sessionId: string, clientId: string): string {
+  return Buffer.from(JSON.stringify([uploadedAt.toISOString(), sessionId, clientId])).toString('base64url');
 }
 
 const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 /** 9999-12-31T23:59:59.999Z: later (or negative) years are outside what we ever write, and PostgreSQL refuses some of them. */
 const MAX_TIME = 253_402_300_799_999;
 
-function decodeCursor(cursor: string): [Date, string] {
+function decodeCursor(cursor: string): [Date, string, string | null] {
   try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    const [at, id, client, ...rest] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
     const date = new Date(String(at));
     const t = date.getTime();
-    // Only what encodeCursor produces: a real instant and a valid session id (no NUL or
-    // other text that would reach PostgreSQL and fail there with a 500).
-    if (typeof id !== 'string' || !SESSION_ID.test(id) || Number.isNaN(t) || t < 0 || t > MAX_TIME) throw new Error('bad cursor');
-    return [date, id];
+    // Only what encodeCursor produces: a real instant, a valid session id and a client id
+    // PostgreSQL can store (no NUL or other text that would fail there with a 500). A
+    // cursor of a portal before D17 has no client id; it pages as it did then.
+    if (typeof id !== 'string' || !SESSION_ID.test(id) || Number.isNaN(t) || t < 0 || t > MAX_TIME || rest.length > 0) throw new Error('bad cursor');
+    if (client !== undefined && (typeof client !== 'string' || client.length > 1024 || !storable(client))) throw new Error('bad cursor');
+    return [date, id, client ?? null];
   } catch {
     throw badRequest('Invalid cursor');
   }
@@ -41,7 +47,8 @@ function decodeCursor(cursor: string): [Date, string] {
 export async function listSessions(ctx: AppContext, f: ListFilter): Promise<{ sessions: SessionView[]; next_cursor: string | null }> {
   let q = ctx.db
     .selectFrom('sessions')
-    .innerJoin('share_tokens', 'share_tokens.session_id', 'sessions.session_id')
+    // A session whose share link is revoked is listed too, with share_url null.
+    .leftJoin('share_tokens', (j) => j.onRef('share_tokens.client_id', '=', 'sessions.client_id').onRef('share_tokens.session_id', '=', 'sessions.session_id'))
     .selectAll('sessions')
     .select('share_tokens.token');
   if (f.clientIds !== null) {
@@ -56,14 +63,17 @@ export async function listSessions(ctx: AppContext, f: ListFilter): Promise<{ se
     q = q.where('sessions.target', '=', f.target);
   }
   if (f.cursor !== undefined) {
-    const [at, id] = decodeCursor(f.cursor);
-    q = q.where(sql<boolean>`(sessions.uploaded_at, sessions.session_id) < (${at}, ${id})`);
+    const [at, id, client] = decodeCursor(f.cursor);
+    q =
+      client === null
+        ? q.where(sql<boolean>`(sessions.uploaded_at, sessions.session_id) < (${at}, ${id})`)
+        : q.where(sql<boolean>`(sessions.uploaded_at, sessions.session_id, sessions.client_id) < (${at}, ${id}, ${client})`);
   }
-  const rows = await q.orderBy('sessions.uploaded_at', 'desc').orderBy('sessions.session_id', 'desc').limit(f.limit + 1).execute();
+  const rows = await q.orderBy('sessions.uploaded_at', 'desc').orderBy('sessions.session_id', 'desc').orderBy('sessions.client_id', 'desc').limit(f.limit + 1).execute();
   const page = rows.slice(0, f.limit);
   const last = page.at(-1);
   return {
     sessions: page.map((r) => presentSession(r, r.token, ctx.config.baseUrl)),
-    next_cursor: rows.length > f.limit && last ? encodeCursor(last.uploaded_at, last.session_id) : null,
+    next_cursor: rows.length > f.limit && last ? encodeCursor(last.uploaded_at, last.session_id, last.client_id) : null,
   };
 }

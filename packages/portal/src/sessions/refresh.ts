@@ -1,21 +1,18 @@
 import { sql } from 'kysely';
 import type { SessionFileName } from '@svc/protocol';
-import { inScope, type Principal } from '../auth/principal.ts';
+import { scopeOf, type Principal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
-import { conflict, forbidden, notFound } from '../errors.ts';
-import { findSession } from './access.ts';
+import { conflict } from '../errors.ts';
+import { resolveSession } from './access.ts';
 import type { SessionRow } from './present.ts';
 
 /** Optimistic-locking attempts before a refresh gives up with 409. */
 export const REFRESH_ATTEMPTS = 3;
 
-/** The session a refresh would change, checked before anything is written: 404, then 403. */
-export async function refreshableSession(ctx: AppContext, principal: Principal, sessionId: string): Promise<SessionRow> {
-  const row = await findSession(ctx, sessionId);
-  if (row === undefined) throw notFound('Session not found');
-  if (!inScope(principal, row.client_id)) throw forbidden('Access to this session is not allowed');
-  return row;
+/** The session a refresh would change, checked before anything is written: 404 (missing or another client's), 409 (ambiguous). */
+export function refreshableSession(ctx: AppContext, principal: Principal, sessionId: string, clientId?: string): Promise<SessionRow> {
+  return resolveSession(ctx, scopeOf(principal), sessionId, clientId);
 }
 
 export interface ReplacedFile {
@@ -40,11 +37,11 @@ export interface ReplacedFile {
  */
 export async function replaceSessionFile(
   ctx: AppContext,
-  input: { principal: Principal; sessionId: string; file: SessionFileName; object: StoredObject },
+  input: { principal: Principal; sessionId: string; clientId: string; file: SessionFileName; object: StoredObject },
 ): Promise<ReplacedFile> {
-  const { principal, sessionId, file, object } = input;
+  const { principal, sessionId, clientId, file, object } = input;
   for (let attempt = 0; attempt < REFRESH_ATTEMPTS; attempt++) {
-    const row = await refreshableSession(ctx, principal, sessionId);
+    const row = await refreshableSession(ctx, principal, sessionId, clientId);
     const previous = row.files[file];
     const setExecSummary = file === 'exec_summary.html' && row.metadata.has_exec_summary !== true;
     const result = await ctx.db
@@ -55,6 +52,7 @@ export async function replaceSessionFile(
         version: sql<number>`version + 1`,
         updated_at: ctx.now(),
       })
+      .where('client_id', '=', clientId)
       .where('session_id', '=', sessionId)
       .where('version', '=', row.version)
       .executeTakeFirst();

@@ -2,11 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import { REMEDIATION_STATUSES, type RemediationStatus, type RemediationSummary } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
-import { actorOf, inScope, type UserPrincipal } from '../auth/principal.ts';
+import { actorOf, scopeOf, type UserPrincipal } from '../auth/principal.ts';
 import { BlobNotFoundError } from '../blobs/store.ts';
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
-import { conflict, forbidden, HttpError, notFound } from '../errors.ts';
+import { conflict, HttpError } from '../errors.ts';
+import { clientIdOut, resolveSession, type SessionRef } from './access.ts';
 import { defaultRemediationSummary, remediationSummaryOf } from './derive.ts';
 import { blobPrefix, CONTENT_TYPES } from './files.ts';
 
@@ -170,8 +171,8 @@ async function readAll(ctx: AppContext, key: string): Promise<Buffer> {
 }
 
 /** The blob key the row references for the session file, or undefined when there is no such row. */
-async function currentJsonKey(ctx: AppContext, sessionId: string): Promise<string | undefined> {
-  const row = await ctx.db.selectFrom('sessions').select('files').where('session_id', '=', sessionId).executeTakeFirst();
+async function currentJsonKey(ctx: AppContext, ref: SessionRef): Promise<string | undefined> {
+  const row = await ctx.db.selectFrom('sessions').select('files').where('client_id', '=', ref.clientId).where('session_id', '=', ref.sessionId).executeTakeFirst();
   return row?.files['session_results.json']?.key;
 }
 
@@ -183,17 +184,24 @@ async function currentJsonKey(ctx: AppContext, sessionId: string): Promise<strin
  * another writer got there first (0 rows), the new object is deleted and the attempt
  * starts again from the read. After the commit the previous object is deleted.
  */
-export async function updateRemediation(ctx: AppContext, principal: UserPrincipal, sessionId: string, items: readonly RemediationChange[]): Promise<RemediationOutcome> {
+export async function updateRemediation(
+  ctx: AppContext,
+  principal: UserPrincipal,
+  target: { sessionId: string; clientId: string | undefined },
+  items: readonly RemediationChange[],
+): Promise<RemediationOutcome> {
   const actor = actorOf(principal);
+  const { sessionId } = target;
+  let clientId = target.clientId;
   for (let attempt = 0; attempt <= REMEDIATION_MAX_RETRIES; attempt++) {
     // A random pause (under 50, 100, 200 ms) so that writers that just collided do not
     // collide again in step; without it most of a burst of concurrent updates ends in 409.
     if (attempt > 0) await sleep(Math.random() * 25 * 2 ** attempt);
 
-    const row = await ctx.db.selectFrom('sessions').select(['client_id', 'version', 'files', 'metadata']).where('session_id', '=', sessionId).executeTakeFirst();
-    if (!row) throw notFound('Session not found');
-    // Checked on every read: a re-upload with the legacy key may change the session's client.
-    if (!inScope(principal, row.client_id)) throw forbidden('Access to this session is not allowed');
+    // 404 (missing, or another client's), 409 (ambiguous); then the same session on every retry.
+    const row = await resolveSession(ctx, scopeOf(principal), sessionId, clientId);
+    clientId = row.client_id;
+    const ref: SessionRef = { clientId, sessionId };
     const stored = row.files['session_results.json'];
     if (stored === undefined) throw new HttpError(500, 'The session has no stored session_results.json');
 
@@ -204,7 +212,7 @@ export async function updateRemediation(ctx: AppContext, principal: UserPrincipa
       if (!(err instanceof BlobNotFoundError)) throw err;
       // Normal when a concurrent update committed and deleted it since our read: try again.
       // Still referenced means the store lost it.
-      if ((await currentJsonKey(ctx, sessionId)) === stored.key) throw new HttpError(500, 'The stored session file is missing');
+      if ((await currentJsonKey(ctx, ref)) === stored.key) throw new HttpError(500, 'The stored session file is missing');
       continue;
     }
     let parsed: unknown;
@@ -227,7 +235,7 @@ export async function updateRemediation(ctx: AppContext, principal: UserPrincipa
     }
 
     const body = Buffer.from(JSON.stringify(result.doc, null, 2), 'utf8');
-    const put = await ctx.blobs.put(blobPrefix(now), [body]).catch((err: unknown) => {
+    const put = await ctx.blobs.put(blobPrefix(ref.clientId, now), [body]).catch((err: unknown) => {
       ctx.logger.error({ err, session_id: sessionId }, 'blob write failed');
       throw new HttpError(500, 'Storage failure: the update was not stored');
     });
@@ -244,6 +252,7 @@ export async function updateRemediation(ctx: AppContext, principal: UserPrincipa
             version: sql<number>`version + 1`,
             updated_at: now,
           })
+          .where('client_id', '=', ref.clientId)
           .where('session_id', '=', sessionId)
           .where('version', '=', row.version)
           .executeTakeFirst();
@@ -252,7 +261,7 @@ export async function updateRemediation(ctx: AppContext, principal: UserPrincipa
           event_type: 'remediation_updated',
           actor,
           session_id: sessionId,
-          client_id: row.client_id,
+          client_id: clientIdOut(row.client_id),
           data: {
             session_id: sessionId,
             changed: result.changed,
@@ -264,7 +273,7 @@ export async function updateRemediation(ctx: AppContext, principal: UserPrincipa
     } catch (err) {
       // The outcome of a failed COMMIT is unknown: delete the new object only when the row
       // certainly does not reference it; otherwise it is left for the orphan sweep.
-      const referenced = await currentJsonKey(ctx, sessionId).catch(() => put.key);
+      const referenced = await currentJsonKey(ctx, ref).catch(() => put.key);
       if (referenced !== put.key) await ctx.blobs.delete([put.key]).catch(() => undefined);
       throw err;
     }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
+import { clientIdOut } from './access.ts';
 import { deleteSession } from './delete.ts';
 
 export const EXPIRY_NOTICE_DAYS = 7;
@@ -13,9 +14,9 @@ export async function sweepExpiredSessions(ctx: AppContext): Promise<number> {
   let removed = 0;
   for (;;) {
     const now = ctx.now();
-    const due = await ctx.db.selectFrom('sessions').select('session_id').where('expires_at', '<=', now).orderBy('expires_at').limit(BATCH).execute();
+    const due = await ctx.db.selectFrom('sessions').select(['client_id', 'session_id']).where('expires_at', '<=', now).orderBy('expires_at').limit(BATCH).execute();
     // expiredAt: a session renewed by a re-upload since it was selected is kept.
-    for (const { session_id } of due) if (await deleteSession(ctx, session_id, 'retention', { expiredAt: now })) removed++;
+    for (const r of due) if (await deleteSession(ctx, { clientId: r.client_id, sessionId: r.session_id }, 'retention', { expiredAt: now })) removed++;
     if (due.length < BATCH) return removed;
   }
 }
@@ -30,14 +31,12 @@ export async function notifyExpiringSessions(ctx: AppContext): Promise<number> {
   const rows = await ctx.db
     .updateTable('sessions')
     .set({ expiry_notified_at: now })
-    .where('session_id', 'in', (eb) =>
-      eb
-        .selectFrom('sessions')
-        .select('session_id')
-        .where('expiry_notified_at', 'is', null)
-        .where('expires_at', '>', now)
-        .where('expires_at', '<=', sql<Date>`${now}::timestamptz + make_interval(days => ${EXPIRY_NOTICE_DAYS})`)
-        .limit(BATCH),
+    .where(
+      sql<boolean>`(client_id, session_id) IN (
+        SELECT client_id, session_id FROM sessions
+        WHERE expiry_notified_at IS NULL AND expires_at > ${now}
+          AND expires_at <= ${now}::timestamptz + make_interval(days => ${EXPIRY_NOTICE_DAYS})
+        LIMIT ${BATCH})`,
     )
     .where('expiry_notified_at', 'is', null)
     .returning(['session_id', 'client', 'client_id', 'target', 'uploaded_at', 'expires_at'])
@@ -47,12 +46,12 @@ export async function notifyExpiringSessions(ctx: AppContext): Promise<number> {
       event_type: 'report_expiring',
       actor: 'system',
       session_id: r.session_id,
-      client_id: r.client_id,
+      client_id: clientIdOut(r.client_id),
       created_at: now.toISOString(),
       data: {
         session_id: r.session_id,
         client: r.client,
-        client_id: r.client_id,
+        client_id: clientIdOut(r.client_id),
         target: r.target,
         uploaded_at: r.uploaded_at.toISOString(),
         expires_at: r.expires_at.toISOString(),

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { recordAuditEvent } from '../audit/record.ts';
+import type { AppContext } from '../context.ts';
+import { clientIdOut, type SessionRef } from './access.ts';
 
 /** SPEC: 32 random bytes rendered as 64 hex characters. */
 export function newShareToken(): string {
@@ -7,4 +10,64 @@ export function newShareToken(): string {
 
 export function shareUrl(baseUrl: string, token: string): string {
   return `${baseUrl}/share/?token=${token}`;
+}
+
+export interface ShareChange {
+  ref: SessionRef;
+  actor: string;
+}
+
+/**
+ * Give a session a new share token (point 21): the old token stops opening anything the
+ * moment this commits (/api/share, /share/ and /api/download?token= all look the token up).
+ * Also how a revoked link is issued again. Audited as `share_rotated`, without the token.
+ * Undefined when the session is gone (deleted meanwhile).
+ */
+export async function rotateShareToken(ctx: AppContext, c: ShareChange): Promise<string | undefined> {
+  const now = ctx.now();
+  return ctx.db.transaction().execute(async (trx) => {
+    // Serialises with a delete or re-upload of the session, which lock the same row.
+    const session = await trx.selectFrom('sessions').select(['client', 'client_id']).where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).forUpdate().executeTakeFirst();
+    if (session === undefined) return undefined;
+    const token = newShareToken();
+    const previous = await trx.selectFrom('share_tokens').select('token').where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).executeTakeFirst();
+    if (previous === undefined) {
+      await trx.insertInto('share_tokens').values({ token, client_id: c.ref.clientId, session_id: c.ref.sessionId, created_at: now }).execute();
+    } else {
+      await trx.updateTable('share_tokens').set({ token, created_at: now }).where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).execute();
+    }
+    await recordAuditEvent(trx, {
+      event_type: 'share_rotated',
+      actor: c.actor,
+      session_id: c.ref.sessionId,
+      client_id: clientIdOut(session.client_id),
+      data: { session_id: c.ref.sessionId, client: session.client, client_id: clientIdOut(session.client_id), had_link: previous !== undefined, rotated_by: c.actor, rotated_at: now.toISOString() },
+    });
+    return token;
+  });
+}
+
+/**
+ * Take a session's share link away (point 21): afterwards no token opens it until the link
+ * is rotated again (or the session is re-uploaded, whose answer must carry one). Audited as
+ * `share_revoked` when there was a link; false when there was none.
+ */
+export async function revokeShareToken(ctx: AppContext, c: ShareChange): Promise<boolean> {
+  const now = ctx.now();
+  return ctx.db.transaction().execute(async (trx) => {
+    // The same row lock as a rotation: a rotation racing this revocation never hands out a
+    // token that the revocation then removes (or that it updated away under our feet).
+    const session = await trx.selectFrom('sessions').select('client').where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).forUpdate().executeTakeFirst();
+    if (session === undefined) return false;
+    const removed = await trx.deleteFrom('share_tokens').where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).returning('client_id').executeTakeFirst();
+    if (removed === undefined) return false;
+    await recordAuditEvent(trx, {
+      event_type: 'share_revoked',
+      actor: c.actor,
+      session_id: c.ref.sessionId,
+      client_id: clientIdOut(c.ref.clientId),
+      data: { session_id: c.ref.sessionId, client: session.client, client_id: clientIdOut(c.ref.clientId), revoked_by: c.actor, revoked_at: now.toISOString() },
+    });
+    return true;
+  });
 }

@@ -5,6 +5,8 @@ import type { AuditEventsTable, Database } from '../db/schema.ts';
 
 export interface StatusChange {
   sessionId: string;
+  /** The client the request names; undefined: whichever the id is unique under within the scope. */
+  clientId: string | undefined;
   /** The caller's client ids; null for every client. */
   scope: readonly string[] | null;
   status: SessionStatus;
@@ -21,30 +23,37 @@ type Row = { previous: SessionStatus; audit_id: string | null } & { [K in keyof 
  * round trip instead of a transaction of six: status changes trigger webhooks, and the
  * fewer statements they hold a connection for, the less they queue behind a busy fan-out.
  * Concurrent changes of one session serialise on the row lock as before (the second sees
- * the first's status once it commits). Undefined: no such session in the caller's scope.
+ * the first's status once it commits). Undefined: no such session in the caller's scope,
+ * or several (D17: the id exists under more than one client in scope and none was named).
  */
 export async function changeStatus(db: Kysely<Database>, c: StatusChange): Promise<{ previous: SessionStatus; event: AuditEvent | null } | undefined> {
   const note = c.note ?? null;
+  // Which sessions the caller could mean: this id, in scope, of the named client if any.
+  const candidate = (alias: string) =>
+    sql`${sql.ref(`${alias}.session_id`)} = ${c.sessionId}
+      AND (${c.scope === null}::boolean OR ${sql.ref(`${alias}.client_id`)} = ANY(${c.scope ?? []}::text[]))
+      AND (${c.clientId === undefined}::boolean OR ${sql.ref(`${alias}.client_id`)} = ${c.clientId ?? ''}::text)`;
   const { rows } = await sql<Row>`
     WITH cur AS (
-      SELECT status, client, client_id, target FROM sessions
-      WHERE session_id = ${c.sessionId} AND (${c.scope === null}::boolean OR client_id = ANY(${c.scope ?? []}::text[]))
+      SELECT status, client, client_id, NULLIF(client_id, '') AS shown_client_id, target FROM sessions me
+      WHERE ${candidate('me')}
+        AND NOT EXISTS (SELECT 1 FROM sessions other WHERE ${candidate('other')} AND other.client_id <> me.client_id)
       FOR UPDATE
     ), noted AS (
-      INSERT INTO session_notes (session_id, author, note, created_at)
-      SELECT ${c.sessionId}, ${c.actor}, ${note}::text, ${c.now} FROM cur WHERE ${note}::text IS NOT NULL
+      INSERT INTO session_notes (client_id, session_id, author, note, created_at)
+      SELECT client_id, ${c.sessionId}, ${c.actor}, ${note}::text, ${c.now} FROM cur WHERE ${note}::text IS NOT NULL
     ), changed AS (
       UPDATE sessions s SET status = ${c.status}, updated_at = ${c.now}
       FROM cur
-      WHERE s.session_id = ${c.sessionId} AND cur.status <> ${c.status}
-      RETURNING cur.status AS previous, cur.client, cur.client_id, cur.target
+      WHERE s.client_id = cur.client_id AND s.session_id = ${c.sessionId} AND cur.status <> ${c.status}
+      RETURNING cur.status AS previous, cur.client, cur.client_id, cur.shown_client_id, cur.target
     ), history AS (
-      INSERT INTO status_history (session_id, from_status, to_status, changed_by, note, changed_at)
-      SELECT ${c.sessionId}, previous, ${c.status}, ${c.actor}, ${note}::text, ${c.now} FROM changed
+      INSERT INTO status_history (client_id, session_id, from_status, to_status, changed_by, note, changed_at)
+      SELECT client_id, ${c.sessionId}, previous, ${c.status}, ${c.actor}, ${note}::text, ${c.now} FROM changed
     ), audit AS (
       INSERT INTO audit_events (event_type, actor, session_id, client_id, data)
-      SELECT 'status_changed', ${c.actor}, ${c.sessionId}, client_id,
-             jsonb_build_object('session_id', ${c.sessionId}::text, 'client', client, 'client_id', client_id, 'target', target,
+      SELECT 'status_changed', ${c.actor}, ${c.sessionId}, shown_client_id,
+             jsonb_build_object('session_id', ${c.sessionId}::text, 'client', client, 'client_id', shown_client_id, 'target', target,
                                 'previous_status', previous, 'new_status', ${c.status}::text, 'changed_by', ${c.actor}::text,
                                 'changed_at', ${c.now.toISOString()}::text)
       FROM changed

@@ -28,7 +28,7 @@ export function parseShareToken(value: string | undefined, opts: { required: boo
 export function findSharedSession(ctx: AppContext, token: string): Promise<SessionRow | undefined> {
   return ctx.db
     .selectFrom('share_tokens')
-    .innerJoin('sessions', 'sessions.session_id', 'share_tokens.session_id')
+    .innerJoin('sessions', (j) => j.onRef('sessions.client_id', '=', 'share_tokens.client_id').onRef('sessions.session_id', '=', 'share_tokens.session_id'))
     .selectAll('sessions')
     .where('share_tokens.token', '=', token)
     .executeTakeFirst();
@@ -81,7 +81,7 @@ export async function openSessionFile(
     } catch (err) {
       if (!(err instanceof BlobNotFoundError)) throw err;
     }
-    const fresh = await findSession(ctx, row.session_id);
+    const fresh = await findSession(ctx, { clientId: row.client_id, sessionId: row.session_id });
     if (fresh === undefined || fresh.client_id !== session.client_id) return null;
     if (fresh.files[file]?.key === entry.key) break;
     row = fresh;

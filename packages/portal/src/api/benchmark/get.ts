@@ -1,4 +1,4 @@
-import { BenchmarkResponse, SessionQuery } from '@svc/protocol';
+import { AmbiguousSessionBody, BenchmarkResponse, SessionQuery } from '@svc/protocol';
 import type { App, AppContext } from '../../context.ts';
 import { notFound } from '../../errors.ts';
 import { responses } from '../../http/responses.ts';
@@ -11,7 +11,8 @@ import { computeBenchmark, MIN_PEERS } from '../../sessions/benchmark.ts';
  * client/target pair (sessions/benchmark.ts has the definitions). Permission `benchmark`
  * (business and msp keys, the legacy key, JWT users whose tier has it; a professional key
  * gets 403 `Insufficient permissions for benchmark`); the session must be in the
- * caller's scope. Only counts and percentiles leave the database, never a peer's data.
+ * caller's scope (otherwise the 404 of a missing id; `client_id` names the client when the
+ * id is ambiguous, D17). Only counts and percentiles leave the database, never a peer's data.
  */
 export default function register(app: App, ctx: AppContext): void {
   app.get(
@@ -22,14 +23,14 @@ export default function register(app: App, ctx: AppContext): void {
         summary: 'Benchmark a session against its peers',
         security: [{ identityToken: [] }, { apiKey: [] }],
         querystring: SessionQuery,
-        response: responses({ 200: BenchmarkResponse }, 400, 401, 403, 404),
+        response: responses({ 200: BenchmarkResponse, 409: AmbiguousSessionBody }, 400, 401, 403, 404),
       },
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
-      await accessSession(ctx, request, sessionId, { permission: 'benchmark' });
+      const { session } = await accessSession(ctx, request, sessionId, { permission: 'benchmark', clientId: request.query.client_id });
       const fetchedAt = ctx.now();
-      const benchmark = await computeBenchmark(ctx.db, sessionId);
+      const benchmark = await computeBenchmark(ctx.db, { clientId: session.client_id, sessionId });
       if (benchmark === null) throw notFound('Session not found');
       return { session_id: sessionId, sample_size: benchmark.sample_size, min_sample_size: MIN_PEERS, fetched_at: fetchedAt.toISOString(), metrics: benchmark.metrics };
     },

@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import { DownloadQuery, ErrorBody, SESSION_FILES, type SessionFileName } from '@svc/protocol';
+import { AmbiguousSessionBody, DownloadQuery, ErrorBody, SESSION_FILES, type SessionFileName } from '@svc/protocol';
 import type { App, AppContext } from '../../context.ts';
 import { badRequest, notFound } from '../../errors.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
@@ -16,7 +16,8 @@ const fileContent = (description: string, json = false) => ({
 });
 
 /**
- * GET /api/download?session=<id>&file=<name>[&mode=view][&token=<share token>] (D7).
+ * GET /api/download?session=<id>&file=<name>[&mode=view][&token=<share token>][&client_id=] (D7).
+ * `client_id` names the session's client when the id exists under several (D17).
  *
  * Checklist: validate `session`, `file` and `mode` (400, before any lookup) → credential:
  * an in-scope JWT, a key of the session's client (legacy key: any session), or the share
@@ -44,6 +45,7 @@ export default function register(app: App, ctx: AppContext): void {
             },
           },
           ...Object.fromEntries([400, 401, 403, 404, 500].map((code) => [code, ErrorBody])),
+          409: AmbiguousSessionBody,
         },
       },
     },
@@ -55,7 +57,7 @@ export default function register(app: App, ctx: AppContext): void {
       if (q.mode !== undefined && !(MODES as readonly string[]).includes(q.mode)) throw badRequest('Invalid mode parameter: must be view or download');
       const shareToken = parseShareToken(q.token, { required: false }) ?? undefined;
 
-      const { session } = await accessSession(ctx, request, sessionId, { permission: 'download', shareToken });
+      const { session } = await accessSession(ctx, request, sessionId, { permission: 'download', shareToken, clientId: q.client_id });
       const opened = await openSessionFile(ctx, session, file);
       if (opened === null) throw notFound(`File not found: ${file}`);
 

@@ -18,8 +18,9 @@ const storageFailure = () => new HttpError(500, 'Storage failure: the file was n
  * limit); it streams to the blob store and is never held in memory.
  *
  * Checklist: key (401 missing/invalid, before the body is read) → `session` and `file`
- * (400: missing, or file not report.html / exec_summary.html) → session exists (404) →
- * it belongs to the key's client (403; the legacy key may refresh any) → write the new
+ * (400: missing, or file not report.html / exec_summary.html) → the session of that id
+ * under the key's client (404 when there is none, whoever else has that id; the legacy key
+ * may refresh any, naming `client_id` when the id is ambiguous, 409) → write the new
  * object → point the row at it (optimistic locking, sessions/refresh.ts) → delete the
  * old object. Any failure after the write deletes the new object again. Other methods on
  * this path answer 405 (not-allowed.ts). Another content type is a 415.
@@ -45,7 +46,7 @@ export default function register(app: App, ctx: AppContext): void {
       },
       async (request) => {
         const principal = keyHolderOf(request);
-        const { session, file: fileParam } = request.query;
+        const { session, file: fileParam, client_id: clientIdParam } = request.query;
         const sessionId = parseSessionId(session);
         if (fileParam === undefined || fileParam === '') throw badRequest('Missing file parameter');
         if (!(REFRESHABLE_FILES as readonly string[]).includes(fileParam)) throw badRequest(`Invalid file parameter: must be one of ${REFRESHABLE_FILES.join(', ')}`);
@@ -53,8 +54,8 @@ export default function register(app: App, ctx: AppContext): void {
         const declared = Number(request.headers['content-length']);
         if (Number.isFinite(declared) && declared > UPLOAD_LIMIT_BYTES) throw tooLarge();
 
-        // 404 and 403 before anything is written; checked again when the row is updated.
-        await refreshableSession(ctx, principal, sessionId);
+        // 404 (409) before anything is written; checked again when the row is updated.
+        const { client_id: clientId } = await refreshableSession(ctx, principal, sessionId, clientIdParam);
         const body = request.body as Readable | undefined;
         if (body === undefined || body === null || typeof body.pipe !== 'function') throw badRequest('Missing body: send the file as text/html');
 
@@ -66,7 +67,7 @@ export default function register(app: App, ctx: AppContext): void {
             yield chunk;
           }
         };
-        const put = await ctx.blobs.put(blobPrefix(ctx.now()), guarded()).catch((err: unknown) => {
+        const put = await ctx.blobs.put(blobPrefix(clientId, ctx.now()), guarded()).catch((err: unknown) => {
           if (err instanceof HttpError) throw err;
           request.log.error({ err }, 'blob write failed');
           throw storageFailure();
@@ -76,7 +77,7 @@ export default function register(app: App, ctx: AppContext): void {
         let previousKey: string | null;
         try {
           if (put.size === 0) throw badRequest('Empty body: send the file as text/html');
-          ({ previousKey } = await replaceSessionFile(ctx, { principal, sessionId, file, object }));
+          ({ previousKey } = await replaceSessionFile(ctx, { principal, sessionId, clientId, file, object }));
         } catch (err) {
           await ctx.blobs.delete([put.key]).catch((e: unknown) => request.log.warn({ err: e }, 'could not remove the file of a failed refresh'));
           throw err;

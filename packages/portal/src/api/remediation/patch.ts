@@ -7,9 +7,10 @@ import { parseSessionId } from '../../sessions/access.ts';
 import { parseRemediationItems, RemediationInputError, updateRemediation } from '../../sessions/remediation.ts';
 
 /**
- * PATCH /api/remediation-update `{session_id, items: [{title, status, note?}]}` (SPEC).
+ * PATCH /api/remediation-update `{session_id, client_id?, items: [{title, status, note?}]}` (SPEC).
  * Identity JWT only (keys are refused with 401), permission `remediation:update`
- * (business and msp), scoped by the session's client_id (403 outside the user's scope).
+ * (business and msp), scoped by the session's client_id (404 outside the user's scope, as
+ * for a missing id; `client_id` names the client when the id exists under several, D17).
  * Items are matched by title in the stored session file; `resolved` moves an entry to
  * `.remediation_resolved[]`, any other status moves it back or updates it in place.
  * Optimistic locking with at most 3 retries; exhausted retries answer 409.
@@ -37,7 +38,7 @@ export default function register(app: App, ctx: AppContext): void {
         if (err instanceof RemediationInputError) throw badRequest(err.message);
         throw err;
       }
-      const outcome = await updateRemediation(ctx, user, sessionId, items);
+      const outcome = await updateRemediation(ctx, user, { sessionId, clientId: request.body.client_id }, items);
       return { success: true as const, session_id: sessionId, changed: outcome.changed, remediation_summary: outcome.summary, unmatched: outcome.unmatched };
     },
   );

@@ -1,4 +1,4 @@
-import { SessionDetailResponse, SessionListResponse, SessionsQuery } from '@svc/protocol';
+import { AmbiguousSessionBody, SessionDetailResponse, SessionListResponse, SessionsQuery } from '@svc/protocol';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import { inScope } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
@@ -14,7 +14,8 @@ import { Type } from '@sinclair/typebox';
  * GET /api/sessions (D5), identity JWT only. Without `session`: the listing, newest
  * first, filtered by `client_id`, `status`, `target`, paged by `limit` + `cursor`
  * (answer's `next_cursor`). Listing is also where `report_expiring` fires (D6).
- * With `session=<id>`: that session with its status history and notes.
+ * With `session=<id>`: that session with its status history and notes; `client_id` then
+ * names the session's client when the id exists under several (409 otherwise, D17).
  */
 export default function register(app: App, ctx: AppContext): void {
   app.get(
@@ -26,7 +27,7 @@ export default function register(app: App, ctx: AppContext): void {
         summary: 'List sessions, or one session with ?session=',
         security: [{ identityToken: [] }],
         querystring: SessionsQuery,
-        response: responses({ 200: Type.Union([SessionListResponse, SessionDetailResponse]) }, 400, 401, 403, 404),
+        response: responses({ 200: Type.Union([SessionListResponse, SessionDetailResponse]), 409: AmbiguousSessionBody }, 400, 401, 403, 404),
       },
     },
     async (request) => {
@@ -34,14 +35,16 @@ export default function register(app: App, ctx: AppContext): void {
       const q = request.query;
       if (q.session !== undefined) {
         const sessionId = parseSessionId(q.session);
-        const { session } = await accessSession(ctx, request, sessionId, { permission: 'sessions:read', jwtOnly: true });
+        // With `session`, client_id names the session's client (D17), not a listing filter.
+        const { session } = await accessSession(ctx, request, sessionId, { permission: 'sessions:read', jwtOnly: true, clientId: q.client_id });
+        const clientId = session.client_id;
         const [token, history, notes] = await Promise.all([
-          ctx.db.selectFrom('share_tokens').select('token').where('session_id', '=', sessionId).executeTakeFirstOrThrow(),
-          ctx.db.selectFrom('status_history').selectAll().where('session_id', '=', sessionId).orderBy('changed_at').orderBy('id').execute(),
-          ctx.db.selectFrom('session_notes').selectAll().where('session_id', '=', sessionId).orderBy('created_at').orderBy('id').execute(),
+          ctx.db.selectFrom('share_tokens').select('token').where('client_id', '=', clientId).where('session_id', '=', sessionId).executeTakeFirst(),
+          ctx.db.selectFrom('status_history').selectAll().where('client_id', '=', clientId).where('session_id', '=', sessionId).orderBy('changed_at').orderBy('id').execute(),
+          ctx.db.selectFrom('session_notes').selectAll().where('client_id', '=', clientId).where('session_id', '=', sessionId).orderBy('created_at').orderBy('id').execute(),
         ]);
         return {
-          session: presentSession(session, token.token, ctx.config.baseUrl),
+          session: presentSession(session, token?.token ?? null, ctx.config.baseUrl),
           status_history: history.map((h) => ({ from_status: h.from_status, to_status: h.to_status, changed_by: h.changed_by, note: h.note, changed_at: h.changed_at.toISOString() })),
           notes: notes.map((n) => ({ author: n.author, note: n.note, created_at: n.created_at.toISOString() })),
         };

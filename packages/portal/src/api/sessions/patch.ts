@@ -1,4 +1,4 @@
-import { SessionQuery, UpdateSessionBody, UpdateSessionResponse } from '@svc/protocol';
+import { AmbiguousSessionBody, SessionQuery, UpdateSessionBody, UpdateSessionResponse } from '@svc/protocol';
 import { resolveCredential } from '../../auth/credentials.ts';
 import { actorOf, scopeOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
@@ -13,7 +13,7 @@ import { changeStatus } from '../../sessions/status.ts';
  * in_review, resolved, archived; any status may follow any other. Every change is kept
  * in the status history and audited/emitted as `status_changed`; setting the current
  * status again only records the note. Credential: an in-scope JWT, or a key of the
- * session's client.
+ * session's client; `client_id` names the client when the id exists under several (D17).
  */
 export default function register(app: App, ctx: AppContext): void {
   app.patch(
@@ -25,23 +25,24 @@ export default function register(app: App, ctx: AppContext): void {
         security: [{ identityToken: [] }, { apiKey: [] }],
         querystring: SessionQuery,
         body: UpdateSessionBody,
-        response: responses({ 200: UpdateSessionResponse }, 400, 401, 403, 404),
+        response: responses({ 200: UpdateSessionResponse, 409: AmbiguousSessionBody }, 400, 401, 403, 404),
       },
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
+      const clientId = request.query.client_id;
       const principal = await resolveCredential(ctx, request, 'update:status');
       if (principal === null) throw unauthorized();
       const { status, note } = request.body;
       // The scope check is part of the statement; only a refusal asks again which answer
-      // it is (404 or 403, as every session endpoint gives them), before a bad note's 400.
+      // it is (404, or 409 for an ambiguous id, as every session endpoint gives them), before a bad note's 400.
       const refuse = async (err: HttpError): Promise<never> => {
-        await accessSession(ctx, request, sessionId, { permission: 'update:status' });
+        await accessSession(ctx, request, sessionId, { permission: 'update:status', clientId });
         throw err;
       };
       if (note !== undefined && !storable(note)) return refuse(badRequest('Invalid note: NUL characters and unpaired surrogates are not allowed'));
       const now = ctx.now();
-      const changed = await changeStatus(ctx.db, { sessionId, scope: scopeOf(principal), status, note, actor: actorOf(principal), now });
+      const changed = await changeStatus(ctx.db, { sessionId, clientId, scope: scopeOf(principal), status, note, actor: actorOf(principal), now });
       if (!changed) return refuse(notFound('Session not found'));
       const { previous, event } = changed;
       if (event) ctx.events.publish(event);

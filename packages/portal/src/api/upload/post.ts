@@ -8,7 +8,8 @@ import type { StoredObject } from '../../db/schema.ts';
 import { badRequest, HttpError } from '../../errors.ts';
 import { responses } from '../../http/responses.ts';
 import { commitSession } from '../../sessions/commit.ts';
-import { deriveMetadata, SessionFileError } from '../../sessions/derive.ts';
+import { deriveMetadata, fileClientId, SessionFileError } from '../../sessions/derive.ts';
+import { NO_CLIENT } from '../../sessions/access.ts';
 import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';
 import { shareUrl } from '../../sessions/share.ts';
 
@@ -155,6 +156,12 @@ export default function register(app: App, ctx: AppContext): void {
 
       const staged: Partial<Record<SessionFileName, StoredObject>> = {};
       let json: Buffer | null = null;
+      // The parsed session_json; undefined until it arrives, null when it is not JSON.
+      let parsed: { doc: unknown } | null | undefined;
+      // D17: files are stored under their client. A key's client is known at once; the
+      // legacy key's comes from session_json (our client sends it first), before which
+      // files go under a `legacy` directory.
+      let storeUnder: string | null = principal.clientId;
       let committed = false;
       try {
         for await (const part of partsOf(request)) {
@@ -170,10 +177,16 @@ export default function register(app: App, ctx: AppContext): void {
             if (part.type === 'file') for await (const chunk of guarded(part.file)) chunks.push(chunk);
             else chunks.push(fieldBytes(part));
             json = Buffer.concat(chunks);
+            try {
+              parsed = { doc: JSON.parse(json.toString('utf8').replace(/^\uFEFF/, '')) as unknown };
+            } catch {
+              parsed = null;
+            }
+            if (principal.clientId === null && parsed) storeUnder = fileClientId(parsed.doc) ?? NO_CLIENT;
             continue;
           }
           const source = part.type === 'file' ? guarded(part.file) : [fieldBytes(part)];
-          const put = await ctx.blobs.put(blobPrefix(ctx.now()), source).catch((err: unknown) => {
+          const put = await ctx.blobs.put(blobPrefix(storeUnder, ctx.now()), source).catch((err: unknown) => {
             if (err instanceof HttpError) throw err;
             request.log.error({ err }, 'blob write failed');
             throw storageFailure();
@@ -184,13 +197,8 @@ export default function register(app: App, ctx: AppContext): void {
         // The parts end early when the client goes away: never commit a partial request.
         if (!request.raw.complete) throw badRequest('The upload was interrupted before the end of the request');
         if (json === null || json.length === 0) throw badRequest('Missing session_json');
-
-        let doc: unknown;
-        try {
-          doc = JSON.parse(json.toString('utf8').replace(/^\uFEFF/, ''));
-        } catch {
-          throw badRequest('session_json is not valid JSON');
-        }
+        if (!parsed) throw badRequest('session_json is not valid JSON');
+        const doc = parsed.doc;
         let metadata;
         try {
           metadata = deriveMetadata({ doc, keyClientId: principal.clientId, hasExecSummary: staged['exec_summary.html'] !== undefined });
@@ -210,7 +218,7 @@ export default function register(app: App, ctx: AppContext): void {
           }
         }
         const body = json;
-        const put = await ctx.blobs.put(blobPrefix(ctx.now()), [body]).catch((err: unknown) => {
+        const put = await ctx.blobs.put(blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body]).catch((err: unknown) => {
           request.log.error({ err }, 'blob write failed');
           throw storageFailure();
         });

@@ -5,6 +5,7 @@ import * as m0003 from './0003_agents.ts';
 import * as m0004 from './0004_webhooks.ts';
 import * as m0005 from './0005_delivery_attempts_inline.ts';
 import * as m0006 from './0006_login_failures.ts';
+import * as m0007 from './0007_sessions_per_client.ts';
 import * as m0008 from './0008_agents_per_client.ts';
 import * as m0009 from './0009_delivery_client.ts';
 
@@ -19,6 +20,7 @@ export const migrations: Record<string, Migration> = {
   '0004_webhooks': m0004,
   '0005_delivery_attempts_inline': m0005,
   '0006_login_failures': m0006,
+  '0007_sessions_per_client': m0007,
   '0008_agents_per_client': m0008,
   '0009_delivery_client': m0009,
 };

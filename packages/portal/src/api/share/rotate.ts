@@ -1,0 +1,37 @@
+import { AmbiguousSessionBody, RotateShareResponse, SessionQuery } from '@svc/protocol';
+import { requireUser } from '../../auth/guards.ts';
+import { actorOf } from '../../auth/principal.ts';
+import type { App, AppContext } from '../../context.ts';
+import { notFound } from '../../errors.ts';
+import { responses } from '../../http/responses.ts';
+import { accessSession, clientIdOut, parseSessionId } from '../../sessions/access.ts';
+import { rotateShareToken, shareUrl } from '../../sessions/share.ts';
+
+/**
+ * POST /api/sessions/share?session=<id>[&client_id=] (point 21): a new share token for the
+ * session; the previous one answers 404 at once everywhere. Also re-issues a revoked link.
+ * Identity JWT only (an admin, or a user whose scope has the session's client), permission
+ * `update:status`; a session out of scope is a 404 like a missing one. Audited as `share_rotated`.
+ */
+export default function register(app: App, ctx: AppContext): void {
+  app.post(
+    '/sessions/share',
+    {
+      onRequest: requireUser(ctx, { permission: 'update:status' }),
+      schema: {
+        tags: ['sessions'],
+        summary: "Rotate a session's share link (new token; the old one stops working)",
+        security: [{ identityToken: [] }],
+        querystring: SessionQuery,
+        response: responses({ 200: RotateShareResponse, 409: AmbiguousSessionBody }, 400, 401, 403, 404),
+      },
+    },
+    async (request) => {
+      const sessionId = parseSessionId(request.query.session);
+      const { principal, session } = await accessSession(ctx, request, sessionId, { permission: 'update:status', jwtOnly: true, clientId: request.query.client_id });
+      const token = await rotateShareToken(ctx, { ref: { clientId: session.client_id, sessionId }, actor: actorOf(principal!) });
+      if (token === undefined) throw notFound('Session not found');
+      return { success: true as const, session_id: sessionId, client_id: clientIdOut(session.client_id), share_token: token, share_url: shareUrl(ctx.config.baseUrl, token) };
+    },
+  );
+}
