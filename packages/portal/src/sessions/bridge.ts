@@ -49,8 +49,8 @@ export const BRIDGE_TAIL_BYTES = 64 * 1024;
  * A stream that passes the report through and inserts `bridge` at the last closing body
  * tag that starts within its last `tailBytes` bytes; with none there, the bridge is
  * appended (as for a report without the tag). Everything before the tail flows on as it
- * arrives; only the tail (at most `tailBytes` plus one incoming chunk) is held, so a
- * view's memory does not grow with the report. The output is exactly `insertBridgeBytes`
+ * arrives, chunk by chunk and uncopied; only the tail (at least `tailBytes`, at most that
+ * plus one chunk) is held, so a view's memory does not grow with the report. The output is exactly `insertBridgeBytes`
  * whenever the last tag is in the tail, and the tag may be split across chunks: the
  * tail is searched as one buffer at the end.
  */
@@ -62,13 +62,11 @@ export function bridgeInserter(bridge: string, tailBytes: number = BRIDGE_TAIL_B
     transform(chunk: Buffer, _encoding, done) {
       held.push(chunk);
       heldLength += chunk.length;
-      if (heldLength > tailBytes) {
-        const all = held.length === 1 ? held[0]! : Buffer.concat(held, heldLength);
-        const keep = all.length - tailBytes;
-        // A copy, so the pushed part is not kept alive by the tail that stays.
-        held = [Buffer.from(all.subarray(keep))];
-        heldLength = tailBytes;
-        this.push(all.subarray(0, keep));
+      // Pass whole chunks on, uncopied, while what stays still covers the last tailBytes.
+      while (held.length > 1 && heldLength - held[0]!.length >= tailBytes) {
+        const first = held.shift()!;
+        heldLength -= first.length;
+        this.push(first);
       }
       done();
     },
