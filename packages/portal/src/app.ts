@@ -54,17 +54,21 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       },
     },
   });
-  // The docs page gets the security headers of our own pages: swagger-ui's CSP (scripts and
-  // styles from /api/docs only, hashes for its inline ones), never framed (it is a page that
-  // sends requests with what the reader types in), no Referer, no sniffing. No
-  // upgrade-insecure-requests: a portal on plain http (localhost) would lose its own assets.
+  // The docs page gets the security headers of our own pages: swagger-ui's CSP (scripts
+  // from /api/docs only, no inline ones), never framed (it is a page that sends
+  // requests with what the reader types in), no Referer, no sniffing. Styles: swagger-ui
+  // sets inline styles from script, so 'unsafe-inline' (hashes would disable it); the page
+  // shows no uploaded content. No upgrade-insecure-requests: a portal on plain http
+  // (localhost) would lose its own assets.
   await app.register(swaggerUi, {
     routePrefix: '/api/docs',
     staticCSP: true,
     transformStaticCSP: (csp) =>
       `${csp
         .replace("frame-ancestors 'self'", "frame-ancestors 'none'")
+        .replace(/style-src [^;]*/, "style-src 'self' 'unsafe-inline'")
         .replace(/\s*upgrade-insecure-requests;?/, '')
+        .replace(/\s+;/g, ';')
         .trim()
         .replace(/;?$/, ';')} form-action 'self'`,
     uiHooks: {

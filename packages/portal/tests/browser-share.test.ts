@@ -333,6 +333,24 @@ describe('share page in Chromium', () => {
     await page.close();
   });
 
+  it('renders the API docs page under its own CSP, without violations', async () => {
+    const page = await newPage();
+    const violations: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    const response = await page.goto(`${portal!.url}/api/docs/`);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(response?.headers()['x-frame-options']).toBe('DENY');
+    const title = page.locator('.swagger-ui .info .title');
+    await title.waitFor({ state: 'visible', timeout: 15_000 });
+    expect(await title.textContent()).toContain('Scan collection portal API');
+    expect(violations).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
   it('renders the share page to a PNG screenshot', async () => {
     const page = await newPage();
     await page.goto(shareUrl());

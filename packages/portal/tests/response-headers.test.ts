@@ -150,6 +150,8 @@ describe('response headers', () => {
         expect(csp, path).toContain("base-uri 'self'");
         expect(csp, path).toContain("form-action 'self'");
         expect(csp, path).toContain("object-src 'none'");
+        expect(csp, path).toContain("style-src 'self' 'unsafe-inline';");
+        expect(csp, path).toContain("script-src 'self'; script-src-attr 'none';");
         expect(csp, path).not.toContain('upgrade-insecure-requests');
         expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
         expect(res.headers.get('x-frame-options'), path).toBe('DENY');
