@@ -160,6 +160,30 @@ describe('share', () => {
       expect(res.text.split('data-svc-share-bridge')).toHaveLength(2);
     });
 
+    it('streams a report larger than the 64 KiB tail: the bridge at the last tag, or appended when the tail has none', async () => {
+      const rows = '<tr><td>192.168.1.10</td><td>ssh</td></tr>\n'.repeat(10_000);
+      const big = `<!DOCTYPE html><html><body><script>var t = "</body>";</script>${rows}</body>\n</html>\n`;
+      const trailing = `<!DOCTYPE html><html><body>${rows}</body>\n<!-- ${'x'.repeat(70 * 1024)} -->\n`;
+      const bigId = newSessionId();
+      const trailingId = newSessionId();
+      await upload(bigId, sessionJson(bigId, { client: 'Big', target: 'net' }), { report: big });
+      await upload(trailingId, sessionJson(trailingId, { client: 'Trailing', target: 'net' }), { report: trailing });
+      const bridgeFor = (id: string, client: string) =>
+        bridgeScript({ sessionId: id, token: tokens[id]!, client, target: 'net', uploadedAt: uploadedAt[id]!, files: ['session_results.json', 'report.html'], baseUrl: 'http://portal.test' });
+
+      const res = await page(`?token=${tokens[bigId]}`);
+      expect(res.status).toBe(200);
+      expectPageHeaders(res);
+      expect(res.text).toBe(insertBridge(big, bridgeFor(bigId, 'Big')));
+      expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(res.text)));
+
+      // More than 64 KiB after the last closing body tag: the bridge goes at the very end.
+      const late = await page(`?token=${tokens[trailingId]}`);
+      expect(late.status).toBe(200);
+      expect(late.text).toBe(trailing + bridgeFor(trailingId, 'Trailing'));
+      expect(late.headers.get('content-length')).toBe(String(Buffer.byteLength(late.text)));
+    });
+
     it('appends the bridge to a report without a closing body tag', async () => {
       const res = await page(`?token=${tokens[noBodyTag]}`);
       expect(res.status).toBe(200);

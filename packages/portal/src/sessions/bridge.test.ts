@@ -210,6 +210,18 @@ describe('bridgeInserter (the share page streams the report)', () => {
     expect(out.equals(insertBridgeBytes(doc, BRIDGE))).toBe(true);
   });
 
+  it('searches exactly the last tailBytes, whatever the chunk sizes', async () => {
+    // The tag starts 1 byte before the window: never found, even when one chunk holds it all.
+    const doc = Buffer.from(`<body></body>${'z'.repeat(100)}`);
+    for (const size of [1, 7, 50, doc.length]) {
+      const { out } = await streamed(split(doc, size), BRIDGE, doc.length - 7);
+      expect(out.toString(), `chunk size ${size}`).toBe(`${doc}${BRIDGE}`);
+      // Starting right at the window's first byte, it is found.
+      const found = await streamed(split(doc, size), BRIDGE, doc.length - 6);
+      expect(found.out.toString(), `chunk size ${size}`).toBe(`<body>${BRIDGE}</body>${'z'.repeat(100)}`);
+    }
+  });
+
   it('appends the bridge when the tail has no closing body tag (one far above the tail does not count)', async () => {
     const doc = Buffer.from(`<body></body>${'z'.repeat(4096)}`);
     const { out } = await streamed(split(doc, 1000), BRIDGE, 1024);

@@ -33,9 +33,9 @@ export function insertBridge(html: string, bridge: string): string {
  * invalid byte would replace it; latin1 maps each byte to one character, so the index
  * found in it is a byte offset and the report's bytes pass through untouched.
  */
-export function insertBridgeBytes(report: Buffer, bridge: string, bridgeBytes: Buffer = Buffer.from(bridge, 'utf8')): Buffer {
+export function insertBridgeBytes(report: Buffer, bridge: string): Buffer {
   const at = bridgeInsertionIndex(report.toString('latin1'));
-  return Buffer.concat([report.subarray(0, at), bridgeBytes, report.subarray(at)]);
+  return Buffer.concat([report.subarray(0, at), Buffer.from(bridge, 'utf8'), report.subarray(at)]);
 }
 
 /**
@@ -73,7 +73,11 @@ export function bridgeInserter(bridge: string, tailBytes: number = BRIDGE_TAIL_B
     flush(done) {
       const tail = Buffer.concat(held, heldLength);
       held = [];
-      this.push(insertBridgeBytes(tail, bridge, bridgeBytes));
+      // Only the last tailBytes are searched, however the chunks fell: a tag that starts
+      // there ends there too, and the rule does not depend on chunk sizes.
+      const from = Math.max(0, tail.length - tailBytes);
+      const at = from + bridgeInsertionIndex(tail.subarray(from).toString('latin1'));
+      this.push(Buffer.concat([tail.subarray(0, at), bridgeBytes, tail.subarray(at)]));
       done();
     },
   });
