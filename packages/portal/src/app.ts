@@ -10,6 +10,7 @@ import { registerApiRoutes } from './api/index.ts';
 import type { App, AppContext } from './context.ts';
 import { errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './errors.ts';
 import { registerIdentityRoutes } from './identity/routes/index.ts';
+import { registerNoStore } from './http/cache-control.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { registerSharePage } from './web/share-page.ts';
 
@@ -31,6 +32,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.decorateRequest('principal', null);
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
+  registerNoStore(app);
 
   await app.register(swagger, {
     openapi: {
@@ -52,7 +54,29 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  // The docs page gets the security headers of our own pages: swagger-ui's CSP (scripts
+  // from /api/docs only, no inline ones), never framed (it is a page that sends
+  // requests with what the reader types in), no Referer, no sniffing. Styles: swagger-ui
+  // sets inline styles from script, so 'unsafe-inline' (hashes would disable it); the page
+  // shows no uploaded content. No upgrade-insecure-requests: a portal on plain http
+  // (localhost) would lose its own assets.
+  await app.register(swaggerUi, {
+    routePrefix: '/api/docs',
+    staticCSP: true,
+    transformStaticCSP: (csp) =>
+      `${csp
+        .replace("frame-ancestors 'self'", "frame-ancestors 'none'")
+        .replace(/style-src [^;]*/, "style-src 'self' 'unsafe-inline'")
+        .replace(/\s*upgrade-insecure-requests;?/, '')
+        .replace(/\s+;/g, ';')
+        .trim()
+        .replace(/;?$/, ';')} form-action 'self'`,
+    uiHooks: {
+      onRequest: async (_request, reply) => {
+        void reply.headers({ 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' });
+      },
+    },
+  });
   await app.register(formbody, { bodyLimit: 16 * 1024 });
   // Per-part limits only; the upload route counts the whole body against the 25 MB limit.
   await app.register(multipart, {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from './helpers/free-port.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
 
@@ -164,7 +165,10 @@ describe('share page in Chromium', () => {
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) return; // each test fails with requireChromium's message
-    portal = await startTestPortal();
+    // The bridge's links are absolute, built from the base URL: it must be where the portal
+    // really listens. 'self' may frame the share page (the embedding test below).
+    const port = await freePort();
+    portal = await startTestPortal({ env: { PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_FRAME_ANCESTORS: "'self'" } });
     const res = await postUpload(
       portal.url,
       LEGACY_KEY,
@@ -227,7 +231,7 @@ describe('share page in Chromium', () => {
     expect(bannerText).toContain('10.0.0.0/24');
     const execLink = banner.getByRole('link', { name: 'Executive summary' });
     expect(await execLink.getAttribute('href')).toBe(
-      `../api/download?session=${sessionId}&file=exec_summary.html&mode=view&token=${token}`,
+      `${portal!.url}/api/download?session=${sessionId}&file=exec_summary.html&mode=view&token=${token}`,
     );
 
     // The report's own markup as uploaded.
@@ -259,15 +263,24 @@ describe('share page in Chromium', () => {
     await page.close();
   });
 
-  it('announces a #scheduleBtn click to an embedding page with postMessage, from an opaque origin', async () => {
+  it("announces a #scheduleBtn click with postMessage, from an opaque origin, to an embedding page of the portal's origin", async () => {
     const page = await newPage();
-    // An embedding page (about:blank here) that records what the framed report posts to it.
-    await page.setContent(`<!doctype html><title>embedder</title>
+    // An embedding page on the portal's origin (answered by the test, not the portal) that
+    // records what the framed report posts to it. The bridge posts to the portal's origin only.
+    const embedUrl = `${portal!.url}/test-embedder.html`;
+    await page.route(embedUrl, (route) =>
+      route.fulfill({
+        status: 200,
+        contentType: 'text/html',
+        body: `<!doctype html><title>embedder</title>
 <script>
   window.svcMessages = [];
   window.addEventListener('message', function (e) { window.svcMessages.push({ data: e.data, origin: e.origin }); });
 </script>
-<iframe id="report" style="width:900px;height:600px" src="${shareUrl()}"></iframe>`);
+<iframe id="report" style="width:900px;height:600px" src="${shareUrl()}"></iframe>`,
+      }),
+    );
+    await page.goto(embedUrl);
     const frame = page.frameLocator('#report');
     await frame.locator('#probe[data-done="1"]').waitFor({ state: 'attached', timeout: 15_000 });
     expect(await frame.locator('#scheduleBtn').getAttribute('data-svc-bridge')).toBe('wired');
@@ -316,6 +329,24 @@ describe('share page in Chromium', () => {
     expect(await page.locator('script[data-svc-share-bridge]').count()).toBe(0);
     expect(await page.locator('#svc-share-banner').count()).toBe(0);
     expect(await page.locator('#consultation-section.consultation-section > #scheduleBtn').count()).toBe(1);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
+  it('renders the API docs page under its own CSP, without violations', async () => {
+    const page = await newPage();
+    const violations: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+    });
+    const response = await page.goto(`${portal!.url}/api/docs/`);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(response?.headers()['x-frame-options']).toBe('DENY');
+    const title = page.locator('.swagger-ui .info .title');
+    await title.waitFor({ state: 'visible', timeout: 15_000 });
+    expect(await title.textContent()).toContain('Scan collection portal API');
+    expect(violations).toEqual([]);
     expect(pageErrors).toEqual([]);
     await page.close();
   });

@@ -168,6 +168,34 @@ describe('loadConfig valid values', () => {
   });
 });
 
+describe('SVC_FRAME_ANCESTORS (who may frame uploaded HTML and the share page)', () => {
+  it('defaults to nobody', () => {
+    expect(loadConfig({}, CWD).frameAncestors).toEqual([]);
+    expect(loadConfig({ SVC_FRAME_ANCESTORS: ' ' }, CWD).frameAncestors).toEqual([]);
+  });
+
+  it("reads 'self' and origins, separated by commas or spaces, without duplicates", () => {
+    expect(loadConfig({ SVC_FRAME_ANCESTORS: "'self', https://intranet.example.com  http://127.0.0.1:8080/ self" }, CWD).frameAncestors).toEqual([
+      "'self'",
+      'https://intranet.example.com',
+      'http://127.0.0.1:8080',
+    ]);
+  });
+
+  it.each([
+    ['a path', 'https://intranet.example.com/reports'],
+    ['a wildcard', '*'],
+    ['a keyword other than self', "'none'"],
+    ['a scheme other than http(s)', 'ftp://files.example.com'],
+    ['credentials', 'https://u:p@intranet.example.com'],
+    ['a bare host', 'intranet.example.com'],
+  ])('refuses %s', (_name, value) => {
+    const err = configError({ SVC_FRAME_ANCESTORS: value });
+    expect(err.variable).toBe('SVC_FRAME_ANCESTORS');
+    expect(err.message).toMatch(/must be 'self' or origins such as https:\/\/intranet\.example\.com/);
+  });
+});
+
 describe('loadConfig invalid values: a ConfigError naming the variable', () => {
   const cases: [string, Record<string, string>, string, RegExp][] = [
     ['PORT not a number', { PORT: 'abc' }, 'PORT', /must be a whole number between 0 and 65535 \(got "abc"\)/],

@@ -8,8 +8,8 @@ import { newSessionId, postUpload, sessionParts, type SessionFiles } from './hel
 /** GET /api/download (DESIGN D7, section 5): files, headers, credentials and scope. */
 
 const HTML_CSP =
-  "sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox allow-forms; default-src 'none'; img-src data: https:; style-src 'unsafe-inline' https:; script-src 'unsafe-inline'; font-src data: https:";
-const INERT_CSP = "sandbox; default-src 'none'";
+  "sandbox allow-scripts allow-popups allow-forms; default-src 'none'; img-src data: https:; style-src 'unsafe-inline' https:; script-src 'unsafe-inline'; font-src data: https:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+const INERT_CSP = "sandbox; default-src 'none'; frame-ancestors 'none'";
 const LOG = 'stage nmap ok\nstage report ok\n';
 const REPORT = '<!doctype html><html><body><div id="consultation-section" class="consultation-section"><button id="scheduleBtn">Book</button></div><script>var t = "</body>";</script></body></html>';
 const EXEC = '<!doctype html><html><body><h1>Exec – Übersicht</h1></body></html>';
@@ -76,6 +76,7 @@ describe('GET /api/download', () => {
       expect(res.headers.get('content-security-policy')).not.toContain('allow-same-origin');
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('cache-control')).toBe('private, no-store');
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
     });
 
     it('exec_summary.html as an attachment, still sandboxed', async () => {

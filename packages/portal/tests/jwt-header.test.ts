@@ -159,7 +159,8 @@ describe('JWT header rules', () => {
         const reference = fingerprint(await http(portal.url, method, path, { headers: { authorization: `Bearer ${valid}` }, json }));
         expect(reference.status).toBe(401);
         expect(reference.text).toBe('{"error":"Unauthorized"}');
-        expect(reference.headerNames).toEqual(['connection', 'content-length', 'content-type', 'keep-alive']);
+        // cache-control: no-store on every /api answer (issue 11), the refusal included.
+        expect(reference.headerNames).toEqual(['cache-control', 'connection', 'content-length', 'content-type', 'keep-alive']);
 
         for (const [what, token] of Object.entries(fakes)) {
           const res = await http(portal.url, method, path, { headers: withToken(token), json });

@@ -9,7 +9,7 @@ import { newSessionId, postUpload, sessionParts, type SessionFiles } from './hel
 /** GET /api/share and the share page /share/ (SPEC share URL and bridge paragraph, DESIGN D8, section 5). */
 
 const HTML_CSP =
-  "sandbox allow-scripts allow-popups allow-popups-to-escape-sandbox allow-forms; default-src 'none'; img-src data: https:; style-src 'unsafe-inline' https:; script-src 'unsafe-inline'; font-src data: https:";
+  "sandbox allow-scripts allow-popups allow-forms; default-src 'none'; img-src data: https:; style-src 'unsafe-inline' https:; script-src 'unsafe-inline'; font-src data: https:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /** The scanner's report shape: consultation block, and a script string holding a closing body tag. */
 const REPORT = `<!DOCTYPE html>
@@ -71,6 +71,7 @@ describe('share', () => {
       expect(res.status).toBe(200);
       expect(res.headers.get('cache-control')).toBe('private, no-store');
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(res.headers.get('x-robots-tag')).toBe('noindex');
       expect(res.body).toEqual({
         session_id: withReport,
         client: 'Acme Corp',
@@ -113,6 +114,8 @@ describe('share', () => {
         const res = await http(portal.url, 'GET', `/api/share${query}`);
         expect(res.status, query).toBe(status);
         expect(res.body, query).toEqual({ error });
+        expect(res.headers.get('x-robots-tag'), query).toBe('noindex');
+        expect(res.headers.get('cache-control'), query).toBe('no-store');
       }
     });
   });
@@ -127,6 +130,8 @@ describe('share', () => {
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('cache-control')).toBe('private, no-store');
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('x-robots-tag')).toBe('noindex');
     }
 
     it('shows the report with the bridge at the LAST closing body tag (the report has one in a script string)', async () => {
@@ -140,6 +145,7 @@ describe('share', () => {
         target: '10.0.0.0/24',
         uploadedAt: uploadedAt[withReport]!,
         files: ['session_results.json', 'pipeline.log', 'report.html', 'exec_summary.html'],
+        baseUrl: 'http://portal.test',
       });
       expect(res.text).toBe(insertBridge(REPORT, bridge));
       expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(res.text)));
@@ -152,6 +158,30 @@ describe('share', () => {
       expect(res.text).toContain('<section id="consultation-section" class="consultation-section">');
       expect(res.text).toContain('<button id="scheduleBtn" type="button">Schedule a consultation</button>');
       expect(res.text.split('data-svc-share-bridge')).toHaveLength(2);
+    });
+
+    it('streams a report larger than the 64 KiB tail: the bridge at the last tag, or appended when the tail has none', async () => {
+      const rows = '<tr><td>192.168.1.10</td><td>ssh</td></tr>\n'.repeat(10_000);
+      const big = `<!DOCTYPE html><html><body><script>var t = "</body>";</script>${rows}</body>\n</html>\n`;
+      const trailing = `<!DOCTYPE html><html><body>${rows}</body>\n<!-- ${'x'.repeat(70 * 1024)} -->\n`;
+      const bigId = newSessionId();
+      const trailingId = newSessionId();
+      await upload(bigId, sessionJson(bigId, { client: 'Big', target: 'net' }), { report: big });
+      await upload(trailingId, sessionJson(trailingId, { client: 'Trailing', target: 'net' }), { report: trailing });
+      const bridgeFor = (id: string, client: string) =>
+        bridgeScript({ sessionId: id, token: tokens[id]!, client, target: 'net', uploadedAt: uploadedAt[id]!, files: ['session_results.json', 'report.html'], baseUrl: 'http://portal.test' });
+
+      const res = await page(`?token=${tokens[bigId]}`);
+      expect(res.status).toBe(200);
+      expectPageHeaders(res);
+      expect(res.text).toBe(insertBridge(big, bridgeFor(bigId, 'Big')));
+      expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(res.text)));
+
+      // More than 64 KiB after the last closing body tag: the bridge goes at the very end.
+      const late = await page(`?token=${tokens[trailingId]}`);
+      expect(late.status).toBe(200);
+      expect(late.text).toBe(trailing + bridgeFor(trailingId, 'Trailing'));
+      expect(late.headers.get('content-length')).toBe(String(Buffer.byteLength(late.text)));
     });
 
     it('appends the bridge to a report without a closing body tag', async () => {

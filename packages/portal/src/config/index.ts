@@ -25,6 +25,11 @@ export interface Config {
   trustProxy: boolean;
   /** How long SIGTERM waits for in-flight requests before closing their connections. */
   shutdownGraceSeconds: number;
+  /**
+   * Who may frame uploaded HTML and the share page (CSP frame-ancestors): `'self'` and/or
+   * origins. Empty (the default) means nobody: `frame-ancestors 'none'` and X-Frame-Options DENY.
+   */
+  frameAncestors: string[];
   /** External OpenID provider; null means the portal's own identity provider signs tokens. */
   externalJwt: { jwksUrl: string; issuer: string; audience: string; algorithms: string[] } | null;
   webhooks: {
@@ -116,6 +121,31 @@ function cidrList(env: Env, name: string): [ipaddr.IPv4 | ipaddr.IPv6, number][]
   });
 }
 
+/** `'self'` (or `self`) and http(s) origins, separated by commas or spaces; anything else is refused. */
+function frameAncestorList(env: Env, name: string): string[] {
+  const raw = read(env, name);
+  if (raw === undefined) return [];
+  const out: string[] = [];
+  for (const part of raw.split(/[\s,]+/).filter(Boolean)) {
+    if (part === "'self'" || part === 'self') {
+      out.push("'self'");
+      continue;
+    }
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(part);
+    } catch {
+      parsed = undefined;
+    }
+    // Only a bare origin: a path, query or credentials would be silently widened or ignored by browsers.
+    if (parsed === undefined || !['http:', 'https:'].includes(parsed.protocol) || part.replace(/\/$/, '') !== parsed.origin) {
+      throw new ConfigError(name, `must be 'self' or origins such as https://intranet.example.com, separated by commas (got "${part}")`);
+    }
+    out.push(parsed.origin);
+  }
+  return [...new Set(out)];
+}
+
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = read(env, 'HOST') ?? '127.0.0.1';
@@ -180,6 +210,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: oneOf(env, 'SVC_LOG_LEVEL', LOG_LEVELS, 'info'),
     trustProxy: boolean(env, 'SVC_TRUST_PROXY', false),
     shutdownGraceSeconds: integer(env, 'SVC_SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),
+    frameAncestors: frameAncestorList(env, 'SVC_FRAME_ANCESTORS'),
     webhooks: {
       allowCidrs: cidrList(env, 'SVC_WEBHOOK_ALLOW_CIDRS'),
       caFile: read(env, 'SVC_WEBHOOK_CA_FILE') === undefined ? null : path.resolve(cwd, read(env, 'SVC_WEBHOOK_CA_FILE') as string),

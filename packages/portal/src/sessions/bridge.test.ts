@@ -1,6 +1,8 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { bridgeInsertionIndex, bridgeScript, insertBridge, insertBridgeBytes, scriptJson } from './bridge.ts';
+import { bridgeInsertionIndex, bridgeInserter, bridgeScript, insertBridge, insertBridgeBytes, scriptJson } from './bridge.ts';
 
 const BRIDGE = '<script>/*bridge*/</script>';
 
@@ -86,6 +88,7 @@ describe('bridgeScript', () => {
     target: '10.0.0.0/24',
     uploadedAt: '2025-01-01T12:00:00.000Z',
     files: ['session_results.json', 'report.html', 'exec_summary.html'],
+    baseUrl: 'https://portal.example.com/svc',
   };
 
   it('is one script element whose data cannot break out of it', () => {
@@ -108,6 +111,8 @@ describe('bridgeScript', () => {
       target: '10.0.0.0/24',
       uploaded_at: '2025-01-01T12:00:00.000Z',
       files: ['session_results.json', 'report.html', 'exec_summary.html'],
+      download_url: 'https://portal.example.com/svc/api/download',
+      portal_origin: 'https://portal.example.com',
     });
   });
 
@@ -148,14 +153,95 @@ describe('bridgeScript', () => {
     const banner = body.children[0];
     expect(banner.id).toBe('svc-share-banner');
     expect(banner.children[0].textContent).toBe('Shared scan report · Acme </script> & Co · 10.0.0.0/24 · uploaded 2025-01-01');
-    expect(banner.children[1].href).toBe(`../api/download?session=20250101_120000&file=exec_summary.html&mode=view&token=${'a'.repeat(64)}`);
+    // Absolute, from the portal's base URL: a <base> in the report cannot re-point it.
+    expect(banner.children[1].href).toBe(`https://portal.example.com/svc/api/download?session=20250101_120000&file=exec_summary.html&mode=view&token=${'a'.repeat(64)}`);
     expect(banner.children[1].target).toBe('_blank');
     expect(button.attrs['data-svc-bridge']).toBe('wired');
 
     let prevented = false;
     for (const f of button.listeners['click']!) f({ preventDefault: () => (prevented = true) });
-    expect(posted).toEqual([[{ type: 'svc-share:schedule-consultation', session_id: '20250101_120000' }, '*']]);
+    expect(posted).toEqual([[{ type: 'svc-share:schedule-consultation', session_id: '20250101_120000' }, 'https://portal.example.com']]);
     expect(opened).toEqual([['mailto:consult@example.com', '_blank', 'noopener']]);
     expect(prevented).toBe(true);
+  });
+});
+
+/** Runs `report` through the streaming inserter in the given chunks and returns what comes out. */
+async function streamed(chunks: Buffer[], bridge: string, tailBytes: number): Promise<{ out: Buffer; pushes: number[] }> {
+  const parts: Buffer[] = [];
+  const pushes: number[] = [];
+  const inserter = bridgeInserter(bridge, tailBytes);
+  inserter.on('data', (c: Buffer) => {
+    parts.push(c);
+    pushes.push(c.length);
+  });
+  await pipeline(Readable.from(chunks), inserter);
+  return { out: Buffer.concat(parts), pushes };
+}
+
+function split(buf: Buffer, size: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < buf.length; i += size) out.push(buf.subarray(i, i + size));
+  return out;
+}
+
+describe('bridgeInserter (the share page streams the report)', () => {
+  const report = Buffer.from(REPORT, 'utf8');
+
+  it('equals insertBridgeBytes for every chunk size, the closing tag split at every boundary', async () => {
+    for (let size = 1; size <= report.length; size++) {
+      const { out } = await streamed(split(report, size), BRIDGE, 64);
+      expect(out.toString('utf8'), `chunk size ${size}`).toBe(insertBridge(REPORT, BRIDGE));
+    }
+  });
+
+  it('a split of exactly two chunks at every offset, with the tag case and whitespace varied', async () => {
+    const doc = Buffer.from('<body><script>var t = "</body>";</script><p>é</p></BoDy \n>\n</html>', 'utf8');
+    const expected = insertBridgeBytes(doc, BRIDGE);
+    for (let at = 0; at <= doc.length; at++) {
+      const { out } = await streamed([doc.subarray(0, at), doc.subarray(at)], BRIDGE, 32);
+      expect(out.equals(expected), `split at ${at}`).toBe(true);
+    }
+  });
+
+  it('finds the last tag inside the tail, not the one in a script string further up', async () => {
+    const doc = Buffer.from(`<body>${'x'.repeat(5000)}<script>"</body>"</script>${'y'.repeat(5000)}</body></html>`);
+    const { out } = await streamed(split(doc, 700), BRIDGE, 1024);
+    expect(out.equals(insertBridgeBytes(doc, BRIDGE))).toBe(true);
+  });
+
+  it('searches exactly the last tailBytes, whatever the chunk sizes', async () => {
+    // The tag starts 1 byte before the window: never found, even when one chunk holds it all.
+    const doc = Buffer.from(`<body></body>${'z'.repeat(100)}`);
+    for (const size of [1, 7, 50, doc.length]) {
+      const { out } = await streamed(split(doc, size), BRIDGE, doc.length - 7);
+      expect(out.toString(), `chunk size ${size}`).toBe(`${doc}${BRIDGE}`);
+      // Starting right at the window's first byte, it is found.
+      const found = await streamed(split(doc, size), BRIDGE, doc.length - 6);
+      expect(found.out.toString(), `chunk size ${size}`).toBe(`<body>${BRIDGE}</body>${'z'.repeat(100)}`);
+    }
+  });
+
+  it('appends the bridge when the tail has no closing body tag (one far above the tail does not count)', async () => {
+    const doc = Buffer.from(`<body></body>${'z'.repeat(4096)}`);
+    const { out } = await streamed(split(doc, 1000), BRIDGE, 1024);
+    expect(out.toString()).toBe(`<body></body>${'z'.repeat(4096)}${BRIDGE}`);
+    const empty = await streamed([], BRIDGE, 1024);
+    expect(empty.out.toString()).toBe(BRIDGE);
+  });
+
+  it('passes invalid UTF-8 through unchanged', async () => {
+    const doc = Buffer.concat([Buffer.from('<body>'), Buffer.from([0xff, 0xfe, 0x80]), Buffer.from('</body>')]);
+    const { out } = await streamed(split(doc, 2), 'B', 8);
+    expect([...out]).toEqual([...Buffer.from('<body>'), 0xff, 0xfe, 0x80, ...Buffer.from('B</body>')]);
+  });
+
+  it('holds back no more than the tail window plus one chunk: the body flows while it streams', async () => {
+    const doc = Buffer.concat([Buffer.alloc(1024 * 1024, 'a'), Buffer.from('</body>')]);
+    const { out, pushes } = await streamed(split(doc, 16 * 1024), BRIDGE, 64 * 1024);
+    expect(out.length).toBe(doc.length + BRIDGE.length);
+    // Everything but the last window left before the end; no push is larger than window + chunk.
+    expect(pushes.length).toBeGreaterThan(50);
+    expect(Math.max(...pushes)).toBeLessThanOrEqual(64 * 1024 + 16 * 1024 + BRIDGE.length);
   });
 });

@@ -1,6 +1,9 @@
+import { Transform } from 'node:stream';
+
 /**
  * The share page's bridge script and where it goes in a report (SPEC "Report white-label
- * configuration"). Pure functions: no I/O.
+ * configuration"). No I/O: the share page streams the stored report through
+ * `bridgeInserter`.
  *
  * The bridge goes in front of the LAST closing body tag. A report carries that tag inside
  * a script string too (its own templates), so a first-match replace would put our script
@@ -35,6 +38,51 @@ export function insertBridgeBytes(report: Buffer, bridge: string): Buffer {
   return Buffer.concat([report.subarray(0, at), Buffer.from(bridge, 'utf8'), report.subarray(at)]);
 }
 
+/**
+ * How much of a report's end the share page holds back to find the last closing body tag.
+ * Reports end with `</body></html>` and a few lines at most; 64 KiB leaves room for a
+ * long trailing script or comment while keeping memory per view constant.
+ */
+export const BRIDGE_TAIL_BYTES = 64 * 1024;
+
+/**
+ * A stream that passes the report through and inserts `bridge` at the last closing body
+ * tag that starts within its last `tailBytes` bytes; with none there, the bridge is
+ * appended (as for a report without the tag). Everything before the tail flows on as it
+ * arrives, chunk by chunk and uncopied; only the tail (at least `tailBytes`, at most that
+ * plus one chunk) is held, so a view's memory does not grow with the report. The output is exactly `insertBridgeBytes`
+ * whenever the last tag is in the tail, and the tag may be split across chunks: the
+ * tail is searched as one buffer at the end.
+ */
+export function bridgeInserter(bridge: string, tailBytes: number = BRIDGE_TAIL_BYTES): Transform {
+  const bridgeBytes = Buffer.from(bridge, 'utf8');
+  let held: Buffer[] = [];
+  let heldLength = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      held.push(chunk);
+      heldLength += chunk.length;
+      // Pass whole chunks on, uncopied, while what stays still covers the last tailBytes.
+      while (held.length > 1 && heldLength - held[0]!.length >= tailBytes) {
+        const first = held.shift()!;
+        heldLength -= first.length;
+        this.push(first);
+      }
+      done();
+    },
+    flush(done) {
+      const tail = Buffer.concat(held, heldLength);
+      held = [];
+      // Only the last tailBytes are searched, however the chunks fell: a tag that starts
+      // there ends there too, and the rule does not depend on chunk sizes.
+      const from = Math.max(0, tail.length - tailBytes);
+      const at = from + bridgeInsertionIndex(tail.subarray(from).toString('latin1'));
+      this.push(Buffer.concat([tail.subarray(0, at), bridgeBytes, tail.subarray(at)]));
+      done();
+    },
+  });
+}
+
 export interface BridgeContext {
   sessionId: string;
   /** The share token of the page (the page's URL carries it already). */
@@ -44,6 +92,8 @@ export interface BridgeContext {
   uploadedAt: string;
   /** Stored file names of the session. */
   files: readonly string[];
+  /** The portal's public base URL (SVC_BASE_URL): the bridge's links and messages are built from it. */
+  baseUrl: string;
 }
 
 /** JSON safe inside a <script> element: no `</script>`, no `<!--`, no line separators. */
@@ -62,9 +112,12 @@ export function scriptJson(value: unknown): string {
  * 1. Shows a small banner at the top of the body saying this is a shared report, for which
  *    client and target and when it was uploaded, with a link to the executive summary when
  *    the session has one (opened in a new tab through /api/download with the share token).
+ *    The link is absolute, built from the portal's base URL: a `<base>` in the report
+ *    cannot re-point it (and `base-uri 'none'` ignores one anyway).
  * 2. Wires the report's "schedule a consultation" button (`#scheduleBtn`): a click is
  *    announced to an embedding page (`postMessage` of `{type: 'svc-share:schedule-consultation',
- *    session_id}` to the parent frame) and opens the consultation contact in a new window:
+ *    session_id}` to the parent frame, for the portal's origin only: an
+ *    embedder of another origin, or a page the report framed itself in, gets nothing) and opens the consultation contact in a new window:
  *    the button's `data-href`/`href`, else the first https: or mailto: link inside
  *    `#consultation-section`, else the report's first mailto: link (the footer address).
  *
@@ -80,13 +133,15 @@ export function bridgeScript(context: BridgeContext): string {
     target: context.target,
     uploaded_at: context.uploadedAt,
     files: context.files,
+    download_url: `${context.baseUrl}/api/download`,
+    portal_origin: new URL(context.baseUrl).origin,
   };
   return `<script data-svc-share-bridge="1">
 (function () {
   'use strict';
   var share = ${scriptJson(share)};
   function viewUrl(file) {
-    return '../api/download?session=' + encodeURIComponent(share.session_id) + '&file=' + encodeURIComponent(file) + '&mode=view&token=' + encodeURIComponent(share.token);
+    return share.download_url + '?session=' + encodeURIComponent(share.session_id) + '&file=' + encodeURIComponent(file) + '&mode=view&token=' + encodeURIComponent(share.token);
   }
   function consultationHref(btn) {
     var own = btn.getAttribute('data-href') || btn.getAttribute('href');
@@ -127,7 +182,7 @@ export function bridgeScript(context: BridgeContext): string {
     btn.addEventListener('click', function (event) {
       var message = { type: 'svc-share:schedule-consultation', session_id: share.session_id };
       if (window.parent !== window) {
-        try { window.parent.postMessage(message, '*'); } catch (e) { /* no parent to tell */ }
+        try { window.parent.postMessage(message, share.portal_origin); } catch (e) { /* no parent to tell */ }
       }
       var href = consultationHref(btn);
       if (href && /^(https:|mailto:)/i.test(href)) {

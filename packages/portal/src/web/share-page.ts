@@ -1,27 +1,31 @@
+import { pipeline, type Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import { ShareQuery } from '@svc/protocol';
 import type { FastifyReply } from 'fastify';
 import type { App, AppContext } from '../context.ts';
 import { HttpError } from '../errors.ts';
-import { bridgeScript, insertBridgeBytes } from '../sessions/bridge.ts';
+import { bridgeInserter, bridgeScript } from '../sessions/bridge.ts';
 import type { SessionRow } from '../sessions/present.ts';
 import { escapeHtml, setFileHeaders } from './sandbox.ts';
-import { fileNamesOf, findSharedSession, openSessionFile, parseShareToken, readAll } from './shared-session.ts';
+import { fileNamesOf, findSharedSession, openSessionFile, parseShareToken } from './shared-session.ts';
 
 /**
  * The share page, `{base_url}/share/?token=<64 hex>` (SPEC Share URL, D8).
  *
  * With a report.html the page IS the report, with the bridge script (sessions/bridge.ts)
- * inserted at its last closing body tag. It is served like every uploaded HTML file:
+ * inserted at its last closing body tag, streamed from storage (only the report's last
+ * 64 KiB are held to find that tag, so memory per view does not grow with the report).
+ * It is served like every uploaded HTML file:
  * sandbox CSP without allow-same-origin (an opaque origin, so neither the report nor the
  * bridge can use the portal's cookies or storage), nosniff, no caching, no Referer.
+ * Search engines are told not to index any of it (`X-Robots-Tag: noindex`).
  * Without a report: a small summary page of ours, under the same headers. Missing or
  * malformed token: 400 page; unknown token: 404 page. `/share` redirects to `/share/`
  * so that the page's relative links (`../api/download?...`) resolve under any base path.
  */
 
 const HTML = 'text/html; charset=utf-8';
-const htmlBody = Type.Unsafe<string | Buffer>(Type.String({ description: 'an HTML page' }));
+const htmlBody = Type.Unsafe<string | Buffer | Readable>(Type.String({ description: 'an HTML page' }));
 const htmlResponse = (description: string) => ({ description, content: { 'text/html': { schema: htmlBody } } });
 
 function page(title: string, body: string): string {
@@ -36,8 +40,12 @@ ${body}
 `;
 }
 
-function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return setFileHeaders(reply.code(status), HTML).send(html);
+function sendPage(reply: FastifyReply, ctx: AppContext, status: number, html: string): FastifyReply {
+  return setPageHeaders(reply, ctx, status).send(html);
+}
+
+function setPageHeaders(reply: FastifyReply, ctx: AppContext, status: number): FastifyReply {
+  return setFileHeaders(reply.code(status), HTML, ctx.config.frameAncestors).header('x-robots-tag', 'noindex');
 }
 
 function viewLink(row: SessionRow, token: string, file: string): string {
@@ -89,6 +97,10 @@ export function registerSharePage(app: App, ctx: AppContext): void {
         querystring: ShareQuery,
         response: { 200: htmlResponse('the report with the bridge, or a summary'), 400: htmlResponse('invalid share link'), 404: htmlResponse('unknown share link') },
       },
+      // Also on an answer the error handler writes (a query the schema refuses).
+      onRequest: async (_request, reply) => {
+        void reply.header('x-robots-tag', 'noindex');
+      },
     },
     async (request, reply) => {
       let token: string;
@@ -96,17 +108,16 @@ export function registerSharePage(app: App, ctx: AppContext): void {
         token = parseShareToken(request.query.token, { required: true })!;
       } catch (err) {
         if (!(err instanceof HttpError)) throw err;
-        return sendPage(reply, 400, page('Invalid share link', '<h1>Invalid share link</h1><p>The link is incomplete or malformed. Ask the sender for the full link.</p>'));
+        return sendPage(reply, ctx, 400, page('Invalid share link', '<h1>Invalid share link</h1><p>The link is incomplete or malformed. Ask the sender for the full link.</p>'));
       }
       const row = await findSharedSession(ctx, token);
       const notFoundPage = () =>
-        sendPage(reply, 404, page('Share link not found', '<h1>Share link not found</h1><p>This shared report does not exist or has expired.</p>'));
+        sendPage(reply, ctx, 404, page('Share link not found', '<h1>Share link not found</h1><p>This shared report does not exist or has expired.</p>'));
       if (row === undefined) return notFoundPage();
 
-      if (row.files['report.html'] === undefined) return sendPage(reply, 200, summaryPage(row, token));
+      if (row.files['report.html'] === undefined) return sendPage(reply, ctx, 200, summaryPage(row, token));
       const opened = await openSessionFile(ctx, row, 'report.html');
       if (opened === null) return notFoundPage();
-      const report = await readAll(opened.stream);
       const bridge = bridgeScript({
         sessionId: row.session_id,
         token,
@@ -114,10 +125,13 @@ export function registerSharePage(app: App, ctx: AppContext): void {
         target: opened.row.target,
         uploadedAt: opened.row.uploaded_at.toISOString(),
         files: fileNamesOf(opened.row),
+        baseUrl: ctx.config.baseUrl,
       });
-      const html = insertBridgeBytes(report, bridge);
-      setFileHeaders(reply.code(200), HTML);
-      return reply.header('content-length', String(html.length)).send(html);
+      // The bridge goes in exactly once, so the length is known before the first byte.
+      // pipeline: a storage read error destroys the response, a closed response the read.
+      const body = pipeline(opened.stream, bridgeInserter(bridge), () => {});
+      setPageHeaders(reply, ctx, 200).header('content-length', String(opened.size + Buffer.byteLength(bridge)));
+      return reply.send(body);
     },
   );
 }

@@ -89,10 +89,3 @@ export async function openSessionFile(
   ctx.logger.error({ session_id: session.session_id, file }, 'stored file of a committed session is missing');
   throw new HttpError(500, 'Storage failure: the file could not be read');
 }
-
-/** The whole of a (small enough) stream; the share page needs the full report to find its last body tag. */
-export async function readAll(stream: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream as AsyncIterable<Buffer>) chunks.push(chunk);
-  return Buffer.concat(chunks);
-}

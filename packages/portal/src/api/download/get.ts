@@ -61,7 +61,7 @@ export default function register(app: App, ctx: AppContext): void {
       const opened = await openSessionFile(ctx, session, file);
       if (opened === null) throw notFound(`File not found: ${file}`);
 
-      setFileHeaders(reply, CONTENT_TYPES[file]);
+      setFileHeaders(reply, CONTENT_TYPES[file], ctx.config.frameAncestors);
       reply.header('content-length', String(opened.size));
       reply.header('content-disposition', q.mode === 'view' ? 'inline' : `attachment; filename="${sessionId}_${file}"`);
       return reply.send(opened.stream);

@@ -8,7 +8,7 @@ import { findSharedSession, parseShareToken, presentShare } from '../../web/shar
  * GET /api/share?token=<64 hex> (D8): the summary of the one session the share token
  * opens. The token is the credential: no key or JWT is needed, and it shows nothing of
  * any other session (no client_id, no blob keys). Missing or malformed token 400;
- * unknown token 404.
+ * unknown token 404. Never cached, never indexed (`X-Robots-Tag: noindex`).
  */
 export default function register(app: App, ctx: AppContext): void {
   app.get(
@@ -20,6 +20,10 @@ export default function register(app: App, ctx: AppContext): void {
         security: [{}],
         querystring: ShareQuery,
         response: responses({ 200: ShareResponse }, 400, 404),
+      },
+      // On every answer, refusals included: search engines index nothing of a share link.
+      onRequest: async (_request, reply) => {
+        void reply.header('x-robots-tag', 'noindex');
       },
     },
     async (request, reply) => {
