@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import { registerApiRoutes } from './api/index.ts';
+import readyGet from './api/ready/get.ts';
 import type { App, AppContext } from './context.ts';
 import { errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './errors.ts';
 import { registerIdentityRoutes } from './identity/routes/index.ts';
@@ -105,6 +106,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   if (ctx.signingKey !== null) {
     await app.register(async (idp) => registerIdentityRoutes(idp, ctx), { prefix: '/identity' });
   }
+  await app.register(async (root) => readyGet(root, ctx));
   await app.register(async (web) => registerSharePage(web, ctx));
   return app;
 }

@@ -46,7 +46,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
   try {
     let databaseUrl = config.databaseUrl;
     if (databaseUrl === null) {
-      embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, logger });
+      embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, logger, supervise: true });
       const server = embedded;
       cleanup.unshift(() => server.stop());
       databaseUrl = embedded.url;

@@ -7,8 +7,14 @@ import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
 
 /**
  * GET /api/benchmark (DESIGN D9; SPEC benchmark block and rule 5: business and msp).
- * The tests build the peer set step by step, so they run in order.
+ * The tests build the peer set step by step, so they run in order. Peers come from a
+ * snapshot rebuilt once it is SVC_BENCHMARK_SNAPSHOT_MINUTES old by the portal's clock (2
+ * here, so the fake clock stays well inside the admin token's hour): `bench` moves the clock
+ * past that, so each call sees every upload made before it.
  */
+
+const SNAPSHOT_ENV = { SVC_BENCHMARK_SNAPSHOT_MINUTES: '2' };
+const SNAPSHOT_AGE_MS = 2 * 60_000 + 1_000;
 
 interface Scan {
   target: string;
@@ -48,10 +54,10 @@ describe('GET /api/benchmark', () => {
     const res = await postUpload(portal.url, key.key, sessionParts(sessionJson(ids[name]!, client, scan)));
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
   }
-  const bench = (name: string, headers: Record<string, string>) => http(portal.url, 'GET', `/api/benchmark?session=${ids[name] ?? name}`, { headers });
+  const bench = (name: string, headers: Record<string, string>) => (clock.advance(SNAPSHOT_AGE_MS), http)(portal.url, 'GET', `/api/benchmark?session=${ids[name] ?? name}`, { headers });
 
   beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now });
+    portal = await startTestPortal({ now: clock.now, env: SNAPSHOT_ENV });
     bizA = await createLicense(portal, { tier: 'business' });
     bizB = await createLicense(portal, { tier: 'business' });
     mspC = await createLicense(portal, { tier: 'msp' });
@@ -81,16 +87,16 @@ describe('GET /api/benchmark', () => {
     });
   });
 
-  it('fewer than 3 peers: "Not enough peers", no percentile that would describe one tenant', async () => {
-    // A/t2: same client, another target: a peer.
+  it("the client's own other targets are not peers (issue 11: own uploads must not move the answer)", async () => {
+    // A/t2: same client, another target.
     await upload('A2', bizA, 'Acme', { target: 't2', risk: 20, findings: 4, hosts: 4, sev: [0, 0, 2, 2, 0] });
     const res = await bench('A1', withKey(bizA.key));
     expect(res.status).toBe(200);
-    expect(res.body.sample_size).toBe(1);
+    expect(res.body.sample_size).toBe(0);
     expect(res.body.metrics).toEqual({
-      risk_score: metric(40, 50, 'Not enough peers', 1),
-      findings_per_host: metric(2, 50, 'Not enough peers', 1),
-      critical_high_ratio: metric(0.2, 50, 'Not enough peers', 1),
+      risk_score: metric(40, 50, 'No peers', 0),
+      findings_per_host: metric(2, 50, 'No peers', 0),
+      critical_high_ratio: metric(0.2, 50, 'No peers', 0),
     });
   });
 
@@ -110,17 +116,17 @@ describe('GET /api/benchmark', () => {
     it('the minimum of 3 other clients is per metric: risk has only B and C, the others have B, C and D', async () => {
       const res = await bench('A1', withKey(bizA.key));
       expect(res.status).toBe(200);
-      // Peers: A/t2, B/t1 (latest), B/t3, C/t1, D/t9.
-      expect(res.body.sample_size).toBe(5);
+      // Peers: B/t1 (latest), B/t3, C/t1, D/t9. Values compare by bucket; percentiles round down to tens.
+      expect(res.body.sample_size).toBe(4);
       expect(res.body.metrics).toEqual({
-        // Peers 20 (A/t2), 60 (B/t1), 40 (B/t3), 80 (C/t1); D has none: n = 4 but other clients B, C = 2.
-        risk_score: metric(40, 50, 'Not enough peers', 4),
-        // Peers 1 (A/t2), 3 (B/t1), 10 (C/t1), 0 (D/t9); B/t3 has no hosts. Other clients B, C, D.
-        // 2 worse (3, 10) of 4 → 50.
-        findings_per_host: metric(2, 50, 'Average', 4),
-        // Peers 0 (A/t2), 0.2 (B/t1), 0.4 (C/t1), 0 (D/t9); B/t3 has none. Other clients B, C, D.
-        // 1 worse (0.4), 1 tie (0.2) of 4 → 37.5 → 38.
-        critical_high_ratio: metric(0.2, 38, 'Below average', 4),
+        // Peers 60 (B/t1), 40 (B/t3), 80 (C/t1); D has none: n = 3 but other clients B, C = 2.
+        risk_score: metric(40, 50, 'Not enough peers', 3),
+        // Buckets of 3 (B/t1, bucket 3-5), 10 (C/t1, 10-20), 0 (D/t9, 0-0.5) against 2 (2-3); B/t3 has no hosts.
+        // Other clients B, C, D. 2 worse of 3 → 66.7 → 60.
+        findings_per_host: metric(2, 60, 'Above average', 3),
+        // 0.2 (B/t1, the same tenth: a tie), 0.4 (C/t1), 0 (D/t9); B/t3 has none. Other clients B, C, D.
+        // 1 worse, 1 tie of 3 → 50.
+        critical_high_ratio: metric(0.2, 50, 'Average', 3),
       });
     });
   });
@@ -139,24 +145,24 @@ describe('GET /api/benchmark', () => {
 
     const expectedA1 = () => ({
       session_id: ids['A1'],
-      // Peers: A/t2, B/t1 (latest), B/t3, C/t1, D/t9, E/t1, F/t5.
-      sample_size: 7,
+      // Peers: B/t1 (latest), B/t3, C/t1, D/t9, E/t1, F/t5.
+      sample_size: 6,
       min_sample_size: 3,
       fetched_at: clock.now().toISOString(),
       metrics: {
-        // Peers 20 (A/t2), 60 (B/t1), 40 (B/t3), 80 (C/t1), 70 (E/t1), 55 (F/t5); D has none.
-        // Other clients B, C, E, F. 4 worse (60, 80, 70, 55), 1 tie (40) of 6 → 4.5/6 = 75.
-        risk_score: metric(40, 75, 'Above average', 6),
-        // Peers 1 (A/t2), 3 (B/t1), 10 (C/t1), 0 (D/t9), 2 (E/t1), 5 (F/t5); B/t3 has no hosts.
-        // Other clients B, C, D, E, F. 3 worse (3, 10, 5), 1 tie (2) of 6 → 3.5/6 = 58.3 → 58.
-        findings_per_host: metric(2, 58, 'Average', 6),
-        // Peers 0 (A/t2), 0.2 (B/t1), 0.4 (C/t1), 0 (D/t9), 0.1 (E/t1), 0.15 (F/t5); B/t3 has none.
-        // Other clients B, C, D, E, F. 1 worse (0.4), 1 tie (0.2) of 6 → 1.5/6 = 25.
-        critical_high_ratio: metric(0.2, 25, 'Below average', 6),
+        // Peers 60 (B/t1), 40 (B/t3), 80 (C/t1), 70 (E/t1), 55 (F/t5); D has none.
+        // Other clients B, C, E, F. 4 worse (60, 80, 70, 55), 1 tie (40) of 5 → 4.5/5 = 90.
+        risk_score: metric(40, 90, 'Top 10%', 5),
+        // Peers 3 (B/t1), 10 (C/t1), 0 (D/t9), 2 (E/t1), 5 (F/t5); B/t3 has no hosts.
+        // Other clients B, C, D, E, F. 3 worse (3, 10, 5), 1 tie (2) of 5 → 3.5/5 = 70.
+        findings_per_host: metric(2, 70, 'Above average', 5),
+        // Peers 0.2 (B/t1), 0.4 (C/t1), 0 (D/t9), 0.1 (E/t1), 0.15 (F/t5, the same tenth as 0.1); B/t3 has none.
+        // Other clients B, C, D, E, F. 1 worse (0.4), 1 tie (0.2) of 5 → 1.5/5 = 30.
+        critical_high_ratio: metric(0.2, 30, 'Below average', 5),
       },
     });
 
-    it('percentiles against the latest session of every other client/target pair', async () => {
+    it("percentiles against the latest session of every other client's client/target pairs", async () => {
       const res = await bench('A1', withKey(bizA.key));
       expect(res.status).toBe(200);
       expect(res.body).toEqual(expectedA1());
@@ -194,22 +200,22 @@ describe('GET /api/benchmark', () => {
     it('a session without a risk score or hosts: value null, "No data"', async () => {
       const res = await bench('B3', withKey(bizB.key));
       expect(res.status).toBe(200);
-      // Peers: A/t1, A/t2, B/t1 (its own client's other target), C/t1, D/t9, E/t1, F/t5; all 7 have both metrics.
-      expect(res.body.sample_size).toBe(7);
-      expect(res.body.metrics.findings_per_host).toEqual(metric(null, 50, 'No data', 7));
-      expect(res.body.metrics.critical_high_ratio).toEqual(metric(null, 50, 'No data', 7));
-      // Risk 40 among 40 (A/t1), 20 (A/t2), 60 (B/t1), 80 (C/t1), 70 (E/t1), 55 (F/t5): B/t1 counts
-      // in n but not as another client (A, C, E, F). 4 worse, 1 tie of 6 → 75.
-      expect(res.body.metrics.risk_score).toEqual(metric(40, 75, 'Above average', 6));
+      // Peers: A/t1, A/t2, C/t1, D/t9, E/t1, F/t5 (not B/t1, its own client's); all 6 have both metrics.
+      expect(res.body.sample_size).toBe(6);
+      expect(res.body.metrics.findings_per_host).toEqual(metric(null, 50, 'No data', 6));
+      expect(res.body.metrics.critical_high_ratio).toEqual(metric(null, 50, 'No data', 6));
+      // Risk 40 among 40 (A/t1), 20 (A/t2), 80 (C/t1), 70 (E/t1), 55 (F/t5); B/t1 is its own
+      // client's and no peer. Other clients A, C, E, F. 3 worse, 1 tie of 5 → 70.
+      expect(res.body.metrics.risk_score).toEqual(metric(40, 70, 'Above average', 5));
     });
 
     it('an older session of a pair is benchmarked against the same peers as the latest', async () => {
       const res = await bench('B1-old', withKey(bizB.key));
       expect(res.status).toBe(200);
-      // Own pair B/t1 excluded; peers A/t1, A/t2, B/t3, C/t1, D/t9, E/t1, F/t5.
-      // Risk 10 beats 40, 20, 40, 80, 70, 55 (D has none): 6 worse of 6; other clients A, C, E, F.
-      expect(res.body.sample_size).toBe(7);
-      expect(res.body.metrics.risk_score).toEqual(metric(10, 100, 'Top 10%', 6));
+      // Own client B excluded; peers A/t1, A/t2, C/t1, D/t9, E/t1, F/t5.
+      // Risk 10 beats 40, 20, 80, 70, 55 (D has none): 5 worse of 5; other clients A, C, E, F.
+      expect(res.body.sample_size).toBe(6);
+      expect(res.body.metrics.risk_score).toEqual(metric(10, 100, 'Top 10%', 5));
     });
 
     it('nothing about another tenant leaks: only the documented fields', async () => {
@@ -259,12 +265,13 @@ describe('GET /api/benchmark', () => {
 });
 
 /**
- * The privacy minimum counts other clients, not peers: a client's own other targets are
- * peers (in n, worse, equal and sample_size) but cannot make up the 3, or a client with a
- * single other tenant in the portal could read that tenant's score off its percentile by
- * uploading probes. A portal of its own, built step by step: the tests run in order.
+ * Issue 11: a client must not recover another client's values from its percentiles. The
+ * caller's client is never a peer, peers come from a snapshot that only a rebuild moves,
+ * values compare by bucket and percentiles are rounded down to tens, and a percentile
+ * needs peers of at least 3 other clients. A portal of its own, built step by step: the
+ * tests run in order.
  */
-describe('GET /api/benchmark: the minimum of 3 counts other clients', () => {
+describe('GET /api/benchmark: what a client can learn about others', () => {
   const clock = new FakeClock();
   let portal: TestPortal;
   let bizA: LicenseFixture;
@@ -284,6 +291,8 @@ describe('GET /api/benchmark: the minimum of 3 counts other clients', () => {
     expect(res.status, res.text).toBe(200);
     return { sample_size: res.body.sample_size as number, metrics: res.body.metrics };
   }
+  /** Let the snapshot age past SVC_BENCHMARK_SNAPSHOT_MINUTES: the next benchmark rebuilds it. */
+  const rebuild = () => clock.advance(SNAPSHOT_AGE_MS);
   const notEnough = (n: number) => ({
     sample_size: n,
     metrics: {
@@ -294,12 +303,12 @@ describe('GET /api/benchmark: the minimum of 3 counts other clients', () => {
   });
 
   beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now });
+    portal = await startTestPortal({ now: clock.now, env: SNAPSHOT_ENV });
     bizA = await createLicense(portal, { tier: 'business' });
     bizB = await createLicense(portal, { tier: 'business' });
     // A's probe: risk 50, 10/5 = 2 per host, ratio 2/10 = 0.2.
     await upload('probe', bizA, 'Acme', { target: 'probe', risk: 50, findings: 10, hosts: 5, sev: [1, 1, 4, 2, 2] });
-    // A's own other targets (known to A): risk 10, 55, 70; per host 1, 1.5, 3; ratio 0, 1/6, 4/12.
+    // A's own other targets: not peers.
     await upload('A-o1', bizA, 'Acme', { target: 'o1', risk: 10, findings: 2, hosts: 2, sev: [0, 0, 1, 1, 0] });
     await upload('A-o2', bizA, 'Acme', { target: 'o2', risk: 55, findings: 6, hosts: 4, sev: [0, 1, 2, 2, 1] });
     await upload('A-o3', bizA, 'Acme', { target: 'o3', risk: 70, findings: 12, hosts: 4, sev: [2, 2, 4, 2, 2] });
@@ -309,48 +318,87 @@ describe('GET /api/benchmark: the minimum of 3 counts other clients', () => {
     if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
   });
 
-  it("3 peers that are all the client's own other targets: \"Not enough peers\"", async () => {
-    // Peers A/o1, A/o2, A/o3: n = 3 for every metric, other clients 0.
-    expect(await probe()).toEqual(notEnough(3));
+  it("the client's own other targets are no peers", async () => {
+    rebuild();
+    expect(await probe()).toEqual({
+      sample_size: 0,
+      metrics: { risk_score: metric(50, 50, 'No peers', 0), findings_per_host: metric(2, 50, 'No peers', 0), critical_high_ratio: metric(0.2, 50, 'No peers', 0) },
+    });
   });
 
-  it('one other client B: "Not enough peers" though n = 4, and A\'s answer does not move when B\'s scores do', async () => {
+  it('one or two other clients: "Not enough peers", and A\'s answer does not move when B\'s scores do', async () => {
     // B/v above A's probe everywhere: risk 90, 50/5 = 10 per host, ratio 20/50 = 0.4.
     await upload('B-v', bizB, 'Beta', { target: 'v', risk: 90, findings: 50, hosts: 5, sev: [10, 10, 10, 10, 10] });
+    rebuild();
     const whenHigh = await probe();
-    // Peers A/o1, A/o2, A/o3, B/v: n = 4, other clients B = 1. (Counting peers only, risk would
-    // have been 3 worse of 4 = 75 here and 2 of 4 = 50 below: B's score relative to A's probe.)
-    expect(whenHigh).toEqual(notEnough(4));
-
+    expect(whenHigh).toEqual(notEnough(1));
     // The same session of B again, below A's probe everywhere: risk 5, 1/2 = 0.5 per host, ratio 0.
     await upload('B-v', bizB, 'Beta', { target: 'v', risk: 5, findings: 1, hosts: 2, sev: [0, 0, 0, 1, 0] });
-    const whenLow = await probe();
-    expect(whenLow, `A's answer moved from ${JSON.stringify(whenHigh)} to ${JSON.stringify(whenLow)} when only B's scores changed`).toEqual(whenHigh);
-  });
+    rebuild();
+    expect(await probe()).toEqual(whenHigh);
 
-  it('two other clients: still "Not enough peers"', async () => {
     const mspC = await createLicense(portal, { tier: 'msp' });
     // C/c: risk 60, 12/3 = 4 per host, ratio 3/12 = 0.25.
     await upload('C-c', mspC, 'Gamma', { target: 'c', risk: 60, findings: 12, hosts: 3, sev: [1, 2, 3, 3, 3] });
-    // Peers A/o1, A/o2, A/o3, B/v, C/c: n = 5, other clients B, C = 2.
-    expect(await probe()).toEqual(notEnough(5));
+    rebuild();
+    expect(await probe()).toEqual(notEnough(2));
   });
 
-  it('exactly 3 other clients: the percentile appears', async () => {
+  const withD = {
+    sample_size: 3,
+    metrics: {
+      // Buckets of 5, 60, 65 against 50: 2 worse of 3 → 66.7 → 60.
+      risk_score: metric(50, 60, 'Above average', 3),
+      // 0.5 (0.5-1), 4 (3-5), 2 (2-3, a tie) against 2: 1 worse, 1 tie of 3 → 50.
+      findings_per_host: metric(2, 50, 'Average', 3),
+      // 0, 0.25 (the same tenth as 0.2: a tie), 0 against 0.2: 1 tie of 3 → 16.7 → 10.
+      critical_high_ratio: metric(0.2, 10, 'Bottom 10%', 3),
+    },
+  };
+
+  it('exactly 3 other clients: the percentile appears, in buckets and tens', async () => {
     const bizD = await createLicense(portal, { tier: 'business' });
-    // D/d: risk 65, 6/3 = 2 per host (a tie), nothing critical or high: ratio 0.
+    // D/d: risk 65, 6/3 = 2 per host, nothing critical or high: ratio 0.
     await upload('D-d', bizD, 'Delta', { target: 'd', risk: 65, findings: 6, hosts: 3, sev: [0, 0, 2, 2, 2] });
-    // Peers A/o1, A/o2, A/o3, B/v (the low one), C/c, D/d: n = 6, other clients B, C, D = 3.
-    expect(await probe()).toEqual({
-      sample_size: 6,
-      metrics: {
-        // 10, 55, 70, 5, 60, 65: 4 worse (55, 70, 60, 65) of 6 → 66.7 → 67.
-        risk_score: metric(50, 67, 'Above average', 6),
-        // 1, 1.5, 3, 0.5, 4, 2: 2 worse (3, 4), 1 tie (2) of 6 → 2.5/6 = 41.7 → 42.
-        findings_per_host: metric(2, 42, 'Average', 6),
-        // 0, 1/6, 1/3, 0, 0.25, 0: 2 worse (1/3, 0.25) of 6 → 33.3 → 33.
-        critical_high_ratio: metric(0.2, 33, 'Below average', 6),
-      },
-    });
+    rebuild();
+    // Peers B/v (the low one), C/c, D/d: other clients B, C, D.
+    expect(await probe()).toEqual(withD);
+  });
+
+  it('between rebuilds nothing moves: a peer changing is seen only after SVC_BENCHMARK_SNAPSHOT_MINUTES', async () => {
+    await upload('B-v', bizB, 'Beta', { target: 'v', risk: 90, findings: 50, hosts: 5, sev: [10, 10, 10, 10, 10] });
+    clock.advance(50_000);
+    expect(await probe()).toEqual(withD);
+    rebuild();
+    // B/v at 90 is worse now: risk 3 worse of 3 → 100.
+    expect((await probe()).metrics.risk_score).toEqual(metric(50, 100, 'Top 10%', 3));
+  });
+
+  it('a sweep of the probe over risk 0..100 cannot recover any peer value', async () => {
+    // Two more clients at values between the tens: peers at 90 (B), 60 (C), 65 (D), 33 (E), 47 (F).
+    for (const [name, client, risk] of [['E-e', 'Epsilon', 33], ['F-f', 'Zeta', 47]] as const) {
+      const key = await createLicense(portal, { tier: 'business' });
+      await upload(name, key, client, { target: 'x', risk, findings: 6, hosts: 3, sev: [0, 0, 2, 2, 2] });
+    }
+    rebuild();
+    const answers: number[] = [];
+    for (let risk = 0; risk <= 100; risk++) {
+      // The same session of A uploaded again with each score (each upload also moves the clock a minute, past a rebuild).
+      await upload('probe', bizA, 'Acme', { target: 'probe', risk, findings: 10, hosts: 5, sev: [1, 1, 4, 2, 2] });
+      const { metrics } = await probe();
+      expect(metrics.risk_score.value).toBe(risk);
+      answers.push(metrics.risk_score.percentile as number);
+    }
+    // Every answer is a multiple of 10, and it only depends on the tens of the probe's own score:
+    // the answer changes nowhere but at a multiple of 10, so no peer is placed more precisely
+    // than its bucket of 10 (the exact sweep used to change at 33, 47, 60, 65 and 90).
+    expect(answers.every((p) => p % 10 === 0)).toBe(true);
+    const changes = answers.flatMap((p, risk) => (risk > 0 && p !== answers[risk - 1] ? [risk] : []));
+    expect(changes.every((risk) => risk % 10 === 0)).toBe(true);
+    for (const peer of [33, 47, 65]) expect(answers[peer - 1], `the answer at ${peer - 1} and ${peer}`).toBe(answers[peer]);
+    expect(new Set(answers).size).toBeLessThanOrEqual(11);
+    // The buckets, for the record: 5 peers; 100 → 0 worse; 0-29 → all 5 worse.
+    expect(answers[0]).toBe(100);
+    expect(answers[100]).toBe(0);
   });
 });

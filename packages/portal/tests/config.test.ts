@@ -42,6 +42,7 @@ describe('loadConfig defaults', () => {
       logLevel: 'info',
       trustProxy: false,
       shutdownGraceSeconds: 20,
+      benchmarkSnapshotMinutes: 60,
       externalJwt: null,
     });
   });
@@ -84,6 +85,7 @@ describe('loadConfig valid values', () => {
         SVC_LOG_LEVEL: 'debug',
         SVC_TRUST_PROXY: 'TRUE',
         SVC_SHUTDOWN_GRACE_SECONDS: '5',
+        SVC_BENCHMARK_SNAPSHOT_MINUTES: '15',
         ...EXTERNAL,
         SVC_JWT_ALGORITHMS: 'ES256, EdDSA',
       },
@@ -107,6 +109,7 @@ describe('loadConfig valid values', () => {
       logLevel: 'debug',
       trustProxy: true,
       shutdownGraceSeconds: 5,
+      benchmarkSnapshotMinutes: 15,
       externalJwt: { jwksUrl: EXTERNAL.SVC_JWT_JWKS_URL, issuer: EXTERNAL.SVC_JWT_ISSUER, audience: 'svc', algorithms: ['ES256', 'EdDSA'] },
     });
   });
@@ -237,6 +240,8 @@ describe('loadConfig invalid values: a ConfigError naming the variable', () => {
     ['SVC_STORAGE_LIMIT_MB text', { SVC_STORAGE_LIMIT_MB: 'x' }, 'SVC_STORAGE_LIMIT_MB', /whole number/],
     ['SVC_STORAGE_LIMIT_MB 0', { SVC_STORAGE_LIMIT_MB: '0' }, 'SVC_STORAGE_LIMIT_MB', /must be between 1 and/],
     ['SVC_SHUTDOWN_GRACE_SECONDS 0', { SVC_SHUTDOWN_GRACE_SECONDS: '0' }, 'SVC_SHUTDOWN_GRACE_SECONDS', /must be between 1 and 3600/],
+    ['SVC_BENCHMARK_SNAPSHOT_MINUTES 0', { SVC_BENCHMARK_SNAPSHOT_MINUTES: '0' }, 'SVC_BENCHMARK_SNAPSHOT_MINUTES', /must be between 1 and 10080/],
+    ['SVC_BENCHMARK_SNAPSHOT_MINUTES text', { SVC_BENCHMARK_SNAPSHOT_MINUTES: 'hourly' }, 'SVC_BENCHMARK_SNAPSHOT_MINUTES', /whole number/],
   ];
 
   it.each(cases)('%s', (_name, env, variable, problem) => {

@@ -10,3 +10,7 @@ export const HealthResponse = Type.Object({
   environment: Type.Union([...ENVIRONMENTS, 'unknown'].map((e) => Type.Literal(e))),
 });
 export type HealthResponse = Static<typeof HealthResponse>;
+
+/** GET /readyz: the portal can serve requests (its database answers). */
+export const ReadyResponse = Type.Object({ status: Type.Literal('ready') });
+export type ReadyResponse = Static<typeof ReadyResponse>;

@@ -54,14 +54,38 @@ describe('validatePayload: run_scan', () => {
 });
 
 describe('validatePayload: push_config', () => {
-  it.each(REMOTE_CONFIG_ALLOWLIST.map((k) => [k]))('accepts the allowlisted key %s', (key) => {
-    expect(validatePayload('push_config', { config_key: key, config_value: '30' })).toEqual({ config_key: key, config_value: '30' });
+  const GOOD: Record<(typeof REMOTE_CONFIG_ALLOWLIST)[number], string> = {
+    DAEMON_POLL_INTERVAL: '30',
+    DAEMON_HEARTBEAT_INTERVAL: '60',
+    DAEMON_SCAN_RETRY_MAX: '3',
+    DAEMON_SCAN_RETRY_BACKOFF: '30',
+    DAEMON_LOG_LEVEL: 'info',
+    ALERT_ENABLED: 'true',
+    ALERT_RISK_THRESHOLD: '70',
+    ALERT_ON_NEW_CRITICAL: 'false',
+  };
+  it.each(REMOTE_CONFIG_ALLOWLIST.map((k) => [k]))('accepts the allowlisted key %s with a value of its type', (key) => {
+    expect(validatePayload('push_config', { config_key: key, config_value: GOOD[key] })).toEqual({ config_key: key, config_value: GOOD[key] });
   });
 
-  it('turns numbers and booleans into their string form and accepts an empty value', () => {
+  it('turns numbers and booleans into their string form', () => {
     expect(validatePayload('push_config', { config_key: 'ALERT_RISK_THRESHOLD', config_value: 70 })).toEqual({ config_key: 'ALERT_RISK_THRESHOLD', config_value: '70' });
     expect(validatePayload('push_config', { config_key: 'ALERT_ENABLED', config_value: false })).toEqual({ config_key: 'ALERT_ENABLED', config_value: 'false' });
-    expect(validatePayload('push_config', { config_key: 'DAEMON_LOG_LEVEL', config_value: '' })).toEqual({ config_key: 'DAEMON_LOG_LEVEL', config_value: '' });
+  });
+
+  // Issue 11: values of the wrong type for their key used to be queued for the agent.
+  it.each([
+    ['DAEMON_POLL_INTERVAL', 'soon', 'payload.config_value must be an integer from 10 to 86400 (seconds) for DAEMON_POLL_INTERVAL'],
+    ['DAEMON_HEARTBEAT_INTERVAL', 5, 'payload.config_value must be an integer from 10 to 86400 (seconds) for DAEMON_HEARTBEAT_INTERVAL'],
+    ['DAEMON_SCAN_RETRY_MAX', '1000', 'payload.config_value must be an integer from 0 to 20 for DAEMON_SCAN_RETRY_MAX'],
+    ['DAEMON_SCAN_RETRY_BACKOFF', '-5', 'payload.config_value must be an integer from 1 to 3600 (seconds) for DAEMON_SCAN_RETRY_BACKOFF'],
+    ['ALERT_RISK_THRESHOLD', '70%', 'payload.config_value must be an integer from 0 to 100 for ALERT_RISK_THRESHOLD'],
+    ['ALERT_ENABLED', 'yes', 'payload.config_value must be true or false for ALERT_ENABLED'],
+    ['ALERT_ON_NEW_CRITICAL', 1, 'payload.config_value must be true or false for ALERT_ON_NEW_CRITICAL'],
+    ['DAEMON_LOG_LEVEL', '', 'payload.config_value must be one of debug, info, warning, error for DAEMON_LOG_LEVEL'],
+    ['DAEMON_LOG_LEVEL', 'trace', 'payload.config_value must be one of debug, info, warning, error for DAEMON_LOG_LEVEL'],
+  ])('refuses %s = %j, a value of the wrong type or range', (key, value, message) => {
+    expect(rejection('push_config', { config_key: key, config_value: value })).toBe(message);
   });
 
   it.each(['SCAN_TARGETS', 'DAEMON_STORAGE_PATH', 'daemon_poll_interval', 'DAEMON_POLL_INTERVAL ', 'PATH', 'constructor', '__proto__'])(
@@ -77,7 +101,7 @@ describe('validatePayload: push_config', () => {
     expect(rejection('push_config', { config_key: 'ALERT_ENABLED' })).toBe('payload.config_value is required for push_config');
   });
 
-  it.each([['line\nfeed'], ['carriage\rreturn'], ['nul\u0000'], ['tab\t'], ['del\u007f']])('refuses a config_value with a control character (%j)', (value) => {
+  it.each([['true\nfeed'], ['true\rreturn'], ['true\u0000'], ['true\t'], ['true\u007f'], ['true\u0085'], ['true\u009b'], ['true\u2028'], ['true\u2029']])('refuses a config_value with a control character (%j)', (value) => {
     expect(rejection('push_config', { config_key: 'ALERT_ENABLED', config_value: value })).toBe('payload.config_value must not contain control characters');
   });
 

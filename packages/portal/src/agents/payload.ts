@@ -1,8 +1,8 @@
-import { AGENT_LOG_LEVELS, CONFIG_KEY_NOT_ALLOWED, REMOTE_CONFIG_ALLOWLIST, SCHEDULE_ACTIONS, type CommandType } from '@svc/protocol';
+import { AGENT_LOG_LEVELS, checkRemoteConfigValue, CONFIG_KEY_NOT_ALLOWED, isRemoteConfigKey, SCHEDULE_ACTIONS, type CommandType } from '@svc/protocol';
 import { badRequest } from '../errors.ts';
 
 type Payload = Record<string, unknown>;
-type Rule = { required?: boolean; check: (value: unknown, key: string) => unknown };
+type Rule = { required?: boolean; check: (value: unknown, key: string, payload: Payload) => unknown };
 
 // Control characters (including CR and LF) never reach an agent's config or command line.
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -53,11 +53,13 @@ function cron(v: unknown, key: string): string {
   return fields.join(' ');
 }
 
-function configValue(v: unknown, key: string): string {
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  if (typeof v !== 'string') throw badRequest(`payload.${key} must be a string, number or boolean`);
-  if (CONTROL.test(v)) throw badRequest(`payload.${key} must not contain control characters`);
-  return v;
+/** push_config's value, by the rules of its key (checked first, so config_key is known to be allowlisted). */
+function configValue(v: unknown, key: string, payload: Payload): string {
+  const configKey = payload.config_key;
+  if (!isRemoteConfigKey(configKey)) throw badRequest(`${CONFIG_KEY_NOT_ALLOWED}: ${String(configKey).slice(0, 64)}`);
+  const result = checkRemoteConfigValue(configKey, v);
+  if (!result.ok) throw badRequest(`payload.${key} ${result.reason}`);
+  return result.value;
 }
 
 const RULES: Record<CommandType, Record<string, Rule>> = {
@@ -78,7 +80,7 @@ const RULES: Record<CommandType, Record<string, Rule>> = {
     config_key: {
       required: true,
       check: (v) => {
-        if (typeof v !== 'string' || !(REMOTE_CONFIG_ALLOWLIST as readonly string[]).includes(v)) throw badRequest(`${CONFIG_KEY_NOT_ALLOWED}: ${String(v).slice(0, 64)}`);
+        if (!isRemoteConfigKey(v)) throw badRequest(`${CONFIG_KEY_NOT_ALLOWED}: ${String(v).slice(0, 64)}`);
         return v;
       },
     },
@@ -117,7 +119,7 @@ export function validatePayload(type: CommandType, payload: Payload): Payload {
       if (rule.required) throw type === 'run_scan' && key === 'targets' ? badRequest('run_scan needs targets: no targets were specified') : badRequest(`payload.${key} is required for ${type}`);
       continue;
     }
-    out[key] = rule.check(v, key);
+    out[key] = rule.check(v, key, payload);
   }
   return out;
 }

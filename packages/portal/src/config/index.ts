@@ -30,6 +30,8 @@ export interface Config {
    * origins. Empty (the default) means nobody: `frame-ancestors 'none'` and X-Frame-Options DENY.
    */
   frameAncestors: string[];
+  /** Minutes a benchmark snapshot is served before the next request rebuilds it (SVC_BENCHMARK_SNAPSHOT_MINUTES). */
+  benchmarkSnapshotMinutes: number;
   /** External OpenID provider; null means the portal's own identity provider signs tokens. */
   externalJwt: { jwksUrl: string; issuer: string; audience: string; algorithms: string[] } | null;
   webhooks: {
@@ -211,6 +213,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     trustProxy: boolean(env, 'SVC_TRUST_PROXY', false),
     shutdownGraceSeconds: integer(env, 'SVC_SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),
     frameAncestors: frameAncestorList(env, 'SVC_FRAME_ANCESTORS'),
+    benchmarkSnapshotMinutes: integer(env, 'SVC_BENCHMARK_SNAPSHOT_MINUTES', 60, 1, 10_080),
     webhooks: {
       allowCidrs: cidrList(env, 'SVC_WEBHOOK_ALLOW_CIDRS'),
       caFile: read(env, 'SVC_WEBHOOK_CA_FILE') === undefined ? null : path.resolve(cwd, read(env, 'SVC_WEBHOOK_CA_FILE') as string),

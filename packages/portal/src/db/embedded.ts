@@ -172,6 +172,98 @@ export interface EmbeddedOptions {
   /** Extra `-c name=value` settings, e.g. for test clusters that trade durability for speed. */
   settings?: Record<string, string>;
   database?: string;
+  /**
+   * Watch the server and start it again when it exits without being asked to (a crash,
+   * `kill -9`, the OOM killer). The portal sets it; tests that stop the server themselves do not.
+   */
+  supervise?: boolean;
+}
+
+/** How often the supervisor looks at the postmaster, and its restart backoff (first, cap). */
+const WATCH_INTERVAL_MS = 1_000;
+const RESTART_BACKOFF_MS = { first: 500, max: 30_000 };
+
+async function readPostmasterPid(cluster: string): Promise<number | null> {
+  const text = await fs.readFile(path.join(cluster, 'postmaster.pid'), 'utf8').catch(() => null);
+  const pid = text === null ? NaN : Number(text.split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : null;
+}
+
+/** True while `pid` runs; a zombie (exited, not yet reaped by init) counts as gone. */
+async function isRunning(pid: number): Promise<boolean> {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => null);
+  // No procfs (not Linux): the signal check is all we have.
+  if (stat === null) return os.platform() !== 'linux';
+  return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+}
+
+interface Supervisor {
+  /** Stop watching and wait for a restart in progress, so a clean stop is never undone. */
+  stop(): Promise<void>;
+}
+
+/**
+ * pg_ctl starts the postmaster in its own session, so it is not our child and its exit is
+ * no event here: the supervisor polls its pid. When it is gone it starts the server again
+ * with the same settings (PostgreSQL's crash recovery does the rest), with a doubling
+ * backoff while the start fails (orphaned backends still holding shared memory, a port
+ * taken meanwhile). The pool needs nothing: its dead connections fail and new ones are
+ * opened, and requests meanwhile get the usual 503.
+ */
+function superviseServer(opts: { pid: number; cluster: string; start: () => Promise<{ code: number; out: string }>; logger: Logger }): Supervisor {
+  let pid = opts.pid;
+  let stopping = false;
+  let busy: Promise<void> | null = null;
+  const wake = new AbortController();
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      }, { once: true });
+    });
+
+  const restart = async () => {
+    opts.logger.error({ postmaster_pid: pid }, 'embedded PostgreSQL exited unexpectedly; restarting it');
+    let delay = RESTART_BACKOFF_MS.first;
+    for (let attempt = 1; !stopping; attempt++) {
+      const res = await opts.start();
+      if (stopping) return;
+      const fresh = res.code === 0 ? await readPostmasterPid(opts.cluster) : null;
+      if (fresh !== null) {
+        pid = fresh;
+        opts.logger.warn({ attempt, postmaster_pid: pid }, 'embedded PostgreSQL restarted');
+        return;
+      }
+      opts.logger.error({ attempt, retry_in_ms: delay, output: res.out.trim().split('\n').slice(-3).join('\n') }, 'embedded PostgreSQL restart failed; retrying');
+      await pause(delay);
+      delay = Math.min(delay * 2, RESTART_BACKOFF_MS.max);
+    }
+  };
+
+  const check = async () => {
+    if (stopping || busy !== null || (await isRunning(pid))) return;
+    if (stopping) return;
+    busy = restart()
+      .catch((err: unknown) => opts.logger.error({ err }, 'embedded PostgreSQL supervisor failed'))
+      .finally(() => (busy = null));
+  };
+  const timer = setInterval(() => void check(), WATCH_INTERVAL_MS);
+  timer.unref();
+  return {
+    async stop() {
+      stopping = true;
+      clearInterval(timer);
+      wake.abort();
+      await busy;
+    },
+  };
 }
 
 /**
@@ -290,6 +382,10 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
     throw err;
   }
 
+  const startPid = await readPostmasterPid(p.cluster);
+  const startArgs = ['start', '-D', p.cluster, '-w', '-t', '60', '-l', p.logFile, '-o', optionString(opts.port, settings)];
+  const supervisor = opts.supervise && startPid !== null ? superviseServer({ pid: startPid, cluster: p.cluster, start: () => pgCtl(bin, who, startArgs), logger: opts.logger }) : null;
+
   let stopped = false;
   return {
     url: connectionUrl(password, opts.port, database, listen.socketDir),
@@ -298,6 +394,7 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
       if (stopped) return;
       stopped = true;
       try {
+        await supervisor?.stop();
         const res = await pgCtl(bin, who, ['stop', '-D', p.cluster, '-m', 'fast', '-w', '-t', '60']);
         if (res.code !== 0) opts.logger.error({ output: res.out }, 'embedded PostgreSQL did not stop cleanly');
         else opts.logger.info('embedded PostgreSQL stopped');

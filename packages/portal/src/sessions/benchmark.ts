@@ -4,26 +4,28 @@ import type { Database } from '../db/schema.ts';
 import type { SessionRef } from './access.ts';
 
 /**
- * Benchmark of one session against its peers (DESIGN D9).
+ * Benchmark of one session against its peers (DESIGN D9, hardened in issue 11).
  *
- * Peers: the latest session (by uploaded_at) of every client/target pair other than the
- * session's own pair. A client's other targets are peers too; older sessions of a pair
- * are not. All three metrics are "lower is better":
+ * Peers: the latest session (by uploaded_at) of every client/target pair of every OTHER
+ * client, taken from a snapshot (benchmark-snapshot.ts) that is rebuilt at most every
+ * SVC_BENCHMARK_SNAPSHOT_MINUTES. The session's own values are read fresh. All three
+ * metrics are "lower is better":
  * - risk_score: the session's risk score;
  * - findings_per_host: total_findings / total_hosts (none when no host was counted);
  * - critical_high_ratio: (critical + high) / all findings by severity; 0 when the
  *   session has no findings at all, none when findings exist but none has a severity.
  *
- * percentile = share of the peers that have the metric and do worse (a higher value),
- * ties counted half, as an integer 0-100: higher is better, 50 is the middle. Labels:
- * `Top 10%` (>= 90), `Above average` (>= 60), `Average` (41-59), `Below average`
- * (11-40), `Bottom 10%` (<= 10). Without a comparison the percentile is 50 (SPEC wants a
- * number) and the label says why: `No data` (the session lacks the metric), `No peers`
- * (no peer has it) or `Not enough peers` (fewer than MIN_PEERS have it).
- *
- * Privacy: the database answers counts only (how many peers are worse, equal, present),
- * never a peer's row, and a percentile needs peers from at least MIN_PEERS other clients
- * so it cannot describe a single other tenant's sessions.
+ * Inference: values are compared by bucket (BUCKET_EDGES: steps of 10 risk points, of 0.1
+ * in the ratio, a coarse scale for findings per host), so moving one's own value inside a
+ * bucket changes nothing and a sweep only learns which bucket a peer is in; the percentile
+ * (share of peers in a worse bucket, same bucket counted half) is then rounded DOWN to a
+ * multiple of 10, so it does not give exact peer counts either. The caller's client is
+ * excluded entirely, and the snapshot does not move between rebuilds, so no upload of the
+ * caller's can shift the answer. Labels: `Top 10%` (>= 90), `Above average` (>= 60),
+ * `Average` (50), `Below average` (20-40), `Bottom 10%` (<= 10). Without a comparison the
+ * percentile is 50 (SPEC wants a number) and the label says why: `No data` (the session
+ * lacks the metric), `No peers` (no peer has it) or `Not enough peers` (peers of fewer than
+ * MIN_PEERS other clients have it).
  */
 export const MIN_PEERS = 3;
 
@@ -50,6 +52,32 @@ export function percentileOf({ n, worse, equal }: PeerCounts): number {
   return Math.round((100 * (worse + equal / 2)) / n);
 }
 
+/** Percentiles are answered in steps of 10, rounded down: the answer never gives exact peer counts. */
+export const PERCENTILE_STEP = 10;
+
+export function coarsePercentile(percentile: number): number {
+  return Math.floor(percentile / PERCENTILE_STEP) * PERCENTILE_STEP;
+}
+
+/**
+ * The lower edges of each metric's buckets. A value belongs to the last edge not above it;
+ * values are compared by bucket only. Risk scores and ratios in tenths; findings per host
+ * on a rough scale where a difference matters to a reader.
+ */
+export const BUCKET_EDGES: Record<BenchmarkMetricName, readonly number[]> = {
+  risk_score: [0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100],
+  findings_per_host: [0, 0.5, 1, 2, 3, 5, 10, 20, 50, 100],
+  critical_high_ratio: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1],
+};
+
+/** The bucket index of a value (values below the first edge fall in bucket 0). */
+export function bucketOf(metric: BenchmarkMetricName, value: number): number {
+  const edges = BUCKET_EDGES[metric];
+  let b = 0;
+  while (b + 1 < edges.length && value >= edges[b + 1]!) b++;
+  return b;
+}
+
 export function labelOf(percentile: number): Exclude<BenchmarkLabel, 'No peers' | 'Not enough peers' | 'No data'> {
   if (percentile >= 90) return 'Top 10%';
   if (percentile >= 60) return 'Above average';
@@ -64,11 +92,11 @@ export function benchmarkMetric(value: number | null, counts: PeerCounts, minPee
   if (value === null) return { ...base, percentile: 50, label: 'No data' };
   if (counts.n === 0) return { ...base, percentile: 50, label: 'No peers' };
   if (counts.n < minPeers || (counts.otherClients ?? counts.n) < minPeers) return { ...base, percentile: 50, label: 'Not enough peers' };
-  const percentile = percentileOf(counts);
+  const percentile = coarsePercentile(percentileOf(counts));
   return { ...base, percentile, label: labelOf(percentile) };
 }
 
-// ---- the query ----
+// ---- the peer rows ----
 
 /** A number at `path` of the metadata jsonb, NULL when absent or not a number. */
 function metaNumber(table: string, path: string[]): RawBuilder<number | null> {
@@ -90,76 +118,33 @@ function metricColumns(table: string) {
     CASE WHEN ${all} > 0 THEN ${critHigh} / ${all} WHEN coalesce(${findings}, 0) = 0 THEN 0::float8 END AS critical_high_ratio`;
 }
 
-interface BenchmarkRow {
-  sample_size: number;
+export interface MetricRow {
+  client_id: string | null;
   risk_score: number | null;
   findings_per_host: number | null;
   critical_high_ratio: number | null;
-  risk_score_n: number;
-  risk_score_worse: number;
-  risk_score_equal: number;
-  findings_per_host_n: number;
-  findings_per_host_worse: number;
-  findings_per_host_equal: number;
-  critical_high_ratio_n: number;
-  critical_high_ratio_worse: number;
-  critical_high_ratio_equal: number;
-  risk_score_clients: number;
-  findings_per_host_clients: number;
-  critical_high_ratio_clients: number;
 }
 
-function counts(metric: BenchmarkMetricName) {
-  const col = sql.ref(`peers.${metric}`);
-  const mine = sql.ref(`me.${metric}`);
-  return sql`
-    count(${col})::int AS ${sql.ref(`${metric}_n`)},
-    (count(*) FILTER (WHERE ${col} > ${mine}))::int AS ${sql.ref(`${metric}_worse`)},
-    (count(*) FILTER (WHERE ${col} = ${mine}))::int AS ${sql.ref(`${metric}_equal`)},
-    (count(DISTINCT peers.client_id) FILTER (WHERE ${col} IS NOT NULL AND peers.client_id IS DISTINCT FROM me.client_id))::int AS ${sql.ref(`${metric}_clients`)}`;
+/** One session's own metrics, read fresh; null when it does not exist. */
+export async function sessionMetrics(db: Kysely<Database>, ref: SessionRef): Promise<MetricRow | null> {
+  // NULLIF: sessions without a client (stored under '') count as no client (D17).
+  const { rows } = await sql<MetricRow>`SELECT NULLIF(s.client_id, '') AS client_id, ${metricColumns('s')} FROM sessions s WHERE s.client_id = ${ref.clientId} AND s.session_id = ${ref.sessionId}`.execute(db);
+  return rows[0] ?? null;
+}
+
+/** The latest session of every client/target pair (DISTINCT ON, newest first; ties broken by session id): the snapshot's rows. */
+export async function latestPairMetrics(db: Kysely<Database>): Promise<MetricRow[]> {
+  const { rows } = await sql<MetricRow>`
+    SELECT NULLIF(latest.client_id, '') AS client_id, ${metricColumns('latest')}
+    FROM (
+      SELECT DISTINCT ON (s.client_id, s.target) s.client_id, s.risk_score, s.metadata
+      FROM sessions s
+      ORDER BY s.client_id, s.target, s.uploaded_at DESC, s.session_id DESC
+    ) latest`.execute(db);
+  return rows;
 }
 
 export interface Benchmark {
   sample_size: number;
   metrics: Record<BenchmarkMetricName, BenchmarkMetric>;
-}
-
-/**
- * One statement: the session's metrics, the latest session of every other client/target
- * pair (DISTINCT ON, newest first; ties broken by session id), and per metric the counts
- * the percentile needs. Returns null when the session does not exist.
- */
-export async function computeBenchmark(db: Kysely<Database>, ref: SessionRef, minPeers = MIN_PEERS): Promise<Benchmark | null> {
-  const result = await sql<BenchmarkRow>`
-    WITH me AS (
-      -- NULLIF: sessions without a client (stored under '') count as no client, as before D17.
-      SELECT NULLIF(s.client_id, '') AS client_id, s.target, ${metricColumns('s')}
-      FROM sessions s WHERE s.client_id = ${ref.clientId} AND s.session_id = ${ref.sessionId}
-    ),
-    latest AS (
-      SELECT DISTINCT ON (s.client_id, s.target) NULLIF(s.client_id, '') AS client_id, s.risk_score, s.metadata
-      FROM sessions s, me
-      WHERE NOT (NULLIF(s.client_id, '') IS NOT DISTINCT FROM me.client_id AND s.target IS NOT DISTINCT FROM me.target)
-      ORDER BY s.client_id, s.target, s.uploaded_at DESC, s.session_id DESC
-    ),
-    peers AS (
-      SELECT 1 AS one, latest.client_id, ${metricColumns('latest')} FROM latest
-    )
-    SELECT
-      me.risk_score, me.findings_per_host, me.critical_high_ratio,
-      count(peers.one)::int AS sample_size,
-      ${counts('risk_score')},
-      ${counts('findings_per_host')},
-      ${counts('critical_high_ratio')}
-    FROM me LEFT JOIN peers ON true
-    GROUP BY me.client_id, me.risk_score, me.findings_per_host, me.critical_high_ratio
-  `.execute(db);
-  const row = result.rows[0];
-  if (row === undefined) return null;
-  const metric = (name: BenchmarkMetricName) =>
-    benchmarkMetric(row[name], { n: row[`${name}_n`], worse: row[`${name}_worse`], equal: row[`${name}_equal`], otherClients: row[`${name}_clients`] }, minPeers);
-  return {
-    sample_size: row.sample_size,
-    metrics: Object.fromEntries(BENCHMARK_METRICS.map((name) => [name, metric(name)])) as Record<BenchmarkMetricName, BenchmarkMetric>,
-  };
 }

@@ -3,12 +3,14 @@ import type { App, AppContext } from '../../context.ts';
 import { notFound } from '../../errors.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
-import { computeBenchmark, MIN_PEERS } from '../../sessions/benchmark.ts';
+import { MIN_PEERS } from '../../sessions/benchmark.ts';
+import { benchmarkSession } from '../../sessions/benchmark-snapshot.ts';
 
 /**
  * GET /api/benchmark?session=<id> (D9): the session's risk score, findings per host and
- * critical/high ratio, each with its percentile among the latest sessions of every other
- * client/target pair (sessions/benchmark.ts has the definitions). Permission `benchmark`
+ * critical/high ratio, each with a coarse percentile among the latest sessions of every
+ * other client's client/target pairs, from a periodically rebuilt snapshot
+ * (sessions/benchmark.ts and benchmark-snapshot.ts have the definitions and the guarantee). Permission `benchmark`
  * (business and msp keys, the legacy key, JWT users whose tier has it; a professional key
  * gets 403 `Insufficient permissions for benchmark`); the session must be in the
  * caller's scope (otherwise the 404 of a missing id; `client_id` names the client when the
@@ -30,7 +32,7 @@ export default function register(app: App, ctx: AppContext): void {
       const sessionId = parseSessionId(request.query.session);
       const { session } = await accessSession(ctx, request, sessionId, { permission: 'benchmark', clientId: request.query.client_id });
       const fetchedAt = ctx.now();
-      const benchmark = await computeBenchmark(ctx.db, { clientId: session.client_id, sessionId });
+      const benchmark = await benchmarkSession(ctx, { clientId: session.client_id, sessionId });
       if (benchmark === null) throw notFound('Session not found');
       return { session_id: sessionId, sample_size: benchmark.sample_size, min_sample_size: MIN_PEERS, fetched_at: fetchedAt.toISOString(), metrics: benchmark.metrics };
     },
