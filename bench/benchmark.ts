@@ -7,7 +7,7 @@
  * - portal: GET /api/benchmark?session=<a random seeded session> over HTTP with the legacy key;
  * - baseline: GET /api/license with the same key over the same HTTP path (routing, key
  *   check, serialisation; from the key cache, no database round trip), and
- *   `SELECT ... FROM sessions WHERE session_id = $1` through the portal's own pool: the
+ *   `SELECT ... FROM sessions WHERE client_id = $1 AND session_id = $2` through the portal's own pool: the
  *   database round trip the benchmark answer needs anyway (the session's own values);
  * - in process (informational): benchmarkSession() called directly (the session's own
  *   values from the database, then the snapshot comparison), without HTTP and access checks;
@@ -73,6 +73,9 @@ async function get(url: string): Promise<void> {
   if (res.status !== 200) throw new Error(`${url}: ${res.status} ${text.slice(0, 200)}`);
 }
 
+/** The client seed() gave session `bench_<g>`. */
+const clientOf = (sessionId: string): string => `client-${Number(sessionId.slice('bench_'.length)) % CLIENTS}`;
+
 async function seed(portal: Portal): Promise<void> {
   // Every session: client c (of CLIENTS), target t (of TARGETS), a risk score, findings, hosts and severities.
   await portal.ctx.pool.query(
@@ -125,8 +128,8 @@ async function main(): Promise<void> {
       const part = ids.slice((block * REQUESTS) / 5, ((block + 1) * REQUESTS) / 5);
       license.push(...(await timed(part.length, () => get(`${portal!.url}/api/license`))));
       bench.push(...(await timed(part.length, (i) => get(`${portal!.url}/api/benchmark?session=${part[i]}`))));
-      pk.push(...(await timed(part.length, async (i) => void (await portal!.ctx.pool.query('SELECT session_id, client_id, risk_score, metadata FROM sessions WHERE session_id = $1', [part[i]])))));
-      direct.push(...(await timed(part.length, async (i) => void (await benchmarkSession(portal!.ctx, part[i]!)))));
+      pk.push(...(await timed(part.length, async (i) => void (await portal!.ctx.pool.query('SELECT session_id, client_id, risk_score, metadata FROM sessions WHERE client_id = $1 AND session_id = $2', [clientOf(part[i]!), part[i]])))));
+      direct.push(...(await timed(part.length, async (i) => void (await benchmarkSession(portal!.ctx, { clientId: clientOf(part[i]!), sessionId: part[i]! })))));
     }
     const rows = {
       benchmark_http: summarise(bench),
