@@ -57,7 +57,8 @@ export class BenchmarkSnapshot {
       const value = own[m];
       let n = 0;
       for (let b = 0; b < total.length; b++) n += others(b);
-      const otherClients = byClient.size - (mine !== undefined ? 1 : 0);
+      // Sessions without a client are peers but no client: they never satisfy the privacy minimum.
+      const otherClients = byClient.size - (mine !== undefined ? 1 : 0) - (client !== NO_CLIENT && byClient.has(NO_CLIENT) ? 1 : 0);
       if (value === null) return benchmarkMetric(null, { n, worse: 0, equal: 0, otherClients }, minPeers);
       const at = bucketOf(m, value);
       let worse = 0;
