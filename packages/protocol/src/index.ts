@@ -7,3 +7,4 @@ export * from './identity.ts';
 export * from './sessions.ts';
 export * from './agents.ts';
 export * from './webhooks.ts';
+export * from './session-file/index.ts';
