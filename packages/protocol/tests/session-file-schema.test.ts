@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { Value } from '@sinclair/typebox/value';
+import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { SessionFile, sessionFileJsonSchemaText } from '@svc/protocol';
 import { planCollection } from '../../client/src/synthetic/generate.ts';
@@ -43,6 +44,22 @@ describe('docs/session-file.schema.json', () => {
     const res = spawnSync(process.execPath, ['scripts/session-file-schema.ts', '--check'], { cwd: REPO, encoding: 'utf8', timeout: 30_000 });
     expect(res.stderr).toBe('');
     expect(res.status).toBe(0);
+  });
+});
+
+describe('the published JSON Schema with a standard validator (Ajv, draft-07)', () => {
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(path.join(REPO, 'docs/session-file.schema.json'), 'utf8')) as object);
+
+  it('accepts both fixtures and a synthetic collection', () => {
+    for (const doc of [fixture('session-minimal.json'), fixture('session-complete.json'), ...synthetic()]) {
+      expect(validate(doc), JSON.stringify(validate.errors)).toBe(true);
+    }
+  });
+
+  it('refuses a file without a session id and a finding of an unknown severity', () => {
+    expect(validate({ metadata: { target: 'x' } })).toBe(false);
+    expect(validate({ metadata: { session_id: 'a_1' }, findings: [{ severity: 'urgent' }] })).toBe(false);
+    expect(validate({ session_id: 'a_1', future_block: { any: 'thing' } })).toBe(true);
   });
 });
 
