@@ -8,3 +8,4 @@ export * from './sessions.ts';
 export * from './agents.ts';
 export * from './webhooks.ts';
 export * from './remote-config.ts';
+export * from './session-file/index.ts';

@@ -1,9 +1,9 @@
-import type { Severity } from '@svc/protocol';
+import type { Framework, Severity } from '@svc/protocol';
 
 /**
  * The vulnerability catalog the synthetic sessions draw their findings from: plausible
  * network-scan results per severity, each with its compliance controls. The control ids of
- * every framework stay within that framework's control count (derive.ts
+ * every framework stay within that framework's control count (the protocol's
  * FRAMEWORK_CONTROL_TOTALS: CIS 18, NIST CSF 6, PCI-DSS 12, SOC 2 5), so a generated
  * session's gap analysis is never negative.
  */
@@ -25,7 +25,7 @@ export const FRAMEWORKS = {
   nist: 'NIST CSF',
   pci: 'PCI-DSS v4.0',
   soc2: 'SOC 2',
-} as const;
+} as const satisfies Record<string, Framework>;
 export type FrameworkKey = keyof typeof FRAMEWORKS;
 
 export const CONTROL_NAMES: Record<FrameworkKey, Record<string, string>> = {

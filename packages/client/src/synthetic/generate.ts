@@ -1,4 +1,17 @@
-import { SEVERITIES, type BySeverity, type RemediationStatus, type RemediationSummary, type Severity } from '@svc/protocol';
+import {
+  complianceSummaryOf,
+  dualScore,
+  emptyBySeverity,
+  exceptionCountsOf,
+  remediationSummaryOf,
+  RISK_WEIGHTS,
+  riskGrade,
+  riskScore,
+  SEVERITIES,
+  type BySeverity,
+  type RemediationStatus,
+  type Severity,
+} from '@svc/protocol';
 import { CLIENT_VERSION } from '../version.ts';
 import { APPROVERS, CATALOG, CONTROL_NAMES, EXCEPTION_REASONS, FRAMEWORKS, HOST_ROLES, OS_GUESSES, type CatalogEntry, type FrameworkKey } from './catalog.ts';
 import { MAX_FINDINGS, SyntheticOptionError, type Mix, type Trend } from './options.ts';
@@ -21,20 +34,15 @@ export const SEEDED_END = Date.UTC(2025, 0, 6, 2, 0, 0);
 /** Without --seed the newest session started this long before now (so it has finished). */
 export const UNSEEDED_LAG_MS = 3_600_000;
 
-/** Risk weights per finding; the score saturates: 100 × (1 − e^(−weighted/50)), rounded. */
-export const RISK_WEIGHTS: Record<Severity, number> = { critical: 10, high: 5, medium: 2, low: 0.5, info: 0 };
-const RISK_SCALE = 50;
+/** The score, grade and summaries are the protocol's (packages/protocol/src/session-file), re-exported for the tests and docs. */
+export { RISK_WEIGHTS, riskGrade, riskScore };
 /** Each session of a trend has about this share of --findings fewer (improving) or more (worsening). */
 export const TREND_STEP = 0.15;
-/** Total controls per framework (the portal's gap analysis, derive.ts). */
-const FRAMEWORK_TOTALS: Record<FrameworkKey, number> = { cis: 18, nist: 6, pci: 12, soc2: 5 };
 const ALERT_RISK_THRESHOLD = 70;
 const EXCEPTION_DAYS = 365;
 const DAY_MS = 86_400_000;
 
-export function emptyCounts(): BySeverity {
-  return { critical: 0, high: 0, medium: 0, low: 0, info: 0 };
-}
+export const emptyCounts: () => BySeverity = emptyBySeverity;
 
 const total = (c: BySeverity) => SEVERITIES.reduce((a, s) => a + c[s], 0);
 
@@ -60,20 +68,6 @@ export function apportion(n: number, mix: Mix): BySeverity {
     left--;
   }
   return out;
-}
-
-export function riskScore(c: BySeverity): number {
-  const weighted = SEVERITIES.reduce((a, s) => a + RISK_WEIGHTS[s] * c[s], 0);
-  return Math.round(100 * (1 - Math.exp(-weighted / RISK_SCALE)));
-}
-
-/** A < 20 ≤ B < 40 ≤ C < 55 ≤ D < 75 ≤ F. */
-export function riskGrade(score: number): string {
-  if (score < 20) return 'A';
-  if (score < 40) return 'B';
-  if (score < 55) return 'C';
-  if (score < 75) return 'D';
-  return 'F';
 }
 
 export interface CountPlan {
@@ -401,18 +395,9 @@ function finding(i: Issue): Record<string, unknown> {
   };
 }
 
-function remediationSummary(open: readonly Issue[], resolved: readonly Issue[]): RemediationSummary {
-  const by_status = { new: 0, persistent: 0, in_progress: 0, resolved: 0, deferred: 0 };
-  const by_severity = emptyCounts();
-  for (const i of open) by_status[i.status]++;
-  by_status.resolved += resolved.length;
-  for (const i of [...open, ...resolved]) by_severity[i.severity]++;
-  return { total: open.length + resolved.length, resolved_count: by_status.resolved, by_status, by_severity };
-}
-
+/** compliance[] entries, framework by framework in catalog order, and their summary (the protocol's rule). */
 function compliance(present: readonly Issue[]) {
   const entries: { framework: string; control_id: string; control_name: string; finding_ids: string[] }[] = [];
-  const byFramework: { framework: string; mapped_controls: number; total_controls: number; gap_controls: number; findings_count: number }[] = [];
   for (const key of Object.keys(FRAMEWORKS) as FrameworkKey[]) {
     const controls = new Map<string, string[]>();
     for (const i of present) {
@@ -422,15 +407,9 @@ function compliance(present: readonly Issue[]) {
       if (ids) ids.push(i.id);
       else controls.set(control, [i.id]);
     }
-    if (controls.size === 0) continue;
-    const findings = new Set<string>();
-    for (const [control, ids] of controls) {
-      entries.push({ framework: FRAMEWORKS[key], control_id: control, control_name: CONTROL_NAMES[key][control] ?? control, finding_ids: ids });
-      for (const id of ids) findings.add(id);
-    }
-    byFramework.push({ framework: FRAMEWORKS[key], mapped_controls: controls.size, total_controls: FRAMEWORK_TOTALS[key], gap_controls: Math.max(0, FRAMEWORK_TOTALS[key] - controls.size), findings_count: findings.size });
+    for (const [control, ids] of controls) entries.push({ framework: FRAMEWORKS[key], control_id: control, control_name: CONTROL_NAMES[key][control] ?? control, finding_ids: ids });
   }
-  return { entries, summary: { total_mappings: entries.length, by_framework: byFramework } };
+  return { entries, summary: complianceSummaryOf(entries) };
 }
 
 function topology(hosts: readonly Host[], present: readonly Issue[]) {
@@ -454,15 +433,19 @@ function topology(hosts: readonly Host[], present: readonly Issue[]) {
 
 function sessionDocument(st: SessionState): Record<string, unknown> {
   const { opts, k, sessionId, start, finishedMs, hosts, present, resolved, added } = st;
-  const counts = countsOf(present);
-  const risk = riskScore(counts);
-  const excepted = present.filter((i) => i.exception);
-  const exceptedCounts = countsOf(excepted);
-  const operationalCounts = emptyCounts();
-  for (const s of SEVERITIES) operationalCounts[s] = counts[s] - exceptedCounts[s];
-  const operational = riskScore(operationalCounts);
+  // Every present issue has an active exception or none (expired ones are renewed above).
+  const scores = dualScore(countsOf(present), countsOf(present.filter((i) => i.exception)));
+  const risk = scores.risk_score;
+  const operational = scores.risk_score_operational;
   const resolvedIssues = resolved.map((r) => r.issue).sort(byReportOrder);
   const lastStatus = new Map(resolved.map((r) => [r.issue, r.lastStatus]));
+  const remediation = present.map(remediationEntry);
+  const remediationResolved = resolvedIssues.map((i) => ({
+    ...remediationEntry({ ...i, exception: null, note: '' }),
+    status: 'resolved',
+    status_changed: iso(finishedMs),
+    prior_status: lastStatus.get(i) ?? null,
+  }));
   const { entries: complianceEntries, summary: complianceSummary } = compliance(present);
   const topo = topology(hosts, present);
   const finished = iso(finishedMs);
@@ -484,31 +467,26 @@ function sessionDocument(st: SessionState): Record<string, unknown> {
       finished_at: finished,
       has_exec_summary: false,
       has_topology: topo.nodes.length > 0,
-      remediation_summary: remediationSummary(present, resolvedIssues),
-      exception_summary: { total_exceptions: excepted.length, by_status: { accepted: excepted.length, expired: 0 }, score_delta: risk - operational },
+      remediation_summary: remediationSummaryOf(remediation, remediationResolved),
+      exception_summary: { ...exceptionCountsOf(remediation), score_delta: scores.exception_impact.score_delta },
       risk_score_operational: operational,
-      risk_grade_operational: riskGrade(operational),
+      risk_grade_operational: scores.risk_grade_operational,
       compliance_summary: complianceSummary,
       synthetic: { generator: GENERATOR, seed: opts.seed, trend: opts.trend, sequence: k + 1, sessions: opts.sessions },
     },
     summary: {
       risk_score: risk,
-      risk_grade: riskGrade(risk),
+      risk_grade: scores.risk_grade,
       total_findings: present.length,
       total_hosts: hosts.length,
-      severity_counts: counts,
+      severity_counts: countsOf(present),
       risk_score_operational: operational,
-      risk_grade_operational: riskGrade(operational),
-      exception_impact: { excepted_count: excepted.length, score_delta: risk - operational, excepted_findings: exceptedCounts },
+      risk_grade_operational: scores.risk_grade_operational,
+      exception_impact: scores.exception_impact,
     },
     findings: present.map(finding),
-    remediation: present.map(remediationEntry),
-    remediation_resolved: resolvedIssues.map((i) => ({
-      ...remediationEntry({ ...i, exception: null, note: '' }),
-      status: 'resolved',
-      status_changed: finished,
-      prior_status: lastStatus.get(i) ?? null,
-    })),
+    remediation,
+    remediation_resolved: remediationResolved,
     compliance: complianceEntries,
     topology: topo,
     alerts_summary: {

@@ -203,6 +203,17 @@ describe('fallbacks when a block is absent', () => {
     });
   });
 
+  it('a framework named like an Object.prototype member is unknown too (no total, no gap)', () => {
+    const m = derive({ metadata: { session_id: 'a_1' }, compliance: [{ framework: 'constructor', control_id: '1' }, { framework: 'toString', control_id: '2' }] });
+    expect(m.compliance_summary).toStrictEqual({
+      total_mappings: 2,
+      by_framework: [
+        { framework: 'constructor', mapped_controls: 1, total_controls: null, gap_controls: null, findings_count: 0 },
+        { framework: 'toString', mapped_controls: 1, total_controls: null, gap_controls: null, findings_count: 0 },
+      ],
+    });
+  });
+
   it('alerts_summary without total_triggered counts the triggered alerts', () => {
     const m = derive({ metadata: { session_id: 'a_1' }, alerts_summary: { alerts_triggered: [{ type: 'scan_complete' }, 'x'] } });
     expect(m.alerts_summary).toStrictEqual({

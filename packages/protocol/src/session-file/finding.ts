@@ -1,0 +1,72 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { SEVERITIES } from '../sessions.ts';
+import { sha256Hex } from './sha256.ts';
+
+/**
+ * One finding of `findings[]` (SPEC leaves the entry open). Modelled on what mature scanners
+ * emit (Nessus, OpenVAS, Nuclei, SARIF results): what was found (rule, title, severity), where
+ * (host, port, protocol, service), why we believe it (evidence), and what to do (remediation,
+ * references). Every field is optional so older files stay valid; `cve` (one id or null),
+ * `cvss`, `solution`, `ip` and `hostname` are the names earlier scanners and the synthetic
+ * generator write, kept alongside the structured fields.
+ */
+
+const text = (description: string) => Type.String({ description });
+
+export const FindingSeverity = Type.Union(
+  SEVERITIES.map((s) => Type.Literal(s)),
+  { description: 'One of SPEC\'s five severities' },
+);
+
+export const FindingReferences = Type.Object(
+  {
+    cve: Type.Optional(Type.Array(Type.String({ pattern: '^CVE-\\d{4}-\\d{4,}$' }), { description: 'CVE ids, e.g. CVE-2024-6387' })),
+    cwe: Type.Optional(Type.Array(Type.String({ pattern: '^CWE-\\d+$' }), { description: 'CWE ids, e.g. CWE-319' })),
+    urls: Type.Optional(Type.Array(Type.String(), { description: 'Advisories and vendor notes' })),
+  },
+  { additionalProperties: true, description: 'Where the weakness is documented' },
+);
+
+export const Finding = Type.Object(
+  {
+    id: Type.Optional(text('Id within this session (e.g. f-001), referenced by compliance[].finding_ids and orc_964 divisions')),
+    fingerprint: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Stable across sessions of the same target: findingFingerprint(rule_id, host, port, protocol)' })),
+    rule_id: Type.Optional(text('The check that found it (scanner rule, plugin or template id)')),
+    title: Type.Optional(text('Short name of the weakness')),
+    severity: Type.Optional(FindingSeverity),
+    host: Type.Optional(text('Address of the affected host')),
+    ip: Type.Optional(text('Older name of host')),
+    hostname: Type.Optional(text('Name of the affected host, when known')),
+    port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: 'Affected port; absent for host-level findings' })),
+    protocol: Type.Optional(text('Transport protocol: tcp, udp, icmp...')),
+    service: Type.Optional(text('Service on the port (e.g. ssh, https)')),
+    evidence: Type.Optional(text('What the scanner observed: a banner, a response, a version')),
+    description: Type.Optional(text('What the weakness is and why it matters')),
+    remediation: Type.Optional(text('Advice to fix it')),
+    solution: Type.Optional(text('Older name of remediation')),
+    references: Type.Optional(FindingReferences),
+    cvss: Type.Optional(Type.Number({ minimum: 0, maximum: 10, description: 'CVSS base score' })),
+    cve: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Older single CVE id, or null' })),
+  },
+  { additionalProperties: true, description: 'One finding of the scan' },
+);
+export type Finding = Static<typeof Finding>;
+
+export interface FingerprintInput {
+  rule_id: string;
+  host: string;
+  port?: number | null | undefined;
+  protocol?: string | null | undefined;
+}
+
+/**
+ * The same weakness on the same host and port gives the same fingerprint in every session,
+ * whatever its title, severity or evidence say (those change between scanner releases). The
+ * hashed text is the JSON array of the parts, versioned (`svc-finding-v1`), so a future rule can never collide with this
+ * one; rule id and host are trimmed and the host and protocol lower-cased, since scanners
+ * differ in case. A host-level finding has no port and no protocol.
+ */
+export function findingFingerprint({ rule_id, host, port, protocol }: FingerprintInput): string {
+  const parts = ['svc-finding-v1', rule_id.trim(), host.trim().toLowerCase(), port === null || port === undefined ? '' : String(port), (protocol ?? '').trim().toLowerCase()];
+  return sha256Hex(JSON.stringify(parts));
+}

@@ -1,0 +1,10 @@
+/** The session file: one definition of its schema and of every rule derived from it, no I/O. */
+export * as lenient from './read.ts';
+export { storable } from './read.ts';
+export * from './sha256.ts';
+export * from './finding.ts';
+export * from './score.ts';
+export * from './frameworks.ts';
+export * from './summaries.ts';
+export * from './schema.ts';
+export * from './json-schema.ts';
