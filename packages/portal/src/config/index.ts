@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { ENVIRONMENTS } from '@svc/protocol';
+import { passwordWeakness } from '../identity/password-strength.ts';
 
 /**
  * Portal configuration (DESIGN D15). This is the only module that reads
@@ -135,6 +136,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     throw new ConfigError(adminEmail === null ? 'SVC_ADMIN_EMAIL' : 'SVC_ADMIN_PASSWORD', 'must be set together with ' + (adminEmail === null ? 'SVC_ADMIN_PASSWORD' : 'SVC_ADMIN_EMAIL'));
   }
   if (adminPassword !== null && adminPassword !== '' && adminPassword.length < 12) throw new ConfigError('SVC_ADMIN_PASSWORD', 'must be at least 12 characters long');
+  if (adminPassword !== null && adminPassword !== '' && adminEmail !== null) {
+    // The same estimator as for users created over the API; the message never carries the password.
+    const weakness = passwordWeakness(adminPassword, [adminEmail]);
+    if (weakness !== null) throw new ConfigError('SVC_ADMIN_PASSWORD', `is too weak${weakness.replace(/^Password is too weak/, '')}`);
+  }
 
   const jwksUrl = url(env, 'SVC_JWT_JWKS_URL', ['http:', 'https:']);
   const issuer = read(env, 'SVC_JWT_ISSUER');

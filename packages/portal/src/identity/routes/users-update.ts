@@ -3,8 +3,9 @@ import { recordAuditEvent } from '../../audit/record.ts';
 import type { App, AppContext } from '../../context.ts';
 import { badRequest, conflict, notFound } from '../../errors.ts';
 import { responses } from '../../http/responses.ts';
+import { passwordWeakness } from '../password-strength.ts';
 import { hashPassword } from '../passwords.ts';
-import { presentUser } from '../users.ts';
+import { findUserById, presentUser } from '../users.ts';
 import { identityUserOf, requireBearer } from './bearer.ts';
 import { lockAdmins } from './last-admin.ts';
 
@@ -20,6 +21,12 @@ export default function register(app: App, ctx: AppContext): void {
       const admin = identityUserOf(request);
       const { id } = request.query;
       const body = request.body;
+      if (body.password !== undefined) {
+        // The target's e-mail is one of the estimator's dictionary words; an unknown id is the 404 below.
+        const target = await findUserById(ctx.db, id);
+        const weakness = passwordWeakness(body.password, target ? [target.email] : []);
+        if (weakness !== null) throw badRequest(weakness);
+      }
       const passwordHash = body.password === undefined ? undefined : await hashPassword(body.password);
       const { row, event } = await ctx.db.transaction().execute(async (trx) => {
         const admins = await lockAdmins(trx);
