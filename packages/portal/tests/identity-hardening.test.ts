@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
 import { http, type HttpResult } from './helpers/http.ts';
@@ -95,5 +96,144 @@ describe('password strength (zxcvbn)', () => {
     expect((err as ConfigError).message).toMatch(/^Invalid configuration: SVC_ADMIN_PASSWORD is too weak \(strength 0 of 4, at least 3 required\)/);
     expect((err as ConfigError).message).not.toContain('aaaaaaaaaaaa');
     expect((err as ConfigError).message).not.toContain('\n');
+  });
+});
+
+describe('token revocation and the refresh-token family lifetime', () => {
+  const clock = fakeClock();
+  let portal: TestPortal;
+  let db: pg.Pool;
+  beforeAll(async () => {
+    portal = await startTestPortal({ now: clock.now, env: { SVC_REFRESH_FAMILY_MAX_DAYS: '2' } });
+    db = openDb(portal);
+  });
+  afterAll(async () => {
+    await db.end();
+    await portal.close();
+  });
+
+  async function loginAs(user: { email: string; password: string }) {
+    const res = await passwordGrant(portal, user.email, user.password);
+    expect(res.status).toBe(200);
+    return res.body as { access_token: string; refresh_token: string };
+  }
+  const whoAmI = async (token: string) => (await http(portal.url, 'GET', '/identity/user', { headers: bearer(token) })).status;
+  const apiStatus = async (token: string) => (await http(portal.url, 'GET', '/api/sessions', { headers: { 'x-identity-token': token } })).status;
+
+  it('ends the access tokens issued before a password change at once; a login after it works', async () => {
+    const user = await createUser(portal);
+    const before = await loginAs(user);
+    expect(await whoAmI(before.access_token)).toBe(200);
+    expect(await apiStatus(before.access_token)).toBe(200);
+    const changed = await http(portal.url, 'PATCH', `/identity/admin/users?id=${user.id}`, { headers: bearer(await portal.adminToken()), json: { password: 'a-brand-new-passphrase-77' } });
+    expect(changed.status).toBe(200);
+    expect(await whoAmI(before.access_token)).toBe(401);
+    expect(await apiStatus(before.access_token)).toBe(401);
+    const after = await loginAs({ email: user.email, password: 'a-brand-new-passphrase-77' });
+    expect(await whoAmI(after.access_token)).toBe(200);
+    const { rows } = await db.query('SELECT tokens_valid_after FROM users WHERE id = $1', [user.id]);
+    expect(rows[0].tokens_valid_after).toEqual(clock.now());
+  });
+
+  it('ends every access token of a family when a rotated refresh token is reused; another family keeps working', async () => {
+    const user = await createUser(portal);
+    const first = await loginAs(user);
+    const other = await loginAs(user);
+    const second = await refreshGrant(portal, first.refresh_token);
+    expect(second.status).toBe(200);
+    expect(await whoAmI(second.body.access_token)).toBe(200);
+    const reuse = await refreshGrant(portal, first.refresh_token);
+    expect(reuse.status).toBe(400);
+    expect(reuse.body).toEqual({ error: 'invalid_grant', error_description: 'Invalid or expired refresh token' });
+    expect(await whoAmI(first.access_token)).toBe(401);
+    expect(await whoAmI(second.body.access_token)).toBe(401);
+    expect(await apiStatus(second.body.access_token)).toBe(401);
+    expect(await whoAmI(other.access_token)).toBe(200);
+    const { rows } = await db.query('SELECT count(*)::int AS n FROM token_families WHERE user_id = $1 AND revoked_at IS NOT NULL', [user.id]);
+    expect(rows[0].n).toBe(1);
+  });
+
+  it('refuses a refresh once the family is SVC_REFRESH_FAMILY_MAX_DAYS old, however recently it rotated', async () => {
+    const user = await createUser(portal);
+    let tokens = await loginAs(user);
+    clock.advance(86_400_000);
+    const day1 = await refreshGrant(portal, tokens.refresh_token);
+    expect(day1.status).toBe(200);
+    tokens = day1.body;
+    clock.advance(86_400_000 - 1000);
+    const justBefore = await refreshGrant(portal, tokens.refresh_token);
+    expect(justBefore.status).toBe(200);
+    tokens = justBefore.body;
+    clock.advance(1000);
+    const atLimit = await refreshGrant(portal, tokens.refresh_token);
+    expect(atLimit.status).toBe(400);
+    expect(atLimit.body).toEqual({ error: 'invalid_grant', error_description: 'Invalid or expired refresh token' });
+    // A new login starts a new family.
+    expect(await whoAmI((await loginAs(user)).access_token)).toBe(200);
+  });
+});
+
+/** A password grant sent from another loopback address (a real socket bound to `from`). */
+async function passwordGrantFrom(portal: TestPortal, from: string, username: string, password: string): Promise<{ status: number; body: any }> {
+  const dispatcher = new Agent({ localAddress: from });
+  try {
+    const res = await undiciFetch(`${portal.url}/identity/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'password', username, password }), dispatcher });
+    return { status: res.status, body: await res.json() };
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+describe('failed logins lock per (e-mail, address) and only slow down across addresses', () => {
+  const clock = fakeClock();
+  let portal: TestPortal;
+  let db: pg.Pool;
+  beforeAll(async () => {
+    portal = await startTestPortal({ now: clock.now, env: { SVC_LOGIN_SLOW_AFTER: '8', SVC_LOGIN_SLOW_DELAY_MS: '1500' } });
+    db = openDb(portal);
+  });
+  afterAll(async () => {
+    await db.end();
+    await portal.close();
+  });
+
+  it('five failures from one address lock that address only; the right password from another address still works', async () => {
+    const user = await createUser(portal);
+    for (let i = 0; i < 5; i++) expect((await passwordGrantFrom(portal, '127.0.0.2', user.email, 'wrong-password-000')).status).toBe(400);
+    const lockedOut = await passwordGrantFrom(portal, '127.0.0.2', user.email, user.password);
+    expect(lockedOut).toEqual({ status: 429, body: { error: 'too_many_attempts', error_description: 'Too many failed logins; try again later' } });
+    const elsewhere = await passwordGrantFrom(portal, '127.0.0.3', user.email, user.password);
+    expect(elsewhere.status).toBe(200);
+    const { rows } = await db.query('SELECT address, failed_logins FROM login_failures WHERE email_normalized = $1 ORDER BY address', [user.email]);
+    expect(rows).toEqual([{ address: '127.0.0.2', failed_logins: 5 }]);
+  });
+
+  it('past SVC_LOGIN_SLOW_AFTER failures across addresses, the right password from a fresh address is slowed, not refused', async () => {
+    const user = await createUser(portal);
+    for (const from of ['127.0.0.4', '127.0.0.5']) {
+      for (let i = 0; i < 4; i++) expect((await passwordGrantFrom(portal, from, user.email, 'wrong-password-000')).status).toBe(400);
+    }
+    expect((await db.query('SELECT failed_logins FROM login_email_failures WHERE email_normalized = $1', [user.email])).rows).toEqual([{ failed_logins: 8 }]);
+    const started = performance.now();
+    const right = await passwordGrantFrom(portal, '127.0.0.6', user.email, user.password);
+    // A deliberate delay (a lower bound, not a performance measurement).
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1500);
+    expect(right.status).toBe(200);
+    // The success clears the count across addresses.
+    expect((await db.query('SELECT failed_logins FROM login_email_failures WHERE email_normalized = $1', [user.email])).rows).toEqual([]);
+  });
+
+  it('refuses cross-site browser posts (Sec-Fetch-Site, foreign Origin) with 403 and counts nothing; same-origin and non-browser clients work', async () => {
+    const user = await createUser(portal);
+    const refused = { error: 'invalid_request', error_description: 'cross-site request refused' };
+    const crossSite = await passwordGrant(portal, user.email, 'wrong-password-000', { 'sec-fetch-site': 'cross-site' });
+    expect({ status: crossSite.status, body: crossSite.body }).toEqual({ status: 403, body: refused });
+    const foreign = await passwordGrant(portal, user.email, 'wrong-password-000', { origin: 'https://evil.example' });
+    expect({ status: foreign.status, body: foreign.body }).toEqual({ status: 403, body: refused });
+    const opaque = await passwordGrant(portal, user.email, 'wrong-password-000', { origin: 'null' });
+    expect(opaque.status).toBe(403);
+    expect((await db.query('SELECT count(*)::int AS n FROM login_failures WHERE email_normalized = $1', [user.email])).rows[0].n).toBe(0);
+    expect((await passwordGrant(portal, user.email, user.password, { origin: 'http://portal.test', 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+    expect((await passwordGrant(portal, user.email, user.password)).status).toBe(200);
   });
 });

@@ -146,6 +146,8 @@ describe('POST /identity/token: password grant and the access token', () => {
       iat,
       exp: iat + 3600,
       jti: expect.stringMatching(/^[0-9a-f]{24}$/),
+      // The refresh-token family (login) the token belongs to; revoking it ends the token.
+      sid: expect.stringMatching(/^[0-9a-f]{24}$/),
     });
     // The wrong audience or issuer must not verify: the checks above are real.
     await expect(jwtVerify(res.body.access_token, jwks, { algorithms: ['EdDSA'], issuer: ISSUER, audience: 'other' })).rejects.toThrow();
@@ -567,10 +569,13 @@ describe('throttling of failed logins', () => {
 });
 
 describe('throttling is per account', () => {
+  // A fixed clock: on the wall clock the victim's and the ghost's Retry-After differed
+  // whenever the six slow password checks in between crossed a second boundary.
+  const clock = fakeClock();
   let portal: TestPortal;
   let db: pg.Pool;
   beforeAll(async () => {
-    portal = await startTestPortal();
+    portal = await startTestPortal({ now: clock.now });
     db = openDb(portal);
   });
   afterAll(async () => {

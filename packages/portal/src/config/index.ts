@@ -28,6 +28,17 @@ export interface Config {
   shutdownGraceSeconds: number;
   /** External OpenID provider; null means the portal's own identity provider signs tokens. */
   externalJwt: { jwksUrl: string; issuer: string; audience: string; algorithms: string[] } | null;
+  /** The portal's own identity provider (issue 11 hardening; README "Security and limits"). */
+  identity: {
+    /** Days from login after which a refresh-token family ends, however often it was rotated. */
+    refreshFamilyMaxDays: number;
+    /** Failed logins for one e-mail, across all addresses, after which its logins are slowed. */
+    loginSlowAfter: number;
+    /** The delay added to every password check of such an e-mail. */
+    loginSlowDelayMs: number;
+    /** 32-byte key that encrypts the signing key at rest; null: the one in <dataDir>/identity-key. */
+    keyEncryptionKey: Buffer | null;
+  };
   webhooks: {
     /**
      * DANGEROUS: address ranges that webhook URLs may reach although they are not public
@@ -95,6 +106,15 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   if (raw === undefined) return fallback;
   if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${values.join(', ')} (got "${raw}")`);
   return raw as T;
+}
+
+/** 32 bytes as 64 hex digits or base64 (either alphabet); the value never appears in an error. */
+function key32(env: Env, name: string): Buffer | null {
+  const raw = read(env, name);
+  if (raw === undefined) return null;
+  const bytes = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64') : null;
+  if (bytes === null || bytes.length !== 32) throw new ConfigError(name, 'must be 32 bytes as 64 hex digits or base64 (e.g. openssl rand -hex 32)');
+  return bytes;
 }
 
 function cidrList(env: Env, name: string): [ipaddr.IPv4 | ipaddr.IPv6, number][] {
@@ -178,6 +198,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel: oneOf(env, 'SVC_LOG_LEVEL', LOG_LEVELS, 'info'),
     trustProxy: boolean(env, 'SVC_TRUST_PROXY', false),
     shutdownGraceSeconds: integer(env, 'SVC_SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),
+    identity: {
+      refreshFamilyMaxDays: integer(env, 'SVC_REFRESH_FAMILY_MAX_DAYS', 30, 1, 3650),
+      loginSlowAfter: integer(env, 'SVC_LOGIN_SLOW_AFTER', 20, 1, 1_000_000),
+      loginSlowDelayMs: integer(env, 'SVC_LOGIN_SLOW_DELAY_MS', 2000, 0, 30_000),
+      keyEncryptionKey: key32(env, 'SVC_IDENTITY_KEY_ENCRYPTION_KEY'),
+    },
     webhooks: {
       allowCidrs: cidrList(env, 'SVC_WEBHOOK_ALLOW_CIDRS'),
       caFile: read(env, 'SVC_WEBHOOK_CA_FILE') === undefined ? null : path.resolve(cwd, read(env, 'SVC_WEBHOOK_CA_FILE') as string),

@@ -5,6 +5,7 @@ import * as m0003 from './0003_agents.ts';
 import * as m0004 from './0004_webhooks.ts';
 import * as m0005 from './0005_delivery_attempts_inline.ts';
 import * as m0006 from './0006_login_failures.ts';
+import * as m0010 from './0010_identity_hardening.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004_webhooks': m0004,
   '0005_delivery_attempts_inline': m0005,
   '0006_login_failures': m0006,
+  '0010_identity_hardening': m0010,
 };
