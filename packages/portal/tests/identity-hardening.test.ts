@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import pg from 'pg';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -235,5 +237,100 @@ describe('failed logins lock per (e-mail, address) and only slow down across add
     expect((await db.query('SELECT count(*)::int AS n FROM login_failures WHERE email_normalized = $1', [user.email])).rows[0].n).toBe(0);
     expect((await passwordGrant(portal, user.email, user.password, { origin: 'http://portal.test', 'sec-fetch-site': 'same-origin' })).status).toBe(200);
     expect((await passwordGrant(portal, user.email, user.password)).status).toBe(200);
+  });
+});
+
+describe('the signing key at rest', () => {
+  let db: pg.Pool | null = null;
+  afterAll(async () => {
+    await db?.end();
+  });
+
+  async function keyRow(pool: pg.Pool) {
+    const { rows } = await pool.query('SELECT kid, private_jwk, private_jwk_encrypted, public_jwk, row_to_json(k)::text AS raw FROM identity_signing_keys k');
+    expect(rows).toHaveLength(1);
+    return rows[0] as { kid: string; private_jwk: unknown; private_jwk_encrypted: string | null; public_jwk: { x: string }; raw: string };
+  }
+
+  it('generates <SVC_DATA_DIR>/identity-key (mode 600), stores the private key only encrypted, and a restart with the same key signs tokens that verify', async () => {
+    const first = await startTestPortal({ env: { SVC_IDENTITY_KEY_ENCRYPTION_KEY: undefined } });
+    db = openDb(first);
+    const token = await first.adminToken();
+    const keyFile = path.join(first.dataDir, 'identity-key');
+    expect((await fs.stat(keyFile)).mode & 0o777).toBe(0o600);
+    expect((await fs.readFile(keyFile, 'utf8')).trim()).toMatch(/^[0-9a-f]{64}$/);
+    const row = await keyRow(db);
+    expect(row.private_jwk).toBeNull();
+    expect(row.private_jwk_encrypted).toMatch(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]+$/);
+    // No private member of the JWK anywhere in the row: only the public x.
+    expect(row.raw).not.toMatch(/"d"/);
+    await first.close();
+
+    const second = await startTestPortal({ databaseUrl: first.databaseUrl, env: { SVC_DATA_DIR: first.dataDir, SVC_IDENTITY_KEY_ENCRYPTION_KEY: undefined } });
+    try {
+      expect((await keyRow(db)).kid).toBe(row.kid);
+      expect((await http(second.url, 'GET', '/identity/user', { headers: bearer(token) })).status).toBe(200);
+      expect((await http(second.url, 'GET', '/identity/user', { headers: bearer(await second.adminToken()) })).status).toBe(200);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('encrypts a key stored in clear by an earlier version on start, keeping its kid', async () => {
+    const kek = randomBytes(32).toString('hex');
+    const first = await startTestPortal({ env: { SVC_IDENTITY_KEY_ENCRYPTION_KEY: kek } });
+    const pool = openDb(first);
+    try {
+      const token = await first.adminToken();
+      await first.close();
+      // What a portal before migration 0010's code left behind: the private JWK in clear.
+      const { decryptPrivateJwk } = await import('../src/identity/key-encryption.ts');
+      const before = await keyRow(pool);
+      const clear = decryptPrivateJwk(Buffer.from(kek, 'hex'), before.kid, before.private_jwk_encrypted!);
+      await pool.query('UPDATE identity_signing_keys SET private_jwk = $1, private_jwk_encrypted = NULL', [JSON.stringify(clear)]);
+
+      const second = await startTestPortal({ databaseUrl: first.databaseUrl, env: { SVC_IDENTITY_KEY_ENCRYPTION_KEY: kek } });
+      try {
+        const after = await keyRow(pool);
+        expect(after.kid).toBe(before.kid);
+        expect(after.private_jwk).toBeNull();
+        expect(after.private_jwk_encrypted).toMatch(/^v1\./);
+        expect(after.raw).not.toContain((clear as { d: string }).d);
+        expect((await http(second.url, 'GET', '/identity/user', { headers: bearer(token) })).status).toBe(200);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('refuses to start with a key that does not decrypt the stored one, with a clear message that carries no secret', async () => {
+    const kek = randomBytes(32).toString('hex');
+    const first = await startTestPortal({ env: { SVC_IDENTITY_KEY_ENCRYPTION_KEY: kek } });
+    await first.close();
+    const wrong = randomBytes(32).toString('hex');
+    const err = await startTestPortal({ databaseUrl: first.databaseUrl, env: { SVC_IDENTITY_KEY_ENCRYPTION_KEY: wrong } }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).message).toMatch(/^Invalid configuration: SVC_IDENTITY_KEY_ENCRYPTION_KEY does not decrypt the identity provider's signing key/);
+    expect((err as ConfigError).message).not.toContain(wrong);
+    expect((err as ConfigError).message).not.toContain(kek);
+  });
+
+  it('refuses a malformed SVC_IDENTITY_KEY_ENCRYPTION_KEY in the configuration', () => {
+    for (const value of ['too-short', 'ab'.repeat(31)]) {
+      let err: unknown;
+      try {
+        loadConfig({ SVC_IDENTITY_KEY_ENCRYPTION_KEY: value }, '/srv/portal');
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).message).toBe('Invalid configuration: SVC_IDENTITY_KEY_ENCRYPTION_KEY must be 32 bytes as 64 hex digits or base64 (e.g. openssl rand -hex 32)');
+    }
+    expect(loadConfig({ SVC_IDENTITY_KEY_ENCRYPTION_KEY: 'ab'.repeat(32) }, '/srv/portal').identity.keyEncryptionKey).toEqual(Buffer.alloc(32, 0xab));
   });
 });
