@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
 import { http, type HttpResult } from './helpers/http.ts';
 import { startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
 
 /** Issue 11 hardening of the portal's own identity provider (README "Security and limits", Identity). */
 
@@ -318,6 +319,22 @@ describe('the signing key at rest', () => {
     expect((err as ConfigError).message).toMatch(/^Invalid configuration: SVC_IDENTITY_KEY_ENCRYPTION_KEY does not decrypt the identity provider's signing key/);
     expect((err as ConfigError).message).not.toContain(wrong);
     expect((err as ConfigError).message).not.toContain(kek);
+  });
+
+  it('a real portal process with the wrong key exits with code 2 and one line naming the variable, not a secret', async () => {
+    const kek = randomBytes(32).toString('hex');
+    const first = await startTestPortal({ env: { SVC_IDENTITY_KEY_ENCRYPTION_KEY: kek } });
+    await first.close();
+    const wrong = randomBytes(32).toString('hex');
+    try {
+      const p = await spawnPortal({ dataDir: await makeDataDir('svc-identity-'), env: { DATABASE_URL: first.databaseUrl, SVC_IDENTITY_KEY_ENCRYPTION_KEY: wrong } });
+      expect(await waitForExit(p, 60_000)).toEqual({ code: 2, signal: null });
+      expect(p.stderr()).toMatch(/^Invalid configuration: SVC_IDENTITY_KEY_ENCRYPTION_KEY does not decrypt the identity provider's signing key \(kid [0-9a-f]{16}\): [^\n]*\n$/);
+      expect(p.stderr() + p.stdout()).not.toContain(wrong);
+      expect(p.stderr() + p.stdout()).not.toContain(kek);
+    } finally {
+      await killAll();
+    }
   });
 
   it('refuses a malformed SVC_IDENTITY_KEY_ENCRYPTION_KEY in the configuration', () => {
