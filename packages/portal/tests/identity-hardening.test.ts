@@ -351,3 +351,33 @@ describe('the signing key at rest', () => {
     expect(loadConfig({ SVC_IDENTITY_KEY_ENCRYPTION_KEY: 'ab'.repeat(32) }, '/srv/portal').identity.keyEncryptionKey).toEqual(Buffer.alloc(32, 0xab));
   });
 });
+
+describe('identity configuration', () => {
+  const configError = (env: Record<string, string>): ConfigError => {
+    try {
+      loadConfig(env, '/srv/portal');
+    } catch (err) {
+      if (err instanceof ConfigError) return err;
+      throw err;
+    }
+    throw new Error('no ConfigError');
+  };
+
+  it('defaults: families end after 30 days, logins slow after 20 failures by 2 s, key from the data directory', () => {
+    expect(loadConfig({}, '/srv/portal').identity).toEqual({ refreshFamilyMaxDays: 30, loginSlowAfter: 20, loginSlowDelayMs: 2000, keyEncryptionKey: null });
+    expect(loadConfig({ SVC_REFRESH_FAMILY_MAX_DAYS: '7', SVC_LOGIN_SLOW_AFTER: '50', SVC_LOGIN_SLOW_DELAY_MS: '0' }, '/srv/portal').identity).toMatchObject({
+      refreshFamilyMaxDays: 7,
+      loginSlowAfter: 50,
+      loginSlowDelayMs: 0,
+    });
+  });
+
+  it.each([
+    [{ SVC_REFRESH_FAMILY_MAX_DAYS: '0' }, 'Invalid configuration: SVC_REFRESH_FAMILY_MAX_DAYS must be between 1 and 3650 (got 0)'],
+    [{ SVC_REFRESH_FAMILY_MAX_DAYS: 'month' }, 'Invalid configuration: SVC_REFRESH_FAMILY_MAX_DAYS must be a whole number between 1 and 3650 (got "month")'],
+    [{ SVC_LOGIN_SLOW_AFTER: '0' }, 'Invalid configuration: SVC_LOGIN_SLOW_AFTER must be between 1 and 1000000 (got 0)'],
+    [{ SVC_LOGIN_SLOW_DELAY_MS: '30001' }, 'Invalid configuration: SVC_LOGIN_SLOW_DELAY_MS must be between 0 and 30000 (got 30001)'],
+  ])('refuses %o', (env, message) => {
+    expect(configError(env).message).toBe(message);
+  });
+});
