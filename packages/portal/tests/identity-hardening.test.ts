@@ -3,10 +3,15 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { Agent, fetch as undiciFetch } from 'undici';
+import { Migrator } from 'kysely';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrateToLatest } from '../src/db/migrate.ts';
+import { migrations } from '../src/db/migrations/index.ts';
+import { openDatabase } from '../src/db/pool.ts';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
 import { http, type HttpResult } from './helpers/http.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { createTestDatabase, startTestPortal, type TestPortal } from './helpers/portal.ts';
 import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
 
 /** Issue 11 hardening of the portal's own identity provider (README "Security and limits", Identity). */
@@ -379,5 +384,43 @@ describe('identity configuration', () => {
     [{ SVC_LOGIN_SLOW_DELAY_MS: '30001' }, 'Invalid configuration: SVC_LOGIN_SLOW_DELAY_MS must be between 0 and 30000 (got 30001)'],
   ])('refuses %o', (env, message) => {
     expect(configError(env).message).toBe(message);
+  });
+});
+
+describe('migration 0010 on a database an older portal left', () => {
+  it('starts a family per refresh-token chain (at its oldest token, revoked when all its tokens are), keys failures by address and keeps the clear key for the start to encrypt', async () => {
+    const url = await createTestDatabase();
+    const handle = openDatabase(url, { max: 2, logger: pino({ level: 'silent' }) });
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    try {
+      const older = new Migrator({
+        db: handle.db,
+        provider: { getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0010')) },
+        migrationTableName: 'schema_migrations',
+        migrationLockTableName: 'schema_migrations_lock',
+      });
+      expect((await older.migrateToLatest()).error).toBeUndefined();
+      await pool.query(`
+        INSERT INTO users (id, email, email_normalized, password_hash, role, updated_at) VALUES ('usr_a', 'a@example.test', 'a@example.test', 'x', 'admin', now());
+        INSERT INTO refresh_tokens (token_hash, user_id, family_id, expires_at, used_at, revoked_at, created_at) VALUES
+          ('h1', 'usr_a', 'live', '2026-12-30T00:00:00Z', '2026-11-02T00:00:00Z', NULL, '2026-11-01T00:00:00Z'),
+          ('h2', 'usr_a', 'live', '2026-12-31T00:00:00Z', NULL, NULL, '2026-11-02T00:00:00Z'),
+          ('h3', 'usr_a', 'dead', '2026-12-31T00:00:00Z', NULL, '2026-11-05T00:00:00Z', '2026-11-03T00:00:00Z');
+        INSERT INTO login_failures (email_normalized, failed_logins, locked_until, updated_at) VALUES ('a@example.test', 3, NULL, '2026-11-22T10:00:00Z');
+        INSERT INTO identity_signing_keys (kid, private_jwk, public_jwk) VALUES ('k1', '{"kty":"OKP","d":"secret"}', '{"kty":"OKP"}');
+      `);
+      await migrateToLatest(handle.db);
+      expect((await pool.query('SELECT id, user_id, started_at, revoked_at FROM token_families ORDER BY id')).rows).toEqual([
+        { id: 'dead', user_id: 'usr_a', started_at: new Date('2026-11-03T00:00:00Z'), revoked_at: new Date('2026-11-05T00:00:00Z') },
+        { id: 'live', user_id: 'usr_a', started_at: new Date('2026-11-01T00:00:00Z'), revoked_at: null },
+      ]);
+      // The address of an old count is unknown: '' never matches a client, and the count is pruned after a day.
+      expect((await pool.query('SELECT email_normalized, address, failed_logins FROM login_failures')).rows).toEqual([{ email_normalized: 'a@example.test', address: '', failed_logins: 3 }]);
+      expect((await pool.query('SELECT tokens_valid_after FROM users')).rows).toEqual([{ tokens_valid_after: null }]);
+      expect((await pool.query('SELECT private_jwk, private_jwk_encrypted FROM identity_signing_keys')).rows).toEqual([{ private_jwk: { kty: 'OKP', d: 'secret' }, private_jwk_encrypted: null }]);
+    } finally {
+      await pool.end();
+      await handle.close();
+    }
   });
 });

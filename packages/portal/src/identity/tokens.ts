@@ -74,7 +74,7 @@ export async function revokeUserTokens(db: Kysely<Database>, userId: string, now
  * Whether a verified access token of the portal's own provider is still in force: its
  * family (`sid`) not revoked, or for a token without `sid` (issued before families existed)
  * issued after the user's last password change. One indexed lookup per request, no cache,
- * so a revocation takes effect on the next request. Null when the user no longer exists.
+ * so a revocation takes effect on the next request. False when the user no longer exists.
  */
 export async function accessTokenInForce(db: Kysely<Database>, sub: string, sid: unknown, iat: number | undefined): Promise<boolean> {
   if (typeof sid === 'string') {
