@@ -48,6 +48,12 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 try {
   portal = await startPortal(config, { logger });
 } catch (err) {
+  // A configuration the start-up found wrong (e.g. a key that does not decrypt the signing
+  // key) is exit 2 like any configuration error: restarting cannot help.
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+    process.exit(2);
+  }
   console.error('The portal failed to start:', err instanceof Error ? err.message : err);
   process.exit(1);
 }

@@ -11,6 +11,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import { openDatabase } from './db/pool.ts';
 import { EventBus } from './events/bus.ts';
 import { bootstrapAdmin } from './identity/bootstrap.ts';
+import { loadKeyEncryptionKey } from './identity/key-encryption.ts';
 import { ensureSigningKey } from './identity/signing-keys.ts';
 import { createLogger } from './logging.ts';
 import { FsBlobStore } from './blobs/fs-store.ts';
@@ -57,7 +58,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     const applied = await migrateToLatest(database.db);
     if (applied.length > 0) logger.info({ applied }, 'database migrations applied');
 
-    const signingKey = config.externalJwt ? null : await ensureSigningKey(database.db);
+    const signingKey = config.externalJwt ? null : await ensureSigningKey(database.db, await loadKeyEncryptionKey(config, logger));
     // In external-provider mode admins come from that provider; a local account could never sign in.
     if (config.externalJwt === null) await bootstrapAdmin(database.db, logger, config.adminEmail, config.adminPassword);
     else if (config.adminEmail !== null) logger.warn('SVC_ADMIN_EMAIL is ignored: admins come from the external identity provider (SVC_JWT_JWKS_URL)');

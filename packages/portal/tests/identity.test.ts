@@ -4,7 +4,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenVerifier } from '../src/auth/jwt.ts';
 import { http, withToken, type HttpResult } from './helpers/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { decryptPrivateJwk } from '../src/identity/key-encryption.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, KEY_ENCRYPTION_KEY, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /**
  * The portal's own identity provider (DESIGN D4, section 5; SPEC "Authentication").
@@ -88,9 +89,10 @@ async function adminId(db: pg.Pool): Promise<string> {
 
 /** The portal's own signing key, read from the database, to mint tokens the tests control. */
 async function portalSigningKey(db: pg.Pool): Promise<{ kid: string; key: CryptoKey; publicJwk: JWK }> {
-  const { rows } = await db.query('SELECT kid, private_jwk, public_jwk FROM identity_signing_keys');
+  const { rows } = await db.query('SELECT kid, private_jwk_encrypted, public_jwk FROM identity_signing_keys');
   expect(rows).toHaveLength(1);
-  return { kid: rows[0].kid, key: (await importJWK(rows[0].private_jwk as JWK, 'EdDSA')) as CryptoKey, publicJwk: rows[0].public_jwk as JWK };
+  const privateJwk = decryptPrivateJwk(Buffer.from(KEY_ENCRYPTION_KEY, 'hex'), rows[0].kid, rows[0].private_jwk_encrypted);
+  return { kid: rows[0].kid, key: (await importJWK(privateJwk as JWK, 'EdDSA')) as CryptoKey, publicJwk: rows[0].public_jwk as JWK };
 }
 
 function sha256(s: string): string {
@@ -146,6 +148,8 @@ describe('POST /identity/token: password grant and the access token', () => {
       iat,
       exp: iat + 3600,
       jti: expect.stringMatching(/^[0-9a-f]{24}$/),
+      // The refresh-token family (login) the token belongs to; revoking it ends the token.
+      sid: expect.stringMatching(/^[0-9a-f]{24}$/),
     });
     // The wrong audience or issuer must not verify: the checks above are real.
     await expect(jwtVerify(res.body.access_token, jwks, { algorithms: ['EdDSA'], issuer: ISSUER, audience: 'other' })).rejects.toThrow();
@@ -567,10 +571,13 @@ describe('throttling of failed logins', () => {
 });
 
 describe('throttling is per account', () => {
+  // A fixed clock: on the wall clock the victim's and the ghost's Retry-After differed
+  // whenever the six slow password checks in between crossed a second boundary.
+  const clock = fakeClock();
   let portal: TestPortal;
   let db: pg.Pool;
   beforeAll(async () => {
-    portal = await startTestPortal();
+    portal = await startTestPortal({ now: clock.now });
     db = openDb(portal);
   });
   afterAll(async () => {

@@ -27,10 +27,10 @@ describe('pruneLoginFailures', () => {
     await db
       .insertInto('login_failures')
       .values([
-        { email_normalized: 'old@x.test', failed_logins: 3, locked_until: null, updated_at: ago(FORGET_AFTER_MS + 1) },
-        { email_normalized: 'old-lock-over@x.test', failed_logins: 9, locked_until: ago(1), updated_at: ago(FORGET_AFTER_MS + 1) },
-        { email_normalized: 'old-lock-running@x.test', failed_logins: 40, locked_until: new Date(NOW.getTime() + 60_000), updated_at: ago(FORGET_AFTER_MS + 1) },
-        { email_normalized: 'recent@x.test', failed_logins: 2, locked_until: null, updated_at: ago(FORGET_AFTER_MS - 1) },
+        { address: '127.0.0.1', email_normalized: 'old@x.test', failed_logins: 3, locked_until: null, updated_at: ago(FORGET_AFTER_MS + 1) },
+        { address: '127.0.0.1', email_normalized: 'old-lock-over@x.test', failed_logins: 9, locked_until: ago(1), updated_at: ago(FORGET_AFTER_MS + 1) },
+        { address: '127.0.0.1', email_normalized: 'old-lock-running@x.test', failed_logins: 40, locked_until: new Date(NOW.getTime() + 60_000), updated_at: ago(FORGET_AFTER_MS + 1) },
+        { address: '127.0.0.1', email_normalized: 'recent@x.test', failed_logins: 2, locked_until: null, updated_at: ago(FORGET_AFTER_MS - 1) },
       ])
       .execute();
     expect(await pruneLoginFailures(db, NOW)).toBe(2);

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config/index.ts';
 import type { Database } from '../db/schema.ts';
 import { publicJwks, SIGNING_ALG } from '../identity/signing-keys.ts';
+import { accessTokenInForce } from '../identity/tokens.ts';
 
 export const TOKEN_AUDIENCE = 'svc-portal';
 
@@ -56,17 +57,21 @@ export function createTokenVerifier(config: Config, db: Kysely<Database>, now: (
       // Loading the keys is outside the try: a database outage must surface as a 503,
       // not as a 401 that tells the client to log in again.
       const keys = keySet ?? (await load());
+      let payload: JWTPayload;
       try {
-        return (await attempt(keys, token)).payload;
+        payload = (await attempt(keys, token)).payload;
       } catch (err) {
         if ((err as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY' || Date.now() - loadedAt <= 10_000) return null;
+        const reloaded = await load();
+        try {
+          payload = (await attempt(reloaded, token)).payload;
+        } catch {
+          return null;
+        }
       }
-      const reloaded = await load();
-      try {
-        return (await attempt(reloaded, token)).payload;
-      } catch {
-        return null;
-      }
+      // A revoked family or a password change ends the token before its exp (also outside
+      // the try: an outage is a 503, not a 401).
+      return (await accessTokenInForce(db, payload.sub as string, payload['sid'], payload.iat)) ? payload : null;
     },
   };
 }

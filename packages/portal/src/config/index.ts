@@ -2,6 +2,7 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { ENVIRONMENTS } from '@svc/protocol';
+import { passwordWeakness } from '../identity/password-strength.ts';
 
 /**
  * Portal configuration (DESIGN D15). This is the only module that reads
@@ -34,6 +35,17 @@ export interface Config {
   benchmarkSnapshotMinutes: number;
   /** External OpenID provider; null means the portal's own identity provider signs tokens. */
   externalJwt: { jwksUrl: string; issuer: string; audience: string; algorithms: string[] } | null;
+  /** The portal's own identity provider (issue 11 hardening; README "Security and limits"). */
+  identity: {
+    /** Days from login after which a refresh-token family ends, however often it was rotated. */
+    refreshFamilyMaxDays: number;
+    /** Failed logins for one e-mail, across all addresses, after which its logins are slowed. */
+    loginSlowAfter: number;
+    /** The delay added to every password check of such an e-mail. */
+    loginSlowDelayMs: number;
+    /** 32-byte key that encrypts the signing key at rest; null: the one in <dataDir>/identity-key. */
+    keyEncryptionKey: Buffer | null;
+  };
   webhooks: {
     /**
      * DANGEROUS: address ranges that webhook URLs may reach although they are not public
@@ -111,6 +123,15 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   return raw as T;
 }
 
+/** 32 bytes as 64 hex digits or base64 (either alphabet); the value never appears in an error. */
+function key32(env: Env, name: string): Buffer | null {
+  const raw = read(env, name);
+  if (raw === undefined) return null;
+  const bytes = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64') : null;
+  if (bytes === null || bytes.length !== 32) throw new ConfigError(name, 'must be 32 bytes as 64 hex digits or base64 (e.g. openssl rand -hex 32)');
+  return bytes;
+}
+
 function cidrList(env: Env, name: string): [ipaddr.IPv4 | ipaddr.IPv6, number][] {
   const raw = read(env, name);
   if (raw === undefined) return [];
@@ -175,6 +196,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     throw new ConfigError(adminEmail === null ? 'SVC_ADMIN_EMAIL' : 'SVC_ADMIN_PASSWORD', 'must be set together with ' + (adminEmail === null ? 'SVC_ADMIN_PASSWORD' : 'SVC_ADMIN_EMAIL'));
   }
   if (adminPassword !== null && adminPassword !== '' && adminPassword.length < 12) throw new ConfigError('SVC_ADMIN_PASSWORD', 'must be at least 12 characters long');
+  if (adminPassword !== null && adminPassword !== '' && adminEmail !== null) {
+    // The same estimator as for users created over the API; the message never carries the password.
+    const weakness = passwordWeakness(adminPassword, [adminEmail]);
+    if (weakness !== null) throw new ConfigError('SVC_ADMIN_PASSWORD', `is too weak${weakness.replace(/^Password is too weak/, '')}`);
+  }
 
   const jwksUrl = url(env, 'SVC_JWT_JWKS_URL', ['http:', 'https:']);
   const issuer = read(env, 'SVC_JWT_ISSUER');
@@ -214,6 +240,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     shutdownGraceSeconds: integer(env, 'SVC_SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),
     frameAncestors: frameAncestorList(env, 'SVC_FRAME_ANCESTORS'),
     benchmarkSnapshotMinutes: integer(env, 'SVC_BENCHMARK_SNAPSHOT_MINUTES', 60, 1, 10_080),
+    identity: {
+      refreshFamilyMaxDays: integer(env, 'SVC_REFRESH_FAMILY_MAX_DAYS', 30, 1, 3650),
+      loginSlowAfter: integer(env, 'SVC_LOGIN_SLOW_AFTER', 20, 1, 1_000_000),
+      loginSlowDelayMs: integer(env, 'SVC_LOGIN_SLOW_DELAY_MS', 2000, 0, 30_000),
+      keyEncryptionKey: key32(env, 'SVC_IDENTITY_KEY_ENCRYPTION_KEY'),
+    },
     webhooks: {
       allowCidrs: cidrList(env, 'SVC_WEBHOOK_ALLOW_CIDRS'),
       caFile: read(env, 'SVC_WEBHOOK_CA_FILE') === undefined ? null : path.resolve(cwd, read(env, 'SVC_WEBHOOK_CA_FILE') as string),

@@ -14,6 +14,8 @@ export interface UsersTable {
   client_ids: ColumnType<string[], string[] | undefined, string[]>;
   created_at: Generated<Date>;
   updated_at: Timestamp;
+  /** A password change's cutoff for access tokens without a family id (migration 0010). */
+  tokens_valid_after: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface RefreshTokensTable {
@@ -26,9 +28,18 @@ export interface RefreshTokensTable {
   created_at: Generated<Date>;
 }
 
+export interface TokenFamiliesTable {
+  id: string;
+  user_id: string;
+  started_at: Timestamp;
+  revoked_at: Date | null;
+}
+
 export interface IdentitySigningKeysTable {
   kid: string;
-  private_jwk: Json;
+  /** Emptied at start-up once private_jwk_encrypted holds the key (migration 0010). */
+  private_jwk: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  private_jwk_encrypted: ColumnType<string | null, string | null | undefined, string | null>;
   public_jwk: Json;
   created_at: Generated<Date>;
 }
@@ -199,14 +210,23 @@ export interface WebhookDeliveriesTable {
 /** Failed logins per e-mail typed at login, whether or not an account has it. */
 export interface LoginFailuresTable {
   email_normalized: string;
+  address: string;
   failed_logins: number;
   locked_until: Date | null;
+  updated_at: Timestamp;
+}
+
+export interface LoginEmailFailuresTable {
+  email_normalized: string;
+  failed_logins: number;
   updated_at: Timestamp;
 }
 
 export interface Database {
   users: UsersTable;
   login_failures: LoginFailuresTable;
+  login_email_failures: LoginEmailFailuresTable;
+  token_families: TokenFamiliesTable;
   refresh_tokens: RefreshTokensTable;
   identity_signing_keys: IdentitySigningKeysTable;
   licenses: LicensesTable;

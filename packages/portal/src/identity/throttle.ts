@@ -3,9 +3,13 @@ import type { Database } from '../db/schema.ts';
 import { normalizeEmail } from './users.ts';
 
 /**
- * Throttling of failed logins per e-mail: the first FREE_FAILURES failures cost nothing;
- * after that each failure locks the e-mail for a doubling delay (30 s, 60 s, ...) capped at
- * 15 minutes. A successful login resets the count. Per-address throttling
+ * Throttling of failed logins per (e-mail, client address): the first FREE_FAILURES
+ * failures cost nothing; after that each failure locks that e-mail *from that address* for
+ * a doubling delay (30 s, 60 s, ...) capped at 15 minutes. Locking the e-mail everywhere let
+ * anyone keep its owner out with one wrong password every 15 minutes. Across addresses a
+ * per-e-mail count (login_email_failures) past a threshold only slows each attempt down
+ * (the route waits before checking the password), so the right password from a fresh
+ * address still works. A successful login resets both counts. Per-address throttling
  * (@fastify/rate-limit on the token route) covers guessing across many accounts.
  */
 export const FREE_FAILURES = 5;
@@ -17,29 +21,36 @@ export function lockSecondsAfter(failures: number): number {
   return Math.min(MAX_LOCK_SECONDS, BASE_LOCK_SECONDS * 2 ** (failures - FREE_FAILURES));
 }
 
-/** Seconds until the e-mail may try again, 0 when it may try now. */
+/** Seconds until the e-mail may try again from that address, 0 when it may try now. */
 export function lockedFor(row: { locked_until: Date | null }, now: Date): number {
   if (row.locked_until === null) return 0;
   return Math.max(0, Math.ceil((row.locked_until.getTime() - now.getTime()) / 1000));
 }
 
-/** After this long without a failure, an e-mail's count is forgotten (pruneLoginFailures). */
+/** After this long without a failure, a count is forgotten (pruneLoginFailures). */
 export const FORGET_AFTER_MS = 24 * 3_600_000;
 
+export type LoginGate = { admitted: true; slow: boolean } | { admitted: false; retryAfter: number };
+
 /**
- * Admit one password attempt for the e-mail typed at login, or answer how long it is
- * locked for. Counted per normalised e-mail whether or not an account has it, so a lock
- * (429) says nothing about which e-mails have accounts. The attempt is counted as a failure
- * *before* the password is checked, under the row's lock, and the lock it would earn is set
- * at once: checking the lock and counting the failure after the (slow) password check let
- * any number of parallel guesses read "not locked" before the first failure was recorded.
- * A correct password then clears the count (recordSuccessfulLogin).
+ * Admit one password attempt for the e-mail typed at login from `address`, or answer how
+ * long it is locked for there. Counted per normalised e-mail whether or not an account has
+ * it, so a lock (429) or a slow answer says nothing about which e-mails have accounts. The
+ * attempt is counted as a failure *before* the password is checked, under the row's lock,
+ * and the lock it would earn is set at once: checking the lock and counting the failure
+ * after the (slow) password check let any number of parallel guesses read "not locked"
+ * before the first failure was recorded. A correct password then clears the counts
+ * (recordSuccessfulLogin). `slow`: the e-mail had `slowAfter` failures across addresses.
  */
-export async function admitLoginAttempt(db: Kysely<Database>, email: string, now: Date): Promise<{ admitted: true } | { admitted: false; retryAfter: number }> {
+export async function admitLoginAttempt(db: Kysely<Database>, email: string, address: string, now: Date, slowAfter: number): Promise<LoginGate> {
   const key = normalizeEmail(email);
   return db.transaction().execute(async (trx) => {
-    await trx.insertInto('login_failures').values({ email_normalized: key, failed_logins: 0, locked_until: null, updated_at: now }).onConflict((oc) => oc.column('email_normalized').doNothing()).execute();
-    const row = await trx.selectFrom('login_failures').select(['failed_logins', 'locked_until']).where('email_normalized', '=', key).forUpdate().executeTakeFirstOrThrow();
+    await trx
+      .insertInto('login_failures')
+      .values({ email_normalized: key, address, failed_logins: 0, locked_until: null, updated_at: now })
+      .onConflict((oc) => oc.columns(['email_normalized', 'address']).doNothing())
+      .execute();
+    const row = await trx.selectFrom('login_failures').select(['failed_logins', 'locked_until']).where('email_normalized', '=', key).where('address', '=', address).forUpdate().executeTakeFirstOrThrow();
     const wait = lockedFor(row, now);
     if (wait > 0) return { admitted: false as const, retryAfter: wait };
     const failures = row.failed_logins + 1;
@@ -48,14 +59,30 @@ export async function admitLoginAttempt(db: Kysely<Database>, email: string, now
       .updateTable('login_failures')
       .set({ failed_logins: failures, updated_at: now, ...(lock > 0 ? { locked_until: new Date(now.getTime() + lock * 1000) } : {}) })
       .where('email_normalized', '=', key)
+      .where('address', '=', address)
       .execute();
-    return { admitted: true as const };
+    const across = await trx
+      .insertInto('login_email_failures')
+      .values({ email_normalized: key, failed_logins: 1, updated_at: now })
+      .onConflict((oc) => oc.column('email_normalized').doUpdateSet((eb) => ({ failed_logins: eb('login_email_failures.failed_logins', '+', 1), updated_at: now })))
+      .returning('failed_logins')
+      .executeTakeFirstOrThrow();
+    // This attempt is already counted: slowed once `slowAfter` earlier attempts failed.
+    return { admitted: true as const, slow: across.failed_logins > slowAfter };
   });
 }
 
-/** The password was right (or an admin set a new one): the e-mail starts from zero. */
-export async function recordSuccessfulLogin(db: Kysely<Database>, email: string): Promise<void> {
-  await db.deleteFrom('login_failures').where('email_normalized', '=', normalizeEmail(email)).execute();
+/** The password was right: the e-mail starts from zero from this address and across addresses. */
+export async function recordSuccessfulLogin(db: Kysely<Database>, email: string, address: string): Promise<void> {
+  const key = normalizeEmail(email);
+  await db.deleteFrom('login_failures').where('email_normalized', '=', key).where('address', '=', address).execute();
+  await db.deleteFrom('login_email_failures').where('email_normalized', '=', key).execute();
+}
+
+/** An admin set a new password: every count of the e-mail goes. */
+export async function clearLoginFailures(db: Kysely<Database>, emailNormalized: string): Promise<void> {
+  await db.deleteFrom('login_failures').where('email_normalized', '=', emailNormalized).execute();
+  await db.deleteFrom('login_email_failures').where('email_normalized', '=', emailNormalized).execute();
 }
 
 /** Housekeeping: counts with no failure for FORGET_AFTER_MS and no lock still running. */
@@ -66,5 +93,6 @@ export async function pruneLoginFailures(db: Kysely<Database>, now: Date): Promi
     .where('updated_at', '<', cutoff)
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
     .executeTakeFirst();
-  return Number(res.numDeletedRows);
+  const across = await db.deleteFrom('login_email_failures').where('updated_at', '<', cutoff).executeTakeFirst();
+  return Number(res.numDeletedRows) + Number(across.numDeletedRows);
 }

@@ -12,6 +12,12 @@ import type { Resolver } from '../../src/webhooks/url-safety.ts';
 export const ADMIN_EMAIL = 'admin@test.local';
 export const ADMIN_PASSWORD = 'admin-password-0123';
 export const LEGACY_KEY = 'legacy-shared-key-for-tests-0123456789';
+/**
+ * SVC_IDENTITY_KEY_ENCRYPTION_KEY of every test portal, as replicas sharing a database must
+ * share it: tests start second portals on one database with their own data directories.
+ * Pass `SVC_IDENTITY_KEY_ENCRYPTION_KEY: undefined` in env for the generated key file.
+ */
+export const KEY_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
 
 /** A fresh database on the shared test cluster; returns its URL. */
 export async function createTestDatabase(): Promise<string> {
@@ -60,6 +66,7 @@ export async function startTestPortal(opts: TestPortalOptions = {}): Promise<Tes
     SVC_UPLOAD_API_KEY: LEGACY_KEY,
     SVC_LOG_LEVEL: 'silent',
     SVC_BASE_URL: 'http://portal.test',
+    SVC_IDENTITY_KEY_ENCRYPTION_KEY: KEY_ENCRYPTION_KEY,
     ...opts.env,
   });
   const portal = await startPortal(config, { now: opts.now, logDestination: opts.logDestination, resolver: opts.resolver });

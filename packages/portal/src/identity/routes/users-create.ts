@@ -3,6 +3,7 @@ import { recordAuditEvent } from '../../audit/record.ts';
 import type { App, AppContext } from '../../context.ts';
 import { badRequest, conflict } from '../../errors.ts';
 import { responses } from '../../http/responses.ts';
+import { passwordWeakness } from '../password-strength.ts';
 import { hashPassword } from '../passwords.ts';
 import { findUserByEmail, newUserId, normalizeEmail, presentUser } from '../users.ts';
 import { identityUserOf, requireBearer } from './bearer.ts';
@@ -21,6 +22,8 @@ export default function register(app: App, ctx: AppContext): void {
       const role = request.body.role ?? 'member';
       const clientIds = request.body.client_ids ?? [];
       if (role === 'member' && clientIds.length === 0) throw badRequest('A member needs at least one client id in client_ids');
+      const weakness = passwordWeakness(password, [email]);
+      if (weakness !== null) throw badRequest(weakness);
       if (await findUserByEmail(ctx.db, email)) throw conflict('A user with this e-mail already exists');
       const passwordHash = await hashPassword(password);
       const { row, event } = await ctx.db.transaction().execute(async (trx) => {

@@ -3,12 +3,15 @@ import { recordAuditEvent } from '../../audit/record.ts';
 import type { App, AppContext } from '../../context.ts';
 import { badRequest, conflict, notFound } from '../../errors.ts';
 import { responses } from '../../http/responses.ts';
+import { passwordWeakness } from '../password-strength.ts';
 import { hashPassword } from '../passwords.ts';
-import { presentUser } from '../users.ts';
+import { clearLoginFailures } from '../throttle.ts';
+import { revokeUserTokens } from '../tokens.ts';
+import { findUserById, presentUser } from '../users.ts';
 import { identityUserOf, requireBearer } from './bearer.ts';
 import { lockAdmins } from './last-admin.ts';
 
-/** PATCH /identity/admin/users?id=: change password, role or client_ids. A new password revokes the user's refresh tokens. */
+/** PATCH /identity/admin/users?id=: change password, role or client_ids. A new password revokes the user's refresh tokens and access tokens. */
 export default function register(app: App, ctx: AppContext): void {
   app.patch(
     '/admin/users',
@@ -20,6 +23,12 @@ export default function register(app: App, ctx: AppContext): void {
       const admin = identityUserOf(request);
       const { id } = request.query;
       const body = request.body;
+      if (body.password !== undefined) {
+        // The target's e-mail is one of the estimator's dictionary words; an unknown id is the 404 below.
+        const target = await findUserById(ctx.db, id);
+        const weakness = passwordWeakness(body.password, target ? [target.email] : []);
+        if (weakness !== null) throw badRequest(weakness);
+      }
       const passwordHash = body.password === undefined ? undefined : await hashPassword(body.password);
       const { row, event } = await ctx.db.transaction().execute(async (trx) => {
         const admins = await lockAdmins(trx);
@@ -37,8 +46,9 @@ export default function register(app: App, ctx: AppContext): void {
           .returningAll()
           .executeTakeFirstOrThrow();
         // A new password set by an admin starts the account's e-mail from zero failures.
-        if (passwordHash) await trx.deleteFrom('login_failures').where('email_normalized', '=', row.email_normalized).execute();
-        if (passwordHash) await trx.updateTable('refresh_tokens').set({ revoked_at: now }).where('user_id', '=', id).where('revoked_at', 'is', null).execute();
+        if (passwordHash) await clearLoginFailures(trx, row.email_normalized);
+        // Ends the user's refresh-token families and the access tokens issued before now.
+        if (passwordHash) await revokeUserTokens(trx, id, now);
         const changed = Object.keys(body).filter((k) => k !== 'password');
         const event = await recordAuditEvent(trx, {
           event_type: 'user_updated',

@@ -1,0 +1,71 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import { ConfigError, type Config } from '../config/index.ts';
+
+/**
+ * The identity provider's private key is stored in the database encrypted with AES-256-GCM
+ * under a key that is not in the database (a backup alone must not mint admin tokens):
+ * SVC_IDENTITY_KEY_ENCRYPTION_KEY, or else <SVC_DATA_DIR>/identity-key, created (mode 600)
+ * on first start. Replicas sharing a database must share this key.
+ */
+export const KEY_FILE = 'identity-key';
+const VERSION = 'v1';
+
+function keyFromFile(text: string, file: string): Buffer {
+  const hex = text.trim();
+  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new ConfigError('SVC_IDENTITY_KEY_ENCRYPTION_KEY', `is unset and ${file} does not hold 64 hex digits`);
+  return Buffer.from(hex, 'hex');
+}
+
+export async function loadKeyEncryptionKey(config: Config, logger: Logger): Promise<Buffer> {
+  if (config.identity.keyEncryptionKey !== null) return config.identity.keyEncryptionKey;
+  const file = path.join(config.dataDir, KEY_FILE);
+  try {
+    return keyFromFile(await fs.readFile(file, 'utf8'), file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  await fs.mkdir(config.dataDir, { recursive: true });
+  try {
+    // 'wx': two processes starting on one data directory cannot both write a key.
+    await fs.writeFile(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+    logger.info({ file }, 'generated the identity key encryption key (SVC_IDENTITY_KEY_ENCRYPTION_KEY unset)');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  // An external database may be shared by replicas with other data directories.
+  if (config.databaseUrl !== null) logger.warn({ file }, 'SVC_IDENTITY_KEY_ENCRYPTION_KEY is unset: using the key in the data directory; replicas sharing DATABASE_URL need the same key');
+  return keyFromFile(await fs.readFile(file, 'utf8'), file);
+}
+
+const b64 = (b: Buffer) => b.toString('base64url');
+
+/** `v1.<iv>.<ciphertext + tag>`, base64url; the kid is authenticated data, so a row's ciphertext cannot be moved to another kid. */
+export function encryptPrivateJwk(kek: Buffer, kid: string, jwk: object): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', kek, iv);
+  cipher.setAAD(Buffer.from(kid));
+  const body = Buffer.concat([cipher.update(JSON.stringify(jwk), 'utf8'), cipher.final(), cipher.getAuthTag()]);
+  return `${VERSION}.${b64(iv)}.${b64(body)}`;
+}
+
+/** The private JWK, or a ConfigError when the key does not decrypt it (never the key or the JWK in the message). */
+export function decryptPrivateJwk(kek: Buffer, kid: string, stored: string): Record<string, unknown> {
+  const refuse = () =>
+    new ConfigError('SVC_IDENTITY_KEY_ENCRYPTION_KEY', `does not decrypt the identity provider's signing key (kid ${kid}): start with the key (or the data directory's ${KEY_FILE}) this database was first started with`);
+  const [version, iv, body] = stored.split('.');
+  if (version !== VERSION || !iv || !body) throw refuse();
+  const raw = Buffer.from(body, 'base64url');
+  if (raw.length < 17) throw refuse();
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', kek, Buffer.from(iv, 'base64url'));
+    decipher.setAAD(Buffer.from(kid));
+    decipher.setAuthTag(raw.subarray(raw.length - 16));
+    const clear = Buffer.concat([decipher.update(raw.subarray(0, raw.length - 16)), decipher.final()]);
+    return JSON.parse(clear.toString('utf8')) as Record<string, unknown>;
+  } catch {
+    throw refuse();
+  }
+}
