@@ -8,8 +8,9 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import { registerApiRoutes } from './api/index.ts';
 import type { App, AppContext } from './context.ts';
-import { errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './errors.ts';
+import { badRequest, errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './errors.ts';
 import { registerIdentityRoutes } from './identity/routes/index.ts';
+import { findInputProblem, inputProblemMessage } from './http/input-rules.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { registerSharePage } from './web/share-page.ts';
 
@@ -27,6 +28,24 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   // Unknown fields are refused, not silently dropped; only query strings are coerced.
   app.setValidatorCompiler(validatorCompiler());
+
+  // One rule for every route, before schema validation: no NUL or lone surrogate in any
+  // string (PostgreSQL cannot store them), no JSON deeper than the limit (D1's 400, never a 500).
+  const maxDepth = ctx.config.http.maxJsonDepth;
+  app.addHook('preValidation', async (request) => {
+    for (const [part, value] of [['path', request.params], ['query', request.query], ['body', request.body]] as const) {
+      const problem = findInputProblem(value, maxDepth);
+      if (problem === null) continue;
+      const error = badRequest(inputProblemMessage(part, problem));
+      // A route that reads its own validation errors (the OAuth token endpoint answers in
+      // RFC 6749's format) gets this one the same way.
+      if (request.routeOptions.attachValidation) {
+        request.validationError = Object.assign(error, { validation: [], validationContext: part === 'path' ? 'params' : part });
+        return;
+      }
+      throw error;
+    }
+  });
 
   app.decorateRequest('principal', null);
   app.setErrorHandler(errorHandler);

@@ -6,6 +6,7 @@ import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import type { StoredObject } from '../../db/schema.ts';
 import { badRequest, HttpError } from '../../errors.ts';
+import { findInputProblem, inputProblemMessage } from '../../http/input-rules.ts';
 import { responses } from '../../http/responses.ts';
 import { commitSession } from '../../sessions/commit.ts';
 import { deriveMetadata, SessionFileError } from '../../sessions/derive.ts';
@@ -191,6 +192,11 @@ export default function register(app: App, ctx: AppContext): void {
         } catch {
           throw badRequest('session_json is not valid JSON');
         }
+        // The depth rule of every JSON body (app.ts), before anything walks the document. NUL
+        // and lone surrogates stay allowed here: the file is stored as sent and the metadata
+        // derived from it drops such strings (sessions/derive.ts, `storable`).
+        const problem = findInputProblem(doc, ctx.config.http.maxJsonDepth, { strings: false });
+        if (problem !== null) throw badRequest(inputProblemMessage('session_json', problem));
         let metadata;
         try {
           metadata = deriveMetadata({ doc, keyClientId: principal.clientId, hasExecSummary: staged['exec_summary.html'] !== undefined });
