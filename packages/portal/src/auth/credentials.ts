@@ -30,7 +30,7 @@ export async function resolveCredential(ctx: AppContext, request: FastifyRequest
   } else {
     const key = header(request, API_KEY_HEADER);
     if (key === undefined) return null;
-    const result = authorizeKey(await ctx.keys.lookup(key), ctx.now());
+    const result = authorizeKey(await ctx.keys.lookupFrom(key, request.ip), ctx.now());
     if (!result.ok) throw new HttpError(403, KEY_MESSAGES[result.failure]);
     principal = result.principal;
   }

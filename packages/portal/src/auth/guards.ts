@@ -49,7 +49,7 @@ export function requireKey(ctx: AppContext, opts: KeyAuthOptions = {}): preHandl
     refuseAuthorizationHeader(request);
     const key = header(request, API_KEY_HEADER);
     if (key === undefined) throw new HttpError(status, KEY_MESSAGES.missing);
-    const result = authorizeKey(await ctx.keys.lookup(key), ctx.now());
+    const result = authorizeKey(await ctx.keys.lookupFrom(key, request.ip), ctx.now());
     if (!result.ok) throw new HttpError(status, KEY_MESSAGES[result.failure]);
     if (opts.permission && !result.principal.permissions.has(opts.permission)) throw insufficientPermissions(opts.permission);
     request.principal = result.principal;

@@ -60,6 +60,8 @@ export async function startTestPortal(opts: TestPortalOptions = {}): Promise<Tes
     SVC_UPLOAD_API_KEY: LEGACY_KEY,
     SVC_LOG_LEVEL: 'silent',
     SVC_BASE_URL: 'http://portal.test',
+    // Suites try many wrong keys from 127.0.0.1 on purpose; tests/key-throttle.test.ts turns it on.
+    SVC_API_KEY_FAILURES_PER_MINUTE: '0',
     ...opts.env,
   });
   const portal = await startPortal(config, { now: opts.now, logDestination: opts.logDestination, resolver: opts.resolver });

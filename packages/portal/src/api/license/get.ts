@@ -21,7 +21,7 @@ export default function register(app: App, ctx: AppContext): void {
       const key = (Array.isArray(raw) ? raw[0] : raw)?.trim();
       if (!key) throw new HttpError(401, 'Missing x-api-key header');
       void reply.header('cache-control', 'no-store');
-      return validationResult(await ctx.keys.lookup(key), ctx.now());
+      return validationResult(await ctx.keys.lookupFrom(key, request.ip), ctx.now());
     },
   );
 }
