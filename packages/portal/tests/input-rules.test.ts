@@ -21,6 +21,8 @@ describe('findInputProblem', () => {
     expect(findInputProblem({ ['k\u0000']: 1 }, 64)).toEqual({ path: '', message: 'field name contains a NUL character' });
     // Session files keep such strings (stored as sent; derived metadata drops them): depth only.
     expect(findInputProblem({ a: 'x\u0000', ['k\u0000']: 1 }, 64, { strings: false })).toBeNull();
+    // A raw body (PUT /api/refresh reads HTML as bytes) is the route's own business.
+    expect(findInputProblem(Buffer.from('a\u0000b'), 64)).toBeNull();
     expect(findInputProblem({ ok: 'emoji \uD83D\uDE00 and \u2028' }, 64)).toBeNull();
   });
 

@@ -38,6 +38,8 @@ export function findInputProblem(value: unknown, maxDepth: number, opts: { strin
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;
+    // Only parsed JSON and parsed query strings: a raw body (a Buffer, a stream) is the route's.
+    if (ArrayBuffer.isView(v) || typeof (v as { pipe?: unknown }).pipe === 'function') continue;
     const depth = item.depth + 1;
     if (depth > maxDepth) return { path: item.path, message: `JSON is nested too deep (more than ${maxDepth} levels)` };
     const prefix = item.path === '' ? '' : `${item.path}.`;
