@@ -42,8 +42,10 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     // RFC 6749's format, and refuses unstorable strings as invalid_grant itself) gets the
     // depth rule only, as its validation error.
     const own = request.routeOptions.attachValidation === true;
+    // A route that cleans such strings itself on purpose (agent command output) says so.
+    const keep = request.routeOptions.config.keepUnstorableStrings === true;
     for (const [part, value] of [['path', request.params], ['query', request.query], ['body', request.body]] as const) {
-      const problem = findInputProblem(value, maxDepth, { strings: !own });
+      const problem = findInputProblem(value, maxDepth, { strings: !own && !keep });
       if (problem === null) continue;
       const error = badRequest(inputProblemMessage(part, problem));
       if (!own) throw error;

@@ -69,3 +69,10 @@ function truncate(path: string): string {
   const printable = path.replace(/[\u0000-\u001f\u007f\uD800-\uDFFF]/g, '?');
   return printable.length > 120 ? `${printable.slice(0, 117)}...` : printable;
 }
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route cleans NUL and lone surrogates from its strings itself; the edge checks depth only. */
+    keepUnstorableStrings?: boolean;
+  }
+}
