@@ -9,9 +9,11 @@ import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import { registerApiRoutes } from './api/index.ts';
 import readyGet from './api/ready/get.ts';
 import type { App, AppContext } from './context.ts';
-import { errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './errors.ts';
+import { badRequest, errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './errors.ts';
 import { registerIdentityRoutes } from './identity/routes/index.ts';
 import { registerNoStore } from './http/cache-control.ts';
+import { findInputProblem, inputProblemMessage } from './http/input-rules.ts';
+import { capConnections, installRequestTimeout, serverOptions } from './http/timeouts.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { registerSharePage } from './web/share-page.ts';
 
@@ -25,10 +27,34 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     trustProxy: ctx.config.trustProxy,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    ...serverOptions(ctx),
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  capConnections(app, ctx);
+  installRequestTimeout(app, ctx);
 
   // Unknown fields are refused, not silently dropped; only query strings are coerced.
   app.setValidatorCompiler(validatorCompiler());
+
+  // One rule for every route, before schema validation: no NUL or lone surrogate in any
+  // string (PostgreSQL cannot store them), no JSON deeper than the limit (D1's 400, never a 500).
+  const maxDepth = ctx.config.http.maxJsonDepth;
+  app.addHook('preValidation', async (request) => {
+    // A route that reads its own validation errors (the OAuth token endpoint answers in
+    // RFC 6749's format, and refuses unstorable strings as invalid_grant itself) gets the
+    // depth rule only, as its validation error.
+    const own = request.routeOptions.attachValidation === true;
+    // A route that cleans such strings itself on purpose (agent command output) says so.
+    const keep = request.routeOptions.config.keepUnstorableStrings === true;
+    for (const [part, value] of [['path', request.params], ['query', request.query], ['body', request.body]] as const) {
+      const problem = findInputProblem(value, maxDepth, { strings: !own && !keep });
+      if (problem === null) continue;
+      const error = badRequest(inputProblemMessage(part, problem));
+      if (!own) throw error;
+      request.validationError = Object.assign(error, { validation: [], validationContext: part === 'path' ? 'params' : part });
+      return;
+    }
+  });
 
   app.decorateRequest('principal', null);
   app.setErrorHandler(errorHandler);

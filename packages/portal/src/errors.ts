@@ -67,6 +67,13 @@ export function errorHandler(err: FastifyError | HttpError | Error, request: Fas
     void reply.code(err.statusCode).headers(err.headers).send({ ...err.extra, error: err.message });
     return;
   }
+  // The client went away before its request was complete: a reset socket (ECONNRESET,
+  // "aborted") is the client's doing, not the database's. Nobody is left to answer.
+  if (!request.raw.complete && request.raw.destroyed) {
+    request.log.info({ reason: err.message }, 'request aborted by the client');
+    void reply.code(400).send({ error: 'The request was interrupted before its end' });
+    return;
+  }
   if (isDatabaseUnavailable(err)) {
     request.log.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'database unavailable');
     void reply.code(503).header('retry-after', '5').send({ error: 'Database unavailable, try again shortly' });

@@ -81,7 +81,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       events: new EventBus(logger),
       blobs,
       webhooks: { dispatcher, resolver, allow: config.webhooks.allowCidrs },
-      keys: new ApiKeyVerifier(database.db, config.legacyApiKey),
+      keys: new ApiKeyVerifier(database.db, config.legacyApiKey, config.keyFailuresPerMinute),
       tokens: createTokenVerifier(config, database.db, now),
       signingKey,
       version: portalPackage.version,

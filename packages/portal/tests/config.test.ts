@@ -43,6 +43,8 @@ describe('loadConfig defaults', () => {
       trustProxy: false,
       shutdownGraceSeconds: 20,
       benchmarkSnapshotMinutes: 60,
+      http: { headersTimeoutSeconds: 20, requestTimeoutSeconds: 60, idleTimeoutSeconds: 30, maxConnections: 1000, maxJsonDepth: 64 },
+      keyFailuresPerMinute: 20,
       externalJwt: null,
     });
   });
@@ -76,7 +78,7 @@ describe('loadConfig valid values', () => {
         DATABASE_URL: 'postgresql://svc:pw@db.internal:5432/svc?sslmode=require',
         SVC_EMBEDDED_PG_PORT: '55432',
         SVC_DB_POOL_MAX: '25',
-        SVC_UPLOAD_API_KEY: 'legacy-key-0123456789',
+        SVC_UPLOAD_API_KEY: 'legacy-key-0123456789-0123456789-0123',
         SVC_ADMIN_EMAIL: ' root@example.com ',
         SVC_ADMIN_PASSWORD: ' correct horse battery ',
         SVC_ENVIRONMENT: 'production',
@@ -86,6 +88,12 @@ describe('loadConfig valid values', () => {
         SVC_TRUST_PROXY: 'TRUE',
         SVC_SHUTDOWN_GRACE_SECONDS: '5',
         SVC_BENCHMARK_SNAPSHOT_MINUTES: '15',
+        SVC_HEADERS_TIMEOUT_SECONDS: '5',
+        SVC_REQUEST_TIMEOUT_SECONDS: '120',
+        SVC_BODY_IDLE_TIMEOUT_SECONDS: '15',
+        SVC_MAX_CONNECTIONS: '200',
+        SVC_MAX_JSON_DEPTH: '100',
+        SVC_API_KEY_FAILURES_PER_MINUTE: '0',
         ...EXTERNAL,
         SVC_JWT_ALGORITHMS: 'ES256, EdDSA',
       },
@@ -99,7 +107,7 @@ describe('loadConfig valid values', () => {
       databaseUrl: 'postgresql://svc:pw@db.internal:5432/svc?sslmode=require',
       embeddedPgPort: 55432,
       dbPoolMax: 25,
-      legacyApiKey: 'legacy-key-0123456789',
+      legacyApiKey: 'legacy-key-0123456789-0123456789-0123',
       adminEmail: 'root@example.com',
       // A password is taken as written: leading and trailing spaces are part of it.
       adminPassword: ' correct horse battery ',
@@ -110,6 +118,8 @@ describe('loadConfig valid values', () => {
       trustProxy: true,
       shutdownGraceSeconds: 5,
       benchmarkSnapshotMinutes: 15,
+      http: { headersTimeoutSeconds: 5, requestTimeoutSeconds: 120, idleTimeoutSeconds: 15, maxConnections: 200, maxJsonDepth: 100 },
+      keyFailuresPerMinute: 0,
       externalJwt: { jwksUrl: EXTERNAL.SVC_JWT_JWKS_URL, issuer: EXTERNAL.SVC_JWT_ISSUER, audience: 'svc', algorithms: ['ES256', 'EdDSA'] },
     });
   });
@@ -222,7 +232,14 @@ describe('loadConfig invalid values: a ConfigError naming the variable', () => {
     ['SVC_LOG_LEVEL loud', { SVC_LOG_LEVEL: 'loud' }, 'SVC_LOG_LEVEL', /must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)/],
     ['SVC_SESSION_RETENTION_DAYS 0', { SVC_SESSION_RETENTION_DAYS: '0' }, 'SVC_SESSION_RETENTION_DAYS', /must be between 1 and 36500 \(got 0\)/],
     ['SVC_SESSION_RETENTION_DAYS text', { SVC_SESSION_RETENTION_DAYS: 'ninety' }, 'SVC_SESSION_RETENTION_DAYS', /whole number/],
-    ['SVC_UPLOAD_API_KEY too short', { SVC_UPLOAD_API_KEY: 'short-key' }, 'SVC_UPLOAD_API_KEY', /must be at least 16 characters long/],
+    ['SVC_UPLOAD_API_KEY too short', { SVC_UPLOAD_API_KEY: 'short-key' }, 'SVC_UPLOAD_API_KEY', /must be at least 32 characters long/],
+    ['SVC_UPLOAD_API_KEY 31 characters', { SVC_UPLOAD_API_KEY: 'k'.repeat(31) }, 'SVC_UPLOAD_API_KEY', /must be at least 32 characters long/],
+    ['SVC_HEADERS_TIMEOUT_SECONDS 0', { SVC_HEADERS_TIMEOUT_SECONDS: '0' }, 'SVC_HEADERS_TIMEOUT_SECONDS', /must be between 1 and 3600/],
+    ['SVC_REQUEST_TIMEOUT_SECONDS text', { SVC_REQUEST_TIMEOUT_SECONDS: '1m' }, 'SVC_REQUEST_TIMEOUT_SECONDS', /whole number/],
+    ['SVC_BODY_IDLE_TIMEOUT_SECONDS 0', { SVC_BODY_IDLE_TIMEOUT_SECONDS: '0' }, 'SVC_BODY_IDLE_TIMEOUT_SECONDS', /must be between 1 and 3600/],
+    ['SVC_MAX_CONNECTIONS 0', { SVC_MAX_CONNECTIONS: '0' }, 'SVC_MAX_CONNECTIONS', /must be between 1 and 1000000/],
+    ['SVC_MAX_JSON_DEPTH 5000', { SVC_MAX_JSON_DEPTH: '5000' }, 'SVC_MAX_JSON_DEPTH', /must be between 8 and 1000/],
+    ['SVC_API_KEY_FAILURES_PER_MINUTE -1', { SVC_API_KEY_FAILURES_PER_MINUTE: '-1' }, 'SVC_API_KEY_FAILURES_PER_MINUTE', /whole number/],
     ['SVC_ADMIN_EMAIL without password', { SVC_ADMIN_EMAIL: 'root@example.com' }, 'SVC_ADMIN_PASSWORD', /must be set together with SVC_ADMIN_EMAIL/],
     ['SVC_ADMIN_PASSWORD without e-mail', { SVC_ADMIN_PASSWORD: 'correct horse battery' }, 'SVC_ADMIN_EMAIL', /must be set together with SVC_ADMIN_PASSWORD/],
     ['SVC_ADMIN_EMAIL not an address', { ...ADMIN, SVC_ADMIN_EMAIL: 'root' }, 'SVC_ADMIN_EMAIL', /must be an e-mail address/],
@@ -290,6 +307,14 @@ describe('the configuration module is the only reader of process.env (D15)', () 
 
 describe('a real portal process with an invalid configuration', () => {
   afterAll(() => killAll());
+
+  it('a legacy key shorter than 32 characters exits with code 2 and one line naming SVC_UPLOAD_API_KEY', async () => {
+    const p = await spawnPortal({ dataDir: await makeDataDir('svc-config-'), env: { SVC_UPLOAD_API_KEY: 'sixteen-chars-ok' } });
+    const exit = await waitForExit(p, 30_000);
+    expect(exit).toEqual({ code: 2, signal: null });
+    expect(p.stderr()).toBe('Invalid configuration: SVC_UPLOAD_API_KEY must be at least 32 characters long\n');
+    expect(p.stderr()).not.toContain('sixteen-chars-ok');
+  });
 
   it('PORT=abc exits with code 2 and one line on stderr naming PORT', async () => {
     const p = await spawnPortal({ dataDir: await makeDataDir('svc-config-'), env: { PORT: 'abc' } });

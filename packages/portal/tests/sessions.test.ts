@@ -147,10 +147,10 @@ describe('/api/sessions', () => {
       expect(alphaAll).toEqual(expect.arrayContaining([byClient[c.record.client_id]![1]]));
       expect(ids(await get(`?target=gamma.example&client_id=${c.record.client_id}`))).toStrictEqual([byClient[c.record.client_id]![0]]);
       expect((await get('?status=closed')).status).toBe(400);
-      // A target no session can have (PostgreSQL text holds no NUL): nothing found, not a 500.
+      // A target no session can have (PostgreSQL text holds no NUL): the edge rule's 400, not a 500.
       const nul = await get('?target=a%00b');
-      expect(nul.status, nul.text).toBe(200);
-      expect(nul.body.sessions).toStrictEqual([]);
+      expect(nul.status, nul.text).toBe(400);
+      expect(nul.body).toEqual({ error: 'Invalid query: field contains a NUL character (at target)' });
     });
 
     it('cursor pagination through 7 sessions with limit 3: every session once, newest first', async () => {

@@ -4,6 +4,7 @@ import { LICENSE_KEY_PREFIX_LENGTH, PERMISSIONS, permissionsOf, type LicenseVali
 import type { Database } from '../db/schema.ts';
 import { sha256, tierOfKeyFormat } from '../licenses/keys.ts';
 import { licenseStatus, type LicenseRow } from '../licenses/present.ts';
+import { KeyFailureThrottle } from './key-throttle.ts';
 import type { LegacyPrincipal, LicensePrincipal } from './principal.ts';
 
 export type KeyLookup =
@@ -47,9 +48,23 @@ export class ApiKeyVerifier {
    */
   #generation = 0;
 
-  constructor(db: Kysely<Database>, legacyKey: string | null) {
+  readonly #throttle: KeyFailureThrottle;
+
+  constructor(db: Kysely<Database>, legacyKey: string | null, failuresPerMinute = 0) {
     this.#db = db;
     this.#legacyDigest = legacyKey === null ? null : sha256(legacyKey);
+    this.#throttle = new KeyFailureThrottle(failuresPerMinute);
+  }
+
+  /**
+   * A lookup on behalf of a client at `address`: refused with a 429 once that address has
+   * had too many unknown keys this minute; an unknown key (bad format or no such key) counts.
+   */
+  async lookupFrom(key: string, address: string): Promise<KeyLookup> {
+    this.#throttle.admit(address);
+    const result = await this.lookup(key);
+    if (result.kind === 'not_found' || result.kind === 'invalid_format') this.#throttle.recordFailure(address);
+    return result;
   }
 
   invalidate(): void {

@@ -47,7 +47,7 @@ export interface KeyAuthOptions {
  * deprecated, so every use of it is logged at warning level with the route (never the key).
  */
 export async function lookupKey(ctx: AppContext, request: FastifyRequest, key: string): Promise<KeyLookup> {
-  const lookup = await ctx.keys.lookup(key);
+  const lookup = await ctx.keys.lookupFrom(key, request.ip);
   if (lookup.kind === 'legacy') request.log.warn({ route: `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}` }, 'legacy shared key used');
   return lookup;
 }

@@ -33,6 +33,21 @@ export interface Config {
   frameAncestors: string[];
   /** Minutes a benchmark snapshot is served before the next request rebuilds it (SVC_BENCHMARK_SNAPSHOT_MINUTES). */
   benchmarkSnapshotMinutes: number;
+  /** Timeouts and caps on client connections (issue 11, point 9). */
+  http: {
+    /** Time to receive a request's headers. */
+    headersTimeoutSeconds: number;
+    /** Time to receive a whole request, headers and body; uploads are exempt (they have only the idle timeout). */
+    requestTimeoutSeconds: number;
+    /** A connection on which nothing arrives or leaves for this long is closed (a stalled body, an idle socket). */
+    idleTimeoutSeconds: number;
+    /** Open connections beyond this many are closed as they arrive. */
+    maxConnections: number;
+    /** Deepest nesting of a JSON body or an uploaded session file. */
+    maxJsonDepth: number;
+  };
+  /** Failed API-key authentications per address per minute before that address gets 429s (0: no limit). */
+  keyFailuresPerMinute: number;
   /** External OpenID provider; null means the portal's own identity provider signs tokens. */
   externalJwt: { jwksUrl: string; issuer: string; audience: string; algorithms: string[] } | null;
   /** The portal's own identity provider (issue 11 hardening; README "Security and limits"). */
@@ -187,7 +202,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']) ?? null;
 
   const legacyApiKey = read(env, 'SVC_UPLOAD_API_KEY') ?? null;
-  if (legacyApiKey !== null && legacyApiKey.length < 16) throw new ConfigError('SVC_UPLOAD_API_KEY', 'must be at least 16 characters long');
+  if (legacyApiKey !== null && legacyApiKey.length < 32) throw new ConfigError('SVC_UPLOAD_API_KEY', 'must be at least 32 characters long');
 
   const adminEmail = read(env, 'SVC_ADMIN_EMAIL') ?? null;
   const adminPassword = env['SVC_ADMIN_PASSWORD'] ?? null;
@@ -246,6 +261,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       loginSlowDelayMs: integer(env, 'SVC_LOGIN_SLOW_DELAY_MS', 2000, 0, 30_000),
       keyEncryptionKey: key32(env, 'SVC_IDENTITY_KEY_ENCRYPTION_KEY'),
     },
+    http: {
+      headersTimeoutSeconds: integer(env, 'SVC_HEADERS_TIMEOUT_SECONDS', 20, 1, 3600),
+      requestTimeoutSeconds: integer(env, 'SVC_REQUEST_TIMEOUT_SECONDS', 60, 1, 86_400),
+      idleTimeoutSeconds: integer(env, 'SVC_BODY_IDLE_TIMEOUT_SECONDS', 30, 1, 3600),
+      maxConnections: integer(env, 'SVC_MAX_CONNECTIONS', 1000, 1, 1_000_000),
+      maxJsonDepth: integer(env, 'SVC_MAX_JSON_DEPTH', 64, 8, 1000),
+    },
+    keyFailuresPerMinute: integer(env, 'SVC_API_KEY_FAILURES_PER_MINUTE', 20, 0, 1_000_000),
     webhooks: {
       allowCidrs: cidrList(env, 'SVC_WEBHOOK_ALLOW_CIDRS'),
       caFile: read(env, 'SVC_WEBHOOK_CA_FILE') === undefined ? null : path.resolve(cwd, read(env, 'SVC_WEBHOOK_CA_FILE') as string),

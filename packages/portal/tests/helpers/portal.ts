@@ -67,6 +67,8 @@ export async function startTestPortal(opts: TestPortalOptions = {}): Promise<Tes
     SVC_LOG_LEVEL: 'silent',
     SVC_BASE_URL: 'http://portal.test',
     SVC_IDENTITY_KEY_ENCRYPTION_KEY: KEY_ENCRYPTION_KEY,
+    // Suites try many wrong keys from 127.0.0.1 on purpose; tests/key-throttle.test.ts turns it on.
+    SVC_API_KEY_FAILURES_PER_MINUTE: '0',
     ...opts.env,
   });
   const portal = await startPortal(config, { now: opts.now, logDestination: opts.logDestination, resolver: opts.resolver });

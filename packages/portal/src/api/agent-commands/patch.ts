@@ -9,6 +9,8 @@ export default function register(app: App, ctx: AppContext): void {
   app.patch(
     '/agent-commands',
     {
+      // Command output is whatever the command printed; status-report.ts strips what cannot be stored.
+      config: { keepUnstorableStrings: true },
       onRequest: requireKey(ctx, { permission: 'agent:commands' }),
       schema: {
         tags: ['agents'],

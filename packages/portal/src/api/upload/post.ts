@@ -6,6 +6,7 @@ import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import type { StoredObject } from '../../db/schema.ts';
 import { badRequest, HttpError } from '../../errors.ts';
+import { findInputProblem, inputProblemMessage } from '../../http/input-rules.ts';
 import { responses } from '../../http/responses.ts';
 import { commitSession } from '../../sessions/commit.ts';
 import { deriveMetadata, fileClientId, SessionFileError } from '../../sessions/derive.ts';
@@ -14,6 +15,7 @@ import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';
 import { shareUrl } from '../../sessions/share.ts';
 
 const tooLarge = () => new HttpError(413, 'Upload exceeds 25 MB');
+const clientAborted = () => badRequest('The upload was interrupted before the end of the request');
 const storageFailure = () => new HttpError(500, 'Storage failure: the upload was not stored');
 
 /** How much of the rest of a refused body is read and thrown away, once the 413 is sent, before the connection is cut. */
@@ -74,13 +76,14 @@ function clientError(err: unknown): Error {
 }
 
 /** The parts of the request, with parse errors turned into client errors. */
-async function* partsOf(request: FastifyRequest): AsyncGenerator<Multipart> {
+async function* partsOf(request: FastifyRequest, aborted: Promise<never>): AsyncGenerator<Multipart> {
   const it = request.parts();
   try {
     for (;;) {
       let next: IteratorResult<Multipart>;
       try {
-        next = await it.next();
+        // The parser waits for more parts forever once the client has gone: race the abort.
+        next = await Promise.race([it.next(), aborted]);
       } catch (err) {
         throw clientError(err);
       }
@@ -143,14 +146,35 @@ export default function register(app: App, ctx: AppContext): void {
       };
       request.raw.on('data', count);
       const over = () => received > UPLOAD_LIMIT_BYTES;
+
+      // A client that goes away mid-body (the socket closes before the request is complete)
+      // is neither a storage nor a database problem: the wait for more parts is cut and the
+      // event logged once as what it is.
+      let clientGone = false;
+      let reading: MultipartFile['file'] | null = null;
+      let onClose = () => {};
+      const aborted = new Promise<never>((_, reject) => {
+        onClose = () => {
+          if (request.raw.complete) return;
+          clientGone = true;
+          const err = clientAborted();
+          reading?.destroy(err);
+          reject(err);
+        };
+        request.raw.once('close', onClose);
+      });
+      aborted.catch(() => undefined);
       const guarded = async function* (file: MultipartFile['file']) {
+        reading = file;
         try {
           for await (const chunk of file as AsyncIterable<Buffer>) {
             if (over()) throw tooLarge();
             yield chunk;
           }
         } catch (err) {
-          throw over() ? tooLarge() : clientError(err);
+          throw over() ? tooLarge() : clientGone ? clientAborted() : clientError(err);
+        } finally {
+          reading = null;
         }
       };
 
@@ -164,7 +188,7 @@ export default function register(app: App, ctx: AppContext): void {
       let storeUnder: string | null = principal.clientId;
       let committed = false;
       try {
-        for await (const part of partsOf(request)) {
+        for await (const part of partsOf(request, aborted)) {
           if (over()) throw tooLarge();
           const name = UPLOAD_FIELDS[part.fieldname];
           if (name === undefined || (name === 'session_results.json' ? json !== null : staged[name] !== undefined)) {
@@ -195,10 +219,15 @@ export default function register(app: App, ctx: AppContext): void {
         }
         if (over()) throw tooLarge();
         // The parts end early when the client goes away: never commit a partial request.
-        if (!request.raw.complete) throw badRequest('The upload was interrupted before the end of the request');
+        if (!request.raw.complete) throw clientAborted();
         if (json === null || json.length === 0) throw badRequest('Missing session_json');
         if (!parsed) throw badRequest('session_json is not valid JSON');
         const doc = parsed.doc;
+        // The depth rule of every JSON body (app.ts), before anything walks the document. NUL
+        // and lone surrogates stay allowed here: the file is stored as sent and the metadata
+        // derived from it drops such strings (sessions/derive.ts, `storable`).
+        const problem = findInputProblem(doc, ctx.config.http.maxJsonDepth, { strings: false });
+        if (problem !== null) throw badRequest(inputProblemMessage('session_json', problem));
         let metadata;
         try {
           metadata = deriveMetadata({ doc, keyClientId: principal.clientId, hasExecSummary: staged['exec_summary.html'] !== undefined });
@@ -233,8 +262,13 @@ export default function register(app: App, ctx: AppContext): void {
           share_url: shareUrl(ctx.config.baseUrl, result.shareToken),
           message: result.replaced ? 'Session replaced' : 'Session uploaded',
         };
+      } catch (err) {
+        if (!clientGone) throw err;
+        request.log.info({ received_bytes: received }, 'upload aborted by the client');
+        throw clientAborted();
       } finally {
         request.raw.off('data', count);
+        request.raw.off('close', onClose);
         if (!committed) {
           const keys = Object.values(staged).map((f) => f.key);
           await ctx.blobs.delete(keys).catch((err: unknown) => request.log.warn({ err }, 'could not remove files of a failed upload'));

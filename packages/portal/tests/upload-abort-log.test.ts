@@ -1,0 +1,44 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestPortal, LEGACY_KEY, type TestPortal } from './helpers/portal.ts';
+import { blobTmp, multipart, sessionDoc, sessionParts } from './helpers/upload.ts';
+
+/** Issue 11, point 19: a client that goes away mid-upload is logged as such, not as a database outage. */
+
+describe('a client aborting an upload', () => {
+  const lines: string[] = [];
+  let portal: TestPortal;
+  beforeAll(async () => {
+    portal = await startTestPortal({ env: { SVC_LOG_LEVEL: 'info' }, logDestination: { write: (line: string) => void lines.push(line) } });
+  });
+  afterAll(() => portal.close());
+
+  it('is logged once as a client abort at info level, without an error stack', async () => {
+    const mp = multipart([...sessionParts(sessionDoc('session-minimal.json')), { name: 'pipeline_log', filename: 'p.log', data: Buffer.alloc(2 * 1024 * 1024, 'x') }]);
+    const port = Number(new URL(portal.url).port);
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /api/upload HTTP/1.1\r\nHost: portal.test\r\nx-api-key: ${LEGACY_KEY}\r\nContent-Type: ${mp.contentType}\r\nContent-Length: ${mp.body.length}\r\n\r\n`,
+    );
+    // Half the body, then the client goes away.
+    await new Promise<void>((resolve) => socket.write(mp.body.subarray(0, mp.body.length / 2), () => resolve()));
+    await new Promise((r) => setTimeout(r, 300));
+    socket.destroy();
+
+    const deadline = Date.now() + 10_000;
+    const done = () => lines.some((l) => /upload aborted by the client/.test(l));
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 300));
+
+    const entries = lines.map((l) => JSON.parse(l) as { level: number; msg: string; err?: unknown });
+    const aborts = entries.filter((e) => e.msg === 'upload aborted by the client');
+    expect(aborts).toHaveLength(1);
+    expect(aborts[0]?.level).toBe(30);
+    expect(aborts[0]?.err).toBeUndefined();
+    expect(entries.filter((e) => e.msg === 'database unavailable')).toEqual([]);
+    expect(entries.filter((e) => e.level >= 40)).toEqual([]);
+    // Nothing of the half-sent upload stays in the blob store's temporary area.
+    expect(await blobTmp(portal.dataDir)).toEqual([]);
+  });
+});
