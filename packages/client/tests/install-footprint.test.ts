@@ -69,3 +69,18 @@ describe('client install footprint', () => {
     expect(installed.size).toBeLessThan(12);
   });
 });
+
+describe('client layering', () => {
+  // The typed portal client is shared by the CLI, the scanner and the agent daemon: nothing it
+  // loads may come from the CLI (its errors, output or options).
+  it('packages/client/src/portal/ imports nothing from packages/client/src/cli/, directly or transitively', () => {
+    const portalDir = path.join(CLIENT, 'src/portal');
+    const modules = fs.readdirSync(portalDir).filter((f) => f.endsWith('.ts'));
+    expect(modules).toContain('client.ts');
+    for (const module of modules) {
+      const { files } = importGraph(path.join(portalDir, module));
+      const fromCli = [...files].filter((f) => f.startsWith(path.join(CLIENT, 'src/cli') + path.sep));
+      expect(fromCli, module).toEqual([]);
+    }
+  });
+});

@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../config/settings.ts';
 import { HttpError } from '../http/request.ts';
+import { isSetupError, PortalError } from '../portal/errors.ts';
 import { processContext, type CliContext, type RegisterCommand } from './context.ts';
 import { CLIENT_VERSION } from '../version.ts';
 import { CliError, EXIT_FAILED, EXIT_USAGE, Output } from './output.ts';
@@ -63,6 +64,12 @@ export async function run(argv: string[], ctx: CliContext): Promise<number> {
     if (err instanceof ConfigError) {
       out.error(err.message);
       return EXIT_USAGE;
+    }
+    // The one place portal-client errors become exit codes: missing credentials and a bad
+    // target are usage errors, everything else (refused, unreachable, malformed) a failure.
+    if (err instanceof PortalError) {
+      out.error(err.message);
+      return isSetupError(err) ? EXIT_USAGE : EXIT_FAILED;
     }
     if (err instanceof HttpError) {
       out.error(err.message);

@@ -70,7 +70,10 @@ async function bodyOf(body: RequestBody | undefined): Promise<string | Buffer | 
   }
 }
 
-export async function send(spec: RequestSpec, timeoutMs: number): Promise<HttpResponse> {
+/** The fetch a request goes through: the global one unless a caller brings its own. */
+export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
+
+export async function send(spec: RequestSpec, timeoutMs: number, fetchImpl: FetchLike = fetch): Promise<HttpResponse> {
   const headers = new Headers(spec.headers);
   if (spec.body?.kind === 'json' && !headers.has('content-type')) headers.set('content-type', 'application/json');
   if (spec.body?.kind === 'file' && !headers.has('content-type')) headers.set('content-type', spec.body.contentType);
@@ -79,7 +82,7 @@ export async function send(spec: RequestSpec, timeoutMs: number): Promise<HttpRe
   if (body !== undefined) init.body = body;
   const started = performance.now();
   try {
-    const res = await fetch(spec.url, init);
+    const res = await fetchImpl(spec.url, init);
     const bytes = Buffer.from(await res.arrayBuffer());
     return { status: res.status, headers: res.headers, body: bytes, ms: Math.round(performance.now() - started) };
   } catch (err) {

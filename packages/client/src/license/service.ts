@@ -1,6 +1,7 @@
 import type { Settings } from '../config/settings.ts';
-import { HttpError, jsonOf, send } from '../http/request.ts';
-import { endpoint, type PortalTarget, uploadUrlOf } from '../portal/target.ts';
+import { createPortalClient } from '../portal/client.ts';
+import { PortalError } from '../portal/errors.ts';
+import { type PortalTarget, uploadUrlOf } from '../portal/target.ts';
 import { licenseCacheFile } from './cache.ts';
 import { resolveKey } from './resolve.ts';
 import { answerFrom, DEFAULT_GRACE_S, DEFAULT_TTL_S, resolveTier, type LicenseState, type OnlineAnswer } from './tier.ts';
@@ -20,11 +21,14 @@ export interface LicenseContext {
 export function onlineValidator(target: Pick<PortalTarget, 'uploadUrl' | 'timeoutS'>): (key: string) => Promise<OnlineAnswer> {
   return async (key) => {
     try {
-      const res = await send({ method: 'GET', url: endpoint({ ...target, apiKey: key, jwt: null }, 'license'), headers: { 'x-api-key': key } }, target.timeoutS * 1000);
-      return answerFrom(res.status, jsonOf(res));
+      const result = await createPortalClient({ target: { ...target, apiKey: key, jwt: null } }).license();
+      return answerFrom(200, result);
     } catch (err) {
-      if (err instanceof HttpError) return { kind: 'cannot-tell', why: err.message };
-      throw err;
+      if (!(err instanceof PortalError)) throw err;
+      // Same reasons as answerFrom gives for a raw answer: the status, or the body.
+      if (err.kind === 'http') return answerFrom(err.status ?? 0, undefined);
+      if (err.kind === 'invalid_answer') return { kind: 'cannot-tell', why: 'the portal answered an unexpected body' };
+      return { kind: 'cannot-tell', why: err.message };
     }
   };
 }

@@ -1,19 +1,19 @@
 import type { RequestSpec } from '../http/request.ts';
 import { endpoint, type PortalTarget } from './target.ts';
-import { usageError } from '../cli/output.ts';
+import { PortalError } from './errors.ts';
 
 /**
  * One builder per portal call (SPEC "Endpoints"). Builders only describe the request; the
  * caller sends it (http/request.ts send) or prints it (toCurl). A builder that needs a
- * credential the target lacks fails with a usage error naming the setting.
+ * credential the target lacks fails with a `credentials` PortalError naming the setting.
  */
 function withKey(target: PortalTarget): Record<string, string> {
-  if (target.apiKey === null) throw usageError('No API key: pass -k <key> or set SVC_API_KEY (or SVC_LICENSE_KEY, CONSULTATION_API_KEY, ~/.svc/license.key)');
+  if (target.apiKey === null) throw new PortalError('credentials', 'No API key: pass -k <key> or set SVC_API_KEY (or SVC_LICENSE_KEY, CONSULTATION_API_KEY, ~/.svc/license.key)');
   return { 'x-api-key': target.apiKey };
 }
 
 function withJwt(target: PortalTarget): Record<string, string> {
-  if (target.jwt === null) throw usageError('No identity token: pass -j <jwt> or set SVC_JWT (or CONSULTATION_JWT)');
+  if (target.jwt === null) throw new PortalError('credentials', 'No identity token: pass -j <jwt> or set SVC_JWT (or CONSULTATION_JWT)');
   return { 'x-identity-token': target.jwt };
 }
 
@@ -68,6 +68,11 @@ export function benchmarkRequest(target: PortalTarget, sessionId: string): Reque
 
 export function heartbeatRequest(target: PortalTarget, payload: string): RequestSpec {
   return { method: 'POST', url: url(target, 'health'), headers: withKey(target), body: { kind: 'json', text: payload } };
+}
+
+/** GET /api/agent-commands?agent_id=: the daemon's poll for its pending commands. */
+export function agentPollRequest(target: PortalTarget, agentId: string): RequestSpec {
+  return { method: 'GET', url: url(target, 'agent-commands', { agent_id: agentId }), headers: withKey(target) };
 }
 
 export function commandStatusRequest(target: PortalTarget, payload: string): RequestSpec {

@@ -1,6 +1,6 @@
 import { deriveEndpoint, EndpointError, type PortalEndpoint } from '../config/endpoints.ts';
 import type { Settings } from '../config/settings.ts';
-import { usageError } from '../cli/output.ts';
+import { PortalError } from './errors.ts';
 import { resolveKey } from '../license/resolve.ts';
 
 /** Where and as whom the client talks to the portal. */
@@ -14,6 +14,8 @@ export interface PortalTarget {
 
 export const DEFAULT_TIMEOUT_S = 30;
 
+const configError = (message: string) => new PortalError('config', message);
+
 /**
  * The upload URL from `-u` or CONSULTATION_API_URL. Besides the upload URL itself
  * (`https://portal.example/api/upload`), the portal's bare origin is accepted and means its
@@ -24,7 +26,7 @@ export function uploadUrlOf(input: string): string {
   try {
     url = new URL(input.trim());
   } catch {
-    throw usageError(`Portal URL is not a URL: ${input}`);
+    throw configError(`Portal URL is not a URL: ${input}`);
   }
   if (url.pathname === '/' || url.pathname === '') {
     url.pathname = '/api/upload';
@@ -35,7 +37,7 @@ export function uploadUrlOf(input: string): string {
   try {
     deriveEndpoint(result, 'health');
   } catch (err) {
-    if (err instanceof EndpointError) throw usageError(err.message);
+    if (err instanceof EndpointError) throw configError(err.message);
     throw err;
   }
   return result;
@@ -55,7 +57,7 @@ export interface TargetFlags {
 /** The timeout flag or setting in seconds: a whole number from 1 to 3600. */
 export function timeoutOf(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_TIMEOUT_S;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 3600) throw usageError(`--timeout must be a whole number of seconds from 1 to 3600 (got "${raw}")`);
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 3600) throw configError(`--timeout must be a whole number of seconds from 1 to 3600 (got "${raw}")`);
   return Number(raw);
 }
 
@@ -66,7 +68,7 @@ export function timeoutOf(raw: string | undefined): number {
  */
 export function resolveTarget(settings: Settings, flags: TargetFlags, opts: { home: string; warn?: (message: string) => void }): PortalTarget {
   const rawUrl = flags.url ?? settings.get('CONSULTATION_API_URL');
-  if (rawUrl === undefined) throw usageError('No portal URL: pass -u <url> or set CONSULTATION_API_URL (in the environment or a -c config file)');
+  if (rawUrl === undefined) throw configError('No portal URL: pass -u <url> or set CONSULTATION_API_URL (in the environment or a -c config file)');
   const uploadUrl = uploadUrlOf(rawUrl);
   const apiKey = flags.key !== undefined && flags.key !== '' ? flags.key : (resolveKey(settings, opts.home, opts.warn ?? (() => undefined))?.key ?? null);
   const jwt = flags.jwt ?? settings.get('SVC_JWT') ?? settings.get('CONSULTATION_JWT') ?? null;

@@ -1,7 +1,9 @@
 import { ENVIRONMENTS } from '@svc/protocol';
-import { HttpError, jsonOf, maskSecret, send, textOf, type HttpResponse, type RequestSpec } from '../http/request.ts';
+import { jsonOf, maskSecret, textOf, type HttpResponse, type RequestSpec } from '../http/request.ts';
 import { deleteSessionRequest, downloadRequest, healthRequest, shareRequest, uploadRequest } from '../portal/requests.ts';
 import { endpoint, type PortalTarget } from '../portal/target.ts';
+import { createPortalClient } from '../portal/client.ts';
+import { PortalError } from '../portal/errors.ts';
 
 /**
  * The ten checks of `e2e_smoke_test.sh` (SPEC "Client command-line tools"), in SPEC's
@@ -137,11 +139,19 @@ function unexpected(probe: Probe, res: HttpResponse, expected: string): string {
   return `${label(probe)} answered ${res.status} (${error === '' ? '' : `${error}; `}expected ${expected})`;
 }
 
+/**
+ * The typed client's raw exchange: probes are the builders' descriptions (some with other
+ * headers on purpose) and the checks judge every status themselves.
+ */
+function exchange(setup: SmokeSetup, spec: RequestSpec): Promise<HttpResponse> {
+  return createPortalClient({ target: setup.target, timeoutMs: setup.timeoutS * 1000 }).exchange(spec);
+}
+
 async function call(setup: SmokeSetup, probe: Probe): Promise<HttpResponse> {
   try {
-    return await send(probe.spec, setup.timeoutS * 1000);
+    return await exchange(setup, probe.spec);
   } catch (err) {
-    if (err instanceof HttpError) throw (err.kind === 'file' ? new CheckFailed(err.message) : new NoAnswer(`${label(probe)}: ${err.message}`, err.message));
+    if (err instanceof PortalError) throw (err.kind === 'file' ? new CheckFailed(err.message) : new NoAnswer(`${label(probe)}: ${err.message}`, err.message));
     throw err;
   }
 }
@@ -385,7 +395,7 @@ export async function cleanup(setup: SmokeSetup, state: SmokeState): Promise<Cle
     let done = false;
     for (const probe of probes) {
       try {
-        const res = await send(probe.spec, setup.timeoutS * 1000);
+        const res = await exchange(setup, probe.spec);
         if (res.status === 200 || res.status === 404) {
           (res.status === 200 ? deleted : gone).push(id);
           done = true;
@@ -393,7 +403,7 @@ export async function cleanup(setup: SmokeSetup, state: SmokeState): Promise<Cle
         }
         why = unexpected(probe, res, '200');
       } catch (err) {
-        if (!(err instanceof HttpError)) throw err;
+        if (!(err instanceof PortalError)) throw err;
         why = `${label(probe)}: ${err.message}`;
       }
     }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { jsonOf, send, textOf, toCurl, type HttpResponse, type RequestSpec } from '../../http/request.ts';
+import { jsonOf, textOf, toCurl, type HttpResponse, type RequestSpec } from '../../http/request.ts';
 import {
   benchmarkRequest,
   commandStatusRequest,
@@ -14,6 +14,7 @@ import {
   uploadRequest,
 } from '../../portal/requests.ts';
 import type { PortalTarget } from '../../portal/target.ts';
+import { createPortalClient } from '../../portal/client.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, targetOf, targetOptions, type CommonOpts } from '../options.ts';
 import { CliError, Output, usageError } from '../output.ts';
@@ -115,7 +116,8 @@ async function execute(ctx: CliContext, g: GlobalOpts, build: (target: PortalTar
   }
   // Asked for explicitly, so shown even with --quiet.
   if (g.showCurl) ctx.streams.stderr.write(`${curl()}\n`);
-  const res = await send(spec, target.timeoutS * 1000);
+  // The typed client's raw exchange: the exact description shown above is what is sent.
+  const res = await createPortalClient({ target }).exchange(spec);
   const ok = res.status >= 200 && res.status < 300;
   const status = `HTTP ${res.status}`;
   out.info(`${spec.method} ${spec.url} -> ${ok ? out.err.green(status) : out.err.red(status)} in ${res.ms} ms`);

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { jsonOf, send, textOf } from '../../http/request.ts';
-import { uploadRequest, type UploadFiles } from '../../portal/requests.ts';
+import { createPortalClient } from '../../portal/client.ts';
+import { PortalError } from '../../portal/errors.ts';
+import type { UploadFiles } from '../../portal/requests.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, targetOf, targetOptions, type CommonOpts } from '../options.ts';
 import { CliError, Output, usageError } from '../output.ts';
@@ -61,11 +62,15 @@ export default function register(program: Command, ctx: CliContext): void {
       if (st === undefined) throw usageError(`No such file: ${f}`);
       if (!st.isFile()) throw usageError(`Not a file: ${f}`);
     }
-    const res = await send(uploadRequest(target, files), target.timeoutS * 1000);
-    const body = jsonOf(res) as { session_id?: string; share_url?: string; error?: string } | undefined;
-    if (res.status !== 200) throw new CliError(`Upload refused: HTTP ${res.status} ${body?.error ?? textOf(res).slice(0, 200)}`);
+    let body;
+    try {
+      body = await createPortalClient({ target }).upload(files);
+    } catch (err) {
+      if (err instanceof PortalError && err.kind === 'http') throw new CliError(`Upload refused: ${err.message}`);
+      throw err;
+    }
     if (opts.json) return out.json(body);
-    out.print(`Uploaded session ${out.out.bold(body?.session_id ?? '?')}`);
-    out.print(`Share URL: ${body?.share_url ?? '?'}`);
+    out.print(`Uploaded session ${out.out.bold(body.session_id)}`);
+    out.print(`Share URL: ${body.share_url}`);
   });
 }

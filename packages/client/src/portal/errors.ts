@@ -1,0 +1,40 @@
+/**
+ * Every way a portal call can fail, as data: callers (the CLI, the scanner, the daemon)
+ * decide what each kind means for them. The CLI maps `credentials` and `config` to its usage
+ * error (exit 2) and every other kind to a failure (exit 1), in one place (cli/main.ts).
+ */
+export type PortalErrorKind =
+  /** No answer: connection refused, DNS, reset. */
+  | 'unreachable'
+  /** No complete answer within the timeout. */
+  | 'timeout'
+  /** The portal answered a status other than the call's success status. */
+  | 'http'
+  /** The portal answered the success status with a body that is not the protocol's answer. */
+  | 'invalid_answer'
+  /** The call needs a credential (API key or JWT) the target lacks. */
+  | 'credentials'
+  /** The target is not usable (a portal URL that is not a URL, a bad timeout). */
+  | 'config'
+  /** A file the request sends cannot be read. */
+  | 'file';
+
+export class PortalError extends Error {
+  readonly kind: PortalErrorKind;
+  /** HTTP status, for `http` and `invalid_answer`. */
+  readonly status: number | null;
+  /** The portal's `error` message, for `http` when the body carried one. */
+  readonly portalError: string | null;
+  constructor(kind: PortalErrorKind, message: string, extra: { status?: number; portalError?: string | null } = {}) {
+    super(message);
+    this.name = 'PortalError';
+    this.kind = kind;
+    this.status = extra.status ?? null;
+    this.portalError = extra.portalError ?? null;
+  }
+}
+
+/** Kinds that are the caller's configuration, not the portal's answer. */
+export function isSetupError(err: PortalError): boolean {
+  return err.kind === 'credentials' || err.kind === 'config';
+}
