@@ -56,6 +56,11 @@ describe('evaluateAlerts', () => {
     expect(alert?.risk_grade).toBe('F');
   });
 
+  it('the grade goes with the score it came from: a summary score without a grade is graded, not given metadata\'s grade', () => {
+    const doc: SessionFile = { metadata: { session_id: '20261123_100000', risk_score: 10, risk_grade: 'A' }, summary: { risk_score: 80 }, findings: [] };
+    expect(evaluateAlerts(doc, null, RULES, NOW)[0]).toMatchObject({ risk_score: 80, risk_grade: 'F' });
+  });
+
   it('new_critical counts critical and high findings absent from the prior session, matched by fingerprint', () => {
     const prior = session('20261122_100000', [finding('old-crit', 'critical'), finding('gone', 'high')]);
     const now = session('20261123_100000', [finding('old-crit', 'critical'), finding('new-crit', 'critical'), finding('new-high', 'high', '10.0.0.6', 22), finding('new-med', 'medium')], 10);

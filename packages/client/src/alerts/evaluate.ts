@@ -66,9 +66,10 @@ export interface SessionFacts {
 export function sessionFacts(session: SessionFile): SessionFacts {
   const meta = session.metadata ?? {};
   const findings = findingsOf(session);
-  const stored = session.summary?.risk_score ?? meta.risk_score;
-  const score = typeof stored === 'number' ? stored : riskScore(severityCounts(findings));
-  const grade = session.summary?.risk_grade ?? (typeof stored === 'number' ? meta.risk_grade : undefined) ?? riskGrade(score);
+  // The grade is taken from the same block as the score, else graded from it.
+  const block = typeof session.summary?.risk_score === 'number' ? session.summary : typeof meta.risk_score === 'number' ? meta : null;
+  const score = block?.risk_score ?? riskScore(severityCounts(findings));
+  const grade = block?.risk_grade ?? riskGrade(score);
   const id = meta.session_id ?? ('session_id' in session && typeof session.session_id === 'string' ? session.session_id : '');
   return {
     session_id: id,
