@@ -162,6 +162,16 @@ describe('notifyAlerts', () => {
     expect(logs.join('\n')).not.toMatch(/SECRET|SMTPPASSWORD|example\.com|127\.0\.0\.1/);
   });
 
+  it('a redirect is a failure and is not followed', async () => {
+    const target = await httpReceiver();
+    const redirecting = await httpReceiver({ status: 307, location: target.url });
+    closers.push(target.close, redirecting.close);
+    const results = await sendToChannels(testAlert(NOW), { email: null, slack: null, webhook: redirecting.url }, 1000, () => {});
+    expect(results).toEqual([{ channel: 'webhook', ok: false, reason: 'answered HTTP 307' }]);
+    expect(redirecting.bodies).toHaveLength(1);
+    expect(target.bodies).toEqual([]);
+  });
+
   it('with alerts disabled or none triggered the summary says so and nothing is sent', async () => {
     const { smtp, slack, webhook, settings } = await receivers();
     expect(await notifyAlerts({ alerts: [], settings: { ...settings, enabled: false }, evaluatedAt: null, log: () => {} })).toEqual({

@@ -49,7 +49,7 @@ export interface HttpReceiver {
 }
 
 /** Answers every POST with `status` after keeping its JSON body; `hang` never answers. */
-export async function httpReceiver(opts: { status?: number; hang?: boolean; path?: string } = {}): Promise<HttpReceiver> {
+export async function httpReceiver(opts: { status?: number; hang?: boolean; path?: string; location?: string } = {}): Promise<HttpReceiver> {
   const bodies: unknown[] = [];
   const headers: http.IncomingHttpHeaders[] = [];
   const server = http.createServer((req, res) => {
@@ -60,7 +60,7 @@ export async function httpReceiver(opts: { status?: number; hang?: boolean; path
       bodies.push(JSON.parse(raw));
       headers.push(req.headers);
       if (opts.hang) return;
-      res.writeHead(opts.status ?? 200, { 'content-type': 'text/plain' }).end('ok');
+      res.writeHead(opts.status ?? 200, { 'content-type': 'text/plain', ...(opts.location ? { location: opts.location } : {}) }).end('ok');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
