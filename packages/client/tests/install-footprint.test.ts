@@ -55,6 +55,9 @@ describe('client install footprint', () => {
     // The graph really covers the commands (a broken walk would pass the checks below vacuously).
     expect([...graph.files].some((f) => f.endsWith('license/tier.ts'))).toBe(true);
     expect(graph.packages.has('commander')).toBe(true);
+    // Scan-time e-mail alerts (`svc alert`) send through nodemailer.
+    expect([...graph.files].some((f) => f.endsWith('alerts/notify.ts'))).toBe(true);
+    expect(graph.packages.has('nodemailer')).toBe(true);
   });
 
   it('every package it imports is a declared dependency of @svc/client or @svc/protocol', () => {
@@ -66,6 +69,10 @@ describe('client install footprint', () => {
     const installed = closure(Object.keys(pkgJson(CLIENT).dependencies ?? {}));
     expect(installed.has('commander')).toBe(true);
     for (const name of SERVER_ONLY) expect(installed.has(name), `${name} would be installed with the client`).toBe(false);
+    // nodemailer brings nothing else; the SMTP server the alert tests run is a dev dependency only.
+    expect(installed.has('nodemailer')).toBe(true);
+    expect(Object.keys(pkgJson(path.join(REPO, 'node_modules/nodemailer')).dependencies ?? {})).toEqual([]);
+    expect(installed.has('smtp-server')).toBe(false);
     expect(installed.size).toBeLessThan(12);
   });
 });

@@ -6,6 +6,7 @@ import { isSetupError, PortalError } from '../portal/errors.ts';
 import { processContext, type CliContext, type RegisterCommand } from './context.ts';
 import { CLIENT_VERSION } from '../version.ts';
 import { CliError, EXIT_FAILED, EXIT_USAGE, Output } from './output.ts';
+import registerAlert from './commands/alert.ts';
 import registerApiDebug from './commands/api-debug.ts';
 import registerDependencyCheck from './commands/dependency-check.ts';
 import registerE2eSmokeTest from './commands/e2e-smoke-test.ts';
@@ -14,7 +15,7 @@ import registerPiValidate from './commands/pi-validate.ts';
 import registerSyntheticCollection from './commands/synthetic-collection.ts';
 import registerUpload from './commands/upload.ts';
 
-const COMMANDS: RegisterCommand[] = [registerUpload, registerLicense, registerApiDebug, registerE2eSmokeTest, registerPiValidate, registerDependencyCheck, registerSyntheticCollection];
+const COMMANDS: RegisterCommand[] = [registerUpload, registerLicense, registerApiDebug, registerE2eSmokeTest, registerPiValidate, registerDependencyCheck, registerSyntheticCollection, registerAlert];
 
 export const VERSION = CLIENT_VERSION;
 

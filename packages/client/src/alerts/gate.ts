@@ -1,0 +1,13 @@
+import { gate } from '../license/gates.ts';
+import type { ClientTier } from '../license/format.ts';
+import type { AlertChannels } from './settings.ts';
+
+/**
+ * SPEC "Client license tier resolution" 5 lists `webhooks` among the soft gates; on the scanner
+ * the only webhook is the scan-time alert webhook, so ALERT_WEBHOOK_URL needs business or above
+ * (warn and skip). E-mail and chat alerts are core (`alerts`) and never gated.
+ */
+export function gateChannels(channels: AlertChannels, tier: ClientTier, warn: (message: string) => void): AlertChannels {
+  if (channels.webhook === null || gate(tier, 'webhooks', warn)) return channels;
+  return { ...channels, webhook: null };
+}
