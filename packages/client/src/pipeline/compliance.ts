@@ -18,7 +18,7 @@ export interface ComplianceRow {
 }
 
 export function categoryOf(f: StageFinding): Category | null {
-  const own = lenient.str((f as Record<string, unknown>)['category']);
+  const own = lenient.str(f.category);
   if (own !== null && (CATEGORIES as readonly string[]).includes(own)) return own as Category;
   if (typeof f.rule_id === 'string' && Object.hasOwn(RULE_CATEGORIES, f.rule_id)) return RULE_CATEGORIES[f.rule_id]!;
   if ((f.references?.cve?.length ?? 0) > 0 || lenient.str(f.cve) !== null) return 'vulnerable_software';

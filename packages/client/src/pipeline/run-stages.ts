@@ -11,7 +11,7 @@ import { trackRemediation } from './remediation.ts';
 import { schedulingMetadata, type Schedule } from './scheduling.ts';
 import { scoreSession } from './scoring.ts';
 import { buildTopology } from './topology.ts';
-import type { Finding, HostInfo } from './types.ts';
+import type { HostInfo, ScanFinding } from './types.ts';
 
 /**
  * Composes the stages into one complete session document (D19: pure, no I/O, the clock passed
@@ -32,7 +32,7 @@ export interface RunSettings {
 }
 
 export interface StagesInput {
-  findings: readonly Finding[];
+  findings: readonly ScanFinding[];
   hosts: readonly HostInfo[];
   /** The prior session file of the same target, or null. */
   prior: unknown;

@@ -6,8 +6,15 @@ import type { Finding, RemediationEntry, RemediationStatus, SessionFile } from '
 export type Remediation = Static<typeof RemediationEntry>;
 export type { Finding, RemediationStatus, SessionFile };
 
+/**
+ * A finding as detection rules hand it to the stages: the protocol's model plus `category`,
+ * the weakness class the compliance table maps (compliance-map.ts CATEGORIES); it stays in
+ * the written finding, an unknown field the protocol allows.
+ */
+export type ScanFinding = Finding & { category?: string | undefined };
+
 /** A finding after normalisation: it has an id within the session (and a fingerprint when rule_id and host are known). */
-export type StageFinding = Finding & { id: string };
+export type StageFinding = ScanFinding & { id: string };
 
 /** One discovered host. */
 export interface HostInfo {
