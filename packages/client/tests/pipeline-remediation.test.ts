@@ -67,4 +67,11 @@ describe('remediation tracking', () => {
     const r = trackRemediation({ findings: dup, prior, sessionId: 's', now: NOW });
     expect(r.remediation.map((e) => e.status)).toEqual(['persistent', 'new']);
   });
+
+  it('a finding without a title never matches a prior item by title', () => {
+    const untitled = normalizeFindings([{ severity: 'low', host: '10.0.0.8' }]);
+    const r = trackRemediation({ findings: untitled, prior: { metadata: { session_id: 'p' }, remediation: [{ severity: 'low', host: '10.0.0.8', status: 'deferred' }] }, sessionId: 's', now: NOW });
+    expect(r.remediation.map((e) => [e.title, e.status])).toEqual([['f-001', 'new']]);
+    expect(r.remediation_resolved.map((e) => e.prior_status)).toEqual(['deferred']);
+  });
 });

@@ -43,6 +43,8 @@ export function trackRemediation({ findings, prior, sessionId, now }: Remediatio
   priorItems.forEach((p, i) => {
     const fp = lenient.str(p['fingerprint']);
     if (fp !== null && !byFingerprint.has(fp)) byFingerprint.set(fp, i);
+    // Untitled items match by fingerprint only: an empty title would pair unrelated items.
+    if (lenient.str(p['title']) === null) return;
     const key = titleKey(p['title'], p['host']);
     if (!byTitle.has(key)) byTitle.set(key, i);
   });
@@ -50,7 +52,7 @@ export function trackRemediation({ findings, prior, sessionId, now }: Remediatio
   const remediation = findings.map((f): Remediation => {
     const host = hostOf(f);
     let idx = f.fingerprint === undefined ? undefined : byFingerprint.get(f.fingerprint);
-    if (idx === undefined || matched.has(idx)) idx = byTitle.get(titleKey(f.title, host));
+    if ((idx === undefined || matched.has(idx)) && lenient.str(f.title) !== null) idx = byTitle.get(titleKey(f.title, host));
     if (idx !== undefined && matched.has(idx)) idx = undefined;
     const base: Remediation = {
       title: f.title ?? f.rule_id ?? f.id,
