@@ -107,4 +107,12 @@ describe('runStages', () => {
     expect(doc.metadata).toMatchObject({ is_scheduled: false });
     expect(doc.metadata?.schedule_id).toBeUndefined();
   });
+
+  it('a prior session of another target is not used for tracking: a warning, every finding new, nothing resolved', () => {
+    const base = input();
+    const { doc, warnings } = runStages({ ...base, prior: { ...(base.prior as object), metadata: { session_id: '20250222_140000', target: '192.168.9.0/24' } } });
+    expect(warnings).toEqual(['The prior session 20250222_140000 scanned 192.168.9.0/24, not 10.0.0.0/24: remediation tracking starts afresh']);
+    expect(doc.remediation?.map((r) => r.status)).toEqual(['new', 'new', 'new', 'new']);
+    expect(doc.remediation_resolved).toEqual([]);
+  });
 });

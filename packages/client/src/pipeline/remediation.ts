@@ -28,7 +28,14 @@ const CARRIED: readonly RemediationStatus[] = ['in_progress', 'deferred'];
 const statusOf = (v: unknown): RemediationStatus | null => (typeof v === 'string' && (REMEDIATION_STATUSES as readonly string[]).includes(v) ? (v as RemediationStatus) : null);
 const titleKey = (title: unknown, host: unknown) => JSON.stringify([typeof title === 'string' ? title.trim() : '', typeof host === 'string' ? host.trim().toLowerCase() : '']);
 
-function priorSessionId(prior: unknown): string | null {
+/** The target a prior session file names (metadata.target, else the older top-level target), or null. */
+export function priorTarget(prior: unknown): string | null {
+  if (!lenient.isObj(prior)) return null;
+  const metadata = lenient.isObj(prior['metadata']) ? prior['metadata'] : {};
+  return lenient.str(metadata['target']) ?? lenient.str(prior['target']);
+}
+
+export function priorSessionId(prior: unknown): string | null {
   if (!lenient.isObj(prior)) return null;
   const metadata = lenient.isObj(prior['metadata']) ? prior['metadata'] : {};
   return lenient.str(metadata['session_id']) ?? lenient.str(prior['session_id']);

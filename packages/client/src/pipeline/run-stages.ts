@@ -7,7 +7,7 @@ import { applyExceptions, type ExceptionRule } from './exceptions.ts';
 import { normalizeFindings } from './findings.ts';
 import { licenseMetadata } from './license-metadata.ts';
 import { applyOrc964, type OrcSettings } from './orc964.ts';
-import { trackRemediation } from './remediation.ts';
+import { priorSessionId, priorTarget, trackRemediation } from './remediation.ts';
 import { schedulingMetadata, type Schedule } from './scheduling.ts';
 import { scoreSession } from './scoring.ts';
 import { buildTopology } from './topology.ts';
@@ -58,7 +58,12 @@ export function runStages(input: StagesInput): StagesResult {
 
   let remediation: ReturnType<typeof trackRemediation> | null = null;
   if (gate(input.license.tier, 'remediation', warn)) {
-    const tracked = trackRemediation({ findings, prior: input.prior, sessionId: settings.sessionId, now });
+    // Tracking compares scans of one target; a prior file of another target (the caller picked
+    // the wrong one) would mark every finding of both as resolved or persistent by accident.
+    const otherTarget = priorTarget(input.prior);
+    const sameTarget = otherTarget === null || otherTarget.trim() === settings.target.trim();
+    if (!sameTarget) warn(`The prior session ${priorSessionId(input.prior) ?? '(no id)'} scanned ${otherTarget}, not ${settings.target}: remediation tracking starts afresh`);
+    const tracked = trackRemediation({ findings, prior: sameTarget ? input.prior : null, sessionId: settings.sessionId, now });
     remediation = { ...tracked, remediation: applyExceptions(tracked.remediation, input.exceptions, day) };
   }
   const { summary, exception_summary } = scoreSession(findings, input.hosts, remediation?.remediation ?? null, day);
