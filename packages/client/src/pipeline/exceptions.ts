@@ -1,0 +1,93 @@
+import { lenient } from '@svc/protocol';
+import type { Remediation } from './types.ts';
+
+/**
+ * Risk exceptions from the exceptions file (docs/scanner/stages.md), applied to the open
+ * remediation items. The file is JSON:
+ *
+ *   {"exceptions": [{"fingerprint": "<64 hex>" | "title": "...", "host": "optional",
+ *     "reason": "...", "approver": "...", "approved_at": "ISO 8601", "expiry": "YYYY-MM-DD" | null}]}
+ *
+ * A rule matches an item by fingerprint, else by title (and host when the rule names one).
+ * An exception whose expiry (its last valid day) is before the scan's day is `expired`,
+ * `exception_expired: true`, and the finding counts again in the operational score.
+ */
+
+export interface ExceptionRule {
+  fingerprint: string | null;
+  title: string | null;
+  host: string | null;
+  reason: string;
+  approver: string;
+  approved_at: string | null;
+  expiry: string | null;
+}
+
+export interface ParsedExceptions {
+  rules: ExceptionRule[];
+  /** One line per entry skipped (the run goes on without it). */
+  warnings: string[];
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const FINGERPRINT = /^[0-9a-f]{64}$/;
+
+/** Parses the file's text; a file that is not the documented JSON yields no rules and one warning. */
+export function parseExceptionsFile(text: string): ParsedExceptions {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (err) {
+    return { rules: [], warnings: [`exceptions file: not valid JSON (${(err as Error).message}); no exceptions applied`] };
+  }
+  if (!lenient.isObj(doc) || !Array.isArray(doc['exceptions'])) return { rules: [], warnings: ['exceptions file: expected an object with an "exceptions" array; no exceptions applied'] };
+  const rules: ExceptionRule[] = [];
+  const warnings: string[] = [];
+  doc['exceptions'].forEach((e: unknown, i: number) => {
+    const where = `exceptions file: entry ${i}`;
+    if (!lenient.isObj(e)) return void warnings.push(`${where} is not an object; skipped`);
+    const fingerprint = lenient.str(e['fingerprint']);
+    const title = lenient.str(e['title']);
+    if (fingerprint !== null && !FINGERPRINT.test(fingerprint)) return void warnings.push(`${where}: fingerprint must be 64 lower-case hex characters; skipped`);
+    if (fingerprint === null && title === null) return void warnings.push(`${where}: needs a fingerprint or a title; skipped`);
+    const reason = lenient.str(e['reason']);
+    const approver = lenient.str(e['approver']);
+    if (reason === null || approver === null) return void warnings.push(`${where}: reason and approver are required; skipped`);
+    const expiry = e['expiry'] === undefined || e['expiry'] === null ? null : lenient.str(e['expiry']);
+    if (expiry !== null && (!DAY.test(expiry) || Number.isNaN(Date.parse(`${expiry}T00:00:00Z`)))) return void warnings.push(`${where}: expiry must be a date YYYY-MM-DD or null; skipped`);
+    if (e['expiry'] !== undefined && e['expiry'] !== null && expiry === null) return void warnings.push(`${where}: expiry must be a date YYYY-MM-DD or null; skipped`);
+    const approvedAt = lenient.str(e['approved_at']);
+    if (approvedAt !== null && Number.isNaN(Date.parse(approvedAt))) return void warnings.push(`${where}: approved_at must be an ISO 8601 time; skipped`);
+    rules.push({ fingerprint, title, host: lenient.str(e['host']), reason, approver, approved_at: approvedAt, expiry });
+  });
+  return { rules, warnings };
+}
+
+function ruleFor(item: Remediation, rules: readonly ExceptionRule[]): ExceptionRule | null {
+  if (item.fingerprint !== undefined) {
+    const byFp = rules.find((r) => r.fingerprint === item.fingerprint);
+    if (byFp) return byFp;
+  }
+  const host = item.host?.toLowerCase();
+  return rules.find((r) => r.fingerprint === null && r.title === item.title && (r.host === null || r.host.toLowerCase() === host)) ?? null;
+}
+
+/** The items with their exception fields set; `day` is the scan's date (YYYY-MM-DD, UTC). */
+export function applyExceptions(items: readonly Remediation[], rules: readonly ExceptionRule[], day: string): Remediation[] {
+  return items.map((item) => {
+    const rule = ruleFor(item, rules);
+    if (rule === null) {
+      return { ...item, exception_status: null, exception_reason: null, exception_approver: null, exception_approved_at: null, exception_expiry: null, exception_expired: false };
+    }
+    const expired = rule.expiry !== null && rule.expiry < day;
+    return {
+      ...item,
+      exception_status: expired ? 'expired' : 'accepted',
+      exception_reason: rule.reason,
+      exception_approver: rule.approver,
+      exception_approved_at: rule.approved_at,
+      exception_expiry: rule.expiry,
+      exception_expired: expired,
+    };
+  });
+}

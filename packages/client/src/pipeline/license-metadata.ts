@@ -1,0 +1,28 @@
+import type { ClientTier } from '../license/format.ts';
+import type { LicenseState } from '../license/tier.ts';
+
+/**
+ * metadata.license from the license module's state (validated online once per run, before the
+ * stages): tier in the file's spelling, the key's fingerprint as the license module keeps it
+ * (the first 16 hex characters of its SHA-256, never the key), where the key came from, and
+ * when the portal last validated it. Community (no key, or a downgrade) writes no block.
+ */
+
+export interface LicenseMetadata {
+  tier: 'pro' | 'biz' | 'msp' | 'legacy';
+  fingerprint?: string;
+  source?: string;
+  validated_at?: string;
+}
+
+const FILE_TIER: Record<Exclude<ClientTier, ''>, LicenseMetadata['tier']> = { professional: 'pro', business: 'biz', msp: 'msp', legacy: 'legacy' };
+
+export function licenseMetadata(state: Pick<LicenseState, 'tier' | 'fingerprint' | 'source' | 'validated_at'> | null): LicenseMetadata | null {
+  if (state === null || state.tier === '' || !Object.hasOwn(FILE_TIER, state.tier)) return null;
+  return {
+    tier: FILE_TIER[state.tier],
+    ...(state.fingerprint === null ? {} : { fingerprint: state.fingerprint }),
+    ...(state.source === null ? {} : { source: state.source }),
+    ...(state.validated_at === null ? {} : { validated_at: state.validated_at }),
+  };
+}

@@ -1,0 +1,41 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Scheduling metadata (SPEC "Summary blocks"). The schedule id is `sched_` followed by the
+ * first 12 hex characters of the MD5 of the UTF-8 text `<target><cron>`: the target trimmed,
+ * directly followed by the cron expression with its fields separated by single spaces
+ * (so `0 2 * * 1` and `0  2 * * 1` are the same schedule). MD5 is an identifier here, not a
+ * security measure.
+ */
+
+export interface Schedule {
+  cron: string;
+  profile?: string | undefined;
+  scheduledBy: 'daemon' | 'cron';
+}
+
+export interface SchedulingMetadata {
+  is_scheduled: boolean;
+  schedule_id?: string;
+  schedule_cron?: string;
+  schedule_profile?: string;
+  scheduled_by?: 'daemon' | 'cron';
+}
+
+export const normalizeCron = (cron: string): string => cron.trim().split(/\s+/).join(' ');
+
+export function scheduleId(target: string, cron: string): string {
+  return `sched_${createHash('md5').update(`${target.trim()}${normalizeCron(cron)}`, 'utf8').digest('hex').slice(0, 12)}`;
+}
+
+/** A scan started by hand is `is_scheduled: false` and carries no schedule fields. */
+export function schedulingMetadata(target: string, schedule: Schedule | null): SchedulingMetadata {
+  if (schedule === null) return { is_scheduled: false };
+  return {
+    is_scheduled: true,
+    schedule_id: scheduleId(target, schedule.cron),
+    schedule_cron: normalizeCron(schedule.cron),
+    ...(schedule.profile === undefined ? {} : { schedule_profile: schedule.profile }),
+    scheduled_by: schedule.scheduledBy,
+  };
+}
