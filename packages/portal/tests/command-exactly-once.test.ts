@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, withKey, withToken, type HttpResult } from './helpers/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, LEGACY_KEY, createTestDatabase, login } from './helpers/portal.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, KEY_ENCRYPTION_KEY, LEGACY_KEY, createTestDatabase, login } from './helpers/portal.ts';
 import { postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
 import { describe as describeProcess, killAll, makeDataDir, spawnPortal, waitForHealth, type PortalProcess } from './helpers/process.ts';
 
@@ -236,6 +236,8 @@ async function startReplica(dataDir: string): Promise<PortalProcess> {
       SVC_ADMIN_EMAIL: ADMIN_EMAIL,
       SVC_ADMIN_PASSWORD: ADMIN_PASSWORD,
       SVC_UPLOAD_API_KEY: LEGACY_KEY,
+      // Replicas sharing a database share the key that encrypts its signing key.
+      SVC_IDENTITY_KEY_ENCRYPTION_KEY: KEY_ENCRYPTION_KEY,
       SVC_LOG_LEVEL: 'warn',
     },
   });

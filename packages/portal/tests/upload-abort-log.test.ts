@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestPortal, LEGACY_KEY, type TestPortal } from './helpers/portal.ts';
+import { createLicense } from './helpers/factories.ts';
+import { startTestPortal, type TestPortal } from './helpers/portal.ts';
 import { blobTmp, multipart, sessionDoc, sessionParts } from './helpers/upload.ts';
 
 /** Issue 11, point 19: a client that goes away mid-upload is logged as such, not as a database outage. */
@@ -15,11 +16,13 @@ describe('a client aborting an upload', () => {
 
   it('is logged once as a client abort at info level, without an error stack', async () => {
     const mp = multipart([...sessionParts(sessionDoc('session-minimal.json')), { name: 'pipeline_log', filename: 'p.log', data: Buffer.alloc(2 * 1024 * 1024, 'x') }]);
+    // A license key: the legacy key is logged at warning level on every use (D18).
+    const { key } = await createLicense(portal, { tier: 'business' });
     const port = Number(new URL(portal.url).port);
     const socket = net.connect(port, '127.0.0.1');
     await new Promise<void>((resolve) => socket.once('connect', resolve));
     socket.write(
-      `POST /api/upload HTTP/1.1\r\nHost: portal.test\r\nx-api-key: ${LEGACY_KEY}\r\nContent-Type: ${mp.contentType}\r\nContent-Length: ${mp.body.length}\r\n\r\n`,
+      `POST /api/upload HTTP/1.1\r\nHost: portal.test\r\nx-api-key: ${key}\r\nContent-Type: ${mp.contentType}\r\nContent-Length: ${mp.body.length}\r\n\r\n`,
     );
     // Half the body, then the client goes away.
     await new Promise<void>((resolve) => socket.write(mp.body.subarray(0, mp.body.length / 2), () => resolve()));
