@@ -102,7 +102,8 @@ describe('the embedded PostgreSQL server dies under a running portal', () => {
     }
 
     await until('readiness after the restart', async () => (await request(portal.url, 'GET', '/readyz')).status === 200);
-    expect(portal.stdout()).toMatch(/"msg":"embedded PostgreSQL restarted"/);
+    // The server accepts connections before `pg_ctl start -w` returns, so readiness can come first.
+    await portal.waitForOutput(/"msg":"embedded PostgreSQL restarted"/, 30_000);
     const fresh = await readPostmasterPid(portal.dataDir);
     expect(fresh).not.toBeNull();
     expect(fresh).not.toBe(postmaster);
