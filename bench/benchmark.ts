@@ -54,7 +54,12 @@ interface Summary {
 function summarise(ms: number[]): Summary {
   const s = [...ms].sort((a, b) => a - b);
   const at = (p: number) => s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-  return { p50_ms: round(at(50), 3), p90_ms: round(at(90), 3), p99_ms: round(at(99), 3), mean_ms: round(s.reduce((a, b) => a + b, 0) / s.length, 3) };
+  return {
+    p50_ms: round(at(50), 3),
+    p90_ms: round(at(90), 3),
+    p99_ms: round(at(99), 3),
+    mean_ms: round(s.reduce((a, b) => a + b, 0) / s.length, 3),
+  };
 }
 
 async function timed(count: number, fn: (i: number) => Promise<void>): Promise<number[]> {
@@ -109,7 +114,9 @@ async function main(): Promise<void> {
     portal = await startPortal(config);
     const seedStart = performance.now();
     await seed(portal);
-    console.log(`seeded ${SESSIONS} sessions over ${CLIENTS} clients x ${TARGETS} targets in ${round((performance.now() - seedStart) / 1000, 1)} s`);
+    console.log(
+      `seeded ${SESSIONS} sessions over ${CLIENTS} clients x ${TARGETS} targets in ${round((performance.now() - seedStart) / 1000, 1)} s`,
+    );
 
     const ids = Array.from({ length: REQUESTS }, () => `bench_${String(randomInt(1, SESSIONS + 1)).padStart(7, '0')}`);
     const rebuild = await timed(5, async () => void (await latestPairMetrics(portal!.ctx.db)));
@@ -128,8 +135,23 @@ async function main(): Promise<void> {
       const part = ids.slice((block * REQUESTS) / 5, ((block + 1) * REQUESTS) / 5);
       license.push(...(await timed(part.length, () => get(`${portal!.url}/api/license`))));
       bench.push(...(await timed(part.length, (i) => get(`${portal!.url}/api/benchmark?session=${part[i]}`))));
-      pk.push(...(await timed(part.length, async (i) => void (await portal!.ctx.pool.query('SELECT session_id, client_id, risk_score, metadata FROM sessions WHERE client_id = $1 AND session_id = $2', [clientOf(part[i]!), part[i]])))));
-      direct.push(...(await timed(part.length, async (i) => void (await benchmarkSession(portal!.ctx, { clientId: clientOf(part[i]!), sessionId: part[i]! })))));
+      pk.push(
+        ...(await timed(
+          part.length,
+          async (i) =>
+            void (await portal!.ctx.pool.query(
+              'SELECT session_id, client_id, risk_score, metadata FROM sessions WHERE client_id = $1 AND session_id = $2',
+              [clientOf(part[i]!), part[i]],
+            )),
+        )),
+      );
+      direct.push(
+        ...(await timed(
+          part.length,
+          async (i) =>
+            void (await benchmarkSession(portal!.ctx, { clientId: clientOf(part[i]!), sessionId: part[i]! })),
+        )),
+      );
     }
     const rows = {
       benchmark_http: summarise(bench),
@@ -142,15 +164,57 @@ async function main(): Promise<void> {
     console.log(
       table([
         ['side', 'n', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms'],
-        ['GET /api/benchmark (snapshot)', bench.length, rows.benchmark_http.p50_ms, rows.benchmark_http.p90_ms, rows.benchmark_http.p99_ms, rows.benchmark_http.mean_ms],
-        ['baseline GET /api/license', license.length, rows.baseline_license_http.p50_ms, rows.baseline_license_http.p90_ms, rows.baseline_license_http.p99_ms, rows.baseline_license_http.mean_ms],
-        ['benchmarkSession() in process', direct.length, rows.benchmark_in_process.p50_ms, rows.benchmark_in_process.p90_ms, rows.benchmark_in_process.p99_ms, rows.benchmark_in_process.mean_ms],
-        ['baseline SELECT by primary key', pk.length, rows.baseline_pk_select.p50_ms, rows.baseline_pk_select.p90_ms, rows.baseline_pk_select.p99_ms, rows.baseline_pk_select.mean_ms],
-        ['snapshot rebuild (per call before)', rebuild.length, rows.snapshot_rebuild.p50_ms, rows.snapshot_rebuild.p90_ms, rows.snapshot_rebuild.p99_ms, rows.snapshot_rebuild.mean_ms],
+        [
+          'GET /api/benchmark (snapshot)',
+          bench.length,
+          rows.benchmark_http.p50_ms,
+          rows.benchmark_http.p90_ms,
+          rows.benchmark_http.p99_ms,
+          rows.benchmark_http.mean_ms,
+        ],
+        [
+          'baseline GET /api/license',
+          license.length,
+          rows.baseline_license_http.p50_ms,
+          rows.baseline_license_http.p90_ms,
+          rows.baseline_license_http.p99_ms,
+          rows.baseline_license_http.mean_ms,
+        ],
+        [
+          'benchmarkSession() in process',
+          direct.length,
+          rows.benchmark_in_process.p50_ms,
+          rows.benchmark_in_process.p90_ms,
+          rows.benchmark_in_process.p99_ms,
+          rows.benchmark_in_process.mean_ms,
+        ],
+        [
+          'baseline SELECT by primary key',
+          pk.length,
+          rows.baseline_pk_select.p50_ms,
+          rows.baseline_pk_select.p90_ms,
+          rows.baseline_pk_select.p99_ms,
+          rows.baseline_pk_select.mean_ms,
+        ],
+        [
+          'snapshot rebuild (per call before)',
+          rebuild.length,
+          rows.snapshot_rebuild.p50_ms,
+          rows.snapshot_rebuild.p90_ms,
+          rows.snapshot_rebuild.p99_ms,
+          rows.snapshot_rebuild.mean_ms,
+        ],
       ]),
     );
-    console.log(`ratio benchmark / license p50: ${ratio}; rebuild / benchmark p50: ${round(rows.snapshot_rebuild.p50_ms / rows.benchmark_http.p50_ms, 1)}`);
-    const file = writeResult('benchmark', { options: { sessions: SESSIONS, clients: CLIENTS, targets: TARGETS, requests: REQUESTS }, results: rows, ratio_benchmark_to_license_p50: ratio, loadavg: os.loadavg() });
+    console.log(
+      `ratio benchmark / license p50: ${ratio}; rebuild / benchmark p50: ${round(rows.snapshot_rebuild.p50_ms / rows.benchmark_http.p50_ms, 1)}`,
+    );
+    const file = writeResult('benchmark', {
+      options: { sessions: SESSIONS, clients: CLIENTS, targets: TARGETS, requests: REQUESTS },
+      results: rows,
+      ratio_benchmark_to_license_p50: ratio,
+      loadavg: os.loadavg(),
+    });
     console.log(`results: ${file}`);
   } finally {
     await portal?.close();

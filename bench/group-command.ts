@@ -67,7 +67,8 @@ function parseOptions(argv: string[]): Options | 'help' {
   const num = (raw: string | undefined, fallback: number, min: number, max: number, name: string): number => {
     if (raw === undefined) return fallback;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`--${name} must be a whole number between ${min} and ${max} (got "${raw}")`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new Error(`--${name} must be a whole number between ${min} and ${max} (got "${raw}")`);
     return n;
   };
   return {
@@ -93,7 +94,9 @@ function log(message: string): void {
 }
 
 function databaseUrlOf(portal: PortalProcess): string {
-  const { password } = JSON.parse(fs.readFileSync(path.join(portal.dataDir, 'postgres-credentials.json'), 'utf8')) as { password: string };
+  const { password } = JSON.parse(fs.readFileSync(path.join(portal.dataDir, 'postgres-credentials.json'), 'utf8')) as {
+    password: string;
+  };
   return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${portal.pgPort}/svc`;
 }
 
@@ -145,9 +148,16 @@ async function portalRep(portal: PortalProcess, token: string): Promise<PortalRe
   const body = Buffer.from(await res.arrayBuffer());
   const ms = performance.now() - t0;
   const cpuPercent = cpu.stop();
-  if (res.status !== 201) throw new Error(`POST /api/agent-commands: HTTP ${res.status} ${body.toString('utf8').slice(0, 300)}`);
+  if (res.status !== 201)
+    throw new Error(`POST /api/agent-commands: HTTP ${res.status} ${body.toString('utf8').slice(0, 300)}`);
   const parsed = JSON.parse(body.toString('utf8')) as { commands?: unknown[] };
-  return { ms: round(ms, 2), status: res.status, commands: parsed.commands?.length ?? -1, bytes: body.length, cpuPercent };
+  return {
+    ms: round(ms, 2),
+    status: res.status,
+    commands: parsed.commands?.length ?? -1,
+    bytes: body.length,
+    cpuPercent,
+  };
 }
 
 interface BaselineRep {
@@ -171,15 +181,36 @@ async function psqlBaseline(databaseUrl: string, db: pg.Client): Promise<Baselin
     return null;
   }
   const url = new URL(databaseUrl);
-  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '', PGPASSWORD: decodeURIComponent(url.password), LC_ALL: 'C' };
-  const conn = ['-h', url.hostname, '-p', url.port, '-U', decodeURIComponent(url.username), '-d', url.pathname.slice(1)];
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env['PATH'] ?? '',
+    PGPASSWORD: decodeURIComponent(url.password),
+    LC_ALL: 'C',
+  };
+  const conn = [
+    '-h',
+    url.hostname,
+    '-p',
+    url.port,
+    '-U',
+    decodeURIComponent(url.username),
+    '-d',
+    url.pathname.slice(1),
+  ];
   return {
     tool: `${version} (system psql, \\timing)`,
     async rep(sql) {
       const before = await countCommands(db);
       const t0 = performance.now();
-      const child = spawn('psql', [...conn, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-o', '/dev/null', '-c', '\\timing on', '-c', sql], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      const unregister = onCleanup('stop psql', () => void child.kill('SIGKILL'), () => void child.kill('SIGKILL'));
+      const child = spawn(
+        'psql',
+        [...conn, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-o', '/dev/null', '-c', '\\timing on', '-c', sql],
+        { env, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      const unregister = onCleanup(
+        'stop psql',
+        () => void child.kill('SIGKILL'),
+        () => void child.kill('SIGKILL'),
+      );
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
       child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -214,7 +245,11 @@ function pgBaseline(databaseUrl: string): Baseline {
  * One more portal request with the statement log on: each statement's server-side time
  * (parse, bind, execute) from PostgreSQL's own log, against the request's wall time.
  */
-async function dbTimeOfOneRequest(db: pg.Client, portal: PortalProcess, token: string): Promise<{ wallMs: number; statements: { ms: number; sql: string }[]; dbMs: number } | { skipped: string }> {
+async function dbTimeOfOneRequest(
+  db: pg.Client,
+  portal: PortalProcess,
+  token: string,
+): Promise<{ wallMs: number; statements: { ms: number; sql: string }[]; dbMs: number } | { skipped: string }> {
   const logFile = path.join(portal.dataDir, 'postgres-log', 'postgresql.log');
   try {
     fs.accessSync(logFile, fs.constants.R_OK);
@@ -239,7 +274,14 @@ async function dbTimeOfOneRequest(db: pg.Client, portal: PortalProcess, token: s
       if (/pg_reload_conf|ALTER SYSTEM|count\(\*\)::int AS n FROM agent_commands/.test(sqlText)) continue;
       statements.push({ ms: Number(m[1]), sql: `${m[2] ?? 'simple'}: ${sqlText.slice(0, 110)}` });
     }
-    return { wallMs: rep.ms, statements, dbMs: round(statements.reduce((a, s) => a + s.ms, 0), 2) };
+    return {
+      wallMs: rep.ms,
+      statements,
+      dbMs: round(
+        statements.reduce((a, s) => a + s.ms, 0),
+        2,
+      ),
+    };
   } finally {
     await db.query('ALTER SYSTEM RESET log_min_duration_statement');
     await db.query('SELECT pg_reload_conf()');
@@ -250,12 +292,20 @@ async function benchmark(opts: Options): Promise<void> {
   const started = new Date();
   const machine = machineInfo();
   const loadAtStart = os.loadavg().map((v) => round(v, 2));
-  log(`group command benchmark: one 'restart' for a group of ${opts.agents.toLocaleString('en')} agents; ${opts.reps} measured repetition(s) per side after ${opts.warmupReps} warm-up`);
-  log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}, load average ${loadAtStart.join(' ')}`);
+  log(
+    `group command benchmark: one 'restart' for a group of ${opts.agents.toLocaleString('en')} agents; ${opts.reps} measured repetition(s) per side after ${opts.warmupReps} warm-up`,
+  );
+  log(
+    `machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}, load average ${loadAtStart.join(' ')}`,
+  );
 
   const profileDir = path.join(RESULTS_DIR, `group-command-${stampOf(started)}-profile`);
-  if (opts.profile) log(`profiling the portal into ${profileDir}: its figures are slowed by the profiler, do not report them`);
-  const portal = await startPortalProcess({ echo: opts.verbose, nodeArgs: opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] });
+  if (opts.profile)
+    log(`profiling the portal into ${profileDir}: its figures are slowed by the profiler, do not report them`);
+  const portal = await startPortalProcess({
+    echo: opts.verbose,
+    nodeArgs: opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  });
   log(`portal up at ${portal.url} (pid ${portal.child.pid}, PostgreSQL on port ${portal.pgPort})`);
   const token = await adminToken(portal);
   await createLicense(portal, token, { tier: 'msp', client_id: CLIENT_ID, name: 'group command bench' });
@@ -275,7 +325,10 @@ async function benchmark(opts: Options): Promise<void> {
      SELECT 'svcd_' || lpad(to_hex(n), 8, '0'), $1, $2, 'msp', '4.2.3', now(), 'running', 0, now(), now() FROM generate_series(1, $3::int) AS n`,
     [CLIENT_ID, license.id, opts.agents],
   );
-  await db.query(`INSERT INTO agent_groups (client_id, group_name, agent_id) SELECT client_id, $1, agent_id FROM agents WHERE client_id = $2`, [GROUP, CLIENT_ID]);
+  await db.query(
+    `INSERT INTO agent_groups (client_id, group_name, agent_id) SELECT client_id, $1, agent_id FROM agents WHERE client_id = $2`,
+    [GROUP, CLIENT_ID],
+  );
   await db.query('VACUUM (ANALYZE) agents, agent_groups, agent_commands');
   log(`seeded ${opts.agents.toLocaleString('en')} agents (msp) in group ${GROUP}`);
 
@@ -285,28 +338,38 @@ async function benchmark(opts: Options): Promise<void> {
   // The portal's values: created_by is the admin's actor string, read back from its first command.
   await resetCommands(db);
   const first = await portalRep(portal, token);
-  if (first.commands !== opts.agents) throw new Error(`the portal queued ${first.commands} commands, expected ${opts.agents}`);
-  const createdBy = (await db.query<{ created_by: string }>('SELECT created_by FROM agent_commands LIMIT 1')).rows[0]?.created_by;
+  if (first.commands !== opts.agents)
+    throw new Error(`the portal queued ${first.commands} commands, expected ${opts.agents}`);
+  const createdBy = (await db.query<{ created_by: string }>('SELECT created_by FROM agent_commands LIMIT 1')).rows[0]
+    ?.created_by;
   if (createdBy === undefined) throw new Error('no command rows after the first portal request');
   const sampleSql = insertSelect(createdBy, new Date());
   log(`baseline statement:\n  ${sampleSql.replace(/\s+/g, ' ')}`);
 
   const portalReps: (PortalRep & { rep: number })[] = [];
   const baselineReps: (BaselineRep & { rep: number })[] = [];
-  const rows: (string | number)[][] = [['rep', 'portal ms', 'baseline ms', 'psql process ms', 'portal CPU', 'postgres CPU (portal rep)']];
+  const rows: (string | number)[][] = [
+    ['rep', 'portal ms', 'baseline ms', 'psql process ms', 'portal CPU', 'postgres CPU (portal rep)'],
+  ];
   const total = opts.warmupReps + opts.reps;
   for (let i = 1; i <= total; i++) {
     const measured = i > opts.warmupReps;
     if (measured && opts.quietWaitS > 0) {
-      const quiet = await waitForQuietMachine({ maxBusyPercent: 25, timeoutMs: opts.quietWaitS * 1000, signal: interrupted });
-      if (quiet.busyPercent !== null && quiet.busyPercent > 25) log(`  (the machine is still busy: ${quiet.busyPercent}% of a core used by others)`);
+      const quiet = await waitForQuietMachine({
+        maxBusyPercent: 25,
+        timeoutMs: opts.quietWaitS * 1000,
+        signal: interrupted,
+      });
+      if (quiet.busyPercent !== null && quiet.busyPercent > 25)
+        log(`  (the machine is still busy: ${quiet.busyPercent}% of a core used by others)`);
     }
     let p: PortalRep | null = null;
     let b: BaselineRep | null = null;
     const doPortal = async () => {
       await resetCommands(db);
       p = await portalRep(portal, token);
-      if (p.commands !== opts.agents || (await countCommands(db)) !== opts.agents) throw new Error(`portal rep ${i}: ${p.commands} commands answered`);
+      if (p.commands !== opts.agents || (await countCommands(db)) !== opts.agents)
+        throw new Error(`portal rep ${i}: ${p.commands} commands answered`);
     };
     const doBaseline = async () => {
       await resetCommands(db);
@@ -324,11 +387,20 @@ async function benchmark(opts: Options): Promise<void> {
     const br = b as BaselineRep | null;
     if (!pr || !br) throw new Error('a repetition did not run');
     const label = measured ? `#${i - opts.warmupReps}` : `warm-up ${i}`;
-    log(`  ${label.padEnd(10)} portal ${pr.ms.toFixed(1).padStart(8)} ms   baseline ${br.ms.toFixed(1).padStart(8)} ms${br.processMs !== null ? `   (psql process ${br.processMs.toFixed(1)} ms)` : ''}`);
+    log(
+      `  ${label.padEnd(10)} portal ${pr.ms.toFixed(1).padStart(8)} ms   baseline ${br.ms.toFixed(1).padStart(8)} ms${br.processMs !== null ? `   (psql process ${br.processMs.toFixed(1)} ms)` : ''}`,
+    );
     if (!measured) continue;
     portalReps.push({ ...pr, rep: i - opts.warmupReps });
     baselineReps.push({ ...br, rep: i - opts.warmupReps });
-    rows.push([label, pr.ms.toFixed(1), br.ms.toFixed(1), br.processMs === null ? '-' : br.processMs.toFixed(1), `${pr.cpuPercent['portal'] ?? '-'}%`, `${pr.cpuPercent['postgres'] ?? '-'}%`]);
+    rows.push([
+      label,
+      pr.ms.toFixed(1),
+      br.ms.toFixed(1),
+      br.processMs === null ? '-' : br.processMs.toFixed(1),
+      `${pr.cpuPercent['portal'] ?? '-'}%`,
+      `${pr.cpuPercent['postgres'] ?? '-'}%`,
+    ]);
   }
 
   const breakdown = await dbTimeOfOneRequest(db, portal, token);
@@ -336,7 +408,9 @@ async function benchmark(opts: Options): Promise<void> {
 
   const portalMs = round(median(portalReps.map((r) => r.ms)), 2);
   const baselineMs = round(median(baselineReps.map((r) => r.ms)), 2);
-  const psqlProcessMs = baselineReps.every((r) => r.processMs !== null) ? round(median(baselineReps.map((r) => r.processMs as number)), 2) : null;
+  const psqlProcessMs = baselineReps.every((r) => r.processMs !== null)
+    ? round(median(baselineReps.map((r) => r.processMs as number)), 2)
+    : null;
   const ratio = round(baselineMs / portalMs, 3);
 
   log('');
@@ -345,15 +419,25 @@ async function benchmark(opts: Options): Promise<void> {
   log(
     table([
       ['median', 'ms', 'commands/s'],
-      [`portal POST /api/agent-commands (${opts.agents} members)`, portalMs.toFixed(1), Math.round((opts.agents / portalMs) * 1000)],
-      [`baseline INSERT ... SELECT (${baseline.tool.startsWith('psql') ? 'psql' : 'pg'})`, baselineMs.toFixed(1), Math.round((opts.agents / baselineMs) * 1000)],
+      [
+        `portal POST /api/agent-commands (${opts.agents} members)`,
+        portalMs.toFixed(1),
+        Math.round((opts.agents / portalMs) * 1000),
+      ],
+      [
+        `baseline INSERT ... SELECT (${baseline.tool.startsWith('psql') ? 'psql' : 'pg'})`,
+        baselineMs.toFixed(1),
+        Math.round((opts.agents / baselineMs) * 1000),
+      ],
       ...(psqlProcessMs !== null ? [['  psql process, start to exit', psqlProcessMs.toFixed(1), '']] : []),
       ['baseline / portal', ratio.toFixed(3), ''],
     ]),
   );
   log(`target baseline/portal ≥ 0.8: ${ratio >= 0.8 ? 'met' : 'NOT met'} (${ratio.toFixed(3)})`);
   if ('statements' in breakdown) {
-    log(`\none more portal request with PostgreSQL's statement log on: ${breakdown.wallMs.toFixed(1)} ms wall, ${breakdown.dbMs.toFixed(1)} ms inside PostgreSQL:`);
+    log(
+      `\none more portal request with PostgreSQL's statement log on: ${breakdown.wallMs.toFixed(1)} ms wall, ${breakdown.dbMs.toFixed(1)} ms inside PostgreSQL:`,
+    );
     for (const s of breakdown.statements) log(`  ${s.ms.toFixed(2).padStart(9)} ms  ${s.sql}`);
   }
 
@@ -362,11 +446,23 @@ async function benchmark(opts: Options): Promise<void> {
     await portal.stop();
     const files = fs.existsSync(profileDir) ? fs.readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')) : [];
     for (const f of files) {
-      const s = summarizeProfile(JSON.parse(fs.readFileSync(path.join(profileDir, f), 'utf8')) as Parameters<typeof summarizeProfile>[0]);
+      const s = summarizeProfile(
+        JSON.parse(fs.readFileSync(path.join(profileDir, f), 'utf8')) as Parameters<typeof summarizeProfile>[0],
+      );
       const busy = s.totalMs - (s.byArea.find(([a]) => a === '(idle)')?.[1] ?? 0);
-      log(`\nportal CPU profile ${path.join(profileDir, f)}: ${(busy / 1000).toFixed(1)} s busy; inclusive time by function:`);
-      for (const [fn, ms] of s.byTotal.filter(([fn]) => !fn.startsWith('(idle)') && !fn.startsWith('(root)')).slice(0, 30)) log(`  ${((ms / busy) * 100).toFixed(1).padStart(5)}%  ${fn}`);
-      profile = { file: path.join(profileDir, f), busyMs: round(busy, 0), byArea: s.byArea.slice(0, 20), byTotal: s.byTotal.slice(0, 40) };
+      log(
+        `\nportal CPU profile ${path.join(profileDir, f)}: ${(busy / 1000).toFixed(1)} s busy; inclusive time by function:`,
+      );
+      for (const [fn, ms] of s.byTotal
+        .filter(([fn]) => !fn.startsWith('(idle)') && !fn.startsWith('(root)'))
+        .slice(0, 30))
+        log(`  ${((ms / busy) * 100).toFixed(1).padStart(5)}%  ${fn}`);
+      profile = {
+        file: path.join(profileDir, f),
+        busyMs: round(busy, 0),
+        byArea: s.byArea.slice(0, 20),
+        byTotal: s.byTotal.slice(0, 40),
+      };
     }
   }
 
@@ -384,7 +480,15 @@ async function benchmark(opts: Options): Promise<void> {
       options: opts,
       baselineTool: baseline.tool,
       baselineStatement: sampleSql,
-      summary: { portalMs, baselineMs, psqlProcessMs, ratio, target: 0.8, met: ratio >= 0.8, responseBytes: portalReps[0]?.bytes ?? null },
+      summary: {
+        portalMs,
+        baselineMs,
+        psqlProcessMs,
+        ratio,
+        target: 0.8,
+        met: ratio >= 0.8,
+        responseBytes: portalReps[0]?.bytes ?? null,
+      },
       portalReps,
       baselineReps,
       dbBreakdown: breakdown,

@@ -139,10 +139,17 @@ interface BaselineConfig {
 }
 
 async function serveBaseline(config: BaselineConfig): Promise<void> {
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: config.poolMax, application_name: 'bench-baseline' });
+  const pool = new pg.Pool({
+    connectionString: config.databaseUrl,
+    max: config.poolMax,
+    application_name: 'bench-baseline',
+  });
   pool.on('error', () => undefined);
   const answer = (res: http.ServerResponse, status: number, body: string): void => {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(body)) });
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(body)),
+    });
     res.end(body);
   };
   const server = http.createServer((req, res) => {
@@ -157,15 +164,35 @@ async function serveBaseline(config: BaselineConfig): Promise<void> {
           const now = new Date();
           // The parameters recordHeartbeat binds for a license key with agent:commands.
           const values = [
-            hb.version, new Date(hb.timestamp), hb.status, hb.uptime_seconds, null, null, now,
-            config.clientId, hb.agent_id,
-            config.clientId, hb.agent_id, true, MAX_COMMANDS_PER_HEARTBEAT, now,
+            hb.version,
+            new Date(hb.timestamp),
+            hb.status,
+            hb.uptime_seconds,
+            null,
+            null,
+            now,
+            config.clientId,
+            hb.agent_id,
+            config.clientId,
+            hb.agent_id,
+            true,
+            MAX_COMMANDS_PER_HEARTBEAT,
+            now,
           ];
-          const result = await pool.query<ClaimedRow>(config.prepared ? { name: 'heartbeat', text: HEARTBEAT_SQL, values } : { text: HEARTBEAT_SQL, values });
+          const result = await pool.query<ClaimedRow>(
+            config.prepared ? { name: 'heartbeat', text: HEARTBEAT_SQL, values } : { text: HEARTBEAT_SQL, values },
+          );
           if (result.rows[0]?.updated !== 1) return answer(res, 404, '{"error":"unknown agent"}');
           const commands = result.rows
             .filter((r) => r.id !== null)
-            .map((r) => ({ id: Number(r.id), command_type: r.command_type, payload: r.payload, priority: r.priority, created_by: r.created_by, created_at: r.created_at.toISOString() }));
+            .map((r) => ({
+              id: Number(r.id),
+              command_type: r.command_type,
+              payload: r.payload,
+              priority: r.priority,
+              created_by: r.created_by,
+              created_at: r.created_at.toISOString(),
+            }));
           answer(res, 200, JSON.stringify({ success: true, received_at: now.toISOString(), commands }));
         } catch (err) {
           answer(res, 500, JSON.stringify({ error: err instanceof Error ? err.message : String(err) }));
@@ -184,7 +211,10 @@ async function serveBaseline(config: BaselineConfig): Promise<void> {
   process.on('SIGINT', shutdown);
 }
 
-async function startBaselineServer(config: Omit<BaselineConfig, 'port' | 'host'>, echo: boolean): Promise<{ url: string; child: NodeChild }> {
+async function startBaselineServer(
+  config: Omit<BaselineConfig, 'port' | 'host'>,
+  echo: boolean,
+): Promise<{ url: string; child: NodeChild }> {
   const host = '127.0.0.1';
   const port = await freePort(host);
   const full: BaselineConfig = { ...config, host, port };
@@ -224,7 +254,13 @@ function parseOptions(argv: string[]): HeartbeatOptions | 'help' {
   }
   if (own.pending > own.agents * 10) throw new OptionsError('--pending must be at most 10 per agent');
   if (own.pool > 100) throw new OptionsError('--pool must be at most 100');
-  const defaults: NodeJS.ProcessEnv = { BENCH_DURATION: '15', BENCH_WARMUP: '5', BENCH_ROUNDS: '2', BENCH_QUIET_WAIT: '30', ...process.env };
+  const defaults: NodeJS.ProcessEnv = {
+    BENCH_DURATION: '15',
+    BENCH_WARMUP: '5',
+    BENCH_ROUNDS: '2',
+    BENCH_QUIET_WAIT: '30',
+    ...process.env,
+  };
   const shared = parseBenchOptions(rest, defaults);
   if (shared === 'help') return 'help';
   return { ...shared, ...own };
@@ -236,11 +272,17 @@ function log(message: string): void {
 
 /** The portal's embedded PostgreSQL, as its superuser (credentials file in the data dir). */
 function databaseUrlOf(portal: PortalProcess): string {
-  const { password } = JSON.parse(fs.readFileSync(path.join(portal.dataDir, 'postgres-credentials.json'), 'utf8')) as { password: string };
+  const { password } = JSON.parse(fs.readFileSync(path.join(portal.dataDir, 'postgres-credentials.json'), 'utf8')) as {
+    password: string;
+  };
   return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${portal.pgPort}/svc`;
 }
 
-async function seed(db: pg.Client, opts: HeartbeatOptions, licenseId: string): Promise<{ agentsWithCommands: number; commands: number; firstAgentWithCommands: number }> {
+async function seed(
+  db: pg.Client,
+  opts: HeartbeatOptions,
+  licenseId: string,
+): Promise<{ agentsWithCommands: number; commands: number; firstAgentWithCommands: number }> {
   await db.query(
     `INSERT INTO agents (agent_id, client_id, license_id, key_tier, version, sent_at, status, uptime_seconds, received_at, first_seen_at)
      SELECT 'svcd_' || lpad(to_hex(n), 8, '0'), $1, $2, 'business', $3, now(), 'running', 0, now(), now()
@@ -260,30 +302,49 @@ async function seed(db: pg.Client, opts: HeartbeatOptions, licenseId: string): P
     [step, agentsWithCommands, perAgent, CLIENT_ID],
   );
   await db.query('VACUUM (ANALYZE) agents, agent_commands');
-  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM agent_commands WHERE status = 'pending'`);
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM agent_commands WHERE status = 'pending'`,
+  );
   return { agentsWithCommands, commands: rows[0]?.n ?? 0, firstAgentWithCommands: step };
 }
 
 /** Every run starts from the same backlog and a clean slate: claimed commands back to pending, dead rows gone, dirty pages written. */
 async function resetBacklog(db: pg.Client): Promise<number> {
-  const { rowCount } = await db.query(`UPDATE agent_commands SET status = 'pending', sent_at = NULL WHERE status <> 'pending'`);
+  const { rowCount } = await db.query(
+    `UPDATE agent_commands SET status = 'pending', sent_at = NULL WHERE status <> 'pending'`,
+  );
   await db.query('VACUUM (ANALYZE) agents, agent_commands');
   await db.query('CHECKPOINT');
   return rowCount ?? 0;
 }
 
 const heartbeatBody = (agentId: string): string =>
-  JSON.stringify({ agent_id: agentId, version: VERSION, timestamp: new Date().toISOString(), status: 'running', uptime_seconds: 3600 });
+  JSON.stringify({
+    agent_id: agentId,
+    version: VERSION,
+    timestamp: new Date().toISOString(),
+    status: 'running',
+    uptime_seconds: 3600,
+  });
 
 async function postHeartbeat(url: string, key: string, agentId: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${url}${PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: heartbeatBody(agentId), signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(`${url}${PATH}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: heartbeatBody(agentId),
+    signal: AbortSignal.timeout(10_000),
+  });
   const text = await res.text();
   return { status: res.status, body: text.startsWith('{') ? JSON.parse(text) : text };
 }
 
 // --- fairness checks ---------------------------------------------------------------------
 
-const normalizeSql = (s: string): string => s.replace(/--[^\n]*/g, ' ').replace(/\s+/g, ' ').trim();
+const normalizeSql = (s: string): string =>
+  s
+    .replace(/--[^\n]*/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 interface Captured {
   /** The statement, comments and whitespace collapsed. */
@@ -300,7 +361,8 @@ function loggedHeartbeatStatements(logFile: string, offset: number): Captured[] 
   const out: Captured[] = [];
   for (const e of entries) {
     const m = /(?:execute ([^:]+)|statement): ([\s\S]*)$/.exec(e);
-    if (m?.[2] && m[2].includes('WITH hb AS')) out.push({ sql: normalizeSql(m[2]), statementName: m[1] ?? '(simple query)' });
+    if (m?.[2] && m[2].includes('WITH hb AS'))
+      out.push({ sql: normalizeSql(m[2]), statementName: m[1] ?? '(simple query)' });
   }
   return out;
 }
@@ -312,7 +374,12 @@ interface StatementLog {
 }
 
 /** Turn PostgreSQL's statement log on (it stays on until close()), or null when its file cannot be read here. */
-async function openStatementLog(db: pg.Client, portal: PortalProcess, key: string, agentId: string): Promise<StatementLog | null> {
+async function openStatementLog(
+  db: pg.Client,
+  portal: PortalProcess,
+  key: string,
+  agentId: string,
+): Promise<StatementLog | null> {
   const logFile = path.join(portal.dataDir, 'postgres-log', 'postgresql.log');
   try {
     fs.accessSync(logFile, fs.constants.R_OK);
@@ -326,7 +393,8 @@ async function openStatementLog(db: pg.Client, portal: PortalProcess, key: strin
     async capture(url) {
       const offset = fs.statSync(logFile).size;
       const res = await postHeartbeat(url, key, agentId);
-      if (res.status !== 200) throw new Error(`heartbeat for the SQL check: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+      if (res.status !== 200)
+        throw new Error(`heartbeat for the SQL check: HTTP ${res.status} ${JSON.stringify(res.body)}`);
       await sleep(300);
       return loggedHeartbeatStatements(logFile, offset)[0];
     },
@@ -347,7 +415,8 @@ interface SqlCheck {
 }
 
 function compareCaptured(portal: Captured | undefined, baseline: Captured | undefined): SqlCheck {
-  if (portal === undefined || baseline === undefined) return { identical: null, note: 'the statement log did not show both statements: not checked' };
+  if (portal === undefined || baseline === undefined)
+    return { identical: null, note: 'the statement log did not show both statements: not checked' };
   const sameText = portal.sql === baseline.sql;
   const sameMode = (portal.statementName === '<unnamed>') === (baseline.statementName === '<unnamed>');
   const identical = sameText && sameMode;
@@ -356,20 +425,39 @@ function compareCaptured(portal: Captured | undefined, baseline: Captured | unde
     : !sameText
       ? 'the statements DIFFER: the baseline is out of date (see agents/heartbeat.ts), the ratio is not a like-for-like comparison'
       : `the statements are the same text but sent differently (portal ${portal.statementName}, baseline ${baseline.statementName})`;
-  return { identical, note, portalStatementName: portal.statementName, baselineStatementName: baseline.statementName, ...(identical ? {} : { portal: portal.sql, baseline: baseline.sql }) };
+  return {
+    identical,
+    note,
+    portalStatementName: portal.statementName,
+    baselineStatementName: baseline.statementName,
+    ...(identical ? {} : { portal: portal.sql, baseline: baseline.sql }),
+  };
 }
 
 /** Both sides hand the same agent the same commands in the same order (received_at aside). */
-async function compareAnswers(db: pg.Client, portalUrl: string, baselineUrl: string, key: string, agentId: string): Promise<{ same: boolean; commands: number; portal: unknown; baseline: unknown }> {
-  const restore = () => db.query(`UPDATE agent_commands SET status = 'pending', sent_at = NULL WHERE agent_id = $1`, [agentId]);
+async function compareAnswers(
+  db: pg.Client,
+  portalUrl: string,
+  baselineUrl: string,
+  key: string,
+  agentId: string,
+): Promise<{ same: boolean; commands: number; portal: unknown; baseline: unknown }> {
+  const restore = () =>
+    db.query(`UPDATE agent_commands SET status = 'pending', sent_at = NULL WHERE agent_id = $1`, [agentId]);
   await restore();
   const p = await postHeartbeat(portalUrl, key, agentId);
   await restore();
   const b = await postHeartbeat(baselineUrl, key, agentId);
   await restore();
-  const strip = (body: any) => (typeof body === 'object' && body !== null ? { ...body, received_at: typeof body.received_at } : body);
+  const strip = (body: any) =>
+    typeof body === 'object' && body !== null ? { ...body, received_at: typeof body.received_at } : body;
   const same = p.status === 200 && b.status === 200 && JSON.stringify(strip(p.body)) === JSON.stringify(strip(b.body));
-  return { same, commands: Array.isArray(p.body?.commands) ? p.body.commands.length : -1, portal: p.body, baseline: b.body };
+  return {
+    same,
+    commands: Array.isArray(p.body?.commands) ? p.body.commands.length : -1,
+    portal: p.body,
+    baseline: b.body,
+  };
 }
 
 // --- load ------------------------------------------------------------------------------------
@@ -390,7 +478,17 @@ interface LoadResult {
 }
 
 /** One bounded autocannon phase; every request carries a random agent id of the fleet. */
-async function runHeartbeatLoad(opts: { title: string; url: string; key: string; agents: number; connections: number; pipelining: number; durationS: number; maxRequests: number; cpu?: CpuTarget[] }): Promise<LoadResult> {
+async function runHeartbeatLoad(opts: {
+  title: string;
+  url: string;
+  key: string;
+  agents: number;
+  connections: number;
+  pipelining: number;
+  durationS: number;
+  maxRequests: number;
+  cpu?: CpuTarget[];
+}): Promise<LoadResult> {
   interrupted.throwIfAborted();
   const latencies = new Samples();
   const timestamp = new Date().toISOString();
@@ -415,7 +513,9 @@ async function runHeartbeatLoad(opts: { title: string; url: string; key: string;
       },
     ],
   });
-  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => latencies.push(responseTime));
+  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) =>
+    latencies.push(responseTime),
+  );
   const stop = (): void => instance.stop();
   interrupted.addEventListener('abort', stop, { once: true });
   const watchdog = setTimeout(() => instance.stop(), (opts.durationS + 30) * 1000);
@@ -435,7 +535,8 @@ async function runHeartbeatLoad(opts: { title: string; url: string; key: string;
   const cpuUsPerRequest: Record<string, number | null> = {};
   for (const [name, pct] of Object.entries(cpuPercent)) {
     if (name === 'machine' || name === 'other') continue;
-    cpuUsPerRequest[name] = pct === null || requests2xx === 0 ? null : round(((pct / 100) * result.duration * 1e6) / requests2xx, 1);
+    cpuUsPerRequest[name] =
+      pct === null || requests2xx === 0 ? null : round(((pct / 100) * result.duration * 1e6) / requests2xx, 1);
   }
   return {
     title: opts.title,
@@ -506,23 +607,66 @@ interface PgbenchVariant {
 const PGBENCH_VARIANTS: PgbenchVariant[] = [
   { name: 'pgbench -M extended (as pg sends it)', mode: 'extended', pgOptions: '' },
   { name: 'what-if: pgbench -M prepared', mode: 'prepared', pgOptions: '' },
-  { name: 'what-if: pgbench -M prepared, synchronous_commit=off', mode: 'prepared', pgOptions: '-c synchronous_commit=off' },
+  {
+    name: 'what-if: pgbench -M prepared, synchronous_commit=off',
+    mode: 'prepared',
+    pgOptions: '-c synchronous_commit=off',
+  },
 ];
 
-async function runPgbench(databaseUrl: string, opts: HeartbeatOptions, postgres: CpuTarget, variant: PgbenchVariant): Promise<PgbenchResult> {
+async function runPgbench(
+  databaseUrl: string,
+  opts: HeartbeatOptions,
+  postgres: CpuTarget,
+  variant: PgbenchVariant,
+): Promise<PgbenchResult> {
   // A fresh directory per run: pgbench's per-transaction logs land here.
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-pgbench-'));
-  onCleanup(`remove ${dir}`, () => fs.promises.rm(dir, { recursive: true, force: true }), () => fs.rmSync(dir, { recursive: true, force: true }));
+  onCleanup(
+    `remove ${dir}`,
+    () => fs.promises.rm(dir, { recursive: true, force: true }),
+    () => fs.rmSync(dir, { recursive: true, force: true }),
+  );
   const script = path.join(dir, 'heartbeat.sql');
   fs.writeFileSync(script, pgbenchScript(opts.agents));
   const url = new URL(databaseUrl);
-  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '', PGPASSWORD: decodeURIComponent(url.password), PGOPTIONS: variant.pgOptions, LC_ALL: 'C' };
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env['PATH'] ?? '',
+    PGPASSWORD: decodeURIComponent(url.password),
+    PGOPTIONS: variant.pgOptions,
+    LC_ALL: 'C',
+  };
   const clients = opts.pool;
-  const args = ['-h', url.hostname, '-p', url.port, '-U', 'postgres', '-n', '-M', variant.mode, '-c', String(clients), '-j', '2', '-T', String(Math.round(opts.durationS)), '-f', script, '-l', `--log-prefix=${path.join(dir, 'tx')}`, 'svc'];
+  const args = [
+    '-h',
+    url.hostname,
+    '-p',
+    url.port,
+    '-U',
+    'postgres',
+    '-n',
+    '-M',
+    variant.mode,
+    '-c',
+    String(clients),
+    '-j',
+    '2',
+    '-T',
+    String(Math.round(opts.durationS)),
+    '-f',
+    script,
+    '-l',
+    `--log-prefix=${path.join(dir, 'tx')}`,
+    'svc',
+  ];
   const cpu = startCpuSample([postgres]);
   const t0 = process.hrtime.bigint();
   const child = spawn('pgbench', args, { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  const unregister = onCleanup('stop pgbench', () => void child.kill('SIGKILL'), () => void child.kill('SIGKILL'));
+  const unregister = onCleanup(
+    'stop pgbench',
+    () => void child.kill('SIGKILL'),
+    () => void child.kill('SIGKILL'),
+  );
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
   child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -550,9 +694,15 @@ async function runPgbench(databaseUrl: string, opts: HeartbeatOptions, postgres:
     durationS: opts.durationS,
     transactions,
     tps: round(tps, 1),
-    latencyMs: { p50: round(percentileSorted(sorted, 50), 3), p90: round(percentileSorted(sorted, 90), 3), p99: round(percentileSorted(sorted, 99), 3), max: round(sorted[sorted.length - 1] ?? Number.NaN, 3) },
+    latencyMs: {
+      p50: round(percentileSorted(sorted, 50), 3),
+      p90: round(percentileSorted(sorted, 90), 3),
+      p99: round(percentileSorted(sorted, 99), 3),
+      max: round(sorted[sorted.length - 1] ?? Number.NaN, 3),
+    },
     postgresCpuPercent: pgCpu,
-    postgresCpuUsPerTransaction: pgCpu === null || transactions === 0 ? null : round(((pgCpu / 100) * wallS * 1e6) / transactions, 1),
+    postgresCpuUsPerTransaction:
+      pgCpu === null || transactions === 0 ? null : round(((pgCpu / 100) * wallS * 1e6) / transactions, 1),
   };
 }
 
@@ -572,12 +722,19 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
     `heartbeat benchmark: POST ${PATH} for random agents of ${opts.agents.toLocaleString('en')} with ${opts.pending.toLocaleString('en')} pending commands; ` +
       `${opts.connections} connections, DB pool ${opts.pool}, ${opts.warmupS} s warm-up + ${opts.durationS} s measured, ${opts.rounds} round(s) of baseline then portal`,
   );
-  log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}, load average ${loadAtStart.join(' ')}`);
+  log(
+    `machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}, load average ${loadAtStart.join(' ')}`,
+  );
 
   const profileDir = path.join(RESULTS_DIR, `heartbeat-${stampOf(started)}-profile`);
-  if (opts.profile) log(`profiling the portal into ${profileDir}: its figures are slowed by the profiler, do not report them`);
+  if (opts.profile)
+    log(`profiling the portal into ${profileDir}: its figures are slowed by the profiler, do not report them`);
   log('starting the portal (embedded PostgreSQL in a fresh temp dir) ...');
-  const portal = await startPortalProcess({ echo: opts.verbose, env: { SVC_DB_POOL_MAX: String(opts.pool) }, nodeArgs: opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] });
+  const portal = await startPortalProcess({
+    echo: opts.verbose,
+    env: { SVC_DB_POOL_MAX: String(opts.pool) },
+    nodeArgs: opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  });
   log(`portal up at ${portal.url} (pid ${portal.child.pid}, PostgreSQL on port ${portal.pgPort})`);
 
   const token = await adminToken(portal);
@@ -594,7 +751,9 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
 
   const t0 = Date.now();
   const seeded = await seed(db, opts, license.id);
-  log(`seeded ${opts.agents.toLocaleString('en')} agents and ${seeded.commands.toLocaleString('en')} pending commands (2 each for every ${seeded.firstAgentWithCommands}th agent) in SQL in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  log(
+    `seeded ${opts.agents.toLocaleString('en')} agents and ${seeded.commands.toLocaleString('en')} pending commands (2 each for every ${seeded.firstAgentWithCommands}th agent) in SQL in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
 
   // What the portal sends decides how the baseline sends it: the same text, unnamed or prepared alike.
   const probeAgent = agentIdOf(seeded.firstAgentWithCommands);
@@ -605,9 +764,17 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   try {
     const portalStatement = await statementLog?.capture(portal.url);
     baselinePrepared = portalStatement !== undefined && portalStatement.statementName !== '<unnamed>';
-    baseline = await startBaselineServer({ databaseUrl, poolMax: opts.pool, tier: 'business', clientId: CLIENT_ID, prepared: baselinePrepared }, opts.verbose);
-    log(`baseline (node:http + pg, pool ${opts.pool}${baselinePrepared ? ', named prepared statement like the portal' : ''}) up at ${baseline.url} (pid ${baseline.child.pid})`);
-    sqlCheck = statementLog === null ? { identical: null, note: 'PostgreSQL\'s log file cannot be read here: not checked' } : compareCaptured(portalStatement, await statementLog.capture(baseline.url));
+    baseline = await startBaselineServer(
+      { databaseUrl, poolMax: opts.pool, tier: 'business', clientId: CLIENT_ID, prepared: baselinePrepared },
+      opts.verbose,
+    );
+    log(
+      `baseline (node:http + pg, pool ${opts.pool}${baselinePrepared ? ', named prepared statement like the portal' : ''}) up at ${baseline.url} (pid ${baseline.child.pid})`,
+    );
+    sqlCheck =
+      statementLog === null
+        ? { identical: null, note: "PostgreSQL's log file cannot be read here: not checked" }
+        : compareCaptured(portalStatement, await statementLog.capture(baseline.url));
   } finally {
     await statementLog?.close();
   }
@@ -615,7 +782,10 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   if (sqlCheck.identical === false) log(`  portal:   ${sqlCheck.portal}\n  baseline: ${sqlCheck.baseline}`);
 
   const answers = await compareAnswers(db, portal.url, baseline.url, key, probeAgent);
-  if (!answers.same) throw new Error(`the portal and the baseline answer differently for ${probeAgent}:\nportal:   ${JSON.stringify(answers.portal)}\nbaseline: ${JSON.stringify(answers.baseline)}`);
+  if (!answers.same)
+    throw new Error(
+      `the portal and the baseline answer differently for ${probeAgent}:\nportal:   ${JSON.stringify(answers.portal)}\nbaseline: ${JSON.stringify(answers.baseline)}`,
+    );
   log(`check: both answer ${probeAgent} the same ${answers.commands} commands in the same order`);
   await resetBacklog(db);
 
@@ -624,37 +794,90 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
     { side: 'baseline', url: baseline.url, cpu: [{ name: 'server', pid: () => baseline.child.pid }, postgres] },
     { side: 'portal', url: portal.url, cpu: [{ name: 'server', pid: () => portal.child.pid }, postgres] },
   ];
-  const common = { key, agents: opts.agents, connections: opts.connections, pipelining: opts.pipelining, maxRequests: opts.maxRequests };
-  const runs: (LoadResult & { side: Side; round: number; machineBusyBeforePercent: number | null; claimed: number })[] = [];
-  const rows: (string | number)[][] = [['run', 'hb/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'server CPU', 'postgres CPU', 'loadgen CPU', 'other CPU', 'server µs/hb', 'postgres µs/hb']];
+  const common = {
+    key,
+    agents: opts.agents,
+    connections: opts.connections,
+    pipelining: opts.pipelining,
+    maxRequests: opts.maxRequests,
+  };
+  const runs: (LoadResult & { side: Side; round: number; machineBusyBeforePercent: number | null; claimed: number })[] =
+    [];
+  const rows: (string | number)[][] = [
+    [
+      'run',
+      'hb/s',
+      'p50 ms',
+      'p90 ms',
+      'p99 ms',
+      'max ms',
+      'server CPU',
+      'postgres CPU',
+      'loadgen CPU',
+      'other CPU',
+      'server µs/hb',
+      'postgres µs/hb',
+    ],
+  ];
 
   for (let r = 1; r <= opts.rounds; r++) {
     for (const target of targets) {
       const label = `${target.side} #${r}`;
       let busy: number | null = null;
       if (opts.quietWaitS > 0) {
-        const quiet = await waitForQuietMachine({ maxBusyPercent: opts.quietBusyPercent, timeoutMs: opts.quietWaitS * 1000, signal: interrupted });
+        const quiet = await waitForQuietMachine({
+          maxBusyPercent: opts.quietBusyPercent,
+          timeoutMs: opts.quietWaitS * 1000,
+          signal: interrupted,
+        });
         busy = quiet.busyPercent;
-        if (busy !== null && busy > opts.quietBusyPercent) log(`  (the machine is still busy: ${busy}% of a core used by others; running ${label} anyway)`);
+        if (busy !== null && busy > opts.quietBusyPercent)
+          log(`  (the machine is still busy: ${busy}% of a core used by others; running ${label} anyway)`);
       }
       if (opts.warmupS > 0) {
         await resetBacklog(db);
-        const warm = await runHeartbeatLoad({ ...common, title: `${label} warm-up`, url: target.url, durationS: opts.warmupS });
+        const warm = await runHeartbeatLoad({
+          ...common,
+          title: `${label} warm-up`,
+          url: target.url,
+          durationS: opts.warmupS,
+        });
         const problem = problemsOf(warm);
         if (problem) throw new Error(problem);
       }
       await resetBacklog(db);
-      const measured = await runHeartbeatLoad({ ...common, title: label, url: target.url, durationS: opts.durationS, cpu: target.cpu });
+      const measured = await runHeartbeatLoad({
+        ...common,
+        title: label,
+        url: target.url,
+        durationS: opts.durationS,
+        cpu: target.cpu,
+      });
       const problem = problemsOf(measured);
       if (problem) throw new Error(problem);
-      const { rows: sent } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM agent_commands WHERE status = 'sent'`);
+      const { rows: sent } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM agent_commands WHERE status = 'sent'`,
+      );
       runs.push({ ...measured, side: target.side, round: r, machineBusyBeforePercent: busy, claimed: sent[0]?.n ?? 0 });
       const l = measured.latencyMs;
       log(
         `  ${label.padEnd(12)} ${measured.rps.toFixed(0).padStart(6)} hb/s   p50 ${l.p50.toFixed(2)} ms   p99 ${l.p99.toFixed(2)} ms   (${measured.requests2xx} heartbeats in ${measured.durationS} s, ` +
           `${sent[0]?.n ?? 0} commands handed out; CPU server ${cpuCell(measured.cpuPercent['server'])}, postgres ${cpuCell(measured.cpuPercent['postgres'])}, loadgen ${cpuCell(measured.cpuPercent['loadgen'])}, other ${cpuCell(measured.cpuPercent['other'])})`,
       );
-      rows.push([label, Math.round(measured.rps), l.p50.toFixed(2), l.p90.toFixed(2), l.p99.toFixed(2), l.max.toFixed(2), cpuCell(measured.cpuPercent['server']), cpuCell(measured.cpuPercent['postgres']), cpuCell(measured.cpuPercent['loadgen']), cpuCell(measured.cpuPercent['other']), measured.cpuUsPerRequest['server'] ?? '-', measured.cpuUsPerRequest['postgres'] ?? '-']);
+      rows.push([
+        label,
+        Math.round(measured.rps),
+        l.p50.toFixed(2),
+        l.p90.toFixed(2),
+        l.p99.toFixed(2),
+        l.max.toFixed(2),
+        cpuCell(measured.cpuPercent['server']),
+        cpuCell(measured.cpuPercent['postgres']),
+        cpuCell(measured.cpuPercent['loadgen']),
+        cpuCell(measured.cpuPercent['other']),
+        measured.cpuUsPerRequest['server'] ?? '-',
+        measured.cpuUsPerRequest['postgres'] ?? '-',
+      ]);
     }
   }
 
@@ -662,20 +885,49 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   let whatIfPrepared: LoadResult | null = null;
   // (Pointless when the portal, and so the baseline, already prepare it.)
   if (opts.whatIf && !baselinePrepared) {
-    const prepared = await startBaselineServer({ databaseUrl, poolMax: opts.pool, tier: 'business', clientId: CLIENT_ID, prepared: true }, opts.verbose);
-    if (opts.quietWaitS > 0) await waitForQuietMachine({ maxBusyPercent: opts.quietBusyPercent, timeoutMs: opts.quietWaitS * 1000, signal: interrupted });
+    const prepared = await startBaselineServer(
+      { databaseUrl, poolMax: opts.pool, tier: 'business', clientId: CLIENT_ID, prepared: true },
+      opts.verbose,
+    );
+    if (opts.quietWaitS > 0)
+      await waitForQuietMachine({
+        maxBusyPercent: opts.quietBusyPercent,
+        timeoutMs: opts.quietWaitS * 1000,
+        signal: interrupted,
+      });
     if (opts.warmupS > 0) {
       await resetBacklog(db);
       await runHeartbeatLoad({ ...common, title: 'what-if warm-up', url: prepared.url, durationS: opts.warmupS });
     }
     await resetBacklog(db);
-    whatIfPrepared = await runHeartbeatLoad({ ...common, title: 'what-if: baseline, named prepared statement', url: prepared.url, durationS: opts.durationS, cpu: [{ name: 'server', pid: () => prepared.child.pid }, postgres] });
+    whatIfPrepared = await runHeartbeatLoad({
+      ...common,
+      title: 'what-if: baseline, named prepared statement',
+      url: prepared.url,
+      durationS: opts.durationS,
+      cpu: [{ name: 'server', pid: () => prepared.child.pid }, postgres],
+    });
     const problem = problemsOf(whatIfPrepared);
     if (problem) throw new Error(problem);
     await prepared.child.stop(5_000);
     const l = whatIfPrepared.latencyMs;
-    log(`  what-if: baseline with a named prepared statement ${whatIfPrepared.rps.toFixed(0)} hb/s   p50 ${l.p50.toFixed(2)} ms   p99 ${l.p99.toFixed(2)} ms   (CPU server ${cpuCell(whatIfPrepared.cpuPercent['server'])}, postgres ${cpuCell(whatIfPrepared.cpuPercent['postgres'])}, ${whatIfPrepared.cpuUsPerRequest['postgres']} µs/hb in postgres; other ${cpuCell(whatIfPrepared.cpuPercent['other'])})`);
-    rows.push(['what-if prepared', Math.round(whatIfPrepared.rps), l.p50.toFixed(2), l.p90.toFixed(2), l.p99.toFixed(2), l.max.toFixed(2), cpuCell(whatIfPrepared.cpuPercent['server']), cpuCell(whatIfPrepared.cpuPercent['postgres']), cpuCell(whatIfPrepared.cpuPercent['loadgen']), cpuCell(whatIfPrepared.cpuPercent['other']), whatIfPrepared.cpuUsPerRequest['server'] ?? '-', whatIfPrepared.cpuUsPerRequest['postgres'] ?? '-']);
+    log(
+      `  what-if: baseline with a named prepared statement ${whatIfPrepared.rps.toFixed(0)} hb/s   p50 ${l.p50.toFixed(2)} ms   p99 ${l.p99.toFixed(2)} ms   (CPU server ${cpuCell(whatIfPrepared.cpuPercent['server'])}, postgres ${cpuCell(whatIfPrepared.cpuPercent['postgres'])}, ${whatIfPrepared.cpuUsPerRequest['postgres']} µs/hb in postgres; other ${cpuCell(whatIfPrepared.cpuPercent['other'])})`,
+    );
+    rows.push([
+      'what-if prepared',
+      Math.round(whatIfPrepared.rps),
+      l.p50.toFixed(2),
+      l.p90.toFixed(2),
+      l.p99.toFixed(2),
+      l.max.toFixed(2),
+      cpuCell(whatIfPrepared.cpuPercent['server']),
+      cpuCell(whatIfPrepared.cpuPercent['postgres']),
+      cpuCell(whatIfPrepared.cpuPercent['loadgen']),
+      cpuCell(whatIfPrepared.cpuPercent['other']),
+      whatIfPrepared.cpuUsPerRequest['server'] ?? '-',
+      whatIfPrepared.cpuUsPerRequest['postgres'] ?? '-',
+    ]);
   }
 
   const pgbench: (PgbenchResult | { variant: string; skipped: string })[] = [];
@@ -689,11 +941,18 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
     }
     for (const variant of available ? PGBENCH_VARIANTS.filter((v) => opts.whatIf || v.mode === 'extended') : []) {
       try {
-        if (opts.quietWaitS > 0) await waitForQuietMachine({ maxBusyPercent: opts.quietBusyPercent, timeoutMs: opts.quietWaitS * 1000, signal: interrupted });
+        if (opts.quietWaitS > 0)
+          await waitForQuietMachine({
+            maxBusyPercent: opts.quietBusyPercent,
+            timeoutMs: opts.quietWaitS * 1000,
+            signal: interrupted,
+          });
         await resetBacklog(db);
         const r = await runPgbench(databaseUrl, opts, postgres, variant);
         pgbench.push(r);
-        log(`  ${variant.name}: ${r.tps.toFixed(0)} tx/s   p50 ${r.latencyMs.p50.toFixed(2)} ms   p99 ${r.latencyMs.p99.toFixed(2)} ms   (${r.clients} connections; postgres CPU ${cpuCell(r.postgresCpuPercent)}, ${r.postgresCpuUsPerTransaction} µs/tx)`);
+        log(
+          `  ${variant.name}: ${r.tps.toFixed(0)} tx/s   p50 ${r.latencyMs.p50.toFixed(2)} ms   p99 ${r.latencyMs.p99.toFixed(2)} ms   (${r.clients} connections; postgres CPU ${cpuCell(r.postgresCpuPercent)}, ${r.postgresCpuUsPerTransaction} µs/tx)`,
+        );
       } catch (err) {
         pgbench.push({ variant: variant.name, skipped: err instanceof Error ? err.message : String(err) });
         log(`  ${variant.name} failed: ${err instanceof Error ? err.message : err}`);
@@ -714,27 +973,83 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   };
   const baselineSummary = side('baseline');
   const portalSummary = side('portal');
-  const ratio = { throughput: round(portalSummary.rps / baselineSummary.rps, 3), p50: round(portalSummary.p50Ms / baselineSummary.p50Ms, 3), p99: round(portalSummary.p99Ms / baselineSummary.p99Ms, 3) };
+  const ratio = {
+    throughput: round(portalSummary.rps / baselineSummary.rps, 3),
+    p50: round(portalSummary.p50Ms / baselineSummary.p50Ms, 3),
+    p99: round(portalSummary.p99Ms / baselineSummary.p99Ms, 3),
+  };
   const targetsMet = { ratioAtLeast0_8: ratio.throughput >= 0.8, atLeast3000PerSecond: portalSummary.rps >= 3000 };
 
   log('');
-  log(`CPU is in % of one core (the machine has ${machine.cpus}); "other" is everything on the machine that is not the benchmark; µs/hb is CPU time per answered heartbeat.`);
+  log(
+    `CPU is in % of one core (the machine has ${machine.cpus}); "other" is everything on the machine that is not the benchmark; µs/hb is CPU time per answered heartbeat.`,
+  );
   log(table(rows));
   log('');
   log(
     table([
       ['median of runs', 'hb/s', 'p50 ms', 'p99 ms', 'server µs/hb', 'postgres µs/hb'],
-      ['baseline (node:http + pg, same SQL)', Math.round(baselineSummary.rps), baselineSummary.p50Ms.toFixed(2), baselineSummary.p99Ms.toFixed(2), baselineSummary.serverCpuUsPerHeartbeat, baselineSummary.postgresCpuUsPerHeartbeat],
-      ['portal', Math.round(portalSummary.rps), portalSummary.p50Ms.toFixed(2), portalSummary.p99Ms.toFixed(2), portalSummary.serverCpuUsPerHeartbeat, portalSummary.postgresCpuUsPerHeartbeat],
-      ['portal / baseline', ratio.throughput.toFixed(3), `${ratio.p50.toFixed(2)}x`, `${ratio.p99.toFixed(2)}x`, '', ''],
-      ...(whatIfPrepared ? [['what-if: baseline, named prepared statement', Math.round(whatIfPrepared.rps), whatIfPrepared.latencyMs.p50.toFixed(2), whatIfPrepared.latencyMs.p99.toFixed(2), whatIfPrepared.cpuUsPerRequest['server'] ?? '-', whatIfPrepared.cpuUsPerRequest['postgres'] ?? '-']] : []),
-      ...pgbench.flatMap((r) => ('tps' in r ? [[`${r.variant}, ${r.clients} conn.`, Math.round(r.tps), r.latencyMs.p50.toFixed(2), r.latencyMs.p99.toFixed(2), '', r.postgresCpuUsPerTransaction ?? '-']] : [])),
+      [
+        'baseline (node:http + pg, same SQL)',
+        Math.round(baselineSummary.rps),
+        baselineSummary.p50Ms.toFixed(2),
+        baselineSummary.p99Ms.toFixed(2),
+        baselineSummary.serverCpuUsPerHeartbeat,
+        baselineSummary.postgresCpuUsPerHeartbeat,
+      ],
+      [
+        'portal',
+        Math.round(portalSummary.rps),
+        portalSummary.p50Ms.toFixed(2),
+        portalSummary.p99Ms.toFixed(2),
+        portalSummary.serverCpuUsPerHeartbeat,
+        portalSummary.postgresCpuUsPerHeartbeat,
+      ],
+      [
+        'portal / baseline',
+        ratio.throughput.toFixed(3),
+        `${ratio.p50.toFixed(2)}x`,
+        `${ratio.p99.toFixed(2)}x`,
+        '',
+        '',
+      ],
+      ...(whatIfPrepared
+        ? [
+            [
+              'what-if: baseline, named prepared statement',
+              Math.round(whatIfPrepared.rps),
+              whatIfPrepared.latencyMs.p50.toFixed(2),
+              whatIfPrepared.latencyMs.p99.toFixed(2),
+              whatIfPrepared.cpuUsPerRequest['server'] ?? '-',
+              whatIfPrepared.cpuUsPerRequest['postgres'] ?? '-',
+            ],
+          ]
+        : []),
+      ...pgbench.flatMap((r) =>
+        'tps' in r
+          ? [
+              [
+                `${r.variant}, ${r.clients} conn.`,
+                Math.round(r.tps),
+                r.latencyMs.p50.toFixed(2),
+                r.latencyMs.p99.toFixed(2),
+                '',
+                r.postgresCpuUsPerTransaction ?? '-',
+              ],
+            ]
+          : [],
+      ),
     ]),
   );
   log('');
-  log(`targets: portal/baseline ≥ 0.8: ${targetsMet.ratioAtLeast0_8 ? 'met' : 'NOT met'} (${ratio.throughput.toFixed(3)}); ≥ 3,000 heartbeats/s: ${targetsMet.atLeast3000PerSecond ? 'met' : 'NOT met'} (${Math.round(portalSummary.rps)}/s)`);
+  log(
+    `targets: portal/baseline ≥ 0.8: ${targetsMet.ratioAtLeast0_8 ? 'met' : 'NOT met'} (${ratio.throughput.toFixed(3)}); ≥ 3,000 heartbeats/s: ${targetsMet.atLeast3000PerSecond ? 'met' : 'NOT met'} (${Math.round(portalSummary.rps)}/s)`,
+  );
   const contended = runs.filter((r) => (r.cpuPercent['other'] ?? 0) > opts.quietBusyPercent);
-  if (contended.length > 0) log(`warning: ${contended.length} of ${runs.length} runs shared the machine with other work (${contended.map((r) => `${r.title} other ${cpuCell(r.cpuPercent['other'])}`).join(', ')}); their figures are less reliable.`);
+  if (contended.length > 0)
+    log(
+      `warning: ${contended.length} of ${runs.length} runs shared the machine with other work (${contended.map((r) => `${r.title} other ${cpuCell(r.cpuPercent['other'])}`).join(', ')}); their figures are less reliable.`,
+    );
   if (sqlCheck.identical === false) log(`warning: ${sqlCheck.note}`);
 
   let profile: unknown = null;
@@ -742,15 +1057,27 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
     await portal.stop(); // the profile is written when the portal exits
     const files = fs.existsSync(profileDir) ? fs.readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile')) : [];
     for (const f of files) {
-      const s = summarizeProfile(JSON.parse(fs.readFileSync(path.join(profileDir, f), 'utf8')) as Parameters<typeof summarizeProfile>[0]);
+      const s = summarizeProfile(
+        JSON.parse(fs.readFileSync(path.join(profileDir, f), 'utf8')) as Parameters<typeof summarizeProfile>[0],
+      );
       const busy = s.totalMs - (s.byArea.find(([a]) => a === '(idle)')?.[1] ?? 0);
       const pct = (ms: number) => `${((ms / busy) * 100).toFixed(1)}%`;
       log(`\nportal CPU profile ${path.join(profileDir, f)}: ${(busy / 1000).toFixed(1)} s busy`);
       log('self time by area:');
-      for (const [a, ms] of s.byArea.filter(([a]) => a !== '(idle)').slice(0, 15)) log(`  ${pct(ms).padStart(6)}  ${a}`);
+      for (const [a, ms] of s.byArea.filter(([a]) => a !== '(idle)').slice(0, 15))
+        log(`  ${pct(ms).padStart(6)}  ${a}`);
       log('inclusive time by function:');
-      for (const [fn, ms] of s.byTotal.filter(([fn]) => !fn.startsWith('(idle)') && !fn.startsWith('(root)')).slice(0, 30)) log(`  ${pct(ms).padStart(6)}  ${fn}`);
-      profile = { file: path.join(profileDir, f), busyMs: round(busy, 0), byArea: s.byArea.slice(0, 20), byTotal: s.byTotal.slice(0, 40), bySelf: s.bySelf.slice(0, 40) };
+      for (const [fn, ms] of s.byTotal
+        .filter(([fn]) => !fn.startsWith('(idle)') && !fn.startsWith('(root)'))
+        .slice(0, 30))
+        log(`  ${pct(ms).padStart(6)}  ${fn}`);
+      profile = {
+        file: path.join(profileDir, f),
+        busyMs: round(busy, 0),
+        byArea: s.byArea.slice(0, 20),
+        byTotal: s.byTotal.slice(0, 40),
+        bySelf: s.bySelf.slice(0, 40),
+      };
     }
   }
 
@@ -766,9 +1093,21 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
       postgres: postgresVersion,
       loadAverage: { atStart: loadAtStart, atEnd: os.loadavg().map((v) => round(v, 2)) },
       options: opts,
-      fleet: { agents: opts.agents, pendingCommands: seeded.commands, agentsWithCommands: seeded.agentsWithCommands, tier: 'business' },
+      fleet: {
+        agents: opts.agents,
+        pendingCommands: seeded.commands,
+        agentsWithCommands: seeded.agentsWithCommands,
+        tier: 'business',
+      },
       checks: { sameAnswer: { agent: probeAgent, same: answers.same, commands: answers.commands }, sameSql: sqlCheck },
-      summary: { baseline: baselineSummary, portal: portalSummary, ratio, targets: { ratio: 0.8, heartbeatsPerSecond: 3000, met: targetsMet }, whatIfPrepared, pgbench },
+      summary: {
+        baseline: baselineSummary,
+        portal: portalSummary,
+        ratio,
+        targets: { ratio: 0.8, heartbeatsPerSecond: 3000, met: targetsMet },
+        whatIfPrepared,
+        pgbench,
+      },
       runs,
       profile,
     },

@@ -45,14 +45,17 @@ function parseOptions(argv: string[]): Options {
   };
   for (const arg of argv) {
     if (arg === '--help') {
-      console.log('node bench/share-page.ts [--views=16] [--rounds=3] [--report-mb=24 (at most 24: the upload limit is 25 MB)] [--timeout=300]');
+      console.log(
+        'node bench/share-page.ts [--views=16] [--rounds=3] [--report-mb=24 (at most 24: the upload limit is 25 MB)] [--timeout=300]',
+      );
       process.exit(0);
     }
     const entry = Object.entries(limits).find(([, [flag]]) => arg.startsWith(`${flag}=`));
     if (entry === undefined) throw new Error(`unknown option ${arg} (see --help)`);
     const [key, [flag, min, max]] = entry as [keyof Options, [string, number, number]];
     const n = Number(arg.slice(flag.length + 1));
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${flag} must be a whole number between ${min} and ${max}`);
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new Error(`${flag} must be a whole number between ${min} and ${max}`);
     opts[key] = n;
   }
   return opts;
@@ -60,9 +63,12 @@ function parseOptions(argv: string[]): Options {
 
 /** A plausible report: repeated finding rows, a script string holding `</body>`, the real closing tag at the end. */
 function reportBytes(bytes: number): Buffer {
-  const head = '<!DOCTYPE html><html><head><meta charset="utf-8"><title>Bench report</title></head><body>\n<section id="consultation-section" class="consultation-section"><button id="scheduleBtn">Schedule</button></section>\n';
-  const tail = '<script>function printView() { return "<html><body>" + document.body.innerHTML + "</body></html>"; }</script>\n</body>\n</html>\n';
-  const row = '<tr><td>192.168.1.10</td><td>22/tcp</td><td class="high">SSH allows password authentication</td><td>Disable PasswordAuthentication.</td></tr>\n';
+  const head =
+    '<!DOCTYPE html><html><head><meta charset="utf-8"><title>Bench report</title></head><body>\n<section id="consultation-section" class="consultation-section"><button id="scheduleBtn">Schedule</button></section>\n';
+  const tail =
+    '<script>function printView() { return "<html><body>" + document.body.innerHTML + "</body></html>"; }</script>\n</body>\n</html>\n';
+  const row =
+    '<tr><td>192.168.1.10</td><td>22/tcp</td><td class="high">SSH allows password authentication</td><td>Disable PasswordAuthentication.</td></tr>\n';
   const out = Buffer.alloc(bytes, ' ');
   out.write(head, 0, 'utf8');
   let off = head.length;
@@ -80,7 +86,9 @@ async function views(url: string, n: number, expectedBytes: number, timeoutMs: n
     let got = 0;
     for await (const chunk of res.body) got += (chunk as Uint8Array).length;
     if (got !== expectedBytes || res.headers.get('content-length') !== String(expectedBytes)) {
-      throw new Error(`GET ${url}: ${got} bytes, content-length ${res.headers.get('content-length')}, expected ${expectedBytes}`);
+      throw new Error(
+        `GET ${url}: ${got} bytes, content-length ${res.headers.get('content-length')}, expected ${expectedBytes}`,
+      );
     }
   };
   await Promise.all(Array.from({ length: n }, one));
@@ -90,7 +98,11 @@ async function main(): Promise<void> {
   installSignalHandlers();
   const opts = parseOptions(process.argv.slice(2));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-share-'));
-  onCleanup(`remove ${dir}`, () => fs.promises.rm(dir, { recursive: true, force: true }), () => fs.rmSync(dir, { recursive: true, force: true }));
+  onCleanup(
+    `remove ${dir}`,
+    () => fs.promises.rm(dir, { recursive: true, force: true }),
+    () => fs.rmSync(dir, { recursive: true, force: true }),
+  );
   const report = reportBytes(opts.reportMb * 1e6);
   const reportFile = path.join(dir, 'report.html');
   fs.writeFileSync(reportFile, report);
@@ -99,16 +111,26 @@ async function main(): Promise<void> {
   const portal = await startPortalProcess({ env: { SVC_UPLOAD_API_KEY: legacyKey } });
   const sessionId = `bench-share-${randomBytes(8).toString('hex')}`;
   const form = new FormData();
-  const doc = { metadata: { session_id: sessionId, client: 'Benchmark Client', target: '192.168.1.0/24' }, summary: { risk_score: 42, risk_grade: 'C', total_findings: 3, total_hosts: 2 } };
+  const doc = {
+    metadata: { session_id: sessionId, client: 'Benchmark Client', target: '192.168.1.0/24' },
+    summary: { risk_score: 42, risk_grade: 'C', total_findings: 3, total_hosts: 2 },
+  };
   form.append('session_json', new Blob([JSON.stringify(doc)], { type: 'application/json' }), 'session_results.json');
   form.append('report_html', new Blob([report], { type: 'text/html' }), 'report.html');
-  const up = await fetch(`${portal.url}/api/upload`, { method: 'POST', headers: { 'x-api-key': legacyKey }, body: form, signal: AbortSignal.timeout(120_000) });
+  const up = await fetch(`${portal.url}/api/upload`, {
+    method: 'POST',
+    headers: { 'x-api-key': legacyKey },
+    body: form,
+    signal: AbortSignal.timeout(120_000),
+  });
   const upBody = (await up.json()) as { share_token?: string };
-  if (up.status !== 200 || typeof upBody.share_token !== 'string') throw new Error(`upload: HTTP ${up.status} ${JSON.stringify(upBody).slice(0, 300)}`);
+  if (up.status !== 200 || typeof upBody.share_token !== 'string')
+    throw new Error(`upload: HTTP ${up.status} ${JSON.stringify(upBody).slice(0, 300)}`);
   const shareUrl = `${portal.url}/share/?token=${upBody.share_token}`;
   const first = await fetch(shareUrl);
   const portalBytes = (await first.arrayBuffer()).byteLength;
-  if (first.status !== 200 || portalBytes <= report.length) throw new Error(`share page: HTTP ${first.status}, ${portalBytes} bytes`);
+  if (first.status !== 200 || portalBytes <= report.length)
+    throw new Error(`share page: HTTP ${first.status}, ${portalBytes} bytes`);
 
   const basePort = await freePort();
   const baseline: NodeChild = spawnNode(fileURLToPath(new URL('./share-page/file-server.ts', import.meta.url)), {
@@ -125,10 +147,17 @@ async function main(): Promise<void> {
     for (const side of ['baseline', 'portal'] as const) {
       const pid = side === 'portal' ? portal.child.pid : baseline.pid;
       const sampler = startRssSampler(pid, 20);
-      await views(side === 'portal' ? shareUrl : baseUrl, opts.views, side === 'portal' ? portalBytes : report.length, opts.timeoutS * 1000);
+      await views(
+        side === 'portal' ? shareUrl : baseUrl,
+        opts.views,
+        side === 'portal' ? portalBytes : report.length,
+        opts.timeoutS * 1000,
+      );
       const w = sampler.stop();
       windows[side].push(w);
-      console.error(`round ${r + 1} ${side}: RSS ${Math.round(w.beforeKiB / 1024)} -> peak ${Math.round(w.peakKiB / 1024)} MiB (+${Math.round(w.growthKiB / 1024)} MiB)`);
+      console.error(
+        `round ${r + 1} ${side}: RSS ${Math.round(w.beforeKiB / 1024)} -> peak ${Math.round(w.peakKiB / 1024)} MiB (+${Math.round(w.growthKiB / 1024)} MiB)`,
+      );
     }
   }
 
@@ -138,11 +167,26 @@ async function main(): Promise<void> {
   console.log(
     table([
       ['side', 'views', 'report MB', 'RSS before MiB', 'RSS growth MiB (median)', 'per view MiB'],
-      ...(['baseline', 'portal'] as const).map((side) => [side, opts.views, opts.reportMb, round(median(windows[side].map((w) => w.beforeKiB)) / 1024, 1), round(growthMiB(side), 1), round(perView(side), 2)]),
+      ...(['baseline', 'portal'] as const).map((side) => [
+        side,
+        opts.views,
+        opts.reportMb,
+        round(median(windows[side].map((w) => w.beforeKiB)) / 1024, 1),
+        round(growthMiB(side), 1),
+        round(perView(side), 2),
+      ]),
     ]),
   );
   console.log(`ratio portal/baseline (RSS growth): ${round(ratio, 2)}`);
-  const file = writeResult('share-page', { options: opts, machine: machineInfo(), reportBytes: report.length, portalBytes, windows, growthMiB: { baseline: growthMiB('baseline'), portal: growthMiB('portal') }, ratio });
+  const file = writeResult('share-page', {
+    options: opts,
+    machine: machineInfo(),
+    reportBytes: report.length,
+    portalBytes,
+    windows,
+    growthMiB: { baseline: growthMiB('baseline'), portal: growthMiB('portal') },
+    ratio,
+  });
   console.log(`written to ${file}`);
   await baseline.stop(10_000);
   await portal.stop();

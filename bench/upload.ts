@@ -31,7 +31,17 @@ import { freePort } from './lib/ports.ts';
 import { summarizeProfile } from './lib/profile-summary.ts';
 import { RESULTS_DIR, stampOf, table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
-import { buildBody, framingBytes, logPayload, newSessionId, sha256Of, upload, type UploadBody, type UploadTarget, type UploadTiming } from './upload/client.ts';
+import {
+  buildBody,
+  framingBytes,
+  logPayload,
+  newSessionId,
+  sha256Of,
+  upload,
+  type UploadBody,
+  type UploadTarget,
+  type UploadTiming,
+} from './upload/client.ts';
 import { parseUploadOptions, usage, type UploadOptions } from './upload/options.ts';
 import { startRssSampler, readMem, type RssWindow } from './upload/rss.ts';
 import type { SinkAnswer, SinkConfig } from './upload/sink-server.ts';
@@ -114,7 +124,11 @@ function bounded<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   });
 }
 
-async function startSink(opts: UploadOptions, profileDir: string | null, signal: AbortSignal): Promise<{ url: string; port: number; dir: string; child: NodeChild }> {
+async function startSink(
+  opts: UploadOptions,
+  profileDir: string | null,
+  signal: AbortSignal,
+): Promise<{ url: string; port: number; dir: string; child: NodeChild }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-sink-'));
   fs.chmodSync(dir, 0o755);
   onCleanup(
@@ -127,7 +141,12 @@ async function startSink(opts: UploadOptions, profileDir: string | null, signal:
   const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '', BENCH_UPLOAD_SINK_CONFIG: JSON.stringify(config) };
   if (process.env['NODE_OPTIONS'] !== undefined) env['NODE_OPTIONS'] = process.env['NODE_OPTIONS'];
   const script = fileURLToPath(new URL('./upload/sink-server.ts', import.meta.url));
-  const child = spawnNode(script, { name: 'baseline', env, echo: opts.verbose, nodeArgs: [...opts.nodeArgs, ...(profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])] });
+  const child = spawnNode(script, {
+    name: 'baseline',
+    env,
+    echo: opts.verbose,
+    nodeArgs: [...opts.nodeArgs, ...(profileDir === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`])],
+  });
   const url = `http://${HOST}:${port}`;
   await waitForHttp(`${url}/health`, { timeoutMs: 15_000, child, signal });
   return { url, port, dir, child };
@@ -148,14 +167,23 @@ function sinkCheck(body: UploadBody, sha: string, a: UploadTiming): string | nul
   if (a.status !== 200) return `HTTP ${a.status}: ${a.answer.slice(0, 300)}`;
   try {
     const j = JSON.parse(a.answer) as Partial<SinkAnswer>;
-    if (j.bytes !== body.length || j.sha256 !== sha) return `the baseline received other bytes: ${a.answer.slice(0, 300)} (expected ${body.length} bytes, ${sha})`;
+    if (j.bytes !== body.length || j.sha256 !== sha)
+      return `the baseline received other bytes: ${a.answer.slice(0, 300)} (expected ${body.length} bytes, ${sha})`;
   } catch {
     return `not JSON: ${a.answer.slice(0, 200)}`;
   }
   return null;
 }
 
-async function runPhase(target: SideTarget, roundNo: number, warmup: boolean, payload: Buffer, boundary: string, opts: UploadOptions, signal: AbortSignal): Promise<Phase> {
+async function runPhase(
+  target: SideTarget,
+  roundNo: number,
+  warmup: boolean,
+  payload: Buffer,
+  boundary: string,
+  opts: UploadOptions,
+  signal: AbortSignal,
+): Promise<Phase> {
   // Bodies and their digests first (not timed): fresh session ids, same length.
   const bodies = Array.from({ length: opts.concurrency }, () => buildBody(newSessionId(), payload, boundary));
   const shas = target.side === 'portal' ? bodies.map(() => '') : bodies.map(sha256Of);
@@ -167,9 +195,15 @@ async function runPhase(target: SideTarget, roundNo: number, warmup: boolean, pa
   const settleMs = Math.round(performance.now() - s0);
   let quiet: { busyPercent: number | null; waitedMs: number } = { busyPercent: null, waitedMs: 0 };
   if (opts.quietWaitS > 0) {
-    quiet = await waitForQuietMachine({ maxBusyPercent: opts.quietBusyPercent, timeoutMs: opts.quietWaitS * 1000, signal });
+    quiet = await waitForQuietMachine({
+      maxBusyPercent: opts.quietBusyPercent,
+      timeoutMs: opts.quietWaitS * 1000,
+      signal,
+    });
     if (quiet.busyPercent !== null && quiet.busyPercent > opts.quietBusyPercent) {
-      log(`  (the machine is still busy: ${quiet.busyPercent}% of a core used by others after ${Math.round(quiet.waitedMs / 1000)} s; running anyway)`);
+      log(
+        `  (the machine is still busy: ${quiet.busyPercent}% of a core used by others after ${Math.round(quiet.waitedMs / 1000)} s; running anyway)`,
+      );
     }
   }
 
@@ -183,10 +217,18 @@ async function runPhase(target: SideTarget, roundNo: number, warmup: boolean, pa
   const threads = threadCpu.stop();
   const window = rss.stop();
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw new Error(`${target.side} round ${roundNo}: an upload failed: ${failed.reason instanceof Error ? failed.reason.message : String(failed.reason)}`);
+  if (failed)
+    throw new Error(
+      `${target.side} round ${roundNo}: an upload failed: ${failed.reason instanceof Error ? failed.reason.message : String(failed.reason)}`,
+    );
   const answers = settled.map((r) => (r as PromiseFulfilledResult<UploadTiming>).value);
-  const problems = answers.map((a, i) => target.check(bodies[i] as UploadBody, shas[i] ?? '', a)).filter((p): p is string => p !== null);
-  if (problems.length > 0) throw new Error(`${target.side} round ${roundNo}: ${problems.length} of ${answers.length} uploads failed: ${problems[0]}`);
+  const problems = answers
+    .map((a, i) => target.check(bodies[i] as UploadBody, shas[i] ?? '', a))
+    .filter((p): p is string => p !== null);
+  if (problems.length > 0)
+    throw new Error(
+      `${target.side} round ${roundNo}: ${problems.length} of ${answers.length} uploads failed: ${problems[0]}`,
+    );
 
   const bytes = bodies.reduce((a, b) => a + b.length, 0);
   const perUpload: UploadRecord[] = answers.map((a, i) => ({
@@ -243,7 +285,12 @@ interface SideSummary {
 function summarize(phases: Phase[], quietBusyPercent: number): SideSummary | null {
   if (phases.length === 0) return null;
   const maxGrowth = phases.reduce((a, p) => (p.rss.growthKiB > a.rss.growthKiB ? p : a));
-  const quiet = phases.filter((p) => p.cpuPercent['other'] !== null && p.cpuPercent['other'] !== undefined && p.cpuPercent['other'] <= quietBusyPercent);
+  const quiet = phases.filter(
+    (p) =>
+      p.cpuPercent['other'] !== null &&
+      p.cpuPercent['other'] !== undefined &&
+      p.cpuPercent['other'] <= quietBusyPercent,
+  );
   return {
     phases: phases.length,
     medianMBps: round(median(phases.map((p) => p.mbPerS)), 1),
@@ -264,7 +311,10 @@ function summarize(phases: Phase[], quietBusyPercent: number): SideSummary | nul
 }
 
 /** Every stored object of the portal that has the payload's size, and whether one of them is byte-identical. */
-function storedCheck(portal: PortalProcess, payload: Buffer): { objectsOfPayloadSize: number; sampleIdentical: boolean | null } {
+function storedCheck(
+  portal: PortalProcess,
+  payload: Buffer,
+): { objectsOfPayloadSize: number; sampleIdentical: boolean | null } {
   const root = path.join(portal.dataDir, 'blobs', 'objects');
   let count = 0;
   let sample: string | null = null;
@@ -276,7 +326,10 @@ function storedCheck(portal: PortalProcess, payload: Buffer): { objectsOfPayload
       sample ??= file;
     }
   }
-  return { objectsOfPayloadSize: count, sampleIdentical: sample === null ? null : fs.readFileSync(sample).equals(payload) };
+  return {
+    objectsOfPayloadSize: count,
+    sampleIdentical: sample === null ? null : fs.readFileSync(sample).equals(payload),
+  };
 }
 
 async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
@@ -286,7 +339,8 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
   if (opts.bodyBytes > UPLOAD_LIMIT_BYTES) throw new OptionsError(`--body-bytes must be at most ${UPLOAD_LIMIT_BYTES}`);
   const boundary = `----svc-bench-${randomBytes(12).toString('hex')}`;
   const framing = framingBytes(boundary);
-  if (opts.bodyBytes <= framing) throw new OptionsError(`--body-bytes must exceed the framing and JSON (${framing} bytes)`);
+  if (opts.bodyBytes <= framing)
+    throw new OptionsError(`--body-bytes must exceed the framing and JSON (${framing} bytes)`);
   const payload = logPayload(opts.bodyBytes - framing);
   const probe = buildBody(newSessionId(), payload, boundary);
   if (probe.length !== opts.bodyBytes) throw new Error(`body is ${probe.length} bytes, wanted ${opts.bodyBytes}`);
@@ -298,10 +352,15 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
       `session_json ${probe.jsonBytes} B + pipeline_log ${payload.length} B + ${framing - probe.jsonBytes} B framing), ` +
       `${opts.warmupRounds} warm-up + ${opts.rounds} measured round(s), hard timeout ${opts.timeoutS} s`,
   );
-  log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), Node ${machine.node}, ${machine.platform}, load average ${loadAtStart.join(' ')}`);
+  log(
+    `machine: ${machine.cpus} CPUs (${machine.cpuModel}), Node ${machine.node}, ${machine.platform}, load average ${loadAtStart.join(' ')}`,
+  );
 
   const profileDir = path.join(RESULTS_DIR, `upload-${stampOf(started)}-profile`);
-  if (opts.profile) log(`profiling the portal and the baseline into ${profileDir}: the figures are slowed by the profiler, do not report them`);
+  if (opts.profile)
+    log(
+      `profiling the portal and the baseline into ${profileDir}: the figures are slowed by the profiler, do not report them`,
+    );
   log('starting the portal (embedded PostgreSQL in a fresh temp dir) ...');
   const t0 = Date.now();
   const apiKey = randomBytes(24).toString('base64url'); // 32 characters: the legacy upload key
@@ -309,11 +368,16 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
     startPortalProcess({
       echo: opts.verbose,
       env: { SVC_UPLOAD_API_KEY: apiKey },
-      nodeArgs: [...opts.nodeArgs, ...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, 'portal')}`] : [])],
+      nodeArgs: [
+        ...opts.nodeArgs,
+        ...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, 'portal')}`] : []),
+      ],
     }),
     signal,
   );
-  log(`portal up at ${portal.url} (pid ${portal.child.pid}, PostgreSQL on port ${portal.pgPort}, data in ${portal.dataDir}) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  log(
+    `portal up at ${portal.url} (pid ${portal.child.pid}, PostgreSQL on port ${portal.pgPort}, data in ${portal.dataDir}) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
   const sink = await startSink(opts, opts.profile ? path.join(profileDir, 'baseline') : null, signal);
   log(`baseline up at ${sink.url} (pid ${sink.child.pid}, files in ${sink.dir})`);
 
@@ -328,25 +392,64 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
   const portalPort = portal.port;
   const postgres: CpuTarget = { name: 'postgres', pid: () => portal.postmasterPid(), withChildren: true };
   const targets: SideTarget[] = [
-    { side: 'baseline', pid: sink.child.pid, upload: { host: HOST, port: sink.port, path: '/api/upload', headers, agent: agent() }, cpu: [{ name: 'server', pid: () => sink.child.pid }], check: sinkCheck },
-    { side: 'portal', pid: portal.child.pid, upload: { host: HOST, port: portalPort, path: '/api/upload', headers, agent: agent() }, cpu: [{ name: 'server', pid: () => portal.child.pid }, postgres], check: portalCheck },
+    {
+      side: 'baseline',
+      pid: sink.child.pid,
+      upload: { host: HOST, port: sink.port, path: '/api/upload', headers, agent: agent() },
+      cpu: [{ name: 'server', pid: () => sink.child.pid }],
+      check: sinkCheck,
+    },
+    {
+      side: 'portal',
+      pid: portal.child.pid,
+      upload: { host: HOST, port: portalPort, path: '/api/upload', headers, agent: agent() },
+      cpu: [{ name: 'server', pid: () => portal.child.pid }, postgres],
+      check: portalCheck,
+    },
   ];
   if (opts.fsyncBaseline) {
-    targets.push({ side: 'baseline+fsync', pid: sink.child.pid, upload: { host: HOST, port: sink.port, path: '/api/upload-fsync', headers, agent: agent() }, cpu: [{ name: 'server', pid: () => sink.child.pid }], check: sinkCheck });
+    targets.push({
+      side: 'baseline+fsync',
+      pid: sink.child.pid,
+      upload: { host: HOST, port: sink.port, path: '/api/upload-fsync', headers, agent: agent() },
+      cpu: [{ name: 'server', pid: () => sink.child.pid }],
+      check: sinkCheck,
+    });
   }
 
-  const idle = { portalKiB: readMem(portal.child.pid)?.rssKiB ?? Number.NaN, baselineKiB: readMem(sink.child.pid)?.rssKiB ?? Number.NaN };
+  const idle = {
+    portalKiB: readMem(portal.child.pid)?.rssKiB ?? Number.NaN,
+    baselineKiB: readMem(sink.child.pid)?.rssKiB ?? Number.NaN,
+  };
   log(`idle RSS before any upload: portal ${mib(idle.portalKiB)} MiB, baseline ${mib(idle.baselineKiB)} MiB`);
 
   const phases: Phase[] = [];
-  const rows: (string | number)[][] = [['phase', 'MB/s', 'wall s', 'upload s (p50)', 'tail ms (max)', 'server CPU', 'main thread', 'postgres CPU', 'other CPU', 'CPU ms/MB', 'RSS before MiB', 'RSS peak MiB', 'growth MiB']];
+  const rows: (string | number)[][] = [
+    [
+      'phase',
+      'MB/s',
+      'wall s',
+      'upload s (p50)',
+      'tail ms (max)',
+      'server CPU',
+      'main thread',
+      'postgres CPU',
+      'other CPU',
+      'CPU ms/MB',
+      'RSS before MiB',
+      'RSS peak MiB',
+      'growth MiB',
+    ],
+  ];
   const cpuCell = (v: number | null | undefined): string => (v === null || v === undefined ? '-' : `${v.toFixed(0)}%`);
   const total = opts.warmupRounds + opts.rounds;
   for (let i = 1; i <= total; i++) {
     const warmup = i <= opts.warmupRounds;
     const roundNo = warmup ? 0 : i - opts.warmupRounds;
     for (const target of targets) {
-      const label = warmup ? `${target.side} warm-up${opts.warmupRounds > 1 ? ` ${i}` : ''}` : `${target.side} #${roundNo}`;
+      const label = warmup
+        ? `${target.side} warm-up${opts.warmupRounds > 1 ? ` ${i}` : ''}`
+        : `${target.side} #${roundNo}`;
       const p = await runPhase(target, roundNo, warmup, payload, boundary, opts, signal);
       phases.push(p);
       log(
@@ -380,8 +483,13 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
   // Other work on the machine slows whichever phase it lands on: when each side has at
   // least 2 phases that ran alone, the headline compares those; otherwise every phase.
   const headlineBasis: 'uncontended phases' | 'all phases' =
-    baseline.uncontendedMedianMBps !== null && portalSummary.uncontendedMedianMBps !== null && (baselineFsync === null || baselineFsync.uncontendedMedianMBps !== null) ? 'uncontended phases' : 'all phases';
-  const headline = (s: SideSummary): number => (headlineBasis === 'uncontended phases' ? (s.uncontendedMedianMBps ?? s.medianMBps) : s.medianMBps);
+    baseline.uncontendedMedianMBps !== null &&
+    portalSummary.uncontendedMedianMBps !== null &&
+    (baselineFsync === null || baselineFsync.uncontendedMedianMBps !== null)
+      ? 'uncontended phases'
+      : 'all phases';
+  const headline = (s: SideSummary): number =>
+    headlineBasis === 'uncontended phases' ? (s.uncontendedMedianMBps ?? s.medianMBps) : s.medianMBps;
   const ratio = round(headline(portalSummary) / headline(baseline), 3);
   const ratioAllPhases = round(portalSummary.medianMBps / baseline.medianMBps, 3);
   const ratioFsync = baselineFsync === null ? null : round(headline(portalSummary) / headline(baselineFsync), 3);
@@ -399,7 +507,13 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
   const baselineRunGrowthMiB = mib(sinkRunPeakKiB - idle.baselineKiB);
   const allowedRunGrowthMiB = round(jsonMiB + baselineRunGrowthMiB + opts.rssAllowanceMiB, 1);
   const goals = {
-    throughput: { goal: 'portal / baseline >= 0.6 (median MB/s)', basis: headlineBasis, ratio, ratioAllPhases, met: ratio >= 0.6 },
+    throughput: {
+      goal: 'portal / baseline >= 0.6 (median MB/s)',
+      basis: headlineBasis,
+      ratio,
+      ratioAllPhases,
+      met: ratio >= 0.6,
+    },
     memorySteady: {
       goal: `portal RSS growth within a measured round <= JSON in flight (${jsonInFlight} B) + ${opts.rssAllowanceMiB} MiB`,
       allowedGrowthMiB,
@@ -418,29 +532,77 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
   const stored = storedCheck(portal, payload);
   const portalUploads = portalPhases.reduce((a, p) => a + p.uploads, 0);
   if (stored.objectsOfPayloadSize !== portalUploads || stored.sampleIdentical !== true) {
-    log(`warning: the portal's blob store holds ${stored.objectsOfPayloadSize} objects of the pipeline_log's size for ${portalUploads} uploads (sample identical: ${stored.sampleIdentical})`);
+    log(
+      `warning: the portal's blob store holds ${stored.objectsOfPayloadSize} objects of the pipeline_log's size for ${portalUploads} uploads (sample identical: ${stored.sampleIdentical})`,
+    );
   }
 
   const summaryRows: (string | number)[][] = [
-    ['median of measured rounds', 'MB/s', 'MB/s alone (n)', 'min', 'max', 'upload s', 'tail ms', 'CPU ms/MB', 'main thread', 'RSS before MiB', 'RSS peak MiB', 'growth max MiB', 'growth p50 MiB'],
+    [
+      'median of measured rounds',
+      'MB/s',
+      'MB/s alone (n)',
+      'min',
+      'max',
+      'upload s',
+      'tail ms',
+      'CPU ms/MB',
+      'main thread',
+      'RSS before MiB',
+      'RSS peak MiB',
+      'growth max MiB',
+      'growth p50 MiB',
+    ],
   ];
   const addRow = (name: string, s: SideSummary | null): void => {
     if (s === null) return;
-    summaryRows.push([name, s.medianMBps.toFixed(1), `${s.uncontendedMedianMBps === null ? '-' : s.uncontendedMedianMBps.toFixed(1)} (${s.uncontendedPhases})`, s.minMBps.toFixed(1), s.maxMBps.toFixed(1), (s.medianLatencyMs / 1000).toFixed(2), s.medianTailMs.toFixed(0), s.medianServerCpuMsPerMB.toFixed(2), `${s.medianMainThreadPercent.toFixed(0)}%`, s.rssBeforeMiB.toFixed(1), s.rssPeakMiB.toFixed(1), s.rssGrowthMaxMiB.toFixed(1), s.rssGrowthMedianMiB.toFixed(1)]);
+    summaryRows.push([
+      name,
+      s.medianMBps.toFixed(1),
+      `${s.uncontendedMedianMBps === null ? '-' : s.uncontendedMedianMBps.toFixed(1)} (${s.uncontendedPhases})`,
+      s.minMBps.toFixed(1),
+      s.maxMBps.toFixed(1),
+      (s.medianLatencyMs / 1000).toFixed(2),
+      s.medianTailMs.toFixed(0),
+      s.medianServerCpuMsPerMB.toFixed(2),
+      `${s.medianMainThreadPercent.toFixed(0)}%`,
+      s.rssBeforeMiB.toFixed(1),
+      s.rssPeakMiB.toFixed(1),
+      s.rssGrowthMaxMiB.toFixed(1),
+      s.rssGrowthMedianMiB.toFixed(1),
+    ]);
   };
   addRow('baseline (node:http -> file + SHA-256)', baseline);
   addRow('portal', portalSummary);
   addRow('baseline+fsync (informational)', baselineFsync);
-  summaryRows.push(['portal / baseline', ratioAllPhases.toFixed(3), headlineBasis === 'uncontended phases' ? ratio.toFixed(3) : '-', '', '', '', '', `${cpuRatio.toFixed(2)}x`]);
-  if (ratioFsync !== null && baselineFsync !== null) summaryRows.push(['portal / baseline+fsync', round(portalSummary.medianMBps / baselineFsync.medianMBps, 3).toFixed(3), headlineBasis === 'uncontended phases' ? ratioFsync.toFixed(3) : '-']);
+  summaryRows.push([
+    'portal / baseline',
+    ratioAllPhases.toFixed(3),
+    headlineBasis === 'uncontended phases' ? ratio.toFixed(3) : '-',
+    '',
+    '',
+    '',
+    '',
+    `${cpuRatio.toFixed(2)}x`,
+  ]);
+  if (ratioFsync !== null && baselineFsync !== null)
+    summaryRows.push([
+      'portal / baseline+fsync',
+      round(portalSummary.medianMBps / baselineFsync.medianMBps, 3).toFixed(3),
+      headlineBasis === 'uncontended phases' ? ratioFsync.toFixed(3) : '-',
+    ]);
 
   log('');
-  log(`MB = 10^6 bytes; CPU in % of one core (the machine has ${machine.cpus}); "tail" = last body byte sent -> answer received; RSS from /proc/<pid>/status (VmRSS sampled every ${opts.sampleMs} ms, plus VmHWM reset before each phase).`);
+  log(
+    `MB = 10^6 bytes; CPU in % of one core (the machine has ${machine.cpus}); "tail" = last body byte sent -> answer received; RSS from /proc/<pid>/status (VmRSS sampled every ${opts.sampleMs} ms, plus VmHWM reset before each phase).`,
+  );
   log(table(rows));
   log('');
   log(table(summaryRows));
   log('');
-  log(`bytes in flight per phase: ${opts.concurrency} x ${probe.length} = ${bytesInFlight} B (${(bytesInFlight / MiB).toFixed(1)} MiB); JSON in flight: ${jsonInFlight} B`);
+  log(
+    `bytes in flight per phase: ${opts.concurrency} x ${probe.length} = ${bytesInFlight} B (${(bytesInFlight / MiB).toFixed(1)} MiB); JSON in flight: ${jsonInFlight} B`,
+  );
   log(
     `RSS over the whole run (warm-up included): portal idle ${mib(idle.portalKiB)} MiB -> peak ${mib(portalRunPeakKiB)} MiB (+${portalRunGrowthMiB} MiB); ` +
       `baseline idle ${mib(idle.baselineKiB)} MiB -> peak ${mib(sinkRunPeakKiB)} MiB (+${baselineRunGrowthMiB} MiB)`,
@@ -458,10 +620,14 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
     `memory goal, whole run (peak - idle <= JSON in flight + baseline's ${baselineRunGrowthMiB} MiB + ${opts.rssAllowanceMiB} MiB = ${allowedRunGrowthMiB.toFixed(1)} MiB): ` +
       `portal +${portalRunGrowthMiB} MiB -> ${verdict(goals.memoryRun.met)}`,
   );
-  log(`stored: ${stored.objectsOfPayloadSize} pipeline_log objects for ${portalUploads} portal uploads, sample byte-identical: ${stored.sampleIdentical}`);
+  log(
+    `stored: ${stored.objectsOfPayloadSize} pipeline_log objects for ${portalUploads} portal uploads, sample byte-identical: ${stored.sampleIdentical}`,
+  );
   const contended = phases.filter((p) => !p.warmup && (p.cpuPercent['other'] ?? 0) > opts.quietBusyPercent);
   if (contended.length > 0) {
-    log(`warning: ${contended.length} measured phases shared the machine with other work (other CPU > ${opts.quietBusyPercent}% of a core); their figures are less reliable.`);
+    log(
+      `warning: ${contended.length} measured phases shared the machine with other work (other CPU > ${opts.quietBusyPercent}% of a core); their figures are less reliable.`,
+    );
   }
 
   const profiles: Record<string, unknown> = {};
@@ -473,15 +639,27 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
       const dir = path.join(profileDir, who);
       const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
       for (const f of files) {
-        const s = summarizeProfile(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Parameters<typeof summarizeProfile>[0]);
+        const s = summarizeProfile(
+          JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as Parameters<typeof summarizeProfile>[0],
+        );
         const busy = s.totalMs - (s.byArea.find(([a]) => a === '(idle)')?.[1] ?? 0);
         const pct = (ms: number): string => `${((ms / busy) * 100).toFixed(1)}%`;
-        log(`\n${who} CPU profile ${path.join(dir, f)}: ${(busy / 1000).toFixed(2)} s busy on the main thread (start-up included)`);
+        log(
+          `\n${who} CPU profile ${path.join(dir, f)}: ${(busy / 1000).toFixed(2)} s busy on the main thread (start-up included)`,
+        );
         log('self time by area:');
-        for (const [a, ms] of s.byArea.filter(([a]) => a !== '(idle)').slice(0, 12)) log(`  ${pct(ms).padStart(6)}  ${(ms / 1000).toFixed(2).padStart(6)} s  ${a}`);
+        for (const [a, ms] of s.byArea.filter(([a]) => a !== '(idle)').slice(0, 12))
+          log(`  ${pct(ms).padStart(6)}  ${(ms / 1000).toFixed(2).padStart(6)} s  ${a}`);
         log('self time by function:');
-        for (const [fn, ms] of s.bySelf.filter(([fn]) => !fn.startsWith('(idle)')).slice(0, 15)) log(`  ${pct(ms).padStart(6)}  ${(ms / 1000).toFixed(2).padStart(6)} s  ${fn}`);
-        profiles[who] = { file: path.join(dir, f), busyMs: round(busy, 0), byArea: s.byArea.slice(0, 20), byTotal: s.byTotal.slice(0, 40), bySelf: s.bySelf.slice(0, 40) };
+        for (const [fn, ms] of s.bySelf.filter(([fn]) => !fn.startsWith('(idle)')).slice(0, 15))
+          log(`  ${pct(ms).padStart(6)}  ${(ms / 1000).toFixed(2).padStart(6)} s  ${fn}`);
+        profiles[who] = {
+          file: path.join(dir, f),
+          busyMs: round(busy, 0),
+          byArea: s.byArea.slice(0, 20),
+          byTotal: s.byTotal.slice(0, 40),
+          bySelf: s.bySelf.slice(0, 40),
+        };
       }
     }
   }
@@ -497,10 +675,29 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
       machine,
       loadAverage: { atStart: loadAtStart, atEnd: os.loadavg().map((v) => round(v, 2)) },
       options: opts,
-      body: { bytes: probe.length, limitBytes: UPLOAD_LIMIT_BYTES, sessionJsonBytes: probe.jsonBytes, pipelineLogBytes: payload.length, framingBytes: framing - probe.jsonBytes, concurrency: opts.concurrency, bytesInFlight, jsonBytesInFlight: jsonInFlight },
+      body: {
+        bytes: probe.length,
+        limitBytes: UPLOAD_LIMIT_BYTES,
+        sessionJsonBytes: probe.jsonBytes,
+        pipelineLogBytes: payload.length,
+        framingBytes: framing - probe.jsonBytes,
+        concurrency: opts.concurrency,
+        bytesInFlight,
+        jsonBytesInFlight: jsonInFlight,
+      },
       idleRssMiB: { portal: mib(idle.portalKiB), baseline: mib(idle.baselineKiB) },
       runPeakRssMiB: { portal: mib(portalRunPeakKiB), baseline: mib(sinkRunPeakKiB) },
-      summary: { baseline, portal: portalSummary, baselineFsync, ratio, ratioBasis: headlineBasis, ratioAllPhases, ratioToFsyncBaseline: ratioFsync, serverCpuPerMBRatio: cpuRatio, goals },
+      summary: {
+        baseline,
+        portal: portalSummary,
+        baselineFsync,
+        ratio,
+        ratioBasis: headlineBasis,
+        ratioAllPhases,
+        ratioToFsyncBaseline: ratioFsync,
+        serverCpuPerMBRatio: cpuRatio,
+        goals,
+      },
       stored,
       profiles,
       phases,
@@ -527,16 +724,20 @@ async function main(): Promise<number> {
   const deadline = AbortSignal.timeout(opts.timeoutS * 1000);
   const signal = AbortSignal.any([interrupted, deadline]);
   // Last resort if even the cleanup hangs: the 'exit' handler kills the children and removes the temp dirs.
-  setTimeout(() => {
-    console.error(`hard timeout: still running ${opts.timeoutS + 120} s after the start; forcing exit`);
-    process.exit(1);
-  }, (opts.timeoutS + 120) * 1000).unref();
+  setTimeout(
+    () => {
+      console.error(`hard timeout: still running ${opts.timeoutS + 120} s after the start; forcing exit`);
+      process.exit(1);
+    },
+    (opts.timeoutS + 120) * 1000,
+  ).unref();
   try {
     await run(opts, signal);
     return 0;
   } catch (err) {
     if (interrupted.aborted) return 130;
-    if (deadline.aborted) console.error(`\nbenchmark stopped: the hard timeout of ${opts.timeoutS} s passed (--timeout)`);
+    if (deadline.aborted)
+      console.error(`\nbenchmark stopped: the hard timeout of ${opts.timeoutS} s passed (--timeout)`);
     else console.error('\nbenchmark failed:', err instanceof Error ? err.message : err);
     return 1;
   } finally {

@@ -74,28 +74,95 @@ interface Options {
 }
 
 const SPEC = {
-  rounds: { env: 'BENCH_ROUNDS', fallback: 5, min: 1, max: 20, int: true, help: 'rounds of (baseline, portal, portal with black hole); medians are reported' },
-  duration: { env: 'BENCH_DURATION', fallback: 30, min: 1, max: 600, int: false, help: 'measured seconds per phase (a phase ends at this or at --events)' },
-  warmup: { env: 'BENCH_WARMUP', fallback: 3, min: 0, max: 120, int: false, help: 'warm-up seconds before each phase (not reported)' },
-  'black-hole-warmup': { env: 'BENCH_BLACK_HOLE_WARMUP', fallback: 12, min: 0, max: 120, int: false, help: 'warm-up seconds of the black-hole phase (>= 10.5 s reaches steady state)' },
+  rounds: {
+    env: 'BENCH_ROUNDS',
+    fallback: 5,
+    min: 1,
+    max: 20,
+    int: true,
+    help: 'rounds of (baseline, portal, portal with black hole); medians are reported',
+  },
+  duration: {
+    env: 'BENCH_DURATION',
+    fallback: 30,
+    min: 1,
+    max: 600,
+    int: false,
+    help: 'measured seconds per phase (a phase ends at this or at --events)',
+  },
+  warmup: {
+    env: 'BENCH_WARMUP',
+    fallback: 3,
+    min: 0,
+    max: 120,
+    int: false,
+    help: 'warm-up seconds before each phase (not reported)',
+  },
+  'black-hole-warmup': {
+    env: 'BENCH_BLACK_HOLE_WARMUP',
+    fallback: 12,
+    min: 0,
+    max: 120,
+    int: false,
+    help: 'warm-up seconds of the black-hole phase (>= 10.5 s reaches steady state)',
+  },
   events: { env: 'BENCH_EVENTS', fallback: 20_000, min: 1, max: 1_000_000, int: true, help: 'cap on events per phase' },
-  receivers: { env: 'BENCH_RECEIVERS', fallback: 50, min: 2, max: 500, int: true, help: 'receivers (= subscriptions = deliveries per event)' },
-  'in-flight': { env: 'BENCH_IN_FLIGHT', fallback: 1, min: 1, max: 64, int: true, help: 'events in flight at once (closed loop per slot)' },
-  timeout: { env: 'BENCH_TIMEOUT', fallback: 1800, min: 30, max: 86_400, int: false, help: 'hard limit on the whole run, seconds' },
-  'quiet-wait': { env: 'BENCH_QUIET_WAIT', fallback: 30, min: 0, max: 3600, int: false, help: 'wait up to N s for an idle machine before each phase (0 = off)' },
-  'quiet-busy': { env: 'BENCH_QUIET_BUSY', fallback: 25, min: 1, max: 10_000, int: false, help: 'idle = machine busy <= this % of one core' },
+  receivers: {
+    env: 'BENCH_RECEIVERS',
+    fallback: 50,
+    min: 2,
+    max: 500,
+    int: true,
+    help: 'receivers (= subscriptions = deliveries per event)',
+  },
+  'in-flight': {
+    env: 'BENCH_IN_FLIGHT',
+    fallback: 1,
+    min: 1,
+    max: 64,
+    int: true,
+    help: 'events in flight at once (closed loop per slot)',
+  },
+  timeout: {
+    env: 'BENCH_TIMEOUT',
+    fallback: 1800,
+    min: 30,
+    max: 86_400,
+    int: false,
+    help: 'hard limit on the whole run, seconds',
+  },
+  'quiet-wait': {
+    env: 'BENCH_QUIET_WAIT',
+    fallback: 30,
+    min: 0,
+    max: 3600,
+    int: false,
+    help: 'wait up to N s for an idle machine before each phase (0 = off)',
+  },
+  'quiet-busy': {
+    env: 'BENCH_QUIET_BUSY',
+    fallback: 25,
+    min: 1,
+    max: 10_000,
+    int: false,
+    help: 'idle = machine busy <= this % of one core',
+  },
 } as const;
 
 type NumericFlag = keyof typeof SPEC;
 
 function usage(): string {
-  const lines = Object.entries(SPEC).map(([flag, s]) => `  --${flag}=N`.padEnd(26) + s.env.padEnd(26) + `${s.help} (default ${s.fallback})`);
+  const lines = Object.entries(SPEC).map(
+    ([flag, s]) => `  --${flag}=N`.padEnd(26) + s.env.padEnd(26) + `${s.help} (default ${s.fallback})`,
+  );
   return [
     'usage: node bench/webhooks.ts [flags]',
     '',
     '  flag'.padEnd(26) + 'env'.padEnd(26) + 'meaning',
     ...lines,
-    '  --black-hole=http|tcp'.padEnd(26) + 'BENCH_BLACK_HOLE'.padEnd(26) + 'http: TLS + request accepted, never answered; tcp: TCP accepted, nothing sent (default http)',
+    '  --black-hole=http|tcp'.padEnd(26) +
+      'BENCH_BLACK_HOLE'.padEnd(26) +
+      'http: TLS + request accepted, never answered; tcp: TCP accepted, nothing sent (default http)',
     '  --verbose'.padEnd(26) + 'BENCH_VERBOSE=1'.padEnd(26) + "echo the portal's output",
     '  --profile'.padEnd(26) + 'BENCH_PROFILE=1'.padEnd(26) + 'CPU-profile the portal (slower; analysis only)',
     '  --help',
@@ -109,7 +176,13 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 'help' 
   const { values } = parseArgs({
     args: argv,
     strict: true,
-    options: { ...numeric, 'black-hole': { type: 'string' }, verbose: { type: 'boolean' }, profile: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      ...numeric,
+      'black-hole': { type: 'string' },
+      verbose: { type: 'boolean' },
+      profile: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   const vals = values as Record<string, string | boolean | undefined>;
   if (vals['help'] === true) return 'help';
@@ -119,12 +192,16 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 'help' 
     const raw = typeof v === 'string' ? v : env[s.env];
     if (raw === undefined || raw.trim() === '') return s.fallback;
     const n = Number(raw);
-    if (!Number.isFinite(n) || n < s.min || n > s.max || (s.int && !Number.isInteger(n))) throw new OptionsError(`--${flag} / ${s.env} must be a ${s.int ? 'whole ' : ''}number between ${s.min} and ${s.max} (got "${raw}")`);
+    if (!Number.isFinite(n) || n < s.min || n > s.max || (s.int && !Number.isInteger(n)))
+      throw new OptionsError(
+        `--${flag} / ${s.env} must be a ${s.int ? 'whole ' : ''}number between ${s.min} and ${s.max} (got "${raw}")`,
+      );
     return n;
   };
   const bhRaw = vals['black-hole'];
   const blackHole = (typeof bhRaw === 'string' ? bhRaw : env['BENCH_BLACK_HOLE']) ?? 'http';
-  if (blackHole !== 'http' && blackHole !== 'tcp') throw new OptionsError(`--black-hole must be http or tcp (got "${blackHole}")`);
+  if (blackHole !== 'http' && blackHole !== 'tcp')
+    throw new OptionsError(`--black-hole must be http or tcp (got "${blackHole}")`);
   const flag = (name: 'verbose' | 'profile', envName: string): boolean => {
     const v = vals[name];
     return typeof v === 'boolean' ? v : ['1', 'true', 'yes'].includes((env[envName] ?? '').toLowerCase());
@@ -161,7 +238,10 @@ function within(ms: number): AbortSignal {
   return AbortSignal.any([stopSignal, AbortSignal.timeout(ms)]);
 }
 
-async function callJson<T>(url: string, init: { method?: string; body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<T> {
+async function callJson<T>(
+  url: string,
+  init: { method?: string; body?: unknown; headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<T> {
   const res = await fetch(url, {
     method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
     headers: { ...(init.body === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },
@@ -202,7 +282,8 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return env;
 }
 
-const f2 = (n: number | null | undefined): string => (n === null || n === undefined || Number.isNaN(n) ? '-' : n.toFixed(2));
+const f2 = (n: number | null | undefined): string =>
+  n === null || n === undefined || Number.isNaN(n) ? '-' : n.toFixed(2);
 const pctCell = (v: number | null | undefined): string => (v === null || v === undefined ? '-' : `${v.toFixed(0)}%`);
 
 // ---------------------------------------------------------------------------------------
@@ -225,7 +306,11 @@ async function startReceivers(ca: BenchCa, count: number): Promise<Receivers> {
   const controlPort = await freePort(HOST);
   const config: ReceiversConfig = { host: HOST, ports, controlPort, keyPem: ca.keyPem, certPem: ca.certPem };
   const script = fileURLToPath(new URL('./webhooks/receivers.ts', import.meta.url));
-  const child = spawnNode(script, { name: 'receivers', env: childEnv({ BENCH_RECEIVERS_CONFIG: JSON.stringify(config) }), echo: false });
+  const child = spawnNode(script, {
+    name: 'receivers',
+    env: childEnv({ BENCH_RECEIVERS_CONFIG: JSON.stringify(config) }),
+    echo: false,
+  });
   const control = `http://${HOST}:${controlPort}`;
 
   const waiters = new Map<string, (d: { eventId: string; at: number }) => void>();
@@ -265,7 +350,15 @@ async function startReceivers(ca: BenchCa, count: number): Promise<Receivers> {
           reject(why);
         };
         const onAbort = (): void => fail(stopSignal.reason instanceof Error ? stopSignal.reason : new Error('stopped'));
-        const timer = setTimeout(() => fail(new Error(`the receivers did not all get the event for session ${sessionId} within ${timeoutMs} ms (receivers: ${child.hasExited() ? 'exited' : 'running'})`)), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            fail(
+              new Error(
+                `the receivers did not all get the event for session ${sessionId} within ${timeoutMs} ms (receivers: ${child.hasExited() ? 'exited' : 'running'})`,
+              ),
+            ),
+          timeoutMs,
+        );
         stopSignal.addEventListener('abort', onAbort, { once: true });
         waiters.set(sessionId, (d) => {
           clearTimeout(timer);
@@ -296,10 +389,17 @@ async function startSender(ca: BenchCa, urls: string[], secrets: string[]): Prom
   const controlPort = await freePort(HOST);
   const config: BaselineConfig = { host: HOST, controlPort, caPem: ca.caPem, urls, secrets };
   const script = fileURLToPath(new URL('./webhooks/baseline-sender.ts', import.meta.url));
-  const child = spawnNode(script, { name: 'baseline sender', env: childEnv({ BENCH_BASELINE_SENDER_CONFIG: JSON.stringify(config) }), echo: false });
+  const child = spawnNode(script, {
+    name: 'baseline sender',
+    env: childEnv({ BENCH_BASELINE_SENDER_CONFIG: JSON.stringify(config) }),
+    echo: false,
+  });
   const control = `http://${HOST}:${controlPort}`;
   await waitForHttp(`${control}/health`, { timeoutMs: 15_000, child, signal: stopSignal });
-  return { child, run: (r) => callJson<BaselineRunResult>(`${control}/run`, { body: r, timeoutMs: r.durationMs + 60_000 }) };
+  return {
+    child,
+    run: (r) => callJson<BaselineRunResult>(`${control}/run`, { body: r, timeoutMs: r.durationMs + 60_000 }),
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -316,15 +416,28 @@ interface PortalSide {
 }
 
 async function uploadSession(portal: PortalProcess, key: string, sessionId: string): Promise<void> {
-  const doc = { metadata: { session_id: sessionId, target: '10.20.0.0/24', client: 'Bench Client' }, findings: [{ title: 'SSH allows password authentication', severity: 'high', host: '10.20.0.10', port: 22 }] };
+  const doc = {
+    metadata: { session_id: sessionId, target: '10.20.0.0/24', client: 'Bench Client' },
+    findings: [{ title: 'SSH allows password authentication', severity: 'high', host: '10.20.0.10', port: 22 }],
+  };
   const form = new FormData();
   form.append('session_json', new Blob([JSON.stringify(doc)], { type: 'application/json' }), 'session_results.json');
-  const res = await fetch(`${portal.url}/api/upload`, { method: 'POST', headers: { 'x-api-key': key }, body: form, signal: within(30_000) });
+  const res = await fetch(`${portal.url}/api/upload`, {
+    method: 'POST',
+    headers: { 'x-api-key': key },
+    body: form,
+    signal: within(30_000),
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`POST /api/upload: HTTP ${res.status} ${text.slice(0, 300)}`);
 }
 
-async function createSubscription(portal: PortalProcess, token: string, url: string, i: number): Promise<{ id: string; secret: string }> {
+async function createSubscription(
+  portal: PortalProcess,
+  token: string,
+  url: string,
+  i: number,
+): Promise<{ id: string; secret: string }> {
   const body = await callJson<{ subscription: { id: string; signing_secret: string } }>(`${portal.url}/api/webhooks`, {
     headers: { 'x-identity-token': token },
     body: { url, event_types: [EVENT_TYPE], description: `bench receiver ${i}` },
@@ -348,7 +461,13 @@ interface PortalRun {
 }
 
 /** Closed loop: each slot PATCHes its session, waits until the receivers have the event, repeats. */
-async function runPortalLoop(side: PortalSide, receivers: Receivers, durationMs: number, maxEvents: number, inFlight: number): Promise<PortalRun> {
+async function runPortalLoop(
+  side: PortalSide,
+  receivers: Receivers,
+  durationMs: number,
+  maxEvents: number,
+  inFlight: number,
+): Promise<PortalRun> {
   const events: PortalEvent[] = [];
   const deadline = performance.now() + durationMs;
   let issued = 0;
@@ -373,8 +492,10 @@ async function runPortalLoop(side: PortalSide, receivers: Receivers, durationMs:
         });
         const text = await res.body.text();
         patchMs = performance.now() - t0;
-        if (res.statusCode !== 200) throw new Error(`PATCH /api/sessions: HTTP ${res.statusCode} ${text.slice(0, 300)}`);
-        if ((JSON.parse(text) as { changed?: unknown }).changed !== true) throw new Error(`PATCH /api/sessions: the status did not change (${text.slice(0, 200)})`);
+        if (res.statusCode !== 200)
+          throw new Error(`PATCH /api/sessions: HTTP ${res.statusCode} ${text.slice(0, 300)}`);
+        if ((JSON.parse(text) as { changed?: unknown }).changed !== true)
+          throw new Error(`PATCH /api/sessions: the status did not change (${text.slice(0, 200)})`);
       } catch (err) {
         waiter.cancel();
         throw err;
@@ -390,7 +511,11 @@ async function runPortalLoop(side: PortalSide, receivers: Receivers, durationMs:
 }
 
 /** Wait until the portal has given up on every delivery to the black-holed subscription. */
-async function drainBlackHole(side: PortalSide, subscriptionId: string, lastEventAt: number): Promise<{ waitedMs: number; pendingLeft: number }> {
+async function drainBlackHole(
+  side: PortalSide,
+  subscriptionId: string,
+  lastEventAt: number,
+): Promise<{ waitedMs: number; pendingLeft: number }> {
   const t0 = Date.now();
   const floor = lastEventAt + BLACK_HOLE_GIVE_UP_MS + 500;
   const deadline = Date.now() + BLACK_HOLE_GIVE_UP_MS * 3 + 30_000;
@@ -398,7 +523,10 @@ async function drainBlackHole(side: PortalSide, subscriptionId: string, lastEven
   while (Date.now() < deadline) {
     stopSignal.throwIfAborted();
     if (Date.now() >= floor) {
-      const body = await callJson<{ deliveries: { status: string }[] }>(`${side.portal.url}/api/webhooks/deliveries?id=${subscriptionId}&limit=500`, { headers: { 'x-identity-token': side.token } });
+      const body = await callJson<{ deliveries: { status: string }[] }>(
+        `${side.portal.url}/api/webhooks/deliveries?id=${subscriptionId}&limit=500`,
+        { headers: { 'x-identity-token': side.token } },
+      );
       pending = body.deliveries.filter((d) => d.status === 'pending').length;
       if (pending === 0) break;
     }
@@ -445,7 +573,20 @@ interface PhaseFigures {
   sample: Omit<RequestSample, 'body' | 'headers'> | null;
 }
 
-function figures(kind: Kind, roundNo: number, rx: ReceiversResult, run: { startedAt: number; finishedAt: number; events: number }, opts: { blackHole: number | null; othersExclude: number; portal: PortalEvent[] | null; senderFailures: number; cpu: Record<string, number | null>; busy: number | null }): PhaseFigures {
+function figures(
+  kind: Kind,
+  roundNo: number,
+  rx: ReceiversResult,
+  run: { startedAt: number; finishedAt: number; events: number },
+  opts: {
+    blackHole: number | null;
+    othersExclude: number;
+    portal: PortalEvent[] | null;
+    senderFailures: number;
+    cpu: Record<string, number | null>;
+    busy: number | null;
+  },
+): PhaseFigures {
   const latency = new Samples();
   const others = new Samples();
   const fanout = new Samples();
@@ -479,7 +620,15 @@ function figures(kind: Kind, roundNo: number, rx: ReceiversResult, run: { starte
   const durationS = (run.finishedAt - run.startedAt) / 1000;
   const receivers = rx.events[0]?.arrivals.length ?? 0;
   const eventsPerS = durationS > 0 ? run.events / durationS : 0;
-  const sample = rx.sample === null ? null : { receiver: rx.sample.receiver, headerNames: rx.sample.headerNames, headerBytes: rx.sample.headerBytes, bodyBytes: rx.sample.bodyBytes };
+  const sample =
+    rx.sample === null
+      ? null
+      : {
+          receiver: rx.sample.receiver,
+          headerNames: rx.sample.headerNames,
+          headerBytes: rx.sample.headerBytes,
+          bodyBytes: rx.sample.bodyBytes,
+        };
   return {
     kind,
     round: roundNo,
@@ -545,7 +694,9 @@ async function run(opts: Options): Promise<void> {
     `webhooks benchmark: one ${EVENT_TYPE} event to ${n} local HTTPS receivers, ${opts.inFlight} event(s) in flight, ${opts.warmupS} s warm-up + ${opts.durationS} s per phase ` +
       `(at most ${opts.maxEvents} events), ${opts.rounds} round(s) of baseline, portal, portal with receiver #${blackHoleIndex} black-holed (${opts.blackHoleMode}; warm-up ${opts.blackHoleWarmupS} s)`,
   );
-  log(`machine: ${machine.cpus} CPUs (${machine.cpuModel}), Node ${machine.node}, ${machine.platform}, load average ${loadAtStart.join(' ')}`);
+  log(
+    `machine: ${machine.cpus} CPUs (${machine.cpuModel}), Node ${machine.node}, ${machine.platform}, load average ${loadAtStart.join(' ')}`,
+  );
 
   const ca = await createBenchCa();
   const tlsContextMs = secureContextCost(ca.caPem);
@@ -554,11 +705,14 @@ async function run(opts: Options): Promise<void> {
       `${tlsContextMs.caOnly.toFixed(3)} ms with the bench CA only (the baseline)`,
   );
   const receivers = await startReceivers(ca, n);
-  log(`receivers up: ${n} HTTPS servers on 127.0.0.1 ports ${receivers.ports[0]}..${receivers.ports[n - 1]} (pid ${receivers.child.pid})`);
+  log(
+    `receivers up: ${n} HTTPS servers on 127.0.0.1 ports ${receivers.ports[0]}..${receivers.ports[n - 1]} (pid ${receivers.child.pid})`,
+  );
 
   const uploadKey = `bench-legacy-${Math.random().toString(36).slice(2)}-${Date.now()}`;
   const profileDir = path.join(RESULTS_DIR, `webhooks-${stampOf(started)}-profile`);
-  if (opts.profile) log(`profiling the portal into ${profileDir}: its figures are slowed by the profiler, do not report them`);
+  if (opts.profile)
+    log(`profiling the portal into ${profileDir}: its figures are slowed by the profiler, do not report them`);
   log('starting the portal (embedded PostgreSQL in a fresh temp dir) ...');
   const t0 = Date.now();
   const portal = await startPortalProcess({
@@ -571,7 +725,9 @@ async function run(opts: Options): Promise<void> {
     },
     nodeArgs: opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   });
-  log(`portal up at ${portal.url} (pid ${portal.child.pid}, PostgreSQL on port ${portal.pgPort}) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  log(
+    `portal up at ${portal.url} (pid ${portal.child.pid}, PostgreSQL on port ${portal.pgPort}) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+  );
 
   const token = await adminToken(portal);
   const pgStats = await openPgStats(portal);
@@ -582,7 +738,8 @@ async function run(opts: Options): Promise<void> {
     sessions.push(id);
   }
   const subscriptions: { id: string; secret: string }[] = [];
-  for (let i = 0; i < n; i++) subscriptions.push(await createSubscription(portal, token, receivers.urls[i] as string, i));
+  for (let i = 0; i < n; i++)
+    subscriptions.push(await createSubscription(portal, token, receivers.urls[i] as string, i));
   const agent = new Agent({ connections: opts.inFlight, keepAliveTimeout: 60_000 });
   onCleanup('close the PATCH client', () => agent.close());
   const side: PortalSide = { portal, token, sessions, status: sessions.map(() => 'new'), subscriptions, agent };
@@ -592,18 +749,41 @@ async function run(opts: Options): Promise<void> {
   // Capture what the portal sends, so the baseline sends the same bytes (the `data` of the event).
   // The first change of each session starts from `new`; from then on every event carries
   // in_review/resolved (the same length either way), so the sample comes from the second.
-  await receivers.setPhase({ name: 'first change', expected: n, blackHole: null, blackHoleMode: opts.blackHoleMode, notify: true });
+  await receivers.setPhase({
+    name: 'first change',
+    expected: n,
+    blackHole: null,
+    blackHoleMode: opts.blackHoleMode,
+    notify: true,
+  });
   await runPortalLoop(side, receivers, 60_000, opts.inFlight, opts.inFlight);
-  await receivers.setPhase({ name: 'capture', expected: n, blackHole: null, blackHoleMode: opts.blackHoleMode, notify: true });
+  await receivers.setPhase({
+    name: 'capture',
+    expected: n,
+    blackHole: null,
+    blackHoleMode: opts.blackHoleMode,
+    notify: true,
+  });
   await runPortalLoop(side, receivers, 60_000, opts.inFlight, opts.inFlight);
   const captured = await receivers.result();
   if (captured.sample === null || captured.signaturesBad > 0 || captured.signaturesOk !== n) {
-    throw new Error(`capture: expected ${n} good signatures, got ${captured.signaturesOk} good and ${captured.signaturesBad} bad`);
+    throw new Error(
+      `capture: expected ${n} good signatures, got ${captured.signaturesOk} good and ${captured.signaturesBad} bad`,
+    );
   }
-  const envelope = JSON.parse(captured.sample.body) as { event_type: string; data: { session_id?: string; previous_status?: string } };
-  log(`captured one delivery: ${captured.sample.bodyBytes} body bytes, ${captured.sample.headerBytes} header bytes (${captured.sample.headerNames.join(', ')})`);
+  const envelope = JSON.parse(captured.sample.body) as {
+    event_type: string;
+    data: { session_id?: string; previous_status?: string };
+  };
+  log(
+    `captured one delivery: ${captured.sample.bodyBytes} body bytes, ${captured.sample.headerBytes} header bytes (${captured.sample.headerNames.join(', ')})`,
+  );
 
-  const sender = await startSender(ca, receivers.urls, subscriptions.map((s) => s.secret));
+  const sender = await startSender(
+    ca,
+    receivers.urls,
+    subscriptions.map((s) => s.secret),
+  );
   log(`baseline sender up (pid ${sender.child.pid})`);
 
   const cpuTargets: CpuTarget[] = [
@@ -615,8 +795,15 @@ async function run(opts: Options): Promise<void> {
 
   const quiet = async (label: string): Promise<number | null> => {
     if (opts.quietWaitS <= 0) return null;
-    const q = await waitForQuietMachine({ maxBusyPercent: opts.quietBusyPercent, timeoutMs: opts.quietWaitS * 1000, signal: stopSignal });
-    if (q.busyPercent !== null && q.busyPercent > opts.quietBusyPercent) log(`  (the machine is still busy: ${q.busyPercent}% of a core used after ${Math.round(q.waitedMs / 1000)} s; running ${label} anyway)`);
+    const q = await waitForQuietMachine({
+      maxBusyPercent: opts.quietBusyPercent,
+      timeoutMs: opts.quietWaitS * 1000,
+      signal: stopSignal,
+    });
+    if (q.busyPercent !== null && q.busyPercent > opts.quietBusyPercent)
+      log(
+        `  (the machine is still busy: ${q.busyPercent}% of a core used after ${Math.round(q.waitedMs / 1000)} s; running ${label} anyway)`,
+      );
     return q.busyPercent;
   };
 
@@ -625,16 +812,35 @@ async function run(opts: Options): Promise<void> {
     const busy = await quiet(label);
     const common = { inFlight: opts.inFlight, eventType: envelope.event_type, data: envelope.data };
     if (opts.warmupS > 0) {
-      await receivers.setPhase({ name: `${label} warm-up`, expected: n, blackHole: null, blackHoleMode: opts.blackHoleMode, notify: false });
+      await receivers.setPhase({
+        name: `${label} warm-up`,
+        expected: n,
+        blackHole: null,
+        blackHoleMode: opts.blackHoleMode,
+        notify: false,
+      });
       const w = await sender.run({ ...common, durationMs: opts.warmupS * 1000, maxEvents: opts.maxEvents });
       if (w.failures > 0) throw new Error(`${label} warm-up: ${w.failures} failed posts (${w.firstError})`);
     }
-    await receivers.setPhase({ name: label, expected: n, blackHole: null, blackHoleMode: opts.blackHoleMode, notify: false });
+    await receivers.setPhase({
+      name: label,
+      expected: n,
+      blackHole: null,
+      blackHoleMode: opts.blackHoleMode,
+      notify: false,
+    });
     const cpu = startCpuSample(cpuTargets);
     const r = await sender.run({ ...common, durationMs: opts.durationS * 1000, maxEvents: opts.maxEvents });
     const cpuPercent = cpu.stop();
     const rx = await receivers.result();
-    return figures('baseline', roundNo, rx, r, { blackHole: null, othersExclude: blackHoleIndex, portal: null, senderFailures: r.failures, cpu: cpuPercent, busy });
+    return figures('baseline', roundNo, rx, r, {
+      blackHole: null,
+      othersExclude: blackHoleIndex,
+      portal: null,
+      senderFailures: r.failures,
+      cpu: cpuPercent,
+      busy,
+    });
   };
 
   const portalPhase = async (roundNo: number, withBlackHole: boolean): Promise<PhaseFigures> => {
@@ -642,7 +848,13 @@ async function run(opts: Options): Promise<void> {
     const label = `${kind} #${roundNo}`;
     const busy = await quiet(label);
     const bh = withBlackHole ? blackHoleIndex : null;
-    const phase = (name: string): PhaseConfig => ({ name, expected: withBlackHole ? n - 1 : n, blackHole: bh, blackHoleMode: opts.blackHoleMode, notify: true });
+    const phase = (name: string): PhaseConfig => ({
+      name,
+      expected: withBlackHole ? n - 1 : n,
+      blackHole: bh,
+      blackHoleMode: opts.blackHoleMode,
+      notify: true,
+    });
     const warmupS = withBlackHole ? Math.max(opts.warmupS, opts.blackHoleWarmupS) : opts.warmupS;
     if (withBlackHole || warmupS > 0) {
       // The black hole is switched on here, so the warm-up fills the portal with black-holed deliveries up to steady state.
@@ -657,21 +869,55 @@ async function run(opts: Options): Promise<void> {
     const cpuPercent = cpu.stop();
     const pg1 = await pgStats.snapshot();
     const rx = await receivers.result();
-    const fig = figures(kind, roundNo, rx, { startedAt: r.startedAt, finishedAt: r.finishedAt, events: r.events.length }, { blackHole: bh, othersExclude: blackHoleIndex, portal: r.events, senderFailures: 0, cpu: cpuPercent, busy });
+    const fig = figures(
+      kind,
+      roundNo,
+      rx,
+      { startedAt: r.startedAt, finishedAt: r.finishedAt, events: r.events.length },
+      { blackHole: bh, othersExclude: blackHoleIndex, portal: r.events, senderFailures: 0, cpu: cpuPercent, busy },
+    );
     fig.pgPerEvent = perEvent(pg0, pg1, r.events.length);
     if (withBlackHole) {
       const sub = subscriptions[blackHoleIndex] as { id: string };
-      log(`  ${label}: waiting until the portal has given up on every black-holed delivery (5 s + 0.5 s + 5 s each) ...`);
+      log(
+        `  ${label}: waiting until the portal has given up on every black-holed delivery (5 s + 0.5 s + 5 s each) ...`,
+      );
       fig.drain = await drainBlackHole(side, sub.id, r.finishedAt);
-      if (fig.drain.pendingLeft !== 0) log(`  warning: ${fig.drain.pendingLeft} black-holed deliveries still pending after ${(fig.drain.waitedMs / 1000).toFixed(1)} s`);
-      await receivers.setPhase({ name: 'idle', expected: n, blackHole: null, blackHoleMode: opts.blackHoleMode, notify: false });
+      if (fig.drain.pendingLeft !== 0)
+        log(
+          `  warning: ${fig.drain.pendingLeft} black-holed deliveries still pending after ${(fig.drain.waitedMs / 1000).toFixed(1)} s`,
+        );
+      await receivers.setPhase({
+        name: 'idle',
+        expected: n,
+        blackHole: null,
+        blackHoleMode: opts.blackHoleMode,
+        notify: false,
+      });
     }
     return fig;
   };
 
   const runs: PhaseFigures[] = [];
   const rows: (string | number)[][] = [
-    ['run', 'events', 'events/s', 'deliv/s', 'p50 ms', 'p99 ms', 'p99 others', 'fan-out p50', 'PATCH p50', 'PATCH p99', 'portal CPU', 'pg CPU', 'recv CPU', 'sender CPU', 'bench CPU', 'other CPU'],
+    [
+      'run',
+      'events',
+      'events/s',
+      'deliv/s',
+      'p50 ms',
+      'p99 ms',
+      'p99 others',
+      'fan-out p50',
+      'PATCH p50',
+      'PATCH p99',
+      'portal CPU',
+      'pg CPU',
+      'recv CPU',
+      'sender CPU',
+      'bench CPU',
+      'other CPU',
+    ],
   ];
   const report = (f: PhaseFigures): void => {
     const c = f.cpuPercent;
@@ -680,8 +926,12 @@ async function run(opts: Options): Promise<void> {
         `latency p50 ${f2(f.latencyMs.p50)} p99 ${f2(f.latencyMs.p99)} ms` +
         (f.patchMs ? `  PATCH p50 ${f2(f.patchMs.p50)} p99 ${f2(f.patchMs.p99)} ms` : '') +
         `  (CPU portal ${pctCell(c['portal'])}, pg ${pctCell(c['postgres'])}, receivers ${pctCell(c['receivers'])}, sender ${pctCell(c['sender'])}, other ${pctCell(c['other'])})` +
-        (f.kind === 'portal+blackhole' ? `; the black hole took ${f.blackHoleConnections} connections and swallowed ${f.blackHoleRequests} requests` : '') +
-        (f.pgPerEvent ? `; PostgreSQL per event ≈ ${f.pgPerEvent.commits} commits, ${f.pgPerEvent.walSyncs} WAL syncs` : ''),
+        (f.kind === 'portal+blackhole'
+          ? `; the black hole took ${f.blackHoleConnections} connections and swallowed ${f.blackHoleRequests} requests`
+          : '') +
+        (f.pgPerEvent
+          ? `; PostgreSQL per event ≈ ${f.pgPerEvent.commits} commits, ${f.pgPerEvent.walSyncs} WAL syncs`
+          : ''),
     );
     rows.push([
       `${f.kind} #${f.round}`,
@@ -721,7 +971,8 @@ async function run(opts: Options): Promise<void> {
   // Medians over rounds.
   const summarize = (kind: Kind) => {
     const rs = runs.filter((f) => f.kind === kind);
-    const m = (pick: (f: PhaseFigures) => number | undefined): number => round(median(rs.map(pick).filter((v): v is number => v !== undefined && !Number.isNaN(v))), 3);
+    const m = (pick: (f: PhaseFigures) => number | undefined): number =>
+      round(median(rs.map(pick).filter((v): v is number => v !== undefined && !Number.isNaN(v))), 3);
     return {
       runs: rs.length,
       eventsPerS: m((f) => f.eventsPerS),
@@ -736,11 +987,21 @@ async function run(opts: Options): Promise<void> {
       fromTriggerP99Ms: m((f) => f.fromTriggerMs?.p99),
       patchP50Ms: m((f) => f.patchMs?.p50),
       patchP99Ms: m((f) => f.patchMs?.p99),
-      portalCpuMsPerEvent: m((f) => ((f.cpuPercent['portal'] ?? Number.NaN) / 100) * 1e3 / (f.eventsPerS || Number.NaN)),
-      postgresCpuMsPerEvent: m((f) => ((f.cpuPercent['postgres'] ?? Number.NaN) / 100) * 1e3 / (f.eventsPerS || Number.NaN)),
-      portalCpuUsPerDelivery: m((f) => ((f.cpuPercent['portal'] ?? Number.NaN) / 100) * 1e6 / (f.deliveriesPerS || Number.NaN)),
-      postgresCpuUsPerDelivery: m((f) => ((f.cpuPercent['postgres'] ?? Number.NaN) / 100) * 1e6 / (f.deliveriesPerS || Number.NaN)),
-      senderCpuUsPerDelivery: m((f) => ((f.cpuPercent['sender'] ?? Number.NaN) / 100) * 1e6 / (f.deliveriesPerS || Number.NaN)),
+      portalCpuMsPerEvent: m(
+        (f) => (((f.cpuPercent['portal'] ?? Number.NaN) / 100) * 1e3) / (f.eventsPerS || Number.NaN),
+      ),
+      postgresCpuMsPerEvent: m(
+        (f) => (((f.cpuPercent['postgres'] ?? Number.NaN) / 100) * 1e3) / (f.eventsPerS || Number.NaN),
+      ),
+      portalCpuUsPerDelivery: m(
+        (f) => (((f.cpuPercent['portal'] ?? Number.NaN) / 100) * 1e6) / (f.deliveriesPerS || Number.NaN),
+      ),
+      postgresCpuUsPerDelivery: m(
+        (f) => (((f.cpuPercent['postgres'] ?? Number.NaN) / 100) * 1e6) / (f.deliveriesPerS || Number.NaN),
+      ),
+      senderCpuUsPerDelivery: m(
+        (f) => (((f.cpuPercent['sender'] ?? Number.NaN) / 100) * 1e6) / (f.deliveriesPerS || Number.NaN),
+      ),
     };
   };
   const baseline = summarize('baseline');
@@ -770,21 +1031,72 @@ async function run(opts: Options): Promise<void> {
   const portalSample = runs.find((f) => f.kind === 'portal')?.sample ?? null;
   const baselineSample = runs.find((f) => f.kind === 'baseline')?.sample ?? null;
   const sameWire = {
-    headerNames: portalSample !== null && baselineSample !== null && JSON.stringify(portalSample.headerNames) === JSON.stringify(baselineSample.headerNames),
+    headerNames:
+      portalSample !== null &&
+      baselineSample !== null &&
+      JSON.stringify(portalSample.headerNames) === JSON.stringify(baselineSample.headerNames),
     portal: portalSample,
     baseline: baselineSample,
   };
 
   log('');
-  log(`CPU is in % of one core (the machine has ${machine.cpus}); "bench" is this process (the PATCH loop), "other" everything else on the machine.`);
-  log('Latencies: event creation (the envelope timestamp) → the request body has arrived at the receiver; "others" leaves out the receiver that is black-holed in the third phase.');
+  log(
+    `CPU is in % of one core (the machine has ${machine.cpus}); "bench" is this process (the PATCH loop), "other" everything else on the machine.`,
+  );
+  log(
+    'Latencies: event creation (the envelope timestamp) → the request body has arrived at the receiver; "others" leaves out the receiver that is black-holed in the third phase.',
+  );
   log(table(rows));
   log('');
   const sRows: (string | number)[][] = [
-    ['median of runs', 'events/s', 'deliveries/s', 'p50 ms', 'p99 ms', 'p99 others', 'fan-out p50', 'fan-out p99', 'PATCH p50', 'PATCH p99'],
-    ['baseline (bare undici)', baseline.eventsPerS.toFixed(1), baseline.deliveriesPerS.toFixed(0), f2(baseline.latencyP50Ms), f2(baseline.latencyP99Ms), f2(baseline.othersP99Ms), f2(baseline.fanoutP50Ms), f2(baseline.fanoutP99Ms), '-', '-'],
-    ['portal', portalS.eventsPerS.toFixed(1), portalS.deliveriesPerS.toFixed(0), f2(portalS.latencyP50Ms), f2(portalS.latencyP99Ms), f2(portalS.othersP99Ms), f2(portalS.fanoutP50Ms), f2(portalS.fanoutP99Ms), f2(portalS.patchP50Ms), f2(portalS.patchP99Ms)],
-    ['portal, 1 black hole', blackHole.eventsPerS.toFixed(1), blackHole.deliveriesPerS.toFixed(0), f2(blackHole.latencyP50Ms), f2(blackHole.latencyP99Ms), f2(blackHole.othersP99Ms), f2(blackHole.fanoutP50Ms), f2(blackHole.fanoutP99Ms), f2(blackHole.patchP50Ms), f2(blackHole.patchP99Ms)],
+    [
+      'median of runs',
+      'events/s',
+      'deliveries/s',
+      'p50 ms',
+      'p99 ms',
+      'p99 others',
+      'fan-out p50',
+      'fan-out p99',
+      'PATCH p50',
+      'PATCH p99',
+    ],
+    [
+      'baseline (bare undici)',
+      baseline.eventsPerS.toFixed(1),
+      baseline.deliveriesPerS.toFixed(0),
+      f2(baseline.latencyP50Ms),
+      f2(baseline.latencyP99Ms),
+      f2(baseline.othersP99Ms),
+      f2(baseline.fanoutP50Ms),
+      f2(baseline.fanoutP99Ms),
+      '-',
+      '-',
+    ],
+    [
+      'portal',
+      portalS.eventsPerS.toFixed(1),
+      portalS.deliveriesPerS.toFixed(0),
+      f2(portalS.latencyP50Ms),
+      f2(portalS.latencyP99Ms),
+      f2(portalS.othersP99Ms),
+      f2(portalS.fanoutP50Ms),
+      f2(portalS.fanoutP99Ms),
+      f2(portalS.patchP50Ms),
+      f2(portalS.patchP99Ms),
+    ],
+    [
+      'portal, 1 black hole',
+      blackHole.eventsPerS.toFixed(1),
+      blackHole.deliveriesPerS.toFixed(0),
+      f2(blackHole.latencyP50Ms),
+      f2(blackHole.latencyP99Ms),
+      f2(blackHole.othersP99Ms),
+      f2(blackHole.fanoutP50Ms),
+      f2(blackHole.fanoutP99Ms),
+      f2(blackHole.patchP50Ms),
+      f2(blackHole.patchP99Ms),
+    ],
   ];
   log(table(sRows));
   log('');
@@ -793,11 +1105,19 @@ async function run(opts: Options): Promise<void> {
   // last receiver having it, against the baseline's envelope timestamp to its last receiver.
   // The closed loop's end-to-end rate also carries the triggering PATCH, which the baseline
   // does not make; it is printed too, for what a caller of the API sees.
-  log(`fan-out of one event (event created -> last receiver, p50): portal ${portalS.fanoutP50Ms.toFixed(2)} ms, baseline ${baseline.fanoutP50Ms.toFixed(2)} ms; rate ratio ${ratio.fanOut.toFixed(3)} (target >= 0.5: ${targets.fanOutAtLeastHalf ? 'met' : 'MISSED'})`);
-  log(`end to end, the triggering PATCH included (the baseline makes none): throughput ratio ${ratio.throughput.toFixed(3)}; latency p50 ${ratio.latencyP50.toFixed(2)}x, p99 ${ratio.latencyP99.toFixed(2)}x`);
-  log(`black hole: other receivers' p99 ${ratio.blackHoleOthersP99.toFixed(2)}x the fault-free run (target <= 1.25: ${targets.othersP99Within125 ? 'met' : 'MISSED'}); PATCH p50 ${ratio.blackHolePatchP50.toFixed(2)}x, p99 ${ratio.blackHolePatchP99.toFixed(2)}x (unchanged = within 1.25x: ${targets.patchUnchangedWithin125 ? 'yes' : 'NO'})`);
+  log(
+    `fan-out of one event (event created -> last receiver, p50): portal ${portalS.fanoutP50Ms.toFixed(2)} ms, baseline ${baseline.fanoutP50Ms.toFixed(2)} ms; rate ratio ${ratio.fanOut.toFixed(3)} (target >= 0.5: ${targets.fanOutAtLeastHalf ? 'met' : 'MISSED'})`,
+  );
+  log(
+    `end to end, the triggering PATCH included (the baseline makes none): throughput ratio ${ratio.throughput.toFixed(3)}; latency p50 ${ratio.latencyP50.toFixed(2)}x, p99 ${ratio.latencyP99.toFixed(2)}x`,
+  );
+  log(
+    `black hole: other receivers' p99 ${ratio.blackHoleOthersP99.toFixed(2)}x the fault-free run (target <= 1.25: ${targets.othersP99Within125 ? 'met' : 'MISSED'}); PATCH p50 ${ratio.blackHolePatchP50.toFixed(2)}x, p99 ${ratio.blackHolePatchP99.toFixed(2)}x (unchanged = within 1.25x: ${targets.patchUnchangedWithin125 ? 'yes' : 'NO'})`,
+  );
   const pgFf = runs.filter((f) => f.kind === 'portal' && f.pgPerEvent !== null).map((f) => f.pgPerEvent as PgCounters);
-  const pgBh = runs.filter((f) => f.kind === 'portal+blackhole' && f.pgPerEvent !== null).map((f) => f.pgPerEvent as PgCounters);
+  const pgBh = runs
+    .filter((f) => f.kind === 'portal+blackhole' && f.pgPerEvent !== null)
+    .map((f) => f.pgPerEvent as PgCounters);
   const pgMedian = (xs: PgCounters[], k: keyof PgCounters): string => f2(median(xs.map((x) => x[k])));
   log(
     `PostgreSQL per event (approximate): fault-free ${pgMedian(pgFf, 'commits')} commits, ${pgMedian(pgFf, 'inserted')} rows inserted, ${pgMedian(pgFf, 'updated')} updated, ${pgMedian(pgFf, 'walSyncs')} WAL syncs; ` +
@@ -813,10 +1133,17 @@ async function run(opts: Options): Promise<void> {
         `(each should give up after ${BLACK_HOLE_GIVE_UP_MS / 1000} s; the black hole saw ${undrained.map((f) => f.blackHoleConnections).join('/')} connections in the measured phase)`,
     );
   }
-  log(`CPU per delivery: portal ${f2(portalS.portalCpuUsPerDelivery)} µs + PostgreSQL ${f2(portalS.postgresCpuUsPerDelivery)} µs; baseline sender ${f2(baseline.senderCpuUsPerDelivery)} µs`);
-  log(`same wire traffic: header names ${sameWire.headerNames ? 'identical' : 'DIFFER'}; body ${portalSample?.bodyBytes} vs ${baselineSample?.bodyBytes} bytes; headers ${portalSample?.headerBytes} vs ${baselineSample?.headerBytes} bytes (portal vs baseline)`);
+  log(
+    `CPU per delivery: portal ${f2(portalS.portalCpuUsPerDelivery)} µs + PostgreSQL ${f2(portalS.postgresCpuUsPerDelivery)} µs; baseline sender ${f2(baseline.senderCpuUsPerDelivery)} µs`,
+  );
+  log(
+    `same wire traffic: header names ${sameWire.headerNames ? 'identical' : 'DIFFER'}; body ${portalSample?.bodyBytes} vs ${baselineSample?.bodyBytes} bytes; headers ${portalSample?.headerBytes} vs ${baselineSample?.headerBytes} bytes (portal vs baseline)`,
+  );
   const contended = runs.filter((f) => (f.cpuPercent['other'] ?? 0) > opts.quietBusyPercent);
-  if (contended.length > 0) log(`warning: ${contended.length} of ${runs.length} runs shared the machine with other work (other CPU > ${opts.quietBusyPercent}% of a core); their figures are less reliable.`);
+  if (contended.length > 0)
+    log(
+      `warning: ${contended.length} of ${runs.length} runs shared the machine with other work (other CPU > ${opts.quietBusyPercent}% of a core); their figures are less reliable.`,
+    );
 
   const file = writeResult(
     'webhooks',
@@ -831,7 +1158,12 @@ async function run(opts: Options): Promise<void> {
       options: opts,
       blackHoleIndex,
       tlsContextMs,
-      captured: { bodyBytes: captured.sample.bodyBytes, headerBytes: captured.sample.headerBytes, headerNames: captured.sample.headerNames, envelopeExample: JSON.parse(captured.sample.body) as unknown },
+      captured: {
+        bodyBytes: captured.sample.bodyBytes,
+        headerBytes: captured.sample.headerBytes,
+        headerNames: captured.sample.headerNames,
+        envelopeExample: JSON.parse(captured.sample.body) as unknown,
+      },
       sameWire,
       summary: { baseline, portal: portalS, portalWithBlackHole: blackHole, ratio, targets },
       runs,
@@ -841,7 +1173,9 @@ async function run(opts: Options): Promise<void> {
   log(`result written to ${file}`);
   if (opts.profile) {
     await portal.stop();
-    if (fs.existsSync(profileDir)) for (const f of fs.readdirSync(profileDir)) log(`portal CPU profile: ${path.join(profileDir, f)} (summary: node bench/lib/profile-summary.ts <file>)`);
+    if (fs.existsSync(profileDir))
+      for (const f of fs.readdirSync(profileDir))
+        log(`portal CPU profile: ${path.join(profileDir, f)} (summary: node bench/lib/profile-summary.ts <file>)`);
   }
 }
 
@@ -877,7 +1211,9 @@ async function main(): Promise<number> {
     return hardStop.signal.aborted ? 124 : 1;
   } finally {
     clearTimeout(hardTimer);
-    log('cleaning up (stopping the portal, PostgreSQL, the receivers and the baseline sender; removing the temp dirs) ...');
+    log(
+      'cleaning up (stopping the portal, PostgreSQL, the receivers and the baseline sender; removing the temp dirs) ...',
+    );
     const t = Date.now();
     await cleanupAll();
     log(`cleaned up in ${((Date.now() - t) / 1000).toFixed(1)} s`);

@@ -37,7 +37,11 @@ function main(): void {
   const table = new Map<string, Prepared>();
   for (const r of config.routes) {
     const body = Buffer.from(r.body, 'base64');
-    table.set(`${r.method.toUpperCase()} ${r.path}`, { status: r.status, headers: { ...r.headers, 'content-length': String(body.length) }, body });
+    table.set(`${r.method.toUpperCase()} ${r.path}`, {
+      status: r.status,
+      headers: { ...r.headers, 'content-length': String(body.length) },
+      body,
+    });
   }
   const notFound = Buffer.from('{"error":"Not found"}');
 
@@ -48,7 +52,10 @@ function main(): void {
         res.writeHead(hit.status, hit.headers);
         res.end(hit.body);
       } else {
-        res.writeHead(404, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(notFound.length) });
+        res.writeHead(404, {
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': String(notFound.length),
+        });
         res.end(notFound);
       }
     };

@@ -32,11 +32,15 @@ export function routeFromAnswer(method: string, path: string, answer: CapturedAn
 }
 
 /** Start the bare node:http baseline as a separate process on a free port and wait until it answers. */
-export async function startBaseline(routes: BaselineRoute[], opts: { echo?: boolean; host?: string } = {}): Promise<Baseline> {
+export async function startBaseline(
+  routes: BaselineRoute[],
+  opts: { echo?: boolean; host?: string } = {},
+): Promise<Baseline> {
   const host = opts.host ?? '127.0.0.1';
   const first = routes[0];
   if (!first) throw new Error('the baseline needs at least one route');
-  if (first.method !== 'GET') throw new Error('the first baseline route is used as the readiness probe and must be a GET');
+  if (first.method !== 'GET')
+    throw new Error('the first baseline route is used as the readiness probe and must be a GET');
   const port = await freePort(host);
   const config: BaselineConfig = { host, port, routes };
   const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '', BENCH_BASELINE_CONFIG: JSON.stringify(config) };

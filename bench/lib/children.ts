@@ -87,9 +87,13 @@ export function spawnNode(script: string, opts: SpawnOptions): NodeChild {
       }
     })());
 
-  const unregister = onCleanup(`stop ${opts.name}`, () => stop(), () => {
-    if (!exitedFlag) child.kill('SIGKILL');
-  });
+  const unregister = onCleanup(
+    `stop ${opts.name}`,
+    () => stop(),
+    () => {
+      if (!exitedFlag) child.kill('SIGKILL');
+    },
+  );
   void exited.then(() => {
     // Keep the step registered until stop() finished, so the exit handler still knows.
     if (stopping === null) unregister();
@@ -123,7 +127,9 @@ export async function waitForHttp(url: string, opts: WaitOptions): Promise<void>
   while (Date.now() < deadline) {
     opts.signal?.throwIfAborted();
     if (opts.child?.hasExited()) {
-      throw new Error(`${opts.child.name} exited (${await opts.child.exited}) before ${url} answered. Its last output:\n${opts.child.outputTail()}`);
+      throw new Error(
+        `${opts.child.name} exited (${await opts.child.exited}) before ${url} answered. Its last output:\n${opts.child.outputTail()}`,
+      );
     }
     try {
       const res = await fetch(url, { headers: opts.headers, signal: AbortSignal.timeout(2_000) });

@@ -122,7 +122,10 @@ export function startCpuSample(targets: CpuTarget[]): CpuSample {
       const machine = machine0 === null || machine1 === null ? null : round1(((machine1 - machine0) / wall) * 100);
       out['machine'] = machine;
       const known = ours.every((v) => v !== null);
-      out['other'] = machine === null || !known ? null : round1(Math.max(0, machine - ours.reduce<number>((a, b) => a + (b ?? 0), 0)));
+      out['other'] =
+        machine === null || !known
+          ? null
+          : round1(Math.max(0, machine - ours.reduce<number>((a, b) => a + (b ?? 0), 0)));
       return out;
     },
   };
@@ -138,7 +141,11 @@ function round1(n: number): number {
  * benchmark for its few cores, so a run is started when that work has settled.
  * Returns the last busy figure seen (null when /proc/stat is unreadable).
  */
-export async function waitForQuietMachine(opts: { maxBusyPercent: number; timeoutMs: number; signal?: AbortSignal }): Promise<{ busyPercent: number | null; waitedMs: number }> {
+export async function waitForQuietMachine(opts: {
+  maxBusyPercent: number;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}): Promise<{ busyPercent: number | null; waitedMs: number }> {
   const started = Date.now();
   let busy: number | null = null;
   do {

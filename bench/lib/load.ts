@@ -88,10 +88,13 @@ export async function runLoad(opts: LoadOptions): Promise<LoadSummary> {
   const stop = (): void => instance.stop();
   opts.signal?.addEventListener('abort', stop, { once: true });
   // autocannon stops itself; this only guards against a phase that never ends.
-  const watchdog = setTimeout(() => {
-    console.error(`${opts.title}: still running ${opts.durationS + 30} s after start; stopping it`);
-    instance.stop();
-  }, (opts.durationS + 30) * 1000);
+  const watchdog = setTimeout(
+    () => {
+      console.error(`${opts.title}: still running ${opts.durationS + 30} s after start; stopping it`);
+      instance.stop();
+    },
+    (opts.durationS + 30) * 1000,
+  );
   const cpuStarted = process.hrtime.bigint();
   const cpu = startCpuSample(opts.cpu ?? []);
   let result: Result;
@@ -105,7 +108,8 @@ export async function runLoad(opts: LoadOptions): Promise<LoadSummary> {
   const cpuWallS = Number(process.hrtime.bigint() - cpuStarted) / 1e9;
   const cpuUsPerRequest: Record<string, number | null> = {};
   for (const [name, pct] of Object.entries(cpuPercent)) {
-    cpuUsPerRequest[name] = pct === null || result['2xx'] === 0 ? null : round(((pct / 100) * cpuWallS * 1e6) / result['2xx'], 1);
+    cpuUsPerRequest[name] =
+      pct === null || result['2xx'] === 0 ? null : round(((pct / 100) * cpuWallS * 1e6) / result['2xx'], 1);
   }
   opts.signal?.throwIfAborted();
 

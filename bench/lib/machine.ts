@@ -17,7 +17,9 @@ export interface MachineInfo {
 
 function versionOf(pkg: string): string | null {
   try {
-    const json = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version?: unknown };
+    const json = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as {
+      version?: unknown;
+    };
     return typeof json.version === 'string' ? json.version : null;
   } catch {
     return null;

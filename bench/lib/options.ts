@@ -25,24 +25,69 @@ export interface BenchOptions {
 const SPEC = {
   duration: { env: 'BENCH_DURATION', fallback: 10, min: 1, max: 3600, help: 'measured seconds per run' },
   warmup: { env: 'BENCH_WARMUP', fallback: 3, min: 0, max: 600, help: 'warm-up seconds before each run (0 = none)' },
-  connections: { env: 'BENCH_CONNECTIONS', fallback: 50, min: 1, max: 10_000, help: 'concurrent keep-alive connections' },
-  rounds: { env: 'BENCH_ROUNDS', fallback: 3, min: 1, max: 100, help: 'rounds of baseline then portal; medians are reported' },
-  'max-requests': { env: 'BENCH_MAX_REQUESTS', fallback: 5_000_000, min: 1, max: 1e9, help: 'cap on responses per phase' },
+  connections: {
+    env: 'BENCH_CONNECTIONS',
+    fallback: 50,
+    min: 1,
+    max: 10_000,
+    help: 'concurrent keep-alive connections',
+  },
+  rounds: {
+    env: 'BENCH_ROUNDS',
+    fallback: 3,
+    min: 1,
+    max: 100,
+    help: 'rounds of baseline then portal; medians are reported',
+  },
+  'max-requests': {
+    env: 'BENCH_MAX_REQUESTS',
+    fallback: 5_000_000,
+    min: 1,
+    max: 1e9,
+    help: 'cap on responses per phase',
+  },
   pipelining: { env: 'BENCH_PIPELINING', fallback: 1, min: 1, max: 100, help: 'requests in flight per connection' },
-  'quiet-wait': { env: 'BENCH_QUIET_WAIT', fallback: 60, min: 0, max: 3600, help: 'seconds to wait for an idle machine before each run (0 = off)' },
-  'quiet-busy': { env: 'BENCH_QUIET_BUSY', fallback: 25, min: 1, max: 10_000, help: 'idle = machine busy <= this % of one core' },
+  'quiet-wait': {
+    env: 'BENCH_QUIET_WAIT',
+    fallback: 60,
+    min: 0,
+    max: 3600,
+    help: 'seconds to wait for an idle machine before each run (0 = off)',
+  },
+  'quiet-busy': {
+    env: 'BENCH_QUIET_BUSY',
+    fallback: 25,
+    min: 1,
+    max: 10_000,
+    help: 'idle = machine busy <= this % of one core',
+  },
 } as const;
 
 type NumericFlag = keyof typeof SPEC;
 
 export function usage(script: string): string {
-  const lines = Object.entries(SPEC).map(([flag, s]) => `  --${flag}=N`.padEnd(22) + `${s.env}`.padEnd(22) + `${s.help} (default ${s.fallback})`);
-  return [`usage: node ${script} [flags]   (or: npm run bench -- [flags])`, '', '  flag'.padEnd(22) + 'env'.padEnd(22) + 'meaning', ...lines, '  --verbose'.padEnd(22) + 'BENCH_VERBOSE=1'.padEnd(22) + "echo the servers' output", '  --profile'.padEnd(22) + 'BENCH_PROFILE=1'.padEnd(22) + 'CPU-profile the portal (node --cpu-prof; slower, for analysis only)', '  --help'].join('\n');
+  const lines = Object.entries(SPEC).map(
+    ([flag, s]) => `  --${flag}=N`.padEnd(22) + `${s.env}`.padEnd(22) + `${s.help} (default ${s.fallback})`,
+  );
+  return [
+    `usage: node ${script} [flags]   (or: npm run bench -- [flags])`,
+    '',
+    '  flag'.padEnd(22) + 'env'.padEnd(22) + 'meaning',
+    ...lines,
+    '  --verbose'.padEnd(22) + 'BENCH_VERBOSE=1'.padEnd(22) + "echo the servers' output",
+    '  --profile'.padEnd(22) +
+      'BENCH_PROFILE=1'.padEnd(22) +
+      'CPU-profile the portal (node --cpu-prof; slower, for analysis only)',
+    '  --help',
+  ].join('\n');
 }
 
 export class OptionsError extends Error {}
 
-export function parseBenchOptions(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): BenchOptions | 'help' {
+export function parseBenchOptions(
+  argv: string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+): BenchOptions | 'help' {
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -66,8 +111,11 @@ export function parseBenchOptions(argv: string[] = process.argv.slice(2), env: N
     const raw = values[flag] ?? env[s.env];
     if (raw === undefined || raw.trim() === '') return s.fallback;
     const n = Number(raw);
-    if (!Number.isFinite(n) || n < s.min || n > s.max) throw new OptionsError(`--${flag} / ${s.env} must be a number between ${s.min} and ${s.max} (got "${raw}")`);
-    return flag === 'duration' || flag === 'warmup' || flag === 'quiet-wait' || flag === 'quiet-busy' ? n : Math.floor(n);
+    if (!Number.isFinite(n) || n < s.min || n > s.max)
+      throw new OptionsError(`--${flag} / ${s.env} must be a number between ${s.min} and ${s.max} (got "${raw}")`);
+    return flag === 'duration' || flag === 'warmup' || flag === 'quiet-wait' || flag === 'quiet-busy'
+      ? n
+      : Math.floor(n);
   };
   const opts: BenchOptions = {
     durationS: num('duration'),

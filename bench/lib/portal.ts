@@ -121,7 +121,13 @@ export async function startPortalProcess(opts: PortalOptions = {}): Promise<Port
     ...opts.env,
   };
   const main = path.join(REPO_ROOT, 'packages', 'portal', 'src', 'main.ts');
-  const child = spawnNode(main, { name: 'portal', env, cwd: REPO_ROOT, echo: opts.echo ?? false, nodeArgs: opts.nodeArgs ?? [] });
+  const child = spawnNode(main, {
+    name: 'portal',
+    env,
+    cwd: REPO_ROOT,
+    echo: opts.echo ?? false,
+    nodeArgs: opts.nodeArgs ?? [],
+  });
   const url = `http://${host}:${port}`;
   await waitForHttp(`${url}/api/health`, { timeoutMs: opts.startTimeoutMs ?? 180_000, child, signal: interrupted });
 
@@ -156,7 +162,11 @@ export async function adminToken(portal: Pick<PortalProcess, 'url' | 'adminEmail
   const res = await fetch(`${portal.url}/identity/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'password', username: portal.adminEmail, password: portal.adminPassword }).toString(),
+    body: new URLSearchParams({
+      grant_type: 'password',
+      username: portal.adminEmail,
+      password: portal.adminPassword,
+    }).toString(),
     signal: AbortSignal.timeout(30_000),
   });
   const body = (await answerOf(res, 'POST /identity/token')) as { access_token?: unknown };
@@ -165,7 +175,11 @@ export async function adminToken(portal: Pick<PortalProcess, 'url' | 'adminEmail
 }
 
 /** POST /api/licenses as an admin; returns the plaintext key (shown only in this answer). */
-export async function createLicense(portal: Pick<PortalProcess, 'url'>, token: string, license: CreateLicenseBody): Promise<string> {
+export async function createLicense(
+  portal: Pick<PortalProcess, 'url'>,
+  token: string,
+  license: CreateLicenseBody,
+): Promise<string> {
   const res = await fetch(`${portal.url}/api/licenses`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-identity-token': token },

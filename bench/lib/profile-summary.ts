@@ -61,7 +61,10 @@ export function summarizeProfile(profile: CpuProfile): ProfileSummary {
   profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
 
   const label = (f: CallFrame): string => {
-    const file = f.url === '' ? '' : ` ${f.url.replace(/^file:\/\//, '').replace(/^.*\/(node_modules|packages)\//, '$1/')}:${f.lineNumber + 1}`;
+    const file =
+      f.url === ''
+        ? ''
+        : ` ${f.url.replace(/^file:\/\//, '').replace(/^.*\/(node_modules|packages)\//, '$1/')}:${f.lineNumber + 1}`;
     return `${f.functionName || '(anonymous)'}${file}`;
   };
   const add = (m: Map<string, number>, k: string, v: number): void => {
@@ -89,7 +92,8 @@ export function summarizeProfile(profile: CpuProfile): ProfileSummary {
       }
     }
   }
-  const sorted = (m: Map<string, number>): [string, number][] => [...m.entries()].map(([k, v]): [string, number] => [k, v / 1000]).sort((a, b) => b[1] - a[1]);
+  const sorted = (m: Map<string, number>): [string, number][] =>
+    [...m.entries()].map(([k, v]): [string, number] => [k, v / 1000]).sort((a, b) => b[1] - a[1]);
   return { totalMs: all / 1000, byArea: sorted(area), bySelf: sorted(self), byTotal: sorted(total) };
 }
 
@@ -97,13 +101,17 @@ function print(file: string, top: number): void {
   const s = summarizeProfile(JSON.parse(fs.readFileSync(file, 'utf8')) as CpuProfile);
   const busy = s.totalMs - (s.byArea.find(([a]) => a === '(idle)')?.[1] ?? 0);
   const pct = (ms: number, of: number): string => `${((ms / of) * 100).toFixed(1).padStart(5)}%`;
-  console.log(`${file}: ${(s.totalMs / 1000).toFixed(1)} s sampled, ${(busy / 1000).toFixed(1)} s not idle (percentages below are of the non-idle time)\n`);
+  console.log(
+    `${file}: ${(s.totalMs / 1000).toFixed(1)} s sampled, ${(busy / 1000).toFixed(1)} s not idle (percentages below are of the non-idle time)\n`,
+  );
   console.log('self time by area');
   for (const [a, ms] of s.byArea.filter(([a]) => a !== '(idle)').slice(0, top)) console.log(`  ${pct(ms, busy)}  ${a}`);
   console.log('\nself time by function');
-  for (const [f, ms] of s.bySelf.filter(([f]) => !f.startsWith('(idle)')).slice(0, top)) console.log(`  ${pct(ms, busy)}  ${f}`);
+  for (const [f, ms] of s.bySelf.filter(([f]) => !f.startsWith('(idle)')).slice(0, top))
+    console.log(`  ${pct(ms, busy)}  ${f}`);
   console.log('\ninclusive time by function');
-  for (const [f, ms] of s.byTotal.filter(([f]) => !f.startsWith('(idle)') && !f.startsWith('(root)')).slice(0, top)) console.log(`  ${pct(ms, busy)}  ${f}`);
+  for (const [f, ms] of s.byTotal.filter(([f]) => !f.startsWith('(idle)') && !f.startsWith('(root)')).slice(0, top))
+    console.log(`  ${pct(ms, busy)}  ${f}`);
 }
 
 if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

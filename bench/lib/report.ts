@@ -7,7 +7,12 @@ export function table(rows: (string | number)[][]): string {
   const widths: number[] = [];
   for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, String(cell).length)));
   const line = (row: (string | number)[]): string =>
-    row.map((cell, i) => (typeof cell === 'number' ? String(cell).padStart(widths[i] ?? 0) : String(cell).padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+    row
+      .map((cell, i) =>
+        typeof cell === 'number' ? String(cell).padStart(widths[i] ?? 0) : String(cell).padEnd(widths[i] ?? 0),
+      )
+      .join('  ')
+      .trimEnd();
   const [head, ...body] = rows;
   if (!head) return '';
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
@@ -18,7 +23,10 @@ export const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
 
 /** A file-name-safe UTC timestamp, e.g. 2026-11-22T02-23-53Z. */
 export function stampOf(when: Date): string {
-  return when.toISOString().replace(/\.\d+Z$/, 'Z').replace(/:/g, '-');
+  return when
+    .toISOString()
+    .replace(/\.\d+Z$/, 'Z')
+    .replace(/:/g, '-');
 }
 
 /** Write `data` to bench/results/<name>-<timestamp>.json and return the path. */

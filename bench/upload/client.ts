@@ -24,7 +24,10 @@ export interface UploadBody {
 
 /** A session id matching ^[a-zA-Z0-9_-]+$, always 34 characters, so every body has the same length. */
 export function newSessionId(): string {
-  return `bench-upload-${randomBytes(16).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 21)}`;
+  return `bench-upload-${randomBytes(16)
+    .toString('base64url')
+    .replace(/[^A-Za-z0-9]/g, 'x')
+    .slice(0, 21)}`;
 }
 
 /** A small but plausible session file (docs/session-file.md): metadata and a few findings. */
@@ -72,9 +75,13 @@ export function logPayload(bytes: number): Buffer {
 export function buildBody(sessionId: string, payload: Buffer, boundary: string): UploadBody {
   const json = sessionJson(sessionId);
   const head = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="session_json"; filename="session_results.json"\r\nContent-Type: application/json\r\n\r\n`),
+    Buffer.from(
+      `--${boundary}\r\nContent-Disposition: form-data; name="session_json"; filename="session_results.json"\r\nContent-Type: application/json\r\n\r\n`,
+    ),
     json,
-    Buffer.from(`\r\n--${boundary}\r\nContent-Disposition: form-data; name="pipeline_log"; filename="pipeline.log"\r\nContent-Type: text/plain\r\n\r\n`),
+    Buffer.from(
+      `\r\n--${boundary}\r\nContent-Disposition: form-data; name="pipeline_log"; filename="pipeline.log"\r\nContent-Type: text/plain\r\n\r\n`,
+    ),
   ]);
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   return {
@@ -121,7 +128,13 @@ export interface UploadTarget {
  * with the answer (any status); rejects on a connection error with no answer, or when
  * `signal` aborts (the request is destroyed).
  */
-export async function upload(target: UploadTarget, body: UploadBody, t0: number, signal: AbortSignal, chunkBytes = 1 << 20): Promise<UploadTiming> {
+export async function upload(
+  target: UploadTarget,
+  body: UploadBody,
+  t0: number,
+  signal: AbortSignal,
+  chunkBytes = 1 << 20,
+): Promise<UploadTiming> {
   signal.throwIfAborted();
   const startMs = performance.now() - t0;
   let sentMs = Number.NaN;
@@ -138,7 +151,15 @@ export async function upload(target: UploadTarget, body: UploadBody, t0: number,
     req.once('response', (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.once('end', () => resolve({ status: res.statusCode ?? 0, answer: Buffer.concat(chunks).toString('utf8'), startMs, sentMs, doneMs: performance.now() - t0 }));
+      res.once('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          answer: Buffer.concat(chunks).toString('utf8'),
+          startMs,
+          sentMs,
+          doneMs: performance.now() - t0,
+        }),
+      );
       res.once('error', reject);
     });
     req.once('error', reject);

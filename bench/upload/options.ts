@@ -35,31 +35,95 @@ export interface UploadOptions {
 const LIMIT = 25 * 1024 * 1024;
 
 const SPEC = {
-  rounds: { env: 'BENCH_ROUNDS', fallback: 5, min: 1, max: 50, int: true, help: 'measured rounds (one phase per side each); medians are reported' },
-  'warmup-rounds': { env: 'BENCH_WARMUP_ROUNDS', fallback: 1, min: 0, max: 10, int: true, help: 'warm-up rounds before them (not reported in the medians)' },
+  rounds: {
+    env: 'BENCH_ROUNDS',
+    fallback: 5,
+    min: 1,
+    max: 50,
+    int: true,
+    help: 'measured rounds (one phase per side each); medians are reported',
+  },
+  'warmup-rounds': {
+    env: 'BENCH_WARMUP_ROUNDS',
+    fallback: 1,
+    min: 0,
+    max: 10,
+    int: true,
+    help: 'warm-up rounds before them (not reported in the medians)',
+  },
   concurrency: { env: 'BENCH_CONCURRENCY', fallback: 4, min: 1, max: 32, int: true, help: 'uploads in flight at once' },
-  'body-bytes': { env: 'BENCH_BODY_BYTES', fallback: LIMIT - 1024, min: 4096, max: LIMIT, int: true, help: 'bytes per request body, framing included (limit 26214400)' },
-  timeout: { env: 'BENCH_TIMEOUT', fallback: 900, min: 30, max: 7200, int: false, help: 'hard limit on the whole run, seconds' },
-  'quiet-wait': { env: 'BENCH_QUIET_WAIT', fallback: 30, min: 0, max: 3600, int: false, help: 'seconds to wait for an idle machine before each phase (0 = off)' },
-  'quiet-busy': { env: 'BENCH_QUIET_BUSY', fallback: 25, min: 1, max: 10_000, int: false, help: 'idle = machine busy <= this % of one core' },
-  'sample-ms': { env: 'BENCH_SAMPLE_MS', fallback: 20, min: 5, max: 1000, int: true, help: 'RSS sampling interval, ms' },
-  'rss-allowance-mb': { env: 'BENCH_RSS_ALLOWANCE_MB', fallback: 32, min: 0, max: 4096, int: false, help: 'memory goal: allowed growth beyond the JSON in flight, MiB' },
+  'body-bytes': {
+    env: 'BENCH_BODY_BYTES',
+    fallback: LIMIT - 1024,
+    min: 4096,
+    max: LIMIT,
+    int: true,
+    help: 'bytes per request body, framing included (limit 26214400)',
+  },
+  timeout: {
+    env: 'BENCH_TIMEOUT',
+    fallback: 900,
+    min: 30,
+    max: 7200,
+    int: false,
+    help: 'hard limit on the whole run, seconds',
+  },
+  'quiet-wait': {
+    env: 'BENCH_QUIET_WAIT',
+    fallback: 30,
+    min: 0,
+    max: 3600,
+    int: false,
+    help: 'seconds to wait for an idle machine before each phase (0 = off)',
+  },
+  'quiet-busy': {
+    env: 'BENCH_QUIET_BUSY',
+    fallback: 25,
+    min: 1,
+    max: 10_000,
+    int: false,
+    help: 'idle = machine busy <= this % of one core',
+  },
+  'sample-ms': {
+    env: 'BENCH_SAMPLE_MS',
+    fallback: 20,
+    min: 5,
+    max: 1000,
+    int: true,
+    help: 'RSS sampling interval, ms',
+  },
+  'rss-allowance-mb': {
+    env: 'BENCH_RSS_ALLOWANCE_MB',
+    fallback: 32,
+    min: 0,
+    max: 4096,
+    int: false,
+    help: 'memory goal: allowed growth beyond the JSON in flight, MiB',
+  },
 } as const;
 
 type NumericFlag = keyof typeof SPEC;
 
 export function usage(): string {
-  const lines = Object.entries(SPEC).map(([flag, s]) => `  --${flag}=N`.padEnd(26) + s.env.padEnd(24) + `${s.help} (default ${s.fallback})`);
+  const lines = Object.entries(SPEC).map(
+    ([flag, s]) => `  --${flag}=N`.padEnd(26) + s.env.padEnd(24) + `${s.help} (default ${s.fallback})`,
+  );
   return [
     'usage: node bench/upload.ts [flags]',
     '',
     '  flag'.padEnd(26) + 'env'.padEnd(24) + 'meaning',
     ...lines,
-    '  --no-fsync-baseline'.padEnd(26) + 'BENCH_FSYNC_BASELINE=0'.padEnd(24) + 'skip the informational baseline+fsync side',
+    '  --no-fsync-baseline'.padEnd(26) +
+      'BENCH_FSYNC_BASELINE=0'.padEnd(24) +
+      'skip the informational baseline+fsync side',
     '  --no-sync'.padEnd(26) + 'BENCH_SYNC=0'.padEnd(24) + 'do not run `sync` before each phase',
     '  --verbose'.padEnd(26) + 'BENCH_VERBOSE=1'.padEnd(24) + "echo the servers' output",
-    '  --profile'.padEnd(26) + 'BENCH_PROFILE=1'.padEnd(24) + 'CPU-profile the portal and the baseline (node --cpu-prof; slower, for analysis only)',
-    '  --node-arg=OPT'.padEnd(26) + ''.padEnd(24) + 'extra node option for both servers, repeatable (analysis, e.g. --node-arg=--trace-gc)',
+    '  --profile'.padEnd(26) +
+      'BENCH_PROFILE=1'.padEnd(24) +
+      'CPU-profile the portal and the baseline (node --cpu-prof; slower, for analysis only)',
+    '  --node-arg=OPT'.padEnd(26) +
+      ''.padEnd(24) +
+      'extra node option for both servers, repeatable (analysis, e.g. --node-arg=--trace-gc)',
     '  --help',
   ].join('\n');
 }
@@ -67,7 +131,10 @@ export function usage(): string {
 const yes = (v: string | undefined): boolean => ['1', 'true', 'yes'].includes((v ?? '').toLowerCase());
 const no = (v: string | undefined): boolean => ['0', 'false', 'no'].includes((v ?? '').toLowerCase());
 
-export function parseUploadOptions(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): UploadOptions | 'help' {
+export function parseUploadOptions(
+  argv: string[] = process.argv.slice(2),
+  env: NodeJS.ProcessEnv = process.env,
+): UploadOptions | 'help' {
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -95,7 +162,8 @@ export function parseUploadOptions(argv: string[] = process.argv.slice(2), env: 
     const raw = values[flag] ?? env[s.env];
     if (raw === undefined || raw.trim() === '') return s.fallback;
     const n = Number(raw);
-    if (!Number.isFinite(n) || n < s.min || n > s.max) throw new OptionsError(`--${flag} / ${s.env} must be a number between ${s.min} and ${s.max} (got "${raw}")`);
+    if (!Number.isFinite(n) || n < s.min || n > s.max)
+      throw new OptionsError(`--${flag} / ${s.env} must be a number between ${s.min} and ${s.max} (got "${raw}")`);
     return s.int ? Math.floor(n) : n;
   };
   return {

@@ -43,7 +43,10 @@ function main(): void {
 
   const answer = (res: http.ServerResponse, status: number, body: unknown): void => {
     const bytes = Buffer.from(JSON.stringify(body));
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(bytes.length) });
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(bytes.length),
+    });
     res.end(bytes);
   };
 
@@ -68,7 +71,8 @@ function main(): void {
       const body: SinkAnswer = { ok: true, bytes, sha256: hash.digest('hex') };
       answer(res, 200, body);
     } catch (err) {
-      if (!res.headersSent && !res.destroyed) answer(res, 500, { ok: false, error: err instanceof Error ? err.message : String(err) });
+      if (!res.headersSent && !res.destroyed)
+        answer(res, 500, { ok: false, error: err instanceof Error ? err.message : String(err) });
     }
   };
 

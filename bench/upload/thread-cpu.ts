@@ -49,7 +49,8 @@ export function startThreadCpu(pid: number): { stop(): ThreadCpu } {
       const main1 = cpuSeconds(`/proc/${pid}/task/${pid}/stat`);
       const all1 = cpuSeconds(`/proc/${pid}/stat`);
       const pct = (s: number): number => Math.round((s / wall) * 1000) / 10;
-      if (main0 === null || main1 === null || all0 === null || all1 === null || wall <= 0) return { mainPercent: null, otherThreadsPercent: null };
+      if (main0 === null || main1 === null || all0 === null || all1 === null || wall <= 0)
+        return { mainPercent: null, otherThreadsPercent: null };
       return { mainPercent: pct(main1 - main0), otherThreadsPercent: pct(all1 - all0 - (main1 - main0)) };
     },
   };

@@ -17,12 +17,25 @@ import { createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { Agent, request } from 'undici';
 import { WEBHOOK_API_VERSION, WEBHOOK_USER_AGENT } from '@svc/protocol';
-import { readBody, sendJson, wallMs, type BaselineConfig, type BaselineRunRequest, type BaselineRunResult } from './shared.ts';
+import {
+  readBody,
+  sendJson,
+  wallMs,
+  type BaselineConfig,
+  type BaselineRunRequest,
+  type BaselineRunResult,
+} from './shared.ts';
 
 const TIMEOUT_MS = 5_000;
 
 /** The headers the portal sends (packages/portal/src/webhooks/signing.ts), written out independently. */
-function signedHeaders(secret: string, eventType: string, eventId: string, body: string, nowSeconds: number): Record<string, string> {
+function signedHeaders(
+  secret: string,
+  eventType: string,
+  eventId: string,
+  body: string,
+  nowSeconds: number,
+): Record<string, string> {
   // The key as a string, like the portal: Node 24 takes ~6x longer to key an HMAC with a Buffer.
   const key = secret;
   return {
@@ -45,12 +58,23 @@ function main(): void {
     process.exit(2);
   }
   const config = JSON.parse(raw) as BaselineConfig;
-  const agent = new Agent({ connect: { ca: [config.caPem], timeout: TIMEOUT_MS }, headersTimeout: TIMEOUT_MS, bodyTimeout: TIMEOUT_MS, connections: 64 });
+  const agent = new Agent({
+    connect: { ca: [config.caPem], timeout: TIMEOUT_MS },
+    headersTimeout: TIMEOUT_MS,
+    bodyTimeout: TIMEOUT_MS,
+    connections: 64,
+  });
   let running = false;
 
   const post = async (url: string, headers: Record<string, string>, body: string): Promise<string | null> => {
     try {
-      const res = await request(url, { method: 'POST', headers, body, dispatcher: agent, signal: AbortSignal.timeout(TIMEOUT_MS) });
+      const res = await request(url, {
+        method: 'POST',
+        headers,
+        body,
+        dispatcher: agent,
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      });
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       return res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`;
     } catch (err) {
@@ -70,9 +94,21 @@ function main(): void {
       while (issued < r.maxEvents && performance.now() < deadline) {
         issued++;
         const eventId = `evt_${randomBytes(8).toString('hex')}`;
-        const body = JSON.stringify({ api_version: WEBHOOK_API_VERSION, event_type: r.eventType, event_id: eventId, timestamp: new Date().toISOString(), data: r.data });
+        const body = JSON.stringify({
+          api_version: WEBHOOK_API_VERSION,
+          event_type: r.eventType,
+          event_id: eventId,
+          timestamp: new Date().toISOString(),
+          data: r.data,
+        });
         const outcomes = await Promise.all(
-          config.urls.map((url, i) => post(url, signedHeaders(config.secrets[i] as string, r.eventType, eventId, body, Math.floor(Date.now() / 1000)), body)),
+          config.urls.map((url, i) =>
+            post(
+              url,
+              signedHeaders(config.secrets[i] as string, r.eventType, eventId, body, Math.floor(Date.now() / 1000)),
+              body,
+            ),
+          ),
         );
         for (const o of outcomes) {
           deliveries++;

@@ -32,9 +32,50 @@ export async function createBenchCa(): Promise<BenchCa> {
   );
   const p = (f: string): string => path.join(dir, f);
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  await run(OPENSSL, ['req', '-x509', ...ec, '-keyout', p('ca.key'), '-out', p('ca.pem'), '-days', '2', '-subj', '/CN=svc bench webhook CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
+  await run(OPENSSL, [
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    p('ca.key'),
+    '-out',
+    p('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=svc bench webhook CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
   await run(OPENSSL, ['req', ...ec, '-keyout', p('server.key'), '-out', p('server.csr'), '-subj', '/CN=127.0.0.1']);
-  fs.writeFileSync(p('ext.cnf'), 'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n');
-  await run(OPENSSL, ['x509', '-req', '-in', p('server.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial', '-out', p('server.pem'), '-days', '2', '-extfile', p('ext.cnf')]);
-  return { dir, caFile: p('ca.pem'), caPem: fs.readFileSync(p('ca.pem'), 'utf8'), keyPem: fs.readFileSync(p('server.key'), 'utf8'), certPem: fs.readFileSync(p('server.pem'), 'utf8') };
+  fs.writeFileSync(
+    p('ext.cnf'),
+    'basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n',
+  );
+  await run(OPENSSL, [
+    'x509',
+    '-req',
+    '-in',
+    p('server.csr'),
+    '-CA',
+    p('ca.pem'),
+    '-CAkey',
+    p('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    p('server.pem'),
+    '-days',
+    '2',
+    '-extfile',
+    p('ext.cnf'),
+  ]);
+  return {
+    dir,
+    caFile: p('ca.pem'),
+    caPem: fs.readFileSync(p('ca.pem'), 'utf8'),
+    keyPem: fs.readFileSync(p('server.key'), 'utf8'),
+    certPem: fs.readFileSync(p('server.pem'), 'utf8'),
+  };
 }

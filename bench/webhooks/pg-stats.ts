@@ -23,8 +23,13 @@ export interface PgStats {
 }
 
 export async function openPgStats(portal: PortalProcess): Promise<PgStats> {
-  const { password } = JSON.parse(fs.readFileSync(path.join(portal.dataDir, 'postgres-credentials.json'), 'utf8')) as { password: string };
-  const client = new pg.Client({ connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${portal.pgPort}/svc`, application_name: 'bench-stats' });
+  const { password } = JSON.parse(fs.readFileSync(path.join(portal.dataDir, 'postgres-credentials.json'), 'utf8')) as {
+    password: string;
+  };
+  const client = new pg.Client({
+    connectionString: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${portal.pgPort}/svc`,
+    application_name: 'bench-stats',
+  });
   await client.connect();
   client.on('error', () => undefined);
   onCleanup('close the statistics connection', () => client.end().catch(() => undefined));
@@ -33,7 +38,9 @@ export async function openPgStats(portal: PortalProcess): Promise<PgStats> {
       const db = await client.query<{ commits: string; inserted: string; updated: string }>(
         'SELECT xact_commit AS commits, tup_inserted AS inserted, tup_updated AS updated FROM pg_stat_database WHERE datname = current_database()',
       );
-      const wal = await client.query<{ wal_records: string; wal_sync: string }>('SELECT wal_records, wal_sync FROM pg_stat_wal');
+      const wal = await client.query<{ wal_records: string; wal_sync: string }>(
+        'SELECT wal_records, wal_sync FROM pg_stat_wal',
+      );
       const d = db.rows[0];
       const w = wal.rows[0];
       return {
@@ -50,5 +57,11 @@ export async function openPgStats(portal: PortalProcess): Promise<PgStats> {
 /** Per-event deltas between two snapshots. */
 export function perEvent(a: PgCounters, b: PgCounters, events: number): PgCounters {
   const d = (k: keyof PgCounters): number => (events > 0 ? Math.round(((b[k] - a[k]) / events) * 10) / 10 : Number.NaN);
-  return { commits: d('commits'), inserted: d('inserted'), updated: d('updated'), walRecords: d('walRecords'), walSyncs: d('walSyncs') };
+  return {
+    commits: d('commits'),
+    inserted: d('inserted'),
+    updated: d('updated'),
+    walRecords: d('walRecords'),
+    walSyncs: d('walSyncs'),
+  };
 }

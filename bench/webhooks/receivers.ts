@@ -16,7 +16,17 @@ import { createHmac } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { DONE_PREFIX, readBody, sendJson, wallMs, type PhaseConfig, type ReceivedEvent, type ReceiversConfig, type ReceiversResult, type RequestSample } from './shared.ts';
+import {
+  DONE_PREFIX,
+  readBody,
+  sendJson,
+  wallMs,
+  type PhaseConfig,
+  type ReceivedEvent,
+  type ReceiversConfig,
+  type ReceiversResult,
+  type RequestSample,
+} from './shared.ts';
 
 interface EventRecord {
   id: string;
@@ -80,7 +90,13 @@ function main(): void {
     let e = events.get(id);
     if (!e) {
       const sessionId = typeof envelope.data?.session_id === 'string' ? envelope.data.session_id : '';
-      e = { id, ts: Date.parse(envelope.timestamp), sessionId, arrivals: new Float64Array(n).fill(Number.NaN), count: 0 };
+      e = {
+        id,
+        ts: Date.parse(envelope.timestamp),
+        sessionId,
+        arrivals: new Float64Array(n).fill(Number.NaN),
+        count: 0,
+      };
       events.set(id, e);
     }
     if (!Number.isNaN(e.arrivals[i] as number)) {
@@ -94,10 +110,18 @@ function main(): void {
       verify(i, req, body);
       if (sample === null) {
         let headerBytes = 0;
-        for (let k = 0; k + 1 < req.rawHeaders.length; k += 2) headerBytes += (req.rawHeaders[k] as string).length + 2 + (req.rawHeaders[k + 1] as string).length + 2;
+        for (let k = 0; k + 1 < req.rawHeaders.length; k += 2)
+          headerBytes += (req.rawHeaders[k] as string).length + 2 + (req.rawHeaders[k + 1] as string).length + 2;
         const headers: Record<string, string> = {};
         for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : (v ?? '');
-        sample = { receiver: i, headerNames: req.rawHeaders.filter((_, k) => k % 2 === 0).map((h) => h.toLowerCase()), headerBytes, bodyBytes: body.length, body: body.toString('utf8'), headers };
+        sample = {
+          receiver: i,
+          headerNames: req.rawHeaders.filter((_, k) => k % 2 === 0).map((h) => h.toLowerCase()),
+          headerBytes,
+          bodyBytes: body.length,
+          body: body.toString('utf8'),
+          headers,
+        };
       }
     }
     if (phase.notify && e.count === phase.expected) process.stdout.write(`${DONE_PREFIX}${id} ${e.sessionId}\n`);
@@ -123,7 +147,9 @@ function main(): void {
 
   const servers: net.Server[] = [];
   config.ports.forEach((port, i) => {
-    const tlsServer = https.createServer({ key: config.keyPem, cert: config.certPem }, (req, res) => onRequest(i, req, res));
+    const tlsServer = https.createServer({ key: config.keyPem, cert: config.certPem }, (req, res) =>
+      onRequest(i, req, res),
+    );
     // A sender that gives up mid-handshake (the black hole's peers, shutdown) is not our error.
     tlsServer.on('tlsClientError', () => undefined);
     tlsServer.on('clientError', (_err, socket) => socket.destroy());
@@ -168,8 +194,24 @@ function main(): void {
 
   const result = (): ReceiversResult => {
     const list: ReceivedEvent[] = [];
-    for (const e of events.values()) list.push({ id: e.id, ts: e.ts, sessionId: e.sessionId, arrivals: Array.from(e.arrivals, (v) => (Number.isNaN(v) ? null : v)) });
-    return { phase: phase.name, events: list, duplicates, malformed, blackHoleRequests, blackHoleConnections, signaturesOk, signaturesBad, sample };
+    for (const e of events.values())
+      list.push({
+        id: e.id,
+        ts: e.ts,
+        sessionId: e.sessionId,
+        arrivals: Array.from(e.arrivals, (v) => (Number.isNaN(v) ? null : v)),
+      });
+    return {
+      phase: phase.name,
+      events: list,
+      duplicates,
+      malformed,
+      blackHoleRequests,
+      blackHoleConnections,
+      signaturesOk,
+      signaturesBad,
+      sample,
+    };
   };
 
   const control = http.createServer((req, res) => {

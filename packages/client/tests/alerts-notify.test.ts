@@ -29,16 +29,44 @@ const alert = (type: AlertPayload['alert_type'], subject: string, message: strin
   subject,
   message,
 });
-const RISK = alert('risk_threshold', '[SVC] Risk score 82 (grade F) reached the alert threshold on 10.0.0.0/24', 'Session 20261123_100000 on 10.0.0.0/24: risk score 82 (grade F) >= threshold 60; 7 findings, 1 new critical/high.');
-const NEW = alert('new_critical', '[SVC] 1 new critical/high finding on 10.0.0.0/24', 'Session 20261123_100000 on 10.0.0.0/24: 1 critical/high finding not in the prior scan: OpenSSH <9.8 regreSSHion & co (critical, 10.0.0.5).');
+const RISK = alert(
+  'risk_threshold',
+  '[SVC] Risk score 82 (grade F) reached the alert threshold on 10.0.0.0/24',
+  'Session 20261123_100000 on 10.0.0.0/24: risk score 82 (grade F) >= threshold 60; 7 findings, 1 new critical/high.',
+);
+const NEW = alert(
+  'new_critical',
+  '[SVC] 1 new critical/high finding on 10.0.0.0/24',
+  'Session 20261123_100000 on 10.0.0.0/24: 1 critical/high finding not in the prior scan: OpenSSH <9.8 regreSSHion & co (critical, 10.0.0.5).',
+);
 
 /** Headers unfolded and the quoted-printable body decoded, as a mail reader shows them. */
-function readMail(mail: ReceivedMail): { subject: string; from: string; to: string; contentType: string; body: string } {
+function readMail(mail: ReceivedMail): {
+  subject: string;
+  from: string;
+  to: string;
+  contentType: string;
+  body: string;
+} {
   const [head = '', ...rest] = mail.raw.split('\r\n\r\n');
-  const headers = new Map(head.replace(/\r\n(?=[ \t])/g, '').split('\r\n').map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  const headers = new Map(
+    head
+      .replace(/\r\n(?=[ \t])/g, '')
+      .split('\r\n')
+      .map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]),
+  );
   let body = rest.join('\r\n\r\n');
-  if (headers.get('content-transfer-encoding') === 'quoted-printable') body = body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
-  return { subject: headers.get('subject') ?? '', from: headers.get('from') ?? '', to: headers.get('to') ?? '', contentType: headers.get('content-type') ?? '', body: body.replace(/\r\n/g, '\n') };
+  if (headers.get('content-transfer-encoding') === 'quoted-printable')
+    body = body
+      .replace(/=\r\n/g, '')
+      .replace(/=([0-9A-F]{2})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)));
+  return {
+    subject: headers.get('subject') ?? '',
+    from: headers.get('from') ?? '',
+    to: headers.get('to') ?? '',
+    contentType: headers.get('content-type') ?? '',
+    body: body.replace(/\r\n/g, '\n'),
+  };
 }
 
 async function receivers(opts: { refuseSmtp?: boolean; hangWebhook?: boolean; slackStatus?: number } = {}) {
@@ -71,15 +99,34 @@ describe('notifyAlerts', () => {
       evaluated_at: '2026-11-23T10:00:00.000Z',
       total_triggered: 2,
       alerts_triggered: [
-        { type: 'risk_threshold', timestamp: '2026-11-23T10:00:00.000Z', message: RISK.message, channels_notified: ['email', 'slack', 'webhook'] },
-        { type: 'new_critical', timestamp: '2026-11-23T10:00:00.000Z', message: NEW.message, channels_notified: ['email', 'slack', 'webhook'] },
+        {
+          type: 'risk_threshold',
+          timestamp: '2026-11-23T10:00:00.000Z',
+          message: RISK.message,
+          channels_notified: ['email', 'slack', 'webhook'],
+        },
+        {
+          type: 'new_critical',
+          timestamp: '2026-11-23T10:00:00.000Z',
+          message: NEW.message,
+          channels_notified: ['email', 'slack', 'webhook'],
+        },
       ],
-      config: { risk_threshold: 60, on_new_critical: true, on_scan_complete: false, channels: ['email', 'slack', 'webhook'] },
+      config: {
+        risk_threshold: 60,
+        on_new_critical: true,
+        on_scan_complete: false,
+        channels: ['email', 'slack', 'webhook'],
+      },
     });
     expect(logs).toEqual([]);
 
     // The webhook gets SPEC's payload exactly.
-    expect(webhook.bodies.sort((a, b) => String((a as AlertPayload).alert_type).localeCompare((b as AlertPayload).alert_type))).toEqual([NEW, RISK]);
+    expect(
+      webhook.bodies.sort((a, b) =>
+        String((a as AlertPayload).alert_type).localeCompare((b as AlertPayload).alert_type),
+      ),
+    ).toEqual([NEW, RISK]);
     expect(webhook.headers[0]?.['content-type']).toBe('application/json');
 
     // Slack gets block-kit JSON.
@@ -88,7 +135,13 @@ describe('notifyAlerts', () => {
       text: '[SVC] 1 new critical/high finding on 10.0.0.0/24',
       blocks: [
         { type: 'header', text: { type: 'plain_text', text: '[SVC] 1 new critical/high finding on 10.0.0.0/24' } },
-        { type: 'section', text: { type: 'mrkdwn', text: 'Session 20261123_100000 on 10.0.0.0/24: 1 critical/high finding not in the prior scan: OpenSSH &lt;9.8 regreSSHion &amp; co (critical, 10.0.0.5).' } },
+        {
+          type: 'section',
+          text: {
+            type: 'mrkdwn',
+            text: 'Session 20261123_100000 on 10.0.0.0/24: 1 critical/high finding not in the prior scan: OpenSSH &lt;9.8 regreSSHion &amp; co (critical, 10.0.0.5).',
+          },
+        },
         {
           type: 'section',
           fields: [
@@ -98,14 +151,19 @@ describe('notifyAlerts', () => {
             { type: 'mrkdwn', text: '*Target*\n10.0.0.0/24' },
           ],
         },
-        { type: 'context', elements: [{ type: 'mrkdwn', text: '*new_critical* · session 20261123_100000 · 2026-11-23T10:00:00.000Z' }] },
+        {
+          type: 'context',
+          elements: [{ type: 'mrkdwn', text: '*new_critical* · session 20261123_100000 · 2026-11-23T10:00:00.000Z' }],
+        },
       ],
     });
     expect(slack.bodies).toHaveLength(2);
 
     // The SMTP server received one plain-text mail per alert, to both recipients.
     expect(smtp.mails).toHaveLength(2);
-    const mails = smtp.mails.map((m) => ({ envelope: { from: m.from, to: m.to }, ...readMail(m) })).sort((a, b) => a.subject.localeCompare(b.subject));
+    const mails = smtp.mails
+      .map((m) => ({ envelope: { from: m.from, to: m.to }, ...readMail(m) }))
+      .sort((a, b) => a.subject.localeCompare(b.subject));
     expect(mails[0]).toEqual({
       envelope: { from: 'scanner@example.com', to: ['soc@example.com', 'cto@example.com'] },
       subject: NEW.subject,
@@ -137,12 +195,22 @@ describe('notifyAlerts', () => {
     // ALERT_TIMEOUT=1: the hanging receiver costs about a second, never the 10 s default.
     expect(Date.now() - started).toBeLessThan(8_000);
 
-    expect(summary.alerts_triggered).toEqual([{ type: 'risk_threshold', timestamp: '2026-11-23T10:00:00.000Z', message: RISK.message, channels_notified: ['slack'] }]);
+    expect(summary.alerts_triggered).toEqual([
+      {
+        type: 'risk_threshold',
+        timestamp: '2026-11-23T10:00:00.000Z',
+        message: RISK.message,
+        channels_notified: ['slack'],
+      },
+    ]);
     expect(summary.config?.channels).toEqual(['email', 'slack', 'webhook']);
     expect(slack.bodies).toHaveLength(1);
     expect(webhook.bodies).toEqual([RISK]);
     expect(smtp.mails).toEqual([]);
-    expect(logs.sort()).toEqual(['alert risk_threshold: email channel failed: SMTP EPROTOCOL 554', 'alert risk_threshold: webhook channel failed: no answer within 1 s']);
+    expect(logs.sort()).toEqual([
+      'alert risk_threshold: email channel failed: SMTP EPROTOCOL 554',
+      'alert risk_threshold: webhook channel failed: no answer within 1 s',
+    ]);
   });
 
   it('an SMTP port nobody listens on and a Slack 500 are failures; secrets never reach the log', async () => {
@@ -166,7 +234,12 @@ describe('notifyAlerts', () => {
     const target = await httpReceiver();
     const redirecting = await httpReceiver({ status: 307, location: target.url });
     closers.push(target.close, redirecting.close);
-    const results = await sendToChannels(testAlert(NOW), { email: null, slack: null, webhook: redirecting.url }, 1000, () => {});
+    const results = await sendToChannels(
+      testAlert(NOW),
+      { email: null, slack: null, webhook: redirecting.url },
+      1000,
+      () => {},
+    );
     expect(results).toEqual([{ channel: 'webhook', ok: false, reason: 'answered HTTP 307' }]);
     expect(redirecting.bodies).toHaveLength(1);
     expect(target.bodies).toEqual([]);
@@ -174,18 +247,25 @@ describe('notifyAlerts', () => {
 
   it('with alerts disabled or none triggered the summary says so and nothing is sent', async () => {
     const { smtp, slack, webhook, settings } = await receivers();
-    expect(await notifyAlerts({ alerts: [], settings: { ...settings, enabled: false }, evaluatedAt: null, log: () => {} })).toEqual({
+    expect(
+      await notifyAlerts({ alerts: [], settings: { ...settings, enabled: false }, evaluatedAt: null, log: () => {} }),
+    ).toEqual({
       evaluated_at: null,
       total_triggered: 0,
       alerts_triggered: [],
-      config: { risk_threshold: 60, on_new_critical: true, on_scan_complete: false, channels: ['email', 'slack', 'webhook'] },
+      config: {
+        risk_threshold: 60,
+        on_new_critical: true,
+        on_scan_complete: false,
+        channels: ['email', 'slack', 'webhook'],
+      },
     });
     expect([smtp.mails, slack.bodies, webhook.bodies]).toEqual([[], [], []]);
   });
 });
 
 describe('slackMessage', () => {
-  it('cuts a header longer than Slack\'s 150 characters', () => {
+  it("cuts a header longer than Slack's 150 characters", () => {
     const long = { ...RISK, subject: `[SVC] ${'x'.repeat(200)}` };
     const header = (slackMessage(long).blocks as { text: { text: string } }[])[0]!.text.text;
     expect(header).toHaveLength(150);

@@ -31,7 +31,11 @@ export async function smtpReceiver(opts: { refuse?: boolean } = {}): Promise<Smt
       stream.setEncoding('utf8');
       stream.on('data', (d: string) => (raw += d));
       stream.on('end', () => {
-        mails.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw });
+        mails.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw,
+        });
         callback();
       });
     },
@@ -49,7 +53,9 @@ export interface HttpReceiver {
 }
 
 /** Answers every POST with `status` after keeping its JSON body; `hang` never answers. */
-export async function httpReceiver(opts: { status?: number; hang?: boolean; path?: string; location?: string } = {}): Promise<HttpReceiver> {
+export async function httpReceiver(
+  opts: { status?: number; hang?: boolean; path?: string; location?: string } = {},
+): Promise<HttpReceiver> {
   const bodies: unknown[] = [];
   const headers: http.IncomingHttpHeaders[] = [];
   const server = http.createServer((req, res) => {
@@ -60,7 +66,12 @@ export async function httpReceiver(opts: { status?: number; hang?: boolean; path
       bodies.push(JSON.parse(raw));
       headers.push(req.headers);
       if (opts.hang) return;
-      res.writeHead(opts.status ?? 200, { 'content-type': 'text/plain', ...(opts.location ? { location: opts.location } : {}) }).end('ok');
+      res
+        .writeHead(opts.status ?? 200, {
+          'content-type': 'text/plain',
+          ...(opts.location ? { location: opts.location } : {}),
+        })
+        .end('ok');
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

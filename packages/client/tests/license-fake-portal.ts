@@ -43,11 +43,22 @@ export async function startFakePortal(realOrigin: string | null, mode: FakeMode 
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const apiKey = req.headers['x-api-key'];
-      fake.requests.push({ method: req.method ?? '', path: req.url ?? '', apiKey: typeof apiKey === 'string' ? apiKey : undefined, contentType: req.headers['content-type'], body });
+      fake.requests.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        apiKey: typeof apiKey === 'string' ? apiKey : undefined,
+        contentType: req.headers['content-type'],
+        body,
+      });
       void answer(fake.mode, req, body, res);
     });
   });
-  async function answer(mode: FakeMode, req: http.IncomingMessage, body: Buffer, res: http.ServerResponse): Promise<void> {
+  async function answer(
+    mode: FakeMode,
+    req: http.IncomingMessage,
+    body: Buffer,
+    res: http.ServerResponse,
+  ): Promise<void> {
     switch (mode) {
       case 'proxy': {
         if (realOrigin === null) throw new Error('proxy mode needs a real portal');
@@ -60,7 +71,9 @@ export async function startFakePortal(realOrigin: string | null, mode: FakeMode 
         if (body.length > 0) init.body = body;
         const upstream = await fetch(`${realOrigin}${req.url ?? '/'}`, init);
         const text = Buffer.from(await upstream.arrayBuffer());
-        res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream' });
+        res.writeHead(upstream.status, {
+          'content-type': upstream.headers.get('content-type') ?? 'application/octet-stream',
+        });
         res.end(text);
         return;
       }
@@ -84,7 +97,15 @@ export async function startFakePortal(realOrigin: string | null, mode: FakeMode 
         return; // never answered; close() destroys the socket
       case 'upload-ok':
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ success: true, session_id: 'fake', share_token: 'f'.repeat(64), share_url: 'http://fake/share/?token=' + 'f'.repeat(64), message: 'fake upload' }));
+        res.end(
+          JSON.stringify({
+            success: true,
+            session_id: 'fake',
+            share_token: 'f'.repeat(64),
+            share_url: 'http://fake/share/?token=' + 'f'.repeat(64),
+            message: 'fake upload',
+          }),
+        );
         return;
     }
   }

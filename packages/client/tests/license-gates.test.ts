@@ -8,19 +8,32 @@ const TIERS: ClientTier[] = ['', 'professional', 'business', 'msp', 'legacy'];
 const allowedTiers = (feature: string) => TIERS.filter((t) => featureAllowed(t, feature));
 
 describe('feature gates', () => {
-  it('the business features are exactly SPEC\'s six', () => {
-    expect([...BUSINESS_FEATURES]).toEqual(['compliance', 'benchmark', 'remediation', 'webhooks', 'c2', 'agent_commands']);
+  it("the business features are exactly SPEC's six", () => {
+    expect([...BUSINESS_FEATURES]).toEqual([
+      'compliance',
+      'benchmark',
+      'remediation',
+      'webhooks',
+      'c2',
+      'agent_commands',
+    ]);
   });
 
-  it.each(['compliance', 'benchmark', 'remediation', 'webhooks', 'c2', 'agent_commands'])('%s needs business: business, msp and legacy only', (feature) => {
-    expect(requiredTier(feature)).toBe('business');
-    expect(allowedTiers(feature)).toEqual(['business', 'msp', 'legacy']);
-  });
+  it.each(['compliance', 'benchmark', 'remediation', 'webhooks', 'c2', 'agent_commands'])(
+    '%s needs business: business, msp and legacy only',
+    (feature) => {
+      expect(requiredTier(feature)).toBe('business');
+      expect(allowedTiers(feature)).toEqual(['business', 'msp', 'legacy']);
+    },
+  );
 
-  it.each(['orc964', 'white_label', 'something_new', ''])('an unknown feature (%j) needs msp: msp and legacy only', (feature) => {
-    expect(requiredTier(feature)).toBe('msp');
-    expect(allowedTiers(feature)).toEqual(['msp', 'legacy']);
-  });
+  it.each(['orc964', 'white_label', 'something_new', ''])(
+    'an unknown feature (%j) needs msp: msp and legacy only',
+    (feature) => {
+      expect(requiredTier(feature)).toBe('msp');
+      expect(allowedTiers(feature)).toEqual(['msp', 'legacy']);
+    },
+  );
 
   it('core features (scan, upload, ...) are allowed for every tier, community included', () => {
     expect([...CORE_FEATURES]).toEqual(expect.arrayContaining(['scan', 'upload']));

@@ -34,7 +34,12 @@ afterEach(async () => {
 
 async function config(values: Record<string, string>, name = 'svc.conf'): Promise<string> {
   const file = path.join(home, name);
-  await fs.writeFile(file, Object.entries(values).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+  await fs.writeFile(
+    file,
+    Object.entries(values)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n') + '\n',
+  );
   return file;
 }
 
@@ -54,19 +59,30 @@ async function resolve(env: Record<string, string>, configValues?: Record<string
 describe('rule 1: key resolution order', () => {
   it('SVC_LICENSE_KEY in the environment wins over every other source', async () => {
     await keyFile(`${PRO3}\n`);
-    const r = await resolve({ SVC_LICENSE_KEY: MSP, SVC_API_KEY: PRO, CONSULTATION_API_KEY: PRO2 }, { SVC_API_KEY: BIZ, CONSULTATION_API_KEY: PRO2 });
+    const r = await resolve(
+      { SVC_LICENSE_KEY: MSP, SVC_API_KEY: PRO, CONSULTATION_API_KEY: PRO2 },
+      { SVC_API_KEY: BIZ, CONSULTATION_API_KEY: PRO2 },
+    );
     expect(r).toEqual({ key: MSP, source: 'env:SVC_LICENSE_KEY' });
     expect(warnings).toEqual([]);
   });
 
   it('a config file cannot shadow SVC_LICENSE_KEY from the environment', async () => {
-    expect(await resolve({ SVC_LICENSE_KEY: MSP }, { SVC_LICENSE_KEY: BIZ })).toEqual({ key: MSP, source: 'env:SVC_LICENSE_KEY' });
+    expect(await resolve({ SVC_LICENSE_KEY: MSP }, { SVC_LICENSE_KEY: BIZ })).toEqual({
+      key: MSP,
+      source: 'env:SVC_LICENSE_KEY',
+    });
   });
 
   it('a config file cannot set SVC_LICENSE_KEY: the next source is used, or none, with a warning', async () => {
-    expect(await resolve({ SVC_API_KEY: PRO }, { SVC_LICENSE_KEY: BIZ })).toEqual({ key: PRO, source: 'env:SVC_API_KEY' });
+    expect(await resolve({ SVC_API_KEY: PRO }, { SVC_LICENSE_KEY: BIZ })).toEqual({
+      key: PRO,
+      source: 'env:SVC_API_KEY',
+    });
     const conf = path.join(home, 'svc.conf');
-    expect(warnings).toEqual([`SVC_LICENSE_KEY in ${conf} is ignored: it is read from the environment only (a config file may set SVC_API_KEY)`]);
+    expect(warnings).toEqual([
+      `SVC_LICENSE_KEY in ${conf} is ignored: it is read from the environment only (a config file may set SVC_API_KEY)`,
+    ]);
     warnings = [];
     expect(await resolve({}, { SVC_LICENSE_KEY: BIZ })).toBeNull();
     expect(warnings).toHaveLength(1);
@@ -77,42 +93,73 @@ describe('rule 1: key resolution order', () => {
   });
 
   it('SVC_API_KEY: the config value beats the environment value', async () => {
-    expect(await resolve({ SVC_API_KEY: PRO }, { SVC_API_KEY: BIZ })).toEqual({ key: BIZ, source: 'config:SVC_API_KEY' });
+    expect(await resolve({ SVC_API_KEY: PRO }, { SVC_API_KEY: BIZ })).toEqual({
+      key: BIZ,
+      source: 'config:SVC_API_KEY',
+    });
     expect(await resolve({ SVC_API_KEY: PRO })).toEqual({ key: PRO, source: 'env:SVC_API_KEY' });
   });
 
   it('SVC_API_KEY from either place beats CONSULTATION_API_KEY from either place', async () => {
-    expect(await resolve({ SVC_API_KEY: PRO }, { CONSULTATION_API_KEY: BIZ })).toEqual({ key: PRO, source: 'env:SVC_API_KEY' });
-    expect(await resolve({ CONSULTATION_API_KEY: BIZ }, { SVC_API_KEY: PRO })).toEqual({ key: PRO, source: 'config:SVC_API_KEY' });
-    expect(await resolve({ SVC_API_KEY: PRO, CONSULTATION_API_KEY: BIZ })).toEqual({ key: PRO, source: 'env:SVC_API_KEY' });
+    expect(await resolve({ SVC_API_KEY: PRO }, { CONSULTATION_API_KEY: BIZ })).toEqual({
+      key: PRO,
+      source: 'env:SVC_API_KEY',
+    });
+    expect(await resolve({ CONSULTATION_API_KEY: BIZ }, { SVC_API_KEY: PRO })).toEqual({
+      key: PRO,
+      source: 'config:SVC_API_KEY',
+    });
+    expect(await resolve({ SVC_API_KEY: PRO, CONSULTATION_API_KEY: BIZ })).toEqual({
+      key: PRO,
+      source: 'env:SVC_API_KEY',
+    });
   });
 
   it('CONSULTATION_API_KEY: the config value beats the environment value', async () => {
-    expect(await resolve({ CONSULTATION_API_KEY: PRO }, { CONSULTATION_API_KEY: BIZ })).toEqual({ key: BIZ, source: 'config:CONSULTATION_API_KEY' });
+    expect(await resolve({ CONSULTATION_API_KEY: PRO }, { CONSULTATION_API_KEY: BIZ })).toEqual({
+      key: BIZ,
+      source: 'config:CONSULTATION_API_KEY',
+    });
     expect(await resolve({ CONSULTATION_API_KEY: PRO })).toEqual({ key: PRO, source: 'env:CONSULTATION_API_KEY' });
   });
 
   it('later config files win over earlier ones', async () => {
     const a = await config({ SVC_API_KEY: PRO }, 'a.conf');
     const b = await config({ SVC_API_KEY: BIZ }, 'b.conf');
-    expect(resolveKey(new Settings({ configFiles: [a, b], env: {} }), home, warn)).toEqual({ key: BIZ, source: 'config:SVC_API_KEY' });
-    expect(resolveKey(new Settings({ configFiles: [b, a], env: {} }), home, warn)).toEqual({ key: PRO, source: 'config:SVC_API_KEY' });
+    expect(resolveKey(new Settings({ configFiles: [a, b], env: {} }), home, warn)).toEqual({
+      key: BIZ,
+      source: 'config:SVC_API_KEY',
+    });
+    expect(resolveKey(new Settings({ configFiles: [b, a], env: {} }), home, warn)).toEqual({
+      key: PRO,
+      source: 'config:SVC_API_KEY',
+    });
   });
 
   it('blank values do not count as set', async () => {
-    expect(await resolve({ SVC_LICENSE_KEY: '  ', SVC_API_KEY: '' }, { SVC_API_KEY: '', CONSULTATION_API_KEY: PRO })).toEqual({ key: PRO, source: 'config:CONSULTATION_API_KEY' });
+    expect(
+      await resolve({ SVC_LICENSE_KEY: '  ', SVC_API_KEY: '' }, { SVC_API_KEY: '', CONSULTATION_API_KEY: PRO }),
+    ).toEqual({ key: PRO, source: 'config:CONSULTATION_API_KEY' });
   });
 
   it('~/.svc/license.key is the lowest source', async () => {
     await keyFile(`${PRO3}\n`);
     expect(await resolve({})).toEqual({ key: PRO3, source: 'file:~/.svc/license.key' });
     expect(await resolve({ CONSULTATION_API_KEY: PRO })).toEqual({ key: PRO, source: 'env:CONSULTATION_API_KEY' });
-    expect(await resolve({}, { CONSULTATION_API_KEY: BIZ })).toEqual({ key: BIZ, source: 'config:CONSULTATION_API_KEY' });
+    expect(await resolve({}, { CONSULTATION_API_KEY: BIZ })).toEqual({
+      key: BIZ,
+      source: 'config:CONSULTATION_API_KEY',
+    });
     expect(warnings).toEqual([]);
   });
 
   it('no key anywhere: null', async () => {
-    expect(await resolve({ CONSULTATION_API_URL: 'http://127.0.0.1:1/api/upload' }, { CONSULTATION_API_URL: 'http://127.0.0.1:2/api/upload' })).toBeNull();
+    expect(
+      await resolve(
+        { CONSULTATION_API_URL: 'http://127.0.0.1:1/api/upload' },
+        { CONSULTATION_API_URL: 'http://127.0.0.1:2/api/upload' },
+      ),
+    ).toBeNull();
   });
 
   it('a key file readable by others (644) is tightened to 600, with a warning', async () => {
@@ -153,7 +200,11 @@ describe('rule 2-3: format parse', () => {
     expect(parseKeyFormat(PRO)).toEqual({ licensed: true, tier: 'professional', warning: null });
     expect(parseKeyFormat(BIZ)).toEqual({ licensed: true, tier: 'business', warning: null });
     expect(parseKeyFormat(MSP)).toEqual({ licensed: true, tier: 'msp', warning: null });
-    expect(parseKeyFormat(`svc_biz_${'0123456789abcdef'.repeat(4)}`)).toEqual({ licensed: true, tier: 'business', warning: null });
+    expect(parseKeyFormat(`svc_biz_${'0123456789abcdef'.repeat(4)}`)).toEqual({
+      licensed: true,
+      tier: 'business',
+      warning: null,
+    });
   });
 
   it('no key: community (not licensed, tier empty)', () => {
@@ -179,7 +230,12 @@ describe('rule 2-3: format parse', () => {
     ['non-hex', `svc_biz_${hex('g')}`],
     ['no hex at all', 'svc_biz_'],
   ])('a malformed svc_ key (%s): legacy with a format warning', (_label, key) => {
-    expect(parseKeyFormat(key)).toEqual({ licensed: true, tier: 'legacy', warning: 'The license key does not match svc_{pro|biz|msp}_{64 hex}; treating it as legacy until the portal says otherwise' });
+    expect(parseKeyFormat(key)).toEqual({
+      licensed: true,
+      tier: 'legacy',
+      warning:
+        'The license key does not match svc_{pro|biz|msp}_{64 hex}; treating it as legacy until the portal says otherwise',
+    });
   });
 
   it('the fingerprint is the first 16 hex of the SHA-256 of the key', () => {
@@ -191,19 +247,48 @@ describe('rule 2-3: format parse', () => {
 
 describe('resolveTier from the format alone (no portal URL, no cache)', () => {
   const tierOf = (key: string | null, source = 'env:SVC_API_KEY' as const, w = warn) =>
-    resolveTier({ key: key === null ? null : { key, source }, cacheFile: licenseCacheFile(home), now: () => new Date(), ttlS: 86_400, graceS: 259_200, validateOnline: null, warn: w });
+    resolveTier({
+      key: key === null ? null : { key, source },
+      cacheFile: licenseCacheFile(home),
+      now: () => new Date(),
+      ttlS: 86_400,
+      graceS: 259_200,
+      validateOnline: null,
+      warn: w,
+    });
 
   it('svc_ keys: their tier, licensed, source reported', async () => {
-    for (const [key, tier] of [[PRO, 'professional'], [BIZ, 'business'], [MSP, 'msp']] as const) {
+    for (const [key, tier] of [
+      [PRO, 'professional'],
+      [BIZ, 'business'],
+      [MSP, 'msp'],
+    ] as const) {
       const s = await tierOf(key);
-      expect({ licensed: s.licensed, tier: s.tier, source: s.source, basis: s.basis, fingerprint: s.fingerprint }).toEqual({ licensed: true, tier, source: 'env:SVC_API_KEY', basis: 'format', fingerprint: keyFingerprint(key) });
+      expect({
+        licensed: s.licensed,
+        tier: s.tier,
+        source: s.source,
+        basis: s.basis,
+        fingerprint: s.fingerprint,
+      }).toEqual({
+        licensed: true,
+        tier,
+        source: 'env:SVC_API_KEY',
+        basis: 'format',
+        fingerprint: keyFingerprint(key),
+      });
     }
     expect(warnings).toEqual([]);
   });
 
   it('no key: community, licensed false, tier empty, no source', async () => {
     const s = await tierOf(null);
-    expect({ licensed: s.licensed, tier: s.tier, source: s.source, basis: s.basis }).toEqual({ licensed: false, tier: '', source: null, basis: 'no-key' });
+    expect({ licensed: s.licensed, tier: s.tier, source: s.source, basis: s.basis }).toEqual({
+      licensed: false,
+      tier: '',
+      source: null,
+      basis: 'no-key',
+    });
     expect(warnings).toEqual([]);
   });
 
@@ -221,6 +306,8 @@ describe('resolveTier from the format alone (no portal URL, no cache)', () => {
     const a = await tierOf(key);
     const b = await tierOf(key);
     expect([a.tier, a.licensed, b.tier]).toEqual(['legacy', true, 'legacy']);
-    expect(warnings).toEqual(['The license key does not match svc_{pro|biz|msp}_{64 hex}; treating it as legacy until the portal says otherwise']);
+    expect(warnings).toEqual([
+      'The license key does not match svc_{pro|biz|msp}_{64 hex}; treating it as legacy until the portal says otherwise',
+    ]);
   });
 });

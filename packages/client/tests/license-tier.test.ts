@@ -57,7 +57,13 @@ function run(r: Run): Promise<LicenseState> {
   const env: Record<string, string> = { SVC_API_KEY: r.key, ...r.env };
   const url = r.url === undefined ? fake.uploadUrl : r.url;
   if (url !== null) env['CONSULTATION_API_URL'] = url;
-  return licenseState({ settings: new Settings({ env }), home, now: () => r.at, warn: (m) => void warnings.push(m), timeoutS: r.timeoutS ?? 5 });
+  return licenseState({
+    settings: new Settings({ env }),
+    home,
+    now: () => r.at,
+    warn: (m) => void warnings.push(m),
+    timeoutS: r.timeoutS ?? 5,
+  });
 }
 
 const at = (t0: Date, ms: number) => new Date(t0.getTime() + ms);
@@ -143,7 +149,11 @@ describe('a valid key: the portal decides, the cache remembers', () => {
     expect(summary(s)).toEqual({ licensed: true, tier: 'msp', basis: 'online' });
     expect(licenseRequests()).toBe(2);
     expect(JSON.parse(await cacheText()).validated_at).toBe(t1.toISOString());
-    expect(summary(await run({ key, at: at(t1, TTL_MS - 1) }))).toEqual({ licensed: true, tier: 'msp', basis: 'cache' });
+    expect(summary(await run({ key, at: at(t1, TTL_MS - 1) }))).toEqual({
+      licensed: true,
+      tier: 'msp',
+      basis: 'cache',
+    });
     expect(licenseRequests()).toBe(2);
   });
 
@@ -187,21 +197,46 @@ describe('valid false is authoritative', () => {
     await licenseAction(portal, record.id, 'revoke');
 
     // Still fresh: the cached valid answer stands until the TTL.
-    expect(summary(await run({ key, at: at(t0, TTL_MS - 1) }))).toEqual({ licensed: true, tier: 'business', basis: 'cache' });
+    expect(summary(await run({ key, at: at(t0, TTL_MS - 1) }))).toEqual({
+      licensed: true,
+      tier: 'business',
+      basis: 'cache',
+    });
     const t1 = at(t0, TTL_MS);
     const s = await run({ key, at: t1 });
-    expect(s).toMatchObject({ licensed: false, tier: '', basis: 'online', valid: false, reason: 'revoked', format_tier: 'business' });
-    expect(warnings).toEqual(['The portal reports this license key as not valid (reason: revoked); running as community until it is valid again']);
-    expect(JSON.parse(await cacheText())).toMatchObject({ valid: false, tier: '', reason: 'revoked', validated_at: t1.toISOString() });
+    expect(s).toMatchObject({
+      licensed: false,
+      tier: '',
+      basis: 'online',
+      valid: false,
+      reason: 'revoked',
+      format_tier: 'business',
+    });
+    expect(warnings).toEqual([
+      'The portal reports this license key as not valid (reason: revoked); running as community until it is valid again',
+    ]);
+    expect(JSON.parse(await cacheText())).toMatchObject({
+      valid: false,
+      tier: '',
+      reason: 'revoked',
+      validated_at: t1.toISOString(),
+    });
 
     // The portal becomes unreachable in every way: still community, however old the answer.
-    for (const [mode, ms] of [['status500', TTL_MS + 1], ['status404', TTL_MS + GRACE_MS], ['garbage', TTL_MS + GRACE_MS + 1], ['status500', 100 * DAY_MS]] as const) {
+    for (const [mode, ms] of [
+      ['status500', TTL_MS + 1],
+      ['status404', TTL_MS + GRACE_MS],
+      ['garbage', TTL_MS + GRACE_MS + 1],
+      ['status500', 100 * DAY_MS],
+    ] as const) {
       fake.mode = mode;
       warnings = [];
       const later = await run({ key, at: at(t1, ms) });
       expect(summary(later), mode).toEqual({ licensed: false, tier: '', basis: 'cache' });
       expect(later.reason).toBe('revoked');
-      expect(warnings).toContain('The portal reports this license key as not valid (reason: revoked); running as community until it is valid again');
+      expect(warnings).toContain(
+        'The portal reports this license key as not valid (reason: revoked); running as community until it is valid again',
+      );
     }
     const closed = await run({ key, at: at(t1, 30 * DAY_MS), url: await closedPortUrl() });
     expect(summary(closed)).toEqual({ licensed: false, tier: '', basis: 'cache' });
@@ -213,7 +248,9 @@ describe('valid false is authoritative', () => {
     const t0 = new Date();
     const s = await run({ key, at: t0 });
     expect(s).toMatchObject({ licensed: false, tier: '', basis: 'online', valid: false, reason: 'inactive' });
-    expect(warnings).toEqual(['The portal reports this license key as not valid (reason: inactive); running as community until it is valid again']);
+    expect(warnings).toEqual([
+      'The portal reports this license key as not valid (reason: inactive); running as community until it is valid again',
+    ]);
 
     // Fresh invalid cache: community without asking.
     expect(summary(await run({ key, at: at(t0, HOUR) }))).toEqual({ licensed: false, tier: '', basis: 'cache' });
@@ -221,12 +258,20 @@ describe('valid false is authoritative', () => {
 
     // Stale, portal unreachable, far past TTL + grace: community.
     fake.mode = 'status500';
-    expect(summary(await run({ key, at: at(t0, TTL_MS + GRACE_MS + DAY_MS) }))).toEqual({ licensed: false, tier: '', basis: 'cache' });
+    expect(summary(await run({ key, at: at(t0, TTL_MS + GRACE_MS + DAY_MS) }))).toEqual({
+      licensed: false,
+      tier: '',
+      basis: 'cache',
+    });
     expect(licenseRequests()).toBe(2);
 
     // Reactivated, but the portal is still unreachable: community.
     await licenseAction(portal, record.id, 'activate');
-    expect(summary(await run({ key, at: at(t0, TTL_MS + GRACE_MS + 2 * DAY_MS) }))).toEqual({ licensed: false, tier: '', basis: 'cache' });
+    expect(summary(await run({ key, at: at(t0, TTL_MS + GRACE_MS + 2 * DAY_MS) }))).toEqual({
+      licensed: false,
+      tier: '',
+      basis: 'cache',
+    });
 
     // The portal answers valid true: the tier is back, and cached as valid.
     fake.mode = 'proxy';
@@ -235,21 +280,46 @@ describe('valid false is authoritative', () => {
     const back = await run({ key, at: t2 });
     expect(back).toMatchObject({ licensed: true, tier: 'professional', basis: 'online', valid: true, reason: 'ok' });
     expect(warnings).toEqual([]);
-    expect(JSON.parse(await cacheText())).toMatchObject({ valid: true, tier: 'professional', reason: 'ok', validated_at: t2.toISOString() });
-    expect(summary(await run({ key, at: at(t2, HOUR) }))).toEqual({ licensed: true, tier: 'professional', basis: 'cache' });
+    expect(JSON.parse(await cacheText())).toMatchObject({
+      valid: true,
+      tier: 'professional',
+      reason: 'ok',
+      validated_at: t2.toISOString(),
+    });
+    expect(summary(await run({ key, at: at(t2, HOUR) }))).toEqual({
+      licensed: true,
+      tier: 'professional',
+      basis: 'cache',
+    });
   });
 
   it('a well-formed key the portal does not know: community (reason not_found)', async () => {
     const key = `svc_biz_${'5'.repeat(64)}`;
     const s = await run({ key, at: new Date() });
-    expect(s).toMatchObject({ licensed: false, tier: '', basis: 'online', valid: false, reason: 'not_found', format_tier: 'business' });
-    expect(warnings).toEqual(['The portal reports this license key as not valid (reason: not_found); running as community until it is valid again']);
+    expect(s).toMatchObject({
+      licensed: false,
+      tier: '',
+      basis: 'online',
+      valid: false,
+      reason: 'not_found',
+      format_tier: 'business',
+    });
+    expect(warnings).toEqual([
+      'The portal reports this license key as not valid (reason: not_found); running as community until it is valid again',
+    ]);
   });
 
   it("a malformed svc_ key: legacy by format, but the portal's verdict (invalid_format) wins", async () => {
     const key = `svc_ent_${'6'.repeat(64)}`;
     const s = await run({ key, at: new Date() });
-    expect(s).toMatchObject({ licensed: false, tier: '', basis: 'online', valid: false, reason: 'invalid_format', format_tier: 'legacy' });
+    expect(s).toMatchObject({
+      licensed: false,
+      tier: '',
+      basis: 'online',
+      valid: false,
+      reason: 'invalid_format',
+      format_tier: 'legacy',
+    });
     expect(warnings).toEqual([
       'The license key does not match svc_{pro|biz|msp}_{64 hex}; treating it as legacy until the portal says otherwise',
       'The portal reports this license key as not valid (reason: invalid_format); running as community until it is valid again',
@@ -284,7 +354,11 @@ describe('the portal cannot tell: cached tier through TTL + grace, then communit
       expect(warnings[0]).toMatch(why);
       expect(warnings[0]).toContain(`using the cached business tier until ${graceEnds}`);
 
-      expect(summary(await run({ key, at: at(t0, TTL_MS + GRACE_MS - 1), url, timeoutS: 1 }))).toEqual({ licensed: true, tier: 'business', basis: 'grace' });
+      expect(summary(await run({ key, at: at(t0, TTL_MS + GRACE_MS - 1), url, timeoutS: 1 }))).toEqual({
+        licensed: true,
+        tier: 'business',
+        basis: 'grace',
+      });
 
       warnings = [];
       const ended = await run({ key, at: at(t0, TTL_MS + GRACE_MS), url, timeoutS: 1 });
@@ -298,7 +372,11 @@ describe('the portal cannot tell: cached tier through TTL + grace, then communit
 
       // Back online: the tier returns.
       fake.mode = 'proxy';
-      expect(summary(await run({ key, at: at(t0, TTL_MS + GRACE_MS + DAY_MS) }))).toEqual({ licensed: true, tier: 'business', basis: 'online' });
+      expect(summary(await run({ key, at: at(t0, TTL_MS + GRACE_MS + DAY_MS) }))).toEqual({
+        licensed: true,
+        tier: 'business',
+        basis: 'online',
+      });
     });
   }
 
@@ -307,16 +385,32 @@ describe('the portal cannot tell: cached tier through TTL + grace, then communit
     const env = { SVC_LICENSE_TTL_SECONDS: '60', SVC_LICENSE_GRACE_SECONDS: '120' };
     const t0 = new Date();
     await run({ key, at: t0, env });
-    expect(summary(await run({ key, at: at(t0, 59_999), env }))).toEqual({ licensed: true, tier: 'msp', basis: 'cache' });
+    expect(summary(await run({ key, at: at(t0, 59_999), env }))).toEqual({
+      licensed: true,
+      tier: 'msp',
+      basis: 'cache',
+    });
     expect(licenseRequests()).toBe(1);
     const t1 = at(t0, 60_000);
     expect(summary(await run({ key, at: t1, env }))).toEqual({ licensed: true, tier: 'msp', basis: 'online' });
     expect(licenseRequests()).toBe(2);
 
     fake.mode = 'status500';
-    expect(summary(await run({ key, at: at(t1, 60_000), env }))).toEqual({ licensed: true, tier: 'msp', basis: 'grace' });
-    expect(summary(await run({ key, at: at(t1, 179_999), env }))).toEqual({ licensed: true, tier: 'msp', basis: 'grace' });
-    expect(summary(await run({ key, at: at(t1, 180_000), env }))).toEqual({ licensed: false, tier: '', basis: 'grace-ended' });
+    expect(summary(await run({ key, at: at(t1, 60_000), env }))).toEqual({
+      licensed: true,
+      tier: 'msp',
+      basis: 'grace',
+    });
+    expect(summary(await run({ key, at: at(t1, 179_999), env }))).toEqual({
+      licensed: true,
+      tier: 'msp',
+      basis: 'grace',
+    });
+    expect(summary(await run({ key, at: at(t1, 180_000), env }))).toEqual({
+      licensed: false,
+      tier: '',
+      basis: 'grace-ended',
+    });
     // The defaults would still be in grace (and fresh) here.
     expect(summary(await run({ key, at: at(t1, 180_000) }))).toEqual({ licensed: true, tier: 'msp', basis: 'cache' });
   });
@@ -324,17 +418,32 @@ describe('the portal cannot tell: cached tier through TTL + grace, then communit
   it('the TTL and grace may come from a config file; a bad value is a configuration error', async () => {
     const { key } = await createLicense(portal, { tier: 'msp' });
     const conf = path.join(home, 'svc.conf');
-    await fs.writeFile(conf, `SVC_LICENSE_TTL_SECONDS=10\nSVC_LICENSE_GRACE_SECONDS=0\nCONSULTATION_API_URL=${fake.uploadUrl}\nSVC_API_KEY=${key}\n`);
+    await fs.writeFile(
+      conf,
+      `SVC_LICENSE_TTL_SECONDS=10\nSVC_LICENSE_GRACE_SECONDS=0\nCONSULTATION_API_URL=${fake.uploadUrl}\nSVC_API_KEY=${key}\n`,
+    );
     const settings = new Settings({ configFiles: [conf], env: { SVC_LICENSE_TTL_SECONDS: '99999' } });
     const t0 = new Date();
-    const ctx = (now: Date) => ({ settings, home, now: () => now, warn: (m: string) => void warnings.push(m), timeoutS: 5 });
+    const ctx = (now: Date) => ({
+      settings,
+      home,
+      now: () => now,
+      warn: (m: string) => void warnings.push(m),
+      timeoutS: 5,
+    });
     await licenseState(ctx(t0));
     fake.mode = 'status500';
     expect(summary(await licenseState(ctx(at(t0, 9_999))))).toEqual({ licensed: true, tier: 'msp', basis: 'cache' });
-    expect(summary(await licenseState(ctx(at(t0, 10_000))))).toEqual({ licensed: false, tier: '', basis: 'grace-ended' });
+    expect(summary(await licenseState(ctx(at(t0, 10_000))))).toEqual({
+      licensed: false,
+      tier: '',
+      basis: 'grace-ended',
+    });
 
     await expect(run({ key, at: t0, env: { SVC_LICENSE_TTL_SECONDS: '1d' } })).rejects.toThrow(ConfigError);
-    await expect(run({ key, at: t0, env: { SVC_LICENSE_GRACE_SECONDS: '-5' } })).rejects.toThrow('SVC_LICENSE_GRACE_SECONDS must be a whole number of seconds');
+    await expect(run({ key, at: t0, env: { SVC_LICENSE_GRACE_SECONDS: '-5' } })).rejects.toThrow(
+      'SVC_LICENSE_GRACE_SECONDS must be a whole number of seconds',
+    );
   });
 
   it('no cache at all + server error or missing endpoint: the format tier stands (never invalid), nothing cached', async () => {
@@ -365,7 +474,13 @@ describe('the portal cannot tell: cached tier through TTL + grace, then communit
     warnings = [];
     const key = `svc_biz_${'7'.repeat(64)}`;
     const s = await run({ key, at: at(t0, TTL_MS + HOUR) });
-    expect(s).toMatchObject({ licensed: true, tier: 'business', basis: 'format', valid: null, fingerprint: keyFingerprint(key) });
+    expect(s).toMatchObject({
+      licensed: true,
+      tier: 'business',
+      basis: 'format',
+      valid: null,
+      fingerprint: keyFingerprint(key),
+    });
     expect(warnings).toEqual([]);
     expect(await cacheText()).toBe(before);
   });
@@ -377,7 +492,11 @@ describe('the portal cannot tell: cached tier through TTL + grace, then communit
     const s = await run({ key, at: at(t0, TTL_MS + HOUR), url: null });
     expect(summary(s)).toEqual({ licensed: true, tier: 'business', basis: 'grace' });
     expect(s.unreachable).toBe('no portal URL is configured (CONSULTATION_API_URL)');
-    expect(summary(await run({ key, at: at(t0, TTL_MS + GRACE_MS), url: null }))).toEqual({ licensed: false, tier: '', basis: 'grace-ended' });
+    expect(summary(await run({ key, at: at(t0, TTL_MS + GRACE_MS), url: null }))).toEqual({
+      licensed: false,
+      tier: '',
+      basis: 'grace-ended',
+    });
   });
 });
 
@@ -393,7 +512,11 @@ describe('a locally known past expires_at', () => {
     expect(licenseRequests()).toBe(1);
 
     // Just before the expiry: still business (fresh cache).
-    expect(summary(await run({ key, at: at(t0, HOUR - 1) }))).toEqual({ licensed: true, tier: 'business', basis: 'cache' });
+    expect(summary(await run({ key, at: at(t0, HOUR - 1) }))).toEqual({
+      licensed: true,
+      tier: 'business',
+      basis: 'cache',
+    });
 
     // At and past the expiry, fresh cache: community.
     for (const ms of [HOUR, 2 * HOUR]) {
@@ -403,11 +526,23 @@ describe('a locally known past expires_at', () => {
       expect(warnings).toEqual([`The license key expired at ${expiresAt}; running as community`]);
     }
     // Stale cache, portal reachable (and, by its own clock, still saying valid): community, no request.
-    expect(summary(await run({ key, at: at(t0, TTL_MS + 1) }))).toEqual({ licensed: false, tier: '', basis: 'expired' });
+    expect(summary(await run({ key, at: at(t0, TTL_MS + 1) }))).toEqual({
+      licensed: false,
+      tier: '',
+      basis: 'expired',
+    });
     // Stale cache, portal unreachable, within what would be the grace: community.
     fake.mode = 'status500';
-    expect(summary(await run({ key, at: at(t0, TTL_MS + HOUR) }))).toEqual({ licensed: false, tier: '', basis: 'expired' });
-    expect(summary(await run({ key, at: at(t0, TTL_MS + HOUR), url: await closedPortUrl() }))).toEqual({ licensed: false, tier: '', basis: 'expired' });
+    expect(summary(await run({ key, at: at(t0, TTL_MS + HOUR) }))).toEqual({
+      licensed: false,
+      tier: '',
+      basis: 'expired',
+    });
+    expect(summary(await run({ key, at: at(t0, TTL_MS + HOUR), url: await closedPortUrl() }))).toEqual({
+      licensed: false,
+      tier: '',
+      basis: 'expired',
+    });
     expect(licenseRequests()).toBe(1);
   });
 
@@ -427,11 +562,29 @@ describe('the legacy shared key', () => {
   it('portal says valid with legacy true: client tier legacy, one deprecation warning', async () => {
     const t0 = new Date();
     const s = await run({ key: LEGACY_KEY, at: t0 });
-    expect(s).toMatchObject({ licensed: true, tier: 'legacy', basis: 'online', valid: true, reason: 'ok', format_tier: 'legacy', client_id: null });
-    expect(JSON.parse(await cacheText())).toMatchObject({ tier: 'legacy', valid: true, fingerprint: keyFingerprint(LEGACY_KEY) });
+    expect(s).toMatchObject({
+      licensed: true,
+      tier: 'legacy',
+      basis: 'online',
+      valid: true,
+      reason: 'ok',
+      format_tier: 'legacy',
+      client_id: null,
+    });
+    expect(JSON.parse(await cacheText())).toMatchObject({
+      tier: 'legacy',
+      valid: true,
+      fingerprint: keyFingerprint(LEGACY_KEY),
+    });
     expect(await cacheText()).not.toContain(LEGACY_KEY);
-    expect(summary(await run({ key: LEGACY_KEY, at: at(t0, HOUR) }))).toEqual({ licensed: true, tier: 'legacy', basis: 'cache' });
+    expect(summary(await run({ key: LEGACY_KEY, at: at(t0, HOUR) }))).toEqual({
+      licensed: true,
+      tier: 'legacy',
+      basis: 'cache',
+    });
     // The deprecation warning was shown once in this process, however often resolution ran.
-    expect(warnings).toEqual(['A legacy API key (without the svc_ prefix) is in use: it is deprecated; ask for a license key of the form svc_<tier>_<64 hex>']);
+    expect(warnings).toEqual([
+      'A legacy API key (without the svc_ prefix) is in use: it is deprecated; ask for a license key of the form svc_<tier>_<64 hex>',
+    ]);
   });
 });

@@ -5,44 +5,143 @@ import { normalizeFindings } from '../src/pipeline/findings.ts';
 
 const findings = normalizeFindings([
   { rule_id: 'telnet-open', title: 'Telnet enabled', severity: 'high', host: '10.0.0.6' },
-  { rule_id: 'custom-check', category: 'default_credentials', title: 'Default admin password', severity: 'critical', host: '10.0.0.6' },
-  { rule_id: 'nuclei-cve-2024-6387', title: 'regreSSHion', severity: 'critical', host: '10.0.0.5', references: { cve: ['CVE-2024-6387'] } },
+  {
+    rule_id: 'custom-check',
+    category: 'default_credentials',
+    title: 'Default admin password',
+    severity: 'critical',
+    host: '10.0.0.6',
+  },
+  {
+    rule_id: 'nuclei-cve-2024-6387',
+    title: 'regreSSHion',
+    severity: 'critical',
+    host: '10.0.0.5',
+    references: { cve: ['CVE-2024-6387'] },
+  },
   { rule_id: 'tls-weak-cipher', title: 'Weak TLS cipher', severity: 'info', host: '10.0.0.5' },
   { rule_id: 'unknown-rule', title: 'Something unmapped', severity: 'medium', host: '10.0.0.5' },
 ]);
 
 describe('compliance mapping', () => {
   it('category: own field, then rule id, then a CVE; unknown otherwise', () => {
-    expect(findings.map(categoryOf)).toEqual(['cleartext_protocol', 'default_credentials', 'vulnerable_software', 'weak_crypto', null]);
+    expect(findings.map(categoryOf)).toEqual([
+      'cleartext_protocol',
+      'default_credentials',
+      'vulnerable_software',
+      'weak_crypto',
+      null,
+    ]);
   });
 
   it('rows per framework in order, controls in order of first appearance, with names and finding ids (info findings map to nothing)', () => {
     expect(mapCompliance(findings)).toEqual([
-      { framework: 'CIS Controls v8', control_id: '3.10', control_name: 'Encrypt Sensitive Data in Transit', finding_ids: ['f-001'] },
-      { framework: 'CIS Controls v8', control_id: '4.7', control_name: 'Manage Default Accounts on Enterprise Assets and Software', finding_ids: ['f-002'] },
+      {
+        framework: 'CIS Controls v8',
+        control_id: '3.10',
+        control_name: 'Encrypt Sensitive Data in Transit',
+        finding_ids: ['f-001'],
+      },
+      {
+        framework: 'CIS Controls v8',
+        control_id: '4.7',
+        control_name: 'Manage Default Accounts on Enterprise Assets and Software',
+        finding_ids: ['f-002'],
+      },
       { framework: 'CIS Controls v8', control_id: '5.2', control_name: 'Use Unique Passwords', finding_ids: ['f-002'] },
-      { framework: 'CIS Controls v8', control_id: '7.1', control_name: 'Establish and Maintain a Vulnerability Management Process', finding_ids: ['f-003'] },
-      { framework: 'CIS Controls v8', control_id: '7.4', control_name: 'Perform Automated Application Patch Management', finding_ids: ['f-003'] },
-      { framework: 'NIST CSF', control_id: 'PR.DS-2', control_name: 'Data-in-transit is protected', finding_ids: ['f-001'] },
-      { framework: 'NIST CSF', control_id: 'PR.AC-1', control_name: 'Identities and credentials are managed', finding_ids: ['f-002'] },
-      { framework: 'NIST CSF', control_id: 'ID.RA-1', control_name: 'Asset vulnerabilities are identified and documented', finding_ids: ['f-003'] },
-      { framework: 'PCI-DSS v4.0', control_id: '4.2', control_name: 'Strong cryptography protects cardholder data in transit', finding_ids: ['f-001'] },
-      { framework: 'PCI-DSS v4.0', control_id: '8.3', control_name: 'Strong authentication is established and managed', finding_ids: ['f-002'] },
-      { framework: 'PCI-DSS v4.0', control_id: '6.3', control_name: 'Security vulnerabilities are identified and addressed', finding_ids: ['f-003'] },
-      { framework: 'SOC 2', control_id: 'CC6.7', control_name: 'Restriction of data transmission', finding_ids: ['f-001'] },
+      {
+        framework: 'CIS Controls v8',
+        control_id: '7.1',
+        control_name: 'Establish and Maintain a Vulnerability Management Process',
+        finding_ids: ['f-003'],
+      },
+      {
+        framework: 'CIS Controls v8',
+        control_id: '7.4',
+        control_name: 'Perform Automated Application Patch Management',
+        finding_ids: ['f-003'],
+      },
+      {
+        framework: 'NIST CSF',
+        control_id: 'PR.DS-2',
+        control_name: 'Data-in-transit is protected',
+        finding_ids: ['f-001'],
+      },
+      {
+        framework: 'NIST CSF',
+        control_id: 'PR.AC-1',
+        control_name: 'Identities and credentials are managed',
+        finding_ids: ['f-002'],
+      },
+      {
+        framework: 'NIST CSF',
+        control_id: 'ID.RA-1',
+        control_name: 'Asset vulnerabilities are identified and documented',
+        finding_ids: ['f-003'],
+      },
+      {
+        framework: 'PCI-DSS v4.0',
+        control_id: '4.2',
+        control_name: 'Strong cryptography protects cardholder data in transit',
+        finding_ids: ['f-001'],
+      },
+      {
+        framework: 'PCI-DSS v4.0',
+        control_id: '8.3',
+        control_name: 'Strong authentication is established and managed',
+        finding_ids: ['f-002'],
+      },
+      {
+        framework: 'PCI-DSS v4.0',
+        control_id: '6.3',
+        control_name: 'Security vulnerabilities are identified and addressed',
+        finding_ids: ['f-003'],
+      },
+      {
+        framework: 'SOC 2',
+        control_id: 'CC6.7',
+        control_name: 'Restriction of data transmission',
+        finding_ids: ['f-001'],
+      },
       { framework: 'SOC 2', control_id: 'CC6.1', control_name: 'Logical access security', finding_ids: ['f-002'] },
-      { framework: 'SOC 2', control_id: 'CC7.1', control_name: 'Detection of configuration changes and vulnerabilities', finding_ids: ['f-003'] },
-      { framework: 'ORC 9.64', control_id: '9.64(C)(1)', control_name: 'Identify and address critical functions and cybersecurity risks', finding_ids: ['f-001', 'f-002', 'f-003'] },
-      { framework: 'ORC 9.64', control_id: '9.64(C)(3)', control_name: 'Detect cybersecurity threats and events', finding_ids: ['f-002'] },
-      { framework: 'ORC 9.64', control_id: '9.64(C)(2)', control_name: 'Identify potential impacts of cybersecurity incidents', finding_ids: ['f-003'] },
+      {
+        framework: 'SOC 2',
+        control_id: 'CC7.1',
+        control_name: 'Detection of configuration changes and vulnerabilities',
+        finding_ids: ['f-003'],
+      },
+      {
+        framework: 'ORC 9.64',
+        control_id: '9.64(C)(1)',
+        control_name: 'Identify and address critical functions and cybersecurity risks',
+        finding_ids: ['f-001', 'f-002', 'f-003'],
+      },
+      {
+        framework: 'ORC 9.64',
+        control_id: '9.64(C)(3)',
+        control_name: 'Detect cybersecurity threats and events',
+        finding_ids: ['f-002'],
+      },
+      {
+        framework: 'ORC 9.64',
+        control_id: '9.64(C)(2)',
+        control_name: 'Identify potential impacts of cybersecurity incidents',
+        finding_ids: ['f-003'],
+      },
     ]);
   });
 
   it('the protocol summary of the rows has no negative gap', () => {
     const summary = complianceSummaryOf(mapCompliance(findings));
     expect(summary.total_mappings).toBe(17);
-    expect(summary.by_framework.map((f) => [f.framework, f.mapped_controls, f.gap_controls, f.findings_count])).toEqual([
-      ['CIS Controls v8', 5, 13, 3], ['NIST CSF', 3, 3, 3], ['PCI-DSS v4.0', 3, 9, 3], ['SOC 2', 3, 2, 3], ['ORC 9.64', 3, 2, 3],
-    ]);
+    expect(summary.by_framework.map((f) => [f.framework, f.mapped_controls, f.gap_controls, f.findings_count])).toEqual(
+      [
+        ['CIS Controls v8', 5, 13, 3],
+        ['NIST CSF', 3, 3, 3],
+        ['PCI-DSS v4.0', 3, 9, 3],
+        ['SOC 2', 3, 2, 3],
+        ['ORC 9.64', 3, 2, 3],
+      ],
+    );
   });
 });

@@ -10,33 +10,88 @@ import { scheduleId } from '../src/pipeline/scheduling.ts';
 
 const NOW = new Date('2025-03-01T14:10:00.000Z');
 const license: LicenseState = {
-  licensed: true, tier: 'business', source: 'env:SVC_LICENSE_KEY', basis: 'online', format_tier: 'business', valid: true, reason: 'ok',
-  expires_at: null, client_id: 'acme', fingerprint: '0123456789abcdef', validated_at: '2025-03-01T14:00:00.000Z', unreachable: null,
+  licensed: true,
+  tier: 'business',
+  source: 'env:SVC_LICENSE_KEY',
+  basis: 'online',
+  format_tier: 'business',
+  valid: true,
+  reason: 'ok',
+  expires_at: null,
+  client_id: 'acme',
+  fingerprint: '0123456789abcdef',
+  validated_at: '2025-03-01T14:00:00.000Z',
+  unreachable: null,
 };
 
 function input(over: Partial<StagesInput> = {}): StagesInput {
   return {
     findings: [
-      { rule_id: 'telnet-open', title: 'Telnet enabled', severity: 'high', host: '10.0.0.6', port: 23, protocol: 'tcp' },
-      { rule_id: 'default-credentials', title: 'Default admin password', severity: 'critical', host: '10.0.0.6', port: 80, protocol: 'tcp' },
-      { rule_id: 'outdated-software', title: 'OpenSSH 8.9 (CVE-2024-6387)', severity: 'critical', host: '10.0.0.5', port: 22, protocol: 'tcp' },
+      {
+        rule_id: 'telnet-open',
+        title: 'Telnet enabled',
+        severity: 'high',
+        host: '10.0.0.6',
+        port: 23,
+        protocol: 'tcp',
+      },
+      {
+        rule_id: 'default-credentials',
+        title: 'Default admin password',
+        severity: 'critical',
+        host: '10.0.0.6',
+        port: 80,
+        protocol: 'tcp',
+      },
+      {
+        rule_id: 'outdated-software',
+        title: 'OpenSSH 8.9 (CVE-2024-6387)',
+        severity: 'critical',
+        host: '10.0.0.5',
+        port: 22,
+        protocol: 'tcp',
+      },
       { rule_id: 'http-title', title: 'Web page title', severity: 'info', host: '10.0.0.5', port: 80, protocol: 'tcp' },
     ],
     hosts: [{ ip: '10.0.0.5', hostname: 'ssh01' }, { ip: '10.0.0.6' }],
     prior: {
       metadata: { session_id: '20250222_140000' },
       remediation: [
-        { title: 'Telnet enabled', severity: 'high', host: '10.0.0.6', status: 'in_progress', note: 'OPS-7', first_seen: '20250215_140000', status_changed: '2025-02-20T10:00:00.000Z' },
+        {
+          title: 'Telnet enabled',
+          severity: 'high',
+          host: '10.0.0.6',
+          status: 'in_progress',
+          note: 'OPS-7',
+          first_seen: '20250215_140000',
+          status_changed: '2025-02-20T10:00:00.000Z',
+        },
         { title: 'RDP exposed', severity: 'high', host: '10.0.0.7', status: 'new', first_seen: '20250222_140000' },
       ],
     },
-    exceptions: parseExceptionsFile(JSON.stringify({ exceptions: [
-      { title: 'Default admin password', reason: 'Kiosk, replaced in April', approver: 'CISO', approved_at: '2025-02-01T09:00:00Z', expiry: '2025-04-30' },
-      { title: 'Telnet enabled', reason: 'Old PLC', approver: 'CISO', expiry: '2025-02-28' },
-    ] })).rules,
+    exceptions: parseExceptionsFile(
+      JSON.stringify({
+        exceptions: [
+          {
+            title: 'Default admin password',
+            reason: 'Kiosk, replaced in April',
+            approver: 'CISO',
+            approved_at: '2025-02-01T09:00:00Z',
+            expiry: '2025-04-30',
+          },
+          { title: 'Telnet enabled', reason: 'Old PLC', approver: 'CISO', expiry: '2025-02-28' },
+        ],
+      }),
+    ).rules,
     settings: {
-      sessionId: '20250301_140000', target: '10.0.0.0/24', clientId: 'acme', client: 'ACME Corp', toolVersion: '4.2.3', scanProfile: 'standard',
-      startedAt: new Date('2025-03-01T14:00:00.000Z'), schedule: { cron: '0 14 * * 6', profile: 'standard', scheduledBy: 'cron' },
+      sessionId: '20250301_140000',
+      target: '10.0.0.0/24',
+      clientId: 'acme',
+      client: 'ACME Corp',
+      toolVersion: '4.2.3',
+      scanProfile: 'standard',
+      startedAt: new Date('2025-03-01T14:00:00.000Z'),
+      schedule: { cron: '0 14 * * 6', profile: 'standard', scheduledBy: 'cron' },
       orc: orcSettingsFrom({ CLIENT_TYPE: 'political_subdivision' }),
     },
     license: { tier: 'business', state: license },
@@ -51,9 +106,23 @@ describe('runStages', () => {
     expect(warnings).toEqual([]);
     expect([...Value.Errors(SessionFile, doc)].map((e) => `${e.path}: ${e.message}`)).toEqual([]);
     expect(doc.metadata).toMatchObject({
-      session_id: '20250301_140000', client_id: 'acme', client: 'ACME Corp', target: '10.0.0.0/24', started_at: '2025-03-01T14:00:00.000Z', finished_at: NOW.toISOString(),
-      is_scheduled: true, schedule_id: scheduleId('10.0.0.0/24', '0 14 * * 6'), schedule_cron: '0 14 * * 6', scheduled_by: 'cron', has_topology: true,
-      license: { tier: 'biz', fingerprint: '0123456789abcdef', source: 'env:SVC_LICENSE_KEY', validated_at: '2025-03-01T14:00:00.000Z' },
+      session_id: '20250301_140000',
+      client_id: 'acme',
+      client: 'ACME Corp',
+      target: '10.0.0.0/24',
+      started_at: '2025-03-01T14:00:00.000Z',
+      finished_at: NOW.toISOString(),
+      is_scheduled: true,
+      schedule_id: scheduleId('10.0.0.0/24', '0 14 * * 6'),
+      schedule_cron: '0 14 * * 6',
+      scheduled_by: 'cron',
+      has_topology: true,
+      license: {
+        tier: 'biz',
+        fingerprint: '0123456789abcdef',
+        source: 'env:SVC_LICENSE_KEY',
+        validated_at: '2025-03-01T14:00:00.000Z',
+      },
     });
     expect(JSON.stringify(doc)).not.toContain('svc_biz_');
     expect(doc.remediation?.map((r) => [r.title, r.status, r.exception_status])).toEqual([
@@ -62,7 +131,9 @@ describe('runStages', () => {
       ['OpenSSH 8.9 (CVE-2024-6387)', 'new', null],
       ['Web page title', 'new', null],
     ]);
-    expect(doc.remediation_resolved?.map((r) => [r.title, r.status, r.prior_status])).toEqual([['RDP exposed', 'resolved', 'new']]);
+    expect(doc.remediation_resolved?.map((r) => [r.title, r.status, r.prior_status])).toEqual([
+      ['RDP exposed', 'resolved', 'new'],
+    ]);
     expect(doc.orc_964?.coverage).toEqual({ technical_divisions_total: 5, technical_divisions_covered: 3 });
   });
 
@@ -72,14 +143,33 @@ describe('runStages', () => {
     const m = doc.metadata!;
     const s = doc.summary!;
     expect(meta.remediation_summary).toEqual(m.remediation_summary);
-    expect(meta.remediation_summary).toEqual({ total: 5, resolved_count: 1, by_status: { new: 3, persistent: 0, in_progress: 1, resolved: 1, deferred: 0 }, by_severity: { critical: 2, high: 2, medium: 0, low: 0, info: 1 } });
+    expect(meta.remediation_summary).toEqual({
+      total: 5,
+      resolved_count: 1,
+      by_status: { new: 3, persistent: 0, in_progress: 1, resolved: 1, deferred: 0 },
+      by_severity: { critical: 2, high: 2, medium: 0, low: 0, info: 1 },
+    });
     expect(meta.compliance_summary).toEqual(m.compliance_summary);
-    expect(meta.exception_summary).toEqual({ ...m.exception_summary, risk_score_operational: s.risk_score_operational, risk_grade_operational: s.risk_grade_operational });
+    expect(meta.exception_summary).toEqual({
+      ...m.exception_summary,
+      risk_score_operational: s.risk_score_operational,
+      risk_grade_operational: s.risk_grade_operational,
+    });
     expect(meta.exception_summary).toMatchObject({ total_exceptions: 2, by_status: { accepted: 1, expired: 1 } });
-    expect([meta.risk_score, meta.risk_grade, meta.total_findings, meta.total_hosts]).toEqual([s.risk_score, s.risk_grade, 4, 2]);
+    expect([meta.risk_score, meta.risk_grade, meta.total_findings, meta.total_hosts]).toEqual([
+      s.risk_score,
+      s.risk_grade,
+      4,
+      2,
+    ]);
     expect(meta.severity_summary).toEqual(s.severity_counts);
     expect(meta.orc964_summary).toEqual({ enabled: true, technical_covered: 3, technical_total: 5, attest_pending: 4 });
-    expect([meta.schedule_id, meta.is_scheduled, meta.scheduled_by, meta.has_topology]).toEqual([m.schedule_id, true, 'cron', true]);
+    expect([meta.schedule_id, meta.is_scheduled, meta.scheduled_by, meta.has_topology]).toEqual([
+      m.schedule_id,
+      true,
+      'cron',
+      true,
+    ]);
   });
 
   it('a community run warns and skips remediation, compliance and ORC 9.64, and still validates', () => {
@@ -90,7 +180,8 @@ describe('runStages', () => {
       'Skipping the ORC 9.64 block: it needs the compliance permission',
     ]);
     expect(Value.Check(SessionFile, doc)).toBe(true);
-    for (const key of ['remediation', 'remediation_resolved', 'compliance', 'orc_964'] as const) expect(doc[key], key).toBeUndefined();
+    for (const key of ['remediation', 'remediation_resolved', 'compliance', 'orc_964'] as const)
+      expect(doc[key], key).toBeUndefined();
     expect(doc.metadata?.license).toBeUndefined();
     expect(doc.summary?.risk_score).toBe(doc.summary?.risk_score_operational);
     const meta = deriveMetadata({ doc, keyClientId: null, hasExecSummary: false });
@@ -110,8 +201,13 @@ describe('runStages', () => {
 
   it('a prior session of another target is not used for tracking: a warning, every finding new, nothing resolved', () => {
     const base = input();
-    const { doc, warnings } = runStages({ ...base, prior: { ...(base.prior as object), metadata: { session_id: '20250222_140000', target: '192.168.9.0/24' } } });
-    expect(warnings).toEqual(['The prior session 20250222_140000 scanned 192.168.9.0/24, not 10.0.0.0/24: remediation tracking starts afresh']);
+    const { doc, warnings } = runStages({
+      ...base,
+      prior: { ...(base.prior as object), metadata: { session_id: '20250222_140000', target: '192.168.9.0/24' } },
+    });
+    expect(warnings).toEqual([
+      'The prior session 20250222_140000 scanned 192.168.9.0/24, not 10.0.0.0/24: remediation tracking starts afresh',
+    ]);
     expect(doc.remediation?.map((r) => r.status)).toEqual(['new', 'new', 'new', 'new']);
     expect(doc.remediation_resolved).toEqual([]);
   });

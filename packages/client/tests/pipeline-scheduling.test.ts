@@ -13,8 +13,14 @@ describe('scheduling metadata', () => {
   });
 
   it('a scheduled scan carries every field; a scan started by hand only is_scheduled: false', () => {
-    expect(schedulingMetadata('10.0.0.0/24', { cron: '0 2 * * 1', profile: 'standard', scheduledBy: 'daemon' })).toEqual({
-      is_scheduled: true, schedule_id: scheduleId('10.0.0.0/24', '0 2 * * 1'), schedule_cron: '0 2 * * 1', schedule_profile: 'standard', scheduled_by: 'daemon',
+    expect(
+      schedulingMetadata('10.0.0.0/24', { cron: '0 2 * * 1', profile: 'standard', scheduledBy: 'daemon' }),
+    ).toEqual({
+      is_scheduled: true,
+      schedule_id: scheduleId('10.0.0.0/24', '0 2 * * 1'),
+      schedule_cron: '0 2 * * 1',
+      schedule_profile: 'standard',
+      scheduled_by: 'daemon',
     });
     expect(schedulingMetadata('10.0.0.0/24', null)).toEqual({ is_scheduled: false });
   });

@@ -9,29 +9,56 @@ const findings = normalizeFindings([
   { title: 'SMBv1 enabled', severity: 'critical', host: '10.0.0.9' },
   { title: 'Weak TLS', severity: 'high', host: '10.0.0.9' },
 ]);
-const rules = parseExceptionsFile(JSON.stringify({ exceptions: [{ title: 'Telnet enabled', reason: 'lab', approver: 'CISO', expiry: '2025-02-28' }] })).rules;
-const remediationOn = (day: string) => applyExceptions(trackRemediation({ findings, prior: null, sessionId: 's1', now: new Date(`${day}T12:00:00Z`) }).remediation, rules, day);
+const rules = parseExceptionsFile(
+  JSON.stringify({ exceptions: [{ title: 'Telnet enabled', reason: 'lab', approver: 'CISO', expiry: '2025-02-28' }] }),
+).rules;
+const remediationOn = (day: string) =>
+  applyExceptions(
+    trackRemediation({ findings, prior: null, sessionId: 's1', now: new Date(`${day}T12:00:00Z`) }).remediation,
+    rules,
+    day,
+  );
 
 describe('dual scoring', () => {
   it('an active exception lowers the operational score only', () => {
     // weighted 25 -> 39 (B); operational 15 -> 26 (B)
-    const { summary, exception_summary } = scoreSession(findings, [{ ip: '10.0.0.1' }], remediationOn('2025-02-28'), '2025-02-28');
+    const { summary, exception_summary } = scoreSession(
+      findings,
+      [{ ip: '10.0.0.1' }],
+      remediationOn('2025-02-28'),
+      '2025-02-28',
+    );
     expect(summary).toEqual({
-      risk_score: 39, risk_grade: 'B', risk_score_operational: 26, risk_grade_operational: 'B',
-      exception_impact: { excepted_count: 1, score_delta: 13, excepted_findings: { critical: 1, high: 0, medium: 0, low: 0, info: 0 } },
-      total_findings: 3, total_hosts: 3, severity_counts: { critical: 2, high: 1, medium: 0, low: 0, info: 0 },
+      risk_score: 39,
+      risk_grade: 'B',
+      risk_score_operational: 26,
+      risk_grade_operational: 'B',
+      exception_impact: {
+        excepted_count: 1,
+        score_delta: 13,
+        excepted_findings: { critical: 1, high: 0, medium: 0, low: 0, info: 0 },
+      },
+      total_findings: 3,
+      total_hosts: 3,
+      severity_counts: { critical: 2, high: 1, medium: 0, low: 0, info: 0 },
     });
     expect(exception_summary).toEqual({ total_exceptions: 1, by_status: { accepted: 1, expired: 0 }, score_delta: 13 });
   });
 
   it('an expired exception counts again', () => {
     const { summary, exception_summary } = scoreSession(findings, [], remediationOn('2025-03-01'), '2025-03-01');
-    expect(summary).toMatchObject({ risk_score: 39, risk_score_operational: 39, exception_impact: { excepted_count: 0, score_delta: 0 } });
+    expect(summary).toMatchObject({
+      risk_score: 39,
+      risk_score_operational: 39,
+      exception_impact: { excepted_count: 0, score_delta: 0 },
+    });
     expect(exception_summary).toEqual({ total_exceptions: 1, by_status: { accepted: 0, expired: 1 }, score_delta: 0 });
   });
 
   it('without remediation items (gate closed) both scores are equal', () => {
     const { summary } = scoreSession(findings, [], null, '2025-02-28');
-    expect([summary.risk_score, summary.risk_score_operational, summary.exception_impact.excepted_count]).toEqual([39, 39, 0]);
+    expect([summary.risk_score, summary.risk_score_operational, summary.exception_impact.excepted_count]).toEqual([
+      39, 39, 0,
+    ]);
   });
 });

@@ -10,8 +10,16 @@ import { runStages } from '../src/pipeline/run-stages.ts';
 describe('stages over a synthetic collection', () => {
   it('tracks findings across sessions and every document validates', () => {
     const collection = planCollection({
-      target: '10.20.0.0/24', sessions: 4, findings: 30, mix: parseMix('critical:10,high:20,medium:40,low:20,info:10'), intervalMs: 86_400_000,
-      trend: 'improving', exceptions: 0, seed: 7, seeded: true, now: new Date('2025-01-07T00:00:00Z'),
+      target: '10.20.0.0/24',
+      sessions: 4,
+      findings: 30,
+      mix: parseMix('critical:10,high:20,medium:40,low:20,info:10'),
+      intervalMs: 86_400_000,
+      trend: 'improving',
+      exceptions: 0,
+      seed: 7,
+      seeded: true,
+      now: new Date('2025-01-07T00:00:00Z'),
     });
     let prior: SessionFile | null = null;
     let runs = 0;
@@ -19,8 +27,20 @@ describe('stages over a synthetic collection', () => {
       const findings = (s.doc['findings'] as Finding[]).map(({ id: _id, ...f }) => f);
       const now = new Date(String((s.doc['metadata'] as Record<string, unknown>)['finished_at']));
       const { doc, warnings } = runStages({
-        findings, hosts: [], prior, exceptions: [], now, license: { tier: 'msp', state: null },
-        settings: { sessionId: s.sessionId, target: '10.20.0.0/24', toolVersion: 'test', startedAt: new Date(now.getTime() - 60_000), schedule: null, orc: orcSettingsFrom({ ORC_964_ENABLED: 'true' }) },
+        findings,
+        hosts: [],
+        prior,
+        exceptions: [],
+        now,
+        license: { tier: 'msp', state: null },
+        settings: {
+          sessionId: s.sessionId,
+          target: '10.20.0.0/24',
+          toolVersion: 'test',
+          startedAt: new Date(now.getTime() - 60_000),
+          schedule: null,
+          orc: orcSettingsFrom({ ORC_964_ENABLED: 'true' }),
+        },
       });
       expect(warnings).toEqual([]);
       expect(Value.Check(SessionFile, doc)).toBe(true);

@@ -10,11 +10,26 @@ describe('topology', () => {
       { title: 'c', severity: 'medium', host: '10.0.0.2', port: 80 },
       { title: 'd', severity: 'low', host: '192.168.1.5' },
     ]);
-    const topo = buildTopology([{ ip: '10.0.0.10', hostname: 'web01', os_guess: 'Linux 5.x' }, { ip: '10.0.0.2', open_ports: [80, 443, 8080] }, { ip: '10.0.0.3' }], findings);
+    const topo = buildTopology(
+      [
+        { ip: '10.0.0.10', hostname: 'web01', os_guess: 'Linux 5.x' },
+        { ip: '10.0.0.2', open_ports: [80, 443, 8080] },
+        { ip: '10.0.0.3' },
+      ],
+      findings,
+    );
     expect(topo.nodes).toEqual([
       { ip: '10.0.0.2', port_count: 3, risk_score: 4, risk_grade: 'A', subnet: '10.0.0.0/24' },
       { ip: '10.0.0.3', port_count: 0, risk_score: 0, risk_grade: 'A', subnet: '10.0.0.0/24' },
-      { ip: '10.0.0.10', hostname: 'web01', os_guess: 'Linux 5.x', port_count: 1, risk_score: 26, risk_grade: 'B', subnet: '10.0.0.0/24' },
+      {
+        ip: '10.0.0.10',
+        hostname: 'web01',
+        os_guess: 'Linux 5.x',
+        port_count: 1,
+        risk_score: 26,
+        risk_grade: 'B',
+        subnet: '10.0.0.0/24',
+      },
       { ip: '192.168.1.5', port_count: 0, risk_score: 1, risk_grade: 'A', subnet: '192.168.1.0/24' },
     ]);
     expect(topo.links).toEqual([

@@ -25,10 +25,16 @@ afterAll(async () => {
 
 describe('typed portal client against the real portal', () => {
   it('health, license, upload, share, download, heartbeat and poll all answer typed', async () => {
-    const client = createPortalClient({ target: { uploadUrl: `${portal.url}/api/upload`, apiKey: key, jwt: null, timeoutS: 30 } });
+    const client = createPortalClient({
+      target: { uploadUrl: `${portal.url}/api/upload`, apiKey: key, jwt: null, timeoutS: 30 },
+    });
     expect((await client.health()).status).toBe('ok');
     const license = await client.license();
-    expect({ valid: license.valid, tier: license.tier, reason: license.reason }).toEqual({ valid: true, tier: 'business', reason: 'ok' });
+    expect({ valid: license.valid, tier: license.tier, reason: license.reason }).toEqual({
+      valid: true,
+      tier: 'business',
+      reason: 'ok',
+    });
 
     const doc = sessionDoc('session-minimal.json');
     const id = doc['metadata']['session_id'] as string;
@@ -37,16 +43,27 @@ describe('typed portal client against the real portal', () => {
     const uploaded = await client.upload({ session: file });
     expect(uploaded.session_id).toBe(id);
     const shared = await client.share(uploaded.share_token);
-    expect({ session_id: shared.session_id, files: shared.files }).toEqual({ session_id: id, files: ['session_results.json'] });
+    expect({ session_id: shared.session_id, files: shared.files }).toEqual({
+      session_id: id,
+      files: ['session_results.json'],
+    });
     expect((JSON.parse((await client.download(id)).toString('utf8')) as typeof doc)['metadata']['session_id']).toBe(id);
 
-    const beat = await client.heartbeat({ agent_id: 'pi-typed', version: '1.0.0', timestamp: new Date().toISOString(), status: 'idle', uptime_seconds: 1 });
+    const beat = await client.heartbeat({
+      agent_id: 'pi-typed',
+      version: '1.0.0',
+      timestamp: new Date().toISOString(),
+      status: 'idle',
+      uptime_seconds: 1,
+    });
     expect(beat.commands).toEqual([]);
     expect(await client.pollCommands('pi-typed')).toEqual({ commands: [] });
   });
 
   it("a refused key is an http error with the portal's status and message", async () => {
-    const client = createPortalClient({ target: { uploadUrl: `${portal.url}/api/upload`, apiKey: `svc_biz_${'0'.repeat(64)}`, jwt: null, timeoutS: 30 } });
+    const client = createPortalClient({
+      target: { uploadUrl: `${portal.url}/api/upload`, apiKey: `svc_biz_${'0'.repeat(64)}`, jwt: null, timeoutS: 30 },
+    });
     const err = await client.upload({ session: path.join(work, 'session_results.json') }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PortalError);
     const e = err as PortalError;

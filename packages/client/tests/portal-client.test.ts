@@ -45,11 +45,19 @@ afterAll(async () => {
 });
 
 const KEY = `svc_biz_${'ab'.repeat(32)}`;
-const target = (over: Partial<PortalTarget> = {}): PortalTarget => ({ uploadUrl: `${base}/api/upload`, apiKey: KEY, jwt: null, timeoutS: 5, ...over });
-const json = (status: number, value: unknown): Handler => (_req, _body, res) => {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(typeof value === 'string' ? value : JSON.stringify(value));
-};
+const target = (over: Partial<PortalTarget> = {}): PortalTarget => ({
+  uploadUrl: `${base}/api/upload`,
+  apiKey: KEY,
+  jwt: null,
+  timeoutS: 5,
+  ...over,
+});
+const json =
+  (status: number, value: unknown): Handler =>
+  (_req, _body, res) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(typeof value === 'string' ? value : JSON.stringify(value));
+  };
 
 /** The PortalError a call fails with (the test fails when it does not fail). */
 async function failure(p: Promise<unknown>): Promise<PortalError> {
@@ -89,7 +97,12 @@ describe('typed portal client: answers', () => {
   it('a 4xx with an error body is an http error carrying status and the portal message', async () => {
     handler = json(403, { error: 'License revoked' });
     const err = await failure(createPortalClient({ target: target() }).license());
-    expect({ kind: err.kind, status: err.status, portalError: err.portalError, message: err.message }).toEqual({ kind: 'http', status: 403, portalError: 'License revoked', message: 'HTTP 403 License revoked' });
+    expect({ kind: err.kind, status: err.status, portalError: err.portalError, message: err.message }).toEqual({
+      kind: 'http',
+      status: 403,
+      portalError: 'License revoked',
+      message: 'HTTP 403 License revoked',
+    });
   });
 
   it('a 5xx without JSON is an http error with the start of the text', async () => {
@@ -98,29 +111,45 @@ describe('typed portal client: answers', () => {
       res.end('bad gateway');
     };
     const err = await failure(createPortalClient({ target: target() }).health());
-    expect({ kind: err.kind, status: err.status, portalError: err.portalError, message: err.message }).toEqual({ kind: 'http', status: 502, portalError: null, message: 'HTTP 502 bad gateway' });
+    expect({ kind: err.kind, status: err.status, portalError: err.portalError, message: err.message }).toEqual({
+      kind: 'http',
+      status: 502,
+      portalError: null,
+      message: 'HTTP 502 bad gateway',
+    });
   });
 
   it('a 200 with malformed JSON is invalid_answer', async () => {
     handler = json(200, '{"status": "ok",');
     const err = await failure(createPortalClient({ target: target() }).health());
-    expect({ kind: err.kind, status: err.status, message: err.message }).toEqual({ kind: 'invalid_answer', status: 200, message: 'GET /api/health: the portal answered HTTP 200 with a body that is not JSON' });
+    expect({ kind: err.kind, status: err.status, message: err.message }).toEqual({
+      kind: 'invalid_answer',
+      status: 200,
+      message: 'GET /api/health: the portal answered HTTP 200 with a body that is not JSON',
+    });
   });
 
   it('a 200 of the wrong shape is invalid_answer naming the first mismatch', async () => {
     handler = json(200, { ...HEALTH, timestamp: 'yesterday' });
     const err = await failure(createPortalClient({ target: target() }).health());
     expect(err.kind).toBe('invalid_answer');
-    expect(err.message).toMatch(/^GET \/api\/health: the portal answered HTTP 200 with an unexpected body \(\/timestamp: /);
+    expect(err.message).toMatch(
+      /^GET \/api\/health: the portal answered HTTP 200 with an unexpected body \(\/timestamp: /,
+    );
     handler = json(200, [1, 2]);
     const session = path.join(work, 'session_results.json');
     await fs.writeFile(session, '{}');
     const upload = await failure(createPortalClient({ target: target() }).upload({ session }));
-    expect({ kind: upload.kind, message: upload.message }).toEqual({ kind: 'invalid_answer', message: 'POST /api/upload: the portal answered HTTP 200 with an unexpected body (/: Expected object)' });
+    expect({ kind: upload.kind, message: upload.message }).toEqual({
+      kind: 'invalid_answer',
+      message: 'POST /api/upload: the portal answered HTTP 200 with an unexpected body (/: Expected object)',
+    });
   });
 
   it('a request file that cannot be read is a file error', async () => {
-    const err = await failure(createPortalClient({ target: target() }).upload({ session: path.join(work, 'missing.json') }));
+    const err = await failure(
+      createPortalClient({ target: target() }).upload({ session: path.join(work, 'missing.json') }),
+    );
     expect(err.kind).toBe('file');
     expect(err.message).toMatch(/^Cannot read /);
   });
@@ -128,7 +157,10 @@ describe('typed portal client: answers', () => {
   it('no answer within the timeout is a timeout error', async () => {
     handler = (_req, _body, res) => hanging.add(res);
     const err = await failure(createPortalClient({ target: target(), timeoutMs: 300 }).health());
-    expect({ kind: err.kind, message: err.message }).toEqual({ kind: 'timeout', message: `No answer from ${base} within 0.3 s` });
+    expect({ kind: err.kind, message: err.message }).toEqual({
+      kind: 'timeout',
+      message: `No answer from ${base} within 0.3 s`,
+    });
   });
 
   it('a closed port is unreachable', async () => {
@@ -154,24 +186,52 @@ describe('typed portal client: answers', () => {
     handler = (req, _body, res) => {
       const answers: Record<string, unknown> = {
         'POST /api/health': { success: true, received_at: '2026-11-23T22:00:00.000Z', commands: [] },
-        'GET /api/agent-commands?agent_id=pi-1': { commands: [{ id: 7, command_type: 'restart', payload: {}, priority: 0, created_by: 'admin', created_at: '2026-11-23T22:00:00.000Z', group_target: null }] },
+        'GET /api/agent-commands?agent_id=pi-1': {
+          commands: [
+            {
+              id: 7,
+              command_type: 'restart',
+              payload: {},
+              priority: 0,
+              created_by: 'admin',
+              created_at: '2026-11-23T22:00:00.000Z',
+              group_target: null,
+            },
+          ],
+        },
         'PATCH /api/agent-commands': { success: true, command_id: 7, status: 'completed' },
       };
       json(200, answers[`${req.method} ${req.url}`] ?? { error: 'no route' })(req, _body, res);
     };
     const client = createPortalClient({ target: target() });
-    const beat = await client.heartbeat({ agent_id: 'pi-1', version: '1.0.0', timestamp: '2026-11-23T22:00:00Z', status: 'idle', uptime_seconds: 5 });
+    const beat = await client.heartbeat({
+      agent_id: 'pi-1',
+      version: '1.0.0',
+      timestamp: '2026-11-23T22:00:00Z',
+      status: 'idle',
+      uptime_seconds: 5,
+    });
     expect(beat.commands).toEqual([]);
     const poll = await client.pollCommands('pi-1');
     expect(poll.commands.map((c) => [c.id, c.command_type])).toEqual([[7, 'restart']]);
-    const report = await client.reportCommandStatus({ command_id: 7, agent_id: 'pi-1', status: 'completed', exit_code: 0 });
+    const report = await client.reportCommandStatus({
+      command_id: 7,
+      agent_id: 'pi-1',
+      status: 'completed',
+      exit_code: 0,
+    });
     expect(report).toEqual({ success: true, command_id: 7, status: 'completed' });
     expect(seen.map((s) => [s.method, s.url, s.headers['x-api-key'], s.headers['content-type']])).toEqual([
       ['POST', '/api/health', KEY, 'application/json'],
       ['GET', '/api/agent-commands?agent_id=pi-1', KEY, undefined],
       ['PATCH', '/api/agent-commands', KEY, 'application/json'],
     ]);
-    expect(JSON.parse(seen[2]?.body.toString('utf8') ?? '')).toEqual({ command_id: 7, agent_id: 'pi-1', status: 'completed', exit_code: 0 });
+    expect(JSON.parse(seen[2]?.body.toString('utf8') ?? '')).toEqual({
+      command_id: 7,
+      agent_id: 'pi-1',
+      status: 'completed',
+      exit_code: 0,
+    });
   });
 
   it('a fetch of its own is used for every call', async () => {

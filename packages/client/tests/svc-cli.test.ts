@@ -8,13 +8,24 @@ describe('svc', () => {
   it('--help lists every command and the exit codes; exit 0', async () => {
     const r = await runCli(SVC, ['--help']);
     expect(r.code).toBe(0);
-    for (const cmd of ['upload', 'license', 'api-debug', 'e2e-smoke-test', 'pi-validate', 'dependency-check', 'synthetic-collection']) expect(r.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
+    for (const cmd of [
+      'upload',
+      'license',
+      'api-debug',
+      'e2e-smoke-test',
+      'pi-validate',
+      'dependency-check',
+      'synthetic-collection',
+    ])
+      expect(r.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
     expect(r.stdout).toContain('Exit codes: 0 done; 1 the operation failed');
     expect(r.stderr).toBe('');
   });
 
   it('--version prints the client version', async () => {
-    const pkg = JSON.parse(await fs.readFile(path.join(REPO, 'packages/client/package.json'), 'utf8')) as { version: string };
+    const pkg = JSON.parse(await fs.readFile(path.join(REPO, 'packages/client/package.json'), 'utf8')) as {
+      version: string;
+    };
     const r = await runCli(SVC, ['--version']);
     expect(r).toEqual({ code: 0, stdout: `${pkg.version}\n`, stderr: '' });
   });

@@ -63,14 +63,27 @@ describe('severity split and scoring (the rules docs/cli/synthetic_collection.md
     expect(apportion(10, mix)).toStrictEqual({ critical: 1, high: 2, medium: 4, low: 2, info: 1 });
     expect(apportion(1, mix)).toStrictEqual({ critical: 0, high: 0, medium: 1, low: 0, info: 0 });
     expect(apportion(0, mix)).toStrictEqual({ critical: 0, high: 0, medium: 0, low: 0, info: 0 });
-    expect(apportion(7, parseMix('high:50, LOW:50'))).toStrictEqual({ critical: 0, high: 4, medium: 0, low: 3, info: 0 });
-    for (let total = 0; total <= 60; total++) expect(Object.values(apportion(total, mix)).reduce((a, b) => a + b)).toBe(total);
+    expect(apportion(7, parseMix('high:50, LOW:50'))).toStrictEqual({
+      critical: 0,
+      high: 4,
+      medium: 0,
+      low: 3,
+      info: 0,
+    });
+    for (let total = 0; total <= 60; total++)
+      expect(Object.values(apportion(total, mix)).reduce((a, b) => a + b)).toBe(total);
   });
 
   it('scores 100 × (1 − e^(−weighted/50)) with grades A/B/C/D/F at 20/40/55/75', () => {
     expect(riskScore({ critical: 2, high: 3, medium: 6, low: 3, info: 1 })).toBe(62);
     expect(riskScore({ critical: 0, high: 0, medium: 0, low: 0, info: 9 })).toBe(0);
-    expect(['A', 'B', 'C', 'D', 'F'].map((_, i) => riskGrade([19, 20, 54, 55, 75][i]!))).toStrictEqual(['A', 'B', 'C', 'D', 'F']);
+    expect(['A', 'B', 'C', 'D', 'F'].map((_, i) => riskGrade([19, 20, 54, 55, 75][i]!))).toStrictEqual([
+      'A',
+      'B',
+      'C',
+      'D',
+      'F',
+    ]);
     expect(riskGrade(0)).toBe('A');
   });
 
@@ -87,7 +100,9 @@ describe('severity split and scoring (the rules docs/cli/synthetic_collection.md
 
   it('every catalog control is a named control, within the framework counts the portal uses', () => {
     for (const key of Object.keys(FRAMEWORKS) as FrameworkKey[]) {
-      const used = new Set(Object.values(CATALOG).flatMap((entries) => entries.flatMap((e) => (e.controls ? [e.controls[key]] : []))));
+      const used = new Set(
+        Object.values(CATALOG).flatMap((entries) => entries.flatMap((e) => (e.controls ? [e.controls[key]] : []))),
+      );
       for (const control of used) expect(CONTROL_NAMES[key][control], `${key} ${control}`).toBeTypeOf('string');
       expect(used.size).toBeLessThanOrEqual(FRAMEWORK_CONTROL_TOTALS[FRAMEWORKS[key]]);
     }
@@ -109,15 +124,32 @@ describe('synthetic_collection.sh', () => {
     const started = idTime(id);
     expect(started).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 - 3_600_000);
     expect(started).toBeLessThanOrEqual(after - 3_600_000);
-    expect(res.stderr).toMatch(/^Created 1 synthetic session for 10\.20\.0\.0\/24 in .*\(seed \d+, random; trend stable; findings 15; risk 62\)\n$/);
+    expect(res.stderr).toMatch(
+      /^Created 1 synthetic session for 10\.20\.0\.0\/24 in .*\(seed \d+, random; trend stable; findings 15; risk 62\)\n$/,
+    );
     expect((await fs.readdir(dir)).sort()).toStrictEqual(['pipeline.log', 'session_results.json']);
 
     const doc = await readDoc(dir);
-    expect(doc.metadata).toMatchObject({ session_id: id, target: '10.20.0.0/24', tool_version: '4.2.3', started_at: new Date(started).toISOString().replace('.000', '') });
+    expect(doc.metadata).toMatchObject({
+      session_id: id,
+      target: '10.20.0.0/24',
+      tool_version: '4.2.3',
+      started_at: new Date(started).toISOString().replace('.000', ''),
+    });
     expect(doc.metadata.client_id).toBeUndefined();
     const counts = { critical: 2, high: 3, medium: 6, low: 3, info: 1 };
-    expect(doc.summary).toMatchObject({ risk_score: 62, risk_grade: 'D', total_findings: 15, severity_counts: counts, risk_score_operational: 62 });
-    expect(doc.summary.exception_impact).toStrictEqual({ excepted_count: 0, score_delta: 0, excepted_findings: { critical: 0, high: 0, medium: 0, low: 0, info: 0 } });
+    expect(doc.summary).toMatchObject({
+      risk_score: 62,
+      risk_grade: 'D',
+      total_findings: 15,
+      severity_counts: counts,
+      risk_score_operational: 62,
+    });
+    expect(doc.summary.exception_impact).toStrictEqual({
+      excepted_count: 0,
+      score_delta: 0,
+      excepted_findings: { critical: 0, high: 0, medium: 0, low: 0, info: 0 },
+    });
     expect(doc.findings).toHaveLength(15);
     expect(countSeverities(doc.findings)).toStrictEqual(counts);
     expect(new Set(doc.findings.map((f: { id: string }) => f.id)).size).toBe(15);
@@ -126,8 +158,23 @@ describe('synthetic_collection.sh', () => {
     expect(doc.remediation).toHaveLength(15);
     expect(new Set(doc.remediation.map((r: { title: string }) => r.title)).size).toBe(15);
     for (const r of doc.remediation) {
-      expect(r).toMatchObject({ status: 'new', first_seen: id, prior_status: null, exception_status: null, exception_expired: false });
-      expect(Object.keys(r)).toEqual(expect.arrayContaining(['status_changed', 'note', 'exception_reason', 'exception_approver', 'exception_approved_at', 'exception_expiry']));
+      expect(r).toMatchObject({
+        status: 'new',
+        first_seen: id,
+        prior_status: null,
+        exception_status: null,
+        exception_expired: false,
+      });
+      expect(Object.keys(r)).toEqual(
+        expect.arrayContaining([
+          'status_changed',
+          'note',
+          'exception_reason',
+          'exception_approver',
+          'exception_approved_at',
+          'exception_expiry',
+        ]),
+      );
     }
     expect(doc.remediation_resolved).toStrictEqual([]);
     expect(doc.topology.nodes.length).toBe(doc.summary.total_hosts);
@@ -137,7 +184,16 @@ describe('synthetic_collection.sh', () => {
   });
 
   it('--sessions 3 --interval 1d: three directories one day apart; stable keeps the counts while findings come and go', async () => {
-    const { dirs } = await generate(['--target', 'acme.example', '--sessions', '3', '--interval', '1d', '--findings', '30']);
+    const { dirs } = await generate([
+      '--target',
+      'acme.example',
+      '--sessions',
+      '3',
+      '--interval',
+      '1d',
+      '--findings',
+      '30',
+    ]);
     expect(dirs).toHaveLength(3);
     const ids = dirs.map((d) => path.basename(d));
     expect(idTime(ids[1]!) - idTime(ids[0]!)).toBe(86_400_000);
@@ -155,7 +211,11 @@ describe('synthetic_collection.sh', () => {
     }
     // Later sessions carry findings over (persistent / in_progress, first seen earlier) and list resolved ones.
     const later = docs[2].remediation as { status: string; first_seen: string; prior_status: string | null }[];
-    expect(later.some((r) => r.first_seen === ids[0] && ['persistent', 'in_progress'].includes(r.status) && r.prior_status !== null)).toBe(true);
+    expect(
+      later.some(
+        (r) => r.first_seen === ids[0] && ['persistent', 'in_progress'].includes(r.status) && r.prior_status !== null,
+      ),
+    ).toBe(true);
     for (const d of docs.slice(1)) {
       const newOnes = d.remediation.filter((r: { status: string }) => r.status === 'new').length;
       expect(d.remediation_resolved.length).toBe(newOnes);
@@ -164,8 +224,23 @@ describe('synthetic_collection.sh', () => {
   });
 
   it('--interval accepts 30m, 12h and 2w', async () => {
-    for (const [interval, ms] of [['30m', 1_800_000], ['12h', 43_200_000], ['2w', 1_209_600_000]] as const) {
-      const { dirs } = await generate(['--target', 't', '--sessions', '2', '--interval', interval, '--findings', '2', '--seed', '1']);
+    for (const [interval, ms] of [
+      ['30m', 1_800_000],
+      ['12h', 43_200_000],
+      ['2w', 1_209_600_000],
+    ] as const) {
+      const { dirs } = await generate([
+        '--target',
+        't',
+        '--sessions',
+        '2',
+        '--interval',
+        interval,
+        '--findings',
+        '2',
+        '--seed',
+        '1',
+      ]);
       expect(idTime(path.basename(dirs[1]!)) - idTime(path.basename(dirs[0]!))).toBe(ms);
     }
   });
@@ -195,10 +270,23 @@ describe('synthetic_collection.sh', () => {
   });
 
   it('--with-exceptions 2: two accepted, deferred findings per session and the dual score', async () => {
-    const { dirs } = await generate(['--target', '10.9.0.0/24', '--sessions', '3', '--with-exceptions', '2', '--mix', 'critical:40,high:60', '--findings', '10']);
+    const { dirs } = await generate([
+      '--target',
+      '10.9.0.0/24',
+      '--sessions',
+      '3',
+      '--with-exceptions',
+      '2',
+      '--mix',
+      'critical:40,high:60',
+      '--findings',
+      '10',
+    ]);
     for (const dir of dirs) {
       const doc = await readDoc(dir);
-      const excepted = doc.remediation.filter((r: { exception_status: string | null }) => r.exception_status === 'accepted');
+      const excepted = doc.remediation.filter(
+        (r: { exception_status: string | null }) => r.exception_status === 'accepted',
+      );
       expect(excepted).toHaveLength(2);
       for (const r of excepted) {
         expect(r.status).toBe('deferred');
@@ -208,18 +296,37 @@ describe('synthetic_collection.sh', () => {
         expect(r.exception_expiry).toMatch(/^\d{4}-\d\d-\d\d$/);
         expect(r.exception_expired).toBe(false);
       }
-      expect(doc.remediation.filter((r: { exception_status: string | null }) => r.exception_status !== 'accepted' && r.exception_status !== null)).toStrictEqual([]);
+      expect(
+        doc.remediation.filter(
+          (r: { exception_status: string | null }) => r.exception_status !== 'accepted' && r.exception_status !== null,
+        ),
+      ).toStrictEqual([]);
       const s = doc.summary;
       expect(s.exception_impact.excepted_count).toBe(2);
       expect(Object.values(s.exception_impact.excepted_findings as Counts).reduce((a, b) => a + b)).toBe(2);
       expect(s.risk_score_operational).toBeLessThan(s.risk_score);
       expect(s.exception_impact.score_delta).toBe(s.risk_score - s.risk_score_operational);
-      expect(doc.metadata.exception_summary).toStrictEqual({ total_exceptions: 2, by_status: { accepted: 2, expired: 0 }, score_delta: s.exception_impact.score_delta });
+      expect(doc.metadata.exception_summary).toStrictEqual({
+        total_exceptions: 2,
+        by_status: { accepted: 2, expired: 0 },
+        score_delta: s.exception_impact.score_delta,
+      });
     }
   });
 
   it('--seed: the same seed gives byte-identical files from a fixed base time; another seed differs', async () => {
-    const args = ['--target', '10.20.0.0/24', '--sessions', '3', '--trend', 'worsening', '--with-exceptions', '1', '--client-id', 'acme'];
+    const args = [
+      '--target',
+      '10.20.0.0/24',
+      '--sessions',
+      '3',
+      '--trend',
+      'worsening',
+      '--with-exceptions',
+      '1',
+      '--client-id',
+      'acme',
+    ];
     const a = await generate([...args, '--seed', '42']);
     const b = await generate([...args, '--seed', '42']);
     const c = await generate([...args, '--seed', '43']);
@@ -234,16 +341,25 @@ describe('synthetic_collection.sh', () => {
         expect(x.equals(await fs.readFile(path.join(b.dirs[i]!, file))), `${ids[i]}/${file}`).toBe(true);
       }
     }
-    const json = async (r: { dirs: string[] }) => Promise.all(r.dirs.map((d) => fs.readFile(path.join(d, 'session_results.json'), 'utf8')));
+    const json = async (r: { dirs: string[] }) =>
+      Promise.all(r.dirs.map((d) => fs.readFile(path.join(d, 'session_results.json'), 'utf8')));
     expect(await json(c)).not.toStrictEqual(await json(a));
     const doc = await readDoc(a.dirs[0]!);
     expect(doc.metadata.client_id).toBe('acme');
-    expect(doc.metadata.synthetic).toStrictEqual({ generator: 'svc synthetic-collection', seed: 42, trend: 'worsening', sequence: 1, sessions: 3 });
+    expect(doc.metadata.synthetic).toStrictEqual({
+      generator: 'svc synthetic-collection',
+      seed: 42,
+      trend: 'worsening',
+      sequence: 1,
+      sessions: 3,
+    });
   });
 
   it('--json prints exactly the JSON array of the created directories (-o relative to the working directory)', async () => {
     const cwd = await freshDir();
-    const res = await runCli(TOOL, ['--target', 'x', '--sessions', '2', '--seed', '5', '-o', 'out/sub', '--json'], { cwd });
+    const res = await runCli(TOOL, ['--target', 'x', '--sessions', '2', '--seed', '5', '-o', 'out/sub', '--json'], {
+      cwd,
+    });
     expect(res.code, res.stderr).toBe(0);
     const expected = ['20241230_020000', '20250106_020000'].map((id) => path.join(cwd, 'out/sub', id));
     expect(res.stdout).toBe(`${JSON.stringify(expected, null, 2)}\n`);
@@ -253,7 +369,9 @@ describe('synthetic_collection.sh', () => {
     const plain = await runCli(TOOL, ['--target', 'x', '--sessions', '2', '--seed', '5', '-o', 'out/sub'], { cwd });
     expect(plain.code).toBe(0);
     expect(plain.stdout).toBe(expected.map((d) => `${d}\n`).join(''));
-    expect(plain.stderr).toMatch(/^Created 2 synthetic sessions for x in .*\(seed 5; trend stable; findings 15 → 15; risk \d+ → \d+\)\n$/);
+    expect(plain.stderr).toMatch(
+      /^Created 2 synthetic sessions for x in .*\(seed 5; trend stable; findings 15 → 15; risk \d+ → \d+\)\n$/,
+    );
   });
 
   it('every bad input is a usage error: exit 2, one line on stderr, nothing written', async () => {
@@ -274,7 +392,10 @@ describe('synthetic_collection.sh', () => {
       [['--interval', '7y'], /--interval must be a positive whole number with a unit/],
       [['--interval', '0d'], /--interval must be a positive whole number/],
       [['--trend', 'sideways'], /--trend must be one of improving, worsening, stable, got "sideways"/],
-      [['--sessions', '1000', '--trend', 'worsening', '--findings', '10000'], /would need \d+ findings in one session; the limit is 10000/],
+      [
+        ['--sessions', '1000', '--trend', 'worsening', '--findings', '10000'],
+        /would need \d+ findings in one session; the limit is 10000/,
+      ],
       [['--sessions', '1000', '--interval', '52w', '--seed', '1'], /would start before 1970/],
     ];
     const cwd = await freshDir();
@@ -315,7 +436,20 @@ describe('generated sessions in a real portal', () => {
 
   it('svc upload accepts every generated session and the portal derives the numbers the generator wrote', async () => {
     const { key, record } = await createLicense(portal, { tier: 'business' });
-    const { dirs } = await generate(['--target', '10.44.0.0/22', '--sessions', '3', '--interval', '12h', '--trend', 'worsening', '--with-exceptions', '2', '--client-id', 'from-the-file']);
+    const { dirs } = await generate([
+      '--target',
+      '10.44.0.0/22',
+      '--sessions',
+      '3',
+      '--interval',
+      '12h',
+      '--trend',
+      'worsening',
+      '--with-exceptions',
+      '2',
+      '--client-id',
+      'from-the-file',
+    ]);
     const token = await portal.adminToken();
     for (const dir of dirs) {
       const up = await runCli(SVC, ['upload', dir, '-u', `${portal.url}/api/upload`, '-k', key, '--json']);
@@ -344,11 +478,18 @@ describe('generated sessions in a real portal', () => {
       });
       expect(s.severity_summary).toStrictEqual(doc.summary.severity_counts);
       expect(s.remediation_summary).toStrictEqual(m.remediation_summary);
-      expect(s.exception_summary).toStrictEqual({ ...m.exception_summary, risk_score_operational: m.risk_score_operational, risk_grade_operational: m.risk_grade_operational });
+      expect(s.exception_summary).toStrictEqual({
+        ...m.exception_summary,
+        risk_score_operational: m.risk_score_operational,
+        risk_grade_operational: m.risk_grade_operational,
+      });
       expect(s.exception_summary.by_status.accepted).toBe(2);
       expect(s.compliance_summary).toStrictEqual(m.compliance_summary);
       expect(s.alerts_summary.total_triggered).toBe(doc.alerts_summary.alerts_triggered.length);
-      expect(s.files.map((f: { name: string }) => f.name).sort()).toStrictEqual(['pipeline.log', 'session_results.json']);
+      expect(s.files.map((f: { name: string }) => f.name).sort()).toStrictEqual([
+        'pipeline.log',
+        'session_results.json',
+      ]);
     }
   });
 });

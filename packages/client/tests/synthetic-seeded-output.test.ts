@@ -40,15 +40,49 @@ async function digestOf(args: string[]): Promise<string> {
 
 describe('synthetic_collection.sh --seed output is byte for byte stable', () => {
   it.each([
-    ['one session of the defaults', ['--target', '192.168.1.0/24', '--seed', '1'], '823b5174392954a85de03fe8877a7ff03eab7aa46f69ac73f9180cf2729f52c9'],
+    [
+      'one session of the defaults',
+      ['--target', '192.168.1.0/24', '--seed', '1'],
+      '823b5174392954a85de03fe8877a7ff03eab7aa46f69ac73f9180cf2729f52c9',
+    ],
     [
       'worsening, exceptions, client id',
-      ['--target', '10.20.0.0/24', '--sessions', '3', '--trend', 'worsening', '--with-exceptions', '2', '--client-id', 'acme', '--seed', '42'],
+      [
+        '--target',
+        '10.20.0.0/24',
+        '--sessions',
+        '3',
+        '--trend',
+        'worsening',
+        '--with-exceptions',
+        '2',
+        '--client-id',
+        'acme',
+        '--seed',
+        '42',
+      ],
       '8175cc3c0379ca2e228a514728ff863b0218c18fcb0a684d73dce0d847e8650a',
     ],
     [
       'improving over a week, another mix, many findings',
-      ['--target', 'example.org', '--sessions', '4', '--interval', '1d', '--trend', 'improving', '--findings', '60', '--mix', 'critical:5,high:15,medium:30,low:30,info:20', '--with-exceptions', '5', '--seed', '7'],
+      [
+        '--target',
+        'example.org',
+        '--sessions',
+        '4',
+        '--interval',
+        '1d',
+        '--trend',
+        'improving',
+        '--findings',
+        '60',
+        '--mix',
+        'critical:5,high:15,medium:30,low:30,info:20',
+        '--with-exceptions',
+        '5',
+        '--seed',
+        '7',
+      ],
       'caef5d1200afdbeccd511f6247722d0f9ae9117939a628fabfce6209d2233fac',
     ],
   ])('%s', async (_name, args, expected) => {

@@ -56,7 +56,9 @@ async function sessionDir(opts: { log?: boolean; report?: boolean; exec?: boolea
 
 /** A stored file of a session, as the admin downloads it. */
 async function stored(id: string, file: string) {
-  return http(portal.url, 'GET', `/api/download?session=${encodeURIComponent(id)}&file=${file}`, { headers: withToken(await portal.adminToken()) });
+  return http(portal.url, 'GET', `/api/download?session=${encodeURIComponent(id)}&file=${file}`, {
+    headers: withToken(await portal.adminToken()),
+  });
 }
 
 describe('svc upload: uploaded', () => {
@@ -66,7 +68,13 @@ describe('svc upload: uploaded', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const body = JSON.parse(r.stdout);
-    expect(body).toEqual({ success: true, session_id: s.id, share_token: expect.stringMatching(/^[0-9a-f]{64}$/), share_url: `http://portal.test/share/?token=${body.share_token}`, message: expect.any(String) });
+    expect(body).toEqual({
+      success: true,
+      session_id: s.id,
+      share_token: expect.stringMatching(/^[0-9a-f]{64}$/),
+      share_url: `http://portal.test/share/?token=${body.share_token}`,
+      message: expect.any(String),
+    });
 
     const json = await stored(s.id, 'session_results.json');
     expect(json.status).toBe(200);
@@ -80,7 +88,9 @@ describe('svc upload: uploaded', () => {
     expect([exec.status, exec.text]).toEqual([200, s.exec]);
 
     // Tagged with the key's client.
-    const listed = await http(portal.url, 'GET', `/api/sessions?client_id=${encodeURIComponent(clientId)}`, { headers: withToken(await portal.adminToken()) });
+    const listed = await http(portal.url, 'GET', `/api/sessions?client_id=${encodeURIComponent(clientId)}`, {
+      headers: withToken(await portal.adminToken()),
+    });
     expect(listed.status).toBe(200);
     expect(JSON.stringify(listed.body)).toContain(s.id);
   });
@@ -89,7 +99,9 @@ describe('svc upload: uploaded', () => {
     const s = await sessionDir();
     const r = await runCli(SVC, ['upload', s.dir], { env: env() });
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(new RegExp(`^Uploaded session ${s.id}\\nShare URL: http://portal\\.test/share/\\?token=[0-9a-f]{64}\\n$`));
+    expect(r.stdout).toMatch(
+      new RegExp(`^Uploaded session ${s.id}\\nShare URL: http://portal\\.test/share/\\?token=[0-9a-f]{64}\\n$`),
+    );
     expect(r.stderr).toBe('');
     expect(r.stdout + r.stderr).not.toContain(key);
   });
@@ -102,7 +114,11 @@ describe('svc upload: uploaded', () => {
     await fs.writeFile(log, 'explicit log\n');
     await fs.writeFile(report, '<html>explicit report</html>');
     await fs.writeFile(exec, '<html>explicit summary</html>');
-    const r = await runCli(SVC, ['upload', path.join(s.dir, 'session_results.json'), '-l', log, '-r', report, '-e', exec], { env: env() });
+    const r = await runCli(
+      SVC,
+      ['upload', path.join(s.dir, 'session_results.json'), '-l', log, '-r', report, '-e', exec],
+      { env: env() },
+    );
     expect(r.code).toBe(0);
     expect((await stored(s.id, 'pipeline.log')).text).toBe('explicit log\n');
     expect((await stored(s.id, 'report.html')).text).toBe('<html>explicit report</html>');
@@ -208,20 +224,26 @@ describe('svc upload: usage errors (exit 2, nothing sent)', () => {
     const s = await sessionDir();
     const r = await runCli(SVC, ['upload', s.dir], { env: { SVC_API_KEY: key } });
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('error: No portal URL: pass -u <url> or set CONSULTATION_API_URL (in the environment or a -c config file)\n');
+    expect(r.stderr).toBe(
+      'error: No portal URL: pass -u <url> or set CONSULTATION_API_URL (in the environment or a -c config file)\n',
+    );
   });
 
   it('no key', async () => {
     const s = await sessionDir();
     const r = await runCli(SVC, ['upload', s.dir], { env: { CONSULTATION_API_URL: `${portal.url}/api/upload` } });
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('error: No API key: pass -k <key> or set SVC_API_KEY (or SVC_LICENSE_KEY, CONSULTATION_API_KEY, ~/.svc/license.key)\n');
+    expect(r.stderr).toBe(
+      'error: No API key: pass -k <key> or set SVC_API_KEY (or SVC_LICENSE_KEY, CONSULTATION_API_KEY, ~/.svc/license.key)\n',
+    );
     expect((await stored(s.id, 'session_results.json')).status).toBe(404);
   });
 
   it('a URL that is not an upload URL', async () => {
     const s = await sessionDir();
-    const r = await runCli(SVC, ['upload', s.dir], { env: { ...env(), CONSULTATION_API_URL: `${portal.url}/api/uploads` } });
+    const r = await runCli(SVC, ['upload', s.dir], {
+      env: { ...env(), CONSULTATION_API_URL: `${portal.url}/api/uploads` },
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toBe('error: CONSULTATION_API_URL must end with /upload\n');
   });

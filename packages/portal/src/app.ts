@@ -46,12 +46,19 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     const own = request.routeOptions.attachValidation === true;
     // A route that cleans such strings itself on purpose (agent command output) says so.
     const keep = request.routeOptions.config.keepUnstorableStrings === true;
-    for (const [part, value] of [['path', request.params], ['query', request.query], ['body', request.body]] as const) {
+    for (const [part, value] of [
+      ['path', request.params],
+      ['query', request.query],
+      ['body', request.body],
+    ] as const) {
       const problem = findInputProblem(value, maxDepth, { strings: !own && !keep });
       if (problem === null) continue;
       const error = badRequest(inputProblemMessage(part, problem));
       if (!own) throw error;
-      request.validationError = Object.assign(error, { validation: [], validationContext: part === 'path' ? 'params' : part });
+      request.validationError = Object.assign(error, {
+        validation: [],
+        validationContext: part === 'path' ? 'params' : part,
+      });
       return;
     }
   });
@@ -74,8 +81,18 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       servers: [{ url: ctx.config.baseUrl }],
       components: {
         securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'License key svc_{pro|biz|msp}_<64 hex> or the legacy shared key' },
-          identityToken: { type: 'apiKey', in: 'header', name: 'X-Identity-Token', description: 'Identity JWT (never in Authorization)' },
+          apiKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-api-key',
+            description: 'License key svc_{pro|biz|msp}_<64 hex> or the legacy shared key',
+          },
+          identityToken: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-Identity-Token',
+            description: 'Identity JWT (never in Authorization)',
+          },
           bearer: { type: 'http', scheme: 'bearer', description: 'Identity provider calls only (/identity/*)' },
         },
       },
@@ -100,14 +117,25 @@ export async function buildApp(ctx: AppContext): Promise<App> {
         .replace(/;?$/, ';')} form-action 'self'`,
     uiHooks: {
       onRequest: async (_request, reply) => {
-        void reply.headers({ 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' });
+        void reply.headers({
+          'x-content-type-options': 'nosniff',
+          'x-frame-options': 'DENY',
+          'referrer-policy': 'no-referrer',
+        });
       },
     },
   });
   await app.register(formbody, { bodyLimit: 16 * 1024 });
   // Per-part limits only; the upload route counts the whole body against the 25 MB limit.
   await app.register(multipart, {
-    limits: { fileSize: UPLOAD_LIMIT_BYTES, fieldSize: UPLOAD_LIMIT_BYTES, files: 8, fields: 8, parts: 16, headerPairs: 50 },
+    limits: {
+      fileSize: UPLOAD_LIMIT_BYTES,
+      fieldSize: UPLOAD_LIMIT_BYTES,
+      files: 8,
+      fields: 8,
+      parts: 16,
+      headerPairs: 50,
+    },
   });
   await app.register(rateLimit, {
     global: false,

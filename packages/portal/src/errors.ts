@@ -10,7 +10,11 @@ export class HttpError extends Error {
   readonly statusCode: number;
   readonly headers: Record<string, string>;
   readonly extra: Record<string, unknown>;
-  constructor(statusCode: number, message: string, opts: { headers?: Record<string, string>; extra?: Record<string, unknown> } = {}) {
+  constructor(
+    statusCode: number,
+    message: string,
+    opts: { headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
+  ) {
     super(message);
     this.name = 'HttpError';
     this.statusCode = statusCode;
@@ -36,11 +40,20 @@ function describeFrameworkError(err: FastifyError): { status: number; message: s
   if (err.validation) {
     const ctx = err.validationContext ?? 'request';
     const first = err.validation[0];
-    const where = first?.instancePath ? first.instancePath.replace(/^\//, '').replaceAll('/', '.') : (first?.params as { missingProperty?: string } | undefined)?.missingProperty;
-    const types = first?.keyword === 'type' ? String((first.params as { type: string | string[] }).type).split(',') : null;
+    const where = first?.instancePath
+      ? first.instancePath.replace(/^\//, '').replaceAll('/', '.')
+      : (first?.params as { missingProperty?: string } | undefined)?.missingProperty;
+    const types =
+      first?.keyword === 'type' ? String((first.params as { type: string | string[] }).type).split(',') : null;
     const message = types ? `must be ${types.join(' or ')}` : (first?.message ?? 'is invalid');
-    const detail = first?.keyword === 'required' ? `missing required field ${(first.params as { missingProperty: string }).missingProperty}` : `${where ?? ctx} ${message}`;
-    const allowed = first?.keyword === 'additionalProperties' ? ` (${(first.params as { additionalProperty: string }).additionalProperty})` : '';
+    const detail =
+      first?.keyword === 'required'
+        ? `missing required field ${(first.params as { missingProperty: string }).missingProperty}`
+        : `${where ?? ctx} ${message}`;
+    const allowed =
+      first?.keyword === 'additionalProperties'
+        ? ` (${(first.params as { additionalProperty: string }).additionalProperty})`
+        : '';
     return { status: 400, message: `Invalid ${ctx === 'querystring' ? 'query' : ctx}: ${detail}${allowed}` };
   }
   switch (err.code) {
@@ -62,9 +75,16 @@ function describeFrameworkError(err: FastifyError): { status: number; message: s
   return null;
 }
 
-export function errorHandler(err: FastifyError | HttpError | Error, request: FastifyRequest, reply: FastifyReply): void {
+export function errorHandler(
+  err: FastifyError | HttpError | Error,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
   if (err instanceof HttpError) {
-    void reply.code(err.statusCode).headers(err.headers).send({ ...err.extra, error: err.message });
+    void reply
+      .code(err.statusCode)
+      .headers(err.headers)
+      .send({ ...err.extra, error: err.message });
     return;
   }
   // The client went away before its request was complete: a reset socket (ECONNRESET,

@@ -35,7 +35,14 @@ function decodedName(name: string): string {
 export function maskUrl(url: string): string {
   const query = url.indexOf('?');
   if (query === -1) return url;
-  return url.slice(0, query) + url.slice(query).replace(QUERY_PARAM, (whole, sep: string, name: string) => (SENSITIVE_NAME.test(decodedName(name)) ? `${sep}${name}=[REDACTED]` : whole));
+  return (
+    url.slice(0, query) +
+    url
+      .slice(query)
+      .replace(QUERY_PARAM, (whole, sep: string, name: string) =>
+        SENSITIVE_NAME.test(decodedName(name)) ? `${sep}${name}=[REDACTED]` : whole,
+      )
+  );
 }
 
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {

@@ -24,7 +24,10 @@ function shutdown(running: Portal): void {
   // embedded database) hostage until the supervisor's SIGKILL: after the grace period the
   // remaining connections are closed, so PostgreSQL is still stopped cleanly.
   const grace = setTimeout(() => {
-    logger.warn({ grace_seconds: config.shutdownGraceSeconds }, 'shutdown grace period over: closing the remaining connections');
+    logger.warn(
+      { grace_seconds: config.shutdownGraceSeconds },
+      'shutdown grace period over: closing the remaining connections',
+    );
     running.app.server.closeAllConnections();
   }, config.shutdownGraceSeconds * 1000);
   grace.unref();
@@ -40,7 +43,10 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   process.on(signal, () => {
     if (stopRequested) return;
     stopRequested = true;
-    logger.info({ signal }, portal === null ? 'signal received during start-up: stopping once started' : 'signal received');
+    logger.info(
+      { signal },
+      portal === null ? 'signal received during start-up: stopping once started' : 'signal received',
+    );
     if (portal !== null) shutdown(portal);
   });
 }

@@ -47,7 +47,12 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
   try {
     let databaseUrl = config.databaseUrl;
     if (databaseUrl === null) {
-      embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, logger, supervise: true });
+      embedded = await startEmbeddedPostgres({
+        dataDir: config.dataDir,
+        port: config.embeddedPgPort,
+        logger,
+        supervise: true,
+      });
       const server = embedded;
       cleanup.unshift(() => server.stop());
       databaseUrl = embedded.url;
@@ -58,10 +63,13 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     const applied = await migrateToLatest(database.db);
     if (applied.length > 0) logger.info({ applied }, 'database migrations applied');
 
-    const signingKey = config.externalJwt ? null : await ensureSigningKey(database.db, await loadKeyEncryptionKey(config, logger));
+    const signingKey = config.externalJwt
+      ? null
+      : await ensureSigningKey(database.db, await loadKeyEncryptionKey(config, logger));
     // In external-provider mode admins come from that provider; a local account could never sign in.
     if (config.externalJwt === null) await bootstrapAdmin(database.db, logger, config.adminEmail, config.adminPassword);
-    else if (config.adminEmail !== null) logger.warn('SVC_ADMIN_EMAIL is ignored: admins come from the external identity provider (SVC_JWT_JWKS_URL)');
+    else if (config.adminEmail !== null)
+      logger.warn('SVC_ADMIN_EMAIL is ignored: admins come from the external identity provider (SVC_JWT_JWKS_URL)');
     const now = opts.now ?? (() => new Date());
 
     const blobs = new FsBlobStore(path.join(config.dataDir, 'blobs'));
@@ -70,9 +78,22 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
 
     const resolver = opts.resolver ?? systemResolver;
     const { allowCidrs, caFile, maxInFlight, queueMax, queueWaitMs } = config.webhooks;
-    const webhookClient = new WebhookHttpClient({ resolver, allow: allowCidrs, caFile, maxInFlight, queueMax, queueWaitMs });
+    const webhookClient = new WebhookHttpClient({
+      resolver,
+      allow: allowCidrs,
+      caFile,
+      maxInFlight,
+      queueMax,
+      queueWaitMs,
+    });
     cleanup.unshift(() => webhookClient.close());
-    const dispatcher = new WebhookDispatcher({ db: database.db, logger, client: webhookClient, now, disableAfterFailures: config.webhooks.disableAfterFailures });
+    const dispatcher = new WebhookDispatcher({
+      db: database.db,
+      logger,
+      client: webhookClient,
+      now,
+      disableAfterFailures: config.webhooks.disableAfterFailures,
+    });
     const ctx: AppContext = {
       config,
       logger,

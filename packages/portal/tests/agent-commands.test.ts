@@ -4,7 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_COMMANDS_PER_POLL, MAX_OUTPUT_BYTES } from '@svc/protocol';
 import { capOutput } from '../src/agents/status-report.ts';
 import type { DomainEvent } from '../src/events/bus.ts';
-import { createLicense, createScopedUser, FakeClock, licenseAction, openDb, uniqueClientId, type LicenseFixture } from './helpers/factories.ts';
+import {
+  createLicense,
+  createScopedUser,
+  FakeClock,
+  licenseAction,
+  openDb,
+  uniqueClientId,
+  type LicenseFixture,
+} from './helpers/factories.ts';
 import { http, withKey, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 import { postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
@@ -37,17 +45,32 @@ const newAgentId = (label = 'cmd') => `svcd_${label}_${randomBytes(4).toString('
 async function register(key: string, agentId: string, extra: Record<string, unknown> = {}): Promise<string> {
   const res = await http(portal.url, 'POST', '/api/health', {
     headers: withKey(key),
-    json: { agent_id: agentId, version: '4.2.3', timestamp: new Date().toISOString(), status: 'running', uptime_seconds: 1, ...extra },
+    json: {
+      agent_id: agentId,
+      version: '4.2.3',
+      timestamp: new Date().toISOString(),
+      status: 'running',
+      uptime_seconds: 1,
+      ...extra,
+    },
   });
   expect(res.status, res.text).toBe(200);
   return agentId;
 }
 
-const queue = (body: Record<string, unknown>, token = admin) => http(portal.url, 'POST', '/api/agent-commands', { headers: withToken(token), json: body });
-const poll = (key: string, agentId: string) => http(portal.url, 'GET', `/api/agent-commands?agent_id=${encodeURIComponent(agentId)}`, { headers: withKey(key) });
-const report = (key: string, body: Record<string, unknown>) => http(portal.url, 'PATCH', '/api/agent-commands', { headers: withKey(key), json: body });
-const history = (query: string, token = admin) => http(portal.url, 'GET', `/api/agent-commands?${query}`, { headers: withToken(token) });
-const addToGroup = (agentId: string, group: string) => http(portal.url, 'POST', '/api/agent-groups', { headers: withToken(admin), json: { agent_id: agentId, group_name: group } });
+const queue = (body: Record<string, unknown>, token = admin) =>
+  http(portal.url, 'POST', '/api/agent-commands', { headers: withToken(token), json: body });
+const poll = (key: string, agentId: string) =>
+  http(portal.url, 'GET', `/api/agent-commands?agent_id=${encodeURIComponent(agentId)}`, { headers: withKey(key) });
+const report = (key: string, body: Record<string, unknown>) =>
+  http(portal.url, 'PATCH', '/api/agent-commands', { headers: withKey(key), json: body });
+const history = (query: string, token = admin) =>
+  http(portal.url, 'GET', `/api/agent-commands?${query}`, { headers: withToken(token) });
+const addToGroup = (agentId: string, group: string) =>
+  http(portal.url, 'POST', '/api/agent-groups', {
+    headers: withToken(admin),
+    json: { agent_id: agentId, group_name: group },
+  });
 
 /** A stored session uploaded with `key` (a result may name only a session of its agent's client). */
 async function uploadSession(key: string): Promise<string> {
@@ -73,13 +96,21 @@ async function resultRow(id: number) {
 }
 
 /** Put a command into `status` through the real transitions. */
-async function driveTo(key: string, agentId: string, id: number, status: 'pending' | 'sent' | 'acked' | 'completed' | 'failed'): Promise<void> {
+async function driveTo(
+  key: string,
+  agentId: string,
+  id: number,
+  status: 'pending' | 'sent' | 'acked' | 'completed' | 'failed',
+): Promise<void> {
   if (status === 'pending') return;
   expect((await poll(key, agentId)).body.commands.map((c: { id: number }) => c.id)).toContain(id);
   if (status === 'sent') return;
   expect((await report(key, { command_id: id, agent_id: agentId, status: 'acked' })).status).toBe(200);
   if (status === 'acked') return;
-  expect((await report(key, { command_id: id, agent_id: agentId, status, exit_code: status === 'completed' ? 0 : 1 })).status).toBe(200);
+  expect(
+    (await report(key, { command_id: id, agent_id: agentId, status, exit_code: status === 'completed' ? 0 : 1 }))
+      .status,
+  ).toBe(200);
 }
 
 describe('POST /api/agent-commands (queue)', () => {
@@ -91,9 +122,21 @@ describe('POST /api/agent-commands (queue)', () => {
   });
 
   const VALID: [string, Record<string, unknown>, Record<string, unknown>][] = [
-    ['run_scan', { targets: '10.0.0.0/24, 10.0.1.7', profile: 'quick', upload: true }, { targets: '10.0.0.0/24,10.0.1.7', profile: 'quick', upload: true }],
-    ['update_schedule', { schedule_id: 'sched_0123456789ab', action: 'update', cron: '0 2 * * *' }, { schedule_id: 'sched_0123456789ab', action: 'update', cron: '0 2 * * *' }],
-    ['push_config', { config_key: 'DAEMON_HEARTBEAT_INTERVAL', config_value: 120 }, { config_key: 'DAEMON_HEARTBEAT_INTERVAL', config_value: '120' }],
+    [
+      'run_scan',
+      { targets: '10.0.0.0/24, 10.0.1.7', profile: 'quick', upload: true },
+      { targets: '10.0.0.0/24,10.0.1.7', profile: 'quick', upload: true },
+    ],
+    [
+      'update_schedule',
+      { schedule_id: 'sched_0123456789ab', action: 'update', cron: '0 2 * * *' },
+      { schedule_id: 'sched_0123456789ab', action: 'update', cron: '0 2 * * *' },
+    ],
+    [
+      'push_config',
+      { config_key: 'DAEMON_HEARTBEAT_INTERVAL', config_value: 120 },
+      { config_key: 'DAEMON_HEARTBEAT_INTERVAL', config_value: '120' },
+    ],
     ['push_session', { session_id: '20250601_120000' }, { session_id: '20250601_120000' }],
     ['restart', {}, {}],
     ['shutdown', { graceful: true }, { graceful: true }],
@@ -105,9 +148,31 @@ describe('POST /api/agent-commands (queue)', () => {
     clock.advance(1_000);
     const res = await queue({ agent_id: agent, command_type: type, payload, priority: 6 });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ success: true, commands: [{ id: expect.any(Number), agent_id: agent, command_type: type, status: 'pending', created_at: clock.now().toISOString() }] });
+    expect(res.body).toEqual({
+      success: true,
+      commands: [
+        {
+          id: expect.any(Number),
+          agent_id: agent,
+          command_type: type,
+          status: 'pending',
+          created_at: clock.now().toISOString(),
+        },
+      ],
+    });
     const row = await commandRow(res.body.commands[0].id);
-    expect(row).toMatchObject({ agent_id: agent, command_type: type, payload: stored, priority: 6, created_by: ADMIN_EMAIL, group_target: null, status: 'pending', sent_at: null, acked_at: null, completed_at: null });
+    expect(row).toMatchObject({
+      agent_id: agent,
+      command_type: type,
+      payload: stored,
+      priority: 6,
+      created_by: ADMIN_EMAIL,
+      group_target: null,
+      status: 'pending',
+      sent_at: null,
+      acked_at: null,
+      completed_at: null,
+    });
     expect((row?.['created_at'] as Date).toISOString()).toBe(clock.now().toISOString());
   });
 
@@ -130,11 +195,17 @@ describe('POST /api/agent-commands (queue)', () => {
   it('an unknown command type is a 400 naming the valid ones', async () => {
     const res = await queue({ agent_id: agent, command_type: 'format_disk' });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'command_type must be one of run_scan, update_schedule, push_config, push_session, restart, shutdown, update, set_log_level' });
+    expect(res.body).toEqual({
+      error:
+        'command_type must be one of run_scan, update_schedule, push_config, push_session, restart, shutdown, update, set_log_level',
+    });
   });
 
   it('both or neither of agent_id and group_target is a 400', async () => {
-    for (const body of [{ command_type: 'restart' }, { command_type: 'restart', agent_id: agent, group_target: 'fleet' }]) {
+    for (const body of [
+      { command_type: 'restart' },
+      { command_type: 'restart', agent_id: agent, group_target: 'fleet' },
+    ]) {
       const res = await queue(body);
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 'Exactly one of agent_id or group_target is required' });
@@ -142,7 +213,12 @@ describe('POST /api/agent-commands (queue)', () => {
   });
 
   it('a missing command_type, an unknown field or a non-object payload is a 400', async () => {
-    for (const body of [{ agent_id: agent }, { agent_id: agent, command_type: 'restart', urgent: true }, { agent_id: agent, command_type: 'restart', payload: [] }, { agent_id: agent, command_type: 'restart', payload: 'x' }]) {
+    for (const body of [
+      { agent_id: agent },
+      { agent_id: agent, command_type: 'restart', urgent: true },
+      { agent_id: agent, command_type: 'restart', payload: [] },
+      { agent_id: agent, command_type: 'restart', payload: 'x' },
+    ]) {
       const res = await queue(body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(typeof res.body.error).toBe('string');
@@ -153,27 +229,85 @@ describe('POST /api/agent-commands (queue)', () => {
     ['run_scan without targets', 'run_scan', {}, /no targets were specified/],
     ['run_scan with empty targets', 'run_scan', { targets: '' }, /no targets were specified/],
     ['run_scan with an option as target', 'run_scan', { targets: '--script=x' }, /invalid target/],
-    ['push_config outside the allowlist', 'push_config', { config_key: 'SCAN_TARGETS', config_value: '1.2.3.4' }, /Config key not in remote-update allowlist/],
-    ['push_config with a newline in the value', 'push_config', { config_key: 'ALERT_ENABLED', config_value: 'true\nSCAN_TARGETS=1.2.3.4' }, /^payload\.config_value must not contain control characters$/],
-    ['push_config with a carriage return in the value', 'push_config', { config_key: 'ALERT_ENABLED', config_value: 'true\r' }, /control characters/],
-    ['push_config with a C1 control in the value', 'push_config', { config_key: 'DAEMON_LOG_LEVEL', config_value: 'info\u0085SCAN_TARGETS=1.2.3.4' }, /^payload\.config_value must not contain control characters$/],
-    ['push_config with U+2028 in the value', 'push_config', { config_key: 'DAEMON_LOG_LEVEL', config_value: 'info\u2028' }, /^payload\.config_value must not contain control characters$/],
-    ['push_config with a non-numeric interval', 'push_config', { config_key: 'DAEMON_POLL_INTERVAL', config_value: 'often' }, /^payload\.config_value must be an integer from 10 to 86400 \(seconds\) for DAEMON_POLL_INTERVAL$/],
-    ['push_config with a threshold out of range', 'push_config', { config_key: 'ALERT_RISK_THRESHOLD', config_value: 101 }, /^payload\.config_value must be an integer from 0 to 100 for ALERT_RISK_THRESHOLD$/],
-    ['push_config with a non-boolean alert switch', 'push_config', { config_key: 'ALERT_ENABLED', config_value: 'on' }, /^payload\.config_value must be true or false for ALERT_ENABLED$/],
-    ['set_log_level with a bad level', 'set_log_level', { level: 'verbose' }, /^payload\.level must be one of debug, info, warning, error$/],
+    [
+      'push_config outside the allowlist',
+      'push_config',
+      { config_key: 'SCAN_TARGETS', config_value: '1.2.3.4' },
+      /Config key not in remote-update allowlist/,
+    ],
+    [
+      'push_config with a newline in the value',
+      'push_config',
+      { config_key: 'ALERT_ENABLED', config_value: 'true\nSCAN_TARGETS=1.2.3.4' },
+      /^payload\.config_value must not contain control characters$/,
+    ],
+    [
+      'push_config with a carriage return in the value',
+      'push_config',
+      { config_key: 'ALERT_ENABLED', config_value: 'true\r' },
+      /control characters/,
+    ],
+    [
+      'push_config with a C1 control in the value',
+      'push_config',
+      { config_key: 'DAEMON_LOG_LEVEL', config_value: 'info\u0085SCAN_TARGETS=1.2.3.4' },
+      /^payload\.config_value must not contain control characters$/,
+    ],
+    [
+      'push_config with U+2028 in the value',
+      'push_config',
+      { config_key: 'DAEMON_LOG_LEVEL', config_value: 'info\u2028' },
+      /^payload\.config_value must not contain control characters$/,
+    ],
+    [
+      'push_config with a non-numeric interval',
+      'push_config',
+      { config_key: 'DAEMON_POLL_INTERVAL', config_value: 'often' },
+      /^payload\.config_value must be an integer from 10 to 86400 \(seconds\) for DAEMON_POLL_INTERVAL$/,
+    ],
+    [
+      'push_config with a threshold out of range',
+      'push_config',
+      { config_key: 'ALERT_RISK_THRESHOLD', config_value: 101 },
+      /^payload\.config_value must be an integer from 0 to 100 for ALERT_RISK_THRESHOLD$/,
+    ],
+    [
+      'push_config with a non-boolean alert switch',
+      'push_config',
+      { config_key: 'ALERT_ENABLED', config_value: 'on' },
+      /^payload\.config_value must be true or false for ALERT_ENABLED$/,
+    ],
+    [
+      'set_log_level with a bad level',
+      'set_log_level',
+      { level: 'verbose' },
+      /^payload\.level must be one of debug, info, warning, error$/,
+    ],
     ['update with version v1.2', 'update', { version: 'v1.2' }, /^payload\.version must be a version tag vX\.Y\.Z$/],
-    ['update with branch --upload-pack=x', 'update', { branch: '--upload-pack=x' }, /^payload\.branch must be a git branch name$/],
+    [
+      'update with branch --upload-pack=x',
+      'update',
+      { branch: '--upload-pack=x' },
+      /^payload\.branch must be a git branch name$/,
+    ],
     ['an unknown payload key', 'restart', { delay: 5 }, /^Unknown payload key for restart: delay$/],
-    ['a prototype member as payload key', 'shutdown', { constructor: true }, /^Unknown payload key for shutdown: constructor$/],
+    [
+      'a prototype member as payload key',
+      'shutdown',
+      { constructor: true },
+      /^Unknown payload key for shutdown: constructor$/,
+    ],
     ['push_session with a traversal', 'push_session', { session_id: '../../x' }, /session name/],
   ])('%s is a 400', async (_label, type, payload, message) => {
-    const before = (await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = $1', [agent])).rows[0].n;
+    const before = (await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = $1', [agent]))
+      .rows[0].n;
     const res = await queue({ agent_id: agent, command_type: type, payload });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(message);
     expect(Object.keys(res.body)).toEqual(['error']);
-    expect((await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = $1', [agent])).rows[0].n).toBe(before);
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = $1', [agent])).rows[0].n,
+    ).toBe(before);
   });
 
   it('an unknown agent is a 404; a deregistered one a 409; a professional one a 403 (D2)', async () => {
@@ -182,7 +316,14 @@ describe('POST /api/agent-commands (queue)', () => {
     expect(unknown.body).toEqual({ error: 'Agent not found' });
 
     const gone = await register(biz.key, newAgentId('gone'));
-    expect((await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: gone, action: 'deregister' } })).status).toBe(200);
+    expect(
+      (
+        await http(portal.url, 'PATCH', '/api/agents', {
+          headers: withToken(admin),
+          json: { agent_id: gone, action: 'deregister' },
+        })
+      ).status,
+    ).toBe(200);
     const dereg = await queue({ agent_id: gone, command_type: 'restart' });
     expect(dereg.status).toBe(409);
     expect(dereg.body).toEqual({ error: 'Agent is deregistered' });
@@ -192,28 +333,51 @@ describe('POST /api/agent-commands (queue)', () => {
     const refused = await queue({ agent_id: proAgent, command_type: 'restart' });
     expect(refused.status).toBe(403);
     expect(refused.body).toEqual({ error: 'Insufficient permissions for agent:commands' });
-    const { rows } = await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = ANY($1)', [[gone, proAgent]]);
+    const { rows } = await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = ANY($1)', [
+      [gone, proAgent],
+    ]);
     expect(rows[0].n).toBe(0);
   });
 
   it('audits command_dispatched with the admin as actor and D13 data, and publishes it', async () => {
     const seen = events.length;
-    const res = await queue({ agent_id: agent, command_type: 'run_scan', payload: { targets: '10.9.9.9' }, priority: 9 });
+    const res = await queue({
+      agent_id: agent,
+      command_type: 'run_scan',
+      payload: { targets: '10.9.9.9' },
+      priority: 9,
+    });
     expect(res.status).toBe(201);
     const id = res.body.commands[0].id as number;
-    const { rows } = await db.query(`SELECT * FROM audit_events WHERE event_type = 'command_dispatched' AND data->'command_ids' @> $1::jsonb`, [JSON.stringify([id])]);
+    const { rows } = await db.query(
+      `SELECT * FROM audit_events WHERE event_type = 'command_dispatched' AND data->'command_ids' @> $1::jsonb`,
+      [JSON.stringify([id])],
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ actor: ADMIN_EMAIL, client_id: biz.record.client_id, session_id: null });
-    expect(rows[0].data).toEqual({ command_ids: [id], agent_ids: [agent], command_type: 'run_scan', group_target: null, priority: 9, created_by: ADMIN_EMAIL });
+    expect(rows[0].data).toEqual({
+      command_ids: [id],
+      agent_ids: [agent],
+      command_type: 'run_scan',
+      group_target: null,
+      priority: 9,
+      created_by: ADMIN_EMAIL,
+    });
     await portal.ctx.events.drain();
-    expect(events.slice(seen)).toEqual([expect.objectContaining({ event_type: 'command_dispatched', actor: ADMIN_EMAIL, data: rows[0].data })]);
+    expect(events.slice(seen)).toEqual([
+      expect.objectContaining({ event_type: 'command_dispatched', actor: ADMIN_EMAIL, data: rows[0].data }),
+    ]);
   });
 
   it('a refused queue request writes no audit event', async () => {
-    const { rows: before } = await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'command_dispatched'`);
+    const { rows: before } = await db.query(
+      `SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'command_dispatched'`,
+    );
     await queue({ agent_id: agent, command_type: 'run_scan', payload: {} });
     await queue({ agent_id: newAgentId('ghost'), command_type: 'restart' });
-    const { rows: after } = await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'command_dispatched'`);
+    const { rows: after } = await db.query(
+      `SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'command_dispatched'`,
+    );
     expect(after[0].n).toBe(before[0].n);
   });
 
@@ -223,7 +387,11 @@ describe('POST /api/agent-commands (queue)', () => {
     beforeAll(async () => {
       group = `grp-${randomBytes(3).toString('hex')}`;
       const other = await createLicense(portal, { tier: 'msp' });
-      members = [await register(biz.key, newAgentId('gm')), await register(biz.key, newAgentId('gm')), await register(other.key, newAgentId('gm'))];
+      members = [
+        await register(biz.key, newAgentId('gm')),
+        await register(biz.key, newAgentId('gm')),
+        await register(other.key, newAgentId('gm')),
+      ];
       for (const m of members) expect((await addToGroup(m, group)).status).toBe(201);
       // A member of another group only.
       expect((await addToGroup(agent, `${group}-other`)).status).toBe(201);
@@ -232,7 +400,13 @@ describe('POST /api/agent-commands (queue)', () => {
     it('creates one command per current member, each with group_target, and audits one dispatch', async () => {
       clock.advance(1_000);
       // The name is used by two clients (groups are per client): reaching both needs all_clients (issue 11 point 4).
-      const res = await queue({ group_target: group, command_type: 'set_log_level', payload: { level: 'warning' }, priority: 2, all_clients: true });
+      const res = await queue({
+        group_target: group,
+        command_type: 'set_log_level',
+        payload: { level: 'warning' },
+        priority: 2,
+        all_clients: true,
+      });
       expect(res.status).toBe(201);
       expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(res.body.success).toBe(true);
@@ -240,24 +414,64 @@ describe('POST /api/agent-commands (queue)', () => {
       expect(res.body.commands).toHaveLength(3);
       expect(res.body.commands.map((c: { agent_id: string }) => c.agent_id).sort()).toEqual([...members].sort());
       for (const c of res.body.commands) {
-        expect(c).toEqual({ id: expect.any(Number), agent_id: c.agent_id, command_type: 'set_log_level', status: 'pending', created_at: clock.now().toISOString() });
-        expect(await commandRow(c.id)).toMatchObject({ agent_id: c.agent_id, group_target: group, payload: { level: 'warning' }, priority: 2, created_by: ADMIN_EMAIL, status: 'pending' });
+        expect(c).toEqual({
+          id: expect.any(Number),
+          agent_id: c.agent_id,
+          command_type: 'set_log_level',
+          status: 'pending',
+          created_at: clock.now().toISOString(),
+        });
+        expect(await commandRow(c.id)).toMatchObject({
+          agent_id: c.agent_id,
+          group_target: group,
+          payload: { level: 'warning' },
+          priority: 2,
+          created_by: ADMIN_EMAIL,
+          status: 'pending',
+        });
       }
       const ids = res.body.commands.map((c: { id: number }) => c.id);
-      const { rows } = await db.query(`SELECT * FROM audit_events WHERE event_type = 'command_dispatched' AND data->>'group_target' = $1`, [group]);
+      const { rows } = await db.query(
+        `SELECT * FROM audit_events WHERE event_type = 'command_dispatched' AND data->>'group_target' = $1`,
+        [group],
+      );
       expect(rows).toHaveLength(1);
       expect(rows[0].actor).toBe(ADMIN_EMAIL);
       // Members of two clients: the dispatch belongs to no single client.
       expect(rows[0].client_id).toBeNull();
-      expect(rows[0].data).toEqual({ command_ids: ids, agent_ids: res.body.commands.map((c: { agent_id: string }) => c.agent_id), command_type: 'set_log_level', group_target: group, priority: 2, created_by: ADMIN_EMAIL });
+      expect(rows[0].data).toEqual({
+        command_ids: ids,
+        agent_ids: res.body.commands.map((c: { agent_id: string }) => c.agent_id),
+        command_type: 'set_log_level',
+        group_target: group,
+        priority: 2,
+        created_by: ADMIN_EMAIL,
+      });
     });
 
     it('only current members: a removed or deregistered member gets nothing', async () => {
       const g = `grp-${randomBytes(3).toString('hex')}`;
-      const [a, b, c] = [await register(biz.key, newAgentId('cur')), await register(biz.key, newAgentId('cur')), await register(biz.key, newAgentId('cur'))];
+      const [a, b, c] = [
+        await register(biz.key, newAgentId('cur')),
+        await register(biz.key, newAgentId('cur')),
+        await register(biz.key, newAgentId('cur')),
+      ];
       for (const m of [a, b, c]) expect((await addToGroup(m, g)).status).toBe(201);
-      expect((await http(portal.url, 'DELETE', `/api/agent-groups?agent_id=${b}&group_name=${g}`, { headers: withToken(admin) })).status).toBe(200);
-      expect((await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: c, action: 'deregister' } })).status).toBe(200);
+      expect(
+        (
+          await http(portal.url, 'DELETE', `/api/agent-groups?agent_id=${b}&group_name=${g}`, {
+            headers: withToken(admin),
+          })
+        ).status,
+      ).toBe(200);
+      expect(
+        (
+          await http(portal.url, 'PATCH', '/api/agents', {
+            headers: withToken(admin),
+            json: { agent_id: c, action: 'deregister' },
+          })
+        ).status,
+      ).toBe(200);
       const res = await queue({ group_target: g, command_type: 'restart' });
       expect(res.status).toBe(201);
       expect(res.body.commands.map((x: { agent_id: string }) => x.agent_id)).toEqual([a]);
@@ -272,8 +486,17 @@ describe('POST /api/agent-commands (queue)', () => {
       expect(only.status).toBe(403);
       expect(only.body).toEqual({ error: 'Insufficient permissions for agent:commands' });
       // A refused broadcast writes nothing: no command, no command_dispatched event.
-      expect((await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = $1', [p])).rows[0].n).toBe(0);
-      expect((await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'command_dispatched' AND data->>'group_target' = $1`, [g])).rows[0].n).toBe(0);
+      expect((await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = $1', [p])).rows[0].n).toBe(
+        0,
+      );
+      expect(
+        (
+          await db.query(
+            `SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'command_dispatched' AND data->>'group_target' = $1`,
+            [g],
+          )
+        ).rows[0].n,
+      ).toBe(0);
 
       const b = await register(biz.key, newAgentId('gb'));
       expect((await addToGroup(b, g)).status).toBe(201);
@@ -291,7 +514,13 @@ describe('POST /api/agent-commands (queue)', () => {
       const g = `grp-${randomBytes(3).toString('hex')}`;
       const m = await register(biz.key, newAgentId('lone'));
       expect((await addToGroup(m, g)).status).toBe(201);
-      expect((await http(portal.url, 'DELETE', `/api/agent-groups?agent_id=${m}&group_name=${g}`, { headers: withToken(admin) })).status).toBe(200);
+      expect(
+        (
+          await http(portal.url, 'DELETE', `/api/agent-groups?agent_id=${m}&group_name=${g}`, {
+            headers: withToken(admin),
+          })
+        ).status,
+      ).toBe(200);
       const empty = await queue({ group_target: g, command_type: 'restart' });
       expect(empty.status).toBe(404);
       expect(empty.body).toEqual({ error: 'Group not found or has no members' });
@@ -311,17 +540,24 @@ describe('POST /api/agent-commands (queue)', () => {
     const scoped = await queue({ agent_id: own, command_type: 'restart' }, member.token);
     expect(scoped.status).toBe(403);
     expect(scoped.body).toEqual({ error: 'Admin access required' });
-    const none = await http(portal.url, 'POST', '/api/agent-commands', { json: { agent_id: own, command_type: 'restart' } });
+    const none = await http(portal.url, 'POST', '/api/agent-commands', {
+      json: { agent_id: own, command_type: 'restart' },
+    });
     expect(none.status).toBe(401);
     expect(none.body).toEqual({ error: 'Unauthorized' });
-    const key = await http(portal.url, 'POST', '/api/agent-commands', { headers: withKey(msp.key), json: { agent_id: own, command_type: 'restart' } });
+    const key = await http(portal.url, 'POST', '/api/agent-commands', {
+      headers: withKey(msp.key),
+      json: { agent_id: own, command_type: 'restart' },
+    });
     expect(key.status).toBe(401);
-    expect((await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = $1', [own])).rows[0].n).toBe(0);
+    expect((await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = $1', [own])).rows[0].n).toBe(
+      0,
+    );
   });
 });
 
 describe('command eligibility follows the key that registered the agent (issue 11 point 20)', () => {
-  it('a business agent heartbeating with its client\'s professional key still gets commands queued', async () => {
+  it("a business agent heartbeating with its client's professional key still gets commands queued", async () => {
     const client = uniqueClientId('elig');
     const biz = await createLicense(portal, { tier: 'business', client_id: client });
     const pro = await createLicense(portal, { tier: 'professional', client_id: client });
@@ -331,10 +567,12 @@ describe('command eligibility follows the key that registered the agent (issue 1
     expect(res.status).toBe(201);
     // Delivered to the registering key's heartbeat; never to the professional key's (D2).
     await register(pro.key, agent);
-    expect((await poll(biz.key, agent)).body.commands.map((c: { id: number }) => c.id)).toEqual([res.body.commands[0].id]);
+    expect((await poll(biz.key, agent)).body.commands.map((c: { id: number }) => c.id)).toEqual([
+      res.body.commands[0].id,
+    ]);
   });
 
-  it('a professional agent heartbeating with its client\'s msp key stays ineligible, alone and in a group', async () => {
+  it("a professional agent heartbeating with its client's msp key stays ineligible, alone and in a group", async () => {
     const client = uniqueClientId('elig');
     const pro = await createLicense(portal, { tier: 'professional', client_id: client });
     const msp = await createLicense(portal, { tier: 'msp', client_id: client });
@@ -349,10 +587,12 @@ describe('command eligibility follows the key that registered the agent (issue 1
     const broadcast = await queue({ group_target: group, command_type: 'restart' });
     expect(broadcast.status).toBe(201);
     expect(broadcast.body.commands.map((c: { agent_id: string }) => c.agent_id)).toEqual([other]);
-    expect(broadcast.body.skipped).toEqual([{ agent_id: agent, reason: 'Insufficient permissions for agent:commands' }]);
+    expect(broadcast.body.skipped).toEqual([
+      { agent_id: agent, reason: 'Insufficient permissions for agent:commands' },
+    ]);
   });
 
-  it('when the registering key is revoked, the highest tier among the client\'s active keys decides', async () => {
+  it("when the registering key is revoked, the highest tier among the client's active keys decides", async () => {
     const client = uniqueClientId('elig');
     const biz = await createLicense(portal, { tier: 'business', client_id: client });
     const agent = await register(biz.key, newAgentId('elr'));
@@ -384,7 +624,10 @@ describe('GET /api/agent-commands?agent_id= (agent poll)', () => {
       const created = base + ((i * 13) % 55) * 1000; // out of id order
       clock.set(new Date(created));
       const priority = i % 4;
-      const body = i % 5 === 0 ? { group_target: group, command_type: 'restart', priority } : { agent_id: agent, command_type: 'restart', priority };
+      const body =
+        i % 5 === 0
+          ? { group_target: group, command_type: 'restart', priority }
+          : { agent_id: agent, command_type: 'restart', priority };
       const res = await queue(body);
       expect(res.status).toBe(201);
       queued.push({ id: res.body.commands[0].id, priority, created });
@@ -399,14 +642,31 @@ describe('GET /api/agent-commands?agent_id= (agent poll)', () => {
     for (const c of first.body.commands) {
       const q = queued.find((x) => x.id === c.id);
       const index = queued.indexOf(q as (typeof queued)[number]);
-      expect(c).toEqual({ id: q?.id, command_type: 'restart', payload: {}, priority: q?.priority, created_by: ADMIN_EMAIL, group_target: index % 5 === 0 ? group : null, created_at: new Date(q?.created ?? 0).toISOString() });
+      expect(c).toEqual({
+        id: q?.id,
+        command_type: 'restart',
+        payload: {},
+        priority: q?.priority,
+        created_by: ADMIN_EMAIL,
+        group_target: index % 5 === 0 ? group : null,
+        created_at: new Date(q?.created ?? 0).toISOString(),
+      });
       expect(await commandRow(c.id)).toMatchObject({ status: 'sent', sent_at: clock.now() });
     }
     const second = await poll(biz.key, agent);
     expect(second.body.commands.map((c: { id: number }) => c.id)).toEqual(expected.slice(50));
     expect((await poll(biz.key, agent)).body).toEqual({ commands: [] });
     // Nothing is left for the next heartbeat either.
-    const hb = await http(portal.url, 'POST', '/api/health', { headers: withKey(biz.key), json: { agent_id: agent, version: '1', timestamp: new Date().toISOString(), status: 'running', uptime_seconds: 5 } });
+    const hb = await http(portal.url, 'POST', '/api/health', {
+      headers: withKey(biz.key),
+      json: {
+        agent_id: agent,
+        version: '1',
+        timestamp: new Date().toISOString(),
+        status: 'running',
+        uptime_seconds: 5,
+      },
+    });
     expect(hb.body.commands).toEqual([]);
   });
 
@@ -425,19 +685,28 @@ describe('GET /api/agent-commands?agent_id= (agent poll)', () => {
     expect(res.body.commands.map((c: { id: number }) => c.id)).toEqual([urgent, early, late]);
   });
 
-  it('another client\'s agent and an unknown agent are a 404; a deregistered agent a 403', async () => {
+  it("another client's agent and an unknown agent are a 404; a deregistered agent a 403", async () => {
     const other = await createLicense(portal, { tier: 'business' });
     const theirs = await register(other.key, newAgentId('theirs'));
     await queueOne(theirs);
     const res = await poll(biz.key, theirs);
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: 'Agent not found' });
-    expect((await db.query(`SELECT status FROM agent_commands WHERE agent_id = $1`, [theirs])).rows).toEqual([{ status: 'pending' }]);
+    expect((await db.query(`SELECT status FROM agent_commands WHERE agent_id = $1`, [theirs])).rows).toEqual([
+      { status: 'pending' },
+    ]);
 
     expect((await poll(biz.key, newAgentId('ghost'))).status).toBe(404);
 
     const gone = await register(biz.key, newAgentId('gone'));
-    expect((await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: gone, action: 'deregister' } })).status).toBe(200);
+    expect(
+      (
+        await http(portal.url, 'PATCH', '/api/agents', {
+          headers: withToken(admin),
+          json: { agent_id: gone, action: 'deregister' },
+        })
+      ).status,
+    ).toBe(200);
     const dereg = await poll(biz.key, gone);
     expect(dereg.status).toBe(403);
     expect(dereg.body.error).toMatch(/^Agent unregistered/);
@@ -467,8 +736,10 @@ describe('GET /api/agent-commands?agent_id= (agent poll)', () => {
     const id = newAgentId('twin');
     await register(a.key, id);
     await register(b.key, id);
-    const cmdA = (await queue({ agent_id: id, client_id: a.record.client_id, command_type: 'restart' })).body.commands[0].id as number;
-    const cmdB = (await queue({ agent_id: id, client_id: b.record.client_id, command_type: 'restart' })).body.commands[0].id as number;
+    const cmdA = (await queue({ agent_id: id, client_id: a.record.client_id, command_type: 'restart' })).body
+      .commands[0].id as number;
+    const cmdB = (await queue({ agent_id: id, client_id: b.record.client_id, command_type: 'restart' })).body
+      .commands[0].id as number;
     expect((await poll(b.key, id)).body.commands.map((c: { id: number }) => c.id)).toEqual([cmdB]);
     // B's key naming A's command for "its" agent id: the command is not its agent's.
     const forged = await report(b.key, { command_id: cmdA, agent_id: id, status: 'acked' });
@@ -537,7 +808,12 @@ describe('GET /api/agent-commands (admin history)', () => {
       acked_at: null,
       completed_at: null,
     });
-    expect(res.body.commands[2]).toMatchObject({ id: first, group_target: null, payload: { targets: '10.0.0.1' }, priority: 8 });
+    expect(res.body.commands[2]).toMatchObject({
+      id: first,
+      group_target: null,
+      payload: { targets: '10.0.0.1' },
+      priority: 8,
+    });
     expect((await history('limit=1')).body.commands.map((c: { id: number }) => c.id)).toEqual([last]);
     // Without limit: up to 50.
     expect((await history('')).body.commands.length).toBeLessThanOrEqual(50);
@@ -552,31 +828,60 @@ describe('GET /api/agent-commands (admin history)', () => {
     const pending = await history(`command_id=${id}`);
     expect(pending.status).toBe(200);
     expect(pending.body.result).toBeNull();
-    expect(pending.body.command).toMatchObject({ id, agent_id: agentA, status: 'pending', group_target: null, sent_at: null });
+    expect(pending.body.command).toMatchObject({
+      id,
+      agent_id: agentA,
+      status: 'pending',
+      group_target: null,
+      sent_at: null,
+    });
 
     await driveTo(keyA, agentA, id, 'acked');
     const acked = await history(`command_id=${id}`);
     expect(acked.body.result).toBeNull();
-    expect(acked.body.command).toMatchObject({ status: 'acked', sent_at: clock.now().toISOString(), acked_at: clock.now().toISOString(), completed_at: null });
+    expect(acked.body.command).toMatchObject({
+      status: 'acked',
+      sent_at: clock.now().toISOString(),
+      acked_at: clock.now().toISOString(),
+      completed_at: null,
+    });
 
     clock.advance(42_000);
     const sid = await uploadSession(keyA);
-    const done = await report(keyA, { command_id: id, agent_id: agentA, status: 'completed', exit_code: 0, stdout: 'scan ok', stderr: '', session_id: sid });
+    const done = await report(keyA, {
+      command_id: id,
+      agent_id: agentA,
+      status: 'completed',
+      exit_code: 0,
+      stdout: 'scan ok',
+      stderr: '',
+      session_id: sid,
+    });
     expect(done.status).toBe(200);
     const detail = await history(`command_id=${id}`);
     expect(detail.body).toEqual({
       command: expect.objectContaining({ id, status: 'completed', completed_at: clock.now().toISOString() }),
-      result: { exit_code: 0, stdout: 'scan ok', stderr: '', session_id: sid, session_url: `/collect/?session=${sid}`, completed_at: clock.now().toISOString() },
+      result: {
+        exit_code: 0,
+        stdout: 'scan ok',
+        stderr: '',
+        session_id: sid,
+        session_url: `/collect/?session=${sid}`,
+        completed_at: clock.now().toISOString(),
+      },
     });
   });
 
-  it.each([['999999999'], ['9223372036854775807'], ['9223372036854775808'], ['100000000000000000000']])('an unknown command (%s) is a 404', async (id) => {
-    const res = await history(`command_id=${id}`);
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({ error: 'Command not found' });
-  });
+  it.each([['999999999'], ['9223372036854775807'], ['9223372036854775808'], ['100000000000000000000']])(
+    'an unknown command (%s) is a 404',
+    async (id) => {
+      const res = await history(`command_id=${id}`);
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ error: 'Command not found' });
+    },
+  );
 
-  it('a scoped member sees only its clients\' commands', async () => {
+  it("a scoped member sees only its clients' commands", async () => {
     const mine = await queueOne(agentA);
     const theirs = await queueOne(agentB);
     const member = await createScopedUser(portal, [clientA]);
@@ -626,18 +931,50 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     clock.advance(60_000);
     const sid = await uploadSession(biz.key);
     const seen = events.length;
-    const done = await report(biz.key, { command_id: id, agent_id: agent, status: 'completed', exit_code: 0, stdout: 'Scan finished\n', stderr: 'warning: slow host\n', session_id: sid });
+    const done = await report(biz.key, {
+      command_id: id,
+      agent_id: agent,
+      status: 'completed',
+      exit_code: 0,
+      stdout: 'Scan finished\n',
+      stderr: 'warning: slow host\n',
+      session_id: sid,
+    });
     expect(done.status).toBe(200);
     expect(done.body).toEqual({ success: true, command_id: id, status: 'completed' });
     expect(await commandRow(id)).toMatchObject({ status: 'completed', completed_at: clock.now() });
-    expect(await resultRow(id)).toEqual({ command_id: String(id), exit_code: 0, stdout: 'Scan finished\n', stderr: 'warning: slow host\n', session_id: sid, completed_at: clock.now() });
+    expect(await resultRow(id)).toEqual({
+      command_id: String(id),
+      exit_code: 0,
+      stdout: 'Scan finished\n',
+      stderr: 'warning: slow host\n',
+      session_id: sid,
+      completed_at: clock.now(),
+    });
 
-    const { rows } = await db.query(`SELECT * FROM audit_events WHERE event_type IN ('command_completed', 'command_failed') AND data->>'command_id' = $1`, [String(id)]);
+    const { rows } = await db.query(
+      `SELECT * FROM audit_events WHERE event_type IN ('command_completed', 'command_failed') AND data->>'command_id' = $1`,
+      [String(id)],
+    );
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ event_type: 'command_completed', actor: agent, client_id: biz.record.client_id, session_id: sid });
-    expect(rows[0].data).toEqual({ command_id: id, agent_id: agent, command_type: 'run_scan', exit_code: 0, session_id: sid, completed_at: clock.now().toISOString() });
+    expect(rows[0]).toMatchObject({
+      event_type: 'command_completed',
+      actor: agent,
+      client_id: biz.record.client_id,
+      session_id: sid,
+    });
+    expect(rows[0].data).toEqual({
+      command_id: id,
+      agent_id: agent,
+      command_type: 'run_scan',
+      exit_code: 0,
+      session_id: sid,
+      completed_at: clock.now().toISOString(),
+    });
     await portal.ctx.events.drain();
-    expect(events.slice(seen)).toEqual([expect.objectContaining({ event_type: 'command_completed', actor: agent, data: rows[0].data })]);
+    expect(events.slice(seen)).toEqual([
+      expect.objectContaining({ event_type: 'command_completed', actor: agent, data: rows[0].data }),
+    ]);
   });
 
   it('acked → failed with exit code 124 (timeout) stores a failure and audits command_failed', async () => {
@@ -645,21 +982,46 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     await driveTo(biz.key, agent, id, 'acked');
     clock.advance(300_000);
     const seen = events.length;
-    const res = await report(biz.key, { command_id: id, agent_id: agent, status: 'failed', exit_code: 124, stdout: '', stderr: 'Command timed out after 300s' });
+    const res = await report(biz.key, {
+      command_id: id,
+      agent_id: agent,
+      status: 'failed',
+      exit_code: 124,
+      stdout: '',
+      stderr: 'Command timed out after 300s',
+    });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ success: true, command_id: id, status: 'failed' });
     expect(await commandRow(id)).toMatchObject({ status: 'failed', completed_at: clock.now() });
-    expect(await resultRow(id)).toMatchObject({ exit_code: 124, stdout: '', stderr: 'Command timed out after 300s', session_id: null });
-    const { rows } = await db.query(`SELECT * FROM audit_events WHERE event_type = 'command_failed' AND data->>'command_id' = $1`, [String(id)]);
+    expect(await resultRow(id)).toMatchObject({
+      exit_code: 124,
+      stdout: '',
+      stderr: 'Command timed out after 300s',
+      session_id: null,
+    });
+    const { rows } = await db.query(
+      `SELECT * FROM audit_events WHERE event_type = 'command_failed' AND data->>'command_id' = $1`,
+      [String(id)],
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0].actor).toBe(agent);
-    expect(rows[0].data).toEqual({ command_id: id, agent_id: agent, command_type: 'update', exit_code: 124, session_id: null, completed_at: clock.now().toISOString() });
+    expect(rows[0].data).toEqual({
+      command_id: id,
+      agent_id: agent,
+      command_type: 'update',
+      exit_code: 124,
+      session_id: null,
+      completed_at: clock.now().toISOString(),
+    });
     await portal.ctx.events.drain();
     expect(events.slice(seen)).toEqual([expect.objectContaining({ event_type: 'command_failed', actor: agent })]);
   });
 
   it('a failure without exit code or output stores nulls and empty strings', async () => {
-    const id = await queueOne(agent, { command_type: 'push_config', payload: { config_key: 'ALERT_ENABLED', config_value: 'true' } });
+    const id = await queueOne(agent, {
+      command_type: 'push_config',
+      payload: { config_key: 'ALERT_ENABLED', config_value: 'true' },
+    });
     await driveTo(biz.key, agent, id, 'acked');
     expect((await report(biz.key, { command_id: id, agent_id: agent, status: 'failed' })).status).toBe(200);
     expect(await resultRow(id)).toMatchObject({ exit_code: null, stdout: '', stderr: '', session_id: null });
@@ -701,7 +1063,7 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     }
   });
 
-  it('another agent\'s command, an unknown command and another client\'s agent are a 404', async () => {
+  it("another agent's command, an unknown command and another client's agent are a 404", async () => {
     const sibling = await register(biz.key, newAgentId('sib'));
     const id = await queueOne(sibling);
     await driveTo(biz.key, sibling, id, 'sent');
@@ -730,7 +1092,9 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     const res = await report(pro.key, { command_id: id, agent_id: agent, status: 'acked' });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'Insufficient permissions for agent:commands' });
-    const none = await http(portal.url, 'PATCH', '/api/agent-commands', { json: { command_id: id, agent_id: agent, status: 'acked' } });
+    const none = await http(portal.url, 'PATCH', '/api/agent-commands', {
+      json: { command_id: id, agent_id: agent, status: 'acked' },
+    });
     expect(none.status).toBe(403);
     expect(none.body).toEqual({ error: 'Missing API key' });
     expect((await commandRow(id))?.['status']).toBe('sent');
@@ -742,7 +1106,15 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     const stdout = `\u001b[1;31mCRITICAL\u001b[0m finding\u0000\n` + 'x'.repeat(20_000);
     const stderr = `\u001b]0;title\u0007\u001b[?25l` + 'é'.repeat(8_000); // 16,000 bytes of 2-byte characters
     const sid = await uploadSession(biz.key);
-    const res = await report(biz.key, { command_id: id, agent_id: agent, status: 'completed', exit_code: 0, stdout, stderr, session_id: sid });
+    const res = await report(biz.key, {
+      command_id: id,
+      agent_id: agent,
+      status: 'completed',
+      exit_code: 0,
+      stdout,
+      stderr,
+      session_id: sid,
+    });
     expect(res.status).toBe(200);
     const row = await resultRow(id);
     expect(row?.['stdout']).toBe(('CRITICAL finding\n' + 'x'.repeat(20_000)).slice(0, MAX_OUTPUT_BYTES));
@@ -759,12 +1131,25 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     const sid = await uploadSession(biz.key);
     const push = await queueOne(agent, { command_type: 'push_session', payload: {} });
     await driveTo(biz.key, agent, push, 'acked');
-    expect((await report(biz.key, { command_id: push, agent_id: agent, status: 'completed', exit_code: 0, session_id: sid })).status).toBe(200);
+    expect(
+      (await report(biz.key, { command_id: push, agent_id: agent, status: 'completed', exit_code: 0, session_id: sid }))
+        .status,
+    ).toBe(200);
     expect((await resultRow(push))?.['session_id']).toBe(sid);
 
     const restart = await queueOne(agent, { command_type: 'restart' });
     await driveTo(biz.key, agent, restart, 'acked');
-    expect((await report(biz.key, { command_id: restart, agent_id: agent, status: 'completed', exit_code: 0, session_id: '20250601_150000' })).status).toBe(200);
+    expect(
+      (
+        await report(biz.key, {
+          command_id: restart,
+          agent_id: agent,
+          status: 'completed',
+          exit_code: 0,
+          session_id: '20250601_150000',
+        })
+      ).status,
+    ).toBe(200);
     expect((await resultRow(restart))?.['session_id']).toBeNull();
     const detail = await history(`command_id=${restart}`);
     expect(detail.body.result).toMatchObject({ session_id: null, session_url: null });
@@ -773,7 +1158,13 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
   it('a session_id that is not a session name is a 400', async () => {
     const id = await queueOne(agent, { command_type: 'run_scan', payload: { targets: '10.3.3.3' } });
     await driveTo(biz.key, agent, id, 'acked');
-    const res = await report(biz.key, { command_id: id, agent_id: agent, status: 'completed', exit_code: 0, session_id: '../../etc' });
+    const res = await report(biz.key, {
+      command_id: id,
+      agent_id: agent,
+      status: 'completed',
+      exit_code: 0,
+      session_id: '../../etc',
+    });
     expect(res.status).toBe(400);
     expect((await commandRow(id))?.['status']).toBe('acked');
   });
@@ -792,14 +1183,20 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     expect((await commandRow(id))?.['status']).toBe('sent');
   });
 
-  it('a result may name only a session of the agent\'s own client: another client\'s and a missing one are refused alike (issue 11 point 20)', async () => {
+  it("a result may name only a session of the agent's own client: another client's and a missing one are refused alike (issue 11 point 20)", async () => {
     const other = await createLicense(portal, { tier: 'business' });
     const foreign = await uploadSession(other.key);
     const missing = `20250601_120000_${randomBytes(5).toString('hex')}`;
     const id = await queueOne(agent, { command_type: 'run_scan', payload: { targets: '10.4.4.4' } });
     await driveTo(biz.key, agent, id, 'acked');
     for (const sessionId of [foreign, missing]) {
-      const res = await report(biz.key, { command_id: id, agent_id: agent, status: 'completed', exit_code: 0, session_id: sessionId });
+      const res = await report(biz.key, {
+        command_id: id,
+        agent_id: agent,
+        status: 'completed',
+        exit_code: 0,
+        session_id: sessionId,
+      });
       expect(res.status, sessionId).toBe(400);
       expect(res.body).toEqual({ error: "session_id does not name a session of this agent's client" });
     }
@@ -807,7 +1204,10 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     expect(await commandRow(id)).toMatchObject({ status: 'acked', completed_at: null });
     expect(await resultRow(id)).toBeUndefined();
     const own = await uploadSession(biz.key);
-    expect((await report(biz.key, { command_id: id, agent_id: agent, status: 'completed', exit_code: 0, session_id: own })).status).toBe(200);
+    expect(
+      (await report(biz.key, { command_id: id, agent_id: agent, status: 'completed', exit_code: 0, session_id: own }))
+        .status,
+    ).toBe(200);
     expect((await resultRow(id))?.['session_id']).toBe(own);
   });
 });

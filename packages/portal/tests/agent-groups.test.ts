@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, FakeClock, openDb, uniqueClientId, type LicenseFixture, type ScopedUser } from './helpers/factories.ts';
+import {
+  createLicense,
+  createScopedUser,
+  FakeClock,
+  openDb,
+  uniqueClientId,
+  type LicenseFixture,
+  type ScopedUser,
+} from './helpers/factories.ts';
 import { http, withKey, withToken } from './helpers/http.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
@@ -28,19 +36,36 @@ const newGroup = (label = 'g') => `${label}-${randomBytes(4).toString('hex')}`;
 async function register(key: string, agentId = newAgentId()): Promise<string> {
   const res = await http(portal.url, 'POST', '/api/health', {
     headers: withKey(key),
-    json: { agent_id: agentId, version: '4.2.3', timestamp: new Date().toISOString(), status: 'running', uptime_seconds: 1 },
+    json: {
+      agent_id: agentId,
+      version: '4.2.3',
+      timestamp: new Date().toISOString(),
+      status: 'running',
+      uptime_seconds: 1,
+    },
   });
   expect(res.status, res.text).toBe(200);
   return agentId;
 }
 
 const list = (token = admin) => http(portal.url, 'GET', '/api/agent-groups', { headers: withToken(token) });
-const add = (agentId: unknown, group: unknown, token = admin) => http(portal.url, 'POST', '/api/agent-groups', { headers: withToken(token), json: { agent_id: agentId, group_name: group } });
+const add = (agentId: unknown, group: unknown, token = admin) =>
+  http(portal.url, 'POST', '/api/agent-groups', {
+    headers: withToken(token),
+    json: { agent_id: agentId, group_name: group },
+  });
 const remove = (agentId: string, group: string, token = admin) =>
-  http(portal.url, 'DELETE', `/api/agent-groups?agent_id=${encodeURIComponent(agentId)}&group_name=${encodeURIComponent(group)}`, { headers: withToken(token) });
+  http(
+    portal.url,
+    'DELETE',
+    `/api/agent-groups?agent_id=${encodeURIComponent(agentId)}&group_name=${encodeURIComponent(group)}`,
+    { headers: withToken(token) },
+  );
 
 async function memberships(agentId: string): Promise<string[]> {
-  const { rows } = await db.query('SELECT group_name FROM agent_groups WHERE agent_id = $1 ORDER BY group_name', [agentId]);
+  const { rows } = await db.query('SELECT group_name FROM agent_groups WHERE agent_id = $1 ORDER BY group_name', [
+    agentId,
+  ]);
   return rows.map((r) => r.group_name as string);
 }
 
@@ -56,7 +81,13 @@ describe('/api/agent-groups as admin', () => {
     const t1 = clock.now().toISOString();
     const first = await add(a, group);
     expect(first.status).toBe(201);
-    expect(first.body).toEqual({ success: true, group_name: group, agent_id: a, client_id: biz.record.client_id, created_at: t1 });
+    expect(first.body).toEqual({
+      success: true,
+      group_name: group,
+      agent_id: a,
+      client_id: biz.record.client_id,
+      created_at: t1,
+    });
     clock.advance(2_000);
     const t2 = clock.now().toISOString();
     expect((await add(b, group)).status).toBe(201);
@@ -92,24 +123,38 @@ describe('/api/agent-groups as admin', () => {
     expect(unknown.body).toEqual({ error: 'Agent not found' });
 
     const gone = await register(biz.key);
-    expect((await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: gone, action: 'deregister' } })).status).toBe(200);
+    expect(
+      (
+        await http(portal.url, 'PATCH', '/api/agents', {
+          headers: withToken(admin),
+          json: { agent_id: gone, action: 'deregister' },
+        })
+      ).status,
+    ).toBe(200);
     const dereg = await add(gone, newGroup());
     expect(dereg.status).toBe(409);
     expect(dereg.body).toEqual({ error: 'Agent is deregistered' });
     expect(await memberships(gone)).toEqual([]);
   });
 
-  it.each([[''], ['-all'], ['a b'], ['east/west'], ['g'.repeat(65)], ['grp;drop'], [42], [null]])('group name %j is a 400', async (group) => {
-    const a = await register(biz.key);
-    const res = await add(a, group);
-    expect(res.status).toBe(400);
-    expect(typeof res.body.error).toBe('string');
-    expect(await memberships(a)).toEqual([]);
-  });
+  it.each([[''], ['-all'], ['a b'], ['east/west'], ['g'.repeat(65)], ['grp;drop'], [42], [null]])(
+    'group name %j is a 400',
+    async (group) => {
+      const a = await register(biz.key);
+      const res = await add(a, group);
+      expect(res.status).toBe(400);
+      expect(typeof res.body.error).toBe('string');
+      expect(await memberships(a)).toEqual([]);
+    },
+  );
 
   it('a missing or invalid agent_id, or an extra field, is a 400', async () => {
     const group = newGroup();
-    for (const body of [{ group_name: group }, { agent_id: '../x', group_name: group }, { agent_id: newAgentId(), group_name: group, role: 'x' }]) {
+    for (const body of [
+      { group_name: group },
+      { agent_id: '../x', group_name: group },
+      { agent_id: newAgentId(), group_name: group, role: 'x' },
+    ]) {
       const res = await http(portal.url, 'POST', '/api/agent-groups', { headers: withToken(admin), json: body });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
@@ -139,7 +184,9 @@ describe('/api/agent-groups as admin', () => {
     const unknown = await remove(newAgentId('ghost'), newGroup());
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: 'Agent not found' });
-    const missing = await http(portal.url, 'DELETE', `/api/agent-groups?group_name=${newGroup()}`, { headers: withToken(admin) });
+    const missing = await http(portal.url, 'DELETE', `/api/agent-groups?group_name=${newGroup()}`, {
+      headers: withToken(admin),
+    });
     expect(missing.status).toBe(400);
   });
 
@@ -149,10 +196,24 @@ describe('/api/agent-groups as admin', () => {
     const b = await register(biz.key);
     expect((await add(a, group)).status).toBe(201);
     expect((await add(b, group)).status).toBe(201);
-    expect((await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: a, action: 'deregister' } })).status).toBe(200);
+    expect(
+      (
+        await http(portal.url, 'PATCH', '/api/agents', {
+          headers: withToken(admin),
+          json: { agent_id: a, action: 'deregister' },
+        })
+      ).status,
+    ).toBe(200);
     expect((await list()).body.groups[group].map((m: { agent_id: string }) => m.agent_id)).toEqual([b]);
     // Re-enabling does not bring memberships back.
-    expect((await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: a, action: 'reenable' } })).status).toBe(200);
+    expect(
+      (
+        await http(portal.url, 'PATCH', '/api/agents', {
+          headers: withToken(admin),
+          json: { agent_id: a, action: 'reenable' },
+        })
+      ).status,
+    ).toBe(200);
     expect(await memberships(a)).toEqual([]);
   });
 });
@@ -179,7 +240,7 @@ describe('/api/agent-groups for scoped members and without credentials', () => {
     bizMember = await createScopedUser(portal, [clientB]);
   });
 
-  it('an msp member sees only its own clients\' members', async () => {
+  it("an msp member sees only its own clients' members", async () => {
     const res = await list(mspMember.token);
     expect(res.status).toBe(200);
     expect(res.body.groups[shared]).toEqual([{ agent_id: agentA, client_id: clientA, created_at: expect.any(String) }]);
@@ -188,7 +249,7 @@ describe('/api/agent-groups for scoped members and without credentials', () => {
     }
   });
 
-  it('an msp member manages its own agents, and gets 404 for another client\'s', async () => {
+  it("an msp member manages its own agents, and gets 404 for another client's", async () => {
     const group = newGroup('own');
     const added = await add(agentA, group, mspMember.token);
     expect(added.status).toBe(201);
@@ -208,7 +269,11 @@ describe('/api/agent-groups for scoped members and without credentials', () => {
   });
 
   it('a business-tier member is refused for every method: agent:groups is msp only', async () => {
-    for (const res of [await list(bizMember.token), await add(agentB, newGroup(), bizMember.token), await remove(agentB, shared, bizMember.token)]) {
+    for (const res of [
+      await list(bizMember.token),
+      await add(agentB, newGroup(), bizMember.token),
+      await remove(agentB, shared, bizMember.token),
+    ]) {
       expect(res.status).toBe(403);
       expect(res.body).toEqual({ error: 'Insufficient permissions for agent:groups' });
     }
@@ -218,8 +283,17 @@ describe('/api/agent-groups for scoped members and without credentials', () => {
   it('no token, or a license key, is a 401', async () => {
     for (const headers of [{}, withKey(LEGACY_KEY)]) {
       expect((await http(portal.url, 'GET', '/api/agent-groups', { headers })).status).toBe(401);
-      expect((await http(portal.url, 'POST', '/api/agent-groups', { headers, json: { agent_id: agentA, group_name: newGroup() } })).status).toBe(401);
-      const del = await http(portal.url, 'DELETE', `/api/agent-groups?agent_id=${agentA}&group_name=${shared}`, { headers });
+      expect(
+        (
+          await http(portal.url, 'POST', '/api/agent-groups', {
+            headers,
+            json: { agent_id: agentA, group_name: newGroup() },
+          })
+        ).status,
+      ).toBe(401);
+      const del = await http(portal.url, 'DELETE', `/api/agent-groups?agent_id=${agentA}&group_name=${shared}`, {
+        headers,
+      });
       expect(del.status).toBe(401);
       expect(del.body).toEqual({ error: 'Unauthorized' });
     }
@@ -228,7 +302,7 @@ describe('/api/agent-groups for scoped members and without credentials', () => {
 });
 
 describe('groups are per client (issue 11 point 4)', () => {
-  it('a scoped member adding its agent to a name another client uses gets its own client\'s group, never the other\'s broadcasts', async () => {
+  it("a scoped member adding its agent to a name another client uses gets its own client's group, never the other's broadcasts", async () => {
     const clientA = uniqueClientId('pa');
     const clientB = uniqueClientId('pb');
     const a = await createLicense(portal, { tier: 'msp', client_id: clientA });
@@ -243,33 +317,66 @@ describe('groups are per client (issue 11 point 4)', () => {
     const joined = await add(agentA, group, member.token);
     expect(joined.status).toBe(201);
     expect(joined.body).toMatchObject({ group_name: group, agent_id: agentA, client_id: clientA });
-    const { rows } = await db.query('SELECT client_id, agent_id FROM agent_groups WHERE group_name = $1 ORDER BY client_id', [group]);
-    expect(rows).toEqual([
-      { client_id: clientA, agent_id: agentA },
-      { client_id: clientB, agent_id: agentB },
-    ].sort((x, y) => x.client_id.localeCompare(y.client_id)));
+    const { rows } = await db.query(
+      'SELECT client_id, agent_id FROM agent_groups WHERE group_name = $1 ORDER BY client_id',
+      [group],
+    );
+    expect(rows).toEqual(
+      [
+        { client_id: clientA, agent_id: agentA },
+        { client_id: clientB, agent_id: agentB },
+      ].sort((x, y) => x.client_id.localeCompare(y.client_id)),
+    );
     // The member sees its own member only.
-    expect((await list(member.token)).body.groups[group]).toEqual([{ agent_id: agentA, client_id: clientA, created_at: expect.any(String) }]);
+    expect((await list(member.token)).body.groups[group]).toEqual([
+      { agent_id: agentA, client_id: clientA, created_at: expect.any(String) },
+    ]);
 
     // A broadcast to the name is ambiguous: refused, nothing queued.
-    const broadcast = (body: Record<string, unknown>) => http(portal.url, 'POST', '/api/agent-commands', { headers: withToken(admin), json: { command_type: 'run_scan', payload: { targets: '10.9.9.9' }, group_target: group, ...body } });
+    const broadcast = (body: Record<string, unknown>) =>
+      http(portal.url, 'POST', '/api/agent-commands', {
+        headers: withToken(admin),
+        json: { command_type: 'run_scan', payload: { targets: '10.9.9.9' }, group_target: group, ...body },
+      });
     const refused = await broadcast({});
     expect(refused.status).toBe(409);
     expect(refused.body).toEqual({
-      error: 'Group name is ambiguous: it exists under several clients; name one with client_id, or set all_clients to reach all of them',
+      error:
+        'Group name is ambiguous: it exists under several clients; name one with client_id, or set all_clients to reach all of them',
       client_ids: [clientA, clientB].sort(),
     });
-    const count = async () => (await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE group_target = $1', [group])).rows[0].n as number;
+    const count = async () =>
+      (await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE group_target = $1', [group])).rows[0]
+        .n as number;
     expect(await count()).toBe(0);
-    expect((await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'command_dispatched' AND data->>'group_target' = $1`, [group])).rows[0].n).toBe(0);
+    expect(
+      (
+        await db.query(
+          `SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'command_dispatched' AND data->>'group_target' = $1`,
+          [group],
+        )
+      ).rows[0].n,
+    ).toBe(0);
 
     // Naming the client reaches that client's group only.
     const toB = await broadcast({ client_id: clientB });
     expect(toB.status).toBe(201);
     expect(toB.body.commands.map((c: { agent_id: string }) => c.agent_id)).toEqual([agentB]);
-    const heardA = await http(portal.url, 'POST', '/api/health', { headers: withKey(a.key), json: { agent_id: agentA, version: '4.2.3', timestamp: new Date().toISOString(), status: 'running', uptime_seconds: 2 } });
+    const heardA = await http(portal.url, 'POST', '/api/health', {
+      headers: withKey(a.key),
+      json: {
+        agent_id: agentA,
+        version: '4.2.3',
+        timestamp: new Date().toISOString(),
+        status: 'running',
+        uptime_seconds: 2,
+      },
+    });
     expect(heardA.body.commands).toEqual([]);
-    const { rows: dispatched } = await db.query(`SELECT client_id FROM audit_events WHERE event_type = 'command_dispatched' AND data->>'group_target' = $1`, [group]);
+    const { rows: dispatched } = await db.query(
+      `SELECT client_id FROM audit_events WHERE event_type = 'command_dispatched' AND data->>'group_target' = $1`,
+      [group],
+    );
     expect(dispatched).toEqual([{ client_id: clientB }]);
 
     // Explicitly all clients: both.
@@ -292,12 +399,23 @@ describe('groups are per client (issue 11 point 4)', () => {
     const group = newGroup('twin');
     const ambiguous = await add(id, group);
     expect(ambiguous.status).toBe(409);
-    expect(ambiguous.body).toEqual({ error: 'Agent id is ambiguous: it exists under several clients; name one with client_id', client_ids: [a.record.client_id, b.record.client_id].sort() });
-    const named = await http(portal.url, 'POST', '/api/agent-groups', { headers: withToken(admin), json: { agent_id: id, group_name: group, client_id: b.record.client_id } });
+    expect(ambiguous.body).toEqual({
+      error: 'Agent id is ambiguous: it exists under several clients; name one with client_id',
+      client_ids: [a.record.client_id, b.record.client_id].sort(),
+    });
+    const named = await http(portal.url, 'POST', '/api/agent-groups', {
+      headers: withToken(admin),
+      json: { agent_id: id, group_name: group, client_id: b.record.client_id },
+    });
     expect(named.status).toBe(201);
     expect(await memberships(id)).toEqual([group]);
     expect((await remove(id, group)).status).toBe(409);
-    const removed = await http(portal.url, 'DELETE', `/api/agent-groups?agent_id=${id}&group_name=${group}&client_id=${b.record.client_id}`, { headers: withToken(admin) });
+    const removed = await http(
+      portal.url,
+      'DELETE',
+      `/api/agent-groups?agent_id=${id}&group_name=${group}&client_id=${b.record.client_id}`,
+      { headers: withToken(admin) },
+    );
     expect(removed.status).toBe(200);
     expect(await memberships(id)).toEqual([]);
     // A member of both clients sees both: the same 409, naming only its clients.

@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../src/events/bus.ts';
-import { createLicense, createScopedUser, FakeClock, openDb, uniqueClientId, type LicenseFixture, type ScopedUser } from './helpers/factories.ts';
+import {
+  createLicense,
+  createScopedUser,
+  FakeClock,
+  openDb,
+  uniqueClientId,
+  type LicenseFixture,
+  type ScopedUser,
+} from './helpers/factories.ts';
 import { http, withKey, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
@@ -33,7 +41,14 @@ afterAll(async () => {
 const newAgentId = (label = 'adm') => `svcd_${label}_${randomBytes(4).toString('hex')}`;
 
 function beat(agentId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { agent_id: agentId, version: '4.2.3', timestamp: '2025-06-01T11:59:58.000Z', status: 'running', uptime_seconds: 3600, ...extra };
+  return {
+    agent_id: agentId,
+    version: '4.2.3',
+    timestamp: '2025-06-01T11:59:58.000Z',
+    status: 'running',
+    uptime_seconds: 3600,
+    ...extra,
+  };
 }
 
 async function register(key: string, agentId: string, extra: Record<string, unknown> = {}): Promise<void> {
@@ -41,11 +56,16 @@ async function register(key: string, agentId: string, extra: Record<string, unkn
   expect(res.status, res.text).toBe(200);
 }
 
-const fleet = (token?: string, query = 'agents=true') => http(portal.url, 'GET', `/api/health?${query}`, { headers: token === undefined ? {} : withToken(token) });
-const agentAction = (agentId: string, action: string, token = admin) => http(portal.url, 'PATCH', '/api/agents', { headers: withToken(token), json: { agent_id: agentId, action } });
+const fleet = (token?: string, query = 'agents=true') =>
+  http(portal.url, 'GET', `/api/health?${query}`, { headers: token === undefined ? {} : withToken(token) });
+const agentAction = (agentId: string, action: string, token = admin) =>
+  http(portal.url, 'PATCH', '/api/agents', { headers: withToken(token), json: { agent_id: agentId, action } });
 
 async function auditFor(agentId: string, type: string) {
-  const { rows } = await db.query(`SELECT * FROM audit_events WHERE event_type = $1 AND data->>'agent_id' = $2 ORDER BY id`, [type, agentId]);
+  const { rows } = await db.query(
+    `SELECT * FROM audit_events WHERE event_type = $1 AND data->>'agent_id' = $2 ORDER BY id`,
+    [type, agentId],
+  );
   return rows as Record<string, any>[];
 }
 
@@ -65,8 +85,25 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
   it('shows an admin every registered agent with the stored view, is_stale and age_seconds', async () => {
     const start = clock.now();
     const id = newAgentId('view');
-    const schedules = [{ config: 'weekly.conf', schedule_id: 'sched_aaaaaaaaaaaa', last_run: '2025-05-31T03:00:00Z', last_status: 'success', next_run: '2025-06-07T03:00:00Z', retry_count: 0 }];
-    await register(msp.key, id, { schedules, system_info: { hostname: 'edge-1', mem_mb: 2048, disks: [{ mount: '/', free_gb: 3.5 }], net: { ipv4: ['10.0.0.5'] } } });
+    const schedules = [
+      {
+        config: 'weekly.conf',
+        schedule_id: 'sched_aaaaaaaaaaaa',
+        last_run: '2025-05-31T03:00:00Z',
+        last_status: 'success',
+        next_run: '2025-06-07T03:00:00Z',
+        retry_count: 0,
+      },
+    ];
+    await register(msp.key, id, {
+      schedules,
+      system_info: {
+        hostname: 'edge-1',
+        mem_mb: 2048,
+        disks: [{ mount: '/', free_gb: 3.5 }],
+        net: { ipv4: ['10.0.0.5'] },
+      },
+    });
     const other = newAgentId('view');
     await register(biz.key, other);
 
@@ -84,7 +121,12 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
       uptime_seconds: 3600,
       client_id: msp.record.client_id,
       schedules,
-      system_info: { hostname: 'edge-1', mem_mb: 2048, disks: [{ mount: '/', free_gb: 3.5 }], net: { ipv4: ['10.0.0.5'] } },
+      system_info: {
+        hostname: 'edge-1',
+        mem_mb: 2048,
+        disks: [{ mount: '/', free_gb: 3.5 }],
+        net: { ipv4: ['10.0.0.5'] },
+      },
       received_at: start.toISOString(),
       first_seen_at: start.toISOString(),
       deregistered_at: null,
@@ -142,21 +184,35 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
   it('one agent id under two clients is listed once per client, and a page never ends between them', async () => {
     const [c1, c2, c3] = [uniqueClientId('dup1'), uniqueClientId('dup2'), uniqueClientId('dup3')];
     const keys = await Promise.all([c1, c2, c3].map((client_id) => createLicense(portal, { tier: 'msp', client_id })));
-    const [before, twin, after] = [newAgentId('pd'), newAgentId('pd'), newAgentId('pd')].sort() as [string, string, string];
+    const [before, twin, after] = [newAgentId('pd'), newAgentId('pd'), newAgentId('pd')].sort() as [
+      string,
+      string,
+      string,
+    ];
     await register(keys[0]!.key, before);
     for (const k of keys) await register(k.key, twin);
     await register(keys[2]!.key, after);
     const user = await createScopedUser(portal, [c1, c2, c3]);
-    const pairs = (res: { body: { agents: { agent_id: string; client_id: string }[] } }) => res.body.agents.map((a) => [a.agent_id, a.client_id]);
+    const pairs = (res: { body: { agents: { agent_id: string; client_id: string }[] } }) =>
+      res.body.agents.map((a) => [a.agent_id, a.client_id]);
     const first = await fleet(user.token, 'agents=true&limit=2');
-    expect(pairs(first)).toEqual([[before, c1], [twin, c1], [twin, c2], [twin, c3]]);
+    expect(pairs(first)).toEqual([
+      [before, c1],
+      [twin, c1],
+      [twin, c2],
+      [twin, c3],
+    ]);
     expect(first.body.next_cursor).toBe(twin);
     const second = await fleet(user.token, `agents=true&limit=2&cursor=${twin}`);
     expect(pairs(second)).toEqual([[after, c3]]);
     expect(second.body.next_cursor).toBeNull();
     // A page that ends on the last id has nothing after it.
     const tail = await fleet(user.token, `agents=true&limit=1&cursor=${before}`);
-    expect(pairs(tail)).toEqual([[twin, c1], [twin, c2], [twin, c3]]);
+    expect(pairs(tail)).toEqual([
+      [twin, c1],
+      [twin, c2],
+      [twin, c3],
+    ]);
     expect(tail.body.next_cursor).toBe(twin);
   });
 
@@ -179,7 +235,7 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
       await register(LEGACY_KEY, agentLegacy, { client_id: clientA });
     });
 
-    it('an msp-tier member sees only its clients\' agents (also those reported by the legacy key)', async () => {
+    it("an msp-tier member sees only its clients' agents (also those reported by the legacy key)", async () => {
       const user = await createScopedUser(portal, [clientA]);
       const res = await fleet(user.token);
       expect(res.status).toBe(200);
@@ -189,7 +245,9 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
     it('a member of both clients sees both, as long as one of its clients is msp', async () => {
       const user = await createScopedUser(portal, [clientA, clientB]);
       const res = await fleet(user.token);
-      expect(res.body.agents.map((x: { agent_id: string }) => x.agent_id).sort()).toEqual([agentA, agentB, agentLegacy].sort());
+      expect(res.body.agents.map((x: { agent_id: string }) => x.agent_id).sort()).toEqual(
+        [agentA, agentB, agentLegacy].sort(),
+      );
     });
 
     it('a business-tier member is refused: health:agents is msp only', async () => {
@@ -213,7 +271,9 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: 'Unauthorized' });
     }
-    const inAuthorization = await http(portal.url, 'GET', '/api/health?agents=true', { headers: { authorization: `Bearer ${admin}` } });
+    const inAuthorization = await http(portal.url, 'GET', '/api/health?agents=true', {
+      headers: { authorization: `Bearer ${admin}` },
+    });
     expect(inAuthorization.status).toBe(401);
     expect(inAuthorization.body).toEqual({ error: 'Unauthorized' });
   });
@@ -235,7 +295,12 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
       const res = await http(portal.url, 'GET', `/api/health${query}`, { headers });
       expect(res.status, query).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(['environment', 'status', 'timestamp', 'version']);
-      expect(res.body).toEqual({ status: 'ok', version: portal.ctx.version, timestamp: clock.now().toISOString(), environment: 'unknown' });
+      expect(res.body).toEqual({
+        status: 'ok',
+        version: portal.ctx.version,
+        timestamp: clock.now().toISOString(),
+        environment: 'unknown',
+      });
     }
   });
 });
@@ -259,15 +324,32 @@ describe('PATCH /api/agents', () => {
     await register(b.key, id);
     const res = await agentAction(id, 'deregister');
     expect(res.status).toBe(409);
-    expect(res.body).toEqual({ error: 'Agent id is ambiguous: it exists under several clients; name one with client_id', client_ids: [a.record.client_id, b.record.client_id].sort() });
-    const named = await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: id, client_id: b.record.client_id, action: 'deregister' } });
+    expect(res.body).toEqual({
+      error: 'Agent id is ambiguous: it exists under several clients; name one with client_id',
+      client_ids: [a.record.client_id, b.record.client_id].sort(),
+    });
+    const named = await http(portal.url, 'PATCH', '/api/agents', {
+      headers: withToken(admin),
+      json: { agent_id: id, client_id: b.record.client_id, action: 'deregister' },
+    });
     expect(named.status).toBe(200);
-    const { rows } = await db.query('SELECT client_id, deregistered_at IS NOT NULL AS gone FROM agents WHERE agent_id = $1 ORDER BY client_id', [id]);
-    expect(rows).toEqual([{ client_id: a.record.client_id, gone: false }, { client_id: b.record.client_id, gone: true }].sort((x, y) => x.client_id.localeCompare(y.client_id)));
+    const { rows } = await db.query(
+      'SELECT client_id, deregistered_at IS NOT NULL AS gone FROM agents WHERE agent_id = $1 ORDER BY client_id',
+      [id],
+    );
+    expect(rows).toEqual(
+      [
+        { client_id: a.record.client_id, gone: false },
+        { client_id: b.record.client_id, gone: true },
+      ].sort((x, y) => x.client_id.localeCompare(y.client_id)),
+    );
     const audit = await auditFor(id, 'agent_deregistered');
     expect(audit.map((e) => e['client_id'])).toEqual([b.record.client_id]);
     // A client that does not hold the id: as for an unknown agent.
-    const elsewhere = await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: id, client_id: uniqueClientId('none'), action: 'deregister' } });
+    const elsewhere = await http(portal.url, 'PATCH', '/api/agents', {
+      headers: withToken(admin),
+      json: { agent_id: id, client_id: uniqueClientId('none'), action: 'deregister' },
+    });
     expect(elsewhere.status).toBe(404);
     expect(elsewhere.body).toEqual({ error: 'Agent not found' });
   });
@@ -284,11 +366,17 @@ describe('PATCH /api/agents', () => {
     const id = newAgentId('dereg');
     await register(biz.key, id);
     for (const group of ['east', 'lab']) {
-      const res = await http(portal.url, 'POST', '/api/agent-groups', { headers: withToken(admin), json: { agent_id: id, group_name: `${group}-${id}` } });
+      const res = await http(portal.url, 'POST', '/api/agent-groups', {
+        headers: withToken(admin),
+        json: { agent_id: id, group_name: `${group}-${id}` },
+      });
       expect(res.status).toBe(201);
     }
     expect(await count('agent_groups', id)).toBe(2);
-    const pending = await http(portal.url, 'POST', '/api/agent-commands', { headers: withToken(admin), json: { agent_id: id, command_type: 'restart' } });
+    const pending = await http(portal.url, 'POST', '/api/agent-commands', {
+      headers: withToken(admin),
+      json: { agent_id: id, command_type: 'restart' },
+    });
     expect(pending.status).toBe(201);
 
     clock.advance(5_000);
@@ -310,7 +398,12 @@ describe('PATCH /api/agents', () => {
     await portal.ctx.events.drain();
     const published = events.slice(seen);
     expect(published).toHaveLength(1);
-    expect(published[0]).toMatchObject({ event_type: 'agent_deregistered', actor: ADMIN_EMAIL, client_id: biz.record.client_id, data: { agent_id: id, deregistered_by: ADMIN_EMAIL } });
+    expect(published[0]).toMatchObject({
+      event_type: 'agent_deregistered',
+      actor: ADMIN_EMAIL,
+      client_id: biz.record.client_id,
+      data: { agent_id: id, deregistered_by: ADMIN_EMAIL },
+    });
     expect(published[0]?.id).toBe(Number(audit[0]?.['id']));
 
     const again = await agentAction(id, 'deregister');
@@ -338,7 +431,12 @@ describe('PATCH /api/agents', () => {
     expect(audit[0]).toMatchObject({ actor: ADMIN_EMAIL, client_id: biz.record.client_id });
     expect(audit[0]?.['data']).toEqual({ agent_id: id, reregistered_by: ADMIN_EMAIL });
     await portal.ctx.events.drain();
-    expect(events.slice(seen)).toEqual([expect.objectContaining({ event_type: 'agent_reregistered', data: { agent_id: id, reregistered_by: ADMIN_EMAIL } })]);
+    expect(events.slice(seen)).toEqual([
+      expect.objectContaining({
+        event_type: 'agent_reregistered',
+        data: { agent_id: id, reregistered_by: ADMIN_EMAIL },
+      }),
+    ]);
 
     const again = await agentAction(id, 'reenable');
     expect(again.status).toBe(409);
@@ -358,25 +456,43 @@ describe('PATCH /api/agents', () => {
   it('purge removes the agent row, its commands, results and memberships; its audit history stays', async () => {
     const id = newAgentId('purge');
     await register(biz.key, id);
-    const grp = await http(portal.url, 'POST', '/api/agent-groups', { headers: withToken(admin), json: { agent_id: id, group_name: `g-${id}` } });
+    const grp = await http(portal.url, 'POST', '/api/agent-groups', {
+      headers: withToken(admin),
+      json: { agent_id: id, group_name: `g-${id}` },
+    });
     expect(grp.status).toBe(201);
-    const q1 = await http(portal.url, 'POST', '/api/agent-commands', { headers: withToken(admin), json: { agent_id: id, command_type: 'run_scan', payload: { targets: '10.0.0.1' } } });
-    const q2 = await http(portal.url, 'POST', '/api/agent-commands', { headers: withToken(admin), json: { agent_id: id, command_type: 'restart' } });
+    const q1 = await http(portal.url, 'POST', '/api/agent-commands', {
+      headers: withToken(admin),
+      json: { agent_id: id, command_type: 'run_scan', payload: { targets: '10.0.0.1' } },
+    });
+    const q2 = await http(portal.url, 'POST', '/api/agent-commands', {
+      headers: withToken(admin),
+      json: { agent_id: id, command_type: 'restart' },
+    });
     expect([q1.status, q2.status]).toEqual([201, 201]);
     const commandId = q1.body.commands[0].id as number;
     // Deliver and complete the first so it has a result row.
     const hb = await http(portal.url, 'POST', '/api/health', { headers: withKey(biz.key), json: beat(id) });
     expect(hb.body.commands).toHaveLength(2);
     for (const status of ['acked', 'completed']) {
-      const r = await http(portal.url, 'PATCH', '/api/agent-commands', { headers: withKey(biz.key), json: { command_id: commandId, agent_id: id, status, exit_code: 0, stdout: 'ok' } });
+      const r = await http(portal.url, 'PATCH', '/api/agent-commands', {
+        headers: withKey(biz.key),
+        json: { command_id: commandId, agent_id: id, status, exit_code: 0, stdout: 'ok' },
+      });
       expect(r.status).toBe(200);
     }
-    const { rows: before } = await db.query('SELECT count(*)::int AS n FROM agent_command_results WHERE command_id = $1', [commandId]);
+    const { rows: before } = await db.query(
+      'SELECT count(*)::int AS n FROM agent_command_results WHERE command_id = $1',
+      [commandId],
+    );
     expect(before[0].n).toBe(1);
 
     expect((await agentAction(id, 'deregister')).status).toBe(200);
     // Memberships are dropped at deregistration already; put one back the way the old data could hold it.
-    await db.query('INSERT INTO agent_groups (client_id, group_name, agent_id) SELECT client_id, $1, agent_id FROM agents WHERE agent_id = $2', [`g2-${id}`, id]);
+    await db.query(
+      'INSERT INTO agent_groups (client_id, group_name, agent_id) SELECT client_id, $1, agent_id FROM agents WHERE agent_id = $2',
+      [`g2-${id}`, id],
+    );
 
     const seen = events.length;
     const res = await agentAction(id, 'purge');
@@ -386,7 +502,10 @@ describe('PATCH /api/agents', () => {
     expect(await agentRow(id)).toBeUndefined();
     expect(await count('agent_commands', id)).toBe(0);
     expect(await count('agent_groups', id)).toBe(0);
-    const { rows: after } = await db.query('SELECT count(*)::int AS n FROM agent_command_results WHERE command_id = $1', [commandId]);
+    const { rows: after } = await db.query(
+      'SELECT count(*)::int AS n FROM agent_command_results WHERE command_id = $1',
+      [commandId],
+    );
     expect(after[0].n).toBe(0);
 
     const purged = await auditFor(id, 'agent_purged');
@@ -394,11 +513,21 @@ describe('PATCH /api/agents', () => {
     expect(purged[0]).toMatchObject({ actor: ADMIN_EMAIL, client_id: biz.record.client_id });
     expect(purged[0]?.['data']).toEqual({ agent_id: id, purged_by: ADMIN_EMAIL });
     // Everything audited about the agent before the purge is still there.
-    for (const type of ['agent_first_seen', 'agent_deregistered']) expect(await auditFor(id, type), type).toHaveLength(1);
-    const { rows: commandEvents } = await db.query(`SELECT event_type FROM audit_events WHERE data->>'command_id' = $1`, [String(commandId)]);
+    for (const type of ['agent_first_seen', 'agent_deregistered'])
+      expect(await auditFor(id, type), type).toHaveLength(1);
+    const { rows: commandEvents } = await db.query(
+      `SELECT event_type FROM audit_events WHERE data->>'command_id' = $1`,
+      [String(commandId)],
+    );
     expect(commandEvents.map((r) => r.event_type)).toEqual(['command_completed']);
     await portal.ctx.events.drain();
-    expect(events.slice(seen)).toEqual([expect.objectContaining({ event_type: 'agent_purged', actor: ADMIN_EMAIL, data: { agent_id: id, purged_by: ADMIN_EMAIL } })]);
+    expect(events.slice(seen)).toEqual([
+      expect.objectContaining({
+        event_type: 'agent_purged',
+        actor: ADMIN_EMAIL,
+        data: { agent_id: id, purged_by: ADMIN_EMAIL },
+      }),
+    ]);
 
     // Gone: every action is now a 404 ...
     expect((await agentAction(id, 'purge')).status).toBe(404);
@@ -428,7 +557,7 @@ describe('PATCH /api/agents', () => {
       member = await createScopedUser(portal, [client]);
     });
 
-    it('a scoped member is refused, even an msp member acting on its own client\'s agent', async () => {
+    it("a scoped member is refused, even an msp member acting on its own client's agent", async () => {
       for (const action of ['deregister', 'reenable', 'purge']) {
         const res = await agentAction(id, action, member.token);
         expect(res.status).toBe(403);
@@ -441,12 +570,20 @@ describe('PATCH /api/agents', () => {
       const none = await http(portal.url, 'PATCH', '/api/agents', { json: { agent_id: id, action: 'deregister' } });
       expect(none.status).toBe(401);
       expect(none.body).toEqual({ error: 'Unauthorized' });
-      const key = await http(portal.url, 'PATCH', '/api/agents', { headers: withKey(LEGACY_KEY), json: { agent_id: id, action: 'deregister' } });
+      const key = await http(portal.url, 'PATCH', '/api/agents', {
+        headers: withKey(LEGACY_KEY),
+        json: { agent_id: id, action: 'deregister' },
+      });
       expect(key.status).toBe(401);
     });
 
     it('an unknown action, a missing field or an extra field is a 400', async () => {
-      for (const body of [{ agent_id: id, action: 'delete' }, { agent_id: id }, { action: 'deregister' }, { agent_id: id, action: 'deregister', force: true }]) {
+      for (const body of [
+        { agent_id: id, action: 'delete' },
+        { agent_id: id },
+        { action: 'deregister' },
+        { agent_id: id, action: 'deregister', force: true },
+      ]) {
         const res = await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: body });
         expect(res.status, JSON.stringify(body)).toBe(400);
         expect(typeof res.body.error).toBe('string');

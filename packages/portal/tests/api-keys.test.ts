@@ -32,7 +32,13 @@ describe('requireKey', () => {
   const principalOf = (request: FastifyRequest) => {
     handlerRuns++;
     const p = keyHolderOf(request);
-    return { kind: p.kind, tier: p.tier, client_id: p.clientId, license_id: p.kind === 'license' ? p.license.id : null, permissions: [...p.permissions].sort() };
+    return {
+      kind: p.kind,
+      tier: p.tier,
+      client_id: p.clientId,
+      license_id: p.kind === 'license' ? p.license.id : null,
+      permissions: [...p.permissions].sort(),
+    };
   };
 
   beforeAll(async () => {
@@ -40,13 +46,16 @@ describe('requireKey', () => {
     app = Fastify();
     app.decorateRequest('principal', null);
     app.setErrorHandler(errorHandler);
-    const guarded = (path: string, permission: Permission) => app.get(path, { onRequest: requireKey(portal.ctx, { permission }) }, async (req) => principalOf(req));
+    const guarded = (path: string, permission: Permission) =>
+      app.get(path, { onRequest: requireKey(portal.ctx, { permission }) }, async (req) => principalOf(req));
     guarded('/upload', 'upload');
     guarded('/benchmark', 'benchmark');
     guarded('/agent-commands', 'agent:commands');
     guarded('/audit', 'audit');
     // As a preHandler too: the guard works in either hook.
-    app.get('/db-health', { preHandler: requireKey(portal.ctx, { permission: 'db:health' }) }, async (req) => principalOf(req));
+    app.get('/db-health', { preHandler: requireKey(portal.ctx, { permission: 'db:health' }) }, async (req) =>
+      principalOf(req),
+    );
     app.put('/refresh', { onRequest: requireKey(portal.ctx, { failStatus: 401 }) }, async (req) => principalOf(req));
     app.get('/any', { onRequest: requireKey(portal.ctx) }, async (req) => principalOf(req));
     await app.ready();
@@ -60,7 +69,8 @@ describe('requireKey', () => {
     handlerRuns = 0;
   });
 
-  const call = (method: 'GET' | 'PUT', url: string, headers: Record<string, string>) => app.inject({ method, url, headers });
+  const call = (method: 'GET' | 'PUT', url: string, headers: Record<string, string>) =>
+    app.inject({ method, url, headers });
 
   async function expectRefused(url: string, headers: Record<string, string>, status: number, error: string) {
     const res = await call(url === '/refresh' ? 'PUT' : 'GET', url, headers);
@@ -103,8 +113,17 @@ describe('requireKey', () => {
 
     it('unknown key, wrong format, or a stored prefix with a different rest: Invalid API key', async () => {
       const wrongRest = good.key.slice(0, -4) + (good.key.endsWith('0000') ? '1111' : '0000');
-      const keys = ['nonsense', `svc_pro_${'0'.repeat(64)}`, `svc_msp_${'a'.repeat(64)}`, wrongRest, good.key.toUpperCase(), `${good.key} `.repeat(2), LEGACY_KEY.slice(1)];
-      for (const [url, status] of routes) for (const key of keys) await expectRefused(url, { 'x-api-key': key }, status, 'Invalid API key');
+      const keys = [
+        'nonsense',
+        `svc_pro_${'0'.repeat(64)}`,
+        `svc_msp_${'a'.repeat(64)}`,
+        wrongRest,
+        good.key.toUpperCase(),
+        `${good.key} `.repeat(2),
+        LEGACY_KEY.slice(1),
+      ];
+      for (const [url, status] of routes)
+        for (const key of keys) await expectRefused(url, { 'x-api-key': key }, status, 'Invalid API key');
       expect(handlerRuns).toBe(0);
     });
 
@@ -118,7 +137,8 @@ describe('requireKey', () => {
       const revokedPro = await createLicense(portal, { tier: 'professional' });
 
       // All five work before anything happens to them (and are now in the lookup cache).
-      for (const k of [inactive, revoked, expiring, revokedExpiring, deleted]) expect((await call('GET', '/any', { 'x-api-key': k.key })).statusCode).toBe(200);
+      for (const k of [inactive, revoked, expiring, revokedExpiring, deleted])
+        expect((await call('GET', '/any', { 'x-api-key': k.key })).statusCode).toBe(200);
       expect(handlerRuns).toBe(5);
       handlerRuns = 0;
 
@@ -127,7 +147,9 @@ describe('requireKey', () => {
       await licenseAction(portal, revokedExpiring.record.id, 'revoke');
       await licenseAction(portal, deleted.record.id, 'revoke');
       await licenseAction(portal, revokedPro.record.id, 'revoke');
-      const del = await http(portal.url, 'DELETE', `/api/licenses?id=${deleted.record.id}`, { headers: withToken(await portal.adminToken()) });
+      const del = await http(portal.url, 'DELETE', `/api/licenses?id=${deleted.record.id}`, {
+        headers: withToken(await portal.adminToken()),
+      });
       expect(del.status).toBe(200);
 
       for (const [url, status] of routes) {
@@ -190,7 +212,12 @@ describe('requireKey', () => {
           const res = await call('GET', url, { 'x-api-key': keys[tier].key });
           if (allowed[tier]) {
             expect(res.statusCode).toBe(200);
-            expect(res.json()).toMatchObject({ kind: 'license', tier, client_id: keys[tier].record.client_id, license_id: keys[tier].record.id });
+            expect(res.json()).toMatchObject({
+              kind: 'license',
+              tier,
+              client_id: keys[tier].record.client_id,
+              license_id: keys[tier].record.id,
+            });
           } else {
             expect(res.statusCode).toBe(403);
             expect(res.json()).toEqual({ error: `Insufficient permissions for ${permission}` });
@@ -200,7 +227,7 @@ describe('requireKey', () => {
       }
     }
 
-    it('the principal carries the client id of the key and exactly its tier\'s permissions', async () => {
+    it("the principal carries the client id of the key and exactly its tier's permissions", async () => {
       const res = await call('PUT', '/refresh', { 'x-api-key': keys.business.key });
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({
@@ -208,7 +235,17 @@ describe('requireKey', () => {
         tier: 'business',
         client_id: 'tier-biz',
         license_id: keys.business.record.id,
-        permissions: ['agent:commands', 'benchmark', 'compliance', 'download', 'remediation:update', 'sessions:read', 'update:status', 'upload', 'webhooks'],
+        permissions: [
+          'agent:commands',
+          'benchmark',
+          'compliance',
+          'download',
+          'remediation:update',
+          'sessions:read',
+          'update:status',
+          'upload',
+          'webhooks',
+        ],
       });
     });
 
@@ -216,7 +253,13 @@ describe('requireKey', () => {
       for (const url of ['/upload', '/benchmark', '/agent-commands', '/audit', '/db-health', '/any']) {
         const res = await call('GET', url, { 'x-api-key': LEGACY_KEY });
         expect(res.statusCode, url).toBe(200);
-        expect(res.json()).toEqual({ kind: 'legacy', tier: 'msp', client_id: null, license_id: null, permissions: ALL });
+        expect(res.json()).toEqual({
+          kind: 'legacy',
+          tier: 'msp',
+          client_id: null,
+          license_id: null,
+          permissions: ALL,
+        });
       }
       const refresh = await call('PUT', '/refresh', { 'x-api-key': LEGACY_KEY });
       expect(refresh.statusCode).toBe(200);
@@ -250,7 +293,11 @@ describe('ApiKeyVerifier', () => {
     vi.useRealTimers();
   });
 
-  const calls = () => spy.mock.calls.map(([a, b]) => [Buffer.from(a as Uint8Array).toString('hex'), Buffer.from(b as Uint8Array).toString('hex')]);
+  const calls = () =>
+    spy.mock.calls.map(([a, b]) => [
+      Buffer.from(a as Uint8Array).toString('hex'),
+      Buffer.from(b as Uint8Array).toString('hex'),
+    ]);
 
   it('the spy sees the comparisons (sanity check of the instrument)', async () => {
     const { key } = await createLicense(portal);
@@ -272,7 +319,8 @@ describe('ApiKeyVerifier', () => {
 
   it('a known prefix with a different rest compares against the stored digest, in constant time', async () => {
     const { key, record } = await createLicense(portal, { tier: 'msp' });
-    const stored = (await db.query('SELECT key_hash FROM licenses WHERE id = $1', [record.id])).rows[0].key_hash as string;
+    const stored = (await db.query('SELECT key_hash FROM licenses WHERE id = $1', [record.id])).rows[0]
+      .key_hash as string;
     const other = key.slice(0, 14) + 'f'.repeat(64 - 6);
     spy.mockClear();
     expect(await new ApiKeyVerifier(portal.ctx.db, null).lookup(other)).toEqual({ kind: 'not_found' });
@@ -409,7 +457,9 @@ describe('ApiKeyVerifier cache and invalidation races', () => {
       await licenseAction(portal, record.id, 'revoke');
       open();
       expect((await inFlight).body.reason).toBe('ok');
-      expect((await http(portal.url, 'GET', '/api/license', { headers: { 'x-api-key': key } })).body.reason).toBe('revoked');
+      expect((await http(portal.url, 'GET', '/api/license', { headers: { 'x-api-key': key } })).body.reason).toBe(
+        'revoked',
+      );
     } finally {
       portal.ctx.keys = original;
     }
@@ -441,11 +491,26 @@ describe('authorizeKey and validationResult (pure)', () => {
     const cases: [KeyLookup, unknown][] = [
       [{ kind: 'not_found' }, { ok: false, failure: 'invalid' }],
       [{ kind: 'invalid_format' }, { ok: false, failure: 'invalid' }],
-      [{ kind: 'license', row: row({ is_active: false }) }, { ok: false, failure: 'inactive' }],
-      [{ kind: 'license', row: row({ revoked_at: now }) }, { ok: false, failure: 'revoked' }],
-      [{ kind: 'license', row: row({ expires_at: now }) }, { ok: false, failure: 'expired' }],
-      [{ kind: 'license', row: row({ expires_at: new Date(now.getTime() - 1), is_active: false }) }, { ok: false, failure: 'expired' }],
-      [{ kind: 'license', row: row({ expires_at: new Date(now.getTime() - 1), revoked_at: now }) }, { ok: false, failure: 'revoked' }],
+      [
+        { kind: 'license', row: row({ is_active: false }) },
+        { ok: false, failure: 'inactive' },
+      ],
+      [
+        { kind: 'license', row: row({ revoked_at: now }) },
+        { ok: false, failure: 'revoked' },
+      ],
+      [
+        { kind: 'license', row: row({ expires_at: now }) },
+        { ok: false, failure: 'expired' },
+      ],
+      [
+        { kind: 'license', row: row({ expires_at: new Date(now.getTime() - 1), is_active: false }) },
+        { ok: false, failure: 'expired' },
+      ],
+      [
+        { kind: 'license', row: row({ expires_at: new Date(now.getTime() - 1), revoked_at: now }) },
+        { ok: false, failure: 'revoked' },
+      ],
     ];
     for (const [lookup, expected] of cases) expect(authorizeKey(lookup, now)).toEqual(expected);
 
@@ -455,7 +520,17 @@ describe('authorizeKey and validationResult (pure)', () => {
       expect(ok.principal.kind).toBe('license');
       expect(ok.principal.tier).toBe('business');
       expect(ok.principal.clientId).toBe('acme');
-      expect([...ok.principal.permissions].sort()).toEqual(['agent:commands', 'benchmark', 'compliance', 'download', 'remediation:update', 'sessions:read', 'update:status', 'upload', 'webhooks']);
+      expect([...ok.principal.permissions].sort()).toEqual([
+        'agent:commands',
+        'benchmark',
+        'compliance',
+        'download',
+        'remediation:update',
+        'sessions:read',
+        'update:status',
+        'upload',
+        'webhooks',
+      ]);
     }
     const legacy = authorizeKey({ kind: 'legacy' }, now);
     expect(legacy.ok && legacy.principal).toMatchObject({ kind: 'legacy', tier: 'msp', clientId: null });
@@ -464,17 +539,19 @@ describe('authorizeKey and validationResult (pure)', () => {
 
   it('validationResult reports the stored limits and expiry of an expired key', () => {
     const expiresAt = new Date(now.getTime() - DAY_MS);
-    expect(validationResult({ kind: 'license', row: row({ expires_at: expiresAt, max_sessions: null }) }, now)).toEqual({
-      valid: false,
-      tier: 'business',
-      client_id: 'acme',
-      active: true,
-      revoked: false,
-      expires_at: expiresAt.toISOString(),
-      limits: { max_sessions: null, max_agents: 25 },
-      reason: 'expired',
-      checked_at: now.toISOString(),
-      legacy: false,
-    });
+    expect(validationResult({ kind: 'license', row: row({ expires_at: expiresAt, max_sessions: null }) }, now)).toEqual(
+      {
+        valid: false,
+        tier: 'business',
+        client_id: 'acme',
+        active: true,
+        revoked: false,
+        expires_at: expiresAt.toISOString(),
+        limits: { max_sessions: null, max_agents: 25 },
+        reason: 'expired',
+        checked_at: now.toISOString(),
+        legacy: false,
+      },
+    );
   });
 });

@@ -23,31 +23,56 @@ describe('GET /api/audit', () => {
     await portal?.close();
   });
 
-  const audit = (query = '', token = admin) => http(portal.url, 'GET', `/api/audit${query}`, { headers: withToken(token) });
+  const audit = (query = '', token = admin) =>
+    http(portal.url, 'GET', `/api/audit${query}`, { headers: withToken(token) });
   const newSession = () => `20260101_${randomBytes(4).toString('hex')}`;
 
   /** Insert an event directly, `age` before the database's now() (an SQL interval). */
-  async function plant(opts: { age?: string; type?: string; session?: string | null; client?: string | null; actor?: string; data?: object } = {}): Promise<number> {
+  async function plant(
+    opts: {
+      age?: string;
+      type?: string;
+      session?: string | null;
+      client?: string | null;
+      actor?: string;
+      data?: object;
+    } = {},
+  ): Promise<number> {
     const { rows } = await db.query(
       `INSERT INTO audit_events (event_type, session_id, client_id, actor, data, created_at)
        VALUES ($1, $2, $3, $4, $5, now() - $6::interval) RETURNING id`,
-      [opts.type ?? 'scan_completed', opts.session ?? null, opts.client ?? null, opts.actor ?? 'planted', JSON.stringify(opts.data ?? {}), opts.age ?? '0 seconds'],
+      [
+        opts.type ?? 'scan_completed',
+        opts.session ?? null,
+        opts.client ?? null,
+        opts.actor ?? 'planted',
+        JSON.stringify(opts.data ?? {}),
+        opts.age ?? '0 seconds',
+      ],
     );
     return Number(rows[0].id);
   }
   const ids = (res: { body: { events: { id: number }[] } }) => res.body.events.map((e) => e.id);
-  const exists = async (id: number) => (await db.query('SELECT 1 FROM audit_events WHERE id = $1', [id])).rowCount === 1;
+  const exists = async (id: number) =>
+    (await db.query('SELECT 1 FROM audit_events WHERE id = $1', [id])).rowCount === 1;
 
   describe('the response', () => {
     it('is {events, days, total} with days defaulting to 30 and each event in the SPEC shape', async () => {
       const session = newSession();
-      const id = await plant({ type: 'status_changed', session, client: 'acme', actor: 'someone@x.test', data: { previous_status: 'new', new_status: 'in_review' } });
+      const id = await plant({
+        type: 'status_changed',
+        session,
+        client: 'acme',
+        actor: 'someone@x.test',
+        data: { previous_status: 'new', new_status: 'in_review' },
+      });
       const res = await audit(`?session=${session}`);
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(['days', 'events', 'total']);
       expect(res.body.days).toBe(30);
       expect(res.body.total).toBe(1);
-      const created = (await db.query('SELECT created_at FROM audit_events WHERE id = $1', [id])).rows[0].created_at as Date;
+      const created = (await db.query('SELECT created_at FROM audit_events WHERE id = $1', [id])).rows[0]
+        .created_at as Date;
       expect(res.body.events).toEqual([
         {
           id,
@@ -66,8 +91,21 @@ describe('GET /api/audit', () => {
       const { record } = await createLicense(portal, { tier: 'professional', client_id: clientId });
       const res = await audit('?type=license_created&days=1');
       const event = res.body.events.find((e: any) => e.client_id === clientId);
-      expect(event).toMatchObject({ event_type: 'license_created', actor: ADMIN_EMAIL, session_id: null, client_id: clientId });
-      expect(event.data).toEqual({ license_id: record.id, key_prefix: record.key_prefix, tier: 'professional', name: record.name, max_sessions: 50, max_agents: 5, expires_at: null });
+      expect(event).toMatchObject({
+        event_type: 'license_created',
+        actor: ADMIN_EMAIL,
+        session_id: null,
+        client_id: clientId,
+      });
+      expect(event.data).toEqual({
+        license_id: record.id,
+        key_prefix: record.key_prefix,
+        tier: 'professional',
+        name: record.name,
+        max_sessions: 50,
+        max_agents: 5,
+        expires_at: null,
+      });
     });
 
     it('lists newest first, ties broken by the newer id', async () => {
@@ -170,7 +208,7 @@ describe('GET /api/audit', () => {
       }
     });
 
-    it('session: only that session\'s events', async () => {
+    it("session: only that session's events", async () => {
       const s1 = newSession();
       const s2 = newSession();
       const a = await plant({ session: s1 });
@@ -201,7 +239,7 @@ describe('GET /api/audit', () => {
       expect(ids(await audit(`?session=${session}&days=90`))).toEqual([fresh, kept]);
     });
 
-    it('a scoped member\'s request prunes too (the whole table, not only its clients)', async () => {
+    it("a scoped member's request prunes too (the whole table, not only its clients)", async () => {
       const clientId = uniqueClientId('pruner');
       await createLicense(portal, { tier: 'msp', client_id: clientId });
       const member = await createScopedUser(portal, [clientId]);

@@ -37,7 +37,13 @@ function sessionJson(sessionId: string, client: string, s: Scan) {
   };
 }
 
-const metric = (value: number | null, percentile: number, label: string, sampleSize: number) => ({ value, percentile, label, direction: 'lower_is_better', sample_size: sampleSize });
+const metric = (value: number | null, percentile: number, label: string, sampleSize: number) => ({
+  value,
+  percentile,
+  label,
+  direction: 'lower_is_better',
+  sample_size: sampleSize,
+});
 
 describe('GET /api/benchmark', () => {
   const clock = new FakeClock();
@@ -54,7 +60,10 @@ describe('GET /api/benchmark', () => {
     const res = await postUpload(portal.url, key.key, sessionParts(sessionJson(ids[name]!, client, scan)));
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
   }
-  const bench = (name: string, headers: Record<string, string>) => (clock.advance(SNAPSHOT_AGE_MS), http)(portal.url, 'GET', `/api/benchmark?session=${ids[name] ?? name}`, { headers });
+  const bench = (name: string, headers: Record<string, string>) =>
+    (clock.advance(SNAPSHOT_AGE_MS), http)(portal.url, 'GET', `/api/benchmark?session=${ids[name] ?? name}`, {
+      headers,
+    });
 
   beforeAll(async () => {
     portal = await startTestPortal({ now: clock.now, env: SNAPSHOT_ENV });
@@ -220,9 +229,16 @@ describe('GET /api/benchmark', () => {
 
     it('nothing about another tenant leaks: only the documented fields', async () => {
       const res = await bench('A1', withKey(bizA.key));
-      expect(Object.keys(res.body).sort()).toEqual(['fetched_at', 'metrics', 'min_sample_size', 'sample_size', 'session_id']);
+      expect(Object.keys(res.body).sort()).toEqual([
+        'fetched_at',
+        'metrics',
+        'min_sample_size',
+        'sample_size',
+        'session_id',
+      ]);
       for (const other of [bizB, mspC, proD, bizE, mspF]) expect(res.text).not.toContain(other.record.client_id);
-      for (const name of ['Beta', 'Gamma', 'Delta', 'Epsilon', 'Zeta', ids['B1']!, ids['C1']!, ids['E1']!, ids['F5']!]) expect(res.text).not.toContain(name);
+      for (const name of ['Beta', 'Gamma', 'Delta', 'Epsilon', 'Zeta', ids['B1']!, ids['C1']!, ids['E1']!, ids['F5']!])
+        expect(res.text).not.toContain(name);
     });
   });
 
@@ -233,7 +249,7 @@ describe('GET /api/benchmark', () => {
       expect(res.body).toEqual({ error: 'Insufficient permissions for benchmark' });
     });
 
-    it("a business key of another client: the same 404 as a missing session (D17)", async () => {
+    it('a business key of another client: the same 404 as a missing session (D17)', async () => {
       const res = await bench('A1', withKey(bizB.key));
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: 'Session not found' });
@@ -253,11 +269,18 @@ describe('GET /api/benchmark', () => {
       const missing = await http(portal.url, 'GET', '/api/benchmark', { headers: withKey(bizA.key) });
       expect([missing.status, missing.body]).toEqual([400, { error: 'Missing session parameter' }]);
       const invalid = await http(portal.url, 'GET', '/api/benchmark?session=a.b', { headers: withKey(bizA.key) });
-      expect([invalid.status, invalid.body]).toEqual([400, { error: 'Invalid session parameter: must match ^[a-zA-Z0-9_-]+$' }]);
+      expect([invalid.status, invalid.body]).toEqual([
+        400,
+        { error: 'Invalid session parameter: must match ^[a-zA-Z0-9_-]+$' },
+      ]);
     });
 
     it('a share token is not a credential for the benchmark', async () => {
-      const token = (await http(portal.url, 'GET', `/api/sessions?session=${ids['A1']}`, { headers: withToken(await portal.adminToken()) })).body.session.share_url.split('token=')[1];
+      const token = (
+        await http(portal.url, 'GET', `/api/sessions?session=${ids['A1']}`, {
+          headers: withToken(await portal.adminToken()),
+        })
+      ).body.session.share_url.split('token=')[1];
       const res = await http(portal.url, 'GET', `/api/benchmark?session=${ids['A1']}&token=${token}`);
       expect(res.status).toBe(400);
     });
@@ -322,7 +345,11 @@ describe('GET /api/benchmark: what a client can learn about others', () => {
     rebuild();
     expect(await probe()).toEqual({
       sample_size: 0,
-      metrics: { risk_score: metric(50, 50, 'No peers', 0), findings_per_host: metric(2, 50, 'No peers', 0), critical_high_ratio: metric(0.2, 50, 'No peers', 0) },
+      metrics: {
+        risk_score: metric(50, 50, 'No peers', 0),
+        findings_per_host: metric(2, 50, 'No peers', 0),
+        critical_high_ratio: metric(0.2, 50, 'No peers', 0),
+      },
     });
   });
 
@@ -376,7 +403,10 @@ describe('GET /api/benchmark: what a client can learn about others', () => {
 
   it('a sweep of the probe over risk 0..100 cannot recover any peer value', async () => {
     // Two more clients at values between the tens: peers at 90 (B), 60 (C), 65 (D), 33 (E), 47 (F).
-    for (const [name, client, risk] of [['E-e', 'Epsilon', 33], ['F-f', 'Zeta', 47]] as const) {
+    for (const [name, client, risk] of [
+      ['E-e', 'Epsilon', 33],
+      ['F-f', 'Zeta', 47],
+    ] as const) {
       const key = await createLicense(portal, { tier: 'business' });
       await upload(name, key, client, { target: 'x', risk, findings: 6, hosts: 3, sev: [0, 0, 2, 2, 2] });
     }
@@ -395,7 +425,8 @@ describe('GET /api/benchmark: what a client can learn about others', () => {
     expect(answers.every((p) => p % 10 === 0)).toBe(true);
     const changes = answers.flatMap((p, risk) => (risk > 0 && p !== answers[risk - 1] ? [risk] : []));
     expect(changes.every((risk) => risk % 10 === 0)).toBe(true);
-    for (const peer of [33, 47, 65]) expect(answers[peer - 1], `the answer at ${peer - 1} and ${peer}`).toBe(answers[peer]);
+    for (const peer of [33, 47, 65])
+      expect(answers[peer - 1], `the answer at ${peer - 1} and ${peer}`).toBe(answers[peer]);
     expect(new Set(answers).size).toBeLessThanOrEqual(11);
     // The buckets, for the record: 5 peers; 100 → 0 worse; 0-29 → all 5 worse.
     expect(answers[0]).toBe(100);

@@ -23,7 +23,15 @@ import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
  */
 
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
 
 interface Received {
   method: string;
@@ -32,7 +40,9 @@ interface Received {
 }
 
 /** A real HTTP server on 127.0.0.1 that records every request and answers `page(url)`. */
-async function recordingServer(page: (url: string) => string): Promise<{ url: string; received: Received[]; close: () => Promise<void> }> {
+async function recordingServer(
+  page: (url: string) => string,
+): Promise<{ url: string; received: Received[]; close: () => Promise<void> }> {
   const received: Received[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -142,12 +152,16 @@ describe('a hostile report in Chromium', () => {
   let token = '';
 
   const shareUrl = () => `${portal!.url}/share/?token=${token}`;
-  const viewUrl = (file: string) => `${portal!.url}/api/download?${new URLSearchParams({ session: sessionId, file, mode: 'view', token })}`;
+  const viewUrl = (file: string) =>
+    `${portal!.url}/api/download?${new URLSearchParams({ session: sessionId, file, mode: 'view', token })}`;
   /** What the receiver got, other than the pop-up's own page (and the icon Chromium asks for with it). */
   const stolen = () => receiver!.received.filter((r) => r.url !== '/popup' && r.url !== '/favicon.ico');
 
   function requireChromium(): void {
-    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: install Debian's "chromium" package (bash scripts/setup-system.sh). Never \`npx playwright install\`.`);
+    if (!existsSync(CHROMIUM))
+      throw new Error(
+        `${CHROMIUM} not found: install Debian's "chromium" package (bash scripts/setup-system.sh). Never \`npx playwright install\`.`,
+      );
     if (context === undefined) throw new Error('the browser did not start (see the beforeAll error)');
   }
 
@@ -163,19 +177,32 @@ describe('a hostile report in Chromium', () => {
     allowedFramer = await recordingServer(() => framerPage(shareUrl()));
     otherFramer = await recordingServer(() => framerPage(shareUrl()));
     const port = await freePort();
-    portal = await startTestPortal({ env: { PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_FRAME_ANCESTORS: allowedFramer.url } });
+    portal = await startTestPortal({
+      env: { PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_FRAME_ANCESTORS: allowedFramer.url },
+    });
     const res = await postUpload(
       portal.url,
       LEGACY_KEY,
       sessionParts(
-        { metadata: { session_id: sessionId, client: 'Acme Corp', target: '10.0.0.0/24' }, summary: { risk_score: 50, risk_grade: 'C', total_findings: 1, total_hosts: 1 } },
-        { report: hostileReport(receiver.url), exec: '<!doctype html><html><body><h1>Executive summary</h1></body></html>' },
+        {
+          metadata: { session_id: sessionId, client: 'Acme Corp', target: '10.0.0.0/24' },
+          summary: { risk_score: 50, risk_grade: 'C', total_findings: 1, total_hosts: 1 },
+        },
+        {
+          report: hostileReport(receiver.url),
+          exec: '<!doctype html><html><body><h1>Executive summary</h1></body></html>',
+        },
       ),
     );
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
     token = String(res.body.share_token);
     userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-chromium-profile-'));
-    context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1024, height: 768 } });
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1024, height: 768 },
+    });
   });
 
   afterAll(async () => {
@@ -194,7 +221,9 @@ describe('a hostile report in Chromium', () => {
       const response = await page.goto(`${url}#attack`, { waitUntil: 'commit' });
       expect(response?.status(), url).toBe(200);
       // Playwright keeps waiting for the refused form navigation, so its locators would too: read by evaluation.
-      await expect.poll(() => page.evaluate('document.getElementById("probe").getAttribute("data-done")'), { timeout: 15_000 }).toBe('1');
+      await expect
+        .poll(() => page.evaluate('document.getElementById("probe").getAttribute("data-done")'), { timeout: 15_000 })
+        .toBe('1');
       const probe = JSON.parse(String(await page.evaluate('document.getElementById("probe").textContent'))) as Probe;
       expect(probe.framed, url).toBe(false);
       // form-action 'none': submit() is refused, the page stays where it is.
@@ -232,13 +261,18 @@ describe('a hostile report in Chromium', () => {
     const page = await context!.newPage();
     await page.goto(shareUrl());
     await readProbe(page);
-    const [popup] = await Promise.all([context!.waitForEvent('page', { timeout: 15_000 }), page.locator('#popupBtn').click()]);
+    const [popup] = await Promise.all([
+      context!.waitForEvent('page', { timeout: 15_000 }),
+      page.locator('#popupBtn').click(),
+    ]);
     await popup.waitForLoadState('load');
     expect(popup.url()).toBe(`${receiver!.url}/popup`);
     expect(await popup.locator('h1').textContent()).toBe('receiver');
     // Without allow-popups-to-escape-sandbox the receiver's page is still in the sandbox.
     expect(await popup.evaluate('String(self.origin)')).toBe('null');
-    expect(await popup.evaluate('(function () { try { return document.cookie; } catch (e) { return e.name; } })()')).toBe('SecurityError');
+    expect(
+      await popup.evaluate('(function () { try { return document.cookie; } catch (e) { return e.name; } })()'),
+    ).toBe('SecurityError');
     await popup.close();
     await page.close();
     expect(receiver!.received.filter((r) => r.url === '/popup')).toEqual([{ method: 'GET', url: '/popup', body: '' }]);

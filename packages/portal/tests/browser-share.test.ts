@@ -140,7 +140,8 @@ describe('share page in Chromium', () => {
   const consultRequests: string[] = [];
 
   const shareUrl = () => `${portal!.url}/share/?token=${token}`;
-  const viewUrl = (file: string) => `${portal!.url}/api/download?${new URLSearchParams({ session: sessionId, file, mode: 'view', token })}`;
+  const viewUrl = (file: string) =>
+    `${portal!.url}/api/download?${new URLSearchParams({ session: sessionId, file, mode: 'view', token })}`;
 
   async function newPage(): Promise<Page> {
     requireChromium();
@@ -168,14 +169,22 @@ describe('share page in Chromium', () => {
     // The bridge's links are absolute, built from the base URL: it must be where the portal
     // really listens. 'self' may frame the share page (the embedding test below).
     const port = await freePort();
-    portal = await startTestPortal({ env: { PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_FRAME_ANCESTORS: "'self'" } });
+    portal = await startTestPortal({
+      env: { PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_FRAME_ANCESTORS: "'self'" },
+    });
     const res = await postUpload(
       portal.url,
       LEGACY_KEY,
       sessionParts(
         {
           metadata: { session_id: sessionId, client: 'Acme Corp', target: '10.0.0.0/24' },
-          summary: { risk_score: 57.5, risk_grade: 'C', total_findings: 12, total_hosts: 4, severity_counts: { critical: 1, high: 2, medium: 3, low: 4, info: 2 } },
+          summary: {
+            risk_score: 57.5,
+            risk_grade: 'C',
+            total_findings: 12,
+            total_hosts: 4,
+            severity_counts: { critical: 1, high: 2, medium: 3, low: 4, info: 2 },
+          },
         },
         { report: REPORT, exec: EXEC },
       ),
@@ -198,14 +207,19 @@ describe('share page in Chromium', () => {
     // The consultation link's target, answered here: the popup needs a page, not the internet.
     await context.route(`${CONSULT_URL}*`, (route) => {
       consultRequests.push(route.request().url());
-      return route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>Book a call</title><h1>Book a call</h1>' });
+      return route.fulfill({
+        status: 200,
+        contentType: 'text/html',
+        body: '<!doctype html><title>Book a call</title><h1>Book a call</h1>',
+      });
     });
   });
 
   afterAll(async () => {
     await context?.close();
     await portal?.close();
-    for (const dir of [userDataDir, screenshotDir, portal?.dataDir]) if (dir) await fs.rm(dir, { recursive: true, force: true });
+    for (const dir of [userDataDir, screenshotDir, portal?.dataDir])
+      if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 
   it('runs the report in an opaque origin, with the bridge banner and the report markup intact', async () => {
@@ -251,7 +265,10 @@ describe('share page in Chromium', () => {
     const page = await newPage();
     await page.goto(shareUrl());
     await readProbe(page);
-    const [popup] = await Promise.all([context!.waitForEvent('page', { timeout: 15_000 }), page.locator('#scheduleBtn').click()]);
+    const [popup] = await Promise.all([
+      context!.waitForEvent('page', { timeout: 15_000 }),
+      page.locator('#scheduleBtn').click(),
+    ]);
     await popup.waitForLoadState('load');
     expect(popup.url()).toBe(CONSULT_URL);
     expect(await popup.locator('h1').textContent()).toBe('Book a call');
@@ -285,7 +302,10 @@ describe('share page in Chromium', () => {
     await frame.locator('#probe[data-done="1"]').waitFor({ state: 'attached', timeout: 15_000 });
     expect(await frame.locator('#scheduleBtn').getAttribute('data-svc-bridge')).toBe('wired');
 
-    const [popup] = await Promise.all([context!.waitForEvent('page', { timeout: 15_000 }), frame.locator('#scheduleBtn').click()]);
+    const [popup] = await Promise.all([
+      context!.waitForEvent('page', { timeout: 15_000 }),
+      frame.locator('#scheduleBtn').click(),
+    ]);
     await popup.waitForLoadState('load');
     expect(popup.url()).toBe(CONSULT_URL);
     await popup.close();

@@ -2,9 +2,23 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, withKey, withToken, type HttpResult } from './helpers/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, KEY_ENCRYPTION_KEY, LEGACY_KEY, createTestDatabase, login } from './helpers/portal.ts';
+import {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  KEY_ENCRYPTION_KEY,
+  LEGACY_KEY,
+  createTestDatabase,
+  login,
+} from './helpers/portal.ts';
 import { postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
-import { describe as describeProcess, killAll, makeDataDir, spawnPortal, waitForHealth, type PortalProcess } from './helpers/process.ts';
+import {
+  describe as describeProcess,
+  killAll,
+  makeDataDir,
+  spawnPortal,
+  waitForHealth,
+  type PortalProcess,
+} from './helpers/process.ts';
 
 /**
  * Exactly-once command delivery across replicas (SPEC "Command status", "POST /api/health",
@@ -107,7 +121,12 @@ const claimFailures: string[] = [];
 const claims = { heartbeat: 0, poll: 0, racing: 0, split: 0, nonEmpty: 0 };
 const allExpected = new Set<number>();
 
-const call = <T = any>(url: string, method: string, path: string, opts: Parameters<typeof http>[3] = {}): Promise<HttpResult<T>> => limiter.run(() => http<T>(url, method, path, opts));
+const call = <T = any>(
+  url: string,
+  method: string,
+  path: string,
+  opts: Parameters<typeof http>[3] = {},
+): Promise<HttpResult<T>> => limiter.run(() => http<T>(url, method, path, opts));
 
 const beat = (agent: Agent, uptime: number) => ({
   agent_id: agent.id,
@@ -130,7 +149,8 @@ const COMMAND_SHAPES: { command_type: string; payload: Record<string, unknown> }
 
 async function queue(replica: Replica, body: Record<string, unknown>): Promise<{ id: number; agent_id: string }[]> {
   const res = await call(replica.url, 'POST', '/api/agent-commands', { headers: withToken(replica.token), json: body });
-  if (res.status !== 201) throw new Error(`POST /api/agent-commands ${JSON.stringify(body)}: ${res.status} ${res.text}`);
+  if (res.status !== 201)
+    throw new Error(`POST /api/agent-commands ${JSON.stringify(body)}: ${res.status} ${res.text}`);
   return res.body.commands as { id: number; agent_id: string }[];
 }
 
@@ -148,8 +168,13 @@ function checkOrder(agent: Agent, via: string, commands: Delivered[]): void {
   for (let i = 1; i < commands.length; i++) {
     const a = commands[i - 1] as Delivered;
     const b = commands[i] as Delivered;
-    const ordered = a.priority > b.priority || (a.priority === b.priority && (a.created_at < b.created_at || (a.created_at === b.created_at && a.id < b.id)));
-    if (!ordered) orderViolations.push(`${agent.id} via ${via}: #${a.id} (p${a.priority} ${a.created_at}) before #${b.id} (p${b.priority} ${b.created_at})`);
+    const ordered =
+      a.priority > b.priority ||
+      (a.priority === b.priority && (a.created_at < b.created_at || (a.created_at === b.created_at && a.id < b.id)));
+    if (!ordered)
+      orderViolations.push(
+        `${agent.id} via ${via}: #${a.id} (p${a.priority} ${a.created_at}) before #${b.id} (p${b.priority} ${b.created_at})`,
+      );
   }
 }
 
@@ -157,7 +182,9 @@ async function claim(agent: Agent, kind: 'heartbeat' | 'poll', replica: Replica,
   const res =
     kind === 'heartbeat'
       ? await call(replica.url, 'POST', '/api/health', { headers: withKey(agent.key), json: beat(agent, round) })
-      : await call(replica.url, 'GET', `/api/agent-commands?agent_id=${encodeURIComponent(agent.id)}`, { headers: withKey(agent.key) });
+      : await call(replica.url, 'GET', `/api/agent-commands?agent_id=${encodeURIComponent(agent.id)}`, {
+          headers: withKey(agent.key),
+        });
   claims[kind]++;
   if (res.status !== 200) {
     claimFailures.push(`${kind} ${agent.id} on ${replica.url}: ${res.status} ${res.text.slice(0, 200)}`);
@@ -173,9 +200,19 @@ async function claim(agent: Agent, kind: 'heartbeat' | 'poll', replica: Replica,
   return commands;
 }
 
-async function report(agent: Agent, commandId: number, status: string, expected: number, why: string, extra: Record<string, unknown> = {}): Promise<number> {
+async function report(
+  agent: Agent,
+  commandId: number,
+  status: string,
+  expected: number,
+  why: string,
+  extra: Record<string, unknown> = {},
+): Promise<number> {
   const replica = pick(replicas);
-  const res = await call(replica.url, 'PATCH', '/api/agent-commands', { headers: withKey(agent.key), json: { command_id: commandId, agent_id: agent.id, status, ...extra } });
+  const res = await call(replica.url, 'PATCH', '/api/agent-commands', {
+    headers: withKey(agent.key),
+    json: { command_id: commandId, agent_id: agent.id, status, ...extra },
+  });
   reports.push({ commandId, status, expected, got: res.status, why });
   return res.status;
 }
@@ -185,15 +222,29 @@ async function execute(agent: Agent, cmd: Delivered): Promise<void> {
   const outcome: 'completed' | 'failed' = random() < 0.8 ? 'completed' : 'failed';
   const result =
     outcome === 'completed'
-      ? { exit_code: 0, stdout: `\u001b[32mok\u001b[0m ${cmd.command_type}`, stderr: '', ...(cmd.command_type === 'run_scan' ? { session_id: agent.sessionId } : {}) }
+      ? {
+          exit_code: 0,
+          stdout: `\u001b[32mok\u001b[0m ${cmd.command_type}`,
+          stderr: '',
+          ...(cmd.command_type === 'run_scan' ? { session_id: agent.sessionId } : {}),
+        }
       : { exit_code: pick([1, 124]), stdout: '', stderr: 'boom' };
   const mistake = agent.rogue ? random() : 1;
-  if (mistake < 0.15) await report(agent, cmd.id, outcome, 409, 'finished before acked (sent → completed|failed)', result);
+  if (mistake < 0.15)
+    await report(agent, cmd.id, outcome, 409, 'finished before acked (sent → completed|failed)', result);
   await report(agent, cmd.id, 'acked', 200, 'ack');
   if (mistake >= 0.15 && mistake < 0.3) await report(agent, cmd.id, 'acked', 409, 'acked twice');
   await report(agent, cmd.id, outcome, 200, outcome, result);
   agent.finished.set(cmd.id, outcome);
-  if (mistake >= 0.3 && mistake < 0.45) await report(agent, cmd.id, pick(['completed', 'failed', 'acked']), 409, 'reported again after it finished', result);
+  if (mistake >= 0.3 && mistake < 0.45)
+    await report(
+      agent,
+      cmd.id,
+      pick(['completed', 'failed', 'acked']),
+      409,
+      'reported again after it finished',
+      result,
+    );
 }
 
 async function runAgent(agent: Agent, wave2: { done: boolean }, deadline: number): Promise<void> {
@@ -214,7 +265,10 @@ async function runAgent(agent: Agent, wave2: { done: boolean }, deadline: number
     if (round === 1 || r < 0.4) {
       // A heartbeat on one replica and a poll on the other, for the same agent, at the same time.
       claims.racing++;
-      const [a, b] = await Promise.all([claim(agent, 'heartbeat', first as Replica, round), claim(agent, 'poll', second as Replica, round)]);
+      const [a, b] = await Promise.all([
+        claim(agent, 'heartbeat', first as Replica, round),
+        claim(agent, 'poll', second as Replica, round),
+      ]);
       if (a.length > 0 && b.length > 0) claims.split++;
       received = [...a, ...b];
     } else {
@@ -247,7 +301,10 @@ beforeAll(async () => {
   dbUrl = await createTestDatabase();
   // Both replicas start together on the fresh database: migrations and the bootstrap admin
   // must cope with a concurrent start as they would under an orchestrator.
-  const procs = await Promise.all([startReplica(await makeDataDir('svc-once-a-')), startReplica(await makeDataDir('svc-once-b-'))]);
+  const procs = await Promise.all([
+    startReplica(await makeDataDir('svc-once-a-')),
+    startReplica(await makeDataDir('svc-once-b-')),
+  ]);
   await Promise.all(procs.map((p) => waitForHealth(p)));
   for (const proc of procs) {
     // Tokens are per site (SPEC "Identity token endpoint"): each replica's own, for its own requests.
@@ -263,12 +320,22 @@ afterAll(async () => {
 });
 
 describe('commands across two portal replicas on one database', () => {
-  it('delivers every command exactly once, in order, and accepts only legal status reports', { timeout: 300_000 }, async () => {
+  it('delivers every command exactly once, in order, and accepts only legal status reports', {
+    timeout: 300_000,
+  }, async () => {
     const [a, b] = replicas as [Replica, Replica];
     try {
       // Keys: an msp key, a business key (limit raised above the tier default of 25) and the legacy key.
       const license = async (tier: string, extra: Record<string, unknown> = {}) => {
-        const res = await http(a.url, 'POST', '/api/licenses', { headers: withToken(a.token), json: { tier, client_id: `once-${tier}-${randomBytes(3).toString('hex')}`, name: `exactly-once ${tier}`, ...extra } });
+        const res = await http(a.url, 'POST', '/api/licenses', {
+          headers: withToken(a.token),
+          json: {
+            tier,
+            client_id: `once-${tier}-${randomBytes(3).toString('hex')}`,
+            name: `exactly-once ${tier}`,
+            ...extra,
+          },
+        });
         expect(res.status, res.text).toBe(201);
         return res.body.license.plaintext_key as string;
       };
@@ -281,7 +348,15 @@ describe('commands across two portal replicas on one database', () => {
         const kind = i % 4 === 3 ? 'legacy' : i % 2 === 0 ? 'msp' : 'business';
         const id = `svcd_once${String(i).padStart(2, '0')}_${randomBytes(3).toString('hex')}`;
         const key = kind === 'legacy' ? LEGACY_KEY : kind === 'msp' ? mspKey : businessKey;
-        agents.set(id, { id, key, ...(kind === 'legacy' ? { clientId: 'once-legacy' } : {}), rogue: i % 3 === 0, expected: new Set(), delivered: [], finished: new Map() });
+        agents.set(id, {
+          id,
+          key,
+          ...(kind === 'legacy' ? { clientId: 'once-legacy' } : {}),
+          rogue: i % 3 === 0,
+          expected: new Set(),
+          delivered: [],
+          finished: new Map(),
+        });
       }
       const fleet = [...agents.values()];
       // One stored session per client, for the run_scan results to name (the legacy key's session takes the file's client).
@@ -295,12 +370,25 @@ describe('commands across two portal replicas on one database', () => {
       }
       for (const agent of fleet) agent.sessionId = sessionOf.get(agent.key);
       // Two professional agents: they may heartbeat but never receive commands (D2).
-      const proAgents = [0, 1].map((i) => ({ id: `svcd_oncepro${i}_${randomBytes(3).toString('hex')}`, key: proKey, rogue: false, expected: new Set<number>(), delivered: [], finished: new Map() }) as Agent);
+      const proAgents = [0, 1].map(
+        (i) =>
+          ({
+            id: `svcd_oncepro${i}_${randomBytes(3).toString('hex')}`,
+            key: proKey,
+            rogue: false,
+            expected: new Set<number>(),
+            delivered: [],
+            finished: new Map(),
+          }) as Agent,
+      );
 
       // First heartbeats register everyone, spread over both replicas; nothing is queued yet.
       await Promise.all(
         [...fleet, ...proAgents].map(async (agent, i) => {
-          const res = await call((i % 2 === 0 ? a : b).url, 'POST', '/api/health', { headers: withKey(agent.key), json: beat(agent, 0) });
+          const res = await call((i % 2 === 0 ? a : b).url, 'POST', '/api/health', {
+            headers: withKey(agent.key),
+            json: beat(agent, 0),
+          });
           expect(res.status, res.text).toBe(200);
           expect(res.body.commands).toEqual([]);
         }),
@@ -316,7 +404,10 @@ describe('commands across two portal replicas on one database', () => {
         await Promise.all(
           members.map(async (m, i) => {
             const r = i % 2 === 0 ? a : b;
-            const res = await call(r.url, 'POST', '/api/agent-groups', { headers: withToken(r.token), json: { agent_id: m.id, group_name: name } });
+            const res = await call(r.url, 'POST', '/api/agent-groups', {
+              headers: withToken(r.token),
+              json: { agent_id: m.id, group_name: name },
+            });
             expect(res.status, res.text).toBe(201);
           }),
         );
@@ -345,16 +436,24 @@ describe('commands across two portal replicas on one database', () => {
         const replica = pick(replicas);
         dispatches.push(
           (async () => {
-            const res = await call(replica.url, 'POST', '/api/agent-commands', { headers: withToken(replica.token), json: { command_type: 'restart', group_target: group, priority, all_clients: true } });
+            const res = await call(replica.url, 'POST', '/api/agent-commands', {
+              headers: withToken(replica.token),
+              json: { command_type: 'restart', group_target: group, priority, all_clients: true },
+            });
             expect(res.status, res.text).toBe(201);
             expect(res.body.commands).toHaveLength(group === 'once-all' ? fleet.length : groups[group]!.length);
-            if (group === 'once-all') expect(res.body.skipped.map((s: { agent_id: string }) => s.agent_id).sort()).toEqual(proAgents.map((p) => p.id).sort());
+            if (group === 'once-all')
+              expect(res.body.skipped.map((s: { agent_id: string }) => s.agent_id).sort()).toEqual(
+                proAgents.map((p) => p.id).sort(),
+              );
             expectQueued(agents, res.body.commands);
           })(),
         );
       }
       await Promise.all(dispatches);
-      expect(allExpected.size).toBe(AGENTS * COMMANDS_PER_AGENT + groups['once-alpha']!.length + groups['once-beta']!.length + 2 * fleet.length);
+      expect(allExpected.size).toBe(
+        AGENTS * COMMANDS_PER_AGENT + groups['once-alpha']!.length + groups['once-beta']!.length + 2 * fleet.length,
+      );
 
       // Illegal before delivery: acking a command that is still pending is a 409 and changes nothing.
       for (const agent of fleet.slice(0, 5)) {
@@ -363,7 +462,10 @@ describe('commands across two portal replicas on one database', () => {
       }
       // An agent may report only on its own commands (D14: 404 otherwise).
       const [x, y] = fleet as [Agent, Agent];
-      const foreign = await call(a.url, 'PATCH', '/api/agent-commands', { headers: withKey(mspKey), json: { command_id: [...y.expected][0], agent_id: x.id, status: 'acked' } });
+      const foreign = await call(a.url, 'PATCH', '/api/agent-commands', {
+        headers: withKey(mspKey),
+        json: { command_id: [...y.expected][0], agent_id: x.id, status: 'acked' },
+      });
       expect(foreign.status).toBe(404);
 
       // The agents run; wave 2 is queued while they do, through both replicas.
@@ -375,24 +477,45 @@ describe('commands across two portal replicas on one database', () => {
       for (const agent of fleet.filter((_, i) => i % 3 !== 2)) {
         for (let n = 0; n < 5; n++) {
           posts++;
-          second.push(queue(pick(replicas), { agent_id: agent.id, ...pick(COMMAND_SHAPES), priority: Math.floor(random() * 11) }).then((q) => expectQueued(agents, q)));
+          second.push(
+            queue(pick(replicas), {
+              agent_id: agent.id,
+              ...pick(COMMAND_SHAPES),
+              priority: Math.floor(random() * 11),
+            }).then((q) => expectQueued(agents, q)),
+          );
         }
       }
       posts++;
-      second.push(queue(pick(replicas), { command_type: 'set_log_level', payload: { level: 'info' }, group_target: 'once-beta', priority: 7, all_clients: true }).then((q) => expectQueued(agents, q)));
+      second.push(
+        queue(pick(replicas), {
+          command_type: 'set_log_level',
+          payload: { level: 'info' },
+          group_target: 'once-beta',
+          priority: 7,
+          all_clients: true,
+        }).then((q) => expectQueued(agents, q)),
+      );
       await Promise.all(second);
       wave2.done = true;
       await running;
 
       // Professional agents never get commands, even with group commands about (D2).
       for (const pro of proAgents) {
-        const res = await call(pick(replicas).url, 'POST', '/api/health', { headers: withKey(pro.key), json: beat(pro, 99) });
+        const res = await call(pick(replicas).url, 'POST', '/api/health', {
+          headers: withKey(pro.key),
+          json: beat(pro, 99),
+        });
         expect(res.status).toBe(200);
         expect(res.body.commands).toEqual([]);
       }
 
       const context = `seed ${SEED}; claims ${JSON.stringify(claims)}; ${reports.length} reports`;
-      if (process.env['EXACTLY_ONCE_VERBOSE']) console.info(context, `${allExpected.size} commands, ${reports.filter((r) => r.expected === 409).length} illegal reports`);
+      if (process.env['EXACTLY_ONCE_VERBOSE'])
+        console.info(
+          context,
+          `${allExpected.size} commands, ${reports.filter((r) => r.expected === 409).length} illegal reports`,
+        );
       expect(claimFailures, context).toEqual([]);
 
       // Exactly once: no id delivered twice, none missing, nothing unknown.
@@ -413,21 +536,36 @@ describe('commands across two portal replicas on one database', () => {
       expect(claims.poll).toBeGreaterThan(0);
 
       // Every report got what the state table says: 200 for legal transitions, 409 for illegal ones.
-      const wrong = reports.filter((r) => r.got !== r.expected).map((r) => `#${r.commandId} ${r.status} (${r.why}): expected ${r.expected}, got ${r.got}`);
+      const wrong = reports
+        .filter((r) => r.got !== r.expected)
+        .map((r) => `#${r.commandId} ${r.status} (${r.why}): expected ${r.expected}, got ${r.got}`);
       expect(wrong, context).toEqual([]);
       const illegal = reports.filter((r) => r.expected === 409);
       expect(illegal.length).toBeGreaterThan(20);
-      for (const why of ['finished before acked (sent → completed|failed)', 'acked twice', 'reported again after it finished', 'acked while pending']) {
-        expect(illegal.some((r) => r.why === why), `an illegal report of the kind "${why}" was exercised`).toBe(true);
+      for (const why of [
+        'finished before acked (sent → completed|failed)',
+        'acked twice',
+        'reported again after it finished',
+        'acked while pending',
+      ]) {
+        expect(
+          illegal.some((r) => r.why === why),
+          `an illegal report of the kind "${why}" was exercised`,
+        ).toBe(true);
       }
 
       // The database agrees: every command final, as reported; one result row each; one audit event each.
       const total = allExpected.size;
       const finalStatus = new Map<number, string>();
       for (const agent of fleet) for (const [id, s] of agent.finished) finalStatus.set(id, s);
-      const { rows: statusRows } = await db.query<{ id: string; status: string }>(`SELECT id, status FROM agent_commands WHERE agent_id = ANY($1::text[])`, [fleet.map((f) => f.id)]);
+      const { rows: statusRows } = await db.query<{ id: string; status: string }>(
+        `SELECT id, status FROM agent_commands WHERE agent_id = ANY($1::text[])`,
+        [fleet.map((f) => f.id)],
+      );
       expect(statusRows).toHaveLength(total);
-      const mismatched = statusRows.filter((r) => finalStatus.get(Number(r.id)) !== r.status).map((r) => `#${r.id} ${r.status} (reported ${finalStatus.get(Number(r.id))})`);
+      const mismatched = statusRows
+        .filter((r) => finalStatus.get(Number(r.id)) !== r.status)
+        .map((r) => `#${r.id} ${r.status} (reported ${finalStatus.get(Number(r.id))})`);
       expect(mismatched).toEqual([]);
       const completed = statusRows.filter((r) => r.status === 'completed').length;
       const failed = statusRows.filter((r) => r.status === 'failed').length;
@@ -435,7 +573,9 @@ describe('commands across two portal replicas on one database', () => {
       expect(completed).toBeGreaterThan(0);
       expect(failed).toBeGreaterThan(0);
 
-      const { rows: resultRows } = await db.query<{ n: number; distinct_ids: number }>(`SELECT count(*)::int AS n, count(DISTINCT command_id)::int AS distinct_ids FROM agent_command_results`);
+      const { rows: resultRows } = await db.query<{ n: number; distinct_ids: number }>(
+        `SELECT count(*)::int AS n, count(DISTINCT command_id)::int AS distinct_ids FROM agent_command_results`,
+      );
       expect(resultRows[0]).toEqual({ n: completed + failed, distinct_ids: completed + failed });
       // Stored results: ANSI escapes stripped; session_id only for run_scan/push_session (the agents sent one for run_scan).
       const { rows: resultChecks } = await db.query<{ ansi: number; stray_session: number; scan_sessions: number }>(
@@ -448,7 +588,12 @@ describe('commands across two portal replicas on one database', () => {
       expect(resultChecks[0]?.stray_session).toBe(0);
       expect(resultChecks[0]?.scan_sessions).toBeGreaterThan(0);
 
-      const { rows: auditRows } = await db.query<{ command_id: string; event_type: string; actor: string; agent_id: string }>(
+      const { rows: auditRows } = await db.query<{
+        command_id: string;
+        event_type: string;
+        actor: string;
+        agent_id: string;
+      }>(
         `SELECT data->>'command_id' AS command_id, event_type, actor, data->>'agent_id' AS agent_id FROM audit_events WHERE event_type IN ('command_completed', 'command_failed')`,
       );
       expect(auditRows).toHaveLength(completed + failed);
@@ -458,9 +603,13 @@ describe('commands across two portal replicas on one database', () => {
         audited.set(Number(r.command_id), r);
         expect(r.actor).toBe(r.agent_id);
       }
-      const auditMismatch = statusRows.filter((r) => audited.get(Number(r.id))?.event_type !== `command_${r.status}`).map((r) => `#${r.id}`);
+      const auditMismatch = statusRows
+        .filter((r) => audited.get(Number(r.id))?.event_type !== `command_${r.status}`)
+        .map((r) => `#${r.id}`);
       expect(auditMismatch).toEqual([]);
-      const { rows: dispatched } = await db.query<{ n: number; ids: number }>(`SELECT count(*)::int AS n, coalesce(sum(jsonb_array_length(data->'command_ids')), 0)::int AS ids FROM audit_events WHERE event_type = 'command_dispatched'`);
+      const { rows: dispatched } = await db.query<{ n: number; ids: number }>(
+        `SELECT count(*)::int AS n, coalesce(sum(jsonb_array_length(data->'command_ids')), 0)::int AS ids FROM audit_events WHERE event_type = 'command_dispatched'`,
+      );
       expect(dispatched[0]).toEqual({ n: posts, ids: total });
     } catch (err) {
       // The replicas' own output is what explains a failure here.

@@ -10,7 +10,11 @@ import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/proces
 
 const CWD = '/srv/portal';
 const ADMIN = { SVC_ADMIN_EMAIL: 'root@example.com', SVC_ADMIN_PASSWORD: 'correct horse battery' };
-const EXTERNAL = { SVC_JWT_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json', SVC_JWT_ISSUER: 'https://idp.example.com/', SVC_JWT_AUDIENCE: 'svc' };
+const EXTERNAL = {
+  SVC_JWT_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json',
+  SVC_JWT_ISSUER: 'https://idp.example.com/',
+  SVC_JWT_AUDIENCE: 'svc',
+};
 
 function configError(env: Record<string, string>): ConfigError {
   try {
@@ -43,14 +47,32 @@ describe('loadConfig defaults', () => {
       trustProxy: false,
       shutdownGraceSeconds: 20,
       benchmarkSnapshotMinutes: 60,
-      http: { headersTimeoutSeconds: 20, requestTimeoutSeconds: 60, idleTimeoutSeconds: 30, maxConnections: 1000, maxJsonDepth: 64 },
+      http: {
+        headersTimeoutSeconds: 20,
+        requestTimeoutSeconds: 60,
+        idleTimeoutSeconds: 30,
+        maxConnections: 1000,
+        maxJsonDepth: 64,
+      },
       keyFailuresPerMinute: 20,
       externalJwt: null,
     });
   });
 
   it('treats empty and blank values as unset', () => {
-    const config = loadConfig({ PORT: '', HOST: '  ', SVC_LOG_LEVEL: ' ', SVC_ENVIRONMENT: '', DATABASE_URL: '', SVC_UPLOAD_API_KEY: '  ', SVC_ADMIN_EMAIL: '', SVC_ADMIN_PASSWORD: '' }, CWD);
+    const config = loadConfig(
+      {
+        PORT: '',
+        HOST: '  ',
+        SVC_LOG_LEVEL: ' ',
+        SVC_ENVIRONMENT: '',
+        DATABASE_URL: '',
+        SVC_UPLOAD_API_KEY: '  ',
+        SVC_ADMIN_EMAIL: '',
+        SVC_ADMIN_PASSWORD: '',
+      },
+      CWD,
+    );
     expect(config.port).toBe(8080);
     expect(config.host).toBe('127.0.0.1');
     expect(config.logLevel).toBe('info');
@@ -118,9 +140,20 @@ describe('loadConfig valid values', () => {
       trustProxy: true,
       shutdownGraceSeconds: 5,
       benchmarkSnapshotMinutes: 15,
-      http: { headersTimeoutSeconds: 5, requestTimeoutSeconds: 120, idleTimeoutSeconds: 15, maxConnections: 200, maxJsonDepth: 100 },
+      http: {
+        headersTimeoutSeconds: 5,
+        requestTimeoutSeconds: 120,
+        idleTimeoutSeconds: 15,
+        maxConnections: 200,
+        maxJsonDepth: 100,
+      },
       keyFailuresPerMinute: 0,
-      externalJwt: { jwksUrl: EXTERNAL.SVC_JWT_JWKS_URL, issuer: EXTERNAL.SVC_JWT_ISSUER, audience: 'svc', algorithms: ['ES256', 'EdDSA'] },
+      externalJwt: {
+        jwksUrl: EXTERNAL.SVC_JWT_JWKS_URL,
+        issuer: EXTERNAL.SVC_JWT_ISSUER,
+        audience: 'svc',
+        algorithms: ['ES256', 'EdDSA'],
+      },
     });
   });
 
@@ -188,11 +221,10 @@ describe('SVC_FRAME_ANCESTORS (who may frame uploaded HTML and the share page)',
   });
 
   it("reads 'self' and origins, separated by commas or spaces, without duplicates", () => {
-    expect(loadConfig({ SVC_FRAME_ANCESTORS: "'self', https://intranet.example.com  http://127.0.0.1:8080/ self" }, CWD).frameAncestors).toEqual([
-      "'self'",
-      'https://intranet.example.com',
-      'http://127.0.0.1:8080',
-    ]);
+    expect(
+      loadConfig({ SVC_FRAME_ANCESTORS: "'self', https://intranet.example.com  http://127.0.0.1:8080/ self" }, CWD)
+        .frameAncestors,
+    ).toEqual(["'self'", 'https://intranet.example.com', 'http://127.0.0.1:8080']);
   });
 
   it.each([
@@ -220,45 +252,180 @@ describe('loadConfig invalid values: a ConfigError naming the variable', () => {
     ['HOST with a port', { HOST: '127.0.0.1:8080' }, 'HOST', /must be an IP address or a host name/],
     ['SVC_BASE_URL ftp', { SVC_BASE_URL: 'ftp://x' }, 'SVC_BASE_URL', /must use http: or https:/],
     ['SVC_BASE_URL not a URL', { SVC_BASE_URL: 'portal.example.com' }, 'SVC_BASE_URL', /must be a URL/],
-    ['SVC_BASE_URL with a query', { SVC_BASE_URL: 'https://portal.example.com/?x=1' }, 'SVC_BASE_URL', /without credentials, query or fragment/],
-    ['SVC_BASE_URL with credentials', { SVC_BASE_URL: 'https://u:p@portal.example.com' }, 'SVC_BASE_URL', /without credentials, query or fragment/],
+    [
+      'SVC_BASE_URL with a query',
+      { SVC_BASE_URL: 'https://portal.example.com/?x=1' },
+      'SVC_BASE_URL',
+      /without credentials, query or fragment/,
+    ],
+    [
+      'SVC_BASE_URL with credentials',
+      { SVC_BASE_URL: 'https://u:p@portal.example.com' },
+      'SVC_BASE_URL',
+      /without credentials, query or fragment/,
+    ],
     ['DATABASE_URL mysql', { DATABASE_URL: 'mysql://x' }, 'DATABASE_URL', /must use postgres: or postgresql:/],
-    ['DATABASE_URL not a URL', { DATABASE_URL: 'localhost:5432' }, 'DATABASE_URL', /must use postgres: or postgresql:|must be a URL/],
+    [
+      'DATABASE_URL not a URL',
+      { DATABASE_URL: 'localhost:5432' },
+      'DATABASE_URL',
+      /must use postgres: or postgresql:|must be a URL/,
+    ],
     ['SVC_EMBEDDED_PG_PORT 0', { SVC_EMBEDDED_PG_PORT: '0' }, 'SVC_EMBEDDED_PG_PORT', /must be between 1 and 65535/],
     ['SVC_EMBEDDED_PG_PORT text', { SVC_EMBEDDED_PG_PORT: 'pg' }, 'SVC_EMBEDDED_PG_PORT', /whole number/],
     ['SVC_DB_POOL_MAX 0', { SVC_DB_POOL_MAX: '0' }, 'SVC_DB_POOL_MAX', /must be between 1 and 1000/],
-    ['SVC_ENVIRONMENT staging', { SVC_ENVIRONMENT: 'staging' }, 'SVC_ENVIRONMENT', /must be one of production, deploy-preview, branch-deploy, dev, unknown \(got "staging"\)/],
+    [
+      'SVC_ENVIRONMENT staging',
+      { SVC_ENVIRONMENT: 'staging' },
+      'SVC_ENVIRONMENT',
+      /must be one of production, deploy-preview, branch-deploy, dev, unknown \(got "staging"\)/,
+    ],
     ['SVC_ENVIRONMENT case', { SVC_ENVIRONMENT: 'Production' }, 'SVC_ENVIRONMENT', /must be one of/],
-    ['SVC_LOG_LEVEL loud', { SVC_LOG_LEVEL: 'loud' }, 'SVC_LOG_LEVEL', /must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)/],
-    ['SVC_SESSION_RETENTION_DAYS 0', { SVC_SESSION_RETENTION_DAYS: '0' }, 'SVC_SESSION_RETENTION_DAYS', /must be between 1 and 36500 \(got 0\)/],
-    ['SVC_SESSION_RETENTION_DAYS text', { SVC_SESSION_RETENTION_DAYS: 'ninety' }, 'SVC_SESSION_RETENTION_DAYS', /whole number/],
-    ['SVC_UPLOAD_API_KEY too short', { SVC_UPLOAD_API_KEY: 'short-key' }, 'SVC_UPLOAD_API_KEY', /must be at least 32 characters long/],
-    ['SVC_UPLOAD_API_KEY 31 characters', { SVC_UPLOAD_API_KEY: 'k'.repeat(31) }, 'SVC_UPLOAD_API_KEY', /must be at least 32 characters long/],
-    ['SVC_HEADERS_TIMEOUT_SECONDS 0', { SVC_HEADERS_TIMEOUT_SECONDS: '0' }, 'SVC_HEADERS_TIMEOUT_SECONDS', /must be between 1 and 3600/],
-    ['SVC_REQUEST_TIMEOUT_SECONDS text', { SVC_REQUEST_TIMEOUT_SECONDS: '1m' }, 'SVC_REQUEST_TIMEOUT_SECONDS', /whole number/],
-    ['SVC_BODY_IDLE_TIMEOUT_SECONDS 0', { SVC_BODY_IDLE_TIMEOUT_SECONDS: '0' }, 'SVC_BODY_IDLE_TIMEOUT_SECONDS', /must be between 1 and 3600/],
+    [
+      'SVC_LOG_LEVEL loud',
+      { SVC_LOG_LEVEL: 'loud' },
+      'SVC_LOG_LEVEL',
+      /must be one of fatal, error, warn, info, debug, trace, silent \(got "loud"\)/,
+    ],
+    [
+      'SVC_SESSION_RETENTION_DAYS 0',
+      { SVC_SESSION_RETENTION_DAYS: '0' },
+      'SVC_SESSION_RETENTION_DAYS',
+      /must be between 1 and 36500 \(got 0\)/,
+    ],
+    [
+      'SVC_SESSION_RETENTION_DAYS text',
+      { SVC_SESSION_RETENTION_DAYS: 'ninety' },
+      'SVC_SESSION_RETENTION_DAYS',
+      /whole number/,
+    ],
+    [
+      'SVC_UPLOAD_API_KEY too short',
+      { SVC_UPLOAD_API_KEY: 'short-key' },
+      'SVC_UPLOAD_API_KEY',
+      /must be at least 32 characters long/,
+    ],
+    [
+      'SVC_UPLOAD_API_KEY 31 characters',
+      { SVC_UPLOAD_API_KEY: 'k'.repeat(31) },
+      'SVC_UPLOAD_API_KEY',
+      /must be at least 32 characters long/,
+    ],
+    [
+      'SVC_HEADERS_TIMEOUT_SECONDS 0',
+      { SVC_HEADERS_TIMEOUT_SECONDS: '0' },
+      'SVC_HEADERS_TIMEOUT_SECONDS',
+      /must be between 1 and 3600/,
+    ],
+    [
+      'SVC_REQUEST_TIMEOUT_SECONDS text',
+      { SVC_REQUEST_TIMEOUT_SECONDS: '1m' },
+      'SVC_REQUEST_TIMEOUT_SECONDS',
+      /whole number/,
+    ],
+    [
+      'SVC_BODY_IDLE_TIMEOUT_SECONDS 0',
+      { SVC_BODY_IDLE_TIMEOUT_SECONDS: '0' },
+      'SVC_BODY_IDLE_TIMEOUT_SECONDS',
+      /must be between 1 and 3600/,
+    ],
     ['SVC_MAX_CONNECTIONS 0', { SVC_MAX_CONNECTIONS: '0' }, 'SVC_MAX_CONNECTIONS', /must be between 1 and 1000000/],
     ['SVC_MAX_JSON_DEPTH 5000', { SVC_MAX_JSON_DEPTH: '5000' }, 'SVC_MAX_JSON_DEPTH', /must be between 8 and 1000/],
-    ['SVC_API_KEY_FAILURES_PER_MINUTE -1', { SVC_API_KEY_FAILURES_PER_MINUTE: '-1' }, 'SVC_API_KEY_FAILURES_PER_MINUTE', /whole number/],
-    ['SVC_ADMIN_EMAIL without password', { SVC_ADMIN_EMAIL: 'root@example.com' }, 'SVC_ADMIN_PASSWORD', /must be set together with SVC_ADMIN_EMAIL/],
-    ['SVC_ADMIN_PASSWORD without e-mail', { SVC_ADMIN_PASSWORD: 'correct horse battery' }, 'SVC_ADMIN_EMAIL', /must be set together with SVC_ADMIN_PASSWORD/],
-    ['SVC_ADMIN_EMAIL not an address', { ...ADMIN, SVC_ADMIN_EMAIL: 'root' }, 'SVC_ADMIN_EMAIL', /must be an e-mail address/],
-    ['SVC_ADMIN_PASSWORD too short', { ...ADMIN, SVC_ADMIN_PASSWORD: 'short' }, 'SVC_ADMIN_PASSWORD', /must be at least 12 characters long/],
-    ['SVC_JWT_ISSUER alone', { SVC_JWT_ISSUER: EXTERNAL.SVC_JWT_ISSUER }, 'SVC_JWT_JWKS_URL', /must be set when SVC_JWT_ISSUER/],
+    [
+      'SVC_API_KEY_FAILURES_PER_MINUTE -1',
+      { SVC_API_KEY_FAILURES_PER_MINUTE: '-1' },
+      'SVC_API_KEY_FAILURES_PER_MINUTE',
+      /whole number/,
+    ],
+    [
+      'SVC_ADMIN_EMAIL without password',
+      { SVC_ADMIN_EMAIL: 'root@example.com' },
+      'SVC_ADMIN_PASSWORD',
+      /must be set together with SVC_ADMIN_EMAIL/,
+    ],
+    [
+      'SVC_ADMIN_PASSWORD without e-mail',
+      { SVC_ADMIN_PASSWORD: 'correct horse battery' },
+      'SVC_ADMIN_EMAIL',
+      /must be set together with SVC_ADMIN_PASSWORD/,
+    ],
+    [
+      'SVC_ADMIN_EMAIL not an address',
+      { ...ADMIN, SVC_ADMIN_EMAIL: 'root' },
+      'SVC_ADMIN_EMAIL',
+      /must be an e-mail address/,
+    ],
+    [
+      'SVC_ADMIN_PASSWORD too short',
+      { ...ADMIN, SVC_ADMIN_PASSWORD: 'short' },
+      'SVC_ADMIN_PASSWORD',
+      /must be at least 12 characters long/,
+    ],
+    [
+      'SVC_JWT_ISSUER alone',
+      { SVC_JWT_ISSUER: EXTERNAL.SVC_JWT_ISSUER },
+      'SVC_JWT_JWKS_URL',
+      /must be set when SVC_JWT_ISSUER/,
+    ],
     ['SVC_JWT_AUDIENCE alone', { SVC_JWT_AUDIENCE: 'svc' }, 'SVC_JWT_JWKS_URL', /must be set when/],
     ['SVC_JWT_ALGORITHMS alone', { SVC_JWT_ALGORITHMS: 'RS256' }, 'SVC_JWT_JWKS_URL', /SVC_JWT_ALGORITHMS is set/],
-    ['SVC_JWT_JWKS_URL without issuer', { SVC_JWT_JWKS_URL: EXTERNAL.SVC_JWT_JWKS_URL, SVC_JWT_AUDIENCE: 'svc' }, 'SVC_JWT_ISSUER', /must be set together with SVC_JWT_JWKS_URL/],
-    ['SVC_JWT_JWKS_URL without audience', { SVC_JWT_JWKS_URL: EXTERNAL.SVC_JWT_JWKS_URL, SVC_JWT_ISSUER: 'x' }, 'SVC_JWT_AUDIENCE', /must be set together with SVC_JWT_JWKS_URL/],
-    ['SVC_JWT_JWKS_URL not http(s)', { ...EXTERNAL, SVC_JWT_JWKS_URL: 'file:///etc/jwks.json' }, 'SVC_JWT_JWKS_URL', /must use http: or https:/],
-    ['SVC_JWT_ALGORITHMS HS256', { ...EXTERNAL, SVC_JWT_ALGORITHMS: 'HS256' }, 'SVC_JWT_ALGORITHMS', /must be a comma-separated list of RS256/],
-    ['SVC_JWT_ALGORITHMS none', { ...EXTERNAL, SVC_JWT_ALGORITHMS: 'none' }, 'SVC_JWT_ALGORITHMS', /comma-separated list/],
-    ['SVC_JWT_ALGORITHMS empty list', { ...EXTERNAL, SVC_JWT_ALGORITHMS: ' , ' }, 'SVC_JWT_ALGORITHMS', /comma-separated list/],
+    [
+      'SVC_JWT_JWKS_URL without issuer',
+      { SVC_JWT_JWKS_URL: EXTERNAL.SVC_JWT_JWKS_URL, SVC_JWT_AUDIENCE: 'svc' },
+      'SVC_JWT_ISSUER',
+      /must be set together with SVC_JWT_JWKS_URL/,
+    ],
+    [
+      'SVC_JWT_JWKS_URL without audience',
+      { SVC_JWT_JWKS_URL: EXTERNAL.SVC_JWT_JWKS_URL, SVC_JWT_ISSUER: 'x' },
+      'SVC_JWT_AUDIENCE',
+      /must be set together with SVC_JWT_JWKS_URL/,
+    ],
+    [
+      'SVC_JWT_JWKS_URL not http(s)',
+      { ...EXTERNAL, SVC_JWT_JWKS_URL: 'file:///etc/jwks.json' },
+      'SVC_JWT_JWKS_URL',
+      /must use http: or https:/,
+    ],
+    [
+      'SVC_JWT_ALGORITHMS HS256',
+      { ...EXTERNAL, SVC_JWT_ALGORITHMS: 'HS256' },
+      'SVC_JWT_ALGORITHMS',
+      /must be a comma-separated list of RS256/,
+    ],
+    [
+      'SVC_JWT_ALGORITHMS none',
+      { ...EXTERNAL, SVC_JWT_ALGORITHMS: 'none' },
+      'SVC_JWT_ALGORITHMS',
+      /comma-separated list/,
+    ],
+    [
+      'SVC_JWT_ALGORITHMS empty list',
+      { ...EXTERNAL, SVC_JWT_ALGORITHMS: ' , ' },
+      'SVC_JWT_ALGORITHMS',
+      /comma-separated list/,
+    ],
     ['SVC_TRUST_PROXY maybe', { SVC_TRUST_PROXY: 'maybe' }, 'SVC_TRUST_PROXY', /must be true or false \(got "maybe"\)/],
     ['SVC_STORAGE_LIMIT_MB text', { SVC_STORAGE_LIMIT_MB: 'x' }, 'SVC_STORAGE_LIMIT_MB', /whole number/],
     ['SVC_STORAGE_LIMIT_MB 0', { SVC_STORAGE_LIMIT_MB: '0' }, 'SVC_STORAGE_LIMIT_MB', /must be between 1 and/],
-    ['SVC_SHUTDOWN_GRACE_SECONDS 0', { SVC_SHUTDOWN_GRACE_SECONDS: '0' }, 'SVC_SHUTDOWN_GRACE_SECONDS', /must be between 1 and 3600/],
-    ['SVC_BENCHMARK_SNAPSHOT_MINUTES 0', { SVC_BENCHMARK_SNAPSHOT_MINUTES: '0' }, 'SVC_BENCHMARK_SNAPSHOT_MINUTES', /must be between 1 and 10080/],
-    ['SVC_BENCHMARK_SNAPSHOT_MINUTES text', { SVC_BENCHMARK_SNAPSHOT_MINUTES: 'hourly' }, 'SVC_BENCHMARK_SNAPSHOT_MINUTES', /whole number/],
+    [
+      'SVC_SHUTDOWN_GRACE_SECONDS 0',
+      { SVC_SHUTDOWN_GRACE_SECONDS: '0' },
+      'SVC_SHUTDOWN_GRACE_SECONDS',
+      /must be between 1 and 3600/,
+    ],
+    [
+      'SVC_BENCHMARK_SNAPSHOT_MINUTES 0',
+      { SVC_BENCHMARK_SNAPSHOT_MINUTES: '0' },
+      'SVC_BENCHMARK_SNAPSHOT_MINUTES',
+      /must be between 1 and 10080/,
+    ],
+    [
+      'SVC_BENCHMARK_SNAPSHOT_MINUTES text',
+      { SVC_BENCHMARK_SNAPSHOT_MINUTES: 'hourly' },
+      'SVC_BENCHMARK_SNAPSHOT_MINUTES',
+      /whole number/,
+    ],
   ];
 
   it.each(cases)('%s', (_name, env, variable, problem) => {
@@ -290,7 +457,9 @@ describe('the configuration module is the only reader of process.env (D15)', () 
   it('no file under packages/portal/src outside config/ mentions process.env', async () => {
     const src = fileURLToPath(new URL('../src/', import.meta.url));
     const entries = await fs.readdir(src, { recursive: true, withFileTypes: true });
-    const files = entries.filter((e) => e.isFile() && /\.[cm]?[jt]sx?$/.test(e.name)).map((e) => path.join(e.parentPath, e.name));
+    const files = entries
+      .filter((e) => e.isFile() && /\.[cm]?[jt]sx?$/.test(e.name))
+      .map((e) => path.join(e.parentPath, e.name));
     expect(files.length).toBeGreaterThan(10);
     expect(files).toContain(path.join(src, 'config', 'index.ts'));
     const offenders: string[] = [];
@@ -299,7 +468,8 @@ describe('the configuration module is the only reader of process.env (D15)', () 
       if (rel.startsWith(`config${path.sep}`)) continue;
       const text = await fs.readFile(file, 'utf8');
       // `process.env`, `process['env']`, `process["env"]`, and `const { env } = process`.
-      if (/process\s*(?:\.\s*env\b|\[\s*['"`]env['"`]\s*\])|\{[^}]*\benv\b[^}]*\}\s*=\s*process\b/.test(text)) offenders.push(rel);
+      if (/process\s*(?:\.\s*env\b|\[\s*['"`]env['"`]\s*\])|\{[^}]*\benv\b[^}]*\}\s*=\s*process\b/.test(text))
+        offenders.push(rel);
     }
     expect(offenders).toEqual([]);
   });
@@ -309,7 +479,10 @@ describe('a real portal process with an invalid configuration', () => {
   afterAll(() => killAll());
 
   it('a legacy key shorter than 32 characters exits with code 2 and one line naming SVC_UPLOAD_API_KEY', async () => {
-    const p = await spawnPortal({ dataDir: await makeDataDir('svc-config-'), env: { SVC_UPLOAD_API_KEY: 'sixteen-chars-ok' } });
+    const p = await spawnPortal({
+      dataDir: await makeDataDir('svc-config-'),
+      env: { SVC_UPLOAD_API_KEY: 'sixteen-chars-ok' },
+    });
     const exit = await waitForExit(p, 30_000);
     expect(exit).toEqual({ code: 2, signal: null });
     expect(p.stderr()).toBe('Invalid configuration: SVC_UPLOAD_API_KEY must be at least 32 characters long\n');
@@ -326,7 +499,10 @@ describe('a real portal process with an invalid configuration', () => {
 
   it('an unreachable DATABASE_URL exits with code 1 without printing its password', async () => {
     const dbPort = await freePort();
-    const p = await spawnPortal({ dataDir: await makeDataDir('svc-config-'), env: { DATABASE_URL: `postgres://svc:Db-Pa55word-xyz@127.0.0.1:${dbPort}/svc` } });
+    const p = await spawnPortal({
+      dataDir: await makeDataDir('svc-config-'),
+      env: { DATABASE_URL: `postgres://svc:Db-Pa55word-xyz@127.0.0.1:${dbPort}/svc` },
+    });
     const exit = await waitForExit(p, 60_000);
     expect(exit).toEqual({ code: 1, signal: null });
     expect(p.stderr()).toMatch(/^The portal failed to start: .*ECONNREFUSED/);
@@ -336,12 +512,27 @@ describe('a real portal process with an invalid configuration', () => {
 
 describe('webhook limits (SVC_WEBHOOK_MAX_IN_FLIGHT, _QUEUE_MAX, _QUEUE_WAIT_SECONDS, _MAX_PER_CLIENT)', () => {
   it('defaults: 64 in flight per receiver, 1000 waiting, 20 s wait, 25 subscriptions per client', () => {
-    expect(loadConfig({}, CWD).webhooks).toMatchObject({ maxInFlight: 64, queueMax: 1000, queueWaitMs: 20_000, maxPerClient: 25 });
+    expect(loadConfig({}, CWD).webhooks).toMatchObject({
+      maxInFlight: 64,
+      queueMax: 1000,
+      queueWaitMs: 20_000,
+      maxPerClient: 25,
+    });
   });
 
   it('reads each variable', () => {
-    const env = { SVC_WEBHOOK_MAX_IN_FLIGHT: '8', SVC_WEBHOOK_QUEUE_MAX: '0', SVC_WEBHOOK_QUEUE_WAIT_SECONDS: '3', SVC_WEBHOOK_MAX_PER_CLIENT: '2' };
-    expect(loadConfig(env, CWD).webhooks).toMatchObject({ maxInFlight: 8, queueMax: 0, queueWaitMs: 3000, maxPerClient: 2 });
+    const env = {
+      SVC_WEBHOOK_MAX_IN_FLIGHT: '8',
+      SVC_WEBHOOK_QUEUE_MAX: '0',
+      SVC_WEBHOOK_QUEUE_WAIT_SECONDS: '3',
+      SVC_WEBHOOK_MAX_PER_CLIENT: '2',
+    };
+    expect(loadConfig(env, CWD).webhooks).toMatchObject({
+      maxInFlight: 8,
+      queueMax: 0,
+      queueWaitMs: 3000,
+      maxPerClient: 2,
+    });
   });
 
   it.each([

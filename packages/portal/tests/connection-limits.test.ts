@@ -53,13 +53,17 @@ async function trickle(socket: net.Socket, bytes: Buffer, chunk: number, everyMs
 describe('timeouts', () => {
   let portal: TestPortal;
   beforeAll(async () => {
-    portal = await startTestPortal({ env: { SVC_BODY_IDLE_TIMEOUT_SECONDS: '1', SVC_HEADERS_TIMEOUT_SECONDS: '2', SVC_REQUEST_TIMEOUT_SECONDS: '2' } });
+    portal = await startTestPortal({
+      env: { SVC_BODY_IDLE_TIMEOUT_SECONDS: '1', SVC_HEADERS_TIMEOUT_SECONDS: '2', SVC_REQUEST_TIMEOUT_SECONDS: '2' },
+    });
   });
   afterAll(() => portal.close());
 
   it('an unauthenticated POST /identity/token with Content-Length: 100 and no body is closed after the idle timeout', async () => {
     const c = await connect(portal.url);
-    c.socket.write('POST /identity/token HTTP/1.1\r\nHost: portal.test\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n');
+    c.socket.write(
+      'POST /identity/token HTTP/1.1\r\nHost: portal.test\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n',
+    );
     await c.closed;
     // No answer is owed to a request that never arrived.
     expect(c.data()).not.toMatch(/^HTTP\/1\.1 [25]/);
@@ -77,7 +81,9 @@ describe('timeouts', () => {
 
   it('a JSON body sent a byte at a time gets a 408 after the request timeout', async () => {
     const c = await connect(portal.url);
-    c.socket.write('POST /identity/token HTTP/1.1\r\nHost: portal.test\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n');
+    c.socket.write(
+      'POST /identity/token HTTP/1.1\r\nHost: portal.test\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n',
+    );
     void trickle(c.socket, Buffer.from(' '.repeat(100)), 1, 250);
     await c.closed;
     expect(c.data()).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
@@ -86,14 +92,22 @@ describe('timeouts', () => {
 
   it('an upload that keeps arriving steadily past the request timeout succeeds', async () => {
     const doc = sessionDoc('session-minimal.json');
-    const mp = multipart([...sessionParts(doc), { name: 'pipeline_log', filename: 'p.log', data: Buffer.alloc(64 * 1024, 'l') }]);
+    const mp = multipart([
+      ...sessionParts(doc),
+      { name: 'pipeline_log', filename: 'p.log', data: Buffer.alloc(64 * 1024, 'l') },
+    ]);
     const c = await connect(portal.url);
-    c.socket.write(`POST /api/upload HTTP/1.1\r\nHost: portal.test\r\nx-api-key: ${LEGACY_KEY}\r\nContent-Type: ${mp.contentType}\r\nContent-Length: ${mp.body.length}\r\nConnection: close\r\n\r\n`);
+    c.socket.write(
+      `POST /api/upload HTTP/1.1\r\nHost: portal.test\r\nx-api-key: ${LEGACY_KEY}\r\nContent-Type: ${mp.contentType}\r\nContent-Length: ${mp.body.length}\r\nConnection: close\r\n\r\n`,
+    );
     // 16 chunks, one every 250 ms: about 4 s in all, twice the request timeout, never idle for 1 s.
     await trickle(c.socket, mp.body, Math.ceil(mp.body.length / 16), 250);
     await c.closed;
     expect(c.data()).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
-    expect(JSON.parse(c.data().split('\r\n\r\n')[1] as string)).toMatchObject({ success: true, session_id: doc['metadata']['session_id'] });
+    expect(JSON.parse(c.data().split('\r\n\r\n')[1] as string)).toMatchObject({
+      success: true,
+      session_id: doc['metadata']['session_id'],
+    });
   });
 
   it('a normal request on the same portal is unaffected', async () => {
@@ -132,7 +146,10 @@ describe('the connection cap', () => {
     // Once they are gone, new connections are accepted again.
     let status = 0;
     for (let i = 0; i < 50 && status !== 200; i++) {
-      status = await fetch(`${portal.url}/api/health`).then((r) => r.status, () => 0);
+      status = await fetch(`${portal.url}/api/health`).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (status !== 200) await sleep(50);
     }
     expect(status).toBe(200);

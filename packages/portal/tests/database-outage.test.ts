@@ -26,7 +26,12 @@ interface Answer {
 }
 
 /** One request, bounded at 10 s so a hang fails the test instead of stalling it. */
-async function call(url: string, method: string, headers: Record<string, string> = {}, body?: URLSearchParams | string): Promise<Answer> {
+async function call(
+  url: string,
+  method: string,
+  headers: Record<string, string> = {},
+  body?: URLSearchParams | string,
+): Promise<Answer> {
   const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(10_000) });
   const text = await res.text();
   return {
@@ -62,7 +67,12 @@ describe('database outage under a running portal', () => {
     // Everything that needs the database before the outage: the token, and one verified
     // request so the identity keys are loaded.
     token = await portal.adminToken();
-    const created = await call(`${portal.url}/api/licenses`, 'POST', { ...withToken(token), 'content-type': 'application/json' }, JSON.stringify({ tier: 'business', client_id: 'outage', name: 'outage key' }));
+    const created = await call(
+      `${portal.url}/api/licenses`,
+      'POST',
+      { ...withToken(token), 'content-type': 'application/json' },
+      JSON.stringify({ tier: 'business', client_id: 'outage', name: 'outage key' }),
+    );
     expect(created.status).toBe(201);
     const license = (created.body as { license: { id: string; plaintext_key: string } }).license;
     licenseId = license.id;
@@ -107,7 +117,12 @@ describe('database outage under a running portal', () => {
     expect(keyCheck.body).toEqual(UNAVAILABLE);
 
     // A login needs the users table.
-    const loginAttempt = await call(`${url}/identity/token`, 'POST', {}, new URLSearchParams({ grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD }));
+    const loginAttempt = await call(
+      `${url}/identity/token`,
+      'POST',
+      {},
+      new URLSearchParams({ grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
+    );
     expect(loginAttempt.status).toBe(503);
     expect(loginAttempt.retryAfter).toBe('5');
     expect(loginAttempt.body).toEqual(UNAVAILABLE);
@@ -146,7 +161,12 @@ describe('database outage under a running portal', () => {
     const again = await call(`${url}/api/license`, 'GET', withKey(licenseKey));
     expect(again.status).toBe(200);
     expect((again.body as { valid: boolean; tier: string }).valid).toBe(true);
-    const created = await call(`${url}/api/licenses`, 'POST', { ...withToken(token), 'content-type': 'application/json' }, JSON.stringify({ tier: 'msp', client_id: 'outage', name: 'after the outage' }));
+    const created = await call(
+      `${url}/api/licenses`,
+      'POST',
+      { ...withToken(token), 'content-type': 'application/json' },
+      JSON.stringify({ tier: 'msp', client_id: 'outage', name: 'after the outage' }),
+    );
     expect(created.status).toBe(201);
   });
 });

@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB_HEALTH_TABLES } from '@svc/protocol';
 import type { UserPrincipal } from '../src/auth/principal.ts';
 import { databaseHealth } from '../src/operations/db-health.ts';
-import { createLicense, createScopedUser, openDb, uniqueClientId, type LicenseFixture, type ScopedUser } from './helpers/factories.ts';
+import {
+  createLicense,
+  createScopedUser,
+  openDb,
+  uniqueClientId,
+  type LicenseFixture,
+  type ScopedUser,
+} from './helpers/factories.ts';
 import { http, withKey, withToken } from './helpers/http.ts';
 import { createTestCa, HttpsReceiver, type TestCa } from './helpers/https-receiver.ts';
 import { ADMIN_EMAIL, startTestPortal, type TestPortal } from './helpers/portal.ts';
@@ -20,7 +27,17 @@ import { newSessionId, postUpload, sessionDoc, sessionParts } from './helpers/up
 const MB = 1024 * 1024;
 const round2 = (n: number) => Math.round(n * 100) / 100;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const SPEC_TABLES = ['sessions', 'session_notes', 'status_history', 'share_tokens', 'agent_heartbeats', 'agents', 'webhook_subscriptions', 'webhooks', 'audit_events'];
+const SPEC_TABLES = [
+  'sessions',
+  'session_notes',
+  'status_history',
+  'share_tokens',
+  'agent_heartbeats',
+  'agents',
+  'webhook_subscriptions',
+  'webhooks',
+  'audit_events',
+];
 
 let ca: TestCa;
 let receiver: HttpsReceiver;
@@ -33,7 +50,13 @@ const LIMIT_MB = 5000;
 beforeAll(async () => {
   ca = await createTestCa();
   receiver = await HttpsReceiver.start(ca);
-  portal = await startTestPortal({ env: { SVC_STORAGE_LIMIT_MB: String(LIMIT_MB), SVC_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8', SVC_WEBHOOK_CA_FILE: ca.caFile } });
+  portal = await startTestPortal({
+    env: {
+      SVC_STORAGE_LIMIT_MB: String(LIMIT_MB),
+      SVC_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
+      SVC_WEBHOOK_CA_FILE: ca.caFile,
+    },
+  });
   db = await openDb(portal);
   admin = await portal.adminToken();
 });
@@ -45,7 +68,8 @@ afterAll(async () => {
   await ca?.cleanup();
 });
 
-const health = (token?: string) => http(portal.url, 'GET', '/api/db-health', { headers: token === undefined ? {} : withToken(token) });
+const health = (token?: string) =>
+  http(portal.url, 'GET', '/api/db-health', { headers: token === undefined ? {} : withToken(token) });
 const count = async (sql: string) => (await db.query(`SELECT count(*)::int AS n FROM ${sql}`)).rows[0].n as number;
 
 async function upload(lic: LicenseFixture, client: string, target: string, riskScore?: number): Promise<string> {
@@ -72,27 +96,60 @@ describe('GET /api/db-health', () => {
     sessions.a.push(await upload(a, 'Alpha Water', '10.1.1.0/24', 55));
     sessions.b.push(await upload(b, 'Bravo Power', '10.2.0.0/24', 70));
     // Review status changes (status_history) with notes (session_notes).
-    for (const [id, status] of [[sessions.a[0], 'in_review'], [sessions.b[0], 'resolved']] as const) {
-      const res = await http(portal.url, 'PATCH', `/api/sessions?session=${id}`, { headers: withToken(admin), json: { status, note: `note for ${status}` } });
+    for (const [id, status] of [
+      [sessions.a[0], 'in_review'],
+      [sessions.b[0], 'resolved'],
+    ] as const) {
+      const res = await http(portal.url, 'PATCH', `/api/sessions?session=${id}`, {
+        headers: withToken(admin),
+        json: { status, note: `note for ${status}` },
+      });
       expect(res.status, res.text).toBe(200);
     }
     // Three agents, one deregistered.
-    for (const [lic, n] of [[a, 2], [b, 1]] as const) {
+    for (const [lic, n] of [
+      [a, 2],
+      [b, 1],
+    ] as const) {
       for (let i = 0; i < n; i++) {
-        const res = await http(portal.url, 'POST', '/api/health', { headers: withKey(lic.key), json: { agent_id: `svcd_dbh_${randomBytes(4).toString('hex')}`, version: '4.2.3', timestamp: new Date().toISOString(), status: 'running', uptime_seconds: 1 } });
+        const res = await http(portal.url, 'POST', '/api/health', {
+          headers: withKey(lic.key),
+          json: {
+            agent_id: `svcd_dbh_${randomBytes(4).toString('hex')}`,
+            version: '4.2.3',
+            timestamp: new Date().toISOString(),
+            status: 'running',
+            uptime_seconds: 1,
+          },
+        });
         expect(res.status, res.text).toBe(200);
       }
     }
-    const agentId = (await db.query('SELECT agent_id FROM agents WHERE client_id = $1 LIMIT 1', [b.record.client_id])).rows[0].agent_id as string;
-    expect((await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: agentId, action: 'deregister' } })).status).toBe(200);
+    const agentId = (await db.query('SELECT agent_id FROM agents WHERE client_id = $1 LIMIT 1', [b.record.client_id]))
+      .rows[0].agent_id as string;
+    expect(
+      (
+        await http(portal.url, 'PATCH', '/api/agents', {
+          headers: withToken(admin),
+          json: { agent_id: agentId, action: 'deregister' },
+        })
+      ).status,
+    ).toBe(200);
     // Two subscriptions and three logged deliveries ("webhooks").
     const subs = [];
     for (const clientId of [a.record.client_id, null]) {
-      const res = await http(portal.url, 'POST', '/api/webhooks', { headers: withToken(admin), json: { url: receiver.url(), event_types: ['agent_purged'], client_id: clientId } });
+      const res = await http(portal.url, 'POST', '/api/webhooks', {
+        headers: withToken(admin),
+        json: { url: receiver.url(), event_types: ['agent_purged'], client_id: clientId },
+      });
       expect(res.status, res.text).toBe(201);
       subs.push(res.body.subscription.id as string);
     }
-    for (const id of [subs[0], subs[0], subs[1]]) expect((await http(portal.url, 'POST', `/api/webhooks/ping?id=${id}`, { headers: withToken(admin) })).body.delivery.status).toBe('succeeded');
+    for (const id of [subs[0], subs[0], subs[1]])
+      expect(
+        (await http(portal.url, 'POST', `/api/webhooks/ping?id=${id}`, { headers: withToken(admin) })).body.delivery
+          .status,
+      ).toBe('succeeded');
     mspMember = await createScopedUser(portal, [a.record.client_id]);
     await portal.ctx.events.drain();
   });
@@ -106,7 +163,8 @@ describe('GET /api/db-health', () => {
 
   it('business- and professional-tier members get 403 Insufficient permissions for db:health', async () => {
     const biz = await createScopedUser(portal, [b.record.client_id]);
-    const proClient = (await createLicense(portal, { tier: 'professional', client_id: uniqueClientId('pro') })).record.client_id;
+    const proClient = (await createLicense(portal, { tier: 'professional', client_id: uniqueClientId('pro') })).record
+      .client_id;
     const pro = await createScopedUser(portal, [proClient]);
     for (const u of [biz, pro]) {
       const res = await health(u.token);
@@ -115,10 +173,16 @@ describe('GET /api/db-health', () => {
     }
   });
 
-  it('admin: 200 with exactly SPEC\'s keys and table_counts of exactly the nine SPEC tables, counted right', async () => {
+  it("admin: 200 with exactly SPEC's keys and table_counts of exactly the nine SPEC tables, counted right", async () => {
     const res = await health(admin);
     expect(res.status, res.text).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['database_info', 'neon_usage', 'recent_activity', 'session_stats', 'table_counts']);
+    expect(Object.keys(res.body).sort()).toEqual([
+      'database_info',
+      'neon_usage',
+      'recent_activity',
+      'session_stats',
+      'table_counts',
+    ]);
     expect(Object.keys(res.body.table_counts).sort()).toEqual([...SPEC_TABLES].sort());
     expect([...DB_HEALTH_TABLES].sort()).toEqual([...SPEC_TABLES].sort());
     expect(res.body.table_counts).toEqual({
@@ -141,8 +205,21 @@ describe('GET /api/db-health', () => {
   it('database_info describes this PostgreSQL (provider postgresql under DATABASE_URL)', async () => {
     const res = await health(admin);
     const info = res.body.database_info;
-    expect(Object.keys(info).sort()).toEqual(['active_connections', 'database_name', 'host', 'max_connections', 'provider', 'size_bytes', 'size_human', 'version']);
-    const facts = (await db.query("SELECT current_database() AS name, current_setting('server_version') AS version, current_setting('max_connections')::int AS max, pg_database_size(current_database())::bigint AS size")).rows[0];
+    expect(Object.keys(info).sort()).toEqual([
+      'active_connections',
+      'database_name',
+      'host',
+      'max_connections',
+      'provider',
+      'size_bytes',
+      'size_human',
+      'version',
+    ]);
+    const facts = (
+      await db.query(
+        "SELECT current_database() AS name, current_setting('server_version') AS version, current_setting('max_connections')::int AS max, pg_database_size(current_database())::bigint AS size",
+      )
+    ).rows[0];
     expect(info.provider).toBe('postgresql');
     expect(info.database_name).toBe(facts.name);
     expect(info.database_name).toBe(new URL(portal.databaseUrl).pathname.slice(1));
@@ -184,8 +261,19 @@ describe('GET /api/db-health', () => {
     }
     const times = items.map((e) => Date.parse(e['created_at']));
     expect([...times].sort((x, y) => y - x)).toEqual(times);
-    const latest = (await db.query('SELECT event_type, session_id, actor, data, created_at FROM audit_events ORDER BY created_at DESC, id DESC LIMIT 1')).rows[0];
-    expect(items[0]).toEqual({ event_type: latest.event_type, session_id: latest.session_id, actor: latest.actor, data: latest.data, created_at: latest.created_at.toISOString(), timestamp: latest.created_at.toISOString() });
+    const latest = (
+      await db.query(
+        'SELECT event_type, session_id, actor, data, created_at FROM audit_events ORDER BY created_at DESC, id DESC LIMIT 1',
+      )
+    ).rows[0];
+    expect(items[0]).toEqual({
+      event_type: latest.event_type,
+      session_id: latest.session_id,
+      actor: latest.actor,
+      data: latest.data,
+      created_at: latest.created_at.toISOString(),
+      timestamp: latest.created_at.toISOString(),
+    });
     const change = items.find((e) => e['event_type'] === 'status_changed' && e['session_id'] === sessions.b[0]);
     expect(change).toMatchObject({ actor: ADMIN_EMAIL, data: { previous_status: 'new', new_status: 'resolved' } });
   });
@@ -200,9 +288,22 @@ describe('GET /api/db-health', () => {
     ]);
     const uploads = stats.recent_uploads as Record<string, any>[];
     expect(uploads.map((u) => u['session_id'])).toEqual([sessions.b[0], sessions.a[1], sessions.a[0]]);
-    const stored = (await db.query('SELECT uploaded_at FROM sessions WHERE session_id = $1', [sessions.b[0]])).rows[0].uploaded_at as Date;
-    expect(uploads[0]).toEqual({ session_id: sessions.b[0], client: 'Bravo Power', target: '10.2.0.0/24', risk_score: 70, risk_grade: 'D', uploaded_at: stored.toISOString() });
-    expect(uploads[2]).toMatchObject({ session_id: sessions.a[0], client: 'Alpha Water', target: '10.1.0.0/24', risk_score: 40 });
+    const stored = (await db.query('SELECT uploaded_at FROM sessions WHERE session_id = $1', [sessions.b[0]])).rows[0]
+      .uploaded_at as Date;
+    expect(uploads[0]).toEqual({
+      session_id: sessions.b[0],
+      client: 'Bravo Power',
+      target: '10.2.0.0/24',
+      risk_score: 70,
+      risk_grade: 'D',
+      uploaded_at: stored.toISOString(),
+    });
+    expect(uploads[2]).toMatchObject({
+      session_id: sessions.a[0],
+      client: 'Alpha Water',
+      target: '10.1.0.0/24',
+      risk_score: 40,
+    });
   });
 
   it('an msp-tier member: 200, with recent_activity and session_stats restricted to its clients', async () => {
@@ -211,7 +312,10 @@ describe('GET /api/db-health', () => {
     const own = a.record.client_id;
     expect(res.body.session_stats.by_status).toEqual({ new: 1, in_review: 1 });
     expect(res.body.session_stats.by_client).toEqual([{ client_id: own, client: 'Alpha Water', count: 2 }]);
-    expect(res.body.session_stats.recent_uploads.map((u: { session_id: string }) => u.session_id)).toEqual([sessions.a[1], sessions.a[0]]);
+    expect(res.body.session_stats.recent_uploads.map((u: { session_id: string }) => u.session_id)).toEqual([
+      sessions.a[1],
+      sessions.a[0],
+    ]);
     const activity = res.body.recent_activity as { session_id: string | null; data: Record<string, unknown> }[];
     expect(activity.length).toBeGreaterThan(0);
     const mine = (await db.query('SELECT id FROM audit_events WHERE client_id = $1', [own])).rows.length;
@@ -236,7 +340,15 @@ describe('GET /api/db-health', () => {
   });
 
   it('a principal scoped to no client ids gets empty tenant data, not an error', async () => {
-    const user: UserPrincipal = { kind: 'user', subject: 'nobody', email: null, admin: false, clientIds: [], tier: 'msp', permissions: new Set(['db:health']) };
+    const user: UserPrincipal = {
+      kind: 'user',
+      subject: 'nobody',
+      email: null,
+      admin: false,
+      clientIds: [],
+      tier: 'msp',
+      permissions: new Set(['db:health']),
+    };
     const body = await databaseHealth(portal.ctx, user);
     expect(body.recent_activity).toEqual([]);
     expect(body.session_stats).toEqual({ by_status: {}, by_client: [], recent_uploads: [] });
@@ -246,7 +358,16 @@ describe('GET /api/db-health', () => {
   it('neon_usage with SVC_STORAGE_LIMIT_MB: limit, used MB and the percentage computed from the database size', async () => {
     const body = (await health(admin)).body;
     const u = body.neon_usage;
-    expect(Object.keys(u).sort()).toEqual(['active_connections', 'health', 'storage_limit_mb', 'storage_mb', 'storage_pct', 'storage_percent', 'storage_used_mb', 'tier']);
+    expect(Object.keys(u).sort()).toEqual([
+      'active_connections',
+      'health',
+      'storage_limit_mb',
+      'storage_mb',
+      'storage_pct',
+      'storage_percent',
+      'storage_used_mb',
+      'tier',
+    ]);
     const size = body.database_info.size_bytes as number;
     expect(u.storage_limit_mb).toBe(LIMIT_MB);
     expect(u.storage_used_mb).toBe(round2(size / MB));
@@ -273,7 +394,12 @@ describe('neon_usage under other storage settings (same database)', () => {
 
   it('without SVC_STORAGE_LIMIT_MB the limit and percentages are null', async () => {
     const body = await usage({ SVC_STORAGE_LIMIT_MB: undefined });
-    expect(body['neon_usage']).toMatchObject({ storage_limit_mb: null, storage_pct: null, storage_percent: null, health: 'healthy' });
+    expect(body['neon_usage']).toMatchObject({
+      storage_limit_mb: null,
+      storage_pct: null,
+      storage_percent: null,
+      health: 'healthy',
+    });
     expect(body['neon_usage'].storage_used_mb).toBe(round2(body['database_info'].size_bytes / MB));
   });
 
@@ -281,7 +407,12 @@ describe('neon_usage under other storage settings (same database)', () => {
     const body = await usage({ SVC_STORAGE_LIMIT_MB: '1' });
     const size = body['database_info'].size_bytes as number;
     expect(size).toBeGreaterThan(MB);
-    expect(body['neon_usage']).toMatchObject({ storage_limit_mb: 1, storage_pct: round2((size / MB) * 100), storage_percent: round2((size / MB) * 100), health: 'critical' });
+    expect(body['neon_usage']).toMatchObject({
+      storage_limit_mb: 1,
+      storage_pct: round2((size / MB) * 100),
+      storage_percent: round2((size / MB) * 100),
+      health: 'critical',
+    });
   });
 
   it('warning between 80 % and 95 %', async () => {

@@ -11,11 +11,15 @@ const HTML_CSP =
   "sandbox allow-scripts allow-popups allow-forms; default-src 'none'; img-src data: https:; style-src 'unsafe-inline' https:; script-src 'unsafe-inline'; font-src data: https:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 const INERT_CSP = "sandbox; default-src 'none'; frame-ancestors 'none'";
 const LOG = 'stage nmap ok\nstage report ok\n';
-const REPORT = '<!doctype html><html><body><div id="consultation-section" class="consultation-section"><button id="scheduleBtn">Book</button></div><script>var t = "</body>";</script></body></html>';
+const REPORT =
+  '<!doctype html><html><body><div id="consultation-section" class="consultation-section"><button id="scheduleBtn">Book</button></div><script>var t = "</body>";</script></body></html>';
 const EXEC = '<!doctype html><html><body><h1>Exec – Übersicht</h1></body></html>';
 
 function sessionJson(sessionId: string, client: string) {
-  return { metadata: { session_id: sessionId, client, target: '10.1.0.0/24' }, summary: { risk_score: 42, risk_grade: 'C', total_findings: 2, total_hosts: 1 } };
+  return {
+    metadata: { session_id: sessionId, client, target: '10.1.0.0/24' },
+    summary: { risk_score: 42, risk_grade: 'C', total_findings: 2, total_hosts: 1 },
+  };
 }
 
 describe('GET /api/download', () => {
@@ -35,7 +39,8 @@ describe('GET /api/download', () => {
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
     tokens[sessionId] = res.body.share_token;
   }
-  const get = (query: string, headers: Record<string, string> = {}) => http(portal.url, 'GET', `/api/download?${query}`, { headers });
+  const get = (query: string, headers: Record<string, string> = {}) =>
+    http(portal.url, 'GET', `/api/download?${query}`, { headers });
 
   beforeAll(async () => {
     portal = await startTestPortal();
@@ -62,7 +67,10 @@ describe('GET /api/download', () => {
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
       expect(res.headers.get('content-security-policy')).toBe(INERT_CSP);
       // The stored file: the upload tagged it with the key's client_id.
-      expect(res.body).toEqual({ ...sessionJson(full, 'Acme'), metadata: { ...sessionJson(full, 'Acme').metadata, client_id: keyA.record.client_id } });
+      expect(res.body).toEqual({
+        ...sessionJson(full, 'Acme'),
+        metadata: { ...sessionJson(full, 'Acme').metadata, client_id: keyA.record.client_id },
+      });
     });
 
     it('report.html with mode=view: inline, byte for byte, in a sandbox CSP (opaque origin)', async () => {
@@ -100,7 +108,10 @@ describe('GET /api/download', () => {
     });
 
     it('HEAD answers the same headers without a body', async () => {
-      const res = await fetch(`${portal.url}/api/download?session=${full}&file=report.html&mode=view`, { method: 'HEAD', headers: withKey(keyA.key) });
+      const res = await fetch(`${portal.url}/api/download?session=${full}&file=report.html&mode=view`, {
+        method: 'HEAD',
+        headers: withKey(keyA.key),
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(REPORT)));
       expect(res.headers.get('content-security-policy')).toBe(HTML_CSP);
@@ -115,9 +126,18 @@ describe('GET /api/download', () => {
       ['session=..%2Fetc', 'Invalid session parameter: must match ^[a-zA-Z0-9_-]+$'],
       // NUL is refused by the edge rule for every route, before the route's own checks.
       ['session=a%00b', 'Invalid query: field contains a NUL character (at session)'],
-      ['session=SESSION&file=..%2F..%2Fetc%2Fpasswd', 'Invalid file parameter: must be one of session_results.json, pipeline.log, report.html, exec_summary.html'],
-      ['session=SESSION&file=report_20250101.html', 'Invalid file parameter: must be one of session_results.json, pipeline.log, report.html, exec_summary.html'],
-      ['session=SESSION&file=REPORT.HTML', 'Invalid file parameter: must be one of session_results.json, pipeline.log, report.html, exec_summary.html'],
+      [
+        'session=SESSION&file=..%2F..%2Fetc%2Fpasswd',
+        'Invalid file parameter: must be one of session_results.json, pipeline.log, report.html, exec_summary.html',
+      ],
+      [
+        'session=SESSION&file=report_20250101.html',
+        'Invalid file parameter: must be one of session_results.json, pipeline.log, report.html, exec_summary.html',
+      ],
+      [
+        'session=SESSION&file=REPORT.HTML',
+        'Invalid file parameter: must be one of session_results.json, pipeline.log, report.html, exec_summary.html',
+      ],
       ['session=SESSION&mode=open', 'Invalid mode parameter: must be view or download'],
       ['session=SESSION&token=abc', 'Invalid token parameter: must be 64 hex characters'],
     ];
@@ -167,7 +187,7 @@ describe('GET /api/download', () => {
       expect(res.body).toEqual({ error: 'License key has been revoked' });
     });
 
-    it("a key of another client: the same 404 as a missing session (D17)", async () => {
+    it('a key of another client: the same 404 as a missing session (D17)', async () => {
       const res = await get(`session=${full}&file=report.html`, withKey(keyB.key));
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: 'Session not found' });

@@ -2,7 +2,18 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http as request, withToken } from './helpers/http.ts';
 import { login } from './helpers/portal.ts';
-import { isAlive, killAll, makeDataDir, postgresProcessesFor, readPostmasterPid, sleep, startPortalProcess, stopProcess, waitForDeath, type PortalProcess } from './helpers/process.ts';
+import {
+  isAlive,
+  killAll,
+  makeDataDir,
+  postgresProcessesFor,
+  readPostmasterPid,
+  sleep,
+  startPortalProcess,
+  stopProcess,
+  waitForDeath,
+  type PortalProcess,
+} from './helpers/process.ts';
 
 /**
  * Issue 11, point 22: the embedded PostgreSQL server is killed with -9 under a running
@@ -45,8 +56,14 @@ const count = (text: string, needle: string) => text.split(needle).length - 1;
 
 beforeAll(async () => {
   const dataDir = await makeDataDir('svc-pgrestart-');
-  portal = await startPortalProcess({ dataDir, env: { SVC_ADMIN_EMAIL: ADMIN_EMAIL, SVC_ADMIN_PASSWORD: ADMIN_PASSWORD, SVC_LOG_LEVEL: 'info' } });
-  const created = await request(portal.url, 'POST', '/api/licenses', { headers: withToken(await token()), json: { tier: 'business', client_id: 'restart-client', name: 'before the crash' } });
+  portal = await startPortalProcess({
+    dataDir,
+    env: { SVC_ADMIN_EMAIL: ADMIN_EMAIL, SVC_ADMIN_PASSWORD: ADMIN_PASSWORD, SVC_LOG_LEVEL: 'info' },
+  });
+  const created = await request(portal.url, 'POST', '/api/licenses', {
+    headers: withToken(await token()),
+    json: { tier: 'business', client_id: 'restart-client', name: 'before the crash' },
+  });
   expect(created.status).toBe(201);
   licenseId = created.body.license.id as string;
 });
@@ -77,7 +94,9 @@ describe('the embedded PostgreSQL server dies under a running portal', () => {
       expect(ready.status).toBe(503);
       expect(ready.headers.get('retry-after')).toBe('5');
       expect(ready.body).toEqual(UNAVAILABLE);
-      const api = await request(portal.url, 'GET', '/api/licenses?client_id=restart-client', { headers: withToken(admin) });
+      const api = await request(portal.url, 'GET', '/api/licenses?client_id=restart-client', {
+        headers: withToken(admin),
+      });
       expect(api.status).toBe(503);
       expect(api.body).toEqual(UNAVAILABLE);
       // Liveness never touches the database: the process is alive, only not ready.
@@ -86,7 +105,10 @@ describe('the embedded PostgreSQL server dies under a running portal', () => {
       expect(health.body.status).toBe('ok');
 
       // The failed starts are logged and retried with a growing pause.
-      await until('two failed restart attempts', () => count(portal.stdout(), 'embedded PostgreSQL restart failed; retrying') >= 2);
+      await until(
+        'two failed restart attempts',
+        () => count(portal.stdout(), 'embedded PostgreSQL restart failed; retrying') >= 2,
+      );
       const failures = portal
         .stdout()
         .split('\n')
@@ -101,7 +123,10 @@ describe('the embedded PostgreSQL server dies under a running portal', () => {
       await new Promise<void>((resolve) => holder.close(() => resolve()));
     }
 
-    await until('readiness after the restart', async () => (await request(portal.url, 'GET', '/readyz')).status === 200);
+    await until(
+      'readiness after the restart',
+      async () => (await request(portal.url, 'GET', '/readyz')).status === 200,
+    );
     // The server accepts connections before `pg_ctl start -w` returns, so readiness can come first.
     await portal.waitForOutput(/"msg":"embedded PostgreSQL restarted"/, 30_000);
     const fresh = await readPostmasterPid(portal.dataDir);
@@ -111,10 +136,15 @@ describe('the embedded PostgreSQL server dies under a running portal', () => {
 
     // The same portal process, the data from before the crash, and writes work again.
     expect(portal.hasExited()).toBe(false);
-    const listed = await request(portal.url, 'GET', '/api/licenses?client_id=restart-client', { headers: withToken(admin) });
+    const listed = await request(portal.url, 'GET', '/api/licenses?client_id=restart-client', {
+      headers: withToken(admin),
+    });
     expect(listed.status).toBe(200);
     expect((listed.body.licenses as { id: string }[]).map((l) => l.id)).toEqual([licenseId]);
-    const created = await request(portal.url, 'POST', '/api/licenses', { headers: withToken(admin), json: { tier: 'business', client_id: 'restart-client', name: 'after the crash' } });
+    const created = await request(portal.url, 'POST', '/api/licenses', {
+      headers: withToken(admin),
+      json: { tier: 'business', client_id: 'restart-client', name: 'after the crash' },
+    });
     expect(created.status).toBe(201);
   });
 

@@ -21,7 +21,12 @@ afterAll(async () => {
 
 async function start(dataDir: string): Promise<EmbeddedServer> {
   const port = await freePort();
-  const server = await startEmbeddedPostgres({ dataDir, port, logger: pino({ level: 'silent' }), settings: { fsync: 'off' } });
+  const server = await startEmbeddedPostgres({
+    dataDir,
+    port,
+    logger: pino({ level: 'silent' }),
+    settings: { fsync: 'off' },
+  });
   started.push({ server, dir: dataDir });
   return server;
 }

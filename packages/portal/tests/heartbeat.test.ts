@@ -33,12 +33,22 @@ afterAll(async () => {
 const newAgentId = (label = 'hb') => `svcd_${label}_${randomBytes(4).toString('hex')}`;
 
 function beat(agentId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { agent_id: agentId, version: '4.2.3', timestamp: '2025-06-01T12:00:00.000Z', status: 'running', uptime_seconds: 120, ...extra };
+  return {
+    agent_id: agentId,
+    version: '4.2.3',
+    timestamp: '2025-06-01T12:00:00.000Z',
+    status: 'running',
+    uptime_seconds: 120,
+    ...extra,
+  };
 }
 
-const heartbeat = (key: string, body: unknown) => http(portal.url, 'POST', '/api/health', { headers: withKey(key), json: body });
-const queue = (body: Record<string, unknown>) => http(portal.url, 'POST', '/api/agent-commands', { headers: withToken(admin), json: body });
-const agentAction = (agentId: string, action: string) => http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: agentId, action } });
+const heartbeat = (key: string, body: unknown) =>
+  http(portal.url, 'POST', '/api/health', { headers: withKey(key), json: body });
+const queue = (body: Record<string, unknown>) =>
+  http(portal.url, 'POST', '/api/agent-commands', { headers: withToken(admin), json: body });
+const agentAction = (agentId: string, action: string) =>
+  http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: agentId, action } });
 
 async function agentRow(agentId: string) {
   const { rows } = await db.query('SELECT * FROM agents WHERE agent_id = $1', [agentId]);
@@ -51,7 +61,10 @@ async function agentRowOf(clientId: string, agentId: string) {
 }
 
 async function auditFor(agentId: string, type: string) {
-  const { rows } = await db.query(`SELECT * FROM audit_events WHERE event_type = $1 AND data->>'agent_id' = $2 ORDER BY id`, [type, agentId]);
+  const { rows } = await db.query(
+    `SELECT * FROM audit_events WHERE event_type = $1 AND data->>'agent_id' = $2 ORDER BY id`,
+    [type, agentId],
+  );
   return rows as Record<string, any>[];
 }
 
@@ -71,7 +84,10 @@ describe('POST /api/health: required fields, in SPEC order', () => {
   });
 
   it('a JSON null body names agent_id', async () => {
-    const res = await http(portal.url, 'POST', '/api/health', { headers: { ...withKey(key), 'content-type': 'application/json' }, body: 'null' });
+    const res = await http(portal.url, 'POST', '/api/health', {
+      headers: { ...withKey(key), 'content-type': 'application/json' },
+      body: 'null',
+    });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'Missing required field: agent_id' });
   });
@@ -165,7 +181,9 @@ describe('POST /api/health: required fields, in SPEC order', () => {
     const res = await heartbeat(key, beat(id, { [field]: value }));
     expect(res.status).toBe(400);
     // A NUL is refused by the edge rule for every route, with its own message.
-    expect(res.body.error).toMatch(new RegExp(`^(Invalid field: ${field} |Invalid body: field (name )?contains a NUL character)`));
+    expect(res.body.error).toMatch(
+      new RegExp(`^(Invalid field: ${field} |Invalid body: field (name )?contains a NUL character)`),
+    );
     expect(Object.keys(res.body)).toEqual(['error']);
     expect(await agentRow(id)).toBeUndefined();
   });
@@ -196,7 +214,10 @@ describe('POST /api/health: required fields, in SPEC order', () => {
   });
 
   it('a body that is not JSON is a 400', async () => {
-    const res = await http(portal.url, 'POST', '/api/health', { headers: { ...withKey(key), 'content-type': 'application/json' }, body: '{"agent_id":' });
+    const res = await http(portal.url, 'POST', '/api/health', {
+      headers: { ...withKey(key), 'content-type': 'application/json' },
+      body: '{"agent_id":',
+    });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: 'Request body is not valid JSON' });
   });
@@ -216,7 +237,10 @@ describe('POST /api/health: authentication', () => {
   });
 
   it('a JWT in Authorization is a plain 401', async () => {
-    const res = await http(portal.url, 'POST', '/api/health', { headers: { authorization: `Bearer ${admin}` }, json: beat(newAgentId()) });
+    const res = await http(portal.url, 'POST', '/api/health', {
+      headers: { authorization: `Bearer ${admin}` },
+      json: beat(newAgentId()),
+    });
     expect(res.status).toBe(401);
     expect(res.body).toEqual({ error: 'Unauthorized' });
   });
@@ -228,9 +252,18 @@ describe('POST /api/health: registration and upsert', () => {
     biz = await createLicense(portal, { tier: 'business' });
   });
 
-  it('the first heartbeat registers the agent under the key\'s client and audits agent_first_seen once', async () => {
+  it("the first heartbeat registers the agent under the key's client and audits agent_first_seen once", async () => {
     const id = newAgentId('first');
-    const schedules = [{ config: 'nightly.conf', schedule_id: 'sched_0123456789ab', last_run: null, last_status: 'none', next_run: '2025-06-02T03:00:00Z', retry_count: 0 }];
+    const schedules = [
+      {
+        config: 'nightly.conf',
+        schedule_id: 'sched_0123456789ab',
+        last_run: null,
+        last_status: 'none',
+        next_run: '2025-06-02T03:00:00Z',
+        retry_count: 0,
+      },
+    ];
     const systemInfo = { hostname: 'scanner-1', os: 'Debian 12', cpu_count: 4, disk: { free_gb: 12.5 } };
     const seenBefore = events.length;
     const res = await heartbeat(biz.key, beat(id, { schedules, system_info: systemInfo, client_id: 'someone-else' }));
@@ -257,26 +290,47 @@ describe('POST /api/health: registration and upsert', () => {
     const audit = await auditFor(id, 'agent_first_seen');
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ actor: id, client_id: biz.record.client_id, session_id: null });
-    expect(audit[0]?.['data']).toMatchObject({ agent_id: id, client_id: biz.record.client_id, version: '4.2.3', license_id: biz.record.id, tier: 'business' });
+    expect(audit[0]?.['data']).toMatchObject({
+      agent_id: id,
+      client_id: biz.record.client_id,
+      version: '4.2.3',
+      license_id: biz.record.id,
+      tier: 'business',
+    });
     await portal.ctx.events.drain();
-    const published = events.slice(seenBefore).filter((e) => e.event_type === 'agent_first_seen' && e.data['agent_id'] === id);
+    const published = events
+      .slice(seenBefore)
+      .filter((e) => e.event_type === 'agent_first_seen' && e.data['agent_id'] === id);
     expect(published).toHaveLength(1);
     expect(published[0]?.actor).toBe(id);
   });
 
   it('a later heartbeat updates the stored view and is not audited again; telemetry absent on older daemons is stored as null', async () => {
     const id = newAgentId('upsert');
-    const first = await heartbeat(biz.key, beat(id, { schedules: [{ config: 'a.conf' }], system_info: { hostname: 'h1' } }));
+    const first = await heartbeat(
+      biz.key,
+      beat(id, { schedules: [{ config: 'a.conf' }], system_info: { hostname: 'h1' } }),
+    );
     expect(first.status).toBe(200);
     const firstSeen = (await agentRow(id))?.['first_seen_at'] as Date;
 
     clock.advance(300_000);
-    const second = await heartbeat(biz.key, beat(id, { version: '4.3.0', status: 'degraded', uptime_seconds: 420.5, timestamp: '2025-06-01T12:05:00.000Z' }));
+    const second = await heartbeat(
+      biz.key,
+      beat(id, { version: '4.3.0', status: 'degraded', uptime_seconds: 420.5, timestamp: '2025-06-01T12:05:00.000Z' }),
+    );
     expect(second.status).toBe(200);
     expect(second.body).toEqual({ success: true, received_at: clock.now().toISOString(), commands: [] });
 
     const row = await agentRow(id);
-    expect(row).toMatchObject({ version: '4.3.0', status: 'degraded', uptime_seconds: 420.5, schedules: null, system_info: null, client_id: biz.record.client_id });
+    expect(row).toMatchObject({
+      version: '4.3.0',
+      status: 'degraded',
+      uptime_seconds: 420.5,
+      schedules: null,
+      system_info: null,
+      client_id: biz.record.client_id,
+    });
     expect((row?.['sent_at'] as Date).toISOString()).toBe('2025-06-01T12:05:00.000Z');
     expect((row?.['received_at'] as Date).toISOString()).toBe(clock.now().toISOString());
     expect((row?.['first_seen_at'] as Date).getTime()).toBe(firstSeen.getTime());
@@ -289,7 +343,7 @@ describe('POST /api/health: registration and upsert', () => {
     expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
   });
 
-  it('a license key\'s heartbeat is never refused over the client_id it ignores', async () => {
+  it("a license key's heartbeat is never refused over the client_id it ignores", async () => {
     for (const clientId of ['Acme Corp', 42, { nested: true }]) {
       const id = newAgentId('ign');
       const res = await heartbeat(biz.key, beat(id, { client_id: clientId }));
@@ -305,18 +359,29 @@ describe('POST /api/health: registration and upsert', () => {
     const res = await heartbeat(second.key, beat(id, { version: '9.9.9' }));
     expect(res.status).toBe(200);
     // Issue 11 point 20: the tier recorded is the registering key's, not the last heartbeat's.
-    expect(await agentRow(id)).toMatchObject({ version: '9.9.9', client_id: biz.record.client_id, license_id: biz.record.id, key_tier: 'business' });
+    expect(await agentRow(id)).toMatchObject({
+      version: '9.9.9',
+      client_id: biz.record.client_id,
+      license_id: biz.record.id,
+      key_tier: 'business',
+    });
   });
 
-  it('another client\'s key using the same agent id registers its own agent; the first is untouched (D17)', async () => {
+  it("another client's key using the same agent id registers its own agent; the first is untouched (D17)", async () => {
     const id = newAgentId('other');
     expect((await heartbeat(biz.key, beat(id))).status).toBe(200);
     const other = await createLicense(portal, { tier: 'business' });
     const res = await heartbeat(other.key, beat(id, { version: '6.6.6', client_id: biz.record.client_id }));
     expect(res.status).toBe(200);
     expect(await agentRowOf(biz.record.client_id, id)).toMatchObject({ version: '4.2.3', license_id: biz.record.id });
-    expect(await agentRowOf(other.record.client_id, id)).toMatchObject({ version: '6.6.6', license_id: other.record.id });
-    expect((await auditFor(id, 'agent_first_seen')).map((e) => e['client_id'])).toEqual([biz.record.client_id, other.record.client_id]);
+    expect(await agentRowOf(other.record.client_id, id)).toMatchObject({
+      version: '6.6.6',
+      license_id: other.record.id,
+    });
+    expect((await auditFor(id, 'agent_first_seen')).map((e) => e['client_id'])).toEqual([
+      biz.record.client_id,
+      other.record.client_id,
+    ]);
   });
 
   it('the legacy key keeps the client_id the daemon reports, and follows it on later heartbeats', async () => {
@@ -350,7 +415,14 @@ describe('POST /api/health: registration and upsert', () => {
     const q = await queue({ agent_id: id, command_type: 'restart' });
     expect(q.status).toBe(201);
     const group = `mv-${randomBytes(3).toString('hex')}`;
-    expect((await http(portal.url, 'POST', '/api/agent-groups', { headers: withToken(admin), json: { agent_id: id, group_name: group } })).status).toBe(201);
+    expect(
+      (
+        await http(portal.url, 'POST', '/api/agent-groups', {
+          headers: withToken(admin),
+          json: { agent_id: id, group_name: group },
+        })
+      ).status,
+    ).toBe(201);
 
     const moved = await heartbeat(LEGACY_KEY, beat(id, { client_id: to }));
     expect(moved.status).toBe(200);
@@ -368,7 +440,9 @@ describe('POST /api/health: registration and upsert', () => {
     for (let round = 0; round < 10; round++) {
       const id = newAgentId('lrace');
       const client = uniqueClientId('lrace');
-      const results = await Promise.all(Array.from({ length: 6 }, () => heartbeat(LEGACY_KEY, beat(id, { client_id: client }))));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, () => heartbeat(LEGACY_KEY, beat(id, { client_id: client }))),
+      );
       expect(results.map((r) => r.status)).toEqual(Array(6).fill(200));
       expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
     }
@@ -442,7 +516,9 @@ describe('POST /api/health: the agent limit (D11)', () => {
     const lic = await createLicense(portal, { tier: 'business', max_agents: 3 });
     const results = await Promise.all(Array.from({ length: 8 }, () => heartbeat(lic.key, beat(newAgentId('race')))));
     expect(results.filter((r) => r.status === 200)).toHaveLength(3);
-    expect(results.filter((r) => r.status === 403).map((r) => r.body)).toEqual(Array(5).fill({ error: 'Agent limit reached (3)' }));
+    expect(results.filter((r) => r.status === 403).map((r) => r.body)).toEqual(
+      Array(5).fill({ error: 'Agent limit reached (3)' }),
+    );
     const { rows } = await db.query('SELECT count(*)::int AS n FROM agents WHERE license_id = $1', [lic.record.id]);
     expect(rows[0].n).toBe(3);
   });
@@ -467,16 +543,26 @@ describe('POST /api/health: the agent limit (D11)', () => {
       ids.push(id);
       // Half the rounds through a key with max_agents: a sibling's registration must not count against its own agent.
       const key = round % 2 === 0 ? lic.key : edge.key;
-      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => heartbeat(key, beat(id, { uptime_seconds: i }))));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => heartbeat(key, beat(id, { uptime_seconds: i }))),
+      );
       statuses.push(results.map((r) => r.status));
     }
     expect(statuses).toEqual(Array(30).fill(Array(6).fill(200)));
-    const { rows } = await db.query('SELECT agent_id, count(*)::int AS n FROM agents WHERE agent_id = ANY($1) GROUP BY agent_id', [ids]);
+    const { rows } = await db.query(
+      'SELECT agent_id, count(*)::int AS n FROM agents WHERE agent_id = ANY($1) GROUP BY agent_id',
+      [ids],
+    );
     expect(rows).toHaveLength(30);
     expect(rows.every((r) => r.n === 1)).toBe(true);
-    const { rows: firstSeen } = await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'agent_first_seen' AND data->>'agent_id' = ANY($1)`, [ids]);
+    const { rows: firstSeen } = await db.query(
+      `SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'agent_first_seen' AND data->>'agent_id' = ANY($1)`,
+      [ids],
+    );
     expect(firstSeen[0].n).toBe(30);
-    const { rows: counted } = await db.query('SELECT count(*)::int AS n FROM agents WHERE license_id = $1', [edge.record.id]);
+    const { rows: counted } = await db.query('SELECT count(*)::int AS n FROM agents WHERE license_id = $1', [
+      edge.record.id,
+    ]);
     expect(counted[0].n).toBe(15);
   });
 
@@ -494,7 +580,7 @@ describe('POST /api/health: the agent limit (D11)', () => {
 });
 
 describe('POST /api/health: one agent id under two clients (D17)', () => {
-  it('two clients\' agents with the same id (a default host name) both heartbeat and each gets only its own commands', async () => {
+  it("two clients' agents with the same id (a default host name) both heartbeat and each gets only its own commands", async () => {
     const a = await createLicense(portal, { tier: 'business' });
     const b = await createLicense(portal, { tier: 'msp' });
     const id = newAgentId('raspberrypi');
@@ -511,23 +597,42 @@ describe('POST /api/health: one agent id under two clients (D17)', () => {
       client_ids: [a.record.client_id, b.record.client_id].sort(),
     });
     const forA = await queue({ agent_id: id, client_id: a.record.client_id, command_type: 'restart' });
-    const forB = await queue({ agent_id: id, client_id: b.record.client_id, command_type: 'set_log_level', payload: { level: 'debug' } });
+    const forB = await queue({
+      agent_id: id,
+      client_id: b.record.client_id,
+      command_type: 'set_log_level',
+      payload: { level: 'debug' },
+    });
     expect([forA.status, forB.status]).toEqual([201, 201]);
-    const { rows } = await db.query('SELECT id::int AS id, client_id FROM agent_commands WHERE agent_id = $1 ORDER BY id', [id]);
+    const { rows } = await db.query(
+      'SELECT id::int AS id, client_id FROM agent_commands WHERE agent_id = $1 ORDER BY id',
+      [id],
+    );
     expect(rows).toEqual([
       { id: forA.body.commands[0].id, client_id: a.record.client_id },
       { id: forB.body.commands[0].id, client_id: b.record.client_id },
     ]);
 
     const gotB = await heartbeat(b.key, beat(id));
-    expect(gotB.body.commands.map((c: { id: number; command_type: string }) => [c.id, c.command_type])).toEqual([[forB.body.commands[0].id, 'set_log_level']]);
+    expect(gotB.body.commands.map((c: { id: number; command_type: string }) => [c.id, c.command_type])).toEqual([
+      [forB.body.commands[0].id, 'set_log_level'],
+    ]);
     const gotA = await heartbeat(a.key, beat(id));
-    expect(gotA.body.commands.map((c: { id: number; command_type: string }) => [c.id, c.command_type])).toEqual([[forA.body.commands[0].id, 'restart']]);
+    expect(gotA.body.commands.map((c: { id: number; command_type: string }) => [c.id, c.command_type])).toEqual([
+      [forA.body.commands[0].id, 'restart'],
+    ]);
     expect(await agentRowOf(a.record.client_id, id)).toMatchObject({ version: '4.2.3', license_id: a.record.id });
     expect(await agentRowOf(b.record.client_id, id)).toMatchObject({ version: '4.2.3', license_id: b.record.id });
 
     // Deregistering one leaves the other heartbeating.
-    expect((await http(portal.url, 'PATCH', '/api/agents', { headers: withToken(admin), json: { agent_id: id, client_id: a.record.client_id, action: 'deregister' } })).status).toBe(200);
+    expect(
+      (
+        await http(portal.url, 'PATCH', '/api/agents', {
+          headers: withToken(admin),
+          json: { agent_id: id, client_id: a.record.client_id, action: 'deregister' },
+        })
+      ).status,
+    ).toBe(200);
     expect((await heartbeat(a.key, beat(id))).status).toBe(403);
     expect((await heartbeat(b.key, beat(id))).status).toBe(200);
   });
@@ -540,7 +645,10 @@ describe('POST /api/health: command delivery', () => {
   });
 
   async function commandRows(agentId: string) {
-    const { rows } = await db.query('SELECT id::int AS id, status, sent_at FROM agent_commands WHERE agent_id = $1 ORDER BY id', [agentId]);
+    const { rows } = await db.query(
+      'SELECT id::int AS id, status, sent_at FROM agent_commands WHERE agent_id = $1 ORDER BY id',
+      [agentId],
+    );
     return rows as { id: number; status: string; sent_at: Date | null }[];
   }
 
@@ -567,9 +675,23 @@ describe('POST /api/health: command delivery', () => {
     expect(first.body.commands).toHaveLength(20);
     expect(first.body.commands.map((c: { id: number }) => c.id)).toEqual(expected.slice(0, 20));
     const sample = first.body.commands[0];
-    expect(Object.keys(sample).sort()).toEqual(['command_type', 'created_at', 'created_by', 'id', 'payload', 'priority']);
+    expect(Object.keys(sample).sort()).toEqual([
+      'command_type',
+      'created_at',
+      'created_by',
+      'id',
+      'payload',
+      'priority',
+    ]);
     const top = queued.find((q) => q.id === sample.id);
-    expect(sample).toEqual({ id: top?.id, command_type: 'set_log_level', payload: { level: 'info' }, priority: 10, created_by: ADMIN_EMAIL, created_at: new Date(top?.created ?? 0).toISOString() });
+    expect(sample).toEqual({
+      id: top?.id,
+      command_type: 'set_log_level',
+      payload: { level: 'info' },
+      priority: 10,
+      created_by: ADMIN_EMAIL,
+      created_at: new Date(top?.created ?? 0).toISOString(),
+    });
 
     const rows = await commandRows(id);
     const sent = new Set(expected.slice(0, 20));
@@ -606,7 +728,8 @@ describe('POST /api/health: command delivery', () => {
     const id = newAgentId('ties');
     expect((await heartbeat(biz.key, beat(id))).status).toBe(200);
     const ids: number[] = [];
-    for (let i = 0; i < 4; i++) ids.push((await queue({ agent_id: id, command_type: 'restart', priority: 3 })).body.commands[0].id);
+    for (let i = 0; i < 4; i++)
+      ids.push((await queue({ agent_id: id, command_type: 'restart', priority: 3 })).body.commands[0].id);
     const res = await heartbeat(biz.key, beat(id));
     expect(res.body.commands.map((c: { id: number }) => c.id)).toEqual(ids);
   });
@@ -627,7 +750,11 @@ describe('POST /api/health: command delivery', () => {
     const first = await heartbeat(pro.key, beat(id));
     expect(first.status).toBe(200);
     expect(first.body.commands).toEqual([]);
-    expect(await agentRow(id)).toMatchObject({ key_tier: 'professional', client_id: pro.record.client_id, license_id: pro.record.id });
+    expect(await agentRow(id)).toMatchObject({
+      key_tier: 'professional',
+      client_id: pro.record.client_id,
+      license_id: pro.record.id,
+    });
 
     const refused = await queue({ agent_id: id, command_type: 'restart' });
     expect(refused.status).toBe(403);
@@ -635,14 +762,17 @@ describe('POST /api/health: command delivery', () => {
     expect(await commandRows(id)).toEqual([]);
 
     // Even a command that is somehow pending stays undelivered.
-    await db.query(`INSERT INTO agent_commands (client_id, agent_id, command_type, payload, priority, created_by) VALUES ($2, $1, 'restart', '{}', 5, 'test')`, [id, pro.record.client_id]);
+    await db.query(
+      `INSERT INTO agent_commands (client_id, agent_id, command_type, payload, priority, created_by) VALUES ($2, $1, 'restart', '{}', 5, 'test')`,
+      [id, pro.record.client_id],
+    );
     const again = await heartbeat(pro.key, beat(id));
     expect(again.status).toBe(200);
     expect(again.body.commands).toEqual([]);
     expect((await commandRows(id)).map((r) => r.status)).toEqual(['pending']);
   });
 
-  it('a business agent heartbeating with its client\'s professional key gets no commands, which stay pending', async () => {
+  it("a business agent heartbeating with its client's professional key gets no commands, which stay pending", async () => {
     const pro = await createLicense(portal, { tier: 'professional', client_id: biz.record.client_id });
     const id = newAgentId('mixed');
     expect((await heartbeat(biz.key, beat(id))).status).toBe(200);
@@ -659,25 +789,53 @@ describe('POST /api/health: command delivery', () => {
     const q = await queue({ agent_id: id, command_type: 'run_scan', payload: { targets: '10.0.0.1' }, priority: 7 });
     expect(q.status).toBe(201);
     const res = await heartbeat(LEGACY_KEY, beat(id));
-    expect(res.body.commands).toEqual([{ id: q.body.commands[0].id, command_type: 'run_scan', payload: { targets: '10.0.0.1' }, priority: 7, created_by: ADMIN_EMAIL, created_at: q.body.commands[0].created_at }]);
+    expect(res.body.commands).toEqual([
+      {
+        id: q.body.commands[0].id,
+        command_type: 'run_scan',
+        payload: { targets: '10.0.0.1' },
+        priority: 7,
+        created_by: ADMIN_EMAIL,
+        created_at: q.body.commands[0].created_at,
+      },
+    ]);
   });
 });
 
 describe('the legacy shared key is logged at warning level on every use (D18)', () => {
   it('heartbeat, poll and status report each log one warning with the route, never the key', async () => {
     const lines: string[] = [];
-    const logged = await startTestPortal({ env: { SVC_LOG_LEVEL: 'warn' }, logDestination: { write: (line: string) => void lines.push(line) } });
+    const logged = await startTestPortal({
+      env: { SVC_LOG_LEVEL: 'warn' },
+      logDestination: { write: (line: string) => void lines.push(line) },
+    });
     try {
       const id = newAgentId('warn');
       const body = beat(id, { client_id: uniqueClientId('legacy') });
-      expect((await http(logged.url, 'POST', '/api/health', { headers: withKey(LEGACY_KEY), json: body })).status).toBe(200);
-      expect((await http(logged.url, 'GET', `/api/agent-commands?agent_id=${id}`, { headers: withKey(LEGACY_KEY) })).status).toBe(200);
-      expect((await http(logged.url, 'PATCH', '/api/agent-commands', { headers: withKey(LEGACY_KEY), json: { command_id: 1, agent_id: id, status: 'acked' } })).status).toBe(404);
+      expect((await http(logged.url, 'POST', '/api/health', { headers: withKey(LEGACY_KEY), json: body })).status).toBe(
+        200,
+      );
+      expect(
+        (await http(logged.url, 'GET', `/api/agent-commands?agent_id=${id}`, { headers: withKey(LEGACY_KEY) })).status,
+      ).toBe(200);
+      expect(
+        (
+          await http(logged.url, 'PATCH', '/api/agent-commands', {
+            headers: withKey(LEGACY_KEY),
+            json: { command_id: 1, agent_id: id, status: 'acked' },
+          })
+        ).status,
+      ).toBe(404);
       // A license key is not logged.
       const lic = await createLicense(logged, { tier: 'business' });
-      expect((await http(logged.url, 'POST', '/api/health', { headers: withKey(lic.key), json: beat(newAgentId('lic')) })).status).toBe(200);
+      expect(
+        (await http(logged.url, 'POST', '/api/health', { headers: withKey(lic.key), json: beat(newAgentId('lic')) }))
+          .status,
+      ).toBe(200);
 
-      const warnings = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'legacy shared key used');
+      const warnings = lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l['msg'] === 'legacy shared key used');
       expect(warnings.map((w) => [w['level'], w['route']])).toEqual([
         [40, 'POST /api/health'],
         [40, 'GET /api/agent-commands'],

@@ -83,7 +83,14 @@ describe('the external provider stand-in', () => {
     expect(jwks.body.keys[0]).toMatchObject({ kty: 'RSA', kid: 'ext-key-1', alg: 'RS256', use: 'sig', e: 'AQAB' });
     expect(jwks.body.keys[0].d).toBeUndefined();
     const claims = decodeJwt(await mint({ sub: 's1', role: 'member', client_ids: 'acme,beta', exp: '2000000000' }));
-    expect(claims).toMatchObject({ sub: 's1', role: 'member', client_ids: ['acme', 'beta'], iss: ISSUER, aud: AUDIENCE, exp: 2000000000 });
+    expect(claims).toMatchObject({
+      sub: 's1',
+      role: 'member',
+      client_ids: ['acme', 'beta'],
+      iss: ISSUER,
+      aud: AUDIENCE,
+      exp: 2000000000,
+    });
   });
 });
 
@@ -104,12 +111,18 @@ describe('external-provider mode: accepted tokens', () => {
     expect((await licenses(await mint({ aud: `other-api,${AUDIENCE}` }))).status).toBe(200);
   });
 
-  it('records the token\'s e-mail (or else its subject) as the actor of admin changes', async () => {
+  it("records the token's e-mail (or else its subject) as the actor of admin changes", async () => {
     const withEmail = await mint({ sub: 'ext-admin-4', email: 'ops@idp.test' });
-    const created = await http(portal.url, 'POST', '/api/licenses', { headers: withToken(withEmail), json: { tier: 'msp', client_id: 'acme', name: 'Acme MSP' } });
+    const created = await http(portal.url, 'POST', '/api/licenses', {
+      headers: withToken(withEmail),
+      json: { tier: 'msp', client_id: 'acme', name: 'Acme MSP' },
+    });
     expect(created.status).toBe(201);
     const noEmail = await mint({ sub: 'ext-admin-5' });
-    const second = await http(portal.url, 'POST', '/api/licenses', { headers: withToken(noEmail), json: { tier: 'business', client_id: 'beta', name: 'Beta' } });
+    const second = await http(portal.url, 'POST', '/api/licenses', {
+      headers: withToken(noEmail),
+      json: { tier: 'business', client_id: 'beta', name: 'Beta' },
+    });
     expect(second.status).toBe(201);
     const { rows } = await db.query('SELECT client_id, created_by FROM licenses ORDER BY client_id');
     expect(rows).toEqual([
@@ -126,13 +139,25 @@ describe('external-provider mode: accepted tokens', () => {
 
     // delta holds an msp key: audit is allowed, and shows delta's events only.
     const admin = await mint({ sub: 'ext-admin-6' });
-    for (const [tier, client_id] of [['msp', 'delta'], ['business', 'epsilon']]) {
-      expect((await http(portal.url, 'POST', '/api/licenses', { headers: withToken(admin), json: { tier, client_id, name: client_id } })).status).toBe(201);
+    for (const [tier, client_id] of [
+      ['msp', 'delta'],
+      ['business', 'epsilon'],
+    ]) {
+      expect(
+        (
+          await http(portal.url, 'POST', '/api/licenses', {
+            headers: withToken(admin),
+            json: { tier, client_id, name: client_id },
+          })
+        ).status,
+      ).toBe(201);
     }
     const deltaMember = await mint({ sub: 'ext-member-3', role: 'member', client_ids: 'delta' });
     const audit = await http(portal.url, 'GET', '/api/audit', { headers: withToken(deltaMember) });
     expect(audit.status).toBe(200);
-    expect(audit.body.events.map((e: { event_type: string; client_id: string }) => [e.event_type, e.client_id])).toEqual([['license_created', 'delta']]);
+    expect(
+      audit.body.events.map((e: { event_type: string; client_id: string }) => [e.event_type, e.client_id]),
+    ).toEqual([['license_created', 'delta']]);
     const adminAudit = await http(portal.url, 'GET', '/api/audit', { headers: withToken(admin) });
     expect(adminAudit.body.events.some((e: { client_id: string }) => e.client_id === 'epsilon')).toBe(true);
 
@@ -144,10 +169,20 @@ describe('external-provider mode: accepted tokens', () => {
   });
 
   it('treats client_ids without a role, a role without client_ids and a differently cased "Admin" as scoped, never admin', async () => {
-    const cases: Record<string, string>[] = [{ client_ids: 'acme' }, { role: 'member' }, { role: 'Admin' }, { role: 'admin ', client_ids: 'acme' }, { client_ids: '' }];
+    const cases: Record<string, string>[] = [
+      { client_ids: 'acme' },
+      { role: 'member' },
+      { role: 'Admin' },
+      { role: 'admin ', client_ids: 'acme' },
+      { client_ids: '' },
+    ];
     for (const params of cases) {
       const res = await licenses(await mint({ sub: 'ext-scoped', ...params }));
-      expect({ params, status: res.status, body: res.body }).toEqual({ params, status: 403, body: { error: 'Admin access required' } });
+      expect({ params, status: res.status, body: res.body }).toEqual({
+        params,
+        status: 403,
+        body: { error: 'Admin access required' },
+      });
     }
   });
 });
@@ -163,7 +198,9 @@ describe('external-provider mode: refused tokens', () => {
     const valid = await mint({ sub: 'ext-member-9', role: 'member', client_ids: 'acme' });
     const [h, , s] = valid.split('.') as [string, string, string];
     // Drop role and client_ids to turn the member into an admin, keeping the signature.
-    const elevated = Buffer.from(JSON.stringify({ sub: 'ext-member-9', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 600 })).toString('base64url');
+    const elevated = Buffer.from(
+      JSON.stringify({ sub: 'ext-member-9', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 600 }),
+    ).toString('base64url');
     const bad: Record<string, string> = {
       'wrong issuer': await mint({ iss: 'http://evil.test/' }),
       'issuer without trailing slash': await mint({ iss: 'http://idp.test' }),
@@ -182,10 +219,19 @@ describe('external-provider mode: refused tokens', () => {
     };
     for (const [name, token] of Object.entries(bad)) {
       const res = await licenses(token);
-      expect({ name, status: res.status, text: res.text, headers: headerNames(res) }).toEqual({ name, status: 401, text: baseline.text, headers: headerNames(baseline) });
+      expect({ name, status: res.status, text: res.text, headers: headerNames(res) }).toEqual({
+        name,
+        status: 401,
+        text: baseline.text,
+        headers: headerNames(baseline),
+      });
     }
     const missing = await http(portal.url, 'GET', '/api/licenses');
-    expect({ status: missing.status, text: missing.text, headers: headerNames(missing) }).toEqual({ status: 401, text: baseline.text, headers: headerNames(baseline) });
+    expect({ status: missing.status, text: missing.text, headers: headerNames(missing) }).toEqual({
+      status: 401,
+      text: baseline.text,
+      headers: headerNames(baseline),
+    });
   });
 
   it('refuses a valid external token in Authorization with the same plain 401, before any handler runs', async () => {
@@ -193,10 +239,20 @@ describe('external-provider mode: refused tokens', () => {
     const token = await mint({ sub: 'ext-admin-7' });
     expect((await licenses(token)).status).toBe(200);
     const before = (await db.query('SELECT count(*)::int AS n FROM licenses')).rows[0].n;
-    for (const headers of [{ authorization: `Bearer ${token}` }, { authorization: `Bearer ${token}`, ...withToken(token) }]) {
+    for (const headers of [
+      { authorization: `Bearer ${token}` },
+      { authorization: `Bearer ${token}`, ...withToken(token) },
+    ]) {
       const get = await http(portal.url, 'GET', '/api/licenses', { headers });
-      expect({ status: get.status, text: get.text, headers: headerNames(get) }).toEqual({ status: 401, text: baseline.text, headers: headerNames(baseline) });
-      const post = await http(portal.url, 'POST', '/api/licenses', { headers, json: { tier: 'msp', client_id: 'gamma', name: 'Gamma' } });
+      expect({ status: get.status, text: get.text, headers: headerNames(get) }).toEqual({
+        status: 401,
+        text: baseline.text,
+        headers: headerNames(baseline),
+      });
+      const post = await http(portal.url, 'POST', '/api/licenses', {
+        headers,
+        json: { tier: 'msp', client_id: 'gamma', name: 'Gamma' },
+      });
       expect(post.status).toBe(401);
       expect(post.text).toBe(baseline.text);
     }
@@ -204,7 +260,7 @@ describe('external-provider mode: refused tokens', () => {
   });
 });
 
-describe('external-provider mode: the portal\'s own identity provider is off', () => {
+describe("external-provider mode: the portal's own identity provider is off", () => {
   it('does not serve /identity (404) and keeps no signing key', async () => {
     const routes: [string, string][] = [
       ['POST', '/identity/token'],
@@ -219,9 +275,16 @@ describe('external-provider mode: the portal\'s own identity provider is off', (
     const token = await mint({ sub: 'ext-admin-8' });
     for (const [method, route] of routes) {
       const res = await http(portal.url, method, route, { headers: { authorization: `Bearer ${token}` } });
-      expect({ method, route, status: res.status, body: res.body }).toEqual({ method, route, status: 404, body: { error: `Not found: ${method} ${route}` } });
+      expect({ method, route, status: res.status, body: res.body }).toEqual({
+        method,
+        route,
+        status: 404,
+        body: { error: `Not found: ${method} ${route}` },
+      });
     }
-    const login = await http(portal.url, 'POST', '/identity/token', { form: { grant_type: 'password', username: 'admin@test.local', password: 'admin-password-0123' } });
+    const login = await http(portal.url, 'POST', '/identity/token', {
+      form: { grant_type: 'password', username: 'admin@test.local', password: 'admin-password-0123' },
+    });
     expect(login.status).toBe(404);
     expect((await db.query('SELECT count(*)::int AS n FROM identity_signing_keys')).rows[0].n).toBe(0);
   });

@@ -26,13 +26,18 @@ function fakeClock() {
   };
 }
 
-function tokenRequest(portal: TestPortal, form: Record<string, string>, headers: Record<string, string> = {}): Promise<HttpResult> {
+function tokenRequest(
+  portal: TestPortal,
+  form: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<HttpResult> {
   return http(portal.url, 'POST', '/identity/token', { form, headers });
 }
 
 const passwordGrant = (portal: TestPortal, username: string, password: string, headers: Record<string, string> = {}) =>
   tokenRequest(portal, { grant_type: 'password', username, password }, headers);
-const refreshGrant = (portal: TestPortal, refreshToken: string) => tokenRequest(portal, { grant_type: 'refresh_token', refresh_token: refreshToken });
+const refreshGrant = (portal: TestPortal, refreshToken: string) =>
+  tokenRequest(portal, { grant_type: 'refresh_token', refresh_token: refreshToken });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 function openDb(portal: TestPortal): pg.Pool {
@@ -44,7 +49,10 @@ function openDb(portal: TestPortal): pg.Pool {
 async function createUser(portal: TestPortal): Promise<{ id: string; email: string; password: string }> {
   const email = `user-${randomBytes(4).toString('hex')}@example.test`;
   const password = `pw-${randomBytes(8).toString('hex')}`;
-  const res = await http(portal.url, 'POST', '/identity/admin/users', { headers: bearer(await portal.adminToken()), json: { email, password, role: 'member', client_ids: ['acme'] } });
+  const res = await http(portal.url, 'POST', '/identity/admin/users', {
+    headers: bearer(await portal.adminToken()),
+    json: { email, password, role: 'member', client_ids: ['acme'] },
+  });
   if (res.status !== 201) throw new Error(`create user failed: ${res.status} ${res.text}`);
   return { id: res.body.user.id, email, password };
 }
@@ -67,9 +75,13 @@ describe('password strength (zxcvbn)', () => {
       json: { email: 'weak@example.test', password: 'aaaaaaaaaaaa', role: 'member', client_ids: ['acme'] },
     });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/^Password is too weak \(strength 0 of 4, at least 3 required\): Repeated characters like "aaa" are easy to guess\./);
+    expect(res.body.error).toMatch(
+      /^Password is too weak \(strength 0 of 4, at least 3 required\): Repeated characters like "aaa" are easy to guess\./,
+    );
     expect(res.body.error).not.toContain('aaaaaaaaaaaa');
-    const { rows } = await db.query(`SELECT count(*)::int AS n FROM users WHERE email_normalized = 'weak@example.test'`);
+    const { rows } = await db.query(
+      `SELECT count(*)::int AS n FROM users WHERE email_normalized = 'weak@example.test'`,
+    );
     expect(rows[0].n).toBe(0);
   });
 
@@ -85,10 +97,15 @@ describe('password strength (zxcvbn)', () => {
   it('refuses a weak new password on update and keeps the old one', async () => {
     const user = await createUser(portal);
     const before = (await db.query('SELECT password_hash FROM users WHERE id = $1', [user.id])).rows[0].password_hash;
-    const res = await http(portal.url, 'PATCH', `/identity/admin/users?id=${user.id}`, { headers: bearer(await portal.adminToken()), json: { password: 'password1234' } });
+    const res = await http(portal.url, 'PATCH', `/identity/admin/users?id=${user.id}`, {
+      headers: bearer(await portal.adminToken()),
+      json: { password: 'password1234' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/^Password is too weak \(strength \d of 4, at least 3 required\)/);
-    expect((await db.query('SELECT password_hash FROM users WHERE id = $1', [user.id])).rows[0].password_hash).toBe(before);
+    expect((await db.query('SELECT password_hash FROM users WHERE id = $1', [user.id])).rows[0].password_hash).toBe(
+      before,
+    );
     expect((await passwordGrant(portal, user.email, user.password)).status).toBe(200);
   });
 
@@ -101,7 +118,9 @@ describe('password strength (zxcvbn)', () => {
     }
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).variable).toBe('SVC_ADMIN_PASSWORD');
-    expect((err as ConfigError).message).toMatch(/^Invalid configuration: SVC_ADMIN_PASSWORD is too weak \(strength 0 of 4, at least 3 required\)/);
+    expect((err as ConfigError).message).toMatch(
+      /^Invalid configuration: SVC_ADMIN_PASSWORD is too weak \(strength 0 of 4, at least 3 required\)/,
+    );
     expect((err as ConfigError).message).not.toContain('aaaaaaaaaaaa');
     expect((err as ConfigError).message).not.toContain('\n');
   });
@@ -125,15 +144,20 @@ describe('token revocation and the refresh-token family lifetime', () => {
     expect(res.status).toBe(200);
     return res.body as { access_token: string; refresh_token: string };
   }
-  const whoAmI = async (token: string) => (await http(portal.url, 'GET', '/identity/user', { headers: bearer(token) })).status;
-  const apiStatus = async (token: string) => (await http(portal.url, 'GET', '/api/sessions', { headers: { 'x-identity-token': token } })).status;
+  const whoAmI = async (token: string) =>
+    (await http(portal.url, 'GET', '/identity/user', { headers: bearer(token) })).status;
+  const apiStatus = async (token: string) =>
+    (await http(portal.url, 'GET', '/api/sessions', { headers: { 'x-identity-token': token } })).status;
 
   it('ends the access tokens issued before a password change at once; a login after it works', async () => {
     const user = await createUser(portal);
     const before = await loginAs(user);
     expect(await whoAmI(before.access_token)).toBe(200);
     expect(await apiStatus(before.access_token)).toBe(200);
-    const changed = await http(portal.url, 'PATCH', `/identity/admin/users?id=${user.id}`, { headers: bearer(await portal.adminToken()), json: { password: 'a-brand-new-passphrase-77' } });
+    const changed = await http(portal.url, 'PATCH', `/identity/admin/users?id=${user.id}`, {
+      headers: bearer(await portal.adminToken()),
+      json: { password: 'a-brand-new-passphrase-77' },
+    });
     expect(changed.status).toBe(200);
     expect(await whoAmI(before.access_token)).toBe(401);
     expect(await apiStatus(before.access_token)).toBe(401);
@@ -157,7 +181,10 @@ describe('token revocation and the refresh-token family lifetime', () => {
     expect(await whoAmI(second.body.access_token)).toBe(401);
     expect(await apiStatus(second.body.access_token)).toBe(401);
     expect(await whoAmI(other.access_token)).toBe(200);
-    const { rows } = await db.query('SELECT count(*)::int AS n FROM token_families WHERE user_id = $1 AND revoked_at IS NOT NULL', [user.id]);
+    const { rows } = await db.query(
+      'SELECT count(*)::int AS n FROM token_families WHERE user_id = $1 AND revoked_at IS NOT NULL',
+      [user.id],
+    );
     expect(rows[0].n).toBe(1);
   });
 
@@ -182,10 +209,19 @@ describe('token revocation and the refresh-token family lifetime', () => {
 });
 
 /** A password grant sent from another loopback address (a real socket bound to `from`). */
-async function passwordGrantFrom(portal: TestPortal, from: string, username: string, password: string): Promise<{ status: number; body: any }> {
+async function passwordGrantFrom(
+  portal: TestPortal,
+  from: string,
+  username: string,
+  password: string,
+): Promise<{ status: number; body: any }> {
   const dispatcher = new Agent({ localAddress: from });
   try {
-    const res = await undiciFetch(`${portal.url}/identity/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'password', username, password }), dispatcher });
+    const res = await undiciFetch(`${portal.url}/identity/token`, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'password', username, password }),
+      dispatcher,
+    });
     return { status: res.status, body: await res.json() };
   } finally {
     await dispatcher.close();
@@ -197,7 +233,10 @@ describe('failed logins lock per (e-mail, address) and only slow down across add
   let portal: TestPortal;
   let db: pg.Pool;
   beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now, env: { SVC_LOGIN_SLOW_AFTER: '8', SVC_LOGIN_SLOW_DELAY_MS: '1500' } });
+    portal = await startTestPortal({
+      now: clock.now,
+      env: { SVC_LOGIN_SLOW_AFTER: '8', SVC_LOGIN_SLOW_DELAY_MS: '1500' },
+    });
     db = openDb(portal);
   });
   afterAll(async () => {
@@ -207,28 +246,40 @@ describe('failed logins lock per (e-mail, address) and only slow down across add
 
   it('five failures from one address lock that address only; the right password from another address still works', async () => {
     const user = await createUser(portal);
-    for (let i = 0; i < 5; i++) expect((await passwordGrantFrom(portal, '127.0.0.2', user.email, 'wrong-password-000')).status).toBe(400);
+    for (let i = 0; i < 5; i++)
+      expect((await passwordGrantFrom(portal, '127.0.0.2', user.email, 'wrong-password-000')).status).toBe(400);
     const lockedOut = await passwordGrantFrom(portal, '127.0.0.2', user.email, user.password);
-    expect(lockedOut).toEqual({ status: 429, body: { error: 'too_many_attempts', error_description: 'Too many failed logins; try again later' } });
+    expect(lockedOut).toEqual({
+      status: 429,
+      body: { error: 'too_many_attempts', error_description: 'Too many failed logins; try again later' },
+    });
     const elsewhere = await passwordGrantFrom(portal, '127.0.0.3', user.email, user.password);
     expect(elsewhere.status).toBe(200);
-    const { rows } = await db.query('SELECT address, failed_logins FROM login_failures WHERE email_normalized = $1 ORDER BY address', [user.email]);
+    const { rows } = await db.query(
+      'SELECT address, failed_logins FROM login_failures WHERE email_normalized = $1 ORDER BY address',
+      [user.email],
+    );
     expect(rows).toEqual([{ address: '127.0.0.2', failed_logins: 5 }]);
   });
 
   it('past SVC_LOGIN_SLOW_AFTER failures across addresses, the right password from a fresh address is slowed, not refused', async () => {
     const user = await createUser(portal);
     for (const from of ['127.0.0.4', '127.0.0.5']) {
-      for (let i = 0; i < 4; i++) expect((await passwordGrantFrom(portal, from, user.email, 'wrong-password-000')).status).toBe(400);
+      for (let i = 0; i < 4; i++)
+        expect((await passwordGrantFrom(portal, from, user.email, 'wrong-password-000')).status).toBe(400);
     }
-    expect((await db.query('SELECT failed_logins FROM login_email_failures WHERE email_normalized = $1', [user.email])).rows).toEqual([{ failed_logins: 8 }]);
+    expect(
+      (await db.query('SELECT failed_logins FROM login_email_failures WHERE email_normalized = $1', [user.email])).rows,
+    ).toEqual([{ failed_logins: 8 }]);
     const started = performance.now();
     const right = await passwordGrantFrom(portal, '127.0.0.6', user.email, user.password);
     // A deliberate delay (a lower bound, not a performance measurement).
     expect(performance.now() - started).toBeGreaterThanOrEqual(1500);
     expect(right.status).toBe(200);
     // The success clears the count across addresses.
-    expect((await db.query('SELECT failed_logins FROM login_email_failures WHERE email_normalized = $1', [user.email])).rows).toEqual([]);
+    expect(
+      (await db.query('SELECT failed_logins FROM login_email_failures WHERE email_normalized = $1', [user.email])).rows,
+    ).toEqual([]);
   });
 
   it('refuses cross-site browser posts (Sec-Fetch-Site, foreign Origin) with 403 and counts nothing; same-origin and non-browser clients work', async () => {
@@ -240,8 +291,18 @@ describe('failed logins lock per (e-mail, address) and only slow down across add
     expect({ status: foreign.status, body: foreign.body }).toEqual({ status: 403, body: refused });
     const opaque = await passwordGrant(portal, user.email, 'wrong-password-000', { origin: 'null' });
     expect(opaque.status).toBe(403);
-    expect((await db.query('SELECT count(*)::int AS n FROM login_failures WHERE email_normalized = $1', [user.email])).rows[0].n).toBe(0);
-    expect((await passwordGrant(portal, user.email, user.password, { origin: 'http://portal.test', 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM login_failures WHERE email_normalized = $1', [user.email]))
+        .rows[0].n,
+    ).toBe(0);
+    expect(
+      (
+        await passwordGrant(portal, user.email, user.password, {
+          origin: 'http://portal.test',
+          'sec-fetch-site': 'same-origin',
+        })
+      ).status,
+    ).toBe(200);
     expect((await passwordGrant(portal, user.email, user.password)).status).toBe(200);
   });
 });
@@ -253,9 +314,17 @@ describe('the signing key at rest', () => {
   });
 
   async function keyRow(pool: pg.Pool) {
-    const { rows } = await pool.query('SELECT kid, private_jwk, private_jwk_encrypted, public_jwk, row_to_json(k)::text AS raw FROM identity_signing_keys k');
+    const { rows } = await pool.query(
+      'SELECT kid, private_jwk, private_jwk_encrypted, public_jwk, row_to_json(k)::text AS raw FROM identity_signing_keys k',
+    );
     expect(rows).toHaveLength(1);
-    return rows[0] as { kid: string; private_jwk: unknown; private_jwk_encrypted: string | null; public_jwk: { x: string }; raw: string };
+    return rows[0] as {
+      kid: string;
+      private_jwk: unknown;
+      private_jwk_encrypted: string | null;
+      public_jwk: { x: string };
+      raw: string;
+    };
   }
 
   it('generates <SVC_DATA_DIR>/identity-key (mode 600), stores the private key only encrypted, and a restart with the same key signs tokens that verify', async () => {
@@ -272,11 +341,16 @@ describe('the signing key at rest', () => {
     expect(row.raw).not.toMatch(/"d"/);
     await first.close();
 
-    const second = await startTestPortal({ databaseUrl: first.databaseUrl, env: { SVC_DATA_DIR: first.dataDir, SVC_IDENTITY_KEY_ENCRYPTION_KEY: undefined } });
+    const second = await startTestPortal({
+      databaseUrl: first.databaseUrl,
+      env: { SVC_DATA_DIR: first.dataDir, SVC_IDENTITY_KEY_ENCRYPTION_KEY: undefined },
+    });
     try {
       expect((await keyRow(db)).kid).toBe(row.kid);
       expect((await http(second.url, 'GET', '/identity/user', { headers: bearer(token) })).status).toBe(200);
-      expect((await http(second.url, 'GET', '/identity/user', { headers: bearer(await second.adminToken()) })).status).toBe(200);
+      expect(
+        (await http(second.url, 'GET', '/identity/user', { headers: bearer(await second.adminToken()) })).status,
+      ).toBe(200);
     } finally {
       await second.close();
     }
@@ -293,9 +367,14 @@ describe('the signing key at rest', () => {
       const { decryptPrivateJwk } = await import('../src/identity/key-encryption.ts');
       const before = await keyRow(pool);
       const clear = decryptPrivateJwk(Buffer.from(kek, 'hex'), before.kid, before.private_jwk_encrypted!);
-      await pool.query('UPDATE identity_signing_keys SET private_jwk = $1, private_jwk_encrypted = NULL', [JSON.stringify(clear)]);
+      await pool.query('UPDATE identity_signing_keys SET private_jwk = $1, private_jwk_encrypted = NULL', [
+        JSON.stringify(clear),
+      ]);
 
-      const second = await startTestPortal({ databaseUrl: first.databaseUrl, env: { SVC_IDENTITY_KEY_ENCRYPTION_KEY: kek } });
+      const second = await startTestPortal({
+        databaseUrl: first.databaseUrl,
+        env: { SVC_IDENTITY_KEY_ENCRYPTION_KEY: kek },
+      });
       try {
         const after = await keyRow(pool);
         expect(after.kid).toBe(before.kid);
@@ -316,12 +395,17 @@ describe('the signing key at rest', () => {
     const first = await startTestPortal({ env: { SVC_IDENTITY_KEY_ENCRYPTION_KEY: kek } });
     await first.close();
     const wrong = randomBytes(32).toString('hex');
-    const err = await startTestPortal({ databaseUrl: first.databaseUrl, env: { SVC_IDENTITY_KEY_ENCRYPTION_KEY: wrong } }).then(
+    const err = await startTestPortal({
+      databaseUrl: first.databaseUrl,
+      env: { SVC_IDENTITY_KEY_ENCRYPTION_KEY: wrong },
+    }).then(
       () => null,
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(ConfigError);
-    expect((err as ConfigError).message).toMatch(/^Invalid configuration: SVC_IDENTITY_KEY_ENCRYPTION_KEY does not decrypt the identity provider's signing key/);
+    expect((err as ConfigError).message).toMatch(
+      /^Invalid configuration: SVC_IDENTITY_KEY_ENCRYPTION_KEY does not decrypt the identity provider's signing key/,
+    );
     expect((err as ConfigError).message).not.toContain(wrong);
     expect((err as ConfigError).message).not.toContain(kek);
   });
@@ -332,9 +416,14 @@ describe('the signing key at rest', () => {
     await first.close();
     const wrong = randomBytes(32).toString('hex');
     try {
-      const p = await spawnPortal({ dataDir: await makeDataDir('svc-identity-'), env: { DATABASE_URL: first.databaseUrl, SVC_IDENTITY_KEY_ENCRYPTION_KEY: wrong } });
+      const p = await spawnPortal({
+        dataDir: await makeDataDir('svc-identity-'),
+        env: { DATABASE_URL: first.databaseUrl, SVC_IDENTITY_KEY_ENCRYPTION_KEY: wrong },
+      });
       expect(await waitForExit(p, 60_000)).toEqual({ code: 2, signal: null });
-      expect(p.stderr()).toMatch(/^Invalid configuration: SVC_IDENTITY_KEY_ENCRYPTION_KEY does not decrypt the identity provider's signing key \(kid [0-9a-f]{16}\): [^\n]*\n$/);
+      expect(p.stderr()).toMatch(
+        /^Invalid configuration: SVC_IDENTITY_KEY_ENCRYPTION_KEY does not decrypt the identity provider's signing key \(kid [0-9a-f]{16}\): [^\n]*\n$/,
+      );
       expect(p.stderr() + p.stdout()).not.toContain(wrong);
       expect(p.stderr() + p.stdout()).not.toContain(kek);
     } finally {
@@ -351,9 +440,13 @@ describe('the signing key at rest', () => {
         err = e;
       }
       expect(err).toBeInstanceOf(ConfigError);
-      expect((err as ConfigError).message).toBe('Invalid configuration: SVC_IDENTITY_KEY_ENCRYPTION_KEY must be 32 bytes as 64 hex digits or base64 (e.g. openssl rand -hex 32)');
+      expect((err as ConfigError).message).toBe(
+        'Invalid configuration: SVC_IDENTITY_KEY_ENCRYPTION_KEY must be 32 bytes as 64 hex digits or base64 (e.g. openssl rand -hex 32)',
+      );
     }
-    expect(loadConfig({ SVC_IDENTITY_KEY_ENCRYPTION_KEY: 'ab'.repeat(32) }, '/srv/portal').identity.keyEncryptionKey).toEqual(Buffer.alloc(32, 0xab));
+    expect(
+      loadConfig({ SVC_IDENTITY_KEY_ENCRYPTION_KEY: 'ab'.repeat(32) }, '/srv/portal').identity.keyEncryptionKey,
+    ).toEqual(Buffer.alloc(32, 0xab));
   });
 });
 
@@ -369,8 +462,18 @@ describe('identity configuration', () => {
   };
 
   it('defaults: families end after 30 days, logins slow after 20 failures by 2 s, key from the data directory', () => {
-    expect(loadConfig({}, '/srv/portal').identity).toEqual({ refreshFamilyMaxDays: 30, loginSlowAfter: 20, loginSlowDelayMs: 2000, keyEncryptionKey: null });
-    expect(loadConfig({ SVC_REFRESH_FAMILY_MAX_DAYS: '7', SVC_LOGIN_SLOW_AFTER: '50', SVC_LOGIN_SLOW_DELAY_MS: '0' }, '/srv/portal').identity).toMatchObject({
+    expect(loadConfig({}, '/srv/portal').identity).toEqual({
+      refreshFamilyMaxDays: 30,
+      loginSlowAfter: 20,
+      loginSlowDelayMs: 2000,
+      keyEncryptionKey: null,
+    });
+    expect(
+      loadConfig(
+        { SVC_REFRESH_FAMILY_MAX_DAYS: '7', SVC_LOGIN_SLOW_AFTER: '50', SVC_LOGIN_SLOW_DELAY_MS: '0' },
+        '/srv/portal',
+      ).identity,
+    ).toMatchObject({
       refreshFamilyMaxDays: 7,
       loginSlowAfter: 50,
       loginSlowDelayMs: 0,
@@ -378,10 +481,22 @@ describe('identity configuration', () => {
   });
 
   it.each([
-    [{ SVC_REFRESH_FAMILY_MAX_DAYS: '0' }, 'Invalid configuration: SVC_REFRESH_FAMILY_MAX_DAYS must be between 1 and 3650 (got 0)'],
-    [{ SVC_REFRESH_FAMILY_MAX_DAYS: 'month' }, 'Invalid configuration: SVC_REFRESH_FAMILY_MAX_DAYS must be a whole number between 1 and 3650 (got "month")'],
-    [{ SVC_LOGIN_SLOW_AFTER: '0' }, 'Invalid configuration: SVC_LOGIN_SLOW_AFTER must be between 1 and 1000000 (got 0)'],
-    [{ SVC_LOGIN_SLOW_DELAY_MS: '30001' }, 'Invalid configuration: SVC_LOGIN_SLOW_DELAY_MS must be between 0 and 30000 (got 30001)'],
+    [
+      { SVC_REFRESH_FAMILY_MAX_DAYS: '0' },
+      'Invalid configuration: SVC_REFRESH_FAMILY_MAX_DAYS must be between 1 and 3650 (got 0)',
+    ],
+    [
+      { SVC_REFRESH_FAMILY_MAX_DAYS: 'month' },
+      'Invalid configuration: SVC_REFRESH_FAMILY_MAX_DAYS must be a whole number between 1 and 3650 (got "month")',
+    ],
+    [
+      { SVC_LOGIN_SLOW_AFTER: '0' },
+      'Invalid configuration: SVC_LOGIN_SLOW_AFTER must be between 1 and 1000000 (got 0)',
+    ],
+    [
+      { SVC_LOGIN_SLOW_DELAY_MS: '30001' },
+      'Invalid configuration: SVC_LOGIN_SLOW_DELAY_MS must be between 0 and 30000 (got 30001)',
+    ],
   ])('refuses %o', (env, message) => {
     expect(configError(env).message).toBe(message);
   });
@@ -395,7 +510,9 @@ describe('migration 0010 on a database an older portal left', () => {
     try {
       const older = new Migrator({
         db: handle.db,
-        provider: { getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0010')) },
+        provider: {
+          getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0010')),
+        },
         migrationTableName: 'schema_migrations',
         migrationLockTableName: 'schema_migrations_lock',
       });
@@ -410,14 +527,25 @@ describe('migration 0010 on a database an older portal left', () => {
         INSERT INTO identity_signing_keys (kid, private_jwk, public_jwk) VALUES ('k1', '{"kty":"OKP","d":"secret"}', '{"kty":"OKP"}');
       `);
       await migrateToLatest(handle.db);
-      expect((await pool.query('SELECT id, user_id, started_at, revoked_at FROM token_families ORDER BY id')).rows).toEqual([
-        { id: 'dead', user_id: 'usr_a', started_at: new Date('2026-11-03T00:00:00Z'), revoked_at: new Date('2026-11-05T00:00:00Z') },
+      expect(
+        (await pool.query('SELECT id, user_id, started_at, revoked_at FROM token_families ORDER BY id')).rows,
+      ).toEqual([
+        {
+          id: 'dead',
+          user_id: 'usr_a',
+          started_at: new Date('2026-11-03T00:00:00Z'),
+          revoked_at: new Date('2026-11-05T00:00:00Z'),
+        },
         { id: 'live', user_id: 'usr_a', started_at: new Date('2026-11-01T00:00:00Z'), revoked_at: null },
       ]);
       // The address of an old count is unknown: '' never matches a client, and the count is pruned after a day.
-      expect((await pool.query('SELECT email_normalized, address, failed_logins FROM login_failures')).rows).toEqual([{ email_normalized: 'a@example.test', address: '', failed_logins: 3 }]);
+      expect((await pool.query('SELECT email_normalized, address, failed_logins FROM login_failures')).rows).toEqual([
+        { email_normalized: 'a@example.test', address: '', failed_logins: 3 },
+      ]);
       expect((await pool.query('SELECT tokens_valid_after FROM users')).rows).toEqual([{ tokens_valid_after: null }]);
-      expect((await pool.query('SELECT private_jwk, private_jwk_encrypted FROM identity_signing_keys')).rows).toEqual([{ private_jwk: { kty: 'OKP', d: 'secret' }, private_jwk_encrypted: null }]);
+      expect((await pool.query('SELECT private_jwk, private_jwk_encrypted FROM identity_signing_keys')).rows).toEqual([
+        { private_jwk: { kty: 'OKP', d: 'secret' }, private_jwk_encrypted: null },
+      ]);
     } finally {
       await pool.end();
       await handle.close();

@@ -1,11 +1,29 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createRemoteJWKSet, decodeJwt, generateKeyPair, importJWK, jwtVerify, SignJWT, UnsecuredJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import {
+  createRemoteJWKSet,
+  decodeJwt,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  SignJWT,
+  UnsecuredJWT,
+  type CryptoKey,
+  type JWK,
+  type JWTPayload,
+} from 'jose';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenVerifier } from '../src/auth/jwt.ts';
 import { http, withToken, type HttpResult } from './helpers/http.ts';
 import { decryptPrivateJwk } from '../src/identity/key-encryption.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, KEY_ENCRYPTION_KEY, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  KEY_ENCRYPTION_KEY,
+  login,
+  startTestPortal,
+  type TestPortal,
+} from './helpers/portal.ts';
 
 /**
  * The portal's own identity provider (DESIGN D4, section 5; SPEC "Authentication").
@@ -53,12 +71,18 @@ interface CreatedUser {
   client_ids: string[];
 }
 
-async function createUser(portal: TestPortal, body: { email?: string; password?: string; role?: 'admin' | 'member'; client_ids?: string[] } = {}): Promise<CreatedUser> {
+async function createUser(
+  portal: TestPortal,
+  body: { email?: string; password?: string; role?: 'admin' | 'member'; client_ids?: string[] } = {},
+): Promise<CreatedUser> {
   const email = body.email ?? `user-${randomBytes(4).toString('hex')}@example.test`;
   const password = body.password ?? `pw-${randomBytes(8).toString('hex')}`;
   const role = body.role ?? 'member';
   const client_ids = body.client_ids ?? (role === 'member' ? ['acme'] : []);
-  const res = await http(portal.url, 'POST', '/identity/admin/users', { headers: bearer(await portal.adminToken()), json: { email, password, role, client_ids } });
+  const res = await http(portal.url, 'POST', '/identity/admin/users', {
+    headers: bearer(await portal.adminToken()),
+    json: { email, password, role, client_ids },
+  });
   if (res.status !== 201) throw new Error(`create user failed: ${res.status} ${res.text}`);
   return { id: res.body.user.id, email, password, role, client_ids };
 }
@@ -72,14 +96,30 @@ function openDb(portal: TestPortal): pg.Pool {
 async function userRow(db: pg.Pool, id: string) {
   const { rows } = await db.query('SELECT * FROM users WHERE id = $1', [id]);
   return rows[0] as
-    | { id: string; email: string; password_hash: string; role: string; client_ids: string[]; created_at: Date; updated_at: Date }
+    | {
+        id: string;
+        email: string;
+        password_hash: string;
+        role: string;
+        client_ids: string[];
+        created_at: Date;
+        updated_at: Date;
+      }
     | undefined;
 }
 
 /** The failed-login count of an e-mail as typed at login (none: zero, not locked). */
 async function failuresOf(db: pg.Pool, email: string): Promise<{ failed_logins: number; locked_until: Date | null }> {
-  const { rows } = await db.query('SELECT failed_logins, locked_until FROM login_failures WHERE email_normalized = $1', [email.trim().toLowerCase()]);
-  return (rows[0] as { failed_logins: number; locked_until: Date | null } | undefined) ?? { failed_logins: 0, locked_until: null };
+  const { rows } = await db.query(
+    'SELECT failed_logins, locked_until FROM login_failures WHERE email_normalized = $1',
+    [email.trim().toLowerCase()],
+  );
+  return (
+    (rows[0] as { failed_logins: number; locked_until: Date | null } | undefined) ?? {
+      failed_logins: 0,
+      locked_until: null,
+    }
+  );
 }
 
 async function adminId(db: pg.Pool): Promise<string> {
@@ -91,8 +131,16 @@ async function adminId(db: pg.Pool): Promise<string> {
 async function portalSigningKey(db: pg.Pool): Promise<{ kid: string; key: CryptoKey; publicJwk: JWK }> {
   const { rows } = await db.query('SELECT kid, private_jwk_encrypted, public_jwk FROM identity_signing_keys');
   expect(rows).toHaveLength(1);
-  const privateJwk = decryptPrivateJwk(Buffer.from(KEY_ENCRYPTION_KEY, 'hex'), rows[0].kid, rows[0].private_jwk_encrypted);
-  return { kid: rows[0].kid, key: (await importJWK(privateJwk as JWK, 'EdDSA')) as CryptoKey, publicJwk: rows[0].public_jwk as JWK };
+  const privateJwk = decryptPrivateJwk(
+    Buffer.from(KEY_ENCRYPTION_KEY, 'hex'),
+    rows[0].kid,
+    rows[0].private_jwk_encrypted,
+  );
+  return {
+    kid: rows[0].kid,
+    key: (await importJWK(privateJwk as JWK, 'EdDSA')) as CryptoKey,
+    publicJwk: rows[0].public_jwk as JWK,
+  };
 }
 
 function sha256(s: string): string {
@@ -135,7 +183,12 @@ describe('POST /identity/token: password grant and the access token', () => {
     const jwksRes = await http(portal.url, 'GET', '/identity/.well-known/jwks.json');
     expect(jwksRes.status).toBe(200);
     const jwks = createRemoteJWKSet(new URL(`${portal.url}/identity/.well-known/jwks.json`));
-    const { payload, protectedHeader } = await jwtVerify(res.body.access_token, jwks, { algorithms: ['EdDSA'], issuer: ISSUER, audience: AUDIENCE, requiredClaims: ['exp', 'sub', 'iat'] });
+    const { payload, protectedHeader } = await jwtVerify(res.body.access_token, jwks, {
+      algorithms: ['EdDSA'],
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      requiredClaims: ['exp', 'sub', 'iat'],
+    });
     expect(protectedHeader).toEqual({ alg: 'EdDSA', kid: jwksRes.body.keys[0].kid, typ: 'JWT' });
     const iat = clock.seconds();
     expect(payload).toEqual({
@@ -152,14 +205,23 @@ describe('POST /identity/token: password grant and the access token', () => {
       sid: expect.stringMatching(/^[0-9a-f]{24}$/),
     });
     // The wrong audience or issuer must not verify: the checks above are real.
-    await expect(jwtVerify(res.body.access_token, jwks, { algorithms: ['EdDSA'], issuer: ISSUER, audience: 'other' })).rejects.toThrow();
-    await expect(jwtVerify(res.body.access_token, jwks, { algorithms: ['EdDSA'], issuer: 'http://portal.test', audience: AUDIENCE })).rejects.toThrow();
+    await expect(
+      jwtVerify(res.body.access_token, jwks, { algorithms: ['EdDSA'], issuer: ISSUER, audience: 'other' }),
+    ).rejects.toThrow();
+    await expect(
+      jwtVerify(res.body.access_token, jwks, {
+        algorithms: ['EdDSA'],
+        issuer: 'http://portal.test',
+        audience: AUDIENCE,
+      }),
+    ).rejects.toThrow();
   });
 
-  it('access tokens stop verifying 3600 s after issue on the verifier\'s clock', async () => {
+  it("access tokens stop verifying 3600 s after issue on the verifier's clock", async () => {
     const res = await passwordGrant(portal, ADMIN_EMAIL, ADMIN_PASSWORD);
     const issuedAt = clock.date().getTime();
-    const at = (seconds: number) => createTokenVerifier(portal.ctx.config, portal.ctx.db, () => new Date(issuedAt + seconds * 1000));
+    const at = (seconds: number) =>
+      createTokenVerifier(portal.ctx.config, portal.ctx.db, () => new Date(issuedAt + seconds * 1000));
     expect((await at(3599).verify(res.body.access_token))?.sub).toBe(await adminId(db));
     expect(await at(3600).verify(res.body.access_token)).toBeNull();
     expect(await at(86_400).verify(res.body.access_token)).toBeNull();
@@ -180,7 +242,9 @@ describe('POST /identity/token: password grant and the access token', () => {
   });
 
   it('accepts a JSON body as well', async () => {
-    const res = await http(portal.url, 'POST', '/identity/token', { json: { grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
+    const res = await http(portal.url, 'POST', '/identity/token', {
+      json: { grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+    });
     expect(res.status).toBe(200);
     expect(res.body.token_type).toBe('Bearer');
     expect(res.body.expires_in).toBe(3600);
@@ -212,12 +276,36 @@ describe('POST /identity/token: password grant and the access token', () => {
 
   it('answers invalid_request for missing fields and unsupported_grant_type for other grants', async () => {
     const cases: [Record<string, string>, number, { error: string; error_description: string }][] = [
-      [{ grant_type: 'password', password: ADMIN_PASSWORD }, 400, { error: 'invalid_request', error_description: 'username and password are required' }],
-      [{ grant_type: 'password', username: ADMIN_EMAIL }, 400, { error: 'invalid_request', error_description: 'username and password are required' }],
-      [{ grant_type: 'password', username: ADMIN_EMAIL, password: '' }, 400, { error: 'invalid_request', error_description: 'username and password are required' }],
-      [{ username: ADMIN_EMAIL, password: ADMIN_PASSWORD }, 400, { error: 'invalid_request', error_description: 'grant_type must be password or refresh_token' }],
-      [{ grant_type: 'refresh_token' }, 400, { error: 'invalid_request', error_description: 'refresh_token is required' }],
-      [{ grant_type: 'client_credentials', username: ADMIN_EMAIL, password: ADMIN_PASSWORD }, 400, { error: 'unsupported_grant_type', error_description: 'grant_type must be password or refresh_token' }],
+      [
+        { grant_type: 'password', password: ADMIN_PASSWORD },
+        400,
+        { error: 'invalid_request', error_description: 'username and password are required' },
+      ],
+      [
+        { grant_type: 'password', username: ADMIN_EMAIL },
+        400,
+        { error: 'invalid_request', error_description: 'username and password are required' },
+      ],
+      [
+        { grant_type: 'password', username: ADMIN_EMAIL, password: '' },
+        400,
+        { error: 'invalid_request', error_description: 'username and password are required' },
+      ],
+      [
+        { username: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+        400,
+        { error: 'invalid_request', error_description: 'grant_type must be password or refresh_token' },
+      ],
+      [
+        { grant_type: 'refresh_token' },
+        400,
+        { error: 'invalid_request', error_description: 'refresh_token is required' },
+      ],
+      [
+        { grant_type: 'client_credentials', username: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+        400,
+        { error: 'unsupported_grant_type', error_description: 'grant_type must be password or refresh_token' },
+      ],
     ];
     for (const [form, status, body] of cases) {
       const res = await tokenRequest(portal, form);
@@ -228,14 +316,27 @@ describe('POST /identity/token: password grant and the access token', () => {
   it('answers invalid_request (not a framework error) for a body that is not a token request at all', async () => {
     const empty = await http(portal.url, 'POST', '/identity/token');
     expect(empty.status).toBe(400);
-    expect(empty.body).toEqual({ error: 'invalid_request', error_description: 'Malformed token request: body must be object' });
+    expect(empty.body).toEqual({
+      error: 'invalid_request',
+      error_description: 'Malformed token request: body must be object',
+    });
     expect(empty.headers.get('cache-control')).toBe('no-store');
     const array = await http(portal.url, 'POST', '/identity/token', { json: [1, 2] });
     expect(array.status).toBe(400);
-    expect(array.body).toEqual({ error: 'invalid_request', error_description: 'Malformed token request: body must be object' });
-    const tooLong = await tokenRequest(portal, { grant_type: 'password', username: `${'a'.repeat(400)}@example.test`, password: 'x' });
+    expect(array.body).toEqual({
+      error: 'invalid_request',
+      error_description: 'Malformed token request: body must be object',
+    });
+    const tooLong = await tokenRequest(portal, {
+      grant_type: 'password',
+      username: `${'a'.repeat(400)}@example.test`,
+      password: 'x',
+    });
     expect(tooLong.status).toBe(400);
-    expect(tooLong.body).toEqual({ error: 'invalid_request', error_description: 'Malformed token request: body/username must NOT have more than 320 characters' });
+    expect(tooLong.body).toEqual({
+      error: 'invalid_request',
+      error_description: 'Malformed token request: body/username must NOT have more than 320 characters',
+    });
   });
 
   it('stores passwords as argon2id hashes only', async () => {
@@ -254,7 +355,7 @@ describe('POST /identity/token: password grant and the access token', () => {
     }
   });
 
-  it('GET /identity/user answers the bearer token\'s user without its password hash', async () => {
+  it("GET /identity/user answers the bearer token's user without its password hash", async () => {
     const user = await createUser(portal, { email: 'Mixed.Case@Example.Test', client_ids: ['acme', 'beta'] });
     const token = await login(portal.url, 'mixed.case@example.test', user.password);
     const res = await http(portal.url, 'GET', '/identity/user', { headers: bearer(token) });
@@ -289,7 +390,11 @@ describe('POST /identity/token: password grant and the access token', () => {
     ];
     for (const headers of variants) {
       const res = await http(portal.url, 'GET', '/identity/user', { headers });
-      expect({ headers, status: res.status, body: res.body }).toEqual({ headers, status: 401, body: { error: 'Unauthorized' } });
+      expect({ headers, status: res.status, body: res.body }).toEqual({
+        headers,
+        status: 401,
+        body: { error: 'Unauthorized' },
+      });
       expect(res.headers.get('www-authenticate')).toBe(UNAUTHORIZED_BEARER);
     }
     const ok = await http(portal.url, 'GET', '/identity/user', { headers: { authorization: `bearer ${token}` } });
@@ -301,7 +406,9 @@ describe('POST /identity/token: password grant and the access token', () => {
     const sub = await adminId(db);
     const realNow = Math.floor(Date.now() / 1000);
     const sign = (claims: JWTPayload, opts: { key?: CryptoKey | Uint8Array; alg?: string; kid?: string } = {}) =>
-      new SignJWT(claims).setProtectedHeader({ alg: opts.alg ?? 'EdDSA', kid: opts.kid ?? kid, typ: 'JWT' }).sign(opts.key ?? key);
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: opts.alg ?? 'EdDSA', kid: opts.kid ?? kid, typ: 'JWT' })
+        .sign(opts.key ?? key);
     const good: JWTPayload = { sub, iss: ISSUER, aud: AUDIENCE, iat: realNow, exp: realNow + 600 };
 
     // Control: a token the test signs with the portal's key and correct claims is accepted,
@@ -336,9 +443,19 @@ describe('POST /identity/token: password grant and the access token', () => {
     expect(baseline.body).toEqual({ error: 'Unauthorized' });
     for (const [name, token] of Object.entries(forged)) {
       const idp = await http(portal.url, 'GET', '/identity/user', { headers: bearer(token) });
-      expect({ name, status: idp.status, body: idp.body, wwwAuth: idp.headers.get('www-authenticate') }).toEqual({ name, status: 401, body: { error: 'Unauthorized' }, wwwAuth: UNAUTHORIZED_BEARER });
+      expect({ name, status: idp.status, body: idp.body, wwwAuth: idp.headers.get('www-authenticate') }).toEqual({
+        name,
+        status: 401,
+        body: { error: 'Unauthorized' },
+        wwwAuth: UNAUTHORIZED_BEARER,
+      });
       const api = await http(portal.url, 'GET', '/api/licenses', { headers: withToken(token) });
-      expect({ name, status: api.status, text: api.text, headers: headerNames(api) }).toEqual({ name, status: 401, text: baseline.text, headers: headerNames(baseline) });
+      expect({ name, status: api.status, text: api.text, headers: headerNames(api) }).toEqual({
+        name,
+        status: 401,
+        text: baseline.text,
+        headers: headerNames(baseline),
+      });
     }
   });
 
@@ -360,7 +477,10 @@ describe('POST /identity/token: password grant and the access token', () => {
       expect(headerNames(other)).toEqual(headerNames(inAuthorization));
     }
     // Both headers at once: Authorization still wins the refusal, the handler never runs.
-    const both = await http(portal.url, 'POST', '/api/licenses', { headers: { ...bearer(token), ...withToken(token) }, json: { tier: 'msp', client_id: 'c1', name: 'n' } });
+    const both = await http(portal.url, 'POST', '/api/licenses', {
+      headers: { ...bearer(token), ...withToken(token) },
+      json: { tier: 'msp', client_id: 'c1', name: 'n' },
+    });
     expect(both.status).toBe(401);
     expect(both.text).toBe('{"error":"Unauthorized"}');
     const { rows } = await db.query('SELECT count(*)::int AS n FROM licenses');
@@ -428,7 +548,10 @@ describe('POST /identity/token: refresh grant', () => {
     expect(third.body.refresh_token).not.toBe(first.refresh_token);
 
     // All three belong to one family; the two used ones carry used_at = the clock's now.
-    const { rows } = await db.query('SELECT token_hash, family_id, used_at, revoked_at, expires_at FROM refresh_tokens WHERE user_id = $1 ORDER BY created_at, used_at NULLS LAST', [user.id]);
+    const { rows } = await db.query(
+      'SELECT token_hash, family_id, used_at, revoked_at, expires_at FROM refresh_tokens WHERE user_id = $1 ORDER BY created_at, used_at NULLS LAST',
+      [user.id],
+    );
     const byHash = new Map(rows.map((r) => [r.token_hash as string, r]));
     const r1 = byHash.get(sha256(first.refresh_token));
     const r2 = byHash.get(sha256(second.body.refresh_token));
@@ -460,7 +583,10 @@ describe('POST /identity/token: refresh grant', () => {
     expect(newest.status).toBe(400);
     expect(newest.body).toEqual(refused);
 
-    const { rows } = await db.query('SELECT token_hash, revoked_at FROM refresh_tokens WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1)', [sha256(a1.refresh_token)]);
+    const { rows } = await db.query(
+      'SELECT token_hash, revoked_at FROM refresh_tokens WHERE family_id = (SELECT family_id FROM refresh_tokens WHERE token_hash = $1)',
+      [sha256(a1.refresh_token)],
+    );
     expect(rows).toHaveLength(3);
     for (const row of rows) expect(row.revoked_at).toEqual(clock.date());
 
@@ -479,10 +605,15 @@ describe('POST /identity/token: refresh grant', () => {
 
   it('stores refresh tokens only as SHA-256 hashes', async () => {
     const issued = await freshLogin();
-    const { rows } = await db.query('SELECT token_hash FROM refresh_tokens WHERE token_hash = $1', [sha256(issued.refresh_token)]);
+    const { rows } = await db.query('SELECT token_hash FROM refresh_tokens WHERE token_hash = $1', [
+      sha256(issued.refresh_token),
+    ]);
     expect(rows).toHaveLength(1);
     expect(rows[0].token_hash).toMatch(/^[0-9a-f]{64}$/);
-    const { rows: plain } = await db.query('SELECT count(*)::int AS n FROM refresh_tokens t WHERE position($1 in row_to_json(t)::text) > 0', [issued.refresh_token]);
+    const { rows: plain } = await db.query(
+      'SELECT count(*)::int AS n FROM refresh_tokens t WHERE position($1 in row_to_json(t)::text) > 0',
+      [issued.refresh_token],
+    );
     expect(plain[0].n).toBe(0);
     const { rows: all } = await db.query('SELECT token_hash FROM refresh_tokens');
     for (const row of all) expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -499,7 +630,9 @@ describe('POST /identity/token: refresh grant', () => {
     expect(at.status).toBe(400);
     expect(at.body).toEqual(refused);
     // An expired token is not a reuse: nothing else of the family gets revoked.
-    const { rows } = await db.query('SELECT used_at, revoked_at FROM refresh_tokens WHERE token_hash = $1', [sha256(late.refresh_token)]);
+    const { rows } = await db.query('SELECT used_at, revoked_at FROM refresh_tokens WHERE token_hash = $1', [
+      sha256(late.refresh_token),
+    ]);
     expect(rows[0]).toEqual({ used_at: null, revoked_at: null });
   });
 });
@@ -525,7 +658,10 @@ describe('throttling of failed logins', () => {
       const res = await passwordGrant(portal, user.email, 'wrong-password-000');
       expect({ i, status: res.status, error: res.body.error }).toEqual({ i, status: 400, error: 'invalid_grant' });
     }
-    expect(await failuresOf(db, user.email)).toEqual({ failed_logins: 5, locked_until: new Date(clock.date().getTime() + 30_000) });
+    expect(await failuresOf(db, user.email)).toEqual({
+      failed_logins: 5,
+      locked_until: new Date(clock.date().getTime() + 30_000),
+    });
 
     const right = await passwordGrant(portal, user.email, user.password);
     expect(right.status).toBe(429);
@@ -559,11 +695,13 @@ describe('throttling of failed logins', () => {
 
   it('resets the count on a successful login before the lock', async () => {
     const user = await createUser(portal);
-    for (let i = 0; i < 4; i++) expect((await passwordGrant(portal, user.email, 'wrong-password-000')).status).toBe(400);
+    for (let i = 0; i < 4; i++)
+      expect((await passwordGrant(portal, user.email, 'wrong-password-000')).status).toBe(400);
     expect((await failuresOf(db, user.email)).failed_logins).toBe(4);
     expect((await passwordGrant(portal, user.email, user.password)).status).toBe(200);
     expect(await failuresOf(db, user.email)).toEqual({ failed_logins: 0, locked_until: null });
-    for (let i = 0; i < 4; i++) expect((await passwordGrant(portal, user.email, 'wrong-password-000')).status).toBe(400);
+    for (let i = 0; i < 4; i++)
+      expect((await passwordGrant(portal, user.email, 'wrong-password-000')).status).toBe(400);
     // 8 failures in all, but never 5 in a row: not locked.
     const res = await passwordGrant(portal, user.email, user.password);
     expect(res.status).toBe(200);
@@ -600,7 +738,9 @@ describe('throttling is per account', () => {
     expect(await failuresOf(db, 'ghost@example.test')).toMatchObject({ failed_logins: 5 });
     expect((await passwordGrant(portal, bystander.email, bystander.password)).status).toBe(200);
     expect(await failuresOf(db, bystander.email)).toEqual({ failed_logins: 0, locked_until: null });
-    expect((await db.query("SELECT count(*)::int AS n FROM users WHERE email_normalized = 'ghost@example.test'")).rows[0].n).toBe(0);
+    expect(
+      (await db.query("SELECT count(*)::int AS n FROM users WHERE email_normalized = 'ghost@example.test'")).rows[0].n,
+    ).toBe(0);
   });
 });
 
@@ -647,14 +787,26 @@ describe('/identity/admin/users', () => {
       `SELECT event_type, actor, client_id, session_id, data, data::text AS raw FROM audit_events WHERE data->>'user_id' = $1 ORDER BY id`,
       [userId],
     );
-    return rows as { event_type: string; actor: string; client_id: string | null; session_id: string | null; data: Record<string, unknown>; raw: string }[];
+    return rows as {
+      event_type: string;
+      actor: string;
+      client_id: string | null;
+      session_id: string | null;
+      data: Record<string, unknown>;
+      raw: string;
+    }[];
   }
 
   it('creates a member with client_ids (201), lists it, and audits the creation without the password', async () => {
     const admin = await portal.adminToken();
     const res = await http(portal.url, 'POST', '/identity/admin/users', {
       headers: bearer(admin),
-      json: { email: 'Alice@Example.Test', password: 'alice-password-123', role: 'member', client_ids: ['acme', 'beta'] },
+      json: {
+        email: 'Alice@Example.Test',
+        password: 'alice-password-123',
+        role: 'member',
+        client_ids: ['acme', 'beta'],
+      },
     });
     expect(res.status).toBe(201);
     const row = await userRow(db, res.body.user.id);
@@ -705,21 +857,33 @@ describe('/identity/admin/users', () => {
     expect(noClients.status).toBe(400);
     expect(noClients.body).toEqual({ error: 'A member needs at least one client id in client_ids' });
     // The role defaults to member, which needs client_ids.
-    expect((await post({ email: 'bob@example.test', password: 'bob-password-123' })).body).toEqual({ error: 'A member needs at least one client id in client_ids' });
+    expect((await post({ email: 'bob@example.test', password: 'bob-password-123' })).body).toEqual({
+      error: 'A member needs at least one client id in client_ids',
+    });
     expect((await post({ email: 'bob@example.test', password: 'bob-password-123', client_ids: [] })).status).toBe(400);
 
     const dup = await post({ email: 'ADMIN@TEST.LOCAL', password: 'other-password-123', role: 'admin' });
     expect(dup.status).toBe(409);
     expect(dup.body).toEqual({ error: 'A user with this e-mail already exists' });
 
-    expect((await post({ email: 'not-an-email', password: 'bob-password-123', client_ids: ['acme'] })).status).toBe(400);
+    expect((await post({ email: 'not-an-email', password: 'bob-password-123', client_ids: ['acme'] })).status).toBe(
+      400,
+    );
     expect((await post({ email: 'bob@example.test', password: 'short', client_ids: ['acme'] })).status).toBe(400);
-    expect((await post({ email: 'bob@example.test', password: 'bob-password-123', client_ids: ['acme'], role: 'owner' })).status).toBe(400);
-    expect((await post({ email: 'bob@example.test', password: 'bob-password-123', client_ids: ['acme'], is_admin: true })).status).toBe(400);
+    expect(
+      (await post({ email: 'bob@example.test', password: 'bob-password-123', client_ids: ['acme'], role: 'owner' }))
+        .status,
+    ).toBe(400);
+    expect(
+      (await post({ email: 'bob@example.test', password: 'bob-password-123', client_ids: ['acme'], is_admin: true }))
+        .status,
+    ).toBe(400);
 
     const after = (await db.query('SELECT count(*)::int AS n FROM users')).rows[0].n;
     expect(after).toBe(before);
-    const { rows } = await db.query("SELECT count(*)::int AS n FROM audit_events WHERE data::text LIKE '%bob%' OR data::text LIKE '%other-password%'");
+    const { rows } = await db.query(
+      "SELECT count(*)::int AS n FROM audit_events WHERE data::text LIKE '%bob%' OR data::text LIKE '%other-password%'",
+    );
     expect(rows[0].n).toBe(0);
   });
 
@@ -734,19 +898,29 @@ describe('/identity/admin/users', () => {
     ];
     for (const [method, path, json] of calls) {
       const forbidden = await http(portal.url, method, path, { headers: bearer(memberToken), json });
-      expect({ method, status: forbidden.status, body: forbidden.body }).toEqual({ method, status: 403, body: { error: 'Admin access required' } });
+      expect({ method, status: forbidden.status, body: forbidden.body }).toEqual({
+        method,
+        status: 403,
+        body: { error: 'Admin access required' },
+      });
       const anonymous = await http(portal.url, method, path, { json });
-      expect({ method, status: anonymous.status, body: anonymous.body }).toEqual({ method, status: 401, body: { error: 'Unauthorized' } });
+      expect({ method, status: anonymous.status, body: anonymous.body }).toEqual({
+        method,
+        status: 401,
+        body: { error: 'Unauthorized' },
+      });
       expect(anonymous.headers.get('www-authenticate')).toBe(UNAUTHORIZED_BEARER);
       // The portal's header is not the identity provider's scheme.
       const viaHeader = await http(portal.url, method, path, { headers: withToken(await portal.adminToken()), json });
       expect(viaHeader.status).toBe(401);
     }
     expect(await userRow(db, member.id)).toMatchObject({ role: 'member' });
-    expect((await db.query("SELECT count(*)::int AS n FROM users WHERE email_normalized = 'x@example.test'")).rows[0].n).toBe(0);
+    expect(
+      (await db.query("SELECT count(*)::int AS n FROM users WHERE email_normalized = 'x@example.test'")).rows[0].n,
+    ).toBe(0);
   });
 
-  it('PATCH password revokes the user\'s refresh tokens; the old password stops working and the new one works', async () => {
+  it("PATCH password revokes the user's refresh tokens; the old password stops working and the new one works", async () => {
     const admin = await portal.adminToken();
     const user = await createUser(portal);
     const session1 = (await passwordGrant(portal, user.email, user.password)).body;
@@ -755,9 +929,18 @@ describe('/identity/admin/users', () => {
     const adminSession = (await passwordGrant(portal, ADMIN_EMAIL, ADMIN_PASSWORD)).body;
 
     clock.advance(5_000);
-    const res = await http(portal.url, 'PATCH', `/identity/admin/users?id=${user.id}`, { headers: bearer(admin), json: { password: 'brand-new-password-1' } });
+    const res = await http(portal.url, 'PATCH', `/identity/admin/users?id=${user.id}`, {
+      headers: bearer(admin),
+      json: { password: 'brand-new-password-1' },
+    });
     expect(res.status).toBe(200);
-    expect(res.body.user).toMatchObject({ id: user.id, email: user.email, role: 'member', client_ids: ['acme'], updated_at: clock.date().toISOString() });
+    expect(res.body.user).toMatchObject({
+      id: user.id,
+      email: user.email,
+      role: 'member',
+      client_ids: ['acme'],
+      updated_at: clock.date().toISOString(),
+    });
 
     const { rows } = await db.query('SELECT revoked_at FROM refresh_tokens WHERE user_id = $1', [user.id]);
     expect(rows).toHaveLength(2);
@@ -779,7 +962,10 @@ describe('/identity/admin/users', () => {
 
     const audit = await auditFor(user.id);
     expect(audit.map((e) => e.event_type)).toEqual(['user_created', 'user_updated']);
-    expect(audit[1]).toMatchObject({ actor: ADMIN_EMAIL, data: { user_id: user.id, email: user.email, changed: ['password'], role: 'member', client_ids: ['acme'] } });
+    expect(audit[1]).toMatchObject({
+      actor: ADMIN_EMAIL,
+      data: { user_id: user.id, email: user.email, changed: ['password'], role: 'member', client_ids: ['acme'] },
+    });
     expect(audit[1]!.raw).not.toContain('brand-new-password-1');
     expect(audit[1]!.raw).not.toContain('argon2');
   });
@@ -789,7 +975,10 @@ describe('/identity/admin/users', () => {
     const user = await createUser(portal);
     for (let i = 0; i < 5; i++) await passwordGrant(portal, user.email, 'wrong-password-000');
     expect((await passwordGrant(portal, user.email, user.password)).status).toBe(429);
-    const res = await http(portal.url, 'PATCH', `/identity/admin/users?id=${user.id}`, { headers: bearer(admin), json: { password: 'unlocked-password-1' } });
+    const res = await http(portal.url, 'PATCH', `/identity/admin/users?id=${user.id}`, {
+      headers: bearer(admin),
+      json: { password: 'unlocked-password-1' },
+    });
     expect(res.status).toBe(200);
     expect(await failuresOf(db, user.email)).toEqual({ failed_logins: 0, locked_until: null });
     expect((await passwordGrant(portal, user.email, 'unlocked-password-1')).status).toBe(200);
@@ -797,7 +986,10 @@ describe('/identity/admin/users', () => {
 
   it('PATCH role and client_ids take effect at once for /api calls made with an already issued token', async () => {
     const admin = await portal.adminToken();
-    const license = await http(portal.url, 'POST', '/api/licenses', { headers: withToken(admin), json: { tier: 'msp', client_id: 'beta', name: 'Beta MSP' } });
+    const license = await http(portal.url, 'POST', '/api/licenses', {
+      headers: withToken(admin),
+      json: { tier: 'msp', client_id: 'beta', name: 'Beta MSP' },
+    });
     expect(license.status).toBe(201);
     const member = await createUser(portal, { client_ids: ['acme'] });
     const token = await login(portal.url, member.email, member.password);
@@ -813,7 +1005,10 @@ describe('/identity/admin/users', () => {
     expect(noAudit.status).toBe(403);
     expect(noAudit.body).toEqual({ error: 'Insufficient permissions for audit' });
 
-    const scoped = await http(portal.url, 'PATCH', `/identity/admin/users?id=${member.id}`, { headers: bearer(admin), json: { client_ids: ['beta'] } });
+    const scoped = await http(portal.url, 'PATCH', `/identity/admin/users?id=${member.id}`, {
+      headers: bearer(admin),
+      json: { client_ids: ['beta'] },
+    });
     expect(scoped.status).toBe(200);
     expect(scoped.body.user).toMatchObject({ role: 'member', client_ids: ['beta'] });
     // The token still says acme; the portal reads beta (msp) from the users row.
@@ -824,7 +1019,10 @@ describe('/identity/admin/users', () => {
     expect(betaAudit.body.events[0]).toMatchObject({ event_type: 'license_created', client_id: 'beta' });
     expect((await licenses()).status).toBe(403);
 
-    const promoted = await http(portal.url, 'PATCH', `/identity/admin/users?id=${member.id}`, { headers: bearer(admin), json: { role: 'admin' } });
+    const promoted = await http(portal.url, 'PATCH', `/identity/admin/users?id=${member.id}`, {
+      headers: bearer(admin),
+      json: { role: 'admin' },
+    });
     expect(promoted.status).toBe(200);
     expect(promoted.body.user).toMatchObject({ role: 'admin', client_ids: ['beta'] });
     const asAdmin = await licenses();
@@ -833,7 +1031,10 @@ describe('/identity/admin/users', () => {
     // The identity provider reads the row too: the promoted user may now administer users.
     expect((await http(portal.url, 'GET', '/identity/admin/users', { headers: bearer(token) })).status).toBe(200);
 
-    const demoted = await http(portal.url, 'PATCH', `/identity/admin/users?id=${member.id}`, { headers: bearer(admin), json: { role: 'member' } });
+    const demoted = await http(portal.url, 'PATCH', `/identity/admin/users?id=${member.id}`, {
+      headers: bearer(admin),
+      json: { role: 'member' },
+    });
     expect(demoted.status).toBe(200);
     expect((await licenses()).status).toBe(403);
     expect((await http(portal.url, 'GET', '/identity/admin/users', { headers: bearer(token) })).status).toBe(403);
@@ -854,7 +1055,8 @@ describe('/identity/admin/users', () => {
   it('PATCH refuses a member without client_ids, unknown fields, an empty body and an unknown id', async () => {
     const admin = await portal.adminToken();
     const user = await createUser(portal, { role: 'admin' });
-    const patch = (id: string, json: unknown) => http(portal.url, 'PATCH', `/identity/admin/users?id=${id}`, { headers: bearer(admin), json });
+    const patch = (id: string, json: unknown) =>
+      http(portal.url, 'PATCH', `/identity/admin/users?id=${id}`, { headers: bearer(admin), json });
     const demoteWithout = await patch(user.id, { role: 'member' });
     expect(demoteWithout.status).toBe(400);
     expect(demoteWithout.body).toEqual({ error: 'A member needs at least one client id in client_ids' });
@@ -864,7 +1066,10 @@ describe('/identity/admin/users', () => {
     const unknown = await patch('usr_0000000000000000', { role: 'admin' });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: 'User not found' });
-    const missingId = await http(portal.url, 'PATCH', '/identity/admin/users', { headers: bearer(admin), json: { role: 'admin' } });
+    const missingId = await http(portal.url, 'PATCH', '/identity/admin/users', {
+      headers: bearer(admin),
+      json: { role: 'admin' },
+    });
     expect(missingId.status).toBe(400);
     expect(await userRow(db, user.id)).toMatchObject({ role: 'admin', client_ids: [] });
     expect((await auditFor(user.id)).map((e) => e.event_type)).toEqual(['user_created']);
@@ -874,14 +1079,20 @@ describe('/identity/admin/users', () => {
     const admin = await portal.adminToken();
     const user = await createUser(portal, { role: 'admin' });
     const session = (await passwordGrant(portal, user.email, user.password)).body;
-    expect((await http(portal.url, 'GET', '/identity/user', { headers: bearer(session.access_token) })).status).toBe(200);
-    expect((await http(portal.url, 'GET', '/api/licenses', { headers: withToken(session.access_token) })).status).toBe(200);
+    expect((await http(portal.url, 'GET', '/identity/user', { headers: bearer(session.access_token) })).status).toBe(
+      200,
+    );
+    expect((await http(portal.url, 'GET', '/api/licenses', { headers: withToken(session.access_token) })).status).toBe(
+      200,
+    );
 
     const res = await http(portal.url, 'DELETE', `/identity/admin/users?id=${user.id}`, { headers: bearer(admin) });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true });
     expect(await userRow(db, user.id)).toBeUndefined();
-    expect((await db.query('SELECT count(*)::int AS n FROM refresh_tokens WHERE user_id = $1', [user.id])).rows[0].n).toBe(0);
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM refresh_tokens WHERE user_id = $1', [user.id])).rows[0].n,
+    ).toBe(0);
 
     const me = await http(portal.url, 'GET', '/identity/user', { headers: bearer(session.access_token) });
     expect(me.status).toBe(401);
@@ -919,29 +1130,49 @@ describe('/identity/admin/users: the last admin', () => {
   it('cannot be demoted or deleted; another admin can be', async () => {
     const admin = await portal.adminToken();
     const id = await adminId(db);
-    const demote = await http(portal.url, 'PATCH', `/identity/admin/users?id=${id}`, { headers: bearer(admin), json: { role: 'member', client_ids: ['acme'] } });
+    const demote = await http(portal.url, 'PATCH', `/identity/admin/users?id=${id}`, {
+      headers: bearer(admin),
+      json: { role: 'member', client_ids: ['acme'] },
+    });
     expect(demote.status).toBe(409);
     expect(demote.body).toEqual({ error: 'Cannot demote the last admin' });
     const del = await http(portal.url, 'DELETE', `/identity/admin/users?id=${id}`, { headers: bearer(admin) });
     expect(del.status).toBe(409);
     expect(del.body).toEqual({ error: 'Cannot delete the last admin' });
     // A change that keeps the role is fine for the last admin.
-    expect((await http(portal.url, 'PATCH', `/identity/admin/users?id=${id}`, { headers: bearer(admin), json: { client_ids: ['acme'] } })).status).toBe(200);
+    expect(
+      (
+        await http(portal.url, 'PATCH', `/identity/admin/users?id=${id}`, {
+          headers: bearer(admin),
+          json: { client_ids: ['acme'] },
+        })
+      ).status,
+    ).toBe(200);
 
     const second = await createUser(portal, { role: 'admin' });
-    const demoteSecond = await http(portal.url, 'PATCH', `/identity/admin/users?id=${second.id}`, { headers: bearer(admin), json: { role: 'member', client_ids: ['acme'] } });
+    const demoteSecond = await http(portal.url, 'PATCH', `/identity/admin/users?id=${second.id}`, {
+      headers: bearer(admin),
+      json: { role: 'member', client_ids: ['acme'] },
+    });
     expect(demoteSecond.status).toBe(200);
     expect(demoteSecond.body.user).toMatchObject({ role: 'member', client_ids: ['acme'] });
 
     const third = await createUser(portal, { role: 'admin' });
     const thirdToken = await login(portal.url, third.email, third.password);
     // The third admin removes the bootstrap admin, then is the last one itself.
-    expect((await http(portal.url, 'DELETE', `/identity/admin/users?id=${id}`, { headers: bearer(thirdToken) })).status).toBe(200);
+    expect(
+      (await http(portal.url, 'DELETE', `/identity/admin/users?id=${id}`, { headers: bearer(thirdToken) })).status,
+    ).toBe(200);
     expect((await http(portal.url, 'GET', '/identity/user', { headers: bearer(admin) })).status).toBe(401);
-    const selfDelete = await http(portal.url, 'DELETE', `/identity/admin/users?id=${third.id}`, { headers: bearer(thirdToken) });
+    const selfDelete = await http(portal.url, 'DELETE', `/identity/admin/users?id=${third.id}`, {
+      headers: bearer(thirdToken),
+    });
     expect(selfDelete.status).toBe(409);
     expect(selfDelete.body).toEqual({ error: 'Cannot delete the last admin' });
-    const selfDemote = await http(portal.url, 'PATCH', `/identity/admin/users?id=${third.id}`, { headers: bearer(thirdToken), json: { role: 'member', client_ids: ['acme'] } });
+    const selfDemote = await http(portal.url, 'PATCH', `/identity/admin/users?id=${third.id}`, {
+      headers: bearer(thirdToken),
+      json: { role: 'member', client_ids: ['acme'] },
+    });
     expect(selfDemote.status).toBe(409);
     const { rows } = await db.query("SELECT count(*)::int AS n FROM users WHERE role = 'admin'");
     expect(rows[0].n).toBe(1);
@@ -973,8 +1204,14 @@ describe('/identity/admin/users: concurrent demotions', () => {
       await holder.query('BEGIN');
       await holder.query("SELECT id FROM users WHERE role = 'admin' FOR UPDATE");
       pending = Promise.all([
-        http(portal.url, 'PATCH', `/identity/admin/users?id=${id}`, { headers: bearer(otherToken), json: { role: 'member', client_ids: ['acme'] } }),
-        http(portal.url, 'PATCH', `/identity/admin/users?id=${other.id}`, { headers: bearer(admin), json: { role: 'member', client_ids: ['acme'] } }),
+        http(portal.url, 'PATCH', `/identity/admin/users?id=${id}`, {
+          headers: bearer(otherToken),
+          json: { role: 'member', client_ids: ['acme'] },
+        }),
+        http(portal.url, 'PATCH', `/identity/admin/users?id=${other.id}`, {
+          headers: bearer(admin),
+          json: { role: 'member', client_ids: ['acme'] },
+        }),
       ]);
       await lockWaiters(db, 2);
     } finally {
@@ -1007,10 +1244,15 @@ describe('bootstrap admin from SVC_ADMIN_EMAIL / SVC_ADMIN_PASSWORD', () => {
     expect(first[0]).toMatchObject({ email: ADMIN_EMAIL, role: 'admin', client_ids: [] });
     expect(first[0].password_hash).toMatch(/^\$argon2id\$/);
     const created = await db.query("SELECT actor, data FROM audit_events WHERE event_type = 'user_created'");
-    expect(created.rows).toEqual([{ actor: 'bootstrap', data: { user_id: first[0].id, email: ADMIN_EMAIL, role: 'admin' } }]);
+    expect(created.rows).toEqual([
+      { actor: 'bootstrap', data: { user_id: first[0].id, email: ADMIN_EMAIL, role: 'admin' } },
+    ]);
     const token = await portal.adminToken();
 
-    const restarted = await startTestPortal({ databaseUrl: portal.databaseUrl, env: { SVC_ADMIN_PASSWORD: 'a-different-password-456' } });
+    const restarted = await startTestPortal({
+      databaseUrl: portal.databaseUrl,
+      env: { SVC_ADMIN_PASSWORD: 'a-different-password-456' },
+    });
     try {
       const newPassword = await passwordGrant(restarted, ADMIN_EMAIL, 'a-different-password-456');
       expect(newPassword.status).toBe(400);
@@ -1019,18 +1261,25 @@ describe('bootstrap admin from SVC_ADMIN_EMAIL / SVC_ADMIN_PASSWORD', () => {
       expect(oldPassword.status).toBe(200);
       // Same signing key across restarts and replicas: the first portal's token works on the second.
       expect((await http(restarted.url, 'GET', '/identity/user', { headers: bearer(token) })).status).toBe(200);
-      expect((await http(restarted.url, 'GET', '/identity/.well-known/jwks.json')).body).toEqual((await http(portal.url, 'GET', '/identity/.well-known/jwks.json')).body);
+      expect((await http(restarted.url, 'GET', '/identity/.well-known/jwks.json')).body).toEqual(
+        (await http(portal.url, 'GET', '/identity/.well-known/jwks.json')).body,
+      );
     } finally {
       await restarted.close();
     }
 
     // The e-mail in another case is the same account.
-    const third = await startTestPortal({ databaseUrl: portal.databaseUrl, env: { SVC_ADMIN_EMAIL: 'ADMIN@Test.Local', SVC_ADMIN_PASSWORD: 'yet-another-password-789' } });
+    const third = await startTestPortal({
+      databaseUrl: portal.databaseUrl,
+      env: { SVC_ADMIN_EMAIL: 'ADMIN@Test.Local', SVC_ADMIN_PASSWORD: 'yet-another-password-789' },
+    });
     await third.close();
 
     const { rows: after } = await db.query('SELECT id, email, role, client_ids, password_hash FROM users');
     expect(after).toEqual(first);
-    expect((await db.query("SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'user_created'")).rows[0].n).toBe(1);
+    expect(
+      (await db.query("SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'user_created'")).rows[0].n,
+    ).toBe(1);
     expect((await db.query('SELECT count(*)::int AS n FROM identity_signing_keys')).rows[0].n).toBe(1);
   });
 
@@ -1047,7 +1296,6 @@ describe('bootstrap admin from SVC_ADMIN_EMAIL / SVC_ADMIN_PASSWORD', () => {
   });
 });
 
-
 /** Waits until `n` backends of this database wait on a lock (or `done` settles first). */
 async function lockWaiters(db: pg.Pool, n: number, done?: Promise<unknown>): Promise<void> {
   let settled = false;
@@ -1056,7 +1304,9 @@ async function lockWaiters(db: pg.Pool, n: number, done?: Promise<unknown>): Pro
     () => (settled = true),
   );
   for (let i = 0; ; i++) {
-    const { rows } = await db.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'");
+    const { rows } = await db.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    );
     if (rows[0].n >= n || settled) return;
     if (i > 1000) throw new Error(`never saw ${n} lock waiters`);
     await new Promise((r) => setTimeout(r, 10));
@@ -1078,14 +1328,22 @@ describe('concurrent logins and refreshes', () => {
 
   it('lets no more than 5 guesses through when they arrive in parallel', async () => {
     const user = await createUser(portal);
-    const results = await Promise.all(Array.from({ length: 12 }, () => passwordGrant(portal, user.email, 'wrong-password-000')));
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => passwordGrant(portal, user.email, 'wrong-password-000')),
+    );
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([400, 400, 400, 400, 400, 429, 429, 429, 429, 429, 429, 429]);
     for (const r of results.filter((x) => x.status === 429)) {
-      expect(r.body).toEqual({ error: 'too_many_attempts', error_description: 'Too many failed logins; try again later' });
+      expect(r.body).toEqual({
+        error: 'too_many_attempts',
+        error_description: 'Too many failed logins; try again later',
+      });
       expect(r.headers.get('retry-after')).toBe('30');
     }
-    expect(await failuresOf(db, user.email)).toEqual({ failed_logins: 5, locked_until: new Date(clock.date().getTime() + 30_000) });
+    expect(await failuresOf(db, user.email)).toEqual({
+      failed_logins: 5,
+      locked_until: new Date(clock.date().getTime() + 30_000),
+    });
     expect((await passwordGrant(portal, user.email, user.password)).status).toBe(429);
   });
 
@@ -1119,7 +1377,10 @@ describe('concurrent logins and refreshes', () => {
     // Reuse detected: the whole family is revoked, including what the winning refresh issued.
     const next = await refreshGrant(portal, winner.body.refresh_token);
     expect(next.status).toBe(400);
-    const { rows } = await db.query('SELECT count(*)::int AS n FROM refresh_tokens WHERE user_id = $1 AND revoked_at IS NULL', [user.id]);
+    const { rows } = await db.query(
+      'SELECT count(*)::int AS n FROM refresh_tokens WHERE user_id = $1 AND revoked_at IS NULL',
+      [user.id],
+    );
     expect(rows[0].n).toBe(0);
   });
 
@@ -1135,7 +1396,10 @@ describe('concurrent logins and refreshes', () => {
       await holder.query('SELECT id FROM users WHERE id = $1 FOR UPDATE', [user.id]);
       refresh = refreshGrant(portal, session.refresh_token);
       await lockWaiters(db, 1);
-      change = http(portal.url, 'PATCH', `/identity/admin/users?id=${user.id}`, { headers: bearer(admin), json: { password: 'changed-password-123' } });
+      change = http(portal.url, 'PATCH', `/identity/admin/users?id=${user.id}`, {
+        headers: bearer(admin),
+        json: { password: 'changed-password-123' },
+      });
       await lockWaiters(db, 2, change);
     } finally {
       await holder.query('COMMIT');
@@ -1145,7 +1409,10 @@ describe('concurrent logins and refreshes', () => {
     expect(c.status).toBe(200);
     expect([200, 400]).toContain(r.status);
     if (r.status === 200) expect((await refreshGrant(portal, r.body.refresh_token)).status).toBe(400);
-    const { rows } = await db.query('SELECT count(*)::int AS n FROM refresh_tokens WHERE user_id = $1 AND revoked_at IS NULL', [user.id]);
+    const { rows } = await db.query(
+      'SELECT count(*)::int AS n FROM refresh_tokens WHERE user_id = $1 AND revoked_at IS NULL',
+      [user.id],
+    );
     expect(rows[0].n).toBe(0);
   });
 });

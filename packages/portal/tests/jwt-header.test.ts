@@ -37,7 +37,8 @@ describe('JWT header rules', () => {
     const sub = decodeJwt(valid).sub!;
     const iss = 'http://portal.test/identity';
     const now = Math.floor(Date.now() / 1000);
-    const signed = (claims: Record<string, unknown>, set: (j: SignJWT) => SignJWT) => set(new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'JWT' })).sign(key.privateKey);
+    const signed = (claims: Record<string, unknown>, set: (j: SignJWT) => SignJWT) =>
+      set(new SignJWT(claims).setProtectedHeader({ alg: 'EdDSA', kid: key.kid, typ: 'JWT' })).sign(key.privateKey);
 
     const [head, payload, sig] = valid.split('.') as [string, string, string];
     const claims = decodeJwt(valid);
@@ -54,11 +55,42 @@ describe('JWT header rules', () => {
         const p = b64url({ ...claims });
         return `${h}.${p}.${createHmac('sha256', 'secret').update(`${h}.${p}`).digest('base64url')}`;
       })(),
-      expired: await signed({ email: 'admin@test.local', role: 'admin', client_ids: [] }, (j) => j.setSubject(sub).setIssuer(iss).setAudience('svc-portal').setIssuedAt(now - 7200).setExpirationTime(now - 3600)),
-      'no exp': await signed({ role: 'admin' }, (j) => j.setSubject(sub).setIssuer(iss).setAudience('svc-portal').setIssuedAt(now)),
-      'wrong audience': await signed({ role: 'admin' }, (j) => j.setSubject(sub).setIssuer(iss).setAudience('another-app').setIssuedAt(now).setExpirationTime(now + 600)),
-      'wrong issuer': await signed({ role: 'admin' }, (j) => j.setSubject(sub).setIssuer('https://evil.test/identity').setAudience('svc-portal').setIssuedAt(now).setExpirationTime(now + 600)),
-      'not yet valid': await signed({ role: 'admin' }, (j) => j.setSubject(sub).setIssuer(iss).setAudience('svc-portal').setIssuedAt(now).setNotBefore(now + 3600).setExpirationTime(now + 7200)),
+      expired: await signed({ email: 'admin@test.local', role: 'admin', client_ids: [] }, (j) =>
+        j
+          .setSubject(sub)
+          .setIssuer(iss)
+          .setAudience('svc-portal')
+          .setIssuedAt(now - 7200)
+          .setExpirationTime(now - 3600),
+      ),
+      'no exp': await signed({ role: 'admin' }, (j) =>
+        j.setSubject(sub).setIssuer(iss).setAudience('svc-portal').setIssuedAt(now),
+      ),
+      'wrong audience': await signed({ role: 'admin' }, (j) =>
+        j
+          .setSubject(sub)
+          .setIssuer(iss)
+          .setAudience('another-app')
+          .setIssuedAt(now)
+          .setExpirationTime(now + 600),
+      ),
+      'wrong issuer': await signed({ role: 'admin' }, (j) =>
+        j
+          .setSubject(sub)
+          .setIssuer('https://evil.test/identity')
+          .setAudience('svc-portal')
+          .setIssuedAt(now)
+          .setExpirationTime(now + 600),
+      ),
+      'not yet valid': await signed({ role: 'admin' }, (j) =>
+        j
+          .setSubject(sub)
+          .setIssuer(iss)
+          .setAudience('svc-portal')
+          .setIssuedAt(now)
+          .setNotBefore(now + 3600)
+          .setExpirationTime(now + 7200),
+      ),
       'tampered payload': `${head}.${b64url({ ...claims, email: 'mallory@test.local' })}.${sig}`,
       'tampered signature': `${head}.${payload}.${sig.slice(0, -4)}${sig.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`,
       'deleted user': deletedUser.token,
@@ -116,7 +148,9 @@ describe('JWT header rules', () => {
 
     it('also on /api/license, /api/health and unknown /api paths', async () => {
       for (const path of ['/api/license', '/api/health', '/api/nope', '/api/openapi.json']) {
-        const res = await http(portal.url, 'GET', path, { headers: { authorization: `Bearer ${valid}`, 'x-api-key': 'whatever' } });
+        const res = await http(portal.url, 'GET', path, {
+          headers: { authorization: `Bearer ${valid}`, 'x-api-key': 'whatever' },
+        });
         expect(res.status, path).toBe(401);
         expect(res.text, path).toBe('{"error":"Unauthorized"}');
       }
@@ -127,24 +161,43 @@ describe('JWT header rules', () => {
       const events = await auditCount();
       for (const extra of [{}, withToken(valid)]) {
         for (const [method, path, json] of endpoints()) {
-          const res = await http(portal.url, method, path, { headers: { authorization: `Bearer ${valid}`, ...extra }, json });
+          const res = await http(portal.url, method, path, {
+            headers: { authorization: `Bearer ${valid}`, ...extra },
+            json,
+          });
           expect(res.status).toBe(401);
         }
       }
       expect(await licenseCount()).toBe(licenses);
       expect(await auditCount()).toBe(events);
-      expect((await db.query('SELECT count(*)::int AS n FROM licenses WHERE client_id = $1', ['via-authorization'])).rows[0].n).toBe(0);
-      expect((await db.query('SELECT revoked_at FROM licenses WHERE id = $1', [licenseId])).rows[0].revoked_at).toBeNull();
+      expect(
+        (await db.query('SELECT count(*)::int AS n FROM licenses WHERE client_id = $1', ['via-authorization'])).rows[0]
+          .n,
+      ).toBe(0);
+      expect(
+        (await db.query('SELECT revoked_at FROM licenses WHERE id = $1', [licenseId])).rows[0].revoked_at,
+      ).toBeNull();
     });
 
     it('an encoded path that still routes to /api is refused the same way (the guards check too)', async () => {
       const licenses = await licenseCount();
-      for (const path of ['/%61pi/licenses', '/%61%70%69/licenses', '/api/%6cicenses', '/%61pi/audit', '/%61pi/license']) {
-        const get = await http(portal.url, 'GET', path, { headers: { authorization: `Bearer ${valid}`, ...withToken(valid), 'x-api-key': 'k' } });
+      for (const path of [
+        '/%61pi/licenses',
+        '/%61%70%69/licenses',
+        '/api/%6cicenses',
+        '/%61pi/audit',
+        '/%61pi/license',
+      ]) {
+        const get = await http(portal.url, 'GET', path, {
+          headers: { authorization: `Bearer ${valid}`, ...withToken(valid), 'x-api-key': 'k' },
+        });
         expect(get.status, path).toBe(401);
         expect(get.text, path).toBe('{"error":"Unauthorized"}');
       }
-      const post = await http(portal.url, 'POST', '/%61pi/licenses', { headers: { authorization: `Bearer ${valid}`, ...withToken(valid) }, json: body });
+      const post = await http(portal.url, 'POST', '/%61pi/licenses', {
+        headers: { authorization: `Bearer ${valid}`, ...withToken(valid) },
+        json: body,
+      });
       expect(post.status).toBe(401);
       expect(await licenseCount()).toBe(licenses);
       // Without Authorization the encoded path is an ordinary request.
@@ -156,11 +209,19 @@ describe('JWT header rules', () => {
   describe('a fake credential cannot tell the two headers apart', () => {
     it('every invalid token in X-Identity-Token answers exactly like a valid token in Authorization', async () => {
       for (const [method, path, json] of endpoints()) {
-        const reference = fingerprint(await http(portal.url, method, path, { headers: { authorization: `Bearer ${valid}` }, json }));
+        const reference = fingerprint(
+          await http(portal.url, method, path, { headers: { authorization: `Bearer ${valid}` }, json }),
+        );
         expect(reference.status).toBe(401);
         expect(reference.text).toBe('{"error":"Unauthorized"}');
         // cache-control: no-store on every /api answer (issue 11), the refusal included.
-        expect(reference.headerNames).toEqual(['cache-control', 'connection', 'content-length', 'content-type', 'keep-alive']);
+        expect(reference.headerNames).toEqual([
+          'cache-control',
+          'connection',
+          'content-length',
+          'content-type',
+          'keep-alive',
+        ]);
 
         for (const [what, token] of Object.entries(fakes)) {
           const res = await http(portal.url, method, path, { headers: withToken(token), json });
@@ -184,8 +245,13 @@ describe('JWT header rules', () => {
     });
 
     it('none of the fake tokens changed anything', async () => {
-      expect((await db.query('SELECT count(*)::int AS n FROM licenses WHERE client_id = $1', ['via-authorization'])).rows[0].n).toBe(0);
-      expect((await db.query('SELECT revoked_at FROM licenses WHERE id = $1', [licenseId])).rows[0].revoked_at).toBeNull();
+      expect(
+        (await db.query('SELECT count(*)::int AS n FROM licenses WHERE client_id = $1', ['via-authorization'])).rows[0]
+          .n,
+      ).toBe(0);
+      expect(
+        (await db.query('SELECT revoked_at FROM licenses WHERE id = $1', [licenseId])).rows[0].revoked_at,
+      ).toBeNull();
     });
   });
 

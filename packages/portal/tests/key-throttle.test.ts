@@ -35,7 +35,10 @@ describe('throttling of failed API-key authentications', () => {
       ['GET', '/api/license', goodKey],
       ['GET', '/api/license', 'not-even-a-key'],
     ] as const) {
-      const res = await http(portal.url, method, path, { headers: as('203.0.113.7', key), json: method === 'PUT' ? {} : undefined });
+      const res = await http(portal.url, method, path, {
+        headers: as('203.0.113.7', key),
+        json: method === 'PUT' ? {} : undefined,
+      });
       expect(res.status, `${method} ${path}`).toBe(429);
       expect(res.body).toEqual({ error: 'Too many failed API key attempts from this address, try again later' });
       const retry = Number(res.headers.get('retry-after'));

@@ -6,7 +6,18 @@ import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.t
 
 /** GET /api/license (SPEC "GET /api/license", "License key record and validation result"). */
 
-const FIELDS = ['active', 'checked_at', 'client_id', 'expires_at', 'legacy', 'limits', 'reason', 'revoked', 'tier', 'valid'];
+const FIELDS = [
+  'active',
+  'checked_at',
+  'client_id',
+  'expires_at',
+  'legacy',
+  'limits',
+  'reason',
+  'revoked',
+  'tier',
+  'valid',
+];
 const hex64 = (c: string) => c.repeat(64);
 
 describe('GET /api/license', () => {
@@ -80,7 +91,13 @@ describe('GET /api/license', () => {
     it('reports explicit limits and the expiry of a key that has not expired yet', async () => {
       const clientId = uniqueClientId();
       const expiresAt = new Date(clock.now().getTime() + 3 * DAY_MS).toISOString();
-      const { key } = await createLicense(portal, { tier: 'business', client_id: clientId, max_sessions: 3, max_agents: null, expires_at: expiresAt });
+      const { key } = await createLicense(portal, {
+        tier: 'business',
+        client_id: clientId,
+        max_sessions: 3,
+        max_agents: null,
+        expires_at: expiresAt,
+      });
       expect(await validate(key)).toEqual({
         valid: true,
         tier: 'business',
@@ -162,10 +179,18 @@ describe('GET /api/license', () => {
     it('expired: ok until expires_at, expired from that instant on (fake clock)', async () => {
       const clientId = uniqueClientId();
       const expiresAt = new Date(clock.now().getTime() + 2 * DAY_MS);
-      const { key } = await createLicense(portal, { tier: 'business', client_id: clientId, expires_at: expiresAt.toISOString() });
+      const { key } = await createLicense(portal, {
+        tier: 'business',
+        client_id: clientId,
+        expires_at: expiresAt.toISOString(),
+      });
 
       clock.set(new Date(expiresAt.getTime() - 1));
-      expect(await validate(key)).toMatchObject({ valid: true, reason: 'ok', checked_at: new Date(expiresAt.getTime() - 1).toISOString() });
+      expect(await validate(key)).toMatchObject({
+        valid: true,
+        reason: 'ok',
+        checked_at: new Date(expiresAt.getTime() - 1).toISOString(),
+      });
 
       clock.set(expiresAt);
       expect(await validate(key)).toEqual({
@@ -182,7 +207,11 @@ describe('GET /api/license', () => {
       });
 
       clock.advance(30 * DAY_MS);
-      expect(await validate(key)).toMatchObject({ valid: false, reason: 'expired', checked_at: clock.now().toISOString() });
+      expect(await validate(key)).toMatchObject({
+        valid: false,
+        reason: 'expired',
+        checked_at: clock.now().toISOString(),
+      });
     });
 
     it('precedence: revoked beats expired, expired beats inactive', async () => {
@@ -219,7 +248,9 @@ describe('GET /api/license', () => {
         expect(await validate(v)).toEqual(unknownResult('not_found', clock.now().toISOString()));
       }
       // The same secret under another tier segment is another key.
-      expect(await validate(key.replace('svc_msp_', 'svc_pro_'))).toEqual(unknownResult('not_found', clock.now().toISOString()));
+      expect(await validate(key.replace('svc_msp_', 'svc_pro_'))).toEqual(
+        unknownResult('not_found', clock.now().toISOString()),
+      );
       // The real key is still fine (no negative result was cached for it).
       expect((await validate(key)).reason).toBe('ok');
     });
@@ -228,7 +259,9 @@ describe('GET /api/license', () => {
       const { key, record } = await createLicense(portal);
       await licenseAction(portal, record.id, 'revoke');
       expect((await validate(key)).reason).toBe('revoked');
-      const del = await http(portal.url, 'DELETE', `/api/licenses?id=${record.id}`, { headers: withToken(await portal.adminToken()) });
+      const del = await http(portal.url, 'DELETE', `/api/licenses?id=${record.id}`, {
+        headers: withToken(await portal.adminToken()),
+      });
       expect(del.status).toBe(200);
       expect(await validate(key)).toEqual(unknownResult('not_found', clock.now().toISOString()));
     });
@@ -252,7 +285,8 @@ describe('GET /api/license', () => {
         LEGACY_KEY.toUpperCase(),
         `${LEGACY_KEY}0`,
       ];
-      for (const k of bad) expect(await validate(k), k).toEqual(unknownResult('invalid_format', clock.now().toISOString()));
+      for (const k of bad)
+        expect(await validate(k), k).toEqual(unknownResult('invalid_format', clock.now().toISOString()));
     });
   });
 
@@ -295,7 +329,15 @@ describe('GET /api/license', () => {
         const results = await Promise.all(keys.map((k) => validate(k)));
         reasons.push(...results.map((r) => r.reason));
       }
-      expect(reasons.slice(0, 7)).toEqual(['ok', 'revoked', 'inactive', 'expired', 'ok', 'not_found', 'invalid_format']);
+      expect(reasons.slice(0, 7)).toEqual([
+        'ok',
+        'revoked',
+        'inactive',
+        'expired',
+        'ok',
+        'not_found',
+        'invalid_format',
+      ]);
       expect(new Set(reasons).size).toBe(6);
       expect(await snapshot()).toEqual(before);
     });

@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, DAY_MS, FakeClock, licenseAction, openDb, uniqueClientId, type ScopedUser } from './helpers/factories.ts';
+import {
+  createLicense,
+  createScopedUser,
+  DAY_MS,
+  FakeClock,
+  licenseAction,
+  openDb,
+  uniqueClientId,
+  type ScopedUser,
+} from './helpers/factories.ts';
 import { http, withKey, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, LEGACY_KEY, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
@@ -55,7 +64,12 @@ describe('/api/licenses', () => {
 
   const licenseCount = async () => Number((await db.query('SELECT count(*)::int AS n FROM licenses')).rows[0].n);
   const auditRows = async (licenseId: string) =>
-    (await db.query("SELECT event_type, actor, client_id, session_id, data FROM audit_events WHERE data->>'license_id' = $1 ORDER BY id", [licenseId])).rows;
+    (
+      await db.query(
+        "SELECT event_type, actor, client_id, session_id, data FROM audit_events WHERE data->>'license_id' = $1 ORDER BY id",
+        [licenseId],
+      )
+    ).rows;
 
   describe('POST creates a key', () => {
     const defaults = [
@@ -67,7 +81,10 @@ describe('/api/licenses', () => {
     for (const [tier, maxSessions, maxAgents] of defaults) {
       it(`${tier}: 201 with the record, the tier's default limits and the plaintext key`, async () => {
         const clientId = uniqueClientId();
-        const res = await http(portal.url, 'POST', '/api/licenses', { headers: withToken(admin), json: { tier, client_id: clientId, name: `${tier} key` } });
+        const res = await http(portal.url, 'POST', '/api/licenses', {
+          headers: withToken(admin),
+          json: { tier, client_id: clientId, name: `${tier} key` },
+        });
         expect(res.status).toBe(201);
         expect(res.headers.get('content-type')).toMatch(/^application\/json/);
         expect(Object.keys(res.body)).toEqual(['license']);
@@ -102,8 +119,21 @@ describe('/api/licenses', () => {
 
     it('takes explicit limits, description and expiry; explicit null means unlimited', async () => {
       const expiresAt = new Date(clock.now().getTime() + 30 * DAY_MS).toISOString();
-      const a = await createLicense(portal, { tier: 'professional', max_sessions: 7, max_agents: 2, description: 'seven sessions', expires_at: expiresAt });
-      expect(a.record).toMatchObject({ tier: 'professional', max_sessions: 7, max_agents: 2, description: 'seven sessions', expires_at: expiresAt, status: 'active' });
+      const a = await createLicense(portal, {
+        tier: 'professional',
+        max_sessions: 7,
+        max_agents: 2,
+        description: 'seven sessions',
+        expires_at: expiresAt,
+      });
+      expect(a.record).toMatchObject({
+        tier: 'professional',
+        max_sessions: 7,
+        max_agents: 2,
+        description: 'seven sessions',
+        expires_at: expiresAt,
+        status: 'active',
+      });
 
       const b = await createLicense(portal, { tier: 'business', max_sessions: null, max_agents: null });
       expect(b.record).toMatchObject({ tier: 'business', max_sessions: null, max_agents: null });
@@ -122,11 +152,34 @@ describe('/api/licenses', () => {
       const e = await createLicense(portal, { tier: 'msp', expires_at: null, description: null });
       expect(e.record).toMatchObject({ expires_at: null, description: null });
 
-      const stored = (await db.query('SELECT id, max_sessions, max_agents, expires_at, description FROM licenses WHERE id = ANY($1) ORDER BY id', [[a.record.id, b.record.id, c.record.id]])).rows;
+      const stored = (
+        await db.query(
+          'SELECT id, max_sessions, max_agents, expires_at, description FROM licenses WHERE id = ANY($1) ORDER BY id',
+          [[a.record.id, b.record.id, c.record.id]],
+        )
+      ).rows;
       const byId = Object.fromEntries(stored.map((r) => [r.id, r]));
-      expect(byId[a.record.id]).toEqual({ id: a.record.id, max_sessions: 7, max_agents: 2, expires_at: new Date(expiresAt), description: 'seven sessions' });
-      expect(byId[b.record.id]).toEqual({ id: b.record.id, max_sessions: null, max_agents: null, expires_at: null, description: null });
-      expect(byId[c.record.id]).toEqual({ id: c.record.id, max_sessions: null, max_agents: 25, expires_at: null, description: null });
+      expect(byId[a.record.id]).toEqual({
+        id: a.record.id,
+        max_sessions: 7,
+        max_agents: 2,
+        expires_at: new Date(expiresAt),
+        description: 'seven sessions',
+      });
+      expect(byId[b.record.id]).toEqual({
+        id: b.record.id,
+        max_sessions: null,
+        max_agents: null,
+        expires_at: null,
+        description: null,
+      });
+      expect(byId[c.record.id]).toEqual({
+        id: c.record.id,
+        max_sessions: null,
+        max_agents: 25,
+        expires_at: null,
+        description: null,
+      });
     });
 
     it('generates a different key, prefix and id every time', async () => {
@@ -168,23 +221,71 @@ describe('/api/licenses', () => {
       ['a missing client_id', { tier: 'msp', name: 'n' }, 'Invalid body: missing required field client_id'],
       ['a missing name', { tier: 'msp', client_id: 'acme' }, 'Invalid body: missing required field name'],
       ['an empty name', { ...base, name: '' }, 'Invalid body: name must NOT have fewer than 1 characters'],
-      ['an unknown field', { ...base, plaintext_key: 'svc_pro_' + '0'.repeat(64) }, 'Invalid body: body must NOT have additional properties (plaintext_key)'],
-      ['a client_id with spaces', { ...base, client_id: 'bad client' }, 'Invalid body: client_id must match pattern "^[A-Za-z0-9][A-Za-z0-9_.:@-]*$"'],
+      [
+        'an unknown field',
+        { ...base, plaintext_key: 'svc_pro_' + '0'.repeat(64) },
+        'Invalid body: body must NOT have additional properties (plaintext_key)',
+      ],
+      [
+        'a client_id with spaces',
+        { ...base, client_id: 'bad client' },
+        'Invalid body: client_id must match pattern "^[A-Za-z0-9][A-Za-z0-9_.:@-]*$"',
+      ],
       ['max_sessions 0', { ...base, max_sessions: 0 }, 'Invalid body: max_sessions must be a positive integer or null'],
       ['max_agents 0', { ...base, max_agents: 0 }, 'Invalid body: max_agents must be a positive integer or null'],
-      ['a negative max_agents', { ...base, max_agents: -1 }, 'Invalid body: max_agents must be a positive integer or null'],
-      ['a fractional max_sessions', { ...base, max_sessions: 1.5 }, 'Invalid body: max_sessions must be a positive integer or null'],
-      ['max_sessions above 1e9', { ...base, max_sessions: 1_000_000_001 }, 'Invalid body: max_sessions must be a positive integer or null'],
-      ['a description of 2001 characters', { ...base, description: 'x'.repeat(2001) }, 'Invalid body: description must NOT have more than 2000 characters'],
-      ['max_sessions false', { ...base, max_sessions: false }, 'Invalid body: max_sessions must be a positive integer or null'],
-      ['max_sessions ""', { ...base, max_sessions: '' }, 'Invalid body: max_sessions must be a positive integer or null'],
-      ['max_agents as a string', { ...base, max_agents: '5' }, 'Invalid body: max_agents must be a positive integer or null'],
+      [
+        'a negative max_agents',
+        { ...base, max_agents: -1 },
+        'Invalid body: max_agents must be a positive integer or null',
+      ],
+      [
+        'a fractional max_sessions',
+        { ...base, max_sessions: 1.5 },
+        'Invalid body: max_sessions must be a positive integer or null',
+      ],
+      [
+        'max_sessions above 1e9',
+        { ...base, max_sessions: 1_000_000_001 },
+        'Invalid body: max_sessions must be a positive integer or null',
+      ],
+      [
+        'a description of 2001 characters',
+        { ...base, description: 'x'.repeat(2001) },
+        'Invalid body: description must NOT have more than 2000 characters',
+      ],
+      [
+        'max_sessions false',
+        { ...base, max_sessions: false },
+        'Invalid body: max_sessions must be a positive integer or null',
+      ],
+      [
+        'max_sessions ""',
+        { ...base, max_sessions: '' },
+        'Invalid body: max_sessions must be a positive integer or null',
+      ],
+      [
+        'max_agents as a string',
+        { ...base, max_agents: '5' },
+        'Invalid body: max_agents must be a positive integer or null',
+      ],
       ['max_agents true', { ...base, max_agents: true }, 'Invalid body: max_agents must be a positive integer or null'],
-      ['expires_at without a time', { ...base, expires_at: '2099-01-01' }, 'Invalid body: expires_at must match format "date-time"'],
+      [
+        'expires_at without a time',
+        { ...base, expires_at: '2099-01-01' },
+        'Invalid body: expires_at must match format "date-time"',
+      ],
       ['expires_at ""', { ...base, expires_at: '' }, 'Invalid body: expires_at must match format "date-time"'],
       ['expires_at 0', { ...base, expires_at: 0 }, 'Invalid body: expires_at must be string or null'],
-      ['a leap-second expires_at', { ...base, expires_at: '2099-12-31T23:59:60Z' }, 'Invalid body: expires_at is not a valid date'],
-      ['expires_at with an hour of 24', { ...base, expires_at: '2099-01-01T24:00:00Z' }, 'Invalid body: expires_at must match format "date-time"'],
+      [
+        'a leap-second expires_at',
+        { ...base, expires_at: '2099-12-31T23:59:60Z' },
+        'Invalid body: expires_at is not a valid date',
+      ],
+      [
+        'expires_at with an hour of 24',
+        { ...base, expires_at: '2099-01-01T24:00:00Z' },
+        'Invalid body: expires_at must match format "date-time"',
+      ],
       ['expires_at in the past', { ...base, expires_at: '2000-01-01T00:00:00Z' }, 'expires_at must be in the future'],
       ['a JSON array body', [base], 'Invalid body: body must be object'],
     ];
@@ -199,7 +300,10 @@ describe('/api/licenses', () => {
     }
 
     it('refuses expires_at equal to now (it would be born expired)', async () => {
-      const res = await http(portal.url, 'POST', '/api/licenses', { headers: withToken(admin), json: { ...base, expires_at: clock.now().toISOString() } });
+      const res = await http(portal.url, 'POST', '/api/licenses', {
+        headers: withToken(admin),
+        json: { ...base, expires_at: clock.now().toISOString() },
+      });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 'expires_at must be in the future' });
     });
@@ -212,7 +316,10 @@ describe('/api/licenses', () => {
     });
 
     it('refuses a body that is not JSON, and no body at all', async () => {
-      const bad = await http(portal.url, 'POST', '/api/licenses', { headers: { ...withToken(admin), 'content-type': 'application/json' }, body: '{"tier":' });
+      const bad = await http(portal.url, 'POST', '/api/licenses', {
+        headers: { ...withToken(admin), 'content-type': 'application/json' },
+        body: '{"tier":',
+      });
       expect(bad.status).toBe(400);
       expect(bad.body).toEqual({ error: 'Request body is not valid JSON' });
       const none = await http(portal.url, 'POST', '/api/licenses', { headers: withToken(admin) });
@@ -226,7 +333,12 @@ describe('/api/licenses', () => {
       const clientId = uniqueClientId('list');
       const one = await createLicense(portal, { tier: 'professional', client_id: clientId, name: 'first' });
       clock.advance(1000);
-      const two = await createLicense(portal, { tier: 'msp', client_id: clientId, name: 'second', description: 'newer' });
+      const two = await createLicense(portal, {
+        tier: 'msp',
+        client_id: clientId,
+        name: 'second',
+        description: 'newer',
+      });
 
       const res = await http(portal.url, 'GET', `/api/licenses?client_id=${clientId}`, { headers: withToken(admin) });
       expect(res.status).toBe(200);
@@ -255,12 +367,22 @@ describe('/api/licenses', () => {
       const active = await createLicense(portal, { client_id: clientId, name: 'active' });
       const inactive = await createLicense(portal, { client_id: clientId, name: 'inactive' });
       const revoked = await createLicense(portal, { client_id: clientId, name: 'revoked' });
-      const expiring = await createLicense(portal, { client_id: clientId, name: 'expiring', expires_at: new Date(clock.now().getTime() + DAY_MS).toISOString() });
+      const expiring = await createLicense(portal, {
+        client_id: clientId,
+        name: 'expiring',
+        expires_at: new Date(clock.now().getTime() + DAY_MS).toISOString(),
+      });
       await licenseAction(portal, inactive.record.id, 'deactivate');
       await licenseAction(portal, revoked.record.id, 'revoke');
 
       const ids = async (status: string) =>
-        (await http(portal.url, 'GET', `/api/licenses?client_id=${clientId}&status=${status}`, { headers: withToken(admin) })).body.licenses.map((l: any) => l.id).sort();
+        (
+          await http(portal.url, 'GET', `/api/licenses?client_id=${clientId}&status=${status}`, {
+            headers: withToken(admin),
+          })
+        ).body.licenses
+          .map((l: any) => l.id)
+          .sort();
       expect(await ids('active')).toEqual([active.record.id, expiring.record.id].sort());
       expect(await ids('inactive')).toEqual([inactive.record.id]);
       expect(await ids('revoked')).toEqual([revoked.record.id]);
@@ -270,10 +392,20 @@ describe('/api/licenses', () => {
       // Tokens are checked against the portal's clock: a day later the admin signs in again.
       const later = await login(portal.url, ADMIN_EMAIL, ADMIN_PASSWORD);
       const idsLater = async (status: string) =>
-        (await http(portal.url, 'GET', `/api/licenses?client_id=${clientId}&status=${status}`, { headers: withToken(later) })).body.licenses.map((l: any) => l.id).sort();
+        (
+          await http(portal.url, 'GET', `/api/licenses?client_id=${clientId}&status=${status}`, {
+            headers: withToken(later),
+          })
+        ).body.licenses
+          .map((l: any) => l.id)
+          .sort();
       expect(await idsLater('active')).toEqual([active.record.id]);
       expect(await idsLater('expired')).toEqual([expiring.record.id]);
-      const listed = (await http(portal.url, 'GET', `/api/licenses?client_id=${clientId}&status=expired`, { headers: withToken(later) })).body.licenses[0];
+      const listed = (
+        await http(portal.url, 'GET', `/api/licenses?client_id=${clientId}&status=expired`, {
+          headers: withToken(later),
+        })
+      ).body.licenses[0];
       expect(listed).toMatchObject({ status: 'expired', is_active: true, revoked_at: null });
     });
 
@@ -288,7 +420,11 @@ describe('/api/licenses', () => {
   });
 
   describe('PATCH changes state', () => {
-    const patch = (id: string, body: unknown, token = admin) => http(portal.url, 'PATCH', `/api/licenses?id=${encodeURIComponent(id)}`, { headers: withToken(token), json: body });
+    const patch = (id: string, body: unknown, token = admin) =>
+      http(portal.url, 'PATCH', `/api/licenses?id=${encodeURIComponent(id)}`, {
+        headers: withToken(token),
+        json: body,
+      });
 
     it('deactivate and activate move between Active and Inactive; repeating one is a 409', async () => {
       const { record } = await createLicense(portal, { tier: 'business' });
@@ -298,7 +434,12 @@ describe('/api/licenses', () => {
       expect(off.status).toBe(200);
       expect(Object.keys(off.body)).toEqual(['license']);
       const { plaintext_key: _k, ...listed } = record;
-      expect(off.body.license).toEqual({ ...listed, is_active: false, status: 'inactive', updated_at: clock.now().toISOString() });
+      expect(off.body.license).toEqual({
+        ...listed,
+        is_active: false,
+        status: 'inactive',
+        updated_at: clock.now().toISOString(),
+      });
 
       const again = await patch(record.id, { action: 'deactivate' });
       expect(again.status).toBe(409);
@@ -307,7 +448,12 @@ describe('/api/licenses', () => {
       clock.advance(5000);
       const on = await patch(record.id, { action: 'activate' });
       expect(on.status).toBe(200);
-      expect(on.body.license).toEqual({ ...listed, is_active: true, status: 'active', updated_at: clock.now().toISOString() });
+      expect(on.body.license).toEqual({
+        ...listed,
+        is_active: true,
+        status: 'active',
+        updated_at: clock.now().toISOString(),
+      });
 
       const onAgain = await patch(record.id, { action: 'activate' });
       expect(onAgain.status).toBe(409);
@@ -332,7 +478,8 @@ describe('/api/licenses', () => {
         expect(r.status, action).toBe(409);
         expect(r.body, action).toEqual({ error: 'License key has been revoked' });
       }
-      const row = (await db.query('SELECT is_active, revoked_at, updated_at FROM licenses WHERE id = $1', [record.id])).rows[0];
+      const row = (await db.query('SELECT is_active, revoked_at, updated_at FROM licenses WHERE id = $1', [record.id]))
+        .rows[0];
       expect(row).toEqual({ is_active: true, revoked_at: new Date(revokedAt), updated_at: new Date(revokedAt) });
     });
 
@@ -341,12 +488,19 @@ describe('/api/licenses', () => {
       await licenseAction(portal, record.id, 'deactivate');
       const res = await patch(record.id, { action: 'revoke' });
       expect(res.status).toBe(200);
-      expect(res.body.license).toMatchObject({ is_active: false, revoked_at: clock.now().toISOString(), status: 'revoked' });
+      expect(res.body.license).toMatchObject({
+        is_active: false,
+        revoked_at: clock.now().toISOString(),
+        status: 'revoked',
+      });
     });
 
     it('two concurrent revokes: exactly one wins', async () => {
       const { record } = await createLicense(portal);
-      const results = await Promise.all([patch(record.id, { action: 'revoke' }), patch(record.id, { action: 'revoke' })]);
+      const results = await Promise.all([
+        patch(record.id, { action: 'revoke' }),
+        patch(record.id, { action: 'revoke' }),
+      ]);
       expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
       expect((await auditRows(record.id)).map((r) => r.event_type)).toEqual(['license_created', 'license_revoked']);
     });
@@ -361,8 +515,16 @@ describe('/api/licenses', () => {
         [`/api/licenses`, { action: 'revoke' }, 'Invalid query: missing required field id'],
         [`/api/licenses?id=${record.id}`, { action: 'delete' }, 'Invalid body: action must be equal to constant'],
         [`/api/licenses?id=${record.id}`, {}, 'Invalid body: missing required field action'],
-        [`/api/licenses?id=${record.id}`, { action: 'revoke', is_active: true }, 'Invalid body: body must NOT have additional properties (is_active)'],
-        [`/api/licenses?id=${record.id}&client_id=x`, { action: 'revoke' }, 'Invalid query: querystring must NOT have additional properties (client_id)'],
+        [
+          `/api/licenses?id=${record.id}`,
+          { action: 'revoke', is_active: true },
+          'Invalid body: body must NOT have additional properties (is_active)',
+        ],
+        [
+          `/api/licenses?id=${record.id}&client_id=x`,
+          { action: 'revoke' },
+          'Invalid query: querystring must NOT have additional properties (client_id)',
+        ],
       ];
       for (const [path, body, message] of cases) {
         const r = await http(portal.url, 'PATCH', path, { headers: withToken(admin), json: body });
@@ -375,7 +537,8 @@ describe('/api/licenses', () => {
   });
 
   describe('DELETE', () => {
-    const del = (id: string, token = admin) => http(portal.url, 'DELETE', `/api/licenses?id=${encodeURIComponent(id)}`, { headers: withToken(token) });
+    const del = (id: string, token = admin) =>
+      http(portal.url, 'DELETE', `/api/licenses?id=${encodeURIComponent(id)}`, { headers: withToken(token) });
 
     it('deletes only a revoked key: 409 while active or inactive, 200 when revoked, then 404', async () => {
       const { record } = await createLicense(portal);
@@ -400,7 +563,10 @@ describe('/api/licenses', () => {
       expect(gone.status).toBe(404);
       expect(gone.body).toEqual({ error: 'License not found' });
 
-      const patchGone = await http(portal.url, 'PATCH', `/api/licenses?id=${record.id}`, { headers: withToken(admin), json: { action: 'activate' } });
+      const patchGone = await http(portal.url, 'PATCH', `/api/licenses?id=${record.id}`, {
+        headers: withToken(admin),
+        json: { action: 'activate' },
+      });
       expect(patchGone.status).toBe(404);
       expect(patchGone.body).toEqual({ error: 'License not found' });
     });
@@ -432,10 +598,16 @@ describe('/api/licenses', () => {
       const id = memberKey.record.id;
       const attempts = [
         http(portal.url, 'GET', '/api/licenses', { headers: withToken(member.token) }),
-        http(portal.url, 'POST', '/api/licenses', { headers: withToken(member.token), json: { tier: 'msp', client_id: member.clientIds[0], name: 'mine' } }),
+        http(portal.url, 'POST', '/api/licenses', {
+          headers: withToken(member.token),
+          json: { tier: 'msp', client_id: member.clientIds[0], name: 'mine' },
+        }),
         // An invalid body still gets the 403: authorization is decided before the body is read.
         http(portal.url, 'POST', '/api/licenses', { headers: withToken(member.token), json: { tier: 'gold' } }),
-        http(portal.url, 'PATCH', `/api/licenses?id=${id}`, { headers: withToken(member.token), json: { action: 'revoke' } }),
+        http(portal.url, 'PATCH', `/api/licenses?id=${id}`, {
+          headers: withToken(member.token),
+          json: { action: 'revoke' },
+        }),
         http(portal.url, 'DELETE', `/api/licenses?id=${id}`, { headers: withToken(member.token) }),
       ];
       for (const res of await Promise.all(attempts)) {
@@ -449,7 +621,13 @@ describe('/api/licenses', () => {
 
     it('no token, a bad token, or a key instead of a token: 401 {"error":"Unauthorized"} before validation', async () => {
       const before = await licenseCount();
-      const headerSets: Record<string, string>[] = [{}, withToken('not-a-jwt'), withToken(''), withKey(LEGACY_KEY), withKey(memberKey.key)];
+      const headerSets: Record<string, string>[] = [
+        {},
+        withToken('not-a-jwt'),
+        withToken(''),
+        withKey(LEGACY_KEY),
+        withKey(memberKey.key),
+      ];
       for (const headers of headerSets) {
         const attempts = [
           http(portal.url, 'GET', '/api/licenses', { headers }),
@@ -467,7 +645,7 @@ describe('/api/licenses', () => {
       expect(await licenseCount()).toBe(before);
     });
 
-    it('a deleted admin user\'s token stops working at once', async () => {
+    it("a deleted admin user's token stops working at once", async () => {
       const second = await createScopedUser(portal, [], { role: 'admin' });
       const ok = await http(portal.url, 'GET', '/api/licenses', { headers: withToken(second.token) });
       expect(ok.status).toBe(200);
@@ -482,7 +660,13 @@ describe('/api/licenses', () => {
     it('records license_created, _deactivated, _activated, _revoked and _deleted with the admin as actor and no plaintext', async () => {
       const clientId = uniqueClientId('audited');
       const expiresAt = new Date(clock.now().getTime() + 10 * DAY_MS).toISOString();
-      const { key, record } = await createLicense(portal, { tier: 'business', client_id: clientId, name: 'audited key', max_sessions: 9, expires_at: expiresAt });
+      const { key, record } = await createLicense(portal, {
+        tier: 'business',
+        client_id: clientId,
+        name: 'audited key',
+        max_sessions: 9,
+        expires_at: expiresAt,
+      });
       await licenseAction(portal, record.id, 'deactivate');
       await licenseAction(portal, record.id, 'activate');
       await licenseAction(portal, record.id, 'revoke');
@@ -503,20 +687,30 @@ describe('/api/licenses', () => {
         { event_type: 'license_revoked', actor: ADMIN_EMAIL, client_id: clientId, session_id: null, data: ref },
         { event_type: 'license_deleted', actor: ADMIN_EMAIL, client_id: clientId, session_id: null, data: ref },
       ]);
-      const dump = (await db.query('SELECT coalesce(string_agg(a::text, \'\'), \'\') AS d FROM audit_events a')).rows[0].d as string;
+      const dump = (await db.query("SELECT coalesce(string_agg(a::text, ''), '') AS d FROM audit_events a")).rows[0]
+        .d as string;
       expect(dump.includes(key.slice(14))).toBe(false);
       expect(dump.includes(sha256Hex(key))).toBe(false);
 
       // The same events through GET /api/audit.
       const res = await http(portal.url, 'GET', '/api/audit?days=1', { headers: withToken(admin) });
       const mine = res.body.events.filter((e: any) => e.data.license_id === record.id);
-      expect(mine.map((e: any) => e.event_type)).toEqual(['license_deleted', 'license_revoked', 'license_activated', 'license_deactivated', 'license_created']);
+      expect(mine.map((e: any) => e.event_type)).toEqual([
+        'license_deleted',
+        'license_revoked',
+        'license_activated',
+        'license_deactivated',
+        'license_created',
+      ]);
       expect(res.text.includes(key.slice(14))).toBe(false);
     });
 
     it('a refused change records nothing', async () => {
       const { record } = await createLicense(portal);
-      await http(portal.url, 'PATCH', `/api/licenses?id=${record.id}`, { headers: withToken(admin), json: { action: 'activate' } });
+      await http(portal.url, 'PATCH', `/api/licenses?id=${record.id}`, {
+        headers: withToken(admin),
+        json: { action: 'activate' },
+      });
       await http(portal.url, 'DELETE', `/api/licenses?id=${record.id}`, { headers: withToken(admin) });
       expect((await auditRows(record.id)).map((r) => r.event_type)).toEqual(['license_created']);
     });
@@ -527,7 +721,10 @@ describe('secrets stay out of the logs (DESIGN 5)', () => {
   const lines: string[] = [];
   let portal: TestPortal;
   beforeAll(async () => {
-    portal = await startTestPortal({ env: { SVC_LOG_LEVEL: 'trace' }, logDestination: { write: (s: string) => void lines.push(s) } });
+    portal = await startTestPortal({
+      env: { SVC_LOG_LEVEL: 'trace' },
+      logDestination: { write: (s: string) => void lines.push(s) },
+    });
   });
   afterAll(async () => {
     await portal?.close();
@@ -540,7 +737,10 @@ describe('secrets stay out of the logs (DESIGN 5)', () => {
     await http(portal.url, 'GET', '/api/license', { headers: withKey(key) });
     await http(portal.url, 'GET', `/api/license?key=${key}`, { headers: withKey(key) });
     await http(portal.url, 'GET', '/api/licenses', { headers: { authorization: `Bearer ${admin}` } });
-    await http(portal.url, 'POST', '/api/licenses', { headers: withToken(admin), json: { tier: 'msp', client_id: 'x', name: 'y', max_sessions: 0 } });
+    await http(portal.url, 'POST', '/api/licenses', {
+      headers: withToken(admin),
+      json: { tier: 'msp', client_id: 'x', name: 'y', max_sessions: 0 },
+    });
     await licenseAction(portal, record.id, 'revoke');
     await http(portal.url, 'GET', '/api/license', { headers: withKey(key) });
 

@@ -51,7 +51,11 @@ async function adminToken(p: PortalProcess): Promise<string> {
 }
 
 function portalEnv(extra: Record<string, string> = {}) {
-  return { dataDir, pgPort, env: { SVC_ADMIN_EMAIL: ADMIN_EMAIL, SVC_ADMIN_PASSWORD: ADMIN_PASSWORD, SVC_LOG_LEVEL: 'info', ...extra } };
+  return {
+    dataDir,
+    pgPort,
+    env: { SVC_ADMIN_EMAIL: ADMIN_EMAIL, SVC_ADMIN_PASSWORD: ADMIN_PASSWORD, SVC_LOG_LEVEL: 'info', ...extra },
+  };
 }
 
 function start(extra: Record<string, string> = {}): Promise<PortalProcess> {
@@ -60,7 +64,10 @@ function start(extra: Record<string, string> = {}): Promise<PortalProcess> {
 
 async function createLicense(p: PortalProcess, name: string): Promise<string> {
   const token = await adminToken(p);
-  const res = await request(p.url, 'POST', '/api/licenses', { headers: withToken(token), json: { tier: 'business', client_id: 'lifecycle-client', name } });
+  const res = await request(p.url, 'POST', '/api/licenses', {
+    headers: withToken(token),
+    json: { tier: 'business', client_id: 'lifecycle-client', name },
+  });
   expect(res.status).toBe(201);
   expect(res.body.license.name).toBe(name);
   created.push(res.body.license.id as string);
@@ -75,7 +82,9 @@ async function listedLicenseIds(p: PortalProcess): Promise<string[]> {
 }
 
 async function withDatabase<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const { password } = JSON.parse(await fs.readFile(path.join(dataDir, 'postgres-credentials.json'), 'utf8')) as { password: string };
+  const { password } = JSON.parse(await fs.readFile(path.join(dataDir, 'postgres-credentials.json'), 'utf8')) as {
+    password: string;
+  };
   const client = new pg.Client({ connectionString: `postgres://postgres:${password}@127.0.0.1:${pgPort}/svc` });
   await client.connect();
   try {
@@ -107,7 +116,9 @@ function tryConnect(port: number): Promise<'refused' | 'connected' | string> {
       socket.destroy();
       resolve('timeout');
     });
-    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED' ? 'refused' : (err.code ?? err.message)));
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      resolve(err.code === 'ECONNREFUSED' ? 'refused' : (err.code ?? err.message)),
+    );
   });
 }
 
@@ -197,26 +208,32 @@ describe('portal process lifecycle, embedded PostgreSQL', () => {
     const half = Math.floor(body.length / 2);
     let pending: http.ClientRequest | null = null;
 
-    const response = new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>((resolve, reject) => {
-      const req = http.request(
-        `${p.url}/api/licenses`,
-        {
-          method: 'POST',
-          agent: false,
-          headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'x-identity-token': token },
-        },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (c: string) => (text += c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.write(body.slice(0, half));
-      pending = req;
-    });
+    const response = new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>(
+      (resolve, reject) => {
+        const req = http.request(
+          `${p.url}/api/licenses`,
+          {
+            method: 'POST',
+            agent: false,
+            headers: {
+              'content-type': 'application/json',
+              'content-length': String(Buffer.byteLength(body)),
+              'x-identity-token': token,
+            },
+          },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (c: string) => (text += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.write(body.slice(0, half));
+        pending = req;
+      },
+    );
     // Failure is asserted below by awaiting; keep an early rejection from being "unhandled".
     response.catch(() => undefined);
     // Let the server receive the headers and route the request before the signal arrives.
@@ -243,7 +260,9 @@ describe('portal process lifecycle, embedded PostgreSQL', () => {
 
     const res = await response;
     expect(res.status).toBe(201);
-    const license = (JSON.parse(res.text) as { license: { id: string; name: string; tier: string; plaintext_key: string } }).license;
+    const license = (
+      JSON.parse(res.text) as { license: { id: string; name: string; tier: string; plaintext_key: string } }
+    ).license;
     expect(license.name).toBe('created while draining');
     expect(license.tier).toBe('msp');
     expect(license.plaintext_key).toMatch(/^svc_msp_[0-9a-f]{64}$/);
@@ -306,7 +325,9 @@ describe('portal process lifecycle, embedded PostgreSQL', () => {
     const second = await spawnPortal(portalEnv());
     const exit = await waitForExit(second, 60_000);
     expect(exit).toEqual({ code: 1, signal: null });
-    expect(second.stderr()).toContain(`The portal failed to start: The data directory ${dataDir} is in use by another running portal`);
+    expect(second.stderr()).toContain(
+      `The portal failed to start: The data directory ${dataDir} is in use by another running portal`,
+    );
     expect(second.stdout()).not.toContain('stopping it first');
     // The first portal's database was not touched.
     expect(await readPostmasterPid(dataDir)).toBe(postmaster);
@@ -315,13 +336,17 @@ describe('portal process lifecycle, embedded PostgreSQL', () => {
   });
 
   it('migrations are idempotent across restarts: schema_migrations lists each migration once', async () => {
-    const rows = await withDatabase(async (c) => (await c.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name')).rows.map((r) => r.name));
+    const rows = await withDatabase(async (c) =>
+      (await c.query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name')).rows.map((r) => r.name),
+    );
     expect(rows).toEqual(Object.keys(migrations).sort());
     expect(rows).toContain('0001_foundation');
     // One admin from SVC_ADMIN_EMAIL, whatever the number of starts; one signing key.
     const admins = await withDatabase(async (c) => (await c.query('SELECT email FROM users')).rows);
     expect(admins).toEqual([{ email: ADMIN_EMAIL }]);
-    const keys = await withDatabase(async (c) => (await c.query('SELECT count(*)::int AS n FROM identity_signing_keys')).rows[0]);
+    const keys = await withDatabase(
+      async (c) => (await c.query('SELECT count(*)::int AS n FROM identity_signing_keys')).rows[0],
+    );
     expect(keys).toEqual({ n: 1 });
 
     const exit = await stopProcess(current!, 'SIGTERM');
@@ -389,7 +414,9 @@ describe('portal process lifecycle, embedded PostgreSQL', () => {
       const p = await spawnPortal({ ...portalEnv(), pgPort: taken });
       const exit = await waitForExit(p, 90_000);
       expect(exit).toEqual({ code: 1, signal: null });
-      expect(p.stderr()).toContain(`The portal failed to start: Embedded PostgreSQL failed to start on 127.0.0.1:${taken} (set SVC_EMBEDDED_PG_PORT to use another port)`);
+      expect(p.stderr()).toContain(
+        `The portal failed to start: Embedded PostgreSQL failed to start on 127.0.0.1:${taken} (set SVC_EMBEDDED_PG_PORT to use another port)`,
+      );
       expect(p.stderr()).toMatch(/Address already in use/);
       await expectPostgresStopped();
     } finally {
@@ -403,7 +430,9 @@ describe('portal process lifecycle, embedded PostgreSQL', () => {
   });
 
   it('no process output carries the admin password, the database password or a token', async () => {
-    const { password } = JSON.parse(await fs.readFile(path.join(dataDir, 'postgres-credentials.json'), 'utf8')) as { password: string };
+    const { password } = JSON.parse(await fs.readFile(path.join(dataDir, 'postgres-credentials.json'), 'utf8')) as {
+      password: string;
+    };
     const output = allOutput();
     expect(output).toContain('portal listening');
     expect(password).toMatch(/^[0-9a-f]{48}$/);
@@ -421,7 +450,10 @@ describe('portal process lifecycle, embedded PostgreSQL', () => {
     expect(exit).toEqual({ code: 1, signal: null });
     const lines = p.stderr().trimEnd().split('\n');
     expect(lines[0]).toMatch(/^The portal failed to start: initdb failed for /);
-    if (process.getuid?.() === 0) expect(p.stderr()).toContain(`PostgreSQL runs as the postgres user here: ${locked} and every directory above it must be traversable by that user.`);
+    if (process.getuid?.() === 0)
+      expect(p.stderr()).toContain(
+        `PostgreSQL runs as the postgres user here: ${locked} and every directory above it must be traversable by that user.`,
+      );
     expect(await fs.readdir(locked)).not.toContain('postgres');
   });
 });

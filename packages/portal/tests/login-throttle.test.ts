@@ -27,10 +27,34 @@ describe('pruneLoginFailures', () => {
     await db
       .insertInto('login_failures')
       .values([
-        { address: '127.0.0.1', email_normalized: 'old@x.test', failed_logins: 3, locked_until: null, updated_at: ago(FORGET_AFTER_MS + 1) },
-        { address: '127.0.0.1', email_normalized: 'old-lock-over@x.test', failed_logins: 9, locked_until: ago(1), updated_at: ago(FORGET_AFTER_MS + 1) },
-        { address: '127.0.0.1', email_normalized: 'old-lock-running@x.test', failed_logins: 40, locked_until: new Date(NOW.getTime() + 60_000), updated_at: ago(FORGET_AFTER_MS + 1) },
-        { address: '127.0.0.1', email_normalized: 'recent@x.test', failed_logins: 2, locked_until: null, updated_at: ago(FORGET_AFTER_MS - 1) },
+        {
+          address: '127.0.0.1',
+          email_normalized: 'old@x.test',
+          failed_logins: 3,
+          locked_until: null,
+          updated_at: ago(FORGET_AFTER_MS + 1),
+        },
+        {
+          address: '127.0.0.1',
+          email_normalized: 'old-lock-over@x.test',
+          failed_logins: 9,
+          locked_until: ago(1),
+          updated_at: ago(FORGET_AFTER_MS + 1),
+        },
+        {
+          address: '127.0.0.1',
+          email_normalized: 'old-lock-running@x.test',
+          failed_logins: 40,
+          locked_until: new Date(NOW.getTime() + 60_000),
+          updated_at: ago(FORGET_AFTER_MS + 1),
+        },
+        {
+          address: '127.0.0.1',
+          email_normalized: 'recent@x.test',
+          failed_logins: 2,
+          locked_until: null,
+          updated_at: ago(FORGET_AFTER_MS - 1),
+        },
       ])
       .execute();
     expect(await pruneLoginFailures(db, NOW)).toBe(2);
@@ -48,8 +72,14 @@ describe('POST /identity/token with a username PostgreSQL cannot store', () => {
 
   it('a NUL character or an unpaired surrogate in the username is invalid_grant (400), not a server error, and counts nothing', async () => {
     for (const username of ['admin\u0000@example.test', 'admin\ud800@example.test']) {
-      const res = await http(portal.url, 'POST', '/identity/token', { json: { grant_type: 'password', username, password: 'wrong-password-000' } });
-      expect({ username, status: res.status, body: res.body }).toEqual({ username, status: 400, body: { error: 'invalid_grant', error_description: 'Invalid username or password' } });
+      const res = await http(portal.url, 'POST', '/identity/token', {
+        json: { grant_type: 'password', username, password: 'wrong-password-000' },
+      });
+      expect({ username, status: res.status, body: res.body }).toEqual({
+        username,
+        status: 400,
+        body: { error: 'invalid_grant', error_description: 'Invalid username or password' },
+      });
     }
   });
 });

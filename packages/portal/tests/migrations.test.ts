@@ -7,7 +7,14 @@ import { migrations } from '../src/db/migrations/index.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
 import { openDatabase, type DatabaseHandle } from '../src/db/pool.ts';
 import { http } from './helpers/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestDatabase, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  createTestDatabase,
+  login,
+  startTestPortal,
+  type TestPortal,
+} from './helpers/portal.ts';
 import { sessionDoc } from './helpers/upload.ts';
 
 /** Kysely's migrator on a real PostgreSQL: applied once, skipped after, safe for replicas starting together. */
@@ -35,7 +42,8 @@ async function migrateBefore(handle: DatabaseHandle, name: string): Promise<void
   expect((await older.migrateToLatest()).error).toBeUndefined();
 }
 
-const appliedNames = async (url: string) => (await query<{ name: string }>(url, 'SELECT name FROM schema_migrations ORDER BY name')).map((r) => r.name);
+const appliedNames = async (url: string) =>
+  (await query<{ name: string }>(url, 'SELECT name FROM schema_migrations ORDER BY name')).map((r) => r.name);
 
 describe('migrations', () => {
   const handles: DatabaseHandle[] = [];
@@ -74,8 +82,23 @@ describe('migrations', () => {
     expect(await migrateToLatest(other.db)).toEqual([]);
     expect(await appliedNames(url)).toEqual([...ALL].sort());
     // The tables of the first migration exist (the migration ran, not only its bookkeeping).
-    const tables = (await query<{ table_name: string }>(url, "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name")).map((r) => r.table_name);
-    expect(tables).toEqual(expect.arrayContaining(['audit_events', 'identity_signing_keys', 'licenses', 'refresh_tokens', 'schema_migrations', 'schema_migrations_lock', 'users']));
+    const tables = (
+      await query<{ table_name: string }>(
+        url,
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name",
+      )
+    ).map((r) => r.table_name);
+    expect(tables).toEqual(
+      expect.arrayContaining([
+        'audit_events',
+        'identity_signing_keys',
+        'licenses',
+        'refresh_tokens',
+        'schema_migrations',
+        'schema_migrations_lock',
+        'users',
+      ]),
+    );
   });
 
   it('concurrent migrators on one fresh database: each migration is applied by exactly one of them', async () => {
@@ -125,16 +148,36 @@ describe('migrations', () => {
         id: 1,
         status: 'failed',
         attempts: [
-          { attempt: 1, status_code: 503, duration_ms: 12, error: 'HTTP 503', attempted_at: '2026-11-22T11:00:00.000Z' },
-          { attempt: 2, status_code: null, duration_ms: 5001, error: 'timeout after 5 s', attempted_at: '2026-11-22T11:00:05.750Z' },
+          {
+            attempt: 1,
+            status_code: 503,
+            duration_ms: 12,
+            error: 'HTTP 503',
+            attempted_at: '2026-11-22T11:00:00.000Z',
+          },
+          {
+            attempt: 2,
+            status_code: null,
+            duration_ms: 5001,
+            error: 'timeout after 5 s',
+            attempted_at: '2026-11-22T11:00:05.750Z',
+          },
         ],
       },
-      { id: 2, status: 'succeeded', attempts: [{ attempt: 1, status_code: 204, duration_ms: 3, error: null, attempted_at: '2026-11-22T11:01:00.123Z' }] },
+      {
+        id: 2,
+        status: 'succeeded',
+        attempts: [
+          { attempt: 1, status_code: 204, duration_ms: 3, error: null, attempted_at: '2026-11-22T11:01:00.123Z' },
+        ],
+      },
       { id: 3, status: 'pending', attempts: [] },
     ]);
     expect(await query(url, "SELECT to_regclass('webhook_delivery_attempts') AS t")).toEqual([{ t: null }]);
     // Room in each page for the finished version of a row (a HOT update).
-    expect(await query(url, "SELECT reloptions FROM pg_class WHERE relname = 'webhook_deliveries'")).toEqual([{ reloptions: ['fillfactor=45'] }]);
+    expect(await query(url, "SELECT reloptions FROM pg_class WHERE relname = 'webhook_deliveries'")).toEqual([
+      { reloptions: ['fillfactor=45'] },
+    ]);
   });
 
   it('0006 moves failed-login counts from the users rows to login_failures, keyed by the normalised e-mail', async () => {
@@ -147,15 +190,35 @@ describe('migrations', () => {
          ('usr_c', 'clean@example.test', 'clean@example.test', 'x', 'admin', 0, NULL, '2026-11-22T09:00:00Z');`,
     );
     expect(await migrateToLatest(handle.db)).toEqual(ALL.filter((name) => name >= '0006'));
-    expect(await query(url, 'SELECT email_normalized, failed_logins, locked_until, updated_at FROM login_failures ORDER BY email_normalized')).toEqual([
-      { email_normalized: 'counting@example.test', failed_logins: 2, locked_until: null, updated_at: new Date('2026-11-22T10:00:00Z') },
-      { email_normalized: 'locked@example.test', failed_logins: 7, locked_until: new Date('2026-11-22T12:00:00Z'), updated_at: new Date('2026-11-22T11:00:00Z') },
+    expect(
+      await query(
+        url,
+        'SELECT email_normalized, failed_logins, locked_until, updated_at FROM login_failures ORDER BY email_normalized',
+      ),
+    ).toEqual([
+      {
+        email_normalized: 'counting@example.test',
+        failed_logins: 2,
+        locked_until: null,
+        updated_at: new Date('2026-11-22T10:00:00Z'),
+      },
+      {
+        email_normalized: 'locked@example.test',
+        failed_logins: 7,
+        locked_until: new Date('2026-11-22T12:00:00Z'),
+        updated_at: new Date('2026-11-22T11:00:00Z'),
+      },
     ]);
-    const columns = (await query<{ column_name: string }>(url, "SELECT column_name FROM information_schema.columns WHERE table_name = 'users'")).map((r) => r.column_name);
+    const columns = (
+      await query<{ column_name: string }>(
+        url,
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'users'",
+      )
+    ).map((r) => r.column_name);
     expect(columns).not.toContain('failed_logins');
     expect(columns).not.toContain('locked_until');
   });
-  it('0009 gives each logged delivery the client of its event: the event data\'s client_id, else its subscription\'s', async () => {
+  it("0009 gives each logged delivery the client of its event: the event data's client_id, else its subscription's", async () => {
     const { url, handle } = await databaseBefore('0009');
     await query(
       url,
@@ -207,19 +270,32 @@ describe('migrations', () => {
       { client_id: '', group_name: 'ops', agent_id: 'svcd_legacy' },
     ]);
     // The same id may now exist under another client, and the foreign keys follow the composite key.
-    await query(url, `INSERT INTO agents (agent_id, client_id, license_id, key_tier, version, sent_at, status, uptime_seconds, received_at, first_seen_at) VALUES ('svcd_a', 'globex', 'lic_2', 'msp', '1', now(), 'running', 1, now(), now())`);
-    await expect(query(url, `INSERT INTO agent_commands (id, client_id, agent_id, command_type, priority, created_by) VALUES (4, 'initech', 'svcd_a', 'restart', 5, 'admin')`)).rejects.toThrow(/foreign key/);
+    await query(
+      url,
+      `INSERT INTO agents (agent_id, client_id, license_id, key_tier, version, sent_at, status, uptime_seconds, received_at, first_seen_at) VALUES ('svcd_a', 'globex', 'lic_2', 'msp', '1', now(), 'running', 1, now(), now())`,
+    );
+    await expect(
+      query(
+        url,
+        `INSERT INTO agent_commands (id, client_id, agent_id, command_type, priority, created_by) VALUES (4, 'initech', 'svcd_a', 'restart', 5, 'admin')`,
+      ),
+    ).rejects.toThrow(/foreign key/);
     await query(url, `DELETE FROM agents WHERE client_id = 'acme' AND agent_id = 'svcd_a'`);
     expect(await query(url, 'SELECT id::int FROM agent_commands ORDER BY id')).toEqual([{ id: 3 }]);
     expect(await query(url, 'SELECT count(*)::int AS n FROM agent_command_results')).toEqual([{ n: 0 }]);
-    expect(await query(url, 'SELECT client_id, agent_id FROM agent_groups')).toEqual([{ client_id: '', agent_id: 'svcd_legacy' }]);
+    expect(await query(url, 'SELECT client_id, agent_id FROM agent_groups')).toEqual([
+      { client_id: '', agent_id: 'svcd_legacy' },
+    ]);
   });
 
   it('0007 keys sessions by (client_id, session_id) and keeps every session, token, history row and note', async () => {
     const { url, handle } = await databaseBefore('0007');
     const token = (c: string) => c.repeat(64);
     // What an upload of the time stored: the derived metadata of a real session file.
-    const meta = (id: string, client: string | null) => JSON.stringify(deriveMetadata({ doc: sessionDoc('session-minimal.json', id), keyClientId: client, hasExecSummary: false })).replaceAll("'", "''");
+    const meta = (id: string, client: string | null) =>
+      JSON.stringify(
+        deriveMetadata({ doc: sessionDoc('session-minimal.json', id), keyClientId: client, hasExecSummary: false }),
+      ).replaceAll("'", "''");
     await query(
       url,
       `INSERT INTO sessions (session_id, client_id, client, target, metadata, files, uploaded_at, updated_at, expires_at, status) VALUES
@@ -238,8 +314,12 @@ describe('migrations', () => {
       { client_id: 'acme', session_id: '20260101_020000', token: token('a') },
       { client_id: '', session_id: '20260101_020001', token: token('b') },
     ]);
-    expect(await query(url, 'SELECT client_id, session_id, to_status FROM status_history')).toEqual([{ client_id: 'acme', session_id: '20260101_020000', to_status: 'in_review' }]);
-    expect(await query(url, 'SELECT client_id, session_id, note FROM session_notes')).toEqual([{ client_id: 'acme', session_id: '20260101_020000', note: 'looking' }]);
+    expect(await query(url, 'SELECT client_id, session_id, to_status FROM status_history')).toEqual([
+      { client_id: 'acme', session_id: '20260101_020000', to_status: 'in_review' },
+    ]);
+    expect(await query(url, 'SELECT client_id, session_id, note FROM session_notes')).toEqual([
+      { client_id: 'acme', session_id: '20260101_020000', note: 'looking' },
+    ]);
 
     // The same id under another client is another row now; deleting one session cascades to its rows only.
     await query(
@@ -255,13 +335,24 @@ describe('migrations', () => {
     const portal = await startTestPortal({ databaseUrl: url });
     portals.push(portal);
     const admin = await portal.adminToken();
-    const detail = await http(portal.url, 'GET', '/api/sessions?session=20260101_020000', { headers: { 'x-identity-token': admin } });
+    const detail = await http(portal.url, 'GET', '/api/sessions?session=20260101_020000', {
+      headers: { 'x-identity-token': admin },
+    });
     expect(detail.status, detail.text).toBe(200);
-    expect(detail.body.session).toMatchObject({ client_id: 'acme', status: 'in_review', share_url: `http://portal.test/share/?token=${token('a')}` });
+    expect(detail.body.session).toMatchObject({
+      client_id: 'acme',
+      status: 'in_review',
+      share_url: `http://portal.test/share/?token=${token('a')}`,
+    });
     expect(detail.body.status_history).toHaveLength(1);
     expect(detail.body.notes).toEqual([expect.objectContaining({ note: 'looking' })]);
-    const legacy = await http(portal.url, 'GET', '/api/sessions?session=20260101_020001', { headers: { 'x-identity-token': admin } });
+    const legacy = await http(portal.url, 'GET', '/api/sessions?session=20260101_020001', {
+      headers: { 'x-identity-token': admin },
+    });
     expect(legacy.body.session).toMatchObject({ client_id: null, session_id: '20260101_020001' });
-    expect((await http(portal.url, 'GET', `/api/share?token=${token('b')}`)).body).toMatchObject({ session_id: '20260101_020001', target: 'legacy.example' });
+    expect((await http(portal.url, 'GET', `/api/share?token=${token('b')}`)).body).toMatchObject({
+      session_id: '20260101_020001',
+      target: 'legacy.example',
+    });
   });
 });

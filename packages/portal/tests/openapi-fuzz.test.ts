@@ -63,7 +63,10 @@ function operationsOf(doc: any): Operation[] {
       if (!['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
       const params: any[] = op.parameters ?? [];
       const schema = op.requestBody?.content?.['application/json']?.schema;
-      const props = (s: any): string[] => [...Object.keys(s?.properties ?? {}), ...(s?.anyOf ?? s?.oneOf ?? []).flatMap(props)];
+      const props = (s: any): string[] => [
+        ...Object.keys(s?.properties ?? {}),
+        ...(s?.anyOf ?? s?.oneOf ?? []).flatMap(props),
+      ];
       ops.push({
         method: method.toUpperCase(),
         path,
@@ -77,11 +80,29 @@ function operationsOf(doc: any): Operation[] {
 }
 
 const IDENTITY: Operation[] = [
-  { method: 'POST', path: '/identity/token', pathParams: [], query: [], body: ['grant_type', 'username', 'password', 'refresh_token', 'scope', 'client_id'] },
+  {
+    method: 'POST',
+    path: '/identity/token',
+    pathParams: [],
+    query: [],
+    body: ['grant_type', 'username', 'password', 'refresh_token', 'scope', 'client_id'],
+  },
   { method: 'GET', path: '/identity/user', pathParams: [], query: [], body: [] },
   { method: 'GET', path: '/identity/admin/users', pathParams: [], query: ['id', 'email', 'limit', 'offset'], body: [] },
-  { method: 'POST', path: '/identity/admin/users', pathParams: [], query: [], body: ['email', 'password', 'role', 'client_ids'] },
-  { method: 'PATCH', path: '/identity/admin/users', pathParams: [], query: ['id'], body: ['password', 'role', 'client_ids'] },
+  {
+    method: 'POST',
+    path: '/identity/admin/users',
+    pathParams: [],
+    query: [],
+    body: ['email', 'password', 'role', 'client_ids'],
+  },
+  {
+    method: 'PATCH',
+    path: '/identity/admin/users',
+    pathParams: [],
+    query: ['id'],
+    body: ['password', 'role', 'client_ids'],
+  },
   { method: 'DELETE', path: '/identity/admin/users', pathParams: [], query: ['id'], body: [] },
 ];
 
@@ -104,7 +125,10 @@ describe('OpenAPI-driven fuzzing', () => {
     const requests: { label: string; run: () => Promise<number> }[] = [];
     for (const op of ops) {
       for (const [who, headers] of Object.entries(credentials)) {
-        const auth = op.path.startsWith('/identity/') && who === 'admin' ? { authorization: `Bearer ${headers['x-identity-token']}` } : headers;
+        const auth =
+          op.path.startsWith('/identity/') && who === 'admin'
+            ? { authorization: `Bearer ${headers['x-identity-token']}` }
+            : headers;
         const send = (path: string, body: string | undefined) => async () => {
           const res = await fetch(`${portal.url}${path}`, {
             method: op.method,
@@ -121,13 +145,23 @@ describe('OpenAPI-driven fuzzing', () => {
           const text = typeof value === 'string' ? value : json;
           const short = text.length > 40 ? `${text.slice(0, 40)}...` : text;
           for (const name of op.pathParams) {
-            requests.push({ label: `${who} ${op.method} ${op.path} path ${name}=${short}`, run: send(op.path.replace(`{${name}}`, enc(text.slice(0, 2000))), hasBody ? '{}' : undefined) });
+            requests.push({
+              label: `${who} ${op.method} ${op.path} path ${name}=${short}`,
+              run: send(op.path.replace(`{${name}}`, enc(text.slice(0, 2000))), hasBody ? '{}' : undefined),
+            });
           }
           for (const name of op.query) {
-            requests.push({ label: `${who} ${op.method} ${op.path} ?${name}=${short}`, run: send(`${basePath}?${name}=${enc(text.slice(0, 20_000))}`, hasBody ? '{}' : undefined) });
+            requests.push({
+              label: `${who} ${op.method} ${op.path} ?${name}=${short}`,
+              run: send(`${basePath}?${name}=${enc(text.slice(0, 20_000))}`, hasBody ? '{}' : undefined),
+            });
           }
           if (hasBody) {
-            for (const name of op.body) requests.push({ label: `${who} ${op.method} ${op.path} body.${name}=${short}`, run: send(basePath, `{${JSON.stringify(name)}:${json}}`) });
+            for (const name of op.body)
+              requests.push({
+                label: `${who} ${op.method} ${op.path} body.${name}=${short}`,
+                run: send(basePath, `{${JSON.stringify(name)}:${json}}`),
+              });
             requests.push({ label: `${who} ${op.method} ${op.path} body=${short}`, run: send(basePath, json) });
           }
         }

@@ -15,14 +15,29 @@ describe('OpenAPI contract', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.24.0');
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['apiKey', 'bearer', 'identityToken']);
-    expect(doc.components.securitySchemes.identityToken).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-Identity-Token' });
-    for (const path of ['/api/health', '/api/license', '/api/licenses', '/api/audit', '/identity/token', '/identity/user', '/identity/admin/users', '/identity/.well-known/jwks.json']) {
+    expect(doc.components.securitySchemes.identityToken).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-Identity-Token',
+    });
+    for (const path of [
+      '/api/health',
+      '/api/license',
+      '/api/licenses',
+      '/api/audit',
+      '/identity/token',
+      '/identity/user',
+      '/identity/admin/users',
+      '/identity/.well-known/jwks.json',
+    ]) {
       expect(doc.paths, path).toHaveProperty([path]);
     }
   });
 
   it('gives every operation a success response schema and documents its errors in the D1 shape', () => {
-    const operations = Object.entries(doc.paths).flatMap(([path, ops]: [string, any]) => Object.entries(ops).map(([method, op]) => ({ path, method, op: op as any })));
+    const operations = Object.entries(doc.paths).flatMap(([path, ops]: [string, any]) =>
+      Object.entries(ops).map(([method, op]) => ({ path, method, op: op as any })),
+    );
     expect(operations.length).toBeGreaterThanOrEqual(14);
     for (const { path, method, op } of operations) {
       const codes = Object.keys(op.responses ?? {});
@@ -37,10 +52,24 @@ describe('OpenAPI contract', () => {
   });
 
   it('documents the 409 of an ambiguous session id with its client list (D17) and the share operations', () => {
-    for (const [path, method] of [['/api/download', 'get'], ['/api/benchmark', 'get'], ['/api/sessions', 'get'], ['/api/sessions', 'patch'], ['/api/sessions', 'delete'], ['/api/sessions/share', 'post'], ['/api/sessions/share', 'delete']] as const) {
+    for (const [path, method] of [
+      ['/api/download', 'get'],
+      ['/api/benchmark', 'get'],
+      ['/api/sessions', 'get'],
+      ['/api/sessions', 'patch'],
+      ['/api/sessions', 'delete'],
+      ['/api/sessions/share', 'post'],
+      ['/api/sessions/share', 'delete'],
+    ] as const) {
       const op = doc.paths[path][method];
-      expect(op.responses['409'].content['application/json'].schema.required, `${method} ${path}`).toEqual(['error', 'client_ids']);
-      expect(op.parameters.map((p: { name: string }) => p.name), `${method} ${path}`).toContain('client_id');
+      expect(op.responses['409'].content['application/json'].schema.required, `${method} ${path}`).toEqual([
+        'error',
+        'client_ids',
+      ]);
+      expect(
+        op.parameters.map((p: { name: string }) => p.name),
+        `${method} ${path}`,
+      ).toContain('client_id');
     }
   });
 

@@ -3,7 +3,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BlobStore } from '../src/blobs/store.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { blobObjects, blobTmp, postUpload, rawRequest, sessionDoc, sessionParts, type RawResponse } from './helpers/upload.ts';
+import {
+  blobObjects,
+  blobTmp,
+  postUpload,
+  rawRequest,
+  sessionDoc,
+  sessionParts,
+  type RawResponse,
+} from './helpers/upload.ts';
 
 /**
  * Path safety (SPEC "Session identifiers": ids are validated against ^[a-zA-Z0-9_-]+$ so
@@ -54,10 +62,18 @@ describe('session id path safety', () => {
     portal = await startTestPortal();
     admin = await portal.adminToken();
     // A real session named "x", the target of every ../x above.
-    const up = await postUpload(portal.url, LEGACY_KEY, sessionParts(sessionDoc('session-complete.json', 'x'), { log: 'log\n', report: '<html><body>r</body></html>' }));
+    const up = await postUpload(
+      portal.url,
+      LEGACY_KEY,
+      sessionParts(sessionDoc('session-complete.json', 'x'), { log: 'log\n', report: '<html><body>r</body></html>' }),
+    );
     expect(up.status).toBe(200);
     // Files where a traversal would land.
-    sentinels = [path.join(portal.dataDir, 'x'), path.join(portal.dataDir, 'blobs', 'x'), path.join(portal.dataDir, 'blobs', 'objects', 'sessions', 'x')];
+    sentinels = [
+      path.join(portal.dataDir, 'x'),
+      path.join(portal.dataDir, 'blobs', 'x'),
+      path.join(portal.dataDir, 'blobs', 'objects', 'sessions', 'x'),
+    ];
     for (const f of sentinels) await fs.writeFile(f, 'sentinel');
 
     // Record every blob store call from here on.
@@ -72,26 +88,72 @@ describe('session id path safety', () => {
 
     const jwt = { 'x-identity-token': admin };
     const send = (method: string, pathAndQuery: string, headers: Record<string, string>, body?: string) =>
-      rawRequest(`${portal.url}${pathAndQuery}`, { method, headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : Buffer.from(body) });
+      rawRequest(`${portal.url}${pathAndQuery}`, {
+        method,
+        headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+        body: body === undefined ? undefined : Buffer.from(body),
+      });
     endpoints = [
-      { name: 'GET /api/sessions?session=', method: 'GET', url: '/api/sessions', request: (id) => send('GET', `/api/sessions?session=${id}`, jwt) },
-      { name: 'PATCH /api/sessions?session=', method: 'PATCH', url: '/api/sessions', request: (id) => send('PATCH', `/api/sessions?session=${id}`, jwt, JSON.stringify({ status: 'archived', note: 'n' })) },
-      { name: 'DELETE /api/sessions?session=', method: 'DELETE', url: '/api/sessions', request: (id) => send('DELETE', `/api/sessions?session=${id}`, jwt) },
-      { name: 'GET /api/download?session= (JWT)', method: 'GET', url: '/api/download', request: (id) => send('GET', `/api/download?session=${id}&file=session_results.json`, jwt) },
-      { name: 'GET /api/download?session= (key)', method: 'GET', url: '/api/download', request: (id) => send('GET', `/api/download?session=${id}&file=pipeline.log`, { 'x-api-key': LEGACY_KEY }) },
+      {
+        name: 'GET /api/sessions?session=',
+        method: 'GET',
+        url: '/api/sessions',
+        request: (id) => send('GET', `/api/sessions?session=${id}`, jwt),
+      },
+      {
+        name: 'PATCH /api/sessions?session=',
+        method: 'PATCH',
+        url: '/api/sessions',
+        request: (id) =>
+          send('PATCH', `/api/sessions?session=${id}`, jwt, JSON.stringify({ status: 'archived', note: 'n' })),
+      },
+      {
+        name: 'DELETE /api/sessions?session=',
+        method: 'DELETE',
+        url: '/api/sessions',
+        request: (id) => send('DELETE', `/api/sessions?session=${id}`, jwt),
+      },
+      {
+        name: 'GET /api/download?session= (JWT)',
+        method: 'GET',
+        url: '/api/download',
+        request: (id) => send('GET', `/api/download?session=${id}&file=session_results.json`, jwt),
+      },
+      {
+        name: 'GET /api/download?session= (key)',
+        method: 'GET',
+        url: '/api/download',
+        request: (id) => send('GET', `/api/download?session=${id}&file=pipeline.log`, { 'x-api-key': LEGACY_KEY }),
+      },
       {
         name: 'PUT /api/refresh?session=',
         method: 'PUT',
         url: '/api/refresh',
-        request: (id) => rawRequest(`${portal.url}/api/refresh?session=${id}&file=report.html`, { method: 'PUT', headers: { 'x-api-key': LEGACY_KEY, 'content-type': 'text/html' }, body: Buffer.from('<html><body>evil</body></html>') }),
+        request: (id) =>
+          rawRequest(`${portal.url}/api/refresh?session=${id}&file=report.html`, {
+            method: 'PUT',
+            headers: { 'x-api-key': LEGACY_KEY, 'content-type': 'text/html' },
+            body: Buffer.from('<html><body>evil</body></html>'),
+          }),
       },
-      { name: 'GET /api/benchmark?session=', method: 'GET', url: '/api/benchmark', request: (id) => send('GET', `/api/benchmark?session=${id}`, jwt) },
+      {
+        name: 'GET /api/benchmark?session=',
+        method: 'GET',
+        url: '/api/benchmark',
+        request: (id) => send('GET', `/api/benchmark?session=${id}`, jwt),
+      },
       {
         name: 'PATCH /api/remediation-update {session_id}',
         method: 'PATCH',
         url: '/api/remediation-update',
         // A JSON body: the raw value is decoded the way the query string would be, then sent as is.
-        request: (id) => send('PATCH', '/api/remediation-update', jwt, JSON.stringify({ session_id: safeDecode(id), items: [{ title: 'SMBv1 enabled', status: 'resolved' }] })),
+        request: (id) =>
+          send(
+            'PATCH',
+            '/api/remediation-update',
+            jwt,
+            JSON.stringify({ session_id: safeDecode(id), items: [{ title: 'SMBv1 enabled', status: 'resolved' }] }),
+          ),
       },
     ];
   });
@@ -104,7 +166,13 @@ describe('session id path safety', () => {
 
   it('the endpoints under test are there (those another change has not added yet are skipped)', () => {
     const present = endpoints.filter(exists).map((e) => e.name);
-    expect(present).toEqual(expect.arrayContaining(['GET /api/sessions?session=', 'PATCH /api/sessions?session=', 'DELETE /api/sessions?session=']));
+    expect(present).toEqual(
+      expect.arrayContaining([
+        'GET /api/sessions?session=',
+        'PATCH /api/sessions?session=',
+        'DELETE /api/sessions?session=',
+      ]),
+    );
   });
 
   it('the valid id "x" works on every endpoint (so a 400 below is the id check, not the credential)', async () => {
@@ -133,13 +201,20 @@ describe('session id path safety', () => {
   });
 
   it('the canary session is intact afterwards', async () => {
-    const res = await rawRequest(`${portal.url}/api/sessions?session=x`, { method: 'GET', headers: { 'x-identity-token': admin } });
+    const res = await rawRequest(`${portal.url}/api/sessions?session=x`, {
+      method: 'GET',
+      headers: { 'x-identity-token': admin },
+    });
     expect(res.status).toBe(200);
     // Only the valid PATCH above changed it (to archived, with its one note).
     const patched = portal.app.hasRoute({ method: 'PATCH', url: '/api/sessions' });
     expect(res.body.session.status).toBe(patched ? 'archived' : 'new');
     expect(res.body.notes.map((n: { note: string }) => n.note)).toStrictEqual(patched ? ['n'] : []);
-    expect(res.body.session.files.map((f: { name: string }) => f.name).sort()).toStrictEqual(['pipeline.log', 'report.html', 'session_results.json']);
+    expect(res.body.session.files.map((f: { name: string }) => f.name).sort()).toStrictEqual([
+      'pipeline.log',
+      'report.html',
+      'session_results.json',
+    ]);
   });
 });
 

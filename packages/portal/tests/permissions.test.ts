@@ -18,7 +18,16 @@ import { actorOf, inScope, scopeOf, type Principal } from '../src/auth/principal
 import { resolveUser } from '../src/auth/users.ts';
 import type { AppContext } from '../src/context.ts';
 import type { LicenseRow } from '../src/licenses/present.ts';
-import { createLicense, createScopedUser, DAY_MS, FakeClock, licenseAction, openDb, uniqueClientId, type ScopedUser } from './helpers/factories.ts';
+import {
+  createLicense,
+  createScopedUser,
+  DAY_MS,
+  FakeClock,
+  licenseAction,
+  openDb,
+  uniqueClientId,
+  type ScopedUser,
+} from './helpers/factories.ts';
 import { http, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
@@ -93,7 +102,14 @@ describe('the permission matrix (protocol)', () => {
     });
     const hex = 'ab'.repeat(32);
     for (const seg of ['pro', 'biz', 'msp']) expect(LICENSE_KEY_PATTERN.test(`svc_${seg}_${hex}`)).toBe(true);
-    for (const bad of [`svc_ent_${hex}`, `svc_pro_${hex}0`, `svc_pro_${hex.slice(1)}`, `svc_pro_${hex.toUpperCase()}`, ` svc_pro_${hex}`, `svc_pro_${hex}\n`]) {
+    for (const bad of [
+      `svc_ent_${hex}`,
+      `svc_pro_${hex}0`,
+      `svc_pro_${hex.slice(1)}`,
+      `svc_pro_${hex.toUpperCase()}`,
+      ` svc_pro_${hex}`,
+      `svc_pro_${hex}\n`,
+    ]) {
       expect(LICENSE_KEY_PATTERN.test(bad), JSON.stringify(bad)).toBe(false);
     }
   });
@@ -104,9 +120,33 @@ describe('principals (unit)', () => {
   const principals: Record<string, Principal> = {
     license: { kind: 'license', tier: 'business', clientId: 'acme', permissions: permissionsOf('business'), license },
     legacy: { kind: 'legacy', tier: 'msp', clientId: null, permissions: new Set(PERMISSIONS) },
-    admin: { kind: 'user', subject: 'usr_1', email: 'root@x.test', admin: true, clientIds: null, tier: 'msp', permissions: new Set(PERMISSIONS) },
-    member: { kind: 'user', subject: 'usr_2', email: null, admin: false, clientIds: ['a', 'b'], tier: 'professional', permissions: permissionsOf('professional') },
-    nobody: { kind: 'user', subject: 'usr_3', email: 'n@x.test', admin: false, clientIds: [], tier: 'professional', permissions: permissionsOf('professional') },
+    admin: {
+      kind: 'user',
+      subject: 'usr_1',
+      email: 'root@x.test',
+      admin: true,
+      clientIds: null,
+      tier: 'msp',
+      permissions: new Set(PERMISSIONS),
+    },
+    member: {
+      kind: 'user',
+      subject: 'usr_2',
+      email: null,
+      admin: false,
+      clientIds: ['a', 'b'],
+      tier: 'professional',
+      permissions: permissionsOf('professional'),
+    },
+    nobody: {
+      kind: 'user',
+      subject: 'usr_3',
+      email: 'n@x.test',
+      admin: false,
+      clientIds: [],
+      tier: 'professional',
+      permissions: permissionsOf('professional'),
+    },
   };
 
   it('scopeOf and inScope come from the credential', () => {
@@ -157,18 +197,26 @@ describe('scoped users (D3) on a real portal', () => {
     clock.set(new Date());
   });
 
-  const audit = (token: string, query = '') => http(portal.url, 'GET', `/api/audit${query}`, { headers: withToken(token) });
+  const audit = (token: string, query = '') =>
+    http(portal.url, 'GET', `/api/audit${query}`, { headers: withToken(token) });
   async function expectAuditDenied(user: ScopedUser) {
     const res = await audit(user.token);
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'Insufficient permissions for audit' });
   }
-  async function plant(clientId: string | null, eventType = 'scan_completed', sessionId: string | null = null): Promise<number> {
-    const { rows } = await db.query("INSERT INTO audit_events (event_type, client_id, session_id, actor, data) VALUES ($1, $2, $3, 'planted', '{}') RETURNING id", [eventType, clientId, sessionId]);
+  async function plant(
+    clientId: string | null,
+    eventType = 'scan_completed',
+    sessionId: string | null = null,
+  ): Promise<number> {
+    const { rows } = await db.query(
+      "INSERT INTO audit_events (event_type, client_id, session_id, actor, data) VALUES ($1, $2, $3, 'planted', '{}') RETURNING id",
+      [eventType, clientId, sessionId],
+    );
     return Number(rows[0].id);
   }
 
-  it('the tier is the highest among the active keys of the user\'s clients: professional and business are not enough for audit, msp is', async () => {
+  it("the tier is the highest among the active keys of the user's clients: professional and business are not enough for audit, msp is", async () => {
     const clientId = uniqueClientId('tiered');
     const member = await createScopedUser(portal, [clientId]);
 
@@ -218,12 +266,15 @@ describe('scoped users (D3) on a real portal', () => {
     // Another, still valid business key keeps the client at business: still no audit.
     // (Creating it needs an admin token issued on the portal's clock too.)
     const admin = await login(portal.url, ADMIN_EMAIL, ADMIN_PASSWORD);
-    const res = await http(portal.url, 'POST', '/api/licenses', { headers: withToken(admin), json: { tier: 'business', client_id: clientId, name: 'still valid' } });
+    const res = await http(portal.url, 'POST', '/api/licenses', {
+      headers: withToken(admin),
+      json: { tier: 'business', client_id: clientId, name: 'still valid' },
+    });
     expect(res.status).toBe(201);
     await expectAuditDenied(later);
   });
 
-  it('a member sees only its own clients\' events; no query parameter widens that', async () => {
+  it("a member sees only its own clients' events; no query parameter widens that", async () => {
     const a = uniqueClientId('a');
     const b = uniqueClientId('b');
     const other = uniqueClientId('other');
@@ -231,7 +282,11 @@ describe('scoped users (D3) on a real portal', () => {
     await createLicense(portal, { tier: 'msp', client_id: other });
     const member = await createScopedUser(portal, [a, b]);
     const session = `S_${uniqueClientId('s').replace(/-/g, '_')}`;
-    const mine = [await plant(a, 'scan_completed', session), await plant(b, 'status_changed', session), await plant(a, 'session_deleted', session)];
+    const mine = [
+      await plant(a, 'scan_completed', session),
+      await plant(b, 'status_changed', session),
+      await plant(a, 'session_deleted', session),
+    ];
     const theirs = [await plant(other, 'scan_completed', session), await plant(null, 'scan_completed', session)];
 
     const res = await audit(member.token, `?session=${session}`);
@@ -247,14 +302,23 @@ describe('scoped users (D3) on a real portal', () => {
     expect(all.body.events.map((e: any) => e.id)).toEqual(expect.arrayContaining(mine));
     for (const id of theirs) expect(all.body.events.map((e: any) => e.id)).not.toContain(id);
     // b's license_created event is there, other's is not.
-    expect(all.body.events.filter((e: any) => e.event_type === 'license_created').map((e: any) => e.client_id)).toEqual([b]);
+    expect(all.body.events.filter((e: any) => e.event_type === 'license_created').map((e: any) => e.client_id)).toEqual(
+      [b],
+    );
 
     // A client_id parameter is not a filter anyone may use: 400 as an unknown field, for members and admins.
     for (const token of [member.token, admin]) {
-      for (const q of [`?client_id=${other}`, `?client_id=${a}`, `?session=${session}&client_id=${other}`, `?client_ids=${other}`]) {
+      for (const q of [
+        `?client_id=${other}`,
+        `?client_id=${a}`,
+        `?session=${session}&client_id=${other}`,
+        `?client_ids=${other}`,
+      ]) {
         const r = await audit(token, q);
         expect(r.status, q).toBe(400);
-        expect(r.body.error).toMatch(/^Invalid query: querystring must NOT have additional properties \(client_ids?\)$/);
+        expect(r.body.error).toMatch(
+          /^Invalid query: querystring must NOT have additional properties \(client_ids?\)$/,
+        );
       }
     }
 
@@ -270,7 +334,10 @@ describe('scoped users (D3) on a real portal', () => {
     const before = Number((await db.query('SELECT count(*)::int AS n FROM licenses')).rows[0].n);
     const attempts = [
       http(portal.url, 'GET', `/api/licenses?client_id=${own}`, { headers: withToken(member.token) }),
-      http(portal.url, 'POST', '/api/licenses', { headers: withToken(member.token), json: { tier: 'msp', client_id: own, name: 'self-service' } }),
+      http(portal.url, 'POST', '/api/licenses', {
+        headers: withToken(member.token),
+        json: { tier: 'msp', client_id: own, name: 'self-service' },
+      }),
     ];
     for (const res of await Promise.all(attempts)) {
       expect(res.status).toBe(403);
@@ -290,7 +357,7 @@ describe('scoped users (D3) on a real portal', () => {
     }
   });
 
-  it('scope and role come from the user record at request time, not from the token\'s claims', async () => {
+  it("scope and role come from the user record at request time, not from the token's claims", async () => {
     const a = uniqueClientId('was');
     const b = uniqueClientId('now');
     await createLicense(portal, { tier: 'msp', client_id: a });
@@ -337,11 +404,27 @@ describe('scoped users (D3) on a real portal', () => {
     const pro = [...permissionsOf('professional')].sort();
 
     it('no role and no client_ids, or role admin: an administrator with every permission', async () => {
-      expect(await resolve({ sub: 'u1', email: 'ext@x.test' })).toEqual({ kind: 'user', subject: 'u1', email: 'ext@x.test', admin: true, clientIds: null, tier: 'msp', permissions: all });
-      expect(await resolve({ sub: 'u2', role: 'admin', client_ids: ['x'] })).toEqual({ kind: 'user', subject: 'u2', email: null, admin: true, clientIds: null, tier: 'msp', permissions: all });
+      expect(await resolve({ sub: 'u1', email: 'ext@x.test' })).toEqual({
+        kind: 'user',
+        subject: 'u1',
+        email: 'ext@x.test',
+        admin: true,
+        clientIds: null,
+        tier: 'msp',
+        permissions: all,
+      });
+      expect(await resolve({ sub: 'u2', role: 'admin', client_ids: ['x'] })).toEqual({
+        kind: 'user',
+        subject: 'u2',
+        email: null,
+        admin: true,
+        clientIds: null,
+        tier: 'msp',
+        permissions: all,
+      });
     });
 
-    it('a role other than admin, or client_ids: scoped, with the tier of its clients\' keys', async () => {
+    it("a role other than admin, or client_ids: scoped, with the tier of its clients' keys", async () => {
       expect(await resolve({ sub: 'u3', role: 'member', client_ids: [bizClient] })).toEqual({
         kind: 'user',
         subject: 'u3',
@@ -351,8 +434,17 @@ describe('scoped users (D3) on a real portal', () => {
         tier: 'business',
         permissions: [...permissionsOf('business')].sort(),
       });
-      expect(await resolve({ sub: 'u4', client_ids: [bizClient, 'nothing-here'] })).toMatchObject({ admin: false, clientIds: [bizClient, 'nothing-here'], tier: 'business' });
-      expect(await resolve({ sub: 'u5', role: 'viewer', client_ids: ['nothing-here'] })).toMatchObject({ admin: false, clientIds: ['nothing-here'], tier: 'professional', permissions: pro });
+      expect(await resolve({ sub: 'u4', client_ids: [bizClient, 'nothing-here'] })).toMatchObject({
+        admin: false,
+        clientIds: [bizClient, 'nothing-here'],
+        tier: 'business',
+      });
+      expect(await resolve({ sub: 'u5', role: 'viewer', client_ids: ['nothing-here'] })).toMatchObject({
+        admin: false,
+        clientIds: ['nothing-here'],
+        tier: 'professional',
+        permissions: pro,
+      });
     });
 
     it('missing or malformed client_ids on a scoped user: no clients at all, never everything', async () => {
@@ -364,7 +456,12 @@ describe('scoped users (D3) on a real portal', () => {
         { sub: 'u10', client_ids: { 0: bizClient } },
         { sub: 'u11', role: 'ADMIN' },
       ]) {
-        expect(await resolve(payload), JSON.stringify(payload)).toMatchObject({ admin: false, clientIds: [], tier: 'professional', permissions: pro });
+        expect(await resolve(payload), JSON.stringify(payload)).toMatchObject({
+          admin: false,
+          clientIds: [],
+          tier: 'professional',
+          permissions: pro,
+        });
       }
     });
 

@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense, licenseAction, openDb, type LicenseFixture } from './helpers/factories.ts';
 import { http, withKey, withToken } from './helpers/http.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { blobObjects, blobTmp, newSessionId, postUpload, rawRequest, sessionParts, sha256, type SessionFiles } from './helpers/upload.ts';
+import {
+  blobObjects,
+  blobTmp,
+  newSessionId,
+  postUpload,
+  rawRequest,
+  sessionParts,
+  sha256,
+  type SessionFiles,
+} from './helpers/upload.ts';
 
 /** PUT /api/refresh (SPEC endpoint and every row of its Errors table; 403 scope; DESIGN 5). */
 
@@ -14,7 +23,10 @@ const EXEC_V1 = '<!doctype html><html><body><h1>Exec v1</h1></body></html>';
 const LOG = 'log line\n';
 
 function sessionJson(sessionId: string) {
-  return { metadata: { session_id: sessionId, client: 'Acme', target: '10.0.0.0/24' }, summary: { risk_score: 30, risk_grade: 'B', total_findings: 3, total_hosts: 2 } };
+  return {
+    metadata: { session_id: sessionId, client: 'Acme', target: '10.0.0.0/24' },
+    summary: { risk_score: 30, risk_grade: 'B', total_findings: 3, total_hosts: 2 },
+  };
 }
 
 describe('PUT /api/refresh', () => {
@@ -24,17 +36,27 @@ describe('PUT /api/refresh', () => {
   let keyA: LicenseFixture;
   let keyB: LicenseFixture;
 
-  async function upload(key: string, files: SessionFiles = { report: REPORT_V1, exec: EXEC_V1, log: LOG }): Promise<string> {
+  async function upload(
+    key: string,
+    files: SessionFiles = { report: REPORT_V1, exec: EXEC_V1, log: LOG },
+  ): Promise<string> {
     const sessionId = newSessionId();
     const res = await postUpload(portal.url, key, sessionParts(sessionJson(sessionId), files));
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
     return sessionId;
   }
   const refresh = (query: string, body: string | Buffer, headers: Record<string, string> = {}) =>
-    rawRequest(`${portal.url}/api/refresh?${query}`, { method: 'PUT', headers: { 'content-type': 'text/html', ...headers }, body: Buffer.from(body) });
-  const download = (sessionId: string, file: string) => http(portal.url, 'GET', `/api/download?session=${sessionId}&file=${file}`, { headers: withToken(admin) });
-  const row = async (sessionId: string) => (await db.query('SELECT * FROM sessions WHERE session_id = $1', [sessionId])).rows[0] as Record<string, any>;
-  const detail = async (sessionId: string) => (await http(portal.url, 'GET', `/api/sessions?session=${sessionId}`, { headers: withToken(admin) })).body;
+    rawRequest(`${portal.url}/api/refresh?${query}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/html', ...headers },
+      body: Buffer.from(body),
+    });
+  const download = (sessionId: string, file: string) =>
+    http(portal.url, 'GET', `/api/download?session=${sessionId}&file=${file}`, { headers: withToken(admin) });
+  const row = async (sessionId: string) =>
+    (await db.query('SELECT * FROM sessions WHERE session_id = $1', [sessionId])).rows[0] as Record<string, any>;
+  const detail = async (sessionId: string) =>
+    (await http(portal.url, 'GET', `/api/sessions?session=${sessionId}`, { headers: withToken(admin) })).body;
   const objects = () => blobObjects(portal.dataDir);
 
   beforeAll(async () => {
@@ -53,7 +75,10 @@ describe('PUT /api/refresh', () => {
   describe('200', () => {
     it('replaces report.html and nothing else: metadata, status, notes, other files, share token stay', async () => {
       const sessionId = await upload(keyA.key);
-      const patched = await http(portal.url, 'PATCH', `/api/sessions?session=${sessionId}`, { headers: withKey(keyA.key), json: { status: 'in_review', note: 'looking' } });
+      const patched = await http(portal.url, 'PATCH', `/api/sessions?session=${sessionId}`, {
+        headers: withKey(keyA.key),
+        json: { status: 'in_review', note: 'looking' },
+      });
       expect(patched.status).toBe(200);
       const before = await row(sessionId);
       const detailBefore = await detail(sessionId);
@@ -62,7 +87,12 @@ describe('PUT /api/refresh', () => {
       const v2 = '<!doctype html><html><body><h1>Report v2 – überarbeitet</h1></body></html>';
       const res = await refresh(`session=${sessionId}&file=report.html`, v2, withKey(keyA.key));
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, session_id: sessionId, file: 'report.html', message: 'report.html replaced' });
+      expect(res.body).toEqual({
+        success: true,
+        session_id: sessionId,
+        file: 'report.html',
+        message: 'report.html replaced',
+      });
 
       const after = await row(sessionId);
       expect(after.version).toBe(before.version + 1);
@@ -74,8 +104,21 @@ describe('PUT /api/refresh', () => {
         content_type: 'text/html; charset=utf-8',
       });
       expect(after.files['report.html'].key).not.toBe(before.files['report.html'].key);
-      for (const file of ['session_results.json', 'pipeline.log', 'exec_summary.html']) expect(after.files[file]).toEqual(before.files[file]);
-      for (const col of ['metadata', 'status', 'client_id', 'client', 'target', 'risk_score', 'risk_grade', 'uploaded_at', 'expires_at', 'license_id']) expect(after[col], col).toEqual(before[col]);
+      for (const file of ['session_results.json', 'pipeline.log', 'exec_summary.html'])
+        expect(after.files[file]).toEqual(before.files[file]);
+      for (const col of [
+        'metadata',
+        'status',
+        'client_id',
+        'client',
+        'target',
+        'risk_score',
+        'risk_grade',
+        'uploaded_at',
+        'expires_at',
+        'license_id',
+      ])
+        expect(after[col], col).toEqual(before[col]);
 
       const detailAfter = await detail(sessionId);
       const { files: filesBefore, updated_at: _u1, ...restBefore } = detailBefore.session;
@@ -83,7 +126,9 @@ describe('PUT /api/refresh', () => {
       expect(restAfter).toEqual(restBefore);
       expect(detailAfter.status_history).toEqual(detailBefore.status_history);
       expect(detailAfter.notes).toEqual(detailBefore.notes);
-      expect(filesAfter.filter((f: any) => f.name !== 'report.html')).toEqual(filesBefore.filter((f: any) => f.name !== 'report.html'));
+      expect(filesAfter.filter((f: any) => f.name !== 'report.html')).toEqual(
+        filesBefore.filter((f: any) => f.name !== 'report.html'),
+      );
 
       // The new content is served; the old object is gone, nothing else was added.
       expect((await download(sessionId, 'report.html')).text).toBe(v2);
@@ -95,9 +140,17 @@ describe('PUT /api/refresh', () => {
 
     it('replaces exec_summary.html; a charset parameter on the content type is fine', async () => {
       const sessionId = await upload(keyA.key);
-      const res = await refresh(`session=${sessionId}&file=exec_summary.html`, '<p>exec v2</p>', { ...withKey(keyA.key), 'content-type': 'text/html; charset=utf-8' });
+      const res = await refresh(`session=${sessionId}&file=exec_summary.html`, '<p>exec v2</p>', {
+        ...withKey(keyA.key),
+        'content-type': 'text/html; charset=utf-8',
+      });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, session_id: sessionId, file: 'exec_summary.html', message: 'exec_summary.html replaced' });
+      expect(res.body).toEqual({
+        success: true,
+        session_id: sessionId,
+        file: 'exec_summary.html',
+        message: 'exec_summary.html replaced',
+      });
       expect((await download(sessionId, 'exec_summary.html')).text).toBe('<p>exec v2</p>');
     });
 
@@ -107,12 +160,21 @@ describe('PUT /api/refresh', () => {
       const objectsBefore = await objects();
       const res = await refresh(`session=${sessionId}&file=exec_summary.html`, EXEC_V1, withKey(keyA.key));
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ success: true, session_id: sessionId, file: 'exec_summary.html', message: 'exec_summary.html added' });
+      expect(res.body).toEqual({
+        success: true,
+        session_id: sessionId,
+        file: 'exec_summary.html',
+        message: 'exec_summary.html added',
+      });
       const after = await row(sessionId);
       expect(after.metadata.has_exec_summary).toBe(true);
       expect(Object.keys(after.files).sort()).toEqual(['exec_summary.html', 'report.html', 'session_results.json']);
       expect(await objects()).toHaveLength(objectsBefore.length + 1);
-      const share = await http(portal.url, 'GET', `/api/share?token=${(await db.query('SELECT token FROM share_tokens WHERE session_id = $1', [sessionId])).rows[0].token}`);
+      const share = await http(
+        portal.url,
+        'GET',
+        `/api/share?token=${(await db.query('SELECT token FROM share_tokens WHERE session_id = $1', [sessionId])).rows[0].token}`,
+      );
       expect(share.body.has_exec_summary).toBe(true);
     });
 
@@ -134,7 +196,9 @@ describe('PUT /api/refresh', () => {
     it('another key of the same client may refresh', async () => {
       const sessionId = await upload(keyA.key);
       const second = await createLicense(portal, { tier: 'business', client_id: keyA.record.client_id });
-      expect((await refresh(`session=${sessionId}&file=report.html`, '<p>second key</p>', withKey(second.key))).status).toBe(200);
+      expect(
+        (await refresh(`session=${sessionId}&file=report.html`, '<p>second key</p>', withKey(second.key))).status,
+      ).toBe(200);
     });
 
     it('concurrent refreshes of the two files of one session both land (no lost update)', async () => {
@@ -203,7 +267,10 @@ describe('PUT /api/refresh', () => {
     });
 
     it('no body and no content type', async () => {
-      const res = await rawRequest(`${portal.url}/api/refresh?session=${sessionId}&file=report.html`, { method: 'PUT', headers: withKey(keyA.key) });
+      const res = await rawRequest(`${portal.url}/api/refresh?session=${sessionId}&file=report.html`, {
+        method: 'PUT',
+        headers: withKey(keyA.key),
+      });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: 'Missing body: send the file as text/html' });
     });
@@ -244,14 +311,17 @@ describe('PUT /api/refresh', () => {
     });
 
     it('an Authorization header is refused with the plain 401', async () => {
-      const res = await refresh(`session=${sessionId}&file=report.html`, '<p>x</p>', { ...withKey(keyA.key), authorization: `Bearer ${admin}` });
+      const res = await refresh(`session=${sessionId}&file=report.html`, '<p>x</p>', {
+        ...withKey(keyA.key),
+        authorization: `Bearer ${admin}`,
+      });
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: 'Unauthorized' });
     });
   });
 
   describe('404: another client (D17: the same answer as a missing session)', () => {
-    it("a key of another client cannot refresh, and nothing is written", async () => {
+    it('a key of another client cannot refresh, and nothing is written', async () => {
       const sessionId = await upload(keyA.key);
       const before = await row(sessionId);
       const objectsBefore = await objects();
@@ -283,7 +353,10 @@ describe('PUT /api/refresh', () => {
         for (const headers of [withKey(keyA.key), {}]) {
           const res = await rawRequest(`${portal.url}/api/refresh?session=x&file=report.html`, {
             method,
-            headers: method === 'GET' || method === 'DELETE' || method === 'OPTIONS' ? headers : { ...headers, 'content-type': 'text/html' },
+            headers:
+              method === 'GET' || method === 'DELETE' || method === 'OPTIONS'
+                ? headers
+                : { ...headers, 'content-type': 'text/html' },
             ...(method === 'POST' || method === 'PATCH' ? { body: Buffer.from('<p>x</p>') } : {}),
           });
           expect(res.status).toBe(405);
@@ -310,7 +383,11 @@ describe('PUT /api/refresh', () => {
       const objectsBefore = await objects();
       const declared = await rawRequest(`${portal.url}/api/refresh?session=${sessionId}&file=report.html`, {
         method: 'PUT',
-        headers: { ...withKey(keyA.key), 'content-type': 'text/html', 'content-length': String(UPLOAD_LIMIT_BYTES + 1) },
+        headers: {
+          ...withKey(keyA.key),
+          'content-type': 'text/html',
+          'content-length': String(UPLOAD_LIMIT_BYTES + 1),
+        },
         chunks: [Buffer.from('<p>')],
       });
       expect(declared.status).toBe(413);
@@ -332,8 +409,16 @@ describe('PUT /api/refresh', () => {
 
     it('415 for a body that is not text/html', async () => {
       const sessionId = await upload(keyA.key);
-      for (const type of ['text/plain', 'application/json', 'application/octet-stream', 'application/x-www-form-urlencoded']) {
-        const res = await refresh(`session=${sessionId}&file=report.html`, '{"a":1}', { ...withKey(keyA.key), 'content-type': type });
+      for (const type of [
+        'text/plain',
+        'application/json',
+        'application/octet-stream',
+        'application/x-www-form-urlencoded',
+      ]) {
+        const res = await refresh(`session=${sessionId}&file=report.html`, '{"a":1}', {
+          ...withKey(keyA.key),
+          'content-type': type,
+        });
         expect(res.status, type).toBe(415);
         expect(res.body).toEqual({ error: 'Unsupported Content-Type' });
       }

@@ -10,7 +10,14 @@ import { HttpError } from '../src/errors.ts';
 import { remediationSummaryOf } from '../src/sessions/derive.ts';
 import { REMEDIATION_CONFLICT_MESSAGE, updateRemediation } from '../src/sessions/remediation.ts';
 import { resolveUser } from '../src/auth/users.ts';
-import { createLicense, createScopedUser, FakeClock, openDb, uniqueClientId, type LicenseFixture } from './helpers/factories.ts';
+import {
+  createLicense,
+  createScopedUser,
+  FakeClock,
+  openDb,
+  uniqueClientId,
+  type LicenseFixture,
+} from './helpers/factories.ts';
 import { http, withKey, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
@@ -24,12 +31,28 @@ type Entry = Record<string, unknown>;
 const OLD = '2025-01-01T00:00:00.000Z';
 
 function entry(title: string, severity: string, status: string, extra: Entry = {}): Entry {
-  return { title, severity, status, status_changed: OLD, note: '', first_seen: '20250101_000000', prior_status: null, exception_status: null, ...extra };
+  return {
+    title,
+    severity,
+    status,
+    status_changed: OLD,
+    note: '',
+    first_seen: '20250101_000000',
+    prior_status: null,
+    exception_status: null,
+    ...extra,
+  };
 }
 
 function sessionDoc(sessionId: string, clientId: string, remediation: Entry[], resolved: Entry[]): Entry {
   return {
-    metadata: { session_id: sessionId, client_id: clientId, client: 'Acme', target: '10.0.0.0/24', tool_version: '4.2.3' },
+    metadata: {
+      session_id: sessionId,
+      client_id: clientId,
+      client: 'Acme',
+      target: '10.0.0.0/24',
+      tool_version: '4.2.3',
+    },
     summary: { risk_score: 42, risk_grade: 'C', total_findings: 3, total_hosts: 2 },
     findings: [{ title: 'A', severity: 'critical', host: '10.0.0.1' }],
     remediation,
@@ -40,7 +63,10 @@ function sessionDoc(sessionId: string, clientId: string, remediation: Entry[], r
 let counter = 0;
 const newSessionId = () => `20250304_${String(100000 + counter++).slice(-6)}_${Math.random().toString(36).slice(2, 8)}`;
 
-const summary = (by_status: Partial<RemediationSummary['by_status']>, by_severity: Partial<RemediationSummary['by_severity']>): RemediationSummary => {
+const summary = (
+  by_status: Partial<RemediationSummary['by_status']>,
+  by_severity: Partial<RemediationSummary['by_severity']>,
+): RemediationSummary => {
   const s = { new: 0, persistent: 0, in_progress: 0, resolved: 0, deferred: 0, ...by_status };
   return {
     total: Object.values(s).reduce((a, b) => a + b, 0),
@@ -60,7 +86,8 @@ describe('PATCH /api/remediation-update', () => {
   async function upload(key: string, doc: Entry, extra: Record<string, string> = {}): Promise<string> {
     const form = new FormData();
     form.append('session_json', new Blob([JSON.stringify(doc)], { type: 'application/json' }), 'session_results.json');
-    for (const [field, text] of Object.entries(extra)) form.append(field, new Blob([text], { type: 'text/plain' }), field);
+    for (const [field, text] of Object.entries(extra))
+      form.append(field, new Blob([text], { type: 'text/plain' }), field);
     const res = await fetch(`${portal.url}/api/upload`, { method: 'POST', headers: withKey(key), body: form });
     const body = (await res.json()) as { session_id?: string; error?: string };
     if (res.status !== 200 || !body.session_id) throw new Error(`upload: ${res.status} ${JSON.stringify(body)}`);
@@ -68,11 +95,23 @@ describe('PATCH /api/remediation-update', () => {
   }
 
   const patch = (token: string | null, body: unknown, headers: Record<string, string> = {}) =>
-    http(portal.url, 'PATCH', '/api/remediation-update', { headers: { ...(token === null ? {} : withToken(token)), ...headers }, json: body });
+    http(portal.url, 'PATCH', '/api/remediation-update', {
+      headers: { ...(token === null ? {} : withToken(token)), ...headers },
+      json: body,
+    });
 
   async function row(sessionId: string) {
-    const r = await db.query('SELECT client_id, version, files, metadata, updated_at FROM sessions WHERE session_id = $1', [sessionId]);
-    return r.rows[0] as { client_id: string; version: number; files: Record<string, { key: string; size: number; sha256: string; content_type: string }>; metadata: any; updated_at: Date };
+    const r = await db.query(
+      'SELECT client_id, version, files, metadata, updated_at FROM sessions WHERE session_id = $1',
+      [sessionId],
+    );
+    return r.rows[0] as {
+      client_id: string;
+      version: number;
+      files: Record<string, { key: string; size: number; sha256: string; content_type: string }>;
+      metadata: any;
+      updated_at: Date;
+    };
   }
 
   async function blobText(key: string): Promise<string> {
@@ -95,7 +134,12 @@ describe('PATCH /api/remediation-update', () => {
   }
 
   async function auditEvents(sessionId: string) {
-    return (await db.query("SELECT actor, client_id, session_id, data FROM audit_events WHERE session_id = $1 AND event_type = 'remediation_updated' ORDER BY id", [sessionId])).rows;
+    return (
+      await db.query(
+        "SELECT actor, client_id, session_id, data FROM audit_events WHERE session_id = $1 AND event_type = 'remediation_updated' ORDER BY id",
+        [sessionId],
+      )
+    ).rows;
   }
 
   /** Every object in the blob store, and every object some session row references. */
@@ -128,7 +172,11 @@ describe('PATCH /api/remediation-update', () => {
     return sessionDoc(
       sessionId,
       acme.record.client_id,
-      [entry('A', 'critical', 'new'), entry('B', 'high', 'persistent', { exception_status: 'accepted', exception_reason: 'compensating control' }), entry('C', 'low', 'in_progress')],
+      [
+        entry('A', 'critical', 'new'),
+        entry('B', 'high', 'persistent', { exception_status: 'accepted', exception_reason: 'compensating control' }),
+        entry('C', 'low', 'in_progress'),
+      ],
       [entry('R', 'medium', 'resolved', { status_changed: '2025-02-01T00:00:00.000Z' })],
     );
   }
@@ -137,7 +185,9 @@ describe('PATCH /api/remediation-update', () => {
     const sessionId = await upload(acme.key, fourItems(newSessionId()), { pipeline_log: 'log line\n' });
     const before = await row(sessionId);
     expect(before.version).toBe(1);
-    expect(before.metadata.remediation_summary).toEqual(summary({ new: 1, persistent: 1, in_progress: 1, resolved: 1 }, { critical: 1, high: 1, low: 1, medium: 1 }));
+    expect(before.metadata.remediation_summary).toEqual(
+      summary({ new: 1, persistent: 1, in_progress: 1, resolved: 1 }, { critical: 1, high: 1, low: 1, medium: 1 }),
+    );
     const oldKey = before.files['session_results.json']!.key;
 
     clock.advance(5_000);
@@ -152,11 +202,21 @@ describe('PATCH /api/remediation-update', () => {
     const res = await patch(admin, { session_id: sessionId, items });
     expect(res.status, res.text).toBe(200);
     const expected = summary({ in_progress: 2, deferred: 1, resolved: 1 }, { critical: 1, high: 1, low: 1, medium: 1 });
-    expect(res.body).toEqual({ success: true, session_id: sessionId, changed: 3, remediation_summary: expected, unmatched: ['no such item'] });
+    expect(res.body).toEqual({
+      success: true,
+      session_id: sessionId,
+      changed: 3,
+      remediation_summary: expected,
+      unmatched: ['no such item'],
+    });
 
     const doc = await storedDoc(sessionId);
     expect(doc.remediation).toEqual([
-      entry('B', 'high', 'deferred', { exception_status: 'accepted', exception_reason: 'compensating control', status_changed: T }),
+      entry('B', 'high', 'deferred', {
+        exception_status: 'accepted',
+        exception_reason: 'compensating control',
+        status_changed: T,
+      }),
       entry('C', 'low', 'in_progress'),
       entry('R', 'medium', 'in_progress', { status_changed: T }),
     ]);
@@ -198,13 +258,32 @@ describe('PATCH /api/remediation-update', () => {
     // Back again: resolved → open and open → resolved, in one request.
     clock.advance(5_000);
     const T2 = clock.now().toISOString();
-    const back = await patch(admin, { session_id: sessionId, items: [{ title: 'A', status: 'new' }, { title: 'R', status: 'resolved' }] });
+    const back = await patch(admin, {
+      session_id: sessionId,
+      items: [
+        { title: 'A', status: 'new' },
+        { title: 'R', status: 'resolved' },
+      ],
+    });
     expect(back.status, back.text).toBe(200);
-    const expected2 = summary({ new: 1, in_progress: 1, deferred: 1, resolved: 1 }, { critical: 1, high: 1, low: 1, medium: 1 });
-    expect(back.body).toEqual({ success: true, session_id: sessionId, changed: 2, remediation_summary: expected2, unmatched: [] });
+    const expected2 = summary(
+      { new: 1, in_progress: 1, deferred: 1, resolved: 1 },
+      { critical: 1, high: 1, low: 1, medium: 1 },
+    );
+    expect(back.body).toEqual({
+      success: true,
+      session_id: sessionId,
+      changed: 2,
+      remediation_summary: expected2,
+      unmatched: [],
+    });
     const doc2 = await storedDoc(sessionId);
     expect(doc2.remediation).toEqual([
-      entry('B', 'high', 'deferred', { exception_status: 'accepted', exception_reason: 'compensating control', status_changed: T }),
+      entry('B', 'high', 'deferred', {
+        exception_status: 'accepted',
+        exception_reason: 'compensating control',
+        status_changed: T,
+      }),
       entry('C', 'low', 'in_progress'),
       entry('A', 'critical', 'new', { status_changed: T2 }),
     ]);
@@ -230,14 +309,23 @@ describe('PATCH /api/remediation-update', () => {
       ],
     });
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toEqual({ success: true, session_id: sessionId, changed: 0, remediation_summary: before.metadata.remediation_summary, unmatched: ['ghost'] });
+    expect(res.body).toEqual({
+      success: true,
+      session_id: sessionId,
+      changed: 0,
+      remediation_summary: before.metadata.remediation_summary,
+      unmatched: ['ghost'],
+    });
     expect(await row(sessionId)).toEqual(before);
     expect(await auditEvents(sessionId)).toEqual([]);
   });
 
   it('a note is stored on the entry and does not count as a status change', async () => {
     const sessionId = await upload(acme.key, fourItems(newSessionId()));
-    const res = await patch(admin, { session_id: sessionId, items: [{ title: 'C', status: 'in_progress', note: 'vendor patch due Friday' }] });
+    const res = await patch(admin, {
+      session_id: sessionId,
+      items: [{ title: 'C', status: 'in_progress', note: 'vendor patch due Friday' }],
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.body.changed).toBe(0);
     const doc = await storedDoc(sessionId);
@@ -252,12 +340,24 @@ describe('PATCH /api/remediation-update', () => {
     });
 
     it.each([
-      ['fixed', 'Invalid status "fixed" for items[1] ("B"): must be one of new, persistent, in_progress, resolved, deferred'],
-      ['Resolved', 'Invalid status "Resolved" for items[1] ("B"): must be one of new, persistent, in_progress, resolved, deferred'],
+      [
+        'fixed',
+        'Invalid status "fixed" for items[1] ("B"): must be one of new, persistent, in_progress, resolved, deferred',
+      ],
+      [
+        'Resolved',
+        'Invalid status "Resolved" for items[1] ("B"): must be one of new, persistent, in_progress, resolved, deferred',
+      ],
       ['', 'Invalid status "" for items[1] ("B"): must be one of new, persistent, in_progress, resolved, deferred'],
     ])('status %j is a 400 naming it, and nothing is applied', async (status, message) => {
       const before = await row(sessionId);
-      const res = await patch(admin, { session_id: sessionId, items: [{ title: 'A', status: 'resolved' }, { title: 'B', status }] });
+      const res = await patch(admin, {
+        session_id: sessionId,
+        items: [
+          { title: 'A', status: 'resolved' },
+          { title: 'B', status },
+        ],
+      });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: message });
       expect(await row(sessionId)).toEqual(before);
@@ -304,7 +404,10 @@ describe('PATCH /api/remediation-update', () => {
         expect(res.status, JSON.stringify(body).slice(0, 120)).toBe(400);
         expect(typeof res.body.error).toBe('string');
       }
-      const thousand = await patch(admin, { session_id: sessionId, items: Array.from({ length: 1000 }, (_, i) => ({ title: `t${i}`, status: 'new' })) });
+      const thousand = await patch(admin, {
+        session_id: sessionId,
+        items: Array.from({ length: 1000 }, (_, i) => ({ title: `t${i}`, status: 'new' })),
+      });
       expect(thousand.status).toBe(200);
       expect(thousand.body.unmatched).toHaveLength(1000);
     });
@@ -319,7 +422,13 @@ describe('PATCH /api/remediation-update', () => {
 
     it('refuses requests without an identity JWT, keys included, with 401', async () => {
       const before = await row(sessionId);
-      const attempts: Record<string, string>[] = [{}, withKey(acme.key), withKey(LEGACY_KEY), { 'x-identity-token': 'not-a-jwt' }, { authorization: `Bearer ${admin}` }];
+      const attempts: Record<string, string>[] = [
+        {},
+        withKey(acme.key),
+        withKey(LEGACY_KEY),
+        { 'x-identity-token': 'not-a-jwt' },
+        { authorization: `Bearer ${admin}` },
+      ];
       for (const headers of attempts) {
         const res = await patch(null, body(), headers);
         expect(res.status, JSON.stringify(Object.keys(headers))).toBe(401);
@@ -340,7 +449,10 @@ describe('PATCH /api/remediation-update', () => {
 
     it('a scoped user whose clients only have a professional key gets 403 naming the permission', async () => {
       const pro = await createLicense(portal, { tier: 'professional', client_id: uniqueClientId('pro') });
-      const proSession = await upload(pro.key, sessionDoc(newSessionId(), pro.record.client_id, [entry('A', 'high', 'new')], []));
+      const proSession = await upload(
+        pro.key,
+        sessionDoc(newSessionId(), pro.record.client_id, [entry('A', 'high', 'new')], []),
+      );
       const user = await createScopedUser(portal, [pro.record.client_id]);
       const before = await row(proSession);
       const res = await patch(user.token, { session_id: proSession, items: [{ title: 'A', status: 'resolved' }] });
@@ -375,7 +487,11 @@ describe('PATCH /api/remediation-update', () => {
       const sessionId = await upload(acme.key, sessionDoc(newSessionId(), acme.record.client_id, original, []));
       const target = (i: number) => STATUSES[i % STATUSES.length]!;
 
-      const answers = await Promise.all(Array.from({ length: N }, (_, i) => patch(admin, { session_id: sessionId, items: [{ title: title(i), status: target(i) }] })));
+      const answers = await Promise.all(
+        Array.from({ length: N }, (_, i) =>
+          patch(admin, { session_id: sessionId, items: [{ title: title(i), status: target(i) }] }),
+        ),
+      );
       const accepted: number[] = [];
       for (const [i, res] of answers.entries()) {
         expect([200, 409], `${i}: ${res.text}`).toContain(res.status);
@@ -392,13 +508,23 @@ describe('PATCH /api/remediation-update', () => {
 
       // The stored file: accepted items carry their status (resolved ones moved), all others are untouched.
       const doc = await storedDoc(sessionId);
-      const changedTitles = [...doc.remediation.filter((e: Entry) => e['status'] !== 'new'), ...doc.remediation_resolved].map((e: Entry) => e['title']).sort();
+      const changedTitles = [
+        ...doc.remediation.filter((e: Entry) => e['status'] !== 'new'),
+        ...doc.remediation_resolved,
+      ]
+        .map((e: Entry) => e['title'])
+        .sort();
       expect(changedTitles).toEqual(accepted.map(title).sort());
       for (let i = 0; i < N; i++) {
         const where = target(i) === 'resolved' && isAccepted.has(i) ? doc.remediation_resolved : doc.remediation;
         const found = where.filter((e: Entry) => e['title'] === title(i));
         expect(found, title(i)).toHaveLength(1);
-        if (isAccepted.has(i)) expect(found[0], title(i)).toEqual({ ...original[i], status: target(i), status_changed: clock.now().toISOString() });
+        if (isAccepted.has(i))
+          expect(found[0], title(i)).toEqual({
+            ...original[i],
+            status: target(i),
+            status_changed: clock.now().toISOString(),
+          });
         else expect(found[0], title(i)).toEqual(original[i]);
       }
       expect(doc.remediation.length + doc.remediation_resolved.length).toBe(N);
@@ -406,7 +532,9 @@ describe('PATCH /api/remediation-update', () => {
       // One version per accepted update; the row's summary is the file's.
       const after = await row(sessionId);
       expect(after.version).toBe(1 + accepted.length);
-      expect(after.metadata.remediation_summary).toEqual(remediationSummaryOf(doc.remediation, doc.remediation_resolved));
+      expect(after.metadata.remediation_summary).toEqual(
+        remediationSummaryOf(doc.remediation, doc.remediation_resolved),
+      );
       const byStatus = Object.fromEntries(REMEDIATION_STATUSES.map((s) => [s, 0])) as Record<RemediationStatus, number>;
       for (let i = 0; i < N; i++) byStatus[isAccepted.has(i) ? target(i) : 'new']++;
       expect(after.metadata.remediation_summary.by_status).toEqual(byStatus);
@@ -415,7 +543,9 @@ describe('PATCH /api/remediation-update', () => {
       // Serialised: the k-th commit saw exactly the k-1 before it. Each accepted answer and each
       // audit event (in commit order) carries the summary after 1, 2, 3, ... changes.
       const open = (s: RemediationSummary) => N - s.by_status.new;
-      expect(accepted.map((i) => open(answers[i]!.body.remediation_summary)).sort((a, b) => a - b)).toEqual(accepted.map((_, k) => k + 1));
+      expect(accepted.map((i) => open(answers[i]!.body.remediation_summary)).sort((a, b) => a - b)).toEqual(
+        accepted.map((_, k) => k + 1),
+      );
       const events = await auditEvents(sessionId);
       expect(events).toHaveLength(accepted.length);
       expect(events.map((e) => open(e.data.remediation_summary))).toEqual(accepted.map((_, k) => k + 1));
@@ -443,7 +573,8 @@ describe('PATCH /api/remediation-update', () => {
           put: async (prefix, source) => {
             const put = await ctx.blobs.put(prefix, source);
             puts.push(put.key);
-            if (wins++ < rivalWins) await db.query('UPDATE sessions SET version = version + 1 WHERE session_id = $1', [sessionId]);
+            if (wins++ < rivalWins)
+              await db.query('UPDATE sessions SET version = version + 1 WHERE session_id = $1', [sessionId]);
             return put;
           },
         },
@@ -456,7 +587,12 @@ describe('PATCH /api/remediation-update', () => {
       const before = await row(sessionId);
       const doc = await storedDoc(sessionId);
       const puts: string[] = [];
-      const err = await updateRemediation(rivalContext(sessionId, Infinity, puts), user, { sessionId, clientId: undefined }, [{ title: 'A', status: 'resolved' }]).catch((e: unknown) => e);
+      const err = await updateRemediation(
+        rivalContext(sessionId, Infinity, puts),
+        user,
+        { sessionId, clientId: undefined },
+        [{ title: 'A', status: 'resolved' }],
+      ).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(HttpError);
       expect((err as HttpError).statusCode).toBe(409);
       expect((err as HttpError).message).toBe(REMEDIATION_CONFLICT_MESSAGE);
@@ -475,14 +611,22 @@ describe('PATCH /api/remediation-update', () => {
       const user = (await resolveUser(portal.ctx, admin))!;
       const before = await row(sessionId);
       const puts: string[] = [];
-      const outcome = await updateRemediation(rivalContext(sessionId, 3, puts), user, { sessionId, clientId: undefined }, [{ title: 'A', status: 'resolved' }]);
+      const outcome = await updateRemediation(
+        rivalContext(sessionId, 3, puts),
+        user,
+        { sessionId, clientId: undefined },
+        [{ title: 'A', status: 'resolved' }],
+      );
       expect(outcome.changed).toBe(1);
       expect(puts).toHaveLength(4);
-      for (const key of puts.slice(0, 3)) await expect(portal.ctx.blobs.get(key)).rejects.toBeInstanceOf(BlobNotFoundError);
+      for (const key of puts.slice(0, 3))
+        await expect(portal.ctx.blobs.get(key)).rejects.toBeInstanceOf(BlobNotFoundError);
       const after = await row(sessionId);
       expect(after.version).toBe(before.version + 4);
       expect(after.files['session_results.json']!.key).toBe(puts[3]);
-      await expect(portal.ctx.blobs.get(before.files['session_results.json']!.key)).rejects.toBeInstanceOf(BlobNotFoundError);
+      await expect(portal.ctx.blobs.get(before.files['session_results.json']!.key)).rejects.toBeInstanceOf(
+        BlobNotFoundError,
+      );
       expect((await storedDoc(sessionId)).remediation_resolved.map((e: Entry) => e['title'])).toEqual(['R', 'A']);
       expect(await auditEvents(sessionId)).toHaveLength(1);
     });

@@ -27,7 +27,13 @@ describe('response headers', () => {
     const res = await postUpload(
       portal.url,
       key.key,
-      sessionParts({ metadata: { session_id: sessionId, client: 'Acme', target: 'host' }, summary: { risk_score: 1, risk_grade: 'A', total_findings: 0, total_hosts: 1 } }, { report: REPORT }),
+      sessionParts(
+        {
+          metadata: { session_id: sessionId, client: 'Acme', target: 'host' },
+          summary: { risk_score: 1, risk_grade: 'A', total_findings: 0, total_hosts: 1 },
+        },
+        { report: REPORT },
+      ),
     );
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
     token = res.body.share_token;
@@ -39,17 +45,25 @@ describe('response headers', () => {
 
   describe('Cache-Control: no-store on answers that carry a key, a secret or tenant data', () => {
     it('keys and secrets: license create, webhook create, identity token', async () => {
-      const license = await http(portal.url, 'POST', '/api/licenses', { headers: withToken(admin), json: { client_id: 'cache-client', tier: 'professional', name: 'cache key' } });
+      const license = await http(portal.url, 'POST', '/api/licenses', {
+        headers: withToken(admin),
+        json: { client_id: 'cache-client', tier: 'professional', name: 'cache key' },
+      });
       expect(license.status).toBe(201);
       expect(license.body.license.plaintext_key).toMatch(/^svc_pro_/);
       expect(license.headers.get('cache-control')).toBe('no-store');
 
-      const webhook = await http(portal.url, 'POST', '/api/webhooks', { headers: withToken(admin), json: { url: 'https://93.184.215.14/hooks/svc', event_types: ['scan_completed'] } });
+      const webhook = await http(portal.url, 'POST', '/api/webhooks', {
+        headers: withToken(admin),
+        json: { url: 'https://93.184.215.14/hooks/svc', event_types: ['scan_completed'] },
+      });
       expect(webhook.status).toBe(201);
       expect(typeof webhook.body.subscription.signing_secret).toBe('string');
       expect(webhook.headers.get('cache-control')).toBe('no-store');
 
-      const login = await http(portal.url, 'POST', '/identity/token', { form: { grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD } });
+      const login = await http(portal.url, 'POST', '/identity/token', {
+        form: { grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+      });
       expect(login.status).toBe(200);
       expect(login.headers.get('cache-control')).toBe('no-store');
     });
@@ -77,7 +91,9 @@ describe('response headers', () => {
     });
 
     it('downloads and share answers keep their private, no-store', async () => {
-      const download = await http(portal.url, 'GET', `/api/download?session=${sessionId}&file=report.html`, { headers: withKey(key.key) });
+      const download = await http(portal.url, 'GET', `/api/download?session=${sessionId}&file=report.html`, {
+        headers: withKey(key.key),
+      });
       expect(download.status).toBe(200);
       expect(download.headers.get('cache-control')).toBe('private, no-store');
       const share = await http(portal.url, 'GET', `/api/share?token=${token}`);
@@ -99,7 +115,13 @@ describe('response headers', () => {
 
   describe('X-Robots-Tag: noindex on share answers', () => {
     it('/share/ and /api/share, found or not', async () => {
-      for (const path of [`/share/?token=${token}`, `/share/?token=${'0'.repeat(64)}`, '/share/', `/api/share?token=${token}`, `/api/share?token=${'0'.repeat(64)}`]) {
+      for (const path of [
+        `/share/?token=${token}`,
+        `/share/?token=${'0'.repeat(64)}`,
+        '/share/',
+        `/api/share?token=${token}`,
+        `/api/share?token=${'0'.repeat(64)}`,
+      ]) {
         const res = await http(portal.url, 'GET', path);
         expect(res.headers.get('x-robots-tag'), path).toBe('noindex');
       }
@@ -110,12 +132,20 @@ describe('response headers', () => {
     it('the share page and viewed files name the configured framers, without X-Frame-Options', async () => {
       const share = await http(portal.url, 'GET', `/share/?token=${token}`);
       expect(share.status).toBe(200);
-      expect(share.headers.get('content-security-policy')).toMatch(/; frame-ancestors 'self' https:\/\/intranet\.example\.com$/);
+      expect(share.headers.get('content-security-policy')).toMatch(
+        /; frame-ancestors 'self' https:\/\/intranet\.example\.com$/,
+      );
       expect(share.headers.get('x-frame-options')).toBeNull();
-      const view = await http(portal.url, 'GET', `/api/download?session=${sessionId}&file=report.html&mode=view&token=${token}`);
+      const view = await http(
+        portal.url,
+        'GET',
+        `/api/download?session=${sessionId}&file=report.html&mode=view&token=${token}`,
+      );
       expect(view.status).toBe(200);
       expect(view.text).toBe(REPORT);
-      expect(view.headers.get('content-security-policy')).toMatch(/; frame-ancestors 'self' https:\/\/intranet\.example\.com$/);
+      expect(view.headers.get('content-security-policy')).toMatch(
+        /; frame-ancestors 'self' https:\/\/intranet\.example\.com$/,
+      );
       expect(view.headers.get('x-frame-options')).toBeNull();
     });
 

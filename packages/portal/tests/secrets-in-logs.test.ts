@@ -35,7 +35,11 @@ describe('secrets never reach the log or an error body', () => {
   }
 
   const form = (fields: Record<string, string>) => ({ method: 'POST', body: new URLSearchParams(fields) });
-  const json = (body: string, headers: Record<string, string> = {}) => ({ method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+  const json = (body: string, headers: Record<string, string> = {}) => ({
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 
   beforeAll(async () => {
     portal = await startTestPortal({
@@ -46,22 +50,38 @@ describe('secrets never reach the log or an error body', () => {
     secrets.set('legacy key', LEGACY_KEY);
 
     // Password login.
-    const login = await send('password login', '/identity/token', form({ grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD }));
+    const login = await send(
+      'password login',
+      '/identity/token',
+      form({ grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
+    );
     expect(login.status).toBe(200);
     secrets.set('access token', login.body.access_token);
     secrets.set('refresh token', login.body.refresh_token);
 
     // Refresh, then a reuse of the rotated refresh token (logged as a warning, family revoked).
-    const refreshed = await send('refresh', '/identity/token', form({ grant_type: 'refresh_token', refresh_token: login.body.refresh_token }));
+    const refreshed = await send(
+      'refresh',
+      '/identity/token',
+      form({ grant_type: 'refresh_token', refresh_token: login.body.refresh_token }),
+    );
     expect(refreshed.status).toBe(200);
     secrets.set('refreshed access token', refreshed.body.access_token);
     secrets.set('second refresh token', refreshed.body.refresh_token);
-    const reuse = await send('refresh token reuse', '/identity/token', form({ grant_type: 'refresh_token', refresh_token: login.body.refresh_token }));
+    const reuse = await send(
+      'refresh token reuse',
+      '/identity/token',
+      form({ grant_type: 'refresh_token', refresh_token: login.body.refresh_token }),
+    );
     expect(reuse.status).toBe(400);
     expect(reuse.body.error).toBe('invalid_grant');
 
     // The reuse revoked the family, its access tokens included: log in again for the rest.
-    const again = await send('second password login', '/identity/token', form({ grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD }));
+    const again = await send(
+      'second password login',
+      '/identity/token',
+      form({ grant_type: 'password', username: ADMIN_EMAIL, password: ADMIN_PASSWORD }),
+    );
     expect(again.status).toBe(200);
     secrets.set('second access token', again.body.access_token);
     secrets.set('third refresh token', again.body.refresh_token);
@@ -69,7 +89,11 @@ describe('secrets never reach the log or an error body', () => {
     const asAdmin = { 'x-identity-token': access };
 
     // License creation: the plaintext key is in this response only.
-    const created = await send('create license', '/api/licenses', json(JSON.stringify({ tier: 'business', client_id: 'secrets', name: 'secret hygiene' }), asAdmin));
+    const created = await send(
+      'create license',
+      '/api/licenses',
+      json(JSON.stringify({ tier: 'business', client_id: 'secrets', name: 'secret hygiene' }), asAdmin),
+    );
     expect(created.status).toBe(201);
     const key = created.body.license.plaintext_key as string;
     expect(key).toMatch(/^svc_biz_[0-9a-f]{64}$/);
@@ -80,22 +104,46 @@ describe('secrets never reach the log or an error body', () => {
     expect((await send('legacy key check', '/api/license', { headers: { 'x-api-key': LEGACY_KEY } })).status).toBe(200);
     const unknownKey = `svc_msp_${randomBytes(32).toString('hex')}`;
     secrets.set('unknown license key', unknownKey);
-    expect((await send('unknown key check', '/api/license', { headers: { 'x-api-key': unknownKey } })).body.valid).toBe(false);
+    expect((await send('unknown key check', '/api/license', { headers: { 'x-api-key': unknownKey } })).body.valid).toBe(
+      false,
+    );
 
     // The JWT in X-Identity-Token, in Authorization, and a tampered one.
     expect((await send('jwt in X-Identity-Token', '/api/licenses', { headers: asAdmin })).status).toBe(200);
-    expect((await send('jwt in Authorization', '/api/licenses', { headers: { authorization: `Bearer ${access}` } })).status).toBe(401);
-    expect((await send('jwt in Authorization (identity)', '/identity/user', { headers: { authorization: `Bearer ${access}` } })).status).toBe(200);
+    expect(
+      (await send('jwt in Authorization', '/api/licenses', { headers: { authorization: `Bearer ${access}` } })).status,
+    ).toBe(401);
+    expect(
+      (
+        await send('jwt in Authorization (identity)', '/identity/user', {
+          headers: { authorization: `Bearer ${access}` },
+        })
+      ).status,
+    ).toBe(200);
     const tampered = `${access.slice(0, -6)}AAAAAA`;
-    expect((await send('tampered jwt', '/api/licenses', { headers: { 'x-identity-token': tampered } })).status).toBe(401);
+    expect((await send('tampered jwt', '/api/licenses', { headers: { 'x-identity-token': tampered } })).status).toBe(
+      401,
+    );
 
     // A failing login: wrong password for a real account and for an unknown one.
     const wrong = `wrong-${randomBytes(8).toString('hex')}`;
     secrets.set('wrong password', wrong);
-    const failed = await send('failed login', '/identity/token', form({ grant_type: 'password', username: ADMIN_EMAIL, password: wrong }));
+    const failed = await send(
+      'failed login',
+      '/identity/token',
+      form({ grant_type: 'password', username: ADMIN_EMAIL, password: wrong }),
+    );
     expect(failed.status).toBe(400);
     expect(failed.body).toEqual({ error: 'invalid_grant', error_description: 'Invalid username or password' });
-    expect((await send('failed login, unknown user', '/identity/token', form({ grant_type: 'password', username: 'nobody@test.local', password: wrong }))).status).toBe(400);
+    expect(
+      (
+        await send(
+          'failed login, unknown user',
+          '/identity/token',
+          form({ grant_type: 'password', username: 'nobody@test.local', password: wrong }),
+        )
+      ).status,
+    ).toBe(400);
 
     // Secrets in query strings. Whether a route accepts the parameter (200) or refuses an
     // unknown one (400) does not matter here: every request is logged with its URL.
@@ -108,7 +156,11 @@ describe('secrets never reach the log or an error body', () => {
       ['licenses ?token', `/api/licenses?token=${querySecret}`, { headers: asAdmin }],
       ['unknown path ?token&key', `/api/nope?token=${querySecret}&key=${querySecret}`],
       ['license ?api_key', `/api/license?api_key=${querySecret}`, { headers: { 'x-api-key': key } }],
-      ['identity ?password', `/identity/user?password=${querySecret}`, { headers: { authorization: `Bearer ${access}` } }],
+      [
+        'identity ?password',
+        `/identity/user?password=${querySecret}`,
+        { headers: { authorization: `Bearer ${access}` } },
+      ],
       // Percent-encoded names decode to the same names for the router: `%74oken` is `token`.
       ['health ?%74oken', `/api/health?a=1&%74oken=${encodedSecret}`],
       ['health ?Access_Token', `/api/health?Access_Token=${encodedSecret}#frag`],
@@ -118,13 +170,29 @@ describe('secrets never reach the log or an error body', () => {
     // Malformed bodies that carry secrets: the parse error must not quote them back.
     const bodySecret = `b-${randomBytes(12).toString('hex')}`;
     secrets.set('secret in a malformed JSON body', bodySecret);
-    const badJson = await send('malformed JSON login', '/identity/token', json(`{"grant_type":"password","username":"${ADMIN_EMAIL}","password":"${bodySecret}" x}`));
+    const badJson = await send(
+      'malformed JSON login',
+      '/identity/token',
+      json(`{"grant_type":"password","username":"${ADMIN_EMAIL}","password":"${bodySecret}" x}`),
+    );
     expect(badJson.status).toBe(400);
-    const badLicense = await send('malformed JSON license', '/api/licenses', json(`{"tier":"msp","name":"${bodySecret}",}`, asAdmin));
+    const badLicense = await send(
+      'malformed JSON license',
+      '/api/licenses',
+      json(`{"tier":"msp","name":"${bodySecret}",}`, asAdmin),
+    );
     expect(badLicense.status).toBe(400);
-    const extraField = await send('unknown field with a secret', '/api/licenses', json(JSON.stringify({ tier: 'msp', client_id: 'c', name: 'n', password: bodySecret }), asAdmin));
+    const extraField = await send(
+      'unknown field with a secret',
+      '/api/licenses',
+      json(JSON.stringify({ tier: 'msp', client_id: 'c', name: 'n', password: bodySecret }), asAdmin),
+    );
     expect(extraField.status).toBe(400);
-    const badType = await send('wrong type with a secret', '/api/licenses', json(JSON.stringify({ tier: bodySecret, client_id: 'c', name: 'n' }), asAdmin));
+    const badType = await send(
+      'wrong type with a secret',
+      '/api/licenses',
+      json(JSON.stringify({ tier: bodySecret, client_id: 'c', name: 'n' }), asAdmin),
+    );
     expect(badType.status).toBe(400);
 
     // Let pino flush what it has buffered.
@@ -153,7 +221,8 @@ describe('secrets never reach the log or an error body', () => {
     for (const [name, value] of secrets) {
       if (text.includes(value)) found.push(name);
       // Each part of a JWT on its own (the signature identifies the token).
-      if (value.split('.').length === 3) for (const part of value.split('.').slice(1)) if (text.includes(part)) found.push(`${name} (part)`);
+      if (value.split('.').length === 3)
+        for (const part of value.split('.').slice(1)) if (text.includes(part)) found.push(`${name} (part)`);
     }
     expect(found).toEqual([]);
   });

@@ -33,20 +33,30 @@ describe('session ids are unique per client (D17)', () => {
     return doc;
   };
   async function upload(key: string, doc: Doc, log = 'log\n'): Promise<{ status: number; body: any }> {
-    const res = await postUpload(portal.url, key, sessionParts(doc, { log, report: `<html><body>${doc['metadata']['target']}</body></html>` }));
+    const res = await postUpload(
+      portal.url,
+      key,
+      sessionParts(doc, { log, report: `<html><body>${doc['metadata']['target']}</body></html>` }),
+    );
     return { status: res.status, body: res.body };
   }
   /** The same id uploaded by A, B and C (02:00 schedules finishing in the same second). */
   async function sameIdForAll(): Promise<string> {
     const id = newSessionId();
-    for (const [key, client] of [[keyA, A], [keyB, B], [keyC, C]] as const) {
+    for (const [key, client] of [
+      [keyA, A],
+      [keyB, B],
+      [keyC, C],
+    ] as const) {
       const res = await upload(key.key, docOf(id, `${client}.example`), `log of ${client}\n`);
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body.message).toBe('Session uploaded');
     }
     return id;
   }
-  const rows = async (id: string) => (await db.query('SELECT client_id, files, status FROM sessions WHERE session_id = $1 ORDER BY client_id', [id])).rows;
+  const rows = async (id: string) =>
+    (await db.query('SELECT client_id, files, status FROM sessions WHERE session_id = $1 ORDER BY client_id', [id]))
+      .rows;
 
   beforeAll(async () => {
     portal = await startTestPortal();
@@ -70,11 +80,16 @@ describe('session ids are unique per client (D17)', () => {
     expect(a.body.share_token).not.toBe(b.body.share_token);
     expect((await rows(id)).map((r) => r.client_id)).toEqual([A, B].sort());
 
-    for (const [key, target, log, token] of [[keyA.key, 'alpha.example', 'log of A\n', a.body.share_token], [keyB.key, 'beta.example', 'log of B\n', b.body.share_token]] as const) {
+    for (const [key, target, log, token] of [
+      [keyA.key, 'alpha.example', 'log of A\n', a.body.share_token],
+      [keyB.key, 'beta.example', 'log of B\n', b.body.share_token],
+    ] as const) {
       const json = await http(portal.url, 'GET', `/api/download?session=${id}`, { headers: withKey(key) });
       expect(json.status).toBe(200);
       expect(json.body.metadata.target).toBe(target);
-      const logFile = await http(portal.url, 'GET', `/api/download?session=${id}&file=pipeline.log`, { headers: withKey(key) });
+      const logFile = await http(portal.url, 'GET', `/api/download?session=${id}&file=pipeline.log`, {
+        headers: withKey(key),
+      });
       expect(logFile.text).toBe(log);
       // Each share token opens its own client's session.
       const shared = await http(portal.url, 'GET', `/api/share?token=${token}`);
@@ -86,11 +101,15 @@ describe('session ids are unique per client (D17)', () => {
     // A re-upload by B replaces B's session only.
     const again = await upload(keyB.key, docOf(id, 'beta-2.example'), 'log of B, again\n');
     expect(again.body).toMatchObject({ message: 'Session replaced', share_token: b.body.share_token });
-    expect((await http(portal.url, 'GET', `/api/download?session=${id}`, { headers: withKey(keyA.key) })).body.metadata.target).toBe('alpha.example');
+    expect(
+      (await http(portal.url, 'GET', `/api/download?session=${id}`, { headers: withKey(keyA.key) })).body.metadata
+        .target,
+    ).toBe('alpha.example');
 
     // Blob paths separate the clients.
     for (const r of await rows(id)) {
-      for (const f of Object.values(r.files as Record<string, { key: string }>)) expect(f.key.startsWith(`sessions/c-${r.client_id}/`), f.key).toBe(true);
+      for (const f of Object.values(r.files as Record<string, { key: string }>))
+        expect(f.key.startsWith(`sessions/c-${r.client_id}/`), f.key).toBe(true);
     }
   });
 
@@ -101,15 +120,25 @@ describe('session ids are unique per client (D17)', () => {
       const results = await Promise.all(
         [keyA, keyA2, keyB, keyC].map((k, i) => upload(k.key, docOf(id, `concurrent-${i}.example`), `log ${i}\n`)),
       );
-      expect(results.map((r) => r.status), JSON.stringify(results.map((r) => r.body))).toEqual([200, 200, 200, 200]);
+      expect(
+        results.map((r) => r.status),
+        JSON.stringify(results.map((r) => r.body)),
+      ).toEqual([200, 200, 200, 200]);
       // A's two keys: one created the session, the other replaced it (same token).
-      expect(results.slice(0, 2).map((r) => r.body.message).sort()).toEqual(['Session replaced', 'Session uploaded']);
+      expect(
+        results
+          .slice(0, 2)
+          .map((r) => r.body.message)
+          .sort(),
+      ).toEqual(['Session replaced', 'Session uploaded']);
       expect(results[0]!.body.share_token).toBe(results[1]!.body.share_token);
       expect(results.slice(2).map((r) => r.body.message)).toEqual(['Session uploaded', 'Session uploaded']);
       expect(new Set(results.map((r) => r.body.share_token)).size).toBe(3);
       const stored = await rows(id);
       expect(stored.map((r) => r.client_id)).toEqual([A, B, C].sort());
-      expect((await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [id])).rows[0].n).toBe(3);
+      expect(
+        (await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [id])).rows[0].n,
+      ).toBe(3);
     }
   });
 
@@ -124,33 +153,57 @@ describe('session ids are unique per client (D17)', () => {
       ['GET', '/api/benchmark?session=%s', () => ({})],
       ['PATCH', '/api/sessions?session=%s', () => ({ json: { status: 'archived', note: 'not mine' } })],
       ['DELETE', '/api/sessions?session=%s', () => ({})],
-      ['PUT', '/api/refresh?session=%s&file=report.html', () => ({ body: '<p>not mine</p>', contentType: 'text/html' })],
+      [
+        'PUT',
+        '/api/refresh?session=%s&file=report.html',
+        () => ({ body: '<p>not mine</p>', contentType: 'text/html' }),
+      ],
     ];
     for (const [method, path, opts] of requests) {
       const send = async (sid: string): Promise<HttpResult> => {
         const o = opts(sid) as { json?: unknown; body?: string; contentType?: string };
-        const headers: Record<string, string> = { ...withKey(keyB.key), ...(o.contentType ? { 'content-type': o.contentType } : {}) };
-        return http(portal.url, method, path.replace('%s', sid), { headers, ...(o.json ? { json: o.json } : {}), ...(o.body ? { body: o.body } : {}) });
+        const headers: Record<string, string> = {
+          ...withKey(keyB.key),
+          ...(o.contentType ? { 'content-type': o.contentType } : {}),
+        };
+        return http(portal.url, method, path.replace('%s', sid), {
+          headers,
+          ...(o.json ? { json: o.json } : {}),
+          ...(o.body ? { body: o.body } : {}),
+        });
       };
       const other = await send(id);
       const none = await send(missing);
       expect([other.status, other.body], `${method} ${path}`).toEqual([404, { error: 'Session not found' }]);
       expect([other.status, other.body], `${method} ${path}`).toEqual([none.status, none.body]);
       // Naming the owner's client explicitly changes nothing.
-      const named = await http(portal.url, method === 'PUT' ? 'GET' : method, `${path.replace('%s', id).replace('/api/refresh', '/api/download')}&client_id=${A}`, {
-        headers: withKey(keyB.key),
-        ...(method === 'PATCH' ? { json: { status: 'archived' } } : {}),
-      });
-      expect([named.status, named.body], `${method} ${path} client_id=A`).toEqual([404, { error: 'Session not found' }]);
+      const named = await http(
+        portal.url,
+        method === 'PUT' ? 'GET' : method,
+        `${path.replace('%s', id).replace('/api/refresh', '/api/download')}&client_id=${A}`,
+        {
+          headers: withKey(keyB.key),
+          ...(method === 'PATCH' ? { json: { status: 'archived' } } : {}),
+        },
+      );
+      expect([named.status, named.body], `${method} ${path} client_id=A`).toEqual([
+        404,
+        { error: 'Session not found' },
+      ]);
     }
     // A scoped user of B: the same, on the detail and the remediation update too.
     const userB = await createScopedUser(portal, [B]);
     const detail = await http(portal.url, 'GET', `/api/sessions?session=${id}`, { headers: withToken(userB.token) });
     expect([detail.status, detail.body]).toEqual([404, { error: 'Session not found' }]);
-    const remediation = await http(portal.url, 'PATCH', '/api/remediation-update', { headers: withToken(userB.token), json: { session_id: id, items: [{ title: 'SMBv1 enabled', status: 'resolved' }] } });
+    const remediation = await http(portal.url, 'PATCH', '/api/remediation-update', {
+      headers: withToken(userB.token),
+      json: { session_id: id, items: [{ title: 'SMBv1 enabled', status: 'resolved' }] },
+    });
     expect([remediation.status, remediation.body]).toEqual([404, { error: 'Session not found' }]);
     expect((await db.query('SELECT * FROM sessions WHERE session_id = $1', [id])).rows).toEqual(before.rows);
-    expect((await db.query('SELECT count(*)::int AS n FROM status_history WHERE session_id = $1', [id])).rows[0].n).toBe(0);
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM status_history WHERE session_id = $1', [id])).rows[0].n,
+    ).toBe(0);
   });
 
   it('an admin naming an ambiguous id gets 409 with the client list, and succeeds with client_id', async () => {
@@ -164,32 +217,75 @@ describe('session ids are unique per client (D17)', () => {
       const named = await http(portal.url, 'GET', `${path}&client_id=${B}`, { headers: h });
       expect(named.status, `${path} ${named.text}`).toBe(200);
     }
-    expect((await http(portal.url, 'GET', `/api/sessions?session=${id}&client_id=${B}`, { headers: h })).body.session.client_id).toBe(B);
-    expect((await http(portal.url, 'GET', `/api/download?session=${id}&client_id=${C}`, { headers: h })).body.metadata.target).toBe(`${C}.example`);
+    expect(
+      (await http(portal.url, 'GET', `/api/sessions?session=${id}&client_id=${B}`, { headers: h })).body.session
+        .client_id,
+    ).toBe(B);
+    expect(
+      (await http(portal.url, 'GET', `/api/download?session=${id}&client_id=${C}`, { headers: h })).body.metadata
+        .target,
+    ).toBe(`${C}.example`);
 
     // Changes: refused whole while ambiguous, applied to the named client only.
-    const patch = await http(portal.url, 'PATCH', `/api/sessions?session=${id}`, { headers: h, json: { status: 'resolved', note: 'which one?' } });
+    const patch = await http(portal.url, 'PATCH', `/api/sessions?session=${id}`, {
+      headers: h,
+      json: { status: 'resolved', note: 'which one?' },
+    });
     expect([patch.status, patch.body]).toEqual([409, ambiguous]);
     const remediationBody = { session_id: id, items: [{ title: 'SMBv1 enabled', status: 'in_progress' }] };
     const rem = await http(portal.url, 'PATCH', '/api/remediation-update', { headers: h, json: remediationBody });
     expect([rem.status, rem.body]).toEqual([409, ambiguous]);
     const del = await http(portal.url, 'DELETE', `/api/sessions?session=${id}`, { headers: h });
     expect([del.status, del.body]).toEqual([409, ambiguous]);
-    const legacyRefresh = await http(portal.url, 'PUT', `/api/refresh?session=${id}&file=report.html`, { headers: { ...withKey(LEGACY_KEY), 'content-type': 'text/html' }, body: '<p>x</p>' });
+    const legacyRefresh = await http(portal.url, 'PUT', `/api/refresh?session=${id}&file=report.html`, {
+      headers: { ...withKey(LEGACY_KEY), 'content-type': 'text/html' },
+      body: '<p>x</p>',
+    });
     expect([legacyRefresh.status, legacyRefresh.body]).toEqual([409, ambiguous]);
-    expect((await db.query('SELECT count(*)::int AS n FROM session_notes WHERE session_id = $1', [id])).rows[0].n).toBe(0);
+    expect((await db.query('SELECT count(*)::int AS n FROM session_notes WHERE session_id = $1', [id])).rows[0].n).toBe(
+      0,
+    );
     expect((await rows(id)).map((r) => r.status)).toEqual(['new', 'new', 'new']);
 
-    const patched = await http(portal.url, 'PATCH', `/api/sessions?session=${id}&client_id=${B}`, { headers: h, json: { status: 'resolved', note: 'B only' } });
+    const patched = await http(portal.url, 'PATCH', `/api/sessions?session=${id}&client_id=${B}`, {
+      headers: h,
+      json: { status: 'resolved', note: 'B only' },
+    });
     expect(patched.status, patched.text).toBe(200);
-    expect((await rows(id)).map((r) => [r.client_id, r.status])).toEqual([[A, 'new'], [B, 'resolved'], [C, 'new']].sort());
-    const audit = (await db.query("SELECT client_id, data FROM audit_events WHERE event_type = 'status_changed' AND session_id = $1", [id])).rows;
+    expect((await rows(id)).map((r) => [r.client_id, r.status])).toEqual(
+      [
+        [A, 'new'],
+        [B, 'resolved'],
+        [C, 'new'],
+      ].sort(),
+    );
+    const audit = (
+      await db.query(
+        "SELECT client_id, data FROM audit_events WHERE event_type = 'status_changed' AND session_id = $1",
+        [id],
+      )
+    ).rows;
     expect(audit.map((r) => [r.client_id, r.data.client_id])).toEqual([[B, B]]);
-    expect((await http(portal.url, 'PATCH', '/api/remediation-update', { headers: h, json: { ...remediationBody, client_id: C } })).body.changed).toBe(1);
-    const refreshed = await http(portal.url, 'PUT', `/api/refresh?session=${id}&file=report.html&client_id=${A}`, { headers: { ...withKey(LEGACY_KEY), 'content-type': 'text/html' }, body: '<p>new A</p>' });
+    expect(
+      (
+        await http(portal.url, 'PATCH', '/api/remediation-update', {
+          headers: h,
+          json: { ...remediationBody, client_id: C },
+        })
+      ).body.changed,
+    ).toBe(1);
+    const refreshed = await http(portal.url, 'PUT', `/api/refresh?session=${id}&file=report.html&client_id=${A}`, {
+      headers: { ...withKey(LEGACY_KEY), 'content-type': 'text/html' },
+      body: '<p>new A</p>',
+    });
     expect(refreshed.status, refreshed.text).toBe(200);
-    expect((await http(portal.url, 'GET', `/api/download?session=${id}&file=report.html&client_id=${A}`, { headers: h })).text).toBe('<p>new A</p>');
-    expect((await http(portal.url, 'DELETE', `/api/sessions?session=${id}&client_id=${C}`, { headers: h })).status).toBe(200);
+    expect(
+      (await http(portal.url, 'GET', `/api/download?session=${id}&file=report.html&client_id=${A}`, { headers: h }))
+        .text,
+    ).toBe('<p>new A</p>');
+    expect(
+      (await http(portal.url, 'DELETE', `/api/sessions?session=${id}&client_id=${C}`, { headers: h })).status,
+    ).toBe(200);
     expect((await rows(id)).map((r) => r.client_id)).toEqual([A, B].sort());
     // With two left, still ambiguous: the list shrinks with them.
     const now = await http(portal.url, 'GET', `/api/download?session=${id}`, { headers: h });
@@ -202,21 +298,37 @@ describe('session ids are unique per client (D17)', () => {
     const res = await http(portal.url, 'GET', `/api/sessions?session=${id}`, { headers: withToken(userA.token) });
     expect(res.status, res.text).toBe(200);
     expect(res.body.session.client_id).toBe(A);
-    expect((await http(portal.url, 'GET', `/api/download?session=${id}`, { headers: withToken(userA.token) })).body.metadata.target).toBe(`${A}.example`);
+    expect(
+      (await http(portal.url, 'GET', `/api/download?session=${id}`, { headers: withToken(userA.token) })).body.metadata
+        .target,
+    ).toBe(`${A}.example`);
     // Naming a client outside the scope is a 404, like a missing id.
-    const named = await http(portal.url, 'GET', `/api/sessions?session=${id}&client_id=${B}`, { headers: withToken(userA.token) });
+    const named = await http(portal.url, 'GET', `/api/sessions?session=${id}&client_id=${B}`, {
+      headers: withToken(userA.token),
+    });
     expect([named.status, named.body]).toEqual([404, { error: 'Session not found' }]);
 
     // A user of A and B: the 409 lists A and B, never C.
     const userAB = await createScopedUser(portal, [A, B]);
     const both = await http(portal.url, 'GET', `/api/download?session=${id}`, { headers: withToken(userAB.token) });
     expect([both.status, both.body]).toEqual([409, { error: AMBIGUOUS, client_ids: [A, B].sort() }]);
-    const patch = await http(portal.url, 'PATCH', `/api/sessions?session=${id}`, { headers: withToken(userAB.token), json: { status: 'archived' } });
+    const patch = await http(portal.url, 'PATCH', `/api/sessions?session=${id}`, {
+      headers: withToken(userAB.token),
+      json: { status: 'archived' },
+    });
     expect([patch.status, patch.body]).toEqual([409, { error: AMBIGUOUS, client_ids: [A, B].sort() }]);
-    expect((await http(portal.url, 'GET', `/api/download?session=${id}&client_id=${B}`, { headers: withToken(userAB.token) })).body.metadata.target).toBe(`${B}.example`);
+    expect(
+      (
+        await http(portal.url, 'GET', `/api/download?session=${id}&client_id=${B}`, {
+          headers: withToken(userAB.token),
+        })
+      ).body.metadata.target,
+    ).toBe(`${B}.example`);
 
     // A key never sees an ambiguity: it acts within its client.
-    expect((await http(portal.url, 'GET', `/api/benchmark?session=${id}`, { headers: withKey(keyC.key) })).status).toBe(200);
+    expect((await http(portal.url, 'GET', `/api/benchmark?session=${id}`, { headers: withKey(keyC.key) })).status).toBe(
+      200,
+    );
   });
 
   it('the listing shows each client’s session, and its cursor pages through equal ids', async () => {
@@ -224,7 +336,12 @@ describe('session ids are unique per client (D17)', () => {
     const seen: { session_id: string; client_id: string }[] = [];
     let cursor: string | null = null;
     for (let page = 0; page < 50; page++) {
-      const res: HttpResult = await http(portal.url, 'GET', `/api/sessions?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { headers: withToken(admin) });
+      const res: HttpResult = await http(
+        portal.url,
+        'GET',
+        `/api/sessions?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        { headers: withToken(admin) },
+      );
       expect(res.status, res.text).toBe(200);
       seen.push(...res.body.sessions);
       cursor = res.body.next_cursor;
@@ -234,7 +351,12 @@ describe('session ids are unique per client (D17)', () => {
     const all = (await db.query('SELECT session_id, client_id FROM sessions')).rows;
     expect(seen).toHaveLength(all.length);
     expect(new Set(seen.map((s) => `${s.client_id}/${s.session_id}`)).size).toBe(all.length);
-    expect(seen.filter((s) => s.session_id === id).map((s) => s.client_id).sort()).toEqual([A, B, C].sort());
+    expect(
+      seen
+        .filter((s) => s.session_id === id)
+        .map((s) => s.client_id)
+        .sort(),
+    ).toEqual([A, B, C].sort());
   });
 
   it('sessions uploaded without a client have a namespace of their own, named by an empty client_id', async () => {
@@ -251,8 +373,13 @@ describe('session ids are unique per client (D17)', () => {
     expect(none.status, none.text).toBe(200);
     expect(none.body.session).toMatchObject({ client_id: null, target: 'nobody.example' });
     // Keys and scoped users never see it.
-    expect((await http(portal.url, 'GET', `/api/download?session=${id}`, { headers: withKey(keyA.key) })).body.metadata.target).toBe('alpha.example');
-    const bad = await http(portal.url, 'GET', `/api/download?session=${id}&client_id=../x`, { headers: withToken(admin) });
+    expect(
+      (await http(portal.url, 'GET', `/api/download?session=${id}`, { headers: withKey(keyA.key) })).body.metadata
+        .target,
+    ).toBe('alpha.example');
+    const bad = await http(portal.url, 'GET', `/api/download?session=${id}&client_id=../x`, {
+      headers: withToken(admin),
+    });
     expect(bad.status).toBe(400);
   });
 });
@@ -280,7 +407,11 @@ describe('sessions without a client count as no client', () => {
     const a = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('a') });
     const probe = await upload(a.key, 'probe.example');
     // Peers: two other clients and one session without a client: three peers, two other clients.
-    for (const label of ['b', 'c']) await upload((await createLicense(portal, { tier: 'business', client_id: uniqueClientId(label) })).key, `${label}.example`);
+    for (const label of ['b', 'c'])
+      await upload(
+        (await createLicense(portal, { tier: 'business', client_id: uniqueClientId(label) })).key,
+        `${label}.example`,
+      );
     await upload(LEGACY_KEY, 'nobody.example', null);
     const bench = await http(portal.url, 'GET', `/api/benchmark?session=${probe}`, { headers: withKey(a.key) });
     expect(bench.status, bench.text).toBe(200);
@@ -290,7 +421,9 @@ describe('sessions without a client count as no client', () => {
     const health = await http(portal.url, 'GET', '/api/db-health', { headers: withToken(admin) });
     expect(health.status, health.text).toBe(200);
     const byClient = health.body.session_stats.by_client as { client_id: string | null; count: number }[];
-    expect(byClient.filter((c) => c.client_id === null)).toEqual([expect.objectContaining({ client_id: null, count: 1 })]);
+    expect(byClient.filter((c) => c.client_id === null)).toEqual([
+      expect.objectContaining({ client_id: null, count: 1 }),
+    ]);
     expect(byClient.some((c) => c.client_id === '')).toBe(false);
   });
 });

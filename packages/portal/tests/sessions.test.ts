@@ -3,7 +3,16 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../src/events/bus.ts';
 import { sweepExpiredSessions } from '../src/sessions/retention.ts';
-import { createLicense, createScopedUser, DAY_MS, FakeClock, openDb, uniqueClientId, type LicenseFixture, type ScopedUser } from './helpers/factories.ts';
+import {
+  createLicense,
+  createScopedUser,
+  DAY_MS,
+  FakeClock,
+  openDb,
+  uniqueClientId,
+  type LicenseFixture,
+  type ScopedUser,
+} from './helpers/factories.ts';
 import { http, withKey, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
 import { blobPath, newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from './helpers/upload.ts';
@@ -25,7 +34,8 @@ function collectEvents(portal: TestPortal) {
   const unsubscribe = portal.ctx.events.subscribe((e) => void events.push(e));
   return {
     events,
-    of: (type: string, sessionId?: string) => events.filter((e) => e.event_type === type && (sessionId === undefined || e.session_id === sessionId)),
+    of: (type: string, sessionId?: string) =>
+      events.filter((e) => e.event_type === type && (sessionId === undefined || e.session_id === sessionId)),
     async stop() {
       await portal.ctx.events.drain();
       unsubscribe();
@@ -52,21 +62,39 @@ describe('/api/sessions', () => {
   });
 
   /** Upload a session with `key`, one second after the previous one (unless `sameInstant`). */
-  const upload = async (key: string, opts: { id?: string; target?: string; doc?: Doc; files?: boolean; sameInstant?: boolean } = {}) => {
+  const upload = async (
+    key: string,
+    opts: { id?: string; target?: string; doc?: Doc; files?: boolean; sameInstant?: boolean } = {},
+  ) => {
     if (!opts.sameInstant) clock.advance(1000);
     const id = opts.id ?? newSessionId();
     const doc = opts.doc ?? sessionDoc('session-complete.json', id);
     if (opts.target !== undefined) doc['metadata']['target'] = opts.target;
-    const res = await postUpload(portal.url, key, sessionParts(doc, opts.files === false ? {} : { log: LOG, report: REPORT }));
+    const res = await postUpload(
+      portal.url,
+      key,
+      sessionParts(doc, opts.files === false ? {} : { log: LOG, report: REPORT }),
+    );
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
     return id;
   };
-  const get = (query: string, token = admin) => http(portal.url, 'GET', `/api/sessions${query}`, { headers: withToken(token) });
-  const patch = (id: string, body: unknown, headers: Record<string, string> = withToken(admin)) => http(portal.url, 'PATCH', `/api/sessions?session=${encodeURIComponent(id)}`, { headers, json: body });
-  const del = (id: string, headers: Record<string, string> = withToken(admin)) => http(portal.url, 'DELETE', `/api/sessions?session=${encodeURIComponent(id)}`, { headers });
+  const get = (query: string, token = admin) =>
+    http(portal.url, 'GET', `/api/sessions${query}`, { headers: withToken(token) });
+  const patch = (id: string, body: unknown, headers: Record<string, string> = withToken(admin)) =>
+    http(portal.url, 'PATCH', `/api/sessions?session=${encodeURIComponent(id)}`, { headers, json: body });
+  const del = (id: string, headers: Record<string, string> = withToken(admin)) =>
+    http(portal.url, 'DELETE', `/api/sessions?session=${encodeURIComponent(id)}`, { headers });
   const ids = (res: { body: { sessions: { session_id: string }[] } }) => res.body.sessions.map((s) => s.session_id);
-  const filesOf = async (id: string) => ((await db.query('SELECT files FROM sessions WHERE session_id = $1', [id])).rows[0]?.files ?? null) as Record<string, FileRef> | null;
-  const exists = (key: string) => fs.stat(blobPath(portal.dataDir, key)).then(() => true, () => false);
+  const filesOf = async (id: string) =>
+    ((await db.query('SELECT files FROM sessions WHERE session_id = $1', [id])).rows[0]?.files ?? null) as Record<
+      string,
+      FileRef
+    > | null;
+  const exists = (key: string) =>
+    fs.stat(blobPath(portal.dataDir, key)).then(
+      () => true,
+      () => false,
+    );
 
   describe('listing', () => {
     let a: LicenseFixture;
@@ -145,7 +173,9 @@ describe('/api/sessions', () => {
       expect(alpha.sort()).toStrictEqual([byClient[a.record.client_id]![0], byClient[b.record.client_id]![0]].sort());
       const alphaAll = await all('&target=alpha.example');
       expect(alphaAll).toEqual(expect.arrayContaining([byClient[c.record.client_id]![1]]));
-      expect(ids(await get(`?target=gamma.example&client_id=${c.record.client_id}`))).toStrictEqual([byClient[c.record.client_id]![0]]);
+      expect(ids(await get(`?target=gamma.example&client_id=${c.record.client_id}`))).toStrictEqual([
+        byClient[c.record.client_id]![0],
+      ]);
       expect((await get('?status=closed')).status).toBe(400);
       // A target no session can have (PostgreSQL text holds no NUL): the edge rule's 400, not a 500.
       const nul = await get('?target=a%00b');
@@ -167,7 +197,9 @@ describe('/api/sessions', () => {
       const pages: string[][] = [];
       let cursor: string | null = null;
       do {
-        const res = await get(`?client_id=${lic.record.client_id}&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        const res = await get(
+          `?client_id=${lic.record.client_id}&limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        );
         expect(res.status, res.text).toBe(200);
         pages.push(ids(res));
         cursor = res.body.next_cursor;
@@ -180,7 +212,9 @@ describe('/api/sessions', () => {
       // Uploads of other clients in between do not disturb a walk that is under way.
       const first = await get(`?client_id=${lic.record.client_id}&limit=3`);
       await upload(lic.key, { files: false });
-      const next = await get(`?client_id=${lic.record.client_id}&limit=3&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+      const next = await get(
+        `?client_id=${lic.record.client_id}&limit=3&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+      );
       expect(ids(next)).toStrictEqual(expected.slice(3, 6));
 
       // Exactly a page: no next cursor after the last one.
@@ -190,13 +224,23 @@ describe('/api/sessions', () => {
     });
 
     it('an invalid cursor or limit is 400', async () => {
-      for (const cursor of ['garbage', Buffer.from('["not a date","x"]').toString('base64url'), Buffer.from('{"a":1}').toString('base64url'), Buffer.from('[1]').toString('base64url')]) {
+      for (const cursor of [
+        'garbage',
+        Buffer.from('["not a date","x"]').toString('base64url'),
+        Buffer.from('{"a":1}').toString('base64url'),
+        Buffer.from('[1]').toString('base64url'),
+      ]) {
         const res = await get(`?cursor=${encodeURIComponent(cursor)}`);
         expect(res.status, cursor).toBe(400);
         expect(typeof res.body.error).toBe('string');
       }
       // Well-formed JSON, but values PostgreSQL would choke on: still a 400, never a 500.
-      for (const cursor of [JSON.stringify(['2025-01-01T00:00:00.000Z', 'a\u0000b']), JSON.stringify(['-200000-01-01T00:00:00.000Z', 'x']), JSON.stringify(['+200000-01-01T00:00:00.000Z', 'x']), JSON.stringify(['2025-01-01T00:00:00.000Z', '../x'])]) {
+      for (const cursor of [
+        JSON.stringify(['2025-01-01T00:00:00.000Z', 'a\u0000b']),
+        JSON.stringify(['-200000-01-01T00:00:00.000Z', 'x']),
+        JSON.stringify(['+200000-01-01T00:00:00.000Z', 'x']),
+        JSON.stringify(['2025-01-01T00:00:00.000Z', '../x']),
+      ]) {
         const res = await get(`?cursor=${Buffer.from(cursor).toString('base64url')}`);
         expect(res.status, cursor).toBe(400);
       }
@@ -218,10 +262,27 @@ describe('/api/sessions', () => {
       const res = await get(`?session=${id}`);
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toStrictEqual(['notes', 'session', 'status_history']);
-      expect(res.body.session).toMatchObject({ session_id: id, client_id: lic.record.client_id, status: 'resolved', client: 'Acme Water District' });
+      expect(res.body.session).toMatchObject({
+        session_id: id,
+        client_id: lic.record.client_id,
+        status: 'resolved',
+        client: 'Acme Water District',
+      });
       expect(res.body.status_history).toStrictEqual([
-        { from_status: 'new', to_status: 'in_review', changed_by: ADMIN_EMAIL, note: 'started', changed_at: expect.any(String) },
-        { from_status: 'in_review', to_status: 'resolved', changed_by: ADMIN_EMAIL, note: null, changed_at: expect.any(String) },
+        {
+          from_status: 'new',
+          to_status: 'in_review',
+          changed_by: ADMIN_EMAIL,
+          note: 'started',
+          changed_at: expect.any(String),
+        },
+        {
+          from_status: 'in_review',
+          to_status: 'resolved',
+          changed_by: ADMIN_EMAIL,
+          note: null,
+          changed_at: expect.any(String),
+        },
       ]);
       expect(res.body.notes).toStrictEqual([
         { author: ADMIN_EMAIL, note: 'started', created_at: expect.any(String) },
@@ -237,7 +298,9 @@ describe('/api/sessions', () => {
       expect((await get(`?session=${id}`, outsider.token)).status).toBe(404);
       const insider = await createScopedUser(portal, [lic.record.client_id]);
       expect((await get(`?session=${id}`, insider.token)).status).toBe(200);
-      expect((await http(portal.url, 'GET', `/api/sessions?session=${id}`, { headers: withKey(lic.key) })).status).toBe(401);
+      expect((await http(portal.url, 'GET', `/api/sessions?session=${id}`, { headers: withKey(lic.key) })).status).toBe(
+        401,
+      );
     });
   });
 
@@ -253,7 +316,14 @@ describe('/api/sessions', () => {
           clock.advance(1000);
           const res = await patch(id, { status, note: `to ${status}` });
           expect(res.status, res.text).toBe(200);
-          expect(res.body).toStrictEqual({ success: true, session_id: id, previous_status: previous, status, changed: true, changed_at: clock.now().toISOString() });
+          expect(res.body).toStrictEqual({
+            success: true,
+            session_id: id,
+            previous_status: previous,
+            status,
+            changed: true,
+            changed_at: clock.now().toISOString(),
+          });
           answers.push(res.body);
           previous = status;
         }
@@ -262,9 +332,18 @@ describe('/api/sessions', () => {
       }
       const detail = await get(`?session=${id}`);
       expect(detail.body.session.status).toBe('new');
-      expect(detail.body.status_history.map((h: { from_status: string; to_status: string }) => `${h.from_status}>${h.to_status}`)).toStrictEqual(['new>in_review', 'in_review>resolved', 'resolved>archived', 'archived>new']);
+      expect(
+        detail.body.status_history.map(
+          (h: { from_status: string; to_status: string }) => `${h.from_status}>${h.to_status}`,
+        ),
+      ).toStrictEqual(['new>in_review', 'in_review>resolved', 'resolved>archived', 'archived>new']);
 
-      const audit = (await db.query("SELECT * FROM audit_events WHERE event_type = 'status_changed' AND session_id = $1 ORDER BY id", [id])).rows;
+      const audit = (
+        await db.query(
+          "SELECT * FROM audit_events WHERE event_type = 'status_changed' AND session_id = $1 ORDER BY id",
+          [id],
+        )
+      ).rows;
       expect(audit).toHaveLength(4);
       const published = bus.of('status_changed', id);
       expect(published).toHaveLength(4);
@@ -282,7 +361,13 @@ describe('/api/sessions', () => {
         expect(row.data).toStrictEqual(expected);
         expect(row.actor).toBe(ADMIN_EMAIL);
         expect(row.client_id).toBe(lic.record.client_id);
-        expect(published[i]).toMatchObject({ id: Number(row.id), event_type: 'status_changed', session_id: id, client_id: lic.record.client_id, data: expected });
+        expect(published[i]).toMatchObject({
+          id: Number(row.id),
+          event_type: 'status_changed',
+          session_id: id,
+          client_id: lic.record.client_id,
+          data: expected,
+        });
       }
     });
 
@@ -290,7 +375,20 @@ describe('/api/sessions', () => {
       const lic = await createLicense(portal);
       const id = await upload(lic.key, { target: 'race.example' });
       const bus = collectEvents(portal);
-      const targets = Array.from({ length: 3 }, () => ['in_review', 'resolved', 'archived', 'new', 'resolved', 'in_review', 'archived', 'resolved', 'new', 'archived', 'in_review', 'resolved']).flat();
+      const targets = Array.from({ length: 3 }, () => [
+        'in_review',
+        'resolved',
+        'archived',
+        'new',
+        'resolved',
+        'in_review',
+        'archived',
+        'resolved',
+        'new',
+        'archived',
+        'in_review',
+        'resolved',
+      ]).flat();
       let answers: { body: { previous_status: string; status: string; changed: boolean } }[];
       try {
         answers = await Promise.all(targets.map((status) => patch(id, { status })));
@@ -312,8 +410,18 @@ describe('/api/sessions', () => {
       expect(detail.body.session.status).toBe(status);
       // Every answer that says "changed" names a real transition of that chain.
       const transitions = history.map((h) => `${h.from_status}>${h.to_status}`).sort();
-      expect(answers.filter((a) => a.body.changed).map((a) => `${a.body.previous_status}>${a.body.status}`).sort()).toStrictEqual(transitions);
-      const audit = (await db.query("SELECT data FROM audit_events WHERE event_type = 'status_changed' AND session_id = $1 ORDER BY id", [id])).rows;
+      expect(
+        answers
+          .filter((a) => a.body.changed)
+          .map((a) => `${a.body.previous_status}>${a.body.status}`)
+          .sort(),
+      ).toStrictEqual(transitions);
+      const audit = (
+        await db.query(
+          "SELECT data FROM audit_events WHERE event_type = 'status_changed' AND session_id = $1 ORDER BY id",
+          [id],
+        )
+      ).rows;
       expect(audit.map((r) => `${r.data.previous_status}>${r.data.new_status}`).sort()).toStrictEqual(transitions);
       expect(bus.of('status_changed', id)).toHaveLength(changes);
     });
@@ -321,11 +429,25 @@ describe('/api/sessions', () => {
     it('an invalid status or body is 400 and changes nothing', async () => {
       const lic = await createLicense(portal);
       const id = await upload(lic.key, { files: false });
-      for (const body of [{ status: 'closed' }, { status: 'NEW' }, {}, { note: 'x' }, { status: 'resolved', extra: 1 }, { status: 'resolved', note: '' }, { status: 42 }, { status: 'resolved', note: 'a\u0000b' }, { status: 'resolved', note: 'a\ud800b' }]) {
+      for (const body of [
+        { status: 'closed' },
+        { status: 'NEW' },
+        {},
+        { note: 'x' },
+        { status: 'resolved', extra: 1 },
+        { status: 'resolved', note: '' },
+        { status: 42 },
+        { status: 'resolved', note: 'a\u0000b' },
+        { status: 'resolved', note: 'a\ud800b' },
+      ]) {
         const res = await patch(id, body);
         expect(res.status, JSON.stringify(body)).toBe(400);
       }
-      expect((await get(`?session=${id}`)).body).toMatchObject({ session: { status: 'new' }, status_history: [], notes: [] });
+      expect((await get(`?session=${id}`)).body).toMatchObject({
+        session: { status: 'new' },
+        status_history: [],
+        notes: [],
+      });
     });
 
     it('the same status again with a note: changed false, note recorded, no history, no event', async () => {
@@ -341,9 +463,18 @@ describe('/api/sessions', () => {
       }
       const detail = await get(`?session=${id}`);
       expect(detail.body.status_history).toStrictEqual([]);
-      expect(detail.body.notes).toStrictEqual([{ author: ADMIN_EMAIL, note: 'checked, nothing to do', created_at: expect.any(String) }]);
+      expect(detail.body.notes).toStrictEqual([
+        { author: ADMIN_EMAIL, note: 'checked, nothing to do', created_at: expect.any(String) },
+      ]);
       expect(bus.of('status_changed', id)).toStrictEqual([]);
-      expect((await db.query("SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'status_changed' AND session_id = $1", [id])).rows[0].n).toBe(0);
+      expect(
+        (
+          await db.query(
+            "SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'status_changed' AND session_id = $1",
+            [id],
+          )
+        ).rows[0].n,
+      ).toBe(0);
     });
 
     it("a key of the session's client may change it; another client's key gets 404 (D17)", async () => {
@@ -354,7 +485,11 @@ describe('/api/sessions', () => {
 
       const own = await patch(id, { status: 'in_review' }, withKey(lic.key));
       expect(own.status, own.text).toBe(200);
-      const audit = (await db.query("SELECT actor, data FROM audit_events WHERE event_type = 'status_changed' AND session_id = $1", [id])).rows;
+      const audit = (
+        await db.query("SELECT actor, data FROM audit_events WHERE event_type = 'status_changed' AND session_id = $1", [
+          id,
+        ])
+      ).rows;
       expect(audit[0].actor).toBe(`license:${lic.record.id}`);
       expect(audit[0].data.changed_by).toBe(`license:${lic.record.id}`);
       expect((await patch(id, { status: 'resolved' }, withKey(sameClient.key))).status).toBe(200);
@@ -400,21 +535,39 @@ describe('/api/sessions', () => {
 
       for (const f of Object.values(files)) expect(await exists(f.key)).toBe(false);
       for (const table of ['sessions', 'share_tokens', 'status_history', 'session_notes']) {
-        expect((await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE session_id = $1`, [id])).rows[0].n, table).toBe(0);
+        expect(
+          (await db.query(`SELECT count(*)::int AS n FROM ${table} WHERE session_id = $1`, [id])).rows[0].n,
+          table,
+        ).toBe(0);
       }
       expect(filesAtEvent).toStrictEqual([false, false, false]);
       expect(rowAtEvent).toBeUndefined();
 
-      const audit = (await db.query("SELECT * FROM audit_events WHERE event_type = 'session_deleted' AND session_id = $1", [id])).rows;
+      const audit = (
+        await db.query("SELECT * FROM audit_events WHERE event_type = 'session_deleted' AND session_id = $1", [id])
+      ).rows;
       expect(audit).toHaveLength(1);
-      const expected = { session_id: id, client: 'Acme Water District', client_id: lic.record.client_id, deleted_by: ADMIN_EMAIL, deleted_at: clock.now().toISOString() };
+      const expected = {
+        session_id: id,
+        client: 'Acme Water District',
+        client_id: lic.record.client_id,
+        deleted_by: ADMIN_EMAIL,
+        deleted_at: clock.now().toISOString(),
+      };
       expect(audit[0].data).toStrictEqual(expected);
       expect(audit[0].actor).toBe(ADMIN_EMAIL);
       const published = bus.of('session_deleted', id);
       expect(published).toHaveLength(1);
       expect(published[0]).toMatchObject({ id: Number(audit[0].id), data: expected });
       // The audit history of the session survives it.
-      expect((await db.query("SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'scan_completed' AND session_id = $1", [id])).rows[0].n).toBe(1);
+      expect(
+        (
+          await db.query(
+            "SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'scan_completed' AND session_id = $1",
+            [id],
+          )
+        ).rows[0].n,
+      ).toBe(1);
 
       expect((await get(`?session=${id}`)).status).toBe(404);
       expect((await del(id)).status).toBe(404);
@@ -433,7 +586,12 @@ describe('/api/sessions', () => {
 
       const res = await del(id, withKey(lic.key));
       expect(res.status).toBe(200);
-      const audit = (await db.query("SELECT actor, data FROM audit_events WHERE event_type = 'session_deleted' AND session_id = $1", [id])).rows;
+      const audit = (
+        await db.query(
+          "SELECT actor, data FROM audit_events WHERE event_type = 'session_deleted' AND session_id = $1",
+          [id],
+        )
+      ).rows;
       expect(audit[0].actor).toBe(`license:${lic.record.id}`);
       expect(audit[0].data.deleted_by).toBe(`license:${lic.record.id}`);
       expect(await filesOf(id)).toBeNull();
@@ -451,11 +609,13 @@ describe('retention (D6)', () => {
   let cached: { token: string; at: number } | null = null;
   const adminToken = async () => {
     const t = clock.now().getTime();
-    if (cached === null || t < cached.at || t - cached.at > 30 * 60_000) cached = { token: await login(portal.url, ADMIN_EMAIL, ADMIN_PASSWORD), at: t };
+    if (cached === null || t < cached.at || t - cached.at > 30 * 60_000)
+      cached = { token: await login(portal.url, ADMIN_EMAIL, ADMIN_PASSWORD), at: t };
     return cached.token;
   };
   const newLicense = async (clientId: string) => createLicense(portal, { client_id: clientId }, await adminToken());
-  const detail = async (id: string) => http(portal.url, 'GET', `/api/sessions?session=${id}`, { headers: withToken(await adminToken()) });
+  const detail = async (id: string) =>
+    http(portal.url, 'GET', `/api/sessions?session=${id}`, { headers: withToken(await adminToken()) });
 
   beforeAll(async () => {
     portal = await startTestPortal({ now: clock.now, env: { SVC_SESSION_RETENTION_DAYS: '10' } });
@@ -468,16 +628,26 @@ describe('retention (D6)', () => {
   });
 
   const list = async () => http(portal.url, 'GET', '/api/sessions', { headers: withToken(await adminToken()) });
-  const exists = (key: string) => fs.stat(blobPath(portal.dataDir, key)).then(() => true, () => false);
+  const exists = (key: string) =>
+    fs.stat(blobPath(portal.dataDir, key)).then(
+      () => true,
+      () => false,
+    );
 
   it('expires_at is uploaded_at plus SVC_SESSION_RETENTION_DAYS; report_expiring fires once inside the last 7 days, from listing only; the sweep removes expired sessions and audits it', async () => {
     const lic = await newLicense(uniqueClientId('ret'));
     const early = newSessionId();
-    const res = await postUpload(portal.url, lic.key, sessionParts(sessionDoc('session-complete.json', early), { log: LOG, report: REPORT }));
+    const res = await postUpload(
+      portal.url,
+      lic.key,
+      sessionParts(sessionDoc('session-complete.json', early), { log: LOG, report: REPORT }),
+    );
     expect(res.status).toBe(200);
     clock.advance(5 * DAY_MS);
     const late = newSessionId();
-    expect((await postUpload(portal.url, lic.key, sessionParts(sessionDoc('session-minimal.json', late)))).status).toBe(200);
+    expect((await postUpload(portal.url, lic.key, sessionParts(sessionDoc('session-minimal.json', late)))).status).toBe(
+      200,
+    );
 
     const shown = await detail(early);
     expect(shown.body.session.uploaded_at).toBe(start.toISOString());
@@ -514,8 +684,17 @@ describe('retention (D6)', () => {
           days_remaining: 6,
         },
       });
-      expect(Object.keys(bus.of('report_expiring')[0]!.data).sort()).toStrictEqual(['client', 'client_id', 'days_remaining', 'expires_at', 'session_id', 'target', 'uploaded_at']);
-      const marker = (await db.query('SELECT expiry_notified_at FROM sessions WHERE session_id = $1', [early])).rows[0].expiry_notified_at as Date;
+      expect(Object.keys(bus.of('report_expiring')[0]!.data).sort()).toStrictEqual([
+        'client',
+        'client_id',
+        'days_remaining',
+        'expires_at',
+        'session_id',
+        'target',
+        'uploaded_at',
+      ]);
+      const marker = (await db.query('SELECT expiry_notified_at FROM sessions WHERE session_id = $1', [early])).rows[0]
+        .expiry_notified_at as Date;
       expect(marker.toISOString()).toBe(clock.now().toISOString());
 
       // Never twice: later listings inside the window, and a retention sweep before expiry.
@@ -532,7 +711,10 @@ describe('retention (D6)', () => {
     }
 
     // Past expiry: the sweep removes the session completely and audits actor `retention`.
-    const files = (await db.query('SELECT files FROM sessions WHERE session_id = $1', [early])).rows[0].files as Record<string, FileRef>;
+    const files = (await db.query('SELECT files FROM sessions WHERE session_id = $1', [early])).rows[0].files as Record<
+      string,
+      FileRef
+    >;
     expect(Object.keys(files)).toHaveLength(3);
     clock.set(new Date(start.getTime() + 10 * DAY_MS));
     const deleted = collectEvents(portal);
@@ -544,12 +726,25 @@ describe('retention (D6)', () => {
     }
     expect(removed).toBe(1);
     for (const f of Object.values(files)) expect(await exists(f.key)).toBe(false);
-    expect((await db.query('SELECT count(*)::int AS n FROM sessions WHERE session_id = $1', [early])).rows[0].n).toBe(0);
-    expect((await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [early])).rows[0].n).toBe(0);
-    const audit = (await db.query("SELECT actor, data FROM audit_events WHERE event_type = 'session_deleted' AND session_id = $1", [early])).rows;
+    expect((await db.query('SELECT count(*)::int AS n FROM sessions WHERE session_id = $1', [early])).rows[0].n).toBe(
+      0,
+    );
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [early])).rows[0].n,
+    ).toBe(0);
+    const audit = (
+      await db.query("SELECT actor, data FROM audit_events WHERE event_type = 'session_deleted' AND session_id = $1", [
+        early,
+      ])
+    ).rows;
     expect(audit).toHaveLength(1);
     expect(audit[0].actor).toBe('retention');
-    expect(audit[0].data).toMatchObject({ session_id: early, client_id: lic.record.client_id, deleted_by: 'retention', deleted_at: clock.now().toISOString() });
+    expect(audit[0].data).toMatchObject({
+      session_id: early,
+      client_id: lic.record.client_id,
+      deleted_by: 'retention',
+      deleted_at: clock.now().toISOString(),
+    });
     expect(deleted.of('session_deleted', early)).toHaveLength(1);
     expect((await detail(early)).status).toBe(404);
 
@@ -564,8 +759,14 @@ describe('retention (D6)', () => {
     clock.set(new Date(start.getTime() + 200 * DAY_MS));
     const lic = await newLicense(uniqueClientId('race'));
     const id = newSessionId();
-    expect((await postUpload(portal.url, lic.key, sessionParts(sessionDoc('session-minimal.json', id), { log: LOG }))).status).toBe(200);
-    const files = (await db.query('SELECT files FROM sessions WHERE session_id = $1', [id])).rows[0].files as Record<string, FileRef>;
+    expect(
+      (await postUpload(portal.url, lic.key, sessionParts(sessionDoc('session-minimal.json', id), { log: LOG })))
+        .status,
+    ).toBe(200);
+    const files = (await db.query('SELECT files FROM sessions WHERE session_id = $1', [id])).rows[0].files as Record<
+      string,
+      FileRef
+    >;
     clock.advance(11 * DAY_MS);
 
     // Hold the row, as a re-upload committing at that moment would, and let the sweep run into it.
@@ -576,13 +777,18 @@ describe('retention (D6)', () => {
       const sweeping = sweepExpiredSessions(portal.ctx);
       const deadline = Date.now() + 30_000;
       for (;;) {
-        const waiting = await db.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'delete from "sessions"%'`);
+        const waiting = await db.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query ILIKE 'delete from "sessions"%'`,
+        );
         if (waiting.rows[0].n > 0) break;
         if (Date.now() > deadline) throw new Error('the sweep never reached the locked row');
         await new Promise((r) => setTimeout(r, 20));
       }
       // The "re-upload" renews the session and commits while the sweep's DELETE waits.
-      await other.query(`UPDATE sessions SET expires_at = $2, version = version + 1 WHERE session_id = $1`, [id, new Date(clock.now().getTime() + 10 * DAY_MS)]);
+      await other.query(`UPDATE sessions SET expires_at = $2, version = version + 1 WHERE session_id = $1`, [
+        id,
+        new Date(clock.now().getTime() + 10 * DAY_MS),
+      ]);
       await other.query('COMMIT');
       await sweeping;
     } finally {
@@ -590,14 +796,23 @@ describe('retention (D6)', () => {
     }
     expect((await db.query('SELECT count(*)::int AS n FROM sessions WHERE session_id = $1', [id])).rows[0].n).toBe(1);
     for (const f of Object.values(files)) expect(await exists(f.key)).toBe(true);
-    expect((await db.query("SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'session_deleted' AND session_id = $1", [id])).rows[0].n).toBe(0);
+    expect(
+      (
+        await db.query(
+          "SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'session_deleted' AND session_id = $1",
+          [id],
+        )
+      ).rows[0].n,
+    ).toBe(0);
   });
 
   it('a re-upload renews expires_at and re-arms report_expiring', async () => {
     clock.set(new Date(start.getTime() + 100 * DAY_MS));
     const lic = await newLicense(uniqueClientId('renew'));
     const id = newSessionId();
-    expect((await postUpload(portal.url, lic.key, sessionParts(sessionDoc('session-minimal.json', id)))).status).toBe(200);
+    expect((await postUpload(portal.url, lic.key, sessionParts(sessionDoc('session-minimal.json', id)))).status).toBe(
+      200,
+    );
     const bus = collectEvents(portal);
     try {
       clock.advance(5 * DAY_MS);
@@ -606,7 +821,8 @@ describe('retention (D6)', () => {
       expect(bus.of('report_expiring', id)).toHaveLength(1);
       const again = await postUpload(portal.url, lic.key, sessionParts(sessionDoc('session-minimal.json', id)));
       expect(again.body.message).toBe('Session replaced');
-      const row = (await db.query('SELECT expires_at, expiry_notified_at FROM sessions WHERE session_id = $1', [id])).rows[0];
+      const row = (await db.query('SELECT expires_at, expiry_notified_at FROM sessions WHERE session_id = $1', [id]))
+        .rows[0];
       expect((row.expires_at as Date).toISOString()).toBe(new Date(clock.now().getTime() + 10 * DAY_MS).toISOString());
       expect(row.expiry_notified_at).toBeNull();
       await list();

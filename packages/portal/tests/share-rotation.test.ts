@@ -23,7 +23,11 @@ describe('share link rotation and revocation', () => {
   const B = uniqueClientId('beta');
 
   async function upload(key: string, id = newSessionId()): Promise<{ id: string; token: string }> {
-    const res = await postUpload(portal.url, key, sessionParts(sessionDoc('session-complete.json', id), { report: REPORT }));
+    const res = await postUpload(
+      portal.url,
+      key,
+      sessionParts(sessionDoc('session-complete.json', id), { report: REPORT }),
+    );
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
     return { id, token: res.body.share_token as string };
   }
@@ -41,7 +45,12 @@ describe('share link rotation and revocation', () => {
   const revoke = (id: string, headers: Record<string, string>, client = '') =>
     http(portal.url, 'DELETE', `/api/sessions/share?session=${id}${client ? `&client_id=${client}` : ''}`, { headers });
   const audit = async (id: string) =>
-    (await db.query("SELECT event_type, actor, client_id, data FROM audit_events WHERE session_id = $1 AND event_type LIKE 'share_%' ORDER BY id", [id])).rows;
+    (
+      await db.query(
+        "SELECT event_type, actor, client_id, data FROM audit_events WHERE session_id = $1 AND event_type LIKE 'share_%' ORDER BY id",
+        [id],
+      )
+    ).rows;
 
   beforeAll(async () => {
     portal = await startTestPortal();
@@ -61,7 +70,13 @@ describe('share link rotation and revocation', () => {
     const res = await rotate(s.id, withToken(admin));
     expect(res.status, res.text).toBe(200);
     const fresh = res.body.share_token as string;
-    expect(res.body).toEqual({ success: true, session_id: s.id, client_id: A, share_token: fresh, share_url: `http://portal.test/share/?token=${fresh}` });
+    expect(res.body).toEqual({
+      success: true,
+      session_id: s.id,
+      client_id: A,
+      share_token: fresh,
+      share_url: `http://portal.test/share/?token=${fresh}`,
+    });
     expect(fresh).toMatch(/^[0-9a-f]{64}$/);
     expect(fresh).not.toBe(s.token);
     expect(await useToken(s.id, s.token)).toEqual([404, 404, 404]);
@@ -74,11 +89,17 @@ describe('share link rotation and revocation', () => {
 
     const rows = await audit(s.id);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ event_type: 'share_rotated', client_id: A, data: { session_id: s.id, client_id: A, had_link: true } });
+    expect(rows[0]).toMatchObject({
+      event_type: 'share_rotated',
+      client_id: A,
+      data: { session_id: s.id, client_id: A, had_link: true },
+    });
     expect(JSON.stringify(rows)).not.toContain(fresh);
     expect(JSON.stringify(rows)).not.toContain(s.token);
     // The audit API lists the new type.
-    const listed = await http(portal.url, 'GET', `/api/audit?type=share_rotated&session=${s.id}`, { headers: withToken(admin) });
+    const listed = await http(portal.url, 'GET', `/api/audit?type=share_rotated&session=${s.id}`, {
+      headers: withToken(admin),
+    });
     expect(listed.status, listed.text).toBe(200);
     expect(listed.body.events.map((e: { event_type: string }) => e.event_type)).toEqual(['share_rotated']);
   });
@@ -90,16 +111,27 @@ describe('share link rotation and revocation', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ success: true, session_id: s.id, client_id: A, revoked: true });
     expect(await useToken(s.id, s.token)).toEqual([404, 404, 404]);
-    expect((await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [s.id])).rows[0].n).toBe(0);
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [s.id])).rows[0].n,
+    ).toBe(0);
     const detail = await http(portal.url, 'GET', `/api/sessions?session=${s.id}`, { headers: withToken(user.token) });
     expect(detail.body.session.share_url).toBeNull();
-    const listing = await http(portal.url, 'GET', `/api/sessions?client_id=${A}&limit=200`, { headers: withToken(user.token) });
+    const listing = await http(portal.url, 'GET', `/api/sessions?client_id=${A}&limit=200`, {
+      headers: withToken(user.token),
+    });
     expect(listing.body.sessions.find((x: { session_id: string }) => x.session_id === s.id).share_url).toBeNull();
     // The owner's key still reads the session.
-    expect((await http(portal.url, 'GET', `/api/download?session=${s.id}`, { headers: withKey(keyA.key) })).status).toBe(200);
+    expect(
+      (await http(portal.url, 'GET', `/api/download?session=${s.id}`, { headers: withKey(keyA.key) })).status,
+    ).toBe(200);
 
     // Revoking again changes nothing and is not audited twice.
-    expect((await revoke(s.id, withToken(user.token))).body).toEqual({ success: true, session_id: s.id, client_id: A, revoked: false });
+    expect((await revoke(s.id, withToken(user.token))).body).toEqual({
+      success: true,
+      session_id: s.id,
+      client_id: A,
+      revoked: false,
+    });
 
     const rotated = await rotate(s.id, withToken(user.token));
     expect(rotated.status).toBe(200);
@@ -130,7 +162,10 @@ describe('share link rotation and revocation', () => {
     for (const op of [rotate, revoke]) {
       const other = await op(s.id, withToken(userB.token));
       expect([other.status, other.body]).toEqual([404, { error: 'Session not found' }]);
-      expect([other.status, other.body]).toEqual([(await op(missing, withToken(admin))).status, { error: 'Session not found' }]);
+      expect([other.status, other.body]).toEqual([
+        (await op(missing, withToken(admin))).status,
+        { error: 'Session not found' },
+      ]);
       expect((await op(s.id, withToken(userB.token), A)).status).toBe(404);
       expect((await op(s.id, withKey(keyA.key))).status).toBe(401);
       expect((await op(s.id, {})).status).toBe(401);
@@ -146,7 +181,9 @@ describe('share link rotation and revocation', () => {
       const h = withToken(admin);
       const answers = await Promise.all([rotate(s.id, h), rotate(s.id, h), revoke(s.id, h), rotate(s.id, h)]);
       expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-      const stored = (await db.query('SELECT token FROM share_tokens WHERE session_id = $1', [s.id])).rows.map((r) => r.token as string);
+      const stored = (await db.query('SELECT token FROM share_tokens WHERE session_id = $1', [s.id])).rows.map(
+        (r) => r.token as string,
+      );
       expect(stored.length).toBeLessThanOrEqual(1);
       for (const r of [answers[0]!, answers[1]!, answers[3]!]) {
         const token = r.body.share_token as string;
@@ -158,10 +195,16 @@ describe('share link rotation and revocation', () => {
       expect(trail.filter((t) => t === 'share_rotated')).toHaveLength(3);
       expect(trail.at(-1) === 'share_revoked').toBe(stored.length === 0);
       // A delete racing rotations: each answer is 200 or 404, the session and its tokens are gone.
-      const racing = await Promise.all([rotate(s.id, h), http(portal.url, 'DELETE', `/api/sessions?session=${s.id}`, { headers: h }), rotate(s.id, h)]);
+      const racing = await Promise.all([
+        rotate(s.id, h),
+        http(portal.url, 'DELETE', `/api/sessions?session=${s.id}`, { headers: h }),
+        rotate(s.id, h),
+      ]);
       for (const r of racing) expect([200, 404], r.text).toContain(r.status);
       expect(racing[1]!.status).toBe(200);
-      expect((await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [s.id])).rows[0].n).toBe(0);
+      expect(
+        (await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [s.id])).rows[0].n,
+      ).toBe(0);
     }
   });
 
@@ -171,7 +214,13 @@ describe('share link rotation and revocation', () => {
     const a = await upload(keyA.key, id);
     const b = await upload(keyB.key, id);
     const ambiguous = await rotate(id, withToken(admin));
-    expect([ambiguous.status, ambiguous.body]).toEqual([409, { error: 'Session id is ambiguous: it exists under several clients; name one with client_id', client_ids: [A, B].sort() }]);
+    expect([ambiguous.status, ambiguous.body]).toEqual([
+      409,
+      {
+        error: 'Session id is ambiguous: it exists under several clients; name one with client_id',
+        client_ids: [A, B].sort(),
+      },
+    ]);
     expect((await revoke(id, withToken(admin))).status).toBe(409);
     expect((await revoke(id, withToken(admin), B)).body.revoked).toBe(true);
     expect(await useToken(id, b.token)).toEqual([404, 404, 404]);

@@ -31,7 +31,13 @@ const EXEC = '<!doctype html><html><body><h1>Executive summary</h1></body></html
 function sessionJson(sessionId: string, opts: { client: string; target: string; risk?: number; grade?: string }) {
   return {
     metadata: { session_id: sessionId, client: opts.client, target: opts.target },
-    summary: { risk_score: opts.risk ?? 57.5, risk_grade: opts.grade ?? 'C', total_findings: 12, total_hosts: 4, severity_counts: { critical: 1, high: 2, medium: 3, low: 4, info: 2 } },
+    summary: {
+      risk_score: opts.risk ?? 57.5,
+      risk_grade: opts.grade ?? 'C',
+      total_findings: 12,
+      total_hosts: 4,
+      severity_counts: { critical: 1, high: 2, medium: 3, low: 4, info: 2 },
+    },
   };
 }
 
@@ -56,9 +62,15 @@ describe('share', () => {
   beforeAll(async () => {
     portal = await startTestPortal({ now: clock.now });
     key = await createLicense(portal, { tier: 'business' });
-    await upload(withReport, sessionJson(withReport, { client: 'Acme Corp', target: '10.0.0.0/24' }), { report: REPORT, exec: EXEC, log: 'log\n' });
+    await upload(withReport, sessionJson(withReport, { client: 'Acme Corp', target: '10.0.0.0/24' }), {
+      report: REPORT,
+      exec: EXEC,
+      log: 'log\n',
+    });
     await upload(noReport, sessionJson(noReport, { client: 'Bob <b>&</b> Sons', target: 'example.org' }));
-    await upload(noBodyTag, sessionJson(noBodyTag, { client: 'Nobody', target: 'host' }), { report: '<h1>fragment report</h1><button id="scheduleBtn">x</button>' });
+    await upload(noBodyTag, sessionJson(noBodyTag, { client: 'Nobody', target: 'host' }), {
+      report: '<h1>fragment report</h1><button id="scheduleBtn">x</button>',
+    });
   });
   afterAll(async () => {
     await portal?.close();
@@ -92,7 +104,12 @@ describe('share', () => {
     it('a session without extra files', async () => {
       const res = await http(portal.url, 'GET', `/api/share?token=${tokens[noReport]}`);
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ session_id: noReport, client: 'Bob <b>&</b> Sons', has_exec_summary: false, files: ['session_results.json'] });
+      expect(res.body).toMatchObject({
+        session_id: noReport,
+        client: 'Bob <b>&</b> Sons',
+        has_exec_summary: false,
+        files: ['session_results.json'],
+      });
     });
 
     it('the token is read case-insensitively', async () => {
@@ -154,7 +171,9 @@ describe('share', () => {
       expect(at).toBeGreaterThan(res.text.indexOf('</body></html>"; }'));
       expect(res.text.slice(at + bridge.length)).toBe('</BODY>\n</html>\n');
       // ... the script string is intact, and so is the consultation block.
-      expect(res.text).toContain('return "<html><body>" + document.querySelector("h1").outerHTML + "</body></html>"; }');
+      expect(res.text).toContain(
+        'return "<html><body>" + document.querySelector("h1").outerHTML + "</body></html>"; }',
+      );
       expect(res.text).toContain('<section id="consultation-section" class="consultation-section">');
       expect(res.text).toContain('<button id="scheduleBtn" type="button">Schedule a consultation</button>');
       expect(res.text.split('data-svc-share-bridge')).toHaveLength(2);
@@ -169,7 +188,15 @@ describe('share', () => {
       await upload(bigId, sessionJson(bigId, { client: 'Big', target: 'net' }), { report: big });
       await upload(trailingId, sessionJson(trailingId, { client: 'Trailing', target: 'net' }), { report: trailing });
       const bridgeFor = (id: string, client: string) =>
-        bridgeScript({ sessionId: id, token: tokens[id]!, client, target: 'net', uploadedAt: uploadedAt[id]!, files: ['session_results.json', 'report.html'], baseUrl: 'http://portal.test' });
+        bridgeScript({
+          sessionId: id,
+          token: tokens[id]!,
+          client,
+          target: 'net',
+          uploadedAt: uploadedAt[id]!,
+          files: ['session_results.json', 'report.html'],
+          baseUrl: 'http://portal.test',
+        });
 
       const res = await page(`?token=${tokens[bigId]}`);
       expect(res.status).toBe(200);
@@ -188,7 +215,11 @@ describe('share', () => {
       const res = await page(`?token=${tokens[noBodyTag]}`);
       expect(res.status).toBe(200);
       expectPageHeaders(res);
-      expect(res.text.startsWith('<h1>fragment report</h1><button id="scheduleBtn">x</button><script data-svc-share-bridge="1">')).toBe(true);
+      expect(
+        res.text.startsWith(
+          '<h1>fragment report</h1><button id="scheduleBtn">x</button><script data-svc-share-bridge="1">',
+        ),
+      ).toBe(true);
       expect(res.text.trimEnd().endsWith('</script>')).toBe(true);
     });
 
@@ -199,7 +230,9 @@ describe('share', () => {
       expect(res.text).toContain('<h1>Shared scan report</h1>');
       expect(res.text).toContain('<tr><th>Client</th><td>Bob &lt;b&gt;&amp;&lt;/b&gt; Sons</td></tr>');
       expect(res.text).toContain('<tr><th>Risk score</th><td>57.5</td></tr>');
-      expect(res.text).toContain(`<a href="../api/download?session=${noReport}&amp;file=session_results.json&amp;mode=view&amp;token=${tokens[noReport]}" target="_blank" rel="noopener noreferrer">session_results.json</a>`);
+      expect(res.text).toContain(
+        `<a href="../api/download?session=${noReport}&amp;file=session_results.json&amp;mode=view&amp;token=${tokens[noReport]}" target="_blank" rel="noopener noreferrer">session_results.json</a>`,
+      );
       expect(res.text).not.toContain('<b>&</b>');
       expect(res.text).not.toContain('<script');
     });
@@ -225,9 +258,17 @@ describe('share', () => {
 
     it('the share URL of the upload answer is this page', async () => {
       const sessionId = newSessionId();
-      const res = await postUpload(portal.url, key.key, sessionParts(sessionJson(sessionId, { client: 'X', target: 'y' })));
+      const res = await postUpload(
+        portal.url,
+        key.key,
+        sessionParts(sessionJson(sessionId, { client: 'X', target: 'y' })),
+      );
       expect(res.body.share_url).toBe(`http://portal.test/share/?token=${res.body.share_token}`);
-      const shown = await http(portal.url, 'GET', new URL(res.body.share_url).pathname + new URL(res.body.share_url).search);
+      const shown = await http(
+        portal.url,
+        'GET',
+        new URL(res.body.share_url).pathname + new URL(res.body.share_url).search,
+      );
       expect(shown.status).toBe(200);
     });
 

@@ -6,7 +6,15 @@ import type { DomainEvent } from '../src/events/bus.ts';
 import { createLicense, createScopedUser, openDb, type LicenseFixture, type ScopedUser } from './helpers/factories.ts';
 import { http, withKey, withToken, type HttpResult } from './helpers/http.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { blobObjects, blobTmp, newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from './helpers/upload.ts';
+import {
+  blobObjects,
+  blobTmp,
+  newSessionId,
+  postUpload,
+  sessionDoc,
+  sessionParts,
+  type Doc,
+} from './helpers/upload.ts';
 
 /**
  * Tenant isolation (DESIGN section 5 "Tenant scoping comes from the credential", D3, D5,
@@ -90,112 +98,112 @@ type Endpoint = (typeof ENDPOINTS)[number];
 const MATRIX: Record<Endpoint, Record<Credential, Row>> = {
   //                                  A's        B's        missing
   'POST /api/upload': {
-    keyA:                           [200,       200,       200],
-    keyB:                           [200,       200,       200],
-    proA:                           [200,       200,       200],
-    legacy:                         [200,       200,       200],
-    admin:                          [403,       403,       403],
-    memberA:                        [403,       403,       403],
-    none:                           [403,       403,       403],
+    keyA: [200, 200, 200],
+    keyB: [200, 200, 200],
+    proA: [200, 200, 200],
+    legacy: [200, 200, 200],
+    admin: [403, 403, 403],
+    memberA: [403, 403, 403],
+    none: [403, 403, 403],
   },
   'GET /api/download': {
-    keyA:                           [200,       404,       404],
-    keyB:                           [404,       200,       404],
-    proA:                           [200,       404,       404],
-    legacy:                         [200,       200,       404],
-    admin:                          [200,       200,       404],
-    memberA:                        [200,       404,       404],
-    none:                           [401,       401,       401],
+    keyA: [200, 404, 404],
+    keyB: [404, 200, 404],
+    proA: [200, 404, 404],
+    legacy: [200, 200, 404],
+    admin: [200, 200, 404],
+    memberA: [200, 404, 404],
+    none: [401, 401, 401],
   },
   'GET /api/share': {
-    keyA:                           [200,       200,       404],
-    keyB:                           [200,       200,       404],
-    proA:                           [200,       200,       404],
-    legacy:                         [200,       200,       404],
-    admin:                          [200,       200,       404],
-    memberA:                        [200,       200,       404],
-    none:                           [200,       200,       404],
+    keyA: [200, 200, 404],
+    keyB: [200, 200, 404],
+    proA: [200, 200, 404],
+    legacy: [200, 200, 404],
+    admin: [200, 200, 404],
+    memberA: [200, 200, 404],
+    none: [200, 200, 404],
   },
   'GET /share/': {
-    keyA:                           [200,       200,       404],
-    keyB:                           [200,       200,       404],
-    proA:                           [200,       200,       404],
-    legacy:                         [200,       200,       404],
-    admin:                          [200,       200,       404],
-    memberA:                        [200,       200,       404],
-    none:                           [200,       200,       404],
+    keyA: [200, 200, 404],
+    keyB: [200, 200, 404],
+    proA: [200, 200, 404],
+    legacy: [200, 200, 404],
+    admin: [200, 200, 404],
+    memberA: [200, 200, 404],
+    none: [200, 200, 404],
   },
   'PUT /api/refresh': {
-    keyA:                           [200,       404,       404],
-    keyB:                           [404,       200,       404],
-    proA:                           [200,       404,       404],
-    legacy:                         [200,       200,       404],
-    admin:                          [401,       401,       401],
-    memberA:                        [401,       401,       401],
-    none:                           [401,       401,       401],
+    keyA: [200, 404, 404],
+    keyB: [404, 200, 404],
+    proA: [200, 404, 404],
+    legacy: [200, 200, 404],
+    admin: [401, 401, 401],
+    memberA: [401, 401, 401],
+    none: [401, 401, 401],
   },
   'GET /api/benchmark': {
-    keyA:                           [200,       404,       404],
-    keyB:                           [404,       200,       404],
-    proA:                           [403,       403,       403],
-    legacy:                         [200,       200,       404],
-    admin:                          [200,       200,       404],
-    memberA:                        [200,       404,       404],
-    none:                           [401,       401,       401],
+    keyA: [200, 404, 404],
+    keyB: [404, 200, 404],
+    proA: [403, 403, 403],
+    legacy: [200, 200, 404],
+    admin: [200, 200, 404],
+    memberA: [200, 404, 404],
+    none: [401, 401, 401],
   },
   'GET /api/sessions?session=': {
-    keyA:                           [401,       401,       401],
-    keyB:                           [401,       401,       401],
-    proA:                           [401,       401,       401],
-    legacy:                         [401,       401,       401],
-    admin:                          [200,       200,       404],
-    memberA:                        [200,       404,       404],
-    none:                           [401,       401,       401],
+    keyA: [401, 401, 401],
+    keyB: [401, 401, 401],
+    proA: [401, 401, 401],
+    legacy: [401, 401, 401],
+    admin: [200, 200, 404],
+    memberA: [200, 404, 404],
+    none: [401, 401, 401],
   },
   'GET /api/sessions': {
-    keyA:                           [401,       401,       401],
-    keyB:                           [401,       401,       401],
-    proA:                           [401,       401,       401],
-    legacy:                         [401,       401,       401],
-    admin:                          ['listed',  'listed',  'unlisted'],
-    memberA:                        ['listed',  'unlisted', 'unlisted'],
-    none:                           [401,       401,       401],
+    keyA: [401, 401, 401],
+    keyB: [401, 401, 401],
+    proA: [401, 401, 401],
+    legacy: [401, 401, 401],
+    admin: ['listed', 'listed', 'unlisted'],
+    memberA: ['listed', 'unlisted', 'unlisted'],
+    none: [401, 401, 401],
   },
   'GET /api/sessions?client_id=': {
-    keyA:                           [401,       401,       401],
-    keyB:                           [401,       401,       401],
-    proA:                           [401,       401,       401],
-    legacy:                         [401,       401,       401],
-    admin:                          ['listed',  'listed',  'unlisted'],
-    memberA:                        ['listed',  403,       403],
-    none:                           [401,       401,       401],
+    keyA: [401, 401, 401],
+    keyB: [401, 401, 401],
+    proA: [401, 401, 401],
+    legacy: [401, 401, 401],
+    admin: ['listed', 'listed', 'unlisted'],
+    memberA: ['listed', 403, 403],
+    none: [401, 401, 401],
   },
   'PATCH /api/sessions': {
-    keyA:                           [200,       404,       404],
-    keyB:                           [404,       200,       404],
-    proA:                           [200,       404,       404],
-    legacy:                         [200,       200,       404],
-    admin:                          [200,       200,       404],
-    memberA:                        [200,       404,       404],
-    none:                           [401,       401,       401],
+    keyA: [200, 404, 404],
+    keyB: [404, 200, 404],
+    proA: [200, 404, 404],
+    legacy: [200, 200, 404],
+    admin: [200, 200, 404],
+    memberA: [200, 404, 404],
+    none: [401, 401, 401],
   },
   'DELETE /api/sessions': {
-    keyA:                           [200,       404,       404],
-    keyB:                           [404,       200,       404],
-    proA:                           [200,       404,       404],
-    legacy:                         [200,       200,       404],
-    admin:                          [200,       200,       404],
-    memberA:                        [200,       404,       404],
-    none:                           [401,       401,       401],
+    keyA: [200, 404, 404],
+    keyB: [404, 200, 404],
+    proA: [200, 404, 404],
+    legacy: [200, 200, 404],
+    admin: [200, 200, 404],
+    memberA: [200, 404, 404],
+    none: [401, 401, 401],
   },
   'PATCH /api/remediation-update': {
-    keyA:                           [401,       401,       401],
-    keyB:                           [401,       401,       401],
-    proA:                           [401,       401,       401],
-    legacy:                         [401,       401,       401],
-    admin:                          [200,       200,       404],
-    memberA:                        [200,       404,       404],
-    none:                           [401,       401,       401],
+    keyA: [401, 401, 401],
+    keyB: [401, 401, 401],
+    proA: [401, 401, 401],
+    legacy: [401, 401, 401],
+    admin: [200, 200, 404],
+    memberA: [200, 404, 404],
+    none: [401, 401, 401],
   },
 };
 
@@ -223,24 +231,30 @@ type ShareTokenRequest = (typeof SHARE_TOKEN_REQUESTS)[number];
 
 const SHARE_TOKEN_MATRIX: Record<ShareTokenRequest, Row> = {
   //                                                      own token  other's    unknown
-  "GET /api/download A's session, no header":             [200,      404,       404],
-  "GET /api/download B's session, no header":             [200,      404,       404],
-  'GET /api/download a missing session, no header':       [404,      404,       404],
-  "GET /api/download A's session, key of B":              [404,      404,       404],
-  "GET /api/download B's session, member of A":           [404,      404,       404],
-  "GET /api/download A's session, key of A":              [200,      200,       200],
+  "GET /api/download A's session, no header": [200, 404, 404],
+  "GET /api/download B's session, no header": [200, 404, 404],
+  'GET /api/download a missing session, no header': [404, 404, 404],
+  "GET /api/download A's session, key of B": [404, 404, 404],
+  "GET /api/download B's session, member of A": [404, 404, 404],
+  "GET /api/download A's session, key of A": [200, 200, 200],
   // Only download takes a token: elsewhere `token` is an unknown query parameter (400,
   // before any lookup) or the route's key check answers first (refresh: 401).
-  "GET /api/benchmark A's session, no header":            [400,      400,       400],
-  "GET /api/sessions?session= A's session, no header":    [401,      401,       401],
-  "PATCH /api/sessions A's session, no header":           [400,      400,       400],
-  "DELETE /api/sessions A's session, no header":          [400,      400,       400],
-  "PUT /api/refresh A's session, no header":              [401,      401,       401],
+  "GET /api/benchmark A's session, no header": [400, 400, 400],
+  "GET /api/sessions?session= A's session, no header": [401, 401, 401],
+  "PATCH /api/sessions A's session, no header": [400, 400, 400],
+  "DELETE /api/sessions A's session, no header": [400, 400, 400],
+  "PUT /api/refresh A's session, no header": [401, 401, 401],
 };
 
 // ---- how each cell runs -----------------------------------------------------------------
 
-const MUTATING = new Set<Endpoint>(['POST /api/upload', 'PUT /api/refresh', 'PATCH /api/sessions', 'DELETE /api/sessions', 'PATCH /api/remediation-update']);
+const MUTATING = new Set<Endpoint>([
+  'POST /api/upload',
+  'PUT /api/refresh',
+  'PATCH /api/sessions',
+  'DELETE /api/sessions',
+  'PATCH /api/remediation-update',
+]);
 
 const CLIENT_A = 'A';
 const CLIENT_B = 'B';
@@ -248,7 +262,8 @@ const CLIENT_NAME: Record<string, string> = { [CLIENT_A]: 'Alpha Water District'
 const CLIENT_TARGET: Record<string, string> = { [CLIENT_A]: 'alpha.example', [CLIENT_B]: 'beta.example' };
 /** A client id no session has, for the listing's client_id filter. */
 const CLIENT_NOBODY = 'Z';
-const REPORT = (label: string) => `<!doctype html><html><body><h1>Report ${label}</h1><div id="consultation-section" class="consultation-section"><button id="scheduleBtn">Book</button></div></body></html>`;
+const REPORT = (label: string) =>
+  `<!doctype html><html><body><h1>Report ${label}</h1><div id="consultation-section" class="consultation-section"><button id="scheduleBtn">Book</button></div></body></html>`;
 const LOG = 'stage nmap ok\n';
 /** An entry of session-complete.json's `.remediation[]`, status `new`. */
 const REMEDIATION_TITLE = 'SMBv1 enabled';
@@ -317,18 +332,27 @@ describe('tenant isolation: every session endpoint × credential × session', ()
     }
   };
   /** The client a credential writes as; null for the unscoped legacy key and for non-keys. */
-  const clientOfKey = (cred: Credential): string | null => (cred === 'keyA' || cred === 'proA' ? CLIENT_A : cred === 'keyB' ? CLIENT_B : null);
+  const clientOfKey = (cred: Credential): string | null =>
+    cred === 'keyA' || cred === 'proA' ? CLIENT_A : cred === 'keyB' ? CLIENT_B : null;
 
   async function upload(key: string, doc: Doc, label: string): Promise<SessionRef> {
     const res = await postUpload(portal.url, key, sessionParts(doc, { log: LOG, report: REPORT(label) }));
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
-    return { id: res.body.session_id as string, token: res.body.share_token as string, owner: doc['metadata']['client_id'] as string };
+    return {
+      id: res.body.session_id as string,
+      token: res.body.share_token as string,
+      owner: doc['metadata']['client_id'] as string,
+    };
   }
 
   /** A session of its own for one cell that changes things: uploaded with the owner's key. */
   const freshSession = (owner: 'A' | 'B'): Promise<SessionRef> => {
     const id = newSessionId();
-    return upload(owner === 'A' ? keyA.key : keyB.key, docFor(id, owner === 'A' ? CLIENT_A : CLIENT_B), `fresh ${owner}`);
+    return upload(
+      owner === 'A' ? keyA.key : keyB.key,
+      docFor(id, owner === 'A' ? CLIENT_A : CLIENT_B),
+      `fresh ${owner}`,
+    );
   };
 
   /** The session `id` of `client` (D17: ids are per client); null: whichever client has it. */
@@ -344,7 +368,15 @@ describe('tenant isolation: every session endpoint × credential × session', ()
       blobObjects(portal.dataDir),
       blobTmp(portal.dataDir),
     ]);
-    return { row: (rows[0] as Record<string, unknown> | undefined) ?? null, token: (tokens[0]?.token as string | undefined) ?? null, history, notes, audit, blobs, tmp };
+    return {
+      row: (rows[0] as Record<string, unknown> | undefined) ?? null,
+      token: (tokens[0]?.token as string | undefined) ?? null,
+      history,
+      notes,
+      audit,
+      blobs,
+      tmp,
+    };
   }
 
   const versionOf = (s: Snapshot) => Number(s.row?.['version']);
@@ -389,7 +421,12 @@ describe('tenant isolation: every session endpoint × credential × session', ()
         // The file claims the column's client; for a missing id, A.
         const doc = docFor(s.id, s.owner ?? CLIENT_A);
         const key = h['x-api-key'] ?? null;
-        const res = await postUpload(portal.url, key, sessionParts(doc, { log: 'replacement log\n', report: REPORT('replacement') }), key === null ? h : {});
+        const res = await postUpload(
+          portal.url,
+          key,
+          sessionParts(doc, { log: 'replacement log\n', report: REPORT('replacement') }),
+          key === null ? h : {},
+        );
         return { status: res.status, headers: new Headers(), body: res.body, text: res.text };
       }
       case 'GET /api/download':
@@ -399,7 +436,10 @@ describe('tenant isolation: every session endpoint × credential × session', ()
       case 'GET /share/':
         return http(portal.url, 'GET', `/share/?token=${s.token}`, { headers: h });
       case 'PUT /api/refresh':
-        return http(portal.url, 'PUT', `/api/refresh?session=${sid}&file=report.html`, { headers: { ...h, 'content-type': 'text/html' }, body: REPORT(`refreshed by ${cred}`) });
+        return http(portal.url, 'PUT', `/api/refresh?session=${sid}&file=report.html`, {
+          headers: { ...h, 'content-type': 'text/html' },
+          body: REPORT(`refreshed by ${cred}`),
+        });
       case 'GET /api/benchmark':
         return http(portal.url, 'GET', `/api/benchmark?session=${sid}`, { headers: h });
       case 'GET /api/sessions?session=':
@@ -411,20 +451,35 @@ describe('tenant isolation: every session endpoint × credential × session', ()
         return http(portal.url, 'GET', `/api/sessions?limit=200&client_id=${client}`, { headers: h });
       }
       case 'PATCH /api/sessions':
-        return http(portal.url, 'PATCH', `/api/sessions?session=${sid}`, { headers: h, json: { status: 'in_review', note: `by ${cred}` } });
+        return http(portal.url, 'PATCH', `/api/sessions?session=${sid}`, {
+          headers: h,
+          json: { status: 'in_review', note: `by ${cred}` },
+        });
       case 'DELETE /api/sessions':
         return http(portal.url, 'DELETE', `/api/sessions?session=${sid}`, { headers: h });
       case 'PATCH /api/remediation-update':
-        return http(portal.url, 'PATCH', '/api/remediation-update', { headers: h, json: { session_id: s.id, items: [{ title: REMEDIATION_TITLE, status: 'in_progress' }] } });
+        return http(portal.url, 'PATCH', '/api/remediation-update', {
+          headers: h,
+          json: { session_id: s.id, items: [{ title: REMEDIATION_TITLE, status: 'in_progress' }] },
+        });
     }
   }
 
   /** Every session id of the listing, page by page. */
-  async function listAll(firstPage: HttpResult, query: string, cred: Credential): Promise<{ session_id: string; client_id: string | null }[]> {
+  async function listAll(
+    firstPage: HttpResult,
+    query: string,
+    cred: Credential,
+  ): Promise<{ session_id: string; client_id: string | null }[]> {
     const seen: { session_id: string; client_id: string | null }[] = [...firstPage.body.sessions];
     let cursor: string | null = firstPage.body.next_cursor;
     while (cursor !== null) {
-      const res = await http(portal.url, 'GET', `/api/sessions?limit=200${query}&cursor=${encodeURIComponent(cursor)}`, { headers: headersOf(cred) });
+      const res = await http(
+        portal.url,
+        'GET',
+        `/api/sessions?limit=200${query}&cursor=${encodeURIComponent(cursor)}`,
+        { headers: headersOf(cred) },
+      );
       expect(res.status, res.text).toBe(200);
       seen.push(...res.body.sessions);
       cursor = res.body.next_cursor;
@@ -461,7 +516,15 @@ describe('tenant isolation: every session endpoint × credential × session', ()
   }
 
   /** What a successful change must have done. */
-  async function expectChanged(endpoint: Endpoint, cred: Credential, res: HttpResult, s: SessionRef, before: Snapshot, after: Snapshot, published: DomainEvent[]) {
+  async function expectChanged(
+    endpoint: Endpoint,
+    cred: Credential,
+    res: HttpResult,
+    s: SessionRef,
+    before: Snapshot,
+    after: Snapshot,
+    published: DomainEvent[],
+  ) {
     const types = published.map((e) => e.event_type);
     switch (endpoint) {
       case 'POST /api/upload': {
@@ -478,7 +541,9 @@ describe('tenant isolation: every session endpoint × credential × session', ()
           expect(res.body.share_token).toBe(mine.token);
           expect(res.body.share_token).not.toBe(s.token);
           expect(published.map((e) => [e.event_type, e.client_id])).toEqual([['scan_completed', expectedClient]]);
-          await http(portal.url, 'DELETE', `/api/sessions?session=${s.id}`, { headers: withKey(expectedClient === CLIENT_A ? keyA.key : keyB.key) });
+          await http(portal.url, 'DELETE', `/api/sessions?session=${s.id}`, {
+            headers: withKey(expectedClient === CLIENT_A ? keyA.key : keyB.key),
+          });
           break;
         }
         expect(after.row?.['client_id']).toBe(expectedClient);
@@ -533,13 +598,26 @@ describe('tenant isolation: every session endpoint × credential × session', ()
     expected: Cell;
   }
   const cellsOf = (endpoint: Endpoint): MatrixCell[] =>
-    CREDENTIALS.flatMap((cred) => TARGETS.map((target, i) => ({ cred, target, session: TARGET_LABEL[target], expected: MATRIX[endpoint][cred][i]! })));
+    CREDENTIALS.flatMap((cred) =>
+      TARGETS.map((target, i) => ({
+        cred,
+        target,
+        session: TARGET_LABEL[target],
+        expected: MATRIX[endpoint][cred][i]!,
+      })),
+    );
 
   describe.each(ENDPOINTS.map((endpoint) => ({ endpoint })))('$endpoint', ({ endpoint }) => {
     it.each(cellsOf(endpoint))('$cred on $session → $expected', async ({ cred, target, expected }) => {
       const mutating = MUTATING.has(endpoint);
       const s: SessionRef =
-        target === 'missing' ? (mutating ? { id: newSessionId(), token: unknownToken(), owner: null } : missing) : mutating ? await freshSession(target) : fixtures[target];
+        target === 'missing'
+          ? mutating
+            ? { id: newSessionId(), token: unknownToken(), owner: null }
+            : missing
+          : mutating
+            ? await freshSession(target)
+            : fixtures[target];
 
       const before = await snapshot(s.id, s.owner);
       const firstEvent = events.length;
@@ -549,12 +627,16 @@ describe('tenant isolation: every session endpoint × credential × session', ()
 
       if (expected === 'listed' || expected === 'unlisted') {
         expect(res.status, res.text).toBe(200);
-        const query = endpoint === 'GET /api/sessions?client_id=' ? `&client_id=${target === 'missing' ? CLIENT_NOBODY : s.owner!}` : '';
+        const query =
+          endpoint === 'GET /api/sessions?client_id='
+            ? `&client_id=${target === 'missing' ? CLIENT_NOBODY : s.owner!}`
+            : '';
         const listed = await listAll(res, query, cred);
         expect(listed.some((x) => x.session_id === s.id)).toBe(expected === 'listed');
         // A scoped caller sees only its own clients, whatever the filter.
         if (cred === 'memberA') for (const x of listed) expect(x.client_id).toBe(CLIENT_A);
-        if (endpoint === 'GET /api/sessions?client_id=') for (const x of listed) expect(x.client_id).toBe(target === 'missing' ? CLIENT_NOBODY : s.owner);
+        if (endpoint === 'GET /api/sessions?client_id=')
+          for (const x of listed) expect(x.client_id).toBe(target === 'missing' ? CLIENT_NOBODY : s.owner);
         return;
       }
 
@@ -585,7 +667,12 @@ describe('tenant isolation: every session endpoint × credential × session', ()
     }
     const COLUMNS = ['its own token', "the other session's token", 'an unknown token'];
     const cells: TokenCell[] = SHARE_TOKEN_REQUESTS.flatMap((request) =>
-      COLUMNS.map((column, index) => ({ request, column, index, expected: SHARE_TOKEN_MATRIX[request][index] as number })),
+      COLUMNS.map((column, index) => ({
+        request,
+        column,
+        index,
+        expected: SHARE_TOKEN_MATRIX[request][index] as number,
+      })),
     );
 
     it.each(cells)('$request, with $column → $expected', async ({ request, index, expected }) => {
@@ -602,7 +689,13 @@ describe('tenant isolation: every session endpoint × credential × session', ()
       const other = s === fixtures.B ? fixtures.A : fixtures.B;
       // For a missing session, "its own token" is a token of an existing session (A's).
       const token = [s.owner === null ? fixtures.A.token : s.token, other.token, unknownToken()][index]!;
-      const headers = request.endsWith('key of B') ? withKey(keyB.key) : request.endsWith('member of A') ? withToken(memberA.token) : request.endsWith('key of A') ? withKey(keyA.key) : {};
+      const headers = request.endsWith('key of B')
+        ? withKey(keyB.key)
+        : request.endsWith('member of A')
+          ? withToken(memberA.token)
+          : request.endsWith('key of A')
+            ? withKey(keyA.key)
+            : {};
       const query = `session=${encodeURIComponent(s.id)}&token=${token}`;
 
       const before = await snapshot(s.id, s.owner);
@@ -611,7 +704,10 @@ describe('tenant isolation: every session endpoint × credential × session', ()
         path === '/api/download'
           ? await http(portal.url, 'GET', `/api/download?${query}&file=session_results.json`, { headers })
           : path === '/api/refresh'
-            ? await http(portal.url, 'PUT', `/api/refresh?${query}&file=report.html`, { headers: { ...headers, 'content-type': 'text/html' }, body: REPORT('by a token holder') })
+            ? await http(portal.url, 'PUT', `/api/refresh?${query}&file=report.html`, {
+                headers: { ...headers, 'content-type': 'text/html' },
+                body: REPORT('by a token holder'),
+              })
             : path === '/api/sessions' && method === 'PATCH'
               ? await http(portal.url, 'PATCH', `/api/sessions?${query}`, { headers, json: { status: 'archived' } })
               : await http(portal.url, method, `${path}?${query}`, { headers });
@@ -634,11 +730,17 @@ describe('tenant isolation: every session endpoint × credential × session', ()
    */
   describe('benchmark', () => {
     it("a key of A learns nothing about B's risk score when B is the only other tenant", async () => {
-      const clients = (await db.query('SELECT DISTINCT client_id FROM sessions ORDER BY client_id')).rows.map((r) => r.client_id as string);
+      const clients = (await db.query('SELECT DISTINCT client_id FROM sessions ORDER BY client_id')).rows.map(
+        (r) => r.client_id as string,
+      );
       expect(clients).toEqual([CLIENT_A, CLIENT_B]);
 
       // A's probe, on a target of its own; A's other targets are its own, known to A.
-      const probe = await upload(keyA.key, docFor(newSessionId(), CLIENT_A, { target: 'probe.example', risk: 70 }), 'probe');
+      const probe = await upload(
+        keyA.key,
+        docFor(newSessionId(), CLIENT_A, { target: 'probe.example', risk: 70 }),
+        'probe',
+      );
       await upload(keyA.key, docFor(newSessionId(), CLIENT_A, { target: 'own.example', risk: 0 }), 'own');
       // B's session on a target of its own, first above A's probe, then (same id, replaced) below it.
       const victimId = newSessionId();
@@ -646,13 +748,20 @@ describe('tenant isolation: every session endpoint × credential × session', ()
       const bench = async () => {
         const res = await http(portal.url, 'GET', `/api/benchmark?session=${probe.id}`, { headers: withKey(keyA.key) });
         expect(res.status, res.text).toBe(200);
-        const { percentile, label, sample_size } = res.body.metrics.risk_score as { percentile: number; label: string; sample_size: number };
+        const { percentile, label, sample_size } = res.body.metrics.risk_score as {
+          percentile: number;
+          label: string;
+          sample_size: number;
+        };
         return { percentile, label, sample_size };
       };
       const whenHigh = await bench();
       await upload(keyB.key, docFor(victimId, CLIENT_B, { target: 'victim.example', risk: 60 }), 'victim low');
       const whenLow = await bench();
-      expect(whenLow, `A's answer moved from ${JSON.stringify(whenHigh)} to ${JSON.stringify(whenLow)} when only B's risk score changed`).toEqual(whenHigh);
+      expect(
+        whenLow,
+        `A's answer moved from ${JSON.stringify(whenHigh)} to ${JSON.stringify(whenLow)} when only B's risk score changed`,
+      ).toEqual(whenHigh);
     });
   });
 

@@ -10,12 +10,18 @@ describe('a client aborting an upload', () => {
   const lines: string[] = [];
   let portal: TestPortal;
   beforeAll(async () => {
-    portal = await startTestPortal({ env: { SVC_LOG_LEVEL: 'info' }, logDestination: { write: (line: string) => void lines.push(line) } });
+    portal = await startTestPortal({
+      env: { SVC_LOG_LEVEL: 'info' },
+      logDestination: { write: (line: string) => void lines.push(line) },
+    });
   });
   afterAll(() => portal.close());
 
   it('is logged once as a client abort at info level, without an error stack', async () => {
-    const mp = multipart([...sessionParts(sessionDoc('session-minimal.json')), { name: 'pipeline_log', filename: 'p.log', data: Buffer.alloc(2 * 1024 * 1024, 'x') }]);
+    const mp = multipart([
+      ...sessionParts(sessionDoc('session-minimal.json')),
+      { name: 'pipeline_log', filename: 'p.log', data: Buffer.alloc(2 * 1024 * 1024, 'x') },
+    ]);
     // A license key: the legacy key is logged at warning level on every use (D18).
     const { key } = await createLicense(portal, { tier: 'business' });
     const port = Number(new URL(portal.url).port);

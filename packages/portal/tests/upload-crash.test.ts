@@ -18,7 +18,18 @@ import {
   waitForDeath,
   type PortalProcess,
 } from './helpers/process.ts';
-import { blobObjects, blobPath, blobTmp, multipart, newSessionId, rawRequest, sessionDoc, sessionParts, sha256, type Multipart } from './helpers/upload.ts';
+import {
+  blobObjects,
+  blobPath,
+  blobTmp,
+  multipart,
+  newSessionId,
+  rawRequest,
+  sessionDoc,
+  sessionParts,
+  sha256,
+  type Multipart,
+} from './helpers/upload.ts';
 
 /**
  * Crash consistency of uploads (DESIGN 5: "a crash at any byte leaves either nothing or
@@ -43,12 +54,20 @@ function start(): Promise<PortalProcess> {
   return startPortalProcess({
     dataDir,
     pgPort,
-    env: { SVC_UPLOAD_API_KEY: LEGACY_KEY, SVC_ADMIN_EMAIL: ADMIN_EMAIL, SVC_ADMIN_PASSWORD: ADMIN_PASSWORD, SVC_LOG_LEVEL: 'info', SVC_BASE_URL: 'http://portal.test' },
+    env: {
+      SVC_UPLOAD_API_KEY: LEGACY_KEY,
+      SVC_ADMIN_EMAIL: ADMIN_EMAIL,
+      SVC_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      SVC_LOG_LEVEL: 'info',
+      SVC_BASE_URL: 'http://portal.test',
+    },
   });
 }
 
 async function withDatabase<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const { password } = JSON.parse(await fs.readFile(path.join(dataDir, 'postgres-credentials.json'), 'utf8')) as { password: string };
+  const { password } = JSON.parse(await fs.readFile(path.join(dataDir, 'postgres-credentials.json'), 'utf8')) as {
+    password: string;
+  };
   const client = new pg.Client({ connectionString: `postgres://postgres:${password}@127.0.0.1:${pgPort}/svc` });
   await client.connect();
   try {
@@ -62,14 +81,16 @@ async function withDatabase<T>(fn: (client: pg.Client) => Promise<T>): Promise<T
 async function until(what: string, check: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${current ? `\n${describeProcess(current)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${current ? `\n${describeProcess(current)}` : ''}`);
     await sleep(25);
   }
 }
 
 const tmpBytes = async () => {
   let total = 0;
-  for (const name of await blobTmp(dataDir)) total += (await fs.stat(path.join(dataDir, 'blobs', 'tmp', name)).catch(() => ({ size: 0 }))).size;
+  for (const name of await blobTmp(dataDir))
+    total += (await fs.stat(path.join(dataDir, 'blobs', 'tmp', name)).catch(() => ({ size: 0 }))).size;
   return total;
 };
 
@@ -180,7 +201,10 @@ async function expectNoTrace(sessionId: string, keep: string[]): Promise<void> {
   expect(await blobObjects(dataDir)).toStrictEqual([...keep].sort());
   expect(await blobTmp(dataDir)).toStrictEqual([]);
   const token = await login(current!.url, ADMIN_EMAIL, ADMIN_PASSWORD);
-  const res = await rawRequest(`${current!.url}/api/sessions?session=${sessionId}`, { method: 'GET', headers: { 'x-identity-token': token } });
+  const res = await rawRequest(`${current!.url}/api/sessions?session=${sessionId}`, {
+    method: 'GET',
+    headers: { 'x-identity-token': token },
+  });
   expect(res.status).toBe(404);
 }
 
@@ -228,7 +252,10 @@ describe('upload crash consistency with a real portal process', { timeout: 240_0
     try {
       // The log and the JSON are complete, the report is under way.
       await up.sendUntil(offsets.reportStart + 128 * KB);
-      await until('pipeline.log stored and report.html staging', async () => (await blobObjects(dataDir)).length === 1 && (await tmpBytes()) > 0);
+      await until(
+        'pipeline.log stored and report.html staging',
+        async () => (await blobObjects(dataDir)).length === 1 && (await tmpBytes()) > 0,
+      );
       await crash(current!, 'leave');
     } finally {
       up.destroy();
@@ -250,7 +277,10 @@ describe('upload crash consistency with a real portal process', { timeout: 240_0
     };
     const json = JSON.stringify(sessionDoc('session-complete.json', doneId));
     const doneBody = multipart(sessionParts(json, files));
-    const done = await rawRequest(`${current!.url}/api/upload`, { headers: { 'content-type': doneBody.contentType, 'x-api-key': LEGACY_KEY }, body: doneBody.body });
+    const done = await rawRequest(`${current!.url}/api/upload`, {
+      headers: { 'content-type': doneBody.contentType, 'x-api-key': LEGACY_KEY },
+      body: doneBody.body,
+    });
     expect(done.status, done.text).toBe(200);
 
     // Then one that stops 4 bytes short of its end: every file part is complete (and
@@ -261,8 +291,13 @@ describe('upload crash consistency with a real portal process', { timeout: 240_0
     const up = trickle(current!.url, mp);
     try {
       await up.sendUntil(mp.body.length - 4);
-      await until('all three files of the unfinished upload stored', async () => (await blobObjects(dataDir)).length === keepBefore.length + 3);
-      expect(await withDatabase((c) => c.query('SELECT 1 FROM sessions WHERE session_id = $1', [id]))).toMatchObject({ rowCount: 0 });
+      await until(
+        'all three files of the unfinished upload stored',
+        async () => (await blobObjects(dataDir)).length === keepBefore.length + 3,
+      );
+      expect(await withDatabase((c) => c.query('SELECT 1 FROM sessions WHERE session_id = $1', [id]))).toMatchObject({
+        rowCount: 0,
+      });
       await crash(current!, 'kill');
     } finally {
       up.destroy();
@@ -278,8 +313,18 @@ describe('upload crash consistency with a real portal process', { timeout: 240_0
     const row = await withDatabase((c) => c.query('SELECT * FROM sessions WHERE session_id = $1', [doneId]));
     expect(row.rowCount).toBe(1);
     const stored = row.rows[0].files as Record<string, { key: string; size: number; sha256: string }>;
-    expect(Object.keys(stored).sort()).toStrictEqual(['exec_summary.html', 'pipeline.log', 'report.html', 'session_results.json']);
-    const sent: Record<string, Buffer> = { 'session_results.json': Buffer.from(json), 'pipeline.log': files.log, 'report.html': files.report, 'exec_summary.html': files.exec };
+    expect(Object.keys(stored).sort()).toStrictEqual([
+      'exec_summary.html',
+      'pipeline.log',
+      'report.html',
+      'session_results.json',
+    ]);
+    const sent: Record<string, Buffer> = {
+      'session_results.json': Buffer.from(json),
+      'pipeline.log': files.log,
+      'report.html': files.report,
+      'exec_summary.html': files.exec,
+    };
     for (const [name, f] of Object.entries(stored)) {
       const onDisk = await fs.readFile(blobPath(dataDir, f.key));
       expect(sha256(onDisk), name).toBe(f.sha256);
@@ -287,14 +332,26 @@ describe('upload crash consistency with a real portal process', { timeout: 240_0
       expect(onDisk.length, name).toBe(f.size);
     }
     const token = await login(current.url, ADMIN_EMAIL, ADMIN_PASSWORD);
-    const detail = await rawRequest(`${current.url}/api/sessions?session=${doneId}`, { method: 'GET', headers: { 'x-identity-token': token } });
+    const detail = await rawRequest(`${current.url}/api/sessions?session=${doneId}`, {
+      method: 'GET',
+      headers: { 'x-identity-token': token },
+    });
     expect(detail.status).toBe(200);
-    expect(detail.body.session).toMatchObject({ session_id: doneId, client_id: 'acme-from-json', risk_score: 62, has_exec_summary: true });
-    expect(await withDatabase((c) => c.query('SELECT 1 FROM share_tokens WHERE session_id = $1', [doneId]))).toMatchObject({ rowCount: 1 });
+    expect(detail.body.session).toMatchObject({
+      session_id: doneId,
+      client_id: 'acme-from-json',
+      risk_score: 62,
+      has_exec_summary: true,
+    });
+    expect(
+      await withDatabase((c) => c.query('SELECT 1 FROM share_tokens WHERE session_id = $1', [doneId])),
+    ).toMatchObject({ rowCount: 1 });
 
     // Through the API as well, when the download endpoint is there.
     for (const name of Object.keys(stored)) {
-      const res = await fetch(`${current.url}/api/download?session=${doneId}&file=${name}`, { headers: { 'x-api-key': LEGACY_KEY } });
+      const res = await fetch(`${current.url}/api/download?session=${doneId}&file=${name}`, {
+        headers: { 'x-api-key': LEGACY_KEY },
+      });
       const body = Buffer.from(await res.arrayBuffer());
       if (res.status === 404 && name === 'session_results.json' && body.includes('Not found: GET')) break; // no download route yet
       expect(res.status, name).toBe(200);
@@ -306,7 +363,10 @@ describe('upload crash consistency with a real portal process', { timeout: 240_0
     const id = newSessionId();
     const log = Buffer.alloc(100 * KB, 'z');
     const mp = multipart(sessionParts(sessionDoc('session-minimal.json', id), { log }));
-    const res = await rawRequest(`${current!.url}/api/upload`, { headers: { 'content-type': mp.contentType, 'x-api-key': LEGACY_KEY }, body: mp.body });
+    const res = await rawRequest(`${current!.url}/api/upload`, {
+      headers: { 'content-type': mp.contentType, 'x-api-key': LEGACY_KEY },
+      body: mp.body,
+    });
     expect(res.status).toBe(200);
     await crash(current!, 'leave');
     current = await start();

@@ -36,7 +36,8 @@ import {
 
 const BASE_URL = 'http://portal.test';
 const LOG = 'pipeline started\nstage nmap ok\nstage report ok\n';
-const REPORT = '<!doctype html><html><body><h1>Report</h1><div id="consultation-section" class="consultation-section"></div></body></html>';
+const REPORT =
+  '<!doctype html><html><body><h1>Report</h1><div id="consultation-section" class="consultation-section"></div></body></html>';
 const EXEC = '<!doctype html><html><body><h1>Executive summary</h1></body></html>';
 
 describe('POST /api/upload', () => {
@@ -58,28 +59,46 @@ describe('POST /api/upload', () => {
     if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
   });
 
-  const detail = (sessionId: string) => http(portal.url, 'GET', `/api/sessions?session=${encodeURIComponent(sessionId)}`, { headers: withToken(admin) });
+  const detail = (sessionId: string) =>
+    http(portal.url, 'GET', `/api/sessions?session=${encodeURIComponent(sessionId)}`, { headers: withToken(admin) });
   /** The session `sessionId` (of `clientId` when given: D17, ids are unique per client). */
   const row = async (sessionId: string, clientId?: string) =>
-    (await db.query('SELECT * FROM sessions WHERE session_id = $1 AND ($2::text IS NULL OR client_id = $2)', [sessionId, clientId ?? null])).rows[0] as Record<string, any> | undefined;
-  const tokenRow = async (sessionId: string) => (await db.query('SELECT token FROM share_tokens WHERE session_id = $1', [sessionId])).rows[0] as { token: string } | undefined;
+    (
+      await db.query('SELECT * FROM sessions WHERE session_id = $1 AND ($2::text IS NULL OR client_id = $2)', [
+        sessionId,
+        clientId ?? null,
+      ])
+    ).rows[0] as Record<string, any> | undefined;
+  const tokenRow = async (sessionId: string) =>
+    (await db.query('SELECT token FROM share_tokens WHERE session_id = $1', [sessionId])).rows[0] as
+      | { token: string }
+      | undefined;
   const storedJson = async (sessionId: string): Promise<Doc> => {
     const r = await row(sessionId);
-    return JSON.parse(await fs.readFile(blobPath(portal.dataDir, r!['files']['session_results.json'].key), 'utf8')) as Doc;
+    return JSON.parse(
+      await fs.readFile(blobPath(portal.dataDir, r!['files']['session_results.json'].key), 'utf8'),
+    ) as Doc;
   };
   /** Assert the blob store has exactly `before` plus `added` objects and no staging files. */
   const expectNoLeftovers = async (before: string[]) => {
     expect(await blobObjects(portal.dataDir)).toStrictEqual(before);
     expect(await blobTmp(portal.dataDir)).toStrictEqual([]);
   };
-  const upload = (key: string | null, doc: Doc | string, files: Parameters<typeof sessionParts>[1] = {}) => postUpload(portal.url, key, sessionParts(doc, files));
+  const upload = (key: string | null, doc: Doc | string, files: Parameters<typeof sessionParts>[1] = {}) =>
+    postUpload(portal.url, key, sessionParts(doc, files));
 
   describe('a successful upload', () => {
     it('answers success, session_id, share_token (64 hex), share_url and message', async () => {
       const id = newSessionId();
       const res = await upload(LEGACY_KEY, sessionDoc('session-minimal.json', id));
       expect(res.status).toBe(200);
-      expect(Object.keys(res.body).sort()).toStrictEqual(['message', 'session_id', 'share_token', 'share_url', 'success']);
+      expect(Object.keys(res.body).sort()).toStrictEqual([
+        'message',
+        'session_id',
+        'share_token',
+        'share_url',
+        'success',
+      ]);
       expect(res.body.success).toBe(true);
       expect(res.body.session_id).toBe(id);
       expect(res.body.share_token).toMatch(/^[0-9a-f]{64}$/);
@@ -101,7 +120,12 @@ describe('POST /api/upload', () => {
       expect((await tokenRow(id))?.token).toBe(res.body.share_token);
 
       const files = r!['files'] as Record<string, { key: string; size: number; sha256: string; content_type: string }>;
-      expect(Object.keys(files).sort()).toStrictEqual(['exec_summary.html', 'pipeline.log', 'report.html', 'session_results.json']);
+      expect(Object.keys(files).sort()).toStrictEqual([
+        'exec_summary.html',
+        'pipeline.log',
+        'report.html',
+        'session_results.json',
+      ]);
       const sent: Record<string, string> = { 'pipeline.log': LOG, 'report.html': REPORT, 'exec_summary.html': EXEC };
       for (const [name, f] of Object.entries(files)) {
         const onDisk = await fs.readFile(blobPath(portal.dataDir, f.key));
@@ -116,14 +140,21 @@ describe('POST /api/upload', () => {
       // The detail view lists the files (never their blob keys).
       const view = await detail(id);
       expect(view.status).toBe(200);
-      expect(view.body.session.files.map((f: { name: string }) => f.name).sort()).toStrictEqual(Object.keys(files).sort());
+      expect(view.body.session.files.map((f: { name: string }) => f.name).sort()).toStrictEqual(
+        Object.keys(files).sort(),
+      );
       for (const f of view.body.session.files) {
-        expect(f).toStrictEqual({ name: f.name, size: files[f.name]!.size, sha256: files[f.name]!.sha256, content_type: files[f.name]!.content_type });
+        expect(f).toStrictEqual({
+          name: f.name,
+          size: files[f.name]!.size,
+          sha256: files[f.name]!.sha256,
+          content_type: files[f.name]!.content_type,
+        });
       }
       expect(view.text).not.toContain(files['report.html']!.key);
     });
 
-    it('shows the minimal file\'s metadata in GET /api/sessions?session=', async () => {
+    it("shows the minimal file's metadata in GET /api/sessions?session=", async () => {
       const id = newSessionId();
       const doc = sessionDoc('session-minimal.json', id);
       expect((await upload(LEGACY_KEY, doc)).status).toBe(200);
@@ -175,7 +206,13 @@ describe('POST /api/upload', () => {
         tool_version: '4.2.3',
         has_exec_summary: true,
         has_topology: true,
-        exception_summary: { total_exceptions: 3, by_status: { accepted: 2, expired: 1 }, score_delta: 14, risk_score_operational: 48, risk_grade_operational: 'C' },
+        exception_summary: {
+          total_exceptions: 3,
+          by_status: { accepted: 2, expired: 1 },
+          score_delta: 14,
+          risk_score_operational: 48,
+          risk_grade_operational: 'C',
+        },
         orc964_summary: { enabled: true, technical_covered: 3, technical_total: 5, attest_pending: 3 },
         schedule_id: 'sched_3f2a9c1b7d04',
         schedule_cron: '0 2 * * 1',
@@ -184,7 +221,13 @@ describe('POST /api/upload', () => {
         scheduled_by: 'daemon',
       });
       expect(s.compliance_summary.total_mappings).toBe(9);
-      expect(s.compliance_summary.by_framework.map((f: { framework: string }) => f.framework)).toStrictEqual(['CIS Controls v8', 'NIST CSF', 'PCI-DSS v4.0', 'SOC 2', 'ORC 9.64']);
+      expect(s.compliance_summary.by_framework.map((f: { framework: string }) => f.framework)).toStrictEqual([
+        'CIS Controls v8',
+        'NIST CSF',
+        'PCI-DSS v4.0',
+        'SOC 2',
+        'ORC 9.64',
+      ]);
       // metadata.license is ignored: nothing of it shows.
       expect(res.text).not.toContain('9f86d081884c7d659a2feaa0c55ad015');
       expect(s).not.toHaveProperty('license');
@@ -208,7 +251,10 @@ describe('POST /api/upload', () => {
       const chunks = function* () {
         for (let i = 0; i < mp.body.length; i += 100) yield mp.body.subarray(i, i + 100);
       };
-      const res = await rawRequest(`${portal.url}/api/upload`, { headers: { 'content-type': mp.contentType, 'x-api-key': LEGACY_KEY }, chunks: chunks() });
+      const res = await rawRequest(`${portal.url}/api/upload`, {
+        headers: { 'content-type': mp.contentType, 'x-api-key': LEGACY_KEY },
+        chunks: chunks(),
+      });
       expect(res.status, res.text).toBe(200);
       expect(await row(id)).toBeDefined();
     });
@@ -226,14 +272,20 @@ describe('POST /api/upload', () => {
       const s = (await detail(id)).body.session;
       expect(s).toMatchObject({ target: null, client: null, tool_version: null });
       expect(s.alerts_summary.alerts_triggered[0].message).toBeNull();
-      expect(s.compliance_summary.by_framework.map((f: { framework: string }) => f.framework)).not.toContain('CIS\u0000');
+      expect(s.compliance_summary.by_framework.map((f: { framework: string }) => f.framework)).not.toContain(
+        'CIS\u0000',
+      );
       // The file itself is stored as sent.
       expect((await row(id))!['files']['session_results.json'].sha256).toBe(sha256(JSON.stringify(doc, null, 2)));
     });
 
     it('ignores unknown fields (newer scanners may send more)', async () => {
       const id = newSessionId();
-      const parts = [...sessionParts(sessionDoc('session-minimal.json', id)), { name: 'future_field', data: 'x' }, { name: 'future_file', filename: 'f.bin', data: 'abc' }];
+      const parts = [
+        ...sessionParts(sessionDoc('session-minimal.json', id)),
+        { name: 'future_field', data: 'x' },
+        { name: 'future_file', filename: 'f.bin', data: 'abc' },
+      ];
       const res = await postUpload(portal.url, LEGACY_KEY, parts);
       expect(res.status, res.text).toBe(200);
       expect(Object.keys((await row(id))!['files'])).toStrictEqual(['session_results.json']);
@@ -284,7 +336,10 @@ describe('POST /api/upload', () => {
       const first = await upload(biz.key, sessionDoc('session-complete.json', id), { log: LOG, report: REPORT });
       expect(first.status).toBe(200);
       const oldFiles = (await row(id))!['files'] as Record<string, { key: string }>;
-      const patched = await http(portal.url, 'PATCH', `/api/sessions?session=${id}`, { headers: withToken(admin), json: { status: 'in_review', note: 'looking' } });
+      const patched = await http(portal.url, 'PATCH', `/api/sessions?session=${id}`, {
+        headers: withToken(admin),
+        json: { status: 'in_review', note: 'looking' },
+      });
       expect(patched.status).toBe(200);
 
       // Another key of the same client counts as the same client.
@@ -293,15 +348,29 @@ describe('POST /api/upload', () => {
       doc2['summary']['risk_score'] = 12;
       const second = await upload(sameClient.key, doc2, { log: 'second log\n', exec: EXEC });
       expect(second.status, second.text).toBe(200);
-      expect(second.body).toStrictEqual({ success: true, session_id: id, share_token: first.body.share_token, share_url: first.body.share_url, message: 'Session replaced' });
+      expect(second.body).toStrictEqual({
+        success: true,
+        session_id: id,
+        share_token: first.body.share_token,
+        share_url: first.body.share_url,
+        message: 'Session replaced',
+      });
 
-      for (const f of Object.values(oldFiles)) await expect(fs.stat(blobPath(portal.dataDir, f.key))).rejects.toThrow(/ENOENT/);
+      for (const f of Object.values(oldFiles))
+        await expect(fs.stat(blobPath(portal.dataDir, f.key))).rejects.toThrow(/ENOENT/);
       const r = await row(id);
       expect(r!['status']).toBe('in_review');
       expect(r!['version']).toBe(2);
-      expect(Object.keys(r!['files']).sort()).toStrictEqual(['exec_summary.html', 'pipeline.log', 'session_results.json']);
-      for (const f of Object.values(r!['files'] as Record<string, { key: string; sha256: string }>)) expect(sha256(await fs.readFile(blobPath(portal.dataDir, f.key)))).toBe(f.sha256);
-      expect((await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [id])).rows[0].n).toBe(1);
+      expect(Object.keys(r!['files']).sort()).toStrictEqual([
+        'exec_summary.html',
+        'pipeline.log',
+        'session_results.json',
+      ]);
+      for (const f of Object.values(r!['files'] as Record<string, { key: string; sha256: string }>))
+        expect(sha256(await fs.readFile(blobPath(portal.dataDir, f.key)))).toBe(f.sha256);
+      expect(
+        (await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [id])).rows[0].n,
+      ).toBe(1);
 
       const view = await detail(id);
       expect(view.body.session).toMatchObject({ risk_score: 12, status: 'in_review', has_exec_summary: true });
@@ -347,7 +416,10 @@ describe('POST /api/upload', () => {
       // D17: session ids are unique per client, not per portal (two scans finishing in the
       // same second); the second client's upload is its own session, not a 403.
       const other = await createLicense(portal, { tier: 'business' });
-      const res = await upload(other.key, sessionDoc('session-minimal.json', id), { log: 'second client', report: REPORT });
+      const res = await upload(other.key, sessionDoc('session-minimal.json', id), {
+        log: 'second client',
+        report: REPORT,
+      });
       expect(res.status, res.text).toBe(200);
       expect(res.body.message).toBe('Session uploaded');
       expect(await row(id, biz.record.client_id)).toStrictEqual(before);
@@ -370,12 +442,21 @@ describe('POST /api/upload', () => {
     };
 
     it('missing session_json (even with other files sent)', async () => {
-      await expect400([{ name: 'pipeline_log', filename: 'pipeline.log', data: LOG }, { name: 'report_html', filename: 'r.html', data: REPORT }], /session_json/);
+      await expect400(
+        [
+          { name: 'pipeline_log', filename: 'pipeline.log', data: LOG },
+          { name: 'report_html', filename: 'r.html', data: REPORT },
+        ],
+        /session_json/,
+      );
       await expect400([{ name: 'session_json', filename: 'session_results.json', data: '' }], /session_json/);
     });
 
     it('a body that is not multipart', async () => {
-      const res = await http(portal.url, 'POST', '/api/upload', { headers: { 'x-api-key': LEGACY_KEY }, json: sessionDoc('session-minimal.json') });
+      const res = await http(portal.url, 'POST', '/api/upload', {
+        headers: { 'x-api-key': LEGACY_KEY },
+        json: sessionDoc('session-minimal.json'),
+      });
       expect(res.status).toBe(400);
     });
 
@@ -387,29 +468,42 @@ describe('POST /api/upload', () => {
     });
 
     it('JSON that is not an object', async () => {
-      for (const text of ['[1, 2]', '"20250301_140512"', 'null', '42', 'true']) await expect400(sessionParts(text), /JSON object/);
+      for (const text of ['[1, 2]', '"20250301_140512"', 'null', '42', 'true'])
+        await expect400(sessionParts(text), /JSON object/);
     });
 
     it('missing or invalid session id', async () => {
       await expect400(sessionParts({ metadata: { target: 'x' } }), /session_id/);
       await expect400(sessionParts({ metadata: { session_id: 42 } }), /session_id/);
       for (const id of ['../x', 'a/b', 'a b', 'a\\b', '..', 'a.b', 'x'.repeat(200), '%2e%2e%2fx', 'a\u0000b']) {
-        await expect400(sessionParts({ metadata: { session_id: id }, findings: [] }, { log: LOG }), /Invalid session id/);
+        await expect400(
+          sessionParts({ metadata: { session_id: id }, findings: [] }, { log: LOG }),
+          /Invalid session id/,
+        );
       }
     });
 
     it('a malformed multipart body (no closing boundary) is a 400, not a 500', async () => {
       const boundary = newBoundary();
-      const body = Buffer.from(`${partHeader(boundary, { name: 'session_json', filename: 's.json', contentType: 'application/json' })}${JSON.stringify(sessionDoc('session-minimal.json'))}\r\n${partHeader(boundary, { name: 'pipeline_log', filename: 'p.log' })}partial log`);
+      const body = Buffer.from(
+        `${partHeader(boundary, { name: 'session_json', filename: 's.json', contentType: 'application/json' })}${JSON.stringify(sessionDoc('session-minimal.json'))}\r\n${partHeader(boundary, { name: 'pipeline_log', filename: 'p.log' })}partial log`,
+      );
       const objects = await blobObjects(portal.dataDir);
-      const res = await postUpload(portal.url, LEGACY_KEY, { body, boundary, contentType: `multipart/form-data; boundary=${boundary}` });
+      const res = await postUpload(portal.url, LEGACY_KEY, {
+        body,
+        boundary,
+        contentType: `multipart/form-data; boundary=${boundary}`,
+      });
       expect(res.status, res.text).toBe(400);
       await expectNoLeftovers(objects);
     });
 
     it('the same field twice', async () => {
       const doc = sessionDoc('session-minimal.json');
-      await expect400([...sessionParts(doc, { log: LOG }), { name: 'pipeline_log', filename: 'again.log', data: LOG }], /twice/);
+      await expect400(
+        [...sessionParts(doc, { log: LOG }), { name: 'pipeline_log', filename: 'again.log', data: LOG }],
+        /twice/,
+      );
     });
   });
 
@@ -448,7 +542,12 @@ describe('POST /api/upload', () => {
     const bodyOfSize = (sessionId: string, total: number) => {
       const boundary = newBoundary();
       const head = sessionParts(sessionDoc('session-minimal.json', sessionId));
-      const logPart = (data: Buffer): Part => ({ name: 'pipeline_log', filename: 'pipeline.log', contentType: 'text/plain', data });
+      const logPart = (data: Buffer): Part => ({
+        name: 'pipeline_log',
+        filename: 'pipeline.log',
+        contentType: 'text/plain',
+        data,
+      });
       const base = multipart([...head, logPart(Buffer.alloc(0))], boundary).body.length;
       const mp = multipart([...head, logPart(Buffer.alloc(total - base, 'x'))], boundary);
       expect(mp.body.length).toBe(total);
@@ -468,7 +567,10 @@ describe('POST /api/upload', () => {
     it('exactly the limit sent chunked (no Content-Length): 200', async () => {
       const id = newSessionId();
       const { mp } = bodyOfSize(id, UPLOAD_LIMIT_BYTES);
-      const res = await rawRequest(`${portal.url}/api/upload`, { headers: { 'content-type': mp.contentType, 'x-api-key': LEGACY_KEY }, chunks: slices(mp.body, 64 * 1024) });
+      const res = await rawRequest(`${portal.url}/api/upload`, {
+        headers: { 'content-type': mp.contentType, 'x-api-key': LEGACY_KEY },
+        chunks: slices(mp.body, 64 * 1024),
+      });
       expect(res.status, res.text).toBe(200);
       expect(await row(id)).toBeDefined();
     });
@@ -488,7 +590,10 @@ describe('POST /api/upload', () => {
       const objects = await blobObjects(portal.dataDir);
       const id = newSessionId();
       const { mp } = bodyOfSize(id, UPLOAD_LIMIT_BYTES + 1);
-      const res = await rawRequest(`${portal.url}/api/upload`, { headers: { 'content-type': mp.contentType, 'x-api-key': LEGACY_KEY }, chunks: slices(mp.body, 64 * 1024) });
+      const res = await rawRequest(`${portal.url}/api/upload`, {
+        headers: { 'content-type': mp.contentType, 'x-api-key': LEGACY_KEY },
+        chunks: slices(mp.body, 64 * 1024),
+      });
       expect(res.status).toBe(413);
       expect(await row(id)).toBeUndefined();
       await expectNoLeftovers(objects);
@@ -500,7 +605,10 @@ describe('POST /api/upload', () => {
       const boundary = newBoundary();
       const head = multipart(sessionParts(sessionDoc('session-minimal.json', id)), boundary).body;
       // Everything but the closing boundary, then an endless log part: the server must stop it.
-      const opening = Buffer.concat([head.subarray(0, head.length - Buffer.byteLength(closing(boundary))), Buffer.from(partHeader(boundary, { name: 'pipeline_log', filename: 'pipeline.log' }))]);
+      const opening = Buffer.concat([
+        head.subarray(0, head.length - Buffer.byteLength(closing(boundary))),
+        Buffer.from(partHeader(boundary, { name: 'pipeline_log', filename: 'pipeline.log' })),
+      ]);
       const chunk = Buffer.alloc(256 * 1024, 'y');
       let sent = 0;
       const endless = function* () {
@@ -511,7 +619,10 @@ describe('POST /api/upload', () => {
           yield chunk;
         }
       };
-      const res = await rawRequest(`${portal.url}/api/upload`, { headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'x-api-key': LEGACY_KEY }, chunks: endless() });
+      const res = await rawRequest(`${portal.url}/api/upload`, {
+        headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, 'x-api-key': LEGACY_KEY },
+        chunks: endless(),
+      });
       expect(res.status).toBe(413);
       expect(sent).toBeLessThan(640 * chunk.length);
       expect(await row(id)).toBeUndefined();
@@ -522,7 +633,9 @@ describe('POST /api/upload', () => {
   it('a client that goes away before the end of its request leaves nothing, even with every part complete', async () => {
     const objects = await blobObjects(portal.dataDir);
     const id = newSessionId();
-    const mp = multipart(sessionParts(sessionDoc('session-minimal.json', id), { log: LOG, report: REPORT, exec: EXEC }));
+    const mp = multipart(
+      sessionParts(sessionDoc('session-minimal.json', id), { log: LOG, report: REPORT, exec: EXEC }),
+    );
     const req = nodeHttp.request(`${portal.url}/api/upload`, {
       method: 'POST',
       agent: false,
@@ -539,7 +652,10 @@ describe('POST /api/upload', () => {
     }
     req.destroy();
     // The portal either commits (wrong) or removes the files again (right): wait for one.
-    while ((await row(id)) === undefined && ((await blobObjects(portal.dataDir)).length !== objects.length || (await blobTmp(portal.dataDir)).length > 0)) {
+    while (
+      (await row(id)) === undefined &&
+      ((await blobObjects(portal.dataDir)).length !== objects.length || (await blobTmp(portal.dataDir)).length > 0)
+    ) {
       if (Date.now() > deadline) throw new Error('the portal neither committed nor cleaned up');
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -589,10 +705,14 @@ describe('POST /api/upload', () => {
       const again = await upload(lic.key, sessionDoc('session-complete.json', a));
       expect(again.status, again.text).toBe(200);
       expect(again.body.message).toBe('Session replaced');
-      expect((await db.query('SELECT count(*)::int AS n FROM sessions WHERE license_id = $1', [lic.record.id])).rows[0].n).toBe(2);
+      expect(
+        (await db.query('SELECT count(*)::int AS n FROM sessions WHERE license_id = $1', [lic.record.id])).rows[0].n,
+      ).toBe(2);
 
       // Deleting one frees a slot.
-      expect((await http(portal.url, 'DELETE', `/api/sessions?session=${b}`, { headers: withToken(admin) })).status).toBe(200);
+      expect(
+        (await http(portal.url, 'DELETE', `/api/sessions?session=${b}`, { headers: withToken(admin) })).status,
+      ).toBe(200);
       expect((await upload(lic.key, sessionDoc('session-minimal.json', c))).status).toBe(200);
     });
 
@@ -600,13 +720,16 @@ describe('POST /api/upload', () => {
       const lic = await createLicense(portal, { tier: 'professional', max_sessions: 3 });
       const objects = await blobObjects(portal.dataDir);
       const ids = Array.from({ length: 6 }, () => newSessionId());
-      const results = await Promise.all(ids.map((id) => upload(lic.key, sessionDoc('session-minimal.json', id), { log: `${LOG}${id}\n` })));
+      const results = await Promise.all(
+        ids.map((id) => upload(lic.key, sessionDoc('session-minimal.json', id), { log: `${LOG}${id}\n` })),
+      );
       const ok = results.filter((r) => r.status === 200);
       const refused = results.filter((r) => r.status === 403);
       expect(ok).toHaveLength(3);
       expect(refused).toHaveLength(3);
       for (const r of refused) expect(r.body).toStrictEqual({ error: 'Session limit reached (3)' });
-      const stored = (await db.query('SELECT session_id, files FROM sessions WHERE license_id = $1', [lic.record.id])).rows as { session_id: string; files: Record<string, { key: string }> }[];
+      const stored = (await db.query('SELECT session_id, files FROM sessions WHERE license_id = $1', [lic.record.id]))
+        .rows as { session_id: string; files: Record<string, { key: string }> }[];
       expect(stored.map((s) => s.session_id).sort()).toStrictEqual(ok.map((r) => r.body.session_id as string).sort());
       // Only the winners' files were kept.
       const keys = stored.flatMap((s) => Object.values(s.files).map((f) => f.key));
@@ -616,7 +739,11 @@ describe('POST /api/upload', () => {
 
     it('concurrent first uploads of one session id: one creates it, the rest replace it, none fails', async () => {
       const id = newSessionId();
-      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => upload(LEGACY_KEY, sessionDoc('session-minimal.json', id), { log: `log ${i}\n` })));
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, i) =>
+          upload(LEGACY_KEY, sessionDoc('session-minimal.json', id), { log: `log ${i}\n` }),
+        ),
+      );
       expect(results.map((r) => r.status)).toStrictEqual(results.map(() => 200));
       expect(results.filter((r) => r.body.message === 'Session uploaded')).toHaveLength(1);
       expect(new Set(results.map((r) => r.body.share_token)).size).toBe(1);
@@ -628,11 +755,17 @@ describe('POST /api/upload', () => {
   it('commitSession run concurrently for one new session id: exactly one creates it, none fails', async () => {
     // The HTTP test above rarely lines the commits up; this one starts them all at once.
     const id = newSessionId();
-    const metadata = deriveMetadata({ doc: sessionDoc('session-minimal.json', id), keyClientId: null, hasExecSummary: false });
+    const metadata = deriveMetadata({
+      doc: sessionDoc('session-minimal.json', id),
+      keyClientId: null,
+      hasExecSummary: false,
+    });
     const principal: LegacyPrincipal = { kind: 'legacy', tier: 'msp', clientId: null, permissions: new Set() };
     // Open every pool connection first, so no commit waits for a connection to be made.
     await Promise.all(Array.from({ length: 10 }, () => sql`SELECT pg_sleep(0.05)`.execute(portal.ctx.db)));
-    const results = await Promise.allSettled(Array.from({ length: 10 }, () => commitSession(portal.ctx, { principal, metadata, files: {} })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 10 }, () => commitSession(portal.ctx, { principal, metadata, files: {} })),
+    );
     expect(results.filter((r) => r.status === 'rejected')).toStrictEqual([]);
     const values = results.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof commitSession>>>).value);
     expect(values.filter((v) => !v.replaced)).toHaveLength(1);
@@ -652,7 +785,11 @@ describe('POST /api/upload', () => {
         const view = await detail(id);
         const r = await row(id);
         let filesOnDisk = r !== undefined;
-        for (const f of Object.values((r?.['files'] ?? {}) as Record<string, { key: string }>)) filesOnDisk &&= await fs.stat(blobPath(portal.dataDir, f.key)).then(() => true, () => false);
+        for (const f of Object.values((r?.['files'] ?? {}) as Record<string, { key: string }>))
+          filesOnDisk &&= await fs.stat(blobPath(portal.dataDir, f.key)).then(
+            () => true,
+            () => false,
+          );
         seen = { event, visible: view.status, filesOnDisk };
         resolveSeen();
       });
@@ -667,7 +804,9 @@ describe('POST /api/upload', () => {
       expect(got.visible).toBe(200);
       expect(got.filesOnDisk).toBe(true);
 
-      const audit = (await db.query("SELECT * FROM audit_events WHERE event_type = 'scan_completed' AND session_id = $1", [id])).rows;
+      const audit = (
+        await db.query("SELECT * FROM audit_events WHERE event_type = 'scan_completed' AND session_id = $1", [id])
+      ).rows;
       expect(audit).toHaveLength(1);
       const a = audit[0];
       expect(a.client_id).toBe(lic.record.client_id);
@@ -691,7 +830,14 @@ describe('POST /api/upload', () => {
       expect(data).toMatchObject(expected);
       expect(Object.keys(data)).toEqual(expect.arrayContaining(Object.keys(expected)));
 
-      expect(got.event).toMatchObject({ id: Number(a.id), event_type: 'scan_completed', session_id: id, client_id: lic.record.client_id, actor: `license:${lic.record.id}`, data: expected });
+      expect(got.event).toMatchObject({
+        id: Number(a.id),
+        event_type: 'scan_completed',
+        session_id: id,
+        client_id: lic.record.client_id,
+        actor: `license:${lic.record.id}`,
+        data: expected,
+      });
     });
 
     it('a failed upload publishes and audits nothing', async () => {
@@ -708,7 +854,14 @@ describe('POST /api/upload', () => {
         unsubscribe();
       }
       expect(events.filter((e) => e.event_type === 'scan_completed' && e.session_id === id)).toStrictEqual([]);
-      expect((await db.query("SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'scan_completed' AND session_id = $1", [id])).rows[0].n).toBe(0);
+      expect(
+        (
+          await db.query(
+            "SELECT count(*)::int AS n FROM audit_events WHERE event_type = 'scan_completed' AND session_id = $1",
+            [id],
+          )
+        ).rows[0].n,
+      ).toBe(0);
     });
   });
 
@@ -730,7 +883,10 @@ function* slices(buf: Buffer, size: number): Generator<Buffer> {
 async function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]);
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

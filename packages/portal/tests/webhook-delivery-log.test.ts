@@ -48,7 +48,11 @@ beforeEach(async () => {
 
 /** The pending rows of one event's fan-out to the subscriptions `ids`, in that order. */
 async function openFanOut(ids: string[]): Promise<DeliveryRow[]> {
-  const rows = await log.openFanOut({ event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', body: '{"a":1}', client_id: 'acme' }, ids, AT);
+  const rows = await log.openFanOut(
+    { event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', body: '{"a":1}', client_id: 'acme' },
+    ids,
+    AT,
+  );
   return ids.map((id) => rows.get(id)!);
 }
 
@@ -63,8 +67,19 @@ function finished(d: DeliveryRow, ok: boolean, tries = ok ? 1 : 2): FinishedDeli
   return { deliveryId: d.id, subscriptionId: d.subscription_id, ok, attempts };
 }
 
-const streakOf = async (id: string) => (await pool.query('SELECT consecutive_failures AS n, enabled, disabled_reason, updated_at FROM webhook_subscriptions WHERE id = $1', [id])).rows[0];
-const disabledAudit = async () => (await pool.query(`SELECT actor, client_id, data FROM audit_events WHERE event_type = 'webhook_disabled' ORDER BY id`)).rows;
+const streakOf = async (id: string) =>
+  (
+    await pool.query(
+      'SELECT consecutive_failures AS n, enabled, disabled_reason, updated_at FROM webhook_subscriptions WHERE id = $1',
+      [id],
+    )
+  ).rows[0];
+const disabledAudit = async () =>
+  (
+    await pool.query(
+      `SELECT actor, client_id, data FROM audit_events WHERE event_type = 'webhook_disabled' ORDER BY id`,
+    )
+  ).rows;
 
 describe('DeliveryLog', () => {
   it('opens a fan-out with one INSERT: a pending row per subscription, the body sent once', async () => {
@@ -72,18 +87,35 @@ describe('DeliveryLog', () => {
     expect(statements).toHaveLength(1);
     expect(statements[0]!.split('$').length - 1).toBe(6);
     expect(rows.map((r) => r.subscription_id)).toEqual(subs);
-    expect(rows.every((r) => r.status === 'pending' && r.created_at.getTime() === AT.getTime() && r.body === '{"a":1}')).toBe(true);
-    const { rows: stored } = await pool.query(`SELECT id, subscription_id, event_id, event_type, body, client_id, status, attempts FROM webhook_deliveries ORDER BY id`);
+    expect(
+      rows.every((r) => r.status === 'pending' && r.created_at.getTime() === AT.getTime() && r.body === '{"a":1}'),
+    ).toBe(true);
+    const { rows: stored } = await pool.query(
+      `SELECT id, subscription_id, event_id, event_type, body, client_id, status, attempts FROM webhook_deliveries ORDER BY id`,
+    );
     expect(stored).toHaveLength(50);
     expect(new Set(stored.map((r) => r.id))).toEqual(new Set(rows.map((r) => r.id)));
-    expect(stored[0]).toMatchObject({ event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', body: '{"a":1}', client_id: 'acme', status: 'pending', attempts: [] });
+    expect(stored[0]).toMatchObject({
+      event_id: 'evt_00112233aabbccdd',
+      event_type: 'status_changed',
+      body: '{"a":1}',
+      client_id: 'acme',
+      status: 'pending',
+      attempts: [],
+    });
   });
 
   it('a subscription deleted since its subscribers were read gets no row, and the others do', async () => {
     await pool.query('DELETE FROM webhook_subscriptions WHERE id = $1', [subs[1]]);
-    const rows = await log.openFanOut({ event_id: 'evt_0000000000000001', event_type: 'status_changed', body: '{}', client_id: null }, subs.slice(0, 3), AT);
+    const rows = await log.openFanOut(
+      { event_id: 'evt_0000000000000001', event_type: 'status_changed', body: '{}', client_id: null },
+      subs.slice(0, 3),
+      AT,
+    );
     expect([...rows.keys()].sort()).toEqual([subs[0], subs[2]]);
-    const { rows: stored } = await pool.query('SELECT subscription_id FROM webhook_deliveries ORDER BY subscription_id');
+    const { rows: stored } = await pool.query(
+      'SELECT subscription_id FROM webhook_deliveries ORDER BY subscription_id',
+    );
     expect(stored.map((r) => r.subscription_id)).toEqual([subs[0], subs[2]]);
   });
 
@@ -93,15 +125,33 @@ describe('DeliveryLog', () => {
     await Promise.all(rows.map((d, i) => log.finish(finished(d, i % 10 !== 0))));
     expect(statements).toHaveLength(1);
 
-    const { rows: deliveries } = await pool.query('SELECT id, subscription_id, status, attempts FROM webhook_deliveries ORDER BY id');
+    const { rows: deliveries } = await pool.query(
+      'SELECT id, subscription_id, status, attempts FROM webhook_deliveries ORDER BY id',
+    );
     expect(deliveries.map((d) => d.status)).toEqual(rows.map((_, i) => (i % 10 === 0 ? 'failed' : 'succeeded')));
     expect(deliveries[0].attempts).toEqual([
-      { attempt: 1, status_code: null, duration_ms: 7, error: 'timeout after 5 s', attempted_at: '2026-11-22T10:00:00.000Z' },
-      { attempt: 2, status_code: null, duration_ms: 8, error: 'timeout after 5 s', attempted_at: '2026-11-22T10:00:05.500Z' },
+      {
+        attempt: 1,
+        status_code: null,
+        duration_ms: 7,
+        error: 'timeout after 5 s',
+        attempted_at: '2026-11-22T10:00:00.000Z',
+      },
+      {
+        attempt: 2,
+        status_code: null,
+        duration_ms: 8,
+        error: 'timeout after 5 s',
+        attempted_at: '2026-11-22T10:00:05.500Z',
+      },
     ]);
-    expect(deliveries[1].attempts).toEqual([{ attempt: 1, status_code: 200, duration_ms: 7, error: null, attempted_at: '2026-11-22T10:00:00.000Z' }]);
+    expect(deliveries[1].attempts).toEqual([
+      { attempt: 1, status_code: 200, duration_ms: 7, error: null, attempted_at: '2026-11-22T10:00:00.000Z' },
+    ]);
     // Every subscription started with a streak of 3: a success ends it, a failure extends it.
-    const { rows: streaks } = await pool.query('SELECT id, consecutive_failures FROM webhook_subscriptions ORDER BY id');
+    const { rows: streaks } = await pool.query(
+      'SELECT id, consecutive_failures FROM webhook_subscriptions ORDER BY id',
+    );
     expect(streaks.map((s) => s.consecutive_failures)).toEqual(subs.map((_, i) => (i % 10 === 0 ? 4 : 0)));
   });
 
@@ -118,10 +168,23 @@ describe('DeliveryLog', () => {
     const late = await openFanOut(subs.slice(0, 1));
     await Promise.all([log.finish(finished(second[0]!, false)), log.finish(finished(second[1]!, true))]);
     expect(statements).toHaveLength(4);
-    expect(await streakOf(subs[0]!)).toEqual({ n: 5, enabled: false, disabled_reason: 'Disabled after 5 consecutive failed deliveries', updated_at: NOW });
+    expect(await streakOf(subs[0]!)).toEqual({
+      n: 5,
+      enabled: false,
+      disabled_reason: 'Disabled after 5 consecutive failed deliveries',
+      updated_at: NOW,
+    });
     expect(await streakOf(subs[1]!)).toMatchObject({ n: 0, enabled: true, disabled_reason: null });
     expect(await disabledAudit()).toEqual([
-      { actor: 'system', client_id: null, data: { subscription_id: subs[0], url: `https://receiver.test/${subs[0]}`, reason: 'Disabled after 5 consecutive failed deliveries' } },
+      {
+        actor: 'system',
+        client_id: null,
+        data: {
+          subscription_id: subs[0],
+          url: `https://receiver.test/${subs[0]}`,
+          reason: 'Disabled after 5 consecutive failed deliveries',
+        },
+      },
     ]);
 
     // Deliveries already on their way when it was disabled keep counting, but disable (and audit) nothing again.
@@ -136,7 +199,11 @@ describe('DeliveryLog', () => {
     const b = await openFanOut(subs.slice(0, 1));
     const c = await openFanOut(subs.slice(0, 1));
     statements = [];
-    await Promise.all([log.finish(finished(a[0]!, false)), log.finish(finished(b[0]!, true)), log.finish(finished(c[0]!, false))]);
+    await Promise.all([
+      log.finish(finished(a[0]!, false)),
+      log.finish(finished(b[0]!, true)),
+      log.finish(finished(c[0]!, false)),
+    ]);
     expect(statements).toHaveLength(1);
     expect(await streakOf(subs[0]!)).toMatchObject({ n: 1, enabled: true });
     // Four failures after the last success reach the limit (5) only with the streak already stored.
@@ -145,18 +212,27 @@ describe('DeliveryLog', () => {
     expect(await streakOf(subs[0]!)).toMatchObject({ n: 5, enabled: false });
   });
 
-  it('a shed delivery (neither attempt sent: the receiver\'s bulkhead turned both away) is logged as failed but neither extends nor ends a streak', async () => {
+  it("a shed delivery (neither attempt sent: the receiver's bulkhead turned both away) is logged as failed but neither extends nor ends a streak", async () => {
     // Streak 3 of 5: six shed deliveries would have disabled it; a sent failure after them makes 4.
     const auditedBefore = (await disabledAudit()).length;
     const shedRows = await Promise.all(Array.from({ length: 6 }, () => openFanOut(subs.slice(0, 1))));
     const notSent = (d: DeliveryRow): FinishedDelivery => ({
       ...finished(d, false),
       shed: true,
-      attempts: [1, 2].map((attempt) => ({ attempt, status_code: null, duration_ms: 20_000, error: 'not sent: 1 delivery to this receiver is in flight; waited 20.0 s for a turn', attempted_at: AT.toISOString() })),
+      attempts: [1, 2].map((attempt) => ({
+        attempt,
+        status_code: null,
+        duration_ms: 20_000,
+        error: 'not sent: 1 delivery to this receiver is in flight; waited 20.0 s for a turn',
+        attempted_at: AT.toISOString(),
+      })),
     });
     await Promise.all(shedRows.map((r) => log.finish(notSent(r[0]!))));
     expect(await streakOf(subs[0]!)).toMatchObject({ n: 3, enabled: true, disabled_reason: null });
-    const { rows: stored } = await pool.query(`SELECT status, attempts FROM webhook_deliveries WHERE subscription_id = $1`, [subs[0]]);
+    const { rows: stored } = await pool.query(
+      `SELECT status, attempts FROM webhook_deliveries WHERE subscription_id = $1`,
+      [subs[0]],
+    );
     expect(stored.map((r) => r.status)).toEqual(Array(6).fill('failed'));
     expect(stored[0].attempts[1].error).toMatch(/^not sent: /);
     const [sent] = await openFanOut(subs.slice(0, 1));
@@ -166,16 +242,18 @@ describe('DeliveryLog', () => {
   });
 
   it('streakChanges folds a batch into one change per subscription', () => {
-    expect(streakChanges([
-      { subscriptionId: 'a', ok: false },
-      { subscriptionId: 'b', ok: true },
-      { subscriptionId: 'a', ok: true },
-      { subscriptionId: 'a', ok: false },
-      { subscriptionId: 'a', ok: false },
-      { subscriptionId: 'c', ok: false },
-      { subscriptionId: 'c', ok: false, shed: true },
-      { subscriptionId: 'd', ok: false, shed: true },
-    ])).toEqual([
+    expect(
+      streakChanges([
+        { subscriptionId: 'a', ok: false },
+        { subscriptionId: 'b', ok: true },
+        { subscriptionId: 'a', ok: true },
+        { subscriptionId: 'a', ok: false },
+        { subscriptionId: 'a', ok: false },
+        { subscriptionId: 'c', ok: false },
+        { subscriptionId: 'c', ok: false, shed: true },
+        { subscriptionId: 'd', ok: false, shed: true },
+      ]),
+    ).toEqual([
       { subscriptionId: 'a', restart: true, failures: 2 },
       { subscriptionId: 'b', restart: true, failures: 0 },
       { subscriptionId: 'c', restart: false, failures: 1 },
@@ -191,7 +269,9 @@ describe('DeliveryLog', () => {
     const second = rows.slice(10).map((d) => log.finish(finished(d, true)));
     await Promise.all([...first, ...second]);
     expect(statements).toHaveLength(2);
-    const { rows: done } = await pool.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'succeeded'`);
+    const { rows: done } = await pool.query(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'succeeded'`,
+    );
     expect(done[0].n).toBe(50);
   });
 
@@ -214,7 +294,12 @@ describe('DeliveryLog', () => {
     // PostgreSQL's jsonb cannot hold a NUL character.
     const bad = finished(rows[2]!, false);
     bad.attempts[0]!.error = 'bad\u0000byte';
-    const results = await Promise.allSettled([log.finish(finished(rows[0]!, true)), log.finish(finished(rows[1]!, false)), log.finish(bad), log.finish(finished(rows[3]!, true))]);
+    const results = await Promise.allSettled([
+      log.finish(finished(rows[0]!, true)),
+      log.finish(finished(rows[1]!, false)),
+      log.finish(bad),
+      log.finish(finished(rows[3]!, true)),
+    ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(String((results[2] as PromiseRejectedResult).reason)).toMatch(/unsupported Unicode escape sequence/);
     expect(statements).toHaveLength(1 + 4);
@@ -222,7 +307,10 @@ describe('DeliveryLog', () => {
     expect(stored.map((d) => d.status)).toEqual(['succeeded', 'failed', 'pending', 'succeeded']);
     expect(stored.map((d) => d.attempts.length)).toEqual([1, 2, 0, 1]);
     // The refused entry's failure did not count; the others' outcomes did.
-    const { rows: streaks } = await pool.query('SELECT consecutive_failures AS n FROM webhook_subscriptions WHERE id = ANY($1) ORDER BY id', [subs.slice(0, 4)]);
+    const { rows: streaks } = await pool.query(
+      'SELECT consecutive_failures AS n FROM webhook_subscriptions WHERE id = ANY($1) ORDER BY id',
+      [subs.slice(0, 4)],
+    );
     expect(streaks.map((r) => r.n)).toEqual([0, 4, 3, 0]);
   });
 });

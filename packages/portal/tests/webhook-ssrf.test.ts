@@ -51,10 +51,18 @@ interface Harness {
 }
 
 async function harness(env: Record<string, string>, dns: Record<string, string[]>): Promise<Harness> {
-  const portal = await startTestPortal({ env: { SVC_WEBHOOK_CA_FILE: ca.caFile, ...env }, resolver: tableResolver(dns) });
+  const portal = await startTestPortal({
+    env: { SVC_WEBHOOK_CA_FILE: ca.caFile, ...env },
+    resolver: tableResolver(dns),
+  });
   const db = await openDb(portal);
   const admin = await portal.adminToken();
-  return { portal, db, admin, api: (method, path, json) => http(portal.url, method, path, { headers: withToken(admin), json }) };
+  return {
+    portal,
+    db,
+    admin,
+    api: (method, path, json) => http(portal.url, method, path, { headers: withToken(admin), json }),
+  };
 }
 
 describe('without SVC_WEBHOOK_ALLOW_CIDRS (the default)', () => {
@@ -80,7 +88,8 @@ describe('without SVC_WEBHOOK_ALLOW_CIDRS (the default)', () => {
     await h?.portal.close();
   });
 
-  const count = async () => (await h.db.query('SELECT count(*)::int AS n FROM webhook_subscriptions')).rows[0].n as number;
+  const count = async () =>
+    (await h.db.query('SELECT count(*)::int AS n FROM webhook_subscriptions')).rows[0].n as number;
 
   it.each([
     // loopback, in every spelling the URL parser normalises
@@ -152,29 +161,45 @@ describe('without SVC_WEBHOOK_ALLOW_CIDRS (the default)', () => {
     expect(res.body).toEqual({ error: message });
   });
 
-  it.each([[`https://${PUBLIC_V4}/`], [`https://${PUBLIC_V4}:8443/in?x=1`], [`https://[${PUBLIC_V6}]/hook`], ['https://public.example/hook'], ['https://public6.example/']])(
-    'POST accepts %s (checked, not connected to)',
-    async (url) => {
-      const res = await h.api('POST', '/api/webhooks', { url, event_types: ['scan_completed'] });
-      expect(res.status, res.text).toBe(201);
-      expect(res.body.subscription.url).toBe(new URL(url).toString());
-    },
-  );
+  it.each([
+    [`https://${PUBLIC_V4}/`],
+    [`https://${PUBLIC_V4}:8443/in?x=1`],
+    [`https://[${PUBLIC_V6}]/hook`],
+    ['https://public.example/hook'],
+    ['https://public6.example/'],
+  ])('POST accepts %s (checked, not connected to)', async (url) => {
+    const res = await h.api('POST', '/api/webhooks', { url, event_types: ['scan_completed'] });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.subscription.url).toBe(new URL(url).toString());
+  });
 
   it('PATCH applies the same rules to a new URL', async () => {
-    const sub = (await h.api('POST', '/api/webhooks', { url: 'https://public.example/', event_types: ['scan_completed'] })).body.subscription;
-    for (const url of ['https://127.0.0.1/', 'https://[::ffff:10.0.0.1]/', 'https://mixed.example/', 'https://localhost/', 'https://169.254.169.254/']) {
+    const sub = (
+      await h.api('POST', '/api/webhooks', { url: 'https://public.example/', event_types: ['scan_completed'] })
+    ).body.subscription;
+    for (const url of [
+      'https://127.0.0.1/',
+      'https://[::ffff:10.0.0.1]/',
+      'https://mixed.example/',
+      'https://localhost/',
+      'https://169.254.169.254/',
+    ]) {
       const res = await h.api('PATCH', `/api/webhooks?id=${sub.id}`, { url });
       expect(res.status, url).toBe(400);
       expect(res.body.error).toMatch(/^url is not allowed: /);
     }
-    expect((await h.db.query('SELECT url FROM webhook_subscriptions WHERE id = $1', [sub.id])).rows[0].url).toBe('https://public.example/');
+    expect((await h.db.query('SELECT url FROM webhook_subscriptions WHERE id = $1', [sub.id])).rows[0].url).toBe(
+      'https://public.example/',
+    );
   });
 
   it('DNS rebinding: public at creation, 127.0.0.1 at delivery: refused, the receiver sees no connection, the log shows why', async () => {
     const r = await receiver();
     dns['rebind.example'] = [PUBLIC_V4];
-    const created = await h.api('POST', '/api/webhooks', { url: `https://rebind.example:${r.port}/hook`, event_types: ['agent_purged'] });
+    const created = await h.api('POST', '/api/webhooks', {
+      url: `https://rebind.example:${r.port}/hook`,
+      event_types: ['agent_purged'],
+    });
     expect(created.status, created.text).toBe(201);
     const id = created.body.subscription.id;
 
@@ -191,7 +216,10 @@ describe('without SVC_WEBHOOK_ALLOW_CIDRS (the default)', () => {
     }
     dns['rebind.example'] = [];
     const gone = await h.api('POST', `/api/webhooks/ping?id=${id}`);
-    expect(gone.body.delivery.attempts.map((a: { error: string }) => a.error)).toEqual(['url host rebind.example does not resolve', 'url host rebind.example does not resolve']);
+    expect(gone.body.delivery.attempts.map((a: { error: string }) => a.error)).toEqual([
+      'url host rebind.example does not resolve',
+      'url host rebind.example does not resolve',
+    ]);
     expect(r.connections).toBe(0);
     expect(r.requests).toEqual([]);
   });
@@ -199,7 +227,10 @@ describe('without SVC_WEBHOOK_ALLOW_CIDRS (the default)', () => {
   it('DNS rebinding on a real event: the dispatcher refuses too', async () => {
     const r = await receiver();
     dns['rebind.example'] = [PUBLIC_V4];
-    const created = await h.api('POST', '/api/webhooks', { url: `https://rebind.example:${r.port}/hook`, event_types: ['agent_purged', 'agent_deregistered'] });
+    const created = await h.api('POST', '/api/webhooks', {
+      url: `https://rebind.example:${r.port}/hook`,
+      event_types: ['agent_purged', 'agent_deregistered'],
+    });
     expect(created.status).toBe(201);
     const id = created.body.subscription.id;
     dns['rebind.example'] = ['127.0.0.1'];
@@ -207,12 +238,24 @@ describe('without SVC_WEBHOOK_ALLOW_CIDRS (the default)', () => {
     const agentId = `svcd_ssrf_${randomBytes(4).toString('hex')}`;
     const hb = await http(h.portal.url, 'POST', '/api/health', {
       headers: { 'x-api-key': 'legacy-shared-key-for-tests-0123456789' },
-      json: { agent_id: agentId, version: '4.2.3', timestamp: new Date().toISOString(), status: 'running', uptime_seconds: 1 },
+      json: {
+        agent_id: agentId,
+        version: '4.2.3',
+        timestamp: new Date().toISOString(),
+        status: 'running',
+        uptime_seconds: 1,
+      },
     });
     expect(hb.status, hb.text).toBe(200);
     expect((await h.api('PATCH', '/api/agents', { agent_id: agentId, action: 'deregister' })).status).toBe(200);
     let log: any[] = [];
-    await until(async () => (log = (await h.api('GET', `/api/webhooks/deliveries?id=${id}`)).body.deliveries).some((d: { status: string }) => d.status !== 'pending'), 20_000);
+    await until(
+      async () =>
+        (log = (await h.api('GET', `/api/webhooks/deliveries?id=${id}`)).body.deliveries).some(
+          (d: { status: string }) => d.status !== 'pending',
+        ),
+      20_000,
+    );
     expect(log).toHaveLength(1);
     expect(log[0]).toMatchObject({ event_type: 'agent_deregistered', status: 'failed' });
     expect(log[0].attempts.map((a: { error: string }) => a.error)).toEqual([
@@ -235,7 +278,8 @@ describe('without SVC_WEBHOOK_ALLOW_CIDRS (the default)', () => {
       const ping = await h.api('POST', `/api/webhooks/ping?id=${id}`);
       expect(ping.status, url).toBe(200);
       expect(ping.body.delivery.status, url).toBe('failed');
-      for (const a of ping.body.delivery.attempts) expect(a.error, `${i}: ${url}`).toMatch(/^url is not allowed: .*\(loopback\)$/);
+      for (const a of ping.body.delivery.attempts)
+        expect(a.error, `${i}: ${url}`).toMatch(/^url is not allowed: .*\(loopback\)$/);
     }
     expect(r.connections).toBe(0);
     expect(r.requests).toEqual([]);
@@ -263,8 +307,17 @@ describe('with SVC_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8 (local test receivers)', () =
   }
 
   it('the allow list opens exactly its range: other private, link-local and ::1 stay refused', async () => {
-    expect((await h.api('POST', '/api/webhooks', { url: 'https://127.0.0.1:9/', event_types: ['scan_completed'] })).status).toBe(201);
-    for (const url of ['https://10.0.0.1/', 'https://192.168.1.1/', 'https://169.254.169.254/', 'https://[::1]/', 'https://localhost/', 'https://100.64.0.1/']) {
+    expect(
+      (await h.api('POST', '/api/webhooks', { url: 'https://127.0.0.1:9/', event_types: ['scan_completed'] })).status,
+    ).toBe(201);
+    for (const url of [
+      'https://10.0.0.1/',
+      'https://192.168.1.1/',
+      'https://169.254.169.254/',
+      'https://[::1]/',
+      'https://localhost/',
+      'https://100.64.0.1/',
+    ]) {
       const res = await h.api('POST', '/api/webhooks', { url, event_types: ['scan_completed'] });
       expect(res.status, url).toBe(400);
     }
@@ -285,30 +338,34 @@ describe('with SVC_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8 (local test receivers)', () =
     dns['mixed-later.example'] = ['127.0.0.1', '10.9.8.7'];
     const ping = await h.api('POST', `/api/webhooks/ping?id=${sub.id}`);
     expect(ping.body.delivery.status).toBe('failed');
-    for (const a of ping.body.delivery.attempts) expect(a.error).toBe('url is not allowed: 10.9.8.7 is not a public address (private)');
+    for (const a of ping.body.delivery.attempts)
+      expect(a.error).toBe('url is not allowed: 10.9.8.7 is not a public address (private)');
     expect(r.connections).toBe(0);
   });
 
-  it.each([[301], [302], [303], [307], [308]])('a %i redirect is not followed: the target gets nothing, the delivery fails with that status', async (status) => {
-    const first = await receiver();
-    const second = await receiver();
-    first.respond({ kind: 'redirect', status, location: second.url('/stolen'), body: BODY_MARKER });
-    const sub = await subscribe(first.url());
-    const ping = await h.api('POST', `/api/webhooks/ping?id=${sub.id}`);
-    expect(ping.status).toBe(200);
-    expect(ping.body.delivery).toMatchObject({
-      status: 'failed',
-      attempts: [
-        { attempt: 1, status_code: status, error: `HTTP ${status}` },
-        { attempt: 2, status_code: status, error: `HTTP ${status}` },
-      ],
-    });
-    expect(first.requests).toHaveLength(2);
-    expect(second.requests).toEqual([]);
-    expect(second.connections).toBe(0);
-    expect(ping.text).not.toContain(BODY_MARKER);
-    expect(ping.text).not.toContain('/stolen');
-  });
+  it.each([[301], [302], [303], [307], [308]])(
+    'a %i redirect is not followed: the target gets nothing, the delivery fails with that status',
+    async (status) => {
+      const first = await receiver();
+      const second = await receiver();
+      first.respond({ kind: 'redirect', status, location: second.url('/stolen'), body: BODY_MARKER });
+      const sub = await subscribe(first.url());
+      const ping = await h.api('POST', `/api/webhooks/ping?id=${sub.id}`);
+      expect(ping.status).toBe(200);
+      expect(ping.body.delivery).toMatchObject({
+        status: 'failed',
+        attempts: [
+          { attempt: 1, status_code: status, error: `HTTP ${status}` },
+          { attempt: 2, status_code: status, error: `HTTP ${status}` },
+        ],
+      });
+      expect(first.requests).toHaveLength(2);
+      expect(second.requests).toEqual([]);
+      expect(second.connections).toBe(0);
+      expect(ping.text).not.toContain(BODY_MARKER);
+      expect(ping.text).not.toContain('/stolen');
+    },
+  );
 
   it('a redirect to the metadata address is not followed either', async () => {
     const r = await receiver();
@@ -318,7 +375,7 @@ describe('with SVC_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8 (local test receivers)', () =
     expect(ping.body.delivery.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([302, 302]);
   });
 
-  it('the subscriber\'s response body never appears in the delivery log, the API answers or the stored rows', async () => {
+  it("the subscriber's response body never appears in the delivery log, the API answers or the stored rows", async () => {
     const r = await receiver();
     const big = `${BODY_MARKER}${'x'.repeat(1024 * 1024)}`;
     r.queue(
@@ -333,14 +390,13 @@ describe('with SVC_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8 (local test receivers)', () =
     for (let i = 0; i < 3; i++) answers.push((await h.api('POST', `/api/webhooks/ping?id=${sub.id}`)).text);
     expect(r.requests).toHaveLength(5);
     const log = await h.api('GET', `/api/webhooks/deliveries?id=${sub.id}`);
-    expect(log.body.deliveries.map((d: { attempts: { status_code: number }[] }) => d.attempts.map((a) => a.status_code))).toEqual([[302, 201], [200], [500, 400]]);
+    expect(
+      log.body.deliveries.map((d: { attempts: { status_code: number }[] }) => d.attempts.map((a) => a.status_code)),
+    ).toEqual([[302, 201], [200], [500, 400]]);
     const redelivered = await h.api('POST', '/api/webhooks/redeliver', { delivery_id: log.body.deliveries[0].id });
     const list = await h.api('GET', '/api/webhooks');
     for (const text of [...answers, log.text, redelivered.text, list.text]) expect(text).not.toContain(BODY_MARKER);
-    const rows = await h.db.query(
-      'SELECT * FROM webhook_deliveries WHERE subscription_id = $1',
-      [sub.id],
-    );
+    const rows = await h.db.query('SELECT * FROM webhook_deliveries WHERE subscription_id = $1', [sub.id]);
     expect(rows.rows.length).toBeGreaterThan(0);
     expect(JSON.stringify(rows.rows)).not.toContain(BODY_MARKER);
     const audit = await h.db.query('SELECT data FROM audit_events');

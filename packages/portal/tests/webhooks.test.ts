@@ -3,7 +3,14 @@ import type pg from 'pg';
 import { verify } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, openDb, uniqueClientId, type LicenseFixture, type ScopedUser } from './helpers/factories.ts';
+import {
+  createLicense,
+  createScopedUser,
+  openDb,
+  uniqueClientId,
+  type LicenseFixture,
+  type ScopedUser,
+} from './helpers/factories.ts';
 import { http, withToken } from './helpers/http.ts';
 import { createTestCa, HttpsReceiver, until, type ReceivedRequest, type TestCa } from './helpers/https-receiver.ts';
 import { ADMIN_EMAIL, startTestPortal, type TestPortal } from './helpers/portal.ts';
@@ -17,8 +24,29 @@ import { newSessionId, postUpload, sessionDoc, sessionParts } from './helpers/up
  * time and trusted through SVC_WEBHOOK_CA_FILE.
  */
 
-const SUB_KEYS = ['client_id', 'consecutive_failures', 'created_at', 'created_by', 'description', 'disabled_reason', 'enabled', 'event_types', 'id', 'updated_at', 'url'];
-const DELIVERY_KEYS = ['attempts', 'created_at', 'event_id', 'event_type', 'id', 'redelivery_of', 'status', 'subscription_id'];
+const SUB_KEYS = [
+  'client_id',
+  'consecutive_failures',
+  'created_at',
+  'created_by',
+  'description',
+  'disabled_reason',
+  'enabled',
+  'event_types',
+  'id',
+  'updated_at',
+  'url',
+];
+const DELIVERY_KEYS = [
+  'attempts',
+  'created_at',
+  'event_id',
+  'event_type',
+  'id',
+  'redelivery_of',
+  'status',
+  'subscription_id',
+];
 const ATTEMPT_KEYS = ['attempt', 'attempted_at', 'duration_ms', 'error', 'status_code'];
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** What a receiver answers in its body: must never come back through the portal. */
@@ -49,7 +77,8 @@ beforeAll(async () => {
 afterEach(async () => {
   // Deliveries still running belong to the test that started them.
   await portal.ctx.events.drain();
-  for (const id of created.splice(0)) await http(portal.url, 'DELETE', `/api/webhooks?id=${id}`, { headers: withToken(admin) });
+  for (const id of created.splice(0))
+    await http(portal.url, 'DELETE', `/api/webhooks?id=${id}`, { headers: withToken(admin) });
 });
 afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));
@@ -64,7 +93,8 @@ async function receiver(): Promise<HttpsReceiver> {
   return r;
 }
 
-const api = (method: string, path: string, json?: unknown, token = admin) => http(portal.url, method, path, { headers: withToken(token), json });
+const api = (method: string, path: string, json?: unknown, token = admin) =>
+  http(portal.url, method, path, { headers: withToken(token), json });
 
 async function subscribe(body: Record<string, unknown>, token = admin) {
   const res = await api('POST', '/api/webhooks', body, token);
@@ -82,11 +112,18 @@ const deliveries = async (id: string, token = admin) => {
 /** Bounded poll of the delivery log until `n` deliveries are finished (not pending). */
 async function finished(id: string, n: number, timeoutMs = 30_000): Promise<Record<string, any>[]> {
   let last: Record<string, any>[] = [];
-  await until(async () => (last = (await deliveries(id)).filter((d) => d.status !== 'pending')).length >= n, timeoutMs, () => `${n} finished deliveries of ${id}, have ${last.length}`);
+  await until(
+    async () => (last = (await deliveries(id)).filter((d) => d.status !== 'pending')).length >= n,
+    timeoutMs,
+    () => `${n} finished deliveries of ${id}, have ${last.length}`,
+  );
   return last;
 }
 
-const subRow = async (id: string) => (await db.query('SELECT * FROM webhook_subscriptions WHERE id = $1', [id])).rows[0] as Record<string, any> | undefined;
+const subRow = async (id: string) =>
+  (await db.query('SELECT * FROM webhook_subscriptions WHERE id = $1', [id])).rows[0] as
+    | Record<string, any>
+    | undefined;
 
 interface Tenant {
   clientId: string;
@@ -117,7 +154,11 @@ async function changeStatus(sessionId: string) {
 }
 
 /** Check one received request against SPEC's headers and both signature schemes. */
-async function expectSigned(req: ReceivedRequest, sub: { signing_secret: string; standard_webhooks_secret: string }, eventType: string) {
+async function expectSigned(
+  req: ReceivedRequest,
+  sub: { signing_secret: string; standard_webhooks_secret: string },
+  eventType: string,
+) {
   expect(req.method).toBe('POST');
   const h = req.headers;
   expect(h['content-type']).toBe('application/json');
@@ -129,12 +170,22 @@ async function expectSigned(req: ReceivedRequest, sub: { signing_secret: string;
   expect(h['x-svc-signature-256']).toMatch(/^sha256=[0-9a-f]{64}$/);
   expect(await verify(sub.signing_secret, req.raw.toString('utf8'), h['x-svc-signature-256'] as string)).toBe(true);
   const std = new Webhook(sub.standard_webhooks_secret);
-  expect(std.verify(req.raw, { 'webhook-id': h['webhook-id'] as string, 'webhook-timestamp': h['webhook-timestamp'] as string, 'webhook-signature': h['webhook-signature'] as string })).toEqual(req.json);
+  expect(
+    std.verify(req.raw, {
+      'webhook-id': h['webhook-id'] as string,
+      'webhook-timestamp': h['webhook-timestamp'] as string,
+      'webhook-signature': h['webhook-signature'] as string,
+    }),
+  ).toEqual(req.json);
 }
 
 describe('subscriptions CRUD (D12)', () => {
   it('POST answers 201 with the subscription, its signing secret (only here) and the whsec_ form; the row is stored', async () => {
-    const res = await api('POST', '/api/webhooks', { url: 'https://93.184.215.14/hooks/svc?x=1', event_types: ['scan_completed', 'status_changed'], description: 'SIEM' });
+    const res = await api('POST', '/api/webhooks', {
+      url: 'https://93.184.215.14/hooks/svc?x=1',
+      event_types: ['scan_completed', 'status_changed'],
+      description: 'SIEM',
+    });
     expect(res.status, res.text).toBe(201);
     const sub = res.body.subscription;
     created.push(sub.id);
@@ -156,7 +207,17 @@ describe('subscriptions CRUD (D12)', () => {
       standard_webhooks_secret: `whsec_${Buffer.from(sub.signing_secret, 'utf8').toString('base64')}`,
     });
     const row = await subRow(sub.id);
-    expect(row).toMatchObject({ url: sub.url, event_types: ['scan_completed', 'status_changed'], signing_secret: sub.signing_secret, enabled: true, description: 'SIEM', client_id: null, created_by: ADMIN_EMAIL, consecutive_failures: 0, disabled_reason: null });
+    expect(row).toMatchObject({
+      url: sub.url,
+      event_types: ['scan_completed', 'status_changed'],
+      signing_secret: sub.signing_secret,
+      enabled: true,
+      description: 'SIEM',
+      client_id: null,
+      created_by: ADMIN_EMAIL,
+      consecutive_failures: 0,
+      disabled_reason: null,
+    });
     expect((row?.['created_at'] as Date).toISOString()).toBe(sub.created_at);
 
     // Defaults: description null, enabled as asked.
@@ -168,7 +229,11 @@ describe('subscriptions CRUD (D12)', () => {
 
   it('GET lists subscriptions without any secret', async () => {
     const a = await subscribe({ url: 'https://93.184.215.14/a', event_types: ['session_deleted'] });
-    const b = await subscribe({ url: 'https://93.184.215.14/b', event_types: ['report_expiring'], client_id: uniqueClientId() });
+    const b = await subscribe({
+      url: 'https://93.184.215.14/b',
+      event_types: ['report_expiring'],
+      client_id: uniqueClientId(),
+    });
     const res = await api('GET', '/api/webhooks');
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['subscriptions']);
@@ -177,21 +242,48 @@ describe('subscriptions CRUD (D12)', () => {
     for (const s of res.body.subscriptions) expect(Object.keys(s).sort()).toEqual(SUB_KEYS);
     const { signing_secret: _s1, standard_webhooks_secret: _w1, ...aView } = a;
     expect(listed.find((s: { id: string }) => s.id === a['id'])).toEqual(aView);
-    for (const secret of [a['signing_secret'], b['signing_secret'], a['standard_webhooks_secret'], b['standard_webhooks_secret']]) expect(res.text).not.toContain(secret);
+    for (const secret of [
+      a['signing_secret'],
+      b['signing_secret'],
+      a['standard_webhooks_secret'],
+      b['standard_webhooks_secret'],
+    ])
+      expect(res.text).not.toContain(secret);
   });
 
   it('PATCH ?id= changes only the fields given; a new URL is checked again (400 for a bad one, nothing changed)', async () => {
-    const sub = await subscribe({ url: 'https://93.184.215.14/one', event_types: ['scan_completed'], description: 'first' });
+    const sub = await subscribe({
+      url: 'https://93.184.215.14/one',
+      event_types: ['scan_completed'],
+      description: 'first',
+    });
     const res = await api('PATCH', `/api/webhooks?id=${sub['id']}`, { description: 'second' });
     expect(res.status, res.text).toBe(200);
     expect(Object.keys(res.body)).toEqual(['subscription']);
     expect(Object.keys(res.body.subscription).sort()).toEqual(SUB_KEYS);
-    expect(res.body.subscription).toMatchObject({ id: sub['id'], url: 'https://93.184.215.14/one', event_types: ['scan_completed'], description: 'second', enabled: true, client_id: null });
+    expect(res.body.subscription).toMatchObject({
+      id: sub['id'],
+      url: 'https://93.184.215.14/one',
+      event_types: ['scan_completed'],
+      description: 'second',
+      enabled: true,
+      client_id: null,
+    });
     expect(res.text).not.toContain(sub['signing_secret']);
 
-    const moved = await api('PATCH', `/api/webhooks?id=${sub['id']}`, { url: 'https://receiver.test/in', event_types: ['status_changed', 'session_deleted'], enabled: false, description: null });
+    const moved = await api('PATCH', `/api/webhooks?id=${sub['id']}`, {
+      url: 'https://receiver.test/in',
+      event_types: ['status_changed', 'session_deleted'],
+      enabled: false,
+      description: null,
+    });
     expect(moved.status, moved.text).toBe(200);
-    expect(moved.body.subscription).toMatchObject({ url: 'https://receiver.test/in', event_types: ['status_changed', 'session_deleted'], enabled: false, description: null });
+    expect(moved.body.subscription).toMatchObject({
+      url: 'https://receiver.test/in',
+      event_types: ['status_changed', 'session_deleted'],
+      enabled: false,
+      description: null,
+    });
 
     for (const [url, message] of [
       ['http://93.184.215.14/', 'url must use https'],
@@ -204,7 +296,11 @@ describe('subscriptions CRUD (D12)', () => {
       expect(bad.status, url).toBe(400);
       expect(bad.body.error).toContain(message);
     }
-    expect(await subRow(sub['id'])).toMatchObject({ url: 'https://receiver.test/in', description: null, enabled: false });
+    expect(await subRow(sub['id'])).toMatchObject({
+      url: 'https://receiver.test/in',
+      description: null,
+      enabled: false,
+    });
 
     // The signing secret is not changed by an update.
     expect((await subRow(sub['id']))?.['signing_secret']).toBe(sub['signing_secret']);
@@ -226,14 +322,22 @@ describe('subscriptions CRUD (D12)', () => {
     const r = await receiver();
     const sub = await subscribe({ url: r.url(), event_types: ['status_changed'] });
     expect((await api('POST', `/api/webhooks/ping?id=${sub['id']}`)).status).toBe(200);
-    expect((await db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = $1', [sub['id']])).rows[0].n).toBe(1);
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = $1', [sub['id']]))
+        .rows[0].n,
+    ).toBe(1);
     const res = await api('DELETE', `/api/webhooks?id=${sub['id']}`);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true });
     expect(await subRow(sub['id'])).toBeUndefined();
-    expect((await db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = $1', [sub['id']])).rows[0].n).toBe(0);
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = $1', [sub['id']]))
+        .rows[0].n,
+    ).toBe(0);
     expect((await api('DELETE', `/api/webhooks?id=${sub['id']}`)).status).toBe(404);
-    expect((await api('DELETE', '/api/webhooks?id=whsub_ffffffffffff')).body).toEqual({ error: 'Subscription not found' });
+    expect((await api('DELETE', '/api/webhooks?id=whsub_ffffffffffff')).body).toEqual({
+      error: 'Subscription not found',
+    });
     expect((await api('GET', `/api/webhooks/deliveries?id=${sub['id']}`)).status).toBe(404);
   });
 
@@ -285,7 +389,8 @@ describe('subscriptions CRUD (D12)', () => {
     beforeAll(async () => {
       mine = (await createLicense(portal, { tier: 'business', client_id: uniqueClientId('mine') })).record.client_id;
       theirs = (await createLicense(portal, { tier: 'msp', client_id: uniqueClientId('theirs') })).record.client_id;
-      const proClient = (await createLicense(portal, { tier: 'professional', client_id: uniqueClientId('pro') })).record.client_id;
+      const proClient = (await createLicense(portal, { tier: 'professional', client_id: uniqueClientId('pro') })).record
+        .client_id;
       member = await createScopedUser(portal, [mine]);
       pro = await createScopedUser(portal, [proClient]);
     });
@@ -293,7 +398,11 @@ describe('subscriptions CRUD (D12)', () => {
     it('a professional-tier member gets 403 Insufficient permissions for webhooks on every operation', async () => {
       for (const [method, path, json] of [
         ['GET', '/api/webhooks', undefined],
-        ['POST', '/api/webhooks', { url: 'https://93.184.215.14/', event_types: ['scan_completed'], client_id: pro.clientIds[0] }],
+        [
+          'POST',
+          '/api/webhooks',
+          { url: 'https://93.184.215.14/', event_types: ['scan_completed'], client_id: pro.clientIds[0] },
+        ],
         ['PATCH', '/api/webhooks?id=whsub_000000000000', { enabled: false }],
         ['DELETE', '/api/webhooks?id=whsub_000000000000', undefined],
         ['GET', '/api/webhooks/deliveries?id=whsub_000000000000', undefined],
@@ -307,38 +416,93 @@ describe('subscriptions CRUD (D12)', () => {
     });
 
     it('a business-tier member creates only with a client_id in its scope (none or another: 403)', async () => {
-      const none = await api('POST', '/api/webhooks', { url: 'https://93.184.215.14/', event_types: ['scan_completed'] }, member.token);
+      const none = await api(
+        'POST',
+        '/api/webhooks',
+        { url: 'https://93.184.215.14/', event_types: ['scan_completed'] },
+        member.token,
+      );
       expect(none.status).toBe(403);
       expect(none.body.error).toMatch(/client_id/);
-      const nul = await api('POST', '/api/webhooks', { url: 'https://93.184.215.14/', event_types: ['scan_completed'], client_id: null }, member.token);
+      const nul = await api(
+        'POST',
+        '/api/webhooks',
+        { url: 'https://93.184.215.14/', event_types: ['scan_completed'], client_id: null },
+        member.token,
+      );
       expect(nul.status).toBe(403);
-      const other = await api('POST', '/api/webhooks', { url: 'https://93.184.215.14/', event_types: ['scan_completed'], client_id: theirs }, member.token);
+      const other = await api(
+        'POST',
+        '/api/webhooks',
+        { url: 'https://93.184.215.14/', event_types: ['scan_completed'], client_id: theirs },
+        member.token,
+      );
       expect(other.status).toBe(403);
       expect(other.body).toEqual({ error: 'Access to this client is not allowed' });
-      expect((await db.query('SELECT count(*)::int AS n FROM webhook_subscriptions WHERE client_id = $1', [theirs])).rows[0].n).toBe(0);
+      expect(
+        (await db.query('SELECT count(*)::int AS n FROM webhook_subscriptions WHERE client_id = $1', [theirs])).rows[0]
+          .n,
+      ).toBe(0);
 
-      const ok = await subscribe({ url: 'https://93.184.215.14/', event_types: ['scan_completed'], client_id: mine }, member.token);
+      const ok = await subscribe(
+        { url: 'https://93.184.215.14/', event_types: ['scan_completed'], client_id: mine },
+        member.token,
+      );
       expect(ok).toMatchObject({ client_id: mine, created_by: member.email });
     });
 
     it('a refused URL names no resolved address to a member (admins still see it), on POST and PATCH', async () => {
       dns['internal.test'] = ['10.20.30.40'];
       const coarse = { error: 'url is not allowed: its host must resolve to public addresses only' };
-      for (const url of ['https://internal.test/hook', 'https://10.20.30.40/', 'https://unknown-host.test/', 'https://localhost/']) {
-        const res = await api('POST', '/api/webhooks', { url, event_types: ['scan_completed'], client_id: mine }, member.token);
+      for (const url of [
+        'https://internal.test/hook',
+        'https://10.20.30.40/',
+        'https://unknown-host.test/',
+        'https://localhost/',
+      ]) {
+        const res = await api(
+          'POST',
+          '/api/webhooks',
+          { url, event_types: ['scan_completed'], client_id: mine },
+          member.token,
+        );
         expect(res.status, url).toBe(400);
         expect(res.body, url).toEqual(coarse);
       }
-      const own = await subscribe({ url: 'https://93.184.215.14/refused', event_types: ['scan_completed'], client_id: mine }, member.token);
-      const patched = await api('PATCH', `/api/webhooks?id=${own['id']}`, { url: 'https://internal.test/hook' }, member.token);
+      const own = await subscribe(
+        { url: 'https://93.184.215.14/refused', event_types: ['scan_completed'], client_id: mine },
+        member.token,
+      );
+      const patched = await api(
+        'PATCH',
+        `/api/webhooks?id=${own['id']}`,
+        { url: 'https://internal.test/hook' },
+        member.token,
+      );
       expect(patched.status).toBe(400);
       expect(patched.body).toEqual(coarse);
       // The admin is told what the host resolved to, or that it does not resolve.
-      const admin1 = await api('POST', '/api/webhooks', { url: 'https://internal.test/hook', event_types: ['scan_completed'], client_id: mine });
+      const admin1 = await api('POST', '/api/webhooks', {
+        url: 'https://internal.test/hook',
+        event_types: ['scan_completed'],
+        client_id: mine,
+      });
       expect(admin1.body).toEqual({ error: 'url is not allowed: 10.20.30.40 is not a public address (private)' });
-      expect((await api('POST', '/api/webhooks', { url: 'https://unknown-host.test/', event_types: ['scan_completed'] })).body).toEqual({ error: 'url host unknown-host.test does not resolve' });
+      expect(
+        (await api('POST', '/api/webhooks', { url: 'https://unknown-host.test/', event_types: ['scan_completed'] }))
+          .body,
+      ).toEqual({ error: 'url host unknown-host.test does not resolve' });
       // Syntax errors say nothing of the network and stay precise.
-      expect((await api('POST', '/api/webhooks', { url: 'http://93.184.215.14/', event_types: ['scan_completed'], client_id: mine }, member.token)).body).toEqual({ error: 'url must use https' });
+      expect(
+        (
+          await api(
+            'POST',
+            '/api/webhooks',
+            { url: 'http://93.184.215.14/', event_types: ['scan_completed'], client_id: mine },
+            member.token,
+          )
+        ).body,
+      ).toEqual({ error: 'url must use https' });
     });
 
     it('a member sees coarse delivery errors (HTTP status, connection failed, TLS error); the admin sees the details', async () => {
@@ -349,43 +513,91 @@ describe('subscriptions CRUD (D12)', () => {
       // A status, a closed socket, a certificate for other names, an address refused at delivery (rebinding).
       r.queue({ kind: 'status', status: 503 }, { kind: 'status', status: 502 }, { kind: 'close' }, { kind: 'close' });
       const http5xx = await api('POST', `/api/webhooks/ping?id=${ok['id']}`, undefined, member.token);
-      expect(http5xx.body.delivery.attempts.map((a: any) => [a.status_code, a.error])).toEqual([[503, 'HTTP 503'], [502, 'HTTP 502']]);
+      expect(http5xx.body.delivery.attempts.map((a: any) => [a.status_code, a.error])).toEqual([
+        [503, 'HTTP 503'],
+        [502, 'HTTP 502'],
+      ]);
       const closed = await api('POST', `/api/webhooks/ping?id=${ok['id']}`, undefined, member.token);
-      expect(closed.body.delivery.attempts.map((a: any) => a.error)).toEqual(['connection failed', 'connection failed']);
-      const tls = await subscribe({ url: r.url().replace('127.0.0.1', 'wrong-name.test'), event_types: ['status_changed'], client_id: mine }, member.token);
+      expect(closed.body.delivery.attempts.map((a: any) => a.error)).toEqual([
+        'connection failed',
+        'connection failed',
+      ]);
+      const tls = await subscribe(
+        { url: r.url().replace('127.0.0.1', 'wrong-name.test'), event_types: ['status_changed'], client_id: mine },
+        member.token,
+      );
       const tlsPing = await api('POST', `/api/webhooks/ping?id=${tls['id']}`, undefined, member.token);
       expect(tlsPing.body.delivery.attempts.map((a: any) => a.error)).toEqual(['TLS error', 'TLS error']);
-      const moving = await subscribe({ url: r.url().replace('127.0.0.1', 'moves.test'), event_types: ['status_changed'], client_id: mine }, member.token);
+      const moving = await subscribe(
+        { url: r.url().replace('127.0.0.1', 'moves.test'), event_types: ['status_changed'], client_id: mine },
+        member.token,
+      );
       dns['moves.test'] = ['10.20.30.41'];
       const rebound = await api('POST', `/api/webhooks/ping?id=${moving['id']}`, undefined, member.token);
-      expect(rebound.body.delivery.attempts.map((a: any) => a.error)).toEqual(['connection failed', 'connection failed']);
+      expect(rebound.body.delivery.attempts.map((a: any) => a.error)).toEqual([
+        'connection failed',
+        'connection failed',
+      ]);
       // The same in the log and in a redelivery's answer; no address, code or certificate name anywhere.
       const logged = await deliveries(tls['id'], member.token);
       expect(logged[0]!['attempts'].map((a: any) => a.error)).toEqual(['TLS error', 'TLS error']);
-      const redone = await api('POST', '/api/webhooks/redeliver', { delivery_id: rebound.body.delivery.id }, member.token);
+      const redone = await api(
+        'POST',
+        '/api/webhooks/redeliver',
+        { delivery_id: rebound.body.delivery.id },
+        member.token,
+      );
       expect(redone.status, redone.text).toBe(200);
-      expect(redone.body.delivery.attempts.map((a: any) => a.error)).toEqual(['connection failed', 'connection failed']);
-      const seen = JSON.stringify([http5xx.body, closed.body, tlsPing.body, rebound.body, redone.body, await deliveries(moving['id'], member.token)]);
+      expect(redone.body.delivery.attempts.map((a: any) => a.error)).toEqual([
+        'connection failed',
+        'connection failed',
+      ]);
+      const seen = JSON.stringify([
+        http5xx.body,
+        closed.body,
+        tlsPing.body,
+        rebound.body,
+        redone.body,
+        await deliveries(moving['id'], member.token),
+      ]);
       expect(seen).not.toMatch(/10\.20\.30\.41|wrong-name|ERR_|UND_|ECONN|altname|not a public address/i);
       // The admin sees what happened.
       const adminView = await deliveries(moving['id']);
-      expect(adminView[0]!['attempts'][0].error).toBe('url is not allowed: 10.20.30.41 is not a public address (private)');
+      expect(adminView[0]!['attempts'][0].error).toBe(
+        'url is not allowed: 10.20.30.41 is not a public address (private)',
+      );
       expect((await deliveries(tls['id']))[0]!['attempts'][0].error).toMatch(/^ERR_TLS_CERT_ALTNAME_INVALID: /);
     });
 
     it(`a client has at most SVC_WEBHOOK_MAX_PER_CLIENT (default 25) subscriptions (409), also under concurrent creation; a move into a full client is refused too`, async () => {
-      const full = (await createLicense(portal, { tier: 'business', client_id: uniqueClientId('cap') })).record.client_id;
+      const full = (await createLicense(portal, { tier: 'business', client_id: uniqueClientId('cap') })).record
+        .client_id;
       const user = await createScopedUser(portal, [full, mine]);
       const url = (i: number) => `https://93.184.215.14/cap/${i}`;
-      for (let i = 0; i < 20; i++) await subscribe({ url: url(i), event_types: ['scan_completed'], client_id: full }, user.token);
+      for (let i = 0; i < 20; i++)
+        await subscribe({ url: url(i), event_types: ['scan_completed'], client_id: full }, user.token);
       // 10 at once for the last 5 places: exactly 5 get one.
-      const racing = await Promise.all(Array.from({ length: 10 }, (_, i) => api('POST', '/api/webhooks', { url: url(20 + i), event_types: ['scan_completed'], client_id: full }, user.token)));
+      const racing = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          api(
+            'POST',
+            '/api/webhooks',
+            { url: url(20 + i), event_types: ['scan_completed'], client_id: full },
+            user.token,
+          ),
+        ),
+      );
       for (const res of racing) if (res.status === 201) created.push(res.body.subscription.id);
       expect(racing.map((r) => r.status).sort()).toEqual([...Array(5).fill(201), ...Array(5).fill(409)]);
-      for (const res of racing.filter((r) => r.status === 409)) expect(res.body).toEqual({ error: 'This client already has 25 webhook subscriptions, the most allowed' });
-      expect((await db.query('SELECT count(*)::int AS n FROM webhook_subscriptions WHERE client_id = $1', [full])).rows[0].n).toBe(25);
+      for (const res of racing.filter((r) => r.status === 409))
+        expect(res.body).toEqual({ error: 'This client already has 25 webhook subscriptions, the most allowed' });
+      expect(
+        (await db.query('SELECT count(*)::int AS n FROM webhook_subscriptions WHERE client_id = $1', [full])).rows[0].n,
+      ).toBe(25);
       // The admin is held to it as well; another client is not affected.
-      expect((await api('POST', '/api/webhooks', { url: url(99), event_types: ['scan_completed'], client_id: full })).status).toBe(409);
+      expect(
+        (await api('POST', '/api/webhooks', { url: url(99), event_types: ['scan_completed'], client_id: full })).status,
+      ).toBe(409);
       const elsewhere = await subscribe({ url: url(99), event_types: ['scan_completed'], client_id: mine }, user.token);
       const moved = await api('PATCH', `/api/webhooks?id=${elsewhere['id']}`, { client_id: full }, user.token);
       expect(moved.status).toBe(409);
@@ -393,28 +605,75 @@ describe('subscriptions CRUD (D12)', () => {
       expect((await subRow(elsewhere['id']))?.['client_id']).toBe(mine);
       // Changing anything else of a subscription of the full client is fine; deleting one frees a place.
       const one = racing.find((r) => r.status === 201)!.body.subscription.id as string;
-      expect((await api('PATCH', `/api/webhooks?id=${one}`, { description: 'still here', url: `${url(20)}-renamed` }, user.token)).status).toBe(200);
+      expect(
+        (
+          await api(
+            'PATCH',
+            `/api/webhooks?id=${one}`,
+            { description: 'still here', url: `${url(20)}-renamed` },
+            user.token,
+          )
+        ).status,
+      ).toBe(200);
       expect((await api('DELETE', `/api/webhooks?id=${one}`, undefined, user.token)).status).toBe(200);
-      expect((await api('PATCH', `/api/webhooks?id=${elsewhere['id']}`, { client_id: full }, user.token)).status).toBe(200);
+      expect((await api('PATCH', `/api/webhooks?id=${elsewhere['id']}`, { client_id: full }, user.token)).status).toBe(
+        200,
+      );
     });
 
     it('the same URL twice for one client is refused with 409, compared after normalisation; other clients may use it', async () => {
-      const first = await subscribe({ url: 'https://93.184.215.14/dup', event_types: ['scan_completed'], client_id: mine }, member.token);
-      for (const url of ['https://93.184.215.14/dup', 'HTTPS://93.184.215.14:443/dup', 'https://93.184.215.14/dup#fragment']) {
-        const res = await api('POST', '/api/webhooks', { url, event_types: ['status_changed'], client_id: mine }, member.token);
+      const first = await subscribe(
+        { url: 'https://93.184.215.14/dup', event_types: ['scan_completed'], client_id: mine },
+        member.token,
+      );
+      for (const url of [
+        'https://93.184.215.14/dup',
+        'HTTPS://93.184.215.14:443/dup',
+        'https://93.184.215.14/dup#fragment',
+      ]) {
+        const res = await api(
+          'POST',
+          '/api/webhooks',
+          { url, event_types: ['status_changed'], client_id: mine },
+          member.token,
+        );
         expect(res.status, url).toBe(409);
         expect(res.body).toEqual({ error: 'A subscription with this URL already exists for this client' });
       }
-      expect((await db.query('SELECT count(*)::int AS n FROM webhook_subscriptions WHERE client_id = $1 AND url = $2', [mine, 'https://93.184.215.14/dup'])).rows[0].n).toBe(1);
+      expect(
+        (
+          await db.query('SELECT count(*)::int AS n FROM webhook_subscriptions WHERE client_id = $1 AND url = $2', [
+            mine,
+            'https://93.184.215.14/dup',
+          ])
+        ).rows[0].n,
+      ).toBe(1);
       // Another client, and the admin's client-less subscriptions, are other scopes.
       await subscribe({ url: 'https://93.184.215.14/dup', event_types: ['scan_completed'], client_id: theirs });
       await subscribe({ url: 'https://93.184.215.14/dup', event_types: ['scan_completed'] });
       // PATCH onto an existing URL is refused; onto its own URL is not.
-      const second = await subscribe({ url: 'https://93.184.215.14/dup2', event_types: ['scan_completed'], client_id: mine }, member.token);
-      const clash = await api('PATCH', `/api/webhooks?id=${second['id']}`, { url: 'https://93.184.215.14/dup' }, member.token);
+      const second = await subscribe(
+        { url: 'https://93.184.215.14/dup2', event_types: ['scan_completed'], client_id: mine },
+        member.token,
+      );
+      const clash = await api(
+        'PATCH',
+        `/api/webhooks?id=${second['id']}`,
+        { url: 'https://93.184.215.14/dup' },
+        member.token,
+      );
       expect(clash.status).toBe(409);
       expect((await subRow(second['id']))?.['url']).toBe('https://93.184.215.14/dup2');
-      expect((await api('PATCH', `/api/webhooks?id=${first['id']}`, { url: 'https://93.184.215.14/dup', description: 'same' }, member.token)).status).toBe(200);
+      expect(
+        (
+          await api(
+            'PATCH',
+            `/api/webhooks?id=${first['id']}`,
+            { url: 'https://93.184.215.14/dup', description: 'same' },
+            member.token,
+          )
+        ).status,
+      ).toBe(200);
       // Moving a subscription (admin) to a client that has its URL is refused as well.
       const moved = await api('PATCH', `/api/webhooks?id=${first['id']}`, { client_id: theirs });
       expect(moved.status).toBe(409);
@@ -422,8 +681,15 @@ describe('subscriptions CRUD (D12)', () => {
     });
 
     it('sees and manages only its own subscriptions; others are 404, moving one out of scope is 403', async () => {
-      const own = await subscribe({ url: 'https://93.184.215.14/own', event_types: ['scan_completed'], client_id: mine }, member.token);
-      const foreign = await subscribe({ url: 'https://93.184.215.14/foreign', event_types: ['scan_completed'], client_id: theirs });
+      const own = await subscribe(
+        { url: 'https://93.184.215.14/own', event_types: ['scan_completed'], client_id: mine },
+        member.token,
+      );
+      const foreign = await subscribe({
+        url: 'https://93.184.215.14/foreign',
+        event_types: ['scan_completed'],
+        client_id: theirs,
+      });
       const global = await subscribe({ url: 'https://93.184.215.14/global', event_types: ['scan_completed'] });
 
       const list = await api('GET', '/api/webhooks', undefined, member.token);
@@ -440,7 +706,9 @@ describe('subscriptions CRUD (D12)', () => {
         expect((await api('POST', `/api/webhooks/ping?id=${id}`, undefined, member.token)).status).toBe(404);
         expect(await subRow(id)).toMatchObject({ enabled: true });
       }
-      expect((await api('PATCH', `/api/webhooks?id=${own['id']}`, { client_id: theirs }, member.token)).status).toBe(403);
+      expect((await api('PATCH', `/api/webhooks?id=${own['id']}`, { client_id: theirs }, member.token)).status).toBe(
+        403,
+      );
       expect((await api('PATCH', `/api/webhooks?id=${own['id']}`, { client_id: null }, member.token)).status).toBe(403);
       expect((await subRow(own['id']))?.['client_id']).toBe(mine);
 
@@ -492,10 +760,19 @@ describe('delivery (SPEC "Webhook delivery")', () => {
       status: 'succeeded',
       redelivery_of: null,
       created_at: expect.stringMatching(ISO),
-      attempts: [{ attempt: 1, status_code: 200, duration_ms: expect.any(Number), error: null, attempted_at: expect.stringMatching(ISO) }],
+      attempts: [
+        {
+          attempt: 1,
+          status_code: 200,
+          duration_ms: expect.any(Number),
+          error: null,
+          attempted_at: expect.stringMatching(ISO),
+        },
+      ],
     });
     expect(Object.keys(d!['attempts'][0]).sort()).toEqual(ATTEMPT_KEYS);
-    const stored = (await db.query('SELECT body FROM webhook_deliveries WHERE id = $1', [d!['id']])).rows[0].body as string;
+    const stored = (await db.query('SELECT body FROM webhook_deliveries WHERE id = $1', [d!['id']])).rows[0]
+      .body as string;
     expect(Buffer.from(stored, 'utf8').equals(got.raw)).toBe(true);
     // The webhook-timestamp is the send time, in seconds.
     expect(Math.abs(Number(got.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(300);
@@ -504,7 +781,11 @@ describe('delivery (SPEC "Webhook delivery")', () => {
   it('connects to the address the resolver answered for a host name, and verifies the certificate for that name', async () => {
     const r = await receiver();
     const t = await tenant();
-    const sub = await subscribe({ url: `https://receiver.test:${r.port}/named`, event_types: ['status_changed'], client_id: t.clientId });
+    const sub = await subscribe({
+      url: `https://receiver.test:${r.port}/named`,
+      event_types: ['status_changed'],
+      client_id: t.clientId,
+    });
     expect(sub['url']).toBe(`https://receiver.test:${r.port}/named`);
     await changeStatus(t.sessionId);
     const [req] = await r.waitFor(1);
@@ -536,12 +817,31 @@ describe('delivery (SPEC "Webhook delivery")', () => {
   it('only enabled subscriptions listening to the event, with a matching or no client_id, receive it', async () => {
     const t = await tenant('match');
     const u = await tenant('other');
-    const [forT, forNone, forU, wrongType, disabled] = await Promise.all([receiver(), receiver(), receiver(), receiver(), receiver()]);
-    const sT = await subscribe({ url: forT!.url(), event_types: ['scan_completed', 'status_changed'], client_id: t.clientId });
+    const [forT, forNone, forU, wrongType, disabled] = await Promise.all([
+      receiver(),
+      receiver(),
+      receiver(),
+      receiver(),
+      receiver(),
+    ]);
+    const sT = await subscribe({
+      url: forT!.url(),
+      event_types: ['scan_completed', 'status_changed'],
+      client_id: t.clientId,
+    });
     const sNone = await subscribe({ url: forNone!.url(), event_types: ['status_changed'] });
     const sU = await subscribe({ url: forU!.url(), event_types: ['status_changed'], client_id: u.clientId });
-    const sWrong = await subscribe({ url: wrongType!.url(), event_types: ['session_deleted', 'scan_completed'], client_id: t.clientId });
-    const sOff = await subscribe({ url: disabled!.url(), event_types: ['status_changed'], client_id: t.clientId, enabled: false });
+    const sWrong = await subscribe({
+      url: wrongType!.url(),
+      event_types: ['session_deleted', 'scan_completed'],
+      client_id: t.clientId,
+    });
+    const sOff = await subscribe({
+      url: disabled!.url(),
+      event_types: ['status_changed'],
+      client_id: t.clientId,
+      enabled: false,
+    });
 
     await changeStatus(t.sessionId);
     await forT!.waitFor(1);
@@ -557,7 +857,13 @@ describe('delivery (SPEC "Webhook delivery")', () => {
     // Each subscriber signs with its own secret.
     await expectSigned(forT!.requests[0]!, sT as never, 'status_changed');
     await expectSigned(forNone!.requests[0]!, sNone as never, 'status_changed');
-    expect(await verify(sT['signing_secret'], forNone!.requests[0]!.body, forNone!.requests[0]!.headers['x-svc-signature-256'] as string)).toBe(false);
+    expect(
+      await verify(
+        sT['signing_secret'],
+        forNone!.requests[0]!.body,
+        forNone!.requests[0]!.headers['x-svc-signature-256'] as string,
+      ),
+    ).toBe(false);
 
     // The other client's change reaches its own subscriber and the global one only.
     await changeStatus(u.sessionId);
@@ -636,7 +942,13 @@ describe('delivery (SPEC "Webhook delivery")', () => {
 
     const done = await finished(sub['id'], 2, 40_000);
     for (const d of done) {
-      expect(d).toMatchObject({ status: 'failed', attempts: [{ attempt: 1, status_code: null, error: 'timeout after 5 s' }, { attempt: 2, status_code: null, error: 'timeout after 5 s' }] });
+      expect(d).toMatchObject({
+        status: 'failed',
+        attempts: [
+          { attempt: 1, status_code: null, error: 'timeout after 5 s' },
+          { attempt: 2, status_code: null, error: 'timeout after 5 s' },
+        ],
+      });
     }
     expect(r.requests).toHaveLength(4);
     // Two failed deliveries in a row reached SVC_WEBHOOK_DISABLE_AFTER=2 in this file.
@@ -649,7 +961,13 @@ describe('delivery (SPEC "Webhook delivery")', () => {
     const sub = await subscribe({ url: r.url(), event_types: ['status_changed'] });
     const ping = await api('POST', `/api/webhooks/ping?id=${sub['id']}`);
     expect(ping.status).toBe(200);
-    expect(ping.body.delivery).toMatchObject({ status: 'failed', attempts: [{ attempt: 1, status_code: null }, { attempt: 2, status_code: null }] });
+    expect(ping.body.delivery).toMatchObject({
+      status: 'failed',
+      attempts: [
+        { attempt: 1, status_code: null },
+        { attempt: 2, status_code: null },
+      ],
+    });
     for (const a of ping.body.delivery.attempts) expect(a.error).toMatch(/^UND_ERR_SOCKET|ECONNRESET|socket|closed/i);
     expect(r.requests).toHaveLength(2);
   });
@@ -660,7 +978,13 @@ describe('delivery (SPEC "Webhook delivery")', () => {
     const sub = await subscribe({ url: r.url(), event_types: ['status_changed'] });
     const first = (await api('POST', `/api/webhooks/ping?id=${sub['id']}`)).body.delivery;
     const second = (await api('POST', `/api/webhooks/ping?id=${sub['id']}`)).body.delivery;
-    expect(first).toMatchObject({ status: 'succeeded', attempts: [{ attempt: 1, status_code: 503, error: 'HTTP 503' }, { attempt: 2, status_code: 204, error: null }] });
+    expect(first).toMatchObject({
+      status: 'succeeded',
+      attempts: [
+        { attempt: 1, status_code: 503, error: 'HTTP 503' },
+        { attempt: 2, status_code: 204, error: null },
+      ],
+    });
     const log = await deliveries(sub['id']);
     expect(log.map((d) => d.id)).toEqual([second.id, first.id]);
     expect(log[1]).toEqual(first);
@@ -697,7 +1021,15 @@ describe('delivery (SPEC "Webhook delivery")', () => {
       status: 'succeeded',
       redelivery_of: logged!['id'],
       created_at: expect.stringMatching(ISO),
-      attempts: [{ attempt: 1, status_code: 200, duration_ms: expect.any(Number), error: null, attempted_at: expect.stringMatching(ISO) }],
+      attempts: [
+        {
+          attempt: 1,
+          status_code: 200,
+          duration_ms: expect.any(Number),
+          error: null,
+          attempted_at: expect.stringMatching(ISO),
+        },
+      ],
     });
     expect(res.body.delivery.id).not.toBe(logged!['id']);
     const [, again] = await r.waitFor(2);
@@ -707,13 +1039,19 @@ describe('delivery (SPEC "Webhook delivery")', () => {
     expect((await deliveries(sub['id'])).map((d) => d['id'])).toEqual([res.body.delivery.id, logged!['id']]);
   });
 
-  it('redeliver: unknown or impossible delivery ids are 404, bad bodies 400, another tenant\'s delivery 404', async () => {
+  it("redeliver: unknown or impossible delivery ids are 404, bad bodies 400, another tenant's delivery 404", async () => {
     for (const id of [999_999_999, Number.MAX_SAFE_INTEGER, 2 ** 63, 1e20]) {
       const res = await api('POST', '/api/webhooks/redeliver', { delivery_id: id });
       expect(res.status, String(id)).toBe(404);
       expect(res.body).toEqual({ error: 'Delivery not found' });
     }
-    for (const body of [{}, { delivery_id: 0 }, { delivery_id: 'x' }, { delivery_id: 1.5 }, { delivery_id: 1, extra: true }]) {
+    for (const body of [
+      {},
+      { delivery_id: 0 },
+      { delivery_id: 'x' },
+      { delivery_id: 1.5 },
+      { delivery_id: 1, extra: true },
+    ]) {
       expect((await api('POST', '/api/webhooks/redeliver', body)).status, JSON.stringify(body)).toBe(400);
     }
     const mine = (await createLicense(portal, { tier: 'business', client_id: uniqueClientId('rd') })).record.client_id;
@@ -726,9 +1064,10 @@ describe('delivery (SPEC "Webhook delivery")', () => {
     expect(r.requests).toHaveLength(1);
   });
 
-  it('after an admin moves a subscription from client A to B, B cannot list or redeliver A\'s past deliveries (404 like a missing one); the admin sees them but cannot redeliver them to B (409)', async () => {
+  it("after an admin moves a subscription from client A to B, B cannot list or redeliver A's past deliveries (404 like a missing one); the admin sees them but cannot redeliver them to B (409)", async () => {
     const a = await tenant('rescope-a');
-    const b = (await createLicense(portal, { tier: 'business', client_id: uniqueClientId('rescope-b') })).record.client_id;
+    const b = (await createLicense(portal, { tier: 'business', client_id: uniqueClientId('rescope-b') })).record
+      .client_id;
     const userB = await createScopedUser(portal, [b]);
     const r = await receiver();
     const sub = await subscribe({ url: r.url(), event_types: ['status_changed'], client_id: a.clientId });
@@ -736,7 +1075,13 @@ describe('delivery (SPEC "Webhook delivery")', () => {
     const [event] = await finished(sub['id'], 1);
     const ping = await api('POST', `/api/webhooks/ping?id=${sub['id']}`);
     expect(ping.status, ping.text).toBe(200);
-    expect((await db.query('SELECT id::int, client_id FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY id', [sub['id']])).rows).toEqual([
+    expect(
+      (
+        await db.query('SELECT id::int, client_id FROM webhook_deliveries WHERE subscription_id = $1 ORDER BY id', [
+          sub['id'],
+        ])
+      ).rows,
+    ).toEqual([
       { id: event!['id'], client_id: a.clientId },
       { id: ping.body.delivery.id, client_id: a.clientId },
     ]);
@@ -756,7 +1101,9 @@ describe('delivery (SPEC "Webhook delivery")', () => {
     expect((await deliveries(sub['id'])).map((d) => d['id'])).toEqual([ping.body.delivery.id, event!['id']]);
     const refused = await api('POST', '/api/webhooks/redeliver', { delivery_id: event!['id'] });
     expect(refused.status).toBe(409);
-    expect(refused.body).toEqual({ error: 'This delivery belongs to another client than its subscription has now; it cannot be redelivered' });
+    expect(refused.body).toEqual({
+      error: 'This delivery belongs to another client than its subscription has now; it cannot be redelivered',
+    });
     expect(r.requests).toHaveLength(2);
 
     // What is delivered under B is B's: listed, and redelivered, for B's user.
@@ -766,7 +1113,9 @@ describe('delivery (SPEC "Webhook delivery")', () => {
     const again = await api('POST', '/api/webhooks/redeliver', { delivery_id: pingB.body.delivery.id }, userB.token);
     expect(again.status, again.text).toBe(200);
     expect(again.body.delivery).toMatchObject({ redelivery_of: pingB.body.delivery.id, status: 'succeeded' });
-    expect((await db.query('SELECT client_id FROM webhook_deliveries WHERE id = $1', [again.body.delivery.id])).rows).toEqual([{ client_id: b }]);
+    expect(
+      (await db.query('SELECT client_id FROM webhook_deliveries WHERE id = $1', [again.body.delivery.id])).rows,
+    ).toEqual([{ client_id: b }]);
     expect(r.requests).toHaveLength(4);
   });
 
@@ -775,7 +1124,13 @@ describe('delivery (SPEC "Webhook delivery")', () => {
     const sub = await subscribe({ url: r.url(), event_types: ['agent_purged'], enabled: false });
     const res = await api('POST', `/api/webhooks/ping?id=${sub['id']}`);
     expect(res.status, res.text).toBe(200);
-    expect(res.body.delivery).toMatchObject({ subscription_id: sub['id'], event_type: 'ping', status: 'succeeded', redelivery_of: null, attempts: [{ attempt: 1, status_code: 200, error: null }] });
+    expect(res.body.delivery).toMatchObject({
+      subscription_id: sub['id'],
+      event_type: 'ping',
+      status: 'succeeded',
+      redelivery_of: null,
+      attempts: [{ attempt: 1, status_code: 200, error: null }],
+    });
     const [req] = await r.waitFor(1);
     await expectSigned(req!, sub as never, 'ping');
     expect(req!.json).toEqual({
@@ -815,13 +1170,24 @@ describe('delivery (SPEC "Webhook delivery")', () => {
     const view = (await api('GET', '/api/webhooks')).body.subscriptions.find((s: { id: string }) => s.id === sub['id']);
     expect(view).toMatchObject({ enabled: false, consecutive_failures: 2, disabled_reason: reason });
 
-    const audit = (await db.query("SELECT * FROM audit_events WHERE event_type = 'webhook_disabled' AND data->>'subscription_id' = $1", [sub['id']])).rows;
+    const audit = (
+      await db.query(
+        "SELECT * FROM audit_events WHERE event_type = 'webhook_disabled' AND data->>'subscription_id' = $1",
+        [sub['id']],
+      )
+    ).rows;
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ actor: 'system', client_id: t.clientId, data: { subscription_id: sub['id'], url: sub['url'], reason } });
+    expect(audit[0]).toMatchObject({
+      actor: 'system',
+      client_id: t.clientId,
+      data: { subscription_id: sub['id'], url: sub['url'], reason },
+    });
     expect(JSON.stringify(audit[0].data)).not.toContain(sub['signing_secret']);
     const listed = await api('GET', '/api/audit?type=webhook_disabled');
     expect(listed.status).toBe(200);
-    expect(listed.body.events.map((e: { data: { subscription_id: string } }) => e.data.subscription_id)).toContain(sub['id']);
+    expect(listed.body.events.map((e: { data: { subscription_id: string } }) => e.data.subscription_id)).toContain(
+      sub['id'],
+    );
 
     // Disabled: later events are not delivered.
     const before = r.requests.length;

@@ -14,7 +14,8 @@ export const AgentClientId = Type.Optional(
   Nullable(
     Type.String({
       ...CLIENT_ID_RULES,
-      description: 'The client of the agent: required when agent_id exists under several clients (else 409 listing them); null names the legacy key\'s agents without a client',
+      description:
+        "The client of the agent: required when agent_id exists under several clients (else 409 listing them); null names the legacy key's agents without a client",
     }),
   ),
 );
@@ -55,7 +56,16 @@ export const HeartbeatBody = Type.Object(
 );
 export type HeartbeatBody = Static<typeof HeartbeatBody>;
 
-export const COMMAND_TYPES = ['run_scan', 'update_schedule', 'push_config', 'push_session', 'restart', 'shutdown', 'update', 'set_log_level'] as const;
+export const COMMAND_TYPES = [
+  'run_scan',
+  'update_schedule',
+  'push_config',
+  'push_session',
+  'restart',
+  'shutdown',
+  'update',
+  'set_log_level',
+] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
 export const COMMAND_STATUSES = ['pending', 'sent', 'acked', 'completed', 'failed'] as const;
 export type CommandStatus = (typeof COMMAND_STATUSES)[number];
@@ -142,11 +152,15 @@ export const QueueCommandBody = Type.Object(
         Type.String({
           ...CLIENT_ID_RULES,
           description:
-            'With agent_id: the agent\'s client, required when the id exists under several clients (else 409). With group_target: the client whose group is meant; a group name that exists under several clients needs it (else 409), or all_clients',
+            "With agent_id: the agent's client, required when the id exists under several clients (else 409). With group_target: the client whose group is meant; a group name that exists under several clients needs it (else 409), or all_clients",
         }),
       ),
     ),
-    all_clients: Type.Optional(Type.Boolean({ description: 'With group_target: broadcast to the group under every client that has it (groups are per client)' })),
+    all_clients: Type.Optional(
+      Type.Boolean({
+        description: 'With group_target: broadcast to the group under every client that has it (groups are per client)',
+      }),
+    ),
     payload: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, default: 5 })),
   },
@@ -229,10 +243,26 @@ export const StatusReportResponse = Type.Object({
   status: Type.Union(REPORTABLE_STATUSES.map((s) => Type.Literal(s))),
 });
 
-export const GroupMember = Type.Object({ agent_id: Type.String(), client_id: Nullable(Type.String({ description: 'Groups are per client: the client whose group this member is in' })), created_at: IsoDateTime });
+export const GroupMember = Type.Object({
+  agent_id: Type.String(),
+  client_id: Nullable(Type.String({ description: 'Groups are per client: the client whose group this member is in' })),
+  created_at: IsoDateTime,
+});
 export const GroupsResponse = Type.Object({ groups: Type.Record(Type.String(), Type.Array(GroupMember)) });
-export const GroupMemberBody = Type.Object({ agent_id: AgentId, group_name: GroupName, client_id: AgentClientId }, { additionalProperties: false });
+export const GroupMemberBody = Type.Object(
+  { agent_id: AgentId, group_name: GroupName, client_id: AgentClientId },
+  { additionalProperties: false },
+);
 export const GroupMemberQuery = Type.Object(
-  { agent_id: AgentId, group_name: GroupName, client_id: Type.Optional(Type.String({ ...CLIENT_ID_RULES, description: 'The agent\'s client: required when agent_id exists under several clients (else 409)' })) },
+  {
+    agent_id: AgentId,
+    group_name: GroupName,
+    client_id: Type.Optional(
+      Type.String({
+        ...CLIENT_ID_RULES,
+        description: "The agent's client: required when agent_id exists under several clients (else 409)",
+      }),
+    ),
+  },
   { additionalProperties: false },
 );

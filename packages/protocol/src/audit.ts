@@ -51,7 +51,14 @@ export const AuditQuery = Type.Object(
     days: Type.Optional(Type.Integer({ minimum: 1, maximum: AUDIT_MAX_DAYS, default: AUDIT_DEFAULT_DAYS })),
     type: Type.Optional(Type.Union(AUDIT_EVENT_TYPES.map((t) => Type.Literal(t)))),
     session: Type.Optional(SessionId),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 5000, default: 1000, description: 'most recent events returned; total counts all matches' })),
+    limit: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 5000,
+        default: 1000,
+        description: 'most recent events returned; total counts all matches',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -63,6 +63,9 @@ export type UpdateUserBody = Static<typeof UpdateUserBody>;
 
 export const UserResponse = Type.Object({ user: User });
 export const UserListResponse = Type.Object({ users: Type.Array(User) });
-export const UserIdQuery = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+export const UserIdQuery = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
 
 export const Jwks = Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown())) });

@@ -18,7 +18,11 @@ const Limit = Type.Unsafe<number | null>({ type: ['integer', 'null'], minimum: 1
 /** Same reason: in an anyOf, null would be coerced to "" by the string branch. */
 const NullableDescription = Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength: 2000 });
 /** Same reason: "" must fail the date-time format, not be coerced to null (never expires). */
-const OptionalExpiry = Type.Unsafe<string | null>({ type: ['string', 'null'], format: 'date-time', description: 'ISO 8601 timestamp, or null for no expiry' });
+const OptionalExpiry = Type.Unsafe<string | null>({
+  type: ['string', 'null'],
+  format: 'date-time',
+  description: 'ISO 8601 timestamp, or null for no expiry',
+});
 
 export const VALIDATION_REASONS = ['ok', 'revoked', 'expired', 'inactive', 'not_found', 'invalid_format'] as const;
 export type ValidationReason = (typeof VALIDATION_REASONS)[number];
@@ -56,7 +60,10 @@ export const License = Type.Object({
   expires_at: Type.Union([IsoDateTime, Type.Null()]),
   is_active: Type.Boolean(),
   revoked_at: Type.Union([IsoDateTime, Type.Null()]),
-  status: Type.Union(LICENSE_STATUSES.map((s) => Type.Literal(s)), { description: 'derived: revoked, expired, inactive or active' }),
+  status: Type.Union(
+    LICENSE_STATUSES.map((s) => Type.Literal(s)),
+    { description: 'derived: revoked, expired, inactive or active' },
+  ),
   created_by: Type.Union([Type.String(), Type.Null()]),
   created_at: IsoDateTime,
   updated_at: IsoDateTime,
@@ -78,7 +85,10 @@ export const CreateLicenseBody = Type.Object(
 export type CreateLicenseBody = Static<typeof CreateLicenseBody>;
 
 export const CreatedLicenseResponse = Type.Object({
-  license: Type.Intersect([License, Type.Object({ plaintext_key: Type.String({ description: 'shown once, never again' }) })]),
+  license: Type.Intersect([
+    License,
+    Type.Object({ plaintext_key: Type.String({ description: 'shown once, never again' }) }),
+  ]),
 });
 export type CreatedLicenseResponse = Static<typeof CreatedLicenseResponse>;
 
@@ -93,7 +103,10 @@ export const LicenseListQuery = Type.Object(
 );
 
 export const LICENSE_ACTIONS = ['revoke', 'deactivate', 'activate'] as const;
-export const LicenseIdQuery = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+export const LicenseIdQuery = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 64 }) },
+  { additionalProperties: false },
+);
 export const UpdateLicenseBody = Type.Object(
   { action: Type.Union(LICENSE_ACTIONS.map((a) => Type.Literal(a))) },
   { additionalProperties: false },

@@ -6,7 +6,10 @@ export const TIERS = ['professional', 'business', 'msp'] as const;
 export type Tier = (typeof TIERS)[number];
 
 /** The key-format segment of each tier: `svc_{pro|biz|msp}_<64 hex>`. */
-export const TIER_SEGMENTS = { pro: 'professional', biz: 'business', msp: 'msp' } as const satisfies Record<string, Tier>;
+export const TIER_SEGMENTS = { pro: 'professional', biz: 'business', msp: 'msp' } as const satisfies Record<
+  string,
+  Tier
+>;
 export type TierSegment = keyof typeof TIER_SEGMENTS;
 export const SEGMENT_OF_TIER: Record<Tier, TierSegment> = { professional: 'pro', business: 'biz', msp: 'msp' };
 

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { REMOTE_CONFIG_ALLOWLIST } from './agents.ts';
-import { checkRemoteConfigValue, hasControlOrSeparator, isRemoteConfigKey, REMOTE_CONFIG_RULES, type RemoteConfigKey } from './remote-config.ts';
+import {
+  checkRemoteConfigValue,
+  hasControlOrSeparator,
+  isRemoteConfigKey,
+  REMOTE_CONFIG_RULES,
+  type RemoteConfigKey,
+} from './remote-config.ts';
 
 /** The push_config value rules the portal and the agent share. */
 
@@ -10,7 +16,8 @@ describe('remote config value rules', () => {
   it('has a rule for every allowlisted key and for nothing else', () => {
     expect(Object.keys(REMOTE_CONFIG_RULES).sort()).toEqual([...REMOTE_CONFIG_ALLOWLIST].sort());
     for (const key of REMOTE_CONFIG_ALLOWLIST) expect(isRemoteConfigKey(key)).toBe(true);
-    for (const key of ['SCAN_TARGETS', 'daemon_poll_interval', '__proto__', 'constructor', 'toString', 5, null]) expect(isRemoteConfigKey(key)).toBe(false);
+    for (const key of ['SCAN_TARGETS', 'daemon_poll_interval', '__proto__', 'constructor', 'toString', 5, null])
+      expect(isRemoteConfigKey(key)).toBe(false);
   });
 
   it.each([
@@ -65,15 +72,32 @@ describe('remote config value rules', () => {
   });
 
   // C0, DEL, C1 (U+0080–U+009F) and the line and paragraph separators, anywhere in the value.
-  it.each([['\u0000'], ['\n'], ['\r'], ['\t'], ['\u007f'], ['\u0080'], ['\u0085'], ['\u009b'], ['\u009f'], ['\u2028'], ['\u2029']])('refuses %j in any value', (ch) => {
+  it.each([
+    ['\u0000'],
+    ['\n'],
+    ['\r'],
+    ['\t'],
+    ['\u007f'],
+    ['\u0080'],
+    ['\u0085'],
+    ['\u009b'],
+    ['\u009f'],
+    ['\u2028'],
+    ['\u2029'],
+  ])('refuses %j in any value', (ch) => {
     expect(hasControlOrSeparator(`a${ch}b`)).toBe(true);
-    for (const [key, good] of [['ALERT_ENABLED', 'true'], ['DAEMON_LOG_LEVEL', 'info'], ['DAEMON_POLL_INTERVAL', '60']] as [RemoteConfigKey, string][]) {
+    for (const [key, good] of [
+      ['ALERT_ENABLED', 'true'],
+      ['DAEMON_LOG_LEVEL', 'info'],
+      ['DAEMON_POLL_INTERVAL', '60'],
+    ] as [RemoteConfigKey, string][]) {
       expect(ok(key, `${good}${ch}`)).toEqual({ ok: false, reason: 'must not contain control characters' });
       expect(ok(key, `${ch}${good}`)).toEqual({ ok: false, reason: 'must not contain control characters' });
     }
   });
 
   it('does not take ordinary text for a control', () => {
-    for (const text of ['info', 'é', '\u00a0', '\u00ff', '\u2027', '\u202a', 'x\u200by']) expect(hasControlOrSeparator(text)).toBe(false);
+    for (const text of ['info', 'é', '\u00a0', '\u00ff', '\u2027', '\u202a', 'x\u200by'])
+      expect(hasControlOrSeparator(text)).toBe(false);
   });
 });

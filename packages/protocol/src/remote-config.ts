@@ -1,4 +1,4 @@
-import { AGENT_LOG_LEVELS, REMOTE_CONFIG_ALLOWLIST } from './agents.ts';
+import { AGENT_LOG_LEVELS, type REMOTE_CONFIG_ALLOWLIST } from './agents.ts';
 
 /**
  * The value rules of push_config, shared by the portal (which refuses a bad command with a
@@ -8,7 +8,10 @@ import { AGENT_LOG_LEVELS, REMOTE_CONFIG_ALLOWLIST } from './agents.ts';
 
 export type RemoteConfigKey = (typeof REMOTE_CONFIG_ALLOWLIST)[number];
 
-type ValueRule = { kind: 'integer'; min: number; max: number; unit?: string } | { kind: 'boolean' } | { kind: 'enum'; values: readonly string[] };
+type ValueRule =
+  | { kind: 'integer'; min: number; max: number; unit?: string }
+  | { kind: 'boolean' }
+  | { kind: 'enum'; values: readonly string[] };
 
 /** Per allowlisted key: what its value must be. Intervals and backoff are seconds. */
 export const REMOTE_CONFIG_RULES: Readonly<Record<RemoteConfigKey, ValueRule>> = {
@@ -60,7 +63,8 @@ export type RemoteConfigCheck = { ok: true; value: string } | { ok: false; reaso
  * decimal / `true` / `false` strings. `reason` follows "config_value" in a message.
  */
 export function checkRemoteConfigValue(key: RemoteConfigKey, value: unknown): RemoteConfigCheck {
-  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return { ok: false, reason: 'must be a string, number or boolean' };
+  if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
+    return { ok: false, reason: 'must be a string, number or boolean' };
   const text = String(value);
   if (hasControlOrSeparator(text)) return { ok: false, reason: 'must not contain control characters' };
   const rule = REMOTE_CONFIG_RULES[key];

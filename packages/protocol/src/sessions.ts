@@ -37,7 +37,13 @@ export type BySeverity = Static<typeof BySeverity>;
 export const RemediationSummary = Type.Object({
   total: Type.Number(),
   resolved_count: Type.Number(),
-  by_status: Type.Object({ new: Type.Number(), persistent: Type.Number(), in_progress: Type.Number(), resolved: Type.Number(), deferred: Type.Number() }),
+  by_status: Type.Object({
+    new: Type.Number(),
+    persistent: Type.Number(),
+    in_progress: Type.Number(),
+    resolved: Type.Number(),
+    deferred: Type.Number(),
+  }),
   by_severity: BySeverity,
 });
 export type RemediationSummary = Static<typeof RemediationSummary>;
@@ -54,7 +60,13 @@ export type ExceptionSummary = Static<typeof ExceptionSummary>;
 export const ComplianceSummary = Type.Object({
   total_mappings: Type.Number(),
   by_framework: Type.Array(
-    Type.Object({ framework: Type.String(), mapped_controls: Type.Number(), total_controls: Nullable(Type.Number()), gap_controls: Nullable(Type.Number()), findings_count: Type.Number() }),
+    Type.Object({
+      framework: Type.String(),
+      mapped_controls: Type.Number(),
+      total_controls: Nullable(Type.Number()),
+      gap_controls: Nullable(Type.Number()),
+      findings_count: Type.Number(),
+    }),
   ),
 });
 export type ComplianceSummary = Static<typeof ComplianceSummary>;
@@ -105,7 +117,12 @@ export const SessionMetadata = Type.Object({
 });
 export type SessionMetadata = Static<typeof SessionMetadata>;
 
-export const StoredFile = Type.Object({ name: Type.String(), size: Type.Integer(), sha256: Type.String(), content_type: Type.String() });
+export const StoredFile = Type.Object({
+  name: Type.String(),
+  size: Type.Integer(),
+  sha256: Type.String(),
+  content_type: Type.String(),
+});
 export type StoredFile = Static<typeof StoredFile>;
 
 /** A session as listing and detail present it (never the share token in listings of other tenants). */
@@ -139,11 +156,21 @@ export type UploadResponse = Static<typeof UploadResponse>;
 export const SessionClientId = Type.String({
   maxLength: 128,
   pattern: '^(?:[A-Za-z0-9][A-Za-z0-9_.:@-]*)?$',
-  description: 'client the session belongs to, needed when the id exists under several clients the caller may see (409 otherwise); empty: sessions uploaded without a client',
+  description:
+    'client the session belongs to, needed when the id exists under several clients the caller may see (409 otherwise); empty: sessions uploaded without a client',
 });
 
-export const RefreshQuery = Type.Object({ session: Type.Optional(Type.String()), file: Type.Optional(Type.String()), client_id: Type.Optional(SessionClientId) });
-export const RefreshResponse = Type.Object({ success: Type.Literal(true), session_id: Type.String(), file: Type.String(), message: Type.String() });
+export const RefreshQuery = Type.Object({
+  session: Type.Optional(Type.String()),
+  file: Type.Optional(Type.String()),
+  client_id: Type.Optional(SessionClientId),
+});
+export const RefreshResponse = Type.Object({
+  success: Type.Literal(true),
+  session_id: Type.String(),
+  file: Type.String(),
+  message: Type.String(),
+});
 
 export const ClientIdFilter = ClientId;
 
@@ -183,15 +210,23 @@ export const SessionDetailResponse = Type.Object({
   notes: Type.Array(SessionNote),
 });
 
-export const SessionQuery = Type.Object({ session: Type.Optional(Type.String({ maxLength: 256 })), client_id: Type.Optional(SessionClientId) }, { additionalProperties: false });
+export const SessionQuery = Type.Object(
+  { session: Type.Optional(Type.String({ maxLength: 256 })), client_id: Type.Optional(SessionClientId) },
+  { additionalProperties: false },
+);
 
 /** 409 body when a session id names sessions of several clients the caller may see (D17). */
 export const AmbiguousSessionBody = Type.Object(
   {
     error: Type.String(),
-    client_ids: Type.Array(Nullable(Type.String()), { description: "the clients (in the caller's scope) that have a session with this id; null: no client" }),
+    client_ids: Type.Array(Nullable(Type.String()), {
+      description: "the clients (in the caller's scope) that have a session with this id; null: no client",
+    }),
   },
-  { description: 'The session id exists under several clients the caller may see: repeat the request with client_id (D17)' },
+  {
+    description:
+      'The session id exists under several clients the caller may see: repeat the request with client_id (D17)',
+  },
 );
 
 /** POST /api/sessions/share: a new share token; the previous one stops working at once. */
@@ -239,9 +274,18 @@ export const REMEDIATION_UPDATE_MAX_ITEMS = 1000;
  */
 export const RemediationUpdateItem = Type.Object(
   {
-    title: Type.String({ minLength: 1, maxLength: 2000, description: 'matched exactly against the title of entries in .remediation[] and .remediation_resolved[]' }),
-    status: Type.String({ description: `one of ${REMEDIATION_STATUSES.join(', ')}`, examples: [...REMEDIATION_STATUSES] }),
-    note: Type.Optional(Type.String({ maxLength: 10_000, description: "replaces the matched entries' note; not counted in changed" })),
+    title: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      description: 'matched exactly against the title of entries in .remediation[] and .remediation_resolved[]',
+    }),
+    status: Type.String({
+      description: `one of ${REMEDIATION_STATUSES.join(', ')}`,
+      examples: [...REMEDIATION_STATUSES],
+    }),
+    note: Type.Optional(
+      Type.String({ maxLength: 10_000, description: "replaces the matched entries' note; not counted in changed" }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -271,9 +315,13 @@ export type RemediationUpdateResponse = Static<typeof RemediationUpdateResponse>
 /** GET /api/download: `file` defaults to session_results.json; `token` is a share token (D7). */
 export const DownloadQuery = Type.Object({
   session: Type.Optional(Type.String({ maxLength: 256 })),
-  file: Type.Optional(Type.String({ maxLength: 64, description: `one of ${SESSION_FILES.join(', ')} (default session_results.json)` })),
+  file: Type.Optional(
+    Type.String({ maxLength: 64, description: `one of ${SESSION_FILES.join(', ')} (default session_results.json)` }),
+  ),
   mode: Type.Optional(Type.String({ maxLength: 16, description: '`view`: inline; `download` or absent: attachment' })),
-  token: Type.Optional(Type.String({ maxLength: 128, description: 'share token of this session (instead of a key or JWT)' })),
+  token: Type.Optional(
+    Type.String({ maxLength: 128, description: 'share token of this session (instead of a key or JWT)' }),
+  ),
   client_id: Type.Optional(SessionClientId),
 });
 export type DownloadQuery = Static<typeof DownloadQuery>;
@@ -284,11 +332,23 @@ export type ShareQuery = Static<typeof ShareQuery>;
 
 /** GET /api/share: what a share-token holder may see of its one session (D8). */
 export const ShareResponse = Type.Composite([
-  Type.Pick(SessionMetadata, ['session_id', 'client', 'target', 'risk_score', 'risk_grade', 'total_findings', 'total_hosts', 'severity_summary', 'has_exec_summary']),
+  Type.Pick(SessionMetadata, [
+    'session_id',
+    'client',
+    'target',
+    'risk_score',
+    'risk_grade',
+    'total_findings',
+    'total_hosts',
+    'severity_summary',
+    'has_exec_summary',
+  ]),
   Type.Object({
     uploaded_at: IsoDateTime,
     expires_at: IsoDateTime,
-    files: Type.Array(Type.Union(SESSION_FILES.map((f) => Type.Literal(f))), { description: 'stored file names, downloadable with ?token=' }),
+    files: Type.Array(Type.Union(SESSION_FILES.map((f) => Type.Literal(f))), {
+      description: 'stored file names, downloadable with ?token=',
+    }),
   }),
 ]);
 export type ShareResponse = Static<typeof ShareResponse>;
@@ -298,12 +358,29 @@ export type RefreshResponse = Static<typeof RefreshResponse>;
 
 export const BENCHMARK_METRICS = ['risk_score', 'findings_per_host', 'critical_high_ratio'] as const;
 export type BenchmarkMetricName = (typeof BENCHMARK_METRICS)[number];
-export const BENCHMARK_LABELS = ['Top 10%', 'Above average', 'Average', 'Below average', 'Bottom 10%', 'No peers', 'Not enough peers', 'No data'] as const;
+export const BENCHMARK_LABELS = [
+  'Top 10%',
+  'Above average',
+  'Average',
+  'Below average',
+  'Bottom 10%',
+  'No peers',
+  'Not enough peers',
+  'No data',
+] as const;
 export type BenchmarkLabel = (typeof BENCHMARK_LABELS)[number];
 
 export const BenchmarkMetric = Type.Object({
-  value: Nullable(Type.Number({ description: "this session's value; null when the session lacks the input (no risk score, no hosts)" })),
-  percentile: Type.Integer({ minimum: 0, maximum: 100, description: 'share of peers doing worse (ties count half); 50 when there is no comparison' }),
+  value: Nullable(
+    Type.Number({
+      description: "this session's value; null when the session lacks the input (no risk score, no hosts)",
+    }),
+  ),
+  percentile: Type.Integer({
+    minimum: 0,
+    maximum: 100,
+    description: 'share of peers doing worse (ties count half); 50 when there is no comparison',
+  }),
   label: Type.Union(BENCHMARK_LABELS.map((l) => Type.Literal(l))),
   direction: Type.Literal('lower_is_better'),
   sample_size: Type.Integer({ minimum: 0, description: 'peers that have this metric' }),
@@ -316,6 +393,10 @@ export const BenchmarkResponse = Type.Object({
   sample_size: Type.Integer({ minimum: 0, description: 'other client/target pairs compared against' }),
   min_sample_size: Type.Integer({ description: 'peers a metric needs before a percentile is given' }),
   fetched_at: IsoDateTime,
-  metrics: Type.Object({ risk_score: BenchmarkMetric, findings_per_host: BenchmarkMetric, critical_high_ratio: BenchmarkMetric }),
+  metrics: Type.Object({
+    risk_score: BenchmarkMetric,
+    findings_per_host: BenchmarkMetric,
+    critical_high_ratio: BenchmarkMetric,
+  }),
 });
 export type BenchmarkResponse = Static<typeof BenchmarkResponse>;

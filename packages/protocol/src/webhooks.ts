@@ -33,7 +33,10 @@ export const WebhookEnvelope = Type.Object({
 });
 export type WebhookEnvelope = Static<typeof WebhookEnvelope>;
 
-const EventTypes = Type.Array(Type.Union(WEBHOOK_EVENT_TYPES.map((t) => Type.Literal(t))), { minItems: 1, uniqueItems: true });
+const EventTypes = Type.Array(Type.Union(WEBHOOK_EVENT_TYPES.map((t) => Type.Literal(t))), {
+  minItems: 1,
+  uniqueItems: true,
+});
 const Url = Type.String({ minLength: 8, maxLength: 2048 });
 
 export const WebhookSubscription = Type.Object({
@@ -47,7 +50,9 @@ export const WebhookSubscription = Type.Object({
   created_at: IsoDateTime,
   updated_at: IsoDateTime,
   consecutive_failures: Type.Integer(),
-  disabled_reason: Nullable(Type.String({ description: 'set when the portal disabled the subscription after repeated failures' })),
+  disabled_reason: Nullable(
+    Type.String({ description: 'set when the portal disabled the subscription after repeated failures' }),
+  ),
 });
 export type WebhookSubscription = Static<typeof WebhookSubscription>;
 
@@ -80,8 +85,13 @@ export const CreatedWebhookResponse = Type.Object({
   subscription: Type.Intersect([
     WebhookSubscription,
     Type.Object({
-      signing_secret: Type.String({ pattern: '^[0-9a-f]{64}$', description: 'shown only here; HMAC key of X-SVC-Signature-256' }),
-      standard_webhooks_secret: Type.String({ description: 'the same key as whsec_<base64>, for Standard Webhooks verifiers' }),
+      signing_secret: Type.String({
+        pattern: '^[0-9a-f]{64}$',
+        description: 'shown only here; HMAC key of X-SVC-Signature-256',
+      }),
+      standard_webhooks_secret: Type.String({
+        description: 'the same key as whsec_<base64>, for Standard Webhooks verifiers',
+      }),
     }),
   ]),
 });
@@ -112,11 +122,24 @@ export const DeliveriesQuery = Type.Object(
   { additionalProperties: false },
 );
 export const DeliveriesResponse = Type.Object({ deliveries: Type.Array(WebhookDelivery) });
-export const RedeliverBody = Type.Object({ delivery_id: Type.Integer({ minimum: 1 }) }, { additionalProperties: false });
+export const RedeliverBody = Type.Object(
+  { delivery_id: Type.Integer({ minimum: 1 }) },
+  { additionalProperties: false },
+);
 export const DeliveryResponse = Type.Object({ delivery: WebhookDelivery });
 
 /** GET /api/db-health (SPEC). */
-export const DB_HEALTH_TABLES = ['sessions', 'session_notes', 'status_history', 'share_tokens', 'agent_heartbeats', 'agents', 'webhook_subscriptions', 'webhooks', 'audit_events'] as const;
+export const DB_HEALTH_TABLES = [
+  'sessions',
+  'session_notes',
+  'status_history',
+  'share_tokens',
+  'agent_heartbeats',
+  'agents',
+  'webhook_subscriptions',
+  'webhooks',
+  'audit_events',
+] as const;
 export const DbHealthResponse = Type.Object({
   table_counts: Type.Record(Type.String(), Type.Integer()),
   database_info: Type.Object({
@@ -130,13 +153,29 @@ export const DbHealthResponse = Type.Object({
     provider: Type.String(),
   }),
   recent_activity: Type.Array(
-    Type.Object({ event_type: Type.String(), session_id: Nullable(Type.String()), actor: Type.String(), data: Type.Record(Type.String(), Type.Unknown()), created_at: IsoDateTime, timestamp: IsoDateTime }),
+    Type.Object({
+      event_type: Type.String(),
+      session_id: Nullable(Type.String()),
+      actor: Type.String(),
+      data: Type.Record(Type.String(), Type.Unknown()),
+      created_at: IsoDateTime,
+      timestamp: IsoDateTime,
+    }),
   ),
   session_stats: Type.Object({
     by_status: Type.Record(Type.String(), Type.Integer()),
-    by_client: Type.Array(Type.Object({ client_id: Nullable(Type.String()), client: Nullable(Type.String()), count: Type.Integer() })),
+    by_client: Type.Array(
+      Type.Object({ client_id: Nullable(Type.String()), client: Nullable(Type.String()), count: Type.Integer() }),
+    ),
     recent_uploads: Type.Array(
-      Type.Object({ session_id: Type.String(), client: Nullable(Type.String()), target: Nullable(Type.String()), risk_score: Nullable(Type.Number()), risk_grade: Nullable(Type.String()), uploaded_at: IsoDateTime }),
+      Type.Object({
+        session_id: Type.String(),
+        client: Nullable(Type.String()),
+        target: Nullable(Type.String()),
+        risk_score: Nullable(Type.Number()),
+        risk_grade: Nullable(Type.String()),
+        uploaded_at: IsoDateTime,
+      }),
     ),
   }),
   neon_usage: Type.Object({

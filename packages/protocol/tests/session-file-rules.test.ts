@@ -27,7 +27,8 @@ const zeros = () => ({ critical: 0, high: 0, medium: 0, low: 0, info: 0 });
 describe('sha256Hex (pure, for browser consumers)', () => {
   it('equals node:crypto over empty, ASCII, multi-byte and block-boundary inputs', () => {
     const inputs = ['', 'abc', 'ü€𝄞', 'a'.repeat(55), 'a'.repeat(56), 'a'.repeat(63), 'a'.repeat(64), 'x'.repeat(1000)];
-    for (const s of inputs) expect(sha256Hex(s), JSON.stringify(s.slice(0, 10))).toBe(createHash('sha256').update(s, 'utf8').digest('hex'));
+    for (const s of inputs)
+      expect(sha256Hex(s), JSON.stringify(s.slice(0, 10))).toBe(createHash('sha256').update(s, 'utf8').digest('hex'));
     expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
 });
@@ -44,9 +45,9 @@ describe('findingFingerprint', () => {
   });
 
   it('ignores case of host and protocol and surrounding blanks', () => {
-    expect(findingFingerprint({ rule_id: ' svc.tls.v1_0 ', host: ' WEB01.Example.ORG ', port: 443, protocol: 'TCP' })).toBe(
-      findingFingerprint({ rule_id: 'svc.tls.v1_0', host: 'web01.example.org', port: 443, protocol: 'tcp' }),
-    );
+    expect(
+      findingFingerprint({ rule_id: ' svc.tls.v1_0 ', host: ' WEB01.Example.ORG ', port: 443, protocol: 'TCP' }),
+    ).toBe(findingFingerprint({ rule_id: 'svc.tls.v1_0', host: 'web01.example.org', port: 443, protocol: 'tcp' }));
   });
 
   it('differs for another rule, host, port or protocol', () => {
@@ -64,7 +65,9 @@ describe('findingFingerprint', () => {
   });
 
   it('parts cannot run into each other', () => {
-    expect(findingFingerprint({ rule_id: 'a', host: 'b\nc' })).not.toBe(findingFingerprint({ rule_id: 'a\nb', host: 'c' }));
+    expect(findingFingerprint({ rule_id: 'a', host: 'b\nc' })).not.toBe(
+      findingFingerprint({ rule_id: 'a\nb', host: 'c' }),
+    );
   });
 });
 
@@ -79,13 +82,30 @@ describe('risk score and grade', () => {
   });
 
   it('grades A < 20 ≤ B < 40 ≤ C < 55 ≤ D < 75 ≤ F at every band edge', () => {
-    const cases: [number, string][] = [[0, 'A'], [19, 'A'], [20, 'B'], [39, 'B'], [40, 'C'], [54, 'C'], [55, 'D'], [74, 'D'], [75, 'F'], [100, 'F']];
+    const cases: [number, string][] = [
+      [0, 'A'],
+      [19, 'A'],
+      [20, 'B'],
+      [39, 'B'],
+      [40, 'C'],
+      [54, 'C'],
+      [55, 'D'],
+      [74, 'D'],
+      [75, 'F'],
+      [100, 'F'],
+    ];
     for (const [score, grade] of cases) expect(riskGrade(score), String(score)).toBe(grade);
   });
 });
 
 describe('operational score and exception_impact', () => {
-  const entry = (severity: string, exception: Record<string, unknown> = {}) => ({ severity, exception_status: null, exception_expiry: null, exception_expired: false, ...exception });
+  const entry = (severity: string, exception: Record<string, unknown> = {}) => ({
+    severity,
+    exception_status: null,
+    exception_expiry: null,
+    exception_expired: false,
+    ...exception,
+  });
 
   it('an accepted exception counts until its expiry day, inclusive; expired ones never', () => {
     const accepted = { exception_status: 'accepted', exception_expiry: '2025-03-01', exception_expired: false };
@@ -119,14 +139,26 @@ describe('operational score and exception_impact', () => {
 
   it('without exceptions both scores agree and the delta is 0', () => {
     const counts = { critical: 1, high: 1, medium: 1, low: 1, info: 1 };
-    expect(dualScore(counts, zeros())).toStrictEqual({ risk_score: 30, risk_grade: 'B', risk_score_operational: 30, risk_grade_operational: 'B', exception_impact: { excepted_count: 0, score_delta: 0, excepted_findings: zeros() } });
+    expect(dualScore(counts, zeros())).toStrictEqual({
+      risk_score: 30,
+      risk_grade: 'B',
+      risk_score_operational: 30,
+      risk_grade_operational: 'B',
+      exception_impact: { excepted_count: 0, score_delta: 0, excepted_findings: zeros() },
+    });
   });
 });
 
 describe('frameworks', () => {
-  it('names SPEC\'s five frameworks with their control totals, ORC 9.64 at 5', () => {
+  it("names SPEC's five frameworks with their control totals, ORC 9.64 at 5", () => {
     expect(FRAMEWORKS).toStrictEqual(['CIS Controls v8', 'NIST CSF', 'PCI-DSS v4.0', 'SOC 2', 'ORC 9.64']);
-    expect(FRAMEWORK_CONTROL_TOTALS).toStrictEqual({ 'CIS Controls v8': 18, 'NIST CSF': 6, 'PCI-DSS v4.0': 12, 'SOC 2': 5, 'ORC 9.64': 5 });
+    expect(FRAMEWORK_CONTROL_TOTALS).toStrictEqual({
+      'CIS Controls v8': 18,
+      'NIST CSF': 6,
+      'PCI-DSS v4.0': 12,
+      'SOC 2': 5,
+      'ORC 9.64': 5,
+    });
     expect(frameworkControlTotal('ISO 27001')).toBeNull();
     expect(frameworkControlTotal('hasOwnProperty')).toBeNull();
     expect(frameworkControlTotal('cis controls v8')).toBeNull();
@@ -135,7 +167,12 @@ describe('frameworks', () => {
 
 describe('summaries', () => {
   it('remediation_summary: open entries by status (unknown is new), resolved ones as resolved, severities counted', () => {
-    const open = [{ status: 'new', severity: 'high' }, { status: 'weird', severity: 'HIGH' }, { status: 'deferred', severity: 'nope' }, 'x'];
+    const open = [
+      { status: 'new', severity: 'high' },
+      { status: 'weird', severity: 'HIGH' },
+      { status: 'deferred', severity: 'nope' },
+      'x',
+    ];
     const resolved = [{ status: 'in_progress', severity: 'low' }];
     expect(remediationSummaryOf(open, resolved)).toStrictEqual({
       total: 4,
@@ -146,8 +183,10 @@ describe('summaries', () => {
     expect(remediationSummaryOf(undefined, 'x')).toStrictEqual(remediationSummaryOf([], []));
   });
 
-  it('a file\'s own remediation_summary is normalised: wrong types are 0, totals filled in', () => {
-    expect(normalizedRemediationSummary({ by_status: { new: 2, resolved: 3, deferred: '1' }, by_severity: { high: 5 } })).toStrictEqual({
+  it("a file's own remediation_summary is normalised: wrong types are 0, totals filled in", () => {
+    expect(
+      normalizedRemediationSummary({ by_status: { new: 2, resolved: 3, deferred: '1' }, by_severity: { high: 5 } }),
+    ).toStrictEqual({
       total: 5,
       resolved_count: 3,
       by_status: { new: 2, persistent: 0, in_progress: 0, resolved: 3, deferred: 0 },
@@ -156,15 +195,34 @@ describe('summaries', () => {
     expect(normalizedRemediationSummary('x').total).toBe(0);
   });
 
-  it('exception_summary: counts of open entries, the file\'s delta and operational score (summary before metadata)', () => {
-    expect(exceptionCountsOf([{ exception_status: 'accepted' }, { exception_status: 'expired' }, { exception_status: 'accepted' }, { exception_status: 'other' }])).toStrictEqual({ total_exceptions: 3, by_status: { accepted: 2, expired: 1 } });
+  it("exception_summary: counts of open entries, the file's delta and operational score (summary before metadata)", () => {
+    expect(
+      exceptionCountsOf([
+        { exception_status: 'accepted' },
+        { exception_status: 'expired' },
+        { exception_status: 'accepted' },
+        { exception_status: 'other' },
+      ]),
+    ).toStrictEqual({ total_exceptions: 3, by_status: { accepted: 2, expired: 1 } });
     const doc = {
       metadata: { risk_score_operational: 10, risk_grade_operational: 'A' },
       summary: { risk_score_operational: 48, exception_impact: { score_delta: 14 } },
       remediation: [{ exception_status: 'accepted' }],
     };
-    expect(exceptionSummaryOf(doc)).toStrictEqual({ total_exceptions: 1, by_status: { accepted: 1, expired: 0 }, score_delta: 14, risk_score_operational: 48, risk_grade_operational: 'A' });
-    expect(exceptionSummaryOf(null)).toStrictEqual({ total_exceptions: 0, by_status: { accepted: 0, expired: 0 }, score_delta: 0, risk_score_operational: null, risk_grade_operational: null });
+    expect(exceptionSummaryOf(doc)).toStrictEqual({
+      total_exceptions: 1,
+      by_status: { accepted: 1, expired: 0 },
+      score_delta: 14,
+      risk_score_operational: 48,
+      risk_grade_operational: 'A',
+    });
+    expect(exceptionSummaryOf(null)).toStrictEqual({
+      total_exceptions: 0,
+      by_status: { accepted: 0, expired: 0 },
+      score_delta: 0,
+      risk_score_operational: null,
+      risk_grade_operational: null,
+    });
   });
 
   it('compliance_summary: per framework in order of appearance, distinct controls and findings, gaps for known frameworks', () => {
@@ -186,7 +244,10 @@ describe('summaries', () => {
   });
 
   it('compliance_summary keeps at most 50 frameworks of at most 128 characters', () => {
-    const entries = [{ framework: 'x'.repeat(129) }, ...Array.from({ length: 60 }, (_, i) => ({ framework: `F${i}`, control_id: 'c' }))];
+    const entries = [
+      { framework: 'x'.repeat(129) },
+      ...Array.from({ length: 60 }, (_, i) => ({ framework: `F${i}`, control_id: 'c' })),
+    ];
     const s = complianceSummaryOf(entries);
     expect(s.total_mappings).toBe(61);
     expect(s.by_framework.map((f) => f.framework)).toStrictEqual(Array.from({ length: 50 }, (_, i) => `F${i}`));
@@ -194,11 +255,20 @@ describe('summaries', () => {
 
   it('orc964_summary: null without the block; coverage wins over mapped divisions; pending attestations', () => {
     expect(orc964SummaryOf(undefined)).toBeNull();
-    expect(orc964SummaryOf({ divisions: [{ mapped: true }, { mapped: false }, { mapped: 'true' }], attestations: [{ state: 'true' }, { state: true }, { state: 'false' }, {}] })).toStrictEqual({ enabled: true, technical_covered: 1, technical_total: 5, attest_pending: 2 });
+    expect(
+      orc964SummaryOf({
+        divisions: [{ mapped: true }, { mapped: false }, { mapped: 'true' }],
+        attestations: [{ state: 'true' }, { state: true }, { state: 'false' }, {}],
+      }),
+    ).toStrictEqual({ enabled: true, technical_covered: 1, technical_total: 5, attest_pending: 2 });
     expect(orc964SummaryOf({ coverage: { technical_divisions_covered: 4 }, divisions: [] })?.technical_covered).toBe(4);
   });
 
   it('severityCounts counts known severities case-insensitively', () => {
-    expect(severityCounts([{ severity: 'Critical' }, { severity: 'info' }, { severity: 'urgent' }, {}])).toStrictEqual({ ...zeros(), critical: 1, info: 1 });
+    expect(severityCounts([{ severity: 'Critical' }, { severity: 'info' }, { severity: 'urgent' }, {}])).toStrictEqual({
+      ...zeros(),
+      critical: 1,
+      info: 1,
+    });
   });
 });

@@ -15,7 +15,8 @@ import { parseMix, DEFAULT_MIX } from '../../client/src/synthetic/options.ts';
  */
 
 const REPO = path.resolve(import.meta.dirname, '../../..');
-const fixture = (name: string): unknown => JSON.parse(readFileSync(path.join(REPO, 'packages/portal/tests/fixtures', name), 'utf8'));
+const fixture = (name: string): unknown =>
+  JSON.parse(readFileSync(path.join(REPO, 'packages/portal/tests/fixtures', name), 'utf8'));
 const errorsOf = (doc: unknown) => [...Value.Errors(SessionFile, doc)].map((e) => `${e.path}: ${e.message}`);
 
 const synthetic = () =>
@@ -40,15 +41,21 @@ describe('docs/session-file.schema.json', () => {
     expect(readFileSync(path.join(REPO, 'docs/session-file.schema.json'), 'utf8')).toBe(sessionFileJsonSchemaText());
   });
 
-  it('the script\'s --check agrees (exit 0 on the committed file)', () => {
-    const res = spawnSync(process.execPath, ['scripts/session-file-schema.ts', '--check'], { cwd: REPO, encoding: 'utf8', timeout: 30_000 });
+  it("the script's --check agrees (exit 0 on the committed file)", () => {
+    const res = spawnSync(process.execPath, ['scripts/session-file-schema.ts', '--check'], {
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(res.stderr).toBe('');
     expect(res.status).toBe(0);
   });
 });
 
 describe('the published JSON Schema with a standard validator (Ajv, draft-07)', () => {
-  const validate = new Ajv({ allErrors: true, strict: false }).compile(JSON.parse(readFileSync(path.join(REPO, 'docs/session-file.schema.json'), 'utf8')) as object);
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(
+    JSON.parse(readFileSync(path.join(REPO, 'docs/session-file.schema.json'), 'utf8')) as object,
+  );
 
   it('accepts both fixtures and a synthetic collection', () => {
     for (const doc of [fixture('session-minimal.json'), fixture('session-complete.json'), ...synthetic()]) {
@@ -77,7 +84,14 @@ describe('SessionFile schema', () => {
 
   it('accepts a very old file with a top-level session id, and unknown fields anywhere (newer scanners)', () => {
     expect(errorsOf({ session_id: '20200101_000000', target: '10.0.0.1' })).toStrictEqual([]);
-    expect(errorsOf({ metadata: { session_id: 'a_1', future: { x: 1 } }, summary: { new_score: 3 }, findings: [{ exploit_maturity: 'high' }], brand_new_block: [] })).toStrictEqual([]);
+    expect(
+      errorsOf({
+        metadata: { session_id: 'a_1', future: { x: 1 } },
+        summary: { new_score: 3 },
+        findings: [{ exploit_maturity: 'high' }],
+        brand_new_block: [],
+      }),
+    ).toStrictEqual([]);
   });
 
   it('requires a valid session id', () => {
@@ -88,7 +102,7 @@ describe('SessionFile schema', () => {
     expect(Value.Check(SessionFile, [])).toBe(false);
   });
 
-  it('refuses fields of the wrong kind: a severity outside SPEC\'s five, a bad status, a port out of range, a bad fingerprint', () => {
+  it("refuses fields of the wrong kind: a severity outside SPEC's five, a bad status, a port out of range, a bad fingerprint", () => {
     const ok = { metadata: { session_id: 'a_1' } };
     expect(Value.Check(SessionFile, { ...ok, findings: [{ severity: 'urgent' }] })).toBe(false);
     expect(Value.Check(SessionFile, { ...ok, remediation: [{ status: 'done' }] })).toBe(false);
@@ -118,6 +132,11 @@ describe('SessionFile schema', () => {
       cvss: 5.9,
     };
     expect(errorsOf({ metadata: { session_id: 'a_1' }, findings: [finding] })).toStrictEqual([]);
-    expect(Value.Check(SessionFile, { metadata: { session_id: 'a_1' }, findings: [{ ...finding, references: { cwe: ['327'] } }] })).toBe(false);
+    expect(
+      Value.Check(SessionFile, {
+        metadata: { session_id: 'a_1' },
+        findings: [{ ...finding, references: { cwe: ['327'] } }],
+      }),
+    ).toBe(false);
   });
 });

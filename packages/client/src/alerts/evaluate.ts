@@ -1,4 +1,12 @@
-import { findingFingerprint, riskGrade, riskScore, severityCounts, severityOf, type Finding, type SessionFile } from '@svc/protocol';
+import {
+  findingFingerprint,
+  riskGrade,
+  riskScore,
+  severityCounts,
+  severityOf,
+  type Finding,
+  type SessionFile,
+} from '@svc/protocol';
 import type { AlertRules } from './settings.ts';
 
 /**
@@ -39,7 +47,8 @@ const oneLine = (s: string) => s.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ').trim();
 export function findingKey(f: Finding): string {
   if (typeof f.fingerprint === 'string') return f.fingerprint;
   const host = typeof f.host === 'string' ? f.host : typeof f.ip === 'string' ? f.ip : '';
-  if (typeof f.rule_id === 'string' && host !== '') return findingFingerprint({ rule_id: f.rule_id, host, port: f.port, protocol: f.protocol });
+  if (typeof f.rule_id === 'string' && host !== '')
+    return findingFingerprint({ rule_id: f.rule_id, host, port: f.port, protocol: f.protocol });
   return JSON.stringify(['title', f.title ?? '', host.toLowerCase(), f.port ?? '']);
 }
 
@@ -67,20 +76,32 @@ export function sessionFacts(session: SessionFile): SessionFacts {
   const meta = session.metadata ?? {};
   const findings = findingsOf(session);
   // The grade is taken from the same block as the score, else graded from it.
-  const block = typeof session.summary?.risk_score === 'number' ? session.summary : typeof meta.risk_score === 'number' ? meta : null;
+  const block =
+    typeof session.summary?.risk_score === 'number'
+      ? session.summary
+      : typeof meta.risk_score === 'number'
+        ? meta
+        : null;
   const score = block?.risk_score ?? riskScore(severityCounts(findings));
   const grade = block?.risk_grade ?? riskGrade(score);
-  const id = meta.session_id ?? ('session_id' in session && typeof session.session_id === 'string' ? session.session_id : '');
+  const id =
+    meta.session_id ?? ('session_id' in session && typeof session.session_id === 'string' ? session.session_id : '');
   return {
     session_id: id,
     target: oneLine(meta.target ?? session.target ?? ''),
     risk_score: score,
     risk_grade: grade,
-    total_findings: typeof session.summary?.total_findings === 'number' ? session.summary.total_findings : findings.length,
+    total_findings:
+      typeof session.summary?.total_findings === 'number' ? session.summary.total_findings : findings.length,
   };
 }
 
-export function evaluateAlerts(session: SessionFile, prior: SessionFile | null, rules: AlertRules, now: Date): AlertPayload[] {
+export function evaluateAlerts(
+  session: SessionFile,
+  prior: SessionFile | null,
+  rules: AlertRules,
+  now: Date,
+): AlertPayload[] {
   if (!rules.enabled) return [];
   const facts = sessionFacts(session);
   const fresh = newCriticalHigh(session, prior);
@@ -96,7 +117,12 @@ export function evaluateAlerts(session: SessionFile, prior: SessionFile | null, 
     });
   }
   if (rules.on_new_critical && fresh.length > 0) {
-    const titles = fresh.slice(0, LISTED).map((f) => `${oneLine(f.title ?? f.rule_id ?? 'untitled')} (${severityOf(f.severity)}${f.host ?? f.ip ? `, ${oneLine(String(f.host ?? f.ip))}` : ''})`);
+    const titles = fresh
+      .slice(0, LISTED)
+      .map(
+        (f) =>
+          `${oneLine(f.title ?? f.rule_id ?? 'untitled')} (${severityOf(f.severity)}${(f.host ?? f.ip) ? `, ${oneLine(String(f.host ?? f.ip))}` : ''})`,
+      );
     const more = fresh.length > LISTED ? `; and ${fresh.length - LISTED} more` : '';
     out.push({
       ...base,

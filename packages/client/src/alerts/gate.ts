@@ -7,7 +7,11 @@ import type { AlertChannels } from './settings.ts';
  * the only webhook is the scan-time alert webhook, so ALERT_WEBHOOK_URL needs business or above
  * (warn and skip). E-mail and chat alerts are core (`alerts`) and never gated.
  */
-export function gateChannels(channels: AlertChannels, tier: ClientTier, warn: (message: string) => void): AlertChannels {
+export function gateChannels(
+  channels: AlertChannels,
+  tier: ClientTier,
+  warn: (message: string) => void,
+): AlertChannels {
   if (channels.webhook === null || gate(tier, 'webhooks', warn)) return channels;
   return { ...channels, webhook: null };
 }

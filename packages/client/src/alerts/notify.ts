@@ -43,7 +43,12 @@ function deliver(channel: ChannelName, channels: AlertChannels, alert: AlertPayl
 }
 
 /** One alert to every configured channel; the result of each, in the channels' order. */
-export async function sendToChannels(alert: AlertPayload, channels: AlertChannels, timeoutMs: number, log: (message: string) => void): Promise<ChannelResult[]> {
+export async function sendToChannels(
+  alert: AlertPayload,
+  channels: AlertChannels,
+  timeoutMs: number,
+  log: (message: string) => void,
+): Promise<ChannelResult[]> {
   return Promise.all(
     configuredChannels(channels).map(async (channel): Promise<ChannelResult> => {
       try {

@@ -24,7 +24,8 @@ export async function postJson(url: string, body: unknown, timeoutMs: number): P
     await res.arrayBuffer();
   } catch (err) {
     const e = err as Error & { cause?: { code?: string } };
-    if (e.name === 'TimeoutError' || e.name === 'AbortError') throw new ChannelError(`no answer within ${timeoutMs / 1000} s`);
+    if (e.name === 'TimeoutError' || e.name === 'AbortError')
+      throw new ChannelError(`no answer within ${timeoutMs / 1000} s`);
     throw new ChannelError(`request failed (${e.cause?.code ?? e.name})`);
   }
   if (res.status < 200 || res.status > 299) throw new ChannelError(`answered HTTP ${res.status}`);

@@ -8,7 +8,13 @@ import { checkRemoteConfigValue, type RemoteConfigKey } from '@svc/protocol';
  * it is reported through `warn` and the default is used.
  */
 
-export const ALERT_DEFAULTS = { enabled: true, risk_threshold: 60, on_new_critical: true, on_scan_complete: false, timeout_s: 10 } as const;
+export const ALERT_DEFAULTS = {
+  enabled: true,
+  risk_threshold: 60,
+  on_new_critical: true,
+  on_scan_complete: false,
+  timeout_s: 10,
+} as const;
 export const SMTP_DEFAULTS = { host: 'localhost', port: 587, securePort: 465, from: 'svc-alerts@localhost' } as const;
 
 export type ChannelName = 'email' | 'slack' | 'webhook';
@@ -68,7 +74,14 @@ function bool(src: SettingsSource, key: string, fallback: boolean, warn: (m: str
   return fallback;
 }
 
-function int(src: SettingsSource, key: string, fallback: number, min: number, max: number, warn: (m: string) => void): number {
+function int(
+  src: SettingsSource,
+  key: string,
+  fallback: number,
+  min: number,
+  max: number,
+  warn: (m: string) => void,
+): number {
   const raw = src.get(key)?.trim();
   if (raw === undefined) return fallback;
   if (/^\d{1,9}$/.test(raw) && Number(raw) >= min && Number(raw) <= max) return Number(raw);
@@ -99,7 +112,10 @@ const ADDRESS = /^[^\s@<>,;"]+@[^\s@<>,;"]+$/;
 /** A comma-separated list of plain addresses; invalid ones are dropped with a warning. */
 function addresses(raw: string, key: string, warn: (m: string) => void): string[] {
   const out: string[] = [];
-  for (const a of raw.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+  for (const a of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')) {
     if (ADDRESS.test(a)) out.push(a);
     else warn(`${key}: "${a}" is not an e-mail address; skipped`);
   }
@@ -115,7 +131,8 @@ function emailChannel(src: SettingsSource, warn: (m: string) => void): EmailChan
   const secure = bool(src, 'SMTP_SECURE', false, warn);
   const fromRaw = src.get('ALERT_EMAIL_FROM')?.trim();
   const from = fromRaw !== undefined && ADDRESS.test(fromRaw) ? fromRaw : SMTP_DEFAULTS.from;
-  if (fromRaw !== undefined && from !== fromRaw) warn(`ALERT_EMAIL_FROM is not an e-mail address; using ${SMTP_DEFAULTS.from}`);
+  if (fromRaw !== undefined && from !== fromRaw)
+    warn(`ALERT_EMAIL_FROM is not an e-mail address; using ${SMTP_DEFAULTS.from}`);
   const host = src.get('SMTP_HOST')?.trim() ?? SMTP_DEFAULTS.host;
   return {
     to,
@@ -135,7 +152,11 @@ export function alertSettingsFrom(src: SettingsSource, warn: (message: string) =
     on_new_critical: remoteRule(src, 'ALERT_ON_NEW_CRITICAL', String(ALERT_DEFAULTS.on_new_critical), warn) === 'true',
     on_scan_complete: bool(src, 'ALERT_ON_SCAN_COMPLETE', ALERT_DEFAULTS.on_scan_complete, warn),
     timeout_ms: int(src, 'ALERT_TIMEOUT', ALERT_DEFAULTS.timeout_s, 1, 300, warn) * 1000,
-    channels: { email: emailChannel(src, warn), slack: httpUrl(src, 'ALERT_SLACK_WEBHOOK', warn), webhook: httpUrl(src, 'ALERT_WEBHOOK_URL', warn) },
+    channels: {
+      email: emailChannel(src, warn),
+      slack: httpUrl(src, 'ALERT_SLACK_WEBHOOK', warn),
+      webhook: httpUrl(src, 'ALERT_WEBHOOK_URL', warn),
+    },
   };
 }
 

@@ -10,7 +10,9 @@ export const mrkdwn = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt
 /** The block-kit message of an alert; `text` is the notification fallback. */
 export function slackMessage(alert: AlertPayload): Record<string, unknown> {
   const header = alert.subject.length > HEADER_MAX ? `${alert.subject.slice(0, HEADER_MAX - 1)}…` : alert.subject;
-  const context = [`*${alert.alert_type}*`, alert.session_id ? `session ${alert.session_id}` : null, alert.timestamp].filter((x) => x !== null).join(' · ');
+  const context = [`*${alert.alert_type}*`, alert.session_id ? `session ${alert.session_id}` : null, alert.timestamp]
+    .filter((x) => x !== null)
+    .join(' · ');
   return {
     text: alert.subject,
     blocks: [

@@ -25,9 +25,22 @@ export interface AlertStageInput {
  * little), since every alert and channel is sent in parallel. With ALERT_ENABLED=false nothing
  * is evaluated and evaluated_at is null.
  */
-export async function withAlerts({ session, prior, settings, tier, now, log, warn }: AlertStageInput): Promise<SessionFile> {
+export async function withAlerts({
+  session,
+  prior,
+  settings,
+  tier,
+  now,
+  log,
+  warn,
+}: AlertStageInput): Promise<SessionFile> {
   const effective = { ...settings, channels: gateChannels(settings.channels, tier, warn) };
   const alerts = evaluateAlerts(session, prior, effective, now);
-  const alerts_summary = await notifyAlerts({ alerts, settings: effective, evaluatedAt: settings.enabled ? now : null, log });
+  const alerts_summary = await notifyAlerts({
+    alerts,
+    settings: effective,
+    evaluatedAt: settings.enabled ? now : null,
+    log,
+  });
   return { ...session, alerts_summary };
 }

@@ -15,7 +15,16 @@ import registerPiValidate from './commands/pi-validate.ts';
 import registerSyntheticCollection from './commands/synthetic-collection.ts';
 import registerUpload from './commands/upload.ts';
 
-const COMMANDS: RegisterCommand[] = [registerUpload, registerLicense, registerApiDebug, registerE2eSmokeTest, registerPiValidate, registerDependencyCheck, registerSyntheticCollection, registerAlert];
+const COMMANDS: RegisterCommand[] = [
+  registerUpload,
+  registerLicense,
+  registerApiDebug,
+  registerE2eSmokeTest,
+  registerPiValidate,
+  registerDependencyCheck,
+  registerSyntheticCollection,
+  registerAlert,
+];
 
 export const VERSION = CLIENT_VERSION;
 
@@ -36,7 +45,13 @@ export function buildProgram(ctx: CliContext): Command {
   );
   for (const register of COMMANDS) register(program, ctx);
   // Every subcommand reports through the same output and exit-code handling.
-  for (const cmd of allCommands(program)) cmd.exitOverride().configureOutput({ writeOut: (s) => void ctx.streams.stdout.write(s), writeErr: (s) => void ctx.streams.stderr.write(s) });
+  for (const cmd of allCommands(program))
+    cmd
+      .exitOverride()
+      .configureOutput({
+        writeOut: (s) => void ctx.streams.stdout.write(s),
+        writeErr: (s) => void ctx.streams.stderr.write(s),
+      });
   return program;
 }
 

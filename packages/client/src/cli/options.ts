@@ -8,7 +8,12 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 /** `-c <file>`: a KEY=VALUE config file; may be given more than once (later files win). */
 export function configOption(cmd: Command, opts: { required?: boolean } = {}): Command {
-  const option = new Option('-c, --config <file>', opts.required ? 'config file of KEY=VALUE lines (required)' : 'config file of KEY=VALUE lines (repeatable; later files win)').argParser(collect);
+  const option = new Option(
+    '-c, --config <file>',
+    opts.required
+      ? 'config file of KEY=VALUE lines (required)'
+      : 'config file of KEY=VALUE lines (repeatable; later files win)',
+  ).argParser(collect);
   if (opts.required) option.makeOptionMandatory();
   return cmd.addOption(option);
 }
@@ -17,7 +22,10 @@ export function configOption(cmd: Command, opts: { required?: boolean } = {}): C
 export function targetOptions(cmd: Command): Command {
   return cmd
     .option('-u, --url <url>', 'portal upload URL (…/api/upload) or origin; default CONSULTATION_API_URL')
-    .option('-k, --key <key>', 'license key; default SVC_LICENSE_KEY, SVC_API_KEY, CONSULTATION_API_KEY, ~/.svc/license.key')
+    .option(
+      '-k, --key <key>',
+      'license key; default SVC_LICENSE_KEY, SVC_API_KEY, CONSULTATION_API_KEY, ~/.svc/license.key',
+    )
     .option('-j, --jwt <jwt>', 'admin identity token; default SVC_JWT, CONSULTATION_JWT')
     .option('--timeout <sec>', 'request timeout in seconds', '30');
 }
@@ -35,5 +43,9 @@ export function settingsOf(opts: CommonOpts, ctx: CliContext): Settings {
 }
 
 export function targetOf(opts: CommonOpts, ctx: CliContext, settings = settingsOf(opts, ctx)): PortalTarget {
-  return resolveTarget(settings, { url: opts.url, key: opts.key, jwt: opts.jwt, timeout: opts.timeout }, { home: ctx.home, warn: (m) => new Output(ctx.streams).warn(m) });
+  return resolveTarget(
+    settings,
+    { url: opts.url, key: opts.key, jwt: opts.jwt, timeout: opts.timeout },
+    { home: ctx.home, warn: (m) => new Output(ctx.streams).warn(m) },
+  );
 }

@@ -3,7 +3,16 @@
  * license and agent-command URLs from CONSULTATION_API_URL by replacing the trailing
  * `/upload`).
  */
-export type PortalEndpoint = 'upload' | 'health' | 'license' | 'agent-commands' | 'download' | 'share' | 'refresh' | 'benchmark' | 'sessions';
+export type PortalEndpoint =
+  | 'upload'
+  | 'health'
+  | 'license'
+  | 'agent-commands'
+  | 'download'
+  | 'share'
+  | 'refresh'
+  | 'benchmark'
+  | 'sessions';
 
 export class EndpointError extends Error {
   constructor(message: string) {
@@ -19,7 +28,8 @@ export function deriveEndpoint(uploadUrl: string, endpoint: PortalEndpoint): str
   } catch {
     throw new EndpointError(`CONSULTATION_API_URL is not a URL: ${uploadUrl}`);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new EndpointError('CONSULTATION_API_URL must use http or https');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new EndpointError('CONSULTATION_API_URL must use http or https');
   const path = url.pathname.replace(/\/+$/, '');
   if (!path.endsWith('/upload')) throw new EndpointError('CONSULTATION_API_URL must end with /upload');
   url.pathname = `${path.slice(0, -'/upload'.length)}/${endpoint}`;

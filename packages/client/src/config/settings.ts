@@ -35,7 +35,13 @@ export function readConfigFile(file: string): Record<string, string> {
     text = fs.readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ConfigError(code === 'ENOENT' ? `Config file not found: ${file}` : code === 'EISDIR' ? `Config file is a directory: ${file}` : `Cannot read config file ${file}: ${(err as Error).message}`);
+    throw new ConfigError(
+      code === 'ENOENT'
+        ? `Config file not found: ${file}`
+        : code === 'EISDIR'
+          ? `Config file is a directory: ${file}`
+          : `Cannot read config file ${file}: ${(err as Error).message}`,
+    );
   }
   return parse(text);
 }
@@ -90,7 +96,10 @@ export class Settings {
     const found = this.lookup(key);
     if (found === undefined) return fallback;
     const n = Number(found.value.trim());
-    if (!/^\d+$/.test(found.value.trim()) || n < min || n > max) throw new ConfigError(`${key} must be a whole number of seconds between ${min} and ${max} (got "${found.value}")`);
+    if (!/^\d+$/.test(found.value.trim()) || n < min || n > max)
+      throw new ConfigError(
+        `${key} must be a whole number of seconds between ${min} and ${max} (got "${found.value}")`,
+      );
     return n;
   }
 

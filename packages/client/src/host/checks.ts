@@ -6,7 +6,15 @@ import { jsonOf, send } from '../http/request.ts';
 import { healthRequest } from '../portal/requests.ts';
 import { endpoint, uploadUrlOf } from '../portal/target.ts';
 import { findExecutable, runProgram } from './process.ts';
-import { BASH, detectTools, missingOf, toolsOfTier, type Installable, type ToolSpec, type ToolStatus } from './tools.ts';
+import {
+  BASH,
+  detectTools,
+  missingOf,
+  toolsOfTier,
+  type Installable,
+  type ToolSpec,
+  type ToolStatus,
+} from './tools.ts';
 
 /**
  * The eight host readiness checks of pi_validate.sh (SPEC "Client command-line tools"). Each
@@ -16,7 +24,16 @@ import { BASH, detectTools, missingOf, toolsOfTier, type Installable, type ToolS
  */
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
-export const CHECK_NAMES = ['platform', 'bash version', 'core dependencies', 'optional dependencies', 'MD5 hashing', 'cron', 'disk space', 'network connectivity'] as const;
+export const CHECK_NAMES = [
+  'platform',
+  'bash version',
+  'core dependencies',
+  'optional dependencies',
+  'MD5 hashing',
+  'cron',
+  'disk space',
+  'network connectivity',
+] as const;
 export type CheckName = (typeof CHECK_NAMES)[number];
 
 export interface CheckResult {
@@ -54,7 +71,12 @@ const PLATFORM_LABEL: Partial<Record<NodeJS.Platform, string>> = { linux: 'Linux
 /** Linux and macOS pass (any architecture); everything else fails. */
 export function platformRule(f: PlatformFacts): CheckResult {
   const label = PLATFORM_LABEL[f.platform];
-  if (label === undefined) return { name: 'platform', status: 'fail', detail: `${f.platform} ${f.arch} is not supported: the scanner runs on Linux (Raspberry Pi OS, Debian, Ubuntu, Fedora, Alpine) and macOS` };
+  if (label === undefined)
+    return {
+      name: 'platform',
+      status: 'fail',
+      detail: `${f.platform} ${f.arch} is not supported: the scanner runs on Linux (Raspberry Pi OS, Debian, Ubuntu, Fedora, Alpine) and macOS`,
+    };
   const parts = [`${label} ${f.arch}`];
   if (f.osName) parts[0] += ` (${f.osName})`;
   if (f.model) parts.push(f.model.startsWith('Raspberry Pi') ? f.model : `model: ${f.model}`);
@@ -83,7 +105,8 @@ export function modelOf(raw: string | null): string | null {
 }
 
 function platformFacts(h: HostContext): PlatformFacts {
-  if (h.platform === 'darwin') return { platform: h.platform, arch: h.arch, osName: `Darwin ${os.release()}`, model: null };
+  if (h.platform === 'darwin')
+    return { platform: h.platform, arch: h.arch, osName: `Darwin ${os.release()}`, model: null };
   return {
     platform: h.platform,
     arch: h.arch,
@@ -99,11 +122,28 @@ export const MIN_BASH_MAJOR = 4;
 /** bash found and its $BASH_VERSION ≥ 4 passes; missing, unreadable or older fails. */
 export function bashRule(f: { path: string | null; version: string | null; error?: string }): CheckResult {
   const name = 'bash version';
-  if (f.path === null) return { name, status: 'fail', detail: 'bash not found on the PATH: bash 4 or later runs the scanner and its hooks', fix: [BASH] };
+  if (f.path === null)
+    return {
+      name,
+      status: 'fail',
+      detail: 'bash not found on the PATH: bash 4 or later runs the scanner and its hooks',
+      fix: [BASH],
+    };
   const m = f.version === null ? null : /^(\d+)\.(\d+)/.exec(f.version.trim());
-  if (m === null) return { name, status: 'fail', detail: `could not read $BASH_VERSION from ${f.path}${f.error ? `: ${f.error}` : ''}` };
+  if (m === null)
+    return {
+      name,
+      status: 'fail',
+      detail: `could not read $BASH_VERSION from ${f.path}${f.error ? `: ${f.error}` : ''}`,
+    };
   const version = (f.version as string).trim();
-  if (Number(m[1]) < MIN_BASH_MAJOR) return { name, status: 'fail', detail: `bash ${version} (${f.path}) is too old: ${MIN_BASH_MAJOR}.0 or later is required (associative arrays, mapfile)`, fix: [BASH] };
+  if (Number(m[1]) < MIN_BASH_MAJOR)
+    return {
+      name,
+      status: 'fail',
+      detail: `bash ${version} (${f.path}) is too old: ${MIN_BASH_MAJOR}.0 or later is required (associative arrays, mapfile)`,
+      fix: [BASH],
+    };
   return { name, status: 'pass', detail: `bash ${version} (${f.path})` };
 }
 
@@ -136,10 +176,25 @@ export function coreDependenciesRule(statuses: ToolStatus[], nmap: NmapRun | nul
   const missingRequired = missingOf(relevant, 'required');
   const missingCore = missingOf(relevant, 'core');
   const fix = [...missingRequired, ...missingCore];
-  const coreNote = missingCore.length > 0 ? `; missing core tools: ${missingCore.map((t) => t.id).join(', ')}, losing ${capabilityList(missingCore)}` : '';
-  if (missingRequired.length > 0) return { name, status: 'fail', detail: `missing required: ${missingRequired.map((t) => t.id).join(', ')} (nothing can be scanned without it)${coreNote}`, fix };
+  const coreNote =
+    missingCore.length > 0
+      ? `; missing core tools: ${missingCore.map((t) => t.id).join(', ')}, losing ${capabilityList(missingCore)}`
+      : '';
+  if (missingRequired.length > 0)
+    return {
+      name,
+      status: 'fail',
+      detail: `missing required: ${missingRequired.map((t) => t.id).join(', ')} (nothing can be scanned without it)${coreNote}`,
+      fix,
+    };
   const nmapStatus = relevant.find((s) => s.spec.id === 'nmap');
-  if (nmapStatus?.path && nmap !== null && nmap.version === null) return { name, status: 'fail', detail: `nmap (${nmapStatus.path}) does not run: ${nmap.error ?? 'no version in its output'}${coreNote}`, fix };
+  if (nmapStatus?.path && nmap !== null && nmap.version === null)
+    return {
+      name,
+      status: 'fail',
+      detail: `nmap (${nmapStatus.path}) does not run: ${nmap.error ?? 'no version in its output'}${coreNote}`,
+      fix,
+    };
   const nmapText = nmapStatus?.path ? `nmap ${nmap?.version ?? ''}`.trim() + ` (${nmapStatus.path})` : 'nmap';
   if (missingCore.length > 0) return { name, status: 'warn', detail: `${nmapText}${coreNote}`, fix };
   const core = relevant.filter((s) => s.spec.tier === 'core').map((s) => s.spec.id);
@@ -152,9 +207,14 @@ export function optionalDependenciesRule(statuses: ToolStatus[]): CheckResult {
   const optional = statuses.filter((s) => s.spec.tier === 'optional');
   const missing = missingOf(optional);
   const present = optional.filter((s) => s.path !== null).map((s) => s.spec.id);
-  if (missing.length === 0) return { name, status: 'pass', detail: `all ${optional.length} optional tools present: ${present.join(', ')}` };
+  if (missing.length === 0)
+    return { name, status: 'pass', detail: `all ${optional.length} optional tools present: ${present.join(', ')}` };
   const presentNote = present.length > 0 ? ` (present: ${present.join(', ')})` : '';
-  return { name, status: 'warn', detail: `${missing.length} of ${optional.length} missing${presentNote}; skipped capabilities: ${capabilityList(missing)}` };
+  return {
+    name,
+    status: 'warn',
+    detail: `${missing.length} of ${optional.length} missing${presentNote}; skipped capabilities: ${capabilityList(missing)}`,
+  };
 }
 
 /** The version from `nmap --version` output ("Nmap version 7.93 ( https://nmap.org )"). */
@@ -166,7 +226,9 @@ async function nmapRun(nmapPath: string | null, env: NodeJS.ProcessEnv): Promise
   if (nmapPath === null) return null;
   const r = await runProgram(nmapPath, ['--version'], { env, timeoutMs: 10_000 });
   const version = r.code === 0 ? nmapVersionOf(r.stdout) : null;
-  return version !== null ? { version } : { version: null, error: r.error ?? (r.stderr.trim().split('\n')[0] || `exit ${r.code}`) };
+  return version !== null
+    ? { version }
+    : { version: null, error: r.error ?? (r.stderr.trim().split('\n')[0] || `exit ${r.code}`) };
 }
 
 // ---------------------------------------------------------------- MD5
@@ -190,11 +252,23 @@ export interface Md5Attempt {
  */
 export function md5Rule(attempts: Md5Attempt[]): CheckResult {
   const name = 'MD5 hashing';
-  if (attempts.length === 0) return { name, status: 'fail', detail: 'neither md5sum nor md5 is on the PATH: MD5-derived schedule ids cannot be computed (md5sum is in coreutils)' };
+  if (attempts.length === 0)
+    return {
+      name,
+      status: 'fail',
+      detail:
+        'neither md5sum nor md5 is on the PATH: MD5-derived schedule ids cannot be computed (md5sum is in coreutils)',
+    };
   for (const a of attempts) {
-    if (a.output !== null && digestIn(a.output) === MD5_DIGEST) return { name, status: 'pass', detail: `${a.tool} (${a.path}) gives the known digest of "${MD5_INPUT}"` };
+    if (a.output !== null && digestIn(a.output) === MD5_DIGEST)
+      return { name, status: 'pass', detail: `${a.tool} (${a.path}) gives the known digest of "${MD5_INPUT}"` };
   }
-  const why = attempts.map((a) => `${a.tool} ${a.output === null ? `did not run (${a.error ?? 'failed'})` : `gave ${digestIn(a.output) ?? JSON.stringify(a.output.trim().slice(0, 60))}`}`).join('; ');
+  const why = attempts
+    .map(
+      (a) =>
+        `${a.tool} ${a.output === null ? `did not run (${a.error ?? 'failed'})` : `gave ${digestIn(a.output) ?? JSON.stringify(a.output.trim().slice(0, 60))}`}`,
+    )
+    .join('; ');
   return { name, status: 'fail', detail: `no working MD5 tool: ${why}; expected ${MD5_DIGEST}` };
 }
 
@@ -234,10 +308,26 @@ export interface CronFacts {
  */
 export function cronRule(f: CronFacts): CheckResult {
   const name = 'cron';
-  if (f.crontab === null) return { name, status: 'warn', detail: `crontab not found: cron-scheduled scans are unavailable (svcd's own schedules still run)${f.installHint ? `; install: ${f.installHint}` : ''}` };
-  if (f.platform === 'darwin') return { name, status: 'pass', detail: `crontab (${f.crontab}); launchd starts cron on demand` };
-  if (f.daemon === undefined) return { name, status: 'warn', detail: `crontab (${f.crontab}) present; cannot tell whether a cron daemon runs (no /proc)` };
-  if (f.daemon === null) return { name, status: 'warn', detail: `crontab (${f.crontab}) present but no cron daemon (cron, crond, cronie, fcron) is running: cron-scheduled scans will not start (e.g. systemctl enable --now cron)` };
+  if (f.crontab === null)
+    return {
+      name,
+      status: 'warn',
+      detail: `crontab not found: cron-scheduled scans are unavailable (svcd's own schedules still run)${f.installHint ? `; install: ${f.installHint}` : ''}`,
+    };
+  if (f.platform === 'darwin')
+    return { name, status: 'pass', detail: `crontab (${f.crontab}); launchd starts cron on demand` };
+  if (f.daemon === undefined)
+    return {
+      name,
+      status: 'warn',
+      detail: `crontab (${f.crontab}) present; cannot tell whether a cron daemon runs (no /proc)`,
+    };
+  if (f.daemon === null)
+    return {
+      name,
+      status: 'warn',
+      detail: `crontab (${f.crontab}) present but no cron daemon (cron, crond, cronie, fcron) is running: cron-scheduled scans will not start (e.g. systemctl enable --now cron)`,
+    };
   return { name, status: 'pass', detail: `crontab (${f.crontab}); ${f.daemon} running` };
 }
 
@@ -280,10 +370,17 @@ export function formatBytes(n: number): string {
 /** Free space (available to non-root users) on the filesystem of HOME: fail < 100 MiB ≤ warn < 1 GiB ≤ pass. */
 export function diskRule(f: { path: string; freeBytes: number | null; error?: string }): CheckResult {
   const name = 'disk space';
-  if (f.freeBytes === null) return { name, status: 'warn', detail: `cannot read free space of ${f.path}: ${f.error ?? 'unknown error'}` };
+  if (f.freeBytes === null)
+    return { name, status: 'warn', detail: `cannot read free space of ${f.path}: ${f.error ?? 'unknown error'}` };
   const text = `${formatBytes(f.freeBytes)} free on the filesystem of ${f.path}`;
-  if (f.freeBytes < DISK_FAIL_BYTES) return { name, status: 'fail', detail: `${text}: below the ${formatBytes(DISK_FAIL_BYTES)} minimum, scans cannot store their results` };
-  if (f.freeBytes < DISK_WARN_BYTES) return { name, status: 'warn', detail: `${text}: below the recommended ${formatBytes(DISK_WARN_BYTES)}` };
+  if (f.freeBytes < DISK_FAIL_BYTES)
+    return {
+      name,
+      status: 'fail',
+      detail: `${text}: below the ${formatBytes(DISK_FAIL_BYTES)} minimum, scans cannot store their results`,
+    };
+  if (f.freeBytes < DISK_WARN_BYTES)
+    return { name, status: 'warn', detail: `${text}: below the recommended ${formatBytes(DISK_WARN_BYTES)}` };
   return { name, status: 'pass', detail: text };
 }
 
@@ -332,16 +429,47 @@ export interface RouteFacts {
 export function networkRule(portal: PortalProbe | null, routes: RouteFacts): CheckResult {
   const name = 'network connectivity';
   if (portal !== null) {
-    if (portal.kind === 'bad-url') return { name, status: 'fail', detail: `CONSULTATION_API_URL is not a portal URL (${portal.value}): ${portal.reason}` };
-    if (portal.kind === 'unreachable') return { name, status: 'fail', detail: `portal health ${portal.url} not reachable: ${portal.reason}` };
-    if (portal.status === 200) return { name, status: 'pass', detail: `portal health ${portal.url} answered 200 in ${portal.ms} ms${portal.version ? ` (portal ${portal.version})` : ''}` };
-    if (portal.status >= 500) return { name, status: 'warn', detail: `portal health ${portal.url} answered HTTP ${portal.status}: the network works, the portal does not` };
-    return { name, status: 'fail', detail: `portal health ${portal.url} answered HTTP ${portal.status}: check CONSULTATION_API_URL` };
+    if (portal.kind === 'bad-url')
+      return {
+        name,
+        status: 'fail',
+        detail: `CONSULTATION_API_URL is not a portal URL (${portal.value}): ${portal.reason}`,
+      };
+    if (portal.kind === 'unreachable')
+      return { name, status: 'fail', detail: `portal health ${portal.url} not reachable: ${portal.reason}` };
+    if (portal.status === 200)
+      return {
+        name,
+        status: 'pass',
+        detail: `portal health ${portal.url} answered 200 in ${portal.ms} ms${portal.version ? ` (portal ${portal.version})` : ''}`,
+      };
+    if (portal.status >= 500)
+      return {
+        name,
+        status: 'warn',
+        detail: `portal health ${portal.url} answered HTTP ${portal.status}: the network works, the portal does not`,
+      };
+    return {
+      name,
+      status: 'fail',
+      detail: `portal health ${portal.url} answered HTTP ${portal.status}: check CONSULTATION_API_URL`,
+    };
   }
   const untested = 'portal not tested (set CONSULTATION_API_URL in the environment or a -c file)';
-  if (routes.defaultRoute === null) return { name, status: 'fail', detail: `no default route: this host cannot reach a portal outside its own subnets; ${untested}` };
-  const route = routes.defaultRoute === undefined ? 'default route unknown' : `default route via ${routes.defaultRoute}`;
-  const dns = routes.nameservers === null ? 'no /etc/resolv.conf' : routes.nameservers.length === 0 ? 'no nameserver in /etc/resolv.conf' : `DNS ${routes.nameservers.join(', ')}`;
+  if (routes.defaultRoute === null)
+    return {
+      name,
+      status: 'fail',
+      detail: `no default route: this host cannot reach a portal outside its own subnets; ${untested}`,
+    };
+  const route =
+    routes.defaultRoute === undefined ? 'default route unknown' : `default route via ${routes.defaultRoute}`;
+  const dns =
+    routes.nameservers === null
+      ? 'no /etc/resolv.conf'
+      : routes.nameservers.length === 0
+        ? 'no nameserver in /etc/resolv.conf'
+        : `DNS ${routes.nameservers.join(', ')}`;
   return { name, status: 'warn', detail: `${untested}; ${route}, ${dns}` };
 }
 
@@ -356,7 +484,14 @@ export function defaultRouteOf(ipv4: string | null, ipv6: string | null): string
   for (const line of (ipv6 ?? '').split('\n')) {
     const f = line.trim().split(/\s+/);
     // dest prefixlen src srclen nexthop metric refcnt use flags iface: ::/0 that is not a reject route.
-    if (f.length >= 10 && /^0{32}$/.test(f[0] ?? '') && f[1] === '00' && f[9] !== 'lo' && (parseInt(f[8] ?? '0', 16) & 0x200) === 0) return f[9] as string;
+    if (
+      f.length >= 10 &&
+      /^0{32}$/.test(f[0] ?? '') &&
+      f[1] === '00' &&
+      f[9] !== 'lo' &&
+      (parseInt(f[8] ?? '0', 16) & 0x200) === 0
+    )
+      return f[9] as string;
   }
   return null;
 }
@@ -378,7 +513,9 @@ async function routeFacts(h: HostContext): Promise<RouteFacts> {
 }
 
 /** The health URL for the configured portal, or why there is none; null when no URL is configured. */
-export function portalHealthUrl(settings: Settings): { url: string; uploadUrl: string } | { bad: string; reason: string } | null {
+export function portalHealthUrl(
+  settings: Settings,
+): { url: string; uploadUrl: string } | { bad: string; reason: string } | null {
   const raw = settings.get('CONSULTATION_API_URL');
   if (raw === undefined) return null;
   try {
@@ -395,7 +532,10 @@ async function portalProbe(h: HostContext): Promise<PortalProbe | null> {
   if ('bad' in target) return { kind: 'bad-url', value: target.bad, reason: target.reason };
   const timeoutMs = h.networkTimeoutMs ?? 10_000;
   try {
-    const res = await send(healthRequest({ uploadUrl: target.uploadUrl, apiKey: null, jwt: null, timeoutS: timeoutMs / 1000 }), timeoutMs);
+    const res = await send(
+      healthRequest({ uploadUrl: target.uploadUrl, apiKey: null, jwt: null, timeoutS: timeoutMs / 1000 }),
+      timeoutMs,
+    );
     const body = jsonOf(res) as { version?: unknown } | undefined;
     const probe: PortalProbe = { kind: 'answer', url: target.url, status: res.status, ms: res.ms };
     if (typeof body?.version === 'string') probe.version = body.version;
@@ -411,10 +551,30 @@ async function portalProbe(h: HostContext): Promise<PortalProbe | null> {
 export async function runChecks(h: HostContext, opts: { cronInstallHint?: string } = {}): Promise<CheckResult[]> {
   const statuses = detectTools(h.env);
   const nmapPath = statuses.find((s) => s.spec.id === 'nmap')?.path ?? null;
-  const [bash, nmap, md5, disk, portal, routes] = await Promise.all([bashFacts(h), nmapRun(nmapPath, h.env), md5Attempts(h.env), diskFacts(h), portalProbe(h), routeFacts(h)]);
-  const cron: CronFacts = { platform: h.platform, crontab: findExecutable('crontab', h.env), daemon: h.platform === 'darwin' ? null : findCronDaemon() };
+  const [bash, nmap, md5, disk, portal, routes] = await Promise.all([
+    bashFacts(h),
+    nmapRun(nmapPath, h.env),
+    md5Attempts(h.env),
+    diskFacts(h),
+    portalProbe(h),
+    routeFacts(h),
+  ]);
+  const cron: CronFacts = {
+    platform: h.platform,
+    crontab: findExecutable('crontab', h.env),
+    daemon: h.platform === 'darwin' ? null : findCronDaemon(),
+  };
   if (opts.cronInstallHint !== undefined) cron.installHint = opts.cronInstallHint;
-  return [platformRule(platformFacts(h)), bashRule(bash), coreDependenciesRule(statuses, nmap), optionalDependenciesRule(statuses), md5Rule(md5), cronRule(cron), diskRule(disk), networkRule(portal, routes)];
+  return [
+    platformRule(platformFacts(h)),
+    bashRule(bash),
+    coreDependenciesRule(statuses, nmap),
+    optionalDependenciesRule(statuses),
+    md5Rule(md5),
+    cronRule(cron),
+    diskRule(disk),
+    networkRule(portal, routes),
+  ];
 }
 
 /** What each check would do, for `--dry-run`: only PATH lookups, no program run, nothing contacted. */
@@ -423,15 +583,34 @@ export function describeChecks(h: HostContext): { name: CheckName; probes: strin
   const bash = findExecutable('bash', h.env) ?? 'bash';
   const md5 = MD5_TOOLS.map((t) => findExecutable(t, h.env) ?? t);
   const health = portalHealthUrl(h.settings);
-  const network = health === null ? 'CONSULTATION_API_URL not set: read the default route (/proc/net/route, /proc/net/ipv6_route) and /etc/resolv.conf; no request' : 'bad' in health ? `CONSULTATION_API_URL is malformed (${health.reason}): would fail` : `GET ${health.url} (timeout ${(h.networkTimeoutMs ?? 10_000) / 1000} s)`;
+  const network =
+    health === null
+      ? 'CONSULTATION_API_URL not set: read the default route (/proc/net/route, /proc/net/ipv6_route) and /etc/resolv.conf; no request'
+      : 'bad' in health
+        ? `CONSULTATION_API_URL is malformed (${health.reason}): would fail`
+        : `GET ${health.url} (timeout ${(h.networkTimeoutMs ?? 10_000) / 1000} s)`;
   return [
-    { name: 'platform', probes: 'read the OS and architecture, /etc/os-release and /proc/device-tree/model (Raspberry Pi model)' },
+    {
+      name: 'platform',
+      probes: 'read the OS and architecture, /etc/os-release and /proc/device-tree/model (Raspberry Pi model)',
+    },
     { name: 'bash version', probes: `run ${bash} -c 'echo $BASH_VERSION' (needs ${MIN_BASH_MAJOR}.0 or later)` },
-    { name: 'core dependencies', probes: `look up ${req.map((t) => t.id).join(', ')} on the PATH; run nmap --version (nmap missing fails, a core tool missing warns)` },
-    { name: 'optional dependencies', probes: `look up ${toolsOfTier('optional').map((t) => t.id).join(', ')} on the PATH (missing ones warn as skipped capabilities)` },
+    {
+      name: 'core dependencies',
+      probes: `look up ${req.map((t) => t.id).join(', ')} on the PATH; run nmap --version (nmap missing fails, a core tool missing warns)`,
+    },
+    {
+      name: 'optional dependencies',
+      probes: `look up ${toolsOfTier('optional')
+        .map((t) => t.id)
+        .join(', ')} on the PATH (missing ones warn as skipped capabilities)`,
+    },
     { name: 'MD5 hashing', probes: `hash "${MD5_INPUT}" with ${md5.join(' or ')}, expect ${MD5_DIGEST}` },
     { name: 'cron', probes: 'look up crontab on the PATH and a running cron daemon in /proc' },
-    { name: 'disk space', probes: `statfs ${h.home} (fail below ${formatBytes(DISK_FAIL_BYTES)} free, warn below ${formatBytes(DISK_WARN_BYTES)})` },
+    {
+      name: 'disk space',
+      probes: `statfs ${h.home} (fail below ${formatBytes(DISK_FAIL_BYTES)} free, warn below ${formatBytes(DISK_WARN_BYTES)})`,
+    },
     { name: 'network connectivity', probes: network },
   ];
 }
@@ -440,13 +619,25 @@ export function describeChecks(h: HostContext): { name: CheckName; probes: strin
 export function fixItems(results: CheckResult[]): Installable[] {
   const seen = new Set<string>();
   const items: Installable[] = [];
-  for (const r of results) for (const i of r.fix ?? []) if (!seen.has(i.id)) (seen.add(i.id), items.push(i));
+  for (const r of results) for (const i of r.fix ?? []) if (!seen.has(i.id)) seen.add(i.id), items.push(i);
   return items;
 }
 
-export function summaryOf(results: CheckResult[]): { total: number; pass: number; warn: number; fail: number; result: CheckStatus } {
+export function summaryOf(results: CheckResult[]): {
+  total: number;
+  pass: number;
+  warn: number;
+  fail: number;
+  result: CheckStatus;
+} {
   const count = (s: CheckStatus) => results.filter((r) => r.status === s).length;
   const fail = count('fail');
   const warn = count('warn');
-  return { total: results.length, pass: count('pass'), warn, fail, result: fail > 0 ? 'fail' : warn > 0 ? 'warn' : 'pass' };
+  return {
+    total: results.length,
+    pass: count('pass'),
+    warn,
+    fail,
+    result: fail > 0 ? 'fail' : warn > 0 ? 'warn' : 'pass',
+  };
 }

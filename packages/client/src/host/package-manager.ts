@@ -30,7 +30,10 @@ const MANAGERS: { name: ManagerName; command: string }[] = [
 ];
 
 /** The first package manager on the PATH of `env`; on macOS only Homebrew counts. */
-export function detectPackageManager(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): PackageManager | null {
+export function detectPackageManager(
+  env: NodeJS.ProcessEnv,
+  platform: NodeJS.Platform = process.platform,
+): PackageManager | null {
   for (const m of MANAGERS) {
     if (platform === 'darwin' && m.name !== 'brew') continue;
     const found = findExecutable(m.command, env);
@@ -40,7 +43,10 @@ export function detectPackageManager(env: NodeJS.ProcessEnv, platform: NodeJS.Pl
 }
 
 /** The distinct package names that provide `items`, and the items this manager has no package for. */
-export function packagesFor(manager: ManagerName, items: readonly Installable[]): { packages: string[]; unavailable: Installable[] } {
+export function packagesFor(
+  manager: ManagerName,
+  items: readonly Installable[],
+): { packages: string[]; unavailable: Installable[] } {
   const packages: string[] = [];
   const unavailable: Installable[] = [];
   for (const item of items) {
@@ -58,7 +64,11 @@ export function packagesFor(manager: ManagerName, items: readonly Installable[])
  * - user: as the current user (Homebrew, which refuses to run as root);
  * - none: cannot install here; `reason` says why and what to do.
  */
-export type Privilege = { kind: 'root' } | { kind: 'sudo'; nonInteractive: boolean } | { kind: 'user' } | { kind: 'none'; reason: string };
+export type Privilege =
+  | { kind: 'root' }
+  | { kind: 'sudo'; nonInteractive: boolean }
+  | { kind: 'user' }
+  | { kind: 'none'; reason: string };
 
 export interface PrivilegeFacts {
   isRoot: boolean;
@@ -72,20 +82,34 @@ export interface PrivilegeFacts {
 
 export function resolvePrivilege(manager: ManagerName, f: PrivilegeFacts): Privilege {
   if (manager === 'brew') {
-    return f.isRoot ? { kind: 'none', reason: 'Homebrew refuses to run as root: run this as the user that owns the Homebrew installation' } : { kind: 'user' };
+    return f.isRoot
+      ? {
+          kind: 'none',
+          reason: 'Homebrew refuses to run as root: run this as the user that owns the Homebrew installation',
+        }
+      : { kind: 'user' };
   }
   if (f.isRoot) return { kind: 'root' };
   if (f.hasSudo && f.sudoWithoutPassword) return { kind: 'sudo', nonInteractive: true };
   if (f.hasSudo && f.interactive) return { kind: 'sudo', nonInteractive: false };
-  if (f.hasSudo) return { kind: 'none', reason: 'not running as root, and sudo needs a password that cannot be asked for without a terminal: run it as root (or from an interactive shell)' };
+  if (f.hasSudo)
+    return {
+      kind: 'none',
+      reason:
+        'not running as root, and sudo needs a password that cannot be asked for without a terminal: run it as root (or from an interactive shell)',
+    };
   return { kind: 'none', reason: 'not running as root and sudo is not installed: run it as root' };
 }
 
 /** Checks the facts resolvePrivilege needs; runs `sudo -n true` only when not root and sudo exists. */
-export async function privilegeFacts(env: NodeJS.ProcessEnv, opts: { isRoot: boolean; interactive: boolean }): Promise<PrivilegeFacts> {
+export async function privilegeFacts(
+  env: NodeJS.ProcessEnv,
+  opts: { isRoot: boolean; interactive: boolean },
+): Promise<PrivilegeFacts> {
   const sudo = findExecutable('sudo', env);
   let sudoWithoutPassword = false;
-  if (!opts.isRoot && sudo !== null) sudoWithoutPassword = (await runProgram(sudo, ['-n', 'true'], { env, timeoutMs: 5000 })).code === 0;
+  if (!opts.isRoot && sudo !== null)
+    sudoWithoutPassword = (await runProgram(sudo, ['-n', 'true'], { env, timeoutMs: 5000 })).code === 0;
   return { isRoot: opts.isRoot, hasSudo: sudo !== null, sudoWithoutPassword, interactive: opts.interactive };
 }
 
@@ -100,7 +124,11 @@ export interface InstallCommand {
 }
 
 /** The install command line(s) for `packages`, non-interactive, with the privilege prefix. */
-export function installCommands(manager: ManagerName, packages: readonly string[], opts: { privilege: Privilege; aptListsEmpty?: boolean }): InstallCommand[] {
+export function installCommands(
+  manager: ManagerName,
+  packages: readonly string[],
+  opts: { privilege: Privilege; aptListsEmpty?: boolean },
+): InstallCommand[] {
   if (packages.length === 0) return [];
   const plain: InstallCommand[] = [];
   switch (manager) {
@@ -109,7 +137,10 @@ export function installCommands(manager: ManagerName, packages: readonly string[
       if (opts.aptListsEmpty) plain.push({ argv: ['apt-get', 'update'], env: {} });
       // The lock timeout waits for unattended-upgrades (busy at boot on Raspberry Pi OS)
       // instead of failing at once; DEBIAN_FRONTEND keeps debconf from asking anything.
-      plain.push({ argv: ['apt-get', 'install', '-y', '-o', 'DPkg::Lock::Timeout=120', ...packages], env: { DEBIAN_FRONTEND: 'noninteractive' } });
+      plain.push({
+        argv: ['apt-get', 'install', '-y', '-o', 'DPkg::Lock::Timeout=120', ...packages],
+        env: { DEBIAN_FRONTEND: 'noninteractive' },
+      });
       break;
     case 'dnf':
     case 'yum':
@@ -124,7 +155,10 @@ export function installCommands(manager: ManagerName, packages: readonly string[
   }
   if (opts.privilege.kind !== 'sudo') return plain;
   const sudo = opts.privilege.nonInteractive ? ['sudo', '-n'] : ['sudo'];
-  return plain.map((c) => ({ argv: [...sudo, ...Object.entries(c.env).map(([k, v]) => `${k}=${v}`), ...c.argv], env: {} }));
+  return plain.map((c) => ({
+    argv: [...sudo, ...Object.entries(c.env).map(([k, v]) => `${k}=${v}`), ...c.argv],
+    env: {},
+  }));
 }
 
 /** The command as a shell line a user can paste. */
@@ -148,7 +182,8 @@ export function aptListsEmpty(dir = '/var/lib/apt/lists'): boolean {
  */
 export function installerPath(userPath: string | undefined): string {
   const dirs = (userPath ?? '').split(path.delimiter).filter((d) => d !== '');
-  for (const d of ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin']) if (!dirs.includes(d)) dirs.push(d);
+  for (const d of ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'])
+    if (!dirs.includes(d)) dirs.push(d);
   return dirs.join(path.delimiter);
 }
 
@@ -157,16 +192,24 @@ export function installerPath(userPath: string | undefined): string {
  * stdout stays clean); stdin is the terminal when `interactive` (sudo may ask for a password
  * there), otherwise nothing. Resolves with the exit code (null: could not start or killed).
  */
-export function runInstallCommand(cmd: InstallCommand, opts: { env: NodeJS.ProcessEnv; output: NodeJS.WritableStream; interactive: boolean }): Promise<{ code: number | null; error?: string }> {
+export function runInstallCommand(
+  cmd: InstallCommand,
+  opts: { env: NodeJS.ProcessEnv; output: NodeJS.WritableStream; interactive: boolean },
+): Promise<{ code: number | null; error?: string }> {
   const env: NodeJS.ProcessEnv = { ...opts.env, ...cmd.env, PATH: installerPath(opts.env['PATH']) };
   const program = findExecutable(cmd.argv[0] as string, opts.env) ?? findExecutable(cmd.argv[0] as string, env);
   if (program === null) return Promise.resolve({ code: null, error: `${cmd.argv[0]} not found on the PATH` });
   return new Promise((resolve) => {
-    const child = spawn(program, cmd.argv.slice(1), { env, stdio: [opts.interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'] });
+    const child = spawn(program, cmd.argv.slice(1), {
+      env,
+      stdio: [opts.interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'],
+    });
     child.stdout!.on('data', (d: Buffer) => opts.output.write(d));
     child.stderr!.on('data', (d: Buffer) => opts.output.write(d));
     child.on('error', (err) => resolve({ code: null, error: err.message }));
-    child.on('close', (code, signal) => resolve(code === null ? { code: null, error: `killed by ${signal}` } : { code }));
+    child.on('close', (code, signal) =>
+      resolve(code === null ? { code: null, error: `killed by ${signal}` } : { code }),
+    );
   });
 }
 
@@ -186,23 +229,56 @@ export interface InstallPlan {
 }
 
 /** Works out how `items` would be installed on this host; runs nothing but `sudo -n true`. */
-export async function planInstall(items: readonly Installable[], opts: { env: NodeJS.ProcessEnv; isRoot: boolean; interactive: boolean; platform?: NodeJS.Platform; aptListsDir?: string }): Promise<InstallPlan> {
+export async function planInstall(
+  items: readonly Installable[],
+  opts: {
+    env: NodeJS.ProcessEnv;
+    isRoot: boolean;
+    interactive: boolean;
+    platform?: NodeJS.Platform;
+    aptListsDir?: string;
+  },
+): Promise<InstallPlan> {
   const manager = detectPackageManager(opts.env, opts.platform);
   if (manager === null) {
     const blocked = `no supported package manager (apt-get, dnf, yum, apk, brew) found on the PATH: install ${items.map((i) => i.id).join(', ')} by hand`;
-    return { manager, items: [...items], packages: [], unavailable: [...items], privilege: null, commands: [], blocked };
+    return {
+      manager,
+      items: [...items],
+      packages: [],
+      unavailable: [...items],
+      privilege: null,
+      commands: [],
+      blocked,
+    };
   }
   const { packages, unavailable } = packagesFor(manager.name, items);
-  const privilege = resolvePrivilege(manager.name, await privilegeFacts(opts.env, { isRoot: opts.isRoot, interactive: opts.interactive }));
+  const privilege = resolvePrivilege(
+    manager.name,
+    await privilegeFacts(opts.env, { isRoot: opts.isRoot, interactive: opts.interactive }),
+  );
   const listsEmpty = manager.name === 'apt' ? aptListsEmpty(opts.aptListsDir) : false;
   if (privilege.kind === 'none') {
-    const commands = installCommands(manager.name, packages, { privilege: { kind: manager.name === 'brew' ? 'user' : 'root' }, aptListsEmpty: listsEmpty });
+    const commands = installCommands(manager.name, packages, {
+      privilege: { kind: manager.name === 'brew' ? 'user' : 'root' },
+      aptListsEmpty: listsEmpty,
+    });
     return { manager, items: [...items], packages, unavailable, privilege, commands, blocked: privilege.reason };
   }
-  return { manager, items: [...items], packages, unavailable, privilege, commands: installCommands(manager.name, packages, { privilege, aptListsEmpty: listsEmpty }), blocked: null };
+  return {
+    manager,
+    items: [...items],
+    packages,
+    unavailable,
+    privilege,
+    commands: installCommands(manager.name, packages, { privilege, aptListsEmpty: listsEmpty }),
+    blocked: null,
+  };
 }
 
 /** "install <id> from <homepage>" hints for items no package provides. */
 export function unavailableHint(items: readonly Installable[], manager: ManagerName | null): string {
-  return items.map((i) => `${i.id}${manager ? ` (no ${manager} package)` : ''}${i.homepage ? `: ${i.homepage}` : ''}`).join('; ');
+  return items
+    .map((i) => `${i.id}${manager ? ` (no ${manager} package)` : ''}${i.homepage ? `: ${i.homepage}` : ''}`)
+    .join('; ');
 }

@@ -46,7 +46,11 @@ export interface ProgramResult {
  * Runs a program with captured output (no shell), `input` on its stdin, killed after
  * `timeoutMs`. Never throws.
  */
-export function runProgram(file: string, args: string[], opts: { env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<ProgramResult> {
+export function runProgram(
+  file: string,
+  args: string[],
+  opts: { env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number },
+): Promise<ProgramResult> {
   return new Promise((resolve) => {
     let stdout = '';
     let stderr = '';
@@ -57,7 +61,10 @@ export function runProgram(file: string, args: string[], opts: { env: NodeJS.Pro
       clearTimeout(timer);
       resolve(r);
     };
-    const child = spawn(file, args, { env: opts.env, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(file, args, {
+      env: opts.env,
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
     const timeoutMs = opts.timeoutMs ?? 10_000;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');

@@ -40,22 +40,113 @@ export interface ToolSpec extends Installable {
 const same = (name: string): PackageNames => ({ apt: name, dnf: name, yum: name, apk: name, brew: name });
 
 export const TOOLS: readonly ToolSpec[] = [
-  { id: 'nmap', tier: 'required', commands: ['nmap'], capability: 'host discovery, port and service scanning', packages: same('nmap'), homepage: 'https://nmap.org/download' },
+  {
+    id: 'nmap',
+    tier: 'required',
+    commands: ['nmap'],
+    capability: 'host discovery, port and service scanning',
+    packages: same('nmap'),
+    homepage: 'https://nmap.org/download',
+  },
 
-  { id: 'curl', tier: 'core', commands: ['curl'], capability: 'web service probing: HTTP status, headers, redirects', packages: same('curl') },
-  { id: 'openssl', tier: 'core', commands: ['openssl'], capability: 'TLS certificate checks: expiry, issuer, key size', packages: same('openssl') },
-  { id: 'jq', tier: 'core', commands: ['jq'], capability: 'agent command handling and session JSON post-processing in shell hooks', packages: same('jq') },
-  { id: 'git', tier: 'core', commands: ['git'], capability: 'agent self-update: the update command needs a git checkout', packages: same('git') },
+  {
+    id: 'curl',
+    tier: 'core',
+    commands: ['curl'],
+    capability: 'web service probing: HTTP status, headers, redirects',
+    packages: same('curl'),
+  },
+  {
+    id: 'openssl',
+    tier: 'core',
+    commands: ['openssl'],
+    capability: 'TLS certificate checks: expiry, issuer, key size',
+    packages: same('openssl'),
+  },
+  {
+    id: 'jq',
+    tier: 'core',
+    commands: ['jq'],
+    capability: 'agent command handling and session JSON post-processing in shell hooks',
+    packages: same('jq'),
+  },
+  {
+    id: 'git',
+    tier: 'core',
+    commands: ['git'],
+    capability: 'agent self-update: the update command needs a git checkout',
+    packages: same('git'),
+  },
 
-  { id: 'nikto', tier: 'optional', commands: ['nikto'], capability: 'web server vulnerability checks', packages: { apt: 'nikto', dnf: 'nikto', yum: 'nikto', apk: null, brew: 'nikto' }, homepage: 'https://github.com/sullo/nikto' },
-  { id: 'testssl.sh', tier: 'optional', commands: ['testssl.sh', 'testssl'], capability: 'full TLS protocol and cipher audit', packages: { apt: 'testssl.sh', dnf: 'testssl', yum: 'testssl', apk: null, brew: 'testssl' }, homepage: 'https://testssl.sh' },
-  { id: 'sslscan', tier: 'optional', commands: ['sslscan'], capability: 'TLS cipher enumeration', packages: same('sslscan'), homepage: 'https://github.com/rbsec/sslscan' },
-  { id: 'whatweb', tier: 'optional', commands: ['whatweb'], capability: 'web technology fingerprinting', packages: { apt: 'whatweb', dnf: null, yum: null, apk: null, brew: 'whatweb' }, homepage: 'https://github.com/urbanadventurer/WhatWeb' },
-  { id: 'nuclei', tier: 'optional', commands: ['nuclei'], capability: 'template-based vulnerability detection', packages: { apt: null, dnf: null, yum: null, apk: null, brew: 'nuclei' }, homepage: 'https://github.com/projectdiscovery/nuclei/releases' },
-  { id: 'masscan', tier: 'optional', commands: ['masscan'], capability: 'fast port discovery on large ranges', packages: { apt: 'masscan', dnf: 'masscan', yum: 'masscan', apk: null, brew: 'masscan' }, homepage: 'https://github.com/robertdavidgraham/masscan' },
-  { id: 'dig', tier: 'optional', commands: ['dig'], capability: 'DNS record checks: zone transfer, SPF, DMARC', packages: { apt: 'dnsutils', dnf: 'bind-utils', yum: 'bind-utils', apk: 'bind-tools', brew: 'bind' } },
-  { id: 'snmpwalk', tier: 'optional', commands: ['snmpwalk'], capability: 'SNMP enumeration', packages: { apt: 'snmp', dnf: 'net-snmp-utils', yum: 'net-snmp-utils', apk: 'net-snmp-tools', brew: 'net-snmp' } },
-  { id: 'smbclient', tier: 'optional', commands: ['smbclient'], capability: 'SMB share enumeration', packages: { apt: 'smbclient', dnf: 'samba-client', yum: 'samba-client', apk: 'samba-client', brew: 'samba' } },
+  {
+    id: 'nikto',
+    tier: 'optional',
+    commands: ['nikto'],
+    capability: 'web server vulnerability checks',
+    packages: { apt: 'nikto', dnf: 'nikto', yum: 'nikto', apk: null, brew: 'nikto' },
+    homepage: 'https://github.com/sullo/nikto',
+  },
+  {
+    id: 'testssl.sh',
+    tier: 'optional',
+    commands: ['testssl.sh', 'testssl'],
+    capability: 'full TLS protocol and cipher audit',
+    packages: { apt: 'testssl.sh', dnf: 'testssl', yum: 'testssl', apk: null, brew: 'testssl' },
+    homepage: 'https://testssl.sh',
+  },
+  {
+    id: 'sslscan',
+    tier: 'optional',
+    commands: ['sslscan'],
+    capability: 'TLS cipher enumeration',
+    packages: same('sslscan'),
+    homepage: 'https://github.com/rbsec/sslscan',
+  },
+  {
+    id: 'whatweb',
+    tier: 'optional',
+    commands: ['whatweb'],
+    capability: 'web technology fingerprinting',
+    packages: { apt: 'whatweb', dnf: null, yum: null, apk: null, brew: 'whatweb' },
+    homepage: 'https://github.com/urbanadventurer/WhatWeb',
+  },
+  {
+    id: 'nuclei',
+    tier: 'optional',
+    commands: ['nuclei'],
+    capability: 'template-based vulnerability detection',
+    packages: { apt: null, dnf: null, yum: null, apk: null, brew: 'nuclei' },
+    homepage: 'https://github.com/projectdiscovery/nuclei/releases',
+  },
+  {
+    id: 'masscan',
+    tier: 'optional',
+    commands: ['masscan'],
+    capability: 'fast port discovery on large ranges',
+    packages: { apt: 'masscan', dnf: 'masscan', yum: 'masscan', apk: null, brew: 'masscan' },
+    homepage: 'https://github.com/robertdavidgraham/masscan',
+  },
+  {
+    id: 'dig',
+    tier: 'optional',
+    commands: ['dig'],
+    capability: 'DNS record checks: zone transfer, SPF, DMARC',
+    packages: { apt: 'dnsutils', dnf: 'bind-utils', yum: 'bind-utils', apk: 'bind-tools', brew: 'bind' },
+  },
+  {
+    id: 'snmpwalk',
+    tier: 'optional',
+    commands: ['snmpwalk'],
+    capability: 'SNMP enumeration',
+    packages: { apt: 'snmp', dnf: 'net-snmp-utils', yum: 'net-snmp-utils', apk: 'net-snmp-tools', brew: 'net-snmp' },
+  },
+  {
+    id: 'smbclient',
+    tier: 'optional',
+    commands: ['smbclient'],
+    capability: 'SMB share enumeration',
+    packages: { apt: 'smbclient', dnf: 'samba-client', yum: 'samba-client', apk: 'samba-client', brew: 'samba' },
+  },
 ];
 
 /** bash ≥ 4 runs the scanner's shell hooks; macOS ships 3.2, hence a package for it too. */
@@ -66,7 +157,10 @@ export const BASH: Installable = { id: 'bash', packages: same('bash') };
  * built in, so there is nothing to install there. Never installed by --fix: scans can also be
  * scheduled by the svcd daemon, and installing cron starts a system service.
  */
-export const CRON: Installable = { id: 'crontab', packages: { apt: 'cron', dnf: 'cronie', yum: 'cronie', apk: null, brew: null } };
+export const CRON: Installable = {
+  id: 'crontab',
+  packages: { apt: 'cron', dnf: 'cronie', yum: 'cronie', apk: null, brew: null },
+};
 
 export function toolsOfTier(tier: Tier): ToolSpec[] {
   return TOOLS.filter((t) => t.tier === tier);

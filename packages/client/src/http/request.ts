@@ -63,10 +63,14 @@ async function bodyOf(body: RequestBody | undefined): Promise<string | Buffer | 
     if (body.kind === 'json') return body.text;
     if (body.kind === 'file') return await fs.promises.readFile(body.file);
     const form = new FormData();
-    for (const part of body.parts) form.append(part.name, await fs.openAsBlob(part.file, { type: part.contentType }), path.basename(part.file));
+    for (const part of body.parts)
+      form.append(part.name, await fs.openAsBlob(part.file, { type: part.contentType }), path.basename(part.file));
     return form;
   } catch (err) {
-    throw new HttpError('file', `Cannot read ${(err as NodeJS.ErrnoException).path ?? 'request body file'}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new HttpError(
+      'file',
+      `Cannot read ${(err as NodeJS.ErrnoException).path ?? 'request body file'}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
 }
 
@@ -77,7 +81,12 @@ export async function send(spec: RequestSpec, timeoutMs: number, fetchImpl: Fetc
   const headers = new Headers(spec.headers);
   if (spec.body?.kind === 'json' && !headers.has('content-type')) headers.set('content-type', 'application/json');
   if (spec.body?.kind === 'file' && !headers.has('content-type')) headers.set('content-type', spec.body.contentType);
-  const init: RequestInit = { method: spec.method, headers, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) };
+  const init: RequestInit = {
+    method: spec.method,
+    headers,
+    redirect: 'manual',
+    signal: AbortSignal.timeout(timeoutMs),
+  };
   const body = await bodyOf(spec.body);
   if (body !== undefined) init.body = body;
   const started = performance.now();
@@ -87,7 +96,8 @@ export async function send(spec: RequestSpec, timeoutMs: number, fetchImpl: Fetc
     return { status: res.status, headers: res.headers, body: bytes, ms: Math.round(performance.now() - started) };
   } catch (err) {
     const e = err as { name?: string; cause?: { code?: string; message?: string }; message: string };
-    if (e.name === 'TimeoutError') throw new HttpError('timeout', `No answer from ${origin(spec.url)} within ${timeoutMs / 1000} s`);
+    if (e.name === 'TimeoutError')
+      throw new HttpError('timeout', `No answer from ${origin(spec.url)} within ${timeoutMs / 1000} s`);
     const cause = e.cause?.code ?? e.cause?.message ?? e.message;
     throw new HttpError('network', `Cannot reach ${origin(spec.url)}: ${cause}`);
   }
@@ -117,7 +127,10 @@ export function shellQuote(value: string): string {
  * `revealSecrets` is set (never done by the tools: the output is meant for pasting into
  * tickets and chats).
  */
-export function toCurl(spec: RequestSpec, opts: { timeoutS: number; output?: string; revealSecrets?: boolean }): string {
+export function toCurl(
+  spec: RequestSpec,
+  opts: { timeoutS: number; output?: string; revealSecrets?: boolean },
+): string {
   const args = ['curl', '-sS', '--max-time', String(opts.timeoutS)];
   if (spec.method !== 'GET' || spec.body !== undefined) args.push('-X', spec.method);
   for (const [name, value] of Object.entries(spec.headers)) {
@@ -126,10 +139,12 @@ export function toCurl(spec: RequestSpec, opts: { timeoutS: number; output?: str
   }
   const body = spec.body;
   if (body?.kind === 'json') {
-    if (!Object.keys(spec.headers).some((h) => h.toLowerCase() === 'content-type')) args.push('-H', 'content-type: application/json');
+    if (!Object.keys(spec.headers).some((h) => h.toLowerCase() === 'content-type'))
+      args.push('-H', 'content-type: application/json');
     args.push('--data-raw', body.text);
   } else if (body?.kind === 'file') {
-    if (!Object.keys(spec.headers).some((h) => h.toLowerCase() === 'content-type')) args.push('-H', `content-type: ${body.contentType}`);
+    if (!Object.keys(spec.headers).some((h) => h.toLowerCase() === 'content-type'))
+      args.push('-H', `content-type: ${body.contentType}`);
     args.push('--data-binary', `@${body.file}`);
   } else if (body?.kind === 'multipart') {
     for (const part of body.parts) args.push('-F', `${part.name}=@${part.file};type=${part.contentType}`);

@@ -30,7 +30,15 @@ export function readCache(file: string, warn: (message: string) => void): Licens
   }
   try {
     const c = JSON.parse(text) as Partial<LicenseCache>;
-    if (c.version !== 1 || typeof c.fingerprint !== 'string' || typeof c.valid !== 'boolean' || typeof c.tier !== 'string' || typeof c.validated_at !== 'string' || Number.isNaN(Date.parse(c.validated_at))) throw new Error('unexpected shape');
+    if (
+      c.version !== 1 ||
+      typeof c.fingerprint !== 'string' ||
+      typeof c.valid !== 'boolean' ||
+      typeof c.tier !== 'string' ||
+      typeof c.validated_at !== 'string' ||
+      Number.isNaN(Date.parse(c.validated_at))
+    )
+      throw new Error('unexpected shape');
     return c as LicenseCache;
   } catch {
     warn(`${file} is damaged; ignoring it (it is rewritten after the next online check)`);

@@ -26,9 +26,19 @@ export function parseKeyFormat(key: string | null): FormatResult {
   const m = KEY_FORMAT.exec(key.trim());
   if (m) return { licensed: true, tier: TIER_SEGMENTS[m[1] as string] as ClientTier, warning: null };
   if (!key.trim().startsWith('svc_')) {
-    return { licensed: true, tier: 'legacy', warning: 'A legacy API key (without the svc_ prefix) is in use: it is deprecated; ask for a license key of the form svc_<tier>_<64 hex>' };
+    return {
+      licensed: true,
+      tier: 'legacy',
+      warning:
+        'A legacy API key (without the svc_ prefix) is in use: it is deprecated; ask for a license key of the form svc_<tier>_<64 hex>',
+    };
   }
-  return { licensed: true, tier: 'legacy', warning: 'The license key does not match svc_{pro|biz|msp}_{64 hex}; treating it as legacy until the portal says otherwise' };
+  return {
+    licensed: true,
+    tier: 'legacy',
+    warning:
+      'The license key does not match svc_{pro|biz|msp}_{64 hex}; treating it as legacy until the portal says otherwise',
+  };
 }
 
 /** What the cache stores instead of the key: the first 16 hex characters of its SHA-256. */

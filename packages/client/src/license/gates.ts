@@ -3,7 +3,14 @@ import type { ClientTier } from './format.ts';
 /** Features every tier has, community included: core scanning is never gated (SPEC 5). */
 export const CORE_FEATURES = ['scan', 'upload', 'report', 'share', 'download', 'alerts'] as const;
 /** SPEC "Client license tier resolution" 5: these need business or above. */
-export const BUSINESS_FEATURES = ['compliance', 'benchmark', 'remediation', 'webhooks', 'c2', 'agent_commands'] as const;
+export const BUSINESS_FEATURES = [
+  'compliance',
+  'benchmark',
+  'remediation',
+  'webhooks',
+  'c2',
+  'agent_commands',
+] as const;
 
 const RANK: Record<ClientTier, number> = { '': 0, professional: 1, business: 2, msp: 3, legacy: 3 };
 
@@ -27,6 +34,8 @@ export function featureAllowed(tier: ClientTier, feature: string): boolean {
  */
 export function gate(tier: ClientTier, feature: string, warn: (message: string) => void): boolean {
   if (featureAllowed(tier, feature)) return true;
-  warn(`Skipping ${feature}: it needs the ${requiredTier(feature)} tier (this host: ${tier === '' ? 'community' : tier})`);
+  warn(
+    `Skipping ${feature}: it needs the ${requiredTier(feature)} tier (this host: ${tier === '' ? 'community' : tier})`,
+  );
   return false;
 }

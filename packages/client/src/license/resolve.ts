@@ -32,7 +32,10 @@ export function resolveKey(settings: Settings, home: string, warn: (message: str
   if (envKey !== undefined) return { key: envKey.trim(), source: 'env:SVC_LICENSE_KEY' };
   // Only say so when it would have mattered: silently ignoring it would leave the user guessing.
   const ignored = settings.fromConfig('SVC_LICENSE_KEY');
-  if (ignored !== undefined) warn(`SVC_LICENSE_KEY in ${ignored.source.slice('config:'.length)} is ignored: it is read from the environment only (a config file may set SVC_API_KEY)`);
+  if (ignored !== undefined)
+    warn(
+      `SVC_LICENSE_KEY in ${ignored.source.slice('config:'.length)} is ignored: it is read from the environment only (a config file may set SVC_API_KEY)`,
+    );
   for (const name of ['SVC_API_KEY', 'CONSULTATION_API_KEY'] as const) {
     const fromConfig = settings.fromConfig(name);
     if (fromConfig !== undefined) return { key: fromConfig.value.trim(), source: `config:${name}` };
@@ -58,7 +61,9 @@ function readKeyFile(file: string, warn: (message: string) => void): ResolvedKey
       fs.chmodSync(file, 0o600);
       warn(`${file} was readable by others (mode ${(stat.mode & 0o777).toString(8)}); its mode is now 600`);
     } catch (err) {
-      warn(`${file} is readable by others (mode ${(stat.mode & 0o777).toString(8)}) and could not be set to 600 (${(err as NodeJS.ErrnoException).code}); run: chmod 600 ${file}`);
+      warn(
+        `${file} is readable by others (mode ${(stat.mode & 0o777).toString(8)}) and could not be set to 600 (${(err as NodeJS.ErrnoException).code}); run: chmod 600 ${file}`,
+      );
     }
   }
   let text: string;
@@ -69,6 +74,9 @@ function readKeyFile(file: string, warn: (message: string) => void): ResolvedKey
     return null;
   }
   // The first non-blank, non-comment line.
-  const key = text.split(/\r?\n/).map((l) => l.trim()).find((l) => l !== '' && !l.startsWith('#'));
+  const key = text
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .find((l) => l !== '' && !l.startsWith('#'));
   return key === undefined ? null : { key, source: 'file:~/.svc/license.key' };
 }

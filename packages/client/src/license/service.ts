@@ -4,7 +4,14 @@ import { PortalError } from '../portal/errors.ts';
 import { type PortalTarget, uploadUrlOf } from '../portal/target.ts';
 import { licenseCacheFile } from './cache.ts';
 import { resolveKey } from './resolve.ts';
-import { answerFrom, DEFAULT_GRACE_S, DEFAULT_TTL_S, resolveTier, type LicenseState, type OnlineAnswer } from './tier.ts';
+import {
+  answerFrom,
+  DEFAULT_GRACE_S,
+  DEFAULT_TTL_S,
+  resolveTier,
+  type LicenseState,
+  type OnlineAnswer,
+} from './tier.ts';
 
 export interface LicenseContext {
   settings: Settings;
@@ -18,7 +25,9 @@ export interface LicenseContext {
 }
 
 /** GET /api/license once; every failure to get a well-formed 200 is "cannot tell". */
-export function onlineValidator(target: Pick<PortalTarget, 'uploadUrl' | 'timeoutS'>): (key: string) => Promise<OnlineAnswer> {
+export function onlineValidator(
+  target: Pick<PortalTarget, 'uploadUrl' | 'timeoutS'>,
+): (key: string) => Promise<OnlineAnswer> {
   return async (key) => {
     try {
       const result = await createPortalClient({ target: { ...target, apiKey: key, jwt: null } }).license();
@@ -35,9 +44,13 @@ export function onlineValidator(target: Pick<PortalTarget, 'uploadUrl' | 'timeou
 
 /** The license state of this run: key resolution, format, cache and one online check. */
 export async function licenseState(ctx: LicenseContext): Promise<LicenseState> {
-  const key = ctx.keyOverride !== undefined && ctx.keyOverride !== '' ? { key: ctx.keyOverride, source: 'flag:-k' as const } : resolveKey(ctx.settings, ctx.home, ctx.warn);
+  const key =
+    ctx.keyOverride !== undefined && ctx.keyOverride !== ''
+      ? { key: ctx.keyOverride, source: 'flag:-k' as const }
+      : resolveKey(ctx.settings, ctx.home, ctx.warn);
   const rawUrl = ctx.urlOverride ?? ctx.settings.get('CONSULTATION_API_URL');
-  const validateOnline = rawUrl === undefined ? null : onlineValidator({ uploadUrl: uploadUrlOf(rawUrl), timeoutS: ctx.timeoutS });
+  const validateOnline =
+    rawUrl === undefined ? null : onlineValidator({ uploadUrl: uploadUrlOf(rawUrl), timeoutS: ctx.timeoutS });
   return resolveTier({
     key,
     cacheFile: licenseCacheFile(ctx.home),

@@ -62,12 +62,14 @@ const formatWarned = new Set<string>();
  * "cannot tell". RFC 3339 date-time, as the portal writes it (toISOString) and more.
  */
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
-if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)));
+if (!FormatRegistry.Has('date-time'))
+  FormatRegistry.Set('date-time', (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)));
 
 /** Parse the body of a 200 from GET /api/license; anything unexpected is "cannot tell". */
 export function answerFrom(status: number, body: unknown): OnlineAnswer {
   if (status !== 200) return { kind: 'cannot-tell', why: `the portal answered HTTP ${status}` };
-  if (!Value.Check(LicenseValidation, body)) return { kind: 'cannot-tell', why: 'the portal answered an unexpected body' };
+  if (!Value.Check(LicenseValidation, body))
+    return { kind: 'cannot-tell', why: 'the portal answered an unexpected body' };
   return { kind: 'answer', result: body };
 }
 
@@ -107,8 +109,20 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
   const ageS = cache === null ? null : (at.getTime() - Date.parse(cache.validated_at)) / 1000;
   // A cache stamped in the future (the clock went back) is not fresh.
   const fresh = ageS !== null && ageS >= 0 && ageS < opts.ttlS;
-  const fromCache = (c: LicenseCache): LicenseState => ({ ...base, valid: c.valid, reason: c.reason, expires_at: c.expires_at, client_id: c.client_id, validated_at: c.validated_at });
-  const community = (state: LicenseState, basis: TierBasis): LicenseState => ({ ...state, licensed: false, tier: '', basis });
+  const fromCache = (c: LicenseCache): LicenseState => ({
+    ...base,
+    valid: c.valid,
+    reason: c.reason,
+    expires_at: c.expires_at,
+    client_id: c.client_id,
+    validated_at: c.validated_at,
+  });
+  const community = (state: LicenseState, basis: TierBasis): LicenseState => ({
+    ...state,
+    licensed: false,
+    tier: '',
+    basis,
+  });
   const locallyExpired = cache !== null && cache.expires_at !== null && Date.parse(cache.expires_at) <= at.getTime();
 
   // A locally known past expiry is final whatever the portal could say (a key's expiry never
@@ -120,7 +134,10 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
     return { ...fromCache(cache), tier: cache.tier, basis: 'cache' };
   }
 
-  const answer: OnlineAnswer = opts.validateOnline === null ? { kind: 'cannot-tell', why: 'no portal URL is configured (CONSULTATION_API_URL)' } : await opts.validateOnline(key.key);
+  const answer: OnlineAnswer =
+    opts.validateOnline === null
+      ? { kind: 'cannot-tell', why: 'no portal URL is configured (CONSULTATION_API_URL)' }
+      : await opts.validateOnline(key.key);
 
   if (answer.kind === 'answer') {
     const r = answer.result;
@@ -139,12 +156,15 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
     try {
       writeCache(opts.cacheFile, record);
     } catch (err) {
-      warn(`Cannot write ${opts.cacheFile} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the license is checked online again next run`);
+      warn(
+        `Cannot write ${opts.cacheFile} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); the license is checked online again next run`,
+      );
     }
     const state = fromCache(record);
     if (!r.valid) return invalid(community({ ...state, basis: 'online' }, 'online'), warn);
     // The portal's clock may still say valid while this host already knows the expiry passed.
-    if (r.expires_at !== null && Date.parse(r.expires_at) <= at.getTime()) return expired(community(state, 'expired'), warn);
+    if (r.expires_at !== null && Date.parse(r.expires_at) <= at.getTime())
+      return expired(community(state, 'expired'), warn);
     return { ...state, tier, basis: 'online' };
   }
 
@@ -155,15 +175,21 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
   if (!cache.valid) return invalid(community(state, 'cache'), warn);
   const graceEnds = Date.parse(cache.validated_at) + (opts.ttlS + opts.graceS) * 1000;
   if (at.getTime() < graceEnds) {
-    warn(`Cannot check the license online (${unreachable}); using the cached ${cache.tier} tier until ${new Date(graceEnds).toISOString()}`);
+    warn(
+      `Cannot check the license online (${unreachable}); using the cached ${cache.tier} tier until ${new Date(graceEnds).toISOString()}`,
+    );
     return { ...state, tier: cache.tier, basis: 'grace' };
   }
-  warn(`Cannot check the license online (${unreachable}) and the last successful check is older than the grace period; running as community`);
+  warn(
+    `Cannot check the license online (${unreachable}) and the last successful check is older than the grace period; running as community`,
+  );
   return community(state, 'grace-ended');
 }
 
 function invalid(state: LicenseState, warn: (message: string) => void): LicenseState {
-  warn(`The portal reports this license key as not valid (reason: ${state.reason ?? 'unknown'}); running as community until it is valid again`);
+  warn(
+    `The portal reports this license key as not valid (reason: ${state.reason ?? 'unknown'}); running as community until it is valid again`,
+  );
   return state;
 }
 

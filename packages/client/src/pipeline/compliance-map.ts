@@ -7,7 +7,15 @@ import type { Framework } from '@svc/protocol';
  * FRAMEWORK_CONTROL_TOTALS), so the gap analysis is never negative.
  */
 
-export const CATEGORIES = ['cleartext_protocol', 'weak_crypto', 'default_credentials', 'vulnerable_software', 'exposed_service', 'misconfiguration', 'recovery_exposure'] as const;
+export const CATEGORIES = [
+  'cleartext_protocol',
+  'weak_crypto',
+  'default_credentials',
+  'vulnerable_software',
+  'exposed_service',
+  'misconfiguration',
+  'recovery_exposure',
+] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 export const CONTROL_NAMES: Readonly<Record<Framework, Readonly<Record<string, string>>>> = {
@@ -57,13 +65,55 @@ export const CONTROL_NAMES: Readonly<Record<Framework, Readonly<Record<string, s
 type Mapping = Readonly<Record<Framework, readonly string[]>>;
 
 export const CATEGORY_CONTROLS: Readonly<Record<Category, Mapping>> = {
-  cleartext_protocol: { 'CIS Controls v8': ['3.10'], 'NIST CSF': ['PR.DS-2'], 'PCI-DSS v4.0': ['4.2'], 'SOC 2': ['CC6.7'], 'ORC 9.64': ['9.64(C)(1)'] },
-  weak_crypto: { 'CIS Controls v8': ['3.10'], 'NIST CSF': ['PR.DS-2'], 'PCI-DSS v4.0': ['4.2'], 'SOC 2': ['CC6.7'], 'ORC 9.64': ['9.64(C)(1)'] },
-  default_credentials: { 'CIS Controls v8': ['4.7', '5.2'], 'NIST CSF': ['PR.AC-1'], 'PCI-DSS v4.0': ['8.3'], 'SOC 2': ['CC6.1'], 'ORC 9.64': ['9.64(C)(1)', '9.64(C)(3)'] },
-  vulnerable_software: { 'CIS Controls v8': ['7.1', '7.4'], 'NIST CSF': ['ID.RA-1'], 'PCI-DSS v4.0': ['6.3'], 'SOC 2': ['CC7.1'], 'ORC 9.64': ['9.64(C)(1)', '9.64(C)(2)'] },
-  exposed_service: { 'CIS Controls v8': ['4.8', '12.2'], 'NIST CSF': ['PR.AC-5'], 'PCI-DSS v4.0': ['1.2'], 'SOC 2': ['CC6.6'], 'ORC 9.64': ['9.64(C)(1)', '9.64(C)(3)'] },
-  misconfiguration: { 'CIS Controls v8': ['4.1'], 'NIST CSF': ['PR.IP-1'], 'PCI-DSS v4.0': ['2.2'], 'SOC 2': ['CC8.1'], 'ORC 9.64': ['9.64(C)(1)', '9.64(C)(4)'] },
-  recovery_exposure: { 'CIS Controls v8': ['11.3'], 'NIST CSF': ['PR.IP-4'], 'PCI-DSS v4.0': ['12.10'], 'SOC 2': ['CC7.1'], 'ORC 9.64': ['9.64(C)(4)', '9.64(C)(5)'] },
+  cleartext_protocol: {
+    'CIS Controls v8': ['3.10'],
+    'NIST CSF': ['PR.DS-2'],
+    'PCI-DSS v4.0': ['4.2'],
+    'SOC 2': ['CC6.7'],
+    'ORC 9.64': ['9.64(C)(1)'],
+  },
+  weak_crypto: {
+    'CIS Controls v8': ['3.10'],
+    'NIST CSF': ['PR.DS-2'],
+    'PCI-DSS v4.0': ['4.2'],
+    'SOC 2': ['CC6.7'],
+    'ORC 9.64': ['9.64(C)(1)'],
+  },
+  default_credentials: {
+    'CIS Controls v8': ['4.7', '5.2'],
+    'NIST CSF': ['PR.AC-1'],
+    'PCI-DSS v4.0': ['8.3'],
+    'SOC 2': ['CC6.1'],
+    'ORC 9.64': ['9.64(C)(1)', '9.64(C)(3)'],
+  },
+  vulnerable_software: {
+    'CIS Controls v8': ['7.1', '7.4'],
+    'NIST CSF': ['ID.RA-1'],
+    'PCI-DSS v4.0': ['6.3'],
+    'SOC 2': ['CC7.1'],
+    'ORC 9.64': ['9.64(C)(1)', '9.64(C)(2)'],
+  },
+  exposed_service: {
+    'CIS Controls v8': ['4.8', '12.2'],
+    'NIST CSF': ['PR.AC-5'],
+    'PCI-DSS v4.0': ['1.2'],
+    'SOC 2': ['CC6.6'],
+    'ORC 9.64': ['9.64(C)(1)', '9.64(C)(3)'],
+  },
+  misconfiguration: {
+    'CIS Controls v8': ['4.1'],
+    'NIST CSF': ['PR.IP-1'],
+    'PCI-DSS v4.0': ['2.2'],
+    'SOC 2': ['CC8.1'],
+    'ORC 9.64': ['9.64(C)(1)', '9.64(C)(4)'],
+  },
+  recovery_exposure: {
+    'CIS Controls v8': ['11.3'],
+    'NIST CSF': ['PR.IP-4'],
+    'PCI-DSS v4.0': ['12.10'],
+    'SOC 2': ['CC7.1'],
+    'ORC 9.64': ['9.64(C)(4)', '9.64(C)(5)'],
+  },
 };
 
 /** Categories of rule ids the detection rules emit; a finding's own `category` field wins. */

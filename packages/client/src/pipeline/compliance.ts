@@ -39,7 +39,13 @@ export function mapCompliance(findings: readonly StageFinding[]): ComplianceRow[
         controls.set(control, ids);
       }
     }
-    for (const [control_id, finding_ids] of controls) rows.push({ framework, control_id, control_name: CONTROL_NAMES[framework][control_id] ?? control_id, finding_ids });
+    for (const [control_id, finding_ids] of controls)
+      rows.push({
+        framework,
+        control_id,
+        control_name: CONTROL_NAMES[framework][control_id] ?? control_id,
+        finding_ids,
+      });
   }
   return rows;
 }

@@ -38,9 +38,16 @@ export function parseExceptionsFile(text: string): ParsedExceptions {
   try {
     doc = JSON.parse(text);
   } catch (err) {
-    return { rules: [], warnings: [`exceptions file: not valid JSON (${(err as Error).message}); no exceptions applied`] };
+    return {
+      rules: [],
+      warnings: [`exceptions file: not valid JSON (${(err as Error).message}); no exceptions applied`],
+    };
   }
-  if (!lenient.isObj(doc) || !Array.isArray(doc['exceptions'])) return { rules: [], warnings: ['exceptions file: expected an object with an "exceptions" array; no exceptions applied'] };
+  if (!lenient.isObj(doc) || !Array.isArray(doc['exceptions']))
+    return {
+      rules: [],
+      warnings: ['exceptions file: expected an object with an "exceptions" array; no exceptions applied'],
+    };
   const rules: ExceptionRule[] = [];
   const warnings: string[] = [];
   doc['exceptions'].forEach((e: unknown, i: number) => {
@@ -48,16 +55,22 @@ export function parseExceptionsFile(text: string): ParsedExceptions {
     if (!lenient.isObj(e)) return void warnings.push(`${where} is not an object; skipped`);
     const fingerprint = lenient.str(e['fingerprint']);
     const title = lenient.str(e['title']);
-    if (fingerprint !== null && !FINGERPRINT.test(fingerprint)) return void warnings.push(`${where}: fingerprint must be 64 lower-case hex characters; skipped`);
-    if (fingerprint === null && title === null) return void warnings.push(`${where}: needs a fingerprint or a title; skipped`);
+    if (fingerprint !== null && !FINGERPRINT.test(fingerprint))
+      return void warnings.push(`${where}: fingerprint must be 64 lower-case hex characters; skipped`);
+    if (fingerprint === null && title === null)
+      return void warnings.push(`${where}: needs a fingerprint or a title; skipped`);
     const reason = lenient.str(e['reason']);
     const approver = lenient.str(e['approver']);
-    if (reason === null || approver === null) return void warnings.push(`${where}: reason and approver are required; skipped`);
+    if (reason === null || approver === null)
+      return void warnings.push(`${where}: reason and approver are required; skipped`);
     const expiry = e['expiry'] === undefined || e['expiry'] === null ? null : lenient.str(e['expiry']);
-    if (expiry !== null && (!DAY.test(expiry) || Number.isNaN(Date.parse(`${expiry}T00:00:00Z`)))) return void warnings.push(`${where}: expiry must be a date YYYY-MM-DD or null; skipped`);
-    if (e['expiry'] !== undefined && e['expiry'] !== null && expiry === null) return void warnings.push(`${where}: expiry must be a date YYYY-MM-DD or null; skipped`);
+    if (expiry !== null && (!DAY.test(expiry) || Number.isNaN(Date.parse(`${expiry}T00:00:00Z`))))
+      return void warnings.push(`${where}: expiry must be a date YYYY-MM-DD or null; skipped`);
+    if (e['expiry'] !== undefined && e['expiry'] !== null && expiry === null)
+      return void warnings.push(`${where}: expiry must be a date YYYY-MM-DD or null; skipped`);
     const approvedAt = lenient.str(e['approved_at']);
-    if (approvedAt !== null && Number.isNaN(Date.parse(approvedAt))) return void warnings.push(`${where}: approved_at must be an ISO 8601 time; skipped`);
+    if (approvedAt !== null && Number.isNaN(Date.parse(approvedAt)))
+      return void warnings.push(`${where}: approved_at must be an ISO 8601 time; skipped`);
     rules.push({ fingerprint, title, host: lenient.str(e['host']), reason, approver, approved_at: approvedAt, expiry });
   });
   return { rules, warnings };
@@ -69,15 +82,31 @@ function ruleFor(item: Remediation, rules: readonly ExceptionRule[]): ExceptionR
     if (byFp) return byFp;
   }
   const host = item.host?.toLowerCase();
-  return rules.find((r) => r.fingerprint === null && r.title === item.title && (r.host === null || r.host.toLowerCase() === host)) ?? null;
+  return (
+    rules.find(
+      (r) => r.fingerprint === null && r.title === item.title && (r.host === null || r.host.toLowerCase() === host),
+    ) ?? null
+  );
 }
 
 /** The items with their exception fields set; `day` is the scan's date (YYYY-MM-DD, UTC). */
-export function applyExceptions(items: readonly Remediation[], rules: readonly ExceptionRule[], day: string): Remediation[] {
+export function applyExceptions(
+  items: readonly Remediation[],
+  rules: readonly ExceptionRule[],
+  day: string,
+): Remediation[] {
   return items.map((item) => {
     const rule = ruleFor(item, rules);
     if (rule === null) {
-      return { ...item, exception_status: null, exception_reason: null, exception_approver: null, exception_approved_at: null, exception_expiry: null, exception_expired: false };
+      return {
+        ...item,
+        exception_status: null,
+        exception_reason: null,
+        exception_approver: null,
+        exception_approved_at: null,
+        exception_expiry: null,
+        exception_expired: false,
+      };
     }
     const expired = rule.expiry !== null && rule.expiry < day;
     return {

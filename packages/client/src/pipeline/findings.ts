@@ -19,7 +19,11 @@ export function normalizeFindings(findings: readonly ScanFinding[]): StageFindin
   };
   return findings.map((f) => {
     const host = hostOf(f);
-    const fingerprint = f.fingerprint ?? (typeof f.rule_id === 'string' && f.rule_id.trim() !== '' && host !== null ? findingFingerprint({ rule_id: f.rule_id, host, port: f.port, protocol: f.protocol }) : undefined);
+    const fingerprint =
+      f.fingerprint ??
+      (typeof f.rule_id === 'string' && f.rule_id.trim() !== '' && host !== null
+        ? findingFingerprint({ rule_id: f.rule_id, host, port: f.port, protocol: f.protocol })
+        : undefined);
     const id = typeof f.id === 'string' && f.id !== '' && !used.has(f.id) ? f.id : fresh();
     used.add(id);
     return { ...f, id, ...(fingerprint === undefined ? {} : { fingerprint }) };

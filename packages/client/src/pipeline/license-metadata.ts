@@ -15,9 +15,16 @@ export interface LicenseMetadata {
   validated_at?: string;
 }
 
-const FILE_TIER: Record<Exclude<ClientTier, ''>, LicenseMetadata['tier']> = { professional: 'pro', business: 'biz', msp: 'msp', legacy: 'legacy' };
+const FILE_TIER: Record<Exclude<ClientTier, ''>, LicenseMetadata['tier']> = {
+  professional: 'pro',
+  business: 'biz',
+  msp: 'msp',
+  legacy: 'legacy',
+};
 
-export function licenseMetadata(state: Pick<LicenseState, 'tier' | 'fingerprint' | 'source' | 'validated_at'> | null): LicenseMetadata | null {
+export function licenseMetadata(
+  state: Pick<LicenseState, 'tier' | 'fingerprint' | 'source' | 'validated_at'> | null,
+): LicenseMetadata | null {
   if (state === null || state.tier === '' || !Object.hasOwn(FILE_TIER, state.tier)) return null;
   return {
     tier: FILE_TIER[state.tier],

@@ -25,8 +25,13 @@ export interface RemediationResult {
 
 const CARRIED: readonly RemediationStatus[] = ['in_progress', 'deferred'];
 
-const statusOf = (v: unknown): RemediationStatus | null => (typeof v === 'string' && (REMEDIATION_STATUSES as readonly string[]).includes(v) ? (v as RemediationStatus) : null);
-const titleKey = (title: unknown, host: unknown) => JSON.stringify([typeof title === 'string' ? title.trim() : '', typeof host === 'string' ? host.trim().toLowerCase() : '']);
+const statusOf = (v: unknown): RemediationStatus | null =>
+  typeof v === 'string' && (REMEDIATION_STATUSES as readonly string[]).includes(v) ? (v as RemediationStatus) : null;
+const titleKey = (title: unknown, host: unknown) =>
+  JSON.stringify([
+    typeof title === 'string' ? title.trim() : '',
+    typeof host === 'string' ? host.trim().toLowerCase() : '',
+  ]);
 
 /** The target a prior session file names (metadata.target, else the older top-level target), or null. */
 export function priorTarget(prior: unknown): string | null {
@@ -59,7 +64,8 @@ export function trackRemediation({ findings, prior, sessionId, now }: Remediatio
   const remediation = findings.map((f): Remediation => {
     const host = hostOf(f);
     let idx = f.fingerprint === undefined ? undefined : byFingerprint.get(f.fingerprint);
-    if ((idx === undefined || matched.has(idx)) && lenient.str(f.title) !== null) idx = byTitle.get(titleKey(f.title, host));
+    if ((idx === undefined || matched.has(idx)) && lenient.str(f.title) !== null)
+      idx = byTitle.get(titleKey(f.title, host));
     if (idx !== undefined && matched.has(idx)) idx = undefined;
     const base: Remediation = {
       title: f.title ?? f.rule_id ?? f.id,
@@ -68,11 +74,13 @@ export function trackRemediation({ findings, prior, sessionId, now }: Remediatio
       ...(f.fingerprint === undefined ? {} : { fingerprint: f.fingerprint }),
       ...(host === null ? {} : { host }),
     };
-    if (idx === undefined) return { ...base, status: 'new', status_changed: at, note: '', first_seen: sessionId, prior_status: null };
+    if (idx === undefined)
+      return { ...base, status: 'new', status_changed: at, note: '', first_seen: sessionId, prior_status: null };
     matched.add(idx);
     const p = priorItems[idx]!;
     const priorStatus = statusOf(p['status']);
-    const status: RemediationStatus = priorStatus !== null && CARRIED.includes(priorStatus) ? priorStatus : 'persistent';
+    const status: RemediationStatus =
+      priorStatus !== null && CARRIED.includes(priorStatus) ? priorStatus : 'persistent';
     const priorChanged = lenient.str(p['status_changed']);
     return {
       ...base,

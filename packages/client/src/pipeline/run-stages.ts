@@ -62,15 +62,24 @@ export function runStages(input: StagesInput): StagesResult {
     // the wrong one) would mark every finding of both as resolved or persistent by accident.
     const otherTarget = priorTarget(input.prior);
     const sameTarget = otherTarget === null || otherTarget.trim() === settings.target.trim();
-    if (!sameTarget) warn(`The prior session ${priorSessionId(input.prior) ?? '(no id)'} scanned ${otherTarget}, not ${settings.target}: remediation tracking starts afresh`);
-    const tracked = trackRemediation({ findings, prior: sameTarget ? input.prior : null, sessionId: settings.sessionId, now });
+    if (!sameTarget)
+      warn(
+        `The prior session ${priorSessionId(input.prior) ?? '(no id)'} scanned ${otherTarget}, not ${settings.target}: remediation tracking starts afresh`,
+      );
+    const tracked = trackRemediation({
+      findings,
+      prior: sameTarget ? input.prior : null,
+      sessionId: settings.sessionId,
+      now,
+    });
     remediation = { ...tracked, remediation: applyExceptions(tracked.remediation, input.exceptions, day) };
   }
   const { summary, exception_summary } = scoreSession(findings, input.hosts, remediation?.remediation ?? null, day);
 
   const compliancePermitted = gate(input.license.tier, 'compliance', warn);
   const orc = compliancePermitted ? applyOrc964(mapCompliance(findings), settings.orc, true) : null;
-  if (!compliancePermitted && settings.orc.enabled) warn('Skipping the ORC 9.64 block: it needs the compliance permission');
+  if (!compliancePermitted && settings.orc.enabled)
+    warn('Skipping the ORC 9.64 block: it needs the compliance permission');
   const topology = buildTopology(input.hosts, findings);
   const license = licenseMetadata(input.license.state);
 
@@ -87,7 +96,9 @@ export function runStages(input: StagesInput): StagesResult {
       risk_score_operational: summary.risk_score_operational,
       risk_grade_operational: summary.risk_grade_operational,
       has_topology: topology.nodes.length > 0,
-      ...(remediation === null ? {} : { remediation_summary: remediationSummaryOf(remediation.remediation, remediation.remediation_resolved) }),
+      ...(remediation === null
+        ? {}
+        : { remediation_summary: remediationSummaryOf(remediation.remediation, remediation.remediation_resolved) }),
       exception_summary,
       ...(orc === null ? {} : { compliance_summary: complianceSummaryOf(orc.compliance) }),
       ...schedulingMetadata(settings.target, settings.schedule),
@@ -95,7 +106,9 @@ export function runStages(input: StagesInput): StagesResult {
     },
     summary,
     findings,
-    ...(remediation === null ? {} : { remediation: remediation.remediation, remediation_resolved: remediation.remediation_resolved }),
+    ...(remediation === null
+      ? {}
+      : { remediation: remediation.remediation, remediation_resolved: remediation.remediation_resolved }),
     ...(orc === null ? {} : { compliance: orc.compliance }),
     topology,
     ...(orc?.orc_964 ? { orc_964: orc.orc_964 } : {}),

@@ -25,7 +25,10 @@ export interface SchedulingMetadata {
 export const normalizeCron = (cron: string): string => cron.trim().split(/\s+/).join(' ');
 
 export function scheduleId(target: string, cron: string): string {
-  return `sched_${createHash('md5').update(`${target.trim()}${normalizeCron(cron)}`, 'utf8').digest('hex').slice(0, 12)}`;
+  return `sched_${createHash('md5')
+    .update(`${target.trim()}${normalizeCron(cron)}`, 'utf8')
+    .digest('hex')
+    .slice(0, 12)}`;
 }
 
 /** A scan started by hand is `is_scheduled: false` and carries no schedule fields. */

@@ -1,4 +1,12 @@
-import { dualScore, dualScoreOf, emptyBySeverity, exceptionCountsOf, severityCounts, type BySeverity, type ExceptionSummary } from '@svc/protocol';
+import {
+  dualScore,
+  dualScoreOf,
+  emptyBySeverity,
+  exceptionCountsOf,
+  severityCounts,
+  type BySeverity,
+  type ExceptionSummary,
+} from '@svc/protocol';
 import { hostOf, type HostInfo, type Remediation, type StageFinding } from './types.ts';
 
 /**
@@ -23,7 +31,12 @@ export interface ScoringResult {
   exception_summary: Pick<ExceptionSummary, 'total_exceptions' | 'by_status' | 'score_delta'>;
 }
 
-export function scoreSession(findings: readonly StageFinding[], hosts: readonly HostInfo[], remediation: readonly Remediation[] | null, day: string): ScoringResult {
+export function scoreSession(
+  findings: readonly StageFinding[],
+  hosts: readonly HostInfo[],
+  remediation: readonly Remediation[] | null,
+  day: string,
+): ScoringResult {
   const counts = severityCounts(findings);
   const scores = remediation === null ? dualScore(counts, emptyBySeverity()) : dualScoreOf(remediation, day);
   const hostSet = new Set([...hosts.map((h) => h.ip), ...findings.map(hostOf).filter((h) => h !== null)]);

@@ -52,7 +52,8 @@ export function buildTopology(hosts: readonly HostInfo[], findings: readonly Sta
   for (const h of hosts) if (!known.has(h.ip)) known.set(h.ip, h);
   for (const f of findings) {
     const ip = hostOf(f);
-    if (ip !== null && !known.has(ip)) known.set(ip, { ip, ...(typeof f.hostname === 'string' ? { hostname: f.hostname } : {}) });
+    if (ip !== null && !known.has(ip))
+      known.set(ip, { ip, ...(typeof f.hostname === 'string' ? { hostname: f.hostname } : {}) });
   }
   const nodes = [...known.values()]
     .sort((a, b) => compareAddresses(a.ip, b.ip))
@@ -75,7 +76,8 @@ export function buildTopology(hosts: readonly HostInfo[], findings: readonly Sta
   const links: TopologyBlock['links'] = [];
   const subnets: TopologyBlock['subnets'] = [];
   for (const [prefix, members] of bySubnet) {
-    for (let i = 1; i < members.length; i++) links.push({ source_ip: members[i - 1]!.ip, target_ip: members[i]!.ip, type: 'subnet' });
+    for (let i = 1; i < members.length; i++)
+      links.push({ source_ip: members[i - 1]!.ip, target_ip: members[i]!.ip, type: 'subnet' });
     const avg = members.reduce((a, n) => a + n.risk_score, 0) / members.length;
     subnets.push({ prefix, host_count: members.length, avg_risk: Math.round(avg * 10) / 10 });
   }

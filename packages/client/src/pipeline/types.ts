@@ -27,6 +27,11 @@ export interface HostInfo {
 
 /** The address a finding is on (`host`, else the older `ip`), or null. */
 export function hostOf(f: Finding): string | null {
-  const h = typeof f.host === 'string' && f.host.trim() !== '' ? f.host : typeof f.ip === 'string' && f.ip.trim() !== '' ? f.ip : null;
+  const h =
+    typeof f.host === 'string' && f.host.trim() !== ''
+      ? f.host
+      : typeof f.ip === 'string' && f.ip.trim() !== ''
+        ? f.ip
+        : null;
   return h === null ? null : h.trim();
 }

@@ -7,7 +7,8 @@ import { PortalError } from './errors.ts';
  * it has no checker for, so it is registered here (as license/tier.ts does, whichever loads first).
  */
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
-if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)));
+if (!FormatRegistry.Has('date-time'))
+  FormatRegistry.Set('date-time', (v) => DATE_TIME.test(v) && !Number.isNaN(Date.parse(v)));
 
 /** The answer as the protocol types it, or an `invalid_answer` error: never a crash further on. */
 export function checkedAnswer<S extends TSchema>(schema: S, status: number, text: string, what: string): Static<S> {
@@ -15,12 +16,20 @@ export function checkedAnswer<S extends TSchema>(schema: S, status: number, text
   try {
     body = JSON.parse(text);
   } catch {
-    throw new PortalError('invalid_answer', `${what}: the portal answered HTTP ${status} with a body that is not JSON`, { status });
+    throw new PortalError(
+      'invalid_answer',
+      `${what}: the portal answered HTTP ${status} with a body that is not JSON`,
+      { status },
+    );
   }
   if (!Value.Check(schema, body)) {
     const first = Value.Errors(schema, body).First();
     const where = first === undefined ? '' : ` (${first.path || '/'}: ${first.message})`;
-    throw new PortalError('invalid_answer', `${what}: the portal answered HTTP ${status} with an unexpected body${where}`, { status });
+    throw new PortalError(
+      'invalid_answer',
+      `${what}: the portal answered HTTP ${status} with an unexpected body${where}`,
+      { status },
+    );
   }
   return body;
 }

@@ -111,7 +111,8 @@ export function createPortalClient(opts: PortalClientOptions): PortalClient {
   return {
     target,
     health: () => call(() => healthRequest(target), HealthResponse),
-    license: (key) => call(() => licenseRequest(key === undefined ? target : { ...target, apiKey: key }), LicenseValidation),
+    license: (key) =>
+      call(() => licenseRequest(key === undefined ? target : { ...target, apiKey: key }), LicenseValidation),
     upload: (files) => call(() => uploadRequest(target, files), UploadResponse),
     refresh: (sessionId, file, input) => call(() => refreshRequest(target, sessionId, file, input), RefreshResponse),
     download: async (sessionId, file) => (await ok(downloadRequest(target, sessionId, file))).body,

@@ -8,23 +8,34 @@ import { PortalError } from './errors.ts';
  * credential the target lacks fails with a `credentials` PortalError naming the setting.
  */
 function withKey(target: PortalTarget): Record<string, string> {
-  if (target.apiKey === null) throw new PortalError('credentials', 'No API key: pass -k <key> or set SVC_API_KEY (or SVC_LICENSE_KEY, CONSULTATION_API_KEY, ~/.svc/license.key)');
+  if (target.apiKey === null)
+    throw new PortalError(
+      'credentials',
+      'No API key: pass -k <key> or set SVC_API_KEY (or SVC_LICENSE_KEY, CONSULTATION_API_KEY, ~/.svc/license.key)',
+    );
   return { 'x-api-key': target.apiKey };
 }
 
 function withJwt(target: PortalTarget): Record<string, string> {
-  if (target.jwt === null) throw new PortalError('credentials', 'No identity token: pass -j <jwt> or set SVC_JWT (or CONSULTATION_JWT)');
+  if (target.jwt === null)
+    throw new PortalError('credentials', 'No identity token: pass -j <jwt> or set SVC_JWT (or CONSULTATION_JWT)');
   return { 'x-identity-token': target.jwt };
 }
 
-function url(target: PortalTarget, name: Parameters<typeof endpoint>[1], query: Record<string, string | undefined> = {}): string {
+function url(
+  target: PortalTarget,
+  name: Parameters<typeof endpoint>[1],
+  query: Record<string, string | undefined> = {},
+): string {
   const u = new URL(endpoint(target, name));
   for (const [k, v] of Object.entries(query)) if (v !== undefined) u.searchParams.set(k, v);
   return u.toString();
 }
 
 export function healthRequest(target: PortalTarget, opts: { agents?: boolean } = {}): RequestSpec {
-  return opts.agents ? { method: 'GET', url: url(target, 'health', { agents: 'true' }), headers: withJwt(target) } : { method: 'GET', url: url(target, 'health'), headers: {} };
+  return opts.agents
+    ? { method: 'GET', url: url(target, 'health', { agents: 'true' }), headers: withJwt(target) }
+    : { method: 'GET', url: url(target, 'health'), headers: {} };
 }
 
 export function licenseRequest(target: PortalTarget): RequestSpec {
@@ -58,7 +69,12 @@ export function shareRequest(target: PortalTarget, token: string): RequestSpec {
 }
 
 export function refreshRequest(target: PortalTarget, sessionId: string, file: string, input: string): RequestSpec {
-  return { method: 'PUT', url: url(target, 'refresh', { session: sessionId, file }), headers: withKey(target), body: { kind: 'file', file: input, contentType: 'text/html' } };
+  return {
+    method: 'PUT',
+    url: url(target, 'refresh', { session: sessionId, file }),
+    headers: withKey(target),
+    body: { kind: 'file', file: input, contentType: 'text/html' },
+  };
 }
 
 export function benchmarkRequest(target: PortalTarget, sessionId: string): RequestSpec {
@@ -67,7 +83,12 @@ export function benchmarkRequest(target: PortalTarget, sessionId: string): Reque
 }
 
 export function heartbeatRequest(target: PortalTarget, payload: string): RequestSpec {
-  return { method: 'POST', url: url(target, 'health'), headers: withKey(target), body: { kind: 'json', text: payload } };
+  return {
+    method: 'POST',
+    url: url(target, 'health'),
+    headers: withKey(target),
+    body: { kind: 'json', text: payload },
+  };
 }
 
 /** GET /api/agent-commands?agent_id=: the daemon's poll for its pending commands. */
@@ -76,7 +97,12 @@ export function agentPollRequest(target: PortalTarget, agentId: string): Request
 }
 
 export function commandStatusRequest(target: PortalTarget, payload: string): RequestSpec {
-  return { method: 'PATCH', url: url(target, 'agent-commands'), headers: withKey(target), body: { kind: 'json', text: payload } };
+  return {
+    method: 'PATCH',
+    url: url(target, 'agent-commands'),
+    headers: withKey(target),
+    body: { kind: 'json', text: payload },
+  };
 }
 
 export function sessionsRequest(target: PortalTarget, query: Record<string, string | undefined> = {}): RequestSpec {

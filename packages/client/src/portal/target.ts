@@ -57,7 +57,8 @@ export interface TargetFlags {
 /** The timeout flag or setting in seconds: a whole number from 1 to 3600. */
 export function timeoutOf(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_TIMEOUT_S;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 3600) throw configError(`--timeout must be a whole number of seconds from 1 to 3600 (got "${raw}")`);
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1 || Number(raw) > 3600)
+    throw configError(`--timeout must be a whole number of seconds from 1 to 3600 (got "${raw}")`);
   return Number(raw);
 }
 
@@ -66,11 +67,21 @@ export function timeoutOf(raw: string | undefined): number {
  * license key resolution order (SPEC "Client license tier resolution" 1); JWT from `-j`,
  * SVC_JWT or CONSULTATION_JWT (SPEC "Authentication" 1).
  */
-export function resolveTarget(settings: Settings, flags: TargetFlags, opts: { home: string; warn?: (message: string) => void }): PortalTarget {
+export function resolveTarget(
+  settings: Settings,
+  flags: TargetFlags,
+  opts: { home: string; warn?: (message: string) => void },
+): PortalTarget {
   const rawUrl = flags.url ?? settings.get('CONSULTATION_API_URL');
-  if (rawUrl === undefined) throw configError('No portal URL: pass -u <url> or set CONSULTATION_API_URL (in the environment or a -c config file)');
+  if (rawUrl === undefined)
+    throw configError(
+      'No portal URL: pass -u <url> or set CONSULTATION_API_URL (in the environment or a -c config file)',
+    );
   const uploadUrl = uploadUrlOf(rawUrl);
-  const apiKey = flags.key !== undefined && flags.key !== '' ? flags.key : (resolveKey(settings, opts.home, opts.warn ?? (() => undefined))?.key ?? null);
+  const apiKey =
+    flags.key !== undefined && flags.key !== ''
+      ? flags.key
+      : (resolveKey(settings, opts.home, opts.warn ?? (() => undefined))?.key ?? null);
   const jwt = flags.jwt ?? settings.get('SVC_JWT') ?? settings.get('CONSULTATION_JWT') ?? null;
   return { uploadUrl, apiKey, jwt, timeoutS: timeoutOf(flags.timeout) };
 }

@@ -1,6 +1,12 @@
 import { ENVIRONMENTS } from '@svc/protocol';
 import { jsonOf, maskSecret, textOf, type HttpResponse, type RequestSpec } from '../http/request.ts';
-import { deleteSessionRequest, downloadRequest, healthRequest, shareRequest, uploadRequest } from '../portal/requests.ts';
+import {
+  deleteSessionRequest,
+  downloadRequest,
+  healthRequest,
+  shareRequest,
+  uploadRequest,
+} from '../portal/requests.ts';
 import { endpoint, type PortalTarget } from '../portal/target.ts';
 import { createPortalClient } from '../portal/client.ts';
 import { PortalError } from '../portal/errors.ts';
@@ -88,10 +94,20 @@ export const SHARE_TOKEN_PLACEHOLDER = 'SHARE_TOKEN_FROM_UPLOAD';
 const publicProbe = (spec: RequestSpec): Probe => ({ spec, as: '' });
 const keyed = (spec: RequestSpec): Probe => ({ spec, as: 'with the key' });
 const anonymous = (spec: RequestSpec): Probe => ({ spec: { ...spec, headers: {} }, as: 'without credentials' });
-const withBogusKey = (spec: RequestSpec, bogusKey: string): Probe => ({ spec: { ...spec, headers: { 'x-api-key': bogusKey } }, as: 'with a bogus key' });
-const withJwt = (spec: RequestSpec, jwt: string): Probe => ({ spec: { ...spec, headers: { 'x-identity-token': jwt } }, as: 'with the JWT' });
+const withBogusKey = (spec: RequestSpec, bogusKey: string): Probe => ({
+  spec: { ...spec, headers: { 'x-api-key': bogusKey } },
+  as: 'with a bogus key',
+});
+const withJwt = (spec: RequestSpec, jwt: string): Probe => ({
+  spec: { ...spec, headers: { 'x-identity-token': jwt } },
+  as: 'with the JWT',
+});
 
-function get(target: PortalTarget, name: Parameters<typeof endpoint>[1], query: Record<string, string> = {}): RequestSpec {
+function get(
+  target: PortalTarget,
+  name: Parameters<typeof endpoint>[1],
+  query: Record<string, string> = {},
+): RequestSpec {
   const u = new URL(endpoint(target, name));
   for (const [k, v] of Object.entries(query)) u.searchParams.set(k, v);
   return { method: 'GET', url: u.toString(), headers: target.apiKey === null ? {} : { 'x-api-key': target.apiKey } };
@@ -151,7 +167,10 @@ async function call(setup: SmokeSetup, probe: Probe): Promise<HttpResponse> {
   try {
     return await exchange(setup, probe.spec);
   } catch (err) {
-    if (err instanceof PortalError) throw (err.kind === 'file' ? new CheckFailed(err.message) : new NoAnswer(`${label(probe)}: ${err.message}`, err.message));
+    if (err instanceof PortalError)
+      throw err.kind === 'file'
+        ? new CheckFailed(err.message)
+        : new NoAnswer(`${label(probe)}: ${err.message}`, err.message);
     throw err;
   }
 }
@@ -164,7 +183,8 @@ async function expectStatus(setup: SmokeSetup, probe: Probe, allowed: number[]):
 
 function objectBody(probe: Probe, res: HttpResponse): Record<string, unknown> {
   const body = jsonOf(res);
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) fail(`${label(probe)} answered ${res.status} with a body that is not a JSON object: ${textOf(res).slice(0, 80)}`);
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    fail(`${label(probe)} answered ${res.status} with a body that is not a JSON object: ${textOf(res).slice(0, 80)}`);
   return body as Record<string, unknown>;
 }
 
@@ -200,9 +220,13 @@ const CHECKS: Check[] = [
       if (body['status'] !== 'ok') problems.push(`status is ${JSON.stringify(body['status'])} (expected "ok")`);
       if (typeof body['version'] !== 'string' || body['version'] === '') problems.push('version is missing');
       const ts = body['timestamp'];
-      if (typeof ts !== 'string' || !ISO_8601.test(ts) || Number.isNaN(Date.parse(ts))) problems.push(`timestamp is not an ISO 8601 time (${JSON.stringify(ts)})`);
+      if (typeof ts !== 'string' || !ISO_8601.test(ts) || Number.isNaN(Date.parse(ts)))
+        problems.push(`timestamp is not an ISO 8601 time (${JSON.stringify(ts)})`);
       const environments: readonly unknown[] = [...ENVIRONMENTS, 'unknown'];
-      if (!environments.includes(body['environment'])) problems.push(`environment is ${JSON.stringify(body['environment'])} (expected one of ${environments.join(', ')})`);
+      if (!environments.includes(body['environment']))
+        problems.push(
+          `environment is ${JSON.stringify(body['environment'])} (expected one of ${environments.join(', ')})`,
+        );
       if (problems.length > 0) fail(`GET /api/health body: ${problems.join('; ')}`);
       return `version ${String(body['version'])}, environment ${String(body['environment'])}`;
     },
@@ -226,14 +250,20 @@ const CHECKS: Check[] = [
       const res = await call(s, probe);
       const error = errorText(res);
       if (res.status === 200) return 'answered 200';
-      if (res.status === 404 && /^Session not found/.test(error)) return 'key accepted (404 Session not found for the probe session)';
-      if (res.status === 403 && error === 'Insufficient permissions for benchmark') return "key accepted; its tier lacks the benchmark permission (403 Insufficient permissions for benchmark)";
+      if (res.status === 404 && /^Session not found/.test(error))
+        return 'key accepted (404 Session not found for the probe session)';
+      if (res.status === 403 && error === 'Insufficient permissions for benchmark')
+        return 'key accepted; its tier lacks the benchmark permission (403 Insufficient permissions for benchmark)';
       return fail(unexpected(probe, res, '200, 404 Session not found, or 403 Insufficient permissions for benchmark'));
     },
   },
   {
     name: 'sessions auth',
-    probes: (s) => [anonymous(sessionsSpec(s)), keyed(sessionsSpec(s)), ...(s.target.jwt === null ? [] : [withJwt(sessionsPageSpec(s), s.target.jwt)])],
+    probes: (s) => [
+      anonymous(sessionsSpec(s)),
+      keyed(sessionsSpec(s)),
+      ...(s.target.jwt === null ? [] : [withJwt(sessionsPageSpec(s), s.target.jwt)]),
+    ],
     async run(s) {
       // The listing is for identity JWTs only: a license key is no way in either.
       await expectStatus(s, anonymous(sessionsSpec(s)), [401]);
@@ -249,7 +279,8 @@ const CHECKS: Check[] = [
     async run(s) {
       const probe = keyed(uploadGetSpec(s));
       const res = await call(s, probe);
-      if (res.status !== 404 && res.status !== 405) fail(`${label(probe)} answered ${res.status} (expected 404 or 405: uploads are POST only)`);
+      if (res.status !== 404 && res.status !== 405)
+        fail(`${label(probe)} answered ${res.status} (expected 404 or 405: uploads are POST only)`);
       return `refused with ${res.status}`;
     },
   },
@@ -271,7 +302,8 @@ const CHECKS: Check[] = [
       const body = objectBody(probe, res);
       const problems: string[] = [];
       if (body['success'] !== true) problems.push('success is not true');
-      if (body['session_id'] !== s.sessionId) problems.push(`session_id is ${JSON.stringify(body['session_id'])} (expected ${s.sessionId})`);
+      if (body['session_id'] !== s.sessionId)
+        problems.push(`session_id is ${JSON.stringify(body['session_id'])} (expected ${s.sessionId})`);
       const token = body['share_token'];
       if (typeof token !== 'string' || !HEX64.test(token)) problems.push('share_token is not 64 hex characters');
       const shareUrl = body['share_url'];
@@ -281,7 +313,8 @@ const CHECKS: Check[] = [
       } catch {
         urlToken = null;
       }
-      if (typeof shareUrl !== 'string' || urlToken !== token) problems.push(`share_url ${JSON.stringify(shareUrl)} does not carry the share token`);
+      if (typeof shareUrl !== 'string' || urlToken !== token)
+        problems.push(`share_url ${JSON.stringify(shareUrl)} does not carry the share token`);
       if (problems.length > 0) fail(`POST /api/upload answered 200 but ${problems.join('; ')}`);
       state.upload = { shareToken: token as string, shareUrl: shareUrl as string };
       return `session ${s.sessionId} stored; share URL ${String(shareUrl)}`;
@@ -294,10 +327,12 @@ const CHECKS: Check[] = [
     async run(s, state) {
       const probe = publicProbe(shareRequest(s.target, state.upload!.shareToken));
       const res = await call(s, probe);
-      if (res.status === 404 && !endpointMissing(res)) fail(`${label(probe)} answered 404 (${errorText(res)}): the share token of the uploaded session is unknown`);
+      if (res.status === 404 && !endpointMissing(res))
+        fail(`${label(probe)} answered 404 (${errorText(res)}): the share token of the uploaded session is unknown`);
       if (res.status !== 200) fail(unexpected(probe, res, '200'));
       const body = objectBody(probe, res);
-      if (body['session_id'] !== s.sessionId) fail(`${label(probe)} found session ${JSON.stringify(body['session_id'])} (expected ${s.sessionId})`);
+      if (body['session_id'] !== s.sessionId)
+        fail(`${label(probe)} found session ${JSON.stringify(body['session_id'])} (expected ${s.sessionId})`);
       return `found session ${s.sessionId}`;
     },
   },
@@ -323,17 +358,25 @@ const CHECKS: Check[] = [
   {
     name: 'delete auth',
     needsUpload: true,
-    probes: (s) => [anonymous(deleteSpec(s)), withBogusKey(deleteSpec(s), s.bogusKey), keyed(downloadRequest(s.target, s.sessionId))],
+    probes: (s) => [
+      anonymous(deleteSpec(s)),
+      withBogusKey(deleteSpec(s), s.bogusKey),
+      keyed(downloadRequest(s.target, s.sessionId)),
+    ],
     async run(s) {
       for (const probe of [anonymous(deleteSpec(s)), withBogusKey(deleteSpec(s), s.bogusKey)]) {
         const res = await call(s, probe);
-        if (res.status >= 200 && res.status < 300) fail(`${label(probe)} answered ${res.status}: the session was deleted without valid credentials (expected 401 or 403)`);
+        if (res.status >= 200 && res.status < 300)
+          fail(
+            `${label(probe)} answered ${res.status}: the session was deleted without valid credentials (expected 401 or 403)`,
+          );
         if (res.status !== 401 && res.status !== 403) fail(unexpected(probe, res, '401 or 403'));
       }
       // Still there? Its stored file must still download with the key.
       const probe = keyed(downloadRequest(s.target, s.sessionId));
       const res = await call(s, probe);
-      if (res.status !== 200) fail(`after the refused deletes, ${unexpected(probe, res, '200: the session should still exist')}`);
+      if (res.status !== 200)
+        fail(`after the refused deletes, ${unexpected(probe, res, '200: the session should still exist')}`);
       return 'refused without credentials and with a bogus key; the session still exists';
     },
   },
@@ -344,13 +387,22 @@ export function checkProbes(setup: SmokeSetup): { name: CheckName; probes: Probe
 }
 
 /** Runs the checks in order, calling `report` as each one ends. */
-export async function runChecks(setup: SmokeSetup, state: SmokeState, report: (result: CheckResult) => void): Promise<CheckResult[]> {
+export async function runChecks(
+  setup: SmokeSetup,
+  state: SmokeState,
+  report: (result: CheckResult) => void,
+): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
   let uploadPassed = false;
   for (const check of CHECKS) {
     let result: CheckResult;
     if (state.unreachable !== null) {
-      result = { name: check.name, passed: false, reason: `not attempted: portal unreachable (${state.unreachable})`, detail: null };
+      result = {
+        name: check.name,
+        passed: false,
+        reason: `not attempted: portal unreachable (${state.unreachable})`,
+        detail: null,
+      };
     } else if (check.needsUpload && !uploadPassed) {
       result = { name: check.name, passed: false, reason: 'skipped: upload round-trip failed', detail: null };
     } else {
@@ -410,7 +462,10 @@ export async function cleanup(setup: SmokeSetup, state: SmokeState): Promise<Cle
     if (!done) failures.push(`session ${id}: ${why}`);
   }
   if (failures.length > 0) return { status: 'failed', message: failures.join('; ') };
-  const parts = [deleted.length > 0 ? `deleted session ${deleted.join(', ')}` : '', gone.length > 0 ? `session ${gone.join(', ')} not found (already gone, or never stored)` : ''];
+  const parts = [
+    deleted.length > 0 ? `deleted session ${deleted.join(', ')}` : '',
+    gone.length > 0 ? `session ${gone.join(', ')} not found (already gone, or never stored)` : '',
+  ];
   return { status: 'deleted', message: parts.filter((p) => p !== '').join('; ') };
 }
 

@@ -24,7 +24,8 @@ export function scannerStamp(d: Date): string {
  */
 export function smokeSessionId(now: Date, random: () => string = () => randomBytes(4).toString('hex')): string {
   const id = `${scannerStamp(now)}_smoke-${random()}`;
-  if (!new RegExp(SESSION_ID_PATTERN).test(id)) throw new Error(`generated session id ${id} does not match ${SESSION_ID_PATTERN}`);
+  if (!new RegExp(SESSION_ID_PATTERN).test(id))
+    throw new Error(`generated session id ${id} does not match ${SESSION_ID_PATTERN}`);
   return id;
 }
 

@@ -13,7 +13,17 @@ import {
   type Severity,
 } from '@svc/protocol';
 import { CLIENT_VERSION } from '../version.ts';
-import { APPROVERS, CATALOG, CONTROL_NAMES, EXCEPTION_REASONS, FRAMEWORKS, HOST_ROLES, OS_GUESSES, type CatalogEntry, type FrameworkKey } from './catalog.ts';
+import {
+  APPROVERS,
+  CATALOG,
+  CONTROL_NAMES,
+  EXCEPTION_REASONS,
+  FRAMEWORKS,
+  HOST_ROLES,
+  OS_GUESSES,
+  type CatalogEntry,
+  type FrameworkKey,
+} from './catalog.ts';
 import { MAX_FINDINGS, SyntheticOptionError, type Mix, type Trend } from './options.ts';
 import { Random } from './random.ts';
 
@@ -101,10 +111,14 @@ export function planCounts(findings: number, mix: Mix, sessions: number, trend: 
     }
     const planned = apportion(trend === 'improving' ? Math.max(0, findings - k * step) : findings + k * step, mix);
     const next = emptyCounts();
-    for (const s of SEVERITIES) next[s] = trend === 'improving' ? Math.min(planned[s], prev[s]) : Math.max(planned[s], prev[s]);
+    for (const s of SEVERITIES)
+      next[s] = trend === 'improving' ? Math.min(planned[s], prev[s]) : Math.max(planned[s], prev[s]);
     if (trend === 'improving') {
       if (prevRisk === 0) {
-        if (warnings.length === 0) warnings.push(`--trend improving: the risk score is 0 from session ${k} of ${sessions} on; it cannot fall further`);
+        if (warnings.length === 0)
+          warnings.push(
+            `--trend improving: the risk score is 0 from session ${k} of ${sessions} on; it cannot fall further`,
+          );
       } else {
         while (riskScore(next) >= prevRisk) {
           const s = weighty.find((x) => next[x] > 0);
@@ -113,16 +127,23 @@ export function planCounts(findings: number, mix: Mix, sessions: number, trend: 
         }
       }
     } else if (prevRisk === 100) {
-      if (warnings.length === 0) warnings.push(`--trend worsening: the risk score is 100 from session ${k} of ${sessions} on; it cannot rise further`);
+      if (warnings.length === 0)
+        warnings.push(
+          `--trend worsening: the risk score is 100 from session ${k} of ${sessions} on; it cannot rise further`,
+        );
     } else if (growBy === undefined) {
-      if (warnings.length === 0) warnings.push('--trend worsening: a mix of informational findings only keeps the risk score at 0');
+      if (warnings.length === 0)
+        warnings.push('--trend worsening: a mix of informational findings only keeps the risk score at 0');
     } else {
       while (riskScore(next) <= prevRisk) next[growBy]++;
     }
     counts.push(next);
   }
   const largest = Math.max(...counts.map(total));
-  if (largest > MAX_FINDINGS) throw new SyntheticOptionError(`--trend ${trend} over ${sessions} sessions would need ${largest} findings in one session; the limit is ${MAX_FINDINGS}`);
+  if (largest > MAX_FINDINGS)
+    throw new SyntheticOptionError(
+      `--trend ${trend} over ${sessions} sessions would need ${largest} findings in one session; the limit is ${MAX_FINDINGS}`,
+    );
   return { counts, warnings };
 }
 
@@ -163,12 +184,19 @@ export interface Collection {
 
 /** Validates what depends on several options together, then returns the lazy collection. */
 export function planCollection(opts: GenerateOptions): Collection {
-  if (opts.exceptions > opts.findings) throw new SyntheticOptionError(`--with-exceptions (${opts.exceptions}) cannot exceed --findings (${opts.findings})`);
+  if (opts.exceptions > opts.findings)
+    throw new SyntheticOptionError(
+      `--with-exceptions (${opts.exceptions}) cannot exceed --findings (${opts.findings})`,
+    );
   const end = opts.seeded ? SEEDED_END : Math.floor(opts.now.getTime() / 1000) * 1000 - UNSEEDED_LAG_MS;
   const starts = Array.from({ length: opts.sessions }, (_, k) => end - (opts.sessions - 1 - k) * opts.intervalMs);
-  if (starts[0]! < 0) throw new SyntheticOptionError(`--sessions ${opts.sessions} at --interval ${opts.intervalMs / 1000}s would start before 1970`);
+  if (starts[0]! < 0)
+    throw new SyntheticOptionError(
+      `--sessions ${opts.sessions} at --interval ${opts.intervalMs / 1000}s would start before 1970`,
+    );
   const { counts, warnings } = planCounts(opts.findings, opts.mix, opts.sessions, opts.trend);
-  if (opts.exceptions > 0 && counts.some((c) => total(c) < opts.exceptions)) warnings.push(`--with-exceptions ${opts.exceptions}: sessions with fewer findings mark all of them as exceptions`);
+  if (opts.exceptions > 0 && counts.some((c) => total(c) < opts.exceptions))
+    warnings.push(`--with-exceptions ${opts.exceptions}: sessions with fewer findings mark all of them as exceptions`);
   return { starts, counts, warnings, sessions: { [Symbol.iterator]: () => generateSessions(opts, starts, counts) } };
 }
 
@@ -188,7 +216,7 @@ function addressRange(target: string): { first: number; size: number } {
   const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?$/.exec(target.trim());
   const octets = m ? m.slice(1, 5).map(Number) : [];
   const prefix = m?.[5] === undefined ? 32 : Number(m[5]);
-  if (!m || octets.some((o) => o > 255) || prefix > 32) return { first: (192 << 24 >>> 0) + (2 << 8) + 1, size: 254 };
+  if (!m || octets.some((o) => o > 255) || prefix > 32) return { first: ((192 << 24) >>> 0) + (2 << 8) + 1, size: 254 };
   const ip = ((octets[0]! << 24) | (octets[1]! << 16) | (octets[2]! << 8) | octets[3]!) >>> 0;
   const size = 2 ** (32 - prefix);
   const network = prefix === 0 ? 0 : (ip & (0xffff_ffff << (32 - prefix))) >>> 0;
@@ -214,7 +242,12 @@ function makeHosts(target: string, count: number, rng: Random): Host[] {
     const role = rng.pick(HOST_ROLES);
     const k = (perRole.get(role) ?? 0) + 1;
     perRole.set(role, k);
-    return { ip, hostname: `${role}${String(k).padStart(2, '0')}${domain}`, os: rng.pick(OS_GUESSES), subnet: `${ip.split('.').slice(0, 3).join('.')}.0/24` };
+    return {
+      ip,
+      hostname: `${role}${String(k).padStart(2, '0')}${domain}`,
+      os: rng.pick(OS_GUESSES),
+      subnet: `${ip.split('.').slice(0, 3).join('.')}.0/24`,
+    };
   });
 }
 
@@ -273,7 +306,20 @@ function* generateSessions(opts: GenerateOptions, starts: number[], counts: BySe
     let title = `${pair.entry.title} on ${pair.host.ip}${pair.entry.port === undefined ? '' : `:${pair.entry.port}`}`;
     if (titles.has(title)) title += ` (${id})`;
     titles.add(title);
-    return { num, id, severity, entry: pair.entry, host: pair.host, title, firstSeen: sessionId, status: 'new', priorStatus: null, statusChanged: at, note: '', exception: null };
+    return {
+      num,
+      id,
+      severity,
+      entry: pair.entry,
+      host: pair.host,
+      title,
+      firstSeen: sessionId,
+      status: 'new',
+      priorStatus: null,
+      statusChanged: at,
+      note: '',
+      exception: null,
+    };
   };
 
   let present: Issue[] = [];
@@ -299,7 +345,7 @@ function* generateSessions(opts: GenerateOptions, starts: number[], counts: BySe
       // Accepted risks are the last to go away.
       const order = [...rng.shuffle(mine.filter((i) => !i.exception)), ...rng.shuffle(mine.filter((i) => i.exception))];
       const gone = new Set(order.slice(0, remove));
-      for (const i of mine) (gone.has(i) ? resolved.push({ issue: i, lastStatus: i.status }) : kept.push(i));
+      for (const i of mine) gone.has(i) ? resolved.push({ issue: i, lastStatus: i.status }) : kept.push(i);
       const add = Math.max(0, t - p) + churn;
       for (let n = 0; n < add; n++) added.push(newIssue(s, sessionId, finished));
     }
@@ -323,18 +369,30 @@ function* generateSessions(opts: GenerateOptions, starts: number[], counts: BySe
     // Accepted risk exceptions: the ones still present stay (renewed when past expiry), more are marked up to --with-exceptions.
     const wanted = Math.min(opts.exceptions, present.length);
     for (const i of present) {
-      if (i.exception && ymd(start) > i.exception.expiry) i.exception = { ...i.exception, approvedAt: finished, expiry: ymd(finishedMs + EXCEPTION_DAYS * DAY_MS) };
+      if (i.exception && ymd(start) > i.exception.expiry)
+        i.exception = { ...i.exception, approvedAt: finished, expiry: ymd(finishedMs + EXCEPTION_DAYS * DAY_MS) };
     }
     const have = present.filter((i) => i.exception).length;
     for (const i of rng.shuffle(present.filter((x) => !x.exception)).slice(0, Math.max(0, wanted - have))) {
-      i.exception = { reason: rng.pick(EXCEPTION_REASONS), approver: rng.pick(APPROVERS), approvedAt: finished, expiry: ymd(finishedMs + EXCEPTION_DAYS * DAY_MS) };
+      i.exception = {
+        reason: rng.pick(EXCEPTION_REASONS),
+        approver: rng.pick(APPROVERS),
+        approvedAt: finished,
+        expiry: ymd(finishedMs + EXCEPTION_DAYS * DAY_MS),
+      };
       i.status = 'deferred';
       i.statusChanged = finished;
       i.note = 'Risk accepted';
     }
 
     const doc = sessionDocument({ opts, k, sessionId, start, finishedMs, hosts, present, resolved, added });
-    yield { sessionId, doc, log: pipelineLog({ opts, k, sessionId, start, finishedMs, hosts, present, resolved, added, previousId }), riskScore: riskScore(countsOf(present)), totalFindings: present.length };
+    yield {
+      sessionId,
+      doc,
+      log: pipelineLog({ opts, k, sessionId, start, finishedMs, hosts, present, resolved, added, previousId }),
+      riskScore: riskScore(countsOf(present)),
+      totalFindings: present.length,
+    };
     previousId = sessionId;
   }
 }
@@ -407,7 +465,13 @@ function compliance(present: readonly Issue[]) {
       if (ids) ids.push(i.id);
       else controls.set(control, [i.id]);
     }
-    for (const [control, ids] of controls) entries.push({ framework: FRAMEWORKS[key], control_id: control, control_name: CONTROL_NAMES[key][control] ?? control, finding_ids: ids });
+    for (const [control, ids] of controls)
+      entries.push({
+        framework: FRAMEWORKS[key],
+        control_id: control,
+        control_name: CONTROL_NAMES[key][control] ?? control,
+        finding_ids: ids,
+      });
   }
   return { entries, summary: complianceSummaryOf(entries) };
 }
@@ -417,11 +481,20 @@ function topology(hosts: readonly Host[], present: readonly Issue[]) {
     const mine = present.filter((i) => i.host === h);
     const risk = riskScore(countsOf(mine));
     const ports = new Set(mine.map((i) => i.entry.port).filter((p) => p !== undefined));
-    return { ip: h.ip, hostname: h.hostname, os_guess: h.os, port_count: ports.size, risk_score: risk, risk_grade: riskGrade(risk), subnet: h.subnet };
+    return {
+      ip: h.ip,
+      hostname: h.hostname,
+      os_guess: h.os,
+      port_count: ports.size,
+      risk_score: risk,
+      risk_grade: riskGrade(risk),
+      subnet: h.subnet,
+    };
   });
   const links: { source_ip: string; target_ip: string; type: 'subnet' }[] = [];
   for (let n = 1; n < nodes.length; n++) {
-    if (nodes[n]!.subnet === nodes[n - 1]!.subnet) links.push({ source_ip: nodes[n - 1]!.ip, target_ip: nodes[n]!.ip, type: 'subnet' });
+    if (nodes[n]!.subnet === nodes[n - 1]!.subnet)
+      links.push({ source_ip: nodes[n - 1]!.ip, target_ip: nodes[n]!.ip, type: 'subnet' });
   }
   const subnets = [...new Set(nodes.map((n) => n.subnet))].map((prefix) => {
     const members = nodes.filter((n) => n.subnet === prefix);
@@ -452,9 +525,32 @@ function sessionDocument(st: SessionState): Record<string, unknown> {
   const evaluatedAt = iso(finishedMs + 2000);
   const newCriticalHigh = added.filter((i) => i.severity === 'critical' || i.severity === 'high').length;
   const alerts = [
-    ...(risk >= ALERT_RISK_THRESHOLD ? [{ type: 'risk_threshold', timestamp: evaluatedAt, message: `Risk score ${risk} >= threshold ${ALERT_RISK_THRESHOLD}`, channels_notified: [] }] : []),
-    ...(newCriticalHigh > 0 ? [{ type: 'new_critical', timestamp: evaluatedAt, message: `${newCriticalHigh} new critical/high finding${newCriticalHigh === 1 ? '' : 's'}`, channels_notified: [] }] : []),
-    { type: 'scan_complete', timestamp: evaluatedAt, message: `Scan complete: ${present.length} findings, risk ${risk} (${riskGrade(risk)})`, channels_notified: [] },
+    ...(risk >= ALERT_RISK_THRESHOLD
+      ? [
+          {
+            type: 'risk_threshold',
+            timestamp: evaluatedAt,
+            message: `Risk score ${risk} >= threshold ${ALERT_RISK_THRESHOLD}`,
+            channels_notified: [],
+          },
+        ]
+      : []),
+    ...(newCriticalHigh > 0
+      ? [
+          {
+            type: 'new_critical',
+            timestamp: evaluatedAt,
+            message: `${newCriticalHigh} new critical/high finding${newCriticalHigh === 1 ? '' : 's'}`,
+            channels_notified: [],
+          },
+        ]
+      : []),
+    {
+      type: 'scan_complete',
+      timestamp: evaluatedAt,
+      message: `Scan complete: ${present.length} findings, risk ${risk} (${riskGrade(risk)})`,
+      channels_notified: [],
+    },
   ];
   return {
     metadata: {
@@ -505,7 +601,8 @@ function pipelineLog(st: SessionState & { previousId: string | null }): string {
   const span = finishedMs - start;
   const at = (f: number) => `[${iso(start + Math.round((span * f) / 1000) * 1000)}]`;
   const excepted = present.filter((i) => i.exception).length;
-  const ports = new Set(present.filter((i) => i.entry.port !== undefined).map((i) => `${i.host.ip}:${i.entry.port}`)).size;
+  const ports = new Set(present.filter((i) => i.entry.port !== undefined).map((i) => `${i.host.ip}:${i.entry.port}`))
+    .size;
   const minutes = Math.floor(span / 60_000);
   const seconds = Math.round((span % 60_000) / 1000);
   return [

@@ -23,9 +23,13 @@ export const MAX_FINDINGS = 10_000;
 
 /** A whole decimal number within [min, max]: no sign, no fraction, no exponent, no blanks. */
 export function parseCount(option: string, value: string, min: number, max: number): number {
-  if (!/^\d+$/.test(value)) throw new SyntheticOptionError(`${option} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`);
+  if (!/^\d+$/.test(value))
+    throw new SyntheticOptionError(
+      `${option} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`,
+    );
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < min || n > max) throw new SyntheticOptionError(`${option} must be a whole number from ${min} to ${max}, got ${value}`);
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    throw new SyntheticOptionError(`${option} must be a whole number from ${min} to ${max}, got ${value}`);
   return n;
 }
 
@@ -41,16 +45,22 @@ export function parseSeed(value: string): number {
 export function parseMix(spec: string): Mix {
   const mix: Mix = { critical: 0, high: 0, medium: 0, low: 0, info: 0 };
   const seen = new Set<string>();
-  if (spec.trim() === '') throw new SyntheticOptionError(`--mix is empty; expected severity:percent pairs such as ${DEFAULT_MIX}`);
+  if (spec.trim() === '')
+    throw new SyntheticOptionError(`--mix is empty; expected severity:percent pairs such as ${DEFAULT_MIX}`);
   for (const part of spec.split(',')) {
     const m = /^\s*([A-Za-z]+)\s*:\s*(\S*)\s*$/.exec(part);
-    if (!m) throw new SyntheticOptionError(`--mix entry ${JSON.stringify(part)} is not severity:percent (e.g. high:20)`);
+    if (!m)
+      throw new SyntheticOptionError(`--mix entry ${JSON.stringify(part)} is not severity:percent (e.g. high:20)`);
     const severity = m[1]!.toLowerCase();
     const percent = m[2]!;
-    if (!(SEVERITIES as readonly string[]).includes(severity)) throw new SyntheticOptionError(`--mix: unknown severity ${JSON.stringify(m[1])}; use ${SEVERITIES.join(', ')}`);
+    if (!(SEVERITIES as readonly string[]).includes(severity))
+      throw new SyntheticOptionError(`--mix: unknown severity ${JSON.stringify(m[1])}; use ${SEVERITIES.join(', ')}`);
     if (seen.has(severity)) throw new SyntheticOptionError(`--mix names ${severity} twice`);
     seen.add(severity);
-    if (!/^\d+$/.test(percent) || Number(percent) > 100) throw new SyntheticOptionError(`--mix: the percentage of ${severity} must be a whole number from 0 to 100, got ${JSON.stringify(percent)}`);
+    if (!/^\d+$/.test(percent) || Number(percent) > 100)
+      throw new SyntheticOptionError(
+        `--mix: the percentage of ${severity} must be a whole number from 0 to 100, got ${JSON.stringify(percent)}`,
+      );
     mix[severity as Severity] = Number(percent);
   }
   const sum = SEVERITIES.reduce((a, s) => a + mix[s], 0);
@@ -65,20 +75,24 @@ export function parseInterval(value: string): number {
   const m = /^(\d+)([smhdw])$/.exec(value);
   const ms = m ? Number(m[1]) * UNIT_MS[m[2]!]! : NaN;
   if (!m || !Number.isSafeInteger(ms) || ms <= 0) {
-    throw new SyntheticOptionError(`--interval must be a positive whole number with a unit s, m, h, d or w (e.g. 30m, 12h, 7d, 2w), got ${JSON.stringify(value)}`);
+    throw new SyntheticOptionError(
+      `--interval must be a positive whole number with a unit s, m, h, d or w (e.g. 30m, 12h, 7d, 2w), got ${JSON.stringify(value)}`,
+    );
   }
   return ms;
 }
 
 export function parseTrend(value: string): Trend {
-  if (!(TRENDS as readonly string[]).includes(value)) throw new SyntheticOptionError(`--trend must be one of ${TRENDS.join(', ')}, got ${JSON.stringify(value)}`);
+  if (!(TRENDS as readonly string[]).includes(value))
+    throw new SyntheticOptionError(`--trend must be one of ${TRENDS.join(', ')}, got ${JSON.stringify(value)}`);
   return value as Trend;
 }
 
 /** Free text that ends up in the session file: non-blank, printable, at most `max` characters. */
 export function parseText(option: string, value: string, max: number): string {
   if (value.trim() === '') throw new SyntheticOptionError(`${option} must not be empty`);
-  if (/[\u0000-\u001f\u007f]/.test(value) || !value.isWellFormed()) throw new SyntheticOptionError(`${option} must not contain control characters`);
+  if (/[\u0000-\u001f\u007f]/.test(value) || !value.isWellFormed())
+    throw new SyntheticOptionError(`${option} must not contain control characters`);
   if (value.length > max) throw new SyntheticOptionError(`${option} is longer than ${max} characters`);
   return value;
 }

@@ -44,14 +44,22 @@ export async function runCli(executable: string, args: string[], opts: RunOption
     else env[k] = v;
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(executable, args, { env, cwd: opts.cwd ?? REPO, stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(executable, args, {
+      env,
+      cwd: opts.cwd ?? REPO,
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${path.basename(executable)} ${args.join(' ')} did not finish within ${opts.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`));
+      reject(
+        new Error(
+          `${path.basename(executable)} ${args.join(' ')} did not finish within ${opts.timeoutMs ?? 60_000} ms\nstdout: ${stdout}\nstderr: ${stderr}`,
+        ),
+      );
     }, opts.timeoutMs ?? 60_000);
     if (opts.input !== undefined) child.stdin?.end(opts.input);
     child.on('error', (err) => {
@@ -70,6 +78,11 @@ export async function runCli(executable: string, args: string[], opts: RunOption
 /** Write a KEY=VALUE config file and return its path. */
 export async function writeConfig(dir: string, values: Record<string, string>, name = 'svc.conf'): Promise<string> {
   const file = path.join(dir, name);
-  await fs.writeFile(file, Object.entries(values).map(([k, v]) => `${k}=${v}`).join('\n') + '\n');
+  await fs.writeFile(
+    file,
+    Object.entries(values)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n') + '\n',
+  );
   return file;
 }

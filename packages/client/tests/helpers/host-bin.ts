@@ -69,11 +69,16 @@ export function makeBinDir(tools: string[]): BinDir {
  * `exitCode`. With `provides`, an `install` also symlinks those real programs into the bin
  * dir, as if the package had put them on the PATH.
  */
-export function fakeAptGet(bin: BinDir, logFile: string, opts: { provides?: string[]; exitCode?: number } = {}): string {
+export function fakeAptGet(
+  bin: BinDir,
+  logFile: string,
+  opts: { provides?: string[]; exitCode?: number } = {},
+): string {
   const links = (opts.provides ?? [])
     .map((name) => {
       const real = realPath(name);
-      if (real === null) throw new Error(`${name} is not installed on this machine; the fake apt-get cannot provide it`);
+      if (real === null)
+        throw new Error(`${name} is not installed on this machine; the fake apt-get cannot provide it`);
       return `  ln -sf ${q(real)} ${q(path.join(bin.dir, name))}`;
     })
     .join('\n');
@@ -102,7 +107,10 @@ export function markerScript(bin: BinDir, name: string, marker: string, then: st
  */
 export function bashReporting(bin: BinDir, version: string): string {
   const realBash = realPath('bash') ?? '/bin/bash';
-  return bin.script('bash', `#!${realBash}\nif [[ "$1" == -c && "$2" == 'echo $BASH_VERSION' ]]; then echo ${q(version)}; exit 0; fi\nexec ${q(realBash)} "$@"\n`);
+  return bin.script(
+    'bash',
+    `#!${realBash}\nif [[ "$1" == -c && "$2" == 'echo $BASH_VERSION' ]]; then echo ${q(version)}; exit 0; fi\nexec ${q(realBash)} "$@"\n`,
+  );
 }
 
 /**
@@ -110,12 +118,17 @@ export function bashReporting(bin: BinDir, version: string): string {
  * installed at its newest version): only then may a test run it for real.
  */
 export function aptInstallIsNoop(pkg: string): { ok: true } | { ok: false; reason: string } {
-  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return { ok: false, reason: 'not running as root' };
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0)
+    return { ok: false, reason: 'not running as root' };
   const apt = realPath('apt-get');
   if (apt === null) return { ok: false, reason: 'apt-get is not available' };
   try {
-    const sim = execFileSync(apt, ['-s', 'install', pkg], { encoding: 'utf8', env: { ...process.env, LANG: 'C', LC_ALL: 'C' } });
-    if (!/\b0 upgraded, 0 newly installed, 0 to remove\b/.test(sim)) return { ok: false, reason: `apt-get install ${pkg} would change packages here:\n${sim}` };
+    const sim = execFileSync(apt, ['-s', 'install', pkg], {
+      encoding: 'utf8',
+      env: { ...process.env, LANG: 'C', LC_ALL: 'C' },
+    });
+    if (!/\b0 upgraded, 0 newly installed, 0 to remove\b/.test(sim))
+      return { ok: false, reason: `apt-get install ${pkg} would change packages here:\n${sim}` };
     return { ok: true };
   } catch (err) {
     return { ok: false, reason: `apt-get -s install ${pkg} failed: ${(err as Error).message}` };

@@ -31,15 +31,37 @@ export function tmuxAvailable(): Promise<boolean> {
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-export async function startPty(argv: string[], env: Record<string, string>, opts: { width?: number; height?: number } = {}): Promise<PtySession> {
+export async function startPty(
+  argv: string[],
+  env: Record<string, string>,
+  opts: { width?: number; height?: number } = {},
+): Promise<PtySession> {
   const socket = `svc-test-${process.pid}-${randomBytes(4).toString('hex')}`;
   const name = 'main';
-  const tmux = (...args: string[]) => run('tmux', ['-L', socket, ...args], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', TERM: 'xterm-256color', HOME: process.env['HOME'] ?? '/tmp' } });
+  const tmux = (...args: string[]) =>
+    run('tmux', ['-L', socket, ...args], {
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        TERM: 'xterm-256color',
+        HOME: process.env['HOME'] ?? '/tmp',
+      },
+    });
   const assignments = Object.entries({ TERM: 'xterm-256color', ...env }).map(([k, v]) => quote(`${k}=${v}`));
   const command = `env -i ${assignments.join(' ')} ${argv.map(quote).join(' ')}; echo EXIT=$?; sleep 30`;
-  await tmux('new-session', '-d', '-s', name, '-x', String(opts.width ?? 200), '-y', String(opts.height ?? 50), command);
+  await tmux(
+    'new-session',
+    '-d',
+    '-s',
+    name,
+    '-x',
+    String(opts.width ?? 200),
+    '-y',
+    String(opts.height ?? 50),
+    command,
+  );
 
-  const capture = async (o: { escapes?: boolean } = {}) => (await tmux('capture-pane', '-p', '-J', ...(o.escapes ? ['-e'] : []), '-S', '-', '-t', name)).stdout;
+  const capture = async (o: { escapes?: boolean } = {}) =>
+    (await tmux('capture-pane', '-p', '-J', ...(o.escapes ? ['-e'] : []), '-S', '-', '-t', name)).stdout;
   const waitFor = async (pattern: RegExp, timeoutMs = 15_000, o: { escapes?: boolean } = {}) => {
     const deadline = Date.now() + timeoutMs;
     let screen = '';

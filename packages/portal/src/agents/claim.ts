@@ -19,7 +19,12 @@ export interface ClaimedRow {
  * its key (client_id, agent_id) on alias `c`; `guard` gates the claim (the key must hold
  * agent:commands).
  */
-export function claimCtes(agent: RawBuilder<boolean>, limit: number, now: Date, guard: RawBuilder<boolean>): RawBuilder<unknown> {
+export function claimCtes(
+  agent: RawBuilder<boolean>,
+  limit: number,
+  now: Date,
+  guard: RawBuilder<boolean>,
+): RawBuilder<unknown> {
   return sql`picked AS (
       SELECT c.id FROM agent_commands c
       WHERE ${agent} AND c.status = 'pending' AND ${guard}

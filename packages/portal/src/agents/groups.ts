@@ -18,7 +18,11 @@ export async function listGroups(ctx: AppContext, user: UserPrincipal): Promise<
   }
   const groups: Record<string, Member[]> = {};
   for (const r of await q.orderBy('group_name').orderBy('agent_id').orderBy('client_id').execute()) {
-    (groups[r.group_name] ??= []).push({ agent_id: r.agent_id, client_id: clientOut(r.client_id), created_at: r.created_at.toISOString() });
+    (groups[r.group_name] ??= []).push({
+      agent_id: r.agent_id,
+      client_id: clientOut(r.client_id),
+      created_at: r.created_at.toISOString(),
+    });
   }
   return groups;
 }
@@ -28,7 +32,13 @@ export async function listGroups(ctx: AppContext, user: UserPrincipal): Promise<
  * agent must be one the user sees, so a scoped user can only ever build groups of its own
  * clients' agents, and never joins a group another client uses.
  */
-export async function addToGroup(ctx: AppContext, user: UserPrincipal, agentId: string, clientId: string | null | undefined, group: string): Promise<{ clientId: string | null; createdAt: Date }> {
+export async function addToGroup(
+  ctx: AppContext,
+  user: UserPrincipal,
+  agentId: string,
+  clientId: string | null | undefined,
+  group: string,
+): Promise<{ clientId: string | null; createdAt: Date }> {
   const agent = await agentForUser(ctx.db, user, agentId, clientId);
   if (agent.deregistered_at) throw conflict('Agent is deregistered');
   const now = ctx.now();
@@ -42,8 +52,19 @@ export async function addToGroup(ctx: AppContext, user: UserPrincipal, agentId: 
   return { clientId: clientOut(agent.client_id), createdAt: row.created_at };
 }
 
-export async function removeFromGroup(ctx: AppContext, user: UserPrincipal, agentId: string, clientId: string | undefined, group: string): Promise<void> {
+export async function removeFromGroup(
+  ctx: AppContext,
+  user: UserPrincipal,
+  agentId: string,
+  clientId: string | undefined,
+  group: string,
+): Promise<void> {
   const agent = await agentForUser(ctx.db, user, agentId, clientId);
-  const res = await ctx.db.deleteFrom('agent_groups').where('client_id', '=', agent.client_id).where('group_name', '=', group).where('agent_id', '=', agentId).executeTakeFirst();
+  const res = await ctx.db
+    .deleteFrom('agent_groups')
+    .where('client_id', '=', agent.client_id)
+    .where('group_name', '=', group)
+    .where('agent_id', '=', agentId)
+    .executeTakeFirst();
   if (Number(res.numDeletedRows) === 0) throw notFound('Agent is not a member of this group');
 }

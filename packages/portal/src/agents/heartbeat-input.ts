@@ -55,7 +55,14 @@ function parseTimestamp(value: unknown): Date | null {
   if (typeof value !== 'string') return null;
   const m = ISO_DATE_TIME.exec(value);
   if (!m) return null;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6] ?? '0'].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   const daysInMonth = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1];
   if (daysInMonth === undefined || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59) return null;
@@ -70,32 +77,45 @@ function parseTimestamp(value: unknown): Date | null {
  * (`Missing required field: <name>`); the number 0 passes. Types are checked after that.
  * `keepClientId`: the caller holds the legacy key, whose agents keep the client_id they report.
  */
-export function parseHeartbeat(body: HeartbeatBody | null | undefined, opts: { keepClientId: boolean } = { keepClientId: true }): HeartbeatInput {
+export function parseHeartbeat(
+  body: HeartbeatBody | null | undefined,
+  opts: { keepClientId: boolean } = { keepClientId: true },
+): HeartbeatInput {
   const b = (body ?? {}) as Record<string, unknown>;
   for (const field of HEARTBEAT_REQUIRED_FIELDS) {
     const v = b[field];
-    if (v === undefined || v === null || (typeof v === 'string' && v.trim() === '')) throw badRequest(`Missing required field: ${field}`);
+    if (v === undefined || v === null || (typeof v === 'string' && v.trim() === ''))
+      throw badRequest(`Missing required field: ${field}`);
   }
   const { agent_id, version, timestamp, status, uptime_seconds } = b;
-  if (typeof agent_id !== 'string' || !AGENT_ID.test(agent_id)) throw invalid('agent_id', `must match ${AGENT_ID_PATTERN}`);
-  if (typeof version !== 'string' || version.length > 64 || CONTROL.test(version)) throw invalid('version', 'must be a single-line string of at most 64 characters');
+  if (typeof agent_id !== 'string' || !AGENT_ID.test(agent_id))
+    throw invalid('agent_id', `must match ${AGENT_ID_PATTERN}`);
+  if (typeof version !== 'string' || version.length > 64 || CONTROL.test(version))
+    throw invalid('version', 'must be a single-line string of at most 64 characters');
   const sentAt = parseTimestamp(timestamp);
   if (sentAt === null) throw invalid('timestamp', 'must be an ISO 8601 date-time');
-  if (typeof status !== 'string' || status.length > 32 || CONTROL.test(status)) throw invalid('status', 'must be a single-line string of at most 32 characters');
-  if (typeof uptime_seconds !== 'number' || !Number.isFinite(uptime_seconds) || uptime_seconds < 0) throw invalid('uptime_seconds', 'must be a non-negative number');
+  if (typeof status !== 'string' || status.length > 32 || CONTROL.test(status))
+    throw invalid('status', 'must be a single-line string of at most 32 characters');
+  if (typeof uptime_seconds !== 'number' || !Number.isFinite(uptime_seconds) || uptime_seconds < 0)
+    throw invalid('uptime_seconds', 'must be a non-negative number');
 
   // Only the legacy key keeps the reported client_id; a license key's client wins, so the
   // field is ignored there, never a reason to refuse the heartbeat.
   let clientId: string | null = null;
   if (opts.keepClientId && b['client_id'] !== undefined && b['client_id'] !== null && b['client_id'] !== '') {
-    if (typeof b['client_id'] !== 'string' || !CLIENT_ID.test(b['client_id'])) throw invalid('client_id', 'must be a client identifier');
+    if (typeof b['client_id'] !== 'string' || !CLIENT_ID.test(b['client_id']))
+      throw invalid('client_id', 'must be a client identifier');
     clientId = b['client_id'];
   }
   const schedules = b['schedules'] ?? null;
   if (schedules !== null && !Array.isArray(schedules)) throw invalid('schedules', 'must be an array');
   const systemInfo = b['system_info'] ?? null;
-  if (systemInfo !== null && (typeof systemInfo !== 'object' || Array.isArray(systemInfo))) throw invalid('system_info', 'must be an object');
-  for (const [field, value] of [['schedules', schedules], ['system_info', systemInfo]] as const) {
+  if (systemInfo !== null && (typeof systemInfo !== 'object' || Array.isArray(systemInfo)))
+    throw invalid('system_info', 'must be an object');
+  for (const [field, value] of [
+    ['schedules', schedules],
+    ['system_info', systemInfo],
+  ] as const) {
     const problem = jsonProblem(value);
     if (problem !== null) throw invalid(field, problem);
     if (JSON.stringify(value).length > MAX_JSON_CHARS) throw invalid(field, 'is too large');

@@ -21,7 +21,11 @@ type KeyHolder = LicensePrincipal | LegacyPrincipal;
  * same id is simply another agent (D17). The legacy key acts only on agents the legacy key
  * registered (D18), found by id; its daemon's reported client_id is kept and followed.
  */
-export async function recordHeartbeat(ctx: AppContext, principal: KeyHolder, hb: HeartbeatInput): Promise<{ receivedAt: Date; commands: DeliveredCommand[] }> {
+export async function recordHeartbeat(
+  ctx: AppContext,
+  principal: KeyHolder,
+  hb: HeartbeatInput,
+): Promise<{ receivedAt: Date; commands: DeliveredCommand[] }> {
   const now = ctx.now();
   const canReceive = principal.permissions.has('agent:commands');
   const set = sql`version = ${hb.version}, sent_at = ${hb.sentAt}, status = ${hb.status}, uptime_seconds = ${hb.uptimeSeconds},

@@ -37,14 +37,23 @@ function presentResult(row: Selectable<AgentCommandResultsTable>) {
 }
 
 /** Admin history, newest first; scoped users see commands of their clients' agents only. */
-export async function listCommands(ctx: AppContext, user: UserPrincipal, limit: number, status?: CommandStatus): Promise<CommandRecord[]> {
+export async function listCommands(
+  ctx: AppContext,
+  user: UserPrincipal,
+  limit: number,
+  status?: CommandStatus,
+): Promise<CommandRecord[]> {
   let q = ctx.db.selectFrom('agent_commands').selectAll('agent_commands');
   if (user.clientIds !== null) {
     if (user.clientIds.length === 0) return [];
     q = q.where('agent_commands.client_id', 'in', user.clientIds);
   }
   if (status) q = q.where('agent_commands.status', '=', status);
-  const rows = await q.orderBy('agent_commands.created_at', 'desc').orderBy('agent_commands.id', 'desc').limit(limit).execute();
+  const rows = await q
+    .orderBy('agent_commands.created_at', 'desc')
+    .orderBy('agent_commands.id', 'desc')
+    .limit(limit)
+    .execute();
   return rows.map(presentCommand);
 }
 
@@ -55,6 +64,10 @@ export async function commandDetail(ctx: AppContext, user: UserPrincipal, id: nu
   if (!row) throw notFound('Command not found');
   // A command carries its agent's client (the agent is (client_id, agent_id)).
   if (user.clientIds !== null && !user.clientIds.includes(row.client_id)) throw notFound('Command not found');
-  const result = await ctx.db.selectFrom('agent_command_results').selectAll().where('command_id', '=', row.id).executeTakeFirst();
+  const result = await ctx.db
+    .selectFrom('agent_command_results')
+    .selectAll()
+    .where('command_id', '=', row.id)
+    .executeTakeFirst();
   return { command: presentCommand(row), result: result ? presentResult(result) : null };
 }

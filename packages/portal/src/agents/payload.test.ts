@@ -19,13 +19,23 @@ function rejection(type: CommandType, payload: Record<string, unknown>): string 
 describe('validatePayload: run_scan', () => {
   it('accepts targets alone and with profile and upload, normalising the target list', () => {
     expect(validatePayload('run_scan', { targets: '10.0.0.0/24' })).toEqual({ targets: '10.0.0.0/24' });
-    expect(validatePayload('run_scan', { targets: ' 10.0.0.1 , host.example.com,,fe80::1 ', profile: 'quick', upload: true })).toEqual({
+    expect(
+      validatePayload('run_scan', {
+        targets: ' 10.0.0.1 , host.example.com,,fe80::1 ',
+        profile: 'quick',
+        upload: true,
+      }),
+    ).toEqual({
       targets: '10.0.0.1,host.example.com,fe80::1',
       profile: 'quick',
       upload: true,
     });
     // Any profile name is allowed (it only selects a mode flag on the agent).
-    expect(validatePayload('run_scan', { targets: 'a', profile: 'my_custom-profile', upload: false })).toEqual({ targets: 'a', profile: 'my_custom-profile', upload: false });
+    expect(validatePayload('run_scan', { targets: 'a', profile: 'my_custom-profile', upload: false })).toEqual({
+      targets: 'a',
+      profile: 'my_custom-profile',
+      upload: false,
+    });
   });
 
   it.each([
@@ -65,48 +75,94 @@ describe('validatePayload: push_config', () => {
     ALERT_ON_NEW_CRITICAL: 'false',
   };
   it.each(REMOTE_CONFIG_ALLOWLIST.map((k) => [k]))('accepts the allowlisted key %s with a value of its type', (key) => {
-    expect(validatePayload('push_config', { config_key: key, config_value: GOOD[key] })).toEqual({ config_key: key, config_value: GOOD[key] });
+    expect(validatePayload('push_config', { config_key: key, config_value: GOOD[key] })).toEqual({
+      config_key: key,
+      config_value: GOOD[key],
+    });
   });
 
   it('turns numbers and booleans into their string form', () => {
-    expect(validatePayload('push_config', { config_key: 'ALERT_RISK_THRESHOLD', config_value: 70 })).toEqual({ config_key: 'ALERT_RISK_THRESHOLD', config_value: '70' });
-    expect(validatePayload('push_config', { config_key: 'ALERT_ENABLED', config_value: false })).toEqual({ config_key: 'ALERT_ENABLED', config_value: 'false' });
+    expect(validatePayload('push_config', { config_key: 'ALERT_RISK_THRESHOLD', config_value: 70 })).toEqual({
+      config_key: 'ALERT_RISK_THRESHOLD',
+      config_value: '70',
+    });
+    expect(validatePayload('push_config', { config_key: 'ALERT_ENABLED', config_value: false })).toEqual({
+      config_key: 'ALERT_ENABLED',
+      config_value: 'false',
+    });
   });
 
   // Issue 11: values of the wrong type for their key used to be queued for the agent.
   it.each([
-    ['DAEMON_POLL_INTERVAL', 'soon', 'payload.config_value must be an integer from 10 to 86400 (seconds) for DAEMON_POLL_INTERVAL'],
-    ['DAEMON_HEARTBEAT_INTERVAL', 5, 'payload.config_value must be an integer from 10 to 86400 (seconds) for DAEMON_HEARTBEAT_INTERVAL'],
+    [
+      'DAEMON_POLL_INTERVAL',
+      'soon',
+      'payload.config_value must be an integer from 10 to 86400 (seconds) for DAEMON_POLL_INTERVAL',
+    ],
+    [
+      'DAEMON_HEARTBEAT_INTERVAL',
+      5,
+      'payload.config_value must be an integer from 10 to 86400 (seconds) for DAEMON_HEARTBEAT_INTERVAL',
+    ],
     ['DAEMON_SCAN_RETRY_MAX', '1000', 'payload.config_value must be an integer from 0 to 20 for DAEMON_SCAN_RETRY_MAX'],
-    ['DAEMON_SCAN_RETRY_BACKOFF', '-5', 'payload.config_value must be an integer from 1 to 3600 (seconds) for DAEMON_SCAN_RETRY_BACKOFF'],
+    [
+      'DAEMON_SCAN_RETRY_BACKOFF',
+      '-5',
+      'payload.config_value must be an integer from 1 to 3600 (seconds) for DAEMON_SCAN_RETRY_BACKOFF',
+    ],
     ['ALERT_RISK_THRESHOLD', '70%', 'payload.config_value must be an integer from 0 to 100 for ALERT_RISK_THRESHOLD'],
     ['ALERT_ENABLED', 'yes', 'payload.config_value must be true or false for ALERT_ENABLED'],
     ['ALERT_ON_NEW_CRITICAL', 1, 'payload.config_value must be true or false for ALERT_ON_NEW_CRITICAL'],
     ['DAEMON_LOG_LEVEL', '', 'payload.config_value must be one of debug, info, warning, error for DAEMON_LOG_LEVEL'],
-    ['DAEMON_LOG_LEVEL', 'trace', 'payload.config_value must be one of debug, info, warning, error for DAEMON_LOG_LEVEL'],
+    [
+      'DAEMON_LOG_LEVEL',
+      'trace',
+      'payload.config_value must be one of debug, info, warning, error for DAEMON_LOG_LEVEL',
+    ],
   ])('refuses %s = %j, a value of the wrong type or range', (key, value, message) => {
     expect(rejection('push_config', { config_key: key, config_value: value })).toBe(message);
   });
 
-  it.each(['SCAN_TARGETS', 'DAEMON_STORAGE_PATH', 'daemon_poll_interval', 'DAEMON_POLL_INTERVAL ', 'PATH', 'constructor', '__proto__'])(
-    'refuses %j, which is not in the remote-update allowlist',
-    (key) => {
-      expect(rejection('push_config', { config_key: key, config_value: '1' })).toContain(CONFIG_KEY_NOT_ALLOWED);
-    },
-  );
+  it.each([
+    'SCAN_TARGETS',
+    'DAEMON_STORAGE_PATH',
+    'daemon_poll_interval',
+    'DAEMON_POLL_INTERVAL ',
+    'PATH',
+    'constructor',
+    '__proto__',
+  ])('refuses %j, which is not in the remote-update allowlist', (key) => {
+    expect(rejection('push_config', { config_key: key, config_value: '1' })).toContain(CONFIG_KEY_NOT_ALLOWED);
+  });
 
   it('refuses a non-string key, and a missing key or value', () => {
     expect(rejection('push_config', { config_key: 5, config_value: '1' })).toContain(CONFIG_KEY_NOT_ALLOWED);
     expect(rejection('push_config', { config_value: '1' })).toBe('payload.config_key is required for push_config');
-    expect(rejection('push_config', { config_key: 'ALERT_ENABLED' })).toBe('payload.config_value is required for push_config');
+    expect(rejection('push_config', { config_key: 'ALERT_ENABLED' })).toBe(
+      'payload.config_value is required for push_config',
+    );
   });
 
-  it.each([['true\nfeed'], ['true\rreturn'], ['true\u0000'], ['true\t'], ['true\u007f'], ['true\u0085'], ['true\u009b'], ['true\u2028'], ['true\u2029']])('refuses a config_value with a control character (%j)', (value) => {
-    expect(rejection('push_config', { config_key: 'ALERT_ENABLED', config_value: value })).toBe('payload.config_value must not contain control characters');
+  it.each([
+    ['true\nfeed'],
+    ['true\rreturn'],
+    ['true\u0000'],
+    ['true\t'],
+    ['true\u007f'],
+    ['true\u0085'],
+    ['true\u009b'],
+    ['true\u2028'],
+    ['true\u2029'],
+  ])('refuses a config_value with a control character (%j)', (value) => {
+    expect(rejection('push_config', { config_key: 'ALERT_ENABLED', config_value: value })).toBe(
+      'payload.config_value must not contain control characters',
+    );
   });
 
   it('refuses object values', () => {
-    expect(rejection('push_config', { config_key: 'ALERT_ENABLED', config_value: { a: 1 } })).toBe('payload.config_value must be a string, number or boolean');
+    expect(rejection('push_config', { config_key: 'ALERT_ENABLED', config_value: { a: 1 } })).toBe(
+      'payload.config_value must be a string, number or boolean',
+    );
   });
 });
 
@@ -138,41 +194,77 @@ describe('validatePayload: update', () => {
     expect(validatePayload('update', { branch: 'main' })).toEqual({ branch: 'main' });
     expect(validatePayload('update', { branch: 'release/4.2' })).toEqual({ branch: 'release/4.2' });
     expect(validatePayload('update', { version: 'v4.2.3' })).toEqual({ version: 'v4.2.3' });
-    expect(validatePayload('update', { branch: 'main', version: 'v10.0.12' })).toEqual({ branch: 'main', version: 'v10.0.12' });
+    expect(validatePayload('update', { branch: 'main', version: 'v10.0.12' })).toEqual({
+      branch: 'main',
+      version: 'v10.0.12',
+    });
   });
 
   it.each([['v1.2'], ['1.2.3'], ['v1.2.3-rc1'], ['v1.2.3;id'], ['--version']])('refuses version %j', (version) => {
     expect(rejection('update', { version })).toBe('payload.version must be a version tag vX.Y.Z');
   });
 
-  it.each([['--upload-pack=x'], ['-b'], ['../main'], ['a..b'], ['main/'], ['x.lock'], ['main branch'], ['main\n']])('refuses branch %j', (branch) => {
-    expect(rejection('update', { branch })).toMatch(/^payload\.branch must/);
-  });
+  it.each([['--upload-pack=x'], ['-b'], ['../main'], ['a..b'], ['main/'], ['x.lock'], ['main branch'], ['main\n']])(
+    'refuses branch %j',
+    (branch) => {
+      expect(rejection('update', { branch })).toMatch(/^payload\.branch must/);
+    },
+  );
 });
 
 describe('validatePayload: update_schedule and push_session', () => {
   it('accepts update_schedule with only a schedule id, and with every field', () => {
-    expect(validatePayload('update_schedule', { schedule_id: 'sched_0123456789ab' })).toEqual({ schedule_id: 'sched_0123456789ab' });
+    expect(validatePayload('update_schedule', { schedule_id: 'sched_0123456789ab' })).toEqual({
+      schedule_id: 'sched_0123456789ab',
+    });
     expect(
-      validatePayload('update_schedule', { schedule_id: 'sched_0123456789ab', action: 'create', cron: '0  3 * * 1-5', profile: 'quick_recon', targets: '10.0.0.0/24,10.0.1.5' }),
-    ).toEqual({ schedule_id: 'sched_0123456789ab', action: 'create', cron: '0 3 * * 1-5', profile: 'quick_recon', targets: '10.0.0.0/24,10.0.1.5' });
+      validatePayload('update_schedule', {
+        schedule_id: 'sched_0123456789ab',
+        action: 'create',
+        cron: '0  3 * * 1-5',
+        profile: 'quick_recon',
+        targets: '10.0.0.0/24,10.0.1.5',
+      }),
+    ).toEqual({
+      schedule_id: 'sched_0123456789ab',
+      action: 'create',
+      cron: '0 3 * * 1-5',
+      profile: 'quick_recon',
+      targets: '10.0.0.0/24,10.0.1.5',
+    });
   });
 
   it('refuses update_schedule without a schedule id, with an unknown action or a bad cron', () => {
-    expect(rejection('update_schedule', { action: 'update' })).toBe('payload.schedule_id is required for update_schedule');
-    expect(rejection('update_schedule', { schedule_id: 's', action: 'remove' })).toBe('payload.action must be one of update, create, delete');
-    expect(rejection('update_schedule', { schedule_id: 's', cron: '* * *' })).toBe('payload.cron must be a cron expression of 5 or 6 fields');
-    expect(rejection('update_schedule', { schedule_id: 's', cron: '* * * * * $(id)' })).toBe('payload.cron must be a cron expression of 5 or 6 fields');
+    expect(rejection('update_schedule', { action: 'update' })).toBe(
+      'payload.schedule_id is required for update_schedule',
+    );
+    expect(rejection('update_schedule', { schedule_id: 's', action: 'remove' })).toBe(
+      'payload.action must be one of update, create, delete',
+    );
+    expect(rejection('update_schedule', { schedule_id: 's', cron: '* * *' })).toBe(
+      'payload.cron must be a cron expression of 5 or 6 fields',
+    );
+    expect(rejection('update_schedule', { schedule_id: 's', cron: '* * * * * $(id)' })).toBe(
+      'payload.cron must be a cron expression of 5 or 6 fields',
+    );
     expect(rejection('update_schedule', { schedule_id: '../etc' })).toBe('payload.schedule_id must be a schedule id');
     expect(rejection('update_schedule', { schedule_id: '-rf' })).toBe('payload.schedule_id must be a schedule id');
-    expect(rejection('update_schedule', { schedule_id: 's', profile: '-x' })).toMatch(/^payload\.profile must be a profile name/);
+    expect(rejection('update_schedule', { schedule_id: 's', profile: '-x' })).toMatch(
+      /^payload\.profile must be a profile name/,
+    );
   });
 
   it('push_session takes an optional session name YYYYMMDD_HHMMSS', () => {
     expect(validatePayload('push_session', {})).toEqual({});
-    expect(validatePayload('push_session', { session_id: '20250101_120000' })).toEqual({ session_id: '20250101_120000' });
-    expect(rejection('push_session', { session_id: '../../etc/passwd' })).toBe('payload.session_id must be a session name YYYYMMDD_HHMMSS');
-    expect(rejection('push_session', { session_id: '20250101-120000' })).toBe('payload.session_id must be a session name YYYYMMDD_HHMMSS');
+    expect(validatePayload('push_session', { session_id: '20250101_120000' })).toEqual({
+      session_id: '20250101_120000',
+    });
+    expect(rejection('push_session', { session_id: '../../etc/passwd' })).toBe(
+      'payload.session_id must be a session name YYYYMMDD_HHMMSS',
+    );
+    expect(rejection('push_session', { session_id: '20250101-120000' })).toBe(
+      'payload.session_id must be a session name YYYYMMDD_HHMMSS',
+    );
   });
 });
 
@@ -182,10 +274,13 @@ describe('validatePayload: unknown keys', () => {
   });
 
   // `in` would find these on Object.prototype and let them through.
-  it.each([['constructor'], ['toString'], ['hasOwnProperty'], ['__proto__']])('refuses the prototype member name %s as a key', (key) => {
-    const payload = JSON.parse(`{"${key}": 1}`) as Record<string, unknown>;
-    expect(rejection('restart', payload)).toBe(`Unknown payload key for restart: ${key}`);
-  });
+  it.each([['constructor'], ['toString'], ['hasOwnProperty'], ['__proto__']])(
+    'refuses the prototype member name %s as a key',
+    (key) => {
+      const payload = JSON.parse(`{"${key}": 1}`) as Record<string, unknown>;
+      expect(rejection('restart', payload)).toBe(`Unknown payload key for restart: ${key}`);
+    },
+  );
 
   it('null optional values count as absent', () => {
     expect(validatePayload('run_scan', { targets: 'a', profile: null, upload: null })).toEqual({ targets: 'a' });

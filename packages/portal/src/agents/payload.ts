@@ -1,4 +1,11 @@
-import { AGENT_LOG_LEVELS, checkRemoteConfigValue, CONFIG_KEY_NOT_ALLOWED, isRemoteConfigKey, SCHEDULE_ACTIONS, type CommandType } from '@svc/protocol';
+import {
+  AGENT_LOG_LEVELS,
+  checkRemoteConfigValue,
+  CONFIG_KEY_NOT_ALLOWED,
+  isRemoteConfigKey,
+  SCHEDULE_ACTIONS,
+  type CommandType,
+} from '@svc/protocol';
 import { badRequest } from '../errors.ts';
 
 type Payload = Record<string, unknown>;
@@ -33,14 +40,19 @@ function bool(v: unknown, key: string): boolean {
 
 function oneOf(values: readonly string[]) {
   return (v: unknown, key: string) => {
-    if (typeof v !== 'string' || !values.includes(v)) throw badRequest(`payload.${key} must be one of ${values.join(', ')}`);
+    if (typeof v !== 'string' || !values.includes(v))
+      throw badRequest(`payload.${key} must be one of ${values.join(', ')}`);
     return v;
   };
 }
 
 function targets(v: unknown, key: string): string {
-  if (typeof v !== 'string' || v.split(',').every((t) => t.trim() === '')) throw badRequest('run_scan needs targets: no targets were specified');
-  const list = v.split(',').map((t) => t.trim()).filter(Boolean);
+  if (typeof v !== 'string' || v.split(',').every((t) => t.trim() === ''))
+    throw badRequest('run_scan needs targets: no targets were specified');
+  const list = v
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
   const bad = list.find((t) => !TARGET.test(t));
   if (bad !== undefined) throw badRequest(`payload.${key} has an invalid target: ${JSON.stringify(bad.slice(0, 80))}`);
   return list.join(',');
@@ -49,7 +61,8 @@ function targets(v: unknown, key: string): string {
 function cron(v: unknown, key: string): string {
   const s = text(null, '')(v, key) as string;
   const fields = s.trim().split(/\s+/);
-  if (fields.length < 5 || fields.length > 6 || !fields.every((f) => CRON_FIELD.test(f))) throw badRequest(`payload.${key} must be a cron expression of 5 or 6 fields`);
+  if (fields.length < 5 || fields.length > 6 || !fields.every((f) => CRON_FIELD.test(f)))
+    throw badRequest(`payload.${key} must be a cron expression of 5 or 6 fields`);
   return fields.join(' ');
 }
 
@@ -93,7 +106,8 @@ const RULES: Record<CommandType, Record<string, Rule>> = {
     branch: {
       check: (v, key) => {
         const s = text(BRANCH, 'a git branch name')(v, key) as string;
-        if (s.includes('..') || s.endsWith('/') || s.endsWith('.lock')) throw badRequest(`payload.${key} must be a git branch name`);
+        if (s.includes('..') || s.endsWith('/') || s.endsWith('.lock'))
+          throw badRequest(`payload.${key} must be a git branch name`);
         return s;
       },
     },
@@ -116,7 +130,10 @@ export function validatePayload(type: CommandType, payload: Payload): Payload {
   for (const [key, rule] of Object.entries(rules)) {
     const v = payload[key];
     if (v === undefined || v === null) {
-      if (rule.required) throw type === 'run_scan' && key === 'targets' ? badRequest('run_scan needs targets: no targets were specified') : badRequest(`payload.${key} is required for ${type}`);
+      if (rule.required)
+        throw type === 'run_scan' && key === 'targets'
+          ? badRequest('run_scan needs targets: no targets were specified')
+          : badRequest(`payload.${key} is required for ${type}`);
       continue;
     }
     out[key] = rule.check(v, key, payload);

@@ -24,12 +24,20 @@ export const DEFAULT_PRIORITY = 5;
  * commands (D2, eligibility.ts): a single one is a 403, group members are skipped and
  * listed. `command_dispatched` is audited (actor: the admin).
  */
-export async function queueCommands(ctx: AppContext, admin: UserPrincipal, body: QueueCommandBody): Promise<{ type: CommandType; queued: Queued[]; skipped: { agent_id: string; reason: string }[] }> {
-  if (!(COMMAND_TYPES as readonly string[]).includes(body.command_type)) throw badRequest(`command_type must be one of ${COMMAND_TYPES.join(', ')}`);
+export async function queueCommands(
+  ctx: AppContext,
+  admin: UserPrincipal,
+  body: QueueCommandBody,
+): Promise<{ type: CommandType; queued: Queued[]; skipped: { agent_id: string; reason: string }[] }> {
+  if (!(COMMAND_TYPES as readonly string[]).includes(body.command_type))
+    throw badRequest(`command_type must be one of ${COMMAND_TYPES.join(', ')}`);
   const type = body.command_type as CommandType;
-  if ((body.agent_id === undefined) === (body.group_target === undefined)) throw badRequest('Exactly one of agent_id or group_target is required');
-  if (body.all_clients !== undefined && body.group_target === undefined) throw badRequest('all_clients applies to group_target only');
-  if (body.all_clients === true && body.client_id !== undefined) throw badRequest('Name either client_id or all_clients, not both');
+  if ((body.agent_id === undefined) === (body.group_target === undefined))
+    throw badRequest('Exactly one of agent_id or group_target is required');
+  if (body.all_clients !== undefined && body.group_target === undefined)
+    throw badRequest('all_clients applies to group_target only');
+  if (body.all_clients === true && body.client_id !== undefined)
+    throw badRequest('Name either client_id or all_clients, not both');
   const payload = validatePayload(type, body.payload ?? {});
   const priority = body.priority ?? DEFAULT_PRIORITY;
   const createdBy = actorOf(admin);
@@ -38,7 +46,12 @@ export async function queueCommands(ctx: AppContext, admin: UserPrincipal, body:
   const { queued, skipped, event } =
     body.agent_id !== undefined
       ? await queueForAgent(ctx, admin, body.agent_id, body.client_id, { type, payload, priority, createdBy, now })
-      : await queueForGroup(ctx, body.group_target as string, { clientId: body.client_id, allClients: body.all_clients === true }, { type, payload, priority, createdBy, now });
+      : await queueForGroup(
+          ctx,
+          body.group_target as string,
+          { clientId: body.client_id, allClients: body.all_clients === true },
+          { type, payload, priority, createdBy, now },
+        );
   ctx.events.publish(event);
   return { type, queued, skipped };
 }
@@ -68,7 +81,13 @@ function dispatchedData(spec: CommandSpec, groupTarget: string | null, queued: Q
   };
 }
 
-async function queueForAgent(ctx: AppContext, admin: UserPrincipal, agentId: string, clientId: string | null | undefined, spec: CommandSpec): Promise<QueueOutcome> {
+async function queueForAgent(
+  ctx: AppContext,
+  admin: UserPrincipal,
+  agentId: string,
+  clientId: string | null | undefined,
+  spec: CommandSpec,
+): Promise<QueueOutcome> {
   const key = await agentForUser(ctx.db, admin, agentId, clientId);
   return ctx.db.transaction().execute(async (trx) => {
     const agent = await trx
@@ -83,11 +102,28 @@ async function queueForAgent(ctx: AppContext, admin: UserPrincipal, agentId: str
     if (!agent.eligible) throw insufficientPermissions('agent:commands');
     const queued = await trx
       .insertInto('agent_commands')
-      .values({ client_id: agent.client_id, agent_id: agent.agent_id, command_type: spec.type, payload: JSON.stringify(spec.payload), priority: spec.priority, created_by: spec.createdBy, group_target: null, created_at: spec.now, sent_at: null, acked_at: null, completed_at: null })
+      .values({
+        client_id: agent.client_id,
+        agent_id: agent.agent_id,
+        command_type: spec.type,
+        payload: JSON.stringify(spec.payload),
+        priority: spec.priority,
+        created_by: spec.createdBy,
+        group_target: null,
+        created_at: spec.now,
+        sent_at: null,
+        acked_at: null,
+        completed_at: null,
+      })
       .returning(['id', 'agent_id', 'created_at'])
       .execute();
     // Scoped readers of the audit log see a dispatch when it concerns one client only.
-    const event = await recordAuditEvent(trx, { event_type: 'command_dispatched', actor: spec.createdBy, client_id: clientOut(agent.client_id), data: dispatchedData(spec, null, queued) });
+    const event = await recordAuditEvent(trx, {
+      event_type: 'command_dispatched',
+      actor: spec.createdBy,
+      client_id: clientOut(agent.client_id),
+      data: dispatchedData(spec, null, queued),
+    });
     return { queued, skipped: [], event };
   });
 }
@@ -98,7 +134,8 @@ interface GroupDispatchRow extends Partial<Selectable<AuditEventsTable>> {
   skipped: string[] | null;
 }
 
-export const GROUP_AMBIGUOUS = 'Group name is ambiguous: it exists under several clients; name one with client_id, or set all_clients to reach all of them';
+export const GROUP_AMBIGUOUS =
+  'Group name is ambiguous: it exists under several clients; name one with client_id, or set all_clients to reach all of them';
 
 /**
  * A group is (client_id, group_name): the same name under several clients is several
@@ -116,8 +153,14 @@ export const GROUP_AMBIGUOUS = 'Group name is ambiguous: it exists under several
  * the client when all members belong to one (scoped readers then see it). Nothing is
  * written when the group is empty, spans clients unasked, or no member may receive commands.
  */
-async function queueForGroup(ctx: AppContext, group: string, scope: { clientId: string | null | undefined; allClients: boolean }, spec: CommandSpec): Promise<QueueOutcome> {
-  const clientFilter = scope.clientId === undefined ? sql<boolean>`true` : sql<boolean>`g.client_id = ${scope.clientId ?? NO_CLIENT}`;
+async function queueForGroup(
+  ctx: AppContext,
+  group: string,
+  scope: { clientId: string | null | undefined; allClients: boolean },
+  spec: CommandSpec,
+): Promise<QueueOutcome> {
+  const clientFilter =
+    scope.clientId === undefined ? sql<boolean>`true` : sql<boolean>`g.client_id = ${scope.clientId ?? NO_CLIENT}`;
   const { rows } = await sql<GroupDispatchRow>`
     WITH raw AS MATERIALIZED (
       SELECT g.client_id, g.agent_id, a.license_id
@@ -157,11 +200,19 @@ async function queueForGroup(ctx: AppContext, group: string, scope: { clientId: 
   const row = rows[0];
   if (!row || row.members === 0) throw notFound('Group not found or has no members');
   const clientIds = row.client_ids ?? [];
-  if (!scope.allClients && clientIds.length > 1) throw new HttpError(409, GROUP_AMBIGUOUS, { extra: { client_ids: clientIds.map(clientOut) } });
+  if (!scope.allClients && clientIds.length > 1)
+    throw new HttpError(409, GROUP_AMBIGUOUS, { extra: { client_ids: clientIds.map(clientOut) } });
   if (row.id === null || row.id === undefined) throw insufficientPermissions('agent:commands');
   const event = presentAuditEvent(row as Selectable<AuditEventsTable>);
   const data = event.data as { command_ids: number[]; agent_ids: string[] };
-  const queued = data.command_ids.map((id, i) => ({ id: String(id), agent_id: data.agent_ids[i] as string, created_at: spec.now }));
-  const skipped = (row.skipped ?? []).map((agent_id) => ({ agent_id, reason: 'Insufficient permissions for agent:commands' }));
+  const queued = data.command_ids.map((id, i) => ({
+    id: String(id),
+    agent_id: data.agent_ids[i] as string,
+    created_at: spec.now,
+  }));
+  const skipped = (row.skipped ?? []).map((agent_id) => ({
+    agent_id,
+    reason: 'Insufficient permissions for agent:commands',
+  }));
   return { queued, skipped, event };
 }

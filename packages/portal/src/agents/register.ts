@@ -22,14 +22,24 @@ export const AGENT_LICENSE_BOUND = 'Agent is registered with a license key: the 
  * agents first seen with that key). Registrations of one key are serialised by a lock on
  * its license row, taken on this path only, so the limit holds exactly under concurrency.
  */
-export async function registerAgent(ctx: AppContext, principal: LicensePrincipal | LegacyPrincipal, hb: HeartbeatInput, now: Date): Promise<'registered' | 'exists'> {
+export async function registerAgent(
+  ctx: AppContext,
+  principal: LicensePrincipal | LegacyPrincipal,
+  hb: HeartbeatInput,
+  now: Date,
+): Promise<'registered' | 'exists'> {
   const license = principal.kind === 'license' ? principal.license : null;
   const clientId = principal.kind === 'license' ? principal.clientId : (hb.clientId ?? NO_CLIENT);
   const event = await ctx.db.transaction().execute(async (trx) => {
     if (license !== null) {
       await trx.selectFrom('licenses').select('id').where('id', '=', license.id).forUpdate().executeTakeFirst();
       // After the lock: a sibling's registration of this agent has committed and is seen.
-      const existing = await trx.selectFrom('agents').select('deregistered_at').where('client_id', '=', clientId).where('agent_id', '=', hb.agentId).executeTakeFirst();
+      const existing = await trx
+        .selectFrom('agents')
+        .select('deregistered_at')
+        .where('client_id', '=', clientId)
+        .where('agent_id', '=', hb.agentId)
+        .executeTakeFirst();
       if (existing) return existingOutcome(existing.deregistered_at);
       if (license.max_agents !== null) {
         const { n } = await trx
@@ -70,7 +80,13 @@ export async function registerAgent(ctx: AppContext, principal: LicensePrincipal
       event_type: 'agent_first_seen',
       actor: hb.agentId,
       client_id: clientOut(clientId),
-      data: { agent_id: hb.agentId, client_id: clientOut(clientId), version: hb.version, license_id: license?.id ?? null, tier: principal.tier },
+      data: {
+        agent_id: hb.agentId,
+        client_id: clientOut(clientId),
+        version: hb.version,
+        license_id: license?.id ?? null,
+        tier: principal.tier,
+      },
     });
   });
   if (event === 'exists') return event;
@@ -89,9 +105,26 @@ function existingOutcome(deregisteredAt: Date | null): 'exists' {
  * memberships (ON UPDATE CASCADE). A license-registered agent under that client_id is
  * never touched.
  */
-async function legacyExisting(trx: Transaction<Database> | Kysely<Database>, hb: HeartbeatInput, clientId: string): Promise<'exists' | null> {
-  const legacy = await trx.selectFrom('agents').select(['client_id', 'deregistered_at']).where('agent_id', '=', hb.agentId).where('license_id', 'is', null).forUpdate().executeTakeFirst();
-  const bound = () => trx.selectFrom('agents').select('client_id').where('client_id', '=', clientId).where('agent_id', '=', hb.agentId).where('license_id', 'is not', null).executeTakeFirst();
+async function legacyExisting(
+  trx: Transaction<Database> | Kysely<Database>,
+  hb: HeartbeatInput,
+  clientId: string,
+): Promise<'exists' | null> {
+  const legacy = await trx
+    .selectFrom('agents')
+    .select(['client_id', 'deregistered_at'])
+    .where('agent_id', '=', hb.agentId)
+    .where('license_id', 'is', null)
+    .forUpdate()
+    .executeTakeFirst();
+  const bound = () =>
+    trx
+      .selectFrom('agents')
+      .select('client_id')
+      .where('client_id', '=', clientId)
+      .where('agent_id', '=', hb.agentId)
+      .where('license_id', 'is not', null)
+      .executeTakeFirst();
   if (!legacy) {
     if (await bound()) throw forbidden(AGENT_LICENSE_BOUND);
     return null;
@@ -100,7 +133,12 @@ async function legacyExisting(trx: Transaction<Database> | Kysely<Database>, hb:
   if (hb.clientId !== null && legacy.client_id !== clientId) {
     if (await bound()) throw forbidden(AGENT_LICENSE_BOUND);
     try {
-      await trx.updateTable('agents').set({ client_id: clientId }).where('client_id', '=', legacy.client_id).where('agent_id', '=', hb.agentId).execute();
+      await trx
+        .updateTable('agents')
+        .set({ client_id: clientId })
+        .where('client_id', '=', legacy.client_id)
+        .where('agent_id', '=', hb.agentId)
+        .execute();
     } catch (err) {
       // A license key registered the same id under that client meanwhile.
       if ((err as { code?: string }).code === '23505') throw forbidden(AGENT_LICENSE_BOUND);

@@ -20,7 +20,14 @@ const EVENTS: Record<AgentAction, { type: AuditEventType; by: string }> = {
  * finds the agent already in that state, or a purge of a registered agent, is a 409.
  * The agent is (client_id, agent_id): an id under several clients needs `client_id` (D17).
  */
-export async function changeRegistration(ctx: AppContext, user: UserPrincipal, agentId: string, clientId: string | null | undefined, action: AgentAction, actor: string): Promise<void> {
+export async function changeRegistration(
+  ctx: AppContext,
+  user: UserPrincipal,
+  agentId: string,
+  clientId: string | null | undefined,
+  action: AgentAction,
+  actor: string,
+): Promise<void> {
   const now = ctx.now();
   const key = await agentForUser(ctx.db, user, agentId, clientId);
   const event = await ctx.db.transaction().execute(async (trx) => {
@@ -36,17 +43,36 @@ export async function changeRegistration(ctx: AppContext, user: UserPrincipal, a
     const self = { client_id: agent.client_id, agent_id: agentId };
     if (action === 'deregister') {
       if (deregistered) throw conflict('Agent is already deregistered');
-      await trx.updateTable('agents').set({ deregistered_at: now }).where('client_id', '=', self.client_id).where('agent_id', '=', agentId).execute();
-      await trx.deleteFrom('agent_groups').where('client_id', '=', self.client_id).where('agent_id', '=', agentId).execute();
+      await trx
+        .updateTable('agents')
+        .set({ deregistered_at: now })
+        .where('client_id', '=', self.client_id)
+        .where('agent_id', '=', agentId)
+        .execute();
+      await trx
+        .deleteFrom('agent_groups')
+        .where('client_id', '=', self.client_id)
+        .where('agent_id', '=', agentId)
+        .execute();
     } else if (action === 'reenable') {
       if (!deregistered) throw conflict('Agent is already registered');
-      await trx.updateTable('agents').set({ deregistered_at: null }).where('client_id', '=', self.client_id).where('agent_id', '=', agentId).execute();
+      await trx
+        .updateTable('agents')
+        .set({ deregistered_at: null })
+        .where('client_id', '=', self.client_id)
+        .where('agent_id', '=', agentId)
+        .execute();
     } else {
       if (!deregistered) throw conflict('Only a deregistered agent can be purged');
       await trx.deleteFrom('agents').where('client_id', '=', self.client_id).where('agent_id', '=', agentId).execute();
     }
     const { type, by } = EVENTS[action];
-    return recordAuditEvent(trx, { event_type: type, actor, client_id: clientOut(agent.client_id), data: { agent_id: agentId, [by]: actor } });
+    return recordAuditEvent(trx, {
+      event_type: type,
+      actor,
+      client_id: clientOut(agent.client_id),
+      data: { agent_id: agentId, [by]: actor },
+    });
   });
   ctx.events.publish(event);
 }

@@ -12,10 +12,12 @@ export const NO_CLIENT = '';
 export const clientOut = (clientId: string): string | null => (clientId === NO_CLIENT ? null : clientId);
 
 export const AGENT_NOT_FOUND = 'Agent not found';
-export const AGENT_UNREGISTERED = 'Agent unregistered: this agent was deregistered on the portal; re-enable it there to resume';
+export const AGENT_UNREGISTERED =
+  'Agent unregistered: this agent was deregistered on the portal; re-enable it there to resume';
 export const AGENT_AMBIGUOUS = 'Agent id is ambiguous: it exists under several clients; name one with client_id';
 
-export const agentAmbiguous = (clientIds: string[]) => new HttpError(409, AGENT_AMBIGUOUS, { extra: { client_ids: clientIds.map(clientOut) } });
+export const agentAmbiguous = (clientIds: string[]) =>
+  new HttpError(409, AGENT_AMBIGUOUS, { extra: { client_ids: clientIds.map(clientOut) } });
 
 export interface AgentKey {
   client_id: string;
@@ -30,8 +32,16 @@ export interface AgentKey {
  * that exists only outside the user's clients is answered like a missing one (404); an id
  * under several of them without `client_id` is a 409 listing those clients.
  */
-export async function agentForUser(db: Kysely<Database>, user: UserPrincipal, agentId: string, clientId?: string | null): Promise<AgentKey> {
-  let q = db.selectFrom('agents').select(['client_id', 'agent_id', 'license_id', 'deregistered_at']).where('agent_id', '=', agentId);
+export async function agentForUser(
+  db: Kysely<Database>,
+  user: UserPrincipal,
+  agentId: string,
+  clientId?: string | null,
+): Promise<AgentKey> {
+  let q = db
+    .selectFrom('agents')
+    .select(['client_id', 'agent_id', 'license_id', 'deregistered_at'])
+    .where('agent_id', '=', agentId);
   if (user.clientIds !== null) {
     if (user.clientIds.length === 0) throw notFound(AGENT_NOT_FOUND);
     q = q.where('client_id', 'in', user.clientIds);
@@ -49,8 +59,15 @@ export async function agentForUser(db: Kysely<Database>, user: UserPrincipal, ag
  * another client's agent or a license-registered one, is answered exactly like a missing
  * agent: a key learns nothing about other tenants.
  */
-export async function agentForKey(db: Kysely<Database>, principal: LicensePrincipal | LegacyPrincipal, agentId: string): Promise<AgentKey> {
-  let q = db.selectFrom('agents').select(['client_id', 'agent_id', 'license_id', 'deregistered_at']).where('agent_id', '=', agentId);
+export async function agentForKey(
+  db: Kysely<Database>,
+  principal: LicensePrincipal | LegacyPrincipal,
+  agentId: string,
+): Promise<AgentKey> {
+  let q = db
+    .selectFrom('agents')
+    .select(['client_id', 'agent_id', 'license_id', 'deregistered_at'])
+    .where('agent_id', '=', agentId);
   q = principal.kind === 'license' ? q.where('client_id', '=', principal.clientId) : q.where('license_id', 'is', null);
   const agent = await q.executeTakeFirst();
   if (!agent) throw notFound(AGENT_NOT_FOUND);

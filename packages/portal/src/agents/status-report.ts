@@ -12,7 +12,8 @@ const NEXT: Record<string, readonly string[]> = { sent: ['acked'], acked: ['comp
  * CSI sequences with any parameter bytes 0x30-0x3F (`ESC [ > 4 ; 2 m`, `ESC [ 38:5:1 m`),
  * escapes with intermediate bytes (`ESC ( B`) and the other two-byte escapes. NUL goes too: PostgreSQL text cannot hold it.
  */
-const ANSI = /\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b\[[0-?]*[ -/]*[@-~]|\u001b[ -/]+[0-~]|\u001b[@-_]|\u0000/g;
+const ANSI =
+  /\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b\[[0-?]*[ -/]*[@-~]|\u001b[ -/]+[0-~]|\u001b[@-_]|\u0000/g;
 /** SPEC: a result's session_id is set for these and null for every other command. */
 const SESSION_COMMANDS: readonly string[] = ['run_scan', 'push_session'];
 const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
@@ -34,9 +35,14 @@ export function capOutput(text: string | null | undefined): string {
  * its own commands. Completion or failure stores the result and audits/emits
  * `command_completed` / `command_failed` with the agent id as actor.
  */
-export async function reportCommandStatus(ctx: AppContext, principal: LicensePrincipal | LegacyPrincipal, body: StatusReportBody) {
+export async function reportCommandStatus(
+  ctx: AppContext,
+  principal: LicensePrincipal | LegacyPrincipal,
+  body: StatusReportBody,
+) {
   const agent = await agentForKey(ctx.db, principal, body.agent_id);
-  if (body.session_id != null && !SESSION_ID.test(body.session_id)) throw badRequest(`session_id must match ${SESSION_ID_PATTERN}`);
+  if (body.session_id != null && !SESSION_ID.test(body.session_id))
+    throw badRequest(`session_id must match ${SESSION_ID_PATTERN}`);
   // Ids are bigserial: one past 2^53 (or past bigint) cannot exist, and must not reach SQL as an out-of-range literal.
   if (!Number.isSafeInteger(body.command_id)) throw notFound('Command not found for this agent');
   const now = ctx.now();
@@ -50,30 +56,58 @@ export async function reportCommandStatus(ctx: AppContext, principal: LicensePri
       .forUpdate()
       .executeTakeFirst();
     if (!cmd) throw notFound('Command not found for this agent');
-    if (!(NEXT[cmd.status] ?? []).includes(body.status)) throw conflict(`Illegal status transition: ${cmd.status} -> ${body.status}`);
+    if (!(NEXT[cmd.status] ?? []).includes(body.status))
+      throw conflict(`Illegal status transition: ${cmd.status} -> ${body.status}`);
     if (body.status === 'acked') {
-      await trx.updateTable('agent_commands').set({ status: 'acked', acked_at: now }).where('id', '=', cmd.id).execute();
+      await trx
+        .updateTable('agent_commands')
+        .set({ status: 'acked', acked_at: now })
+        .where('id', '=', cmd.id)
+        .execute();
       return null;
     }
-    await trx.updateTable('agent_commands').set({ status: body.status, completed_at: now }).where('id', '=', cmd.id).execute();
+    await trx
+      .updateTable('agent_commands')
+      .set({ status: body.status, completed_at: now })
+      .where('id', '=', cmd.id)
+      .execute();
     const sessionId = SESSION_COMMANDS.includes(cmd.command_type) ? (body.session_id ?? null) : null;
     // A result links only to a session of the agent's own client; a missing one and another
     // client's are refused alike. By session_id AND client_id: right whether sessions are
     // keyed per client or not.
     if (sessionId !== null) {
-      const session = await trx.selectFrom('sessions').select('session_id').where('session_id', '=', sessionId).where((eb) => (agent.client_id === '' ? eb('client_id', 'is', null) : eb('client_id', '=', agent.client_id))).executeTakeFirst();
+      const session = await trx
+        .selectFrom('sessions')
+        .select('session_id')
+        .where('session_id', '=', sessionId)
+        .where((eb) => (agent.client_id === '' ? eb('client_id', 'is', null) : eb('client_id', '=', agent.client_id)))
+        .executeTakeFirst();
       if (!session) throw badRequest(FOREIGN_SESSION);
     }
     await trx
       .insertInto('agent_command_results')
-      .values({ command_id: cmd.id, exit_code: body.exit_code ?? null, stdout: capOutput(body.stdout), stderr: capOutput(body.stderr), session_id: sessionId, completed_at: now })
+      .values({
+        command_id: cmd.id,
+        exit_code: body.exit_code ?? null,
+        stdout: capOutput(body.stdout),
+        stderr: capOutput(body.stderr),
+        session_id: sessionId,
+        completed_at: now,
+      })
       .execute();
     return recordAuditEvent(trx, {
       event_type: body.status === 'completed' ? 'command_completed' : 'command_failed',
       actor: body.agent_id,
       session_id: sessionId,
       client_id: clientOut(agent.client_id),
-      data: { command_id: body.command_id, agent_id: body.agent_id, command_type: cmd.command_type, exit_code: body.exit_code ?? null, session_id: sessionId, completed_at: now.toISOString() },
+      data: {
+        command_id: body.command_id,
+        agent_id: body.agent_id,
+        command_type: cmd.command_type,
+        exit_code: body.exit_code ?? null,
+        session_id: sessionId,
+        completed_at: now.toISOString(),
+      },
     });
   });
   if (event) ctx.events.publish(event);

@@ -37,5 +37,42 @@ import webhooksUpdate from './webhooks/update.ts';
 
 /** Every /api operation, one per file. Only registration happens here. */
 export function registerApiRoutes(app: App, ctx: AppContext): void {
-  for (const route of [healthGet, healthPost, agentsPatch, agentGroupsGet, agentGroupsPost, agentGroupsDelete, agentCommandsPost, agentCommandsGet, agentCommandsPatch, licenseGet, licensesList, licensesCreate, licensesUpdate, licensesDelete, auditList, uploadPost, sessionsGet, sessionsPatch, sessionsDelete, remediationPatch, downloadGet, shareGet, shareRotate, shareRevoke, refreshPut, refreshNotAllowed, benchmarkGet, webhooksList, webhooksCreate, webhooksUpdate, webhooksDelete, webhooksDeliveries, webhooksRedeliver, webhooksPing, dbHealthGet]) route(app, ctx);
+  for (const route of [
+    healthGet,
+    healthPost,
+    agentsPatch,
+    agentGroupsGet,
+    agentGroupsPost,
+    agentGroupsDelete,
+    agentCommandsPost,
+    agentCommandsGet,
+    agentCommandsPatch,
+    licenseGet,
+    licensesList,
+    licensesCreate,
+    licensesUpdate,
+    licensesDelete,
+    auditList,
+    uploadPost,
+    sessionsGet,
+    sessionsPatch,
+    sessionsDelete,
+    remediationPatch,
+    downloadGet,
+    shareGet,
+    shareRotate,
+    shareRevoke,
+    refreshPut,
+    refreshNotAllowed,
+    benchmarkGet,
+    webhooksList,
+    webhooksCreate,
+    webhooksUpdate,
+    webhooksDelete,
+    webhooksDeliveries,
+    webhooksRedeliver,
+    webhooksPing,
+    dbHealthGet,
+  ])
+    route(app, ctx);
 }

@@ -21,7 +21,10 @@ export interface AuditFilter {
   limit: number;
 }
 
-export async function listAuditEvents(db: Kysely<Database>, f: AuditFilter): Promise<{ events: AuditEvent[]; total: number }> {
+export async function listAuditEvents(
+  db: Kysely<Database>,
+  f: AuditFilter,
+): Promise<{ events: AuditEvent[]; total: number }> {
   let q = db.selectFrom('audit_events').where('created_at', '>=', sql<Date>`now() - make_interval(days => ${f.days})`);
   if (f.type) q = q.where('event_type', '=', f.type);
   if (f.session) q = q.where('session_id', '=', f.session);

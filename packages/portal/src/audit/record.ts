@@ -25,7 +25,10 @@ export function presentAuditEvent(row: Selectable<AuditEventsTable>): AuditEvent
 }
 
 /** Insert one audit event; call inside the operation's transaction, publish after commit. */
-export async function recordAuditEvent(db: Kysely<Database> | Transaction<Database>, input: AuditInput): Promise<AuditEvent> {
+export async function recordAuditEvent(
+  db: Kysely<Database> | Transaction<Database>,
+  input: AuditInput,
+): Promise<AuditEvent> {
   const row = await db
     .insertInto('audit_events')
     .values({

@@ -1,6 +1,12 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { LICENSE_KEY_PREFIX_LENGTH, PERMISSIONS, permissionsOf, type LicenseValidation, type Permission } from '@svc/protocol';
+import {
+  LICENSE_KEY_PREFIX_LENGTH,
+  PERMISSIONS,
+  permissionsOf,
+  type LicenseValidation,
+  type Permission,
+} from '@svc/protocol';
 import type { Database } from '../db/schema.ts';
 import { sha256, tierOfKeyFormat } from '../licenses/keys.ts';
 import { licenseStatus, type LicenseRow } from '../licenses/present.ts';
@@ -112,13 +118,26 @@ export class ApiKeyVerifier {
 }
 
 /** Turn a lookup into a principal, or the failure that SPEC names. */
-export function authorizeKey(lookup: KeyLookup, now: Date): { ok: true; principal: LicensePrincipal | LegacyPrincipal } | { ok: false; failure: KeyFailure } {
-  if (lookup.kind === 'legacy') return { ok: true, principal: { kind: 'legacy', tier: 'msp', clientId: null, permissions: ALL_PERMISSIONS } };
+export function authorizeKey(
+  lookup: KeyLookup,
+  now: Date,
+): { ok: true; principal: LicensePrincipal | LegacyPrincipal } | { ok: false; failure: KeyFailure } {
+  if (lookup.kind === 'legacy')
+    return { ok: true, principal: { kind: 'legacy', tier: 'msp', clientId: null, permissions: ALL_PERMISSIONS } };
   if (lookup.kind !== 'license') return { ok: false, failure: 'invalid' };
   const status = licenseStatus(lookup.row, now);
   if (status !== 'active') return { ok: false, failure: status };
   const { row } = lookup;
-  return { ok: true, principal: { kind: 'license', tier: row.tier, clientId: row.client_id, permissions: permissionsOf(row.tier), license: row } };
+  return {
+    ok: true,
+    principal: {
+      kind: 'license',
+      tier: row.tier,
+      clientId: row.client_id,
+      permissions: permissionsOf(row.tier),
+      license: row,
+    },
+  };
 }
 
 /** GET /api/license: the validation result for every outcome. */
@@ -126,10 +145,31 @@ export function validationResult(lookup: KeyLookup, now: Date): LicenseValidatio
   const base = { checked_at: now.toISOString(), legacy: false };
   switch (lookup.kind) {
     case 'legacy':
-      return { ...base, valid: true, tier: 'msp', client_id: null, active: true, revoked: false, expires_at: null, limits: { max_sessions: null, max_agents: null }, reason: 'ok', legacy: true };
+      return {
+        ...base,
+        valid: true,
+        tier: 'msp',
+        client_id: null,
+        active: true,
+        revoked: false,
+        expires_at: null,
+        limits: { max_sessions: null, max_agents: null },
+        reason: 'ok',
+        legacy: true,
+      };
     case 'invalid_format':
     case 'not_found':
-      return { ...base, valid: false, tier: null, client_id: null, active: false, revoked: false, expires_at: null, limits: { max_sessions: null, max_agents: null }, reason: lookup.kind };
+      return {
+        ...base,
+        valid: false,
+        tier: null,
+        client_id: null,
+        active: false,
+        revoked: false,
+        expires_at: null,
+        limits: { max_sessions: null, max_agents: null },
+        reason: lookup.kind,
+      };
     case 'license': {
       const { row } = lookup;
       const status = licenseStatus(row, now);

@@ -19,7 +19,11 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * present; a present but bad credential is refused (plain 401 for a JWT, the key's own
  * message for a key).
  */
-export async function resolveCredential(ctx: AppContext, request: FastifyRequest, permission?: Permission): Promise<Principal | null> {
+export async function resolveCredential(
+  ctx: AppContext,
+  request: FastifyRequest,
+  permission?: Permission,
+): Promise<Principal | null> {
   refuseAuthorizationHeader(request);
   let principal: Principal;
   const token = header(request, IDENTITY_TOKEN_HEADER);

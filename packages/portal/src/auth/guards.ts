@@ -48,7 +48,11 @@ export interface KeyAuthOptions {
  */
 export async function lookupKey(ctx: AppContext, request: FastifyRequest, key: string): Promise<KeyLookup> {
   const lookup = await ctx.keys.lookupFrom(key, request.ip);
-  if (lookup.kind === 'legacy') request.log.warn({ route: `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}` }, 'legacy shared key used');
+  if (lookup.kind === 'legacy')
+    request.log.warn(
+      { route: `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}` },
+      'legacy shared key used',
+    );
   return lookup;
 }
 
@@ -61,7 +65,8 @@ export function requireKey(ctx: AppContext, opts: KeyAuthOptions = {}): preHandl
     if (key === undefined) throw new HttpError(status, KEY_MESSAGES.missing);
     const result = authorizeKey(await lookupKey(ctx, request, key), ctx.now());
     if (!result.ok) throw new HttpError(status, KEY_MESSAGES[result.failure]);
-    if (opts.permission && !result.principal.permissions.has(opts.permission)) throw insufficientPermissions(opts.permission);
+    if (opts.permission && !result.principal.permissions.has(opts.permission))
+      throw insufficientPermissions(opts.permission);
     request.principal = result.principal;
   };
 }

@@ -23,7 +23,11 @@ export function identityIssuer(baseUrl: string): string {
  * portal's clock (AppContext.now): tokens are issued with it, so they are checked against
  * it too, not against jose's default of the wall clock.
  */
-export function createTokenVerifier(config: Config, db: Kysely<Database>, now: () => Date = () => new Date()): TokenVerifier {
+export function createTokenVerifier(
+  config: Config,
+  db: Kysely<Database>,
+  now: () => Date = () => new Date(),
+): TokenVerifier {
   if (config.externalJwt) {
     const ext = config.externalJwt;
     const jwks = createRemoteJWKSet(new URL(ext.jwksUrl), { timeoutDuration: 5_000, cooldownDuration: 30_000 });
@@ -31,7 +35,13 @@ export function createTokenVerifier(config: Config, db: Kysely<Database>, now: (
       mode: 'external',
       async verify(token) {
         try {
-          const { payload } = await jwtVerify(token, jwks, { algorithms: ext.algorithms, issuer: ext.issuer, audience: ext.audience, requiredClaims: ['exp', 'sub'], currentDate: now() });
+          const { payload } = await jwtVerify(token, jwks, {
+            algorithms: ext.algorithms,
+            issuer: ext.issuer,
+            audience: ext.audience,
+            requiredClaims: ['exp', 'sub'],
+            currentDate: now(),
+          });
           return payload;
         } catch {
           return null;
@@ -50,7 +60,13 @@ export function createTokenVerifier(config: Config, db: Kysely<Database>, now: (
   };
   const issuer = identityIssuer(config.baseUrl);
   const attempt = (ks: JWTVerifyGetKey, token: string) =>
-    jwtVerify(token, ks, { algorithms: [SIGNING_ALG], issuer, audience: TOKEN_AUDIENCE, requiredClaims: ['exp', 'sub'], currentDate: now() });
+    jwtVerify(token, ks, {
+      algorithms: [SIGNING_ALG],
+      issuer,
+      audience: TOKEN_AUDIENCE,
+      requiredClaims: ['exp', 'sub'],
+      currentDate: now(),
+    });
   return {
     mode: 'local',
     async verify(token) {
@@ -61,7 +77,8 @@ export function createTokenVerifier(config: Config, db: Kysely<Database>, now: (
       try {
         payload = (await attempt(keys, token)).payload;
       } catch (err) {
-        if ((err as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY' || Date.now() - loadedAt <= 10_000) return null;
+        if ((err as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY' || Date.now() - loadedAt <= 10_000)
+          return null;
         const reloaded = await load();
         try {
           payload = (await attempt(reloaded, token)).payload;

@@ -25,7 +25,11 @@ export class KeyFailureThrottle {
     if (this.#limit === 0) return;
     const w = this.#windows.get(address);
     if (w === undefined || now - w.start >= WINDOW_MS) return;
-    if (w.failures >= this.#limit) throw tooManyRequests('Too many failed API key attempts from this address, try again later', (w.start + WINDOW_MS - now) / 1000);
+    if (w.failures >= this.#limit)
+      throw tooManyRequests(
+        'Too many failed API key attempts from this address, try again later',
+        (w.start + WINDOW_MS - now) / 1000,
+      );
   }
 
   recordFailure(address: string, now = Date.now()): void {

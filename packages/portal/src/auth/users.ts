@@ -36,10 +36,27 @@ export async function resolveUser(ctx: AppContext, token: string): Promise<UserP
 
   // No role and no client_ids claims, or role admin: an administrator with every permission.
   const admin = role === 'admin' || (role === undefined && payload['client_ids'] === undefined);
-  if (admin) return { kind: 'user', subject: payload.sub, email, admin: true, clientIds: null, tier: 'msp', permissions: ALL_PERMISSIONS };
+  if (admin)
+    return {
+      kind: 'user',
+      subject: payload.sub,
+      email,
+      admin: true,
+      clientIds: null,
+      tier: 'msp',
+      permissions: ALL_PERMISSIONS,
+    };
 
   // A scoped user: only its client ids (none if the claim is missing or malformed).
   const scope = clientIds ?? [];
   const tier = await highestActiveTier(ctx.db, scope, ctx.now());
-  return { kind: 'user', subject: payload.sub, email, admin: false, clientIds: scope, tier, permissions: permissionsOf(tier) };
+  return {
+    kind: 'user',
+    subject: payload.sub,
+    email,
+    admin: false,
+    clientIds: scope,
+    tier,
+    permissions: permissionsOf(tier),
+  };
 }

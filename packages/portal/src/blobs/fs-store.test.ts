@@ -14,7 +14,10 @@ const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('he
 
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name))).sort();
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
+    .sort();
 }
 
 /** A pid that certainly does not run any more: a child that has exited and been reaped. */
@@ -118,7 +121,12 @@ describe('FsBlobStore', () => {
       const { removed } = await store.sweep((key) => referenced.has(key));
       expect(removed).toBe(2);
       expect(await filesUnder(path.join(root, 'tmp'))).toStrictEqual([`${otherHost}-0000000000000002`]);
-      expect(await filesUnder(path.join(root, 'objects'))).toStrictEqual([path.join('sessions', 'new', mine.key.split('/').at(-1)!), path.join('sessions', 'old', `${dead}-0000000000000004`)].sort());
+      expect(await filesUnder(path.join(root, 'objects'))).toStrictEqual(
+        [
+          path.join('sessions', 'new', mine.key.split('/').at(-1)!),
+          path.join('sessions', 'old', `${dead}-0000000000000004`),
+        ].sort(),
+      );
     });
 
     it('a previous run of this same pid (a restarted container, pid 1 again) counts as gone', async () => {

@@ -12,7 +12,8 @@ const KEY_PATTERN = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_.-]+)*$/;
 const GRACE_MS = 60 * 60 * 1000;
 
 function assertKey(key: string): void {
-  if (!KEY_PATTERN.test(key) || key.split('/').some((s) => s === '.' || s === '..')) throw new Error(`unsafe blob key: ${key}`);
+  if (!KEY_PATTERN.test(key) || key.split('/').some((s) => s === '.' || s === '..'))
+    throw new Error(`unsafe blob key: ${key}`);
 }
 
 /**
@@ -79,7 +80,10 @@ export class FsBlobStore implements BlobStore {
         await fs.rename(tmp, final);
         break;
       } catch (err) {
-        const tmpStillThere = await fs.stat(tmp).then(() => true, () => false);
+        const tmpStillThere = await fs.stat(tmp).then(
+          () => true,
+          () => false,
+        );
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !tmpStillThere || attempt >= 10) throw err;
       }
     }

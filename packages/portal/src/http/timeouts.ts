@@ -30,7 +30,12 @@ export function serverOptions(ctx: AppContext) {
 /** Connections beyond the cap are closed by Node as they are accepted. */
 export function capConnections(app: App, ctx: AppContext): void {
   app.server.maxConnections = ctx.config.http.maxConnections;
-  app.server.on('drop', () => ctx.logger.warn({ max_connections: ctx.config.http.maxConnections }, 'connection refused: too many open connections'));
+  app.server.on('drop', () =>
+    ctx.logger.warn(
+      { max_connections: ctx.config.http.maxConnections },
+      'connection refused: too many open connections',
+    ),
+  );
 }
 
 /**

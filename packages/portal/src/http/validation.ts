@@ -3,7 +3,8 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
 
 const base: Options = { removeAdditional: false, useDefaults: true, allErrors: false, strict: false };
 
@@ -19,5 +20,6 @@ function build(options: Options): Ajv {
 export function validatorCompiler(): FastifySchemaCompiler<unknown> {
   const coercing = build({ coerceTypes: 'array' });
   const strict = build({ coerceTypes: false });
-  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
+  return ({ schema, httpPart }) =>
+    (httpPart === 'body' ? strict : coercing).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
 }

@@ -10,17 +10,34 @@ import { newUserId, normalizeEmail } from './users.ts';
  * not exist. An existing account is left alone (its password is never reset from the
  * environment), so changing the variable later cannot take over an account.
  */
-export async function bootstrapAdmin(db: Kysely<Database>, logger: Logger, email: string | null, password: string | null): Promise<void> {
+export async function bootstrapAdmin(
+  db: Kysely<Database>,
+  logger: Logger,
+  email: string | null,
+  password: string | null,
+): Promise<void> {
   if (email === null || password === null) return;
   const passwordHash = await hashPassword(password);
   const created = await db
     .insertInto('users')
-    .values({ id: newUserId(), email, email_normalized: normalizeEmail(email), password_hash: passwordHash, role: 'admin', client_ids: [], updated_at: new Date() })
+    .values({
+      id: newUserId(),
+      email,
+      email_normalized: normalizeEmail(email),
+      password_hash: passwordHash,
+      role: 'admin',
+      client_ids: [],
+      updated_at: new Date(),
+    })
     .onConflict((oc) => oc.column('email_normalized').doNothing())
     .returning(['id', 'email'])
     .executeTakeFirst();
   if (created) {
-    await recordAuditEvent(db, { event_type: 'user_created', actor: 'bootstrap', data: { user_id: created.id, email: created.email, role: 'admin' } });
+    await recordAuditEvent(db, {
+      event_type: 'user_created',
+      actor: 'bootstrap',
+      data: { user_id: created.id, email: created.email, role: 'admin' },
+    });
     logger.info({ email }, 'created the first admin from SVC_ADMIN_EMAIL');
   }
 }

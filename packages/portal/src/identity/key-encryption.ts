@@ -15,7 +15,8 @@ const VERSION = 'v1';
 
 function keyFromFile(text: string, file: string): Buffer {
   const hex = text.trim();
-  if (!/^[0-9a-fA-F]{64}$/.test(hex)) throw new ConfigError('SVC_IDENTITY_KEY_ENCRYPTION_KEY', `is unset and ${file} does not hold 64 hex digits`);
+  if (!/^[0-9a-fA-F]{64}$/.test(hex))
+    throw new ConfigError('SVC_IDENTITY_KEY_ENCRYPTION_KEY', `is unset and ${file} does not hold 64 hex digits`);
   return Buffer.from(hex, 'hex');
 }
 
@@ -36,7 +37,11 @@ export async function loadKeyEncryptionKey(config: Config, logger: Logger): Prom
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
   // An external database may be shared by replicas with other data directories.
-  if (config.databaseUrl !== null) logger.warn({ file }, 'SVC_IDENTITY_KEY_ENCRYPTION_KEY is unset: using the key in the data directory; replicas sharing DATABASE_URL need the same key');
+  if (config.databaseUrl !== null)
+    logger.warn(
+      { file },
+      'SVC_IDENTITY_KEY_ENCRYPTION_KEY is unset: using the key in the data directory; replicas sharing DATABASE_URL need the same key',
+    );
   return keyFromFile(await fs.readFile(file, 'utf8'), file);
 }
 
@@ -54,7 +59,10 @@ export function encryptPrivateJwk(kek: Buffer, kid: string, jwk: object): string
 /** The private JWK, or a ConfigError when the key does not decrypt it (never the key or the JWK in the message). */
 export function decryptPrivateJwk(kek: Buffer, kid: string, stored: string): Record<string, unknown> {
   const refuse = () =>
-    new ConfigError('SVC_IDENTITY_KEY_ENCRYPTION_KEY', `does not decrypt the identity provider's signing key (kid ${kid}): start with the key (or the data directory's ${KEY_FILE}) this database was first started with`);
+    new ConfigError(
+      'SVC_IDENTITY_KEY_ENCRYPTION_KEY',
+      `does not decrypt the identity provider's signing key (kid ${kid}): start with the key (or the data directory's ${KEY_FILE}) this database was first started with`,
+    );
   const [version, iv, body] = stored.split('.');
   if (version !== VERSION || !iv || !body) throw refuse();
   const raw = Buffer.from(body, 'base64url');

@@ -21,7 +21,11 @@ export interface SigningKey {
 export async function ensureSigningKey(db: Kysely<Database>, kek: Buffer): Promise<SigningKey> {
   const row = await db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(hashtext('svc.identity_signing_keys'))`.execute(trx);
-    const clear = await trx.selectFrom('identity_signing_keys').select(['kid', 'private_jwk']).where('private_jwk', 'is not', null).execute();
+    const clear = await trx
+      .selectFrom('identity_signing_keys')
+      .select(['kid', 'private_jwk'])
+      .where('private_jwk', 'is not', null)
+      .execute();
     for (const c of clear) {
       await trx
         .updateTable('identity_signing_keys')
@@ -29,7 +33,12 @@ export async function ensureSigningKey(db: Kysely<Database>, kek: Buffer): Promi
         .where('kid', '=', c.kid)
         .execute();
     }
-    const existing = await trx.selectFrom('identity_signing_keys').select(['kid', 'private_jwk_encrypted']).orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+    const existing = await trx
+      .selectFrom('identity_signing_keys')
+      .select(['kid', 'private_jwk_encrypted'])
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
     if (existing) return existing;
     const { privateKey, publicKey } = await generateKeyPair(SIGNING_ALG, { crv: 'Ed25519', extractable: true });
     const kid = randomBytes(8).toString('hex');
@@ -37,7 +46,12 @@ export async function ensureSigningKey(db: Kysely<Database>, kek: Buffer): Promi
     const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG };
     return trx
       .insertInto('identity_signing_keys')
-      .values({ kid, private_jwk: null, private_jwk_encrypted: encryptPrivateJwk(kek, kid, privateJwk), public_jwk: JSON.stringify(publicJwk) })
+      .values({
+        kid,
+        private_jwk: null,
+        private_jwk_encrypted: encryptPrivateJwk(kek, kid, privateJwk),
+        public_jwk: JSON.stringify(publicJwk),
+      })
       .returning(['kid', 'private_jwk_encrypted'])
       .executeTakeFirstOrThrow();
   });
@@ -47,6 +61,10 @@ export async function ensureSigningKey(db: Kysely<Database>, kek: Buffer): Promi
 }
 
 export async function publicJwks(db: Kysely<Database>): Promise<JWK[]> {
-  const rows = await db.selectFrom('identity_signing_keys').select('public_jwk').orderBy('created_at', 'desc').execute();
+  const rows = await db
+    .selectFrom('identity_signing_keys')
+    .select('public_jwk')
+    .orderBy('created_at', 'desc')
+    .execute();
   return rows.map((r) => r.public_jwk as JWK);
 }

@@ -42,7 +42,13 @@ export type LoginGate = { admitted: true; slow: boolean } | { admitted: false; r
  * before the first failure was recorded. A correct password then clears the counts
  * (recordSuccessfulLogin). `slow`: the e-mail had `slowAfter` failures across addresses.
  */
-export async function admitLoginAttempt(db: Kysely<Database>, email: string, address: string, now: Date, slowAfter: number): Promise<LoginGate> {
+export async function admitLoginAttempt(
+  db: Kysely<Database>,
+  email: string,
+  address: string,
+  now: Date,
+  slowAfter: number,
+): Promise<LoginGate> {
   const key = normalizeEmail(email);
   return db.transaction().execute(async (trx) => {
     await trx
@@ -50,21 +56,35 @@ export async function admitLoginAttempt(db: Kysely<Database>, email: string, add
       .values({ email_normalized: key, address, failed_logins: 0, locked_until: null, updated_at: now })
       .onConflict((oc) => oc.columns(['email_normalized', 'address']).doNothing())
       .execute();
-    const row = await trx.selectFrom('login_failures').select(['failed_logins', 'locked_until']).where('email_normalized', '=', key).where('address', '=', address).forUpdate().executeTakeFirstOrThrow();
+    const row = await trx
+      .selectFrom('login_failures')
+      .select(['failed_logins', 'locked_until'])
+      .where('email_normalized', '=', key)
+      .where('address', '=', address)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
     const wait = lockedFor(row, now);
     if (wait > 0) return { admitted: false as const, retryAfter: wait };
     const failures = row.failed_logins + 1;
     const lock = lockSecondsAfter(failures);
     await trx
       .updateTable('login_failures')
-      .set({ failed_logins: failures, updated_at: now, ...(lock > 0 ? { locked_until: new Date(now.getTime() + lock * 1000) } : {}) })
+      .set({
+        failed_logins: failures,
+        updated_at: now,
+        ...(lock > 0 ? { locked_until: new Date(now.getTime() + lock * 1000) } : {}),
+      })
       .where('email_normalized', '=', key)
       .where('address', '=', address)
       .execute();
     const across = await trx
       .insertInto('login_email_failures')
       .values({ email_normalized: key, failed_logins: 1, updated_at: now })
-      .onConflict((oc) => oc.column('email_normalized').doUpdateSet((eb) => ({ failed_logins: eb('login_email_failures.failed_logins', '+', 1), updated_at: now })))
+      .onConflict((oc) =>
+        oc
+          .column('email_normalized')
+          .doUpdateSet((eb) => ({ failed_logins: eb('login_email_failures.failed_logins', '+', 1), updated_at: now })),
+      )
       .returning('failed_logins')
       .executeTakeFirstOrThrow();
     // This attempt is already counted: slowed once `slowAfter` earlier attempts failed.

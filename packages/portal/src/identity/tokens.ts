@@ -30,7 +30,10 @@ export async function issueTokens(
   let sid = familyId;
   if (sid === undefined) {
     sid = randomBytes(12).toString('hex');
-    await db.insertInto('token_families').values({ id: sid, user_id: user.id, started_at: now, revoked_at: null }).execute();
+    await db
+      .insertInto('token_families')
+      .values({ id: sid, user_id: user.id, started_at: now, revoked_at: null })
+      .execute();
   }
   const iat = Math.floor(now.getTime() / 1000);
   const access = await new SignJWT({ email: user.email, role: user.role, client_ids: user.client_ids, sid })
@@ -59,15 +62,35 @@ export async function issueTokens(
 
 /** Revoke a family: its refresh tokens stop refreshing and its access tokens stop verifying. */
 export async function revokeFamily(db: Kysely<Database>, familyId: string, now: Date): Promise<void> {
-  await db.updateTable('token_families').set({ revoked_at: now }).where('id', '=', familyId).where('revoked_at', 'is', null).execute();
-  await db.updateTable('refresh_tokens').set({ revoked_at: now }).where('family_id', '=', familyId).where('revoked_at', 'is', null).execute();
+  await db
+    .updateTable('token_families')
+    .set({ revoked_at: now })
+    .where('id', '=', familyId)
+    .where('revoked_at', 'is', null)
+    .execute();
+  await db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: now })
+    .where('family_id', '=', familyId)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 /** A new password: every family of the user ends, and so does every access token issued before it. */
 export async function revokeUserTokens(db: Kysely<Database>, userId: string, now: Date): Promise<void> {
   await db.updateTable('users').set({ tokens_valid_after: now }).where('id', '=', userId).execute();
-  await db.updateTable('token_families').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
-  await db.updateTable('refresh_tokens').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute();
+  await db
+    .updateTable('token_families')
+    .set({ revoked_at: now })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .execute();
+  await db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: now })
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 /**
@@ -76,9 +99,19 @@ export async function revokeUserTokens(db: Kysely<Database>, userId: string, now
  * issued after the user's last password change. One indexed lookup per request, no cache,
  * so a revocation takes effect on the next request. False when the user no longer exists.
  */
-export async function accessTokenInForce(db: Kysely<Database>, sub: string, sid: unknown, iat: number | undefined): Promise<boolean> {
+export async function accessTokenInForce(
+  db: Kysely<Database>,
+  sub: string,
+  sid: unknown,
+  iat: number | undefined,
+): Promise<boolean> {
   if (typeof sid === 'string') {
-    const family = await db.selectFrom('token_families').select('revoked_at').where('id', '=', sid).where('user_id', '=', sub).executeTakeFirst();
+    const family = await db
+      .selectFrom('token_families')
+      .select('revoked_at')
+      .where('id', '=', sid)
+      .where('user_id', '=', sub)
+      .executeTakeFirst();
     return family !== undefined && family.revoked_at === null;
   }
   const user = await db.selectFrom('users').select('tokens_valid_after').where('id', '=', sub).executeTakeFirst();

@@ -1,5 +1,12 @@
 import { hash, randomBytes } from 'node:crypto';
-import { LICENSE_KEY_PATTERN, LICENSE_KEY_PREFIX_LENGTH, SEGMENT_OF_TIER, TIER_SEGMENTS, type Tier, type TierSegment } from '@svc/protocol';
+import {
+  LICENSE_KEY_PATTERN,
+  LICENSE_KEY_PREFIX_LENGTH,
+  SEGMENT_OF_TIER,
+  TIER_SEGMENTS,
+  type Tier,
+  type TierSegment,
+} from '@svc/protocol';
 
 export function sha256(value: string): Buffer {
   // One-shot hash: no Hash object per call (this runs on every key-authenticated request).

@@ -29,7 +29,15 @@ async function tableCounts(ctx: AppContext): Promise<Record<string, number>> {
 /** D16: the deployment's own PostgreSQL, its size, and the storage limit of SVC_STORAGE_LIMIT_MB. */
 export async function databaseHealth(ctx: AppContext, user: UserPrincipal) {
   const scope = user.clientIds;
-  const { rows } = await sql<{ size_bytes: string; size_human: string; connections: number; host: string | null; version: string; database_name: string; max_connections: string }>`
+  const { rows } = await sql<{
+    size_bytes: string;
+    size_human: string;
+    connections: number;
+    host: string | null;
+    version: string;
+    database_name: string;
+    max_connections: string;
+  }>`
     SELECT pg_database_size(current_database())::text AS size_bytes,
            pg_size_pretty(pg_database_size(current_database())) AS size_human,
            (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database())::int AS connections,
@@ -42,10 +50,29 @@ export async function databaseHealth(ctx: AppContext, user: UserPrincipal) {
   const sizeBytes = Number(info.size_bytes);
 
   // Tenant data (activity, per-client statistics) is scoped; counts and sizes are not tenant data.
-  let activity = ctx.db.selectFrom('audit_events').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(20);
-  let byStatus = ctx.db.selectFrom('sessions').select(['status', (eb) => eb.fn.countAll<string>().as('n')]).groupBy('status');
-  let byClient = ctx.db.selectFrom('sessions').select(['client_id', (eb) => eb.fn.max('client').as('client'), (eb) => eb.fn.countAll<string>().as('n')]).groupBy('client_id').orderBy('n', 'desc').orderBy('client_id').limit(100);
-  let recent = ctx.db.selectFrom('sessions').select(['session_id', 'client', 'target', 'risk_score', 'risk_grade', 'uploaded_at']).orderBy('uploaded_at', 'desc').orderBy('session_id', 'desc').limit(10);
+  let activity = ctx.db
+    .selectFrom('audit_events')
+    .selectAll()
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(20);
+  let byStatus = ctx.db
+    .selectFrom('sessions')
+    .select(['status', (eb) => eb.fn.countAll<string>().as('n')])
+    .groupBy('status');
+  let byClient = ctx.db
+    .selectFrom('sessions')
+    .select(['client_id', (eb) => eb.fn.max('client').as('client'), (eb) => eb.fn.countAll<string>().as('n')])
+    .groupBy('client_id')
+    .orderBy('n', 'desc')
+    .orderBy('client_id')
+    .limit(100);
+  let recent = ctx.db
+    .selectFrom('sessions')
+    .select(['session_id', 'client', 'target', 'risk_score', 'risk_grade', 'uploaded_at'])
+    .orderBy('uploaded_at', 'desc')
+    .orderBy('session_id', 'desc')
+    .limit(10);
   if (scope !== null) {
     // No client ids: nothing (a NUL placeholder id would be refused by PostgreSQL's text type).
     const ids = scope;
@@ -55,7 +82,13 @@ export async function databaseHealth(ctx: AppContext, user: UserPrincipal) {
     byClient = ids.length > 0 ? byClient.where('client_id', 'in', ids) : byClient.where(none);
     recent = ids.length > 0 ? recent.where('client_id', 'in', ids) : recent.where(none);
   }
-  const [counts, events, statuses, clients, uploads] = await Promise.all([tableCounts(ctx), activity.execute(), byStatus.execute(), byClient.execute(), recent.execute()]);
+  const [counts, events, statuses, clients, uploads] = await Promise.all([
+    tableCounts(ctx),
+    activity.execute(),
+    byStatus.execute(),
+    byClient.execute(),
+    recent.execute(),
+  ]);
 
   const limitMb = ctx.config.storageLimitMb;
   const usedMb = round2(sizeBytes / MB);
@@ -74,11 +107,22 @@ export async function databaseHealth(ctx: AppContext, user: UserPrincipal) {
       max_connections: Number(info.max_connections),
       provider: ctx.config.databaseUrl === null ? 'embedded-postgresql' : 'postgresql',
     },
-    recent_activity: events.map((e) => ({ event_type: e.event_type, session_id: e.session_id, actor: e.actor, data: e.data, created_at: e.created_at.toISOString(), timestamp: e.created_at.toISOString() })),
+    recent_activity: events.map((e) => ({
+      event_type: e.event_type,
+      session_id: e.session_id,
+      actor: e.actor,
+      data: e.data,
+      created_at: e.created_at.toISOString(),
+      timestamp: e.created_at.toISOString(),
+    })),
     session_stats: {
       by_status: Object.fromEntries(statuses.map((s) => [s.status, Number(s.n)])),
       // Sessions without a client are stored under '' (D17) and shown as null, as before.
-      by_client: clients.map((c) => ({ client_id: c.client_id === '' ? null : c.client_id, client: c.client as string | null, count: Number(c.n) })),
+      by_client: clients.map((c) => ({
+        client_id: c.client_id === '' ? null : c.client_id,
+        client: c.client as string | null,
+        count: Number(c.n),
+      })),
       recent_uploads: uploads.map((u) => ({ ...u, uploaded_at: u.uploaded_at.toISOString() })),
     },
     neon_usage: {

@@ -27,7 +27,8 @@ export function clientIdOut(clientId: string): string | null {
   return clientId === NO_CLIENT ? null : clientId;
 }
 
-export const AMBIGUOUS_SESSION_MESSAGE = 'Session id is ambiguous: it exists under several clients; name one with client_id';
+export const AMBIGUOUS_SESSION_MESSAGE =
+  'Session id is ambiguous: it exists under several clients; name one with client_id';
 
 /**
  * Path safety: a session id from a request must match the id pattern before anything
@@ -35,12 +36,18 @@ export const AMBIGUOUS_SESSION_MESSAGE = 'Session id is ambiguous: it exists und
  */
 export function parseSessionId(value: unknown, param = 'session'): string {
   if (typeof value !== 'string' || value === '') throw badRequest(`Missing ${param} parameter`);
-  if (value.length > MAX_SESSION_ID_LENGTH || !SESSION_ID.test(value)) throw badRequest(`Invalid ${param} parameter: must match ${SESSION_ID_PATTERN}`);
+  if (value.length > MAX_SESSION_ID_LENGTH || !SESSION_ID.test(value))
+    throw badRequest(`Invalid ${param} parameter: must match ${SESSION_ID_PATTERN}`);
   return value;
 }
 
 export function findSession(ctx: AppContext, ref: SessionRef): Promise<SessionRow | undefined> {
-  return ctx.db.selectFrom('sessions').selectAll().where('client_id', '=', ref.clientId).where('session_id', '=', ref.sessionId).executeTakeFirst();
+  return ctx.db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('client_id', '=', ref.clientId)
+    .where('session_id', '=', ref.sessionId)
+    .executeTakeFirst();
 }
 
 /**
@@ -50,19 +57,30 @@ export function findSession(ctx: AppContext, ref: SessionRef): Promise<SessionRo
  * cannot learn which ids other clients use. Several matches (an admin, a multi-client
  * user or the legacy key naming no client) are a 409 listing only the clients in scope.
  */
-export async function resolveSession(ctx: AppContext, scope: readonly string[] | null, sessionId: string, clientId?: string): Promise<SessionRow> {
-  if (scope !== null && (scope.length === 0 || (clientId !== undefined && !scope.includes(clientId)))) throw notFound('Session not found');
+export async function resolveSession(
+  ctx: AppContext,
+  scope: readonly string[] | null,
+  sessionId: string,
+  clientId?: string,
+): Promise<SessionRow> {
+  if (scope !== null && (scope.length === 0 || (clientId !== undefined && !scope.includes(clientId))))
+    throw notFound('Session not found');
   let q = ctx.db.selectFrom('sessions').selectAll().where('session_id', '=', sessionId);
   if (clientId !== undefined) q = q.where('client_id', '=', clientId);
   else if (scope !== null) q = q.where('client_id', 'in', scope);
   const rows = await q.orderBy('client_id').execute();
   const [first] = rows;
   if (first === undefined) throw notFound('Session not found');
-  if (rows.length > 1) throw new HttpError(409, AMBIGUOUS_SESSION_MESSAGE, { extra: { client_ids: rows.map((r) => clientIdOut(r.client_id)) } });
+  if (rows.length > 1)
+    throw new HttpError(409, AMBIGUOUS_SESSION_MESSAGE, {
+      extra: { client_ids: rows.map((r) => clientIdOut(r.client_id)) },
+    });
   return first;
 }
 
-export type SessionAccess = { principal: Principal; session: SessionRow } | { principal: null; session: SessionRow; viaShareToken: true };
+export type SessionAccess =
+  | { principal: Principal; session: SessionRow }
+  | { principal: null; session: SessionRow; viaShareToken: true };
 
 /**
  * Load a session for a caller. Accepted: a JWT or key whose scope includes the session's
@@ -73,7 +91,13 @@ export async function accessSession(
   ctx: AppContext,
   request: FastifyRequest,
   sessionId: string,
-  opts: { permission: Permission; clientId?: string | undefined; shareToken?: string | undefined; adminOnly?: boolean; jwtOnly?: boolean },
+  opts: {
+    permission: Permission;
+    clientId?: string | undefined;
+    shareToken?: string | undefined;
+    adminOnly?: boolean;
+    jwtOnly?: boolean;
+  },
 ): Promise<SessionAccess> {
   const principal = await resolveCredential(ctx, request, opts.permission);
   if (principal === null) {
@@ -82,11 +106,20 @@ export async function accessSession(
     // wrong token, another session's token and a missing session: a token reveals nothing else.
     const session = await ctx.db
       .selectFrom('share_tokens')
-      .innerJoin('sessions', (j) => j.onRef('sessions.client_id', '=', 'share_tokens.client_id').onRef('sessions.session_id', '=', 'share_tokens.session_id'))
+      .innerJoin('sessions', (j) =>
+        j
+          .onRef('sessions.client_id', '=', 'share_tokens.client_id')
+          .onRef('sessions.session_id', '=', 'share_tokens.session_id'),
+      )
       .selectAll('sessions')
       .where('share_tokens.token', '=', opts.shareToken)
       .executeTakeFirst();
-    if (!session || session.session_id !== sessionId || (opts.clientId !== undefined && session.client_id !== opts.clientId)) throw notFound('Session not found');
+    if (
+      !session ||
+      session.session_id !== sessionId ||
+      (opts.clientId !== undefined && session.client_id !== opts.clientId)
+    )
+      throw notFound('Session not found');
     return { principal: null, session, viaShareToken: true };
   }
   if (opts.jwtOnly && principal.kind !== 'user') throw unauthorized();

@@ -1,7 +1,16 @@
 import { BENCHMARK_METRICS, type BenchmarkMetric, type BenchmarkMetricName } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
 import type { SessionRef } from './access.ts';
-import { benchmarkMetric, BUCKET_EDGES, bucketOf, latestPairMetrics, MIN_PEERS, sessionMetrics, type Benchmark, type MetricRow } from './benchmark.ts';
+import {
+  benchmarkMetric,
+  BUCKET_EDGES,
+  bucketOf,
+  latestPairMetrics,
+  MIN_PEERS,
+  sessionMetrics,
+  type Benchmark,
+  type MetricRow,
+} from './benchmark.ts';
 
 /** Rows without a client id form one group of their own (they can never be the caller's client). */
 const NO_CLIENT = '\u0000none';
@@ -30,7 +39,9 @@ export class BenchmarkSnapshot {
     this.builtAt = builtAt;
     this.pairs = rows.length;
     const empty = (m: BenchmarkMetricName) => new Array<number>(BUCKET_EDGES[m].length).fill(0);
-    this.metrics = Object.fromEntries(BENCHMARK_METRICS.map((m) => [m, { total: empty(m), byClient: new Map() }])) as Record<BenchmarkMetricName, MetricIndex>;
+    this.metrics = Object.fromEntries(
+      BENCHMARK_METRICS.map((m) => [m, { total: empty(m), byClient: new Map() }]),
+    ) as Record<BenchmarkMetricName, MetricIndex>;
     for (const row of rows) {
       const client = keyOf(row.client_id);
       this.pairsByClient.set(client, (this.pairsByClient.get(client) ?? 0) + 1);
@@ -58,7 +69,8 @@ export class BenchmarkSnapshot {
       let n = 0;
       for (let b = 0; b < total.length; b++) n += others(b);
       // Sessions without a client are peers but no client: they never satisfy the privacy minimum.
-      const otherClients = byClient.size - (mine !== undefined ? 1 : 0) - (client !== NO_CLIENT && byClient.has(NO_CLIENT) ? 1 : 0);
+      const otherClients =
+        byClient.size - (mine !== undefined ? 1 : 0) - (client !== NO_CLIENT && byClient.has(NO_CLIENT) ? 1 : 0);
       if (value === null) return benchmarkMetric(null, { n, worse: 0, equal: 0, otherClients }, minPeers);
       const at = bucketOf(m, value);
       let worse = 0;
@@ -67,7 +79,10 @@ export class BenchmarkSnapshot {
     };
     return {
       sample_size: this.pairs - (this.pairsByClient.get(client) ?? 0),
-      metrics: Object.fromEntries(BENCHMARK_METRICS.map((m) => [m, metric(m)])) as Record<BenchmarkMetricName, BenchmarkMetric>,
+      metrics: Object.fromEntries(BENCHMARK_METRICS.map((m) => [m, metric(m)])) as Record<
+        BenchmarkMetricName,
+        BenchmarkMetric
+      >,
     };
   }
 }

@@ -91,7 +91,8 @@ export function benchmarkMetric(value: number | null, counts: PeerCounts, minPee
   const base = { value, direction: 'lower_is_better' as const, sample_size: counts.n };
   if (value === null) return { ...base, percentile: 50, label: 'No data' };
   if (counts.n === 0) return { ...base, percentile: 50, label: 'No peers' };
-  if (counts.n < minPeers || (counts.otherClients ?? counts.n) < minPeers) return { ...base, percentile: 50, label: 'Not enough peers' };
+  if (counts.n < minPeers || (counts.otherClients ?? counts.n) < minPeers)
+    return { ...base, percentile: 50, label: 'Not enough peers' };
   const percentile = coarsePercentile(percentileOf(counts));
   return { ...base, percentile, label: labelOf(percentile) };
 }
@@ -128,7 +129,10 @@ export interface MetricRow {
 /** One session's own metrics, read fresh; null when it does not exist. */
 export async function sessionMetrics(db: Kysely<Database>, ref: SessionRef): Promise<MetricRow | null> {
   // NULLIF: sessions without a client (stored under '') count as no client (D17).
-  const { rows } = await sql<MetricRow>`SELECT NULLIF(s.client_id, '') AS client_id, ${metricColumns('s')} FROM sessions s WHERE s.client_id = ${ref.clientId} AND s.session_id = ${ref.sessionId}`.execute(db);
+  const { rows } =
+    await sql<MetricRow>`SELECT NULLIF(s.client_id, '') AS client_id, ${metricColumns('s')} FROM sessions s WHERE s.client_id = ${ref.clientId} AND s.session_id = ${ref.sessionId}`.execute(
+      db,
+    );
   return rows[0] ?? null;
 }
 

@@ -2,7 +2,14 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { bridgeInsertionIndex, bridgeInserter, bridgeScript, insertBridge, insertBridgeBytes, scriptJson } from './bridge.ts';
+import {
+  bridgeInsertionIndex,
+  bridgeInserter,
+  bridgeScript,
+  insertBridge,
+  insertBridgeBytes,
+  scriptJson,
+} from './bridge.ts';
 
 const BRIDGE = '<script>/*bridge*/</script>';
 
@@ -43,7 +50,9 @@ describe('insertBridge', () => {
     expect(out).toBe(REPORT.replace(/<\/body>\n<\/html>\n$/, `${BRIDGE}</body>\n</html>\n`));
     // The report's own script string is untouched.
     expect(out).toContain('"<html><body>" + document.body.innerHTML + "</body></html>"');
-    expect(out).toContain('<section id="consultation-section" class="consultation-section"><button id="scheduleBtn">Schedule</button></section>');
+    expect(out).toContain(
+      '<section id="consultation-section" class="consultation-section"><button id="scheduleBtn">Schedule</button></section>',
+    );
     expect(out.lastIndexOf(BRIDGE)).toBe(out.lastIndexOf('</body>') - BRIDGE.length);
     expect(out.split(BRIDGE)).toHaveLength(2);
   });
@@ -117,9 +126,22 @@ describe('bridgeScript', () => {
   });
 
   it('banner and schedule button work against a minimal DOM', () => {
-    const source = bridgeScript(context).replace(/^<script[^>]*>/, '').replace(/<\/script>\s*$/, '');
+    const source = bridgeScript(context)
+      .replace(/^<script[^>]*>/, '')
+      .replace(/<\/script>\s*$/, '');
     // A tiny stand-in for the browser DOM: enough to run the bridge and observe what it does.
-    type El = { id?: string; tag: string; attrs: Record<string, string>; children: El[]; style: Record<string, string>; textContent?: string; href?: string; target?: string; rel?: string; listeners: Record<string, ((e: unknown) => void)[]> };
+    type El = {
+      id?: string;
+      tag: string;
+      attrs: Record<string, string>;
+      children: El[];
+      style: Record<string, string>;
+      textContent?: string;
+      href?: string;
+      target?: string;
+      rel?: string;
+      listeners: Record<string, ((e: unknown) => void)[]>;
+    };
     const el = (tag: string, attrs: Record<string, string> = {}): El & Record<string, unknown> => {
       const node: any = { tag, attrs, children: [], style: {}, listeners: {} };
       node.setAttribute = (k: string, v: string) => (node.attrs[k] = v);
@@ -152,22 +174,32 @@ describe('bridgeScript', () => {
 
     const banner = body.children[0];
     expect(banner.id).toBe('svc-share-banner');
-    expect(banner.children[0].textContent).toBe('Shared scan report · Acme </script> & Co · 10.0.0.0/24 · uploaded 2025-01-01');
+    expect(banner.children[0].textContent).toBe(
+      'Shared scan report · Acme </script> & Co · 10.0.0.0/24 · uploaded 2025-01-01',
+    );
     // Absolute, from the portal's base URL: a <base> in the report cannot re-point it.
-    expect(banner.children[1].href).toBe(`https://portal.example.com/svc/api/download?session=20250101_120000&file=exec_summary.html&mode=view&token=${'a'.repeat(64)}`);
+    expect(banner.children[1].href).toBe(
+      `https://portal.example.com/svc/api/download?session=20250101_120000&file=exec_summary.html&mode=view&token=${'a'.repeat(64)}`,
+    );
     expect(banner.children[1].target).toBe('_blank');
     expect(button.attrs['data-svc-bridge']).toBe('wired');
 
     let prevented = false;
     for (const f of button.listeners['click']!) f({ preventDefault: () => (prevented = true) });
-    expect(posted).toEqual([[{ type: 'svc-share:schedule-consultation', session_id: '20250101_120000' }, 'https://portal.example.com']]);
+    expect(posted).toEqual([
+      [{ type: 'svc-share:schedule-consultation', session_id: '20250101_120000' }, 'https://portal.example.com'],
+    ]);
     expect(opened).toEqual([['mailto:consult@example.com', '_blank', 'noopener']]);
     expect(prevented).toBe(true);
   });
 });
 
 /** Runs `report` through the streaming inserter in the given chunks and returns what comes out. */
-async function streamed(chunks: Buffer[], bridge: string, tailBytes: number): Promise<{ out: Buffer; pushes: number[] }> {
+async function streamed(
+  chunks: Buffer[],
+  bridge: string,
+  tailBytes: number,
+): Promise<{ out: Buffer; pushes: number[] }> {
   const parts: Buffer[] = [];
   const pushes: number[] = [];
   const inserter = bridgeInserter(bridge, tailBytes);

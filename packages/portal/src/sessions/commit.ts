@@ -41,7 +41,12 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
   const { result, oldKeys, event } = await ctx.db.transaction().execute(async (trx) => {
     if (principal.kind === 'license') {
       // Serialises uploads of one key so two concurrent uploads cannot both take the last slot.
-      await trx.selectFrom('licenses').select('id').where('id', '=', principal.license.id).forUpdate().executeTakeFirst();
+      await trx
+        .selectFrom('licenses')
+        .select('id')
+        .where('id', '=', principal.license.id)
+        .forUpdate()
+        .executeTakeFirst();
     }
     // Serialises uploads of one session of one client whatever the credential: FOR UPDATE
     // below locks nothing while the row does not exist yet, so two first uploads of the same
@@ -56,8 +61,13 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       .executeTakeFirst();
 
     if (!existing && principal.kind === 'license' && principal.license.max_sessions !== null) {
-      const { n } = await trx.selectFrom('sessions').select((eb) => eb.fn.countAll<string>().as('n')).where('license_id', '=', principal.license.id).executeTakeFirstOrThrow();
-      if (Number(n) >= principal.license.max_sessions) throw forbidden(sessionLimitMessage(principal.license.max_sessions));
+      const { n } = await trx
+        .selectFrom('sessions')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('license_id', '=', principal.license.id)
+        .executeTakeFirstOrThrow();
+      if (Number(n) >= principal.license.max_sessions)
+        throw forbidden(sessionLimitMessage(principal.license.max_sessions));
     }
 
     // What an upload writes, the same for a new session and a replacement.
@@ -82,18 +92,30 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
         .where('client_id', '=', clientId)
         .where('session_id', '=', metadata.session_id)
         .execute();
-      const token = await trx.selectFrom('share_tokens').select('token').where('client_id', '=', clientId).where('session_id', '=', metadata.session_id).executeTakeFirst();
+      const token = await trx
+        .selectFrom('share_tokens')
+        .select('token')
+        .where('client_id', '=', clientId)
+        .where('session_id', '=', metadata.session_id)
+        .executeTakeFirst();
       // A revoked share link stays revoked for readers of the old token; the upload answer
       // needs one (SPEC), so a re-upload after a revocation issues a new token.
       shareToken = token?.token ?? newShareToken();
-      if (token === undefined) await trx.insertInto('share_tokens').values({ token: shareToken, client_id: clientId, session_id: metadata.session_id }).execute();
+      if (token === undefined)
+        await trx
+          .insertInto('share_tokens')
+          .values({ token: shareToken, client_id: clientId, session_id: metadata.session_id })
+          .execute();
     } else {
       await trx
         .insertInto('sessions')
         .values({ session_id: metadata.session_id, client_id: clientId, ...columns, license_id: licenseId })
         .execute();
       shareToken = newShareToken();
-      await trx.insertInto('share_tokens').values({ token: shareToken, client_id: clientId, session_id: metadata.session_id }).execute();
+      await trx
+        .insertInto('share_tokens')
+        .values({ token: shareToken, client_id: clientId, session_id: metadata.session_id })
+        .execute();
     }
 
     const event = await recordAuditEvent(trx, {
@@ -122,7 +144,9 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
   });
 
   // The replaced version's files are unreferenced now; a failure here leaves orphans for the sweep.
-  await ctx.blobs.delete(oldKeys).catch((err: unknown) => ctx.logger.warn({ err }, 'could not delete replaced session files'));
+  await ctx.blobs
+    .delete(oldKeys)
+    .catch((err: unknown) => ctx.logger.warn({ err }, 'could not delete replaced session files'));
   ctx.events.publish(event);
   return result;
 }

@@ -18,7 +18,12 @@ export interface DeleteOptions {
  * event is published, after the files are gone (SPEC). A crash between the two steps
  * leaves only unreferenced files, which the start-up sweep removes.
  */
-export async function deleteSession(ctx: AppContext, ref: SessionRef, actor: string, opts: DeleteOptions = {}): Promise<boolean> {
+export async function deleteSession(
+  ctx: AppContext,
+  ref: SessionRef,
+  actor: string,
+  opts: DeleteOptions = {},
+): Promise<boolean> {
   const now = ctx.now();
   const { sessionId } = ref;
   const outcome = await ctx.db.transaction().execute(async (trx) => {
@@ -31,14 +36,24 @@ export async function deleteSession(ctx: AppContext, ref: SessionRef, actor: str
       actor,
       session_id: sessionId,
       client_id: clientIdOut(row.client_id),
-      data: { session_id: sessionId, client: row.client, client_id: clientIdOut(row.client_id), deleted_by: actor, deleted_at: now.toISOString() },
+      data: {
+        session_id: sessionId,
+        client: row.client,
+        client_id: clientIdOut(row.client_id),
+        deleted_by: actor,
+        deleted_at: now.toISOString(),
+      },
     });
     return { row: row as SessionRow, event };
   });
   if (outcome === null) return false;
   // The rows are gone for good: a file that cannot be removed now is an orphan for the
   // start-up sweep, not a reason to report the (committed) delete as failed.
-  await ctx.blobs.delete(Object.values(outcome.row.files).map((f) => f.key)).catch((err: unknown) => ctx.logger.warn({ err, session_id: sessionId }, 'could not delete the files of a deleted session'));
+  await ctx.blobs
+    .delete(Object.values(outcome.row.files).map((f) => f.key))
+    .catch((err: unknown) =>
+      ctx.logger.warn({ err, session_id: sessionId }, 'could not delete the files of a deleted session'),
+    );
   ctx.events.publish(outcome.event);
   return true;
 }

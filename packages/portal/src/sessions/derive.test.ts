@@ -10,8 +10,10 @@ import { deriveMetadata, MAX_SESSION_ID_LENGTH, SessionFileError, sessionIdOf } 
  */
 
 type Doc = Record<string, any>;
-const fixture = (name: string): Doc => JSON.parse(readFileSync(new URL(`../../tests/fixtures/${name}`, import.meta.url), 'utf8')) as Doc;
-const derive = (doc: unknown, keyClientId: string | null = null, hasExecSummary = false) => deriveMetadata({ doc, keyClientId, hasExecSummary });
+const fixture = (name: string): Doc =>
+  JSON.parse(readFileSync(new URL(`../../tests/fixtures/${name}`, import.meta.url), 'utf8')) as Doc;
+const derive = (doc: unknown, keyClientId: string | null = null, hasExecSummary = false) =>
+  deriveMetadata({ doc, keyClientId, hasExecSummary });
 const zeros = () => ({ critical: 0, high: 0, medium: 0, low: 0, info: 0 });
 
 const MINIMAL: SessionMetadata = {
@@ -27,8 +29,19 @@ const MINIMAL: SessionMetadata = {
   tool_version: null,
   has_exec_summary: false,
   has_topology: false,
-  remediation_summary: { total: 0, resolved_count: 0, by_status: { new: 0, persistent: 0, in_progress: 0, resolved: 0, deferred: 0 }, by_severity: zeros() },
-  exception_summary: { total_exceptions: 0, by_status: { accepted: 0, expired: 0 }, score_delta: 0, risk_score_operational: null, risk_grade_operational: null },
+  remediation_summary: {
+    total: 0,
+    resolved_count: 0,
+    by_status: { new: 0, persistent: 0, in_progress: 0, resolved: 0, deferred: 0 },
+    by_severity: zeros(),
+  },
+  exception_summary: {
+    total_exceptions: 0,
+    by_status: { accepted: 0, expired: 0 },
+    score_delta: 0,
+    risk_score_operational: null,
+    risk_grade_operational: null,
+  },
   compliance_summary: { total_mappings: 0, by_framework: [] },
   orc964_summary: null,
   alerts_summary: null,
@@ -81,8 +94,18 @@ const COMPLETE: SessionMetadata = {
     evaluated_at: '2025-03-01T14:41:05Z',
     total_triggered: 2,
     alerts_triggered: [
-      { type: 'risk_threshold', timestamp: '2025-03-01T14:41:05Z', message: 'Risk score 62 >= threshold 60', channels_notified: ['email', 'webhook'] },
-      { type: 'new_critical', timestamp: '2025-03-01T14:41:05Z', message: '1 new critical/high finding', channels_notified: ['email'] },
+      {
+        type: 'risk_threshold',
+        timestamp: '2025-03-01T14:41:05Z',
+        message: 'Risk score 62 >= threshold 60',
+        channels_notified: ['email', 'webhook'],
+      },
+      {
+        type: 'new_critical',
+        timestamp: '2025-03-01T14:41:05Z',
+        message: '1 new critical/high finding',
+        channels_notified: ['email'],
+      },
     ],
     config: { risk_threshold: 60, on_new_critical: true, on_scan_complete: false, channels: ['email', 'webhook'] },
   },
@@ -129,7 +152,14 @@ describe('metadata.license (v4.2.3) is ignored', () => {
     const without = fixture('session-complete.json');
     delete without['metadata']['license'];
     const odd = fixture('session-complete.json');
-    odd['metadata']['license'] = { tier: 'msp', fingerprint: 'x', source: 'file', validated_at: 'never', client_id: 'someone-else', max_sessions: 1 };
+    odd['metadata']['license'] = {
+      tier: 'msp',
+      fingerprint: 'x',
+      source: 'file',
+      validated_at: 'never',
+      client_id: 'someone-else',
+      max_sessions: 1,
+    };
     const expected = derive(without, 'acme-key');
     expect(derive(withLicense, 'acme-key')).toStrictEqual(expected);
     expect(derive(odd, 'acme-key')).toStrictEqual(expected);
@@ -139,13 +169,25 @@ describe('metadata.license (v4.2.3) is ignored', () => {
 
 describe('fallbacks when a block is absent', () => {
   it('top-level target, client_name, metadata.version, metadata risk fields', () => {
-    const doc = { metadata: { session_id: 'a_1', client_name: 'Old Name', version: '2.9.0', risk_score: 33, risk_grade: 'B' }, target: 'example.org' };
+    const doc = {
+      metadata: { session_id: 'a_1', client_name: 'Old Name', version: '2.9.0', risk_score: 33, risk_grade: 'B' },
+      target: 'example.org',
+    };
     const m = derive(doc);
-    expect(m).toMatchObject({ target: 'example.org', client: 'Old Name', tool_version: '2.9.0', risk_score: 33, risk_grade: 'B' });
+    expect(m).toMatchObject({
+      target: 'example.org',
+      client: 'Old Name',
+      tool_version: '2.9.0',
+      risk_score: 33,
+      risk_grade: 'B',
+    });
   });
 
   it('summary wins over metadata for risk fields', () => {
-    const m = derive({ metadata: { session_id: 'a_1', risk_score: 33, risk_grade: 'B' }, summary: { risk_score: 70, risk_grade: 'D' } });
+    const m = derive({
+      metadata: { session_id: 'a_1', risk_score: 33, risk_grade: 'B' },
+      summary: { risk_score: 70, risk_grade: 'D' },
+    });
     expect(m).toMatchObject({ risk_score: 70, risk_grade: 'D' });
   });
 
@@ -164,20 +206,38 @@ describe('fallbacks when a block is absent', () => {
   });
 
   it('summary.by_severity is the older name of severity_counts; a top-level hosts[] counts hosts', () => {
-    const m = derive({ metadata: { session_id: 'a_1' }, summary: { by_severity: { critical: 2, low: 1 } }, hosts: [{}, {}, {}, {}], findings: [{ severity: 'info', host: 'x' }] });
+    const m = derive({
+      metadata: { session_id: 'a_1' },
+      summary: { by_severity: { critical: 2, low: 1 } },
+      hosts: [{}, {}, {}, {}],
+      findings: [{ severity: 'info', host: 'x' }],
+    });
     expect(m.severity_summary).toStrictEqual({ critical: 2, high: 0, medium: 0, low: 1, info: 0 });
     expect(m.total_hosts).toBe(4);
   });
 
   it("a file's own metadata.remediation_summary is used when the remediation arrays are absent", () => {
-    const own = { total: 4, resolved_count: 1, by_status: { new: 1, persistent: 1, in_progress: 1, resolved: 1, deferred: 0 }, by_severity: { critical: 0, high: 2, medium: 2, low: 0, info: 0 } };
-    expect(derive({ metadata: { session_id: 'a_1', remediation_summary: own } }).remediation_summary).toStrictEqual(own);
+    const own = {
+      total: 4,
+      resolved_count: 1,
+      by_status: { new: 1, persistent: 1, in_progress: 1, resolved: 1, deferred: 0 },
+      by_severity: { critical: 0, high: 2, medium: 2, low: 0, info: 0 },
+    };
+    expect(derive({ metadata: { session_id: 'a_1', remediation_summary: own } }).remediation_summary).toStrictEqual(
+      own,
+    );
     // ...but the arrays win when present.
-    expect(derive({ metadata: { session_id: 'a_1', remediation_summary: own }, remediation: [] }).remediation_summary.total).toBe(0);
+    expect(
+      derive({ metadata: { session_id: 'a_1', remediation_summary: own }, remediation: [] }).remediation_summary.total,
+    ).toBe(0);
   });
 
   it('unknown remediation statuses count as new; resolved[] entries count as resolved', () => {
-    const m = derive({ metadata: { session_id: 'a_1' }, remediation: [{ status: 'weird', severity: 'low' }, { severity: 'high' }], remediation_resolved: [{ status: 'new' }] });
+    const m = derive({
+      metadata: { session_id: 'a_1' },
+      remediation: [{ status: 'weird', severity: 'low' }, { severity: 'high' }],
+      remediation_resolved: [{ status: 'new' }],
+    });
     expect(m.remediation_summary).toStrictEqual({
       total: 3,
       resolved_count: 1,
@@ -192,19 +252,38 @@ describe('fallbacks when a block is absent', () => {
       divisions: [{ mapped: true }, { mapped: false }, { mapped: true }, { mapped: 'yes' }],
       attestations: [{ state: 'true' }, { state: 'unknown' }, { state: 'false' }, {}],
     };
-    expect(derive({ metadata: { session_id: 'a_1' }, orc_964: orc }).orc964_summary).toStrictEqual({ enabled: true, technical_covered: 2, technical_total: 5, attest_pending: 3 });
+    expect(derive({ metadata: { session_id: 'a_1' }, orc_964: orc }).orc964_summary).toStrictEqual({
+      enabled: true,
+      technical_covered: 2,
+      technical_total: 5,
+      attest_pending: 3,
+    });
   });
 
   it('an unknown compliance framework has no total and no gap', () => {
-    const m = derive({ metadata: { session_id: 'a_1' }, compliance: [{ framework: 'ISO 27001', control_id: 'A.5', finding_ids: ['x', 'y', 'x'] }, { control_id: 'no framework' }] });
+    const m = derive({
+      metadata: { session_id: 'a_1' },
+      compliance: [
+        { framework: 'ISO 27001', control_id: 'A.5', finding_ids: ['x', 'y', 'x'] },
+        { control_id: 'no framework' },
+      ],
+    });
     expect(m.compliance_summary).toStrictEqual({
       total_mappings: 2,
-      by_framework: [{ framework: 'ISO 27001', mapped_controls: 1, total_controls: null, gap_controls: null, findings_count: 2 }],
+      by_framework: [
+        { framework: 'ISO 27001', mapped_controls: 1, total_controls: null, gap_controls: null, findings_count: 2 },
+      ],
     });
   });
 
   it('a framework named like an Object.prototype member is unknown too (no total, no gap)', () => {
-    const m = derive({ metadata: { session_id: 'a_1' }, compliance: [{ framework: 'constructor', control_id: '1' }, { framework: 'toString', control_id: '2' }] });
+    const m = derive({
+      metadata: { session_id: 'a_1' },
+      compliance: [
+        { framework: 'constructor', control_id: '1' },
+        { framework: 'toString', control_id: '2' },
+      ],
+    });
     expect(m.compliance_summary).toStrictEqual({
       total_mappings: 2,
       by_framework: [
@@ -215,7 +294,10 @@ describe('fallbacks when a block is absent', () => {
   });
 
   it('alerts_summary without total_triggered counts the triggered alerts', () => {
-    const m = derive({ metadata: { session_id: 'a_1' }, alerts_summary: { alerts_triggered: [{ type: 'scan_complete' }, 'x'] } });
+    const m = derive({
+      metadata: { session_id: 'a_1' },
+      alerts_summary: { alerts_triggered: [{ type: 'scan_complete' }, 'x'] },
+    });
     expect(m.alerts_summary).toStrictEqual({
       evaluated_at: null,
       total_triggered: 1,
@@ -228,8 +310,22 @@ describe('fallbacks when a block is absent', () => {
     const block = {
       evaluated_at: '2025-03-01T00:00:00Z',
       total_triggered: 1,
-      alerts_triggered: [{ type: 'new_critical', timestamp: 't', message: 'm', channels_notified: ['email', 3], raw_payload: 'x'.repeat(1000) }],
-      config: { risk_threshold: '60', on_new_critical: true, on_scan_complete: 'no', channels: 'email', smtp_password: 'secret' },
+      alerts_triggered: [
+        {
+          type: 'new_critical',
+          timestamp: 't',
+          message: 'm',
+          channels_notified: ['email', 3],
+          raw_payload: 'x'.repeat(1000),
+        },
+      ],
+      config: {
+        risk_threshold: '60',
+        on_new_critical: true,
+        on_scan_complete: 'no',
+        channels: 'email',
+        smtp_password: 'secret',
+      },
       future_field: { big: 'x'.repeat(1000) },
     };
     const m = derive({ metadata: { session_id: 'a_1', alerts_summary: block } });
@@ -272,13 +368,23 @@ describe('wrong-typed fields count as absent', () => {
     doc['topology'] = { nodes: { ip: '10.20.0.5' } };
     doc['orc_964'] = [{ enabled: true }];
     doc['alerts_summary'] = 'quiet';
-    expect(derive(doc)).toStrictEqual({ ...MINIMAL, session_id: '20250301_140512', target: null, total_findings: 0, total_hosts: 0, severity_summary: zeros() });
+    expect(derive(doc)).toStrictEqual({
+      ...MINIMAL,
+      session_id: '20250301_140512',
+      target: null,
+      total_findings: 0,
+      total_hosts: 0,
+      severity_summary: zeros(),
+    });
   });
 
   it('a number of the wrong type inside a block is 0, not the string', () => {
     const m = derive({
       metadata: { session_id: 'a_1' },
-      summary: { severity_counts: { critical: '3', high: 2, medium: Number.NaN, low: null }, exception_impact: { score_delta: '5' } },
+      summary: {
+        severity_counts: { critical: '3', high: 2, medium: Number.NaN, low: null },
+        exception_impact: { score_delta: '5' },
+      },
     });
     expect(m.severity_summary).toStrictEqual({ critical: 0, high: 2, medium: 0, low: 0, info: 0 });
     expect(m.exception_summary.score_delta).toBe(0);
@@ -286,7 +392,13 @@ describe('wrong-typed fields count as absent', () => {
 
   it('strings PostgreSQL cannot store (NUL, unpaired surrogates) are absent', () => {
     const m = derive({
-      metadata: { session_id: 'a_1', client: 'Acme\u0000', target: '\ud800x', tool_version: 'ok', schedule_id: 'x\udc00' },
+      metadata: {
+        session_id: 'a_1',
+        client: 'Acme\u0000',
+        target: '\ud800x',
+        tool_version: 'ok',
+        schedule_id: 'x\udc00',
+      },
       compliance: [{ framework: 'CIS Controls v8\u0000', control_id: '1' }],
       alerts_summary: { config: { channels: ['email', 'chat\u0000'] } },
     });
@@ -300,8 +412,13 @@ describe('wrong-typed fields count as absent', () => {
     expect(m).toMatchObject({ client: null, target: null, tool_version: null });
   });
 
-  it("a malformed metadata.remediation_summary is normalised to the documented shape", () => {
-    const m = derive({ metadata: { session_id: 'a_1', remediation_summary: { total: '9', by_status: { new: 2, persistent: 'x' }, by_severity: 'none' } } });
+  it('a malformed metadata.remediation_summary is normalised to the documented shape', () => {
+    const m = derive({
+      metadata: {
+        session_id: 'a_1',
+        remediation_summary: { total: '9', by_status: { new: 2, persistent: 'x' }, by_severity: 'none' },
+      },
+    });
     expect(m.remediation_summary).toStrictEqual({
       total: 2,
       resolved_count: 0,
@@ -344,10 +461,12 @@ describe('session id rules', () => {
   });
 
   it('only [a-zA-Z0-9_-], at most 128 characters', () => {
-    for (const id of ['../x', 'a/b', 'a\\b', 'a b', 'a.b', '..', 'a\u0000b', 'é', '%2e%2e', 'a\nb', ' a']) fails({ metadata: { session_id: id } }, /Invalid session id/);
+    for (const id of ['../x', 'a/b', 'a\\b', 'a b', 'a.b', '..', 'a\u0000b', 'é', '%2e%2e', 'a\nb', ' a'])
+      fails({ metadata: { session_id: id } }, /Invalid session id/);
     fails({ metadata: { session_id: 'a'.repeat(MAX_SESSION_ID_LENGTH + 1) } }, /Invalid session id/);
     fails({ metadata: { session_id: 'a'.repeat(200) } }, /Invalid session id/);
     expect(sessionIdOf({ metadata: { session_id: 'a'.repeat(MAX_SESSION_ID_LENGTH) } })).toHaveLength(128);
-    for (const id of ['20250301_140512', 'A-z_0-9', '-', '_']) expect(sessionIdOf({ metadata: { session_id: id } })).toBe(id);
+    for (const id of ['20250301_140512', 'A-z_0-9', '-', '_'])
+      expect(sessionIdOf({ metadata: { session_id: id } })).toBe(id);
   });
 });

@@ -55,7 +55,10 @@ export function sessionIdOf(doc: unknown): string {
   const fromMetadata = isObj(doc['metadata']) ? doc['metadata']['session_id'] : undefined;
   const id = typeof fromMetadata === 'string' && fromMetadata !== '' ? fromMetadata : doc['session_id'];
   if (typeof id !== 'string' || id === '') throw new SessionFileError('session_json has no metadata.session_id');
-  if (id.length > MAX_SESSION_ID_LENGTH || !SESSION_ID.test(id)) throw new SessionFileError(`Invalid session id: must match ${SESSION_ID_PATTERN} (at most ${MAX_SESSION_ID_LENGTH} characters)`);
+  if (id.length > MAX_SESSION_ID_LENGTH || !SESSION_ID.test(id))
+    throw new SessionFileError(
+      `Invalid session id: must match ${SESSION_ID_PATTERN} (at most ${MAX_SESSION_ID_LENGTH} characters)`,
+    );
   return id;
 }
 
@@ -68,7 +71,11 @@ const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null)
  * in the stored file only (SPEC "Versioning" 2: newer data is lost silently).
  */
 function alertsSummaryOf(doc: Obj, metadata: Obj): AlertsSummary | null {
-  const a = isObj(doc['alerts_summary']) ? doc['alerts_summary'] : isObj(metadata['alerts_summary']) ? metadata['alerts_summary'] : null;
+  const a = isObj(doc['alerts_summary'])
+    ? doc['alerts_summary']
+    : isObj(metadata['alerts_summary'])
+      ? metadata['alerts_summary']
+      : null;
   if (a === null) return null;
   const triggered = objs(a['alerts_triggered']).map((t) => ({
     type: str(t['type']),
@@ -93,7 +100,11 @@ function alertsSummaryOf(doc: Obj, metadata: Obj): AlertsSummary | null {
 }
 
 function severitySummaryOf(summary: Obj, findings: Obj[]): BySeverity {
-  const counts = isObj(summary['severity_counts']) ? summary['severity_counts'] : isObj(summary['by_severity']) ? summary['by_severity'] : null;
+  const counts = isObj(summary['severity_counts'])
+    ? summary['severity_counts']
+    : isObj(summary['by_severity'])
+      ? summary['by_severity']
+      : null;
   if (counts === null) return severityCounts(findings);
   const out = emptyBySeverity();
   for (const s of SEVERITIES) out[s] = num(counts[s]) ?? 0;

@@ -13,7 +13,8 @@ describe('blob prefixes per client', () => {
 
   it('plain client ids as they are, every other id by its hash, no client and the unknown legacy client apart', () => {
     expect(blobPrefix('acme-01_x', day)).toBe('sessions/c-acme-01_x/2026-01-01');
-    for (const id of ['acme.example', 'a:b', 'me@x', '..', '.', '../../etc', 'a/b', 'x'.repeat(65)]) expect(clientSegment(id)).toBe(hashed(id));
+    for (const id of ['acme.example', 'a:b', 'me@x', '..', '.', '../../etc', 'a/b', 'x'.repeat(65)])
+      expect(clientSegment(id)).toBe(hashed(id));
     expect(blobPrefix('', day)).toBe('sessions/none/2026-01-01');
     expect(blobPrefix(null, day)).toBe('sessions/legacy/2026-01-01');
     // The forms cannot collide: `c-`/`h-` prefixes, and `none`/`legacy` have no dash.

@@ -36,19 +36,28 @@ function decodeCursor(cursor: string): [Date, string, string | null] {
     // Only what encodeCursor produces: a real instant, a valid session id and a client id
     // PostgreSQL can store (no NUL or other text that would fail there with a 500). A
     // cursor of a portal before D17 has no client id; it pages as it did then.
-    if (typeof id !== 'string' || !SESSION_ID.test(id) || Number.isNaN(t) || t < 0 || t > MAX_TIME || rest.length > 0) throw new Error('bad cursor');
-    if (client !== undefined && (typeof client !== 'string' || client.length > 1024 || !storable(client))) throw new Error('bad cursor');
+    if (typeof id !== 'string' || !SESSION_ID.test(id) || Number.isNaN(t) || t < 0 || t > MAX_TIME || rest.length > 0)
+      throw new Error('bad cursor');
+    if (client !== undefined && (typeof client !== 'string' || client.length > 1024 || !storable(client)))
+      throw new Error('bad cursor');
     return [date, id, client ?? null];
   } catch {
     throw badRequest('Invalid cursor');
   }
 }
 
-export async function listSessions(ctx: AppContext, f: ListFilter): Promise<{ sessions: SessionView[]; next_cursor: string | null }> {
+export async function listSessions(
+  ctx: AppContext,
+  f: ListFilter,
+): Promise<{ sessions: SessionView[]; next_cursor: string | null }> {
   let q = ctx.db
     .selectFrom('sessions')
     // A session whose share link is revoked is listed too, with share_url null.
-    .leftJoin('share_tokens', (j) => j.onRef('share_tokens.client_id', '=', 'sessions.client_id').onRef('share_tokens.session_id', '=', 'sessions.session_id'))
+    .leftJoin('share_tokens', (j) =>
+      j
+        .onRef('share_tokens.client_id', '=', 'sessions.client_id')
+        .onRef('share_tokens.session_id', '=', 'sessions.session_id'),
+    )
     .selectAll('sessions')
     .select('share_tokens.token');
   if (f.clientIds !== null) {
@@ -67,9 +76,16 @@ export async function listSessions(ctx: AppContext, f: ListFilter): Promise<{ se
     q =
       client === null
         ? q.where(sql<boolean>`(sessions.uploaded_at, sessions.session_id) < (${at}, ${id})`)
-        : q.where(sql<boolean>`(sessions.uploaded_at, sessions.session_id, sessions.client_id) < (${at}, ${id}, ${client})`);
+        : q.where(
+            sql<boolean>`(sessions.uploaded_at, sessions.session_id, sessions.client_id) < (${at}, ${id}, ${client})`,
+          );
   }
-  const rows = await q.orderBy('sessions.uploaded_at', 'desc').orderBy('sessions.session_id', 'desc').orderBy('sessions.client_id', 'desc').limit(f.limit + 1).execute();
+  const rows = await q
+    .orderBy('sessions.uploaded_at', 'desc')
+    .orderBy('sessions.session_id', 'desc')
+    .orderBy('sessions.client_id', 'desc')
+    .limit(f.limit + 1)
+    .execute();
   const page = rows.slice(0, f.limit);
   const last = page.at(-1);
   return {

@@ -18,7 +18,12 @@ export function presentSession(row: SessionRow, shareToken: string | null, baseU
     status: row.status,
     // null while the share link is revoked (until it is rotated again or the session re-uploaded).
     share_url: shareToken === null ? null : shareUrl(baseUrl, shareToken),
-    files: Object.entries(row.files).map(([name, f]) => ({ name: name as SessionFileName, size: f.size, sha256: f.sha256, content_type: f.content_type })),
+    files: Object.entries(row.files).map(([name, f]) => ({
+      name: name as SessionFileName,
+      size: f.size,
+      sha256: f.sha256,
+      content_type: f.content_type,
+    })),
     uploaded_at: row.uploaded_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     expires_at: row.expires_at.toISOString(),

@@ -11,7 +11,12 @@ import type { SessionRow } from './present.ts';
 export const REFRESH_ATTEMPTS = 3;
 
 /** The session a refresh would change, checked before anything is written: 404 (missing or another client's), 409 (ambiguous). */
-export function refreshableSession(ctx: AppContext, principal: Principal, sessionId: string, clientId?: string): Promise<SessionRow> {
+export function refreshableSession(
+  ctx: AppContext,
+  principal: Principal,
+  sessionId: string,
+  clientId?: string,
+): Promise<SessionRow> {
   return resolveSession(ctx, scopeOf(principal), sessionId, clientId);
 }
 

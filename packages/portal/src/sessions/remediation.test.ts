@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { applyRemediationUpdates, parseRemediationItems, RemediationDocumentError, RemediationInputError, type RemediationChange } from './remediation.ts';
+import {
+  applyRemediationUpdates,
+  parseRemediationItems,
+  RemediationDocumentError,
+  RemediationInputError,
+  type RemediationChange,
+} from './remediation.ts';
 
 const NOW = new Date('2025-03-04T05:06:07.089Z');
 const T = NOW.toISOString();
@@ -9,11 +15,26 @@ function sample() {
     metadata: { session_id: '20250304_050607', client_id: 'acme' },
     findings: [{ id: 1 }],
     remediation: [
-      { title: 'A', severity: 'critical', status: 'new', status_changed: '2025-01-01T00:00:00.000Z', note: '', first_seen: '20250101_000000' },
-      { title: 'B', severity: 'high', status: 'persistent', status_changed: '2025-01-01T00:00:00.000Z', exception_status: 'accepted' },
+      {
+        title: 'A',
+        severity: 'critical',
+        status: 'new',
+        status_changed: '2025-01-01T00:00:00.000Z',
+        note: '',
+        first_seen: '20250101_000000',
+      },
+      {
+        title: 'B',
+        severity: 'high',
+        status: 'persistent',
+        status_changed: '2025-01-01T00:00:00.000Z',
+        exception_status: 'accepted',
+      },
       { title: 'C', severity: 'low', status: 'in_progress' },
     ],
-    remediation_resolved: [{ title: 'R', severity: 'medium', status: 'resolved', status_changed: '2025-02-01T00:00:00.000Z' }],
+    remediation_resolved: [
+      { title: 'R', severity: 'medium', status: 'resolved', status_changed: '2025-02-01T00:00:00.000Z' },
+    ],
   };
 }
 
@@ -29,7 +50,14 @@ describe('applyRemediationUpdates', () => {
     expect(r.doc['remediation']).toEqual([input.remediation[1], input.remediation[2]]);
     expect(r.doc['remediation_resolved']).toEqual([
       input.remediation_resolved[0],
-      { title: 'A', severity: 'critical', status: 'resolved', status_changed: T, note: '', first_seen: '20250101_000000' },
+      {
+        title: 'A',
+        severity: 'critical',
+        status: 'resolved',
+        status_changed: T,
+        note: '',
+        first_seen: '20250101_000000',
+      },
     ]);
     expect(r.summary).toEqual({
       total: 4,
@@ -47,8 +75,16 @@ describe('applyRemediationUpdates', () => {
       const r = apply(sample(), [{ title: 'R', status }]);
       expect(r.changed, status).toBe(1);
       expect(r.doc['remediation_resolved'], status).toEqual([]);
-      expect((r.doc['remediation'] as unknown[]).map((e: any) => e.title), status).toEqual(['A', 'B', 'C', 'R']);
-      expect((r.doc['remediation'] as unknown[])[3], status).toEqual({ title: 'R', severity: 'medium', status, status_changed: T });
+      expect(
+        (r.doc['remediation'] as unknown[]).map((e: any) => e.title),
+        status,
+      ).toEqual(['A', 'B', 'C', 'R']);
+      expect((r.doc['remediation'] as unknown[])[3], status).toEqual({
+        title: 'R',
+        severity: 'medium',
+        status,
+        status_changed: T,
+      });
       // Before: new A, persistent B, in_progress C; R joins one of them.
       expect(r.summary.by_status[status], status).toBe({ new: 2, persistent: 2, in_progress: 2, deferred: 1 }[status]);
       expect(r.summary.resolved_count, status).toBe(0);
@@ -108,7 +144,10 @@ describe('applyRemediationUpdates', () => {
   });
 
   it('updates every entry that carries the title, in either array', () => {
-    const doc = { remediation: [{ title: 'X', status: 'new' }, { title: 'X', status: 'deferred' }, { title: 'Y' }], remediation_resolved: [{ title: 'X', status: 'resolved' }] };
+    const doc = {
+      remediation: [{ title: 'X', status: 'new' }, { title: 'X', status: 'deferred' }, { title: 'Y' }],
+      remediation_resolved: [{ title: 'X', status: 'resolved' }],
+    };
     const r = apply(doc, [{ title: 'X', status: 'deferred' }]);
     // The first open entry changes, the second already has it, the resolved one moves back.
     expect(r.changed).toBe(2);
@@ -123,7 +162,12 @@ describe('applyRemediationUpdates', () => {
 
   it('counts a missing or unknown status as new, as remediation_summary does', () => {
     const doc = { remediation: [{ title: 'X' }, { title: 'Y', status: 'bogus' }] };
-    expect(apply(doc, [{ title: 'X', status: 'new' }, { title: 'Y', status: 'new' }]).changed).toBe(0);
+    expect(
+      apply(doc, [
+        { title: 'X', status: 'new' },
+        { title: 'Y', status: 'new' },
+      ]).changed,
+    ).toBe(0);
     const r = apply(doc, [{ title: 'Y', status: 'persistent' }]);
     expect(r.changed).toBe(1);
     expect(r.doc['remediation']).toEqual([{ title: 'X' }, { title: 'Y', status: 'persistent', status_changed: T }]);
@@ -140,9 +184,15 @@ describe('applyRemediationUpdates', () => {
     const untouched = apply({ remediation: [{ title: 'X', status: 'new' }] }, [{ title: 'X', status: 'deferred' }]);
     expect(Object.keys(untouched.doc)).toEqual(['remediation']);
     const moved = apply({ remediation: [{ title: 'X', status: 'new' }] }, [{ title: 'X', status: 'resolved' }]);
-    expect(moved.doc).toEqual({ remediation: [], remediation_resolved: [{ title: 'X', status: 'resolved', status_changed: T }] });
+    expect(moved.doc).toEqual({
+      remediation: [],
+      remediation_resolved: [{ title: 'X', status: 'resolved', status_changed: T }],
+    });
     const back = apply({ remediation_resolved: [{ title: 'X' }] }, [{ title: 'X', status: 'new' }]);
-    expect(back.doc).toEqual({ remediation_resolved: [], remediation: [{ title: 'X', status: 'new', status_changed: T }] });
+    expect(back.doc).toEqual({
+      remediation_resolved: [],
+      remediation: [{ title: 'X', status: 'new', status_changed: T }],
+    });
   });
 
   it('sets a note without counting it as a change; a status change and a note together count once', () => {
@@ -150,11 +200,21 @@ describe('applyRemediationUpdates', () => {
     expect(noteOnly.changed).toBe(0);
     expect(noteOnly.notesUpdated).toBe(1);
     expect(noteOnly.modified).toBe(true);
-    expect((noteOnly.doc['remediation'] as any[])[2]).toEqual({ title: 'C', severity: 'low', status: 'in_progress', note: 'waiting for vendor' });
+    expect((noteOnly.doc['remediation'] as any[])[2]).toEqual({
+      title: 'C',
+      severity: 'low',
+      status: 'in_progress',
+      note: 'waiting for vendor',
+    });
     const both = apply(sample(), [{ title: 'A', status: 'resolved', note: 'patched' }]);
     expect(both.changed).toBe(1);
     expect(both.notesUpdated).toBe(1);
-    expect((both.doc['remediation_resolved'] as any[])[1]).toMatchObject({ title: 'A', status: 'resolved', status_changed: T, note: 'patched' });
+    expect((both.doc['remediation_resolved'] as any[])[1]).toMatchObject({
+      title: 'A',
+      status: 'resolved',
+      status_changed: T,
+      note: 'patched',
+    });
     const sameNote = apply(sample(), [{ title: 'A', status: 'new', note: '' }]);
     expect(sameNote.modified).toBe(false);
   });
@@ -171,28 +231,44 @@ describe('applyRemediationUpdates', () => {
   });
 
   it('skips entries that are not objects and keeps them', () => {
-    const r = apply({ remediation: [null, 'A', { title: 'A', status: 'new' }, 7] }, [{ title: 'A', status: 'in_progress' }]);
+    const r = apply({ remediation: [null, 'A', { title: 'A', status: 'new' }, 7] }, [
+      { title: 'A', status: 'in_progress' },
+    ]);
     expect(r.changed).toBe(1);
     expect(r.doc['remediation']).toEqual([null, 'A', { title: 'A', status: 'in_progress', status_changed: T }, 7]);
     expect(r.summary.total).toBe(1);
   });
 
   it('refuses a document that is not a JSON object', () => {
-    for (const doc of [null, [], 'x', 3]) expect(() => apply(doc, [{ title: 'A', status: 'new' }])).toThrow(RemediationDocumentError);
+    for (const doc of [null, [], 'x', 3])
+      expect(() => apply(doc, [{ title: 'A', status: 'new' }])).toThrow(RemediationDocumentError);
   });
 });
 
 describe('parseRemediationItems', () => {
   it('accepts the five statuses and keeps a note only when given', () => {
-    const items = ['new', 'persistent', 'in_progress', 'resolved', 'deferred'].map((status, i) => ({ title: `t${i}`, status }));
+    const items = ['new', 'persistent', 'in_progress', 'resolved', 'deferred'].map((status, i) => ({
+      title: `t${i}`,
+      status,
+    }));
     expect(parseRemediationItems(items)).toEqual(items);
-    expect(parseRemediationItems([{ title: 't', status: 'new', note: 'n' }])).toEqual([{ title: 't', status: 'new', note: 'n' }]);
+    expect(parseRemediationItems([{ title: 't', status: 'new', note: 'n' }])).toEqual([
+      { title: 't', status: 'new', note: 'n' },
+    ]);
   });
 
   it('names the bad status and its item', () => {
-    expect(() => parseRemediationItems([{ title: 'ok', status: 'new' }, { title: 'Bad one', status: 'fixed' }])).toThrow(
-      new RemediationInputError('Invalid status "fixed" for items[1] ("Bad one"): must be one of new, persistent, in_progress, resolved, deferred'),
+    expect(() =>
+      parseRemediationItems([
+        { title: 'ok', status: 'new' },
+        { title: 'Bad one', status: 'fixed' },
+      ]),
+    ).toThrow(
+      new RemediationInputError(
+        'Invalid status "fixed" for items[1] ("Bad one"): must be one of new, persistent, in_progress, resolved, deferred',
+      ),
     );
-    for (const status of ['', 'Resolved', 'RESOLVED', ' new', 'open', 'in-progress']) expect(() => parseRemediationItems([{ title: 't', status }])).toThrow(RemediationInputError);
+    for (const status of ['', 'Resolved', 'RESOLVED', ' new', 'open', 'in-progress'])
+      expect(() => parseRemediationItems([{ title: 't', status }])).toThrow(RemediationInputError);
   });
 });

@@ -21,7 +21,8 @@ import { blobPrefix, CONTENT_TYPES } from './files.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isStatus = (v: unknown): v is RemediationStatus => typeof v === 'string' && (REMEDIATION_STATUSES as readonly string[]).includes(v);
+const isStatus = (v: unknown): v is RemediationStatus =>
+  typeof v === 'string' && (REMEDIATION_STATUSES as readonly string[]).includes(v);
 
 export interface RemediationChange {
   title: string;
@@ -49,12 +50,18 @@ export class RemediationDocumentError extends Error {
  * Check the statuses of a request's items (the schema only says "string" so that this
  * message can name the bad value and the item).
  */
-export function parseRemediationItems(items: readonly { title: string; status: string; note?: string | undefined }[]): RemediationChange[] {
+export function parseRemediationItems(
+  items: readonly { title: string; status: string; note?: string | undefined }[],
+): RemediationChange[] {
   return items.map((item, i) => {
     if (!isStatus(item.status)) {
-      throw new RemediationInputError(`Invalid status ${JSON.stringify(item.status)} for items[${i}] (${JSON.stringify(item.title)}): must be one of ${REMEDIATION_STATUSES.join(', ')}`);
+      throw new RemediationInputError(
+        `Invalid status ${JSON.stringify(item.status)} for items[${i}] (${JSON.stringify(item.title)}): must be one of ${REMEDIATION_STATUSES.join(', ')}`,
+      );
     }
-    return item.note === undefined ? { title: item.title, status: item.status } : { title: item.title, status: item.status, note: item.note };
+    return item.note === undefined
+      ? { title: item.title, status: item.status }
+      : { title: item.title, status: item.status, note: item.note };
   });
 }
 
@@ -90,7 +97,9 @@ export function applyRemediationUpdates(doc: unknown, items: readonly Remediatio
   if (!isObj(doc)) throw new RemediationDocumentError('The stored session file is not a JSON object');
   const changedAt = now.toISOString();
   const open: unknown[] = Array.isArray(doc['remediation']) ? [...(doc['remediation'] as unknown[])] : [];
-  const resolved: unknown[] = Array.isArray(doc['remediation_resolved']) ? [...(doc['remediation_resolved'] as unknown[])] : [];
+  const resolved: unknown[] = Array.isArray(doc['remediation_resolved'])
+    ? [...(doc['remediation_resolved'] as unknown[])]
+    : [];
   let touchedOpen = false;
   let touchedResolved = false;
   let changed = 0;
@@ -172,7 +181,12 @@ async function readAll(ctx: AppContext, key: string): Promise<Buffer> {
 
 /** The blob key the row references for the session file, or undefined when there is no such row. */
 async function currentJsonKey(ctx: AppContext, ref: SessionRef): Promise<string | undefined> {
-  const row = await ctx.db.selectFrom('sessions').select('files').where('client_id', '=', ref.clientId).where('session_id', '=', ref.sessionId).executeTakeFirst();
+  const row = await ctx.db
+    .selectFrom('sessions')
+    .select('files')
+    .where('client_id', '=', ref.clientId)
+    .where('session_id', '=', ref.sessionId)
+    .executeTakeFirst();
   return row?.files['session_results.json']?.key;
 }
 
@@ -212,7 +226,8 @@ export async function updateRemediation(
       if (!(err instanceof BlobNotFoundError)) throw err;
       // Normal when a concurrent update committed and deleted it since our read: try again.
       // Still referenced means the store lost it.
-      if ((await currentJsonKey(ctx, ref)) === stored.key) throw new HttpError(500, 'The stored session file is missing');
+      if ((await currentJsonKey(ctx, ref)) === stored.key)
+        throw new HttpError(500, 'The stored session file is missing');
       continue;
     }
     let parsed: unknown;
@@ -231,7 +246,11 @@ export async function updateRemediation(
     }
     if (!result.modified) {
       // Nothing to write, nothing to audit: answer with what is stored.
-      return { changed: 0, unmatched: result.unmatched, summary: row.metadata.remediation_summary ?? defaultRemediationSummary() };
+      return {
+        changed: 0,
+        unmatched: result.unmatched,
+        summary: row.metadata.remediation_summary ?? defaultRemediationSummary(),
+      };
     }
 
     const body = Buffer.from(JSON.stringify(result.doc, null, 2), 'utf8');
@@ -279,10 +298,14 @@ export async function updateRemediation(
     }
     if (event === null) {
       // Lost the race: this attempt leaves no trace (or, should the delete fail, an orphan for the sweep).
-      await ctx.blobs.delete([put.key]).catch((err: unknown) => ctx.logger.warn({ err }, 'could not delete the file of a lost update'));
+      await ctx.blobs
+        .delete([put.key])
+        .catch((err: unknown) => ctx.logger.warn({ err }, 'could not delete the file of a lost update'));
       continue;
     }
-    await ctx.blobs.delete([stored.key]).catch((err: unknown) => ctx.logger.warn({ err }, 'could not delete the replaced session file'));
+    await ctx.blobs
+      .delete([stored.key])
+      .catch((err: unknown) => ctx.logger.warn({ err }, 'could not delete the replaced session file'));
     ctx.events.publish(event);
     return { changed: result.changed, unmatched: result.unmatched, summary: result.summary };
   }

@@ -14,9 +14,17 @@ export async function sweepExpiredSessions(ctx: AppContext): Promise<number> {
   let removed = 0;
   for (;;) {
     const now = ctx.now();
-    const due = await ctx.db.selectFrom('sessions').select(['client_id', 'session_id']).where('expires_at', '<=', now).orderBy('expires_at').limit(BATCH).execute();
+    const due = await ctx.db
+      .selectFrom('sessions')
+      .select(['client_id', 'session_id'])
+      .where('expires_at', '<=', now)
+      .orderBy('expires_at')
+      .limit(BATCH)
+      .execute();
     // expiredAt: a session renewed by a re-upload since it was selected is kept.
-    for (const r of due) if (await deleteSession(ctx, { clientId: r.client_id, sessionId: r.session_id }, 'retention', { expiredAt: now })) removed++;
+    for (const r of due)
+      if (await deleteSession(ctx, { clientId: r.client_id, sessionId: r.session_id }, 'retention', { expiredAt: now }))
+        removed++;
     if (due.length < BATCH) return removed;
   }
 }

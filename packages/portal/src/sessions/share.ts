@@ -27,21 +27,47 @@ export async function rotateShareToken(ctx: AppContext, c: ShareChange): Promise
   const now = ctx.now();
   return ctx.db.transaction().execute(async (trx) => {
     // Serialises with a delete or re-upload of the session, which lock the same row.
-    const session = await trx.selectFrom('sessions').select(['client', 'client_id']).where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).forUpdate().executeTakeFirst();
+    const session = await trx
+      .selectFrom('sessions')
+      .select(['client', 'client_id'])
+      .where('client_id', '=', c.ref.clientId)
+      .where('session_id', '=', c.ref.sessionId)
+      .forUpdate()
+      .executeTakeFirst();
     if (session === undefined) return undefined;
     const token = newShareToken();
-    const previous = await trx.selectFrom('share_tokens').select('token').where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).executeTakeFirst();
+    const previous = await trx
+      .selectFrom('share_tokens')
+      .select('token')
+      .where('client_id', '=', c.ref.clientId)
+      .where('session_id', '=', c.ref.sessionId)
+      .executeTakeFirst();
     if (previous === undefined) {
-      await trx.insertInto('share_tokens').values({ token, client_id: c.ref.clientId, session_id: c.ref.sessionId, created_at: now }).execute();
+      await trx
+        .insertInto('share_tokens')
+        .values({ token, client_id: c.ref.clientId, session_id: c.ref.sessionId, created_at: now })
+        .execute();
     } else {
-      await trx.updateTable('share_tokens').set({ token, created_at: now }).where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).execute();
+      await trx
+        .updateTable('share_tokens')
+        .set({ token, created_at: now })
+        .where('client_id', '=', c.ref.clientId)
+        .where('session_id', '=', c.ref.sessionId)
+        .execute();
     }
     await recordAuditEvent(trx, {
       event_type: 'share_rotated',
       actor: c.actor,
       session_id: c.ref.sessionId,
       client_id: clientIdOut(session.client_id),
-      data: { session_id: c.ref.sessionId, client: session.client, client_id: clientIdOut(session.client_id), had_link: previous !== undefined, rotated_by: c.actor, rotated_at: now.toISOString() },
+      data: {
+        session_id: c.ref.sessionId,
+        client: session.client,
+        client_id: clientIdOut(session.client_id),
+        had_link: previous !== undefined,
+        rotated_by: c.actor,
+        rotated_at: now.toISOString(),
+      },
     });
     return token;
   });
@@ -57,16 +83,33 @@ export async function revokeShareToken(ctx: AppContext, c: ShareChange): Promise
   return ctx.db.transaction().execute(async (trx) => {
     // The same row lock as a rotation: a rotation racing this revocation never hands out a
     // token that the revocation then removes (or that it updated away under our feet).
-    const session = await trx.selectFrom('sessions').select('client').where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).forUpdate().executeTakeFirst();
+    const session = await trx
+      .selectFrom('sessions')
+      .select('client')
+      .where('client_id', '=', c.ref.clientId)
+      .where('session_id', '=', c.ref.sessionId)
+      .forUpdate()
+      .executeTakeFirst();
     if (session === undefined) return false;
-    const removed = await trx.deleteFrom('share_tokens').where('client_id', '=', c.ref.clientId).where('session_id', '=', c.ref.sessionId).returning('client_id').executeTakeFirst();
+    const removed = await trx
+      .deleteFrom('share_tokens')
+      .where('client_id', '=', c.ref.clientId)
+      .where('session_id', '=', c.ref.sessionId)
+      .returning('client_id')
+      .executeTakeFirst();
     if (removed === undefined) return false;
     await recordAuditEvent(trx, {
       event_type: 'share_revoked',
       actor: c.actor,
       session_id: c.ref.sessionId,
       client_id: clientIdOut(c.ref.clientId),
-      data: { session_id: c.ref.sessionId, client: session.client, client_id: clientIdOut(c.ref.clientId), revoked_by: c.actor, revoked_at: now.toISOString() },
+      data: {
+        session_id: c.ref.sessionId,
+        client: session.client,
+        client_id: clientIdOut(c.ref.clientId),
+        revoked_by: c.actor,
+        revoked_at: now.toISOString(),
+      },
     });
     return true;
   });

@@ -15,7 +15,9 @@ export interface StatusChange {
   now: Date;
 }
 
-type Row = { previous: SessionStatus; audit_id: string | null } & { [K in keyof Selectable<AuditEventsTable> as `audit_${K}`]: Selectable<AuditEventsTable>[K] | null };
+type Row = { previous: SessionStatus; audit_id: string | null } & {
+  [K in keyof Selectable<AuditEventsTable> as `audit_${K}`]: Selectable<AuditEventsTable>[K] | null;
+};
 
 /**
  * D5's status change as one statement: lock the session, keep the note, and when the status
@@ -26,7 +28,10 @@ type Row = { previous: SessionStatus; audit_id: string | null } & { [K in keyof 
  * the first's status once it commits). Undefined: no such session in the caller's scope,
  * or several (D17: the id exists under more than one client in scope and none was named).
  */
-export async function changeStatus(db: Kysely<Database>, c: StatusChange): Promise<{ previous: SessionStatus; event: AuditEvent | null } | undefined> {
+export async function changeStatus(
+  db: Kysely<Database>,
+  c: StatusChange,
+): Promise<{ previous: SessionStatus; event: AuditEvent | null } | undefined> {
   const note = c.note ?? null;
   // Which sessions the caller could mean: this id, in scope, of the named client if any.
   const candidate = (alias: string) =>

@@ -39,7 +39,11 @@ export function frameHeaders(frameAncestors: readonly string[]): { csp: string; 
  * token or a key unlocked it), no Referer (the share page's URL holds the token and a
  * report may load https: images), and who may frame it.
  */
-export function setFileHeaders(reply: FastifyReply, contentType: string, frameAncestors: readonly string[]): FastifyReply {
+export function setFileHeaders(
+  reply: FastifyReply,
+  contentType: string,
+  frameAncestors: readonly string[],
+): FastifyReply {
   const html = contentType.startsWith('text/html');
   const frame = frameHeaders(frameAncestors);
   reply.headers({

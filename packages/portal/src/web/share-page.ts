@@ -57,9 +57,14 @@ function viewLink(row: SessionRow, token: string, file: string): string {
 export function summaryPage(row: SessionRow, token: string): string {
   const m = row.metadata;
   const cell = (v: string | number | null) => (v === null ? '<td>–</td>' : `<td>${escapeHtml(String(v))}</td>`);
-  const severities = (['critical', 'high', 'medium', 'low', 'info'] as const).map((s) => `${s} ${m.severity_summary[s]}`).join(', ');
+  const severities = (['critical', 'high', 'medium', 'low', 'info'] as const)
+    .map((s) => `${s} ${m.severity_summary[s]}`)
+    .join(', ');
   const files = fileNamesOf(row)
-    .map((f) => `<li><a href="${viewLink(row, token, f)}" target="_blank" rel="noopener noreferrer">${escapeHtml(f)}</a></li>`)
+    .map(
+      (f) =>
+        `<li><a href="${viewLink(row, token, f)}" target="_blank" rel="noopener noreferrer">${escapeHtml(f)}</a></li>`,
+    )
     .join('\n');
   return page(
     `Scan report ${row.session_id}`,
@@ -95,7 +100,11 @@ export function registerSharePage(app: App, ctx: AppContext): void {
       schema: {
         hide: true,
         querystring: ShareQuery,
-        response: { 200: htmlResponse('the report with the bridge, or a summary'), 400: htmlResponse('invalid share link'), 404: htmlResponse('unknown share link') },
+        response: {
+          200: htmlResponse('the report with the bridge, or a summary'),
+          400: htmlResponse('invalid share link'),
+          404: htmlResponse('unknown share link'),
+        },
       },
       // Also on an answer the error handler writes (a query the schema refuses).
       onRequest: async (_request, reply) => {
@@ -108,11 +117,27 @@ export function registerSharePage(app: App, ctx: AppContext): void {
         token = parseShareToken(request.query.token, { required: true })!;
       } catch (err) {
         if (!(err instanceof HttpError)) throw err;
-        return sendPage(reply, ctx, 400, page('Invalid share link', '<h1>Invalid share link</h1><p>The link is incomplete or malformed. Ask the sender for the full link.</p>'));
+        return sendPage(
+          reply,
+          ctx,
+          400,
+          page(
+            'Invalid share link',
+            '<h1>Invalid share link</h1><p>The link is incomplete or malformed. Ask the sender for the full link.</p>',
+          ),
+        );
       }
       const row = await findSharedSession(ctx, token);
       const notFoundPage = () =>
-        sendPage(reply, ctx, 404, page('Share link not found', '<h1>Share link not found</h1><p>This shared report does not exist or has expired.</p>'));
+        sendPage(
+          reply,
+          ctx,
+          404,
+          page(
+            'Share link not found',
+            '<h1>Share link not found</h1><p>This shared report does not exist or has expired.</p>',
+          ),
+        );
       if (row === undefined) return notFoundPage();
 
       if (row.files['report.html'] === undefined) return sendPage(reply, ctx, 200, summaryPage(row, token));

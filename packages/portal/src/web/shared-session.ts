@@ -28,7 +28,11 @@ export function parseShareToken(value: string | undefined, opts: { required: boo
 export function findSharedSession(ctx: AppContext, token: string): Promise<SessionRow | undefined> {
   return ctx.db
     .selectFrom('share_tokens')
-    .innerJoin('sessions', (j) => j.onRef('sessions.client_id', '=', 'share_tokens.client_id').onRef('sessions.session_id', '=', 'share_tokens.session_id'))
+    .innerJoin('sessions', (j) =>
+      j
+        .onRef('sessions.client_id', '=', 'share_tokens.client_id')
+        .onRef('sessions.session_id', '=', 'share_tokens.session_id'),
+    )
     .selectAll('sessions')
     .where('share_tokens.token', '=', token)
     .executeTakeFirst();

@@ -21,9 +21,15 @@ export async function subscriptionFor(ctx: AppContext, user: UserPrincipal, id: 
  * subscription's, which an admin may have moved to another client since. Anything else is
  * the same 404 as a missing delivery.
  */
-export async function deliveryFor(ctx: AppContext, user: UserPrincipal, id: number): Promise<{ delivery: DeliveryRow; subscription: SubscriptionRow }> {
+export async function deliveryFor(
+  ctx: AppContext,
+  user: UserPrincipal,
+  id: number,
+): Promise<{ delivery: DeliveryRow; subscription: SubscriptionRow }> {
   // Ids are bigserial: a number past 2^53 cannot name one and must not reach SQL as a float literal.
-  const delivery = Number.isSafeInteger(id) ? await ctx.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', String(id)).executeTakeFirst() : undefined;
+  const delivery = Number.isSafeInteger(id)
+    ? await ctx.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', String(id)).executeTakeFirst()
+    : undefined;
   if (!delivery || (!user.admin && !inScope(user, delivery.client_id))) throw notFound('Delivery not found');
   const subscription = await subscriptionFor(ctx, user, delivery.subscription_id).catch((err: unknown) => {
     throw err instanceof HttpError && err.statusCode === 404 ? notFound('Delivery not found') : err;
@@ -44,7 +50,7 @@ export function assertRedeliverable(delivery: DeliveryRow, subscription: Subscri
 
 export function assertClientAllowed(user: UserPrincipal, clientId: string | null): void {
   if (user.admin) return;
-  if (clientId === null) throw forbidden('A subscription without client_id receives every client\'s events: admin only');
+  if (clientId === null) throw forbidden("A subscription without client_id receives every client's events: admin only");
   if (!inScope(user, clientId)) throw forbidden('Access to this client is not allowed');
 }
 

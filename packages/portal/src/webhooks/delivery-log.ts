@@ -47,7 +47,9 @@ const MAX_BATCH = 500;
  * Fold a batch's outcomes into one change per subscription, keeping their order. A shed
  * delivery was never sent: it neither extends nor ends a streak.
  */
-export function streakChanges(entries: readonly Pick<FinishedDelivery, 'subscriptionId' | 'ok' | 'shed'>[]): StreakChange[] {
+export function streakChanges(
+  entries: readonly Pick<FinishedDelivery, 'subscriptionId' | 'ok' | 'shed'>[],
+): StreakChange[] {
   const bySub = new Map<string, StreakChange>();
   for (const e of entries) {
     if (e.shed === true && !e.ok) continue;
@@ -98,7 +100,11 @@ export class DeliveryLog {
    * once, not once per receiver. A subscription deleted since its subscribers were read gets
    * no row (its log went with it). Answers the delivery row of each subscription.
    */
-  async openFanOut(message: DeliveryMessage, subscriptionIds: string[], createdAt: Date): Promise<Map<string, DeliveryRow>> {
+  async openFanOut(
+    message: DeliveryMessage,
+    subscriptionIds: string[],
+    createdAt: Date,
+  ): Promise<Map<string, DeliveryRow>> {
     const { rows } = await sql<{ id: string; subscription_id: string }>`
       INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, client_id, created_at)
       SELECT s.id, ${message.event_id}, ${message.event_type}, ${message.body}, ${message.client_id}::text, ${createdAt}::timestamptz
@@ -106,12 +112,29 @@ export class DeliveryLog {
       WHERE EXISTS (SELECT 1 FROM webhook_subscriptions w WHERE w.id = s.id)
       RETURNING id, subscription_id
     `.execute(this.#db);
-    return new Map(rows.map((r) => [r.subscription_id, { ...message, id: r.id, subscription_id: r.subscription_id, status: 'pending', redelivery_of: null, created_at: createdAt, attempts: [] }]));
+    return new Map(
+      rows.map((r) => [
+        r.subscription_id,
+        {
+          ...message,
+          id: r.id,
+          subscription_id: r.subscription_id,
+          status: 'pending',
+          redelivery_of: null,
+          created_at: createdAt,
+          attempts: [],
+        },
+      ]),
+    );
   }
 
   /** Insert one pending delivery (a ping or a redelivery, to a subscription already known). */
   async open(entry: NewDelivery, createdAt: Date): Promise<DeliveryRow> {
-    const { id } = await this.#db.insertInto('webhook_deliveries').values({ ...entry, created_at: createdAt }).returning('id').executeTakeFirstOrThrow();
+    const { id } = await this.#db
+      .insertInto('webhook_deliveries')
+      .values({ ...entry, created_at: createdAt })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     return { ...entry, id, status: 'pending', created_at: createdAt, attempts: [] };
   }
 
@@ -148,7 +171,10 @@ export class DeliveryLog {
         batch[0]?.reject(err);
         return;
       }
-      this.#logger.warn({ err, deliveries: batch.length }, 'webhook delivery log batch failed; writing its entries one by one');
+      this.#logger.warn(
+        { err, deliveries: batch.length },
+        'webhook delivery log batch failed; writing its entries one by one',
+      );
     }
     for (const w of batch) {
       try {
@@ -200,6 +226,7 @@ export class DeliveryLog {
       )
       SELECT id FROM streaks WHERE disabled_now
     `.execute(this.#db);
-    for (const r of rows) this.#logger.warn({ subscription_id: r.id }, 'webhook subscription disabled after repeated failures');
+    for (const r of rows)
+      this.#logger.warn({ subscription_id: r.id }, 'webhook subscription disabled after repeated failures');
   }
 }

@@ -1,7 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { PING_EVENT, WEBHOOK_API_VERSION, WEBHOOK_EVENT_TYPES, type DeliveryAttempt, type WebhookDelivery, type WebhookEnvelope } from '@svc/protocol';
+import {
+  PING_EVENT,
+  WEBHOOK_API_VERSION,
+  WEBHOOK_EVENT_TYPES,
+  type DeliveryAttempt,
+  type WebhookDelivery,
+  type WebhookEnvelope,
+} from '@svc/protocol';
 import type { Database } from '../db/schema.ts';
 import type { DomainEvent } from '../events/bus.ts';
 import type { WebhookHttpClient } from './http-client.ts';
@@ -50,12 +57,27 @@ export class WebhookDispatcher {
       .where((eb) => eb.or([eb('client_id', 'is', null), eb('client_id', '=', event.client_id)]))
       .execute();
     if (subs.length === 0) return;
-    const envelope: WebhookEnvelope = { api_version: WEBHOOK_API_VERSION, event_type: event.event_type, event_id: newEventId(), timestamp: event.created_at, data: event.data };
-    const message: DeliveryMessage = { event_id: envelope.event_id, event_type: envelope.event_type, body: JSON.stringify(envelope), client_id: event.client_id };
+    const envelope: WebhookEnvelope = {
+      api_version: WEBHOOK_API_VERSION,
+      event_type: event.event_type,
+      event_id: newEventId(),
+      timestamp: event.created_at,
+      data: event.data,
+    };
+    const message: DeliveryMessage = {
+      event_id: envelope.event_id,
+      event_type: envelope.event_type,
+      body: JSON.stringify(envelope),
+      client_id: event.client_id,
+    };
     // The pending rows are written while the first attempts are on their way: the log row is
     // not needed to post (X-SVC-Delivery is the event id), and waiting for its INSERT and
     // commit (~2 ms under load) would add to every event's delivery latency. Outcomes wait for it.
-    const opened = this.#log.openFanOut(message, subs.map((s) => s.id), this.#d.now());
+    const opened = this.#log.openFanOut(
+      message,
+      subs.map((s) => s.id),
+      this.#d.now(),
+    );
     opened.catch(() => undefined); // awaited below; this only keeps an early failure from being reported as unhandled
     await Promise.all(
       subs.map(async (sub) => {
@@ -76,12 +98,29 @@ export class WebhookDispatcher {
       timestamp: this.#d.now().toISOString(),
       data: { subscription_id: sub.id, requested_by: actor, message: 'Test delivery from the portal' },
     };
-    return this.#deliverOne(sub, { subscription_id: sub.id, event_id: envelope.event_id, event_type: PING_EVENT, body: JSON.stringify(envelope), redelivery_of: null, client_id: sub.client_id });
+    return this.#deliverOne(sub, {
+      subscription_id: sub.id,
+      event_id: envelope.event_id,
+      event_type: PING_EVENT,
+      body: JSON.stringify(envelope),
+      redelivery_of: null,
+      client_id: sub.client_id,
+    });
   }
 
   /** Send a logged delivery again: the same body and event id, so receivers can de-duplicate; it keeps its event's client. */
-  redeliver(sub: SubscriptionRow, original: { id: string; event_id: string; event_type: string; body: string; client_id: string | null }): Promise<WebhookDelivery> {
-    return this.#deliverOne(sub, { subscription_id: sub.id, event_id: original.event_id, event_type: original.event_type, body: original.body, redelivery_of: original.id, client_id: original.client_id });
+  redeliver(
+    sub: SubscriptionRow,
+    original: { id: string; event_id: string; event_type: string; body: string; client_id: string | null },
+  ): Promise<WebhookDelivery> {
+    return this.#deliverOne(sub, {
+      subscription_id: sub.id,
+      event_id: original.event_id,
+      event_type: original.event_type,
+      body: original.body,
+      redelivery_of: original.id,
+      client_id: original.client_id,
+    });
   }
 
   async #deliverOne(sub: SubscriptionRow, entry: NewDelivery): Promise<WebhookDelivery> {
@@ -96,7 +135,10 @@ export class WebhookDispatcher {
    * One attempt and, if it fails, one retry 500 ms later. `shed`: neither attempt was sent
    * (the receiver's bulkhead turned both away), so the failure is not the receiver's.
    */
-  async #attempt(sub: Target, message: DeliveryMessage): Promise<{ ok: boolean; shed: boolean; attempts: DeliveryAttempt[] }> {
+  async #attempt(
+    sub: Target,
+    message: DeliveryMessage,
+  ): Promise<{ ok: boolean; shed: boolean; attempts: DeliveryAttempt[] }> {
     const { client, now } = this.#d;
     const attempts: DeliveryAttempt[] = [];
     let ok = false;
@@ -107,12 +149,24 @@ export class WebhookDispatcher {
       let at = now();
       const signed = () => {
         at = now();
-        return deliveryHeaders(sub.signing_secret, message.event_type, message.event_id, message.body, Math.floor(at.getTime() / 1000));
+        return deliveryHeaders(
+          sub.signing_secret,
+          message.event_type,
+          message.event_id,
+          message.body,
+          Math.floor(at.getTime() / 1000),
+        );
       };
       const result = await client.post(sub.url, signed, message.body);
       ok = result.error === null;
       shed &&= result.shed;
-      attempts.push({ attempt, status_code: result.statusCode, duration_ms: result.durationMs, error: result.error, attempted_at: at.toISOString() });
+      attempts.push({
+        attempt,
+        status_code: result.statusCode,
+        duration_ms: result.durationMs,
+        error: result.error,
+        attempted_at: at.toISOString(),
+      });
     }
     return { ok, shed: shed && !ok, attempts };
   }

@@ -30,9 +30,15 @@ describe('WebhookHttpClient against a TCP black hole', () => {
   });
 
   it('times out every concurrent delivery in parallel instead of queueing them', async () => {
-    const client = new WebhookHttpClient({ resolver: async () => ['127.0.0.1'], allow: [ipaddr.parseCIDR('127.0.0.0/8')], caFile: null });
+    const client = new WebhookHttpClient({
+      resolver: async () => ['127.0.0.1'],
+      allow: [ipaddr.parseCIDR('127.0.0.0/8')],
+      caFile: null,
+    });
     try {
-      const posts = Array.from({ length: 6 }, () => client.post(`https://127.0.0.1:${port}/hook`, { 'content-type': 'application/json' }, '{}'));
+      const posts = Array.from({ length: 6 }, () =>
+        client.post(`https://127.0.0.1:${port}/hook`, { 'content-type': 'application/json' }, '{}'),
+      );
       // Only a bound against a hang: sequential timeouts would need ~30 s.
       const hang = new Promise<'hang'>((resolve) => setTimeout(() => resolve('hang'), 15_000).unref());
       const results = await Promise.race([Promise.all(posts), hang]);
@@ -49,9 +55,21 @@ describe('WebhookHttpClient against a TCP black hole', () => {
   it(`holds at most ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries in flight per origin: more wait their turn (bounded queue, deadline) and are shed unsent; other origins are unaffected; once they time out, one at a time`, async () => {
     const ca = await createTestCa();
     const healthy = await HttpsReceiver.start(ca);
-    const client = new WebhookHttpClient({ resolver: async () => ['127.0.0.1'], allow: [ipaddr.parseCIDR('127.0.0.0/8')], caFile: ca.caFile, queueMax: 2, queueWaitMs: 1500 });
-    const settledWithin = async <T,>(p: Promise<T>, ms: number): Promise<T | 'pending'> => Promise.race([p, new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))]);
-    const shed = (error: string | RegExp) => ({ statusCode: null, durationMs: expect.any(Number), error: typeof error === 'string' ? error : expect.stringMatching(error), shed: true });
+    const client = new WebhookHttpClient({
+      resolver: async () => ['127.0.0.1'],
+      allow: [ipaddr.parseCIDR('127.0.0.0/8')],
+      caFile: ca.caFile,
+      queueMax: 2,
+      queueWaitMs: 1500,
+    });
+    const settledWithin = async <T>(p: Promise<T>, ms: number): Promise<T | 'pending'> =>
+      Promise.race([p, new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), ms))]);
+    const shed = (error: string | RegExp) => ({
+      statusCode: null,
+      durationMs: expect.any(Number),
+      error: typeof error === 'string' ? error : expect.stringMatching(error),
+      shed: true,
+    });
     try {
       accepted = 0;
       const post = (url: string) => client.post(url, { 'content-type': 'application/json' }, '{}');
@@ -59,19 +77,35 @@ describe('WebhookHttpClient against a TCP black hole', () => {
       const held = Array.from({ length: MAX_IN_FLIGHT_PER_ORIGIN }, () => post(hole));
       // Two wait their turn; the queue (2) is then full and a third is shed at once.
       const waiting = [post(hole), post(hole)];
-      expect(await post(hole)).toEqual(shed(`not sent: ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries to this receiver are in flight and its queue is full`));
+      expect(await post(hole)).toEqual(
+        shed(`not sent: ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries to this receiver are in flight and its queue is full`),
+      );
       // Another origin has its own room and its own queue: delivered while the black hole is saturated.
-      expect(await post(healthy.url())).toEqual({ statusCode: 200, durationMs: expect.any(Number), error: null, shed: false });
+      expect(await post(healthy.url())).toEqual({
+        statusCode: 200,
+        durationMs: expect.any(Number),
+        error: null,
+        shed: false,
+      });
       expect(await settledWithin(Promise.race(waiting), 300)).toBe('pending');
       // Their turn does not come before the deadline (the held ones need 5 s): shed, never sent.
-      for (const r of await Promise.all(waiting)) expect(r).toEqual(shed(new RegExp(`^not sent: ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries to this receiver are in flight; waited \\d+\\.\\d s for a turn$`)));
+      for (const r of await Promise.all(waiting))
+        expect(r).toEqual(
+          shed(
+            new RegExp(
+              `^not sent: ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries to this receiver are in flight; waited \\d+\\.\\d s for a turn$`,
+            ),
+          ),
+        );
       const results = await Promise.all(held);
       expect(results.every((r) => r.error === 'timeout after 5 s' && !r.shed)).toBe(true);
       // 64 timeouts brought this receiver's limit down to one: one delivery is sent (and
       // held) again, a second one waits and is shed at its deadline.
       const again = post(hole);
       expect(await settledWithin(again, 300)).toBe('pending');
-      expect(await post(hole)).toEqual(shed(/^not sent: 1 delivery to this receiver is in flight; waited \d+\.\d s for a turn$/));
+      expect(await post(hole)).toEqual(
+        shed(/^not sent: 1 delivery to this receiver is in flight; waited \d+\.\d s for a turn$/),
+      );
       expect(await again).toMatchObject({ error: 'timeout after 5 s', shed: false });
       // The black hole only ever saw the attempts that were sent: 64, then 1.
       expect(accepted).toBe(MAX_IN_FLIGHT_PER_ORIGIN + 1);
@@ -86,8 +120,14 @@ describe('WebhookHttpClient against a TCP black hole', () => {
 
 describe('describe (the logged error of a failed attempt)', () => {
   it('replaces control characters a subscriber could put in an error message (a NUL would make the log entry unstorable)', () => {
-    const err = Object.assign(new Error('fetch failed'), { cause: Object.assign(new Error("Hostname/IP does not match certificate's altnames: DNS:evil\u0000\r\nforged"), { code: 'ERR_TLS_CERT_ALTNAME_INVALID' }) });
-    expect(describeFailure(err)).toBe("ERR_TLS_CERT_ALTNAME_INVALID: Hostname/IP does not match certificate's altnames: DNS:evil   forged");
+    const err = Object.assign(new Error('fetch failed'), {
+      cause: Object.assign(new Error("Hostname/IP does not match certificate's altnames: DNS:evil\u0000\r\nforged"), {
+        code: 'ERR_TLS_CERT_ALTNAME_INVALID',
+      }),
+    });
+    expect(describeFailure(err)).toBe(
+      "ERR_TLS_CERT_ALTNAME_INVALID: Hostname/IP does not match certificate's altnames: DNS:evil   forged",
+    );
   });
 
   it('names a timeout plainly', () => {

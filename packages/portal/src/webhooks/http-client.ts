@@ -49,18 +49,37 @@ export class WebhookHttpClient {
     this.#resolver = opts.resolver;
     this.#allow = opts.allow;
     const maxInFlight = opts.maxInFlight ?? MAX_IN_FLIGHT_PER_ORIGIN;
-    this.#limits = new OriginLimits({ max: maxInFlight, queueMax: opts.queueMax ?? 1000, waitMs: opts.queueWaitMs ?? 20_000 });
+    this.#limits = new OriginLimits({
+      max: maxInFlight,
+      queueMax: opts.queueMax ?? 1000,
+      waitMs: opts.queueWaitMs ?? 20_000,
+    });
     const lookup: LookupFunction = (hostname, options, callback) => {
-      checkedAddresses(new URL(`https://${hostname.includes(':') ? `[${hostname}]` : hostname}/`), opts.resolver, opts.allow).then(
+      checkedAddresses(
+        new URL(`https://${hostname.includes(':') ? `[${hostname}]` : hostname}/`),
+        opts.resolver,
+        opts.allow,
+      ).then(
         (addresses) => {
           const family = (a: string) => (a.includes(':') ? 6 : 4);
-          if (options.all) callback(null, addresses.map((address) => ({ address, family: family(address) })));
+          if (options.all)
+            callback(
+              null,
+              addresses.map((address) => ({ address, family: family(address) })),
+            );
           else callback(null, addresses[0] as string, family(addresses[0] as string));
         },
         (err: Error) => callback(Object.assign(err, { code: 'EUNSAFE' }) as NodeJS.ErrnoException, '', 0),
       );
     };
-    const ca = opts.caFile === null ? undefined : [...(fs.readFileSync(opts.caFile, 'utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [])];
+    const ca =
+      opts.caFile === null
+        ? undefined
+        : [
+            ...(fs
+              .readFileSync(opts.caFile, 'utf8')
+              .match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []),
+          ];
     // Built once: a TLS context from ~120 root certificates costs ~7 ms of blocking CPU, far
     // too much to pay on every new connection. The public roots stay when a CA is added.
     const secureContext = ca ? tls.createSecureContext({ ca: [...tls.rootCertificates, ...ca] }) : undefined;
@@ -81,9 +100,18 @@ export class WebhookHttpClient {
    * `headers` may be a function, called once the attempt has its slot: a signature's timestamp
    * is then the time of sending, not of queueing (Standard Webhooks receivers refuse stale ones).
    */
-  async post(url: string, headers: Record<string, string> | (() => Record<string, string>), body: string): Promise<PostResult> {
+  async post(
+    url: string,
+    headers: Record<string, string> | (() => Record<string, string>),
+    body: string,
+  ): Promise<PostResult> {
     let started = performance.now();
-    const done = (statusCode: number | null, error: string | null, shed = false): PostResult => ({ statusCode, durationMs: Math.round(performance.now() - started), error, shed });
+    const done = (statusCode: number | null, error: string | null, shed = false): PostResult => ({
+      statusCode,
+      durationMs: Math.round(performance.now() - started),
+      error,
+      shed,
+    });
     let origin: string;
     try {
       // The stored URL is judged by today's rules. A host name is resolved and checked by the
@@ -109,7 +137,13 @@ export class WebhookHttpClient {
     started = performance.now();
     let outcome: 'answered' | 'timed-out' | 'other' = 'other';
     try {
-      const res = await request(url, { method: 'POST', headers: typeof headers === 'function' ? headers() : headers, body, dispatcher: this.#agent, signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS) });
+      const res = await request(url, {
+        method: 'POST',
+        headers: typeof headers === 'function' ? headers() : headers,
+        body,
+        dispatcher: this.#agent,
+        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+      });
       outcome = 'answered';
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const ok = res.statusCode >= 200 && res.statusCode < 300;
@@ -134,7 +168,8 @@ export class WebhookHttpClient {
 }
 
 function shedMessage(s: Shed): string {
-  const inFlight = s.inFlight === 1 ? '1 delivery to this receiver is' : `${s.inFlight} deliveries to this receiver are`;
+  const inFlight =
+    s.inFlight === 1 ? '1 delivery to this receiver is' : `${s.inFlight} deliveries to this receiver are`;
   if (s.reason === 'shutdown') return 'not sent: the portal is shutting down';
   return s.reason === 'queue-full'
     ? `not sent: ${inFlight} in flight and its queue is full`
@@ -149,7 +184,13 @@ function shedMessage(s: Shed): string {
  */
 export function describe(err: unknown): string {
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') return TIMEOUT_ERROR;
+  if (
+    e.name === 'TimeoutError' ||
+    e.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    e.code === 'UND_ERR_BODY_TIMEOUT' ||
+    e.code === 'UND_ERR_CONNECT_TIMEOUT'
+  )
+    return TIMEOUT_ERROR;
   const code = e.cause?.code ?? e.code;
   const message = (e.cause?.message ?? e.message ?? '').slice(0, 200);
   const clean = (text: string) => text.replace(/[\u0000-\u001f\u007f]/g, ' ');

@@ -40,7 +40,7 @@ describe('OriginLimits', () => {
     expect(order).toEqual([1, 2, 3, 4]);
   });
 
-  it('sheds an attempt when the origin\'s queue is full (at once) or when it outwaits its deadline; neither takes a slot', async () => {
+  it("sheds an attempt when the origin's queue is full (at once) or when it outwaits its deadline; neither takes a slot", async () => {
     const l = limits(1, 2, 150);
     await l.acquire(A);
     const w1 = l.acquire(A);

@@ -54,7 +54,8 @@ export class OriginLimits {
       return Promise.resolve({ ok: true });
     }
     if (this.#closing) return Promise.resolve({ ok: false, reason: 'shutdown', inFlight: s.inFlight, waitedMs: 0 });
-    if (s.queue.length >= this.#opts.queueMax) return Promise.resolve({ ok: false, reason: 'queue-full', inFlight: s.inFlight, waitedMs: 0 });
+    if (s.queue.length >= this.#opts.queueMax)
+      return Promise.resolve({ ok: false, reason: 'queue-full', inFlight: s.inFlight, waitedMs: 0 });
     return new Promise<Slot>((resolve) => {
       const since = performance.now();
       const waiter: Waiter = {
@@ -62,7 +63,12 @@ export class OriginLimits {
         since,
         timer: setTimeout(() => {
           s.queue.splice(s.queue.indexOf(waiter), 1);
-          resolve({ ok: false, reason: 'deadline', inFlight: s.inFlight, waitedMs: Math.round(performance.now() - since) });
+          resolve({
+            ok: false,
+            reason: 'deadline',
+            inFlight: s.inFlight,
+            waitedMs: Math.round(performance.now() - since),
+          });
           this.#forgetIfIdle(origin, s);
         }, this.#opts.waitMs),
       };
@@ -95,7 +101,12 @@ export class OriginLimits {
     for (const s of this.#origins.values()) {
       for (const w of s.queue.splice(0)) {
         clearTimeout(w.timer);
-        w.resolve({ ok: false, reason: 'shutdown', inFlight: s.inFlight, waitedMs: Math.round(performance.now() - w.since) });
+        w.resolve({
+          ok: false,
+          reason: 'shutdown',
+          inFlight: s.inFlight,
+          waitedMs: Math.round(performance.now() - w.since),
+        });
       }
     }
   }

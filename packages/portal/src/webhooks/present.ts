@@ -52,7 +52,12 @@ export function coarseError(error: string | null): string | null {
   if (/^HTTP \d{3}$/.test(error)) return error;
   if (error.startsWith('timeout')) return 'timeout';
   if (error.startsWith('not sent:')) return 'not sent';
-  if (/^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)|\b(SSL|TLS)\b|certificate/i.test(error)) return 'TLS error';
+  if (
+    /^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)|\b(SSL|TLS)\b|certificate/i.test(
+      error,
+    )
+  )
+    return 'TLS error';
   return 'connection failed';
 }
 

@@ -14,14 +14,30 @@ import { deliveryHeaders, standardWebhooksSecret } from './signing.ts';
 const secret = randomBytes(32).toString('hex');
 const eventId = `evt_${randomBytes(8).toString('hex')}`;
 const nowSeconds = () => Math.floor(Date.now() / 1000);
-const body = JSON.stringify({ api_version: '2', event_type: 'scan_completed', event_id: eventId, timestamp: new Date().toISOString(), data: { client: 'Zürich Wasser ✓', emoji: '🛰️', n: 1 } });
+const body = JSON.stringify({
+  api_version: '2',
+  event_type: 'scan_completed',
+  event_id: eventId,
+  timestamp: new Date().toISOString(),
+  data: { client: 'Zürich Wasser ✓', emoji: '🛰️', n: 1 },
+});
 
 describe('deliveryHeaders', () => {
   it('carries exactly SPEC headers plus the three Standard Webhooks headers', () => {
     const ts = nowSeconds();
     const h = deliveryHeaders(secret, 'scan_completed', eventId, body, ts);
     expect(Object.keys(h).sort()).toEqual(
-      ['content-type', 'user-agent', 'webhook-id', 'webhook-signature', 'webhook-timestamp', 'x-svc-api-version', 'x-svc-delivery', 'x-svc-event', 'x-svc-signature-256'].sort(),
+      [
+        'content-type',
+        'user-agent',
+        'webhook-id',
+        'webhook-signature',
+        'webhook-timestamp',
+        'x-svc-api-version',
+        'x-svc-delivery',
+        'x-svc-event',
+        'x-svc-signature-256',
+      ].sort(),
     );
     expect(h['content-type']).toBe('application/json');
     expect(h['x-svc-event']).toBe('scan_completed');
@@ -79,8 +95,12 @@ describe('deliveryHeaders', () => {
   it('the Standard Webhooks signature is over "<id>.<timestamp>.<body>"', () => {
     const ts = nowSeconds();
     const h = deliveryHeaders(secret, 'ping', eventId, body, ts);
-    const expected = createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${eventId}.${ts}.${body}`, 'utf8').digest('base64');
+    const expected = createHmac('sha256', Buffer.from(secret, 'utf8'))
+      .update(`${eventId}.${ts}.${body}`, 'utf8')
+      .digest('base64');
     expect(h['webhook-signature']).toBe(`v1,${expected}`);
-    expect(new Webhook(standardWebhooksSecret(secret)).sign(eventId, new Date(ts * 1000), body)).toBe(h['webhook-signature']);
+    expect(new Webhook(standardWebhooksSecret(secret)).sign(eventId, new Date(ts * 1000), body)).toBe(
+      h['webhook-signature'],
+    );
   });
 });

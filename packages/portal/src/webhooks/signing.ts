@@ -9,7 +9,13 @@ import { WEBHOOK_API_VERSION, WEBHOOK_USER_AGENT } from '@svc/protocol';
  * stock verifier takes as `whsec_` + base64(signing secret); the signed timestamp gives
  * receivers replay protection.
  */
-export function deliveryHeaders(secret: string, eventType: string, eventId: string, body: string, nowSeconds: number): Record<string, string> {
+export function deliveryHeaders(
+  secret: string,
+  eventType: string,
+  eventId: string,
+  body: string,
+  nowSeconds: number,
+): Record<string, string> {
   // The key as a string (HMAC keys a string by its UTF-8 bytes): keying with a Buffer costs
   // ~16 µs per HMAC on Node 24 against ~3 µs, twice per delivery.
   const key = secret;

@@ -23,9 +23,15 @@ export const DUPLICATE_URL = 'A subscription with this URL already exists for th
  * client_id, none included) makes the check and the write one step: two concurrent creations
  * cannot both take the last place or both add the same URL.
  */
-export function withinClientLimits<T>(db: Kysely<Database>, slot: ClientSlot, write: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+export function withinClientLimits<T>(
+  db: Kysely<Database>,
+  slot: ClientSlot,
+  write: (trx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    await sql`SELECT pg_advisory_xact_lock(hashtext(${`svc.webhook_subscriptions:${slot.clientId ?? ''}`}))`.execute(trx);
+    await sql`SELECT pg_advisory_xact_lock(hashtext(${`svc.webhook_subscriptions:${slot.clientId ?? ''}`}))`.execute(
+      trx,
+    );
     const { rows } = await sql<{ total: number; same_url: number }>`
       SELECT count(*)::int AS total, count(*) FILTER (WHERE url = ${slot.url})::int AS same_url
       FROM webhook_subscriptions
@@ -33,7 +39,8 @@ export function withinClientLimits<T>(db: Kysely<Database>, slot: ClientSlot, wr
     `.execute(trx);
     const { total, same_url } = rows[0] as { total: number; same_url: number };
     if (same_url > 0) throw conflict(DUPLICATE_URL);
-    if (slot.counts && slot.clientId !== null && total >= slot.max) throw conflict(`This client already has ${slot.max} webhook subscriptions, the most allowed`);
+    if (slot.counts && slot.clientId !== null && total >= slot.max)
+      throw conflict(`This client already has ${slot.max} webhook subscriptions, the most allowed`);
     return write(trx);
   });
 }

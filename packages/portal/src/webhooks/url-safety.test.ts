@@ -1,6 +1,13 @@
 import ipaddr from 'ipaddr.js';
 import { describe, expect, it } from 'vitest';
-import { checkedAddresses, parseWebhookUrl, refusalReason, UnsafeUrlError, type CidrList, type Resolver } from './url-safety.ts';
+import {
+  checkedAddresses,
+  parseWebhookUrl,
+  refusalReason,
+  UnsafeUrlError,
+  type CidrList,
+  type Resolver,
+} from './url-safety.ts';
 
 /** DESIGN 5 "Webhook URLs": HTTPS only, every address public unicast, ipaddr.js for the classification. */
 
@@ -57,7 +64,9 @@ describe('parseWebhookUrl: syntax', () => {
   });
 
   it('accepts an https URL and keeps path, query and port', () => {
-    expect(parseWebhookUrl('https://hooks.example.com:8443/in/svc?x=1').toString()).toBe('https://hooks.example.com:8443/in/svc?x=1');
+    expect(parseWebhookUrl('https://hooks.example.com:8443/in/svc?x=1').toString()).toBe(
+      'https://hooks.example.com:8443/in/svc?x=1',
+    );
   });
 
   it.each([
@@ -141,7 +150,16 @@ describe('refusalReason: address classification', () => {
     expect(refusalReason(address)).not.toBeNull();
   });
 
-  it.each([['93.184.215.14'], ['8.8.8.8'], ['1.1.1.1'], ['172.32.0.1'], ['100.128.0.1'], ['::ffff:93.184.215.14'], [PUBLIC_V6], ['2a00:1450:4001:81d::200e']])('%s is a public unicast address', (address) => {
+  it.each([
+    ['93.184.215.14'],
+    ['8.8.8.8'],
+    ['1.1.1.1'],
+    ['172.32.0.1'],
+    ['100.128.0.1'],
+    ['::ffff:93.184.215.14'],
+    [PUBLIC_V6],
+    ['2a00:1450:4001:81d::200e'],
+  ])('%s is a public unicast address', (address) => {
     expect(refusalReason(address)).toBeNull();
   });
 
@@ -193,11 +211,14 @@ describe('checkedAddresses: the creation and delivery rule', () => {
     expect(resolver.calls).toEqual([]);
   });
 
-  it.each(['localhost', 'LOCALHOST', 'localhost.', 'api.localhost', 'x.y.localhost.'])('the name %s is refused whatever DNS answers', async (host) => {
-    // RFC 6761: localhost names are loopback; a resolver answering otherwise is not believed.
-    const resolver = resolverOf({ [host.toLowerCase()]: [PUBLIC_V4] });
-    expect(await refusal(`https://${host}/`, resolver)).toMatch(/^url is not allowed: .*\(loopback\)$/);
-  });
+  it.each(['localhost', 'LOCALHOST', 'localhost.', 'api.localhost', 'x.y.localhost.'])(
+    'the name %s is refused whatever DNS answers',
+    async (host) => {
+      // RFC 6761: localhost names are loopback; a resolver answering otherwise is not believed.
+      const resolver = resolverOf({ [host.toLowerCase()]: [PUBLIC_V4] });
+      expect(await refusal(`https://${host}/`, resolver)).toMatch(/^url is not allowed: .*\(loopback\)$/);
+    },
+  );
 
   it('accepts a public IPv4 or IPv6 literal and answers it', async () => {
     expect(await check(`https://${PUBLIC_V4}/`)).toEqual([PUBLIC_V4]);
@@ -222,14 +243,20 @@ describe('checkedAddresses: the creation and delivery rule', () => {
 
   it('refuses a name that does not resolve, or resolves to nothing or to garbage', async () => {
     expect(await refusal('https://nowhere.example/', resolverOf({}))).toBe('url host nowhere.example does not resolve');
-    expect(await refusal('https://empty.example/', resolverOf({ 'empty.example': [] }))).toBe('url host empty.example does not resolve');
-    expect(await refusal('https://junk.example/', resolverOf({ 'junk.example': ['not-an-ip'] }))).toBe('url is not allowed: not-an-ip is not an IP address');
+    expect(await refusal('https://empty.example/', resolverOf({ 'empty.example': [] }))).toBe(
+      'url host empty.example does not resolve',
+    );
+    expect(await refusal('https://junk.example/', resolverOf({ 'junk.example': ['not-an-ip'] }))).toBe(
+      'url is not allowed: not-an-ip is not an IP address',
+    );
   });
 
   it('with an allow list, a listed private address passes and others do not', async () => {
     const allow: CidrList = [ipaddr.parseCIDR('127.0.0.0/8')];
     expect(await check('https://127.0.0.1:8443/', noDns, allow)).toEqual(['127.0.0.1']);
-    expect(await check('https://receiver.test/', resolverOf({ 'receiver.test': ['127.0.0.1'] }), allow)).toEqual(['127.0.0.1']);
+    expect(await check('https://receiver.test/', resolverOf({ 'receiver.test': ['127.0.0.1'] }), allow)).toEqual([
+      '127.0.0.1',
+    ]);
     expect(await refusal('https://10.0.0.1/', noDns, allow)).toContain('(private)');
   });
 });

@@ -4,7 +4,8 @@ import ipaddr from 'ipaddr.js';
 /** Resolve a host name to every address it has. Tests substitute their own (DNS rebinding). */
 export type Resolver = (hostname: string) => Promise<string[]>;
 
-export const systemResolver: Resolver = async (hostname) => (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+export const systemResolver: Resolver = async (hostname) =>
+  (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 /** What a non-admin is told of a host that does not resolve, or resolves to a refused address. */
 export const HOST_REFUSED = 'url is not allowed: its host must resolve to public addresses only';
@@ -65,7 +66,8 @@ export function refusalReason(address: string, allow: CidrList = []): string | n
   // ipaddr.js calls everything it has no name for "unicast", including the deprecated
   // IPv4-compatible ::a.b.c.d (the URL parser turns [::127.0.0.1] into [::7f00:1]) and
   // unassigned space: public IPv6 unicast is 2000::/3 only.
-  if (ip.kind() === 'ipv6' && !ip.match(GLOBAL_UNICAST_V6)) return `${ip.toString()} is not a public address (reserved)`;
+  if (ip.kind() === 'ipv6' && !ip.match(GLOBAL_UNICAST_V6))
+    return `${ip.toString()} is not a public address (reserved)`;
   return null;
 }
 

@@ -29,15 +29,30 @@ export async function createLicense(
   overrides: Partial<CreateLicenseBody> = {},
   token?: string,
 ): Promise<LicenseFixture> {
-  const body = { tier: 'professional', client_id: uniqueClientId(), name: `key ${randomBytes(3).toString('hex')}`, ...overrides };
-  const res = await http(portal.url, 'POST', '/api/licenses', { headers: withToken(token ?? (await portal.adminToken())), json: body });
+  const body = {
+    tier: 'professional',
+    client_id: uniqueClientId(),
+    name: `key ${randomBytes(3).toString('hex')}`,
+    ...overrides,
+  };
+  const res = await http(portal.url, 'POST', '/api/licenses', {
+    headers: withToken(token ?? (await portal.adminToken())),
+    json: body,
+  });
   if (res.status !== 201) throw new Error(`createLicense: ${res.status} ${res.text}`);
   return { key: res.body.license.plaintext_key, record: res.body.license };
 }
 
 /** PATCH /api/licenses?id= {action} as the admin; throws unless 200. */
-export async function licenseAction(portal: TestPortal, id: string, action: 'revoke' | 'deactivate' | 'activate'): Promise<any> {
-  const res = await http(portal.url, 'PATCH', `/api/licenses?id=${encodeURIComponent(id)}`, { headers: withToken(await portal.adminToken()), json: { action } });
+export async function licenseAction(
+  portal: TestPortal,
+  id: string,
+  action: 'revoke' | 'deactivate' | 'activate',
+): Promise<any> {
+  const res = await http(portal.url, 'PATCH', `/api/licenses?id=${encodeURIComponent(id)}`, {
+    headers: withToken(await portal.adminToken()),
+    json: { action },
+  });
   if (res.status !== 200) throw new Error(`licenseAction ${action}: ${res.status} ${res.text}`);
   return res.body.license;
 }
@@ -52,7 +67,11 @@ export interface ScopedUser {
 }
 
 /** A member user of the portal's own identity provider, scoped to `clientIds`, already logged in. */
-export async function createScopedUser(portal: TestPortal, clientIds: string[], opts: { role?: 'member' | 'admin' } = {}): Promise<ScopedUser> {
+export async function createScopedUser(
+  portal: TestPortal,
+  clientIds: string[],
+  opts: { role?: 'member' | 'admin' } = {},
+): Promise<ScopedUser> {
   const email = `user-${randomBytes(5).toString('hex')}@test.local`;
   const password = `pw-${randomBytes(12).toString('hex')}`;
   const res = await fetch(`${portal.url}/identity/admin/users`, {

@@ -13,7 +13,12 @@ export interface RequestOptions {
 }
 
 /** A real HTTP request; the body is parsed as JSON when it is JSON. */
-export async function http<T = any>(baseUrl: string, method: string, path: string, opts: RequestOptions = {}): Promise<HttpResult<T>> {
+export async function http<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: RequestOptions = {},
+): Promise<HttpResult<T>> {
   const headers: Record<string, string> = { ...opts.headers };
   let body: string | URLSearchParams | undefined = opts.body;
   if (opts.json !== undefined) {

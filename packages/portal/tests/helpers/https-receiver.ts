@@ -33,11 +33,63 @@ export interface TestCa {
 export async function createTestCa(names: string[] = ['receiver.test']): Promise<TestCa> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-test-ca-'));
   const p = (f: string) => path.join(dir, f);
-  await run(OPENSSL, ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', p('ca.key'), '-out', p('ca.pem'), '-days', '2', '-subj', '/CN=svc test webhook CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign']);
-  await run(OPENSSL, ['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', p('server.key'), '-out', p('server.csr'), '-subj', '/CN=receiver.test']);
+  await run(OPENSSL, [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    p('ca.key'),
+    '-out',
+    p('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=svc test webhook CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  await run(OPENSSL, [
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    p('server.key'),
+    '-out',
+    p('server.csr'),
+    '-subj',
+    '/CN=receiver.test',
+  ]);
   const san = ['IP:127.0.0.1', ...names.map((n) => `DNS:${n}`)].join(',');
-  await fs.writeFile(p('ext.cnf'), `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=${san}\n`);
-  await run(OPENSSL, ['x509', '-req', '-in', p('server.csr'), '-CA', p('ca.pem'), '-CAkey', p('ca.key'), '-CAcreateserial', '-out', p('server.pem'), '-days', '2', '-extfile', p('ext.cnf')]);
+  await fs.writeFile(
+    p('ext.cnf'),
+    `basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=${san}\n`,
+  );
+  await run(OPENSSL, [
+    'x509',
+    '-req',
+    '-in',
+    p('server.csr'),
+    '-CA',
+    p('ca.pem'),
+    '-CAkey',
+    p('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    p('server.pem'),
+    '-days',
+    '2',
+    '-extfile',
+    p('ext.cnf'),
+  ]);
   return {
     dir,
     caFile: p('ca.pem'),
@@ -147,7 +199,11 @@ export class HttpsReceiver {
 
   /** Bounded poll until at least `n` requests arrived (catches hangs; not a timing assertion). */
   async waitFor(n: number, timeoutMs = 20_000): Promise<ReceivedRequest[]> {
-    await until(() => this.requests.length >= n, timeoutMs, () => `receiver ${this.url()} got ${this.requests.length} of ${n} requests`);
+    await until(
+      () => this.requests.length >= n,
+      timeoutMs,
+      () => `receiver ${this.url()} got ${this.requests.length} of ${n} requests`,
+    );
     return this.requests;
   }
 
@@ -180,7 +236,15 @@ export class HttpsReceiver {
       } catch {
         json = undefined;
       }
-      this.requests.push({ seq: ++sequence, method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw, body, json });
+      this.requests.push({
+        seq: ++sequence,
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        raw,
+        body,
+        json,
+      });
       const b = this.#queue.shift() ?? this.#behavior;
       switch (b.kind) {
         case 'status':
@@ -188,7 +252,10 @@ export class HttpsReceiver {
           break;
         case 'delay': {
           this.#pend();
-          const timer = setTimeout(() => res.writeHead(b.status ?? 200, { 'content-type': 'text/plain' }).end('slow'), b.ms);
+          const timer = setTimeout(
+            () => res.writeHead(b.status ?? 200, { 'content-type': 'text/plain' }).end('slow'),
+            b.ms,
+          );
           res.on('close', () => {
             clearTimeout(timer);
             this.pending--;
@@ -215,7 +282,11 @@ export class HttpsReceiver {
 }
 
 /** Poll `cond` every 20 ms until true; throws after `timeoutMs` (a bound against hangs only). */
-export async function until(cond: () => boolean | Promise<boolean>, timeoutMs = 20_000, describe: () => string = () => 'condition'): Promise<void> {
+export async function until(
+  cond: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+  describe: () => string = () => 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await cond()) return;

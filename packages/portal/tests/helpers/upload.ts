@@ -60,7 +60,11 @@ export function newBoundary(): string {
 export function multipart(parts: Part[], boundary = newBoundary()): Multipart {
   const chunks: Buffer[] = [];
   for (const p of parts) {
-    chunks.push(Buffer.from(partHeader(boundary, p)), Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data), Buffer.from('\r\n'));
+    chunks.push(
+      Buffer.from(partHeader(boundary, p)),
+      Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data),
+      Buffer.from('\r\n'),
+    );
   }
   chunks.push(Buffer.from(closing(boundary)));
   return { body: Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}`, boundary };
@@ -75,10 +79,20 @@ export interface SessionFiles {
 /** The parts of an upload as the scanner sends them: session_json plus optional files. */
 export function sessionParts(doc: Doc | string | Buffer, files: SessionFiles = {}): Part[] {
   const json = typeof doc === 'string' || Buffer.isBuffer(doc) ? doc : JSON.stringify(doc, null, 2);
-  const parts: Part[] = [{ name: 'session_json', filename: 'session_results.json', contentType: 'application/json', data: json }];
-  if (files.log !== undefined) parts.push({ name: 'pipeline_log', filename: 'pipeline.log', contentType: 'text/plain', data: files.log });
-  if (files.report !== undefined) parts.push({ name: 'report_html', filename: 'report_x.html', contentType: 'text/html', data: files.report });
-  if (files.exec !== undefined) parts.push({ name: 'exec_summary_html', filename: 'exec_summary_x.html', contentType: 'text/html', data: files.exec });
+  const parts: Part[] = [
+    { name: 'session_json', filename: 'session_results.json', contentType: 'application/json', data: json },
+  ];
+  if (files.log !== undefined)
+    parts.push({ name: 'pipeline_log', filename: 'pipeline.log', contentType: 'text/plain', data: files.log });
+  if (files.report !== undefined)
+    parts.push({ name: 'report_html', filename: 'report_x.html', contentType: 'text/html', data: files.report });
+  if (files.exec !== undefined)
+    parts.push({
+      name: 'exec_summary_html',
+      filename: 'exec_summary_x.html',
+      contentType: 'text/html',
+      data: files.exec,
+    });
   return parts;
 }
 
@@ -108,11 +122,15 @@ export interface RawRequestOptions {
 export function rawRequest(url: string, opts: RawRequestOptions = {}): Promise<RawResponse> {
   return new Promise<RawResponse>((resolve, reject) => {
     const headers: Record<string, string | number> = { ...opts.headers };
-    if (opts.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length')) headers['content-length'] = opts.body.length;
+    if (opts.body !== undefined && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-length'))
+      headers['content-length'] = opts.body.length;
     const req = http.request(url, { method: opts.method ?? 'POST', headers, agent: false });
     let settled = false;
     let answered = false;
-    const timer = setTimeout(() => fail(new Error(`rawRequest: no answer within ${opts.timeoutMs ?? 120_000} ms`)), opts.timeoutMs ?? 120_000);
+    const timer = setTimeout(
+      () => fail(new Error(`rawRequest: no answer within ${opts.timeoutMs ?? 120_000} ms`)),
+      opts.timeoutMs ?? 120_000,
+    );
     const fail = (err: Error) => {
       if (settled) return;
       settled = true;
@@ -165,7 +183,8 @@ export function rawRequest(url: string, opts: RawRequestOptions = {}): Promise<R
         } else if (opts.body !== undefined) {
           // In slices, so an early answer stops the sending.
           const slice = 64 * 1024;
-          for (let i = 0; i < opts.body.length; i += slice) if (!(await pollThenWrite(opts.body.subarray(i, i + slice)))) return;
+          for (let i = 0; i < opts.body.length; i += slice)
+            if (!(await pollThenWrite(opts.body.subarray(i, i + slice)))) return;
         }
         await new Promise<void>((r) => setImmediate(r));
         if (!answered && !req.destroyed) req.end();
@@ -177,7 +196,12 @@ export function rawRequest(url: string, opts: RawRequestOptions = {}): Promise<R
 }
 
 /** POST /api/upload with a hand-built multipart body. */
-export function postUpload(baseUrl: string, key: string | null, parts: Part[] | Multipart, extraHeaders: Record<string, string> = {}): Promise<RawResponse> {
+export function postUpload(
+  baseUrl: string,
+  key: string | null,
+  parts: Part[] | Multipart,
+  extraHeaders: Record<string, string> = {},
+): Promise<RawResponse> {
   const mp = Array.isArray(parts) ? multipart(parts) : parts;
   const headers: Record<string, string> = { 'content-type': mp.contentType, ...extraHeaders };
   if (key !== null) headers['x-api-key'] = key;
@@ -188,10 +212,12 @@ export const sha256 = (data: Buffer | string) => createHash('sha256').update(dat
 
 /** Every regular file under `dir`, as paths relative to it ('/'-separated); [] when it does not exist. */
 export async function listFiles(dir: string): Promise<string[]> {
-  const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT') return [];
-    throw err;
-  });
+  const entries = await fs
+    .readdir(dir, { recursive: true, withFileTypes: true })
+    .catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return [];
+      throw err;
+    });
   return entries
     .filter((e) => e.isFile())
     .map((e) => path.relative(dir, path.join(e.parentPath, e.name)).split(path.sep).join('/'))

@@ -15,12 +15,14 @@ const text = (description: string) => Type.String({ description });
 
 export const FindingSeverity = Type.Union(
   SEVERITIES.map((s) => Type.Literal(s)),
-  { description: 'One of SPEC\'s five severities' },
+  { description: "One of SPEC's five severities" },
 );
 
 export const FindingReferences = Type.Object(
   {
-    cve: Type.Optional(Type.Array(Type.String({ pattern: '^CVE-\\d{4}-\\d{4,}$' }), { description: 'CVE ids, e.g. CVE-2024-6387' })),
+    cve: Type.Optional(
+      Type.Array(Type.String({ pattern: '^CVE-\\d{4}-\\d{4,}$' }), { description: 'CVE ids, e.g. CVE-2024-6387' }),
+    ),
     cwe: Type.Optional(Type.Array(Type.String({ pattern: '^CWE-\\d+$' }), { description: 'CWE ids, e.g. CWE-319' })),
     urls: Type.Optional(Type.Array(Type.String(), { description: 'Advisories and vendor notes' })),
   },
@@ -29,15 +31,24 @@ export const FindingReferences = Type.Object(
 
 export const Finding = Type.Object(
   {
-    id: Type.Optional(text('Id within this session (e.g. f-001), referenced by compliance[].finding_ids and orc_964 divisions')),
-    fingerprint: Type.Optional(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'Stable across sessions of the same target: findingFingerprint(rule_id, host, port, protocol)' })),
+    id: Type.Optional(
+      text('Id within this session (e.g. f-001), referenced by compliance[].finding_ids and orc_964 divisions'),
+    ),
+    fingerprint: Type.Optional(
+      Type.String({
+        pattern: '^[0-9a-f]{64}$',
+        description: 'Stable across sessions of the same target: findingFingerprint(rule_id, host, port, protocol)',
+      }),
+    ),
     rule_id: Type.Optional(text('The check that found it (scanner rule, plugin or template id)')),
     title: Type.Optional(text('Short name of the weakness')),
     severity: Type.Optional(FindingSeverity),
     host: Type.Optional(text('Address of the affected host')),
     ip: Type.Optional(text('Older name of host')),
     hostname: Type.Optional(text('Name of the affected host, when known')),
-    port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535, description: 'Affected port; absent for host-level findings' })),
+    port: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 65535, description: 'Affected port; absent for host-level findings' }),
+    ),
     protocol: Type.Optional(text('Transport protocol: tcp, udp, icmp...')),
     service: Type.Optional(text('Service on the port (e.g. ssh, https)')),
     evidence: Type.Optional(text('What the scanner observed: a banner, a response, a version')),
@@ -67,6 +78,12 @@ export interface FingerprintInput {
  * differ in case. A host-level finding has no port and no protocol.
  */
 export function findingFingerprint({ rule_id, host, port, protocol }: FingerprintInput): string {
-  const parts = ['svc-finding-v1', rule_id.trim(), host.trim().toLowerCase(), port === null || port === undefined ? '' : String(port), (protocol ?? '').trim().toLowerCase()];
+  const parts = [
+    'svc-finding-v1',
+    rule_id.trim(),
+    host.trim().toLowerCase(),
+    port === null || port === undefined ? '' : String(port),
+    (protocol ?? '').trim().toLowerCase(),
+  ];
   return sha256Hex(JSON.stringify(parts));
 }

@@ -19,19 +19,34 @@ const opt = <T extends TSchema>(t: T) => Type.Optional(t);
 const nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const text = (description: string) => Type.String({ description });
 const timestamp = (description: string) => Type.String({ description: `${description} (ISO 8601)` });
-const literals = (values: readonly string[], description: string) => Type.Union(values.map((v) => Type.Literal(v)), { description });
+const literals = (values: readonly string[], description: string) =>
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { description },
+  );
 const count = (description: string) => Type.Number({ minimum: 0, description });
 const score = (description: string) => Type.Number({ minimum: 0, maximum: 100, description });
 const grade = (description: string) => Type.String({ pattern: '^[A-F]$', description });
 
-const SessionIdField = Type.String({ minLength: 1, maxLength: 128, pattern: SESSION_ID_PATTERN, description: 'Scanner session id, YYYYMMDD_HHMMSS' });
-const BySeverityCounts = (description: string) => open(Object.fromEntries(SEVERITIES.map((s) => [s, opt(count(`${s} findings`))])), description);
+const SessionIdField = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  pattern: SESSION_ID_PATTERN,
+  description: 'Scanner session id, YYYYMMDD_HHMMSS',
+});
+const BySeverityCounts = (description: string) =>
+  open(Object.fromEntries(SEVERITIES.map((s) => [s, opt(count(`${s} findings`))])), description);
 
 export const RemediationSummaryBlock = open(
   {
     total: opt(count('Entries in remediation[] and remediation_resolved[]')),
     resolved_count: opt(count('Resolved entries')),
-    by_status: opt(open(Object.fromEntries(REMEDIATION_STATUSES.map((s) => [s, opt(count(`Entries with status ${s}`))])), 'Entries per remediation status')),
+    by_status: opt(
+      open(
+        Object.fromEntries(REMEDIATION_STATUSES.map((s) => [s, opt(count(`Entries with status ${s}`))])),
+        'Entries per remediation status',
+      ),
+    ),
     by_severity: opt(BySeverityCounts('Entries per severity')),
   },
   'Remediation totals (defaulted at read time when absent)',
@@ -70,13 +85,26 @@ export const SessionFileMetadata = open(
       open(
         {
           total_exceptions: opt(count('Accepted plus expired')),
-          by_status: opt(open({ accepted: opt(count('Accepted exceptions')), expired: opt(count('Expired exceptions')) }, 'Exceptions per status')),
+          by_status: opt(
+            open(
+              { accepted: opt(count('Accepted exceptions')), expired: opt(count('Expired exceptions')) },
+              'Exceptions per status',
+            ),
+          ),
           score_delta: opt(Type.Number({ description: 'Actual minus operational risk score' })),
         },
         'Risk exceptions of the open findings',
       ),
     ),
-    compliance_summary: opt(open({ total_mappings: opt(count('Entries of compliance[]')), by_framework: opt(Type.Array(open({}, 'Totals of one framework'))) }, 'Compliance totals')),
+    compliance_summary: opt(
+      open(
+        {
+          total_mappings: opt(count('Entries of compliance[]')),
+          by_framework: opt(Type.Array(open({}, 'Totals of one framework'))),
+        },
+        'Compliance totals',
+      ),
+    ),
     alerts_summary: opt(open({}, 'Older place of the top-level alerts_summary')),
     schedule_id: opt(Type.String({ description: 'sched_<12 hex>, derived from target and cron' })),
     schedule_cron: opt(text('Cron expression of the schedule')),
@@ -124,11 +152,15 @@ export const RemediationEntry = open(
     note: opt(Type.String({ description: 'Free text' })),
     first_seen: opt(text('Session id where the item first appeared')),
     prior_status: opt(nullable(literals(REMEDIATION_STATUSES, 'Status in the prior session'))),
-    exception_status: opt(nullable(literals(['accepted', 'expired'], 'Risk exception: null (none), accepted or expired'))),
+    exception_status: opt(
+      nullable(literals(['accepted', 'expired'], 'Risk exception: null (none), accepted or expired')),
+    ),
     exception_reason: opt(nullable(text('Justification'))),
     exception_approver: opt(nullable(text('Approver'))),
     exception_approved_at: opt(nullable(timestamp('Approval time'))),
-    exception_expiry: opt(nullable(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Auto-expiry date, YYYY-MM-DD' }))),
+    exception_expiry: opt(
+      nullable(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Auto-expiry date, YYYY-MM-DD' })),
+    ),
     exception_expired: opt(Type.Boolean({ description: 'True when past expiry' })),
   },
   'One remediation item (SPEC "Remediation entries")',
@@ -162,8 +194,26 @@ export const Topology = open(
         ),
       ),
     ),
-    links: opt(Type.Array(open({ source_ip: opt(text('From')), target_ip: opt(text('To')), type: opt(literals(['subnet'], 'Link type')) }, 'Hosts sharing a subnet'))),
-    subnets: opt(Type.Array(open({ prefix: opt(text('/24 prefix')), host_count: opt(count('Hosts in the subnet')), avg_risk: opt(score('Average host risk')) }, 'One subnet'))),
+    links: opt(
+      Type.Array(
+        open(
+          { source_ip: opt(text('From')), target_ip: opt(text('To')), type: opt(literals(['subnet'], 'Link type')) },
+          'Hosts sharing a subnet',
+        ),
+      ),
+    ),
+    subnets: opt(
+      Type.Array(
+        open(
+          {
+            prefix: opt(text('/24 prefix')),
+            host_count: opt(count('Hosts in the subnet')),
+            avg_risk: opt(score('Average host risk')),
+          },
+          'One subnet',
+        ),
+      ),
+    ),
   },
   'Network topology',
 );
@@ -268,7 +318,16 @@ export const BenchmarkBlock = open(
   {
     sample_size: opt(count('Sessions in the comparison')),
     fetched_at: opt(timestamp('When the benchmark was fetched')),
-    metrics: opt(open({ risk_score: opt(BenchmarkMetric), findings_per_host: opt(BenchmarkMetric), critical_high_ratio: opt(BenchmarkMetric) }, 'Metrics')),
+    metrics: opt(
+      open(
+        {
+          risk_score: opt(BenchmarkMetric),
+          findings_per_host: opt(BenchmarkMetric),
+          critical_high_ratio: opt(BenchmarkMetric),
+        },
+        'Metrics',
+      ),
+    ),
   },
   "The scanner's copy of GET /api/benchmark",
 );
@@ -282,7 +341,9 @@ const SessionFileBody = open(
     findings: opt(Type.Array(Finding)),
     hosts: opt(Type.Array(Type.Unknown(), { description: 'Hosts scanned (older files)' })),
     remediation: opt(Type.Array(RemediationEntry, { description: 'Open remediation items' })),
-    remediation_resolved: opt(Type.Array(RemediationEntry, { description: 'Items of the prior session no longer detected' })),
+    remediation_resolved: opt(
+      Type.Array(RemediationEntry, { description: 'Items of the prior session no longer detected' }),
+    ),
     compliance: opt(Type.Array(ComplianceEntry)),
     topology: opt(Topology),
     orc_964: opt(Orc964Block),
@@ -301,6 +362,9 @@ export const SessionFile = Type.Intersect(
       Type.Object({ session_id: SessionIdField }, { description: 'Session id at the top level (very old files)' }),
     ]),
   ],
-  { title: 'Scanner session file (session_results.json)', description: 'Every block optional except the session id; unknown fields allowed (SPEC "Versioning")' },
+  {
+    title: 'Scanner session file (session_results.json)',
+    description: 'Every block optional except the session id; unknown fields allowed (SPEC "Versioning")',
+  },
 );
 export type SessionFile = Static<typeof SessionFile>;

@@ -70,7 +70,11 @@ export function dualScore(counts: BySeverity, excepted: BySeverity): DualScore {
     risk_grade: riskGrade(risk),
     risk_score_operational: operational,
     risk_grade_operational: riskGrade(operational),
-    exception_impact: { excepted_count: SEVERITIES.reduce((a, s) => a + excepted[s], 0), score_delta: risk - operational, excepted_findings: excepted },
+    exception_impact: {
+      excepted_count: SEVERITIES.reduce((a, s) => a + excepted[s], 0),
+      score_delta: risk - operational,
+      excepted_findings: excepted,
+    },
   };
 }
 

@@ -1,4 +1,11 @@
-import { REMEDIATION_STATUSES, SEVERITIES, type ComplianceSummary, type ExceptionSummary, type Orc964Summary, type RemediationSummary } from '../sessions.ts';
+import {
+  REMEDIATION_STATUSES,
+  SEVERITIES,
+  type ComplianceSummary,
+  type ExceptionSummary,
+  type Orc964Summary,
+  type RemediationSummary,
+} from '../sessions.ts';
 import { frameworkControlTotal, ORC_964_TECHNICAL_DIVISIONS } from './frameworks.ts';
 import { arr, isObj, num, objs, str, type Obj } from './read.ts';
 import { emptyBySeverity, severityOf } from './score.ts';
@@ -17,7 +24,10 @@ export function remediationSummaryOf(remediation: unknown, resolved: unknown): R
   const open = objs(remediation);
   const done = objs(resolved);
   for (const item of [...open, ...done.map((d): Obj => ({ ...d, status: 'resolved' }))]) {
-    const status = typeof item['status'] === 'string' && (REMEDIATION_STATUSES as readonly string[]).includes(item['status']) ? (item['status'] as keyof typeof by_status) : 'new';
+    const status =
+      typeof item['status'] === 'string' && (REMEDIATION_STATUSES as readonly string[]).includes(item['status'])
+        ? (item['status'] as keyof typeof by_status)
+        : 'new';
     by_status[status]++;
     const sev = severityOf(item['severity']);
     if (sev) by_severity[sev]++;
@@ -81,11 +91,17 @@ export function complianceSummaryOf(compliance: unknown): ComplianceSummary {
   const entries = objs(compliance);
   for (const e of entries) {
     const framework = str(e['framework']);
-    if (framework === null || framework.length > MAX_FRAMEWORK_NAME_LENGTH || (!frameworks.has(framework) && frameworks.size >= MAX_FRAMEWORKS)) continue;
+    if (
+      framework === null ||
+      framework.length > MAX_FRAMEWORK_NAME_LENGTH ||
+      (!frameworks.has(framework) && frameworks.size >= MAX_FRAMEWORKS)
+    )
+      continue;
     const f = frameworks.get(framework) ?? { controls: new Set(), findings: new Set() };
     const control = str(e['control_id']);
     if (control !== null) f.controls.add(control);
-    for (const id of arr(e['finding_ids'])) if (typeof id === 'string' || typeof id === 'number') f.findings.add(String(id));
+    for (const id of arr(e['finding_ids']))
+      if (typeof id === 'string' || typeof id === 'number') f.findings.add(String(id));
     frameworks.set(framework, f);
   }
   return {

@@ -32,8 +32,12 @@ export default function register(program: Command, ctx: CliContext): void {
     const settings = settingsOf(opts, ctx);
     const alerts = alertSettingsFrom(settings, warn);
     const configured = configuredChannels(alerts.channels);
-    if (configured.length === 0) throw usageError('no alert channel is configured: set ALERT_EMAIL, ALERT_SLACK_WEBHOOK or ALERT_WEBHOOK_URL');
-    const tier = alerts.channels.webhook === null ? '' : (await licenseState({ settings, home: ctx.home, now: ctx.now, warn, timeoutS: LICENSE_TIMEOUT_S })).tier;
+    if (configured.length === 0)
+      throw usageError('no alert channel is configured: set ALERT_EMAIL, ALERT_SLACK_WEBHOOK or ALERT_WEBHOOK_URL');
+    const tier =
+      alerts.channels.webhook === null
+        ? ''
+        : (await licenseState({ settings, home: ctx.home, now: ctx.now, warn, timeoutS: LICENSE_TIMEOUT_S })).tier;
     const allowed = gateChannels(alerts.channels, tier, warn);
     const results = await sendToChannels(testAlert(ctx.now()), allowed, alerts.timeout_ms, (m) => out.info(m));
     const c = out.out;
@@ -43,6 +47,10 @@ export default function register(program: Command, ctx: CliContext): void {
       else out.print(`${channel}: ${r.ok ? c.green('accepted') : `${c.red('failed')} (${r.reason})`}`);
     }
     const accepted = results.filter((r) => r.ok).length;
-    if (accepted < configured.length) throw new CliError(`${configured.length - accepted} of ${configured.length} alert channels did not accept the test alert`, EXIT_FAILED);
+    if (accepted < configured.length)
+      throw new CliError(
+        `${configured.length - accepted} of ${configured.length} alert channels did not accept the test alert`,
+        EXIT_FAILED,
+      );
   });
 }

@@ -45,7 +45,17 @@ interface Presentation {
   outputFile?: string | undefined;
 }
 
-const SUBCOMMANDS = ['health', 'upload', 'download', 'share', 'refresh', 'benchmark', 'heartbeat', 'command-status', 'sessions'];
+const SUBCOMMANDS = [
+  'health',
+  'upload',
+  'download',
+  'share',
+  'refresh',
+  'benchmark',
+  'heartbeat',
+  'command-status',
+  'sessions',
+];
 const REPORTABLE = ['acked', 'completed', 'failed'];
 
 function requireFile(file: string, option: string): string {
@@ -58,7 +68,9 @@ function requireFile(file: string, option: string): string {
 function integerOf(raw: string, option: string, opts: { min?: number } = {}): number {
   const n = Number(raw.trim());
   if (!/^-?\d+$/.test(raw.trim()) || !Number.isSafeInteger(n) || (opts.min !== undefined && n < opts.min)) {
-    throw usageError(`${option} must be a whole number${opts.min !== undefined ? ` of at least ${opts.min}` : ''} (got "${raw}")`);
+    throw usageError(
+      `${option} must be a whole number${opts.min !== undefined ? ` of at least ${opts.min}` : ''} (got "${raw}")`,
+    );
   }
   return n;
 }
@@ -76,13 +88,18 @@ function jsonPayload(raw: string): string {
 /** `--json` replaces the field options; giving both is ambiguous. */
 function exclusiveJson(json: string | undefined, fields: Record<string, unknown>): void {
   if (json === undefined) return;
-  const given = Object.entries(fields).filter(([, v]) => v !== undefined).map(([k]) => k);
+  const given = Object.entries(fields)
+    .filter(([, v]) => v !== undefined)
+    .map(([k]) => k);
   if (given.length > 0) throw usageError(`--json cannot be combined with ${given.join(', ')}`);
 }
 
 function requireFields(fields: Record<string, unknown>, alternative: string): void {
-  const missing = Object.entries(fields).filter(([, v]) => v === undefined).map(([k]) => k);
-  if (missing.length > 0) throw usageError(`missing ${missing.join(', ')} (or give the whole body with ${alternative})`);
+  const missing = Object.entries(fields)
+    .filter(([, v]) => v === undefined)
+    .map(([k]) => k);
+  if (missing.length > 0)
+    throw usageError(`missing ${missing.join(', ')} (or give the whole body with ${alternative})`);
 }
 
 /** The body as it is shown: pretty JSON when it is JSON, else the text with a final newline. */
@@ -105,7 +122,12 @@ function reasonOf(res: HttpResponse): string {
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 
-async function execute(ctx: CliContext, g: GlobalOpts, build: (target: PortalTarget) => RequestSpec, how: Presentation = {}): Promise<void> {
+async function execute(
+  ctx: CliContext,
+  g: GlobalOpts,
+  build: (target: PortalTarget) => RequestSpec,
+  how: Presentation = {},
+): Promise<void> {
   const out = new Output(ctx.streams, { quiet: g.quiet === true });
   const target = targetOf(g, ctx);
   const spec = build(target);
@@ -129,7 +151,9 @@ async function execute(ctx: CliContext, g: GlobalOpts, build: (target: PortalTar
     try {
       fs.writeFileSync(how.outputFile, res.body);
     } catch (err) {
-      throw new CliError(`Cannot write ${how.outputFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      throw new CliError(
+        `Cannot write ${how.outputFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
     }
     out.info(`wrote ${res.body.length} bytes to ${how.outputFile}`);
     return;
@@ -153,7 +177,8 @@ export default function register(program: Command, ctx: CliContext): void {
   // With no subcommand, or an unknown one: a usage error (exit 2), not commander's help exit.
   api.allowExcessArguments().action((_opts: unknown, cmd: Command) => {
     const [first] = cmd.args;
-    if (first !== undefined) throw usageError(`unknown api-debug subcommand '${first}' (one of: ${SUBCOMMANDS.join(', ')})`);
+    if (first !== undefined)
+      throw usageError(`unknown api-debug subcommand '${first}' (one of: ${SUBCOMMANDS.join(', ')})`);
     cmd.outputHelp({ error: true });
     throw usageError(`a subcommand is required (one of: ${SUBCOMMANDS.join(', ')})`);
   });
@@ -200,7 +225,10 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('-f, --file <name>', 'session_results.json (default), pipeline.log, report.html or exec_summary.html')
     .option('-o, --output <file>', 'write the body to this file instead of stdout')
     .action(async (opts: { session: string; file?: string; output?: string }, cmd: Command) => {
-      await execute(ctx, globals(cmd), (t) => downloadRequest(t, opts.session, opts.file), { raw: true, outputFile: opts.output });
+      await execute(ctx, globals(cmd), (t) => downloadRequest(t, opts.session, opts.file), {
+        raw: true,
+        outputFile: opts.output,
+      });
     });
 
   sub('share', 'GET /api/share?token=: the session a share token points to (no credential)')
@@ -224,35 +252,54 @@ export default function register(program: Command, ctx: CliContext): void {
       await execute(ctx, globals(cmd), (t) => benchmarkRequest(t, opts.session));
     });
 
-  sub('heartbeat', 'POST /api/health: send a daemon heartbeat (needs a key); answers the queued commands, which become sent')
+  sub(
+    'heartbeat',
+    'POST /api/health: send a daemon heartbeat (needs a key); answers the queued commands, which become sent',
+  )
     .option('--agent-id <id>', 'agent id')
     .option('--status <s>', 'agent status (the daemon sends running)')
     .option('--uptime <sec>', 'uptime_seconds to report (SPEC: the debug tool sends 0)')
     .option('--client-id <id>', 'optional client_id field')
     .option('--json <payload>', 'send this JSON body verbatim instead of building one')
-    .addHelpText('after', '\nThe built body: agent_id, version (this client\'s), timestamp (now), status, uptime_seconds (0 unless --uptime), client_id when given.')
-    .action(async (opts: { agentId?: string; status?: string; uptime?: string; clientId?: string; json?: string }, cmd: Command) => {
-      const fields = { '--agent-id': opts.agentId, '--status': opts.status, '--uptime': opts.uptime, '--client-id': opts.clientId };
-      let payload: string;
-      if (opts.json !== undefined) {
-        exclusiveJson(opts.json, fields);
-        payload = jsonPayload(opts.json);
-      } else {
-        requireFields({ '--agent-id': opts.agentId, '--status': opts.status }, '--json');
-        const body: Record<string, unknown> = {
-          agent_id: opts.agentId,
-          version: CLIENT_VERSION,
-          timestamp: ctx.now().toISOString(),
-          status: opts.status,
-          uptime_seconds: opts.uptime === undefined ? 0 : integerOf(opts.uptime, '--uptime', { min: 0 }),
+    .addHelpText(
+      'after',
+      "\nThe built body: agent_id, version (this client's), timestamp (now), status, uptime_seconds (0 unless --uptime), client_id when given.",
+    )
+    .action(
+      async (
+        opts: { agentId?: string; status?: string; uptime?: string; clientId?: string; json?: string },
+        cmd: Command,
+      ) => {
+        const fields = {
+          '--agent-id': opts.agentId,
+          '--status': opts.status,
+          '--uptime': opts.uptime,
+          '--client-id': opts.clientId,
         };
-        if (opts.clientId !== undefined) body['client_id'] = opts.clientId;
-        payload = JSON.stringify(body);
-      }
-      await execute(ctx, globals(cmd), (t) => heartbeatRequest(t, payload));
-    });
+        let payload: string;
+        if (opts.json !== undefined) {
+          exclusiveJson(opts.json, fields);
+          payload = jsonPayload(opts.json);
+        } else {
+          requireFields({ '--agent-id': opts.agentId, '--status': opts.status }, '--json');
+          const body: Record<string, unknown> = {
+            agent_id: opts.agentId,
+            version: CLIENT_VERSION,
+            timestamp: ctx.now().toISOString(),
+            status: opts.status,
+            uptime_seconds: opts.uptime === undefined ? 0 : integerOf(opts.uptime, '--uptime', { min: 0 }),
+          };
+          if (opts.clientId !== undefined) body['client_id'] = opts.clientId;
+          payload = JSON.stringify(body);
+        }
+        await execute(ctx, globals(cmd), (t) => heartbeatRequest(t, payload));
+      },
+    );
 
-  sub('command-status', 'PATCH /api/agent-commands: report a command acked, completed or failed as its agent (needs a key)')
+  sub(
+    'command-status',
+    'PATCH /api/agent-commands: report a command acked, completed or failed as its agent (needs a key)',
+  )
     .option('--command-id <id>', 'command id (integer)')
     .option('--agent-id <id>', 'the agent the command was queued for')
     .addOption(new Option('--status <s>', 'new status').choices(REPORTABLE))
@@ -263,7 +310,16 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('--json <payload>', 'send this JSON body verbatim instead of building one')
     .action(
       async (
-        opts: { commandId?: string; agentId?: string; status?: string; exitCode?: string; stdout?: string; stderr?: string; sessionId?: string; json?: string },
+        opts: {
+          commandId?: string;
+          agentId?: string;
+          status?: string;
+          exitCode?: string;
+          stdout?: string;
+          stderr?: string;
+          sessionId?: string;
+          json?: string;
+        },
         cmd: Command,
       ) => {
         let payload: string;
@@ -279,7 +335,10 @@ export default function register(program: Command, ctx: CliContext): void {
           });
           payload = jsonPayload(opts.json);
         } else {
-          requireFields({ '--command-id': opts.commandId, '--agent-id': opts.agentId, '--status': opts.status }, '--json');
+          requireFields(
+            { '--command-id': opts.commandId, '--agent-id': opts.agentId, '--status': opts.status },
+            '--json',
+          );
           const body: Record<string, unknown> = {
             command_id: integerOf(opts.commandId as string, '--command-id', { min: 1 }),
             agent_id: opts.agentId,

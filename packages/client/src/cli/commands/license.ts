@@ -31,14 +31,32 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('--timeout <sec>', 'request timeout in seconds', '30')
     .option('--json', 'print the state as JSON (SVC_LICENSED, SVC_LICENSE_TIER, SVC_LICENSE_SOURCE and the rest)');
   configOption(status);
-  status.addHelpText('after', '\nNever prints the key: only its SHA-256 fingerprint prefix. Exit 0 whatever the tier; 2 on a configuration error.');
+  status.addHelpText(
+    'after',
+    '\nNever prints the key: only its SHA-256 fingerprint prefix. Exit 0 whatever the tier; 2 on a configuration error.',
+  );
   status.action(async (opts: StatusOpts) => {
     const out = new Output(ctx.streams);
     const settings = settingsOf(opts, ctx);
-    const state = await licenseState({ settings, home: ctx.home, now: ctx.now, warn: (m) => out.warn(m), timeoutS: timeoutOf(opts.timeout), keyOverride: opts.key, urlOverride: opts.url });
+    const state = await licenseState({
+      settings,
+      home: ctx.home,
+      now: ctx.now,
+      warn: (m) => out.warn(m),
+      timeoutS: timeoutOf(opts.timeout),
+      keyOverride: opts.key,
+      urlOverride: opts.url,
+    });
     const features = Object.fromEntries(BUSINESS_FEATURES.map((f) => [f, featureAllowed(state.tier, f)]));
     if (opts.json) {
-      return out.json({ SVC_LICENSED: state.licensed, SVC_LICENSE_TIER: state.tier, SVC_LICENSE_SOURCE: state.source ?? '', ...state, features, cache_file: licenseCacheFile(ctx.home) });
+      return out.json({
+        SVC_LICENSED: state.licensed,
+        SVC_LICENSE_TIER: state.tier,
+        SVC_LICENSE_SOURCE: state.source ?? '',
+        ...state,
+        features,
+        cache_file: licenseCacheFile(ctx.home),
+      });
     }
     const c = out.out;
     out.print(`Licensed:    ${state.licensed ? c.green('yes') : c.yellow('no')}`);
@@ -46,9 +64,16 @@ export default function register(program: Command, ctx: CliContext): void {
     out.print(`Key source:  ${state.source ?? '-'}`);
     out.print(`Fingerprint: ${state.fingerprint ?? '-'}`);
     out.print(`Basis:       ${BASIS_TEXT[state.basis]}`);
-    if (state.valid !== null) out.print(`Portal says: ${state.valid ? 'valid' : `not valid (${state.reason})`}${state.validated_at ? ` at ${state.validated_at}` : ''}`);
+    if (state.valid !== null)
+      out.print(
+        `Portal says: ${state.valid ? 'valid' : `not valid (${state.reason})`}${state.validated_at ? ` at ${state.validated_at}` : ''}`,
+      );
     if (state.expires_at !== null) out.print(`Expires:     ${state.expires_at}`);
     if (state.unreachable !== null) out.print(`Online check: ${state.unreachable}`);
-    out.print(`Features:    ${Object.entries(features).map(([f, ok]) => (ok ? c.green(f) : c.dim(`${f} (needs business)`))).join(', ')}`);
+    out.print(
+      `Features:    ${Object.entries(features)
+        .map(([f, ok]) => (ok ? c.green(f) : c.dim(`${f} (needs business)`)))
+        .join(', ')}`,
+    );
   });
 }

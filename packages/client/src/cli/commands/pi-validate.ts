@@ -1,7 +1,23 @@
 import os from 'node:os';
 import type { Command } from 'commander';
-import { CHECK_NAMES, describeChecks, fixItems, runChecks, summaryOf, type CheckResult, type HostContext } from '../../host/checks.ts';
-import { detectPackageManager, installCommands, planInstall, renderCommand, runInstallCommand, unavailableHint, type InstallPlan } from '../../host/package-manager.ts';
+import {
+  CHECK_NAMES,
+  describeChecks,
+  fixItems,
+  runChecks,
+  summaryOf,
+  type CheckResult,
+  type HostContext,
+} from '../../host/checks.ts';
+import {
+  detectPackageManager,
+  installCommands,
+  planInstall,
+  renderCommand,
+  runInstallCommand,
+  unavailableHint,
+  type InstallPlan,
+} from '../../host/package-manager.ts';
 import { isCI, isRoot } from '../../host/process.ts';
 import { CRON, detectTools, missingOf } from '../../host/tools.ts';
 import type { CliContext } from '../context.ts';
@@ -33,9 +49,15 @@ export default function register(program: Command, ctx: CliContext): void {
   const cmd = program
     .command('pi-validate')
     .description('check that this host can run scans: platform, bash, dependencies, MD5, cron, disk space, network')
-    .option('--fix', 'install missing required and core dependencies (and a too old bash) with the platform package manager, then check again')
+    .option(
+      '--fix',
+      'install missing required and core dependencies (and a too old bash) with the platform package manager, then check again',
+    )
     .option('--json', 'print {checks:[{name,status,detail}], summary} as JSON')
-    .option('--dry-run', 'alone: list what each check would do and run nothing; with --fix: run the checks and print the install commands without running them');
+    .option(
+      '--dry-run',
+      'alone: list what each check would do and run nothing; with --fix: run the checks and print the install commands without running them',
+    );
   configOption(cmd);
   cmd.addHelpText(
     'after',
@@ -47,7 +69,13 @@ Exit 0 when no check fails (warnings allowed); 1 when a check fails or --fix cou
   cmd.action(async (opts: PiValidateOpts) => {
     const out = new Output(ctx.streams);
     const settings = settingsOf(opts, ctx);
-    const host: HostContext = { env: ctx.env, home: ctx.home, platform: process.platform, arch: os.machine(), settings };
+    const host: HostContext = {
+      env: ctx.env,
+      home: ctx.home,
+      platform: process.platform,
+      arch: os.machine(),
+      settings,
+    };
     const interactive = ctx.stdinIsTTY && !isCI(ctx.env);
 
     if (opts.dryRun && !opts.fix) {
@@ -69,7 +97,16 @@ Exit 0 when no check fails (warnings allowed); 1 when a check fails or --fix cou
     // --fix
     const items = fixItems(first);
     if (!opts.json) printResults(out, first);
-    const fix: FixReport = { dry_run: opts.dryRun === true, manager: null, privilege: null, packages: [], commands: [], blocked: null, still_missing: [], ok: true };
+    const fix: FixReport = {
+      dry_run: opts.dryRun === true,
+      manager: null,
+      privilege: null,
+      packages: [],
+      commands: [],
+      blocked: null,
+      still_missing: [],
+      ok: true,
+    };
     let final = first;
     if (items.length === 0) {
       if (!opts.json) out.print(`\nFix: nothing to install (required and core tools present, bash 4 or later).`);
@@ -92,22 +129,34 @@ Exit 0 when no check fails (warnings allowed); 1 when a check fails or --fix cou
           if (r.error !== undefined) entry.error = r.error;
           if (r.code !== 0) {
             fix.ok = false;
-            out.error(`${renderCommand(command)} ${r.code === null ? `did not run: ${r.error ?? 'unknown error'}` : `exited with ${r.code}`}`);
+            out.error(
+              `${renderCommand(command)} ${r.code === null ? `did not run: ${r.error ?? 'unknown error'}` : `exited with ${r.code}`}`,
+            );
             break;
           }
         }
         final = await runChecks(host, cronInstallHint === undefined ? {} : { cronInstallHint });
         const wanted = new Set(items.map((i) => i.id));
-        fix.still_missing = missingOf(detectTools(ctx.env)).filter((t) => wanted.has(t.id)).map((t) => t.id);
+        fix.still_missing = missingOf(detectTools(ctx.env))
+          .filter((t) => wanted.has(t.id))
+          .map((t) => t.id);
         if (fix.still_missing.length > 0) fix.ok = false;
         if (!opts.json) {
-          if (fix.still_missing.length > 0) out.print(`\nStill not on the PATH after the install: ${fix.still_missing.join(', ')} (PATH=${ctx.env['PATH'] ?? ''})`);
+          if (fix.still_missing.length > 0)
+            out.print(
+              `\nStill not on the PATH after the install: ${fix.still_missing.join(', ')} (PATH=${ctx.env['PATH'] ?? ''})`,
+            );
           out.print('\nAfter --fix:');
           printResults(out, final);
         }
       }
     }
-    if (opts.json) out.json({ checks: final.map(publicCheck), summary: summaryOf(final), fix: { ...fix, initial: { checks: first.map(publicCheck), summary: summaryOf(first) } } });
+    if (opts.json)
+      out.json({
+        checks: final.map(publicCheck),
+        summary: summaryOf(final),
+        fix: { ...fix, initial: { checks: first.map(publicCheck), summary: summaryOf(first) } },
+      });
     else if (!fix.dry_run) printOptionalHint(out, ctx.env);
     return finish(final, fix);
   });
@@ -120,7 +169,9 @@ function printResults(out: Output, results: CheckResult[]): void {
   const label = { pass: c.green('PASS'), warn: c.yellow('WARN'), fail: c.red(c.bold('FAIL')) };
   for (const r of results) out.print(`${label[r.status]}  ${r.name.padEnd(NAME_WIDTH)}  ${r.detail}`);
   const s = summaryOf(results);
-  out.print(`${s.total} checks: ${s.pass} passed, ${s.warn} ${s.warn === 1 ? 'warning' : 'warnings'}, ${s.fail} failed`);
+  out.print(
+    `${s.total} checks: ${s.pass} passed, ${s.warn} ${s.warn === 1 ? 'warning' : 'warnings'}, ${s.fail} failed`,
+  );
 }
 
 function printPlan(out: Output, plan: InstallPlan, dryRun: boolean): void {
@@ -130,8 +181,14 @@ function printPlan(out: Output, plan: InstallPlan, dryRun: boolean): void {
     out.print(`Fix: ${plan.blocked ?? 'no package manager'}`);
     return;
   }
-  const how = plan.privilege?.kind === 'sudo' ? `through ${plan.privilege.nonInteractive ? 'sudo -n' : 'sudo'}` : plan.privilege?.kind === 'root' ? 'as root' : 'as this user';
-  if (plan.unavailable.length > 0) out.print(`Fix: ${plan.manager.name} has no package for ${unavailableHint(plan.unavailable, plan.manager.name)}`);
+  const how =
+    plan.privilege?.kind === 'sudo'
+      ? `through ${plan.privilege.nonInteractive ? 'sudo -n' : 'sudo'}`
+      : plan.privilege?.kind === 'root'
+        ? 'as root'
+        : 'as this user';
+  if (plan.unavailable.length > 0)
+    out.print(`Fix: ${plan.manager.name} has no package for ${unavailableHint(plan.unavailable, plan.manager.name)}`);
   if (plan.commands.length === 0) return;
   if (plan.blocked !== null) {
     out.print(`Fix: cannot install ${ids} from here: ${plan.blocked}. The command to run:`);
@@ -154,8 +211,11 @@ function printOptionalHint(out: Output, env: NodeJS.ProcessEnv): void {
   if (manager === null || missing.length === 0) return;
   const packages = [...new Set(missing.map((t) => t.packages[manager.name]).filter((p): p is string => p !== null))];
   if (packages.length === 0) return;
-  const [command] = installCommands(manager.name, packages, { privilege: { kind: manager.name === 'brew' ? 'user' : 'root' } }).slice(-1);
-  if (command !== undefined) out.print(`\nOptional tools are not installed by --fix. To add the packaged ones: ${renderCommand(command)}`);
+  const [command] = installCommands(manager.name, packages, {
+    privilege: { kind: manager.name === 'brew' ? 'user' : 'root' },
+  }).slice(-1);
+  if (command !== undefined)
+    out.print(`\nOptional tools are not installed by --fix. To add the packaged ones: ${renderCommand(command)}`);
 }
 
 /** The command that would install crontab here, for the cron check's detail. */
@@ -163,14 +223,24 @@ function cronHint(env: NodeJS.ProcessEnv): string | undefined {
   const manager = detectPackageManager(env);
   const pkg = manager === null ? null : CRON.packages[manager.name];
   if (manager === null || pkg === null) return undefined;
-  const [command] = installCommands(manager.name, [pkg], { privilege: { kind: manager.name === 'brew' ? 'user' : 'root' } }).slice(-1);
+  const [command] = installCommands(manager.name, [pkg], {
+    privilege: { kind: manager.name === 'brew' ? 'user' : 'root' },
+  }).slice(-1);
   return command === undefined ? undefined : renderCommand(command);
 }
 
 function finish(results: CheckResult[], fix: FixReport | null): void {
   const failed = results.filter((r) => r.status === 'fail');
   const why: string[] = [];
-  if (failed.length > 0) why.push(`${failed.length} of ${results.length} checks failed: ${failed.map((r) => r.name).join(', ')}`);
-  if (fix !== null && !fix.dry_run && !fix.ok) why.push(fix.blocked !== null ? `--fix could not install: ${fix.blocked}` : fix.still_missing.length > 0 ? `--fix did not make ${fix.still_missing.join(', ')} available on the PATH` : '--fix failed');
+  if (failed.length > 0)
+    why.push(`${failed.length} of ${results.length} checks failed: ${failed.map((r) => r.name).join(', ')}`);
+  if (fix !== null && !fix.dry_run && !fix.ok)
+    why.push(
+      fix.blocked !== null
+        ? `--fix could not install: ${fix.blocked}`
+        : fix.still_missing.length > 0
+          ? `--fix did not make ${fix.still_missing.join(', ')} available on the PATH`
+          : '--fix failed',
+    );
   if (why.length > 0) throw new CliError(why.join('; '));
 }

@@ -42,7 +42,8 @@ interface SyntheticOpts {
  * way: one `error: ...` line and exit 2.
  */
 function optionsOf(opts: SyntheticOpts, ctx: CliContext): GenerateOptions {
-  if (opts.target === undefined) throw new SyntheticOptionError('--target is required (the scanned network or host, e.g. 10.20.0.0/24)');
+  if (opts.target === undefined)
+    throw new SyntheticOptionError('--target is required (the scanned network or host, e.g. 10.20.0.0/24)');
   const seeded = opts.seed !== undefined;
   return {
     target: parseText('--target', opts.target, 256),
@@ -66,14 +67,18 @@ function writeSession(dir: string, json: string, log: string): void {
     fs.writeFileSync(path.join(dir, 'pipeline.log'), log);
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
-    throw new CliError(`cannot write session ${dir}: ${e.code ?? ''}${e.code ? ' ' : ''}${e.message.replace(/^\w+: /, '')}`);
+    throw new CliError(
+      `cannot write session ${dir}: ${e.code ?? ''}${e.code ? ' ' : ''}${e.message.replace(/^\w+: /, '')}`,
+    );
   }
 }
 
 export default function register(program: Command, ctx: CliContext): void {
   const cmd = program
     .command('synthetic-collection')
-    .description('generate synthetic scan sessions (session_results.json + pipeline.log per session directory) for demos and tests')
+    .description(
+      'generate synthetic scan sessions (session_results.json + pipeline.log per session directory) for demos and tests',
+    )
     .option('--target <string>', 'scanned target written into every session, e.g. 10.20.0.0/24 (required)')
     .option('--sessions <N>', `number of sessions, 1 to ${MAX_SESSIONS}`, '1')
     .option('--findings <N>', `findings in the first (oldest) session, 0 to ${MAX_FINDINGS}`, '15')
@@ -81,7 +86,10 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('--interval <duration>', 'time between sessions: a number and s, m, h, d or w (30m, 12h, 7d, 2w)', '7d')
     .option('--trend <trend>', `how findings and risk develop over the sessions: ${TRENDS.join('|')}`, 'stable')
     .option('--with-exceptions <N>', 'findings per session marked as accepted risk exceptions (status deferred)', '0')
-    .option('--seed <N>', `seed 0 to ${MAX_SEED}: the same seed and options give byte-identical sessions (the newest session then starts 2025-01-06T02:00:00Z instead of an hour ago)`)
+    .option(
+      '--seed <N>',
+      `seed 0 to ${MAX_SEED}: the same seed and options give byte-identical sessions (the newest session then starts 2025-01-06T02:00:00Z instead of an hour ago)`,
+    )
     .option('--client-id <string>', 'metadata.client_id of the sessions (an upload with a license key replaces it)')
     .option('-o, --output <dir>', 'directory the session directories are written into', DEFAULT_OUTPUT)
     .option('--json', 'print the created session directories as a JSON array only');

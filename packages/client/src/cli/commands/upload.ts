@@ -29,7 +29,12 @@ export function sessionDirFiles(dir: string): UploadFiles {
   const session = path.join(dir, 'session_results.json');
   if (!fs.existsSync(session)) throw usageError(`${dir} has no session_results.json`);
   const log = path.join(dir, 'pipeline.log');
-  return { session, log: fs.existsSync(log) ? log : undefined, report: newest(/^report_.*\.html$/), exec: newest(/^exec_summary_.*\.html$/) };
+  return {
+    session,
+    log: fs.existsSync(log) ? log : undefined,
+    report: newest(/^report_.*\.html$/),
+    exec: newest(/^exec_summary_.*\.html$/),
+  };
 }
 
 export default function register(program: Command, ctx: CliContext): void {
@@ -43,7 +48,10 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('--json', "print the portal's answer as JSON");
   configOption(cmd);
   targetOptions(cmd);
-  cmd.addHelpText('after', '\nPrints the session id and share URL. Exit 0 uploaded; 1 refused or unreachable; 2 usage.');
+  cmd.addHelpText(
+    'after',
+    '\nPrints the session id and share URL. Exit 0 uploaded; 1 refused or unreachable; 2 usage.',
+  );
   cmd.action(async (session: string, opts: UploadOpts) => {
     const out = new Output(ctx.streams);
     const target = targetOf(opts, ctx);
@@ -52,7 +60,12 @@ export default function register(program: Command, ctx: CliContext): void {
     if (stat === undefined) throw usageError(`No such file or directory: ${session}`);
     if (stat.isDirectory()) {
       files = sessionDirFiles(session);
-      files = { session: files.session, log: opts.log ?? files.log, report: opts.report ?? files.report, exec: opts.exec ?? files.exec };
+      files = {
+        session: files.session,
+        log: opts.log ?? files.log,
+        report: opts.report ?? files.report,
+        exec: opts.exec ?? files.exec,
+      };
     } else {
       files = { session, log: opts.log, report: opts.report, exec: opts.exec };
     }

@@ -31,7 +31,13 @@ export default function register(app: App, ctx: AppContext): void {
         querystring: CommandsQuery,
         // fast-json-stringify serialises with the FIRST union member that validates, and a
         // history item also satisfies the poll item schema: most specific first.
-        response: responses({ 200: Type.Union([CommandDetailResponse, CommandListResponse, PollResponse]) }, 400, 401, 403, 404),
+        response: responses(
+          { 200: Type.Union([CommandDetailResponse, CommandListResponse, PollResponse]) },
+          400,
+          401,
+          403,
+          404,
+        ),
       },
     },
     async (request) => {

@@ -16,7 +16,7 @@ export default function register(app: App, ctx: AppContext): void {
         tags: ['agents'],
         summary: 'Agent status report for one of its commands',
         description:
-          'Only for an agent of the key\'s own client (the legacy key: only agents it registered); any other agent is answered as a missing one (404). session_id (run_scan, push_session) must name a stored session of the agent\'s client, else 400 and nothing is stored.',
+          "Only for an agent of the key's own client (the legacy key: only agents it registered); any other agent is answered as a missing one (404). session_id (run_scan, push_session) must name a stored session of the agent's client, else 400 and nothing is stored.",
         security: [{ apiKey: [] }],
         body: StatusReportBody,
         response: responses({ 200: StatusReportResponse }, 400, 403, 404, 409),

@@ -14,7 +14,7 @@ export default function register(app: App, ctx: AppContext): void {
         tags: ['agents'],
         summary: 'Queue a command for one agent (agent_id) or a group (group_target)',
         description:
-          'priority 0-10 (default 5, higher first). payload is checked against the command table of SPEC.md. Agents and groups are per client: an agent_id under several clients needs client_id (else 409 with client_ids); a group_target whose name exists under several clients needs client_id, or all_clients: true to reach every client\'s group (else 409 with client_ids). Eligibility follows the key that registered the agent (or, when that key is no longer active, the highest tier among its client\'s active keys).',
+          "priority 0-10 (default 5, higher first). payload is checked against the command table of SPEC.md. Agents and groups are per client: an agent_id under several clients needs client_id (else 409 with client_ids); a group_target whose name exists under several clients needs client_id, or all_clients: true to reach every client's group (else 409 with client_ids). Eligibility follows the key that registered the agent (or, when that key is no longer active, the highest tier among its client's active keys).",
         security: [{ identityToken: [] }],
         body: QueueCommandBody,
         response: responses({ 201: QueueCommandResponse }, 400, 401, 403, 404, 409),
@@ -26,7 +26,13 @@ export default function register(app: App, ctx: AppContext): void {
       const isoOf = memoLast((d: Date) => d.toISOString());
       const body: QueueCommandResponse = {
         success: true,
-        commands: queued.map((q) => ({ id: Number(q.id), agent_id: q.agent_id, command_type: type, status: 'pending', created_at: isoOf(q.created_at) })),
+        commands: queued.map((q) => ({
+          id: Number(q.id),
+          agent_id: q.agent_id,
+          command_type: type,
+          status: 'pending',
+          created_at: isoOf(q.created_at),
+        })),
         ...(skipped.length > 0 ? { skipped } : {}),
       };
       // A broadcast answers one row per member (1.2 MB for 10,000 agents). The body is typed

@@ -13,7 +13,8 @@ export default function register(app: App, ctx: AppContext): void {
       schema: {
         tags: ['agents'],
         summary: 'List agent groups',
-        description: "Groups are per client (client_id, group_name): a name used by several clients lists each client's members with their client_id. Scoped users see their clients' members only.",
+        description:
+          "Groups are per client (client_id, group_name): a name used by several clients lists each client's members with their client_id. Scoped users see their clients' members only.",
         security: [{ identityToken: [] }],
         response: responses({ 200: GroupsResponse }, 401, 403),
       },

@@ -5,7 +5,13 @@ import { requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 
-const Added = Type.Object({ success: Type.Literal(true), group_name: Type.String(), agent_id: Type.String(), client_id: Type.Union([Type.String(), Type.Null()]), created_at: Type.String() });
+const Added = Type.Object({
+  success: Type.Literal(true),
+  group_name: Type.String(),
+  agent_id: Type.String(),
+  client_id: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(),
+});
 
 /** POST /api/agent-groups `{agent_id, group_name, client_id?}`: add an agent to its client's group (created on first member). */
 export default function register(app: App, ctx: AppContext): void {
@@ -26,7 +32,15 @@ export default function register(app: App, ctx: AppContext): void {
     async (request, reply) => {
       const { agent_id, group_name, client_id } = request.body;
       const added = await addToGroup(ctx, userOf(request), agent_id, client_id, group_name);
-      return reply.code(201).send({ success: true as const, group_name, agent_id, client_id: added.clientId, created_at: added.createdAt.toISOString() });
+      return reply
+        .code(201)
+        .send({
+          success: true as const,
+          group_name,
+          agent_id,
+          client_id: added.clientId,
+          created_at: added.createdAt.toISOString(),
+        });
     },
   );
 }

@@ -14,7 +14,8 @@ export default function register(app: App, ctx: AppContext): void {
       schema: {
         tags: ['agents'],
         summary: 'Deregister, re-enable or purge an agent',
-        description: 'An agent is (client_id, agent_id). An agent_id that exists under several clients needs client_id, else 409 with the client_ids.',
+        description:
+          'An agent is (client_id, agent_id). An agent_id that exists under several clients needs client_id, else 409 with the client_ids.',
         security: [{ identityToken: [] }],
         body: AgentActionBody,
         response: responses({ 200: OkBody }, 400, 401, 403, 404, 409),
@@ -22,7 +23,14 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const user = userOf(request);
-      await changeRegistration(ctx, user, request.body.agent_id, request.body.client_id, request.body.action, actorOf(user));
+      await changeRegistration(
+        ctx,
+        user,
+        request.body.agent_id,
+        request.body.client_id,
+        request.body.action,
+        actorOf(user),
+      );
       return { ok: true as const };
     },
   );

@@ -13,7 +13,13 @@ export default function register(app: App, ctx: AppContext): void {
     '/audit',
     {
       onRequest: requireUser(ctx, { permission: 'audit' }),
-      schema: { tags: ['audit'], summary: 'Audit log', security: [{ identityToken: [] }], querystring: AuditQuery, response: responses({ 200: AuditResponse }, 400, 401, 403) },
+      schema: {
+        tags: ['audit'],
+        summary: 'Audit log',
+        security: [{ identityToken: [] }],
+        querystring: AuditQuery,
+        response: responses({ 200: AuditResponse }, 400, 401, 403),
+      },
     },
     async (request) => {
       const user = userOf(request);

@@ -30,11 +30,20 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
-      const { session } = await accessSession(ctx, request, sessionId, { permission: 'benchmark', clientId: request.query.client_id });
+      const { session } = await accessSession(ctx, request, sessionId, {
+        permission: 'benchmark',
+        clientId: request.query.client_id,
+      });
       const fetchedAt = ctx.now();
       const benchmark = await benchmarkSession(ctx, { clientId: session.client_id, sessionId });
       if (benchmark === null) throw notFound('Session not found');
-      return { session_id: sessionId, sample_size: benchmark.sample_size, min_sample_size: MIN_PEERS, fetched_at: fetchedAt.toISOString(), metrics: benchmark.metrics };
+      return {
+        session_id: sessionId,
+        sample_size: benchmark.sample_size,
+        min_sample_size: MIN_PEERS,
+        fetched_at: fetchedAt.toISOString(),
+        metrics: benchmark.metrics,
+      };
     },
   );
 }

@@ -8,7 +8,15 @@ import { databaseHealth } from '../../operations/db-health.ts';
 export default function register(app: App, ctx: AppContext): void {
   app.get(
     '/db-health',
-    { onRequest: requireUser(ctx, { permission: 'db:health' }), schema: { tags: ['health'], summary: 'Database health', security: [{ identityToken: [] }], response: responses({ 200: DbHealthResponse }, 401, 403) } },
+    {
+      onRequest: requireUser(ctx, { permission: 'db:health' }),
+      schema: {
+        tags: ['health'],
+        summary: 'Database health',
+        security: [{ identityToken: [] }],
+        response: responses({ 200: DbHealthResponse }, 401, 403),
+      },
+    },
     async (request) => databaseHealth(ctx, userOf(request)),
   );
 }

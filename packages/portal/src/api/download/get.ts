@@ -12,7 +12,9 @@ const MODES = ['view', 'download'] as const;
 
 /** A streamed body: described as a string in OpenAPI, typed as the stream the handler sends. */
 const fileContent = (description: string, json = false) => ({
-  schema: Type.Unsafe<Readable>(json ? Type.Object({}, { additionalProperties: true, description }) : Type.String({ description })),
+  schema: Type.Unsafe<Readable>(
+    json ? Type.Object({}, { additionalProperties: true, description }) : Type.String({ description }),
+  ),
 });
 
 /**
@@ -53,11 +55,17 @@ export default function register(app: App, ctx: AppContext): void {
       const q = request.query;
       const sessionId = parseSessionId(q.session);
       const file = (q.file === undefined || q.file === '' ? 'session_results.json' : q.file) as SessionFileName;
-      if (!SESSION_FILES.includes(file)) throw badRequest(`Invalid file parameter: must be one of ${SESSION_FILES.join(', ')}`);
-      if (q.mode !== undefined && !(MODES as readonly string[]).includes(q.mode)) throw badRequest('Invalid mode parameter: must be view or download');
+      if (!SESSION_FILES.includes(file))
+        throw badRequest(`Invalid file parameter: must be one of ${SESSION_FILES.join(', ')}`);
+      if (q.mode !== undefined && !(MODES as readonly string[]).includes(q.mode))
+        throw badRequest('Invalid mode parameter: must be view or download');
       const shareToken = parseShareToken(q.token, { required: false }) ?? undefined;
 
-      const { session } = await accessSession(ctx, request, sessionId, { permission: 'download', shareToken, clientId: q.client_id });
+      const { session } = await accessSession(ctx, request, sessionId, {
+        permission: 'download',
+        shareToken,
+        clientId: q.client_id,
+      });
       const opened = await openSessionFile(ctx, session, file);
       if (opened === null) throw notFound(`File not found: ${file}`);
 

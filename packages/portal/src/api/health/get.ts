@@ -15,7 +15,10 @@ import { responses } from '../../http/responses.ts';
  * such as `?_=123`, `?agents=false`): unknown parameters are allowed here and only
  * `agents=true` selects the fleet view; `limit` and `cursor` keep their fleet rules.
  */
-const HealthQuery = Type.Object({ ...AgentsQuery.properties, agents: Type.Optional(Type.String({ description: '`true` for the agent fleet view' })) }, { additionalProperties: true });
+const HealthQuery = Type.Object(
+  { ...AgentsQuery.properties, agents: Type.Optional(Type.String({ description: '`true` for the agent fleet view' })) },
+  { additionalProperties: true },
+);
 
 export default function register(app: App, ctx: AppContext): void {
   const fleetGuard = requireUser(ctx, { permission: 'health:agents' });
@@ -35,10 +38,20 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       if (request.query.agents === 'true') {
-        const { agents, next_cursor } = await listAgents(ctx, userOf(request), request.query.limit ?? 1000, request.query.cursor);
+        const { agents, next_cursor } = await listAgents(
+          ctx,
+          userOf(request),
+          request.query.limit ?? 1000,
+          request.query.cursor,
+        );
         return { agents, stale_threshold_seconds: STALE_THRESHOLD_SECONDS, next_cursor };
       }
-      return { status: 'ok' as const, version: ctx.version, timestamp: ctx.now().toISOString(), environment: ctx.config.environment };
+      return {
+        status: 'ok' as const,
+        version: ctx.version,
+        timestamp: ctx.now().toISOString(),
+        environment: ctx.config.environment,
+      };
     },
   );
 }

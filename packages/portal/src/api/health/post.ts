@@ -23,7 +23,7 @@ export default function register(app: App, ctx: AppContext): void {
         tags: ['agents'],
         summary: 'Agent heartbeat',
         description:
-          'The agent is (key\'s client, agent_id): another client\'s agent with the same id is another agent. The legacy key acts only on agents it registered (under the client_id its daemon reports); naming a license-registered agent is a 403.',
+          "The agent is (key's client, agent_id): another client's agent with the same id is another agent. The legacy key acts only on agents it registered (under the client_id its daemon reports); naming a license-registered agent is a 403.",
         security: [{ apiKey: [] }],
         body: HeartbeatBody,
         response: responses({ 200: HeartbeatResponse }, 400, 403),

@@ -14,7 +14,12 @@ export default function register(app: App, ctx: AppContext): void {
     '/license',
     {
       onRequest: async (request) => refuseAuthorizationHeader(request),
-      schema: { tags: ['licenses'], summary: 'Validate the x-api-key license key', security: [{ apiKey: [] }], response: responses({ 200: LicenseValidation }, 401) },
+      schema: {
+        tags: ['licenses'],
+        summary: 'Validate the x-api-key license key',
+        security: [{ apiKey: [] }],
+        response: responses({ 200: LicenseValidation }, 401),
+      },
     },
     async (request, reply) => {
       const raw = request.headers[API_KEY_HEADER];

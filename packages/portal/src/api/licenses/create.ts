@@ -20,7 +20,8 @@ async function rejectCoercibleLimits(request: FastifyRequest): Promise<void> {
   for (const field of ['max_sessions', 'max_agents'] as const) {
     const v = (body as Record<string, unknown>)[field];
     if (v === undefined || v === null) continue;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > LIMIT_MAX) throw badRequest(`Invalid body: ${field} must be a positive integer or null`);
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > LIMIT_MAX)
+      throw badRequest(`Invalid body: ${field} must be a positive integer or null`);
   }
 }
 
@@ -34,15 +35,23 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { adminOnly: true }),
       preValidation: rejectCoercibleLimits,
-      schema: { tags: ['licenses'], summary: 'Create a license key', security: [{ identityToken: [] }], body: CreateLicenseBody, response: responses({ 201: CreatedLicenseResponse }, 400, 401, 403) },
+      schema: {
+        tags: ['licenses'],
+        summary: 'Create a license key',
+        security: [{ identityToken: [] }],
+        body: CreateLicenseBody,
+        response: responses({ 201: CreatedLicenseResponse }, 400, 401, 403),
+      },
     },
     async (request, reply) => {
       const body = request.body;
       const now = ctx.now();
       const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
       // The date-time format admits a leap second (23:59:60), which Date cannot represent.
-      if (expiresAt !== null && Number.isNaN(expiresAt.getTime())) throw badRequest('Invalid body: expires_at is not a valid date');
-      if (expiresAt !== null && expiresAt.getTime() <= now.getTime()) throw badRequest('expires_at must be in the future');
+      if (expiresAt !== null && Number.isNaN(expiresAt.getTime()))
+        throw badRequest('Invalid body: expires_at is not a valid date');
+      if (expiresAt !== null && expiresAt.getTime() <= now.getTime())
+        throw badRequest('expires_at must be in the future');
       const defaults = TIER_DEFAULT_LIMITS[body.tier];
       const actor = actorOf(userOf(request));
       const key = generateLicenseKey(body.tier);
@@ -71,7 +80,15 @@ export default function register(app: App, ctx: AppContext): void {
           event_type: 'license_created',
           actor,
           client_id: row.client_id,
-          data: { license_id: row.id, key_prefix: row.key_prefix, tier: row.tier, name: row.name, max_sessions: row.max_sessions, max_agents: row.max_agents, expires_at: row.expires_at?.toISOString() ?? null },
+          data: {
+            license_id: row.id,
+            key_prefix: row.key_prefix,
+            tier: row.tier,
+            name: row.name,
+            max_sessions: row.max_sessions,
+            max_agents: row.max_agents,
+            expires_at: row.expires_at?.toISOString() ?? null,
+          },
         });
         return { row, event };
       });

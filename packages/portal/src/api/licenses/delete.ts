@@ -12,17 +12,33 @@ export default function register(app: App, ctx: AppContext): void {
     '/licenses',
     {
       onRequest: requireUser(ctx, { adminOnly: true }),
-      schema: { tags: ['licenses'], summary: 'Delete a revoked license key', security: [{ identityToken: [] }], querystring: LicenseIdQuery, response: responses({ 200: DeletedLicenseResponse }, 400, 401, 403, 404, 409) },
+      schema: {
+        tags: ['licenses'],
+        summary: 'Delete a revoked license key',
+        security: [{ identityToken: [] }],
+        querystring: LicenseIdQuery,
+        response: responses({ 200: DeletedLicenseResponse }, 400, 401, 403, 404, 409),
+      },
     },
     async (request) => {
       const { id } = request.query;
       const actor = actorOf(userOf(request));
       const event = await ctx.db.transaction().execute(async (trx) => {
-        const current = await trx.selectFrom('licenses').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+        const current = await trx
+          .selectFrom('licenses')
+          .selectAll()
+          .where('id', '=', id)
+          .forUpdate()
+          .executeTakeFirst();
         if (!current) throw notFound('License not found');
         if (current.revoked_at === null) throw conflict('Only a revoked license key can be deleted');
         await trx.deleteFrom('licenses').where('id', '=', id).execute();
-        return recordAuditEvent(trx, { event_type: 'license_deleted', actor, client_id: current.client_id, data: { license_id: id, key_prefix: current.key_prefix, tier: current.tier } });
+        return recordAuditEvent(trx, {
+          event_type: 'license_deleted',
+          actor,
+          client_id: current.client_id,
+          data: { license_id: id, key_prefix: current.key_prefix, tier: current.tier },
+        });
       });
       ctx.keys.invalidate();
       ctx.events.publish(event);

@@ -10,7 +10,13 @@ export default function register(app: App, ctx: AppContext): void {
     '/licenses',
     {
       onRequest: requireUser(ctx, { adminOnly: true }),
-      schema: { tags: ['licenses'], summary: 'List license keys', security: [{ identityToken: [] }], querystring: LicenseListQuery, response: responses({ 200: LicenseListResponse }, 400, 401, 403) },
+      schema: {
+        tags: ['licenses'],
+        summary: 'List license keys',
+        security: [{ identityToken: [] }],
+        querystring: LicenseListQuery,
+        response: responses({ 200: LicenseListResponse }, 400, 401, 403),
+      },
     },
     async (request) => {
       let q = ctx.db.selectFrom('licenses').selectAll().orderBy('created_at', 'desc').orderBy('id');

@@ -38,18 +38,32 @@ export default function register(app: App, ctx: AppContext): void {
       const actor = actorOf(userOf(request));
       const now = ctx.now();
       const { row, event } = await ctx.db.transaction().execute(async (trx) => {
-        const current = await trx.selectFrom('licenses').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+        const current = await trx
+          .selectFrom('licenses')
+          .selectAll()
+          .where('id', '=', id)
+          .forUpdate()
+          .executeTakeFirst();
         if (!current) throw notFound('License not found');
         if (current.revoked_at !== null) throw conflict('License key has been revoked');
         if (action === 'deactivate' && !current.is_active) throw conflict('License key is already inactive');
         if (action === 'activate' && current.is_active) throw conflict('License key is already active');
         const row = await trx
           .updateTable('licenses')
-          .set(action === 'revoke' ? { revoked_at: now, updated_at: now } : { is_active: action === 'activate', updated_at: now })
+          .set(
+            action === 'revoke'
+              ? { revoked_at: now, updated_at: now }
+              : { is_active: action === 'activate', updated_at: now },
+          )
           .where('id', '=', id)
           .returningAll()
           .executeTakeFirstOrThrow();
-        const event = await recordAuditEvent(trx, { event_type: EVENT[action], actor, client_id: row.client_id, data: { license_id: row.id, key_prefix: row.key_prefix, tier: row.tier } });
+        const event = await recordAuditEvent(trx, {
+          event_type: EVENT[action],
+          actor,
+          client_id: row.client_id,
+          data: { license_id: row.id, key_prefix: row.key_prefix, tier: row.tier },
+        });
         return { row, event };
       });
       ctx.keys.invalidate();

@@ -2,7 +2,8 @@ import type { App, AppContext } from '../../context.ts';
 import { HttpError } from '../../errors.ts';
 import { responses } from '../../http/responses.ts';
 
-const methodNotAllowed = (method: string) => new HttpError(405, `Method ${method} not allowed: use PUT`, { headers: { allow: 'PUT' } });
+const methodNotAllowed = (method: string) =>
+  new HttpError(405, `Method ${method} not allowed: use PUT`, { headers: { allow: 'PUT' } });
 
 /**
  * Any other method on /api/refresh: 405 with `Allow: PUT` (SPEC Errors). It answers in

@@ -1,5 +1,11 @@
 import type { Readable } from 'node:stream';
-import { REFRESHABLE_FILES, RefreshQuery, RefreshResponse, UPLOAD_LIMIT_BYTES, type SessionFileName } from '@svc/protocol';
+import {
+  REFRESHABLE_FILES,
+  RefreshQuery,
+  RefreshResponse,
+  UPLOAD_LIMIT_BYTES,
+  type SessionFileName,
+} from '@svc/protocol';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import type { StoredObject } from '../../db/schema.ts';
@@ -49,7 +55,8 @@ export default function register(app: App, ctx: AppContext): void {
         const { session, file: fileParam, client_id: clientIdParam } = request.query;
         const sessionId = parseSessionId(session);
         if (fileParam === undefined || fileParam === '') throw badRequest('Missing file parameter');
-        if (!(REFRESHABLE_FILES as readonly string[]).includes(fileParam)) throw badRequest(`Invalid file parameter: must be one of ${REFRESHABLE_FILES.join(', ')}`);
+        if (!(REFRESHABLE_FILES as readonly string[]).includes(fileParam))
+          throw badRequest(`Invalid file parameter: must be one of ${REFRESHABLE_FILES.join(', ')}`);
         const file = fileParam as SessionFileName;
         const declared = Number(request.headers['content-length']);
         if (Number.isFinite(declared) && declared > UPLOAD_LIMIT_BYTES) throw tooLarge();
@@ -57,7 +64,8 @@ export default function register(app: App, ctx: AppContext): void {
         // 404 (409) before anything is written; checked again when the row is updated.
         const { client_id: clientId } = await refreshableSession(ctx, principal, sessionId, clientIdParam);
         const body = request.body as Readable | undefined;
-        if (body === undefined || body === null || typeof body.pipe !== 'function') throw badRequest('Missing body: send the file as text/html');
+        if (body === undefined || body === null || typeof body.pipe !== 'function')
+          throw badRequest('Missing body: send the file as text/html');
 
         let received = 0;
         const guarded = async function* () {
@@ -79,14 +87,23 @@ export default function register(app: App, ctx: AppContext): void {
           if (put.size === 0) throw badRequest('Empty body: send the file as text/html');
           ({ previousKey } = await replaceSessionFile(ctx, { principal, sessionId, clientId, file, object }));
         } catch (err) {
-          await ctx.blobs.delete([put.key]).catch((e: unknown) => request.log.warn({ err: e }, 'could not remove the file of a failed refresh'));
+          await ctx.blobs
+            .delete([put.key])
+            .catch((e: unknown) => request.log.warn({ err: e }, 'could not remove the file of a failed refresh'));
           throw err;
         }
         // The old object is unreferenced now; a failure here leaves an orphan for the sweep.
         if (previousKey !== null && previousKey !== put.key) {
-          await ctx.blobs.delete([previousKey]).catch((err: unknown) => request.log.warn({ err }, 'could not delete the replaced file'));
+          await ctx.blobs
+            .delete([previousKey])
+            .catch((err: unknown) => request.log.warn({ err }, 'could not delete the replaced file'));
         }
-        return { success: true as const, session_id: sessionId, file, message: previousKey !== null ? `${file} replaced` : `${file} added` };
+        return {
+          success: true as const,
+          session_id: sessionId,
+          file,
+          message: previousKey !== null ? `${file} replaced` : `${file} added`,
+        };
       },
     );
   });

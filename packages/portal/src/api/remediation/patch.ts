@@ -39,7 +39,13 @@ export default function register(app: App, ctx: AppContext): void {
         throw err;
       }
       const outcome = await updateRemediation(ctx, user, { sessionId, clientId: request.body.client_id }, items);
-      return { success: true as const, session_id: sessionId, changed: outcome.changed, remediation_summary: outcome.summary, unmatched: outcome.unmatched };
+      return {
+        success: true as const,
+        session_id: sessionId,
+        changed: outcome.changed,
+        remediation_summary: outcome.summary,
+        unmatched: outcome.unmatched,
+      };
     },
   );
 }

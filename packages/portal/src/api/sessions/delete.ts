@@ -24,8 +24,12 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
-      const { principal, session } = await accessSession(ctx, request, sessionId, { permission: 'update:status', clientId: request.query.client_id });
-      if (!(await deleteSession(ctx, { clientId: session.client_id, sessionId }, actorOf(principal!)))) throw notFound('Session not found');
+      const { principal, session } = await accessSession(ctx, request, sessionId, {
+        permission: 'update:status',
+        clientId: request.query.client_id,
+      });
+      if (!(await deleteSession(ctx, { clientId: session.client_id, sessionId }, actorOf(principal!))))
+        throw notFound('Session not found');
       return { success: true as const, session_id: sessionId };
     },
   );

@@ -40,13 +40,29 @@ export default function register(app: App, ctx: AppContext): void {
         await accessSession(ctx, request, sessionId, { permission: 'update:status', clientId });
         throw err;
       };
-      if (note !== undefined && !storable(note)) return refuse(badRequest('Invalid note: NUL characters and unpaired surrogates are not allowed'));
+      if (note !== undefined && !storable(note))
+        return refuse(badRequest('Invalid note: NUL characters and unpaired surrogates are not allowed'));
       const now = ctx.now();
-      const changed = await changeStatus(ctx.db, { sessionId, clientId, scope: scopeOf(principal), status, note, actor: actorOf(principal), now });
+      const changed = await changeStatus(ctx.db, {
+        sessionId,
+        clientId,
+        scope: scopeOf(principal),
+        status,
+        note,
+        actor: actorOf(principal),
+        now,
+      });
       if (!changed) return refuse(notFound('Session not found'));
       const { previous, event } = changed;
       if (event) ctx.events.publish(event);
-      return { success: true as const, session_id: sessionId, previous_status: previous, status, changed: event !== null, changed_at: now.toISOString() };
+      return {
+        success: true as const,
+        session_id: sessionId,
+        previous_status: previous,
+        status,
+        changed: event !== null,
+        changed_at: now.toISOString(),
+      };
     },
   );
 }

@@ -28,8 +28,15 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
-      const { principal, session } = await accessSession(ctx, request, sessionId, { permission: 'update:status', jwtOnly: true, clientId: request.query.client_id });
-      const revoked = await revokeShareToken(ctx, { ref: { clientId: session.client_id, sessionId }, actor: actorOf(principal!) });
+      const { principal, session } = await accessSession(ctx, request, sessionId, {
+        permission: 'update:status',
+        jwtOnly: true,
+        clientId: request.query.client_id,
+      });
+      const revoked = await revokeShareToken(ctx, {
+        ref: { clientId: session.client_id, sessionId },
+        actor: actorOf(principal!),
+      });
       return { success: true as const, session_id: sessionId, client_id: clientIdOut(session.client_id), revoked };
     },
   );

@@ -28,10 +28,23 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
-      const { principal, session } = await accessSession(ctx, request, sessionId, { permission: 'update:status', jwtOnly: true, clientId: request.query.client_id });
-      const token = await rotateShareToken(ctx, { ref: { clientId: session.client_id, sessionId }, actor: actorOf(principal!) });
+      const { principal, session } = await accessSession(ctx, request, sessionId, {
+        permission: 'update:status',
+        jwtOnly: true,
+        clientId: request.query.client_id,
+      });
+      const token = await rotateShareToken(ctx, {
+        ref: { clientId: session.client_id, sessionId },
+        actor: actorOf(principal!),
+      });
       if (token === undefined) throw notFound('Session not found');
-      return { success: true as const, session_id: sessionId, client_id: clientIdOut(session.client_id), share_token: token, share_url: shareUrl(ctx.config.baseUrl, token) };
+      return {
+        success: true as const,
+        session_id: sessionId,
+        client_id: clientIdOut(session.client_id),
+        share_token: token,
+        share_url: shareUrl(ctx.config.baseUrl, token),
+      };
     },
   );
 }

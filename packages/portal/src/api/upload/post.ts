@@ -71,7 +71,8 @@ function clientError(err: unknown): Error {
   const e = err as { statusCode?: unknown; code?: unknown; message?: unknown };
   if (e.code === 'FST_INVALID_JSON_FIELD_ERROR') return badRequest('session_json is not valid JSON');
   // The plugin's own limit errors (413) and prototype-name refusal (400) keep their status.
-  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500 && e.statusCode !== 406) return err as Error;
+  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500 && e.statusCode !== 406)
+    return err as Error;
   return badRequest(`Malformed multipart body: ${typeof e.message === 'string' ? e.message : 'unreadable'}`);
 }
 
@@ -230,7 +231,11 @@ export default function register(app: App, ctx: AppContext): void {
         if (problem !== null) throw badRequest(inputProblemMessage('session_json', problem));
         let metadata;
         try {
-          metadata = deriveMetadata({ doc, keyClientId: principal.clientId, hasExecSummary: staged['exec_summary.html'] !== undefined });
+          metadata = deriveMetadata({
+            doc,
+            keyClientId: principal.clientId,
+            hasExecSummary: staged['exec_summary.html'] !== undefined,
+          });
         } catch (err) {
           if (err instanceof SessionFileError) throw badRequest(err.message);
           throw err;
@@ -241,16 +246,23 @@ export default function register(app: App, ctx: AppContext): void {
           // A file with only a top-level session_id gets a metadata block for it.
           if (file.metadata === undefined) file.metadata = {};
           const meta = file.metadata;
-          if (typeof meta === 'object' && meta !== null && !Array.isArray(meta) && (meta as Record<string, unknown>)['client_id'] !== principal.clientId) {
+          if (
+            typeof meta === 'object' &&
+            meta !== null &&
+            !Array.isArray(meta) &&
+            (meta as Record<string, unknown>)['client_id'] !== principal.clientId
+          ) {
             (meta as Record<string, unknown>)['client_id'] = principal.clientId;
             json = Buffer.from(JSON.stringify(doc, null, 2), 'utf8');
           }
         }
         const body = json;
-        const put = await ctx.blobs.put(blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body]).catch((err: unknown) => {
-          request.log.error({ err }, 'blob write failed');
-          throw storageFailure();
-        });
+        const put = await ctx.blobs
+          .put(blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body])
+          .catch((err: unknown) => {
+            request.log.error({ err }, 'blob write failed');
+            throw storageFailure();
+          });
         staged['session_results.json'] = { ...put, content_type: CONTENT_TYPES['session_results.json'] };
 
         const result = await commitSession(ctx, { principal, metadata, files: staged });
@@ -271,7 +283,9 @@ export default function register(app: App, ctx: AppContext): void {
         request.raw.off('close', onClose);
         if (!committed) {
           const keys = Object.values(staged).map((f) => f.key);
-          await ctx.blobs.delete(keys).catch((err: unknown) => request.log.warn({ err }, 'could not remove files of a failed upload'));
+          await ctx.blobs
+            .delete(keys)
+            .catch((err: unknown) => request.log.warn({ err }, 'could not remove files of a failed upload'));
         }
       }
     },

@@ -10,7 +10,13 @@ export default function register(app: App, ctx: AppContext): void {
     '/webhooks',
     {
       onRequest: requireUser(ctx, { permission: 'webhooks' }),
-      schema: { tags: ['webhooks'], summary: 'Delete a webhook subscription', security: [{ identityToken: [] }], querystring: WebhookIdQuery, response: responses({ 200: OkBody }, 400, 401, 403, 404) },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Delete a webhook subscription',
+        security: [{ identityToken: [] }],
+        querystring: WebhookIdQuery,
+        response: responses({ 200: OkBody }, 400, 401, 403, 404),
+      },
     },
     async (request) => {
       const sub = await subscriptionFor(ctx, userOf(request), request.query.id);

@@ -8,7 +8,15 @@ import { presentSubscription } from '../../webhooks/present.ts';
 export default function register(app: App, ctx: AppContext): void {
   app.get(
     '/webhooks',
-    { onRequest: requireUser(ctx, { permission: 'webhooks' }), schema: { tags: ['webhooks'], summary: 'List webhook subscriptions', security: [{ identityToken: [] }], response: responses({ 200: WebhookListResponse }, 401, 403) } },
+    {
+      onRequest: requireUser(ctx, { permission: 'webhooks' }),
+      schema: {
+        tags: ['webhooks'],
+        summary: 'List webhook subscriptions',
+        security: [{ identityToken: [] }],
+        response: responses({ 200: WebhookListResponse }, 401, 403),
+      },
+    },
     async (request) => {
       const user = userOf(request);
       let q = ctx.db.selectFrom('webhook_subscriptions').selectAll().orderBy('created_at').orderBy('id');

@@ -12,7 +12,13 @@ export default function register(app: App, ctx: AppContext): void {
     '/webhooks/ping',
     {
       onRequest: requireUser(ctx, { permission: 'webhooks' }),
-      schema: { tags: ['webhooks'], summary: 'Send a test delivery', security: [{ identityToken: [] }], querystring: WebhookIdQuery, response: responses({ 200: DeliveryResponse }, 400, 401, 403, 404) },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Send a test delivery',
+        security: [{ identityToken: [] }],
+        querystring: WebhookIdQuery,
+        response: responses({ 200: DeliveryResponse }, 400, 401, 403, 404),
+      },
     },
     async (request) => {
       const user = userOf(request);

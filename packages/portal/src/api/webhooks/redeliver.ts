@@ -18,9 +18,9 @@ export default function register(app: App, ctx: AppContext): void {
         tags: ['webhooks'],
         summary: 'Redeliver a logged delivery',
         description: [
-          'Sends the same body and event id again, to the subscription\'s URL of today; logged as a redelivery of the original.',
+          "Sends the same body and event id again, to the subscription's URL of today; logged as a redelivery of the original.",
           'A delivery keeps the client of its event: a caller sees and redelivers only deliveries of clients in its scope now (admins: all);',
-          'any other is 404, like a missing one. 409 when the subscription has since been moved to another client than the event\'s.',
+          "any other is 404, like a missing one. 409 when the subscription has since been moved to another client than the event's.",
           'Non-admins see coarse attempt errors only.',
         ].join(' '),
         security: [{ identityToken: [] }],

@@ -18,7 +18,8 @@ export default function register(app: App, ctx: AppContext): void {
         security: [{ identityToken: [] }],
         querystring: WebhookIdQuery,
         body: UpdateWebhookBody,
-        description: 'A new URL is checked as at creation. 409 when a new URL or client_id would give the client a second subscription with the same URL, or a moved subscription would exceed SVC_WEBHOOK_MAX_PER_CLIENT at its new client.',
+        description:
+          'A new URL is checked as at creation. 409 when a new URL or client_id would give the client a second subscription with the same URL, or a moved subscription would exceed SVC_WEBHOOK_MAX_PER_CLIENT at its new client.',
         response: responses({ 200: WebhookResponse }, 400, 401, 403, 404, 409),
       },
     },
@@ -33,7 +34,13 @@ export default function register(app: App, ctx: AppContext): void {
       const reenabled = body.enabled === true;
       const clientId = body.client_id === undefined ? current.client_id : body.client_id;
       const moved = clientId !== current.client_id;
-      const slot = { clientId, url: url ?? current.url, ownId: current.id, counts: moved, max: ctx.config.webhooks.maxPerClient };
+      const slot = {
+        clientId,
+        url: url ?? current.url,
+        ownId: current.id,
+        counts: moved,
+        max: ctx.config.webhooks.maxPerClient,
+      };
       const update = (db: Pick<typeof ctx.db, 'updateTable'>) =>
         db
           .updateTable('webhook_subscriptions')

@@ -9,7 +9,8 @@ declare module 'fastify' {
   }
 }
 
-const bearerRequired = () => new HttpError(401, 'Unauthorized', { headers: { 'www-authenticate': 'Bearer realm="svc-identity"' } });
+const bearerRequired = () =>
+  new HttpError(401, 'Unauthorized', { headers: { 'www-authenticate': 'Bearer realm="svc-identity"' } });
 
 /**
  * Identity provider calls use an ordinary bearer scheme (SPEC: they are not portal

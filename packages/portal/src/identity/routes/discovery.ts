@@ -17,19 +17,23 @@ const Discovery = Type.Object({
 
 /** GET /identity/.well-known/openid-configuration: lets stock OpenID tooling find the JWKS. */
 export default function register(app: App, ctx: AppContext): void {
-  app.get('/.well-known/openid-configuration', { schema: { tags: ['identity'], summary: 'Provider metadata', response: { 200: Discovery } } }, async () => {
-    const issuer = identityIssuer(ctx.config.baseUrl);
-    return {
-      issuer,
-      jwks_uri: `${issuer}/.well-known/jwks.json`,
-      token_endpoint: `${issuer}/token`,
-      userinfo_endpoint: `${issuer}/user`,
-      grant_types_supported: ['password', 'refresh_token'],
-      // Required by OpenID discovery; tokens come only from the token endpoint.
-      response_types_supported: ['token'],
-      subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: [SIGNING_ALG],
-      token_endpoint_auth_methods_supported: ['none'],
-    };
-  });
+  app.get(
+    '/.well-known/openid-configuration',
+    { schema: { tags: ['identity'], summary: 'Provider metadata', response: { 200: Discovery } } },
+    async () => {
+      const issuer = identityIssuer(ctx.config.baseUrl);
+      return {
+        issuer,
+        jwks_uri: `${issuer}/.well-known/jwks.json`,
+        token_endpoint: `${issuer}/token`,
+        userinfo_endpoint: `${issuer}/user`,
+        grant_types_supported: ['password', 'refresh_token'],
+        // Required by OpenID discovery; tokens come only from the token endpoint.
+        response_types_supported: ['token'],
+        subject_types_supported: ['public'],
+        id_token_signing_alg_values_supported: [SIGNING_ALG],
+        token_endpoint_auth_methods_supported: ['none'],
+      };
+    },
+  );
 }

@@ -8,7 +8,15 @@ import { identityUserOf, requireBearer } from './bearer.ts';
 export default function register(app: App, ctx: AppContext): void {
   app.get(
     '/user',
-    { preHandler: requireBearer(ctx), schema: { tags: ['identity'], summary: 'Current user', security: [{ bearer: [] }], response: responses({ 200: UserResponse }, 401) } },
+    {
+      preHandler: requireBearer(ctx),
+      schema: {
+        tags: ['identity'],
+        summary: 'Current user',
+        security: [{ bearer: [] }],
+        response: responses({ 200: UserResponse }, 401),
+      },
+    },
     async (request) => ({ user: presentUser(identityUserOf(request)) }),
   );
 }

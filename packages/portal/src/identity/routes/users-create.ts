@@ -14,14 +14,21 @@ export default function register(app: App, ctx: AppContext): void {
     '/admin/users',
     {
       preHandler: requireBearer(ctx, { admin: true }),
-      schema: { tags: ['identity'], summary: 'Create a user', security: [{ bearer: [] }], body: CreateUserBody, response: responses({ 201: UserResponse }, 400, 401, 403, 409) },
+      schema: {
+        tags: ['identity'],
+        summary: 'Create a user',
+        security: [{ bearer: [] }],
+        body: CreateUserBody,
+        response: responses({ 201: UserResponse }, 400, 401, 403, 409),
+      },
     },
     async (request, reply) => {
       const admin = identityUserOf(request);
       const { email, password } = request.body;
       const role = request.body.role ?? 'member';
       const clientIds = request.body.client_ids ?? [];
-      if (role === 'member' && clientIds.length === 0) throw badRequest('A member needs at least one client id in client_ids');
+      if (role === 'member' && clientIds.length === 0)
+        throw badRequest('A member needs at least one client id in client_ids');
       const weakness = passwordWeakness(password, [email]);
       if (weakness !== null) throw badRequest(weakness);
       if (await findUserByEmail(ctx.db, email)) throw conflict('A user with this e-mail already exists');
@@ -29,12 +36,24 @@ export default function register(app: App, ctx: AppContext): void {
       const { row, event } = await ctx.db.transaction().execute(async (trx) => {
         const row = await trx
           .insertInto('users')
-          .values({ id: newUserId(), email, email_normalized: normalizeEmail(email), password_hash: passwordHash, role, client_ids: clientIds, updated_at: new Date() })
+          .values({
+            id: newUserId(),
+            email,
+            email_normalized: normalizeEmail(email),
+            password_hash: passwordHash,
+            role,
+            client_ids: clientIds,
+            updated_at: new Date(),
+          })
           .onConflict((oc) => oc.column('email_normalized').doNothing())
           .returningAll()
           .executeTakeFirst();
         if (!row) throw conflict('A user with this e-mail already exists');
-        const event = await recordAuditEvent(trx, { event_type: 'user_created', actor: admin.email, data: { user_id: row.id, email: row.email, role, client_ids: clientIds } });
+        const event = await recordAuditEvent(trx, {
+          event_type: 'user_created',
+          actor: admin.email,
+          data: { user_id: row.id, email: row.email, role, client_ids: clientIds },
+        });
         return { row, event };
       });
       ctx.events.publish(event);

@@ -12,18 +12,32 @@ export default function register(app: App, ctx: AppContext): void {
     '/admin/users',
     {
       preHandler: requireBearer(ctx, { admin: true }),
-      schema: { tags: ['identity'], summary: 'Delete a user', security: [{ bearer: [] }], querystring: UserIdQuery, response: responses({ 200: OkBody }, 400, 401, 403, 404, 409) },
+      schema: {
+        tags: ['identity'],
+        summary: 'Delete a user',
+        security: [{ bearer: [] }],
+        querystring: UserIdQuery,
+        response: responses({ 200: OkBody }, 400, 401, 403, 404, 409),
+      },
     },
     async (request) => {
       const admin = identityUserOf(request);
       const { id } = request.query;
       const event = await ctx.db.transaction().execute(async (trx) => {
         const admins = await lockAdmins(trx);
-        const target = await trx.selectFrom('users').select(['id', 'email', 'role']).where('id', '=', id).executeTakeFirst();
+        const target = await trx
+          .selectFrom('users')
+          .select(['id', 'email', 'role'])
+          .where('id', '=', id)
+          .executeTakeFirst();
         if (!target) throw notFound('User not found');
         if (target.role === 'admin' && admins.length === 1) throw conflict('Cannot delete the last admin');
         await trx.deleteFrom('users').where('id', '=', id).execute();
-        return recordAuditEvent(trx, { event_type: 'user_deleted', actor: admin.email, data: { user_id: id, email: target.email } });
+        return recordAuditEvent(trx, {
+          event_type: 'user_deleted',
+          actor: admin.email,
+          data: { user_id: id, email: target.email },
+        });
       });
       ctx.events.publish(event);
       return { ok: true as const };

@@ -8,7 +8,15 @@ import { requireBearer } from './bearer.ts';
 export default function register(app: App, ctx: AppContext): void {
   app.get(
     '/admin/users',
-    { preHandler: requireBearer(ctx, { admin: true }), schema: { tags: ['identity'], summary: 'List users', security: [{ bearer: [] }], response: responses({ 200: UserListResponse }, 401, 403) } },
+    {
+      preHandler: requireBearer(ctx, { admin: true }),
+      schema: {
+        tags: ['identity'],
+        summary: 'List users',
+        security: [{ bearer: [] }],
+        response: responses({ 200: UserListResponse }, 401, 403),
+      },
+    },
     async () => {
       const rows = await ctx.db.selectFrom('users').selectAll().orderBy('created_at').execute();
       return { users: rows.map(presentUser) };

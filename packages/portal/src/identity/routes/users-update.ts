@@ -17,7 +17,14 @@ export default function register(app: App, ctx: AppContext): void {
     '/admin/users',
     {
       preHandler: requireBearer(ctx, { admin: true }),
-      schema: { tags: ['identity'], summary: 'Update a user', security: [{ bearer: [] }], querystring: UserIdQuery, body: UpdateUserBody, response: responses({ 200: UserResponse }, 400, 401, 403, 404, 409) },
+      schema: {
+        tags: ['identity'],
+        summary: 'Update a user',
+        security: [{ bearer: [] }],
+        querystring: UserIdQuery,
+        body: UpdateUserBody,
+        response: responses({ 200: UserResponse }, 400, 401, 403, 404, 409),
+      },
     },
     async (request) => {
       const admin = identityUserOf(request);
@@ -36,12 +43,19 @@ export default function register(app: App, ctx: AppContext): void {
         if (!current) throw notFound('User not found');
         const role = body.role ?? current.role;
         const clientIds = body.client_ids ?? current.client_ids;
-        if (role === 'member' && clientIds.length === 0) throw badRequest('A member needs at least one client id in client_ids');
-        if (current.role === 'admin' && role !== 'admin' && admins.length === 1) throw conflict('Cannot demote the last admin');
+        if (role === 'member' && clientIds.length === 0)
+          throw badRequest('A member needs at least one client id in client_ids');
+        if (current.role === 'admin' && role !== 'admin' && admins.length === 1)
+          throw conflict('Cannot demote the last admin');
         const now = ctx.now();
         const row = await trx
           .updateTable('users')
-          .set({ role, client_ids: clientIds, updated_at: now, ...(passwordHash ? { password_hash: passwordHash } : {}) })
+          .set({
+            role,
+            client_ids: clientIds,
+            updated_at: now,
+            ...(passwordHash ? { password_hash: passwordHash } : {}),
+          })
           .where('id', '=', id)
           .returningAll()
           .executeTakeFirstOrThrow();
@@ -53,7 +67,13 @@ export default function register(app: App, ctx: AppContext): void {
         const event = await recordAuditEvent(trx, {
           event_type: 'user_updated',
           actor: admin.email,
-          data: { user_id: id, email: row.email, changed: passwordHash ? [...changed, 'password'] : changed, role, client_ids: clientIds },
+          data: {
+            user_id: id,
+            email: row.email,
+            changed: passwordHash ? [...changed, 'password'] : changed,
+            role,
+            client_ids: clientIds,
+          },
         });
         return { row, event };
       });
