@@ -9,7 +9,7 @@ import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import { registerApiRoutes } from './api/index.ts';
 import readyGet from './api/ready/get.ts';
 import type { App, AppContext } from './context.ts';
-import { badRequest, errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './errors.ts';
+import { badRequest, errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './http/errors.ts';
 import { registerIdentityRoutes } from './identity/routes/index.ts';
 import { registerNoStore } from './http/cache-control.ts';
 import { findInputProblem, inputProblemMessage } from './http/input-rules.ts';

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi, t
 import { PERMISSIONS, type Permission } from '@svc/protocol';
 import { ApiKeyVerifier, authorizeKey, KEY_MESSAGES, validationResult, type KeyLookup } from '../src/auth/api-keys.ts';
 import { keyHolderOf, requireKey } from '../src/auth/guards.ts';
-import { errorHandler } from '../src/errors.ts';
+import { errorHandler } from '../src/http/errors.ts';
 import type { Database } from '../src/db/schema.ts';
 import type { LicenseRow } from '../src/licenses/present.ts';
 import { createLicense, DAY_MS, FakeClock, licenseAction, openDb, type LicenseFixture } from './helpers/factories.ts';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REMEDIATION_STATUSES, type RemediationStatus, type RemediationSummary } from '@svc/protocol';
 import { BlobNotFoundError } from '../src/blobs/store.ts';
 import type { AppContext } from '../src/context.ts';
-import { HttpError } from '../src/errors.ts';
+import { HttpError } from '../src/http/errors.ts';
 import { remediationSummaryOf } from '../src/sessions/derive.ts';
 import { REMEDIATION_CONFLICT_MESSAGE, updateRemediation } from '../src/sessions/remediation.ts';
 import { resolveUser } from '../src/auth/users.ts';

@@ -1,6 +1,6 @@
 import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { conflict, notFound } from '../errors.ts';
+import { conflict, notFound } from '../http/errors.ts';
 import { agentForUser, clientOut } from './resolve.ts';
 
 type Member = { agent_id: string; client_id: string | null; created_at: string };

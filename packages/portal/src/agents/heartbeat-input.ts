@@ -1,5 +1,5 @@
 import { AGENT_ID_PATTERN, HEARTBEAT_REQUIRED_FIELDS, type HeartbeatBody } from '@svc/protocol';
-import { badRequest } from '../errors.ts';
+import { badRequest } from '../http/errors.ts';
 
 export interface HeartbeatInput {
   agentId: string;

@@ -3,7 +3,7 @@ import type { CommandRecord, CommandStatus, CommandType } from '@svc/protocol';
 import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import type { AgentCommandResultsTable, AgentCommandsTable } from '../db/schema.ts';
-import { notFound } from '../errors.ts';
+import { notFound } from '../http/errors.ts';
 import { clientOut } from './resolve.ts';
 
 function presentCommand(row: Selectable<AgentCommandsTable>): CommandRecord {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { COMMAND_TYPES, CONFIG_KEY_NOT_ALLOWED, REMOTE_CONFIG_ALLOWLIST, type CommandType } from '@svc/protocol';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../http/errors.ts';
 import { validatePayload } from './payload.ts';
 
 /** SPEC "Agent command payloads": what POST /api/agent-commands accepts before queueing. */

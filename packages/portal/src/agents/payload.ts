@@ -6,7 +6,7 @@ import {
   SCHEDULE_ACTIONS,
   type CommandType,
 } from '@svc/protocol';
-import { badRequest } from '../errors.ts';
+import { badRequest } from '../http/errors.ts';
 
 type Payload = Record<string, unknown>;
 type Rule = { required?: boolean; check: (value: unknown, key: string, payload: Payload) => unknown };

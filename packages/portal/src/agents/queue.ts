@@ -4,7 +4,7 @@ import { presentAuditEvent, recordAuditEvent } from '../audit/record.ts';
 import type { AuditEventsTable } from '../db/schema.ts';
 import { actorOf, type UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest, conflict, HttpError, insufficientPermissions, notFound } from '../errors.ts';
+import { badRequest, conflict, HttpError, insufficientPermissions, notFound } from '../http/errors.ts';
 import { validatePayload } from './payload.ts';
 import { commandEligible } from './eligibility.ts';
 import { agentForUser, clientOut, NO_CLIENT } from './resolve.ts';

@@ -3,7 +3,7 @@ import { recordAuditEvent } from '../audit/record.ts';
 import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import type { Database } from '../db/schema.ts';
-import { forbidden } from '../errors.ts';
+import { forbidden } from '../http/errors.ts';
 import type { HeartbeatInput } from './heartbeat-input.ts';
 import { AGENT_UNREGISTERED, clientOut, NO_CLIENT } from './resolve.ts';
 

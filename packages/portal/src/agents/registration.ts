@@ -2,7 +2,7 @@ import type { AuditEventType } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { conflict, notFound } from '../errors.ts';
+import { conflict, notFound } from '../http/errors.ts';
 import { agentForUser, AGENT_NOT_FOUND, clientOut } from './resolve.ts';
 
 export type AgentAction = 'deregister' | 'reenable' | 'purge';

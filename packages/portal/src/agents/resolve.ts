@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { LegacyPrincipal, LicensePrincipal, UserPrincipal } from '../auth/principal.ts';
 import type { Database } from '../db/schema.ts';
-import { forbidden, HttpError, notFound } from '../errors.ts';
+import { forbidden, HttpError, notFound } from '../http/errors.ts';
 
 /**
  * Agents are keyed by (client_id, agent_id) (D17). The legacy key has no client: an agent it

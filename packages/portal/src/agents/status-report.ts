@@ -2,7 +2,7 @@ import { MAX_OUTPUT_BYTES, SESSION_ID_PATTERN, type StatusReportBody } from '@sv
 import { recordAuditEvent } from '../audit/record.ts';
 import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest, conflict, notFound } from '../errors.ts';
+import { badRequest, conflict, notFound } from '../http/errors.ts';
 import { agentForKey, clientOut } from './resolve.ts';
 
 /** D14: SPEC's table, strictly. Anything else is a 409. */

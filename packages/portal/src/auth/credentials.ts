@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Permission } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
-import { HttpError, insufficientPermissions, unauthorized } from '../errors.ts';
+import { HttpError, insufficientPermissions, unauthorized } from '../http/errors.ts';
 import { authorizeKey, KEY_MESSAGES } from './api-keys.ts';
 import { API_KEY_HEADER, IDENTITY_TOKEN_HEADER, lookupKey, refuseAuthorizationHeader } from './guards.ts';
 import type { Principal } from './principal.ts';

@@ -1,7 +1,7 @@
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Permission } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
-import { forbidden, HttpError, insufficientPermissions, unauthorized } from '../errors.ts';
+import { forbidden, HttpError, insufficientPermissions, unauthorized } from '../http/errors.ts';
 import { authorizeKey, KEY_MESSAGES, type KeyLookup } from './api-keys.ts';
 import type { LegacyPrincipal, LicensePrincipal, Principal, UserPrincipal } from './principal.ts';
 import { resolveUser } from './users.ts';

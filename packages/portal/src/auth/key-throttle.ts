@@ -1,4 +1,4 @@
-import { tooManyRequests } from '../errors.ts';
+import { tooManyRequests } from '../http/errors.ts';
 
 const WINDOW_MS = 60_000;
 /** Addresses tracked at most; past it, windows that have ended are dropped first, then the oldest. */

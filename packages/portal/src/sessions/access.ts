@@ -3,7 +3,7 @@ import { SESSION_ID_PATTERN, type Permission } from '@svc/protocol';
 import { resolveCredential } from '../auth/credentials.ts';
 import { scopeOf, type Principal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest, forbidden, HttpError, notFound, unauthorized } from '../errors.ts';
+import { badRequest, forbidden, HttpError, notFound, unauthorized } from '../http/errors.ts';
 import { MAX_SESSION_ID_LENGTH } from './derive.ts';
 import type { SessionRow } from './present.ts';
 

@@ -4,7 +4,7 @@ import { recordAuditEvent } from '../audit/record.ts';
 import { actorOf, type LegacyPrincipal, type LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
-import { forbidden } from '../errors.ts';
+import { forbidden } from '../http/errors.ts';
 import { NO_CLIENT } from './access.ts';
 import { newShareToken, shareUrl } from './share.ts';
 

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { SESSION_ID_PATTERN, type SessionStatus, type SessionView } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
-import { badRequest } from '../errors.ts';
+import { badRequest } from '../http/errors.ts';
 import { storable } from './derive.ts';
 import { presentSession } from './present.ts';
 

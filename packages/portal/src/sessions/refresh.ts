@@ -3,7 +3,7 @@ import type { SessionFileName } from '@svc/protocol';
 import { scopeOf, type Principal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
-import { conflict } from '../errors.ts';
+import { conflict } from '../http/errors.ts';
 import { resolveSession } from './access.ts';
 import type { SessionRow } from './present.ts';
 

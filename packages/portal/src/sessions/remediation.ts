@@ -6,7 +6,7 @@ import { actorOf, scopeOf, type UserPrincipal } from '../auth/principal.ts';
 import { BlobNotFoundError } from '../blobs/store.ts';
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
-import { conflict, HttpError } from '../errors.ts';
+import { conflict, HttpError } from '../http/errors.ts';
 import { clientIdOut, resolveSession, type SessionRef } from './access.ts';
 import { defaultRemediationSummary, remediationSummaryOf } from './derive.ts';
 import { blobPrefix, CONTENT_TYPES } from './files.ts';

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import { ShareQuery } from '@svc/protocol';
 import type { FastifyReply } from 'fastify';
 import type { App, AppContext } from '../context.ts';
-import { HttpError } from '../errors.ts';
+import { HttpError } from '../http/errors.ts';
 import { bridgeInserter, bridgeScript } from '../sessions/bridge.ts';
 import type { SessionRow } from '../sessions/present.ts';
 import { escapeHtml, setFileHeaders } from './sandbox.ts';

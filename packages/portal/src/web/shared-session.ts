@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { SESSION_FILES, type SessionFileName, type ShareResponse } from '@svc/protocol';
 import { BlobNotFoundError } from '../blobs/store.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest, HttpError } from '../errors.ts';
+import { badRequest, HttpError } from '../http/errors.ts';
 import { findSession } from '../sessions/access.ts';
 import type { SessionRow } from '../sessions/present.ts';
 

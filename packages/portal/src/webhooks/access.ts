@@ -1,6 +1,6 @@
 import { inScope, type UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest, conflict, forbidden, HttpError, notFound } from '../errors.ts';
+import { badRequest, conflict, forbidden, HttpError, notFound } from '../http/errors.ts';
 import type { DeliveryRow, SubscriptionRow } from './present.ts';
 import { checkedAddresses, parseWebhookUrl, UnsafeUrlError } from './url-safety.ts';
 

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../db/schema.ts';
-import { conflict } from '../errors.ts';
+import { conflict } from '../http/errors.ts';
 
 export interface ClientSlot {
   /** The client the subscription will belong to (null: every client's events, admin only). */

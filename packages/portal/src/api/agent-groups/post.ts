@@ -32,15 +32,13 @@ export default function register(app: App, ctx: AppContext): void {
     async (request, reply) => {
       const { agent_id, group_name, client_id } = request.body;
       const added = await addToGroup(ctx, userOf(request), agent_id, client_id, group_name);
-      return reply
-        .code(201)
-        .send({
-          success: true as const,
-          group_name,
-          agent_id,
-          client_id: added.clientId,
-          created_at: added.createdAt.toISOString(),
-        });
+      return reply.code(201).send({
+        success: true as const,
+        group_name,
+        agent_id,
+        client_id: added.clientId,
+        created_at: added.createdAt.toISOString(),
+      });
     },
   );
 }

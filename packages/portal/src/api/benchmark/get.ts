@@ -1,6 +1,6 @@
 import { AmbiguousSessionBody, BenchmarkResponse, SessionQuery } from '@svc/protocol';
 import type { App, AppContext } from '../../context.ts';
-import { notFound } from '../../errors.ts';
+import { notFound } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
 import { MIN_PEERS } from '../../sessions/benchmark.ts';

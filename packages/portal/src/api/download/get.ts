@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import { AmbiguousSessionBody, DownloadQuery, ErrorBody, SESSION_FILES, type SessionFileName } from '@svc/protocol';
 import type { App, AppContext } from '../../context.ts';
-import { badRequest, notFound } from '../../errors.ts';
+import { badRequest, notFound } from '../../http/errors.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
 import { CONTENT_TYPES } from '../../sessions/files.ts';
 import { setFileHeaders } from '../../web/sandbox.ts';

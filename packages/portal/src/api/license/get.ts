@@ -2,7 +2,7 @@ import { LicenseValidation } from '@svc/protocol';
 import { validationResult } from '../../auth/api-keys.ts';
 import { API_KEY_HEADER, lookupKey, refuseAuthorizationHeader } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
-import { HttpError } from '../../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 
 /**

@@ -4,7 +4,7 @@ import { recordAuditEvent } from '../../audit/record.ts';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
-import { badRequest } from '../../errors.ts';
+import { badRequest } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { generateLicenseKey, newLicenseId } from '../../licenses/keys.ts';
 import { presentLicense } from '../../licenses/present.ts';

@@ -3,7 +3,7 @@ import { recordAuditEvent } from '../../audit/record.ts';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
-import { conflict, notFound } from '../../errors.ts';
+import { conflict, notFound } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { presentLicense } from '../../licenses/present.ts';
 

@@ -1,5 +1,5 @@
 import type { App, AppContext } from '../../context.ts';
-import { HttpError } from '../../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 
 const methodNotAllowed = (method: string) =>

@@ -9,7 +9,7 @@ import {
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import type { StoredObject } from '../../db/schema.ts';
-import { badRequest, HttpError } from '../../errors.ts';
+import { badRequest, HttpError } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { parseSessionId } from '../../sessions/access.ts';
 import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';

@@ -1,7 +1,7 @@
 import { RemediationUpdateBody, RemediationUpdateResponse } from '@svc/protocol';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
-import { badRequest } from '../../errors.ts';
+import { badRequest } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { parseSessionId } from '../../sessions/access.ts';
 import { parseRemediationItems, RemediationInputError, updateRemediation } from '../../sessions/remediation.ts';

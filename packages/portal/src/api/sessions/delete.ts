@@ -1,7 +1,7 @@
 import { AmbiguousSessionBody, DeleteSessionResponse, SessionQuery } from '@svc/protocol';
 import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
-import { notFound } from '../../errors.ts';
+import { notFound } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
 import { deleteSession } from '../../sessions/delete.ts';

@@ -2,7 +2,7 @@ import { AmbiguousSessionBody, SessionDetailResponse, SessionListResponse, Sessi
 import { requireUser, userOf } from '../../auth/guards.ts';
 import { inScope } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
-import { forbidden } from '../../errors.ts';
+import { forbidden } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
 import { listSessions } from '../../sessions/listing.ts';

@@ -2,7 +2,7 @@ import { AmbiguousSessionBody, SessionQuery, UpdateSessionBody, UpdateSessionRes
 import { resolveCredential } from '../../auth/credentials.ts';
 import { actorOf, scopeOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
-import { badRequest, notFound, unauthorized, type HttpError } from '../../errors.ts';
+import { badRequest, notFound, unauthorized, type HttpError } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
 import { storable } from '../../sessions/derive.ts';

@@ -1,6 +1,6 @@
 import { ShareQuery, ShareResponse } from '@svc/protocol';
 import type { App, AppContext } from '../../context.ts';
-import { notFound } from '../../errors.ts';
+import { notFound } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { findSharedSession, parseShareToken, presentShare } from '../../web/shared-session.ts';
 

@@ -2,7 +2,7 @@ import { AmbiguousSessionBody, RotateShareResponse, SessionQuery } from '@svc/pr
 import { requireUser } from '../../auth/guards.ts';
 import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
-import { notFound } from '../../errors.ts';
+import { notFound } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, clientIdOut, parseSessionId } from '../../sessions/access.ts';
 import { rotateShareToken, shareUrl } from '../../sessions/share.ts';

@@ -5,7 +5,7 @@ import { UPLOAD_FIELDS, UPLOAD_LIMIT_BYTES, UploadResponse, type SessionFileName
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import type { StoredObject } from '../../db/schema.ts';
-import { badRequest, HttpError } from '../../errors.ts';
+import { badRequest, HttpError } from '../../http/errors.ts';
 import { findInputProblem, inputProblemMessage } from '../../http/input-rules.ts';
 import { responses } from '../../http/responses.ts';
 import { commitSession } from '../../sessions/commit.ts';

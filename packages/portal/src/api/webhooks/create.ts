@@ -60,15 +60,13 @@ export default function register(app: App, ctx: AppContext): void {
           .returningAll()
           .executeTakeFirstOrThrow(),
       );
-      return reply
-        .code(201)
-        .send({
-          subscription: {
-            ...presentSubscription(row),
-            signing_secret: secret,
-            standard_webhooks_secret: standardWebhooksSecret(secret),
-          },
-        });
+      return reply.code(201).send({
+        subscription: {
+          ...presentSubscription(row),
+          signing_secret: secret,
+          standard_webhooks_secret: standardWebhooksSecret(secret),
+        },
+      });
     },
   );
 }

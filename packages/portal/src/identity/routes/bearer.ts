@@ -1,6 +1,6 @@
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { forbidden, HttpError } from '../../errors.ts';
+import { forbidden, HttpError } from '../../http/errors.ts';
 import { findUserById, type UserRow } from '../users.ts';
 
 declare module 'fastify' {

@@ -2,7 +2,7 @@ import { setTimeout } from 'node:timers/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { OAuthError, TokenRequest, TokenResponse } from '@svc/protocol';
 import type { App, AppContext } from '../../context.ts';
-import { HttpError } from '../../errors.ts';
+import { HttpError } from '../../http/errors.ts';
 import { storable } from '../../sessions/derive.ts';
 import { verifyPassword } from '../passwords.ts';
 import { admitLoginAttempt, recordSuccessfulLogin } from '../throttle.ts';

@@ -1,7 +1,7 @@
 import { CreateUserBody, UserResponse } from '@svc/protocol';
 import { recordAuditEvent } from '../../audit/record.ts';
 import type { App, AppContext } from '../../context.ts';
-import { badRequest, conflict } from '../../errors.ts';
+import { badRequest, conflict } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { passwordWeakness } from '../password-strength.ts';
 import { hashPassword } from '../passwords.ts';

@@ -1,7 +1,7 @@
 import { OkBody, UserIdQuery } from '@svc/protocol';
 import { recordAuditEvent } from '../../audit/record.ts';
 import type { App, AppContext } from '../../context.ts';
-import { conflict, notFound } from '../../errors.ts';
+import { conflict, notFound } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { identityUserOf, requireBearer } from './bearer.ts';
 import { lockAdmins } from './last-admin.ts';

@@ -1,8 +1,32 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from './db/pool.ts';
+import { isDatabaseUnavailable } from '../db/pool.ts';
+import { DomainError, type DomainErrorKind } from '../domain/errors.ts';
+
+/** The one place a domain error's kind becomes an HTTP status. */
+export const STATUS_OF_KIND: Record<DomainErrorKind, number> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  gone: 410,
+  too_large: 413,
+  rate_limited: 429,
+  unavailable: 503,
+};
+
+/** A domain error as the HTTP answer it becomes: status, headers and body. */
+export function httpErrorOf(err: DomainError): HttpError {
+  const headers: Record<string, string> = {};
+  if (err.retryAfterSeconds !== undefined) {
+    headers['retry-after'] = String(Math.max(1, Math.ceil(err.retryAfterSeconds)));
+  }
+  return new HttpError(STATUS_OF_KIND[err.kind], err.message, { headers, extra: err.extra });
+}
 
 /**
- * The error catalog. Handlers throw `HttpError`; the edge (`errorHandler`) turns every
+ * The error catalog. Route handlers throw `HttpError` (request-shape problems found at the
+ * edge) or let a domain code's `DomainError` through; the edge (`errorHandler`) turns every
  * error into D1's `{"error": "<message>"}` body. Anything unexpected becomes a 500 whose
  * body never carries internals.
  */
@@ -76,10 +100,11 @@ function describeFrameworkError(err: FastifyError): { status: number; message: s
 }
 
 export function errorHandler(
-  err: FastifyError | HttpError | Error,
+  err: FastifyError | HttpError | DomainError | Error,
   request: FastifyRequest,
   reply: FastifyReply,
 ): void {
+  if (err instanceof DomainError) err = httpErrorOf(err);
   if (err instanceof HttpError) {
     void reply
       .code(err.statusCode)

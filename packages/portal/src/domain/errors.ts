@@ -1,0 +1,46 @@
+/**
+ * Errors raised by domain code (licenses, sessions, agents, webhooks, audit, identity, auth).
+ *
+ * The domain knows what went wrong and says it in SPEC.md's words; it does not know HTTP.
+ * Each error carries a stable code `<kind>.<what>` (for example `not_found.session`,
+ * `conflict.remediation_changed`); the kind alone decides the status, in one table in
+ * `http/errors.ts`. Tests and logs may rely on codes; clients see only the message.
+ */
+export type DomainErrorKind =
+  | 'invalid'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'conflict'
+  | 'gone'
+  | 'too_large'
+  | 'rate_limited'
+  | 'unavailable';
+
+export type DomainErrorCode = `${DomainErrorKind}.${string}`;
+
+export interface DomainErrorOptions {
+  /** Seconds the caller should wait before retrying (rate_limited, unavailable). */
+  retryAfterSeconds?: number;
+  /** Extra fields presented beside `error` in the body (SPEC asks for a few). */
+  extra?: Record<string, unknown>;
+}
+
+export class DomainError extends Error {
+  readonly code: DomainErrorCode;
+  readonly kind: DomainErrorKind;
+  readonly retryAfterSeconds: number | undefined;
+  readonly extra: Record<string, unknown>;
+  constructor(code: DomainErrorCode, message: string, opts: DomainErrorOptions = {}) {
+    super(message);
+    this.name = 'DomainError';
+    this.code = code;
+    this.kind = code.slice(0, code.indexOf('.')) as DomainErrorKind;
+    this.retryAfterSeconds = opts.retryAfterSeconds;
+    this.extra = opts.extra ?? {};
+  }
+}
+
+/** The message SPEC.md uses for every tier or permission refusal. */
+export const insufficientPermissions = (feature: string): DomainError =>
+  new DomainError('forbidden.permission', `Insufficient permissions for ${feature}`);
