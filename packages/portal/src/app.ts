@@ -74,6 +74,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       info: {
         title: 'Scan collection portal API',
         version: ctx.version,
+        // No open-source license is granted (package.json and the README state none).
+        license: { name: 'Proprietary' },
         description:
           'Errors are `{"error": "<message>"}` (D1). License keys go in `x-api-key`; admin identity JWTs in `X-Identity-Token`. ' +
           'Any `Authorization` header on /api/* is refused with the same plain 401 as an invalid token.',

@@ -21,6 +21,7 @@ export default function register(app: App, ctx: AppContext): void {
     '/benchmark',
     {
       schema: {
+        operationId: 'benchmarkSession',
         tags: ['sessions'],
         summary: 'Benchmark a session against its peers',
         security: [{ identityToken: [] }, { apiKey: [] }],

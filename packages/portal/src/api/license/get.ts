@@ -15,6 +15,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: async (request) => refuseAuthorizationHeader(request),
       schema: {
+        operationId: 'validateLicense',
         tags: ['licenses'],
         summary: 'Validate the x-api-key license key',
         security: [{ apiKey: [] }],

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { App, AppContext } from '../../context.ts';
+import { responses } from '../../http/responses.ts';
 import { identityIssuer } from '../../auth/jwt.ts';
 import { SIGNING_ALG } from '../signing-keys.ts';
 
@@ -19,7 +20,15 @@ const Discovery = Type.Object({
 export default function register(app: App, ctx: AppContext): void {
   app.get(
     '/.well-known/openid-configuration',
-    { schema: { tags: ['identity'], summary: 'Provider metadata', response: { 200: Discovery } } },
+    {
+      schema: {
+        operationId: 'getOpenIdConfiguration',
+        security: [],
+        tags: ['identity'],
+        summary: 'Provider metadata',
+        response: responses({ 200: Discovery }, 400),
+      },
+    },
     async () => {
       const issuer = identityIssuer(ctx.config.baseUrl);
       return {

@@ -31,6 +31,8 @@ export default function register(app: App, ctx: AppContext): void {
       // generic validation error body, so OAuth clients can read it.
       attachValidation: true,
       schema: {
+        operationId: 'issueToken',
+        security: [],
         tags: ['identity'],
         summary: 'Exchange a password or a refresh token for an access token',
         consumes: ['application/x-www-form-urlencoded', 'application/json'],

@@ -11,6 +11,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       preHandler: requireBearer(ctx),
       schema: {
+        operationId: 'getCurrentUser',
         tags: ['identity'],
         summary: 'Current user',
         security: [{ bearer: [] }],

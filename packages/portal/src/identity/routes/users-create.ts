@@ -15,6 +15,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       preHandler: requireBearer(ctx, { admin: true }),
       schema: {
+        operationId: 'createUser',
         tags: ['identity'],
         summary: 'Create a user',
         security: [{ bearer: [] }],

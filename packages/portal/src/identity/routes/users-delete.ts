@@ -13,6 +13,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       preHandler: requireBearer(ctx, { admin: true }),
       schema: {
+        operationId: 'deleteUser',
         tags: ['identity'],
         summary: 'Delete a user',
         security: [{ bearer: [] }],

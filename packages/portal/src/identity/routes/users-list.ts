@@ -11,6 +11,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       preHandler: requireBearer(ctx, { admin: true }),
       schema: {
+        operationId: 'listUsers',
         tags: ['identity'],
         summary: 'List users',
         security: [{ bearer: [] }],

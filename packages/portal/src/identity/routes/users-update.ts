@@ -18,6 +18,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       preHandler: requireBearer(ctx, { admin: true }),
       schema: {
+        operationId: 'updateUser',
         tags: ['identity'],
         summary: 'Update a user',
         security: [{ bearer: [] }],
