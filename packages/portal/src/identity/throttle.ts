@@ -17,7 +17,7 @@ import { normalizeEmail } from './users.ts';
  * a doubling delay (30 s, 60 s, ...) capped at 15 minutes. Locking the e-mail everywhere let
  * anyone keep its owner out with one wrong password every 15 minutes. Across addresses a
  * per-e-mail count (login_email_failures) past a threshold only slows each attempt down
- * (the route waits before checking the password), so the right password from a fresh
+ * (the password grant waits before checking the password), so the right password from a fresh
  * address still works. A successful login resets both counts. Per-address throttling
  * (@fastify/rate-limit on the token route) covers guessing across many accounts.
  */
