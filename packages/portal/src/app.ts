@@ -12,6 +12,7 @@ import type { App, AppContext } from './context.ts';
 import { badRequest, errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './http/errors.ts';
 import { registerIdentityRoutes } from './identity/routes/index.ts';
 import { registerNoStore } from './http/cache-control.ts';
+import { credentialsOf } from './http/credentials.ts';
 import { findInputProblem, inputProblemMessage } from './http/input-rules.ts';
 import { capConnections, installRequestTimeout, serverOptions } from './http/timeouts.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -149,7 +150,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   // The routed path is checked, not the raw URL, so `/%61pi/...` cannot slip past.
   app.addHook('onRequest', async (request) => {
     const path = request.routeOptions.url ?? request.url;
-    if (path.startsWith('/api/') && request.headers.authorization !== undefined) throw unauthorized();
+    if (path.startsWith('/api/') && credentialsOf(request.headers).authorization !== undefined) throw unauthorized();
   });
 
   await app.register(

@@ -1,7 +1,7 @@
 import { Jwks } from '@svc/protocol';
-import type { App, AppContext } from '../../context.ts';
-import { responses } from '../../http/responses.ts';
-import { publicJwks } from '../signing-keys.ts';
+import type { App, AppContext } from '../../../context.ts';
+import { responses } from '../../../http/responses.ts';
+import { publicJwks } from '../../signing-keys.ts';
 
 /** GET /identity/.well-known/jwks.json: the public keys that verify the portal's tokens. */
 export default function register(app: App, ctx: AppContext): void {

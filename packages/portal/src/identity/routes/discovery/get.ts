@@ -1,8 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import type { App, AppContext } from '../../context.ts';
-import { responses } from '../../http/responses.ts';
-import { identityIssuer } from '../../auth/jwt.ts';
-import { SIGNING_ALG } from '../signing-keys.ts';
+import type { App, AppContext } from '../../../context.ts';
+import { responses } from '../../../http/responses.ts';
+import { presentDiscovery } from '../../present.ts';
 
 const Discovery = Type.Object({
   issuer: Type.String(),
@@ -29,20 +28,6 @@ export default function register(app: App, ctx: AppContext): void {
         response: responses({ 200: Discovery }, 400),
       },
     },
-    async () => {
-      const issuer = identityIssuer(ctx.config.baseUrl);
-      return {
-        issuer,
-        jwks_uri: `${issuer}/.well-known/jwks.json`,
-        token_endpoint: `${issuer}/token`,
-        userinfo_endpoint: `${issuer}/user`,
-        grant_types_supported: ['password', 'refresh_token'],
-        // Required by OpenID discovery; tokens come only from the token endpoint.
-        response_types_supported: ['token'],
-        subject_types_supported: ['public'],
-        id_token_signing_alg_values_supported: [SIGNING_ALG],
-        token_endpoint_auth_methods_supported: ['none'],
-      };
-    },
+    async () => presentDiscovery(ctx.config.baseUrl),
   );
 }
