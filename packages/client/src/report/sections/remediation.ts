@@ -1,0 +1,42 @@
+import { REMEDIATION_STATUSES, type RemediationEntry, type SessionFile, SEVERITIES } from '@svc/protocol';
+import type { Static } from '@sinclair/typebox';
+import { type Html, html } from '../html.ts';
+import { num, section, severityBadge, table, when } from './parts.ts';
+
+type Entry = Static<typeof RemediationEntry>;
+
+const sev = (e: Entry) =>
+  (SEVERITIES as readonly unknown[]).includes(e.severity)
+    ? severityBadge(e.severity as (typeof SEVERITIES)[number])
+    : '-';
+
+/** New means first seen in this session; anything older persists. */
+export const isNew = (e: Entry, sessionId: string) => e.first_seen === undefined || e.first_seen === sessionId;
+
+export function remediationSection(doc: SessionFile, sessionId: string): Html | null {
+  const open = doc.remediation ?? [];
+  const resolved = doc.remediation_resolved ?? [];
+  if (open.length === 0 && resolved.length === 0 && doc.remediation === undefined) return null;
+  const byStatus = REMEDIATION_STATUSES.map((s) => [s, open.filter((e) => e.status === s).length] as const);
+  const newCount = open.filter((e) => isNew(e, sessionId)).length;
+  const rows = open.map(
+    (e) =>
+      html`<tr><td>${e.title ?? '-'}</td><td>${e.host ?? '-'}</td><td>${sev(e)}</td><td>${isNew(e, sessionId) ? 'New' : 'Persistent'}</td><td>${e.status ?? '-'}</td><td>${e.first_seen ?? '-'}</td><td>${e.prior_status ?? '-'}</td><td>${e.note ?? ''}</td></tr>`,
+  );
+  const resolvedRows = resolved.map(
+    (e) =>
+      html`<tr><td>${e.title ?? '-'}</td><td>${e.host ?? '-'}</td><td>${sev(e)}</td><td>${e.first_seen ?? '-'}</td><td>${e.prior_status ?? '-'}</td><td>${when(e.status_changed)}</td></tr>`,
+  );
+  return section(
+    'remediation',
+    'Remediation tracking',
+    html`<p>${newCount} new since the prior scan, ${open.length - newCount} persistent, ${resolved.length} resolved.</p>${table(
+      REMEDIATION_STATUSES.map((s) => ({ label: s, num: true as const })),
+      [html`<tr>${byStatus.map(([, n]) => num(n))}</tr>`],
+    )}${table(['Finding', 'Host', 'Severity', 'New / persistent', 'Status', 'First seen', 'Prior status', 'Note'], rows)}${
+      resolved.length === 0
+        ? null
+        : html`<h3>Resolved since the prior scan</h3>${table(['Finding', 'Host', 'Severity', 'First seen', 'Prior status', 'Resolved'], resolvedRows)}`
+    }`,
+  );
+}

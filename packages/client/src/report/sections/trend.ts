@@ -1,0 +1,8 @@
+import { type Html, html } from '../html.ts';
+import type { TrendPoint } from '../index.ts';
+import { trendChart } from '../trend-chart.ts';
+import { section } from './parts.ts';
+
+export function trendSection(trend: readonly TrendPoint[], target: string): Html {
+  return section('trend', 'Risk trend', html`<figure class="trend">${trendChart(trend, target)}</figure>`);
+}
