@@ -56,12 +56,30 @@ footer.report-footer a{color:inherit}
 }
 `;
 
-/** The summary fits one page: tighter spacing, A4 or Letter. */
+/** The summary fits one printed page (A4 or Letter): tighter spacing, a smaller chart, two-column scope. */
 const EXEC_SHEET = `
-@page{size:auto;margin:12mm}
 .exec main{max-width:900px;padding:8px 24px}
 .exec section{margin:10px 0;padding:10px 16px}
 .exec .trend svg{max-width:560px}
+@media print{
+  @page{margin:10mm}
+  body.exec{font-size:10.5px;line-height:1.3}
+  .exec header.report-header{padding:8px 14px}
+  .exec header.report-header h1{font-size:18px}
+  .exec main{padding:0 4px}
+  .exec section{margin:3px 0;padding:3px 0}
+  .exec h2{font-size:13px;margin:0 0 4px}
+  .exec .meta{grid-template-columns:max-content 1fr max-content 1fr}
+  .exec .score{padding:4px 8px}
+  .exec .score .value{font-size:20px}
+  .exec th,.exec td{padding:2px 6px}
+  .exec table{margin:2px 0 4px}
+  .exec p{margin:3px 0}
+  .exec ol{margin:2px 0}
+  .exec .trend svg{max-width:330px}
+  .exec .trend{margin:0}
+  .exec footer.report-footer{padding:4px}
+}
 `;
 
 export function stylesOf(branding: Branding, kind: 'report' | 'exec'): Html {

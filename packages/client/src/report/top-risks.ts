@@ -19,7 +19,7 @@ const FAMILIES: readonly Family[] = [
   {
     key: 'family:weak-tls',
     title: 'Weak TLS/SSL configuration',
-    test: /\b(sslv[23]|tlsv?1\.[01]|tls ?1\.[01]|rc4|sweet32|3des|export[- ]cipher|ssl-enum-ciphers|ssl-dh-params|weak[- ](tls|ssl|cipher)|dh[- ]?1024)\b/i,
+    test: /\b(tls-deprecated|tls-weak|sslv[23]|tlsv?1\.[01]|tls ?1\.[01]|rc4|sweet32|3des|export[- ]cipher|ssl-enum-ciphers|ssl-dh-params|weak[- ](tls|ssl|cipher)|dh[- ]?1024)\b/i,
   },
   {
     key: 'family:weak-ssh',

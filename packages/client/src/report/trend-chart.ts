@@ -46,7 +46,7 @@ export function trendChart(points: readonly TrendPoint[], target: string): Html 
   const step = Math.max(1, Math.ceil(n / MAX_X_LABELS));
   const xLabels = points.map((p, i) =>
     i % step === 0 || i === n - 1
-      ? html`<text class="trend-axis" x="${x(i)}" y="${H - PAD.bottom + 18}" text-anchor="middle">${dayOf(p.finished_at)}</text>`
+      ? html`<text class="trend-axis" x="${x(i)}" y="${H - PAD.bottom + 18}" text-anchor="${n === 1 ? 'middle' : i === 0 ? 'start' : i === n - 1 ? 'end' : 'middle'}">${dayOf(p.finished_at)}</text>`
       : null,
   );
   const line = (values: (number | null)[], cls: string) => {

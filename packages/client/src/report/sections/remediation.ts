@@ -10,6 +10,14 @@ const sev = (e: Entry) =>
     ? severityBadge(e.severity as (typeof SEVERITIES)[number])
     : '-';
 
+const STATUS_LABELS: Readonly<Record<(typeof REMEDIATION_STATUSES)[number], string>> = {
+  new: 'New',
+  persistent: 'Persistent',
+  in_progress: 'In progress',
+  resolved: 'Resolved',
+  deferred: 'Deferred',
+};
+
 /** New means first seen in this session; anything older persists. */
 export const isNew = (e: Entry, sessionId: string) => e.first_seen === undefined || e.first_seen === sessionId;
 
@@ -31,7 +39,7 @@ export function remediationSection(doc: SessionFile, sessionId: string): Html | 
     'remediation',
     'Remediation tracking',
     html`<p>${newCount} new since the prior scan, ${open.length - newCount} persistent, ${resolved.length} resolved.</p>${table(
-      REMEDIATION_STATUSES.map((s) => ({ label: s, num: true as const })),
+      REMEDIATION_STATUSES.map((s) => ({ label: STATUS_LABELS[s], num: true as const })),
       [html`<tr>${byStatus.map(([, n]) => num(n))}</tr>`],
     )}${table(['Finding', 'Host', 'Severity', 'New / persistent', 'Status', 'First seen', 'Prior status', 'Note'], rows)}${
       resolved.length === 0
