@@ -34,7 +34,13 @@ export function portLabel(f: Finding): string {
 }
 
 /** CVE ids of a finding: references.cve plus the older single `cve`. */
-export function cvesOf(f: Finding): string[] {
+const NONE: readonly string[] = [];
+
+export function cvesOf(f: Finding): readonly string[] {
+  const listed = f.references?.cve;
+  const single = typeof f.cve === 'string' && f.cve !== '' ? f.cve : null;
+  if (single === null) return listed ?? NONE;
+  if (listed === undefined || listed.length === 0) return [single];
   const ids = new Set<string>(f.references?.cve ?? []);
   if (typeof f.cve === 'string' && f.cve !== '') ids.add(f.cve);
   return [...ids];

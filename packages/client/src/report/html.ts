@@ -25,25 +25,30 @@ const ENTITIES: Readonly<Record<string, string>> = {
   "'": '&#39;',
 };
 
+const NEEDS_ESCAPE = /[&<>"']/;
+
 /** Text to HTML text or a quoted attribute value. */
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ENTITIES[c] as string);
+  return NEEDS_ESCAPE.test(text) ? text.replace(/[&<>"']/g, (c) => ENTITIES[c] as string) : text;
 }
 
-function render(slot: Slot, out: string[]): void {
-  if (slot === null || slot === undefined || slot === false) return;
-  if (slot instanceof Html) out.push(slot.value);
-  else if (Array.isArray(slot)) for (const s of slot as readonly Slot[]) render(s, out);
-  else out.push(escapeHtml(String(slot)));
+// Plain string concatenation: V8 builds ropes, far cheaper than arrays joined per template
+// when a report holds tens of thousands of rows.
+function render(slot: Slot): string {
+  if (slot === null || slot === undefined || slot === false) return '';
+  if (slot instanceof Html) return slot.value;
+  if (Array.isArray(slot)) {
+    let out = '';
+    for (const s of slot as readonly Slot[]) out += render(s);
+    return out;
+  }
+  return escapeHtml(String(slot));
 }
 
 export function html(strings: TemplateStringsArray, ...slots: Slot[]): Html {
-  const out: string[] = [strings[0] as string];
-  for (let i = 0; i < slots.length; i++) {
-    render(slots[i] as Slot, out);
-    out.push(strings[i + 1] as string);
-  }
-  return new Html(out.join(''));
+  let out = strings[0] as string;
+  for (let i = 0; i < slots.length; i++) out += render(slots[i] as Slot) + (strings[i + 1] as string);
+  return new Html(out);
 }
 
 /** Markup written by the renderer itself (CSS, the inline script, SVG built from numbers); never scan data. */

@@ -47,6 +47,20 @@ export interface TopRisk {
   rank: number;
 }
 
+/** Findings of one rule and title share a key: computed once per pair, not per finding. */
+function keyCache(): (f: Finding) => { key: string; familyTitle: string | null } {
+  const cache = new Map<string, { key: string; familyTitle: string | null }>();
+  return (f) => {
+    const id = `${f.rule_id ?? ''}\u0000${f.title ?? ''}`;
+    let k = cache.get(id);
+    if (k === undefined) {
+      k = riskKeyOf(f);
+      cache.set(id, k);
+    }
+    return k;
+  };
+}
+
 export function riskKeyOf(f: Finding): { key: string; familyTitle: string | null } {
   const text = `${f.rule_id ?? ''} ${f.title ?? ''}`;
   const family = FAMILIES.find((fam) => fam.test.test(text));
@@ -69,10 +83,11 @@ export function topRisks(findings: readonly Finding[], limit: number): TopRisk[]
       cves: Set<string>;
     }
   >();
+  const keyOf = keyCache();
   for (const f of findings) {
     const severity = severityOf(f);
     if (severity === 'info') continue;
-    const { key, familyTitle } = riskKeyOf(f);
+    const { key, familyTitle } = keyOf(f);
     let g = groups.get(key);
     if (g === undefined) {
       g = {

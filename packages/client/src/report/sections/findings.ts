@@ -25,9 +25,12 @@ function groupsOf(findings: readonly Finding[]): Group[] {
     }
     g.findings.push(f);
   }
-  const top = (g: Group) => Math.max(...g.findings.map((f) => SEVERITY_RANK[severityOf(f)]));
+  const top = new Map(
+    [...groups.values()].map((g) => [g, Math.max(...g.findings.map((f) => SEVERITY_RANK[severityOf(f)]))]),
+  );
+  const rank = (g: Group) => top.get(g) ?? 0;
   return [...groups.values()].sort(
-    (a, b) => top(b) - top(a) || b.findings.length - a.findings.length || a.title.localeCompare(b.title),
+    (a, b) => rank(b) - rank(a) || b.findings.length - a.findings.length || a.title.localeCompare(b.title),
   );
 }
 
