@@ -33,6 +33,7 @@ td.num,th.num{text-align:right}
 .sev{display:inline-block;border-radius:3px;padding:0 6px;font-size:12px;font-weight:600;color:#fff;text-transform:uppercase}
 .sev-critical{background:#7b1020}.sev-high{background:#c8311f}.sev-medium{background:#d98b00}.sev-low{background:#3b7dd8}.sev-info{background:#6c757d}
 .bar{height:10px;background:var(--primary-color);border-radius:2px}
+.bar-critical{background:#7b1020}.bar-high{background:#c8311f}.bar-medium{background:#d98b00}.bar-low{background:#3b7dd8}.bar-info{background:#6c757d}
 .finding{border-left:4px solid var(--primary-color);padding:4px 12px;margin:12px 0}
 .finding h3{margin:0 0 4px}
 pre.evidence{white-space:pre-wrap;word-break:break-word;background:#f6f7f9;border:1px solid #e3e5ea;padding:6px 8px;margin:4px 0;font-size:12px;max-height:16em;overflow:auto}

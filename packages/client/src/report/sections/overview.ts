@@ -39,7 +39,7 @@ export function severityBreakdown(facts: Facts): Html {
   const max = Math.max(1, ...SEVERITIES.map((s) => facts.counts[s]));
   const rows = SEVERITIES.map(
     (s) =>
-      html`<tr data-severity="${s}"><td>${severityBadge(s)}</td>${num(facts.counts[s])}<td style="width:60%"><div class="bar" style="width:${Math.round((facts.counts[s] / max) * 100)}%"></div></td></tr>`,
+      html`<tr data-severity="${s}"><td>${severityBadge(s)}</td>${num(facts.counts[s])}<td style="width:60%"><div class="bar bar-${s}" style="width:${Math.round((facts.counts[s] / max) * 100)}%"></div></td></tr>`,
   );
   return html`<h3>Findings by severity</h3>${table(['Severity', { label: 'Findings', num: true }, ''], rows)}`;
 }
