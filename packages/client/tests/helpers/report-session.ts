@@ -130,7 +130,7 @@ export interface ReportSession {
   trend: TrendPoint[];
 }
 
-export function reportSession(orcEnabled = true): ReportSession {
+export function reportSession(orcEnabled = true, sessionId = SESSION_ID): ReportSession {
   const { doc } = runStages({
     findings: FINDINGS,
     hosts: [
@@ -174,7 +174,7 @@ export function reportSession(orcEnabled = true): ReportSession {
       }),
     ).rules,
     settings: {
-      sessionId: SESSION_ID,
+      sessionId,
       target: '10.0.0.0/16',
       clientId: 'acme',
       client: 'ACME Corp',
@@ -202,7 +202,7 @@ export function reportSession(orcEnabled = true): ReportSession {
       risk_score_operational: 70,
     },
     {
-      session_id: SESSION_ID,
+      session_id: sessionId,
       finished_at: NOW.toISOString(),
       risk_score: score,
       risk_score_operational: doc.summary?.risk_score_operational ?? null,
