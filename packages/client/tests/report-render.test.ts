@@ -294,6 +294,10 @@ describe('renderReport and renderExecSummary', () => {
     const { report } = pages();
     const r = sectionOf(report, 'remediation');
     expect(r).toContain('7 new since the prior scan, 1 persistent, 1 resolved.');
+    // Counts per status: open items and the resolved ones of remediation_resolved[].
+    expect(r).toContain(
+      '<tbody><tr><td class="num">7</td><td class="num">0</td><td class="num">1</td><td class="num">1</td><td class="num">0</td></tr></tbody>',
+    );
     expect(r).toContain(
       '<tr><td>Telnet enabled</td><td>10.0.0.6</td><td><span class="sev sev-high">High</span></td><td>Persistent</td><td>in_progress</td><td>20250215_140000</td><td>in_progress</td><td>OPS-7 &lt;replace PLC&gt;</td></tr>',
     );

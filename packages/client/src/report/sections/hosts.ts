@@ -25,7 +25,7 @@ export function hostsSection(doc: SessionFile): Html {
     const name = node?.hostname ?? findings.find((f) => f.hostname)?.hostname ?? null;
     const facts = [
       node?.os_guess ? `OS: ${node.os_guess}` : null,
-      typeof node?.port_count === 'number' ? `${node.port_count} open ports` : null,
+      typeof node?.port_count === 'number' ? `${node.port_count} open port${node.port_count === 1 ? '' : 's'}` : null,
     ].filter((x) => x !== null);
     return html`<div class="host"><h3>${ip}${name === null ? null : html` <span class="muted">(${name})</span>`}${
       typeof node?.risk_score === 'number'

@@ -25,7 +25,9 @@ export function remediationSection(doc: SessionFile, sessionId: string): Html | 
   const open = doc.remediation ?? [];
   const resolved = doc.remediation_resolved ?? [];
   if (open.length === 0 && resolved.length === 0 && doc.remediation === undefined) return null;
-  const byStatus = REMEDIATION_STATUSES.map((s) => [s, open.filter((e) => e.status === s).length] as const);
+  // Resolved items live in remediation_resolved[]; the counts cover both lists, as remediation_summary does.
+  const all = [...open, ...resolved];
+  const byStatus = REMEDIATION_STATUSES.map((s) => [s, all.filter((e) => e.status === s).length] as const);
   const newCount = open.filter((e) => isNew(e, sessionId)).length;
   const rows = open.map(
     (e) =>
