@@ -291,7 +291,10 @@ describe('renderReport and renderExecSummary', () => {
   });
 
   it('show remediation (new, persistent, status, first seen) and resolved items', () => {
-    const { report } = pages();
+    const { report, exec } = pages();
+    expect(sectionOf(exec, 'trend')).toContain(
+      '<p id="delta">7 new since the prior scan, 1 persistent, 1 resolved.</p>',
+    );
     const r = sectionOf(report, 'remediation');
     expect(r).toContain('7 new since the prior scan, 1 persistent, 1 resolved.');
     // Counts per status: open items and the resolved ones of remediation_resolved[].

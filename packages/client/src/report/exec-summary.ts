@@ -9,6 +9,7 @@ import { header } from './sections/header.ts';
 import { nextSteps } from './sections/next-steps.ts';
 import { scope, scores } from './sections/overview.ts';
 import { num, SEVERITY_LABELS, section, table, when } from './sections/parts.ts';
+import { deltaText } from './sections/remediation.ts';
 import { topRisksTable } from './sections/top-risks.ts';
 import { trendSection } from './sections/trend.ts';
 
@@ -37,7 +38,7 @@ export function execSummary(input: ReportInput): string {
         html`<p>Highest severity found: <strong>${highest === null ? 'none' : SEVERITY_LABELS[highest]}</strong>. ${urgentHosts} host${urgentHosts === 1 ? '' : 's'} with critical or high findings; ${cves} distinct CVE${cves === 1 ? '' : 's'}.</p>${scores(facts)}${counts}`,
       ),
       section('top-risks', 'Top 5 risks', topRisksTable(facts.findings, 5)),
-      trendSection(input.trend, facts.target),
+      trendSection(input.trend, facts.target, deltaText(doc, facts.sessionId)),
       nextSteps(doc, facts),
       consultation(branding),
     ]}</main>${footer(branding, facts.finishedAt === null ? null : when(facts.finishedAt))}`,

@@ -3,6 +3,10 @@ import type { TrendPoint } from '../index.ts';
 import { trendChart } from '../trend-chart.ts';
 import { section } from './parts.ts';
 
-export function trendSection(trend: readonly TrendPoint[], target: string): Html {
-  return section('trend', 'Risk trend', html`<figure class="trend">${trendChart(trend, target)}</figure>`);
+export function trendSection(trend: readonly TrendPoint[], target: string, delta: string | null = null): Html {
+  return section(
+    'trend',
+    'Risk trend',
+    html`${delta === null ? null : html`<p id="delta">${delta}</p>`}<figure class="trend">${trendChart(trend, target)}</figure>`,
+  );
 }
