@@ -1,4 +1,8 @@
 import type { SessionFile } from '@svc/protocol';
+import { execSummary } from './exec-summary.ts';
+import { report } from './report.ts';
+
+export { brandingFromEnv } from './branding.ts';
 
 /**
  * The report and executive summary of one session: self-contained HTML files written into the
@@ -32,17 +36,12 @@ export interface ReportInput {
   branding: Branding;
 }
 
-const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-function page(title: string, input: ReportInput): string {
-  const m = input.doc.metadata;
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(String(m?.target ?? ''))}</p><section id="consultation-section" class="consultation-section"><button id="scheduleBtn" type="button">Schedule a consultation</button></section></body></html>\n`;
-}
-
+/** The full report: every block of the session, for the technical reader. */
 export function renderReport(input: ReportInput): string {
-  return page('Vulnerability report', input);
+  return report(input);
 }
 
+/** One printable page for a manager. */
 export function renderExecSummary(input: ReportInput): string {
-  return page('Executive summary', input);
+  return execSummary(input);
 }

@@ -1,0 +1,51 @@
+import { SEVERITIES } from '@svc/protocol';
+import type { Facts } from '../facts.ts';
+import { type Html, html } from '../html.ts';
+import { gradeBadge, num, SEVERITY_LABELS, section, severityBadge, table, when } from './parts.ts';
+
+export function scope(facts: Facts): Html {
+  const row = (label: string, value: string | number | null) =>
+    value === null ? null : html`<dt>${label}</dt><dd>${value}</dd>`;
+  return section(
+    'scope',
+    'Scope',
+    html`<dl class="meta">${[
+      row('Client', facts.client),
+      row('Target', facts.target),
+      row('Session', facts.sessionId),
+      row('Scan window', `${when(facts.startedAt)} to ${when(facts.finishedAt)}`),
+      row('Profile', facts.profile),
+      row('Hosts', facts.totalHosts),
+      row('Findings', facts.findings.length),
+      row('Scan type', 'Network scan, unauthenticated'),
+    ]}</dl>`,
+  );
+}
+
+/** Actual and operational risk and what the exceptions take off. */
+export function scores(facts: Facts): Html {
+  const operational =
+    facts.operationalScore === null
+      ? html`<div class="score"><div>Operational risk</div><div class="muted">No risk exceptions recorded</div></div>`
+      : html`<div class="score" id="score-operational"><div>Operational risk</div><div class="value">${facts.operationalScore} ${gradeBadge(facts.operationalGrade)}</div><div class="muted">Without findings under an accepted, unexpired exception</div></div>`;
+  const impact =
+    facts.exceptedCount > 0
+      ? html`<p id="exception-impact">Risk exceptions cover ${facts.exceptedCount} finding${facts.exceptedCount === 1 ? '' : 's'} and take ${facts.scoreDelta} point${facts.scoreDelta === 1 ? '' : 's'} off the score.</p>`
+      : html`<p id="exception-impact" class="muted">No accepted exception lowers the score.</p>`;
+  return html`<div class="scores"><div class="score" id="score-actual"><div>Risk score</div><div class="value">${facts.riskScore} ${gradeBadge(facts.riskGrade)}</div><div class="muted">0 (none) to 100; grade A (best) to F</div></div>${operational}</div>${impact}`;
+}
+
+export function severityBreakdown(facts: Facts): Html {
+  const max = Math.max(1, ...SEVERITIES.map((s) => facts.counts[s]));
+  const rows = SEVERITIES.map(
+    (s) =>
+      html`<tr data-severity="${s}"><td>${severityBadge(s)}</td>${num(facts.counts[s])}<td style="width:60%"><div class="bar bar-${s}" style="width:${Math.round((facts.counts[s] / max) * 100)}%"></div></td></tr>`,
+  );
+  return html`<h3>Findings by severity</h3>${table(['Severity', { label: 'Findings', num: true }, ''], rows)}`;
+}
+
+export function overview(facts: Facts): Html {
+  return section('risk', 'Overall risk', html`${scores(facts)}${severityBreakdown(facts)}`);
+}
+
+export { SEVERITY_LABELS };
