@@ -19,23 +19,25 @@ export async function listDeliveries(
   return rows.map(presentDelivery);
 }
 
+/** What sending a delivery now needs: the database and the dispatcher that sends and logs it. */
+export interface SendDeps {
+  db: Kysely<Database>;
+  webhooks: { dispatcher: WebhookDispatcher };
+}
+
 /** A signed `ping` to the subscription now, enabled or not; answers its logged outcome. */
 export async function pingSubscription(
-  deps: { db: Kysely<Database>; dispatcher: WebhookDispatcher },
+  deps: SendDeps,
   user: UserPrincipal,
   subscriptionId: string,
 ): Promise<WebhookDelivery> {
   const sub = await subscriptionFor(deps.db, user, subscriptionId);
-  return deps.dispatcher.ping(sub, actorOf(user));
+  return deps.webhooks.dispatcher.ping(sub, actorOf(user));
 }
 
 /** A logged delivery sent again (same body and event id) to its subscription's URL of today. */
-export async function redeliver(
-  deps: { db: Kysely<Database>; dispatcher: WebhookDispatcher },
-  user: UserPrincipal,
-  deliveryId: number,
-): Promise<WebhookDelivery> {
+export async function redeliver(deps: SendDeps, user: UserPrincipal, deliveryId: number): Promise<WebhookDelivery> {
   const { delivery, subscription } = await deliveryFor(deps.db, user, deliveryId);
   assertRedeliverable(delivery, subscription);
-  return deps.dispatcher.redeliver(subscription, delivery);
+  return deps.webhooks.dispatcher.redeliver(subscription, delivery);
 }

@@ -21,11 +21,7 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const user = userOf(request);
-      const delivery = await pingSubscription(
-        { db: ctx.db, dispatcher: ctx.webhooks.dispatcher },
-        user,
-        request.query.id,
-      );
+      const delivery = await pingSubscription(ctx, user, request.query.id);
       return { delivery: presentForCaller(user, delivery) };
     },
   );

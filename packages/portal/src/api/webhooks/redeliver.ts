@@ -30,11 +30,7 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const user = userOf(request);
-      const delivery = await redeliver(
-        { db: ctx.db, dispatcher: ctx.webhooks.dispatcher },
-        user,
-        request.body.delivery_id,
-      );
+      const delivery = await redeliver(ctx, user, request.body.delivery_id);
       return { delivery: presentForCaller(user, delivery) };
     },
   );
