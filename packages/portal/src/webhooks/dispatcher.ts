@@ -13,7 +13,8 @@ import type { Database } from '../db/schema.ts';
 import type { DomainEvent } from '../events/bus.ts';
 import type { WebhookHttpClient } from './http-client.ts';
 import { DeliveryLog, type DeliveryMessage, type NewDelivery } from './delivery-log.ts';
-import { newEventId, presentDelivery, type SubscriptionRow } from './present.ts';
+import { newEventId } from './ids.ts';
+import { presentDelivery, type SubscriptionRow } from './present.ts';
 import { selectSubscribers } from './queries.ts';
 import { deliveryHeaders } from './signing.ts';
 

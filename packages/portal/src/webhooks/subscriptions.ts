@@ -3,7 +3,8 @@ import type { CreateWebhookBody, UpdateWebhookBody } from '@svc/protocol';
 import { actorOf, type UserPrincipal } from '../auth/principal.ts';
 import type { Database } from '../db/schema.ts';
 import { assertClientAllowed, assertSafeUrl, subscriptionFor, type UrlChecks } from './access.ts';
-import { newSigningSecret, newSubscriptionId, type SubscriptionRow } from './present.ts';
+import { newSigningSecret, newSubscriptionId } from './ids.ts';
+import type { SubscriptionRow } from './present.ts';
 import { deleteSubscription, insertSubscription, selectSubscriptions, updateSubscription } from './queries.ts';
 import { withinClientLimits } from './subscription-limits.ts';
 

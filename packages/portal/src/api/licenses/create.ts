@@ -6,7 +6,7 @@ import type { App, AppContext } from '../../context.ts';
 import { badRequest } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { createLicense } from '../../licenses/create.ts';
-import { presentLicense } from '../../licenses/present.ts';
+import { presentCreatedLicense } from '../../licenses/present.ts';
 
 /**
  * A limit must be a JSON integer from 1, or null. Checked on the raw body before the schema so that
@@ -50,7 +50,7 @@ export default function register(app: App, ctx: AppContext): void {
       const input = { ...request.body, expires_at: expiryOf(request.body) };
       const by = { actor: actorOf(userOf(request)), now: ctx.now() };
       const { row, plaintextKey } = await createLicense(ctx, input, by);
-      return reply.code(201).send({ license: { ...presentLicense(row, by.now), plaintext_key: plaintextKey } });
+      return reply.code(201).send({ license: presentCreatedLicense(row, by.now, plaintextKey) });
     },
   );
 }

@@ -2,14 +2,12 @@ import { CreatedWebhookResponse, CreateWebhookBody } from '@svc/protocol';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
-import { presentSubscription } from '../../webhooks/present.ts';
-import { standardWebhooksSecret } from '../../webhooks/signing.ts';
+import { presentCreatedSubscription } from '../../webhooks/present.ts';
 import { createSubscription } from '../../webhooks/subscriptions.ts';
 
 /**
- * POST /api/webhooks (D12). The signing secret (64 hex) is in this response only, with
- * the same key in the `whsec_` form that Standard Webhooks libraries take. A client has at
- * most SVC_WEBHOOK_MAX_PER_CLIENT subscriptions and no URL twice (409).
+ * POST /api/webhooks (D12). The signing secret (64 hex) is in this response only. A client has
+ * at most SVC_WEBHOOK_MAX_PER_CLIENT subscriptions and no URL twice (409).
  */
 export default function register(app: App, ctx: AppContext): void {
   app.post(
@@ -32,13 +30,7 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { row, secret } = await createSubscription(ctx, userOf(request), request.body);
-      return reply.code(201).send({
-        subscription: {
-          ...presentSubscription(row),
-          signing_secret: secret,
-          standard_webhooks_secret: standardWebhooksSecret(secret),
-        },
-      });
+      return reply.code(201).send({ subscription: presentCreatedSubscription(row, secret) });
     },
   );
 }
