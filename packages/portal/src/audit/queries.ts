@@ -1,9 +1,17 @@
-import { sql, type Kysely } from 'kysely';
-import { AUDIT_MAX_DAYS, type AuditEvent, type AuditEventType } from '@svc/protocol';
-import type { Database } from '../db/schema.ts';
-import { presentAuditEvent } from './record.ts';
+import { type Insertable, type Kysely, type Selectable, sql, type Transaction } from 'kysely';
+import { AUDIT_MAX_DAYS, type AuditEventType } from '@svc/protocol';
+import type { AuditEventsTable, Database } from '../db/schema.ts';
 
-/** Events older than the 90-day window are pruned on every audit read (SPEC). */
+type AuditRow = Selectable<AuditEventsTable>;
+
+export function insertAuditEvent(
+  db: Kysely<Database> | Transaction<Database>,
+  values: Insertable<AuditEventsTable>,
+): Promise<AuditRow> {
+  return db.insertInto('audit_events').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Deletes the events older than the 90-day window; answers how many. */
 export async function pruneAuditEvents(db: Kysely<Database>): Promise<number> {
   const res = await db
     .deleteFrom('audit_events')
@@ -21,20 +29,21 @@ export interface AuditFilter {
   limit: number;
 }
 
-export async function listAuditEvents(
+/** The newest `limit` events that match, and how many match in all. */
+export async function selectAuditEvents(
   db: Kysely<Database>,
   f: AuditFilter,
-): Promise<{ events: AuditEvent[]; total: number }> {
+): Promise<{ rows: AuditRow[]; total: number }> {
   let q = db.selectFrom('audit_events').where('created_at', '>=', sql<Date>`now() - make_interval(days => ${f.days})`);
   if (f.type) q = q.where('event_type', '=', f.type);
   if (f.session) q = q.where('session_id', '=', f.session);
   if (f.clientIds !== null) {
-    if (f.clientIds.length === 0) return { events: [], total: 0 };
+    if (f.clientIds.length === 0) return { rows: [], total: 0 };
     q = q.where('client_id', 'in', f.clientIds);
   }
   const [rows, count] = await Promise.all([
     q.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(f.limit).execute(),
     q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
   ]);
-  return { events: rows.map(presentAuditEvent), total: Number(count.n) };
+  return { rows, total: Number(count.n) };
 }

@@ -32,3 +32,8 @@ export function presentLicense(row: LicenseRow, now: Date): License {
     updated_at: row.updated_at.toISOString(),
   };
 }
+
+/** The answer to a creation: the only one that carries the plaintext key. */
+export function presentCreatedLicense(row: LicenseRow, now: Date, plaintextKey: string) {
+  return { ...presentLicense(row, now), plaintext_key: plaintextKey };
+}

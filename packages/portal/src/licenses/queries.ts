@@ -1,6 +1,9 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely, Transaction, Updateable } from 'kysely';
 import { highestTier, type Tier } from '@svc/protocol';
-import type { Database } from '../db/schema.ts';
+import type { Database, LicensesTable } from '../db/schema.ts';
+import type { LicenseRow } from './present.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
 
 /** D3: the highest tier among the active (not revoked, not expired, not inactive) keys of these clients. */
 export async function highestActiveTier(db: Kysely<Database>, clientIds: string[], now: Date): Promise<Tier> {
@@ -15,4 +18,32 @@ export async function highestActiveTier(db: Kysely<Database>, clientIds: string[
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
     .execute();
   return highestTier(rows.map((r) => r.tier));
+}
+
+/** Every license, newest first; only one client's when `clientId` is given. */
+export function selectLicenses(db: Db, clientId: string | undefined): Promise<LicenseRow[]> {
+  let q = db.selectFrom('licenses').selectAll().orderBy('created_at', 'desc').orderBy('id');
+  if (clientId) q = q.where('client_id', '=', clientId);
+  return q.execute();
+}
+
+/** The license, locked for the rest of the transaction. */
+export function lockLicense(trx: Transaction<Database>, id: string): Promise<LicenseRow | undefined> {
+  return trx.selectFrom('licenses').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export function insertLicense(trx: Transaction<Database>, values: Insertable<LicensesTable>): Promise<LicenseRow> {
+  return trx.insertInto('licenses').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export function updateLicense(
+  trx: Transaction<Database>,
+  id: string,
+  changes: Updateable<LicensesTable>,
+): Promise<LicenseRow> {
+  return trx.updateTable('licenses').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export async function deleteLicenseRow(trx: Transaction<Database>, id: string): Promise<void> {
+  await trx.deleteFrom('licenses').where('id', '=', id).execute();
 }

@@ -1,96 +1,42 @@
-import { sql } from 'kysely';
-import type { UserPrincipal } from '../auth/principal.ts';
-import type { AppContext } from '../context.ts';
+import type { Kysely } from 'kysely';
+import type { Config } from '../config/index.ts';
+import type { Database } from '../db/schema.ts';
+import {
+  databaseFacts,
+  recentAuditEvents,
+  recentUploads,
+  sessionsByClient,
+  sessionsByStatus,
+  tableCounts,
+} from './queries.ts';
 
 const MB = 1024 * 1024;
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-/**
- * SPEC's table names mapped onto our schema: `agents` and `agent_heartbeats` are one
- * table here (agents holds the latest heartbeat; `agents` counts the registered ones),
- * and `webhooks` is the delivery log.
- */
-async function tableCounts(ctx: AppContext): Promise<Record<string, number>> {
-  const { rows } = await sql<Record<string, number>>`
-    SELECT
-      (SELECT count(*) FROM sessions)::int AS sessions,
-      (SELECT count(*) FROM session_notes)::int AS session_notes,
-      (SELECT count(*) FROM status_history)::int AS status_history,
-      (SELECT count(*) FROM share_tokens)::int AS share_tokens,
-      (SELECT count(*) FROM agents)::int AS agent_heartbeats,
-      (SELECT count(*) FROM agents WHERE deregistered_at IS NULL)::int AS agents,
-      (SELECT count(*) FROM webhook_subscriptions)::int AS webhook_subscriptions,
-      (SELECT count(*) FROM webhook_deliveries)::int AS webhooks,
-      (SELECT count(*) FROM audit_events)::int AS audit_events
-  `.execute(ctx.db);
-  return rows[0] ?? {};
+export interface DatabaseHealthDeps {
+  db: Kysely<Database>;
+  config: Pick<Config, 'storageLimitMb' | 'databaseUrl'>;
 }
 
-/** D16: the deployment's own PostgreSQL, its size, and the storage limit of SVC_STORAGE_LIMIT_MB. */
-export async function databaseHealth(ctx: AppContext, user: UserPrincipal) {
-  const scope = user.clientIds;
-  const { rows } = await sql<{
-    size_bytes: string;
-    size_human: string;
-    connections: number;
-    host: string | null;
-    version: string;
-    database_name: string;
-    max_connections: string;
-  }>`
-    SELECT pg_database_size(current_database())::text AS size_bytes,
-           pg_size_pretty(pg_database_size(current_database())) AS size_human,
-           (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database())::int AS connections,
-           host(inet_server_addr()) AS host,
-           current_setting('server_version') AS version,
-           current_database() AS database_name,
-           current_setting('max_connections') AS max_connections
-  `.execute(ctx.db);
-  const info = rows[0]!;
+/**
+ * D16: the deployment's own PostgreSQL, its size, and the storage limit of SVC_STORAGE_LIMIT_MB.
+ * Tenant data (activity, per-client statistics) is limited to the caller's clients; counts and
+ * sizes are not tenant data.
+ */
+export async function databaseHealth(deps: DatabaseHealthDeps, caller: { clientIds: string[] | null }) {
+  const { db, config } = deps;
+  const scope = caller.clientIds;
+  const info = await databaseFacts(db);
   const sizeBytes = Number(info.size_bytes);
-
-  // Tenant data (activity, per-client statistics) is scoped; counts and sizes are not tenant data.
-  let activity = ctx.db
-    .selectFrom('audit_events')
-    .selectAll()
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(20);
-  let byStatus = ctx.db
-    .selectFrom('sessions')
-    .select(['status', (eb) => eb.fn.countAll<string>().as('n')])
-    .groupBy('status');
-  let byClient = ctx.db
-    .selectFrom('sessions')
-    .select(['client_id', (eb) => eb.fn.max('client').as('client'), (eb) => eb.fn.countAll<string>().as('n')])
-    .groupBy('client_id')
-    .orderBy('n', 'desc')
-    .orderBy('client_id')
-    .limit(100);
-  let recent = ctx.db
-    .selectFrom('sessions')
-    .select(['session_id', 'client', 'target', 'risk_score', 'risk_grade', 'uploaded_at'])
-    .orderBy('uploaded_at', 'desc')
-    .orderBy('session_id', 'desc')
-    .limit(10);
-  if (scope !== null) {
-    // No client ids: nothing (a NUL placeholder id would be refused by PostgreSQL's text type).
-    const ids = scope;
-    const none = sql<boolean>`false`;
-    activity = ids.length > 0 ? activity.where('client_id', 'in', ids) : activity.where(none);
-    byStatus = ids.length > 0 ? byStatus.where('client_id', 'in', ids) : byStatus.where(none);
-    byClient = ids.length > 0 ? byClient.where('client_id', 'in', ids) : byClient.where(none);
-    recent = ids.length > 0 ? recent.where('client_id', 'in', ids) : recent.where(none);
-  }
   const [counts, events, statuses, clients, uploads] = await Promise.all([
-    tableCounts(ctx),
-    activity.execute(),
-    byStatus.execute(),
-    byClient.execute(),
-    recent.execute(),
+    tableCounts(db),
+    recentAuditEvents(db, scope),
+    sessionsByStatus(db, scope),
+    sessionsByClient(db, scope),
+    recentUploads(db, scope),
   ]);
 
-  const limitMb = ctx.config.storageLimitMb;
+  const limitMb = config.storageLimitMb;
   const usedMb = round2(sizeBytes / MB);
   // From the exact size: dividing the already rounded MB figure is off by up to 0.5 % of the
   // limit per MB (a 7.6294 MB database against a 1 MB limit is 762.94 %, not 763 %).
@@ -105,7 +51,7 @@ export async function databaseHealth(ctx: AppContext, user: UserPrincipal) {
       version: info.version,
       database_name: info.database_name,
       max_connections: Number(info.max_connections),
-      provider: ctx.config.databaseUrl === null ? 'embedded-postgresql' : 'postgresql',
+      provider: config.databaseUrl === null ? 'embedded-postgresql' : 'postgresql',
     },
     recent_activity: events.map((e) => ({
       event_type: e.event_type,
@@ -117,7 +63,7 @@ export async function databaseHealth(ctx: AppContext, user: UserPrincipal) {
     })),
     session_stats: {
       by_status: Object.fromEntries(statuses.map((s) => [s.status, Number(s.n)])),
-      // Sessions without a client are stored under '' (D17) and shown as null, as before.
+      // Sessions without a client are stored under '' (D17) and shown as null.
       by_client: clients.map((c) => ({
         client_id: c.client_id === '' ? null : c.client_id,
         client: c.client as string | null,
@@ -126,7 +72,7 @@ export async function databaseHealth(ctx: AppContext, user: UserPrincipal) {
       recent_uploads: uploads.map((u) => ({ ...u, uploaded_at: u.uploaded_at.toISOString() })),
     },
     neon_usage: {
-      tier: ctx.config.databaseUrl === null ? 'embedded' : 'self-hosted',
+      tier: config.databaseUrl === null ? 'embedded' : 'self-hosted',
       storage_limit_mb: limitMb,
       storage_used_mb: usedMb,
       storage_mb: usedMb,

@@ -1,17 +1,21 @@
+import type { Kysely } from 'kysely';
 import { inScope, type UserPrincipal } from '../auth/principal.ts';
-import type { AppContext } from '../context.ts';
-import { badRequest, conflict, forbidden, HttpError, notFound } from '../http/errors.ts';
+import type { Database } from '../db/schema.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { DeliveryRow, SubscriptionRow } from './present.ts';
-import { checkedAddresses, parseWebhookUrl, UnsafeUrlError } from './url-safety.ts';
+import { selectDelivery, selectSubscription } from './queries.ts';
+import { type CidrList, checkedAddresses, parseWebhookUrl, type Resolver, UnsafeUrlError } from './url-safety.ts';
+
+const subscriptionNotFound = () => new DomainError('not_found.webhook_subscription', 'Subscription not found');
+const deliveryNotFound = () => new DomainError('not_found.webhook_delivery', 'Delivery not found');
 
 /**
- * Subscriptions are scoped like everything else: an admin manages all of them; a scoped
- * user (with the webhooks permission) only those bound to one of its client ids, and it
- * cannot create one without a client_id, which would receive every tenant's events.
+ * Subscriptions are scoped like everything else: an admin manages all of them, a scoped user
+ * only those bound to one of its client ids. One out of scope is as missing as one that is not.
  */
-export async function subscriptionFor(ctx: AppContext, user: UserPrincipal, id: string): Promise<SubscriptionRow> {
-  const row = await ctx.db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!row || (!user.admin && !inScope(user, row.client_id))) throw notFound('Subscription not found');
+export async function subscriptionFor(db: Kysely<Database>, user: UserPrincipal, id: string): Promise<SubscriptionRow> {
+  const row = await selectSubscription(db, id);
+  if (!row || (!user.admin && !inScope(user, row.client_id))) throw subscriptionNotFound();
   return row;
 }
 
@@ -22,17 +26,15 @@ export async function subscriptionFor(ctx: AppContext, user: UserPrincipal, id: 
  * the same 404 as a missing delivery.
  */
 export async function deliveryFor(
-  ctx: AppContext,
+  db: Kysely<Database>,
   user: UserPrincipal,
   id: number,
 ): Promise<{ delivery: DeliveryRow; subscription: SubscriptionRow }> {
   // Ids are bigserial: a number past 2^53 cannot name one and must not reach SQL as a float literal.
-  const delivery = Number.isSafeInteger(id)
-    ? await ctx.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', String(id)).executeTakeFirst()
-    : undefined;
-  if (!delivery || (!user.admin && !inScope(user, delivery.client_id))) throw notFound('Delivery not found');
-  const subscription = await subscriptionFor(ctx, user, delivery.subscription_id).catch((err: unknown) => {
-    throw err instanceof HttpError && err.statusCode === 404 ? notFound('Delivery not found') : err;
+  const delivery = Number.isSafeInteger(id) ? await selectDelivery(db, String(id)) : undefined;
+  if (!delivery || (!user.admin && !inScope(user, delivery.client_id))) throw deliveryNotFound();
+  const subscription = await subscriptionFor(db, user, delivery.subscription_id).catch((err: unknown) => {
+    throw err instanceof DomainError && err.code === 'not_found.webhook_subscription' ? deliveryNotFound() : err;
   });
   return { delivery, subscription };
 }
@@ -44,14 +46,28 @@ export async function deliveryFor(
  */
 export function assertRedeliverable(delivery: DeliveryRow, subscription: SubscriptionRow): void {
   if (subscription.client_id !== null && subscription.client_id !== delivery.client_id) {
-    throw conflict('This delivery belongs to another client than its subscription has now; it cannot be redelivered');
+    throw new DomainError(
+      'conflict.webhook_delivery_moved',
+      'This delivery belongs to another client than its subscription has now; it cannot be redelivered',
+    );
   }
 }
 
+/** A subscription without client_id would receive every tenant's events: only an admin may have one. */
 export function assertClientAllowed(user: UserPrincipal, clientId: string | null): void {
   if (user.admin) return;
-  if (clientId === null) throw forbidden("A subscription without client_id receives every client's events: admin only");
-  if (!inScope(user, clientId)) throw forbidden('Access to this client is not allowed');
+  if (clientId === null)
+    throw new DomainError(
+      'forbidden.webhook_all_clients',
+      "A subscription without client_id receives every client's events: admin only",
+    );
+  if (!inScope(user, clientId)) throw new DomainError('forbidden.client', 'Access to this client is not allowed');
+}
+
+/** How webhook URLs are checked: the resolver and the private ranges an operator allowed. */
+export interface UrlChecks {
+  resolver: Resolver;
+  allow: CidrList;
 }
 
 /**
@@ -60,13 +76,14 @@ export function assertClientAllowed(user: UserPrincipal, clientId: string | null
  * address a refused host resolved to: to anyone else that would be an oracle of the portal's
  * internal DNS.
  */
-export async function assertSafeUrl(ctx: AppContext, user: UserPrincipal, raw: string): Promise<string> {
+export async function assertSafeUrl(checks: UrlChecks, user: UserPrincipal, raw: string): Promise<string> {
   try {
     const url = parseWebhookUrl(raw);
-    await checkedAddresses(url, ctx.webhooks.resolver, ctx.webhooks.allow);
+    await checkedAddresses(url, checks.resolver, checks.allow);
     return url.toString();
   } catch (err) {
-    if (err instanceof UnsafeUrlError) throw badRequest(user.admin ? err.message : err.coarse);
+    if (err instanceof UnsafeUrlError)
+      throw new DomainError('invalid.webhook_url', user.admin ? err.message : err.coarse);
     throw err;
   }
 }

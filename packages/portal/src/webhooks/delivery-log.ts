@@ -66,9 +66,9 @@ export function streakChanges(
 }
 
 /**
- * The webhook delivery log's writes, batched. A fan-out to 50 receivers used to cost ~200
- * statements (a delivery row, an attempt row per try, two updates each, and a transaction
- * per failure), which competed with the triggering requests for the pool. Now:
+ * The webhook delivery log's writes, batched so that a fan-out to many receivers costs a few
+ * statements instead of several per receiver, which would compete with the triggering
+ * requests for the pool:
  * - `openFanOut` writes the pending rows of one event's fan-out in one INSERT (the log
  *   shows in-flight deliveries as `pending`);
  * - `finish` queues a finished delivery; one flush at a time writes, in one statement,

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import {
   PING_EVENT,
@@ -13,7 +13,9 @@ import type { Database } from '../db/schema.ts';
 import type { DomainEvent } from '../events/bus.ts';
 import type { WebhookHttpClient } from './http-client.ts';
 import { DeliveryLog, type DeliveryMessage, type NewDelivery } from './delivery-log.ts';
-import { newEventId, presentDelivery, type SubscriptionRow } from './present.ts';
+import { newEventId } from './ids.ts';
+import { presentDelivery, type SubscriptionRow } from './present.ts';
+import { selectSubscribers } from './queries.ts';
 import { deliveryHeaders } from './signing.ts';
 
 export const RETRY_DELAY_MS = 500;
@@ -49,13 +51,7 @@ export class WebhookDispatcher {
 
   async onEvent(event: DomainEvent): Promise<void> {
     if (!EVENT_TYPES.has(event.event_type)) return;
-    const subs = await this.#d.db
-      .selectFrom('webhook_subscriptions')
-      .select(['id', 'url', 'signing_secret'])
-      .where('enabled', '=', true)
-      .where(sql<boolean>`${event.event_type} = ANY(event_types)`)
-      .where((eb) => eb.or([eb('client_id', 'is', null), eb('client_id', '=', event.client_id)]))
-      .execute();
+    const subs = await selectSubscribers(this.#d.db, event.event_type, event.client_id);
     if (subs.length === 0) return;
     const envelope: WebhookEnvelope = {
       api_version: WEBHOOK_API_VERSION,

@@ -25,10 +25,18 @@ describe('OriginLimits', () => {
     const l = limits(1);
     await l.acquire(A);
     const order: number[] = [];
-    const waiting = [1, 2, 3].map((n) => l.acquire(A).then((s) => (order.push(n), s)));
+    const waiting = [1, 2, 3].map((n) =>
+      l.acquire(A).then((s) => {
+        order.push(n);
+        return s;
+      }),
+    );
     l.release(A, 'answered');
     // Limit is now 1 again (max): one slot, taken by the first in line, not by a newcomer.
-    const late = l.acquire(A).then((s) => (order.push(4), s));
+    const late = l.acquire(A).then((s) => {
+      order.push(4);
+      return s;
+    });
     await waiting[0];
     expect(order).toEqual([1]);
     l.release(A, 'answered');

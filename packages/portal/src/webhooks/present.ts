@@ -1,14 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { WebhookDelivery, WebhookSubscription } from '@svc/protocol';
 import type { WebhookDeliveriesTable, WebhookSubscriptionsTable } from '../db/schema.ts';
+import { standardWebhooksSecret } from './signing.ts';
 
 export type SubscriptionRow = Selectable<WebhookSubscriptionsTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
-
-export const newSubscriptionId = () => `whsub_${randomBytes(6).toString('hex')}`;
-export const newSigningSecret = () => randomBytes(32).toString('hex');
-export const newEventId = () => `evt_${randomBytes(8).toString('hex')}`;
 
 /** Never the signing secret. */
 export function presentSubscription(row: SubscriptionRow): WebhookSubscription {
@@ -24,6 +20,15 @@ export function presentSubscription(row: SubscriptionRow): WebhookSubscription {
     updated_at: row.updated_at.toISOString(),
     consecutive_failures: row.consecutive_failures,
     disabled_reason: row.disabled_reason,
+  };
+}
+
+/** The answer to a creation: the only one that carries the signing secret, also in its `whsec_` form. */
+export function presentCreatedSubscription(row: SubscriptionRow, secret: string) {
+  return {
+    ...presentSubscription(row),
+    signing_secret: secret,
+    standard_webhooks_secret: standardWebhooksSecret(secret),
   };
 }
 

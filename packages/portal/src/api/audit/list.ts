@@ -1,13 +1,10 @@
 import { AUDIT_DEFAULT_DAYS, AuditQuery, AuditResponse } from '@svc/protocol';
-import { listAuditEvents, pruneAuditEvents } from '../../audit/queries.ts';
+import { readAuditLog } from '../../audit/read.ts';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 
-/**
- * GET /api/audit: newest first. Admins see every event, scoped users those of their
- * client ids. Events older than 90 days are pruned on each request.
- */
+/** GET /api/audit: newest first; admins see every event, scoped users those of their client ids. */
 export default function register(app: App, ctx: AppContext): void {
   app.get(
     '/audit',
@@ -25,8 +22,7 @@ export default function register(app: App, ctx: AppContext): void {
     async (request) => {
       const user = userOf(request);
       const days = request.query.days ?? AUDIT_DEFAULT_DAYS;
-      await pruneAuditEvents(ctx.db);
-      const { events, total } = await listAuditEvents(ctx.db, {
+      const { events, total } = await readAuditLog(ctx.db, {
         days,
         type: request.query.type,
         session: request.query.session,

@@ -6,20 +6,20 @@ import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 
 /**
- * GET /api/health: public liveness; it never touches the database so it stays fast.
- * GET /api/health?agents=true: the fleet view (identity JWT with health:agents; scoped
- * users see their clients' agents), registered agents only, paged by `limit` + `cursor`.
- */
-/**
- * The public liveness probe must keep answering whatever a monitor appends (cache busters
- * such as `?_=123`, `?agents=false`): unknown parameters are allowed here and only
- * `agents=true` selects the fleet view; `limit` and `cursor` keep their fleet rules.
+ * A liveness probe must keep answering whatever a monitor appends (cache busters such as
+ * `?_=123`, `?agents=false`): unknown parameters are allowed and only `agents=true` selects
+ * the fleet view; `limit` and `cursor` keep their fleet rules.
  */
 const HealthQuery = Type.Object(
   { ...AgentsQuery.properties, agents: Type.Optional(Type.String({ description: '`true` for the agent fleet view' })) },
   { additionalProperties: true },
 );
 
+/**
+ * GET /api/health: public liveness, which never touches the database so it stays fast.
+ * GET /api/health?agents=true: the fleet view (identity JWT with health:agents; scoped users
+ * see their clients' agents), registered agents only, paged by `limit` + `cursor`.
+ */
 export default function register(app: App, ctx: AppContext): void {
   const fleetGuard = requireUser(ctx, { permission: 'health:agents' });
   app.get(

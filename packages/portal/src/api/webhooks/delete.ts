@@ -2,7 +2,7 @@ import { OkBody, WebhookIdQuery } from '@svc/protocol';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
-import { subscriptionFor } from '../../webhooks/access.ts';
+import { removeSubscription } from '../../webhooks/subscriptions.ts';
 
 /** DELETE /api/webhooks?id=: the subscription and its delivery log. */
 export default function register(app: App, ctx: AppContext): void {
@@ -20,8 +20,7 @@ export default function register(app: App, ctx: AppContext): void {
       },
     },
     async (request) => {
-      const sub = await subscriptionFor(ctx, userOf(request), request.query.id);
-      await ctx.db.deleteFrom('webhook_subscriptions').where('id', '=', sub.id).execute();
+      await removeSubscription(ctx.db, userOf(request), request.query.id);
       return { ok: true as const };
     },
   );

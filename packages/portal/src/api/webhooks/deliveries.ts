@@ -1,10 +1,9 @@
 import { DeliveriesQuery, DeliveriesResponse } from '@svc/protocol';
 import { requireUser, userOf } from '../../auth/guards.ts';
-import { scopeOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
-import { subscriptionFor } from '../../webhooks/access.ts';
-import { presentDelivery, presentForCaller } from '../../webhooks/present.ts';
+import { listDeliveries } from '../../webhooks/deliveries.ts';
+import { presentForCaller } from '../../webhooks/present.ts';
 
 /** GET /api/webhooks/deliveries?id=<subscription>: the delivery log, newest first, with every attempt. */
 export default function register(app: App, ctx: AppContext): void {
@@ -35,16 +34,8 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const user = userOf(request);
-      const sub = await subscriptionFor(ctx, user, request.query.id);
-      let q = ctx.db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', sub.id);
-      // Scoped: only deliveries of events of its clients (it has some: subscriptionFor let it through).
-      const scope = user.admin ? null : scopeOf(user);
-      if (scope !== null) q = q.where('client_id', 'in', scope);
-      const rows = await q
-        .orderBy('id', 'desc')
-        .limit(request.query.limit ?? 50)
-        .execute();
-      return { deliveries: rows.map((r) => presentForCaller(user, presentDelivery(r))) };
+      const deliveries = await listDeliveries(ctx.db, user, request.query.id, request.query.limit ?? 50);
+      return { deliveries: deliveries.map((d) => presentForCaller(user, d)) };
     },
   );
 }

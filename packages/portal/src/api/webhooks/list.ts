@@ -3,6 +3,7 @@ import { requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 import { presentSubscription } from '../../webhooks/present.ts';
+import { listSubscriptions } from '../../webhooks/subscriptions.ts';
 
 /** GET /api/webhooks: the subscriptions the caller may manage, never their secrets. */
 export default function register(app: App, ctx: AppContext): void {
@@ -18,14 +19,8 @@ export default function register(app: App, ctx: AppContext): void {
         response: responses({ 200: WebhookListResponse }, 401, 403),
       },
     },
-    async (request) => {
-      const user = userOf(request);
-      let q = ctx.db.selectFrom('webhook_subscriptions').selectAll().orderBy('created_at').orderBy('id');
-      if (!user.admin) {
-        if (!user.clientIds?.length) return { subscriptions: [] };
-        q = q.where('client_id', 'in', user.clientIds);
-      }
-      return { subscriptions: (await q.execute()).map(presentSubscription) };
-    },
+    async (request) => ({
+      subscriptions: (await listSubscriptions(ctx.db, userOf(request))).map(presentSubscription),
+    }),
   );
 }

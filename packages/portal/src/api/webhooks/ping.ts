@@ -1,9 +1,8 @@
 import { DeliveryResponse, WebhookIdQuery } from '@svc/protocol';
 import { requireUser, userOf } from '../../auth/guards.ts';
-import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
-import { subscriptionFor } from '../../webhooks/access.ts';
+import { pingSubscription } from '../../webhooks/deliveries.ts';
 import { presentForCaller } from '../../webhooks/present.ts';
 
 /** POST /api/webhooks/ping?id=: a signed `ping` test delivery now; answers its logged outcome (coarse errors for non-admins). */
@@ -23,8 +22,8 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const user = userOf(request);
-      const sub = await subscriptionFor(ctx, user, request.query.id);
-      return { delivery: presentForCaller(user, await ctx.webhooks.dispatcher.ping(sub, actorOf(user))) };
+      const delivery = await pingSubscription(ctx, user, request.query.id);
+      return { delivery: presentForCaller(user, delivery) };
     },
   );
 }

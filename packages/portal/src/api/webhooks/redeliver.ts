@@ -2,7 +2,7 @@ import { DeliveryResponse, RedeliverBody } from '@svc/protocol';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
-import { assertRedeliverable, deliveryFor } from '../../webhooks/access.ts';
+import { redeliver } from '../../webhooks/deliveries.ts';
 import { presentForCaller } from '../../webhooks/present.ts';
 
 /**
@@ -31,9 +31,8 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const user = userOf(request);
-      const { delivery, subscription } = await deliveryFor(ctx, user, request.body.delivery_id);
-      assertRedeliverable(delivery, subscription);
-      return { delivery: presentForCaller(user, await ctx.webhooks.dispatcher.redeliver(subscription, delivery)) };
+      const delivery = await redeliver(ctx, user, request.body.delivery_id);
+      return { delivery: presentForCaller(user, delivery) };
     },
   );
 }

@@ -1,0 +1,93 @@
+import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
+import type { Database, WebhookSubscriptionsTable } from '../db/schema.ts';
+import type { DeliveryRow, SubscriptionRow } from './present.ts';
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+export function selectSubscription(db: Db, id: string): Promise<SubscriptionRow | undefined> {
+  return db.selectFrom('webhook_subscriptions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Oldest first; `clientIds` null: every subscription, otherwise those bound to one of these clients. */
+export async function selectSubscriptions(db: Db, clientIds: string[] | null): Promise<SubscriptionRow[]> {
+  if (clientIds !== null && clientIds.length === 0) return [];
+  let q = db.selectFrom('webhook_subscriptions').selectAll().orderBy('created_at').orderBy('id');
+  if (clientIds !== null) q = q.where('client_id', 'in', clientIds);
+  return q.execute();
+}
+
+/** What an event is delivered to: enabled subscriptions to its type, of its client or of none. */
+export function selectSubscribers(
+  db: Db,
+  eventType: string,
+  clientId: string | null,
+): Promise<Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret'>[]> {
+  return db
+    .selectFrom('webhook_subscriptions')
+    .select(['id', 'url', 'signing_secret'])
+    .where('enabled', '=', true)
+    .where(sql<boolean>`${eventType} = ANY(event_types)`)
+    .where((eb) => eb.or([eb('client_id', 'is', null), eb('client_id', '=', clientId)]))
+    .execute();
+}
+
+export function insertSubscription(db: Db, values: Insertable<WebhookSubscriptionsTable>): Promise<SubscriptionRow> {
+  return db.insertInto('webhook_subscriptions').values(values).returningAll().executeTakeFirstOrThrow();
+}
+
+export function updateSubscription(
+  db: Db,
+  id: string,
+  changes: Updateable<WebhookSubscriptionsTable>,
+): Promise<SubscriptionRow> {
+  return db
+    .updateTable('webhook_subscriptions')
+    .set(changes)
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The subscription and, by cascade, its delivery log. */
+export async function deleteSubscription(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('webhook_subscriptions').where('id', '=', id).execute();
+}
+
+/**
+ * Held until the transaction ends: one lock per client_id (none included), so that checking a
+ * client's subscriptions and writing one are a single step for concurrent writers.
+ */
+export async function lockClientSubscriptions(trx: Transaction<Database>, clientId: string | null): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtext(${`svc.webhook_subscriptions:${clientId ?? ''}`}))`.execute(trx);
+}
+
+/** The client's subscriptions other than `ownId`, and how many of them have `url`. */
+export async function countClientSubscriptions(
+  trx: Transaction<Database>,
+  clientId: string | null,
+  url: string,
+  ownId: string | null,
+): Promise<{ total: number; same_url: number }> {
+  const { rows } = await sql<{ total: number; same_url: number }>`
+    SELECT count(*)::int AS total, count(*) FILTER (WHERE url = ${url})::int AS same_url
+    FROM webhook_subscriptions
+    WHERE client_id IS NOT DISTINCT FROM ${clientId}::text AND id IS DISTINCT FROM ${ownId}::text
+  `.execute(trx);
+  return rows[0] as { total: number; same_url: number };
+}
+
+export function selectDelivery(db: Db, id: string): Promise<DeliveryRow | undefined> {
+  return db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Newest first; `clientIds` null: every delivery, otherwise those of events of these clients. */
+export function selectDeliveries(
+  db: Db,
+  subscriptionId: string,
+  clientIds: string[] | null,
+  limit: number,
+): Promise<DeliveryRow[]> {
+  let q = db.selectFrom('webhook_deliveries').selectAll().where('subscription_id', '=', subscriptionId);
+  if (clientIds !== null) q = q.where('client_id', 'in', clientIds);
+  return q.orderBy('id', 'desc').limit(limit).execute();
+}
