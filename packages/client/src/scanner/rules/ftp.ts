@@ -1,3 +1,4 @@
+import type { ScanFinding } from '../../pipeline/types.ts';
 import { finding, openPorts, serviceEvidence } from './finding.ts';
 import { portScript, quote } from './script-tree.ts';
 import type { RuleFamily } from './types.ts';
@@ -12,7 +13,7 @@ export const ftp: RuleFamily = {
   evaluate(host) {
     return openPorts(host).flatMap((port) => {
       if (!isFtp(port.service?.name)) return [];
-      const out = [];
+      const out: ScanFinding[] = [];
       const anon = portScript(port, 'ftp-anon');
       if (anon !== undefined && /Anonymous FTP login allowed/i.test(anon.output)) {
         const writable = anon.output.includes('[NSE: writeable]');

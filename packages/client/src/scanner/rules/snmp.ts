@@ -1,6 +1,6 @@
 import type { ScanFinding } from '../../pipeline/types.ts';
 import type { NmapHost, NmapPort } from '../parse/types.ts';
-import { finding, maxSeverity, openPorts, serviceEvidence } from './finding.ts';
+import { finding, openPorts, serviceEvidence } from './finding.ts';
 import { elemAt, portScript, quote, tables } from './script-tree.ts';
 import type { RuleFamily } from './types.ts';
 
@@ -27,7 +27,7 @@ function communityFinding(host: NmapHost, port: NmapPort): ScanFinding[] {
     const password = elemAt(t.children, 'password');
     if (password === undefined || !/Valid credentials/i.test(elemAt(t.children, 'state') ?? '')) continue;
     evidence.push(`snmp-brute: community "${password}" valid`);
-    if (password !== 'public') severity = maxSeverity(severity, 'high') as 'high';
+    if (password !== 'public') severity = 'high';
   }
   if (evidence.length === 0) return [];
   return [
@@ -52,7 +52,8 @@ function communityFinding(host: NmapHost, port: NmapPort): ScanFinding[] {
 
 export const snmp: RuleFamily = {
   id: 'snmp',
-  scripts: COMMUNITY_SCRIPTS.slice(0, 1),
+  // The other community scripts are read when a profile runs them; snmp-sysdescr is the one it needs.
+  scripts: ['snmp-sysdescr'],
   evaluate(host) {
     return openPorts(host).flatMap((port) => communityFinding(host, port));
   },

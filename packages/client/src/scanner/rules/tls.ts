@@ -1,5 +1,5 @@
 import type { ScanFinding } from '../../pipeline/types.ts';
-import type { NmapHost, NmapPort } from '../parse/types.ts';
+import type { NmapHost, NmapPort, ScriptNode } from '../parse/types.ts';
 import { finding, maxSeverity, openPorts, serviceEvidence } from './finding.ts';
 import { elemAt, portScript, tableAt, tables } from './script-tree.ts';
 import type { RuleFamily } from './types.ts';
@@ -37,7 +37,7 @@ interface CipherRow {
   strength: string | undefined;
 }
 
-function cipherRows(children: Parameters<typeof tables>[0]): CipherRow[] {
+function cipherRows(children: readonly ScriptNode[]): CipherRow[] {
   return tables(children).flatMap((proto) =>
     tables(tableAt(proto.children, 'ciphers')?.children ?? []).map((c) => ({
       protocol: proto.key ?? '',
@@ -48,7 +48,7 @@ function cipherRows(children: Parameters<typeof tables>[0]): CipherRow[] {
   );
 }
 
-function warnings(children: Parameters<typeof tables>[0]): string[] {
+function warnings(children: readonly ScriptNode[]): string[] {
   return tables(children).flatMap((proto) =>
     (tableAt(proto.children, 'warnings')?.children ?? []).flatMap((n) => (n.kind === 'elem' ? [n.value] : [])),
   );
