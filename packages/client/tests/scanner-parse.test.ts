@@ -143,6 +143,29 @@ describe('NmapXmlStream', () => {
     expect(seen).toEqual(['10.99.0.5', '10.99.0.6', '10.99.0.7']);
   });
 
+  it('streams a large scan from a generator without holding the document', async () => {
+    const count = 20_000;
+    async function* nmapOutput() {
+      yield '<?xml version="1.0"?><nmaprun scanner="nmap" version="7.93" start="1795600000">';
+      for (let i = 0; i < count; i++) {
+        const ip = `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`;
+        yield `<host><status state="up"/><address addr="${ip}" addrtype="ipv4"/><ports><port protocol="tcp" portid="22"><state state="open"/><service name="ssh" product="OpenSSH" version="9.2p1"><cpe>cpe:/a:openbsd:openssh:9.2p1</cpe></service></port></ports></host>`;
+      }
+      yield '<runstats><finished time="1795600100" elapsed="100" exit="success"/></runstats></nmaprun>';
+    }
+    let seen = 0;
+    let last = '';
+    const info = await parseNmapStream(nmapOutput(), {
+      onHost: (h) => {
+        seen += 1;
+        last = h.addresses[0]?.addr ?? '';
+      },
+    });
+    expect(seen).toBe(count);
+    expect(last).toBe('10.0.78.31');
+    expect(info).toMatchObject({ complete: true, finished: { elapsed: 100 } });
+  });
+
   it('reports taskprogress lines as they arrive', () => {
     const progress: NmapProgress[] = [];
     const stream = new NmapXmlStream({ onHost: () => {}, onProgress: (p) => progress.push(p) });
