@@ -1,0 +1,48 @@
+import type { ScanFinding } from '../../pipeline/types.ts';
+import type { NmapHost } from '../parse/types.ts';
+import { certificates } from './certificates.ts';
+import { cleartextRemote } from './cleartext-remote.ts';
+import { databases } from './databases.ts';
+import { ftp } from './ftp.ts';
+import { http } from './http.ts';
+import { outdatedVersions } from './outdated-versions.ts';
+import { smb } from './smb.ts';
+import { snmp } from './snmp.ts';
+import { ssh } from './ssh.ts';
+import { tls } from './tls.ts';
+import type { RuleContext, RuleFamily } from './types.ts';
+
+export type { RuleContext, RuleFamily } from './types.ts';
+
+export const RULE_FAMILIES: readonly RuleFamily[] = [
+  cleartextRemote,
+  ftp,
+  databases,
+  tls,
+  certificates,
+  http,
+  ssh,
+  snmp,
+  smb,
+  outdatedVersions,
+];
+
+/**
+ * The NSE scripts the rules read, all shipped with Debian's nmap and working offline, none
+ * intrusive except ssl-enum-ciphers (nmap files it under intrusive for its many handshakes).
+ * A profile runs these with `-sV`; a missing script's output is "not observed", never "secure".
+ */
+export const REQUIRED_SCRIPTS: readonly string[] = [...new Set(RULE_FAMILIES.flatMap((f) => f.scripts))].sort();
+
+/**
+ * Opt-in scripts the rules also read: brute/intrusive checks that try logins with small built-in
+ * lists. A profile adds them only when it means to.
+ */
+export const OPTIONAL_SCRIPTS: readonly string[] = ['mysql-empty-password', 'pgsql-brute', 'snmp-brute'];
+
+/** Applies every rule family to every host that is up. */
+export function detectFindings(hosts: readonly NmapHost[], ctx: RuleContext): ScanFinding[] {
+  return hosts
+    .filter((h) => h.status.state === 'up')
+    .flatMap((h) => RULE_FAMILIES.flatMap((family) => family.evaluate(h, ctx)));
+}

@@ -1,0 +1,15 @@
+import type { ScanFinding } from '../../pipeline/types.ts';
+import type { NmapHost } from '../parse/types.ts';
+
+export interface RuleContext {
+  /** When the scan ran (certificate validity is judged against it, never against the clock). */
+  scanTime: Date;
+}
+
+/** One family of detection rules: the NSE scripts it reads and the function that applies it to a host. */
+export interface RuleFamily {
+  id: string;
+  /** NSE scripts whose output the family reads; `-sV` service detection is assumed for all. */
+  scripts: readonly string[];
+  evaluate: (host: NmapHost, ctx: RuleContext) => ScanFinding[];
+}
