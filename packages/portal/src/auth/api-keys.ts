@@ -11,6 +11,7 @@ import type { Database } from '../db/schema.ts';
 import { sha256, tierOfKeyFormat } from '../licenses/keys.ts';
 import { licenseStatus, type LicenseRow } from '../licenses/present.ts';
 import { KeyFailureThrottle } from './key-throttle.ts';
+import { selectLicensesByKeyPrefix } from '../licenses/queries.ts';
 import type { LegacyPrincipal, LicensePrincipal } from './principal.ts';
 
 export type KeyLookup =
@@ -97,11 +98,7 @@ export class ApiKeyVerifier {
 
   async #query(key: string, digest: Buffer, cacheKey: string): Promise<KeyLookup> {
     const generation = this.#generation;
-    const candidates = await this.#db
-      .selectFrom('licenses')
-      .selectAll()
-      .where('key_prefix', '=', key.slice(0, LICENSE_KEY_PREFIX_LENGTH))
-      .execute();
+    const candidates = await selectLicensesByKeyPrefix(this.#db, key.slice(0, LICENSE_KEY_PREFIX_LENGTH));
     let match: LicenseRow | null = null;
     for (const row of candidates) {
       if (timingSafeEqual(digest, Buffer.from(row.key_hash, 'hex')) && match === null) match = row;

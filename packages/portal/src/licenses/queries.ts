@@ -47,3 +47,8 @@ export function updateLicense(
 export async function deleteLicenseRow(trx: Transaction<Database>, id: string): Promise<void> {
   await trx.deleteFrom('licenses').where('id', '=', id).execute();
 }
+
+/** Licenses whose key starts with `prefix`: the candidates a presented key is compared against. */
+export function selectLicensesByKeyPrefix(db: Kysely<Database>, prefix: string): Promise<LicenseRow[]> {
+  return db.selectFrom('licenses').selectAll().where('key_prefix', '=', prefix).execute();
+}

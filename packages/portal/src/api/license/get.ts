@@ -2,7 +2,7 @@ import { LicenseValidation } from '@svc/protocol';
 import { validationResult } from '../../auth/api-keys.ts';
 import { lookupKey, refuseAuthorizationHeader } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
-import { API_KEY_HEADER } from '../../http/credentials.ts';
+import { credentialsOf } from '../../http/credentials.ts';
 import { HttpError } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 
@@ -24,9 +24,8 @@ export default function register(app: App, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      const raw = request.headers[API_KEY_HEADER];
-      const key = (Array.isArray(raw) ? raw[0] : raw)?.trim();
-      if (!key) throw new HttpError(401, 'Missing x-api-key header');
+      const key = credentialsOf(request.headers).apiKey;
+      if (key === undefined) throw new HttpError(401, 'Missing x-api-key header');
       void reply.header('cache-control', 'no-store');
       return validationResult(await lookupKey(ctx, request, key), ctx.now());
     },
