@@ -26,6 +26,8 @@ const HOSTILE: unknown[] = [
   [],
   -1,
   1e308,
+  // One below PostgreSQL's bigint range: it must be refused, not rounded into it.
+  // biome-ignore lint/correctness/noPrecisionLoss: the value is meant to be past 2^63
   -9_223_372_036_854_775_809,
   1.5,
   true,

@@ -84,9 +84,10 @@ function inbox(r: HttpsReceiver) {
   return async (type: string, pred: (data: Record<string, any>) => boolean = () => true): Promise<ReceivedRequest> => {
     let found: ReceivedRequest | undefined;
     await until(
-      () =>
-        (found = r.requests.find((q) => !taken.has(q.seq) && q.json?.event_type === type && pred(q.json.data))) !==
-        undefined,
+      () => {
+        found = r.requests.find((q) => !taken.has(q.seq) && q.json?.event_type === type && pred(q.json.data));
+        return found !== undefined;
+      },
       20_000,
       () => `a ${type} delivery; got ${r.requests.map((q) => q.json?.event_type).join(', ')}`,
     );

@@ -249,13 +249,10 @@ describe('without SVC_WEBHOOK_ALLOW_CIDRS (the default)', () => {
     expect(hb.status, hb.text).toBe(200);
     expect((await h.api('PATCH', '/api/agents', { agent_id: agentId, action: 'deregister' })).status).toBe(200);
     let log: any[] = [];
-    await until(
-      async () =>
-        (log = (await h.api('GET', `/api/webhooks/deliveries?id=${id}`)).body.deliveries).some(
-          (d: { status: string }) => d.status !== 'pending',
-        ),
-      20_000,
-    );
+    await until(async () => {
+      log = (await h.api('GET', `/api/webhooks/deliveries?id=${id}`)).body.deliveries;
+      return log.some((d: { status: string }) => d.status !== 'pending');
+    }, 20_000);
     expect(log).toHaveLength(1);
     expect(log[0]).toMatchObject({ event_type: 'agent_deregistered', status: 'failed' });
     expect(log[0].attempts.map((a: { error: string }) => a.error)).toEqual([

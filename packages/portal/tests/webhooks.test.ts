@@ -113,7 +113,10 @@ const deliveries = async (id: string, token = admin) => {
 async function finished(id: string, n: number, timeoutMs = 30_000): Promise<Record<string, any>[]> {
   let last: Record<string, any>[] = [];
   await until(
-    async () => (last = (await deliveries(id)).filter((d) => d.status !== 'pending')).length >= n,
+    async () => {
+      last = (await deliveries(id)).filter((d) => d.status !== 'pending');
+      return last.length >= n;
+    },
     timeoutMs,
     () => `${n} finished deliveries of ${id}, have ${last.length}`,
   );
@@ -218,7 +221,7 @@ describe('subscriptions CRUD (D12)', () => {
       consecutive_failures: 0,
       disabled_reason: null,
     });
-    expect((row?.['created_at'] as Date).toISOString()).toBe(sub.created_at);
+    expect((row!['created_at'] as Date).toISOString()).toBe(sub.created_at);
 
     // Defaults: description null, enabled as asked.
     const off = await subscribe({ url: 'https://93.184.215.14/', event_types: ['agent_purged'], enabled: false });
