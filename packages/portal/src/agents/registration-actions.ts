@@ -1,0 +1,78 @@
+import type { AuditEventType } from '@svc/protocol';
+import { recordAuditEvent } from '../audit/record.ts';
+import type { UserPrincipal } from '../auth/principal.ts';
+import type { AppContext } from '../context.ts';
+import { DomainError } from '../domain/errors.ts';
+import { agentForUser, AGENT_NOT_FOUND, clientOut } from './resolve.ts';
+
+export type AgentAction = 'deregister' | 'reenable' | 'purge';
+
+const EVENTS: Record<AgentAction, { type: AuditEventType; by: string }> = {
+  deregister: { type: 'agent_deregistered', by: 'deregistered_by' },
+  reenable: { type: 'agent_reregistered', by: 'reregistered_by' },
+  purge: { type: 'agent_purged', by: 'purged_by' },
+};
+
+/**
+ * SPEC's registration states: registered → deregistered (sets deregistered_at, drops group
+ * memberships) → registered again (reenable) or removed (purge: the agent row with its
+ * commands, results and memberships by cascade; audit history stays). An action that
+ * finds the agent already in that state, or a purge of a registered agent, is a 409.
+ * The agent is (client_id, agent_id): an id under several clients needs `client_id` (D17).
+ */
+export async function changeRegistration(
+  ctx: AppContext,
+  user: UserPrincipal,
+  agentId: string,
+  clientId: string | null | undefined,
+  action: AgentAction,
+  actor: string,
+): Promise<void> {
+  const now = ctx.now();
+  const key = await agentForUser(ctx.db, user, agentId, clientId);
+  const event = await ctx.db.transaction().execute(async (trx) => {
+    const agent = await trx
+      .selectFrom('agents')
+      .select(['agent_id', 'client_id', 'deregistered_at'])
+      .where('client_id', '=', key.client_id)
+      .where('agent_id', '=', agentId)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!agent) throw new DomainError('not_found.agent', AGENT_NOT_FOUND);
+    const deregistered = agent.deregistered_at !== null;
+    const self = { client_id: agent.client_id, agent_id: agentId };
+    if (action === 'deregister') {
+      if (deregistered) throw new DomainError('conflict.agent_state', 'Agent is already deregistered');
+      await trx
+        .updateTable('agents')
+        .set({ deregistered_at: now })
+        .where('client_id', '=', self.client_id)
+        .where('agent_id', '=', agentId)
+        .execute();
+      await trx
+        .deleteFrom('agent_groups')
+        .where('client_id', '=', self.client_id)
+        .where('agent_id', '=', agentId)
+        .execute();
+    } else if (action === 'reenable') {
+      if (!deregistered) throw new DomainError('conflict.agent_state', 'Agent is already registered');
+      await trx
+        .updateTable('agents')
+        .set({ deregistered_at: null })
+        .where('client_id', '=', self.client_id)
+        .where('agent_id', '=', agentId)
+        .execute();
+    } else {
+      if (!deregistered) throw new DomainError('conflict.agent_state', 'Only a deregistered agent can be purged');
+      await trx.deleteFrom('agents').where('client_id', '=', self.client_id).where('agent_id', '=', agentId).execute();
+    }
+    const { type, by } = EVENTS[action];
+    return recordAuditEvent(trx, {
+      event_type: type,
+      actor,
+      client_id: clientOut(agent.client_id),
+      data: { agent_id: agentId, [by]: actor },
+    });
+  });
+  ctx.events.publish(event);
+}
