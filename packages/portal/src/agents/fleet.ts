@@ -1,28 +1,7 @@
-import type { Selectable } from 'kysely';
-import { STALE_THRESHOLD_SECONDS, type AgentView } from '@svc/protocol';
+import type { AgentView } from '@svc/protocol';
 import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import type { AgentsTable } from '../db/schema.ts';
-import { clientOut } from './resolve.ts';
-
-export function presentAgent(row: Selectable<AgentsTable>, now: Date): AgentView {
-  const age = Math.max(0, Math.floor((now.getTime() - row.received_at.getTime()) / 1000));
-  return {
-    agent_id: row.agent_id,
-    version: row.version,
-    timestamp: row.sent_at.toISOString(),
-    status: row.status,
-    uptime_seconds: row.uptime_seconds,
-    client_id: clientOut(row.client_id),
-    schedules: row.schedules,
-    system_info: row.system_info,
-    received_at: row.received_at.toISOString(),
-    first_seen_at: row.first_seen_at.toISOString(),
-    deregistered_at: row.deregistered_at?.toISOString() ?? null,
-    is_stale: age > STALE_THRESHOLD_SECONDS,
-    age_seconds: age,
-  };
-}
+import { presentAgent } from './present.ts';
 
 /**
  * The fleet view: registered agents only, in (agent_id, client_id) order, paged by agent_id.

@@ -1,7 +1,8 @@
 import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { conflict, notFound } from '../http/errors.ts';
-import { agentForUser, clientOut } from './resolve.ts';
+import { DomainError } from '../domain/errors.ts';
+import { presentMember } from './present.ts';
+import { AGENT_DEREGISTERED, agentForUser, clientOut } from './resolve.ts';
 
 type Member = { agent_id: string; client_id: string | null; created_at: string };
 
@@ -18,11 +19,9 @@ export async function listGroups(ctx: AppContext, user: UserPrincipal): Promise<
   }
   const groups: Record<string, Member[]> = {};
   for (const r of await q.orderBy('group_name').orderBy('agent_id').orderBy('client_id').execute()) {
-    (groups[r.group_name] ??= []).push({
-      agent_id: r.agent_id,
-      client_id: clientOut(r.client_id),
-      created_at: r.created_at.toISOString(),
-    });
+    const members = groups[r.group_name] ?? [];
+    members.push(presentMember(r));
+    groups[r.group_name] = members;
   }
   return groups;
 }
@@ -40,7 +39,7 @@ export async function addToGroup(
   group: string,
 ): Promise<{ clientId: string | null; createdAt: Date }> {
   const agent = await agentForUser(ctx.db, user, agentId, clientId);
-  if (agent.deregistered_at) throw conflict('Agent is deregistered');
+  if (agent.deregistered_at) throw new DomainError('conflict.agent_deregistered', AGENT_DEREGISTERED);
   const now = ctx.now();
   const row = await ctx.db
     .insertInto('agent_groups')
@@ -48,7 +47,7 @@ export async function addToGroup(
     .onConflict((oc) => oc.columns(['client_id', 'group_name', 'agent_id']).doNothing())
     .returning('created_at')
     .executeTakeFirst();
-  if (!row) throw conflict('Agent is already a member of this group');
+  if (!row) throw new DomainError('conflict.group_member', 'Agent is already a member of this group');
   return { clientId: clientOut(agent.client_id), createdAt: row.created_at };
 }
 
@@ -66,5 +65,6 @@ export async function removeFromGroup(
     .where('group_name', '=', group)
     .where('agent_id', '=', agentId)
     .executeTakeFirst();
-  if (Number(res.numDeletedRows) === 0) throw notFound('Agent is not a member of this group');
+  if (Number(res.numDeletedRows) === 0)
+    throw new DomainError('not_found.group_member', 'Agent is not a member of this group');
 }

@@ -1,19 +1,19 @@
 import { sql, type Selectable } from 'kysely';
-import { COMMAND_TYPES, type AuditEvent, type CommandType, type QueueCommandBody } from '@svc/protocol';
+import {
+  checkCommandPayload,
+  COMMAND_TYPES,
+  type AuditEvent,
+  type CommandType,
+  type QueueCommandBody,
+} from '@svc/protocol';
 import { presentAuditEvent, recordAuditEvent } from '../audit/record.ts';
 import type { AuditEventsTable } from '../db/schema.ts';
 import { actorOf, type UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest, conflict, HttpError, insufficientPermissions, notFound } from '../http/errors.ts';
-import { validatePayload } from './payload.ts';
+import { DomainError, insufficientPermissions } from '../domain/errors.ts';
 import { commandEligible } from './eligibility.ts';
-import { agentForUser, clientOut, NO_CLIENT } from './resolve.ts';
-
-export interface Queued {
-  id: string;
-  agent_id: string;
-  created_at: Date;
-}
+import type { Queued } from './present.ts';
+import { AGENT_DEREGISTERED, AGENT_NOT_FOUND, agentForUser, clientOut, NO_CLIENT } from './resolve.ts';
 
 export const DEFAULT_PRIORITY = 5;
 
@@ -30,15 +30,17 @@ export async function queueCommands(
   body: QueueCommandBody,
 ): Promise<{ type: CommandType; queued: Queued[]; skipped: { agent_id: string; reason: string }[] }> {
   if (!(COMMAND_TYPES as readonly string[]).includes(body.command_type))
-    throw badRequest(`command_type must be one of ${COMMAND_TYPES.join(', ')}`);
+    throw new DomainError('invalid.command_type', `command_type must be one of ${COMMAND_TYPES.join(', ')}`);
   const type = body.command_type as CommandType;
   if ((body.agent_id === undefined) === (body.group_target === undefined))
-    throw badRequest('Exactly one of agent_id or group_target is required');
+    throw new DomainError('invalid.command_target', 'Exactly one of agent_id or group_target is required');
   if (body.all_clients !== undefined && body.group_target === undefined)
-    throw badRequest('all_clients applies to group_target only');
+    throw new DomainError('invalid.command_target', 'all_clients applies to group_target only');
   if (body.all_clients === true && body.client_id !== undefined)
-    throw badRequest('Name either client_id or all_clients, not both');
-  const payload = validatePayload(type, body.payload ?? {});
+    throw new DomainError('invalid.command_target', 'Name either client_id or all_clients, not both');
+  const checked = checkCommandPayload(type, body.payload ?? {});
+  if (!checked.ok) throw new DomainError('invalid.payload', checked.message);
+  const payload = checked.payload;
   const priority = body.priority ?? DEFAULT_PRIORITY;
   const createdBy = actorOf(admin);
   const now = ctx.now();
@@ -97,8 +99,8 @@ async function queueForAgent(
       .where('a.client_id', '=', key.client_id)
       .where('a.agent_id', '=', key.agent_id)
       .executeTakeFirst();
-    if (!agent) throw notFound('Agent not found');
-    if (agent.deregistered_at) throw conflict('Agent is deregistered');
+    if (!agent) throw new DomainError('not_found.agent', AGENT_NOT_FOUND);
+    if (agent.deregistered_at) throw new DomainError('conflict.agent_deregistered', AGENT_DEREGISTERED);
     if (!agent.eligible) throw insufficientPermissions('agent:commands');
     const queued = await trx
       .insertInto('agent_commands')
@@ -198,10 +200,12 @@ async function queueForGroup(
     SELECT s.members, sp.client_ids, s.skipped, ev.* FROM summary s CROSS JOIN spread sp LEFT JOIN ev ON true
   `.execute(ctx.db);
   const row = rows[0];
-  if (!row || row.members === 0) throw notFound('Group not found or has no members');
+  if (!row || row.members === 0) throw new DomainError('not_found.group', 'Group not found or has no members');
   const clientIds = row.client_ids ?? [];
   if (!scope.allClients && clientIds.length > 1)
-    throw new HttpError(409, GROUP_AMBIGUOUS, { extra: { client_ids: clientIds.map(clientOut) } });
+    throw new DomainError('conflict.group_ambiguous', GROUP_AMBIGUOUS, {
+      extra: { client_ids: clientIds.map(clientOut) },
+    });
   if (row.id === null || row.id === undefined) throw insufficientPermissions('agent:commands');
   const event = presentAuditEvent(row as Selectable<AuditEventsTable>);
   const data = event.data as { command_ids: number[]; agent_ids: string[] };

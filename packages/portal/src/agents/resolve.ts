@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { LegacyPrincipal, LicensePrincipal, UserPrincipal } from '../auth/principal.ts';
 import type { Database } from '../db/schema.ts';
-import { forbidden, HttpError, notFound } from '../http/errors.ts';
+import { DomainError } from '../domain/errors.ts';
 
 /**
  * Agents are keyed by (client_id, agent_id) (D17). The legacy key has no client: an agent it
@@ -15,9 +15,11 @@ export const AGENT_NOT_FOUND = 'Agent not found';
 export const AGENT_UNREGISTERED =
   'Agent unregistered: this agent was deregistered on the portal; re-enable it there to resume';
 export const AGENT_AMBIGUOUS = 'Agent id is ambiguous: it exists under several clients; name one with client_id';
+export const AGENT_DEREGISTERED = 'Agent is deregistered';
 
-export const agentAmbiguous = (clientIds: string[]) =>
-  new HttpError(409, AGENT_AMBIGUOUS, { extra: { client_ids: clientIds.map(clientOut) } });
+const agentNotFound = () => new DomainError('not_found.agent', AGENT_NOT_FOUND);
+const agentAmbiguous = (clientIds: string[]) =>
+  new DomainError('conflict.agent_ambiguous', AGENT_AMBIGUOUS, { extra: { client_ids: clientIds.map(clientOut) } });
 
 export interface AgentKey {
   client_id: string;
@@ -43,12 +45,12 @@ export async function agentForUser(
     .select(['client_id', 'agent_id', 'license_id', 'deregistered_at'])
     .where('agent_id', '=', agentId);
   if (user.clientIds !== null) {
-    if (user.clientIds.length === 0) throw notFound(AGENT_NOT_FOUND);
+    if (user.clientIds.length === 0) throw agentNotFound();
     q = q.where('client_id', 'in', user.clientIds);
   }
   if (clientId !== undefined) q = q.where('client_id', '=', clientId ?? NO_CLIENT);
   const rows = await q.orderBy('client_id').limit(100).execute();
-  if (rows.length === 0) throw notFound(AGENT_NOT_FOUND);
+  if (rows.length === 0) throw agentNotFound();
   if (rows.length > 1) throw agentAmbiguous(rows.map((r) => r.client_id));
   return rows[0] as AgentKey;
 }
@@ -70,7 +72,7 @@ export async function agentForKey(
     .where('agent_id', '=', agentId);
   q = principal.kind === 'license' ? q.where('client_id', '=', principal.clientId) : q.where('license_id', 'is', null);
   const agent = await q.executeTakeFirst();
-  if (!agent) throw notFound(AGENT_NOT_FOUND);
-  if (agent.deregistered_at) throw forbidden(AGENT_UNREGISTERED);
+  if (!agent) throw agentNotFound();
+  if (agent.deregistered_at) throw new DomainError('forbidden.agent_unregistered', AGENT_UNREGISTERED);
   return agent;
 }

@@ -2,7 +2,7 @@ import { MAX_OUTPUT_BYTES, SESSION_ID_PATTERN, type StatusReportBody } from '@sv
 import { recordAuditEvent } from '../audit/record.ts';
 import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest, conflict, notFound } from '../http/errors.ts';
+import { DomainError } from '../domain/errors.ts';
 import { agentForKey, clientOut } from './resolve.ts';
 
 /** D14: SPEC's table, strictly. Anything else is a 409. */
@@ -18,6 +18,7 @@ const ANSI =
 const SESSION_COMMANDS: readonly string[] = ['run_scan', 'push_session'];
 const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 export const FOREIGN_SESSION = "session_id does not name a session of this agent's client";
+const commandNotFound = () => new DomainError('not_found.command', 'Command not found for this agent');
 
 /** Strip ANSI escapes and keep at most 10 KB (UTF-8 bytes, never splitting a character). */
 export function capOutput(text: string | null | undefined): string {
@@ -42,9 +43,9 @@ export async function reportCommandStatus(
 ) {
   const agent = await agentForKey(ctx.db, principal, body.agent_id);
   if (body.session_id != null && !SESSION_ID.test(body.session_id))
-    throw badRequest(`session_id must match ${SESSION_ID_PATTERN}`);
+    throw new DomainError('invalid.session_id', `session_id must match ${SESSION_ID_PATTERN}`);
   // Ids are bigserial: one past 2^53 (or past bigint) cannot exist, and must not reach SQL as an out-of-range literal.
-  if (!Number.isSafeInteger(body.command_id)) throw notFound('Command not found for this agent');
+  if (!Number.isSafeInteger(body.command_id)) throw commandNotFound();
   const now = ctx.now();
   const event = await ctx.db.transaction().execute(async (trx) => {
     const cmd = await trx
@@ -55,9 +56,9 @@ export async function reportCommandStatus(
       .where('agent_id', '=', agent.agent_id)
       .forUpdate()
       .executeTakeFirst();
-    if (!cmd) throw notFound('Command not found for this agent');
+    if (!cmd) throw commandNotFound();
     if (!(NEXT[cmd.status] ?? []).includes(body.status))
-      throw conflict(`Illegal status transition: ${cmd.status} -> ${body.status}`);
+      throw new DomainError('conflict.status_transition', `Illegal status transition: ${cmd.status} -> ${body.status}`);
     if (body.status === 'acked') {
       await trx
         .updateTable('agent_commands')
@@ -82,7 +83,7 @@ export async function reportCommandStatus(
         .where('session_id', '=', sessionId)
         .where((eb) => (agent.client_id === '' ? eb('client_id', 'is', null) : eb('client_id', '=', agent.client_id)))
         .executeTakeFirst();
-      if (!session) throw badRequest(FOREIGN_SESSION);
+      if (!session) throw new DomainError('invalid.foreign_session', FOREIGN_SESSION);
     }
     await trx
       .insertInto('agent_command_results')
