@@ -218,6 +218,15 @@ export const GroupMember = Type.Object({
   client_id: Nullable(Type.String({ description: 'Groups are per client: the client whose group this member is in' })),
   created_at: IsoDateTime,
 });
+/** POST /api/agent-groups' answer. */
+export const GroupMemberAdded = Type.Object({
+  success: Type.Literal(true),
+  group_name: Type.String(),
+  agent_id: Type.String(),
+  client_id: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(),
+});
+export type GroupMemberAdded = Static<typeof GroupMemberAdded>;
 export const GroupsResponse = Type.Object({ groups: Type.Record(Type.String(), Type.Array(GroupMember)) });
 export const GroupMemberBody = Type.Object(
   { agent_id: AgentId, group_name: GroupName, client_id: AgentClientId },

@@ -5,6 +5,8 @@ import {
   type CommandRecord,
   type CommandType,
   type DeliveredCommand,
+  type GroupMemberAdded,
+  type HeartbeatResponse,
   type QueueCommandResponse,
 } from '@svc/protocol';
 import type { AgentCommandResultsTable, AgentCommandsTable, AgentsTable } from '../db/schema.ts';
@@ -110,6 +112,24 @@ export function presentResult(row: Selectable<AgentCommandResultsTable>) {
     // SPEC: session_id links to the session detail view.
     session_url: row.session_id === null ? null : `/collect/?session=${encodeURIComponent(row.session_id)}`,
     completed_at: row.completed_at.toISOString(),
+  };
+}
+
+export function presentHeartbeatAnswer(receivedAt: Date, commands: DeliveredCommand[]): HeartbeatResponse {
+  return { success: true, received_at: receivedAt.toISOString(), commands };
+}
+
+export function presentAdded(
+  group: string,
+  agentId: string,
+  added: { clientId: string | null; createdAt: Date },
+): GroupMemberAdded {
+  return {
+    success: true,
+    group_name: group,
+    agent_id: agentId,
+    client_id: added.clientId,
+    created_at: added.createdAt.toISOString(),
   };
 }
 

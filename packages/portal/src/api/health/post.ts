@@ -1,5 +1,6 @@
 import { HeartbeatRequestBody, HeartbeatResponse, readHeartbeat } from '@svc/protocol';
 import { recordHeartbeat } from '../../agents/heartbeat.ts';
+import { presentHeartbeatAnswer } from '../../agents/present.ts';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { badRequest } from '../../http/errors.ts';
@@ -34,7 +35,7 @@ export default function register(app: App, ctx: AppContext): void {
       const read = readHeartbeat(request.body, { keepClientId: principal.kind === 'legacy' });
       if (!read.ok) throw badRequest(read.message);
       const { receivedAt, commands } = await recordHeartbeat(ctx, principal, read.heartbeat);
-      return { success: true as const, received_at: receivedAt.toISOString(), commands };
+      return presentHeartbeatAnswer(receivedAt, commands);
     },
   );
 }
