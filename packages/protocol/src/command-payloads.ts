@@ -1,5 +1,5 @@
 import { AGENT_LOG_LEVELS, CONFIG_KEY_NOT_ALLOWED, SCHEDULE_ACTIONS, type CommandType } from './agents.ts';
-import { checkRemoteConfigValue, isRemoteConfigKey } from './remote-config.ts';
+import { checkRemoteConfigValue, isRemoteConfigKey, type RemoteConfigKey } from './remote-config.ts';
 
 /**
  * SPEC "Agent command payloads": the rules a command's payload must follow, shared by the
@@ -8,7 +8,29 @@ import { checkRemoteConfigValue, isRemoteConfigKey } from './remote-config.ts';
  */
 
 export type CommandPayload = Record<string, unknown>;
-export type CommandPayloadCheck = { ok: true; payload: CommandPayload } | { ok: false; message: string };
+
+/** An accepted payload per command type, as checkCommandPayload returns it (SPEC's payload table). */
+export type CommandPayloads = {
+  run_scan: { targets: string; profile?: string; upload?: boolean };
+  push_session: { session_id?: string };
+  update_schedule: {
+    schedule_id: string;
+    action?: (typeof SCHEDULE_ACTIONS)[number];
+    cron?: string;
+    profile?: string;
+    targets?: string;
+  };
+  /** config_value in its string form, as the agent writes it. */
+  push_config: { config_key: RemoteConfigKey; config_value: string };
+  set_log_level: { level: (typeof AGENT_LOG_LEVELS)[number] };
+  restart: Record<string, never>;
+  shutdown: { graceful?: boolean };
+  update: { branch?: string; version?: string };
+};
+
+export type CommandPayloadCheck<T extends CommandType = CommandType> =
+  | { ok: true; payload: CommandPayloads[T] }
+  | { ok: false; message: string };
 
 type Checked = { ok: true; value: unknown } | { ok: false; message: string };
 type Rule = { required?: boolean; check: (value: unknown, key: string, payload: CommandPayload) => Checked };
@@ -129,7 +151,7 @@ const RULES: Record<CommandType, Record<string, Rule>> = {
  * answer. Null counts as absent. Accepted payloads come back normalised (trimmed target
  * lists, single-spaced cron, push_config values in their string form).
  */
-export function checkCommandPayload(type: CommandType, payload: CommandPayload): CommandPayloadCheck {
+export function checkCommandPayload<T extends CommandType>(type: T, payload: CommandPayload): CommandPayloadCheck<T> {
   const rules = RULES[type];
   // Object.hasOwn, not `in`: `in` also finds Object.prototype members such as `constructor`.
   const unknown = Object.keys(payload).find((k) => !Object.hasOwn(rules, k));
@@ -149,5 +171,6 @@ export function checkCommandPayload(type: CommandType, payload: CommandPayload):
     if (!checked.ok) return checked;
     out[key] = checked.value;
   }
-  return { ok: true, payload: out };
+  // The rules above produce exactly the keys and value types of CommandPayloads[T].
+  return { ok: true, payload: out as CommandPayloads[T] };
 }

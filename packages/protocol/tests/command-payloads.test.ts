@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { COMMAND_TYPES, CONFIG_KEY_NOT_ALLOWED, REMOTE_CONFIG_ALLOWLIST, type CommandType } from '../src/agents.ts';
 import { checkCommandPayload } from '../src/command-payloads.ts';
+import type { RemoteConfigKey } from '../src/remote-config.ts';
 
 /** SPEC "Agent command payloads": what a command's payload must be before it is queued or run. */
 
@@ -284,5 +285,16 @@ describe('checkCommandPayload: unknown keys', () => {
 
   it('null optional values count as absent', () => {
     expect(accepted('run_scan', { targets: 'a', profile: null, upload: null })).toEqual({ targets: 'a' });
+  });
+});
+
+describe('checkCommandPayload: typed results', () => {
+  it('types an accepted payload by its command type', () => {
+    const result = checkCommandPayload('push_config', { config_key: 'ALERT_ENABLED', config_value: true });
+    if (!result.ok) throw new Error(result.message);
+    // Compile-time: config_key is an allowlisted key and config_value a string.
+    const key: RemoteConfigKey = result.payload.config_key;
+    const value: string = result.payload.config_value;
+    expect([key, value]).toEqual(['ALERT_ENABLED', 'true']);
   });
 });
