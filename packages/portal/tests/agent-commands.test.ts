@@ -173,7 +173,7 @@ describe('POST /api/agent-commands (queue)', () => {
       acked_at: null,
       completed_at: null,
     });
-    expect((row?.['created_at'] as Date).toISOString()).toBe(clock.now().toISOString());
+    expect((row?.['created_at'] as Date | undefined)?.toISOString()).toBe(clock.now().toISOString());
   });
 
   it('priority defaults to 5 and the payload to {}', async () => {
