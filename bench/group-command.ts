@@ -103,8 +103,9 @@ function databaseUrlOf(portal: PortalProcess): string {
 const quote = (s: string): string => `'${s.replace(/'/g, "''")}'`;
 
 /**
- * The portal's group INSERT ... SELECT (agents/queue.ts), with the values it binds as
- * literals: same tables, same join and filter, same order, same RETURNING.
+ * The INSERT ... SELECT at the core of the portal's group broadcast (insertGroupCommands in
+ * agents/queries.ts), with the values it binds as literals: same tables, same join and filter,
+ * same order, same RETURNING.
  */
 function insertSelect(createdBy: string, createdAt: Date): string {
   return `INSERT INTO agent_commands (client_id, agent_id, command_type, payload, priority, created_by, group_target, created_at)

@@ -6,8 +6,8 @@
  * - portal: the real portal process (Fastify, key check, validation, Kysely, pg pool);
  * - baseline: a bare node:http server (its own process, this file in baseline mode) that
  *   parses the JSON body, runs the portal's heartbeat statement (the UPDATE of the agent
- *   plus the FOR UPDATE SKIP LOCKED claim of its commands, copied from
- *   packages/portal/src/agents/heartbeat.ts and claim.ts) through `pg` with a pool of the
+ *   plus the FOR UPDATE SKIP LOCKED claim of its commands: the one text in
+ *   packages/portal/src/agents/claim-sql.ts that the portal runs too) through `pg` with a pool of the
  *   same size, and answers the same JSON. Same load generator (autocannon, same
  *   connections, same random agent ids), same SQL, same driver, same database: the ratio
  *   is what the portal's own layers (Fastify, auth, validation, serialization, Kysely)
@@ -39,6 +39,14 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import autocannon, { type Instance, type Result } from 'autocannon';
 import pg from 'pg';
+import { type HeartbeatBody, MAX_COMMANDS_PER_HEARTBEAT } from '@svc/protocol';
+import {
+  type ClaimedRow,
+  HEARTBEAT_PARAMETERS,
+  HEARTBEAT_SQL,
+  type HeartbeatParameter,
+  heartbeatValues,
+} from '../packages/portal/src/agents/claim-sql.ts';
 import { spawnNode, waitForHttp, type NodeChild } from './lib/children.ts';
 import { cleanupAll, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.ts';
 import { startCpuSample, waitForQuietMachine, type CpuTarget } from './lib/cpu.ts';
@@ -69,56 +77,6 @@ const PATH = '/api/health';
 const CLIENT_ID = 'bench-heartbeat';
 const VERSION = '4.2.3';
 const BASELINE_ENV = 'BENCH_HEARTBEAT_BASELINE';
-
-/**
- * The portal's heartbeat statement for a license key that holds agent:commands, as
- * recordHeartbeat (agents/heartbeat.ts) with claimCtes and DELIVERY_ORDER (agents/claim.ts)
- * compiles it: same text, same parameters in the same order, rows already in delivery
- * order. Keep in sync: every run compares it with what the portal sends (PostgreSQL's
- * statement log) and says so when they differ.
- */
-const HEARTBEAT_SQL = `
-      WITH hb AS (
-        UPDATE agents SET version = $1, sent_at = $2, status = $3, uptime_seconds = $4,
-          schedules = $5::jsonb,
-          system_info = $6::jsonb,
-          received_at = $7
-        WHERE client_id = $8 AND agent_id = $9 AND deregistered_at IS NULL
-        RETURNING client_id
-      ), picked AS (
-      SELECT c.id FROM agent_commands c
-      WHERE c.client_id = $10 AND c.agent_id = $11 AND c.status = 'pending' AND $12::boolean AND EXISTS (SELECT 1 FROM hb)
-      ORDER BY c.priority DESC, c.created_at, c.id -- DELIVERY_ORDER
-      LIMIT $13
-      FOR UPDATE SKIP LOCKED
-    ), claimed AS (
-      UPDATE agent_commands c SET status = 'sent', sent_at = $14
-      FROM picked WHERE c.id = picked.id
-      RETURNING c.id, c.command_type, c.payload, c.priority, c.created_by, c.group_target, c.created_at
-    )
-      SELECT (SELECT count(*) FROM hb)::int AS updated, claimed.* FROM (SELECT 1) AS one LEFT JOIN claimed ON true
-      ORDER BY claimed.priority DESC, claimed.created_at, claimed.id
-    `;
-const MAX_COMMANDS_PER_HEARTBEAT = 20;
-
-interface HeartbeatBody {
-  agent_id: string;
-  version: string;
-  timestamp: string;
-  status: string;
-  uptime_seconds: number;
-}
-
-interface ClaimedRow {
-  updated: number;
-  id: string | null;
-  command_type: string;
-  payload: Record<string, unknown>;
-  priority: number;
-  created_by: string;
-  group_target: string | null;
-  created_at: Date;
-}
 
 /** Agent n (1-based) of the seeded fleet: `svcd_` + 8 hex digits, like a real daemon's id. */
 const agentIdOf = (n: number): string => `svcd_${n.toString(16).padStart(8, '0')}`;
@@ -163,24 +121,22 @@ async function serveBaseline(config: BaselineConfig): Promise<void> {
           const hb = JSON.parse(Buffer.concat(chunks).toString('utf8')) as HeartbeatBody;
           const now = new Date();
           // The parameters recordHeartbeat binds for a license key with agent:commands.
-          const values = [
-            hb.version,
-            new Date(hb.timestamp),
-            hb.status,
-            hb.uptime_seconds,
-            null,
-            null,
+          const values = heartbeatValues({
+            version: hb.version,
+            sent_at: new Date(hb.timestamp),
+            status: hb.status,
+            uptime_seconds: hb.uptime_seconds,
+            schedules: null,
+            system_info: null,
             now,
-            config.clientId,
-            hb.agent_id,
-            config.clientId,
-            hb.agent_id,
-            true,
-            MAX_COMMANDS_PER_HEARTBEAT,
-            now,
-          ];
-          const result = await pool.query<ClaimedRow>(
-            config.prepared ? { name: 'heartbeat', text: HEARTBEAT_SQL, values } : { text: HEARTBEAT_SQL, values },
+            client_id: config.clientId,
+            agent_id: hb.agent_id,
+            can_receive: true,
+            limit: MAX_COMMANDS_PER_HEARTBEAT,
+          });
+          const text = HEARTBEAT_SQL.license;
+          const result = await pool.query<ClaimedRow & { updated: number }>(
+            config.prepared ? { name: 'heartbeat', text, values } : { text, values },
           );
           if (result.rows[0]?.updated !== 1) return answer(res, 404, '{"error":"unknown agent"}');
           const commands = result.rows
@@ -423,7 +379,7 @@ function compareCaptured(portal: Captured | undefined, baseline: Captured | unde
   const note = identical
     ? `the portal and the baseline sent the same heartbeat statement (comments and whitespace aside), both ${portal.statementName === '<unnamed>' ? 'unnamed (parsed and planned on every execution)' : 'as a named prepared statement'}`
     : !sameText
-      ? 'the statements DIFFER: the baseline is out of date (see agents/heartbeat.ts), the ratio is not a like-for-like comparison'
+      ? 'the statements DIFFER: the portal no longer sends agents/claim-sql.ts as it is, the ratio is not a like-for-like comparison'
       : `the statements are the same text but sent differently (portal ${portal.statementName}, baseline ${baseline.statementName})`;
   return {
     identical,
@@ -577,21 +533,24 @@ interface PgbenchResult {
 
 /** The heartbeat statement with the baseline's parameter values, for pgbench (-M extended binds :n). */
 function pgbenchScript(agents: number): string {
-  const sql = normalizeSql(HEARTBEAT_SQL)
-    .replace('$1', `'${VERSION}'`)
-    .replace('$2', 'now()')
-    .replace('$3', `'running'`)
-    .replace('$4', '3600')
-    .replace('$5::jsonb', 'NULL::jsonb')
-    .replace('$6::jsonb', 'NULL::jsonb')
-    .replace('$7', 'now()')
-    .replace('$8', `'${CLIENT_ID}'`)
-    .replace('$9', `'svcd_' || lpad(to_hex(:n::int), 8, '0')`)
-    .replace('$10', `'${CLIENT_ID}'`)
-    .replace('$11', `'svcd_' || lpad(to_hex(:n::int), 8, '0')`)
-    .replace('$12::boolean', 'true::boolean')
-    .replace('$13', String(MAX_COMMANDS_PER_HEARTBEAT))
-    .replace('$14', 'now()');
+  const literal: Record<HeartbeatParameter, string> = {
+    version: `'${VERSION}'`,
+    sent_at: 'now()',
+    status: `'running'`,
+    uptime_seconds: '3600',
+    schedules: 'NULL',
+    system_info: 'NULL',
+    now: 'now()',
+    client_id: `'${CLIENT_ID}'`,
+    agent_id: `'svcd_' || lpad(to_hex(:n::int), 8, '0')`,
+    can_receive: 'true',
+    limit: String(MAX_COMMANDS_PER_HEARTBEAT),
+  };
+  const sql = normalizeSql(HEARTBEAT_SQL.license).replace(/\$(\d+)/g, (_, n: string) => {
+    const name = HEARTBEAT_PARAMETERS[Number(n) - 1];
+    if (name === undefined) throw new Error(`the heartbeat statement has no parameter $${n}`);
+    return `(${literal[name]})`;
+  });
   if (/\$\d/.test(sql)) throw new Error(`pgbench script still has a parameter: ${sql}`);
   return `\\set n random(1, ${agents})\n${sql};\n`;
 }

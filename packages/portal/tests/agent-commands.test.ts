@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_COMMANDS_PER_POLL, MAX_OUTPUT_BYTES } from '@svc/protocol';
+import { checkCommandPayload, MAX_COMMANDS_PER_POLL, MAX_OUTPUT_BYTES, type CommandType } from '@svc/protocol';
 import { capOutput } from '../src/agents/status-report.ts';
 import type { DomainEvent } from '../src/events/bus.ts';
 import {
@@ -173,7 +173,7 @@ describe('POST /api/agent-commands (queue)', () => {
       acked_at: null,
       completed_at: null,
     });
-    expect((row?.['created_at'] as Date).toISOString()).toBe(clock.now().toISOString());
+    expect((row?.['created_at'] as Date | undefined)?.toISOString()).toBe(clock.now().toISOString());
   });
 
   it('priority defaults to 5 and the payload to {}', async () => {
@@ -309,6 +309,28 @@ describe('POST /api/agent-commands (queue)', () => {
       (await db.query('SELECT count(*)::int AS n FROM agent_commands WHERE agent_id = $1', [agent])).rows[0].n,
     ).toBe(before);
   });
+
+  // The agent daemon checks payloads with the same function: the portal's 400 is its message, word for word.
+  it.each([
+    ['run_scan', {}, 'run_scan needs targets: no targets were specified'],
+    ['run_scan', { targets: '10.0.0.1,--script=x' }, 'payload.targets has an invalid target: "--script=x"'],
+    ['push_config', { config_value: '1' }, 'payload.config_key is required for push_config'],
+    [
+      'update_schedule',
+      { schedule_id: 's1', cron: '* * *' },
+      'payload.cron must be a cron expression of 5 or 6 fields',
+    ],
+    ['push_session', { session_id: '../../x' }, 'payload.session_id must be a session name YYYYMMDD_HHMMSS'],
+    ['shutdown', { graceful: 'yes' }, 'payload.graceful must be true or false'],
+  ] as [CommandType, Record<string, unknown>, string][])(
+    "%s %j is a 400 with the protocol check's message",
+    async (type, payload, message) => {
+      expect(checkCommandPayload(type, payload)).toEqual({ ok: false, message });
+      const res = await queue({ agent_id: agent, command_type: type, payload });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: message });
+    },
+  );
 
   it('an unknown agent is a 404; a deregistered one a 409; a professional one a 403 (D2)', async () => {
     const unknown = await queue({ agent_id: newAgentId('ghost'), command_type: 'restart' });

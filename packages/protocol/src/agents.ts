@@ -20,41 +20,11 @@ export const AgentClientId = Type.Optional(
   ),
 );
 
-/** SPEC: validated in this order; the first missing, null or empty one is named in the 400. */
-export const HEARTBEAT_REQUIRED_FIELDS = ['agent_id', 'version', 'timestamp', 'status', 'uptime_seconds'] as const;
 export const MAX_COMMANDS_PER_HEARTBEAT = 20;
 export const MAX_COMMANDS_PER_POLL = 50;
 export const STALE_THRESHOLD_SECONDS = 600;
 /** Captured output cap per stream (SPEC: 10 KB each). */
 export const MAX_OUTPUT_BYTES = 10 * 1024;
-
-export const ScheduleState = Type.Object(
-  {
-    config: Type.Optional(Type.String()),
-    schedule_id: Type.Optional(Type.String()),
-    last_run: Type.Optional(Nullable(Type.String())),
-    last_status: Type.Optional(Type.String()),
-    next_run: Type.Optional(Type.String()),
-    retry_count: Type.Optional(Type.Number()),
-  },
-  { additionalProperties: true },
-);
-
-/** POST /api/health body. Required fields are checked by hand to give SPEC's exact message. */
-export const HeartbeatBody = Type.Object(
-  {
-    agent_id: Type.Optional(Type.Unknown()),
-    version: Type.Optional(Type.Unknown()),
-    timestamp: Type.Optional(Type.Unknown()),
-    status: Type.Optional(Type.Unknown()),
-    uptime_seconds: Type.Optional(Type.Unknown()),
-    client_id: Type.Optional(Type.Unknown()),
-    schedules: Type.Optional(Type.Unknown()),
-    system_info: Type.Optional(Type.Unknown()),
-  },
-  { additionalProperties: true },
-);
-export type HeartbeatBody = Static<typeof HeartbeatBody>;
 
 export const COMMAND_TYPES = [
   'run_scan',
@@ -248,6 +218,15 @@ export const GroupMember = Type.Object({
   client_id: Nullable(Type.String({ description: 'Groups are per client: the client whose group this member is in' })),
   created_at: IsoDateTime,
 });
+/** POST /api/agent-groups' answer. */
+export const GroupMemberAdded = Type.Object({
+  success: Type.Literal(true),
+  group_name: Type.String(),
+  agent_id: Type.String(),
+  client_id: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(),
+});
+export type GroupMemberAdded = Static<typeof GroupMemberAdded>;
 export const GroupsResponse = Type.Object({ groups: Type.Record(Type.String(), Type.Array(GroupMember)) });
 export const GroupMemberBody = Type.Object(
   { agent_id: AgentId, group_name: GroupName, client_id: AgentClientId },

@@ -9,3 +9,5 @@ export * from './agents.ts';
 export * from './webhooks.ts';
 export * from './remote-config.ts';
 export * from './session-file/index.ts';
+export * from './command-payloads.ts';
+export * from './heartbeat.ts';

@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import { TIERS, tierAllows } from '@svc/protocol';
 
 /** The tiers whose agents may receive commands, from the permission matrix (D2). */
-export const COMMAND_TIERS: string[] = TIERS.filter((t) => tierAllows(t, 'agent:commands'));
+const COMMAND_TIERS: string[] = TIERS.filter((t) => tierAllows(t, 'agent:commands'));
 
 /** A usable key, as the key check decides (alias `l`). */
 const usable = (now: Date) =>

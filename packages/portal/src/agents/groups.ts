@@ -1,9 +1,11 @@
 import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { conflict, notFound } from '../http/errors.ts';
-import { agentForUser, clientOut } from './resolve.ts';
+import { DomainError } from '../domain/errors.ts';
+import { presentMember } from './present.ts';
+import { deleteGroupMember, groupMembers, insertGroupMember } from './queries.ts';
+import { AGENT_DEREGISTERED, agentForUser, clientOut } from './resolve.ts';
 
-type Member = { agent_id: string; client_id: string | null; created_at: string };
+type Member = ReturnType<typeof presentMember>;
 
 /**
  * Group name → members; scoped users see their clients' agents only. A group is
@@ -11,18 +13,12 @@ type Member = { agent_id: string; client_id: string | null; created_at: string }
  * each with its client_id.
  */
 export async function listGroups(ctx: AppContext, user: UserPrincipal): Promise<Record<string, Member[]>> {
-  let q = ctx.db.selectFrom('agent_groups').select(['group_name', 'client_id', 'agent_id', 'created_at']);
-  if (user.clientIds !== null) {
-    if (user.clientIds.length === 0) return {};
-    q = q.where('client_id', 'in', user.clientIds);
-  }
+  if (user.clientIds !== null && user.clientIds.length === 0) return {};
   const groups: Record<string, Member[]> = {};
-  for (const r of await q.orderBy('group_name').orderBy('agent_id').orderBy('client_id').execute()) {
-    (groups[r.group_name] ??= []).push({
-      agent_id: r.agent_id,
-      client_id: clientOut(r.client_id),
-      created_at: r.created_at.toISOString(),
-    });
+  for (const r of await groupMembers(ctx.db, user.clientIds)) {
+    const members = groups[r.group_name] ?? [];
+    members.push(presentMember(r));
+    groups[r.group_name] = members;
   }
   return groups;
 }
@@ -40,16 +36,11 @@ export async function addToGroup(
   group: string,
 ): Promise<{ clientId: string | null; createdAt: Date }> {
   const agent = await agentForUser(ctx.db, user, agentId, clientId);
-  if (agent.deregistered_at) throw conflict('Agent is deregistered');
-  const now = ctx.now();
-  const row = await ctx.db
-    .insertInto('agent_groups')
-    .values({ client_id: agent.client_id, group_name: group, agent_id: agentId, created_at: now })
-    .onConflict((oc) => oc.columns(['client_id', 'group_name', 'agent_id']).doNothing())
-    .returning('created_at')
-    .executeTakeFirst();
-  if (!row) throw conflict('Agent is already a member of this group');
-  return { clientId: clientOut(agent.client_id), createdAt: row.created_at };
+  if (agent.deregistered_at) throw new DomainError('conflict.agent_deregistered', AGENT_DEREGISTERED);
+  const createdAt = await insertGroupMember(ctx.db, agent.client_id, group, agentId, ctx.now());
+  if (createdAt === undefined)
+    throw new DomainError('conflict.group_member', 'Agent is already a member of this group');
+  return { clientId: clientOut(agent.client_id), createdAt };
 }
 
 export async function removeFromGroup(
@@ -60,11 +51,6 @@ export async function removeFromGroup(
   group: string,
 ): Promise<void> {
   const agent = await agentForUser(ctx.db, user, agentId, clientId);
-  const res = await ctx.db
-    .deleteFrom('agent_groups')
-    .where('client_id', '=', agent.client_id)
-    .where('group_name', '=', group)
-    .where('agent_id', '=', agentId)
-    .executeTakeFirst();
-  if (Number(res.numDeletedRows) === 0) throw notFound('Agent is not a member of this group');
+  if (!(await deleteGroupMember(ctx.db, agent.client_id, group, agentId)))
+    throw new DomainError('not_found.group_member', 'Agent is not a member of this group');
 }

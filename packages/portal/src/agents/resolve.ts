@@ -1,7 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { LegacyPrincipal, LicensePrincipal, UserPrincipal } from '../auth/principal.ts';
 import type { Database } from '../db/schema.ts';
-import { forbidden, HttpError, notFound } from '../http/errors.ts';
+import { DomainError } from '../domain/errors.ts';
+import { type AgentKey, agentOfKey, agentsWithId } from './queries.ts';
+
+export type { AgentKey } from './queries.ts';
 
 /**
  * Agents are keyed by (client_id, agent_id) (D17). The legacy key has no client: an agent it
@@ -11,20 +14,15 @@ import { forbidden, HttpError, notFound } from '../http/errors.ts';
 export const NO_CLIENT = '';
 export const clientOut = (clientId: string): string | null => (clientId === NO_CLIENT ? null : clientId);
 
-export const AGENT_NOT_FOUND = 'Agent not found';
+const AGENT_NOT_FOUND = 'Agent not found';
 export const AGENT_UNREGISTERED =
   'Agent unregistered: this agent was deregistered on the portal; re-enable it there to resume';
-export const AGENT_AMBIGUOUS = 'Agent id is ambiguous: it exists under several clients; name one with client_id';
+const AGENT_AMBIGUOUS = 'Agent id is ambiguous: it exists under several clients; name one with client_id';
+export const AGENT_DEREGISTERED = 'Agent is deregistered';
 
-export const agentAmbiguous = (clientIds: string[]) =>
-  new HttpError(409, AGENT_AMBIGUOUS, { extra: { client_ids: clientIds.map(clientOut) } });
-
-export interface AgentKey {
-  client_id: string;
-  agent_id: string;
-  license_id: string | null;
-  deregistered_at: Date | null;
-}
+export const agentNotFound = () => new DomainError('not_found.agent', AGENT_NOT_FOUND);
+const agentAmbiguous = (clientIds: string[]) =>
+  new DomainError('conflict.agent_ambiguous', AGENT_AMBIGUOUS, { extra: { client_ids: clientIds.map(clientOut) } });
 
 /**
  * The agent an admin or scoped user names: by id among the clients the user sees, narrowed
@@ -38,17 +36,14 @@ export async function agentForUser(
   agentId: string,
   clientId?: string | null,
 ): Promise<AgentKey> {
-  let q = db
-    .selectFrom('agents')
-    .select(['client_id', 'agent_id', 'license_id', 'deregistered_at'])
-    .where('agent_id', '=', agentId);
-  if (user.clientIds !== null) {
-    if (user.clientIds.length === 0) throw notFound(AGENT_NOT_FOUND);
-    q = q.where('client_id', 'in', user.clientIds);
-  }
-  if (clientId !== undefined) q = q.where('client_id', '=', clientId ?? NO_CLIENT);
-  const rows = await q.orderBy('client_id').limit(100).execute();
-  if (rows.length === 0) throw notFound(AGENT_NOT_FOUND);
+  if (user.clientIds !== null && user.clientIds.length === 0) throw agentNotFound();
+  const rows = await agentsWithId(
+    db,
+    agentId,
+    user.clientIds,
+    clientId === undefined ? undefined : (clientId ?? NO_CLIENT),
+  );
+  if (rows.length === 0) throw agentNotFound();
   if (rows.length > 1) throw agentAmbiguous(rows.map((r) => r.client_id));
   return rows[0] as AgentKey;
 }
@@ -64,13 +59,8 @@ export async function agentForKey(
   principal: LicensePrincipal | LegacyPrincipal,
   agentId: string,
 ): Promise<AgentKey> {
-  let q = db
-    .selectFrom('agents')
-    .select(['client_id', 'agent_id', 'license_id', 'deregistered_at'])
-    .where('agent_id', '=', agentId);
-  q = principal.kind === 'license' ? q.where('client_id', '=', principal.clientId) : q.where('license_id', 'is', null);
-  const agent = await q.executeTakeFirst();
-  if (!agent) throw notFound(AGENT_NOT_FOUND);
-  if (agent.deregistered_at) throw forbidden(AGENT_UNREGISTERED);
+  const agent = await agentOfKey(db, principal.kind === 'license' ? principal.clientId : null, agentId);
+  if (!agent) throw agentNotFound();
+  if (agent.deregistered_at) throw new DomainError('forbidden.agent_unregistered', AGENT_UNREGISTERED);
   return agent;
 }

@@ -2,7 +2,14 @@ import { MAX_OUTPUT_BYTES, SESSION_ID_PATTERN, type StatusReportBody } from '@sv
 import { recordAuditEvent } from '../audit/record.ts';
 import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest, conflict, notFound } from '../http/errors.ts';
+import { DomainError } from '../domain/errors.ts';
+import {
+  insertCommandResult,
+  lockAgentCommand,
+  markCommandAcked,
+  markCommandFinished,
+  sessionOfClient,
+} from './queries.ts';
 import { agentForKey, clientOut } from './resolve.ts';
 
 /** D14: SPEC's table, strictly. Anything else is a 409. */
@@ -17,7 +24,8 @@ const ANSI =
 /** SPEC: a result's session_id is set for these and null for every other command. */
 const SESSION_COMMANDS: readonly string[] = ['run_scan', 'push_session'];
 const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
-export const FOREIGN_SESSION = "session_id does not name a session of this agent's client";
+const FOREIGN_SESSION = "session_id does not name a session of this agent's client";
+const commandNotFound = () => new DomainError('not_found.command', 'Command not found for this agent');
 
 /** Strip ANSI escapes and keep at most 10 KB (UTF-8 bytes, never splitting a character). */
 export function capOutput(text: string | null | undefined): string {
@@ -42,59 +50,33 @@ export async function reportCommandStatus(
 ) {
   const agent = await agentForKey(ctx.db, principal, body.agent_id);
   if (body.session_id != null && !SESSION_ID.test(body.session_id))
-    throw badRequest(`session_id must match ${SESSION_ID_PATTERN}`);
+    throw new DomainError('invalid.session_id', `session_id must match ${SESSION_ID_PATTERN}`);
   // Ids are bigserial: one past 2^53 (or past bigint) cannot exist, and must not reach SQL as an out-of-range literal.
-  if (!Number.isSafeInteger(body.command_id)) throw notFound('Command not found for this agent');
+  if (!Number.isSafeInteger(body.command_id)) throw commandNotFound();
   const now = ctx.now();
   const event = await ctx.db.transaction().execute(async (trx) => {
-    const cmd = await trx
-      .selectFrom('agent_commands')
-      .select(['id', 'status', 'command_type'])
-      .where('id', '=', String(body.command_id))
-      .where('client_id', '=', agent.client_id)
-      .where('agent_id', '=', agent.agent_id)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!cmd) throw notFound('Command not found for this agent');
+    const cmd = await lockAgentCommand(trx, String(body.command_id), agent.client_id, agent.agent_id);
+    if (!cmd) throw commandNotFound();
     if (!(NEXT[cmd.status] ?? []).includes(body.status))
-      throw conflict(`Illegal status transition: ${cmd.status} -> ${body.status}`);
+      throw new DomainError('conflict.status_transition', `Illegal status transition: ${cmd.status} -> ${body.status}`);
     if (body.status === 'acked') {
-      await trx
-        .updateTable('agent_commands')
-        .set({ status: 'acked', acked_at: now })
-        .where('id', '=', cmd.id)
-        .execute();
+      await markCommandAcked(trx, cmd.id, now);
       return null;
     }
-    await trx
-      .updateTable('agent_commands')
-      .set({ status: body.status, completed_at: now })
-      .where('id', '=', cmd.id)
-      .execute();
+    await markCommandFinished(trx, cmd.id, body.status, now);
     const sessionId = SESSION_COMMANDS.includes(cmd.command_type) ? (body.session_id ?? null) : null;
     // A result links only to a session of the agent's own client; a missing one and another
-    // client's are refused alike. By session_id AND client_id: right whether sessions are
-    // keyed per client or not.
-    if (sessionId !== null) {
-      const session = await trx
-        .selectFrom('sessions')
-        .select('session_id')
-        .where('session_id', '=', sessionId)
-        .where((eb) => (agent.client_id === '' ? eb('client_id', 'is', null) : eb('client_id', '=', agent.client_id)))
-        .executeTakeFirst();
-      if (!session) throw badRequest(FOREIGN_SESSION);
-    }
-    await trx
-      .insertInto('agent_command_results')
-      .values({
-        command_id: cmd.id,
-        exit_code: body.exit_code ?? null,
-        stdout: capOutput(body.stdout),
-        stderr: capOutput(body.stderr),
-        session_id: sessionId,
-        completed_at: now,
-      })
-      .execute();
+    // client's are refused alike.
+    if (sessionId !== null && !(await sessionOfClient(trx, sessionId, agent.client_id)))
+      throw new DomainError('invalid.foreign_session', FOREIGN_SESSION);
+    await insertCommandResult(trx, {
+      command_id: cmd.id,
+      exit_code: body.exit_code ?? null,
+      stdout: capOutput(body.stdout),
+      stderr: capOutput(body.stderr),
+      session_id: sessionId,
+      completed_at: now,
+    });
     return recordAuditEvent(trx, {
       event_type: body.status === 'completed' ? 'command_completed' : 'command_failed',
       actor: body.agent_id,

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { CommandDetailResponse, CommandListResponse, CommandsQuery, PollResponse } from '@svc/protocol';
 import { commandDetail, listCommands } from '../../agents/history.ts';
 import { pollCommands } from '../../agents/poll.ts';
-import { presentDelivered } from '../../agents/claim.ts';
+import { presentPolled } from '../../agents/present.ts';
 import { keyHolderOf, requireKey, requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
@@ -45,7 +45,7 @@ export default function register(app: App, ctx: AppContext): void {
       const q = request.query;
       if (q.agent_id !== undefined) {
         const rows = await pollCommands(ctx, keyHolderOf(request), q.agent_id);
-        return { commands: rows.map((r) => ({ ...presentDelivered(r), group_target: r.group_target })) };
+        return { commands: rows.map(presentPolled) };
       }
       const user = userOf(request);
       if (q.command_id !== undefined) return commandDetail(ctx, user, q.command_id);

@@ -1,4 +1,5 @@
 import { QueueCommandBody, QueueCommandResponse } from '@svc/protocol';
+import { presentQueued } from '../../agents/present.ts';
 import { queueCommands } from '../../agents/queue.ts';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
@@ -23,31 +24,11 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request, reply) => {
       const { type, queued, skipped } = await queueCommands(ctx, userOf(request), request.body);
-      // A broadcast's commands share one created_at: format it once, not once per member.
-      const isoOf = memoLast((d: Date) => d.toISOString());
-      const body: QueueCommandResponse = {
-        success: true,
-        commands: queued.map((q) => ({
-          id: Number(q.id),
-          agent_id: q.agent_id,
-          command_type: type,
-          status: 'pending',
-          created_at: isoOf(q.created_at),
-        })),
-        ...(skipped.length > 0 ? { skipped } : {}),
-      };
+      const body = presentQueued(type, queued, skipped);
       // A broadcast answers one row per member (1.2 MB for 10,000 agents). The body is typed
       // against the schema above; V8's native JSON.stringify writes it several times faster
       // than the compiled serializer, whose string concatenation dominated the request.
       return reply.code(201).type('application/json; charset=utf-8').send(JSON.stringify(body));
     },
   );
-}
-
-function memoLast<T, R>(fn: (value: T) => R): (value: T) => R {
-  let last: { value: T; result: R } | undefined;
-  return (value) => {
-    if (last === undefined || last.value !== value) last = { value, result: fn(value) };
-    return last.result;
-  };
 }

@@ -1,5 +1,5 @@
 import { AgentActionBody, OkBody } from '@svc/protocol';
-import { changeRegistration } from '../../agents/registration.ts';
+import { changeRegistration } from '../../agents/registration-actions.ts';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';

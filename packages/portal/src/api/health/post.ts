@@ -1,8 +1,9 @@
-import { HeartbeatBody, HeartbeatResponse } from '@svc/protocol';
-import { parseHeartbeat } from '../../agents/heartbeat-input.ts';
+import { HeartbeatRequestBody, HeartbeatResponse, readHeartbeat } from '@svc/protocol';
 import { recordHeartbeat } from '../../agents/heartbeat.ts';
+import { presentHeartbeatAnswer } from '../../agents/present.ts';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
+import { badRequest } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 
 /**
@@ -26,15 +27,16 @@ export default function register(app: App, ctx: AppContext): void {
         description:
           "The agent is (key's client, agent_id): another client's agent with the same id is another agent. The legacy key acts only on agents it registered (under the client_id its daemon reports); naming a license-registered agent is a 403.",
         security: [{ apiKey: [] }],
-        body: HeartbeatBody,
+        body: HeartbeatRequestBody,
         response: responses({ 200: HeartbeatResponse }, 400, 403),
       },
     },
     async (request) => {
       const principal = keyHolderOf(request);
-      const hb = parseHeartbeat(request.body, { keepClientId: principal.kind === 'legacy' });
-      const { receivedAt, commands } = await recordHeartbeat(ctx, principal, hb);
-      return { success: true as const, received_at: receivedAt.toISOString(), commands };
+      const read = readHeartbeat(request.body, { keepClientId: principal.kind === 'legacy' });
+      if (!read.ok) throw badRequest(read.message);
+      const { receivedAt, commands } = await recordHeartbeat(ctx, principal, read.heartbeat);
+      return presentHeartbeatAnswer(receivedAt, commands);
     },
   );
 }

@@ -1,14 +1,24 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
+import type { ReceivedHeartbeat } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import type { Database } from '../db/schema.ts';
-import { forbidden } from '../http/errors.ts';
-import type { HeartbeatInput } from './heartbeat-input.ts';
+import { DomainError } from '../domain/errors.ts';
+import {
+  agentRegistration,
+  insertAgent,
+  licenseAgentExists,
+  lockLegacyAgent,
+  lockLicense,
+  moveAgent,
+  registeredAgentsOfLicense,
+} from './queries.ts';
 import { AGENT_UNREGISTERED, clientOut, NO_CLIENT } from './resolve.ts';
 
-export const agentLimitMessage = (max: number) => `Agent limit reached (${max})`;
-export const AGENT_LICENSE_BOUND = 'Agent is registered with a license key: the legacy key cannot act for it';
+const agentLimitMessage = (max: number) => `Agent limit reached (${max})`;
+const AGENT_LICENSE_BOUND = 'Agent is registered with a license key: the legacy key cannot act for it';
+const licenseBound = () => new DomainError('forbidden.agent_license_bound', AGENT_LICENSE_BOUND);
 
 /**
  * The heartbeat's slow path, when its one statement updated nothing. Registers a new agent
@@ -25,56 +35,40 @@ export const AGENT_LICENSE_BOUND = 'Agent is registered with a license key: the 
 export async function registerAgent(
   ctx: AppContext,
   principal: LicensePrincipal | LegacyPrincipal,
-  hb: HeartbeatInput,
+  hb: ReceivedHeartbeat,
   now: Date,
 ): Promise<'registered' | 'exists'> {
   const license = principal.kind === 'license' ? principal.license : null;
   const clientId = principal.kind === 'license' ? principal.clientId : (hb.clientId ?? NO_CLIENT);
   const event = await ctx.db.transaction().execute(async (trx) => {
     if (license !== null) {
-      await trx.selectFrom('licenses').select('id').where('id', '=', license.id).forUpdate().executeTakeFirst();
+      await lockLicense(trx, license.id);
       // After the lock: a sibling's registration of this agent has committed and is seen.
-      const existing = await trx
-        .selectFrom('agents')
-        .select('deregistered_at')
-        .where('client_id', '=', clientId)
-        .where('agent_id', '=', hb.agentId)
-        .executeTakeFirst();
+      const existing = await agentRegistration(trx, clientId, hb.agentId);
       if (existing) return existingOutcome(existing.deregistered_at);
       if (license.max_agents !== null) {
-        const { n } = await trx
-          .selectFrom('agents')
-          .select((eb) => eb.fn.countAll<string>().as('n'))
-          .where('license_id', '=', license.id)
-          .where('deregistered_at', 'is', null)
-          .executeTakeFirstOrThrow();
-        if (Number(n) >= license.max_agents) throw forbidden(agentLimitMessage(license.max_agents));
+        if ((await registeredAgentsOfLicense(trx, license.id)) >= license.max_agents)
+          throw new DomainError('forbidden.agent_limit', agentLimitMessage(license.max_agents));
       }
     } else {
       const outcome = await legacyExisting(trx, hb, clientId);
       if (outcome !== null) return outcome;
     }
-    const inserted = await trx
-      .insertInto('agents')
-      .values({
-        agent_id: hb.agentId,
-        client_id: clientId,
-        license_id: license?.id ?? null,
-        key_tier: principal.tier,
-        version: hb.version,
-        sent_at: hb.sentAt,
-        status: hb.status,
-        uptime_seconds: hb.uptimeSeconds,
-        schedules: hb.schedules === null ? null : JSON.stringify(hb.schedules),
-        system_info: hb.systemInfo === null ? null : JSON.stringify(hb.systemInfo),
-        received_at: now,
-        first_seen_at: now,
-        deregistered_at: null,
-      })
-      // Either key: (client_id, agent_id), or a legacy agent's id (agents_legacy_agent_key).
-      .onConflict((oc) => oc.doNothing())
-      .returning('agent_id')
-      .executeTakeFirst();
+    const inserted = await insertAgent(trx, {
+      agent_id: hb.agentId,
+      client_id: clientId,
+      license_id: license?.id ?? null,
+      key_tier: principal.tier,
+      version: hb.version,
+      sent_at: hb.sentAt,
+      status: hb.status,
+      uptime_seconds: hb.uptimeSeconds,
+      schedules: hb.schedules === null ? null : JSON.stringify(hb.schedules),
+      system_info: hb.systemInfo === null ? null : JSON.stringify(hb.systemInfo),
+      received_at: now,
+      first_seen_at: now,
+      deregistered_at: null,
+    });
     if (!inserted) return 'exists' as const;
     return recordAuditEvent(trx, {
       event_type: 'agent_first_seen',
@@ -95,7 +89,7 @@ export async function registerAgent(
 }
 
 function existingOutcome(deregisteredAt: Date | null): 'exists' {
-  if (deregisteredAt) throw forbidden(AGENT_UNREGISTERED);
+  if (deregisteredAt) throw new DomainError('forbidden.agent_unregistered', AGENT_UNREGISTERED);
   return 'exists';
 }
 
@@ -106,42 +100,24 @@ function existingOutcome(deregisteredAt: Date | null): 'exists' {
  * never touched.
  */
 async function legacyExisting(
-  trx: Transaction<Database> | Kysely<Database>,
-  hb: HeartbeatInput,
+  trx: Kysely<Database>,
+  hb: ReceivedHeartbeat,
   clientId: string,
 ): Promise<'exists' | null> {
-  const legacy = await trx
-    .selectFrom('agents')
-    .select(['client_id', 'deregistered_at'])
-    .where('agent_id', '=', hb.agentId)
-    .where('license_id', 'is', null)
-    .forUpdate()
-    .executeTakeFirst();
-  const bound = () =>
-    trx
-      .selectFrom('agents')
-      .select('client_id')
-      .where('client_id', '=', clientId)
-      .where('agent_id', '=', hb.agentId)
-      .where('license_id', 'is not', null)
-      .executeTakeFirst();
+  const legacy = await lockLegacyAgent(trx, hb.agentId);
+  const bound = () => licenseAgentExists(trx, clientId, hb.agentId);
   if (!legacy) {
-    if (await bound()) throw forbidden(AGENT_LICENSE_BOUND);
+    if (await bound()) throw licenseBound();
     return null;
   }
   existingOutcome(legacy.deregistered_at);
   if (hb.clientId !== null && legacy.client_id !== clientId) {
-    if (await bound()) throw forbidden(AGENT_LICENSE_BOUND);
+    if (await bound()) throw licenseBound();
     try {
-      await trx
-        .updateTable('agents')
-        .set({ client_id: clientId })
-        .where('client_id', '=', legacy.client_id)
-        .where('agent_id', '=', hb.agentId)
-        .execute();
+      await moveAgent(trx, legacy.client_id, clientId, hb.agentId);
     } catch (err) {
       // A license key registered the same id under that client meanwhile.
-      if ((err as { code?: string }).code === '23505') throw forbidden(AGENT_LICENSE_BOUND);
+      if ((err as { code?: string }).code === '23505') throw licenseBound();
       throw err;
     }
   }

@@ -2,10 +2,11 @@ import type { AuditEventType } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { conflict, notFound } from '../http/errors.ts';
-import { agentForUser, AGENT_NOT_FOUND, clientOut } from './resolve.ts';
+import { DomainError } from '../domain/errors.ts';
+import { deleteAgent, deregisterAgent, lockAgent, reenableAgent } from './queries.ts';
+import { agentForUser, agentNotFound, clientOut } from './resolve.ts';
 
-export type AgentAction = 'deregister' | 'reenable' | 'purge';
+type AgentAction = 'deregister' | 'reenable' | 'purge';
 
 const EVENTS: Record<AgentAction, { type: AuditEventType; by: string }> = {
   deregister: { type: 'agent_deregistered', by: 'deregistered_by' },
@@ -31,40 +32,18 @@ export async function changeRegistration(
   const now = ctx.now();
   const key = await agentForUser(ctx.db, user, agentId, clientId);
   const event = await ctx.db.transaction().execute(async (trx) => {
-    const agent = await trx
-      .selectFrom('agents')
-      .select(['agent_id', 'client_id', 'deregistered_at'])
-      .where('client_id', '=', key.client_id)
-      .where('agent_id', '=', agentId)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!agent) throw notFound(AGENT_NOT_FOUND);
+    const agent = await lockAgent(trx, key.client_id, agentId);
+    if (!agent) throw agentNotFound();
     const deregistered = agent.deregistered_at !== null;
-    const self = { client_id: agent.client_id, agent_id: agentId };
     if (action === 'deregister') {
-      if (deregistered) throw conflict('Agent is already deregistered');
-      await trx
-        .updateTable('agents')
-        .set({ deregistered_at: now })
-        .where('client_id', '=', self.client_id)
-        .where('agent_id', '=', agentId)
-        .execute();
-      await trx
-        .deleteFrom('agent_groups')
-        .where('client_id', '=', self.client_id)
-        .where('agent_id', '=', agentId)
-        .execute();
+      if (deregistered) throw new DomainError('conflict.agent_state', 'Agent is already deregistered');
+      await deregisterAgent(trx, agent.client_id, agentId, now);
     } else if (action === 'reenable') {
-      if (!deregistered) throw conflict('Agent is already registered');
-      await trx
-        .updateTable('agents')
-        .set({ deregistered_at: null })
-        .where('client_id', '=', self.client_id)
-        .where('agent_id', '=', agentId)
-        .execute();
+      if (!deregistered) throw new DomainError('conflict.agent_state', 'Agent is already registered');
+      await reenableAgent(trx, agent.client_id, agentId);
     } else {
-      if (!deregistered) throw conflict('Only a deregistered agent can be purged');
-      await trx.deleteFrom('agents').where('client_id', '=', self.client_id).where('agent_id', '=', agentId).execute();
+      if (!deregistered) throw new DomainError('conflict.agent_state', 'Only a deregistered agent can be purged');
+      await deleteAgent(trx, agent.client_id, agentId);
     }
     const { type, by } = EVENTS[action];
     return recordAuditEvent(trx, {

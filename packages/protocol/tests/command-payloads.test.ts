@@ -1,26 +1,27 @@
 import { describe, expect, it } from 'vitest';
-import { COMMAND_TYPES, CONFIG_KEY_NOT_ALLOWED, REMOTE_CONFIG_ALLOWLIST, type CommandType } from '@svc/protocol';
-import { HttpError } from '../http/errors.ts';
-import { validatePayload } from './payload.ts';
+import { COMMAND_TYPES, CONFIG_KEY_NOT_ALLOWED, REMOTE_CONFIG_ALLOWLIST, type CommandType } from '../src/agents.ts';
+import { checkCommandPayload } from '../src/command-payloads.ts';
+import type { RemoteConfigKey } from '../src/remote-config.ts';
 
-/** SPEC "Agent command payloads": what POST /api/agent-commands accepts before queueing. */
+/** SPEC "Agent command payloads": what a command's payload must be before it is queued or run. */
 
-function rejection(type: CommandType, payload: Record<string, unknown>): string {
-  try {
-    validatePayload(type, payload);
-  } catch (err) {
-    expect(err).toBeInstanceOf(HttpError);
-    expect((err as HttpError).statusCode).toBe(400);
-    return (err as HttpError).message;
-  }
-  throw new Error(`${type} ${JSON.stringify(payload)} was accepted`);
+function accepted(type: CommandType, payload: Record<string, unknown>): Record<string, unknown> {
+  const result = checkCommandPayload(type, payload);
+  if (!result.ok) throw new Error(`${type} ${JSON.stringify(payload)} was refused: ${result.message}`);
+  return result.payload;
 }
 
-describe('validatePayload: run_scan', () => {
+function rejection(type: CommandType, payload: Record<string, unknown>): string {
+  const result = checkCommandPayload(type, payload);
+  if (result.ok) throw new Error(`${type} ${JSON.stringify(payload)} was accepted`);
+  return result.message;
+}
+
+describe('checkCommandPayload: run_scan', () => {
   it('accepts targets alone and with profile and upload, normalising the target list', () => {
-    expect(validatePayload('run_scan', { targets: '10.0.0.0/24' })).toEqual({ targets: '10.0.0.0/24' });
+    expect(accepted('run_scan', { targets: '10.0.0.0/24' })).toEqual({ targets: '10.0.0.0/24' });
     expect(
-      validatePayload('run_scan', {
+      accepted('run_scan', {
         targets: ' 10.0.0.1 , host.example.com,,fe80::1 ',
         profile: 'quick',
         upload: true,
@@ -31,7 +32,7 @@ describe('validatePayload: run_scan', () => {
       upload: true,
     });
     // Any profile name is allowed (it only selects a mode flag on the agent).
-    expect(validatePayload('run_scan', { targets: 'a', profile: 'my_custom-profile', upload: false })).toEqual({
+    expect(accepted('run_scan', { targets: 'a', profile: 'my_custom-profile', upload: false })).toEqual({
       targets: 'a',
       profile: 'my_custom-profile',
       upload: false,
@@ -63,7 +64,7 @@ describe('validatePayload: run_scan', () => {
   });
 });
 
-describe('validatePayload: push_config', () => {
+describe('checkCommandPayload: push_config', () => {
   const GOOD: Record<(typeof REMOTE_CONFIG_ALLOWLIST)[number], string> = {
     DAEMON_POLL_INTERVAL: '30',
     DAEMON_HEARTBEAT_INTERVAL: '60',
@@ -75,18 +76,18 @@ describe('validatePayload: push_config', () => {
     ALERT_ON_NEW_CRITICAL: 'false',
   };
   it.each(REMOTE_CONFIG_ALLOWLIST.map((k) => [k]))('accepts the allowlisted key %s with a value of its type', (key) => {
-    expect(validatePayload('push_config', { config_key: key, config_value: GOOD[key] })).toEqual({
+    expect(accepted('push_config', { config_key: key, config_value: GOOD[key] })).toEqual({
       config_key: key,
       config_value: GOOD[key],
     });
   });
 
   it('turns numbers and booleans into their string form', () => {
-    expect(validatePayload('push_config', { config_key: 'ALERT_RISK_THRESHOLD', config_value: 70 })).toEqual({
+    expect(accepted('push_config', { config_key: 'ALERT_RISK_THRESHOLD', config_value: 70 })).toEqual({
       config_key: 'ALERT_RISK_THRESHOLD',
       config_value: '70',
     });
-    expect(validatePayload('push_config', { config_key: 'ALERT_ENABLED', config_value: false })).toEqual({
+    expect(accepted('push_config', { config_key: 'ALERT_ENABLED', config_value: false })).toEqual({
       config_key: 'ALERT_ENABLED',
       config_value: 'false',
     });
@@ -166,9 +167,9 @@ describe('validatePayload: push_config', () => {
   });
 });
 
-describe('validatePayload: set_log_level, shutdown, restart', () => {
+describe('checkCommandPayload: set_log_level, shutdown, restart', () => {
   it.each([['debug'], ['info'], ['warning'], ['error']])('accepts level %s', (level) => {
-    expect(validatePayload('set_log_level', { level })).toEqual({ level });
+    expect(accepted('set_log_level', { level })).toEqual({ level });
   });
 
   it.each([['warn'], ['DEBUG'], ['trace'], [''], [3]])('refuses level %j', (level) => {
@@ -180,21 +181,21 @@ describe('validatePayload: set_log_level, shutdown, restart', () => {
   });
 
   it('shutdown takes an optional boolean graceful; restart takes nothing', () => {
-    expect(validatePayload('shutdown', {})).toEqual({});
-    expect(validatePayload('shutdown', { graceful: false })).toEqual({ graceful: false });
+    expect(accepted('shutdown', {})).toEqual({});
+    expect(accepted('shutdown', { graceful: false })).toEqual({ graceful: false });
     expect(rejection('shutdown', { graceful: 'no' })).toBe('payload.graceful must be true or false');
-    expect(validatePayload('restart', {})).toEqual({});
+    expect(accepted('restart', {})).toEqual({});
     expect(rejection('restart', { now: true })).toBe('Unknown payload key for restart: now');
   });
 });
 
-describe('validatePayload: update', () => {
+describe('checkCommandPayload: update', () => {
   it('accepts a branch, a vX.Y.Z tag, both, or neither', () => {
-    expect(validatePayload('update', {})).toEqual({});
-    expect(validatePayload('update', { branch: 'main' })).toEqual({ branch: 'main' });
-    expect(validatePayload('update', { branch: 'release/4.2' })).toEqual({ branch: 'release/4.2' });
-    expect(validatePayload('update', { version: 'v4.2.3' })).toEqual({ version: 'v4.2.3' });
-    expect(validatePayload('update', { branch: 'main', version: 'v10.0.12' })).toEqual({
+    expect(accepted('update', {})).toEqual({});
+    expect(accepted('update', { branch: 'main' })).toEqual({ branch: 'main' });
+    expect(accepted('update', { branch: 'release/4.2' })).toEqual({ branch: 'release/4.2' });
+    expect(accepted('update', { version: 'v4.2.3' })).toEqual({ version: 'v4.2.3' });
+    expect(accepted('update', { branch: 'main', version: 'v10.0.12' })).toEqual({
       branch: 'main',
       version: 'v10.0.12',
     });
@@ -212,13 +213,13 @@ describe('validatePayload: update', () => {
   );
 });
 
-describe('validatePayload: update_schedule and push_session', () => {
+describe('checkCommandPayload: update_schedule and push_session', () => {
   it('accepts update_schedule with only a schedule id, and with every field', () => {
-    expect(validatePayload('update_schedule', { schedule_id: 'sched_0123456789ab' })).toEqual({
+    expect(accepted('update_schedule', { schedule_id: 'sched_0123456789ab' })).toEqual({
       schedule_id: 'sched_0123456789ab',
     });
     expect(
-      validatePayload('update_schedule', {
+      accepted('update_schedule', {
         schedule_id: 'sched_0123456789ab',
         action: 'create',
         cron: '0  3 * * 1-5',
@@ -255,8 +256,8 @@ describe('validatePayload: update_schedule and push_session', () => {
   });
 
   it('push_session takes an optional session name YYYYMMDD_HHMMSS', () => {
-    expect(validatePayload('push_session', {})).toEqual({});
-    expect(validatePayload('push_session', { session_id: '20250101_120000' })).toEqual({
+    expect(accepted('push_session', {})).toEqual({});
+    expect(accepted('push_session', { session_id: '20250101_120000' })).toEqual({
       session_id: '20250101_120000',
     });
     expect(rejection('push_session', { session_id: '../../etc/passwd' })).toBe(
@@ -268,7 +269,7 @@ describe('validatePayload: update_schedule and push_session', () => {
   });
 });
 
-describe('validatePayload: unknown keys', () => {
+describe('checkCommandPayload: unknown keys', () => {
   it.each(COMMAND_TYPES.map((t) => [t]))('%s refuses a key it does not know', (type) => {
     expect(rejection(type, { surprise: 1 })).toBe(`Unknown payload key for ${type}: surprise`);
   });
@@ -283,6 +284,17 @@ describe('validatePayload: unknown keys', () => {
   );
 
   it('null optional values count as absent', () => {
-    expect(validatePayload('run_scan', { targets: 'a', profile: null, upload: null })).toEqual({ targets: 'a' });
+    expect(accepted('run_scan', { targets: 'a', profile: null, upload: null })).toEqual({ targets: 'a' });
+  });
+});
+
+describe('checkCommandPayload: typed results', () => {
+  it('types an accepted payload by its command type', () => {
+    const result = checkCommandPayload('push_config', { config_key: 'ALERT_ENABLED', config_value: true });
+    if (!result.ok) throw new Error(result.message);
+    // Compile-time: config_key is an allowlisted key and config_value a string.
+    const key: RemoteConfigKey = result.payload.config_key;
+    const value: string = result.payload.config_value;
+    expect([key, value]).toEqual(['ALERT_ENABLED', 'true']);
   });
 });

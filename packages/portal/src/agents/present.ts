@@ -1,0 +1,139 @@
+import type { Selectable } from 'kysely';
+import {
+  STALE_THRESHOLD_SECONDS,
+  type AgentView,
+  type CommandRecord,
+  type CommandType,
+  type DeliveredCommand,
+  type GroupMemberAdded,
+  type HeartbeatResponse,
+  type QueueCommandResponse,
+} from '@svc/protocol';
+import type { AgentCommandResultsTable, AgentCommandsTable, AgentsTable } from '../db/schema.ts';
+import type { ClaimedRow } from './claim-sql.ts';
+import { clientOut } from './resolve.ts';
+
+/** The agents area's answers: stored rows in the shapes of the protocol package. */
+
+export function presentAgent(row: Selectable<AgentsTable>, now: Date): AgentView {
+  const age = Math.max(0, Math.floor((now.getTime() - row.received_at.getTime()) / 1000));
+  return {
+    agent_id: row.agent_id,
+    version: row.version,
+    timestamp: row.sent_at.toISOString(),
+    status: row.status,
+    uptime_seconds: row.uptime_seconds,
+    client_id: clientOut(row.client_id),
+    schedules: row.schedules,
+    system_info: row.system_info,
+    received_at: row.received_at.toISOString(),
+    first_seen_at: row.first_seen_at.toISOString(),
+    deregistered_at: row.deregistered_at?.toISOString() ?? null,
+    is_stale: age > STALE_THRESHOLD_SECONDS,
+    age_seconds: age,
+  };
+}
+
+/** A command handed to its agent (heartbeat answer). */
+export function presentDelivered(row: ClaimedRow): DeliveredCommand {
+  return {
+    id: Number(row.id),
+    command_type: row.command_type as CommandType,
+    payload: row.payload,
+    priority: row.priority,
+    created_by: row.created_by,
+    created_at: row.created_at.toISOString(),
+  };
+}
+
+/** A command handed to its agent by the poll, which also says which group it came through. */
+export function presentPolled(row: ClaimedRow): DeliveredCommand & { group_target: string | null } {
+  return { ...presentDelivered(row), group_target: row.group_target };
+}
+
+export interface Queued {
+  id: string;
+  agent_id: string;
+  created_at: Date;
+}
+
+/** POST /api/agent-commands' answer. A broadcast's commands share one created_at: formatted once. */
+export function presentQueued(
+  type: CommandType,
+  queued: Queued[],
+  skipped: { agent_id: string; reason: string }[],
+): QueueCommandResponse {
+  const isoOf = memoLast((d: Date) => d.toISOString());
+  return {
+    success: true,
+    commands: queued.map((q) => ({
+      id: Number(q.id),
+      agent_id: q.agent_id,
+      command_type: type,
+      status: 'pending',
+      created_at: isoOf(q.created_at),
+    })),
+    ...(skipped.length > 0 ? { skipped } : {}),
+  };
+}
+
+function memoLast<T, R>(fn: (value: T) => R): (value: T) => R {
+  let last: { value: T; result: R } | undefined;
+  return (value) => {
+    if (last === undefined || last.value !== value) last = { value, result: fn(value) };
+    return last.result;
+  };
+}
+
+export function presentCommand(row: Selectable<AgentCommandsTable>): CommandRecord {
+  return {
+    id: Number(row.id),
+    agent_id: row.agent_id,
+    client_id: clientOut(row.client_id),
+    command_type: row.command_type as CommandType,
+    payload: row.payload,
+    priority: row.priority,
+    created_by: row.created_by,
+    group_target: row.group_target,
+    status: row.status,
+    created_at: row.created_at.toISOString(),
+    sent_at: row.sent_at?.toISOString() ?? null,
+    acked_at: row.acked_at?.toISOString() ?? null,
+    completed_at: row.completed_at?.toISOString() ?? null,
+  };
+}
+
+export function presentResult(row: Selectable<AgentCommandResultsTable>) {
+  return {
+    exit_code: row.exit_code,
+    stdout: row.stdout,
+    stderr: row.stderr,
+    session_id: row.session_id,
+    // SPEC: session_id links to the session detail view.
+    session_url: row.session_id === null ? null : `/collect/?session=${encodeURIComponent(row.session_id)}`,
+    completed_at: row.completed_at.toISOString(),
+  };
+}
+
+export function presentHeartbeatAnswer(receivedAt: Date, commands: DeliveredCommand[]): HeartbeatResponse {
+  return { success: true, received_at: receivedAt.toISOString(), commands };
+}
+
+export function presentAdded(
+  group: string,
+  agentId: string,
+  added: { clientId: string | null; createdAt: Date },
+): GroupMemberAdded {
+  return {
+    success: true,
+    group_name: group,
+    agent_id: agentId,
+    client_id: added.clientId,
+    created_at: added.createdAt.toISOString(),
+  };
+}
+
+/** One member of a group, as GET /api/agent-groups lists it. */
+export function presentMember(row: { agent_id: string; client_id: string; created_at: Date }) {
+  return { agent_id: row.agent_id, client_id: clientOut(row.client_id), created_at: row.created_at.toISOString() };
+}
