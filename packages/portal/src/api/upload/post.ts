@@ -9,14 +9,16 @@ import { badRequest, HttpError } from '../../http/errors.ts';
 import { findInputProblem, inputProblemMessage } from '../../http/input-rules.ts';
 import { responses } from '../../http/responses.ts';
 import { commitSession } from '../../sessions/commit.ts';
-import { deriveMetadata, fileClientId, SessionFileError } from '../../sessions/derive.ts';
-import { NO_CLIENT } from '../../sessions/access.ts';
+import { fileClientId } from '../../sessions/derive.ts';
 import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';
-import { shareUrl } from '../../sessions/share.ts';
+import { presentUpload } from '../../sessions/present.ts';
+import { NO_CLIENT } from '../../sessions/queries.ts';
+import { storeObject, type StoreOptions } from '../../sessions/storage.ts';
+import { acceptSessionFile } from '../../sessions/upload.ts';
 
 const tooLarge = () => new HttpError(413, 'Upload exceeds 25 MB');
 const clientAborted = () => badRequest('The upload was interrupted before the end of the request');
-const storageFailure = () => new HttpError(500, 'Storage failure: the upload was not stored');
+const NOT_STORED = 'Storage failure: the upload was not stored';
 
 /** How much of the rest of a refused body is read and thrown away, once the 413 is sent, before the connection is cut. */
 const LINGER_BYTES = UPLOAD_LIMIT_BYTES;
@@ -179,6 +181,7 @@ export default function register(app: App, ctx: AppContext): void {
         }
       };
 
+      const storing: StoreOptions = { failure: NOT_STORED, logger: request.log };
       const staged: Partial<Record<SessionFileName, StoredObject>> = {};
       let json: Buffer | null = null;
       // The parsed session_json; undefined until it arrives, null when it is not JSON.
@@ -211,10 +214,9 @@ export default function register(app: App, ctx: AppContext): void {
             continue;
           }
           const source = part.type === 'file' ? guarded(part.file) : [fieldBytes(part)];
-          const put = await ctx.blobs.put(blobPrefix(storeUnder, ctx.now()), source).catch((err: unknown) => {
-            if (err instanceof HttpError) throw err;
-            request.log.error({ err }, 'blob write failed');
-            throw storageFailure();
+          const put = await storeObject(ctx, blobPrefix(storeUnder, ctx.now()), source, {
+            ...storing,
+            isCallerError: (err) => err instanceof HttpError,
           });
           staged[name] = { ...put, content_type: CONTENT_TYPES[name] };
         }
@@ -229,51 +231,18 @@ export default function register(app: App, ctx: AppContext): void {
         // derived from it drops such strings (sessions/derive.ts, `storable`).
         const problem = findInputProblem(doc, ctx.config.http.maxJsonDepth, { strings: false });
         if (problem !== null) throw badRequest(inputProblemMessage('session_json', problem));
-        let metadata;
-        try {
-          metadata = deriveMetadata({
-            doc,
-            keyClientId: principal.clientId,
-            hasExecSummary: staged['exec_summary.html'] !== undefined,
-          });
-        } catch (err) {
-          if (err instanceof SessionFileError) throw badRequest(err.message);
-          throw err;
-        }
-        // The key's client_id is authoritative: the stored file says so too.
-        const file = doc as { metadata?: unknown };
-        if (principal.clientId !== null) {
-          // A file with only a top-level session_id gets a metadata block for it.
-          if (file.metadata === undefined) file.metadata = {};
-          const meta = file.metadata;
-          if (
-            typeof meta === 'object' &&
-            meta !== null &&
-            !Array.isArray(meta) &&
-            (meta as Record<string, unknown>)['client_id'] !== principal.clientId
-          ) {
-            (meta as Record<string, unknown>)['client_id'] = principal.clientId;
-            json = Buffer.from(JSON.stringify(doc, null, 2), 'utf8');
-          }
-        }
-        const body = json;
-        const put = await ctx.blobs
-          .put(blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body])
-          .catch((err: unknown) => {
-            request.log.error({ err }, 'blob write failed');
-            throw storageFailure();
-          });
+        const { metadata, body } = acceptSessionFile({
+          doc,
+          json,
+          keyClientId: principal.clientId,
+          hasExecSummary: staged['exec_summary.html'] !== undefined,
+        });
+        const put = await storeObject(ctx, blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body], storing);
         staged['session_results.json'] = { ...put, content_type: CONTENT_TYPES['session_results.json'] };
 
         const result = await commitSession(ctx, { principal, metadata, files: staged });
         committed = true;
-        return {
-          success: true as const,
-          session_id: result.sessionId,
-          share_token: result.shareToken,
-          share_url: shareUrl(ctx.config.baseUrl, result.shareToken),
-          message: result.replaced ? 'Session replaced' : 'Session uploaded',
-        };
+        return presentUpload(result, ctx.config.baseUrl);
       } catch (err) {
         if (!clientGone) throw err;
         request.log.info({ received_bytes: received }, 'upload aborted by the client');
