@@ -8,7 +8,7 @@ import { DomainError } from '../domain/errors.ts';
 import { resolveSession } from './access.ts';
 import { CONTENT_TYPES } from './files.ts';
 import type { SessionRow } from './queries.ts';
-import type { Log } from './storage.ts';
+import { discardObjects, type Log } from './storage.ts';
 
 /** Optimistic-locking attempts before a refresh gives up with 409. */
 const REFRESH_ATTEMPTS = 3;
@@ -92,15 +92,10 @@ export async function refreshSessionFile(ctx: AppContext, input: RefreshInput): 
     if (put.size === 0) throw new DomainError('invalid.empty_body', 'Empty body: send the file as text/html');
     ({ previousKey } = await replaceSessionFile(ctx, { ...input, object }));
   } catch (err) {
-    await ctx.blobs
-      .delete([put.key])
-      .catch((e: unknown) => logger.warn({ err: e }, 'could not remove the file of a failed refresh'));
+    await discardObjects(ctx, [put.key], logger, 'could not remove the file of a failed refresh');
     throw err;
   }
-  if (previousKey !== null && previousKey !== put.key) {
-    await ctx.blobs
-      .delete([previousKey])
-      .catch((err: unknown) => logger.warn({ err }, 'could not delete the replaced file'));
-  }
+  if (previousKey !== null && previousKey !== put.key)
+    await discardObjects(ctx, [previousKey], logger, 'could not delete the replaced file');
   return { previousKey };
 }

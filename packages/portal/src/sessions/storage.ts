@@ -31,3 +31,8 @@ export function storeObject(
     throw new DomainError('internal.storage', opts.failure);
   });
 }
+
+/** Remove the objects of a write that did not commit; one that cannot be removed is an orphan for the sweep. */
+export async function discardObjects(ctx: AppContext, keys: string[], logger: Log, message: string): Promise<void> {
+  await ctx.blobs.delete(keys).catch((err: unknown) => logger.warn({ err }, message));
+}

@@ -13,7 +13,7 @@ import { fileClientId } from '../../sessions/derive.ts';
 import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';
 import { presentUpload } from '../../sessions/present.ts';
 import { NO_CLIENT } from '../../sessions/queries.ts';
-import { storeObject, type StoreOptions } from '../../sessions/storage.ts';
+import { discardObjects, storeObject, type StoreOptions } from '../../sessions/storage.ts';
 import { acceptSessionFile } from '../../sessions/upload.ts';
 
 const tooLarge = () => new HttpError(413, 'Upload exceeds 25 MB');
@@ -252,9 +252,7 @@ export default function register(app: App, ctx: AppContext): void {
         request.raw.off('close', onClose);
         if (!committed) {
           const keys = Object.values(staged).map((f) => f.key);
-          await ctx.blobs
-            .delete(keys)
-            .catch((err: unknown) => request.log.warn({ err }, 'could not remove files of a failed upload'));
+          await discardObjects(ctx, keys, request.log, 'could not remove files of a failed upload');
         }
       }
     },
