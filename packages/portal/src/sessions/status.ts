@@ -29,8 +29,8 @@ type Row = { previous: SessionStatus; audit_id: string | null } & {
  * really changes, update it, add the history row and the `status_changed` audit row. One
  * round trip instead of a transaction of six: status changes trigger webhooks, and the
  * fewer statements they hold a connection for, the less they queue behind a busy fan-out.
- * Concurrent changes of one session serialise on the row lock as before (the second sees
- * the first's status once it commits). Undefined: no such session in the caller's scope,
+ * Concurrent changes of one session serialise on the row lock (the second sees the
+ * first's status once it commits). Undefined: no such session in the caller's scope,
  * or several (D17: the id exists under more than one client in scope and none was named).
  */
 async function changeStatus(
