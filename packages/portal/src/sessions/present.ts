@@ -1,5 +1,4 @@
 import type { Static } from '@sinclair/typebox';
-import type { Selectable } from 'kysely';
 import {
   SESSION_FILES,
   type SessionDetailResponse,
@@ -9,10 +8,10 @@ import {
   type ShareResponse,
   type UploadResponse,
 } from '@svc/protocol';
-import type { SessionNotesTable, StatusHistoryTable } from '../db/schema.ts';
 import { type Benchmark, MIN_PEERS } from './benchmark.ts';
 import type { CommitResult } from './commit.ts';
 import { defaultRemediationSummary } from './derive.ts';
+import type { SessionDetail } from './listing.ts';
 import { NO_CLIENT, type SessionRow } from './queries.ts';
 
 /** The client id as the API shows it: null for the namespace of sessions without a client. */
@@ -48,17 +47,9 @@ export function presentSession(row: SessionRow, shareToken: string | null, baseU
 }
 
 /** GET /api/sessions?session=: the session with its status history and notes, oldest first. */
-export function presentSessionDetail(
-  row: SessionRow,
-  detail: {
-    shareToken: string | null;
-    history: readonly Selectable<StatusHistoryTable>[];
-    notes: readonly Selectable<SessionNotesTable>[];
-  },
-  baseUrl: string,
-): Static<typeof SessionDetailResponse> {
+export function presentSessionDetail(detail: SessionDetail, baseUrl: string): Static<typeof SessionDetailResponse> {
   return {
-    session: presentSession(row, detail.shareToken, baseUrl),
+    session: presentSession(detail.row, detail.shareToken, baseUrl),
     status_history: detail.history.map((h) => ({
       from_status: h.from_status,
       to_status: h.to_status,

@@ -38,8 +38,7 @@ export default function register(app: App, ctx: AppContext): void {
       const q = request.query;
       if (q.session !== undefined) {
         const sessionId = parseSessionId(q.session);
-        const detail = await sessionDetail(ctx, user, sessionId, q.client_id);
-        return presentSessionDetail(detail.row, detail, ctx.config.baseUrl);
+        return presentSessionDetail(await sessionDetail(ctx, user, sessionId, q.client_id), ctx.config.baseUrl);
       }
       return listSessionsFor(ctx, user, {
         clientId: q.client_id,
