@@ -1,12 +1,11 @@
-import type { Multipart, MultipartFile, MultipartValue } from '@fastify/multipart';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyRequest } from 'fastify';
+import type { MultipartFile } from '@fastify/multipart';
 import { UPLOAD_FIELDS, UPLOAD_LIMIT_BYTES, UploadResponse, type SessionFileName } from '@svc/protocol';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import type { StoredObject } from '../../db/schema.ts';
 import { badRequest, HttpError } from '../../http/errors.ts';
 import { findInputProblem, inputProblemMessage } from '../../http/input-rules.ts';
+import { clientError, discardRestOfBody, fieldBytes, partsOf } from '../../http/multipart-body.ts';
 import { responses } from '../../http/responses.ts';
 import { commitSession } from '../../sessions/commit.ts';
 import { fileClientId } from '../../sessions/derive.ts';
@@ -19,93 +18,6 @@ import { acceptSessionFile } from '../../sessions/upload.ts';
 const tooLarge = () => new HttpError(413, 'Upload exceeds 25 MB');
 const clientAborted = () => badRequest('The upload was interrupted before the end of the request');
 const NOT_STORED = 'Storage failure: the upload was not stored';
-
-/** How much of the rest of a refused body is read and thrown away, once the 413 is sent, before the connection is cut. */
-const LINGER_BYTES = UPLOAD_LIMIT_BYTES;
-const LINGER_MS = 10_000;
-
-/**
- * After a 413 (or any refusal before the body was read to its end) the rest of the body is
- * read and discarded, within a bound, instead of the connection being closed at once, or
- * left half read (a "lingering close"). A socket closed with unread data
- * makes the kernel answer with a reset, and a client still sending its body then sees
- * EPIPE/ECONNRESET instead of the 413 it was sent. The bound counts from the moment the
- * answer is out (the client needs a chance to read it); within it the request ends
- * normally and the connection stays usable, past it (an endless body) it is cut.
- */
-function discardRestOfBody(raw: IncomingMessage, res: ServerResponse): void {
-  if (raw.complete || raw.destroyed) return;
-  const socket = raw.socket;
-  raw.unpipe();
-  let discardedAfterAnswer = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const cut = () => {
-    clearTimeout(timer);
-    socket.destroy();
-  };
-  if (!res.shouldKeepAlive) {
-    // The client asked for `Connection: close`: Node would destroy the socket right after
-    // the answer, with the rest of the body unread. Close our side only (FIN, as RFC 9112
-    // 9.6 wants) and keep reading; the socket goes once the body has ended or the bound hits.
-    socket.destroySoon = () => void socket.end();
-    raw.once('end', () => socket.destroy());
-  }
-  res.once('finish', () => {
-    if (!raw.complete) timer = setTimeout(cut, LINGER_MS).unref();
-  });
-  raw.on('data', (chunk: Buffer) => {
-    if (!res.writableFinished) return;
-    discardedAfterAnswer += chunk.length;
-    if (discardedAfterAnswer > LINGER_BYTES) cut();
-  });
-  raw.once('end', () => clearTimeout(timer));
-  raw.once('close', () => clearTimeout(timer));
-  raw.resume();
-}
-
-/**
- * An error while reading the multipart body is the client's: a malformed or truncated
- * body, a broken connection, a JSON field that is not JSON. Without this it would surface
- * as a 500 (busboy's errors carry no status) or as the plugin's 406 for a bad JSON field.
- */
-function clientError(err: unknown): Error {
-  if (err instanceof HttpError) return err;
-  const e = err as { statusCode?: unknown; code?: unknown; message?: unknown };
-  if (e.code === 'FST_INVALID_JSON_FIELD_ERROR') return badRequest('session_json is not valid JSON');
-  // The plugin's own limit errors (413) and prototype-name refusal (400) keep their status.
-  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500 && e.statusCode !== 406)
-    return err as Error;
-  return badRequest(`Malformed multipart body: ${typeof e.message === 'string' ? e.message : 'unreadable'}`);
-}
-
-/** The parts of the request, with parse errors turned into client errors. */
-async function* partsOf(request: FastifyRequest, aborted: Promise<never>): AsyncGenerator<Multipart> {
-  const it = request.parts();
-  try {
-    for (;;) {
-      let next: IteratorResult<Multipart>;
-      try {
-        // The parser waits for more parts forever once the client has gone: race the abort.
-        next = await Promise.race([it.next(), aborted]);
-      } catch (err) {
-        throw clientError(err);
-      }
-      if (next.done) return;
-      yield next.value;
-    }
-  } finally {
-    await it.return?.(undefined).catch(() => undefined);
-  }
-}
-
-/**
- * The bytes of a plain (non-file) field. @fastify/multipart parses a field sent with
- * `Content-Type: application/json` into a value; serialise it back to JSON text.
- */
-function fieldBytes(part: MultipartValue): Buffer {
-  const v: unknown = part.value;
-  return Buffer.from(typeof v === 'string' ? v : JSON.stringify(v), 'utf8');
-}
 
 /**
  * POST /api/upload (multipart/form-data): `session_json` (required), `pipeline_log`,
