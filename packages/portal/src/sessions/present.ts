@@ -7,12 +7,20 @@ import {
   type BenchmarkResponse,
   type ShareResponse,
   type UploadResponse,
+  type DeleteSessionResponse,
+  type RefreshResponse,
+  type RemediationUpdateResponse,
+  type RevokeShareResponse,
+  type RotateShareResponse,
+  type SessionStatus,
+  type UpdateSessionResponse,
 } from '@svc/protocol';
 import { type Benchmark, MIN_PEERS } from './benchmark.ts';
 import type { CommitResult } from './commit.ts';
 import { defaultRemediationSummary } from './derive.ts';
 import type { SessionDetail } from './listing.ts';
-import { NO_CLIENT, type SessionRow } from './queries.ts';
+import { NO_CLIENT, type SessionRef, type SessionRow } from './queries.ts';
+import type { RemediationOutcome } from './remediation.ts';
 
 /** The client id as the API shows it: null for the namespace of sessions without a client. */
 export function clientIdOut(clientId: string): string | null {
@@ -102,5 +110,57 @@ export function presentBenchmark(sessionId: string, benchmark: Benchmark, fetche
     min_sample_size: MIN_PEERS,
     fetched_at: fetchedAt.toISOString(),
     metrics: benchmark.metrics,
+  };
+}
+
+export function presentDeleted(sessionId: string): Static<typeof DeleteSessionResponse> {
+  return { success: true as const, session_id: sessionId };
+}
+
+export function presentStatusChange(
+  sessionId: string,
+  status: SessionStatus,
+  outcome: { previous: SessionStatus; changed: boolean; changedAt: Date },
+): Static<typeof UpdateSessionResponse> {
+  return {
+    success: true as const,
+    session_id: sessionId,
+    previous_status: outcome.previous,
+    status,
+    changed: outcome.changed,
+    changed_at: outcome.changedAt.toISOString(),
+  };
+}
+
+export function presentRotatedShare(ref: SessionRef, token: string, baseUrl: string): RotateShareResponse {
+  return {
+    success: true as const,
+    session_id: ref.sessionId,
+    client_id: clientIdOut(ref.clientId),
+    share_token: token,
+    share_url: shareUrl(baseUrl, token),
+  };
+}
+
+export function presentRevokedShare(ref: SessionRef, revoked: boolean): RevokeShareResponse {
+  return { success: true as const, session_id: ref.sessionId, client_id: clientIdOut(ref.clientId), revoked };
+}
+
+export function presentRemediationUpdate(sessionId: string, outcome: RemediationOutcome): RemediationUpdateResponse {
+  return {
+    success: true as const,
+    session_id: sessionId,
+    changed: outcome.changed,
+    remediation_summary: outcome.summary,
+    unmatched: outcome.unmatched,
+  };
+}
+
+export function presentRefresh(sessionId: string, file: SessionFileName, previousKey: string | null): RefreshResponse {
+  return {
+    success: true as const,
+    session_id: sessionId,
+    file,
+    message: previousKey !== null ? `${file} replaced` : `${file} added`,
   };
 }

@@ -12,6 +12,7 @@ import { badRequest, HttpError } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { parseSessionId } from '../../sessions/access.ts';
 import { blobPrefix } from '../../sessions/files.ts';
+import { presentRefresh } from '../../sessions/present.ts';
 import { refreshableSession, refreshSessionFile } from '../../sessions/refresh.ts';
 import { storeObject } from '../../sessions/storage.ts';
 
@@ -86,12 +87,7 @@ export default function register(app: App, ctx: AppContext): void {
           put,
           logger: request.log,
         });
-        return {
-          success: true as const,
-          session_id: sessionId,
-          file,
-          message: previousKey !== null ? `${file} replaced` : `${file} added`,
-        };
+        return presentRefresh(sessionId, file, previousKey);
       },
     );
   });

@@ -3,6 +3,7 @@ import { requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 import { parseSessionId } from '../../sessions/access.ts';
+import { presentRemediationUpdate } from '../../sessions/present.ts';
 import { parseRemediationItems, updateRemediation } from '../../sessions/remediation.ts';
 
 /**
@@ -31,13 +32,7 @@ export default function register(app: App, ctx: AppContext): void {
       const sessionId = parseSessionId(request.body.session_id, 'session_id');
       const items = parseRemediationItems(request.body.items);
       const outcome = await updateRemediation(ctx, user, { sessionId, clientId: request.body.client_id }, items);
-      return {
-        success: true as const,
-        session_id: sessionId,
-        changed: outcome.changed,
-        remediation_summary: outcome.summary,
-        unmatched: outcome.unmatched,
-      };
+      return presentRemediationUpdate(sessionId, outcome);
     },
   );
 }

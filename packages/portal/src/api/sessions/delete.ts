@@ -6,6 +6,7 @@ import { unauthorized } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
 import { removeSession } from '../../sessions/delete.ts';
+import { presentDeleted } from '../../sessions/present.ts';
 
 /**
  * DELETE /api/sessions?session=<id>[&client_id=]: every file and row of the session (D5).
@@ -29,7 +30,7 @@ export default function register(app: App, ctx: AppContext): void {
       if (principal === null) throw unauthorized();
       const session = await accessSession(ctx, principal, sessionId, { clientId: request.query.client_id });
       await removeSession(ctx, { clientId: session.client_id, sessionId }, actorOf(principal));
-      return { success: true as const, session_id: sessionId };
+      return presentDeleted(sessionId);
     },
   );
 }

@@ -4,6 +4,7 @@ import type { App, AppContext } from '../../context.ts';
 import { unauthorized } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { parseSessionId } from '../../sessions/access.ts';
+import { presentStatusChange } from '../../sessions/present.ts';
 import { updateSessionStatus } from '../../sessions/status.ts';
 
 /**
@@ -36,14 +37,7 @@ export default function register(app: App, ctx: AppContext): void {
         status,
         note,
       });
-      return {
-        success: true as const,
-        session_id: sessionId,
-        previous_status: outcome.previous,
-        status,
-        changed: outcome.changed,
-        changed_at: outcome.changedAt.toISOString(),
-      };
+      return presentStatusChange(sessionId, status, outcome);
     },
   );
 }

@@ -4,7 +4,7 @@ import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
-import { clientIdOut } from '../../sessions/present.ts';
+import { presentRevokedShare } from '../../sessions/present.ts';
 import { revokeShareToken } from '../../sessions/share.ts';
 
 /**
@@ -31,11 +31,9 @@ export default function register(app: App, ctx: AppContext): void {
       const sessionId = parseSessionId(request.query.session);
       const user = userOf(request);
       const session = await accessSession(ctx, user, sessionId, { clientId: request.query.client_id });
-      const revoked = await revokeShareToken(ctx, {
-        ref: { clientId: session.client_id, sessionId },
-        actor: actorOf(user),
-      });
-      return { success: true as const, session_id: sessionId, client_id: clientIdOut(session.client_id), revoked };
+      const ref = { clientId: session.client_id, sessionId };
+      const revoked = await revokeShareToken(ctx, { ref, actor: actorOf(user) });
+      return presentRevokedShare(ref, revoked);
     },
   );
 }

@@ -4,7 +4,7 @@ import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
-import { clientIdOut, shareUrl } from '../../sessions/present.ts';
+import { presentRotatedShare } from '../../sessions/present.ts';
 import { rotateShareToken } from '../../sessions/share.ts';
 
 /**
@@ -30,17 +30,9 @@ export default function register(app: App, ctx: AppContext): void {
       const sessionId = parseSessionId(request.query.session);
       const user = userOf(request);
       const session = await accessSession(ctx, user, sessionId, { clientId: request.query.client_id });
-      const token = await rotateShareToken(ctx, {
-        ref: { clientId: session.client_id, sessionId },
-        actor: actorOf(user),
-      });
-      return {
-        success: true as const,
-        session_id: sessionId,
-        client_id: clientIdOut(session.client_id),
-        share_token: token,
-        share_url: shareUrl(ctx.config.baseUrl, token),
-      };
+      const ref = { clientId: session.client_id, sessionId };
+      const token = await rotateShareToken(ctx, { ref, actor: actorOf(user) });
+      return presentRotatedShare(ref, token, ctx.config.baseUrl);
     },
   );
 }
