@@ -387,7 +387,9 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
     agents.push(a);
     return a;
   };
-  onCleanup('close HTTP agents', () => agents.forEach((a) => a.destroy()));
+  onCleanup('close HTTP agents', () => {
+    for (const a of agents) a.destroy();
+  });
   const headers = { 'x-api-key': apiKey };
   const portalPort = portal.port;
   const postgres: CpuTarget = { name: 'postgres', pid: () => portal.postmasterPid(), withChildren: true };

@@ -58,7 +58,7 @@ export function summarizeProfile(profile: CpuProfile): ProfileSummary {
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
   const selfUs = new Map<number, number>();
-  profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  for (const [i, id] of profile.samples.entries()) selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
 
   const label = (f: CallFrame): string => {
     const file =

@@ -5,7 +5,9 @@ import { REPO_ROOT } from './portal.ts';
 /** Render rows as an aligned text table; the first row is the header. Numbers are right-aligned. */
 export function table(rows: (string | number)[][]): string {
   const widths: number[] = [];
-  for (const row of rows) row.forEach((cell, i) => (widths[i] = Math.max(widths[i] ?? 0, String(cell).length)));
+  for (const row of rows) {
+    for (const [i, cell] of row.entries()) widths[i] = Math.max(widths[i] ?? 0, String(cell).length);
+  }
   const line = (row: (string | number)[]): string =>
     row
       .map((cell, i) =>

@@ -39,6 +39,7 @@ describe('config file syntax (readConfigFile)', () => {
         '   ',
         'PLAIN=value',
         'export EXPORTED=yes',
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: the conf file's literal text, not a template
         "SINGLE='literal \\n $HOME ${USER} `id`'",
         'DOUBLE="line1\\nline2"',
         'DOUBLE_HASH="not # a comment"',
@@ -57,6 +58,7 @@ describe('config file syntax (readConfigFile)', () => {
     expect(readConfigFile(p)).toEqual({
       PLAIN: 'value',
       EXPORTED: 'yes',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: single quotes keep the text literal
       SINGLE: 'literal \\n $HOME ${USER} `id`',
       DOUBLE: 'line1\nline2',
       DOUBLE_HASH: 'not # a comment',

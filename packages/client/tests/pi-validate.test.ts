@@ -484,16 +484,14 @@ beforeAll(async () => {
   server = http.createServer((req, res) => {
     if (req.url === '/api/health') {
       healthHits++;
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            status: 'ok',
-            version: '9.9.9-test',
-            timestamp: new Date().toISOString(),
-            environment: 'dev',
-          }),
-        );
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          status: 'ok',
+          version: '9.9.9-test',
+          timestamp: new Date().toISOString(),
+          environment: 'dev',
+        }),
+      );
     } else res.writeHead(404).end();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -552,7 +550,7 @@ describe('pi_validate.sh on this machine', () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(9);
-    CHECK_NAMES.forEach((name, i) => expect(lines[i]).toMatch(new RegExp(`^(PASS|WARN) {2}${name} +\\S`)));
+    for (const [i, name] of CHECK_NAMES.entries()) expect(lines[i]).toMatch(new RegExp(`^(PASS|WARN) {2}${name} +\\S`));
     expect(lines[8]).toMatch(/^8 checks: \d passed, \d warnings?, 0 failed$/);
     expect(textStatus(r.stdout, 'network connectivity')).toBe('PASS');
     expect(healthHits).toBe(before + 1);
@@ -745,7 +743,7 @@ describe('pi_validate.sh with a PATH made to order', () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines[0]).toBe('Dry run: the checks pi-validate would run (nothing is run, installed or contacted):');
-    CHECK_NAMES.forEach((name, i) => expect(lines[i + 1]).toMatch(new RegExp(`^ {2}${name} +\\S`)));
+    for (const [i, name] of CHECK_NAMES.entries()) expect(lines[i + 1]).toMatch(new RegExp(`^ {2}${name} +\\S`));
     expect(r.stdout).toContain(`GET ${portalUrl.replace('/upload', '/health')}`);
     expect(fs.existsSync(marker)).toBe(false);
     expect(fs.existsSync(aptLog)).toBe(false);

@@ -12,6 +12,7 @@ import type { App, AppContext } from './context.ts';
 import { badRequest, errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './http/errors.ts';
 import { registerIdentityRoutes } from './identity/routes/index.ts';
 import { registerNoStore } from './http/cache-control.ts';
+import { credentialsOf } from './http/credentials.ts';
 import { findInputProblem, inputProblemMessage } from './http/input-rules.ts';
 import { capConnections, installRequestTimeout, serverOptions } from './http/timeouts.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -74,6 +75,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
       info: {
         title: 'Scan collection portal API',
         version: ctx.version,
+        // No open-source license is granted (package.json and the README state none).
+        license: { name: 'Proprietary' },
         description:
           'Errors are `{"error": "<message>"}` (D1). License keys go in `x-api-key`; admin identity JWTs in `X-Identity-Token`. ' +
           'Any `Authorization` header on /api/* is refused with the same plain 401 as an invalid token.',
@@ -147,7 +150,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   // The routed path is checked, not the raw URL, so `/%61pi/...` cannot slip past.
   app.addHook('onRequest', async (request) => {
     const path = request.routeOptions.url ?? request.url;
-    if (path.startsWith('/api/') && request.headers.authorization !== undefined) throw unauthorized();
+    if (path.startsWith('/api/') && credentialsOf(request.headers).authorization !== undefined) throw unauthorized();
   });
 
   await app.register(

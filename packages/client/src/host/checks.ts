@@ -619,7 +619,13 @@ export function describeChecks(h: HostContext): { name: CheckName; probes: strin
 export function fixItems(results: CheckResult[]): Installable[] {
   const seen = new Set<string>();
   const items: Installable[] = [];
-  for (const r of results) for (const i of r.fix ?? []) if (!seen.has(i.id)) seen.add(i.id), items.push(i);
+  for (const r of results) {
+    for (const i of r.fix ?? []) {
+      if (seen.has(i.id)) continue;
+      seen.add(i.id);
+      items.push(i);
+    }
+  }
   return items;
 }
 

@@ -50,29 +50,44 @@ export function parseExceptionsFile(text: string): ParsedExceptions {
     };
   const rules: ExceptionRule[] = [];
   const warnings: string[] = [];
-  doc['exceptions'].forEach((e: unknown, i: number) => {
+  for (const [i, e] of (doc['exceptions'] as unknown[]).entries()) {
     const where = `exceptions file: entry ${i}`;
-    if (!lenient.isObj(e)) return void warnings.push(`${where} is not an object; skipped`);
+    if (!lenient.isObj(e)) {
+      warnings.push(`${where} is not an object; skipped`);
+      continue;
+    }
     const fingerprint = lenient.str(e['fingerprint']);
     const title = lenient.str(e['title']);
-    if (fingerprint !== null && !FINGERPRINT.test(fingerprint))
-      return void warnings.push(`${where}: fingerprint must be 64 lower-case hex characters; skipped`);
-    if (fingerprint === null && title === null)
-      return void warnings.push(`${where}: needs a fingerprint or a title; skipped`);
+    if (fingerprint !== null && !FINGERPRINT.test(fingerprint)) {
+      warnings.push(`${where}: fingerprint must be 64 lower-case hex characters; skipped`);
+      continue;
+    }
+    if (fingerprint === null && title === null) {
+      warnings.push(`${where}: needs a fingerprint or a title; skipped`);
+      continue;
+    }
     const reason = lenient.str(e['reason']);
     const approver = lenient.str(e['approver']);
-    if (reason === null || approver === null)
-      return void warnings.push(`${where}: reason and approver are required; skipped`);
+    if (reason === null || approver === null) {
+      warnings.push(`${where}: reason and approver are required; skipped`);
+      continue;
+    }
     const expiry = e['expiry'] === undefined || e['expiry'] === null ? null : lenient.str(e['expiry']);
-    if (expiry !== null && (!DAY.test(expiry) || Number.isNaN(Date.parse(`${expiry}T00:00:00Z`))))
-      return void warnings.push(`${where}: expiry must be a date YYYY-MM-DD or null; skipped`);
-    if (e['expiry'] !== undefined && e['expiry'] !== null && expiry === null)
-      return void warnings.push(`${where}: expiry must be a date YYYY-MM-DD or null; skipped`);
+    if (expiry !== null && (!DAY.test(expiry) || Number.isNaN(Date.parse(`${expiry}T00:00:00Z`)))) {
+      warnings.push(`${where}: expiry must be a date YYYY-MM-DD or null; skipped`);
+      continue;
+    }
+    if (e['expiry'] !== undefined && e['expiry'] !== null && expiry === null) {
+      warnings.push(`${where}: expiry must be a date YYYY-MM-DD or null; skipped`);
+      continue;
+    }
     const approvedAt = lenient.str(e['approved_at']);
-    if (approvedAt !== null && Number.isNaN(Date.parse(approvedAt)))
-      return void warnings.push(`${where}: approved_at must be an ISO 8601 time; skipped`);
+    if (approvedAt !== null && Number.isNaN(Date.parse(approvedAt))) {
+      warnings.push(`${where}: approved_at must be an ISO 8601 time; skipped`);
+      continue;
+    }
     rules.push({ fingerprint, title, host: lenient.str(e['host']), reason, approver, approved_at: approvedAt, expiry });
-  });
+  }
   return { rules, warnings };
 }
 

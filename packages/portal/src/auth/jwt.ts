@@ -3,19 +3,13 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config/index.ts';
 import type { Database } from '../db/schema.ts';
 import { publicJwks, SIGNING_ALG } from '../identity/signing-keys.ts';
-import { accessTokenInForce } from '../identity/tokens.ts';
-
-export const TOKEN_AUDIENCE = 'svc-portal';
+import { accessTokenInForce, identityIssuer, TOKEN_AUDIENCE } from '../identity/tokens.ts';
 
 export interface TokenVerifier {
   /** `local`: tokens of the portal's own identity provider; `external`: an OpenID provider's. */
   readonly mode: 'local' | 'external';
   /** The verified claims, or null for any invalid, expired, foreign or malformed token. */
   verify(token: string): Promise<JWTPayload | null>;
-}
-
-export function identityIssuer(baseUrl: string): string {
-  return `${baseUrl}/identity`;
 }
 
 /**

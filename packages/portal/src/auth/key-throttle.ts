@@ -1,4 +1,4 @@
-import { tooManyRequests } from '../http/errors.ts';
+import { DomainError } from '../domain/errors.ts';
 
 const WINDOW_MS = 60_000;
 /** Addresses tracked at most; past it, windows that have ended are dropped first, then the oldest. */
@@ -7,7 +7,7 @@ const MAX_ADDRESSES = 100_000;
 /**
  * Failed API-key authentications per client address (issue 11, point 12), in a fixed
  * one-minute window. Once an address reaches the limit, every x-api-key request from it is
- * refused with a 429 until the window ends, *without looking at the key*: answering a right
+ * refused (429) until the window ends, *without looking at the key*: answering a right
  * guess differently from a wrong one would keep the guessing going. In process: each
  * replica counts on its own.
  */
@@ -20,15 +20,16 @@ export class KeyFailureThrottle {
     this.#limit = limit;
   }
 
-  /** Throws the 429 when `address` is over the limit. */
+  /** Refuses (rate_limited) when `address` is over the limit. */
   admit(address: string, now = Date.now()): void {
     if (this.#limit === 0) return;
     const w = this.#windows.get(address);
     if (w === undefined || now - w.start >= WINDOW_MS) return;
     if (w.failures >= this.#limit)
-      throw tooManyRequests(
+      throw new DomainError(
+        'rate_limited.api_key_failures',
         'Too many failed API key attempts from this address, try again later',
-        (w.start + WINDOW_MS - now) / 1000,
+        { retryAfterSeconds: (w.start + WINDOW_MS - now) / 1000 },
       );
   }
 

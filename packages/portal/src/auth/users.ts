@@ -1,6 +1,6 @@
 import { PERMISSIONS, permissionsOf, type Permission } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
-import { findUserById } from '../identity/users.ts';
+import { findUserById } from '../identity/queries.ts';
 import { highestActiveTier } from '../licenses/queries.ts';
 import type { UserPrincipal } from './principal.ts';
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { recordAuditEvent } from '../audit/record.ts';
 import type { Database } from '../db/schema.ts';
 import { hashPassword } from './passwords.ts';
+import { insertUser } from './queries.ts';
 import { newUserId, normalizeEmail } from './users.ts';
 
 /**
@@ -18,20 +19,15 @@ export async function bootstrapAdmin(
 ): Promise<void> {
   if (email === null || password === null) return;
   const passwordHash = await hashPassword(password);
-  const created = await db
-    .insertInto('users')
-    .values({
-      id: newUserId(),
-      email,
-      email_normalized: normalizeEmail(email),
-      password_hash: passwordHash,
-      role: 'admin',
-      client_ids: [],
-      updated_at: new Date(),
-    })
-    .onConflict((oc) => oc.column('email_normalized').doNothing())
-    .returning(['id', 'email'])
-    .executeTakeFirst();
+  const created = await insertUser(db, {
+    id: newUserId(),
+    email,
+    email_normalized: normalizeEmail(email),
+    password_hash: passwordHash,
+    role: 'admin',
+    client_ids: [],
+    updated_at: new Date(),
+  });
   if (created) {
     await recordAuditEvent(db, {
       event_type: 'user_created',

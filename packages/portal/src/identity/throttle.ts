@@ -1,5 +1,14 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
+import {
+  countEmailFailure,
+  deleteEmailFailures,
+  deleteLoginFailuresEverywhere,
+  deleteLoginFailuresFrom,
+  deleteStaleLoginFailures,
+  lockLoginFailures,
+  setLoginFailures,
+} from './queries.ts';
 import { normalizeEmail } from './users.ts';
 
 /**
@@ -8,7 +17,7 @@ import { normalizeEmail } from './users.ts';
  * a doubling delay (30 s, 60 s, ...) capped at 15 minutes. Locking the e-mail everywhere let
  * anyone keep its owner out with one wrong password every 15 minutes. Across addresses a
  * per-e-mail count (login_email_failures) past a threshold only slows each attempt down
- * (the route waits before checking the password), so the right password from a fresh
+ * (the password grant waits before checking the password), so the right password from a fresh
  * address still works. A successful login resets both counts. Per-address throttling
  * (@fastify/rate-limit on the token route) covers guessing across many accounts.
  */
@@ -51,68 +60,32 @@ export async function admitLoginAttempt(
 ): Promise<LoginGate> {
   const key = normalizeEmail(email);
   return db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto('login_failures')
-      .values({ email_normalized: key, address, failed_logins: 0, locked_until: null, updated_at: now })
-      .onConflict((oc) => oc.columns(['email_normalized', 'address']).doNothing())
-      .execute();
-    const row = await trx
-      .selectFrom('login_failures')
-      .select(['failed_logins', 'locked_until'])
-      .where('email_normalized', '=', key)
-      .where('address', '=', address)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
+    const row = await lockLoginFailures(trx, key, address, now);
     const wait = lockedFor(row, now);
     if (wait > 0) return { admitted: false as const, retryAfter: wait };
     const failures = row.failed_logins + 1;
     const lock = lockSecondsAfter(failures);
-    await trx
-      .updateTable('login_failures')
-      .set({
-        failed_logins: failures,
-        updated_at: now,
-        ...(lock > 0 ? { locked_until: new Date(now.getTime() + lock * 1000) } : {}),
-      })
-      .where('email_normalized', '=', key)
-      .where('address', '=', address)
-      .execute();
-    const across = await trx
-      .insertInto('login_email_failures')
-      .values({ email_normalized: key, failed_logins: 1, updated_at: now })
-      .onConflict((oc) =>
-        oc
-          .column('email_normalized')
-          .doUpdateSet((eb) => ({ failed_logins: eb('login_email_failures.failed_logins', '+', 1), updated_at: now })),
-      )
-      .returning('failed_logins')
-      .executeTakeFirstOrThrow();
+    await setLoginFailures(trx, key, address, failures, lock > 0 ? new Date(now.getTime() + lock * 1000) : null, now);
+    const across = await countEmailFailure(trx, key, now);
     // This attempt is already counted: slowed once `slowAfter` earlier attempts failed.
-    return { admitted: true as const, slow: across.failed_logins > slowAfter };
+    return { admitted: true as const, slow: across > slowAfter };
   });
 }
 
 /** The password was right: the e-mail starts from zero from this address and across addresses. */
 export async function recordSuccessfulLogin(db: Kysely<Database>, email: string, address: string): Promise<void> {
   const key = normalizeEmail(email);
-  await db.deleteFrom('login_failures').where('email_normalized', '=', key).where('address', '=', address).execute();
-  await db.deleteFrom('login_email_failures').where('email_normalized', '=', key).execute();
+  await deleteLoginFailuresFrom(db, key, address);
+  await deleteEmailFailures(db, key);
 }
 
 /** An admin set a new password: every count of the e-mail goes. */
 export async function clearLoginFailures(db: Kysely<Database>, emailNormalized: string): Promise<void> {
-  await db.deleteFrom('login_failures').where('email_normalized', '=', emailNormalized).execute();
-  await db.deleteFrom('login_email_failures').where('email_normalized', '=', emailNormalized).execute();
+  await deleteLoginFailuresEverywhere(db, emailNormalized);
+  await deleteEmailFailures(db, emailNormalized);
 }
 
 /** Housekeeping: counts with no failure for FORGET_AFTER_MS and no lock still running. */
-export async function pruneLoginFailures(db: Kysely<Database>, now: Date): Promise<number> {
-  const cutoff = new Date(now.getTime() - FORGET_AFTER_MS);
-  const res = await db
-    .deleteFrom('login_failures')
-    .where('updated_at', '<', cutoff)
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-    .executeTakeFirst();
-  const across = await db.deleteFrom('login_email_failures').where('updated_at', '<', cutoff).executeTakeFirst();
-  return Number(res.numDeletedRows) + Number(across.numDeletedRows);
+export function pruneLoginFailures(db: Kysely<Database>, now: Date): Promise<number> {
+  return deleteStaleLoginFailures(db, new Date(now.getTime() - FORGET_AFTER_MS), now);
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
-import type { User } from '@svc/protocol';
-import type { Database, UsersTable } from '../db/schema.ts';
+import type { Selectable } from 'kysely';
+import type { AppContext } from '../context.ts';
+import type { UsersTable } from '../db/schema.ts';
+import { findUserById } from './queries.ts';
 
 export type UserRow = Selectable<UsersTable>;
 
@@ -9,25 +10,13 @@ export function newUserId(): string {
   return `usr_${randomBytes(8).toString('hex')}`;
 }
 
+/** Accounts are unique per normalised e-mail; logins and throttling count it too. */
 export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-export function presentUser(row: UserRow): User {
-  return {
-    id: row.id,
-    email: row.email,
-    role: row.role,
-    client_ids: row.client_ids,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
-}
-
-export function findUserById(db: Kysely<Database>, id: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
-export function findUserByEmail(db: Kysely<Database>, email: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('email_normalized', '=', normalizeEmail(email)).executeTakeFirst();
+/** The account an access token of ours belongs to; undefined for a bad token or a deleted user. */
+export async function accountOfToken(ctx: AppContext, token: string): Promise<UserRow | undefined> {
+  const payload = await ctx.tokens.verify(token);
+  return payload?.sub ? findUserById(ctx.db, payload.sub) : undefined;
 }

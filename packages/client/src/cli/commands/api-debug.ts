@@ -106,7 +106,10 @@ function requireFields(fields: Record<string, unknown>, alternative: string): vo
 function showBody(out: Output, res: HttpResponse): void {
   if (res.body.length === 0) return;
   const json = jsonOf(res);
-  if (json !== undefined) return out.json(json);
+  if (json !== undefined) {
+    out.json(json);
+    return;
+  }
   const text = textOf(res);
   out.write(text.endsWith('\n') ? text : `${text}\n`);
 }

@@ -75,7 +75,7 @@ export default function register(program: Command, ctx: CliContext): void {
       if (st === undefined) throw usageError(`No such file: ${f}`);
       if (!st.isFile()) throw usageError(`Not a file: ${f}`);
     }
-    let body;
+    let body: Awaited<ReturnType<ReturnType<typeof createPortalClient>['upload']>>;
     try {
       body = await createPortalClient({ target }).upload(files);
     } catch (err) {

@@ -25,6 +25,7 @@ export default function register(app: App, ctx: AppContext): void {
         await (agentId !== undefined ? agentGuard : adminGuard).call(this, request, reply);
       },
       schema: {
+        operationId: 'pollAgentCommands',
         tags: ['agents'],
         summary: 'Agent poll (agent_id) or command history (limit, command_id)',
         security: [{ apiKey: [] }, { identityToken: [] }],

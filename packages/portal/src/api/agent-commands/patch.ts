@@ -13,6 +13,7 @@ export default function register(app: App, ctx: AppContext): void {
       config: { keepUnstorableStrings: true },
       onRequest: requireKey(ctx, { permission: 'agent:commands' }),
       schema: {
+        operationId: 'reportAgentCommandStatus',
         tags: ['agents'],
         summary: 'Agent status report for one of its commands',
         description:

@@ -11,6 +11,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { adminOnly: true }),
       schema: {
+        operationId: 'queueAgentCommand',
         tags: ['agents'],
         summary: 'Queue a command for one agent (agent_id) or a group (group_target)',
         description:

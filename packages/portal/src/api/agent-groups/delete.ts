@@ -11,6 +11,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'agent:groups' }),
       schema: {
+        operationId: 'removeAgentFromGroup',
         tags: ['agents'],
         summary: 'Remove an agent from a group',
         description:

@@ -11,6 +11,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'agent:groups' }),
       schema: {
+        operationId: 'listAgentGroups',
         tags: ['agents'],
         summary: 'List agent groups',
         description:

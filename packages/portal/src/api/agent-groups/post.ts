@@ -20,6 +20,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'agent:groups' }),
       schema: {
+        operationId: 'addAgentToGroup',
         tags: ['agents'],
         summary: 'Add an agent to a group',
         description:

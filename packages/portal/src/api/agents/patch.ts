@@ -12,6 +12,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { adminOnly: true }),
       schema: {
+        operationId: 'updateAgentRegistration',
         tags: ['agents'],
         summary: 'Deregister, re-enable or purge an agent',
         description:

@@ -14,6 +14,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'audit' }),
       schema: {
+        operationId: 'listAuditEvents',
         tags: ['audit'],
         summary: 'Audit log',
         security: [{ identityToken: [] }],

@@ -22,6 +22,7 @@ export default function register(app: App, ctx: AppContext): void {
     '/benchmark',
     {
       schema: {
+        operationId: 'benchmarkSession',
         tags: ['sessions'],
         summary: 'Benchmark a session against its peers',
         security: [{ identityToken: [] }, { apiKey: [] }],

@@ -11,6 +11,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'db:health' }),
       schema: {
+        operationId: 'getDatabaseHealth',
         tags: ['health'],
         summary: 'Database health',
         security: [{ identityToken: [] }],

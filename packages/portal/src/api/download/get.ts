@@ -34,6 +34,7 @@ export default function register(app: App, ctx: AppContext): void {
     '/download',
     {
       schema: {
+        operationId: 'downloadSessionFile',
         tags: ['sessions'],
         summary: 'Download or view a stored session file',
         security: [{ identityToken: [] }, { apiKey: [] }, {}],

@@ -29,6 +29,8 @@ export default function register(app: App, ctx: AppContext): void {
         if ((request.query as { agents?: unknown }).agents === 'true') await fleetGuard.call(this, request, reply);
       },
       schema: {
+        operationId: 'getHealth',
+        security: [{}, { identityToken: [] }],
         tags: ['health', 'agents'],
         summary: 'Portal health (public), or the agent fleet with ?agents=true (admin JWT)',
         querystring: HealthQuery,

@@ -20,6 +20,7 @@ export default function register(app: App, ctx: AppContext): void {
         request.body ??= {};
       },
       schema: {
+        operationId: 'sendHeartbeat',
         tags: ['agents'],
         summary: 'Agent heartbeat',
         description:

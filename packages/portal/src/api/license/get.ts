@@ -1,7 +1,8 @@
 import { LicenseValidation } from '@svc/protocol';
 import { validationResult } from '../../auth/api-keys.ts';
-import { API_KEY_HEADER, lookupKey, refuseAuthorizationHeader } from '../../auth/guards.ts';
+import { lookupKey, refuseAuthorizationHeader } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
+import { API_KEY_HEADER } from '../../http/credentials.ts';
 import { HttpError } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 
@@ -15,6 +16,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: async (request) => refuseAuthorizationHeader(request),
       schema: {
+        operationId: 'validateLicense',
         tags: ['licenses'],
         summary: 'Validate the x-api-key license key',
         security: [{ apiKey: [] }],

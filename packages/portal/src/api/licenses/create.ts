@@ -36,6 +36,7 @@ export default function register(app: App, ctx: AppContext): void {
       onRequest: requireUser(ctx, { adminOnly: true }),
       preValidation: rejectCoercibleLimits,
       schema: {
+        operationId: 'createLicense',
         tags: ['licenses'],
         summary: 'Create a license key',
         security: [{ identityToken: [] }],

@@ -13,6 +13,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { adminOnly: true }),
       schema: {
+        operationId: 'deleteLicense',
         tags: ['licenses'],
         summary: 'Delete a revoked license key',
         security: [{ identityToken: [] }],

@@ -11,6 +11,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { adminOnly: true }),
       schema: {
+        operationId: 'listLicenses',
         tags: ['licenses'],
         summary: 'List license keys',
         security: [{ identityToken: [] }],

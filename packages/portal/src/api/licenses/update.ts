@@ -24,6 +24,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { adminOnly: true }),
       schema: {
+        operationId: 'updateLicenseStatus',
         tags: ['licenses'],
         summary: 'Revoke, deactivate or activate a license key',
         security: [{ identityToken: [] }],

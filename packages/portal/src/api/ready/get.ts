@@ -14,11 +14,13 @@ export default function register(app: App, ctx: AppContext): void {
     '/readyz',
     {
       schema: {
+        operationId: 'checkReadiness',
+        security: [],
         tags: ['health'],
         summary: 'Readiness: 200 while the database answers, 503 while it cannot be reached',
         description:
           'For load balancers and service managers. Runs one `SELECT 1` (at most 2 s); `/api/health` is liveness and never touches the database.',
-        response: responses({ 200: ReadyResponse }, 503),
+        response: responses({ 200: ReadyResponse }, 400, 503),
       },
     },
     async (_request, reply) => {

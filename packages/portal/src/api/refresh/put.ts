@@ -41,6 +41,7 @@ export default function register(app: App, ctx: AppContext): void {
       {
         onRequest: requireKey(ctx, { permission: 'upload', failStatus: 401 }),
         schema: {
+          operationId: 'replaceSessionDisplayFile',
           tags: ['sessions'],
           summary: 'Replace a display file (report.html, exec_summary.html) of a session',
           security: [{ apiKey: [] }],

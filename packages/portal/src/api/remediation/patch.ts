@@ -20,6 +20,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'remediation:update' }),
       schema: {
+        operationId: 'updateRemediationStatus',
         tags: ['sessions'],
         summary: 'Change the remediation status of items of a session',
         security: [{ identityToken: [] }],

@@ -17,6 +17,7 @@ export default function register(app: App, ctx: AppContext): void {
     '/sessions',
     {
       schema: {
+        operationId: 'deleteSession',
         tags: ['sessions'],
         summary: 'Delete a session and its files',
         security: [{ identityToken: [] }, { apiKey: [] }],

@@ -20,6 +20,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'sessions:read' }),
       schema: {
+        operationId: 'listSessions',
         tags: ['sessions'],
         summary: 'List sessions, or one session with ?session=',
         security: [{ identityToken: [] }],

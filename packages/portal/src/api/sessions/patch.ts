@@ -18,6 +18,7 @@ export default function register(app: App, ctx: AppContext): void {
     '/sessions',
     {
       schema: {
+        operationId: 'updateSessionReviewStatus',
         tags: ['sessions'],
         summary: 'Change the review status of a session',
         security: [{ identityToken: [] }, { apiKey: [] }],

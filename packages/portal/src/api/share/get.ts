@@ -15,6 +15,7 @@ export default function register(app: App, ctx: AppContext): void {
     '/share',
     {
       schema: {
+        operationId: 'getSharedSession',
         tags: ['sessions'],
         summary: 'Look up a session by its share token',
         security: [{}],

@@ -20,6 +20,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'update:status' }),
       schema: {
+        operationId: 'revokeShareLink',
         tags: ['sessions'],
         summary: "Revoke a session's share link",
         security: [{ identityToken: [] }],

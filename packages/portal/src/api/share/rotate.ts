@@ -19,6 +19,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'update:status' }),
       schema: {
+        operationId: 'rotateShareLink',
         tags: ['sessions'],
         summary: "Rotate a session's share link (new token; the old one stops working)",
         security: [{ identityToken: [] }],

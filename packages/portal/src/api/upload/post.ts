@@ -40,6 +40,7 @@ export default function register(app: App, ctx: AppContext): void {
         if (reply.statusCode >= 400) discardRestOfBody(request.raw, reply.raw);
       },
       schema: {
+        operationId: 'uploadSession',
         tags: ['sessions'],
         summary: 'Upload a scan session',
         security: [{ apiKey: [] }],

@@ -19,6 +19,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'webhooks' }),
       schema: {
+        operationId: 'createWebhook',
         tags: ['webhooks'],
         summary: 'Create a webhook subscription',
         description: [

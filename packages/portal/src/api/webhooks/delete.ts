@@ -11,6 +11,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'webhooks' }),
       schema: {
+        operationId: 'deleteWebhook',
         tags: ['webhooks'],
         summary: 'Delete a webhook subscription',
         security: [{ identityToken: [] }],

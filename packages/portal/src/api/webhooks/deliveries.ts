@@ -13,6 +13,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'webhooks' }),
       schema: {
+        operationId: 'listWebhookDeliveries',
         tags: ['webhooks'],
         summary: 'Delivery log of a subscription',
         description: [

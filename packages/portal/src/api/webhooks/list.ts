@@ -11,6 +11,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'webhooks' }),
       schema: {
+        operationId: 'listWebhooks',
         tags: ['webhooks'],
         summary: 'List webhook subscriptions',
         security: [{ identityToken: [] }],

@@ -13,6 +13,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'webhooks' }),
       schema: {
+        operationId: 'pingWebhook',
         tags: ['webhooks'],
         summary: 'Send a test delivery',
         security: [{ identityToken: [] }],

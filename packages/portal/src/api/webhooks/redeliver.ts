@@ -15,6 +15,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'webhooks' }),
       schema: {
+        operationId: 'redeliverWebhookDelivery',
         tags: ['webhooks'],
         summary: 'Redeliver a logged delivery',
         description: [

@@ -13,6 +13,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       onRequest: requireUser(ctx, { permission: 'webhooks' }),
       schema: {
+        operationId: 'updateWebhook',
         tags: ['webhooks'],
         summary: 'Update a webhook subscription',
         security: [{ identityToken: [] }],

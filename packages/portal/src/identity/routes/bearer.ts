@@ -1,7 +1,9 @@
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { AppContext } from '../../context.ts';
-import { forbidden, HttpError } from '../../http/errors.ts';
-import { findUserById, type UserRow } from '../users.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { bearerTokenOf, credentialsOf } from '../../http/credentials.ts';
+import { HttpError } from '../../http/errors.ts';
+import { accountOfToken, type UserRow } from '../users.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -18,12 +20,11 @@ const bearerRequired = () =>
  */
 export function requireBearer(ctx: AppContext, opts: { admin?: boolean } = {}): preHandlerAsyncHookHandler {
   return async (request) => {
-    const m = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-    if (!m?.[1]) throw bearerRequired();
-    const payload = await ctx.tokens.verify(m[1]);
-    const user = payload?.sub ? await findUserById(ctx.db, payload.sub) : undefined;
+    const token = bearerTokenOf(credentialsOf(request.headers));
+    if (token === undefined) throw bearerRequired();
+    const user = await accountOfToken(ctx, token);
     if (!user) throw bearerRequired();
-    if (opts.admin && user.role !== 'admin') throw forbidden('Admin access required');
+    if (opts.admin && user.role !== 'admin') throw new DomainError('forbidden.admin_only', 'Admin access required');
     request.identityUser = user;
   };
 }

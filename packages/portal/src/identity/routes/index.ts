@@ -1,15 +1,16 @@
 import type { App, AppContext } from '../../context.ts';
-import discovery from './discovery.ts';
-import jwks from './jwks.ts';
-import token from './token.ts';
-import user from './user.ts';
-import usersCreate from './users-create.ts';
-import usersDelete from './users-delete.ts';
-import usersList from './users-list.ts';
-import usersUpdate from './users-update.ts';
+import discoveryGet from './discovery/get.ts';
+import jwksGet from './jwks/get.ts';
+import tokenPost from './token/post.ts';
+import userGet from './user/get.ts';
+import usersDelete from './users/delete.ts';
+import usersGet from './users/get.ts';
+import usersPatch from './users/patch.ts';
+import usersPost from './users/post.ts';
 
-/** The portal's own identity provider under /identity (D4). Only registration happens here. */
+/** The portal's own identity provider under /identity (D4), one operation per file. Only registration happens here. */
 export function registerIdentityRoutes(app: App, ctx: AppContext): void {
   app.decorateRequest('identityUser', null);
-  for (const route of [token, jwks, discovery, user, usersList, usersCreate, usersUpdate, usersDelete]) route(app, ctx);
+  for (const route of [tokenPost, jwksGet, discoveryGet, userGet, usersGet, usersPost, usersPatch, usersDelete])
+    route(app, ctx);
 }

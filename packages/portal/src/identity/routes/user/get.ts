@@ -1,8 +1,8 @@
 import { UserResponse } from '@svc/protocol';
-import type { App, AppContext } from '../../context.ts';
-import { responses } from '../../http/responses.ts';
-import { presentUser } from '../users.ts';
-import { identityUserOf, requireBearer } from './bearer.ts';
+import type { App, AppContext } from '../../../context.ts';
+import { responses } from '../../../http/responses.ts';
+import { presentUser } from '../../present.ts';
+import { identityUserOf, requireBearer } from '../bearer.ts';
 
 /** GET /identity/user: the user the bearer token belongs to. */
 export default function register(app: App, ctx: AppContext): void {
@@ -11,6 +11,7 @@ export default function register(app: App, ctx: AppContext): void {
     {
       preHandler: requireBearer(ctx),
       schema: {
+        operationId: 'getCurrentUser',
         tags: ['identity'],
         summary: 'Current user',
         security: [{ bearer: [] }],

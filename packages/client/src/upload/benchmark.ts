@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { BenchmarkResponse, SessionFile } from '@svc/protocol';
+import type { ClientTier } from '../license/format.ts';
+import { gate } from '../license/gates.ts';
+import type { PortalClient } from '../portal/client.ts';
+import { PortalError } from '../portal/errors.ts';
+
+/**
+ * After an upload (issue 13 item 7): the portal's benchmark of the new session goes into the
+ * session file as its `benchmark` block, the report and executive summary are rendered again
+ * with it, and the portal's copies of both are replaced through PUT /api/refresh.
+ *
+ * This never fails the upload that came before it: a closed gate, an unreachable portal or a
+ * refused call is a warning, and the session directory is left whole (files are replaced by
+ * rename, never rewritten in place).
+ */
+
+export interface BenchmarkStepInput {
+  client: Pick<PortalClient, 'benchmark' | 'refresh'>;
+  sessionDir: string;
+  /** The id the portal stored the session under (the upload answer's session_id). */
+  sessionId: string;
+  tier: ClientTier;
+  /** Renders both display files from the updated document. */
+  render: (doc: SessionFile) => { report: string; execSummary: string };
+  warn: (message: string) => void;
+}
+
+export interface BenchmarkStepResult {
+  attached: boolean;
+  /** The display files replaced on the portal (`report.html`, `exec_summary.html`). */
+  refreshed: string[];
+}
+
+const SKIPPED: BenchmarkStepResult = { attached: false, refreshed: [] };
+
+/** The session file's copy of GET /api/benchmark (SPEC "Summary blocks": benchmark). */
+export function benchmarkBlockOf(answer: BenchmarkResponse): NonNullable<SessionFile['benchmark']> {
+  // A metric with no data has a null value on the wire; the session file leaves the value out.
+  const metric = ({ value, ...rest }: BenchmarkResponse['metrics']['risk_score']) =>
+    value === null ? rest : { value, ...rest };
+  const m = answer.metrics;
+  return {
+    sample_size: answer.sample_size,
+    fetched_at: answer.fetched_at,
+    metrics: {
+      risk_score: metric(m.risk_score),
+      findings_per_host: metric(m.findings_per_host),
+      critical_high_ratio: metric(m.critical_high_ratio),
+    },
+  };
+}
+
+/** Writes `content` to `file` through a sibling temp file and a rename, so a reader sees old or new. */
+export function replaceFile(file: string, content: string): void {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  const fd = fs.openSync(tmp, 'w', 0o644);
+  try {
+    fs.writeFileSync(fd, content);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+}
+
+/** The display file of one kind in a session directory (`report_*.html` or `exec_summary_*.html`). */
+function displayFile(dir: string, prefix: 'report_' | 'exec_summary_'): string | null {
+  const name = fs
+    .readdirSync(dir)
+    .filter((n) => n.startsWith(prefix) && n.endsWith('.html'))
+    .sort()[0];
+  return name === undefined ? null : path.join(dir, name);
+}
+
+export async function attachBenchmark(input: BenchmarkStepInput): Promise<BenchmarkStepResult> {
+  const { client, sessionDir, sessionId, warn } = input;
+  if (!gate(input.tier, 'benchmark', warn)) return SKIPPED;
+  let answer: BenchmarkResponse;
+  try {
+    answer = await client.benchmark(sessionId);
+  } catch (err) {
+    if (!(err instanceof PortalError)) throw err;
+    warn(`Benchmark not fetched: ${err.message}`);
+    return SKIPPED;
+  }
+  const sessionFile = path.join(sessionDir, 'session_results.json');
+  const doc = JSON.parse(fs.readFileSync(sessionFile, 'utf8')) as SessionFile;
+  doc.benchmark = benchmarkBlockOf(answer);
+  replaceFile(sessionFile, `${JSON.stringify(doc, null, 2)}\n`);
+
+  const rendered = input.render(doc);
+  const refreshed: string[] = [];
+  const targets = [
+    { local: displayFile(sessionDir, 'report_'), remote: 'report.html', html: rendered.report },
+    { local: displayFile(sessionDir, 'exec_summary_'), remote: 'exec_summary.html', html: rendered.execSummary },
+  ];
+  for (const t of targets) {
+    if (t.local === null) continue;
+    replaceFile(t.local, t.html);
+    try {
+      await client.refresh(sessionId, t.remote, t.local);
+      refreshed.push(t.remote);
+    } catch (err) {
+      if (!(err instanceof PortalError)) throw err;
+      warn(`The portal's ${t.remote} was not replaced: ${err.message}`);
+    }
+  }
+  return { attached: true, refreshed };
+}
