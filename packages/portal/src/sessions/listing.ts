@@ -99,7 +99,7 @@ async function listSessions(
   };
 }
 
-export interface SessionsRequest {
+interface SessionsRequest {
   clientId?: string | undefined;
   status?: SessionStatus | undefined;
   target?: string | undefined;

@@ -6,7 +6,7 @@ import { DomainError } from '../domain/errors.ts';
 import { CONTENT_TYPES } from './files.ts';
 import { findSession, type SessionRow } from './queries.ts';
 
-export interface OpenedFile {
+interface OpenedFile {
   stream: Readable;
   size: number;
   /** The row the object was found through (re-read when the first one was stale). */

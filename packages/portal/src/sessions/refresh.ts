@@ -69,7 +69,7 @@ async function replaceSessionFile(
   throw new DomainError('conflict.session_changed', 'The session changed during the refresh; try again');
 }
 
-export interface RefreshInput {
+interface RefreshInput {
   principal: Principal;
   sessionId: string;
   clientId: string;

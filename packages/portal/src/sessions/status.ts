@@ -88,7 +88,7 @@ async function changeStatus(
   return { previous: row.previous, event };
 }
 
-export interface StatusRequest {
+interface StatusRequest {
   sessionId: string;
   /** The client the request names, if any (D17). */
   clientId: string | undefined;
