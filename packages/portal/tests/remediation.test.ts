@@ -6,7 +6,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REMEDIATION_STATUSES, type RemediationStatus, type RemediationSummary } from '@svc/protocol';
 import { BlobNotFoundError } from '../src/blobs/store.ts';
 import type { AppContext } from '../src/context.ts';
-import { HttpError } from '../src/http/errors.ts';
+import { DomainError } from '../src/domain/errors.ts';
+import { httpErrorOf } from '../src/http/errors.ts';
 import { remediationSummaryOf } from '../src/sessions/derive.ts';
 import { REMEDIATION_CONFLICT_MESSAGE, updateRemediation } from '../src/sessions/remediation.ts';
 import { resolveUser } from '../src/auth/users.ts';
@@ -593,9 +594,9 @@ describe('PATCH /api/remediation-update', () => {
         { sessionId, clientId: undefined },
         [{ title: 'A', status: 'resolved' }],
       ).catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(HttpError);
-      expect((err as HttpError).statusCode).toBe(409);
-      expect((err as HttpError).message).toBe(REMEDIATION_CONFLICT_MESSAGE);
+      expect(err).toBeInstanceOf(DomainError);
+      expect(httpErrorOf(err as DomainError).statusCode).toBe(409);
+      expect((err as DomainError).message).toBe(REMEDIATION_CONFLICT_MESSAGE);
       expect(puts).toHaveLength(4);
       for (const key of puts) await expect(portal.ctx.blobs.get(key)).rejects.toBeInstanceOf(BlobNotFoundError);
       const after = await row(sessionId);

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bridgeScript, insertBridge } from '../src/sessions/bridge.ts';
+import { bridgeScript, insertBridge } from '../src/web/bridge.ts';
 import { createLicense, FakeClock, type LicenseFixture } from './helpers/factories.ts';
 import { http, withKey } from './helpers/http.ts';
 import { startTestPortal, type TestPortal } from './helpers/portal.ts';

@@ -15,7 +15,9 @@ export type DomainErrorKind =
   | 'gone'
   | 'too_large'
   | 'rate_limited'
-  | 'unavailable';
+  | 'unavailable'
+  /** The portal's own failure (storage lost or refused a file): 500, never the caller's doing. */
+  | 'internal';
 
 export type DomainErrorCode = `${DomainErrorKind}.${string}`;
 

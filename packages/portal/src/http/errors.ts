@@ -13,6 +13,7 @@ export const STATUS_OF_KIND: Record<DomainErrorKind, number> = {
   too_large: 413,
   rate_limited: 429,
   unavailable: 503,
+  internal: 500,
 };
 
 /** A domain error as the HTTP answer it becomes: status, headers and body. */

@@ -1,53 +1,30 @@
-import type { FastifyRequest } from 'fastify';
-import { SESSION_ID_PATTERN, type Permission } from '@svc/protocol';
-import { resolveCredential } from '../auth/credentials.ts';
+import { SESSION_ID_PATTERN } from '@svc/protocol';
 import { scopeOf, type Principal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest, forbidden, HttpError, notFound, unauthorized } from '../http/errors.ts';
+import { DomainError } from '../domain/errors.ts';
 import { MAX_SESSION_ID_LENGTH } from './derive.ts';
-import type { SessionRow } from './present.ts';
+import { clientIdOut } from './present.ts';
+import { findSessionByShareToken, type SessionRow, sessionsWithId } from './queries.ts';
 
 const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 
-/**
- * D17: sessions are keyed by (client_id, session_id). Sessions uploaded without a client
- * (the legacy key with a file that has no client_id) share one namespace, stored as the
- * empty client id: no real client id is empty, and a key column cannot be NULL. The API
- * shows it as `client_id: null`; a request names it with an empty `client_id=`.
- */
-export const NO_CLIENT = '';
+const AMBIGUOUS_SESSION_MESSAGE = 'Session id is ambiguous: it exists under several clients; name one with client_id';
 
-export interface SessionRef {
-  clientId: string;
-  sessionId: string;
-}
+export const sessionNotFound = (): DomainError => new DomainError('not_found.session', 'Session not found');
 
-/** The client id as the API shows it: null for the namespace of sessions without a client. */
-export function clientIdOut(clientId: string): string | null {
-  return clientId === NO_CLIENT ? null : clientId;
-}
-
-export const AMBIGUOUS_SESSION_MESSAGE =
-  'Session id is ambiguous: it exists under several clients; name one with client_id';
+/** No credential where one is needed: the same plain 401 as a refused JWT. */
+const noCredential = (): DomainError => new DomainError('unauthorized.credential', 'Unauthorized');
 
 /**
  * Path safety: a session id from a request must match the id pattern before anything
  * touches the database or the blob store (no `..`, slashes, backslashes, NUL, encodings).
  */
 export function parseSessionId(value: unknown, param = 'session'): string {
-  if (typeof value !== 'string' || value === '') throw badRequest(`Missing ${param} parameter`);
+  if (typeof value !== 'string' || value === '')
+    throw new DomainError('invalid.session_id', `Missing ${param} parameter`);
   if (value.length > MAX_SESSION_ID_LENGTH || !SESSION_ID.test(value))
-    throw badRequest(`Invalid ${param} parameter: must match ${SESSION_ID_PATTERN}`);
+    throw new DomainError('invalid.session_id', `Invalid ${param} parameter: must match ${SESSION_ID_PATTERN}`);
   return value;
-}
-
-export function findSession(ctx: AppContext, ref: SessionRef): Promise<SessionRow | undefined> {
-  return ctx.db
-    .selectFrom('sessions')
-    .selectAll()
-    .where('client_id', '=', ref.clientId)
-    .where('session_id', '=', ref.sessionId)
-    .executeTakeFirst();
 }
 
 /**
@@ -64,66 +41,39 @@ export async function resolveSession(
   clientId?: string,
 ): Promise<SessionRow> {
   if (scope !== null && (scope.length === 0 || (clientId !== undefined && !scope.includes(clientId))))
-    throw notFound('Session not found');
-  let q = ctx.db.selectFrom('sessions').selectAll().where('session_id', '=', sessionId);
-  if (clientId !== undefined) q = q.where('client_id', '=', clientId);
-  else if (scope !== null) q = q.where('client_id', 'in', scope);
-  const rows = await q.orderBy('client_id').execute();
+    throw sessionNotFound();
+  const rows = await sessionsWithId(ctx.db, sessionId, { clientId, scope });
   const [first] = rows;
-  if (first === undefined) throw notFound('Session not found');
+  if (first === undefined) throw sessionNotFound();
   if (rows.length > 1)
-    throw new HttpError(409, AMBIGUOUS_SESSION_MESSAGE, {
+    throw new DomainError('conflict.ambiguous_session', AMBIGUOUS_SESSION_MESSAGE, {
       extra: { client_ids: rows.map((r) => clientIdOut(r.client_id)) },
     });
   return first;
 }
 
-export type SessionAccess =
-  | { principal: Principal; session: SessionRow }
-  | { principal: null; session: SessionRow; viaShareToken: true };
-
 /**
- * Load a session for a caller. Accepted: a JWT or key whose scope includes the session's
- * client, or (when `shareToken` is allowed) that session's own share token. Missing, or
- * of a client out of scope: 404; ambiguous: 409; no credential 401.
+ * The session a caller may use: `caller` is the principal of the request's credential (null
+ * when it has none), already checked for the endpoint's permission. Accepted: a principal
+ * whose scope includes the session's client, or (when `shareToken` is given) that session's
+ * own share token. Missing, or of a client out of scope: 404; ambiguous: 409; no credential 401.
  */
 export async function accessSession(
   ctx: AppContext,
-  request: FastifyRequest,
+  caller: Principal | null,
   sessionId: string,
-  opts: {
-    permission: Permission;
-    clientId?: string | undefined;
-    shareToken?: string | undefined;
-    adminOnly?: boolean;
-    jwtOnly?: boolean;
-  },
-): Promise<SessionAccess> {
-  const principal = await resolveCredential(ctx, request, opts.permission);
-  if (principal === null) {
-    if (opts.shareToken === undefined) throw unauthorized();
-    // The token is the key of share_tokens and names exactly one session. Same answer for a
-    // wrong token, another session's token and a missing session: a token reveals nothing else.
-    const session = await ctx.db
-      .selectFrom('share_tokens')
-      .innerJoin('sessions', (j) =>
-        j
-          .onRef('sessions.client_id', '=', 'share_tokens.client_id')
-          .onRef('sessions.session_id', '=', 'share_tokens.session_id'),
-      )
-      .selectAll('sessions')
-      .where('share_tokens.token', '=', opts.shareToken)
-      .executeTakeFirst();
-    if (
-      !session ||
-      session.session_id !== sessionId ||
-      (opts.clientId !== undefined && session.client_id !== opts.clientId)
-    )
-      throw notFound('Session not found');
-    return { principal: null, session, viaShareToken: true };
-  }
-  if (opts.jwtOnly && principal.kind !== 'user') throw unauthorized();
-  if (opts.adminOnly && !(principal.kind === 'user' && principal.admin)) throw forbidden('Admin access required');
-  const session = await resolveSession(ctx, scopeOf(principal), sessionId, opts.clientId);
-  return { principal, session };
+  opts: { clientId?: string | undefined; shareToken?: string | undefined },
+): Promise<SessionRow> {
+  if (caller !== null) return resolveSession(ctx, scopeOf(caller), sessionId, opts.clientId);
+  if (opts.shareToken === undefined) throw noCredential();
+  // The token names exactly one session. Same answer for a wrong token, another session's
+  // token and a missing session: a token reveals nothing else.
+  const session = await findSessionByShareToken(ctx.db, opts.shareToken);
+  if (
+    !session ||
+    session.session_id !== sessionId ||
+    (opts.clientId !== undefined && session.client_id !== opts.clientId)
+  )
+    throw sessionNotFound();
+  return session;
 }

@@ -1,6 +1,7 @@
 import { BENCHMARK_METRICS, type BenchmarkMetric, type BenchmarkMetricName } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
-import type { SessionRef } from './access.ts';
+import { sessionNotFound } from './access.ts';
+import type { SessionRef } from './queries.ts';
 import {
   benchmarkMetric,
   BUCKET_EDGES,
@@ -52,7 +53,10 @@ export class BenchmarkSnapshot {
         const index = this.metrics[m];
         index.total[b]! += 1;
         let mine = index.byClient.get(client);
-        if (mine === undefined) index.byClient.set(client, (mine = empty(m)));
+        if (mine === undefined) {
+          mine = empty(m);
+          index.byClient.set(client, mine);
+        }
         mine[b]! += 1;
       }
     }
@@ -102,7 +106,10 @@ const holders = new WeakMap<AppContext, Holder>();
  */
 export async function currentSnapshot(ctx: AppContext): Promise<BenchmarkSnapshot> {
   let holder = holders.get(ctx);
-  if (holder === undefined) holders.set(ctx, (holder = { snapshot: null, building: null }));
+  if (holder === undefined) {
+    holder = { snapshot: null, building: null };
+    holders.set(ctx, holder);
+  }
   const maxAgeMs = ctx.config.benchmarkSnapshotMinutes * 60_000;
   const fresh = holder.snapshot !== null && ctx.now().getTime() - holder.snapshot.builtAt.getTime() < maxAgeMs;
   if (fresh) return holder.snapshot!;
@@ -116,9 +123,9 @@ export async function currentSnapshot(ctx: AppContext): Promise<BenchmarkSnapsho
   return h.building;
 }
 
-/** The benchmark of one session (its values read now) against the snapshot; null when the session does not exist. */
-export async function benchmarkSession(ctx: AppContext, ref: SessionRef): Promise<Benchmark | null> {
+/** The benchmark of one session (its values read now) against the snapshot; a session gone meanwhile is a 404. */
+export async function benchmarkSession(ctx: AppContext, ref: SessionRef): Promise<Benchmark> {
   const own = await sessionMetrics(ctx.db, ref);
-  if (own === null) return null;
+  if (own === null) throw sessionNotFound();
   return (await currentSnapshot(ctx)).compare(own.client_id, own);
 }

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import { BENCHMARK_METRICS, type BenchmarkLabel, type BenchmarkMetric, type BenchmarkMetricName } from '@svc/protocol';
+import type { BenchmarkLabel, BenchmarkMetric, BenchmarkMetricName } from '@svc/protocol';
 import type { Database } from '../db/schema.ts';
-import type { SessionRef } from './access.ts';
+import type { SessionRef } from './queries.ts';
 
 /**
  * Benchmark of one session against its peers (DESIGN D9, hardened in issue 11).

@@ -4,9 +4,10 @@ import { recordAuditEvent } from '../audit/record.ts';
 import { actorOf, type LegacyPrincipal, type LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
-import { forbidden } from '../http/errors.ts';
-import { NO_CLIENT } from './access.ts';
-import { newShareToken, shareUrl } from './share.ts';
+import { DomainError } from '../domain/errors.ts';
+import { shareUrl } from './present.ts';
+import { NO_CLIENT } from './queries.ts';
+import { newShareToken } from './share.ts';
 
 export interface CommitInput {
   principal: LicensePrincipal | LegacyPrincipal;
@@ -21,7 +22,7 @@ export interface CommitResult {
   replaced: boolean;
 }
 
-export const sessionLimitMessage = (max: number) => `Session limit reached (${max})`;
+const sessionLimitMessage = (max: number) => `Session limit reached (${max})`;
 
 /**
  * Make an upload visible: one transaction writes the session row, its share token and the
@@ -67,7 +68,7 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
         .where('license_id', '=', principal.license.id)
         .executeTakeFirstOrThrow();
       if (Number(n) >= principal.license.max_sessions)
-        throw forbidden(sessionLimitMessage(principal.license.max_sessions));
+        throw new DomainError('forbidden.session_limit', sessionLimitMessage(principal.license.max_sessions));
     }
 
     // What an upload writes, the same for a new session and a replacement.

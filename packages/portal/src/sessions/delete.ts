@@ -1,7 +1,8 @@
 import { recordAuditEvent } from '../audit/record.ts';
 import type { AppContext } from '../context.ts';
-import { clientIdOut, type SessionRef } from './access.ts';
-import type { SessionRow } from './present.ts';
+import { sessionNotFound } from './access.ts';
+import { clientIdOut } from './present.ts';
+import type { SessionRef, SessionRow } from './queries.ts';
 
 export interface DeleteOptions {
   /**
@@ -56,4 +57,9 @@ export async function deleteSession(
     );
   ctx.events.publish(outcome.event);
   return true;
+}
+
+/** A caller's delete (D5): a session deleted meanwhile, by another request or the sweep, is a 404. */
+export async function removeSession(ctx: AppContext, ref: SessionRef, actor: string): Promise<void> {
+  if (!(await deleteSession(ctx, ref, actor))) throw sessionNotFound();
 }

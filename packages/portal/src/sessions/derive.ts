@@ -15,6 +15,7 @@ import {
   type BySeverity,
   type SessionMetadata,
 } from '@svc/protocol';
+import { DomainError } from '../domain/errors.ts';
 
 /**
  * Derive the portal's metadata from an uploaded session file. Scanner formats change
@@ -41,9 +42,10 @@ export { defaultRemediationSummary, remediationSummaryOf };
 const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 export const MAX_SESSION_ID_LENGTH = 128;
 
-export class SessionFileError extends Error {
+/** An uploaded file the portal cannot take (no usable session id, not an object): the upload's 400. */
+export class SessionFileError extends DomainError {
   constructor(message: string) {
-    super(message);
+    super('invalid.session_file', message);
     this.name = 'SessionFileError';
   }
 }

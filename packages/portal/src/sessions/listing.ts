@@ -1,9 +1,14 @@
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { SESSION_ID_PATTERN, type SessionStatus, type SessionView } from '@svc/protocol';
+import { inScope, type UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import { badRequest } from '../http/errors.ts';
+import type { SessionNotesTable, StatusHistoryTable } from '../db/schema.ts';
+import { DomainError } from '../domain/errors.ts';
+import { resolveSession } from './access.ts';
 import { storable } from './derive.ts';
 import { presentSession } from './present.ts';
+import { notesOf, type SessionRow, shareTokenOf, statusHistoryOf } from './queries.ts';
+import { notifyExpiringSessions } from './retention.ts';
 
 export interface ListFilter {
   /** null: every client (admins). */
@@ -42,11 +47,11 @@ function decodeCursor(cursor: string): [Date, string, string | null] {
       throw new Error('bad cursor');
     return [date, id, client ?? null];
   } catch {
-    throw badRequest('Invalid cursor');
+    throw new DomainError('invalid.cursor', 'Invalid cursor');
   }
 }
 
-export async function listSessions(
+async function listSessions(
   ctx: AppContext,
   f: ListFilter,
 ): Promise<{ sessions: SessionView[]; next_cursor: string | null }> {
@@ -92,4 +97,58 @@ export async function listSessions(
     sessions: page.map((r) => presentSession(r, r.token, ctx.config.baseUrl)),
     next_cursor: rows.length > f.limit && last ? encodeCursor(last.uploaded_at, last.session_id, last.client_id) : null,
   };
+}
+
+interface SessionsRequest {
+  clientId?: string | undefined;
+  status?: SessionStatus | undefined;
+  target?: string | undefined;
+  limit?: number | undefined;
+  cursor?: string | undefined;
+}
+
+/**
+ * A user's listing (D5): newest first, 50 a page unless `limit` says otherwise. A named
+ * client outside the user's scope is refused. Listing is also where `report_expiring` fires (D6).
+ */
+export async function listSessionsFor(
+  ctx: AppContext,
+  user: UserPrincipal,
+  q: SessionsRequest,
+): Promise<{ sessions: SessionView[]; next_cursor: string | null }> {
+  if (q.clientId !== undefined && !inScope(user, q.clientId))
+    throw new DomainError('forbidden.client', 'Access to this client is not allowed');
+  await notifyExpiringSessions(ctx);
+  return listSessions(ctx, {
+    clientIds: user.clientIds,
+    clientId: q.clientId,
+    status: q.status,
+    target: q.target,
+    limit: q.limit ?? 50,
+    cursor: q.cursor,
+  });
+}
+
+export interface SessionDetail {
+  row: SessionRow;
+  shareToken: string | null;
+  history: Selectable<StatusHistoryTable>[];
+  notes: Selectable<SessionNotesTable>[];
+}
+
+/** One session in the user's scope with its share token, status history and notes (D5, D17). */
+export async function sessionDetail(
+  ctx: AppContext,
+  user: UserPrincipal,
+  sessionId: string,
+  clientId: string | undefined,
+): Promise<SessionDetail> {
+  const row = await resolveSession(ctx, user.clientIds, sessionId, clientId);
+  const ref = { clientId: row.client_id, sessionId };
+  const [shareToken, history, notes] = await Promise.all([
+    shareTokenOf(ctx.db, ref),
+    statusHistoryOf(ctx.db, ref),
+    notesOf(ctx.db, ref),
+  ]);
+  return { row, shareToken, history, notes };
 }

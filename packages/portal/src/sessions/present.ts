@@ -1,11 +1,35 @@
-import type { Selectable } from 'kysely';
-import type { SessionFileName, SessionView } from '@svc/protocol';
-import type { SessionsTable } from '../db/schema.ts';
+import type { Static } from '@sinclair/typebox';
+import {
+  SESSION_FILES,
+  type SessionDetailResponse,
+  type SessionFileName,
+  type SessionView,
+  type BenchmarkResponse,
+  type ShareResponse,
+  type UploadResponse,
+  type DeleteSessionResponse,
+  type RefreshResponse,
+  type RemediationUpdateResponse,
+  type RevokeShareResponse,
+  type RotateShareResponse,
+  type SessionStatus,
+  type UpdateSessionResponse,
+} from '@svc/protocol';
+import { type Benchmark, MIN_PEERS } from './benchmark.ts';
+import type { CommitResult } from './commit.ts';
 import { defaultRemediationSummary } from './derive.ts';
-import { clientIdOut } from './access.ts';
-import { shareUrl } from './share.ts';
+import type { SessionDetail } from './listing.ts';
+import { NO_CLIENT, type SessionRef, type SessionRow } from './queries.ts';
+import type { RemediationOutcome } from './remediation.ts';
 
-export type SessionRow = Selectable<SessionsTable>;
+/** The client id as the API shows it: null for the namespace of sessions without a client. */
+export function clientIdOut(clientId: string): string | null {
+  return clientId === NO_CLIENT ? null : clientId;
+}
+
+export function shareUrl(baseUrl: string, token: string): string {
+  return `${baseUrl}/share/?token=${token}`;
+}
 
 /** The listing and detail view of a session. The blob keys stay private. */
 export function presentSession(row: SessionRow, shareToken: string | null, baseUrl: string): SessionView {
@@ -27,5 +51,116 @@ export function presentSession(row: SessionRow, shareToken: string | null, baseU
     uploaded_at: row.uploaded_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     expires_at: row.expires_at.toISOString(),
+  };
+}
+
+/** GET /api/sessions?session=: the session with its status history and notes, oldest first. */
+export function presentSessionDetail(detail: SessionDetail, baseUrl: string): Static<typeof SessionDetailResponse> {
+  return {
+    session: presentSession(detail.row, detail.shareToken, baseUrl),
+    status_history: detail.history.map((h) => ({
+      from_status: h.from_status,
+      to_status: h.to_status,
+      changed_by: h.changed_by,
+      note: h.note,
+      changed_at: h.changed_at.toISOString(),
+    })),
+    notes: detail.notes.map((n) => ({ author: n.author, note: n.note, created_at: n.created_at.toISOString() })),
+  };
+}
+
+/** Stored file names of a session, in SPEC's order. */
+export function fileNamesOf(row: SessionRow): SessionFileName[] {
+  return SESSION_FILES.filter((name) => row.files[name] !== undefined);
+}
+
+/** D8: what a share-token holder sees. No client_id, no blob keys, no other session. */
+export function presentShare(row: SessionRow): ShareResponse {
+  const m = row.metadata;
+  return {
+    session_id: row.session_id,
+    client: row.client,
+    target: row.target,
+    risk_score: row.risk_score,
+    risk_grade: row.risk_grade,
+    total_findings: m.total_findings,
+    total_hosts: m.total_hosts,
+    severity_summary: m.severity_summary,
+    uploaded_at: row.uploaded_at.toISOString(),
+    expires_at: row.expires_at.toISOString(),
+    has_exec_summary: row.files['exec_summary.html'] !== undefined,
+    files: fileNamesOf(row),
+  };
+}
+
+export function presentUpload(result: CommitResult, baseUrl: string): UploadResponse {
+  return {
+    success: true as const,
+    session_id: result.sessionId,
+    share_token: result.shareToken,
+    share_url: shareUrl(baseUrl, result.shareToken),
+    message: result.replaced ? 'Session replaced' : 'Session uploaded',
+  };
+}
+
+export function presentBenchmark(sessionId: string, benchmark: Benchmark, fetchedAt: Date): BenchmarkResponse {
+  return {
+    session_id: sessionId,
+    sample_size: benchmark.sample_size,
+    min_sample_size: MIN_PEERS,
+    fetched_at: fetchedAt.toISOString(),
+    metrics: benchmark.metrics,
+  };
+}
+
+export function presentDeleted(sessionId: string): Static<typeof DeleteSessionResponse> {
+  return { success: true as const, session_id: sessionId };
+}
+
+export function presentStatusChange(
+  sessionId: string,
+  status: SessionStatus,
+  outcome: { previous: SessionStatus; changed: boolean; changedAt: Date },
+): Static<typeof UpdateSessionResponse> {
+  return {
+    success: true as const,
+    session_id: sessionId,
+    previous_status: outcome.previous,
+    status,
+    changed: outcome.changed,
+    changed_at: outcome.changedAt.toISOString(),
+  };
+}
+
+export function presentRotatedShare(ref: SessionRef, token: string, baseUrl: string): RotateShareResponse {
+  return {
+    success: true as const,
+    session_id: ref.sessionId,
+    client_id: clientIdOut(ref.clientId),
+    share_token: token,
+    share_url: shareUrl(baseUrl, token),
+  };
+}
+
+export function presentRevokedShare(ref: SessionRef, revoked: boolean): RevokeShareResponse {
+  return { success: true as const, session_id: ref.sessionId, client_id: clientIdOut(ref.clientId), revoked };
+}
+
+export function presentRemediationUpdate(sessionId: string, outcome: RemediationOutcome): RemediationUpdateResponse {
+  return {
+    success: true as const,
+    session_id: sessionId,
+    changed: outcome.changed,
+    remediation_summary: outcome.summary,
+    unmatched: outcome.unmatched,
+  };
+}
+
+export function presentRefresh(sessionId: string, file: SessionFileName, previousKey: string | null): RefreshResponse {
+  return {
+    success: true as const,
+    session_id: sessionId,
+    file,
+    message: previousKey !== null ? `${file} replaced` : `${file} added`,
   };
 }

@@ -1,14 +1,17 @@
 import { sql } from 'kysely';
 import type { SessionFileName } from '@svc/protocol';
 import { scopeOf, type Principal } from '../auth/principal.ts';
+import type { PutResult } from '../blobs/store.ts';
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
-import { conflict } from '../http/errors.ts';
+import { DomainError } from '../domain/errors.ts';
 import { resolveSession } from './access.ts';
-import type { SessionRow } from './present.ts';
+import { CONTENT_TYPES } from './files.ts';
+import type { SessionRow } from './queries.ts';
+import { discardObjects, type Log } from './storage.ts';
 
 /** Optimistic-locking attempts before a refresh gives up with 409. */
-export const REFRESH_ATTEMPTS = 3;
+const REFRESH_ATTEMPTS = 3;
 
 /** The session a refresh would change, checked before anything is written: 404 (missing or another client's), 409 (ambiguous). */
 export function refreshableSession(
@@ -40,7 +43,7 @@ export interface ReplacedFile {
  * update unreferenced, and a concurrent re-upload or remediation update is never
  * overwritten. A lost race is retried; after REFRESH_ATTEMPTS the caller gets 409.
  */
-export async function replaceSessionFile(
+async function replaceSessionFile(
   ctx: AppContext,
   input: { principal: Principal; sessionId: string; clientId: string; file: SessionFileName; object: StoredObject },
 ): Promise<ReplacedFile> {
@@ -63,5 +66,36 @@ export async function replaceSessionFile(
       .executeTakeFirst();
     if (result.numUpdatedRows === 1n) return { previousKey: previous?.key ?? null };
   }
-  throw conflict('The session changed during the refresh; try again');
+  throw new DomainError('conflict.session_changed', 'The session changed during the refresh; try again');
+}
+
+interface RefreshInput {
+  principal: Principal;
+  sessionId: string;
+  clientId: string;
+  file: SessionFileName;
+  /** The new file, already durable in the blob store. */
+  put: PutResult;
+  logger: Log;
+}
+
+/**
+ * SPEC PUT /api/refresh once the new object is written: point the row at it, then delete the
+ * old object. Any failure before the row points at it deletes the new object again; an old
+ * object that cannot be deleted is an orphan for the sweep.
+ */
+export async function refreshSessionFile(ctx: AppContext, input: RefreshInput): Promise<ReplacedFile> {
+  const { put, logger } = input;
+  const object: StoredObject = { ...put, content_type: CONTENT_TYPES[input.file] };
+  let previousKey: string | null;
+  try {
+    if (put.size === 0) throw new DomainError('invalid.empty_body', 'Empty body: send the file as text/html');
+    ({ previousKey } = await replaceSessionFile(ctx, { ...input, object }));
+  } catch (err) {
+    await discardObjects(ctx, [put.key], logger, 'could not remove the file of a failed refresh');
+    throw err;
+  }
+  if (previousKey !== null && previousKey !== put.key)
+    await discardObjects(ctx, [previousKey], logger, 'could not delete the replaced file');
+  return { previousKey };
 }

@@ -1,15 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
-import { REMEDIATION_STATUSES, type RemediationStatus, type RemediationSummary } from '@svc/protocol';
+import { type AuditEvent, REMEDIATION_STATUSES, type RemediationStatus, type RemediationSummary } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import { actorOf, scopeOf, type UserPrincipal } from '../auth/principal.ts';
 import { BlobNotFoundError } from '../blobs/store.ts';
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
-import { conflict, HttpError } from '../http/errors.ts';
-import { clientIdOut, resolveSession, type SessionRef } from './access.ts';
+import { DomainError } from '../domain/errors.ts';
+import { resolveSession } from './access.ts';
 import { defaultRemediationSummary, remediationSummaryOf } from './derive.ts';
 import { blobPrefix, CONTENT_TYPES } from './files.ts';
+import { clientIdOut } from './present.ts';
+import type { SessionRef } from './queries.ts';
 
 /**
  * Remediation tracking (SPEC "Remediation status changes", PATCH /api/remediation-update).
@@ -31,20 +33,22 @@ export interface RemediationChange {
   note?: string;
 }
 
-export class RemediationInputError extends Error {
+export class RemediationInputError extends DomainError {
   constructor(message: string) {
-    super(message);
+    super('invalid.remediation_item', message);
     this.name = 'RemediationInputError';
   }
 }
 
 /** The stored file is not a JSON object: nothing a request can fix. */
-export class RemediationDocumentError extends Error {
+export class RemediationDocumentError extends DomainError {
   constructor(message: string) {
-    super(message);
+    super('internal.session_file', message);
     this.name = 'RemediationDocumentError';
   }
 }
+
+const storedFileProblem = (message: string) => new DomainError('internal.session_file', message);
 
 /**
  * Check the statuses of a request's items (the schema only says "string" so that this
@@ -217,7 +221,7 @@ export async function updateRemediation(
     clientId = row.client_id;
     const ref: SessionRef = { clientId, sessionId };
     const stored = row.files['session_results.json'];
-    if (stored === undefined) throw new HttpError(500, 'The session has no stored session_results.json');
+    if (stored === undefined) throw storedFileProblem('The session has no stored session_results.json');
 
     let raw: Buffer;
     try {
@@ -227,23 +231,17 @@ export async function updateRemediation(
       // Normal when a concurrent update committed and deleted it since our read: try again.
       // Still referenced means the store lost it.
       if ((await currentJsonKey(ctx, ref)) === stored.key)
-        throw new HttpError(500, 'The stored session file is missing');
+        throw storedFileProblem('The stored session file is missing');
       continue;
     }
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw.toString('utf8').replace(/^\uFEFF/, ''));
     } catch {
-      throw new HttpError(500, 'The stored session file is not valid JSON');
+      throw storedFileProblem('The stored session file is not valid JSON');
     }
     const now = ctx.now();
-    let result: ApplyResult;
-    try {
-      result = applyRemediationUpdates(parsed, items, now);
-    } catch (err) {
-      if (err instanceof RemediationDocumentError) throw new HttpError(500, err.message);
-      throw err;
-    }
+    const result = applyRemediationUpdates(parsed, items, now);
     if (!result.modified) {
       // Nothing to write, nothing to audit: answer with what is stored.
       return {
@@ -256,10 +254,10 @@ export async function updateRemediation(
     const body = Buffer.from(JSON.stringify(result.doc, null, 2), 'utf8');
     const put = await ctx.blobs.put(blobPrefix(ref.clientId, now), [body]).catch((err: unknown) => {
       ctx.logger.error({ err, session_id: sessionId }, 'blob write failed');
-      throw new HttpError(500, 'Storage failure: the update was not stored');
+      throw new DomainError('internal.storage', 'Storage failure: the update was not stored');
     });
     const file: StoredObject = { ...put, content_type: stored.content_type || CONTENT_TYPES['session_results.json'] };
-    let event;
+    let event: AuditEvent | null;
     try {
       event = await ctx.db.transaction().execute(async (trx) => {
         // jsonb_set touches only our file and our summary, never a neighbour's change.
@@ -309,5 +307,5 @@ export async function updateRemediation(
     ctx.events.publish(event);
     return { changed: result.changed, unmatched: result.unmatched, summary: result.summary };
   }
-  throw conflict(REMEDIATION_CONFLICT_MESSAGE);
+  throw new DomainError('conflict.remediation_changed', REMEDIATION_CONFLICT_MESSAGE);
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
-import { clientIdOut } from './access.ts';
+import { clientIdOut } from './present.ts';
 import { deleteSession } from './delete.ts';
 
 export const EXPIRY_NOTICE_DAYS = 7;

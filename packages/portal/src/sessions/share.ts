@@ -1,15 +1,43 @@
 import { randomBytes } from 'node:crypto';
 import { recordAuditEvent } from '../audit/record.ts';
 import type { AppContext } from '../context.ts';
-import { clientIdOut, type SessionRef } from './access.ts';
+import { DomainError } from '../domain/errors.ts';
+import { sessionNotFound } from './access.ts';
+import { clientIdOut } from './present.ts';
+import { findSessionByShareToken, type SessionRef, type SessionRow } from './queries.ts';
 
 /** SPEC: 32 random bytes rendered as 64 hex characters. */
 export function newShareToken(): string {
   return randomBytes(32).toString('hex');
 }
 
-export function shareUrl(baseUrl: string, token: string): string {
-  return `${baseUrl}/share/?token=${token}`;
+const SHARE_TOKEN = /^[0-9a-f]{64}$/;
+
+/**
+ * A share token from a request, read case-insensitively. Returns null when it is missing
+ * (and not required); a malformed one is refused before any lookup.
+ */
+export function parseShareToken(value: string | undefined, opts: { required: boolean }): string | null {
+  if (value === undefined || value === '') {
+    if (opts.required) throw new DomainError('invalid.share_token', 'Missing token parameter');
+    return null;
+  }
+  const token = value.toLowerCase();
+  if (!SHARE_TOKEN.test(token))
+    throw new DomainError('invalid.share_token', 'Invalid token parameter: must be 64 hex characters');
+  return token;
+}
+
+/** The session a share token opens, or undefined. */
+export function findSharedSession(ctx: AppContext, token: string): Promise<SessionRow | undefined> {
+  return findSessionByShareToken(ctx.db, token);
+}
+
+/** The session a share token opens; an unknown token is a 404. */
+export async function sharedSession(ctx: AppContext, token: string): Promise<SessionRow> {
+  const row = await findSharedSession(ctx, token);
+  if (row === undefined) throw new DomainError('not_found.share_link', 'Share link not found');
+  return row;
 }
 
 export interface ShareChange {
@@ -21,11 +49,11 @@ export interface ShareChange {
  * Give a session a new share token (point 21): the old token stops opening anything the
  * moment this commits (/api/share, /share/ and /api/download?token= all look the token up).
  * Also how a revoked link is issued again. Audited as `share_rotated`, without the token.
- * Undefined when the session is gone (deleted meanwhile).
+ * A session gone meanwhile (deleted) is a 404.
  */
-export async function rotateShareToken(ctx: AppContext, c: ShareChange): Promise<string | undefined> {
+export async function rotateShareToken(ctx: AppContext, c: ShareChange): Promise<string> {
   const now = ctx.now();
-  return ctx.db.transaction().execute(async (trx) => {
+  const issued = await ctx.db.transaction().execute(async (trx) => {
     // Serialises with a delete or re-upload of the session, which lock the same row.
     const session = await trx
       .selectFrom('sessions')
@@ -71,6 +99,8 @@ export async function rotateShareToken(ctx: AppContext, c: ShareChange): Promise
     });
     return token;
   });
+  if (issued === undefined) throw sessionNotFound();
+  return issued;
 }
 
 /**

@@ -1,7 +1,12 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuditEvent, SessionStatus } from '@svc/protocol';
 import { presentAuditEvent } from '../audit/record.ts';
+import { actorOf, scopeOf, type Principal } from '../auth/principal.ts';
+import type { AppContext } from '../context.ts';
 import type { AuditEventsTable, Database } from '../db/schema.ts';
+import { DomainError } from '../domain/errors.ts';
+import { resolveSession, sessionNotFound } from './access.ts';
+import { storable } from './derive.ts';
 
 export interface StatusChange {
   sessionId: string;
@@ -24,11 +29,11 @@ type Row = { previous: SessionStatus; audit_id: string | null } & {
  * really changes, update it, add the history row and the `status_changed` audit row. One
  * round trip instead of a transaction of six: status changes trigger webhooks, and the
  * fewer statements they hold a connection for, the less they queue behind a busy fan-out.
- * Concurrent changes of one session serialise on the row lock as before (the second sees
- * the first's status once it commits). Undefined: no such session in the caller's scope,
+ * Concurrent changes of one session serialise on the row lock (the second sees the
+ * first's status once it commits). Undefined: no such session in the caller's scope,
  * or several (D17: the id exists under more than one client in scope and none was named).
  */
-export async function changeStatus(
+async function changeStatus(
   db: Kysely<Database>,
   c: StatusChange,
 ): Promise<{ previous: SessionStatus; event: AuditEvent | null } | undefined> {
@@ -81,4 +86,47 @@ export async function changeStatus(
     created_at: row.audit_created_at as Date,
   });
   return { previous: row.previous, event };
+}
+
+interface StatusRequest {
+  sessionId: string;
+  /** The client the request names, if any (D17). */
+  clientId: string | undefined;
+  status: SessionStatus;
+  note: string | undefined;
+}
+
+/**
+ * A caller's status change (D5): every change is kept in the history and published as
+ * `status_changed`; the current status again only records the note. The scope check is part
+ * of the statement; only a refusal asks again which answer it is (404, or 409 for an
+ * ambiguous id, as every session endpoint gives them), before a bad note's 400.
+ */
+export async function updateSessionStatus(
+  ctx: AppContext,
+  principal: Principal,
+  r: StatusRequest,
+): Promise<{ previous: SessionStatus; changed: boolean; changedAt: Date }> {
+  const scope = scopeOf(principal);
+  const refuse = async (err: DomainError): Promise<never> => {
+    await resolveSession(ctx, scope, r.sessionId, r.clientId);
+    throw err;
+  };
+  if (r.note !== undefined && !storable(r.note))
+    return refuse(
+      new DomainError('invalid.note', 'Invalid note: NUL characters and unpaired surrogates are not allowed'),
+    );
+  const now = ctx.now();
+  const changed = await changeStatus(ctx.db, {
+    sessionId: r.sessionId,
+    clientId: r.clientId,
+    scope,
+    status: r.status,
+    note: r.note,
+    actor: actorOf(principal),
+    now,
+  });
+  if (!changed) return refuse(sessionNotFound());
+  if (changed.event) ctx.events.publish(changed.event);
+  return { previous: changed.previous, changed: changed.event !== null, changedAt: now };
 }

@@ -3,16 +3,18 @@ import { Type } from '@sinclair/typebox';
 import { ShareQuery } from '@svc/protocol';
 import type { FastifyReply } from 'fastify';
 import type { App, AppContext } from '../context.ts';
-import { HttpError } from '../http/errors.ts';
-import { bridgeInserter, bridgeScript } from '../sessions/bridge.ts';
-import type { SessionRow } from '../sessions/present.ts';
-import { escapeHtml, setFileHeaders } from './sandbox.ts';
-import { fileNamesOf, findSharedSession, openSessionFile, parseShareToken } from './shared-session.ts';
+import { DomainError } from '../domain/errors.ts';
+import { setFileHeaders } from '../http/file-headers.ts';
+import { openSessionFile } from '../sessions/open-file.ts';
+import { fileNamesOf } from '../sessions/present.ts';
+import type { SessionRow } from '../sessions/queries.ts';
+import { findSharedSession, parseShareToken } from '../sessions/share.ts';
+import { bridgeInserter, bridgeScript } from './bridge.ts';
 
 /**
  * The share page, `{base_url}/share/?token=<64 hex>` (SPEC Share URL, D8).
  *
- * With a report.html the page IS the report, with the bridge script (sessions/bridge.ts)
+ * With a report.html the page IS the report, with the bridge script (bridge.ts)
  * inserted at its last closing body tag, streamed from storage (only the report's last
  * 64 KiB are held to find that tag, so memory per view does not grow with the report).
  * It is served like every uploaded HTML file:
@@ -25,6 +27,14 @@ import { fileNamesOf, findSharedSession, openSessionFile, parseShareToken } from
  */
 
 const HTML = 'text/html; charset=utf-8';
+
+const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Text for HTML element content and quoted attribute values. */
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
+}
+
 const htmlBody = Type.Unsafe<string | Buffer | Readable>(Type.String({ description: 'an HTML page' }));
 const htmlResponse = (description: string) => ({ description, content: { 'text/html': { schema: htmlBody } } });
 
@@ -116,7 +126,7 @@ export function registerSharePage(app: App, ctx: AppContext): void {
       try {
         token = parseShareToken(request.query.token, { required: true })!;
       } catch (err) {
-        if (!(err instanceof HttpError)) throw err;
+        if (!(err instanceof DomainError) || err.kind !== 'invalid') throw err;
         return sendPage(
           reply,
           ctx,

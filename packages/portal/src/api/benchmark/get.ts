@@ -1,20 +1,21 @@
 import { AmbiguousSessionBody, BenchmarkResponse, SessionQuery } from '@svc/protocol';
+import { resolveCredential } from '../../auth/credentials.ts';
 import type { App, AppContext } from '../../context.ts';
-import { notFound } from '../../http/errors.ts';
+import { unauthorized } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
-import { MIN_PEERS } from '../../sessions/benchmark.ts';
 import { benchmarkSession } from '../../sessions/benchmark-snapshot.ts';
+import { presentBenchmark } from '../../sessions/present.ts';
 
 /**
  * GET /api/benchmark?session=<id> (D9): the session's risk score, findings per host and
  * critical/high ratio, each with a coarse percentile among the latest sessions of every
- * other client's client/target pairs, from a periodically rebuilt snapshot
- * (sessions/benchmark.ts and benchmark-snapshot.ts have the definitions and the guarantee). Permission `benchmark`
+ * other client's client/target pairs, from a periodically rebuilt snapshot (definitions and
+ * guarantee in sessions/benchmark.ts and benchmark-snapshot.ts). Permission `benchmark`
  * (business and msp keys, the legacy key, JWT users whose tier has it; a professional key
- * gets 403 `Insufficient permissions for benchmark`); the session must be in the
- * caller's scope (otherwise the 404 of a missing id; `client_id` names the client when the
- * id is ambiguous, D17). Only counts and percentiles leave the database, never a peer's data.
+ * gets 403 `Insufficient permissions for benchmark`); the session must be in the caller's
+ * scope (otherwise the 404 of a missing id; `client_id` names the client when the id is
+ * ambiguous, D17). Only counts and percentiles leave the database, never a peer's data.
  */
 export default function register(app: App, ctx: AppContext): void {
   app.get(
@@ -31,20 +32,12 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
-      const { session } = await accessSession(ctx, request, sessionId, {
-        permission: 'benchmark',
-        clientId: request.query.client_id,
-      });
+      const principal = await resolveCredential(ctx, request, 'benchmark');
+      if (principal === null) throw unauthorized();
+      const session = await accessSession(ctx, principal, sessionId, { clientId: request.query.client_id });
       const fetchedAt = ctx.now();
       const benchmark = await benchmarkSession(ctx, { clientId: session.client_id, sessionId });
-      if (benchmark === null) throw notFound('Session not found');
-      return {
-        session_id: sessionId,
-        sample_size: benchmark.sample_size,
-        min_sample_size: MIN_PEERS,
-        fetched_at: fetchedAt.toISOString(),
-        metrics: benchmark.metrics,
-      };
+      return presentBenchmark(sessionId, benchmark, fetchedAt);
     },
   );
 }

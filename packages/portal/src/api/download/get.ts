@@ -1,12 +1,13 @@
 import type { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import { AmbiguousSessionBody, DownloadQuery, ErrorBody, SESSION_FILES, type SessionFileName } from '@svc/protocol';
+import { resolveCredential } from '../../auth/credentials.ts';
 import type { App, AppContext } from '../../context.ts';
-import { badRequest, notFound } from '../../http/errors.ts';
+import { badRequest } from '../../http/errors.ts';
+import { setFileHeaders } from '../../http/file-headers.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
-import { CONTENT_TYPES } from '../../sessions/files.ts';
-import { setFileHeaders } from '../../web/sandbox.ts';
-import { openSessionFile, parseShareToken } from '../../web/shared-session.ts';
+import { fileToServe } from '../../sessions/open-file.ts';
+import { parseShareToken } from '../../sessions/share.ts';
 
 const MODES = ['view', 'download'] as const;
 
@@ -62,15 +63,11 @@ export default function register(app: App, ctx: AppContext): void {
         throw badRequest('Invalid mode parameter: must be view or download');
       const shareToken = parseShareToken(q.token, { required: false }) ?? undefined;
 
-      const { session } = await accessSession(ctx, request, sessionId, {
-        permission: 'download',
-        shareToken,
-        clientId: q.client_id,
-      });
-      const opened = await openSessionFile(ctx, session, file);
-      if (opened === null) throw notFound(`File not found: ${file}`);
+      const principal = await resolveCredential(ctx, request, 'download');
+      const session = await accessSession(ctx, principal, sessionId, { shareToken, clientId: q.client_id });
+      const opened = await fileToServe(ctx, session, file);
 
-      setFileHeaders(reply, CONTENT_TYPES[file], ctx.config.frameAncestors);
+      setFileHeaders(reply, opened.contentType, ctx.config.frameAncestors);
       reply.header('content-length', String(opened.size));
       reply.header('content-disposition', q.mode === 'view' ? 'inline' : `attachment; filename="${sessionId}_${file}"`);
       return reply.send(opened.stream);

@@ -8,15 +8,15 @@ import {
 } from '@svc/protocol';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
-import type { StoredObject } from '../../db/schema.ts';
 import { badRequest, HttpError } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { parseSessionId } from '../../sessions/access.ts';
-import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';
-import { refreshableSession, replaceSessionFile } from '../../sessions/refresh.ts';
+import { blobPrefix } from '../../sessions/files.ts';
+import { presentRefresh } from '../../sessions/present.ts';
+import { refreshableSession, refreshSessionFile } from '../../sessions/refresh.ts';
+import { storeObject } from '../../sessions/storage.ts';
 
 const tooLarge = () => new HttpError(413, 'File exceeds 25 MB', { headers: { connection: 'close' } });
-const storageFailure = () => new HttpError(500, 'Storage failure: the file was not stored');
 
 /**
  * PUT /api/refresh?session=<id>&file=<name> (SPEC): replace one display file of an
@@ -27,9 +27,8 @@ const storageFailure = () => new HttpError(500, 'Storage failure: the file was n
  * (400: missing, or file not report.html / exec_summary.html) → the session of that id
  * under the key's client (404 when there is none, whoever else has that id; the legacy key
  * may refresh any, naming `client_id` when the id is ambiguous, 409) → write the new
- * object → point the row at it (optimistic locking, sessions/refresh.ts) → delete the
- * old object. Any failure after the write deletes the new object again. Other methods on
- * this path answer 405 (not-allowed.ts). Another content type is a 415.
+ * object → point the row at it and delete the old one (sessions/refresh.ts). Other methods
+ * on this path answer 405 (not-allowed.ts). Another content type is a 415.
  */
 export default function register(app: App, ctx: AppContext): void {
   // A child context whose only body parser is text/html, handing the request stream to the
@@ -76,35 +75,20 @@ export default function register(app: App, ctx: AppContext): void {
             yield chunk;
           }
         };
-        const put = await ctx.blobs.put(blobPrefix(clientId, ctx.now()), guarded()).catch((err: unknown) => {
-          if (err instanceof HttpError) throw err;
-          request.log.error({ err }, 'blob write failed');
-          throw storageFailure();
+        const put = await storeObject(ctx, blobPrefix(clientId, ctx.now()), guarded(), {
+          failure: 'Storage failure: the file was not stored',
+          logger: request.log,
+          isCallerError: (err) => err instanceof HttpError,
         });
-        const object: StoredObject = { ...put, content_type: CONTENT_TYPES[file] };
-
-        let previousKey: string | null;
-        try {
-          if (put.size === 0) throw badRequest('Empty body: send the file as text/html');
-          ({ previousKey } = await replaceSessionFile(ctx, { principal, sessionId, clientId, file, object }));
-        } catch (err) {
-          await ctx.blobs
-            .delete([put.key])
-            .catch((e: unknown) => request.log.warn({ err: e }, 'could not remove the file of a failed refresh'));
-          throw err;
-        }
-        // The old object is unreferenced now; a failure here leaves an orphan for the sweep.
-        if (previousKey !== null && previousKey !== put.key) {
-          await ctx.blobs
-            .delete([previousKey])
-            .catch((err: unknown) => request.log.warn({ err }, 'could not delete the replaced file'));
-        }
-        return {
-          success: true as const,
-          session_id: sessionId,
+        const { previousKey } = await refreshSessionFile(ctx, {
+          principal,
+          sessionId,
+          clientId,
           file,
-          message: previousKey !== null ? `${file} replaced` : `${file} added`,
-        };
+          put,
+          logger: request.log,
+        });
+        return presentRefresh(sessionId, file, previousKey);
       },
     );
   });

@@ -1,19 +1,18 @@
 import { RemediationUpdateBody, RemediationUpdateResponse } from '@svc/protocol';
 import { requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
-import { badRequest } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { parseSessionId } from '../../sessions/access.ts';
-import { parseRemediationItems, RemediationInputError, updateRemediation } from '../../sessions/remediation.ts';
+import { presentRemediationUpdate } from '../../sessions/present.ts';
+import { parseRemediationItems, updateRemediation } from '../../sessions/remediation.ts';
 
 /**
  * PATCH /api/remediation-update `{session_id, client_id?, items: [{title, status, note?}]}` (SPEC).
  * Identity JWT only (keys are refused with 401), permission `remediation:update`
  * (business and msp), scoped by the session's client_id (404 outside the user's scope, as
  * for a missing id; `client_id` names the client when the id exists under several, D17).
- * Items are matched by title in the stored session file; `resolved` moves an entry to
- * `.remediation_resolved[]`, any other status moves it back or updates it in place.
- * Optimistic locking with at most 3 retries; exhausted retries answer 409.
+ * The rules (matching by title, moves between the two arrays, optimistic locking and its
+ * 409) are in sessions/remediation.ts.
  */
 export default function register(app: App, ctx: AppContext): void {
   app.patch(
@@ -32,21 +31,9 @@ export default function register(app: App, ctx: AppContext): void {
     async (request) => {
       const user = userOf(request);
       const sessionId = parseSessionId(request.body.session_id, 'session_id');
-      let items;
-      try {
-        items = parseRemediationItems(request.body.items);
-      } catch (err) {
-        if (err instanceof RemediationInputError) throw badRequest(err.message);
-        throw err;
-      }
+      const items = parseRemediationItems(request.body.items);
       const outcome = await updateRemediation(ctx, user, { sessionId, clientId: request.body.client_id }, items);
-      return {
-        success: true as const,
-        session_id: sessionId,
-        changed: outcome.changed,
-        remediation_summary: outcome.summary,
-        unmatched: outcome.unmatched,
-      };
+      return presentRemediationUpdate(sessionId, outcome);
     },
   );
 }

@@ -1,10 +1,12 @@
 import { AmbiguousSessionBody, DeleteSessionResponse, SessionQuery } from '@svc/protocol';
+import { resolveCredential } from '../../auth/credentials.ts';
 import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
-import { notFound } from '../../http/errors.ts';
+import { unauthorized } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
-import { deleteSession } from '../../sessions/delete.ts';
+import { removeSession } from '../../sessions/delete.ts';
+import { presentDeleted } from '../../sessions/present.ts';
 
 /**
  * DELETE /api/sessions?session=<id>[&client_id=]: every file and row of the session (D5).
@@ -25,13 +27,11 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
-      const { principal, session } = await accessSession(ctx, request, sessionId, {
-        permission: 'update:status',
-        clientId: request.query.client_id,
-      });
-      if (!(await deleteSession(ctx, { clientId: session.client_id, sessionId }, actorOf(principal!))))
-        throw notFound('Session not found');
-      return { success: true as const, session_id: sessionId };
+      const principal = await resolveCredential(ctx, request, 'update:status');
+      if (principal === null) throw unauthorized();
+      const session = await accessSession(ctx, principal, sessionId, { clientId: request.query.client_id });
+      await removeSession(ctx, { clientId: session.client_id, sessionId }, actorOf(principal));
+      return presentDeleted(sessionId);
     },
   );
 }

@@ -1,19 +1,17 @@
 import { AmbiguousSessionBody, SessionQuery, UpdateSessionBody, UpdateSessionResponse } from '@svc/protocol';
 import { resolveCredential } from '../../auth/credentials.ts';
-import { actorOf, scopeOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
-import { badRequest, notFound, unauthorized, type HttpError } from '../../http/errors.ts';
+import { unauthorized } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
-import { accessSession, parseSessionId } from '../../sessions/access.ts';
-import { storable } from '../../sessions/derive.ts';
-import { changeStatus } from '../../sessions/status.ts';
+import { parseSessionId } from '../../sessions/access.ts';
+import { presentStatusChange } from '../../sessions/present.ts';
+import { updateSessionStatus } from '../../sessions/status.ts';
 
 /**
  * PATCH /api/sessions?session=<id> `{status, note?}` (D5): the review status, one of new,
- * in_review, resolved, archived; any status may follow any other. Every change is kept
- * in the status history and audited/emitted as `status_changed`; setting the current
- * status again only records the note. Credential: an in-scope JWT, or a key of the
- * session's client; `client_id` names the client when the id exists under several (D17).
+ * in_review, resolved, archived; any status may follow any other. Credential: an in-scope
+ * JWT, or a key of the session's client; `client_id` names the client when the id exists
+ * under several (D17).
  */
 export default function register(app: App, ctx: AppContext): void {
   app.patch(
@@ -31,39 +29,16 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
-      const clientId = request.query.client_id;
       const principal = await resolveCredential(ctx, request, 'update:status');
       if (principal === null) throw unauthorized();
       const { status, note } = request.body;
-      // The scope check is part of the statement; only a refusal asks again which answer
-      // it is (404, or 409 for an ambiguous id, as every session endpoint gives them), before a bad note's 400.
-      const refuse = async (err: HttpError): Promise<never> => {
-        await accessSession(ctx, request, sessionId, { permission: 'update:status', clientId });
-        throw err;
-      };
-      if (note !== undefined && !storable(note))
-        return refuse(badRequest('Invalid note: NUL characters and unpaired surrogates are not allowed'));
-      const now = ctx.now();
-      const changed = await changeStatus(ctx.db, {
+      const outcome = await updateSessionStatus(ctx, principal, {
         sessionId,
-        clientId,
-        scope: scopeOf(principal),
+        clientId: request.query.client_id,
         status,
         note,
-        actor: actorOf(principal),
-        now,
       });
-      if (!changed) return refuse(notFound('Session not found'));
-      const { previous, event } = changed;
-      if (event) ctx.events.publish(event);
-      return {
-        success: true as const,
-        session_id: sessionId,
-        previous_status: previous,
-        status,
-        changed: event !== null,
-        changed_at: now.toISOString(),
-      };
+      return presentStatusChange(sessionId, status, outcome);
     },
   );
 }

@@ -1,8 +1,8 @@
 import { ShareQuery, ShareResponse } from '@svc/protocol';
 import type { App, AppContext } from '../../context.ts';
-import { notFound } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
-import { findSharedSession, parseShareToken, presentShare } from '../../web/shared-session.ts';
+import { presentShare } from '../../sessions/present.ts';
+import { parseShareToken, sharedSession } from '../../sessions/share.ts';
 
 /**
  * GET /api/share?token=<64 hex> (D8): the summary of the one session the share token
@@ -29,8 +29,7 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request, reply) => {
       const token = parseShareToken(request.query.token, { required: true })!;
-      const row = await findSharedSession(ctx, token);
-      if (row === undefined) throw notFound('Share link not found');
+      const row = await sharedSession(ctx, token);
       void reply.header('cache-control', 'private, no-store').header('referrer-policy', 'no-referrer');
       return presentShare(row);
     },

@@ -1,9 +1,10 @@
 import { AmbiguousSessionBody, RevokeShareResponse, SessionQuery } from '@svc/protocol';
-import { requireUser } from '../../auth/guards.ts';
+import { requireUser, userOf } from '../../auth/guards.ts';
 import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
-import { accessSession, clientIdOut, parseSessionId } from '../../sessions/access.ts';
+import { accessSession, parseSessionId } from '../../sessions/access.ts';
+import { presentRevokedShare } from '../../sessions/present.ts';
 import { revokeShareToken } from '../../sessions/share.ts';
 
 /**
@@ -29,16 +30,11 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
-      const { principal, session } = await accessSession(ctx, request, sessionId, {
-        permission: 'update:status',
-        jwtOnly: true,
-        clientId: request.query.client_id,
-      });
-      const revoked = await revokeShareToken(ctx, {
-        ref: { clientId: session.client_id, sessionId },
-        actor: actorOf(principal!),
-      });
-      return { success: true as const, session_id: sessionId, client_id: clientIdOut(session.client_id), revoked };
+      const user = userOf(request);
+      const session = await accessSession(ctx, user, sessionId, { clientId: request.query.client_id });
+      const ref = { clientId: session.client_id, sessionId };
+      const revoked = await revokeShareToken(ctx, { ref, actor: actorOf(user) });
+      return presentRevokedShare(ref, revoked);
     },
   );
 }

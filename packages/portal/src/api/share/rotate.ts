@@ -1,11 +1,11 @@
 import { AmbiguousSessionBody, RotateShareResponse, SessionQuery } from '@svc/protocol';
-import { requireUser } from '../../auth/guards.ts';
+import { requireUser, userOf } from '../../auth/guards.ts';
 import { actorOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
-import { notFound } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
-import { accessSession, clientIdOut, parseSessionId } from '../../sessions/access.ts';
-import { rotateShareToken, shareUrl } from '../../sessions/share.ts';
+import { accessSession, parseSessionId } from '../../sessions/access.ts';
+import { presentRotatedShare } from '../../sessions/present.ts';
+import { rotateShareToken } from '../../sessions/share.ts';
 
 /**
  * POST /api/sessions/share?session=<id>[&client_id=] (point 21): a new share token for the
@@ -29,23 +29,11 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       const sessionId = parseSessionId(request.query.session);
-      const { principal, session } = await accessSession(ctx, request, sessionId, {
-        permission: 'update:status',
-        jwtOnly: true,
-        clientId: request.query.client_id,
-      });
-      const token = await rotateShareToken(ctx, {
-        ref: { clientId: session.client_id, sessionId },
-        actor: actorOf(principal!),
-      });
-      if (token === undefined) throw notFound('Session not found');
-      return {
-        success: true as const,
-        session_id: sessionId,
-        client_id: clientIdOut(session.client_id),
-        share_token: token,
-        share_url: shareUrl(ctx.config.baseUrl, token),
-      };
+      const user = userOf(request);
+      const session = await accessSession(ctx, user, sessionId, { clientId: request.query.client_id });
+      const ref = { clientId: session.client_id, sessionId };
+      const token = await rotateShareToken(ctx, { ref, actor: actorOf(user) });
+      return presentRotatedShare(ref, token, ctx.config.baseUrl);
     },
   );
 }

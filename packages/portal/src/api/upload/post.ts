@@ -1,109 +1,23 @@
-import type { Multipart, MultipartFile, MultipartValue } from '@fastify/multipart';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyRequest } from 'fastify';
+import type { MultipartFile } from '@fastify/multipart';
 import { UPLOAD_FIELDS, UPLOAD_LIMIT_BYTES, UploadResponse, type SessionFileName } from '@svc/protocol';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import type { StoredObject } from '../../db/schema.ts';
 import { badRequest, HttpError } from '../../http/errors.ts';
 import { findInputProblem, inputProblemMessage } from '../../http/input-rules.ts';
+import { clientError, discardRestOfBody, fieldBytes, partsOf } from '../../http/multipart-body.ts';
 import { responses } from '../../http/responses.ts';
 import { commitSession } from '../../sessions/commit.ts';
-import { deriveMetadata, fileClientId, SessionFileError } from '../../sessions/derive.ts';
-import { NO_CLIENT } from '../../sessions/access.ts';
+import { fileClientId } from '../../sessions/derive.ts';
 import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';
-import { shareUrl } from '../../sessions/share.ts';
+import { presentUpload } from '../../sessions/present.ts';
+import { NO_CLIENT } from '../../sessions/queries.ts';
+import { discardObjects, storeObject, type StoreOptions } from '../../sessions/storage.ts';
+import { acceptSessionFile } from '../../sessions/upload.ts';
 
 const tooLarge = () => new HttpError(413, 'Upload exceeds 25 MB');
 const clientAborted = () => badRequest('The upload was interrupted before the end of the request');
-const storageFailure = () => new HttpError(500, 'Storage failure: the upload was not stored');
-
-/** How much of the rest of a refused body is read and thrown away, once the 413 is sent, before the connection is cut. */
-const LINGER_BYTES = UPLOAD_LIMIT_BYTES;
-const LINGER_MS = 10_000;
-
-/**
- * After a 413 (or any refusal before the body was read to its end) the rest of the body is
- * read and discarded, within a bound, instead of the connection being closed at once, or
- * left half read (a "lingering close"). A socket closed with unread data
- * makes the kernel answer with a reset, and a client still sending its body then sees
- * EPIPE/ECONNRESET instead of the 413 it was sent. The bound counts from the moment the
- * answer is out (the client needs a chance to read it); within it the request ends
- * normally and the connection stays usable, past it (an endless body) it is cut.
- */
-function discardRestOfBody(raw: IncomingMessage, res: ServerResponse): void {
-  if (raw.complete || raw.destroyed) return;
-  const socket = raw.socket;
-  raw.unpipe();
-  let discardedAfterAnswer = 0;
-  let timer: NodeJS.Timeout | undefined;
-  const cut = () => {
-    clearTimeout(timer);
-    socket.destroy();
-  };
-  if (!res.shouldKeepAlive) {
-    // The client asked for `Connection: close`: Node would destroy the socket right after
-    // the answer, with the rest of the body unread. Close our side only (FIN, as RFC 9112
-    // 9.6 wants) and keep reading; the socket goes once the body has ended or the bound hits.
-    socket.destroySoon = () => void socket.end();
-    raw.once('end', () => socket.destroy());
-  }
-  res.once('finish', () => {
-    if (!raw.complete) timer = setTimeout(cut, LINGER_MS).unref();
-  });
-  raw.on('data', (chunk: Buffer) => {
-    if (!res.writableFinished) return;
-    discardedAfterAnswer += chunk.length;
-    if (discardedAfterAnswer > LINGER_BYTES) cut();
-  });
-  raw.once('end', () => clearTimeout(timer));
-  raw.once('close', () => clearTimeout(timer));
-  raw.resume();
-}
-
-/**
- * An error while reading the multipart body is the client's: a malformed or truncated
- * body, a broken connection, a JSON field that is not JSON. Without this it would surface
- * as a 500 (busboy's errors carry no status) or as the plugin's 406 for a bad JSON field.
- */
-function clientError(err: unknown): Error {
-  if (err instanceof HttpError) return err;
-  const e = err as { statusCode?: unknown; code?: unknown; message?: unknown };
-  if (e.code === 'FST_INVALID_JSON_FIELD_ERROR') return badRequest('session_json is not valid JSON');
-  // The plugin's own limit errors (413) and prototype-name refusal (400) keep their status.
-  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500 && e.statusCode !== 406)
-    return err as Error;
-  return badRequest(`Malformed multipart body: ${typeof e.message === 'string' ? e.message : 'unreadable'}`);
-}
-
-/** The parts of the request, with parse errors turned into client errors. */
-async function* partsOf(request: FastifyRequest, aborted: Promise<never>): AsyncGenerator<Multipart> {
-  const it = request.parts();
-  try {
-    for (;;) {
-      let next: IteratorResult<Multipart>;
-      try {
-        // The parser waits for more parts forever once the client has gone: race the abort.
-        next = await Promise.race([it.next(), aborted]);
-      } catch (err) {
-        throw clientError(err);
-      }
-      if (next.done) return;
-      yield next.value;
-    }
-  } finally {
-    await it.return?.(undefined).catch(() => undefined);
-  }
-}
-
-/**
- * The bytes of a plain (non-file) field. @fastify/multipart parses a field sent with
- * `Content-Type: application/json` into a value; serialise it back to JSON text.
- */
-function fieldBytes(part: MultipartValue): Buffer {
-  const v: unknown = part.value;
-  return Buffer.from(typeof v === 'string' ? v : JSON.stringify(v), 'utf8');
-}
+const NOT_STORED = 'Storage failure: the upload was not stored';
 
 /**
  * POST /api/upload (multipart/form-data): `session_json` (required), `pipeline_log`,
@@ -180,6 +94,7 @@ export default function register(app: App, ctx: AppContext): void {
         }
       };
 
+      const storing: StoreOptions = { failure: NOT_STORED, logger: request.log };
       const staged: Partial<Record<SessionFileName, StoredObject>> = {};
       let json: Buffer | null = null;
       // The parsed session_json; undefined until it arrives, null when it is not JSON.
@@ -212,10 +127,9 @@ export default function register(app: App, ctx: AppContext): void {
             continue;
           }
           const source = part.type === 'file' ? guarded(part.file) : [fieldBytes(part)];
-          const put = await ctx.blobs.put(blobPrefix(storeUnder, ctx.now()), source).catch((err: unknown) => {
-            if (err instanceof HttpError) throw err;
-            request.log.error({ err }, 'blob write failed');
-            throw storageFailure();
+          const put = await storeObject(ctx, blobPrefix(storeUnder, ctx.now()), source, {
+            ...storing,
+            isCallerError: (err) => err instanceof HttpError,
           });
           staged[name] = { ...put, content_type: CONTENT_TYPES[name] };
         }
@@ -230,51 +144,18 @@ export default function register(app: App, ctx: AppContext): void {
         // derived from it drops such strings (sessions/derive.ts, `storable`).
         const problem = findInputProblem(doc, ctx.config.http.maxJsonDepth, { strings: false });
         if (problem !== null) throw badRequest(inputProblemMessage('session_json', problem));
-        let metadata;
-        try {
-          metadata = deriveMetadata({
-            doc,
-            keyClientId: principal.clientId,
-            hasExecSummary: staged['exec_summary.html'] !== undefined,
-          });
-        } catch (err) {
-          if (err instanceof SessionFileError) throw badRequest(err.message);
-          throw err;
-        }
-        // The key's client_id is authoritative: the stored file says so too.
-        const file = doc as { metadata?: unknown };
-        if (principal.clientId !== null) {
-          // A file with only a top-level session_id gets a metadata block for it.
-          if (file.metadata === undefined) file.metadata = {};
-          const meta = file.metadata;
-          if (
-            typeof meta === 'object' &&
-            meta !== null &&
-            !Array.isArray(meta) &&
-            (meta as Record<string, unknown>)['client_id'] !== principal.clientId
-          ) {
-            (meta as Record<string, unknown>)['client_id'] = principal.clientId;
-            json = Buffer.from(JSON.stringify(doc, null, 2), 'utf8');
-          }
-        }
-        const body = json;
-        const put = await ctx.blobs
-          .put(blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body])
-          .catch((err: unknown) => {
-            request.log.error({ err }, 'blob write failed');
-            throw storageFailure();
-          });
+        const { metadata, body } = acceptSessionFile({
+          doc,
+          json,
+          keyClientId: principal.clientId,
+          hasExecSummary: staged['exec_summary.html'] !== undefined,
+        });
+        const put = await storeObject(ctx, blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body], storing);
         staged['session_results.json'] = { ...put, content_type: CONTENT_TYPES['session_results.json'] };
 
         const result = await commitSession(ctx, { principal, metadata, files: staged });
         committed = true;
-        return {
-          success: true as const,
-          session_id: result.sessionId,
-          share_token: result.shareToken,
-          share_url: shareUrl(ctx.config.baseUrl, result.shareToken),
-          message: result.replaced ? 'Session replaced' : 'Session uploaded',
-        };
+        return presentUpload(result, ctx.config.baseUrl);
       } catch (err) {
         if (!clientGone) throw err;
         request.log.info({ received_bytes: received }, 'upload aborted by the client');
@@ -284,9 +165,7 @@ export default function register(app: App, ctx: AppContext): void {
         request.raw.off('close', onClose);
         if (!committed) {
           const keys = Object.values(staged).map((f) => f.key);
-          await ctx.blobs
-            .delete(keys)
-            .catch((err: unknown) => request.log.warn({ err }, 'could not remove files of a failed upload'));
+          await discardObjects(ctx, keys, request.log, 'could not remove files of a failed upload');
         }
       }
     },

@@ -1,7 +1,8 @@
 import type { FastifyReply } from 'fastify';
 
 /**
- * Headers for uploaded content (DESIGN 5: uploaded HTML runs in an opaque origin).
+ * Headers for uploaded content, served by /api/download and the share page (DESIGN 5:
+ * uploaded HTML runs in an opaque origin).
  *
  * `sandbox` without `allow-same-origin` gives the document an opaque origin: its scripts
  * run (reports are interactive) but cannot read the portal's cookies, storage or
@@ -55,11 +56,4 @@ export function setFileHeaders(
   });
   if (frame.xFrameOptions !== null) reply.header('x-frame-options', frame.xFrameOptions);
   return reply;
-}
-
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Text for HTML element content and quoted attribute values. */
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (c) => HTML_ESCAPES[c] ?? c);
 }

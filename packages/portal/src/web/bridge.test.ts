@@ -147,7 +147,10 @@ describe('bridgeScript', () => {
       node.setAttribute = (k: string, v: string) => (node.attrs[k] = v);
       node.getAttribute = (k: string) => node.attrs[k] ?? null;
       node.appendChild = (c: El) => node.children.push(c);
-      node.addEventListener = (t: string, f: (e: unknown) => void) => (node.listeners[t] ??= []).push(f);
+      node.addEventListener = (t: string, f: (e: unknown) => void) => {
+        node.listeners[t] ??= [];
+        node.listeners[t].push(f);
+      };
       node.closest = () => null;
       node.querySelector = () => null;
       return node;
