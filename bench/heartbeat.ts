@@ -317,8 +317,7 @@ function loggedHeartbeatStatements(logFile: string, offset: number): Captured[] 
   const out: Captured[] = [];
   for (const e of entries) {
     const m = /(?:execute ([^:]+)|statement): ([\s\S]*)$/.exec(e);
-    if (m?.[2] && m[2].includes('WITH hb AS'))
-      out.push({ sql: normalizeSql(m[2]), statementName: m[1] ?? '(simple query)' });
+    if (m?.[2]?.includes('WITH hb AS')) out.push({ sql: normalizeSql(m[2]), statementName: m[1] ?? '(simple query)' });
   }
   return out;
 }

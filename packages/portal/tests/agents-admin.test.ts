@@ -386,7 +386,7 @@ describe('PATCH /api/agents', () => {
     expect(res.body).toEqual({ ok: true });
 
     const row = await agentRow(id);
-    expect((row?.['deregistered_at'] as Date).toISOString()).toBe(clock.now().toISOString());
+    expect((row!['deregistered_at'] as Date).toISOString()).toBe(clock.now().toISOString());
     expect(await count('agent_groups', id)).toBe(0);
     // Commands stay (purge removes them), the record stays.
     expect(await count('agent_commands', id)).toBe(1);
@@ -424,7 +424,7 @@ describe('PATCH /api/agents', () => {
     const res = await agentAction(id, 'reenable');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true });
-    expect((await agentRow(id))?.['deregistered_at']).toBeNull();
+    expect((await agentRow(id))!['deregistered_at']).toBeNull();
 
     const audit = await auditFor(id, 'agent_reregistered');
     expect(audit).toHaveLength(1);
@@ -563,7 +563,7 @@ describe('PATCH /api/agents', () => {
         expect(res.status).toBe(403);
         expect(res.body).toEqual({ error: 'Admin access required' });
       }
-      expect((await agentRow(id))?.['deregistered_at']).toBeNull();
+      expect((await agentRow(id))!['deregistered_at']).toBeNull();
     });
 
     it('no token is a 401; a license key is not enough', async () => {
@@ -588,7 +588,7 @@ describe('PATCH /api/agents', () => {
         expect(res.status, JSON.stringify(body)).toBe(400);
         expect(typeof res.body.error).toBe('string');
       }
-      expect((await agentRow(id))?.['deregistered_at']).toBeNull();
+      expect((await agentRow(id))!['deregistered_at']).toBeNull();
     });
   });
 });

@@ -60,10 +60,10 @@ describe('GET /api/benchmark', () => {
     const res = await postUpload(portal.url, key.key, sessionParts(sessionJson(ids[name]!, client, scan)));
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
   }
-  const bench = (name: string, headers: Record<string, string>) =>
-    (clock.advance(SNAPSHOT_AGE_MS), http)(portal.url, 'GET', `/api/benchmark?session=${ids[name] ?? name}`, {
-      headers,
-    });
+  const bench = (name: string, headers: Record<string, string>) => {
+    clock.advance(SNAPSHOT_AGE_MS);
+    return http(portal.url, 'GET', `/api/benchmark?session=${ids[name] ?? name}`, { headers });
+  };
 
   beforeAll(async () => {
     portal = await startTestPortal({ now: clock.now, env: SNAPSHOT_ENV });
@@ -304,7 +304,8 @@ describe('GET /api/benchmark: what a client can learn about others', () => {
   /** Uploads `name`; a name uploaded before is uploaded again under the same session id (a replacement). */
   async function upload(name: string, key: LicenseFixture, client: string, scan: Scan) {
     clock.advance(60_000);
-    const id = (ids[name] ??= newSessionId());
+    ids[name] ??= newSessionId();
+    const id = ids[name];
     const res = await postUpload(portal.url, key.key, sessionParts(sessionJson(id, client, scan)));
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
   }

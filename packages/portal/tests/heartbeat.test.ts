@@ -142,7 +142,7 @@ describe('POST /api/health: required fields, in SPEC order', () => {
     const id = newAgentId();
     const res = await heartbeat(key, beat(id, { uptime_seconds: 0 }));
     expect(res.status).toBe(200);
-    expect((await agentRow(id))?.['uptime_seconds']).toBe(0);
+    expect((await agentRow(id))!['uptime_seconds']).toBe(0);
   });
 
   it.each([
@@ -199,7 +199,7 @@ describe('POST /api/health: required fields, in SPEC order', () => {
   ])('timestamp %s is stored as %s', async (timestamp, stored) => {
     const id = newAgentId('ts');
     expect((await heartbeat(key, beat(id, { timestamp }))).status).toBe(200);
-    expect(((await agentRow(id))?.['sent_at'] as Date).toISOString()).toBe(stored);
+    expect(((await agentRow(id))!['sent_at'] as Date).toISOString()).toBe(stored);
   });
 
   it('refuses telemetry nested deeper than 32 levels and larger than 64 KiB', async () => {
@@ -283,9 +283,9 @@ describe('POST /api/health: registration and upsert', () => {
       system_info: systemInfo,
       deregistered_at: null,
     });
-    expect((row?.['sent_at'] as Date).toISOString()).toBe('2025-06-01T12:00:00.000Z');
-    expect((row?.['received_at'] as Date).toISOString()).toBe(clock.now().toISOString());
-    expect((row?.['first_seen_at'] as Date).toISOString()).toBe(clock.now().toISOString());
+    expect((row!['sent_at'] as Date).toISOString()).toBe('2025-06-01T12:00:00.000Z');
+    expect((row!['received_at'] as Date).toISOString()).toBe(clock.now().toISOString());
+    expect((row!['first_seen_at'] as Date).toISOString()).toBe(clock.now().toISOString());
 
     const audit = await auditFor(id, 'agent_first_seen');
     expect(audit).toHaveLength(1);
@@ -331,15 +331,15 @@ describe('POST /api/health: registration and upsert', () => {
       system_info: null,
       client_id: biz.record.client_id,
     });
-    expect((row?.['sent_at'] as Date).toISOString()).toBe('2025-06-01T12:05:00.000Z');
-    expect((row?.['received_at'] as Date).toISOString()).toBe(clock.now().toISOString());
-    expect((row?.['first_seen_at'] as Date).getTime()).toBe(firstSeen.getTime());
+    expect((row!['sent_at'] as Date).toISOString()).toBe('2025-06-01T12:05:00.000Z');
+    expect((row!['received_at'] as Date).toISOString()).toBe(clock.now().toISOString());
+    expect((row!['first_seen_at'] as Date).getTime()).toBe(firstSeen.getTime());
     const { rows } = await db.query('SELECT count(*)::int AS n FROM agents WHERE agent_id = $1', [id]);
     expect(rows[0].n).toBe(1);
 
     const third = await heartbeat(biz.key, beat(id, { system_info: { hostname: 'h2' } }));
     expect(third.status).toBe(200);
-    expect((await agentRow(id))?.['system_info']).toEqual({ hostname: 'h2' });
+    expect((await agentRow(id))!['system_info']).toEqual({ hostname: 'h2' });
     expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
   });
 
@@ -348,7 +348,7 @@ describe('POST /api/health: registration and upsert', () => {
       const id = newAgentId('ign');
       const res = await heartbeat(biz.key, beat(id, { client_id: clientId }));
       expect(res.status, JSON.stringify(clientId)).toBe(200);
-      expect((await agentRow(id))?.['client_id']).toBe(biz.record.client_id);
+      expect((await agentRow(id))!['client_id']).toBe(biz.record.client_id);
     }
   });
 
@@ -394,10 +394,10 @@ describe('POST /api/health: registration and upsert', () => {
 
     // A heartbeat without client_id keeps it; a new one replaces it.
     expect((await heartbeat(LEGACY_KEY, beat(id))).status).toBe(200);
-    expect((await agentRow(id))?.['client_id']).toBe(client);
+    expect((await agentRow(id))!['client_id']).toBe(client);
     const moved = uniqueClientId('moved');
     expect((await heartbeat(LEGACY_KEY, beat(id, { client_id: moved }))).status).toBe(200);
-    expect((await agentRow(id))?.['client_id']).toBe(moved);
+    expect((await agentRow(id))!['client_id']).toBe(moved);
 
     const none = newAgentId('legacy');
     expect((await heartbeat(LEGACY_KEY, beat(none))).status).toBe(200);
@@ -472,7 +472,7 @@ describe('POST /api/health: registration and upsert', () => {
     expect(res.status).toBe(403);
     expect(res.body.error).toMatch(/^Agent unregistered/);
     expect(Object.keys(res.body)).toEqual(['error']);
-    expect((await agentRow(id))?.['version']).toBe('4.2.3');
+    expect((await agentRow(id))!['version']).toBe('4.2.3');
     // The legacy key naming its client is refused too (a license agent), and it is not treated as a new agent.
     expect((await heartbeat(LEGACY_KEY, beat(id, { client_id: biz.record.client_id }))).status).toBe(403);
     expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
@@ -480,7 +480,7 @@ describe('POST /api/health: registration and upsert', () => {
     expect((await agentAction(id, 'reenable')).status).toBe(200);
     const back = await heartbeat(biz.key, beat(id, { version: '5.0.0' }));
     expect(back.status).toBe(200);
-    expect((await agentRow(id))?.['version']).toBe('5.0.0');
+    expect((await agentRow(id))!['version']).toBe('5.0.0');
   });
 });
 

@@ -522,7 +522,7 @@ describe('/api/sessions', () => {
         rowAtEvent = (await db.query('SELECT 1 FROM sessions WHERE session_id = $1', [id])).rows[0];
       });
       const bus = collectEvents(portal);
-      let res;
+      let res: Awaited<ReturnType<typeof del>>;
       try {
         clock.advance(1000);
         res = await del(id);

@@ -674,7 +674,7 @@ describe('POST /api/upload', () => {
       return realPut(prefix, source);
     };
     const id = newSessionId();
-    let res;
+    let res: Awaited<ReturnType<typeof upload>>;
     try {
       res = await upload(LEGACY_KEY, sessionDoc('session-minimal.json', id), { log: LOG, report: REPORT, exec: EXEC });
     } finally {
