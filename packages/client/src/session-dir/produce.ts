@@ -2,7 +2,6 @@ import { performance } from 'node:perf_hooks';
 import type { SessionFile } from '@svc/protocol';
 import { withAlerts } from '../alerts/stage.ts';
 import type { AlertSettings } from '../alerts/settings.ts';
-import type { ExceptionRule } from '../pipeline/exceptions.ts';
 import { runStages, type StagesInput } from '../pipeline/run-stages.ts';
 import { renderExecSummary, renderReport, type Branding, type TrendPoint } from '../report/index.ts';
 import { historyOf, RESULTS_FILE, trendPointOf, type History } from './history.ts';
