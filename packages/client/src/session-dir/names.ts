@@ -11,6 +11,7 @@ export const FALLBACK_NAME = 'session';
 export function slugName(text: string): string {
   const slug = text
     .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
     .toLowerCase()
     .replace(/[^a-z0-9_-]+/g, '_')
     .replace(/^[_-]+|[_-]+$/g, '')
