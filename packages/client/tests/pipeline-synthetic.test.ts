@@ -50,7 +50,11 @@ describe('stages over a synthetic collection', () => {
       expect(doc.remediation!.filter((r) => r.exception_status === 'accepted')).toHaveLength(2);
       for (const row of doc.compliance!)
         expect(row.control_name).toBe(CONTROL_NAMES[row.framework as Framework][row.control_id ?? '']);
-      expect((doc.metadata as Record<string, unknown>)['synthetic']).toMatchObject({ seed: 7, sequence: runs + 1, sessions: 4 });
+      expect((doc.metadata as Record<string, unknown>)['synthetic']).toMatchObject({
+        seed: 7,
+        sequence: runs + 1,
+        sessions: 4,
+      });
       prior = doc;
       runs++;
     }

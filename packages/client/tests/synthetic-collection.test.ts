@@ -185,14 +185,27 @@ describe('synthetic_collection.sh', () => {
     const log = await fs.readFile(path.join(dir, 'pipeline.log'), 'utf8');
     expect(log).toContain(`start session ${id} target "10.20.0.0/24" svc 4.2.3 profile synthetic`);
     expect(log).toMatch(new RegExp(`end session ${id}: 15 findings on \\d+ hosts, risk 62 \\(D\\)`));
-    for (const stage of ['findings', 'remediation', 'exceptions', 'scoring', 'compliance', 'topology', 'alerts', 'report'])
+    for (const stage of [
+      'findings',
+      'remediation',
+      'exceptions',
+      'scoring',
+      'compliance',
+      'topology',
+      'alerts',
+      'report',
+    ])
       expect(log).toMatch(new RegExp(`stage ${stage} \\d+ ms`));
     // SPEC's alert defaults: 62 is over the threshold of 60, every critical and high is new, no scan_complete.
     expect(doc.alerts_summary.alerts_triggered.map((a: { type: string }) => a.type)).toStrictEqual([
       'risk_threshold',
       'new_critical',
     ]);
-    expect(doc.alerts_summary.config).toMatchObject({ risk_threshold: 60, on_new_critical: true, on_scan_complete: false });
+    expect(doc.alerts_summary.config).toMatchObject({
+      risk_threshold: 60,
+      on_new_critical: true,
+      on_scan_complete: false,
+    });
     const report = await fs.readFile(path.join(dir, 'report_10_20_0_0_24.html'), 'utf8');
     expect(report).toContain('id="consultation-section"');
     expect(report).toContain('10.20.0.0/24');
@@ -306,7 +319,9 @@ describe('synthetic_collection.sh', () => {
       expect(excepted).toHaveLength(2);
       for (const r of excepted) {
         // Accepted in an earlier session: the consultant deferred it; accepted in this one: not yet.
-        expect(r.status).toBe(previous.has(r.fingerprint) ? 'deferred' : r.prior_status === null ? 'new' : 'persistent');
+        expect(r.status).toBe(
+          previous.has(r.fingerprint) ? 'deferred' : r.prior_status === null ? 'new' : 'persistent',
+        );
         expect(r.exception_reason).toBeTypeOf('string');
         expect(r.exception_approver).toMatch(/@/);
         expect(r.exception_approved_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);

@@ -6,7 +6,14 @@ import { runStages, type StagesInput } from '../pipeline/run-stages.ts';
 import { defaultBranding } from '../session-dir/branding.ts';
 import { trendPointOf } from '../session-dir/history.ts';
 import { produceSession, type ProducedSession } from '../session-dir/produce.ts';
-import { GENERATOR, planCollection, TOOL_VERSION, type Decision, type GenerateOptions, type GeneratedSession } from './generate.ts';
+import {
+  GENERATOR,
+  planCollection,
+  TOOL_VERSION,
+  type Decision,
+  type GenerateOptions,
+  type GeneratedSession,
+} from './generate.ts';
 
 /**
  * The synthetic collection through the scanner's own pipeline: each generated scan's findings,
@@ -28,7 +35,11 @@ export const SYNTHETIC_ALERTS: AlertSettings = {
 };
 
 /** The prior session as the consultant left it: decided items carry their new status and note. */
-export function withDecisions(prior: SessionFile | null, decisions: readonly Decision[], at: Date | null): SessionFile | null {
+export function withDecisions(
+  prior: SessionFile | null,
+  decisions: readonly Decision[],
+  at: Date | null,
+): SessionFile | null {
   if (prior === null || decisions.length === 0 || !Array.isArray(prior.remediation)) return prior;
   const byFingerprint = new Map(decisions.map((d) => [d.fingerprint, d]));
   const changed = `${(at ?? new Date(0)).toISOString().slice(0, 19)}Z`;
@@ -43,7 +54,15 @@ export function withDecisions(prior: SessionFile | null, decisions: readonly Dec
 }
 
 function syntheticMetadata(opts: GenerateOptions, s: GeneratedSession) {
-  return { synthetic: { generator: GENERATOR, seed: opts.seed, trend: opts.trend, sequence: s.sequence, sessions: opts.sessions } };
+  return {
+    synthetic: {
+      generator: GENERATOR,
+      seed: opts.seed,
+      trend: opts.trend,
+      sequence: s.sequence,
+      sessions: opts.sessions,
+    },
+  };
 }
 
 /** The stages' input for one generated scan (pure). */
@@ -73,7 +92,10 @@ export function* stagedDocs(opts: GenerateOptions): Generator<{ session: Generat
   let prior: SessionFile | null = null;
   for (const session of planCollection(opts).sessions) {
     const staged = runStages(stagesInputOf(opts, session, prior));
-    const doc = { ...staged.doc, metadata: { ...staged.doc.metadata, ...syntheticMetadata(opts, session) } } as SessionFile;
+    const doc = {
+      ...staged.doc,
+      metadata: { ...staged.doc.metadata, ...syntheticMetadata(opts, session) },
+    } as SessionFile;
     yield { session, doc };
     prior = doc;
   }

@@ -358,9 +358,9 @@ function* generateSessions(opts: GenerateOptions, starts: number[], counts: BySe
     const decisions: Decision[] = [];
     for (const i of present) {
       if (i.exception) i.decided = 'deferred';
-      else if (i.decided === null && rng.chance(i.since === k - 1 ? 0.25 : 0.15))
-        i.decided = 'in_progress';
-      if (i.decided === 'deferred') decisions.push({ fingerprint: i.fingerprint, status: 'deferred', note: 'Risk accepted' });
+      else if (i.decided === null && rng.chance(i.since === k - 1 ? 0.25 : 0.15)) i.decided = 'in_progress';
+      if (i.decided === 'deferred')
+        decisions.push({ fingerprint: i.fingerprint, status: 'deferred', note: 'Risk accepted' });
       else if (i.decided === 'in_progress')
         decisions.push({ fingerprint: i.fingerprint, status: 'in_progress', note: 'Assigned for remediation' });
     }

@@ -2,9 +2,7 @@ import { randomInt } from 'node:crypto';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
-import { produceCollection, SessionWriteError } from '../../synthetic/chain.ts';
 import { planCollection, type GenerateOptions } from '../../synthetic/generate.ts';
-import { progressBar } from '../progress.ts';
 import {
   DEFAULT_MIX,
   MAX_FINDINGS,
@@ -100,6 +98,9 @@ export default function register(program: Command, ctx: CliContext): void {
       throw err;
     }
     for (const w of collection.warnings) out.warn(w);
+    // The pipeline and the renderers load only when sessions are really produced.
+    const { produceCollection, SessionWriteError } = await import('../../synthetic/chain.ts');
+    const { progressBar } = await import('../progress.ts');
     const root = path.resolve(opts.output);
     const progress = progressBar(ctx.streams.stderr, options.sessions);
     let written: Awaited<ReturnType<typeof produceCollection>>;
