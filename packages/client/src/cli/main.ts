@@ -46,10 +46,12 @@ export function buildProgram(ctx: CliContext): Command {
   for (const register of COMMANDS) register(program, ctx);
   // Every subcommand reports through the same output and exit-code handling.
   for (const cmd of allCommands(program))
-    cmd.exitOverride().configureOutput({
-      writeOut: (s) => void ctx.streams.stdout.write(s),
-      writeErr: (s) => void ctx.streams.stderr.write(s),
-    });
+    cmd
+      .exitOverride()
+      .configureOutput({
+        writeOut: (s) => void ctx.streams.stdout.write(s),
+        writeErr: (s) => void ctx.streams.stderr.write(s),
+      });
   return program;
 }
 
