@@ -72,7 +72,11 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('--mix <spec>', 'percent of findings per severity, adding up to 100', DEFAULT_MIX)
     .option('--interval <duration>', 'time between sessions: a number and s, m, h, d or w (30m, 12h, 7d, 2w)', '7d')
     .option('--trend <trend>', `how findings and risk develop over the sessions: ${TRENDS.join('|')}`, 'stable')
-    .option('--with-exceptions <N>', 'findings per session marked as accepted risk exceptions (status deferred)', '0')
+    .option(
+      '--with-exceptions <N>',
+      'findings per session accepted as risk exceptions (exceptions file; deferred from the next session on)',
+      '0',
+    )
     .option(
       '--seed <N>',
       `seed 0 to ${MAX_SEED}: the same seed and options give byte-identical sessions (the newest session then starts 2025-01-06T02:00:00Z instead of an hour ago)`,
