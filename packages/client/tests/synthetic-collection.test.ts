@@ -453,7 +453,8 @@ describe('synthetic_collection.sh', () => {
       expect(res.stderr).toMatch(expectations[i]!);
     });
     expect(await fs.readdir(cwd)).toStrictEqual([]);
-  });
+    // Twenty processes at once: on a loaded two-core machine they need more than the default minute.
+  }, 180_000);
 
   it('a directory that cannot be written is exit 1 with the reason', async () => {
     const cwd = await freshDir();
