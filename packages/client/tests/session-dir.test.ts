@@ -110,6 +110,9 @@ describe('writeSessionDir', () => {
     expect(fs.readdirSync(root)).toStrictEqual(['20250106_020000']);
     expect(fs.readdirSync(dir).sort()).toStrictEqual(['pipeline.log', 'session_results.json']);
     expect(fs.readFileSync(path.join(dir, 'pipeline.log'), 'utf8')).toBe('log\n');
+    // The mode a plain mkdir gives (the umask decides), not a temp directory's private 0700.
+    fs.mkdirSync(path.join(root, 'plain'));
+    expect(fs.statSync(dir).mode & 0o777).toBe(fs.statSync(path.join(root, 'plain')).mode & 0o777);
     expect(steps).toStrictEqual([
       'temp-created',
       'file-written:session_results.json',
@@ -251,7 +254,7 @@ describe('produceSession', () => {
         '2025-03-01T14:10:00Z stage alerts 0 ms',
         '2025-03-01T14:10:00Z stage report 0 ms',
         '2025-03-01T14:10:00Z stage exec_summary 0 ms',
-        `2025-03-01T14:10:00Z end session 20250301_140000: 6 findings on 1 hosts, risk ${doc.summary.risk_score} (${doc.summary.risk_grade}), operational ${doc.summary.risk_score_operational} (${doc.summary.risk_grade_operational}), 2 alerts; 0 ms`,
+        `2025-03-01T14:10:00Z end session 20250301_140000: 6 findings on 1 host, risk ${doc.summary.risk_score} (${doc.summary.risk_grade}), operational ${doc.summary.risk_score_operational} (${doc.summary.risk_grade_operational}), 2 alerts; 0 ms`,
         '',
       ].join('\n'),
     );

@@ -68,7 +68,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
         '--seed',
         '42',
       ],
-      '49dc14ca35656d21c3d09f7ae10bfa63e2979e91bc0ddff64c35a3067bd48d3f',
+      'fa1e72ab78edc004087c4844ce969bcadb01a221a7ae71ff25fffb69f9a3a52d',
       'd4ea7d60b8613cdc6befd1d1ace02c1c107df82a5c8d2b1ebb162d7bf9b07baa',
     ],
     [
@@ -91,7 +91,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
         '--seed',
         '7',
       ],
-      'a54ba7da23b34eb90252b011a8b7241cf8656e0ce7ac3cdd0c4cdfba661a44e7',
+      '694ac5a348c5c528151e312a79e0b089e8a03469649a44afbd73f85e9323a634',
       '274f7813fde583ca660c9e3f52b61d876db251493ce9a58f5e766101e9c6ccc8',
     ],
   ])('%s', async (_name, args, data, html) => {

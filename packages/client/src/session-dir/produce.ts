@@ -120,12 +120,14 @@ export async function produceSession(input: ProduceInput): Promise<ProducedSessi
 
   const rendered = sessionFiles(doc, history, input.branding, log, clock, now);
   const s = doc.summary;
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
   log.add(
     now,
     'end',
-    `session ${id}: ${s?.total_findings ?? 0} findings on ${s?.total_hosts ?? 0} hosts, risk ${s?.risk_score ?? 0} (${s?.risk_grade ?? '-'}), ` +
+    `session ${id}: ${plural(s?.total_findings ?? 0, 'finding')} on ${plural(s?.total_hosts ?? 0, 'host')}, ` +
+      `risk ${s?.risk_score ?? 0} (${s?.risk_grade ?? '-'}), ` +
       `operational ${s?.risk_score_operational ?? s?.risk_score ?? 0} (${s?.risk_grade_operational ?? s?.risk_grade ?? '-'}), ` +
-      `${doc.alerts_summary?.total_triggered ?? 0} alerts; ${Math.max(0, Math.round(clock() - begun))} ms`,
+      `${plural(doc.alerts_summary?.total_triggered ?? 0, 'alert')}; ${Math.max(0, Math.round(clock() - begun))} ms`,
   );
   const files = [rendered.files[0]!, { name: LOG_FILE, content: log.text() }, ...rendered.files.slice(1)];
   const dir = writeSessionDir(root, id, files, input.write);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SessionDirError, sessionPath, within } from './root.ts';
@@ -97,7 +98,9 @@ export function writeSessionDir(root: string, id: string, files: readonly OutFil
       'session.exists',
       `session ${id} already exists in ${base} (a run started in the same second)`,
     );
-  const temp = fs.mkdtempSync(path.join(base, `${TEMP_PREFIX}${id}-${process.pid}-`));
+  // mkdir (not mkdtemp, which makes it private): the session directory gets the usual mode.
+  const temp = path.join(base, `${TEMP_PREFIX}${id}-${process.pid}-${randomBytes(6).toString('hex')}`);
+  fs.mkdirSync(temp);
   step('temp-created');
   try {
     for (const f of files) {
@@ -107,7 +110,8 @@ export function writeSessionDir(root: string, id: string, files: readonly OutFil
     fsyncPath(temp);
     step('files-synced');
     if (opts.replace && exists(final)) {
-      const old = fs.mkdtempSync(path.join(base, `${OLD_PREFIX}${id}-${process.pid}-`));
+      const old = path.join(base, `${OLD_PREFIX}${id}-${process.pid}-${randomBytes(6).toString('hex')}`);
+      fs.mkdirSync(old);
       fs.renameSync(final, path.join(old, id));
       step('old-moved');
       fs.renameSync(temp, final);
