@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { newCriticalHigh } from '../src/alerts/evaluate.ts';
 import { alertSettingsFrom } from '../src/alerts/settings.ts';
 import { withAlerts } from '../src/alerts/stage.ts';
-import { planCollection } from '../src/synthetic/generate.ts';
+import { stagedDocs } from '../src/synthetic/chain.ts';
 import { parseMix } from '../src/synthetic/options.ts';
 import { httpReceiver, type HttpReceiver } from './alerts-receivers.ts';
 
@@ -17,7 +17,7 @@ afterEach(async () => {
 });
 
 function synthetic(): [SessionFileT, SessionFileT] {
-  const collection = planCollection({
+  const docs = stagedDocs({
     target: '192.168.10.0/24',
     sessions: 2,
     findings: 30,
@@ -29,7 +29,7 @@ function synthetic(): [SessionFileT, SessionFileT] {
     seeded: true,
     now: NOW,
   });
-  const [prior, latest] = [...collection.sessions].map((s) => s.doc as SessionFileT);
+  const [prior, latest] = [...docs].map((s) => s.doc as SessionFileT);
   return [prior!, latest!];
 }
 

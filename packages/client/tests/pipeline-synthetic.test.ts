@@ -1,59 +1,90 @@
 import { Value } from '@sinclair/typebox/value';
-import { SessionFile, type Finding } from '@svc/protocol';
+import { type Framework, riskScore, SessionFile, severityCounts } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
+import { CONTROL_NAMES } from '../src/pipeline/compliance-map.ts';
+import { stagedDocs, withDecisions } from '../src/synthetic/chain.ts';
 import { parseMix } from '../src/synthetic/options.ts';
-import { planCollection } from '../src/synthetic/generate.ts';
-import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
-import { runStages } from '../src/pipeline/run-stages.ts';
 
-/** The synthetic generator's findings, session after session, through the stages (each run's output is the next one's prior). */
+/**
+ * The synthetic generator's scans, session after session, through the stages: each document is
+ * the pipeline's (tracking, exceptions, scoring, compliance from the one mapping table), and each
+ * run's prior is the previous document with the consultant's decisions applied.
+ */
 describe('stages over a synthetic collection', () => {
-  it('tracks findings across sessions and every document validates', () => {
-    const collection = planCollection({
-      target: '10.20.0.0/24',
-      sessions: 4,
-      findings: 30,
-      mix: parseMix('critical:10,high:20,medium:40,low:20,info:10'),
-      intervalMs: 86_400_000,
-      trend: 'improving',
-      exceptions: 0,
-      seed: 7,
-      seeded: true,
-      now: new Date('2025-01-07T00:00:00Z'),
-    });
+  const options = {
+    target: '10.20.0.0/24',
+    sessions: 4,
+    findings: 30,
+    mix: parseMix('critical:10,high:20,medium:40,low:20,info:10'),
+    intervalMs: 86_400_000,
+    trend: 'improving' as const,
+    exceptions: 2,
+    seed: 7,
+    seeded: true,
+    now: new Date('2025-01-07T00:00:00Z'),
+  };
+
+  it('tracks findings across sessions by fingerprint and every document validates', () => {
     let prior: SessionFile | null = null;
     let runs = 0;
-    for (const s of collection.sessions) {
-      const findings = (s.doc['findings'] as Finding[]).map(({ id: _id, ...f }) => f);
-      const now = new Date(String((s.doc['metadata'] as Record<string, unknown>)['finished_at']));
-      const { doc, warnings } = runStages({
-        findings,
-        hosts: [],
-        prior,
-        exceptions: [],
-        now,
-        license: { tier: 'msp', state: null },
-        settings: {
-          sessionId: s.sessionId,
-          target: '10.20.0.0/24',
-          toolVersion: 'test',
-          startedAt: new Date(now.getTime() - 60_000),
-          schedule: null,
-          orc: orcSettingsFrom({ ORC_964_ENABLED: 'true' }),
-        },
-      });
-      expect(warnings).toEqual([]);
+    for (const { session, doc } of stagedDocs(options)) {
       expect(Value.Check(SessionFile, doc)).toBe(true);
-      const key = (f: { title?: string | undefined; host?: string | undefined }) => `${f.title}@${f.host}`;
-      const before = new Set((prior?.findings ?? []).map(key));
-      const now_ = new Set(findings.map(key));
-      expect(doc.remediation!.map((r) => r.status === 'new')).toEqual(findings.map((f) => !before.has(key(f))));
-      expect(doc.remediation_resolved!.map(key).sort()).toEqual([...before].filter((k) => !now_.has(k)).sort());
-      expect(doc.summary!.total_findings).toBe(s.totalFindings);
-      expect(doc.summary!.risk_score).toBe(s.riskScore);
+      expect(doc.summary!.total_findings).toBe(session.totalFindings);
+      expect(doc.summary!.risk_score).toBe(session.riskScore);
+      expect(doc.summary!.risk_score).toBe(riskScore(severityCounts(session.findings)));
+      const before = new Set((prior?.remediation ?? []).map((r) => r.fingerprint));
+      const now = new Set(doc.findings!.map((f) => f.fingerprint));
+      expect(now.size).toBe(doc.findings!.length);
+      expect(doc.remediation!.map((r) => r.status === 'new')).toStrictEqual(
+        doc.findings!.map((f) => !before.has(f.fingerprint)),
+      );
+      expect(doc.remediation_resolved!.map((r) => r.fingerprint).sort()).toStrictEqual(
+        [...before].filter((fp) => !now.has(fp)).sort(),
+      );
+      // Decisions on the prior are carried over by the remediation stage.
+      const decided = new Map(session.decisions.map((d) => [d.fingerprint, d.status]));
+      for (const r of doc.remediation!) {
+        const d = decided.get(r.fingerprint ?? '');
+        if (d !== undefined) expect(r.status).toBe(d);
+      }
+      expect(doc.remediation!.filter((r) => r.exception_status === 'accepted')).toHaveLength(2);
+      for (const row of doc.compliance!)
+        expect(row.control_name).toBe(CONTROL_NAMES[row.framework as Framework][row.control_id ?? '']);
+      expect((doc.metadata as Record<string, unknown>)['synthetic']).toMatchObject({
+        seed: 7,
+        sequence: runs + 1,
+        sessions: 4,
+      });
       prior = doc;
       runs++;
     }
     expect(runs).toBe(4);
+  });
+
+  it('withDecisions sets status, note and status_changed only where the status changes', () => {
+    const prior = {
+      metadata: { session_id: '20250101_000000' },
+      remediation: [
+        { title: 'a', fingerprint: 'a'.repeat(64), status: 'new', status_changed: 't0', note: '' },
+        { title: 'b', fingerprint: 'b'.repeat(64), status: 'in_progress', status_changed: 't0', note: 'kept' },
+        { title: 'c', fingerprint: 'c'.repeat(64), status: 'new', status_changed: 't0', note: '' },
+      ],
+    } as SessionFile;
+    const at = new Date('2025-01-02T12:00:00.400Z');
+    const out = withDecisions(
+      prior,
+      [
+        { fingerprint: 'a'.repeat(64), status: 'deferred', note: 'Risk accepted' },
+        { fingerprint: 'b'.repeat(64), status: 'in_progress', note: 'Assigned for remediation' },
+      ],
+      at,
+    );
+    expect(out!.remediation!.map((r) => [r.status, r.note, r.status_changed])).toStrictEqual([
+      ['deferred', 'Risk accepted', '2025-01-02T12:00:00Z'],
+      ['in_progress', 'kept', 't0'],
+      ['new', '', 't0'],
+    ]);
+    expect(withDecisions(null, [], at)).toBeNull();
+    expect(prior.remediation![0]!.status).toBe('new');
   });
 });

@@ -5,7 +5,7 @@ import { Value } from '@sinclair/typebox/value';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { SessionFile, sessionFileJsonSchemaText } from '@svc/protocol';
-import { planCollection } from '../../client/src/synthetic/generate.ts';
+import { stagedDocs } from '../../client/src/synthetic/chain.ts';
 import { parseMix, DEFAULT_MIX } from '../../client/src/synthetic/options.ts';
 
 /**
@@ -21,7 +21,7 @@ const errorsOf = (doc: unknown) => [...Value.Errors(SessionFile, doc)].map((e) =
 
 const synthetic = () =>
   [
-    ...planCollection({
+    ...stagedDocs({
       target: '10.20.0.0/24',
       sessions: 3,
       findings: 30,
@@ -33,7 +33,7 @@ const synthetic = () =>
       seeded: true,
       clientId: 'acme',
       now: new Date(),
-    }).sessions,
+    }),
   ].map((s) => s.doc);
 
 describe('docs/session-file.schema.json', () => {

@@ -42,7 +42,12 @@ export interface StagesInput {
   license: { tier: ClientTier; state: LicenseState | null };
   /** End of the scan: status changes, exception expiry (its UTC day) and finished_at. */
   now: Date;
+  /** Runs each named stage; the session directory passes one that measures it for pipeline.log. */
+  time?: StageTimer | undefined;
 }
+
+export type StageTimer = <T>(stage: string, run: () => T) => T;
+const untimed: StageTimer = (_stage, run) => run();
 
 export interface StagesResult {
   doc: SessionFile;
@@ -51,10 +56,11 @@ export interface StagesResult {
 
 export function runStages(input: StagesInput): StagesResult {
   const { settings, now } = input;
+  const time = input.time ?? untimed;
   const warnings: string[] = [];
   const warn = (m: string) => void warnings.push(m);
   const day = now.toISOString().slice(0, 10);
-  const findings = normalizeFindings(input.findings);
+  const findings = time('findings', () => normalizeFindings(input.findings));
 
   let remediation: ReturnType<typeof trackRemediation> | null = null;
   if (gate(input.license.tier, 'remediation', warn)) {
@@ -66,21 +72,25 @@ export function runStages(input: StagesInput): StagesResult {
       warn(
         `The prior session ${priorSessionId(input.prior) ?? '(no id)'} scanned ${otherTarget}, not ${settings.target}: remediation tracking starts afresh`,
       );
-    const tracked = trackRemediation({
-      findings,
-      prior: sameTarget ? input.prior : null,
-      sessionId: settings.sessionId,
-      now,
-    });
-    remediation = { ...tracked, remediation: applyExceptions(tracked.remediation, input.exceptions, day) };
+    const tracked = time('remediation', () =>
+      trackRemediation({ findings, prior: sameTarget ? input.prior : null, sessionId: settings.sessionId, now }),
+    );
+    remediation = {
+      ...tracked,
+      remediation: time('exceptions', () => applyExceptions(tracked.remediation, input.exceptions, day)),
+    };
   }
-  const { summary, exception_summary } = scoreSession(findings, input.hosts, remediation?.remediation ?? null, day);
+  const { summary, exception_summary } = time('scoring', () =>
+    scoreSession(findings, input.hosts, remediation?.remediation ?? null, day),
+  );
 
   const compliancePermitted = gate(input.license.tier, 'compliance', warn);
-  const orc = compliancePermitted ? applyOrc964(mapCompliance(findings), settings.orc, true) : null;
+  const orc = compliancePermitted
+    ? time('compliance', () => applyOrc964(mapCompliance(findings), settings.orc, true))
+    : null;
   if (!compliancePermitted && settings.orc.enabled)
     warn('Skipping the ORC 9.64 block: it needs the compliance permission');
-  const topology = buildTopology(input.hosts, findings);
+  const topology = time('topology', () => buildTopology(input.hosts, findings));
   const license = licenseMetadata(input.license.state);
 
   const doc: SessionFile = {

@@ -1,13 +1,16 @@
-import type { Framework, Severity } from '@svc/protocol';
+import type { Severity } from '@svc/protocol';
+import type { Category } from '../pipeline/compliance-map.ts';
 
 /**
  * The vulnerability catalog the synthetic sessions draw their findings from: plausible
- * network-scan results per severity, each with its compliance controls. The control ids of
- * every framework stay within that framework's control count (the protocol's
- * FRAMEWORK_CONTROL_TOTALS: CIS 18, NIST CSF 6, PCI-DSS 12, SOC 2 5), so a generated
- * session's gap analysis is never negative.
+ * network-scan results per severity, each with the rule that finds it and its weakness class.
+ * The compliance controls a class maps to are the pipeline's one table
+ * (pipeline/compliance-map.ts); informational entries have no class and map to none.
  */
 export interface CatalogEntry {
+  /** Unique within the catalog: with host, port and protocol it makes the finding's fingerprint. */
+  rule_id: string;
+  category?: Category;
   title: string;
   port?: number;
   protocol?: 'tcp' | 'udp';
@@ -16,60 +19,13 @@ export interface CatalogEntry {
   cve: string | null;
   description: string;
   solution: string;
-  /** Control ids per framework; informational findings map to none. */
-  controls?: { cis: string; nist: string; pci: string; soc2: string };
 }
-
-export const FRAMEWORKS = {
-  cis: 'CIS Controls v8',
-  nist: 'NIST CSF',
-  pci: 'PCI-DSS v4.0',
-  soc2: 'SOC 2',
-} as const satisfies Record<string, Framework>;
-export type FrameworkKey = keyof typeof FRAMEWORKS;
-
-export const CONTROL_NAMES: Record<FrameworkKey, Record<string, string>> = {
-  cis: {
-    '3.10': 'Encrypt Sensitive Data in Transit',
-    '4.1': 'Establish and Maintain a Secure Configuration Process',
-    '4.7': 'Manage Default Accounts on Enterprise Assets and Software',
-    '4.8': 'Uninstall or Disable Unnecessary Services on Enterprise Assets and Software',
-    '5.2': 'Use Unique Passwords',
-    '7.1': 'Establish and Maintain a Vulnerability Management Process',
-    '7.3': 'Perform Automated Operating System Patch Management',
-    '7.4': 'Perform Automated Application Patch Management',
-    '12.2': 'Establish and Maintain a Secure Network Architecture',
-    '13.9': 'Deploy Port-Level Access Control',
-  },
-  nist: {
-    'ID.RA-1': 'Asset vulnerabilities are identified and documented',
-    'PR.AC-1': 'Identities and credentials are managed',
-    'PR.AC-5': 'Network integrity is protected',
-    'PR.DS-2': 'Data-in-transit is protected',
-    'PR.IP-1': 'A baseline configuration is created and maintained',
-    'PR.IP-12': 'A vulnerability management plan is developed and implemented',
-  },
-  pci: {
-    '1.2': 'Network security controls are configured and maintained',
-    '2.2': 'System components are configured and managed securely',
-    '4.2': 'Strong cryptography protects cardholder data in transit',
-    '6.3': 'Security vulnerabilities are identified and addressed',
-    '8.3': 'Strong authentication is established and managed',
-  },
-  soc2: {
-    'CC6.1': 'Logical access security',
-    'CC6.6': 'Protection against threats from outside system boundaries',
-    'CC6.7': 'Restriction of data transmission',
-    'CC7.1': 'Detection of configuration changes and vulnerabilities',
-    'CC8.1': 'Change management',
-  },
-};
-
-const c = (cis: string, nist: string, pci: string, soc2: string) => ({ cis, nist, pci, soc2 });
 
 export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
   critical: [
     {
+      rule_id: 'smbv1-enabled',
+      category: 'vulnerable_software',
       title: 'SMBv1 enabled (EternalBlue)',
       port: 445,
       protocol: 'tcp',
@@ -78,9 +34,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: 'CVE-2017-0144',
       description: 'The host accepts SMBv1 and is vulnerable to remote code execution.',
       solution: 'Disable SMBv1 and apply MS17-010.',
-      controls: c('7.3', 'ID.RA-1', '6.3', 'CC7.1'),
     },
     {
+      rule_id: 'default-credentials',
+      category: 'default_credentials',
       title: 'Default administrator credentials',
       port: 8080,
       protocol: 'tcp',
@@ -89,9 +46,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'The management interface accepts the vendor default login.',
       solution: 'Change the default credentials and restrict the interface.',
-      controls: c('4.7', 'PR.AC-1', '8.3', 'CC6.1'),
     },
     {
+      rule_id: 'redis-unauthenticated',
+      category: 'exposed_service',
       title: 'Unauthenticated Redis exposed',
       port: 6379,
       protocol: 'tcp',
@@ -100,9 +58,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'Redis answers commands without authentication.',
       solution: 'Bind Redis to localhost or require authentication.',
-      controls: c('4.1', 'PR.AC-5', '1.2', 'CC6.6'),
     },
     {
+      rule_id: 'log4shell',
+      category: 'vulnerable_software',
       title: 'Apache Log4j remote code execution (Log4Shell)',
       port: 8443,
       protocol: 'tcp',
@@ -111,9 +70,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: 'CVE-2021-44228',
       description: 'A Java application logs attacker-controlled input with a vulnerable Log4j.',
       solution: 'Upgrade Log4j to 2.17.1 or later.',
-      controls: c('7.4', 'PR.IP-12', '6.3', 'CC7.1'),
     },
     {
+      rule_id: 'rdp-bluekeep',
+      category: 'vulnerable_software',
       title: 'RDP remote code execution (BlueKeep)',
       port: 3389,
       protocol: 'tcp',
@@ -122,9 +82,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: 'CVE-2019-0708',
       description: 'Remote Desktop Services allow pre-authentication code execution.',
       solution: 'Apply the vendor patch and enable Network Level Authentication.',
-      controls: c('7.3', 'ID.RA-1', '6.3', 'CC7.1'),
     },
     {
+      rule_id: 'docker-api-exposed',
+      category: 'exposed_service',
       title: 'Docker API exposed without TLS',
       port: 2375,
       protocol: 'tcp',
@@ -133,9 +94,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'The Docker daemon API is reachable without authentication.',
       solution: 'Disable the TCP socket or require mutual TLS.',
-      controls: c('4.8', 'PR.AC-5', '1.2', 'CC6.6'),
     },
     {
+      rule_id: 'vpn-heap-overflow',
+      category: 'vulnerable_software',
       title: 'VPN appliance heap overflow',
       port: 443,
       protocol: 'tcp',
@@ -144,9 +106,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: 'CVE-2023-27997',
       description: 'The SSL-VPN firmware is vulnerable to pre-authentication code execution.',
       solution: 'Upgrade the appliance firmware.',
-      controls: c('7.4', 'PR.IP-12', '6.3', 'CC8.1'),
     },
     {
+      rule_id: 'telnet-default-credentials',
+      category: 'default_credentials',
       title: 'Telnet with default credentials',
       port: 23,
       protocol: 'tcp',
@@ -155,11 +118,12 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'Telnet accepts a well-known default account.',
       solution: 'Disable Telnet and change the account password.',
-      controls: c('5.2', 'PR.AC-1', '8.3', 'CC6.1'),
     },
   ],
   high: [
     {
+      rule_id: 'telnet-open',
+      category: 'cleartext_protocol',
       title: 'Telnet service exposed',
       port: 23,
       protocol: 'tcp',
@@ -168,9 +132,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'Telnet sends credentials in clear text.',
       solution: 'Replace Telnet with SSH.',
-      controls: c('4.8', 'PR.DS-2', '4.2', 'CC6.7'),
     },
     {
+      rule_id: 'openssh-regresshion',
+      category: 'vulnerable_software',
       title: 'Outdated OpenSSH (regreSSHion)',
       port: 22,
       protocol: 'tcp',
@@ -179,9 +144,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: 'CVE-2024-6387',
       description: 'The OpenSSH version is affected by a signal-handler race condition.',
       solution: 'Upgrade OpenSSH to 9.8p1 or later.',
-      controls: c('7.4', 'ID.RA-1', '6.3', 'CC7.1'),
     },
     {
+      rule_id: 'ftp-anonymous',
+      category: 'default_credentials',
       title: 'Anonymous FTP login allowed',
       port: 21,
       protocol: 'tcp',
@@ -190,9 +156,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'The FTP server accepts anonymous logins.',
       solution: 'Disable anonymous access.',
-      controls: c('4.1', 'PR.AC-1', '2.2', 'CC6.1'),
     },
     {
+      rule_id: 'snmp-default-community',
+      category: 'default_credentials',
       title: "SNMP default community 'public'",
       port: 161,
       protocol: 'udp',
@@ -201,9 +168,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: "SNMP answers to the community string 'public'.",
       solution: 'Use SNMPv3 or a strong community string.',
-      controls: c('4.7', 'PR.IP-1', '2.2', 'CC6.1'),
     },
     {
+      rule_id: 'rdp-exposed',
+      category: 'exposed_service',
       title: 'RDP exposed without Network Level Authentication',
       port: 3389,
       protocol: 'tcp',
@@ -212,9 +180,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'Remote Desktop accepts connections without NLA.',
       solution: 'Require NLA and restrict RDP to a VPN.',
-      controls: c('13.9', 'PR.AC-5', '1.2', 'CC6.6'),
     },
     {
+      rule_id: 'database-exposed',
+      category: 'exposed_service',
       title: 'MySQL reachable from the network',
       port: 3306,
       protocol: 'tcp',
@@ -223,9 +192,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'The database port accepts connections from any address.',
       solution: 'Restrict the database to application hosts.',
-      controls: c('12.2', 'PR.AC-5', '1.2', 'CC6.6'),
     },
     {
+      rule_id: 'apache-path-traversal',
+      category: 'vulnerable_software',
       title: 'Apache HTTP Server path traversal',
       port: 80,
       protocol: 'tcp',
@@ -234,19 +204,21 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: 'CVE-2021-41773',
       description: 'The web server maps URLs outside the document root.',
       solution: 'Upgrade Apache HTTP Server to 2.4.51 or later.',
-      controls: c('7.4', 'PR.IP-12', '6.3', 'CC8.1'),
     },
     {
+      rule_id: 'unsupported-os',
+      category: 'vulnerable_software',
       title: 'Unsupported operating system',
       cvss: 8.0,
       cve: null,
       description: 'The operating system no longer receives security updates.',
       solution: 'Upgrade to a supported release.',
-      controls: c('7.3', 'PR.IP-12', '6.3', 'CC8.1'),
     },
   ],
   medium: [
     {
+      rule_id: 'tls-deprecated-protocol',
+      category: 'weak_crypto',
       title: 'TLS 1.0 supported',
       port: 443,
       protocol: 'tcp',
@@ -255,9 +227,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'The service negotiates the deprecated TLS 1.0 protocol.',
       solution: 'Allow TLS 1.2 and later only.',
-      controls: c('3.10', 'PR.DS-2', '4.2', 'CC6.7'),
     },
     {
+      rule_id: 'self-signed-certificate',
+      category: 'misconfiguration',
       title: 'Self-signed TLS certificate',
       port: 443,
       protocol: 'tcp',
@@ -266,9 +239,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'The certificate is not issued by a trusted authority.',
       solution: 'Install a certificate from a trusted CA.',
-      controls: c('3.10', 'PR.DS-2', '4.2', 'CC6.7'),
     },
     {
+      rule_id: 'ssh-weak-algorithms',
+      category: 'weak_crypto',
       title: 'SSH weak key exchange algorithms',
       port: 22,
       protocol: 'tcp',
@@ -277,9 +251,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'The SSH server offers SHA-1 based key exchange.',
       solution: 'Remove weak key exchange algorithms from the server configuration.',
-      controls: c('4.1', 'PR.IP-1', '2.2', 'CC6.7'),
     },
     {
+      rule_id: 'smb-signing-not-required',
+      category: 'misconfiguration',
       title: 'SMB signing not required',
       port: 445,
       protocol: 'tcp',
@@ -288,9 +263,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'Unsigned SMB sessions allow relay attacks.',
       solution: 'Require SMB signing.',
-      controls: c('4.1', 'PR.IP-1', '2.2', 'CC6.1'),
     },
     {
+      rule_id: 'tls-certificate-expired',
+      category: 'misconfiguration',
       title: 'Expired TLS certificate',
       port: 443,
       protocol: 'tcp',
@@ -299,9 +275,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'The certificate is past its validity period.',
       solution: 'Renew the certificate.',
-      controls: c('3.10', 'PR.DS-2', '4.2', 'CC6.7'),
     },
     {
+      rule_id: 'dns-open-recursion',
+      category: 'exposed_service',
       title: 'DNS server allows recursion',
       port: 53,
       protocol: 'udp',
@@ -310,9 +287,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'The DNS server resolves queries for any client.',
       solution: 'Restrict recursion to internal clients.',
-      controls: c('12.2', 'PR.AC-5', '1.2', 'CC6.6'),
     },
     {
+      rule_id: 'ntp-mode6',
+      category: 'exposed_service',
       title: 'NTP mode 6 queries answered',
       port: 123,
       protocol: 'udp',
@@ -321,9 +299,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'The NTP daemon answers control queries usable for amplification.',
       solution: 'Disable mode 6 queries for remote clients.',
-      controls: c('4.8', 'PR.IP-1', '2.2', 'CC6.6'),
     },
     {
+      rule_id: 'http-login-cleartext',
+      category: 'cleartext_protocol',
       title: 'HTTP login form without TLS',
       port: 80,
       protocol: 'tcp',
@@ -332,19 +311,21 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'Credentials are posted over plain HTTP.',
       solution: 'Redirect all HTTP traffic to HTTPS.',
-      controls: c('3.10', 'PR.DS-2', '4.2', 'CC6.7'),
     },
   ],
   low: [
     {
+      rule_id: 'icmp-timestamp',
+      category: 'misconfiguration',
       title: 'ICMP timestamp reply',
       cvss: 2.1,
       cve: 'CVE-1999-0524',
       description: 'The host answers ICMP timestamp requests.',
       solution: 'Filter ICMP timestamp requests.',
-      controls: c('4.1', 'PR.IP-1', '1.2', 'CC6.6'),
     },
     {
+      rule_id: 'http-security-headers',
+      category: 'misconfiguration',
       title: 'Missing HTTP security headers',
       port: 443,
       protocol: 'tcp',
@@ -353,9 +334,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'Responses lack Content-Security-Policy and related headers.',
       solution: 'Add the standard security headers.',
-      controls: c('4.1', 'PR.IP-1', '2.2', 'CC8.1'),
     },
     {
+      rule_id: 'ssh-cbc-ciphers',
+      category: 'weak_crypto',
       title: 'SSH server allows CBC ciphers',
       port: 22,
       protocol: 'tcp',
@@ -364,17 +346,19 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'The SSH server offers CBC mode ciphers.',
       solution: 'Offer only CTR and AEAD ciphers.',
-      controls: c('3.10', 'PR.DS-2', '4.2', 'CC6.7'),
     },
     {
+      rule_id: 'tcp-timestamps',
+      category: 'misconfiguration',
       title: 'TCP timestamps enabled',
       cvss: 2.6,
       cve: null,
       description: 'TCP timestamps disclose the host uptime.',
       solution: 'Disable TCP timestamps where supported.',
-      controls: c('4.1', 'PR.IP-1', '2.2', 'CC7.1'),
     },
     {
+      rule_id: 'cookie-insecure',
+      category: 'cleartext_protocol',
       title: 'Cookie without Secure flag',
       port: 443,
       protocol: 'tcp',
@@ -383,9 +367,10 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'A session cookie may be sent over plain HTTP.',
       solution: 'Set the Secure and HttpOnly flags.',
-      controls: c('3.10', 'PR.DS-2', '4.2', 'CC6.7'),
     },
     {
+      rule_id: 'http-version-disclosure',
+      category: 'misconfiguration',
       title: 'Web server version disclosed',
       port: 80,
       protocol: 'tcp',
@@ -394,11 +379,11 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       cve: null,
       description: 'The Server header names the exact software version.',
       solution: 'Suppress version details in response headers.',
-      controls: c('4.1', 'PR.IP-1', '2.2', 'CC8.1'),
     },
   ],
   info: [
     {
+      rule_id: 'http-banner',
       title: 'HTTP server banner',
       port: 80,
       protocol: 'tcp',
@@ -409,6 +394,7 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       solution: 'No action required.',
     },
     {
+      rule_id: 'ssh-hostkey',
       title: 'SSH host key fingerprint',
       port: 22,
       protocol: 'tcp',
@@ -419,6 +405,7 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       solution: 'No action required.',
     },
     {
+      rule_id: 'tls-certificate-info',
       title: 'TLS certificate details',
       port: 443,
       protocol: 'tcp',
@@ -429,6 +416,7 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       solution: 'No action required.',
     },
     {
+      rule_id: 'os-fingerprint',
       title: 'Operating system fingerprint',
       cvss: 0,
       cve: null,
@@ -436,6 +424,7 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       solution: 'No action required.',
     },
     {
+      rule_id: 'traceroute',
       title: 'Traceroute information',
       cvss: 0,
       cve: null,
@@ -443,6 +432,7 @@ export const CATALOG: Record<Severity, readonly CatalogEntry[]> = {
       solution: 'No action required.',
     },
     {
+      rule_id: 'dns-hostname',
       title: 'DNS hostname resolved',
       port: 53,
       protocol: 'udp',

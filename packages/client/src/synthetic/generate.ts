@@ -1,39 +1,29 @@
 import {
-  complianceSummaryOf,
-  dualScore,
   emptyBySeverity,
-  exceptionCountsOf,
-  remediationSummaryOf,
+  findingFingerprint,
   RISK_WEIGHTS,
   riskGrade,
   riskScore,
   SEVERITIES,
   type BySeverity,
-  type RemediationStatus,
   type Severity,
 } from '@svc/protocol';
+import type { ExceptionRule } from '../pipeline/exceptions.ts';
+import type { HostInfo, ScanFinding } from '../pipeline/types.ts';
+import { sessionIdOf } from '../session-dir/id.ts';
 import { CLIENT_VERSION } from '../version.ts';
-import {
-  APPROVERS,
-  CATALOG,
-  CONTROL_NAMES,
-  EXCEPTION_REASONS,
-  FRAMEWORKS,
-  HOST_ROLES,
-  OS_GUESSES,
-  type CatalogEntry,
-  type FrameworkKey,
-} from './catalog.ts';
+import { APPROVERS, CATALOG, EXCEPTION_REASONS, HOST_ROLES, OS_GUESSES, type CatalogEntry } from './catalog.ts';
 import { MAX_FINDINGS, SyntheticOptionError, type Mix, type Trend } from './options.ts';
 import { Random } from './random.ts';
 
 /**
- * Synthetic scan sessions in the scanner's `session_results.json` format (SPEC "Resources
- * and their fields", docs/session-file.md), for demos, portal load and tests. One run builds
- * a collection: `sessions` scans of one target, `interval` apart, whose findings persist,
- * get resolved and appear from one session to the next like a real scan history, with the
- * remediation tracking, exceptions, dual scoring, compliance mapping and topology a v4.2
- * scanner writes. docs/cli/synthetic_collection.md documents the rules.
+ * The synthetic scan history behind `svc synthetic-collection`, for demos, portal load and
+ * tests. One run plans a collection: `sessions` scans of one target, `interval` apart, whose
+ * findings persist, get resolved and appear from one session to the next like a real scan
+ * history. This module only decides what each scan found and what the consultant decided
+ * between scans (pure, seeded); synthetic/chain.ts feeds that through the scanner's own
+ * pipeline stages, so every block of the session files is the pipeline's.
+ * docs/cli/synthetic_collection.md documents the rules.
  */
 
 export const TOOL_VERSION: string = CLIENT_VERSION;
@@ -45,10 +35,9 @@ export const SEEDED_END = Date.UTC(2025, 0, 6, 2, 0, 0);
 export const UNSEEDED_LAG_MS = 3_600_000;
 
 /** The score, grade and summaries are the protocol's (packages/protocol/src/session-file), re-exported for the tests and docs. */
-export { RISK_WEIGHTS, riskGrade, riskScore };
+export { RISK_WEIGHTS, riskGrade, riskScore, sessionIdOf };
 /** Each session of a trend has about this share of --findings fewer (improving) or more (worsening). */
 export const TREND_STEP = 0.15;
-const ALERT_RISK_THRESHOLD = 70;
 const EXCEPTION_DAYS = 365;
 const DAY_MS = 86_400_000;
 
@@ -163,12 +152,29 @@ export interface GenerateOptions {
   now: Date;
 }
 
+/** A consultant's decision in the portal between two scans, applied to the prior session's remediation item. */
+export interface Decision {
+  fingerprint: string;
+  status: 'in_progress' | 'deferred';
+  note: string;
+}
+
 export interface GeneratedSession {
   sessionId: string;
-  /** The session_results.json document. */
-  doc: Record<string, unknown>;
-  /** The pipeline.log text. */
-  log: string;
+  /** 1 for the oldest. */
+  sequence: number;
+  startedAt: Date;
+  finishedAt: Date;
+  /** What the scan found, in report order (severity, then first appearance). */
+  findings: ScanFinding[];
+  hosts: HostInfo[];
+  /** The exceptions file of this run. */
+  exceptions: ExceptionRule[];
+  /** Decisions taken on the previous session's items before this scan (none for the first). */
+  decisions: Decision[];
+  /** When they were taken: halfway between the previous scan's end and this scan's start. */
+  decidedAt: Date | null;
+  /** The protocol's score of the findings, as planned. */
   riskScore: number;
   totalFindings: number;
 }
@@ -267,74 +273,100 @@ interface Issue {
   severity: Severity;
   entry: CatalogEntry;
   host: Host;
-  /** The remediation title: unique within a session (the portal's remediation updates match by title). */
-  title: string;
-  firstSeen: string;
-  status: RemediationStatus;
-  priorStatus: RemediationStatus | null;
-  statusChanged: string;
-  note: string;
+  /** The entry's rule id, made unique when the catalog and hosts ran out of distinct pairs. */
+  ruleId: string;
+  fingerprint: string;
+  /** Index of the session that first found it. */
+  since: number;
+  /** What the consultant decided last: nothing, working on it, or accepted (with the exception). */
+  decided: 'in_progress' | 'deferred' | null;
   exception: Exception | null;
 }
 
-const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19) + 'Z';
+const iso = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}Z`;
 const ymd = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const pad2 = (n: number) => String(n).padStart(2, '0');
-
-/** `YYYYMMDD_HHMMSS` in UTC, the scanner's session id. */
-export function sessionIdOf(ms: number): string {
-  const d = new Date(ms);
-  return `${d.getUTCFullYear()}${pad2(d.getUTCMonth() + 1)}${pad2(d.getUTCDate())}_${pad2(d.getUTCHours())}${pad2(d.getUTCMinutes())}${pad2(d.getUTCSeconds())}`;
-}
 
 const SEVERITY_RANK = Object.fromEntries(SEVERITIES.map((s, i) => [s, i])) as Record<Severity, number>;
 const byReportOrder = (a: Issue, b: Issue) => SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity] || a.num - b.num;
 
+function finding(i: Issue): ScanFinding {
+  const e = i.entry;
+  return {
+    id: i.id,
+    rule_id: i.ruleId,
+    ...(e.category === undefined ? {} : { category: e.category }),
+    title: e.title,
+    severity: i.severity,
+    host: i.host.ip,
+    hostname: i.host.hostname,
+    ...(e.port === undefined ? {} : { port: e.port, protocol: e.protocol, service: e.service }),
+    description: e.description,
+    remediation: e.solution,
+    ...(e.cve === null ? {} : { references: { cve: [e.cve] } }),
+    cvss: e.cvss,
+  };
+}
+
+const hostInfo = (h: Host): HostInfo => ({ ip: h.ip, hostname: h.hostname, os_guess: h.os });
+
 function* generateSessions(opts: GenerateOptions, starts: number[], counts: BySeverity[]): Generator<GeneratedSession> {
   const rng = new Random(opts.seed);
   const hosts = makeHosts(opts.target, Math.ceil(Math.max(...counts.map(total)) / 3), rng);
+  const hostInfos = hosts.map(hostInfo);
   // Every (catalog entry, host) pair once, in random order per severity.
   const pairs = Object.fromEntries(
     SEVERITIES.map((s) => [s, rng.shuffle(CATALOG[s].flatMap((entry) => hosts.map((host) => ({ entry, host }))))]),
   ) as Record<Severity, { entry: CatalogEntry; host: Host }[]>;
   let issueCount = 0;
-  const titles = new Set<string>();
-  const newIssue = (severity: Severity, sessionId: string, at: string): Issue => {
+  const newIssue = (severity: Severity, since: number): Issue => {
     const num = ++issueCount;
     const id = `f-${String(num).padStart(3, '0')}`;
-    const pair = pairs[severity].pop() ?? { entry: rng.pick(CATALOG[severity]), host: rng.pick(hosts) };
-    let title = `${pair.entry.title} on ${pair.host.ip}${pair.entry.port === undefined ? '' : `:${pair.entry.port}`}`;
-    if (titles.has(title)) title += ` (${id})`;
-    titles.add(title);
+    const fresh = pairs[severity].pop();
+    const pair = fresh ?? { entry: rng.pick(CATALOG[severity]), host: rng.pick(hosts) };
+    const ruleId = fresh ? pair.entry.rule_id : `${pair.entry.rule_id}.${id}`;
+    const fingerprint = findingFingerprint({
+      rule_id: ruleId,
+      host: pair.host.ip,
+      port: pair.entry.port,
+      protocol: pair.entry.protocol,
+    });
     return {
       num,
       id,
       severity,
       entry: pair.entry,
       host: pair.host,
-      title,
-      firstSeen: sessionId,
-      status: 'new',
-      priorStatus: null,
-      statusChanged: at,
-      note: '',
+      ruleId,
+      fingerprint,
+      since,
+      decided: null,
       exception: null,
     };
   };
 
   let present: Issue[] = [];
-  let previousId: string | null = null;
+  let previousEnd: number | null = null;
   for (let k = 0; k < starts.length; k++) {
     const start = starts[k]!;
-    const sessionId = sessionIdOf(start);
     const durationS = rng.int(8 * 60, 45 * 60);
     const finishedMs = start + durationS * 1000;
     const finished = iso(finishedMs);
     const target = counts[k]!;
 
+    // Between the scans the consultant works on what the previous one found: a quarter of the
+    // new items and some of the others get assigned; accepted risks are deferred.
+    const decisions: Decision[] = [];
+    for (const i of present) {
+      if (i.exception) i.decided = 'deferred';
+      else if (i.decided === null && rng.chance(i.since === k - 1 ? 0.25 : 0.15)) i.decided = 'in_progress';
+      if (i.decided === 'deferred')
+        decisions.push({ fingerprint: i.fingerprint, status: 'deferred', note: 'Risk accepted' });
+      else if (i.decided === 'in_progress')
+        decisions.push({ fingerprint: i.fingerprint, status: 'in_progress', note: 'Assigned for remediation' });
+    }
+
     // Which findings of the previous session stay, which are resolved, which are new.
     const kept: Issue[] = [];
-    const resolved: { issue: Issue; lastStatus: RemediationStatus }[] = [];
     const added: Issue[] = [];
     for (const s of SEVERITIES) {
       const mine = present.filter((i) => i.severity === s);
@@ -345,31 +377,16 @@ function* generateSessions(opts: GenerateOptions, starts: number[], counts: BySe
       // Accepted risks are the last to go away.
       const order = [...rng.shuffle(mine.filter((i) => !i.exception)), ...rng.shuffle(mine.filter((i) => i.exception))];
       const gone = new Set(order.slice(0, remove));
-      for (const i of mine) gone.has(i) ? resolved.push({ issue: i, lastStatus: i.status }) : kept.push(i);
+      for (const i of mine) if (!gone.has(i)) kept.push(i);
       const add = Math.max(0, t - p) + churn;
-      for (let n = 0; n < add; n++) added.push(newIssue(s, sessionId, finished));
-    }
-
-    // Status of the findings seen before (SPEC remediation statuses; auto-detection sets new/persistent).
-    for (const i of kept) {
-      const before = i.status;
-      let next: RemediationStatus;
-      if (i.exception) next = 'deferred';
-      else if (before === 'new') next = rng.chance(0.25) ? 'in_progress' : 'persistent';
-      else if (before === 'persistent') next = rng.chance(0.15) ? 'in_progress' : 'persistent';
-      else if (before === 'in_progress') next = 'in_progress';
-      else next = 'persistent';
-      i.priorStatus = before;
-      if (next !== before) i.statusChanged = finished;
-      i.status = next;
-      i.note = next === 'in_progress' ? 'Assigned for remediation' : i.note;
+      for (let n = 0; n < add; n++) added.push(newIssue(s, k));
     }
     present = [...kept, ...added].sort(byReportOrder);
 
     // Accepted risk exceptions: the ones still present stay (renewed when past expiry), more are marked up to --with-exceptions.
     const wanted = Math.min(opts.exceptions, present.length);
     for (const i of present) {
-      if (i.exception && ymd(start) > i.exception.expiry)
+      if (i.exception && ymd(finishedMs) > i.exception.expiry)
         i.exception = { ...i.exception, approvedAt: finished, expiry: ymd(finishedMs + EXCEPTION_DAYS * DAY_MS) };
     }
     const have = present.filter((i) => i.exception).length;
@@ -380,20 +397,37 @@ function* generateSessions(opts: GenerateOptions, starts: number[], counts: BySe
         approvedAt: finished,
         expiry: ymd(finishedMs + EXCEPTION_DAYS * DAY_MS),
       };
-      i.status = 'deferred';
-      i.statusChanged = finished;
-      i.note = 'Risk accepted';
     }
+    const exceptions: ExceptionRule[] = present.flatMap((i) =>
+      i.exception
+        ? [
+            {
+              fingerprint: i.fingerprint,
+              title: null,
+              host: null,
+              reason: i.exception.reason,
+              approver: i.exception.approver,
+              approved_at: i.exception.approvedAt,
+              expiry: i.exception.expiry,
+            },
+          ]
+        : [],
+    );
 
-    const doc = sessionDocument({ opts, k, sessionId, start, finishedMs, hosts, present, resolved, added });
     yield {
-      sessionId,
-      doc,
-      log: pipelineLog({ opts, k, sessionId, start, finishedMs, hosts, present, resolved, added, previousId }),
+      sessionId: sessionIdOf(start),
+      sequence: k + 1,
+      startedAt: new Date(start),
+      finishedAt: new Date(finishedMs),
+      findings: present.map(finding),
+      hosts: hostInfos,
+      exceptions,
+      decisions,
+      decidedAt: previousEnd === null ? null : new Date(Math.round((previousEnd + start) / 2000) * 1000),
       riskScore: riskScore(countsOf(present)),
       totalFindings: present.length,
     };
-    previousId = sessionId;
+    previousEnd = finishedMs;
   }
 }
 
@@ -401,218 +435,4 @@ function countsOf(issues: readonly Issue[]): BySeverity {
   const out = emptyCounts();
   for (const i of issues) out[i.severity]++;
   return out;
-}
-
-// ---- the session document ------------------------------------------------------------------
-
-interface SessionState {
-  opts: GenerateOptions;
-  k: number;
-  sessionId: string;
-  start: number;
-  finishedMs: number;
-  hosts: Host[];
-  present: Issue[];
-  resolved: { issue: Issue; lastStatus: RemediationStatus }[];
-  added: Issue[];
-}
-
-function remediationEntry(i: Issue): Record<string, unknown> {
-  return {
-    title: i.title,
-    severity: i.severity,
-    finding_id: i.id,
-    host: i.host.ip,
-    status: i.status,
-    status_changed: i.statusChanged,
-    note: i.note,
-    first_seen: i.firstSeen,
-    prior_status: i.priorStatus,
-    exception_status: i.exception ? 'accepted' : null,
-    exception_reason: i.exception?.reason ?? null,
-    exception_approver: i.exception?.approver ?? null,
-    exception_approved_at: i.exception?.approvedAt ?? null,
-    exception_expiry: i.exception?.expiry ?? null,
-    exception_expired: false,
-  };
-}
-
-function finding(i: Issue): Record<string, unknown> {
-  const e = i.entry;
-  return {
-    id: i.id,
-    title: e.title,
-    severity: i.severity,
-    host: i.host.ip,
-    hostname: i.host.hostname,
-    ...(e.port === undefined ? {} : { port: e.port, protocol: e.protocol, service: e.service }),
-    cvss: e.cvss,
-    cve: e.cve,
-    description: e.description,
-    solution: e.solution,
-  };
-}
-
-/** compliance[] entries, framework by framework in catalog order, and their summary (the protocol's rule). */
-function compliance(present: readonly Issue[]) {
-  const entries: { framework: string; control_id: string; control_name: string; finding_ids: string[] }[] = [];
-  for (const key of Object.keys(FRAMEWORKS) as FrameworkKey[]) {
-    const controls = new Map<string, string[]>();
-    for (const i of present) {
-      const control = i.entry.controls?.[key];
-      if (control === undefined) continue;
-      const ids = controls.get(control);
-      if (ids) ids.push(i.id);
-      else controls.set(control, [i.id]);
-    }
-    for (const [control, ids] of controls)
-      entries.push({
-        framework: FRAMEWORKS[key],
-        control_id: control,
-        control_name: CONTROL_NAMES[key][control] ?? control,
-        finding_ids: ids,
-      });
-  }
-  return { entries, summary: complianceSummaryOf(entries) };
-}
-
-function topology(hosts: readonly Host[], present: readonly Issue[]) {
-  const nodes = hosts.map((h) => {
-    const mine = present.filter((i) => i.host === h);
-    const risk = riskScore(countsOf(mine));
-    const ports = new Set(mine.map((i) => i.entry.port).filter((p) => p !== undefined));
-    return {
-      ip: h.ip,
-      hostname: h.hostname,
-      os_guess: h.os,
-      port_count: ports.size,
-      risk_score: risk,
-      risk_grade: riskGrade(risk),
-      subnet: h.subnet,
-    };
-  });
-  const links: { source_ip: string; target_ip: string; type: 'subnet' }[] = [];
-  for (let n = 1; n < nodes.length; n++) {
-    if (nodes[n]!.subnet === nodes[n - 1]!.subnet)
-      links.push({ source_ip: nodes[n - 1]!.ip, target_ip: nodes[n]!.ip, type: 'subnet' });
-  }
-  const subnets = [...new Set(nodes.map((n) => n.subnet))].map((prefix) => {
-    const members = nodes.filter((n) => n.subnet === prefix);
-    const avg = members.reduce((a, n) => a + n.risk_score, 0) / members.length;
-    return { prefix, host_count: members.length, avg_risk: Math.round(avg * 10) / 10 };
-  });
-  return { nodes, links, subnets };
-}
-
-function sessionDocument(st: SessionState): Record<string, unknown> {
-  const { opts, k, sessionId, start, finishedMs, hosts, present, resolved, added } = st;
-  // Every present issue has an active exception or none (expired ones are renewed above).
-  const scores = dualScore(countsOf(present), countsOf(present.filter((i) => i.exception)));
-  const risk = scores.risk_score;
-  const operational = scores.risk_score_operational;
-  const resolvedIssues = resolved.map((r) => r.issue).sort(byReportOrder);
-  const lastStatus = new Map(resolved.map((r) => [r.issue, r.lastStatus]));
-  const remediation = present.map(remediationEntry);
-  const remediationResolved = resolvedIssues.map((i) => ({
-    ...remediationEntry({ ...i, exception: null, note: '' }),
-    status: 'resolved',
-    status_changed: iso(finishedMs),
-    prior_status: lastStatus.get(i) ?? null,
-  }));
-  const { entries: complianceEntries, summary: complianceSummary } = compliance(present);
-  const topo = topology(hosts, present);
-  const finished = iso(finishedMs);
-  const evaluatedAt = iso(finishedMs + 2000);
-  const newCriticalHigh = added.filter((i) => i.severity === 'critical' || i.severity === 'high').length;
-  const alerts = [
-    ...(risk >= ALERT_RISK_THRESHOLD
-      ? [
-          {
-            type: 'risk_threshold',
-            timestamp: evaluatedAt,
-            message: `Risk score ${risk} >= threshold ${ALERT_RISK_THRESHOLD}`,
-            channels_notified: [],
-          },
-        ]
-      : []),
-    ...(newCriticalHigh > 0
-      ? [
-          {
-            type: 'new_critical',
-            timestamp: evaluatedAt,
-            message: `${newCriticalHigh} new critical/high finding${newCriticalHigh === 1 ? '' : 's'}`,
-            channels_notified: [],
-          },
-        ]
-      : []),
-    {
-      type: 'scan_complete',
-      timestamp: evaluatedAt,
-      message: `Scan complete: ${present.length} findings, risk ${risk} (${riskGrade(risk)})`,
-      channels_notified: [],
-    },
-  ];
-  return {
-    metadata: {
-      session_id: sessionId,
-      target: opts.target,
-      ...(opts.clientId === undefined ? {} : { client_id: opts.clientId }),
-      tool_version: TOOL_VERSION,
-      scan_profile: 'synthetic',
-      started_at: iso(start),
-      finished_at: finished,
-      has_exec_summary: false,
-      has_topology: topo.nodes.length > 0,
-      remediation_summary: remediationSummaryOf(remediation, remediationResolved),
-      exception_summary: { ...exceptionCountsOf(remediation), score_delta: scores.exception_impact.score_delta },
-      risk_score_operational: operational,
-      risk_grade_operational: scores.risk_grade_operational,
-      compliance_summary: complianceSummary,
-      synthetic: { generator: GENERATOR, seed: opts.seed, trend: opts.trend, sequence: k + 1, sessions: opts.sessions },
-    },
-    summary: {
-      risk_score: risk,
-      risk_grade: scores.risk_grade,
-      total_findings: present.length,
-      total_hosts: hosts.length,
-      severity_counts: countsOf(present),
-      risk_score_operational: operational,
-      risk_grade_operational: scores.risk_grade_operational,
-      exception_impact: scores.exception_impact,
-    },
-    findings: present.map(finding),
-    remediation,
-    remediation_resolved: remediationResolved,
-    compliance: complianceEntries,
-    topology: topo,
-    alerts_summary: {
-      evaluated_at: evaluatedAt,
-      total_triggered: alerts.length,
-      alerts_triggered: alerts,
-      config: { risk_threshold: ALERT_RISK_THRESHOLD, on_new_critical: true, on_scan_complete: true, channels: [] },
-    },
-  };
-}
-
-function pipelineLog(st: SessionState & { previousId: string | null }): string {
-  const { opts, sessionId, start, finishedMs, hosts, present, resolved, added, previousId } = st;
-  const counts = countsOf(present);
-  const risk = riskScore(counts);
-  const span = finishedMs - start;
-  const at = (f: number) => `[${iso(start + Math.round((span * f) / 1000) * 1000)}]`;
-  const excepted = present.filter((i) => i.exception).length;
-  const ports = new Set(present.filter((i) => i.entry.port !== undefined).map((i) => `${i.host.ip}:${i.entry.port}`))
-    .size;
-  const minutes = Math.floor(span / 60_000);
-  const seconds = Math.round((span % 60_000) / 1000);
-  return [
-    `${at(0)} svc ${TOOL_VERSION} pipeline started: session ${sessionId}, target ${opts.target}, profile synthetic`,
-    `${at(0.1)} discovery: ${hosts.length} host${hosts.length === 1 ? '' : 's'} up`,
-    `${at(0.35)} port scan: ${ports} open port${ports === 1 ? '' : 's'} with findings`,
-    `${at(0.8)} vulnerability checks: ${present.length} findings (${SEVERITIES.map((s) => `${s} ${counts[s]}`).join(', ')})`,
-    `${at(0.9)} remediation tracking: ${added.length} new, ${present.length - added.length} carried over, ${resolved.length} resolved since ${previousId ?? 'no previous session'}`,
-    `${at(0.95)} risk score ${risk} (${riskGrade(risk)}); ${excepted} accepted exception${excepted === 1 ? '' : 's'}`,
-    `${at(1)} pipeline complete in ${minutes}m ${pad2(seconds)}s (synthetic session from ${GENERATOR}, seed ${opts.seed})`,
-    '',
-  ].join('\n');
 }

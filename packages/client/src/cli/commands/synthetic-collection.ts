@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { Command } from 'commander';
 import { planCollection, type GenerateOptions } from '../../synthetic/generate.ts';
 import {
@@ -60,24 +60,11 @@ function optionsOf(opts: SyntheticOpts, ctx: CliContext): GenerateOptions {
   };
 }
 
-function writeSession(dir: string, json: string, log: string): void {
-  try {
-    fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, 'session_results.json'), json);
-    fs.writeFileSync(path.join(dir, 'pipeline.log'), log);
-  } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    throw new CliError(
-      `cannot write session ${dir}: ${e.code ?? ''}${e.code ? ' ' : ''}${e.message.replace(/^\w+: /, '')}`,
-    );
-  }
-}
-
 export default function register(program: Command, ctx: CliContext): void {
   const cmd = program
     .command('synthetic-collection')
     .description(
-      'generate synthetic scan sessions (session_results.json + pipeline.log per session directory) for demos and tests',
+      'generate synthetic scan sessions through the scanner pipeline (session_results.json, pipeline.log, report and executive summary per session directory) for demos and tests',
     )
     .option('--target <string>', 'scanned target written into every session, e.g. 10.20.0.0/24 (required)')
     .option('--sessions <N>', `number of sessions, 1 to ${MAX_SESSIONS}`, '1')
@@ -85,7 +72,11 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('--mix <spec>', 'percent of findings per severity, adding up to 100', DEFAULT_MIX)
     .option('--interval <duration>', 'time between sessions: a number and s, m, h, d or w (30m, 12h, 7d, 2w)', '7d')
     .option('--trend <trend>', `how findings and risk develop over the sessions: ${TRENDS.join('|')}`, 'stable')
-    .option('--with-exceptions <N>', 'findings per session marked as accepted risk exceptions (status deferred)', '0')
+    .option(
+      '--with-exceptions <N>',
+      'findings per session accepted as risk exceptions (exceptions file; deferred from the next session on)',
+      '0',
+    )
     .option(
       '--seed <N>',
       `seed 0 to ${MAX_SEED}: the same seed and options give byte-identical sessions (the newest session then starts 2025-01-06T02:00:00Z instead of an hour ago)`,
@@ -99,7 +90,7 @@ export default function register(program: Command, ctx: CliContext): void {
       '(a summary goes to stderr), or with --json only the JSON array. Exit 0 done; 1 a write failed; 2 usage.\n' +
       'docs/cli/synthetic_collection.md describes the generated files.',
   );
-  cmd.action((opts: SyntheticOpts) => {
+  cmd.action(async (opts: SyntheticOpts) => {
     const out = new Output(ctx.streams);
     let options: GenerateOptions;
     let collection: ReturnType<typeof planCollection>;
@@ -111,17 +102,28 @@ export default function register(program: Command, ctx: CliContext): void {
       throw err;
     }
     for (const w of collection.warnings) out.warn(w);
+    // The pipeline and the renderers load only when sessions are really produced.
+    const { produceCollection, SessionWriteError } = await import('../../synthetic/chain.ts');
+    const { progressBar } = await import('../progress.ts');
     const root = path.resolve(opts.output);
-    const created: string[] = [];
-    const risks: number[] = [];
-    const totals: number[] = [];
-    for (const session of collection.sessions) {
-      const dir = path.join(root, session.sessionId);
-      writeSession(dir, `${JSON.stringify(session.doc, null, 2)}\n`, session.log);
-      created.push(dir);
-      risks.push(session.riskScore);
-      totals.push(session.totalFindings);
+    const progress = progressBar(ctx.streams.stderr, options.sessions);
+    let written: Awaited<ReturnType<typeof produceCollection>>;
+    try {
+      written = await produceCollection(options, collection.sessions, {
+        root,
+        // Seeded runs log every stage as 0 ms so the files stay byte-identical.
+        clock: options.seeded ? () => 0 : () => performance.now(),
+        onSession: () => progress.tick(),
+      });
+    } catch (err) {
+      if (err instanceof SessionWriteError) throw new CliError(err.message);
+      throw err;
+    } finally {
+      progress.stop();
     }
+    const created = written.map((w) => w.path);
+    const risks = written.map((w) => w.risk_score);
+    const totals = written.map((w) => w.total_findings);
     if (opts.json) return out.json(created);
     for (const dir of created) out.print(dir);
     const series = (xs: number[]) => (xs.length <= 12 ? xs.join(' → ') : `${xs[0]} → … → ${xs[xs.length - 1]}`);
