@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { alertSettingsFrom } from '../src/alerts/settings.ts';
 import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
 import type { ScanFinding } from '../src/pipeline/types.ts';
-import { defaultBranding } from '../src/session-dir/branding.ts';
+import { defaultBranding } from '../src/report/branding.ts';
 import { historyOf, listSessionIds, trendPointOf } from '../src/session-dir/history.ts';
 import { isSessionId, sessionIdOf } from '../src/session-dir/id.ts';
 import { execSummaryFileName, reportFileName, reportNameOf, slugName } from '../src/session-dir/names.ts';

@@ -9,8 +9,7 @@ import { runCli, tool } from './helpers/cli.ts';
  * `--seed` output is a contract: demos and load tests rely on the same seed giving the same
  * files on every machine and in every release that does not mean to change them. Two digests
  * per case: the data (session_results.json and pipeline.log) and the HTML (report and executive
- * summary), so a change of the report's look re-pins only the second. They were re-recorded
- * when the generator started producing its sessions through the pipeline stages.
+ * summary), so a change of the report's look re-pins only the second.
  */
 
 const TOOL = tool('synthetic_collection.sh');
@@ -50,7 +49,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
       'one session of the defaults',
       ['--target', '192.168.1.0/24', '--seed', '1'],
       'd8b491da7b781f6c6447a951f7e9cfc6355c8196536a831ed4065199c4c5a53f',
-      '29702f0786d3a206c0bd1d1502d598cc5d62885dc58a2496690e921598c57fc5',
+      'f4da525f31f979d1f1f8258f1026044d84241c130d1d8702329d15f3efb36655',
     ],
     [
       'worsening, exceptions, client id',
@@ -69,7 +68,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
         '42',
       ],
       'fa1e72ab78edc004087c4844ce969bcadb01a221a7ae71ff25fffb69f9a3a52d',
-      'd4ea7d60b8613cdc6befd1d1ace02c1c107df82a5c8d2b1ebb162d7bf9b07baa',
+      'fa9495d28f57fcd846686f67fc0c441bd571da6dd69f0e2ad5f8581d3e125cff',
     ],
     [
       'improving over a week, another mix, many findings',
@@ -92,7 +91,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
         '7',
       ],
       '694ac5a348c5c528151e312a79e0b089e8a03469649a44afbd73f85e9323a634',
-      '274f7813fde583ca660c9e3f52b61d876db251493ce9a58f5e766101e9c6ccc8',
+      'dae2d3516d994f5aa3fc5bb093e97754166c92d0ae05c4ea08de5a17197dbbb6',
     ],
   ])('%s', async (_name, args, data, html) => {
     expect(await digestOf(args)).toStrictEqual({ data, html });

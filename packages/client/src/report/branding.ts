@@ -121,3 +121,8 @@ function logoFrom(
   }
   return { mime, base64: Buffer.from(bytes).toString('base64') };
 }
+
+/** SPEC's defaults, for runs that take no white-label settings (the synthetic collection). */
+export function defaultBranding(): Branding {
+  return { ...BRANDING_DEFAULTS, footerEmail: null, footerUrl: null, logo: null };
+}

@@ -3,7 +3,7 @@ import type { SessionFile } from '@svc/protocol';
 import { ALERT_DEFAULTS, type AlertSettings } from '../alerts/settings.ts';
 import { orcSettingsFrom } from '../pipeline/orc964.ts';
 import { runStages, type StagesInput } from '../pipeline/run-stages.ts';
-import { defaultBranding } from '../session-dir/branding.ts';
+import { defaultBranding } from '../report/branding.ts';
 import { trendPointOf } from '../session-dir/history.ts';
 import { produceSession, type ProducedSession } from '../session-dir/produce.ts';
 import {
