@@ -64,7 +64,7 @@ async function stored(id: string, file: string) {
 describe('svc upload: uploaded', () => {
   it('a session directory: all four parts stored; --json prints the portal answer', async () => {
     const s = await sessionDir();
-    const r = await runCli(SVC, ['upload', s.dir, '--json'], { env: env() });
+    const r = await runCli(SVC, ['upload', s.dir, '--json', '--no-benchmark'], { env: env() });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const body = JSON.parse(r.stdout);
@@ -97,13 +97,48 @@ describe('svc upload: uploaded', () => {
 
   it('text output: the session id and share URL', async () => {
     const s = await sessionDir();
-    const r = await runCli(SVC, ['upload', s.dir], { env: env() });
+    const r = await runCli(SVC, ['upload', s.dir, '--no-benchmark'], { env: env() });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
       new RegExp(`^Uploaded session ${s.id}\\nShare URL: http://portal\\.test/share/\\?token=[0-9a-f]{64}\\n$`),
     );
     expect(r.stderr).toBe('');
     expect(r.stdout + r.stderr).not.toContain(key);
+  });
+
+  it("a session directory at business tier: the portal's benchmark goes into the session, both reports are refreshed", async () => {
+    const s = await sessionDir();
+    const r = await runCli(SVC, ['upload', s.dir], { env: env() });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toBe(
+      'Benchmark written into the session; refreshed on the portal: report.html, exec_summary.html\n',
+    );
+    const doc = JSON.parse(await fs.readFile(path.join(s.dir, 'session_results.json'), 'utf8'));
+    const answer = await http(portal.url, 'GET', `/api/benchmark?session=${s.id}`, { headers: { 'x-api-key': key } });
+    expect(answer.status).toBe(200);
+    expect(doc.benchmark.sample_size).toBe(answer.body.sample_size);
+    expect(doc.benchmark.metrics.risk_score.label).toBe(answer.body.metrics.risk_score.label);
+    expect(doc.findings).toEqual(s.doc['findings']);
+    // The local files are the real report rendered again with its benchmark section, and the portal has them.
+    const local = await fs.readFile(path.join(s.dir, `report_${s.id}.html`), 'utf8');
+    expect(local).not.toBe(s.report);
+    expect(local).toContain(`Compared with ${answer.body.sample_size} sessions`);
+    expect((await stored(s.id, 'report.html')).text).toBe(local);
+    const exec = await fs.readFile(path.join(s.dir, `exec_summary_${s.id}.html`), 'utf8');
+    expect((await stored(s.id, 'exec_summary.html')).text).toBe(exec);
+    // The stored session file is the one uploaded: refresh replaces display files only.
+    expect((await stored(s.id, 'session_results.json')).body.benchmark).toBeUndefined();
+  });
+
+  it('below business the benchmark step warns and leaves the directory and the portal as uploaded', async () => {
+    const pro = await createLicense(portal, { tier: 'professional' });
+    const s = await sessionDir();
+    const r = await runCli(SVC, ['upload', s.dir], { env: { ...env(), SVC_API_KEY: pro.key } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('Skipping benchmark: it needs the business tier (this host: professional)');
+    expect(JSON.parse(await fs.readFile(path.join(s.dir, 'session_results.json'), 'utf8'))).toEqual(s.doc);
+    expect(await fs.readFile(path.join(s.dir, `report_${s.id}.html`), 'utf8')).toBe(s.report);
+    expect((await stored(s.id, 'report.html')).text).toBe(s.report);
   });
 
   it('session_results.json with explicit -l, -r and -e (any file names)', async () => {
@@ -129,7 +164,7 @@ describe('svc upload: uploaded', () => {
     const s = await sessionDir();
     const report = path.join(work, `${s.id}-override.html`);
     await fs.writeFile(report, '<html>override</html>');
-    const r = await runCli(SVC, ['upload', s.dir, '--report', report], { env: env() });
+    const r = await runCli(SVC, ['upload', s.dir, '--report', report, '--no-benchmark'], { env: env() });
     expect(r.code).toBe(0);
     expect((await stored(s.id, 'report.html')).text).toBe('<html>override</html>');
     expect((await stored(s.id, 'pipeline.log')).text).toBe(s.log);

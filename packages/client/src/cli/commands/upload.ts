@@ -1,11 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { licenseState } from '../../license/service.ts';
 import { createPortalClient } from '../../portal/client.ts';
 import { PortalError } from '../../portal/errors.ts';
 import type { UploadFiles } from '../../portal/requests.ts';
+import { attachBenchmark } from '../../upload/benchmark.ts';
+import { rendererFor } from '../../upload/render-again.ts';
 import type { CliContext } from '../context.ts';
-import { configOption, targetOf, targetOptions, type CommonOpts } from '../options.ts';
+import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
 import { CliError, Output, usageError } from '../output.ts';
 
 interface UploadOpts extends CommonOpts {
@@ -13,6 +16,7 @@ interface UploadOpts extends CommonOpts {
   report?: string;
   exec?: string;
   json?: boolean;
+  benchmark?: boolean;
 }
 
 /**
@@ -45,16 +49,18 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('-l, --log <file>', 'pipeline log')
     .option('-r, --report <file>', 'HTML report')
     .option('-e, --exec <file>', 'executive summary HTML')
-    .option('--json', "print the portal's answer as JSON");
+    .option('--json', "print the portal's answer as JSON")
+    .option('--no-benchmark', "of a session directory: skip fetching the portal's benchmark afterwards");
   configOption(cmd);
   targetOptions(cmd);
   cmd.addHelpText(
     'after',
-    '\nPrints the session id and share URL. Exit 0 uploaded; 1 refused or unreachable; 2 usage.',
+    "\nPrints the session id and share URL. After a session directory's upload (business tier and above), the\nportal's benchmark is written into its session_results.json, both reports are rendered again with it and\nreplaced on the portal (PUT /api/refresh); a failure there only warns. Exit 0 uploaded; 1 refused or\nunreachable; 2 usage.",
   );
   cmd.action(async (session: string, opts: UploadOpts) => {
     const out = new Output(ctx.streams);
-    const target = targetOf(opts, ctx);
+    const settings = settingsOf(opts, ctx);
+    const target = targetOf(opts, ctx, settings);
     let files: UploadFiles;
     const stat = fs.statSync(session, { throwIfNoEntry: false });
     if (stat === undefined) throw usageError(`No such file or directory: ${session}`);
@@ -75,12 +81,36 @@ export default function register(program: Command, ctx: CliContext): void {
       if (st === undefined) throw usageError(`No such file: ${f}`);
       if (!st.isFile()) throw usageError(`Not a file: ${f}`);
     }
-    let body: Awaited<ReturnType<ReturnType<typeof createPortalClient>['upload']>>;
+    const client = createPortalClient({ target });
+    let body: Awaited<ReturnType<typeof client.upload>>;
     try {
-      body = await createPortalClient({ target }).upload(files);
+      body = await client.upload(files);
     } catch (err) {
       if (err instanceof PortalError && err.kind === 'http') throw new CliError(`Upload refused: ${err.message}`);
       throw err;
+    }
+    // Only a plain session directory: reports given with -r/-e are not the directory's to re-render.
+    if (stat.isDirectory() && opts.benchmark !== false && opts.report === undefined && opts.exec === undefined) {
+      const warn = (m: string) => out.warn(m);
+      const { tier } = await licenseState({
+        settings,
+        home: ctx.home,
+        now: ctx.now,
+        warn,
+        timeoutS: target.timeoutS,
+        keyOverride: target.apiKey ?? undefined,
+        urlOverride: target.uploadUrl,
+      });
+      const step = await attachBenchmark({
+        client,
+        sessionDir: session,
+        sessionId: body.session_id,
+        tier,
+        render: rendererFor(session, settings, warn),
+        warn,
+      });
+      if (step.attached)
+        out.info(`Benchmark written into the session; refreshed on the portal: ${step.refreshed.join(', ') || 'none'}`);
     }
     if (opts.json) return out.json(body);
     out.print(`Uploaded session ${out.out.bold(body.session_id)}`);
