@@ -2,11 +2,10 @@ import { createColors } from 'picocolors';
 
 /**
  * Exit codes of every `svc` command and tool (README "Exit codes"):
- * 0 done; 1 the operation ran and failed (a check failed, the portal refused, a request
+ * 0 done (the default); 1 the operation ran and failed (a check failed, the portal refused, a request
  * failed); 2 usage or configuration error (bad option, missing required setting or file),
  * nothing was attempted.
  */
-export const EXIT_OK = 0;
 export const EXIT_FAILED = 1;
 export const EXIT_USAGE = 2;
 

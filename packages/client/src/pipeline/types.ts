@@ -1,10 +1,10 @@
 import type { Static } from '@sinclair/typebox';
-import type { Finding, RemediationEntry, RemediationStatus, SessionFile } from '@svc/protocol';
+import type { Finding, RemediationEntry, RemediationStatus } from '@svc/protocol';
 
 /** Types the pipeline stages share; the session file's own types are the protocol's. */
 
 export type Remediation = Static<typeof RemediationEntry>;
-export type { Finding, RemediationStatus, SessionFile };
+export type { Finding, RemediationStatus };
 
 /**
  * A finding as detection rules hand it to the stages: the protocol's model plus `category`,

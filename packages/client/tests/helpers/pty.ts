@@ -22,13 +22,6 @@ export interface PtySession {
   close(): Promise<void>;
 }
 
-export function tmuxAvailable(): Promise<boolean> {
-  return run('tmux', ['-V']).then(
-    () => true,
-    () => false,
-  );
-}
-
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export async function startPty(

@@ -53,12 +53,8 @@ export const UNAUTHORIZED_MESSAGE = 'Unauthorized';
 export const badRequest = (message: string) => new HttpError(400, message);
 /** The one plain 401 for JWT failures: identical whatever was wrong with the credential. */
 export const unauthorized = (message = UNAUTHORIZED_MESSAGE) => new HttpError(401, message);
-export const forbidden = (message: string) => new HttpError(403, message);
-export const notFound = (message: string) => new HttpError(404, message);
-export const conflict = (message: string) => new HttpError(409, message);
 export const tooManyRequests = (message: string, retryAfterSeconds: number) =>
   new HttpError(429, message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
-export const insufficientPermissions = (feature: string) => forbidden(`Insufficient permissions for ${feature}`);
 
 /** Fastify's own error codes mapped to messages a client can act on. */
 function describeFrameworkError(err: FastifyError): { status: number; message: string } | null {

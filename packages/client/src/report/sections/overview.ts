@@ -1,7 +1,7 @@
 import { SEVERITIES } from '@svc/protocol';
 import type { Facts } from '../facts.ts';
 import { type Html, html } from '../html.ts';
-import { gradeBadge, num, SEVERITY_LABELS, section, severityBadge, table, when } from './parts.ts';
+import { gradeBadge, num, section, severityBadge, table, when } from './parts.ts';
 
 export function scope(facts: Facts): Html {
   const row = (label: string, value: string | number | null) =>
@@ -47,5 +47,3 @@ export function severityBreakdown(facts: Facts): Html {
 export function overview(facts: Facts): Html {
   return section('risk', 'Overall risk', html`${scores(facts)}${severityBreakdown(facts)}`);
 }
-
-export { SEVERITY_LABELS };
