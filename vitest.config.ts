@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['packages/*/tests/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'bench/**/*.test.ts'],
+    include: ['packages/*/tests/**/*.test.ts', 'e2e/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'bench/**/*.test.ts'],
     globalSetup: ['packages/portal/tests/helpers/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
