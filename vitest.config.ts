@@ -1,8 +1,14 @@
+import os from 'node:os';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// The workers boot faster on Node's compile cache, the same one the processes the tests start
+// share (packages/client/tests/helpers/cli.ts); set here so that the forks inherit it.
+process.env['NODE_COMPILE_CACHE'] ??= path.join(os.tmpdir(), 'svc-test-node-compile-cache');
 
 export default defineConfig({
   test: {
-    include: ['packages/*/tests/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'bench/**/*.test.ts'],
+    include: ['packages/*/tests/**/*.test.ts', 'e2e/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'bench/**/*.test.ts'],
     globalSetup: ['packages/portal/tests/helpers/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

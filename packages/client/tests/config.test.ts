@@ -1,8 +1,6 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLicense } from '../../portal/tests/helpers/factories.ts';
-import { startTestPortal, type TestPortal } from '../../portal/tests/helpers/portal.ts';
 import { sessionDoc } from '../../portal/tests/helpers/upload.ts';
 import { ConfigError, readConfigFile, Settings } from '../src/config/settings.ts';
 import { runCli, SVC, tempHome } from './helpers/cli.ts';
@@ -239,33 +237,5 @@ describe('precedence through a real `svc upload -c` process', () => {
     expect(r.stderr).toBe(`error: Config file not found: ${missing}\n`);
     expect(r.stdout).toBe('');
     expect(hits()).toEqual([[], [], [], []]);
-  });
-});
-
-describe('a config file against the real portal', () => {
-  let portal: TestPortal;
-  beforeAll(async () => {
-    portal = await startTestPortal();
-  });
-  afterAll(async () => {
-    await portal?.close();
-  });
-
-  it("svc upload -c with URL and key from the file only: uploaded under the key's client", async () => {
-    const { key, record } = await createLicense(portal, { tier: 'professional' });
-    const doc = sessionDoc('session-minimal.json');
-    const sessionFile = await file('real-session.json', JSON.stringify(doc));
-    const c = await file(
-      'real.conf',
-      `# real portal\r\nexport CONSULTATION_API_URL='${portal.url}/api/upload'\r\nSVC_API_KEY="${key}" # issued to ${record.client_id}\r\n`,
-    );
-    const r = await runCli(SVC, ['upload', sessionFile, '-c', c, '--json'], {
-      env: { CONSULTATION_API_URL: 'http://127.0.0.1:9/api/upload', SVC_API_KEY: 'wrong' },
-    });
-    expect(r.code).toBe(0);
-    const body = JSON.parse(r.stdout);
-    expect(body).toMatchObject({ success: true, session_id: doc['metadata']['session_id'] });
-    expect(body.share_token).toMatch(/^[0-9a-f]{64}$/);
-    expect(r.stdout + r.stderr).not.toContain(key);
   });
 });

@@ -15,7 +15,7 @@ export interface CliResult {
 }
 
 export interface RunOptions {
-  /** Added to a minimal environment (PATH, HOME, LANG); `undefined` removes a variable. */
+  /** Added to a minimal environment (PATH, HOME, LANG, NODE_COMPILE_CACHE); `undefined` removes a variable. */
   env?: Record<string, string | undefined>;
   /** HOME of the run (~/.svc lives there); a fresh temp dir when omitted. */
   home?: string;
@@ -24,6 +24,12 @@ export interface RunOptions {
   cwd?: string;
   timeoutMs?: number;
 }
+
+/**
+ * Node's compile cache, shared by every process the tests start: the CLI runs its TypeScript
+ * sources directly, and a cached boot takes about a third less time. It changes no output.
+ */
+export const NODE_COMPILE_CACHE = path.join(os.tmpdir(), 'svc-test-node-compile-cache');
 
 /** A fresh, empty HOME directory. */
 export async function tempHome(): Promise<string> {
@@ -38,7 +44,12 @@ export async function tempHome(): Promise<string> {
 export async function runCli(executable: string, args: string[], opts: RunOptions = {}): Promise<CliResult> {
   const ownHome = opts.home === undefined ? await tempHome() : null;
   const home = opts.home ?? (ownHome as string);
-  const env: Record<string, string> = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' };
+  const env: Record<string, string> = {
+    PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+    HOME: home,
+    LANG: 'C.UTF-8',
+    NODE_COMPILE_CACHE,
+  };
   for (const [k, v] of Object.entries(opts.env ?? {})) {
     if (v === undefined) delete env[k];
     else env[k] = v;

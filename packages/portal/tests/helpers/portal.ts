@@ -19,14 +19,17 @@ export const LEGACY_KEY = 'legacy-shared-key-for-tests-0123456789';
  */
 export const KEY_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
 
-/** A fresh database on the shared test cluster; returns its URL. */
-export async function createTestDatabase(): Promise<string> {
+/**
+ * A fresh database on the shared test cluster; returns its URL. Empty by default; `migrated`
+ * copies the schema at its latest migration (what a portal's first start would create).
+ */
+export async function createTestDatabase(opts: { migrated?: boolean } = {}): Promise<string> {
   const adminUrl = inject('pgAdminUrl');
   const name = `t_${randomBytes(6).toString('hex')}`;
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE ${name}`);
+    await client.query(`CREATE DATABASE ${name}${opts.migrated ? ` TEMPLATE ${inject('pgMigratedTemplate')}` : ''}`);
   } finally {
     await client.end();
   }
@@ -54,7 +57,7 @@ export interface TestPortalOptions {
 
 /** The real portal, in process, on a real database, listening on 127.0.0.1 on a free port. */
 export async function startTestPortal(opts: TestPortalOptions = {}): Promise<TestPortal> {
-  const databaseUrl = opts.databaseUrl ?? (await createTestDatabase());
+  const databaseUrl = opts.databaseUrl ?? (await createTestDatabase({ migrated: true }));
   const dataDir = opts.env?.['SVC_DATA_DIR'] ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'svc-test-data-')));
   const config = loadConfig({
     SVC_DATA_DIR: dataDir,

@@ -61,9 +61,12 @@ export async function makeDataDir(prefix = 'svc-proc-'): Promise<string> {
   return dir;
 }
 
+/** Node's compile cache for the portal processes: a cached boot of the TypeScript sources is about a third faster. */
+const NODE_COMPILE_CACHE = path.join(os.tmpdir(), 'svc-test-node-compile-cache');
+
 /** A minimal, explicit environment: nothing from the developer's shell (SVC_*, DATABASE_URL) leaks in. */
 function baseEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { NODE_COMPILE_CACHE };
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ']) {
     const v = process.env[name];
     if (v !== undefined) env[name] = v;

@@ -2,24 +2,24 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../../portal/tests/helpers/factories.ts';
-import { startTestPortal, type TestPortal } from '../../portal/tests/helpers/portal.ts';
-import { sessionDoc } from '../../portal/tests/helpers/upload.ts';
-import { createPortalClient } from '../src/portal/client.ts';
-import { PortalError } from '../src/portal/errors.ts';
+import type { TestPortal } from '../packages/portal/tests/helpers/portal.ts';
+import { sessionDoc } from '../packages/portal/tests/helpers/upload.ts';
+import { createPortalClient } from '../packages/client/src/portal/client.ts';
+import { PortalError } from '../packages/client/src/portal/errors.ts';
+import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /** The typed client against the real portal: its answers pass the protocol's schemas. */
 let portal: TestPortal;
 let key: string;
 let work: string;
 
+const fixture = usePortalWithKey({ tier: 'business' });
+
 beforeAll(async () => {
-  portal = await startTestPortal();
-  key = (await createLicense(portal, { tier: 'business' })).key;
+  ({ portal, key } = fixture);
   work = await fs.mkdtemp(path.join(os.tmpdir(), 'portal-client-real-'));
 });
 afterAll(async () => {
-  await portal?.close();
   await fs.rm(work, { recursive: true, force: true });
 });
 

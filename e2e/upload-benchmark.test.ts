@@ -3,31 +3,28 @@ import os from 'node:os';
 import path from 'node:path';
 import type { SessionFile } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../../portal/tests/helpers/factories.ts';
-import { startTestPortal, type TestPortal } from '../../portal/tests/helpers/portal.ts';
-import { sessionDoc } from '../../portal/tests/helpers/upload.ts';
-import { createPortalClient, type PortalClient } from '../src/portal/client.ts';
-import { attachBenchmark } from '../src/upload/benchmark.ts';
+import { createLicense } from '../packages/portal/tests/helpers/factories.ts';
+import { sessionDoc } from '../packages/portal/tests/helpers/upload.ts';
+import { createPortalClient, type PortalClient } from '../packages/client/src/portal/client.ts';
+import { attachBenchmark } from '../packages/client/src/upload/benchmark.ts';
+import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /** After an upload: the benchmark block goes into the session file and the display files are refreshed. */
-let portal: TestPortal;
+const fixture = usePortalWithKey({ tier: 'business' });
 let work: string;
 let n = 0;
 
 beforeAll(async () => {
-  portal = await startTestPortal();
   work = await fs.mkdtemp(path.join(os.tmpdir(), 'upload-benchmark-'));
 });
 afterAll(async () => {
-  await portal?.close();
   await fs.rm(work, { recursive: true, force: true });
 });
 
+/** The fixture's business key, or a new key of another tier on the same portal. */
 async function clientFor(tier: 'business' | 'professional'): Promise<PortalClient> {
-  const { key } = await createLicense(portal, { tier });
-  return createPortalClient({
-    target: { uploadUrl: `${portal.url}/api/upload`, apiKey: key, jwt: null, timeoutS: 30 },
-  });
+  const key = tier === 'business' ? fixture.key : (await createLicense(fixture.portal, { tier })).key;
+  return createPortalClient({ target: { uploadUrl: fixture.uploadUrl, apiKey: key, jwt: null, timeoutS: 30 } });
 }
 
 /** A session directory as the scanner writes it, uploaded; returns its path and the portal's id. */

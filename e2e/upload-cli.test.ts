@@ -1,12 +1,13 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, licenseAction } from '../../portal/tests/helpers/factories.ts';
-import { http, withToken } from '../../portal/tests/helpers/http.ts';
-import { startTestPortal, type TestPortal } from '../../portal/tests/helpers/portal.ts';
-import { sessionDoc, type Doc } from '../../portal/tests/helpers/upload.ts';
-import { runCli, SVC, tempHome } from './helpers/cli.ts';
-import { closedPortUrl } from './license-fake-portal.ts';
+import { createLicense, licenseAction } from '../packages/portal/tests/helpers/factories.ts';
+import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
+import type { TestPortal } from '../packages/portal/tests/helpers/portal.ts';
+import { sessionDoc, type Doc } from '../packages/portal/tests/helpers/upload.ts';
+import { runCli, SVC, tempHome } from '../packages/client/tests/helpers/cli.ts';
+import { closedPortUrl } from '../packages/client/tests/license-fake-portal.ts';
+import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /** `svc upload` as a real process against the real portal (SPEC "POST /api/upload", "Session file names"). */
 
@@ -15,15 +16,13 @@ let key: string;
 let clientId: string;
 let work: string;
 
+const fixture = usePortalWithKey({ tier: 'business' });
+
 beforeAll(async () => {
-  portal = await startTestPortal();
-  const lic = await createLicense(portal, { tier: 'business' });
-  key = lic.key;
-  clientId = lic.record.client_id;
+  ({ portal, key, clientId } = fixture);
   work = await tempHome();
 });
 afterAll(async () => {
-  await portal?.close();
   await fs.rm(work, { recursive: true, force: true });
 });
 

@@ -1,11 +1,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLicense, licenseAction } from '../../portal/tests/helpers/factories.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../portal/tests/helpers/portal.ts';
-import { keyFingerprint } from '../src/license/format.ts';
-import { runCli, SVC, tempHome, type CliResult } from './helpers/cli.ts';
-import { startFakePortal, type FakePortal } from './license-fake-portal.ts';
+import { createLicense, licenseAction } from '../packages/portal/tests/helpers/factories.ts';
+import { LEGACY_KEY, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
+import { keyFingerprint } from '../packages/client/src/license/format.ts';
+import { runCli, SVC, tempHome, type CliResult } from '../packages/client/tests/helpers/cli.ts';
+import { startFakePortal, type FakePortal } from '../packages/client/tests/license-fake-portal.ts';
+import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
  * `svc license status` as a real process (SPEC "Client license tier resolution" 1-4): what it
@@ -15,13 +16,14 @@ import { startFakePortal, type FakePortal } from './license-fake-portal.ts';
 let portal: TestPortal;
 let fake: FakePortal;
 
+const fixture = usePortalWithKey();
+
 beforeAll(async () => {
-  portal = await startTestPortal();
+  portal = fixture.portal;
   fake = await startFakePortal(portal.url);
 });
 afterAll(async () => {
   await fake?.close();
-  await portal?.close();
 });
 beforeEach(() => {
   fake.mode = 'proxy';

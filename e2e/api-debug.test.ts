@@ -6,10 +6,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, withToken } from '../../portal/tests/helpers/http.ts';
-import { startTestPortal, type TestPortal } from '../../portal/tests/helpers/portal.ts';
-import { createLicense } from '../../portal/tests/helpers/factories.ts';
-import { REPO, runCli, tool, writeConfig, type CliResult, type RunOptions } from './helpers/cli.ts';
+import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
+import type { TestPortal } from '../packages/portal/tests/helpers/portal.ts';
+import {
+  REPO,
+  runCli,
+  tool,
+  writeConfig,
+  type CliResult,
+  type RunOptions,
+} from '../packages/client/tests/helpers/cli.ts';
+import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 // tools/api_debug.sh (`svc api-debug`) run as a process against the real portal.
 
@@ -50,15 +57,15 @@ async function runCurl(curl: string, realKey: string): Promise<number> {
   return Number(stdout.trim());
 }
 
+const fixture = usePortalWithKey({ tier: 'business' });
+
 beforeAll(async () => {
-  portal = await startTestPortal();
-  key = (await createLicense(portal, { tier: 'business' })).key;
+  ({ portal, key } = fixture);
   admin = await portal.adminToken();
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-api-debug-'));
 });
 
 afterAll(async () => {
-  await portal?.close();
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
 

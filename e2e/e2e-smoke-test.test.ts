@@ -4,11 +4,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, type LicenseFixture } from '../../portal/tests/helpers/factories.ts';
-import { http as portalHttp, withToken } from '../../portal/tests/helpers/http.ts';
-import { startTestPortal, type TestPortal } from '../../portal/tests/helpers/portal.ts';
-import { CHECK_NAMES } from '../src/smoke/checks.ts';
-import { runCli, tool, writeConfig } from './helpers/cli.ts';
+import { createLicense, type LicenseFixture } from '../packages/portal/tests/helpers/factories.ts';
+import { http as portalHttp, withToken } from '../packages/portal/tests/helpers/http.ts';
+import type { TestPortal } from '../packages/portal/tests/helpers/portal.ts';
+import { CHECK_NAMES } from '../packages/client/src/smoke/checks.ts';
+import { runCli, tool, writeConfig } from '../packages/client/tests/helpers/cli.ts';
+import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 // tools/e2e_smoke_test.sh as a real process against the real portal (in process, real
 // PostgreSQL), behind a proxy that hides an endpoint, and against servers that refuse or
@@ -23,15 +24,16 @@ let business: LicenseFixture;
 let dir: string;
 const servers: (http.Server | net.Server)[] = [];
 
+const fixture = usePortalWithKey({ tier: 'business' });
+
 beforeAll(async () => {
-  portal = await startTestPortal();
-  business = await createLicense(portal, { tier: 'business' });
+  portal = fixture.portal;
+  business = { key: fixture.key, record: fixture.license };
   dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-smoke-test-'));
 });
 
 afterAll(async () => {
   for (const s of servers) await new Promise((resolve) => s.close(resolve));
-  await portal?.close();
   if (dir) await fs.rm(dir, { recursive: true, force: true });
 });
 

@@ -1,11 +1,11 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../portal/tests/helpers/free-port.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../portal/tests/helpers/portal.ts';
-import { newSessionId, postUpload, sessionParts } from '../../portal/tests/helpers/upload.ts';
-import { brandingFromEnv, renderExecSummary, renderReport } from '../src/report/index.ts';
-import { launchChromium } from './helpers/chromium.ts';
-import { HOSTILE_EVIDENCE, reportSession } from './helpers/report-session.ts';
+import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
+import { newSessionId, postUpload, sessionParts } from '../packages/portal/tests/helpers/upload.ts';
+import { brandingFromEnv, renderExecSummary, renderReport } from '../packages/client/src/report/index.ts';
+import { launchChromium } from '../packages/client/tests/helpers/chromium.ts';
+import { HOSTILE_EVIDENCE, reportSession } from '../packages/client/tests/helpers/report-session.ts';
 
 /**
  * A generated report on the portal's share page (SPEC: the bridge goes in at the LAST

@@ -2,13 +2,19 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../../portal/tests/helpers/factories.ts';
-import { startTestPortal, type TestPortal } from '../../portal/tests/helpers/portal.ts';
-import { CATEGORIES } from '../src/pipeline/compliance-map.ts';
-import { CATALOG } from '../src/synthetic/catalog.ts';
-import { apportion, planCounts, riskGrade, riskScore, SEEDED_END, sessionIdOf } from '../src/synthetic/generate.ts';
-import { DEFAULT_MIX, parseMix } from '../src/synthetic/options.ts';
-import { runCli, SVC, tool } from './helpers/cli.ts';
+import { CATEGORIES } from '../packages/client/src/pipeline/compliance-map.ts';
+import { CATALOG } from '../packages/client/src/synthetic/catalog.ts';
+import {
+  apportion,
+  planCounts,
+  riskGrade,
+  riskScore,
+  SEEDED_END,
+  sessionIdOf,
+} from '../packages/client/src/synthetic/generate.ts';
+import { DEFAULT_MIX, parseMix } from '../packages/client/src/synthetic/options.ts';
+import { runCli, SVC, tool } from '../packages/client/tests/helpers/cli.ts';
+import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
  * tools/synthetic_collection.sh (svc synthetic-collection, SPEC "Client command-line tools"):
@@ -467,17 +473,10 @@ describe('synthetic_collection.sh', () => {
 });
 
 describe('generated sessions in a real portal', () => {
-  let portal: TestPortal;
-  beforeAll(async () => {
-    portal = await startTestPortal();
-  });
-  afterAll(async () => {
-    await portal?.close();
-    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
-  });
+  const fixture = usePortalWithKey({ tier: 'business' });
 
   it('svc upload accepts every generated session and the portal derives the numbers the generator wrote', async () => {
-    const { key, record } = await createLicense(portal, { tier: 'business' });
+    const { portal, key, clientId } = fixture;
     const { dirs } = await generate([
       '--target',
       '10.44.0.0/22',
@@ -507,7 +506,7 @@ describe('generated sessions in a real portal', () => {
       const m = doc.metadata;
       expect(s).toMatchObject({
         session_id: id,
-        client_id: record.client_id,
+        client_id: clientId,
         target: '10.44.0.0/22',
         tool_version: '4.2.3',
         risk_score: doc.summary.risk_score,

@@ -1,15 +1,21 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLicense, DAY_MS, licenseAction } from '../../portal/tests/helpers/factories.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../portal/tests/helpers/portal.ts';
-import { ConfigError, Settings } from '../src/config/settings.ts';
-import { licenseCacheFile } from '../src/license/cache.ts';
-import { keyFingerprint } from '../src/license/format.ts';
-import { licenseState } from '../src/license/service.ts';
-import { DEFAULT_GRACE_S, DEFAULT_TTL_S, type LicenseState } from '../src/license/tier.ts';
-import { tempHome } from './helpers/cli.ts';
-import { closedPortUrl, startFakePortal, type FakeMode, type FakePortal } from './license-fake-portal.ts';
+import { createLicense, DAY_MS, licenseAction } from '../packages/portal/tests/helpers/factories.ts';
+import { LEGACY_KEY, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
+import { ConfigError, Settings } from '../packages/client/src/config/settings.ts';
+import { licenseCacheFile } from '../packages/client/src/license/cache.ts';
+import { keyFingerprint } from '../packages/client/src/license/format.ts';
+import { licenseState } from '../packages/client/src/license/service.ts';
+import { DEFAULT_GRACE_S, DEFAULT_TTL_S, type LicenseState } from '../packages/client/src/license/tier.ts';
+import { tempHome } from '../packages/client/tests/helpers/cli.ts';
+import {
+  closedPortUrl,
+  startFakePortal,
+  type FakeMode,
+  type FakePortal,
+} from '../packages/client/tests/license-fake-portal.ts';
+import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
  * SPEC "Client license tier resolution" rule 4 and "Limits" (license TTL and grace), in
@@ -26,13 +32,14 @@ let fake: FakePortal;
 let home: string;
 let warnings: string[];
 
+const fixture = usePortalWithKey();
+
 beforeAll(async () => {
-  portal = await startTestPortal();
+  portal = fixture.portal;
   fake = await startFakePortal(portal.url);
 });
 afterAll(async () => {
   await fake?.close();
-  await portal?.close();
 });
 beforeEach(async () => {
   home = await tempHome();

@@ -1,0 +1,44 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, SVC, tempHome } from '../packages/client/tests/helpers/cli.ts';
+import { sessionDoc } from '../packages/portal/tests/helpers/upload.ts';
+import { usePortalWithKey } from './helpers/portal-with-key.ts';
+
+/** A client config file (`svc upload -c`) naming the real portal and a key it issued; the config rules are in packages/client/tests/config.test.ts. */
+
+let dir: string;
+beforeAll(async () => {
+  dir = await tempHome();
+});
+afterAll(async () => {
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+async function file(name: string, text: string): Promise<string> {
+  const p = path.join(dir, name);
+  await fs.writeFile(p, text);
+  return p;
+}
+
+describe('a config file against the real portal', () => {
+  const fixture = usePortalWithKey({ tier: 'professional' });
+
+  it("svc upload -c with URL and key from the file only: uploaded under the key's client", async () => {
+    const { key, clientId, uploadUrl } = fixture;
+    const doc = sessionDoc('session-minimal.json');
+    const sessionFile = await file('real-session.json', JSON.stringify(doc));
+    const c = await file(
+      'real.conf',
+      `# real portal\r\nexport CONSULTATION_API_URL='${uploadUrl}'\r\nSVC_API_KEY="${key}" # issued to ${clientId}\r\n`,
+    );
+    const r = await runCli(SVC, ['upload', sessionFile, '-c', c, '--json'], {
+      env: { CONSULTATION_API_URL: 'http://127.0.0.1:9/api/upload', SVC_API_KEY: 'wrong' },
+    });
+    expect(r.code).toBe(0);
+    const body = JSON.parse(r.stdout);
+    expect(body).toMatchObject({ success: true, session_id: doc['metadata']['session_id'] });
+    expect(body.share_token).toMatch(/^[0-9a-f]{64}$/);
+    expect(r.stdout + r.stderr).not.toContain(key);
+  });
+});
