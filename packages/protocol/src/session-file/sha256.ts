@@ -24,16 +24,21 @@ const rotr = (x: number, n: number) => (x >>> n) | (x << (32 - n));
 // reads them as unsigned again.
 const W = new Int32Array(64);
 const H = new Int32Array(8);
+const encoder = new TextEncoder();
+/** Reused between calls (grown when a message needs more): fingerprints are hashed by the thousand. */
+let buffer = new Uint8Array(256);
 
 export function sha256Hex(text: string): string {
-  const data = new TextEncoder().encode(text);
+  // UTF-8 needs at most 3 bytes per UTF-16 code unit; then the 0x80 marker and the 8-byte length.
+  if (buffer.length < text.length * 3 + 72) buffer = new Uint8Array(text.length * 3 + 72);
+  const length = encoder.encodeInto(text, buffer).written;
   // Message, the 0x80 marker, zero padding, and the bit length in the last 8 bytes.
-  const blocks = Math.ceil((data.length + 9) / 64);
-  const bytes = new Uint8Array(blocks * 64);
-  bytes.set(data);
-  bytes[data.length] = 0x80;
-  const view = new DataView(bytes.buffer);
-  const bits = data.length * 8;
+  const blocks = Math.ceil((length + 9) / 64);
+  const bytes = buffer.subarray(0, blocks * 64);
+  bytes.fill(0, length);
+  bytes[length] = 0x80;
+  const view = new DataView(bytes.buffer, 0, bytes.length);
+  const bits = length * 8;
   view.setUint32(bytes.length - 8, Math.floor(bits / 0x1_0000_0000));
   view.setUint32(bytes.length - 4, bits >>> 0);
 
