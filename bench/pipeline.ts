@@ -20,6 +20,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { summarizeProfile } from './lib/profile-summary.ts';
+import { cleanupAll, installSignalHandlers, onCleanup } from './lib/cleanup.ts';
 import { machineInfo } from './lib/machine.ts';
 import { table, writeResult, RESULTS_DIR, stampOf } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
@@ -96,150 +97,157 @@ async function main(): Promise<void> {
   }
   const started = new Date();
   const loadBefore = loadavg();
+  installSignalHandlers();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-pipeline-'));
-  try {
-    const t0 = performance.now();
-    const data = pipelineData({ findings: opts.findings, hosts: opts.hosts, seed: opts.seed });
-    const inputFile = path.join(dir, 'input.json');
-    fs.writeFileSync(inputFile, JSON.stringify(data));
-    console.log(
-      `input: ${opts.findings} findings on ${opts.hosts} hosts, ${data.input.exceptions.length} exception rules, ` +
-        `prior session with ${(data.input.prior as { findings: unknown[] }).findings.length} findings ` +
-        `(${round(fs.statSync(inputFile).size / 2 ** 20, 1)} MiB, generated in ${round((performance.now() - t0) / 1000, 1)} s)`,
-    );
+  onCleanup(
+    `remove ${dir}`,
+    () => fs.promises.rm(dir, { recursive: true, force: true }),
+    () => fs.rmSync(dir, { recursive: true, force: true }),
+  );
+  const t0 = performance.now();
+  const data = pipelineData({ findings: opts.findings, hosts: opts.hosts, seed: opts.seed });
+  const inputFile = path.join(dir, 'input.json');
+  fs.writeFileSync(inputFile, JSON.stringify(data));
+  console.log(
+    `input: ${opts.findings} findings on ${opts.hosts} hosts, ${data.input.exceptions.length} exception rules, ` +
+      `prior session with ${(data.input.prior as { findings: unknown[] }).findings.length} findings ` +
+      `(${round(fs.statSync(inputFile).size / 2 ** 20, 1)} MiB, generated in ${round((performance.now() - t0) / 1000, 1)} s)`,
+  );
 
-    // A first pipeline run (not counted) writes the bytes the baseline writes.
-    const reference = path.join(dir, 'reference');
-    fs.mkdirSync(reference);
-    const first = await runOnce(['pipeline', inputFile, reference]);
-    const sessionId = data.input.settings.sessionId;
-    const expectedDir = path.join(reference, sessionId);
-    const expected = digests(expectedDir);
-    console.log(
-      `reference run: ${round(first.totalMs)} ms, ${first.alerts} alerts, files ${JSON.stringify(first.bytes)}`,
-    );
+  // A first pipeline run (not counted) writes the bytes the baseline writes.
+  const reference = path.join(dir, 'reference');
+  fs.mkdirSync(reference);
+  const first = await runOnce(['pipeline', inputFile, reference]);
+  const sessionId = data.input.settings.sessionId;
+  const expectedDir = path.join(reference, sessionId);
+  const expected = digests(expectedDir);
+  console.log(
+    `reference run: ${round(first.totalMs)} ms, ${first.alerts} alerts, files ${JSON.stringify(first.bytes)}`,
+  );
 
-    const runs: RunResult[] = [];
-    for (let i = 0; i < opts.rounds; i++) {
-      for (const mode of ['baseline', 'pipeline'] as const) {
-        const root = path.join(dir, `${mode}-${i}`);
-        fs.mkdirSync(root);
-        const result = await runOnce([mode, inputFile, root, ...(mode === 'baseline' ? [expectedDir] : [])]);
-        // Same bytes every time: the pipeline is deterministic and the baseline writes its output.
-        const got = digests(path.join(root, sessionId));
-        for (const f of [FILES.json, FILES.report, FILES.exec])
-          if (got[f] !== expected[f]) throw new Error(`${mode} run ${i + 1}: ${f} differs from the reference run`);
-        fs.rmSync(root, { recursive: true });
-        runs.push(result);
-        console.log(
-          `round ${i + 1} ${mode.padEnd(8)} ${String(round(result.totalMs)).padStart(8)} ms  cpu ${String(round(result.cpuMs)).padStart(8)} ms  maxRSS ${round(result.maxRssMiB, 1)} MiB`,
-        );
-      }
-    }
-
-    const side = (mode: RunResult['mode']) => runs.filter((r) => r.mode === mode);
-    const med = (rs: RunResult[], f: (r: RunResult) => number) => median(rs.map(f));
-    const pipe = side('pipeline');
-    const base = side('baseline');
-    const summary = {
-      pipeline: {
-        totalMs: round(med(pipe, (r) => r.totalMs)),
-        cpuMs: round(med(pipe, (r) => r.cpuMs)),
-        maxRssMiB: round(
-          med(pipe, (r) => r.maxRssMiB),
-          1,
-        ),
-      },
-      baseline: {
-        totalMs: round(med(base, (r) => r.totalMs)),
-        cpuMs: round(med(base, (r) => r.cpuMs)),
-        maxRssMiB: round(
-          med(base, (r) => r.maxRssMiB),
-          1,
-        ),
-      },
-    };
-    const ratio = {
-      totalMs: round(summary.pipeline.totalMs / summary.baseline.totalMs),
-      cpuMs: round(summary.pipeline.cpuMs / summary.baseline.cpuMs),
-      maxRssMiB: round(summary.pipeline.maxRssMiB / summary.baseline.maxRssMiB),
-    };
-    const stageNames = [...new Set(pipe.flatMap((r) => Object.keys(r.stages)))];
-    const stages = Object.fromEntries(stageNames.map((s) => [s, round(med(pipe, (r) => r.stages[s] ?? 0))]));
-
-    console.log(`\nmedian of ${opts.rounds} runs each (${opts.findings} findings, ${opts.hosts} hosts)\n`);
-    console.log(
-      table([
-        ['side', 'wall ms', 'cpu ms', 'max RSS MiB'],
-        [
-          'baseline (parse, re-serialise, write)',
-          summary.baseline.totalMs,
-          summary.baseline.cpuMs,
-          summary.baseline.maxRssMiB,
-        ],
-        [
-          'pipeline (every stage, both HTML, write)',
-          summary.pipeline.totalMs,
-          summary.pipeline.cpuMs,
-          summary.pipeline.maxRssMiB,
-        ],
-        ['pipeline / baseline', ratio.totalMs, ratio.cpuMs, ratio.maxRssMiB],
-      ]),
-    );
-    console.log(`\npipeline stages (median ms)\n`);
-    console.log(table([['stage', 'ms'], ...Object.entries(stages)]));
-    const met = summary.pipeline.totalMs < GOAL.totalMs && summary.pipeline.maxRssMiB < GOAL.maxRssMiB;
-    console.log(
-      `\ngoal (under ${GOAL.totalMs} ms and ${GOAL.maxRssMiB} MiB): ${met ? 'met' : 'NOT met'}; load average ${loadBefore.join(' ')} before, ${loadavg().join(' ')} after`,
-    );
-
-    let chromium: ChromiumLoad | null = null;
-    if (opts.chromium) {
-      chromium = await openInChromium(path.join(expectedDir, FILES.report), 3);
+  const runs: RunResult[] = [];
+  for (let i = 0; i < opts.rounds; i++) {
+    for (const mode of ['baseline', 'pipeline'] as const) {
+      const root = path.join(dir, `${mode}-${i}`);
+      fs.mkdirSync(root);
+      const result = await runOnce([mode, inputFile, root, ...(mode === 'baseline' ? [expectedDir] : [])]);
+      // Same bytes every time: the pipeline is deterministic and the baseline writes its output.
+      const got = digests(path.join(root, sessionId));
+      for (const f of [FILES.json, FILES.report, FILES.exec])
+        if (got[f] !== expected[f]) throw new Error(`${mode} run ${i + 1}: ${f} differs from the reference run`);
+      fs.rmSync(root, { recursive: true });
+      runs.push(result);
       console.log(
-        `\nchromium: report ${round(first.bytes[FILES.report]! / 2 ** 20, 1)} MiB, load median ${chromium.loadMs} ms ` +
-          `(runs ${chromium.runs.map((r) => r.loadMs).join(', ')}), ${chromium.nodes} DOM nodes, ` +
-          `JS heap ${chromium.jsHeapMiB} MiB, ${chromium.consoleErrors.length} console errors`,
+        `round ${i + 1} ${mode.padEnd(8)} ${String(round(result.totalMs)).padStart(8)} ms  cpu ${String(round(result.cpuMs)).padStart(8)} ms  maxRSS ${round(result.maxRssMiB, 1)} MiB`,
       );
     }
-
-    let profile: unknown = null;
-    if (opts.profile) {
-      const profDir = path.join(RESULTS_DIR, `pipeline-${stampOf(started)}-profile`);
-      fs.mkdirSync(profDir, { recursive: true });
-      const root = path.join(dir, 'profile');
-      fs.mkdirSync(root);
-      await runOnce(['pipeline', inputFile, root], ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
-      const file = fs.readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'))!;
-      const s = summarizeProfile(JSON.parse(fs.readFileSync(path.join(profDir, file), 'utf8')));
-      profile = { file: path.join(profDir, file), bySelf: s.bySelf.slice(0, 25), byTotal: s.byTotal.slice(0, 25) };
-      console.log(`\nprofile: ${path.join(profDir, file)} (node bench/lib/profile-summary.ts <file>)`);
-      console.log(table([['inclusive ms', 'function'], ...s.byTotal.slice(0, 20).map(([f, ms]) => [round(ms, 1), f])]));
-    }
-
-    const file = writeResult(
-      'pipeline',
-      {
-        options: opts,
-        machine: machineInfo(),
-        startedAt: started.toISOString(),
-        loadavg: { before: loadBefore, after: loadavg() },
-        goal: GOAL,
-        goalMet: met,
-        summary,
-        ratio,
-        stages,
-        reference: first,
-        runs,
-        chromium,
-        profile,
-      },
-      started,
-    );
-    console.log(`\nresults: ${file}`);
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
   }
+
+  const side = (mode: RunResult['mode']) => runs.filter((r) => r.mode === mode);
+  const med = (rs: RunResult[], f: (r: RunResult) => number) => median(rs.map(f));
+  const pipe = side('pipeline');
+  const base = side('baseline');
+  const summary = {
+    pipeline: {
+      totalMs: round(med(pipe, (r) => r.totalMs)),
+      cpuMs: round(med(pipe, (r) => r.cpuMs)),
+      maxRssMiB: round(
+        med(pipe, (r) => r.maxRssMiB),
+        1,
+      ),
+    },
+    baseline: {
+      totalMs: round(med(base, (r) => r.totalMs)),
+      cpuMs: round(med(base, (r) => r.cpuMs)),
+      maxRssMiB: round(
+        med(base, (r) => r.maxRssMiB),
+        1,
+      ),
+    },
+  };
+  const ratio = {
+    totalMs: round(summary.pipeline.totalMs / summary.baseline.totalMs),
+    cpuMs: round(summary.pipeline.cpuMs / summary.baseline.cpuMs),
+    maxRssMiB: round(summary.pipeline.maxRssMiB / summary.baseline.maxRssMiB),
+  };
+  const stageNames = [...new Set(pipe.flatMap((r) => Object.keys(r.stages)))];
+  const stages = Object.fromEntries(stageNames.map((s) => [s, round(med(pipe, (r) => r.stages[s] ?? 0))]));
+
+  console.log(`\nmedian of ${opts.rounds} runs each (${opts.findings} findings, ${opts.hosts} hosts)\n`);
+  console.log(
+    table([
+      ['side', 'wall ms', 'cpu ms', 'max RSS MiB'],
+      [
+        'baseline (parse, re-serialise, write)',
+        summary.baseline.totalMs,
+        summary.baseline.cpuMs,
+        summary.baseline.maxRssMiB,
+      ],
+      [
+        'pipeline (every stage, both HTML, write)',
+        summary.pipeline.totalMs,
+        summary.pipeline.cpuMs,
+        summary.pipeline.maxRssMiB,
+      ],
+      ['pipeline / baseline', ratio.totalMs, ratio.cpuMs, ratio.maxRssMiB],
+    ]),
+  );
+  console.log(`\npipeline stages (median ms)\n`);
+  console.log(table([['stage', 'ms'], ...Object.entries(stages)]));
+  const met = summary.pipeline.totalMs < GOAL.totalMs && summary.pipeline.maxRssMiB < GOAL.maxRssMiB;
+  console.log(
+    `\ngoal (under ${GOAL.totalMs} ms and ${GOAL.maxRssMiB} MiB): ${met ? 'met' : 'NOT met'}; load average ${loadBefore.join(' ')} before, ${loadavg().join(' ')} after`,
+  );
+
+  let chromium: ChromiumLoad | null = null;
+  if (opts.chromium) {
+    chromium = await openInChromium(path.join(expectedDir, FILES.report), 3);
+    console.log(
+      `\nchromium: report ${round(first.bytes[FILES.report]! / 2 ** 20, 1)} MiB, load median ${chromium.loadMs} ms ` +
+        `(runs ${chromium.runs.map((r) => r.loadMs).join(', ')}), ${chromium.nodes} DOM nodes, ` +
+        `JS heap ${chromium.jsHeapMiB} MiB, ${chromium.consoleErrors.length} console errors`,
+    );
+  }
+
+  let profile: unknown = null;
+  if (opts.profile) {
+    const profDir = path.join(RESULTS_DIR, `pipeline-${stampOf(started)}-profile`);
+    fs.mkdirSync(profDir, { recursive: true });
+    const root = path.join(dir, 'profile');
+    fs.mkdirSync(root);
+    await runOnce(['pipeline', inputFile, root], ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
+    const file = fs.readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'))!;
+    const s = summarizeProfile(JSON.parse(fs.readFileSync(path.join(profDir, file), 'utf8')));
+    profile = { file: path.join(profDir, file), bySelf: s.bySelf.slice(0, 25), byTotal: s.byTotal.slice(0, 25) };
+    console.log(`\nprofile: ${path.join(profDir, file)} (node bench/lib/profile-summary.ts <file>)`);
+    console.log(table([['inclusive ms', 'function'], ...s.byTotal.slice(0, 20).map(([f, ms]) => [round(ms, 1), f])]));
+  }
+
+  const file = writeResult(
+    'pipeline',
+    {
+      options: opts,
+      machine: machineInfo(),
+      startedAt: started.toISOString(),
+      loadavg: { before: loadBefore, after: loadavg() },
+      goal: GOAL,
+      goalMet: met,
+      summary,
+      ratio,
+      stages,
+      reference: first,
+      runs,
+      chromium,
+      profile,
+    },
+    started,
+  );
+  console.log(`\nresults: ${file}`);
 }
 
-await main();
+await main()
+  .catch((err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exitCode = 1;
+  })
+  .finally(() => cleanupAll());
