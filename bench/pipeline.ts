@@ -31,7 +31,7 @@ import { FILES, type RunResult } from './pipeline/files.ts';
 const run = promisify(execFile);
 const RUN_ONCE = path.join(import.meta.dirname, 'pipeline', 'run-once.ts');
 /** The issue's goal for 10,000 findings on this machine. */
-const GOAL = { totalMs: 2000, maxRssMiB: 300 };
+const GOAL = { findings: 10_000, totalMs: 2000, maxRssMiB: 300 };
 
 interface Options {
   findings: number;
@@ -194,9 +194,13 @@ async function main(): Promise<void> {
   );
   console.log(`\npipeline stages (median ms)\n`);
   console.log(table([['stage', 'ms'], ...Object.entries(stages)]));
-  const met = summary.pipeline.totalMs < GOAL.totalMs && summary.pipeline.maxRssMiB < GOAL.maxRssMiB;
+  // The goal is stated for 10,000 findings; other sizes report no verdict.
+  const met =
+    opts.findings === GOAL.findings
+      ? summary.pipeline.totalMs < GOAL.totalMs && summary.pipeline.maxRssMiB < GOAL.maxRssMiB
+      : null;
   console.log(
-    `\ngoal (under ${GOAL.totalMs} ms and ${GOAL.maxRssMiB} MiB): ${met ? 'met' : 'NOT met'}; load average ${loadBefore.join(' ')} before, ${loadavg().join(' ')} after`,
+    `\ngoal for ${GOAL.findings} findings (under ${GOAL.totalMs} ms and ${GOAL.maxRssMiB} MiB): ${met === null ? 'not this size' : met ? 'met' : 'NOT met'}; load average ${loadBefore.join(' ')} before, ${loadavg().join(' ')} after`,
   );
 
   let chromium: ChromiumLoad | null = null;
