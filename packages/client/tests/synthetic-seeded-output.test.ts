@@ -48,7 +48,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
     [
       'one session of the defaults',
       ['--target', '192.168.1.0/24', '--seed', '1'],
-      'd8b491da7b781f6c6447a951f7e9cfc6355c8196536a831ed4065199c4c5a53f',
+      '246150da8be8d2b06a0a873c1fcb05903b243bacf9e8058feaf59aa7d549d3b1',
       'f4da525f31f979d1f1f8258f1026044d84241c130d1d8702329d15f3efb36655',
     ],
     [
@@ -67,7 +67,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
         '--seed',
         '42',
       ],
-      'fa1e72ab78edc004087c4844ce969bcadb01a221a7ae71ff25fffb69f9a3a52d',
+      '01549c1d8d20ff7c589f04fe9a630d36a42c94da279ecdaeb6ee8fee0de2349c',
       'fa9495d28f57fcd846686f67fc0c441bd571da6dd69f0e2ad5f8581d3e125cff',
     ],
     [
@@ -90,7 +90,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
         '--seed',
         '7',
       ],
-      '694ac5a348c5c528151e312a79e0b089e8a03469649a44afbd73f85e9323a634',
+      'c0b2a572a252aa927eb8b38fee7eee2cc20c391a1c13152822f59a5fa36f8935',
       'dae2d3516d994f5aa3fc5bb093e97754166c92d0ae05c4ea08de5a17197dbbb6',
     ],
   ])('%s', async (_name, args, data, html) => {

@@ -91,17 +91,32 @@ export function parseExceptionsFile(text: string): ParsedExceptions {
   return { rules, warnings };
 }
 
-function ruleFor(item: Remediation, rules: readonly ExceptionRule[]): ExceptionRule | null {
-  if (item.fingerprint !== undefined) {
-    const byFp = rules.find((r) => r.fingerprint === item.fingerprint);
-    if (byFp) return byFp;
+/**
+ * The rule of an item: the first rule with its fingerprint, else the first fingerprint-less rule
+ * with its title (and its host when the rule names one). Indexed once, so a long exceptions file
+ * costs one lookup per item rather than a scan of every rule.
+ */
+function ruleIndex(rules: readonly ExceptionRule[]): (item: Remediation) => ExceptionRule | null {
+  const byFingerprint = new Map<string, ExceptionRule>();
+  const byTitle = new Map<string, ExceptionRule[]>();
+  for (const r of rules) {
+    if (r.fingerprint !== null) {
+      if (!byFingerprint.has(r.fingerprint)) byFingerprint.set(r.fingerprint, r);
+    } else if (r.title !== null) {
+      const same = byTitle.get(r.title);
+      if (same === undefined) byTitle.set(r.title, [r]);
+      else same.push(r);
+    }
   }
-  const host = item.host?.toLowerCase();
-  return (
-    rules.find(
-      (r) => r.fingerprint === null && r.title === item.title && (r.host === null || r.host.toLowerCase() === host),
-    ) ?? null
-  );
+  return (item) => {
+    if (item.fingerprint !== undefined) {
+      const byFp = byFingerprint.get(item.fingerprint);
+      if (byFp) return byFp;
+    }
+    const host = item.host?.toLowerCase();
+    if (item.title === undefined) return null;
+    return byTitle.get(item.title)?.find((r) => r.host === null || r.host.toLowerCase() === host) ?? null;
+  };
 }
 
 /** The items with their exception fields set; `day` is the scan's date (YYYY-MM-DD, UTC). */
@@ -110,8 +125,9 @@ export function applyExceptions(
   rules: readonly ExceptionRule[],
   day: string,
 ): Remediation[] {
+  const ruleFor = ruleIndex(rules);
   return items.map((item) => {
-    const rule = ruleFor(item, rules);
+    const rule = ruleFor(item);
     if (rule === null) {
       return {
         ...item,

@@ -42,12 +42,16 @@ export interface StagesInput {
   license: { tier: ClientTier; state: LicenseState | null };
   /** End of the scan: status changes, exception expiry (its UTC day) and finished_at. */
   now: Date;
-  /** Runs each named stage; the session directory passes one that measures it for pipeline.log. */
-  time?: StageTimer | undefined;
+  /**
+   * Runs each stage (named as in pipeline.log) and may time it; the stages stay pure because
+   * the caller owns the clock. By default each stage just runs.
+   */
+  measure?: Measure;
 }
 
-export type StageTimer = <T>(stage: string, run: () => T) => T;
-const untimed: StageTimer = (_stage, run) => run();
+export type Measure = <T>(stage: string, work: () => T) => T;
+
+const unmeasured: Measure = (_stage, work) => work();
 
 export interface StagesResult {
   doc: SessionFile;
@@ -56,11 +60,11 @@ export interface StagesResult {
 
 export function runStages(input: StagesInput): StagesResult {
   const { settings, now } = input;
-  const time = input.time ?? untimed;
+  const measure = input.measure ?? unmeasured;
   const warnings: string[] = [];
   const warn = (m: string) => void warnings.push(m);
   const day = now.toISOString().slice(0, 10);
-  const findings = time('findings', () => normalizeFindings(input.findings));
+  const findings = measure('findings', () => normalizeFindings(input.findings));
 
   let remediation: ReturnType<typeof trackRemediation> | null = null;
   if (gate(input.license.tier, 'remediation', warn)) {
@@ -72,26 +76,29 @@ export function runStages(input: StagesInput): StagesResult {
       warn(
         `The prior session ${priorSessionId(input.prior) ?? '(no id)'} scanned ${otherTarget}, not ${settings.target}: remediation tracking starts afresh`,
       );
-    const tracked = time('remediation', () =>
+    const tracked = measure('remediation', () =>
       trackRemediation({ findings, prior: sameTarget ? input.prior : null, sessionId: settings.sessionId, now }),
     );
-    remediation = {
-      ...tracked,
-      remediation: time('exceptions', () => applyExceptions(tracked.remediation, input.exceptions, day)),
-    };
+    const excepted = measure('exceptions', () => applyExceptions(tracked.remediation, input.exceptions, day));
+    remediation = { ...tracked, remediation: excepted };
   }
-  const { summary, exception_summary } = time('scoring', () =>
+  const { summary, exception_summary } = measure('scoring', () =>
     scoreSession(findings, input.hosts, remediation?.remediation ?? null, day),
   );
 
   const compliancePermitted = gate(input.license.tier, 'compliance', warn);
-  const orc = compliancePermitted
-    ? time('compliance', () => applyOrc964(mapCompliance(findings), settings.orc, true))
-    : null;
+  const rows = compliancePermitted ? measure('compliance', () => mapCompliance(findings)) : null;
+  const orc = rows === null ? null : measure('orc_964', () => applyOrc964(rows, settings.orc, true));
   if (!compliancePermitted && settings.orc.enabled)
     warn('Skipping the ORC 9.64 block: it needs the compliance permission');
-  const topology = time('topology', () => buildTopology(input.hosts, findings));
-  const license = licenseMetadata(input.license.state);
+  const topology = measure('topology', () => buildTopology(input.hosts, findings));
+  const scheduling = measure('scheduling', () => schedulingMetadata(settings.target, settings.schedule));
+  const license = measure('license', () => licenseMetadata(input.license.state));
+  const { remediationSummary, complianceSummary } = measure('summaries', () => ({
+    remediationSummary:
+      remediation === null ? null : remediationSummaryOf(remediation.remediation, remediation.remediation_resolved),
+    complianceSummary: orc === null ? null : complianceSummaryOf(orc.compliance),
+  }));
 
   const doc: SessionFile = {
     metadata: {
@@ -106,12 +113,10 @@ export function runStages(input: StagesInput): StagesResult {
       risk_score_operational: summary.risk_score_operational,
       risk_grade_operational: summary.risk_grade_operational,
       has_topology: topology.nodes.length > 0,
-      ...(remediation === null
-        ? {}
-        : { remediation_summary: remediationSummaryOf(remediation.remediation, remediation.remediation_resolved) }),
+      ...(remediationSummary === null ? {} : { remediation_summary: remediationSummary }),
       exception_summary,
-      ...(orc === null ? {} : { compliance_summary: complianceSummaryOf(orc.compliance) }),
-      ...schedulingMetadata(settings.target, settings.schedule),
+      ...(complianceSummary === null ? {} : { compliance_summary: complianceSummary }),
+      ...scheduling,
       ...(license === null ? {} : { license }),
     },
     summary,

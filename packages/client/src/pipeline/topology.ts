@@ -50,15 +50,20 @@ function compareAddresses(a: string, b: string): number {
 export function buildTopology(hosts: readonly HostInfo[], findings: readonly StageFinding[]): TopologyBlock {
   const known = new Map<string, HostInfo>();
   for (const h of hosts) if (!known.has(h.ip)) known.set(h.ip, h);
+  // Each host's findings in input order, grouped in one pass (not one scan of all findings per host).
+  const byHost = new Map<string, StageFinding[]>();
   for (const f of findings) {
     const ip = hostOf(f);
-    if (ip !== null && !known.has(ip))
-      known.set(ip, { ip, ...(typeof f.hostname === 'string' ? { hostname: f.hostname } : {}) });
+    if (ip === null) continue;
+    const mine = byHost.get(ip);
+    if (mine === undefined) byHost.set(ip, [f]);
+    else mine.push(f);
+    if (!known.has(ip)) known.set(ip, { ip, ...(typeof f.hostname === 'string' ? { hostname: f.hostname } : {}) });
   }
   const nodes = [...known.values()]
     .sort((a, b) => compareAddresses(a.ip, b.ip))
     .map((h): TopologyNode => {
-      const mine = findings.filter((f) => hostOf(f) === h.ip);
+      const mine = byHost.get(h.ip) ?? [];
       const risk = riskScore(severityCounts(mine));
       const ports = h.open_ports ?? mine.map((f) => f.port).filter((p) => p !== undefined);
       return {
@@ -72,7 +77,11 @@ export function buildTopology(hosts: readonly HostInfo[], findings: readonly Sta
       };
     });
   const bySubnet = new Map<string, TopologyNode[]>();
-  for (const n of nodes) bySubnet.set(n.subnet, [...(bySubnet.get(n.subnet) ?? []), n]);
+  for (const n of nodes) {
+    const members = bySubnet.get(n.subnet);
+    if (members === undefined) bySubnet.set(n.subnet, [n]);
+    else members.push(n);
+  }
   const links: TopologyBlock['links'] = [];
   const subnets: TopologyBlock['subnets'] = [];
   for (const [prefix, members] of bySubnet) {

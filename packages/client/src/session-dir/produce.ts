@@ -20,7 +20,7 @@ import { writeSessionDir, type OutFile, type WriteOptions } from './write.ts';
 
 export const LOG_FILE = 'pipeline.log';
 
-export interface ProduceInput extends Omit<StagesInput, 'prior' | 'time'> {
+export interface ProduceInput extends Omit<StagesInput, 'prior' | 'measure'> {
   root: string;
   alerts: AlertSettings;
   branding: Branding;
@@ -101,7 +101,7 @@ export async function produceSession(input: ProduceInput): Promise<ProducedSessi
     log.stage(now, stage, r.ms);
     return r.value;
   };
-  const staged = runStages({ ...input, prior: history.prior, time });
+  const staged = runStages({ ...input, prior: history.prior, measure: time });
   for (const w of staged.warnings) warn(w);
   const extra = input.metadata ?? {};
   let doc = { ...staged.doc, metadata: { ...staged.doc.metadata, ...extra } } as SessionFile;

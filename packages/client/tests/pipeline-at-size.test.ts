@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import { complianceSummaryOf, remediationSummaryOf } from '@svc/protocol';
+import { describe, expect, it } from 'vitest';
+import { pipelineData } from '../../../bench/pipeline/data.ts';
+import { ALERT_DEFAULTS } from '../src/alerts/settings.ts';
+import { evaluateAlerts } from '../src/alerts/evaluate.ts';
+import { mapCompliance } from '../src/pipeline/compliance.ts';
+import { applyExceptions } from '../src/pipeline/exceptions.ts';
+import { normalizeFindings } from '../src/pipeline/findings.ts';
+import { runStages } from '../src/pipeline/run-stages.ts';
+import { trackRemediation } from '../src/pipeline/remediation.ts';
+import { scoreSession } from '../src/pipeline/scoring.ts';
+import { buildTopology } from '../src/pipeline/topology.ts';
+
+/**
+ * The stages' output for a seeded 2,000-finding scan on 200 hosts (the pipeline benchmark's
+ * generator), pinned by digest: speed work on the stages must leave every byte as it was.
+ * The digests were computed with the straightforward implementations before any of it.
+ */
+
+const digest = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex');
+
+describe('pipeline stages at size (2,000 findings, 200 hosts)', () => {
+  const { input } = pipelineData({ findings: 2000, hosts: 200, seed: 2000 });
+  const findings = normalizeFindings(input.findings);
+  const day = input.now.toISOString().slice(0, 10);
+
+  it('normalizeFindings', () => {
+    expect(findings).toHaveLength(2000);
+    expect(digest(findings)).toBe('9732dbb5331e2c1f20e5a0a0bbde8a690d02be2993bfe3a868b5fade9d18f243');
+  });
+
+  it('mapCompliance', () => {
+    const rows = mapCompliance(findings);
+    expect(rows.length).toBeGreaterThan(20);
+    expect(digest(rows)).toBe('a53d9166e0863922a528f6706e1475002c8b722c79008491abc152efcc6bf501');
+  });
+
+  it('buildTopology', () => {
+    const topology = buildTopology(input.hosts, findings);
+    expect(topology.nodes).toHaveLength(200);
+    expect(digest(topology)).toBe('6231c36785d690b397d675da305aec2762c2279bf2988828d4c9ee9be4c9acde');
+  });
+
+  it('trackRemediation, applyExceptions and scoreSession', () => {
+    const tracked = trackRemediation({
+      findings,
+      prior: input.prior,
+      sessionId: input.settings.sessionId,
+      now: input.now,
+    });
+    const remediation = applyExceptions(tracked.remediation, input.exceptions, day);
+    expect(tracked.remediation_resolved.length).toBeGreaterThan(100);
+    expect(digest([remediation, tracked.remediation_resolved])).toBe(
+      '9246e40820f68dc2b798084fc118979cdf45edb7fc148e155967413fb8a03a06',
+    );
+    expect(digest(scoreSession(findings, input.hosts, remediation, day))).toBe(
+      '2a7e76290633fc50d4a86dbeec4eee7f205f194a31b669166b3724d667bafac7',
+    );
+    expect(digest(remediationSummaryOf(remediation, tracked.remediation_resolved))).toBe(
+      'e9c039aeaa671f3510e1b4e2389fdab89eba7b120aad6edb0821f09cb7657a55',
+    );
+  });
+
+  it('runStages, its compliance summary and the alerts', () => {
+    const { doc, warnings } = runStages(input);
+    expect(warnings).toEqual([]);
+    expect(digest(doc)).toBe('318c07dd4ec2edde2735a2006565fbaf8dc5e239ad678210cbb212d49bfc9545');
+    expect(digest(complianceSummaryOf(doc.compliance))).toBe(
+      '68d79c3b23d803bca51fe9cc458e948c7806b80d8cb28cf3f9fb59eb331133b4',
+    );
+    const prior = input.prior as Parameters<typeof evaluateAlerts>[1];
+    expect(digest(evaluateAlerts(doc, prior, ALERT_DEFAULTS, input.now))).toBe(
+      '1edd3da69e2974a8df2041cf7c0d983cfdb8d1400acb06eadebff919f546c3b3',
+    );
+  });
+});
