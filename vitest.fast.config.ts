@@ -2,8 +2,9 @@ import { defineConfig } from 'vitest/config';
 import full from './vitest.config.ts';
 
 /**
- * The fast tier (`npm run test:fast`): unit tests and in-process route tests. Every test file
- * of the packages is in it unless named below, so a new unit test is never left out; e2e/
+ * The fast tier (`npm run test:fast`): unit tests and the quicker in-process route tests, under a
+ * minute on this machine. Every test file of the packages is in it unless named below, so a new
+ * unit test is never left out (a new test file over ~5 s belongs in the list); e2e/
  * (client tools against a portal) and bench/ stay in the full suite only.
  */
 export const SLOW_FILES = [
@@ -23,6 +24,53 @@ export const SLOW_FILES = [
   // Terminals through tmux.
   'packages/client/tests/dependency-check.test.ts',
   'packages/client/tests/pi-validate.test.ts',
+  // Over ~5 s each on this machine: in-process portals with many cases, CLI processes, chromium.
+  'packages/client/tests/alerts-cli.test.ts',
+  'packages/client/tests/config.test.ts',
+  'packages/client/tests/report-browser.test.ts',
+  'packages/client/tests/session-dir-atomic.test.ts',
+  'packages/client/tests/svc-cli.test.ts',
+  'packages/client/tests/synthetic-seeded-output.test.ts',
+  'packages/portal/src/webhooks/http-client.test.ts',
+  'packages/portal/tests/agent-commands.test.ts',
+  'packages/portal/tests/agent-groups.test.ts',
+  'packages/portal/tests/agents-admin.test.ts',
+  'packages/portal/tests/audit.test.ts',
+  'packages/portal/tests/benchmark.test.ts',
+  'packages/portal/tests/connection-limits.test.ts',
+  'packages/portal/tests/db-health.test.ts',
+  'packages/portal/tests/download.test.ts',
+  'packages/portal/tests/heartbeat.test.ts',
+  'packages/portal/tests/identity-external.test.ts',
+  'packages/portal/tests/identity.test.ts',
+  'packages/portal/tests/input-rules.test.ts',
+  'packages/portal/tests/licenses.test.ts',
+  'packages/portal/tests/migrations.test.ts',
+  'packages/portal/tests/openapi-fuzz.test.ts',
+  'packages/portal/tests/openapi-lint.test.ts',
+  'packages/portal/tests/path-safety.test.ts',
+  'packages/portal/tests/permissions.test.ts',
+  'packages/portal/tests/refresh.test.ts',
+  'packages/portal/tests/remediation.test.ts',
+  'packages/portal/tests/response-headers.test.ts',
+  'packages/portal/tests/session-ids-per-client.test.ts',
+  'packages/portal/tests/sessions-domain.test.ts',
+  'packages/portal/tests/sessions.test.ts',
+  'packages/portal/tests/share-rotation.test.ts',
+  'packages/portal/tests/tenant-isolation.test.ts',
+  'packages/portal/tests/upload-refusal-shutdown.test.ts',
+  'packages/portal/tests/upload.test.ts',
+  'packages/portal/tests/webhook-bulkhead.test.ts',
+  'packages/portal/tests/webhook-events.test.ts',
+  'packages/portal/tests/webhook-ssrf.test.ts',
+  'packages/portal/tests/webhooks.test.ts',
+  'packages/portal/tests/login-throttle.test.ts',
+  'packages/portal/tests/secrets-in-logs.test.ts',
+  'packages/portal/tests/share.test.ts',
+  'packages/portal/tests/jwt-header.test.ts',
+  'packages/portal/tests/api-keys.test.ts',
+  'packages/portal/tests/license-validation.test.ts',
+  'packages/portal/tests/upload-abort-log.test.ts',
 ];
 
 // Spread, not mergeConfig: merging would append to the full suite's include list.
