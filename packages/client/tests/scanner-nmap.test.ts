@@ -102,7 +102,6 @@ describe('nmap argument lists', () => {
       '2m',
       '--stats-every',
       '10s',
-      '--noninteractive',
       '-oX',
       '-',
       '--',

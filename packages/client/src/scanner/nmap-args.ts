@@ -45,7 +45,8 @@ function tcpOnly(ports: string): string {
 /**
  * The full nmap argument list: the profile's fixed options adapted to the privilege level,
  * progress every few seconds, XML on stdout, and the targets after `--` so none can be read
- * as an option.
+ * as an option. No `--noninteractive`: nmap 7.93 then writes no `<taskprogress>` at all, and
+ * stdin is /dev/null anyway.
  */
 export function buildNmapArgs(profile: NmapProfile, targets: readonly ValidTarget[], opts: ArgsOptions): string[] {
   const scan = opts.privileged
@@ -66,7 +67,6 @@ export function buildNmapArgs(profile: NmapProfile, targets: readonly ValidTarge
     ...profile.limits,
     '--stats-every',
     `${stats}s`,
-    '--noninteractive',
     '-oX',
     '-',
     '--',

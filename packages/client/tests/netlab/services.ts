@@ -42,7 +42,7 @@ export function vsftpd(dir: string, addr: string): ServiceSpec {
     'write_enable=NO',
     `anon_root=${root}`,
     `secure_chroot_dir=${empty}`,
-    'ftp_username=nobody',
+    'ftp_username=ftp',
     'nopriv_user=nobody',
     'seccomp_sandbox=NO',
     'isolate=NO',
@@ -244,9 +244,13 @@ export function sshd(dir: string, addr: string, weak: boolean): ServiceSpec {
   return { name, argv: ['/usr/sbin/sshd', '-D', '-e', '-f', conf], ready: { proto: 'tcp', port: 22 } };
 }
 
-/** A node server that only announces an old OpenSSH version, for the outdated-version rule. */
+/**
+ * A node server that only announces an old version, for the outdated-version rule. It hangs up
+ * once the client speaks (or after 3 s): scripts waiting for a key exchange would otherwise wait
+ * for their whole timeout.
+ */
 export function bannerServer(addr: string, port: number, banner: string): ServiceSpec {
-  const script = `require('net').createServer(s=>{s.write(${JSON.stringify(`${banner}\r\n`)});s.on('data',()=>{});s.on('error',()=>{})}).listen(${port},${JSON.stringify(addr)})`;
+  const script = `require('net').createServer(s=>{s.write(${JSON.stringify(`${banner}\r\n`)});s.setTimeout(3000,()=>s.destroy());s.on('data',()=>s.end());s.on('error',()=>{})}).listen(${port},${JSON.stringify(addr)})`;
   return { name: 'banner', argv: [process.execPath, '-e', script], ready: { proto: 'tcp', port } };
 }
 
