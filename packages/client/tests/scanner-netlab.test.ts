@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScanFinding } from '../src/pipeline/types.ts';
 import { detectFindings, type NmapProgress, type NmapRunResult, runNmap } from '../src/scanner/index.ts';
-import { type HostRole, listNamespaces, type Netlab, namespacePids, startNetlab } from './netlab/index.ts';
+import { type HostRole, listNamespaces, type Netlab, namespacePids, startNetlab, sweepStale } from './netlab/index.ts';
 
 /**
  * The real chain against the project's own test network: real Debian daemons in network
@@ -147,16 +148,60 @@ describe('runner limits on the test network', () => {
   });
 });
 
-describe('teardown', () => {
-  /** Running, as opposed to gone or a zombie waiting to be reaped. */
-  const running = (pid: number) => {
-    try {
-      return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-    } catch {
-      return false;
-    }
-  };
+/** Running, as opposed to gone or a zombie waiting to be reaped. */
+const running = (pid: number) => {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
 
+/** Starts the network in another process (netlab/hold.ts) and resolves once it is up. */
+async function holdNetlab() {
+  const child = spawn(process.execPath, [new URL('./netlab/hold.ts', import.meta.url).pathname], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let out = '';
+  const up = await new Promise<{ runId: string; namespaces: string[] }>((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes('\n')) resolve(JSON.parse(out));
+    });
+    child.once('exit', (code) => reject(new Error(`hold.ts exited with ${code} before the network was up`)));
+  });
+  const pids = up.namespaces.flatMap((ns) => namespacePids(ns));
+  return { child, exited, pids, ...up };
+}
+
+const left = (runId: string) => listNamespaces().filter((ns) => ns.startsWith(`svcnl-${runId}-`));
+
+describe('cleanup when a run is interrupted', () => {
+  it('SIGTERM: the run removes its own namespaces and processes before it dies', async () => {
+    const held = await holdNetlab();
+    expect(left(held.runId)).toHaveLength(7);
+    held.child.kill('SIGTERM');
+    await held.exited;
+    expect(left(held.runId)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(held.pids.filter(running)).toEqual([]);
+  }, 60_000);
+
+  it('SIGKILL: the next run sweeps the namespaces and processes of the dead run', async () => {
+    const held = await holdNetlab();
+    held.child.kill('SIGKILL');
+    await held.exited;
+    const stale = left(held.runId);
+    expect(stale).toHaveLength(7);
+    expect(sweepStale()).toEqual(expect.arrayContaining(stale));
+    expect(left(held.runId)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(held.pids.filter(running)).toEqual([]);
+  }, 60_000);
+});
+
+describe('teardown', () => {
   it('leaves no namespace and no process of the run', async () => {
     const pids = lab.namespaces.flatMap((ns) => namespacePids(ns));
     expect(pids.length).toBeGreaterThan(10);
