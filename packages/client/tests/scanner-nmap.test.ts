@@ -3,6 +3,7 @@ import {
   assertInScope,
   buildNmapArgs,
   formatCommand,
+  NmapFailedError,
   NmapMissingError,
   PROFILES,
   parseTargets,
@@ -170,6 +171,14 @@ describe('runNmap before nmap starts', () => {
     await expect(run).rejects.toThrow(NmapMissingError);
     await expect(run).rejects.toThrow('nmap not found at /nonexistent/nmap');
     await expect(run).rejects.toThrow('tools/dependency_check.sh');
+  });
+
+  it('throws NmapFailedError with the message of nmap when nmap refuses its arguments (nothing is scanned)', async () => {
+    const profile = { ...PROFILES.discovery, limits: ['--no-such-option'] };
+    const run = runNmap({ targets: '127.0.0.1', profile, privileged: false, timeoutMs: 30_000 });
+    await expect(run).rejects.toThrow(NmapFailedError);
+    await expect(run).rejects.toMatchObject({ exitCode: 255 });
+    await expect(run).rejects.toThrow('nmap exited with 255');
   });
 
   it('refuses an unknown profile', async () => {

@@ -79,6 +79,9 @@ function addNamespace(name: string, namespaces: string[]): void {
  * runs first, and removes its own on stop, on process exit and on SIGINT/SIGTERM.
  */
 export async function startNetlab(opts: { smb?: boolean } = {}): Promise<Netlab> {
+  if (process.getuid?.() !== 0) {
+    throw new Error('the scanner test network needs root (ip netns); run the tests as root, as CI does');
+  }
   sweepStale();
   runCounter += 1;
   const runId = `${process.pid}x${runCounter}`;
