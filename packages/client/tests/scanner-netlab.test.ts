@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScanFinding } from '../src/pipeline/types.ts';
 import { detectFindings, type NmapProgress, type NmapRunResult, runNmap } from '../src/scanner/index.ts';
@@ -164,7 +164,7 @@ async function holdNetlab() {
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let out = '';
-  const up = await new Promise<{ runId: string; namespaces: string[] }>((resolve, reject) => {
+  const up = await new Promise<{ runId: string; namespaces: string[]; dir: string }>((resolve, reject) => {
     child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (out.includes('\n')) resolve(JSON.parse(out));
@@ -184,6 +184,7 @@ describe('cleanup when a run is interrupted', () => {
     held.child.kill('SIGTERM');
     await held.exited;
     expect(left(held.runId)).toEqual([]);
+    expect(existsSync(held.dir)).toBe(false);
     await new Promise((r) => setTimeout(r, 200));
     expect(held.pids.filter(running)).toEqual([]);
   }, 60_000);
@@ -194,8 +195,10 @@ describe('cleanup when a run is interrupted', () => {
     await held.exited;
     const stale = left(held.runId);
     expect(stale).toHaveLength(7);
+    expect(existsSync(held.dir)).toBe(true);
     expect(sweepStale()).toEqual(expect.arrayContaining(stale));
     expect(left(held.runId)).toEqual([]);
+    expect(existsSync(held.dir)).toBe(false);
     await new Promise((r) => setTimeout(r, 200));
     expect(held.pids.filter(running)).toEqual([]);
   }, 60_000);
@@ -206,6 +209,7 @@ describe('teardown', () => {
     const pids = lab.namespaces.flatMap((ns) => namespacePids(ns));
     expect(pids.length).toBeGreaterThan(10);
     lab.stop();
+    expect(existsSync(lab.dir)).toBe(false);
     expect(listNamespaces().filter((ns) => ns.startsWith(`svcnl-${lab.runId}-`))).toEqual([]);
     await new Promise((r) => setTimeout(r, 200));
     expect(pids.filter(running)).toEqual([]);

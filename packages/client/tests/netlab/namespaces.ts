@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /** Every namespace of the test network starts with this; the creating process's pid follows. */
 export const NETLAB_PREFIX = 'svcnl-';
@@ -59,12 +62,20 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes the namespaces of earlier runs whose process is gone (killed before it could clean up). */
+const deadRun = (name: string) => {
+  const m = /^svcnl-(\d+)x\d+-/.exec(name);
+  return m !== null && !alive(Number(m[1]));
+};
+
+/**
+ * Removes the namespaces (with their processes) and temp dirs of earlier runs whose process is
+ * gone, killed before it could clean up. Returns the namespaces removed.
+ */
 export function sweepStale(): string[] {
-  const stale = listNamespaces().filter((ns) => {
-    const m = /^svcnl-(\d+)x\d+-/.exec(ns);
-    return m !== null && !alive(Number(m[1]));
-  });
+  const stale = listNamespaces().filter(deadRun);
   for (const ns of stale) removeNamespace(ns);
+  for (const entry of readdirSync(tmpdir()).filter(deadRun)) {
+    rmSync(join(tmpdir(), entry), { recursive: true, force: true });
+  }
   return stale;
 }
