@@ -11,6 +11,13 @@
 # (the client tools' required dependency), tmux for terminal tests, curl to run the commands
 # `api_debug.sh --show-curl` prints. Browsers come from Debian only
 # (never `npx playwright install`): the browser tests drive /usr/bin/chromium.
+#
+# The scanner's test network (packages/client/tests/netlab, docs/scanner/test-network.md) runs
+# real daemons from Debian inside its own network namespaces: iproute2 for `ip netns`, openssl
+# for certificates and the weak TLS host, and the services below. The tests start each daemon
+# in the foreground with a config in a temp dir; none may run from the package. While apt
+# installs, a policy-rc.d that refuses every start (exit 101) keeps them from starting in the
+# root namespace; it is removed afterwards unless it was already there.
 set -euo pipefail
 
 REQUIRED=(
@@ -18,6 +25,18 @@ REQUIRED=(
   'nmap:/usr/bin/nmap'
   'tmux:/usr/bin/tmux'
   'curl:/usr/bin/curl'
+  'iproute2:/usr/sbin/ip'
+  'openssl:/usr/bin/openssl'
+  'vsftpd:/usr/sbin/vsftpd'
+  'redis-server:/usr/bin/redis-server'
+  'memcached:/usr/bin/memcached'
+  'postgresql:/usr/lib/postgresql/15/bin/initdb'
+  'nginx:/usr/sbin/nginx'
+  'openssh-server:/usr/sbin/sshd'
+  'snmpd:/usr/sbin/snmpd'
+  'inetutils-inetd:/usr/sbin/inetutils-inetd'
+  'inetutils-telnetd:/usr/sbin/telnetd'
+  'samba:/usr/sbin/smbd'
 )
 
 missing=()
@@ -67,6 +86,13 @@ retry() {
 
 echo "setup-system: apt-get update" >&2
 retry apt-get "${apt_opts[@]}" update
+# Daemons must not start from their packages: refuse every start while apt runs.
+policy=/usr/sbin/policy-rc.d
+if [[ ! -e $policy ]]; then
+  printf '#!/bin/sh\nexit 101\n' >"$policy"
+  chmod 755 "$policy"
+  trap 'rm -f "$policy"' EXIT
+fi
 echo "setup-system: apt-get install ${missing[*]}" >&2
 retry apt-get "${apt_opts[@]}" install -y --no-install-recommends "${missing[@]}"
 

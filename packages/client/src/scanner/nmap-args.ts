@@ -1,0 +1,75 @@
+import type { NmapProfile } from './nmap-profiles.ts';
+import { isV6, type ValidTarget } from './nmap-targets.ts';
+
+export interface ArgsOptions {
+  /** Root: SYN scan, UDP and OS guess. Otherwise a connect scan without UDP or OS guess. */
+  privileged: boolean;
+  /** A validated port list replacing the profile's (see validatePorts). */
+  ports?: string | undefined;
+  /** Seconds between progress reports. */
+  statsEverySeconds?: number | undefined;
+}
+
+/** The scan options nmap refuses without root (SCANNER-NOTES section 4). */
+const ROOT_ONLY = new Set(['-sS', '-sU', '-O']);
+
+const PORT_ITEM = /^(?:[TU]:)?\d{1,5}(?:-\d{1,5})?$/;
+
+/** Accepts nmap's `-p` syntax limited to numbers, ranges and `T:`/`U:` prefixes. */
+export function validatePorts(ports: string): string {
+  const items = ports.split(',');
+  const ok = items.every((item) => {
+    if (!PORT_ITEM.test(item)) return false;
+    const [lo = 0, hi = lo] = item
+      .replace(/^[TU]:/, '')
+      .split('-')
+      .map(Number);
+    return lo >= 0 && hi <= 65535 && lo <= hi;
+  });
+  if (!ok) throw new Error(`invalid port list ${JSON.stringify(ports)}: use numbers, ranges and T:/U: prefixes`);
+  return ports;
+}
+
+/** Drops UDP entries for a scan that cannot do UDP; keeps the `T:` prefix meaningful without `-sU`. */
+function tcpOnly(ports: string): string {
+  let udp = false;
+  const kept: string[] = [];
+  for (const item of ports.split(',')) {
+    if (item.startsWith('U:')) udp = true;
+    else if (item.startsWith('T:')) udp = false;
+    if (!udp) kept.push(item.replace(/^T:/, ''));
+  }
+  return kept.join(',');
+}
+
+/**
+ * The full nmap argument list: the profile's fixed options adapted to the privilege level,
+ * progress every few seconds, XML on stdout, and the targets after `--` so none can be read
+ * as an option. No `--noninteractive`: nmap 7.93 then writes no `<taskprogress>` at all, and
+ * stdin is /dev/null anyway.
+ */
+export function buildNmapArgs(profile: NmapProfile, targets: readonly ValidTarget[], opts: ArgsOptions): string[] {
+  const scan = opts.privileged
+    ? [...profile.scan]
+    : ['-sT', '--unprivileged', ...profile.scan.filter((a) => !ROOT_ONLY.has(a))];
+  const udp = opts.privileged && scan.includes('-sU');
+  const requested = opts.ports === undefined ? profile.ports : validatePorts(opts.ports);
+  const ports = udp ? requested : tcpOnly(requested);
+  if (ports === '') throw new Error('no TCP port left to scan without root (UDP needs root)');
+  const stats = opts.statsEverySeconds ?? 10;
+  if (!Number.isInteger(stats) || stats < 1) throw new Error('statsEverySeconds must be a positive integer');
+  return [
+    ...scan,
+    ...(targets.some(isV6) ? ['-6'] : []),
+    '-p',
+    ports,
+    ...(profile.scripts === '' ? [] : ['--script', profile.scripts]),
+    ...profile.limits,
+    '--stats-every',
+    `${stats}s`,
+    '-oX',
+    '-',
+    '--',
+    ...targets.map((t) => t.value),
+  ];
+}

@@ -1,0 +1,189 @@
+import { describe, expect, it } from 'vitest';
+import {
+  assertInScope,
+  buildNmapArgs,
+  formatCommand,
+  NmapFailedError,
+  NmapMissingError,
+  PROFILES,
+  parseTargets,
+  REQUIRED_SCRIPTS,
+  runNmap,
+  TargetError,
+  validatePorts,
+  validateTarget,
+} from '../src/scanner/index.ts';
+
+describe('target validation', () => {
+  it.each([
+    ['192.168.1.10', 'ipv4'],
+    ['10.231.0.0/24', 'cidr4'],
+    ['10.0.0.0/16', 'cidr4'],
+    ['10.0.0.1-20', 'range4'],
+    ['192.168.0-3.1-254', 'range4'],
+    ['fe80::1', 'ipv6'],
+    ['2001:db8::/120', 'cidr6'],
+    ['scanme.example.org', 'hostname'],
+    ['db-01', 'hostname'],
+  ])('accepts %s as %s', (value, kind) => {
+    expect(validateTarget(value)).toEqual({ value, kind });
+  });
+
+  it.each([
+    ['-oN /tmp/x', 'starts with "-"'],
+    ['-iL', 'starts with "-"'],
+    ['--script=http-title', 'starts with "-"'],
+    ['$(id)', 'shell or nmap syntax'],
+    ['`id`', 'shell or nmap syntax'],
+    ['10.0.0.1;id', 'shell or nmap syntax'],
+    ['10.0.0.1|id', 'shell or nmap syntax'],
+    ['10.0.0.1&', 'shell or nmap syntax'],
+    ['host>out', 'shell or nmap syntax'],
+    ["'10.0.0.1'", 'shell or nmap syntax'],
+    ['10.0.0.1\n-oN /tmp/x', 'whitespace or a control character'],
+    ['10.0.0.1 -iL /dev/null', 'whitespace or a control character'],
+    ['10.0.0.1\t', 'whitespace or a control character'],
+    ['10.0.0.*', 'shell or nmap syntax'],
+    ['', 'empty'],
+    ['10.0.0.0/8', 'larger than /16'],
+    ['10.0.0.0/33', 'prefix above 32'],
+    ['::/64', 'larger than /112'],
+    ['10.0.0.5-1', 'not an address'],
+    ['10.0.0.256', 'not an address'],
+    ['999.1.1.1', 'not an address'],
+    ['10.0.0.1/24/1', 'not a CIDR block'],
+    ['example..org', 'not an address'],
+    ['gg::1', 'not an IPv6 address'],
+  ])('refuses %j (%s)', (value, reason) => {
+    expect(() => validateTarget(value)).toThrow(TargetError);
+    expect(() => validateTarget(value)).toThrow(reason);
+    expect(() => validateTarget(value)).toThrow(`invalid target ${JSON.stringify(value)}`);
+  });
+
+  it('splits a comma-separated list and refuses one bad entry in it', () => {
+    expect(parseTargets('10.0.0.1,10.0.1.0/24').map((t) => t.value)).toEqual(['10.0.0.1', '10.0.1.0/24']);
+    expect(() => parseTargets('10.0.0.1,-oN /tmp/x')).toThrow('starts with "-"');
+    expect(() => parseTargets('10.0.0.1, 10.0.0.2')).toThrow('surrounding whitespace');
+    expect(() => parseTargets('10.0.0.1,')).toThrow('empty');
+    expect(() => parseTargets('10.0.0.1,::1')).toThrow('IPv4 and IPv6 targets cannot be scanned in one run');
+  });
+
+  it('keeps targets inside a scope', () => {
+    const scope = ['10.231.0.0/24'];
+    expect(() => assertInScope(parseTargets('10.231.0.10,10.231.0.0/25,10.231.0.1-254'), scope)).not.toThrow();
+    expect(() => assertInScope(parseTargets('10.231.1.1'), scope)).toThrow('outside the allowed scope 10.231.0.0/24');
+    expect(() => assertInScope(parseTargets('10.231.0.0/23'), scope)).toThrow('outside the allowed scope');
+    expect(() => assertInScope(parseTargets('10.231.0.250-255,10.231.1.0-3'), scope)).toThrow('"10.231.1.0-3"');
+    expect(() => assertInScope(parseTargets('example.org'), scope)).toThrow('outside the allowed scope');
+  });
+});
+
+describe('nmap argument lists', () => {
+  const targets = parseTargets('10.231.0.10,10.231.0.11');
+
+  it('quick_recon as root: SYN and UDP scan, the explicit high ports, every rule script, targets after --', () => {
+    const args = buildNmapArgs(PROFILES.quick_recon, targets, { privileged: true });
+    expect(args).toEqual([
+      '-sS',
+      '-sU',
+      '-sV',
+      '--version-light',
+      '-n',
+      '--open',
+      '-p',
+      'T:21-23,25,80,111,139,443,445,512-514,873,990,1433,2049,3306,3389,5432,5900,6379,8080,8443,9200,11211,27017,U:161',
+      '--script',
+      REQUIRED_SCRIPTS.join(','),
+      '-T4',
+      '--max-retries',
+      '2',
+      '--host-timeout',
+      '15m',
+      '--script-timeout',
+      '2m',
+      '--stats-every',
+      '10s',
+      '-oX',
+      '-',
+      '--',
+      '10.231.0.10',
+      '10.231.0.11',
+    ]);
+    for (const port of ['6379', '11211', '27017']) expect(args[7]).toContain(port);
+  });
+
+  it('full_recon as root: all TCP ports, OS guess, default scripts without external ones plus the rule scripts', () => {
+    const args = buildNmapArgs(PROFILES.full_recon, targets, { privileged: true, statsEverySeconds: 5 });
+    expect(args.slice(0, 5)).toEqual(['-sS', '-sU', '-sV', '-O', '--reason']);
+    expect(args[args.indexOf('-p') + 1]).toBe('T:1-65535,U:161');
+    const scripts = args[args.indexOf('--script') + 1] ?? '';
+    expect(scripts.startsWith('(default and not external) or ')).toBe(true);
+    for (const s of REQUIRED_SCRIPTS) expect(scripts.split(' or ')).toContain(s);
+    expect(args[args.indexOf('--stats-every') + 1]).toBe('5s');
+  });
+
+  it('as a normal user: connect scan, no UDP, no OS guess, UDP ports dropped', () => {
+    const quick = buildNmapArgs(PROFILES.quick_recon, targets, { privileged: false });
+    expect(quick.slice(0, 6)).toEqual(['-sT', '--unprivileged', '-sV', '--version-light', '-n', '--open']);
+    expect(quick).not.toContain('-sS');
+    expect(quick).not.toContain('-sU');
+    expect(quick[quick.indexOf('-p') + 1]).toBe(
+      '21-23,25,80,111,139,443,445,512-514,873,990,1433,2049,3306,3389,5432,5900,6379,8080,8443,9200,11211,27017',
+    );
+    const full = buildNmapArgs(PROFILES.full_recon, targets, { privileged: false });
+    expect(full).not.toContain('-O');
+    expect(full[full.indexOf('-p') + 1]).toBe('1-65535');
+  });
+
+  it('a narrower port list replaces the profile ports; IPv6 targets add -6', () => {
+    const args = buildNmapArgs(PROFILES.quick_recon, parseTargets('fe80::1'), {
+      privileged: true,
+      ports: 'T:22,2222,U:161',
+    });
+    expect(args[args.indexOf('-p') + 1]).toBe('T:22,2222,U:161');
+    expect(args).toContain('-6');
+    expect(args.slice(-2)).toEqual(['--', 'fe80::1']);
+    expect(() => buildNmapArgs(PROFILES.quick_recon, targets, { privileged: false, ports: 'U:161' })).toThrow(
+      'no TCP port left to scan without root',
+    );
+  });
+
+  it.each(['22 -oN x', '22,--script=x', '-1', '70000', '22-21', 'T:22;id', ''])('refuses the port list %j', (p) => {
+    expect(() => validatePorts(p)).toThrow('invalid port list');
+  });
+
+  it('quotes a command for the log without changing plain words', () => {
+    expect(formatCommand(['ip', 'netns', 'exec', 'ns-1', 'nmap', '--script', 'a or b', "it's"])).toBe(
+      `ip netns exec ns-1 nmap --script 'a or b' 'it'\\''s'`,
+    );
+  });
+});
+
+describe('runNmap before nmap starts', () => {
+  it('refuses hostile targets before looking for nmap', async () => {
+    await expect(
+      runNmap({ targets: ['-oN /tmp/x'], profile: 'quick_recon', nmapPath: '/nonexistent' }),
+    ).rejects.toThrow(TargetError);
+  });
+
+  it('names dependency_check.sh when nmap is missing', async () => {
+    const run = runNmap({ targets: '127.0.0.1', profile: 'quick_recon', nmapPath: '/nonexistent/nmap' });
+    await expect(run).rejects.toThrow(NmapMissingError);
+    await expect(run).rejects.toThrow('nmap not found at /nonexistent/nmap');
+    await expect(run).rejects.toThrow('tools/dependency_check.sh');
+  });
+
+  it('throws NmapFailedError with the message of nmap when nmap refuses its arguments (nothing is scanned)', async () => {
+    const profile = { ...PROFILES.discovery, limits: ['--no-such-option'] };
+    const run = runNmap({ targets: '127.0.0.1', profile, privileged: false, timeoutMs: 30_000 });
+    await expect(run).rejects.toThrow(NmapFailedError);
+    await expect(run).rejects.toMatchObject({ exitCode: 255 });
+    await expect(run).rejects.toThrow('nmap exited with 255');
+  });
+
+  it('refuses an unknown profile', async () => {
+    await expect(runNmap({ targets: '127.0.0.1', profile: 'everything' })).rejects.toThrow(
+      'unknown scan profile "everything": use one of quick_recon, full_recon, discovery',
+    );
+  });
+});
