@@ -71,6 +71,8 @@ export const SLOW_FILES = [
   'packages/portal/tests/api-keys.test.ts',
   'packages/portal/tests/license-validation.test.ts',
   'packages/portal/tests/upload-abort-log.test.ts',
+  // Real daemons in network namespaces and real nmap scans (needs root).
+  'packages/client/tests/scanner-netlab.test.ts',
 ];
 
 // Spread, not mergeConfig: merging would append to the full suite's include list.

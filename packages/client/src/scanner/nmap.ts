@@ -7,8 +7,8 @@ import { NmapXmlStream } from './parse/stream.ts';
 import type { NmapHost, NmapProgress, NmapRunInfo } from './parse/types.ts';
 
 export { buildNmapArgs, validatePorts } from './nmap-args.ts';
-export { isProfileName, type NmapProfile, PROFILES, type ProfileName, QUICK_PORTS } from './nmap-profiles.ts';
-export { assertInScope, parseTargets, TargetError, type ValidTarget, validateTarget } from './nmap-targets.ts';
+export { type NmapProfile, PROFILES } from './nmap-profiles.ts';
+export { assertInScope, parseTargets, TargetError, validateTarget } from './nmap-targets.ts';
 
 export const DEFAULT_NMAP_PATH = '/usr/bin/nmap';
 

@@ -7,7 +7,7 @@ import { ip, NETLAB_PREFIX, removeNamespace, sweepStale } from './namespaces.ts'
 import * as svc from './services.ts';
 import type { ServiceSpec } from './services.ts';
 
-export { listNamespaces, namespacePids, NETLAB_PREFIX, sweepStale } from './namespaces.ts';
+export { listNamespaces, namespacePids, sweepStale } from './namespaces.ts';
 
 /** The test subnet: it exists only on the veth links between the harness's namespaces. */
 export const NETLAB_SUBNET = '10.231.0.0/24';
