@@ -118,11 +118,18 @@ function hostileReport(receiver: string): string {
       document.getElementById('scheduleBtn').addEventListener('click', function () {
         window.parent.postMessage({ type: 'sentinel' }, '*');
       });
-      setTimeout(function () {
+      // CSP reports its refusals asynchronously, later on a loaded machine: wait for the ones the
+      // attack must cause (bounded), so a slow report is not read as a missing refusal.
+      var expected = attack ? ['connect-src', 'form-action'] : [];
+      var started = Date.now();
+      function finish() {
+        var missing = expected.filter(function (d) { return window.violations.indexOf(d) < 0; });
+        if (missing.length > 0 && Date.now() - started < 10000) return setTimeout(finish, 50);
         var pre = document.getElementById('probe');
         pre.textContent = JSON.stringify(out);
         pre.setAttribute('data-done', '1');
-      }, 300);
+      }
+      setTimeout(finish, 300);
     }, 0);
   });
 })();
