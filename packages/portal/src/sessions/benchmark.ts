@@ -1,5 +1,8 @@
 import type { BenchmarkLabel, BenchmarkMetric, BenchmarkMetricName } from '@svc/protocol';
 
+// The snapshot's rows, also read by bench/benchmark.ts from here.
+export { latestPairMetrics } from './benchmark-queries.ts';
+
 /**
  * Benchmark of one session against its peers (DESIGN D9, hardened in issue 11).
  *
@@ -24,9 +27,6 @@ import type { BenchmarkLabel, BenchmarkMetric, BenchmarkMetricName } from '@svc/
  * lacks the metric), `No peers` (no peer has it) or `Not enough peers` (peers of fewer than
  * MIN_PEERS other clients have it).
  */
-// The snapshot's rows, also read by bench/benchmark.ts from here.
-export { latestPairMetrics } from './benchmark-queries.ts';
-
 export const MIN_PEERS = 3;
 
 export interface PeerCounts {
