@@ -36,6 +36,14 @@ describe('sessions layering', () => {
     expect([...ROUTES, ...sources('web')].filter((f) => SQL.test(read(f)))).toEqual([]);
   });
 
+  it('sessions/ runs SQL only in its query modules', () => {
+    const QUERY_MODULE = /(^|[-/])queries\.ts$/;
+    const sessionSql = /\.(selectFrom|insertInto|updateTable|deleteFrom)\(|\bsql`|\.query\(/;
+    const files = sources('sessions');
+    expect(files.filter((f) => QUERY_MODULE.test(f))).toContain(path.join('sessions', 'queries.ts'));
+    expect(files.filter((f) => !QUERY_MODULE.test(f) && sessionSql.test(read(f)))).toEqual([]);
+  });
+
   it('sessions/ reads no request and throws no HTTP error: it imports neither fastify nor http/', () => {
     const offending = sources('sessions').flatMap((f) =>
       importsOf(f)

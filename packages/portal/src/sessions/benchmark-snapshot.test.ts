@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { bucketOf, coarsePercentile, type MetricRow } from './benchmark.ts';
+import { bucketOf, coarsePercentile } from './benchmark.ts';
+import type { MetricRow } from './benchmark-queries.ts';
 import { BenchmarkSnapshot } from './benchmark-snapshot.ts';
 
 const row = (

@@ -2,16 +2,8 @@ import { BENCHMARK_METRICS, type BenchmarkMetric, type BenchmarkMetricName } fro
 import type { AppContext } from '../context.ts';
 import { sessionNotFound } from './access.ts';
 import type { SessionRef } from './queries.ts';
-import {
-  benchmarkMetric,
-  BUCKET_EDGES,
-  bucketOf,
-  latestPairMetrics,
-  MIN_PEERS,
-  sessionMetrics,
-  type Benchmark,
-  type MetricRow,
-} from './benchmark.ts';
+import { benchmarkMetric, BUCKET_EDGES, bucketOf, MIN_PEERS, type Benchmark } from './benchmark.ts';
+import { latestPairMetrics, type MetricRow, sessionMetrics } from './benchmark-queries.ts';
 
 /** Rows without a client id form one group of their own (they can never be the caller's client). */
 const NO_CLIENT = '\u0000none';

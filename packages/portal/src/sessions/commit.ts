@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { SessionFileName, SessionMetadata } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import { actorOf, type LegacyPrincipal, type LicensePrincipal } from '../auth/principal.ts';
@@ -6,7 +5,17 @@ import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { shareUrl } from './present.ts';
-import { NO_CLIENT } from './queries.ts';
+import {
+  insertSessionRow,
+  insertShareToken,
+  lockLicense,
+  lockSessionKey,
+  lockSessionRow,
+  NO_CLIENT,
+  sessionCountOfLicense,
+  shareTokenOf,
+  updateSessionRow,
+} from './queries.ts';
 import { newShareToken } from './share.ts';
 
 export interface CommitInput {
@@ -38,36 +47,21 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
   const expiresAt = new Date(now.getTime() + ctx.config.sessionRetentionDays * 86_400_000);
   const licenseId = principal.kind === 'license' ? principal.license.id : null;
   const clientId = metadata.client_id ?? NO_CLIENT;
+  const ref = { clientId, sessionId: metadata.session_id };
 
   const { result, oldKeys, event } = await ctx.db.transaction().execute(async (trx) => {
     if (principal.kind === 'license') {
       // Serialises uploads of one key so two concurrent uploads cannot both take the last slot.
-      await trx
-        .selectFrom('licenses')
-        .select('id')
-        .where('id', '=', principal.license.id)
-        .forUpdate()
-        .executeTakeFirst();
+      await lockLicense(trx, principal.license.id);
     }
     // Serialises uploads of one session of one client whatever the credential: FOR UPDATE
     // below locks nothing while the row does not exist yet, so two first uploads of the same
     // id (two keys of a client, or the legacy key) would both insert and one would fail with a 500.
-    await sql`SELECT pg_advisory_xact_lock(hashtext(${clientId}), hashtext(${metadata.session_id}))`.execute(trx);
-    const existing = await trx
-      .selectFrom('sessions')
-      .selectAll()
-      .where('client_id', '=', clientId)
-      .where('session_id', '=', metadata.session_id)
-      .forUpdate()
-      .executeTakeFirst();
+    await lockSessionKey(trx, ref);
+    const existing = await lockSessionRow(trx, ref);
 
     if (!existing && principal.kind === 'license' && principal.license.max_sessions !== null) {
-      const { n } = await trx
-        .selectFrom('sessions')
-        .select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('license_id', '=', principal.license.id)
-        .executeTakeFirstOrThrow();
-      if (Number(n) >= principal.license.max_sessions)
+      if ((await sessionCountOfLicense(trx, principal.license.id)) >= principal.license.max_sessions)
         throw new DomainError('forbidden.session_limit', sessionLimitMessage(principal.license.max_sessions));
     }
 
@@ -86,37 +80,23 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
     };
     let shareToken: string;
     if (existing) {
-      await trx
-        .updateTable('sessions')
-        // The session keeps counting against the key that first uploaded it (license_id stays).
-        .set({ ...columns, version: existing.version + 1 })
-        .where('client_id', '=', clientId)
-        .where('session_id', '=', metadata.session_id)
-        .execute();
-      const token = await trx
-        .selectFrom('share_tokens')
-        .select('token')
-        .where('client_id', '=', clientId)
-        .where('session_id', '=', metadata.session_id)
-        .executeTakeFirst();
+      // The session keeps counting against the key that first uploaded it (license_id stays).
+      await updateSessionRow(trx, ref, { ...columns, version: existing.version + 1 });
+      const token = await shareTokenOf(trx, ref);
       // A revoked share link stays revoked for readers of the old token; the upload answer
       // needs one (SPEC), so a re-upload after a revocation issues a new token.
-      shareToken = token?.token ?? newShareToken();
-      if (token === undefined)
-        await trx
-          .insertInto('share_tokens')
-          .values({ token: shareToken, client_id: clientId, session_id: metadata.session_id })
-          .execute();
+      shareToken = token ?? newShareToken();
+      if (token === null)
+        await insertShareToken(trx, { token: shareToken, client_id: clientId, session_id: metadata.session_id });
     } else {
-      await trx
-        .insertInto('sessions')
-        .values({ session_id: metadata.session_id, client_id: clientId, ...columns, license_id: licenseId })
-        .execute();
+      await insertSessionRow(trx, {
+        session_id: metadata.session_id,
+        client_id: clientId,
+        ...columns,
+        license_id: licenseId,
+      });
       shareToken = newShareToken();
-      await trx
-        .insertInto('share_tokens')
-        .values({ token: shareToken, client_id: clientId, session_id: metadata.session_id })
-        .execute();
+      await insertShareToken(trx, { token: shareToken, client_id: clientId, session_id: metadata.session_id });
     }
 
     const event = await recordAuditEvent(trx, {

@@ -2,7 +2,7 @@ import { recordAuditEvent } from '../audit/record.ts';
 import type { AppContext } from '../context.ts';
 import { sessionNotFound } from './access.ts';
 import { clientIdOut } from './present.ts';
-import type { SessionRef, SessionRow } from './queries.ts';
+import { deleteSessionRow, type SessionRef } from './queries.ts';
 
 export interface DeleteOptions {
   /**
@@ -28,9 +28,7 @@ export async function deleteSession(
   const now = ctx.now();
   const { sessionId } = ref;
   const outcome = await ctx.db.transaction().execute(async (trx) => {
-    let q = trx.deleteFrom('sessions').where('client_id', '=', ref.clientId).where('session_id', '=', sessionId);
-    if (opts.expiredAt !== undefined) q = q.where('expires_at', '<=', opts.expiredAt);
-    const row = await q.returningAll().executeTakeFirst();
+    const row = await deleteSessionRow(trx, ref, opts.expiredAt);
     if (!row) return null;
     const event = await recordAuditEvent(trx, {
       event_type: 'session_deleted',
@@ -45,7 +43,7 @@ export async function deleteSession(
         deleted_at: now.toISOString(),
       },
     });
-    return { row: row as SessionRow, event };
+    return { row, event };
   });
   if (outcome === null) return false;
   // The rows are gone for good: a file that cannot be removed now is an orphan for the

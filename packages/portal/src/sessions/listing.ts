@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import { SESSION_ID_PATTERN, type SessionStatus, type SessionView } from '@svc/protocol';
 import { inScope, type UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
@@ -7,7 +7,7 @@ import { DomainError } from '../domain/errors.ts';
 import { resolveSession } from './access.ts';
 import { storable } from './derive.ts';
 import { presentSession } from './present.ts';
-import { notesOf, type SessionRow, shareTokenOf, statusHistoryOf } from './queries.ts';
+import { notesOf, type SessionRow, sessionPage, shareTokenOf, statusHistoryOf } from './queries.ts';
 import { notifyExpiringSessions } from './retention.ts';
 
 export interface ListFilter {
@@ -55,42 +55,17 @@ async function listSessions(
   ctx: AppContext,
   f: ListFilter,
 ): Promise<{ sessions: SessionView[]; next_cursor: string | null }> {
-  let q = ctx.db
-    .selectFrom('sessions')
-    // A session whose share link is revoked is listed too, with share_url null.
-    .leftJoin('share_tokens', (j) =>
-      j
-        .onRef('share_tokens.client_id', '=', 'sessions.client_id')
-        .onRef('share_tokens.session_id', '=', 'sessions.session_id'),
-    )
-    .selectAll('sessions')
-    .select('share_tokens.token');
-  if (f.clientIds !== null) {
-    if (f.clientIds.length === 0) return { sessions: [], next_cursor: null };
-    q = q.where('sessions.client_id', 'in', f.clientIds);
-  }
-  if (f.clientId !== undefined) q = q.where('sessions.client_id', '=', f.clientId);
-  if (f.status !== undefined) q = q.where('sessions.status', '=', f.status);
-  if (f.target !== undefined) {
-    // No stored target holds what PostgreSQL cannot store; asking it would be a 500.
-    if (!storable(f.target)) return { sessions: [], next_cursor: null };
-    q = q.where('sessions.target', '=', f.target);
-  }
-  if (f.cursor !== undefined) {
-    const [at, id, client] = decodeCursor(f.cursor);
-    q =
-      client === null
-        ? q.where(sql<boolean>`(sessions.uploaded_at, sessions.session_id) < (${at}, ${id})`)
-        : q.where(
-            sql<boolean>`(sessions.uploaded_at, sessions.session_id, sessions.client_id) < (${at}, ${id}, ${client})`,
-          );
-  }
-  const rows = await q
-    .orderBy('sessions.uploaded_at', 'desc')
-    .orderBy('sessions.session_id', 'desc')
-    .orderBy('sessions.client_id', 'desc')
-    .limit(f.limit + 1)
-    .execute();
+  if (f.clientIds !== null && f.clientIds.length === 0) return { sessions: [], next_cursor: null };
+  // No stored target holds what PostgreSQL cannot store; asking it would be a 500.
+  if (f.target !== undefined && !storable(f.target)) return { sessions: [], next_cursor: null };
+  const rows = await sessionPage(ctx.db, {
+    clientIds: f.clientIds,
+    clientId: f.clientId,
+    status: f.status,
+    target: f.target,
+    before: f.cursor === undefined ? undefined : decodeCursor(f.cursor),
+    limit: f.limit + 1,
+  });
   const page = rows.slice(0, f.limit);
   const last = page.at(-1);
   return {

@@ -1,5 +1,13 @@
-import type { Kysely, Selectable } from 'kysely';
-import type { Database, SessionNotesTable, SessionsTable, StatusHistoryTable } from '../db/schema.ts';
+import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
+import type { RemediationSummary, SessionFileName, SessionStatus } from '@svc/protocol';
+import type {
+  Database,
+  SessionNotesTable,
+  SessionsTable,
+  ShareTokensTable,
+  StatusHistoryTable,
+  StoredObject,
+} from '../db/schema.ts';
 
 export type SessionRow = Selectable<SessionsTable>;
 
@@ -81,5 +89,275 @@ export function notesOf(db: Kysely<Database>, ref: SessionRef): Promise<Selectab
     .where('session_id', '=', ref.sessionId)
     .orderBy('created_at')
     .orderBy('id')
+    .execute();
+}
+
+// ---- uploads (commit.ts) ----
+
+/** Locks the license row: serialises the uploads of one key. */
+export async function lockLicense(db: Kysely<Database>, licenseId: string): Promise<void> {
+  await db.selectFrom('licenses').select('id').where('id', '=', licenseId).forUpdate().executeTakeFirst();
+}
+
+/** A transaction-scoped advisory lock on one session id of one client, held whether the row exists or not. */
+export async function lockSessionKey(db: Kysely<Database>, ref: SessionRef): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtext(${ref.clientId}), hashtext(${ref.sessionId}))`.execute(db);
+}
+
+/** The session row, locked FOR UPDATE until the transaction ends. */
+export function lockSessionRow(db: Kysely<Database>, ref: SessionRef): Promise<SessionRow | undefined> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('client_id', '=', ref.clientId)
+    .where('session_id', '=', ref.sessionId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** How many sessions count against a license. */
+export async function sessionCountOfLicense(db: Kysely<Database>, licenseId: string): Promise<number> {
+  const { n } = await db
+    .selectFrom('sessions')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('license_id', '=', licenseId)
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
+export async function updateSessionRow(
+  db: Kysely<Database>,
+  ref: SessionRef,
+  set: Updateable<SessionsTable>,
+): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set(set)
+    .where('client_id', '=', ref.clientId)
+    .where('session_id', '=', ref.sessionId)
+    .execute();
+}
+
+export async function insertSessionRow(db: Kysely<Database>, values: Insertable<SessionsTable>): Promise<void> {
+  await db.insertInto('sessions').values(values).execute();
+}
+
+// ---- share tokens (share.ts, commit.ts) ----
+
+export async function insertShareToken(db: Kysely<Database>, values: Insertable<ShareTokensTable>): Promise<void> {
+  await db.insertInto('share_tokens').values(values).execute();
+}
+
+export async function replaceShareToken(
+  db: Kysely<Database>,
+  ref: SessionRef,
+  set: { token: string; created_at: Date },
+): Promise<void> {
+  await db
+    .updateTable('share_tokens')
+    .set(set)
+    .where('client_id', '=', ref.clientId)
+    .where('session_id', '=', ref.sessionId)
+    .execute();
+}
+
+/** Removes the session's share token; false when it had none. */
+export async function deleteShareToken(db: Kysely<Database>, ref: SessionRef): Promise<boolean> {
+  const removed = await db
+    .deleteFrom('share_tokens')
+    .where('client_id', '=', ref.clientId)
+    .where('session_id', '=', ref.sessionId)
+    .returning('client_id')
+    .executeTakeFirst();
+  return removed !== undefined;
+}
+
+/** The session's client and client id, its row locked FOR UPDATE (a share change against a delete or re-upload). */
+export function lockSessionClient(
+  db: Kysely<Database>,
+  ref: SessionRef,
+): Promise<Pick<SessionRow, 'client' | 'client_id'> | undefined> {
+  return db
+    .selectFrom('sessions')
+    .select(['client', 'client_id'])
+    .where('client_id', '=', ref.clientId)
+    .where('session_id', '=', ref.sessionId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+/** The session's client name, its row locked FOR UPDATE. */
+export function lockSessionClientName(
+  db: Kysely<Database>,
+  ref: SessionRef,
+): Promise<Pick<SessionRow, 'client'> | undefined> {
+  return db
+    .selectFrom('sessions')
+    .select('client')
+    .where('client_id', '=', ref.clientId)
+    .where('session_id', '=', ref.sessionId)
+    .forUpdate()
+    .executeTakeFirst();
+}
+
+// ---- deletion and retention (delete.ts, retention.ts, sweep.ts) ----
+
+/** Deletes the session row, only while it is still expired at `expiredAt` when given; the deleted row. */
+export function deleteSessionRow(
+  db: Kysely<Database>,
+  ref: SessionRef,
+  expiredAt: Date | undefined,
+): Promise<SessionRow | undefined> {
+  let q = db.deleteFrom('sessions').where('client_id', '=', ref.clientId).where('session_id', '=', ref.sessionId);
+  if (expiredAt !== undefined) q = q.where('expires_at', '<=', expiredAt);
+  return q.returningAll().executeTakeFirst() as Promise<SessionRow | undefined>;
+}
+
+/** Up to `limit` sessions expired at `now`, the longest expired first. */
+export async function expiredSessions(db: Kysely<Database>, now: Date, limit: number): Promise<SessionRef[]> {
+  const rows = await db
+    .selectFrom('sessions')
+    .select(['client_id', 'session_id'])
+    .where('expires_at', '<=', now)
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ clientId: r.client_id, sessionId: r.session_id }));
+}
+
+/**
+ * Marks up to `limit` sessions expiring within `days` and not yet notified, and returns them.
+ * One UPDATE, so two replicas cannot both mark (and notify) the same session.
+ */
+export function markExpiringSessions(db: Kysely<Database>, now: Date, days: number, limit: number) {
+  return db
+    .updateTable('sessions')
+    .set({ expiry_notified_at: now })
+    .where(
+      sql<boolean>`(client_id, session_id) IN (
+        SELECT client_id, session_id FROM sessions
+        WHERE expiry_notified_at IS NULL AND expires_at > ${now}
+          AND expires_at <= ${now}::timestamptz + make_interval(days => ${days})
+        LIMIT ${limit})`,
+    )
+    .where('expiry_notified_at', 'is', null)
+    .returning(['session_id', 'client', 'client_id', 'target', 'uploaded_at', 'expires_at'])
+    .execute();
+}
+
+/** The stored files of every session. */
+export function filesOfAllSessions(db: Kysely<Database>): Promise<Pick<SessionRow, 'files'>[]> {
+  return db.selectFrom('sessions').select('files').execute();
+}
+
+// ---- file updates (refresh.ts, remediation.ts) ----
+
+/** The session's stored files, or undefined when there is no such session. */
+export async function filesOf(db: Kysely<Database>, ref: SessionRef): Promise<SessionRow['files'] | undefined> {
+  const row = await db
+    .selectFrom('sessions')
+    .select('files')
+    .where('client_id', '=', ref.clientId)
+    .where('session_id', '=', ref.sessionId)
+    .executeTakeFirst();
+  return row?.files;
+}
+
+/**
+ * Points one file of the session at `object` while its version is still `version`
+ * (optimistic locking), optionally setting `metadata.has_exec_summary`; true when it applied.
+ */
+export async function replaceFileAtVersion(
+  db: Kysely<Database>,
+  c: {
+    ref: SessionRef;
+    version: number;
+    file: SessionFileName;
+    object: StoredObject;
+    setExecSummary: boolean;
+    now: Date;
+  },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('sessions')
+    .set({
+      files: sql<string>`jsonb_set(files, ${sql.val([c.file])}::text[], ${JSON.stringify(c.object)}::jsonb)`,
+      ...(c.setExecSummary ? { metadata: sql<string>`jsonb_set(metadata, '{has_exec_summary}', 'true'::jsonb)` } : {}),
+      version: sql<number>`version + 1`,
+      updated_at: c.now,
+    })
+    .where('client_id', '=', c.ref.clientId)
+    .where('session_id', '=', c.ref.sessionId)
+    .where('version', '=', c.version)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
+}
+
+/**
+ * Writes a new session_results.json and remediation summary while the version is still
+ * `version`; jsonb_set touches only those two, never a neighbour's change. True when it applied.
+ */
+export async function writeRemediationAtVersion(
+  db: Kysely<Database>,
+  c: { ref: SessionRef; version: number; file: StoredObject; summary: RemediationSummary; now: Date },
+): Promise<boolean> {
+  const updated = await db
+    .updateTable('sessions')
+    .set({
+      files: sql<string>`jsonb_set(files, '{session_results.json}', ${JSON.stringify(c.file)}::jsonb)`,
+      metadata: sql<string>`jsonb_set(metadata, '{remediation_summary}', ${JSON.stringify(c.summary)}::jsonb)`,
+      version: sql<number>`version + 1`,
+      updated_at: c.now,
+    })
+    .where('client_id', '=', c.ref.clientId)
+    .where('session_id', '=', c.ref.sessionId)
+    .where('version', '=', c.version)
+    .executeTakeFirst();
+  return updated.numUpdatedRows !== 0n;
+}
+
+// ---- listing (listing.ts) ----
+
+export interface SessionPageQuery {
+  /** null: every client. */
+  clientIds: readonly string[] | null;
+  clientId: string | undefined;
+  status: SessionStatus | undefined;
+  target: string | undefined;
+  /** Keyset position: rows strictly before (uploaded_at, session_id[, client_id]); client null for a cursor without one. */
+  before: [Date, string, string | null] | undefined;
+  limit: number;
+}
+
+/** Up to `limit` sessions with their share token (null when revoked), newest first. */
+export function sessionPage(db: Kysely<Database>, f: SessionPageQuery) {
+  let q = db
+    .selectFrom('sessions')
+    // A session whose share link is revoked is listed too, with share_url null.
+    .leftJoin('share_tokens', (j) =>
+      j
+        .onRef('share_tokens.client_id', '=', 'sessions.client_id')
+        .onRef('share_tokens.session_id', '=', 'sessions.session_id'),
+    )
+    .selectAll('sessions')
+    .select('share_tokens.token');
+  if (f.clientIds !== null) q = q.where('sessions.client_id', 'in', f.clientIds);
+  if (f.clientId !== undefined) q = q.where('sessions.client_id', '=', f.clientId);
+  if (f.status !== undefined) q = q.where('sessions.status', '=', f.status);
+  if (f.target !== undefined) q = q.where('sessions.target', '=', f.target);
+  if (f.before !== undefined) {
+    const [at, id, client] = f.before;
+    q =
+      client === null
+        ? q.where(sql<boolean>`(sessions.uploaded_at, sessions.session_id) < (${at}, ${id})`)
+        : q.where(
+            sql<boolean>`(sessions.uploaded_at, sessions.session_id, sessions.client_id) < (${at}, ${id}, ${client})`,
+          );
+  }
+  return q
+    .orderBy('sessions.uploaded_at', 'desc')
+    .orderBy('sessions.session_id', 'desc')
+    .orderBy('sessions.client_id', 'desc')
+    .limit(f.limit)
     .execute();
 }

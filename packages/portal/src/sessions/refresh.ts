@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { SessionFileName } from '@svc/protocol';
 import { scopeOf, type Principal } from '../auth/principal.ts';
 import type { PutResult } from '../blobs/store.ts';
@@ -7,7 +6,7 @@ import type { StoredObject } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { resolveSession } from './access.ts';
 import { CONTENT_TYPES } from './files.ts';
-import type { SessionRow } from './queries.ts';
+import { replaceFileAtVersion, type SessionRow } from './queries.ts';
 import { discardObjects, type Log } from './storage.ts';
 
 /** Optimistic-locking attempts before a refresh gives up with 409. */
@@ -52,19 +51,15 @@ async function replaceSessionFile(
     const row = await refreshableSession(ctx, principal, sessionId, clientId);
     const previous = row.files[file];
     const setExecSummary = file === 'exec_summary.html' && row.metadata.has_exec_summary !== true;
-    const result = await ctx.db
-      .updateTable('sessions')
-      .set({
-        files: sql<string>`jsonb_set(files, ${sql.val([file])}::text[], ${JSON.stringify(object)}::jsonb)`,
-        ...(setExecSummary ? { metadata: sql<string>`jsonb_set(metadata, '{has_exec_summary}', 'true'::jsonb)` } : {}),
-        version: sql<number>`version + 1`,
-        updated_at: ctx.now(),
-      })
-      .where('client_id', '=', clientId)
-      .where('session_id', '=', sessionId)
-      .where('version', '=', row.version)
-      .executeTakeFirst();
-    if (result.numUpdatedRows === 1n) return { previousKey: previous?.key ?? null };
+    const applied = await replaceFileAtVersion(ctx.db, {
+      ref: { clientId, sessionId },
+      version: row.version,
+      file,
+      object,
+      setExecSummary,
+      now: ctx.now(),
+    });
+    if (applied) return { previousKey: previous?.key ?? null };
   }
   throw new DomainError('conflict.session_changed', 'The session changed during the refresh; try again');
 }

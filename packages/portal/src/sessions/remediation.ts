@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { sql } from 'kysely';
 import { type AuditEvent, REMEDIATION_STATUSES, type RemediationStatus, type RemediationSummary } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import { actorOf, scopeOf, type UserPrincipal } from '../auth/principal.ts';
@@ -11,7 +10,7 @@ import { resolveSession } from './access.ts';
 import { defaultRemediationSummary, remediationSummaryOf } from './derive.ts';
 import { blobPrefix, CONTENT_TYPES } from './files.ts';
 import { clientIdOut } from './present.ts';
-import type { SessionRef } from './queries.ts';
+import { filesOf, type SessionRef, writeRemediationAtVersion } from './queries.ts';
 
 /**
  * Remediation tracking (SPEC "Remediation status changes", PATCH /api/remediation-update).
@@ -185,13 +184,8 @@ async function readAll(ctx: AppContext, key: string): Promise<Buffer> {
 
 /** The blob key the row references for the session file, or undefined when there is no such row. */
 async function currentJsonKey(ctx: AppContext, ref: SessionRef): Promise<string | undefined> {
-  const row = await ctx.db
-    .selectFrom('sessions')
-    .select('files')
-    .where('client_id', '=', ref.clientId)
-    .where('session_id', '=', ref.sessionId)
-    .executeTakeFirst();
-  return row?.files['session_results.json']?.key;
+  const files = await filesOf(ctx.db, ref);
+  return files?.['session_results.json']?.key;
 }
 
 /**
@@ -260,20 +254,14 @@ export async function updateRemediation(
     let event: AuditEvent | null;
     try {
       event = await ctx.db.transaction().execute(async (trx) => {
-        // jsonb_set touches only our file and our summary, never a neighbour's change.
-        const updated = await trx
-          .updateTable('sessions')
-          .set({
-            files: sql<string>`jsonb_set(files, '{session_results.json}', ${JSON.stringify(file)}::jsonb)`,
-            metadata: sql<string>`jsonb_set(metadata, '{remediation_summary}', ${JSON.stringify(result.summary)}::jsonb)`,
-            version: sql<number>`version + 1`,
-            updated_at: now,
-          })
-          .where('client_id', '=', ref.clientId)
-          .where('session_id', '=', sessionId)
-          .where('version', '=', row.version)
-          .executeTakeFirst();
-        if (updated.numUpdatedRows === 0n) return null;
+        const applied = await writeRemediationAtVersion(trx, {
+          ref,
+          version: row.version,
+          file,
+          summary: result.summary,
+          now,
+        });
+        if (!applied) return null;
         return recordAuditEvent(trx, {
           event_type: 'remediation_updated',
           actor,

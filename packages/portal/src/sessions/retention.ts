@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import type { AppContext } from '../context.ts';
 import { clientIdOut } from './present.ts';
 import { deleteSession } from './delete.ts';
+import { expiredSessions, markExpiringSessions } from './queries.ts';
 
 export const EXPIRY_NOTICE_DAYS = 7;
 const BATCH = 500;
@@ -14,17 +14,9 @@ export async function sweepExpiredSessions(ctx: AppContext): Promise<number> {
   let removed = 0;
   for (;;) {
     const now = ctx.now();
-    const due = await ctx.db
-      .selectFrom('sessions')
-      .select(['client_id', 'session_id'])
-      .where('expires_at', '<=', now)
-      .orderBy('expires_at')
-      .limit(BATCH)
-      .execute();
+    const due = await expiredSessions(ctx.db, now, BATCH);
     // expiredAt: a session renewed by a re-upload since it was selected is kept.
-    for (const r of due)
-      if (await deleteSession(ctx, { clientId: r.client_id, sessionId: r.session_id }, 'retention', { expiredAt: now }))
-        removed++;
+    for (const ref of due) if (await deleteSession(ctx, ref, 'retention', { expiredAt: now })) removed++;
     if (due.length < BATCH) return removed;
   }
 }
@@ -36,19 +28,7 @@ export async function sweepExpiredSessions(ctx: AppContext): Promise<number> {
  */
 export async function notifyExpiringSessions(ctx: AppContext): Promise<number> {
   const now = ctx.now();
-  const rows = await ctx.db
-    .updateTable('sessions')
-    .set({ expiry_notified_at: now })
-    .where(
-      sql<boolean>`(client_id, session_id) IN (
-        SELECT client_id, session_id FROM sessions
-        WHERE expiry_notified_at IS NULL AND expires_at > ${now}
-          AND expires_at <= ${now}::timestamptz + make_interval(days => ${EXPIRY_NOTICE_DAYS})
-        LIMIT ${BATCH})`,
-    )
-    .where('expiry_notified_at', 'is', null)
-    .returning(['session_id', 'client', 'client_id', 'target', 'uploaded_at', 'expires_at'])
-    .execute();
+  const rows = await markExpiringSessions(ctx.db, now, EXPIRY_NOTICE_DAYS, BATCH);
   for (const r of rows) {
     ctx.events.publish({
       event_type: 'report_expiring',

@@ -4,7 +4,17 @@ import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
 import { sessionNotFound } from './access.ts';
 import { clientIdOut } from './present.ts';
-import { findSessionByShareToken, type SessionRef, type SessionRow } from './queries.ts';
+import {
+  deleteShareToken,
+  findSessionByShareToken,
+  insertShareToken,
+  lockSessionClient,
+  lockSessionClientName,
+  replaceShareToken,
+  type SessionRef,
+  type SessionRow,
+  shareTokenOf,
+} from './queries.ts';
 
 /** SPEC: 32 random bytes rendered as 64 hex characters. */
 export function newShareToken(): string {
@@ -55,34 +65,13 @@ export async function rotateShareToken(ctx: AppContext, c: ShareChange): Promise
   const now = ctx.now();
   const issued = await ctx.db.transaction().execute(async (trx) => {
     // Serialises with a delete or re-upload of the session, which lock the same row.
-    const session = await trx
-      .selectFrom('sessions')
-      .select(['client', 'client_id'])
-      .where('client_id', '=', c.ref.clientId)
-      .where('session_id', '=', c.ref.sessionId)
-      .forUpdate()
-      .executeTakeFirst();
+    const session = await lockSessionClient(trx, c.ref);
     if (session === undefined) return undefined;
     const token = newShareToken();
-    const previous = await trx
-      .selectFrom('share_tokens')
-      .select('token')
-      .where('client_id', '=', c.ref.clientId)
-      .where('session_id', '=', c.ref.sessionId)
-      .executeTakeFirst();
-    if (previous === undefined) {
-      await trx
-        .insertInto('share_tokens')
-        .values({ token, client_id: c.ref.clientId, session_id: c.ref.sessionId, created_at: now })
-        .execute();
-    } else {
-      await trx
-        .updateTable('share_tokens')
-        .set({ token, created_at: now })
-        .where('client_id', '=', c.ref.clientId)
-        .where('session_id', '=', c.ref.sessionId)
-        .execute();
-    }
+    const hadLink = (await shareTokenOf(trx, c.ref)) !== null;
+    if (hadLink) await replaceShareToken(trx, c.ref, { token, created_at: now });
+    else
+      await insertShareToken(trx, { token, client_id: c.ref.clientId, session_id: c.ref.sessionId, created_at: now });
     await recordAuditEvent(trx, {
       event_type: 'share_rotated',
       actor: c.actor,
@@ -92,7 +81,7 @@ export async function rotateShareToken(ctx: AppContext, c: ShareChange): Promise
         session_id: c.ref.sessionId,
         client: session.client,
         client_id: clientIdOut(session.client_id),
-        had_link: previous !== undefined,
+        had_link: hadLink,
         rotated_by: c.actor,
         rotated_at: now.toISOString(),
       },
@@ -113,21 +102,9 @@ export async function revokeShareToken(ctx: AppContext, c: ShareChange): Promise
   return ctx.db.transaction().execute(async (trx) => {
     // The same row lock as a rotation: a rotation racing this revocation never hands out a
     // token that the revocation then removes (or that it updated away under our feet).
-    const session = await trx
-      .selectFrom('sessions')
-      .select('client')
-      .where('client_id', '=', c.ref.clientId)
-      .where('session_id', '=', c.ref.sessionId)
-      .forUpdate()
-      .executeTakeFirst();
+    const session = await lockSessionClientName(trx, c.ref);
     if (session === undefined) return false;
-    const removed = await trx
-      .deleteFrom('share_tokens')
-      .where('client_id', '=', c.ref.clientId)
-      .where('session_id', '=', c.ref.sessionId)
-      .returning('client_id')
-      .executeTakeFirst();
-    if (removed === undefined) return false;
+    if (!(await deleteShareToken(trx, c.ref))) return false;
     await recordAuditEvent(trx, {
       event_type: 'share_revoked',
       actor: c.actor,
