@@ -2,27 +2,14 @@ import { Value } from '@sinclair/typebox/value';
 import { SessionFile } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { deriveMetadata } from '../../portal/src/sessions/derive.ts';
-import type { LicenseState } from '../src/license/tier.ts';
 import { parseExceptionsFile } from '../src/pipeline/exceptions.ts';
 import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
 import { runStages, type StagesInput } from '../src/pipeline/run-stages.ts';
 import { scheduleId } from '../src/pipeline/scheduling.ts';
+import { BUSINESS_LICENSE } from './helpers/report-session.ts';
 
 const NOW = new Date('2025-03-01T14:10:00.000Z');
-const license: LicenseState = {
-  licensed: true,
-  tier: 'business',
-  source: 'env:SVC_LICENSE_KEY',
-  basis: 'online',
-  format_tier: 'business',
-  valid: true,
-  reason: 'ok',
-  expires_at: null,
-  client_id: 'acme',
-  fingerprint: '0123456789abcdef',
-  validated_at: '2025-03-01T14:00:00.000Z',
-  unreachable: null,
-};
+const license = BUSINESS_LICENSE;
 
 function input(over: Partial<StagesInput> = {}): StagesInput {
   return {

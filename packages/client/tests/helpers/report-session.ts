@@ -19,7 +19,8 @@ export const HOSTILE_TITLE = 'Banner <b>bold</b> & "quoted"';
 export const SESSION_ID = '20250301_140000';
 const NOW = new Date('2025-03-01T14:10:00.000Z');
 
-const license: LicenseState = {
+/** A business license validated online: the state the license module hands the stages. */
+export const BUSINESS_LICENSE: LicenseState = {
   licensed: true,
   tier: 'business',
   source: 'env:SVC_LICENSE_KEY',
@@ -184,7 +185,7 @@ export function reportSession(orcEnabled = true, sessionId = SESSION_ID): Report
       schedule: null,
       orc: orcSettingsFrom(orcEnabled ? { CLIENT_TYPE: 'political_subdivision', ORC_ATTEST_TRAINING: 'true' } : {}),
     },
-    license: { tier: 'business', state: license },
+    license: { tier: 'business', state: BUSINESS_LICENSE },
     now: NOW,
   });
   const score = doc.summary?.risk_score ?? 0;
