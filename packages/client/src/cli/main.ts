@@ -12,6 +12,7 @@ import registerDependencyCheck from './commands/dependency-check.ts';
 import registerE2eSmokeTest from './commands/e2e-smoke-test.ts';
 import registerLicense from './commands/license.ts';
 import registerPiValidate from './commands/pi-validate.ts';
+import registerScan from './commands/scan.ts';
 import registerSyntheticCollection from './commands/synthetic-collection.ts';
 import registerUpload from './commands/upload.ts';
 
@@ -24,6 +25,7 @@ const COMMANDS: RegisterCommand[] = [
   registerDependencyCheck,
   registerSyntheticCollection,
   registerAlert,
+  registerScan,
 ];
 
 export const VERSION = CLIENT_VERSION;
