@@ -66,6 +66,12 @@ describe('svc scan: argument validation', () => {
     expect(r.stderr).toContain('full_recon');
   });
 
+  it('refuses a port list holding nmap syntax', async () => {
+    const r = await scan(['--targets', '10.0.0.1', '--ports', '22 --script=x']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('error: invalid port list "22 --script=x": use numbers, ranges and T:/U: prefixes\n');
+  });
+
   it('refuses a missing exceptions file', async () => {
     const missing = path.join(dir, 'no-such-exceptions.json');
     const r = await scan(['--targets', '10.0.0.1', '--exceptions', missing]);

@@ -19,6 +19,7 @@ import {
   scanTimeOf,
   TargetError,
   toHostInfos,
+  validatePorts,
 } from '../../scanner/index.ts';
 import { produceSession } from '../../session-dir/produce.ts';
 import { sessionIdOf } from '../../session-dir/id.ts';
@@ -35,6 +36,7 @@ interface ScanOpts extends CommonOpts {
   targets?: string;
   profile: string;
   full?: boolean;
+  ports?: string;
   upload?: boolean;
   sessionsDir?: string;
   exceptions?: string;
@@ -67,6 +69,7 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('--targets <list>', 'hosts, IPv4/IPv6 addresses, CIDR blocks or IPv4 ranges, comma separated (required)')
     .option('-P, --profile <name>', `scan profile: ${Object.keys(PROFILES).join(', ')}`, 'quick_recon')
     .option('--full', 'the full_recon profile')
+    .option('--ports <list>', "a narrower port list than the profile's, e.g. T:22,80,443,U:161")
     .option('--upload', 'upload the session to the portal afterwards')
     .option('--sessions-dir <dir>', 'sessions root; default SVC_SESSIONS_DIR, ~/.svc/sessions')
     .option('--exceptions <file>', 'risk exceptions file (JSON)')
@@ -91,6 +94,13 @@ export default function register(program: Command, ctx: CliContext): void {
     } catch (err) {
       if (err instanceof TargetError) throw usageError(err.message);
       throw err;
+    }
+    if (opts.ports !== undefined) {
+      try {
+        validatePorts(opts.ports);
+      } catch (err) {
+        throw usageError((err as Error).message);
+      }
     }
     const settings = settingsOf(opts, ctx);
     const exceptions = exceptionsOf(opts.exceptions, warn);
@@ -123,6 +133,7 @@ export default function register(program: Command, ctx: CliContext): void {
       result = await runNmap({
         targets: opts.targets,
         profile,
+        ports: opts.ports,
         privileged,
         nmapPath,
         onProgress: tty ? (p) => out.info(`nmap: ${p.task} ${p.percent}%`) : undefined,
