@@ -28,6 +28,12 @@ async function noSessions(): Promise<void> {
 }
 
 describe('svc scan: argument validation', () => {
+  it('is listed by svc --help', async () => {
+    const r = await runCli(SVC, ['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ {2}scan \[options\] +scan hosts with nmap, apply the detection$/m);
+  });
+
   it.each([
     ['-sS', 'error: invalid target "-sS": starts with "-" (nmap would read it as an option)'],
     [

@@ -30,7 +30,7 @@ const COMMANDS: RegisterCommand[] = [
 
 export const VERSION = CLIENT_VERSION;
 
-/** Builds the `svc` program for one run. `scan` and `agent` join COMMANDS when they exist. */
+/** Builds the `svc` program for one run. `agent` joins COMMANDS when it exists. */
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('svc')
     .description('Scan collection client: upload sessions, check the license, validate hosts and debug the portal')
