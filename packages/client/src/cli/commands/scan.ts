@@ -7,6 +7,7 @@ import { licenseState } from '../../license/service.ts';
 import { parseExceptionsFile, type ExceptionRule } from '../../pipeline/exceptions.ts';
 import { orcSettingsFrom } from '../../pipeline/orc964.ts';
 import { createPortalClient } from '../../portal/client.ts';
+import { isSetupError, PortalError } from '../../portal/errors.ts';
 import { brandingFromEnv } from '../../report/branding.ts';
 import { findNmap, NMAP_MISSING } from '../../scan/nmap-path.ts';
 import {
@@ -115,7 +116,7 @@ export default function register(program: Command, ctx: CliContext): void {
       home: ctx.home,
       now: ctx.now,
       warn,
-      timeoutS: target?.timeoutS ?? Number(opts.timeout ?? 30),
+      timeoutS: target?.timeoutS ?? (Number(opts.timeout) || 30),
       keyOverride: opts.key,
       urlOverride: target?.uploadUrl ?? opts.url,
     });
@@ -177,7 +178,15 @@ export default function register(program: Command, ctx: CliContext): void {
     let upload: { session_id: string; share_url: string } | undefined;
     if (target !== undefined) {
       const client = createPortalClient({ target });
-      const body = await client.upload(sessionDirFiles(produced.path));
+      let body: Awaited<ReturnType<typeof client.upload>>;
+      try {
+        body = await client.upload(sessionDirFiles(produced.path));
+      } catch (err) {
+        // The session is written either way; say where, so `svc upload <dir>` can retry it.
+        if (err instanceof PortalError && !isSetupError(err))
+          throw new CliError(`Upload failed: ${err.message} (the session is in ${produced.path})`);
+        throw err;
+      }
       upload = { session_id: body.session_id, share_url: body.share_url };
       await attachBenchmark({
         client,
