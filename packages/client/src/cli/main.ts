@@ -12,6 +12,7 @@ import registerDependencyCheck from './commands/dependency-check.ts';
 import registerE2eSmokeTest from './commands/e2e-smoke-test.ts';
 import registerLicense from './commands/license.ts';
 import registerPiValidate from './commands/pi-validate.ts';
+import registerScan from './commands/scan.ts';
 import registerSyntheticCollection from './commands/synthetic-collection.ts';
 import registerUpload from './commands/upload.ts';
 
@@ -24,11 +25,12 @@ const COMMANDS: RegisterCommand[] = [
   registerDependencyCheck,
   registerSyntheticCollection,
   registerAlert,
+  registerScan,
 ];
 
 export const VERSION = CLIENT_VERSION;
 
-/** Builds the `svc` program for one run. `scan` and `agent` join COMMANDS when they exist. */
+/** Builds the `svc` program for one run. `agent` joins COMMANDS when it exists. */
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('svc')
     .description('Scan collection client: upload sessions, check the license, validate hosts and debug the portal')

@@ -31,6 +31,8 @@ export interface ProduceInput extends Omit<StagesInput, 'prior' | 'measure'> {
   /** Milliseconds for stage timings; performance.now by default (a fixed clock makes the log reproducible). */
   clock?: (() => number) | undefined;
   write?: WriteOptions | undefined;
+  /** Lines logged as stages right after `start`, e.g. the scanner's exact command and its timing. */
+  preamble?: readonly string[] | undefined;
 }
 
 export interface ProducedSession {
@@ -90,6 +92,7 @@ export async function produceSession(input: ProduceInput): Promise<ProducedSessi
     `session ${id} target ${JSON.stringify(settings.target)} svc ${settings.toolVersion}` +
       (settings.scanProfile === undefined ? '' : ` profile ${settings.scanProfile}`),
   );
+  for (const line of input.preamble ?? []) log.add(settings.startedAt, 'stage', line);
 
   const read = timed(clock, () => input.history ?? historyOf(root, settings.target, id));
   const history = read.value;

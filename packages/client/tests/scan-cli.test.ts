@@ -1,0 +1,99 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli, SVC } from './helpers/cli.ts';
+
+/** `svc scan` as a real process: every refusal happens before nmap could start. */
+
+let dir: string;
+/** A PATH holding only what bin/svc itself needs, so nmap is not on it. */
+let bareBin: string;
+beforeAll(async () => {
+  dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-scan-cli-'));
+  bareBin = path.join(dir, 'bin');
+  await fs.mkdir(bareBin);
+  for (const tool of ['bash', 'env', 'dirname', 'readlink'])
+    await fs.symlink(path.join('/usr/bin', tool), path.join(bareBin, tool));
+});
+afterAll(async () => {
+  await fs.rm(dir, { recursive: true, force: true });
+});
+
+const scan = (args: string[], env: Record<string, string> = {}) =>
+  runCli(SVC, ['scan', '--sessions-dir', path.join(dir, 'sessions'), ...args], { env });
+
+async function noSessions(): Promise<void> {
+  await expect(fs.readdir(path.join(dir, 'sessions'))).rejects.toMatchObject({ code: 'ENOENT' });
+}
+
+describe('svc scan: argument validation', () => {
+  it('is listed by svc --help', async () => {
+    const r = await runCli(SVC, ['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ {2}scan \[options\] +scan hosts with nmap, apply the detection$/m);
+  });
+
+  it.each([
+    ['-sS', 'error: invalid target "-sS": starts with "-" (nmap would read it as an option)'],
+    [
+      '10.0.0.1;id',
+      'error: invalid target "10.0.0.1;id": contains characters outside letters, digits and ". : / -" (shell or nmap syntax)',
+    ],
+    ['10.0.0.0/8', 'error: invalid target "10.0.0.0/8": IPv4 network larger than /16'],
+    [
+      '--script=http-shellshock',
+      'error: invalid target "--script=http-shellshock": starts with "-" (nmap would read it as an option)',
+    ],
+  ])('refuses the hostile target %s: exit 2 with the validator message', async (target, message) => {
+    const r = await scan([`--targets=${target}`]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`${message}\n`);
+    expect(r.stdout).toBe('');
+    await noSessions();
+  });
+
+  it('refuses a mixed IPv4/IPv6 list', async () => {
+    const r = await scan(['--targets', '10.0.0.1,::1']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('error: IPv4 and IPv6 targets cannot be scanned in one run\n');
+  });
+
+  it('requires --targets', async () => {
+    const r = await scan([]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('error: --targets is required (e.g. --targets 192.0.2.10,192.0.2.0/28)\n');
+  });
+
+  it('refuses an unknown profile, naming the known ones', async () => {
+    const r = await scan(['--targets', '10.0.0.1', '-P', 'stealth']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: unknown scan profile "stealth": use one of [a-z_, ]*quick_recon[a-z_, ]*\n$/);
+    expect(r.stderr).toContain('full_recon');
+  });
+
+  it('refuses a port list holding nmap syntax', async () => {
+    const r = await scan(['--targets', '10.0.0.1', '--ports', '22 --script=x']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('error: invalid port list "22 --script=x": use numbers, ranges and T:/U: prefixes\n');
+  });
+
+  it('refuses a missing exceptions file', async () => {
+    const missing = path.join(dir, 'no-such-exceptions.json');
+    const r = await scan(['--targets', '10.0.0.1', '--exceptions', missing]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`error: exceptions file not readable: ${missing}\n`);
+    await noSessions();
+  });
+});
+
+describe('svc scan: nmap missing', () => {
+  it('exits 1 naming dependency_check.sh when nmap is not on PATH', async () => {
+    const r = await scan(['--targets', '10.0.0.1'], { PATH: bareBin });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      'error: nmap not found on PATH: install it (Debian: apt-get install nmap); tools/dependency_check.sh lists what the client tools need\n',
+    );
+    await noSessions();
+  });
+});
