@@ -73,6 +73,8 @@ export const SLOW_FILES = [
   'packages/portal/tests/upload-abort-log.test.ts',
   // Real daemons in network namespaces and real nmap scans (needs root).
   'packages/client/tests/scanner-netlab.test.ts',
+  'packages/client/tests/scan-netlab.test.ts',
+  'packages/client/tests/scan-cli.test.ts',
 ];
 
 // Spread, not mergeConfig: merging would append to the full suite's include list.
