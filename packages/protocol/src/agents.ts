@@ -53,6 +53,7 @@ export const REMOTE_CONFIG_ALLOWLIST = [
   'ALERT_ON_NEW_CRITICAL',
 ] as const;
 export const AGENT_LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const;
+export type AgentLogLevel = (typeof AGENT_LOG_LEVELS)[number];
 export const SCHEDULE_ACTIONS = ['update', 'create', 'delete'] as const;
 export const CONFIG_KEY_NOT_ALLOWED = 'Config key not in remote-update allowlist';
 

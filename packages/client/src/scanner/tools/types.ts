@@ -1,0 +1,64 @@
+import type { ScanFinding } from '../../pipeline/types.ts';
+import type { NmapHost } from '../parse/types.ts';
+
+/**
+ * An optional tool that `svc scan` uses when it is installed. Tools never replace nmap's checks:
+ * they add findings (named with the tool as their source) or, for discovery, narrow what nmap scans.
+ */
+interface ToolBase {
+  /** The binary's name, as tools/dependency_check.sh lists it (e.g. "testssl.sh"). */
+  name: string;
+  /** The Debian package that installs it. */
+  debianPackage: string;
+  /** One line: what the scan gains with it (dependency_check.sh and the docs show it). */
+  capability: string;
+  /** Whole-run limit per invocation. */
+  timeoutMs: number;
+}
+
+/** One invocation: a fixed argument list built from validated scan data, never from a shell. */
+export interface ToolInvocation {
+  /** Arguments after the binary; every value in them comes from nmap's parsed output or a validated target. */
+  args: string[];
+  /** What this invocation looks at, for pipeline.log (e.g. "10.0.0.5:443"). */
+  label: string;
+  host?: string | undefined;
+  port?: number | undefined;
+  service?: string | undefined;
+}
+
+export interface ToolOutput {
+  stdout: string;
+  stderr: string;
+  exitCode: number | null;
+  timedOut: boolean;
+  durationMs: number;
+}
+
+export interface ToolContext {
+  scanTime: Date;
+  /** Directory for a tool's own output files (e.g. testssl.sh --jsonfile); removed after the scan. */
+  workDir: string;
+  privileged: boolean;
+}
+
+/** Runs after nmap on the hosts it found: each invocation's output becomes findings. */
+export interface EnrichmentTool extends ToolBase {
+  kind: 'enrichment';
+  /** The invocations this scan needs (empty when no host runs a service the tool checks). */
+  plan(hosts: readonly NmapHost[], ctx: ToolContext): ToolInvocation[];
+  /** Findings from one invocation; each carries `source: <tool name>`. */
+  parse(invocation: ToolInvocation, output: ToolOutput, ctx: ToolContext): ScanFinding[];
+}
+
+/** Runs before nmap on large target ranges: returns the live hosts (and open ports) nmap then scans. */
+export interface DiscoveryTool extends ToolBase {
+  kind: 'discovery';
+  /** Whether this target list is worth a discovery pass (e.g. more than 256 addresses, root only). */
+  wants(targets: readonly string[], ctx: ToolContext): boolean;
+  plan(targets: readonly string[], ctx: ToolContext): ToolInvocation;
+  /** Live addresses with their open TCP ports. */
+  parse(output: ToolOutput, ctx: ToolContext): { host: string; ports: number[] }[];
+}
+
+export type ExternalTool = EnrichmentTool | DiscoveryTool;
