@@ -40,6 +40,8 @@ export interface ToolContext {
   /** Directory for a tool's own output files (e.g. testssl.sh --jsonfile); removed after the scan. */
   workDir: string;
   privileged: boolean;
+  /** DNS names the user named with `svc scan --domains` (validated), for DNS checks such as zone transfer, SPF, DMARC. */
+  domains: readonly string[];
 }
 
 /** Runs after nmap on the hosts it found: each invocation's output becomes findings. */
