@@ -34,6 +34,10 @@ export interface Netlab {
   namespaces: string[];
   /** Temp directory with every generated config, key and log of this run. */
   dir: string;
+  /** Starts one more daemon on a host (a weakness planted between two scans); resolves once it listens. */
+  startService(role: HostRole, spec: ServiceSpec): Promise<void>;
+  /** Kills a host's daemon by name (a weakness fixed between two scans); resolves once its port is closed. */
+  stopService(role: HostRole, name: string): Promise<void>;
   /** Kills every process in the namespaces, deletes them and the temp directory. Idempotent. */
   stop(): void;
 }
@@ -91,6 +95,8 @@ export async function startNetlab(opts: { smb?: boolean } = {}): Promise<Netlab>
   chmodSync(dir, 0o755);
   const namespaces: string[] = [];
   const children: ChildProcess[] = [];
+  /** The running daemons by `<namespace>/<name>`, for stopService. */
+  const running = new Map<string, { spec: ServiceSpec; child: ChildProcess }>();
   let stopped = false;
   const stop = () => {
     if (stopped) return;
@@ -126,7 +132,26 @@ export async function startNetlab(opts: { smb?: boolean } = {}): Promise<Netlab>
       env: { ...process.env, ...spec.env },
     });
     children.push(child);
+    running.set(`${ns}/${spec.name}`, { spec, child });
     await waitReady(ns, spec, child, log);
+  };
+
+  const stopOne = async (ns: string, name: string) => {
+    const entry = running.get(`${ns}/${name}`);
+    if (entry === undefined) throw new Error(`no service ${name} runs in ${ns}`);
+    running.delete(`${ns}/${name}`);
+    const { spec, child } = entry;
+    const exited = new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      else child.once('exit', () => resolve());
+    });
+    if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    await exited;
+    const deadline = Date.now() + 10_000;
+    while (listening(ns, spec.ready)) {
+      if (Date.now() > deadline) throw new Error(`${name} in ${ns} still listening on ${spec.ready.port}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
   };
 
   try {
@@ -186,6 +211,19 @@ export async function startNetlab(opts: { smb?: boolean } = {}): Promise<Netlab>
       wrapper: ['ip', 'netns', 'exec', scannerNs],
       namespaces: [...namespaces],
       dir,
+      startService: async (role, spec) => {
+        const host = hosts[role];
+        if (host === undefined) throw new Error(`no ${role} host in this run`);
+        if (running.has(`${host.ns}/${spec.name}`)) throw new Error(`${spec.name} already runs on ${role}`);
+        await start(host.ns, spec);
+        host.services.push(spec.name);
+      },
+      stopService: async (role, name) => {
+        const host = hosts[role];
+        if (host === undefined) throw new Error(`no ${role} host in this run`);
+        await stopOne(host.ns, name);
+        host.services = host.services.filter((s) => s !== name);
+      },
       stop,
     };
   } catch (err) {
