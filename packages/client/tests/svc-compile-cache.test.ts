@@ -1,0 +1,71 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli, SVC, tempHome } from './helpers/cli.ts';
+
+/**
+ * bin/svc starts Node on its compile cache (a cheaper start: bench/README.md, bench:scan) in the
+ * user's own cache directory; an explicit setting wins, and nothing is created for a HOME that
+ * does not exist.
+ */
+
+const homes: string[] = [];
+afterEach(async () => {
+  for (const h of homes.splice(0)) await fs.rm(h, { recursive: true, force: true });
+});
+
+async function home(): Promise<string> {
+  const h = await tempHome();
+  homes.push(h);
+  return h;
+}
+
+/** Entries of a directory, or null when it does not exist. */
+const list = async (dir: string) => fs.readdir(dir).catch(() => null);
+
+describe('svc and the Node compile cache', () => {
+  it('keeps the cache in ~/.cache/svc/node-compile-cache when nothing else is set', async () => {
+    const h = await home();
+    const r = await runCli(SVC, ['--version'], { home: h, env: { NODE_COMPILE_CACHE: undefined } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(await list(h)).toEqual(['.cache']);
+    const entries = await list(path.join(h, '.cache', 'svc', 'node-compile-cache'));
+    expect(entries).toHaveLength(1);
+    expect(entries?.[0]).toMatch(/^v\d+\.\d+\.\d+-/);
+  }, 60_000);
+
+  it('uses XDG_CACHE_HOME when it is set', async () => {
+    const h = await home();
+    const xdg = path.join(h, 'xdg');
+    const r = await runCli(SVC, ['--version'], {
+      home: h,
+      env: { NODE_COMPILE_CACHE: undefined, XDG_CACHE_HOME: xdg },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(await list(path.join(xdg, 'svc', 'node-compile-cache'))).toHaveLength(1);
+    expect(await list(path.join(h, '.cache'))).toBeNull();
+  }, 60_000);
+
+  it('leaves an explicit NODE_COMPILE_CACHE and NODE_DISABLE_COMPILE_CACHE alone', async () => {
+    const h = await home();
+    const own = path.join(h, 'own-cache');
+    const a = await runCli(SVC, ['--version'], { home: h, env: { NODE_COMPILE_CACHE: own } });
+    expect(a.code, a.stderr).toBe(0);
+    expect(await list(own)).toHaveLength(1);
+    const b = await runCli(SVC, ['--version'], {
+      home: h,
+      env: { NODE_COMPILE_CACHE: undefined, NODE_DISABLE_COMPILE_CACHE: '1' },
+    });
+    expect(b.code, b.stderr).toBe(0);
+    expect((await list(h))?.sort()).toEqual(['own-cache']);
+  }, 60_000);
+
+  it('creates nothing for a HOME that does not exist', async () => {
+    const h = await home();
+    const missing = path.join(h, 'missing');
+    const r = await runCli(SVC, ['--version'], { home: missing, env: { NODE_COMPILE_CACHE: undefined } });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+    expect(await list(missing)).toBeNull();
+  }, 60_000);
+});
