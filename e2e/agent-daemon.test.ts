@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../packages/client/tests/helpers/cli.ts';
+import { keyFingerprint } from '../packages/client/src/license/format.ts';
 import { agentsApi, until } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd, SVCD } from './helpers/svcd.ts';
@@ -113,5 +114,42 @@ describe('svcd start-up errors', () => {
       'svcd: missing SVC_API_KEY (or CONSULTATION_API_KEY): set it in a config file or the environment\n',
     );
     await fs.rm(home, { recursive: true, force: true });
+  });
+});
+
+describe('below the business tier', () => {
+  it('delivered commands are skipped with a warning, never acknowledged', async () => {
+    // The portal's last answer, cached and fresh (no online check for 24 h), said professional:
+    // the daemon goes by it even though this key still gets commands delivered.
+    const home = await fs.mkdtemp(path.join('/tmp', 'svcd-tier-'));
+    await fs.mkdir(path.join(home, '.svc'), { mode: 0o700 });
+    const now = new Date().toISOString();
+    await fs.writeFile(
+      path.join(home, '.svc', 'license_cache.json'),
+      JSON.stringify({
+        version: 1,
+        fingerprint: keyFingerprint(fixture.key),
+        valid: true,
+        tier: 'professional',
+        reason: 'ok',
+        client_id: fixture.clientId,
+        expires_at: null,
+        validated_at: now,
+        portal_checked_at: now,
+      }),
+      { mode: 0o600 },
+    );
+    const d = await startSvcd({ home, configs: { 'p.conf': portalConf(fixture.uploadUrl, fixture.key) } });
+    running.push(d);
+    await until(() => api().view(d.agentId), 'the first heartbeat');
+    const [id] = await api().queue({ agent_id: d.agentId }, 'set_log_level', { level: 'debug' });
+    const line = await d.waitFor(/msg="commands skipped: agent commands need the business tier"/);
+    expect(line).toMatch(new RegExp(`level=warning .* tier=professional commands=${id}$`));
+    // Delivered (sent) by the portal, but never acted on.
+    await new Promise((r) => setTimeout(r, 2500));
+    const detail = await api().detail(id as number);
+    expect(detail.command.status).toBe('sent');
+    expect(detail.result).toBeNull();
+    expect(d.output()).not.toMatch(/level=debug/);
   });
 });
