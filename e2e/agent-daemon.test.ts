@@ -98,6 +98,24 @@ describe('svcd against a real portal', () => {
   });
 });
 
+describe('svcd --once and --help', () => {
+  it('--once sends one heartbeat and exits 0', async () => {
+    const d = await startSvcd({ args: ['--once'], configs: { 'p.conf': portalConf(fixture.uploadUrl, fixture.key) } });
+    running.push(d);
+    expect(await d.exited).toEqual({ code: 0, signal: null });
+    const view = await api().view(d.agentId);
+    expect(view).toMatchObject({ agent_id: d.agentId, status: 'running', uptime_seconds: 0 });
+    expect(d.output()).toMatch(/msg="svcd stopped" code=0/);
+  });
+
+  it('--help names the options, the status command and the exit codes', async () => {
+    const r = await runCli(SVCD, ['--help']);
+    expect(r.code).toBe(0);
+    for (const text of ['--config-dir <dir>', '--once', 'status', 'SIGHUP reloads', '4 the portal unregistered'])
+      expect(r.stdout).toContain(text);
+  });
+});
+
 describe('svcd start-up errors', () => {
   it('names a missing portal URL in one line and exits 3', async () => {
     const home = await fs.mkdtemp(path.join(process.env.TMPDIR ?? '/tmp', 'svcd-missing-'));

@@ -124,7 +124,9 @@ export class Daemon {
       get portal() {
         return daemon.#portal;
       },
-      commandTimeoutMs: this.#number('SVC_CMD_TIMEOUT', DEFAULT_CMD_TIMEOUT_S, 1) * 1000,
+      get commandTimeoutMs() {
+        return daemon.#number('SVC_CMD_TIMEOUT', DEFAULT_CMD_TIMEOUT_S, 1) * 1000;
+      },
       get sessionsRoot() {
         return daemon.#sessionsRoot();
       },
@@ -306,7 +308,11 @@ export class Daemon {
       await this.#runner.recover();
       if (!this.#opts.once) this.#scheduler.start();
       while (this.#stopping === null && !this.#restartRequested) {
-        const wait = await this.cycle();
+        const wait = await this.cycle().catch((err: unknown) => {
+          // One broken cycle (a runner or license error) must not end a daemon that runs for months.
+          this.log.error('heartbeat cycle failed', { error: err instanceof Error ? err.message : String(err) });
+          return this.#heartbeatIntervalMs();
+        });
         if (this.#opts.once || this.#stopping !== null || this.#restartRequested) break;
         await this.#sleep(wait);
       }
