@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scheduleId } from '../packages/client/src/pipeline/scheduling.ts';
 import { agentsApi, until } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
@@ -168,5 +169,58 @@ describe('portal outage', () => {
     } finally {
       await sw.close();
     }
+  });
+});
+
+describe('schedule control and shutdown through the host', () => {
+  it('update_schedule changes a schedule in memory only; delete drops it from heartbeats, not from disk', async () => {
+    const d = await daemon({
+      runner: 'host-runner',
+      configs: {
+        'p.conf': portalConf(fixture.uploadUrl, fixture.key),
+        'yearly.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: '0 3 1 1 *' },
+      },
+    });
+    const id = scheduleId('127.0.0.1', '0 3 1 1 *');
+    const [update] = await api().queue({ agent_id: d.agentId }, 'update_schedule', {
+      schedule_id: id,
+      cron: '0 4 1 1 *',
+    });
+    expect((await completed(update as number)).result?.stdout).toBe(`Schedule ${id} updated in memory (not persisted)`);
+    const updated = await until(async () => {
+      const s = ((await api().view(d.agentId))?.schedules ?? []) as { cron: string; next_run: string }[];
+      return s[0]?.cron === '0 4 1 1 *' ? s[0] : undefined;
+    }, 'the new cron in a heartbeat');
+    expect(new Date(updated.next_run).getHours()).toBe(4);
+    expect(await fs.readFile(path.join(d.configDir, 'yearly.conf'), 'utf8')).toContain('SCAN_CRON=0 3 1 1 *');
+
+    const [bad] = await api().queue({ agent_id: d.agentId }, 'update_schedule', {
+      schedule_id: id,
+      cron: '61 * * * *',
+    });
+    const refused = await completed(bad as number);
+    expect(refused.command.status).toBe('failed');
+    expect(refused.result?.stdout).toMatch(/^Invalid cron pattern "61 \* \* \* \*": /);
+
+    const [del] = await api().queue({ agent_id: d.agentId }, 'update_schedule', { schedule_id: id, action: 'delete' });
+    expect((await completed(del as number)).result?.stdout).toBe(
+      `Schedule ${id} deleted in memory (its config file yearly.conf is kept)`,
+    );
+    await until(
+      async () => (((await api().view(d.agentId))?.schedules ?? ['x']).length === 0 ? true : undefined),
+      'no schedule in a heartbeat',
+    );
+    await fs.access(path.join(d.configDir, 'yearly.conf'));
+  });
+
+  it('shutdown stops the daemon after reporting the command: exit 0', async () => {
+    const d = await daemon({
+      runner: 'host-runner',
+      configs: { 'p.conf': portalConf(fixture.uploadUrl, fixture.key) },
+    });
+    const [id] = await api().queue({ agent_id: d.agentId }, 'shutdown', { graceful: true });
+    expect(await d.exited).toEqual({ code: 0, signal: null });
+    expect((await api().detail(id as number)).command.status).toBe('completed');
+    expect(d.output()).toMatch(/msg="shutting down" graceful=true/);
   });
 });
