@@ -100,6 +100,38 @@ describe('a schedule every second against 127.0.0.1', () => {
   });
 });
 
+/** PIDs whose command line contains `text` (this test's own sessions directory identifies its scans). */
+async function processesWith(text: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const entry of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const cmdline = await fs.readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.split('\0').includes(text)) found.push(Number(entry));
+  }
+  return found;
+}
+
+describe('SIGTERM during a scheduled scan', () => {
+  it('ends the running scan with the daemon: no svc scan process is left', async () => {
+    const d = await startSvcd({
+      configs: {
+        'p.conf': portalConf(fixture.uploadUrl, fixture.key),
+        'loop.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: '* * * * * *', SCAN_PORTS: 'T:1' },
+      },
+    });
+    started.push(d);
+    await d.waitFor(/msg="scheduled scan started"/);
+    const sessions = path.join(d.home, '.svc', 'sessions');
+    expect(await processesWith(sessions)).not.toEqual([]);
+    expect(await d.stop()).toEqual({ code: 0, signal: null });
+    await until(
+      async () => ((await processesWith(sessions)).length === 0 ? true : undefined),
+      'the scan to end',
+      10_000,
+    );
+  });
+});
+
 describe('a failing scheduled scan', () => {
   it('is retried DAEMON_SCAN_RETRY_MAX times DAEMON_SCAN_RETRY_BACKOFF apart, then reported failed', async () => {
     // A PATH without nmap: bash and the two tools bin/svc needs, nothing else.

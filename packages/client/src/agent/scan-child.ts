@@ -52,12 +52,16 @@ export function runScheduledScan(opts: {
     ...(scan.profile === undefined ? {} : { SVC_SCHEDULE_PROFILE: scan.profile }),
   };
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, {
-      env,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      signal: opts.signal,
-      killSignal: 'SIGTERM',
-    });
+    // Its own process group, so stopping it reaches nmap too, not just the svc process.
+    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const stop = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // Already gone.
+      }
+    };
+    opts.signal.addEventListener('abort', stop, { once: true });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => {
@@ -67,9 +71,10 @@ export function runScheduledScan(opts: {
       stderr = (stderr + b.toString('utf8')).slice(-TAIL);
     });
     child.on('error', (err) => {
-      if ((err as NodeJS.ErrnoException).code !== 'ABORT_ERR') stderr += `\n${err.message}`;
+      stderr += `\n${err.message}`;
     });
     child.on('close', (code) => {
+      opts.signal.removeEventListener('abort', stop);
       let sessionPath: string | null = null;
       try {
         sessionPath = (JSON.parse(stdout) as { path?: string }).path ?? null;
