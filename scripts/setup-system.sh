@@ -9,7 +9,7 @@
 #
 # Each entry is "debian-package:path-the-tests-use": chromium for the browser tests, nmap
 # (the client tools' required dependency), tmux for terminal tests, curl to run the commands
-# `api_debug.sh --show-curl` prints. Browsers come from Debian only
+# `api_debug.sh --show-curl` prints, systemd for `systemd-analyze verify` of svcd's unit. Browsers come from Debian only
 # (never `npx playwright install`): the browser tests drive /usr/bin/chromium.
 #
 # The scanner's test network (packages/client/tests/netlab, docs/scanner/test-network.md) runs
@@ -37,6 +37,7 @@ REQUIRED=(
   'inetutils-inetd:/usr/sbin/inetutils-inetd'
   'inetutils-telnetd:/usr/sbin/telnetd'
   'samba:/usr/sbin/smbd'
+  'systemd:/usr/bin/systemd-analyze'
 )
 
 missing=()

@@ -95,6 +95,9 @@ describe('client install footprint', () => {
     expect(installed.has('nodemailer')).toBe(true);
     expect(Object.keys(pkgJson(path.join(REPO, 'node_modules/nodemailer')).dependencies ?? {})).toEqual([]);
     expect(installed.has('smtp-server')).toBe(false);
+    // svcd's schedules run on croner, which brings nothing else.
+    expect(installed.has('croner')).toBe(true);
+    expect(Object.keys(pkgJson(path.join(REPO, 'node_modules/croner')).dependencies ?? {})).toEqual([]);
     // cli-progress (DESIGN's progress bar) brings five small text-width helpers with it.
     for (const name of ['cli-progress', 'string-width', 'strip-ansi']) expect(installed.has(name), name).toBe(true);
     expect(installed.size).toBeLessThan(18);

@@ -7,6 +7,7 @@ import type { Settings } from '../config/settings.ts';
 import type { LicenseState } from '../license/tier.ts';
 import type { ExceptionRule } from '../pipeline/exceptions.ts';
 import { orcSettingsFrom } from '../pipeline/orc964.ts';
+import { scheduleFromSettings } from '../pipeline/scheduling.ts';
 import { createPortalClient } from '../portal/client.ts';
 import { isSetupError, PortalError } from '../portal/errors.ts';
 import type { PortalTarget } from '../portal/target.ts';
@@ -140,7 +141,7 @@ export async function runScan(input: ScanInput, deps: ScanDeps): Promise<ScanRes
       toolVersion: CLIENT_VERSION,
       scanProfile: result.profile,
       startedAt,
-      schedule: null,
+      schedule: scheduleFromSettings(settings),
       orc: orcSettingsFrom(valuesOf(settings)),
     },
     license: { tier: license.tier, state: license },
