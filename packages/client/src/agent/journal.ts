@@ -79,6 +79,9 @@ export class Journal {
   static open(stateDir: string, onCorrupt: (message: string) => void): Journal {
     fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     const file = path.join(stateDir, JOURNAL_FILE);
+    // A temporary file is what a crash mid-write leaves; the journal itself is whole.
+    for (const name of fs.readdirSync(stateDir))
+      if (name.startsWith(`${JOURNAL_FILE}.tmp-`)) fs.rmSync(path.join(stateDir, name), { force: true });
     let text: string;
     try {
       text = fs.readFileSync(file, 'utf8');

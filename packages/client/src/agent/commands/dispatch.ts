@@ -20,11 +20,11 @@ const HANDLERS: Handlers = {
   update_schedule: (p, ctx) => updateSchedule(p, ctx.host),
   push_config: (p, ctx) => pushConfig(p, ctx.host),
   set_log_level: (p, ctx) => setLogLevel(p, ctx.host),
-  restart: () => done('restarting in place\n', { then: 'restart' }),
+  restart: () => done('restarting in place\n', { after: 'restart' }),
   shutdown: (p) =>
     p.graceful === false
-      ? done('shutting down now\n', { then: 'shutdown-now' })
-      : done('shutting down gracefully\n', { then: 'shutdown' }),
+      ? done('shutting down now\n', { after: 'shutdown-now' })
+      : done('shutting down gracefully\n', { after: 'shutdown' }),
   update: selfUpdate,
 };
 

@@ -65,11 +65,11 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
       ms: Date.now() - started,
     });
     await flush();
-    if (outcome.then === undefined) return;
-    if (outcome.then === 'reload') return host.reload();
+    if (outcome.after === undefined) return;
+    if (outcome.after === 'reload') return host.reload();
     stopped = true;
-    if (outcome.then === 'restart') host.restart();
-    else host.shutdown(outcome.then === 'shutdown');
+    if (outcome.after === 'restart') host.restart();
+    else host.shutdown(outcome.after === 'shutdown');
   }
 
   async function drain(): Promise<void> {

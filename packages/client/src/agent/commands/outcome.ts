@@ -1,7 +1,7 @@
 import type { CommandHost } from '../types.ts';
 import type { ChildIdentity, ProcessRun } from './spawn.ts';
 
-/** What a command ended with, before it becomes a status report; `then` is what the daemon does after reporting it. */
+/** What a command ended with, before it becomes a status report; `after` is what the daemon does after reporting it. */
 export interface Outcome {
   ok: boolean;
   exitCode: number;
@@ -9,7 +9,7 @@ export interface Outcome {
   stderr: string;
   /** The portal's session id (run_scan with upload, push_session). */
   sessionId?: string | null;
-  then?: 'restart' | 'reload' | 'shutdown' | 'shutdown-now';
+  after?: 'restart' | 'reload' | 'shutdown' | 'shutdown-now';
 }
 
 /** A command's failure of its own (a refused value, a missing session, a git step that failed). */

@@ -55,6 +55,6 @@ export async function selfUpdate(payload: CommandPayloads['update'], ctx: Comman
   const after = (await git(['rev-parse', '--verify', 'HEAD'])).stdout.trim();
   const to = payload.version ?? branch;
   if (after === before)
-    return done(`${log}already up to date at ${after} (${to}); configuration reloaded\n`, { then: 'reload' });
-  return done(`${log}updated ${before} -> ${after} (${to}); restarting\n`, { then: 'restart' });
+    return done(`${log}already up to date at ${after} (${to}); configuration reloaded\n`, { after: 'reload' });
+  return done(`${log}updated ${before} -> ${after} (${to}); restarting\n`, { after: 'restart' });
 }
