@@ -1,0 +1,138 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../packages/client/tests/helpers/cli.ts';
+import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
+import { usePortalWithKey } from './helpers/portal-with-key.ts';
+import { portalConf, type SvcdProcess, startSvcd, SVCD } from './helpers/svcd.ts';
+
+// A real svcd process against a real portal: heartbeats as stored, commands handed over, signals.
+
+const fixture = usePortalWithKey({ tier: 'business' });
+let admin: string;
+const running: SvcdProcess[] = [];
+
+beforeAll(async () => {
+  admin = await fixture.portal.adminToken();
+});
+
+afterAll(async () => {
+  await Promise.all(running.map((d) => d.stop()));
+  await Promise.all(running.map((d) => fs.rm(d.home, { recursive: true, force: true })));
+});
+
+async function agentView(agentId: string): Promise<Record<string, any> | undefined> {
+  const res = await http(fixture.portal.url, 'GET', '/api/health?agents=true', { headers: withToken(admin) });
+  expect(res.status).toBe(200);
+  return (res.body.agents as Record<string, any>[]).find((a) => a.agent_id === agentId);
+}
+
+async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('svcd against a real portal', () => {
+  let daemon: SvcdProcess;
+
+  beforeAll(async () => {
+    daemon = await startSvcd({
+      configs: {
+        'a-portal.conf': portalConf(fixture.uploadUrl, fixture.key, { CLIENT_ID: fixture.clientId }),
+        // A schedule that will not fire during the test: it is reported, not run.
+        'weekly.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: '0 3 1 1 *', SCAN_PROFILE: 'quick' },
+      },
+    });
+    running.push(daemon);
+    await daemon.waitFor(/msg="svcd started"/);
+  });
+
+  it('heartbeats with SPEC payload: status, uptime, client_id, schedules and system_info as stored', async () => {
+    const view = await until(async () => {
+      const v = await agentView(daemon.agentId);
+      return v !== undefined && v['uptime_seconds'] >= 1 ? v : undefined;
+    }, 'a second heartbeat');
+    expect(view).toMatchObject({ agent_id: daemon.agentId, status: 'running', is_stale: false });
+    expect(view['version']).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(view['client_id']).toBe(fixture.clientId);
+    expect(view['schedules']).toEqual([
+      {
+        config: 'weekly.conf',
+        schedule_id: expect.stringMatching(/^sched_[0-9a-f]{12}$/),
+        last_run: null,
+        last_status: 'none',
+        next_run: expect.stringMatching(/^\d{4}-01-01T\d{2}:00:00\.000Z$/),
+        retry_count: 0,
+        cron: '0 3 1 1 *',
+        targets: '127.0.0.1',
+        profile: 'quick',
+      },
+    ]);
+    const info = view['system_info'] as Record<string, unknown>;
+    expect(info).toMatchObject({ agent_version: view['version'], kernel: expect.any(String), os: expect.any(String) });
+    expect(info['cpu_count']).toBeGreaterThan(0);
+    expect(info['memory_total_mb']).toBeGreaterThan(0);
+    expect(info['disk_free_mb']).toBeGreaterThanOrEqual(0);
+  });
+
+  it('hands the heartbeat commands to the runner: the command leaves `sent` with a result', async () => {
+    const queued = await http(fixture.portal.url, 'POST', '/api/agent-commands', {
+      headers: withToken(admin),
+      json: { agent_id: daemon.agentId, command_type: 'set_log_level', payload: { level: 'info' } },
+    });
+    expect(queued.status).toBe(201);
+    const id = queued.body.commands[0].id as number;
+    const detail = await until(async () => {
+      const d = await http(fixture.portal.url, 'GET', `/api/agent-commands?command_id=${id}`, {
+        headers: withToken(admin),
+      });
+      return ['completed', 'failed'].includes(d.body.command.status) ? d.body : undefined;
+    }, 'the command result');
+    expect(detail.result).toMatchObject({ exit_code: expect.any(Number) });
+  });
+
+  it('svcd status shows what the daemon knows', async () => {
+    await until(
+      async () => ((await fs.stat(path.join(daemon.stateDir, 'status.json')).catch(() => null)) ? true : undefined),
+      'status.json',
+    );
+    const shown = await runCli(SVCD, ['status'], { home: daemon.home, env: { SVC_AGENT_STATE_DIR: daemon.stateDir } });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(`Agent id:        ${daemon.agentId}`);
+    expect(shown.stdout).toContain(`Daemon:          running (pid ${daemon.pid})`);
+    expect(shown.stdout).toContain(`Portal:          ${fixture.uploadUrl}`);
+    expect(shown.stdout).toContain('Tier:            business');
+    expect(shown.stdout).toMatch(/Last heartbeat: {2}\d{4}-\d{2}-\d{2}T/);
+    expect(shown.stdout).toMatch(/ {2}sched_[0-9a-f]{12} weekly\.conf: last never \(none\), next \d{4}-01-01T/);
+  });
+
+  it('SIGTERM shuts it down gracefully with exit 0', async () => {
+    const result = await daemon.stop();
+    expect(result).toEqual({ code: 0, signal: null });
+    expect(daemon.output()).toMatch(/msg="svcd stopped" code=0/);
+  });
+});
+
+describe('svcd start-up errors', () => {
+  it('names a missing portal URL in one line and exits 3', async () => {
+    const home = await fs.mkdtemp(path.join(process.env['TMPDIR'] ?? '/tmp', 'svcd-missing-'));
+    const dir = path.join(home, 'configs');
+    await fs.mkdir(dir);
+    await fs.writeFile(path.join(dir, 'x.conf'), 'SVC_API_KEY=svc_biz_0\n');
+    const r = await runCli(SVCD, ['--config-dir', dir], { home });
+    expect(r).toMatchObject({ code: 3, stdout: '' });
+    expect(r.stderr).toBe('svcd: missing CONSULTATION_API_URL: set it in a config file or the environment\n');
+    await fs.writeFile(path.join(dir, 'x.conf'), 'CONSULTATION_API_URL=http://127.0.0.1:9/api/upload\n');
+    const noKey = await runCli(SVCD, ['--config-dir', dir], { home });
+    expect(noKey).toMatchObject({ code: 3, stdout: '' });
+    expect(noKey.stderr).toBe(
+      'svcd: missing SVC_API_KEY (or CONSULTATION_API_KEY): set it in a config file or the environment\n',
+    );
+    await fs.rm(home, { recursive: true, force: true });
+  });
+});

@@ -1,0 +1,37 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { HeartbeatSchedule } from '@svc/protocol';
+
+/** What `svcd status` shows: the daemon rewrites it after every heartbeat cycle. */
+export interface DaemonState {
+  agent_id: string;
+  pid: number;
+  portal: string;
+  config_dir: string;
+  tier: string;
+  log_level: string;
+  started_at: string;
+  last_heartbeat: string | null;
+  last_heartbeat_ok: boolean | null;
+  last_error: string | null;
+  schedules: HeartbeatSchedule[];
+}
+
+export const stateFilePath = (stateDir: string): string => path.join(stateDir, 'status.json');
+
+/** Written whole and renamed into place, so a reader never sees half a file. */
+export function writeState(stateDir: string, state: DaemonState): void {
+  const file = stateFilePath(stateDir);
+  const tmp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
+  fs.renameSync(tmp, file);
+}
+
+export function readState(stateDir: string): DaemonState | null {
+  try {
+    return JSON.parse(fs.readFileSync(stateFilePath(stateDir), 'utf8')) as DaemonState;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
