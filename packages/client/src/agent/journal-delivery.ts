@@ -1,8 +1,7 @@
-import type { StatusReportBody } from '@svc/protocol';
 import type { PortalClient } from '../portal/client.ts';
 import { PortalError } from '../portal/errors.ts';
 import type { Journal } from './journal.ts';
-import type { AgentLogger } from './types.ts';
+import type { AgentLogger, ReportBody } from './types.ts';
 
 /**
  * Sends the journal's outbox to the portal, oldest first, stopping at the first report the
@@ -25,7 +24,7 @@ function verdictOf(err: unknown): Verdict {
   return err.status >= 500 || KEEP_STATUSES.has(err.status) ? 'keep' : 'drop';
 }
 
-const describe = (r: StatusReportBody) => `command ${r.command_id} ${r.status}`;
+const describe = (r: ReportBody) => `command ${r.command_id} ${r.status}`;
 
 /** Sends what the outbox holds; true when it is empty afterwards. Calls must not overlap (the runner serialises them). */
 export async function deliverOutbox(journal: Journal, portal: PortalClient, log: AgentLogger): Promise<boolean> {

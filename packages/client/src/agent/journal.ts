@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DeliveredCommand, StatusReportBody } from '@svc/protocol';
+import type { DeliveredCommand } from '@svc/protocol';
+import type { ReportBody } from './types.ts';
 
 /**
  * The command journal: one JSON file (mode 600) in the agent's state directory, replaced whole
@@ -28,7 +29,7 @@ interface JournalState {
   started: number[];
   queue: DeliveredCommand[];
   current: RunningCommand | null;
-  outbox: StatusReportBody[];
+  outbox: ReportBody[];
 }
 
 const empty = (): JournalState => ({ started: [], queue: [], current: null, outbox: [] });
@@ -122,7 +123,7 @@ export class Journal {
     return this.state.current;
   }
 
-  get outbox(): readonly StatusReportBody[] {
+  get outbox(): readonly ReportBody[] {
     return this.state.outbox;
   }
 
@@ -133,7 +134,7 @@ export class Journal {
   }
 
   /** Moves the queue's head to `current`, records its id as started and queues its `acked` report, at once. */
-  begin(ack: (command: DeliveredCommand) => StatusReportBody, now: Date): DeliveredCommand {
+  begin(ack: (command: DeliveredCommand) => ReportBody, now: Date): DeliveredCommand {
     const [command, ...queue] = this.state.queue;
     if (command === undefined) throw new Error('begin with an empty queue');
     this.save({
@@ -152,12 +153,12 @@ export class Journal {
   }
 
   /** Clears `current` and queues its final report, at once. */
-  finish(report: StatusReportBody): void {
+  finish(report: ReportBody): void {
     this.save({ ...this.state, current: null, outbox: [...this.state.outbox, report] });
   }
 
   /** Removes the oldest report once the portal has it (or refused it for good). */
-  dropReport(report: StatusReportBody): void {
+  dropReport(report: ReportBody): void {
     if (this.state.outbox[0] !== report) return;
     this.save({ ...this.state, outbox: this.state.outbox.slice(1) });
   }

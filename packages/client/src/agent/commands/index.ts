@@ -1,7 +1,7 @@
-import type { DeliveredCommand, StatusReportBody } from '@svc/protocol';
+import type { DeliveredCommand } from '@svc/protocol';
 import { deliverOutbox } from '../journal-delivery.ts';
 import { Journal } from '../journal.ts';
-import type { CommandHost, CommandRunner } from '../types.ts';
+import type { CommandHost, CommandRunner, ReportBody } from '../types.ts';
 import { executeCommand } from './dispatch.ts';
 import { EXIT_INTERRUPTED, type Outcome } from './outcome.ts';
 import { reportOutput } from './output.ts';
@@ -32,7 +32,7 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
     return next;
   };
 
-  const report = (command: DeliveredCommand, outcome: Outcome): StatusReportBody => ({
+  const report = (command: DeliveredCommand, outcome: Outcome): ReportBody => ({
     command_id: command.id,
     agent_id: host.agentId,
     status: outcome.ok ? 'completed' : 'failed',

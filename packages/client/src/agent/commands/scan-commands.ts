@@ -3,20 +3,18 @@ import path from 'node:path';
 import type { CommandPayloads } from '@svc/protocol';
 import { listSessionIds, RESULTS_FILE } from '../../session-dir/history.ts';
 import { sessionPath } from '../../session-dir/root.ts';
+import { profileArgs } from '../scan-args.ts';
 import { type CommandContext, failure, fromProcess, jsonAnswer, type Outcome } from './outcome.ts';
 import { runProcess } from './spawn.ts';
 
 /** run_scan and push_session: `svc scan` and `svc upload` as child processes with the daemon's settings. */
 
-const FULL_PROFILES = new Set(['full_recon', 'full']);
-const QUICK_PROFILES = new Set(['quick', 'quick_recon']);
 /** SPEC's default profile for run_scan. */
 const DEFAULT_PROFILE = 'full_recon';
 
 /** `svc scan`'s arguments for a checked run_scan payload (SPEC: full → --full, quick → -P quick_recon, else none). */
 export function scanArgs(payload: CommandPayloads['run_scan'], sessionsRoot: string): string[] {
-  const profile = payload.profile ?? DEFAULT_PROFILE;
-  const mode = FULL_PROFILES.has(profile) ? ['--full'] : QUICK_PROFILES.has(profile) ? ['-P', 'quick_recon'] : [];
+  const mode = profileArgs(payload.profile ?? DEFAULT_PROFILE);
   return [
     'scan',
     '--targets',
