@@ -6,13 +6,13 @@ import { randomBytes } from 'node:crypto';
 import type { DeliveredCommand } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCommandRunner } from '../packages/client/src/agent/commands/index.ts';
-import { startTimeOf, treeOf } from '../packages/client/src/agent/commands/process-tree.ts';
 import { Journal } from '../packages/client/src/agent/journal.ts';
 import type { CommandHost, ScheduleChange } from '../packages/client/src/agent/types.ts';
 import { createPortalClient, type PortalClient } from '../packages/client/src/portal/client.ts';
 import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
 import { commandHistory, queueCommand } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
+import { watchTree } from './helpers/process-watch.ts';
 import { NODE_COMPILE_CACHE, SVC } from '../packages/client/tests/helpers/cli.ts';
 
 /**
@@ -286,25 +286,12 @@ describe('run_scan and push_session through real svc processes', () => {
     const id = await queueCommand(fixture.portal, agentId, 'run_scan', { targets: '127.0.0.1', profile: 'full' });
     const delivered = await heartbeat();
     // Every process of the tree as it runs (nmap leads its own group under svc), to check none outlives the kill.
-    const seen = new Map<number, { start: string; comm: string }>();
-    const watch = setInterval(() => {
-      for (const pid of treeOf(process.pid)) {
-        if (pid === process.pid || seen.has(pid)) continue;
-        const start = startTimeOf(pid);
-        let comm = '';
-        try {
-          comm = fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
-        } catch {
-          continue;
-        }
-        if (start !== null) seen.set(pid, { start, comm });
-      }
-    }, 100);
+    const watch = watchTree(process.pid);
     const started = Date.now();
     try {
       await createCommandRunner(host).run(delivered);
     } finally {
-      clearInterval(watch);
+      watch.stop();
     }
     expect(Date.now() - started).toBeLessThan(20_000);
     const h = await commandHistory(fixture.portal, id);
@@ -312,8 +299,7 @@ describe('run_scan and push_session through real svc processes', () => {
     expect(h.result?.exit_code).toBe(124);
     expect(h.result?.stderr).toContain('command timed out: the process tree was killed');
     expect(h.result?.session_id).toBeNull();
-    expect([...seen.values()].map((p) => p.comm)).toContain('nmap');
-    const alive = [...seen].filter(([pid, p]) => startTimeOf(pid) === p.start);
-    expect(alive).toEqual([]);
+    expect(watch.names()).toContain('nmap');
+    expect(watch.alive()).toEqual([]);
   });
 });
