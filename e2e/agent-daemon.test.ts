@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../packages/client/tests/helpers/cli.ts';
-import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
+import { agentsApi, until } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd, SVCD } from './helpers/svcd.ts';
 
@@ -21,21 +21,7 @@ afterAll(async () => {
   await Promise.all(running.map((d) => fs.rm(d.home, { recursive: true, force: true })));
 });
 
-async function agentView(agentId: string): Promise<Record<string, any> | undefined> {
-  const res = await http(fixture.portal.url, 'GET', '/api/health?agents=true', { headers: withToken(admin) });
-  expect(res.status).toBe(200);
-  return (res.body.agents as Record<string, any>[]).find((a) => a.agent_id === agentId);
-}
-
-async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const api = () => agentsApi(fixture.portal, () => admin);
 
 describe('svcd against a real portal', () => {
   let daemon: SvcdProcess;
@@ -54,13 +40,13 @@ describe('svcd against a real portal', () => {
 
   it('heartbeats with SPEC payload: status, uptime, client_id, schedules and system_info as stored', async () => {
     const view = await until(async () => {
-      const v = await agentView(daemon.agentId);
-      return v !== undefined && v['uptime_seconds'] >= 1 ? v : undefined;
+      const v = await api().view(daemon.agentId);
+      return v !== undefined && v.uptime_seconds >= 1 ? v : undefined;
     }, 'a second heartbeat');
     expect(view).toMatchObject({ agent_id: daemon.agentId, status: 'running', is_stale: false });
-    expect(view['version']).toMatch(/^\d+\.\d+\.\d+$/);
-    expect(view['client_id']).toBe(fixture.clientId);
-    expect(view['schedules']).toEqual([
+    expect(view.version).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(view.client_id).toBe(fixture.clientId);
+    expect(view.schedules).toEqual([
       {
         config: 'weekly.conf',
         schedule_id: expect.stringMatching(/^sched_[0-9a-f]{12}$/),
@@ -73,25 +59,18 @@ describe('svcd against a real portal', () => {
         profile: 'quick',
       },
     ]);
-    const info = view['system_info'] as Record<string, unknown>;
-    expect(info).toMatchObject({ agent_version: view['version'], kernel: expect.any(String), os: expect.any(String) });
-    expect(info['cpu_count']).toBeGreaterThan(0);
-    expect(info['memory_total_mb']).toBeGreaterThan(0);
-    expect(info['disk_free_mb']).toBeGreaterThanOrEqual(0);
+    const info = view.system_info as Record<string, unknown>;
+    expect(info).toMatchObject({ agent_version: view.version, kernel: expect.any(String), os: expect.any(String) });
+    expect(info.cpu_count).toBeGreaterThan(0);
+    expect(info.memory_total_mb).toBeGreaterThan(0);
+    expect(info.disk_free_mb).toBeGreaterThanOrEqual(0);
   });
 
   it('hands the heartbeat commands to the runner: the command leaves `sent` with a result', async () => {
-    const queued = await http(fixture.portal.url, 'POST', '/api/agent-commands', {
-      headers: withToken(admin),
-      json: { agent_id: daemon.agentId, command_type: 'set_log_level', payload: { level: 'info' } },
-    });
-    expect(queued.status).toBe(201);
-    const id = queued.body.commands[0].id as number;
+    const [id] = await api().queue({ agent_id: daemon.agentId }, 'set_log_level', { level: 'info' });
     const detail = await until(async () => {
-      const d = await http(fixture.portal.url, 'GET', `/api/agent-commands?command_id=${id}`, {
-        headers: withToken(admin),
-      });
-      return ['completed', 'failed'].includes(d.body.command.status) ? d.body : undefined;
+      const d = await api().detail(id as number);
+      return ['completed', 'failed'].includes(d.command.status) ? d : undefined;
     }, 'the command result');
     expect(detail.result).toMatchObject({ exit_code: expect.any(Number) });
   });
@@ -120,7 +99,7 @@ describe('svcd against a real portal', () => {
 
 describe('svcd start-up errors', () => {
   it('names a missing portal URL in one line and exits 3', async () => {
-    const home = await fs.mkdtemp(path.join(process.env['TMPDIR'] ?? '/tmp', 'svcd-missing-'));
+    const home = await fs.mkdtemp(path.join(process.env.TMPDIR ?? '/tmp', 'svcd-missing-'));
     const dir = path.join(home, 'configs');
     await fs.mkdir(dir);
     await fs.writeFile(path.join(dir, 'x.conf'), 'SVC_API_KEY=svc_biz_0\n');

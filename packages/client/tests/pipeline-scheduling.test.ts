@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { scheduleId, schedulingMetadata } from '../src/pipeline/scheduling.ts';
+import { scheduleFromSettings, scheduleId, schedulingMetadata } from '../src/pipeline/scheduling.ts';
 
 describe('scheduling metadata', () => {
   it('the id is sched_ + the first 12 hex of md5(target + cron)', () => {
@@ -23,5 +23,24 @@ describe('scheduling metadata', () => {
       scheduled_by: 'daemon',
     });
     expect(schedulingMetadata('10.0.0.0/24', null)).toEqual({ is_scheduled: false });
+  });
+});
+
+describe('the schedule a scheduler hands to svc scan', () => {
+  const from = (values: Record<string, string>) => scheduleFromSettings({ get: (k) => values[k] });
+
+  it('svcd children: SVC_SCHEDULE_CRON, SVC_SCHEDULED_BY=daemon and the profile', () => {
+    expect(
+      from({ SVC_SCHEDULE_CRON: '*/5 * * * *', SVC_SCHEDULED_BY: 'daemon', SVC_SCHEDULE_PROFILE: 'quick' }),
+    ).toEqual({ cron: '*/5 * * * *', profile: 'quick', scheduledBy: 'daemon' });
+  });
+
+  it('anything but daemon is cron; no cron means a scan started by hand', () => {
+    expect(from({ SVC_SCHEDULE_CRON: '0 2 * * 1', SVC_SCHEDULED_BY: 'systemd' })).toEqual({
+      cron: '0 2 * * 1',
+      profile: undefined,
+      scheduledBy: 'cron',
+    });
+    expect(from({ SVC_SCHEDULED_BY: 'daemon' })).toBeNull();
   });
 });

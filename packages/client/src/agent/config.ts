@@ -18,6 +18,8 @@ export interface ScheduleFile {
   targets: string;
   cron: string;
   profile: string | undefined;
+  /** A narrower port list than the profile's (svc scan --ports). */
+  ports: string | undefined;
   upload: boolean;
 }
 
@@ -74,6 +76,7 @@ export function loadAgentConfig(configDir: string, env: NodeJS.ProcessEnv): Agen
         targets,
         cron,
         profile: values['SCAN_PROFILE']?.trim() || undefined,
+        ports: values['SCAN_PORTS']?.trim() || undefined,
         upload: truthy(values['SCAN_UPLOAD']),
       });
   }

@@ -3,11 +3,13 @@ import pc from 'picocolors';
 import type { AgentLogger } from './types.ts';
 
 const RANK: Record<AgentLogLevel, number> = { debug: 0, info: 1, warning: 2, error: 3 };
+// Colors forced on: whether to paint at all is this module's decision, not picocolors'.
+const paint = pc.createColors(true);
 const PAINT: Record<AgentLogLevel, (s: string) => string> = {
-  debug: pc.gray,
-  info: pc.cyan,
-  warning: pc.yellow,
-  error: pc.red,
+  debug: paint.gray,
+  info: paint.cyan,
+  warning: paint.yellow,
+  error: paint.red,
 };
 
 export function isLogLevel(value: unknown): value is AgentLogLevel {

@@ -18,7 +18,8 @@ function stateDirOf(env: NodeJS.ProcessEnv, home: string): string {
 const HELP_AFTER = `
 Configuration: every *.conf file of the configs directory (KEY=VALUE, name order, later wins),
 then .c2_overrides.conf (push_config's allowlisted keys) as the last layer. A schedule file sets
-SCAN_TARGETS and SCAN_CRON (5 fields, or 6 with seconds), optionally SCAN_PROFILE and SCAN_UPLOAD.
+SCAN_TARGETS and SCAN_CRON (5 fields, or 6 with seconds), optionally SCAN_PROFILE, SCAN_PORTS
+and SCAN_UPLOAD (true: upload each session).
 CONSULTATION_API_URL and SVC_API_KEY (or CONSULTATION_API_KEY) are required.
 
 Signals: SIGHUP reloads the configs and overrides; SIGTERM and SIGINT shut down gracefully.

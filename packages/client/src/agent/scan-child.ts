@@ -5,6 +5,7 @@ export interface ScheduledScan {
   targets: string;
   cron: string;
   profile: string | undefined;
+  ports: string | undefined;
   upload: boolean;
 }
 
@@ -38,6 +39,7 @@ export function runScheduledScan(opts: {
     '--targets',
     scan.targets,
     ...profileArgs(scan.profile),
+    ...(scan.ports === undefined ? [] : ['--ports', scan.ports]),
     '--sessions-dir',
     opts.sessionsRoot,
     '--json',

@@ -54,7 +54,13 @@ export class Scheduler implements ScheduleControl {
     for (const file of files) {
       const id = scheduleId(file.targets, file.cron);
       seen.add(id);
-      const scan = { targets: file.targets, cron: file.cron, profile: file.profile, upload: file.upload };
+      const scan = {
+        targets: file.targets,
+        cron: file.cron,
+        profile: file.profile,
+        ports: file.ports,
+        upload: file.upload,
+      };
       const old = this.#entries.get(id);
       old?.job?.stop();
       let job: Cron | null = null;

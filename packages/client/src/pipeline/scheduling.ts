@@ -42,3 +42,18 @@ export function schedulingMetadata(target: string, schedule: Schedule | null): S
     scheduled_by: schedule.scheduledBy,
   };
 }
+
+/**
+ * The schedule a scheduler hands to `svc scan` (svcd sets these for its children): SVC_SCHEDULE_CRON,
+ * SVC_SCHEDULED_BY (`daemon` or `cron`, default `cron`) and SVC_SCHEDULE_PROFILE. Null without a cron.
+ */
+export function scheduleFromSettings(settings: { get(key: string): string | undefined }): Schedule | null {
+  const cron = settings.get('SVC_SCHEDULE_CRON');
+  if (cron === undefined) return null;
+  const by = settings.get('SVC_SCHEDULED_BY');
+  return {
+    cron,
+    profile: settings.get('SVC_SCHEDULE_PROFILE'),
+    scheduledBy: by === 'daemon' ? 'daemon' : 'cron',
+  };
+}

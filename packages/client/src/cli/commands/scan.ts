@@ -6,6 +6,7 @@ import type { Settings } from '../../config/settings.ts';
 import { licenseState } from '../../license/service.ts';
 import { parseExceptionsFile, type ExceptionRule } from '../../pipeline/exceptions.ts';
 import { orcSettingsFrom } from '../../pipeline/orc964.ts';
+import { scheduleFromSettings } from '../../pipeline/scheduling.ts';
 import { createPortalClient } from '../../portal/client.ts';
 import { isSetupError, PortalError } from '../../portal/errors.ts';
 import { brandingFromEnv } from '../../report/branding.ts';
@@ -161,7 +162,7 @@ export default function register(program: Command, ctx: CliContext): void {
         toolVersion: CLIENT_VERSION,
         scanProfile: result.profile,
         startedAt,
-        schedule: null,
+        schedule: scheduleFromSettings(settings),
         orc: orcSettingsFrom(valuesOf(settings)),
       },
       license: { tier: license.tier, state: license },

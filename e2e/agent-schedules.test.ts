@@ -1,0 +1,139 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { scheduleId } from '../packages/client/src/pipeline/scheduling.ts';
+import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
+import { agentsApi, until } from './helpers/agents-api.ts';
+import { usePortalWithKey } from './helpers/portal-with-key.ts';
+import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+
+// Cron schedules of a real svcd: `svc scan` children against loopback, scheduling metadata,
+// upload, one run at a time, and retries when the scan fails.
+
+const fixture = usePortalWithKey({ tier: 'business' });
+let admin = '';
+const api = () => agentsApi(fixture.portal, () => admin);
+const started: SvcdProcess[] = [];
+
+beforeAll(async () => {
+  admin = await fixture.portal.adminToken();
+});
+
+afterAll(async () => {
+  await Promise.all(started.map((d) => d.stop()));
+  await Promise.all(started.map((d) => fs.rm(d.home, { recursive: true, force: true })));
+});
+
+type Scheduled = { schedule_id: string; last_run: string | null; last_status: string; retry_count: number };
+
+async function reported(d: SvcdProcess, id: string, ok: (s: Scheduled) => boolean): Promise<Scheduled> {
+  return until(
+    async () => {
+      const s = ((await api().view(d.agentId))?.schedules as Scheduled[] | undefined)?.find(
+        (x) => x.schedule_id === id,
+      );
+      return s !== undefined && ok(s) ? s : undefined;
+    },
+    `schedule ${id} as reported`,
+    60_000,
+  );
+}
+
+describe('a schedule every second against 127.0.0.1', () => {
+  const cron = '* * * * * *';
+  const targets = '127.0.0.1';
+  let d: SvcdProcess;
+
+  beforeAll(async () => {
+    d = await startSvcd({
+      configs: {
+        'p.conf': portalConf(fixture.uploadUrl, fixture.key),
+        'loopback.conf': {
+          SCAN_TARGETS: targets,
+          SCAN_CRON: cron,
+          SCAN_PROFILE: 'quick',
+          SCAN_PORTS: 'T:1',
+          SCAN_UPLOAD: 'true',
+        },
+      },
+    });
+    started.push(d);
+    await d.waitFor(/msg="scheduled scan done"/, 60_000);
+  });
+
+  it('runs svc scan: the session is marked scheduled by the daemon and uploaded', async () => {
+    const done = /msg="scheduled scan done" schedule_id=(\S+) session=(\S+)/.exec(d.output());
+    expect(done?.[1]).toBe(scheduleId(targets, cron));
+    const dir = done?.[2] as string;
+    expect(path.dirname(dir)).toBe(path.join(d.home, '.svc', 'sessions'));
+    const doc = JSON.parse(await fs.readFile(path.join(dir, 'session_results.json'), 'utf8'));
+    expect(doc.metadata).toMatchObject({
+      target: targets,
+      is_scheduled: true,
+      scheduled_by: 'daemon',
+      schedule_id: scheduleId(targets, cron),
+      schedule_cron: cron,
+      schedule_profile: 'quick',
+    });
+    const stored = await http(fixture.portal.url, 'GET', `/api/sessions?session=${doc.metadata.session_id}`, {
+      headers: withToken(admin),
+    });
+    expect(stored.status).toBe(200);
+  });
+
+  it('reports last_run, last_status and next_run in the heartbeat', async () => {
+    const s = await reported(d, scheduleId(targets, cron), (x) => x.last_status === 'success');
+    expect(s).toMatchObject({ config: 'loopback.conf', retry_count: 0 });
+    expect(Date.parse(s.last_run as string)).toBeGreaterThan(Date.now() - 60_000);
+  });
+
+  it('never runs two scans of one schedule at once: ticks during a run are skipped', async () => {
+    await d.waitFor(/msg="schedule still running: this tick is skipped"/);
+    await until(
+      async () => ((d.output().match(/scheduled scan done/g) ?? []).length >= 2 ? true : undefined),
+      'two runs',
+    );
+    const events = (d.output().match(/msg="scheduled scan (started|done|failed)"/g) ?? []).map((m) =>
+      m.includes('started') ? 'start' : 'end',
+    );
+    for (let i = 0; i < events.length; i++) expect(events[i]).toBe(i % 2 === 0 ? 'start' : 'end');
+  });
+});
+
+describe('a failing scheduled scan', () => {
+  it('is retried DAEMON_SCAN_RETRY_MAX times DAEMON_SCAN_RETRY_BACKOFF apart, then reported failed', async () => {
+    // A PATH without nmap: bash and the two tools bin/svc needs, nothing else.
+    const home = await fs.mkdtemp(path.join('/tmp', 'svcd-retry-'));
+    const bin = path.join(home, 'bin');
+    await fs.mkdir(bin);
+    for (const tool of ['bash', 'dirname', 'readlink']) await fs.symlink(`/usr/bin/${tool}`, path.join(bin, tool));
+    // Once a minute, some seconds from now (after the daemon's start): one run in the test.
+    const second = (new Date().getSeconds() + 8) % 60;
+    const cron = `${second} * * * * *`;
+    const d = await startSvcd({
+      home,
+      env: { PATH: bin },
+      configs: {
+        'p.conf': portalConf(fixture.uploadUrl, fixture.key, {
+          DAEMON_SCAN_RETRY_MAX: '2',
+          DAEMON_SCAN_RETRY_BACKOFF: '1',
+        }),
+        'nightly.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: cron, SCAN_PORTS: 'T:1' },
+      },
+    });
+    started.push(d);
+    const id = scheduleId('127.0.0.1', cron);
+    const s = await reported(d, id, (x) => x.retry_count === 3);
+    expect(s.last_status).toBe('failed');
+    const failures = [...d.output().matchAll(/ts=(\S+) level=warning msg="scheduled scan failed" .*retry_count=(\d)/g)];
+    expect(failures.map((m) => m[2])).toEqual(['1', '2', '3']);
+    expect(d.output()).toContain('nmap not found on PATH');
+    const starts = [...d.output().matchAll(/ts=(\S+) level=info msg="scheduled scan started" .*attempt=(\d)/g)];
+    expect(starts.map((m) => m[2])).toEqual(['1', '2', '3']);
+    // Each retry waits the backoff after the failure before it.
+    for (let i = 1; i < starts.length; i++)
+      expect(Date.parse((starts[i] as RegExpExecArray)[1] as string)).toBeGreaterThanOrEqual(
+        Date.parse((failures[i - 1] as RegExpExecArray)[1] as string) + 1000,
+      );
+  }, 120_000);
+});

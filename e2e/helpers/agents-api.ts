@@ -1,0 +1,54 @@
+import type { Static } from '@sinclair/typebox';
+import type { AgentView, CommandDetailResponse } from '@svc/protocol';
+import { http, withToken } from '../../packages/portal/tests/helpers/http.ts';
+import type { TestPortal } from '../../packages/portal/tests/helpers/portal.ts';
+
+/** The admin side of the agent API, as tests of real agents use it. */
+export function agentsApi(portal: TestPortal, admin: () => string) {
+  const get = (path: string) => http(portal.url, 'GET', path, { headers: withToken(admin()) });
+  return {
+    /** The stored agent view (GET /api/health?agents=true), or undefined before its first heartbeat. */
+    async view(agentId: string): Promise<AgentView | undefined> {
+      const res = await get('/api/health?agents=true');
+      if (res.status !== 200) throw new Error(`agents: ${res.status} ${res.text}`);
+      return (res.body.agents as AgentView[]).find((a) => a.agent_id === agentId);
+    },
+    /** Queues one command (or a group broadcast); returns the created command ids. */
+    async queue(
+      target: { agent_id: string } | { group_target: string },
+      command_type: string,
+      payload: Record<string, unknown> = {},
+    ): Promise<number[]> {
+      const res = await http(portal.url, 'POST', '/api/agent-commands', {
+        headers: withToken(admin()),
+        json: { ...target, command_type, payload },
+      });
+      if (res.status !== 201) throw new Error(`queue: ${res.status} ${res.text}`);
+      return (res.body.commands as { id: number }[]).map((c) => c.id);
+    },
+    /** The command and its result (admin history detail). */
+    async detail(id: number): Promise<Static<typeof CommandDetailResponse>> {
+      const res = await get(`/api/agent-commands?command_id=${id}`);
+      if (res.status !== 200) throw new Error(`detail: ${res.status} ${res.text}`);
+      return res.body;
+    },
+    async patchAgent(agent_id: string, action: 'deregister' | 'reenable' | 'purge'): Promise<number> {
+      const res = await http(portal.url, 'PATCH', '/api/agents', {
+        headers: withToken(admin()),
+        json: { agent_id, action },
+      });
+      return res.status;
+    },
+  };
+}
+
+/** Polls `probe` every 200 ms until it returns something other than undefined. */
+export async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
