@@ -1,9 +1,13 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { DeliveredCommand, StatusReportBody } from '@svc/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JOURNAL_FILE, Journal } from '../src/agent/journal.ts';
+import { deliverOutbox } from '../src/agent/journal-delivery.ts';
+import { createPortalClient } from '../src/portal/client.ts';
 
 const dirs: string[] = [];
 const stateDir = () => {
@@ -88,5 +92,79 @@ describe('command journal', () => {
     fs.writeFileSync(path.join(dir, `${JOURNAL_FILE}.tmp-1`), '{"partial');
     expect(Journal.open(dir, noCorruption).isQueued(9)).toBe(true);
     expect(fs.readdirSync(dir)).toEqual([JOURNAL_FILE]);
+  });
+});
+
+describe('outbox delivery', () => {
+  /** A real HTTP server answering each PATCH with the next status of `statuses` (200 with the protocol's answer). */
+  async function portalAnswering(statuses: number[]) {
+    const seen: number[] = [];
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      req.on('end', () => {
+        const report = JSON.parse(body) as StatusReportBody;
+        seen.push(report.command_id);
+        const status = statuses.shift() ?? 200;
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify(
+            status === 200
+              ? { success: true, command_id: report.command_id, status: report.status }
+              : { error: `refused with ${status}` },
+          ),
+        );
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const portal = createPortalClient({
+      target: { uploadUrl: `http://127.0.0.1:${port}/api/upload`, apiKey: 'k', jwt: null, timeoutS: 5 },
+    });
+    return { portal, seen, close: () => new Promise<void>((r) => server.close(() => r())) };
+  }
+
+  const journalWith = (ids: number[]) => {
+    const j = Journal.open(stateDir(), noCorruption);
+    j.enqueue(ids.map(cmd));
+    for (const _ of ids) j.begin(ack, new Date());
+    return j;
+  };
+  const logs: string[] = [];
+  const log = {
+    debug: () => undefined,
+    info: () => undefined,
+    warning: (m: string) => logs.push(m),
+    error: (m: string) => logs.push(m),
+  };
+
+  it.each([503, 500, 429, 408, 403, 401])('HTTP %i keeps the report and stops the round', async (status) => {
+    const { portal, seen, close } = await portalAnswering([status]);
+    try {
+      const j = journalWith([1, 2]);
+      expect(await deliverOutbox(j, portal, log)).toBe(false);
+      expect(seen).toEqual([1]);
+      expect(j.outbox.map((r) => r.command_id)).toEqual([1, 2]);
+      expect(await deliverOutbox(j, portal, log)).toBe(true);
+      expect(seen).toEqual([1, 1, 2]);
+    } finally {
+      await close();
+    }
+  });
+
+  it.each([409, 404, 400])('HTTP %i drops the report with a warning and goes on', async (status) => {
+    const { portal, seen, close } = await portalAnswering([status]);
+    logs.length = 0;
+    try {
+      const j = journalWith([1, 2]);
+      expect(await deliverOutbox(j, portal, log)).toBe(true);
+      expect(seen).toEqual([1, 2]);
+      expect(j.outbox).toEqual([]);
+      expect(logs).toEqual([
+        `status report refused by the portal, dropped: command 1 acked: HTTP ${status} refused with ${status}`,
+      ]);
+    } finally {
+      await close();
+    }
   });
 });
