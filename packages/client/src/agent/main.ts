@@ -4,7 +4,7 @@ import { CLIENT_VERSION } from '../version.ts';
 import { defaultConfigDir, homeOf, MissingSettingError } from './config.ts';
 import { Daemon, EXIT, installDirOf } from './daemon.ts';
 import { formatStatus } from './status.ts';
-import { createUnsupportedRunner } from './unsupported-runner.ts';
+import { createCommandRunner } from './commands/index.ts';
 
 const clientDir = path.resolve(import.meta.dirname, '..', '..');
 
@@ -57,7 +57,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
           out: process.stdout,
           svcCommand: [path.join(clientDir, 'bin', 'svc')],
           installDir: installDirOf(clientDir),
-          createRunner: createUnsupportedRunner,
+          createRunner: createCommandRunner,
         });
       } catch (err) {
         if (!(err instanceof MissingSettingError)) throw err;

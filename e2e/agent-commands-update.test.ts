@@ -1,0 +1,150 @@
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NODE_COMPILE_CACHE, REPO } from '../packages/client/tests/helpers/cli.ts';
+import { finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
+import { usePortalWithKey } from './helpers/portal-with-key.ts';
+import { newAgentId, portalConf, writeConfigs } from './helpers/svcd.ts';
+
+/**
+ * `update` with real git: the agent runs from a clone of a local bare repository (the project's
+ * files as they are now), the test publishes a release tag and a newer main there, and the admin
+ * queues updates. HEAD advanced → reported, then re-executed in place; up to date → config reloaded.
+ */
+
+const fixture = usePortalWithKey({ tier: 'business' });
+let dir: string;
+let bare: string;
+let install: string;
+let publisher: string;
+let daemon: ReturnType<typeof spawn> | undefined;
+let output = '';
+
+const git = (cwd: string, ...args: string[]): string =>
+  execFileSync('git', ['-c', 'user.name=Release', '-c', 'user.email=release@test.local', ...args], {
+    cwd,
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, GIT_CONFIG_NOSYSTEM: '1' },
+  }).trim();
+
+/** Publishes a commit adding `file` on top of `base`, as `ref` (a tag or a branch) of the bare repository. */
+function publish(base: string, file: string, ref: string): string {
+  git(publisher, 'checkout', '--quiet', '--detach', base);
+  fs.writeFileSync(path.join(publisher, file), `${file}\n`);
+  git(publisher, 'add', file);
+  git(publisher, 'commit', '--quiet', '-m', `release ${file}`);
+  const sha = git(publisher, 'rev-parse', 'HEAD');
+  if (ref.startsWith('v')) git(publisher, 'tag', ref);
+  git(publisher, 'push', '--quiet', 'origin', ref.startsWith('v') ? `refs/tags/${ref}` : `HEAD:refs/heads/${ref}`);
+  return sha;
+}
+
+async function untilOutput(re: RegExp, count: number, timeoutMs = 60_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while ((output.match(new RegExp(re, 'g')) ?? []).length < count) {
+    if (Date.now() > end) throw new Error(`no ${count}x ${re} from svcd within ${timeoutMs} ms:\n${output}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcd-update-'));
+  bare = path.join(dir, 'svc.git');
+  install = path.join(dir, 'install');
+  publisher = path.join(dir, 'publisher');
+  // The project's tracked files as they are in this working tree, as the first commit of main.
+  const files = execFileSync('git', ['ls-files', '-z'], { cwd: REPO, encoding: 'utf8' }).split('\0').filter(Boolean);
+  fs.mkdirSync(publisher);
+  for (const f of files) {
+    if (!fs.existsSync(path.join(REPO, f))) continue;
+    fs.mkdirSync(path.dirname(path.join(publisher, f)), { recursive: true });
+    fs.copyFileSync(path.join(REPO, f), path.join(publisher, f));
+    fs.chmodSync(path.join(publisher, f), fs.statSync(path.join(REPO, f)).mode);
+  }
+  git(dir, 'init', '--quiet', '--bare', '-b', 'main', bare);
+  git(publisher, 'init', '--quiet', '-b', 'main');
+  git(publisher, 'add', '-A');
+  git(publisher, 'commit', '--quiet', '-m', 'svc');
+  git(publisher, 'remote', 'add', 'origin', bare);
+  git(publisher, 'push', '--quiet', 'origin', 'main');
+  git(dir, 'clone', '--quiet', bare, install);
+  // The install's dependencies: the ones this checkout has.
+  fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(install, 'node_modules'));
+}, 120_000);
+
+afterAll(async () => {
+  if (daemon && daemon.exitCode === null && daemon.signalCode === null) {
+    daemon.kill('SIGTERM');
+    await new Promise((r) => daemon?.once('close', r));
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('update against a local bare git repository', () => {
+  it('a new tag: fetched, checked out, reported, then re-executed in place; the same tag again only reloads', async () => {
+    const home = path.join(dir, 'home');
+    const configDir = path.join(home, 'configs');
+    await writeConfigs(configDir, { 'a-portal.conf': portalConf(fixture.uploadUrl, fixture.key) });
+    const agentId = newAgentId('update');
+    daemon = spawn(path.join(install, 'packages/client/bin/svcd'), ['--config-dir', configDir], {
+      cwd: home,
+      env: {
+        PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+        HOME: home,
+        LANG: 'C.UTF-8',
+        NODE_COMPILE_CACHE,
+        SVC_AGENT_ID: agentId,
+        SVC_AGENT_STATE_DIR: path.join(home, 'state'),
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    daemon.stdout?.setEncoding('utf8').on('data', (d: string) => (output += d));
+    daemon.stderr?.setEncoding('utf8').on('data', (d: string) => (output += d));
+    const pid = daemon.pid as number;
+    await untilOutput(/msg="svcd started"/, 1);
+    await untilRegistered(fixture.portal, agentId);
+    const first = git(install, 'rev-parse', 'HEAD');
+
+    const tagged = publish(first, 'RELEASE-9.9.9', 'v9.9.9');
+    const update = await queueCommand(fixture.portal, agentId, 'update', { version: 'v9.9.9', branch: 'nowhere' });
+    expect(await finishedCommand(fixture.portal, update)).toMatchObject({
+      command: { status: 'completed' },
+      result: { exit_code: 0, stdout: `updated ${first} -> ${tagged} (v9.9.9); restarting\n`, stderr: '' },
+    });
+    expect(git(install, 'rev-parse', 'HEAD')).toBe(tagged);
+    await untilOutput(/msg="svcd started"/, 2);
+    expect(output).toContain('re-executing in place');
+    expect(daemon.pid).toBe(pid);
+    expect(daemon.exitCode).toBeNull();
+
+    const again = await queueCommand(fixture.portal, agentId, 'update', { version: 'v9.9.9' });
+    expect((await finishedCommand(fixture.portal, again)).result).toMatchObject({
+      exit_code: 0,
+      stdout: `already up to date at ${tagged} (v9.9.9); configuration reloaded\n`,
+    });
+    await untilOutput(/configuration reloaded/, 1);
+    expect(output.match(/msg="svcd started"/g)).toHaveLength(2);
+
+    // A newer main: checked out from the detached tag and fast-forwarded.
+    const newer = publish(tagged, 'RELEASE-10', 'main');
+    const branch = await queueCommand(fixture.portal, agentId, 'update');
+    expect((await finishedCommand(fixture.portal, branch)).result).toMatchObject({
+      exit_code: 0,
+      stdout: `updated ${tagged} -> ${newer} (main); restarting\n`,
+    });
+    expect(git(install, 'rev-parse', 'HEAD')).toBe(newer);
+    expect(git(install, 'symbolic-ref', '--short', 'HEAD')).toBe('main');
+    await untilOutput(/msg="svcd started"/, 3);
+
+    // A tag the repository does not have: git's refusal, reported failed; nothing moves.
+    const missing = await queueCommand(fixture.portal, agentId, 'update', { version: 'v0.0.1' });
+    const failed = await finishedCommand(fixture.portal, missing);
+    expect(failed.command.status).toBe('failed');
+    expect(failed.result?.exit_code).not.toBe(0);
+    expect(failed.result?.stderr).toMatch(/^git fetch failed\n/);
+    expect(git(install, 'rev-parse', 'HEAD')).toBe(newer);
+    expect(daemon.pid).toBe(pid);
+  });
+});

@@ -1,0 +1,119 @@
+import type { DeliveredCommand } from '@svc/protocol';
+import { deliverOutbox } from '../journal-delivery.ts';
+import { Journal } from '../journal.ts';
+import type { CommandHost, CommandRunner, ReportBody } from '../types.ts';
+import { executeCommand } from './dispatch.ts';
+import { EXIT_INTERRUPTED, type Outcome } from './outcome.ts';
+import { reportOutput } from './output.ts';
+import { killTree, startTimeOf } from './process-tree.ts';
+
+/**
+ * The agent's command runner: delivered commands go into the journal's queue, then run one at a
+ * time in received order, each recorded as started before it runs (so it never runs twice) and
+ * each report written to the journal's outbox before it is sent (so none is lost).
+ */
+export function createCommandRunner(host: CommandHost): CommandRunner {
+  const { log } = host;
+  const journal = Journal.open(host.stateDir, (m) => log.error(m));
+  // Set by restart, update and shutdown: later commands wait in the journal for the next start.
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+  let sending: Promise<boolean> = Promise.resolve(true);
+
+  /** One at a time for both: the journal's queue and outbox each have a single consumer. */
+  const exclusive = (task: () => Promise<void>): Promise<void> => {
+    const next = running.then(task);
+    running = next.catch(() => undefined);
+    return next;
+  };
+  const flush = (): Promise<boolean> => {
+    const next = sending.then(() => deliverOutbox(journal, host.portal, log));
+    sending = next.catch(() => false);
+    return next;
+  };
+
+  const report = (command: DeliveredCommand, outcome: Outcome): ReportBody => ({
+    command_id: command.id,
+    agent_id: host.agentId,
+    status: outcome.ok ? 'completed' : 'failed',
+    exit_code: outcome.exitCode,
+    stdout: reportOutput(outcome.stdout),
+    stderr: reportOutput(outcome.stderr),
+    ...(command.command_type === 'run_scan' || command.command_type === 'push_session'
+      ? { session_id: outcome.sessionId ?? null }
+      : {}),
+  });
+
+  async function runOne(): Promise<void> {
+    const command = journal.begin((c) => ({ command_id: c.id, agent_id: host.agentId, status: 'acked' }), new Date());
+    log.info(`command ${command.id} ${command.command_type} started`);
+    await flush();
+    const started = Date.now();
+    let outcome: Outcome;
+    try {
+      outcome = await executeCommand(command, {
+        host,
+        deadline: started + host.commandTimeoutMs,
+        onChild: (child) => journal.childStarted(child),
+      });
+    } catch (err) {
+      outcome = { ok: false, exitCode: 1, stdout: '', stderr: `agent error: ${(err as Error).message}\n` };
+    }
+    journal.finish(report(command, outcome));
+    log.info(`command ${command.id} ${command.command_type} ${outcome.ok ? 'completed' : 'failed'}`, {
+      exit_code: outcome.exitCode,
+      ms: Date.now() - started,
+    });
+    await flush();
+    if (outcome.after === undefined) return;
+    if (outcome.after === 'reload') return host.reload();
+    stopped = true;
+    if (outcome.after === 'restart') host.restart();
+    else host.shutdown(outcome.after === 'shutdown');
+  }
+
+  async function drain(): Promise<void> {
+    while (!stopped && journal.queue.length > 0) await runOne();
+  }
+
+  return {
+    run: (commands) =>
+      exclusive(async () => {
+        const fresh: DeliveredCommand[] = [];
+        for (const c of commands) {
+          if (journal.hasStarted(c.id) || journal.isQueued(c.id) || fresh.some((f) => f.id === c.id))
+            log.warning(`command ${c.id} was delivered again; it runs only once`);
+          else fresh.push(c);
+        }
+        journal.enqueue(fresh);
+        await drain();
+      }),
+
+    recover: () =>
+      exclusive(async () => {
+        const cut = journal.current;
+        if (cut !== null) {
+          // A child that outlived the agent (its own process group survives a kill -9) is stopped
+          // first; the start time tells it from a process that reuses its pid.
+          if (cut.child !== null && startTimeOf(cut.child.pid) === cut.child.startTime) killTree(cut.child.pid);
+          log.warning(`command ${cut.command.id} ${cut.command.command_type} was interrupted; reporting it failed`);
+          journal.finish(
+            report(cut.command, {
+              ok: false,
+              exitCode: EXIT_INTERRUPTED,
+              stdout: '',
+              stderr:
+                `interrupted: the agent stopped while ${cut.command.command_type} ran (started ${cut.startedAt}); ` +
+                'it is not run again\n',
+            }),
+          );
+        }
+        await flush();
+        await drain();
+      }),
+
+    flush: async () => {
+      await flush();
+    },
+  };
+}
