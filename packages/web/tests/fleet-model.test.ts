@@ -1,3 +1,4 @@
+import type { AuditEvent } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import {
   agentState,
@@ -14,6 +15,7 @@ import {
   draftQueueBody,
   payloadOf,
 } from '../src/fleet/command-form.ts';
+import { deregisteredAgents } from '../src/fleet/deregistered.ts';
 import { commandTarget, needsPolling, sessionHref } from '../src/fleet/command-status.ts';
 
 const agent = { kind: 'agent' as const, agent_id: 'svcd_0a1b2c3d' };
@@ -202,5 +204,45 @@ describe('command history', () => {
     expect(sessionHref('a&b')).toBe('/collect/?session=a%26b');
     expect(commandTarget({ agent_id: 'svcd_1', group_target: null })).toBe('svcd_1');
     expect(commandTarget({ agent_id: 'svcd_1', group_target: 'edge' })).toBe('svcd_1 (group edge)');
+  });
+});
+
+describe('deregistered agents from the audit log', () => {
+  let id = 0;
+  const ev = (event_type: AuditEvent['event_type'], agent_id: unknown, client_id: string | null = 'acme') => ({
+    id: ++id,
+    event_type,
+    session_id: null,
+    client_id,
+    actor: 'admin@test.local',
+    data: { agent_id },
+    created_at: `2026-11-25T10:00:${String(60 - id).padStart(2, '0')}.000Z`,
+  });
+
+  it('keeps agents whose latest registration event is a deregistration, per client', () => {
+    const events = [
+      ev('agent_deregistered', 'a1'),
+      ev('agent_reregistered', 'a2'),
+      ev('agent_deregistered', 'a1', 'beta'),
+      ev('agent_purged', 'a3'),
+      ev('agent_deregistered', 'a2'),
+      ev('agent_deregistered', 'a3'),
+      ev('license_created', 'a4'),
+      ev('agent_deregistered', 42),
+    ];
+    expect(deregisteredAgents(events)).toEqual([
+      {
+        agent_id: 'a1',
+        client_id: 'acme',
+        deregistered_at: events[0]!.created_at,
+        deregistered_by: 'admin@test.local',
+      },
+      {
+        agent_id: 'a1',
+        client_id: 'beta',
+        deregistered_at: events[2]!.created_at,
+        deregistered_by: 'admin@test.local',
+      },
+    ]);
   });
 });
