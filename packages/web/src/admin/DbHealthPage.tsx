@@ -1,11 +1,11 @@
 import type { DbHealthResponse } from '@svc/protocol';
-import type { Static } from '@sinclair/typebox';
 import { formatTime } from '../fleet/agent-view.ts';
 import { sessionHref } from '../fleet/command-status.ts';
 import type { ConsoleClient } from './client.ts';
 import { ErrorNote, TableWrap, useLoad } from './ui.tsx';
 
-type DbHealth = Static<typeof DbHealthResponse>;
+/** The answer's type from its schema (TypeBox carries it as `static`). */
+type DbHealth = (typeof DbHealthResponse)['static'];
 
 const orDash = (v: string | number | null) => (v === null || v === '' ? '—' : String(v));
 
