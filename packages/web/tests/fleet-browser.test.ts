@@ -177,11 +177,16 @@ describe('fleet page', () => {
     const { page } = p;
     try {
       const form = page.getByRole('form', { name: 'Add an agent to a group' });
-      await expect.poll(() => form.getByLabel('Agent').locator('option').count()).toBeGreaterThan(1);
-      await form.getByLabel('Agent').selectOption({ label: `${ONLINE} (${clientId})` });
+      await expect.poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
+      await form.getByLabel('Agent', { exact: true }).selectOption({ label: `${ONLINE} (${clientId})` });
       await form.getByLabel('Group name').fill('-bad');
       await form.getByRole('button', { name: 'Add to group' }).click();
-      await expect.poll(() => alert(page).textContent()).toMatch(/group_name/);
+      const direct = await http(portal.url, 'POST', '/api/agent-groups', {
+        headers: withToken(await portal.adminToken()),
+        json: { agent_id: ONLINE, group_name: '-bad', client_id: clientId },
+      });
+      expect(direct.status).toBe(400);
+      await expect.poll(() => alert(page).textContent()).toBe(direct.body.error);
 
       await form.getByLabel('Group name').fill('edge');
       await form.getByRole('button', { name: 'Add to group' }).click();
@@ -204,9 +209,9 @@ describe('commands page', () => {
     const { page } = p;
     try {
       const form = page.getByRole('form', { name: 'Queue a command' });
-      await expect.poll(() => form.getByLabel('Agent').locator('option').count()).toBeGreaterThan(1);
+      await expect.poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
       const before = await db.query('SELECT count(*)::int AS n FROM agent_commands');
-      await form.getByLabel('Agent').selectOption({ label: `${ONLINE} (${clientId})` });
+      await form.getByLabel('Agent', { exact: true }).selectOption({ label: `${ONLINE} (${clientId})` });
       await form.getByRole('button', { name: 'Queue command' }).click();
       await expect.poll(() => alert(page).textContent()).toBe('run_scan needs targets: no targets were specified');
       await form.getByLabel('Command').selectOption('push_config');
@@ -230,8 +235,8 @@ describe('commands page', () => {
     const { page } = p;
     try {
       const form = page.getByRole('form', { name: 'Queue a command' });
-      await expect.poll(() => form.getByLabel('Agent').locator('option').count()).toBeGreaterThan(1);
-      await form.getByLabel('Agent').selectOption({ label: `${ONLINE} (${clientId})` });
+      await expect.poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
+      await form.getByLabel('Agent', { exact: true }).selectOption({ label: `${ONLINE} (${clientId})` });
       await form.getByLabel('Targets').fill('10.0.0.5, scanme.test');
       await form.getByLabel('Profile (optional)').fill('quick_recon');
       await form.getByLabel('Priority (0-10)').fill('8');
@@ -283,9 +288,9 @@ describe('commands page', () => {
     const { page } = p;
     try {
       const form = page.getByRole('form', { name: 'Queue a command' });
-      await form.getByLabel('A group').check();
-      await expect.poll(() => form.getByLabel('Group').locator('option').count()).toBeGreaterThan(1);
-      await form.getByLabel('Group').selectOption({ label: `edge (${clientId})` });
+      await form.getByLabel('A group', { exact: true }).check();
+      await expect.poll(() => form.getByLabel('Group', { exact: true }).locator('option').count()).toBeGreaterThan(1);
+      await form.getByLabel('Group', { exact: true }).selectOption({ label: `edge (${clientId})` });
       await form.getByLabel('Command').selectOption('set_log_level');
       await form.getByLabel('Level').selectOption('debug');
       await form.getByRole('button', { name: 'Queue command' }).click();
