@@ -21,6 +21,7 @@ export const SLOW_FILES = [
   // Headless Chromium.
   'packages/portal/tests/browser-hostile-report.test.ts',
   'packages/portal/tests/browser-share.test.ts',
+  'packages/web/tests/sign-in.test.ts',
   // Terminals through tmux.
   'packages/client/tests/dependency-check.test.ts',
   'packages/client/tests/pi-validate.test.ts',
@@ -71,6 +72,7 @@ export const SLOW_FILES = [
   'packages/portal/tests/api-keys.test.ts',
   'packages/portal/tests/license-validation.test.ts',
   'packages/portal/tests/upload-abort-log.test.ts',
+  'packages/portal/tests/console-serving.test.ts',
   // Real daemons in network namespaces and real nmap scans (needs root).
   'packages/client/tests/scanner-netlab.test.ts',
   'packages/client/tests/scan-netlab.test.ts',

@@ -16,11 +16,13 @@ import { credentialsOf } from './http/credentials.ts';
 import { findInputProblem, inputProblemMessage } from './http/input-rules.ts';
 import { capConnections, installRequestTimeout, serverOptions } from './http/timeouts.ts';
 import { validatorCompiler } from './http/validation.ts';
+import { registerConsole } from './web/console.ts';
 import { registerSharePage } from './web/share-page.ts';
 
 /**
  * The HTTP application: /api (portal functions), /identity (the portal's own identity
- * provider), OpenAPI at /api/openapi.json and its browsable page at /api/docs.
+ * provider), OpenAPI at /api/openapi.json and its browsable page at /api/docs, the web
+ * console at /console/ (and its session view at /collect/).
  */
 export async function buildApp(ctx: AppContext): Promise<App> {
   const app = Fastify({
@@ -165,5 +167,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   }
   await app.register(async (root) => readyGet(root, ctx));
   await app.register(async (web) => registerSharePage(web, ctx));
+  await app.register(async (web) => registerConsole(web, ctx));
   return app;
 }

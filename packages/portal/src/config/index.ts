@@ -4,6 +4,9 @@ import ipaddr from 'ipaddr.js';
 import { ENVIRONMENTS } from '@svc/protocol';
 import { passwordWeakness } from '../identity/password-strength.ts';
 
+/** packages/web/dist, wherever the portal is started from. */
+const DEFAULT_WEB_DIR = path.join(import.meta.dirname, '../../../web/dist');
+
 /**
  * Portal configuration (DESIGN D15). This is the only module that reads
  * `process.env`; everything else receives a `Config`.
@@ -31,6 +34,8 @@ export interface Config {
    * origins. Empty (the default) means nobody: `frame-ancestors 'none'` and X-Frame-Options DENY.
    */
   frameAncestors: string[];
+  /** The built web console (packages/web/dist, SVC_WEB_DIR); read on each request, so a later build is picked up. */
+  webDir: string;
   /** Minutes a benchmark snapshot is served before the next request rebuilds it (SVC_BENCHMARK_SNAPSHOT_MINUTES). */
   benchmarkSnapshotMinutes: number;
   /** Timeouts and caps on client connections (issue 11, point 9). */
@@ -290,6 +295,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     trustProxy: boolean(env, 'SVC_TRUST_PROXY', false),
     shutdownGraceSeconds: integer(env, 'SVC_SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),
     frameAncestors: frameAncestorList(env, 'SVC_FRAME_ANCESTORS'),
+    webDir: path.resolve(cwd, read(env, 'SVC_WEB_DIR') ?? DEFAULT_WEB_DIR),
     benchmarkSnapshotMinutes: integer(env, 'SVC_BENCHMARK_SNAPSHOT_MINUTES', 60, 1, 10_080),
     identity: {
       refreshFamilyMaxDays: integer(env, 'SVC_REFRESH_FAMILY_MAX_DAYS', 30, 1, 3650),

@@ -1,0 +1,11 @@
+import type { ComponentType } from 'preact';
+
+/** A console section: its navigation entry and the page at its path. */
+export interface Section {
+  /** Under /console/, e.g. `/console/fleet`; sub-paths (`/console/fleet/*`) are the section's own. */
+  path: string;
+  label: string;
+  component: ComponentType;
+  /** Shown to admins only (the portal refuses these calls to scoped users anyway). */
+  adminOnly?: boolean;
+}

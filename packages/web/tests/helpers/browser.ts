@@ -1,0 +1,96 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+
+/**
+ * Debian's Chromium, driven by playwright-core (never a downloaded browser). A missing
+ * Chromium fails the test file with how to install it; it is never skipped.
+ */
+export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+/** The two widths every page must be readable at: a phone and a desktop. */
+export const WIDTHS = { phone: { width: 390, height: 844 }, desktop: { width: 1440, height: 900 } } as const;
+
+export function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(
+      `${CHROMIUM} not found. The browser tests need Debian's "chromium" package: run \`bash scripts/setup-system.sh\` ` +
+        '(as root; `npm test` runs it first), or `apt-get install chromium`. Never `npx playwright install`.',
+    );
+  }
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+}
+
+export interface ConsolePage {
+  page: Page;
+  /** console.error messages and uncaught exceptions, in order. */
+  errors: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * A page in its own browser context (own storage, so signed-in state never leaks between
+ * tests) that records every console error and uncaught exception. A CSP violation is a
+ * console error too, so a page that breaks the portal's CSP fails `expectNoConsoleErrors`.
+ */
+export async function openPage(browser: Browser, viewport: { width: number; height: number }): Promise<ConsolePage> {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  return { page, errors, close: () => context.close() };
+}
+
+/**
+ * No console errors, except the browser's own "Failed to load resource" line for answers a
+ * test provoked on purpose (a 403 or 409 the page then shows), named by status.
+ */
+export function expectNoConsoleErrors(p: ConsolePage, allowStatuses: number[] = []): void {
+  const allowed = (e: string) =>
+    allowStatuses.some((s) => e.includes(`Failed to load resource: the server responded with a status of ${s}`));
+  expect(p.errors.filter((e) => !allowed(e))).toEqual([]);
+}
+
+const require = createRequire(import.meta.url);
+let axeSource: string | null = null;
+
+interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: unknown[] }[];
+}
+
+/**
+ * axe-core run on the page as it is now: no serious or critical violation. Injected through
+ * the debugging protocol (page.evaluate), which the page's CSP does not govern, so the CSP
+ * under test stays on.
+ */
+export async function expectAccessible(page: Page): Promise<void> {
+  axeSource ??= readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(): Promise<{ violations: AxeViolation[] }> } }).axe;
+    const result = await axe.run();
+    return result.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.map((n) => ({ target: n.target })),
+    }));
+  });
+  expect(violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')).toEqual([]);
+}

@@ -1,0 +1,47 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { freePort } from '../../../portal/tests/helpers/free-port.ts';
+import {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  startTestPortal,
+  type TestPortal,
+  type TestPortalOptions,
+} from '../../../portal/tests/helpers/portal.ts';
+
+export { ADMIN_EMAIL, ADMIN_PASSWORD, type TestPortal };
+
+/** The built console the portal serves (`npm run build:web`; `npm test` builds it first). */
+export const WEB_DIST = path.resolve(import.meta.dirname, '../../dist');
+
+/**
+ * A real portal (own database, identity provider, bootstrap admin) serving the built console,
+ * listening where its base URL says: the identity provider refuses a sign-in whose Origin is
+ * not the portal's own.
+ */
+export async function startConsolePortal(opts: TestPortalOptions = {}): Promise<TestPortal> {
+  if (!existsSync(path.join(WEB_DIST, 'index.html'))) {
+    throw new Error(`The console is not built (${WEB_DIST}): run \`npm run build:web\` (\`npm test\` runs it first).`);
+  }
+  const port = await freePort();
+  return startTestPortal({
+    ...opts,
+    env: { PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_WEB_DIR: WEB_DIST, ...opts.env },
+  });
+}
+
+/** Sign in through the console's form, starting at `target` (default `/`), and wait for the signed-in layout. */
+export async function signIn(
+  page: Page,
+  portal: TestPortal,
+  creds: { email: string; password: string } = { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
+  target = '/',
+): Promise<void> {
+  await page.goto(`${portal.url}${target}`);
+  await page.getByLabel('E-mail').fill(creds.email);
+  await page.getByLabel('Password').fill(creds.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect.poll(() => page.getByRole('button', { name: 'Sign out' }).isVisible(), { timeout: 15_000 }).toBe(true);
+}
