@@ -66,7 +66,7 @@ beforeAll(async () => {
         retry_count: 0,
       },
     ],
-    system_info: { os: 'Debian GNU/Linux 13', cpu_cores: 4, memory_mb: 3913 },
+    system_info: { hostname: 'edge-01', os: 'Debian GNU/Linux 13', cpu_count: 4, memory_total_mb: 3913 },
   });
   await heartbeat(STALE);
   await heartbeat(SPARE);

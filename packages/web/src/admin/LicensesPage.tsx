@@ -5,6 +5,7 @@ import type { ConsoleClient } from './client.ts';
 import { draftLicense, type LicenseForm } from './forms.ts';
 import { pageOf } from './paging.ts';
 import { ConfirmButton, ErrorNote, Notice, Pager, SecretOnce, TableWrap, useAction, useLoad } from './ui.tsx';
+import { Page } from '../ui/page.tsx';
 
 const EMPTY: LicenseForm = {
   tier: 'professional',
@@ -46,124 +47,125 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
   const licenses = list.data?.licenses ?? [];
   const page = pageOf(licenses, pageNo);
   return (
-    <div class="adm-page">
-      <h1>Licenses</h1>
-      <CreateLicense
-        client={client}
-        onCreated={(license) => {
-          setCreated(license);
-          list.reload();
-        }}
-      />
-      {created && (
-        <section aria-labelledby="lic-created">
-          <h2 id="lic-created">New key for {created.name}</h2>
-          <SecretOnce id="license-key" label="License key" value={created.plaintext_key} />
-          <button type="button" onClick={() => setCreated(null)}>
-            I have stored the key
-          </button>
-        </section>
-      )}
-      <section aria-labelledby="lic-list">
-        <h2 id="lic-list">Keys</h2>
-        <label class="adm-field">
-          Status
-          <select
-            value={status}
-            onChange={(e) => {
-              setStatus(e.currentTarget.value);
-              setPageNo(1);
-            }}
-          >
-            <option value="">Any</option>
-            {LICENSE_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
-        <ErrorNote error={list.error ?? action.error} />
-        {notice && <Notice>{notice}</Notice>}
-        {list.data && licenses.length === 0 && <p>No license keys.</p>}
-        {page.items.length > 0 && (
-          <TableWrap label="License keys">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Client</th>
-                  <th scope="col">Tier</th>
-                  <th scope="col">Key prefix</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Limits</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((l) => (
-                  <tr key={l.id} data-license={l.id}>
-                    <th scope="row">
-                      {l.name}
-                      {l.description ? <div class="adm-hint">{l.description}</div> : null}
-                    </th>
-                    <td>{l.client_id}</td>
-                    <td>{l.tier}</td>
-                    <td>
-                      <code>{l.key_prefix}…</code>
-                    </td>
-                    <td>
-                      <span class={`adm-badge adm-status-${l.status}`}>{l.status}</span>
-                    </td>
-                    <td>
-                      {unlimited(l.max_sessions)} sessions, {unlimited(l.max_agents)} agents
-                    </td>
-                    <td>{l.expires_at ? formatTime(l.expires_at) : 'never'}</td>
-                    <td>{formatTime(l.created_at)}</td>
-                    <td>
-                      <div class="adm-actions">
-                        {l.revoked_at === null && l.is_active && (
-                          <ConfirmButton
-                            label="Deactivate"
-                            question={`Deactivate ${l.name}? Uploads with it are refused until it is activated.`}
-                            disabled={action.busy}
-                            onConfirm={() => change(l, 'deactivate')}
-                          />
-                        )}
-                        {l.revoked_at === null && !l.is_active && (
-                          <button type="button" disabled={action.busy} onClick={() => change(l, 'activate')}>
-                            Activate
-                          </button>
-                        )}
-                        {l.revoked_at === null && (
-                          <ConfirmButton
-                            label="Revoke"
-                            question={`Revoke ${l.name}? This cannot be undone.`}
-                            disabled={action.busy}
-                            onConfirm={() => change(l, 'revoke')}
-                          />
-                        )}
-                        {l.revoked_at !== null && (
-                          <ConfirmButton
-                            label="Delete"
-                            question={`Delete ${l.name} for good?`}
-                            disabled={action.busy}
-                            onConfirm={() => change(l, 'delete')}
-                          />
-                        )}
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+    <Page title="Licenses">
+      <div class="adm-page">
+        <CreateLicense
+          client={client}
+          onCreated={(license) => {
+            setCreated(license);
+            list.reload();
+          }}
+        />
+        {created && (
+          <section aria-labelledby="lic-created">
+            <h2 id="lic-created">New key for {created.name}</h2>
+            <SecretOnce id="license-key" label="License key" value={created.plaintext_key} />
+            <button type="button" onClick={() => setCreated(null)}>
+              I have stored the key
+            </button>
+          </section>
         )}
-        <Pager page={page} label="License keys" onPage={setPageNo} />
-      </section>
-    </div>
+        <section aria-labelledby="lic-list">
+          <h2 id="lic-list">Keys</h2>
+          <label class="adm-field">
+            Status
+            <select
+              value={status}
+              onChange={(e) => {
+                setStatus(e.currentTarget.value);
+                setPageNo(1);
+              }}
+            >
+              <option value="">Any</option>
+              {LICENSE_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+          <ErrorNote error={list.error ?? action.error} />
+          {notice && <Notice>{notice}</Notice>}
+          {list.data && licenses.length === 0 && <p>No license keys.</p>}
+          {page.items.length > 0 && (
+            <TableWrap label="License keys">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Client</th>
+                    <th scope="col">Tier</th>
+                    <th scope="col">Key prefix</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Limits</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.items.map((l) => (
+                    <tr key={l.id} data-license={l.id}>
+                      <th scope="row">
+                        {l.name}
+                        {l.description ? <div class="adm-hint">{l.description}</div> : null}
+                      </th>
+                      <td>{l.client_id}</td>
+                      <td>{l.tier}</td>
+                      <td>
+                        <code>{l.key_prefix}…</code>
+                      </td>
+                      <td>
+                        <span class={`adm-badge adm-status-${l.status}`}>{l.status}</span>
+                      </td>
+                      <td>
+                        {unlimited(l.max_sessions)} sessions, {unlimited(l.max_agents)} agents
+                      </td>
+                      <td>{l.expires_at ? formatTime(l.expires_at) : 'never'}</td>
+                      <td>{formatTime(l.created_at)}</td>
+                      <td>
+                        <div class="adm-actions">
+                          {l.revoked_at === null && l.is_active && (
+                            <ConfirmButton
+                              label="Deactivate"
+                              question={`Deactivate ${l.name}? Uploads with it are refused until it is activated.`}
+                              disabled={action.busy}
+                              onConfirm={() => change(l, 'deactivate')}
+                            />
+                          )}
+                          {l.revoked_at === null && !l.is_active && (
+                            <button type="button" disabled={action.busy} onClick={() => change(l, 'activate')}>
+                              Activate
+                            </button>
+                          )}
+                          {l.revoked_at === null && (
+                            <ConfirmButton
+                              label="Revoke"
+                              question={`Revoke ${l.name}? This cannot be undone.`}
+                              disabled={action.busy}
+                              onConfirm={() => change(l, 'revoke')}
+                            />
+                          )}
+                          {l.revoked_at !== null && (
+                            <ConfirmButton
+                              label="Delete"
+                              question={`Delete ${l.name} for good?`}
+                              disabled={action.busy}
+                              onConfirm={() => change(l, 'delete')}
+                            />
+                          )}
+                        </div>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableWrap>
+          )}
+          <Pager page={page} label="License keys" onPage={setPageNo} />
+        </section>
+      </div>
+    </Page>
   );
 }
 

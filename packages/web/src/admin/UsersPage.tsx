@@ -5,6 +5,7 @@ import type { ConsoleClient } from './client.ts';
 import { draftUser, splitList, type UserForm } from './forms.ts';
 import { pageOf } from './paging.ts';
 import { ConfirmButton, ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from './ui.tsx';
+import { Page } from '../ui/page.tsx';
 
 const EMPTY: UserForm = { email: '', password: '', role: 'member', client_ids: '' };
 
@@ -27,75 +28,76 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
   };
 
   return (
-    <div class="adm-page">
-      <h1>Users</h1>
-      <CreateUser
-        client={client}
-        onCreated={(u) => {
-          setNotice(`User ${u.email} created`);
-          list.reload();
-        }}
-      />
-      <section aria-labelledby="users-list">
-        <h2 id="users-list">Users</h2>
-        <ErrorNote error={list.error ?? action.error} />
-        {notice && <Notice>{notice}</Notice>}
-        {page.items.length > 0 && (
-          <TableWrap label="Users">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Email</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Client ids</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((u) =>
-                  editing === u.id ? (
-                    <EditUser
-                      key={u.id}
-                      client={client}
-                      user={u}
-                      onDone={(message) => {
-                        setEditing(null);
-                        if (message) {
-                          setNotice(message);
-                          list.reload();
-                        }
-                      }}
-                    />
-                  ) : (
-                    <tr key={u.id} data-user={u.email}>
-                      <th scope="row">{u.email}</th>
-                      <td>{u.role}</td>
-                      <td>{u.client_ids.length ? u.client_ids.join(', ') : 'all (admin)'}</td>
-                      <td>{formatTime(u.created_at)}</td>
-                      <td>
-                        <div class="adm-actions">
-                          <button type="button" onClick={() => setEditing(u.id)}>
-                            Edit
-                          </button>
-                          <ConfirmButton
-                            label="Delete"
-                            question={`Delete user ${u.email}?`}
-                            disabled={action.busy}
-                            onConfirm={() => remove(u)}
-                          />
-                        </div>
-                      </td>
-                    </tr>
-                  ),
-                )}
-              </tbody>
-            </table>
-          </TableWrap>
-        )}
-        <Pager page={page} label="Users" onPage={setPageNo} />
-      </section>
-    </div>
+    <Page title="Users">
+      <div class="adm-page">
+        <CreateUser
+          client={client}
+          onCreated={(u) => {
+            setNotice(`User ${u.email} created`);
+            list.reload();
+          }}
+        />
+        <section aria-labelledby="users-list">
+          <h2 id="users-list">Users</h2>
+          <ErrorNote error={list.error ?? action.error} />
+          {notice && <Notice>{notice}</Notice>}
+          {page.items.length > 0 && (
+            <TableWrap label="Users">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Email</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Client ids</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.items.map((u) =>
+                    editing === u.id ? (
+                      <EditUser
+                        key={u.id}
+                        client={client}
+                        user={u}
+                        onDone={(message) => {
+                          setEditing(null);
+                          if (message) {
+                            setNotice(message);
+                            list.reload();
+                          }
+                        }}
+                      />
+                    ) : (
+                      <tr key={u.id} data-user={u.email}>
+                        <th scope="row">{u.email}</th>
+                        <td>{u.role}</td>
+                        <td>{u.client_ids.length ? u.client_ids.join(', ') : 'all (admin)'}</td>
+                        <td>{formatTime(u.created_at)}</td>
+                        <td>
+                          <div class="adm-actions">
+                            <button type="button" onClick={() => setEditing(u.id)}>
+                              Edit
+                            </button>
+                            <ConfirmButton
+                              label="Delete"
+                              question={`Delete user ${u.email}?`}
+                              disabled={action.busy}
+                              onConfirm={() => remove(u)}
+                            />
+                          </div>
+                        </td>
+                      </tr>
+                    ),
+                  )}
+                </tbody>
+              </table>
+            </TableWrap>
+          )}
+          <Pager page={page} label="Users" onPage={setPageNo} />
+        </section>
+      </div>
+    </Page>
   );
 }
 

@@ -5,6 +5,7 @@ import type { ConsoleClient } from './client.ts';
 import { draftWebhook, type WebhookForm } from './forms.ts';
 import { pageOf } from './paging.ts';
 import { ConfirmButton, ErrorNote, Notice, Pager, SecretOnce, TableWrap, useAction, useLoad } from './ui.tsx';
+import { Page } from '../ui/page.tsx';
 
 type Created = WebhookSubscription & { signing_secret: string; standard_webhooks_secret: string };
 const EMPTY: WebhookForm = { url: '', event_types: [], description: '', client_id: '' };
@@ -44,129 +45,130 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
   };
 
   return (
-    <div class="adm-page">
-      <h1>Webhooks</h1>
-      <CreateWebhook
-        client={client}
-        onCreated={(s) => {
-          setCreated(s);
-          list.reload();
-        }}
-      />
-      {created && (
-        <section aria-labelledby="wh-created">
-          <h2 id="wh-created">Signing secret of {created.url}</h2>
-          <SecretOnce
-            id="webhook-secret"
-            label="Signing secret (X-SVC-Signature-256 key)"
-            value={created.signing_secret}
-          />
-          <SecretOnce
-            id="webhook-standard-secret"
-            label="Standard Webhooks secret"
-            value={created.standard_webhooks_secret}
-          />
-          <button type="button" onClick={() => setCreated(null)}>
-            I have stored the secret
-          </button>
-        </section>
-      )}
-      <section aria-labelledby="wh-list">
-        <h2 id="wh-list">Subscriptions</h2>
-        <ErrorNote error={list.error ?? action.error} />
-        {notice && <Notice>{notice}</Notice>}
-        {list.data && subs.length === 0 && <p>No subscriptions.</p>}
-        {page.items.length > 0 && (
-          <TableWrap label="Webhook subscriptions">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">URL</th>
-                  <th scope="col">Events</th>
-                  <th scope="col">Client</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((s) => (
-                  <tr key={s.id} data-webhook={s.id}>
-                    <th scope="row">
-                      <span class="adm-break">{s.url}</span>
-                      {s.description ? <div class="adm-hint">{s.description}</div> : null}
-                    </th>
-                    <td>{s.event_types.join(', ')}</td>
-                    <td>{s.client_id ?? 'all'}</td>
-                    <td>
-                      <span class={`adm-badge adm-status-${s.enabled ? 'active' : 'inactive'}`}>
-                        {s.enabled ? 'enabled' : 'disabled'}
-                      </span>
-                      {s.disabled_reason ? <div class="adm-hint">{s.disabled_reason}</div> : null}
-                      {s.consecutive_failures > 0 ? (
-                        <div class="adm-hint">{s.consecutive_failures} failures in a row</div>
-                      ) : null}
-                    </td>
-                    <td>
-                      <div class="adm-actions">
-                        <button type="button" disabled={action.busy} onClick={() => ping(s)}>
-                          Ping
-                        </button>
-                        <button type="button" aria-pressed={logOf === s.id} onClick={() => setLogOf(s.id)}>
-                          Deliveries
-                        </button>
-                        {s.enabled ? (
-                          <ConfirmButton
-                            label="Disable"
-                            question={`Disable deliveries to ${s.url}?`}
-                            disabled={action.busy}
-                            onConfirm={() =>
-                              run(`Disabled ${s.url}`, () =>
-                                client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: false }),
-                              )
-                            }
-                          />
-                        ) : (
-                          <button
-                            type="button"
-                            disabled={action.busy}
-                            onClick={() =>
-                              run(`Re-enabled ${s.url}`, () =>
-                                client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: true }),
-                              )
-                            }
-                          >
-                            Re-enable
-                          </button>
-                        )}
-                        <ConfirmButton
-                          label="Delete"
-                          question={`Delete the subscription to ${s.url} and its delivery log?`}
-                          disabled={action.busy}
-                          onConfirm={() => {
-                            if (logOf === s.id) setLogOf(null);
-                            return run(`Deleted ${s.url}`, () => client.api('DELETE', `/api/webhooks${path(s.id)}`));
-                          }}
-                        />
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-        )}
-        <Pager page={page} label="Webhook subscriptions" onPage={setPageNo} />
-      </section>
-      {logOf !== null && (
-        <DeliveryLog
+    <Page title="Webhooks">
+      <div class="adm-page">
+        <CreateWebhook
           client={client}
-          subscription={subs.find((s) => s.id === logOf) ?? null}
-          id={logOf}
-          version={notice}
-          onClose={() => setLogOf(null)}
+          onCreated={(s) => {
+            setCreated(s);
+            list.reload();
+          }}
         />
-      )}
-    </div>
+        {created && (
+          <section aria-labelledby="wh-created">
+            <h2 id="wh-created">Signing secret of {created.url}</h2>
+            <SecretOnce
+              id="webhook-secret"
+              label="Signing secret (X-SVC-Signature-256 key)"
+              value={created.signing_secret}
+            />
+            <SecretOnce
+              id="webhook-standard-secret"
+              label="Standard Webhooks secret"
+              value={created.standard_webhooks_secret}
+            />
+            <button type="button" onClick={() => setCreated(null)}>
+              I have stored the secret
+            </button>
+          </section>
+        )}
+        <section aria-labelledby="wh-list">
+          <h2 id="wh-list">Subscriptions</h2>
+          <ErrorNote error={list.error ?? action.error} />
+          {notice && <Notice>{notice}</Notice>}
+          {list.data && subs.length === 0 && <p>No subscriptions.</p>}
+          {page.items.length > 0 && (
+            <TableWrap label="Webhook subscriptions">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">URL</th>
+                    <th scope="col">Events</th>
+                    <th scope="col">Client</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.items.map((s) => (
+                    <tr key={s.id} data-webhook={s.id}>
+                      <th scope="row">
+                        <span class="adm-break">{s.url}</span>
+                        {s.description ? <div class="adm-hint">{s.description}</div> : null}
+                      </th>
+                      <td>{s.event_types.join(', ')}</td>
+                      <td>{s.client_id ?? 'all'}</td>
+                      <td>
+                        <span class={`adm-badge adm-status-${s.enabled ? 'active' : 'inactive'}`}>
+                          {s.enabled ? 'enabled' : 'disabled'}
+                        </span>
+                        {s.disabled_reason ? <div class="adm-hint">{s.disabled_reason}</div> : null}
+                        {s.consecutive_failures > 0 ? (
+                          <div class="adm-hint">{s.consecutive_failures} failures in a row</div>
+                        ) : null}
+                      </td>
+                      <td>
+                        <div class="adm-actions">
+                          <button type="button" disabled={action.busy} onClick={() => ping(s)}>
+                            Ping
+                          </button>
+                          <button type="button" aria-pressed={logOf === s.id} onClick={() => setLogOf(s.id)}>
+                            Deliveries
+                          </button>
+                          {s.enabled ? (
+                            <ConfirmButton
+                              label="Disable"
+                              question={`Disable deliveries to ${s.url}?`}
+                              disabled={action.busy}
+                              onConfirm={() =>
+                                run(`Disabled ${s.url}`, () =>
+                                  client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: false }),
+                                )
+                              }
+                            />
+                          ) : (
+                            <button
+                              type="button"
+                              disabled={action.busy}
+                              onClick={() =>
+                                run(`Re-enabled ${s.url}`, () =>
+                                  client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: true }),
+                                )
+                              }
+                            >
+                              Re-enable
+                            </button>
+                          )}
+                          <ConfirmButton
+                            label="Delete"
+                            question={`Delete the subscription to ${s.url} and its delivery log?`}
+                            disabled={action.busy}
+                            onConfirm={() => {
+                              if (logOf === s.id) setLogOf(null);
+                              return run(`Deleted ${s.url}`, () => client.api('DELETE', `/api/webhooks${path(s.id)}`));
+                            }}
+                          />
+                        </div>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableWrap>
+          )}
+          <Pager page={page} label="Webhook subscriptions" onPage={setPageNo} />
+        </section>
+        {logOf !== null && (
+          <DeliveryLog
+            client={client}
+            subscription={subs.find((s) => s.id === logOf) ?? null}
+            id={logOf}
+            version={notice}
+            onClose={() => setLogOf(null)}
+          />
+        )}
+      </div>
+    </Page>
   );
 }
 

@@ -7,10 +7,3 @@ export interface ConsoleClient {
   api<T>(method: string, path: string, body?: unknown): Promise<T>;
   identity<T>(method: string, path: string, body?: unknown): Promise<T>;
 }
-
-/** The message to show for a failed call: the portal's text, never a stack or `[object Object]`. */
-export function messageOf(error: unknown): string {
-  if (error instanceof Error && error.message !== '') return error.message;
-  if (typeof error === 'string' && error !== '') return error;
-  return 'Something went wrong';
-}

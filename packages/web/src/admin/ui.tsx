@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { messageOf } from './client.ts';
+import { describeError } from '../api/errors.ts';
 import { type Page, pageLabel } from './paging.ts';
 import './admin.css';
 
@@ -31,7 +31,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
       },
       (err: unknown) => {
         if (!live) return;
-        setError(messageOf(err));
+        setError(describeError(err));
         setLoading(false);
       },
     );
@@ -59,7 +59,7 @@ export function useAction(): {
       await action();
       return true;
     } catch (err) {
-      setError(messageOf(err));
+      setError(describeError(err));
       return false;
     } finally {
       setBusy(false);

@@ -22,6 +22,7 @@ import {
 } from './command-form.ts';
 import { commandTarget, isFinal, needsPolling, sessionHref } from './command-status.ts';
 import type { Groups } from './GroupsSection.tsx';
+import { Page } from '../ui/page.tsx';
 
 /** How often history and an open command are refreshed while something can still change. */
 export const POLL_MS = 2000;
@@ -61,84 +62,85 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
   const page = pageOf(commands, pageNo);
 
   return (
-    <div class="adm-page">
-      <h1>Commands</h1>
-      <QueueForm client={client} onQueued={history.reload} />
-      <section aria-labelledby="cmd-history">
-        <h2 id="cmd-history">History</h2>
-        <div class="adm-row">
-          <label class="adm-field">
-            Status
-            <select
-              value={status}
-              onChange={(e) => {
-                setStatus(e.currentTarget.value);
-                setPageNo(1);
-              }}
-            >
-              <option value="">Any</option>
-              {COMMAND_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
-          <span class="adm-hint" role="status">
-            {polling ? 'Updating live' : ''}
-          </span>
-        </div>
-        <ErrorNote error={history.error} />
-        {history.data && commands.length === 0 && <p>No commands.</p>}
-        {page.items.length > 0 && (
-          <TableWrap label="Command history">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Id</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Target</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Priority</th>
-                  <th scope="col">Queued</th>
-                  <th scope="col">By</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((c) => (
-                  <tr key={c.id} data-command={c.id}>
-                    <th scope="row">
-                      <button
-                        type="button"
-                        class="adm-link"
-                        aria-label={`Show command ${c.id}`}
-                        aria-pressed={selected === c.id}
-                        onClick={() => setSelected(c.id)}
-                      >
-                        #{c.id}
-                      </button>
-                    </th>
-                    <td>{c.command_type}</td>
-                    <td>
-                      {commandTarget(c)}
-                      {c.client_id ? ` · ${c.client_id}` : ''}
-                    </td>
-                    <td>
-                      <StatusBadge status={c.status} />
-                    </td>
-                    <td>{c.priority}</td>
-                    <td>{formatTime(c.created_at)}</td>
-                    <td>{c.created_by}</td>
-                  </tr>
+    <Page title="Commands">
+      <div class="adm-page">
+        <QueueForm client={client} onQueued={history.reload} />
+        <section aria-labelledby="cmd-history">
+          <h2 id="cmd-history">History</h2>
+          <div class="adm-row">
+            <label class="adm-field">
+              Status
+              <select
+                value={status}
+                onChange={(e) => {
+                  setStatus(e.currentTarget.value);
+                  setPageNo(1);
+                }}
+              >
+                <option value="">Any</option>
+                {COMMAND_STATUSES.map((s) => (
+                  <option key={s} value={s}>
+                    {s}
+                  </option>
                 ))}
-              </tbody>
-            </table>
-          </TableWrap>
-        )}
-        <Pager page={page} label="Command history" onPage={setPageNo} />
-      </section>
-      {selected !== null && <CommandView client={client} id={selected} onClose={() => setSelected(null)} />}
-    </div>
+              </select>
+            </label>
+            <span class="adm-hint" role="status">
+              {polling ? 'Updating live' : ''}
+            </span>
+          </div>
+          <ErrorNote error={history.error} />
+          {history.data && commands.length === 0 && <p>No commands.</p>}
+          {page.items.length > 0 && (
+            <TableWrap label="Command history">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Id</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Target</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Priority</th>
+                    <th scope="col">Queued</th>
+                    <th scope="col">By</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.items.map((c) => (
+                    <tr key={c.id} data-command={c.id}>
+                      <th scope="row">
+                        <button
+                          type="button"
+                          class="adm-link"
+                          aria-label={`Show command ${c.id}`}
+                          aria-pressed={selected === c.id}
+                          onClick={() => setSelected(c.id)}
+                        >
+                          #{c.id}
+                        </button>
+                      </th>
+                      <td>{c.command_type}</td>
+                      <td>
+                        {commandTarget(c)}
+                        {c.client_id ? ` · ${c.client_id}` : ''}
+                      </td>
+                      <td>
+                        <StatusBadge status={c.status} />
+                      </td>
+                      <td>{c.priority}</td>
+                      <td>{formatTime(c.created_at)}</td>
+                      <td>{c.created_by}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableWrap>
+          )}
+          <Pager page={page} label="Command history" onPage={setPageNo} />
+        </section>
+        {selected !== null && <CommandView client={client} id={selected} onClose={() => setSelected(null)} />}
+      </div>
+    </Page>
   );
 }
 

@@ -6,6 +6,7 @@ import { ConfirmButton, ErrorNote, Notice, Pager, TableWrap, useAction, useLoad 
 import { agentState, formatAge, formatDuration, formatTime, scheduleRows, systemInfoRows } from './agent-view.ts';
 import { deregisteredAgents } from './deregistered.ts';
 import { GroupsSection } from './GroupsSection.tsx';
+import { Page } from '../ui/page.tsx';
 
 /** Agents per page of the fleet listing (the portal pages it by agent id). */
 const AGENTS_PER_PAGE = 25;
@@ -54,103 +55,104 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
 
   const page = agents.data;
   return (
-    <div class="adm-page">
-      <h1>Fleet</h1>
-      <ErrorNote error={action.error} />
-      {notice && <Notice>{notice}</Notice>}
-      <section aria-labelledby="fleet-agents">
-        <h2 id="fleet-agents">Agents</h2>
-        <ErrorNote error={agents.error} />
-        {page && (
-          <p class="adm-hint">
-            An agent is stale when its last heartbeat is older than {formatDuration(page.stale_threshold_seconds)}.
-          </p>
-        )}
-        {page && page.agents.length === 0 && <p>No registered agents{cursors.length > 1 ? ' on this page' : ''}.</p>}
-        {page && page.agents.length > 0 && (
-          <TableWrap label="Agents">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Agent</th>
-                  <th scope="col">Client</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Last heartbeat</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Uptime</th>
-                  <th scope="col">Schedules</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.agents.map((a) => {
-                  const key = `${a.client_id ?? ''}/${a.agent_id}`;
-                  const state = agentState(a);
-                  return [
-                    <tr key={key} data-agent={a.agent_id}>
-                      <th scope="row">{a.agent_id}</th>
-                      <td>{a.client_id ?? '—'}</td>
-                      <td>
-                        <span class={`adm-badge adm-state-${state}`}>{state}</span>
-                      </td>
-                      <td title={formatTime(a.received_at)}>{formatAge(a.age_seconds)}</td>
-                      <td>{a.version}</td>
-                      <td>{formatDuration(a.uptime_seconds)}</td>
-                      <td>{scheduleRows(a.schedules).length}</td>
-                      <td>
-                        <div class="adm-actions">
-                          <button
-                            type="button"
-                            aria-expanded={open === key}
-                            aria-controls={`agent-detail-${a.agent_id}`}
-                            onClick={() => setOpen(open === key ? null : key)}
-                          >
-                            {open === key ? 'Hide details' : 'Details'}
-                          </button>
-                          <ConfirmButton
-                            label="Deregister"
-                            question={`Deregister ${a.agent_id}? Its heartbeats are refused until it is re-enabled.`}
-                            disabled={action.busy}
-                            onConfirm={() => act(a.agent_id, a.client_id, 'deregister')}
-                          />
-                        </div>
-                      </td>
-                    </tr>,
-                    open === key && (
-                      <tr key={`${key}-detail`} id={`agent-detail-${a.agent_id}`}>
-                        <td colSpan={8}>
-                          <AgentDetail agent={a} />
+    <Page title="Fleet">
+      <div class="adm-page">
+        <ErrorNote error={action.error} />
+        {notice && <Notice>{notice}</Notice>}
+        <section aria-labelledby="fleet-agents">
+          <h2 id="fleet-agents">Agents</h2>
+          <ErrorNote error={agents.error} />
+          {page && (
+            <p class="adm-hint">
+              An agent is stale when its last heartbeat is older than {formatDuration(page.stale_threshold_seconds)}.
+            </p>
+          )}
+          {page && page.agents.length === 0 && <p>No registered agents{cursors.length > 1 ? ' on this page' : ''}.</p>}
+          {page && page.agents.length > 0 && (
+            <TableWrap label="Agents">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Agent</th>
+                    <th scope="col">Client</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Last heartbeat</th>
+                    <th scope="col">Version</th>
+                    <th scope="col">Uptime</th>
+                    <th scope="col">Schedules</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.agents.map((a) => {
+                    const key = `${a.client_id ?? ''}/${a.agent_id}`;
+                    const state = agentState(a);
+                    return [
+                      <tr key={key} data-agent={a.agent_id}>
+                        <th scope="row">{a.agent_id}</th>
+                        <td>{a.client_id ?? '—'}</td>
+                        <td>
+                          <span class={`adm-badge adm-state-${state}`}>{state}</span>
                         </td>
-                      </tr>
-                    ),
-                  ];
-                })}
-              </tbody>
-            </table>
-          </TableWrap>
-        )}
-        <nav class="adm-pager" aria-label="Agent pages">
-          <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-            Previous
-          </button>
-          <span>Page {cursors.length}</span>
-          <button
-            type="button"
-            disabled={!page?.next_cursor}
-            onClick={() => page?.next_cursor && setCursors([...cursors, page.next_cursor])}
-          >
-            Next
-          </button>
-        </nav>
-      </section>
-      <DeregisteredSection
-        events={audit.data?.events ?? null}
-        error={audit.error}
-        busy={action.busy}
-        onAct={(id, clientId, verb) => act(id, clientId, verb)}
-      />
-      <GroupsSection client={client} agents={page?.agents ?? []} />
-    </div>
+                        <td title={formatTime(a.received_at)}>{formatAge(a.age_seconds)}</td>
+                        <td>{a.version}</td>
+                        <td>{formatDuration(a.uptime_seconds)}</td>
+                        <td>{scheduleRows(a.schedules).length}</td>
+                        <td>
+                          <div class="adm-actions">
+                            <button
+                              type="button"
+                              aria-expanded={open === key}
+                              aria-controls={`agent-detail-${a.agent_id}`}
+                              onClick={() => setOpen(open === key ? null : key)}
+                            >
+                              {open === key ? 'Hide details' : 'Details'}
+                            </button>
+                            <ConfirmButton
+                              label="Deregister"
+                              question={`Deregister ${a.agent_id}? Its heartbeats are refused until it is re-enabled.`}
+                              disabled={action.busy}
+                              onConfirm={() => act(a.agent_id, a.client_id, 'deregister')}
+                            />
+                          </div>
+                        </td>
+                      </tr>,
+                      open === key && (
+                        <tr key={`${key}-detail`} id={`agent-detail-${a.agent_id}`}>
+                          <td colSpan={8}>
+                            <AgentDetail agent={a} />
+                          </td>
+                        </tr>
+                      ),
+                    ];
+                  })}
+                </tbody>
+              </table>
+            </TableWrap>
+          )}
+          <nav class="adm-pager" aria-label="Agent pages">
+            <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
+              Previous
+            </button>
+            <span>Page {cursors.length}</span>
+            <button
+              type="button"
+              disabled={!page?.next_cursor}
+              onClick={() => page?.next_cursor && setCursors([...cursors, page.next_cursor])}
+            >
+              Next
+            </button>
+          </nav>
+        </section>
+        <DeregisteredSection
+          events={audit.data?.events ?? null}
+          error={audit.error}
+          busy={action.busy}
+          onAct={(id, clientId, verb) => act(id, clientId, verb)}
+        />
+        <GroupsSection client={client} agents={page?.agents ?? []} />
+      </div>
+    </Page>
   );
 }
 
