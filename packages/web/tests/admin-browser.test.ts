@@ -46,6 +46,8 @@ afterAll(async () => {
   await ca?.cleanup();
 });
 
+/** Waits long enough for a 2 s poll cycle on a loaded machine. */
+const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 15_000 });
 const row = (page: Page, attr: string, value: string | number) => page.locator(`tr[data-${attr}="${value}"]`);
 const notice = (page: Page) => page.locator('p.adm-notice').first();
 const alert = (page: Page) => page.locator('p.adm-error').first();
@@ -77,16 +79,16 @@ describe('licenses page', () => {
       await form.getByLabel('Name').fill('Acme production');
       await form.getByLabel('Max agents (optional)').fill('0');
       await form.getByRole('button', { name: 'Create key' }).click();
-      await expect.poll(() => alert(page).textContent()).toBe('Max agents must be a whole number from 1 to 1000000000');
+      await poll(() => alert(page).textContent()).toBe('Max agents must be a whole number from 1 to 1000000000');
       await form.getByLabel('Max agents (optional)').fill('3');
       await form.getByRole('button', { name: 'Create key' }).click();
 
       const keyInput = page.getByLabel('License key (shown once; it cannot be read again)');
-      await expect.poll(() => keyInput.count()).toBe(1);
+      await poll(() => keyInput.count()).toBe(1);
       const key = await keyInput.inputValue();
       expect(key).toMatch(/^svc_biz_[0-9a-f]{64}$/);
       await page.getByRole('button', { name: 'Copy' }).click();
-      await expect.poll(() => page.locator('.adm-secret [role="status"]').textContent()).toBe('Copied');
+      await poll(() => page.locator('.adm-secret [role="status"]').textContent()).toBe('Copied');
       expect(await page.evaluate('navigator.clipboard.readText()')).toBe(key);
       const check = await http(portal.url, 'GET', '/api/license', { headers: withKey(key) });
       expect(check.body).toMatchObject({
@@ -100,27 +102,27 @@ describe('licenses page', () => {
       const list = await http(portal.url, 'GET', `/api/licenses?client_id=${clientId}`, { headers: withToken(admin) });
       const id: string = list.body.licenses[0].id;
       const r = row(page, 'license', id);
-      await expect.poll(() => r.locator('td').nth(3).textContent()).toBe('active');
+      await poll(() => r.locator('td').nth(3).textContent()).toBe('active');
       await page.getByRole('button', { name: 'I have stored the key' }).click();
       expect(await keyInput.count()).toBe(0);
 
       await confirm(page, r, 'Deactivate');
-      await expect.poll(() => r.locator('td').nth(3).textContent()).toBe('inactive');
+      await poll(() => r.locator('td').nth(3).textContent()).toBe('inactive');
       expect((await http(portal.url, 'GET', '/api/license', { headers: withKey(key) })).body.reason).toBe('inactive');
       await r.getByRole('button', { name: 'Activate' }).click();
-      await expect.poll(() => r.locator('td').nth(3).textContent()).toBe('active');
+      await poll(() => r.locator('td').nth(3).textContent()).toBe('active');
 
       // Cancel keeps the key; confirm revokes it.
       await r.getByRole('button', { name: 'Revoke', exact: true }).click();
       await page.getByRole('alertdialog').getByRole('button', { name: 'Cancel' }).click();
       expect(await r.locator('td').nth(3).textContent()).toBe('active');
       await confirm(page, r, 'Revoke');
-      await expect.poll(() => r.locator('td').nth(3).textContent()).toBe('revoked');
+      await poll(() => r.locator('td').nth(3).textContent()).toBe('revoked');
       expect((await http(portal.url, 'GET', '/api/license', { headers: withKey(key) })).body.reason).toBe('revoked');
 
       await confirm(page, r, 'Delete');
-      await expect.poll(() => r.count()).toBe(0);
-      await expect.poll(() => notice(page).textContent()).toBe('License Acme production deleted');
+      await poll(() => r.count()).toBe(0);
+      await poll(() => notice(page).textContent()).toBe('License Acme production deleted');
       await page.screenshot({ path: path.join(SCREENSHOTS, 'licenses.png'), fullPage: true });
       expectNoConsoleErrors(p);
     } finally {
@@ -142,7 +144,7 @@ describe('licenses page', () => {
         json: { tier: 'professional', client_id: 'x', name: 'Past key', expires_at: '2001-01-01T23:59:59.999Z' },
       });
       expect(direct.status).toBe(400);
-      await expect.poll(() => alert(page).textContent()).toBe(direct.body.error);
+      await poll(() => alert(page).textContent()).toBe(direct.body.error);
       await expectAccessible(page);
       expectNoConsoleErrors(p, [400]);
     } finally {
@@ -163,11 +165,14 @@ describe('users page', () => {
       await form.getByLabel('Role').selectOption('member');
       await form.getByLabel('Client ids (a member sees only these)').fill('acme, beta');
       await form.getByRole('button', { name: 'Create user' }).click();
-      await expect.poll(() => notice(page).textContent()).toBe(`User ${email} created`);
+      await poll(() => notice(page).textContent()).toBe(`User ${email} created`);
       const r = row(page, 'user', email);
-      await expect
-        .poll(() => r.locator('td').allTextContents())
-        .toEqual(['member', 'acme, beta', expect.stringMatching(/UTC$/), expect.stringContaining('Edit')]);
+      await poll(() => r.locator('td').allTextContents()).toEqual([
+        'member',
+        'acme, beta',
+        expect.stringMatching(/UTC$/),
+        expect.stringContaining('Edit'),
+      ]);
       const token = await http(portal.url, 'POST', '/identity/token', {
         form: { grant_type: 'password', username: email, password: 'member-password-0123' },
       });
@@ -178,18 +183,18 @@ describe('users page', () => {
       await form.getByLabel('Password (12 or more characters)').fill('member-password-0123');
       await form.getByLabel('Client ids (a member sees only these)').fill('acme');
       await form.getByRole('button', { name: 'Create user' }).click();
-      await expect.poll(() => alert(page).textContent()).toMatch(/\S/);
+      await poll(() => alert(page).textContent()).toMatch(/\S/);
       expect(await alert(page).textContent()).not.toMatch(/object Object|Error:/);
 
       await r.getByRole('button', { name: 'Edit' }).click();
       await r.getByLabel('Client ids').fill('acme');
       await r.getByRole('button', { name: 'Save' }).click();
-      await expect.poll(() => notice(page).textContent()).toBe(`User ${email} updated`);
-      await expect.poll(() => r.locator('td').nth(1).textContent()).toBe('acme');
+      await poll(() => notice(page).textContent()).toBe(`User ${email} updated`);
+      await poll(() => r.locator('td').nth(1).textContent()).toBe('acme');
       await expectAccessible(page);
 
       await confirm(page, r, 'Delete');
-      await expect.poll(() => r.count()).toBe(0);
+      await poll(() => r.count()).toBe(0);
       const users = await fetch(`${portal.url}/identity/admin/users`, {
         headers: { authorization: `Bearer ${admin}` },
       });
@@ -211,7 +216,7 @@ describe('webhooks page', () => {
       await form.getByLabel('HTTPS URL').fill('http://example.com/hook');
       await form.getByLabel('scan_completed').check();
       await form.getByRole('button', { name: 'Subscribe' }).click();
-      await expect.poll(() => alert(page).textContent()).toBe('URL must be an https:// address');
+      await poll(() => alert(page).textContent()).toBe('URL must be an https:// address');
       await form.getByLabel('HTTPS URL').fill(url);
       await form.getByLabel('command_failed').check();
       await form.getByLabel('Description (optional)').fill('Console test hook');
@@ -220,7 +225,7 @@ describe('webhooks page', () => {
       const secretInput = page.getByLabel(
         'Signing secret (X-SVC-Signature-256 key) (shown once; it cannot be read again)',
       );
-      await expect.poll(() => secretInput.count()).toBe(1);
+      await poll(() => secretInput.count()).toBe(1);
       const secret = await secretInput.inputValue();
       expect(secret).toMatch(/^[0-9a-f]{64}$/);
       await expectAccessible(page);
@@ -231,35 +236,35 @@ describe('webhooks page', () => {
       const sub = subs.body.subscriptions.find((s: { url: string }) => s.url === url);
       expect(sub.event_types).toEqual(['scan_completed', 'command_failed']);
       const r = row(page, 'webhook', sub.id);
-      await expect.poll(() => r.locator('td').nth(2).textContent()).toBe('enabled');
+      await poll(() => r.locator('td').nth(2).textContent()).toBe('enabled');
 
       receiver.reset();
       await r.getByRole('button', { name: 'Ping' }).click();
-      await expect.poll(() => notice(page).textContent()).toBe(`Ping to ${url}: succeeded (HTTP 200)`);
+      await poll(() => notice(page).textContent()).toBe(`Ping to ${url}: succeeded (HTTP 200)`);
       const [ping] = await receiver.waitFor(1);
       expect(ping!.json.event_type).toBe('ping');
       expect(await verify(secret, ping!.body, String(ping!.headers['x-svc-signature-256']))).toBe(true);
 
       const log = page.getByRole('region', { name: 'Delivery log' });
-      await expect.poll(() => log.locator('tbody tr').count()).toBe(1);
+      await poll(() => log.locator('tbody tr').count()).toBe(1);
       receiver.respond({ kind: 'status', status: 503 });
       const first = log.locator('tbody tr').first();
       await first.getByRole('button', { name: 'Redeliver' }).click();
-      await expect
-        .poll(() => page.locator('p.adm-notice').last().textContent())
-        .toMatch(/^Redelivered evt_[0-9a-f]{16}: failed \(HTTP 503\)$/);
-      await expect.poll(() => log.locator('tbody tr').count()).toBe(2);
+      await poll(() => page.locator('p.adm-notice').last().textContent()).toMatch(
+        /^Redelivered evt_[0-9a-f]{16}: failed \(HTTP 503\)$/,
+      );
+      await poll(() => log.locator('tbody tr').count()).toBe(2);
       expect(await log.locator('tbody tr').first().textContent()).toContain('redelivery of #');
       receiver.respond({ kind: 'status', status: 200, body: 'ok' });
       await page.screenshot({ path: path.join(SCREENSHOTS, 'webhooks.png'), fullPage: true });
 
       await confirm(page, r, 'Disable');
-      await expect.poll(() => r.locator('td').nth(2).textContent()).toBe('disabled');
+      await poll(() => r.locator('td').nth(2).textContent()).toBe('disabled');
       await r.getByRole('button', { name: 'Re-enable' }).click();
-      await expect.poll(() => r.locator('td').nth(2).textContent()).toBe('enabled');
+      await poll(() => r.locator('td').nth(2).textContent()).toBe('enabled');
 
       await confirm(page, r, 'Delete');
-      await expect.poll(() => r.count()).toBe(0);
+      await poll(() => r.count()).toBe(0);
       const after = await http(portal.url, 'GET', '/api/webhooks', { headers: withToken(admin) });
       expect(after.body.subscriptions.map((s: { id: string }) => s.id)).not.toContain(sub.id);
       await expectAccessible(page);
@@ -286,27 +291,27 @@ describe('audit log and database health', () => {
       });
       const total: number = direct.body.total;
       expect(total).toBeGreaterThanOrEqual(23);
-      await expect.poll(() => page.getByText(`${total} events in the last 7 days`).count()).toBe(1);
+      await poll(() => page.getByText(`${total} events in the last 7 days`).count()).toBe(1);
       const rows = page.getByRole('region', { name: 'Audit events' }).locator('tbody tr');
-      await expect.poll(() => rows.count()).toBe(20);
+      await poll(() => rows.count()).toBe(20);
       expect(new Set(await rows.locator('th').allTextContents())).toEqual(new Set(['license_created']));
       const pager = page.getByRole('navigation', { name: 'Audit events pages' });
       expect(await pager.textContent()).toContain(`1–20 of ${total}`);
       await pager.getByRole('button', { name: 'Next' }).click();
-      await expect.poll(() => pager.textContent()).toContain(`21–${Math.min(40, total)} of ${total}`);
+      await poll(() => pager.textContent()).toContain(`21–${Math.min(40, total)} of ${total}`);
       await expectAccessible(page);
 
       await form.getByLabel('Days (1-90)').fill('91');
       await form.getByRole('button', { name: 'Apply filters' }).click();
-      await expect.poll(() => alert(page).textContent()).toBe('Days must be a whole number from 1 to 90');
+      await poll(() => alert(page).textContent()).toBe('Days must be a whole number from 1 to 90');
       await form.getByLabel('Days (1-90)').fill('30');
       await form.getByLabel('Event type').selectOption('');
       await form.getByLabel('Session id').fill('20990101_000000');
       await form.getByRole('button', { name: 'Apply filters' }).click();
-      await expect.poll(() => page.getByText('0 events in the last 30 days').count()).toBe(1);
+      await poll(() => page.getByText('0 events in the last 30 days').count()).toBe(1);
       await form.getByLabel('Session id').fill('');
       await form.getByRole('button', { name: 'Apply filters' }).click();
-      await expect.poll(() => rows.count()).toBe(20);
+      await poll(() => rows.count()).toBe(20);
       await page.setViewportSize(WIDTHS.desktop);
       await page.screenshot({ path: path.join(SCREENSHOTS, 'audit.png'), fullPage: true });
       expectNoConsoleErrors(p);
@@ -320,7 +325,7 @@ describe('audit log and database health', () => {
     const { page } = p;
     try {
       const direct = await http(portal.url, 'GET', '/api/db-health', { headers: withToken(admin) });
-      await expect.poll(() => page.locator('[data-field="health"]').textContent()).toBe(direct.body.neon_usage.health);
+      await poll(() => page.locator('[data-field="health"]').textContent()).toBe(direct.body.neon_usage.health);
       const tables = page.getByRole('region', { name: 'Rows per table' }).locator('tbody th');
       expect(await tables.allTextContents()).toEqual(Object.keys(direct.body.table_counts));
       expect(await row(page, 'table', 'audit_events').locator('td').textContent()).toMatch(/^\d+$/);

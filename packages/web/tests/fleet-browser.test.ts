@@ -83,6 +83,8 @@ afterAll(async () => {
   await portal?.close();
 });
 
+/** Waits long enough for a 2 s poll cycle on a loaded machine. */
+const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 15_000 });
 const row = (page: Page, attr: string, value: string | number) => page.locator(`tr[data-${attr}="${value}"]`);
 const notice = (page: Page) => page.locator('p.adm-notice').first();
 const alert = (page: Page) => page.locator('p.adm-error').first();
@@ -104,7 +106,7 @@ describe('fleet page', () => {
     const p = await open('desktop', '/console/fleet');
     const { page } = p;
     try {
-      await expect.poll(() => row(page, 'agent', ONLINE).count()).toBe(1);
+      await poll(() => row(page, 'agent', ONLINE).count()).toBe(1);
       const online = row(page, 'agent', ONLINE);
       expect(await online.locator('td').allInnerTexts()).toEqual([
         clientId,
@@ -140,7 +142,7 @@ describe('fleet page', () => {
     const p = await open('phone', '/console/fleet');
     const { page } = p;
     try {
-      await expect.poll(() => row(page, 'agent', SPARE).count()).toBe(1);
+      await poll(() => row(page, 'agent', SPARE).count()).toBe(1);
       // Cancel leaves the agent alone.
       await row(page, 'agent', SPARE).getByRole('button', { name: 'Deregister', exact: true }).click();
       await page.getByRole('alertdialog').getByRole('button', { name: 'Cancel' }).click();
@@ -148,22 +150,22 @@ describe('fleet page', () => {
       expect((await heartbeat(SPARE)).success).toBe(true);
 
       await confirm(page, row(page, 'agent', SPARE), 'Deregister');
-      await expect.poll(() => notice(page).textContent()).toBe(`Agent ${SPARE} deregistered`);
-      await expect.poll(() => row(page, 'agent', SPARE).count()).toBe(0);
-      await expect.poll(() => row(page, 'deregistered', SPARE).count()).toBe(1);
+      await poll(() => notice(page).textContent()).toBe(`Agent ${SPARE} deregistered`);
+      await poll(() => row(page, 'agent', SPARE).count()).toBe(0);
+      await poll(() => row(page, 'deregistered', SPARE).count()).toBe(1);
       await expect(heartbeat(SPARE)).rejects.toThrow(/Agent unregistered/);
       await expectAccessible(page);
 
       await confirm(page, row(page, 'deregistered', SPARE), 'Re-enable');
-      await expect.poll(() => row(page, 'agent', SPARE).count()).toBe(1);
-      expect(await row(page, 'deregistered', SPARE).count()).toBe(0);
+      await poll(() => row(page, 'agent', SPARE).count()).toBe(1);
+      await poll(() => row(page, 'deregistered', SPARE).count()).toBe(0);
       expect((await heartbeat(SPARE)).success).toBe(true);
 
       await confirm(page, row(page, 'agent', SPARE), 'Deregister');
-      await expect.poll(() => row(page, 'deregistered', SPARE).count()).toBe(1);
+      await poll(() => row(page, 'deregistered', SPARE).count()).toBe(1);
       await confirm(page, row(page, 'deregistered', SPARE), 'Purge');
-      await expect.poll(() => notice(page).textContent()).toBe(`Agent ${SPARE} purged`);
-      await expect.poll(() => row(page, 'deregistered', SPARE).count()).toBe(0);
+      await poll(() => notice(page).textContent()).toBe(`Agent ${SPARE} purged`);
+      await poll(() => row(page, 'deregistered', SPARE).count()).toBe(0);
       const stored = await db.query('SELECT 1 FROM agents WHERE agent_id = $1', [SPARE]);
       expect(stored.rowCount).toBe(0);
       expectNoConsoleErrors(p);
@@ -177,7 +179,7 @@ describe('fleet page', () => {
     const { page } = p;
     try {
       const form = page.getByRole('form', { name: 'Add an agent to a group' });
-      await expect.poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
+      await poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
       await form.getByLabel('Agent', { exact: true }).selectOption({ label: `${ONLINE} (${clientId})` });
       await form.getByLabel('Group name').fill('-bad');
       await form.getByRole('button', { name: 'Add to group' }).click();
@@ -186,11 +188,11 @@ describe('fleet page', () => {
         json: { agent_id: ONLINE, group_name: '-bad', client_id: clientId },
       });
       expect(direct.status).toBe(400);
-      await expect.poll(() => alert(page).textContent()).toBe(direct.body.error);
+      await poll(() => alert(page).textContent()).toBe(direct.body.error);
 
       await form.getByLabel('Group name').fill('edge');
       await form.getByRole('button', { name: 'Add to group' }).click();
-      await expect.poll(() => page.locator(`tr[data-group="edge"][data-member="${ONLINE}"]`).count()).toBe(1);
+      await poll(() => page.locator(`tr[data-group="edge"][data-member="${ONLINE}"]`).count()).toBe(1);
       const groups = await http(portal.url, 'GET', '/api/agent-groups', {
         headers: withToken(await portal.adminToken()),
       });
@@ -209,19 +211,19 @@ describe('commands page', () => {
     const { page } = p;
     try {
       const form = page.getByRole('form', { name: 'Queue a command' });
-      await expect.poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
+      await poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
       const before = await db.query('SELECT count(*)::int AS n FROM agent_commands');
       await form.getByLabel('Agent', { exact: true }).selectOption({ label: `${ONLINE} (${clientId})` });
       await form.getByRole('button', { name: 'Queue command' }).click();
-      await expect.poll(() => alert(page).textContent()).toBe('run_scan needs targets: no targets were specified');
+      await poll(() => alert(page).textContent()).toBe('run_scan needs targets: no targets were specified');
       await form.getByLabel('Command').selectOption('push_config');
       await form.getByLabel('Setting').selectOption('ALERT_RISK_THRESHOLD');
       expect(await form.getByText('Value must be an integer from 0 to 100 for ALERT_RISK_THRESHOLD').count()).toBe(1);
       await form.getByLabel('Value').fill('101');
       await form.getByRole('button', { name: 'Queue command' }).click();
-      await expect
-        .poll(() => alert(page).textContent())
-        .toBe('payload.config_value must be an integer from 0 to 100 for ALERT_RISK_THRESHOLD');
+      await poll(() => alert(page).textContent()).toBe(
+        'payload.config_value must be an integer from 0 to 100 for ALERT_RISK_THRESHOLD',
+      );
       const after = await db.query('SELECT count(*)::int AS n FROM agent_commands');
       expect(after.rows[0].n).toBe(before.rows[0].n);
       expectNoConsoleErrors(p);
@@ -235,30 +237,30 @@ describe('commands page', () => {
     const { page } = p;
     try {
       const form = page.getByRole('form', { name: 'Queue a command' });
-      await expect.poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
+      await poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
       await form.getByLabel('Agent', { exact: true }).selectOption({ label: `${ONLINE} (${clientId})` });
       await form.getByLabel('Targets').fill('10.0.0.5, scanme.test');
       await form.getByLabel('Profile (optional)').fill('quick_recon');
       await form.getByLabel('Priority (0-10)').fill('8');
       await form.getByRole('button', { name: 'Queue command' }).click();
-      await expect.poll(() => notice(page).textContent()).toMatch(/^Queued 1 command #\d+$/);
+      await poll(() => notice(page).textContent()).toMatch(/^Queued 1 command #\d+$/);
       const id = Number((await notice(page).textContent())!.split('#')[1]);
       const stored = await db.query('SELECT payload, priority FROM agent_commands WHERE id = $1', [id]);
       expect(stored.rows[0]).toEqual({
         payload: { targets: '10.0.0.5,scanme.test', profile: 'quick_recon' },
         priority: 8,
       });
-      await expect.poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('pending');
+      await poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('pending');
 
       // The agent picks it up with its next heartbeat and reports back.
       const delivered = await heartbeat(ONLINE);
       expect(delivered.commands.map((c) => c.id)).toEqual([id]);
-      await expect.poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('sent');
+      await poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('sent');
       await row(page, 'command', id)
         .getByRole('button', { name: `Show command ${id}` })
         .click();
       const detail = page.locator('#command-detail');
-      await expect.poll(() => detail.getByText('sent', { exact: true }).count()).toBe(1);
+      await poll(() => detail.getByText('sent', { exact: true }).count()).toBe(1);
       await agentApi.reportCommandStatus({
         command_id: id,
         agent_id: ONLINE,
@@ -268,8 +270,8 @@ describe('commands page', () => {
         stderr: 'warning: slow host',
         session_id: sessionId,
       });
-      await expect.poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('completed');
-      await expect.poll(() => detail.locator('[data-field="exit-code"]').textContent()).toBe('0');
+      await poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('completed');
+      await poll(() => detail.locator('[data-field="exit-code"]').textContent()).toBe('0');
       expect(await detail.locator('[data-field="stdout"]').textContent()).toBe('scan finished: 2 hosts');
       expect(await detail.locator('[data-field="stderr"]').textContent()).toBe('warning: slow host');
       expect(await detail.getByRole('link', { name: sessionId }).getAttribute('href')).toBe(
@@ -289,16 +291,16 @@ describe('commands page', () => {
     try {
       const form = page.getByRole('form', { name: 'Queue a command' });
       await form.getByLabel('A group', { exact: true }).check();
-      await expect.poll(() => form.getByLabel('Group', { exact: true }).locator('option').count()).toBeGreaterThan(1);
+      await poll(() => form.getByLabel('Group', { exact: true }).locator('option').count()).toBeGreaterThan(1);
       await form.getByLabel('Group', { exact: true }).selectOption({ label: `edge (${clientId})` });
       await form.getByLabel('Command').selectOption('set_log_level');
-      await form.getByLabel('Level').selectOption('debug');
+      await form.getByLabel('Level', { exact: true }).selectOption('debug');
       await form.getByRole('button', { name: 'Queue command' }).click();
-      await expect.poll(() => notice(page).textContent()).toMatch(/^Queued 1 command #\d+$/);
+      await poll(() => notice(page).textContent()).toMatch(/^Queued 1 command #\d+$/);
       const id = Number((await notice(page).textContent())!.split('#')[1]);
-      await expect
-        .poll(() => row(page, 'command', id).locator('td').nth(1).textContent())
-        .toBe(`${ONLINE} (group edge) · ${clientId}`);
+      await poll(() => row(page, 'command', id).locator('td').nth(1).textContent()).toBe(
+        `${ONLINE} (group edge) · ${clientId}`,
+      );
       const delivered = await heartbeat(ONLINE);
       expect(delivered.commands.map((c) => c.id)).toEqual([id]);
       await agentApi.reportCommandStatus({
@@ -308,11 +310,11 @@ describe('commands page', () => {
         exit_code: 3,
         stderr: 'no',
       });
-      await expect.poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('failed');
+      await poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('failed');
       await row(page, 'command', id)
         .getByRole('button', { name: `Show command ${id}` })
         .click();
-      await expect.poll(() => page.locator('#command-detail [data-field="exit-code"]').textContent()).toBe('3');
+      await poll(() => page.locator('#command-detail [data-field="exit-code"]').textContent()).toBe('3');
       await expectAccessible(page);
       expectNoConsoleErrors(p);
     } finally {
@@ -325,9 +327,9 @@ describe('commands page', () => {
     const { page } = p;
     try {
       const member = page.locator(`tr[data-group="edge"][data-member="${ONLINE}"]`);
-      await expect.poll(() => member.count()).toBe(1);
+      await poll(() => member.count()).toBe(1);
       await confirm(page, member, 'Remove');
-      await expect.poll(() => member.count()).toBe(0);
+      await poll(() => member.count()).toBe(0);
       const groups = await http(portal.url, 'GET', '/api/agent-groups', {
         headers: withToken(await portal.adminToken()),
       });

@@ -300,9 +300,9 @@ function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () =
           </label>
         </fieldset>
         {targetKind === 'agent' ? (
-          <label>
-            Agent
-            <select value={agentKey} onChange={(e) => setAgentKey(e.currentTarget.value)}>
+          <div class="adm-field">
+            <label for="queue-agent">Agent</label>
+            <select id="queue-agent" value={agentKey} onChange={(e) => setAgentKey(e.currentTarget.value)}>
               <option value="">Choose an agent</option>
               {(agents.data?.agents ?? []).map((a) => (
                 <option key={`${a.client_id}/${a.agent_id}`} value={JSON.stringify([a.client_id, a.agent_id])}>
@@ -312,12 +312,12 @@ function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () =
                 </option>
               ))}
             </select>
-          </label>
+          </div>
         ) : (
           <>
-            <label>
-              Group
-              <select value={groupKey} onChange={(e) => setGroupKey(e.currentTarget.value)}>
+            <div class="adm-field">
+              <label for="queue-group">Group</label>
+              <select id="queue-group" value={groupKey} onChange={(e) => setGroupKey(e.currentTarget.value)}>
                 <option value="">Choose a group</option>
                 {groupChoices.map(([clientId, name]) => (
                   <option key={`${clientId}/${name}`} value={JSON.stringify([clientId, name])}>
@@ -326,7 +326,7 @@ function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () =
                   </option>
                 ))}
               </select>
-            </label>
+            </div>
             <label class="adm-check">
               <input type="checkbox" checked={allClients} onChange={(e) => setAllClients(e.currentTarget.checked)} />
               Every client that has this group

@@ -66,9 +66,9 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
       <ErrorNote error={groups.error ?? action.error} />
       {notice && <Notice>{notice}</Notice>}
       <form class="adm-form" onSubmit={add} aria-label="Add an agent to a group">
-        <label>
-          Agent
-          <select value={agentChoice} onChange={(e) => setAgentChoice(e.currentTarget.value)} required>
+        <div class="adm-field">
+          <label for="group-agent">Agent</label>
+          <select id="group-agent" value={agentChoice} onChange={(e) => setAgentChoice(e.currentTarget.value)} required>
             <option value="">Choose an agent</option>
             {agents.map((a) => (
               <option key={`${a.client_id ?? ''}/${a.agent_id}`} value={`${a.client_id ?? ''}/${a.agent_id}`}>
@@ -77,7 +77,7 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
               </option>
             ))}
           </select>
-        </label>
+        </div>
         <label>
           Group name
           <input value={groupName} onInput={(e) => setGroupName(e.currentTarget.value)} required maxLength={64} />
