@@ -261,6 +261,8 @@ describe('commands page', () => {
         .click();
       const detail = page.locator('#command-detail');
       await poll(() => detail.getByText('sent', { exact: true }).count()).toBe(1);
+      await agentApi.reportCommandStatus({ command_id: id, agent_id: ONLINE, status: 'acked' });
+      await poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('acked');
       await agentApi.reportCommandStatus({
         command_id: id,
         agent_id: ONLINE,
@@ -303,6 +305,8 @@ describe('commands page', () => {
       );
       const delivered = await heartbeat(ONLINE);
       expect(delivered.commands.map((c) => c.id)).toEqual([id]);
+      await agentApi.reportCommandStatus({ command_id: id, agent_id: ONLINE, status: 'acked' });
+      await poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('acked');
       await agentApi.reportCommandStatus({
         command_id: id,
         agent_id: ONLINE,
