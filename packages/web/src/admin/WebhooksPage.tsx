@@ -104,7 +104,7 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
                         </span>
                         {s.disabled_reason ? <div class="adm-hint">{s.disabled_reason}</div> : null}
                         {s.consecutive_failures > 0 ? (
-                          <div class="adm-hint">{s.consecutive_failures} failures in a row</div>
+                          <div class="adm-hint">{s.consecutive_failures} failed deliveries in a row</div>
                         ) : null}
                       </td>
                       <td>
