@@ -258,7 +258,7 @@ describe('webhooks page', () => {
       receiver.respond({ kind: 'status', status: 200, body: 'ok' });
       await page.screenshot({ path: path.join(SCREENSHOTS, 'webhooks.png'), fullPage: true });
 
-      await poll(() => r.locator('td').nth(2).textContent()).toBe('enabled1 failed deliveries in a row');
+      await poll(() => r.locator('td').nth(2).textContent()).toBe('enabledFailed deliveries in a row: 1');
       await confirm(page, r, 'Disable');
       await poll(() => r.locator('td').nth(2).locator('.adm-badge').textContent()).toBe('disabled');
       // Re-enabling clears the failure count.

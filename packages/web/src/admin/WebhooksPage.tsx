@@ -104,7 +104,7 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
                         </span>
                         {s.disabled_reason ? <div class="adm-hint">{s.disabled_reason}</div> : null}
                         {s.consecutive_failures > 0 ? (
-                          <div class="adm-hint">{s.consecutive_failures} failed deliveries in a row</div>
+                          <div class="adm-hint">Failed deliveries in a row: {s.consecutive_failures}</div>
                         ) : null}
                       </td>
                       <td>
@@ -164,6 +164,7 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
             subscription={subs.find((s) => s.id === logOf) ?? null}
             id={logOf}
             version={notice}
+            onDelivered={list.reload}
             onClose={() => setLogOf(null)}
           />
         )}
@@ -184,6 +185,8 @@ function DeliveryLog(props: {
   id: string;
   /** Changes after each action on the page, so the log reloads. */
   version: string | null;
+  /** A redelivery changes the subscription's failure count. */
+  onDelivered: () => void;
   onClose: () => void;
 }) {
   const log = useLoad(
@@ -210,6 +213,7 @@ function DeliveryLog(props: {
       const a = answer as WebhookDelivery;
       setNotice(`Redelivered ${d.event_id}: ${a.status}${attemptSummary(a)}`);
       log.reload();
+      props.onDelivered();
     }
   };
   return (
