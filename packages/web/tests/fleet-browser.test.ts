@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPortalClient, type PortalClient } from '../../client/src/portal/client.ts';
-import { createLicense, openDb, uniqueClientId } from '../../portal/tests/helpers/factories.ts';
+import { createLicense, createScopedUser, openDb, uniqueClientId } from '../../portal/tests/helpers/factories.ts';
 import { http, withToken } from '../../portal/tests/helpers/http.ts';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../portal/tests/helpers/upload.ts';
 import {
@@ -338,6 +338,54 @@ describe('commands page', () => {
         headers: withToken(await portal.adminToken()),
       });
       expect(groups.body.groups).toEqual({});
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe("a scoped user's view", () => {
+  it("shows only its clients' agents and commands, without the admin-only actions", async () => {
+    const other = uniqueClientId('other');
+    const { key } = await createLicense(portal, { tier: 'msp', client_id: other, name: 'Other key' });
+    const otherApi = createPortalClient({
+      target: { uploadUrl: `${portal.url}/api/upload`, apiKey: key, jwt: null, timeoutS: 30 },
+    });
+    const outsider = 'svcd_0beef001';
+    await otherApi.heartbeat({
+      agent_id: outsider,
+      version: '4.2.3',
+      timestamp: new Date().toISOString(),
+      status: 'running',
+      uptime_seconds: 5,
+    });
+    const queued = await http(portal.url, 'POST', '/api/agent-commands', {
+      headers: withToken(await portal.adminToken()),
+      json: { command_type: 'restart', agent_id: outsider, client_id: other, payload: {} },
+    });
+    expect(queued.status).toBe(201);
+    const member = await createScopedUser(portal, [clientId]);
+
+    const p = await openPage(browser, WIDTHS.phone);
+    const { page } = p;
+    try {
+      await signIn(page, portal, { email: member.email, password: member.password }, '/console/fleet');
+      await poll(() => row(page, 'agent', ONLINE).count()).toBe(1);
+      expect(
+        await page.locator('tr[data-agent]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-agent'))),
+      ).toEqual([ONLINE, STALE]);
+      expect(await page.getByRole('button', { name: 'Deregister' }).count()).toBe(0);
+      expect(await page.getByRole('heading', { name: 'Deregistered agents' }).count()).toBe(0);
+      await expectAccessible(page);
+
+      await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Commands' }).click();
+      await poll(() => page.locator('tr[data-command]').count()).toBeGreaterThan(0);
+      expect(await page.getByRole('form', { name: 'Queue a command' }).count()).toBe(0);
+      const targets = await page.locator('tr[data-command] td:nth-of-type(2)').allTextContents();
+      expect(targets.every((t) => t.startsWith(ONLINE))).toBe(true);
+      expect(await page.locator(`tr[data-command="${queued.body.commands[0].id}"]`).count()).toBe(0);
+      await expectAccessible(page);
       expectNoConsoleErrors(p);
     } finally {
       await p.close();

@@ -7,6 +7,7 @@ import {
   type QueueCommandResponse,
 } from '@svc/protocol';
 import { useEffect, useState } from 'preact/hooks';
+import { identity } from '../auth/session.ts';
 import type { ConsoleClient } from '../admin/client.ts';
 import { pageOf } from '../admin/paging.ts';
 import { ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from '../admin/ui.tsx';
@@ -64,7 +65,11 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
   return (
     <Page title="Commands">
       <div class="adm-page">
-        <QueueForm client={client} onQueued={history.reload} />
+        {identity.value?.role === 'admin' ? (
+          <QueueForm client={client} onQueued={history.reload} />
+        ) : (
+          <p>Commands are queued by administrators; the history below shows your clients' agents.</p>
+        )}
         <section aria-labelledby="cmd-history">
           <h2 id="cmd-history">History</h2>
           <div class="adm-row">

@@ -1,5 +1,6 @@
 import type { AgentView, AuditEvent } from '@svc/protocol';
 import { useState } from 'preact/hooks';
+import { identity } from '../auth/session.ts';
 import type { ConsoleClient } from '../admin/client.ts';
 import { pageOf } from '../admin/paging.ts';
 import { ConfirmButton, ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from '../admin/ui.tsx';
@@ -19,8 +20,13 @@ interface AgentPage {
 
 const clientQuery = (clientId: string | null) => (clientId === null ? {} : { client_id: clientId });
 
-/** Fleet: registered agents (online or stale), their details, deregistration, and the agents awaiting re-enable or purge. */
+/**
+ * Fleet: registered agents (online or stale), their details, deregistration, and the agents
+ * awaiting re-enable or purge. Registration changes are admin-only at the portal, so a scoped
+ * user sees its clients' agents and groups without them.
+ */
 export function FleetPage({ client }: { client: ConsoleClient }) {
+  const isAdmin = identity.value?.role === 'admin';
   // cursors[i] is the cursor of page i; page 0 has none.
   const [cursors, setCursors] = useState<string[]>(['']);
   const [open, setOpen] = useState<string | null>(null);
@@ -36,8 +42,11 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
     [cursor],
   );
   const audit = useLoad(
-    () => client.api<{ events: AuditEvent[] }>('GET', '/api/audit?days=90&limit=5000'),
-    [agents.data],
+    () =>
+      isAdmin
+        ? client.api<{ events: AuditEvent[] }>('GET', '/api/audit?days=90&limit=5000')
+        : Promise.resolve({ events: [] }),
+    [agents.data, isAdmin],
   );
 
   const act = async (agentId: string, clientId: string | null, verb: 'deregister' | 'reenable' | 'purge') => {
@@ -108,12 +117,14 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
                             >
                               {open === key ? 'Hide details' : 'Details'}
                             </button>
-                            <ConfirmButton
-                              label="Deregister"
-                              question={`Deregister ${a.agent_id}? Its heartbeats are refused until it is re-enabled.`}
-                              disabled={action.busy}
-                              onConfirm={() => act(a.agent_id, a.client_id, 'deregister')}
-                            />
+                            {isAdmin && (
+                              <ConfirmButton
+                                label="Deregister"
+                                question={`Deregister ${a.agent_id}? Its heartbeats are refused until it is re-enabled.`}
+                                disabled={action.busy}
+                                onConfirm={() => act(a.agent_id, a.client_id, 'deregister')}
+                              />
+                            )}
                           </div>
                         </td>
                       </tr>,
@@ -144,12 +155,14 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
             </button>
           </nav>
         </section>
-        <DeregisteredSection
-          events={audit.data?.events ?? null}
-          error={audit.error}
-          busy={action.busy}
-          onAct={(id, clientId, verb) => act(id, clientId, verb)}
-        />
+        {isAdmin && (
+          <DeregisteredSection
+            events={audit.data?.events ?? null}
+            error={audit.error}
+            busy={action.busy}
+            onAct={(id, clientId, verb) => act(id, clientId, verb)}
+          />
+        )}
         <GroupsSection client={client} agents={page?.agents ?? []} />
       </div>
     </Page>
