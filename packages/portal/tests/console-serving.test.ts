@@ -2,8 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HTML_SANDBOX_CSP } from '../src/http/file-headers.ts';
 import { http } from './helpers/http.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
 
 /**
  * How the portal serves the web console (issue 16): `/` leads to /console/, every console
@@ -113,6 +115,45 @@ describe('web console serving', () => {
       const doc = (await http(portal.url, 'GET', '/api/openapi.json')).body as { paths: Record<string, unknown> };
       const paths = Object.keys(doc.paths);
       expect(paths.filter((p) => p === '/' || p.startsWith('/console') || p.startsWith('/collect'))).toEqual([]);
+    });
+  });
+
+  describe('the report frame of the session view', () => {
+    const REPORT = '<!doctype html><html><body><h1>Report</h1><script>document.title = "r";</script></body></html>';
+    let token = '';
+
+    beforeAll(async () => {
+      const res = await postUpload(
+        portal.url,
+        LEGACY_KEY,
+        sessionParts({ metadata: { session_id: newSessionId(), client: 'Acme', target: 'net' } }, { report: REPORT }),
+      );
+      if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
+      token = String(res.body.share_token);
+    });
+
+    it('serves the report sandboxed (opaque origin) and frameable by the console only', async () => {
+      const res = await get(portal, `/collect/frame?token=${token}&file=report.html`);
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(REPORT);
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(res.headers.get('content-security-policy')).toBe(`${HTML_SANDBOX_CSP}; frame-ancestors 'self'`);
+      expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+      expect(res.headers.get('cache-control')).toBe('private, no-store');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    });
+
+    it.each([
+      ['no token', '/collect/frame?file=report.html', 400],
+      ['a malformed token', '/collect/frame?token=abc&file=report.html', 400],
+      ['a file it does not frame', '/collect/frame?token=TOKEN&file=session_results.json', 400],
+      ['an unknown token', `/collect/frame?token=${'0'.repeat(64)}&file=report.html`, 404],
+      ['a file the session lacks', '/collect/frame?token=TOKEN&file=exec_summary.html', 404],
+    ])('answers %s with a sandboxed page and %i', async (_case, target, status) => {
+      const res = await get(portal, target.replace('TOKEN', token));
+      expect(res.status).toBe(status);
+      expect(res.headers.get('content-security-policy')).toBe(`${HTML_SANDBOX_CSP}; frame-ancestors 'self'`);
+      expect(res.text).not.toContain(REPORT);
     });
   });
 });

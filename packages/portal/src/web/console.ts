@@ -3,6 +3,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.ts';
+import { DomainError } from '../domain/errors.ts';
+import { setFileHeaders } from '../http/file-headers.ts';
+import { openSessionFile } from '../sessions/open-file.ts';
+import { findSharedSession, parseShareToken } from '../sessions/share.ts';
 
 /**
  * The web console (packages/web, built to its dist/): `/` leads to `/console/`, where the
@@ -14,6 +18,9 @@ import type { App, AppContext } from '../context.ts';
  * immutable. The CSP allows only the portal itself: no inline script or style, no other
  * origin, never framed; uploaded reports it shows are framed from /api/download and /share/,
  * which carry their own sandbox CSP (an opaque origin that cannot read the console's token).
+ * The session view frames a session's report and executive summary from
+ * `/collect/frame?token=<share token>&file=<name>`: the stored file as /api/download serves
+ * it (sandbox CSP, opaque origin) except that the console, and only it, may frame it.
  * The build is read from disk per request, so building after the portal started works; with
  * no build the console answers a 503 page that says how to build it.
  */
@@ -53,6 +60,18 @@ const NOT_BUILT_PAGE = `<!DOCTYPE html>
 </body>
 </html>
 `;
+
+/** The files the session view frames. */
+const FRAMED_FILES = ['report.html', 'exec_summary.html'] as const;
+
+function messagePage(title: string, text: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>${title}</title></head>
+<body><p>${text}</p></body>
+</html>
+`;
+}
 
 function pageHeaders(reply: FastifyReply): FastifyReply {
   return reply.headers({
@@ -96,6 +115,43 @@ export function registerConsole(app: App, ctx: AppContext): void {
   app.get('/console/', hidden, sendIndex);
   app.get('/console/*', hidden, sendIndex);
   app.get('/collect/', hidden, sendIndex);
+
+  app.get<{ Querystring: { token?: string; file?: string } }>(
+    '/collect/frame',
+    {
+      schema: {
+        hide: true,
+        querystring: {
+          type: 'object',
+          properties: { token: { type: 'string', maxLength: 128 }, file: { type: 'string', maxLength: 64 } },
+          additionalProperties: false,
+        },
+      },
+    },
+    async (request, reply) => {
+      // Framed by the console only: the sandbox CSP of uploaded HTML, with frame-ancestors 'self'.
+      const send = (status: number, html: string) =>
+        setFileHeaders(reply.code(status), 'text/html; charset=utf-8', ["'self'"])
+          .header('x-robots-tag', 'noindex')
+          .send(html);
+      const file = FRAMED_FILES.find((f) => f === request.query.file);
+      let token: string;
+      try {
+        token = parseShareToken(request.query.token, { required: true })!;
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.kind !== 'invalid') throw err;
+        return send(400, messagePage('Invalid link', 'This frame needs the session&#39;s share token.'));
+      }
+      if (file === undefined) return send(400, messagePage('Invalid link', 'Unknown file.'));
+      const row = await findSharedSession(ctx, token);
+      const opened = row === undefined ? null : await openSessionFile(ctx, row, file);
+      if (opened === null) return send(404, messagePage('Not found', 'This file is not available.'));
+      setFileHeaders(reply, 'text/html; charset=utf-8', ["'self'"])
+        .header('x-robots-tag', 'noindex')
+        .header('content-length', String(opened.size));
+      return reply.send(opened.stream);
+    },
+  );
 
   app.get<{ Params: { file: string } }>('/console/assets/:file', hidden, async (request, reply) => {
     const name = request.params.file;

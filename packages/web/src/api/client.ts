@@ -16,8 +16,8 @@ function urlOf(path: string, query: Query | undefined): string {
   return qs === '' ? path : `${path}?${qs}`;
 }
 
-async function send(method: string, url: string, body: unknown): Promise<Response> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+async function send(method: string, url: string, body: unknown, accept: string): Promise<Response> {
+  const headers: Record<string, string> = { accept };
   const token = accessToken();
   if (token !== null) headers['x-identity-token'] = token;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -34,16 +34,28 @@ async function send(method: string, url: string, body: unknown): Promise<Respons
 }
 
 /**
- * One call to the portal's API with the signed-in user's token (X-Identity-Token, SPEC rule 1).
- * A 401 gets one refresh and one retry; a second 401 signs out. Any other non-2xx answer
- * throws ApiError carrying the portal's message.
+ * One call with the signed-in user's token (X-Identity-Token, SPEC rule 1). A 401 gets one
+ * refresh and one retry; a second 401 signs out. Any other non-2xx answer throws ApiError
+ * carrying the portal's message.
  */
-export async function apiRequest<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-  const url = urlOf(path, opts.query);
-  let res = await send(method, url, opts.body);
-  if (res.status === 401 && accessToken() !== null && (await refreshTokens())) res = await send(method, url, opts.body);
-  const body: unknown = await res.json().catch(() => null);
+async function call(method: string, url: string, body: unknown, accept: string): Promise<Response> {
+  let res = await send(method, url, body, accept);
+  if (res.status === 401 && accessToken() !== null && (await refreshTokens()))
+    res = await send(method, url, body, accept);
+  if (res.ok) return res;
+  const error: unknown = await res.json().catch(() => null);
   if (res.status === 401) signOut('Your session has ended. Sign in again.');
-  if (!res.ok) throw new ApiError(res.status, messageOf(res.status, body), body);
-  return body as T;
+  throw new ApiError(res.status, messageOf(res.status, error), error);
+}
+
+/** A JSON call to the portal's API. */
+export async function apiRequest<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+  const res = await call(method, urlOf(path, opts.query), opts.body, 'application/json');
+  return (await res.json()) as T;
+}
+
+/** A GET whose answer is a file (a download). */
+export async function apiBlob(path: string, query: Query): Promise<Blob> {
+  const res = await call('GET', urlOf(path, query), undefined, '*/*');
+  return res.blob();
 }

@@ -1,9 +1,30 @@
 import type { Static } from '@sinclair/typebox';
-import type { SessionDetailResponse, SessionListResponse, SessionsQuery } from '@svc/protocol';
-import { apiRequest } from './client.ts';
+import type {
+  BenchmarkResponse,
+  DeleteSessionResponse,
+  RemediationUpdateItem,
+  RemediationUpdateResponse,
+  RotateShareResponse,
+  SessionDetailResponse,
+  SessionFile,
+  SessionFileName,
+  SessionListResponse,
+  SessionsQuery,
+  SessionStatus,
+  UpdateSessionResponse,
+} from '@svc/protocol';
+import { apiBlob, apiRequest } from './client.ts';
 
 export type SessionList = Static<typeof SessionListResponse>;
 export type SessionDetail = Static<typeof SessionDetailResponse>;
+
+/** Which session: its id, and its client when the id exists under several (D17). */
+export interface SessionRef {
+  session: string;
+  clientId?: string | undefined;
+}
+
+const refQuery = (ref: SessionRef) => ({ session: ref.session, client_id: ref.clientId });
 
 /** GET /api/sessions: one page of the caller's sessions (scoped users see only their clients). */
 export function listSessions(query: Omit<SessionsQuery, 'session'>): Promise<SessionList> {
@@ -11,6 +32,43 @@ export function listSessions(query: Omit<SessionsQuery, 'session'>): Promise<Ses
 }
 
 /** GET /api/sessions?session=: one session with its status history and notes. */
-export function getSession(session: string, clientId?: string): Promise<SessionDetail> {
-  return apiRequest<SessionDetail>('GET', '/api/sessions', { query: { session, client_id: clientId } });
+export function getSession(ref: SessionRef): Promise<SessionDetail> {
+  return apiRequest<SessionDetail>('GET', '/api/sessions', { query: refQuery(ref) });
+}
+
+/** The stored session_results.json: findings, remediation, topology and the ORC 9.64 block. */
+export function getSessionFile(ref: SessionRef): Promise<SessionFile> {
+  return apiRequest<SessionFile>('GET', '/api/download', { query: { ...refQuery(ref), file: 'session_results.json' } });
+}
+
+/** One stored file, for saving. */
+export function downloadFile(ref: SessionRef, file: SessionFileName): Promise<Blob> {
+  return apiBlob('/api/download', { ...refQuery(ref), file, mode: 'download' });
+}
+
+export function getBenchmark(ref: SessionRef): Promise<Static<typeof BenchmarkResponse>> {
+  return apiRequest('GET', '/api/benchmark', { query: refQuery(ref) });
+}
+
+export function updateStatus(
+  ref: SessionRef,
+  status: SessionStatus,
+  note: string | undefined,
+): Promise<Static<typeof UpdateSessionResponse>> {
+  return apiRequest('PATCH', '/api/sessions', { query: refQuery(ref), body: { status, note } });
+}
+
+export function deleteSession(ref: SessionRef): Promise<Static<typeof DeleteSessionResponse>> {
+  return apiRequest('DELETE', '/api/sessions', { query: refQuery(ref) });
+}
+
+/** A new share link; the previous one stops working. */
+export function rotateShare(ref: SessionRef): Promise<RotateShareResponse> {
+  return apiRequest('POST', '/api/sessions/share', { query: refQuery(ref) });
+}
+
+export function updateRemediation(ref: SessionRef, items: RemediationUpdateItem[]): Promise<RemediationUpdateResponse> {
+  return apiRequest('PATCH', '/api/remediation-update', {
+    body: { session_id: ref.session, client_id: ref.clientId, items },
+  });
 }

@@ -1,46 +1,198 @@
+import type { SessionView } from '@svc/protocol';
+import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso';
-import { useEffect, useState } from 'preact/hooks';
-import { getSession, type SessionDetail } from '../api/sessions.ts';
+import { useState } from 'preact/hooks';
+import {
+  deleteSession,
+  getBenchmark,
+  getSession,
+  getSessionFile,
+  listSessions,
+  type SessionDetail,
+  type SessionRef,
+} from '../api/sessions.ts';
+import { ApiError } from '../api/errors.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { formatDate, formatScore, label } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
+import { SeverityBreakdown } from '../ui/severity.tsx';
+import { Benchmark } from './benchmark.tsx';
+import { Compliance, Orc964 } from './compliance.tsx';
+import { Downloads, Reports, ShareLink } from './files.tsx';
+import { Exceptions, Findings } from './findings.tsx';
+import { ReviewStatus } from './status.tsx';
+import { Topology } from './topology.tsx';
+import { sessionHref } from './links.ts';
+import { Trend } from './trend.tsx';
+import { type Loaded, useLoad } from './use-load.ts';
+
+function Section(props: { id: string; title: string; children: ComponentChildren }) {
+  return (
+    <section class="panel" aria-labelledby={`${props.id}-h`}>
+      <h2 id={`${props.id}-h`}>{props.title}</h2>
+      {props.children}
+    </section>
+  );
+}
+
+function Loading<T>(props: { loaded: Loaded<T>; children: (value: T) => ComponentChildren }) {
+  if (props.loaded.state === 'loading') return <p aria-busy="true">Loading…</p>;
+  if (props.loaded.state === 'failed') return <ErrorMessage error={props.loaded.error} />;
+  return <>{props.children(props.loaded.value)}</>;
+}
+
+/** D17: the id names sessions of several clients the user may see; the portal's message and one link per client. */
+function clientChoicesOf(loaded: Loaded<unknown>): (string | null)[] | null {
+  if (loaded.state !== 'failed' || !(loaded.error instanceof ApiError) || loaded.error.status !== 409) return null;
+  const ids = (loaded.error.body as { client_ids?: unknown } | null)?.client_ids;
+  return Array.isArray(ids) ? ids.filter((c): c is string | null => c === null || typeof c === 'string') : null;
+}
+
+function Scores(props: { session: SessionView }) {
+  const s = props.session;
+  const op = s.exception_summary;
+  return (
+    <div class="scores">
+      <div class="score">
+        <span class="score-label">Actual risk</span>
+        <span class={`grade grade-${s.risk_grade ?? 'none'}`}>{s.risk_grade ?? '–'}</span>
+        <span>{formatScore(s.risk_score)} / 100</span>
+      </div>
+      <div class="score">
+        <span class="score-label">Operational risk</span>
+        <span class={`grade grade-${op.risk_grade_operational ?? 'none'}`}>{op.risk_grade_operational ?? '–'}</span>
+        <span>{formatScore(op.risk_score_operational)} / 100</span>
+      </div>
+      <dl class="facts">
+        <dt>Client</dt>
+        <dd>{s.client ?? s.client_id ?? '–'}</dd>
+        <dt>Target</dt>
+        <dd>{s.target ?? '–'}</dd>
+        <dt>Status</dt>
+        <dd>{label(s.status)}</dd>
+        <dt>Hosts</dt>
+        <dd>{s.total_hosts}</dd>
+        <dt>Findings</dt>
+        <dd>{s.total_findings}</dd>
+        <dt>Exceptions</dt>
+        <dd>
+          {op.by_status.accepted} accepted, {op.by_status.expired} expired
+          {op.score_delta !== 0 ? ` (−${formatScore(op.score_delta)} points)` : ''}
+        </dd>
+        <dt>Uploaded</dt>
+        <dd>{formatDate(s.uploaded_at)}</dd>
+        <dt>Scanner</dt>
+        <dd>{s.tool_version ?? '–'}</dd>
+      </dl>
+    </div>
+  );
+}
 
 /** The session view at `/collect/?session=<id>` (SPEC: command results link here). */
 export function SessionViewPage() {
-  const { query } = useLocation();
-  const id = query['session'] ?? '';
-  const clientId = query['client_id'];
-  const [detail, setDetail] = useState<SessionDetail | null>(null);
-  const [error, setError] = useState<unknown>(null);
+  const { query, route } = useLocation();
+  const ref: SessionRef = { session: query['session'] ?? '', clientId: query['client_id'] };
+  const [version, setVersion] = useState(0);
+  const reload = () => setVersion((v) => v + 1);
+  const key = [ref.session, ref.clientId];
+  const valid = ref.session !== '';
 
-  useEffect(() => {
-    let live = true;
-    setDetail(null);
-    setError(null);
-    if (id === '') {
-      setError(new Error('No session given: open a session from the list.'));
-      return;
-    }
-    getSession(id, clientId)
-      .then((d) => live && setDetail(d))
-      .catch((err: unknown) => live && setError(err));
-    return () => {
-      live = false;
-    };
-  }, [id, clientId]);
+  const detail = useLoad(valid ? () => getSession(ref) : null, [...key, version]);
+  const file = useLoad(valid ? () => getSessionFile(ref) : null, [...key]);
+  const benchmark = useLoad(valid ? () => getBenchmark(ref) : null, [...key]);
+  const session = detail.state === 'done' ? detail.value.session : null;
+  const trend = useLoad(
+    session === null
+      ? null
+      : () =>
+          listSessions({ client_id: session.client_id ?? '', target: session.target ?? undefined, limit: 200 }).then(
+            (r) => r.sessions.filter((s) => s.target === session.target),
+          ),
+    [session?.client_id, session?.target, session?.session_id],
+  );
+
+  if (!valid)
+    return (
+      <Page title="Session">
+        <p class="alert alert-error" role="alert">
+          No session given. <a href="/console/sessions">Open one from the list</a>.
+        </p>
+      </Page>
+    );
+
+  const choices = clientChoicesOf(detail);
+  if (choices !== null)
+    return (
+      <Page title={`Session ${ref.session}`}>
+        <ErrorMessage error={(detail as { error: unknown }).error} />
+        <p>Choose the client:</p>
+        <ul>
+          {choices.map((c) => (
+            <li key={c ?? ''}>
+              <a href={sessionHref(ref.session, c ?? '')}>{c ?? 'no client'}</a>
+            </li>
+          ))}
+        </ul>
+      </Page>
+    );
 
   return (
-    <Page title={`Session ${id}`}>
-      <ErrorMessage error={error} />
-      {detail === null ? null : (
-        <dl class="facts">
-          <dt>Client</dt>
-          <dd>{detail.session.client ?? detail.session.client_id ?? '–'}</dd>
-          <dt>Target</dt>
-          <dd>{detail.session.target ?? '–'}</dd>
-          <dt>Status</dt>
-          <dd>{detail.session.status}</dd>
-        </dl>
-      )}
+    <Page title={`Session ${ref.session}`}>
+      <Loading loaded={detail}>
+        {(d: SessionDetail) => (
+          <>
+            <Section id="summary" title="Summary">
+              <Scores session={d.session} />
+              <h3>Findings by severity</h3>
+              <SeverityBreakdown counts={d.session.severity_summary} />
+            </Section>
+            <Section id="findings" title="Findings">
+              <Loading loaded={file}>
+                {(f) => <Findings key={version} ref_={ref} file={f} onChanged={() => undefined} />}
+              </Loading>
+            </Section>
+            <Section id="exceptions" title="Risk exceptions">
+              <Loading loaded={file}>{(f) => <Exceptions file={f} />}</Loading>
+            </Section>
+            <Section id="compliance" title="Compliance">
+              <Compliance session={d.session} />
+              <Orc964 session={d.session} file={file.state === 'done' ? file.value : null} />
+            </Section>
+            <Section id="topology" title="Topology">
+              <Loading loaded={file}>{(f) => <Topology topology={f.topology} />}</Loading>
+            </Section>
+            <Section id="trend" title="Risk trend for this target">
+              <Loading loaded={trend}>{(t) => <Trend sessions={t} current={d.session.session_id} />}</Loading>
+            </Section>
+            <Section id="benchmark" title="Benchmark">
+              <Loading loaded={benchmark}>{(b) => <Benchmark benchmark={b} />}</Loading>
+            </Section>
+            <Section id="report" title="Report">
+              <Reports session={d.session} ref_={ref} onShareChanged={reload} />
+            </Section>
+            <Section id="files" title="Files and sharing">
+              <Downloads session={d.session} ref_={ref} />
+              <ShareLink session={d.session} ref_={ref} onChanged={reload} />
+            </Section>
+            <Section id="status" title="Review status">
+              <ReviewStatus detail={d} ref_={ref} onChanged={reload} />
+            </Section>
+            <Section id="delete" title="Delete">
+              <p>Deleting removes the session, its files and its share link for good.</p>
+              <ConfirmButton
+                label="Delete session"
+                question={`Delete session ${ref.session} and all its files? This cannot be undone.`}
+                confirmLabel="Delete for good"
+                onConfirm={async () => {
+                  await deleteSession(ref);
+                  route(`/console/sessions?deleted=${encodeURIComponent(ref.session)}`);
+                }}
+              />
+            </Section>
+          </>
+        )}
+      </Loading>
     </Page>
   );
 }

@@ -45,3 +45,21 @@ export async function signIn(
   await page.getByRole('button', { name: 'Sign in' }).click();
   await expect.poll(() => page.getByRole('button', { name: 'Sign out' }).isVisible(), { timeout: 15_000 }).toBe(true);
 }
+
+/** A scoped (member) user of the identity provider, created by the admin: sees only `clientIds`. */
+export async function createScopedUser(
+  portal: TestPortal,
+  email: string,
+  password: string,
+  clientIds: string[],
+): Promise<void> {
+  const res = await fetch(`${portal.url}/identity/admin/users`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${await portal.adminToken()}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password, role: 'member', client_ids: clientIds }),
+  });
+  if (res.status !== 201 && res.status !== 200) throw new Error(`create user: ${res.status} ${await res.text()}`);
+}
+
+/** Writes a screenshot for the README (docs/screenshots/<name>.png). */
+export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../../../docs/screenshots');

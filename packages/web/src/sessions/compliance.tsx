@@ -1,0 +1,85 @@
+import type { SessionFile, SessionView } from '@svc/protocol';
+import { TableWrap } from '../ui/table-wrap.tsx';
+
+/** Coverage per framework: controls the findings map to, out of the framework's total. */
+export function Compliance(props: { session: SessionView }) {
+  const frameworks = props.session.compliance_summary.by_framework;
+  if (frameworks.length === 0) return <p>No compliance mappings in this session.</p>;
+  return (
+    <TableWrap label="Compliance by framework">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Framework</th>
+            <th scope="col">Controls with findings</th>
+            <th scope="col">Controls without</th>
+            <th scope="col">Findings mapped</th>
+          </tr>
+        </thead>
+        <tbody>
+          {frameworks.map((f) => (
+            <tr key={f.framework}>
+              <th scope="row">{f.framework}</th>
+              <td>
+                {f.mapped_controls}
+                {f.total_controls === null ? '' : ` of ${f.total_controls}`}
+              </td>
+              <td>{f.gap_controls ?? '–'}</td>
+              <td>{f.findings_count}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableWrap>
+  );
+}
+
+/** ORC 9.64 readiness (present only when the scanner had it enabled and licensed). */
+export function Orc964(props: { session: SessionView; file: SessionFile | null }) {
+  const summary = props.session.orc964_summary;
+  if (summary === null) return null;
+  const block = props.file?.orc_964;
+  return (
+    <section aria-labelledby="orc-h">
+      <h2 id="orc-h">ORC 9.64 readiness</h2>
+      <p>
+        Technical divisions covered: <strong>{summary.technical_covered}</strong> of {summary.technical_total}.
+        Attestations pending: <strong>{summary.attest_pending}</strong>.
+        {block?.deadlines?.applicable
+          ? ` Deadline: ${block.deadlines.applicable === 'county_city' ? block.deadlines.county_city : block.deadlines.other}.`
+          : ''}
+      </p>
+      {block?.divisions && block.divisions.length > 0 ? (
+        <TableWrap label="ORC 9.64 divisions">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Division</th>
+                <th scope="col">Name</th>
+                <th scope="col">Findings</th>
+              </tr>
+            </thead>
+            <tbody>
+              {block.divisions.map((d, i) => (
+                <tr key={d.id ?? i}>
+                  <th scope="row">{d.id ?? '–'}</th>
+                  <td>{d.name ?? '–'}</td>
+                  <td>{d.finding_count ?? 0}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      ) : null}
+      {block?.attestations && block.attestations.length > 0 ? (
+        <ul>
+          {block.attestations.map((a, i) => (
+            <li key={a.id ?? i}>
+              {a.id} {a.name}: <strong>{a.state ?? 'unknown'}</strong>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+    </section>
+  );
+}

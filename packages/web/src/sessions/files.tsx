@@ -1,0 +1,164 @@
+import type { SessionFileName, SessionView } from '@svc/protocol';
+import { useState } from 'preact/hooks';
+import { describeError } from '../api/errors.ts';
+import { downloadFile, rotateShare, type SessionRef } from '../api/sessions.ts';
+import { formatBytes } from '../ui/format.ts';
+
+/** The share token in a share URL (`.../share/?token=<64 hex>`), or null. */
+function shareTokenOf(shareUrl: string | null): string | null {
+  if (shareUrl === null) return null;
+  try {
+    const token = new URL(shareUrl, location.origin).searchParams.get('token');
+    return token !== null && /^[0-9a-f]{64}$/.test(token) ? token : null;
+  } catch {
+    return null;
+  }
+}
+
+const FRAMES = [
+  { file: 'report.html', title: 'Scan report' },
+  { file: 'exec_summary.html', title: 'Executive summary' },
+] as const;
+
+/**
+ * The report and executive summary, each in a frame from /collect/frame: served with the
+ * sandbox CSP (an opaque origin), and sandboxed here too, without allow-same-origin or
+ * allow-top-navigation, so their scripts run but can reach neither the console's token nor
+ * this page. The frame's address carries the session's share token, the one credential that
+ * a frame can present; it opens this session only.
+ */
+export function Reports(props: { session: SessionView; onShareChanged: () => void; ref_: SessionRef }) {
+  const token = shareTokenOf(props.session.share_url);
+  const present = FRAMES.filter((f) => props.session.files.some((s) => s.name === f.file));
+  const [shown, setShown] = useState<string | null>(present[0]?.file ?? null);
+  if (present.length === 0) return <p>This session has no HTML report.</p>;
+  if (token === null)
+    return (
+      <div>
+        <p>
+          The share link of this session is revoked, and the report is shown through it. Create a new link to view it.
+        </p>
+        <NewShareLink ref_={props.ref_} onDone={props.onShareChanged} />
+      </div>
+    );
+  const current = present.find((f) => f.file === shown) ?? present[0]!;
+  return (
+    <div class="reports">
+      {present.length > 1 ? (
+        <fieldset class="row plain">
+          <legend class="visually-hidden">Document</legend>
+          {present.map((f) => (
+            <button
+              key={f.file}
+              type="button"
+              class={f.file === current.file ? '' : 'button-quiet'}
+              aria-pressed={f.file === current.file}
+              onClick={() => setShown(f.file)}
+            >
+              {f.title}
+            </button>
+          ))}
+        </fieldset>
+      ) : null}
+      <iframe
+        key={current.file}
+        class="report-frame"
+        title={current.title}
+        src={`/collect/frame?${new URLSearchParams({ token, file: current.file }).toString()}`}
+        sandbox="allow-scripts allow-popups allow-forms"
+        referrerpolicy="no-referrer"
+      />
+    </div>
+  );
+}
+
+function NewShareLink(props: { ref_: SessionRef; onDone: () => void }) {
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <>
+      {error !== null ? (
+        <p class="alert alert-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      <button
+        type="button"
+        onClick={() => rotateShare(props.ref_).then(props.onDone, (err: unknown) => setError(describeError(err)))}
+      >
+        Create a new share link
+      </button>
+    </>
+  );
+}
+
+/** The share link, copyable; a new one can be made (the old one then stops working). */
+export function ShareLink(props: { session: SessionView; ref_: SessionRef; onChanged: () => void }) {
+  const [note, setNote] = useState<string | null>(null);
+  const url = props.session.share_url;
+  if (url === null) return <NewShareLink ref_={props.ref_} onDone={props.onChanged} />;
+  async function copy() {
+    try {
+      await navigator.clipboard.writeText(url!);
+      setNote('Link copied.');
+    } catch {
+      const input = document.getElementById('share-url') as HTMLInputElement | null;
+      input?.select();
+      setNote('Copying was refused by the browser: the link is selected, copy it with Ctrl+C.');
+    }
+  }
+  return (
+    <div class="stack">
+      <label>
+        Share link (anyone with it can view this session's report)
+        <input id="share-url" type="text" readOnly value={url} onFocus={(e) => e.currentTarget.select()} />
+      </label>
+      <div class="row">
+        <button type="button" onClick={() => void copy()}>
+          Copy link
+        </button>
+      </div>
+      <p role="status" class="muted small">
+        {note ?? ''}
+      </p>
+    </div>
+  );
+}
+
+/** Every stored file, saved through the API with the signed-in user's token. */
+export function Downloads(props: { session: SessionView; ref_: SessionRef }) {
+  const [error, setError] = useState<string | null>(null);
+  async function save(name: SessionFileName) {
+    setError(null);
+    try {
+      const blob = await downloadFile(props.ref_, name);
+      const a = document.createElement('a');
+      a.href = URL.createObjectURL(blob);
+      a.download = `${props.session.session_id}_${name}`;
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+    } catch (err) {
+      setError(describeError(err));
+    }
+  }
+  return (
+    <>
+      {error !== null ? (
+        <p class="alert alert-error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      <ul class="files">
+        {props.session.files.map((f) => (
+          <li key={f.name}>
+            <button type="button" class="button-quiet" onClick={() => void save(f.name as SessionFileName)}>
+              Download {f.name}
+            </button>{' '}
+            <span class="muted small">{formatBytes(f.size)}</span>
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}

@@ -1,0 +1,22 @@
+/** Dates as the reader's locale shows them, in UTC so every viewer of a session sees the same. */
+export function formatDate(iso: string | null | undefined): string {
+  if (iso === null || iso === undefined || iso === '') return '–';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+export function formatScore(n: number | null | undefined): string {
+  return n === null || n === undefined ? '–' : String(Math.round(n * 10) / 10);
+}
+
+/** `in_progress` → `in progress`. */
+export function label(value: string): string {
+  return value.replace(/_/g, ' ');
+}

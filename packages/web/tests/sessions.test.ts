@@ -1,0 +1,295 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http, withToken } from '../../portal/tests/helpers/http.ts';
+import { login } from '../../portal/tests/helpers/portal.ts';
+import { expectAccessible, expectNoConsoleErrors, launchChromium, openPage, WIDTHS } from './helpers/browser.ts';
+import {
+  createScopedUser,
+  SCREENSHOTS,
+  signIn,
+  startConsolePortal,
+  type TestPortal,
+} from './helpers/console-portal.ts';
+import { type Seeded, seedSessions } from './helpers/seed.ts';
+
+/**
+ * The sessions list and the session view in a real browser against a real portal holding
+ * synthetic collections of two clients: filters, paging, every block of the session view,
+ * remediation and status changes, sharing, deletion, and a scoped user's narrower view.
+ */
+
+const SCOPED = { email: 'viewer@other.test', password: 'viewer-password-4821-x' };
+
+describe('sessions and the session view', () => {
+  let portal: TestPortal;
+  let browser: Browser;
+  let acme: Seeded;
+  let other: Seeded;
+  let admin: string;
+
+  beforeAll(async () => {
+    portal = await startConsolePortal();
+    [acme, other] = [
+      await seedSessions(portal, { clientId: 'acme-co', target: '10.16.0.0/24', sessions: 4, orc: true }),
+      await seedSessions(portal, { clientId: 'other-co', target: '10.17.0.0/24', sessions: 2, seed: 17 }),
+    ];
+    await createScopedUser(portal, SCOPED.email, SCOPED.password, ['other-co']);
+    admin = await portal.adminToken();
+    browser = await launchChromium();
+    await fs.mkdir(SCREENSHOTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await portal?.close();
+  });
+
+  const latestAcme = () => acme.uploads.at(-1)!.session_id;
+
+  it.each(Object.entries(WIDTHS))('lists and filters sessions at the %s width', async (name, viewport) => {
+    const p = await openPage(browser, viewport);
+    const { page } = p;
+    try {
+      await signIn(page, portal);
+      const rows = page.locator('main tbody tr');
+      await expect.poll(() => rows.count()).toBe(6);
+      await expectAccessible(page);
+      if (name === 'desktop') await page.screenshot({ path: path.join(SCREENSHOTS, 'sessions.png'), fullPage: true });
+
+      await page.getByLabel('Client id').fill('acme-co');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await expect.poll(() => rows.count()).toBe(4);
+      expect(new URL(page.url()).searchParams.get('client_id')).toBe('acme-co');
+
+      await page.getByLabel('Client id').fill('');
+      await page.getByLabel('Target').fill('10.17.0.0/24');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await expect.poll(() => rows.count()).toBe(2);
+
+      // Every seeded session was uploaded today: a range that ends yesterday holds none.
+      await page.getByRole('button', { name: 'Clear' }).click();
+      await page.getByLabel('Uploaded to').fill('2000-01-01');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await expect.poll(() => page.getByText('No sessions match.').isVisible()).toBe(true);
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('pages through the list with Next and Previous', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    try {
+      await signIn(page, portal);
+      const rows = page.locator('main tbody tr');
+      await expect.poll(() => rows.count()).toBe(6);
+      await page.getByLabel('Rows per page').selectOption('5');
+      await expect.poll(() => rows.count()).toBe(5);
+      const hrefs = () =>
+        page.locator('main tbody tr td:first-child a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+      const first = await hrefs();
+      expect(await page.getByRole('button', { name: 'Previous' }).isDisabled()).toBe(true);
+      await page.getByRole('button', { name: 'Next' }).click();
+      await expect.poll(() => rows.count()).toBe(1);
+      const second = await hrefs();
+      expect(new Set([...first, ...second]).size).toBe(6);
+      expect(await page.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+      await page.getByRole('button', { name: 'Previous' }).click();
+      await expect.poll(hrefs).toEqual(first);
+      await expectAccessible(page);
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it.each(Object.entries(WIDTHS))('shows every block of the session view at the %s width', async (name, viewport) => {
+    const p = await openPage(browser, viewport);
+    const { page } = p;
+    try {
+      await signIn(page, portal);
+      await page.locator(`a[href="/collect/?session=${latestAcme()}&client_id=acme-co"]`).click();
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(`Session ${latestAcme()}`);
+      expect(new URL(page.url()).pathname).toBe('/collect/');
+      const doc = acme.docs.at(-1)!;
+      for (const h of ['Summary', 'Findings', 'Risk exceptions', 'Compliance', 'ORC 9.64 readiness', 'Topology']) {
+        await expect.poll(() => page.getByRole('heading', { name: h, exact: true }).isVisible()).toBe(true);
+      }
+      for (const h of ['Risk trend for this target', 'Benchmark', 'Report', 'Files and sharing', 'Review status']) {
+        await expect.poll(() => page.getByRole('heading', { name: h, exact: true }).isVisible()).toBe(true);
+      }
+      const summary = page.locator('section[aria-labelledby="summary-h"]');
+      await expect.poll(() => summary.textContent()).toContain(`${doc.summary!.risk_score} / 100`);
+      await expect.poll(() => summary.textContent()).toContain(`${doc.summary!.risk_score_operational} / 100`);
+      // Findings: the first page of 25, most severe first.
+      const findings = page.locator('section[aria-labelledby="findings-h"] tbody tr');
+      await expect.poll(() => findings.count()).toBe(Math.min(25, doc.findings!.length));
+      expect(await findings.first().locator('.badge').textContent()).toBe('critical');
+      // Exceptions with their expiry.
+      const exceptions = page.locator('section[aria-labelledby="exceptions-h"] tbody tr');
+      await expect.poll(() => exceptions.count()).toBe(2);
+      // Compliance per framework, topology and trend as graphics.
+      expect(await page.locator('section[aria-labelledby="compliance-h"] tbody tr').count()).toBeGreaterThan(0);
+      await expect.poll(() => page.locator('.topology svg circle.topo-node').count()).toBe(doc.topology!.nodes!.length);
+      await expect.poll(() => page.locator('.trend svg circle').count()).toBe(4);
+      await expect.poll(() => page.locator('section[aria-labelledby="benchmark-h"] tbody tr').count()).toBe(3);
+      // The report in its sandboxed frame.
+      const frame = page.locator('iframe.report-frame');
+      expect(await frame.getAttribute('sandbox')).toBe('allow-scripts allow-popups allow-forms');
+      await expect
+        .poll(() => page.frameLocator('iframe.report-frame').locator('body').textContent())
+        .toContain(doc.metadata!.client_id!);
+      expect(await page.getByLabel(/^Share link/).inputValue()).toBe(acme.uploads.at(-1)!.share_url);
+      await expectAccessible(page);
+      if (name === 'desktop')
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'session-view.png'), fullPage: false });
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('asks which client when the session id exists under several (D17)', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const id = latestAcme();
+    expect(other.uploads.map((u) => u.session_id)).toContain(id);
+    try {
+      await signIn(page, portal, undefined, `/collect/?session=${id}`);
+      const api = await http(portal.url, 'GET', `/api/sessions?session=${id}`, { headers: withToken(admin) });
+      expect(api.status).toBe(409);
+      await expect.poll(() => page.locator('main [role="alert"]').textContent()).toBe(api.body.error);
+      await page.getByRole('link', { name: 'acme-co' }).click();
+      await expect.poll(() => new URL(page.url()).searchParams.get('client_id')).toBe('acme-co');
+      await expect.poll(() => page.getByRole('heading', { name: 'Summary' }).isVisible()).toBe(true);
+      expectNoConsoleErrors(p, [409]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('changes a remediation status and the review status with a note', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const id = latestAcme();
+    try {
+      await signIn(page, portal, undefined, `/collect/?session=${id}&client_id=acme-co`);
+      const select = page.locator('section[aria-labelledby="findings-h"] tbody tr select').first();
+      await select.waitFor();
+      const title = (await page
+        .locator('section[aria-labelledby="findings-h"] tbody tr strong')
+        .first()
+        .textContent())!;
+      await select.selectOption('in_progress');
+      await expect
+        .poll(() => page.getByRole('status').first().textContent())
+        .toContain(`“${title}” is now in progress`);
+      const stored = await http(portal.url, 'GET', `/api/download?session=${id}&client_id=acme-co`, {
+        headers: withToken(admin),
+      });
+      const entry = [...stored.body.remediation, ...(stored.body.remediation_resolved ?? [])].find(
+        (e: { title: string }) => e.title === title,
+      );
+      expect(entry.status).toBe('in_progress');
+
+      await page.locator('section[aria-labelledby="status-h"] select').selectOption('in_review');
+      await page.getByLabel('Note').fill('Walked through with the customer');
+      await page.getByRole('button', { name: 'Save status' }).click();
+      const history = page.locator('ol.history');
+      await expect.poll(() => history.textContent()).toContain('in review');
+      await expect.poll(() => history.textContent()).toContain('Walked through with the customer');
+      const detail = await http(portal.url, 'GET', `/api/sessions?session=${id}&client_id=acme-co`, {
+        headers: withToken(admin),
+      });
+      expect(detail.body.session.status).toBe('in_review');
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('shows a 409 from the remediation update as changed by someone else', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    try {
+      await signIn(page, portal, undefined, `/collect/?session=${latestAcme()}&client_id=acme-co`);
+      // The portal answers 409 only when concurrent writers exhaust its retries, which a test
+      // cannot time; the answer is the portal's own status and body.
+      await page.route('**/api/remediation-update', (route) =>
+        route.fulfill({
+          status: 409,
+          contentType: 'application/json',
+          body: JSON.stringify({ error: 'Concurrent update conflict, please retry' }),
+        }),
+      );
+      const select = page.locator('section[aria-labelledby="findings-h"] tbody tr select').first();
+      await select.waitFor();
+      await select.selectOption('deferred');
+      await expect
+        .poll(() => page.locator('section[aria-labelledby="findings-h"] [role="alert"]').textContent())
+        .toBe('This finding was changed by someone else. Reload the page to see the current status.');
+      expectNoConsoleErrors(p, [409]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('deletes a session only after confirmation', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const id = other.uploads[0]!.session_id;
+    try {
+      await signIn(page, portal, undefined, `/collect/?session=${id}&client_id=other-co`);
+      await page.getByRole('button', { name: 'Delete session' }).click();
+      await page.getByRole('button', { name: 'Cancel' }).click();
+      expect(
+        (await http(portal.url, 'GET', `/api/sessions?session=${id}&client_id=other-co`, { headers: withToken(admin) }))
+          .status,
+      ).toBe(200);
+      await page.getByRole('button', { name: 'Delete session' }).click();
+      expect(await page.getByRole('alertdialog').textContent()).toContain('This cannot be undone.');
+      await page.getByRole('button', { name: 'Delete for good' }).click();
+      await expect.poll(() => page.getByRole('status').first().textContent()).toBe(`Session ${id} was deleted.`);
+      expect(new URL(page.url()).pathname).toBe('/console/sessions');
+      expect(
+        (await http(portal.url, 'GET', `/api/sessions?session=${id}&client_id=other-co`, { headers: withToken(admin) }))
+          .status,
+      ).toBe(404);
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it("a scoped user sees only its clients' sessions, no admin sections, and the portal's refusal", async () => {
+    const p = await openPage(browser, WIDTHS.phone);
+    const { page } = p;
+    try {
+      await signIn(page, portal, SCOPED);
+      const rows = page.locator('main tbody tr');
+      await expect.poll(() => rows.count()).toBeGreaterThan(0);
+      const clients = await page.locator('main tbody tr td:nth-child(2) .muted').allTextContents();
+      expect(new Set(clients)).toEqual(new Set(['other-co']));
+      const nav = await page.getByRole('navigation', { name: 'Sections' }).getByRole('link').allTextContents();
+      expect(nav).not.toContain('Licenses');
+      expect(nav).not.toContain('Users');
+
+      await page.goto(`${portal.url}/collect/?session=${latestAcme()}&client_id=acme-co`);
+      const alert = page.locator('main [role="alert"]').first();
+      await expect.poll(() => alert.textContent()).toMatch(/^[A-Z].+/);
+      const text = (await alert.textContent())!;
+      expect(text).not.toContain('[object Object]');
+      const api = await http(portal.url, 'GET', `/api/sessions?session=${latestAcme()}&client_id=acme-co`, {
+        headers: withToken(await login(portal.url, SCOPED.email, SCOPED.password)),
+      });
+      expect(text).toBe(api.body.error);
+      await expectAccessible(page);
+      expectNoConsoleErrors(p, [api.status]);
+    } finally {
+      await p.close();
+    }
+  });
+});
