@@ -112,9 +112,13 @@ describe('licenses page', () => {
       await r.getByRole('button', { name: 'Activate' }).click();
       await poll(() => r.locator('td').nth(3).textContent()).toBe('active');
 
-      // Cancel keeps the key; confirm revokes it.
-      await r.getByRole('button', { name: 'Revoke', exact: true }).click();
-      await page.getByRole('alertdialog').getByRole('button', { name: 'Cancel' }).click();
+      // By keyboard: the question takes focus on Cancel, Escape closes it and focus returns; the key stays.
+      await r.getByRole('button', { name: 'Revoke', exact: true }).focus();
+      await page.keyboard.press('Enter');
+      await poll(() => page.evaluate('document.activeElement?.textContent')).toBe('Cancel');
+      await page.keyboard.press('Escape');
+      expect(await page.getByRole('alertdialog').count()).toBe(0);
+      await poll(() => page.evaluate('document.activeElement?.textContent')).toBe('Revoke');
       expect(await r.locator('td').nth(3).textContent()).toBe('active');
       await confirm(page, r, 'Revoke');
       await poll(() => r.locator('td').nth(3).textContent()).toBe('revoked');

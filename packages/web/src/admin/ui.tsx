@@ -87,7 +87,8 @@ export function Notice({ children }: { children: ComponentChildren }) {
 
 /**
  * A destructive action behind a confirmation: the button opens an inline alert dialog that
- * names what will happen; focus moves to its Cancel button so Enter never confirms by accident.
+ * names what will happen; focus moves to its Cancel button so Enter never confirms by accident,
+ * and Escape cancels.
  */
 export function ConfirmButton(props: {
   label: string;
@@ -98,17 +99,29 @@ export function ConfirmButton(props: {
 }) {
   const [open, setOpen] = useState(false);
   const cancelRef = useRef<HTMLButtonElement>(null);
+  const triggerRef = useRef<HTMLButtonElement>(null);
+  const wasOpen = useRef(false);
   useEffect(() => {
+    // Focus goes into the question when it opens and back to its button when it closes.
     if (open) cancelRef.current?.focus();
+    else if (wasOpen.current) triggerRef.current?.focus();
+    wasOpen.current = open;
   }, [open]);
   if (!open)
     return (
-      <button type="button" class="adm-danger" disabled={props.disabled} onClick={() => setOpen(true)}>
+      <button type="button" class="adm-danger" ref={triggerRef} disabled={props.disabled} onClick={() => setOpen(true)}>
         {props.label}
       </button>
     );
   return (
-    <span class="adm-confirm" role="alertdialog" aria-label={props.question}>
+    <span
+      class="adm-confirm"
+      role="alertdialog"
+      aria-label={props.question}
+      onKeyDown={(e) => {
+        if (e.key === 'Escape') setOpen(false);
+      }}
+    >
       <span>{props.question}</span>{' '}
       <button
         type="button"
