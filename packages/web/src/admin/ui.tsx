@@ -141,7 +141,7 @@ export function ConfirmButton(props: {
 }
 
 export function Pager({ page, label, onPage }: { page: Page<unknown>; label: string; onPage: (n: number) => void }) {
-  if (page.total === 0) return null;
+  if (page.pages <= 1) return null;
   return (
     <nav class="adm-pager" aria-label={`${label} pages`}>
       <button type="button" disabled={page.page <= 1} onClick={() => onPage(page.page - 1)}>
