@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config/index.ts';
 import { HTML_SANDBOX_CSP } from '../src/http/file-headers.ts';
 import { http } from './helpers/http.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
@@ -38,6 +39,12 @@ describe('web console serving', () => {
   afterAll(async () => {
     await portal?.close();
     await fs.rm(webDir, { recursive: true, force: true });
+  });
+
+  it('reads the build from packages/web/dist wherever the portal starts, or from SVC_WEB_DIR', () => {
+    const dist = path.resolve(import.meta.dirname, '../../web/dist');
+    expect(loadConfig({}, os.tmpdir()).webDir).toBe(dist);
+    expect(loadConfig({ SVC_WEB_DIR: 'built' }, '/srv/portal').webDir).toBe('/srv/portal/built');
   });
 
   it('answers a 503 page that says how to build while the console is not built', async () => {

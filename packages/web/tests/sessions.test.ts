@@ -237,6 +237,63 @@ describe('sessions and the session view', () => {
     }
   });
 
+  it('downloads a stored file and copies the share link', async () => {
+    const p = await openPage(browser, WIDTHS.desktop, { permissions: ['clipboard-read', 'clipboard-write'] });
+    const { page } = p;
+    const id = latestAcme();
+    try {
+      await signIn(page, portal, undefined, `/collect/?session=${id}&client_id=acme-co`);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name: 'Download session_results.json' }).click(),
+      ]);
+      expect(download.suggestedFilename()).toBe(`${id}_session_results.json`);
+      const saved = JSON.parse(await fs.readFile((await download.path())!, 'utf8'));
+      const stored = await http(portal.url, 'GET', `/api/download?session=${id}&client_id=acme-co`, {
+        headers: withToken(admin),
+      });
+      expect(saved).toEqual(stored.body);
+
+      await page.getByRole('button', { name: 'Copy link' }).click();
+      await expect.poll(() => page.getByText('Link copied.').isVisible()).toBe(true);
+      expect(
+        await page.evaluate(() =>
+          (
+            globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }
+          ).navigator.clipboard.readText(),
+        ),
+      ).toBe(acme.uploads.at(-1)!.share_url);
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('offers a new share link when the old one was revoked, and frames the report through it', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const id = acme.uploads[0]!.session_id;
+    try {
+      const revoked = await http(portal.url, 'DELETE', `/api/sessions/share?session=${id}&client_id=acme-co`, {
+        headers: withToken(admin),
+      });
+      expect(revoked.status).toBe(200);
+      await signIn(page, portal, undefined, `/collect/?session=${id}&client_id=acme-co`);
+      const report = page.locator('section[aria-labelledby="report-h"]');
+      await expect.poll(() => report.textContent()).toContain('The share link of this session is revoked');
+      expect(await page.locator('iframe.report-frame').count()).toBe(0);
+      await report.getByRole('button', { name: 'Create a new share link' }).click();
+      await expect.poll(() => page.locator('iframe.report-frame').count()).toBe(1);
+      const detail = await http(portal.url, 'GET', `/api/sessions?session=${id}&client_id=acme-co`, {
+        headers: withToken(admin),
+      });
+      expect(await page.getByLabel(/^Share link/).inputValue()).toBe(detail.body.session.share_url);
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('deletes a session only after confirmation', async () => {
     const p = await openPage(browser, WIDTHS.desktop);
     const { page } = p;

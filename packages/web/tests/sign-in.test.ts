@@ -1,7 +1,9 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectAccessible, expectNoConsoleErrors, launchChromium, openPage, WIDTHS } from './helpers/browser.ts';
-import { ADMIN_EMAIL, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
+import { ADMIN_EMAIL, SCREENSHOTS, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 
 /** `/` leads to sign-in, the password grant signs in, the layout and its navigation show, sign-out ends it. */
 describe('console sign-in', () => {
@@ -18,7 +20,7 @@ describe('console sign-in', () => {
     await portal?.close();
   });
 
-  it.each(Object.entries(WIDTHS))('signs in from / and out again at the %s width', async (_name, viewport) => {
+  it.each(Object.entries(WIDTHS))('signs in from / and out again at the %s width', async (name, viewport) => {
     const p = await openPage(browser, viewport);
     const { page } = p;
     try {
@@ -26,6 +28,10 @@ describe('console sign-in', () => {
       expect(new URL(page.url()).pathname).toBe('/console/');
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
       await expectAccessible(page);
+      if (name === 'desktop') {
+        await fs.mkdir(SCREENSHOTS, { recursive: true });
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in.png') });
+      }
 
       await signIn(page, portal, undefined, '/console/');
       await expect.poll(() => new URL(page.url()).pathname).toBe('/console/sessions');
@@ -63,6 +69,39 @@ describe('console sign-in', () => {
       await page.getByRole('button', { name: 'Sign in' }).click();
       await expect.poll(() => page.getByRole('alert').textContent()).toBe('Invalid username or password');
       expectNoConsoleErrors(p, [400]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('refreshes the access token before it expires, and keeps working with the new one', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const grants: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/identity/token')
+        grants.push(new URLSearchParams(r.postData() ?? '').get('grant_type') ?? '');
+    });
+    try {
+      // The page's clock only: the portal's stays real, so the refreshed token is really valid.
+      await page.clock.install();
+      await signIn(page, portal);
+      const stored = () => page.evaluate(() => JSON.parse(sessionStorage.getItem('svc.console.tokens') ?? 'null'));
+      const before = (await stored()) as { accessToken: string; refreshToken: string };
+      expect(grants).toEqual(['password']);
+      // Tokens live an hour; the refresh is due a minute before expiry.
+      await page.clock.fastForward('58:00');
+      expect(grants).toEqual(['password']);
+      await page.clock.fastForward('01:30');
+      await expect.poll(() => grants).toEqual(['password', 'refresh_token']);
+      await expect
+        .poll(async () => ((await stored()) as { refreshToken: string }).refreshToken)
+        .not.toBe(before.refreshToken);
+      // The new token works: a fresh load of the list is answered.
+      await page.getByRole('link', { name: 'Sessions' }).click();
+      await page.reload();
+      await expect.poll(() => page.getByText('No sessions match.').isVisible()).toBe(true);
+      expectNoConsoleErrors(p);
     } finally {
       await p.close();
     }

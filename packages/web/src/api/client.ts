@@ -10,8 +10,8 @@ export interface RequestOptions {
 
 function urlOf(path: string, query: Query | undefined): string {
   const params = new URLSearchParams();
-  for (const [k, v] of Object.entries(query ?? {}))
-    if (v !== undefined && v !== null && v !== '') params.set(k, String(v));
+  // An empty value is sent: `client_id=` names the sessions uploaded without a client (D17).
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) params.set(k, String(v));
   const qs = params.toString();
   return qs === '' ? path : `${path}?${qs}`;
 }

@@ -107,7 +107,7 @@ export function SessionViewPage() {
       ? null
       : () =>
           listSessions({ client_id: session.client_id ?? '', target: session.target ?? undefined, limit: 200 }).then(
-            (r) => r.sessions.filter((s) => s.target === session.target),
+            (r) => r.sessions.filter((s) => s.target === session.target && s.client_id === session.client_id),
           ),
     [session?.client_id, session?.target, session?.session_id],
   );

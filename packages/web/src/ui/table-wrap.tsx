@@ -4,8 +4,8 @@ import type { ComponentChildren } from 'preact';
 export function TableWrap(props: { label: string; children: ComponentChildren }) {
   return (
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus to scroll by keyboard
-    <div class="table-wrap" tabIndex={0} role="region" aria-label={props.label}>
+    <section class="table-wrap" tabIndex={0} aria-label={props.label}>
       {props.children}
-    </div>
+    </section>
   );
 }

@@ -43,8 +43,12 @@ export interface ConsolePage {
  * tests) that records every console error and uncaught exception. A CSP violation is a
  * console error too, so a page that breaks the portal's CSP fails `expectNoConsoleErrors`.
  */
-export async function openPage(browser: Browser, viewport: { width: number; height: number }): Promise<ConsolePage> {
-  const context = await browser.newContext({ viewport });
+export async function openPage(
+  browser: Browser,
+  viewport: { width: number; height: number },
+  opts: { permissions?: string[] } = {},
+): Promise<ConsolePage> {
+  const context = await browser.newContext({ viewport, permissions: opts.permissions ?? [] });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('console', (m) => {
