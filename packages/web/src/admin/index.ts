@@ -1,11 +1,19 @@
+import { h } from 'preact';
 import type { Section } from '../sections.ts';
-import { Unbuilt } from '../ui/unbuilt.tsx';
+import { AuditPage } from './AuditPage.tsx';
+import { consoleClient } from './console-client.ts';
+import { DbHealthPage } from './DbHealthPage.tsx';
+import { LicensesPage } from './LicensesPage.tsx';
+import { UsersPage } from './UsersPage.tsx';
+import { WebhooksPage } from './WebhooksPage.tsx';
+
+const client = consoleClient;
 
 /** The administration sections. */
 export const adminSections: Section[] = [
-  { path: '/console/licenses', label: 'Licenses', component: () => Unbuilt({ title: 'Licenses' }), adminOnly: true },
-  { path: '/console/users', label: 'Users', component: () => Unbuilt({ title: 'Users' }), adminOnly: true },
-  { path: '/console/webhooks', label: 'Webhooks', component: () => Unbuilt({ title: 'Webhooks' }) },
-  { path: '/console/audit', label: 'Audit', component: () => Unbuilt({ title: 'Audit' }) },
-  { path: '/console/health', label: 'Health', component: () => Unbuilt({ title: 'Health' }) },
+  { path: '/console/licenses', label: 'Licenses', component: () => h(LicensesPage, { client }), adminOnly: true },
+  { path: '/console/users', label: 'Users', component: () => h(UsersPage, { client }), adminOnly: true },
+  { path: '/console/webhooks', label: 'Webhooks', component: () => h(WebhooksPage, { client }) },
+  { path: '/console/audit', label: 'Audit', component: () => h(AuditPage, { client }) },
+  { path: '/console/health', label: 'Health', component: () => h(DbHealthPage, { client }) },
 ];

@@ -1,8 +1,11 @@
+import { h } from 'preact';
+import { consoleClient } from '../admin/console-client.ts';
 import type { Section } from '../sections.ts';
-import { Unbuilt } from '../ui/unbuilt.tsx';
+import { CommandsPage } from './CommandsPage.tsx';
+import { FleetPage } from './FleetPage.tsx';
 
 /** The fleet sections: agents, their groups and the command queue. */
 export const fleetSections: Section[] = [
-  { path: '/console/fleet', label: 'Fleet', component: () => Unbuilt({ title: 'Fleet' }) },
-  { path: '/console/commands', label: 'Commands', component: () => Unbuilt({ title: 'Commands' }) },
+  { path: '/console/fleet', label: 'Fleet', component: () => h(FleetPage, { client: consoleClient }) },
+  { path: '/console/commands', label: 'Commands', component: () => h(CommandsPage, { client: consoleClient }) },
 ];

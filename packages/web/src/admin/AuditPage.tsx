@@ -1,0 +1,109 @@
+import { AUDIT_EVENT_TYPES, type AuditResponse } from '@svc/protocol';
+import { useState } from 'preact/hooks';
+import { formatTime } from '../fleet/agent-view.ts';
+import { sessionHref } from '../fleet/command-status.ts';
+import type { ConsoleClient } from './client.ts';
+import { type AuditFilters, auditQuery } from './forms.ts';
+import { pageOf } from './paging.ts';
+import { ErrorNote, Pager, TableWrap, useLoad } from './ui.tsx';
+import { Page } from '../ui/page.tsx';
+
+/** The most recent events fetched per filter; the page says when more matched. */
+const AUDIT_LIMIT = 1000;
+const START: AuditFilters = { days: '30', type: '', session: '' };
+
+/** Audit log: filters by window, event type and session; newest first, a page at a time. */
+export function AuditPage({ client }: { client: ConsoleClient }) {
+  const [form, setForm] = useState<AuditFilters>(START);
+  const [applied, setApplied] = useState<AuditFilters>(START);
+  const [formError, setFormError] = useState<string | null>(null);
+  const [pageNo, setPageNo] = useState(1);
+  const log = useLoad(() => {
+    const q = auditQuery(applied, AUDIT_LIMIT);
+    return q.ok ? client.api<AuditResponse>('GET', `/api/audit?${q.body}`) : Promise.reject(new Error(q.message));
+  }, [applied]);
+  const events = log.data?.events ?? [];
+  const page = pageOf(events, pageNo);
+
+  const apply = (event: Event) => {
+    event.preventDefault();
+    const q = auditQuery(form, AUDIT_LIMIT);
+    setFormError(q.ok ? null : q.message);
+    if (!q.ok) return;
+    setApplied({ ...form });
+    setPageNo(1);
+  };
+
+  return (
+    <Page title="Audit log">
+      <div class="adm-page">
+        <form class="adm-form" onSubmit={apply} aria-label="Audit filters" noValidate>
+          <label>
+            Days (1-90)
+            <input
+              type="number"
+              min={1}
+              max={90}
+              value={form.days}
+              onInput={(e) => setForm({ ...form, days: e.currentTarget.value })}
+            />
+          </label>
+          <label>
+            Event type
+            <select value={form.type} onChange={(e) => setForm({ ...form, type: e.currentTarget.value })}>
+              <option value="">Any</option>
+              {AUDIT_EVENT_TYPES.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Session id
+            <input value={form.session} onInput={(e) => setForm({ ...form, session: e.currentTarget.value })} />
+          </label>
+          <button type="submit">Apply filters</button>
+        </form>
+        <ErrorNote error={formError ?? log.error} />
+        {log.data && (
+          <p role="status">
+            {log.data.total} event{log.data.total === 1 ? '' : 's'} in the last {log.data.days} days
+            {log.data.total > events.length ? `; the newest ${events.length} are listed` : ''}.
+          </p>
+        )}
+        {page.items.length > 0 && (
+          <TableWrap label="Audit events">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">Event</th>
+                  <th scope="col">Actor</th>
+                  <th scope="col">Client</th>
+                  <th scope="col">Session</th>
+                  <th scope="col">Data</th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.items.map((e) => (
+                  <tr key={e.id} data-event={e.event_type}>
+                    <td>{formatTime(e.created_at)}</td>
+                    <th scope="row">{e.event_type}</th>
+                    <td>{e.actor}</td>
+                    <td>{e.client_id ?? '—'}</td>
+                    <td>{e.session_id ? <a href={sessionHref(e.session_id)}>{e.session_id}</a> : '—'}</td>
+                    <td>
+                      <code class="adm-break">{JSON.stringify(e.data)}</code>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        )}
+        <Pager page={page} label="Audit events" onPage={setPageNo} />
+      </div>
+    </Page>
+  );
+}

@@ -1,0 +1,240 @@
+import { type CreatedLicenseResponse, type License, LICENSE_STATUSES, TIERS } from '@svc/protocol';
+import { useState } from 'preact/hooks';
+import { formatTime } from '../fleet/agent-view.ts';
+import type { ConsoleClient } from './client.ts';
+import { draftLicense, type LicenseForm } from './forms.ts';
+import { pageOf } from './paging.ts';
+import { ConfirmButton, ErrorNote, Notice, Pager, SecretOnce, TableWrap, useAction, useLoad } from './ui.tsx';
+import { Page } from '../ui/page.tsx';
+
+const EMPTY: LicenseForm = {
+  tier: 'professional',
+  client_id: '',
+  name: '',
+  description: '',
+  max_sessions: '',
+  max_agents: '',
+  expires_on: '',
+};
+
+const unlimited = (n: number | null) => (n === null ? 'unlimited' : String(n));
+
+/** Licenses: create (plaintext key shown once), revoke, deactivate/activate, delete a revoked key. */
+export function LicensesPage({ client }: { client: ConsoleClient }) {
+  const [status, setStatus] = useState('');
+  const [pageNo, setPageNo] = useState(1);
+  const list = useLoad(
+    () => client.api<{ licenses: License[] }>('GET', `/api/licenses${status ? `?status=${status}` : ''}`),
+    [status],
+  );
+  const action = useAction();
+  const [notice, setNotice] = useState<string | null>(null);
+  const [created, setCreated] = useState<CreatedLicenseResponse['license'] | null>(null);
+
+  const change = async (l: License, verb: 'revoke' | 'deactivate' | 'activate' | 'delete') => {
+    setNotice(null);
+    const path = `/api/licenses?id=${encodeURIComponent(l.id)}`;
+    const ok = await action.run(() =>
+      verb === 'delete' ? client.api('DELETE', path) : client.api('PATCH', path, { action: verb }),
+    );
+    if (ok) {
+      const done = { revoke: 'revoked', deactivate: 'deactivated', activate: 'activated', delete: 'deleted' }[verb];
+      setNotice(`License ${l.name} ${done}`);
+      list.reload();
+    }
+  };
+
+  const licenses = list.data?.licenses ?? [];
+  const page = pageOf(licenses, pageNo);
+  return (
+    <Page title="Licenses">
+      <div class="adm-page">
+        <CreateLicense
+          client={client}
+          onCreated={(license) => {
+            setCreated(license);
+            list.reload();
+          }}
+        />
+        {created && (
+          <section aria-labelledby="lic-created">
+            <h2 id="lic-created">New key for {created.name}</h2>
+            <SecretOnce id="license-key" label="License key" value={created.plaintext_key} />
+            <button type="button" onClick={() => setCreated(null)}>
+              I have stored the key
+            </button>
+          </section>
+        )}
+        <section aria-labelledby="lic-list">
+          <h2 id="lic-list">Keys</h2>
+          <label class="adm-field">
+            Status
+            <select
+              value={status}
+              onChange={(e) => {
+                setStatus(e.currentTarget.value);
+                setPageNo(1);
+              }}
+            >
+              <option value="">Any</option>
+              {LICENSE_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </label>
+          <ErrorNote error={list.error ?? action.error} />
+          {notice && <Notice>{notice}</Notice>}
+          {list.data && licenses.length === 0 && <p>No license keys.</p>}
+          {page.items.length > 0 && (
+            <TableWrap label="License keys">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Client</th>
+                    <th scope="col">Tier</th>
+                    <th scope="col">Key prefix</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Limits</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.items.map((l) => (
+                    <tr key={l.id} data-license={l.id}>
+                      <th scope="row">
+                        {l.name}
+                        {l.description ? <div class="adm-hint">{l.description}</div> : null}
+                      </th>
+                      <td>{l.client_id}</td>
+                      <td>{l.tier}</td>
+                      <td>
+                        <code>{l.key_prefix}…</code>
+                      </td>
+                      <td>
+                        <span class={`adm-badge adm-status-${l.status}`}>{l.status}</span>
+                      </td>
+                      <td>
+                        {unlimited(l.max_sessions)} sessions, {unlimited(l.max_agents)} agents
+                      </td>
+                      <td>{l.expires_at ? formatTime(l.expires_at) : 'never'}</td>
+                      <td>{formatTime(l.created_at)}</td>
+                      <td>
+                        <div class="adm-actions">
+                          {l.revoked_at === null && l.is_active && (
+                            <ConfirmButton
+                              label="Deactivate"
+                              question={`Deactivate ${l.name}? Uploads with it are refused until it is activated.`}
+                              disabled={action.busy}
+                              onConfirm={() => change(l, 'deactivate')}
+                            />
+                          )}
+                          {l.revoked_at === null && !l.is_active && (
+                            <button type="button" disabled={action.busy} onClick={() => change(l, 'activate')}>
+                              Activate
+                            </button>
+                          )}
+                          {l.revoked_at === null && (
+                            <ConfirmButton
+                              label="Revoke"
+                              question={`Revoke ${l.name}? This cannot be undone.`}
+                              disabled={action.busy}
+                              onConfirm={() => change(l, 'revoke')}
+                            />
+                          )}
+                          {l.revoked_at !== null && (
+                            <ConfirmButton
+                              label="Delete"
+                              question={`Delete ${l.name} for good?`}
+                              disabled={action.busy}
+                              onConfirm={() => change(l, 'delete')}
+                            />
+                          )}
+                        </div>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableWrap>
+          )}
+          <Pager page={page} label="License keys" onPage={setPageNo} />
+        </section>
+      </div>
+    </Page>
+  );
+}
+
+function CreateLicense(props: {
+  client: ConsoleClient;
+  onCreated: (license: CreatedLicenseResponse['license']) => void;
+}) {
+  const [form, setForm] = useState<LicenseForm>(EMPTY);
+  const [formError, setFormError] = useState<string | null>(null);
+  const action = useAction();
+  const set = (key: keyof LicenseForm) => (e: { currentTarget: { value: string } }) =>
+    setForm({ ...form, [key]: e.currentTarget.value });
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const draft = draftLicense(form);
+    setFormError(draft.ok ? null : draft.message);
+    if (!draft.ok) return;
+    let answer: CreatedLicenseResponse | null = null;
+    const ok = await action.run(async () => {
+      answer = await props.client.api<CreatedLicenseResponse>('POST', '/api/licenses', draft.body);
+    });
+    if (ok && answer !== null) {
+      props.onCreated((answer as CreatedLicenseResponse).license);
+      setForm(EMPTY);
+    }
+  };
+  return (
+    <section aria-labelledby="lic-create">
+      <h2 id="lic-create">Create a key</h2>
+      <form class="adm-form" onSubmit={submit} aria-labelledby="lic-create" noValidate>
+        <label>
+          Tier
+          <select value={form.tier} onChange={set('tier')}>
+            {TIERS.map((t) => (
+              <option key={t} value={t}>
+                {t}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Client id
+          <input value={form.client_id} onInput={set('client_id')} required />
+        </label>
+        <label>
+          Name
+          <input value={form.name} onInput={set('name')} required />
+        </label>
+        <label>
+          Description (optional)
+          <input value={form.description} onInput={set('description')} />
+        </label>
+        <label>
+          Max sessions (optional)
+          <input inputMode="numeric" value={form.max_sessions} onInput={set('max_sessions')} />
+        </label>
+        <label>
+          Max agents (optional)
+          <input inputMode="numeric" value={form.max_agents} onInput={set('max_agents')} />
+        </label>
+        <label>
+          Expires on (optional)
+          <input type="date" value={form.expires_on} onInput={set('expires_on')} />
+        </label>
+        <button type="submit" disabled={action.busy}>
+          Create key
+        </button>
+      </form>
+      <ErrorNote error={formError ?? action.error} />
+    </section>
+  );
+}

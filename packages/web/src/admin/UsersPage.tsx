@@ -1,0 +1,204 @@
+import { ROLES, type User } from '@svc/protocol';
+import { useState } from 'preact/hooks';
+import { formatTime } from '../fleet/agent-view.ts';
+import type { ConsoleClient } from './client.ts';
+import { draftUser, splitList, type UserForm } from './forms.ts';
+import { pageOf } from './paging.ts';
+import { ConfirmButton, ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from './ui.tsx';
+import { Page } from '../ui/page.tsx';
+
+const EMPTY: UserForm = { email: '', password: '', role: 'member', client_ids: '' };
+
+/** Users of the portal's identity provider: create scoped users, change role and client ids, delete. */
+export function UsersPage({ client }: { client: ConsoleClient }) {
+  const list = useLoad(() => client.identity<{ users: User[] }>('GET', '/identity/admin/users'), []);
+  const action = useAction();
+  const [notice, setNotice] = useState<string | null>(null);
+  const [pageNo, setPageNo] = useState(1);
+  const [editing, setEditing] = useState<string | null>(null);
+  const users = list.data?.users ?? [];
+  const page = pageOf(users, pageNo);
+
+  const remove = async (u: User) => {
+    setNotice(null);
+    if (await action.run(() => client.identity('DELETE', `/identity/admin/users?id=${encodeURIComponent(u.id)}`))) {
+      setNotice(`User ${u.email} deleted`);
+      list.reload();
+    }
+  };
+
+  return (
+    <Page title="Users">
+      <div class="adm-page">
+        <CreateUser
+          client={client}
+          onCreated={(u) => {
+            setNotice(`User ${u.email} created`);
+            list.reload();
+          }}
+        />
+        <section aria-labelledby="users-list">
+          <h2 id="users-list">Users</h2>
+          <ErrorNote error={list.error ?? action.error} />
+          {notice && <Notice>{notice}</Notice>}
+          {page.items.length > 0 && (
+            <TableWrap label="Users">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Email</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Client ids</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.items.map((u) =>
+                    editing === u.id ? (
+                      <EditUser
+                        key={u.id}
+                        client={client}
+                        user={u}
+                        onDone={(message) => {
+                          setEditing(null);
+                          if (message) {
+                            setNotice(message);
+                            list.reload();
+                          }
+                        }}
+                      />
+                    ) : (
+                      <tr key={u.id} data-user={u.email}>
+                        <th scope="row">{u.email}</th>
+                        <td>{u.role}</td>
+                        <td>{u.client_ids.length ? u.client_ids.join(', ') : 'all (admin)'}</td>
+                        <td>{formatTime(u.created_at)}</td>
+                        <td>
+                          <div class="adm-actions">
+                            <button type="button" onClick={() => setEditing(u.id)}>
+                              Edit
+                            </button>
+                            <ConfirmButton
+                              label="Delete"
+                              question={`Delete user ${u.email}?`}
+                              disabled={action.busy}
+                              onConfirm={() => remove(u)}
+                            />
+                          </div>
+                        </td>
+                      </tr>
+                    ),
+                  )}
+                </tbody>
+              </table>
+            </TableWrap>
+          )}
+          <Pager page={page} label="Users" onPage={setPageNo} />
+        </section>
+      </div>
+    </Page>
+  );
+}
+
+function EditUser(props: { client: ConsoleClient; user: User; onDone: (message: string | null) => void }) {
+  const [role, setRole] = useState<string>(props.user.role);
+  const [clientIds, setClientIds] = useState(props.user.client_ids.join(', '));
+  const action = useAction();
+  const save = async () => {
+    const body = { role, client_ids: splitList(clientIds) };
+    const path = `/identity/admin/users?id=${encodeURIComponent(props.user.id)}`;
+    if (await action.run(() => props.client.identity('PATCH', path, body)))
+      props.onDone(`User ${props.user.email} updated`);
+  };
+  return (
+    <tr data-user={props.user.email}>
+      <th scope="row">{props.user.email}</th>
+      <td>
+        <label class="adm-field">
+          Role
+          <select value={role} onChange={(e) => setRole(e.currentTarget.value)}>
+            {ROLES.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+      </td>
+      <td>
+        <label class="adm-field">
+          Client ids
+          <input value={clientIds} onInput={(e) => setClientIds(e.currentTarget.value)} />
+        </label>
+      </td>
+      <td>{formatTime(props.user.created_at)}</td>
+      <td>
+        <div class="adm-actions">
+          <button type="button" disabled={action.busy} onClick={save}>
+            Save
+          </button>
+          <button type="button" onClick={() => props.onDone(null)}>
+            Cancel
+          </button>
+        </div>
+        <ErrorNote error={action.error} />
+      </td>
+    </tr>
+  );
+}
+
+function CreateUser(props: { client: ConsoleClient; onCreated: (u: User) => void }) {
+  const [form, setForm] = useState<UserForm>(EMPTY);
+  const [formError, setFormError] = useState<string | null>(null);
+  const action = useAction();
+  const set = (key: keyof UserForm) => (e: { currentTarget: { value: string } }) =>
+    setForm({ ...form, [key]: e.currentTarget.value });
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const draft = draftUser(form);
+    setFormError(draft.ok ? null : draft.message);
+    if (!draft.ok) return;
+    let created: User | null = null;
+    const ok = await action.run(async () => {
+      created = (await props.client.identity<{ user: User }>('POST', '/identity/admin/users', draft.body)).user;
+    });
+    if (ok && created !== null) {
+      props.onCreated(created);
+      setForm(EMPTY);
+    }
+  };
+  return (
+    <section aria-labelledby="users-create">
+      <h2 id="users-create">Create a user</h2>
+      <form class="adm-form" onSubmit={submit} aria-labelledby="users-create" noValidate>
+        <label>
+          Email
+          <input type="email" autocomplete="off" value={form.email} onInput={set('email')} required />
+        </label>
+        <label>
+          Password (12 or more characters)
+          <input type="password" autocomplete="new-password" value={form.password} onInput={set('password')} />
+        </label>
+        <label>
+          Role
+          <select value={form.role} onChange={set('role')}>
+            {ROLES.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Client ids (a member sees only these)
+          <input value={form.client_ids} onInput={set('client_ids')} />
+        </label>
+        <button type="submit" disabled={action.busy}>
+          Create user
+        </button>
+      </form>
+      <ErrorNote error={formError ?? action.error} />
+    </section>
+  );
+}

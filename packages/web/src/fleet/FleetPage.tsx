@@ -1,0 +1,286 @@
+import type { AgentView, AuditEvent } from '@svc/protocol';
+import { useState } from 'preact/hooks';
+import { identity } from '../auth/session.ts';
+import type { ConsoleClient } from '../admin/client.ts';
+import { pageOf } from '../admin/paging.ts';
+import { ConfirmButton, ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from '../admin/ui.tsx';
+import { agentState, formatAge, formatDuration, formatTime, scheduleRows, systemInfoRows } from './agent-view.ts';
+import { deregisteredAgents } from './deregistered.ts';
+import { GroupsSection } from './GroupsSection.tsx';
+import { Page } from '../ui/page.tsx';
+
+/** Agents per page of the fleet listing (the portal pages it by agent id). */
+const AGENTS_PER_PAGE = 25;
+
+interface AgentPage {
+  agents: AgentView[];
+  stale_threshold_seconds: number;
+  next_cursor: string | null;
+}
+
+const clientQuery = (clientId: string | null) => (clientId === null ? {} : { client_id: clientId });
+
+/**
+ * Fleet: registered agents (online or stale), their details, deregistration, and the agents
+ * awaiting re-enable or purge. Registration changes are admin-only at the portal, so a scoped
+ * user sees its clients' agents and groups without them.
+ */
+export function FleetPage({ client }: { client: ConsoleClient }) {
+  const isAdmin = identity.value?.role === 'admin';
+  // cursors[i] is the cursor of page i; page 0 has none.
+  const [cursors, setCursors] = useState<string[]>(['']);
+  const [open, setOpen] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const action = useAction();
+  const cursor = cursors.at(-1) ?? '';
+  const agents = useLoad(
+    () =>
+      client.api<AgentPage>(
+        'GET',
+        `/api/health?agents=true&limit=${AGENTS_PER_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      ),
+    [cursor],
+  );
+  const audit = useLoad(
+    () =>
+      isAdmin
+        ? client.api<{ events: AuditEvent[] }>('GET', '/api/audit?days=90&limit=5000')
+        : Promise.resolve({ events: [] }),
+    [agents.data, isAdmin],
+  );
+
+  const act = async (agentId: string, clientId: string | null, verb: 'deregister' | 'reenable' | 'purge') => {
+    setNotice(null);
+    const ok = await action.run(() =>
+      client.api('PATCH', '/api/agents', { agent_id: agentId, ...clientQuery(clientId), action: verb }),
+    );
+    if (ok) {
+      const done = { deregister: 'deregistered', reenable: 're-enabled', purge: 'purged' }[verb];
+      setNotice(`Agent ${agentId} ${done}`);
+      agents.reload();
+      audit.reload();
+    }
+  };
+
+  const page = agents.data;
+  return (
+    <Page title="Fleet">
+      <div class="adm-page">
+        <ErrorNote error={action.error} />
+        {notice && <Notice>{notice}</Notice>}
+        <section aria-labelledby="fleet-agents">
+          <h2 id="fleet-agents">Agents</h2>
+          <ErrorNote error={agents.error} />
+          {page && (
+            <p class="adm-hint">
+              An agent is stale when its last heartbeat is older than {formatDuration(page.stale_threshold_seconds)}.
+            </p>
+          )}
+          {page && page.agents.length === 0 && <p>No registered agents{cursors.length > 1 ? ' on this page' : ''}.</p>}
+          {page && page.agents.length > 0 && (
+            <TableWrap label="Agents">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Agent</th>
+                    <th scope="col">Client</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Last heartbeat</th>
+                    <th scope="col">Version</th>
+                    <th scope="col">Uptime</th>
+                    <th scope="col">Schedules</th>
+                    <th scope="col">Actions</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {page.agents.map((a) => {
+                    const key = `${a.client_id ?? ''}/${a.agent_id}`;
+                    const state = agentState(a);
+                    return [
+                      <tr key={key} data-agent={a.agent_id}>
+                        <th scope="row">{a.agent_id}</th>
+                        <td>{a.client_id ?? '—'}</td>
+                        <td>
+                          <span class={`adm-badge adm-state-${state}`}>{state}</span>
+                        </td>
+                        <td title={formatTime(a.received_at)}>{formatAge(a.age_seconds)}</td>
+                        <td>{a.version}</td>
+                        <td>{formatDuration(a.uptime_seconds)}</td>
+                        <td>{scheduleRows(a.schedules).length}</td>
+                        <td>
+                          <div class="adm-actions">
+                            <button
+                              type="button"
+                              aria-expanded={open === key}
+                              aria-controls={`agent-detail-${a.agent_id}`}
+                              onClick={() => setOpen(open === key ? null : key)}
+                            >
+                              {open === key ? 'Hide details' : 'Details'}
+                            </button>
+                            {isAdmin && (
+                              <ConfirmButton
+                                label="Deregister"
+                                question={`Deregister ${a.agent_id}? Its heartbeats are refused until it is re-enabled.`}
+                                disabled={action.busy}
+                                onConfirm={() => act(a.agent_id, a.client_id, 'deregister')}
+                              />
+                            )}
+                          </div>
+                        </td>
+                      </tr>,
+                      open === key && (
+                        <tr key={`${key}-detail`} id={`agent-detail-${a.agent_id}`}>
+                          <td colSpan={8}>
+                            <AgentDetail agent={a} />
+                          </td>
+                        </tr>
+                      ),
+                    ];
+                  })}
+                </tbody>
+              </table>
+            </TableWrap>
+          )}
+          <nav class="adm-pager" aria-label="Agent pages">
+            <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
+              Previous
+            </button>
+            <span>Page {cursors.length}</span>
+            <button
+              type="button"
+              disabled={!page?.next_cursor}
+              onClick={() => page?.next_cursor && setCursors([...cursors, page.next_cursor])}
+            >
+              Next
+            </button>
+          </nav>
+        </section>
+        {isAdmin && (
+          <DeregisteredSection
+            events={audit.data?.events ?? null}
+            error={audit.error}
+            busy={action.busy}
+            onAct={(id, clientId, verb) => act(id, clientId, verb)}
+          />
+        )}
+        <GroupsSection client={client} agents={page?.agents ?? []} />
+      </div>
+    </Page>
+  );
+}
+
+function AgentDetail({ agent }: { agent: AgentView }) {
+  const schedules = scheduleRows(agent.schedules);
+  const info = systemInfoRows(agent.system_info);
+  return (
+    <div class="adm-page">
+      <dl class="adm-dl">
+        <dt>Status</dt>
+        <dd>{agent.status}</dd>
+        <dt>First seen</dt>
+        <dd>{formatTime(agent.first_seen_at)}</dd>
+        <dt>Last heartbeat</dt>
+        <dd>{formatTime(agent.received_at)}</dd>
+        <dt>Sent at</dt>
+        <dd>{formatTime(agent.timestamp)}</dd>
+      </dl>
+      <h3>Schedules</h3>
+      {schedules.length === 0 ? (
+        <p>No schedules reported.</p>
+      ) : (
+        <TableWrap label={`Schedules of ${agent.agent_id}`}>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Schedule</th>
+                <th scope="col">Config</th>
+                <th scope="col">Last run</th>
+                <th scope="col">Last status</th>
+                <th scope="col">Next run</th>
+                <th scope="col">Retries</th>
+              </tr>
+            </thead>
+            <tbody>
+              {schedules.map((s) => (
+                <tr key={s.id + s.config}>
+                  <td>{s.id}</td>
+                  <td>{s.config}</td>
+                  <td>{s.lastRun}</td>
+                  <td>{s.lastStatus}</td>
+                  <td>{s.nextRun}</td>
+                  <td>{s.retries}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+      <h3>System</h3>
+      {info.length === 0 ? (
+        <p>No system information reported.</p>
+      ) : (
+        <dl class="adm-dl">{info.map(([k, v]) => [<dt key={`${k}-t`}>{k}</dt>, <dd key={`${k}-d`}>{v}</dd>])}</dl>
+      )}
+    </div>
+  );
+}
+
+function DeregisteredSection(props: {
+  events: AuditEvent[] | null;
+  error: string | null;
+  busy: boolean;
+  onAct: (agentId: string, clientId: string | null, verb: 'reenable' | 'purge') => Promise<void>;
+}) {
+  const [pageNo, setPageNo] = useState(1);
+  const list = props.events === null ? [] : deregisteredAgents(props.events);
+  const page = pageOf(list, pageNo);
+  return (
+    <section aria-labelledby="fleet-deregistered">
+      <h2 id="fleet-deregistered">Deregistered agents</h2>
+      <ErrorNote error={props.error} />
+      {props.events !== null && list.length === 0 && <p>No deregistered agents in the last 90 days.</p>}
+      {page.items.length > 0 && (
+        <TableWrap label="Deregistered agents">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Agent</th>
+                <th scope="col">Client</th>
+                <th scope="col">Deregistered</th>
+                <th scope="col">By</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.items.map((a) => (
+                <tr key={`${a.client_id ?? ''}/${a.agent_id}`} data-deregistered={a.agent_id}>
+                  <th scope="row">{a.agent_id}</th>
+                  <td>{a.client_id ?? '—'}</td>
+                  <td>{formatTime(a.deregistered_at)}</td>
+                  <td>{a.deregistered_by}</td>
+                  <td>
+                    <div class="adm-actions">
+                      <ConfirmButton
+                        label="Re-enable"
+                        question={`Re-enable ${a.agent_id}? Its heartbeats are accepted again.`}
+                        disabled={props.busy}
+                        onConfirm={() => props.onAct(a.agent_id, a.client_id, 'reenable')}
+                      />
+                      <ConfirmButton
+                        label="Purge"
+                        question={`Purge ${a.agent_id}? Its record, commands and results are deleted for good.`}
+                        disabled={props.busy}
+                        onConfirm={() => props.onAct(a.agent_id, a.client_id, 'purge')}
+                      />
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+      <Pager page={page} label="Deregistered agents" onPage={setPageNo} />
+    </section>
+  );
+}

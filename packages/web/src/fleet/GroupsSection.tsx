@@ -1,0 +1,126 @@
+import type { AgentView } from '@svc/protocol';
+import { useState } from 'preact/hooks';
+import type { ConsoleClient } from '../admin/client.ts';
+import { pageOf } from '../admin/paging.ts';
+import { ConfirmButton, ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from '../admin/ui.tsx';
+import { formatTime } from './agent-view.ts';
+
+export interface GroupMember {
+  agent_id: string;
+  client_id: string | null;
+  created_at: string;
+}
+export type Groups = Record<string, GroupMember[]>;
+
+interface MemberRow extends GroupMember {
+  group: string;
+}
+
+/** Agent groups: one row per membership, add an agent to a group, remove it (confirmed). */
+export function GroupsSection({ client, agents }: { client: ConsoleClient; agents: readonly AgentView[] }) {
+  const groups = useLoad(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
+  const action = useAction();
+  const [notice, setNotice] = useState<string | null>(null);
+  const [pageNo, setPageNo] = useState(1);
+  const [agentChoice, setAgentChoice] = useState('');
+  const [groupName, setGroupName] = useState('');
+  const rows: MemberRow[] = Object.entries(groups.data?.groups ?? {})
+    .sort(([a], [b]) => a.localeCompare(b))
+    .flatMap(([group, members]) => members.map((m) => ({ ...m, group })));
+  const page = pageOf(rows, pageNo);
+
+  const add = async (event: Event) => {
+    event.preventDefault();
+    setNotice(null);
+    const agent = agents.find((a) => `${a.client_id ?? ''}/${a.agent_id}` === agentChoice);
+    if (!agent) return void action.run(() => Promise.reject(new Error('Choose an agent')));
+    const name = groupName.trim();
+    const ok = await action.run(() =>
+      client.api('POST', '/api/agent-groups', {
+        agent_id: agent.agent_id,
+        group_name: name,
+        ...(agent.client_id === null ? {} : { client_id: agent.client_id }),
+      }),
+    );
+    if (ok) {
+      setNotice(`Added ${agent.agent_id} to ${name}`);
+      setGroupName('');
+      groups.reload();
+    }
+  };
+
+  const remove = async (m: MemberRow) => {
+    setNotice(null);
+    const q = new URLSearchParams({ agent_id: m.agent_id, group_name: m.group });
+    if (m.client_id !== null) q.set('client_id', m.client_id);
+    const ok = await action.run(() => client.api('DELETE', `/api/agent-groups?${q}`));
+    if (ok) {
+      setNotice(`Removed ${m.agent_id} from ${m.group}`);
+      groups.reload();
+    }
+  };
+
+  return (
+    <section aria-labelledby="fleet-groups">
+      <h2 id="fleet-groups">Groups</h2>
+      <ErrorNote error={groups.error ?? action.error} />
+      {notice && <Notice>{notice}</Notice>}
+      <form class="adm-form" onSubmit={add} aria-label="Add an agent to a group">
+        <div class="adm-field">
+          <label for="group-agent">Agent</label>
+          <select id="group-agent" value={agentChoice} onChange={(e) => setAgentChoice(e.currentTarget.value)} required>
+            <option value="">Choose an agent</option>
+            {agents.map((a) => (
+              <option key={`${a.client_id ?? ''}/${a.agent_id}`} value={`${a.client_id ?? ''}/${a.agent_id}`}>
+                {a.agent_id}
+                {a.client_id ? ` (${a.client_id})` : ''}
+              </option>
+            ))}
+          </select>
+        </div>
+        <label>
+          Group name
+          <input value={groupName} onInput={(e) => setGroupName(e.currentTarget.value)} required maxLength={64} />
+        </label>
+        <button type="submit" disabled={action.busy}>
+          Add to group
+        </button>
+      </form>
+      {groups.data && rows.length === 0 && <p>No groups yet.</p>}
+      {page.items.length > 0 && (
+        <TableWrap label="Group members">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Group</th>
+                <th scope="col">Agent</th>
+                <th scope="col">Client</th>
+                <th scope="col">Added</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {page.items.map((m) => (
+                <tr key={`${m.group}/${m.client_id ?? ''}/${m.agent_id}`} data-group={m.group} data-member={m.agent_id}>
+                  <th scope="row">{m.group}</th>
+                  <td>{m.agent_id}</td>
+                  <td>{m.client_id ?? '—'}</td>
+                  <td>{formatTime(m.created_at)}</td>
+                  <td>
+                    <ConfirmButton
+                      label="Remove"
+                      question={`Remove ${m.agent_id} from group ${m.group}?`}
+                      disabled={action.busy}
+                      onConfirm={() => remove(m)}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableWrap>
+      )}
+      <Pager page={page} label="Group members" onPage={setPageNo} />
+    </section>
+  );
+}

@@ -1,0 +1,75 @@
+import type { AgentView } from '@svc/protocol';
+
+/**
+ * How the Fleet page reads an agent record: its state, ages in words, schedules and host
+ * telemetry. Schedules and system_info are stored as the daemon sent them (JSON), so each
+ * entry is read defensively and shown as text, never trusted to have a shape.
+ */
+
+export type AgentState = 'online' | 'stale' | 'deregistered';
+
+export function agentState(agent: Pick<AgentView, 'is_stale' | 'deregistered_at'>): AgentState {
+  if (agent.deregistered_at !== null) return 'deregistered';
+  return agent.is_stale ? 'stale' : 'online';
+}
+
+/** A duration in the two largest units: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`. */
+export function formatDuration(totalSeconds: number): string {
+  if (!Number.isFinite(totalSeconds) || totalSeconds < 0) return '—';
+  const s = Math.floor(totalSeconds);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 === 0 ? `${h} h` : `${h} h ${m % 60} min`;
+  const d = Math.floor(h / 24);
+  return h % 24 === 0 ? `${d} d` : `${d} d ${h % 24} h`;
+}
+
+export const formatAge = (seconds: number): string =>
+  formatDuration(seconds) === '—' ? '—' : `${formatDuration(seconds)} ago`;
+
+/** An ISO timestamp as `YYYY-MM-DD HH:MM UTC`: one reading for every viewer, whatever the browser's zone. */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '—';
+  return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+export interface ScheduleRow {
+  id: string;
+  config: string;
+  lastRun: string;
+  lastStatus: string;
+  nextRun: string;
+  retries: string;
+}
+
+const str = (v: unknown): string => (typeof v === 'string' && v !== '' ? v : '—');
+
+/** The heartbeat's schedules as table rows (SPEC heartbeat payload); anything not an object is skipped. */
+export function scheduleRows(schedules: readonly unknown[] | null): ScheduleRow[] {
+  const rows: ScheduleRow[] = [];
+  for (const item of schedules ?? []) {
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) continue;
+    const s = item as Record<string, unknown>;
+    rows.push({
+      id: str(s['schedule_id']),
+      config: str(s['config']),
+      lastRun: typeof s['last_run'] === 'string' ? formatTime(s['last_run']) : '—',
+      lastStatus: str(s['last_status']),
+      nextRun: typeof s['next_run'] === 'string' ? formatTime(s['next_run']) : '—',
+      retries: typeof s['retry_count'] === 'number' ? String(s['retry_count']) : '—',
+    });
+  }
+  return rows;
+}
+
+/** system_info as label/value pairs, nested values as compact JSON, at most `max` entries. */
+export function systemInfoRows(info: Record<string, unknown> | null, max = 24): Array<[string, string]> {
+  if (info === null) return [];
+  return Object.entries(info)
+    .slice(0, max)
+    .map(([key, value]) => [key, typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value))]);
+}
