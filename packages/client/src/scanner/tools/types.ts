@@ -42,6 +42,8 @@ export interface ToolContext {
   privileged: boolean;
   /** DNS names the user named with `svc scan --domains` (validated), for DNS checks such as zone transfer, SPF, DMARC. */
   domains: readonly string[];
+  /** The scan's nmap port list (`T:…,U:…`, from the profile or a validated `--ports`), for discovery tools. */
+  ports?: string | undefined;
 }
 
 /** Runs after nmap on the hosts it found: each invocation's output becomes findings. */
@@ -49,6 +51,11 @@ export interface EnrichmentTool extends ToolBase {
   kind: 'enrichment';
   /** The invocations this scan needs (empty when no host runs a service the tool checks). */
   plan(hosts: readonly NmapHost[], ctx: ToolContext): ToolInvocation[];
+  /**
+   * Invocations that one invocation's output calls for (smbclient: one per share its listing
+   * named), run once each after it; their output goes to `parse` like any other. Never chained further.
+   */
+  followUp?(invocation: ToolInvocation, output: ToolOutput, ctx: ToolContext): ToolInvocation[];
   /** Findings from one invocation; each carries `source: <tool name>`. */
   parse(invocation: ToolInvocation, output: ToolOutput, ctx: ToolContext): ScanFinding[];
 }
