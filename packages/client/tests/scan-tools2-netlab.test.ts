@@ -70,7 +70,8 @@ function capture(): void {
   writeFileSync(`${FIXTURES}nmap-hosts.json`, `${JSON.stringify(hosts, null, 1)}\n`);
   const names = new Map<string, number>();
   for (const { tool, invocation, output } of ran) {
-    const base = `${tool}-${invocation.label.replace(/^\S+ /, '').replace(/[^a-z0-9.]+/gi, '-')}`.toLowerCase();
+    const what = invocation.host === undefined ? 'sweep' : invocation.label.replace(/^\S+ /, '');
+    const base = `${tool}-${what.replace(/[^a-z0-9.]+/gi, '-').replace(/^-|-$/g, '')}`.toLowerCase();
     const n = (names.get(base) ?? 0) + 1;
     names.set(base, n);
     const { durationMs: _, ...stable } = output;
