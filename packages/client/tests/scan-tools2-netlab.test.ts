@@ -67,7 +67,7 @@ async function enrich(tool: EnrichmentTool): Promise<ScanFinding[]> {
 
 function capture(): void {
   mkdirSync(FIXTURES, { recursive: true });
-  writeFileSync(`${FIXTURES}nmap-hosts.json`, `${JSON.stringify(hosts, null, 1)}\n`);
+  writeFileSync(`${FIXTURES}nmap-hosts.json`, `${JSON.stringify(hosts, null, 2)}\n`);
   const names = new Map<string, number>();
   for (const { tool, invocation, output } of ran) {
     const what = invocation.host === undefined ? 'sweep' : invocation.label.replace(/^\S+ /, '');
@@ -77,7 +77,7 @@ function capture(): void {
     const { durationMs: _, ...stable } = output;
     writeFileSync(
       `${FIXTURES}${base}${n > 1 ? `-${n}` : ''}.json`,
-      `${JSON.stringify({ invocation, output: stable }, null, 1)}\n`,
+      `${JSON.stringify({ invocation, output: stable }, null, 2)}\n`,
     );
   }
 }
