@@ -1,37 +1,16 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
-import { alertSettingsFrom } from '../../alerts/settings.ts';
-import { gateChannels } from '../../alerts/gate.ts';
-import type { Settings } from '../../config/settings.ts';
 import { licenseState } from '../../license/service.ts';
 import { parseExceptionsFile, type ExceptionRule } from '../../pipeline/exceptions.ts';
-import { orcSettingsFrom } from '../../pipeline/orc964.ts';
-import { createPortalClient } from '../../portal/client.ts';
-import { isSetupError, PortalError } from '../../portal/errors.ts';
-import { brandingFromEnv } from '../../report/branding.ts';
+import { parseDomains } from '../../scan/domains.ts';
 import { findNmap, NMAP_MISSING } from '../../scan/nmap-path.ts';
-import {
-  detectFindings,
-  formatCommand,
-  NmapFailedError,
-  parseTargets,
-  PROFILES,
-  runNmap,
-  scanTimeOf,
-  TargetError,
-  toHostInfos,
-  validatePorts,
-} from '../../scanner/index.ts';
-import { produceSession } from '../../session-dir/produce.ts';
-import { sessionIdOf } from '../../session-dir/id.ts';
+import { runScan, ScanUploadError } from '../../scan/run-scan.ts';
+import { NmapFailedError, parseTargets, PROFILES, TargetError, validatePorts } from '../../scanner/index.ts';
+import { EXTERNAL_TOOLS } from '../../scanner/tools/index.ts';
 import { sessionsRootOf } from '../../session-dir/root.ts';
-import { attachBenchmark } from '../../upload/benchmark.ts';
-import { rendererFor } from '../../upload/render-again.ts';
-import { CLIENT_VERSION } from '../../version.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
 import { CliError, Output, usageError } from '../output.ts';
-import { sessionDirFiles } from './upload.ts';
 
 interface ScanOpts extends CommonOpts {
   targets?: string;
@@ -42,13 +21,10 @@ interface ScanOpts extends CommonOpts {
   sessionsDir?: string;
   exceptions?: string;
   json?: boolean;
+  domains?: string;
+  /** commander's negation of `--no-tools`. */
+  tools: boolean;
 }
-
-/** Settings read as an env-style record (branding and ORC take one). */
-const valuesOf = (settings: Settings): Record<string, string | undefined> =>
-  new Proxy({} as Record<string, string | undefined>, {
-    get: (_t, key) => (typeof key === 'string' ? settings.get(key) : undefined),
-  });
 
 function exceptionsOf(file: string | undefined, warn: (m: string) => void): ExceptionRule[] {
   if (file === undefined) return [];
@@ -74,13 +50,16 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('--upload', 'upload the session to the portal afterwards')
     .option('--sessions-dir <dir>', 'sessions root; default SVC_SESSIONS_DIR, ~/.svc/sessions')
     .option('--exceptions <file>', 'risk exceptions file (JSON)')
-    .option('--json', 'print {path, session_id, summary} as JSON');
+    .option('--json', 'print {path, session_id, summary} as JSON')
+    .option('--domains <list>', 'DNS names for the DNS checks (zone transfer, SPF, DMARC), comma separated')
+    .option('--no-tools', 'nmap and its rules only: no optional tool runs (testssl.sh, sslscan, whatweb...)');
   configOption(cmd);
   targetOptions(cmd);
   cmd.addHelpText(
     'after',
     '\nRuns nmap without a shell (SYN scan and OS guess as root, connect scan otherwise) and writes\n' +
       '<sessions root>/<YYYYMMDD_HHMMSS>/ with session_results.json, pipeline.log, report and executive summary.\n' +
+      'Optional tools (testssl.sh, sslscan, whatweb...) run when installed; docs/scanner/tools.md lists them.\n' +
       'docs/cli/scan.md has the profiles and examples. Exit 0 done; 1 nmap or the upload failed; 2 usage.',
   );
   cmd.action(async (opts: ScanOpts) => {
@@ -103,6 +82,14 @@ export default function register(program: Command, ctx: CliContext): void {
         throw usageError((err as Error).message);
       }
     }
+    let domains: string[] = [];
+    if (opts.domains !== undefined) {
+      try {
+        domains = parseDomains(opts.domains);
+      } catch (err) {
+        throw usageError((err as Error).message);
+      }
+    }
     const settings = settingsOf(opts, ctx);
     const exceptions = exceptionsOf(opts.exceptions, warn);
     const root = sessionsRootOf({ flag: opts.sessionsDir, settings, home: ctx.home });
@@ -121,88 +108,42 @@ export default function register(program: Command, ctx: CliContext): void {
       urlOverride: target?.uploadUrl ?? opts.url,
     });
 
-    const privileged = process.getuid?.() === 0;
-    out.info(
-      privileged
-        ? 'Running as root: SYN scan with OS detection'
-        : 'Running as a normal user: TCP connect scan, no OS detection (run as root for SYN scan and OS guess)',
-    );
-    const startedAt = ctx.now();
     const tty = ctx.streams.stderr.isTTY === true;
-    let result: Awaited<ReturnType<typeof runNmap>>;
+    let scan: Awaited<ReturnType<typeof runScan>>;
     try {
-      result = await runNmap({
-        targets: opts.targets,
-        profile,
-        ports: opts.ports,
-        privileged,
-        nmapPath,
-        onProgress: tty ? (p) => out.info(`nmap: ${p.task} ${p.percent}%`) : undefined,
-      });
+      scan = await runScan(
+        {
+          targets: opts.targets,
+          profile,
+          ports: opts.ports,
+          privileged: process.getuid?.() === 0,
+          nmapPath,
+          root,
+          exceptions,
+          settings,
+          license,
+          upload: target,
+          tools: opts.tools ? EXTERNAL_TOOLS : [],
+          domains,
+        },
+        {
+          now: ctx.now,
+          env: ctx.env,
+          info: (m) => out.info(m),
+          warn,
+          onProgress: tty ? (p) => out.info(`nmap: ${p.task} ${p.percent}%`) : undefined,
+        },
+      );
     } catch (err) {
-      if (err instanceof NmapFailedError) throw new CliError(err.message);
+      if (err instanceof NmapFailedError || err instanceof ScanUploadError) throw new CliError(err.message);
       throw err;
     }
-    out.info(`nmap: ${formatCommand(result.command)} (${result.durationMs} ms)`);
-    for (const w of result.warnings) warn(`nmap: ${w}`);
-    if (!result.complete) warn('nmap was cut short (timeout): the session holds what it reported');
-    const now = ctx.now();
-    const findings = detectFindings(result.hosts, { scanTime: scanTimeOf(result.run) ?? now });
-    const alerts = alertSettingsFrom(settings, warn);
-    const produced = await produceSession({
-      root,
-      findings,
-      hosts: toHostInfos(result.hosts),
-      exceptions,
-      settings: {
-        sessionId: sessionIdOf(startedAt),
-        target: opts.targets,
-        clientId: license.client_id ?? undefined,
-        toolVersion: CLIENT_VERSION,
-        scanProfile: result.profile,
-        startedAt,
-        schedule: null,
-        orc: orcSettingsFrom(valuesOf(settings)),
-      },
-      license: { tier: license.tier, state: license },
-      now,
-      alerts: { ...alerts, channels: gateChannels(alerts.channels, license.tier, warn) },
-      branding: brandingFromEnv(valuesOf(settings), (f) => fs.readFileSync(f), warn),
-      preamble: [
-        `nmap command ${formatCommand(result.command)}`,
-        `nmap ${result.durationMs} ms (${result.startedAt} to ${result.finishedAt}, exit ${result.exitCode ?? result.signal}, ${result.mode} scan${result.complete ? '' : ', cut short'})`,
-      ],
-    });
-    for (const w of produced.warnings) warn(w);
-
-    let upload: { session_id: string; share_url: string } | undefined;
-    if (target !== undefined) {
-      const client = createPortalClient({ target });
-      let body: Awaited<ReturnType<typeof client.upload>>;
-      try {
-        body = await client.upload(sessionDirFiles(produced.path));
-      } catch (err) {
-        // The session is written either way; say where, so `svc upload <dir>` can retry it.
-        if (err instanceof PortalError && !isSetupError(err))
-          throw new CliError(`Upload failed: ${err.message} (the session is in ${produced.path})`);
-        throw err;
-      }
-      upload = { session_id: body.session_id, share_url: body.share_url };
-      await attachBenchmark({
-        client,
-        sessionDir: produced.path,
-        sessionId: body.session_id,
-        tier: license.tier,
-        render: rendererFor(produced.path, settings, warn),
-        warn,
-      });
-    }
-    if (opts.json)
-      return out.json({ path: produced.path, session_id: produced.id, summary: produced.doc.summary, upload });
-    out.print(produced.path);
-    const s = produced.doc.summary;
+    const { upload } = scan;
+    if (opts.json) return out.json({ path: scan.path, session_id: scan.id, summary: scan.doc.summary, upload });
+    out.print(scan.path);
+    const s = scan.doc.summary;
     out.info(
-      `Session ${produced.id}: ${s?.total_findings ?? 0} findings on ${s?.total_hosts ?? 0} hosts, risk ${s?.risk_score ?? 0} (${s?.risk_grade ?? '-'})`,
+      `Session ${scan.id}: ${s?.total_findings ?? 0} findings on ${s?.total_hosts ?? 0} hosts, risk ${s?.risk_score ?? 0} (${s?.risk_grade ?? '-'})`,
     );
     if (upload) out.print(`Uploaded session ${upload.session_id}; share URL: ${upload.share_url}`);
   });

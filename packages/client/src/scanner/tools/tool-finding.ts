@@ -1,12 +1,13 @@
 import type { ScanFinding } from '../../pipeline/types.ts';
 import type { RuleResult } from '../rules/finding.ts';
-import type { ToolInvocation } from './types.ts';
+import type { SourcedFinding, ToolInvocation } from './types.ts';
 
-/** A finding from an optional tool: `source` names the tool, so the report tells it from nmap's rules. */
-export type ToolFinding = ScanFinding & { source: string };
-
-/** A finding on the host and port one invocation looked at. */
-export function toolFinding(source: string, inv: ToolInvocation, protocol: string, r: RuleResult): ToolFinding {
+/**
+ * A finding on the host and port one invocation looked at, with the tool as its source. Unlike
+ * finding.ts's, the transport is given (SNMP and DNS answer over UDP) and the evidence is the
+ * tool's own line, which already starts with the command that found it.
+ */
+export function toolFinding(source: string, inv: ToolInvocation, protocol: string, r: RuleResult): SourcedFinding {
   const references: NonNullable<ScanFinding['references']> = {
     ...(r.cve === undefined || r.cve.length === 0 ? {} : { cve: [...r.cve] }),
     ...(r.cwe === undefined || r.cwe.length === 0 ? {} : { cwe: [...r.cwe] }),

@@ -8,6 +8,8 @@ import type { NmapHost } from '../parse/types.ts';
 interface ToolBase {
   /** The binary's name, as tools/dependency_check.sh lists it (e.g. "testssl.sh"). */
   name: string;
+  /** The names to look for on PATH, first found wins; `[name]` when absent (Debian installs testssl.sh as `testssl`). */
+  binaries?: readonly string[] | undefined;
   /** The Debian package that installs it. */
   debianPackage: string;
   /** One line: what the scan gains with it (dependency_check.sh and the docs show it). */
@@ -71,3 +73,6 @@ export interface DiscoveryTool extends ToolBase {
 }
 
 export type ExternalTool = EnrichmentTool | DiscoveryTool;
+
+/** A finding with the tool that reported it; `sources` lists every one when several saw the same weakness. */
+export type SourcedFinding = ScanFinding & { source?: string | undefined; sources?: string[] | undefined };

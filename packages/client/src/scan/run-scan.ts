@@ -1,0 +1,236 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { SessionFile } from '@svc/protocol';
+import { gateChannels } from '../alerts/gate.ts';
+import { alertSettingsFrom } from '../alerts/settings.ts';
+import type { Settings } from '../config/settings.ts';
+import type { LicenseState } from '../license/tier.ts';
+import type { ExceptionRule } from '../pipeline/exceptions.ts';
+import { orcSettingsFrom } from '../pipeline/orc964.ts';
+import { createPortalClient } from '../portal/client.ts';
+import { isSetupError, PortalError } from '../portal/errors.ts';
+import type { PortalTarget } from '../portal/target.ts';
+import { brandingFromEnv } from '../report/branding.ts';
+import {
+  detectFindings,
+  formatCommand,
+  type NmapProgress,
+  parseTargets,
+  runNmap,
+  scanTimeOf,
+  toHostInfos,
+} from '../scanner/index.ts';
+import { EXTERNAL_TOOLS, type ExternalTool, type ToolContext } from '../scanner/tools/index.ts';
+import { sessionIdOf } from '../session-dir/id.ts';
+import { LOG_FILE, produceSession } from '../session-dir/produce.ts';
+import { attachBenchmark } from '../upload/benchmark.ts';
+import { rendererFor } from '../upload/render-again.ts';
+import { CLIENT_VERSION } from '../version.ts';
+import { mergeToolFindings } from './merge-findings.ts';
+import { installedTools, runDiscovery, runEnrichment, type ToolRunOptions } from './tools-run.ts';
+
+/** What one scan runs on: validated by the caller (the CLI, the agent), never read from a shell. */
+export interface ScanInput {
+  /** Validated targets, comma separated. */
+  targets: string;
+  profile: string;
+  ports?: string | undefined;
+  privileged: boolean;
+  nmapPath: string;
+  /**
+   * A fixed command nmap and every tool run under, such as `['ip', 'netns', 'exec', ns]` in the
+   * test network. It comes from code, never from the user.
+   */
+  wrapper?: readonly string[] | undefined;
+  /** Sessions root. */
+  root: string;
+  exceptions: readonly ExceptionRule[];
+  settings: Settings;
+  license: LicenseState;
+  /** Where to upload the session afterwards; no upload when absent. */
+  upload?: PortalTarget | undefined;
+  /** The optional tools to use when installed: every known one by default, none for `--no-tools`. */
+  tools?: readonly ExternalTool[] | undefined;
+  /** Validated DNS names for the DNS checks (`--domains`). */
+  domains?: readonly string[] | undefined;
+}
+
+export interface ScanDeps {
+  now: () => Date;
+  info: (message: string) => void;
+  warn: (message: string) => void;
+  /** Where the tools are looked up (PATH); the process's environment by default. */
+  env?: NodeJS.ProcessEnv | undefined;
+  /** nmap's progress (shown on a terminal). */
+  onProgress?: ((progress: NmapProgress) => void) | undefined;
+}
+
+export interface ScanResult {
+  path: string;
+  id: string;
+  doc: SessionFile;
+  upload?: { session_id: string; share_url: string } | undefined;
+  /** Every warning of the run, in order (each also went to deps.warn). */
+  warnings: string[];
+}
+
+/** The upload after a finished scan failed; the session directory is written and named in the message. */
+export class ScanUploadError extends Error {
+  override name = 'ScanUploadError';
+  readonly path: string;
+  constructor(message: string, sessionPath: string, options?: ErrorOptions) {
+    super(message, options);
+    this.path = sessionPath;
+  }
+}
+
+/** Settings read as an env-style record (branding and ORC take one). */
+const valuesOf = (settings: Settings): Record<string, string | undefined> =>
+  new Proxy({} as Record<string, string | undefined>, {
+    get: (_t, key) => (typeof key === 'string' ? settings.get(key) : undefined),
+  });
+
+/** The files of a just-written session directory, as the upload takes them. */
+function uploadFilesOf(dir: string, names: readonly string[]) {
+  const named = (re: RegExp) => {
+    const name = names.find((n) => re.test(n));
+    return name === undefined ? undefined : path.join(dir, name);
+  };
+  return {
+    session: path.join(dir, 'session_results.json'),
+    log: names.includes(LOG_FILE) ? path.join(dir, LOG_FILE) : undefined,
+    report: named(/^report_.*\.html$/),
+    exec: named(/^exec_summary_.*\.html$/),
+  };
+}
+
+/**
+ * One scan from nmap to a session directory (and the upload when asked): nmap with the profile's
+ * fixed arguments → detection rules → the pipeline and alerts → the session directory → upload and
+ * benchmark. Throws NmapFailedError when nmap fails and ScanUploadError when the upload does;
+ * everything else that goes wrong is a warning.
+ */
+export async function runScan(input: ScanInput, deps: ScanDeps): Promise<ScanResult> {
+  const warnings: string[] = [];
+  const warn = (m: string) => {
+    warnings.push(m);
+    deps.warn(m);
+  };
+  deps.info(
+    input.privileged
+      ? 'Running as root: SYN scan with OS detection'
+      : 'Running as a normal user: TCP connect scan, no OS detection (run as root for SYN scan and OS guess)',
+  );
+  const startedAt = deps.now();
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-scan-tools-'));
+  try {
+    return await scanWith(input, deps, { startedAt, workDir, warn, warnings });
+  } finally {
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+interface RunState {
+  startedAt: Date;
+  workDir: string;
+  warn: (message: string) => void;
+  warnings: string[];
+}
+
+async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Promise<ScanResult> {
+  const { settings, license } = input;
+  const { startedAt, warn, warnings } = state;
+  const toolLog: string[] = [];
+  const ctx: ToolContext = {
+    scanTime: startedAt,
+    workDir: state.workDir,
+    privileged: input.privileged,
+    domains: input.domains ?? [],
+  };
+  const toolOpts: ToolRunOptions = {
+    ctx,
+    wrapper: input.wrapper,
+    env: deps.env ?? process.env,
+    info: deps.info,
+    // Tool problems never fail the scan: they are warnings.
+    warn,
+    log: (line) => toolLog.push(line),
+  };
+  const tools = installedTools(input.tools ?? EXTERNAL_TOOLS, toolOpts);
+  const discovered = await runDiscovery(
+    tools.discovery,
+    parseTargets(input.targets).map((t) => t.value),
+    toolOpts,
+  );
+  const result = await runNmap({
+    targets: discovered?.targets ?? input.targets,
+    profile: input.profile,
+    ports: input.ports ?? discovered?.ports,
+    privileged: input.privileged,
+    nmapPath: input.nmapPath,
+    wrapper: input.wrapper,
+    onProgress: deps.onProgress,
+  });
+  deps.info(`nmap: ${formatCommand(result.command)} (${result.durationMs} ms)`);
+  for (const w of result.warnings) warn(`nmap: ${w}`);
+  if (!result.complete) warn('nmap was cut short (timeout): the session holds what it reported');
+  const now = deps.now();
+  ctx.scanTime = scanTimeOf(result.run) ?? now;
+  const ruleFindings = detectFindings(result.hosts, { scanTime: ctx.scanTime });
+  const toolFindings = await runEnrichment(tools.enrichment, result.hosts, toolOpts);
+  const findings = mergeToolFindings(ruleFindings, toolFindings);
+  const alerts = alertSettingsFrom(settings, warn);
+  const produced = await produceSession({
+    root: input.root,
+    findings,
+    hosts: toHostInfos(result.hosts),
+    exceptions: input.exceptions,
+    settings: {
+      sessionId: sessionIdOf(startedAt),
+      target: input.targets,
+      clientId: license.client_id ?? undefined,
+      toolVersion: CLIENT_VERSION,
+      scanProfile: result.profile,
+      startedAt,
+      schedule: null,
+      orc: orcSettingsFrom(valuesOf(settings)),
+    },
+    license: { tier: license.tier, state: license },
+    now,
+    alerts: { ...alerts, channels: gateChannels(alerts.channels, license.tier, warn) },
+    branding: brandingFromEnv(valuesOf(settings), (f) => fs.readFileSync(f), warn),
+    preamble: [
+      `nmap command ${formatCommand(result.command)}`,
+      `nmap ${result.durationMs} ms (${result.startedAt} to ${result.finishedAt}, exit ${result.exitCode ?? result.signal}, ${result.mode} scan${result.complete ? '' : ', cut short'})`,
+      ...toolLog,
+    ],
+  });
+  for (const w of produced.warnings) warn(w);
+
+  let upload: ScanResult['upload'];
+  if (input.upload !== undefined) {
+    const client = createPortalClient({ target: input.upload });
+    let body: Awaited<ReturnType<typeof client.upload>>;
+    try {
+      body = await client.upload(uploadFilesOf(produced.path, produced.files));
+    } catch (err) {
+      // The session is written either way; say where, so `svc upload <dir>` can retry it.
+      if (err instanceof PortalError && !isSetupError(err))
+        throw new ScanUploadError(`Upload failed: ${err.message} (the session is in ${produced.path})`, produced.path, {
+          cause: err,
+        });
+      throw err;
+    }
+    upload = { session_id: body.session_id, share_url: body.share_url };
+    await attachBenchmark({
+      client,
+      sessionDir: produced.path,
+      sessionId: body.session_id,
+      tier: license.tier,
+      render: rendererFor(produced.path, settings, warn),
+      warn,
+    });
+  }
+  return { path: produced.path, id: produced.id, doc: produced.doc, upload, warnings };
+}
