@@ -1,4 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScanFinding } from '../src/pipeline/types.ts';
@@ -15,6 +17,7 @@ import {
 import { masscan } from '../src/scanner/tools/masscan.ts';
 import { smbclient } from '../src/scanner/tools/smbclient.ts';
 import { snmpwalk } from '../src/scanner/tools/snmpwalk.ts';
+import { type CliResult, runCli, SVC } from './helpers/cli.ts';
 import { type HostRole, type Netlab, startNetlab } from './netlab/index.ts';
 
 /**
@@ -106,6 +109,73 @@ beforeAll(async () => {
 }, 6 * 60_000);
 
 afterAll(() => lab?.stop());
+
+describe('svc scan with the tools installed, inside the scanner namespace', () => {
+  let dir: string;
+  let r: CliResult;
+  let doc: { findings: (ScanFinding & { source?: string })[] };
+  let log: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-scan-tools2-'));
+    const targets = (['legacy', 'smb', 'dns', 'hardened'] as const).map((role) => ipOf(role));
+    if (!targets.every((t) => t.startsWith('10.231.0.'))) throw new Error('refusing to scan outside the test network');
+    r = await runCli(
+      '/usr/sbin/ip',
+      [
+        'netns',
+        'exec',
+        lab.scannerNs,
+        SVC,
+        'scan',
+        '--targets',
+        targets.join(','),
+        '--ports',
+        'T:53,445,U:53,161',
+      ].concat(['--domains', 'netlab.test,relaxed.netlab.test', '--json']),
+      { env: { SVC_SESSIONS_DIR: join(dir, 'sessions') }, timeoutMs: 5 * 60_000 },
+    );
+    const session = (JSON.parse(r.stdout) as { path: string }).path;
+    doc = JSON.parse(readFileSync(join(session, 'session_results.json'), 'utf8')) as typeof doc;
+    log = readFileSync(join(session, 'pipeline.log'), 'utf8');
+  }, 6 * 60_000);
+
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("merges each tool's findings into the session with the tool as the source", () => {
+    expect(r.code, r.stderr).toBe(0);
+    const bySource = (source: string) =>
+      doc.findings
+        .filter((f) => f.source === source)
+        .map((f) => `${f.host} ${f.rule_id}`)
+        .sort();
+    expect(bySource('snmpwalk')).toEqual(
+      ['snmp-exposes-interfaces', 'snmp-exposes-processes', 'snmp-exposes-software', 'snmp-exposes-system'].map(
+        (id) => `${ipOf('legacy')} ${id}`,
+      ),
+    );
+    expect(bySource('smbclient')).toContain(`${ipOf('smb')} smb-anonymous-share-list`);
+    expect(bySource('dig')).toEqual(
+      [
+        'dns-zone-transfer:netlab.test',
+        'email-dmarc-missing:netlab.test',
+        'email-dmarc-policy-none:relaxed.netlab.test',
+        'email-spf-allow-all:relaxed.netlab.test',
+        'email-spf-missing:netlab.test',
+      ].map((id) => `${ipOf('dns')} ${id}`),
+    );
+    expect(doc.findings.filter((f) => f.host === ipOf('hardened'))).toEqual([]);
+  });
+
+  it('logs each tool command in pipeline.log; masscan is not used for four targets', () => {
+    expect(log).toContain(`tool snmpwalk command /usr/bin/snmpwalk -v2c -c public`);
+    expect(log).toContain(`tool smbclient command /usr/bin/smbclient -N -g -L`);
+    expect(log).toContain(`tool dig command /usr/bin/dig @${ipOf('dns')}`);
+    expect(log).not.toMatch(/tool masscan command/);
+  });
+});
 
 const ipOf = (role: HostRole) => lab.hosts[role].ip;
 const ruleIds = (list: readonly ScanFinding[]) => list.map((f) => `${f.host} ${f.rule_id} ${f.severity}`).sort();
@@ -249,11 +319,17 @@ describe('masscan discovery of the test network', () => {
   it('finds exactly the lab hosts with their open TCP ports', async () => {
     const invocation = masscan.plan([lab.subnet], ctx);
     expect(invocation.args).toEqual(
-      ['-p', '21-23,53,80,443,445,2222,5432,6379,11211', '--rate', '5000', '--wait', '3', '--open-only'].concat(
-        '-oL',
-        '-',
-        lab.subnet,
-      ),
+      [
+        '-p',
+        '21-23,53,80,443,445,2222,5432,6379,11211',
+        '--rate',
+        '5000',
+        '--retries',
+        '1',
+        '--wait',
+        '3',
+        '--open-only',
+      ].concat('-oL', '-', lab.subnet),
     );
     const output = await run('masscan', invocation, 60_000);
     if (CAPTURE) capture();

@@ -273,7 +273,7 @@ describe('masscan', () => {
   it('sweeps the TCP ports of the scan, with octet ranges as masscan ranges', () => {
     const plan = masscan.plan(['10.0.0-1.1-254', '10.0.5.0/24'], { ...ctx, ports: 'T:21-23,80,U:161,T:443' });
     expect(plan.args).toEqual(
-      ['-p', '21-23,80,443', '--rate', '5000', '--wait', '3', '--open-only', '-oL', '-'].concat(
+      ['-p', '21-23,80,443', '--rate', '5000', '--retries', '1', '--wait', '3', '--open-only', '-oL', '-'].concat(
         '10.0.0.1-10.0.0.254',
         '10.0.1.1-10.0.1.254',
         '10.0.5.0/24',

@@ -113,7 +113,8 @@ export const masscan: DiscoveryTool = {
     const ranges = toRanges(targets) ?? [];
     const ports = tcpPorts(ctx.ports ?? QUICK_PORTS);
     return {
-      args: ['-p', ports, '--rate', RATE, '--wait', WAIT, '--open-only', '-oL', '-', ...ranges],
+      // One retry: a probe lost on a busy link would leave a live host out of nmap's scan.
+      args: ['-p', ports, '--rate', RATE, '--retries', '1', '--wait', WAIT, '--open-only', '-oL', '-', ...ranges],
       label: `${ranges.length === 1 ? ranges[0] : `${ranges.length} ranges`} tcp ${ports}`,
     };
   },
