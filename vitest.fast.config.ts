@@ -83,6 +83,7 @@ export const SLOW_FILES = [
   'packages/client/tests/scan-netlab.test.ts',
   'packages/client/tests/scan-cli.test.ts',
   'e2e/scan-chain-netlab.test.ts',
+  'packages/client/tests/scan-tools2-netlab.test.ts',
 ];
 
 // Spread, not mergeConfig: merging would append to the full suite's include list.

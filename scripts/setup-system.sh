@@ -17,7 +17,9 @@
 # for certificates and the weak TLS host, and the services below. The tests start each daemon
 # in the foreground with a config in a temp dir; none may run from the package. While apt
 # installs, a policy-rc.d that refuses every start (exit 101) keeps them from starting in the
-# root namespace; it is removed afterwards unless it was already there.
+# root namespace; it is removed afterwards unless it was already there. bind9 serves the DNS
+# host's zone; snmp, smbclient, bind9-dnsutils and masscan are the optional scan tools tested
+# against it (docs/scanner/tools-enumeration.md).
 set -euo pipefail
 
 REQUIRED=(
@@ -38,6 +40,11 @@ REQUIRED=(
   'inetutils-telnetd:/usr/sbin/telnetd'
   'samba:/usr/sbin/smbd'
   'systemd:/usr/bin/systemd-analyze'
+  'bind9:/usr/sbin/named'
+  'snmp:/usr/bin/snmpwalk'
+  'smbclient:/usr/bin/smbclient'
+  'bind9-dnsutils:/usr/bin/dig'
+  'masscan:/usr/bin/masscan'
 )
 
 missing=()

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { SessionFile } from '@svc/protocol';
 import { gateChannels } from '../alerts/gate.ts';
@@ -16,15 +17,19 @@ import {
   detectFindings,
   formatCommand,
   type NmapProgress,
+  parseTargets,
   runNmap,
   scanTimeOf,
   toHostInfos,
 } from '../scanner/index.ts';
+import { EXTERNAL_TOOLS, type ExternalTool, type ToolContext } from '../scanner/tools/index.ts';
 import { sessionIdOf } from '../session-dir/id.ts';
 import { LOG_FILE, produceSession } from '../session-dir/produce.ts';
 import { attachBenchmark } from '../upload/benchmark.ts';
 import { rendererFor } from '../upload/render-again.ts';
 import { CLIENT_VERSION } from '../version.ts';
+import { mergeToolFindings } from './merge-findings.ts';
+import { installedTools, runDiscovery, runEnrichment, type ToolRunOptions } from './tools-run.ts';
 
 /** What one scan runs on: validated by the caller (the CLI, the agent), never read from a shell. */
 export interface ScanInput {
@@ -46,12 +51,18 @@ export interface ScanInput {
   license: LicenseState;
   /** Where to upload the session afterwards; no upload when absent. */
   upload?: PortalTarget | undefined;
+  /** The optional tools to use when installed: every known one by default, none for `--no-tools`. */
+  tools?: readonly ExternalTool[] | undefined;
+  /** Validated DNS names for the DNS checks (`--domains`). */
+  domains?: readonly string[] | undefined;
 }
 
 export interface ScanDeps {
   now: () => Date;
   info: (message: string) => void;
   warn: (message: string) => void;
+  /** Where the tools are looked up (PATH); the process's environment by default. */
+  env?: NodeJS.ProcessEnv | undefined;
   /** nmap's progress (shown on a terminal). */
   onProgress?: ((progress: NmapProgress) => void) | undefined;
 }
@@ -107,17 +118,56 @@ export async function runScan(input: ScanInput, deps: ScanDeps): Promise<ScanRes
     warnings.push(m);
     deps.warn(m);
   };
-  const { settings, license } = input;
   deps.info(
     input.privileged
       ? 'Running as root: SYN scan with OS detection'
       : 'Running as a normal user: TCP connect scan, no OS detection (run as root for SYN scan and OS guess)',
   );
   const startedAt = deps.now();
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-scan-tools-'));
+  try {
+    return await scanWith(input, deps, { startedAt, workDir, warn, warnings });
+  } finally {
+    fs.rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+interface RunState {
+  startedAt: Date;
+  workDir: string;
+  warn: (message: string) => void;
+  warnings: string[];
+}
+
+async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Promise<ScanResult> {
+  const { settings, license } = input;
+  const { startedAt, warn, warnings } = state;
+  const toolLog: string[] = [];
+  const ctx: ToolContext = {
+    scanTime: startedAt,
+    workDir: state.workDir,
+    privileged: input.privileged,
+    domains: input.domains ?? [],
+  };
+  const toolOpts: ToolRunOptions = {
+    ctx,
+    wrapper: input.wrapper,
+    env: deps.env ?? process.env,
+    info: deps.info,
+    // Tool problems never fail the scan: they are warnings.
+    warn,
+    log: (line) => toolLog.push(line),
+  };
+  const tools = installedTools(input.tools ?? EXTERNAL_TOOLS, toolOpts);
+  const discovered = await runDiscovery(
+    tools.discovery,
+    parseTargets(input.targets).map((t) => t.value),
+    toolOpts,
+  );
   const result = await runNmap({
-    targets: input.targets,
+    targets: discovered?.targets ?? input.targets,
     profile: input.profile,
-    ports: input.ports,
+    ports: input.ports ?? discovered?.ports,
     privileged: input.privileged,
     nmapPath: input.nmapPath,
     wrapper: input.wrapper,
@@ -127,7 +177,10 @@ export async function runScan(input: ScanInput, deps: ScanDeps): Promise<ScanRes
   for (const w of result.warnings) warn(`nmap: ${w}`);
   if (!result.complete) warn('nmap was cut short (timeout): the session holds what it reported');
   const now = deps.now();
-  const findings = detectFindings(result.hosts, { scanTime: scanTimeOf(result.run) ?? now });
+  ctx.scanTime = scanTimeOf(result.run) ?? now;
+  const ruleFindings = detectFindings(result.hosts, { scanTime: ctx.scanTime });
+  const toolFindings = await runEnrichment(tools.enrichment, result.hosts, toolOpts);
+  const findings = mergeToolFindings(ruleFindings, toolFindings);
   const alerts = alertSettingsFrom(settings, warn);
   const produced = await produceSession({
     root: input.root,
@@ -151,6 +204,7 @@ export async function runScan(input: ScanInput, deps: ScanDeps): Promise<ScanRes
     preamble: [
       `nmap command ${formatCommand(result.command)}`,
       `nmap ${result.durationMs} ms (${result.startedAt} to ${result.finishedAt}, exit ${result.exitCode ?? result.signal}, ${result.mode} scan${result.complete ? '' : ', cut short'})`,
+      ...toolLog,
     ],
   });
   for (const w of produced.warnings) warn(w);

@@ -12,8 +12,10 @@ export { listNamespaces, namespacePids, sweepStale } from './namespaces.ts';
 /** The test subnet: it exists only on the veth links between the harness's namespaces. */
 export const NETLAB_SUBNET = '10.231.0.0/24';
 const SCANNER_IP = '10.231.0.2';
+/** The hub's own address when it routes (startNetlab's `gateway`): the scanner's default route. */
+const GATEWAY_IP = '10.231.0.1';
 
-export type HostRole = 'legacy' | 'data' | 'web' | 'ssh' | 'smb' | 'hardened';
+export type HostRole = 'legacy' | 'data' | 'web' | 'ssh' | 'smb' | 'dns' | 'hardened';
 
 export interface NetlabHost {
   role: HostRole;
@@ -32,6 +34,8 @@ export interface Netlab {
   /** Fixed argv prefix that runs a command inside the scanner namespace. */
   wrapper: string[];
   namespaces: string[];
+  /** The hub's address when started with `gateway`, else undefined. */
+  gatewayIp?: string | undefined;
   /** Temp directory with every generated config, key and log of this run. */
   dir: string;
   /** Starts one more daemon on a host (a weakness planted between two scans); resolves once it listens. */
@@ -48,6 +52,7 @@ const HOSTS: Record<HostRole, string> = {
   web: '10.231.0.12',
   ssh: '10.231.0.13',
   smb: '10.231.0.14',
+  dns: '10.231.0.15',
   hardened: '10.231.0.20',
 };
 
@@ -76,13 +81,26 @@ function addNamespace(name: string, namespaces: string[]): void {
   ip(['-n', name, 'link', 'set', 'lo', 'up']);
 }
 
+export interface NetlabOptions {
+  /** The SMB host (default on). */
+  smb?: boolean;
+  /** The DNS host running BIND with the zone `netlab.test` (default off). */
+  dns?: boolean;
+  /**
+   * The hub routes (default off): its bridge gets 10.231.0.1, forwards between hosts, and is the
+   * scanner's default route. masscan sends every probe to its router's MAC, so it needs one; the
+   * hub has no other link, so nothing routed can leave the test network.
+   */
+  gateway?: boolean;
+}
+
 /**
  * Builds the test network and starts its services: a hub namespace holding a bridge, one
  * namespace per host linked to it by a veth pair, and a scanner namespace. No link reaches the
  * root namespace, so nothing run inside can send a packet out. Sweeps namespaces left by dead
  * runs first, and removes its own on stop, on process exit and on SIGINT/SIGTERM.
  */
-export async function startNetlab(opts: { smb?: boolean } = {}): Promise<Netlab> {
+export async function startNetlab(opts: NetlabOptions = {}): Promise<Netlab> {
   if (process.getuid?.() !== 0) {
     throw new Error('the scanner test network needs root (ip netns); run the tests as root, as CI does');
   }
@@ -169,12 +187,25 @@ export async function startNetlab(opts: { smb?: boolean } = {}): Promise<Netlab>
     };
     const scannerNs = `${prefix}scanner`;
     attach(scannerNs, SCANNER_IP);
-    const roles = (Object.keys(HOSTS) as HostRole[]).filter((r) => r !== 'smb' || opts.smb !== false);
+    const roles = (Object.keys(HOSTS) as HostRole[]).filter(
+      (r) => (r !== 'smb' || opts.smb !== false) && (r !== 'dns' || opts.dns === true),
+    );
     const hosts = {} as Record<HostRole, NetlabHost>;
     for (const role of roles) {
       const ns = `${prefix}${role}`;
       attach(ns, HOSTS[role]);
       hosts[role] = { role, ns, ip: HOSTS[role], services: [] };
+    }
+    if (opts.gateway === true) {
+      ip(['-n', hub, 'addr', 'add', `${GATEWAY_IP}/24`, 'dev', 'br0']);
+      for (const key of [
+        'net.ipv4.ip_forward=1',
+        'net.ipv4.conf.all.send_redirects=0',
+        'net.ipv4.conf.br0.send_redirects=0',
+      ]) {
+        execFileSync('ip', ['netns', 'exec', hub, 'sysctl', '-qw', key]);
+      }
+      ip(['-n', scannerNs, 'route', 'add', 'default', 'via', GATEWAY_IP]);
     }
     const certDir = join(dir, 'certs');
     execFileSync('mkdir', ['-p', certDir]);
@@ -196,6 +227,10 @@ export async function startNetlab(opts: { smb?: boolean } = {}): Promise<Netlab>
       ['hardened', svc.sshd(dir, HOSTS.hardened, false)],
     ];
     if (hosts.smb) plan.push(['smb', svc.smbd(dir, HOSTS.smb)]);
+    if (hosts.dns) {
+      const records = Object.fromEntries(roles.map((r) => [r, HOSTS[r]]));
+      plan.push(['dns', svc.named(dir, HOSTS.dns, records)]);
+    }
     await Promise.all(
       plan.map(async ([role, spec]) => {
         await start(hosts[role].ns, spec);
@@ -209,6 +244,7 @@ export async function startNetlab(opts: { smb?: boolean } = {}): Promise<Netlab>
       scannerIp: SCANNER_IP,
       hosts,
       wrapper: ['ip', 'netns', 'exec', scannerNs],
+      gatewayIp: opts.gateway === true ? GATEWAY_IP : undefined,
       namespaces: [...namespaces],
       dir,
       startService: async (role, spec) => {

@@ -58,13 +58,30 @@ export function telnetd(dir: string, addr: string): ServiceSpec {
   return { name: 'telnetd', argv: ['/usr/sbin/inetutils-inetd', '-d', conf], ready: { proto: 'tcp', port: 23 } };
 }
 
-/** net-snmp answering the community "public". */
+/**
+ * net-snmp answering the community "public". It runs in its own PID namespace with its own /proc,
+ * so the process table it serves (HOST-RESOURCES-MIB) holds only itself, not this machine's processes.
+ */
 export function snmpd(dir: string, addr: string): ServiceSpec {
   const state = dirIn(dir, 'snmp-state', 0o700);
   const conf = write(join(dir, 'snmpd.conf'), ['rocommunity public default', 'sysLocation netlab', 'sysContact none']);
   return {
     name: 'snmpd',
-    argv: ['/usr/sbin/snmpd', '-f', '-Lo', '-C', '-c', conf, '-p', join(dir, 'snmpd.pid'), `udp:${addr}:161`],
+    argv: [
+      '/usr/bin/unshare',
+      '--pid',
+      '--fork',
+      '--mount-proc',
+      '/usr/sbin/snmpd',
+      '-f',
+      '-Lo',
+      '-C',
+      '-c',
+      conf,
+      '-p',
+      join(dir, 'snmpd.pid'),
+      `udp:${addr}:161`,
+    ],
     env: { SNMP_PERSISTENT_DIR: state, MIBS: '' },
     ready: { proto: 'udp', port: 161 },
   };
@@ -259,6 +276,7 @@ export function smbd(dir: string, addr: string): ServiceSpec {
   const base = dirIn(dir, 'samba');
   const sub = (n: string) => dirIn(base, n);
   const share = sub('share');
+  write(join(share, 'README.txt'), ['public share']);
   const conf = write(join(base, 'smb.conf'), [
     '[global]',
     'workgroup = NETLAB',
@@ -290,5 +308,49 @@ export function smbd(dir: string, addr: string): ServiceSpec {
     name: 'smbd',
     argv: ['/usr/sbin/smbd', '-F', '--no-process-group', '--debug-stdout', '-s', conf],
     ready: { proto: 'tcp', port: 445 },
+  };
+}
+
+/**
+ * BIND serving the zone `netlab.test` as its primary: zone transfer allowed to anyone, no SPF and
+ * no DMARC record at the apex, `relaxed.` with SPF `+all` and DMARC `p=none`, `strict.` with both
+ * strict, recursion off. `named -g` stays in the foreground and logs to stderr.
+ */
+export function named(dir: string, addr: string, records: Readonly<Record<string, string>>): ServiceSpec {
+  const base = dirIn(dir, 'named');
+  const zone = write(join(base, 'netlab.test.zone'), [
+    '$TTL 300',
+    '@ IN SOA ns.netlab.test. hostmaster.netlab.test. 1 3600 600 86400 300',
+    '@ IN NS ns.netlab.test.',
+    `ns IN A ${addr}`,
+    '@ IN TXT "netlab test zone"',
+    // Subdomains with their own mail policy: one too permissive, one strict (no finding expected).
+    'relaxed IN TXT "v=spf1 +all"',
+    '_dmarc.relaxed IN TXT "v=DMARC1; p=none"',
+    'strict IN TXT "v=spf1 -all"',
+    '_dmarc.strict IN TXT "v=DMARC1; p=reject"',
+    ...Object.entries(records).map(([name, a]) => `${name} IN A ${a}`),
+  ]);
+  const conf = write(join(base, 'named.conf'), [
+    'options {',
+    `  directory "${base}";`,
+    `  pid-file "${join(base, 'named.pid')}";`,
+    `  session-keyfile "${join(base, 'session.key')}";`,
+    `  listen-on port 53 { ${addr}; };`,
+    '  listen-on-v6 { none; };',
+    '  recursion no;',
+    '  dnssec-validation no;',
+    '  allow-transfer { any; };',
+    '};',
+    `zone "netlab.test" { type primary; file "${zone}"; };`,
+  ]);
+  // named drops to the bind user and writes its session key and pid there.
+  const uid = Number(execFileSync('id', ['-u', 'bind'], { encoding: 'utf8' }).trim());
+  const gid = Number(execFileSync('id', ['-g', 'bind'], { encoding: 'utf8' }).trim());
+  chownSync(base, uid, gid);
+  return {
+    name: 'named',
+    argv: ['/usr/sbin/named', '-g', '-4', '-u', 'bind', '-c', conf],
+    ready: { proto: 'tcp', port: 53 },
   };
 }

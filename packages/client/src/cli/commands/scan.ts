@@ -2,9 +2,11 @@ import fs from 'node:fs';
 import type { Command } from 'commander';
 import { licenseState } from '../../license/service.ts';
 import { parseExceptionsFile, type ExceptionRule } from '../../pipeline/exceptions.ts';
+import { parseDomains } from '../../scan/domains.ts';
 import { findNmap, NMAP_MISSING } from '../../scan/nmap-path.ts';
 import { runScan, ScanUploadError } from '../../scan/run-scan.ts';
 import { NmapFailedError, parseTargets, PROFILES, TargetError, validatePorts } from '../../scanner/index.ts';
+import { EXTERNAL_TOOLS } from '../../scanner/tools/index.ts';
 import { sessionsRootOf } from '../../session-dir/root.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
@@ -19,6 +21,9 @@ interface ScanOpts extends CommonOpts {
   sessionsDir?: string;
   exceptions?: string;
   json?: boolean;
+  domains?: string;
+  /** commander's negation of `--no-tools`. */
+  tools: boolean;
 }
 
 function exceptionsOf(file: string | undefined, warn: (m: string) => void): ExceptionRule[] {
@@ -45,13 +50,16 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('--upload', 'upload the session to the portal afterwards')
     .option('--sessions-dir <dir>', 'sessions root; default SVC_SESSIONS_DIR, ~/.svc/sessions')
     .option('--exceptions <file>', 'risk exceptions file (JSON)')
-    .option('--json', 'print {path, session_id, summary} as JSON');
+    .option('--json', 'print {path, session_id, summary} as JSON')
+    .option('--domains <list>', 'DNS names for the DNS checks (zone transfer, SPF, DMARC), comma separated')
+    .option('--no-tools', 'nmap and its rules only: no optional tool runs (testssl.sh, sslscan, whatweb...)');
   configOption(cmd);
   targetOptions(cmd);
   cmd.addHelpText(
     'after',
     '\nRuns nmap without a shell (SYN scan and OS guess as root, connect scan otherwise) and writes\n' +
       '<sessions root>/<YYYYMMDD_HHMMSS>/ with session_results.json, pipeline.log, report and executive summary.\n' +
+      'Optional tools (testssl.sh, sslscan, whatweb...) run when installed; docs/scanner/tools.md lists them.\n' +
       'docs/cli/scan.md has the profiles and examples. Exit 0 done; 1 nmap or the upload failed; 2 usage.',
   );
   cmd.action(async (opts: ScanOpts) => {
@@ -70,6 +78,14 @@ export default function register(program: Command, ctx: CliContext): void {
     if (opts.ports !== undefined) {
       try {
         validatePorts(opts.ports);
+      } catch (err) {
+        throw usageError((err as Error).message);
+      }
+    }
+    let domains: string[] = [];
+    if (opts.domains !== undefined) {
+      try {
+        domains = parseDomains(opts.domains);
       } catch (err) {
         throw usageError((err as Error).message);
       }
@@ -107,9 +123,12 @@ export default function register(program: Command, ctx: CliContext): void {
           settings,
           license,
           upload: target,
+          tools: opts.tools ? EXTERNAL_TOOLS : [],
+          domains,
         },
         {
           now: ctx.now,
+          env: ctx.env,
           info: (m) => out.info(m),
           warn,
           onProgress: tty ? (p) => out.info(`nmap: ${p.task} ${p.percent}%`) : undefined,

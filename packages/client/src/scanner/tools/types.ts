@@ -8,6 +8,8 @@ import type { NmapHost } from '../parse/types.ts';
 interface ToolBase {
   /** The binary's name, as tools/dependency_check.sh lists it (e.g. "testssl.sh"). */
   name: string;
+  /** The names to look for on PATH, first found wins; `[name]` when absent (Debian installs testssl.sh as `testssl`). */
+  binaries?: readonly string[] | undefined;
   /** The Debian package that installs it. */
   debianPackage: string;
   /** One line: what the scan gains with it (dependency_check.sh and the docs show it). */
@@ -42,6 +44,8 @@ export interface ToolContext {
   privileged: boolean;
   /** DNS names the user named with `svc scan --domains` (validated), for DNS checks such as zone transfer, SPF, DMARC. */
   domains: readonly string[];
+  /** The scan's nmap port list (`T:…,U:…`, from the profile or a validated `--ports`), for discovery tools. */
+  ports?: string | undefined;
 }
 
 /** Runs after nmap on the hosts it found: each invocation's output becomes findings. */
@@ -49,6 +53,11 @@ export interface EnrichmentTool extends ToolBase {
   kind: 'enrichment';
   /** The invocations this scan needs (empty when no host runs a service the tool checks). */
   plan(hosts: readonly NmapHost[], ctx: ToolContext): ToolInvocation[];
+  /**
+   * Invocations that one invocation's output calls for (smbclient: one per share its listing
+   * named), run once each after it; their output goes to `parse` like any other. Never chained further.
+   */
+  followUp?(invocation: ToolInvocation, output: ToolOutput, ctx: ToolContext): ToolInvocation[];
   /** Findings from one invocation; each carries `source: <tool name>`. */
   parse(invocation: ToolInvocation, output: ToolOutput, ctx: ToolContext): ScanFinding[];
 }
@@ -64,3 +73,6 @@ export interface DiscoveryTool extends ToolBase {
 }
 
 export type ExternalTool = EnrichmentTool | DiscoveryTool;
+
+/** A finding with the tool that reported it; `sources` lists every one when several saw the same weakness. */
+export type SourcedFinding = ScanFinding & { source?: string | undefined; sources?: string[] | undefined };

@@ -1,0 +1,169 @@
+import type { ScanFinding } from '../pipeline/types.ts';
+import type { NmapHost } from '../scanner/parse/types.ts';
+import { formatCommand } from '../scanner/nmap.ts';
+import {
+  type DiscoveryTool,
+  type EnrichmentTool,
+  type ExternalTool,
+  runTool,
+  type ToolContext,
+  type ToolInvocation,
+  type ToolOutput,
+} from '../scanner/tools/index.ts';
+import { findTool } from './tool-path.ts';
+
+/** A tool found on this host, with the absolute path it runs from. */
+export interface Installed<T extends ExternalTool> {
+  tool: T;
+  path: string;
+}
+
+export interface ToolRunOptions {
+  ctx: ToolContext;
+  wrapper?: readonly string[] | undefined;
+  env: NodeJS.ProcessEnv;
+  info: (message: string) => void;
+  warn: (message: string) => void;
+  /** Lines for pipeline.log (each tool's exact command, timing and exit). */
+  log: (line: string) => void;
+}
+
+/** How many tool processes run at once: they share the host with nmap's last packets and the pipeline. */
+const CONCURRENCY = 3;
+
+/** The tools installed here, split by kind; each missing one is named once on stderr and in pipeline.log. */
+export function installedTools(
+  tools: readonly ExternalTool[],
+  opts: Pick<ToolRunOptions, 'env' | 'info' | 'log'>,
+): { discovery: Installed<DiscoveryTool>[]; enrichment: Installed<EnrichmentTool>[] } {
+  const discovery: Installed<DiscoveryTool>[] = [];
+  const enrichment: Installed<EnrichmentTool>[] = [];
+  for (const tool of tools) {
+    const path = findTool(tool.binaries ?? [tool.name], opts.env);
+    if (path === undefined) {
+      const line = `${tool.name} not installed: skipped (${tool.capability}; Debian package ${tool.debianPackage})`;
+      opts.info(line);
+      opts.log(`tool ${line}`);
+    } else if (tool.kind === 'discovery') discovery.push({ tool, path });
+    else enrichment.push({ tool, path });
+  }
+  return { discovery, enrichment };
+}
+
+/** Runs one invocation; a failure to start is an output with the error, so no tool can fail the scan. */
+async function invoke(
+  installed: Installed<ExternalTool>,
+  inv: ToolInvocation,
+  opts: ToolRunOptions,
+): Promise<ToolOutput | undefined> {
+  const { tool, path } = installed;
+  const command = [...(opts.wrapper ?? []), path, ...inv.args];
+  opts.log(`tool ${tool.name} command ${formatCommand(command)}`);
+  let out: ToolOutput;
+  try {
+    out = await runTool({
+      path,
+      args: inv.args,
+      timeoutMs: tool.timeoutMs,
+      wrapper: opts.wrapper,
+      cwd: opts.ctx.workDir,
+    });
+  } catch (err) {
+    const line = `${tool.name} ${inv.label}: could not run (${(err as Error).message})`;
+    opts.warn(line);
+    opts.log(`tool ${line}`);
+    return undefined;
+  }
+  opts.log(
+    `tool ${tool.name} ${inv.label} ${out.durationMs} ms, exit ${out.exitCode ?? 'none'}${out.timedOut ? ', timed out' : ''}`,
+  );
+  if (out.timedOut)
+    opts.warn(`${tool.name} ${inv.label}: timed out after ${tool.timeoutMs} ms; its partial output is used`);
+  return out;
+}
+
+/** Runs `jobs` with at most `limit` at a time, keeping their order in the results. */
+async function bounded<T>(jobs: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const results: T[] = new Array(jobs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const i = next++;
+      results[i] = await (jobs[i] as () => Promise<T>)();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, jobs.length) }, worker));
+  return results;
+}
+
+export interface Discovered {
+  /** The live addresses nmap then scans. */
+  targets: string[];
+  /** Their open TCP ports, as an nmap port list. */
+  ports: string;
+}
+
+/**
+ * The first discovery tool that wants these targets finds the live hosts and open ports, so nmap
+ * scans only those. undefined when no tool ran or found anything: nmap then scans every target.
+ */
+export async function runDiscovery(
+  tools: readonly Installed<DiscoveryTool>[],
+  targets: readonly string[],
+  opts: ToolRunOptions,
+): Promise<Discovered | undefined> {
+  const chosen = tools.find((t) => t.tool.wants(targets, opts.ctx));
+  if (chosen === undefined) return undefined;
+  const inv = chosen.tool.plan(targets, opts.ctx);
+  const out = await invoke(chosen, inv, opts);
+  if (out === undefined) return undefined;
+  let live: { host: string; ports: number[] }[];
+  try {
+    live = chosen.tool.parse(out, opts.ctx);
+  } catch (err) {
+    opts.warn(`${chosen.tool.name}: output not understood (${(err as Error).message}); nmap scans every target`);
+    return undefined;
+  }
+  const ports = [...new Set(live.flatMap((h) => h.ports))].sort((a, b) => a - b);
+  if (live.length === 0 || ports.length === 0) {
+    const line = `${chosen.tool.name} found no live host with an open port: nmap scans every target`;
+    opts.info(line);
+    opts.log(`tool ${line}`);
+    return undefined;
+  }
+  const line = `${chosen.tool.name} found ${live.length} live hosts with ${ports.length} open TCP ports: nmap scans only those`;
+  opts.info(line);
+  opts.log(`tool ${line}`);
+  return { targets: live.map((h) => h.host), ports: `T:${ports.join(',')}` };
+}
+
+/** Every enrichment tool on the hosts nmap found, at most CONCURRENCY processes at once; their findings in tool order. */
+export async function runEnrichment(
+  tools: readonly Installed<EnrichmentTool>[],
+  hosts: readonly NmapHost[],
+  opts: ToolRunOptions,
+): Promise<ScanFinding[]> {
+  const jobs = tools.flatMap((installed) => {
+    let plan: ToolInvocation[];
+    try {
+      plan = installed.tool.plan(hosts, opts.ctx);
+    } catch (err) {
+      opts.warn(`${installed.tool.name}: could not plan its checks (${(err as Error).message})`);
+      return [];
+    }
+    if (plan.length === 0) opts.log(`tool ${installed.tool.name} nothing to check`);
+    return plan.map((inv) => async (): Promise<ScanFinding[]> => {
+      const out = await invoke(installed, inv, opts);
+      if (out === undefined) return [];
+      try {
+        return installed.tool.parse(inv, out, opts.ctx);
+      } catch (err) {
+        const line = `${installed.tool.name} ${inv.label}: output not understood (${(err as Error).message})`;
+        opts.warn(line);
+        opts.log(`tool ${line}`);
+        return [];
+      }
+    });
+  });
+  return (await bounded(jobs, CONCURRENCY)).flat();
+}
