@@ -152,18 +152,23 @@ export async function runEnrichment(
       return [];
     }
     if (plan.length === 0) opts.log(`tool ${installed.tool.name} nothing to check`);
-    return plan.map((inv) => async (): Promise<ScanFinding[]> => {
-      const out = await invoke(installed, inv, opts);
-      if (out === undefined) return [];
+    return plan.map((inv) => async (): Promise<{ findings: ScanFinding[]; lines: string[] }> => {
+      // Each invocation's lines stay together in pipeline.log, in plan order, whatever ran first.
+      const lines: string[] = [];
+      const own = { ...opts, log: (line: string) => lines.push(line) };
+      const out = await invoke(installed, inv, own);
+      if (out === undefined) return { findings: [], lines };
       try {
-        return installed.tool.parse(inv, out, opts.ctx);
+        return { findings: installed.tool.parse(inv, out, opts.ctx), lines };
       } catch (err) {
         const line = `${installed.tool.name} ${inv.label}: output not understood (${(err as Error).message})`;
         opts.warn(line);
-        opts.log(`tool ${line}`);
-        return [];
+        lines.push(`tool ${line}`);
+        return { findings: [], lines };
       }
     });
   });
-  return (await bounded(jobs, CONCURRENCY)).flat();
+  const done = await bounded(jobs, CONCURRENCY);
+  for (const line of done.flatMap((d) => d.lines)) opts.log(line);
+  return done.flatMap((d) => d.findings);
 }
