@@ -74,6 +74,8 @@ export const SLOW_FILES = [
   // Real daemons in network namespaces and real nmap scans (needs root).
   'packages/client/tests/scanner-netlab.test.ts',
   'packages/client/tests/scan-netlab.test.ts',
+  // testssl.sh audits in the test network: minutes.
+  'packages/client/tests/scan-tools-netlab.test.ts',
   'packages/client/tests/scan-cli.test.ts',
 ];
 
