@@ -37,6 +37,10 @@ REQUIRED=(
   'inetutils-inetd:/usr/sbin/inetutils-inetd'
   'inetutils-telnetd:/usr/sbin/telnetd'
   'samba:/usr/sbin/smbd'
+  # Optional scan tools svc scan runs when installed (docs/scanner/tools.md).
+  'testssl.sh:/usr/bin/testssl'
+  'sslscan:/usr/bin/sslscan'
+  'whatweb:/usr/bin/whatweb'
 )
 
 missing=()
