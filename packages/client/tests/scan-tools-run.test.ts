@@ -155,6 +155,10 @@ describe('runEnrichment', () => {
       expect.stringMatching(/^tool echoer 10\.0\.0\.6 \d+ ms, exit 0$/),
     ]);
     expect(opts.warnings).toEqual([]);
+    expect(opts.infos).toEqual([
+      expect.stringMatching(/^echoer: 10\.0\.0\.[56] \(\d+ ms, exit 0\)$/),
+      expect.stringMatching(/^echoer: 10\.0\.0\.[56] \(\d+ ms, exit 0\)$/),
+    ]);
   });
 
   it('turns a timeout and unreadable output into warnings, never a failure', async () => {
@@ -218,7 +222,7 @@ describe('runDiscovery', () => {
     const found = await runDiscovery([{ tool: discovery(), path: finder }], ['10.0.0.0/24'], opts);
     expect(found).toEqual({ targets: ['10.0.0.9', '10.0.0.7'], ports: 'T:22,80,443' });
     const said = 'finder found 2 live hosts with 3 open TCP ports: nmap scans only those';
-    expect(opts.infos).toEqual([said]);
+    expect(opts.infos).toEqual([expect.stringMatching(/^finder: 10\.0\.0\.0\/24 \(\d+ ms, exit 0\)$/), said]);
     expect(opts.lines).toContain(`tool ${said}`);
   });
 
@@ -228,7 +232,10 @@ describe('runDiscovery', () => {
     expect(await runDiscovery([{ tool: discovery(), path: empty }], ['10.0.0.5'], opts)).toBeUndefined();
     expect(opts.lines).toEqual([]);
     expect(await runDiscovery([{ tool: discovery(), path: empty }], ['10.0.0.0/24'], opts)).toBeUndefined();
-    expect(opts.infos).toEqual(['finder found no live host with an open port: nmap scans every target']);
+    expect(opts.infos).toEqual([
+      expect.stringMatching(/^finder: 10\.0\.0\.0\/24 \(\d+ ms, exit 0\)$/),
+      'finder found no live host with an open port: nmap scans every target',
+    ]);
   });
 });
 

@@ -74,9 +74,9 @@ async function invoke(
     opts.log(`tool ${line}`);
     return undefined;
   }
-  opts.log(
-    `tool ${tool.name} ${inv.label} ${out.durationMs} ms, exit ${out.exitCode ?? 'none'}${out.timedOut ? ', timed out' : ''}`,
-  );
+  const outcome = `${out.durationMs} ms, exit ${out.exitCode ?? 'none'}${out.timedOut ? ', timed out' : ''}`;
+  opts.info(`${tool.name}: ${inv.label} (${outcome})`);
+  opts.log(`tool ${tool.name} ${inv.label} ${outcome}`);
   if (out.timedOut)
     opts.warn(`${tool.name} ${inv.label}: timed out after ${tool.timeoutMs} ms; its partial output is used`);
   return out;
