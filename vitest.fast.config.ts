@@ -74,8 +74,9 @@ export const SLOW_FILES = [
   // Real daemons in network namespaces and real nmap scans (needs root).
   'packages/client/tests/scanner-netlab.test.ts',
   'packages/client/tests/scan-netlab.test.ts',
-  // testssl.sh audits in the test network: minutes.
+  // testssl.sh audits in the test network: minutes; svc scan processes with whatweb on loopback.
   'packages/client/tests/scan-tools-netlab.test.ts',
+  'packages/client/tests/scan-tools-cli.test.ts',
   'packages/client/tests/scan-cli.test.ts',
 ];
 
