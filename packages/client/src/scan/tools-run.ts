@@ -1,4 +1,3 @@
-import type { ScanFinding } from '../pipeline/types.ts';
 import type { NmapHost } from '../scanner/parse/types.ts';
 import { formatCommand } from '../scanner/nmap.ts';
 import {
@@ -6,6 +5,7 @@ import {
   type EnrichmentTool,
   type ExternalTool,
   runTool,
+  type SourcedFinding,
   type ToolContext,
   type ToolInvocation,
   type ToolOutput,
@@ -142,7 +142,7 @@ export async function runEnrichment(
   tools: readonly Installed<EnrichmentTool>[],
   hosts: readonly NmapHost[],
   opts: ToolRunOptions,
-): Promise<ScanFinding[]> {
+): Promise<SourcedFinding[]> {
   const jobs = tools.flatMap((installed) => {
     let plan: ToolInvocation[];
     try {
@@ -152,7 +152,7 @@ export async function runEnrichment(
       return [];
     }
     if (plan.length === 0) opts.log(`tool ${installed.tool.name} nothing to check`);
-    return plan.map((inv) => async (): Promise<{ findings: ScanFinding[]; lines: string[] }> => {
+    return plan.map((inv) => async (): Promise<{ findings: SourcedFinding[]; lines: string[] }> => {
       // Each invocation's lines stay together in pipeline.log, in plan order, whatever ran first.
       const lines: string[] = [];
       const own = { ...opts, log: (line: string) => lines.push(line) };
