@@ -81,6 +81,9 @@ export const SLOW_FILES = [
   // Real daemons in network namespaces and real nmap scans (needs root).
   'packages/client/tests/scanner-netlab.test.ts',
   'packages/client/tests/scan-netlab.test.ts',
+  // testssl.sh audits in the test network: minutes; svc scan processes with whatweb on loopback.
+  'packages/client/tests/scan-tools-netlab.test.ts',
+  'packages/client/tests/scan-tools-cli.test.ts',
   'packages/client/tests/scan-cli.test.ts',
   'e2e/scan-chain-netlab.test.ts',
   'packages/client/tests/scan-tools2-netlab.test.ts',

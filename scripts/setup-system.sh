@@ -45,6 +45,10 @@ REQUIRED=(
   'smbclient:/usr/bin/smbclient'
   'bind9-dnsutils:/usr/bin/dig'
   'masscan:/usr/bin/masscan'
+  # Optional scan tools svc scan runs when installed (docs/scanner/tools.md).
+  'testssl.sh:/usr/bin/testssl'
+  'sslscan:/usr/bin/sslscan'
+  'whatweb:/usr/bin/whatweb'
 )
 
 missing=()

@@ -110,14 +110,14 @@ describe('package manager commands', () => {
   });
 
   it('package names differ per manager; unpackaged tools are reported, duplicates dropped', () => {
-    const items = [byId('nmap'), byId('dig'), byId('snmpwalk'), byId('nuclei'), byId('nmap')];
-    expect(packagesFor('apt', items)).toEqual({
-      packages: ['nmap', 'dnsutils', 'snmp'],
-      unavailable: [byId('nuclei')],
+    const items = [byId('nmap'), byId('dig'), byId('snmpwalk'), byId('whatweb'), byId('nmap')];
+    expect(packagesFor('apt', items)).toEqual({ packages: ['nmap', 'dnsutils', 'snmp', 'whatweb'], unavailable: [] });
+    expect(packagesFor('dnf', items)).toEqual({
+      packages: ['nmap', 'bind-utils', 'net-snmp-utils'],
+      unavailable: [byId('whatweb')],
     });
-    expect(packagesFor('dnf', items).packages).toEqual(['nmap', 'bind-utils', 'net-snmp-utils']);
     expect(packagesFor('apk', items).packages).toEqual(['nmap', 'bind-tools', 'net-snmp-tools']);
-    expect(packagesFor('brew', items)).toEqual({ packages: ['nmap', 'bind', 'net-snmp', 'nuclei'], unavailable: [] });
+    expect(packagesFor('brew', items)).toEqual({ packages: ['nmap', 'bind', 'net-snmp', 'whatweb'], unavailable: [] });
   });
 
   it('privilege: root runs directly, sudo -n, sudo with a terminal, or an explanation', () => {
@@ -332,10 +332,10 @@ describe('check rules', () => {
 
   it('optional dependencies: missing ones warn as skipped capabilities', () => {
     expect(optionalDependenciesRule(statuses([])).status).toBe('pass');
-    const r = optionalDependenciesRule(statuses(['nikto', 'dig']));
+    const r = optionalDependenciesRule(statuses(['whatweb', 'dig']));
     expect(r.status).toBe('warn');
     expect(r.detail).toMatch(
-      /^2 of 9 missing \(present: .*\); skipped capabilities: web server vulnerability checks \(nikto\); DNS record checks: zone transfer, SPF, DMARC \(dig\)$/,
+      /^2 of 7 missing \(present: .*\); skipped capabilities: web technologies and disclosed versions of each HTTP\(S\) service \(whatweb\); DNS record checks: zone transfer, SPF, DMARC \(dig\)$/,
     );
   });
 

@@ -78,6 +78,13 @@ describe('svc scan: argument validation', () => {
     expect(r.stderr).toBe('error: invalid port list "22 --script=x": use numbers, ranges and T:/U: prefixes\n');
   });
 
+  it('refuses a --domains value that is not a DNS name', async () => {
+    const r = await scan(['--targets', '10.0.0.1', '--domains', 'example.com,-t AXFR']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('error: --domains: "-t AXFR" is not a DNS name (e.g. example.com)\n');
+    await noSessions();
+  });
+
   it('refuses a missing exceptions file', async () => {
     const missing = path.join(dir, 'no-such-exceptions.json');
     const r = await scan(['--targets', '10.0.0.1', '--exceptions', missing]);

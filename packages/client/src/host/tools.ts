@@ -1,4 +1,7 @@
 import type { ManagerName } from './package-manager.ts';
+import { sslscan } from '../scanner/tools/sslscan.ts';
+import { testssl } from '../scanner/tools/testssl.ts';
+import { whatweb } from '../scanner/tools/whatweb.ts';
 import { findExecutable } from './process.ts';
 
 /**
@@ -10,7 +13,8 @@ import { findExecutable } from './process.ts';
  * - core: used by the standard pipeline and the agent; a host without one still scans but
  *   loses that stage. Missing → a warning naming the lost capability, never a failure.
  *   `pi_validate.sh --fix` installs required and core tools.
- * - optional: extra scanners; each missing one is reported as a skipped capability. They are
+ * - optional: extra scanners `svc scan` uses when installed (scanner/tools); each missing one is
+ *   reported as a skipped capability. They are
  *   not installed by --fix (several are large, not packaged everywhere, or non-free); the
  *   reports print the command that would install each.
  *
@@ -79,18 +83,10 @@ export const TOOLS: readonly ToolSpec[] = [
   },
 
   {
-    id: 'nikto',
-    tier: 'optional',
-    commands: ['nikto'],
-    capability: 'web server vulnerability checks',
-    packages: { apt: 'nikto', dnf: 'nikto', yum: 'nikto', apk: null, brew: 'nikto' },
-    homepage: 'https://github.com/sullo/nikto',
-  },
-  {
     id: 'testssl.sh',
     tier: 'optional',
     commands: ['testssl.sh', 'testssl'],
-    capability: 'full TLS protocol and cipher audit',
+    capability: testssl.capability,
     packages: { apt: 'testssl.sh', dnf: 'testssl', yum: 'testssl', apk: null, brew: 'testssl' },
     homepage: 'https://testssl.sh',
   },
@@ -98,7 +94,7 @@ export const TOOLS: readonly ToolSpec[] = [
     id: 'sslscan',
     tier: 'optional',
     commands: ['sslscan'],
-    capability: 'TLS cipher enumeration',
+    capability: sslscan.capability,
     packages: same('sslscan'),
     homepage: 'https://github.com/rbsec/sslscan',
   },
@@ -106,17 +102,9 @@ export const TOOLS: readonly ToolSpec[] = [
     id: 'whatweb',
     tier: 'optional',
     commands: ['whatweb'],
-    capability: 'web technology fingerprinting',
+    capability: whatweb.capability,
     packages: { apt: 'whatweb', dnf: null, yum: null, apk: null, brew: 'whatweb' },
     homepage: 'https://github.com/urbanadventurer/WhatWeb',
-  },
-  {
-    id: 'nuclei',
-    tier: 'optional',
-    commands: ['nuclei'],
-    capability: 'template-based vulnerability detection',
-    packages: { apt: null, dnf: null, yum: null, apk: null, brew: 'nuclei' },
-    homepage: 'https://github.com/projectdiscovery/nuclei/releases',
   },
   {
     id: 'masscan',

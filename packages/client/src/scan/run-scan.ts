@@ -107,10 +107,11 @@ function uploadFilesOf(dir: string, names: readonly string[]) {
 }
 
 /**
- * One scan from nmap to a session directory (and the upload when asked): nmap with the profile's
- * fixed arguments → detection rules → the pipeline and alerts → the session directory → upload and
- * benchmark. Throws NmapFailedError when nmap fails and ScanUploadError when the upload does;
- * everything else that goes wrong is a warning.
+ * One scan from nmap to a session directory (and the upload when asked): a discovery tool when one
+ * wants the targets → nmap with the profile's fixed arguments → detection rules → the enrichment
+ * tools on the services found, their findings merged → the pipeline and alerts → the session
+ * directory → upload and benchmark. Throws NmapFailedError when nmap fails and ScanUploadError when
+ * the upload does; everything else that goes wrong (a tool included) is a warning.
  */
 export async function runScan(input: ScanInput, deps: ScanDeps): Promise<ScanResult> {
   const warnings: string[] = [];
@@ -176,11 +177,12 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
   deps.info(`nmap: ${formatCommand(result.command)} (${result.durationMs} ms)`);
   for (const w of result.warnings) warn(`nmap: ${w}`);
   if (!result.complete) warn('nmap was cut short (timeout): the session holds what it reported');
-  const now = deps.now();
-  ctx.scanTime = scanTimeOf(result.run) ?? now;
+  ctx.scanTime = scanTimeOf(result.run) ?? deps.now();
   const ruleFindings = detectFindings(result.hosts, { scanTime: ctx.scanTime });
   const toolFindings = await runEnrichment(tools.enrichment, result.hosts, toolOpts);
   const findings = mergeToolFindings(ruleFindings, toolFindings);
+  // After the tools, which can take minutes: the session ends now.
+  const now = deps.now();
   const alerts = alertSettingsFrom(settings, warn);
   const produced = await produceSession({
     root: input.root,

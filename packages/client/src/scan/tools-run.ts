@@ -1,4 +1,3 @@
-import type { ScanFinding } from '../pipeline/types.ts';
 import type { NmapHost } from '../scanner/parse/types.ts';
 import { formatCommand } from '../scanner/nmap.ts';
 import {
@@ -6,6 +5,7 @@ import {
   type EnrichmentTool,
   type ExternalTool,
   runTool,
+  type SourcedFinding,
   type ToolContext,
   type ToolInvocation,
   type ToolOutput,
@@ -74,9 +74,9 @@ async function invoke(
     opts.log(`tool ${line}`);
     return undefined;
   }
-  opts.log(
-    `tool ${tool.name} ${inv.label} ${out.durationMs} ms, exit ${out.exitCode ?? 'none'}${out.timedOut ? ', timed out' : ''}`,
-  );
+  const outcome = `${out.durationMs} ms, exit ${out.exitCode ?? 'none'}${out.timedOut ? ', timed out' : ''}`;
+  opts.info(`${tool.name}: ${inv.label} (${outcome})`);
+  opts.log(`tool ${tool.name} ${inv.label} ${outcome}`);
   if (out.timedOut)
     opts.warn(`${tool.name} ${inv.label}: timed out after ${tool.timeoutMs} ms; its partial output is used`);
   return out;
@@ -142,7 +142,7 @@ export async function runEnrichment(
   tools: readonly Installed<EnrichmentTool>[],
   hosts: readonly NmapHost[],
   opts: ToolRunOptions,
-): Promise<ScanFinding[]> {
+): Promise<SourcedFinding[]> {
   const jobs = tools.flatMap((installed) => {
     let plan: ToolInvocation[];
     try {
@@ -152,18 +152,23 @@ export async function runEnrichment(
       return [];
     }
     if (plan.length === 0) opts.log(`tool ${installed.tool.name} nothing to check`);
-    return plan.map((inv) => async (): Promise<ScanFinding[]> => {
-      const out = await invoke(installed, inv, opts);
-      if (out === undefined) return [];
+    return plan.map((inv) => async (): Promise<{ findings: SourcedFinding[]; lines: string[] }> => {
+      // Each invocation's lines stay together in pipeline.log, in plan order, whatever ran first.
+      const lines: string[] = [];
+      const own = { ...opts, log: (line: string) => lines.push(line) };
+      const out = await invoke(installed, inv, own);
+      if (out === undefined) return { findings: [], lines };
       try {
-        return installed.tool.parse(inv, out, opts.ctx);
+        return { findings: installed.tool.parse(inv, out, opts.ctx), lines };
       } catch (err) {
         const line = `${installed.tool.name} ${inv.label}: output not understood (${(err as Error).message})`;
         opts.warn(line);
-        opts.log(`tool ${line}`);
-        return [];
+        lines.push(`tool ${line}`);
+        return { findings: [], lines };
       }
     });
   });
-  return (await bounded(jobs, CONCURRENCY)).flat();
+  const done = await bounded(jobs, CONCURRENCY);
+  for (const line of done.flatMap((d) => d.lines)) opts.log(line);
+  return done.flatMap((d) => d.findings);
 }

@@ -59,7 +59,7 @@ export interface EnrichmentTool extends ToolBase {
    */
   followUp?(invocation: ToolInvocation, output: ToolOutput, ctx: ToolContext): ToolInvocation[];
   /** Findings from one invocation; each carries `source: <tool name>`. */
-  parse(invocation: ToolInvocation, output: ToolOutput, ctx: ToolContext): ScanFinding[];
+  parse(invocation: ToolInvocation, output: ToolOutput, ctx: ToolContext): SourcedFinding[];
 }
 
 /** Runs before nmap on large target ranges: returns the live hosts (and open ports) nmap then scans. */
