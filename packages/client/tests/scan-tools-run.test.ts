@@ -188,6 +188,34 @@ describe('runEnrichment', () => {
     expect(opts.lines).toContainEqual(expect.stringMatching(/^tool slow 10\.0\.0\.5 \d+ ms, exit none, timed out$/));
   });
 
+  it('runs the follow-ups a tool derives from its output, once, after the invocation that named them', async () => {
+    const lister = script(
+      'lister',
+      'if [ "$1" = "-L" ]; then echo "share:docs"; echo "share:pub"; else echo "read $2"; fi',
+    );
+    const opts = options();
+    const tool = enrichment('lister', {
+      plan: () => [{ args: ['-L', '10.0.0.5'], label: '10.0.0.5' }],
+      followUp: (_inv, out) =>
+        out.stdout
+          .trim()
+          .split('\n')
+          .map((l) => l.replace('share:', ''))
+          .map((share) => ({ args: ['-r', share], label: `10.0.0.5 share ${share}` })),
+    });
+    const found = await runEnrichment([{ tool, path: lister }], [up('10.0.0.5')], opts);
+    expect(found.map((f) => f.evidence)).toEqual([
+      'lister: share:docs\nshare:pub',
+      'lister: read docs',
+      'lister: read pub',
+    ]);
+    expect(opts.lines.filter((l) => l.includes(' command '))).toEqual([
+      `tool lister command ${lister} -L 10.0.0.5`,
+      `tool lister command ${lister} -r docs`,
+      `tool lister command ${lister} -r pub`,
+    ]);
+  });
+
   it('logs a tool with nothing to check', async () => {
     const opts = options();
     await runEnrichment([{ tool: enrichment('idle', { plan: () => [] }), path: '/bin/true' }], [], opts);

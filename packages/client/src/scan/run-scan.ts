@@ -18,6 +18,7 @@ import {
   formatCommand,
   type NmapProgress,
   parseTargets,
+  PROFILES,
   runNmap,
   scanTimeOf,
   toHostInfos,
@@ -149,6 +150,10 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
     workDir: state.workDir,
     privileged: input.privileged,
     domains: input.domains ?? [],
+    // Discovery sweeps the ports nmap would scan: --ports, else the profile's own list.
+    ports:
+      input.ports ??
+      (Object.hasOwn(PROFILES, input.profile) ? PROFILES[input.profile as keyof typeof PROFILES].ports : undefined),
   };
   const toolOpts: ToolRunOptions = {
     ctx,

@@ -137,6 +137,43 @@ export async function runDiscovery(
   return { targets: live.map((h) => h.host), ports: `T:${ports.join(',')}` };
 }
 
+/**
+ * One invocation and its findings, then the follow-ups the tool derives from its output (e.g.
+ * smbclient reading each share a listing named), run one after another. Follow-ups never spawn
+ * further follow-ups, so a tool cannot loop.
+ */
+async function invokeAndParse(
+  installed: Installed<EnrichmentTool>,
+  inv: ToolInvocation,
+  opts: ToolRunOptions,
+  lines: string[],
+): Promise<SourcedFinding[]> {
+  const { tool } = installed;
+  const parsed = async (one: ToolInvocation): Promise<[SourcedFinding[], ToolOutput | undefined]> => {
+    const out = await invoke(installed, one, opts);
+    if (out === undefined) return [[], undefined];
+    try {
+      return [tool.parse(one, out, opts.ctx), out];
+    } catch (err) {
+      const line = `${tool.name} ${one.label}: output not understood (${(err as Error).message})`;
+      opts.warn(line);
+      lines.push(`tool ${line}`);
+      return [[], out];
+    }
+  };
+  const [findings, out] = await parsed(inv);
+  if (out === undefined || tool.followUp === undefined) return findings;
+  let next: ToolInvocation[];
+  try {
+    next = tool.followUp(inv, out, opts.ctx);
+  } catch (err) {
+    opts.warn(`${tool.name} ${inv.label}: could not plan its follow-up checks (${(err as Error).message})`);
+    return findings;
+  }
+  for (const f of next) findings.push(...(await parsed(f))[0]);
+  return findings;
+}
+
 /** Every enrichment tool on the hosts nmap found, at most CONCURRENCY processes at once; their findings in tool order. */
 export async function runEnrichment(
   tools: readonly Installed<EnrichmentTool>[],
@@ -156,16 +193,8 @@ export async function runEnrichment(
       // Each invocation's lines stay together in pipeline.log, in plan order, whatever ran first.
       const lines: string[] = [];
       const own = { ...opts, log: (line: string) => lines.push(line) };
-      const out = await invoke(installed, inv, own);
-      if (out === undefined) return { findings: [], lines };
-      try {
-        return { findings: installed.tool.parse(inv, out, opts.ctx), lines };
-      } catch (err) {
-        const line = `${installed.tool.name} ${inv.label}: output not understood (${(err as Error).message})`;
-        opts.warn(line);
-        lines.push(`tool ${line}`);
-        return { findings: [], lines };
-      }
+      const findings = await invokeAndParse(installed, inv, own, lines);
+      return { findings, lines };
     });
   });
   const done = await bounded(jobs, CONCURRENCY);
