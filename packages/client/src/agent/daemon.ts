@@ -147,6 +147,7 @@ export class Daemon {
       },
       reload: () => this.reload(),
       shutdown: (graceful) => this.shutdown(graceful, EXIT.ok),
+      stopping: () => this.#stopping !== null || this.#restartRequested,
       installDir: this.#opts.installDir,
     };
   }

@@ -52,6 +52,8 @@ export interface CommandHost {
   reload(): void;
   /** Stops the daemon: graceful finishes the running command and reports it first. */
   shutdown(graceful: boolean): void;
+  /** True once a shutdown (SIGTERM, `shutdown`) or a re-exec is under way: start no further command. */
+  stopping(): boolean;
   /** The checkout the agent runs from, for `update` (null for an install without a git directory). */
   installDir: string | null;
 }

@@ -73,7 +73,8 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
   }
 
   async function drain(): Promise<void> {
-    while (!stopped && journal.queue.length > 0) await runOne();
+    // Between commands only: a stop never cuts the running one, and the rest waits in the journal.
+    while (!stopped && !host.stopping() && journal.queue.length > 0) await runOne();
   }
 
   return {
