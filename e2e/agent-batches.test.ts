@@ -86,3 +86,36 @@ describe('svcd stops between commands', () => {
     }
   });
 });
+
+describe('svcd heartbeats during a long command', () => {
+  it('a 5 s scan does not hold up the 1 s heartbeats', async () => {
+    const daemon = await agent({ DAEMON_HEARTBEAT_INTERVAL: '1', SVC_CMD_TIMEOUT: '5' });
+    const admin = await fixture.portal.adminToken();
+    const api = agentsApi(fixture.portal, () => admin);
+    // The full profile of 127.0.0.1 runs far past 5 s: the timeout ends it.
+    const scan = await queueCommand(fixture.portal, daemon.agentId, 'run_scan', {
+      targets: '127.0.0.1',
+      profile: 'full',
+    });
+    await daemon.waitFor(new RegExp(`command ${scan} run_scan started`), 30_000);
+    // Delivered by a later heartbeat while the scan runs: it waits behind the scan and runs once.
+    const level = await queueCommand(fixture.portal, daemon.agentId, 'set_log_level', { level: 'debug' });
+    const seen = new Set<string>();
+    const finished = ['completed', 'failed'];
+    while (!finished.includes((await commandHistory(fixture.portal, scan)).command.status)) {
+      const view = await api.view(daemon.agentId);
+      if (view !== undefined) seen.add(view.received_at);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect((await finishedCommand(fixture.portal, scan)).result).toMatchObject({ exit_code: 124 });
+    // About five heartbeats in the five seconds; three leaves room for a slow machine.
+    expect(seen.size).toBeGreaterThanOrEqual(3);
+    expect((await finishedCommand(fixture.portal, level)).result).toMatchObject({ stdout: 'log level debug\n' });
+    const lines = daemon.output().split('\n');
+    const scanEnd = lines.findIndex((l) => l.includes(`command ${scan} run_scan failed`));
+    expect(started(daemon.output(), level)).toHaveLength(1);
+    expect(lines.findIndex((l) => l.includes(`command ${level} set_log_level started`))).toBeGreaterThan(scanEnd);
+    expect(scanEnd).toBeGreaterThan(0);
+    await daemon.stop();
+  });
+});

@@ -78,17 +78,18 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
   }
 
   return {
-    run: (commands) =>
-      exclusive(async () => {
-        const fresh: DeliveredCommand[] = [];
-        for (const c of commands) {
-          if (journal.hasStarted(c.id) || journal.isQueued(c.id) || fresh.some((f) => f.id === c.id))
-            log.warning(`command ${c.id} was delivered again; it runs only once`);
-          else fresh.push(c);
-        }
-        journal.enqueue(fresh);
-        await drain();
-      }),
+    run: (commands) => {
+      // Queued in the journal at once, even while an earlier batch runs: a stop before their
+      // turn leaves them there for the next start.
+      const fresh: DeliveredCommand[] = [];
+      for (const c of commands) {
+        if (journal.hasStarted(c.id) || journal.isQueued(c.id) || fresh.some((f) => f.id === c.id))
+          log.warning(`command ${c.id} was delivered again; it runs only once`);
+        else fresh.push(c);
+      }
+      journal.enqueue(fresh);
+      return exclusive(drain);
+    },
 
     recover: () =>
       exclusive(async () => {
