@@ -82,6 +82,7 @@ function agentHost(over: Partial<CommandHost> = {}) {
     restart: () => rec.restarts++,
     reload: () => rec.reloads++,
     shutdown: (g) => rec.shutdowns.push(g),
+    stopping: () => false,
     installDir: null,
     ...over,
   };

@@ -18,7 +18,6 @@ beforeAll(async () => {
     agents.push(
       await startSvcd({
         agentId: newAgentId(`g${n}`),
-        runner: 'host-runner',
         configs: { 'p.conf': portalConf(fixture.uploadUrl, fixture.key) },
       }),
     );

@@ -45,7 +45,6 @@ async function completed(id: number) {
 describe('restart', () => {
   it('re-executes in place: same PID, uptime reset, heartbeats go on', async () => {
     const d = await daemon({
-      runner: 'host-runner',
       configs: { 'p.conf': portalConf(fixture.uploadUrl, fixture.key) },
     });
     const before = await until(async () => {
@@ -74,7 +73,6 @@ describe('restart', () => {
 describe('overrides', () => {
   it('push_config beats the config file and survives SIGHUP and restart; SIGHUP re-checks the file', async () => {
     const d = await daemon({
-      runner: 'host-runner',
       configs: { 'p.conf': portalConf(fixture.uploadUrl, fixture.key, { DAEMON_LOG_LEVEL: 'info' }) },
     });
     expect(d.output()).not.toContain('level=debug');
@@ -172,10 +170,9 @@ describe('portal outage', () => {
   });
 });
 
-describe('schedule control and shutdown through the host', () => {
+describe('schedule control and shutdown', () => {
   it('update_schedule changes a schedule in memory only; delete drops it from heartbeats, not from disk', async () => {
     const d = await daemon({
-      runner: 'host-runner',
       configs: {
         'p.conf': portalConf(fixture.uploadUrl, fixture.key),
         'yearly.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: '0 3 1 1 *' },
@@ -186,7 +183,9 @@ describe('schedule control and shutdown through the host', () => {
       schedule_id: id,
       cron: '0 4 1 1 *',
     });
-    expect((await completed(update as number)).result?.stdout).toBe(`Schedule ${id} updated in memory (not persisted)`);
+    expect((await completed(update as number)).result?.stdout).toBe(
+      `Schedule ${id} updated in memory (not persisted)\n`,
+    );
     const updated = await until(async () => {
       const s = ((await api().view(d.agentId))?.schedules ?? []) as { cron: string; next_run: string }[];
       return s[0]?.cron === '0 4 1 1 *' ? s[0] : undefined;
@@ -200,11 +199,12 @@ describe('schedule control and shutdown through the host', () => {
     });
     const refused = await completed(bad as number);
     expect(refused.command.status).toBe('failed');
-    expect(refused.result?.stdout).toMatch(/^Invalid cron pattern "61 \* \* \* \*": /);
+    expect(refused.result).toMatchObject({ exit_code: 1, stdout: '' });
+    expect(refused.result?.stderr).toMatch(/^update_schedule: Invalid cron pattern "61 \* \* \* \*": /);
 
     const [del] = await api().queue({ agent_id: d.agentId }, 'update_schedule', { schedule_id: id, action: 'delete' });
     expect((await completed(del as number)).result?.stdout).toBe(
-      `Schedule ${id} deleted in memory (its config file yearly.conf is kept)`,
+      `Schedule ${id} deleted in memory (its config file yearly.conf is kept)\n`,
     );
     await until(
       async () => (((await api().view(d.agentId))?.schedules ?? ['x']).length === 0 ? true : undefined),
@@ -215,7 +215,6 @@ describe('schedule control and shutdown through the host', () => {
 
   it('shutdown stops the daemon after reporting the command: exit 0', async () => {
     const d = await daemon({
-      runner: 'host-runner',
       configs: { 'p.conf': portalConf(fixture.uploadUrl, fixture.key) },
     });
     const [id] = await api().queue({ agent_id: d.agentId }, 'shutdown', { graceful: true });

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { NODE_COMPILE_CACHE, REPO } from '../../packages/client/tests/helpers/cli.ts';
 
 export const SVCD = path.join(REPO, 'packages/client/bin/svcd');
-const HOST_RUNNER = path.join(import.meta.dirname, 'svcd-host-runner.ts');
 
 /** A fresh agent id (the hostname's id would be shared by every test on this machine). */
 export const newAgentId = (label = 'agent'): string => `svcd_t${label}-${randomBytes(4).toString('hex')}`;
@@ -22,11 +21,6 @@ export interface SvcdOptions {
   home?: string;
   env?: Record<string, string | undefined>;
   args?: string[];
-  /**
-   * `host-runner`: the daemon with svcd-host-runner.ts's runner (daemon-level commands become
-   * CommandHost calls) instead of the one bin/svcd wires in.
-   */
-  runner?: 'svcd' | 'host-runner';
 }
 
 export interface SvcdProcess {
@@ -77,11 +71,7 @@ export async function startSvcd(opts: SvcdOptions = {}): Promise<SvcdProcess> {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const [cmd, args] =
-    opts.runner === 'host-runner'
-      ? [path.join(REPO, 'node_modules/.bin/node'), ['--disable-warning=ExperimentalWarning', HOST_RUNNER, configDir]]
-      : [SVCD, ['--config-dir', configDir, ...(opts.args ?? [])]];
-  const child = spawn(cmd, args, {
+  const child = spawn(SVCD, ['--config-dir', configDir, ...(opts.args ?? [])], {
     env,
     cwd: home,
     stdio: ['ignore', 'pipe', 'pipe'],

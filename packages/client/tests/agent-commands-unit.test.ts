@@ -52,6 +52,7 @@ function hostFor(calls: Calls, over: Partial<CommandHost> = {}): CommandHost {
     restart: quiet,
     reload: quiet,
     shutdown: quiet,
+    stopping: () => false,
     installDir: null,
     ...over,
   };

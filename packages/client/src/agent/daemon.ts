@@ -60,6 +60,8 @@ export class Daemon {
   #lastHeartbeat: Date | null = null;
   #lastOk: boolean | null = null;
   #lastError: string | null = null;
+  /** The batches running in the background (the runner takes them one at a time). */
+  #commands: Promise<void> = Promise.resolve();
 
   /** Throws MissingSettingError when the configs lack the portal URL or key. */
   constructor(opts: DaemonOptions) {
@@ -147,6 +149,7 @@ export class Daemon {
       },
       reload: () => this.reload(),
       shutdown: (graceful) => this.shutdown(graceful, EXIT.ok),
+      stopping: () => this.#stopping !== null || this.#restartRequested,
       installDir: this.#opts.installDir,
     };
   }
@@ -226,7 +229,7 @@ export class Daemon {
     this.#lastError = null;
     this.log.debug('heartbeat sent', { commands: commands.length, tier: license.tier || 'community' });
     if (commands.length > 0) {
-      if (featureAllowed(license.tier, 'agent_commands')) await this.#runner.run(commands);
+      if (featureAllowed(license.tier, 'agent_commands')) this.#runInBackground(commands);
       else
         this.log.warning('commands skipped: agent commands need the business tier', {
           tier: license.tier || 'community',
@@ -235,6 +238,13 @@ export class Daemon {
     }
     this.#writeState();
     return this.#heartbeatIntervalMs();
+  }
+
+  /** A command may run up to SVC_CMD_TIMEOUT: heartbeats go on meanwhile, and a stop waits for it. */
+  #runInBackground(commands: DeliveredCommand[]): void {
+    this.#commands = this.#runner.run(commands).catch((err: unknown) => {
+      this.log.error('command batch failed', { error: err instanceof Error ? err.message : String(err) });
+    });
   }
 
   #heartbeatFailed(err: unknown): number {
@@ -316,6 +326,7 @@ export class Daemon {
         if (this.#opts.once || this.#stopping !== null || this.#restartRequested) break;
         await this.#sleep(wait);
       }
+      await this.#commands;
       await this.#scheduler.stop();
       if (this.#restartRequested && this.#stopping === null) this.#reexec();
       this.log.info('svcd stopped', { code: this.#stopping?.code ?? EXIT.ok });

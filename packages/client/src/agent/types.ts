@@ -52,6 +52,8 @@ export interface CommandHost {
   reload(): void;
   /** Stops the daemon: graceful finishes the running command and reports it first. */
   shutdown(graceful: boolean): void;
+  /** True once a shutdown (SIGTERM, `shutdown`) or a re-exec is under way: start no further command. */
+  stopping(): boolean;
   /** The checkout the agent runs from, for `update` (null for an install without a git directory). */
   installDir: string | null;
 }
@@ -59,7 +61,11 @@ export interface CommandHost {
 export type ReportBody = StatusReportBody;
 
 export interface CommandRunner {
-  /** Executes delivered commands in received order (priority ignored), each at most once ever. */
+  /**
+   * Queues delivered commands (in the journal, before it returns) and executes them in received
+   * order (priority ignored), each at most once ever. A call made while an earlier batch runs
+   * queues behind it; the promise settles when the queue is drained or the daemon stops.
+   */
   run(commands: readonly DeliveredCommand[]): Promise<void>;
   /** On start: commands interrupted by a crash or kill -9 are reported failed, never run again. */
   recover(): Promise<void>;

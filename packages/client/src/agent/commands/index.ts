@@ -73,21 +73,23 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
   }
 
   async function drain(): Promise<void> {
-    while (!stopped && journal.queue.length > 0) await runOne();
+    // Between commands only: a stop never cuts the running one, and the rest waits in the journal.
+    while (!stopped && !host.stopping() && journal.queue.length > 0) await runOne();
   }
 
   return {
-    run: (commands) =>
-      exclusive(async () => {
-        const fresh: DeliveredCommand[] = [];
-        for (const c of commands) {
-          if (journal.hasStarted(c.id) || journal.isQueued(c.id) || fresh.some((f) => f.id === c.id))
-            log.warning(`command ${c.id} was delivered again; it runs only once`);
-          else fresh.push(c);
-        }
-        journal.enqueue(fresh);
-        await drain();
-      }),
+    run: (commands) => {
+      // Queued in the journal at once, even while an earlier batch runs: a stop before their
+      // turn leaves them there for the next start.
+      const fresh: DeliveredCommand[] = [];
+      for (const c of commands) {
+        if (journal.hasStarted(c.id) || journal.isQueued(c.id) || fresh.some((f) => f.id === c.id))
+          log.warning(`command ${c.id} was delivered again; it runs only once`);
+        else fresh.push(c);
+      }
+      journal.enqueue(fresh);
+      return exclusive(drain);
+    },
 
     recover: () =>
       exclusive(async () => {
