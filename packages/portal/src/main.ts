@@ -1,6 +1,6 @@
 import { ConfigError, loadConfig, type Config } from './config/index.ts';
 import { createLogger } from './logging.ts';
-import { startPortal, type Portal } from './server.ts';
+import type { Portal } from './server.ts';
 
 // The only place that handles signals and exits the process.
 let config: Config;
@@ -52,6 +52,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 }
 
 try {
+  // Loaded after the configuration is checked, so a bad setting is reported at once, before the
+  // server's whole module graph is compiled.
+  const { startPortal } = await import('./server.ts');
   portal = await startPortal(config, { logger });
 } catch (err) {
   // A configuration the start-up found wrong (e.g. a key that does not decrypt the signing
