@@ -4,8 +4,10 @@ import { formatTime } from '../fleet/agent-view.ts';
 import { sessionHref } from '../fleet/command-status.ts';
 import type { ConsoleClient } from './client.ts';
 import { type AuditFilters, auditQuery } from './forms.ts';
-import { pageOf } from './paging.ts';
-import { ErrorNote, Pager, TableWrap, useLoad } from './ui.tsx';
+import { pageOf } from '../ui/paging.ts';
+import { ErrorNote, useLoad } from './ui.tsx';
+import { Pager } from '../ui/pager.tsx';
+import { TableWrap } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 /** The most recent events fetched per filter; the page says when more matched. */

@@ -2,7 +2,8 @@ import type { DbHealthResponse } from '@svc/protocol';
 import { formatTime } from '../fleet/agent-view.ts';
 import { sessionHref } from '../fleet/command-status.ts';
 import type { ConsoleClient } from './client.ts';
-import { ErrorNote, TableWrap, useLoad } from './ui.tsx';
+import { ErrorNote, useLoad } from './ui.tsx';
+import { TableWrap } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 /** The answer's type from its schema (TypeBox carries it as `static`). */

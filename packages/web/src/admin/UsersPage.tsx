@@ -3,8 +3,11 @@ import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
 import type { ConsoleClient } from './client.ts';
 import { draftUser, splitList, type UserForm } from './forms.ts';
-import { pageOf } from './paging.ts';
-import { ConfirmButton, ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from './ui.tsx';
+import { pageOf } from '../ui/paging.ts';
+import { ErrorNote, Notice, useAction, useLoad } from './ui.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { Pager } from '../ui/pager.tsx';
+import { TableWrap } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 const EMPTY: UserForm = { email: '', password: '', role: 'member', client_ids: '' };

@@ -3,8 +3,11 @@ import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
 import type { ConsoleClient } from './client.ts';
 import { draftWebhook, type WebhookForm } from './forms.ts';
-import { pageOf } from './paging.ts';
-import { ConfirmButton, ErrorNote, Notice, Pager, SecretOnce, TableWrap, useAction, useLoad } from './ui.tsx';
+import { pageOf } from '../ui/paging.ts';
+import { ErrorNote, Notice, SecretOnce, useAction, useLoad } from './ui.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { Pager } from '../ui/pager.tsx';
+import { TableWrap } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 type Created = WebhookSubscription & { signing_secret: string; standard_webhooks_secret: string };

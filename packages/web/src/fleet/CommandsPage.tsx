@@ -9,8 +9,10 @@ import {
 import { useEffect, useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
 import type { ConsoleClient } from '../admin/client.ts';
-import { pageOf } from '../admin/paging.ts';
-import { ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from '../admin/ui.tsx';
+import { pageOf } from '../ui/paging.ts';
+import { ErrorNote, Notice, useAction, useLoad } from '../admin/ui.tsx';
+import { Pager } from '../ui/pager.tsx';
+import { TableWrap } from '../ui/table-wrap.tsx';
 import { formatTime } from './agent-view.ts';
 import {
   COMMAND_FIELDS,

@@ -2,8 +2,11 @@ import type { AgentView, AuditEvent } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
 import type { ConsoleClient } from '../admin/client.ts';
-import { pageOf } from '../admin/paging.ts';
-import { ConfirmButton, ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from '../admin/ui.tsx';
+import { pageOf } from '../ui/paging.ts';
+import { ErrorNote, Notice, useAction, useLoad } from '../admin/ui.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { Pager } from '../ui/pager.tsx';
+import { TableWrap } from '../ui/table-wrap.tsx';
 import { agentState, formatAge, formatDuration, formatTime, scheduleRows, systemInfoRows } from './agent-view.ts';
 import { deregisteredAgents } from './deregistered.ts';
 import { GroupsSection } from './GroupsSection.tsx';
@@ -141,7 +144,7 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
               </table>
             </TableWrap>
           )}
-          <nav class="adm-pager" aria-label="Agent pages">
+          <nav class="pager" aria-label="Agent pages">
             <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
               Previous
             </button>

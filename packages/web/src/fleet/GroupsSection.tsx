@@ -1,8 +1,11 @@
 import type { AgentView } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import type { ConsoleClient } from '../admin/client.ts';
-import { pageOf } from '../admin/paging.ts';
-import { ConfirmButton, ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from '../admin/ui.tsx';
+import { pageOf } from '../ui/paging.ts';
+import { ErrorNote, Notice, useAction, useLoad } from '../admin/ui.tsx';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { Pager } from '../ui/pager.tsx';
+import { TableWrap } from '../ui/table-wrap.tsx';
 import { formatTime } from './agent-view.ts';
 
 export interface GroupMember {

@@ -43,7 +43,7 @@ export function Findings(props: { ref_: SessionRef; file: SessionFile; onChanged
   const [statuses, setStatuses] = useState(() => statusesOf(props.file));
   const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
-  const { slice, controls } = usePages(findings, 25);
+  const { page, controls } = usePages(findings, 'Findings', 25);
 
   async function change(title: string, status: RemediationStatus) {
     setBusy(title);
@@ -85,7 +85,7 @@ export function Findings(props: { ref_: SessionRef; file: SessionFile; onChanged
             </tr>
           </thead>
           <tbody>
-            {slice.map((f, i) => {
+            {page.items.map((f, i) => {
               const title = f.title ?? f.rule_id ?? '(untitled)';
               const status = statuses.get(title);
               return (
@@ -134,7 +134,7 @@ export function Exceptions(props: { file: SessionFile }) {
   const entries = ([...(props.file.remediation ?? [])] as Entry[]).filter(
     (e) => e.exception_status !== null && e.exception_status !== undefined,
   );
-  const { slice, controls } = usePages(entries, 25);
+  const { page, controls } = usePages(entries, 'Risk exceptions', 25);
   if (entries.length === 0) return <p>No risk exceptions.</p>;
   return (
     <>
@@ -150,7 +150,7 @@ export function Exceptions(props: { file: SessionFile }) {
             </tr>
           </thead>
           <tbody>
-            {slice.map((e, i) => (
+            {page.items.map((e, i) => (
               <tr key={`${e.title}-${e.host}-${i}`}>
                 <td>
                   <SeverityBadge severity={e.severity} /> {e.title ?? '–'}
