@@ -2,7 +2,7 @@ import { AUDIT_EVENT_TYPES, type AuditResponse } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
 import { sessionHref } from '../fleet/command-status.ts';
-import type { ConsoleClient } from './client.ts';
+import type { ConsoleClient } from '../api/client.ts';
 import { type AuditFilters, auditQuery } from './forms.ts';
 import { pageOf } from '../ui/paging.ts';
 import { ErrorNote, useLoad } from './ui.tsx';

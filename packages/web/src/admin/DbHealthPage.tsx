@@ -1,7 +1,7 @@
 import type { DbHealthResponse } from '@svc/protocol';
 import { formatTime } from '../fleet/agent-view.ts';
 import { sessionHref } from '../fleet/command-status.ts';
-import type { ConsoleClient } from './client.ts';
+import type { ConsoleClient } from '../api/client.ts';
 import { ErrorNote, useLoad } from './ui.tsx';
 import { TableWrap } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';

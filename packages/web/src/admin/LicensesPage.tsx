@@ -1,7 +1,7 @@
 import { type CreatedLicenseResponse, type License, LICENSE_STATUSES, TIERS } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
-import type { ConsoleClient } from './client.ts';
+import type { ConsoleClient } from '../api/client.ts';
 import { draftLicense, type LicenseForm } from './forms.ts';
 import { pageOf } from '../ui/paging.ts';
 import { ErrorNote, Notice, SecretOnce, useAction, useLoad } from './ui.tsx';

@@ -1,7 +1,7 @@
 import { ROLES, type User } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
-import type { ConsoleClient } from './client.ts';
+import type { ConsoleClient } from '../api/client.ts';
 import { draftUser, splitList, type UserForm } from './forms.ts';
 import { pageOf } from '../ui/paging.ts';
 import { ErrorNote, Notice, useAction, useLoad } from './ui.tsx';

@@ -1,7 +1,7 @@
 import { WEBHOOK_EVENT_TYPES, type WebhookDelivery, type WebhookSubscription } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
-import type { ConsoleClient } from './client.ts';
+import type { ConsoleClient } from '../api/client.ts';
 import { draftWebhook, type WebhookForm } from './forms.ts';
 import { pageOf } from '../ui/paging.ts';
 import { ErrorNote, Notice, SecretOnce, useAction, useLoad } from './ui.tsx';

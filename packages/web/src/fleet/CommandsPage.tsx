@@ -8,7 +8,7 @@ import {
 } from '@svc/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
-import type { ConsoleClient } from '../admin/client.ts';
+import type { ConsoleClient } from '../api/client.ts';
 import { pageOf } from '../ui/paging.ts';
 import { ErrorNote, Notice, useAction, useLoad } from '../admin/ui.tsx';
 import { Pager } from '../ui/pager.tsx';

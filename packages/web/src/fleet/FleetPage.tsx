@@ -1,7 +1,7 @@
 import type { AgentView, AuditEvent } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
-import type { ConsoleClient } from '../admin/client.ts';
+import type { ConsoleClient } from '../api/client.ts';
 import { pageOf } from '../ui/paging.ts';
 import { ErrorNote, Notice, useAction, useLoad } from '../admin/ui.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
