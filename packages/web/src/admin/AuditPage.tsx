@@ -4,9 +4,9 @@ import { formatTime } from '../fleet/agent-view.ts';
 import { sessionHref } from '../fleet/command-status.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { type AuditFilters, auditQuery } from './forms.ts';
-import { pageOf } from '../ui/paging.ts';
-import { ErrorNote, useLoad } from './ui.tsx';
-import { Pager } from '../ui/pager.tsx';
+import { useData } from '../ui/use-load.ts';
+import { usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
 import { TableWrap } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
@@ -19,13 +19,12 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
   const [form, setForm] = useState<AuditFilters>(START);
   const [applied, setApplied] = useState<AuditFilters>(START);
   const [formError, setFormError] = useState<string | null>(null);
-  const [pageNo, setPageNo] = useState(1);
-  const log = useLoad(() => {
+  const log = useData(() => {
     const q = auditQuery(applied, AUDIT_LIMIT);
     return q.ok ? client.api<AuditResponse>('GET', `/api/audit?${q.body}`) : Promise.reject(new Error(q.message));
   }, [applied]);
   const events = log.data?.events ?? [];
-  const page = pageOf(events, pageNo);
+  const { page, first: firstPage, controls: pager } = usePages(events, 'Audit events');
 
   const apply = (event: Event) => {
     event.preventDefault();
@@ -33,7 +32,7 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
     setFormError(q.ok ? null : q.message);
     if (!q.ok) return;
     setApplied({ ...form });
-    setPageNo(1);
+    firstPage();
   };
 
   return (
@@ -67,7 +66,7 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
           </label>
           <button type="submit">Apply filters</button>
         </form>
-        <ErrorNote error={formError ?? log.error} />
+        <ErrorMessage error={formError ?? log.error} />
         {log.data && (
           <p role="status">
             {log.data.total} event{log.data.total === 1 ? '' : 's'} in the last {log.data.days} days
@@ -104,7 +103,7 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
             </table>
           </TableWrap>
         )}
-        <Pager page={page} label="Audit events" onPage={setPageNo} />
+        {pager}
       </div>
     </Page>
   );

@@ -2,7 +2,8 @@ import type { DbHealthResponse } from '@svc/protocol';
 import { formatTime } from '../fleet/agent-view.ts';
 import { sessionHref } from '../fleet/command-status.ts';
 import type { ConsoleClient } from '../api/client.ts';
-import { ErrorNote, useLoad } from './ui.tsx';
+import { useData } from '../ui/use-load.ts';
+import { ErrorMessage } from '../ui/alert.tsx';
 import { TableWrap } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
@@ -13,7 +14,7 @@ const orDash = (v: string | number | null) => (v === null || v === '' ? '—' : 
 
 /** Database health: size and connections, row counts, storage, sessions by status and client, recent activity. */
 export function DbHealthPage({ client }: { client: ConsoleClient }) {
-  const health = useLoad(() => client.api<DbHealth>('GET', '/api/db-health'), []);
+  const health = useData(() => client.api<DbHealth>('GET', '/api/db-health'), []);
   const h = health.data;
   return (
     <Page
@@ -25,7 +26,7 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
       }
     >
       <div class="adm-page">
-        <ErrorNote error={health.error} />
+        <ErrorMessage error={health.error} />
         {h && (
           <>
             <section aria-labelledby="db-info">

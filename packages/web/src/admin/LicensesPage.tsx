@@ -3,10 +3,11 @@ import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { draftLicense, type LicenseForm } from './forms.ts';
-import { pageOf } from '../ui/paging.ts';
-import { ErrorNote, Notice, SecretOnce, useAction, useLoad } from './ui.tsx';
+import { Notice, SecretOnce, useAction, useCreateForm } from './ui.tsx';
+import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
-import { Pager } from '../ui/pager.tsx';
+import { usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
 import { TableWrap } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
@@ -25,8 +26,7 @@ const unlimited = (n: number | null) => (n === null ? 'unlimited' : String(n));
 /** Licenses: create (plaintext key shown once), revoke, deactivate/activate, delete a revoked key. */
 export function LicensesPage({ client }: { client: ConsoleClient }) {
   const [status, setStatus] = useState('');
-  const [pageNo, setPageNo] = useState(1);
-  const list = useLoad(
+  const list = useData(
     () => client.api<{ licenses: License[] }>('GET', `/api/licenses${status ? `?status=${status}` : ''}`),
     [status],
   );
@@ -48,7 +48,7 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
   };
 
   const licenses = list.data?.licenses ?? [];
-  const page = pageOf(licenses, pageNo);
+  const { page, first: firstPage, controls: pager } = usePages(licenses, 'License keys');
   return (
     <Page title="Licenses">
       <div class="adm-page">
@@ -76,7 +76,7 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
               value={status}
               onChange={(e) => {
                 setStatus(e.currentTarget.value);
-                setPageNo(1);
+                firstPage();
               }}
             >
               <option value="">Any</option>
@@ -87,7 +87,7 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
               ))}
             </select>
           </label>
-          <ErrorNote error={list.error ?? action.error} />
+          <ErrorMessage error={list.error ?? action.error} />
           {notice && <Notice>{notice}</Notice>}
           {list.data && licenses.length === 0 && <p>No license keys.</p>}
           {page.items.length > 0 && (
@@ -165,7 +165,7 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
               </table>
             </TableWrap>
           )}
-          <Pager page={page} label="License keys" onPage={setPageNo} />
+          {pager}
         </section>
       </div>
     </Page>
@@ -176,25 +176,12 @@ function CreateLicense(props: {
   client: ConsoleClient;
   onCreated: (license: CreatedLicenseResponse['license']) => void;
 }) {
-  const [form, setForm] = useState<LicenseForm>(EMPTY);
-  const [formError, setFormError] = useState<string | null>(null);
-  const action = useAction();
-  const set = (key: keyof LicenseForm) => (e: { currentTarget: { value: string } }) =>
-    setForm({ ...form, [key]: e.currentTarget.value });
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const draft = draftLicense(form);
-    setFormError(draft.ok ? null : draft.message);
-    if (!draft.ok) return;
-    let answer: CreatedLicenseResponse | null = null;
-    const ok = await action.run(async () => {
-      answer = await props.client.api<CreatedLicenseResponse>('POST', '/api/licenses', draft.body);
-    });
-    if (ok && answer !== null) {
-      props.onCreated((answer as CreatedLicenseResponse).license);
-      setForm(EMPTY);
-    }
-  };
+  const { form, formError, action, set, submit } = useCreateForm(
+    EMPTY,
+    draftLicense,
+    async (body) => (await props.client.api<CreatedLicenseResponse>('POST', '/api/licenses', body)).license,
+    props.onCreated,
+  );
   return (
     <section aria-labelledby="lic-create">
       <h2 id="lic-create">Create a key</h2>
@@ -237,7 +224,7 @@ function CreateLicense(props: {
           Create key
         </button>
       </form>
-      <ErrorNote error={formError ?? action.error} />
+      <ErrorMessage error={formError ?? action.error} />
     </section>
   );
 }

@@ -3,10 +3,11 @@ import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { draftWebhook, type WebhookForm } from './forms.ts';
-import { pageOf } from '../ui/paging.ts';
-import { ErrorNote, Notice, SecretOnce, useAction, useLoad } from './ui.tsx';
+import { Notice, SecretOnce, useAction, useCreateForm } from './ui.tsx';
+import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
-import { Pager } from '../ui/pager.tsx';
+import { usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
 import { TableWrap } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
@@ -16,14 +17,13 @@ const DELIVERY_LIMIT = 200;
 
 /** Webhooks: subscribe (signing secret shown once), enable/disable, ping, delivery log with redelivery, delete. */
 export function WebhooksPage({ client }: { client: ConsoleClient }) {
-  const list = useLoad(() => client.api<{ subscriptions: WebhookSubscription[] }>('GET', '/api/webhooks'), []);
+  const list = useData(() => client.api<{ subscriptions: WebhookSubscription[] }>('GET', '/api/webhooks'), []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [created, setCreated] = useState<Created | null>(null);
   const [logOf, setLogOf] = useState<string | null>(null);
-  const [pageNo, setPageNo] = useState(1);
   const subs = list.data?.subscriptions ?? [];
-  const page = pageOf(subs, pageNo);
+  const { page, controls: pager } = usePages(subs, 'Webhook subscriptions');
   const path = (id: string) => `?id=${encodeURIComponent(id)}`;
 
   const run = async (message: string, call: () => Promise<unknown>) => {
@@ -77,7 +77,7 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
         )}
         <section aria-labelledby="wh-list">
           <h2 id="wh-list">Subscriptions</h2>
-          <ErrorNote error={list.error ?? action.error} />
+          <ErrorMessage error={list.error ?? action.error} />
           {notice && <Notice>{notice}</Notice>}
           {list.data && subs.length === 0 && <p>No subscriptions.</p>}
           {page.items.length > 0 && (
@@ -159,7 +159,7 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
               </table>
             </TableWrap>
           )}
-          <Pager page={page} label="Webhook subscriptions" onPage={setPageNo} />
+          {pager}
         </section>
         {logOf !== null && (
           <DeliveryLog
@@ -192,7 +192,7 @@ function DeliveryLog(props: {
   onDelivered: () => void;
   onClose: () => void;
 }) {
-  const log = useLoad(
+  const log = useData(
     () =>
       props.client.api<{ deliveries: WebhookDelivery[] }>(
         'GET',
@@ -202,8 +202,7 @@ function DeliveryLog(props: {
   );
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
-  const [pageNo, setPageNo] = useState(1);
-  const page = pageOf(log.data?.deliveries ?? [], pageNo);
+  const { page, controls: pager } = usePages(log.data?.deliveries ?? [], 'Delivery log');
   const redeliver = async (d: WebhookDelivery) => {
     setNotice(null);
     let answer: WebhookDelivery | null = null;
@@ -230,7 +229,7 @@ function DeliveryLog(props: {
           Close
         </button>
       </div>
-      <ErrorNote error={log.error ?? action.error} />
+      <ErrorMessage error={log.error ?? action.error} />
       {notice && <Notice>{notice}</Notice>}
       {log.data && page.total === 0 && <p>No deliveries yet.</p>}
       {page.items.length > 0 && (
@@ -278,29 +277,18 @@ function DeliveryLog(props: {
           </table>
         </TableWrap>
       )}
-      <Pager page={page} label="Delivery log" onPage={setPageNo} />
+      {pager}
     </section>
   );
 }
 
 function CreateWebhook(props: { client: ConsoleClient; onCreated: (s: Created) => void }) {
-  const [form, setForm] = useState<WebhookForm>(EMPTY);
-  const [formError, setFormError] = useState<string | null>(null);
-  const action = useAction();
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const draft = draftWebhook(form);
-    setFormError(draft.ok ? null : draft.message);
-    if (!draft.ok) return;
-    let created: Created | null = null;
-    const ok = await action.run(async () => {
-      created = (await props.client.api<{ subscription: Created }>('POST', '/api/webhooks', draft.body)).subscription;
-    });
-    if (ok && created !== null) {
-      props.onCreated(created);
-      setForm(EMPTY);
-    }
-  };
+  const { form, setForm, formError, action, submit } = useCreateForm(
+    EMPTY,
+    draftWebhook,
+    async (body) => (await props.client.api<{ subscription: Created }>('POST', '/api/webhooks', body)).subscription,
+    props.onCreated,
+  );
   const toggle = (type: string, on: boolean) =>
     setForm({ ...form, event_types: on ? [...form.event_types, type] : form.event_types.filter((t) => t !== type) });
   return (
@@ -341,7 +329,7 @@ function CreateWebhook(props: { client: ConsoleClient; onCreated: (s: Created) =
           Subscribe
         </button>
       </form>
-      <ErrorNote error={formError ?? action.error} />
+      <ErrorMessage error={formError ?? action.error} />
     </section>
   );
 }

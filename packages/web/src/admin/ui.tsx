@@ -1,46 +1,10 @@
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useRef, useState } from 'preact/hooks';
 import { describeError } from '../api/errors.ts';
+import type { Draft } from './forms.ts';
 import './admin.css';
 
 /** Small building blocks shared by the fleet and administration pages. */
-
-export interface Loaded<T> {
-  data: T | null;
-  error: string | null;
-  loading: boolean;
-  reload: () => void;
-}
-
-/** Run `load` now and whenever `deps` change or reload() is called; keeps the last data while reloading. */
-export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Loaded<T> {
-  const [data, setData] = useState<T | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [tick, setTick] = useState(0);
-  useEffect(() => {
-    let live = true;
-    setLoading(true);
-    load().then(
-      (value) => {
-        if (!live) return;
-        setData(value);
-        setError(null);
-        setLoading(false);
-      },
-      (err: unknown) => {
-        if (!live) return;
-        setError(describeError(err));
-        setLoading(false);
-      },
-    );
-    return () => {
-      live = false;
-    };
-  }, [...deps, tick]);
-  const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { data, error, loading, reload };
-}
 
 /** Run an action, keeping its error (the portal's message) and a busy flag. */
 export function useAction(): {
@@ -67,13 +31,36 @@ export function useAction(): {
   return { busy, error, run, clear: () => setError(null) };
 }
 
-export function ErrorNote({ error }: { error: string | null }) {
-  if (!error) return null;
-  return (
-    <p class="adm-error" role="alert">
-      {error}
-    </p>
-  );
+/**
+ * A create form: its fields, the protocol rule the draft breaks (checked before anything is
+ * sent), and the send; what the portal created goes to `onCreated` and the form empties.
+ */
+export function useCreateForm<F, B, R>(
+  empty: F,
+  draft: (form: F) => Draft<B>,
+  send: (body: B) => Promise<R>,
+  onCreated: (created: R) => void,
+) {
+  const [form, setForm] = useState<F>(empty);
+  const [formError, setFormError] = useState<string | null>(null);
+  const action = useAction();
+  const set = (key: keyof F) => (e: { currentTarget: { value: string } }) =>
+    setForm({ ...form, [key]: e.currentTarget.value });
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const checked = draft(form);
+    setFormError(checked.ok ? null : checked.message);
+    if (!checked.ok) return;
+    let created: R | undefined;
+    const ok = await action.run(async () => {
+      created = await send(checked.body);
+    });
+    if (ok) {
+      onCreated(created as R);
+      setForm(empty);
+    }
+  };
+  return { form, setForm, formError, action, set, submit };
 }
 
 export function Notice({ children }: { children: ComponentChildren }) {

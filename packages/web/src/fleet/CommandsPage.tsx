@@ -9,9 +9,10 @@ import {
 import { useEffect, useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
 import type { ConsoleClient } from '../api/client.ts';
-import { pageOf } from '../ui/paging.ts';
-import { ErrorNote, Notice, useAction, useLoad } from '../admin/ui.tsx';
-import { Pager } from '../ui/pager.tsx';
+import { Notice, useAction } from '../admin/ui.tsx';
+import { useData } from '../ui/use-load.ts';
+import { usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
 import { TableWrap } from '../ui/table-wrap.tsx';
 import { formatTime } from './agent-view.ts';
 import {
@@ -46,8 +47,7 @@ interface CommandDetail {
 export function CommandsPage({ client }: { client: ConsoleClient }) {
   const [status, setStatus] = useState('');
   const [selected, setSelected] = useState<number | null>(null);
-  const [pageNo, setPageNo] = useState(1);
-  const history = useLoad(
+  const history = useData(
     () =>
       client.api<{ commands: CommandRecord[] }>(
         'GET',
@@ -62,7 +62,7 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
     const timer = setTimeout(history.reload, POLL_MS);
     return () => clearTimeout(timer);
   }, [polling, history.data, history.reload]);
-  const page = pageOf(commands, pageNo);
+  const { page, first: firstPage, controls: pager } = usePages(commands, 'Command history');
 
   return (
     <Page title="Commands">
@@ -81,7 +81,7 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
                 value={status}
                 onChange={(e) => {
                   setStatus(e.currentTarget.value);
-                  setPageNo(1);
+                  firstPage();
                 }}
               >
                 <option value="">Any</option>
@@ -96,7 +96,7 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
               {polling ? 'Updating live' : ''}
             </span>
           </div>
-          <ErrorNote error={history.error} />
+          <ErrorMessage error={history.error} />
           {history.data && commands.length === 0 && <p>No commands.</p>}
           {page.items.length > 0 && (
             <TableWrap label="Command history">
@@ -143,7 +143,7 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
               </table>
             </TableWrap>
           )}
-          <Pager page={page} label="Command history" onPage={setPageNo} />
+          {pager}
         </section>
         {selected !== null && <CommandView client={client} id={selected} onClose={() => setSelected(null)} />}
       </div>
@@ -156,7 +156,7 @@ function StatusBadge({ status }: { status: CommandStatus }) {
 }
 
 function CommandView({ client, id, onClose }: { client: ConsoleClient; id: number; onClose: () => void }) {
-  const detail = useLoad(() => client.api<CommandDetail>('GET', `/api/agent-commands?command_id=${id}`), [id]);
+  const detail = useData(() => client.api<CommandDetail>('GET', `/api/agent-commands?command_id=${id}`), [id]);
   const command = detail.data?.command;
   const live = command !== undefined && !isFinal(command.status);
   useEffect(() => {
@@ -173,7 +173,7 @@ function CommandView({ client, id, onClose }: { client: ConsoleClient; id: numbe
           Close
         </button>
       </div>
-      <ErrorNote error={detail.error} />
+      <ErrorMessage error={detail.error} />
       {command && (
         <dl class="adm-dl">
           <dt>Type</dt>
@@ -217,8 +217,8 @@ function CommandView({ client, id, onClose }: { client: ConsoleClient; id: numbe
 }
 
 function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () => void }) {
-  const agents = useLoad(() => client.api<{ agents: AgentView[] }>('GET', '/api/health?agents=true&limit=1000'), []);
-  const groups = useLoad(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
+  const agents = useData(() => client.api<{ agents: AgentView[] }>('GET', '/api/health?agents=true&limit=1000'), []);
+  const groups = useData(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [formError, setFormError] = useState<string | null>(null);
@@ -283,7 +283,7 @@ function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () =
   return (
     <section aria-labelledby="cmd-queue">
       <h2 id="cmd-queue">Queue a command</h2>
-      <ErrorNote error={agents.error ?? groups.error} />
+      <ErrorMessage error={agents.error ?? groups.error} />
       <form class="adm-form" onSubmit={submit} aria-labelledby="cmd-queue" noValidate>
         <fieldset>
           <legend>Send to</legend>
@@ -379,7 +379,7 @@ function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () =
           Queue command
         </button>
       </form>
-      <ErrorNote error={formError ?? action.error} />
+      <ErrorMessage error={formError ?? action.error} />
       {notice && <Notice>{notice}</Notice>}
     </section>
   );

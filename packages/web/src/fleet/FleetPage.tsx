@@ -2,10 +2,11 @@ import type { AgentView, AuditEvent } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
 import type { ConsoleClient } from '../api/client.ts';
-import { pageOf } from '../ui/paging.ts';
-import { ErrorNote, Notice, useAction, useLoad } from '../admin/ui.tsx';
+import { Notice, useAction } from '../admin/ui.tsx';
+import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
-import { Pager } from '../ui/pager.tsx';
+import { CursorPager, usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
 import { TableWrap } from '../ui/table-wrap.tsx';
 import { agentState, formatAge, formatDuration, formatTime, scheduleRows, systemInfoRows } from './agent-view.ts';
 import { deregisteredAgents } from './deregistered.ts';
@@ -36,7 +37,7 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
   const [notice, setNotice] = useState<string | null>(null);
   const action = useAction();
   const cursor = cursors.at(-1) ?? '';
-  const agents = useLoad(
+  const agents = useData(
     () =>
       client.api<AgentPage>(
         'GET',
@@ -44,7 +45,7 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
       ),
     [cursor],
   );
-  const audit = useLoad(
+  const audit = useData(
     () =>
       isAdmin
         ? client.api<{ events: AuditEvent[] }>('GET', '/api/audit?days=90&limit=5000')
@@ -69,11 +70,11 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
   return (
     <Page title="Fleet">
       <div class="adm-page">
-        <ErrorNote error={action.error} />
+        <ErrorMessage error={action.error} />
         {notice && <Notice>{notice}</Notice>}
         <section aria-labelledby="fleet-agents">
           <h2 id="fleet-agents">Agents</h2>
-          <ErrorNote error={agents.error} />
+          <ErrorMessage error={agents.error} />
           {page && (
             <p class="adm-hint">
               An agent is stale when its last heartbeat is older than {formatDuration(page.stale_threshold_seconds)}.
@@ -144,19 +145,14 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
               </table>
             </TableWrap>
           )}
-          <nav class="pager" aria-label="Agent pages">
-            <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-              Previous
-            </button>
-            <span>Page {cursors.length}</span>
-            <button
-              type="button"
-              disabled={!page?.next_cursor}
-              onClick={() => page?.next_cursor && setCursors([...cursors, page.next_cursor])}
-            >
-              Next
-            </button>
-          </nav>
+          <CursorPager
+            label="Agent pages"
+            position={`Page ${cursors.length}`}
+            hasPrevious={cursors.length > 1}
+            hasNext={Boolean(page?.next_cursor)}
+            onPrevious={() => setCursors(cursors.slice(0, -1))}
+            onNext={() => page?.next_cursor && setCursors([...cursors, page.next_cursor])}
+          />
         </section>
         {isAdmin && (
           <DeregisteredSection
@@ -234,13 +230,12 @@ function DeregisteredSection(props: {
   busy: boolean;
   onAct: (agentId: string, clientId: string | null, verb: 'reenable' | 'purge') => Promise<void>;
 }) {
-  const [pageNo, setPageNo] = useState(1);
   const list = props.events === null ? [] : deregisteredAgents(props.events);
-  const page = pageOf(list, pageNo);
+  const { page, controls: pager } = usePages(list, 'Deregistered agents');
   return (
     <section aria-labelledby="fleet-deregistered">
       <h2 id="fleet-deregistered">Deregistered agents</h2>
-      <ErrorNote error={props.error} />
+      <ErrorMessage error={props.error} />
       {props.events !== null && list.length === 0 && <p>No deregistered agents in the last 90 days.</p>}
       {page.items.length > 0 && (
         <TableWrap label="Deregistered agents">
@@ -283,7 +278,7 @@ function DeregisteredSection(props: {
           </table>
         </TableWrap>
       )}
-      <Pager page={page} label="Deregistered agents" onPage={setPageNo} />
+      {pager}
     </section>
   );
 }

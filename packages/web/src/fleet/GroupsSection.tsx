@@ -1,10 +1,11 @@
 import type { AgentView } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import type { ConsoleClient } from '../api/client.ts';
-import { pageOf } from '../ui/paging.ts';
-import { ErrorNote, Notice, useAction, useLoad } from '../admin/ui.tsx';
+import { Notice, useAction } from '../admin/ui.tsx';
+import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
-import { Pager } from '../ui/pager.tsx';
+import { usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
 import { TableWrap } from '../ui/table-wrap.tsx';
 import { formatTime } from './agent-view.ts';
 
@@ -21,16 +22,15 @@ interface MemberRow extends GroupMember {
 
 /** Agent groups: one row per membership, add an agent to a group, remove it (confirmed). */
 export function GroupsSection({ client, agents }: { client: ConsoleClient; agents: readonly AgentView[] }) {
-  const groups = useLoad(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
+  const groups = useData(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
-  const [pageNo, setPageNo] = useState(1);
   const [agentChoice, setAgentChoice] = useState('');
   const [groupName, setGroupName] = useState('');
   const rows: MemberRow[] = Object.entries(groups.data?.groups ?? {})
     .sort(([a], [b]) => a.localeCompare(b))
     .flatMap(([group, members]) => members.map((m) => ({ ...m, group })));
-  const page = pageOf(rows, pageNo);
+  const { page, controls: pager } = usePages(rows, 'Group members');
 
   const add = async (event: Event) => {
     event.preventDefault();
@@ -66,7 +66,7 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
   return (
     <section aria-labelledby="fleet-groups">
       <h2 id="fleet-groups">Groups</h2>
-      <ErrorNote error={groups.error ?? action.error} />
+      <ErrorMessage error={groups.error ?? action.error} />
       {notice && <Notice>{notice}</Notice>}
       <form class="adm-form" onSubmit={add} aria-label="Add an agent to a group">
         <div class="adm-field">
@@ -123,7 +123,7 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
           </table>
         </TableWrap>
       )}
-      <Pager page={page} label="Group members" onPage={setPageNo} />
+      {pager}
     </section>
   );
 }

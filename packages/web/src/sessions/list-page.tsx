@@ -6,7 +6,8 @@ import { ErrorMessage } from '../ui/alert.tsx';
 import { formatDate, formatScore, label } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { sessionHref } from './links.ts';
-import { useLoad } from './use-load.ts';
+import { useLoad } from '../ui/use-load.ts';
+import { CursorPager } from '../ui/pager.tsx';
 import { TableWrap } from '../ui/table-wrap.tsx';
 
 const PAGE_SIZES = [5, 10, 25, 50, 100] as const;
@@ -192,31 +193,21 @@ export function SessionsPage() {
           </table>
         </TableWrap>
       ) : null}
-      <nav class="pager" aria-label="Pages">
-        <button
-          type="button"
-          class="button-quiet"
-          disabled={cursor === undefined}
-          onClick={() => {
-            const prev = trail.at(-1);
-            setTrail(trail.slice(0, -1));
-            go(filters, prev === '' ? undefined : prev);
-          }}
-        >
-          Previous
-        </button>
-        <button
-          type="button"
-          class="button-quiet"
-          disabled={page.state !== 'done' || page.value.next === null}
-          onClick={() => {
-            if (page.state !== 'done' || page.value.next === null) return;
-            setTrail([...trail, cursor ?? '']);
-            go(filters, page.value.next);
-          }}
-        >
-          Next
-        </button>
+      <CursorPager
+        label="Pages"
+        hasPrevious={cursor !== undefined}
+        hasNext={page.state === 'done' && page.value.next !== null}
+        onPrevious={() => {
+          const prev = trail.at(-1);
+          setTrail(trail.slice(0, -1));
+          go(filters, prev === '' ? undefined : prev);
+        }}
+        onNext={() => {
+          if (page.state !== 'done' || page.value.next === null) return;
+          setTrail([...trail, cursor ?? '']);
+          go(filters, page.value.next);
+        }}
+      >
         <label class="inline">
           Rows per page
           <select
@@ -233,7 +224,7 @@ export function SessionsPage() {
             ))}
           </select>
         </label>
-      </nav>
+      </CursorPager>
     </Page>
   );
 }

@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { type Page, pageLabel, pageOf } from './paging.ts';
 
@@ -33,4 +34,39 @@ export function usePages<T>(items: readonly T[], label: string, size?: number) {
     first: () => setPageNo(1),
     controls: <Pager page={page} label={label} onPage={setPageNo} />,
   };
+}
+
+/**
+ * Previous/Next over the portal's forward-only cursor: the caller keeps the cursors it came
+ * through. The buttons show only when there is another page; `children` (e.g. a rows-per-page
+ * choice) always show.
+ */
+export function CursorPager(props: {
+  label: string;
+  /** Where the list stands, e.g. `Page 2`. */
+  position?: string;
+  hasPrevious: boolean;
+  hasNext: boolean;
+  onPrevious: () => void;
+  onNext: () => void;
+  children?: ComponentChildren;
+}) {
+  const paged = props.hasPrevious || props.hasNext;
+  if (!paged && props.children === undefined) return null;
+  return (
+    <nav class="pager" aria-label={props.label}>
+      {paged && (
+        <button type="button" class="button-quiet" disabled={!props.hasPrevious} onClick={props.onPrevious}>
+          Previous
+        </button>
+      )}
+      {paged && props.position !== undefined && <span>{props.position}</span>}
+      {paged && (
+        <button type="button" class="button-quiet" disabled={!props.hasNext} onClick={props.onNext}>
+          Next
+        </button>
+      )}
+      {props.children}
+    </nav>
+  );
 }

@@ -10,7 +10,7 @@ export const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 
 
 export const row = (page: Page, attr: string, value: string | number) => page.locator(`tr[data-${attr}="${value}"]`);
 export const notice = (page: Page) => page.locator('p.adm-notice').first();
-export const alert = (page: Page) => page.locator('p.adm-error').first();
+export const alert = (page: Page) => page.locator('p.alert-error').first();
 
 /** Click `label` in `scope`, then the confirmation's `Yes, <label>`. */
 export async function confirm(page: Page, scope: Locator, label: string): Promise<void> {
