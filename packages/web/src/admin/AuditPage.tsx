@@ -7,7 +7,7 @@ import { type AuditFilters, auditQuery } from './forms.ts';
 import { useData } from '../ui/use-load.ts';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
-import { TableWrap } from '../ui/table-wrap.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 /** The most recent events fetched per filter; the page says when more matched. */
@@ -74,34 +74,20 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
           </p>
         )}
         {page.items.length > 0 && (
-          <TableWrap label="Audit events">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col">Client</th>
-                  <th scope="col">Session</th>
-                  <th scope="col">Data</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((e) => (
-                  <tr key={e.id} data-event={e.event_type}>
-                    <td>{formatTime(e.created_at)}</td>
-                    <th scope="row">{e.event_type}</th>
-                    <td>{e.actor}</td>
-                    <td>{e.client_id ?? '—'}</td>
-                    <td>{e.session_id ? <a href={sessionHref(e.session_id)}>{e.session_id}</a> : '—'}</td>
-                    <td>
-                      <code class="adm-break">{JSON.stringify(e.data)}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable label="Audit events" columns={['Time', 'Event', 'Actor', 'Client', 'Session', 'Data']}>
+            {page.items.map((e) => (
+              <tr key={e.id} data-event={e.event_type}>
+                <td>{formatTime(e.created_at)}</td>
+                <th scope="row">{e.event_type}</th>
+                <td>{e.actor}</td>
+                <td>{e.client_id ?? '—'}</td>
+                <td>{e.session_id ? <a href={sessionHref(e.session_id)}>{e.session_id}</a> : '—'}</td>
+                <td>
+                  <code class="adm-break">{JSON.stringify(e.data)}</code>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
         {pager}
       </div>

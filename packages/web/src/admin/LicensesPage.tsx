@@ -8,7 +8,7 @@ import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
-import { TableWrap } from '../ui/table-wrap.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 const EMPTY: LicenseForm = {
@@ -91,79 +91,65 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
           {notice && <Notice>{notice}</Notice>}
           {list.data && licenses.length === 0 && <p>No license keys.</p>}
           {page.items.length > 0 && (
-            <TableWrap label="License keys">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Client</th>
-                    <th scope="col">Tier</th>
-                    <th scope="col">Key prefix</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Limits</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.items.map((l) => (
-                    <tr key={l.id} data-license={l.id}>
-                      <th scope="row">
-                        {l.name}
-                        {l.description ? <div class="adm-hint">{l.description}</div> : null}
-                      </th>
-                      <td>{l.client_id}</td>
-                      <td>{l.tier}</td>
-                      <td>
-                        <code>{l.key_prefix}…</code>
-                      </td>
-                      <td>
-                        <span class={`adm-badge adm-status-${l.status}`}>{l.status}</span>
-                      </td>
-                      <td>
-                        {unlimited(l.max_sessions)} sessions, {unlimited(l.max_agents)} agents
-                      </td>
-                      <td>{l.expires_at ? formatTime(l.expires_at) : 'never'}</td>
-                      <td>{formatTime(l.created_at)}</td>
-                      <td>
-                        <div class="adm-actions">
-                          {l.revoked_at === null && l.is_active && (
-                            <ConfirmButton
-                              label="Deactivate"
-                              question={`Deactivate ${l.name}? Uploads with it are refused until it is activated.`}
-                              disabled={action.busy}
-                              onConfirm={() => change(l, 'deactivate')}
-                            />
-                          )}
-                          {l.revoked_at === null && !l.is_active && (
-                            <button type="button" disabled={action.busy} onClick={() => change(l, 'activate')}>
-                              Activate
-                            </button>
-                          )}
-                          {l.revoked_at === null && (
-                            <ConfirmButton
-                              label="Revoke"
-                              question={`Revoke ${l.name}? This cannot be undone.`}
-                              disabled={action.busy}
-                              onConfirm={() => change(l, 'revoke')}
-                            />
-                          )}
-                          {l.revoked_at !== null && (
-                            <ConfirmButton
-                              label="Delete"
-                              question={`Delete ${l.name} for good?`}
-                              disabled={action.busy}
-                              onConfirm={() => change(l, 'delete')}
-                            />
-                          )}
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <DataTable
+              label="License keys"
+              columns={['Name', 'Client', 'Tier', 'Key prefix', 'Status', 'Limits', 'Expires', 'Created', 'Actions']}
+            >
+              {page.items.map((l) => (
+                <tr key={l.id} data-license={l.id}>
+                  <th scope="row">
+                    {l.name}
+                    {l.description ? <div class="adm-hint">{l.description}</div> : null}
+                  </th>
+                  <td>{l.client_id}</td>
+                  <td>{l.tier}</td>
+                  <td>
+                    <code>{l.key_prefix}…</code>
+                  </td>
+                  <td>
+                    <span class={`adm-badge adm-status-${l.status}`}>{l.status}</span>
+                  </td>
+                  <td>
+                    {unlimited(l.max_sessions)} sessions, {unlimited(l.max_agents)} agents
+                  </td>
+                  <td>{l.expires_at ? formatTime(l.expires_at) : 'never'}</td>
+                  <td>{formatTime(l.created_at)}</td>
+                  <td>
+                    <div class="adm-actions">
+                      {l.revoked_at === null && l.is_active && (
+                        <ConfirmButton
+                          label="Deactivate"
+                          question={`Deactivate ${l.name}? Uploads with it are refused until it is activated.`}
+                          disabled={action.busy}
+                          onConfirm={() => change(l, 'deactivate')}
+                        />
+                      )}
+                      {l.revoked_at === null && !l.is_active && (
+                        <button type="button" disabled={action.busy} onClick={() => change(l, 'activate')}>
+                          Activate
+                        </button>
+                      )}
+                      {l.revoked_at === null && (
+                        <ConfirmButton
+                          label="Revoke"
+                          question={`Revoke ${l.name}? This cannot be undone.`}
+                          disabled={action.busy}
+                          onConfirm={() => change(l, 'revoke')}
+                        />
+                      )}
+                      {l.revoked_at !== null && (
+                        <ConfirmButton
+                          label="Delete"
+                          question={`Delete ${l.name} for good?`}
+                          disabled={action.busy}
+                          onConfirm={() => change(l, 'delete')}
+                        />
+                      )}
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
           {pager}
         </section>

@@ -8,7 +8,7 @@ import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
-import { TableWrap } from '../ui/table-wrap.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 const EMPTY: UserForm = { email: '', password: '', role: 'member', client_ids: '' };
@@ -45,57 +45,44 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
           <ErrorMessage error={list.error ?? action.error} />
           {notice && <Notice>{notice}</Notice>}
           {page.items.length > 0 && (
-            <TableWrap label="Users">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Email</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Client ids</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Actions</th>
+            <DataTable label="Users" columns={['Email', 'Role', 'Client ids', 'Created', 'Actions']}>
+              {page.items.map((u) =>
+                editing === u.id ? (
+                  <EditUser
+                    key={u.id}
+                    client={client}
+                    user={u}
+                    onDone={(message) => {
+                      setEditing(null);
+                      if (message) {
+                        setNotice(message);
+                        list.reload();
+                      }
+                    }}
+                  />
+                ) : (
+                  <tr key={u.id} data-user={u.email}>
+                    <th scope="row">{u.email}</th>
+                    <td>{u.role}</td>
+                    <td>{u.client_ids.length ? u.client_ids.join(', ') : 'all (admin)'}</td>
+                    <td>{formatTime(u.created_at)}</td>
+                    <td>
+                      <div class="adm-actions">
+                        <button type="button" onClick={() => setEditing(u.id)}>
+                          Edit
+                        </button>
+                        <ConfirmButton
+                          label="Delete"
+                          question={`Delete user ${u.email}?`}
+                          disabled={action.busy}
+                          onConfirm={() => remove(u)}
+                        />
+                      </div>
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {page.items.map((u) =>
-                    editing === u.id ? (
-                      <EditUser
-                        key={u.id}
-                        client={client}
-                        user={u}
-                        onDone={(message) => {
-                          setEditing(null);
-                          if (message) {
-                            setNotice(message);
-                            list.reload();
-                          }
-                        }}
-                      />
-                    ) : (
-                      <tr key={u.id} data-user={u.email}>
-                        <th scope="row">{u.email}</th>
-                        <td>{u.role}</td>
-                        <td>{u.client_ids.length ? u.client_ids.join(', ') : 'all (admin)'}</td>
-                        <td>{formatTime(u.created_at)}</td>
-                        <td>
-                          <div class="adm-actions">
-                            <button type="button" onClick={() => setEditing(u.id)}>
-                              Edit
-                            </button>
-                            <ConfirmButton
-                              label="Delete"
-                              question={`Delete user ${u.email}?`}
-                              disabled={action.busy}
-                              onConfirm={() => remove(u)}
-                            />
-                          </div>
-                        </td>
-                      </tr>
-                    ),
-                  )}
-                </tbody>
-              </table>
-            </TableWrap>
+                ),
+              )}
+            </DataTable>
           )}
           {pager}
         </section>

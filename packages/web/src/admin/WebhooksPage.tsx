@@ -8,7 +8,7 @@ import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
-import { TableWrap } from '../ui/table-wrap.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 type Created = WebhookSubscription & { signing_secret: string; standard_webhooks_secret: string };
@@ -81,83 +81,70 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
           {notice && <Notice>{notice}</Notice>}
           {list.data && subs.length === 0 && <p>No subscriptions.</p>}
           {page.items.length > 0 && (
-            <TableWrap label="Webhook subscriptions">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">URL</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Client</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.items.map((s) => (
-                    <tr key={s.id} data-webhook={s.id}>
-                      <th scope="row">
-                        <span class="adm-break">{s.url}</span>
-                        {s.description ? <div class="adm-hint">{s.description}</div> : null}
-                      </th>
-                      <td>{s.event_types.join(', ')}</td>
-                      <td>{s.client_id ?? 'all'}</td>
-                      <td>
-                        <span class={`adm-badge adm-status-${s.enabled ? 'active' : 'inactive'}`}>
-                          {s.enabled ? 'enabled' : 'disabled'}
-                        </span>
-                        {s.disabled_reason ? <div class="adm-hint">{s.disabled_reason}</div> : null}
-                        {s.consecutive_failures > 0 ? (
-                          <div class="adm-hint">Failed deliveries in a row: {s.consecutive_failures}</div>
-                        ) : null}
-                      </td>
-                      <td>
-                        <div class="adm-actions">
-                          <button type="button" disabled={action.busy} onClick={() => ping(s)}>
-                            Ping
-                          </button>
-                          <button type="button" aria-pressed={logOf === s.id} onClick={() => setLogOf(s.id)}>
-                            Deliveries
-                          </button>
-                          {s.enabled ? (
-                            <ConfirmButton
-                              label="Disable"
-                              question={`Disable deliveries to ${s.url}?`}
-                              disabled={action.busy}
-                              onConfirm={() =>
-                                run(`Disabled ${s.url}`, () =>
-                                  client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: false }),
-                                )
-                              }
-                            />
-                          ) : (
-                            <button
-                              type="button"
-                              disabled={action.busy}
-                              onClick={() =>
-                                run(`Re-enabled ${s.url}`, () =>
-                                  client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: true }),
-                                )
-                              }
-                            >
-                              Re-enable
-                            </button>
-                          )}
-                          <ConfirmButton
-                            label="Delete"
-                            question={`Delete the subscription to ${s.url} and its delivery log?`}
-                            disabled={action.busy}
-                            onConfirm={() => {
-                              if (logOf === s.id) setLogOf(null);
-                              return run(`Deleted ${s.url}`, () => client.api('DELETE', `/api/webhooks${path(s.id)}`));
-                            }}
-                          />
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <DataTable label="Webhook subscriptions" columns={['URL', 'Events', 'Client', 'State', 'Actions']}>
+              {page.items.map((s) => (
+                <tr key={s.id} data-webhook={s.id}>
+                  <th scope="row">
+                    <span class="adm-break">{s.url}</span>
+                    {s.description ? <div class="adm-hint">{s.description}</div> : null}
+                  </th>
+                  <td>{s.event_types.join(', ')}</td>
+                  <td>{s.client_id ?? 'all'}</td>
+                  <td>
+                    <span class={`adm-badge adm-status-${s.enabled ? 'active' : 'inactive'}`}>
+                      {s.enabled ? 'enabled' : 'disabled'}
+                    </span>
+                    {s.disabled_reason ? <div class="adm-hint">{s.disabled_reason}</div> : null}
+                    {s.consecutive_failures > 0 ? (
+                      <div class="adm-hint">Failed deliveries in a row: {s.consecutive_failures}</div>
+                    ) : null}
+                  </td>
+                  <td>
+                    <div class="adm-actions">
+                      <button type="button" disabled={action.busy} onClick={() => ping(s)}>
+                        Ping
+                      </button>
+                      <button type="button" aria-pressed={logOf === s.id} onClick={() => setLogOf(s.id)}>
+                        Deliveries
+                      </button>
+                      {s.enabled ? (
+                        <ConfirmButton
+                          label="Disable"
+                          question={`Disable deliveries to ${s.url}?`}
+                          disabled={action.busy}
+                          onConfirm={() =>
+                            run(`Disabled ${s.url}`, () =>
+                              client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: false }),
+                            )
+                          }
+                        />
+                      ) : (
+                        <button
+                          type="button"
+                          disabled={action.busy}
+                          onClick={() =>
+                            run(`Re-enabled ${s.url}`, () =>
+                              client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: true }),
+                            )
+                          }
+                        >
+                          Re-enable
+                        </button>
+                      )}
+                      <ConfirmButton
+                        label="Delete"
+                        question={`Delete the subscription to ${s.url} and its delivery log?`}
+                        disabled={action.busy}
+                        onConfirm={() => {
+                          if (logOf === s.id) setLogOf(null);
+                          return run(`Deleted ${s.url}`, () => client.api('DELETE', `/api/webhooks${path(s.id)}`));
+                        }}
+                      />
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
           {pager}
         </section>
@@ -233,49 +220,36 @@ function DeliveryLog(props: {
       {notice && <Notice>{notice}</Notice>}
       {log.data && page.total === 0 && <p>No deliveries yet.</p>}
       {page.items.length > 0 && (
-        <TableWrap label="Delivery log">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((d) => (
-                <tr key={d.id} data-delivery={d.id}>
-                  <th scope="row">
-                    {d.event_type}
-                    <div class="adm-hint">
-                      {d.event_id}
-                      {d.redelivery_of !== null ? ` · redelivery of #${d.redelivery_of}` : ''}
-                    </div>
-                  </th>
-                  <td>
-                    <span class={`adm-badge adm-status-${d.status}`}>{d.status}</span>
-                  </td>
-                  <td>
-                    {d.attempts.map((a) => (
-                      <div key={a.attempt}>
-                        #{a.attempt}: {a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? 'no answer')},{' '}
-                        {a.duration_ms} ms
-                      </div>
-                    ))}
-                  </td>
-                  <td>{formatTime(d.created_at)}</td>
-                  <td>
-                    <button type="button" disabled={action.busy} onClick={() => redeliver(d)}>
-                      Redeliver
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="Delivery log" columns={['Event', 'Status', 'Attempts', 'Created', 'Actions']}>
+          {page.items.map((d) => (
+            <tr key={d.id} data-delivery={d.id}>
+              <th scope="row">
+                {d.event_type}
+                <div class="adm-hint">
+                  {d.event_id}
+                  {d.redelivery_of !== null ? ` · redelivery of #${d.redelivery_of}` : ''}
+                </div>
+              </th>
+              <td>
+                <span class={`adm-badge adm-status-${d.status}`}>{d.status}</span>
+              </td>
+              <td>
+                {d.attempts.map((a) => (
+                  <div key={a.attempt}>
+                    #{a.attempt}: {a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? 'no answer')},{' '}
+                    {a.duration_ms} ms
+                  </div>
+                ))}
+              </td>
+              <td>{formatTime(d.created_at)}</td>
+              <td>
+                <button type="button" disabled={action.busy} onClick={() => redeliver(d)}>
+                  Redeliver
+                </button>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {pager}
     </section>

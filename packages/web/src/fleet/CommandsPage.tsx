@@ -13,7 +13,7 @@ import { Notice, useAction } from '../admin/ui.tsx';
 import { useData } from '../ui/use-load.ts';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
-import { TableWrap } from '../ui/table-wrap.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { formatTime } from './agent-view.ts';
 import {
   COMMAND_FIELDS,
@@ -99,49 +99,34 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
           <ErrorMessage error={history.error} />
           {history.data && commands.length === 0 && <p>No commands.</p>}
           {page.items.length > 0 && (
-            <TableWrap label="Command history">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Id</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Target</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Priority</th>
-                    <th scope="col">Queued</th>
-                    <th scope="col">By</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.items.map((c) => (
-                    <tr key={c.id} data-command={c.id}>
-                      <th scope="row">
-                        <button
-                          type="button"
-                          class="adm-link"
-                          aria-label={`Show command ${c.id}`}
-                          aria-pressed={selected === c.id}
-                          onClick={() => setSelected(c.id)}
-                        >
-                          #{c.id}
-                        </button>
-                      </th>
-                      <td>{c.command_type}</td>
-                      <td>
-                        {commandTarget(c)}
-                        {c.client_id ? ` · ${c.client_id}` : ''}
-                      </td>
-                      <td>
-                        <StatusBadge status={c.status} />
-                      </td>
-                      <td>{c.priority}</td>
-                      <td>{formatTime(c.created_at)}</td>
-                      <td>{c.created_by}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <DataTable label="Command history" columns={['Id', 'Type', 'Target', 'Status', 'Priority', 'Queued', 'By']}>
+              {page.items.map((c) => (
+                <tr key={c.id} data-command={c.id}>
+                  <th scope="row">
+                    <button
+                      type="button"
+                      class="adm-link"
+                      aria-label={`Show command ${c.id}`}
+                      aria-pressed={selected === c.id}
+                      onClick={() => setSelected(c.id)}
+                    >
+                      #{c.id}
+                    </button>
+                  </th>
+                  <td>{c.command_type}</td>
+                  <td>
+                    {commandTarget(c)}
+                    {c.client_id ? ` · ${c.client_id}` : ''}
+                  </td>
+                  <td>
+                    <StatusBadge status={c.status} />
+                  </td>
+                  <td>{c.priority}</td>
+                  <td>{formatTime(c.created_at)}</td>
+                  <td>{c.created_by}</td>
+                </tr>
+              ))}
+            </DataTable>
           )}
           {pager}
         </section>

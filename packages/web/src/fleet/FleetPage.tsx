@@ -7,7 +7,7 @@ import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { CursorPager, usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
-import { TableWrap } from '../ui/table-wrap.tsx';
+import { DataTable, TableWrap } from '../ui/table-wrap.tsx';
 import { agentState, formatAge, formatDuration, formatTime, scheduleRows, systemInfoRows } from './agent-view.ts';
 import { deregisteredAgents } from './deregistered.ts';
 import { GroupsSection } from './GroupsSection.tsx';
@@ -82,68 +82,55 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
           )}
           {page && page.agents.length === 0 && <p>No registered agents{cursors.length > 1 ? ' on this page' : ''}.</p>}
           {page && page.agents.length > 0 && (
-            <TableWrap label="Agents">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Agent</th>
-                    <th scope="col">Client</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Last heartbeat</th>
-                    <th scope="col">Version</th>
-                    <th scope="col">Uptime</th>
-                    <th scope="col">Schedules</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.agents.map((a) => {
-                    const key = `${a.client_id ?? ''}/${a.agent_id}`;
-                    const state = agentState(a);
-                    return [
-                      <tr key={key} data-agent={a.agent_id}>
-                        <th scope="row">{a.agent_id}</th>
-                        <td>{a.client_id ?? '—'}</td>
-                        <td>
-                          <span class={`adm-badge adm-state-${state}`}>{state}</span>
-                        </td>
-                        <td title={formatTime(a.received_at)}>{formatAge(a.age_seconds)}</td>
-                        <td>{a.version}</td>
-                        <td>{formatDuration(a.uptime_seconds)}</td>
-                        <td>{scheduleRows(a.schedules).length}</td>
-                        <td>
-                          <div class="adm-actions">
-                            <button
-                              type="button"
-                              aria-expanded={open === key}
-                              aria-controls={`agent-detail-${a.agent_id}`}
-                              onClick={() => setOpen(open === key ? null : key)}
-                            >
-                              {open === key ? 'Hide details' : 'Details'}
-                            </button>
-                            {isAdmin && (
-                              <ConfirmButton
-                                label="Deregister"
-                                question={`Deregister ${a.agent_id}? Its heartbeats are refused until it is re-enabled.`}
-                                disabled={action.busy}
-                                onConfirm={() => act(a.agent_id, a.client_id, 'deregister')}
-                              />
-                            )}
-                          </div>
-                        </td>
-                      </tr>,
-                      open === key && (
-                        <tr key={`${key}-detail`} id={`agent-detail-${a.agent_id}`}>
-                          <td colSpan={8}>
-                            <AgentDetail agent={a} />
-                          </td>
-                        </tr>
-                      ),
-                    ];
-                  })}
-                </tbody>
-              </table>
-            </TableWrap>
+            <DataTable
+              label="Agents"
+              columns={['Agent', 'Client', 'State', 'Last heartbeat', 'Version', 'Uptime', 'Schedules', 'Actions']}
+            >
+              {page.agents.map((a) => {
+                const key = `${a.client_id ?? ''}/${a.agent_id}`;
+                const state = agentState(a);
+                return [
+                  <tr key={key} data-agent={a.agent_id}>
+                    <th scope="row">{a.agent_id}</th>
+                    <td>{a.client_id ?? '—'}</td>
+                    <td>
+                      <span class={`adm-badge adm-state-${state}`}>{state}</span>
+                    </td>
+                    <td title={formatTime(a.received_at)}>{formatAge(a.age_seconds)}</td>
+                    <td>{a.version}</td>
+                    <td>{formatDuration(a.uptime_seconds)}</td>
+                    <td>{scheduleRows(a.schedules).length}</td>
+                    <td>
+                      <div class="adm-actions">
+                        <button
+                          type="button"
+                          aria-expanded={open === key}
+                          aria-controls={`agent-detail-${a.agent_id}`}
+                          onClick={() => setOpen(open === key ? null : key)}
+                        >
+                          {open === key ? 'Hide details' : 'Details'}
+                        </button>
+                        {isAdmin && (
+                          <ConfirmButton
+                            label="Deregister"
+                            question={`Deregister ${a.agent_id}? Its heartbeats are refused until it is re-enabled.`}
+                            disabled={action.busy}
+                            onConfirm={() => act(a.agent_id, a.client_id, 'deregister')}
+                          />
+                        )}
+                      </div>
+                    </td>
+                  </tr>,
+                  open === key && (
+                    <tr key={`${key}-detail`} id={`agent-detail-${a.agent_id}`}>
+                      <td colSpan={8}>
+                        <AgentDetail agent={a} />
+                      </td>
+                    </tr>
+                  ),
+                ];
+              })}
+            </DataTable>
           )}
           <CursorPager
             label="Agent pages"
@@ -238,45 +225,32 @@ function DeregisteredSection(props: {
       <ErrorMessage error={props.error} />
       {props.events !== null && list.length === 0 && <p>No deregistered agents in the last 90 days.</p>}
       {page.items.length > 0 && (
-        <TableWrap label="Deregistered agents">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Agent</th>
-                <th scope="col">Client</th>
-                <th scope="col">Deregistered</th>
-                <th scope="col">By</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((a) => (
-                <tr key={`${a.client_id ?? ''}/${a.agent_id}`} data-deregistered={a.agent_id}>
-                  <th scope="row">{a.agent_id}</th>
-                  <td>{a.client_id ?? '—'}</td>
-                  <td>{formatTime(a.deregistered_at)}</td>
-                  <td>{a.deregistered_by}</td>
-                  <td>
-                    <div class="adm-actions">
-                      <ConfirmButton
-                        label="Re-enable"
-                        question={`Re-enable ${a.agent_id}? Its heartbeats are accepted again.`}
-                        disabled={props.busy}
-                        onConfirm={() => props.onAct(a.agent_id, a.client_id, 'reenable')}
-                      />
-                      <ConfirmButton
-                        label="Purge"
-                        question={`Purge ${a.agent_id}? Its record, commands and results are deleted for good.`}
-                        disabled={props.busy}
-                        onConfirm={() => props.onAct(a.agent_id, a.client_id, 'purge')}
-                      />
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="Deregistered agents" columns={['Agent', 'Client', 'Deregistered', 'By', 'Actions']}>
+          {page.items.map((a) => (
+            <tr key={`${a.client_id ?? ''}/${a.agent_id}`} data-deregistered={a.agent_id}>
+              <th scope="row">{a.agent_id}</th>
+              <td>{a.client_id ?? '—'}</td>
+              <td>{formatTime(a.deregistered_at)}</td>
+              <td>{a.deregistered_by}</td>
+              <td>
+                <div class="adm-actions">
+                  <ConfirmButton
+                    label="Re-enable"
+                    question={`Re-enable ${a.agent_id}? Its heartbeats are accepted again.`}
+                    disabled={props.busy}
+                    onConfirm={() => props.onAct(a.agent_id, a.client_id, 'reenable')}
+                  />
+                  <ConfirmButton
+                    label="Purge"
+                    question={`Purge ${a.agent_id}? Its record, commands and results are deleted for good.`}
+                    disabled={props.busy}
+                    onConfirm={() => props.onAct(a.agent_id, a.client_id, 'purge')}
+                  />
+                </div>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {pager}
     </section>

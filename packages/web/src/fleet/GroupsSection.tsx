@@ -6,7 +6,7 @@ import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
-import { TableWrap } from '../ui/table-wrap.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { formatTime } from './agent-view.ts';
 
 export interface GroupMember {
@@ -91,37 +91,24 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
       </form>
       {groups.data && rows.length === 0 && <p>No groups yet.</p>}
       {page.items.length > 0 && (
-        <TableWrap label="Group members">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Group</th>
-                <th scope="col">Agent</th>
-                <th scope="col">Client</th>
-                <th scope="col">Added</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((m) => (
-                <tr key={`${m.group}/${m.client_id ?? ''}/${m.agent_id}`} data-group={m.group} data-member={m.agent_id}>
-                  <th scope="row">{m.group}</th>
-                  <td>{m.agent_id}</td>
-                  <td>{m.client_id ?? '—'}</td>
-                  <td>{formatTime(m.created_at)}</td>
-                  <td>
-                    <ConfirmButton
-                      label="Remove"
-                      question={`Remove ${m.agent_id} from group ${m.group}?`}
-                      disabled={action.busy}
-                      onConfirm={() => remove(m)}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="Group members" columns={['Group', 'Agent', 'Client', 'Added', 'Actions']}>
+          {page.items.map((m) => (
+            <tr key={`${m.group}/${m.client_id ?? ''}/${m.agent_id}`} data-group={m.group} data-member={m.agent_id}>
+              <th scope="row">{m.group}</th>
+              <td>{m.agent_id}</td>
+              <td>{m.client_id ?? '—'}</td>
+              <td>{formatTime(m.created_at)}</td>
+              <td>
+                <ConfirmButton
+                  label="Remove"
+                  question={`Remove ${m.agent_id} from group ${m.group}?`}
+                  disabled={action.busy}
+                  onConfirm={() => remove(m)}
+                />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {pager}
     </section>
