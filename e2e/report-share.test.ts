@@ -4,7 +4,7 @@ import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
 import { newSessionId, postUpload, sessionParts } from '../packages/portal/tests/helpers/upload.ts';
 import { brandingFromEnv, renderExecSummary, renderReport } from '../packages/client/src/report/index.ts';
-import { launchChromium } from '../packages/client/tests/helpers/chromium.ts';
+import { launchChromium } from '../test-support/chromium.ts';
 import { HOSTILE_EVIDENCE, reportSession } from '../packages/client/tests/helpers/report-session.ts';
 
 /**

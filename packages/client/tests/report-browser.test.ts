@@ -5,7 +5,8 @@ import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandingFromEnv, renderExecSummary, renderReport } from '../src/report/index.ts';
-import { launchChromium, pixelOf } from './helpers/chromium.ts';
+import { launchChromium } from '../../../test-support/chromium.ts';
+import { pixelOf } from './helpers/chromium.ts';
 import { HOSTILE_EVIDENCE, HOSTILE_TITLE, reportSession } from './helpers/report-session.ts';
 
 /**

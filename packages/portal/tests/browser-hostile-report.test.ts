@@ -4,10 +4,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './helpers/free-port.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { assertChromiumInstalled, CHROMIUM, launchChromiumProfile } from '../../../test-support/chromium.ts';
 import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
 
 /**
@@ -21,17 +22,6 @@ import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
  * The portal allows exactly one framer (SVC_FRAME_ANCESTORS = the "allowed" server) so
  * that a framed report can be observed; any other origin is refused.
  */
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 interface Received {
   method: string;
@@ -165,10 +155,7 @@ describe('a hostile report in Chromium', () => {
   const stolen = () => receiver!.received.filter((r) => r.url !== '/popup' && r.url !== '/favicon.ico');
 
   function requireChromium(): void {
-    if (!existsSync(CHROMIUM))
-      throw new Error(
-        `${CHROMIUM} not found: install Debian's "chromium" package (bash scripts/setup-system.sh). Never \`npx playwright install\`.`,
-      );
+    assertChromiumInstalled();
     if (context === undefined) throw new Error('the browser did not start (see the beforeAll error)');
   }
 
@@ -204,12 +191,7 @@ describe('a hostile report in Chromium', () => {
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
     token = String(res.body.share_token);
     userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-chromium-profile-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1024, height: 768 },
-    });
+    context = await launchChromiumProfile(userDataDir, { width: 1024, height: 768 });
   });
 
   afterAll(async () => {

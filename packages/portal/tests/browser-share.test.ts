@@ -2,10 +2,11 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './helpers/free-port.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { assertChromiumInstalled, CHROMIUM, launchChromiumProfile } from '../../../test-support/chromium.ts';
 import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
 
 /**
@@ -18,17 +19,6 @@ import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
  * `npm test` runs that first). No browser is ever downloaded. A missing Chromium fails
  * this file: it is never skipped.
  */
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 /** Where the bridge sends a click on #scheduleBtn. `.localhost` is loopback in Chromium, and the test answers it itself (context.route): nothing leaves the machine. */
 const CONSULT_URL = 'https://consult.localhost/book';
@@ -155,12 +145,7 @@ describe('share page in Chromium', () => {
    * beforeAll would only fail the file and count its tests as skipped).
    */
   function requireChromium(): void {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `${CHROMIUM} not found. The browser tests need Debian's "chromium" package: run \`bash scripts/setup-system.sh\` ` +
-          '(as root; `npm test` runs it first), or `apt-get install chromium`. Never `npx playwright install`.',
-      );
-    }
+    assertChromiumInstalled();
     if (context === undefined) throw new Error('the browser did not start (see the beforeAll error)');
   }
 
@@ -195,12 +180,7 @@ describe('share page in Chromium', () => {
 
     userDataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-chromium-profile-'));
     screenshotDir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-screenshots-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1024, height: 768 },
-    });
+    context = await launchChromiumProfile(userDataDir, { width: 1024, height: 768 });
     // A cookie the portal's pages could see if they were same-origin: the probe must not.
     const origin = new URL(portal.url);
     await context.addCookies([{ name: 'svc_probe', value: 'must-not-leak', domain: origin.hostname, path: '/' }]);

@@ -1,27 +1,20 @@
 import path from 'node:path';
 import { verify } from '@octokit/webhooks-methods';
-import type { Browser, Locator, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense, uniqueClientId } from '../../portal/tests/helpers/factories.ts';
 import { http, withKey, withToken } from '../../portal/tests/helpers/http.ts';
 import { createTestCa, HttpsReceiver, type TestCa } from '../../portal/tests/helpers/https-receiver.ts';
-import {
-  type ConsolePage,
-  expectAccessible,
-  expectNoConsoleErrors,
-  launchChromium,
-  openPage,
-  WIDTHS,
-} from './helpers/browser.ts';
-import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
+import { launchChromium } from '../../../test-support/chromium.ts';
+import { expectAccessible, expectNoConsoleErrors, WIDTHS } from './helpers/browser.ts';
+import { SCREENSHOTS, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
+import { alert, confirm, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';
 
 /**
  * Licenses, Users, Webhooks, Audit and Database health in a real browser against a real
  * portal: keys that really validate, users that really sign in, webhooks delivered to a
  * local HTTPS receiver (127.0.0.1 allowed and its test CA trusted for this portal only).
  */
-
-const SCREENSHOTS = path.resolve(import.meta.dirname, '../../../docs/screenshots');
 
 let portal: TestPortal;
 let browser: Browser;
@@ -46,25 +39,7 @@ afterAll(async () => {
   await ca?.cleanup();
 });
 
-/** Waits long enough for a 2 s poll cycle on a loaded machine. */
-const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 15_000 });
-const row = (page: Page, attr: string, value: string | number) => page.locator(`tr[data-${attr}="${value}"]`);
-const notice = (page: Page) => page.locator('p.adm-notice').first();
-const alert = (page: Page) => page.locator('p.adm-error').first();
-
-async function confirm(page: Page, scope: Locator, label: string) {
-  await scope.getByRole('button', { name: label, exact: true }).click();
-  await page
-    .getByRole('alertdialog')
-    .getByRole('button', { name: `Yes, ${label.toLowerCase()}` })
-    .click();
-}
-
-async function open(width: keyof typeof WIDTHS, target: string): Promise<ConsolePage> {
-  const p = await openPage(browser, WIDTHS[width]);
-  await signIn(p.page, portal, undefined, target);
-  return p;
-}
+const open = (width: keyof typeof WIDTHS, target: string) => openSignedIn(browser, portal, width, target);
 
 describe('licenses page', () => {
   it('creates a key shown once and copyable, then deactivates, activates, revokes and deletes it', async () => {

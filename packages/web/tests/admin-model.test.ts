@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { auditQuery, draftLicense, draftUser, draftWebhook, splitList } from '../src/admin/forms.ts';
-import { pageLabel, pageOf } from '../src/admin/paging.ts';
+import { pageLabel, pageOf } from '../src/ui/paging.ts';
 
 const license = {
   tier: 'business',

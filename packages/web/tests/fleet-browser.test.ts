@@ -1,29 +1,22 @@
 import path from 'node:path';
 import type { HeartbeatBody } from '@svc/protocol';
 import type pg from 'pg';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPortalClient, type PortalClient } from '../../client/src/portal/client.ts';
 import { createLicense, createScopedUser, openDb, uniqueClientId } from '../../portal/tests/helpers/factories.ts';
 import { http, withToken } from '../../portal/tests/helpers/http.ts';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../portal/tests/helpers/upload.ts';
-import {
-  type ConsolePage,
-  expectAccessible,
-  expectNoConsoleErrors,
-  launchChromium,
-  openPage,
-  WIDTHS,
-} from './helpers/browser.ts';
-import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
+import { launchChromium } from '../../../test-support/chromium.ts';
+import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
+import { SCREENSHOTS, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
+import { alert, confirm, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';
 
 /**
  * Fleet and Commands in a real browser against a real portal: agents registered by real
  * heartbeats (the client package's typed portal client), commands queued through the
  * form, picked up and reported by the agent side, groups, deregister / re-enable / purge.
  */
-
-const SCREENSHOTS = path.resolve(import.meta.dirname, '../../../docs/screenshots');
 
 let portal: TestPortal;
 let browser: Browser;
@@ -83,23 +76,7 @@ afterAll(async () => {
   await portal?.close();
 });
 
-/** Waits long enough for a 2 s poll cycle on a loaded machine. */
-const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 15_000 });
-const row = (page: Page, attr: string, value: string | number) => page.locator(`tr[data-${attr}="${value}"]`);
-const notice = (page: Page) => page.locator('p.adm-notice').first();
-const alert = (page: Page) => page.locator('p.adm-error').first();
-
-async function confirm(page: Page, scope: ReturnType<Page['locator']>, label: string) {
-  await scope.getByRole('button', { name: label, exact: true }).click();
-  const dialog = page.getByRole('alertdialog');
-  await dialog.getByRole('button', { name: `Yes, ${label.toLowerCase()}` }).click();
-}
-
-async function open(width: keyof typeof WIDTHS, target: string): Promise<ConsolePage> {
-  const p = await openPage(browser, WIDTHS[width]);
-  await signIn(p.page, portal, undefined, target);
-  return p;
-}
+const open = (width: keyof typeof WIDTHS, target: string) => openSignedIn(browser, portal, width, target);
 
 describe('fleet page', () => {
   it('lists agents with state, age, version, schedules and system info', async () => {

@@ -2,7 +2,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEGACY_KEY } from '../../portal/tests/helpers/portal.ts';
 import { newSessionId, postUpload, sessionParts } from '../../portal/tests/helpers/upload.ts';
-import { launchChromium, openPage, WIDTHS } from './helpers/browser.ts';
+import { launchChromium } from '../../../test-support/chromium.ts';
+import { openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 
 /**

@@ -4,7 +4,8 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, withToken } from '../../portal/tests/helpers/http.ts';
 import { login } from '../../portal/tests/helpers/portal.ts';
-import { expectAccessible, expectNoConsoleErrors, launchChromium, openPage, WIDTHS } from './helpers/browser.ts';
+import { launchChromium } from '../../../test-support/chromium.ts';
+import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import {
   createScopedUser,
   SCREENSHOTS,

@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectAccessible, expectNoConsoleErrors, launchChromium, openPage, WIDTHS } from './helpers/browser.ts';
+import { launchChromium } from '../../../test-support/chromium.ts';
+import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { ADMIN_EMAIL, SCREENSHOTS, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 
 /** `/` leads to sign-in, the password grant signs in, the layout and its navigation show, sign-out ends it. */
@@ -102,6 +103,38 @@ describe('console sign-in', () => {
       await page.reload();
       await expect.poll(() => page.getByText('No sessions match.').isVisible()).toBe(true);
       expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('refreshes an access token the identity provider refuses on the Users page, and retries once', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const grants: string[] = [];
+    const userCalls: number[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/identity/token')
+        grants.push(new URLSearchParams(r.postData() ?? '').get('grant_type') ?? '');
+    });
+    page.on('response', (r) => {
+      if (new URL(r.url()).pathname === '/identity/admin/users') userCalls.push(r.status());
+    });
+    try {
+      await signIn(page, portal);
+      // The same claims with a signature the identity provider rejects: what an expired token meets.
+      await page.evaluate(() => {
+        const t = JSON.parse(sessionStorage.getItem('svc.console.tokens') ?? 'null') as { accessToken: string };
+        const [header, claims] = t.accessToken.split('.');
+        t.accessToken = `${header}.${claims}.${'A'.repeat(43)}`;
+        sessionStorage.setItem('svc.console.tokens', JSON.stringify(t));
+      });
+      await page.goto(`${portal.url}/console/users`);
+      await expect.poll(() => page.locator('tbody').first().textContent()).toContain(ADMIN_EMAIL);
+      expect(userCalls).toEqual([401, 200]);
+      expect(grants).toEqual(['password', 'refresh_token']);
+      expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
+      expectNoConsoleErrors(p, [401]);
     } finally {
       await p.close();
     }

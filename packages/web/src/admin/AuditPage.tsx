@@ -2,10 +2,12 @@ import { AUDIT_EVENT_TYPES, type AuditResponse } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
 import { sessionHref } from '../fleet/command-status.ts';
-import type { ConsoleClient } from './client.ts';
+import type { ConsoleClient } from '../api/client.ts';
 import { type AuditFilters, auditQuery } from './forms.ts';
-import { pageOf } from './paging.ts';
-import { ErrorNote, Pager, TableWrap, useLoad } from './ui.tsx';
+import { useData } from '../ui/use-load.ts';
+import { usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 /** The most recent events fetched per filter; the page says when more matched. */
@@ -17,13 +19,12 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
   const [form, setForm] = useState<AuditFilters>(START);
   const [applied, setApplied] = useState<AuditFilters>(START);
   const [formError, setFormError] = useState<string | null>(null);
-  const [pageNo, setPageNo] = useState(1);
-  const log = useLoad(() => {
+  const log = useData(() => {
     const q = auditQuery(applied, AUDIT_LIMIT);
     return q.ok ? client.api<AuditResponse>('GET', `/api/audit?${q.body}`) : Promise.reject(new Error(q.message));
   }, [applied]);
   const events = log.data?.events ?? [];
-  const page = pageOf(events, pageNo);
+  const { page, first: firstPage, controls: pager } = usePages(events, 'Audit events');
 
   const apply = (event: Event) => {
     event.preventDefault();
@@ -31,7 +32,7 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
     setFormError(q.ok ? null : q.message);
     if (!q.ok) return;
     setApplied({ ...form });
-    setPageNo(1);
+    firstPage();
   };
 
   return (
@@ -65,7 +66,7 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
           </label>
           <button type="submit">Apply filters</button>
         </form>
-        <ErrorNote error={formError ?? log.error} />
+        <ErrorMessage error={formError ?? log.error} />
         {log.data && (
           <p role="status">
             {log.data.total} event{log.data.total === 1 ? '' : 's'} in the last {log.data.days} days
@@ -73,36 +74,22 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
           </p>
         )}
         {page.items.length > 0 && (
-          <TableWrap label="Audit events">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Event</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col">Client</th>
-                  <th scope="col">Session</th>
-                  <th scope="col">Data</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((e) => (
-                  <tr key={e.id} data-event={e.event_type}>
-                    <td>{formatTime(e.created_at)}</td>
-                    <th scope="row">{e.event_type}</th>
-                    <td>{e.actor}</td>
-                    <td>{e.client_id ?? '—'}</td>
-                    <td>{e.session_id ? <a href={sessionHref(e.session_id)}>{e.session_id}</a> : '—'}</td>
-                    <td>
-                      <code class="adm-break">{JSON.stringify(e.data)}</code>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <DataTable label="Audit events" columns={['Time', 'Event', 'Actor', 'Client', 'Session', 'Data']}>
+            {page.items.map((e) => (
+              <tr key={e.id} data-event={e.event_type}>
+                <td>{formatTime(e.created_at)}</td>
+                <th scope="row">{e.event_type}</th>
+                <td>{e.actor}</td>
+                <td>{e.client_id ?? '—'}</td>
+                <td>{e.session_id ? <a href={sessionHref(e.session_id)}>{e.session_id}</a> : '—'}</td>
+                <td>
+                  <code class="adm-break">{JSON.stringify(e.data)}</code>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
-        <Pager page={page} label="Audit events" onPage={setPageNo} />
+        {pager}
       </div>
     </Page>
   );

@@ -1,8 +1,10 @@
 import type { DbHealthResponse } from '@svc/protocol';
 import { formatTime } from '../fleet/agent-view.ts';
 import { sessionHref } from '../fleet/command-status.ts';
-import type { ConsoleClient } from './client.ts';
-import { ErrorNote, TableWrap, useLoad } from './ui.tsx';
+import type { ConsoleClient } from '../api/client.ts';
+import { useData } from '../ui/use-load.ts';
+import { ErrorMessage } from '../ui/alert.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 /** The answer's type from its schema (TypeBox carries it as `static`). */
@@ -12,7 +14,7 @@ const orDash = (v: string | number | null) => (v === null || v === '' ? '—' : 
 
 /** Database health: size and connections, row counts, storage, sessions by status and client, recent activity. */
 export function DbHealthPage({ client }: { client: ConsoleClient }) {
-  const health = useLoad(() => client.api<DbHealth>('GET', '/api/db-health'), []);
+  const health = useData(() => client.api<DbHealth>('GET', '/api/db-health'), []);
   const h = health.data;
   return (
     <Page
@@ -24,7 +26,7 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
       }
     >
       <div class="adm-page">
-        <ErrorNote error={health.error} />
+        <ErrorMessage error={health.error} />
         {h && (
           <>
             <section aria-labelledby="db-info">
@@ -55,24 +57,14 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
             </section>
             <section aria-labelledby="db-tables">
               <h2 id="db-tables">Rows per table</h2>
-              <TableWrap label="Rows per table">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Table</th>
-                      <th scope="col">Rows</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {Object.entries(h.table_counts).map(([table, count]) => (
-                      <tr key={table} data-table={table}>
-                        <th scope="row">{table}</th>
-                        <td>{count}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </TableWrap>
+              <DataTable label="Rows per table" columns={['Table', 'Rows']}>
+                {Object.entries(h.table_counts).map(([table, count]) => (
+                  <tr key={table} data-table={table}>
+                    <th scope="row">{table}</th>
+                    <td>{count}</td>
+                  </tr>
+                ))}
+              </DataTable>
             </section>
             <section aria-labelledby="db-sessions">
               <h2 id="db-sessions">Sessions</h2>
@@ -82,80 +74,44 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
                   <dd key={`${status}-d`}>{n}</dd>,
                 ])}
               </dl>
-              <TableWrap label="Sessions by client">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Client</th>
-                      <th scope="col">Client id</th>
-                      <th scope="col">Sessions</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {h.session_stats.by_client.map((c) => (
-                      <tr key={`${c.client_id}/${c.client}`}>
-                        <th scope="row">{orDash(c.client)}</th>
-                        <td>{orDash(c.client_id)}</td>
-                        <td>{c.count}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </TableWrap>
+              <DataTable label="Sessions by client" columns={['Client', 'Client id', 'Sessions']}>
+                {h.session_stats.by_client.map((c) => (
+                  <tr key={`${c.client_id}/${c.client}`}>
+                    <th scope="row">{orDash(c.client)}</th>
+                    <td>{orDash(c.client_id)}</td>
+                    <td>{c.count}</td>
+                  </tr>
+                ))}
+              </DataTable>
               <h3>Recent uploads</h3>
-              <TableWrap label="Recent uploads">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Session</th>
-                      <th scope="col">Client</th>
-                      <th scope="col">Target</th>
-                      <th scope="col">Risk</th>
-                      <th scope="col">Uploaded</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {h.session_stats.recent_uploads.map((u) => (
-                      <tr key={u.session_id}>
-                        <th scope="row">
-                          <a href={sessionHref(u.session_id)}>{u.session_id}</a>
-                        </th>
-                        <td>{orDash(u.client)}</td>
-                        <td>{orDash(u.target)}</td>
-                        <td>
-                          {orDash(u.risk_score)} {u.risk_grade ?? ''}
-                        </td>
-                        <td>{formatTime(u.uploaded_at)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </TableWrap>
+              <DataTable label="Recent uploads" columns={['Session', 'Client', 'Target', 'Risk', 'Uploaded']}>
+                {h.session_stats.recent_uploads.map((u) => (
+                  <tr key={u.session_id}>
+                    <th scope="row">
+                      <a href={sessionHref(u.session_id)}>{u.session_id}</a>
+                    </th>
+                    <td>{orDash(u.client)}</td>
+                    <td>{orDash(u.target)}</td>
+                    <td>
+                      {orDash(u.risk_score)} {u.risk_grade ?? ''}
+                    </td>
+                    <td>{formatTime(u.uploaded_at)}</td>
+                  </tr>
+                ))}
+              </DataTable>
             </section>
             <section aria-labelledby="db-activity">
               <h2 id="db-activity">Recent activity</h2>
-              <TableWrap label="Recent activity">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Time</th>
-                      <th scope="col">Event</th>
-                      <th scope="col">Actor</th>
-                      <th scope="col">Session</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {h.recent_activity.map((a, i) => (
-                      <tr key={`${a.created_at}-${i}`}>
-                        <td>{formatTime(a.created_at)}</td>
-                        <th scope="row">{a.event_type}</th>
-                        <td>{a.actor}</td>
-                        <td>{orDash(a.session_id)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </TableWrap>
+              <DataTable label="Recent activity" columns={['Time', 'Event', 'Actor', 'Session']}>
+                {h.recent_activity.map((a, i) => (
+                  <tr key={`${a.created_at}-${i}`}>
+                    <td>{formatTime(a.created_at)}</td>
+                    <th scope="row">{a.event_type}</th>
+                    <td>{a.actor}</td>
+                    <td>{orDash(a.session_id)}</td>
+                  </tr>
+                ))}
+              </DataTable>
             </section>
           </>
         )}

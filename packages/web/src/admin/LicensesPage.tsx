@@ -1,10 +1,14 @@
 import { type CreatedLicenseResponse, type License, LICENSE_STATUSES, TIERS } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
-import type { ConsoleClient } from './client.ts';
+import type { ConsoleClient } from '../api/client.ts';
 import { draftLicense, type LicenseForm } from './forms.ts';
-import { pageOf } from './paging.ts';
-import { ConfirmButton, ErrorNote, Notice, Pager, SecretOnce, TableWrap, useAction, useLoad } from './ui.tsx';
+import { Notice, SecretOnce, useAction, useCreateForm } from './ui.tsx';
+import { useData } from '../ui/use-load.ts';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 const EMPTY: LicenseForm = {
@@ -22,8 +26,7 @@ const unlimited = (n: number | null) => (n === null ? 'unlimited' : String(n));
 /** Licenses: create (plaintext key shown once), revoke, deactivate/activate, delete a revoked key. */
 export function LicensesPage({ client }: { client: ConsoleClient }) {
   const [status, setStatus] = useState('');
-  const [pageNo, setPageNo] = useState(1);
-  const list = useLoad(
+  const list = useData(
     () => client.api<{ licenses: License[] }>('GET', `/api/licenses${status ? `?status=${status}` : ''}`),
     [status],
   );
@@ -45,7 +48,7 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
   };
 
   const licenses = list.data?.licenses ?? [];
-  const page = pageOf(licenses, pageNo);
+  const { page, first: firstPage, controls: pager } = usePages(licenses, 'License keys');
   return (
     <Page title="Licenses">
       <div class="adm-page">
@@ -73,7 +76,7 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
               value={status}
               onChange={(e) => {
                 setStatus(e.currentTarget.value);
-                setPageNo(1);
+                firstPage();
               }}
             >
               <option value="">Any</option>
@@ -84,85 +87,71 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
               ))}
             </select>
           </label>
-          <ErrorNote error={list.error ?? action.error} />
+          <ErrorMessage error={list.error ?? action.error} />
           {notice && <Notice>{notice}</Notice>}
           {list.data && licenses.length === 0 && <p>No license keys.</p>}
           {page.items.length > 0 && (
-            <TableWrap label="License keys">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Client</th>
-                    <th scope="col">Tier</th>
-                    <th scope="col">Key prefix</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Limits</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.items.map((l) => (
-                    <tr key={l.id} data-license={l.id}>
-                      <th scope="row">
-                        {l.name}
-                        {l.description ? <div class="adm-hint">{l.description}</div> : null}
-                      </th>
-                      <td>{l.client_id}</td>
-                      <td>{l.tier}</td>
-                      <td>
-                        <code>{l.key_prefix}…</code>
-                      </td>
-                      <td>
-                        <span class={`adm-badge adm-status-${l.status}`}>{l.status}</span>
-                      </td>
-                      <td>
-                        {unlimited(l.max_sessions)} sessions, {unlimited(l.max_agents)} agents
-                      </td>
-                      <td>{l.expires_at ? formatTime(l.expires_at) : 'never'}</td>
-                      <td>{formatTime(l.created_at)}</td>
-                      <td>
-                        <div class="adm-actions">
-                          {l.revoked_at === null && l.is_active && (
-                            <ConfirmButton
-                              label="Deactivate"
-                              question={`Deactivate ${l.name}? Uploads with it are refused until it is activated.`}
-                              disabled={action.busy}
-                              onConfirm={() => change(l, 'deactivate')}
-                            />
-                          )}
-                          {l.revoked_at === null && !l.is_active && (
-                            <button type="button" disabled={action.busy} onClick={() => change(l, 'activate')}>
-                              Activate
-                            </button>
-                          )}
-                          {l.revoked_at === null && (
-                            <ConfirmButton
-                              label="Revoke"
-                              question={`Revoke ${l.name}? This cannot be undone.`}
-                              disabled={action.busy}
-                              onConfirm={() => change(l, 'revoke')}
-                            />
-                          )}
-                          {l.revoked_at !== null && (
-                            <ConfirmButton
-                              label="Delete"
-                              question={`Delete ${l.name} for good?`}
-                              disabled={action.busy}
-                              onConfirm={() => change(l, 'delete')}
-                            />
-                          )}
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <DataTable
+              label="License keys"
+              columns={['Name', 'Client', 'Tier', 'Key prefix', 'Status', 'Limits', 'Expires', 'Created', 'Actions']}
+            >
+              {page.items.map((l) => (
+                <tr key={l.id} data-license={l.id}>
+                  <th scope="row">
+                    {l.name}
+                    {l.description ? <div class="adm-hint">{l.description}</div> : null}
+                  </th>
+                  <td>{l.client_id}</td>
+                  <td>{l.tier}</td>
+                  <td>
+                    <code>{l.key_prefix}…</code>
+                  </td>
+                  <td>
+                    <span class={`adm-badge adm-status-${l.status}`}>{l.status}</span>
+                  </td>
+                  <td>
+                    {unlimited(l.max_sessions)} sessions, {unlimited(l.max_agents)} agents
+                  </td>
+                  <td>{l.expires_at ? formatTime(l.expires_at) : 'never'}</td>
+                  <td>{formatTime(l.created_at)}</td>
+                  <td>
+                    <div class="adm-actions">
+                      {l.revoked_at === null && l.is_active && (
+                        <ConfirmButton
+                          label="Deactivate"
+                          question={`Deactivate ${l.name}? Uploads with it are refused until it is activated.`}
+                          disabled={action.busy}
+                          onConfirm={() => change(l, 'deactivate')}
+                        />
+                      )}
+                      {l.revoked_at === null && !l.is_active && (
+                        <button type="button" disabled={action.busy} onClick={() => change(l, 'activate')}>
+                          Activate
+                        </button>
+                      )}
+                      {l.revoked_at === null && (
+                        <ConfirmButton
+                          label="Revoke"
+                          question={`Revoke ${l.name}? This cannot be undone.`}
+                          disabled={action.busy}
+                          onConfirm={() => change(l, 'revoke')}
+                        />
+                      )}
+                      {l.revoked_at !== null && (
+                        <ConfirmButton
+                          label="Delete"
+                          question={`Delete ${l.name} for good?`}
+                          disabled={action.busy}
+                          onConfirm={() => change(l, 'delete')}
+                        />
+                      )}
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
-          <Pager page={page} label="License keys" onPage={setPageNo} />
+          {pager}
         </section>
       </div>
     </Page>
@@ -173,25 +162,12 @@ function CreateLicense(props: {
   client: ConsoleClient;
   onCreated: (license: CreatedLicenseResponse['license']) => void;
 }) {
-  const [form, setForm] = useState<LicenseForm>(EMPTY);
-  const [formError, setFormError] = useState<string | null>(null);
-  const action = useAction();
-  const set = (key: keyof LicenseForm) => (e: { currentTarget: { value: string } }) =>
-    setForm({ ...form, [key]: e.currentTarget.value });
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const draft = draftLicense(form);
-    setFormError(draft.ok ? null : draft.message);
-    if (!draft.ok) return;
-    let answer: CreatedLicenseResponse | null = null;
-    const ok = await action.run(async () => {
-      answer = await props.client.api<CreatedLicenseResponse>('POST', '/api/licenses', draft.body);
-    });
-    if (ok && answer !== null) {
-      props.onCreated((answer as CreatedLicenseResponse).license);
-      setForm(EMPTY);
-    }
-  };
+  const { form, formError, action, set, submit } = useCreateForm(
+    EMPTY,
+    draftLicense,
+    async (body) => (await props.client.api<CreatedLicenseResponse>('POST', '/api/licenses', body)).license,
+    props.onCreated,
+  );
   return (
     <section aria-labelledby="lic-create">
       <h2 id="lic-create">Create a key</h2>
@@ -234,7 +210,7 @@ function CreateLicense(props: {
           Create key
         </button>
       </form>
-      <ErrorNote error={formError ?? action.error} />
+      <ErrorMessage error={formError ?? action.error} />
     </section>
   );
 }

@@ -1,23 +1,26 @@
 import { ROLES, type User } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
-import type { ConsoleClient } from './client.ts';
+import type { ConsoleClient } from '../api/client.ts';
 import { draftUser, splitList, type UserForm } from './forms.ts';
-import { pageOf } from './paging.ts';
-import { ConfirmButton, ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from './ui.tsx';
+import { Notice, useAction, useCreateForm } from './ui.tsx';
+import { useData } from '../ui/use-load.ts';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 const EMPTY: UserForm = { email: '', password: '', role: 'member', client_ids: '' };
 
 /** Users of the portal's identity provider: create scoped users, change role and client ids, delete. */
 export function UsersPage({ client }: { client: ConsoleClient }) {
-  const list = useLoad(() => client.identity<{ users: User[] }>('GET', '/identity/admin/users'), []);
+  const list = useData(() => client.identity<{ users: User[] }>('GET', '/identity/admin/users'), []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
-  const [pageNo, setPageNo] = useState(1);
   const [editing, setEditing] = useState<string | null>(null);
   const users = list.data?.users ?? [];
-  const page = pageOf(users, pageNo);
+  const { page, controls: pager } = usePages(users, 'Users');
 
   const remove = async (u: User) => {
     setNotice(null);
@@ -39,62 +42,49 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
         />
         <section aria-labelledby="users-list">
           <h2 id="users-list">Users</h2>
-          <ErrorNote error={list.error ?? action.error} />
+          <ErrorMessage error={list.error ?? action.error} />
           {notice && <Notice>{notice}</Notice>}
           {page.items.length > 0 && (
-            <TableWrap label="Users">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Email</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Client ids</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Actions</th>
+            <DataTable label="Users" columns={['Email', 'Role', 'Client ids', 'Created', 'Actions']}>
+              {page.items.map((u) =>
+                editing === u.id ? (
+                  <EditUser
+                    key={u.id}
+                    client={client}
+                    user={u}
+                    onDone={(message) => {
+                      setEditing(null);
+                      if (message) {
+                        setNotice(message);
+                        list.reload();
+                      }
+                    }}
+                  />
+                ) : (
+                  <tr key={u.id} data-user={u.email}>
+                    <th scope="row">{u.email}</th>
+                    <td>{u.role}</td>
+                    <td>{u.client_ids.length ? u.client_ids.join(', ') : 'all (admin)'}</td>
+                    <td>{formatTime(u.created_at)}</td>
+                    <td>
+                      <div class="adm-actions">
+                        <button type="button" onClick={() => setEditing(u.id)}>
+                          Edit
+                        </button>
+                        <ConfirmButton
+                          label="Delete"
+                          question={`Delete user ${u.email}?`}
+                          disabled={action.busy}
+                          onConfirm={() => remove(u)}
+                        />
+                      </div>
+                    </td>
                   </tr>
-                </thead>
-                <tbody>
-                  {page.items.map((u) =>
-                    editing === u.id ? (
-                      <EditUser
-                        key={u.id}
-                        client={client}
-                        user={u}
-                        onDone={(message) => {
-                          setEditing(null);
-                          if (message) {
-                            setNotice(message);
-                            list.reload();
-                          }
-                        }}
-                      />
-                    ) : (
-                      <tr key={u.id} data-user={u.email}>
-                        <th scope="row">{u.email}</th>
-                        <td>{u.role}</td>
-                        <td>{u.client_ids.length ? u.client_ids.join(', ') : 'all (admin)'}</td>
-                        <td>{formatTime(u.created_at)}</td>
-                        <td>
-                          <div class="adm-actions">
-                            <button type="button" onClick={() => setEditing(u.id)}>
-                              Edit
-                            </button>
-                            <ConfirmButton
-                              label="Delete"
-                              question={`Delete user ${u.email}?`}
-                              disabled={action.busy}
-                              onConfirm={() => remove(u)}
-                            />
-                          </div>
-                        </td>
-                      </tr>
-                    ),
-                  )}
-                </tbody>
-              </table>
-            </TableWrap>
+                ),
+              )}
+            </DataTable>
           )}
-          <Pager page={page} label="Users" onPage={setPageNo} />
+          {pager}
         </section>
       </div>
     </Page>
@@ -142,32 +132,19 @@ function EditUser(props: { client: ConsoleClient; user: User; onDone: (message: 
             Cancel
           </button>
         </div>
-        <ErrorNote error={action.error} />
+        <ErrorMessage error={action.error} />
       </td>
     </tr>
   );
 }
 
 function CreateUser(props: { client: ConsoleClient; onCreated: (u: User) => void }) {
-  const [form, setForm] = useState<UserForm>(EMPTY);
-  const [formError, setFormError] = useState<string | null>(null);
-  const action = useAction();
-  const set = (key: keyof UserForm) => (e: { currentTarget: { value: string } }) =>
-    setForm({ ...form, [key]: e.currentTarget.value });
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const draft = draftUser(form);
-    setFormError(draft.ok ? null : draft.message);
-    if (!draft.ok) return;
-    let created: User | null = null;
-    const ok = await action.run(async () => {
-      created = (await props.client.identity<{ user: User }>('POST', '/identity/admin/users', draft.body)).user;
-    });
-    if (ok && created !== null) {
-      props.onCreated(created);
-      setForm(EMPTY);
-    }
-  };
+  const { form, formError, action, set, submit } = useCreateForm(
+    EMPTY,
+    draftUser,
+    async (body) => (await props.client.identity<{ user: User }>('POST', '/identity/admin/users', body)).user,
+    props.onCreated,
+  );
   return (
     <section aria-labelledby="users-create">
       <h2 id="users-create">Create a user</h2>
@@ -198,7 +175,7 @@ function CreateUser(props: { client: ConsoleClient; onCreated: (u: User) => void
           Create user
         </button>
       </form>
-      <ErrorNote error={formError ?? action.error} />
+      <ErrorMessage error={formError ?? action.error} />
     </section>
   );
 }

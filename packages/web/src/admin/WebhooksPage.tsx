@@ -1,10 +1,14 @@
 import { WEBHOOK_EVENT_TYPES, type WebhookDelivery, type WebhookSubscription } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
-import type { ConsoleClient } from './client.ts';
+import type { ConsoleClient } from '../api/client.ts';
 import { draftWebhook, type WebhookForm } from './forms.ts';
-import { pageOf } from './paging.ts';
-import { ConfirmButton, ErrorNote, Notice, Pager, SecretOnce, TableWrap, useAction, useLoad } from './ui.tsx';
+import { Notice, SecretOnce, useAction, useCreateForm } from './ui.tsx';
+import { useData } from '../ui/use-load.ts';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 type Created = WebhookSubscription & { signing_secret: string; standard_webhooks_secret: string };
@@ -13,14 +17,13 @@ const DELIVERY_LIMIT = 200;
 
 /** Webhooks: subscribe (signing secret shown once), enable/disable, ping, delivery log with redelivery, delete. */
 export function WebhooksPage({ client }: { client: ConsoleClient }) {
-  const list = useLoad(() => client.api<{ subscriptions: WebhookSubscription[] }>('GET', '/api/webhooks'), []);
+  const list = useData(() => client.api<{ subscriptions: WebhookSubscription[] }>('GET', '/api/webhooks'), []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [created, setCreated] = useState<Created | null>(null);
   const [logOf, setLogOf] = useState<string | null>(null);
-  const [pageNo, setPageNo] = useState(1);
   const subs = list.data?.subscriptions ?? [];
-  const page = pageOf(subs, pageNo);
+  const { page, controls: pager } = usePages(subs, 'Webhook subscriptions');
   const path = (id: string) => `?id=${encodeURIComponent(id)}`;
 
   const run = async (message: string, call: () => Promise<unknown>) => {
@@ -74,89 +77,76 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
         )}
         <section aria-labelledby="wh-list">
           <h2 id="wh-list">Subscriptions</h2>
-          <ErrorNote error={list.error ?? action.error} />
+          <ErrorMessage error={list.error ?? action.error} />
           {notice && <Notice>{notice}</Notice>}
           {list.data && subs.length === 0 && <p>No subscriptions.</p>}
           {page.items.length > 0 && (
-            <TableWrap label="Webhook subscriptions">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">URL</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Client</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.items.map((s) => (
-                    <tr key={s.id} data-webhook={s.id}>
-                      <th scope="row">
-                        <span class="adm-break">{s.url}</span>
-                        {s.description ? <div class="adm-hint">{s.description}</div> : null}
-                      </th>
-                      <td>{s.event_types.join(', ')}</td>
-                      <td>{s.client_id ?? 'all'}</td>
-                      <td>
-                        <span class={`adm-badge adm-status-${s.enabled ? 'active' : 'inactive'}`}>
-                          {s.enabled ? 'enabled' : 'disabled'}
-                        </span>
-                        {s.disabled_reason ? <div class="adm-hint">{s.disabled_reason}</div> : null}
-                        {s.consecutive_failures > 0 ? (
-                          <div class="adm-hint">Failed deliveries in a row: {s.consecutive_failures}</div>
-                        ) : null}
-                      </td>
-                      <td>
-                        <div class="adm-actions">
-                          <button type="button" disabled={action.busy} onClick={() => ping(s)}>
-                            Ping
-                          </button>
-                          <button type="button" aria-pressed={logOf === s.id} onClick={() => setLogOf(s.id)}>
-                            Deliveries
-                          </button>
-                          {s.enabled ? (
-                            <ConfirmButton
-                              label="Disable"
-                              question={`Disable deliveries to ${s.url}?`}
-                              disabled={action.busy}
-                              onConfirm={() =>
-                                run(`Disabled ${s.url}`, () =>
-                                  client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: false }),
-                                )
-                              }
-                            />
-                          ) : (
-                            <button
-                              type="button"
-                              disabled={action.busy}
-                              onClick={() =>
-                                run(`Re-enabled ${s.url}`, () =>
-                                  client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: true }),
-                                )
-                              }
-                            >
-                              Re-enable
-                            </button>
-                          )}
-                          <ConfirmButton
-                            label="Delete"
-                            question={`Delete the subscription to ${s.url} and its delivery log?`}
-                            disabled={action.busy}
-                            onConfirm={() => {
-                              if (logOf === s.id) setLogOf(null);
-                              return run(`Deleted ${s.url}`, () => client.api('DELETE', `/api/webhooks${path(s.id)}`));
-                            }}
-                          />
-                        </div>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <DataTable label="Webhook subscriptions" columns={['URL', 'Events', 'Client', 'State', 'Actions']}>
+              {page.items.map((s) => (
+                <tr key={s.id} data-webhook={s.id}>
+                  <th scope="row">
+                    <span class="adm-break">{s.url}</span>
+                    {s.description ? <div class="adm-hint">{s.description}</div> : null}
+                  </th>
+                  <td>{s.event_types.join(', ')}</td>
+                  <td>{s.client_id ?? 'all'}</td>
+                  <td>
+                    <span class={`adm-badge adm-status-${s.enabled ? 'active' : 'inactive'}`}>
+                      {s.enabled ? 'enabled' : 'disabled'}
+                    </span>
+                    {s.disabled_reason ? <div class="adm-hint">{s.disabled_reason}</div> : null}
+                    {s.consecutive_failures > 0 ? (
+                      <div class="adm-hint">Failed deliveries in a row: {s.consecutive_failures}</div>
+                    ) : null}
+                  </td>
+                  <td>
+                    <div class="adm-actions">
+                      <button type="button" disabled={action.busy} onClick={() => ping(s)}>
+                        Ping
+                      </button>
+                      <button type="button" aria-pressed={logOf === s.id} onClick={() => setLogOf(s.id)}>
+                        Deliveries
+                      </button>
+                      {s.enabled ? (
+                        <ConfirmButton
+                          label="Disable"
+                          question={`Disable deliveries to ${s.url}?`}
+                          disabled={action.busy}
+                          onConfirm={() =>
+                            run(`Disabled ${s.url}`, () =>
+                              client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: false }),
+                            )
+                          }
+                        />
+                      ) : (
+                        <button
+                          type="button"
+                          disabled={action.busy}
+                          onClick={() =>
+                            run(`Re-enabled ${s.url}`, () =>
+                              client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: true }),
+                            )
+                          }
+                        >
+                          Re-enable
+                        </button>
+                      )}
+                      <ConfirmButton
+                        label="Delete"
+                        question={`Delete the subscription to ${s.url} and its delivery log?`}
+                        disabled={action.busy}
+                        onConfirm={() => {
+                          if (logOf === s.id) setLogOf(null);
+                          return run(`Deleted ${s.url}`, () => client.api('DELETE', `/api/webhooks${path(s.id)}`));
+                        }}
+                      />
+                    </div>
+                  </td>
+                </tr>
+              ))}
+            </DataTable>
           )}
-          <Pager page={page} label="Webhook subscriptions" onPage={setPageNo} />
+          {pager}
         </section>
         {logOf !== null && (
           <DeliveryLog
@@ -189,7 +179,7 @@ function DeliveryLog(props: {
   onDelivered: () => void;
   onClose: () => void;
 }) {
-  const log = useLoad(
+  const log = useData(
     () =>
       props.client.api<{ deliveries: WebhookDelivery[] }>(
         'GET',
@@ -199,8 +189,7 @@ function DeliveryLog(props: {
   );
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
-  const [pageNo, setPageNo] = useState(1);
-  const page = pageOf(log.data?.deliveries ?? [], pageNo);
+  const { page, controls: pager } = usePages(log.data?.deliveries ?? [], 'Delivery log');
   const redeliver = async (d: WebhookDelivery) => {
     setNotice(null);
     let answer: WebhookDelivery | null = null;
@@ -227,77 +216,53 @@ function DeliveryLog(props: {
           Close
         </button>
       </div>
-      <ErrorNote error={log.error ?? action.error} />
+      <ErrorMessage error={log.error ?? action.error} />
       {notice && <Notice>{notice}</Notice>}
       {log.data && page.total === 0 && <p>No deliveries yet.</p>}
       {page.items.length > 0 && (
-        <TableWrap label="Delivery log">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Created</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((d) => (
-                <tr key={d.id} data-delivery={d.id}>
-                  <th scope="row">
-                    {d.event_type}
-                    <div class="adm-hint">
-                      {d.event_id}
-                      {d.redelivery_of !== null ? ` · redelivery of #${d.redelivery_of}` : ''}
-                    </div>
-                  </th>
-                  <td>
-                    <span class={`adm-badge adm-status-${d.status}`}>{d.status}</span>
-                  </td>
-                  <td>
-                    {d.attempts.map((a) => (
-                      <div key={a.attempt}>
-                        #{a.attempt}: {a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? 'no answer')},{' '}
-                        {a.duration_ms} ms
-                      </div>
-                    ))}
-                  </td>
-                  <td>{formatTime(d.created_at)}</td>
-                  <td>
-                    <button type="button" disabled={action.busy} onClick={() => redeliver(d)}>
-                      Redeliver
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="Delivery log" columns={['Event', 'Status', 'Attempts', 'Created', 'Actions']}>
+          {page.items.map((d) => (
+            <tr key={d.id} data-delivery={d.id}>
+              <th scope="row">
+                {d.event_type}
+                <div class="adm-hint">
+                  {d.event_id}
+                  {d.redelivery_of !== null ? ` · redelivery of #${d.redelivery_of}` : ''}
+                </div>
+              </th>
+              <td>
+                <span class={`adm-badge adm-status-${d.status}`}>{d.status}</span>
+              </td>
+              <td>
+                {d.attempts.map((a) => (
+                  <div key={a.attempt}>
+                    #{a.attempt}: {a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? 'no answer')},{' '}
+                    {a.duration_ms} ms
+                  </div>
+                ))}
+              </td>
+              <td>{formatTime(d.created_at)}</td>
+              <td>
+                <button type="button" disabled={action.busy} onClick={() => redeliver(d)}>
+                  Redeliver
+                </button>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
-      <Pager page={page} label="Delivery log" onPage={setPageNo} />
+      {pager}
     </section>
   );
 }
 
 function CreateWebhook(props: { client: ConsoleClient; onCreated: (s: Created) => void }) {
-  const [form, setForm] = useState<WebhookForm>(EMPTY);
-  const [formError, setFormError] = useState<string | null>(null);
-  const action = useAction();
-  const submit = async (event: Event) => {
-    event.preventDefault();
-    const draft = draftWebhook(form);
-    setFormError(draft.ok ? null : draft.message);
-    if (!draft.ok) return;
-    let created: Created | null = null;
-    const ok = await action.run(async () => {
-      created = (await props.client.api<{ subscription: Created }>('POST', '/api/webhooks', draft.body)).subscription;
-    });
-    if (ok && created !== null) {
-      props.onCreated(created);
-      setForm(EMPTY);
-    }
-  };
+  const { form, setForm, formError, action, submit } = useCreateForm(
+    EMPTY,
+    draftWebhook,
+    async (body) => (await props.client.api<{ subscription: Created }>('POST', '/api/webhooks', body)).subscription,
+    props.onCreated,
+  );
   const toggle = (type: string, on: boolean) =>
     setForm({ ...form, event_types: on ? [...form.event_types, type] : form.event_types.filter((t) => t !== type) });
   return (
@@ -338,7 +303,7 @@ function CreateWebhook(props: { client: ConsoleClient; onCreated: (s: Created) =
           Subscribe
         </button>
       </form>
-      <ErrorNote error={formError ?? action.error} />
+      <ErrorMessage error={formError ?? action.error} />
     </section>
   );
 }

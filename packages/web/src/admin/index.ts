@@ -1,7 +1,7 @@
 import { h } from 'preact';
 import type { Section } from '../sections.ts';
 import { AuditPage } from './AuditPage.tsx';
-import { consoleClient } from './console-client.ts';
+import { consoleClient } from '../api/client.ts';
 import { DbHealthPage } from './DbHealthPage.tsx';
 import { LicensesPage } from './LicensesPage.tsx';
 import { UsersPage } from './UsersPage.tsx';

@@ -1,6 +1,8 @@
 import { accessToken, refreshTokens, signOut } from '../auth/session.ts';
 import { ApiError, messageOf } from './errors.ts';
 
+const JSON_TYPE = 'application/json';
+
 type Query = Record<string, string | number | boolean | null | undefined>;
 
 export interface RequestOptions {
@@ -16,10 +18,28 @@ function urlOf(path: string, query: Query | undefined): string {
   return qs === '' ? path : `${path}?${qs}`;
 }
 
-async function send(method: string, url: string, body: unknown, accept: string): Promise<Response> {
+/**
+ * Where a call goes decides how the signed-in user's token rides along: the portal's API takes it
+ * in X-Identity-Token (SPEC "Authentication" rule 1), the identity provider's user routes as a
+ * bearer (rule 2).
+ */
+type Audience = 'api' | 'identity';
+
+interface Call {
+  method: string;
+  url: string;
+  body: unknown;
+  accept: string;
+  audience: Audience;
+}
+
+async function send({ method, url, body, accept, audience }: Call): Promise<Response> {
   const headers: Record<string, string> = { accept };
   const token = accessToken();
-  if (token !== null) headers['x-identity-token'] = token;
+  if (token !== null) {
+    if (audience === 'api') headers['x-identity-token'] = token;
+    else headers['authorization'] = `Bearer ${token}`;
+  }
   if (body !== undefined) headers['content-type'] = 'application/json';
   try {
     return await fetch(url, {
@@ -34,14 +54,12 @@ async function send(method: string, url: string, body: unknown, accept: string):
 }
 
 /**
- * One call with the signed-in user's token (X-Identity-Token, SPEC rule 1). A 401 gets one
- * refresh and one retry; a second 401 signs out. Any other non-2xx answer throws ApiError
- * carrying the portal's message.
+ * One call with the signed-in user's token. A 401 gets one refresh and one retry; a second 401
+ * signs out. Any other non-2xx answer throws ApiError carrying the portal's message.
  */
-async function call(method: string, url: string, body: unknown, accept: string): Promise<Response> {
-  let res = await send(method, url, body, accept);
-  if (res.status === 401 && accessToken() !== null && (await refreshTokens()))
-    res = await send(method, url, body, accept);
+async function call(c: Call): Promise<Response> {
+  let res = await send(c);
+  if (res.status === 401 && accessToken() !== null && (await refreshTokens())) res = await send(c);
   if (res.ok) return res;
   const error: unknown = await res.json().catch(() => null);
   if (res.status === 401) signOut('Your session has ended. Sign in again.');
@@ -50,12 +68,32 @@ async function call(method: string, url: string, body: unknown, accept: string):
 
 /** A JSON call to the portal's API. */
 export async function apiRequest<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-  const res = await call(method, urlOf(path, opts.query), opts.body, 'application/json');
+  const res = await call({ method, url: urlOf(path, opts.query), body: opts.body, accept: JSON_TYPE, audience: 'api' });
+  return (await res.json()) as T;
+}
+
+/** A JSON call to the identity provider's user administration routes (`/identity/admin/*`). */
+export async function identityRequest<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const res = await call({ method, url: path, body, accept: JSON_TYPE, audience: 'identity' });
   return (await res.json()) as T;
 }
 
 /** A GET whose answer is a file (a download). */
 export async function apiBlob(path: string, query: Query): Promise<Blob> {
-  const res = await call('GET', urlOf(path, query), undefined, '*/*');
+  const res = await call({ method: 'GET', url: urlOf(path, query), body: undefined, accept: '*/*', audience: 'api' });
   return res.blob();
 }
+
+/**
+ * What the fleet and administration pages need: portal API calls and identity provider calls,
+ * both refreshing an expired token. Either rejects with ApiError carrying the portal's message.
+ */
+export interface ConsoleClient {
+  api<T>(method: string, path: string, body?: unknown): Promise<T>;
+  identity<T>(method: string, path: string, body?: unknown): Promise<T>;
+}
+
+export const consoleClient: ConsoleClient = {
+  api: <T>(method: string, path: string, body?: unknown) => apiRequest<T>(method, path, { body }),
+  identity: identityRequest,
+};

@@ -8,9 +8,12 @@ import {
 } from '@svc/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
-import type { ConsoleClient } from '../admin/client.ts';
-import { pageOf } from '../admin/paging.ts';
-import { ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from '../admin/ui.tsx';
+import type { ConsoleClient } from '../api/client.ts';
+import { Notice, useAction } from '../admin/ui.tsx';
+import { useData } from '../ui/use-load.ts';
+import { usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { formatTime } from './agent-view.ts';
 import {
   COMMAND_FIELDS,
@@ -44,8 +47,7 @@ interface CommandDetail {
 export function CommandsPage({ client }: { client: ConsoleClient }) {
   const [status, setStatus] = useState('');
   const [selected, setSelected] = useState<number | null>(null);
-  const [pageNo, setPageNo] = useState(1);
-  const history = useLoad(
+  const history = useData(
     () =>
       client.api<{ commands: CommandRecord[] }>(
         'GET',
@@ -60,7 +62,7 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
     const timer = setTimeout(history.reload, POLL_MS);
     return () => clearTimeout(timer);
   }, [polling, history.data, history.reload]);
-  const page = pageOf(commands, pageNo);
+  const { page, first: firstPage, controls: pager } = usePages(commands, 'Command history');
 
   return (
     <Page title="Commands">
@@ -79,7 +81,7 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
                 value={status}
                 onChange={(e) => {
                   setStatus(e.currentTarget.value);
-                  setPageNo(1);
+                  firstPage();
                 }}
               >
                 <option value="">Any</option>
@@ -94,54 +96,39 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
               {polling ? 'Updating live' : ''}
             </span>
           </div>
-          <ErrorNote error={history.error} />
+          <ErrorMessage error={history.error} />
           {history.data && commands.length === 0 && <p>No commands.</p>}
           {page.items.length > 0 && (
-            <TableWrap label="Command history">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Id</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Target</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Priority</th>
-                    <th scope="col">Queued</th>
-                    <th scope="col">By</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.items.map((c) => (
-                    <tr key={c.id} data-command={c.id}>
-                      <th scope="row">
-                        <button
-                          type="button"
-                          class="adm-link"
-                          aria-label={`Show command ${c.id}`}
-                          aria-pressed={selected === c.id}
-                          onClick={() => setSelected(c.id)}
-                        >
-                          #{c.id}
-                        </button>
-                      </th>
-                      <td>{c.command_type}</td>
-                      <td>
-                        {commandTarget(c)}
-                        {c.client_id ? ` · ${c.client_id}` : ''}
-                      </td>
-                      <td>
-                        <StatusBadge status={c.status} />
-                      </td>
-                      <td>{c.priority}</td>
-                      <td>{formatTime(c.created_at)}</td>
-                      <td>{c.created_by}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <DataTable label="Command history" columns={['Id', 'Type', 'Target', 'Status', 'Priority', 'Queued', 'By']}>
+              {page.items.map((c) => (
+                <tr key={c.id} data-command={c.id}>
+                  <th scope="row">
+                    <button
+                      type="button"
+                      class="adm-link"
+                      aria-label={`Show command ${c.id}`}
+                      aria-pressed={selected === c.id}
+                      onClick={() => setSelected(c.id)}
+                    >
+                      #{c.id}
+                    </button>
+                  </th>
+                  <td>{c.command_type}</td>
+                  <td>
+                    {commandTarget(c)}
+                    {c.client_id ? ` · ${c.client_id}` : ''}
+                  </td>
+                  <td>
+                    <StatusBadge status={c.status} />
+                  </td>
+                  <td>{c.priority}</td>
+                  <td>{formatTime(c.created_at)}</td>
+                  <td>{c.created_by}</td>
+                </tr>
+              ))}
+            </DataTable>
           )}
-          <Pager page={page} label="Command history" onPage={setPageNo} />
+          {pager}
         </section>
         {selected !== null && <CommandView client={client} id={selected} onClose={() => setSelected(null)} />}
       </div>
@@ -154,7 +141,7 @@ function StatusBadge({ status }: { status: CommandStatus }) {
 }
 
 function CommandView({ client, id, onClose }: { client: ConsoleClient; id: number; onClose: () => void }) {
-  const detail = useLoad(() => client.api<CommandDetail>('GET', `/api/agent-commands?command_id=${id}`), [id]);
+  const detail = useData(() => client.api<CommandDetail>('GET', `/api/agent-commands?command_id=${id}`), [id]);
   const command = detail.data?.command;
   const live = command !== undefined && !isFinal(command.status);
   useEffect(() => {
@@ -171,7 +158,7 @@ function CommandView({ client, id, onClose }: { client: ConsoleClient; id: numbe
           Close
         </button>
       </div>
-      <ErrorNote error={detail.error} />
+      <ErrorMessage error={detail.error} />
       {command && (
         <dl class="adm-dl">
           <dt>Type</dt>
@@ -215,8 +202,8 @@ function CommandView({ client, id, onClose }: { client: ConsoleClient; id: numbe
 }
 
 function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () => void }) {
-  const agents = useLoad(() => client.api<{ agents: AgentView[] }>('GET', '/api/health?agents=true&limit=1000'), []);
-  const groups = useLoad(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
+  const agents = useData(() => client.api<{ agents: AgentView[] }>('GET', '/api/health?agents=true&limit=1000'), []);
+  const groups = useData(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [formError, setFormError] = useState<string | null>(null);
@@ -281,7 +268,7 @@ function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () =
   return (
     <section aria-labelledby="cmd-queue">
       <h2 id="cmd-queue">Queue a command</h2>
-      <ErrorNote error={agents.error ?? groups.error} />
+      <ErrorMessage error={agents.error ?? groups.error} />
       <form class="adm-form" onSubmit={submit} aria-labelledby="cmd-queue" noValidate>
         <fieldset>
           <legend>Send to</legend>
@@ -377,7 +364,7 @@ function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () =
           Queue command
         </button>
       </form>
-      <ErrorNote error={formError ?? action.error} />
+      <ErrorMessage error={formError ?? action.error} />
       {notice && <Notice>{notice}</Notice>}
     </section>
   );

@@ -1,9 +1,13 @@
 import type { AgentView, AuditEvent } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
-import type { ConsoleClient } from '../admin/client.ts';
-import { pageOf } from '../admin/paging.ts';
-import { ConfirmButton, ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from '../admin/ui.tsx';
+import type { ConsoleClient } from '../api/client.ts';
+import { Notice, useAction } from '../admin/ui.tsx';
+import { useData } from '../ui/use-load.ts';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { CursorPager, usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
+import { DataTable, TableWrap } from '../ui/table-wrap.tsx';
 import { agentState, formatAge, formatDuration, formatTime, scheduleRows, systemInfoRows } from './agent-view.ts';
 import { deregisteredAgents } from './deregistered.ts';
 import { GroupsSection } from './GroupsSection.tsx';
@@ -33,7 +37,7 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
   const [notice, setNotice] = useState<string | null>(null);
   const action = useAction();
   const cursor = cursors.at(-1) ?? '';
-  const agents = useLoad(
+  const agents = useData(
     () =>
       client.api<AgentPage>(
         'GET',
@@ -41,7 +45,7 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
       ),
     [cursor],
   );
-  const audit = useLoad(
+  const audit = useData(
     () =>
       isAdmin
         ? client.api<{ events: AuditEvent[] }>('GET', '/api/audit?days=90&limit=5000')
@@ -66,11 +70,11 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
   return (
     <Page title="Fleet">
       <div class="adm-page">
-        <ErrorNote error={action.error} />
+        <ErrorMessage error={action.error} />
         {notice && <Notice>{notice}</Notice>}
         <section aria-labelledby="fleet-agents">
           <h2 id="fleet-agents">Agents</h2>
-          <ErrorNote error={agents.error} />
+          <ErrorMessage error={agents.error} />
           {page && (
             <p class="adm-hint">
               An agent is stale when its last heartbeat is older than {formatDuration(page.stale_threshold_seconds)}.
@@ -78,82 +82,64 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
           )}
           {page && page.agents.length === 0 && <p>No registered agents{cursors.length > 1 ? ' on this page' : ''}.</p>}
           {page && page.agents.length > 0 && (
-            <TableWrap label="Agents">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Agent</th>
-                    <th scope="col">Client</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Last heartbeat</th>
-                    <th scope="col">Version</th>
-                    <th scope="col">Uptime</th>
-                    <th scope="col">Schedules</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.agents.map((a) => {
-                    const key = `${a.client_id ?? ''}/${a.agent_id}`;
-                    const state = agentState(a);
-                    return [
-                      <tr key={key} data-agent={a.agent_id}>
-                        <th scope="row">{a.agent_id}</th>
-                        <td>{a.client_id ?? '—'}</td>
-                        <td>
-                          <span class={`adm-badge adm-state-${state}`}>{state}</span>
-                        </td>
-                        <td title={formatTime(a.received_at)}>{formatAge(a.age_seconds)}</td>
-                        <td>{a.version}</td>
-                        <td>{formatDuration(a.uptime_seconds)}</td>
-                        <td>{scheduleRows(a.schedules).length}</td>
-                        <td>
-                          <div class="adm-actions">
-                            <button
-                              type="button"
-                              aria-expanded={open === key}
-                              aria-controls={`agent-detail-${a.agent_id}`}
-                              onClick={() => setOpen(open === key ? null : key)}
-                            >
-                              {open === key ? 'Hide details' : 'Details'}
-                            </button>
-                            {isAdmin && (
-                              <ConfirmButton
-                                label="Deregister"
-                                question={`Deregister ${a.agent_id}? Its heartbeats are refused until it is re-enabled.`}
-                                disabled={action.busy}
-                                onConfirm={() => act(a.agent_id, a.client_id, 'deregister')}
-                              />
-                            )}
-                          </div>
-                        </td>
-                      </tr>,
-                      open === key && (
-                        <tr key={`${key}-detail`} id={`agent-detail-${a.agent_id}`}>
-                          <td colSpan={8}>
-                            <AgentDetail agent={a} />
-                          </td>
-                        </tr>
-                      ),
-                    ];
-                  })}
-                </tbody>
-              </table>
-            </TableWrap>
-          )}
-          <nav class="adm-pager" aria-label="Agent pages">
-            <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
-              Previous
-            </button>
-            <span>Page {cursors.length}</span>
-            <button
-              type="button"
-              disabled={!page?.next_cursor}
-              onClick={() => page?.next_cursor && setCursors([...cursors, page.next_cursor])}
+            <DataTable
+              label="Agents"
+              columns={['Agent', 'Client', 'State', 'Last heartbeat', 'Version', 'Uptime', 'Schedules', 'Actions']}
             >
-              Next
-            </button>
-          </nav>
+              {page.agents.map((a) => {
+                const key = `${a.client_id ?? ''}/${a.agent_id}`;
+                const state = agentState(a);
+                return [
+                  <tr key={key} data-agent={a.agent_id}>
+                    <th scope="row">{a.agent_id}</th>
+                    <td>{a.client_id ?? '—'}</td>
+                    <td>
+                      <span class={`adm-badge adm-state-${state}`}>{state}</span>
+                    </td>
+                    <td title={formatTime(a.received_at)}>{formatAge(a.age_seconds)}</td>
+                    <td>{a.version}</td>
+                    <td>{formatDuration(a.uptime_seconds)}</td>
+                    <td>{scheduleRows(a.schedules).length}</td>
+                    <td>
+                      <div class="adm-actions">
+                        <button
+                          type="button"
+                          aria-expanded={open === key}
+                          aria-controls={`agent-detail-${a.agent_id}`}
+                          onClick={() => setOpen(open === key ? null : key)}
+                        >
+                          {open === key ? 'Hide details' : 'Details'}
+                        </button>
+                        {isAdmin && (
+                          <ConfirmButton
+                            label="Deregister"
+                            question={`Deregister ${a.agent_id}? Its heartbeats are refused until it is re-enabled.`}
+                            disabled={action.busy}
+                            onConfirm={() => act(a.agent_id, a.client_id, 'deregister')}
+                          />
+                        )}
+                      </div>
+                    </td>
+                  </tr>,
+                  open === key && (
+                    <tr key={`${key}-detail`} id={`agent-detail-${a.agent_id}`}>
+                      <td colSpan={8}>
+                        <AgentDetail agent={a} />
+                      </td>
+                    </tr>
+                  ),
+                ];
+              })}
+            </DataTable>
+          )}
+          <CursorPager
+            label="Agent pages"
+            position={`Page ${cursors.length}`}
+            hasPrevious={cursors.length > 1}
+            hasNext={Boolean(page?.next_cursor)}
+            onPrevious={() => setCursors(cursors.slice(0, -1))}
+            onNext={() => page?.next_cursor && setCursors([...cursors, page.next_cursor])}
+          />
         </section>
         {isAdmin && (
           <DeregisteredSection
@@ -231,56 +217,42 @@ function DeregisteredSection(props: {
   busy: boolean;
   onAct: (agentId: string, clientId: string | null, verb: 'reenable' | 'purge') => Promise<void>;
 }) {
-  const [pageNo, setPageNo] = useState(1);
   const list = props.events === null ? [] : deregisteredAgents(props.events);
-  const page = pageOf(list, pageNo);
+  const { page, controls: pager } = usePages(list, 'Deregistered agents');
   return (
     <section aria-labelledby="fleet-deregistered">
       <h2 id="fleet-deregistered">Deregistered agents</h2>
-      <ErrorNote error={props.error} />
+      <ErrorMessage error={props.error} />
       {props.events !== null && list.length === 0 && <p>No deregistered agents in the last 90 days.</p>}
       {page.items.length > 0 && (
-        <TableWrap label="Deregistered agents">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Agent</th>
-                <th scope="col">Client</th>
-                <th scope="col">Deregistered</th>
-                <th scope="col">By</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((a) => (
-                <tr key={`${a.client_id ?? ''}/${a.agent_id}`} data-deregistered={a.agent_id}>
-                  <th scope="row">{a.agent_id}</th>
-                  <td>{a.client_id ?? '—'}</td>
-                  <td>{formatTime(a.deregistered_at)}</td>
-                  <td>{a.deregistered_by}</td>
-                  <td>
-                    <div class="adm-actions">
-                      <ConfirmButton
-                        label="Re-enable"
-                        question={`Re-enable ${a.agent_id}? Its heartbeats are accepted again.`}
-                        disabled={props.busy}
-                        onConfirm={() => props.onAct(a.agent_id, a.client_id, 'reenable')}
-                      />
-                      <ConfirmButton
-                        label="Purge"
-                        question={`Purge ${a.agent_id}? Its record, commands and results are deleted for good.`}
-                        disabled={props.busy}
-                        onConfirm={() => props.onAct(a.agent_id, a.client_id, 'purge')}
-                      />
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="Deregistered agents" columns={['Agent', 'Client', 'Deregistered', 'By', 'Actions']}>
+          {page.items.map((a) => (
+            <tr key={`${a.client_id ?? ''}/${a.agent_id}`} data-deregistered={a.agent_id}>
+              <th scope="row">{a.agent_id}</th>
+              <td>{a.client_id ?? '—'}</td>
+              <td>{formatTime(a.deregistered_at)}</td>
+              <td>{a.deregistered_by}</td>
+              <td>
+                <div class="adm-actions">
+                  <ConfirmButton
+                    label="Re-enable"
+                    question={`Re-enable ${a.agent_id}? Its heartbeats are accepted again.`}
+                    disabled={props.busy}
+                    onConfirm={() => props.onAct(a.agent_id, a.client_id, 'reenable')}
+                  />
+                  <ConfirmButton
+                    label="Purge"
+                    question={`Purge ${a.agent_id}? Its record, commands and results are deleted for good.`}
+                    disabled={props.busy}
+                    onConfirm={() => props.onAct(a.agent_id, a.client_id, 'purge')}
+                  />
+                </div>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
-      <Pager page={page} label="Deregistered agents" onPage={setPageNo} />
+      {pager}
     </section>
   );
 }

@@ -1,8 +1,12 @@
 import type { AgentView } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import type { ConsoleClient } from '../admin/client.ts';
-import { pageOf } from '../admin/paging.ts';
-import { ConfirmButton, ErrorNote, Notice, Pager, TableWrap, useAction, useLoad } from '../admin/ui.tsx';
+import type { ConsoleClient } from '../api/client.ts';
+import { Notice, useAction } from '../admin/ui.tsx';
+import { useData } from '../ui/use-load.ts';
+import { ConfirmButton } from '../ui/confirm.tsx';
+import { usePages } from '../ui/pager.tsx';
+import { ErrorMessage } from '../ui/alert.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 import { formatTime } from './agent-view.ts';
 
 export interface GroupMember {
@@ -18,16 +22,15 @@ interface MemberRow extends GroupMember {
 
 /** Agent groups: one row per membership, add an agent to a group, remove it (confirmed). */
 export function GroupsSection({ client, agents }: { client: ConsoleClient; agents: readonly AgentView[] }) {
-  const groups = useLoad(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
+  const groups = useData(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
-  const [pageNo, setPageNo] = useState(1);
   const [agentChoice, setAgentChoice] = useState('');
   const [groupName, setGroupName] = useState('');
   const rows: MemberRow[] = Object.entries(groups.data?.groups ?? {})
     .sort(([a], [b]) => a.localeCompare(b))
     .flatMap(([group, members]) => members.map((m) => ({ ...m, group })));
-  const page = pageOf(rows, pageNo);
+  const { page, controls: pager } = usePages(rows, 'Group members');
 
   const add = async (event: Event) => {
     event.preventDefault();
@@ -63,7 +66,7 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
   return (
     <section aria-labelledby="fleet-groups">
       <h2 id="fleet-groups">Groups</h2>
-      <ErrorNote error={groups.error ?? action.error} />
+      <ErrorMessage error={groups.error ?? action.error} />
       {notice && <Notice>{notice}</Notice>}
       <form class="adm-form" onSubmit={add} aria-label="Add an agent to a group">
         <div class="adm-field">
@@ -88,39 +91,26 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
       </form>
       {groups.data && rows.length === 0 && <p>No groups yet.</p>}
       {page.items.length > 0 && (
-        <TableWrap label="Group members">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Group</th>
-                <th scope="col">Agent</th>
-                <th scope="col">Client</th>
-                <th scope="col">Added</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.items.map((m) => (
-                <tr key={`${m.group}/${m.client_id ?? ''}/${m.agent_id}`} data-group={m.group} data-member={m.agent_id}>
-                  <th scope="row">{m.group}</th>
-                  <td>{m.agent_id}</td>
-                  <td>{m.client_id ?? '—'}</td>
-                  <td>{formatTime(m.created_at)}</td>
-                  <td>
-                    <ConfirmButton
-                      label="Remove"
-                      question={`Remove ${m.agent_id} from group ${m.group}?`}
-                      disabled={action.busy}
-                      onConfirm={() => remove(m)}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="Group members" columns={['Group', 'Agent', 'Client', 'Added', 'Actions']}>
+          {page.items.map((m) => (
+            <tr key={`${m.group}/${m.client_id ?? ''}/${m.agent_id}`} data-group={m.group} data-member={m.agent_id}>
+              <th scope="row">{m.group}</th>
+              <td>{m.agent_id}</td>
+              <td>{m.client_id ?? '—'}</td>
+              <td>{formatTime(m.created_at)}</td>
+              <td>
+                <ConfirmButton
+                  label="Remove"
+                  question={`Remove ${m.agent_id} from group ${m.group}?`}
+                  disabled={action.busy}
+                  onConfirm={() => remove(m)}
+                />
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
-      <Pager page={page} label="Group members" onPage={setPageNo} />
+      {pager}
     </section>
   );
 }

@@ -1,5 +1,5 @@
 import { h } from 'preact';
-import { consoleClient } from '../admin/console-client.ts';
+import { consoleClient } from '../api/client.ts';
 import type { Section } from '../sections.ts';
 import { CommandsPage } from './CommandsPage.tsx';
 import { FleetPage } from './FleetPage.tsx';

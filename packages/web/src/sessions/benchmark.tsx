@@ -1,6 +1,6 @@
 import type { BenchmarkResponse } from '@svc/protocol';
 import { formatScore, label } from '../ui/format.ts';
-import { TableWrap } from '../ui/table-wrap.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 
 const METRICS = {
   risk_score: 'Risk score',
@@ -17,34 +17,21 @@ export function Benchmark(props: { benchmark: BenchmarkResponse }) {
         Compared with {b.sample_size} other client and target pairs; lower values are better, a higher percentile means
         more peers do worse.
       </p>
-      <TableWrap label="Benchmark">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Metric</th>
-              <th scope="col">Value</th>
-              <th scope="col">Percentile</th>
-              <th scope="col">Standing</th>
+      <DataTable label="Benchmark" columns={['Metric', 'Value', 'Percentile', 'Standing']}>
+        {(Object.keys(METRICS) as (keyof typeof METRICS)[]).map((k) => {
+          const m = b.metrics[k];
+          return (
+            <tr key={k}>
+              <th scope="row">{METRICS[k]}</th>
+              <td>{formatScore(m.value)}</td>
+              <td>
+                <meter min={0} max={100} value={m.percentile} aria-label={`${METRICS[k]} percentile`} /> {m.percentile}
+              </td>
+              <td>{label(m.label)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {(Object.keys(METRICS) as (keyof typeof METRICS)[]).map((k) => {
-              const m = b.metrics[k];
-              return (
-                <tr key={k}>
-                  <th scope="row">{METRICS[k]}</th>
-                  <td>{formatScore(m.value)}</td>
-                  <td>
-                    <meter min={0} max={100} value={m.percentile} aria-label={`${METRICS[k]} percentile`} />{' '}
-                    {m.percentile}
-                  </td>
-                  <td>{label(m.label)}</td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </TableWrap>
+          );
+        })}
+      </DataTable>
     </>
   );
 }

@@ -1,36 +1,27 @@
 import type { SessionFile, SessionView } from '@svc/protocol';
-import { TableWrap } from '../ui/table-wrap.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 
 /** Coverage per framework: controls the findings map to, out of the framework's total. */
 export function Compliance(props: { session: SessionView }) {
   const frameworks = props.session.compliance_summary.by_framework;
   if (frameworks.length === 0) return <p>No compliance mappings in this session.</p>;
   return (
-    <TableWrap label="Compliance by framework">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Framework</th>
-            <th scope="col">Controls with findings</th>
-            <th scope="col">Controls without</th>
-            <th scope="col">Findings mapped</th>
-          </tr>
-        </thead>
-        <tbody>
-          {frameworks.map((f) => (
-            <tr key={f.framework}>
-              <th scope="row">{f.framework}</th>
-              <td>
-                {f.mapped_controls}
-                {f.total_controls === null ? '' : ` of ${f.total_controls}`}
-              </td>
-              <td>{f.gap_controls ?? '–'}</td>
-              <td>{f.findings_count}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableWrap>
+    <DataTable
+      label="Compliance by framework"
+      columns={['Framework', 'Controls with findings', 'Controls without', 'Findings mapped']}
+    >
+      {frameworks.map((f) => (
+        <tr key={f.framework}>
+          <th scope="row">{f.framework}</th>
+          <td>
+            {f.mapped_controls}
+            {f.total_controls === null ? '' : ` of ${f.total_controls}`}
+          </td>
+          <td>{f.gap_controls ?? '–'}</td>
+          <td>{f.findings_count}</td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 
@@ -50,26 +41,15 @@ export function Orc964(props: { session: SessionView; file: SessionFile | null }
           : ''}
       </p>
       {block?.divisions && block.divisions.length > 0 ? (
-        <TableWrap label="ORC 9.64 divisions">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Division</th>
-                <th scope="col">Name</th>
-                <th scope="col">Findings</th>
-              </tr>
-            </thead>
-            <tbody>
-              {block.divisions.map((d, i) => (
-                <tr key={d.id ?? i}>
-                  <th scope="row">{d.id ?? '–'}</th>
-                  <td>{d.name ?? '–'}</td>
-                  <td>{d.finding_count ?? 0}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="ORC 9.64 divisions" columns={['Division', 'Name', 'Findings']}>
+          {block.divisions.map((d, i) => (
+            <tr key={d.id ?? i}>
+              <th scope="row">{d.id ?? '–'}</th>
+              <td>{d.name ?? '–'}</td>
+              <td>{d.finding_count ?? 0}</td>
+            </tr>
+          ))}
+        </DataTable>
       ) : null}
       {block?.attestations && block.attestations.length > 0 ? (
         <ul>

@@ -12,7 +12,7 @@ import { type SessionRef, updateRemediation } from '../api/sessions.ts';
 import { label } from '../ui/format.ts';
 import { usePages } from '../ui/pager.tsx';
 import { SeverityBadge } from '../ui/severity.tsx';
-import { TableWrap } from '../ui/table-wrap.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 
 type Entry = NonNullable<SessionFile['remediation']>[number];
 
@@ -43,7 +43,7 @@ export function Findings(props: { ref_: SessionRef; file: SessionFile; onChanged
   const [statuses, setStatuses] = useState(() => statusesOf(props.file));
   const [message, setMessage] = useState<{ kind: 'ok' | 'error'; text: string } | null>(null);
   const [busy, setBusy] = useState<string | null>(null);
-  const { slice, controls } = usePages(findings, 25);
+  const { page, controls } = usePages(findings, 'Findings', 25);
 
   async function change(title: string, status: RemediationStatus) {
     setBusy(title);
@@ -74,56 +74,42 @@ export function Findings(props: { ref_: SessionRef; file: SessionFile; onChanged
           {message.text}
         </p>
       ) : null}
-      <TableWrap label="Findings">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Severity</th>
-              <th scope="col">Finding</th>
-              <th scope="col">Where</th>
-              <th scope="col">Remediation</th>
+      <DataTable label="Findings" columns={['Severity', 'Finding', 'Where', 'Remediation']}>
+        {page.items.map((f, i) => {
+          const title = f.title ?? f.rule_id ?? '(untitled)';
+          const status = statuses.get(title);
+          return (
+            <tr key={f.id ?? `${title}-${i}`}>
+              <td>
+                <SeverityBadge severity={f.severity} />
+              </td>
+              <td>
+                <strong>{title}</strong>
+                {(f.remediation ?? f.solution) ? <div class="muted small">{f.remediation ?? f.solution}</div> : null}
+              </td>
+              <td class="nowrap">{where(f)}</td>
+              <td>
+                {status === undefined ? (
+                  <span class="muted">not tracked</span>
+                ) : (
+                  <select
+                    aria-label={`Remediation status of ${title} on ${where(f)}`}
+                    value={status}
+                    disabled={busy !== null}
+                    onChange={(e) => void change(title, e.currentTarget.value as RemediationStatus)}
+                  >
+                    {REMEDIATION_STATUSES.map((s) => (
+                      <option key={s} value={s}>
+                        {label(s)}
+                      </option>
+                    ))}
+                  </select>
+                )}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {slice.map((f, i) => {
-              const title = f.title ?? f.rule_id ?? '(untitled)';
-              const status = statuses.get(title);
-              return (
-                <tr key={f.id ?? `${title}-${i}`}>
-                  <td>
-                    <SeverityBadge severity={f.severity} />
-                  </td>
-                  <td>
-                    <strong>{title}</strong>
-                    {(f.remediation ?? f.solution) ? (
-                      <div class="muted small">{f.remediation ?? f.solution}</div>
-                    ) : null}
-                  </td>
-                  <td class="nowrap">{where(f)}</td>
-                  <td>
-                    {status === undefined ? (
-                      <span class="muted">not tracked</span>
-                    ) : (
-                      <select
-                        aria-label={`Remediation status of ${title} on ${where(f)}`}
-                        value={status}
-                        disabled={busy !== null}
-                        onChange={(e) => void change(title, e.currentTarget.value as RemediationStatus)}
-                      >
-                        {REMEDIATION_STATUSES.map((s) => (
-                          <option key={s} value={s}>
-                            {label(s)}
-                          </option>
-                        ))}
-                      </select>
-                    )}
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </TableWrap>
+          );
+        })}
+      </DataTable>
       {controls}
     </>
   );
@@ -134,37 +120,24 @@ export function Exceptions(props: { file: SessionFile }) {
   const entries = ([...(props.file.remediation ?? [])] as Entry[]).filter(
     (e) => e.exception_status !== null && e.exception_status !== undefined,
   );
-  const { slice, controls } = usePages(entries, 25);
+  const { page, controls } = usePages(entries, 'Risk exceptions', 25);
   if (entries.length === 0) return <p>No risk exceptions.</p>;
   return (
     <>
-      <TableWrap label="Risk exceptions">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Finding</th>
-              <th scope="col">Exception</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Approved by</th>
-              <th scope="col">Expires</th>
-            </tr>
-          </thead>
-          <tbody>
-            {slice.map((e, i) => (
-              <tr key={`${e.title}-${e.host}-${i}`}>
-                <td>
-                  <SeverityBadge severity={e.severity} /> {e.title ?? '–'}
-                  {e.host ? <div class="muted small">{e.host}</div> : null}
-                </td>
-                <td>{e.exception_status === 'expired' || e.exception_expired ? 'expired' : 'accepted'}</td>
-                <td>{e.exception_reason ?? '–'}</td>
-                <td>{e.exception_approver ?? '–'}</td>
-                <td class="nowrap">{e.exception_expiry ?? 'no expiry'}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </TableWrap>
+      <DataTable label="Risk exceptions" columns={['Finding', 'Exception', 'Reason', 'Approved by', 'Expires']}>
+        {page.items.map((e, i) => (
+          <tr key={`${e.title}-${e.host}-${i}`}>
+            <td>
+              <SeverityBadge severity={e.severity} /> {e.title ?? '–'}
+              {e.host ? <div class="muted small">{e.host}</div> : null}
+            </td>
+            <td>{e.exception_status === 'expired' || e.exception_expired ? 'expired' : 'accepted'}</td>
+            <td>{e.exception_reason ?? '–'}</td>
+            <td>{e.exception_approver ?? '–'}</td>
+            <td class="nowrap">{e.exception_expiry ?? 'no expiry'}</td>
+          </tr>
+        ))}
+      </DataTable>
       {controls}
     </>
   );

@@ -6,8 +6,9 @@ import { ErrorMessage } from '../ui/alert.tsx';
 import { formatDate, formatScore, label } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { sessionHref } from './links.ts';
-import { useLoad } from './use-load.ts';
-import { TableWrap } from '../ui/table-wrap.tsx';
+import { useLoad } from '../ui/use-load.ts';
+import { CursorPager } from '../ui/pager.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 
 const PAGE_SIZES = [5, 10, 25, 50, 100] as const;
 const DEFAULT_PAGE_SIZE = 25;
@@ -151,72 +152,45 @@ export function SessionsPage() {
       {page.state === 'loading' ? <p aria-busy="true">Loading…</p> : null}
       {page.state === 'done' && page.value.sessions.length === 0 ? <p>No sessions match.</p> : null}
       {page.state === 'done' && page.value.sessions.length > 0 ? (
-        <TableWrap label="Sessions">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Session</th>
-                <th scope="col">Client</th>
-                <th scope="col">Target</th>
-                <th scope="col">Risk</th>
-                <th scope="col">Findings</th>
-                <th scope="col">Status</th>
-                <th scope="col">Uploaded</th>
-              </tr>
-            </thead>
-            <tbody>
-              {page.value.sessions.map((s) => (
-                <tr key={`${s.client_id}/${s.session_id}`}>
-                  <td>
-                    <a href={sessionHref(s.session_id, s.client_id)}>{s.session_id}</a>
-                  </td>
-                  <td>
-                    {s.client ?? '–'}
-                    {s.client_id !== null && s.client_id !== s.client ? (
-                      <div class="muted small">{s.client_id}</div>
-                    ) : null}
-                  </td>
-                  <td>{s.target ?? '–'}</td>
-                  <td class="nowrap">
-                    <span class={`grade grade-small grade-${s.risk_grade ?? 'none'}`}>{s.risk_grade ?? '–'}</span>{' '}
-                    {formatScore(s.risk_score)}
-                  </td>
-                  <td>{s.total_findings}</td>
-                  <td>
-                    <span class={`badge status-${s.status}`}>{label(s.status)}</span>
-                  </td>
-                  <td class="nowrap">{formatDate(s.uploaded_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="Sessions" columns={['Session', 'Client', 'Target', 'Risk', 'Findings', 'Status', 'Uploaded']}>
+          {page.value.sessions.map((s) => (
+            <tr key={`${s.client_id}/${s.session_id}`}>
+              <td>
+                <a href={sessionHref(s.session_id, s.client_id)}>{s.session_id}</a>
+              </td>
+              <td>
+                {s.client ?? '–'}
+                {s.client_id !== null && s.client_id !== s.client ? <div class="muted small">{s.client_id}</div> : null}
+              </td>
+              <td>{s.target ?? '–'}</td>
+              <td class="nowrap">
+                <span class={`grade grade-small grade-${s.risk_grade ?? 'none'}`}>{s.risk_grade ?? '–'}</span>{' '}
+                {formatScore(s.risk_score)}
+              </td>
+              <td>{s.total_findings}</td>
+              <td>
+                <span class={`badge status-${s.status}`}>{label(s.status)}</span>
+              </td>
+              <td class="nowrap">{formatDate(s.uploaded_at)}</td>
+            </tr>
+          ))}
+        </DataTable>
       ) : null}
-      <nav class="pager" aria-label="Pages">
-        <button
-          type="button"
-          class="button-quiet"
-          disabled={cursor === undefined}
-          onClick={() => {
-            const prev = trail.at(-1);
-            setTrail(trail.slice(0, -1));
-            go(filters, prev === '' ? undefined : prev);
-          }}
-        >
-          Previous
-        </button>
-        <button
-          type="button"
-          class="button-quiet"
-          disabled={page.state !== 'done' || page.value.next === null}
-          onClick={() => {
-            if (page.state !== 'done' || page.value.next === null) return;
-            setTrail([...trail, cursor ?? '']);
-            go(filters, page.value.next);
-          }}
-        >
-          Next
-        </button>
+      <CursorPager
+        label="Pages"
+        hasPrevious={cursor !== undefined}
+        hasNext={page.state === 'done' && page.value.next !== null}
+        onPrevious={() => {
+          const prev = trail.at(-1);
+          setTrail(trail.slice(0, -1));
+          go(filters, prev === '' ? undefined : prev);
+        }}
+        onNext={() => {
+          if (page.state !== 'done' || page.value.next === null) return;
+          setTrail([...trail, cursor ?? '']);
+          go(filters, page.value.next);
+        }}
+      >
         <label class="inline">
           Rows per page
           <select
@@ -233,7 +207,7 @@ export function SessionsPage() {
             ))}
           </select>
         </label>
-      </nav>
+      </CursorPager>
     </Page>
   );
 }

@@ -1,7 +1,7 @@
 import type { SessionView } from '@svc/protocol';
 import { formatDate, formatScore } from '../ui/format.ts';
 import { sessionHref } from './links.ts';
-import { TableWrap } from '../ui/table-wrap.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
 
 const W = 640;
 const H = 220;
@@ -67,30 +67,18 @@ export function Trend(props: { sessions: SessionView[]; current: string }) {
       </figcaption>
       <details>
         <summary>Trend as a table</summary>
-        <TableWrap label="Trend">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Session</th>
-                <th scope="col">Uploaded</th>
-                <th scope="col">Risk score</th>
-                <th scope="col">Operational</th>
-              </tr>
-            </thead>
-            <tbody>
-              {points.map((s) => (
-                <tr key={s.session_id}>
-                  <td>
-                    <a href={sessionHref(s.session_id, s.client_id)}>{s.session_id}</a>
-                  </td>
-                  <td>{formatDate(s.uploaded_at)}</td>
-                  <td>{formatScore(s.risk_score)}</td>
-                  <td>{formatScore(s.exception_summary.risk_score_operational)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <DataTable label="Trend" columns={['Session', 'Uploaded', 'Risk score', 'Operational']}>
+          {points.map((s) => (
+            <tr key={s.session_id}>
+              <td>
+                <a href={sessionHref(s.session_id, s.client_id)}>{s.session_id}</a>
+              </td>
+              <td>{formatDate(s.uploaded_at)}</td>
+              <td>{formatScore(s.risk_score)}</td>
+              <td>{formatScore(s.exception_summary.risk_score_operational)}</td>
+            </tr>
+          ))}
+        </DataTable>
       </details>
     </figure>
   );

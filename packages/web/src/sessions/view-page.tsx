@@ -25,7 +25,7 @@ import { ReviewStatus } from './status.tsx';
 import { Topology } from './topology.tsx';
 import { sessionHref } from './links.ts';
 import { Trend } from './trend.tsx';
-import { type Loaded, useLoad } from './use-load.ts';
+import { type Loaded, useLoad } from '../ui/use-load.ts';
 
 function Section(props: { id: string; title: string; children: ComponentChildren }) {
   return (

@@ -9,3 +9,23 @@ export function TableWrap(props: { label: string; children: ComponentChildren })
     </section>
   );
 }
+
+/** A named table with plain column headings; `children` are its body rows. */
+export function DataTable(props: { label: string; columns: readonly string[]; children: ComponentChildren }) {
+  return (
+    <TableWrap label={props.label}>
+      <table>
+        <thead>
+          <tr>
+            {props.columns.map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </TableWrap>
+  );
+}

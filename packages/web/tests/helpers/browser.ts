@@ -1,35 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { expect } from 'vitest';
-
-/**
- * Debian's Chromium, driven by playwright-core (never a downloaded browser). A missing
- * Chromium fails the test file with how to install it; it is never skipped.
- */
-export const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 /** The two widths every page must be readable at: a phone and a desktop. */
 export const WIDTHS = { phone: { width: 390, height: 844 }, desktop: { width: 1440, height: 900 } } as const;
-
-export function launchChromium(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `${CHROMIUM} not found. The browser tests need Debian's "chromium" package: run \`bash scripts/setup-system.sh\` ` +
-        '(as root; `npm test` runs it first), or `apt-get install chromium`. Never `npx playwright install`.',
-    );
-  }
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-}
 
 export interface ConsolePage {
   page: Page;
