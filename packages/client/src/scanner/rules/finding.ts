@@ -28,16 +28,21 @@ export function serviceLabel(port: NmapPort): string | undefined {
   return s.name;
 }
 
+/** A rule result's CVE, CWE and URL references, leaving out the empty lists. */
+export function referencesOf(r: RuleResult): NonNullable<ScanFinding['references']> {
+  return {
+    ...(r.cve === undefined || r.cve.length === 0 ? {} : { cve: [...new Set(r.cve)] }),
+    ...(r.cwe === undefined || r.cwe.length === 0 ? {} : { cwe: [...r.cwe] }),
+    ...(r.urls === undefined || r.urls.length === 0 ? {} : { urls: [...r.urls] }),
+  };
+}
+
 /** A finding on a host, on a port when given (fingerprints are left to the pipeline's normaliser). */
 export function finding(host: NmapHost, port: NmapPort | undefined, r: RuleResult): ScanFinding {
   const address = primaryAddress(host);
   const hostname = primaryHostname(host);
   const service = port === undefined ? undefined : serviceLabel(port);
-  const references: NonNullable<ScanFinding['references']> = {
-    ...(r.cve === undefined || r.cve.length === 0 ? {} : { cve: [...r.cve] }),
-    ...(r.cwe === undefined || r.cwe.length === 0 ? {} : { cwe: [...r.cwe] }),
-    ...(r.urls === undefined || r.urls.length === 0 ? {} : { urls: [...r.urls] }),
-  };
+  const references = referencesOf(r);
   return {
     rule_id: r.rule_id,
     title: r.title,

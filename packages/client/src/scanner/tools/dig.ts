@@ -2,7 +2,7 @@ import type { ScanFinding } from '../../pipeline/types.ts';
 import { primaryAddress } from '../parse/host-info.ts';
 import type { NmapPort } from '../parse/types.ts';
 import type { RuleResult } from '../rules/finding.ts';
-import { argAfter, listEvidence, toolFinding } from './tool-finding.ts';
+import { argAfter, listEvidence, toolFinding } from './finding.ts';
 import type { EnrichmentTool, ToolInvocation, ToolOutput } from './types.ts';
 
 /**
@@ -198,6 +198,8 @@ export const dig: EnrichmentTool = {
       if (!answer.authoritative || !known) return [];
       result = check === 'spf' ? spfFinding(domain, server, answer) : dmarcFinding(domain, server, answer);
     }
-    return result === undefined ? [] : [toolFinding('dig', invocation, protocol, result)];
+    return result === undefined
+      ? []
+      : [toolFinding('dig', invocation, result, { protocol: protocol, evidenceAsIs: true })];
   },
 };

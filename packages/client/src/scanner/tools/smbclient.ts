@@ -2,7 +2,7 @@ import type { ScanFinding } from '../../pipeline/types.ts';
 import { primaryAddress } from '../parse/host-info.ts';
 import type { NmapPort } from '../parse/types.ts';
 import type { RuleResult } from '../rules/finding.ts';
-import { listEvidence, toolFinding } from './tool-finding.ts';
+import { listEvidence, toolFinding } from './finding.ts';
 import type { EnrichmentTool, ToolInvocation, ToolOutput } from './types.ts';
 
 /**
@@ -109,32 +109,42 @@ export const smbclient: EnrichmentTool = {
       if (shares.length === 0) return [];
       const names = shares.map((s) => `${s.name} (${s.type}${s.comment === '' ? '' : `: ${s.comment}`})`);
       return [
-        toolFinding('smbclient', invocation, 'tcp', {
-          ...shareListing,
-          evidence: `smbclient -N -L listed ${shares.length} shares: ${listEvidence(names)}`,
-        }),
+        toolFinding(
+          'smbclient',
+          invocation,
+          {
+            ...shareListing,
+            evidence: `smbclient -N -L listed ${shares.length} shares: ${listEvidence(names)}`,
+          },
+          { protocol: 'tcp', evidenceAsIs: true },
+        ),
       ];
     }
     const share = invocation.args[1]?.split('/').at(-1) ?? '';
     const entries = parseListing(output);
     if (entries === undefined) return [];
     return [
-      toolFinding('smbclient', invocation, 'tcp', {
-        rule_id: `smb-anonymous-share-readable:${share}`,
-        title: `SMB share "${share}" is readable without credentials`,
-        severity: 'high',
-        category: 'misconfiguration',
-        evidence:
-          `smbclient -N ${invocation.args[1]} -c ls listed ${entries.length} entries` +
-          (entries.length === 0 ? ' (empty top directory)' : `: ${listEvidence(entries)}`),
-        description:
-          'An anonymous or guest session can open the share and list its files: anything stored there can be ' +
-          'read by anyone on the network.',
-        remediation:
-          'Set "guest ok = no" on the share (Samba) or remove Everyone/ANONYMOUS LOGON from its permissions ' +
-          '(Windows), and grant access to named accounts only.',
-        cwe: ['CWE-284'],
-      }),
+      toolFinding(
+        'smbclient',
+        invocation,
+        {
+          rule_id: `smb-anonymous-share-readable:${share}`,
+          title: `SMB share "${share}" is readable without credentials`,
+          severity: 'high',
+          category: 'misconfiguration',
+          evidence:
+            `smbclient -N ${invocation.args[1]} -c ls listed ${entries.length} entries` +
+            (entries.length === 0 ? ' (empty top directory)' : `: ${listEvidence(entries)}`),
+          description:
+            'An anonymous or guest session can open the share and list its files: anything stored there can be ' +
+            'read by anyone on the network.',
+          remediation:
+            'Set "guest ok = no" on the share (Samba) or remove Everyone/ANONYMOUS LOGON from its permissions ' +
+            '(Windows), and grant access to named accounts only.',
+          cwe: ['CWE-284'],
+        },
+        { protocol: 'tcp', evidenceAsIs: true },
+      ),
     ];
   },
 };

@@ -4,7 +4,7 @@ import type { NmapHost, NmapPort } from '../parse/types.ts';
 import type { RuleResult } from '../rules/finding.ts';
 import { elemAt, portScript, tables } from '../rules/script-tree.ts';
 import { snmp } from '../rules/snmp.ts';
-import { argAfter, listEvidence, toolFinding } from './tool-finding.ts';
+import { argAfter, listEvidence, toolFinding } from './finding.ts';
 import type { EnrichmentTool, ToolContext, ToolInvocation, ToolOutput } from './types.ts';
 
 /**
@@ -191,10 +191,15 @@ export const snmpwalk: EnrichmentTool = {
     const community = argAfter(invocation.args, '-c') ?? '';
     const protocol = invocation.args.at(-2)?.startsWith('tcp') === true ? 'tcp' : 'udp';
     return [
-      toolFinding('snmpwalk', invocation, protocol, {
-        ...subtree.rule,
-        evidence: `snmpwalk -v2c -c ${community} ${oid} (${subtree.what}): ${evidence}`,
-      }),
+      toolFinding(
+        'snmpwalk',
+        invocation,
+        {
+          ...subtree.rule,
+          evidence: `snmpwalk -v2c -c ${community} ${oid} (${subtree.what}): ${evidence}`,
+        },
+        { protocol: protocol, evidenceAsIs: true },
+      ),
     ];
   },
 };
