@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { cleanupAll, installSignalHandlers, onCleanup } from './lib/cleanup.ts';
+import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
 import { machineInfo } from './lib/machine.ts';
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
@@ -151,9 +151,4 @@ async function main(): Promise<void> {
   console.log(`\nresults: ${file}`);
 }
 
-await main()
-  .catch((err: unknown) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exitCode = 1;
-  })
-  .finally(() => cleanupAll());
+await runBenchmark(main);

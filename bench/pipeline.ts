@@ -20,7 +20,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { summarizeProfile } from './lib/profile-summary.ts';
-import { cleanupAll, installSignalHandlers, onCleanup } from './lib/cleanup.ts';
+import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
 import { machineInfo } from './lib/machine.ts';
 import { table, writeResult, RESULTS_DIR, stampOf } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
@@ -249,9 +249,4 @@ async function main(): Promise<void> {
   console.log(`\nresults: ${file}`);
 }
 
-await main()
-  .catch((err: unknown) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exitCode = 1;
-  })
-  .finally(() => cleanupAll());
+await runBenchmark(main);

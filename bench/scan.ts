@@ -27,7 +27,7 @@ import {
 import { parseNmapXml } from '../packages/client/src/scanner/parse/index.ts';
 import { startNetlab } from '../packages/client/tests/netlab/index.ts';
 import { PLANTED_PORTS } from '../packages/client/tests/netlab/planted.ts';
-import { cleanupAll, installSignalHandlers, onCleanup } from './lib/cleanup.ts';
+import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
 import { machineInfo } from './lib/machine.ts';
 import { REPO_ROOT } from './lib/portal.ts';
 import { table, writeResult } from './lib/report.ts';
@@ -307,9 +307,4 @@ async function main(): Promise<void> {
   console.log(`\nresults: ${file}`);
 }
 
-await main()
-  .catch((err: unknown) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exitCode = 1;
-  })
-  .finally(() => cleanupAll());
+await runBenchmark(main);

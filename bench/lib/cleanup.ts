@@ -80,3 +80,13 @@ export function installSignalHandlers(): void {
     }
   });
 }
+
+/** Runs a benchmark's main: an error is one line on stderr and exit code 1; cleanup runs either way. */
+export async function runBenchmark(main: () => Promise<void>): Promise<void> {
+  await main()
+    .catch((err: unknown) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exitCode = 1;
+    })
+    .finally(() => cleanupAll());
+}
