@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MAX_OUTPUT_BYTES } from '@svc/protocol';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { executeCommand } from '../src/agent/commands/dispatch.ts';
 import { type CommandContext, jsonAnswer } from '../src/agent/commands/outcome.ts';
 import { reportOutput, stripAnsi } from '../src/agent/commands/output.ts';
@@ -275,7 +275,7 @@ describe('child processes under the command timeout', () => {
     // The grandchild leads its own session and group, as nmap under `svc scan` does.
     const run = await runProcess(['bash', '-c', `setsid sleep 300 & echo $! > ${pidFile}; echo started; sleep 300`], {
       env: process.env,
-      deadline: Date.now() + 1500,
+      deadline: Date.now() + 3000,
       onStart: (child) => {
         root = child.pid;
         expect(child.startTime).toBe(startTimeOf(child.pid));
@@ -287,9 +287,17 @@ describe('child processes under the command timeout', () => {
     expect(run.exitCode).toBe(124);
     expect(run.timedOut).toBe(true);
     expect(run.stdout).toBe('started\n');
-    expect(Date.now() - started).toBeLessThan(5000);
-    expect(startTimeOf(root)).toBeNull();
-    expect(startTimeOf(grandchild)).toBeNull();
-    expect(treeOf(root)).toEqual([]);
+    // Killed at the deadline, not when `sleep 300` ends.
+    expect(Date.now() - started).toBeLessThan(60_000);
+    // SIGKILL is delivered when the kernel next runs the process: on a loaded machine the last
+    // exits can trail the run's end by a moment.
+    await vi.waitFor(
+      () => {
+        expect(startTimeOf(root)).toBeNull();
+        expect(startTimeOf(grandchild)).toBeNull();
+        expect(treeOf(root)).toEqual([]);
+      },
+      { timeout: 5000, interval: 50 },
+    );
   });
 });
