@@ -185,7 +185,7 @@ describe('svcd runs every command type', () => {
       profile: 'full',
     });
     await untilStatus(fixture.portal, id, 'acked');
-    const end = Date.now() + 30_000;
+    const end = Date.now() + 60_000;
     while (watch.pidsNamed('nmap').length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
     watch.stop();
     const [nmap] = watch.pidsNamed('nmap');
@@ -209,7 +209,7 @@ describe('svcd runs every command type', () => {
     // The killed scan wrote no session (it writes at the end) and nothing started another.
     expect(fs.existsSync(path.join(daemon.home, '.svc', 'sessions'))).toBe(false);
     await again.stop();
-  });
+  }, 120_000);
 });
 
 describe('svcd through a portal outage', () => {

@@ -9,7 +9,9 @@ export function watchTree(root: number, everyMs = 100) {
   const seen = new Map<number, { start: string; comm: string }>();
   const sample = () => {
     for (const pid of treeOf(root)) {
-      if (pid === root || seen.has(pid)) continue;
+      // Seen pids are sampled again: a child caught between fork and exec still has its parent's
+      // name, and only a later sample shows the program it became (e.g. nmap).
+      if (pid === root) continue;
       const start = startTimeOf(pid);
       let comm: string;
       try {
