@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleId } from '../packages/client/src/pipeline/scheduling.ts';
@@ -113,22 +114,37 @@ async function processesWith(text: string): Promise<number[]> {
 
 describe('SIGTERM during a scheduled scan', () => {
   it('ends the running scan with the daemon: no svc scan process is left', async () => {
-    const d = await startSvcd({
-      configs: {
-        'p.conf': portalConf(fixture.uploadUrl, fixture.key),
-        'loop.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: '* * * * * *', SCAN_PORTS: 'T:1' },
-      },
+    // A listener that accepts and never speaks keeps nmap's version probes waiting for seconds,
+    // so the daemon is stopped while its scan is still running, not between two runs.
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
     });
-    started.push(d);
-    await d.waitFor(/msg="scheduled scan started"/);
-    const sessions = path.join(d.home, '.svc', 'sessions');
-    expect(await processesWith(sessions)).not.toEqual([]);
-    expect(await d.stop()).toEqual({ code: 0, signal: null });
-    await until(
-      async () => ((await processesWith(sessions)).length === 0 ? true : undefined),
-      'the scan to end',
-      10_000,
-    );
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as net.AddressInfo).port;
+    try {
+      const d = await startSvcd({
+        configs: {
+          'p.conf': portalConf(fixture.uploadUrl, fixture.key),
+          'loop.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: '* * * * * *', SCAN_PORTS: `T:${port}` },
+        },
+      });
+      started.push(d);
+      await d.waitFor(/msg="scheduled scan started"/);
+      const sessions = path.join(d.home, '.svc', 'sessions');
+      await until(async () => ((await processesWith(sessions)).length > 0 ? true : undefined), 'the scan process');
+      expect(d.output()).not.toMatch(/msg="scheduled scan (done|failed)"/);
+      expect(await d.stop()).toEqual({ code: 0, signal: null });
+      await until(
+        async () => ((await processesWith(sessions)).length === 0 ? true : undefined),
+        'the scan to end',
+        10_000,
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((r) => silent.close(r));
+    }
   });
 });
 
