@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { send } from '../src/http/request.ts';
 import { createPortalClient } from '../src/portal/client.ts';
 import { PortalError } from '../src/portal/errors.ts';
 import type { PortalTarget } from '../src/portal/target.ts';
@@ -234,13 +235,13 @@ describe('typed portal client: answers', () => {
     });
   });
 
-  it('a fetch of its own is used for every call', async () => {
+  it('a transport of its own is used for every call', async () => {
     const urls: string[] = [];
     const client = createPortalClient({
       target: target(),
-      fetch: async (url, init) => {
-        urls.push(url);
-        return fetch(url, init);
+      transport: async (spec, timeoutMs) => {
+        urls.push(spec.url);
+        return send(spec, timeoutMs);
       },
     });
     handler = json(200, VALIDATION);

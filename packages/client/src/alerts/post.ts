@@ -1,3 +1,5 @@
+import { HttpError, type RequestSpec, send } from '../http/request.ts';
+
 /**
  * One JSON POST for an alert channel, bounded by `timeoutMs` from connect to the end of the
  * response. Resolves on a 2xx answer, rejects otherwise with a reason that never contains the
@@ -11,22 +13,15 @@ export class ChannelError extends Error {
 }
 
 export async function postJson(url: string, body: unknown, timeoutMs: number): Promise<void> {
-  let res: Response;
+  let status: number;
   try {
-    res = await fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    // Read the body within the same bound so a receiver that stalls after the headers cannot hold the run.
-    await res.arrayBuffer();
+    const spec: RequestSpec = { method: 'POST', url, headers: {}, body: { kind: 'json', text: JSON.stringify(body) } };
+    // send's timeout covers the body too, so a receiver that stalls after the headers cannot hold the run.
+    status = (await send(spec, timeoutMs)).status;
   } catch (err) {
-    const e = err as Error & { cause?: { code?: string } };
-    if (e.name === 'TimeoutError' || e.name === 'AbortError')
-      throw new ChannelError(`no answer within ${timeoutMs / 1000} s`);
-    throw new ChannelError(`request failed (${e.cause?.code ?? e.name})`);
+    if (!(err instanceof HttpError)) throw err;
+    if (err.kind === 'timeout') throw new ChannelError(`no answer within ${timeoutMs / 1000} s`);
+    throw new ChannelError(`request failed (${err.reason})`);
   }
-  if (res.status < 200 || res.status > 299) throw new ChannelError(`answered HTTP ${res.status}`);
+  if (status < 200 || status > 299) throw new ChannelError(`answered HTTP ${status}`);
 }

@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 
 /**
@@ -26,7 +28,7 @@ export interface RequestSpec {
 
 export interface HttpResponse {
   status: number;
-  headers: Headers;
+  headers: http.IncomingHttpHeaders;
   body: Buffer;
   /** Milliseconds from sending to the last byte. */
   ms: number;
@@ -34,10 +36,13 @@ export interface HttpResponse {
 
 export class HttpError extends Error {
   readonly kind: 'timeout' | 'network' | 'file';
-  constructor(kind: 'timeout' | 'network' | 'file', message: string) {
+  /** Why, without the address: a system error code (ECONNREFUSED) or a short phrase. */
+  readonly reason: string;
+  constructor(kind: 'timeout' | 'network' | 'file', message: string, reason = message) {
     super(message);
     this.name = 'HttpError';
     this.kind = kind;
+    this.reason = reason;
   }
 }
 
@@ -57,59 +62,144 @@ export function jsonOf(res: HttpResponse): unknown {
   }
 }
 
-async function bodyOf(body: RequestBody | undefined): Promise<string | Buffer | FormData | undefined> {
+/** What the body sends: its bytes in order (a buffer, or a file streamed as it is) and its length. */
+interface Body {
+  pieces: (Buffer | { file: string })[];
+  length: number;
+  contentType?: string;
+}
+
+async function fileSize(file: string): Promise<number> {
+  try {
+    const st = await fs.promises.stat(file);
+    if (!st.isFile()) throw Object.assign(new Error('not a regular file'), { path: file, code: 'EISDIR' });
+    return st.size;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new HttpError('file', `Cannot read ${e.path ?? file}: ${e.code ?? e.message}`);
+  }
+}
+
+/** A form-data field or file name as a quoted-string: quotes and line breaks percent-encoded. */
+function formName(value: string): string {
+  return value.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+}
+
+/** The body's bytes, with files checked before anything is sent so a missing file is a `file` error. */
+async function bodyOf(body: RequestBody | undefined): Promise<Body | undefined> {
   if (body === undefined) return undefined;
-  try {
-    if (body.kind === 'json') return body.text;
-    if (body.kind === 'file') return await fs.promises.readFile(body.file);
-    const form = new FormData();
-    for (const part of body.parts)
-      form.append(part.name, await fs.openAsBlob(part.file, { type: part.contentType }), path.basename(part.file));
-    return form;
-  } catch (err) {
-    throw new HttpError(
-      'file',
-      `Cannot read ${(err as NodeJS.ErrnoException).path ?? 'request body file'}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
+  if (body.kind === 'json') {
+    const bytes = Buffer.from(body.text, 'utf8');
+    return { pieces: [bytes], length: bytes.length, contentType: 'application/json' };
   }
-}
-
-/** The fetch a request goes through: the global one unless a caller brings its own. */
-export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
-
-export async function send(spec: RequestSpec, timeoutMs: number, fetchImpl: FetchLike = fetch): Promise<HttpResponse> {
-  const headers = new Headers(spec.headers);
-  if (spec.body?.kind === 'json' && !headers.has('content-type')) headers.set('content-type', 'application/json');
-  if (spec.body?.kind === 'file' && !headers.has('content-type')) headers.set('content-type', spec.body.contentType);
-  const init: RequestInit = {
-    method: spec.method,
-    headers,
-    redirect: 'manual',
-    signal: AbortSignal.timeout(timeoutMs),
+  if (body.kind === 'file')
+    return { pieces: [{ file: body.file }], length: await fileSize(body.file), contentType: body.contentType };
+  // multipart/form-data (RFC 7578); crypto is loaded only here, the daemon's idle heartbeats never need it.
+  const { randomBytes } = await import('node:crypto');
+  const boundary = `----svc${randomBytes(16).toString('hex')}`;
+  const pieces: Body['pieces'] = [];
+  let length = 0;
+  const text = (t: string) => {
+    const b = Buffer.from(t, 'utf8');
+    pieces.push(b);
+    length += b.length;
   };
-  const body = await bodyOf(spec.body);
-  if (body !== undefined) init.body = body;
-  const started = performance.now();
-  try {
-    const res = await fetchImpl(spec.url, init);
-    const bytes = Buffer.from(await res.arrayBuffer());
-    return { status: res.status, headers: res.headers, body: bytes, ms: Math.round(performance.now() - started) };
-  } catch (err) {
-    const e = err as { name?: string; cause?: { code?: string; message?: string }; message: string };
-    if (e.name === 'TimeoutError')
-      throw new HttpError('timeout', `No answer from ${origin(spec.url)} within ${timeoutMs / 1000} s`);
-    const cause = e.cause?.code ?? e.cause?.message ?? e.message;
-    throw new HttpError('network', `Cannot reach ${origin(spec.url)}: ${cause}`);
+  for (const part of body.parts) {
+    const size = await fileSize(part.file);
+    text(
+      `--${boundary}\r\ncontent-disposition: form-data; name="${formName(part.name)}"; filename="${formName(path.basename(part.file))}"\r\ncontent-type: ${part.contentType}\r\n\r\n`,
+    );
+    pieces.push({ file: part.file });
+    length += size;
+    text('\r\n');
   }
+  text(`--${boundary}--\r\n`);
+  return { pieces, length, contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
-function origin(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return url;
+async function writeBody(req: http.ClientRequest, body: Body): Promise<void> {
+  for (const piece of body.pieces) {
+    if (Buffer.isBuffer(piece)) {
+      if (!req.write(piece)) await once(req, 'drain');
+      continue;
+    }
+    for await (const chunk of fs.createReadStream(piece.file)) if (!req.write(chunk)) await once(req, 'drain');
   }
+  req.end();
 }
+
+/** Sends one request: a RequestSpec in, the whole answer out. Another transport can stand in (a proxy, a test). */
+export type Transport = (spec: RequestSpec, timeoutMs: number) => Promise<HttpResponse>;
+
+/**
+ * node:http(s) rather than fetch: fetch loads undici (about 15 MB of resident memory), too much
+ * for an agent daemon that heartbeats every few minutes for months. Redirects are not followed;
+ * `timeoutMs` bounds everything from connecting to the answer's last byte.
+ */
+export const send: Transport = async (spec, timeoutMs) => {
+  let url: URL;
+  try {
+    url = new URL(spec.url);
+  } catch {
+    throw new HttpError('network', `Cannot reach ${spec.url}: invalid URL`, 'invalid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new HttpError(
+      'network',
+      `Cannot reach ${url.origin}: unsupported protocol ${url.protocol}`,
+      'unsupported protocol',
+    );
+  const body = await bodyOf(spec.body);
+  const headers: Record<string, string | number> = { ...spec.headers };
+  const named = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
+  if (body?.contentType !== undefined && !named.has('content-type')) headers['content-type'] = body.contentType;
+  if (body !== undefined) headers['content-length'] = body.length;
+  // https (and with it tls) is loaded only for an https portal.
+  const transport = url.protocol === 'https:' ? await import('node:https') : http;
+  const started = performance.now();
+  return new Promise<HttpResponse>((resolve, reject) => {
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const fail = (err: unknown) => {
+      clearTimeout(timer);
+      if (timedOut)
+        reject(new HttpError('timeout', `No answer from ${url.origin} within ${timeoutMs / 1000} s`, 'timeout'));
+      else {
+        const e = err as NodeJS.ErrnoException;
+        const reason = e.code ?? e.message;
+        reject(new HttpError('network', `Cannot reach ${url.origin}: ${reason}`, reason));
+      }
+    };
+    let req: http.ClientRequest;
+    try {
+      req = transport.request(url, { method: spec.method, headers });
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    timer = setTimeout(() => {
+      timedOut = true;
+      req.destroy();
+    }, timeoutMs);
+    req.on('error', fail);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', fail);
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body: Buffer.concat(chunks),
+          ms: Math.round(performance.now() - started),
+        });
+      });
+    });
+    if (body === undefined) req.end();
+    else writeBody(req, body).catch((err: unknown) => req.destroy(err as Error));
+  });
+};
 
 /** A credential as it may be shown: the `svc_<tier>_` prefix of a license key, nothing of anything else. */
 export function maskSecret(value: string): string {

@@ -14,7 +14,7 @@ import {
   type SessionsQuery,
   type StatusReportBody,
 } from '@svc/protocol';
-import { HttpError, send, type FetchLike, type HttpResponse, type RequestSpec } from '../http/request.ts';
+import { HttpError, type HttpResponse, type RequestSpec, send, type Transport } from '../http/request.ts';
 import { checkedAnswer, refusalOf } from './answers.ts';
 import { PortalError } from './errors.ts';
 import {
@@ -37,8 +37,8 @@ export interface PortalClientOptions {
   target: PortalTarget;
   /** Per call; defaults to the target's timeout. */
   timeoutMs?: number;
-  /** Another fetch (a proxy agent, a test double); the global one by default. */
-  fetch?: FetchLike;
+  /** Another transport (through a proxy, a test double); node:http(s) by default. */
+  transport?: Transport;
 }
 
 /**
@@ -85,7 +85,7 @@ export function createPortalClient(opts: PortalClientOptions): PortalClient {
 
   async function exchange(spec: RequestSpec): Promise<HttpResponse> {
     try {
-      return await send(spec, timeoutMs, opts.fetch);
+      return await (opts.transport ?? send)(spec, timeoutMs);
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
       throw new PortalError(err.kind === 'network' ? 'unreachable' : err.kind, err.message);
