@@ -10,6 +10,7 @@ import { commandHistory, finishedCommand, queueCommand, untilRegistered } from '
 import { startPortalWithKey, usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { REPO } from '../packages/client/tests/helpers/cli.ts';
 
 /**
  * Commands through a real `svcd` process: queued by the admin over HTTP, delivered by the
@@ -142,7 +143,10 @@ describe('svcd runs every command type', () => {
       expect((await finishedCommand(portal, ids.afterRestart)).result).toMatchObject({ stdout: 'log level info\n' });
       expect(daemon.output().match(/msg="svcd started"/g)).toHaveLength(2);
       expect(daemon.child.exitCode).toBeNull();
-      expect(fs.readFileSync(`/proc/${daemon.pid}/cmdline`, 'utf8')).toContain('agent/main.ts');
+      // Through bin/svcd again: node runs the bundle, in lite mode.
+      expect(fs.readFileSync(`/proc/${daemon.pid}/cmdline`, 'utf8').split('\0')).toEqual(
+        expect.arrayContaining(['--lite-mode', path.join(REPO, 'packages/client/dist/svcd.mjs')]),
+      );
       for (const id of Object.values(ids))
         expect(commandLines(daemon.output(), id).filter((l) => / started/.test(l))).toHaveLength(1);
 

@@ -29,11 +29,20 @@ const git = (cwd: string, ...args: string[]): string =>
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, GIT_CONFIG_NOSYSTEM: '1' },
   }).trim();
 
-/** Publishes a commit adding `file` on top of `base`, as `ref` (a tag or a branch) of the bare repository. */
-function publish(base: string, file: string, ref: string): string {
+/**
+ * Publishes a commit adding `file` on top of `base`, as `ref` (a tag or a branch) of the bare
+ * repository; `edit` changes the daemon's own code in the same commit.
+ */
+function publish(base: string, file: string, ref: string, edit?: { file: string; from: string; to: string }): string {
   git(publisher, 'checkout', '--quiet', '--detach', base);
   fs.writeFileSync(path.join(publisher, file), `${file}\n`);
   git(publisher, 'add', file);
+  if (edit !== undefined) {
+    const source = fs.readFileSync(path.join(publisher, edit.file), 'utf8');
+    if (!source.includes(edit.from)) throw new Error(`${edit.file} has no ${edit.from}`);
+    fs.writeFileSync(path.join(publisher, edit.file), source.replace(edit.from, edit.to));
+    git(publisher, 'add', edit.file);
+  }
   git(publisher, 'commit', '--quiet', '-m', `release ${file}`);
   const sha = git(publisher, 'rev-parse', 'HEAD');
   if (ref.startsWith('v')) git(publisher, 'tag', ref);
@@ -107,7 +116,12 @@ describe('update against a local bare git repository', () => {
     await untilRegistered(fixture.portal, agentId);
     const first = git(install, 'rev-parse', 'HEAD');
 
-    const tagged = publish(first, 'RELEASE-9.9.9', 'v9.9.9');
+    // The release changes the daemon's code: the restarted daemon runs it (bin/svcd rebuilt its bundle).
+    const tagged = publish(first, 'RELEASE-9.9.9', 'v9.9.9', {
+      file: 'packages/client/src/agent/daemon.ts',
+      from: "this.log.info('svcd started', {",
+      to: "this.log.info('svcd started', { release: 'v9.9.9',",
+    });
     const update = await queueCommand(fixture.portal, agentId, 'update', { version: 'v9.9.9', branch: 'nowhere' });
     expect(await finishedCommand(fixture.portal, update)).toMatchObject({
       command: { status: 'completed' },
@@ -116,6 +130,7 @@ describe('update against a local bare git repository', () => {
     expect(git(install, 'rev-parse', 'HEAD')).toBe(tagged);
     await untilOutput(/msg="svcd started"/, 2);
     expect(output).toContain('re-executing in place');
+    expect(output.match(/msg="svcd started" release=v9\.9\.9 /g)).toHaveLength(1);
     expect(daemon.pid).toBe(pid);
     expect(daemon.exitCode).toBeNull();
 

@@ -1,3 +1,5 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import type { HeartbeatBody } from '@svc/protocol';
 import type pg from 'pg';
@@ -8,14 +10,16 @@ import { createLicense, createScopedUser, openDb, uniqueClientId } from '../../p
 import { http, withToken } from '../../portal/tests/helpers/http.ts';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../portal/tests/helpers/upload.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
+import { portalConf, type SvcdProcess, startSvcd } from '../../../e2e/helpers/svcd.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { SCREENSHOTS, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { alert, confirm, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';
 
 /**
- * Fleet and Commands in a real browser against a real portal: agents registered by real
- * heartbeats (the client package's typed portal client), commands queued through the
- * form, picked up and reported by the agent side, groups, deregister / re-enable / purge.
+ * Fleet and Commands in a real browser against a real portal: a real `svcd` that registers
+ * itself and runs a command queued through the form; agents whose states a test must fix
+ * (stale for two hours, a given uptime and schedule) registered by heartbeats of the client
+ * package's typed portal client; groups, deregister / re-enable / purge.
  */
 
 let portal: TestPortal;
@@ -24,6 +28,7 @@ let db: pg.Client;
 let agentApi: PortalClient;
 let clientId: string;
 let sessionId: string;
+let daemon: SvcdProcess | undefined;
 const ONLINE = 'svcd_0a11ce01';
 const STALE = 'svcd_0a11ce02';
 const SPARE = 'svcd_0a11ce03';
@@ -71,6 +76,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await daemon?.stop();
+  if (daemon !== undefined) await fs.rm(daemon.home, { recursive: true, force: true });
   await db?.end();
   await browser?.close();
   await portal?.close();
@@ -176,6 +183,66 @@ describe('fleet page', () => {
       expect(groups.body.groups.edge.map((m: { agent_id: string }) => m.agent_id)).toEqual([ONLINE]);
       await expectAccessible(page);
       expectNoConsoleErrors(p, [400]);
+    } finally {
+      await p.close();
+    }
+  });
+});
+
+describe('a real svcd', () => {
+  it('registers by its own heartbeats, shows its host, and runs a command queued from the console', async () => {
+    // Its own client: the scoped user's view below counts the first client's agents.
+    const svcdClient = uniqueClientId('svcd');
+    const { key } = await createLicense(portal, { tier: 'business', client_id: svcdClient, name: 'svcd key' });
+    daemon = await startSvcd({
+      configs: {
+        'a-portal.conf': portalConf(`${portal.url}/api/upload`, key, { CLIENT_ID: svcdClient }),
+        // Loaded and reported, not due during the test.
+        'yearly.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: '0 3 1 1 *' },
+      },
+    });
+    const agentId = daemon.agentId;
+    await daemon.waitFor(/msg="svcd started"/);
+
+    const p = await open('desktop', '/console/fleet');
+    const { page } = p;
+    try {
+      await poll(() => row(page, 'agent', agentId).count()).toBe(1);
+      const cells = await row(page, 'agent', agentId).locator('td').allInnerTexts();
+      expect(cells.slice(0, 6)).toEqual([
+        svcdClient,
+        'online',
+        expect.stringMatching(/^\d+ s ago$/),
+        JSON.parse(await fs.readFile(path.join(import.meta.dirname, '../../client/package.json'), 'utf8')).version,
+        expect.stringMatching(/^\d+ (s|min)$/),
+        '1',
+      ]);
+      await row(page, 'agent', agentId).getByRole('button', { name: 'Details' }).click();
+      const detail = page.locator(`#agent-detail-${agentId}`);
+      await poll(() => detail.getByRole('table').locator('tbody td').nth(1).textContent()).toBe('yearly.conf');
+      expect(await detail.locator('dl').last().textContent()).toContain(os.hostname());
+
+      await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Commands' }).click();
+      const form = page.getByRole('form', { name: 'Queue a command' });
+      await poll(() => form.getByLabel('Agent', { exact: true }).locator('option', { hasText: agentId }).count()).toBe(
+        1,
+      );
+      await form.getByLabel('Agent', { exact: true }).selectOption({ label: `${agentId} (${svcdClient})` });
+      await form.getByLabel('Command').selectOption('set_log_level');
+      await form.getByLabel('Level', { exact: true }).selectOption('debug');
+      await form.getByRole('button', { name: 'Queue command' }).click();
+      await poll(() => notice(page).textContent()).toMatch(/^Queued 1 command #\d+$/);
+      const id = Number((await notice(page).textContent())!.split('#')[1]);
+      // The daemon picks it up with its next heartbeat, runs it and reports; the page follows.
+      await poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('completed');
+      await row(page, 'command', id)
+        .getByRole('button', { name: `Show command ${id}` })
+        .click();
+      await poll(() => page.locator('#command-detail [data-field="exit-code"]').textContent()).toBe('0');
+      await daemon.waitFor(new RegExp(`msg="command ${id} set_log_level completed"`));
+      await daemon.waitFor(/ level=debug msg="heartbeat sent"/);
+      await expectAccessible(page);
+      expectNoConsoleErrors(p);
     } finally {
       await p.close();
     }

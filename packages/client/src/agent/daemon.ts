@@ -37,6 +37,8 @@ export interface DaemonOptions {
   once: boolean;
   out: NodeJS.WritableStream & { isTTY?: boolean };
   svcCommand: readonly string[];
+  /** bin/svcd: a restart goes through it, so code an update brought is built into the bundle first. */
+  selfCommand: string;
   installDir: string | null;
   createRunner(host: CommandHost): CommandRunner;
 }
@@ -338,12 +340,17 @@ export class Daemon {
     }
   }
 
-  /** Same PID, fresh process image: every module loaded again, uptime and last heartbeat reset. */
+  /**
+   * Same PID, fresh process image: every module loaded again, uptime and last heartbeat reset.
+   * Through bin/svcd (which `exec`s node) rather than node itself: the running bundle was built
+   * from the code before the update, bin/svcd rebuilds it from the checkout as it is now.
+   */
   #reexec(): never {
     this.log.info('re-executing in place', { pid: process.pid });
     const execve = process.execve;
     if (execve === undefined) throw new Error('process.execve is not available (Node.js 22.15 or later on POSIX)');
-    return execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], process.env);
+    const self = this.#opts.selfCommand;
+    return execve(self, [self, ...process.argv.slice(2)], process.env);
   }
 }
 

@@ -1,12 +1,10 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { CLIENT_VERSION } from '../version.ts';
+import { CLIENT_DIR, CLIENT_VERSION } from '../version.ts';
 import { defaultConfigDir, homeOf, MissingSettingError } from './config.ts';
 import { Daemon, EXIT, installDirOf } from './daemon.ts';
 import { formatStatus } from './status.ts';
 import { createCommandRunner } from './commands/index.ts';
-
-const clientDir = path.resolve(import.meta.dirname, '..', '..');
 
 /** The daemon's own state (journal, unsent reports, status.json): SVC_AGENT_STATE_DIR or a fixed place. */
 function stateDirOf(env: NodeJS.ProcessEnv, home: string): string {
@@ -55,8 +53,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
           home,
           once: flags.once === true,
           out: process.stdout,
-          svcCommand: [path.join(clientDir, 'bin', 'svc')],
-          installDir: installDirOf(clientDir),
+          svcCommand: [path.join(CLIENT_DIR, 'bin', 'svc')],
+          selfCommand: path.join(CLIENT_DIR, 'bin', 'svcd'),
+          installDir: installDirOf(CLIENT_DIR),
           createRunner: createCommandRunner,
         });
       } catch (err) {
