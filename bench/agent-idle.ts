@@ -9,6 +9,8 @@
  *   daemon logs each one at debug level; a second with a heartbeat, and the one after it,
  *   are left out).
  * Goal (issue 15): under 60 MB RSS and under 0.1 % CPU between heartbeats.
+ * Baseline, sampled in the same seconds: the same node binary with the same memory flags running
+ * nothing but an idle timer, Node's own floor; the ratio says what the daemon adds to it.
  *
  *   node bench/agent-idle.ts [--duration=120] [--warmup=20] [--interval=30]
  *
@@ -108,6 +110,17 @@ async function main(): Promise<void> {
       await new Promise((r) => child.once('close', r));
     }
   });
+  // The baseline: Node itself, idle, with the flags bin/svcd gives the bundle.
+  const nodeBin = path.join(REPO_ROOT, 'node_modules/.bin/node');
+  const bare = spawn(nodeBin, ['--max-semi-space-size=1', '--lite-mode', '-e', 'setInterval(() => {}, 1e9)'], {
+    stdio: 'ignore',
+  });
+  onCleanup('stop the baseline node', async () => {
+    if (bare.exitCode === null) {
+      bare.kill('SIGTERM');
+      await new Promise((r) => bare.once('close', r));
+    }
+  });
   const beats: number[] = [];
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     for (const m of chunk.matchAll(/^ts=(\S+) level=debug msg="heartbeat sent"/gm))
@@ -119,9 +132,9 @@ async function main(): Promise<void> {
     `svcd pid ${pid}: warm-up ${opts.warmupS} s, then ${opts.durationS} s measured (heartbeat every ${opts.intervalS} s)`,
   );
   await sleep(opts.warmupS * 1000, undefined, { signal: interrupted });
-  const samples: { at: number; ticks: number; rss: number }[] = [];
+  const samples: { at: number; ticks: number; rss: number; bareRss: number }[] = [];
   for (let i = 0; i <= opts.durationS; i++) {
-    samples.push({ at: Date.now(), ticks: cpuTicks(pid), rss: rssMb(pid) });
+    samples.push({ at: Date.now(), ticks: cpuTicks(pid), rss: rssMb(pid), bareRss: rssMb(bare.pid as number) });
     if (i < opts.durationS) await sleep(1000, undefined, { signal: interrupted });
   }
 
@@ -140,12 +153,15 @@ async function main(): Promise<void> {
   }
   const quietPct = quietS === 0 ? null : (quietTicks / TICKS_PER_S / quietS) * 100;
   const rss = samples.map((s) => s.rss);
+  const bareRss = median(samples.map((s) => s.bareRss));
   const measuredBeats = beats.filter((t) => t >= first.at && t <= last.at).length;
   const result = {
     machine: machineInfo(),
     options: opts,
     heartbeats_in_window: measuredBeats,
     rss_mb: { median: round(median(rss), 1), max: round(Math.max(...rss), 1) },
+    baseline_bare_node_rss_mb: round(bareRss, 1),
+    rss_ratio_to_bare_node: round(median(rss) / bareRss, 2),
     cpu_percent_whole_window: round(wholePct, 3),
     cpu_percent_between_heartbeats: quietPct === null ? null : round(quietPct, 3),
     quiet_seconds: round(quietS, 0),
@@ -156,6 +172,8 @@ async function main(): Promise<void> {
       ['measure', 'value', 'goal'],
       ['RSS median (MB)', result.rss_mb.median, '< 60'],
       ['RSS max (MB)', result.rss_mb.max, '< 60'],
+      ['baseline: bare node idle, RSS median (MB)', result.baseline_bare_node_rss_mb, ''],
+      ['RSS ratio svcd / bare node', result.rss_ratio_to_bare_node, ''],
       ['CPU between heartbeats (% of a core)', result.cpu_percent_between_heartbeats ?? 'n/a', '< 0.1'],
       ['CPU whole window (% of a core)', result.cpu_percent_whole_window, ''],
       ['heartbeats in window', measuredBeats, ''],
