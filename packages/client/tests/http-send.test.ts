@@ -1,39 +1,26 @@
 import fs from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HttpError, send } from '../src/http/request.ts';
+import { type Received, type RecordingServer, startRecordingServer } from './helpers/recording-server.ts';
 
 // The client's node:http transport against a real server on 127.0.0.1: what arrives on the wire
 // for each body kind, and how redirects, stalls and bad addresses end.
 
-type Received = { method: string; url: string; headers: http.IncomingHttpHeaders; body: Buffer };
-let handler: (req: http.IncomingMessage, res: http.ServerResponse) => void = (_req, res) => res.end();
-let last: Received | undefined;
-const stalled = new Set<http.ServerResponse>();
-let server: http.Server;
+let server: RecordingServer;
 let base: string;
 let work: string;
+/** The last request the server received. */
+const last = (): Received | undefined => server.seen.at(-1);
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      last = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
-      handler(req, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await startRecordingServer();
+  base = server.base;
   work = await fs.mkdtemp(path.join(os.tmpdir(), 'http-send-'));
 });
 afterAll(async () => {
-  for (const res of stalled) res.destroy();
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await server.close();
   await fs.rm(work, { recursive: true, force: true });
 });
 
@@ -48,10 +35,10 @@ async function failure(p: Promise<unknown>): Promise<HttpError> {
 
 describe('send: bodies as they arrive', () => {
   it('a JSON body is sent with its length and content type, and the answer comes back whole', async () => {
-    handler = (_req, res) => {
+    server.handle((_req, _body, res) => {
       res.writeHead(201, { 'content-type': 'application/json', 'x-extra': 'yes' });
       res.end('{"ok":true}');
-    };
+    });
     const text = JSON.stringify({ name: 'café' });
     const res = await send(
       { method: 'POST', url: `${base}/j?x=1`, headers: { 'x-api-key': 'k' }, body: { kind: 'json', text } },
@@ -60,28 +47,28 @@ describe('send: bodies as they arrive', () => {
     expect(res.status).toBe(201);
     expect(res.headers['x-extra']).toBe('yes');
     expect(res.body.toString()).toBe('{"ok":true}');
-    expect(last).toMatchObject({ method: 'POST', url: '/j?x=1' });
-    expect(last?.headers).toMatchObject({
+    expect(last()).toMatchObject({ method: 'POST', url: '/j?x=1' });
+    expect(last()?.headers).toMatchObject({
       'x-api-key': 'k',
       'content-type': 'application/json',
       'content-length': String(Buffer.byteLength(text)),
     });
-    expect(last?.body.toString()).toBe(text);
+    expect(last()?.body.toString()).toBe(text);
   });
 
   it('a file body is streamed as it is, with its own content type', async () => {
     const file = path.join(work, 'report.html');
     const content = Buffer.from(`<p>${'x'.repeat(200_000)}</p>`);
     await fs.writeFile(file, content);
-    handler = (_req, res) => res.end();
+    server.handle((_req, _body, res) => res.end());
     const res = await send(
       { method: 'PUT', url: `${base}/f`, headers: {}, body: { kind: 'file', file, contentType: 'text/html' } },
       5000,
     );
     expect(res.status).toBe(200);
-    expect(last?.headers['content-type']).toBe('text/html');
-    expect(last?.headers['content-length']).toBe(String(content.length));
-    expect(last?.body.equals(content)).toBe(true);
+    expect(last()?.headers['content-type']).toBe('text/html');
+    expect(last()?.headers['content-length']).toBe(String(content.length));
+    expect(last()?.body.equals(content)).toBe(true);
   });
 
   it('a multipart body is form-data a standard parser reads: names, file names, types and bytes', async () => {
@@ -104,10 +91,12 @@ describe('send: bodies as they arrive', () => {
       },
       5000,
     );
-    const type = last?.headers['content-type'] ?? '';
+    const type = last()?.headers['content-type'] ?? '';
     expect(type).toMatch(/^multipart\/form-data; boundary=----svc[0-9a-f]{32}$/);
-    expect(last?.headers['content-length']).toBe(String(last?.body.length));
-    const form = await new Response(new Uint8Array(last?.body ?? []), { headers: { 'content-type': type } }).formData();
+    expect(last()?.headers['content-length']).toBe(String(last()?.body.length));
+    const form = await new Response(new Uint8Array(last()?.body ?? []), {
+      headers: { 'content-type': type },
+    }).formData();
     const results = form.get('results') as File;
     expect([results.name, results.type, await results.text()]).toEqual([
       'session_results.json',
@@ -117,12 +106,12 @@ describe('send: bodies as they arrive', () => {
     const log = form.get('log') as File;
     // Sent as odd %22name%22.log (RFC 7578's encoding of a quote), read back as the file's name.
     expect([log.name, log.type]).toEqual(['odd "name".log', 'text/plain']);
-    expect(last?.body.toString('latin1')).toContain('filename="odd %22name%22.log"');
+    expect(last()?.body.toString('latin1')).toContain('filename="odd %22name%22.log"');
     expect([...new Uint8Array(await log.arrayBuffer())]).toEqual([0, 1, 2, 255, 13, 10]);
   });
 
   it('a part that cannot be read is a file error and nothing is sent', async () => {
-    last = undefined;
+    server.seen.length = 0;
     const missing = path.join(work, 'missing.json');
     const err = await failure(
       send(
@@ -143,27 +132,27 @@ describe('send: bodies as they arrive', () => {
       ),
     );
     expect([dir.kind, dir.message]).toEqual(['file', `Cannot read ${work}: EISDIR`]);
-    expect(last).toBeUndefined();
+    expect(server.seen).toEqual([]);
   });
 });
 
 describe('send: how a request ends', () => {
   it('a redirect is answered as it is, not followed', async () => {
-    handler = (_req, res) => {
+    server.handle((_req, _body, res) => {
       res.writeHead(302, { location: `${base}/elsewhere` });
       res.end();
-    };
+    });
     const res = await send({ method: 'GET', url: `${base}/api/license`, headers: {} }, 5000);
     expect([res.status, res.headers.location]).toEqual([302, `${base}/elsewhere`]);
-    expect(last?.url).toBe('/api/license');
+    expect(last()?.url).toBe('/api/license');
   });
 
   it('an answer that stalls after its headers is a timeout', async () => {
-    handler = (_req, res) => {
-      stalled.add(res);
+    server.handle((_req, _body, res) => {
+      server.hold(res);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"partial":');
-    };
+    });
     const err = await failure(send({ method: 'GET', url: `${base}/slow`, headers: {} }, 300));
     expect([err.kind, err.message]).toEqual(['timeout', `No answer from ${base} within 0.3 s`]);
   });
@@ -176,11 +165,11 @@ describe('send: how a request ends', () => {
   });
 
   it('a header value with a line break is refused before anything is sent', async () => {
-    last = undefined;
+    server.seen.length = 0;
     const err = await failure(
       send({ method: 'GET', url: `${base}/h`, headers: { 'x-api-key': 'a\r\nx-evil: 1' } }, 1000),
     );
     expect([err.kind, err.message]).toEqual(['network', `Cannot reach ${base}: ERR_INVALID_CHAR`]);
-    expect(last).toBeUndefined();
+    expect(server.seen).toEqual([]);
   });
 });

@@ -1,6 +1,4 @@
 import fs from 'node:fs/promises';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +7,12 @@ import { createPortalClient } from '../src/portal/client.ts';
 import { PortalError } from '../src/portal/errors.ts';
 import type { PortalTarget } from '../src/portal/target.ts';
 import { closedPortUrl } from './license-fake-portal.ts';
+import {
+  type Received,
+  type RecordingHandler,
+  type RecordingServer,
+  startRecordingServer,
+} from './helpers/recording-server.ts';
 
 /**
  * The typed portal client against a real node:http server on 127.0.0.1 that answers each test's
@@ -16,32 +20,19 @@ import { closedPortUrl } from './license-fake-portal.ts';
  * no answer at all.
  */
 
-type Handler = (req: http.IncomingMessage, body: Buffer, res: http.ServerResponse) => void;
-let handler: Handler = (_req, _body, res) => res.end();
-const seen: { method: string; url: string; headers: http.IncomingHttpHeaders; body: Buffer }[] = [];
-const hanging = new Set<http.ServerResponse>();
-let server: http.Server;
+type Handler = RecordingHandler;
+let server: RecordingServer;
+let seen: Received[];
 let base: string;
 let work: string;
 
 beforeAll(async () => {
-  server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
-      handler(req, body, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  server = await startRecordingServer();
+  ({ seen, base } = server);
   work = await fs.mkdtemp(path.join(os.tmpdir(), 'portal-client-'));
 });
 afterAll(async () => {
-  for (const res of hanging) res.destroy();
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await server.close();
   await fs.rm(work, { recursive: true, force: true });
 });
 
@@ -86,7 +77,7 @@ const VALIDATION = {
 
 describe('typed portal client: answers', () => {
   it('a good answer comes back typed, from the request its builder describes', async () => {
-    handler = json(200, HEALTH);
+    server.handle(json(200, HEALTH));
     seen.length = 0;
     const answer = await createPortalClient({ target: target() }).health();
     expect(answer).toEqual(HEALTH);
@@ -96,7 +87,7 @@ describe('typed portal client: answers', () => {
   });
 
   it('a 4xx with an error body is an http error carrying status and the portal message', async () => {
-    handler = json(403, { error: 'License revoked' });
+    server.handle(json(403, { error: 'License revoked' }));
     const err = await failure(createPortalClient({ target: target() }).license());
     expect({ kind: err.kind, status: err.status, portalError: err.portalError, message: err.message }).toEqual({
       kind: 'http',
@@ -107,10 +98,10 @@ describe('typed portal client: answers', () => {
   });
 
   it('a 5xx without JSON is an http error with the start of the text', async () => {
-    handler = (_req, _body, res) => {
+    server.handle((_req, _body, res) => {
       res.writeHead(502, { 'content-type': 'text/plain' });
       res.end('bad gateway');
-    };
+    });
     const err = await failure(createPortalClient({ target: target() }).health());
     expect({ kind: err.kind, status: err.status, portalError: err.portalError, message: err.message }).toEqual({
       kind: 'http',
@@ -121,7 +112,7 @@ describe('typed portal client: answers', () => {
   });
 
   it('a 200 with malformed JSON is invalid_answer', async () => {
-    handler = json(200, '{"status": "ok",');
+    server.handle(json(200, '{"status": "ok",'));
     const err = await failure(createPortalClient({ target: target() }).health());
     expect({ kind: err.kind, status: err.status, message: err.message }).toEqual({
       kind: 'invalid_answer',
@@ -131,13 +122,13 @@ describe('typed portal client: answers', () => {
   });
 
   it('a 200 of the wrong shape is invalid_answer naming the first mismatch', async () => {
-    handler = json(200, { ...HEALTH, timestamp: 'yesterday' });
+    server.handle(json(200, { ...HEALTH, timestamp: 'yesterday' }));
     const err = await failure(createPortalClient({ target: target() }).health());
     expect(err.kind).toBe('invalid_answer');
     expect(err.message).toMatch(
       /^GET \/api\/health: the portal answered HTTP 200 with an unexpected body \(\/timestamp: /,
     );
-    handler = json(200, [1, 2]);
+    server.handle(json(200, [1, 2]));
     const session = path.join(work, 'session_results.json');
     await fs.writeFile(session, '{}');
     const upload = await failure(createPortalClient({ target: target() }).upload({ session }));
@@ -156,7 +147,7 @@ describe('typed portal client: answers', () => {
   });
 
   it('no answer within the timeout is a timeout error', async () => {
-    handler = (_req, _body, res) => hanging.add(res);
+    server.handle((_req, _body, res) => server.hold(res));
     const err = await failure(createPortalClient({ target: target(), timeoutMs: 300 }).health());
     expect({ kind: err.kind, message: err.message }).toEqual({
       kind: 'timeout',
@@ -184,7 +175,7 @@ describe('typed portal client: answers', () => {
 
   it('agent calls send the typed bodies as JSON with the key, and check the answers', async () => {
     seen.length = 0;
-    handler = (req, _body, res) => {
+    server.handle((req, _body, res) => {
       const answers: Record<string, unknown> = {
         'POST /api/health': { success: true, received_at: '2026-11-23T22:00:00.000Z', commands: [] },
         'GET /api/agent-commands?agent_id=pi-1': {
@@ -203,7 +194,7 @@ describe('typed portal client: answers', () => {
         'PATCH /api/agent-commands': { success: true, command_id: 7, status: 'completed' },
       };
       json(200, answers[`${req.method} ${req.url}`] ?? { error: 'no route' })(req, _body, res);
-    };
+    });
     const client = createPortalClient({ target: target() });
     const beat = await client.heartbeat({
       agent_id: 'pi-1',
@@ -244,7 +235,7 @@ describe('typed portal client: answers', () => {
         return send(spec, timeoutMs);
       },
     });
-    handler = json(200, VALIDATION);
+    server.handle(json(200, VALIDATION));
     expect(await client.license()).toEqual(VALIDATION);
     expect(urls).toEqual([`${base}/api/license`]);
   });
