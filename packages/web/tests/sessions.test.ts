@@ -2,6 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDb } from '../../portal/tests/helpers/factories.ts';
 import { http, withToken } from '../../portal/tests/helpers/http.ts';
 import { login } from '../../portal/tests/helpers/portal.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
@@ -212,28 +213,40 @@ describe('sessions and the session view', () => {
     }
   });
 
-  it('shows a 409 from the remediation update as changed by someone else', async () => {
+  it("shows the portal's 409 from the remediation update as changed by someone else", async () => {
     const p = await openPage(browser, WIDTHS.desktop);
     const { page } = p;
+    const id = latestAcme();
+    // Another writer that always gets there first: every versioned write of this session's row
+    // is skipped (0 rows, as when the version moved), so the portal exhausts its retries and
+    // answers its own 409.
+    const db = await openDb(portal);
+    await db.query(`CREATE FUNCTION test_always_first() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RETURN NULL; END $$`);
+    await db.query(
+      `CREATE TRIGGER test_always_first BEFORE UPDATE ON sessions FOR EACH ROW
+       WHEN (OLD.client_id = 'acme-co' AND OLD.session_id = '${id}') EXECUTE FUNCTION test_always_first()`,
+    );
     try {
-      await signIn(page, portal, undefined, `/collect/?session=${latestAcme()}&client_id=acme-co`);
-      // The portal answers 409 only when concurrent writers exhaust its retries, which a test
-      // cannot time; the answer is the portal's own status and body.
-      await page.route('**/api/remediation-update', (route) =>
-        route.fulfill({
-          status: 409,
-          contentType: 'application/json',
-          body: JSON.stringify({ error: 'Concurrent update conflict, please retry' }),
-        }),
-      );
+      await signIn(page, portal, undefined, `/collect/?session=${id}&client_id=acme-co`);
       const select = page.locator('section[aria-labelledby="findings-h"] tbody tr select').first();
       await select.waitFor();
-      await select.selectOption('deferred');
+      const [answer] = await Promise.all([
+        page.waitForResponse('**/api/remediation-update'),
+        select.selectOption('deferred'),
+      ]);
+      expect(answer.status()).toBe(409);
+      expect(await answer.json()).toEqual({
+        error: 'Concurrent updates to this session: gave up after 3 retries, try again',
+      });
       await expect
         .poll(() => page.locator('section[aria-labelledby="findings-h"] [role="alert"]').textContent())
         .toBe('This finding was changed by someone else. Reload the page to see the current status.');
       expectNoConsoleErrors(p, [409]);
     } finally {
+      await db.query('DROP TRIGGER test_always_first ON sessions');
+      await db.query('DROP FUNCTION test_always_first()');
+      await db.end();
       await p.close();
     }
   });
