@@ -26,6 +26,7 @@ const pkgJson = (dir: string) =>
   JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
     name: string;
     dependencies?: Record<string, string>;
+    optionalDependencies?: Record<string, string>;
   };
 
 /** Every module reachable from the entry by static imports: local files and bare package names. */
@@ -101,6 +102,15 @@ describe('client install footprint', () => {
     // cli-progress (DESIGN's progress bar) brings five small text-width helpers with it.
     for (const name of ['cli-progress', 'string-width', 'strip-ansi']) expect(installed.has(name), name).toBe(true);
     expect(installed.size).toBeLessThan(18);
+  });
+
+  it('its one optional dependency is the bundler svcd builds itself with, and brings nothing server-side', () => {
+    // rolldown builds packages/client/dist/svcd.mjs on the host (bin/svcd); without it svcd runs
+    // its sources, so an install that skips optional packages still works.
+    expect(Object.keys(pkgJson(CLIENT).optionalDependencies ?? {})).toEqual(['rolldown']);
+    const installed = closure(['rolldown']);
+    for (const name of SERVER_ONLY) expect(installed.has(name), `${name} would come with rolldown`).toBe(false);
+    expect(installed.size).toBeLessThan(5);
   });
 });
 
