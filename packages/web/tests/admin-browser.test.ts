@@ -98,6 +98,14 @@ describe('licenses page', () => {
       await confirm(page, r, 'Revoke');
       await poll(() => r.locator('td').nth(3).textContent()).toBe('revoked');
       expect((await http(portal.url, 'GET', '/api/license', { headers: withKey(key) })).body.reason).toBe('revoked');
+      // The status filter: not among the active keys, alone among the revoked ones, back with Any.
+      const keys = page.locator('section[aria-labelledby="lic-list"]');
+      await keys.getByLabel('Status').selectOption('active');
+      await poll(() => r.count()).toBe(0);
+      await keys.getByLabel('Status').selectOption('revoked');
+      await poll(() => keys.locator('tbody tr td:nth-of-type(4)').allTextContents()).toEqual(['revoked']);
+      await keys.getByLabel('Status').selectOption('');
+      await poll(() => r.count()).toBe(1);
 
       await confirm(page, r, 'Delete');
       await poll(() => r.count()).toBe(0);

@@ -8,6 +8,7 @@ import { useData } from '../ui/use-load.ts';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
+import { AnySelect } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
 
 /** The most recent events fetched per filter; the page says when more matched. */
@@ -49,17 +50,12 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
               onInput={(e) => setForm({ ...form, days: e.currentTarget.value })}
             />
           </label>
-          <label>
-            Event type
-            <select value={form.type} onChange={(e) => setForm({ ...form, type: e.currentTarget.value })}>
-              <option value="">Any</option>
-              {AUDIT_EVENT_TYPES.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
-            </select>
-          </label>
+          <AnySelect
+            label="Event type"
+            value={form.type}
+            options={AUDIT_EVENT_TYPES}
+            onChange={(type) => setForm({ ...form, type })}
+          />
           <label>
             Session id
             <input value={form.session} onInput={(e) => setForm({ ...form, session: e.currentTarget.value })} />

@@ -9,6 +9,7 @@ import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
+import { AnySelect } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
 
 const EMPTY: LicenseForm = {
@@ -70,23 +71,16 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
         )}
         <section aria-labelledby="lic-list">
           <h2 id="lic-list">Keys</h2>
-          <label class="adm-field">
-            Status
-            <select
-              value={status}
-              onChange={(e) => {
-                setStatus(e.currentTarget.value);
-                firstPage();
-              }}
-            >
-              <option value="">Any</option>
-              {LICENSE_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </label>
+          <AnySelect
+            class="adm-field"
+            label="Status"
+            value={status}
+            options={LICENSE_STATUSES}
+            onChange={(v) => {
+              setStatus(v);
+              firstPage();
+            }}
+          />
           <ErrorMessage error={list.error ?? action.error} />
           {notice && <Notice>{notice}</Notice>}
           {list.data && licenses.length === 0 && <p>No license keys.</p>}

@@ -26,6 +26,7 @@ import {
 } from './command-form.ts';
 import { commandTarget, isFinal, needsPolling, sessionHref } from './command-status.ts';
 import type { Groups } from './GroupsSection.tsx';
+import { AnySelect } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
 
 /** How often history and an open command are refreshed while something can still change. */
@@ -75,23 +76,16 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
         <section aria-labelledby="cmd-history">
           <h2 id="cmd-history">History</h2>
           <div class="adm-row">
-            <label class="adm-field">
-              Status
-              <select
-                value={status}
-                onChange={(e) => {
-                  setStatus(e.currentTarget.value);
-                  firstPage();
-                }}
-              >
-                <option value="">Any</option>
-                {COMMAND_STATUSES.map((s) => (
-                  <option key={s} value={s}>
-                    {s}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <AnySelect
+              class="adm-field"
+              label="Status"
+              value={status}
+              options={COMMAND_STATUSES}
+              onChange={(v) => {
+                setStatus(v);
+                firstPage();
+              }}
+            />
             <span class="adm-hint" role="status">
               {polling ? 'Updating live' : ''}
             </span>
