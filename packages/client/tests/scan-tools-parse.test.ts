@@ -217,4 +217,17 @@ describe('which services each tool looks at', () => {
     const down = { ...tlsHost('10.0.0.4', 443), status: { state: 'down' } };
     expect(testssl.plan([down], ctx)).toEqual([]);
   });
+
+  it('a TLS name nmap only took from its port table (no probe answered) is not audited', () => {
+    // A listener on 990 that never spoke TLS: nmap says "ftps" by the port number alone; a full
+    // testssl.sh audit of it would run for minutes against a service that has no TLS.
+    const guessed = host('10.0.0.5', 990, 'ftps');
+    const [port] = guessed.ports;
+    if (port?.service !== undefined) port.service.method = 'table';
+    expect(testssl.plan([guessed], ctx)).toEqual([]);
+    expect(sslscan.plan([guessed], ctx)).toEqual([]);
+    const probed = host('10.0.0.6', 990, 'ftps');
+    if (probed.ports[0]?.service !== undefined) probed.ports[0].service.method = 'probed';
+    expect(testssl.plan([probed], ctx).map((p) => p.label)).toEqual(['10.0.0.6:990']);
+  });
 });

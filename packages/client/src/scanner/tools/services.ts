@@ -16,8 +16,13 @@ const HTTP_NAMES = new Set(['http', 'https', 'http-proxy', 'http-alt', 'https-al
 /** Services that speak TLS from the first byte (STARTTLS ones are left to nmap's scripts). */
 const TLS_NAMES = new Set(['https', 'ssl', 'imaps', 'pop3s', 'smtps', 'ldaps', 'ftps', 'https-alt']);
 
+/**
+ * A name nmap took from its port table (`method="table"`: no probe answered) is only the port
+ * number's usual service; a TLS audit of it can run for minutes against a port with no TLS.
+ */
 function isTls(port: NmapPort): boolean {
-  return port.service?.tunnel === 'ssl' || TLS_NAMES.has(port.service?.name ?? '');
+  if (port.service?.tunnel === 'ssl') return true;
+  return port.service?.method !== 'table' && TLS_NAMES.has(port.service?.name ?? '');
 }
 
 function targetsOf(hosts: readonly NmapHost[], keep: (port: NmapPort) => boolean): ServiceTarget[] {
