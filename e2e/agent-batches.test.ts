@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
 import { agentsApi } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { listenOnQuickPort } from './helpers/quick-port.ts';
 
 /**
  * How svcd runs a batch of commands: a SIGTERM lets the running command finish and be reported,
@@ -30,23 +30,6 @@ async function agent(conf: Record<string, string>, reuse?: SvcdProcess): Promise
   await daemon.waitFor(/msg="svcd started"/);
   await untilRegistered(fixture.portal, daemon.agentId);
   return daemon;
-}
-
-/** The quick profile scans a fixed port list: the test listens on the first free one of a few of them. */
-async function listenOnQuickPort(): Promise<net.Server> {
-  for (const candidate of [873, 990, 9200, 8443, 5900, 2049, 8080]) {
-    const server = net.createServer((s) => {
-      s.on('error', () => undefined);
-      s.end('hello\r\n');
-      s.setTimeout(1000, () => s.destroy());
-    });
-    const ok = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(candidate, '127.0.0.1', () => resolve(true));
-    });
-    if (ok) return server;
-  }
-  throw new Error('no port of the quick profile is free on 127.0.0.1');
 }
 
 const started = (out: string, id: number) =>

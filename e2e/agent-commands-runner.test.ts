@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import net from 'node:net';
+import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -14,6 +14,7 @@ import { commandHistory, queueCommand } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { NODE_COMPILE_CACHE, SVC } from '../packages/client/tests/helpers/cli.ts';
+import { listenOnQuickPort } from './helpers/quick-port.ts';
 
 /**
  * The command runner against a real portal: commands queued by the admin over HTTP, delivered
@@ -218,23 +219,6 @@ describe('the command runner with a real portal', () => {
     expect(rec.levels).toEqual([]);
   });
 });
-
-/** The quick profile scans a fixed port list: the test listens on the first free one of a few of them. */
-async function listenOnQuickPort(): Promise<net.Server> {
-  for (const candidate of [873, 990, 9200, 8443, 5900, 2049, 8080]) {
-    const server = net.createServer((s) => {
-      s.on('error', () => undefined);
-      s.end('hello\r\n');
-      s.setTimeout(1000, () => s.destroy());
-    });
-    const ok = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(candidate, '127.0.0.1', () => resolve(true));
-    });
-    if (ok) return server;
-  }
-  throw new Error('no port of the quick profile is free on 127.0.0.1');
-}
 
 describe('run_scan and push_session through real svc processes', () => {
   let server: net.Server;

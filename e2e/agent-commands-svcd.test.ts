@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPortalClient } from '../packages/client/src/portal/client.ts';
@@ -11,6 +10,7 @@ import { startPortalWithKey, usePortalWithKey } from './helpers/portal-with-key.
 import { watchTree } from './helpers/process-watch.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
 import { REPO } from '../packages/client/tests/helpers/cli.ts';
+import { listenOnQuickPort } from './helpers/quick-port.ts';
 
 /**
  * Commands through a real `svcd` process: queued by the admin over HTTP, delivered by the
@@ -44,23 +44,6 @@ async function agent(
   await daemon.waitFor(/msg="svcd started"/);
   await untilRegistered(opts.portal ?? fixture.portal, daemon.agentId);
   return daemon;
-}
-
-/** The quick profile scans a fixed port list: the test listens on the first free one of a few of them. */
-async function listenOnQuickPort(): Promise<net.Server> {
-  for (const candidate of [873, 990, 9200, 8443, 5900, 2049, 8080]) {
-    const server = net.createServer((s) => {
-      s.on('error', () => undefined);
-      s.end('hello\r\n');
-      s.setTimeout(1000, () => s.destroy());
-    });
-    const ok = await new Promise<boolean>((resolve) => {
-      server.once('error', () => resolve(false));
-      server.listen(candidate, '127.0.0.1', () => resolve(true));
-    });
-    if (ok) return server;
-  }
-  throw new Error('no port of the quick profile is free on 127.0.0.1');
 }
 
 async function untilStatus(portal: TestPortal, id: number, status: string, timeoutMs = 60_000): Promise<void> {
