@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
-import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleId } from '../packages/client/src/pipeline/scheduling.ts';
 import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
 import { agentsApi, until } from './helpers/agents-api.ts';
+import { openScanGate } from './helpers/scan-gate.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
 
@@ -87,18 +87,38 @@ describe('a schedule every second against 127.0.0.1', () => {
     expect(s).toMatchObject({ config: 'loopback.conf', retry_count: 0 });
     expect(Date.parse(s.last_run as string)).toBeGreaterThan(Date.now() - 60_000);
   });
+});
 
+describe('one run of a schedule at a time', () => {
   it('never runs two scans of one schedule at once: ticks during a run are skipped', async () => {
-    await d.waitFor(/msg="schedule still running: this tick is skipped"/);
-    await until(
-      async () => ((d.output().match(/scheduled scan done/g) ?? []).length >= 2 ? true : undefined),
-      'two runs',
-    );
-    const events = (d.output().match(/msg="scheduled scan (started|done|failed)"/g) ?? []).map((m) =>
-      m.includes('started') ? 'start' : 'end',
-    );
-    for (let i = 0; i < events.length; i++) expect(events[i]).toBe(i % 2 === 0 ? 'start' : 'end');
-  });
+    // The scan is held at a port that never answers until the test lets it go, so the run is
+    // certainly in progress when the next ticks come, however fast the machine scans.
+    const gate = await openScanGate();
+    try {
+      const d = await startSvcd({
+        configs: {
+          'p.conf': portalConf(fixture.uploadUrl, fixture.key),
+          'held.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: '* * * * * *', SCAN_PORTS: `T:${gate.port}` },
+        },
+      });
+      started.push(d);
+      await until(async () => (gate.accepted() > 0 ? true : undefined), 'the scan to reach the held port');
+      await d.waitFor(/msg="schedule still running: this tick is skipped"/);
+      expect(d.output()).not.toMatch(/msg="scheduled scan (done|failed)"/);
+      gate.release();
+      await until(
+        async () => ((d.output().match(/msg="scheduled scan (done|failed)"/g) ?? []).length >= 2 ? true : undefined),
+        'two runs',
+        60_000,
+      );
+      const events = (d.output().match(/msg="scheduled scan (started|done|failed)"/g) ?? []).map((m) =>
+        m.includes('started') ? 'start' : 'end',
+      );
+      for (let i = 0; i < events.length; i++) expect(events[i]).toBe(i % 2 === 0 ? 'start' : 'end');
+    } finally {
+      await gate.close();
+    }
+  }, 120_000);
 });
 
 /** PIDs whose command line contains `text` (this test's own sessions directory identifies its scans). */
@@ -114,26 +134,21 @@ async function processesWith(text: string): Promise<number[]> {
 
 describe('SIGTERM during a scheduled scan', () => {
   it('ends the running scan with the daemon: no svc scan process is left', async () => {
-    // A listener that accepts and never speaks keeps nmap's version probes waiting for seconds,
-    // so the daemon is stopped while its scan is still running, not between two runs.
-    const sockets = new Set<net.Socket>();
-    const silent = net.createServer((socket) => {
-      sockets.add(socket);
-      socket.on('error', () => {});
-    });
-    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-    const port = (silent.address() as net.AddressInfo).port;
+    // The scan is held at a port that never answers, so the daemon is stopped while its scan is
+    // still running, not between two runs.
+    const gate = await openScanGate();
     try {
       const d = await startSvcd({
         configs: {
           'p.conf': portalConf(fixture.uploadUrl, fixture.key),
-          'loop.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: '* * * * * *', SCAN_PORTS: `T:${port}` },
+          'loop.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: '* * * * * *', SCAN_PORTS: `T:${gate.port}` },
         },
       });
       started.push(d);
       await d.waitFor(/msg="scheduled scan started"/);
       const sessions = path.join(d.home, '.svc', 'sessions');
       await until(async () => ((await processesWith(sessions)).length > 0 ? true : undefined), 'the scan process');
+      await until(async () => (gate.accepted() > 0 ? true : undefined), 'the scan to reach the held port');
       expect(d.output()).not.toMatch(/msg="scheduled scan (done|failed)"/);
       expect(await d.stop()).toEqual({ code: 0, signal: null });
       await until(
@@ -142,8 +157,7 @@ describe('SIGTERM during a scheduled scan', () => {
         10_000,
       );
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((r) => silent.close(r));
+      await gate.close();
     }
   });
 });
