@@ -50,6 +50,7 @@ export const SLOW_FILES = [
   'packages/portal/tests/identity-external.test.ts',
   'packages/portal/tests/identity.test.ts',
   'packages/portal/tests/input-rules.test.ts',
+  'packages/portal/tests/legacy-key-agents.test.ts',
   'packages/portal/tests/licenses.test.ts',
   'packages/portal/tests/migrations.test.ts',
   'packages/portal/tests/openapi-fuzz.test.ts',

@@ -225,14 +225,15 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
     beforeAll(async () => {
       clientA = uniqueClientId('fa');
       clientB = uniqueClientId('fb');
-      const a = await createLicense(portal, { tier: 'msp', client_id: clientA });
-      const b = await createLicense(portal, { tier: 'business', client_id: clientB });
       agentA = newAgentId('sa');
       agentB = newAgentId('sb');
       agentLegacy = newAgentId('sl');
+      // Before A has keys: the legacy key never registers under a client that has them.
+      await register(LEGACY_KEY, agentLegacy, { client_id: clientA });
+      const a = await createLicense(portal, { tier: 'msp', client_id: clientA });
+      const b = await createLicense(portal, { tier: 'business', client_id: clientB });
       await register(a.key, agentA);
       await register(b.key, agentB);
-      await register(LEGACY_KEY, agentLegacy, { client_id: clientA });
     });
 
     it("an msp-tier member sees only its clients' agents (also those reported by the legacy key)", async () => {

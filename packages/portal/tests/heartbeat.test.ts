@@ -407,7 +407,7 @@ describe('POST /api/health: registration and upsert', () => {
     expect(fleet.body.agents.find((a: { agent_id: string }) => a.agent_id === none)).toMatchObject({ client_id: null });
   });
 
-  it('a legacy agent that moves to another client_id takes its pending commands and memberships along', async () => {
+  it('a legacy agent with pending commands or memberships does not move to another client_id (409); nothing follows it', async () => {
     const id = newAgentId('move');
     const from = uniqueClientId('from');
     const to = uniqueClientId('to');
@@ -425,15 +425,17 @@ describe('POST /api/health: registration and upsert', () => {
     ).toBe(201);
 
     const moved = await heartbeat(LEGACY_KEY, beat(id, { client_id: to }));
-    expect(moved.status).toBe(200);
-    expect(moved.body.commands.map((c: { id: number }) => c.id)).toEqual([q.body.commands[0].id]);
-    expect(await agentRowOf(from, id)).toBeUndefined();
-    expect(await agentRowOf(to, id)).toMatchObject({ license_id: null });
+    expect(moved.status).toBe(409);
+    expect(moved.body.error).toMatch(/^Agent has commands or group memberships under its current client/);
+    expect(await agentRowOf(to, id)).toBeUndefined();
+    expect(await agentRowOf(from, id)).toMatchObject({ license_id: null });
     const { rows: cmds } = await db.query('SELECT client_id, status FROM agent_commands WHERE agent_id = $1', [id]);
-    expect(cmds).toEqual([{ client_id: to, status: 'sent' }]);
+    expect(cmds).toEqual([{ client_id: from, status: 'pending' }]);
     const { rows: groups } = await db.query('SELECT client_id, group_name FROM agent_groups WHERE agent_id = $1', [id]);
-    expect(groups).toEqual([{ client_id: to, group_name: group }]);
-    expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
+    expect(groups).toEqual([{ client_id: from, group_name: group }]);
+    // Under its own client it still works, and gets its command.
+    const stayed = await heartbeat(LEGACY_KEY, beat(id, { client_id: from }));
+    expect(stayed.body.commands.map((c: { id: number }) => c.id)).toEqual([q.body.commands[0].id]);
   });
 
   it('concurrent first heartbeats of one legacy agent all succeed and register it once', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from './helpers/factories.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { createLicense, uniqueClientId } from './helpers/factories.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /**
  * Issue 11, point 11: every operation of /api/openapi.json (and the /identity routes, listed
@@ -180,6 +180,94 @@ describe('OpenAPI-driven fuzzing', () => {
     };
     await Promise.all(Array.from({ length: 8 }, worker));
     expect(requests.length).toBeGreaterThan(1000);
+    expect(failures).toEqual([]);
+  });
+
+  /**
+   * Issue 21 point 7: racing requests on the same agents, each batch sent all at once: legacy
+   * heartbeats cycling client_ids (first registrations and moves), a license key taking the
+   * legacy agent over, admin commands, group joins, deregister/re-enable, polls and status
+   * reports. Conflicts are 4xx; no answer may be a 5xx. Bounded: 6 rounds of at most 54 requests.
+   */
+  it('no answer is a 5xx when requests race on one agent', { timeout: 60_000 }, async () => {
+    const token = credentials['admin']?.['x-identity-token'] as string;
+    const failures: string[] = [];
+    const send = async (
+      label: string,
+      method: string,
+      path: string,
+      headers: Record<string, string>,
+      body?: unknown,
+    ) => {
+      const status = await fetch(`${portal.url}${path}`, {
+        method,
+        headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+        .then(async (res) => {
+          await res.arrayBuffer();
+          return res.status;
+        })
+        .catch(() => -1);
+      if (status >= 500 || status < 0) failures.push(`${status} ${label}`);
+    };
+    const beat = (agentId: string, clientId?: string) => ({
+      agent_id: agentId,
+      version: '4.2.3',
+      timestamp: '2025-06-01T12:00:00.000Z',
+      status: 'running',
+      uptime_seconds: 1,
+      ...(clientId === undefined ? {} : { client_id: clientId }),
+    });
+    const legacy = { 'x-api-key': LEGACY_KEY };
+    const admin = { 'x-identity-token': token };
+    for (let round = 0; round < 6; round++) {
+      const id = `svcd_race${round}_${Date.now().toString(16)}`;
+      const clients = [uniqueClientId('race'), uniqueClientId('race'), uniqueClientId('race')];
+      // From round 3 on, the legacy key registers the agent under the third client, which then
+      // gets a key of its own that races to take the agent over.
+      let licensed: { key: string } | null = null;
+      if (round >= 3) {
+        await send('legacy first heartbeat', 'POST', '/api/health', legacy, beat(id, clients[2]));
+        licensed = await createLicense(portal, { tier: 'msp', client_id: clients[2] });
+      }
+      const batch: Promise<void>[] = [];
+      for (let i = 0; i < 12; i++) {
+        const client = clients[i % 3] as string;
+        batch.push(send(`legacy heartbeat ${client}`, 'POST', '/api/health', legacy, beat(id, client)));
+        batch.push(send('legacy heartbeat', 'POST', '/api/health', legacy, beat(id)));
+        if (i % 4 === 0) {
+          batch.push(
+            send('queue', 'POST', '/api/agent-commands', admin, {
+              agent_id: id,
+              client_id: client,
+              command_type: 'restart',
+            }),
+            send('group', 'POST', '/api/agent-groups', admin, {
+              agent_id: id,
+              client_id: client,
+              group_name: `g${round}`,
+            }),
+            send('broadcast', 'POST', '/api/agent-commands', admin, {
+              group_target: `g${round}`,
+              all_clients: true,
+              command_type: 'restart',
+            }),
+            send('poll', 'GET', `/api/agent-commands?agent_id=${id}`, legacy),
+            send('report', 'PATCH', '/api/agent-commands', legacy, { command_id: 1, agent_id: id, status: 'acked' }),
+            send('deregister', 'PATCH', '/api/agents', admin, {
+              agent_id: id,
+              client_id: client,
+              action: 'deregister',
+            }),
+            send('reenable', 'PATCH', '/api/agents', admin, { agent_id: id, client_id: client, action: 'reenable' }),
+          );
+        }
+        if (licensed && i % 2 === 0)
+          batch.push(send('license heartbeat', 'POST', '/api/health', { 'x-api-key': licensed.key }, beat(id)));
+      }
+      await Promise.all(batch);
+    }
     expect(failures).toEqual([]);
   });
 });

@@ -77,8 +77,14 @@ function heartbeatStatement(agentRow: string, claimAgent: string): string {
 }
 
 export const HEARTBEAT_SQL = {
-  /** A license key acts on (its client, agent_id) only (D17). */
-  license: heartbeatStatement('client_id = $8 AND agent_id = $9', 'c.client_id = $8 AND c.agent_id = $9'),
+  /**
+   * A license key acts on (its client, agent_id) only (D17), and only once a license key
+   * registered or took over the agent: a legacy-registered row takes the slow path.
+   */
+  license: heartbeatStatement(
+    'client_id = $8 AND agent_id = $9 AND license_id IS NOT NULL',
+    'c.client_id = $8 AND c.agent_id = $9',
+  ),
   /** The legacy key acts on the agents it registered, found by id, following the reported client_id (D18). */
   legacy: heartbeatStatement(
     'agent_id = $9 AND license_id IS NULL AND client_id = COALESCE($8::text, client_id)',

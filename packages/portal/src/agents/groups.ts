@@ -2,8 +2,8 @@ import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
 import { presentMember } from './present.ts';
-import { deleteGroupMember, groupMembers, insertGroupMember } from './queries.ts';
-import { AGENT_DEREGISTERED, agentForUser, clientOut } from './resolve.ts';
+import { deleteGroupMember, groupMembers, insertGroupMember, shareLockAgent } from './queries.ts';
+import { AGENT_DEREGISTERED, agentForUser, agentNotFound, clientOut } from './resolve.ts';
 
 type Member = ReturnType<typeof presentMember>;
 
@@ -35,12 +35,18 @@ export async function addToGroup(
   clientId: string | null | undefined,
   group: string,
 ): Promise<{ clientId: string | null; createdAt: Date }> {
-  const agent = await agentForUser(ctx.db, user, agentId, clientId);
-  if (agent.deregistered_at) throw new DomainError('conflict.agent_deregistered', AGENT_DEREGISTERED);
-  const createdAt = await insertGroupMember(ctx.db, agent.client_id, group, agentId, ctx.now());
+  const key = await agentForUser(ctx.db, user, agentId, clientId);
+  const createdAt = await ctx.db.transaction().execute(async (trx) => {
+    // Share-locked until the membership is in: a legacy agent cannot move to another client
+    // (or be purged) in between; if it did first, it is no longer here.
+    const agent = await shareLockAgent(trx, key.client_id, agentId);
+    if (!agent) throw agentNotFound();
+    if (agent.deregistered_at) throw new DomainError('conflict.agent_deregistered', AGENT_DEREGISTERED);
+    return insertGroupMember(trx, key.client_id, group, agentId, ctx.now());
+  });
   if (createdAt === undefined)
     throw new DomainError('conflict.group_member', 'Agent is already a member of this group');
-  return { clientId: clientOut(agent.client_id), createdAt };
+  return { clientId: clientOut(key.client_id), createdAt };
 }
 
 export async function removeFromGroup(

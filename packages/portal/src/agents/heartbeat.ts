@@ -4,7 +4,7 @@ import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { queryPrepared } from '../db/prepared.ts';
 import { type ClaimedRow, HEARTBEAT_SQL, heartbeatValues } from './claim-sql.ts';
-import { registerAgent } from './first-heartbeat.ts';
+import { heartbeatSlowPath } from './first-heartbeat.ts';
 import { presentDelivered } from './present.ts';
 
 type KeyHolder = LicensePrincipal | LegacyPrincipal;
@@ -12,8 +12,9 @@ type KeyHolder = LicensePrincipal | LegacyPrincipal;
 /**
  * Record a heartbeat and hand out pending commands. The common case (a known, registered
  * agent) is ONE statement and one round trip: update the agent row and claim its
- * commands together. Anything else (first heartbeat, deregistered, a legacy agent whose
- * daemon now reports another client_id) takes the slower path, then the statement again.
+ * commands together. Anything else (first heartbeat, deregistered, a legacy-registered
+ * agent its client's license key takes over, a legacy agent whose daemon now reports
+ * another client_id) takes the slow path, which runs the same statement under the row's lock.
  *
  * A license key acts on (its client, agent_id) only, so another client's agent with the
  * same id is simply another agent (D17). The legacy key acts only on agents the legacy key
@@ -42,16 +43,11 @@ export async function recordHeartbeat(
     }),
   );
 
-  for (let attempt = 0; attempt < 3; attempt++) {
-    // The hot path: a named prepared statement, planned once per connection.
-    const rows = await queryPrepared<ClaimedRow & { updated: number }>(ctx.pool, 'heartbeat', statement);
-    if (rows[0]?.updated === 1) {
-      const claimed = rows.filter((r) => r.id !== null);
-      return { receivedAt: now, commands: claimed.map(presentDelivered) };
-    }
-    // Registered now (first heartbeat), or the row is there (a sibling registered it, or a
-    // legacy agent moved to its new client_id): run the statement again. Refusals throw.
-    if ((await registerAgent(ctx, principal, hb, now)) === 'registered') return { receivedAt: now, commands: [] };
-  }
-  throw new Error(`heartbeat for ${hb.agentId} could not be recorded`);
+  // The hot path: a named prepared statement, planned once per connection.
+  const rows = await queryPrepared<ClaimedRow & { updated: number }>(ctx.pool, 'heartbeat', statement);
+  const claimed =
+    rows[0]?.updated === 1
+      ? rows.filter((r) => r.id !== null)
+      : await heartbeatSlowPath(ctx, principal, hb, now, statement);
+  return { receivedAt: now, commands: claimed.map(presentDelivered) };
 }

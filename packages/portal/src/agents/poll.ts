@@ -11,9 +11,13 @@ export async function pollCommands(
   principal: LicensePrincipal | LegacyPrincipal,
   agentId: string,
 ): Promise<ClaimedRow[]> {
-  const agent = await agentForKey(ctx.db, principal, agentId);
-  const result = await ctx.db.executeQuery<ClaimedRow>(
-    CompiledQuery.raw(POLL_SQL, [agent.client_id, agent.agent_id, MAX_COMMANDS_PER_POLL, ctx.now()]),
-  );
-  return result.rows;
+  return ctx.db.transaction().execute(async (trx) => {
+    // Locked: a license key taking a legacy agent over waits for this poll, or this poll for
+    // the takeover (and then finds no agent), so the legacy key never claims after it.
+    const agent = await agentForKey(trx, principal, agentId, { lock: true });
+    const result = await trx.executeQuery<ClaimedRow>(
+      CompiledQuery.raw(POLL_SQL, [agent.client_id, agent.agent_id, MAX_COMMANDS_PER_POLL, ctx.now()]),
+    );
+    return result.rows;
+  });
 }

@@ -40,12 +40,23 @@ export async function agentsWithId(
   return q.orderBy('client_id').limit(100).execute();
 }
 
-/** The agent of this client, or (clientId null) the legacy key's agent with this id. */
-export async function agentOfKey(db: Db, clientId: string | null, agentId: string): Promise<AgentKey | undefined> {
+/**
+ * The agent of this client that a license key registered (or took over), or (clientId null)
+ * the legacy key's agent with this id. `lock`: share-locked for the rest of the transaction,
+ * so a takeover or move waits, or has happened and the agent is no longer the key's.
+ */
+export async function agentOfKey(
+  db: Db,
+  clientId: string | null,
+  agentId: string,
+  lock = false,
+): Promise<AgentKey | undefined> {
   const q = db.selectFrom('agents').select(AGENT_KEY).where('agent_id', '=', agentId);
-  return (
-    clientId !== null ? q.where('client_id', '=', clientId) : q.where('license_id', 'is', null)
-  ).executeTakeFirst();
+  const owned =
+    clientId !== null
+      ? q.where('client_id', '=', clientId).where('license_id', 'is not', null)
+      : q.where('license_id', 'is', null);
+  return (lock ? owned.forKeyShare() : owned).executeTakeFirst();
 }
 
 /** Registered agents within `clientIds` (null: every client) in (agent_id, client_id) order, after `cursor`. */
@@ -83,7 +94,7 @@ export async function registeredAgentsPage(
 export async function lockAgent(db: Db, clientId: string, agentId: string) {
   return db
     .selectFrom('agents')
-    .select(['agent_id', 'client_id', 'deregistered_at'])
+    .select(['agent_id', 'client_id', 'license_id', 'deregistered_at'])
     .where('client_id', '=', clientId)
     .where('agent_id', '=', agentId)
     .forUpdate()
@@ -122,15 +133,6 @@ export async function lockLicense(db: Db, licenseId: string): Promise<void> {
   await db.selectFrom('licenses').select('id').where('id', '=', licenseId).forUpdate().executeTakeFirst();
 }
 
-export async function agentRegistration(db: Db, clientId: string, agentId: string) {
-  return db
-    .selectFrom('agents')
-    .select('deregistered_at')
-    .where('client_id', '=', clientId)
-    .where('agent_id', '=', agentId)
-    .executeTakeFirst();
-}
-
 export async function registeredAgentsOfLicense(db: Db, licenseId: string): Promise<number> {
   const { n } = await db
     .selectFrom('agents')
@@ -152,26 +154,90 @@ export async function lockLegacyAgent(db: Db, agentId: string) {
     .executeTakeFirst();
 }
 
-/** Whether a license key registered this agent under this client. */
-export async function licenseAgentExists(db: Db, clientId: string, agentId: string): Promise<boolean> {
-  const row = await db
+/** Whether a license key registered this agent under this client (clientId), or under any client. */
+export async function licenseAgentExists(db: Db, clientId: string | undefined, agentId: string): Promise<boolean> {
+  let q = db
     .selectFrom('agents')
     .select('client_id')
-    .where('client_id', '=', clientId)
     .where('agent_id', '=', agentId)
-    .where('license_id', 'is not', null)
+    .where('license_id', 'is not', null);
+  if (clientId !== undefined) q = q.where('client_id', '=', clientId);
+  return (await q.limit(1).executeTakeFirst()) !== undefined;
+}
+
+/** Whether the client has any license key, active or not. */
+export async function clientHasLicenses(db: Db, clientId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('licenses')
+    .select('id')
+    .where('client_id', '=', clientId)
+    .limit(1)
     .executeTakeFirst();
   return row !== undefined;
 }
 
-/** Move an agent to another client; its commands and memberships follow (ON UPDATE CASCADE). */
+/** Whether the agent has any command (with or without a result) or group membership. */
+export async function agentHasHistory(db: Db, clientId: string, agentId: string): Promise<boolean> {
+  const { rows } = await sql<{ found: boolean }>`
+    SELECT EXISTS (SELECT 1 FROM agent_commands WHERE client_id = ${clientId} AND agent_id = ${agentId})
+        OR EXISTS (SELECT 1 FROM agent_groups WHERE client_id = ${clientId} AND agent_id = ${agentId}) AS found
+  `.execute(db);
+  return rows[0]?.found === true;
+}
+
+/**
+ * Move a legacy agent with no commands and no memberships to another client. The foreign
+ * keys still cascade on update (migration 0008), so the caller checks under the row lock
+ * that nothing would follow (agentHasHistory).
+ */
 export async function moveAgent(db: Db, from: string, to: string, agentId: string): Promise<void> {
   await db
     .updateTable('agents')
     .set({ client_id: to })
     .where('client_id', '=', from)
     .where('agent_id', '=', agentId)
+    .where('license_id', 'is', null)
     .execute();
+}
+
+/** A license key takes a legacy-registered agent over: the agent becomes that key's. */
+export async function takeOverAgent(
+  db: Db,
+  clientId: string,
+  agentId: string,
+  license: { id: string; tier: AgentsTable['key_tier'] },
+): Promise<void> {
+  await db
+    .updateTable('agents')
+    .set({ license_id: license.id, key_tier: license.tier })
+    .where('client_id', '=', clientId)
+    .where('agent_id', '=', agentId)
+    .where('license_id', 'is', null)
+    .execute();
+}
+
+/**
+ * Fail the agent's commands that were delivered but not finished (sent, acked), with
+ * `reason` as the result's stderr; their ids in id order.
+ */
+export async function failHeldCommands(
+  db: Db,
+  clientId: string,
+  agentId: string,
+  reason: string,
+  now: Date,
+): Promise<number[]> {
+  const { rows } = await sql<{ id: string }>`
+    WITH held AS (
+      UPDATE agent_commands SET status = 'failed', completed_at = ${now}
+      WHERE client_id = ${clientId} AND agent_id = ${agentId} AND status IN ('sent', 'acked')
+      RETURNING id
+    )
+    INSERT INTO agent_command_results (command_id, exit_code, stdout, stderr, session_id, completed_at)
+    SELECT id, NULL, '', ${reason}, NULL, ${now} FROM held
+    RETURNING command_id AS id
+  `.execute(db);
+  return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
 }
 
 /** Insert a new agent; false when it is there already (either unique key). */
@@ -192,6 +258,17 @@ export async function groupMembers(db: Db, clientIds: string[] | null) {
   let q = db.selectFrom('agent_groups').select(['group_name', 'client_id', 'agent_id', 'created_at']);
   if (clientIds !== null) q = q.where('client_id', 'in', clientIds);
   return q.orderBy('group_name').orderBy('agent_id').orderBy('client_id').execute();
+}
+
+/** The agent's registration, share-locked until the transaction ends (it cannot be moved or purged meanwhile). */
+export async function shareLockAgent(db: Db, clientId: string, agentId: string) {
+  return db
+    .selectFrom('agents')
+    .select(['deregistered_at'])
+    .where('client_id', '=', clientId)
+    .where('agent_id', '=', agentId)
+    .forKeyShare()
+    .executeTakeFirst();
 }
 
 /** The membership's created_at, or undefined when the agent is a member already. */
@@ -234,13 +311,17 @@ export interface NewCommand {
 
 /** The agent a single command is for, with whether it may receive commands now. */
 export async function agentForCommand(db: Db, clientId: string, agentId: string, now: Date) {
-  return db
-    .selectFrom('agents as a')
-    .select(['a.agent_id', 'a.client_id', 'a.deregistered_at'])
-    .select(commandEligible(sql.ref('a.client_id'), sql.ref('a.license_id'), now).as('eligible'))
-    .where('a.client_id', '=', clientId)
-    .where('a.agent_id', '=', agentId)
-    .executeTakeFirst();
+  return (
+    db
+      .selectFrom('agents as a')
+      .select(['a.agent_id', 'a.client_id', 'a.deregistered_at'])
+      .select(commandEligible(sql.ref('a.client_id'), sql.ref('a.license_id'), now).as('eligible'))
+      .where('a.client_id', '=', clientId)
+      .where('a.agent_id', '=', agentId)
+      // Held until the command is inserted: the agent cannot be moved or purged in between.
+      .forKeyShare()
+      .executeTakeFirst()
+  );
 }
 
 export async function insertCommand(db: Db, clientId: string, agentId: string, spec: NewCommand) {

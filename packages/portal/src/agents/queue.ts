@@ -100,6 +100,7 @@ async function queueForAgent(
   });
 }
 
+const GROUP_CHANGED = 'A member of the group was removed while the command was queued; nothing was queued, try again';
 const GROUP_AMBIGUOUS =
   'Group name is ambiguous: it exists under several clients; name one with client_id, or set all_clients to reach all of them';
 
@@ -125,7 +126,11 @@ async function queueForGroup(
       allClients: scope.allClients,
     },
     spec,
-  );
+  ).catch((err: unknown) => {
+    // A member left its client (purged, or a legacy agent moved) between the read and the insert of the one statement.
+    if ((err as { code?: string }).code === '23503') throw new DomainError('conflict.group_changed', GROUP_CHANGED);
+    throw err;
+  });
   if (!row || row.members === 0) throw new DomainError('not_found.group', 'Group not found or has no members');
   const clientIds = row.client_ids ?? [];
   if (!scope.allClients && clientIds.length > 1)

@@ -49,17 +49,21 @@ export async function agentForUser(
 }
 
 /**
- * The agent a key acts for (poll, status report): a license key's own client's agent; for
- * the legacy key only an agent the legacy key registered (D18). Anything else, including
- * another client's agent or a license-registered one, is answered exactly like a missing
- * agent: a key learns nothing about other tenants.
+ * The agent a key acts for (poll, status report): a license key's own client's agent once a
+ * license key registered or took it over (a legacy-registered row is taken over by the
+ * license key's heartbeat, not by a poll); for the legacy key only an agent the legacy key
+ * registered and still holds (D18). Anything else, including another client's agent or a
+ * license-registered one, is answered exactly like a missing agent: a key learns nothing
+ * about other tenants. `lock` (inside a transaction): the answer holds until it commits.
  */
 export async function agentForKey(
   db: Kysely<Database>,
   principal: LicensePrincipal | LegacyPrincipal,
   agentId: string,
+  opts: { lock?: boolean } = {},
 ): Promise<AgentKey> {
-  const agent = await agentOfKey(db, principal.kind === 'license' ? principal.clientId : null, agentId);
+  const clientId = principal.kind === 'license' ? principal.clientId : null;
+  const agent = await agentOfKey(db, clientId, agentId, opts.lock === true);
   if (!agent) throw agentNotFound();
   if (agent.deregistered_at) throw new DomainError('forbidden.agent_unregistered', AGENT_UNREGISTERED);
   return agent;

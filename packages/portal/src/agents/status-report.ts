@@ -55,6 +55,8 @@ export async function reportCommandStatus(
   if (!Number.isSafeInteger(body.command_id)) throw commandNotFound();
   const now = ctx.now();
   const event = await ctx.db.transaction().execute(async (trx) => {
+    // Again, locked: a takeover of a legacy agent cannot slip between this check and the report.
+    await agentForKey(trx, principal, body.agent_id, { lock: true });
     const cmd = await lockAgentCommand(trx, String(body.command_id), agent.client_id, agent.agent_id);
     if (!cmd) throw commandNotFound();
     if (!(NEXT[cmd.status] ?? []).includes(body.status))

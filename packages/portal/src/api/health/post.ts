@@ -25,10 +25,10 @@ export default function register(app: App, ctx: AppContext): void {
         tags: ['agents'],
         summary: 'Agent heartbeat',
         description:
-          "The agent is (key's client, agent_id): another client's agent with the same id is another agent. The legacy key acts only on agents it registered (under the client_id its daemon reports); naming a license-registered agent is a 403.",
+          "The agent is (key's client, agent_id): another client's agent with the same id is another agent. A license key's first heartbeat for an agent the legacy key registered under its client takes it over. The legacy key acts only on agents it registered and still holds (under the client_id its daemon reports); naming a license-registered agent, or a client that has license keys, is a 403; moving an agent that has commands or group memberships to another client_id is a 409.",
         security: [{ apiKey: [] }],
         body: HeartbeatRequestBody,
-        response: responses({ 200: HeartbeatResponse }, 400, 403),
+        response: responses({ 200: HeartbeatResponse }, 400, 403, 409),
       },
     },
     async (request) => {
