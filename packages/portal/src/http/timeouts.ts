@@ -15,27 +15,21 @@ const REQUEST_TIMEOUT_RESPONSE =
  *   headers are still incomplete after SVC_HEADERS_TIMEOUT_SECONDS, with a 408;
  * - idle: the socket timeout closes a connection on which nothing moved for
  *   SVC_BODY_IDLE_TIMEOUT_SECONDS: a body that stopped arriving, whatever the route;
+ * - keep-alive: a connection idle between requests is closed after
+ *   SVC_KEEP_ALIVE_TIMEOUT_SECONDS (announced in `Keep-Alive: timeout=`; Node adds a
+ *   second's margin). Fastify's default is 72 s, which replaces the idle timeout on such
+ *   sockets, so it is always set, at or below the idle timeout;
  * - Node's own requestTimeout is off, because it would cut uploads too; the total
- *   timeout is `installRequestTimeout`, which spares uploads.
+ *   timeout is `installRequestTimeout`, which has its own rules for uploads.
  */
 export function serverOptions(ctx: AppContext) {
-  const { headersTimeoutSeconds, idleTimeoutSeconds } = ctx.config.http;
+  const { headersTimeoutSeconds, idleTimeoutSeconds, keepAliveTimeoutSeconds } = ctx.config.http;
   return {
     connectionTimeout: idleTimeoutSeconds * 1000,
+    keepAliveTimeout: keepAliveTimeoutSeconds * 1000,
     requestTimeout: 0,
     http: { headersTimeout: headersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000 },
   };
-}
-
-/** Connections beyond the cap are closed by Node as they are accepted. */
-export function capConnections(app: App, ctx: AppContext): void {
-  app.server.maxConnections = ctx.config.http.maxConnections;
-  app.server.on('drop', () =>
-    ctx.logger.warn(
-      { max_connections: ctx.config.http.maxConnections },
-      'connection refused: too many open connections',
-    ),
-  );
 }
 
 /**
