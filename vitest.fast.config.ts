@@ -66,6 +66,7 @@ export const SLOW_FILES = [
   'packages/portal/tests/share-rotation.test.ts',
   'packages/portal/tests/tenant-isolation.test.ts',
   'packages/portal/tests/upload-refusal-shutdown.test.ts',
+  'packages/portal/tests/upload-pace.test.ts',
   'packages/portal/tests/upload.test.ts',
   'packages/portal/tests/webhook-bulkhead.test.ts',
   'packages/portal/tests/webhook-events.test.ts',

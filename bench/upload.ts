@@ -367,7 +367,8 @@ async function run(opts: UploadOptions, signal: AbortSignal): Promise<void> {
   const portal = await bounded(
     startPortalProcess({
       echo: opts.verbose,
-      env: { SVC_UPLOAD_API_KEY: apiKey },
+      // One key for every upload: let it have them all in progress at once.
+      env: { SVC_UPLOAD_API_KEY: apiKey, SVC_UPLOADS_PER_KEY: String(Math.max(8, opts.concurrency)) },
       nodeArgs: [
         ...opts.nodeArgs,
         ...(opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${path.join(profileDir, 'portal')}`] : []),

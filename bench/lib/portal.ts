@@ -118,6 +118,8 @@ export async function startPortalProcess(opts: PortalOptions = {}): Promise<Port
     SVC_LOG_LEVEL: opts.logLevel ?? 'warn',
     SVC_ADMIN_EMAIL: adminEmail,
     SVC_ADMIN_PASSWORD: adminPassword,
+    // Every benchmark client is one address (loopback): the per-address limit would be the ceiling.
+    SVC_MAX_CONNECTIONS_PER_ADDRESS: '1000',
     ...opts.env,
   };
   const main = path.join(REPO_ROOT, 'packages', 'portal', 'src', 'main.ts');

@@ -14,7 +14,8 @@ import { registerIdentityRoutes } from './identity/routes/index.ts';
 import { registerNoStore } from './http/cache-control.ts';
 import { credentialsOf } from './http/credentials.ts';
 import { findInputProblem, inputProblemMessage } from './http/input-rules.ts';
-import { capConnections, installRequestTimeout, serverOptions } from './http/timeouts.ts';
+import { limitConnections } from './http/connections.ts';
+import { installRequestTimeout, serverOptions } from './http/timeouts.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { registerConsole } from './web/console.ts';
 import { registerSharePage } from './web/share-page.ts';
@@ -33,7 +34,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     ...serverOptions(ctx),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  capConnections(app, ctx);
+  limitConnections(app, ctx);
   installRequestTimeout(app, ctx);
 
   // Unknown fields are refused, not silently dropped; only query strings are coerced.

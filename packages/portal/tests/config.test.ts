@@ -549,3 +549,72 @@ describe('webhook limits (SVC_WEBHOOK_MAX_IN_FLIGHT, _QUEUE_MAX, _QUEUE_WAIT_SEC
     expect(err.message).toMatch(problem);
   });
 });
+
+describe('connection and upload limits (issue 21, points 2 and 5)', () => {
+  it('defaults: 100 connections per address, keep-alive 5 s, uploads within an hour at 1 KiB/s over 30 s, 8 per key', () => {
+    expect(loadConfig({}, CWD).http).toMatchObject({
+      maxConnectionsPerAddress: 100,
+      keepAliveTimeoutSeconds: 5,
+      uploadTimeoutSeconds: 3600,
+      uploadMinBytesPerSecond: 1024,
+      uploadRateWindowSeconds: 30,
+      uploadsPerKey: 8,
+    });
+  });
+
+  it('the per-address and keep-alive defaults follow a lower cap and idle timeout', () => {
+    const config = loadConfig({ SVC_MAX_CONNECTIONS: '40', SVC_BODY_IDLE_TIMEOUT_SECONDS: '3' }, CWD);
+    expect(config.http).toMatchObject({ maxConnectionsPerAddress: 40, keepAliveTimeoutSeconds: 3 });
+  });
+
+  it('reads each variable', () => {
+    const env = {
+      SVC_MAX_CONNECTIONS_PER_ADDRESS: '1000',
+      SVC_KEEP_ALIVE_TIMEOUT_SECONDS: '30',
+      SVC_UPLOAD_TIMEOUT_SECONDS: '600',
+      SVC_UPLOAD_MIN_BYTES_PER_SECOND: '0',
+      SVC_UPLOAD_RATE_WINDOW_SECONDS: '10',
+      SVC_UPLOADS_PER_KEY: '2',
+    };
+    expect(loadConfig(env, CWD).http).toMatchObject({
+      maxConnectionsPerAddress: 1000,
+      keepAliveTimeoutSeconds: 30,
+      uploadTimeoutSeconds: 600,
+      uploadMinBytesPerSecond: 0,
+      uploadRateWindowSeconds: 10,
+      uploadsPerKey: 2,
+    });
+  });
+
+  it.each([
+    [
+      { SVC_MAX_CONNECTIONS_PER_ADDRESS: '0' },
+      'SVC_MAX_CONNECTIONS_PER_ADDRESS',
+      /must be between 1 and 1000000 \(got 0\)/,
+    ],
+    [
+      { SVC_MAX_CONNECTIONS_PER_ADDRESS: '1001' },
+      'SVC_MAX_CONNECTIONS_PER_ADDRESS',
+      /must not exceed SVC_MAX_CONNECTIONS \(1000; got 1001\)/,
+    ],
+    [
+      { SVC_MAX_CONNECTIONS: '10', SVC_MAX_CONNECTIONS_PER_ADDRESS: '11' },
+      'SVC_MAX_CONNECTIONS_PER_ADDRESS',
+      /must not exceed SVC_MAX_CONNECTIONS \(10; got 11\)/,
+    ],
+    [{ SVC_KEEP_ALIVE_TIMEOUT_SECONDS: '0' }, 'SVC_KEEP_ALIVE_TIMEOUT_SECONDS', /must be between 1 and 3600 \(got 0\)/],
+    [
+      { SVC_KEEP_ALIVE_TIMEOUT_SECONDS: '31' },
+      'SVC_KEEP_ALIVE_TIMEOUT_SECONDS',
+      /must not exceed SVC_BODY_IDLE_TIMEOUT_SECONDS \(30; got 31\)/,
+    ],
+    [{ SVC_UPLOAD_TIMEOUT_SECONDS: '0' }, 'SVC_UPLOAD_TIMEOUT_SECONDS', /must be between 1 and 86400 \(got 0\)/],
+    [{ SVC_UPLOAD_MIN_BYTES_PER_SECOND: '1k' }, 'SVC_UPLOAD_MIN_BYTES_PER_SECOND', /whole number/],
+    [{ SVC_UPLOAD_RATE_WINDOW_SECONDS: '0' }, 'SVC_UPLOAD_RATE_WINDOW_SECONDS', /must be between 1 and 3600 \(got 0\)/],
+    [{ SVC_UPLOADS_PER_KEY: '0' }, 'SVC_UPLOADS_PER_KEY', /must be between 1 and 10000 \(got 0\)/],
+  ])('%j is refused', (env, variable, problem) => {
+    const err = configError(env);
+    expect(err.variable).toBe(variable);
+    expect(err.message).toMatch(problem);
+  });
+});

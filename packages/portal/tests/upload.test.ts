@@ -48,7 +48,8 @@ describe('POST /api/upload', () => {
   let biz: LicenseFixture;
 
   beforeAll(async () => {
-    portal = await startTestPortal();
+    // Twelve uploads at once with one key below: above the default of uploads in progress per key.
+    portal = await startTestPortal({ env: { SVC_UPLOADS_PER_KEY: '12' } });
     admin = await portal.adminToken();
     db = await openDb(portal);
     biz = await createLicense(portal, { tier: 'business' });

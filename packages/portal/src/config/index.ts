@@ -46,10 +46,25 @@ export interface Config {
     requestTimeoutSeconds: number;
     /** A connection on which nothing arrives or leaves for this long is closed (a stalled body, an idle socket). */
     idleTimeoutSeconds: number;
-    /** Open connections beyond this many are closed as they arrive. */
+    /**
+     * Open connections at most; at the cap a new one takes the place of the longest-idle
+     * connection (no request in progress), and is closed only when every connection is busy.
+     */
     maxConnections: number;
+    /** Open connections from one address (an IPv6 /64) at most; same rule as the global cap, within the address. */
+    maxConnectionsPerAddress: number;
+    /** An idle keep-alive connection is closed after this long (never longer than the idle timeout). */
+    keepAliveTimeoutSeconds: number;
     /** Deepest nesting of a JSON body or an uploaded session file. */
     maxJsonDepth: number;
+    /** POST /api/upload: the body must be in within this long after the headers. */
+    uploadTimeoutSeconds: number;
+    /** POST /api/upload: bytes per second at least, over each rate window (0: no minimum). */
+    uploadMinBytesPerSecond: number;
+    /** The window over which the upload rate is measured; the first one is also the grace period. */
+    uploadRateWindowSeconds: number;
+    /** Uploads in progress per key at most (the legacy key is one key); more get a 429. */
+    uploadsPerKey: number;
   };
   /** Failed API-key authentications per address per minute before that address gets 429s (0: no limit). */
   keyFailuresPerMinute: number;
@@ -114,6 +129,11 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const n = Number(raw);
   if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${n})`);
   return n;
+}
+
+function atMost(value: number, name: string, limit: number, limitName: string): number {
+  if (value > limit) throw new ConfigError(name, `must not exceed ${limitName} (${limit}; got ${value})`);
+  return value;
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -277,6 +297,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
 
   const storageLimitRaw = read(env, 'SVC_STORAGE_LIMIT_MB');
+  const idleTimeoutSeconds = integer(env, 'SVC_BODY_IDLE_TIMEOUT_SECONDS', 30, 1, 3600);
+  const maxConnections = integer(env, 'SVC_MAX_CONNECTIONS', 1000, 1, 1_000_000);
   return {
     port,
     host,
@@ -306,9 +328,26 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     http: {
       headersTimeoutSeconds: integer(env, 'SVC_HEADERS_TIMEOUT_SECONDS', 20, 1, 3600),
       requestTimeoutSeconds: integer(env, 'SVC_REQUEST_TIMEOUT_SECONDS', 60, 1, 86_400),
-      idleTimeoutSeconds: integer(env, 'SVC_BODY_IDLE_TIMEOUT_SECONDS', 30, 1, 3600),
-      maxConnections: integer(env, 'SVC_MAX_CONNECTIONS', 1000, 1, 1_000_000),
+      idleTimeoutSeconds,
+      maxConnections,
+      // Defaults follow a lowered cap or idle timeout; an explicit value above them is refused.
+      maxConnectionsPerAddress: atMost(
+        integer(env, 'SVC_MAX_CONNECTIONS_PER_ADDRESS', Math.min(100, maxConnections), 1, 1_000_000),
+        'SVC_MAX_CONNECTIONS_PER_ADDRESS',
+        maxConnections,
+        'SVC_MAX_CONNECTIONS',
+      ),
+      keepAliveTimeoutSeconds: atMost(
+        integer(env, 'SVC_KEEP_ALIVE_TIMEOUT_SECONDS', Math.min(5, idleTimeoutSeconds), 1, 3600),
+        'SVC_KEEP_ALIVE_TIMEOUT_SECONDS',
+        idleTimeoutSeconds,
+        'SVC_BODY_IDLE_TIMEOUT_SECONDS',
+      ),
       maxJsonDepth: integer(env, 'SVC_MAX_JSON_DEPTH', 64, 8, 1000),
+      uploadTimeoutSeconds: integer(env, 'SVC_UPLOAD_TIMEOUT_SECONDS', 3600, 1, 86_400),
+      uploadMinBytesPerSecond: integer(env, 'SVC_UPLOAD_MIN_BYTES_PER_SECOND', 1024, 0, 1_000_000_000),
+      uploadRateWindowSeconds: integer(env, 'SVC_UPLOAD_RATE_WINDOW_SECONDS', 30, 1, 3600),
+      uploadsPerKey: integer(env, 'SVC_UPLOADS_PER_KEY', 8, 1, 10_000),
     },
     keyFailuresPerMinute: integer(env, 'SVC_API_KEY_FAILURES_PER_MINUTE', 20, 0, 1_000_000),
     webhooks: {

@@ -1,13 +1,27 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.ts';
 
-/** Routes whose body may take as long as it takes, as long as it keeps coming (25 MB over a slow link). */
-const NO_TOTAL_TIMEOUT = new Set(['/api/upload']);
+/** The route whose body may be 25 MB over a slow link: it has its own bounds, not the request timeout. */
+const UPLOAD_ROUTE = '/api/upload';
 
-const REQUEST_TIMEOUT_BODY = JSON.stringify({ error: 'Request timeout: the request was not received in time' });
-const REQUEST_TIMEOUT_RESPONSE =
-  'HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json; charset=utf-8\r\n' +
-  `content-length: ${Buffer.byteLength(REQUEST_TIMEOUT_BODY)}\r\nconnection: close\r\n\r\n${REQUEST_TIMEOUT_BODY}`;
+/** A raw 408: the request pipeline is still waiting on the body, so the answer cannot go through Fastify. */
+function timeoutResponse(message: string): string {
+  const body = JSON.stringify({ error: `Request timeout: ${message}` });
+  return (
+    'HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json; charset=utf-8\r\n' +
+    `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+  );
+}
+
+const REQUEST_TIMEOUT_RESPONSE = timeoutResponse('the request was not received in time');
+
+/** Uploads cut by their time or rate bound; the route does not log them as a client that went away. */
+const cutUploads = new WeakSet<IncomingMessage>();
+
+export function uploadWasCut(raw: IncomingMessage): boolean {
+  return cutUploads.has(raw);
+}
 
 /**
  * Fastify/Node options for the connection-level limits (issue 11, point 9):
@@ -15,46 +29,104 @@ const REQUEST_TIMEOUT_RESPONSE =
  *   headers are still incomplete after SVC_HEADERS_TIMEOUT_SECONDS, with a 408;
  * - idle: the socket timeout closes a connection on which nothing moved for
  *   SVC_BODY_IDLE_TIMEOUT_SECONDS: a body that stopped arriving, whatever the route;
+ * - keep-alive: a connection idle between requests is closed after
+ *   SVC_KEEP_ALIVE_TIMEOUT_SECONDS (announced in `Keep-Alive: timeout=`; Node adds a
+ *   second's margin). Fastify's default is 72 s, which replaces the idle timeout on such
+ *   sockets, so it is always set, at or below the idle timeout;
  * - Node's own requestTimeout is off, because it would cut uploads too; the total
- *   timeout is `installRequestTimeout`, which spares uploads.
+ *   timeout is `installRequestTimeout`, which has its own rules for uploads.
  */
 export function serverOptions(ctx: AppContext) {
-  const { headersTimeoutSeconds, idleTimeoutSeconds } = ctx.config.http;
+  const { headersTimeoutSeconds, idleTimeoutSeconds, keepAliveTimeoutSeconds } = ctx.config.http;
   return {
     connectionTimeout: idleTimeoutSeconds * 1000,
+    keepAliveTimeout: keepAliveTimeoutSeconds * 1000,
     requestTimeout: 0,
     http: { headersTimeout: headersTimeoutSeconds * 1000, connectionsCheckingInterval: 1000 },
   };
-}
-
-/** Connections beyond the cap are closed by Node as they are accepted. */
-export function capConnections(app: App, ctx: AppContext): void {
-  app.server.maxConnections = ctx.config.http.maxConnections;
-  app.server.on('drop', () =>
-    ctx.logger.warn(
-      { max_connections: ctx.config.http.maxConnections },
-      'connection refused: too many open connections',
-    ),
-  );
 }
 
 /**
  * SVC_REQUEST_TIMEOUT_SECONDS: a request (other than an upload) whose body is not all in
  * that long after its headers gets a 408 and its connection closed. A trickle of a byte
  * now and then defeats the idle timeout; this one bounds it.
+ *
+ * An upload (issue 21, point 5) instead has SVC_UPLOAD_TIMEOUT_SECONDS for its whole body,
+ * and must bring at least SVC_UPLOAD_MIN_BYTES_PER_SECOND over each window of
+ * SVC_UPLOAD_RATE_WINDOW_SECONDS (the first window is the grace period). Bytes are counted
+ * on the socket, as they are read.
  */
 export function installRequestTimeout(app: App, ctx: AppContext): void {
-  const ms = ctx.config.http.requestTimeoutSeconds * 1000;
+  const { requestTimeoutSeconds, uploadTimeoutSeconds, uploadMinBytesPerSecond, uploadRateWindowSeconds } =
+    ctx.config.http;
+  const rateTooLow = timeoutResponse(
+    `the upload arrived too slowly (less than ${uploadMinBytesPerSecond} bytes per second)`,
+  );
+  const tooLong = timeoutResponse(`the upload was not received within ${uploadTimeoutSeconds} seconds`);
+
   app.addHook('onRequest', async (request: FastifyRequest, reply) => {
-    if (request.raw.complete || NO_TOTAL_TIMEOUT.has(request.routeOptions.url ?? '')) return;
-    const timer = setTimeout(() => {
-      if (request.raw.complete || request.raw.destroyed) return;
-      request.log.info({ timeout_seconds: ms / 1000 }, 'request body not received in time');
-      const socket = request.raw.socket;
+    if (request.raw.complete) return;
+    const socket = request.raw.socket;
+    const startedWith = socket.bytesRead;
+    const timers: NodeJS.Timeout[] = [];
+    const clear = () => {
+      for (const t of timers) clearTimeout(t);
+    };
+    const cut = (response: string) => {
+      clear();
       if (reply.raw.headersSent) socket.destroy();
-      else socket.end(REQUEST_TIMEOUT_RESPONSE, () => socket.destroy());
-    }, ms).unref();
-    const clear = () => clearTimeout(timer);
+      else socket.end(response, () => socket.destroy());
+    };
+
+    if (request.routeOptions.url !== UPLOAD_ROUTE) {
+      const ms = requestTimeoutSeconds * 1000;
+      const timer = setTimeout(() => {
+        if (request.raw.complete || request.raw.destroyed) return;
+        request.log.info({ timeout_seconds: requestTimeoutSeconds }, 'request body not received in time');
+        cut(REQUEST_TIMEOUT_RESPONSE);
+      }, ms);
+      timers.push(timer.unref());
+    } else {
+      const cutUpload = (reason: 'total' | 'rate', response: string, fields: Record<string, number>) => {
+        if (request.raw.complete || request.raw.destroyed) return;
+        cutUploads.add(request.raw);
+        const p = request.principal;
+        request.log.info(
+          {
+            reason,
+            received_bytes: socket.bytesRead - startedWith,
+            client_id: p?.kind === 'license' ? p.clientId : undefined,
+            ...fields,
+          },
+          'upload too slow',
+        );
+        cut(response);
+      };
+      const total = setTimeout(
+        () => cutUpload('total', tooLong, { timeout_seconds: uploadTimeoutSeconds }),
+        uploadTimeoutSeconds * 1000,
+      );
+      timers.push(total.unref());
+      if (uploadMinBytesPerSecond > 0) {
+        let mark = socket.bytesRead;
+        let markAt = Date.now();
+        const rate = setInterval(() => {
+          // Against the time really elapsed: a late timer does not raise the bar.
+          const now = Date.now();
+          const needed = (uploadMinBytesPerSecond * (now - markAt)) / 1000;
+          if (socket.bytesRead - mark < needed) {
+            cutUpload('rate', rateTooLow, {
+              min_bytes_per_second: uploadMinBytesPerSecond,
+              window_seconds: uploadRateWindowSeconds,
+            });
+            return;
+          }
+          mark = socket.bytesRead;
+          markAt = now;
+        }, uploadRateWindowSeconds * 1000);
+        timers.push(rate.unref());
+      }
+    }
     request.raw.once('end', clear);
     request.raw.once('close', clear);
     reply.raw.once('finish', clear);

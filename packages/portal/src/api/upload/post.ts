@@ -1,12 +1,14 @@
 import type { MultipartFile } from '@fastify/multipart';
+import type { preHandlerAsyncHookHandler } from 'fastify';
 import { UPLOAD_FIELDS, UPLOAD_LIMIT_BYTES, UploadResponse, type SessionFileName } from '@svc/protocol';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import type { StoredObject } from '../../db/schema.ts';
-import { badRequest, HttpError } from '../../http/errors.ts';
+import { badRequest, HttpError, tooManyRequests } from '../../http/errors.ts';
 import { findInputProblem, inputProblemMessage } from '../../http/input-rules.ts';
 import { clientError, discardRestOfBody, fieldBytes, partsOf } from '../../http/multipart-body.ts';
 import { responses } from '../../http/responses.ts';
+import { uploadWasCut } from '../../http/timeouts.ts';
 import { commitSession } from '../../sessions/commit.ts';
 import { fileClientId } from '../../sessions/derive.ts';
 import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';
@@ -18,6 +20,34 @@ import { acceptSessionFile } from '../../sessions/upload.ts';
 const tooLarge = () => new HttpError(413, 'Upload exceeds 25 MB');
 const clientAborted = () => badRequest('The upload was interrupted before the end of the request');
 const NOT_STORED = 'Storage failure: the upload was not stored';
+/** What a key over its limit of uploads in progress is told to wait: about one upload of a few MB on a slow link. */
+const BUSY_RETRY_SECONDS = 30;
+
+/**
+ * SVC_UPLOADS_PER_KEY (issue 21, point 5): uploads in progress per key at most, counted in
+ * this process; the legacy key is one key. A slot is held until the answer is out or the
+ * connection is gone.
+ */
+function limitUploadsPerKey(ctx: AppContext): preHandlerAsyncHookHandler {
+  const limit = ctx.config.http.uploadsPerKey;
+  const inProgress = new Map<string, number>();
+  return async (request, reply) => {
+    const principal = keyHolderOf(request);
+    const key = principal.kind === 'license' ? `license:${principal.license.id}` : 'legacy';
+    const n = inProgress.get(key) ?? 0;
+    if (n >= limit)
+      throw tooManyRequests(
+        `Too many uploads in progress for this key (${limit}), try again later`,
+        BUSY_RETRY_SECONDS,
+      );
+    inProgress.set(key, n + 1);
+    reply.raw.once('close', () => {
+      const left = (inProgress.get(key) ?? 1) - 1;
+      if (left === 0) inProgress.delete(key);
+      else inProgress.set(key, left);
+    });
+  };
+}
 
 /**
  * POST /api/upload (multipart/form-data): `session_json` (required), `pipeline_log`,
@@ -30,7 +60,7 @@ export default function register(app: App, ctx: AppContext): void {
   app.post(
     '/upload',
     {
-      preHandler: requireKey(ctx, { permission: 'upload' }),
+      preHandler: [requireKey(ctx, { permission: 'upload' }), limitUploadsPerKey(ctx)],
       // Every refusal, whenever it comes (a bad key in the preHandler, a 413 declared or
       // counted, a field sent twice, a storage failure), leaves the rest of the body on its
       // way: it is read and dropped for a while so the client gets to see the answer, then
@@ -45,7 +75,7 @@ export default function register(app: App, ctx: AppContext): void {
         summary: 'Upload a scan session',
         security: [{ apiKey: [] }],
         consumes: ['multipart/form-data'],
-        response: responses({ 200: UploadResponse }, 400, 403, 413, 500),
+        response: responses({ 200: UploadResponse }, 400, 403, 413, 429, 500),
       },
     },
     async (request) => {
@@ -158,7 +188,8 @@ export default function register(app: App, ctx: AppContext): void {
         return presentUpload(result, ctx.config.baseUrl);
       } catch (err) {
         if (!clientGone) throw err;
-        request.log.info({ received_bytes: received }, 'upload aborted by the client');
+        // Cut for its time or rate: already logged as such.
+        if (!uploadWasCut(request.raw)) request.log.info({ received_bytes: received }, 'upload aborted by the client');
         throw clientAborted();
       } finally {
         request.raw.off('data', count);
