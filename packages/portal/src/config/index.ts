@@ -121,14 +121,6 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return n;
 }
 
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const raw = read(env, name)?.toLowerCase();
-  if (raw === undefined) return fallback;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(name, `must be true or false (got "${raw}")`);
-}
-
 const TRUST_PROXY_FORMS =
   'must be the number of proxies in front of the portal (e.g. 1) or a comma-separated list of their addresses or CIDR ranges (e.g. 127.0.0.1,10.0.0.0/8)';
 
