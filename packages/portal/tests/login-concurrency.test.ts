@@ -1,6 +1,8 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoginCheckGate } from '../src/identity/login-gate.ts';
 import { http } from './helpers/http.ts';
+import { until } from './helpers/https-receiver.ts';
 import { ADMIN_EMAIL, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /**
@@ -76,5 +78,43 @@ describe('parallel password guesses for one e-mail from many addresses', () => {
       });
     // Each waited its delay inside the e-mail's one slot: no two delays overlapped.
     expect(elapsed).toBeGreaterThanOrEqual(5 * DELAY_MS);
+  });
+
+  it('past one check running and four waiting, an attempt is refused at once with 429 in the OAuth format', async () => {
+    // The first check is held inside its slot: the users table is locked, so its lookup waits.
+    const locker = new pg.Client({ connectionString: portal.databaseUrl });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+      const waiting = async () =>
+        (
+          await locker.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+          )
+        ).rows[0].n as number;
+      const first = guess('198.51.100.20');
+      await until(
+        async () => (await waiting()) === 1,
+        20_000,
+        () => 'the first check to wait for the users table',
+      );
+      // Five more: four take the line, one is refused; none of the four can answer while the first holds the slot.
+      const others = [21, 22, 23, 24, 25].map((i) => guess(`198.51.100.${i}`));
+      const refusedAtOnce = await Promise.race(others);
+      expect({ status: refusedAtOnce.status, body: refusedAtOnce.body }).toEqual({
+        status: 429,
+        body: {
+          error: 'too_many_attempts',
+          error_description: 'Too many sign-ins for this account at once; try again in a moment',
+        },
+      });
+      expect(refusedAtOnce.headers.get('retry-after')).toBe('1');
+      await locker.query('COMMIT');
+      const all = await Promise.all([first, ...others]);
+      expect(all.map((r) => r.status).sort()).toEqual([400, 400, 400, 400, 400, 429]);
+    } finally {
+      await locker.end();
+    }
   });
 });
