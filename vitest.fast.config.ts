@@ -73,6 +73,9 @@ export const SLOW_FILES = [
   'packages/portal/tests/webhook-ssrf.test.ts',
   'packages/portal/tests/webhooks.test.ts',
   'packages/portal/tests/login-throttle.test.ts',
+  'packages/portal/tests/login-concurrency.test.ts',
+  // A real nginx in front of in-process portals.
+  'packages/portal/tests/client-address-nginx.test.ts',
   'packages/portal/tests/secrets-in-logs.test.ts',
   'packages/portal/tests/share.test.ts',
   'packages/portal/tests/jwt-header.test.ts',

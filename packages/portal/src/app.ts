@@ -16,6 +16,7 @@ import { credentialsOf } from './http/credentials.ts';
 import { findInputProblem, inputProblemMessage } from './http/input-rules.ts';
 import { limitConnections } from './http/connections.ts';
 import { installRequestTimeout, serverOptions } from './http/timeouts.ts';
+import { trustProxyOption } from './http/trust-proxy.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { registerConsole } from './web/console.ts';
 import { registerSharePage } from './web/share-page.ts';
@@ -28,7 +29,7 @@ import { registerSharePage } from './web/share-page.ts';
 export async function buildApp(ctx: AppContext): Promise<App> {
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
-    trustProxy: ctx.config.trustProxy,
+    trustProxy: trustProxyOption(ctx.config.trustProxy),
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     ...serverOptions(ctx),

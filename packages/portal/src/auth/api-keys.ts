@@ -64,13 +64,15 @@ export class ApiKeyVerifier {
   }
 
   /**
-   * A lookup on behalf of a client at `address`: refused with a 429 once that address has
-   * had too many unknown keys this minute; an unknown key (bad format or no such key) counts.
+   * A lookup on behalf of a client at `address`: refused with a 429 once that address has had
+   * too many unknown keys this minute (KeyFailureThrottle has the rule); an unknown key (bad
+   * format or no such key) counts, a real one proves its prefix from that address.
    */
   async lookupFrom(key: string, address: string): Promise<KeyLookup> {
-    this.#throttle.admit(address);
+    this.#throttle.admit(address, key);
     const result = await this.lookup(key);
-    if (result.kind === 'not_found' || result.kind === 'invalid_format') this.#throttle.recordFailure(address);
+    if (result.kind === 'not_found' || result.kind === 'invalid_format') this.#throttle.recordFailure(address, key);
+    else this.#throttle.recordSuccess(address, key);
     return result;
   }
 

@@ -26,7 +26,12 @@ export interface Config {
   sessionRetentionDays: number;
   storageLimitMb: number | null;
   logLevel: LogLevel;
-  trustProxy: boolean;
+  /**
+   * Whose X-Forwarded-For to believe (Fastify's trustProxy): false (nobody, the socket's
+   * address is the client), a number of proxy hops, or the proxies' addresses and CIDR ranges.
+   * The client is the rightmost address that is not a trusted proxy. README "Behind a reverse proxy".
+   */
+  trustProxy: false | number | string[];
   /** How long SIGTERM waits for in-flight requests before closing their connections. */
   shutdownGraceSeconds: number;
   /**
@@ -136,12 +141,41 @@ function atMost(value: number, name: string, limit: number, limitName: string): 
   return value;
 }
 
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const raw = read(env, name)?.toLowerCase();
-  if (raw === undefined) return fallback;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(name, `must be true or false (got "${raw}")`);
+const TRUST_PROXY_FORMS =
+  'must be the number of proxies in front of the portal (e.g. 1) or a comma-separated list of their addresses or CIDR ranges (e.g. 127.0.0.1,10.0.0.0/8)';
+
+/**
+ * SVC_TRUST_PROXY: unset, 0, false, no or off: no proxy; a hop count; or proxy addresses.
+ * `true` trusted every hop, so the leftmost X-Forwarded-For entry, which the client writes
+ * itself, was its address: refused at start rather than silently narrowed (docs/decisions.md).
+ */
+function trustProxy(env: Env, name: string): Config['trustProxy'] {
+  const raw = read(env, name);
+  if (raw === undefined || ['0', 'false', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  if (['true', 'yes', 'on'].includes(raw.toLowerCase()))
+    throw new ConfigError(
+      name,
+      `${TRUST_PROXY_FORMS}; "${raw}" (trust every hop) is no longer accepted: it let clients choose their own address`,
+    );
+  if (/^\d+$/.test(raw)) {
+    const hops = Number(raw);
+    if (hops > 32) throw new ConfigError(name, `must be at most 32 proxy hops (got ${hops})`);
+    return hops;
+  }
+  return raw.split(',').map((part) => {
+    const entry = part.trim();
+    // Dotted quads only for IPv4: ipaddr.js also reads "10.1" or "0x7f.1" as addresses.
+    const [v4, v6] = [ipaddr.IPv4, ipaddr.IPv6];
+    const valid = entry.includes('/')
+      ? entry.includes(':')
+        ? v6.isValidCIDR(entry)
+        : v4.isValidCIDRFourPartDecimal(entry)
+      : entry.includes(':')
+        ? v6.isValid(entry)
+        : v4.isValidFourPartDecimal(entry);
+    if (!valid) throw new ConfigError(name, `${TRUST_PROXY_FORMS} (got "${entry}")`);
+    return entry;
+  });
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
@@ -314,7 +348,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     sessionRetentionDays: integer(env, 'SVC_SESSION_RETENTION_DAYS', 90, 1, 36500),
     storageLimitMb: storageLimitRaw === undefined ? null : integer(env, 'SVC_STORAGE_LIMIT_MB', 0, 1, 100_000_000),
     logLevel: oneOf(env, 'SVC_LOG_LEVEL', LOG_LEVELS, 'info'),
-    trustProxy: boolean(env, 'SVC_TRUST_PROXY', false),
+    trustProxy: trustProxy(env, 'SVC_TRUST_PROXY'),
     shutdownGraceSeconds: integer(env, 'SVC_SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),
     frameAncestors: frameAncestorList(env, 'SVC_FRAME_ANCESTORS'),
     webDir: path.resolve(cwd, read(env, 'SVC_WEB_DIR') ?? DEFAULT_WEB_DIR),

@@ -12,6 +12,7 @@ import {
   revokeFamily,
 } from './queries.ts';
 import type { SigningKey } from './signing-keys.ts';
+import { LoginCheckGate } from './login-gate.ts';
 import { admitLoginAttempt, recordSuccessfulLogin } from './throttle.ts';
 import { hashRefreshToken, issueTokens } from './tokens.ts';
 import { normalizeEmail } from './users.ts';
@@ -26,7 +27,22 @@ export type GrantOutcome =
   | { kind: 'issued'; tokens: TokenResponse }
   | { kind: 'refused' }
   | { kind: 'locked'; retryAfter: number }
+  | { kind: 'busy'; retryAfter: number }
   | { kind: 'reused' };
+
+/** One password check per e-mail at a time, four more waiting (README "Identity"). */
+const LOGIN_CHECKS_IN_FLIGHT = 1;
+const LOGIN_CHECKS_WAITING = 4;
+/** Each portal's own gate (a test process runs several portals). */
+const gates = new WeakMap<AppContext, LoginCheckGate>();
+function gateOf(ctx: AppContext): LoginCheckGate {
+  let gate = gates.get(ctx);
+  if (gate === undefined) {
+    gate = new LoginCheckGate(LOGIN_CHECKS_IN_FLIGHT, LOGIN_CHECKS_WAITING);
+    gates.set(ctx, gate);
+  }
+  return gate;
+}
 
 export async function passwordGrant(
   ctx: AppContext,
@@ -40,10 +56,22 @@ export async function passwordGrant(
   // cannot outrun the lock; and for every e-mail, so a lock reveals no account.
   const gate = await admitLoginAttempt(ctx.db, login.username, login.address, now, ctx.config.identity.loginSlowAfter);
   if (!gate.admitted) return { kind: 'locked', retryAfter: gate.retryAfter };
-  // Many failures across addresses: slow every attempt down, the right one too, but never refuse it.
-  if (gate.slow) await setTimeout(ctx.config.identity.loginSlowDelayMs);
-  const user = await findUserByNormalizedEmail(ctx.db, normalizeEmail(login.username));
-  const ok = await verifyPassword(user?.password_hash ?? null, login.password);
+  // Bounded per e-mail after the per-address lock, so locked addresses never take a place in line.
+  const email = normalizeEmail(login.username);
+  const release = await gateOf(ctx).enter(email);
+  if (release === null)
+    return { kind: 'busy', retryAfter: Math.max(1, Math.ceil(ctx.config.identity.loginSlowDelayMs / 1000)) };
+  let user: Awaited<ReturnType<typeof findUserByNormalizedEmail>>;
+  let ok: boolean;
+  try {
+    // Many failures across addresses: slow every attempt down, the right one too, but never
+    // refuse it. Inside the slot, so parallel attempts are slowed one after another.
+    if (gate.slow) await setTimeout(ctx.config.identity.loginSlowDelayMs);
+    user = await findUserByNormalizedEmail(ctx.db, email);
+    ok = await verifyPassword(user?.password_hash ?? null, login.password);
+  } finally {
+    release();
+  }
   if (!user || !ok) return { kind: 'refused' };
   await recordSuccessfulLogin(ctx.db, login.username, login.address);
   return { kind: 'issued', tokens: await issueTokens(ctx.db, key, ctx.config.baseUrl, user, now) };

@@ -25,6 +25,10 @@ function tokensOrRefusal(outcome: GrantOutcome, refusal: string) {
       throw oauthError(429, 'too_many_attempts', 'Too many failed logins; try again later', {
         'retry-after': String(outcome.retryAfter),
       });
+    case 'busy':
+      throw oauthError(429, 'too_many_attempts', 'Too many sign-ins for this account at once; try again in a moment', {
+        'retry-after': String(outcome.retryAfter),
+      });
     case 'refused':
     case 'reused':
       throw oauthError(400, 'invalid_grant', refusal);
