@@ -52,6 +52,7 @@ describe('share', () => {
   const withReport = newSessionId();
   const noReport = newSessionId();
   const noBodyTag = newSessionId();
+  const execOnly = newSessionId();
   const tokens: Record<string, string> = {};
   const uploadedAt: Record<string, string> = {};
 
@@ -72,6 +73,7 @@ describe('share', () => {
       log: 'log\n',
     });
     await upload(noReport, sessionJson(noReport, { client: 'Bob <b>&</b> Sons', target: 'example.org' }));
+    await upload(execOnly, sessionJson(execOnly, { client: 'Exec Only', target: 'host' }), { exec: EXEC });
     await upload(noBodyTag, sessionJson(noBodyTag, { client: 'Nobody', target: 'host' }), {
       report: '<h1>fragment report</h1><button id="scheduleBtn">x</button>',
     });
@@ -250,7 +252,17 @@ describe('share', () => {
       expect(res.text.trimEnd().endsWith('</script>')).toBe(true);
     });
 
-    it('a session without report.html: a summary page, escaped, linking the files through the token', async () => {
+    it('a session with only an executive summary: the page frames that', async () => {
+      const res = await page(`?token=${tokens[execOnly]}`);
+      expect(res.status).toBe(200);
+      expectPageHeaders(res);
+      expect(res.text).toContain(
+        `<iframe id="svc-report" title="Executive summary" src="frame?token=${tokens[execOnly]}&amp;file=exec_summary.html" sandbox="allow-scripts allow-popups"`,
+      );
+      expect(res.text).not.toContain('data-src=');
+    });
+
+    it('a session without HTML files: a summary page, escaped, linking the files through the token', async () => {
       const res = await page(`?token=${tokens[noReport]}`);
       expect(res.status).toBe(200);
       expectPageHeaders(res);

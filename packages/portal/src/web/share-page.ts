@@ -29,7 +29,8 @@ import { bridgeInserter, bridgeScript } from './bridge.ts';
  * stored; framed by the portal's own pages and SVC_FRAME_ANCESTORS only. The page passes
  * the bridge's consultation message on to a page of the portal's origin that frames it.
  *
- * Without a report: a small summary page of ours. Every answer: nosniff, no caching, no
+ * With only an executive summary, the frame shows that. Without either: a small summary
+ * page of ours. Every answer: nosniff, no caching, no
  * Referer, `X-Robots-Tag: noindex`. Missing or malformed token: 400 page; unknown token:
  * 404 page. `/share` redirects to `/share/` so that the page's relative links
  * (`frame?...`, `../api/download?...`) resolve under any base path.
@@ -122,8 +123,8 @@ export function framePage(row: SessionRow, token: string, baseUrl: string): stri
     .filter((v): v is string => v !== null && v !== '')
     .map(escapeHtml)
     .join(' · ');
-  const hasExec = row.files['exec_summary.html'] !== undefined;
-  const buttons = hasExec
+  const shown: FramedFile = row.files['report.html'] !== undefined ? 'report.html' : 'exec_summary.html';
+  const buttons = FRAMED_FILES.every((f) => row.files[f] !== undefined)
     ? `<p><button type="button" data-src="${frameLink(token, 'report.html')}" aria-pressed="true">Report</button><button type="button" data-src="${frameLink(token, 'exec_summary.html')}" aria-pressed="false">Executive summary</button></p>`
     : '';
   return `<!DOCTYPE html>
@@ -136,7 +137,7 @@ export function framePage(row: SessionRow, token: string, baseUrl: string): stri
 <p class="meta">${meta}</p>
 ${buttons}
 </header>
-<iframe id="svc-report" title="Report" src="${frameLink(token, 'report.html')}" sandbox="allow-scripts allow-popups" referrerpolicy="no-referrer"></iframe>
+<iframe id="svc-report" title="${shown === 'report.html' ? 'Report' : 'Executive summary'}" src="${frameLink(token, shown)}" sandbox="allow-scripts allow-popups" referrerpolicy="no-referrer"></iframe>
 <script>${FRAME_SCRIPT}</script>
 </body>
 </html>
@@ -235,7 +236,9 @@ export function registerSharePage(app: App, ctx: AppContext): void {
         );
       if (row === undefined) return notFoundPage();
 
-      if (row.files['report.html'] === undefined) return sendPage(reply, ctx, 200, summaryPage(row, token));
+      // A session with no HTML report: the summary page (its files are JSON and logs).
+      if (FRAMED_FILES.every((f) => row.files[f] === undefined))
+        return sendPage(reply, ctx, 200, summaryPage(row, token));
       return setFileHeaders(reply, HTML, ctx.config.frameAncestors, FRAME_PAGE_CSP)
         .header('x-robots-tag', 'noindex')
         .send(framePage(row, token, ctx.config.baseUrl));
