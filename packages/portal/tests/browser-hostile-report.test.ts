@@ -279,10 +279,8 @@ describe('a hostile report in Chromium', () => {
     const w: Watched = { page: await context!.newPage(), messages: [] };
     w.page.on('console', (m) => w.messages.push(m.text()));
     await w.page.goto(`${allowedFramer!.url}/`);
-    const frame = await (async () => {
-      await expect.poll(() => w.messages.some((m) => m.startsWith('probe ready')), { timeout: 15_000 }).toBe(true);
-      return w.page.frames().find((f) => f.url().includes('/share/frame?'))!;
-    })();
+    const frame = await reportFrame(w);
+    expect(frame.parentFrame()?.url()).toBe(shareUrl());
     await frame.locator('#top').click();
     await logged(w, /^probe top threw SecurityError$/);
     expect(await frame.locator('#scheduleBtn').getAttribute('data-svc-bridge')).toBe('wired');
