@@ -9,8 +9,10 @@ import { HOSTILE_EVIDENCE, reportSession } from '../packages/client/tests/helper
 
 /**
  * A generated report on the portal's share page (SPEC: the bridge goes in at the LAST
- * closing body tag): uploaded to a real portal with the upload endpoint, read back raw and
- * opened in Chromium, where the report and the bridge both work in the sandboxed page.
+ * closing body tag): uploaded to a real portal with the upload endpoint, read back raw from
+ * the share page's frame and opened in Chromium, where the report and the bridge both work
+ * in the sandboxed frame under the portal's label, and the report loads nothing from
+ * anywhere (the share frame's CSP allows no external source; it needs none).
  */
 
 const BRIDGE_OPEN = '<script data-svc-share-bridge="1">';
@@ -22,6 +24,7 @@ describe('a generated report on the share page', () => {
   let token = '';
   const sessionId = newSessionId();
   const shareUrl = () => `${portal?.url}/share/?token=${token}`;
+  const frameUrl = () => `${portal?.url}/share/frame?token=${token}&file=report.html`;
 
   beforeAll(async () => {
     const port = await freePort();
@@ -43,7 +46,7 @@ describe('a generated report on the share page', () => {
 
   it('inserts the bridge once, at the last closing body tag, and leaves the report byte for byte', async () => {
     expect(report.split('</body>')).toHaveLength(3);
-    const res = await fetch(shareUrl());
+    const res = await fetch(frameUrl());
     expect(res.status).toBe(200);
     const page = await res.text();
     expect(page.split('data-svc-share-bridge')).toHaveLength(2);
@@ -74,23 +77,36 @@ describe('a generated report on the share page', () => {
       dialogs.push(d.message());
       void d.dismiss();
     });
+    const framed = page.waitForResponse((r) => r.url() === frameUrl(), { timeout: 15_000 });
     const res = await page.goto(shareUrl());
     expect(res?.status()).toBe(200);
-    expect(res?.headers()['content-security-policy']).toMatch(/^sandbox allow-scripts /);
-    await page.locator('#svc-share-banner').waitFor({ state: 'visible', timeout: 15_000 });
-    expect(await page.locator('#scheduleBtn').getAttribute('data-svc-bridge')).toBe('wired');
-    expect(await page.locator('script[data-svc-share-bridge]').count()).toBe(1);
-    expect(await page.locator('#consultation-section.consultation-section > #scheduleBtn').count()).toBe(1);
+    expect((await framed).headers()['content-security-policy']).toMatch(
+      /^sandbox allow-scripts allow-popups; default-src 'none'; img-src data:; style-src 'unsafe-inline'; /,
+    );
+    await page.locator('#svc-share-label').waitFor({ state: 'visible', timeout: 15_000 });
+    await expect.poll(() => page.frames().some((f) => f.url() === frameUrl()), { timeout: 15_000 }).toBe(true);
+    const frame = page.frames().find((f) => f.url() === frameUrl())!;
+    await frame.locator('#scheduleBtn[data-svc-bridge="wired"]').waitFor({ state: 'attached', timeout: 15_000 });
+    expect(await frame.locator('script[data-svc-share-bridge]').count()).toBe(1);
+    expect(await frame.locator('#consultation-section.consultation-section > #scheduleBtn').count()).toBe(1);
     for (const id of ['scope', 'risk', 'trend', 'top-risks', 'findings', 'hosts', 'exceptions', 'orc-964'])
-      expect(await page.locator(`#${id}`).count(), id).toBe(1);
-    expect(await page.locator('pre.evidence', { hasText: '<script>alert(1)</script>' }).textContent()).toBe(
+      expect(await frame.locator(`#${id}`).count(), id).toBe(1);
+    expect(await frame.locator('pre.evidence', { hasText: '<script>alert(1)</script>' }).textContent()).toBe(
       HOSTILE_EVIDENCE,
     );
-    expect(await page.getByRole('img', { name: 'Risk score trend for 10.0.0.0/16' }).count()).toBe(1);
-    // The report's script ran in the sandboxed page too.
-    const copy = String(await page.evaluate('window.svcReport.printableCopy()'));
+    expect(await frame.getByRole('img', { name: 'Risk score trend for 10.0.0.0/16' }).count()).toBe(1);
+    // The report's script ran in the sandboxed frame too.
+    const copy = String(await frame.evaluate('window.svcReport.printableCopy()'));
     expect(copy.endsWith('</main></body></html>')).toBe(true);
-    expect(await page.evaluate('document.body.lastElementChild.getAttribute("data-svc-share-bridge")')).toBe('1');
+    expect(await frame.evaluate('document.body.lastElementChild.getAttribute("data-svc-share-bridge")')).toBe('1');
+    // The executive summary in the same frame: it too needs nothing the CSP refuses.
+    const execUrl = frameUrl().replace('report.html', 'exec_summary.html');
+    const execLoaded = page.waitForEvent('framenavigated', { predicate: (f) => f.url() === execUrl, timeout: 15_000 });
+    await page.locator('#svc-share-label').getByRole('button', { name: 'Executive summary' }).click();
+    await (await execLoaded).waitForLoadState('load');
+    const exec = page.frames().find((f) => f.url() === execUrl)!;
+    expect(await exec.locator('h1').count()).toBeGreaterThan(0);
+    // A refused load is a console error: none, in either document.
     expect(problems).toEqual([]);
     expect(dialogs).toEqual([]);
     await page.close();

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from './helpers/free-port.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
@@ -11,9 +11,10 @@ import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
 
 /**
  * The share page and the inline view of an uploaded report in a real browser (DESIGN 5,
- * SPEC share URL and bridge): the report's scripts run, but in an opaque origin (no
- * cookies, no storage, no fetch), and the portal's bridge script shows its banner and
- * wires #scheduleBtn without touching the report's own markup.
+ * SPEC share URL and bridge): the share page is the portal's label bar above the report's
+ * sandboxed frame; the report's scripts run, but in an opaque origin (no cookies, no
+ * storage, no fetch), and the portal's bridge script wires #scheduleBtn without touching
+ * the report's own markup.
  *
  * Chromium is Debian's package at /usr/bin/chromium (scripts/setup-system.sh installs it;
  * `npm test` runs that first). No browser is ever downloaded. A missing Chromium fails
@@ -102,7 +103,7 @@ interface Probe {
   printView: string | null;
 }
 
-async function readProbe(page: Page): Promise<Probe> {
+async function readProbe(page: Page | Frame): Promise<Probe> {
   const pre = page.locator('#probe[data-done="1"]');
   await pre.waitFor({ state: 'attached', timeout: 15_000 });
   return JSON.parse((await pre.textContent()) ?? '') as Probe;
@@ -202,37 +203,49 @@ describe('share page in Chromium', () => {
       if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 
-  it('runs the report in an opaque origin, with the bridge banner and the report markup intact', async () => {
+  /** The share page's report frame, once its document is there. */
+  async function reportFrame(page: Page, file = 'report.html'): Promise<Frame> {
+    const url = `${portal!.url}/share/frame?token=${token}&file=${file}`;
+    await expect.poll(() => page.frames().some((f) => f.url() === url), { timeout: 15_000 }).toBe(true);
+    return page.frames().find((f) => f.url() === url)!;
+  }
+
+  it('shows the report in an opaque origin, framed under the label, with the report markup intact', async () => {
     const page = await newPage();
+    const framed = page.waitForResponse((r) => r.url().includes('/share/frame?'), { timeout: 15_000 });
     const response = await page.goto(shareUrl());
     expect(response?.status()).toBe(200);
-    expect(response?.headers()['content-security-policy']).toMatch(/^sandbox allow-scripts /);
+    expect(response?.headers()['content-security-policy']).toMatch(/^default-src 'none'; /);
+    expect((await framed).headers()['content-security-policy']).toMatch(/^sandbox allow-scripts allow-popups; /);
 
-    const probe = await readProbe(page);
+    const frame = await reportFrame(page);
+    const probe = await readProbe(frame);
     expectOpaqueOrigin(probe);
     // The closing body tag inside the report's script string is not where the bridge went.
     expect(probe.printView).toBe(PRINT_VIEW);
-    expect(await page.title()).toBe('probe origin=null');
+    expect(await frame.title()).toBe('probe origin=null');
+    expect(await page.title()).toBe(`Scan report ${sessionId}`);
 
-    // The bridge ran: one bridge script element, its banner first in the body.
-    expect(await page.locator('script[data-svc-share-bridge]').count()).toBe(1);
-    const banner = page.locator('#svc-share-banner');
-    await banner.waitFor({ state: 'visible' });
-    expect(await page.evaluate('document.body.firstElementChild.id')).toBe('svc-share-banner');
-    const bannerText = (await banner.textContent()) ?? '';
-    expect(bannerText).toContain('Shared scan report');
-    expect(bannerText).toContain('Acme Corp');
-    expect(bannerText).toContain('10.0.0.0/24');
-    const execLink = banner.getByRole('link', { name: 'Executive summary' });
-    expect(await execLink.getAttribute('href')).toBe(
-      `${portal!.url}/api/download?session=${sessionId}&file=exec_summary.html&mode=view&token=${token}`,
+    // The label is the page's, outside the report's document.
+    const label = page.locator('#svc-share-label');
+    await label.waitFor({ state: 'visible' });
+    const labelText = (await label.textContent()) ?? '';
+    expect(labelText).toContain(
+      'Scanner report uploaded by Acme Corp — the content below is not part of the portal; the portal never asks for your password here.',
     );
+    expect(labelText).toContain('10.0.0.0/24');
+    expect(await label.getByRole('button', { name: 'Executive summary' }).count()).toBe(1);
+
+    // The bridge ran in the report: one bridge script element, nothing added to the body.
+    expect(await frame.locator('script[data-svc-share-bridge]').count()).toBe(1);
+    expect(await frame.locator('#svc-share-banner').count()).toBe(0);
+    expect(await frame.evaluate('document.body.firstElementChild.tagName')).toBe('H1');
 
     // The report's own markup as uploaded.
-    const section = page.locator('#consultation-section');
+    const section = frame.locator('#consultation-section');
     expect(await section.getAttribute('class')).toBe('consultation-section');
-    expect(await page.locator('.consultation-section').count()).toBe(1);
-    const btn = page.locator('#consultation-section > #scheduleBtn');
+    expect(await frame.locator('.consultation-section').count()).toBe(1);
+    const btn = frame.locator('#consultation-section > #scheduleBtn');
     expect(await btn.count()).toBe(1);
     expect(await btn.textContent()).toBe('Schedule a consultation');
     expect(await btn.getAttribute('data-svc-bridge')).toBe('wired');
@@ -244,10 +257,11 @@ describe('share page in Chromium', () => {
   it('opens the consultation link in a new window when #scheduleBtn is clicked', async () => {
     const page = await newPage();
     await page.goto(shareUrl());
-    await readProbe(page);
+    const frame = await reportFrame(page);
+    await readProbe(frame);
     const [popup] = await Promise.all([
       context!.waitForEvent('page', { timeout: 15_000 }),
-      page.locator('#scheduleBtn').click(),
+      frame.locator('#scheduleBtn').click(),
     ]);
     await popup.waitForLoadState('load');
     expect(popup.url()).toBe(CONSULT_URL);
@@ -260,10 +274,11 @@ describe('share page in Chromium', () => {
     await page.close();
   });
 
-  it("announces a #scheduleBtn click with postMessage, from an opaque origin, to an embedding page of the portal's origin", async () => {
+  it("announces a #scheduleBtn click with postMessage, through the share page, to an embedding page of the portal's origin", async () => {
     const page = await newPage();
     // An embedding page on the portal's origin (answered by the test, not the portal) that
-    // records what the framed report posts to it. The bridge posts to the portal's origin only.
+    // records what the share page posts to it: the bridge tells the share page, which passes
+    // the message on to the portal's origin only.
     const embedUrl = `${portal!.url}/test-embedder.html`;
     await page.route(embedUrl, (route) =>
       route.fulfill({
@@ -278,7 +293,7 @@ describe('share page in Chromium', () => {
       }),
     );
     await page.goto(embedUrl);
-    const frame = page.frameLocator('#report');
+    const frame = await reportFrame(page);
     await frame.locator('#probe[data-done="1"]').waitFor({ state: 'attached', timeout: 15_000 });
     expect(await frame.locator('#scheduleBtn').getAttribute('data-svc-bridge')).toBe('wired');
 
@@ -292,26 +307,24 @@ describe('share page in Chromium', () => {
 
     await expect
       .poll(() => page.evaluate('window.svcMessages'), { timeout: 5_000 })
-      .toEqual([{ data: { type: 'svc-share:schedule-consultation', session_id: sessionId }, origin: 'null' }]);
+      .toEqual([{ data: { type: 'svc-share:schedule-consultation', session_id: sessionId }, origin: portal!.url }]);
     expect(pageErrors).toEqual([]);
     await page.close();
   });
 
-  it('opens the executive summary from the banner, again in an opaque origin', async () => {
+  it('switches the frame to the executive summary from the label, again in an opaque origin', async () => {
     const page = await newPage();
     await page.goto(shareUrl());
-    await readProbe(page);
-    const [popup] = await Promise.all([
-      context!.waitForEvent('page', { timeout: 15_000 }),
-      page.locator('#svc-share-banner').getByRole('link', { name: 'Executive summary' }).click(),
-    ]);
-    popup.on('pageerror', (err) => pageErrors.push(`${popup.url()}: ${err.message}`));
-    expect(popup.url()).toBe(viewUrl('exec_summary.html'));
-    const probe = await readProbe(popup);
+    await readProbe(await reportFrame(page));
+    const button = page.locator('#svc-share-label').getByRole('button', { name: 'Executive summary' });
+    await button.click();
+    const frame = await reportFrame(page, 'exec_summary.html');
+    expect(await button.getAttribute('aria-pressed')).toBe('true');
+    const probe = await readProbe(frame);
     expectOpaqueOrigin(probe);
     expect(probe.printView).toBeNull();
-    expect(await popup.locator('h1').textContent()).toBe('Executive summary');
-    await popup.close();
+    expect(await frame.locator('h1').textContent()).toBe('Executive summary');
+    expect(page.url()).toBe(shareUrl());
     expect(pageErrors).toEqual([]);
     await page.close();
   });
@@ -321,7 +334,7 @@ describe('share page in Chromium', () => {
     const response = await page.goto(viewUrl('report.html'));
     expect(response?.status()).toBe(200);
     expect(response?.headers()['content-disposition']).toBe('inline');
-    expect(response?.headers()['content-security-policy']).toMatch(/^sandbox allow-scripts /);
+    expect(response?.headers()['content-security-policy']).toMatch(/^sandbox allow-scripts; /);
     const probe = await readProbe(page);
     expectOpaqueOrigin(probe);
     expect(probe.printView).toBe(PRINT_VIEW);
@@ -354,8 +367,8 @@ describe('share page in Chromium', () => {
   it('renders the share page to a PNG screenshot', async () => {
     const page = await newPage();
     await page.goto(shareUrl());
-    await readProbe(page);
-    await page.locator('#svc-share-banner').waitFor({ state: 'visible' });
+    await readProbe(await reportFrame(page));
+    await page.locator('#svc-share-label').waitFor({ state: 'visible' });
     const file = path.join(screenshotDir!, 'share-page.png');
     await page.screenshot({ path: file, fullPage: true });
     const png = await fs.readFile(file);

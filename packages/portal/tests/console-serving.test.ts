@@ -3,7 +3,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.ts';
-import { HTML_SANDBOX_CSP } from '../src/http/file-headers.ts';
 import { http } from './helpers/http.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
@@ -21,6 +20,9 @@ const SCRIPT = 'console.log("console");\n';
 const CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; " +
   "connect-src 'self'; frame-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+/** The session view's frame: scripts only (no pop-ups, forms or top navigation), nothing from elsewhere, the console only. */
+const FRAME_CSP =
+  "sandbox allow-scripts; default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'";
 
 async function get(portal: TestPortal, target: string) {
   const res = await fetch(`${portal.url}${target}`, { redirect: 'manual' });
@@ -144,7 +146,7 @@ describe('web console serving', () => {
       expect(res.status).toBe(200);
       expect(res.text).toBe(REPORT);
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-      expect(res.headers.get('content-security-policy')).toBe(`${HTML_SANDBOX_CSP}; frame-ancestors 'self'`);
+      expect(res.headers.get('content-security-policy')).toBe(FRAME_CSP);
       expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
       expect(res.headers.get('cache-control')).toBe('private, no-store');
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
@@ -159,7 +161,7 @@ describe('web console serving', () => {
     ])('answers %s with a sandboxed page and %i', async (_case, target, status) => {
       const res = await get(portal, target.replace('TOKEN', token));
       expect(res.status).toBe(status);
-      expect(res.headers.get('content-security-policy')).toBe(`${HTML_SANDBOX_CSP}; frame-ancestors 'self'`);
+      expect(res.headers.get('content-security-policy')).toBe(FRAME_CSP);
       expect(res.text).not.toContain(REPORT);
     });
   });

@@ -8,7 +8,7 @@ import { newSessionId, postUpload, sessionParts, type SessionFiles } from './hel
 /** GET /api/download (DESIGN D7, section 5): files, headers, credentials and scope. */
 
 const HTML_CSP =
-  "sandbox allow-scripts allow-popups allow-forms; default-src 'none'; img-src data: https:; style-src 'unsafe-inline' https:; script-src 'unsafe-inline'; font-src data: https:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+  "sandbox allow-scripts; default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
 const INERT_CSP = "sandbox; default-src 'none'; frame-ancestors 'none'";
 const LOG = 'stage nmap ok\nstage report ok\n';
 const REPORT =

@@ -119,6 +119,9 @@ describe('response headers', () => {
         `/share/?token=${token}`,
         `/share/?token=${'0'.repeat(64)}`,
         '/share/',
+        `/share/frame?token=${token}`,
+        `/share/frame?token=${'0'.repeat(64)}`,
+        '/share/frame?file=x',
         `/api/share?token=${token}`,
         `/api/share?token=${'0'.repeat(64)}`,
       ]) {
@@ -136,6 +139,13 @@ describe('response headers', () => {
         /; frame-ancestors 'self' https:\/\/intranet\.example\.com$/,
       );
       expect(share.headers.get('x-frame-options')).toBeNull();
+      // The report inside the share page: framed by the share page (the portal) and the same framers.
+      const frame = await http(portal.url, 'GET', `/share/frame?token=${token}`);
+      expect(frame.status).toBe(200);
+      expect(frame.headers.get('content-security-policy')).toMatch(
+        /; frame-ancestors 'self' https:\/\/intranet\.example\.com$/,
+      );
+      expect(frame.headers.get('x-frame-options')).toBeNull();
       const view = await http(
         portal.url,
         'GET',

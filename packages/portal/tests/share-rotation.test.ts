@@ -31,11 +31,12 @@ describe('share link rotation and revocation', () => {
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
     return { id, token: res.body.share_token as string };
   }
-  /** What each way of using a share token answers: /api/share, the share page, download?token=. */
+  /** What each way of using a share token answers: /api/share, the share page and its frame, download?token=. */
   async function useToken(id: string, token: string): Promise<number[]> {
     const results: HttpResult[] = [
       await http(portal.url, 'GET', `/api/share?token=${token}`),
       await http(portal.url, 'GET', `/share/?token=${token}`),
+      await http(portal.url, 'GET', `/share/frame?token=${token}`),
       await http(portal.url, 'GET', `/api/download?session=${id}&file=report.html&token=${token}`),
     ];
     return results.map((r) => r.status);
@@ -66,7 +67,7 @@ describe('share link rotation and revocation', () => {
 
   it('rotate: a new token works everywhere, the old one is a 404 everywhere at once; audited without the token', async () => {
     const s = await upload(keyA.key);
-    expect(await useToken(s.id, s.token)).toEqual([200, 200, 200]);
+    expect(await useToken(s.id, s.token)).toEqual([200, 200, 200, 200]);
     const res = await rotate(s.id, withToken(admin));
     expect(res.status, res.text).toBe(200);
     const fresh = res.body.share_token as string;
@@ -79,8 +80,8 @@ describe('share link rotation and revocation', () => {
     });
     expect(fresh).toMatch(/^[0-9a-f]{64}$/);
     expect(fresh).not.toBe(s.token);
-    expect(await useToken(s.id, s.token)).toEqual([404, 404, 404]);
-    expect(await useToken(s.id, fresh)).toEqual([200, 200, 200]);
+    expect(await useToken(s.id, s.token)).toEqual([404, 404, 404, 404]);
+    expect(await useToken(s.id, fresh)).toEqual([200, 200, 200, 200]);
     // The session's views show the new link; a re-upload keeps it.
     const detail = await http(portal.url, 'GET', `/api/sessions?session=${s.id}`, { headers: withToken(admin) });
     expect(detail.body.session.share_url).toBe(`http://portal.test/share/?token=${fresh}`);
@@ -110,7 +111,7 @@ describe('share link rotation and revocation', () => {
     const res = await revoke(s.id, withToken(user.token));
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ success: true, session_id: s.id, client_id: A, revoked: true });
-    expect(await useToken(s.id, s.token)).toEqual([404, 404, 404]);
+    expect(await useToken(s.id, s.token)).toEqual([404, 404, 404, 404]);
     expect(
       (await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [s.id])).rows[0].n,
     ).toBe(0);
@@ -135,8 +136,8 @@ describe('share link rotation and revocation', () => {
 
     const rotated = await rotate(s.id, withToken(user.token));
     expect(rotated.status).toBe(200);
-    expect(await useToken(s.id, rotated.body.share_token)).toEqual([200, 200, 200]);
-    expect(await useToken(s.id, s.token)).toEqual([404, 404, 404]);
+    expect(await useToken(s.id, rotated.body.share_token)).toEqual([200, 200, 200, 200]);
+    expect(await useToken(s.id, s.token)).toEqual([404, 404, 404, 404]);
     const rows = await audit(s.id);
     expect(rows.map((r) => [r.event_type, r.actor, r.client_id])).toEqual([
       ['share_revoked', user.email, A],
@@ -151,7 +152,7 @@ describe('share link rotation and revocation', () => {
     const again = await postUpload(portal.url, keyA.key, sessionParts(sessionDoc('session-complete.json', s.id)));
     expect(again.status).toBe(200);
     expect(again.body.share_token).not.toBe(s.token);
-    expect(await useToken(s.id, s.token)).toEqual([404, 404, 404]);
+    expect(await useToken(s.id, s.token)).toEqual([404, 404, 404, 404]);
     expect((await http(portal.url, 'GET', `/api/share?token=${again.body.share_token}`)).status).toBe(200);
   });
 
@@ -171,7 +172,7 @@ describe('share link rotation and revocation', () => {
       expect((await op(s.id, {})).status).toBe(401);
       expect((await op('../x', withToken(admin))).status).toBe(400);
     }
-    expect(await useToken(s.id, s.token)).toEqual([200, 200, 200]);
+    expect(await useToken(s.id, s.token)).toEqual([200, 200, 200, 200]);
     expect(await audit(s.id)).toEqual([]);
   });
 
@@ -187,7 +188,9 @@ describe('share link rotation and revocation', () => {
       expect(stored.length).toBeLessThanOrEqual(1);
       for (const r of [answers[0]!, answers[1]!, answers[3]!]) {
         const token = r.body.share_token as string;
-        expect(await useToken(s.id, token)).toEqual(stored.includes(token) ? [200, 200, 200] : [404, 404, 404]);
+        expect(await useToken(s.id, token)).toEqual(
+          stored.includes(token) ? [200, 200, 200, 200] : [404, 404, 404, 404],
+        );
       }
       // Serialised on the session row: the audit trail replays to what is stored (the last
       // change is a revocation exactly when no token is left).
@@ -223,7 +226,7 @@ describe('share link rotation and revocation', () => {
     ]);
     expect((await revoke(id, withToken(admin))).status).toBe(409);
     expect((await revoke(id, withToken(admin), B)).body.revoked).toBe(true);
-    expect(await useToken(id, b.token)).toEqual([404, 404, 404]);
-    expect(await useToken(id, a.token)).toEqual([200, 200, 200]);
+    expect(await useToken(id, b.token)).toEqual([404, 404, 404, 404]);
+    expect(await useToken(id, a.token)).toEqual([200, 200, 200, 200]);
   });
 });

@@ -8,8 +8,12 @@ import { newSessionId, postUpload, sessionParts, type SessionFiles } from './hel
 
 /** GET /api/share and the share page /share/ (SPEC share URL and bridge paragraph, DESIGN D8, section 5). */
 
-const HTML_CSP =
-  "sandbox allow-scripts allow-popups allow-forms; default-src 'none'; img-src data: https:; style-src 'unsafe-inline' https:; script-src 'unsafe-inline'; font-src data: https:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
+/** The report in the share page's frame: no external loads, pop-ups only, framed by the portal only. */
+const FRAME_CSP =
+  "sandbox allow-scripts allow-popups; default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'";
+/** The portal's own share pages: only their own inline style (and script), by hash. */
+const PAGE_CSP =
+  /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]{43}='; script-src ('sha256-[A-Za-z0-9+/]{43}='|'none'); frame-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'$/;
 
 /** The scanner's report shape: consultation block, and a script string holding a closing body tag. */
 const REPORT = `<!DOCTYPE html>
@@ -48,6 +52,7 @@ describe('share', () => {
   const withReport = newSessionId();
   const noReport = newSessionId();
   const noBodyTag = newSessionId();
+  const execOnly = newSessionId();
   const tokens: Record<string, string> = {};
   const uploadedAt: Record<string, string> = {};
 
@@ -68,6 +73,7 @@ describe('share', () => {
       log: 'log\n',
     });
     await upload(noReport, sessionJson(noReport, { client: 'Bob <b>&</b> Sons', target: 'example.org' }));
+    await upload(execOnly, sessionJson(execOnly, { client: 'Exec Only', target: 'host' }), { exec: EXEC });
     await upload(noBodyTag, sessionJson(noBodyTag, { client: 'Nobody', target: 'host' }), {
       report: '<h1>fragment report</h1><button id="scheduleBtn">x</button>',
     });
@@ -140,30 +146,62 @@ describe('share', () => {
   describe('the share page /share/', () => {
     const page = (query: string) => http(portal.url, 'GET', `/share/${query}`);
 
-    function expectPageHeaders(res: { headers: Headers }) {
+    const frame = (query: string) => http(portal.url, 'GET', `/share/frame${query}`);
+
+    function expectCommonHeaders(res: { headers: Headers }) {
       expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
-      expect(res.headers.get('content-security-policy')).toBe(HTML_CSP);
-      expect(res.headers.get('content-security-policy')).not.toContain('allow-same-origin');
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('cache-control')).toBe('private, no-store');
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
-      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('x-dns-prefetch-control')).toBe('off');
       expect(res.headers.get('x-robots-tag')).toBe('noindex');
     }
 
-    it('shows the report with the bridge at the LAST closing body tag (the report has one in a script string)', async () => {
+    function expectPageHeaders(res: { headers: Headers }) {
+      expectCommonHeaders(res);
+      expect(res.headers.get('content-security-policy')).toMatch(PAGE_CSP);
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+    }
+
+    function expectFrameHeaders(res: { headers: Headers }) {
+      expectCommonHeaders(res);
+      expect(res.headers.get('content-security-policy')).toBe(FRAME_CSP);
+      expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    }
+
+    it('is a page of the portal: the label bar, and the report in a sandboxed frame', async () => {
       const res = await page(`?token=${tokens[withReport]}`);
       expect(res.status).toBe(200);
       expectPageHeaders(res);
-      const bridge = bridgeScript({
-        sessionId: withReport,
-        token: tokens[withReport]!,
-        client: 'Acme Corp',
-        target: '10.0.0.0/24',
-        uploadedAt: uploadedAt[withReport]!,
-        files: ['session_results.json', 'pipeline.log', 'report.html', 'exec_summary.html'],
-        baseUrl: 'http://portal.test',
-      });
+      const t = tokens[withReport]!;
+      expect(res.text).toContain(
+        '<strong>Scanner report uploaded by Acme Corp</strong> — the content below is not part of the portal; the portal never asks for your password here.',
+      );
+      expect(res.text).toContain(`<p class="meta">10.0.0.0/24 · uploaded ${uploadedAt[withReport]!.slice(0, 10)}</p>`);
+      expect(res.text).toContain(
+        `<iframe id="svc-report" title="Report" src="frame?token=${t}&amp;file=report.html" sandbox="allow-scripts allow-popups" referrerpolicy="no-referrer"></iframe>`,
+      );
+      expect(res.text).toContain(`data-src="frame?token=${t}&amp;file=exec_summary.html"`);
+      expect(res.text).not.toContain(key.record.client_id);
+      // Nothing of the report itself is in the page.
+      expect(res.text).not.toContain('consultation-section');
+      expect(res.text).not.toContain('data-svc-share-bridge');
+      // One inline style and one inline script, exactly the ones the CSP names.
+      expect(res.text.split('<script')).toHaveLength(2);
+      expect(res.text.split('<style')).toHaveLength(2);
+      const csp = res.headers.get('content-security-policy')!;
+      const { createHash } = await import('node:crypto');
+      const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+      const inline = (tag: string) => new RegExp(`<${tag}>([^]*?)</${tag}>`).exec(res.text)![1]!;
+      expect(csp).toContain(`style-src ${hash(inline('style'))};`);
+      expect(csp).toContain(`script-src ${hash(inline('script'))};`);
+    });
+
+    it('frames the report with the bridge at the LAST closing body tag (the report has one in a script string)', async () => {
+      const res = await frame(`?token=${tokens[withReport]}&file=report.html`);
+      expect(res.status).toBe(200);
+      expectFrameHeaders(res);
+      const bridge = bridgeScript({ sessionId: withReport, baseUrl: 'http://portal.test' });
       expect(res.text).toBe(insertBridge(REPORT, bridge));
       expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(res.text)));
       // Spelled out: the bridge sits right before `</BODY>`, after the report's own script ...
@@ -187,34 +225,25 @@ describe('share', () => {
       const trailingId = newSessionId();
       await upload(bigId, sessionJson(bigId, { client: 'Big', target: 'net' }), { report: big });
       await upload(trailingId, sessionJson(trailingId, { client: 'Trailing', target: 'net' }), { report: trailing });
-      const bridgeFor = (id: string, client: string) =>
-        bridgeScript({
-          sessionId: id,
-          token: tokens[id]!,
-          client,
-          target: 'net',
-          uploadedAt: uploadedAt[id]!,
-          files: ['session_results.json', 'report.html'],
-          baseUrl: 'http://portal.test',
-        });
+      const bridgeFor = (id: string) => bridgeScript({ sessionId: id, baseUrl: 'http://portal.test' });
 
-      const res = await page(`?token=${tokens[bigId]}`);
+      const res = await frame(`?token=${tokens[bigId]}`);
       expect(res.status).toBe(200);
-      expectPageHeaders(res);
-      expect(res.text).toBe(insertBridge(big, bridgeFor(bigId, 'Big')));
+      expectFrameHeaders(res);
+      expect(res.text).toBe(insertBridge(big, bridgeFor(bigId)));
       expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(res.text)));
 
       // More than 64 KiB after the last closing body tag: the bridge goes at the very end.
-      const late = await page(`?token=${tokens[trailingId]}`);
+      const late = await frame(`?token=${tokens[trailingId]}`);
       expect(late.status).toBe(200);
-      expect(late.text).toBe(trailing + bridgeFor(trailingId, 'Trailing'));
+      expect(late.text).toBe(trailing + bridgeFor(trailingId));
       expect(late.headers.get('content-length')).toBe(String(Buffer.byteLength(late.text)));
     });
 
     it('appends the bridge to a report without a closing body tag', async () => {
-      const res = await page(`?token=${tokens[noBodyTag]}`);
+      const res = await frame(`?token=${tokens[noBodyTag]}`);
       expect(res.status).toBe(200);
-      expectPageHeaders(res);
+      expectFrameHeaders(res);
       expect(
         res.text.startsWith(
           '<h1>fragment report</h1><button id="scheduleBtn">x</button><script data-svc-share-bridge="1">',
@@ -223,7 +252,17 @@ describe('share', () => {
       expect(res.text.trimEnd().endsWith('</script>')).toBe(true);
     });
 
-    it('a session without report.html: a summary page, escaped, linking the files through the token', async () => {
+    it('a session with only an executive summary: the page frames that', async () => {
+      const res = await page(`?token=${tokens[execOnly]}`);
+      expect(res.status).toBe(200);
+      expectPageHeaders(res);
+      expect(res.text).toContain(
+        `<iframe id="svc-report" title="Executive summary" src="frame?token=${tokens[execOnly]}&amp;file=exec_summary.html" sandbox="allow-scripts allow-popups"`,
+      );
+      expect(res.text).not.toContain('data-src=');
+    });
+
+    it('a session without HTML files: a summary page, escaped, linking the files through the token', async () => {
       const res = await page(`?token=${tokens[noReport]}`);
       expect(res.status).toBe(200);
       expectPageHeaders(res);
@@ -248,6 +287,26 @@ describe('share', () => {
         expectPageHeaders(res);
         expect(res.text).toContain('<h1>Invalid share link</h1>');
       }
+    });
+
+    it('frames the executive summary as stored; refuses other files and bad tokens', async () => {
+      const exec = await frame(`?token=${tokens[withReport]}&file=exec_summary.html`);
+      expect(exec.status).toBe(200);
+      expectFrameHeaders(exec);
+      expect(exec.text).toBe(EXEC);
+      const notFound = await frame(`?token=${tokens[noReport]}&file=report.html`);
+      expect(notFound.status).toBe(404);
+      expectFrameHeaders(notFound);
+      for (const q of [
+        `?token=${tokens[withReport]}&file=session_results.json`,
+        '?file=report.html',
+        '?token=nothex',
+      ]) {
+        const res = await frame(q);
+        expect(res.status, q).toBe(400);
+        expectFrameHeaders(res);
+      }
+      expect((await frame(`?token=${'0'.repeat(64)}`)).status).toBe(404);
     });
 
     it('/share redirects to /share/ with the query', async () => {

@@ -140,7 +140,7 @@ describe('sessions and the session view', () => {
       await expect.poll(() => page.locator('section[aria-labelledby="benchmark-h"] tbody tr').count()).toBe(3);
       // The report in its sandboxed frame.
       const frame = page.locator('iframe.report-frame');
-      expect(await frame.getAttribute('sandbox')).toBe('allow-scripts allow-popups allow-forms');
+      expect(await frame.getAttribute('sandbox')).toBe('allow-scripts');
       await expect
         .poll(() => page.frameLocator('iframe.report-frame').locator('body').textContent())
         .toContain(doc.metadata!.client_id!);

@@ -1,23 +1,34 @@
+import { createHash } from 'node:crypto';
 import type { FastifyReply } from 'fastify';
 
 /**
- * Headers for uploaded content, served by /api/download and the share page (DESIGN 5:
- * uploaded HTML runs in an opaque origin).
+ * Headers for uploaded content, served by /api/download, the share page's frame and the
+ * console's frame (docs/decisions.md, "Report sandbox and response headers").
  *
  * `sandbox` without `allow-same-origin` gives the document an opaque origin: its scripts
  * run (reports are interactive) but cannot read the portal's cookies, storage or
- * same-origin responses, so a hostile report cannot act as the viewer. Pop-ups may open
- * (the consultation link, the executive summary) but stay sandboxed: no
- * `allow-popups-to-escape-sandbox`, so a pop-up cannot shed the sandbox and run with its
- * own origin's rights. No `allow-top-navigation`: a framed report cannot navigate the page
- * that frames it. `allow-forms` stays (a report's form may validate itself) but
- * `form-action 'none'` means no form submits anywhere. `base-uri 'none'`: a `<base>`
- * cannot re-point relative links. Resources: images, styles and fonts inline or over
- * https; scripts inline only; no fetch/XHR/WebSocket/beacon anywhere (`default-src 'none'`
- * covers connect-src), so a report cannot phone home with what it shows.
+ * same-origin responses, so a hostile report cannot act as the viewer. No `allow-forms`
+ * (no form submits, on top of `form-action 'none'`), no `allow-popups`, no
+ * `allow-top-navigation`: a framed report cannot open windows or navigate the page that
+ * frames it. `base-uri 'none'`: a `<base>` cannot re-point relative links.
+ *
+ * Nothing loads from anywhere: images and fonts as data: URLs, styles and scripts inline,
+ * no fetch/XHR/WebSocket/beacon (`default-src 'none'` covers connect-src). A report that
+ * draws a fake sign-in form can therefore not send what is typed into it anywhere, not
+ * even as an image URL. The project's own reports need nothing else (inline CSS and SVG,
+ * the logo as a data: URL).
  */
-export const HTML_SANDBOX_CSP =
-  "sandbox allow-scripts allow-popups allow-forms; default-src 'none'; img-src data: https:; style-src 'unsafe-inline' https:; script-src 'unsafe-inline'; font-src data: https:; form-action 'none'; base-uri 'none'";
+const REPORT_SOURCES =
+  "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'";
+
+export const HTML_SANDBOX_CSP = `sandbox allow-scripts; ${REPORT_SOURCES}`;
+
+/**
+ * The report inside the share page's frame: the same, plus pop-ups, so that the
+ * consultation button (wired by the bridge) can open the consultant's page. A pop-up keeps
+ * the sandbox (no `allow-popups-to-escape-sandbox`): it runs in an opaque origin too.
+ */
+export const SHARED_REPORT_CSP = `sandbox allow-scripts allow-popups; ${REPORT_SOURCES}`;
 
 /** Non-HTML files (JSON, logs) viewed inline: nothing runs, nothing loads. */
 export const INERT_CSP = "sandbox; default-src 'none'";
@@ -37,13 +48,15 @@ export function frameHeaders(frameAncestors: readonly string[]): { csp: string; 
 /**
  * Headers every served session file and share page carries: our content type (never
  * the uploader's), no sniffing, no caching by shared caches or the browser (a share
- * token or a key unlocked it), no Referer (the share page's URL holds the token and a
- * report may load https: images), and who may frame it.
+ * token or a key unlocked it), no Referer (the share page's URL holds the token), no DNS
+ * prefetching of the hosts a report names, and who may frame it. `htmlCsp` is the policy
+ * for HTML (the uploaded-HTML sandbox unless told otherwise).
  */
 export function setFileHeaders(
   reply: FastifyReply,
   contentType: string,
   frameAncestors: readonly string[],
+  htmlCsp: string = HTML_SANDBOX_CSP,
 ): FastifyReply {
   const html = contentType.startsWith('text/html');
   const frame = frameHeaders(frameAncestors);
@@ -52,8 +65,33 @@ export function setFileHeaders(
     'x-content-type-options': 'nosniff',
     'cache-control': 'private, no-store',
     'referrer-policy': 'no-referrer',
-    'content-security-policy': `${html ? HTML_SANDBOX_CSP : INERT_CSP}; ${frame.csp}`,
+    'x-dns-prefetch-control': 'off',
+    'content-security-policy': `${html ? htmlCsp : INERT_CSP}; ${frame.csp}`,
   });
   if (frame.xFrameOptions !== null) reply.header('x-frame-options', frame.xFrameOptions);
   return reply;
+}
+
+/** `'sha256-…'` of an inline element's exact text, for a CSP source list. */
+export function cspHash(text: string): string {
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+}
+
+/**
+ * The portal's own pages around uploaded content (the share page and its summary and error
+ * pages): nothing but the given inline style and script elements (by hash), frames from the
+ * portal only, no forms, no <base>. `frame-src 'self'` also binds the report's frame: a
+ * report that navigates its own frame elsewhere (to a page of its own that would load
+ * anything) is refused by the browser.
+ */
+export function ownPageCsp(inline: { styles: readonly string[]; scripts: readonly string[] }): string {
+  const list = (texts: readonly string[]) => (texts.length === 0 ? "'none'" : texts.map(cspHash).join(' '));
+  return [
+    "default-src 'none'",
+    `style-src ${list(inline.styles)}`,
+    `script-src ${list(inline.scripts)}`,
+    "frame-src 'self'",
+    "form-action 'none'",
+    "base-uri 'none'",
+  ].join('; ');
 }

@@ -85,14 +85,7 @@ export function bridgeInserter(bridge: string, tailBytes: number = BRIDGE_TAIL_B
 
 export interface BridgeContext {
   sessionId: string;
-  /** The share token of the page (the page's URL carries it already). */
-  token: string;
-  client: string | null;
-  target: string | null;
-  uploadedAt: string;
-  /** Stored file names of the session. */
-  files: readonly string[];
-  /** The portal's public base URL (SVC_BASE_URL): the bridge's links and messages are built from it. */
+  /** The portal's public base URL (SVC_BASE_URL): messages go to its origin only. */
   baseUrl: string;
 }
 
@@ -107,42 +100,28 @@ export function scriptJson(value: unknown): string {
 }
 
 /**
- * The bridge script element. What it does, in the report's page:
+ * The bridge script element. The report it goes into is shown inside the share page's
+ * sandboxed frame (share-page.ts); the share page around it, not the bridge, says whose
+ * report it is (a label inside the report's own document could be removed or covered by
+ * the report). In the report's document it wires the "schedule a consultation" button
+ * (`#scheduleBtn`): a click is announced to the share page (`postMessage` of
+ * `{type: 'svc-share:schedule-consultation', session_id}` to the parent frame, for the
+ * portal's origin only: a page the report framed itself in gets nothing; the share page
+ * passes it on to a page of the portal's origin that frames it) and opens the
+ * consultation contact in a new window: the button's `data-href`/`href`, else the first
+ * https: or mailto: link inside `#consultation-section`, else the report's first mailto:
+ * link (the footer address).
  *
- * 1. Shows a small banner at the top of the body saying this is a shared report, for which
- *    client and target and when it was uploaded, with a link to the executive summary when
- *    the session has one (opened in a new tab through /api/download with the share token).
- *    The link is absolute, built from the portal's base URL: a `<base>` in the report
- *    cannot re-point it (and `base-uri 'none'` ignores one anyway).
- * 2. Wires the report's "schedule a consultation" button (`#scheduleBtn`): a click is
- *    announced to an embedding page (`postMessage` of `{type: 'svc-share:schedule-consultation',
- *    session_id}` to the parent frame, for the portal's origin only: an
- *    embedder of another origin, or a page the report framed itself in, gets nothing) and opens the consultation contact in a new window:
- *    the button's `data-href`/`href`, else the first https: or mailto: link inside
- *    `#consultation-section`, else the report's first mailto: link (the footer address).
- *
- * It runs in the page's opaque origin (the sandbox CSP has no allow-same-origin), so it
+ * It runs in the report's opaque origin (the sandbox CSP has no allow-same-origin), so it
  * can reach neither the portal's cookies nor its storage, exactly like the report's own
- * scripts. Values come in as escaped JSON and reach the DOM through textContent only.
+ * scripts. Values come in as escaped JSON.
  */
 export function bridgeScript(context: BridgeContext): string {
-  const share = {
-    session_id: context.sessionId,
-    token: context.token,
-    client: context.client,
-    target: context.target,
-    uploaded_at: context.uploadedAt,
-    files: context.files,
-    download_url: `${context.baseUrl}/api/download`,
-    portal_origin: new URL(context.baseUrl).origin,
-  };
+  const share = { session_id: context.sessionId, portal_origin: new URL(context.baseUrl).origin };
   return `<script data-svc-share-bridge="1">
 (function () {
   'use strict';
   var share = ${scriptJson(share)};
-  function viewUrl(file) {
-    return share.download_url + '?session=' + encodeURIComponent(share.session_id) + '&file=' + encodeURIComponent(file) + '&mode=view&token=' + encodeURIComponent(share.token);
-  }
   function consultationHref(btn) {
     var own = btn.getAttribute('data-href') || btn.getAttribute('href');
     if (!own && btn.closest && btn.closest('a[href]')) own = btn.closest('a[href]').getAttribute('href');
@@ -151,29 +130,6 @@ export function bridgeScript(context: BridgeContext): string {
     var link = section && section.querySelector('a[href^="https:"], a[href^="mailto:"]');
     if (!link) link = document.querySelector('a[href^="mailto:"]');
     return link ? link.getAttribute('href') : null;
-  }
-  function banner() {
-    var bar = document.createElement('div');
-    bar.id = 'svc-share-banner';
-    bar.setAttribute('role', 'note');
-    bar.style.cssText = 'font:13px/1.4 system-ui,sans-serif;background:#1a1a2e;color:#fff;padding:6px 12px;display:flex;gap:12px;flex-wrap:wrap;align-items:center';
-    var parts = ['Shared scan report'];
-    if (share.client) parts.push(share.client);
-    if (share.target) parts.push(share.target);
-    parts.push('uploaded ' + String(share.uploaded_at).slice(0, 10));
-    var text = document.createElement('span');
-    text.textContent = parts.join(' \\u00b7 ');
-    bar.appendChild(text);
-    if (share.files.indexOf('exec_summary.html') !== -1) {
-      var a = document.createElement('a');
-      a.href = viewUrl('exec_summary.html');
-      a.target = '_blank';
-      a.rel = 'noopener noreferrer';
-      a.style.color = '#fff';
-      a.textContent = 'Executive summary';
-      bar.appendChild(a);
-    }
-    document.body.insertBefore(bar, document.body.firstChild);
   }
   function wireSchedule() {
     var btn = document.getElementById('scheduleBtn');
@@ -191,12 +147,8 @@ export function bridgeScript(context: BridgeContext): string {
       }
     });
   }
-  function start() {
-    banner();
-    wireSchedule();
-  }
-  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
-  else start();
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', wireSchedule);
+  else wireSchedule();
 })();
 </script>
 `;

@@ -20,7 +20,9 @@ import { findSharedSession, parseShareToken } from '../sessions/share.ts';
  * which carry their own sandbox CSP (an opaque origin that cannot read the console's token).
  * The session view frames a session's report and executive summary from
  * `/collect/frame?token=<share token>&file=<name>`: the stored file as /api/download serves
- * it (sandbox CSP, opaque origin) except that the console, and only it, may frame it.
+ * it (sandbox CSP for scripts only, an opaque origin, nothing loaded from elsewhere) except
+ * that the console, and only it, may frame it. The console's `frame-src 'self'` also keeps a
+ * framed report from navigating its frame to another site.
  * The build is read from disk per request, so building after the portal started works; with
  * no build the console answers a 503 page that says how to build it.
  */

@@ -4,7 +4,7 @@ import { ShareQuery } from '@svc/protocol';
 import type { FastifyReply } from 'fastify';
 import type { App, AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
-import { setFileHeaders } from '../http/file-headers.ts';
+import { ownPageCsp, SHARED_REPORT_CSP, setFileHeaders } from '../http/file-headers.ts';
 import { openSessionFile } from '../sessions/open-file.ts';
 import { fileNamesOf } from '../sessions/present.ts';
 import type { SessionRow } from '../sessions/queries.ts';
@@ -14,16 +14,26 @@ import { bridgeInserter, bridgeScript } from './bridge.ts';
 /**
  * The share page, `{base_url}/share/?token=<64 hex>` (SPEC Share URL, D8).
  *
- * With a report.html the page IS the report, with the bridge script (bridge.ts)
- * inserted at its last closing body tag, streamed from storage (only the report's last
- * 64 KiB are held to find that tag, so memory per view does not grow with the report).
- * It is served like every uploaded HTML file:
- * sandbox CSP without allow-same-origin (an opaque origin, so neither the report nor the
- * bridge can use the portal's cookies or storage), nosniff, no caching, no Referer.
- * Search engines are told not to index any of it (`X-Robots-Tag: noindex`).
- * Without a report: a small summary page of ours, under the same headers. Missing or
- * malformed token: 400 page; unknown token: 404 page. `/share` redirects to `/share/`
- * so that the page's relative links (`../api/download?...`) resolve under any base path.
+ * With a report.html the page is ours: a fixed bar that says whose scanner report this is
+ * and that the portal never asks for a password there, and below it the report in a frame
+ * sandboxed twice (the iframe's `sandbox="allow-scripts allow-popups"` and the served
+ * sandbox CSP), from `/share/frame?token=&file=`. So the report never is the top-level
+ * document: it cannot navigate the tab (no allow-top-navigation), cannot navigate its own
+ * frame away from the portal (this page's `frame-src 'self'`), cannot load anything from
+ * elsewhere (its CSP), and cannot remove or cover the bar (another document). The bar
+ * switches the frame to the executive summary when there is one.
+ *
+ * `/share/frame` serves report.html with the bridge script (bridge.ts) inserted at its last
+ * closing body tag, streamed from storage (only the report's last 64 KiB are held to find
+ * that tag, so memory per view does not grow with the report), or exec_summary.html as
+ * stored; framed by the portal's own pages and SVC_FRAME_ANCESTORS only. The page passes
+ * the bridge's consultation message on to a page of the portal's origin that frames it.
+ *
+ * With only an executive summary, the frame shows that. Without either: a small summary
+ * page of ours. Every answer: nosniff, no caching, no
+ * Referer, `X-Robots-Tag: noindex`. Missing or malformed token: 400 page; unknown token:
+ * 404 page. `/share` redirects to `/share/` so that the page's relative links
+ * (`frame?...`, `../api/download?...`) resolve under any base path.
  */
 
 const HTML = 'text/html; charset=utf-8';
@@ -38,11 +48,14 @@ function escapeHtml(value: string): string {
 const htmlBody = Type.Unsafe<string | Buffer | Readable>(Type.String({ description: 'an HTML page' }));
 const htmlResponse = (description: string) => ({ description, content: { 'text/html': { schema: htmlBody } } });
 
+const PAGE_STYLE =
+  'body{font:15px/1.5 system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem;color:#1a1a2e}table{border-collapse:collapse}td,th{padding:.25rem .75rem .25rem 0;text-align:left}';
+
 function page(title: string, body: string): string {
   return `<!DOCTYPE html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(title)}</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:44rem;margin:2rem auto;padding:0 1rem;color:#1a1a2e}table{border-collapse:collapse}td,th{padding:.25rem .75rem .25rem 0;text-align:left}</style></head>
+<style>${PAGE_STYLE}</style></head>
 <body>
 ${body}
 </body>
@@ -50,12 +63,85 @@ ${body}
 `;
 }
 
+/** The summary and error pages: our markup, one inline style, no script. */
+const PAGE_CSP = ownPageCsp({ styles: [PAGE_STYLE], scripts: [] });
+
 function sendPage(reply: FastifyReply, ctx: AppContext, status: number, html: string): FastifyReply {
-  return setPageHeaders(reply, ctx, status).send(html);
+  return setFileHeaders(reply.code(status), HTML, ctx.config.frameAncestors, PAGE_CSP)
+    .header('x-robots-tag', 'noindex')
+    .send(html);
 }
 
-function setPageHeaders(reply: FastifyReply, ctx: AppContext, status: number): FastifyReply {
-  return setFileHeaders(reply.code(status), HTML, ctx.config.frameAncestors).header('x-robots-tag', 'noindex');
+/** The files the share page frames. */
+const FRAMED_FILES = ['report.html', 'exec_summary.html'] as const;
+type FramedFile = (typeof FRAMED_FILES)[number];
+
+const FRAME_STYLE =
+  'html,body{height:100%;margin:0}body{display:flex;flex-direction:column;font:14px/1.4 system-ui,sans-serif;color:#1a1a2e}' +
+  '#svc-share-label{flex:none;background:#1a1a2e;color:#fff;padding:8px 12px;border-bottom:3px solid #f6b93b}' +
+  '#svc-share-label p{margin:0}#svc-share-label .meta{opacity:.85;font-size:13px;margin-top:2px}' +
+  '#svc-share-label button{font:inherit;font-size:13px;margin:6px 6px 0 0;padding:2px 10px;border:1px solid #fff;border-radius:3px;background:transparent;color:#fff;cursor:pointer}' +
+  '#svc-share-label button[aria-pressed=true]{background:#fff;color:#1a1a2e}' +
+  '#svc-report{flex:1;width:100%;border:0}';
+
+/**
+ * Switches the frame between the documents, and passes the bridge's consultation message
+ * on to a page of the portal's origin that frames this one (only that message, only from
+ * the frame, rebuilt here rather than forwarded).
+ */
+const FRAME_SCRIPT = `(function () {
+  'use strict';
+  var root = document.documentElement;
+  var frame = document.getElementById('svc-report');
+  var buttons = document.querySelectorAll('#svc-share-label button[data-src]');
+  buttons.forEach(function (b) {
+    b.addEventListener('click', function () {
+      frame.src = b.getAttribute('data-src');
+      frame.title = b.textContent;
+      buttons.forEach(function (o) { o.setAttribute('aria-pressed', String(o === b)); });
+    });
+  });
+  window.addEventListener('message', function (e) {
+    if (e.source !== frame.contentWindow || window.parent === window) return;
+    var d = e.data;
+    if (!d || d.type !== 'svc-share:schedule-consultation' || d.session_id !== root.getAttribute('data-session')) return;
+    window.parent.postMessage({ type: d.type, session_id: d.session_id }, root.getAttribute('data-portal-origin'));
+  });
+})();`;
+
+const FRAME_PAGE_CSP = ownPageCsp({ styles: [FRAME_STYLE], scripts: [FRAME_SCRIPT] });
+
+function frameLink(token: string, file: FramedFile): string {
+  return escapeHtml(`frame?${new URLSearchParams({ token, file }).toString()}`);
+}
+
+/** The page around a session's report: the label bar and the sandboxed frame. */
+export function framePage(row: SessionRow, token: string, baseUrl: string): string {
+  // The client's name as the scanner wrote it (share links never show the client id).
+  const uploader = row.client === null || row.client === '' ? '' : ` uploaded by ${escapeHtml(row.client)}`;
+  const meta = [row.target, `uploaded ${row.uploaded_at.toISOString().slice(0, 10)}`]
+    .filter((v): v is string => v !== null && v !== '')
+    .map(escapeHtml)
+    .join(' · ');
+  const shown: FramedFile = row.files['report.html'] !== undefined ? 'report.html' : 'exec_summary.html';
+  const buttons = FRAMED_FILES.every((f) => row.files[f] !== undefined)
+    ? `<p><button type="button" data-src="${frameLink(token, 'report.html')}" aria-pressed="true">Report</button><button type="button" data-src="${frameLink(token, 'exec_summary.html')}" aria-pressed="false">Executive summary</button></p>`
+    : '';
+  return `<!DOCTYPE html>
+<html lang="en" data-session="${escapeHtml(row.session_id)}" data-portal-origin="${escapeHtml(new URL(baseUrl).origin)}">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>Scan report ${escapeHtml(row.session_id)}</title>
+<style>${FRAME_STYLE}</style></head>
+<body>
+<header id="svc-share-label" role="note" aria-label="About this report">
+<p><strong>Scanner report${uploader}</strong> — the content below is not part of the portal; the portal never asks for your password here.</p>
+<p class="meta">${meta}</p>
+${buttons}
+</header>
+<iframe id="svc-report" title="${shown === 'report.html' ? 'Report' : 'Executive summary'}" src="${frameLink(token, shown)}" sandbox="allow-scripts allow-popups" referrerpolicy="no-referrer"></iframe>
+<script>${FRAME_SCRIPT}</script>
+</body>
+</html>
+`;
 }
 
 function viewLink(row: SessionRow, token: string, file: string): string {
@@ -150,22 +236,62 @@ export function registerSharePage(app: App, ctx: AppContext): void {
         );
       if (row === undefined) return notFoundPage();
 
-      if (row.files['report.html'] === undefined) return sendPage(reply, ctx, 200, summaryPage(row, token));
-      const opened = await openSessionFile(ctx, row, 'report.html');
-      if (opened === null) return notFoundPage();
-      const bridge = bridgeScript({
-        sessionId: row.session_id,
-        token,
-        client: opened.row.client,
-        target: opened.row.target,
-        uploadedAt: opened.row.uploaded_at.toISOString(),
-        files: fileNamesOf(opened.row),
-        baseUrl: ctx.config.baseUrl,
-      });
+      // A session with no HTML report: the summary page (its files are JSON and logs).
+      if (FRAMED_FILES.every((f) => row.files[f] === undefined))
+        return sendPage(reply, ctx, 200, summaryPage(row, token));
+      return setFileHeaders(reply, HTML, ctx.config.frameAncestors, FRAME_PAGE_CSP)
+        .header('x-robots-tag', 'noindex')
+        .send(framePage(row, token, ctx.config.baseUrl));
+    },
+  );
+
+  // Framed by the share page (the portal's own origin) and whoever may frame that page.
+  const frameAncestors = ["'self'", ...ctx.config.frameAncestors.filter((a) => a !== "'self'")];
+  app.get<{ Querystring: { token?: string; file?: string } }>(
+    '/share/frame',
+    {
+      schema: {
+        hide: true,
+        querystring: {
+          type: 'object',
+          properties: { token: { type: 'string', maxLength: 128 }, file: { type: 'string', maxLength: 64 } },
+          additionalProperties: false,
+        },
+        response: {
+          200: htmlResponse('report.html with the bridge, or exec_summary.html'),
+          400: htmlResponse('invalid link'),
+          404: htmlResponse('unknown share link or file'),
+        },
+      },
+      onRequest: async (_request, reply) => {
+        void reply.header('x-robots-tag', 'noindex');
+      },
+    },
+    async (request, reply) => {
+      const headers = (status: number) =>
+        setFileHeaders(reply.code(status), HTML, frameAncestors, SHARED_REPORT_CSP).header('x-robots-tag', 'noindex');
+      const file =
+        request.query.file === undefined ? 'report.html' : FRAMED_FILES.find((f) => f === request.query.file);
+      let token: string;
+      try {
+        token = parseShareToken(request.query.token, { required: true })!;
+      } catch (err) {
+        if (!(err instanceof DomainError) || err.kind !== 'invalid') throw err;
+        return headers(400).send(page('Invalid share link', '<h1>Invalid share link</h1>'));
+      }
+      if (file === undefined) return headers(400).send(page('Invalid link', '<h1>Unknown file</h1>'));
+      const row = await findSharedSession(ctx, token);
+      const opened = row === undefined ? null : await openSessionFile(ctx, row, file);
+      if (opened === null) return headers(404).send(page('Not found', '<h1>This file is not available</h1>'));
+      if (file === 'exec_summary.html') {
+        headers(200).header('content-length', String(opened.size));
+        return reply.send(opened.stream);
+      }
+      const bridge = bridgeScript({ sessionId: opened.row.session_id, baseUrl: ctx.config.baseUrl });
       // The bridge goes in exactly once, so the length is known before the first byte.
       // pipeline: a storage read error destroys the response, a closed response the read.
       const body = pipeline(opened.stream, bridgeInserter(bridge), () => {});
-      setPageHeaders(reply, ctx, 200).header('content-length', String(opened.size + Buffer.byteLength(bridge)));
+      headers(200).header('content-length', String(opened.size + Buffer.byteLength(bridge)));
       return reply.send(body);
     },
   );

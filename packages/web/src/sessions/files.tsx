@@ -22,10 +22,13 @@ const FRAMES = [
 
 /**
  * The report and executive summary, each in a frame from /collect/frame: served with the
- * sandbox CSP (an opaque origin), and sandboxed here too, without allow-same-origin or
- * allow-top-navigation, so their scripts run but can reach neither the console's token nor
- * this page. The frame's address carries the session's share token, the one credential that
- * a frame can present; it opens this session only.
+ * sandbox CSP (an opaque origin, nothing loads from elsewhere), and sandboxed here to
+ * scripts only: no allow-same-origin, allow-top-navigation, allow-popups or allow-forms, so
+ * their scripts run but can reach neither the console's token nor this page, open no window
+ * and submit nothing. The console's `frame-src 'self'` keeps the frame on the portal. A bar
+ * above the frame says whose content it is: a report may draw a sign-in form of its own.
+ * The frame's address carries the session's share token, the one credential that a frame
+ * can present; it opens this session only.
  */
 export function Reports(props: { session: SessionView; onShareChanged: () => void; ref_: SessionRef }) {
   const token = shareTokenOf(props.session.share_url);
@@ -60,14 +63,24 @@ export function Reports(props: { session: SessionView; onShareChanged: () => voi
           ))}
         </fieldset>
       ) : null}
-      <iframe
-        key={current.file}
-        class="report-frame"
-        title={current.title}
-        src={`/collect/frame?${new URLSearchParams({ token, file: current.file }).toString()}`}
-        sandbox="allow-scripts allow-popups allow-forms"
-        referrerpolicy="no-referrer"
-      />
+      <div class="report-box">
+        <p class="report-label" id="report-label" role="note">
+          <strong>
+            Scanner report uploaded by{' '}
+            {props.session.client_id === null ? 'a scanner without a client id' : `client ${props.session.client_id}`}
+          </strong>{' '}
+          — the content below is not part of the portal; the portal never asks for your password here.
+        </p>
+        <iframe
+          key={current.file}
+          class="report-frame"
+          title={current.title}
+          src={`/collect/frame?${new URLSearchParams({ token, file: current.file }).toString()}`}
+          sandbox="allow-scripts"
+          referrerpolicy="no-referrer"
+          aria-describedby="report-label"
+        />
+      </div>
     </div>
   );
 }

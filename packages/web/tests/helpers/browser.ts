@@ -21,9 +21,13 @@ export interface ConsolePage {
 export async function openPage(
   browser: Browser,
   viewport: { width: number; height: number },
-  opts: { permissions?: string[] } = {},
+  opts: { permissions?: string[]; ignoreHTTPSErrors?: boolean } = {},
 ): Promise<ConsolePage> {
-  const context = await browser.newContext({ viewport, permissions: opts.permissions ?? [] });
+  const context = await browser.newContext({
+    viewport,
+    permissions: opts.permissions ?? [],
+    ignoreHTTPSErrors: opts.ignoreHTTPSErrors ?? false,
+  });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('console', (m) => {
