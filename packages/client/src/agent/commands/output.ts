@@ -1,4 +1,5 @@
 import { MAX_OUTPUT_BYTES } from '@svc/protocol';
+import { stripEscapes } from '../../text/printable.ts';
 
 /**
  * What a command's stdout and stderr look like in its report (SPEC: ANSI escapes stripped,
@@ -6,17 +7,8 @@ import { MAX_OUTPUT_BYTES } from '@svc/protocol';
  * request small and makes the report the same whichever side cuts.
  */
 
-/**
- * ANSI escapes: OSC strings (ESC ] ... BEL or ESC \), CSI sequences with any parameter and
- * intermediate bytes, escapes with intermediate bytes and the other two-byte escapes. NUL
- * goes too: the portal's database cannot store it.
- */
-const ANSI =
-  /\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b\[[0-?]*[ -/]*[@-~]|\u001b[ -/]+[0-~]|\u001b[@-_]|\u0000/g;
-
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, '');
-}
+/** Escape sequences and NUL (the portal's database cannot store it) removed; text/printable.ts. */
+export const stripAnsi = stripEscapes;
 
 /** ANSI escapes stripped, then at most MAX_OUTPUT_BYTES of UTF-8 (never splitting a character). */
 export function reportOutput(text: string): string {

@@ -112,6 +112,7 @@ export default function register(program: Command, ctx: CliContext): void {
       timeoutS: target?.timeoutS ?? (Number(opts.timeout) || 30),
       keyOverride: opts.key,
       urlOverride: target?.uploadUrl ?? opts.url,
+      allowInsecureHttp: opts.allowInsecureHttp,
     });
 
     const tty = ctx.streams.stderr.isTTY === true;
