@@ -256,7 +256,7 @@ describe('commands without a child process', () => {
     try {
       const out = await executeCommand(command('update', {}), ctxFor(hostFor(calls(), { installDir: dir })));
       expect(out.ok).toBe(false);
-      expect(out.stderr).toContain(`update: needs a git checkout: ${dir} is not one`);
+      expect(out.stderr).toContain("update: needs a git checkout: the agent's install directory is not one");
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -267,11 +267,11 @@ describe('commands without a child process', () => {
     try {
       const host = hostFor(calls(), { sessionsRoot: dir });
       expect((await executeCommand(command('push_session', {}), ctxFor(host))).stderr).toBe(
-        `push_session: no session to push: ${dir} holds no session\n`,
+        "push_session: no session to push: the agent's sessions directory holds none\n",
       );
       expect(
         (await executeCommand(command('push_session', { session_id: '20260101_000000' }), ctxFor(host))).stderr,
-      ).toBe(`push_session: session 20260101_000000 not found in ${dir}\n`);
+      ).toBe("push_session: session 20260101_000000 not found in the agent's sessions directory\n");
       const traversal = await executeCommand(command('push_session', { session_id: '../../etc' }), ctxFor(host));
       expect(traversal.exitCode).toBe(2);
     } finally {
