@@ -38,10 +38,6 @@ export type Colors = ReturnType<typeof createColors>;
 const colorOn = (stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv) =>
   stream.isTTY === true && env['NO_COLOR'] === undefined;
 
-export function colorsFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): Colors {
-  return createColors(colorOn(stream, env));
-}
-
 /**
  * One place for human output: results to stdout, warnings and progress to stderr. Every text
  * passes terminalText on its way out: control characters and escape sequences (a portal's
