@@ -35,6 +35,8 @@ export const SLOW_FILES = [
   'packages/client/tests/report-browser.test.ts',
   'packages/client/tests/session-dir-atomic.test.ts',
   'packages/client/tests/svc-cli.test.ts',
+  'packages/client/tests/terminal-escapes.test.ts',
+  'packages/client/tests/insecure-http.test.ts',
   'packages/client/tests/svc-compile-cache.test.ts',
   'packages/client/tests/synthetic-seeded-output.test.ts',
   'packages/portal/src/webhooks/http-client.test.ts',

@@ -163,7 +163,7 @@ async function main(): Promise<void> {
   const nmapArgv = [
     ...lab.wrapper,
     DEFAULT_NMAP_PATH,
-    ...buildNmapArgs(PROFILES[PROFILE], parseTargets(ips), { privileged: true, ports: PLANTED_PORTS }),
+    ...buildNmapArgs(PROFILES[PROFILE], parseTargets(ips, null), { privileged: true, ports: PLANTED_PORTS }),
   ];
   const svcArgv = (sessions: string) => [
     ...lab.wrapper,

@@ -247,7 +247,8 @@ describe('run_scan and push_session through real svc processes', () => {
     const sessionId = scanned.result?.session_id as string;
     expect(sessionId).toMatch(/^\d{8}_\d{6}/);
     expect(JSON.parse(scanned.result?.stdout as string)).toMatchObject({
-      path: path.join(host.sessionsRoot, sessionId.slice(0, 15)),
+      // The session directory by its name: the host's paths stay on the host.
+      path: sessionId.slice(0, 15),
       upload: { session_id: sessionId },
     });
     const client = createPortalClient({

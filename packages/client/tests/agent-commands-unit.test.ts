@@ -155,6 +155,44 @@ describe('commands without a child process', () => {
     expect(out.stderr).toContain('invalid target');
   });
 
+  // The portal refuses the same payloads with the same words (packages/portal/tests/scan-targets-route.test.ts).
+  it.each([
+    ['0-255.0-255.0-255.0-255', 2 ** 32],
+    ['0.0.0.0/0', 2 ** 32],
+    ['10.0.0.0/8', 2 ** 24],
+  ])('run_scan %s is refused by the address budget (exit 2), before anything runs', async (targets, n) => {
+    const out = await executeCommand(command('run_scan', { targets }), ctxFor(hostFor(calls())));
+    expect(out).toEqual({
+      ok: false,
+      exitCode: 2,
+      stdout: '',
+      stderr: `targets cover ${n} addresses, more than the 65536 allowed per run (SVC_SCAN_MAX_ADDRESSES)\n`,
+    });
+  });
+
+  it("the agent's SVC_SCAN_MAX_ADDRESSES sets its budget; an invalid one refuses run_scan", async () => {
+    const env = (v: string) => ({ childEnv: { ...process.env, SVC_SCAN_MAX_ADDRESSES: v } });
+    const small = await executeCommand(
+      command('run_scan', { targets: '10.0.0.0/24' }),
+      ctxFor(hostFor(calls(), env('255'))),
+    );
+    expect(small.stderr).toBe(
+      'targets cover 256 addresses, more than the 255 allowed per run (SVC_SCAN_MAX_ADDRESSES)\n',
+    );
+    // Within a raised budget the payload passes and the child runs (here /bin/false: exit 1).
+    const large = await executeCommand(
+      command('run_scan', { targets: '10.0.0.0/8' }),
+      ctxFor(hostFor(calls(), env('16777216'))),
+    );
+    expect(large).toMatchObject({ ok: false, exitCode: 1 });
+    const bad = await executeCommand(command('run_scan', { targets: '10.0.0.1' }), ctxFor(hostFor(calls(), env('x'))));
+    expect(bad).toMatchObject({
+      ok: false,
+      exitCode: 2,
+      stderr: 'SVC_SCAN_MAX_ADDRESSES must be a whole number from 1 to 16777216 (got "x")\n',
+    });
+  });
+
   it('push_config: allowlisted keys reach applyConfig in their string form; others fail with the allowlist message', async () => {
     const c = calls();
     const host = hostFor(c);
@@ -218,7 +256,7 @@ describe('commands without a child process', () => {
     try {
       const out = await executeCommand(command('update', {}), ctxFor(hostFor(calls(), { installDir: dir })));
       expect(out.ok).toBe(false);
-      expect(out.stderr).toContain(`update: needs a git checkout: ${dir} is not one`);
+      expect(out.stderr).toContain("update: needs a git checkout: the agent's install directory is not one");
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
@@ -229,11 +267,11 @@ describe('commands without a child process', () => {
     try {
       const host = hostFor(calls(), { sessionsRoot: dir });
       expect((await executeCommand(command('push_session', {}), ctxFor(host))).stderr).toBe(
-        `push_session: no session to push: ${dir} holds no session\n`,
+        "push_session: no session to push: the agent's sessions directory holds none\n",
       );
       expect(
         (await executeCommand(command('push_session', { session_id: '20260101_000000' }), ctxFor(host))).stderr,
-      ).toBe(`push_session: session 20260101_000000 not found in ${dir}\n`);
+      ).toBe("push_session: session 20260101_000000 not found in the agent's sessions directory\n");
       const traversal = await executeCommand(command('push_session', { session_id: '../../etc' }), ctxFor(host));
       expect(traversal.exitCode).toBe(2);
     } finally {

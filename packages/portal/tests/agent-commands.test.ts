@@ -313,7 +313,11 @@ describe('POST /api/agent-commands (queue)', () => {
   // The agent daemon checks payloads with the same function: the portal's 400 is its message, word for word.
   it.each([
     ['run_scan', {}, 'run_scan needs targets: no targets were specified'],
-    ['run_scan', { targets: '10.0.0.1,--script=x' }, 'payload.targets has an invalid target: "--script=x"'],
+    [
+      'run_scan',
+      { targets: '10.0.0.1,--script=x' },
+      'invalid target "--script=x": starts with "-" (a scanner would read it as an option)',
+    ],
     ['push_config', { config_value: '1' }, 'payload.config_key is required for push_config'],
     [
       'update_schedule',

@@ -1,5 +1,6 @@
 import { AGENT_LOG_LEVELS, CONFIG_KEY_NOT_ALLOWED, SCHEDULE_ACTIONS, type CommandType } from './agents.ts';
 import { checkRemoteConfigValue, isRemoteConfigKey, type RemoteConfigKey } from './remote-config.ts';
+import { checkScanTargets, DEFAULT_SCAN_MAX_ADDRESSES, NO_SCAN_TARGETS, type ScanBudget } from './scan-targets.ts';
 
 /**
  * SPEC "Agent command payloads": the rules a command's payload must follow, shared by the
@@ -32,16 +33,22 @@ export type CommandPayloadCheck<T extends CommandType = CommandType> =
   | { ok: true; payload: CommandPayloads[T] }
   | { ok: false; message: string };
 
+/** What the checking side configures: the scan address budget (the portal's or the agent's SVC_SCAN_MAX_ADDRESSES). */
+export interface CommandPayloadOptions {
+  scanBudget?: ScanBudget | undefined;
+}
+
 type Checked = { ok: true; value: unknown } | { ok: false; message: string };
-type Rule = { required?: boolean; check: (value: unknown, key: string, payload: CommandPayload) => Checked };
+type Rule = {
+  required?: boolean;
+  check: (value: unknown, key: string, payload: CommandPayload, opts: CommandPayloadOptions) => Checked;
+};
 
 const accept = (value: unknown): Checked => ({ ok: true, value });
 const refuse = (message: string): Checked => ({ ok: false, message });
 
 // Control characters (including CR and LF) never reach an agent's config or command line.
 const CONTROL = /[\u0000-\u001f\u007f]/;
-/** A host name, IPv4/IPv6 address or CIDR; never starting with `-`, so it cannot become a scanner option. */
-const TARGET_PATTERN = /^[A-Za-z0-9][A-Za-z0-9.:/_-]{0,252}$/;
 // Both start with a letter or digit: DESIGN 5, no value starting with `-` may reach the agent's tools as an option.
 const PROFILE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const SCHEDULE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -51,7 +58,7 @@ const CRON_FIELD = /^[0-9A-Za-z*/,?#LW-]+$/;
 const BRANCH_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/;
 const VERSION_TAG_PATTERN = /^v\d+\.\d+\.\d+$/;
 
-const NO_TARGETS = 'run_scan needs targets: no targets were specified';
+const NO_TARGETS = `run_scan needs targets: ${NO_SCAN_TARGETS}`;
 const PROFILE_RULE = 'a profile name (letters, digits, _ and -, starting with a letter or digit)';
 
 function text(pattern: RegExp | null, what: string) {
@@ -74,15 +81,11 @@ function oneOf(values: readonly string[]) {
       : refuse(`payload.${key} must be one of ${values.join(', ')}`);
 }
 
-function targets(v: unknown, key: string): Checked {
+/** The protocol's one target rule (scan-targets.ts); its message is the same on the portal, svcd and svc. */
+function targets(v: unknown, _key: string, _payload: CommandPayload, opts: CommandPayloadOptions): Checked {
   if (typeof v !== 'string' || v.split(',').every((t) => t.trim() === '')) return refuse(NO_TARGETS);
-  const list = v
-    .split(',')
-    .map((t) => t.trim())
-    .filter(Boolean);
-  const bad = list.find((t) => !TARGET_PATTERN.test(t));
-  if (bad !== undefined) return refuse(`payload.${key} has an invalid target: ${JSON.stringify(bad.slice(0, 80))}`);
-  return accept(list.join(','));
+  const checked = checkScanTargets(v, opts.scanBudget ?? { maxAddresses: DEFAULT_SCAN_MAX_ADDRESSES });
+  return checked.ok ? accept(checked.list) : refuse(checked.message);
 }
 
 function cron(v: unknown, key: string): Checked {
@@ -147,11 +150,15 @@ const RULES: Record<CommandType, Record<string, Rule>> = {
 /**
  * Check a command's payload against SPEC's payload table: required keys, allowed values,
  * the push_config allowlist and value rules, no control characters, nothing that could be
- * read as an option. Keys are checked in the table's order and the first refusal is the
- * answer. Null counts as absent. Accepted payloads come back normalised (trimmed target
+ * read as an option, targets by the scan target rule within `opts.scanBudget` (default one
+ * /16). Keys are checked in the table's order and the first refusal is the answer. Null counts as absent. Accepted payloads come back normalised (trimmed target
  * lists, single-spaced cron, push_config values in their string form).
  */
-export function checkCommandPayload<T extends CommandType>(type: T, payload: CommandPayload): CommandPayloadCheck<T> {
+export function checkCommandPayload<T extends CommandType>(
+  type: T,
+  payload: CommandPayload,
+  opts: CommandPayloadOptions = {},
+): CommandPayloadCheck<T> {
   const rules = RULES[type];
   // Object.hasOwn, not `in`: `in` also finds Object.prototype members such as `constructor`.
   const unknown = Object.keys(payload).find((k) => !Object.hasOwn(rules, k));
@@ -167,7 +174,7 @@ export function checkCommandPayload<T extends CommandType>(type: T, payload: Com
         };
       continue;
     }
-    const checked = rule.check(v, key, payload);
+    const checked = rule.check(v, key, payload, opts);
     if (!checked.ok) return checked;
     out[key] = checked.value;
   }

@@ -11,3 +11,4 @@ export * from './remote-config.ts';
 export * from './session-file/index.ts';
 export * from './command-payloads.ts';
 export * from './heartbeat.ts';
+export * from './scan-targets.ts';

@@ -22,12 +22,12 @@ describe('checkCommandPayload: run_scan', () => {
     expect(accepted('run_scan', { targets: '10.0.0.0/24' })).toEqual({ targets: '10.0.0.0/24' });
     expect(
       accepted('run_scan', {
-        targets: ' 10.0.0.1 , host.example.com,,fe80::1 ',
+        targets: ' 10.0.0.1 , host.example.com,,10.0.1.0/24 ',
         profile: 'quick',
         upload: true,
       }),
     ).toEqual({
-      targets: '10.0.0.1,host.example.com,fe80::1',
+      targets: '10.0.0.1,host.example.com,10.0.1.0/24',
       profile: 'quick',
       upload: true,
     });
@@ -55,6 +55,23 @@ describe('checkCommandPayload: run_scan', () => {
     expect(rejection('run_scan', { targets: '10.0.0.1,--script=evil' })).toMatch(/invalid target/);
     expect(rejection('run_scan', { targets: '10.0.0.1;reboot' })).toMatch(/invalid target/);
     expect(rejection('run_scan', { targets: '10.0.0.1 10.0.0.2' })).toMatch(/invalid target/);
+  });
+
+  it('checks targets with the scan target rule: the address budget (default one /16, or the given one) and no v4/v6 mix', () => {
+    const over = (n: number, max: number) =>
+      `targets cover ${n} addresses, more than the ${max} allowed per run (SVC_SCAN_MAX_ADDRESSES)`;
+    expect(rejection('run_scan', { targets: '0-255.0-255.0-255.0-255' })).toBe(over(2 ** 32, 65_536));
+    expect(rejection('update_schedule', { schedule_id: 's', targets: '10.0.0.0/8' })).toBe(over(2 ** 24, 65_536));
+    expect(rejection('run_scan', { targets: '10.0.0.1,fe80::1' })).toBe(
+      'IPv4 and IPv6 targets cannot be scanned in one run',
+    );
+    expect(
+      checkCommandPayload('run_scan', { targets: '10.0.0.0/8' }, { scanBudget: { maxAddresses: 2 ** 24 } }),
+    ).toEqual({ ok: true, payload: { targets: '10.0.0.0/8' } });
+    expect(checkCommandPayload('run_scan', { targets: '10.0.0.0/24' }, { scanBudget: { maxAddresses: 255 } })).toEqual({
+      ok: false,
+      message: over(256, 255),
+    });
   });
 
   it('refuses a non-boolean upload and a bad profile', () => {

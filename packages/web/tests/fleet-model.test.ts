@@ -44,7 +44,7 @@ describe('command queue form', () => {
   it('refuses a target that could be read as an option', () => {
     expect(draftQueueBody('run_scan', agent, { targets: '-oN /tmp/x' }, '')).toEqual({
       ok: false,
-      message: 'payload.targets has an invalid target: "-oN /tmp/x"',
+      message: 'invalid target "-oN /tmp/x": starts with "-" (a scanner would read it as an option)',
     });
   });
 

@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readConfigFile, Settings } from '../config/settings.ts';
+import { PortalError } from '../portal/errors.ts';
+import { transportPolicyOf, uploadUrlOf } from '../portal/target.ts';
 import { readOverrides } from './overrides.ts';
 
 /** Where the configs live unless `--config-dir` or SVC_CONFIG_DIR says otherwise. */
@@ -84,7 +86,10 @@ export function loadAgentConfig(configDir: string, env: NodeJS.ProcessEnv): Agen
   return { configDir, files, settings, overrides, refused, schedules, clientId };
 }
 
-/** SPEC "Agent behavior" 1: the portal URL and a key are required; the message names what is missing. */
+/**
+ * SPEC "Agent behavior" 1: the portal URL and a key are required; the message names what is
+ * missing, or why the URL cannot be used.
+ */
 export function requirePortal(settings: Settings): { url: string; key: string } {
   const url = settings.get('CONSULTATION_API_URL');
   const key = settings.get('SVC_API_KEY') ?? settings.get('CONSULTATION_API_KEY') ?? settings.get('SVC_LICENSE_KEY');
@@ -94,6 +99,13 @@ export function requirePortal(settings: Settings): { url: string; key: string } 
   ];
   if (missing.length > 0 || url === undefined || key === undefined)
     throw new MissingSettingError(`svcd: missing ${missing.join(' and ')}: set it in a config file or the environment`);
+  // A URL the daemon could never use (not a URL, plain http to another machine) stops it at start, like a missing one.
+  try {
+    uploadUrlOf(url, transportPolicyOf(settings));
+  } catch (err) {
+    if (err instanceof PortalError) throw new MissingSettingError(`svcd: ${err.message}`);
+    throw err;
+  }
   return { url, key };
 }
 

@@ -1,5 +1,6 @@
 import { AGENT_LOG_LEVELS, type AgentLogLevel } from '@svc/protocol';
 import pc from 'picocolors';
+import { printableJson } from '../text/printable.ts';
 import type { AgentLogger } from './types.ts';
 
 const RANK: Record<AgentLogLevel, number> = { debug: 0, info: 1, warning: 2, error: 3 };
@@ -16,10 +17,13 @@ export function isLogLevel(value: unknown): value is AgentLogLevel {
   return typeof value === 'string' && (AGENT_LOG_LEVELS as readonly string[]).includes(value);
 }
 
-/** logfmt: bare when safe, JSON-quoted otherwise (so a value can never start a new log line). */
+/**
+ * logfmt: bare when safe, JSON-quoted otherwise (so a value can never start a new log line),
+ * with DEL and C1 escaped too (JSON.stringify leaves them raw; a terminal acts on 0x9b).
+ */
 function fieldText(value: unknown): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return /^[^\s"=\p{Cc}]+$/u.test(text ?? '') ? (text as string) : JSON.stringify(text ?? null);
+  return /^[^\s"=\p{Cc}\u2028\u2029]+$/u.test(text ?? '') ? (text as string) : printableJson(text ?? null);
 }
 
 export interface DaemonLogger extends AgentLogger {

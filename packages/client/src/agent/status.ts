@@ -1,3 +1,4 @@
+import { printable, printableJson } from '../text/printable.ts';
 import { readState, stateFilePath } from './state-file.ts';
 
 function alive(pid: number): boolean {
@@ -14,7 +15,7 @@ export function formatStatus(stateDir: string, json: boolean): { text: string; c
   const state = readState(stateDir);
   if (state === null) return { text: `svcd has not run yet (no ${stateFilePath(stateDir)})\n`, code: 1 };
   const running = alive(state.pid);
-  if (json) return { text: `${JSON.stringify({ ...state, running }, null, 2)}\n`, code: 0 };
+  if (json) return { text: `${printableJson({ ...state, running })}\n`, code: 0 };
   const lines = [
     `Agent id:        ${state.agent_id}`,
     `Daemon:          ${running ? `running (pid ${state.pid})` : `not running (last pid ${state.pid})`}`,
@@ -32,5 +33,6 @@ export function formatStatus(stateDir: string, json: boolean): { text: string; c
         `  ${s.schedule_id} ${s.config}: last ${s.last_run ?? 'never'} (${s.last_status}), next ${s.next_run}, retries ${s.retry_count}`,
     ),
   ];
-  return { text: `${lines.join('\n')}\n`, code: 0 };
+  // The last error may be the portal's words: nothing in it may act on the terminal.
+  return { text: `${printable(lines.join('\n'))}\n`, code: 0 };
 }

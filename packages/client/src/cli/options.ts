@@ -27,7 +27,11 @@ export function targetOptions(cmd: Command): Command {
       'license key; default SVC_LICENSE_KEY, SVC_API_KEY, CONSULTATION_API_KEY, ~/.svc/license.key',
     )
     .option('-j, --jwt <jwt>', 'admin identity token; default SVC_JWT, CONSULTATION_JWT')
-    .option('--timeout <sec>', 'request timeout in seconds', '30');
+    .option('--timeout <sec>', 'request timeout in seconds', '30')
+    .option(
+      '--allow-insecure-http',
+      'accept plain http to a portal on another machine (default SVC_ALLOW_INSECURE_HTTP)',
+    );
 }
 
 export interface CommonOpts {
@@ -36,6 +40,7 @@ export interface CommonOpts {
   key?: string;
   jwt?: string;
   timeout?: string;
+  allowInsecureHttp?: boolean;
 }
 
 export function settingsOf(opts: CommonOpts, ctx: CliContext): Settings {
@@ -45,7 +50,7 @@ export function settingsOf(opts: CommonOpts, ctx: CliContext): Settings {
 export function targetOf(opts: CommonOpts, ctx: CliContext, settings = settingsOf(opts, ctx)): PortalTarget {
   return resolveTarget(
     settings,
-    { url: opts.url, key: opts.key, jwt: opts.jwt, timeout: opts.timeout },
+    { url: opts.url, key: opts.key, jwt: opts.jwt, timeout: opts.timeout, allowInsecureHttp: opts.allowInsecureHttp },
     { home: ctx.home, warn: (m) => new Output(ctx.streams).warn(m) },
   );
 }

@@ -1,4 +1,5 @@
 import { createColors } from 'picocolors';
+import { printableJson, terminalText } from '../text/printable.ts';
 
 /**
  * Exit codes of every `svc` command and tool (README "Exit codes"):
@@ -34,51 +35,68 @@ export type Colors = ReturnType<typeof createColors>;
  * even empty, turns color off: no-color.org). FORCE_COLOR is deliberately not honoured so
  * that output piped into files and CI logs never carries escapes.
  */
-export function colorsFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): Colors {
-  return createColors(stream.isTTY === true && env['NO_COLOR'] === undefined);
-}
+const colorOn = (stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv) =>
+  stream.isTTY === true && env['NO_COLOR'] === undefined;
 
-/** One place for human output: results to stdout, warnings and progress to stderr. */
+/**
+ * One place for human output: results to stdout, warnings and progress to stderr. Every text
+ * passes terminalText on its way out: control characters and escape sequences (a portal's
+ * answer may carry an OSC title or clipboard write) never reach the terminal; only the color
+ * sequences of `out`/`err` survive, and only when colors are on. JSON is escaped instead.
+ */
 export class Output {
   readonly out: Colors;
   readonly err: Colors;
   readonly #s: Streams;
   readonly quiet: boolean;
   readonly #warned = new Set<string>();
+  readonly #colorOut: boolean;
+  readonly #colorErr: boolean;
 
   constructor(streams: Streams, opts: { quiet?: boolean } = {}) {
     this.#s = streams;
-    this.out = colorsFor(streams.stdout, streams.env);
-    this.err = colorsFor(streams.stderr, streams.env);
+    this.#colorOut = colorOn(streams.stdout, streams.env);
+    this.#colorErr = colorOn(streams.stderr, streams.env);
+    this.out = createColors(this.#colorOut);
+    this.err = createColors(this.#colorErr);
     this.quiet = opts.quiet ?? false;
   }
 
+  #stdout(text: string): void {
+    this.#s.stdout.write(terminalText(text, this.#colorOut));
+  }
+
+  #stderr(text: string): void {
+    this.#s.stderr.write(terminalText(text, this.#colorErr));
+  }
+
   print(line = ''): void {
-    this.#s.stdout.write(`${line}\n`);
+    this.#stdout(`${line}\n`);
   }
 
-  /** Raw text to stdout (a downloaded body, JSON) without an added newline. */
+  /** Text to stdout (a text body) without an added newline; newlines and tabs are kept. */
   write(text: string): void {
-    this.#s.stdout.write(text);
+    this.#stdout(text);
   }
 
+  /** JSON with every control character escaped (\u001b, \u009b): the same value, nothing for a terminal to act on. */
   json(value: unknown): void {
-    this.#s.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+    this.#s.stdout.write(`${printableJson(value)}\n`);
   }
 
   info(line: string): void {
-    if (!this.quiet) this.#s.stderr.write(`${line}\n`);
+    if (!this.quiet) this.#stderr(`${line}\n`);
   }
 
   /** Warnings go to stderr, each distinct text once per run. */
   warn(message: string): void {
     if (this.#warned.has(message)) return;
     this.#warned.add(message);
-    this.#s.stderr.write(`${this.err.yellow('warning:')} ${message}\n`);
+    this.#stderr(`${this.err.yellow('warning:')} ${message}\n`);
   }
 
   error(message: string): void {
-    this.#s.stderr.write(`${this.err.red('error:')} ${message}\n`);
+    this.#stderr(`${this.err.red('error:')} ${message}\n`);
   }
 
   get streams(): Streams {

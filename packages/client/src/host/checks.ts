@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Settings } from '../config/settings.ts';
 import { jsonOf, send } from '../http/request.ts';
 import { healthRequest } from '../portal/requests.ts';
-import { endpoint, uploadUrlOf } from '../portal/target.ts';
+import { endpoint, transportPolicyOf, uploadUrlOf } from '../portal/target.ts';
 import { findExecutable, runProgram } from './process.ts';
 import {
   BASH,
@@ -519,7 +519,7 @@ export function portalHealthUrl(
   const raw = settings.get('CONSULTATION_API_URL');
   if (raw === undefined) return null;
   try {
-    const uploadUrl = uploadUrlOf(raw);
+    const uploadUrl = uploadUrlOf(raw, transportPolicyOf(settings));
     return { url: endpoint({ uploadUrl, apiKey: null, jwt: null, timeoutS: 10 }, 'health'), uploadUrl };
   } catch (err) {
     return { bad: raw, reason: (err as Error).message };

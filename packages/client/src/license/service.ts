@@ -1,7 +1,7 @@
 import type { Settings } from '../config/settings.ts';
 import { createPortalClient } from '../portal/client.ts';
 import { PortalError } from '../portal/errors.ts';
-import { type PortalTarget, uploadUrlOf } from '../portal/target.ts';
+import { type PortalTarget, transportPolicyOf, uploadUrlOf } from '../portal/target.ts';
 import { licenseCacheFile } from './cache.ts';
 import { resolveKey } from './resolve.ts';
 import {
@@ -22,6 +22,8 @@ export interface LicenseContext {
   /** A key given on the command line (`-k`) replaces the resolution order. */
   keyOverride?: string | undefined;
   urlOverride?: string | undefined;
+  /** `--allow-insecure-http`: plain http to a portal on another machine (else SVC_ALLOW_INSECURE_HTTP decides). */
+  allowInsecureHttp?: boolean | undefined;
 }
 
 /** GET /api/license once; every failure to get a well-formed 200 is "cannot tell". */
@@ -50,7 +52,12 @@ export async function licenseState(ctx: LicenseContext): Promise<LicenseState> {
       : resolveKey(ctx.settings, ctx.home, ctx.warn);
   const rawUrl = ctx.urlOverride ?? ctx.settings.get('CONSULTATION_API_URL');
   const validateOnline =
-    rawUrl === undefined ? null : onlineValidator({ uploadUrl: uploadUrlOf(rawUrl), timeoutS: ctx.timeoutS });
+    rawUrl === undefined
+      ? null
+      : onlineValidator({
+          uploadUrl: uploadUrlOf(rawUrl, transportPolicyOf(ctx.settings, ctx.allowInsecureHttp)),
+          timeoutS: ctx.timeoutS,
+        });
   return resolveTier({
     key,
     cacheFile: licenseCacheFile(ctx.home),

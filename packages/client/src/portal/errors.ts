@@ -1,3 +1,5 @@
+import { printable } from '../text/printable.ts';
+
 /**
  * Every way a portal call can fail, as data: callers (the CLI, the scanner, the daemon)
  * decide what each kind means for them. The CLI maps `credentials` and `config` to its usage
@@ -25,12 +27,13 @@ export class PortalError extends Error {
   readonly status: number | null;
   /** The portal's `error` message, for `http` when the body carried one. */
   readonly portalError: string | null;
+  /** Messages carry the portal's own words: made printable here, so no caller shows or logs a control character. */
   constructor(kind: PortalErrorKind, message: string, extra: { status?: number; portalError?: string | null } = {}) {
-    super(message);
+    super(printable(message, { multiline: false }));
     this.name = 'PortalError';
     this.kind = kind;
     this.status = extra.status ?? null;
-    this.portalError = extra.portalError ?? null;
+    this.portalError = extra.portalError == null ? null : printable(extra.portalError, { multiline: false });
   }
 }
 

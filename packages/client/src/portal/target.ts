@@ -1,3 +1,4 @@
+import { isIPv4 } from 'node:net';
 import { deriveEndpoint, EndpointError, type PortalEndpoint } from '../config/endpoints.ts';
 import type { Settings } from '../config/settings.ts';
 import { PortalError } from './errors.ts';
@@ -16,12 +17,50 @@ export const DEFAULT_TIMEOUT_S = 30;
 
 const configError = (message: string) => new PortalError('config', message);
 
+/** The setting that accepts plain http to a portal on another machine (`--allow-insecure-http` on svc). */
+export const ALLOW_INSECURE_HTTP = 'SVC_ALLOW_INSECURE_HTTP';
+
+/** How a portal URL may be reached: plain http to another machine only when allowed explicitly. */
+export interface TransportPolicy {
+  allowInsecureHttp: boolean;
+}
+
+/** The flag, else SVC_ALLOW_INSECURE_HTTP (1, true, yes, on). */
+export function transportPolicyOf(settings: Settings, flag?: boolean): TransportPolicy {
+  const setting = settings.get(ALLOW_INSECURE_HTTP)?.trim() ?? '';
+  return { allowInsecureHttp: flag === true || /^(1|true|yes|on)$/i.test(setting) };
+}
+
+/** 127.0.0.0/8, ::1 and `localhost`, as the WHATWG parser leaves a URL's host (IPv4 in dotted form, IPv6 in brackets). */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, '');
+  if (host === 'localhost' || host === '[::1]') return true;
+  return isIPv4(host) && host.startsWith('127.');
+}
+
+/**
+ * The one transport rule of every portal URL svc and svcd use: https anywhere; plain http
+ * only to this machine, or elsewhere when the policy allows it (then `warn` says so). Over
+ * plain http a network attacker reads the key and can answer heartbeats with commands.
+ */
+function checkTransport(url: URL, policy: TransportPolicy, warn?: (message: string) => void): void {
+  if (url.protocol !== 'http:' || isLoopback(url.hostname)) return;
+  if (!policy.allowInsecureHttp)
+    throw configError(
+      `Portal URL ${url.origin} uses plain http to ${url.hostname}, which is not this machine: the license key and the portal's answers would cross the network unprotected. Use https, or accept the risk with ${ALLOW_INSECURE_HTTP}=true (svc: --allow-insecure-http)`,
+    );
+  warn?.(
+    `plain http to ${url.hostname}: the license key and the portal's answers cross the network unprotected (allowed explicitly)`,
+  );
+}
+
 /**
  * The upload URL from `-u` or CONSULTATION_API_URL. Besides the upload URL itself
  * (`https://portal.example/api/upload`), the portal's bare origin is accepted and means its
- * upload URL (`https://portal.example` → `https://portal.example/api/upload`).
+ * upload URL (`https://portal.example` → `https://portal.example/api/upload`). Plain http to
+ * another machine is refused unless `policy` allows it (checkTransport).
  */
-export function uploadUrlOf(input: string): string {
+export function uploadUrlOf(input: string, policy: TransportPolicy, warn?: (message: string) => void): string {
   let url: URL;
   try {
     url = new URL(input.trim());
@@ -40,6 +79,7 @@ export function uploadUrlOf(input: string): string {
     if (err instanceof EndpointError) throw configError(err.message);
     throw err;
   }
+  checkTransport(url, policy, warn);
   return result;
 }
 
@@ -49,6 +89,8 @@ export function endpoint(target: PortalTarget, name: PortalEndpoint): string {
 
 export interface TargetFlags {
   url?: string | undefined;
+  /** `--allow-insecure-http`. */
+  allowInsecureHttp?: boolean | undefined;
   key?: string | undefined;
   jwt?: string | undefined;
   timeout?: string | undefined;
@@ -77,7 +119,7 @@ export function resolveTarget(
     throw configError(
       'No portal URL: pass -u <url> or set CONSULTATION_API_URL (in the environment or a -c config file)',
     );
-  const uploadUrl = uploadUrlOf(rawUrl);
+  const uploadUrl = uploadUrlOf(rawUrl, transportPolicyOf(settings, flags.allowInsecureHttp), opts.warn);
   const apiKey =
     flags.key !== undefined && flags.key !== ''
       ? flags.key

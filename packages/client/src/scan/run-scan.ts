@@ -34,7 +34,7 @@ import { installedTools, runDiscovery, runEnrichment, type ToolRunOptions } from
 
 /** What one scan runs on: validated by the caller (the CLI, the agent), never read from a shell. */
 export interface ScanInput {
-  /** Validated targets, comma separated. */
+  /** Targets, comma separated, already checked with the run's budget by the caller. */
   targets: string;
   profile: string;
   ports?: string | undefined;
@@ -167,7 +167,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
   const tools = installedTools(input.tools ?? EXTERNAL_TOOLS, toolOpts);
   const discovered = await runDiscovery(
     tools.discovery,
-    parseTargets(input.targets).map((t) => t.value),
+    parseTargets(input.targets, null).map((t) => t.value),
     toolOpts,
   );
   const result = await runNmap({

@@ -114,7 +114,9 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
  */
 export async function runNmap(opts: RunNmapOptions): Promise<NmapRunResult> {
   const profile = resolveProfile(opts.profile);
-  const targets = parseTargets(opts.targets);
+  // The forms only: the run's budget was checked where the targets came in (svc scan); a
+  // discovery tool's list of live hosts may hold more entries than a user may give.
+  const targets = parseTargets(opts.targets, null);
   if (opts.scope) assertInScope(targets, opts.scope);
   const privileged = opts.privileged ?? process.getuid?.() === 0;
   const args = buildNmapArgs(profile, targets, {

@@ -38,7 +38,9 @@ export async function queueCommands(
     throw new DomainError('invalid.command_target', 'all_clients applies to group_target only');
   if (body.all_clients === true && body.client_id !== undefined)
     throw new DomainError('invalid.command_target', 'Name either client_id or all_clients, not both');
-  const checked = checkCommandPayload(type, body.payload ?? {});
+  const checked = checkCommandPayload(type, body.payload ?? {}, {
+    scanBudget: { maxAddresses: ctx.config.scanMaxAddresses },
+  });
   if (!checked.ok) throw new DomainError('invalid.payload', checked.message);
   const payload = checked.payload;
   const priority = body.priority ?? DEFAULT_PRIORITY;

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
-import { ENVIRONMENTS } from '@svc/protocol';
+import { DEFAULT_SCAN_MAX_ADDRESSES, ENVIRONMENTS, SCAN_MAX_ADDRESSES_CEILING } from '@svc/protocol';
 import { passwordWeakness } from '../identity/password-strength.ts';
 
 /** packages/web/dist, wherever the portal is started from. */
@@ -71,6 +71,8 @@ export interface Config {
     /** Uploads in progress per key at most (the legacy key is one key); more get a 429. */
     uploadsPerKey: number;
   };
+  /** Addresses one run_scan or update_schedule target list may cover, summed (SVC_SCAN_MAX_ADDRESSES). */
+  scanMaxAddresses: number;
   /** Failed API-key authentications per address per minute before that address gets 429s (0: no limit). */
   keyFailuresPerMinute: number;
   /** External OpenID provider; null means the portal's own identity provider signs tokens. */
@@ -384,6 +386,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       uploadsPerKey: integer(env, 'SVC_UPLOADS_PER_KEY', 8, 1, 10_000),
     },
     keyFailuresPerMinute: integer(env, 'SVC_API_KEY_FAILURES_PER_MINUTE', 20, 0, 1_000_000),
+    scanMaxAddresses: integer(env, 'SVC_SCAN_MAX_ADDRESSES', DEFAULT_SCAN_MAX_ADDRESSES, 1, SCAN_MAX_ADDRESSES_CEILING),
     webhooks: {
       allowCidrs: cidrList(env, 'SVC_WEBHOOK_ALLOW_CIDRS'),
       caFile:

@@ -1,4 +1,11 @@
-import { checkCommandPayload, type CommandPayloads, type CommandType, type DeliveredCommand } from '@svc/protocol';
+import {
+  checkCommandPayload,
+  type CommandPayloads,
+  type CommandType,
+  type DeliveredCommand,
+  SCAN_BUDGET_SETTING,
+  scanBudgetOf,
+} from '@svc/protocol';
 import { type CommandContext, done, EXIT_REFUSED, failure, type Outcome } from './outcome.ts';
 import { pushSession, runScan } from './scan-commands.ts';
 import { selfUpdate } from './self-update.ts';
@@ -30,7 +37,10 @@ const HANDLERS: Handlers = {
 
 export async function executeCommand(command: DeliveredCommand, ctx: CommandContext): Promise<Outcome> {
   const type = command.command_type;
-  const checked = checkCommandPayload(type, command.payload ?? {});
+  // The agent's own SVC_SCAN_MAX_ADDRESSES (its settings, as its `svc scan` children see them).
+  const budget = scanBudgetOf(ctx.host.childEnv[SCAN_BUDGET_SETTING]);
+  if (!budget.ok) return failure(budget.message, EXIT_REFUSED);
+  const checked = checkCommandPayload(type, command.payload ?? {}, { scanBudget: budget.budget });
   if (!checked.ok) return failure(checked.message, EXIT_REFUSED);
   const handler = HANDLERS[type] as (payload: unknown, ctx: CommandContext) => Outcome | Promise<Outcome>;
   return handler(checked.payload, ctx);

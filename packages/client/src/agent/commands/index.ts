@@ -4,8 +4,27 @@ import { Journal } from '../journal.ts';
 import type { CommandHost, CommandRunner, ReportBody } from '../types.ts';
 import { executeCommand } from './dispatch.ts';
 import { EXIT_INTERRUPTED, type Outcome } from './outcome.ts';
-import { reportOutput } from './output.ts';
+import { reportOutput, withoutHostPaths } from './output.ts';
 import { killTree, startTimeOf } from './process-tree.ts';
+
+/**
+ * A command's report as the portal stores it and the tenant's users read it: escapes gone,
+ * 10 KB per stream, and no path of this host (withoutHostPaths).
+ */
+export function statusReport(command: DeliveredCommand, outcome: Outcome, host: CommandHost): ReportBody {
+  const shown = (text: string) => reportOutput(withoutHostPaths(text, host.sessionsRoot));
+  return {
+    command_id: command.id,
+    agent_id: host.agentId,
+    status: outcome.ok ? 'completed' : 'failed',
+    exit_code: outcome.exitCode,
+    stdout: shown(outcome.stdout),
+    stderr: shown(outcome.stderr),
+    ...(command.command_type === 'run_scan' || command.command_type === 'push_session'
+      ? { session_id: outcome.sessionId ?? null }
+      : {}),
+  };
+}
 
 /**
  * The agent's command runner: delivered commands go into the journal's queue, then run one at a
@@ -32,17 +51,7 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
     return next;
   };
 
-  const report = (command: DeliveredCommand, outcome: Outcome): ReportBody => ({
-    command_id: command.id,
-    agent_id: host.agentId,
-    status: outcome.ok ? 'completed' : 'failed',
-    exit_code: outcome.exitCode,
-    stdout: reportOutput(outcome.stdout),
-    stderr: reportOutput(outcome.stderr),
-    ...(command.command_type === 'run_scan' || command.command_type === 'push_session'
-      ? { session_id: outcome.sessionId ?? null }
-      : {}),
-  });
+  const report = (command: DeliveredCommand, outcome: Outcome): ReportBody => statusReport(command, outcome, host);
 
   async function runOne(): Promise<void> {
     const command = journal.begin((c) => ({ command_id: c.id, agent_id: host.agentId, status: 'acked' }), new Date());

@@ -1,4 +1,5 @@
 import { MAX_OUTPUT_BYTES } from '@svc/protocol';
+import { stripEscapes } from '../../text/printable.ts';
 
 /**
  * What a command's stdout and stderr look like in its report (SPEC: ANSI escapes stripped,
@@ -6,16 +7,28 @@ import { MAX_OUTPUT_BYTES } from '@svc/protocol';
  * request small and makes the report the same whichever side cuts.
  */
 
-/**
- * ANSI escapes: OSC strings (ESC ] ... BEL or ESC \), CSI sequences with any parameter and
- * intermediate bytes, escapes with intermediate bytes and the other two-byte escapes. NUL
- * goes too: the portal's database cannot store it.
- */
-const ANSI =
-  /\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b\[[0-?]*[ -/]*[@-~]|\u001b[ -/]+[0-~]|\u001b[@-_]|\u0000/g;
+/** Escape sequences and NUL (the portal's database cannot store it) removed; text/printable.ts. */
+export const stripAnsi = stripEscapes;
 
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, '');
+/**
+ * An absolute path: a `/` that does not follow a letter, digit, `/` or `:` (so not a URL, a
+ * CIDR block or `T:22/tcp`), then one or more segments.
+ */
+const ABSOLUTE_PATH = /(?<![\w/:.~-])\/[^\s"'`/,;()[\]{}<>]+(?:\/[^\s"'`/,;()[\]{}<>]+)*\/?/g;
+
+/**
+ * A report as the tenant's users may read it: the host's paths go, what they name stays.
+ * A path under the sessions root becomes relative to it (the session id and file name); any
+ * other absolute path (the install, nmap, a temp file, a config) its file name. The scan's
+ * options, targets, counts and URLs are left as they are.
+ */
+export function withoutHostPaths(text: string, sessionsRoot: string): string {
+  const root = sessionsRoot.replace(/\/+$/, '');
+  return text.replace(ABSOLUTE_PATH, (p) => {
+    const clean = p.replace(/\/+$/, '');
+    if (root !== '' && clean.startsWith(`${root}/`)) return clean.slice(root.length + 1);
+    return clean.slice(clean.lastIndexOf('/') + 1);
+  });
 }
 
 /** ANSI escapes stripped, then at most MAX_OUTPUT_BYTES of UTF-8 (never splitting a character). */

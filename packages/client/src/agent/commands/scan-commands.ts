@@ -49,9 +49,11 @@ export async function runScan(payload: CommandPayloads['run_scan'], ctx: Command
 export async function pushSession(payload: CommandPayloads['push_session'], ctx: CommandContext): Promise<Outcome> {
   const root = ctx.host.sessionsRoot;
   const id = payload.session_id ?? listSessionIds(root).at(-1);
-  if (id === undefined) return failure(`push_session: no session to push: ${root} holds no session`);
+  // Reports name no directory of the host (outputs reach the tenant's users).
+  if (id === undefined) return failure("push_session: no session to push: the agent's sessions directory holds none");
   const dir = sessionPath(root, id);
-  if (!fs.existsSync(path.join(dir, RESULTS_FILE))) return failure(`push_session: session ${id} not found in ${root}`);
+  if (!fs.existsSync(path.join(dir, RESULTS_FILE)))
+    return failure(`push_session: session ${id} not found in the agent's sessions directory`);
   const run = await runProcess([...ctx.host.svcCommand, 'upload', dir, '--json'], {
     env: ctx.host.childEnv,
     deadline: ctx.deadline,

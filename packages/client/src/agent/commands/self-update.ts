@@ -42,7 +42,7 @@ export async function selfUpdate(payload: CommandPayloads['update'], ctx: Comman
     });
   const inside = await git(['rev-parse', '--is-inside-work-tree']);
   if (inside.exitCode !== 0 || inside.stdout.trim() !== 'true')
-    return failure(`update: needs a git checkout: ${dir} is not one\n${inside.stderr}`);
+    return failure(`update: needs a git checkout: the agent's install directory is not one\n${inside.stderr}`);
   const before = (await git(['rev-parse', '--verify', 'HEAD'])).stdout.trim();
   const branch = payload.branch ?? DEFAULT_BRANCH;
   const exists = (await git(['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).exitCode === 0;

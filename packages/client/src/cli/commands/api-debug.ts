@@ -162,7 +162,9 @@ async function execute(
     return;
   }
   if (how.raw) {
-    ctx.streams.stdout.write(res.body);
+    // Bytes as they are into a pipe or file; a terminal gets them as printable text.
+    if (ctx.streams.stdout.isTTY === true) out.write(res.body.toString('utf8'));
+    else ctx.streams.stdout.write(res.body);
     return;
   }
   showBody(out, res);

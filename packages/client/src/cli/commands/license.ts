@@ -29,6 +29,10 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('-u, --url <url>', 'portal upload URL or origin; default CONSULTATION_API_URL')
     .option('-k, --key <key>', 'check this key instead of the configured one')
     .option('--timeout <sec>', 'request timeout in seconds', '30')
+    .option(
+      '--allow-insecure-http',
+      'accept plain http to a portal on another machine (default SVC_ALLOW_INSECURE_HTTP)',
+    )
     .option('--json', 'print the state as JSON (SVC_LICENSED, SVC_LICENSE_TIER, SVC_LICENSE_SOURCE and the rest)');
   configOption(status);
   status.addHelpText(
@@ -46,6 +50,7 @@ export default function register(program: Command, ctx: CliContext): void {
       timeoutS: timeoutOf(opts.timeout),
       keyOverride: opts.key,
       urlOverride: opts.url,
+      allowInsecureHttp: opts.allowInsecureHttp,
     });
     const features = Object.fromEntries(BUSINESS_FEATURES.map((f) => [f, featureAllowed(state.tier, f)]));
     if (opts.json) {

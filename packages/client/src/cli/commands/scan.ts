@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { SCAN_BUDGET_SETTING, scanBudgetOf } from '@svc/protocol';
 import type { Command } from 'commander';
 import { licenseState } from '../../license/service.ts';
 import { parseExceptionsFile, type ExceptionRule } from '../../pipeline/exceptions.ts';
@@ -69,8 +70,14 @@ export default function register(program: Command, ctx: CliContext): void {
     const profile = opts.full ? 'full_recon' : opts.profile;
     if (!Object.hasOwn(PROFILES, profile))
       throw usageError(`unknown scan profile "${profile}": use one of ${Object.keys(PROFILES).join(', ')}`);
+    const settings = settingsOf(opts, ctx);
+    const budget = scanBudgetOf(settings.get(SCAN_BUDGET_SETTING));
+    if (!budget.ok) throw usageError(budget.message);
+    let targets: string;
     try {
-      parseTargets(opts.targets);
+      targets = parseTargets(opts.targets, budget.budget)
+        .map((t) => t.value)
+        .join(',');
     } catch (err) {
       if (err instanceof TargetError) throw usageError(err.message);
       throw err;
@@ -90,7 +97,6 @@ export default function register(program: Command, ctx: CliContext): void {
         throw usageError((err as Error).message);
       }
     }
-    const settings = settingsOf(opts, ctx);
     const exceptions = exceptionsOf(opts.exceptions, warn);
     const root = sessionsRootOf({ flag: opts.sessionsDir, settings, home: ctx.home });
     const target = opts.upload ? targetOf(opts, ctx, settings) : undefined;
@@ -106,6 +112,7 @@ export default function register(program: Command, ctx: CliContext): void {
       timeoutS: target?.timeoutS ?? (Number(opts.timeout) || 30),
       keyOverride: opts.key,
       urlOverride: target?.uploadUrl ?? opts.url,
+      allowInsecureHttp: opts.allowInsecureHttp,
     });
 
     const tty = ctx.streams.stderr.isTTY === true;
@@ -113,7 +120,7 @@ export default function register(program: Command, ctx: CliContext): void {
     try {
       scan = await runScan(
         {
-          targets: opts.targets,
+          targets,
           profile,
           ports: opts.ports,
           privileged: process.getuid?.() === 0,

@@ -100,6 +100,7 @@ export default function register(program: Command, ctx: CliContext): void {
         timeoutS: target.timeoutS,
         keyOverride: target.apiKey ?? undefined,
         urlOverride: target.uploadUrl,
+        allowInsecureHttp: opts.allowInsecureHttp,
       });
       const step = await attachBenchmark({
         client,
