@@ -56,13 +56,13 @@ async function ping(portal: TestPortal, id: string): Promise<ReceivedRequest> {
   });
   expect(res.status, res.text).toBe(200);
   expect(res.body.delivery.status).toBe('succeeded');
-  let found: ReceivedRequest | undefined;
+  const arrived = () => receiver.requests.find((r) => r.json?.event_id === res.body.delivery.event_id);
   await until(
-    () => (found = receiver.requests.find((r) => r.json?.event_id === res.body.delivery.event_id)) !== undefined,
+    () => arrived() !== undefined,
     10_000,
     () => 'the ping at the receiver',
   );
-  return found!;
+  return arrived()!;
 }
 
 async function expectSigned(req: ReceivedRequest, secret: string) {

@@ -1,7 +1,7 @@
 import { OAuthError, OkBody, RevokeRequest } from '@svc/protocol';
 import type { App, AppContext } from '../../../context.ts';
 import { revokeToken } from '../../revocation.ts';
-import { oauthError, refuseCrossSite } from '../oauth.ts';
+import { oauthError, refuseCrossSite } from '../../../http/oauth.ts';
 
 /**
  * POST /identity/revoke (RFC 7009): sign-out. Ends the family of a refresh token or of an

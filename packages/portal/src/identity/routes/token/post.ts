@@ -1,7 +1,7 @@
 import { OAuthError, TokenRequest, TokenResponse } from '@svc/protocol';
 import type { App, AppContext } from '../../../context.ts';
 import { type GrantOutcome, passwordGrant, refreshTokenGrant } from '../../grants.ts';
-import { oauthError, refuseCrossSite } from '../oauth.ts';
+import { oauthError, refuseCrossSite } from '../../../http/oauth.ts';
 
 /** A grant's outcome as the OAuth answer; `refusal` is the grant's own invalid_grant description. */
 function tokensOrRefusal(outcome: GrantOutcome, refusal: string) {

@@ -1,8 +1,8 @@
 import { SessionsRevokedResponse } from '@svc/protocol';
-import type { App, AppContext } from '../../../../../context.ts';
-import { responses } from '../../../../../http/responses.ts';
-import { revokeSessionsOf } from '../../../../revocation.ts';
-import { identityUserOf, requireBearer } from '../../../bearer.ts';
+import type { App, AppContext } from '../../../context.ts';
+import { responses } from '../../../http/responses.ts';
+import { revokeSessionsOf } from '../../revocation.ts';
+import { identityUserOf, requireBearer } from '../bearer.ts';
 
 /** POST /identity/user/sessions/revoke: sign out everywhere; the caller's own token ends too. */
 export default function register(app: App, ctx: AppContext): void {

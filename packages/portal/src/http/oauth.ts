@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { HttpError } from '../../http/errors.ts';
+import { HttpError } from './errors.ts';
 
 /** RFC 6749 section 5.2 errors keep D1's `error` field and add `error_description`. */
 export function oauthError(

@@ -1,8 +1,8 @@
 import { SessionsRevokedResponse, UserIdQuery } from '@svc/protocol';
-import type { App, AppContext } from '../../../../../context.ts';
-import { responses } from '../../../../../http/responses.ts';
-import { revokeSessionsOf } from '../../../../revocation.ts';
-import { identityUserOf, requireBearer } from '../../../bearer.ts';
+import type { App, AppContext } from '../../../context.ts';
+import { responses } from '../../../http/responses.ts';
+import { revokeSessionsOf } from '../../revocation.ts';
+import { identityUserOf, requireBearer } from '../bearer.ts';
 
 /** POST /identity/admin/users/sessions/revoke?id=: end every session of another user (audited). */
 export default function register(app: App, ctx: AppContext): void {
