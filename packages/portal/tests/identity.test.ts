@@ -497,6 +497,8 @@ describe('POST /identity/token: password grant and the access token', () => {
       issuer: ISSUER,
       jwks_uri: `${ISSUER}/.well-known/jwks.json`,
       token_endpoint: `${ISSUER}/token`,
+      revocation_endpoint: `${ISSUER}/revoke`,
+      revocation_endpoint_auth_methods_supported: ['none'],
       userinfo_endpoint: `${ISSUER}/user`,
       grant_types_supported: ['password', 'refresh_token'],
       response_types_supported: ['token'],
