@@ -12,6 +12,7 @@ import type { Database } from './db/schema.ts';
 import type { EventBus } from './events/bus.ts';
 import type { SigningKey } from './identity/signing-keys.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import type { WebhookSecrets } from './webhooks/secrets.ts';
 import type { CidrList, Resolver } from './webhooks/url-safety.ts';
 
 /** The one typed context handed to every handler. */
@@ -24,8 +25,8 @@ export interface AppContext {
   events: EventBus;
   /** Session files. */
   blobs: BlobStore;
-  /** Outgoing webhooks, and the resolver and allowed ranges their URLs are checked with. */
-  webhooks: { dispatcher: WebhookDispatcher; resolver: Resolver; allow: CidrList };
+  /** Outgoing webhooks, the resolver and allowed ranges their URLs are checked with, their secrets' encryption. */
+  webhooks: { dispatcher: WebhookDispatcher; resolver: Resolver; allow: CidrList; secrets: WebhookSecrets };
   keys: ApiKeyVerifier;
   tokens: TokenVerifier;
   /** Present when the portal's own identity provider signs tokens (not in external-provider mode). */

@@ -20,6 +20,7 @@ import { sweepExpiredSessions } from './sessions/retention.ts';
 import { pruneLoginFailures } from './identity/throttle.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { WebhookHttpClient } from './webhooks/http-client.ts';
+import { encryptStoredSecrets, WebhookSecrets } from './webhooks/secrets.ts';
 import { systemResolver, type Resolver } from './webhooks/url-safety.ts';
 
 export interface Portal {
@@ -63,9 +64,11 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     const applied = await migrateToLatest(database.db);
     if (applied.length > 0) logger.info({ applied }, 'database migrations applied');
 
-    const signingKey = config.externalJwt
-      ? null
-      : await ensureSigningKey(database.db, await loadKeyEncryptionKey(config, logger));
+    // One key-encryption key for the identity provider's signing key and the webhook secrets.
+    const kek = await loadKeyEncryptionKey(config, logger);
+    const signingKey = config.externalJwt ? null : await ensureSigningKey(database.db, kek);
+    const webhookSecrets = new WebhookSecrets(kek);
+    await encryptStoredSecrets(database.db, webhookSecrets);
     // In external-provider mode admins come from that provider; a local account could never sign in.
     if (config.externalJwt === null) await bootstrapAdmin(database.db, logger, config.adminEmail, config.adminPassword);
     else if (config.adminEmail !== null)
@@ -93,6 +96,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       client: webhookClient,
       now,
       disableAfterFailures: config.webhooks.disableAfterFailures,
+      secrets: webhookSecrets,
     });
     const ctx: AppContext = {
       config,
@@ -101,7 +105,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       pool: database.pool,
       events: new EventBus(logger),
       blobs,
-      webhooks: { dispatcher, resolver, allow: config.webhooks.allowCidrs },
+      webhooks: { dispatcher, resolver, allow: config.webhooks.allowCidrs, secrets: webhookSecrets },
       keys: new ApiKeyVerifier(database.db, config.legacyApiKey, config.keyFailuresPerMinute),
       tokens: createTokenVerifier(config, database.db, now),
       signingKey,

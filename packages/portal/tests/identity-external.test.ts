@@ -107,6 +107,13 @@ describe('external-provider mode: accepted tokens', () => {
     expect((await licenses(await mint({ sub: 'ext-admin-3', role: 'admin', client_ids: 'acme' }))).status).toBe(200);
   });
 
+  it("needs no sid and no cap on the lifetime: those are the provider's (docs/decisions.md)", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    expect((await licenses(await mint({ sub: 'ext-admin-4', exp: String(now + 10 * 365 * 86_400) }))).status).toBe(200);
+    // Within the allowed clock skew of 60 s.
+    expect((await licenses(await mint({ sub: 'ext-admin-4', iat: String(now + 30) }))).status).toBe(200);
+  });
+
   it('accepts an audience array that contains the configured audience', async () => {
     expect((await licenses(await mint({ aud: `other-api,${AUDIENCE}` }))).status).toBe(200);
   });
@@ -208,6 +215,7 @@ describe('external-provider mode: refused tokens', () => {
       expired: await mint({ exp: String(now - 3600) }),
       'missing exp': await mint({ exp: 'none' }),
       'missing sub': await mint({ nosub: '1' }),
+      'issued in the future': await mint({ iat: String(now + 3600) }),
       'alg none': await mint({ alg: 'none' }),
       'HS256 keyed with the public key': await mint({ alg: 'HS256' }),
       'RS512 (not an accepted algorithm)': await mint({ alg: 'RS512' }),

@@ -94,6 +94,63 @@ describe('password strength (zxcvbn)', () => {
     expect(res.body.error).toMatch(/^Password is too weak/);
   });
 
+  it("refuses season/year patterns and the e-mail's parts with a year (issue 21), on create and update; a strong password passes", async () => {
+    const admin = await portal.adminToken();
+    const email = `jane.doe.${randomBytes(3).toString('hex')}@acme-corp.example`;
+    const local = email.split('@')[0]!;
+    const dated =
+      'Password is too weak: a season, month or year with the product name, the e-mail address or the portal host around it is easy to guess.';
+    for (const password of [
+      'Winter2026!!!',
+      'svc-portal-2026',
+      `${local}2026`,
+      'acme-corp-2026',
+      'portal.test-2026!',
+    ]) {
+      const res = await http(portal.url, 'POST', '/identity/admin/users', {
+        headers: bearer(admin),
+        json: { email, password, role: 'member', client_ids: ['acme'] },
+      });
+      expect({ status: res.status, body: res.body }, password).toEqual({ status: 400, body: { error: dated } });
+    }
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM users WHERE email_normalized = $1', [email])).rows[0].n,
+    ).toBe(0);
+    const created = await http(portal.url, 'POST', '/identity/admin/users', {
+      headers: bearer(admin),
+      json: { email, password: 'Winter-orbit-lantern-quarry-2026', role: 'member', client_ids: ['acme'] },
+    });
+    expect(created.status, created.text).toBe(201);
+    const update = await http(portal.url, 'PATCH', `/identity/admin/users?id=${created.body.user.id}`, {
+      headers: bearer(admin),
+      json: { password: `${local}2026` },
+    });
+    expect({ status: update.status, body: update.body }).toEqual({ status: 400, body: { error: dated } });
+    expect((await passwordGrant(portal, email, 'Winter-orbit-lantern-quarry-2026')).status).toBe(200);
+  });
+
+  it('refuses SVC_ADMIN_PASSWORD=Winter2026!!! and one made of the portal host and a year', () => {
+    for (const password of ['Winter2026!!!', 'scans.example.org-2026']) {
+      let err: unknown;
+      try {
+        loadConfig(
+          {
+            SVC_ADMIN_EMAIL: 'root@example.com',
+            SVC_ADMIN_PASSWORD: password,
+            SVC_BASE_URL: 'https://scans.example.org',
+          },
+          '/srv/portal',
+        );
+      } catch (e) {
+        err = e;
+      }
+      expect(err, password).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).message).toBe(
+        'Invalid configuration: SVC_ADMIN_PASSWORD is too weak: a season, month or year with the product name, the e-mail address or the portal host around it is easy to guess.',
+      );
+    }
+  });
+
   it('refuses a weak new password on update and keeps the old one', async () => {
     const user = await createUser(portal);
     const before = (await db.query('SELECT password_hash FROM users WHERE id = $1', [user.id])).rows[0].password_hash;

@@ -409,7 +409,9 @@ describe('POST /identity/token: password grant and the access token', () => {
       new SignJWT(claims)
         .setProtectedHeader({ alg: opts.alg ?? 'EdDSA', kid: opts.kid ?? kid, typ: 'JWT' })
         .sign(opts.key ?? key);
-    const good: JWTPayload = { sub, iss: ISSUER, aud: AUDIENCE, iat: realNow, exp: realNow + 600 };
+    // The portal's own tokens must name a live session (sid); the admin's login is one.
+    const sid = decodeJwt(await portal.adminToken())['sid'];
+    const good: JWTPayload = { sub, sid, iss: ISSUER, aud: AUDIENCE, iat: realNow, exp: realNow + 600 };
 
     // Control: a token the test signs with the portal's key and correct claims is accepted,
     // so every refusal below is caused by the one thing that differs.
@@ -427,8 +429,9 @@ describe('POST /identity/token: password grant and the access token', () => {
       'wrong issuer': await sign({ ...good, iss: 'http://evil.test/identity' }),
       'issuer with trailing slash': await sign({ ...good, iss: `${ISSUER}/` }),
       'wrong audience': await sign({ ...good, aud: 'someone-else' }),
-      'missing exp': await sign({ sub, iss: ISSUER, aud: AUDIENCE, iat: realNow }),
-      'missing sub': await sign({ iss: ISSUER, aud: AUDIENCE, iat: realNow, exp: realNow + 600 }),
+      'missing exp': await sign({ sub, sid, iss: ISSUER, aud: AUDIENCE, iat: realNow }),
+      'missing sub': await sign({ sid, iss: ISSUER, aud: AUDIENCE, iat: realNow, exp: realNow + 600 }),
+      'missing sid': await sign({ sub, iss: ISSUER, aud: AUDIENCE, iat: realNow, exp: realNow + 600 }),
       'unknown user': await sign({ ...good, sub: 'usr_ffffffffffffffff' }),
       'other key, same kid': await sign(good, { key: otherKey }),
       'other key, other kid': await sign(good, { key: otherKey, kid: 'other' }),
@@ -494,6 +497,8 @@ describe('POST /identity/token: password grant and the access token', () => {
       issuer: ISSUER,
       jwks_uri: `${ISSUER}/.well-known/jwks.json`,
       token_endpoint: `${ISSUER}/token`,
+      revocation_endpoint: `${ISSUER}/revoke`,
+      revocation_endpoint_auth_methods_supported: ['none'],
       userinfo_endpoint: `${ISSUER}/user`,
       grant_types_supported: ['password', 'refresh_token'],
       response_types_supported: ['token'],

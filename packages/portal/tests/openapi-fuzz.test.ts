@@ -106,6 +106,9 @@ const IDENTITY: Operation[] = [
     body: ['password', 'role', 'client_ids'],
   },
   { method: 'DELETE', path: '/identity/admin/users', pathParams: [], query: ['id'], body: [] },
+  { method: 'POST', path: '/identity/revoke', pathParams: [], query: [], body: ['token', 'token_type_hint'] },
+  // Not POST /identity/user/sessions/revoke: it takes no input, and would end the admin token the other cases use.
+  { method: 'POST', path: '/identity/admin/users/sessions/revoke', pathParams: [], query: ['id'], body: [] },
 ];
 
 describe('OpenAPI-driven fuzzing', () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -20,6 +21,7 @@ import {
   removeSubscription,
   type SubscriptionDeps,
 } from '../src/webhooks/subscriptions.ts';
+import { WebhookSecrets } from '../src/webhooks/secrets.ts';
 import { HOST_REFUSED } from '../src/webhooks/url-safety.ts';
 import { createTestDatabase } from './helpers/portal.ts';
 
@@ -51,7 +53,7 @@ beforeAll(async () => {
   deps = {
     db,
     now: () => NOW,
-    webhooks: { resolver: async (host) => HOSTS[host] ?? [], allow: [] },
+    webhooks: { resolver: async (host) => HOSTS[host] ?? [], allow: [], secrets: new WebhookSecrets(randomBytes(32)) },
     config: { webhooks: { maxPerClient: MAX } },
   };
 });

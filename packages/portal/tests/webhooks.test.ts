@@ -213,7 +213,9 @@ describe('subscriptions CRUD (D12)', () => {
     expect(row).toMatchObject({
       url: sub.url,
       event_types: ['scan_completed', 'status_changed'],
-      signing_secret: sub.signing_secret,
+      // Stored encrypted only (tests/webhook-secrets.test.ts).
+      signing_secret: null,
+      signing_secret_encrypted: expect.stringMatching(/^v1\./),
       enabled: true,
       description: 'SIEM',
       client_id: null,
@@ -260,6 +262,8 @@ describe('subscriptions CRUD (D12)', () => {
       event_types: ['scan_completed'],
       description: 'first',
     });
+    const storedSecret = (await subRow(sub['id']))?.['signing_secret_encrypted'];
+    expect(storedSecret).toMatch(/^v1\./);
     const res = await api('PATCH', `/api/webhooks?id=${sub['id']}`, { description: 'second' });
     expect(res.status, res.text).toBe(200);
     expect(Object.keys(res.body)).toEqual(['subscription']);
@@ -305,8 +309,8 @@ describe('subscriptions CRUD (D12)', () => {
       enabled: false,
     });
 
-    // The signing secret is not changed by an update.
-    expect((await subRow(sub['id']))?.['signing_secret']).toBe(sub['signing_secret']);
+    // The signing secret is not changed by an update (stored encrypted: tests/webhook-secrets.test.ts).
+    expect((await subRow(sub['id']))?.['signing_secret_encrypted']).toBe(storedSecret);
   });
 
   it('PATCH refuses an empty body, an unknown field, bad event types; 404 for an unknown id', async () => {
@@ -564,12 +568,19 @@ describe('subscriptions CRUD (D12)', () => {
         await deliveries(moving['id'], member.token),
       ]);
       expect(seen).not.toMatch(/10\.20\.30\.41|wrong-name|ERR_|UND_|ECONN|altname|not a public address/i);
+      // No timing either: how long an attempt took would tell an open port from a closed one.
+      const memberAttempts = [http5xx.body, closed.body, tlsPing.body, rebound.body, redone.body]
+        .flatMap((b) => b.delivery.attempts)
+        .concat((await deliveries(moving['id'], member.token)).flatMap((d) => d['attempts']));
+      expect(memberAttempts.length).toBeGreaterThanOrEqual(12);
+      expect(memberAttempts.map((a: any) => a.duration_ms)).toEqual(memberAttempts.map(() => null));
       // The admin sees what happened.
       const adminView = await deliveries(moving['id']);
       expect(adminView[0]!['attempts'][0].error).toBe(
         'url is not allowed: 10.20.30.41 is not a public address (private)',
       );
       expect((await deliveries(tls['id']))[0]!['attempts'][0].error).toMatch(/^ERR_TLS_CERT_ALTNAME_INVALID: /);
+      expect(typeof adminView[0]!['attempts'][0].duration_ms).toBe('number');
     });
 
     it(`a client has at most SVC_WEBHOOK_MAX_PER_CLIENT (default 25) subscriptions (409), also under concurrent creation; a move into a full client is refused too`, async () => {

@@ -26,6 +26,7 @@ export const AUDIT_EVENT_TYPES = [
   'user_created',
   'user_updated',
   'user_deleted',
+  'user_sessions_revoked',
   'webhook_disabled',
   'share_rotated',
   'share_revoked',

@@ -24,6 +24,23 @@ export const TokenResponse = Type.Object({
 });
 export type TokenResponse = Static<typeof TokenResponse>;
 
+/** RFC 7009 token revocation: `token` is a refresh or an access token; the hint only orders the lookup. */
+export const RevokeRequest = Type.Object(
+  {
+    token: Type.Optional(Type.String({ maxLength: 8192 })),
+    token_type_hint: Type.Optional(Type.String({ maxLength: 64 })),
+  },
+  { additionalProperties: true },
+);
+export type RevokeRequest = Static<typeof RevokeRequest>;
+
+/** "Sign out everywhere": how many of the user's sessions (refresh-token families) it ended. */
+export const SessionsRevokedResponse = Type.Object({
+  ok: Type.Literal(true),
+  revoked_sessions: Type.Integer({ minimum: 0 }),
+});
+export type SessionsRevokedResponse = Static<typeof SessionsRevokedResponse>;
+
 /** RFC 6749 section 5.2 error body; `error` keeps D1's shape. */
 export const OAuthError = Type.Object({ error: Type.String(), error_description: Type.Optional(Type.String()) });
 

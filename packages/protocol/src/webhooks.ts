@@ -101,7 +101,8 @@ export const WebhookListResponse = Type.Object({ subscriptions: Type.Array(Webho
 export const DeliveryAttempt = Type.Object({
   attempt: Type.Integer(),
   status_code: Nullable(Type.Integer()),
-  duration_ms: Type.Integer(),
+  /** Null for non-admins: an attempt's duration tells an open port from a closed one. */
+  duration_ms: Nullable(Type.Integer()),
   error: Nullable(Type.String()),
   attempted_at: IsoDateTime,
 });

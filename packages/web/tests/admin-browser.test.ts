@@ -180,6 +180,17 @@ describe('users page', () => {
       await poll(() => r.locator('td').nth(1).textContent()).toBe('acme');
       await expectAccessible(page);
 
+      // The admin signs the user out everywhere: the session the user had stops refreshing.
+      await confirm(page, r, 'Sign out everywhere');
+      await poll(() => notice(page).textContent()).toBe(`${email} signed out everywhere (1 session ended)`);
+      const refresh = await http(portal.url, 'POST', '/identity/token', {
+        form: { grant_type: 'refresh_token', refresh_token: token.body.refresh_token },
+      });
+      expect({ status: refresh.status, body: refresh.body }).toEqual({
+        status: 400,
+        body: { error: 'invalid_grant', error_description: 'Invalid or expired refresh token' },
+      });
+
       await confirm(page, r, 'Delete');
       await poll(() => r.count()).toBe(0);
       const users = await fetch(`${portal.url}/identity/admin/users`, {

@@ -113,7 +113,7 @@ describe('the report frame cannot reach the console', () => {
         expect(apiCalls).toEqual([]);
         // The console is where it was and still signed in.
         expect(page.url()).toBe(viewUrl);
-        expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
+        expect(await page.getByRole('button', { name: 'Sign out', exact: true }).isVisible()).toBe(true);
         expect(await page.evaluate(() => sessionStorage.getItem('svc.console.tokens'))).toBe(token);
       } finally {
         await p.close();

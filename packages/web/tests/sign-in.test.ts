@@ -51,12 +51,81 @@ describe('console sign-in', () => {
       expect(await page.getByText(ADMIN_EMAIL).isVisible()).toBe(true);
       await expectAccessible(page);
 
-      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('button', { name: 'Sign out', exact: true }).click();
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
       expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
       expectNoConsoleErrors(p);
     } finally {
       await p.close();
+    }
+  });
+
+  const storedTokens = (page: import('playwright-core').Page) =>
+    page.evaluate(
+      () =>
+        JSON.parse(sessionStorage.getItem('svc.console.tokens') ?? 'null') as {
+          accessToken: string;
+          refreshToken: string;
+        },
+    );
+  /** What a copied refresh token and access token still get from the portal: the refresh answer and GET /identity/user. */
+  async function stillValid(tokens: { accessToken: string; refreshToken: string }) {
+    const refresh = await fetch(`${portal.url}/identity/token`, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: tokens.refreshToken }),
+    });
+    const user = await fetch(`${portal.url}/identity/user`, {
+      headers: { authorization: `Bearer ${tokens.accessToken}` },
+    });
+    return { refresh: { status: refresh.status, body: await refresh.json() }, user: user.status };
+  }
+  const ended = {
+    refresh: { status: 400, body: { error: 'invalid_grant', error_description: 'Invalid or expired refresh token' } },
+    user: 401,
+  };
+
+  it('sign-out revokes the session at the portal: a refresh token copied before it no longer refreshes, its access token gets 401', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const revokes: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/identity/revoke')
+        revokes.push(new URLSearchParams(r.postData() ?? '').get('token_type_hint') ?? '');
+    });
+    try {
+      await signIn(page, portal);
+      const copied = await storedTokens(page);
+      await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+      expect(revokes).toEqual(['refresh_token']);
+      expect(await stillValid(copied)).toEqual(ended);
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('"Sign out everywhere" ends the sessions of other browsers too', async () => {
+    const here = await openPage(browser, WIDTHS.desktop);
+    const there = await openPage(browser, WIDTHS.phone);
+    try {
+      await signIn(there.page, portal);
+      const elsewhere = await storedTokens(there.page);
+      await signIn(here.page, portal);
+      const copied = await storedTokens(here.page);
+      await here.page.getByRole('button', { name: 'Sign out everywhere' }).click();
+      await expect.poll(() => here.page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+      expect(await here.page.evaluate(() => sessionStorage.length)).toBe(0);
+      expect(await stillValid(copied)).toEqual(ended);
+      expect(await stillValid(elsewhere)).toEqual(ended);
+      // The other browser finds out on its next call and is sent to sign in.
+      await there.page.reload();
+      await expect.poll(() => there.page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+      expectNoConsoleErrors(here);
+    } finally {
+      await here.close();
+      await there.close();
     }
   });
 
@@ -133,7 +202,7 @@ describe('console sign-in', () => {
       await expect.poll(() => page.locator('tbody').first().textContent()).toContain(ADMIN_EMAIL);
       expect(userCalls).toEqual([401, 200]);
       expect(grants).toEqual(['password', 'refresh_token']);
-      expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(true);
+      expect(await page.getByRole('button', { name: 'Sign out', exact: true }).isVisible()).toBe(true);
       expectNoConsoleErrors(p, [401]);
     } finally {
       await p.close();

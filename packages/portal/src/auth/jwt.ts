@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Config } from '../config/index.ts';
 import type { Database } from '../db/schema.ts';
 import { publicJwks, SIGNING_ALG } from '../identity/signing-keys.ts';
-import { accessTokenInForce, identityIssuer, TOKEN_AUDIENCE } from '../identity/tokens.ts';
+import { ACCESS_TOKEN_SECONDS, accessTokenInForce, identityIssuer, TOKEN_AUDIENCE } from '../identity/tokens.ts';
 
 export interface TokenVerifier {
   /** `local`: tokens of the portal's own identity provider; `external`: an OpenID provider's. */
@@ -12,8 +12,21 @@ export interface TokenVerifier {
   verify(token: string): Promise<JWTPayload | null>;
 }
 
+/** How far ahead of the portal's clock an `iat` may be (clocks of replicas and providers differ a little). */
+export const IAT_SKEW_SECONDS = 60;
+
+/** An `iat` later than now plus the skew: no issuer of ours or anyone's could have issued it yet. */
+function issuedInFuture(payload: JWTPayload, now: Date): boolean {
+  return typeof payload.iat === 'number' && payload.iat > now.getTime() / 1000 + IAT_SKEW_SECONDS;
+}
+
 /**
- * Pinned algorithm, issuer and audience; `exp` and `sub` are required. `now` is the
+ * Pinned algorithm, issuer and audience; `exp` and `sub` are required, and an `iat` in the
+ * future is refused. The portal's own tokens must also carry `iat` and `sid` (their family,
+ * which revocation ends) and live no longer than ACCESS_TOKEN_SECONDS (`exp - iat`): a token
+ * signed with the portal's key but not issued by issueTokens is refused. An external
+ * provider's tokens carry no `sid` of ours and their lifetime is the provider's choice, so
+ * neither is required of them (docs/decisions.md). `now` is the
  * portal's clock (AppContext.now): tokens are issued with it, so they are checked against
  * it too, not against jose's default of the wall clock.
  */
@@ -36,7 +49,7 @@ export function createTokenVerifier(
             requiredClaims: ['exp', 'sub'],
             currentDate: now(),
           });
-          return payload;
+          return issuedInFuture(payload, now()) ? null : payload;
         } catch {
           return null;
         }
@@ -58,9 +71,15 @@ export function createTokenVerifier(
       algorithms: [SIGNING_ALG],
       issuer,
       audience: TOKEN_AUDIENCE,
-      requiredClaims: ['exp', 'sub'],
+      requiredClaims: ['exp', 'sub', 'iat', 'sid'],
       currentDate: now(),
     });
+  const wellFormed = (p: JWTPayload) =>
+    typeof p['sid'] === 'string' &&
+    typeof p.iat === 'number' &&
+    typeof p.exp === 'number' &&
+    p.exp - p.iat <= ACCESS_TOKEN_SECONDS &&
+    !issuedInFuture(p, now());
   return {
     mode: 'local',
     async verify(token) {
@@ -80,9 +99,10 @@ export function createTokenVerifier(
           return null;
         }
       }
-      // A revoked family or a password change ends the token before its exp (also outside
-      // the try: an outage is a 503, not a 401).
-      return (await accessTokenInForce(db, payload.sub as string, payload['sid'], payload.iat)) ? payload : null;
+      if (!wellFormed(payload)) return null;
+      // A revoked family (sign-out, a password change, a reused refresh token) ends the token
+      // before its exp (also outside the try: an outage is a 503, not a 401).
+      return (await accessTokenInForce(db, payload.sub as string, payload['sid'] as string)) ? payload : null;
     },
   };
 }

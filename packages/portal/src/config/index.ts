@@ -301,7 +301,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     throw new ConfigError('SVC_ADMIN_PASSWORD', 'must be at least 12 characters long');
   if (adminPassword !== null && adminPassword !== '' && adminEmail !== null) {
     // The same estimator as for users created over the API; the message never carries the password.
-    const weakness = passwordWeakness(adminPassword, [adminEmail]);
+    const weakness = passwordWeakness(adminPassword, { email: adminEmail, host: new URL(baseUrl).hostname });
     if (weakness !== null)
       throw new ConfigError('SVC_ADMIN_PASSWORD', `is too weak${weakness.replace(/^Password is too weak/, '')}`);
   }

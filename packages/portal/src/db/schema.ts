@@ -181,7 +181,10 @@ export interface WebhookSubscriptionsTable {
   id: string;
   url: string;
   event_types: ColumnType<string[], string[], string[]>;
-  signing_secret: string;
+  /** Only in rows an older version wrote, until the next start encrypts it (webhooks/secrets.ts). */
+  signing_secret: string | null;
+  /** `v1.<iv>.<ciphertext + tag>` under the key-encryption key, the subscription id as authenticated data. */
+  signing_secret_encrypted: string | null;
   enabled: Generated<boolean>;
   description: string | null;
   client_id: string | null;

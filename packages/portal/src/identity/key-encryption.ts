@@ -8,7 +8,8 @@ import { ConfigError, type Config } from '../config/index.ts';
  * The identity provider's private key is stored in the database encrypted with AES-256-GCM
  * under a key that is not in the database (a backup alone must not mint admin tokens):
  * SVC_IDENTITY_KEY_ENCRYPTION_KEY, or else <SVC_DATA_DIR>/identity-key, created (mode 600)
- * on first start. Replicas sharing a database must share this key.
+ * on first start. Replicas sharing a database must share this key. The same key encrypts the
+ * webhook signing secrets (webhooks/secrets.ts), also in external-provider mode.
  */
 export const KEY_FILE = 'identity-key';
 const VERSION = 'v1';
@@ -47,33 +48,46 @@ export async function loadKeyEncryptionKey(config: Config, logger: Logger): Prom
 
 const b64 = (b: Buffer) => b.toString('base64url');
 
-/** `v1.<iv>.<ciphertext + tag>`, base64url; the kid is authenticated data, so a row's ciphertext cannot be moved to another kid. */
-export function encryptPrivateJwk(kek: Buffer, kid: string, jwk: object): string {
+/**
+ * `v1.<iv>.<ciphertext + tag>`, base64url, AES-256-GCM under `kek`. `aad` (the row's id) is
+ * authenticated data, so a row's ciphertext cannot be moved to another row.
+ */
+export function sealSecret(kek: Buffer, aad: string, clear: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', kek, iv);
-  cipher.setAAD(Buffer.from(kid));
-  const body = Buffer.concat([cipher.update(JSON.stringify(jwk), 'utf8'), cipher.final(), cipher.getAuthTag()]);
+  cipher.setAAD(Buffer.from(aad));
+  const body = Buffer.concat([cipher.update(clear, 'utf8'), cipher.final(), cipher.getAuthTag()]);
   return `${VERSION}.${b64(iv)}.${b64(body)}`;
+}
+
+/** The clear text, or null when `kek` and `aad` do not open `stored`. */
+export function openSecret(kek: Buffer, aad: string, stored: string): string | null {
+  const [version, iv, body] = stored.split('.');
+  if (version !== VERSION || !iv || !body) return null;
+  const raw = Buffer.from(body, 'base64url');
+  if (raw.length < 17) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', kek, Buffer.from(iv, 'base64url'));
+    decipher.setAAD(Buffer.from(aad));
+    decipher.setAuthTag(raw.subarray(raw.length - 16));
+    return Buffer.concat([decipher.update(raw.subarray(0, raw.length - 16)), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** The kid is the authenticated data. */
+export function encryptPrivateJwk(kek: Buffer, kid: string, jwk: object): string {
+  return sealSecret(kek, kid, JSON.stringify(jwk));
 }
 
 /** The private JWK, or a ConfigError when the key does not decrypt it (never the key or the JWK in the message). */
 export function decryptPrivateJwk(kek: Buffer, kid: string, stored: string): Record<string, unknown> {
-  const refuse = () =>
-    new ConfigError(
+  const clear = openSecret(kek, kid, stored);
+  if (clear === null)
+    throw new ConfigError(
       'SVC_IDENTITY_KEY_ENCRYPTION_KEY',
       `does not decrypt the identity provider's signing key (kid ${kid}): start with the key (or the data directory's ${KEY_FILE}) this database was first started with`,
     );
-  const [version, iv, body] = stored.split('.');
-  if (version !== VERSION || !iv || !body) throw refuse();
-  const raw = Buffer.from(body, 'base64url');
-  if (raw.length < 17) throw refuse();
-  try {
-    const decipher = createDecipheriv('aes-256-gcm', kek, Buffer.from(iv, 'base64url'));
-    decipher.setAAD(Buffer.from(kid));
-    decipher.setAuthTag(raw.subarray(raw.length - 16));
-    const clear = Buffer.concat([decipher.update(raw.subarray(0, raw.length - 16)), decipher.final()]);
-    return JSON.parse(clear.toString('utf8')) as Record<string, unknown>;
-  } catch {
-    throw refuse();
-  }
+  return JSON.parse(clear) as Record<string, unknown>;
 }

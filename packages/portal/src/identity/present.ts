@@ -21,6 +21,9 @@ export function presentDiscovery(baseUrl: string) {
     issuer,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     token_endpoint: `${issuer}/token`,
+    // RFC 8414: where clients sign out (RFC 7009).
+    revocation_endpoint: `${issuer}/revoke`,
+    revocation_endpoint_auth_methods_supported: ['none'],
     userinfo_endpoint: `${issuer}/user`,
     grant_types_supported: ['password', 'refresh_token'],
     // Required by OpenID discovery; tokens come only from the token endpoint.

@@ -52,10 +52,6 @@ export async function deleteUserRow(trx: Trx, id: string): Promise<void> {
   await trx.deleteFrom('users').where('id', '=', id).execute();
 }
 
-export function userTokensValidAfter(db: Db, id: string): Promise<{ tokens_valid_after: Date | null } | undefined> {
-  return db.selectFrom('users').select('tokens_valid_after').where('id', '=', id).executeTakeFirst();
-}
-
 // Signing keys.
 
 export interface StoredSigningKey {
@@ -242,21 +238,32 @@ export async function revokeFamily(db: Db, familyId: string, now: Date): Promise
     .execute();
 }
 
-/** A new password: every family of the user ends, and so does every access token issued before `now`. */
-export async function revokeUserTokens(db: Db, userId: string, now: Date): Promise<void> {
-  await db.updateTable('users').set({ tokens_valid_after: now }).where('id', '=', userId).execute();
-  await db
+/** Every live family of the user ends with its refresh tokens; answers how many families ended. */
+export async function revokeUserFamilies(db: Db, userId: string, now: Date): Promise<number> {
+  const families = await db
     .updateTable('token_families')
     .set({ revoked_at: now })
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
-    .execute();
+    .executeTakeFirst();
   await db
     .updateTable('refresh_tokens')
     .set({ revoked_at: now })
     .where('user_id', '=', userId)
     .where('revoked_at', 'is', null)
     .execute();
+  return Number(families.numUpdatedRows);
+}
+
+/** A new password: every family of the user ends (and `tokens_valid_after` records when). */
+export async function revokeUserTokens(db: Db, userId: string, now: Date): Promise<void> {
+  await db.updateTable('users').set({ tokens_valid_after: now }).where('id', '=', userId).execute();
+  await revokeUserFamilies(db, userId, now);
+}
+
+/** The family a refresh token (used, revoked or not) belongs to. */
+export function familyIdOfRefreshToken(db: Db, hash: string): Promise<{ family_id: string } | undefined> {
+  return db.selectFrom('refresh_tokens').select('family_id').where('token_hash', '=', hash).executeTakeFirst();
 }
 
 /** The user's family `sid`, if it exists. */

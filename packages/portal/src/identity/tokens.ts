@@ -3,7 +3,7 @@ import { SignJWT } from 'jose';
 import type { Kysely } from 'kysely';
 import type { TokenResponse } from '@svc/protocol';
 import type { Database } from '../db/schema.ts';
-import { findFamily, insertRefreshToken, insertTokenFamily, userTokensValidAfter } from './queries.ts';
+import { findFamily, insertRefreshToken, insertTokenFamily } from './queries.ts';
 import { SIGNING_ALG, type SigningKey } from './signing-keys.ts';
 import type { UserRow } from './users.ts';
 
@@ -59,21 +59,10 @@ export async function issueTokens(
 
 /**
  * Whether a verified access token of the portal's own provider is still in force: its
- * family (`sid`) not revoked, or for a token without `sid` (issued before families existed)
- * issued after the user's last password change. One indexed lookup per request, no cache,
- * so a revocation takes effect on the next request. False when the user no longer exists.
+ * family (`sid`) exists for that user and is not revoked. One indexed lookup per request,
+ * no cache, so a revocation takes effect on the next request.
  */
-export async function accessTokenInForce(
-  db: Kysely<Database>,
-  sub: string,
-  sid: unknown,
-  iat: number | undefined,
-): Promise<boolean> {
-  if (typeof sid === 'string') {
-    const family = await findFamily(db, sid, sub);
-    return family !== undefined && family.revoked_at === null;
-  }
-  const user = await userTokensValidAfter(db, sub);
-  if (!user) return false;
-  return user.tokens_valid_after === null || (iat !== undefined && iat * 1000 > user.tokens_valid_after.getTime());
+export async function accessTokenInForce(db: Kysely<Database>, sub: string, sid: string): Promise<boolean> {
+  const family = await findFamily(db, sid, sub);
+  return family !== undefined && family.revoked_at === null;
 }

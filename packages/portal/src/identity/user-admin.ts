@@ -24,8 +24,9 @@ const memberWithoutClient = () =>
 const emailTaken = () => new DomainError('conflict.user_email', 'A user with this e-mail already exists');
 const userNotFound = () => new DomainError('not_found.user', 'User not found');
 
-function refuseWeakPassword(password: string, userInputs: string[]): void {
-  const weakness = passwordWeakness(password, userInputs);
+/** The account's e-mail and the portal's host are words the estimator knows. */
+function refuseWeakPassword(ctx: AppContext, password: string, email: string | null): void {
+  const weakness = passwordWeakness(password, { email, host: new URL(ctx.config.baseUrl).hostname });
   if (weakness !== null) throw new DomainError('invalid.weak_password', weakness);
 }
 
@@ -34,7 +35,7 @@ export async function createUser(ctx: AppContext, admin: UserRow, input: CreateU
   const role = input.role ?? 'member';
   const clientIds = input.client_ids ?? [];
   if (role === 'member' && clientIds.length === 0) throw memberWithoutClient();
-  refuseWeakPassword(password, [email]);
+  refuseWeakPassword(ctx, password, email);
   if (await findUserByNormalizedEmail(ctx.db, normalizeEmail(email))) throw emailTaken();
   const passwordHash = await hashPassword(password);
   const { row, event } = await ctx.db.transaction().execute(async (trx) => {
@@ -70,7 +71,7 @@ export async function updateUser(
   if (changes.password !== undefined) {
     // The target's e-mail is one of the estimator's dictionary words; an unknown id is the 404 below.
     const target = await findUserById(ctx.db, id);
-    refuseWeakPassword(changes.password, target ? [target.email] : []);
+    refuseWeakPassword(ctx, changes.password, target?.email ?? null);
   }
   const passwordHash = changes.password === undefined ? undefined : await hashPassword(changes.password);
   const { row, event } = await ctx.db.transaction().execute(async (trx) => {

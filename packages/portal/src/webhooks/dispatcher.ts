@@ -16,13 +16,14 @@ import { DeliveryLog, type DeliveryMessage, type NewDelivery } from './delivery-
 import { newEventId } from './ids.ts';
 import { presentDelivery, type SubscriptionRow } from './present.ts';
 import { selectSubscribers } from './queries.ts';
+import { UndecryptableSecret, type WebhookSecrets } from './secrets.ts';
 import { deliveryHeaders } from './signing.ts';
 
 export const RETRY_DELAY_MS = 500;
 const EVENT_TYPES: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
 
 /** What delivering to a subscription needs of it. */
-type Target = Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret'>;
+type Target = Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret' | 'signing_secret_encrypted'>;
 
 export interface DispatcherDeps {
   db: Kysely<Database>;
@@ -30,6 +31,7 @@ export interface DispatcherDeps {
   client: WebhookHttpClient;
   now: () => Date;
   disableAfterFailures: number;
+  secrets: WebhookSecrets;
 }
 
 /**
@@ -136,6 +138,16 @@ export class WebhookDispatcher {
     message: DeliveryMessage,
   ): Promise<{ ok: boolean; shed: boolean; attempts: DeliveryAttempt[] }> {
     const { client, now } = this.#d;
+    let secret: string;
+    try {
+      secret = this.#d.secrets.open(sub);
+    } catch (err) {
+      if (!(err instanceof UndecryptableSecret)) throw err;
+      // Logged as a failed attempt: the admin sees why in the delivery log, nothing is sent unsigned.
+      this.#d.logger.error({ subscription_id: sub.id }, err.message);
+      const attempt = { attempt: 1, status_code: null, duration_ms: 0, error: `not sent: ${err.message}` };
+      return { ok: false, shed: false, attempts: [{ ...attempt, attempted_at: now().toISOString() }] };
+    }
     const attempts: DeliveryAttempt[] = [];
     let ok = false;
     let shed = true;
@@ -146,7 +158,7 @@ export class WebhookDispatcher {
       const signed = () => {
         at = now();
         return deliveryHeaders(
-          sub.signing_secret,
+          secret,
           message.event_type,
           message.event_id,
           message.body,

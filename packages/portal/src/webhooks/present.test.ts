@@ -29,7 +29,7 @@ describe('coarseError (what a non-admin is told of a failed attempt)', () => {
     expect(coarseError(detailed)).toBe(coarse);
   });
 
-  it("presentForCaller leaves an admin's view alone and makes every attempt coarse for anyone else", () => {
+  it("presentForCaller leaves an admin's view alone and makes every attempt coarse and untimed for anyone else", () => {
     const delivery = {
       id: 1,
       subscription_id: 'whsub_000000000001',
@@ -49,7 +49,7 @@ describe('coarseError (what a non-admin is told of a failed attempt)', () => {
     expect(presentForCaller({ admin: true }, delivery)).toBe(delivery);
     expect(presentForCaller({ admin: false }, delivery)).toEqual({
       ...delivery,
-      attempts: delivery.attempts.map((a) => ({ ...a, error: 'connection failed' })),
+      attempts: delivery.attempts.map((a) => ({ ...a, duration_ms: null, error: 'connection failed' })),
     });
   });
 });

@@ -66,8 +66,15 @@ export function coarseError(error: string | null): string | null {
   return 'connection failed';
 }
 
-/** A delivery as the caller may see it: attempts' errors made coarse for non-admins. */
+/**
+ * A delivery as the caller may see it. For non-admins the attempts' errors are coarse and their
+ * durations withheld (null): a refused connection answers in one round trip, a port that
+ * accepts and then fails in more, so timings would map which public hosts and ports are open.
+ */
 export function presentForCaller(caller: { admin: boolean }, delivery: WebhookDelivery): WebhookDelivery {
   if (caller.admin) return delivery;
-  return { ...delivery, attempts: delivery.attempts.map((a) => ({ ...a, error: coarseError(a.error) })) };
+  return {
+    ...delivery,
+    attempts: delivery.attempts.map((a) => ({ ...a, duration_ms: null, error: coarseError(a.error) })),
+  };
 }

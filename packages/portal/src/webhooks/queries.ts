@@ -21,14 +21,45 @@ export function selectSubscribers(
   db: Db,
   eventType: string,
   clientId: string | null,
-): Promise<Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret'>[]> {
+): Promise<Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret' | 'signing_secret_encrypted'>[]> {
   return db
     .selectFrom('webhook_subscriptions')
-    .select(['id', 'url', 'signing_secret'])
+    .select(['id', 'url', 'signing_secret', 'signing_secret_encrypted'])
     .where('enabled', '=', true)
     .where(sql<boolean>`${eventType} = ANY(event_types)`)
     .where((eb) => eb.or([eb('client_id', 'is', null), eb('client_id', '=', clientId)]))
     .execute();
+}
+
+/** Secrets an older version stored in clear. */
+export async function clearSecretRows(db: Db): Promise<{ id: string; signing_secret: string }[]> {
+  const rows = await db
+    .selectFrom('webhook_subscriptions')
+    .select(['id', 'signing_secret'])
+    .where('signing_secret', 'is not', null)
+    .execute();
+  return rows.map((r) => ({ id: r.id, signing_secret: r.signing_secret as string }));
+}
+
+/** Stores the encrypted secret and empties the clear column, unless the row changed meanwhile. */
+export async function storeEncryptedSecret(db: Db, id: string, clear: string, encrypted: string): Promise<void> {
+  await db
+    .updateTable('webhook_subscriptions')
+    .set({ signing_secret_encrypted: encrypted, signing_secret: null })
+    .where('id', '=', id)
+    .where('signing_secret', '=', clear)
+    .execute();
+}
+
+export function oneEncryptedSecret(
+  db: Db,
+): Promise<Pick<SubscriptionRow, 'id' | 'signing_secret' | 'signing_secret_encrypted'> | undefined> {
+  return db
+    .selectFrom('webhook_subscriptions')
+    .select(['id', 'signing_secret', 'signing_secret_encrypted'])
+    .where('signing_secret_encrypted', 'is not', null)
+    .limit(1)
+    .executeTakeFirst();
 }
 
 export function insertSubscription(db: Db, values: Insertable<WebhookSubscriptionsTable>): Promise<SubscriptionRow> {

@@ -6,13 +6,14 @@ import { assertClientAllowed, assertSafeUrl, subscriptionFor, type UrlChecks } f
 import { newSigningSecret, newSubscriptionId } from './ids.ts';
 import type { SubscriptionRow } from './present.ts';
 import { deleteSubscription, insertSubscription, selectSubscriptions, updateSubscription } from './queries.ts';
+import type { WebhookSecrets } from './secrets.ts';
 import { withinClientLimits } from './subscription-limits.ts';
 
 /** What changing subscriptions needs: the database, the clock, the URL checks and the per-client cap. */
 export interface SubscriptionDeps {
   db: Kysely<Database>;
   now: () => Date;
-  webhooks: UrlChecks;
+  webhooks: UrlChecks & { secrets: WebhookSecrets };
   config: { webhooks: { maxPerClient: number } };
 }
 
@@ -31,14 +32,16 @@ export async function createSubscription(
   assertClientAllowed(user, clientId);
   const url = await assertSafeUrl(deps.webhooks, user, body.url);
   const secret = newSigningSecret();
+  const id = newSubscriptionId();
   const now = deps.now();
   const slot = { clientId, url, ownId: null, counts: true, max: deps.config.webhooks.maxPerClient };
   const row = await withinClientLimits(deps.db, slot, (trx) =>
     insertSubscription(trx, {
-      id: newSubscriptionId(),
+      id,
       url,
       event_types: body.event_types,
-      signing_secret: secret,
+      signing_secret: null,
+      signing_secret_encrypted: deps.webhooks.secrets.seal(id, secret),
       enabled: body.enabled ?? true,
       description: body.description ?? null,
       client_id: clientId,

@@ -55,7 +55,7 @@ async function mint(q: URLSearchParams): Promise<string> {
   claims.iss = q.get('iss') ?? 'http://idp.test/';
   const aud = q.get('aud') ?? 'svc-external';
   claims.aud = aud.includes(',') ? aud.split(',') : aud;
-  claims.iat = now;
+  claims.iat = q.has('iat') ? Number(q.get('iat')) : now;
   const exp = q.get('exp');
   if (exp !== 'none') claims.exp = exp === null ? now + 600 : Number(exp);
 

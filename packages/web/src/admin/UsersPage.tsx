@@ -13,7 +13,7 @@ import { Page } from '../ui/page.tsx';
 
 const EMPTY: UserForm = { email: '', password: '', role: 'member', client_ids: '' };
 
-/** Users of the portal's identity provider: create scoped users, change role and client ids, delete. */
+/** Users of the portal's identity provider: create scoped users, change role and client ids, sign out everywhere, delete. */
 export function UsersPage({ client }: { client: ConsoleClient }) {
   const list = useData(() => client.identity<{ users: User[] }>('GET', '/identity/admin/users'), []);
   const action = useAction();
@@ -28,6 +28,17 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
       setNotice(`User ${u.email} deleted`);
       list.reload();
     }
+  };
+
+  // Every refresh-token family of the user ends; the user signs in again everywhere.
+  const signOutEverywhere = async (u: User) => {
+    setNotice(null);
+    const path = `/identity/admin/users/sessions/revoke?id=${encodeURIComponent(u.id)}`;
+    let ended = 0;
+    const ok = await action.run(async () => {
+      ended = (await client.identity<{ revoked_sessions: number }>('POST', path)).revoked_sessions;
+    });
+    if (ok) setNotice(`${u.email} signed out everywhere (${ended} session${ended === 1 ? '' : 's'} ended)`);
   };
 
   return (
@@ -71,6 +82,12 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
                         <button type="button" onClick={() => setEditing(u.id)}>
                           Edit
                         </button>
+                        <ConfirmButton
+                          label="Sign out everywhere"
+                          question={`End every session of ${u.email}? They must sign in again.`}
+                          disabled={action.busy}
+                          onConfirm={() => signOutEverywhere(u)}
+                        />
                         <ConfirmButton
                           label="Delete"
                           question={`Delete user ${u.email}?`}

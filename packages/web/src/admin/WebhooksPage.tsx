@@ -236,8 +236,8 @@ function DeliveryLog(props: {
               <td>
                 {d.attempts.map((a) => (
                   <div key={a.attempt}>
-                    #{a.attempt}: {a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? 'no answer')},{' '}
-                    {a.duration_ms} ms
+                    #{a.attempt}: {a.status_code !== null ? `HTTP ${a.status_code}` : (a.error ?? 'no answer')}
+                    {a.duration_ms !== null ? `, ${a.duration_ms} ms` : ''}
                   </div>
                 ))}
               </td>

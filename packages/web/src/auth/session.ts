@@ -94,9 +94,32 @@ export async function signIn(email: string, password: string): Promise<void> {
   set(t);
 }
 
+/** Forget the tokens in this tab (what a 401 or a refused refresh leads to). */
 export function signOut(reason: string | null = null): void {
   endedBecause.value = reason;
   set(null);
+}
+
+/**
+ * The user's sign-out: the identity provider first revokes the session (RFC 7009), so a copy
+ * of the refresh token taken before stops working too, then this tab forgets it. A failed
+ * revocation (portal unreachable) still signs this tab out.
+ */
+export async function signOutAndRevoke(): Promise<void> {
+  const current = tokens.peek();
+  if (current !== null) {
+    try {
+      await fetch('/identity/revoke', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: new URLSearchParams({ token: current.refreshToken, token_type_hint: 'refresh_token' }),
+        credentials: 'omit',
+      });
+    } catch {
+      // Nothing more to do: the session ends with its family's lifetime.
+    }
+  }
+  signOut();
 }
 
 let refreshing: Promise<boolean> | null = null;

@@ -1,7 +1,10 @@
 import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso';
 import type { Identity } from '../auth/token.ts';
-import { signOut } from '../auth/session.ts';
+import { useState } from 'preact/hooks';
+import { describeError } from '../api/errors.ts';
+import { signOutAndRevoke } from '../auth/session.ts';
+import { signOutEverywhere } from '../auth/sign-out-everywhere.ts';
 import type { Section } from '../sections.ts';
 
 function isCurrent(path: string, section: string): boolean {
@@ -12,6 +15,11 @@ function isCurrent(path: string, section: string): boolean {
 export function Layout(props: { identity: Identity; sections: Section[]; children: ComponentChildren }) {
   const { path } = useLocation();
   const { identity } = props;
+  const [signOutError, setSignOutError] = useState<string | null>(null);
+  const everywhere = () => {
+    setSignOutError(null);
+    signOutEverywhere().catch((err: unknown) => setSignOutError(describeError(err)));
+  };
   const visible = props.sections.filter((s) => !s.adminOnly || identity.role === 'admin');
   return (
     <div class="shell">
@@ -30,9 +38,17 @@ export function Layout(props: { identity: Identity; sections: Section[]; childre
             {identity.email || identity.subject}
             {identity.role === 'member' ? ` (${identity.clientIds.join(', ') || 'no clients'})` : ''}
           </span>
-          <button type="button" class="button-quiet" onClick={() => signOut()}>
+          <button type="button" class="button-quiet" onClick={() => void signOutAndRevoke()}>
             Sign out
           </button>
+          <button type="button" class="button-quiet" onClick={everywhere}>
+            Sign out everywhere
+          </button>
+          {signOutError !== null && (
+            <span class="alert alert-error" role="alert">
+              {signOutError}
+            </span>
+          )}
         </div>
       </header>
       <nav class="nav" aria-label="Sections">

@@ -43,7 +43,9 @@ export async function signIn(
   await page.getByLabel('E-mail').fill(creds.email);
   await page.getByLabel('Password').fill(creds.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
-  await expect.poll(() => page.getByRole('button', { name: 'Sign out' }).isVisible(), { timeout: 15_000 }).toBe(true);
+  await expect
+    .poll(() => page.getByRole('button', { name: 'Sign out', exact: true }).isVisible(), { timeout: 15_000 })
+    .toBe(true);
 }
 
 /** A scoped (member) user of the identity provider, created by the admin: sees only `clientIds`. */

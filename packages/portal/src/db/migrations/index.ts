@@ -9,6 +9,7 @@ import * as m0007 from './0007_sessions_per_client.ts';
 import * as m0008 from './0008_agents_per_client.ts';
 import * as m0009 from './0009_delivery_client.ts';
 import * as m0010 from './0010_identity_hardening.ts';
+import * as m0011 from './0011_webhook_secret_encryption.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008_agents_per_client': m0008,
   '0009_delivery_client': m0009,
   '0010_identity_hardening': m0010,
+  '0011_webhook_secret_encryption': m0011,
 };

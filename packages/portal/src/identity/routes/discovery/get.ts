@@ -7,6 +7,8 @@ const Discovery = Type.Object({
   issuer: Type.String(),
   jwks_uri: Type.String(),
   token_endpoint: Type.String(),
+  revocation_endpoint: Type.String(),
+  revocation_endpoint_auth_methods_supported: Type.Array(Type.String()),
   userinfo_endpoint: Type.String(),
   grant_types_supported: Type.Array(Type.String()),
   response_types_supported: Type.Array(Type.String()),

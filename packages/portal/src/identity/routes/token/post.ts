@@ -1,20 +1,7 @@
-import type { IncomingHttpHeaders } from 'node:http';
 import { OAuthError, TokenRequest, TokenResponse } from '@svc/protocol';
 import type { App, AppContext } from '../../../context.ts';
-import { HttpError } from '../../../http/errors.ts';
 import { type GrantOutcome, passwordGrant, refreshTokenGrant } from '../../grants.ts';
-
-/** RFC 6749 section 5.2 errors keep D1's `error` field and add `error_description`. */
-function oauthError(status: number, error: string, description: string, headers?: Record<string, string>): HttpError {
-  return new HttpError(status, error, { extra: { error_description: description }, headers });
-}
-
-/** `Sec-Fetch-Site: cross-site`, or an Origin that is not the portal's own (SVC_BASE_URL). */
-function crossSite(headers: IncomingHttpHeaders, baseUrl: string): boolean {
-  if (headers['sec-fetch-site'] === 'cross-site') return true;
-  const origin = headers.origin;
-  return origin !== undefined && origin !== new URL(baseUrl).origin;
-}
+import { oauthError, refuseCrossSite } from '../../../http/oauth.ts';
 
 /** A grant's outcome as the OAuth answer; `refusal` is the grant's own invalid_grant description. */
 function tokensOrRefusal(outcome: GrantOutcome, refusal: string) {
@@ -55,10 +42,7 @@ export default function register(app: App, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      // A browser form on another site must not be able to spend visitors' requests on
-      // failed logins (lockout) or on anything else here. Clients without Origin still work.
-      if (crossSite(request.headers, ctx.config.baseUrl))
-        throw oauthError(403, 'invalid_request', 'cross-site request refused');
+      refuseCrossSite(request.headers, ctx.config.baseUrl);
       const key = ctx.signingKey;
       if (key === null) throw new Error('identity provider disabled');
       const now = ctx.now();

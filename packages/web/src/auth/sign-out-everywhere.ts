@@ -1,0 +1,12 @@
+import { identityRequest } from '../api/client.ts';
+import { signOut } from './session.ts';
+
+/**
+ * Ends every session of the signed-in user, in every browser (POST /identity/user/sessions/revoke),
+ * then this tab's. Throws ApiError when the identity provider could not be reached or refused,
+ * so the user knows the other sessions may still be open.
+ */
+export async function signOutEverywhere(): Promise<void> {
+  await identityRequest('POST', '/identity/user/sessions/revoke');
+  signOut();
+}
