@@ -260,20 +260,25 @@ describe('renderReport and renderExecSummary', () => {
     ]);
   });
 
-  it('state the score formula next to the score, in the report and the executive summary', () => {
-    for (const page of Object.values(pages())) {
-      const risk = sectionOf(page, 'risk');
-      const formula = risk.slice(risk.indexOf('<p id="score-formula"'));
-      expect(formula).toContain(
-        'The worst open finding sets the lowest possible score: critical 60 (grade D at best), high or medium 40 (grade C at best), low or info 0.',
-      );
-      expect(formula).toContain(
-        'Every open finding then moves the score towards 100: score = 100 − (100 − lowest) × e<sup>−w/50</sup>, w the sum of weights critical 10, high 5, medium 2, low 0.5, info 0.',
-      );
-      expect(formula).toContain('Grades: A under 20, B under 40, C under 60, D under 80, F from 80.');
-      expect(formula).toContain('The operational score leaves out findings under an accepted, unexpired exception.');
-      expect(risk.indexOf('id="score-formula"')).toBeGreaterThan(risk.indexOf('id="score-actual"'));
-    }
+  it('state the score formula next to the score: in full in the report, in one sentence in the executive summary', () => {
+    const { report, exec } = pages();
+    const risk = sectionOf(report, 'risk');
+    const formula = risk.slice(risk.indexOf('<p id="score-formula"'));
+    expect(formula).toContain(
+      'The worst open finding sets the lowest possible score: critical 60 (grade D at best), high or medium 40 (grade C at best), low or info 0.',
+    );
+    expect(formula).toContain(
+      'Every open finding then moves the score towards 100: score = 100 − (100 − lowest) × e<sup>−w/50</sup>, w the sum of weights critical 10, high 5, medium 2, low 0.5, info 0.',
+    );
+    expect(formula).toContain('Grades: A under 20, B under 40, C under 60, D under 80, F from 80.');
+    expect(formula).toContain('The operational score leaves out findings under an accepted, unexpired exception.');
+    expect(risk.indexOf('id="score-formula"')).toBeGreaterThan(risk.indexOf('id="score-actual"'));
+    // The one-page summary: the same rule, shorter.
+    const short = sectionOf(exec, 'risk');
+    expect(short).toContain(
+      '<p id="score-formula" class="muted">The worst open finding sets the lowest possible score (critical 60, high or medium 40, low or info 0); every open finding moves it towards 100. Grades: A under 20, B under 40, C under 60, D under 80, F from 80.</p>',
+    );
+    expect(short.indexOf('id="score-formula"')).toBeGreaterThan(short.indexOf('id="score-actual"'));
   });
 
   it('one open critical: grade D next to "Highest severity found: Critical", no note on the scoring', () => {

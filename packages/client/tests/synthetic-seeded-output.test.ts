@@ -53,7 +53,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
       'one session of the defaults',
       ['--target', '192.168.1.0/24', '--seed', '1'],
       'a069773db638c455d4707a7bb5725ce5532b1ea35dfc21709de14361e8e4b369',
-      '66d9d5c2b6bc9455269f9a9f12eacf10a1d02ea0e37775580db0adc4b64f7266',
+      '59ac011eafbaf2429d83b826a36cb1314bbfa1418b1f6f981f76089be414638b',
     ],
     [
       'worsening, exceptions, client id',
@@ -72,7 +72,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
         '42',
       ],
       'b8ce30d34dd674ea956a0de0c81d9dfc9c446c9a8fcef643730cfbab3bdf0fe5',
-      'bb5897cc413b57572bc13f9596d38d23cf93c65e0bfb85f32cbe1bbeba8c920b',
+      'f351027c0ea75d3acc994abce9c1263677e7e2988269d41d0bb257126f523298',
     ],
     [
       'improving over a week, another mix, many findings',
@@ -95,7 +95,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
         '7',
       ],
       '498f358fe1c690953192cea7c506dd4d694b0120bb96c972ef7930f2f8d91ad2',
-      '500d60f344f8e8ae1661271c68d83dc2bb6129e094e355d9c8e555d044f2b737',
+      '924945a02db397e79a07fd23fe7dd66a3ce3cdfffcf7ab0e18142d93d820e605',
     ],
   ])('%s', async (_name, args, data, html) => {
     expect(await digestOf(args)).toStrictEqual({ data, html });
