@@ -62,3 +62,30 @@ describe('dual scoring', () => {
     ]);
   });
 });
+
+describe('the worst open finding bounds the session score (docs/scoring.md)', () => {
+  const scoreOf = (...severities: string[]) =>
+    scoreSession(
+      normalizeFindings(severities.map((severity, i) => ({ title: `t${i}`, severity, host: `10.0.0.${i + 1}` }))),
+      [],
+      null,
+      '2025-03-01',
+    ).summary;
+
+  it('one critical: at least the default alert threshold 60, grade D or F', () => {
+    const s = scoreOf('critical');
+    expect(s.risk_score).toBeGreaterThanOrEqual(60);
+    expect(['D', 'F']).toContain(s.risk_grade);
+    expect(scoreOf('critical', 'info', 'info').risk_grade).toBe('D');
+  });
+
+  it('one high, or one medium: grade C at best', () => {
+    expect(scoreOf('high').risk_grade).toBe('C');
+    expect(scoreOf('medium', 'low').risk_grade).toBe('C');
+  });
+
+  it('only low and info findings grade A or B', () => {
+    expect(scoreOf('low', 'info').risk_grade).toBe('A');
+    expect(scoreOf(...Array.from({ length: 25 }, () => 'low')).risk_grade).toBe('B');
+  });
+});
