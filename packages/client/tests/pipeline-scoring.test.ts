@@ -1,3 +1,4 @@
+import type { Severity } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { applyExceptions, parseExceptionsFile } from '../src/pipeline/exceptions.ts';
 import { normalizeFindings } from '../src/pipeline/findings.ts';
@@ -64,7 +65,7 @@ describe('dual scoring', () => {
 });
 
 describe('the worst open finding bounds the session score (docs/scoring.md)', () => {
-  const scoreOf = (...severities: string[]) =>
+  const scoreOf = (...severities: Severity[]) =>
     scoreSession(
       normalizeFindings(severities.map((severity, i) => ({ title: `t${i}`, severity, host: `10.0.0.${i + 1}` }))),
       [],
@@ -86,6 +87,6 @@ describe('the worst open finding bounds the session score (docs/scoring.md)', ()
 
   it('only low and info findings grade A or B', () => {
     expect(scoreOf('low', 'info').risk_grade).toBe('A');
-    expect(scoreOf(...Array.from({ length: 25 }, () => 'low')).risk_grade).toBe('B');
+    expect(scoreOf(...Array.from({ length: 25 }, (): Severity => 'low')).risk_grade).toBe('B');
   });
 });
