@@ -80,10 +80,10 @@ describe('severity split and scoring (the rules docs/cli/synthetic_collection.md
       expect(Object.values(apportion(total, mix)).reduce((a, b) => a + b)).toBe(total);
   });
 
-  it('scores 100 × (1 − e^(−weighted/50)) with grades A/B/C/D/F at 20/40/55/75', () => {
-    expect(riskScore({ critical: 2, high: 3, medium: 6, low: 3, info: 1 })).toBe(62);
+  it('scores 100 − (100 − floor) × e^(−weighted/50) with grades A/B/C/D/F at 20/40/60/80', () => {
+    expect(riskScore({ critical: 2, high: 3, medium: 6, low: 3, info: 1 })).toBe(85);
     expect(riskScore({ critical: 0, high: 0, medium: 0, low: 0, info: 9 })).toBe(0);
-    expect(['A', 'B', 'C', 'D', 'F'].map((_, i) => riskGrade([19, 20, 54, 55, 75][i]!))).toStrictEqual([
+    expect(['A', 'B', 'C', 'D', 'F'].map((_, i) => riskGrade([19, 20, 59, 60, 80][i]!))).toStrictEqual([
       'A',
       'B',
       'C',
@@ -98,9 +98,13 @@ describe('severity split and scoring (the rules docs/cli/synthetic_collection.md
     for (const findings of [3, 15, 40]) {
       const down = planCounts(findings, mix, 4, 'improving').counts.map(riskScore);
       for (let i = 1; i < down.length; i++) if (down[i - 1]! > 0) expect(down[i]!).toBeLessThan(down[i - 1]!);
-      const up = planCounts(findings, mix, 6, 'worsening').counts.map(riskScore);
-      for (let i = 1; i < up.length; i++) expect(up[i]!).toBeGreaterThan(up[i - 1]!);
+      const worsening = planCounts(findings, mix, 6, 'worsening');
+      const up = worsening.counts.map(riskScore);
+      // Strictly up until 100, where it saturates (40 findings of the default mix get there) and a warning says so.
+      for (let i = 1; i < up.length; i++) if (up[i - 1]! < 100) expect(up[i]!).toBeGreaterThan(up[i - 1]!);
+      if (up.slice(0, -1).includes(100)) expect(worsening.warnings[0]).toMatch(/cannot rise further/);
     }
+    expect(planCounts(40, mix, 6, 'worsening').warnings[0]).toMatch(/risk score is 100 from session \d of 6 on/);
     expect(planCounts(2, mix, 6, 'improving').warnings[0]).toMatch(/cannot fall further/);
   });
 
@@ -130,7 +134,7 @@ describe('synthetic_collection.sh', () => {
     expect(started).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 - 3_600_000);
     expect(started).toBeLessThanOrEqual(after - 3_600_000);
     expect(res.stderr).toMatch(
-      /^Created 1 synthetic session for 10\.20\.0\.0\/24 in .*\(seed \d+, random; trend stable; findings 15; risk 62\)\n$/,
+      /^Created 1 synthetic session for 10\.20\.0\.0\/24 in .*\(seed \d+, random; trend stable; findings 15; risk 85\)\n$/,
     );
     expect((await fs.readdir(dir)).sort()).toStrictEqual([
       'exec_summary_10_20_0_0_24.html',
@@ -149,11 +153,11 @@ describe('synthetic_collection.sh', () => {
     expect(doc.metadata.client_id).toBeUndefined();
     const counts = { critical: 2, high: 3, medium: 6, low: 3, info: 1 };
     expect(doc.summary).toMatchObject({
-      risk_score: 62,
-      risk_grade: 'D',
+      risk_score: 85,
+      risk_grade: 'F',
       total_findings: 15,
       severity_counts: counts,
-      risk_score_operational: 62,
+      risk_score_operational: 85,
     });
     expect(doc.summary.exception_impact).toStrictEqual({
       excepted_count: 0,
@@ -190,7 +194,7 @@ describe('synthetic_collection.sh', () => {
     expect(doc.topology.nodes.length).toBe(doc.summary.total_hosts);
     const log = await fs.readFile(path.join(dir, 'pipeline.log'), 'utf8');
     expect(log).toContain(`start session ${id} target "10.20.0.0/24" svc 4.2.3 profile synthetic`);
-    expect(log).toMatch(new RegExp(`end session ${id}: 15 findings on \\d+ hosts, risk 62 \\(D\\)`));
+    expect(log).toMatch(new RegExp(`end session ${id}: 15 findings on \\d+ hosts, risk 85 \\(F\\)`));
     for (const stage of [
       'findings',
       'remediation',
@@ -202,7 +206,7 @@ describe('synthetic_collection.sh', () => {
       'report',
     ])
       expect(log).toMatch(new RegExp(`stage ${stage} \\d+ ms`));
-    // SPEC's alert defaults: 62 is over the threshold of 60, every critical and high is new, no scan_complete.
+    // SPEC's alert defaults: 85 is over the threshold of 60, every critical and high is new, no scan_complete.
     expect(doc.alerts_summary.alerts_triggered.map((a: { type: string }) => a.type)).toStrictEqual([
       'risk_threshold',
       'new_critical',

@@ -145,9 +145,13 @@ describe('evaluateAlerts', () => {
       metadata: { session_id: '20261123_100000', target: 'evil\r\nBcc: x@y' },
       findings: [{ ...finding('a', 'critical'), title: 'T\nX' }],
     };
-    const [alert] = evaluateAlerts(now, null, RULES, NOW);
-    expect(alert?.subject).toBe('[SVC] 1 new critical/high finding on evil Bcc: x@y');
-    expect(alert?.message).toContain('T X (critical');
+    const alerts = evaluateAlerts(now, null, RULES, NOW);
+    // One critical scores 67, over the threshold: both alerts, neither with a line break.
+    expect(alerts.map((a) => a.subject)).toStrictEqual([
+      '[SVC] Risk score 67 (grade D) reached the alert threshold on evil Bcc: x@y',
+      '[SVC] 1 new critical/high finding on evil Bcc: x@y',
+    ]);
+    expect(alerts[1]?.message).toContain('T X (critical');
   });
 
   it('the test alert', () => {

@@ -1,6 +1,7 @@
-import { complianceSummaryOf } from '@svc/protocol';
+import { complianceSummaryOf, FRAMEWORK_CONTROL_IDS, FRAMEWORKS } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { categoryOf, mapCompliance } from '../src/pipeline/compliance.ts';
+import { CATEGORIES, CATEGORY_CONTROLS, CONTROL_NAMES } from '../src/pipeline/compliance-map.ts';
 import { normalizeFindings } from '../src/pipeline/findings.ts';
 
 const findings = normalizeFindings([
@@ -63,32 +64,39 @@ describe('compliance mapping', () => {
       },
       {
         framework: 'NIST CSF',
-        control_id: 'PR.DS-2',
-        control_name: 'Data-in-transit is protected',
+        control_id: 'PR.DS-02',
+        control_name: 'The confidentiality, integrity, and availability of data-in-transit are protected',
         finding_ids: ['f-001'],
       },
       {
         framework: 'NIST CSF',
-        control_id: 'PR.AC-1',
-        control_name: 'Identities and credentials are managed',
+        control_id: 'PR.AA-01',
+        control_name:
+          'Identities and credentials for authorized users, services, and hardware are managed by the organization',
         finding_ids: ['f-002'],
       },
       {
         framework: 'NIST CSF',
-        control_id: 'ID.RA-1',
-        control_name: 'Asset vulnerabilities are identified and documented',
+        control_id: 'ID.RA-01',
+        control_name: 'Vulnerabilities in assets are identified, validated, and recorded',
+        finding_ids: ['f-003'],
+      },
+      {
+        framework: 'NIST CSF',
+        control_id: 'PR.PS-02',
+        control_name: 'Software is maintained, replaced, and removed commensurate with risk',
         finding_ids: ['f-003'],
       },
       {
         framework: 'PCI-DSS v4.0',
         control_id: '4.2',
-        control_name: 'Strong cryptography protects cardholder data in transit',
+        control_name: 'PAN is protected with strong cryptography during transmission',
         finding_ids: ['f-001'],
       },
       {
         framework: 'PCI-DSS v4.0',
         control_id: '8.3',
-        control_name: 'Strong authentication is established and managed',
+        control_name: 'Strong authentication for users and administrators is established and managed',
         finding_ids: ['f-002'],
       },
       {
@@ -131,17 +139,38 @@ describe('compliance mapping', () => {
     ]);
   });
 
-  it('the protocol summary of the rows has no negative gap', () => {
+  it('the protocol summary counts mapped ids and totals in one unit: gap = list length − mapped', () => {
     const summary = complianceSummaryOf(mapCompliance(findings));
-    expect(summary.total_mappings).toBe(17);
-    expect(summary.by_framework.map((f) => [f.framework, f.mapped_controls, f.gap_controls, f.findings_count])).toEqual(
-      [
-        ['CIS Controls v8', 5, 13, 3],
-        ['NIST CSF', 3, 3, 3],
-        ['PCI-DSS v4.0', 3, 9, 3],
-        ['SOC 2', 3, 2, 3],
-        ['ORC 9.64', 3, 2, 3],
-      ],
-    );
+    expect(summary.total_mappings).toBe(18);
+    expect(
+      summary.by_framework.map((f) => [
+        f.framework,
+        f.mapped_controls,
+        f.total_controls,
+        f.gap_controls,
+        f.findings_count,
+      ]),
+    ).toEqual([
+      ['CIS Controls v8', 5, 153, 148, 3],
+      ['NIST CSF', 4, 106, 102, 3],
+      ['PCI-DSS v4.0', 3, 63, 60, 3],
+      ['SOC 2', 3, 33, 30, 3],
+      ['ORC 9.64', 3, 5, 2, 3],
+    ]);
+  });
+
+  it("every id the table maps or names is on its framework's own list, and every category maps in every framework", () => {
+    for (const framework of FRAMEWORKS) {
+      for (const id of Object.keys(CONTROL_NAMES[framework]))
+        expect(FRAMEWORK_CONTROL_IDS[framework], `${framework} ${id}`).toContain(id);
+      for (const category of CATEGORIES) {
+        const ids = CATEGORY_CONTROLS[category][framework];
+        expect(ids.length, `${category} in ${framework}`).toBeGreaterThan(0);
+        for (const id of ids) {
+          expect(FRAMEWORK_CONTROL_IDS[framework], `${category}: ${framework} ${id}`).toContain(id);
+          expect(CONTROL_NAMES[framework][id], `${framework} ${id} has a name`).toBeTypeOf('string');
+        }
+      }
+    }
   });
 });

@@ -19,15 +19,15 @@ describe('topology', () => {
       findings,
     );
     expect(topo.nodes).toEqual([
-      { ip: '10.0.0.2', port_count: 3, risk_score: 4, risk_grade: 'A', subnet: '10.0.0.0/24' },
+      { ip: '10.0.0.2', port_count: 3, risk_score: 42, risk_grade: 'C', subnet: '10.0.0.0/24' },
       { ip: '10.0.0.3', port_count: 0, risk_score: 0, risk_grade: 'A', subnet: '10.0.0.0/24' },
       {
         ip: '10.0.0.10',
         hostname: 'web01',
         os_guess: 'Linux 5.x',
         port_count: 1,
-        risk_score: 26,
-        risk_grade: 'B',
+        risk_score: 70,
+        risk_grade: 'D',
         subnet: '10.0.0.0/24',
       },
       { ip: '192.168.1.5', port_count: 0, risk_score: 1, risk_grade: 'A', subnet: '192.168.1.0/24' },
@@ -37,7 +37,7 @@ describe('topology', () => {
       { source_ip: '10.0.0.3', target_ip: '10.0.0.10', type: 'subnet' },
     ]);
     expect(topo.subnets).toEqual([
-      { prefix: '10.0.0.0/24', host_count: 3, avg_risk: 10 },
+      { prefix: '10.0.0.0/24', host_count: 3, avg_risk: 37.3 },
       { prefix: '192.168.1.0/24', host_count: 1, avg_risk: 1 },
     ]);
   });

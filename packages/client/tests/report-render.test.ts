@@ -19,7 +19,13 @@ import {
 import { REPORT_SCRIPT_SOURCE } from '../src/report/sections/script.ts';
 import { topRisks } from '../src/report/top-risks.ts';
 import { trendChart } from '../src/report/trend-chart.ts';
-import { HOSTILE_EVIDENCE, HOSTILE_TITLE, reportSession, SESSION_ID } from './helpers/report-session.ts';
+import {
+  BUSINESS_LICENSE,
+  HOSTILE_EVIDENCE,
+  HOSTILE_TITLE,
+  reportSession,
+  SESSION_ID,
+} from './helpers/report-session.ts';
 
 const noFile = (file: string): Uint8Array => {
   throw Object.assign(new Error(`ENOENT: no such file or directory, open '${file}'`), { code: 'ENOENT' });
@@ -238,9 +244,9 @@ describe('renderReport and renderExecSummary', () => {
   it('show actual and operational risk with the exception impact, and the severity breakdown', () => {
     const { report } = pages();
     const risk = sectionOf(report, 'risk');
-    expect(risk).toContain('<div class="value">47 <span class="grade grade-C">C</span></div>');
-    expect(risk).toContain('<div class="value">35 <span class="grade grade-B">B</span></div>');
-    expect(risk).toContain('Risk exceptions cover 1 finding and take 12 points off the score.');
+    expect(risk).toContain('<div class="value">79 <span class="grade grade-D">D</span></div>');
+    expect(risk).toContain('<div class="value">74 <span class="grade grade-D">D</span></div>');
+    expect(risk).toContain('Risk exceptions cover 1 finding and take 5 points off the score.');
     const cells = [...risk.matchAll(/<tr data-severity="(\w+)"><td>.*?<\/td><td class="num">(\d+)<\/td>/g)].map((m) => [
       m[1],
       Number(m[2]),
@@ -252,6 +258,78 @@ describe('renderReport and renderExecSummary', () => {
       ['low', 1],
       ['info', 1],
     ]);
+  });
+
+  it('state the score formula next to the score: in full in the report, in one sentence in the executive summary', () => {
+    const { report, exec } = pages();
+    const risk = sectionOf(report, 'risk');
+    const formula = risk.slice(risk.indexOf('<p id="score-formula"'));
+    expect(formula).toContain(
+      'The worst open finding sets the lowest possible score: critical 60 (grade D at best), high or medium 40 (grade C at best), low or info 0.',
+    );
+    expect(formula).toContain(
+      'Every open finding then moves the score towards 100: score = 100 − (100 − lowest) × e<sup>−w/50</sup>, w the sum of weights critical 10, high 5, medium 2, low 0.5, info 0.',
+    );
+    expect(formula).toContain('Grades: A under 20, B under 40, C under 60, D under 80, F from 80.');
+    expect(formula).toContain('The operational score leaves out findings under an accepted, unexpired exception.');
+    expect(risk.indexOf('id="score-formula"')).toBeGreaterThan(risk.indexOf('id="score-actual"'));
+    // The one-page summary: the same rule, shorter.
+    const short = sectionOf(exec, 'risk');
+    expect(short).toContain(
+      '<p id="score-formula" class="muted">The worst open finding sets the lowest possible score (critical 60, high or medium 40, low or info 0); every open finding moves it towards 100. Grades: A under 20, B under 40, C under 60, D under 80, F from 80.</p>',
+    );
+    expect(short.indexOf('id="score-formula"')).toBeGreaterThan(short.indexOf('id="score-actual"'));
+  });
+
+  it('one open critical: grade D next to "Highest severity found: Critical", no note on the scoring', () => {
+    const { doc } = runStages({
+      findings: [
+        { rule_id: 'default-credentials', title: 'Default admin password', severity: 'critical', host: '10.0.0.6' },
+      ],
+      hosts: [{ ip: '10.0.0.6' }],
+      prior: null,
+      exceptions: [],
+      settings: {
+        sessionId: SESSION_ID,
+        target: '10.0.0.6',
+        toolVersion: '4.2.3',
+        scanProfile: 'standard',
+        startedAt: new Date('2025-03-01T14:00:00.000Z'),
+        schedule: null,
+        orc: orcSettingsFrom({}),
+      },
+      license: { tier: 'business', state: BUSINESS_LICENSE },
+      now: new Date('2025-03-01T14:10:00.000Z'),
+    });
+    const exec = renderExecSummary(input({ doc, trend: [] }));
+    const risk = sectionOf(exec, 'risk');
+    expect(risk).toContain('Highest severity found: <strong>Critical</strong>');
+    expect(risk).toContain('<div class="value">67 <span class="grade grade-D">D</span></div>');
+    expect(risk).not.toContain('id="score-rescored"');
+  });
+
+  it('a session scored before the worst finding bounded the score keeps its stored score, with a note of the current one', () => {
+    // As the scanner wrote it before: one critical scored 18, grade A.
+    const doc = {
+      metadata: { session_id: '20250101_000000', target: '10.0.0.0/24' },
+      summary: {
+        risk_score: 18,
+        risk_grade: 'A',
+        severity_counts: { critical: 1, high: 0, medium: 0, low: 0, info: 0 },
+        total_findings: 1,
+      },
+      findings: [{ id: 'f-001', title: 'Default admin password', severity: 'critical', host: '10.0.0.6' }],
+    } as SessionFile;
+    for (const page of [renderReport(input({ doc, trend: [] })), renderExecSummary(input({ doc, trend: [] }))]) {
+      const risk = sectionOf(page, 'risk');
+      expect(risk).toContain('<div class="value">18 <span class="grade grade-A">A</span></div>');
+      expect(risk).toContain(
+        '<p id="score-rescored">This session was scored before the worst open finding bounded the score. By the current formula it scores 67, grade D.</p>',
+      );
+    }
+    // A stored grade within the cap of the worst finding gets no note.
+    const fine = { ...doc, summary: { ...doc.summary, risk_score: 67, risk_grade: 'D' } } as SessionFile;
+    expect(renderReport(input({ doc: fine, trend: [] }))).not.toContain('id="score-rescored"');
   });
 
   it('rank top risks by severity weight times hosts, with the weak TLS findings merged into one', () => {
@@ -326,7 +404,9 @@ describe('renderReport and renderExecSummary', () => {
     const c = sectionOf(report, 'compliance');
     for (const fw of ['CIS Controls v8', 'NIST CSF', 'PCI-DSS v4.0', 'SOC 2', 'ORC 9.64'])
       expect(c).toContain(`<tr><td>${fw}</td>`);
-    expect(c).toMatch(/<tr><td>CIS Controls v8<\/td><td class="num">\d+<\/td><td class="num">18<\/td>/);
+    expect(c).toMatch(/<tr><td>CIS Controls v8<\/td><td class="num">\d+<\/td><td class="num">153<\/td>/);
+    expect(c).toMatch(/<tr><td>NIST CSF<\/td><td class="num">\d+<\/td><td class="num">106<\/td>/);
+    expect(c).toMatch(/<tr><td>SOC 2<\/td><td class="num">\d+<\/td><td class="num">33<\/td>/);
     const t = sectionOf(report, 'topology');
     expect(t).toContain('<tr><td>10.0.0.0/24</td><td class="num">3</td>');
     expect(t).toContain('<tr><td>10.1.0.0/24</td><td class="num">1</td>');

@@ -14,10 +14,20 @@ import {
   normalizedRemediationSummary,
   orc964SummaryOf,
   remediationSummaryOf,
+  GRADE_CAPS,
+  FRAMEWORK_CONTROL_IDS,
+  isFrameworkControl,
+  RISK_GRADES,
   riskGrade,
   riskScore,
+  SEVERITIES,
+  SEVERITY_FLOORS,
   severityCounts,
   sha256Hex,
+  worstSeverity,
+  type BySeverity,
+  type RiskGrade,
+  type Severity,
 } from '@svc/protocol';
 
 /** The shared session-file rules of packages/protocol/src/session-file (docs/session-file.md). */
@@ -72,31 +82,97 @@ describe('findingFingerprint', () => {
 });
 
 describe('risk score and grade', () => {
-  it('scores 100 × (1 − e^(−weighted/50)) with weights 10/5/2/0.5/0', () => {
+  const one = (s: Severity, n = 1) => ({ ...zeros(), [s]: n });
+
+  it('scores 100 − (100 − floor of the worst open severity) × e^(−weighted/50), weights 10/5/2/0.5/0', () => {
     expect(riskScore(zeros())).toBe(0);
     expect(riskScore({ ...zeros(), info: 1000 })).toBe(0);
-    expect(riskScore({ critical: 2, high: 3, medium: 6, low: 3, info: 1 })).toBe(62);
-    expect(riskScore({ ...zeros(), critical: 5 })).toBe(63); // weighted 50: 1 − 1/e
-    expect(riskScore({ ...zeros(), low: 1 })).toBe(1);
-    expect(riskScore({ ...zeros(), critical: 100 })).toBe(100);
+    expect(riskScore(one('low'))).toBe(1); // floor 0: 100 × (1 − e^(−0.01))
+    expect(riskScore(one('medium'))).toBe(42); // floor 40: 100 − 60 × e^(−0.04)
+    expect(riskScore(one('high'))).toBe(46); // floor 40: 100 − 60 × e^(−0.1)
+    expect(riskScore(one('critical'))).toBe(67); // floor 60: 100 − 40 × e^(−0.2)
+    expect(riskScore({ critical: 2, high: 3, medium: 6, low: 3, info: 1 })).toBe(85);
+    expect(riskScore(one('critical', 100))).toBe(100);
   });
 
-  it('grades A < 20 ≤ B < 40 ≤ C < 55 ≤ D < 75 ≤ F at every band edge', () => {
+  it('one open critical scores at least the default alert threshold (60) and grades D or F', () => {
+    for (const extra of [zeros(), one('info', 50), one('low', 3)]) {
+      const counts = { ...extra, critical: 1 };
+      expect(riskScore(counts)).toBeGreaterThanOrEqual(60);
+      expect(['D', 'F']).toContain(riskGrade(riskScore(counts)));
+    }
+    expect(riskGrade(riskScore(one('critical')))).toBe('D');
+    expect(riskGrade(riskScore(one('critical', 4)))).toBe('F');
+  });
+
+  it('one open high grades C at best; so does one open medium', () => {
+    expect(riskGrade(riskScore(one('high')))).toBe('C');
+    expect(riskGrade(riskScore(one('medium')))).toBe('C');
+    expect(riskGrade(riskScore({ ...one('high'), low: 1, info: 3 }))).toBe('C');
+    expect(riskGrade(riskScore(one('high', 4)))).toBe('D'); // volume still counts
+  });
+
+  it('only low and info findings grade A or B', () => {
+    expect(riskGrade(riskScore(one('low')))).toBe('A');
+    expect(riskGrade(riskScore({ ...one('low', 21), info: 9 }))).toBe('A');
+    expect(riskGrade(riskScore(one('low', 23)))).toBe('B');
+    expect(riskGrade(riskScore(one('info', 500)))).toBe('A');
+    // Over a grid of counts, A or B appears exactly when nothing above low is open.
+    for (const c of countGrid()) {
+      const aOrB = ['A', 'B'].includes(riskGrade(riskScore(c)));
+      if (c.medium + c.high + c.critical > 0) expect(aOrB, JSON.stringify(c)).toBe(false);
+    }
+  });
+
+  it('the grade is never better than the cap of the worst open severity', () => {
+    const rank = (g: string) => RISK_GRADES.indexOf(g as RiskGrade);
+    for (const c of countGrid()) {
+      const worst = worstSeverity(c);
+      const g = riskGrade(riskScore(c));
+      if (worst !== null) expect(rank(g), JSON.stringify(c)).toBeGreaterThanOrEqual(rank(GRADE_CAPS[worst]));
+    }
+  });
+
+  it('is monotone: one more finding of any severity never lowers the score, and a weighted one raises it until 100', () => {
+    for (const c of countGrid())
+      for (const s of SEVERITIES) {
+        const before = riskScore(c);
+        const after = riskScore({ ...c, [s]: c[s] + 1 });
+        expect(after, `${JSON.stringify(c)} + ${s}`).toBeGreaterThanOrEqual(before);
+      }
+    // Volume: ten criticals score above one, twenty lows above one.
+    expect(riskScore(one('critical', 10))).toBeGreaterThan(riskScore(one('critical')));
+    expect(riskScore(one('low', 20))).toBeGreaterThan(riskScore(one('low')));
+  });
+
+  it('grades A < 20 ≤ B < 40 ≤ C < 60 ≤ D < 80 ≤ F at every band edge', () => {
     const cases: [number, string][] = [
       [0, 'A'],
       [19, 'A'],
       [20, 'B'],
       [39, 'B'],
       [40, 'C'],
-      [54, 'C'],
-      [55, 'D'],
-      [74, 'D'],
-      [75, 'F'],
+      [59, 'C'],
+      [60, 'D'],
+      [79, 'D'],
+      [80, 'F'],
       [100, 'F'],
     ];
     for (const [score, grade] of cases) expect(riskGrade(score), String(score)).toBe(grade);
+    // A severity's floor is the lowest score of the best grade it allows.
+    for (const s of SEVERITIES) expect(riskGrade(SEVERITY_FLOORS[s])).toBe(GRADE_CAPS[s]);
   });
 });
+
+/** Every count from 0 to 4 per severity above info, and info 0 or 2 (1250 combinations). */
+function countGrid(): BySeverity[] {
+  const out: BySeverity[] = [];
+  for (let critical = 0; critical <= 4; critical++)
+    for (let high = 0; high <= 4; high++)
+      for (let medium = 0; medium <= 4; medium++)
+        for (let low = 0; low <= 4; low++) for (const info of [0, 2]) out.push({ critical, high, medium, low, info });
+  return out;
+}
 
 describe('operational score and exception_impact', () => {
   const entry = (severity: string, exception: Record<string, unknown> = {}) => ({
@@ -127,41 +203,83 @@ describe('operational score and exception_impact', () => {
       entry('medium'),
       entry('bogus', { exception_status: 'accepted' }),
     ];
-    // Actual: 2 critical, 2 high, 1 medium (weighted 32) is 47; operational drops one critical (22): 36.
+    // Actual: 2 critical, 2 high, 1 medium (weighted 32, floor 60) is 79; operational drops one critical (22): 74.
     expect(dualScoreOf(entries, '2025-03-01')).toStrictEqual({
-      risk_score: 47,
-      risk_grade: 'C',
-      risk_score_operational: 36,
-      risk_grade_operational: 'B',
-      exception_impact: { excepted_count: 1, score_delta: 11, excepted_findings: { ...zeros(), critical: 1 } },
+      risk_score: 79,
+      risk_grade: 'D',
+      risk_score_operational: 74,
+      risk_grade_operational: 'D',
+      exception_impact: { excepted_count: 1, score_delta: 5, excepted_findings: { ...zeros(), critical: 1 } },
     });
+  });
+
+  it('an excepted critical bounds the actual score only: actual D at 68, operational A at 1', () => {
+    const entries = [entry('critical', { exception_status: 'accepted', exception_expiry: '2025-12-31' }), entry('low')];
+    const s = dualScoreOf(entries, '2025-03-01');
+    expect([s.risk_score, s.risk_grade, s.risk_score_operational, s.risk_grade_operational]).toStrictEqual([
+      68,
+      'D',
+      1,
+      'A',
+    ]);
+    expect(s.exception_impact.score_delta).toBe(67);
   });
 
   it('without exceptions both scores agree and the delta is 0', () => {
     const counts = { critical: 1, high: 1, medium: 1, low: 1, info: 1 };
     expect(dualScore(counts, zeros())).toStrictEqual({
-      risk_score: 30,
-      risk_grade: 'B',
-      risk_score_operational: 30,
-      risk_grade_operational: 'B',
+      risk_score: 72,
+      risk_grade: 'D',
+      risk_score_operational: 72,
+      risk_grade_operational: 'D',
       exception_impact: { excepted_count: 0, score_delta: 0, excepted_findings: zeros() },
     });
   });
 });
 
 describe('frameworks', () => {
-  it("names SPEC's five frameworks with their control totals, ORC 9.64 at 5", () => {
+  it("names SPEC's five frameworks; each total is the length of the framework's own list", () => {
     expect(FRAMEWORKS).toStrictEqual(['CIS Controls v8', 'NIST CSF', 'PCI-DSS v4.0', 'SOC 2', 'ORC 9.64']);
+    // CIS: 153 safeguards; NIST CSF 2.0: 106 subcategories; PCI DSS 4.0: 63 x.y requirements;
+    // SOC 2: 33 common criteria; ORC 9.64: its 5 technical divisions.
     expect(FRAMEWORK_CONTROL_TOTALS).toStrictEqual({
-      'CIS Controls v8': 18,
-      'NIST CSF': 6,
-      'PCI-DSS v4.0': 12,
-      'SOC 2': 5,
+      'CIS Controls v8': 153,
+      'NIST CSF': 106,
+      'PCI-DSS v4.0': 63,
+      'SOC 2': 33,
       'ORC 9.64': 5,
     });
+    for (const f of FRAMEWORKS) {
+      expect(FRAMEWORK_CONTROL_IDS[f].length, f).toBe(FRAMEWORK_CONTROL_TOTALS[f]);
+      expect(new Set(FRAMEWORK_CONTROL_IDS[f]).size, `${f} has no duplicate`).toBe(FRAMEWORK_CONTROL_IDS[f].length);
+      expect(frameworkControlTotal(f)).toBe(FRAMEWORK_CONTROL_IDS[f].length);
+    }
     expect(frameworkControlTotal('ISO 27001')).toBeNull();
     expect(frameworkControlTotal('hasOwnProperty')).toBeNull();
     expect(frameworkControlTotal('cis controls v8')).toBeNull();
+  });
+
+  it('each list is in one unit and spelling: safeguards, CSF 2.0 subcategories, x.y requirements, CCn.n', () => {
+    const ids = FRAMEWORK_CONTROL_IDS;
+    expect(ids['CIS Controls v8'].every((id) => /^([1-9]|1[0-8])\.([1-9]|1[0-4])$/.test(id))).toBe(true);
+    expect(ids['CIS Controls v8'].slice(0, 6)).toStrictEqual(['1.1', '1.2', '1.3', '1.4', '1.5', '2.1']);
+    expect(ids['CIS Controls v8'].at(-1)).toBe('18.5');
+    expect(ids['NIST CSF'].every((id) => /^(GV|ID|PR|DE|RS|RC)\.[A-Z]{2}-\d{2}$/.test(id))).toBe(true);
+    // Per function: Govern 31, Identify 21, Protect 22, Detect 11, Respond 13, Recover 8; 22 categories.
+    const byFunction = (fn: string) => ids['NIST CSF'].filter((id) => id.startsWith(`${fn}.`)).length;
+    expect(['GV', 'ID', 'PR', 'DE', 'RS', 'RC'].map(byFunction)).toStrictEqual([31, 21, 22, 11, 13, 8]);
+    expect(new Set(ids['NIST CSF'].map((id) => id.slice(0, 5))).size).toBe(22);
+    expect(ids['NIST CSF']).toContain('PR.AA-01');
+    expect(ids['NIST CSF']).not.toContain('ID.AM-06'); // withdrawn in 2.0
+    expect(ids['NIST CSF']).not.toContain('PR.AC-1'); // a CSF 1.1 id
+    expect(ids['PCI-DSS v4.0'].every((id) => /^([1-9]|1[0-2])\.([1-9]|10)$/.test(id))).toBe(true);
+    expect(ids['PCI-DSS v4.0'].filter((id) => id.startsWith('12.'))).toHaveLength(10);
+    expect(ids['SOC 2'].every((id) => /^CC[1-9]\.[1-8]$/.test(id))).toBe(true);
+    expect(ids['SOC 2'].at(-1)).toBe('CC9.2');
+    expect(ids['ORC 9.64']).toStrictEqual(['9.64(C)(1)', '9.64(C)(2)', '9.64(C)(3)', '9.64(C)(4)', '9.64(C)(5)']);
+    expect(isFrameworkControl('NIST CSF', 'PR.AA-01')).toBe(true);
+    expect(isFrameworkControl('NIST CSF', 'PR.AC-1')).toBe(false);
+    expect(isFrameworkControl('Own', 'X')).toBe(false);
   });
 });
 
@@ -236,11 +354,26 @@ describe('summaries', () => {
     expect(complianceSummaryOf(entries)).toStrictEqual({
       total_mappings: 5,
       by_framework: [
-        { framework: 'SOC 2', mapped_controls: 1, total_controls: 5, gap_controls: 4, findings_count: 3 },
+        { framework: 'SOC 2', mapped_controls: 1, total_controls: 33, gap_controls: 32, findings_count: 3 },
         { framework: 'ORC 9.64', mapped_controls: 1, total_controls: 5, gap_controls: 4, findings_count: 1 },
         { framework: 'Own', mapped_controls: 1, total_controls: null, gap_controls: null, findings_count: 0 },
       ],
     });
+  });
+
+  it('compliance_summary counts as mapped only ids of the framework list, so the gap is total − mapped', () => {
+    // A file written before the lists were aligned: CSF 1.1 ids and a CIS control number.
+    const entries = [
+      { framework: 'NIST CSF', control_id: 'PR.AC-1', finding_ids: ['f-1'] },
+      { framework: 'NIST CSF', control_id: 'PR.AA-01', finding_ids: ['f-2'] },
+      { framework: 'CIS Controls v8', control_id: '4', finding_ids: ['f-1'] },
+      { framework: 'CIS Controls v8', control_id: '4.7', finding_ids: ['f-1'] },
+      { framework: 'CIS Controls v8', control_id: '3.10', finding_ids: ['f-3'] },
+    ];
+    expect(complianceSummaryOf(entries).by_framework).toStrictEqual([
+      { framework: 'NIST CSF', mapped_controls: 1, total_controls: 106, gap_controls: 105, findings_count: 2 },
+      { framework: 'CIS Controls v8', mapped_controls: 2, total_controls: 153, gap_controls: 151, findings_count: 2 },
+    ]);
   });
 
   it('compliance_summary keeps at most 50 frameworks of at most 128 characters', () => {

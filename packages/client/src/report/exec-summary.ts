@@ -35,7 +35,7 @@ export function execSummary(input: ReportInput): string {
       section(
         'risk',
         'Overall risk',
-        html`<p>Highest severity found: <strong>${highest === null ? 'none' : SEVERITY_LABELS[highest]}</strong>. ${urgentHosts} host${urgentHosts === 1 ? '' : 's'} with critical or high findings; ${cves} distinct CVE${cves === 1 ? '' : 's'}.</p>${scores(facts)}${counts}`,
+        html`<p>Highest severity found: <strong>${highest === null ? 'none' : SEVERITY_LABELS[highest]}</strong>. ${urgentHosts} host${urgentHosts === 1 ? '' : 's'} with critical or high findings; ${cves} distinct CVE${cves === 1 ? '' : 's'}.</p>${scores(facts, 'short')}${counts}`,
       ),
       section('top-risks', 'Top 5 risks', topRisksTable(facts.findings, 5)),
       trendSection(input.trend, facts.target, deltaText(doc, facts.sessionId)),

@@ -3,7 +3,11 @@ import {
   complianceSummaryOf,
   emptyBySeverity,
   type Finding,
+  GRADE_CAPS,
+  RISK_GRADES,
+  type RiskGrade,
   riskGrade,
+  riskScore as scoreOfCounts,
   SEVERITIES,
   type SessionFile,
   type Severity,
@@ -62,6 +66,12 @@ export interface Facts {
   operationalGrade: string | null;
   exceptedCount: number;
   scoreDelta: number;
+  /**
+   * The score by the current formula when the stored grade is better than the worst open
+   * finding allows (a file scored before docs/scoring.md's caps); null otherwise. The stored
+   * score is shown as it is: history is not rescored.
+   */
+  currentScore: { score: number; grade: RiskGrade } | null;
 }
 
 export function factsOf(doc: SessionFile): Facts {
@@ -73,6 +83,7 @@ export function factsOf(doc: SessionFile): Facts {
   const operationalScore = num(s.risk_score_operational) ?? num(m.risk_score_operational);
   const hosts = new Set(findings.map(hostOf));
   const nodes = doc.topology?.nodes?.length ?? 0;
+  const grade = str(s.risk_grade) ?? str(m.risk_grade) ?? riskGrade(riskScore);
   return {
     sessionId: str(m.session_id) ?? str(doc.session_id) ?? '',
     target: str(m.target) ?? str(doc.target) ?? 'unnamed target',
@@ -84,7 +95,7 @@ export function factsOf(doc: SessionFile): Facts {
     counts,
     totalHosts: num(s.total_hosts) ?? Math.max(hosts.size, nodes),
     riskScore,
-    riskGrade: str(s.risk_grade) ?? str(m.risk_grade) ?? riskGrade(riskScore),
+    riskGrade: grade,
     operationalScore,
     operationalGrade:
       str(s.risk_grade_operational) ??
@@ -92,7 +103,16 @@ export function factsOf(doc: SessionFile): Facts {
       (operationalScore === null ? null : riskGrade(operationalScore)),
     exceptedCount: num(s.exception_impact?.excepted_count) ?? 0,
     scoreDelta: num(s.exception_impact?.score_delta) ?? (operationalScore === null ? 0 : riskScore - operationalScore),
+    currentScore: aboveCap(grade, counts),
   };
+}
+
+function aboveCap(stored: string, counts: BySeverity): Facts['currentScore'] {
+  const worst = SEVERITIES.find((sev) => counts[sev] > 0);
+  const rank = RISK_GRADES.indexOf(stored as RiskGrade);
+  if (worst === undefined || rank < 0 || rank >= RISK_GRADES.indexOf(GRADE_CAPS[worst])) return null;
+  const score = scoreOfCounts(counts);
+  return { score, grade: riskGrade(score) };
 }
 
 function countsOf(block: unknown, findings: readonly Finding[]): BySeverity {

@@ -82,10 +82,11 @@ const COMPLETE: SessionMetadata = {
   compliance_summary: {
     total_mappings: 9,
     by_framework: [
-      { framework: 'CIS Controls v8', mapped_controls: 2, total_controls: 18, gap_controls: 16, findings_count: 4 },
-      { framework: 'NIST CSF', mapped_controls: 1, total_controls: 6, gap_controls: 5, findings_count: 1 },
-      { framework: 'PCI-DSS v4.0', mapped_controls: 1, total_controls: 12, gap_controls: 11, findings_count: 2 },
-      { framework: 'SOC 2', mapped_controls: 1, total_controls: 5, gap_controls: 4, findings_count: 1 },
+      { framework: 'CIS Controls v8', mapped_controls: 2, total_controls: 153, gap_controls: 151, findings_count: 4 },
+      // The fixture maps a CSF 1.1 id (PR.AC-1), not on the CSF 2.0 list: no control counts as mapped.
+      { framework: 'NIST CSF', mapped_controls: 0, total_controls: 106, gap_controls: 106, findings_count: 1 },
+      { framework: 'PCI-DSS v4.0', mapped_controls: 1, total_controls: 63, gap_controls: 62, findings_count: 2 },
+      { framework: 'SOC 2', mapped_controls: 1, total_controls: 33, gap_controls: 32, findings_count: 1 },
       { framework: 'ORC 9.64', mapped_controls: 3, total_controls: 5, gap_controls: 2, findings_count: 4 },
     ],
   },

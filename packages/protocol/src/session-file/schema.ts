@@ -118,7 +118,7 @@ export const SessionFileMetadata = open(
 
 export const SessionFileSummary = open(
   {
-    risk_score: opt(score('Risk score over every open finding')),
+    risk_score: opt(score('Risk score over every open finding, bounded below by the worst one (docs/scoring.md)')),
     risk_grade: opt(grade('Grade A-F of risk_score')),
     total_findings: opt(count('Findings in this session')),
     total_hosts: opt(count('Hosts scanned')),
@@ -169,7 +169,11 @@ export const RemediationEntry = open(
 export const ComplianceEntry = open(
   {
     framework: opt(text('CIS Controls v8, NIST CSF, PCI-DSS v4.0, SOC 2, ORC 9.64, or another framework')),
-    control_id: opt(text('Control id within the framework')),
+    control_id: opt(
+      text(
+        "An id of the framework's list: CIS Safeguard (4.7), NIST CSF 2.0 Subcategory (PR.AA-01), PCI DSS 4.0 requirement (8.3), SOC 2 common criterion (CC6.1), ORC division (9.64(C)(1)); docs/compliance.md",
+      ),
+    ),
     control_name: opt(text('Control name')),
     finding_ids: opt(Type.Array(Type.String(), { description: 'findings[].id mapped to the control' })),
   },

@@ -4,27 +4,64 @@ import { SEVERITIES, type BySeverity, type Severity } from '../sessions.ts';
  * The risk score and grade of a session or a host, and the dual scoring of SPEC "Summary
  * blocks": the actual score over every open finding, the operational score over the findings
  * without an accepted, unexpired risk exception, and their difference (exception_impact).
+ * docs/scoring.md gives the formula, its reasons and its references.
  */
 
-/** Weight of one finding per severity. */
+/** Weight of one finding per severity (the volume part of the score). */
 export const RISK_WEIGHTS: Readonly<Record<Severity, number>> = { critical: 10, high: 5, medium: 2, low: 0.5, info: 0 };
-/** The weighted sum at which the score reaches 1 − 1/e (63). */
+/** The weighted sum that closes 1 − 1/e (63 %) of the distance between the floor and 100. */
 export const RISK_SCALE = 50;
+
+export const RISK_GRADES = ['A', 'B', 'C', 'D', 'F'] as const;
+export type RiskGrade = (typeof RISK_GRADES)[number];
+/**
+ * The lowest score of each grade after A: A < 20 ≤ B < 40 ≤ C < 60 ≤ D < 80 ≤ F. D starts at
+ * the default alert threshold (ALERT_RISK_THRESHOLD 60), so "D or F" means "alerts by default".
+ */
+export const GRADE_FLOORS: Readonly<Record<Exclude<RiskGrade, 'A'>, number>> = { B: 20, C: 40, D: 60, F: 80 };
+
+/**
+ * The best grade a session can have while a finding of this severity is open (like SSL Labs'
+ * grade caps): a critical caps at D, a high or medium at C; only low and info allow A and B.
+ */
+export const GRADE_CAPS: Readonly<Record<Severity, RiskGrade>> = {
+  critical: 'D',
+  high: 'C',
+  medium: 'C',
+  low: 'A',
+  info: 'A',
+};
+
+/** The lowest score while the severity is the worst open one: the lowest score of its cap. */
+export const SEVERITY_FLOORS: Readonly<Record<Severity, number>> = {
+  critical: GRADE_FLOORS.D,
+  high: GRADE_FLOORS.C,
+  medium: GRADE_FLOORS.C,
+  low: 0,
+  info: 0,
+};
 
 export function emptyBySeverity(): BySeverity {
   return { critical: 0, high: 0, medium: 0, low: 0, info: 0 };
 }
 
-/** 0 to 100: 100 × (1 − e^(−weighted/50)), rounded; it saturates instead of capping. */
-export function riskScore(counts: BySeverity): number {
-  const weighted = SEVERITIES.reduce((a, s) => a + RISK_WEIGHTS[s] * counts[s], 0);
-  return Math.round(100 * (1 - Math.exp(-weighted / RISK_SCALE)));
+/** The most severe severity with a count above 0; null when nothing is open. */
+export function worstSeverity(counts: BySeverity): Severity | null {
+  return SEVERITIES.find((s) => counts[s] > 0) ?? null;
 }
 
-export const RISK_GRADES = ['A', 'B', 'C', 'D', 'F'] as const;
-export type RiskGrade = (typeof RISK_GRADES)[number];
-/** The lowest score of each grade after A: A < 20 ≤ B < 40 ≤ C < 55 ≤ D < 75 ≤ F. */
-export const GRADE_FLOORS: Readonly<Record<Exclude<RiskGrade, 'A'>, number>> = { B: 20, C: 40, D: 55, F: 75 };
+/**
+ * 0 to 100: 100 − (100 − floor) × e^(−weighted/50), rounded, where floor is the floor of the
+ * worst open severity and weighted the sum of the weights of every open finding. The floor
+ * bounds the score from below by the worst finding; the weighted sum moves it towards 100
+ * with volume. Both only grow when a finding is added, so the score never drops.
+ */
+export function riskScore(counts: BySeverity): number {
+  const worst = worstSeverity(counts);
+  const floor = worst === null ? 0 : SEVERITY_FLOORS[worst];
+  const weighted = SEVERITIES.reduce((a, s) => a + RISK_WEIGHTS[s] * counts[s], 0);
+  return Math.round(100 - (100 - floor) * Math.exp(-weighted / RISK_SCALE));
+}
 
 export function riskGrade(score: number): RiskGrade {
   if (score < GRADE_FLOORS.B) return 'A';

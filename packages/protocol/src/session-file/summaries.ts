@@ -6,7 +6,7 @@ import {
   type Orc964Summary,
   type RemediationSummary,
 } from '../sessions.ts';
-import { frameworkControlTotal, ORC_964_TECHNICAL_DIVISIONS } from './frameworks.ts';
+import { frameworkControlTotal, isFrameworkControl, ORC_964_TECHNICAL_DIVISIONS } from './frameworks.ts';
 import { arr, isObj, num, objs, str, type Obj } from './read.ts';
 import { emptyBySeverity, severityOf } from './score.ts';
 
@@ -85,7 +85,12 @@ export function exceptionSummaryOf(doc: unknown): ExceptionSummary {
 export const MAX_FRAMEWORK_NAME_LENGTH = 128;
 export const MAX_FRAMEWORKS = 50;
 
-/** One row per framework in order of first appearance; totals and gaps for SPEC's frameworks only. */
+/**
+ * One row per framework in order of first appearance; totals and gaps for SPEC's frameworks
+ * only. For those, mapped_controls counts only ids of the framework's list (frameworks.ts), so
+ * an id in another unit or edition (a CSF 1.1 id in a file written before the lists were
+ * aligned) neither inflates the count nor hides a gap; its findings still count.
+ */
 export function complianceSummaryOf(compliance: unknown): ComplianceSummary {
   const frameworks = new Map<string, { controls: Set<string>; findings: Set<string> }>();
   const entries = objs(compliance);
@@ -99,7 +104,8 @@ export function complianceSummaryOf(compliance: unknown): ComplianceSummary {
       continue;
     const f = frameworks.get(framework) ?? { controls: new Set(), findings: new Set() };
     const control = str(e['control_id']);
-    if (control !== null) f.controls.add(control);
+    if (control !== null && (frameworkControlTotal(framework) === null || isFrameworkControl(framework, control)))
+      f.controls.add(control);
     for (const id of arr(e['finding_ids']))
       if (typeof id === 'string' || typeof id === 'number') f.findings.add(String(id));
     frameworks.set(framework, f);
@@ -112,7 +118,7 @@ export function complianceSummaryOf(compliance: unknown): ComplianceSummary {
         framework,
         mapped_controls: f.controls.size,
         total_controls: total,
-        gap_controls: total === null ? null : Math.max(0, total - f.controls.size),
+        gap_controls: total === null ? null : total - f.controls.size,
         findings_count: f.findings.size,
       };
     }),

@@ -1,4 +1,13 @@
-import { SEVERITIES } from '@svc/protocol';
+import {
+  GRADE_CAPS,
+  GRADE_FLOORS,
+  RISK_GRADES,
+  RISK_SCALE,
+  RISK_WEIGHTS,
+  SEVERITIES,
+  SEVERITY_FLOORS,
+  type Severity,
+} from '@svc/protocol';
 import type { Facts } from '../facts.ts';
 import { type Html, html } from '../html.ts';
 import { gradeBadge, num, section, severityBadge, table, when } from './parts.ts';
@@ -22,8 +31,8 @@ export function scope(facts: Facts): Html {
   );
 }
 
-/** Actual and operational risk and what the exceptions take off. */
-export function scores(facts: Facts): Html {
+/** Actual and operational risk, what the exceptions take off, and the formula (one sentence on the one-page summary). */
+export function scores(facts: Facts, formula: 'full' | 'short' = 'full'): Html {
   const operational =
     facts.operationalScore === null
       ? html`<div class="score"><div>Operational risk</div><div class="muted">No risk exceptions recorded</div></div>`
@@ -32,7 +41,36 @@ export function scores(facts: Facts): Html {
     facts.exceptedCount > 0
       ? html`<p id="exception-impact">Risk exceptions cover ${facts.exceptedCount} finding${facts.exceptedCount === 1 ? '' : 's'} and take ${facts.scoreDelta} point${facts.scoreDelta === 1 ? '' : 's'} off the score.</p>`
       : html`<p id="exception-impact" class="muted">No accepted exception lowers the score.</p>`;
-  return html`<div class="scores"><div class="score" id="score-actual"><div>Risk score</div><div class="value">${facts.riskScore} ${gradeBadge(facts.riskGrade)}</div><div class="muted">0 (none) to 100; grade A (best) to F</div></div>${operational}</div>${impact}`;
+  const rescored =
+    facts.currentScore === null
+      ? null
+      : html`<p id="score-rescored">This session was scored before the worst open finding bounded the score. By the current formula it scores ${facts.currentScore.score}, grade ${facts.currentScore.grade}.</p>`;
+  return html`<div class="scores"><div class="score" id="score-actual"><div>Risk score</div><div class="value">${facts.riskScore} ${gradeBadge(facts.riskGrade)}</div><div class="muted">0 (none) to 100; grade A (best) to F</div></div>${operational}</div>${impact}${rescored}${scoreFormula(formula)}`;
+}
+
+/** The formula in a few sentences, from the protocol's constants so it cannot drift (docs/scoring.md). */
+function scoreFormula(form: 'full' | 'short'): Html {
+  // Severities that share a floor are named together: "high or medium 40 (grade C at best)".
+  const groups: { names: Severity[]; floor: number }[] = [];
+  for (const s of SEVERITIES) {
+    const last = groups.at(-1);
+    if (last !== undefined && last.floor === SEVERITY_FLOORS[s]) last.names.push(s);
+    else groups.push({ names: [s], floor: SEVERITY_FLOORS[s] });
+  }
+  const floors = (withCaps: boolean) =>
+    groups
+      .map(({ names, floor }) => {
+        const cap = GRADE_CAPS[names[0]!];
+        return `${names.join(' or ')} ${floor}${!withCaps || cap === 'A' ? '' : ` (grade ${cap} at best)`}`;
+      })
+      .join(', ');
+  const weights = SEVERITIES.map((s) => `${s} ${RISK_WEIGHTS[s]}`).join(', ');
+  const bands = `${RISK_GRADES.slice(0, -1)
+    .map((g, i) => `${g} under ${GRADE_FLOORS[RISK_GRADES[i + 1] as keyof typeof GRADE_FLOORS]}`)
+    .join(', ')}, F from ${GRADE_FLOORS.F}`;
+  if (form === 'short')
+    return html`<p id="score-formula" class="muted">The worst open finding sets the lowest possible score (${floors(false)}); every open finding moves it towards 100. Grades: ${bands}.</p>`;
+  return html`<p id="score-formula" class="muted">The worst open finding sets the lowest possible score: ${floors(true)}. Every open finding then moves the score towards 100: score = 100 − (100 − lowest) × e<sup>−w/${RISK_SCALE}</sup>, w the sum of weights ${weights}. Grades: ${bands}. The operational score leaves out findings under an accepted, unexpired exception.</p>`;
 }
 
 export function severityBreakdown(facts: Facts): Html {
