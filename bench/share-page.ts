@@ -1,5 +1,5 @@
 /**
- * Benchmark: memory of GET /share/?token= with N concurrent views of a ~24 MB report.html,
+ * Benchmark: memory of GET /share/frame?token=&file=report.html (what a share link frames) with N concurrent views of a ~24 MB report.html,
  * on the real portal (its own process: Fastify, the file blob store, embedded PostgreSQL,
  * the bridge inserted while streaming) against a bare node:http server that streams the
  * same file with fs.createReadStream (bench/share-page/file-server.ts, its own process).
@@ -126,7 +126,8 @@ async function main(): Promise<void> {
   const upBody = (await up.json()) as { share_token?: string };
   if (up.status !== 200 || typeof upBody.share_token !== 'string')
     throw new Error(`upload: HTTP ${up.status} ${JSON.stringify(upBody).slice(0, 300)}`);
-  const shareUrl = `${portal.url}/share/?token=${upBody.share_token}`;
+  // The share page frames the report; the frame is what streams the stored file with the bridge.
+  const shareUrl = `${portal.url}/share/frame?token=${upBody.share_token}&file=report.html`;
   const first = await fetch(shareUrl);
   const portalBytes = (await first.arrayBuffer()).byteLength;
   if (first.status !== 200 || portalBytes <= report.length)

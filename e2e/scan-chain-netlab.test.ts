@@ -13,6 +13,7 @@ import { parseExceptionsFile } from '../packages/client/src/pipeline/exceptions.
 import { resolveTarget } from '../packages/client/src/portal/target.ts';
 import { findNmap, NMAP_MISSING } from '../packages/client/src/scan/nmap-path.ts';
 import { runScan } from '../packages/client/src/scan/run-scan.ts';
+import { expectSharedReport } from './helpers/shared-report.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
@@ -254,14 +255,8 @@ describe('two scans of the test network, uploaded to a real portal', () => {
   it("the second upload's share URL serves its report", async () => {
     const { path: dir, upload } = scans[1]!;
     const token = new URL(upload.share_url).searchParams.get('token');
-    const res = await fetch(`${fixture.portal.url}/share/?token=${token}`);
-    expect(res.status).toBe(200);
-    const page = await res.text();
     const name = (await fs.readdir(dir)).find((n) => n.startsWith('report_'));
     const report = await fs.readFile(path.join(dir, name ?? 'missing'), 'utf8');
-    // The share page is the report with the portal's bridge script inserted before the last </body>.
-    const last = report.lastIndexOf('</body>');
-    expect(page.startsWith(report.slice(0, last))).toBe(true);
-    expect(page.endsWith(report.slice(last))).toBe(true);
+    await expectSharedReport(fixture.portal.url, token as string, report);
   });
 });

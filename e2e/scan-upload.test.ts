@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http as request, withToken } from '../packages/portal/tests/helpers/http.ts';
 import { type CliResult, runCli, SVC, tempHome } from '../packages/client/tests/helpers/cli.ts';
+import { expectSharedReport } from './helpers/shared-report.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
@@ -101,14 +102,8 @@ describe('svc scan --upload to a portal on 127.0.0.1', () => {
 
   it('the share URL of the upload serves the report', async () => {
     const shareToken = new URL(out.upload.share_url).searchParams.get('token');
-    const res = await fetch(`${fixture.portal.url}/share/?token=${shareToken}`);
-    expect(res.status).toBe(200);
-    const page = await res.text();
     const reportName = (await fs.readdir(out.path)).find((n) => n.startsWith('report_'));
     const report = await fs.readFile(path.join(out.path, reportName ?? 'missing'), 'utf8');
-    // The share page is the report with the portal's bridge script inserted before the last </body>.
-    const last = report.lastIndexOf('</body>');
-    expect(page.startsWith(report.slice(0, last))).toBe(true);
-    expect(page.endsWith(report.slice(last))).toBe(true);
+    await expectSharedReport(fixture.portal.url, shareToken as string, report);
   });
 });

@@ -62,6 +62,7 @@ const ENDPOINTS = [
   'GET /api/download',
   'GET /api/share',
   'GET /share/',
+  'GET /share/frame',
   'PUT /api/refresh',
   'GET /api/benchmark',
   'GET /api/sessions?session=',
@@ -82,7 +83,7 @@ type Endpoint = (typeof ENDPOINTS)[number];
  *   the key's client wins (SPEC upload). Session ids are unique per client (D17): a key
  *   uploading another client's id creates its own client's session and leaves the other
  *   untouched; keys only, a missing or non-key credential is a 403 (SPEC Errors).
- * - GET /api/share and GET /share/: the column says whose share token is in `?token=`
+ * - GET /api/share, GET /share/ and GET /share/frame: the column says whose share token is in `?token=`
  *   (missing: a well-formed token no session has). The token is the credential (D8);
  *   headers change nothing.
  * - PUT /api/refresh: keys only, 401 without one (SPEC Errors).
@@ -125,6 +126,15 @@ const MATRIX: Record<Endpoint, Record<Credential, Row>> = {
     none: [200, 200, 404],
   },
   'GET /share/': {
+    keyA: [200, 200, 404],
+    keyB: [200, 200, 404],
+    proA: [200, 200, 404],
+    legacy: [200, 200, 404],
+    admin: [200, 200, 404],
+    memberA: [200, 200, 404],
+    none: [200, 200, 404],
+  },
+  'GET /share/frame': {
     keyA: [200, 200, 404],
     keyB: [200, 200, 404],
     proA: [200, 200, 404],
@@ -435,6 +445,8 @@ describe('tenant isolation: every session endpoint × credential × session', ()
         return http(portal.url, 'GET', `/api/share?token=${s.token}`, { headers: h });
       case 'GET /share/':
         return http(portal.url, 'GET', `/share/?token=${s.token}`, { headers: h });
+      case 'GET /share/frame':
+        return http(portal.url, 'GET', `/share/frame?token=${s.token}&file=report.html`, { headers: h });
       case 'PUT /api/refresh':
         return http(portal.url, 'PUT', `/api/refresh?session=${sid}&file=report.html`, {
           headers: { ...h, 'content-type': 'text/html' },
@@ -500,6 +512,12 @@ describe('tenant isolation: every session endpoint × credential × session', ()
         expect(res.body).not.toHaveProperty('client_id');
         break;
       case 'GET /share/':
+        // The portal's page: the label names the session's client, the report is framed.
+        expect(res.headers.get('content-type')).toContain('text/html');
+        expect(res.text).toContain(`uploaded by ${CLIENT_NAME[s.owner!]}`);
+        expect(res.text).toContain(`frame?token=${s.token}&amp;file=report.html`);
+        break;
+      case 'GET /share/frame':
         expect(res.headers.get('content-type')).toContain('text/html');
         expect(res.text).toContain(`Report fixture ${s.owner}`);
         break;
@@ -651,7 +669,7 @@ describe('tenant isolation: every session endpoint × credential × session', ()
         return;
       }
       // A refusal: it says nothing about the session and leaves no trace.
-      if (endpoint === 'GET /share/') expect(res.text).not.toContain(s.id);
+      if (endpoint === 'GET /share/' || endpoint === 'GET /share/frame') expect(res.text).not.toContain(s.id);
       else expectSaysNothing(res, s);
       expect(after).toEqual(before);
       expect(published).toEqual([]);
