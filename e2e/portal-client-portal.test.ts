@@ -42,7 +42,7 @@ describe('typed portal client against the real portal', () => {
     await fs.writeFile(file, JSON.stringify(doc));
     const uploaded = await client.upload({ session: file });
     expect(uploaded.session_id).toBe(id);
-    const shared = await client.share(uploaded.share_token);
+    const shared = await client.share(uploaded.share_token as string);
     expect({ session_id: shared.session_id, files: shared.files }).toEqual({
       session_id: id,
       files: ['session_results.json'],

@@ -37,7 +37,7 @@ let data: string;
 interface Scanned {
   path: string;
   doc: SessionFile;
-  upload: { session_id: string; share_url: string };
+  upload: { session_id: string; share_url: string | null };
   /** The alerts the receiver got during this scan. */
   alerts: Record<string, unknown>[];
 }
@@ -254,7 +254,7 @@ describe('two scans of the test network, uploaded to a real portal', () => {
 
   it("the second upload's share URL serves its report", async () => {
     const { path: dir, upload } = scans[1]!;
-    const token = new URL(upload.share_url).searchParams.get('token');
+    const token = new URL(upload.share_url as string).searchParams.get('token');
     const name = (await fs.readdir(dir)).find((n) => n.startsWith('report_'));
     const report = await fs.readFile(path.join(dir, name ?? 'missing'), 'utf8');
     await expectSharedReport(fixture.portal.url, token as string, report);

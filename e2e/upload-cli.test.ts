@@ -105,6 +105,23 @@ describe('svc upload: uploaded', () => {
     expect(r.stdout + r.stderr).not.toContain(key);
   });
 
+  it('a re-upload of a session whose share link was revoked says the link stays revoked', async () => {
+    const s = await sessionDir();
+    expect((await runCli(SVC, ['upload', s.dir, '--no-benchmark'], { env: env() })).code).toBe(0);
+    const revoked = await http(
+      portal.url,
+      'DELETE',
+      `/api/sessions/share?session=${s.id}&client_id=${encodeURIComponent(clientId)}`,
+      { headers: withToken(await portal.adminToken()) },
+    );
+    expect(revoked.status).toBe(200);
+    const r = await runCli(SVC, ['upload', s.dir, '--no-benchmark'], { env: env() });
+    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.stdout).toBe(
+      `Uploaded session ${s.id}\nShare link revoked (an admin or member can make a new one in the portal)\n`,
+    );
+  });
+
   it("a session directory at business tier: the portal's benchmark goes into the session, both reports are refreshed", async () => {
     const s = await sessionDir();
     const r = await runCli(SVC, ['upload', s.dir], { env: env() });

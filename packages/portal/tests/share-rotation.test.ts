@@ -146,14 +146,40 @@ describe('share link rotation and revocation', () => {
     expect(rows[1].data.had_link).toBe(false);
   });
 
-  it('a re-upload of a session whose link was revoked answers with a new token (the upload answer carries one)', async () => {
+  it('a re-upload of a session whose link was revoked keeps it revoked, until a rotation makes a new one', async () => {
     const s = await upload(keyA.key);
     expect((await revoke(s.id, withToken(admin))).status).toBe(200);
-    const again = await postUpload(portal.url, keyA.key, sessionParts(sessionDoc('session-complete.json', s.id)));
+    const again = await postUpload(
+      portal.url,
+      keyA.key,
+      sessionParts(sessionDoc('session-complete.json', s.id), { report: REPORT }),
+    );
     expect(again.status).toBe(200);
-    expect(again.body.share_token).not.toBe(s.token);
+    expect(again.body).toEqual({
+      success: true,
+      session_id: s.id,
+      share_token: null,
+      share_url: null,
+      message: 'Session replaced; its share link stays revoked until an admin or member makes a new one',
+    });
     expect(await useToken(s.id, s.token)).toEqual([404, 404, 404, 404]);
-    expect((await http(portal.url, 'GET', `/api/share?token=${again.body.share_token}`)).status).toBe(200);
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM share_tokens WHERE session_id = $1', [s.id])).rows[0].n,
+    ).toBe(0);
+    const view = await http(portal.url, 'GET', `/api/sessions?session=${s.id}`, { headers: withToken(admin) });
+    expect(view.body.session.share_url).toBeNull();
+    // scan_completed carries no link either.
+    const event = await db.query(
+      "SELECT data FROM audit_events WHERE event_type = 'scan_completed' AND session_id = $1 ORDER BY id DESC LIMIT 1",
+      [s.id],
+    );
+    expect(event.rows[0].data.share_url).toBeNull();
+    const rotated = await rotate(s.id, withToken(admin));
+    expect(rotated.status).toBe(200);
+    expect(await useToken(s.id, rotated.body.share_token)).toEqual([200, 200, 200, 200]);
+    // And a re-upload now keeps that new link.
+    const third = await postUpload(portal.url, keyA.key, sessionParts(sessionDoc('session-complete.json', s.id)));
+    expect(third.body.share_token).toBe(rotated.body.share_token);
   });
 
   it('out of scope: 404 as for a missing session; keys and no credential: 401; nothing changes', async () => {

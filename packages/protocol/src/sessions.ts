@@ -142,8 +142,13 @@ export type SessionView = Static<typeof SessionView>;
 export const UploadResponse = Type.Object({
   success: Type.Literal(true),
   session_id: Type.String(),
-  share_token: Type.String({ pattern: '^[0-9a-f]{64}$' }),
-  share_url: Type.String(),
+  share_token: Nullable(
+    Type.String({
+      pattern: '^[0-9a-f]{64}$',
+      description: 'null when a re-upload replaced a session whose share link was revoked: it stays revoked',
+    }),
+  ),
+  share_url: Nullable(Type.String()),
   message: Type.String(),
 });
 export type UploadResponse = Static<typeof UploadResponse>;

@@ -103,3 +103,10 @@ export class Output {
     return this.#s;
   }
 }
+
+/** How an upload's share link is shown; a re-upload of a session whose link was revoked has none. */
+export function shareLinkText(shareUrl: string | null): string {
+  return shareUrl === null
+    ? 'share link revoked (an admin or member can make a new one in the portal)'
+    : `share URL: ${shareUrl}`;
+}

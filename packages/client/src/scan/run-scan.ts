@@ -72,7 +72,7 @@ export interface ScanResult {
   path: string;
   id: string;
   doc: SessionFile;
-  upload?: { session_id: string; share_url: string } | undefined;
+  upload?: { session_id: string; share_url: string | null } | undefined;
   /** Every warning of the run, in order (each also went to deps.warn). */
   warnings: string[];
 }

@@ -27,7 +27,8 @@ export interface CommitInput {
 
 export interface CommitResult {
   sessionId: string;
-  shareToken: string;
+  /** null when a re-upload kept a revoked link revoked. */
+  shareToken: string | null;
   replaced: boolean;
 }
 
@@ -78,16 +79,13 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       expires_at: expiresAt,
       expiry_notified_at: null,
     };
-    let shareToken: string;
+    let shareToken: string | null;
     if (existing) {
       // The session keeps counting against the key that first uploaded it (license_id stays).
       await updateSessionRow(trx, ref, { ...columns, version: existing.version + 1 });
-      const token = await shareTokenOf(trx, ref);
-      // A revoked share link stays revoked for readers of the old token; the upload answer
-      // needs one (SPEC), so a re-upload after a revocation issues a new token.
-      shareToken = token ?? newShareToken();
-      if (token === null)
-        await insertShareToken(trx, { token: shareToken, client_id: clientId, session_id: metadata.session_id });
+      // A revoked link stays revoked through re-uploads (a scheduled scan re-uploads without
+      // asking anyone): only a rotation by an admin or member makes a new one.
+      shareToken = await shareTokenOf(trx, ref);
     } else {
       await insertSessionRow(trx, {
         session_id: metadata.session_id,
@@ -114,7 +112,7 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
         total_findings: metadata.total_findings,
         total_hosts: metadata.total_hosts,
         severity_summary: metadata.severity_summary,
-        share_url: shareUrl(ctx.config.baseUrl, shareToken),
+        share_url: shareToken === null ? null : shareUrl(ctx.config.baseUrl, shareToken),
         uploaded_at: now.toISOString(),
         tool_version: metadata.tool_version,
         replaced: existing !== undefined,

@@ -40,7 +40,7 @@ export function presentSession(row: SessionRow, shareToken: string | null, baseU
     remediation_summary: m.remediation_summary ?? defaultRemediationSummary(),
     client_id: clientIdOut(row.client_id),
     status: row.status,
-    // null while the share link is revoked (until it is rotated again or the session re-uploaded).
+    // null while the share link is revoked (until an admin or member rotates it).
     share_url: shareToken === null ? null : shareUrl(baseUrl, shareToken),
     files: Object.entries(row.files).map(([name, f]) => ({
       name: name as SessionFileName,
@@ -98,8 +98,12 @@ export function presentUpload(result: CommitResult, baseUrl: string): UploadResp
     success: true as const,
     session_id: result.sessionId,
     share_token: result.shareToken,
-    share_url: shareUrl(baseUrl, result.shareToken),
-    message: result.replaced ? 'Session replaced' : 'Session uploaded',
+    share_url: result.shareToken === null ? null : shareUrl(baseUrl, result.shareToken),
+    message: !result.replaced
+      ? 'Session uploaded'
+      : result.shareToken === null
+        ? 'Session replaced; its share link stays revoked until an admin or member makes a new one'
+        : 'Session replaced',
   };
 }
 

@@ -11,7 +11,7 @@ import { EXTERNAL_TOOLS } from '../../scanner/tools/index.ts';
 import { sessionsRootOf } from '../../session-dir/root.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
-import { CliError, Output, usageError } from '../output.ts';
+import { CliError, Output, shareLinkText, usageError } from '../output.ts';
 
 interface ScanOpts extends CommonOpts {
   targets?: string;
@@ -152,6 +152,6 @@ export default function register(program: Command, ctx: CliContext): void {
     out.info(
       `Session ${scan.id}: ${s?.total_findings ?? 0} findings on ${s?.total_hosts ?? 0} hosts, risk ${s?.risk_score ?? 0} (${s?.risk_grade ?? '-'})`,
     );
-    if (upload) out.print(`Uploaded session ${upload.session_id}; share URL: ${upload.share_url}`);
+    if (upload) out.print(`Uploaded session ${upload.session_id}; ${shareLinkText(upload.share_url)}`);
   });
 }

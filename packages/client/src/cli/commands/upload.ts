@@ -9,7 +9,7 @@ import { attachBenchmark } from '../../upload/benchmark.ts';
 import { rendererFor } from '../../upload/render-again.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
-import { CliError, Output, usageError } from '../output.ts';
+import { CliError, Output, shareLinkText, usageError } from '../output.ts';
 
 interface UploadOpts extends CommonOpts {
   log?: string;
@@ -115,6 +115,7 @@ export default function register(program: Command, ctx: CliContext): void {
     }
     if (opts.json) return out.json(body);
     out.print(`Uploaded session ${out.out.bold(body.session_id)}`);
-    out.print(`Share URL: ${body.share_url}`);
+    const link = shareLinkText(body.share_url);
+    out.print(link.charAt(0).toUpperCase() + link.slice(1));
   });
 }
