@@ -355,8 +355,14 @@ describe('GET /api/db-health', () => {
     expect(body.table_counts['sessions']).toBe(3);
   });
 
-  it('neon_usage with SVC_STORAGE_LIMIT_MB: limit, used MB and the percentage computed from the database size', async () => {
+  it('neon_usage with SVC_STORAGE_LIMIT_MB: limit, used MB and the percentage of the database and the session files', async () => {
     const body = (await health(admin)).body;
+    const db = await openDb(portal);
+    const files = Number(
+      (await db.query('SELECT COALESCE(SUM(bytes), 0)::text AS b FROM storage_usage').finally(() => db.end())).rows[0]
+        .b,
+    );
+    expect(files).toBeGreaterThan(0);
     const u = body.neon_usage;
     expect(Object.keys(u).sort()).toEqual([
       'active_connections',
@@ -368,7 +374,7 @@ describe('GET /api/db-health', () => {
       'storage_used_mb',
       'tier',
     ]);
-    const size = body.database_info.size_bytes as number;
+    const size = (body.database_info.size_bytes as number) + files;
     expect(u.storage_limit_mb).toBe(LIMIT_MB);
     expect(u.storage_used_mb).toBe(round2(size / MB));
     expect(u.storage_mb).toBe(u.storage_used_mb);
@@ -381,6 +387,8 @@ describe('GET /api/db-health', () => {
 });
 
 describe('neon_usage under other storage settings (same database)', () => {
+  const filesBytes = async () =>
+    Number((await db.query('SELECT COALESCE(SUM(bytes), 0)::text AS b FROM storage_usage')).rows[0].b);
   async function usage(env: Record<string, string | undefined>) {
     const other = await startTestPortal({ databaseUrl: portal.databaseUrl, env });
     try {
@@ -400,12 +408,14 @@ describe('neon_usage under other storage settings (same database)', () => {
       storage_percent: null,
       health: 'healthy',
     });
-    expect(body['neon_usage'].storage_used_mb).toBe(round2(body['database_info'].size_bytes / MB));
+    expect(body['neon_usage'].storage_used_mb).toBe(
+      round2((body['database_info'].size_bytes + (await filesBytes())) / MB),
+    );
   });
 
-  it('a limit the database exceeds: the exact percentage, and health critical', async () => {
+  it('a limit the database and files exceed: the exact percentage, and health critical', async () => {
     const body = await usage({ SVC_STORAGE_LIMIT_MB: '1' });
-    const size = body['database_info'].size_bytes as number;
+    const size = (body['database_info'].size_bytes as number) + (await filesBytes());
     expect(size).toBeGreaterThan(MB);
     expect(body['neon_usage']).toMatchObject({
       storage_limit_mb: 1,
@@ -416,12 +426,13 @@ describe('neon_usage under other storage settings (same database)', () => {
   });
 
   it('warning between 80 % and 95 %', async () => {
-    const size = Number((await db.query('SELECT pg_database_size(current_database()) AS s')).rows[0].s);
+    const size =
+      Number((await db.query('SELECT pg_database_size(current_database()) AS s')).rows[0].s) + (await filesBytes());
     // A limit that puts the current size near 87 %.
     const limit = Math.max(1, Math.round(size / MB / 0.87));
     const body = await usage({ SVC_STORAGE_LIMIT_MB: String(limit) });
     const pct = body['neon_usage'].storage_pct as number;
-    expect(pct).toBe(round2((body['database_info'].size_bytes / MB / limit) * 100));
+    expect(pct).toBe(round2(((body['database_info'].size_bytes + (await filesBytes())) / MB / limit) * 100));
     expect(pct).toBeGreaterThanOrEqual(80);
     expect(pct).toBeLessThan(95);
     expect(body['neon_usage'].health).toBe('warning');

@@ -24,7 +24,12 @@ export interface Config {
   adminPassword: string | null;
   environment: (typeof ENVIRONMENTS)[number] | 'unknown';
   sessionRetentionDays: number;
+  /** Stored session files plus the database, at most (uploads past it: 507); null: no limit. */
   storageLimitMb: number | null;
+  /** One client's stored session files at most (uploads and refreshes past it: 413); null: no limit. */
+  clientStorageLimitMb: number | null;
+  /** Uploads and refreshes are refused (507) while the data directory's disk has less free than this. */
+  minFreeDiskMb: number;
   logLevel: LogLevel;
   /**
    * Whose X-Forwarded-For to believe (Fastify's trustProxy): false (nobody, the socket's
@@ -349,6 +354,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     environment: oneOf(env, 'SVC_ENVIRONMENT', [...ENVIRONMENTS, 'unknown'], 'unknown'),
     sessionRetentionDays: integer(env, 'SVC_SESSION_RETENTION_DAYS', 90, 1, 36500),
     storageLimitMb: storageLimitRaw === undefined ? null : integer(env, 'SVC_STORAGE_LIMIT_MB', 0, 1, 100_000_000),
+    clientStorageLimitMb:
+      read(env, 'SVC_CLIENT_STORAGE_LIMIT_MB') === undefined
+        ? null
+        : integer(env, 'SVC_CLIENT_STORAGE_LIMIT_MB', 0, 1, 100_000_000),
+    minFreeDiskMb: integer(env, 'SVC_MIN_FREE_DISK_MB', 1024, 0, 100_000_000),
     logLevel: oneOf(env, 'SVC_LOG_LEVEL', LOG_LEVELS, 'info'),
     trustProxy: trustProxy(env, 'SVC_TRUST_PROXY'),
     shutdownGraceSeconds: integer(env, 'SVC_SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),

@@ -225,6 +225,12 @@ export interface LoginEmailFailuresTable {
   updated_at: Timestamp;
 }
 
+/** Bytes of stored session files per client, kept by a trigger on sessions (migration 0012). */
+export interface StorageUsageTable {
+  client_id: string;
+  bytes: ColumnType<string, string | number, string | number>;
+}
+
 export interface Database {
   users: UsersTable;
   login_failures: LoginFailuresTable;
@@ -244,4 +250,5 @@ export interface Database {
   agent_groups: AgentGroupsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  storage_usage: StorageUsageTable;
 }

@@ -14,6 +14,8 @@ export type DomainErrorKind =
   | 'conflict'
   | 'gone'
   | 'too_large'
+  /** The portal as a whole has no room left (its storage limit or its disk): 507. */
+  | 'insufficient_storage'
   | 'rate_limited'
   | 'unavailable'
   /** The portal's own failure (storage lost or refused a file): 500, never the caller's doing. */

@@ -11,6 +11,7 @@ export const STATUS_OF_KIND: Record<DomainErrorKind, number> = {
   conflict: 409,
   gone: 410,
   too_large: 413,
+  insufficient_storage: 507,
   rate_limited: 429,
   unavailable: 503,
   internal: 500,

@@ -37,10 +37,12 @@ export async function databaseHealth(deps: DatabaseHealthDeps, caller: { clientI
   ]);
 
   const limitMb = config.storageLimitMb;
-  const usedMb = round2(sizeBytes / MB);
+  // What SVC_STORAGE_LIMIT_MB limits: the database and the stored session files together.
+  const usedBytes = sizeBytes + Number(info.session_files_bytes);
+  const usedMb = round2(usedBytes / MB);
   // From the exact size: dividing the already rounded MB figure is off by up to 0.5 % of the
   // limit per MB (a 7.6294 MB database against a 1 MB limit is 762.94 %, not 763 %).
-  const pct = limitMb === null ? null : round2((sizeBytes / MB / limitMb) * 100);
+  const pct = limitMb === null ? null : round2((usedBytes / MB / limitMb) * 100);
   return {
     table_counts: counts,
     database_info: {

@@ -31,6 +31,8 @@ export interface DatabaseFacts {
   version: string;
   database_name: string;
   max_connections: string;
+  /** Bytes of every stored session file (storage_usage, migration 0012). */
+  session_files_bytes: string;
 }
 
 /** The portal's own database as PostgreSQL describes it. */
@@ -42,7 +44,8 @@ export async function databaseFacts(db: Kysely<Database>): Promise<DatabaseFacts
            host(inet_server_addr()) AS host,
            current_setting('server_version') AS version,
            current_database() AS database_name,
-           current_setting('max_connections') AS max_connections
+           current_setting('max_connections') AS max_connections,
+           (SELECT COALESCE(SUM(bytes), 0) FROM storage_usage)::text AS session_files_bytes
   `.execute(db);
   return rows[0] as DatabaseFacts;
 }

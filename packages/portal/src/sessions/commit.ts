@@ -17,6 +17,7 @@ import {
   updateSessionRow,
 } from './queries.ts';
 import { newShareToken } from './share.ts';
+import { enforceStorageLimits, lockForStorageLimit } from './storage-quota.ts';
 
 export interface CommitInput {
   principal: LicensePrincipal | LegacyPrincipal;
@@ -51,6 +52,7 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
   const ref = { clientId, sessionId: metadata.session_id };
 
   const { result, oldKeys, event } = await ctx.db.transaction().execute(async (trx) => {
+    await lockForStorageLimit(trx, ctx.config);
     if (principal.kind === 'license') {
       // Serialises uploads of one key so two concurrent uploads cannot both take the last slot.
       await lockLicense(trx, principal.license.id);
@@ -96,6 +98,8 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       shareToken = newShareToken();
       await insertShareToken(trx, { token: shareToken, client_id: clientId, session_id: metadata.session_id });
     }
+
+    await enforceStorageLimits(trx, ctx.config, clientId);
 
     const event = await recordAuditEvent(trx, {
       event_type: 'scan_completed',

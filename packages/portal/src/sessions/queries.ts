@@ -361,3 +361,22 @@ export function sessionPage(db: Kysely<Database>, f: SessionPageQuery) {
     .limit(f.limit)
     .execute();
 }
+
+/** Bytes of one client's stored session files (the trigger of migration 0012 keeps them). */
+export async function clientStoredBytes(db: Kysely<Database>, clientId: string): Promise<number> {
+  const row = await db.selectFrom('storage_usage').select('bytes').where('client_id', '=', clientId).executeTakeFirst();
+  return Number(row?.bytes ?? 0);
+}
+
+/** Bytes of every stored session file and of the database: what SVC_STORAGE_LIMIT_MB limits. */
+export async function totalStoredBytes(db: Kysely<Database>): Promise<number> {
+  const { rows } = await sql<{ bytes: string }>`
+    SELECT (COALESCE((SELECT SUM(bytes) FROM storage_usage), 0) + pg_database_size(current_database()))::text AS bytes
+  `.execute(db);
+  return Number(rows[0]?.bytes ?? 0);
+}
+
+/** Serialises the writers that check the portal-wide limit (held until the transaction ends). */
+export async function lockStorageTotal(db: Kysely<Database>): Promise<void> {
+  await sql`SELECT pg_advisory_xact_lock(hashtext('svc:storage-total'))`.execute(db);
+}

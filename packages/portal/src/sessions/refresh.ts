@@ -6,6 +6,7 @@ import type { StoredObject } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { resolveSession } from './access.ts';
 import { CONTENT_TYPES } from './files.ts';
+import { enforceStorageLimits, lockForStorageLimit } from './storage-quota.ts';
 import { replaceFileAtVersion, type SessionRow } from './queries.ts';
 import { discardObjects, type Log } from './storage.ts';
 
@@ -51,13 +52,18 @@ async function replaceSessionFile(
     const row = await refreshableSession(ctx, principal, sessionId, clientId);
     const previous = row.files[file];
     const setExecSummary = file === 'exec_summary.html' && row.metadata.has_exec_summary !== true;
-    const applied = await replaceFileAtVersion(ctx.db, {
-      ref: { clientId, sessionId },
-      version: row.version,
-      file,
-      object,
-      setExecSummary,
-      now: ctx.now(),
+    const applied = await ctx.db.transaction().execute(async (trx) => {
+      await lockForStorageLimit(trx, ctx.config);
+      const done = await replaceFileAtVersion(trx, {
+        ref: { clientId, sessionId },
+        version: row.version,
+        file,
+        object,
+        setExecSummary,
+        now: ctx.now(),
+      });
+      if (done && object.size > (previous?.size ?? 0)) await enforceStorageLimits(trx, ctx.config, clientId);
+      return done;
     });
     if (applied) return { previousKey: previous?.key ?? null };
   }

@@ -15,6 +15,7 @@ import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';
 import { presentUpload } from '../../sessions/present.ts';
 import { NO_CLIENT } from '../../sessions/queries.ts';
 import { discardObjects, storeObject, type StoreOptions } from '../../sessions/storage.ts';
+import { refuseWhenFull } from '../../sessions/storage-quota.ts';
 import { acceptSessionFile } from '../../sessions/upload.ts';
 
 const tooLarge = () => new HttpError(413, 'Upload exceeds 25 MB');
@@ -75,7 +76,7 @@ export default function register(app: App, ctx: AppContext): void {
         summary: 'Upload a scan session',
         security: [{ apiKey: [] }],
         consumes: ['multipart/form-data'],
-        response: responses({ 200: UploadResponse }, 400, 403, 413, 429, 500),
+        response: responses({ 200: UploadResponse }, 400, 403, 413, 429, 500, 507),
       },
     },
     async (request) => {
@@ -84,6 +85,7 @@ export default function register(app: App, ctx: AppContext): void {
       // Refused before reading (the onSend hook reads the rest away so the client sees it).
       if (Number.isFinite(declared) && declared > UPLOAD_LIMIT_BYTES) throw tooLarge();
       if (!request.isMultipart()) throw badRequest('Expected multipart/form-data with a session_json part');
+      await refuseWhenFull(ctx, principal.clientId);
 
       // Count the raw body, framing included, whatever the parts are.
       let received = 0;

@@ -10,6 +10,7 @@ import * as m0008 from './0008_agents_per_client.ts';
 import * as m0009 from './0009_delivery_client.ts';
 import * as m0010 from './0010_identity_hardening.ts';
 import * as m0011 from './0011_webhook_secret_encryption.ts';
+import * as m0012 from './0012_storage_usage.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0009_delivery_client': m0009,
   '0010_identity_hardening': m0010,
   '0011_webhook_secret_encryption': m0011,
+  '0012_storage_usage': m0012,
 };
