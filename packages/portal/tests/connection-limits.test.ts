@@ -1,6 +1,7 @@
-import net from 'node:net';
+import type net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addressKey } from '../src/http/connections.ts';
+import { connectRaw, type RawConnection } from './helpers/raw-connection.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 import { multipart, sessionDoc, sessionParts } from './helpers/upload.ts';
 
@@ -11,36 +12,8 @@ import { multipart, sessionDoc, sessionParts } from './helpers/upload.ts';
  * wait is bounded (a socket that is never closed fails the test at HANG_MS).
  */
 
-const HANG_MS = 15_000;
-
-interface Conn {
-  socket: net.Socket;
-  /** Everything received. */
-  data(): string;
-  /** Resolves when the server has closed the connection (or rejects after HANG_MS). */
-  closed: Promise<void>;
-}
-
-/** A raw connection to the portal; `from` is the local address (all of 127.0.0.0/8 is loopback on Linux). */
-async function connect(url: string, from?: string): Promise<Conn> {
-  const socket = net.connect({ port: Number(new URL(url).port), host: '127.0.0.1', localAddress: from });
-  let received = '';
-  socket.on('data', (d) => (received += d.toString('latin1')));
-  socket.on('error', () => undefined);
-  const closed = new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`connection still open after ${HANG_MS} ms`)), HANG_MS);
-    socket.once('close', () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
-  closed.catch(() => undefined);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
-  });
-  return { socket, data: () => received, closed };
-}
+type Conn = RawConnection;
+const connect = (url: string, from?: string): Promise<Conn> => connectRaw(url, from === undefined ? {} : { from });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

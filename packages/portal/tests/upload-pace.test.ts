@@ -1,7 +1,8 @@
-import net from 'node:net';
+import type net from 'node:net';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense, openDb } from './helpers/factories.ts';
+import { connectRaw, HANG_MS, type RawConnection } from './helpers/raw-connection.ts';
 import { startTestPortal, type TestPortal } from './helpers/portal.ts';
 import { blobObjects, blobTmp, multipart, postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
 
@@ -11,7 +12,6 @@ import { blobObjects, blobTmp, multipart, postUpload, sessionDoc, sessionParts }
  * configuration; every wait is for a condition, bounded (HANG_MS).
  */
 
-const HANG_MS = 15_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
@@ -22,35 +22,12 @@ async function until(what: string, check: () => boolean | Promise<boolean>): Pro
   }
 }
 
-interface Conn {
-  socket: net.Socket;
-  data(): string;
-  closed: Promise<void>;
-}
+type Conn = RawConnection;
 
 /** Every connection opened, destroyed at the end whatever happened (a hung one would hold the portal's shutdown). */
 const opened = new Set<net.Socket>();
 
-async function connect(url: string): Promise<Conn> {
-  const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
-  opened.add(socket);
-  let received = '';
-  socket.on('data', (d) => (received += d.toString('latin1')));
-  socket.on('error', () => undefined);
-  const closed = new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`connection still open after ${HANG_MS} ms`)), HANG_MS);
-    socket.once('close', () => {
-      clearTimeout(t);
-      resolve();
-    });
-  });
-  closed.catch(() => undefined);
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', reject);
-  });
-  return { socket, data: () => received, closed };
-}
+const connect = (url: string): Promise<Conn> => connectRaw(url, { track: opened });
 
 /** Writes `bytes` `chunk` at a time every `everyMs` until done or the socket closes; bounded by the count. */
 async function trickle(socket: net.Socket, bytes: Buffer, chunk: number, everyMs: number): Promise<void> {
