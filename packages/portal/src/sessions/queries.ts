@@ -361,3 +361,20 @@ export function sessionPage(db: Kysely<Database>, f: SessionPageQuery) {
     .limit(f.limit)
     .execute();
 }
+
+/** The newest upload of `target` under one client (ties: the greater session id). */
+export function latestSessionOfTarget(
+  db: Kysely<Database>,
+  clientId: string,
+  target: string,
+): Promise<SessionRow | undefined> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('client_id', '=', clientId)
+    .where('target', '=', target)
+    .orderBy('uploaded_at', 'desc')
+    .orderBy('session_id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
