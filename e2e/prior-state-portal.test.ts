@@ -85,6 +85,7 @@ afterAll(async () => {
 describe('prior state from the portal', () => {
   let first: Awaited<ReturnType<typeof scan>>;
   let second: Awaited<ReturnType<typeof scan>>;
+  let third: Awaited<ReturnType<typeof scan>>;
   let title: string;
 
   it('scan 1 uploads; a finding is set in_progress with a note in the portal', { timeout: 4 * 60_000 }, async () => {
@@ -121,11 +122,45 @@ describe('prior state from the portal', () => {
     timeout: 4 * 60_000,
   }, async () => {
     await nextSecondAfter(second.out.session_id);
-    const third = await scan(`http://127.0.0.1:${(deaf.address() as AddressInfo).port}/api/upload`, false);
+    third = await scan(`http://127.0.0.1:${(deaf.address() as AddressInfo).port}/api/upload`, false);
     expect(third.r.code, third.r.stderr).toBe(0);
     const warnings = third.r.stderr.split('\n').filter((l) => /Portal state of 127\.0\.0\.1 not read/.test(l));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/remediation uses the local session history/);
     expect(third.doc.remediation.find((e) => e.title === title)).toMatchObject({ status: 'in_progress', note: NOTE });
+  });
+
+  it('svc upload of a session directory written offline takes the decision made in the portal since', {
+    timeout: 4 * 60_000,
+  }, async () => {
+    // Decided in the portal on its latest session (scan 2) after scan 3 was written offline.
+    const res = await request(fixture.portal.url, 'PATCH', '/api/remediation-update', {
+      headers: withToken(await fixture.portal.adminToken()),
+      json: {
+        session_id: second.out.session_id,
+        client_id: fixture.clientId,
+        items: [{ title, status: 'deferred', note: 'next quarter' }],
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    const up = await runCli(SVC, ['upload', third.out.path, '--json', '--no-benchmark'], {
+      env: { CONSULTATION_API_URL: fixture.uploadUrl, SVC_API_KEY: fixture.key },
+      timeoutMs: 60_000,
+    });
+    expect(up.code, up.stderr).toBe(0);
+    const local = JSON.parse(await fs.readFile(path.join(third.out.path, 'session_results.json'), 'utf8')) as Doc;
+    expect(local.remediation.find((e) => e.title === title)).toMatchObject({
+      status: 'deferred',
+      note: 'next quarter',
+    });
+    const stored = await request(
+      fixture.portal.url,
+      'GET',
+      `/api/download?session=${third.out.session_id}&client_id=${fixture.clientId}`,
+      { headers: withToken(await fixture.portal.adminToken()) },
+    );
+    expect(stored.status).toBe(200);
+    const body = (typeof stored.body === 'string' ? JSON.parse(stored.body) : stored.body) as Doc;
+    expect(body.remediation.find((e) => e.title === title)).toMatchObject({ status: 'deferred', note: 'next quarter' });
   });
 });

@@ -1,5 +1,15 @@
-import { type LatestStateEntry, type LatestStateResponse, lenient } from '@svc/protocol';
-import type { ExceptionRule } from './exceptions.ts';
+import {
+  dualScoreOf,
+  exceptionCountsOf,
+  type LatestStateEntry,
+  type LatestStateResponse,
+  lenient,
+  remediationSummaryOf,
+  type SessionFile,
+} from '@svc/protocol';
+import { applyExceptions, type ExceptionRule } from './exceptions.ts';
+import { trackRemediation } from './remediation.ts';
+import type { Remediation, StageFinding } from './types.ts';
 
 /**
  * The prior state of a scan when a portal is configured (docs/decisions.md, "Issue 22: prior
@@ -149,4 +159,63 @@ export function mergePriorState(
     };
   });
   return { prior: { ...local, remediation: items }, exceptions, source: 'local+portal' };
+}
+
+/** The exceptions a finished document records on its open items, as rules (for re-applying them beside the portal's). */
+function recordedRules(items: readonly Remediation[]): ExceptionRule[] {
+  return items.flatMap((i): ExceptionRule[] =>
+    (i.exception_status !== 'accepted' && i.exception_status !== 'expired') ||
+    typeof i.exception_reason !== 'string' ||
+    typeof i.exception_approver !== 'string'
+      ? []
+      : [
+          {
+            fingerprint: i.fingerprint ?? null,
+            title: i.fingerprint === undefined ? (i.title ?? null) : null,
+            host: i.fingerprint === undefined ? (i.host ?? null) : null,
+            reason: i.exception_reason,
+            approver: i.exception_approver,
+            approved_at: i.exception_approved_at ?? null,
+            expiry: i.exception_expiry ?? null,
+          },
+        ],
+  );
+}
+
+/**
+ * `svc upload` of a session directory written before the portal's latest decisions: the
+ * remediation stage and the scores it feeds run again on the document's own findings, from
+ * the merged prior (mergePriorState) and the document's exceptions beside the portal's. The
+ * scan's end stays the time of every automatic change. Null when the document has no
+ * remediation (unlicensed) or no end time.
+ */
+export function reapplyPriorState(
+  doc: SessionFile,
+  localPrior: unknown,
+  portal: LatestStateResponse,
+): SessionFile | null {
+  const end = lenient.str(doc.metadata?.finished_at);
+  const id = lenient.str(doc.metadata?.session_id);
+  if (!Array.isArray(doc.remediation) || end === null || id === null || Number.isNaN(Date.parse(end))) return null;
+  const now = new Date(end);
+  const day = now.toISOString().slice(0, 10);
+  const findings = lenient.objs(doc.findings) as StageFinding[];
+  const merged = mergePriorState(localPrior, portal, recordedRules(doc.remediation as Remediation[]));
+  const tracked = trackRemediation({ findings, prior: merged.prior, sessionId: id, now });
+  const remediation = applyExceptions(tracked.remediation, merged.exceptions, day);
+  const scores = dualScoreOf(remediation, day);
+  const exceptionSummary = { ...exceptionCountsOf(remediation), score_delta: scores.exception_impact.score_delta };
+  return {
+    ...doc,
+    metadata: {
+      ...doc.metadata,
+      risk_score_operational: scores.risk_score_operational,
+      risk_grade_operational: scores.risk_grade_operational,
+      remediation_summary: remediationSummaryOf(remediation, tracked.remediation_resolved),
+      exception_summary: exceptionSummary,
+    },
+    summary: { ...doc.summary, ...scores },
+    remediation,
+    remediation_resolved: tracked.remediation_resolved,
+  } as SessionFile;
 }
