@@ -1,7 +1,7 @@
 import { findingFingerprint, type LatestStateEntry, type LatestStateResponse } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import type { ExceptionRule } from '../src/pipeline/exceptions.ts';
-import { mergePriorState } from '../src/pipeline/portal-state.ts';
+import { mergePriorState, reapplyPriorState } from '../src/pipeline/portal-state.ts';
 import { runStages } from '../src/pipeline/run-stages.ts';
 import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
 import { BUSINESS_LICENSE } from './helpers/report-session.ts';
@@ -228,5 +228,37 @@ describe('prior state from the portal', () => {
     });
     expect(expired.remediation?.[0]).toMatchObject({ exception_status: 'accepted' });
     expect(expired.summary?.risk_score_operational).toBeLessThan(expired.summary?.risk_score ?? 0);
+  });
+
+  it('svc upload: a finished document re-runs remediation, exceptions and scores from the merged prior', () => {
+    // Written offline: the local prior only, no triage.
+    const offline = stages(localPrior, []);
+    expect(offline.remediation?.[0]).toMatchObject({ status: 'persistent', exception_status: null });
+    expect(offline.summary?.risk_score_operational).toBe(offline.summary?.risk_score);
+    const portal = state({
+      remediation: [
+        {
+          ...triaged,
+          exception_status: 'accepted',
+          exception_reason: 'jump host only',
+          exception_approver: 'ciso@x.test',
+          exception_approved_at: '2025-03-02T00:00:00.000Z',
+          exception_expiry: null,
+        },
+      ],
+    });
+    const again = reapplyPriorState(offline, localPrior, portal);
+    expect(again?.remediation?.[0]).toMatchObject({
+      status: 'in_progress',
+      note: 'OPS-12',
+      status_changed: '2025-03-02T09:00:00.000Z',
+      exception_status: 'accepted',
+      exception_reason: 'jump host only',
+    });
+    expect(again?.summary?.risk_score).toBe(offline.summary?.risk_score);
+    expect(again?.summary?.risk_score_operational).toBeLessThan(again?.summary?.risk_score ?? 0);
+    expect(again?.metadata?.risk_score_operational).toBe(again?.summary?.risk_score_operational);
+    expect(again?.metadata?.remediation_summary?.by_status?.in_progress).toBe(1);
+    expect(reapplyPriorState({ ...offline, remediation: undefined }, localPrior, portal)).toBeNull();
   });
 });
