@@ -65,6 +65,11 @@ const prior = {
       note: 'firewall change pending',
       first_seen: '20250208_140000',
       prior_status: 'new',
+      exception_status: 'accepted',
+      exception_reason: 'segmented VLAN',
+      exception_approver: 'ciso@example.test',
+      exception_approved_at: '2025-02-10T09:00:00.000Z',
+      exception_expiry: '2025-12-31',
     },
   ],
 };
@@ -128,7 +133,7 @@ describe('remediation tracking', () => {
     });
   });
 
-  it('a prior item no longer detected goes to remediation_resolved', () => {
+  it('a prior item no longer detected goes to remediation_resolved, keeping its exception fields', () => {
     expect(remediation_resolved).toEqual([
       {
         title: 'RDP exposed',
@@ -141,6 +146,10 @@ describe('remediation tracking', () => {
         first_seen: '20250208_140000',
         prior_status: 'persistent',
         exception_status: null,
+        exception_reason: 'segmented VLAN',
+        exception_approver: 'ciso@example.test',
+        exception_approved_at: '2025-02-10T09:00:00.000Z',
+        exception_expiry: '2025-12-31',
         exception_expired: false,
       },
     ]);

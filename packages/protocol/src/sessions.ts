@@ -405,3 +405,47 @@ export const BenchmarkResponse = Type.Object({
   }),
 });
 export type BenchmarkResponse = Static<typeof BenchmarkResponse>;
+
+/** GET /api/sessions/latest-state: the target whose latest state is asked for, and the client when the caller sees several. */
+export const LatestStateQuery = Type.Object({
+  target: Type.Optional(Type.String({ maxLength: 512, description: 'metadata.target of the sessions, as uploaded' })),
+  client_id: Type.Optional(SessionClientId),
+});
+export type LatestStateQuery = Static<typeof LatestStateQuery>;
+
+const nullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
+
+/** One remediation item of the latest session, as the next scan needs it (docs/decisions.md, issue 22). */
+export const LatestStateEntry = Type.Object({
+  fingerprint: Type.Union([Type.String({ pattern: '^[0-9a-f]{64}$' }), Type.Null()], {
+    description: 'findings[].fingerprint; null for files written before fingerprints',
+  }),
+  title: Type.String({ description: 'Title of the finding' }),
+  host: nullableText('Affected host'),
+  port: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], {
+    description: 'Port of the finding, from findings[] by finding_id',
+  }),
+  severity: Type.Union([Type.Union(SEVERITIES.map((s) => Type.Literal(s))), Type.Null()]),
+  status: Type.Union([Type.Union(REMEDIATION_STATUSES.map((s) => Type.Literal(s))), Type.Null()]),
+  status_changed: nullableText('Time of the last status change'),
+  note: Type.String({ description: 'Free text ("" when none)' }),
+  first_seen: nullableText('Session id where the item first appeared'),
+  prior_status: Type.Union([Type.Union(REMEDIATION_STATUSES.map((s) => Type.Literal(s))), Type.Null()]),
+  exception_status: Type.Union([Type.Literal('accepted'), Type.Literal('expired'), Type.Null()]),
+  exception_reason: nullableText('Justification'),
+  exception_approver: nullableText('Approver'),
+  exception_approved_at: nullableText('Approval time'),
+  exception_expiry: nullableText('Last valid day, YYYY-MM-DD'),
+});
+export type LatestStateEntry = Static<typeof LatestStateEntry>;
+
+export const LatestStateResponse = Type.Object({
+  session_id: SessionId,
+  client_id: Type.Union([ClientId, Type.Null()]),
+  target: Type.String(),
+  uploaded_at: IsoDateTime,
+  scanned_at: Type.Union([Type.String(), Type.Null()], { description: 'metadata.finished_at of the session' }),
+  remediation: Type.Array(LatestStateEntry),
+  remediation_resolved: Type.Array(LatestStateEntry),
+});
+export type LatestStateResponse = Static<typeof LatestStateResponse>;

@@ -12,7 +12,8 @@ export type PortalEndpoint =
   | 'share'
   | 'refresh'
   | 'benchmark'
-  | 'sessions';
+  | 'sessions'
+  | 'sessions/latest-state';
 
 export class EndpointError extends Error {
   constructor(message: string) {

@@ -108,7 +108,12 @@ export function trackRemediation({ findings, prior, sessionId, now }: Remediatio
         note: typeof p['note'] === 'string' ? p['note'] : '',
         ...(firstSeen === null ? {} : { first_seen: firstSeen }),
         prior_status: statusOf(p['status']),
+        // The decision stays on record with the finding it covered.
         exception_status: null,
+        exception_reason: lenient.str(p['exception_reason']),
+        exception_approver: lenient.str(p['exception_approver']),
+        exception_approved_at: lenient.str(p['exception_approved_at']),
+        exception_expiry: lenient.str(p['exception_expiry']),
         exception_expired: false,
       };
     });

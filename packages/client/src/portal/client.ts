@@ -3,6 +3,7 @@ import {
   BenchmarkResponse,
   HealthResponse,
   HeartbeatResponse,
+  LatestStateResponse,
   LicenseValidation,
   PollResponse,
   RefreshResponse,
@@ -23,6 +24,7 @@ import {
   commandStatusRequest,
   downloadRequest,
   healthRequest,
+  latestStateRequest,
   heartbeatRequest,
   licenseRequest,
   refreshRequest,
@@ -60,6 +62,8 @@ export interface PortalClient {
   refresh(sessionId: string, file: string, input: string): Promise<Static<typeof RefreshResponse>>;
   /** GET /api/download: the stored file's bytes (session_results.json when `file` is omitted). */
   download(sessionId: string, file?: string): Promise<Buffer>;
+  /** GET /api/sessions/latest-state: the remediation state of the key's client's latest session of `scanTarget`. */
+  latestState(scanTarget: string, clientId?: string): Promise<LatestStateResponse>;
   /** GET /api/share: what the token's holder may see of its session. */
   share(token: string): Promise<ShareResponse>;
   /** GET /api/benchmark for one session. */
@@ -116,6 +120,8 @@ export function createPortalClient(opts: PortalClientOptions): PortalClient {
     upload: (files) => call(() => uploadRequest(target, files), UploadResponse),
     refresh: (sessionId, file, input) => call(() => refreshRequest(target, sessionId, file, input), RefreshResponse),
     download: async (sessionId, file) => (await ok(downloadRequest(target, sessionId, file))).body,
+    latestState: (scanTarget, clientId) =>
+      call(() => latestStateRequest(target, scanTarget, clientId), LatestStateResponse),
     share: (token) => call(() => shareRequest(target, token), ShareResponse),
     benchmark: (sessionId) => call(() => benchmarkRequest(target, sessionId), BenchmarkResponse),
     sessions: (query = {}) => call(() => sessionsRequest(target, query), SessionListResponse),

@@ -64,6 +64,15 @@ export function downloadRequest(target: PortalTarget, sessionId: string, file?: 
   return { method: 'GET', url: url(target, 'download', { session: sessionId, file }), headers };
 }
 
+/** GET /api/sessions/latest-state: the client's latest session of a target, for the next scan's remediation. */
+export function latestStateRequest(target: PortalTarget, scanTarget: string, clientId?: string): RequestSpec {
+  return {
+    method: 'GET',
+    url: url(target, 'sessions/latest-state', { target: scanTarget, client_id: clientId }),
+    headers: withKey(target),
+  };
+}
+
 export function shareRequest(target: PortalTarget, token: string): RequestSpec {
   return { method: 'GET', url: url(target, 'share', { token }), headers: {} };
 }

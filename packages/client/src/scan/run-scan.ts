@@ -11,6 +11,7 @@ import { orcSettingsFrom } from '../pipeline/orc964.ts';
 import { scheduleFromSettings } from '../pipeline/scheduling.ts';
 import { createPortalClient } from '../portal/client.ts';
 import { isSetupError, PortalError } from '../portal/errors.ts';
+import { portalPriorState } from '../portal/latest-state.ts';
 import type { PortalTarget } from '../portal/target.ts';
 import { brandingFromEnv } from '../report/branding.ts';
 import {
@@ -52,6 +53,8 @@ export interface ScanInput {
   license: LicenseState;
   /** Where to upload the session afterwards; no upload when absent. */
   upload?: PortalTarget | undefined;
+  /** The portal whose latest state of the target the remediation stage starts from; `upload` when absent. */
+  portal?: PortalTarget | undefined;
   /** The optional tools to use when installed: every known one by default, none for `--no-tools`. */
   tools?: readonly ExternalTool[] | undefined;
   /** Validated DNS names for the DNS checks (`--domains`). */
@@ -189,7 +192,13 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
   // After the tools, which can take minutes: the session ends now.
   const now = deps.now();
   const alerts = alertSettingsFrom(settings, warn);
+  const statePortal = input.portal ?? input.upload;
+  const portalState =
+    statePortal === undefined
+      ? null
+      : await portalPriorState(statePortal, input.targets, license.client_id ?? undefined, warn);
   const produced = await produceSession({
+    portalState,
     root: input.root,
     findings,
     hosts: toHostInfos(result.hosts),

@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
-import type { SessionFile } from '@svc/protocol';
+import type { LatestStateResponse, SessionFile } from '@svc/protocol';
 import { withAlerts } from '../alerts/stage.ts';
 import type { AlertSettings } from '../alerts/settings.ts';
+import { mergePriorState } from '../pipeline/portal-state.ts';
 import { runStages, type StagesInput } from '../pipeline/run-stages.ts';
 import { renderExecSummary, renderReport, type Branding, type TrendPoint } from '../report/index.ts';
 import { historyOf, RESULTS_FILE, trendPointOf, type History } from './history.ts';
@@ -24,6 +25,11 @@ export interface ProduceInput extends Omit<StagesInput, 'prior' | 'measure'> {
   root: string;
   alerts: AlertSettings;
   branding: Branding;
+  /**
+   * The portal's latest state of the target (read before the run when a portal is configured):
+   * merged with the local prior session before the remediation stage (pipeline/portal-state.ts).
+   */
+  portalState?: LatestStateResponse | null | undefined;
   /** The target's earlier sessions; read from `root` when absent. */
   history?: History | undefined;
   /** Fields added to metadata after the stages (e.g. the synthetic generator's marker). */
@@ -104,7 +110,14 @@ export async function produceSession(input: ProduceInput): Promise<ProducedSessi
     log.stage(now, stage, r.ms);
     return r.value;
   };
-  const staged = runStages({ ...input, prior: history.prior, measure: time });
+  const merged = mergePriorState(history.prior, input.portalState ?? null, input.exceptions);
+  if (input.portalState)
+    log.add(
+      now,
+      'stage',
+      `portal state: session ${input.portalState.session_id}, ${input.portalState.remediation.length} open items; remediation prior from ${merged.source}`,
+    );
+  const staged = runStages({ ...input, prior: merged.prior, exceptions: merged.exceptions, measure: time });
   for (const w of staged.warnings) warn(w);
   const extra = input.metadata ?? {};
   let doc = { ...staged.doc, metadata: { ...staged.doc.metadata, ...extra } } as SessionFile;

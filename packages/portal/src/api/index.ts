@@ -22,6 +22,7 @@ import refreshPut from './refresh/put.ts';
 import remediationPatch from './remediation/patch.ts';
 import sessionsDelete from './sessions/delete.ts';
 import sessionsGet from './sessions/get.ts';
+import sessionsLatestStateGet from './sessions/latest-state/get.ts';
 import sessionsPatch from './sessions/patch.ts';
 import shareGet from './share/get.ts';
 import shareRevoke from './share/revoke.ts';
@@ -55,6 +56,7 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     auditList,
     uploadPost,
     sessionsGet,
+    sessionsLatestStateGet,
     sessionsPatch,
     sessionsDelete,
     remediationPatch,

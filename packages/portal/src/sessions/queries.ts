@@ -380,3 +380,20 @@ export async function totalStoredBytes(db: Kysely<Database>): Promise<number> {
 export async function lockStorageTotal(db: Kysely<Database>): Promise<void> {
   await sql`SELECT pg_advisory_xact_lock(hashtext('svc:storage-total'))`.execute(db);
 }
+
+/** The newest upload of `target` under one client (ties: the greater session id). */
+export function latestSessionOfTarget(
+  db: Kysely<Database>,
+  clientId: string,
+  target: string,
+): Promise<SessionRow | undefined> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('client_id', '=', clientId)
+    .where('target', '=', target)
+    .orderBy('uploaded_at', 'desc')
+    .orderBy('session_id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}

@@ -40,6 +40,16 @@ function exceptionsOf(file: string | undefined, warn: (m: string) => void): Exce
   return parsed.rules;
 }
 
+function configuredPortal(opts: ScanOpts, ctx: CliContext, settings: ReturnType<typeof settingsOf>) {
+  if (opts.url === undefined && (settings.get('CONSULTATION_API_URL') ?? '').trim() === '') return undefined;
+  try {
+    const portal = targetOf(opts, ctx, settings);
+    return portal.apiKey === null ? undefined : portal;
+  } catch {
+    return undefined;
+  }
+}
+
 export default function register(program: Command, ctx: CliContext): void {
   const cmd = program
     .command('scan')
@@ -100,6 +110,8 @@ export default function register(program: Command, ctx: CliContext): void {
     const exceptions = exceptionsOf(opts.exceptions, warn);
     const root = sessionsRootOf({ flag: opts.sessionsDir, settings, home: ctx.home });
     const target = opts.upload ? targetOf(opts, ctx, settings) : undefined;
+    // Without --upload the portal, when one is configured with a key, still holds the triage to start from.
+    const statePortal = target ?? configuredPortal(opts, ctx, settings);
     const nmapPath = findNmap(ctx.env);
     if (nmapPath === undefined) throw new CliError(NMAP_MISSING);
 
@@ -130,6 +142,7 @@ export default function register(program: Command, ctx: CliContext): void {
           settings,
           license,
           upload: target,
+          portal: statePortal,
           tools: opts.tools ? EXTERNAL_TOOLS : [],
           domains,
         },

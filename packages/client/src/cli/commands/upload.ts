@@ -6,6 +6,7 @@ import { createPortalClient } from '../../portal/client.ts';
 import { PortalError } from '../../portal/errors.ts';
 import type { UploadFiles } from '../../portal/requests.ts';
 import { attachBenchmark } from '../../upload/benchmark.ts';
+import { applyPortalState } from '../../upload/prior-state.ts';
 import { rendererFor } from '../../upload/render-again.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
@@ -80,6 +81,17 @@ export default function register(program: Command, ctx: CliContext): void {
       const st = fs.statSync(f, { throwIfNoEntry: false });
       if (st === undefined) throw usageError(`No such file: ${f}`);
       if (!st.isFile()) throw usageError(`Not a file: ${f}`);
+    }
+    // A plain session directory starts from the portal's triage made since the scan (docs/decisions.md, issue 22).
+    if (stat.isDirectory() && opts.report === undefined && opts.exec === undefined) {
+      const changed = await applyPortalState({
+        portal: target,
+        sessionDir: session,
+        files,
+        settings,
+        warn: (m) => out.warn(m),
+      });
+      if (changed) out.info("Remediation merged with the portal's latest state of the target; session files rewritten");
     }
     const client = createPortalClient({ target });
     let body: Awaited<ReturnType<typeof client.upload>>;
