@@ -31,9 +31,9 @@ export default function register(app: App, ctx: AppContext): void {
     async (request) => {
       const user = userOf(request);
       const sessionId = parseSessionId(request.body.session_id, 'session_id');
-      const items = parseRemediationItems(request.body.items);
+      const items = parseRemediationItems(request.body.items, ctx.now().toISOString().slice(0, 10));
       const outcome = await updateRemediation(ctx, user, { sessionId, clientId: request.body.client_id }, items);
-      return presentRemediationUpdate(sessionId, outcome);
+      return presentRemediationUpdate(sessionId, items, outcome);
     },
   );
 }
