@@ -352,6 +352,33 @@ describe('PATCH /api/remediation-update by finding, and risk exceptions', () => 
     expect(today.status, today.text).toBe(200);
   });
 
+  it('an exception on a resolved finding is a 400; reopening it in the same item may carry one', async () => {
+    const sessionId = await upload(acme.key, sessionDoc(newSessionId(), acme.record.client_id));
+    expect(
+      (await patch(admin, { session_id: sessionId, items: [{ fingerprint: FP1, status: 'resolved' }] })).status,
+    ).toBe(200);
+    const before = await row(sessionId);
+    const exception = { reason: 'r', expiry: day(5) };
+    const refused = await patch(admin, { session_id: sessionId, items: [{ fingerprint: FP1, exception }] });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toEqual({
+      error: `Cannot set an exception on the resolved finding ${FP1}: exceptions apply to open findings`,
+    });
+    expect(await row(sessionId)).toEqual(before);
+    const reopened = await patch(admin, {
+      session_id: sessionId,
+      items: [{ fingerprint: FP1, status: 'in_progress', exception }],
+    });
+    expect(reopened.status, reopened.text).toBe(200);
+    const doc = await storedDoc(sessionId);
+    expect(doc.remediation_resolved).toEqual([]);
+    expect(doc.remediation.at(-1)).toMatchObject({
+      fingerprint: FP1,
+      status: 'in_progress',
+      exception_status: 'accepted',
+    });
+  });
+
   it('an exception outside the user scope is 404, on a professional tier 403', async () => {
     const sessionId = await upload(acme.key, sessionDoc(newSessionId(), acme.record.client_id));
     const other = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('other') });
