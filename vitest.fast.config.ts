@@ -23,6 +23,7 @@ export const SLOW_FILES = [
   'packages/portal/tests/browser-share.test.ts',
   'packages/web/tests/sign-in.test.ts',
   'packages/web/tests/sessions.test.ts',
+  'packages/web/tests/triage-browser.test.ts',
   'packages/web/tests/sandbox.test.ts',
   'packages/web/tests/fleet-browser.test.ts',
   'packages/web/tests/admin-browser.test.ts',

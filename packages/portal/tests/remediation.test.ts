@@ -209,6 +209,7 @@ describe('PATCH /api/remediation-update', () => {
       changed: 3,
       remediation_summary: expected,
       unmatched: ['no such item'],
+      results: items.map(({ title }) => ({ title, matched: title === 'no such item' ? 0 : 1 })),
     });
 
     const doc = await storedDoc(sessionId);
@@ -252,7 +253,12 @@ describe('PATCH /api/remediation-update', () => {
         actor: ADMIN_EMAIL,
         client_id: acme.record.client_id,
         session_id: sessionId,
-        data: { session_id: sessionId, changed: 3, items, remediation_summary: expected },
+        data: {
+          session_id: sessionId,
+          changed: 3,
+          items: items.map((i) => ({ ...i, matched: i.title === 'no such item' ? 0 : 1 })),
+          remediation_summary: expected,
+        },
       },
     ]);
 
@@ -277,6 +283,10 @@ describe('PATCH /api/remediation-update', () => {
       changed: 2,
       remediation_summary: expected2,
       unmatched: [],
+      results: [
+        { title: 'A', matched: 1 },
+        { title: 'R', matched: 1 },
+      ],
     });
     const doc2 = await storedDoc(sessionId);
     expect(doc2.remediation).toEqual([
@@ -316,6 +326,12 @@ describe('PATCH /api/remediation-update', () => {
       changed: 0,
       remediation_summary: before.metadata.remediation_summary,
       unmatched: ['ghost'],
+      results: [
+        { title: 'A', matched: 1 },
+        { title: 'B', matched: 1 },
+        { title: 'R', matched: 1 },
+        { title: 'ghost', matched: 0 },
+      ],
     });
     expect(await row(sessionId)).toEqual(before);
     expect(await auditEvents(sessionId)).toEqual([]);

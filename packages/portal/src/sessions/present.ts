@@ -20,7 +20,7 @@ import type { CommitResult } from './commit.ts';
 import { defaultRemediationSummary } from './derive.ts';
 import type { SessionDetail } from './listing.ts';
 import { NO_CLIENT, type SessionRef, type SessionRow } from './queries.ts';
-import type { RemediationOutcome } from './remediation.ts';
+import type { RemediationChange, RemediationOutcome } from './remediation.ts';
 
 /** The client id as the API shows it: null for the namespace of sessions without a client. */
 export function clientIdOut(clientId: string): string | null {
@@ -150,13 +150,21 @@ export function presentRevokedShare(ref: SessionRef, revoked: boolean): RevokeSh
   return { success: true as const, session_id: ref.sessionId, client_id: clientIdOut(ref.clientId), revoked };
 }
 
-export function presentRemediationUpdate(sessionId: string, outcome: RemediationOutcome): RemediationUpdateResponse {
+export function presentRemediationUpdate(
+  sessionId: string,
+  items: readonly RemediationChange[],
+  outcome: RemediationOutcome,
+): RemediationUpdateResponse {
   return {
     success: true as const,
     session_id: sessionId,
     changed: outcome.changed,
     remediation_summary: outcome.summary,
     unmatched: outcome.unmatched,
+    results: items.map((item, i) => ({
+      ...(item.fingerprint === undefined ? { title: item.title ?? '' } : { fingerprint: item.fingerprint }),
+      matched: outcome.matched[i] ?? 0,
+    })),
   };
 }
 

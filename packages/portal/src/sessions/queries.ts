@@ -1,5 +1,5 @@
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
-import type { RemediationSummary, SessionFileName, SessionStatus } from '@svc/protocol';
+import type { ExceptionSummary, RemediationSummary, SessionFileName, SessionStatus } from '@svc/protocol';
 import type {
   Database,
   SessionNotesTable,
@@ -299,13 +299,25 @@ export async function replaceFileAtVersion(
  */
 export async function writeRemediationAtVersion(
   db: Kysely<Database>,
-  c: { ref: SessionRef; version: number; file: StoredObject; summary: RemediationSummary; now: Date },
+  c: {
+    ref: SessionRef;
+    version: number;
+    file: StoredObject;
+    summary: RemediationSummary;
+    /** Written too when given (an exception changed). */
+    exceptionSummary?: ExceptionSummary | undefined;
+    now: Date;
+  },
 ): Promise<boolean> {
+  const remediation = sql<string>`jsonb_set(metadata, '{remediation_summary}', ${JSON.stringify(c.summary)}::jsonb)`;
   const updated = await db
     .updateTable('sessions')
     .set({
       files: sql<string>`jsonb_set(files, '{session_results.json}', ${JSON.stringify(c.file)}::jsonb)`,
-      metadata: sql<string>`jsonb_set(metadata, '{remediation_summary}', ${JSON.stringify(c.summary)}::jsonb)`,
+      metadata:
+        c.exceptionSummary === undefined
+          ? remediation
+          : sql<string>`jsonb_set(${remediation}, '{exception_summary}', ${JSON.stringify(c.exceptionSummary)}::jsonb)`,
       version: sql<number>`version + 1`,
       updated_at: c.now,
     })

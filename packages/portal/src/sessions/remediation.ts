@@ -1,5 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type AuditEvent, REMEDIATION_STATUSES, type RemediationStatus, type RemediationSummary } from '@svc/protocol';
+import {
+  type AuditEvent,
+  dualScoreOf,
+  exceptionSummaryOf,
+  type ExceptionSummary,
+  findingFingerprint,
+  REMEDIATION_STATUSES,
+  type RemediationStatus,
+  type RemediationSummary,
+} from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import { actorOf, scopeOf, type UserPrincipal } from '../auth/principal.ts';
 import { BlobNotFoundError } from '../blobs/store.ts';
@@ -25,11 +34,21 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const isStatus = (v: unknown): v is RemediationStatus =>
   typeof v === 'string' && (REMEDIATION_STATUSES as readonly string[]).includes(v);
 
+export interface ExceptionChange {
+  reason: string;
+  /** YYYY-MM-DD, today or later (checked by parseRemediationItems). */
+  expiry: string;
+}
+
+/** Exactly one of `title` (every entry of that title) and `fingerprint` (one finding). */
 export interface RemediationChange {
-  title: string;
-  status: RemediationStatus;
+  title?: string;
+  fingerprint?: string;
+  status?: RemediationStatus;
   /** Replaces the matched entries' `note`; a note alone is written but is not a status change. */
   note?: string;
+  /** Sets (object) or withdraws (null) the risk exception of the matched entry; fingerprint only. */
+  exception?: ExceptionChange | null;
 }
 
 export class RemediationInputError extends DomainError {
@@ -49,23 +68,108 @@ export class RemediationDocumentError extends DomainError {
 
 const storedFileProblem = (message: string) => new DomainError('internal.session_file', message);
 
+const FINGERPRINT = /^[0-9a-f]{64}$/;
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A real calendar day written YYYY-MM-DD. */
+function isDay(v: string): boolean {
+  const m = DAY.exec(v);
+  if (!m) return false;
+  const d = new Date(`${v}T00:00:00.000Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === v;
+}
+
+interface RequestItem {
+  title?: string | undefined;
+  fingerprint?: string | undefined;
+  status?: string | undefined;
+  note?: string | undefined;
+  exception?: { reason: string; expiry: string } | null | undefined;
+}
+
 /**
- * Check the statuses of a request's items (the schema only says "string" so that this
- * message can name the bad value and the item).
+ * Check a request's items (the schema leaves these rules to this function so that each
+ * message can name the bad value and the item): exactly one of title and fingerprint, a
+ * known status, something to change, and an exception only by fingerprint, with a reason
+ * and an expiry that is a real day not before `today` (YYYY-MM-DD, UTC).
  */
-export function parseRemediationItems(
-  items: readonly { title: string; status: string; note?: string | undefined }[],
-): RemediationChange[] {
+export function parseRemediationItems(items: readonly RequestItem[], today: string): RemediationChange[] {
   return items.map((item, i) => {
-    if (!isStatus(item.status)) {
+    const bad = (why: string) => new RemediationInputError(`Invalid items[${i}]: ${why}`);
+    if ((item.title === undefined) === (item.fingerprint === undefined))
+      throw bad('give exactly one of title and fingerprint');
+    if (item.fingerprint !== undefined && !FINGERPRINT.test(item.fingerprint))
+      throw bad('fingerprint must be 64 lower-case hex characters');
+    if (item.status === undefined && item.note === undefined && item.exception === undefined)
+      throw bad('nothing to change: give status, note or exception');
+    const name = JSON.stringify(item.title ?? item.fingerprint);
+    if (item.status !== undefined && !isStatus(item.status)) {
       throw new RemediationInputError(
-        `Invalid status ${JSON.stringify(item.status)} for items[${i}] (${JSON.stringify(item.title)}): must be one of ${REMEDIATION_STATUSES.join(', ')}`,
+        `Invalid status ${JSON.stringify(item.status)} for items[${i}] (${name}): must be one of ${REMEDIATION_STATUSES.join(', ')}`,
       );
     }
-    return item.note === undefined
-      ? { title: item.title, status: item.status }
-      : { title: item.title, status: item.status, note: item.note };
+    const out: RemediationChange =
+      item.title !== undefined ? { title: item.title } : { fingerprint: item.fingerprint as string };
+    if (item.status !== undefined) out.status = item.status as RemediationStatus;
+    if (item.note !== undefined) out.note = item.note;
+    if (item.exception !== undefined) {
+      if (item.title !== undefined) throw bad('an exception is set per finding: use fingerprint, not title');
+      if (item.exception !== null) {
+        const reason = item.exception.reason.trim();
+        if (reason === '') throw bad('the exception reason must not be blank');
+        const { expiry } = item.exception;
+        if (!isDay(expiry))
+          throw new RemediationInputError(
+            `Invalid exception expiry ${JSON.stringify(expiry)} for items[${i}]: must be a date YYYY-MM-DD`,
+          );
+        if (expiry < today)
+          throw new RemediationInputError(
+            `Invalid exception expiry ${expiry} for items[${i}]: must be today (${today}) or later`,
+          );
+        out.exception = { reason, expiry };
+      } else out.exception = null;
+    }
+    return out;
   });
+}
+
+/**
+ * The fingerprint of a remediation entry: its own, else its finding's (by finding_id, else
+ * the only finding of its title on its host), stored or computed from rule, host, port and
+ * protocol. Undefined when no finding identifies it.
+ */
+function fingerprintResolver(doc: Obj): (entry: Obj) => string | undefined {
+  const findings = (Array.isArray(doc['findings']) ? doc['findings'] : []).filter(isObj);
+  const ofFinding = (f: Obj): string | undefined => {
+    if (typeof f['fingerprint'] === 'string') return f['fingerprint'];
+    const host = typeof f['host'] === 'string' ? f['host'] : typeof f['ip'] === 'string' ? f['ip'] : undefined;
+    if (typeof f['rule_id'] !== 'string' || host === undefined) return undefined;
+    return findingFingerprint({
+      rule_id: f['rule_id'],
+      host,
+      port: typeof f['port'] === 'number' ? f['port'] : null,
+      protocol: typeof f['protocol'] === 'string' ? f['protocol'] : null,
+    });
+  };
+  return (entry) => {
+    if (typeof entry['fingerprint'] === 'string') return entry['fingerprint'];
+    if (typeof entry['finding_id'] === 'string') {
+      const f = findings.find((x) => x['id'] === entry['finding_id']);
+      return f === undefined ? undefined : ofFinding(f);
+    }
+    const same = findings.filter(
+      (f) => f['title'] === entry['title'] && (f['host'] ?? f['ip']) === entry['host'] && entry['host'] !== undefined,
+    );
+    return same.length === 1 ? ofFinding(same[0] as Obj) : undefined;
+  };
+}
+
+/** What an applied exception change did, for the audit event. */
+export interface ExceptionAudit {
+  fingerprint: string;
+  action: 'created' | 'changed' | 'withdrawn';
+  reason: string | null;
+  expiry: string | null;
 }
 
 export interface ApplyResult {
@@ -75,11 +179,16 @@ export interface ApplyResult {
   changed: number;
   /** Entries whose note changed. */
   notesUpdated: number;
-  /** Requested titles (each once, in request order) that match no entry. */
+  /** Requested titles and fingerprints (each once, in request order) that match no entry. */
   unmatched: string[];
-  /** True when `doc` differs from the input (a status or a note changed). */
+  /** Per request item: how many entries it matched. */
+  matched: number[];
+  exceptions: ExceptionAudit[];
+  /** True when `doc` differs from the input (a status, a note or an exception changed). */
   modified: boolean;
   summary: RemediationSummary;
+  /** Recomputed when an exception changed (as the upload derives it), else undefined. */
+  exceptionSummary: ExceptionSummary | undefined;
 }
 
 /**
@@ -96,7 +205,12 @@ export interface ApplyResult {
  * of the entry as it was; the same status again changes nothing. The arrays are created
  * only when an entry moves into a missing one.
  */
-export function applyRemediationUpdates(doc: unknown, items: readonly RemediationChange[], now: Date): ApplyResult {
+export function applyRemediationUpdates(
+  doc: unknown,
+  items: readonly RemediationChange[],
+  now: Date,
+  approver = '',
+): ApplyResult {
   if (!isObj(doc)) throw new RemediationDocumentError('The stored session file is not a JSON object');
   const changedAt = now.toISOString();
   const open: unknown[] = Array.isArray(doc['remediation']) ? [...(doc['remediation'] as unknown[])] : [];
@@ -108,25 +222,49 @@ export function applyRemediationUpdates(doc: unknown, items: readonly Remediatio
   let changed = 0;
   let notesUpdated = 0;
   const unmatched: string[] = [];
+  const matched: number[] = [];
+  const exceptions: ExceptionAudit[] = [];
+  const fingerprintOf = fingerprintResolver(doc);
+  const fingerprints = new Map<unknown, string | undefined>();
+  const fpOf = (e: Obj) => {
+    if (!fingerprints.has(e)) fingerprints.set(e, fingerprintOf(e));
+    return fingerprints.get(e);
+  };
 
   for (const item of items) {
+    const key = item.fingerprint ?? item.title ?? '';
+    const hit = (e: unknown): e is Obj =>
+      isObj(e) && (item.fingerprint !== undefined ? fpOf(e) === item.fingerprint : e['title'] === item.title);
     // Collect first: moving an entry must not make the scan skip or revisit one.
     const matches: { entry: Obj; inResolved: boolean }[] = [];
-    for (const e of open) if (isObj(e) && e['title'] === item.title) matches.push({ entry: e, inResolved: false });
-    for (const e of resolved) if (isObj(e) && e['title'] === item.title) matches.push({ entry: e, inResolved: true });
+    for (const e of open) if (hit(e)) matches.push({ entry: e, inResolved: false });
+    for (const e of resolved) if (hit(e)) matches.push({ entry: e, inResolved: true });
+    matched.push(matches.length);
     if (matches.length === 0) {
-      if (!unmatched.includes(item.title)) unmatched.push(item.title);
+      if (!unmatched.includes(key)) unmatched.push(key);
       continue;
     }
-    const toResolved = item.status === 'resolved';
     for (const { entry, inResolved } of matches) {
       const current: RemediationStatus = inResolved ? 'resolved' : isStatus(entry['status']) ? entry['status'] : 'new';
-      const statusChange = current !== item.status || inResolved !== toResolved;
+      const target = item.status ?? current;
+      const toResolved = target === 'resolved';
+      if (item.exception !== undefined && toResolved)
+        throw new RemediationInputError(
+          `Cannot set an exception on the resolved finding ${key}: exceptions apply to open findings`,
+        );
+      const statusChange = current !== target || inResolved !== toResolved;
       const noteChange = item.note !== undefined && entry['note'] !== item.note;
-      if (!statusChange && !noteChange) continue;
+      const exception = item.exception === undefined ? null : exceptionUpdate(entry, item.exception, now, approver);
+      if (!statusChange && !noteChange && exception === null) continue;
       const next: Obj = { ...entry };
+      if (exception !== null) {
+        Object.assign(next, exception.fields);
+        exceptions.push({ fingerprint: key, ...exception.audit });
+        // A fingerprint found through the finding is written down, so the next match is direct.
+        if (typeof next['fingerprint'] !== 'string') next['fingerprint'] = key;
+      }
       if (statusChange) {
-        next['status'] = item.status;
+        next['status'] = target;
         next['status_changed'] = changedAt;
         changed++;
       }
@@ -152,19 +290,68 @@ export function applyRemediationUpdates(doc: unknown, items: readonly Remediatio
   const out: Obj = { ...doc };
   if (touchedOpen) out['remediation'] = open;
   if (touchedResolved) out['remediation_resolved'] = resolved;
+  if (exceptions.length > 0) out['summary'] = rescored(out, now);
   return {
     doc: out,
     changed,
     notesUpdated,
     unmatched,
-    modified: changed > 0 || notesUpdated > 0,
+    matched,
+    exceptions,
+    modified: changed > 0 || notesUpdated > 0 || exceptions.length > 0,
     summary: remediationSummaryOf(out['remediation'], out['remediation_resolved']),
+    exceptionSummary: exceptions.length > 0 ? exceptionSummaryOf(out) : undefined,
   };
+}
+
+const EXCEPTION_KEYS = ['exception_reason', 'exception_approver', 'exception_approved_at', 'exception_expiry'] as const;
+
+/**
+ * The fields an exception request writes on an entry, or null when it changes nothing
+ * (withdrawing where there is none). Withdrawing clears the five fields to null and
+ * exception_expired to false.
+ */
+function exceptionUpdate(
+  entry: Obj,
+  change: ExceptionChange | null,
+  now: Date,
+  approver: string,
+): { fields: Obj; audit: Omit<ExceptionAudit, 'fingerprint'> } | null {
+  const had = entry['exception_status'] === 'accepted' || entry['exception_status'] === 'expired';
+  if (change === null) {
+    if (!had && EXCEPTION_KEYS.every((k) => entry[k] === undefined || entry[k] === null)) return null;
+    const fields: Obj = { exception_status: null, exception_expired: false };
+    for (const k of EXCEPTION_KEYS) fields[k] = null;
+    return { fields, audit: { action: 'withdrawn', reason: null, expiry: null } };
+  }
+  return {
+    fields: {
+      exception_status: 'accepted',
+      exception_reason: change.reason,
+      exception_approver: approver,
+      exception_approved_at: now.toISOString(),
+      exception_expiry: change.expiry,
+      exception_expired: false,
+    },
+    audit: { action: had ? 'changed' : 'created', reason: change.reason, expiry: change.expiry },
+  };
+}
+
+/**
+ * The file's summary with the dual scoring recomputed from the open entries, the way the
+ * scanner derives it at scan time (protocol score.ts); the other summary fields stay.
+ */
+function rescored(doc: Obj, now: Date): Obj {
+  const summary = isObj(doc['summary']) ? doc['summary'] : {};
+  const entries = (Array.isArray(doc['remediation']) ? doc['remediation'] : []).filter(isObj);
+  const scores = dualScoreOf(entries, now.toISOString().slice(0, 10));
+  return { ...summary, ...scores };
 }
 
 export interface RemediationOutcome {
   changed: number;
   unmatched: string[];
+  matched: number[];
   summary: RemediationSummary;
 }
 
@@ -235,12 +422,13 @@ export async function updateRemediation(
       throw storedFileProblem('The stored session file is not valid JSON');
     }
     const now = ctx.now();
-    const result = applyRemediationUpdates(parsed, items, now);
+    const result = applyRemediationUpdates(parsed, items, now, actor);
     if (!result.modified) {
       // Nothing to write, nothing to audit: answer with what is stored.
       return {
         changed: 0,
         unmatched: result.unmatched,
+        matched: result.matched,
         summary: row.metadata.remediation_summary ?? defaultRemediationSummary(),
       };
     }
@@ -259,6 +447,7 @@ export async function updateRemediation(
           version: row.version,
           file,
           summary: result.summary,
+          exceptionSummary: result.exceptionSummary,
           now,
         });
         if (!applied) return null;
@@ -270,7 +459,12 @@ export async function updateRemediation(
           data: {
             session_id: sessionId,
             changed: result.changed,
-            items: items.map(({ title, status }) => ({ title, status })),
+            items: items.map(({ title, fingerprint, status }, i) => ({
+              ...(fingerprint === undefined ? { title } : { fingerprint }),
+              ...(status === undefined ? {} : { status }),
+              matched: result.matched[i],
+            })),
+            ...(result.exceptions.length > 0 ? { exceptions: result.exceptions } : {}),
             remediation_summary: result.summary,
           },
         });
@@ -293,7 +487,7 @@ export async function updateRemediation(
       .delete([stored.key])
       .catch((err: unknown) => ctx.logger.warn({ err }, 'could not delete the replaced session file'));
     ctx.events.publish(event);
-    return { changed: result.changed, unmatched: result.unmatched, summary: result.summary };
+    return { changed: result.changed, unmatched: result.unmatched, matched: result.matched, summary: result.summary };
   }
   throw new DomainError('conflict.remediation_changed', REMEDIATION_CONFLICT_MESSAGE);
 }

@@ -55,7 +55,7 @@ describe('session request values', () => {
   });
 
   it('remediation items with an unknown status are a 400; a stored file that is no object is a 500', () => {
-    expect(refusal(() => parseRemediationItems([{ title: 't', status: 'fixed' }]))).toMatchObject({
+    expect(refusal(() => parseRemediationItems([{ title: 't', status: 'fixed' }], '2025-03-04'))).toMatchObject({
       code: 'invalid.remediation_item',
       status: 400,
     });

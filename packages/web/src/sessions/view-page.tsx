@@ -95,11 +95,13 @@ export function SessionViewPage() {
   const ref: SessionRef = { session: query['session'] ?? '', clientId: query['client_id'] };
   const [version, setVersion] = useState(0);
   const reload = () => setVersion((v) => v + 1);
+  // A remediation or exception change reloads the file and the scores in place (no remount).
+  const [triage, setTriage] = useState(0);
   const key = [ref.session, ref.clientId];
   const valid = ref.session !== '';
 
-  const detail = useLoad(valid ? () => getSession(ref) : null, [...key, version]);
-  const file = useLoad(valid ? () => getSessionFile(ref) : null, [...key]);
+  const detail = useLoad(valid ? () => getSession(ref) : null, [...key, version, triage]);
+  const file = useLoad(valid ? () => getSessionFile(ref) : null, [...key, triage]);
   const benchmark = useLoad(valid ? () => getBenchmark(ref) : null, [...key]);
   const session = detail.state === 'done' ? detail.value.session : null;
   const trend = useLoad(
@@ -149,7 +151,7 @@ export function SessionViewPage() {
             </Section>
             <Section id="findings" title="Findings">
               <Loading loaded={file}>
-                {(f) => <Findings key={version} ref_={ref} file={f} onChanged={() => undefined} />}
+                {(f) => <Findings key={version} ref_={ref} file={f} onChanged={() => setTriage((t) => t + 1)} />}
               </Loading>
             </Section>
             <Section id="exceptions" title="Risk exceptions">
