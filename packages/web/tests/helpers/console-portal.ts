@@ -63,5 +63,9 @@ export async function createScopedUser(
   if (res.status !== 201 && res.status !== 200) throw new Error(`create user: ${res.status} ${await res.text()}`);
 }
 
-/** Writes a screenshot for the README (docs/screenshots/<name>.png). */
-export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../../../docs/screenshots');
+/**
+ * Where the browser tests put their screenshots: an ignored folder, so a test run never rewrites
+ * tracked files. The README's pictures in docs/screenshots are refreshed on purpose by copying
+ * from here (docs/testing.md, "Screenshots").
+ */
+export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../../../test-output/screenshots');
