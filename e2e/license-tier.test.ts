@@ -5,7 +5,7 @@ import { createLicense, DAY_MS, licenseAction } from '../packages/portal/tests/h
 import { LEGACY_KEY, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
 import { ConfigError, Settings } from '../packages/client/src/config/settings.ts';
 import { licenseCacheFile } from '../packages/client/src/license/cache.ts';
-import { keyFingerprint } from '../packages/client/src/license/format.ts';
+import { keyFingerprint, keySha256 } from '../packages/client/src/license/format.ts';
 import { licenseState } from '../packages/client/src/license/service.ts';
 import { DEFAULT_GRACE_S, DEFAULT_TTL_S, type LicenseState } from '../packages/client/src/license/tier.ts';
 import { tempHome } from '../packages/client/tests/helpers/cli.ts';
@@ -101,6 +101,7 @@ describe('a valid key: the portal decides, the cache remembers', () => {
         expires_at: null,
         client_id: record.client_id,
         fingerprint: keyFingerprint(key),
+        key_sha256: keySha256(key),
         validated_at: t0.toISOString(),
         unreachable: null,
       });

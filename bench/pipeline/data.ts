@@ -50,6 +50,7 @@ export const LICENSE: LicenseState = {
   expires_at: '2027-01-01T00:00:00.000Z',
   client_id: 'county-of-example',
   fingerprint: '3f9a0c1be2d47a58',
+  key_sha256: '3f9a0c1be2d47a58',
   validated_at: '2026-03-02T01:59:58.000Z',
   unreachable: null,
 };

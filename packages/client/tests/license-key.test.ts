@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -270,12 +271,15 @@ describe('resolveTier from the format alone (no portal URL, no cache)', () => {
         source: s.source,
         basis: s.basis,
         fingerprint: s.fingerprint,
+        key_sha256: s.key_sha256,
       }).toEqual({
         licensed: true,
         tier,
         source: 'env:SVC_API_KEY',
         basis: 'format',
         fingerprint: keyFingerprint(key),
+        // metadata.license.fingerprint: the whole SHA-256, as the session file says.
+        key_sha256: createHash('sha256').update(key).digest('hex'),
       });
     }
     expect(warnings).toEqual([]);

@@ -71,7 +71,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
         '--seed',
         '42',
       ],
-      'b8ce30d34dd674ea956a0de0c81d9dfc9c446c9a8fcef643730cfbab3bdf0fe5',
+      '42880d7b92072102ac42dbfffe33c04d9ba2ae188fa100190af8f09b37e08b11',
       'f351027c0ea75d3acc994abce9c1263677e7e2988269d41d0bb257126f523298',
     ],
     [
@@ -94,7 +94,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
         '--seed',
         '7',
       ],
-      '498f358fe1c690953192cea7c506dd4d694b0120bb96c972ef7930f2f8d91ad2',
+      '3b3b6cdfede5ce65485f239b30d8ee36d5e8f6f79b3ceebe5c373b079dc545b0',
       '924945a02db397e79a07fd23fe7dd66a3ce3cdfffcf7ab0e18142d93d820e605',
     ],
   ])('%s', async (_name, args, data, html) => {

@@ -42,6 +42,10 @@ export function parseKeyFormat(key: string | null): FormatResult {
 }
 
 /** What the cache stores instead of the key: the first 16 hex characters of its SHA-256. */
+export function keySha256(key: string): string {
+  return createHash('sha256').update(key.trim(), 'utf8').digest('hex');
+}
+
 export function keyFingerprint(key: string): string {
-  return createHash('sha256').update(key.trim(), 'utf8').digest('hex').slice(0, 16);
+  return keySha256(key).slice(0, 16);
 }

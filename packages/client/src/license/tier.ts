@@ -2,7 +2,7 @@ import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { LicenseValidation } from '@svc/protocol';
 import { readCache, writeCache, type LicenseCache } from './cache.ts';
-import { keyFingerprint, parseKeyFormat, type ClientTier } from './format.ts';
+import { keyFingerprint, keySha256, parseKeyFormat, type ClientTier } from './format.ts';
 import type { KeySource, ResolvedKey } from './resolve.ts';
 
 export const DEFAULT_TTL_S = 86_400;
@@ -33,7 +33,10 @@ export interface LicenseState {
   reason: string | null;
   expires_at: string | null;
   client_id: string | null;
+  /** keyFingerprint(): the cache's 16-hex prefix of the key's SHA-256. */
   fingerprint: string | null;
+  /** The whole SHA-256 of the key in hex (metadata.license.fingerprint); never the key. */
+  key_sha256: string | null;
   validated_at: string | null;
   /** Why the portal could not tell, when it could not. */
   unreachable: string | null;
@@ -90,6 +93,7 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
     expires_at: null,
     client_id: null,
     fingerprint: null,
+    key_sha256: null,
     validated_at: null,
     unreachable: null,
   };
@@ -97,6 +101,7 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
 
   const fingerprint = keyFingerprint(key.key);
   base.fingerprint = fingerprint;
+  base.key_sha256 = keySha256(key.key);
   // The deprecation / format warning is shown once per run (process), however often the
   // tier is resolved (SPEC rule 3: "one-time deprecation warning").
   if (format.warning !== null && !formatWarned.has(fingerprint)) {

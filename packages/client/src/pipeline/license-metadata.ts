@@ -3,8 +3,8 @@ import type { LicenseState } from '../license/tier.ts';
 
 /**
  * metadata.license from the license module's state (validated online once per run, before the
- * stages): tier in the file's spelling, the key's fingerprint as the license module keeps it
- * (the first 16 hex characters of its SHA-256, never the key), where the key came from, and
+ * stages): tier in the file's spelling, the key's fingerprint (the whole SHA-256 of the key in
+ * hex, never the key; the license cache keeps only a prefix), where the key came from, and
  * when the portal last validated it. Community (no key, or a downgrade) writes no block.
  */
 
@@ -23,12 +23,12 @@ const FILE_TIER: Record<Exclude<ClientTier, ''>, LicenseMetadata['tier']> = {
 };
 
 export function licenseMetadata(
-  state: Pick<LicenseState, 'tier' | 'fingerprint' | 'source' | 'validated_at'> | null,
+  state: Pick<LicenseState, 'tier' | 'key_sha256' | 'source' | 'validated_at'> | null,
 ): LicenseMetadata | null {
   if (state === null || state.tier === '' || !Object.hasOwn(FILE_TIER, state.tier)) return null;
   return {
     tier: FILE_TIER[state.tier],
-    ...(state.fingerprint === null ? {} : { fingerprint: state.fingerprint }),
+    ...(state.key_sha256 === null ? {} : { fingerprint: state.key_sha256 }),
     ...(state.source === null ? {} : { source: state.source }),
     ...(state.validated_at === null ? {} : { validated_at: state.validated_at }),
   };

@@ -31,6 +31,7 @@ export const BUSINESS_LICENSE: LicenseState = {
   expires_at: null,
   client_id: 'acme',
   fingerprint: '0123456789abcdef',
+  key_sha256: '0123456789abcdef',
   validated_at: '2025-03-01T14:00:00.000Z',
   unreachable: null,
 };
