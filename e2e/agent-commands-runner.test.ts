@@ -60,6 +60,7 @@ function agentHost(over: Partial<CommandHost> = {}) {
     stateDir: path.join(dir, 'state'),
     portal,
     commandTimeoutMs: 120_000,
+    scanTimeoutMs: 120_000,
     sessionsRoot: path.join(dir, 'sessions'),
     svcCommand: [SVC],
     childEnv: {
@@ -266,8 +267,8 @@ describe('run_scan and push_session through real svc processes', () => {
     expect(pushed.result?.session_id).toMatch(/^\d{8}_\d{6}/);
   });
 
-  it('past SVC_CMD_TIMEOUT the scan and its nmap are killed and the command fails with exit 124', async () => {
-    const { host, agentId, heartbeat } = agentHost({ commandTimeoutMs: 6000 });
+  it('past SVC_SCAN_TIMEOUT the scan and its nmap are killed and the command fails with exit 124', async () => {
+    const { host, agentId, heartbeat } = agentHost({ scanTimeoutMs: 6000 });
     await heartbeat();
     const id = await queueCommand(fixture.portal, agentId, 'run_scan', { targets: '127.0.0.1', profile: 'full' });
     const delivered = await heartbeat();

@@ -11,6 +11,7 @@ import { watchTree } from './helpers/process-watch.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
 import { REPO } from '../packages/client/tests/helpers/cli.ts';
 import { listenOnQuickPort } from './helpers/quick-port.ts';
+import { openScanGate } from './helpers/scan-gate.ts';
 
 /**
  * Commands through a real `svcd` process: queued by the admin over HTTP, delivered by the
@@ -144,25 +145,28 @@ describe('svcd runs every command type', () => {
     }
   });
 
-  it('past SVC_CMD_TIMEOUT the scan and its nmap are killed: failed, exit 124, no process left', async () => {
-    const daemon = await agent({ conf: { SVC_CMD_TIMEOUT: '4' } });
+  it('run_scan has SVC_SCAN_TIMEOUT, not SVC_CMD_TIMEOUT: past it the scan and its nmap are killed, failed, exit 124', async () => {
+    // A port that never answers holds the full scan: it cannot end before its deadline.
+    const gate = await openScanGate();
+    const daemon = await agent({ conf: { SVC_CMD_TIMEOUT: '600', SVC_SCAN_TIMEOUT: '3' } });
     const watch = watchTree(daemon.pid);
     try {
       const id = await queueCommand(fixture.portal, daemon.agentId, 'run_scan', {
         targets: '127.0.0.1',
         profile: 'full',
       });
-      const h = await finishedCommand(fixture.portal, id, 60_000);
+      const h = await finishedCommand(fixture.portal, id, 120_000);
       expect(h.command.status).toBe('failed');
       expect(h.result).toMatchObject({ exit_code: 124, session_id: null });
       expect(h.result?.stderr).toContain('command timed out: the process tree was killed');
     } finally {
       watch.stop();
+      await gate.close();
     }
     expect(watch.names()).toContain('nmap');
     expect(watch.alive()).toEqual([]);
     await daemon.stop();
-  });
+  }, 150_000);
 
   it('kill -9 mid-command: the next start reports it failed and does not run it again', async () => {
     const daemon = await agent({ conf: { SVC_CMD_TIMEOUT: '600' } });

@@ -35,6 +35,7 @@ function hostFor(calls: Calls, over: Partial<CommandHost> = {}): CommandHost {
     stateDir: '/nonexistent',
     portal: undefined as never,
     commandTimeoutMs: 5000,
+    scanTimeoutMs: 5000,
     sessionsRoot: '/nonexistent',
     svcCommand: ['/bin/false'],
     childEnv: process.env,

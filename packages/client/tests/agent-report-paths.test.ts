@@ -54,6 +54,7 @@ function host(over: Partial<CommandHost> = {}): CommandHost {
     stateDir: path.join(tmp, 'state'),
     portal: undefined as never,
     commandTimeoutMs: 10_000,
+    scanTimeoutMs: 10_000,
     sessionsRoot: root,
     svcCommand: [fakeSvc()],
     childEnv: process.env,

@@ -26,6 +26,8 @@ export const DEFAULT_HEARTBEAT_S = 300;
 const DEFAULT_RETRY_MAX = 3;
 const DEFAULT_RETRY_BACKOFF_S = 60;
 const DEFAULT_CMD_TIMEOUT_S = 300;
+/** A full-port scan of a /24 takes hours, not SVC_CMD_TIMEOUT's 5 minutes (docs/decisions.md, issue 22). */
+export const DEFAULT_SCAN_TIMEOUT_S = 14_400;
 /** First wait after a failed heartbeat (then doubling up to the interval). */
 const BACKOFF_BASE_MS = 5_000;
 
@@ -85,6 +87,7 @@ export class Daemon {
           sessionsRoot: this.#sessionsRoot(),
           scan,
           signal,
+          timeoutMs: this.#scanTimeoutMs(),
         }),
       retryMax: () => this.#number('DAEMON_SCAN_RETRY_MAX', DEFAULT_RETRY_MAX, 0),
       retryBackoffMs: () => this.#number('DAEMON_SCAN_RETRY_BACKOFF', DEFAULT_RETRY_BACKOFF_S, 1) * 1000,
@@ -116,6 +119,10 @@ export class Daemon {
     return createPortalClient({ target });
   }
 
+  #scanTimeoutMs(): number {
+    return this.#number('SVC_SCAN_TIMEOUT', DEFAULT_SCAN_TIMEOUT_S, 1) * 1000;
+  }
+
   #sessionsRoot(): string {
     return sessionsRootOf({ settings: this.#config.settings, home: this.#opts.home });
   }
@@ -130,6 +137,9 @@ export class Daemon {
       },
       get commandTimeoutMs() {
         return daemon.#number('SVC_CMD_TIMEOUT', DEFAULT_CMD_TIMEOUT_S, 1) * 1000;
+      },
+      get scanTimeoutMs() {
+        return daemon.#scanTimeoutMs();
       },
       get sessionsRoot() {
         return daemon.#sessionsRoot();
@@ -242,7 +252,7 @@ export class Daemon {
     return this.#heartbeatIntervalMs();
   }
 
-  /** A command may run up to SVC_CMD_TIMEOUT: heartbeats go on meanwhile, and a stop waits for it. */
+  /** A command may run up to SVC_CMD_TIMEOUT (a scan SVC_SCAN_TIMEOUT): heartbeats go on meanwhile, and a stop waits for it. */
   #runInBackground(commands: DeliveredCommand[]): void {
     this.#commands = this.#runner.run(commands).catch((err: unknown) => {
       this.log.error('command batch failed', { error: err instanceof Error ? err.message : String(err) });

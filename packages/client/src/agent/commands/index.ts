@@ -62,7 +62,8 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
     try {
       outcome = await executeCommand(command, {
         host,
-        deadline: started + host.commandTimeoutMs,
+        // A scan of a network outlasts SVC_CMD_TIMEOUT by far: it has its own limit.
+        deadline: started + (command.command_type === 'run_scan' ? host.scanTimeoutMs : host.commandTimeoutMs),
         onChild: (child) => journal.childStarted(child),
       });
     } catch (err) {
