@@ -232,3 +232,36 @@ describe('svcd through a portal outage', () => {
     }
   });
 });
+
+describe('one state directory, two portals', () => {
+  it("runs portal B's command 1 after portal A's command 1 ran: the journal is per portal and agent", async () => {
+    const a = await startPortalWithKey();
+    const b = await startPortalWithKey();
+    try {
+      const first = await agent({ portal: a.portal, url: a.uploadUrl, key: a.key });
+      const idA = await queueCommand(a.portal, first.agentId, 'set_log_level', { level: 'debug' });
+      expect(idA).toBe(1);
+      expect((await finishedCommand(a.portal, idA, 30_000)).command.status).toBe('completed');
+      await first.stop();
+
+      const moved = await agent({ portal: b.portal, url: b.uploadUrl, key: b.key }, first);
+      const idB = await queueCommand(b.portal, moved.agentId, 'set_log_level', { level: 'info' });
+      expect(idB).toBe(1);
+      const h = await finishedCommand(b.portal, idB, 30_000);
+      expect(h).toMatchObject({ command: { status: 'completed' }, result: { exit_code: 0 } });
+      expect(moved.output()).not.toContain('delivered again');
+      await moved.stop();
+
+      // Back on A: its command 1 is not run again, its next one runs.
+      const back = await agent({ portal: a.portal, url: a.uploadUrl, key: a.key }, first);
+      const idA2 = await queueCommand(a.portal, back.agentId, 'set_log_level', { level: 'warning' });
+      expect(idA2).toBe(2);
+      expect((await finishedCommand(a.portal, idA2, 30_000)).command.status).toBe('completed');
+      expect(commandLines(back.output(), idA).filter((l) => / started/.test(l))).toEqual([]);
+      await back.stop();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }, 120_000);
+});

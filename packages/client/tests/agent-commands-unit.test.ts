@@ -34,6 +34,7 @@ function hostFor(calls: Calls, over: Partial<CommandHost> = {}): CommandHost {
     agentId: 'svcd_test0001',
     stateDir: '/nonexistent',
     portal: undefined as never,
+    portalOrigin: 'http://127.0.0.1:1',
     commandTimeoutMs: 5000,
     scanTimeoutMs: 5000,
     sessionsRoot: '/nonexistent',

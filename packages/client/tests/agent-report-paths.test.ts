@@ -53,6 +53,7 @@ function host(over: Partial<CommandHost> = {}): CommandHost {
     agentId: 'svcd_test0001',
     stateDir: path.join(tmp, 'state'),
     portal: undefined as never,
+    portalOrigin: 'http://127.0.0.1:1',
     commandTimeoutMs: 10_000,
     scanTimeoutMs: 10_000,
     sessionsRoot: root,

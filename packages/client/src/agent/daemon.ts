@@ -135,6 +135,9 @@ export class Daemon {
       get portal() {
         return daemon.#portal;
       },
+      get portalOrigin() {
+        return new URL(daemon.#portal.target.uploadUrl).origin;
+      },
       get commandTimeoutMs() {
         return daemon.#number('SVC_CMD_TIMEOUT', DEFAULT_CMD_TIMEOUT_S, 1) * 1000;
       },

@@ -31,6 +31,8 @@ export interface CommandHost {
   agentId: string;
   /** Directory of the agent's state (journal, unsent reports), mode 700. */
   stateDir: string;
+  /** Origin of the configured portal (scheme://host:port): the command journal is kept per origin and agent id. */
+  portalOrigin: string;
   /** The typed portal client with the daemon's credentials (heartbeats, status reports, uploads). */
   portal: PortalClient;
   /** SVC_CMD_TIMEOUT in milliseconds (default 300 s): every command but run_scan. */
