@@ -265,3 +265,23 @@ describe('one state directory, two portals', () => {
     }
   }, 120_000);
 });
+
+describe('svcd polls between heartbeats', () => {
+  it('gets a command within DAEMON_POLL_INTERVAL while its next heartbeat is an hour away', async () => {
+    const daemon = await agent({ conf: { DAEMON_HEARTBEAT_INTERVAL: '3600', DAEMON_POLL_INTERVAL: '1' } });
+    const id = await queueCommand(fixture.portal, daemon.agentId, 'set_log_level', { level: 'debug' });
+    const h = await finishedCommand(fixture.portal, id, 30_000);
+    expect(h).toMatchObject({
+      command: { status: 'completed' },
+      result: { exit_code: 0, stdout: 'log level debug\n' },
+    });
+    // A pushed interval applies at once: the daemon logs the new one before it waits again.
+    const push = await queueCommand(fixture.portal, daemon.agentId, 'push_config', {
+      config_key: 'DAEMON_POLL_INTERVAL',
+      config_value: 10,
+    });
+    expect((await finishedCommand(fixture.portal, push, 30_000)).command.status).toBe('completed');
+    await daemon.waitFor(/msg="polling for commands" every_s=10/, 30_000);
+    await daemon.stop();
+  }, 90_000);
+});
