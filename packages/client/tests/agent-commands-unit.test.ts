@@ -151,6 +151,16 @@ describe('commands without a child process', () => {
     });
   });
 
+  it('a payload key this agent does not know is ignored: the command runs with the keys it knows', async () => {
+    const c = calls();
+    const out = await executeCommand(
+      command('set_log_level', { level: 'debug', verbose_modules: ['x'] }),
+      ctxFor(hostFor(c)),
+    );
+    expect(out).toMatchObject({ ok: true, exitCode: 0 });
+    expect(c.levels).toEqual(['debug']);
+  });
+
   it('a target that could be an option is refused', async () => {
     const out = await executeCommand(command('run_scan', { targets: '-oN/tmp/x' }), ctxFor(hostFor(calls())));
     expect(out.ok).toBe(false);
