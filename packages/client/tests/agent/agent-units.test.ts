@@ -87,6 +87,17 @@ describe('the overrides file', () => {
       ],
     });
   });
+
+  it('a carriage return inside a value refuses the line instead of splitting it; CRLF line ends are fine', () => {
+    fs.writeFileSync(
+      path.join(dir, '.c2_overrides.conf'),
+      'ALERT_RISK_THRESHOLD=6\r0\nALERT_ENABLED=true\r\nDAEMON_SCAN_RETRY_MAX=2\r\n',
+    );
+    expect(readOverrides(dir)).toEqual({
+      values: { ALERT_ENABLED: 'true', DAEMON_SCAN_RETRY_MAX: '2' },
+      refused: ['ALERT_RISK_THRESHOLD: config_value must not contain control characters'],
+    });
+  });
 });
 
 describe('the configs directory', () => {
