@@ -4,6 +4,8 @@ import { type KilledProcess, killTree, untilGone } from './commands/process-tree
 import { profileArgs } from './scan-args.ts';
 
 export interface ScheduledScan {
+  /** The id heartbeats report, passed on so the sessions carry the same one after update_schedule. */
+  scheduleId: string;
   targets: string;
   cron: string;
   profile: string | undefined;
@@ -53,6 +55,7 @@ export function runScheduledScan(opts: {
     ...opts.env,
     SVC_SCHEDULED_BY: 'daemon',
     SVC_SCHEDULE_CRON: scan.cron,
+    SVC_SCHEDULE_ID: scan.scheduleId,
     ...(scan.profile === undefined ? {} : { SVC_SCHEDULE_PROFILE: scan.profile }),
   };
   return new Promise((resolve) => {
