@@ -161,6 +161,19 @@ describe('commands without a child process', () => {
     expect(c.levels).toEqual(['debug']);
   });
 
+  it('run_scan without upload names the local session and says it was not uploaded', async () => {
+    const svc = ['/bin/sh', '-c', 'printf \'{"session_id":"20261127_015300","path":"/x"}\\n\'', 'svc'];
+    const out = await executeCommand(
+      command('run_scan', { targets: '127.0.0.1', profile: 'quick' }),
+      ctxFor(hostFor(calls(), { svcCommand: svc })),
+    );
+    expect(out).toMatchObject({ ok: true, exitCode: 0, sessionId: null });
+    expect(out.stdout).toBe(
+      'session 20261127_015300 was not uploaded: it stays on the agent (push_session uploads it)\n' +
+        '{"session_id":"20261127_015300","path":"/x"}\n',
+    );
+  });
+
   it('a target that could be an option is refused', async () => {
     const out = await executeCommand(command('run_scan', { targets: '-oN/tmp/x' }), ctxFor(hostFor(calls())));
     expect(out.ok).toBe(false);
