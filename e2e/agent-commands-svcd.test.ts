@@ -224,7 +224,7 @@ describe('svcd through a portal outage', () => {
       expect(h.command.status, JSON.stringify(h.result)).toBe('completed');
       expect(h.result?.exit_code).toBe(0);
       // Not uploaded: the first line names the session kept on the agent, the rest is svc scan's answer.
-      const [note, ...answer] = (h.result?.stdout as string).split('\n');
+      const [note, ...answer] = String(h.result?.stdout).split('\n');
       const local = JSON.parse(answer.join('\n')) as { session_id: string };
       expect(local.session_id).toMatch(/^\d{8}_\d{6}$/);
       expect(note).toBe(
