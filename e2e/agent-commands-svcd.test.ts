@@ -169,7 +169,7 @@ describe('svcd runs every command type', () => {
   }, 150_000);
 
   it('kill -9 mid-command: the next start reports it failed and does not run it again', async () => {
-    const daemon = await agent({ conf: { SVC_CMD_TIMEOUT: '600' } });
+    const daemon = await agent({ conf: { SVC_SCAN_TIMEOUT: '600' } });
     const watch = watchTree(daemon.pid);
     const id = await queueCommand(fixture.portal, daemon.agentId, 'run_scan', {
       targets: '127.0.0.1',
@@ -186,7 +186,7 @@ describe('svcd runs every command type', () => {
     // Its own process group outlives the daemon until the next start stops it.
     expect(watch.alive().length).toBeGreaterThan(0);
 
-    const again = await agent({ conf: { SVC_CMD_TIMEOUT: '600' } }, daemon);
+    const again = await agent({ conf: { SVC_SCAN_TIMEOUT: '600' } }, daemon);
     const h = await finishedCommand(fixture.portal, id, 30_000);
     expect(h).toMatchObject({ command: { status: 'failed' }, result: { exit_code: 125, session_id: null } });
     expect(h.result?.stderr).toMatch(
