@@ -1,10 +1,11 @@
 import fs from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
 import { agentsApi } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
 import { listenOnQuickPort } from './helpers/quick-port.ts';
+import { openScanGate } from './helpers/scan-gate.ts';
 
 /**
  * How svcd runs a batch of commands: a SIGTERM lets the running command finish and be reported,
@@ -72,10 +73,12 @@ describe('svcd stops between commands', () => {
 
 describe('svcd heartbeats during a long command', () => {
   it('a 5 s scan does not hold up the 1 s heartbeats', async () => {
-    const daemon = await agent({ DAEMON_HEARTBEAT_INTERVAL: '1', SVC_CMD_TIMEOUT: '5' });
+    // A port that never answers holds the full scan, so only SVC_SCAN_TIMEOUT ends it.
+    const gate = await openScanGate();
+    onTestFinished(() => gate.close());
+    const daemon = await agent({ DAEMON_HEARTBEAT_INTERVAL: '1', SVC_SCAN_TIMEOUT: '5' });
     const admin = await fixture.portal.adminToken();
     const api = agentsApi(fixture.portal, () => admin);
-    // The full profile of 127.0.0.1 runs far past 5 s: the timeout ends it.
     const scan = await queueCommand(fixture.portal, daemon.agentId, 'run_scan', {
       targets: '127.0.0.1',
       profile: 'full',

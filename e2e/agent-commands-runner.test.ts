@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { DeliveredCommand } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCommandRunner } from '../packages/client/src/agent/commands/index.ts';
-import { Journal } from '../packages/client/src/agent/journal.ts';
+import { Journal, journalFileOf } from '../packages/client/src/agent/journal.ts';
 import type { CommandHost, ScheduleChange } from '../packages/client/src/agent/types.ts';
 import { createPortalClient, type PortalClient } from '../packages/client/src/portal/client.ts';
 import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
@@ -59,7 +59,9 @@ function agentHost(over: Partial<CommandHost> = {}) {
     agentId,
     stateDir: path.join(dir, 'state'),
     portal,
+    portalOrigin: 'http://127.0.0.1:1',
     commandTimeoutMs: 120_000,
+    scanTimeoutMs: 120_000,
     sessionsRoot: path.join(dir, 'sessions'),
     svcCommand: [SVC],
     childEnv: {
@@ -172,7 +174,7 @@ describe('the command runner with a real portal', () => {
     await runner.run(delivered);
     expect(rec.levels).toEqual(['warning']);
     expect((await commandHistory(fixture.portal, id)).command.status).toBe('sent');
-    const journal = Journal.open(host.stateDir, () => undefined);
+    const journal = Journal.open(host.stateDir, () => undefined, journalFileOf(host.portalOrigin, agentId));
     expect(journal.outbox.map((r) => r.status)).toEqual(['acked', 'completed']);
     expect(rec.logs.some((l) => l.startsWith(`warning: status report kept for later: command ${id} acked`))).toBe(true);
 
@@ -183,7 +185,7 @@ describe('the command runner with a real portal', () => {
       command: { status: 'completed' },
       result: { exit_code: 0, stdout: 'log level warning\n' },
     });
-    expect(Journal.open(host.stateDir, () => undefined).outbox).toEqual([]);
+    expect(Journal.open(host.stateDir, () => undefined, journalFileOf(host.portalOrigin, agentId)).outbox).toEqual([]);
   });
 
   it('reports a command cut short by a crash as failed on recovery, never runs it again, and drops what the portal refuses for good', async () => {
@@ -193,7 +195,7 @@ describe('the command runner with a real portal', () => {
     const [delivered] = await heartbeat();
     // What a kill -9 leaves: the command started (acked queued), its report never written. Before
     // it, a report the portal will refuse (a command id it never issued to this agent).
-    const journal = Journal.open(host.stateDir, () => undefined);
+    const journal = Journal.open(host.stateDir, () => undefined, journalFileOf(host.portalOrigin, agentId));
     const stranger = { ...(delivered as DeliveredCommand), id: 2_000_000_000 };
     journal.enqueue([stranger, delivered as DeliveredCommand]);
     journal.begin((c) => ({ command_id: c.id, agent_id: agentId, status: 'acked' }), new Date());
@@ -266,8 +268,8 @@ describe('run_scan and push_session through real svc processes', () => {
     expect(pushed.result?.session_id).toMatch(/^\d{8}_\d{6}/);
   });
 
-  it('past SVC_CMD_TIMEOUT the scan and its nmap are killed and the command fails with exit 124', async () => {
-    const { host, agentId, heartbeat } = agentHost({ commandTimeoutMs: 6000 });
+  it('past SVC_SCAN_TIMEOUT the scan and its nmap are killed and the command fails with exit 124', async () => {
+    const { host, agentId, heartbeat } = agentHost({ scanTimeoutMs: 6000 });
     await heartbeat();
     const id = await queueCommand(fixture.portal, agentId, 'run_scan', { targets: '127.0.0.1', profile: 'full' });
     const delivered = await heartbeat();

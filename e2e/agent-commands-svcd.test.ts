@@ -11,6 +11,7 @@ import { watchTree } from './helpers/process-watch.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
 import { REPO } from '../packages/client/tests/helpers/cli.ts';
 import { listenOnQuickPort } from './helpers/quick-port.ts';
+import { openScanGate } from './helpers/scan-gate.ts';
 
 /**
  * Commands through a real `svcd` process: queued by the admin over HTTP, delivered by the
@@ -144,28 +145,31 @@ describe('svcd runs every command type', () => {
     }
   });
 
-  it('past SVC_CMD_TIMEOUT the scan and its nmap are killed: failed, exit 124, no process left', async () => {
-    const daemon = await agent({ conf: { SVC_CMD_TIMEOUT: '4' } });
+  it('run_scan has SVC_SCAN_TIMEOUT, not SVC_CMD_TIMEOUT: past it the scan and its nmap are killed, failed, exit 124', async () => {
+    // A port that never answers holds the full scan: it cannot end before its deadline.
+    const gate = await openScanGate();
+    const daemon = await agent({ conf: { SVC_CMD_TIMEOUT: '600', SVC_SCAN_TIMEOUT: '3' } });
     const watch = watchTree(daemon.pid);
     try {
       const id = await queueCommand(fixture.portal, daemon.agentId, 'run_scan', {
         targets: '127.0.0.1',
         profile: 'full',
       });
-      const h = await finishedCommand(fixture.portal, id, 60_000);
+      const h = await finishedCommand(fixture.portal, id, 120_000);
       expect(h.command.status).toBe('failed');
       expect(h.result).toMatchObject({ exit_code: 124, session_id: null });
       expect(h.result?.stderr).toContain('command timed out: the process tree was killed');
     } finally {
       watch.stop();
+      await gate.close();
     }
     expect(watch.names()).toContain('nmap');
     expect(watch.alive()).toEqual([]);
     await daemon.stop();
-  });
+  }, 150_000);
 
   it('kill -9 mid-command: the next start reports it failed and does not run it again', async () => {
-    const daemon = await agent({ conf: { SVC_CMD_TIMEOUT: '600' } });
+    const daemon = await agent({ conf: { SVC_SCAN_TIMEOUT: '600' } });
     const watch = watchTree(daemon.pid);
     const id = await queueCommand(fixture.portal, daemon.agentId, 'run_scan', {
       targets: '127.0.0.1',
@@ -182,7 +186,7 @@ describe('svcd runs every command type', () => {
     // Its own process group outlives the daemon until the next start stops it.
     expect(watch.alive().length).toBeGreaterThan(0);
 
-    const again = await agent({ conf: { SVC_CMD_TIMEOUT: '600' } }, daemon);
+    const again = await agent({ conf: { SVC_SCAN_TIMEOUT: '600' } }, daemon);
     const h = await finishedCommand(fixture.portal, id, 30_000);
     expect(h).toMatchObject({ command: { status: 'failed' }, result: { exit_code: 125, session_id: null } });
     expect(h.result?.stderr).toMatch(
@@ -219,12 +223,69 @@ describe('svcd through a portal outage', () => {
       const h = await finishedCommand(portal, id, 60_000);
       expect(h.command.status, JSON.stringify(h.result)).toBe('completed');
       expect(h.result?.exit_code).toBe(0);
-      expect(JSON.parse(h.result?.stdout as string)).toMatchObject({
-        session_id: expect.stringMatching(/^\d{8}_\d{6}$/),
-      });
+      // Not uploaded: the first line names the session kept on the agent, the rest is svc scan's answer.
+      const [note, ...answer] = String(h.result?.stdout).split('\n');
+      const local = JSON.parse(answer.join('\n')) as { session_id: string };
+      expect(local.session_id).toMatch(/^\d{8}_\d{6}$/);
+      expect(note).toBe(
+        `session ${local.session_id} was not uploaded: it stays on the agent (push_session uploads it)`,
+      );
       await daemon.stop();
     } finally {
       await portal.close();
     }
   });
+});
+
+describe('one state directory, two portals', () => {
+  it("runs portal B's command 1 after portal A's command 1 ran: the journal is per portal and agent", async () => {
+    const a = await startPortalWithKey();
+    const b = await startPortalWithKey();
+    try {
+      const first = await agent({ portal: a.portal, url: a.uploadUrl, key: a.key });
+      const idA = await queueCommand(a.portal, first.agentId, 'set_log_level', { level: 'debug' });
+      expect(idA).toBe(1);
+      expect((await finishedCommand(a.portal, idA, 30_000)).command.status).toBe('completed');
+      await first.stop();
+
+      const moved = await agent({ portal: b.portal, url: b.uploadUrl, key: b.key }, first);
+      const idB = await queueCommand(b.portal, moved.agentId, 'set_log_level', { level: 'info' });
+      expect(idB).toBe(1);
+      const h = await finishedCommand(b.portal, idB, 30_000);
+      expect(h).toMatchObject({ command: { status: 'completed' }, result: { exit_code: 0 } });
+      expect(moved.output()).not.toContain('delivered again');
+      await moved.stop();
+
+      // Back on A: its command 1 is not run again, its next one runs.
+      const back = await agent({ portal: a.portal, url: a.uploadUrl, key: a.key }, first);
+      const idA2 = await queueCommand(a.portal, back.agentId, 'set_log_level', { level: 'warning' });
+      expect(idA2).toBe(2);
+      expect((await finishedCommand(a.portal, idA2, 30_000)).command.status).toBe('completed');
+      expect(commandLines(back.output(), idA).filter((l) => / started/.test(l))).toEqual([]);
+      await back.stop();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }, 120_000);
+});
+
+describe('svcd polls between heartbeats', () => {
+  it('gets a command within DAEMON_POLL_INTERVAL while its next heartbeat is an hour away', async () => {
+    const daemon = await agent({ conf: { DAEMON_HEARTBEAT_INTERVAL: '3600', DAEMON_POLL_INTERVAL: '1' } });
+    const id = await queueCommand(fixture.portal, daemon.agentId, 'set_log_level', { level: 'debug' });
+    const h = await finishedCommand(fixture.portal, id, 30_000);
+    expect(h).toMatchObject({
+      command: { status: 'completed' },
+      result: { exit_code: 0, stdout: 'log level debug\n' },
+    });
+    // A pushed interval applies at once: the daemon logs the new one before it waits again.
+    const push = await queueCommand(fixture.portal, daemon.agentId, 'push_config', {
+      config_key: 'DAEMON_POLL_INTERVAL',
+      config_value: 10,
+    });
+    expect((await finishedCommand(fixture.portal, push, 30_000)).command.status).toBe('completed');
+    await daemon.waitFor(/msg="polling for commands" every_s=10/, 30_000);
+    await daemon.stop();
+  }, 90_000);
 });

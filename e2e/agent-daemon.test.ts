@@ -133,6 +133,26 @@ describe('svcd start-up errors', () => {
     );
     await fs.rm(home, { recursive: true, force: true });
   });
+
+  it('refuses a schedule with an invalid cron at start: one line naming the file, exit 3', async () => {
+    const home = await fs.mkdtemp(path.join(process.env.TMPDIR ?? '/tmp', 'svcd-cron-'));
+    const dir = path.join(home, 'configs');
+    await fs.mkdir(dir);
+    await fs.writeFile(
+      path.join(dir, 'a.conf'),
+      'CONSULTATION_API_URL=http://127.0.0.1:9/api/upload\nSVC_API_KEY=svc_biz_0\n',
+    );
+    await fs.writeFile(path.join(dir, 'nightly.conf'), 'SCAN_TARGETS=127.0.0.1\nSCAN_CRON=61 * * * *\n');
+    const r = await runCli(SVCD, ['--config-dir', dir], { home });
+    expect(r).toMatchObject({ code: 3, stdout: '' });
+    expect(r.stderr).toMatch(/^svcd: nightly\.conf: SCAN_CRON "61 \* \* \* \*" is not a valid cron pattern: .+\n$/);
+    // A pattern that never comes round (31 February) is refused alike, not reported as next_run 1970.
+    await fs.writeFile(path.join(dir, 'nightly.conf'), 'SCAN_TARGETS=127.0.0.1\nSCAN_CRON=0 0 31 2 *\n');
+    const never = await runCli(SVCD, ['--config-dir', dir], { home });
+    expect(never).toMatchObject({ code: 3, stdout: '' });
+    expect(never.stderr).toBe('svcd: nightly.conf: SCAN_CRON "0 0 31 2 *" never runs\n');
+    await fs.rm(home, { recursive: true, force: true });
+  });
 });
 
 describe('below the business tier', () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleId } from '../packages/client/src/pipeline/scheduling.ts';
 import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
 import { agentsApi, until } from './helpers/agents-api.ts';
+import { watchTree } from './helpers/process-watch.ts';
 import { openScanGate } from './helpers/scan-gate.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
@@ -160,6 +161,39 @@ describe('SIGTERM during a scheduled scan', () => {
       await gate.close();
     }
   });
+});
+
+describe('a scheduled scan past SVC_SCAN_TIMEOUT', () => {
+  it('is killed with its nmap: failed with exit 124, no svc scan or nmap process left', async () => {
+    // Held at a port that never answers: the scan cannot end before its deadline. The cron fires
+    // once a minute, so no second run starts while the first one's processes are checked.
+    const gate = await openScanGate();
+    try {
+      const second = (new Date().getSeconds() + 5) % 60;
+      const d = await startSvcd({
+        configs: {
+          'p.conf': portalConf(fixture.uploadUrl, fixture.key, { SVC_SCAN_TIMEOUT: '3', DAEMON_SCAN_RETRY_MAX: '0' }),
+          'held.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: `${second} * * * * *`, SCAN_PORTS: `T:${gate.port}` },
+        },
+      });
+      started.push(d);
+      await d.waitFor(/msg="svcd started"/);
+      const watch = watchTree(d.pid);
+      let failed: string;
+      try {
+        failed = await d.waitFor(/msg="scheduled scan failed"/, 120_000);
+      } finally {
+        watch.stop();
+      }
+      expect(failed).toContain('exit_code=124');
+      expect(failed).toContain('SVC_SCAN_TIMEOUT');
+      expect(watch.names()).toContain('nmap');
+      expect(watch.alive()).toEqual([]);
+      await d.stop();
+    } finally {
+      await gate.close();
+    }
+  }, 150_000);
 });
 
 describe('a failing scheduled scan', () => {

@@ -34,7 +34,9 @@ function hostFor(calls: Calls, over: Partial<CommandHost> = {}): CommandHost {
     agentId: 'svcd_test0001',
     stateDir: '/nonexistent',
     portal: undefined as never,
+    portalOrigin: 'http://127.0.0.1:1',
     commandTimeoutMs: 5000,
+    scanTimeoutMs: 5000,
     sessionsRoot: '/nonexistent',
     svcCommand: ['/bin/false'],
     childEnv: process.env,
@@ -147,6 +149,29 @@ describe('commands without a child process', () => {
       stdout: '',
       stderr: 'run_scan needs targets: no targets were specified\n',
     });
+  });
+
+  it('a payload key this agent does not know is ignored: the command runs with the keys it knows', async () => {
+    const c = calls();
+    const out = await executeCommand(
+      command('set_log_level', { level: 'debug', verbose_modules: ['x'] }),
+      ctxFor(hostFor(c)),
+    );
+    expect(out).toMatchObject({ ok: true, exitCode: 0 });
+    expect(c.levels).toEqual(['debug']);
+  });
+
+  it('run_scan without upload names the local session and says it was not uploaded', async () => {
+    const svc = ['/bin/sh', '-c', 'printf \'{"session_id":"20261127_015300","path":"/x"}\\n\'', 'svc'];
+    const out = await executeCommand(
+      command('run_scan', { targets: '127.0.0.1', profile: 'quick' }),
+      ctxFor(hostFor(calls(), { svcCommand: svc })),
+    );
+    expect(out).toMatchObject({ ok: true, exitCode: 0, sessionId: null });
+    expect(out.stdout).toBe(
+      'session 20261127_015300 was not uploaded: it stays on the agent (push_session uploads it)\n' +
+        '{"session_id":"20261127_015300","path":"/x"}\n',
+    );
   });
 
   it('a target that could be an option is refused', async () => {

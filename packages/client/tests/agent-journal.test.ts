@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { DeliveredCommand, StatusReportBody } from '@svc/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JOURNAL_FILE, Journal } from '../src/agent/journal.ts';
+import { JOURNAL_FILE, Journal, journalFileOf, journalFilesIn } from '../src/agent/journal.ts';
 import { deliverOutbox } from '../src/agent/journal-delivery.ts';
 import { createPortalClient } from '../src/portal/client.ts';
 
@@ -33,6 +33,33 @@ const noCorruption = (m: string) => {
 };
 
 describe('command journal', () => {
+  it('is kept per portal origin and agent id: one state directory holds several, each with its own ids and outbox', () => {
+    const dir = stateDir();
+    const a = journalFileOf('https://a.example', 'svcd_1');
+    const b = journalFileOf('https://b.example', 'svcd_1');
+    expect(new Set([a, b, journalFileOf('https://a.example', 'svcd_2')]).size).toBe(3);
+    const ja = Journal.open(dir, noCorruption, a);
+    ja.enqueue([cmd(1)]);
+    ja.begin(ack, new Date());
+    const jb = Journal.open(dir, noCorruption, b);
+    expect(jb.hasStarted(1)).toBe(false);
+    expect(jb.outbox).toEqual([]);
+    jb.enqueue([cmd(1)]);
+    expect(jb.isQueued(1)).toBe(true);
+    // A's unsent ack waits in A's journal for the agent's return there.
+    expect(Journal.open(dir, noCorruption, a).outbox).toEqual([ack(cmd(1))]);
+    expect(journalFilesIn(dir)).toEqual([a, b].sort());
+  });
+
+  it('adopts the single journal of an older agent for the first portal that opens one', () => {
+    const dir = stateDir();
+    const old = Journal.open(dir, noCorruption);
+    old.enqueue([cmd(7)]);
+    const name = journalFileOf('https://a.example', 'svcd_1');
+    expect(Journal.open(dir, noCorruption, name).isQueued(7)).toBe(true);
+    expect(fs.readdirSync(dir)).toEqual([name]);
+  });
+
   it('is one mode-600 file in a mode-700 directory, and survives a reopen', () => {
     const dir = stateDir();
     const j = Journal.open(dir, noCorruption);

@@ -43,4 +43,13 @@ describe('the schedule a scheduler hands to svc scan', () => {
     });
     expect(from({ SVC_SCHEDULED_BY: 'daemon' })).toBeNull();
   });
+
+  it('SVC_SCHEDULE_ID keeps the id of a schedule whose cron or targets were changed (update_schedule)', () => {
+    const id = scheduleId('10.0.0.1', '0 2 * * 1');
+    const moved = from({ SVC_SCHEDULE_CRON: '30 4 * * *', SVC_SCHEDULED_BY: 'daemon', SVC_SCHEDULE_ID: id });
+    expect(schedulingMetadata('10.0.0.1', moved).schedule_id).toBe(id);
+    // Anything but an id of that form is ignored: the id is derived as without it.
+    const odd = from({ SVC_SCHEDULE_CRON: '30 4 * * *', SVC_SCHEDULE_ID: '../x' });
+    expect(schedulingMetadata('10.0.0.1', odd).schedule_id).toBe(scheduleId('10.0.0.1', '30 4 * * *'));
+  });
 });

@@ -30,8 +30,8 @@ export type CommandPayloads = {
 };
 
 export type CommandPayloadCheck<T extends CommandType = CommandType> =
-  | { ok: true; payload: CommandPayloads[T] }
-  | { ok: false; message: string };
+  /** `unknown`: keys this version does not know, as given (the portal stores and delivers them, an agent ignores them). */
+  { ok: true; payload: CommandPayloads[T]; unknown: Record<string, unknown> } | { ok: false; message: string };
 
 /** What the checking side configures: the scan address budget (the portal's or the agent's SVC_SCAN_MAX_ADDRESSES). */
 export interface CommandPayloadOptions {
@@ -55,6 +55,8 @@ const SCHEDULE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const SESSION_NAME_PATTERN = /^\d{8}_\d{6}$/;
 const CRON_FIELD = /^[0-9A-Za-z*/,?#LW-]+$/;
 /** A git branch name that git cannot read as an option or a path escape. */
+/** A key this version does not know must still be a plain name (no `__proto__`, no option-like text). */
+const UNKNOWN_KEY_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 const BRANCH_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$/;
 const VERSION_TAG_PATTERN = /^v\d+\.\d+\.\d+$/;
 
@@ -151,7 +153,7 @@ const RULES: Record<CommandType, Record<string, Rule>> = {
  * Check a command's payload against SPEC's payload table: required keys, allowed values,
  * the push_config allowlist and value rules, no control characters, nothing that could be
  * read as an option, targets by the scan target rule within `opts.scanBudget` (default one
- * /16). Keys are checked in the table's order and the first refusal is the answer. Null counts as absent. Accepted payloads come back normalised (trimmed target
+ * /16). A key of no rule is accepted when it is a plain name and returned apart, unchecked. Keys are checked in the table's order and the first refusal is the answer. Null counts as absent. Accepted payloads come back normalised (trimmed target
  * lists, single-spaced cron, push_config values in their string form).
  */
 export function checkCommandPayload<T extends CommandType>(
@@ -161,8 +163,15 @@ export function checkCommandPayload<T extends CommandType>(
 ): CommandPayloadCheck<T> {
   const rules = RULES[type];
   // Object.hasOwn, not `in`: `in` also finds Object.prototype members such as `constructor`.
-  const unknown = Object.keys(payload).find((k) => !Object.hasOwn(rules, k));
-  if (unknown !== undefined) return { ok: false, message: `Unknown payload key for ${type}: ${unknown.slice(0, 64)}` };
+  const unknownKeys = Object.keys(payload).filter((k) => !Object.hasOwn(rules, k));
+  const badName = unknownKeys.find((k) => !UNKNOWN_KEY_PATTERN.test(k));
+  if (badName !== undefined)
+    return {
+      ok: false,
+      message: `Unknown payload key for ${type} must be a name (letters, digits and _, starting with a letter, at most 64): ${badName.slice(0, 64)}`,
+    };
+  // SPEC's rollout rule: a field the portal accepts first reaches agents that do not know it yet.
+  const unknown = Object.fromEntries(unknownKeys.map((k) => [k, payload[k]]));
   const out: CommandPayload = {};
   for (const [key, rule] of Object.entries(rules)) {
     const v = payload[key];
@@ -179,5 +188,5 @@ export function checkCommandPayload<T extends CommandType>(
     out[key] = checked.value;
   }
   // The rules above produce exactly the keys and value types of CommandPayloads[T].
-  return { ok: true, payload: out as CommandPayloads[T] };
+  return { ok: true, payload: out as CommandPayloads[T], unknown };
 }

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Cron } from 'croner';
 import { readConfigFile, Settings } from '../config/settings.ts';
+import { normalizeCron } from '../pipeline/scheduling.ts';
 import { PortalError } from '../portal/errors.ts';
 import { transportPolicyOf, uploadUrlOf } from '../portal/target.ts';
 import { readOverrides } from './overrides.ts';
@@ -47,6 +49,19 @@ export class MissingSettingError extends Error {
   }
 }
 
+/** Why a schedule's cron cannot be used (croner's reason, or a pattern that never comes round), or null. */
+export function cronProblem(pattern: string): string | null {
+  let job: Cron;
+  try {
+    job = new Cron(normalizeCron(pattern), { mode: '5-or-6-parts', paused: true });
+  } catch (err) {
+    return `is not a valid cron pattern: ${(err as Error).message}`;
+  }
+  const next = job.nextRun();
+  job.stop();
+  return next === null ? 'never runs' : null;
+}
+
 const truthy = (v: string | undefined) => v !== undefined && /^(1|true|yes|on)$/i.test(v.trim());
 
 /** Reads the configs directory: every `*.conf` file (not dotfiles), then `.c2_overrides.conf` last. */
@@ -72,7 +87,11 @@ export function loadAgentConfig(configDir: string, env: NodeJS.ProcessEnv): Agen
     clientId ??= values['CLIENT_ID']?.trim() || undefined;
     const targets = values['SCAN_TARGETS']?.trim();
     const cron = values['SCAN_CRON']?.trim();
-    if (targets && cron)
+    if (targets && cron) {
+      // Refused here, so a start fails with the reason (exit 3) and a reload keeps the running config.
+      const problem = cronProblem(cron);
+      if (problem !== null)
+        throw new MissingSettingError(`svcd: ${path.basename(file)}: SCAN_CRON "${cron}" ${problem}`);
       schedules.push({
         config: path.basename(file),
         targets,
@@ -81,6 +100,7 @@ export function loadAgentConfig(configDir: string, env: NodeJS.ProcessEnv): Agen
         ports: values['SCAN_PORTS']?.trim() || undefined,
         upload: truthy(values['SCAN_UPLOAD']),
       });
+    }
   }
   const settings = new Settings({ configFiles: files, env, flags: overrides });
   return { configDir, files, settings, overrides, refused, schedules, clientId };

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentLogLevel, DeliveredCommand, HeartbeatBody } from '@svc/protocol';
 import { featureAllowed } from '../license/gates.ts';
+import type { ClientTier } from '../license/format.ts';
 import { licenseState } from '../license/service.ts';
 import { createPortalClient, type PortalClient } from '../portal/client.ts';
 import { PortalError } from '../portal/errors.ts';
@@ -23,9 +24,13 @@ import type { CommandHost, CommandRunner } from './types.ts';
 export const EXIT = { ok: 0, failure: 1, usage: 2, config: 3, unregistered: 4 } as const;
 
 export const DEFAULT_HEARTBEAT_S = 300;
+/** Polls for commands between heartbeats, so a long heartbeat interval does not delay them. */
+const DEFAULT_POLL_S = 60;
 const DEFAULT_RETRY_MAX = 3;
 const DEFAULT_RETRY_BACKOFF_S = 60;
 const DEFAULT_CMD_TIMEOUT_S = 300;
+/** A full-port scan of a /24 takes hours, not SVC_CMD_TIMEOUT's 5 minutes (docs/decisions.md, issue 22). */
+export const DEFAULT_SCAN_TIMEOUT_S = 14_400;
 /** First wait after a failed heartbeat (then doubling up to the interval). */
 const BACKOFF_BASE_MS = 5_000;
 
@@ -58,12 +63,14 @@ export class Daemon {
   #stopping: { graceful: boolean; code: number } | null = null;
   #restartRequested = false;
   #failures = 0;
-  #tier = '';
+  #tier: ClientTier = '';
   #lastHeartbeat: Date | null = null;
   #lastOk: boolean | null = null;
   #lastError: string | null = null;
   /** The batches running in the background (the runner takes them one at a time). */
   #commands: Promise<void> = Promise.resolve();
+  /** The poll interval last logged (logged again when a push or reload changes it). */
+  #pollLogged: number | null = null;
 
   /** Throws MissingSettingError when the configs lack the portal URL or key. */
   constructor(opts: DaemonOptions) {
@@ -85,6 +92,7 @@ export class Daemon {
           sessionsRoot: this.#sessionsRoot(),
           scan,
           signal,
+          timeoutMs: this.#scanTimeoutMs(),
         }),
       retryMax: () => this.#number('DAEMON_SCAN_RETRY_MAX', DEFAULT_RETRY_MAX, 0),
       retryBackoffMs: () => this.#number('DAEMON_SCAN_RETRY_BACKOFF', DEFAULT_RETRY_BACKOFF_S, 1) * 1000,
@@ -116,6 +124,10 @@ export class Daemon {
     return createPortalClient({ target });
   }
 
+  #scanTimeoutMs(): number {
+    return this.#number('SVC_SCAN_TIMEOUT', DEFAULT_SCAN_TIMEOUT_S, 1) * 1000;
+  }
+
   #sessionsRoot(): string {
     return sessionsRootOf({ settings: this.#config.settings, home: this.#opts.home });
   }
@@ -128,8 +140,14 @@ export class Daemon {
       get portal() {
         return daemon.#portal;
       },
+      get portalOrigin() {
+        return new URL(daemon.#portal.target.uploadUrl).origin;
+      },
       get commandTimeoutMs() {
         return daemon.#number('SVC_CMD_TIMEOUT', DEFAULT_CMD_TIMEOUT_S, 1) * 1000;
+      },
+      get scanTimeoutMs() {
+        return daemon.#scanTimeoutMs();
       },
       get sessionsRoot() {
         return daemon.#sessionsRoot();
@@ -161,6 +179,8 @@ export class Daemon {
     this.#config = loadAgentConfig(this.#config.configDir, this.#opts.env);
     if (key === 'DAEMON_LOG_LEVEL') this.log.level = this.#logLevelSetting();
     this.log.info('config applied', { key, value });
+    // A new interval applies at once, not after the wait that was set with the old one.
+    if (key === 'DAEMON_POLL_INTERVAL' || key === 'DAEMON_HEARTBEAT_INTERVAL') this.#wake?.();
   }
 
   /** SIGHUP: configs, then the overrides as the last layer (re-checked). A broken reload keeps the old config. */
@@ -188,6 +208,10 @@ export class Daemon {
     this.log.info('shutting down', { graceful });
     this.#wake?.();
     if (!graceful) void this.#scheduler.stop().then(() => process.exit(code));
+  }
+
+  #pollIntervalMs(): number {
+    return this.#number('DAEMON_POLL_INTERVAL', DEFAULT_POLL_S, 1) * 1000;
   }
 
   #heartbeatIntervalMs(): number {
@@ -242,7 +266,7 @@ export class Daemon {
     return this.#heartbeatIntervalMs();
   }
 
-  /** A command may run up to SVC_CMD_TIMEOUT: heartbeats go on meanwhile, and a stop waits for it. */
+  /** A command may run up to SVC_CMD_TIMEOUT (a scan SVC_SCAN_TIMEOUT): heartbeats go on meanwhile, and a stop waits for it. */
   #runInBackground(commands: DeliveredCommand[]): void {
     this.#commands = this.#runner.run(commands).catch((err: unknown) => {
       this.log.error('command batch failed', { error: err instanceof Error ? err.message : String(err) });
@@ -291,15 +315,49 @@ export class Daemon {
     }
   }
 
-  #sleep(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => this.#wake?.(), ms);
-      this.#wake = () => {
+  /** Resolves true when `ms` passed, false when woken early (a stop, a reload, a new interval). */
+  #sleep(ms: number): Promise<boolean> {
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => done(true), ms);
+      const done = (timed: boolean) => {
         clearTimeout(timer);
         this.#wake = null;
-        resolve();
+        resolve(timed);
       };
+      this.#wake = () => done(false);
     });
+  }
+
+  /** The wait until the next heartbeat, polling GET /api/agent-commands every DAEMON_POLL_INTERVAL meanwhile. */
+  async #waitPolling(waitMs: number): Promise<void> {
+    const heartbeatAt = Date.now() + waitMs;
+    for (;;) {
+      const left = heartbeatAt - Date.now();
+      if (left <= 0) return;
+      const every = this.#pollIntervalMs();
+      if (every !== this.#pollLogged) {
+        this.#pollLogged = every;
+        this.log.info('polling for commands', { every_s: every / 1000 });
+      }
+      if (!(await this.#sleep(Math.min(every, left)))) return;
+      if (this.#stopping !== null || this.#restartRequested || heartbeatAt - Date.now() <= 0) return;
+      await this.#poll();
+    }
+  }
+
+  async #poll(): Promise<void> {
+    // The heartbeat after a failed one is due soon enough; a key without commands has nothing to poll.
+    if (this.#lastOk !== true || !featureAllowed(this.#tier, 'agent_commands')) return;
+    let commands: DeliveredCommand[];
+    try {
+      commands = (await this.#portal.pollCommands(this.agentId)).commands;
+    } catch (err) {
+      if (!(err instanceof PortalError)) throw err;
+      this.log.warning('command poll failed', { error: err.message });
+      return;
+    }
+    this.log.debug('commands polled', { commands: commands.length });
+    if (commands.length > 0) this.#runInBackground(commands);
   }
 
   async run(): Promise<number> {
@@ -326,7 +384,9 @@ export class Daemon {
           return this.#heartbeatIntervalMs();
         });
         if (this.#opts.once || this.#stopping !== null || this.#restartRequested) break;
-        await this.#sleep(wait);
+        await this.#waitPolling(wait).catch((err: unknown) => {
+          this.log.error('command poll failed', { error: err instanceof Error ? err.message : String(err) });
+        });
       }
       await this.#commands;
       await this.#scheduler.stop();

@@ -1,10 +1,13 @@
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DeliveredCommand } from '@svc/protocol';
 import type { ReportBody } from './types.ts';
 
 /**
- * The command journal: one JSON file (mode 600) in the agent's state directory, replaced whole
+ * The command journal: one JSON file (mode 600) per portal origin and agent id in the agent's
+ * state directory (command ids are a portal's own sequence: portal B's command 1 is not portal
+ * A's), replaced whole
  * on every change (written to a temporary file, fsynced, renamed over the old one, directory
  * fsynced), so a crash at any moment leaves either the old state or the new one.
  *
@@ -15,7 +18,25 @@ import type { ReportBody } from './types.ts';
  * - `outbox`: status reports not yet accepted by the portal, oldest first.
  */
 
+/** The journal of an agent before journals were kept per portal; adopted by the first portal that opens one. */
 export const JOURNAL_FILE = 'command-journal.json';
+
+/** The journal file of one portal origin and agent id (a state directory may hold several). */
+export function journalFileOf(portalOrigin: string, agentId: string): string {
+  const key = createHash('sha256').update(`${portalOrigin}\n${agentId}`).digest('hex').slice(0, 16);
+  return `command-journal-${key}.json`;
+}
+
+/** Every per-portal journal file of a state directory (for recovery: a command cut short under another portal). */
+export function journalFilesIn(stateDir: string): string[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync(stateDir);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => /^command-journal-[0-9a-f]{16}\.json$/.test(n)).sort();
+}
 /** Started ids kept: the portal never delivers a command twice, so the newest ones are what matter. */
 const STARTED_KEPT = 10_000;
 
@@ -77,12 +98,16 @@ export class Journal {
    * The journal of `stateDir` (created mode 700 when missing). A journal that cannot be parsed is
    * kept aside as `<file>.corrupt-<time>` and `onCorrupt` told; the agent starts from an empty one.
    */
-  static open(stateDir: string, onCorrupt: (message: string) => void): Journal {
+  static open(stateDir: string, onCorrupt: (message: string) => void, name = JOURNAL_FILE): Journal {
     fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    const file = path.join(stateDir, JOURNAL_FILE);
+    const file = path.join(stateDir, name);
     // A temporary file is what a crash mid-write leaves; the journal itself is whole.
-    for (const name of fs.readdirSync(stateDir))
-      if (name.startsWith(`${JOURNAL_FILE}.tmp-`)) fs.rmSync(path.join(stateDir, name), { force: true });
+    for (const entry of fs.readdirSync(stateDir))
+      if (entry.startsWith(`${name}.tmp-`)) fs.rmSync(path.join(stateDir, entry), { force: true });
+    const legacy = path.join(stateDir, JOURNAL_FILE);
+    // Written before journals were per portal: it belongs to the portal the agent had then, which is
+    // most likely the one it still has.
+    if (name !== JOURNAL_FILE && !fs.existsSync(file) && fs.existsSync(legacy)) fs.renameSync(legacy, file);
     let text: string;
     try {
       text = fs.readFileSync(file, 'utf8');

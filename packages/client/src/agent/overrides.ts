@@ -34,7 +34,27 @@ export function readOverrides(configDir: string): OverridesReading {
   }
   const values: Record<string, string> = {};
   const refused: string[] = [];
-  for (const [key, value] of Object.entries(parse(text))) {
+  // dotenv reads a lone CR as a line end: `KEY=6<CR>0` would become 6. Such a line is refused
+  // whole, before dotenv sees it; a CR ending a line (CRLF) is only a line end.
+  const kept: string[] = [];
+  for (const raw of text.split('\n')) {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (!line.includes('\r')) {
+      kept.push(line);
+      continue;
+    }
+    const key =
+      line
+        .split('=')[0]
+        ?.replace(/^\s*(export\s+)?/, '')
+        .trim() ?? '';
+    refused.push(
+      isRemoteConfigKey(key)
+        ? `${key}: config_value must not contain control characters`
+        : `${key.replace(/[\u0000-\u001f\u007f]/g, '?').slice(0, 64)}: ${CONFIG_KEY_NOT_ALLOWED}`,
+    );
+  }
+  for (const [key, value] of Object.entries(parse(kept.join('\n')))) {
     if (!isRemoteConfigKey(key)) {
       refused.push(`${key}: ${CONFIG_KEY_NOT_ALLOWED}`);
       continue;

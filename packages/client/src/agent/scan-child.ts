@@ -1,7 +1,11 @@
 import { spawn } from 'node:child_process';
+import { EXIT_TIMEOUT } from './commands/spawn.ts';
+import { type KilledProcess, killTree, untilGone } from './commands/process-tree.ts';
 import { profileArgs } from './scan-args.ts';
 
 export interface ScheduledScan {
+  /** The id heartbeats report, passed on so the sessions carry the same one after update_schedule. */
+  scheduleId: string;
   targets: string;
   cron: string;
   profile: string | undefined;
@@ -22,7 +26,8 @@ const TAIL = 2000;
 /**
  * One `svc scan` child for a schedule: fixed argument list (no shell), the schedule passed as
  * SVC_SCHEDULE_* so the session carries `is_scheduled: true, scheduled_by: daemon`. `signal`
- * ends it (shutdown).
+ * ends it (shutdown); past `timeoutMs` (SVC_SCAN_TIMEOUT) its whole tree, nmap included, is
+ * killed and it ends with exit code 124.
  */
 export function runScheduledScan(opts: {
   svcCommand: readonly string[];
@@ -30,6 +35,7 @@ export function runScheduledScan(opts: {
   sessionsRoot: string;
   scan: ScheduledScan;
   signal: AbortSignal;
+  timeoutMs: number;
 }): Promise<ScanOutcome> {
   const { scan } = opts;
   const [cmd, ...prefix] = opts.svcCommand as [string, ...string[]];
@@ -49,6 +55,7 @@ export function runScheduledScan(opts: {
     ...opts.env,
     SVC_SCHEDULED_BY: 'daemon',
     SVC_SCHEDULE_CRON: scan.cron,
+    SVC_SCHEDULE_ID: scan.scheduleId,
     ...(scan.profile === undefined ? {} : { SVC_SCHEDULE_PROFILE: scan.profile }),
   };
   return new Promise((resolve) => {
@@ -62,6 +69,11 @@ export function runScheduledScan(opts: {
       }
     };
     opts.signal.addEventListener('abort', stop, { once: true });
+    let killed: KilledProcess[] | null = null;
+    // The scanner starts nmap in a process group of its own: the tree is walked, not one group.
+    const timer = setTimeout(() => {
+      killed = child.pid === undefined ? [] : killTree(child.pid);
+    }, opts.timeoutMs);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => {
@@ -74,7 +86,14 @@ export function runScheduledScan(opts: {
       stderr += `\n${err.message}`;
     });
     child.on('close', (code) => {
+      clearTimeout(timer);
       opts.signal.removeEventListener('abort', stop);
+      if (killed !== null) {
+        const limit = `scan timed out after SVC_SCAN_TIMEOUT (${Math.round(opts.timeoutMs / 1000)} s): the process tree was killed`;
+        const outcome = { exitCode: EXIT_TIMEOUT, sessionPath: null, stderrTail: `${stderr.trim()}\n${limit}`.trim() };
+        void untilGone(killed).then(() => resolve(outcome));
+        return;
+      }
       let sessionPath: string | null = null;
       try {
         sessionPath = (JSON.parse(stdout) as { path?: string }).path ?? null;

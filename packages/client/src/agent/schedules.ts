@@ -55,6 +55,7 @@ export class Scheduler implements ScheduleControl {
       const id = scheduleId(file.targets, file.cron);
       seen.add(id);
       const scan = {
+        scheduleId: id,
         targets: file.targets,
         cron: file.cron,
         profile: file.profile,

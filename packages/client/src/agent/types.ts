@@ -31,10 +31,14 @@ export interface CommandHost {
   agentId: string;
   /** Directory of the agent's state (journal, unsent reports), mode 700. */
   stateDir: string;
+  /** Origin of the configured portal (scheme://host:port): the command journal is kept per origin and agent id. */
+  portalOrigin: string;
   /** The typed portal client with the daemon's credentials (heartbeats, status reports, uploads). */
   portal: PortalClient;
-  /** SVC_CMD_TIMEOUT in milliseconds (default 300 s). */
+  /** SVC_CMD_TIMEOUT in milliseconds (default 300 s): every command but run_scan. */
   commandTimeoutMs: number;
+  /** SVC_SCAN_TIMEOUT in milliseconds (default 4 h): run_scan and scheduled scans (docs/decisions.md, issue 22). */
+  scanTimeoutMs: number;
   /** Where `svc scan` writes its session directories. */
   sessionsRoot: string;
   /** argv prefix that runs the client CLI (e.g. [<repo>/packages/client/bin/svc]). */

@@ -10,6 +10,8 @@ import { createHash } from 'node:crypto';
 
 export interface Schedule {
   cron: string;
+  /** The scheduler's own id, kept when update_schedule changed the cron or targets (svcd). */
+  id?: string | undefined;
   profile?: string | undefined;
   scheduledBy: 'daemon' | 'cron';
 }
@@ -36,7 +38,7 @@ export function schedulingMetadata(target: string, schedule: Schedule | null): S
   if (schedule === null) return { is_scheduled: false };
   return {
     is_scheduled: true,
-    schedule_id: scheduleId(target, schedule.cron),
+    schedule_id: schedule.id ?? scheduleId(target, schedule.cron),
     schedule_cron: normalizeCron(schedule.cron),
     ...(schedule.profile === undefined ? {} : { schedule_profile: schedule.profile }),
     scheduled_by: schedule.scheduledBy,
@@ -45,14 +47,17 @@ export function schedulingMetadata(target: string, schedule: Schedule | null): S
 
 /**
  * The schedule a scheduler hands to `svc scan` (svcd sets these for its children): SVC_SCHEDULE_CRON,
- * SVC_SCHEDULED_BY (`daemon` or `cron`, default `cron`) and SVC_SCHEDULE_PROFILE. Null without a cron.
+ * SVC_SCHEDULED_BY (`daemon` or `cron`, default `cron`), SVC_SCHEDULE_PROFILE and SVC_SCHEDULE_ID
+ * (an id of the `sched_` form; svcd's stays the same after update_schedule). Null without a cron.
  */
 export function scheduleFromSettings(settings: { get(key: string): string | undefined }): Schedule | null {
   const cron = settings.get('SVC_SCHEDULE_CRON');
   if (cron === undefined) return null;
   const by = settings.get('SVC_SCHEDULED_BY');
+  const id = settings.get('SVC_SCHEDULE_ID');
   return {
     cron,
+    id: id !== undefined && /^sched_[0-9a-f]{12}$/.test(id) ? id : undefined,
     profile: settings.get('SVC_SCHEDULE_PROFILE'),
     scheduledBy: by === 'daemon' ? 'daemon' : 'cron',
   };

@@ -9,6 +9,9 @@ import { loadAgentConfig, MissingSettingError, requirePortal } from '../../src/a
 import { agentIdOf } from '../../src/agent/identity.ts';
 import { createLogger } from '../../src/agent/logger.ts';
 import { appendOverride, readOverrides } from '../../src/agent/overrides.ts';
+import type { ScheduledScan } from '../../src/agent/scan-child.ts';
+import { Scheduler } from '../../src/agent/schedules.ts';
+import { scheduleId } from '../../src/pipeline/scheduling.ts';
 import { profileArgs } from '../../src/agent/scan-args.ts';
 
 let dir: string;
@@ -87,6 +90,17 @@ describe('the overrides file', () => {
       ],
     });
   });
+
+  it('a carriage return inside a value refuses the line instead of splitting it; CRLF line ends are fine', () => {
+    fs.writeFileSync(
+      path.join(dir, '.c2_overrides.conf'),
+      'ALERT_RISK_THRESHOLD=6\r0\nALERT_ENABLED=true\r\nDAEMON_SCAN_RETRY_MAX=2\r\n',
+    );
+    expect(readOverrides(dir)).toEqual({
+      values: { ALERT_ENABLED: 'true', DAEMON_SCAN_RETRY_MAX: '2' },
+      refused: ['ALERT_RISK_THRESHOLD: config_value must not contain control characters'],
+    });
+  });
 });
 
 describe('the configs directory', () => {
@@ -144,5 +158,39 @@ describe('logs', () => {
     expect(lines(true, {})).toContain('\u001b[');
     expect(lines(true, { NO_COLOR: '1' })).not.toContain('\u001b[');
     expect(lines(false, {})).not.toContain('\u001b[');
+  });
+});
+
+describe('the scheduler', () => {
+  it('after update_schedule the scan keeps the schedule id the heartbeats report', async () => {
+    const seen: ScheduledScan[] = [];
+    const quiet = () => undefined;
+    const scheduler = new Scheduler({
+      log: { debug: quiet, info: quiet, warning: quiet, error: quiet },
+      runScan: async (scan) => {
+        seen.push(scan);
+        return { exitCode: 0, sessionPath: null, stderrTail: '' };
+      },
+      retryMax: () => 0,
+      retryBackoffMs: () => 1000,
+    });
+    scheduler.load([
+      {
+        config: 'n.conf',
+        targets: '127.0.0.1',
+        cron: '0 3 1 1 *',
+        profile: undefined,
+        ports: undefined,
+        upload: false,
+      },
+    ]);
+    const id = scheduleId('127.0.0.1', '0 3 1 1 *');
+    scheduler.apply(id, 'update', { cron: '* * * * * *' });
+    scheduler.start();
+    const end = Date.now() + 10_000;
+    while (seen.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    await scheduler.stop();
+    expect(scheduler.report().map((s) => s.schedule_id)).toEqual([id]);
+    expect(seen[0]).toMatchObject({ scheduleId: id, cron: '* * * * * *' });
   });
 });

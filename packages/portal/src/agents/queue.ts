@@ -42,7 +42,8 @@ export async function queueCommands(
     scanBudget: { maxAddresses: ctx.config.scanMaxAddresses },
   });
   if (!checked.ok) throw new DomainError('invalid.payload', checked.message);
-  const payload = checked.payload;
+  // Keys this portal does not know yet are stored and delivered as given (docs/agent/commands.md).
+  const payload = { ...checked.unknown, ...checked.payload };
   const priority = body.priority ?? DEFAULT_PRIORITY;
   const createdBy = actorOf(admin);
   const now = ctx.now();

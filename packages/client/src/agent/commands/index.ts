@@ -1,6 +1,6 @@
 import type { DeliveredCommand } from '@svc/protocol';
 import { deliverOutbox } from '../journal-delivery.ts';
-import { Journal } from '../journal.ts';
+import { Journal, journalFileOf, journalFilesIn } from '../journal.ts';
 import type { CommandHost, CommandRunner, ReportBody } from '../types.ts';
 import { executeCommand } from './dispatch.ts';
 import { EXIT_INTERRUPTED, type Outcome } from './outcome.ts';
@@ -33,7 +33,17 @@ export function statusReport(command: DeliveredCommand, outcome: Outcome, host: 
  */
 export function createCommandRunner(host: CommandHost): CommandRunner {
   const { log } = host;
-  const journal = Journal.open(host.stateDir, (m) => log.error(m));
+  // One journal per portal origin and agent id, opened as the configured portal changes (reload).
+  const journals = new Map<string, Journal>();
+  const open = (name: string): Journal => {
+    let j = journals.get(name);
+    if (j === undefined) {
+      j = Journal.open(host.stateDir, (m) => log.error(m), name);
+      journals.set(name, j);
+    }
+    return j;
+  };
+  const journalNow = (): Journal => open(journalFileOf(host.portalOrigin, host.agentId));
   // Set by restart, update and shutdown: later commands wait in the journal for the next start.
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
@@ -45,7 +55,8 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
     running = next.catch(() => undefined);
     return next;
   };
-  const flush = (): Promise<boolean> => {
+  /** Only the configured portal's outbox: another portal's reports wait until the agent is back there. */
+  const flush = (journal: Journal = journalNow()): Promise<boolean> => {
     const next = sending.then(() => deliverOutbox(journal, host.portal, log));
     sending = next.catch(() => false);
     return next;
@@ -53,16 +64,17 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
 
   const report = (command: DeliveredCommand, outcome: Outcome): ReportBody => statusReport(command, outcome, host);
 
-  async function runOne(): Promise<void> {
+  async function runOne(journal: Journal): Promise<void> {
     const command = journal.begin((c) => ({ command_id: c.id, agent_id: host.agentId, status: 'acked' }), new Date());
     log.info(`command ${command.id} ${command.command_type} started`);
-    await flush();
+    await flush(journal);
     const started = Date.now();
     let outcome: Outcome;
     try {
       outcome = await executeCommand(command, {
         host,
-        deadline: started + host.commandTimeoutMs,
+        // A scan of a network outlasts SVC_CMD_TIMEOUT by far: it has its own limit.
+        deadline: started + (command.command_type === 'run_scan' ? host.scanTimeoutMs : host.commandTimeoutMs),
         onChild: (child) => journal.childStarted(child),
       });
     } catch (err) {
@@ -73,7 +85,7 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
       exit_code: outcome.exitCode,
       ms: Date.now() - started,
     });
-    await flush();
+    await flush(journal);
     if (outcome.after === undefined) return;
     if (outcome.after === 'reload') return host.reload();
     stopped = true;
@@ -81,15 +93,16 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
     else host.shutdown(outcome.after === 'shutdown');
   }
 
-  async function drain(): Promise<void> {
+  async function drain(journal: Journal): Promise<void> {
     // Between commands only: a stop never cuts the running one, and the rest waits in the journal.
-    while (!stopped && !host.stopping() && journal.queue.length > 0) await runOne();
+    while (!stopped && !host.stopping() && journal.queue.length > 0) await runOne(journal);
   }
 
   return {
     run: (commands) => {
       // Queued in the journal at once, even while an earlier batch runs: a stop before their
       // turn leaves them there for the next start.
+      const journal = journalNow();
       const fresh: DeliveredCommand[] = [];
       for (const c of commands) {
         if (journal.hasStarted(c.id) || journal.isQueued(c.id) || fresh.some((f) => f.id === c.id))
@@ -97,34 +110,41 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
         else fresh.push(c);
       }
       journal.enqueue(fresh);
-      return exclusive(drain);
+      return exclusive(() => drain(journal));
     },
 
     recover: () =>
       exclusive(async () => {
-        const cut = journal.current;
-        if (cut !== null) {
-          // A child that outlived the agent (its own process group survives a kill -9) is stopped
-          // first; the start time tells it from a process that reuses its pid.
-          if (cut.child !== null && startTimeOf(cut.child.pid) === cut.child.startTime) killTree(cut.child.pid);
-          log.warning(`command ${cut.command.id} ${cut.command.command_type} was interrupted; reporting it failed`);
-          journal.finish(
-            report(cut.command, {
-              ok: false,
-              exitCode: EXIT_INTERRUPTED,
-              stdout: '',
-              stderr:
-                `interrupted: the agent stopped while ${cut.command.command_type} ran (started ${cut.startedAt}); ` +
-                'it is not run again\n',
-            }),
-          );
-        }
+        // Every journal of the state directory: a command cut short while the agent had another
+        // portal is reported failed there (its report waits in that journal's outbox).
+        recoverCut(journalNow());
+        for (const name of journalFilesIn(host.stateDir)) recoverCut(open(name));
         await flush();
-        await drain();
+        await drain(journalNow());
       }),
 
     flush: async () => {
       await flush();
     },
   };
+
+  function recoverCut(journal: Journal): void {
+    const cut = journal.current;
+    if (cut !== null) {
+      // A child that outlived the agent (its own process group survives a kill -9) is stopped
+      // first; the start time tells it from a process that reuses its pid.
+      if (cut.child !== null && startTimeOf(cut.child.pid) === cut.child.startTime) killTree(cut.child.pid);
+      log.warning(`command ${cut.command.id} ${cut.command.command_type} was interrupted; reporting it failed`);
+      journal.finish(
+        report(cut.command, {
+          ok: false,
+          exitCode: EXIT_INTERRUPTED,
+          stdout: '',
+          stderr:
+            `interrupted: the agent stopped while ${cut.command.command_type} ran (started ${cut.startedAt}); ` +
+            'it is not run again\n',
+        }),
+      );
+    }
+  }
 }

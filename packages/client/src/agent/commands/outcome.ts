@@ -22,7 +22,7 @@ export const EXIT_INTERRUPTED = 125;
 /** What a command needs besides its payload. */
 export interface CommandContext {
   host: CommandHost;
-  /** Epoch milliseconds: SVC_CMD_TIMEOUT after the command started. */
+  /** Epoch milliseconds: SVC_CMD_TIMEOUT (SVC_SCAN_TIMEOUT for run_scan) after the command started. */
   deadline: number;
   /** Tells the journal which child process runs now. */
   onChild: (child: ChildIdentity) => void;

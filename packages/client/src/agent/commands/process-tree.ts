@@ -59,12 +59,32 @@ function signal(pid: number, sig: NodeJS.Signals): void {
  * SIGKILL a process, its descendants and their process groups. The tree is stopped first, so
  * nothing in it can start another process between the walk and the kill, and walked again.
  */
-export function killTree(root: number): void {
+export function killTree(root: number): KilledProcess[] {
   const first = treeOf(root);
   for (const pid of first) signal(pid, 'SIGSTOP');
   const all = new Set([...first, ...treeOf(root)]);
+  const killed: KilledProcess[] = [];
   for (const pid of all) {
+    const startTime = startTimeOf(pid);
+    if (startTime !== null) killed.push({ pid, startTime });
     signal(-pid, 'SIGKILL');
     signal(pid, 'SIGKILL');
   }
+  return killed;
+}
+
+export interface KilledProcess {
+  pid: number;
+  startTime: string;
+}
+
+/**
+ * Resolves once every killed process is gone (a SIGKILLed process lingers until the kernel has
+ * torn it down), so a report of the kill is never sent while part of the tree still runs.
+ * Bounded: a process stuck in the kernel does not hold the agent up for more than `limitMs`.
+ */
+export async function untilGone(killed: readonly KilledProcess[], limitMs = 10_000): Promise<void> {
+  const end = Date.now() + limitMs;
+  while (killed.some((p) => startTimeOf(p.pid) === p.startTime) && Date.now() < end)
+    await new Promise((r) => setTimeout(r, 20));
 }

@@ -43,7 +43,11 @@ export async function runScan(payload: CommandPayloads['run_scan'], ctx: Command
     onStart: ctx.onChild,
   });
   // Only an uploaded session is linked: the portal refuses a result naming a session it does not hold.
-  return fromProcess(run, { sessionId: run.exitCode === 0 ? uploadedId(run.stdout, 'upload') : null });
+  const outcome = fromProcess(run, { sessionId: run.exitCode === 0 ? uploadedId(run.stdout, 'upload') : null });
+  const local = jsonAnswer(run.stdout)?.['session_id'];
+  if (run.exitCode === 0 && payload.upload !== true && typeof local === 'string')
+    outcome.stdout = `session ${local} was not uploaded: it stays on the agent (push_session uploads it)\n${outcome.stdout}`;
+  return outcome;
 }
 
 export async function pushSession(payload: CommandPayloads['push_session'], ctx: CommandContext): Promise<Outcome> {

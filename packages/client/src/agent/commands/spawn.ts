@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
-import { killTree, startTimeOf } from './process-tree.ts';
+import { type KilledProcess, killTree, startTimeOf, untilGone } from './process-tree.ts';
 
 /**
  * Runs one program (argv, never shell text) under a deadline. The child leads its own process
@@ -55,7 +55,7 @@ export function runProcess(argv: readonly string[], opts: RunOptions): Promise<P
   return new Promise((resolve) => {
     const out = collector();
     const err = collector();
-    let timedOut = false;
+    let killed: KilledProcess[] | null = null;
     const child = spawn(file, args, {
       env: opts.env,
       cwd: opts.cwd,
@@ -72,8 +72,7 @@ export function runProcess(argv: readonly string[], opts: RunOptions): Promise<P
     child.stderr.on('data', (c: Buffer) => err.add(c));
     const timer = setTimeout(
       () => {
-        timedOut = true;
-        if (pid !== undefined) killTree(pid);
+        killed = pid === undefined ? [] : killTree(pid);
       },
       Math.max(0, opts.deadline - Date.now()),
     );
@@ -92,8 +91,10 @@ export function runProcess(argv: readonly string[], opts: RunOptions): Promise<P
     child.on('close', (code, sig) => {
       clearTimeout(timer);
       const stderr = spawnError ? `${err.text()}cannot start ${file}: ${spawnError.message}\n` : err.text();
+      const timedOut = killed !== null;
       const exitCode = timedOut ? EXIT_TIMEOUT : spawnError ? EXIT_NOT_STARTED : (code ?? 128 + signalNumber(sig));
-      resolve({ exitCode, stdout: out.text(), stderr, timedOut });
+      // A timed-out run is reported only once nothing of its tree is left.
+      void untilGone(killed ?? []).then(() => resolve({ exitCode, stdout: out.text(), stderr, timedOut }));
     });
   });
 }
