@@ -5,6 +5,7 @@ import type { ClientTier } from '../license/format.ts';
 import { gate } from '../license/gates.ts';
 import type { PortalClient } from '../portal/client.ts';
 import { PortalError } from '../portal/errors.ts';
+import { displayFile } from '../session-dir/display-files.ts';
 
 /**
  * After an upload (issue 13 item 7): the portal's benchmark of the new session goes into the
@@ -63,15 +64,6 @@ export function replaceFile(file: string, content: string): void {
     fs.closeSync(fd);
   }
   fs.renameSync(tmp, file);
-}
-
-/** The display file of one kind in a session directory (`report_*.html` or `exec_summary_*.html`). */
-function displayFile(dir: string, prefix: 'report_' | 'exec_summary_'): string | null {
-  const name = fs
-    .readdirSync(dir)
-    .filter((n) => n.startsWith(prefix) && n.endsWith('.html'))
-    .sort()[0];
-  return name === undefined ? null : path.join(dir, name);
 }
 
 export async function attachBenchmark(input: BenchmarkStepInput): Promise<BenchmarkStepResult> {

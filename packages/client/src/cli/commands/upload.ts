@@ -11,6 +11,7 @@ import { rendererFor } from '../../upload/render-again.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
 import { CliError, Output, shareLinkText, usageError } from '../output.ts';
+import { displayFile } from '../../session-dir/display-files.ts';
 
 interface UploadOpts extends CommonOpts {
   log?: string;
@@ -26,19 +27,14 @@ interface UploadOpts extends CommonOpts {
  * kind when there are several).
  */
 export function sessionDirFiles(dir: string): UploadFiles {
-  const names = fs.readdirSync(dir);
-  const newest = (re: RegExp) => {
-    const found = names.filter((n) => re.test(n)).map((n) => path.join(dir, n));
-    return found.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
-  };
   const session = path.join(dir, 'session_results.json');
   if (!fs.existsSync(session)) throw usageError(`${dir} has no session_results.json`);
   const log = path.join(dir, 'pipeline.log');
   return {
     session,
     log: fs.existsSync(log) ? log : undefined,
-    report: newest(/^report_.*\.html$/),
-    exec: newest(/^exec_summary_.*\.html$/),
+    report: displayFile(dir, 'report_') ?? undefined,
+    exec: displayFile(dir, 'exec_summary_') ?? undefined,
   };
 }
 
