@@ -45,7 +45,12 @@ beforeAll(async () => {
       '--json',
     ]),
     {
-      env: { CONSULTATION_API_URL: fixture.uploadUrl, SVC_API_KEY: fixture.key },
+      env: {
+        CONSULTATION_API_URL: fixture.uploadUrl,
+        SVC_API_KEY: fixture.key,
+        CLIENT_NAME: 'Acme Water District',
+        CLIENT_ID: 'not-the-key-client',
+      },
       timeoutMs: 3 * 60_000,
     },
   );
@@ -59,12 +64,18 @@ afterAll(async () => {
 
 const readDoc = async () =>
   JSON.parse(await fs.readFile(path.join(out.path, 'session_results.json'), 'utf8')) as {
-    metadata: { session_id: string; target: string };
+    metadata: { session_id: string; target: string; client?: string; client_id?: string };
     summary: { risk_score: number; risk_grade: string; total_findings: number; total_hosts: number };
     findings: { host: string; port: number; service: string; rule_id: string }[];
   };
 
 describe('svc scan --upload to a portal on 127.0.0.1', () => {
+  it("names the client: CLIENT_NAME as metadata.client; the license's client_id wins over CLIENT_ID", async () => {
+    const doc = await readDoc();
+    expect(doc.metadata.client).toBe('Acme Water District');
+    expect(doc.metadata.client_id).toBe(fixture.clientId);
+  });
+
   it('exits 0 and prints the session and the upload as JSON', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(out.path).toBe(path.join(work, 'sessions', out.session_id));

@@ -206,7 +206,10 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
     settings: {
       sessionId: sessionIdOf(startedAt),
       target: input.targets,
-      clientId: license.client_id ?? undefined,
+      // The portal's answer names the key's client; offline, the configured CLIENT_ID (the
+      // portal replaces it with the key's client at upload anyway).
+      clientId: license.client_id ?? settings.get('CLIENT_ID')?.trim() ?? undefined,
+      client: settings.get('CLIENT_NAME')?.trim() ?? undefined,
       toolVersion: CLIENT_VERSION,
       scanProfile: result.profile,
       startedAt,
