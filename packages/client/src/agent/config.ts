@@ -107,7 +107,7 @@ export function loadAgentConfig(configDir: string, env: NodeJS.ProcessEnv): Agen
 }
 
 /**
- * SPEC "Agent behavior" 1: the portal URL and a key are required; the message names what is
+ * The portal URL and a key are required (README "Agent daemon (svcd)", Configure); the message names what is
  * missing, or why the URL cannot be used.
  */
 export function requirePortal(settings: Settings): { url: string; key: string } {
