@@ -7,6 +7,7 @@ import { http as request, withToken } from '../packages/portal/tests/helpers/htt
 import { type CliResult, runCli, SVC, tempHome } from '../packages/client/tests/helpers/cli.ts';
 import { sessionIdOf } from '../packages/client/src/session-dir/id.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
+import { listenOldSshBanner } from './helpers/ssh-banner.ts';
 
 /**
  * Issue 22 point 2 as real processes: `svc scan --upload` to a real portal, a finding triaged in
@@ -63,14 +64,7 @@ async function nextSecondAfter(id: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  server = net.createServer((s) => {
-    s.on('error', () => {});
-    s.on('data', () => s.end());
-    s.setTimeout(3000, () => s.destroy());
-    s.write('SSH-2.0-OpenSSH_7.4\r\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  ({ server, port } = await listenOldSshBanner());
   deaf = net.createServer((s) => s.destroy());
   await new Promise<void>((resolve) => deaf.listen(0, '127.0.0.1', resolve));
   work = await tempHome();

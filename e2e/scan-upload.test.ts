@@ -1,11 +1,12 @@
 import fs from 'node:fs/promises';
-import net, { type AddressInfo } from 'node:net';
+import type net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http as request, withToken } from '../packages/portal/tests/helpers/http.ts';
 import { type CliResult, runCli, SVC, tempHome } from '../packages/client/tests/helpers/cli.ts';
 import { expectSharedReport } from './helpers/shared-report.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
+import { listenOldSshBanner } from './helpers/ssh-banner.ts';
 
 /**
  * `svc scan --upload` as a real process (issue 14 item 6): nmap scans one port the test opens on
@@ -28,15 +29,7 @@ let r: CliResult;
 let out: ScanJson;
 
 beforeAll(async () => {
-  // Hangs up once the client speaks: the SSH scripts would otherwise wait for a key exchange.
-  server = net.createServer((s) => {
-    s.on('error', () => {});
-    s.on('data', () => s.end());
-    s.setTimeout(3000, () => s.destroy());
-    s.write('SSH-2.0-OpenSSH_7.4\r\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  port = (server.address() as AddressInfo).port;
+  ({ server, port } = await listenOldSshBanner());
   work = await tempHome();
   r = await runCli(
     SVC,
