@@ -3,7 +3,14 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HEARTBEAT_REQUIRED_FIELDS, MAX_COMMANDS_PER_HEARTBEAT } from '@svc/protocol';
 import type { DomainEvent } from '../src/events/bus.ts';
-import { createLicense, FakeClock, openDb, uniqueClientId, type LicenseFixture } from './helpers/factories.ts';
+import {
+  createLicense,
+  FakeClock,
+  heartbeatBody,
+  openDb,
+  uniqueClientId,
+  type LicenseFixture,
+} from './helpers/factories.ts';
 import { http, withKey, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
@@ -32,16 +39,7 @@ afterAll(async () => {
 
 const newAgentId = (label = 'hb') => `svcd_${label}_${randomBytes(4).toString('hex')}`;
 
-function beat(agentId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    agent_id: agentId,
-    version: '4.2.3',
-    timestamp: '2025-06-01T12:00:00.000Z',
-    status: 'running',
-    uptime_seconds: 120,
-    ...extra,
-  };
-}
+const beat = heartbeatBody;
 
 const heartbeat = (key: string, body: unknown) =>
   http(portal.url, 'POST', '/api/health', { headers: withKey(key), json: body });

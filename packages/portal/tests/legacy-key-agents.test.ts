@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, licenseAction, openDb, uniqueClientId } from './helpers/factories.ts';
+import {
+  createLicense,
+  createScopedUser,
+  heartbeatBody,
+  licenseAction,
+  openDb,
+  uniqueClientId,
+} from './helpers/factories.ts';
 import { http, withKey, withToken } from './helpers/http.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
@@ -31,14 +38,7 @@ afterAll(async () => {
 
 const newAgentId = (label = 'lk') => `svcd_${label}_${randomBytes(4).toString('hex')}`;
 
-const beat = (agentId: string, extra: Record<string, unknown> = {}) => ({
-  agent_id: agentId,
-  version: '4.2.3',
-  timestamp: '2025-06-01T12:00:00.000Z',
-  status: 'running',
-  uptime_seconds: 120,
-  ...extra,
-});
+const beat = heartbeatBody;
 const heartbeat = (key: string, body: unknown) =>
   http(portal.url, 'POST', '/api/health', { headers: withKey(key), json: body });
 const queue = (body: Record<string, unknown>) =>

@@ -107,3 +107,15 @@ export class FakeClock {
 }
 
 export const DAY_MS = 86_400_000;
+
+/** A valid heartbeat body of `agentId` (SPEC's five required fields), with `extra` on top. */
+export function heartbeatBody(agentId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    agent_id: agentId,
+    version: '4.2.3',
+    timestamp: '2025-06-01T12:00:00.000Z',
+    status: 'running',
+    uptime_seconds: 120,
+    ...extra,
+  };
+}
