@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoginCheckGate } from '../src/identity/login-gate.ts';
+import { admitLoginAttempt, recordSuccessfulLogin } from '../src/identity/throttle.ts';
 import { http } from './helpers/http.ts';
 import { until } from './helpers/https-receiver.ts';
 import { ADMIN_EMAIL, startTestPortal, type TestPortal } from './helpers/portal.ts';
@@ -116,5 +117,27 @@ describe('parallel password guesses for one e-mail from many addresses', () => {
     } finally {
       await locker.end();
     }
+  });
+});
+
+describe('a login counted while another of the same e-mail and address succeeds', () => {
+  let portal: TestPortal;
+  beforeAll(async () => {
+    portal = await startTestPortal();
+  });
+  afterAll(() => portal.close());
+
+  it('never fails: the count row a success deletes meanwhile is made again, not missing (was a 500)', async () => {
+    const email = 'race@test.local';
+    const failures: string[] = [];
+    // Bounded: 300 rounds of one counted attempt racing one success's clean-up.
+    for (let round = 0; round < 300 && failures.length === 0; round++) {
+      const results = await Promise.allSettled([
+        admitLoginAttempt(portal.ctx.db, email, '127.0.0.9', new Date(), 20),
+        recordSuccessfulLogin(portal.ctx.db, email, '127.0.0.9'),
+      ]);
+      for (const r of results) if (r.status === 'rejected') failures.push(String(r.reason));
+    }
+    expect(failures).toEqual([]);
   });
 });

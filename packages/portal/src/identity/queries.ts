@@ -126,17 +126,17 @@ export async function lockLoginFailures(
   address: string,
   now: Date,
 ): Promise<{ failed_logins: number; locked_until: Date | null }> {
-  await trx
+  // One statement that creates or locks the row and returns it: an insert-then-select could
+  // find nothing when a concurrent successful login deleted the row in between.
+  return trx
     .insertInto('login_failures')
     .values({ email_normalized: emailNormalized, address, failed_logins: 0, locked_until: null, updated_at: now })
-    .onConflict((oc) => oc.columns(['email_normalized', 'address']).doNothing())
-    .execute();
-  return trx
-    .selectFrom('login_failures')
-    .select(['failed_logins', 'locked_until'])
-    .where('email_normalized', '=', emailNormalized)
-    .where('address', '=', address)
-    .forUpdate()
+    .onConflict((oc) =>
+      oc
+        .columns(['email_normalized', 'address'])
+        .doUpdateSet((eb) => ({ failed_logins: eb.ref('login_failures.failed_logins') })),
+    )
+    .returning(['failed_logins', 'locked_until'])
     .executeTakeFirstOrThrow();
 }
 
