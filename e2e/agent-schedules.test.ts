@@ -28,7 +28,12 @@ afterAll(async () => {
 
 type Scheduled = { schedule_id: string; last_run: string | null; last_status: string; retry_count: number };
 
-async function reported(d: SvcdProcess, id: string, ok: (s: Scheduled) => boolean): Promise<Scheduled> {
+async function reported(
+  d: SvcdProcess,
+  id: string,
+  ok: (s: Scheduled) => boolean,
+  timeoutMs = 60_000,
+): Promise<Scheduled> {
   return until(
     async () => {
       const s = ((await api().view(d.agentId))?.schedules as Scheduled[] | undefined)?.find(
@@ -37,7 +42,7 @@ async function reported(d: SvcdProcess, id: string, ok: (s: Scheduled) => boolea
       return s !== undefined && ok(s) ? s : undefined;
     },
     `schedule ${id} as reported`,
-    60_000,
+    timeoutMs,
   );
 }
 
@@ -203,7 +208,8 @@ describe('a failing scheduled scan', () => {
     const bin = path.join(home, 'bin');
     await fs.mkdir(bin);
     for (const tool of ['bash', 'dirname', 'readlink']) await fs.symlink(`/usr/bin/${tool}`, path.join(bin, tool));
-    // Once a minute, some seconds from now (after the daemon's start): one run in the test.
+    // Once a minute: one run in the test. Some seconds from now, usually after the daemon's start;
+    // a slower start only means the next minute's run, which the wait below allows for.
     const second = (new Date().getSeconds() + 8) % 60;
     const cron = `${second} * * * * *`;
     const d = await startSvcd({
@@ -219,7 +225,7 @@ describe('a failing scheduled scan', () => {
     });
     started.push(d);
     const id = scheduleId('127.0.0.1', cron);
-    const s = await reported(d, id, (x) => x.retry_count === 3);
+    const s = await reported(d, id, (x) => x.retry_count === 3, 150_000);
     expect(s.last_status).toBe('failed');
     const failures = [...d.output().matchAll(/ts=(\S+) level=warning msg="scheduled scan failed" .*retry_count=(\d)/g)];
     expect(failures.map((m) => m[2])).toEqual(['1', '2', '3']);
@@ -231,5 +237,5 @@ describe('a failing scheduled scan', () => {
       expect(Date.parse((starts[i] as RegExpExecArray)[1] as string)).toBeGreaterThanOrEqual(
         Date.parse((failures[i - 1] as RegExpExecArray)[1] as string) + 1000,
       );
-  }, 120_000);
+  }, 200_000);
 });
