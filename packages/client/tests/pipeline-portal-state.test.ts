@@ -109,6 +109,50 @@ describe('prior state from the portal', () => {
     ]);
   });
 
+  it("offline: an exception the local prior session recorded (from the portal) still applies; a later local file's wins", () => {
+    const excepted = {
+      ...localPrior,
+      remediation: [
+        {
+          ...localPrior.remediation[0],
+          exception_status: 'accepted',
+          exception_reason: 'Isolated VLAN',
+          exception_approver: 'ops@example.test',
+          exception_approved_at: '2025-03-01T15:00:00.000Z',
+          exception_expiry: '2025-12-31',
+        },
+        localPrior.remediation[1],
+      ],
+    };
+    const carried = mergePriorState(excepted, null, []);
+    expect(carried.source).toBe('local');
+    const doc = stages(carried.prior, carried.exceptions);
+    expect(doc.remediation?.[0]).toMatchObject({
+      fingerprint: fpTelnet,
+      exception_status: 'accepted',
+      exception_reason: 'Isolated VLAN',
+      exception_approver: 'ops@example.test',
+      exception_expiry: '2025-12-31',
+    });
+    expect(doc.summary?.risk_score_operational).toBeLessThan(doc.summary?.risk_score as number);
+
+    const later: ExceptionRule = {
+      fingerprint: fpTelnet,
+      title: null,
+      host: null,
+      reason: 'Vendor appliance',
+      approver: 'CISO',
+      approved_at: '2025-03-05T10:00:00.000Z',
+      expiry: null,
+    };
+    const both = mergePriorState(excepted, null, [later]);
+    const overridden = stages(both.prior, both.exceptions);
+    expect(overridden.remediation?.[0]).toMatchObject({
+      exception_reason: 'Vendor appliance',
+      exception_approver: 'CISO',
+    });
+  });
+
   it('the portal copy of the local prior session wins: its in_progress, note and status_changed carry over', () => {
     const merged = mergePriorState(localPrior, state({ remediation: [triaged] }), []);
     expect(merged.source).toBe('portal');

@@ -27,7 +27,8 @@ import type { Remediation, StageFinding } from './types.ts';
  *   after it).
  * Exceptions: the portal's accepted or expired ones join the local `--exceptions` rules; for one
  * finding the rule approved later wins (no approval time counts as oldest; a tie keeps the
- * local file's).
+ * local file's). Offline, the exceptions recorded in the local prior session take the portal's
+ * place.
  */
 
 export interface PriorMerge {
@@ -123,7 +124,13 @@ export function mergePriorState(
   portal: LatestStateResponse | null,
   localExceptions: readonly ExceptionRule[],
 ): PriorMerge {
-  if (portal === null) return { prior: localPrior, exceptions: [...localExceptions], source: 'local' };
+  if (portal === null) {
+    // Offline: the exceptions the local prior recorded (the portal's, as of that scan) still hold.
+    const recorded = lenient.isObj(localPrior)
+      ? recordedRules(lenient.objs(localPrior['remediation']) as Remediation[])
+      : [];
+    return { prior: localPrior, exceptions: mergeExceptionRules(localExceptions, recorded), source: 'local' };
+  }
   const exceptions = mergeExceptionRules(localExceptions, portalExceptionRules(portal));
   const local = lenient.isObj(localPrior) ? localPrior : null;
   const localMeta = local !== null && lenient.isObj(local['metadata']) ? local['metadata'] : {};
