@@ -101,6 +101,7 @@ describe('compression', () => {
   let key: LicenseFixture;
   let admin: string;
   const sessionId = newSessionId();
+  const smallId = newSessionId();
   let shareToken: string;
 
   beforeAll(async () => {
@@ -117,10 +118,20 @@ describe('compression', () => {
     const up = await postUpload(
       portal.url,
       key.key,
-      sessionParts(sessionDoc('session-complete.json', sessionId), { report: REPORT, exec: REPORT, log: 'stage ok\n'.repeat(300) }),
+      sessionParts(sessionDoc('session-complete.json', sessionId), {
+        report: REPORT,
+        exec: REPORT,
+        log: 'stage ok\n'.repeat(300),
+      }),
     );
     if (up.status !== 200) throw new Error(`upload: ${up.status} ${up.text}`);
     shareToken = up.body.share_token;
+    const small = await postUpload(
+      portal.url,
+      key.key,
+      sessionParts(sessionDoc('session-minimal.json', smallId), { log: 'stage ok\n' }),
+    );
+    if (small.status !== 200) throw new Error(`upload: ${small.status} ${small.text}`);
   });
 
   afterAll(async () => {
@@ -170,8 +181,20 @@ describe('compression', () => {
     const json = await expectCompressed(portal, `/api/download?session=${sessionId}`, withKey(key.key));
     expect(json.br.headers['content-disposition']).toBe(`attachment; filename="${sessionId}_session_results.json"`);
     expect(JSON.parse(json.br.body.toString('utf8')).metadata.session_id).toBe(sessionId);
-    const log = await expectCompressed(portal, `/api/download?session=${sessionId}&file=pipeline.log`, withKey(key.key));
+    const log = await expectCompressed(
+      portal,
+      `/api/download?session=${sessionId}&file=pipeline.log`,
+      withKey(key.key),
+    );
     expect(log.gz.body.toString('utf8')).toBe('stage ok\n'.repeat(300));
+  });
+
+  it('a stored file under 1 KB is sent as it is, with its length', async () => {
+    const res = await get(portal, `/api/download?session=${smallId}&file=pipeline.log`, { ...withKey(key.key), ...BR });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.headers['content-length']).toBe('9');
+    expect(res.wire.toString('utf8')).toBe('stage ok\n');
   });
 
   it('an uploaded report viewed inline keeps its sandbox CSP and headers when compressed', async () => {
