@@ -98,6 +98,48 @@ describe('console tabs', () => {
     );
   });
 
+  it('a second tab whose token is refused has the first tab refresh it: one refresh for both', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    try {
+      const grants: { tab: string; grant: string }[] = [];
+      const watch = (page: Page, tab: string) =>
+        page.on('request', (r) => {
+          if (new URL(r.url()).pathname === '/identity/token')
+            grants.push({ tab, grant: new URLSearchParams(r.postData() ?? '').get('grant_type') ?? '' });
+        });
+      watch(p.page, 'first');
+      await signIn(p.page, portal, undefined, '/console/sessions');
+      const second = await p.page.context().newPage();
+      watch(second, 'second');
+      const userCalls: number[] = [];
+      second.on('response', (r) => {
+        if (new URL(r.url()).pathname === '/identity/admin/users') userCalls.push(r.status());
+      });
+      await second.goto(`${portal.url}/console/sessions`);
+      await poll(() => signedIn(second)).toBe(true);
+      // The second tab's access token goes bad (the same claims, a signature the portal refuses).
+      await second.evaluate((key) => {
+        const t = JSON.parse(sessionStorage.getItem(key) ?? 'null') as { accessToken: string };
+        const [header, claims] = t.accessToken.split('.');
+        t.accessToken = `${header}.${claims}.${'A'.repeat(43)}`;
+        sessionStorage.setItem(key, JSON.stringify(t));
+      }, TOKENS_KEY);
+      await second.goto(`${portal.url}/console/users`);
+      await poll(() => second.locator('tbody').first().textContent()).toContain('admin@test.local');
+      expect(userCalls).toEqual([401, 200]);
+      // The first tab holds the refresher lock: it refreshed, once, and both tabs have the new tokens.
+      expect(grants).toEqual([
+        { tab: 'first', grant: 'password' },
+        { tab: 'first', grant: 'refresh_token' },
+      ]);
+      await poll(async () => (await storedTokens(p.page)) === (await storedTokens(second))).toBe(true);
+      expect(await signedIn(p.page)).toBe(true);
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('the report frame and a page of another origin hear nothing and get no tokens', async () => {
     const p = await openPage(browser, WIDTHS.desktop);
     try {

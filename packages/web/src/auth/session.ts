@@ -79,6 +79,13 @@ function broadcast(message: Message): void {
   channel?.postMessage(message);
 }
 
+/** How long a tab whose lock request is pending waits for it before it asks another tab. */
+const LOCK_WAIT_MS = 1_000;
+let grantRefresher: () => void = () => {};
+const refresherGranted = new Promise<void>((resolve) => {
+  grantRefresher = resolve;
+});
+
 /** Answers to a refresh this tab asked the refreshing tab for. */
 const waitingForRefresh: ((ok: boolean) => void)[] = [];
 const settleWaiting = (ok: boolean) => {
@@ -176,6 +183,46 @@ export async function signOutAndRevoke(): Promise<void> {
 
 let refreshing: Promise<boolean> | null = null;
 
+/** The refresh itself, in the tab that holds the refresher lock (or in a tab on its own). */
+function refreshHere(current: Tokens): Promise<boolean> {
+  return tokenRequest({ grant_type: 'refresh_token', refresh_token: current.refreshToken }).then(
+    (t) => {
+      share(t);
+      return true;
+    },
+    (err: unknown) => {
+      // A network failure keeps the session: the next request or timer tries again.
+      if (err instanceof ApiError && err.status === 0) return false;
+      signOut('Your session has ended. Sign in again.');
+      return false;
+    },
+  );
+}
+
+/** Ask the refreshing tab; true once it sent new tokens, false when it refused or did not answer. */
+function askRefresher(current: Tokens): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(false), REFRESH_WAIT_MS);
+    waitingForRefresh.push((ok) => {
+      clearTimeout(timer);
+      resolve(ok);
+    });
+    broadcast({ type: 'refresh', refreshToken: current.refreshToken });
+  });
+}
+
+/**
+ * Whether this tab refreshes: it holds the lock, or nobody does and the lock is on its way to
+ * it (a tab just loaded, or reloaded, has asked for it but may not have it yet).
+ */
+async function refreshesHere(): Promise<boolean> {
+  if (channel === null || refresher.peek()) return true;
+  const { held } = await navigator.locks.query();
+  if (held?.some((lock) => lock.name === REFRESHER_LOCK)) return false;
+  await Promise.race([refresherGranted, new Promise((r) => setTimeout(r, LOCK_WAIT_MS))]);
+  return refresher.peek();
+}
+
 /**
  * Trade the refresh token for new tokens, once however many callers ask at the same time
  * (a refresh token is single-use: a second use would revoke the family). False, and
@@ -185,30 +232,8 @@ let refreshing: Promise<boolean> | null = null;
 export function refreshTokens(): Promise<boolean> {
   const current = tokens.peek();
   if (current === null) return Promise.resolve(false);
-  if (!refresher.peek()) {
-    refreshing ??= new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), REFRESH_WAIT_MS);
-      waitingForRefresh.push((ok) => {
-        clearTimeout(timer);
-        resolve(ok);
-      });
-      broadcast({ type: 'refresh', refreshToken: current.refreshToken });
-    }).finally(() => {
-      refreshing = null;
-    });
-    return refreshing;
-  }
-  refreshing ??= tokenRequest({ grant_type: 'refresh_token', refresh_token: current.refreshToken })
-    .then((t) => {
-      share(t);
-      return true;
-    })
-    .catch((err: unknown) => {
-      // A network failure keeps the session: the next request or timer tries again.
-      if (err instanceof ApiError && err.status === 0) return false;
-      signOut('Your session has ended. Sign in again.');
-      return false;
-    })
+  refreshing ??= refreshesHere()
+    .then((here) => (here ? refreshHere(current) : askRefresher(current)))
     .finally(() => {
       refreshing = null;
     });
@@ -253,6 +278,7 @@ if (channel !== null) {
   // Held until the tab closes; then the next tab in line refreshes.
   void navigator.locks.request(REFRESHER_LOCK, () => {
     refresher.value = true;
+    grantRefresher();
     return new Promise<never>(() => {});
   });
   if (tokens.peek() === null) {

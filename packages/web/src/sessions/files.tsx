@@ -2,6 +2,7 @@ import type { SessionFileName, SessionView } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { describeError } from '../api/errors.ts';
 import { downloadFile, type SessionRef } from '../api/sessions.ts';
+import { ErrorMessage } from '../ui/alert.tsx';
 import { formatBytes } from '../ui/format.ts';
 import { NewShareLink } from './share-link.tsx';
 
@@ -106,11 +107,7 @@ export function Downloads(props: { session: SessionView; ref_: SessionRef }) {
   }
   return (
     <>
-      {error !== null ? (
-        <p class="alert alert-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorMessage error={error} />
       <ul class="files">
         {props.session.files.map((f) => (
           <li key={f.name}>

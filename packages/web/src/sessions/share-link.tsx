@@ -2,6 +2,7 @@ import type { SessionView } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { describeError } from '../api/errors.ts';
 import { revokeShare, rotateShare, type SessionRef } from '../api/sessions.ts';
+import { ErrorMessage } from '../ui/alert.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 
 /** While the link is revoked: one button that issues a new one. */
@@ -9,11 +10,7 @@ export function NewShareLink(props: { ref_: SessionRef; onDone: () => void }) {
   const [error, setError] = useState<string | null>(null);
   return (
     <>
-      {error !== null ? (
-        <p class="alert alert-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorMessage error={error} />
       <button
         type="button"
         onClick={() => rotateShare(props.ref_).then(props.onDone, (err: unknown) => setError(describeError(err)))}
