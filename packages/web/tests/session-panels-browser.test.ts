@@ -182,6 +182,10 @@ describe('session view panels', () => {
             .first()
             .evaluate((t) => (t as unknown as Box).getBoundingClientRect().height);
         expect(await labelPx()).toBeGreaterThanOrEqual(11);
+        if (width === 'desktop') {
+          await fs.mkdir(SCREENSHOTS, { recursive: true });
+          await topo.locator('.topo-viewport').screenshot({ path: path.join(SCREENSHOTS, 'topology-254.png') });
+        }
         const widthOf = () => svg.evaluate((s) => (s as unknown as Box).getBoundingClientRect().width);
         const natural = await widthOf();
 
@@ -210,10 +214,6 @@ describe('session view panels', () => {
         await topo.getByText('Subnets and hosts as tables').click();
         expect(await topo.getByRole('region', { name: 'Hosts' }).locator('tbody tr').count()).toBe(260);
         await expectAccessible(p.page);
-        if (width === 'desktop') {
-          await fs.mkdir(SCREENSHOTS, { recursive: true });
-          await topo.screenshot({ path: path.join(SCREENSHOTS, 'topology-254.png') });
-        }
         expectNoConsoleErrors(p);
       } finally {
         await p.close();
