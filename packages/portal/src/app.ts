@@ -12,6 +12,7 @@ import type { App, AppContext } from './context.ts';
 import { badRequest, errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './http/errors.ts';
 import { registerIdentityRoutes } from './identity/routes/index.ts';
 import { registerNoStore } from './http/cache-control.ts';
+import { registerCompression } from './http/compression.ts';
 import { credentialsOf } from './http/credentials.ts';
 import { findInputProblem, inputProblemMessage } from './http/input-rules.ts';
 import { limitConnections } from './http/connections.ts';
@@ -72,6 +73,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
   registerNoStore(app);
+  // Before any route: the plugin attaches itself to each route as it is added.
+  await registerCompression(app);
 
   await app.register(swagger, {
     openapi: {

@@ -135,8 +135,10 @@ describe('sessions and the session view', () => {
       await expect.poll(() => exceptions.count()).toBe(2);
       // Compliance per framework, topology and trend as graphics.
       expect(await page.locator('section[aria-labelledby="compliance-h"] tbody tr').count()).toBeGreaterThan(0);
-      await expect.poll(() => page.locator('.topology svg circle.topo-node').count()).toBe(doc.topology!.nodes!.length);
-      await expect.poll(() => page.locator('.trend svg circle').count()).toBe(4);
+      await expect.poll(() => page.locator('.topology svg rect.topo-host').count()).toBe(doc.topology!.nodes!.length);
+      await expect
+        .poll(() => page.locator('.trend [role="img"]').getAttribute('aria-label'))
+        .toMatch(/^Risk score over 4 scans/);
       await expect.poll(() => page.locator('section[aria-labelledby="benchmark-h"] tbody tr').count()).toBe(3);
       // The report in its sandboxed frame.
       const frame = page.locator('iframe.report-frame');

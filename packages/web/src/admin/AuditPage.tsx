@@ -6,7 +6,7 @@ import type { ConsoleClient } from '../api/client.ts';
 import { type AuditFilters, auditQuery } from './forms.ts';
 import { useData } from '../ui/use-load.ts';
 import { usePages } from '../ui/pager.tsx';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { ErrorMessage, LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { AnySelect } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
@@ -62,7 +62,8 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
           </label>
           <button type="submit">Apply filters</button>
         </form>
-        <ErrorMessage error={formError ?? log.error} />
+        <ErrorMessage error={formError} />
+        <LoadError load={log} />
         {log.data && (
           <p role="status">
             {log.data.total} event{log.data.total === 1 ? '' : 's'} in the last {log.data.days} days

@@ -3,7 +3,7 @@ import { formatTime } from '../fleet/agent-view.ts';
 import { sessionHref } from '../fleet/command-status.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { useData } from '../ui/use-load.ts';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
@@ -26,7 +26,7 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
       }
     >
       <div class="adm-page">
-        <ErrorMessage error={health.error} />
+        <LoadError load={health} />
         {h && (
           <>
             <section aria-labelledby="db-info">

@@ -7,7 +7,7 @@ import { Notice, SecretOnce, useAction, useCreateForm } from './ui.tsx';
 import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { ErrorMessage, LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { AnySelect } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
@@ -81,7 +81,8 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
               firstPage();
             }}
           />
-          <ErrorMessage error={list.error ?? action.error} />
+          <LoadError load={list} />
+          <ErrorMessage error={action.error} />
           {notice && <Notice>{notice}</Notice>}
           {list.data && licenses.length === 0 && <p>No license keys.</p>}
           {page.items.length > 0 && (

@@ -7,7 +7,7 @@ import { Notice, useAction, useCreateForm } from './ui.tsx';
 import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { ErrorMessage, LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
@@ -53,7 +53,8 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
         />
         <section aria-labelledby="users-list">
           <h2 id="users-list">Users</h2>
-          <ErrorMessage error={list.error ?? action.error} />
+          <LoadError load={list} />
+          <ErrorMessage error={action.error} />
           {notice && <Notice>{notice}</Notice>}
           {page.items.length > 0 && (
             <DataTable label="Users" columns={['Email', 'Role', 'Client ids', 'Created', 'Actions']}>

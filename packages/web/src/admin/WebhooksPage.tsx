@@ -7,7 +7,7 @@ import { Notice, SecretOnce, useAction, useCreateForm } from './ui.tsx';
 import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { ErrorMessage, LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
@@ -77,7 +77,8 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
         )}
         <section aria-labelledby="wh-list">
           <h2 id="wh-list">Subscriptions</h2>
-          <ErrorMessage error={list.error ?? action.error} />
+          <LoadError load={list} />
+          <ErrorMessage error={action.error} />
           {notice && <Notice>{notice}</Notice>}
           {list.data && subs.length === 0 && <p>No subscriptions.</p>}
           {page.items.length > 0 && (
@@ -216,7 +217,8 @@ function DeliveryLog(props: {
           Close
         </button>
       </div>
-      <ErrorMessage error={log.error ?? action.error} />
+      <LoadError load={log} />
+      <ErrorMessage error={action.error} />
       {notice && <Notice>{notice}</Notice>}
       {log.data && page.total === 0 && <p>No deliveries yet.</p>}
       {page.items.length > 0 && (

@@ -4,6 +4,7 @@ import type {
   DeleteSessionResponse,
   RemediationUpdateItem,
   RemediationUpdateResponse,
+  RevokeShareResponse,
   RotateShareResponse,
   SessionDetailResponse,
   SessionFile,
@@ -65,6 +66,11 @@ export function deleteSession(ref: SessionRef): Promise<Static<typeof DeleteSess
 /** A new share link; the previous one stops working. */
 export function rotateShare(ref: SessionRef): Promise<RotateShareResponse> {
   return apiRequest('POST', '/api/sessions/share', { query: refQuery(ref) });
+}
+
+/** The share link stops working; the session has none until a new one is made. */
+export function revokeShare(ref: SessionRef): Promise<RevokeShareResponse> {
+  return apiRequest('DELETE', '/api/sessions/share', { query: refQuery(ref) });
 }
 
 export function updateRemediation(ref: SessionRef, items: RemediationUpdateItem[]): Promise<RemediationUpdateResponse> {

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { describeError } from '../api/errors.ts';
 import { Page } from '../ui/page.tsx';
-import { endedBecause, signIn } from './session.ts';
+import { askingOtherTabs, endedBecause, signIn } from './session.ts';
 
 /** Sign-in with the portal's identity provider (password grant). */
 export function SignIn() {
@@ -23,6 +23,15 @@ export function SignIn() {
   }
 
   const notice = endedBecause.value;
+  // A new tab asks the console's other tabs first (session.ts): no form flashes by meanwhile.
+  if (askingOtherTabs.value)
+    return (
+      <main id="main" class="sign-in">
+        <Page title="Signing in">
+          <p aria-busy="true">Looking for a signed-in tab of the console…</p>
+        </Page>
+      </main>
+    );
   return (
     <main id="main" class="sign-in">
       <Page title="Sign in">

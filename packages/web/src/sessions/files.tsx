@@ -1,8 +1,10 @@
 import type { SessionFileName, SessionView } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { describeError } from '../api/errors.ts';
-import { downloadFile, rotateShare, type SessionRef } from '../api/sessions.ts';
+import { downloadFile, type SessionRef } from '../api/sessions.ts';
+import { ErrorMessage } from '../ui/alert.tsx';
 import { formatBytes } from '../ui/format.ts';
+import { NewShareLink } from './share-link.tsx';
 
 /** The share token in a share URL (`.../share/?token=<64 hex>`), or null. */
 function shareTokenOf(shareUrl: string | null): string | null {
@@ -85,58 +87,6 @@ export function Reports(props: { session: SessionView; onShareChanged: () => voi
   );
 }
 
-function NewShareLink(props: { ref_: SessionRef; onDone: () => void }) {
-  const [error, setError] = useState<string | null>(null);
-  return (
-    <>
-      {error !== null ? (
-        <p class="alert alert-error" role="alert">
-          {error}
-        </p>
-      ) : null}
-      <button
-        type="button"
-        onClick={() => rotateShare(props.ref_).then(props.onDone, (err: unknown) => setError(describeError(err)))}
-      >
-        Create a new share link
-      </button>
-    </>
-  );
-}
-
-/** The share link, copyable; a new one can be made (the old one then stops working). */
-export function ShareLink(props: { session: SessionView; ref_: SessionRef; onChanged: () => void }) {
-  const [note, setNote] = useState<string | null>(null);
-  const url = props.session.share_url;
-  if (url === null) return <NewShareLink ref_={props.ref_} onDone={props.onChanged} />;
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(url!);
-      setNote('Link copied.');
-    } catch {
-      const input = document.getElementById('share-url') as HTMLInputElement | null;
-      input?.select();
-      setNote('Copying was refused by the browser: the link is selected, copy it with Ctrl+C.');
-    }
-  }
-  return (
-    <div class="stack">
-      <label>
-        Share link (anyone with it can view this session's report)
-        <input id="share-url" type="text" readOnly value={url} onFocus={(e) => e.currentTarget.select()} />
-      </label>
-      <div class="row">
-        <button type="button" onClick={() => void copy()}>
-          Copy link
-        </button>
-      </div>
-      <p role="status" class="muted small">
-        {note ?? ''}
-      </p>
-    </div>
-  );
-}
-
 /** Every stored file, saved through the API with the signed-in user's token. */
 export function Downloads(props: { session: SessionView; ref_: SessionRef }) {
   const [error, setError] = useState<string | null>(null);
@@ -157,11 +107,7 @@ export function Downloads(props: { session: SessionView; ref_: SessionRef }) {
   }
   return (
     <>
-      {error !== null ? (
-        <p class="alert alert-error" role="alert">
-          {error}
-        </p>
-      ) : null}
+      <ErrorMessage error={error} />
       <ul class="files">
         {props.session.files.map((f) => (
           <li key={f.name}>

@@ -19,7 +19,8 @@ import { Page } from '../ui/page.tsx';
 import { SeverityBreakdown } from '../ui/severity.tsx';
 import { Benchmark } from './benchmark.tsx';
 import { Compliance, Orc964 } from './compliance.tsx';
-import { Downloads, Reports, ShareLink } from './files.tsx';
+import { Downloads, Reports } from './files.tsx';
+import { ShareLink } from './share-link.tsx';
 import { Exceptions, Findings } from './findings.tsx';
 import { ReviewStatus } from './status.tsx';
 import { Topology } from './topology.tsx';
@@ -38,7 +39,7 @@ function Section(props: { id: string; title: string; children: ComponentChildren
 
 function Loading<T>(props: { loaded: Loaded<T>; children: (value: T) => ComponentChildren }) {
   if (props.loaded.state === 'loading') return <p aria-busy="true">Loading…</p>;
-  if (props.loaded.state === 'failed') return <ErrorMessage error={props.loaded.error} />;
+  if (props.loaded.state === 'failed') return <ErrorMessage error={props.loaded.error} onRetry={props.loaded.retry} />;
   return <>{props.children(props.loaded.value)}</>;
 }
 

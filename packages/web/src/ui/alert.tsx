@@ -1,11 +1,29 @@
 import { describeError } from '../api/errors.ts';
 
-/** An error as the portal worded it, announced to screen readers. */
-export function ErrorMessage(props: { error: unknown }) {
+/**
+ * An error as the portal worded it, announced to screen readers. With `onRetry` (a load that
+ * failed) it offers to try again: most failures of a load are passing (the portal restarting,
+ * the network), and a reload of the whole page would lose what the user was doing.
+ */
+export function ErrorMessage(props: { error: unknown; onRetry?: (() => void) | undefined }) {
   if (props.error === null || props.error === undefined) return null;
-  return (
+  const alert = (
     <p class="alert alert-error" role="alert">
       {describeError(props.error)}
     </p>
   );
+  if (props.onRetry === undefined) return alert;
+  return (
+    <div class="retry">
+      {alert}
+      <button type="button" onClick={props.onRetry}>
+        Try again
+      </button>
+    </div>
+  );
+}
+
+/** The error of a list or panel that failed to load (useData), with its retry; nothing while it loads fine. */
+export function LoadError(props: { load: { error: string | null; reload: () => void } }) {
+  return props.load.error === null ? null : <ErrorMessage error={props.load.error} onRetry={props.load.reload} />;
 }

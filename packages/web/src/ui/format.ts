@@ -20,3 +20,18 @@ export function formatScore(n: number | null | undefined): string {
 export function label(value: string): string {
   return value.replace(/_/g, ' ');
 }
+
+const AGE_UNITS: [Intl.RelativeTimeFormatUnit, number][] = [
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+];
+
+/** How long ago `iso` was, in words ("5 minutes ago", "just now"); `now` for tests. */
+export function formatAge(iso: string, now = Date.now()): string {
+  const ms = now - new Date(iso).getTime();
+  if (Number.isNaN(ms)) return '–';
+  const format = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
+  for (const [unit, size] of AGE_UNITS) if (Math.abs(ms) >= size) return format.format(-Math.floor(ms / size), unit);
+  return 'just now';
+}

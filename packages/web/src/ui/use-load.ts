@@ -1,22 +1,34 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { describeError } from '../api/errors.ts';
 
-export type Loaded<T> = { state: 'loading' } | { state: 'done'; value: T } | { state: 'failed'; error: unknown };
+export type Loaded<T> =
+  | { state: 'loading' }
+  | { state: 'done'; value: T }
+  | { state: 'failed'; error: unknown; retry: () => void };
 
 /** Runs `load` when `deps` change; a result that arrives after a newer request started is dropped. */
 export function useLoad<T>(load: (() => Promise<T>) | null, deps: unknown[]): Loaded<T> {
   const [result, setResult] = useState<Loaded<T>>({ state: 'loading' });
+  const [attempt, setAttempt] = useState(0);
+  const retry = useCallback(() => setAttempt((a) => a + 1), []);
+  const handled = useRef(0);
   useEffect(() => {
     if (load === null) return;
     let live = true;
+    // A retry shows the loading state again, so the user sees it was heard; a change of
+    // `deps` keeps what is shown until the new answer is in.
+    if (attempt !== handled.current) {
+      handled.current = attempt;
+      setResult({ state: 'loading' });
+    }
     load().then(
       (value) => live && setResult({ state: 'done', value }),
-      (error: unknown) => live && setResult({ state: 'failed', error }),
+      (error: unknown) => live && setResult({ state: 'failed', error, retry }),
     );
     return () => {
       live = false;
     };
-  }, deps);
+  }, [...deps, attempt]);
   return result;
 }
 

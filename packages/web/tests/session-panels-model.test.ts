@@ -1,0 +1,40 @@
+import type { SessionView } from '@svc/protocol';
+import { describe, expect, it } from 'vitest';
+import { scanTimeOf } from '../src/sessions/scan-time.ts';
+import { formatAge } from '../src/ui/format.ts';
+
+/** The rules behind the session view's trend order and the benchmark's age. */
+
+const view = (session_id: string, uploaded_at: string, scanned_at?: string | null) =>
+  ({ session_id, uploaded_at, ...(scanned_at === undefined ? {} : { scanned_at }) }) as unknown as SessionView;
+
+describe('scanTimeOf', () => {
+  it("takes the portal's scan time first", () => {
+    expect(scanTimeOf(view('20250301_090000', '2025-04-01T00:00:00.000Z', '2025-03-02T10:00:00.000Z'))).toBe(
+      '2025-03-02T10:00:00.000Z',
+    );
+  });
+
+  it("else the time in a scanner-style id (the scanner's clock, as UTC)", () => {
+    expect(scanTimeOf(view('20250301_090512', '2025-04-01T00:00:00.000Z'))).toBe('2025-03-01T09:05:12.000Z');
+    expect(scanTimeOf(view('20250301_090512_a1b2', '2025-04-01T00:00:00.000Z', null))).toBe('2025-03-01T09:05:12.000Z');
+  });
+
+  it('else the upload time: another id shape, or an id that is no date', () => {
+    expect(scanTimeOf(view('weekly-scan', '2025-04-01T00:00:00.000Z'))).toBe('2025-04-01T00:00:00.000Z');
+    expect(scanTimeOf(view('20251345_250000', '2025-04-01T00:00:00.000Z'))).toBe('2025-04-01T00:00:00.000Z');
+  });
+});
+
+describe('formatAge', () => {
+  const now = Date.parse('2025-03-01T12:00:00Z');
+  it('says how long ago, in the largest whole unit', () => {
+    expect(formatAge('2025-03-01T11:59:30Z', now)).toBe('just now');
+    expect(formatAge('2025-03-01T11:59:00Z', now)).toBe('1 minute ago');
+    expect(formatAge('2025-03-01T11:15:00Z', now)).toBe('45 minutes ago');
+    expect(formatAge('2025-03-01T09:00:00Z', now)).toBe('3 hours ago');
+    expect(formatAge('2025-02-28T12:00:00Z', now)).toBe('yesterday');
+    expect(formatAge('2025-02-20T12:00:00Z', now)).toBe('9 days ago');
+    expect(formatAge('not a date', now)).toBe('–');
+  });
+});
