@@ -1,6 +1,7 @@
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { useEffect } from 'preact/hooks';
 import { adminSections } from './admin/index.ts';
+import { sectionsFor, useCaller } from './auth/access.ts';
 import { identity } from './auth/session.ts';
 import { SignIn } from './auth/sign-in.tsx';
 import { fleetSections } from './fleet/index.ts';
@@ -33,20 +34,43 @@ function NotFound() {
   );
 }
 
+/** A section the signed-in user may not use: said plainly, whatever the address. */
+function NotAvailable() {
+  return (
+    <Page title="Not available">
+      <p>
+        This page is not available for your account. <a href="/console/sessions">Go to the sessions</a>.
+      </p>
+    </Page>
+  );
+}
+
+function Checking() {
+  return <p role="status">Checking your access…</p>;
+}
+
 function Console() {
   const who = identity.value;
   // Signed out: the sign-in form at the same address, which shows once signed in.
   if (who === null) return <SignIn />;
+  return <SignedIn who={who} />;
+}
+
+function SignedIn({ who }: { who: NonNullable<typeof identity.value> }) {
+  const access = useCaller(who);
+  const open = sectionsFor(SECTIONS, access.caller);
+  // Every section has a route: one the user may not open shows why instead of its page.
+  const pageOf = (s: Section) => (open.includes(s) ? s.component : access.known ? NotAvailable : Checking);
   return (
-    <Layout identity={who} sections={SECTIONS}>
+    <Layout identity={who} sections={open}>
       <Router>
         <Route path="/console" component={Home} />
         <Route path="/collect" component={SessionViewPage} />
         {SECTIONS.map((s) => (
-          <Route key={s.path} path={`${s.path}/*`} component={s.component} />
+          <Route key={s.path} path={`${s.path}/*`} component={pageOf(s)} />
         ))}
         {SECTIONS.map((s) => (
-          <Route key={`${s.path}$`} path={s.path} component={s.component} />
+          <Route key={`${s.path}$`} path={s.path} component={pageOf(s)} />
         ))}
         <Route default component={NotFound} />
       </Router>

@@ -31,6 +31,17 @@ export function presentAgent(row: Selectable<AgentsTable>, now: Date): AgentView
     deregistered_at: row.deregistered_at?.toISOString() ?? null,
     is_stale: age > STALE_THRESHOLD_SECONDS,
     age_seconds: age,
+    ...hostOf(row.system_info),
+  };
+}
+
+/** Host name and addresses from the stored telemetry, which is kept as the daemon sent it: read defensively. */
+function hostOf(info: Record<string, unknown> | null): Pick<AgentView, 'hostname' | 'ip_addresses'> {
+  const hostname = info?.['hostname'];
+  const ips = info?.['ip_addresses'];
+  return {
+    hostname: typeof hostname === 'string' && hostname.trim() !== '' ? hostname : null,
+    ip_addresses: Array.isArray(ips) ? ips.filter((ip): ip is string => typeof ip === 'string').slice(0, 16) : [],
   };
 }
 

@@ -24,7 +24,8 @@ import {
   type FormValues,
   isCommandType,
 } from './command-form.ts';
-import { commandTarget, isFinal, needsPolling, sessionHref } from './command-status.ts';
+import { sessionHref } from '../sessions/links.ts';
+import { commandTarget, isFinal, needsPolling } from './command-status.ts';
 import type { Groups } from './GroupsSection.tsx';
 import { AnySelect } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
@@ -176,7 +177,7 @@ function CommandView({ client, id, onClose }: { client: ConsoleClient; id: numbe
           <dt>Exit code</dt>
           <dd data-field="exit-code">{result?.exit_code ?? '—'}</dd>
           <dt>Session</dt>
-          <dd>{result?.session_id ? <a href={sessionHref(result.session_id)}>{result.session_id}</a> : '—'}</dd>
+          <dd>{result?.session_id ? <a href={sessionHref(result.session_id, command.client_id)}>{result.session_id}</a> : '—'}</dd>
         </dl>
       )}
       {result && (
