@@ -272,7 +272,10 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
         ids: [ids.online, ids.old, ids.other].sort(),
         counts: { online: 3, stale: 1, deregistered: 1 },
       });
-      expect(await listed('state=stale')).toEqual({ ids: [ids.stale], counts: { online: 3, stale: 1, deregistered: 1 } });
+      expect(await listed('state=stale')).toEqual({
+        ids: [ids.stale],
+        counts: { online: 3, stale: 1, deregistered: 1 },
+      });
       const gone = await fleet(user.token, 'agents=true&state=deregistered');
       expect(gone.body.agents).toHaveLength(1);
       expect(gone.body.agents[0]).toMatchObject({ agent_id: ids.gone, deregistered_at: expect.any(String) });
@@ -280,7 +283,10 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
         ids: [ids.other],
         counts: { online: 1, stale: 0, deregistered: 0 },
       });
-      expect(await listed('group=edge')).toEqual({ ids: [ids.online], counts: { online: 1, stale: 0, deregistered: 0 } });
+      expect(await listed('group=edge')).toEqual({
+        ids: [ids.online],
+        counts: { online: 1, stale: 0, deregistered: 0 },
+      });
       expect(await listed('version=4.1.0&state=online')).toEqual({
         ids: [ids.old],
         counts: { online: 1, stale: 0, deregistered: 0 },
@@ -302,7 +308,10 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
       const first = await fleet(user.token, `agents=true&client_id=${clientF}&limit=1`);
       const sorted = [ids.online, ids.stale, ids.old].sort();
       expect(first.body.agents.map((a: { agent_id: string }) => a.agent_id)).toEqual(sorted.slice(0, 1));
-      const second = await fleet(user.token, `agents=true&client_id=${clientF}&limit=5&cursor=${first.body.next_cursor}`);
+      const second = await fleet(
+        user.token,
+        `agents=true&client_id=${clientF}&limit=5&cursor=${first.body.next_cursor}`,
+      );
       expect(second.body.agents.map((a: { agent_id: string }) => a.agent_id)).toEqual(sorted.slice(1));
       expect(second.body.next_cursor).toBeNull();
     });

@@ -28,7 +28,8 @@ const SECTION_CALLS: Record<ConsolePath, (token: string) => Promise<{ status: nu
   '/console/fleet': (t) => http(portal.url, 'GET', '/api/health?agents=true&limit=1', { headers: withToken(t) }),
   '/console/commands': (t) => http(portal.url, 'GET', '/api/agent-commands?limit=1', { headers: withToken(t) }),
   '/console/licenses': (t) => http(portal.url, 'GET', '/api/licenses', { headers: withToken(t) }),
-  '/console/users': (t) => http(portal.url, 'GET', '/identity/admin/users', { headers: { authorization: `Bearer ${t}` } }),
+  '/console/users': (t) =>
+    http(portal.url, 'GET', '/identity/admin/users', { headers: { authorization: `Bearer ${t}` } }),
   '/console/webhooks': (t) => http(portal.url, 'GET', '/api/webhooks', { headers: withToken(t) }),
   '/console/audit': (t) => http(portal.url, 'GET', '/api/audit?days=1&limit=1', { headers: withToken(t) }),
   '/console/health': (t) => http(portal.url, 'GET', '/api/db-health', { headers: withToken(t) }),

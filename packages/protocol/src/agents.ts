@@ -113,7 +113,9 @@ export const AgentsQuery = Type.Object(
       ),
     ),
     client_id: Type.Optional(Type.String({ ...CLIENT_ID_RULES, description: "Only this client's agents" })),
-    group: Type.Optional(Type.String({ pattern: GROUP_NAME_PATTERN, maxLength: 64, description: 'Only members of this group' })),
+    group: Type.Optional(
+      Type.String({ pattern: GROUP_NAME_PATTERN, maxLength: 64, description: 'Only members of this group' }),
+    ),
     version: Type.Optional(
       Type.String({ minLength: 1, maxLength: 64, description: 'Only agents reporting this version' }),
     ),
@@ -189,6 +191,11 @@ export type QueueCommandResponse = Static<typeof QueueCommandResponse>;
 export const CommandRecord = Type.Object({
   id: Type.Integer(),
   agent_id: Type.String(),
+  agent_hostname: Nullable(
+    Type.String({
+      description: "system_info.hostname of the agent's latest heartbeat (null: not reported, or purged)",
+    }),
+  ),
   client_id: Nullable(Type.String({ description: "The agent's client (agents are (client_id, agent_id))" })),
   command_type: Type.String(),
   payload: Type.Record(Type.String(), Type.Unknown()),

@@ -37,9 +37,12 @@ export const MeResponse = Type.Object({
   admin: Type.Boolean(),
   email: Type.Union([Type.String(), Type.Null()]),
   client_ids: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'null: every client (admins)' }),
-  tier: Type.Union(TIERS.map((t) => Type.Literal(t)), {
-    description: "The highest tier among the active keys of the user's clients (msp for admins)",
-  }),
+  tier: Type.Union(
+    TIERS.map((t) => Type.Literal(t)),
+    {
+      description: "The highest tier among the active keys of the user's clients (msp for admins)",
+    },
+  ),
   permissions: Type.Array(Type.Union(PERMISSIONS.map((p) => Type.Literal(p)))),
 });
 export type MeResponse = Static<typeof MeResponse>;

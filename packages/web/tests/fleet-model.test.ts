@@ -205,8 +205,10 @@ describe('command history', () => {
     expect(sessionHref('a&b', 'x y')).toBe('/collect/?session=a%26b&client_id=x+y');
     // No client: the namespace of sessions uploaded without one, named by the empty value.
     expect(sessionHref('20261125_101500', null)).toBe('/collect/?session=20261125_101500&client_id=');
-    expect(commandTarget({ agent_id: 'svcd_1', group_target: null })).toBe('svcd_1');
-    expect(commandTarget({ agent_id: 'svcd_1', group_target: 'edge' })).toBe('svcd_1 (group edge)');
+    expect(commandTarget({ agent_id: 'svcd_1', agent_hostname: null, group_target: null })).toBe('svcd_1');
+    expect(commandTarget({ agent_id: 'svcd_1', agent_hostname: 'edge-01', group_target: 'edge' })).toBe(
+      'edge-01 (group edge)',
+    );
   });
 });
 

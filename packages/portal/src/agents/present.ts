@@ -9,8 +9,9 @@ import {
   type HeartbeatResponse,
   type QueueCommandResponse,
 } from '@svc/protocol';
-import type { AgentCommandResultsTable, AgentCommandsTable, AgentsTable } from '../db/schema.ts';
+import type { AgentCommandResultsTable, AgentsTable } from '../db/schema.ts';
 import type { ClaimedRow } from './claim-sql.ts';
+import type { CommandRow } from './queries.ts';
 import { clientOut } from './resolve.ts';
 
 /** The agents area's answers: stored rows in the shapes of the protocol package. */
@@ -96,10 +97,11 @@ function memoLast<T, R>(fn: (value: T) => R): (value: T) => R {
   };
 }
 
-export function presentCommand(row: Selectable<AgentCommandsTable>): CommandRecord {
+export function presentCommand(row: CommandRow): CommandRecord {
   return {
     id: Number(row.id),
     agent_id: row.agent_id,
+    agent_hostname: hostOf(row.agent_system_info).hostname,
     client_id: clientOut(row.client_id),
     command_type: row.command_type as CommandType,
     payload: row.payload,

@@ -454,20 +454,35 @@ export async function insertGroupCommands(
 }
 
 /** Admin history, newest first, within `clientIds` (null: every client). */
+/** A command with its agent's latest telemetry (null once the agent is purged), for the host name. */
+export type CommandRow = Selectable<AgentCommandsTable> & { agent_system_info: Record<string, unknown> | null };
+
+function commandsWithAgent(db: Db) {
+  return db
+    .selectFrom('agent_commands')
+    .leftJoin('agents', (j) =>
+      j
+        .onRef('agents.client_id', '=', 'agent_commands.client_id')
+        .onRef('agents.agent_id', '=', 'agent_commands.agent_id'),
+    )
+    .selectAll('agent_commands')
+    .select('agents.system_info as agent_system_info');
+}
+
 export async function newestCommands(
   db: Db,
   clientIds: string[] | null,
   limit: number,
   status?: CommandStatus,
-): Promise<Selectable<AgentCommandsTable>[]> {
-  let q = db.selectFrom('agent_commands').selectAll('agent_commands');
+): Promise<CommandRow[]> {
+  let q = commandsWithAgent(db);
   if (clientIds !== null) q = q.where('agent_commands.client_id', 'in', clientIds);
   if (status) q = q.where('agent_commands.status', '=', status);
   return q.orderBy('agent_commands.created_at', 'desc').orderBy('agent_commands.id', 'desc').limit(limit).execute();
 }
 
-export async function commandById(db: Db, id: string): Promise<Selectable<AgentCommandsTable> | undefined> {
-  return db.selectFrom('agent_commands').selectAll().where('id', '=', id).executeTakeFirst();
+export async function commandById(db: Db, id: string): Promise<CommandRow | undefined> {
+  return commandsWithAgent(db).where('agent_commands.id', '=', id).executeTakeFirst();
 }
 
 export async function commandResult(db: Db, id: string): Promise<Selectable<AgentCommandResultsTable> | undefined> {
