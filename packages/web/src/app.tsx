@@ -61,9 +61,11 @@ function SignedIn({ who }: { who: NonNullable<typeof identity.value> }) {
   const open = sectionsFor(SECTIONS, access.caller);
   // Every section has a route: one the user may not open shows why instead of its page.
   const pageOf = (s: Section) => (open.includes(s) ? s.component : access.known ? NotAvailable : Checking);
+  // The router keeps a route's component once mounted: a new answer on access mounts it afresh.
+  const accessKey = `${access.known}:${open.map((s) => s.path).join()}`;
   return (
     <Layout identity={who} sections={open}>
-      <Router>
+      <Router key={accessKey}>
         <Route path="/console" component={Home} />
         <Route path="/collect" component={SessionViewPage} />
         {SECTIONS.map((s) => (
