@@ -1,7 +1,8 @@
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { useEffect } from 'preact/hooks';
 import { adminSections } from './admin/index.ts';
-import { sectionsFor, useCaller } from './auth/access.ts';
+import { useCaller } from './auth/access.ts';
+import { sectionsFor } from './auth/section-access.ts';
 import { identity } from './auth/session.ts';
 import { SignIn } from './auth/sign-in.tsx';
 import { fleetSections } from './fleet/index.ts';
@@ -61,8 +62,9 @@ function SignedIn({ who }: { who: NonNullable<typeof identity.value> }) {
   const open = sectionsFor(SECTIONS, access.caller);
   // Every section has a route: one the user may not open shows why instead of its page.
   const pageOf = (s: Section) => (open.includes(s) ? s.component : access.known ? NotAvailable : Checking);
-  // The router keeps a route's component once mounted: a new answer on access mounts it afresh.
-  const accessKey = `${access.known}:${open.map((s) => s.path).join()}`;
+  // The router keeps a route's component once mounted: when the answer on access changes what a
+  // route shows, it is mounted afresh (only then, so an open page keeps its state).
+  const accessKey = SECTIONS.map((s) => (open.includes(s) ? 'o' : access.known ? 'n' : 'c')).join('');
   return (
     <Layout identity={who} sections={open}>
       <Router key={accessKey}>

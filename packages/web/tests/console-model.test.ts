@@ -1,14 +1,9 @@
 import { type AgentView, CONSOLE_ACCESS, type ConsolePath, mayOpen, permissionsOf } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
-import { fallbackCaller, sectionsFor } from '../src/auth/access.ts';
+import { fallbackCaller, sectionsFor } from '../src/auth/section-access.ts';
 import { agentKey, agentLabels, agentName, fleetQuery, NO_FILTERS } from '../src/fleet/agent-view.ts';
-import type { Section } from '../src/sections.ts';
 
-const sections: Section[] = (Object.keys(CONSOLE_ACCESS) as ConsolePath[]).map((path) => ({
-  path,
-  label: path,
-  component: () => null,
-}));
+const sections = (Object.keys(CONSOLE_ACCESS) as ConsolePath[]).map((path) => ({ path }));
 const paths = (caller: Parameters<typeof sectionsFor>[1]) => sectionsFor(sections, caller).map((s) => s.path);
 const scoped = (tier: 'professional' | 'business' | 'msp') => ({ admin: false, permissions: [...permissionsOf(tier)] });
 
