@@ -1,4 +1,12 @@
-import { CONSOLE_ACCESS, type ConsolePath, type MeResponse, mayOpen, TIERS, type Tier } from '@svc/protocol';
+import {
+  CONSOLE_ACCESS,
+  type ConsolePath,
+  type MeResponse,
+  mayOpen,
+  PERMISSIONS,
+  TIERS,
+  type Tier,
+} from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense, createScopedUser, uniqueClientId } from './helpers/factories.ts';
 import { http, withToken } from './helpers/http.ts';
@@ -50,21 +58,7 @@ describe('GET /api/me', () => {
       email: ADMIN_EMAIL,
       client_ids: null,
       tier: 'msp',
-      permissions: [
-        'upload',
-        'download',
-        'sessions:read',
-        'update:status',
-        'benchmark',
-        'remediation:update',
-        'webhooks',
-        'compliance',
-        'agent:commands',
-        'db:health',
-        'audit',
-        'health:agents',
-        'agent:groups',
-      ],
+      permissions: [...PERMISSIONS],
     });
   });
 

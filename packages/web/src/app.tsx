@@ -25,26 +25,21 @@ function Home() {
   return null;
 }
 
-function NotFound() {
+/** A page that only says why there is nothing here, with the way back. */
+function Plain({ title, text }: { title: string; text: string }) {
   return (
-    <Page title="Page not found">
+    <Page title={title}>
       <p>
-        There is no console page at this address. <a href="/console/sessions">Go to the sessions</a>.
+        {text} <a href="/console/sessions">Go to the sessions</a>.
       </p>
     </Page>
   );
 }
 
+const NotFound = () => <Plain title="Page not found" text="There is no console page at this address." />;
+
 /** A section the signed-in user may not use: said plainly, whatever the address. */
-function NotAvailable() {
-  return (
-    <Page title="Not available">
-      <p>
-        This page is not available for your account. <a href="/console/sessions">Go to the sessions</a>.
-      </p>
-    </Page>
-  );
-}
+const NotAvailable = () => <Plain title="Not available" text="This page is not available for your account." />;
 
 function Checking() {
   return <p role="status">Checking your access…</p>;
