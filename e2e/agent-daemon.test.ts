@@ -1,7 +1,9 @@
 import fs from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../packages/client/tests/helpers/cli.ts';
+import { hostAddresses } from '../packages/client/src/agent/system-info.ts';
 import { keyFingerprint } from '../packages/client/src/license/format.ts';
 import { agentsApi, until } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
@@ -65,6 +67,8 @@ describe('svcd against a real portal', () => {
     expect(info.cpu_count).toBeGreaterThan(0);
     expect(info.memory_total_mb).toBeGreaterThan(0);
     expect(info.disk_free_mb).toBeGreaterThanOrEqual(0);
+    // The fleet names the agent by its host and addresses.
+    expect(view).toMatchObject({ hostname: os.hostname(), ip_addresses: hostAddresses() });
   });
 
   it('hands the heartbeat commands to the runner: the command leaves `sent` with a result', async () => {

@@ -829,6 +829,7 @@ describe('GET /api/agent-commands (admin history)', () => {
     expect(res.body.commands[1]).toEqual({
       id: grouped,
       agent_id: agentA,
+      agent_hostname: null,
       client_id: clientA,
       command_type: 'restart',
       payload: {},
@@ -848,6 +849,15 @@ describe('GET /api/agent-commands (admin history)', () => {
       priority: 8,
     });
     expect((await history('limit=1')).body.commands.map((c: { id: number }) => c.id)).toEqual([last]);
+    // The agent's host name follows its latest heartbeat, in the history and in one command's detail.
+    await register(keyA, agentA, { system_info: { hostname: 'edge-07' } });
+    const named = await history('limit=3');
+    expect(named.body.commands.map((c: { agent_hostname: string | null }) => c.agent_hostname)).toEqual([
+      null,
+      'edge-07',
+      'edge-07',
+    ]);
+    expect((await history(`command_id=${grouped}`)).body.command.agent_hostname).toBe('edge-07');
     // Without limit: up to 50.
     expect((await history('')).body.commands.length).toBeLessThanOrEqual(50);
   });

@@ -109,7 +109,7 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
 
     const res = await fleet(admin);
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['agents', 'next_cursor', 'stale_threshold_seconds']);
+    expect(Object.keys(res.body).sort()).toEqual(['agents', 'counts', 'next_cursor', 'stale_threshold_seconds']);
     expect(res.body.stale_threshold_seconds).toBe(600);
     expect(res.body.next_cursor).toBeNull();
     const mine = res.body.agents.find((a: { agent_id: string }) => a.agent_id === id);
@@ -132,6 +132,9 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
       deregistered_at: null,
       is_stale: false,
       age_seconds: 0,
+      hostname: 'edge-1',
+      // Only system_info.ip_addresses names the addresses; other shapes are shown as sent.
+      ip_addresses: [],
     });
     expect(res.body.agents.map((a: { agent_id: string }) => a.agent_id)).toContain(other);
     // Agents are listed in agent_id order.
@@ -214,6 +217,110 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
       [twin, c3],
     ]);
     expect(tail.body.next_cursor).toBe(twin);
+  });
+
+  describe('filters and counts', () => {
+    let clientF: string;
+    let clientG: string;
+    let user: ScopedUser;
+    const ids = { online: '', stale: '', gone: '', old: '', other: '' };
+    beforeAll(async () => {
+      clientF = uniqueClientId('filt');
+      clientG = uniqueClientId('filg');
+      const f = await createLicense(portal, { tier: 'msp', client_id: clientF });
+      const g = await createLicense(portal, { tier: 'msp', client_id: clientG });
+      for (const k of Object.keys(ids) as (keyof typeof ids)[]) ids[k] = newAgentId(k);
+      await register(f.key, ids.stale, { system_info: { hostname: 'db-01', ip_addresses: ['10.1.0.9'] } });
+      await register(f.key, ids.gone);
+      await register(f.key, ids.old, { version: '4.1.0' });
+      await register(g.key, ids.other);
+      // Time passes: stale and gone stop sending, the others keep beating.
+      clock.advance(601_000);
+      await register(f.key, ids.online, {
+        system_info: { hostname: 'edge-07', ip_addresses: ['10.1.0.7', 'fd00::7', 42] },
+      });
+      await register(f.key, ids.old, { version: '4.1.0' });
+      await register(g.key, ids.other);
+      expect((await agentAction(ids.gone, 'deregister')).status).toBe(200);
+      const grouped = await http(portal.url, 'POST', '/api/agent-groups', {
+        headers: withToken(admin),
+        json: { agent_id: ids.online, group_name: 'edge', client_id: clientF },
+      });
+      expect(grouped.status).toBe(201);
+      user = await createScopedUser(portal, [clientF, clientG]);
+    });
+    const listed = async (query: string) => {
+      const res = await fleet(user.token, `agents=true&${query}`);
+      expect(res.status, res.text).toBe(200);
+      return { ids: res.body.agents.map((a: { agent_id: string }) => a.agent_id), counts: res.body.counts };
+    };
+
+    it('answers the host name and addresses from the heartbeat, and counts each state', async () => {
+      const res = await fleet(user.token, `agents=true&client_id=${clientF}`);
+      const online = res.body.agents.find((a: { agent_id: string }) => a.agent_id === ids.online);
+      expect(online).toMatchObject({ hostname: 'edge-07', ip_addresses: ['10.1.0.7', 'fd00::7'], is_stale: false });
+      const stale = res.body.agents.find((a: { agent_id: string }) => a.agent_id === ids.stale);
+      expect(stale).toMatchObject({ hostname: 'db-01', ip_addresses: ['10.1.0.9'], is_stale: true });
+      expect(res.body.agents.map((a: { agent_id: string }) => a.agent_id)).toEqual(
+        [ids.online, ids.stale, ids.old].sort(),
+      );
+      expect(res.body.counts).toEqual({ online: 2, stale: 1, deregistered: 1 });
+    });
+
+    it('filters by state, client, group and version; the counts ignore only the state', async () => {
+      expect(await listed('state=online')).toEqual({
+        ids: [ids.online, ids.old, ids.other].sort(),
+        counts: { online: 3, stale: 1, deregistered: 1 },
+      });
+      expect(await listed('state=stale')).toEqual({
+        ids: [ids.stale],
+        counts: { online: 3, stale: 1, deregistered: 1 },
+      });
+      const gone = await fleet(user.token, 'agents=true&state=deregistered');
+      expect(gone.body.agents).toHaveLength(1);
+      expect(gone.body.agents[0]).toMatchObject({ agent_id: ids.gone, deregistered_at: expect.any(String) });
+      expect(await listed(`client_id=${clientG}`)).toEqual({
+        ids: [ids.other],
+        counts: { online: 1, stale: 0, deregistered: 0 },
+      });
+      expect(await listed('group=edge')).toEqual({
+        ids: [ids.online],
+        counts: { online: 1, stale: 0, deregistered: 0 },
+      });
+      expect(await listed('version=4.1.0&state=online')).toEqual({
+        ids: [ids.old],
+        counts: { online: 1, stale: 0, deregistered: 0 },
+      });
+      expect(await listed('group=nobody')).toEqual({ ids: [], counts: { online: 0, stale: 0, deregistered: 0 } });
+    });
+
+    it("a client outside the user's scope matches nothing; an admin may name any client", async () => {
+      const outside = uniqueClientId('outside');
+      expect(await listed(`client_id=${outside}`)).toEqual({
+        ids: [],
+        counts: { online: 0, stale: 0, deregistered: 0 },
+      });
+      const res = await fleet(admin, `agents=true&client_id=${clientG}`);
+      expect(res.body.agents.map((a: { agent_id: string }) => a.agent_id)).toEqual([ids.other]);
+    });
+
+    it('pages a filtered listing by agent_id', async () => {
+      const first = await fleet(user.token, `agents=true&client_id=${clientF}&limit=1`);
+      const sorted = [ids.online, ids.stale, ids.old].sort();
+      expect(first.body.agents.map((a: { agent_id: string }) => a.agent_id)).toEqual(sorted.slice(0, 1));
+      const second = await fleet(
+        user.token,
+        `agents=true&client_id=${clientF}&limit=5&cursor=${first.body.next_cursor}`,
+      );
+      expect(second.body.agents.map((a: { agent_id: string }) => a.agent_id)).toEqual(sorted.slice(1));
+      expect(second.body.next_cursor).toBeNull();
+    });
+
+    it.each(['state=gone', 'group=-bad', 'client_id=%20x'])('refuses %s with 400', async (query) => {
+      const res = await fleet(user.token, `agents=true&${query}`);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: expect.any(String) });
+    });
   });
 
   describe('scoped members', () => {

@@ -292,6 +292,7 @@ describe('GET /api/db-health', () => {
       .uploaded_at as Date;
     expect(uploads[0]).toEqual({
       session_id: sessions.b[0],
+      client_id: b.record.client_id,
       client: 'Bravo Power',
       target: '10.2.0.0/24',
       risk_score: 70,

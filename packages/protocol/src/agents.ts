@@ -90,22 +90,57 @@ export const AgentView = Type.Object({
   deregistered_at: Nullable(IsoDateTime),
   is_stale: Type.Boolean(),
   age_seconds: Type.Number(),
+  hostname: Nullable(Type.String({ description: "system_info.hostname of the agent's latest heartbeat" })),
+  ip_addresses: Type.Array(Type.String(), {
+    description: "system_info.ip_addresses of the agent's latest heartbeat (empty when not reported)",
+  }),
 });
 export type AgentView = Static<typeof AgentView>;
+
+/** An agent's state on the fleet page and in the listing's `state` filter. */
+export const AGENT_STATES = ['online', 'stale', 'deregistered'] as const;
+export type AgentState = (typeof AGENT_STATES)[number];
 
 export const AgentsQuery = Type.Object(
   {
     agents: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, default: 1000 })),
     cursor: Type.Optional(AgentId),
+    state: Type.Optional(
+      Type.Union(
+        AGENT_STATES.map((s) => Type.Literal(s)),
+        { description: 'Only agents in this state; without it, the registered agents (online and stale)' },
+      ),
+    ),
+    client_id: Type.Optional(Type.String({ ...CLIENT_ID_RULES, description: "Only this client's agents" })),
+    group: Type.Optional(
+      Type.String({ pattern: GROUP_NAME_PATTERN, maxLength: 64, description: 'Only members of this group' }),
+    ),
+    version: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'Only agents reporting this version' }),
+    ),
   },
   { additionalProperties: false },
 );
+export type AgentsQuery = Static<typeof AgentsQuery>;
+
+export const AgentCounts = Type.Object(
+  {
+    online: Type.Integer(),
+    stale: Type.Integer(),
+    deregistered: Type.Integer(),
+  },
+  { description: 'Agents per state matching client_id, group and version (whatever the state filter and page)' },
+);
+export type AgentCounts = Static<typeof AgentCounts>;
+
 export const AgentListResponse = Type.Object({
   agents: Type.Array(AgentView),
   stale_threshold_seconds: Type.Integer(),
   next_cursor: Nullable(Type.String({ description: 'agent_id to pass as cursor for the next page' })),
+  counts: AgentCounts,
 });
+export type AgentListResponse = Static<typeof AgentListResponse>;
 
 export const AGENT_ACTIONS = ['deregister', 'reenable', 'purge'] as const;
 export const AgentActionBody = Type.Object(
@@ -156,6 +191,11 @@ export type QueueCommandResponse = Static<typeof QueueCommandResponse>;
 export const CommandRecord = Type.Object({
   id: Type.Integer(),
   agent_id: Type.String(),
+  agent_hostname: Nullable(
+    Type.String({
+      description: "system_info.hostname of the agent's latest heartbeat (null: not reported, or purged)",
+    }),
+  ),
   client_id: Nullable(Type.String({ description: "The agent's client (agents are (client_id, agent_id))" })),
   command_type: Type.String(),
   payload: Type.Record(Type.String(), Type.Unknown()),

@@ -40,6 +40,9 @@ export const HeartbeatSystemInfo = Type.Object(
     memory_available_mb: Type.Optional(Type.Number({ minimum: 0 })),
     nmap_version: Type.Optional(Type.String()),
     agent_version: Type.Optional(Type.String()),
+    ip_addresses: Type.Optional(
+      Type.Array(Type.String(), { description: "The host's non-loopback addresses, IPv4 first" }),
+    ),
   },
   { additionalProperties: true },
 );

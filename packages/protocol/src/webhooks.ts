@@ -171,6 +171,7 @@ export const DbHealthResponse = Type.Object({
     recent_uploads: Type.Array(
       Type.Object({
         session_id: Type.String(),
+        client_id: Nullable(Type.String({ description: 'The client the session is stored under (null: none)' })),
         client: Nullable(Type.String()),
         target: Nullable(Type.String()),
         risk_score: Nullable(Type.Number()),

@@ -1,6 +1,8 @@
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { useEffect } from 'preact/hooks';
 import { adminSections } from './admin/index.ts';
+import { useCaller } from './auth/access.ts';
+import { sectionsFor } from './auth/section-access.ts';
 import { identity } from './auth/session.ts';
 import { SignIn } from './auth/sign-in.tsx';
 import { fleetSections } from './fleet/index.ts';
@@ -23,30 +25,51 @@ function Home() {
   return null;
 }
 
-function NotFound() {
+/** A page that only says why there is nothing here, with the way back. */
+function Plain({ title, text }: { title: string; text: string }) {
   return (
-    <Page title="Page not found">
+    <Page title={title}>
       <p>
-        There is no console page at this address. <a href="/console/sessions">Go to the sessions</a>.
+        {text} <a href="/console/sessions">Go to the sessions</a>.
       </p>
     </Page>
   );
+}
+
+const NotFound = () => <Plain title="Page not found" text="There is no console page at this address." />;
+
+/** A section the signed-in user may not use: said plainly, whatever the address. */
+const NotAvailable = () => <Plain title="Not available" text="This page is not available for your account." />;
+
+function Checking() {
+  return <p role="status">Checking your access…</p>;
 }
 
 function Console() {
   const who = identity.value;
   // Signed out: the sign-in form at the same address, which shows once signed in.
   if (who === null) return <SignIn />;
+  return <SignedIn who={who} />;
+}
+
+function SignedIn({ who }: { who: NonNullable<typeof identity.value> }) {
+  const access = useCaller(who);
+  const open = sectionsFor(SECTIONS, access.caller);
+  // Every section has a route: one the user may not open shows why instead of its page.
+  const pageOf = (s: Section) => (open.includes(s) ? s.component : access.known ? NotAvailable : Checking);
+  // The router keeps a route's component once mounted: when the answer on access changes what a
+  // route shows, it is mounted afresh (only then, so an open page keeps its state).
+  const accessKey = SECTIONS.map((s) => (open.includes(s) ? 'o' : access.known ? 'n' : 'c')).join('');
   return (
-    <Layout identity={who} sections={SECTIONS}>
-      <Router>
+    <Layout identity={who} sections={open}>
+      <Router key={accessKey}>
         <Route path="/console" component={Home} />
         <Route path="/collect" component={SessionViewPage} />
         {SECTIONS.map((s) => (
-          <Route key={s.path} path={`${s.path}/*`} component={s.component} />
+          <Route key={s.path} path={`${s.path}/*`} component={pageOf(s)} />
         ))}
         {SECTIONS.map((s) => (
-          <Route key={`${s.path}$`} path={s.path} component={s.component} />
+          <Route key={`${s.path}$`} path={s.path} component={pageOf(s)} />
         ))}
         <Route default component={NotFound} />
       </Router>

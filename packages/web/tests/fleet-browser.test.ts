@@ -164,7 +164,7 @@ describe('fleet page', () => {
     try {
       const form = page.getByRole('form', { name: 'Add an agent to a group' });
       await poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
-      await form.getByLabel('Agent', { exact: true }).selectOption({ label: `${ONLINE} (${clientId})` });
+      await form.getByLabel('Agent', { exact: true }).selectOption({ label: `edge-01 (${clientId})` });
       await form.getByLabel('Group name').fill('-bad');
       await form.getByRole('button', { name: 'Add to group' }).click();
       const direct = await http(portal.url, 'POST', '/api/agent-groups', {
@@ -224,10 +224,13 @@ describe('a real svcd', () => {
 
       await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Commands' }).click();
       const form = page.getByRole('form', { name: 'Queue a command' });
-      await poll(() => form.getByLabel('Agent', { exact: true }).locator('option', { hasText: agentId }).count()).toBe(
-        1,
-      );
-      await form.getByLabel('Agent', { exact: true }).selectOption({ label: `${agentId} (${svcdClient})` });
+      // Named by its host; the option's value is the agent itself.
+      const choice = JSON.stringify([svcdClient, agentId]);
+      await poll(() => form.getByLabel('Agent', { exact: true }).locator(`option[value='${choice}']`).count()).toBe(1);
+      const label = await form.getByLabel('Agent', { exact: true }).locator(`option[value='${choice}']`).textContent();
+      expect(label?.startsWith(os.hostname())).toBe(true);
+      expect(label?.endsWith(`(${svcdClient})`)).toBe(true);
+      await form.getByLabel('Agent', { exact: true }).selectOption(choice);
       await form.getByLabel('Command').selectOption('set_log_level');
       await form.getByLabel('Level', { exact: true }).selectOption('debug');
       await form.getByRole('button', { name: 'Queue command' }).click();
@@ -257,7 +260,7 @@ describe('commands page', () => {
       const form = page.getByRole('form', { name: 'Queue a command' });
       await poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
       const before = await db.query('SELECT count(*)::int AS n FROM agent_commands');
-      await form.getByLabel('Agent', { exact: true }).selectOption({ label: `${ONLINE} (${clientId})` });
+      await form.getByLabel('Agent', { exact: true }).selectOption({ label: `edge-01 (${clientId})` });
       await form.getByRole('button', { name: 'Queue command' }).click();
       await poll(() => alert(page).textContent()).toBe('run_scan needs targets: no targets were specified');
       await form.getByLabel('Command').selectOption('push_config');
@@ -282,7 +285,7 @@ describe('commands page', () => {
     try {
       const form = page.getByRole('form', { name: 'Queue a command' });
       await poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
-      await form.getByLabel('Agent', { exact: true }).selectOption({ label: `${ONLINE} (${clientId})` });
+      await form.getByLabel('Agent', { exact: true }).selectOption({ label: `edge-01 (${clientId})` });
       await form.getByLabel('Targets').fill('10.0.0.5, scanme.test');
       await form.getByLabel('Profile (optional)').fill('quick_recon');
       await form.getByLabel('Priority (0-10)').fill('8');
@@ -321,7 +324,7 @@ describe('commands page', () => {
       expect(await detail.locator('[data-field="stdout"]').textContent()).toBe('scan finished: 2 hosts');
       expect(await detail.locator('[data-field="stderr"]').textContent()).toBe('warning: slow host');
       expect(await detail.getByRole('link', { name: sessionId }).getAttribute('href')).toBe(
-        `/collect/?session=${sessionId}`,
+        `/collect/?session=${sessionId}&client_id=${clientId}`,
       );
       await expectAccessible(page);
       await page.screenshot({ path: path.join(SCREENSHOTS, 'commands.png'), fullPage: true });
@@ -345,6 +348,7 @@ describe('commands page', () => {
       await poll(() => notice(page).textContent()).toMatch(/^Queued 1 command #\d+$/);
       const id = Number((await notice(page).textContent())!.split('#')[1]);
       await poll(() => row(page, 'command', id).locator('td').nth(1).textContent()).toBe(
+        // Its last heartbeat (the run_scan test's) reported no system_info: named by id again.
         `${ONLINE} (group edge) · ${clientId}`,
       );
       const delivered = await heartbeat(ONLINE);

@@ -16,7 +16,8 @@ import {
   payloadOf,
 } from '../src/fleet/command-form.ts';
 import { deregisteredAgents } from '../src/fleet/deregistered.ts';
-import { commandTarget, needsPolling, sessionHref } from '../src/fleet/command-status.ts';
+import { commandTarget, needsPolling } from '../src/fleet/command-status.ts';
+import { sessionHref } from '../src/sessions/links.ts';
 
 const agent = { kind: 'agent' as const, agent_id: 'svcd_0a1b2c3d' };
 
@@ -199,11 +200,15 @@ describe('command history', () => {
     expect(needsPolling([])).toBe(false);
   });
 
-  it('links a result session to the session view and names the target', () => {
-    expect(sessionHref('20261125_101500')).toBe('/collect/?session=20261125_101500');
-    expect(sessionHref('a&b')).toBe('/collect/?session=a%26b');
-    expect(commandTarget({ agent_id: 'svcd_1', group_target: null })).toBe('svcd_1');
-    expect(commandTarget({ agent_id: 'svcd_1', group_target: 'edge' })).toBe('svcd_1 (group edge)');
+  it('links a session to the session view with its client, and names the target', () => {
+    expect(sessionHref('20261125_101500', 'acme')).toBe('/collect/?session=20261125_101500&client_id=acme');
+    expect(sessionHref('a&b', 'x y')).toBe('/collect/?session=a%26b&client_id=x+y');
+    // No client: the namespace of sessions uploaded without one, named by the empty value.
+    expect(sessionHref('20261125_101500', null)).toBe('/collect/?session=20261125_101500&client_id=');
+    expect(commandTarget({ agent_id: 'svcd_1', agent_hostname: null, group_target: null })).toBe('svcd_1');
+    expect(commandTarget({ agent_id: 'svcd_1', agent_hostname: 'edge-01', group_target: 'edge' })).toBe(
+      'edge-01 (group edge)',
+    );
   });
 });
 

@@ -40,6 +40,16 @@ async function diskFreeMb(dir: string): Promise<number | null> {
   }
 }
 
+/** Non-loopback, non-link-local addresses, IPv4 first: how the console tells hosts apart. */
+export function hostAddresses(interfaces: NodeJS.Dict<os.NetworkInterfaceInfo[]> = os.networkInterfaces()): string[] {
+  const all = Object.values(interfaces)
+    .flatMap((list) => list ?? [])
+    .filter((i) => !i.internal && !(i.family === 'IPv6' && i.address.toLowerCase().startsWith('fe80:')));
+  const v4 = all.filter((i) => i.family === 'IPv4').map((i) => i.address);
+  const v6 = all.filter((i) => i.family === 'IPv6').map((i) => i.address);
+  return [...new Set([...v4, ...v6])].slice(0, 16);
+}
+
 /**
  * Host telemetry for the heartbeat. nmap's version is asked once per process: it does not
  * change under a running daemon, and `update` re-executes it anyway.
@@ -51,6 +61,7 @@ export function systemInfoSource(env: NodeJS.ProcessEnv, dataDir: string): () =>
     const [nmapV, disk, osText] = await Promise.all([nmap, diskFreeMb(dataDir), osName()]);
     return {
       hostname: os.hostname(),
+      ip_addresses: hostAddresses(),
       os: osText,
       platform: process.platform,
       kernel: os.release(),

@@ -1,25 +1,46 @@
-import type { AgentView } from '@svc/protocol';
+import { type AgentCounts, type AgentsQuery, type AgentView, STALE_THRESHOLD_SECONDS } from '@svc/protocol';
 import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { presentAgent } from './present.ts';
-import { registeredAgentsPage } from './queries.ts';
+import { type FleetFilter, fleetCounts, fleetPage } from './queries.ts';
+
+const NO_COUNTS: AgentCounts = { online: 0, stale: 0, deregistered: 0 };
 
 /**
- * The fleet view: registered agents only, in (agent_id, client_id) order, paged by agent_id.
- * One agent id may exist under several clients (D17): a page never ends between them, so
- * it may run over `limit` by the number of clients sharing its last id.
+ * The fleet view: registered agents by default, or those in one state, narrowed by client,
+ * group and version, in (agent_id, client_id) order, paged by agent_id, with the count of
+ * each state. One agent id may exist under several clients (D17): a page never ends between
+ * them, so it may run over `limit` by the number of clients sharing its last id.
  */
 export async function listAgents(
   ctx: AppContext,
   user: UserPrincipal,
-  limit: number,
-  cursor?: string,
-): Promise<{ agents: AgentView[]; next_cursor: string | null }> {
-  if (user.clientIds !== null && user.clientIds.length === 0) return { agents: [], next_cursor: null };
-  const { rows, more } = await registeredAgentsPage(ctx.db, user.clientIds, limit, cursor);
+  query: Omit<AgentsQuery, 'agents'>,
+): Promise<{ agents: AgentView[]; next_cursor: string | null; counts: AgentCounts }> {
+  const clientIds = narrowScope(user.clientIds, query.client_id);
+  if (clientIds !== null && clientIds.length === 0) return { agents: [], next_cursor: null, counts: NO_COUNTS };
   const now = ctx.now();
+  const filter: FleetFilter = {
+    clientIds,
+    state: query.state ?? null,
+    group: query.group,
+    version: query.version,
+    // presentAgent calls an agent stale when its whole-second age exceeds the threshold.
+    staleBefore: new Date(now.getTime() - (STALE_THRESHOLD_SECONDS + 1) * 1000),
+  };
+  const [{ rows, more }, counts] = await Promise.all([
+    fleetPage(ctx.db, filter, query.limit ?? 1000, query.cursor),
+    fleetCounts(ctx.db, filter),
+  ]);
   return {
     agents: rows.map((r) => presentAgent(r, now)),
     next_cursor: more ? (rows.at(-1)?.agent_id ?? null) : null,
+    counts,
   };
+}
+
+/** The caller's clients (null: all), narrowed to `clientId` when given; a client outside them matches nothing. */
+function narrowScope(scope: string[] | null, clientId: string | undefined): string[] | null {
+  if (clientId === undefined) return scope;
+  return scope === null || scope.includes(clientId) ? [clientId] : [];
 }

@@ -9,8 +9,9 @@ import {
   type HeartbeatResponse,
   type QueueCommandResponse,
 } from '@svc/protocol';
-import type { AgentCommandResultsTable, AgentCommandsTable, AgentsTable } from '../db/schema.ts';
+import type { AgentCommandResultsTable, AgentsTable } from '../db/schema.ts';
 import type { ClaimedRow } from './claim-sql.ts';
+import type { CommandRow } from './queries.ts';
 import { clientOut } from './resolve.ts';
 
 /** The agents area's answers: stored rows in the shapes of the protocol package. */
@@ -31,6 +32,17 @@ export function presentAgent(row: Selectable<AgentsTable>, now: Date): AgentView
     deregistered_at: row.deregistered_at?.toISOString() ?? null,
     is_stale: age > STALE_THRESHOLD_SECONDS,
     age_seconds: age,
+    ...hostOf(row.system_info),
+  };
+}
+
+/** Host name and addresses from the stored telemetry, which is kept as the daemon sent it: read defensively. */
+function hostOf(info: Record<string, unknown> | null): Pick<AgentView, 'hostname' | 'ip_addresses'> {
+  const hostname = info?.['hostname'];
+  const ips = info?.['ip_addresses'];
+  return {
+    hostname: typeof hostname === 'string' && hostname.trim() !== '' ? hostname : null,
+    ip_addresses: Array.isArray(ips) ? ips.filter((ip): ip is string => typeof ip === 'string').slice(0, 16) : [],
   };
 }
 
@@ -85,10 +97,11 @@ function memoLast<T, R>(fn: (value: T) => R): (value: T) => R {
   };
 }
 
-export function presentCommand(row: Selectable<AgentCommandsTable>): CommandRecord {
+export function presentCommand(row: CommandRow): CommandRecord {
   return {
     id: Number(row.id),
     agent_id: row.agent_id,
+    agent_hostname: hostOf(row.agent_system_info).hostname,
     client_id: clientOut(row.client_id),
     command_type: row.command_type as CommandType,
     payload: row.payload,

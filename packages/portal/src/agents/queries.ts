@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
-import type { CommandStatus, CommandType } from '@svc/protocol';
+import type { AgentCounts, AgentState, CommandStatus, CommandType } from '@svc/protocol';
 import type {
   AgentCommandResultsTable,
   AgentCommandsTable,
@@ -59,15 +59,48 @@ export async function agentOfKey(
   return (lock ? owned.forKeyShare() : owned).executeTakeFirst();
 }
 
-/** Registered agents within `clientIds` (null: every client) in (agent_id, client_id) order, after `cursor`. */
-export async function registeredAgentsPage(
+/** The fleet listing's filters; `state` null: the registered agents (online and stale). */
+export interface FleetFilter {
+  /** null: every client. */
+  clientIds: string[] | null;
+  state: AgentState | null;
+  group?: string | undefined;
+  version?: string | undefined;
+  /** Heartbeats received at or before this are stale. */
+  staleBefore: Date;
+}
+
+/** Agents matching everything but the state (the counts are taken over these). */
+function fleetScope(db: Db, f: FleetFilter) {
+  let q = db.selectFrom('agents');
+  if (f.clientIds !== null) q = q.where('agents.client_id', 'in', f.clientIds);
+  if (f.version !== undefined) q = q.where('agents.version', '=', f.version);
+  const group = f.group;
+  if (group !== undefined)
+    q = q.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('agent_groups')
+          .select(sql`1`.as('one'))
+          .whereRef('agent_groups.client_id', '=', 'agents.client_id')
+          .whereRef('agent_groups.agent_id', '=', 'agents.agent_id')
+          .where('agent_groups.group_name', '=', group),
+      ),
+    );
+  return q;
+}
+
+/** Agents matching `f` in (agent_id, client_id) order, after `cursor`. */
+export async function fleetPage(
   db: Db,
-  clientIds: string[] | null,
+  f: FleetFilter,
   limit: number,
   cursor?: string,
 ): Promise<{ rows: Selectable<AgentsTable>[]; more: boolean }> {
-  let q = db.selectFrom('agents').selectAll().where('deregistered_at', 'is', null);
-  if (clientIds !== null) q = q.where('client_id', 'in', clientIds);
+  let q = fleetScope(db, f).selectAll('agents');
+  if (f.state === 'deregistered') q = q.where('deregistered_at', 'is not', null);
+  else q = q.where('deregistered_at', 'is', null);
+  if (f.state === 'online') q = q.where('received_at', '>', f.staleBefore);
+  if (f.state === 'stale') q = q.where('received_at', '<=', f.staleBefore);
   const rows = await (cursor !== undefined ? q.where('agent_id', '>', cursor) : q)
     .orderBy('agent_id')
     .orderBy('client_id')
@@ -88,6 +121,18 @@ export async function registeredAgentsPage(
     more = (await q.where('agent_id', '>', last.agent_id).select('agent_id').limit(1).executeTakeFirst()) !== undefined;
   }
   return { rows: page, more };
+}
+
+/** How many agents matching `f` (state aside) are online, stale and deregistered: one scan. */
+export async function fleetCounts(db: Db, f: FleetFilter): Promise<AgentCounts> {
+  const row = await fleetScope(db, f)
+    .select([
+      sql<number>`count(*) FILTER (WHERE deregistered_at IS NULL AND received_at > ${f.staleBefore})::int`.as('online'),
+      sql<number>`count(*) FILTER (WHERE deregistered_at IS NULL AND received_at <= ${f.staleBefore})::int`.as('stale'),
+      sql<number>`count(*) FILTER (WHERE deregistered_at IS NOT NULL)::int`.as('deregistered'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { online: row.online, stale: row.stale, deregistered: row.deregistered };
 }
 
 /** The agent row, locked for the rest of the transaction. */
@@ -409,20 +454,35 @@ export async function insertGroupCommands(
 }
 
 /** Admin history, newest first, within `clientIds` (null: every client). */
+/** A command with its agent's latest telemetry (null once the agent is purged), for the host name. */
+export type CommandRow = Selectable<AgentCommandsTable> & { agent_system_info: Record<string, unknown> | null };
+
+function commandsWithAgent(db: Db) {
+  return db
+    .selectFrom('agent_commands')
+    .leftJoin('agents', (j) =>
+      j
+        .onRef('agents.client_id', '=', 'agent_commands.client_id')
+        .onRef('agents.agent_id', '=', 'agent_commands.agent_id'),
+    )
+    .selectAll('agent_commands')
+    .select('agents.system_info as agent_system_info');
+}
+
 export async function newestCommands(
   db: Db,
   clientIds: string[] | null,
   limit: number,
   status?: CommandStatus,
-): Promise<Selectable<AgentCommandsTable>[]> {
-  let q = db.selectFrom('agent_commands').selectAll('agent_commands');
+): Promise<CommandRow[]> {
+  let q = commandsWithAgent(db);
   if (clientIds !== null) q = q.where('agent_commands.client_id', 'in', clientIds);
   if (status) q = q.where('agent_commands.status', '=', status);
   return q.orderBy('agent_commands.created_at', 'desc').orderBy('agent_commands.id', 'desc').limit(limit).execute();
 }
 
-export async function commandById(db: Db, id: string): Promise<Selectable<AgentCommandsTable> | undefined> {
-  return db.selectFrom('agent_commands').selectAll().where('id', '=', id).executeTakeFirst();
+export async function commandById(db: Db, id: string): Promise<CommandRow | undefined> {
+  return commandsWithAgent(db).where('agent_commands.id', '=', id).executeTakeFirst();
 }
 
 export async function commandResult(db: Db, id: string): Promise<Selectable<AgentCommandResultsTable> | undefined> {

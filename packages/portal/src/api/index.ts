@@ -17,6 +17,7 @@ import licensesCreate from './licenses/create.ts';
 import licensesDelete from './licenses/delete.ts';
 import licensesList from './licenses/list.ts';
 import licensesUpdate from './licenses/update.ts';
+import meGet from './me/get.ts';
 import refreshNotAllowed from './refresh/not-allowed.ts';
 import refreshPut from './refresh/put.ts';
 import remediationPatch from './remediation/patch.ts';
@@ -49,6 +50,7 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     agentCommandsGet,
     agentCommandsPatch,
     licenseGet,
+    meGet,
     licensesList,
     licensesCreate,
     licensesUpdate,

@@ -1,4 +1,4 @@
-import type { Permission, Tier } from '@svc/protocol';
+import { type MeResponse, PERMISSIONS, type Permission, type Tier } from '@svc/protocol';
 import type { LicenseRow } from '../licenses/present.ts';
 
 /** Who is calling, resolved from the credential (never from the request body). */
@@ -59,4 +59,15 @@ export function actorOf(p: Principal): string {
     case 'user':
       return p.email ?? p.subject;
   }
+}
+
+/** GET /api/me's answer; permissions in the protocol's order. */
+export function presentCaller(u: UserPrincipal): MeResponse {
+  return {
+    admin: u.admin,
+    email: u.email,
+    client_ids: u.clientIds,
+    tier: u.tier,
+    permissions: PERMISSIONS.filter((p) => u.permissions.has(p)),
+  };
 }

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Config } from '../config/index.ts';
 import type { Database } from '../db/schema.ts';
+import { clientIdOut } from '../sessions/present.ts';
 import {
   databaseFacts,
   recentAuditEvents,
@@ -71,7 +72,11 @@ export async function databaseHealth(deps: DatabaseHealthDeps, caller: { clientI
         client: c.client as string | null,
         count: Number(c.n),
       })),
-      recent_uploads: uploads.map((u) => ({ ...u, uploaded_at: u.uploaded_at.toISOString() })),
+      recent_uploads: uploads.map((u) => ({
+        ...u,
+        client_id: clientIdOut(u.client_id),
+        uploaded_at: u.uploaded_at.toISOString(),
+      })),
     },
     neon_usage: {
       tier: config.databaseUrl === null ? 'embedded' : 'self-hosted',

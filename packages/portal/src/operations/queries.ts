@@ -87,7 +87,7 @@ export function sessionsByClient(db: Kysely<Database>, scope: ClientScope) {
 export function recentUploads(db: Kysely<Database>, scope: ClientScope) {
   const q = db
     .selectFrom('sessions')
-    .select(['session_id', 'client', 'target', 'risk_score', 'risk_grade', 'uploaded_at'])
+    .select(['session_id', 'client_id', 'client', 'target', 'risk_score', 'risk_grade', 'uploaded_at'])
     .orderBy('uploaded_at', 'desc')
     .orderBy('session_id', 'desc')
     .limit(10);

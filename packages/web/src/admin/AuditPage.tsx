@@ -1,7 +1,7 @@
 import { AUDIT_EVENT_TYPES, type AuditResponse } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatTime } from '../fleet/agent-view.ts';
-import { sessionHref } from '../fleet/command-status.ts';
+import { sessionHref } from '../sessions/links.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { type AuditFilters, auditQuery } from './forms.ts';
 import { useData } from '../ui/use-load.ts';
@@ -78,7 +78,7 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
                 <th scope="row">{e.event_type}</th>
                 <td>{e.actor}</td>
                 <td>{e.client_id ?? '—'}</td>
-                <td>{e.session_id ? <a href={sessionHref(e.session_id)}>{e.session_id}</a> : '—'}</td>
+                <td>{e.session_id ? <a href={sessionHref(e.session_id, e.client_id)}>{e.session_id}</a> : '—'}</td>
                 <td>
                   <code class="adm-break">{JSON.stringify(e.data)}</code>
                 </td>

@@ -1,6 +1,6 @@
 import type { DbHealthResponse } from '@svc/protocol';
 import { formatTime } from '../fleet/agent-view.ts';
-import { sessionHref } from '../fleet/command-status.ts';
+import { sessionHref } from '../sessions/links.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { useData } from '../ui/use-load.ts';
 import { LoadError } from '../ui/alert.tsx';
@@ -86,9 +86,9 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
               <h3>Recent uploads</h3>
               <DataTable label="Recent uploads" columns={['Session', 'Client', 'Target', 'Risk', 'Uploaded']}>
                 {h.session_stats.recent_uploads.map((u) => (
-                  <tr key={u.session_id}>
+                  <tr key={`${u.client_id ?? ''}/${u.session_id}`}>
                     <th scope="row">
-                      <a href={sessionHref(u.session_id)}>{u.session_id}</a>
+                      <a href={sessionHref(u.session_id, u.client_id)}>{u.session_id}</a>
                     </th>
                     <td>{orDash(u.client)}</td>
                     <td>{orDash(u.target)}</td>

@@ -11,8 +11,8 @@ const client = consoleClient;
 
 /** The administration sections. */
 export const adminSections: Section[] = [
-  { path: '/console/licenses', label: 'Licenses', component: () => h(LicensesPage, { client }), adminOnly: true },
-  { path: '/console/users', label: 'Users', component: () => h(UsersPage, { client }), adminOnly: true },
+  { path: '/console/licenses', label: 'Licenses', component: () => h(LicensesPage, { client }) },
+  { path: '/console/users', label: 'Users', component: () => h(UsersPage, { client }) },
   { path: '/console/webhooks', label: 'Webhooks', component: () => h(WebhooksPage, { client }) },
   { path: '/console/audit', label: 'Audit', component: () => h(AuditPage, { client }) },
   { path: '/console/health', label: 'Health', component: () => h(DbHealthPage, { client }) },

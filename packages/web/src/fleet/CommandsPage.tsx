@@ -14,7 +14,7 @@ import { useData } from '../ui/use-load.ts';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
-import { formatTime } from './agent-view.ts';
+import { agentKey, agentLabels, formatTime } from './agent-view.ts';
 import {
   COMMAND_FIELDS,
   type CommandField,
@@ -24,7 +24,8 @@ import {
   type FormValues,
   isCommandType,
 } from './command-form.ts';
-import { commandTarget, isFinal, needsPolling, sessionHref } from './command-status.ts';
+import { sessionHref } from '../sessions/links.ts';
+import { commandTarget, isFinal, needsPolling } from './command-status.ts';
 import type { Groups } from './GroupsSection.tsx';
 import { AnySelect } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
@@ -159,6 +160,11 @@ function CommandView({ client, id, onClose }: { client: ConsoleClient; id: numbe
           <dd>{command.command_type}</dd>
           <dt>Target</dt>
           <dd>{commandTarget(command)}</dd>
+          <dt>Agent id</dt>
+          <dd>
+            <code>{command.agent_id}</code>
+            {command.client_id ? ` (${command.client_id})` : ''}
+          </dd>
           <dt>Status</dt>
           <dd>
             <StatusBadge status={command.status} />
@@ -176,7 +182,13 @@ function CommandView({ client, id, onClose }: { client: ConsoleClient; id: numbe
           <dt>Exit code</dt>
           <dd data-field="exit-code">{result?.exit_code ?? '—'}</dd>
           <dt>Session</dt>
-          <dd>{result?.session_id ? <a href={sessionHref(result.session_id)}>{result.session_id}</a> : '—'}</dd>
+          <dd>
+            {result?.session_id ? (
+              <a href={sessionHref(result.session_id, command.client_id)}>{result.session_id}</a>
+            ) : (
+              '—'
+            )}
+          </dd>
         </dl>
       )}
       {result && (
@@ -202,13 +214,14 @@ function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () =
   const [notice, setNotice] = useState<string | null>(null);
   const [formError, setFormError] = useState<string | null>(null);
   const [targetKind, setTargetKind] = useState<'agent' | 'group'>('agent');
-  const [agentKey, setAgentKey] = useState('');
+  const [agentChoice, setAgentChoice] = useState('');
   const [groupKey, setGroupKey] = useState('');
   const [allClients, setAllClients] = useState(false);
   const [type, setType] = useState<string>('run_scan');
   const [values, setValues] = useState<FormValues>({});
   const [priority, setPriority] = useState('5');
 
+  const labels = agentLabels(agents.data?.agents ?? []);
   const groupChoices = [
     ...new Set(
       Object.entries(groups.data?.groups ?? {}).flatMap(([name, members]) =>
@@ -225,7 +238,7 @@ function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () =
     setFormError(null);
     let draft: ReturnType<typeof draftQueueBody>;
     if (targetKind === 'agent') {
-      const agent = agents.data?.agents.find((a) => JSON.stringify([a.client_id, a.agent_id]) === agentKey);
+      const agent = agents.data?.agents.find((a) => agentKey(a) === agentChoice);
       draft = draftQueueBody(
         type,
         { kind: 'agent', agent_id: agent?.agent_id ?? '', client_id: agent?.client_id ?? undefined },
@@ -288,12 +301,11 @@ function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () =
         {targetKind === 'agent' ? (
           <div class="adm-field">
             <label for="queue-agent">Agent</label>
-            <select id="queue-agent" value={agentKey} onChange={(e) => setAgentKey(e.currentTarget.value)}>
+            <select id="queue-agent" value={agentChoice} onChange={(e) => setAgentChoice(e.currentTarget.value)}>
               <option value="">Choose an agent</option>
               {(agents.data?.agents ?? []).map((a) => (
-                <option key={`${a.client_id}/${a.agent_id}`} value={JSON.stringify([a.client_id, a.agent_id])}>
-                  {a.agent_id}
-                  {a.client_id ? ` (${a.client_id})` : ''}
+                <option key={agentKey(a)} value={agentKey(a)} title={a.agent_id}>
+                  {labels.get(agentKey(a))}
                   {a.is_stale ? ' — stale' : ''}
                 </option>
               ))}

@@ -1,4 +1,4 @@
-import type { AgentView, AuditEvent } from '@svc/protocol';
+import { AGENT_STATES, type AgentListResponse, type AgentView, type AuditEvent } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
 import type { ConsoleClient } from '../api/client.ts';
@@ -8,19 +8,24 @@ import { ConfirmButton } from '../ui/confirm.tsx';
 import { CursorPager, usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { DataTable, TableWrap } from '../ui/table-wrap.tsx';
-import { agentState, formatAge, formatDuration, formatTime, scheduleRows, systemInfoRows } from './agent-view.ts';
+import {
+  agentName,
+  agentState,
+  type FleetFilters,
+  fleetQuery,
+  formatAge,
+  formatDuration,
+  formatTime,
+  NO_FILTERS,
+  scheduleRows,
+  systemInfoRows,
+} from './agent-view.ts';
 import { deregisteredAgents } from './deregistered.ts';
 import { GroupsSection } from './GroupsSection.tsx';
 import { Page } from '../ui/page.tsx';
 
 /** Agents per page of the fleet listing (the portal pages it by agent id). */
 const AGENTS_PER_PAGE = 25;
-
-interface AgentPage {
-  agents: AgentView[];
-  stale_threshold_seconds: number;
-  next_cursor: string | null;
-}
 
 const clientQuery = (clientId: string | null) => (clientId === null ? {} : { client_id: clientId });
 
@@ -36,15 +41,19 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
   const [open, setOpen] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const action = useAction();
+  const [form, setForm] = useState<FleetFilters>(NO_FILTERS);
+  const [filters, setFilters] = useState<FleetFilters>(NO_FILTERS);
   const cursor = cursors.at(-1) ?? '';
   const agents = useData(
-    () =>
-      client.api<AgentPage>(
-        'GET',
-        `/api/health?agents=true&limit=${AGENTS_PER_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
-      ),
-    [cursor],
+    () => client.api<AgentListResponse>('GET', fleetQuery(filters, AGENTS_PER_PAGE, cursor)),
+    [cursor, filters],
   );
+  const filtered = JSON.stringify(filters) !== JSON.stringify(NO_FILTERS);
+  const applyFilters = (event: Event) => {
+    event.preventDefault();
+    setFilters({ ...form });
+    setCursors(['']);
+  };
   const audit = useData(
     () =>
       isAdmin
@@ -75,12 +84,25 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
         <section aria-labelledby="fleet-agents">
           <h2 id="fleet-agents">Agents</h2>
           <ErrorMessage error={agents.error} />
+          <FleetFilterForm form={form} onChange={setForm} onSubmit={applyFilters} />
+          {page && (
+            <p class="fleet-counts" role="status" data-counts>
+              <span data-count="online">{page.counts.online} online</span>
+              <span data-count="stale">{page.counts.stale} stale</span>
+              <span data-count="deregistered">{page.counts.deregistered} deregistered</span>
+            </p>
+          )}
           {page && (
             <p class="adm-hint">
               An agent is stale when its last heartbeat is older than {formatDuration(page.stale_threshold_seconds)}.
             </p>
           )}
-          {page && page.agents.length === 0 && <p>No registered agents{cursors.length > 1 ? ' on this page' : ''}.</p>}
+          {page && page.agents.length === 0 && (
+            <p>
+              {filtered ? 'No agents match these filters' : 'No registered agents'}
+              {cursors.length > 1 ? ' on this page' : ''}.
+            </p>
+          )}
           {page && page.agents.length > 0 && (
             <DataTable
               label="Agents"
@@ -91,7 +113,10 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
                 const state = agentState(a);
                 return [
                   <tr key={key} data-agent={a.agent_id}>
-                    <th scope="row">{a.agent_id}</th>
+                    <th scope="row">
+                      <span class="fleet-name">{agentName(a)}</span>
+                      {a.ip_addresses.length > 0 && <span class="fleet-ip">{a.ip_addresses.join(', ')}</span>}
+                    </th>
                     <td>{a.client_id ?? '—'}</td>
                     <td>
                       <span class={`adm-badge adm-state-${state}`}>{state}</span>
@@ -106,14 +131,31 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
                           type="button"
                           aria-expanded={open === key}
                           aria-controls={`agent-detail-${a.agent_id}`}
+                          aria-label={`${open === key ? 'Hide details of' : 'Details of'} ${agentName(a)}`}
                           onClick={() => setOpen(open === key ? null : key)}
                         >
                           {open === key ? 'Hide details' : 'Details'}
                         </button>
-                        {isAdmin && (
+                        {isAdmin && state === 'deregistered' && (
+                          <>
+                            <ConfirmButton
+                              label="Re-enable"
+                              question={`Re-enable ${agentName(a)}? Its heartbeats are accepted again.`}
+                              disabled={action.busy}
+                              onConfirm={() => act(a.agent_id, a.client_id, 'reenable')}
+                            />
+                            <ConfirmButton
+                              label="Purge"
+                              question={`Purge ${agentName(a)}? Its record, commands and results are deleted for good.`}
+                              disabled={action.busy}
+                              onConfirm={() => act(a.agent_id, a.client_id, 'purge')}
+                            />
+                          </>
+                        )}
+                        {isAdmin && state !== 'deregistered' && (
                           <ConfirmButton
                             label="Deregister"
-                            question={`Deregister ${a.agent_id}? Its heartbeats are refused until it is re-enabled.`}
+                            question={`Deregister ${agentName(a)} (${a.agent_id})? Its heartbeats are refused until it is re-enabled.`}
                             disabled={action.busy}
                             onConfirm={() => act(a.agent_id, a.client_id, 'deregister')}
                           />
@@ -155,12 +197,80 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
   );
 }
 
+const STATE_CHOICES: ReadonlyArray<[FleetFilters['state'], string]> = [
+  ['', 'Registered (online and stale)'],
+  ...AGENT_STATES.map((st): [FleetFilters['state'], string] => [st, st]),
+];
+
+function FleetFilterForm(props: {
+  form: FleetFilters;
+  onChange: (f: FleetFilters) => void;
+  onSubmit: (e: Event) => void;
+}) {
+  const { form, onChange } = props;
+  const text = (key: 'client' | 'group' | 'version', label: string) => (
+    <label>
+      {label}
+      <input
+        value={form[key]}
+        onInput={(e) => onChange({ ...form, [key]: e.currentTarget.value })}
+        spellcheck={false}
+      />
+    </label>
+  );
+  return (
+    <form class="adm-form fleet-filters" onSubmit={props.onSubmit} aria-label="Agent filters">
+      <label>
+        State
+        <select
+          value={form.state}
+          onChange={(e) => onChange({ ...form, state: e.currentTarget.value as FleetFilters['state'] })}
+        >
+          {STATE_CHOICES.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
+        </select>
+      </label>
+      {text('client', 'Client id')}
+      {text('group', 'Group')}
+      {text('version', 'Version')}
+      <button type="submit">Apply filters</button>
+    </form>
+  );
+}
+
+/** Copies the id for a command line or a support ticket; says so where a screen reader hears it. */
+function CopyButton({ text }: { text: string }) {
+  const [done, setDone] = useState<'' | 'Copied' | 'Copy failed'>('');
+  const copy = () =>
+    navigator.clipboard.writeText(text).then(
+      () => setDone('Copied'),
+      () => setDone('Copy failed'),
+    );
+  return (
+    <>
+      <button type="button" class="button-quiet" onClick={() => void copy()}>
+        Copy id
+      </button>{' '}
+      <span role="status">{done}</span>
+    </>
+  );
+}
+
 function AgentDetail({ agent }: { agent: AgentView }) {
   const schedules = scheduleRows(agent.schedules);
   const info = systemInfoRows(agent.system_info);
   return (
     <div class="adm-page">
       <dl class="adm-dl">
+        <dt>Agent id</dt>
+        <dd>
+          <code data-field="agent-id">{agent.agent_id}</code> <CopyButton text={agent.agent_id} />
+        </dd>
+        <dt>Addresses</dt>
+        <dd>{agent.ip_addresses.join(', ') || '—'}</dd>
         <dt>Status</dt>
         <dd>{agent.status}</dd>
         <dt>First seen</dt>

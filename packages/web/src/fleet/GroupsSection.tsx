@@ -7,7 +7,7 @@ import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
-import { formatTime } from './agent-view.ts';
+import { agentKey, agentLabels, agentName, formatTime } from './agent-view.ts';
 
 export interface GroupMember {
   agent_id: string;
@@ -31,11 +31,17 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
     .sort(([a], [b]) => a.localeCompare(b))
     .flatMap(([group, members]) => members.map((m) => ({ ...m, group })));
   const { page, controls: pager } = usePages(rows, 'Group members');
+  const labels = agentLabels(agents);
+  // Members are listed by id; the agents on the fleet page give their host names.
+  const nameOf = (m: GroupMember) => {
+    const a = agents.find((x) => agentKey(x) === agentKey(m));
+    return a ? agentName(a) : m.agent_id;
+  };
 
   const add = async (event: Event) => {
     event.preventDefault();
     setNotice(null);
-    const agent = agents.find((a) => `${a.client_id ?? ''}/${a.agent_id}` === agentChoice);
+    const agent = agents.find((a) => agentKey(a) === agentChoice);
     if (!agent) return void action.run(() => Promise.reject(new Error('Choose an agent')));
     const name = groupName.trim();
     const ok = await action.run(() =>
@@ -46,7 +52,7 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
       }),
     );
     if (ok) {
-      setNotice(`Added ${agent.agent_id} to ${name}`);
+      setNotice(`Added ${agentName(agent)} to ${name}`);
       setGroupName('');
       groups.reload();
     }
@@ -74,9 +80,8 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
           <select id="group-agent" value={agentChoice} onChange={(e) => setAgentChoice(e.currentTarget.value)} required>
             <option value="">Choose an agent</option>
             {agents.map((a) => (
-              <option key={`${a.client_id ?? ''}/${a.agent_id}`} value={`${a.client_id ?? ''}/${a.agent_id}`}>
-                {a.agent_id}
-                {a.client_id ? ` (${a.client_id})` : ''}
+              <option key={agentKey(a)} value={agentKey(a)} title={a.agent_id}>
+                {labels.get(agentKey(a))}
               </option>
             ))}
           </select>
@@ -95,13 +100,21 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
           {page.items.map((m) => (
             <tr key={`${m.group}/${m.client_id ?? ''}/${m.agent_id}`} data-group={m.group} data-member={m.agent_id}>
               <th scope="row">{m.group}</th>
-              <td>{m.agent_id}</td>
+              <td>
+                {nameOf(m)}
+                {nameOf(m) !== m.agent_id && (
+                  <>
+                    {' '}
+                    <code class="fleet-ip">{m.agent_id}</code>
+                  </>
+                )}
+              </td>
               <td>{m.client_id ?? '—'}</td>
               <td>{formatTime(m.created_at)}</td>
               <td>
                 <ConfirmButton
                   label="Remove"
-                  question={`Remove ${m.agent_id} from group ${m.group}?`}
+                  question={`Remove ${nameOf(m)} from group ${m.group}?`}
                   disabled={action.busy}
                   onConfirm={() => remove(m)}
                 />

@@ -1,4 +1,4 @@
-import type { AgentView } from '@svc/protocol';
+import type { AgentState, AgentView } from '@svc/protocol';
 
 /**
  * How the Fleet page reads an agent record: its state, ages in words, schedules and host
@@ -6,7 +6,7 @@ import type { AgentView } from '@svc/protocol';
  * entry is read defensively and shown as text, never trusted to have a shape.
  */
 
-export type AgentState = 'online' | 'stale' | 'deregistered';
+export type { AgentState };
 
 export function agentState(agent: Pick<AgentView, 'is_stale' | 'deregistered_at'>): AgentState {
   if (agent.deregistered_at !== null) return 'deregistered';
@@ -72,4 +72,49 @@ export function systemInfoRows(info: Record<string, unknown> | null, max = 24): 
   return Object.entries(info)
     .slice(0, max)
     .map(([key, value]) => [key, typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value))]);
+}
+
+/** One agent of one client: agent ids repeat across clients. */
+export const agentKey = (a: { client_id: string | null; agent_id: string }): string =>
+  JSON.stringify([a.client_id, a.agent_id]);
+
+/** What a person calls an agent: the host name its heartbeat reports, else its id. */
+export const agentName = (a: { hostname: string | null; agent_id: string }): string => a.hostname ?? a.agent_id;
+
+/**
+ * A label per agent for pickers and tables: `name · first address (client)`. Where two listed
+ * agents would read the same, the id is added, so no two choices look alike.
+ */
+export function agentLabels(agents: readonly AgentView[]): Map<string, string> {
+  const base = (a: AgentView) =>
+    `${agentName(a)}${a.ip_addresses[0] ? ` · ${a.ip_addresses[0]}` : ''}${a.client_id ? ` (${a.client_id})` : ''}`;
+  const seen = new Map<string, number>();
+  for (const a of agents) seen.set(base(a), (seen.get(base(a)) ?? 0) + 1);
+  return new Map(
+    agents.map((a) => {
+      const label = base(a);
+      return [agentKey(a), (seen.get(label) ?? 0) > 1 && a.hostname !== null ? `${label} — ${a.agent_id}` : label];
+    }),
+  );
+}
+
+/** The fleet page's filters as the form holds them; '' is "any". */
+export interface FleetFilters {
+  state: '' | AgentState;
+  client: string;
+  group: string;
+  version: string;
+}
+
+export const NO_FILTERS: FleetFilters = { state: '', client: '', group: '', version: '' };
+
+/** GET /api/health's fleet query for the filters, a page size and a cursor. */
+export function fleetQuery(f: FleetFilters, limit: number, cursor: string): string {
+  const q = new URLSearchParams({ agents: 'true', limit: String(limit) });
+  if (f.state !== '') q.set('state', f.state);
+  if (f.client.trim() !== '') q.set('client_id', f.client.trim());
+  if (f.group.trim() !== '') q.set('group', f.group.trim());
+  if (f.version.trim() !== '') q.set('version', f.version.trim());
+  if (cursor !== '') q.set('cursor', cursor);
+  return `/api/health?${q.toString()}`;
 }

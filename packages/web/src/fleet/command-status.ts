@@ -1,6 +1,6 @@
 import type { CommandStatus } from '@svc/protocol';
 
-/** Command history: which statuses are final, when to keep polling, and the session link of a result. */
+/** Command history: which statuses are final, when to keep polling, and a command's target. */
 
 const FINAL: ReadonlySet<CommandStatus> = new Set(['completed', 'failed']);
 
@@ -10,10 +10,12 @@ export const isFinal = (status: CommandStatus): boolean => FINAL.has(status);
 export const needsPolling = (commands: ReadonlyArray<{ status: CommandStatus }>): boolean =>
   commands.some((c) => !isFinal(c.status));
 
-/** SPEC: a result's session opens in the session view at /collect/?session=<id>. */
-export const sessionHref = (sessionId: string): string => `/collect/?session=${encodeURIComponent(sessionId)}`;
-
-/** The target a command was queued to: the group when broadcast, else the agent. */
-export function commandTarget(c: { agent_id: string; group_target: string | null }): string {
-  return c.group_target === null ? c.agent_id : `${c.agent_id} (group ${c.group_target})`;
+/** The target a command was queued to, by the agent's host name when known; the group when broadcast. */
+export function commandTarget(c: {
+  agent_id: string;
+  agent_hostname: string | null;
+  group_target: string | null;
+}): string {
+  const name = c.agent_hostname ?? c.agent_id;
+  return c.group_target === null ? name : `${name} (group ${c.group_target})`;
 }

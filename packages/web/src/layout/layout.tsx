@@ -11,7 +11,7 @@ function isCurrent(path: string, section: string): boolean {
   return path === section || path.startsWith(`${section}/`);
 }
 
-/** Header, navigation and the main region every signed-in page shares. */
+/** Header, navigation (the sections the user may open) and the main region every signed-in page shares. */
 export function Layout(props: { identity: Identity; sections: Section[]; children: ComponentChildren }) {
   const { path } = useLocation();
   const { identity } = props;
@@ -20,7 +20,6 @@ export function Layout(props: { identity: Identity; sections: Section[]; childre
     setSignOutError(null);
     signOutEverywhere().catch((err: unknown) => setSignOutError(describeError(err)));
   };
-  const visible = props.sections.filter((s) => !s.adminOnly || identity.role === 'admin');
   return (
     <div class="shell">
       <a class="skip-link" href="#main">
@@ -53,7 +52,7 @@ export function Layout(props: { identity: Identity; sections: Section[]; childre
       </header>
       <nav class="nav" aria-label="Sections">
         <ul>
-          {visible.map((s) => (
+          {props.sections.map((s) => (
             <li key={s.path}>
               <a
                 href={s.path}

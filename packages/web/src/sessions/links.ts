@@ -1,6 +1,9 @@
-/** The session view's address: SPEC's `/collect/?session=<id>`, with the client when it is known (D17). */
+/**
+ * The session view's address: SPEC's `/collect/?session=<id>` with the client it is stored
+ * under, always: a session id may exist under several clients (D17), and without the client
+ * the view asks which one. null is the namespace of sessions uploaded without a client
+ * (`client_id=`). Every link to a session the console builds comes from here.
+ */
 export function sessionHref(sessionId: string, clientId: string | null): string {
-  const q = new URLSearchParams({ session: sessionId });
-  if (clientId !== null) q.set('client_id', clientId);
-  return `/collect/?${q.toString()}`;
+  return `/collect/?${new URLSearchParams({ session: sessionId, client_id: clientId ?? '' }).toString()}`;
 }

@@ -8,7 +8,7 @@ import { responses } from '../../http/responses.ts';
 /**
  * A liveness probe must keep answering whatever a monitor appends (cache busters such as
  * `?_=123`, `?agents=false`): unknown parameters are allowed and only `agents=true` selects
- * the fleet view; `limit` and `cursor` keep their fleet rules.
+ * the fleet view; the fleet parameters keep their rules.
  */
 const HealthQuery = Type.Object(
   { ...AgentsQuery.properties, agents: Type.Optional(Type.String({ description: '`true` for the agent fleet view' })) },
@@ -18,7 +18,8 @@ const HealthQuery = Type.Object(
 /**
  * GET /api/health: public liveness, which never touches the database so it stays fast.
  * GET /api/health?agents=true: the fleet view (identity JWT with health:agents; scoped users
- * see their clients' agents), registered agents only, paged by `limit` + `cursor`.
+ * see their clients' agents): registered agents, or one `state`, narrowed by `client_id`,
+ * `group` and `version`, paged by `limit` + `cursor`, with the count of agents per state.
  */
 export default function register(app: App, ctx: AppContext): void {
   const fleetGuard = requireUser(ctx, { permission: 'health:agents' });
@@ -40,13 +41,9 @@ export default function register(app: App, ctx: AppContext): void {
     },
     async (request) => {
       if (request.query.agents === 'true') {
-        const { agents, next_cursor } = await listAgents(
-          ctx,
-          userOf(request),
-          request.query.limit ?? 1000,
-          request.query.cursor,
-        );
-        return { agents, stale_threshold_seconds: STALE_THRESHOLD_SECONDS, next_cursor };
+        const { agents: _flag, ...query } = request.query;
+        const { agents, next_cursor, counts } = await listAgents(ctx, userOf(request), query);
+        return { agents, stale_threshold_seconds: STALE_THRESHOLD_SECONDS, next_cursor, counts };
       }
       return {
         status: 'ok' as const,

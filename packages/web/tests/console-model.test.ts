@@ -1,0 +1,84 @@
+import { type AgentView, CONSOLE_ACCESS, type ConsolePath, mayOpen, permissionsOf } from '@svc/protocol';
+import { describe, expect, it } from 'vitest';
+import { fallbackCaller, sectionsFor } from '../src/auth/section-access.ts';
+import { agentKey, agentLabels, agentName, fleetQuery, NO_FILTERS } from '../src/fleet/agent-view.ts';
+
+const sections = (Object.keys(CONSOLE_ACCESS) as ConsolePath[]).map((path) => ({ path }));
+const paths = (caller: Parameters<typeof sectionsFor>[1]) => sectionsFor(sections, caller).map((s) => s.path);
+const scoped = (tier: 'professional' | 'business' | 'msp') => ({ admin: false, permissions: [...permissionsOf(tier)] });
+
+describe('sections by permission', () => {
+  it('opens every section to an admin', () => {
+    expect(paths({ admin: true, permissions: [] })).toEqual(Object.keys(CONSOLE_ACCESS));
+  });
+
+  it("opens a scoped user's sections by its tier, never licenses or users", () => {
+    expect(paths(scoped('professional'))).toEqual(['/console/sessions']);
+    expect(paths(scoped('business'))).toEqual(['/console/sessions', '/console/commands', '/console/webhooks']);
+    expect(paths(scoped('msp'))).toEqual([
+      '/console/sessions',
+      '/console/fleet',
+      '/console/commands',
+      '/console/webhooks',
+      '/console/audit',
+      '/console/health',
+    ]);
+    expect(mayOpen('/console/licenses', scoped('msp'))).toBe(false);
+  });
+
+  it('falls back to the sessions for a scoped user until the portal answers', () => {
+    const who = { subject: 's', email: 'e', clientIds: ['acme'] };
+    expect(paths(fallbackCaller({ ...who, role: 'member' }))).toEqual(['/console/sessions']);
+    expect(paths(fallbackCaller({ ...who, role: 'admin' }))).toEqual(Object.keys(CONSOLE_ACCESS));
+  });
+});
+
+function agentOf(o: Partial<AgentView> & { agent_id: string }): AgentView {
+  return {
+    version: '1',
+    timestamp: '',
+    status: 'running',
+    uptime_seconds: 0,
+    client_id: 'acme',
+    schedules: null,
+    system_info: null,
+    received_at: '',
+    first_seen_at: '',
+    deregistered_at: null,
+    is_stale: false,
+    age_seconds: 0,
+    hostname: null,
+    ip_addresses: [],
+    ...o,
+  };
+}
+
+describe('agents by name', () => {
+  it('names an agent by its host name, else its id', () => {
+    expect(agentName(agentOf({ agent_id: 'svcd_1', hostname: 'edge-01' }))).toBe('edge-01');
+    expect(agentName(agentOf({ agent_id: 'svcd_1' }))).toBe('svcd_1');
+  });
+
+  it('labels agents with name, first address and client, adding the id only where two would read the same', () => {
+    const a = agentOf({ agent_id: 'svcd_a', hostname: 'edge-01', ip_addresses: ['10.0.0.1', 'fd00::1'] });
+    const b = agentOf({ agent_id: 'svcd_b', hostname: 'db', ip_addresses: ['10.0.0.2'] });
+    const c = agentOf({ agent_id: 'svcd_c', hostname: 'db', ip_addresses: ['10.0.0.2'] });
+    const d = agentOf({ agent_id: 'svcd_a', client_id: 'beta' });
+    const e = agentOf({ agent_id: 'svcd_e', client_id: null });
+    const labels = agentLabels([a, b, c, d, e]);
+    expect([a, b, c, d, e].map((x) => labels.get(agentKey(x)))).toEqual([
+      'edge-01 · 10.0.0.1 (acme)',
+      'db · 10.0.0.2 (acme) — svcd_b',
+      'db · 10.0.0.2 (acme) — svcd_c',
+      'svcd_a (beta)',
+      'svcd_e',
+    ]);
+  });
+
+  it('builds the fleet query from the filters, leaving out the empty ones', () => {
+    expect(fleetQuery(NO_FILTERS, 25, '')).toBe('/api/health?agents=true&limit=25');
+    expect(fleetQuery({ state: 'stale', client: ' acme ', group: 'edge', version: '4.2.3' }, 25, 'svcd_0a&b')).toBe(
+      '/api/health?agents=true&limit=25&state=stale&client_id=acme&group=edge&version=4.2.3&cursor=svcd_0a%26b',
+    );
+  });
+});
