@@ -12,3 +12,4 @@ export * from './session-file/index.ts';
 export * from './command-payloads.ts';
 export * from './heartbeat.ts';
 export * from './scan-targets.ts';
+export * from './overview.ts';
