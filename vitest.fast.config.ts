@@ -27,6 +27,7 @@ export const SLOW_FILES = [
   'packages/web/tests/sandbox.test.ts',
   'packages/web/tests/fleet-browser.test.ts',
   'packages/web/tests/admin-browser.test.ts',
+  'packages/web/tests/overview-list-browser.test.ts',
   // Terminals through tmux.
   'packages/client/tests/dependency-check.test.ts',
   'packages/client/tests/pi-validate.test.ts',
