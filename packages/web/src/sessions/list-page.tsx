@@ -243,6 +243,7 @@ export function SessionsPage() {
     if (nextCursor !== undefined && nextPage > 1) q.set('page', String(nextPage));
     const qs = q.toString();
     setSelected(new Map());
+    setOutcome(null);
     route(`/console/sessions${qs === '' ? '' : `?${qs}`}`);
   }
 
