@@ -30,6 +30,7 @@ export const SLOW_FILES = [
   'packages/web/tests/session-panels-browser.test.ts',
   'packages/web/tests/tabs-browser.test.ts',
   'packages/web/tests/nav-fleet-browser.test.ts',
+  'packages/web/tests/overview-list-browser.test.ts',
   // Terminals through tmux.
   'packages/client/tests/dependency-check.test.ts',
   'packages/client/tests/pi-validate.test.ts',

@@ -32,6 +32,7 @@ const me = (token: string) => http(portal.url, 'GET', '/api/me', { headers: with
 
 /** A call each section makes when it opens (the users page talks to the identity provider). */
 const SECTION_CALLS: Record<ConsolePath, (token: string) => Promise<{ status: number }>> = {
+  '/console/overview': (t) => http(portal.url, 'GET', '/api/overview', { headers: withToken(t) }),
   '/console/sessions': (t) => http(portal.url, 'GET', '/api/sessions?limit=1', { headers: withToken(t) }),
   '/console/fleet': (t) => http(portal.url, 'GET', '/api/health?agents=true&limit=1', { headers: withToken(t) }),
   '/console/commands': (t) => http(portal.url, 'GET', '/api/agent-commands?limit=1', { headers: withToken(t) }),

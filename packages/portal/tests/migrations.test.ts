@@ -240,6 +240,31 @@ describe('migrations', () => {
     ]);
   });
 
+  it('0013 gives earlier sessions their upload time as scan time and no open findings; a row written without one takes its upload time', async () => {
+    const { url, handle } = await databaseBefore('0013');
+    await query(
+      url,
+      `INSERT INTO sessions (session_id, client_id, metadata, files, uploaded_at, updated_at, expires_at) VALUES
+         ('20260101_020000', 'acme', '{}', '{}', '2026-01-01T02:00:00Z', '2026-01-02T00:00:00Z', '2099-01-01T00:00:00Z');`,
+    );
+    expect(await migrateToLatest(handle.db)).toEqual(ALL.filter((name) => name >= '0013'));
+    await query(
+      url,
+      `INSERT INTO sessions (session_id, client_id, metadata, files, uploaded_at, updated_at, expires_at) VALUES
+         ('20260101_030000', 'acme', '{}', '{}', '2026-01-01T03:00:00Z', '2026-01-01T03:00:00Z', '2099-01-01T00:00:00Z');`,
+    );
+    expect(
+      await query(
+        url,
+        `SELECT session_id, to_char(scanned_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI') AS scanned, open_findings
+         FROM sessions ORDER BY session_id`,
+      ),
+    ).toEqual([
+      { session_id: '20260101_020000', scanned: '2026-01-01T02:00', open_findings: [] },
+      { session_id: '20260101_030000', scanned: '2026-01-01T03:00', open_findings: [] },
+    ]);
+  });
+
   it('0008 keys agents by (client_id, agent_id) and keeps every agent, command, result and membership', async () => {
     const { url, handle } = await databaseBefore('0008');
     await query(

@@ -765,7 +765,9 @@ describe('POST /api/upload', () => {
     // Open every pool connection first, so no commit waits for a connection to be made.
     await Promise.all(Array.from({ length: 10 }, () => sql`SELECT pg_sleep(0.05)`.execute(portal.ctx.db)));
     const results = await Promise.allSettled(
-      Array.from({ length: 10 }, () => commitSession(portal.ctx, { principal, metadata, files: {} })),
+      Array.from({ length: 10 }, () =>
+        commitSession(portal.ctx, { principal, metadata, files: {}, facts: { scannedAt: null, openFindings: [] } }),
+      ),
     );
     expect(results.filter((r) => r.status === 'rejected')).toStrictEqual([]);
     const values = results.map((r) => (r as PromiseFulfilledResult<Awaited<ReturnType<typeof commitSession>>>).value);

@@ -9,6 +9,7 @@ import { PERMISSIONS, type Permission, TIERS } from './permissions.ts';
 export type ConsoleAccess = { readonly adminOnly: true } | { readonly permission: Permission };
 
 export const CONSOLE_ACCESS = {
+  '/console/overview': { permission: 'sessions:read' },
   '/console/sessions': { permission: 'sessions:read' },
   '/console/fleet': { permission: 'health:agents' },
   '/console/commands': { permission: 'agent:commands' },

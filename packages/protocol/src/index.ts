@@ -13,3 +13,4 @@ export * from './command-payloads.ts';
 export * from './heartbeat.ts';
 export * from './scan-targets.ts';
 export * from './console.ts';
+export * from './overview.ts';

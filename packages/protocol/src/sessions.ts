@@ -135,6 +135,12 @@ export const SessionView = Type.Intersect([
     uploaded_at: IsoDateTime,
     updated_at: IsoDateTime,
     expires_at: IsoDateTime,
+    scanned_at: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: "when the scan ran: the file's metadata.finished_at, else started_at, else the upload time",
+      }),
+    ),
   }),
 ]);
 export type SessionView = Static<typeof SessionView>;
@@ -181,15 +187,41 @@ export const ClientIdFilter = ClientId;
 
 const SessionStatusSchema = Type.Union(SESSION_STATUSES.map((s) => Type.Literal(s)));
 
+/** Columns the session listing sorts by; `uploaded_at` (newest first) unless asked. */
+export const SESSION_SORTS = ['uploaded_at', 'scanned_at', 'target', 'client', 'risk_score', 'status'] as const;
+export type SessionSort = (typeof SESSION_SORTS)[number];
+
 /** GET /api/sessions: listing (filters, keyset cursor) or, with `session`, one session's detail. */
 export const SessionsQuery = Type.Object(
   {
     session: Type.Optional(Type.String({ maxLength: 256 })),
     client_id: Type.Optional(SessionClientId),
     status: Type.Optional(SessionStatusSchema),
-    target: Type.Optional(Type.String({ minLength: 1, maxLength: 512 })),
+    target: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'exact target' })),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        description: 'part of the target, client name or client id, in any case',
+      }),
+    ),
+    sort: Type.Optional(
+      Type.Union(
+        SESSION_SORTS.map((s) => Type.Literal(s)),
+        { description: 'listing order; status sorts in review order (new, in review, resolved, archived)' },
+      ),
+    ),
+    order: Type.Optional(
+      Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'sort direction, desc unless asked' }),
+    ),
+    uploaded_from: Type.Optional(
+      Type.String({ format: 'date-time', description: 'only sessions uploaded at or after this instant' }),
+    ),
+    uploaded_to: Type.Optional(
+      Type.String({ format: 'date-time', description: 'only sessions uploaded at or before this instant' }),
+    ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-    cursor: Type.Optional(Type.String({ maxLength: 512 })),
+    cursor: Type.Optional(Type.String({ maxLength: 2048, description: 'next_cursor of the previous page, same sort' })),
   },
   { additionalProperties: false },
 );
@@ -198,7 +230,20 @@ export type SessionsQuery = Static<typeof SessionsQuery>;
 export const SessionListResponse = Type.Object({
   sessions: Type.Array(SessionView),
   next_cursor: Nullable(Type.String()),
+  total: Type.Integer({ minimum: 0, description: 'sessions matching the filters, over every page' }),
 });
+
+/** GET /api/sessions/clients: the clients of the sessions the caller may see, for a client picker. */
+export const SessionClientsResponse = Type.Object({
+  clients: Type.Array(
+    Type.Object({
+      client_id: Nullable(Type.String({ description: 'null: sessions uploaded without a client' })),
+      client: Nullable(Type.String({ description: "the newest session's client name" })),
+      sessions: Type.Integer({ minimum: 0 }),
+    }),
+  ),
+});
+export type SessionClientsResponse = Static<typeof SessionClientsResponse>;
 
 export const StatusChange = Type.Object({
   from_status: Nullable(Type.String()),

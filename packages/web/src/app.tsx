@@ -7,21 +7,23 @@ import { identity } from './auth/session.ts';
 import { SignIn } from './auth/sign-in.tsx';
 import { fleetSections } from './fleet/index.ts';
 import { Layout } from './layout/layout.tsx';
+import { OverviewPage } from './overview/overview-page.tsx';
 import type { Section } from './sections.ts';
 import { SessionsPage } from './sessions/list-page.tsx';
 import { SessionViewPage } from './sessions/view-page.tsx';
 import { Page } from './ui/page.tsx';
 
 const SECTIONS: Section[] = [
+  { path: '/console/overview', label: 'Overview', component: OverviewPage },
   { path: '/console/sessions', label: 'Sessions', component: SessionsPage },
   ...fleetSections,
   ...adminSections,
 ];
 
-/** `/console/` itself opens the sessions list. */
+/** `/console/` itself opens the overview. */
 function Home() {
   const { route } = useLocation();
-  useEffect(() => route('/console/sessions', true), [route]);
+  useEffect(() => route('/console/overview', true), [route]);
   return null;
 }
 

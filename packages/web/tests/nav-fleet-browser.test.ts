@@ -112,6 +112,7 @@ describe('navigation by permission', () => {
     const p = await openSignedIn(browser, portal, width, '/console/sessions');
     try {
       await poll(() => navEntries(p.page)).toEqual([
+        'Overview',
         'Sessions',
         'Fleet',
         'Commands',
@@ -133,7 +134,7 @@ describe('navigation by permission', () => {
     async (width) => {
       const p = await openAsMember(width, '/console/sessions');
       try {
-        await poll(() => navEntries(p.page)).toEqual(['Sessions', 'Commands', 'Webhooks']);
+        await poll(() => navEntries(p.page)).toEqual(['Overview', 'Sessions', 'Commands', 'Webhooks']);
         await expectAccessible(p.page);
         expectNoConsoleErrors(p);
       } finally {

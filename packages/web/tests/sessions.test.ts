@@ -54,19 +54,19 @@ describe('sessions and the session view', () => {
     const p = await openPage(browser, viewport);
     const { page } = p;
     try {
-      await signIn(page, portal);
+      await signIn(page, portal, undefined, '/console/sessions');
       const rows = page.locator('main tbody tr');
       await expect.poll(() => rows.count()).toBe(6);
       await expectAccessible(page);
       if (name === 'desktop') await page.screenshot({ path: path.join(SCREENSHOTS, 'sessions.png'), fullPage: true });
 
-      await page.getByLabel('Client id').fill('acme-co');
+      await page.locator('select[name="client_id"]').selectOption('acme-co');
       await page.getByRole('button', { name: 'Filter' }).click();
       await expect.poll(() => rows.count()).toBe(4);
       expect(new URL(page.url()).searchParams.get('client_id')).toBe('acme-co');
 
-      await page.getByLabel('Client id').fill('');
-      await page.getByLabel('Target').fill('10.17.0.0/24');
+      await page.locator('select[name="client_id"]').selectOption('');
+      await page.getByLabel('Search target or client').fill('10.17.0.0/24');
       await page.getByRole('button', { name: 'Filter' }).click();
       await expect.poll(() => rows.count()).toBe(2);
 
@@ -85,13 +85,13 @@ describe('sessions and the session view', () => {
     const p = await openPage(browser, WIDTHS.desktop);
     const { page } = p;
     try {
-      await signIn(page, portal);
+      await signIn(page, portal, undefined, '/console/sessions');
       const rows = page.locator('main tbody tr');
       await expect.poll(() => rows.count()).toBe(6);
       await page.getByLabel('Rows per page').selectOption('5');
       await expect.poll(() => rows.count()).toBe(5);
       const hrefs = () =>
-        page.locator('main tbody tr td:first-child a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+        page.locator('main tbody tr a[href^="/collect/"]').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
       const first = await hrefs();
       expect(await page.getByRole('button', { name: 'Previous' }).isDisabled()).toBe(true);
       await page.getByRole('button', { name: 'Next' }).click();
@@ -112,7 +112,7 @@ describe('sessions and the session view', () => {
     const p = await openPage(browser, viewport);
     const { page } = p;
     try {
-      await signIn(page, portal);
+      await signIn(page, portal, undefined, '/console/sessions');
       await page.locator(`a[href="/collect/?session=${latestAcme()}&client_id=acme-co"]`).click();
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe(`Session ${latestAcme()}`);
       expect(new URL(page.url()).pathname).toBe('/collect/');
@@ -341,10 +341,10 @@ describe('sessions and the session view', () => {
     const p = await openPage(browser, WIDTHS.phone);
     const { page } = p;
     try {
-      await signIn(page, portal, SCOPED);
+      await signIn(page, portal, SCOPED, '/console/sessions');
       const rows = page.locator('main tbody tr');
       await expect.poll(() => rows.count()).toBeGreaterThan(0);
-      const clients = await page.locator('main tbody tr td:nth-child(2) .muted').allTextContents();
+      const clients = await page.locator('main tbody tr td:nth-child(3) .muted').allTextContents();
       expect(new Set(clients)).toEqual(new Set(['other-co']));
       const nav = await page.getByRole('navigation', { name: 'Sections' }).getByRole('link').allTextContents();
       expect(nav).not.toContain('Licenses');

@@ -35,10 +35,11 @@ describe('console sign-in', () => {
       }
 
       await signIn(page, portal, undefined, '/console/');
-      await expect.poll(() => new URL(page.url()).pathname).toBe('/console/sessions');
-      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sessions');
+      await expect.poll(() => new URL(page.url()).pathname).toBe('/console/overview');
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
       const nav = page.getByRole('navigation', { name: 'Sections' });
       expect(await nav.getByRole('link').allTextContents()).toEqual([
+        'Overview',
         'Sessions',
         'Fleet',
         'Commands',

@@ -21,6 +21,8 @@ import meGet from './me/get.ts';
 import refreshNotAllowed from './refresh/not-allowed.ts';
 import refreshPut from './refresh/put.ts';
 import remediationPatch from './remediation/patch.ts';
+import overviewGet from './overview/get.ts';
+import sessionsClientsGet from './sessions/clients/get.ts';
 import sessionsDelete from './sessions/delete.ts';
 import sessionsGet from './sessions/get.ts';
 import sessionsLatestStateGet from './sessions/latest-state/get.ts';
@@ -58,6 +60,8 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     auditList,
     uploadPost,
     sessionsGet,
+    sessionsClientsGet,
+    overviewGet,
     sessionsLatestStateGet,
     sessionsPatch,
     sessionsDelete,

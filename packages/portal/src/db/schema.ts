@@ -1,5 +1,5 @@
 import type { ColumnType, Generated } from 'kysely';
-import type { DeliveryAttempt, SessionMetadata } from '@svc/protocol';
+import type { DeliveryAttempt, OpenFinding, SessionMetadata } from '@svc/protocol';
 
 /** Kysely table types. Timestamps read as Date; bigint counters read as strings (pg's default). */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -98,6 +98,10 @@ export interface SessionsTable {
   updated_at: Timestamp;
   expires_at: Timestamp;
   expiry_notified_at: Date | null;
+  /** When the scan ran (the file's finished_at, else started_at, else the upload time). */
+  scanned_at: Timestamp;
+  /** The file's open remediation entries by title (sessions/scan-facts.ts). */
+  open_findings: ColumnType<OpenFinding[], string | undefined, string>;
 }
 
 export interface ShareTokensTable {

@@ -16,6 +16,7 @@ import {
   shareTokenOf,
   updateSessionRow,
 } from './queries.ts';
+import type { ScanFacts } from './scan-facts.ts';
 import { newShareToken } from './share.ts';
 import { enforceStorageLimits, lockForStorageLimit } from './storage-quota.ts';
 
@@ -24,6 +25,8 @@ export interface CommitInput {
   metadata: SessionMetadata;
   /** Every stored file of the new upload, already durable in the blob store. */
   files: Partial<Record<SessionFileName, StoredObject>>;
+  /** Scan time and open findings read from the file. */
+  facts: ScanFacts;
 }
 
 export interface CommitResult {
@@ -80,6 +83,8 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       updated_at: now,
       expires_at: expiresAt,
       expiry_notified_at: null,
+      scanned_at: input.facts.scannedAt ?? now,
+      open_findings: JSON.stringify(input.facts.openFindings),
     };
     let shareToken: string | null;
     if (existing) {

@@ -1,107 +1,172 @@
 import type { Selectable } from 'kysely';
-import { SESSION_ID_PATTERN, type SessionStatus, type SessionView } from '@svc/protocol';
+import {
+  SESSION_ID_PATTERN,
+  type SessionClientsResponse,
+  type SessionSort,
+  type SessionStatus,
+  type SessionView,
+} from '@svc/protocol';
 import { inScope, type UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import type { SessionNotesTable, StatusHistoryTable } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { resolveSession } from './access.ts';
 import { storable } from './derive.ts';
-import { presentSession } from './present.ts';
-import { notesOf, type SessionRow, sessionPage, shareTokenOf, statusHistoryOf } from './queries.ts';
+import { clientIdOut, presentSession } from './present.ts';
+import {
+  notesOf,
+  type SessionFilterQuery,
+  type SessionPageQuery,
+  type SessionRow,
+  sessionClients,
+  sessionCount,
+  sessionPage,
+  shareTokenOf,
+  sortKindOf,
+  statusHistoryOf,
+} from './queries.ts';
 import { notifyExpiringSessions } from './retention.ts';
 
-export interface ListFilter {
-  /** null: every client (admins). */
-  clientIds: string[] | null;
-  clientId?: string;
-  status?: SessionStatus;
-  target?: string;
-  limit: number;
-  cursor?: string;
-}
-
-/**
- * Keyset cursor over (uploaded_at, session_id, client_id), newest first. Opaque to clients.
- * The client id is part of it because one session id may exist under several clients
- * (D17) with the same upload instant: without it a page boundary between them would skip one.
- */
-function encodeCursor(uploadedAt: Date, sessionId: string, clientId: string): string {
-  return Buffer.from(JSON.stringify([uploadedAt.toISOString(), sessionId, clientId])).toString('base64url');
-}
-
-const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
-/** 9999-12-31T23:59:59.999Z: later (or negative) years are outside what we ever write, and PostgreSQL refuses some of them. */
-const MAX_TIME = 253_402_300_799_999;
-
-function decodeCursor(cursor: string): [Date, string, string | null] {
-  try {
-    const [at, id, client, ...rest] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    const date = new Date(String(at));
-    const t = date.getTime();
-    // Only what encodeCursor produces: a real instant, a valid session id and a client id
-    // PostgreSQL can store (no NUL or other text that would fail there with a 500). A
-    // cursor of a portal before D17 has no client id; it pages as it did then.
-    if (typeof id !== 'string' || !SESSION_ID.test(id) || Number.isNaN(t) || t < 0 || t > MAX_TIME || rest.length > 0)
-      throw new Error('bad cursor');
-    if (client !== undefined && (typeof client !== 'string' || client.length > 1024 || !storable(client)))
-      throw new Error('bad cursor');
-    return [date, id, client ?? null];
-  } catch {
-    throw new DomainError('invalid.cursor', 'Invalid cursor');
-  }
-}
-
-async function listSessions(
-  ctx: AppContext,
-  f: ListFilter,
-): Promise<{ sessions: SessionView[]; next_cursor: string | null }> {
-  if (f.clientIds !== null && f.clientIds.length === 0) return { sessions: [], next_cursor: null };
-  // No stored target holds what PostgreSQL cannot store; asking it would be a 500.
-  if (f.target !== undefined && !storable(f.target)) return { sessions: [], next_cursor: null };
-  const rows = await sessionPage(ctx.db, {
-    clientIds: f.clientIds,
-    clientId: f.clientId,
-    status: f.status,
-    target: f.target,
-    before: f.cursor === undefined ? undefined : decodeCursor(f.cursor),
-    limit: f.limit + 1,
-  });
-  const page = rows.slice(0, f.limit);
-  const last = page.at(-1);
-  return {
-    sessions: page.map((r) => presentSession(r, r.token, ctx.config.baseUrl)),
-    next_cursor: rows.length > f.limit && last ? encodeCursor(last.uploaded_at, last.session_id, last.client_id) : null,
-  };
-}
-
-interface SessionsRequest {
+export interface SessionsRequest {
   clientId?: string | undefined;
   status?: SessionStatus | undefined;
   target?: string | undefined;
+  search?: string | undefined;
+  sort?: SessionSort | undefined;
+  order?: 'asc' | 'desc' | undefined;
+  uploadedFrom?: string | undefined;
+  uploadedTo?: string | undefined;
   limit?: number | undefined;
   cursor?: string | undefined;
 }
 
+type Position = NonNullable<SessionPageQuery['after']>;
+
+const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
+/** 9999-12-31T23:59:59.999Z: later (or negative) years are outside what we ever write, and PostgreSQL refuses some of them. */
+const MAX_TIME = 253_402_300_799_999;
+/** Marks a cursor of any order but the default one (newest upload first). */
+const SORTED = 's';
+
+const invalidCursor = () => new DomainError('invalid.cursor', 'Invalid cursor');
+const validTime = (v: unknown) => {
+  const t = new Date(String(v)).getTime();
+  return typeof v === 'string' && !Number.isNaN(t) && t >= 0 && t <= MAX_TIME;
+};
+const validClient = (v: unknown) => typeof v === 'string' && v.length <= 1024 && storable(v);
+
 /**
- * A user's listing (D5): newest first, 50 a page unless `limit` says otherwise. A named
- * client outside the user's scope is refused. Listing is also where `report_expiring` fires (D6).
+ * Keyset cursor, opaque to clients. Newest upload first (the default): (uploaded_at,
+ * session_id, client_id), as portals before sorting wrote it. Any other order: its sort and
+ * direction, the row's sort key, session id and client id; it only continues that order.
+ * The client id is part of both because one session id may exist under several clients
+ * (D17) with the same sort key: without it a page boundary between them would skip one.
+ */
+function encodeCursor(sort: SessionSort, order: 'asc' | 'desc', key: unknown, sessionId: string, clientId: string) {
+  const out =
+    sort === 'uploaded_at' && order === 'desc'
+      ? [(key as Date).toISOString(), sessionId, clientId]
+      : [SORTED, sort, order, key instanceof Date ? key.toISOString() : key, sessionId, clientId];
+  return Buffer.from(JSON.stringify(out)).toString('base64url');
+}
+
+function decodeCursor(cursor: string, sort: SessionSort, order: 'asc' | 'desc'): Position {
+  let parts: unknown[];
+  try {
+    parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+  } catch {
+    throw invalidCursor();
+  }
+  if (!Array.isArray(parts)) throw invalidCursor();
+  if (sort === 'uploaded_at' && order === 'desc') {
+    // Only what encodeCursor produces: a real instant, a valid session id and a client id
+    // PostgreSQL can store (no NUL or other text that would fail there with a 500). A
+    // cursor of a portal before D17 has no client id; it pages as it did then.
+    const [at, id, client, ...rest] = parts;
+    if (!validTime(at) || typeof id !== 'string' || !SESSION_ID.test(id) || rest.length > 0) throw invalidCursor();
+    if (client !== undefined && !validClient(client)) throw invalidCursor();
+    return { key: new Date(String(at)), sessionId: id, clientId: (client as string | undefined) ?? null };
+  }
+  const [mark, cSort, cOrder, key, id, client, ...rest] = parts;
+  if (mark !== SORTED || cSort !== sort || cOrder !== order || rest.length > 0) throw invalidCursor();
+  if (typeof id !== 'string' || !SESSION_ID.test(id) || !validClient(client)) throw invalidCursor();
+  const kind = sortKindOf(sort);
+  const keyOk =
+    kind === 'time'
+      ? validTime(key)
+      : kind === 'number'
+        ? typeof key === 'number' && Number.isFinite(key)
+        : typeof key === 'string' && key.length <= 1024 && storable(key);
+  if (!keyOk) throw invalidCursor();
+  return { key: key as string | number, sessionId: id, clientId: client as string };
+}
+
+function instantOf(v: string | undefined, name: string): Date | undefined {
+  if (v === undefined) return undefined;
+  const d = new Date(v);
+  if (Number.isNaN(d.getTime()) || d.getTime() < 0 || d.getTime() > MAX_TIME)
+    throw new DomainError('invalid.request', `${name} must be an ISO 8601 date-time`);
+  return d;
+}
+
+export interface SessionListing {
+  sessions: SessionView[];
+  next_cursor: string | null;
+  total: number;
+}
+
+/**
+ * A user's listing (D5): newest upload first unless `sort`/`order` say otherwise, 50 a page
+ * unless `limit` says otherwise, with the number of matching sessions over every page. A
+ * named client outside the user's scope is refused. Listing is also where `report_expiring`
+ * fires (D6).
  */
 export async function listSessionsFor(
   ctx: AppContext,
   user: UserPrincipal,
   q: SessionsRequest,
-): Promise<{ sessions: SessionView[]; next_cursor: string | null }> {
+): Promise<SessionListing> {
   if (q.clientId !== undefined && !inScope(user, q.clientId))
     throw new DomainError('forbidden.client', 'Access to this client is not allowed');
-  await notifyExpiringSessions(ctx);
-  return listSessions(ctx, {
+  const sort = q.sort ?? 'uploaded_at';
+  const order = q.order ?? 'desc';
+  const limit = q.limit ?? 50;
+  const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, sort, order);
+  const filter: SessionFilterQuery = {
     clientIds: user.clientIds,
     clientId: q.clientId,
     status: q.status,
     target: q.target,
-    limit: q.limit ?? 50,
-    cursor: q.cursor,
-  });
+    search: q.search,
+    uploadedFrom: instantOf(q.uploadedFrom, 'uploaded_from'),
+    uploadedTo: instantOf(q.uploadedTo, 'uploaded_to'),
+  };
+  await notifyExpiringSessions(ctx);
+  const none = { sessions: [], next_cursor: null, total: 0 };
+  if (user.clientIds !== null && user.clientIds.length === 0) return none;
+  // No stored target holds what PostgreSQL cannot store; asking it would be a 500.
+  if ([q.target, q.search].some((v) => v !== undefined && !storable(v))) return none;
+  const [rows, total] = await Promise.all([
+    sessionPage(ctx.db, { ...filter, sort, order, after, limit: limit + 1 }),
+    sessionCount(ctx.db, filter),
+  ]);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    sessions: page.map((r) => presentSession(r, r.token, ctx.config.baseUrl)),
+    next_cursor:
+      rows.length > limit && last ? encodeCursor(sort, order, last.sort_key, last.session_id, last.client_id) : null,
+    total,
+  };
+}
+
+/** The clients of the sessions the user may see, for a client picker. */
+export async function sessionClientsFor(ctx: AppContext, user: UserPrincipal): Promise<SessionClientsResponse> {
+  if (user.clientIds !== null && user.clientIds.length === 0) return { clients: [] };
+  const rows = await sessionClients(ctx.db, user.clientIds);
+  return {
+    clients: rows.map((r) => ({ client_id: clientIdOut(r.client_id), client: r.client, sessions: Number(r.sessions) })),
+  };
 }
 
 export interface SessionDetail {

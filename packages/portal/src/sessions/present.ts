@@ -51,6 +51,7 @@ export function presentSession(row: SessionRow, shareToken: string | null, baseU
     uploaded_at: row.uploaded_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
     expires_at: row.expires_at.toISOString(),
+    scanned_at: row.scanned_at.toISOString(),
   };
 }
 

@@ -1,5 +1,12 @@
-import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
-import type { ExceptionSummary, RemediationSummary, SessionFileName, SessionStatus } from '@svc/protocol';
+import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
+import type {
+  ExceptionSummary,
+  OpenFinding,
+  RemediationSummary,
+  SessionFileName,
+  SessionSort,
+  SessionStatus,
+} from '@svc/protocol';
 import type {
   Database,
   SessionNotesTable,
@@ -306,6 +313,7 @@ export async function writeRemediationAtVersion(
     summary: RemediationSummary;
     /** Written too when given (an exception changed). */
     exceptionSummary?: ExceptionSummary | undefined;
+    openFindings: OpenFinding[];
     now: Date;
   },
 ): Promise<boolean> {
@@ -318,6 +326,7 @@ export async function writeRemediationAtVersion(
         c.exceptionSummary === undefined
           ? remediation
           : sql<string>`jsonb_set(${remediation}, '{exception_summary}', ${JSON.stringify(c.exceptionSummary)}::jsonb)`,
+      open_findings: JSON.stringify(c.openFindings),
       version: sql<number>`version + 1`,
       updated_at: c.now,
     })
@@ -330,21 +339,91 @@ export async function writeRemediationAtVersion(
 
 // ---- listing (listing.ts) ----
 
-export interface SessionPageQuery {
+/** How a sort compares: the expression's SQL type, for the cursor's value. */
+export type SortKind = 'time' | 'text' | 'number';
+
+/**
+ * The listing's sort expressions: never NULL (a keyset comparison with NULL is never true),
+ * text without regard to case, status in review order.
+ */
+const SORTS: Record<SessionSort, { expr: RawBuilder<unknown>; kind: SortKind }> = {
+  uploaded_at: { expr: sql`sessions.uploaded_at`, kind: 'time' },
+  scanned_at: { expr: sql`sessions.scanned_at`, kind: 'time' },
+  target: { expr: sql`lower(COALESCE(sessions.target, ''))`, kind: 'text' },
+  client: { expr: sql`lower(COALESCE(sessions.client, sessions.client_id))`, kind: 'text' },
+  risk_score: { expr: sql`COALESCE(sessions.risk_score, -1)`, kind: 'number' },
+  status: {
+    expr: sql`CASE sessions.status WHEN 'new' THEN 0 WHEN 'in_review' THEN 1 WHEN 'resolved' THEN 2 ELSE 3 END`,
+    kind: 'number',
+  },
+};
+
+export const sortKindOf = (sort: SessionSort): SortKind => SORTS[sort].kind;
+
+const CAST: Record<SortKind, RawBuilder<unknown>> = {
+  time: sql`timestamptz`,
+  text: sql`text`,
+  number: sql`double precision`,
+};
+
+export interface SessionFilterQuery {
   /** null: every client. */
   clientIds: readonly string[] | null;
   clientId: string | undefined;
   status: SessionStatus | undefined;
+  /** Exact target. */
   target: string | undefined;
-  /** Keyset position: rows strictly before (uploaded_at, session_id[, client_id]); client null for a cursor without one. */
-  before: [Date, string, string | null] | undefined;
+  /** Part of the target, client name or client id, in any case. */
+  search: string | undefined;
+  uploadedFrom: Date | undefined;
+  uploadedTo: Date | undefined;
+}
+
+export interface SessionPageQuery extends SessionFilterQuery {
+  sort: SessionSort;
+  order: 'asc' | 'desc';
+  /**
+   * Keyset position: rows strictly after (key, session_id[, client_id]) in the listing's
+   * order; client null for a cursor of a portal that did not write one (uploaded_at only).
+   */
+  after: { key: Date | string | number; sessionId: string; clientId: string | null } | undefined;
   limit: number;
 }
 
-/** Up to `limit` sessions with their share token (null when revoked), newest first. */
+/** LIKE pattern for a substring, its own % _ and \ taken literally (\ is LIKE's default escape). */
+const containing = (s: string) => `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function filtered(db: Kysely<Database>, f: SessionFilterQuery) {
+  let q = db.selectFrom('sessions');
+  if (f.clientIds !== null) q = q.where('sessions.client_id', 'in', f.clientIds);
+  if (f.clientId !== undefined) q = q.where('sessions.client_id', '=', f.clientId);
+  if (f.status !== undefined) q = q.where('sessions.status', '=', f.status);
+  if (f.target !== undefined) q = q.where('sessions.target', '=', f.target);
+  if (f.uploadedFrom !== undefined) q = q.where('sessions.uploaded_at', '>=', f.uploadedFrom);
+  if (f.uploadedTo !== undefined) q = q.where('sessions.uploaded_at', '<=', f.uploadedTo);
+  if (f.search !== undefined) {
+    const p = containing(f.search);
+    q = q.where(
+      sql<boolean>`(lower(COALESCE(sessions.target, '')) LIKE lower(${p})
+        OR lower(COALESCE(sessions.client, '')) LIKE lower(${p})
+        OR lower(sessions.client_id) LIKE lower(${p}))`,
+    );
+  }
+  return q;
+}
+
+/** How many sessions match the filters (every page). */
+export async function sessionCount(db: Kysely<Database>, f: SessionFilterQuery): Promise<number> {
+  const { n } = await filtered(db, f)
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
+/** Up to `limit` sessions with their share token (null when revoked) and sort key, in the asked order. */
 export function sessionPage(db: Kysely<Database>, f: SessionPageQuery) {
-  let q = db
-    .selectFrom('sessions')
+  const { expr, kind } = SORTS[f.sort];
+  let q = filtered(db, f)
     // A session whose share link is revoked is listed too, with share_url null.
     .leftJoin('share_tokens', (j) =>
       j
@@ -352,26 +431,41 @@ export function sessionPage(db: Kysely<Database>, f: SessionPageQuery) {
         .onRef('share_tokens.session_id', '=', 'sessions.session_id'),
     )
     .selectAll('sessions')
-    .select('share_tokens.token');
-  if (f.clientIds !== null) q = q.where('sessions.client_id', 'in', f.clientIds);
-  if (f.clientId !== undefined) q = q.where('sessions.client_id', '=', f.clientId);
-  if (f.status !== undefined) q = q.where('sessions.status', '=', f.status);
-  if (f.target !== undefined) q = q.where('sessions.target', '=', f.target);
-  if (f.before !== undefined) {
-    const [at, id, client] = f.before;
+    .select('share_tokens.token')
+    .select(sql<Date | string | number>`${expr}`.as('sort_key'));
+  if (f.after !== undefined) {
+    const { key, sessionId, clientId } = f.after;
+    const cmp = sql.raw(f.order === 'desc' ? '<' : '>');
+    const at = sql`CAST(${kind === 'time' ? new Date(key) : key} AS ${CAST[kind]})`;
     q =
-      client === null
-        ? q.where(sql<boolean>`(sessions.uploaded_at, sessions.session_id) < (${at}, ${id})`)
+      clientId === null
+        ? q.where(sql<boolean>`(${expr}, sessions.session_id) ${cmp} (${at}, ${sessionId})`)
         : q.where(
-            sql<boolean>`(sessions.uploaded_at, sessions.session_id, sessions.client_id) < (${at}, ${id}, ${client})`,
+            sql<boolean>`(${expr}, sessions.session_id, sessions.client_id) ${cmp} (${at}, ${sessionId}, ${clientId})`,
           );
   }
   return q
-    .orderBy('sessions.uploaded_at', 'desc')
-    .orderBy('sessions.session_id', 'desc')
-    .orderBy('sessions.client_id', 'desc')
+    .orderBy(expr, f.order)
+    .orderBy('sessions.session_id', f.order)
+    .orderBy('sessions.client_id', f.order)
     .limit(f.limit)
     .execute();
+}
+
+/** The clients of the sessions in `clientIds` (null: all), each with its newest client name and its count. */
+export function sessionClients(db: Kysely<Database>, clientIds: readonly string[] | null) {
+  let q = db
+    .selectFrom('sessions')
+    .select([
+      'client_id',
+      sql<string | null>`(array_agg(client ORDER BY uploaded_at DESC) FILTER (WHERE client IS NOT NULL))[1]`.as(
+        'client',
+      ),
+      sql<string>`count(*)`.as('sessions'),
+    ])
+    .groupBy('client_id');
+  if (clientIds !== null) q = q.where('client_id', 'in', clientIds);
+  return q.orderBy('client_id').execute();
 }
 
 /** Bytes of one client's stored session files (the trigger of migration 0012 keeps them). */

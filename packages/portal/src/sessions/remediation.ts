@@ -20,6 +20,7 @@ import { defaultRemediationSummary, remediationSummaryOf } from './derive.ts';
 import { blobPrefix, CONTENT_TYPES } from './files.ts';
 import { clientIdOut } from './present.ts';
 import { filesOf, type SessionRef, writeRemediationAtVersion } from './queries.ts';
+import { openFindingsOf } from './scan-facts.ts';
 
 /**
  * Remediation tracking (SPEC "Remediation status changes", PATCH /api/remediation-update).
@@ -448,6 +449,7 @@ export async function updateRemediation(
           file,
           summary: result.summary,
           exceptionSummary: result.exceptionSummary,
+          openFindings: openFindingsOf(result.doc),
           now,
         });
         if (!applied) return null;

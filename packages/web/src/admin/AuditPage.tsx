@@ -71,7 +71,11 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
           </p>
         )}
         {page.items.length > 0 && (
-          <DataTable label="Audit events" columns={['Time', 'Event', 'Actor', 'Client', 'Session', 'Data']}>
+          <DataTable
+            label="Audit events"
+            columns={['Time', 'Event', 'Actor', 'Client', 'Session', 'Data']}
+            stack={{ lead: ['Event'] }}
+          >
             {page.items.map((e) => (
               <tr key={e.id} data-event={e.event_type}>
                 <td>{formatTime(e.created_at)}</td>

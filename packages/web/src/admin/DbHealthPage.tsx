@@ -57,7 +57,7 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
             </section>
             <section aria-labelledby="db-tables">
               <h2 id="db-tables">Rows per table</h2>
-              <DataTable label="Rows per table" columns={['Table', 'Rows']}>
+              <DataTable label="Rows per table" columns={['Table', 'Rows']} stack={{ lead: ['Table'] }}>
                 {Object.entries(h.table_counts).map(([table, count]) => (
                   <tr key={table} data-table={table}>
                     <th scope="row">{table}</th>
@@ -74,7 +74,11 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
                   <dd key={`${status}-d`}>{n}</dd>,
                 ])}
               </dl>
-              <DataTable label="Sessions by client" columns={['Client', 'Client id', 'Sessions']}>
+              <DataTable
+                label="Sessions by client"
+                columns={['Client', 'Client id', 'Sessions']}
+                stack={{ lead: ['Client'] }}
+              >
                 {h.session_stats.by_client.map((c) => (
                   <tr key={`${c.client_id}/${c.client}`}>
                     <th scope="row">{orDash(c.client)}</th>
@@ -84,7 +88,11 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
                 ))}
               </DataTable>
               <h3>Recent uploads</h3>
-              <DataTable label="Recent uploads" columns={['Session', 'Client', 'Target', 'Risk', 'Uploaded']}>
+              <DataTable
+                label="Recent uploads"
+                columns={['Session', 'Client', 'Target', 'Risk', 'Uploaded']}
+                stack={{ lead: ['Risk'] }}
+              >
                 {h.session_stats.recent_uploads.map((u) => (
                   <tr key={`${u.client_id ?? ''}/${u.session_id}`}>
                     <th scope="row">
@@ -102,7 +110,11 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
             </section>
             <section aria-labelledby="db-activity">
               <h2 id="db-activity">Recent activity</h2>
-              <DataTable label="Recent activity" columns={['Time', 'Event', 'Actor', 'Session']}>
+              <DataTable
+                label="Recent activity"
+                columns={['Time', 'Event', 'Actor', 'Session']}
+                stack={{ lead: ['Event'] }}
+              >
                 {h.recent_activity.map((a, i) => (
                   <tr key={`${a.created_at}-${i}`}>
                     <td>{formatTime(a.created_at)}</td>

@@ -89,6 +89,7 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
             <DataTable
               label="License keys"
               columns={['Name', 'Client', 'Tier', 'Key prefix', 'Status', 'Limits', 'Expires', 'Created', 'Actions']}
+              stack={{ lead: ['Status', 'Name'] }}
             >
               {page.items.map((l) => (
                 <tr key={l.id} data-license={l.id}>

@@ -57,7 +57,11 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
           <ErrorMessage error={action.error} />
           {notice && <Notice>{notice}</Notice>}
           {page.items.length > 0 && (
-            <DataTable label="Users" columns={['Email', 'Role', 'Client ids', 'Created', 'Actions']}>
+            <DataTable
+              label="Users"
+              columns={['Email', 'Role', 'Client ids', 'Created', 'Actions']}
+              stack={{ lead: ['Role', 'Email'] }}
+            >
               {page.items.map((u) =>
                 editing === u.id ? (
                   <EditUser

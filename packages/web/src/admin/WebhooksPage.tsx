@@ -82,7 +82,11 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
           {notice && <Notice>{notice}</Notice>}
           {list.data && subs.length === 0 && <p>No subscriptions.</p>}
           {page.items.length > 0 && (
-            <DataTable label="Webhook subscriptions" columns={['URL', 'Events', 'Client', 'State', 'Actions']}>
+            <DataTable
+              label="Webhook subscriptions"
+              columns={['URL', 'Events', 'Client', 'State', 'Actions']}
+              stack={{ lead: ['State', 'URL'] }}
+            >
               {page.items.map((s) => (
                 <tr key={s.id} data-webhook={s.id}>
                   <th scope="row">
@@ -222,7 +226,11 @@ function DeliveryLog(props: {
       {notice && <Notice>{notice}</Notice>}
       {log.data && page.total === 0 && <p>No deliveries yet.</p>}
       {page.items.length > 0 && (
-        <DataTable label="Delivery log" columns={['Event', 'Status', 'Attempts', 'Created', 'Actions']}>
+        <DataTable
+          label="Delivery log"
+          columns={['Event', 'Status', 'Attempts', 'Created', 'Actions']}
+          stack={{ lead: ['Status', 'Event'] }}
+        >
           {page.items.map((d) => (
             <tr key={d.id} data-delivery={d.id}>
               <th scope="row">

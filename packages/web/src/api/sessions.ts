@@ -2,10 +2,12 @@ import type { Static } from '@sinclair/typebox';
 import type {
   BenchmarkResponse,
   DeleteSessionResponse,
+  OverviewResponse,
   RemediationUpdateItem,
   RemediationUpdateResponse,
   RevokeShareResponse,
   RotateShareResponse,
+  SessionClientsResponse,
   SessionDetailResponse,
   SessionFile,
   SessionFileName,
@@ -30,6 +32,16 @@ const refQuery = (ref: SessionRef) => ({ session: ref.session, client_id: ref.cl
 /** GET /api/sessions: one page of the caller's sessions (scoped users see only their clients). */
 export function listSessions(query: Omit<SessionsQuery, 'session'>): Promise<SessionList> {
   return apiRequest<SessionList>('GET', '/api/sessions', { query });
+}
+
+/** GET /api/sessions/clients: the clients of the caller's sessions, for a client picker. */
+export function listSessionClients(): Promise<SessionClientsResponse> {
+  return apiRequest<SessionClientsResponse>('GET', '/api/sessions/clients');
+}
+
+/** GET /api/overview: risk by scan time, fleet states, expiring sessions, frequent open findings. */
+export function getOverview(days?: number): Promise<OverviewResponse> {
+  return apiRequest<OverviewResponse>('GET', '/api/overview', { query: { days } });
 }
 
 /** GET /api/sessions?session=: one session with its status history and notes. */

@@ -1,68 +1,84 @@
-import { SESSION_STATUSES, type SessionStatus, type SessionView } from '@svc/protocol';
+import {
+  SESSION_SORTS,
+  SESSION_STATUSES,
+  type SessionClientsResponse,
+  type SessionSort,
+  type SessionStatus,
+  type SessionView,
+} from '@svc/protocol';
 import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
-import { listSessions } from '../api/sessions.ts';
+import { describeError } from '../api/errors.ts';
+import { listSessionClients, listSessions, type SessionList, updateStatus } from '../api/sessions.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { formatDate, formatScore, label } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
-import { sessionHref } from './links.ts';
-import { useLoad } from '../ui/use-load.ts';
 import { CursorPager } from '../ui/pager.tsx';
-import { DataTable } from '../ui/table-wrap.tsx';
+import { type Column, DataTable } from '../ui/table-wrap.tsx';
+import { useLoad, useLoadKeeping } from '../ui/use-load.ts';
+import { sessionHref } from './links.ts';
 
 const PAGE_SIZES = [5, 10, 25, 50, 100] as const;
 const DEFAULT_PAGE_SIZE = 25;
-/** API pages read at most for one page of a date-filtered list. */
-const MAX_FETCHES = 20;
-const FILTERS = ['client_id', 'status', 'target', 'from', 'to', 'per_page'] as const;
+const FILTERS = ['q', 'client_id', 'status', 'target', 'from', 'to', 'sort', 'order', 'per_page'] as const;
 type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
+/** The client picker's value for sessions uploaded without a client (no client id can be `-`). */
+const NO_CLIENT = '-';
 
-interface ListPage {
-  sessions: SessionView[];
-  next: string | null;
-}
+const SORT_LABELS: Record<SessionSort, string> = {
+  uploaded_at: 'Uploaded',
+  scanned_at: 'Scanned',
+  target: 'Target',
+  client: 'Client',
+  risk_score: 'Risk',
+  status: 'Status',
+};
+/** Text sorts A to Z and status in review order first; times and risk highest first. */
+const FIRST_ORDER: Record<SessionSort, 'asc' | 'desc'> = {
+  uploaded_at: 'desc',
+  scanned_at: 'desc',
+  target: 'asc',
+  client: 'asc',
+  risk_score: 'desc',
+  status: 'asc',
+};
 
-/**
- * One page of the list. Client, status and target are the API's own filters; the upload date
- * range is applied here to the API's pages (newest first, so reading stops at the first
- * session older than `from`), reading on until a page is full.
- */
 function pageSizeOf(f: Filters): number {
   const n = Number(f.per_page);
   return (PAGE_SIZES as readonly number[]).includes(n) ? n : DEFAULT_PAGE_SIZE;
 }
+const sortOf = (f: Filters): SessionSort =>
+  (SESSION_SORTS as readonly string[]).includes(f.sort ?? '') ? (f.sort as SessionSort) : 'uploaded_at';
+const orderOf = (f: Filters): 'asc' | 'desc' =>
+  f.order === 'asc' || f.order === 'desc' ? f.order : FIRST_ORDER[sortOf(f)];
 
-async function loadPage(f: Filters, cursor: string | undefined): Promise<ListPage> {
-  const size = pageSizeOf(f);
-  const from = f.from ? `${f.from}T00:00:00.000Z` : null;
-  const to = f.to ? `${f.to}T23:59:59.999Z` : null;
-  const sessions: SessionView[] = [];
-  let next: string | null = cursor ?? null;
-  for (let i = 0; i < MAX_FETCHES; i++) {
-    const page = await listSessions({
-      limit: from === null && to === null ? size : 100,
-      client_id: f.client_id,
-      status: f.status as SessionStatus | undefined,
-      target: f.target,
-      cursor: next ?? undefined,
-    });
-    next = page.next_cursor;
-    for (const s of page.sessions) {
-      if (from !== null && s.uploaded_at < from) return { sessions, next: null };
-      if (to === null || s.uploaded_at <= to) sessions.push(s);
-    }
-    if (next === null || sessions.length >= size || (from === null && to === null)) break;
-  }
-  return { sessions, next };
+/** One page from the portal: every filter, the order and the upload range are the portal's own. */
+function loadPage(f: Filters, cursor: string | undefined): Promise<SessionList> {
+  return listSessions({
+    limit: pageSizeOf(f),
+    q: f.q,
+    client_id: f.client_id === NO_CLIENT ? '' : f.client_id,
+    status: f.status as SessionStatus | undefined,
+    target: f.target,
+    uploaded_from: f.from ? `${f.from}T00:00:00.000Z` : undefined,
+    uploaded_to: f.to ? `${f.to}T23:59:59.999Z` : undefined,
+    ...(f.sort || f.order ? { sort: sortOf(f), order: orderOf(f) } : {}),
+    cursor,
+  });
 }
 
-function FilterForm(props: { filters: Filters; onApply: (f: Filters) => void }) {
+function FilterForm(props: {
+  filters: Filters;
+  clients: SessionClientsResponse['clients'] | null;
+  onApply: (f: Filters) => void;
+}) {
   const [f, setF] = useState<Filters>(props.filters);
   const field = (name: keyof Filters) => ({
     name,
     value: f[name] ?? '',
     onInput: (e: Event) => setF({ ...f, [name]: (e.currentTarget as HTMLInputElement).value }),
   });
+  const select = (name: keyof Filters) => ({ ...field(name), onChange: field(name).onInput });
   return (
     <form
       class="filters"
@@ -73,12 +89,27 @@ function FilterForm(props: { filters: Filters; onApply: (f: Filters) => void }) 
       }}
     >
       <label>
-        Client id
-        <input type="text" {...field('client_id')} />
+        Search target or client
+        <input type="search" {...field('q')} />
+      </label>
+      <label>
+        Client
+        <select {...select('client_id')}>
+          <option value="">any client</option>
+          {(props.clients ?? []).map((c) => (
+            <option key={c.client_id ?? NO_CLIENT} value={c.client_id ?? NO_CLIENT}>
+              {c.client_id === null
+                ? 'no client'
+                : c.client && c.client !== c.client_id
+                  ? `${c.client} (${c.client_id})`
+                  : c.client_id}
+            </option>
+          ))}
+        </select>
       </label>
       <label>
         Status
-        <select {...field('status')} onChange={field('status').onInput}>
+        <select {...select('status')}>
           <option value="">any</option>
           {SESSION_STATUSES.map((s) => (
             <option key={s} value={s}>
@@ -88,16 +119,32 @@ function FilterForm(props: { filters: Filters; onApply: (f: Filters) => void }) 
         </select>
       </label>
       <label>
-        Target
-        <input type="text" {...field('target')} />
-      </label>
-      <label>
         Uploaded from
         <input type="date" {...field('from')} />
       </label>
       <label>
         Uploaded to
         <input type="date" {...field('to')} />
+      </label>
+      <label>
+        Sort by
+        <select {...select('sort')}>
+          {SESSION_SORTS.map((s) => (
+            <option key={s} value={s === 'uploaded_at' ? '' : s}>
+              {SORT_LABELS[s]}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Order
+        <select {...select('order')}>
+          <option value="">
+            {f.sort ? (FIRST_ORDER[sortOf(f)] === 'asc' ? 'ascending' : 'descending') : 'newest first'}
+          </option>
+          <option value="asc">ascending</option>
+          <option value="desc">descending</option>
+        </select>
       </label>
       <div class="filter-actions">
         <button type="submit">Filter</button>
@@ -117,22 +164,105 @@ function FilterForm(props: { filters: Filters; onApply: (f: Filters) => void }) 
   );
 }
 
-/** Sessions the signed-in user may see, newest first; filters and position live in the address. */
+const keyOf = (s: SessionView) => `${s.client_id ?? ''}/${s.session_id}`;
+
+/**
+ * The status of the selected sessions: one PATCH per session, one after another, so each
+ * change keeps its own status history, audit event and webhook exactly as a single change does.
+ */
+function BulkStatus(props: { selected: SessionView[]; onDone: (message: string, failed: string[]) => void }) {
+  const [status, setStatus] = useState<SessionStatus>('in_review');
+  const [progress, setProgress] = useState<string | null>(null);
+  const n = props.selected.length;
+  return (
+    <form
+      class="bulk-bar"
+      aria-label="Change the status of the selected sessions"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const failed: string[] = [];
+        let done = 0;
+        for (const s of props.selected) {
+          setProgress(`Changing ${done + 1} of ${n}…`);
+          try {
+            await updateStatus({ session: s.session_id, clientId: s.client_id ?? '' }, status, undefined);
+            done++;
+          } catch (err) {
+            failed.push(`${s.session_id}: ${describeError(err)}`);
+          }
+        }
+        setProgress(null);
+        props.onDone(`${done} of ${n} sessions set to ${label(status)}.`, failed);
+      }}
+    >
+      <span>{n === 1 ? '1 session selected' : `${n} sessions selected`}</span>
+      <label class="inline">
+        New status
+        <select value={status} onChange={(e) => setStatus(e.currentTarget.value as SessionStatus)}>
+          {SESSION_STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {label(s)}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" disabled={n === 0 || progress !== null}>
+        Change status
+      </button>
+      {progress !== null ? (
+        <span role="status" aria-live="polite">
+          {progress}
+        </span>
+      ) : null}
+    </form>
+  );
+}
+
+/** Sessions the signed-in user may see; filters, order and position live in the address. */
 export function SessionsPage() {
   const { query, route } = useLocation();
   const filters: Filters = Object.fromEntries(FILTERS.filter((k) => query[k]).map((k) => [k, query[k]]));
   const cursor = query['cursor'] || undefined;
   // Cursors of the pages before this one, for "Previous" (the API's cursor only goes forward).
   const [trail, setTrail] = useState<string[]>([]);
-  const deps = [...FILTERS.map((k) => query[k]), cursor];
-  const page = useLoad(() => loadPage(filters, cursor), deps);
+  const [tick, setTick] = useState(0);
+  const [selected, setSelected] = useState<Map<string, SessionView>>(new Map());
+  const [outcome, setOutcome] = useState<{ message: string; failed: string[] } | null>(null);
+  const deps = [...FILTERS.map((k) => query[k]), cursor, tick];
+  // The last page stays on screen, marked busy, while the next one loads.
+  const page = useLoadKeeping(() => loadPage(filters, cursor), deps);
+  const clients = useLoad(() => listSessionClients(), []);
+  const shown = page.last;
+  const busy = page.busy;
 
-  function go(f: Filters, nextCursor?: string) {
+  // The page number only labels the position ("Sessions 26–50 of 201"); the cursor finds the rows.
+  const pageNo = Math.max(1, Math.floor(Number(query['page'])) || 1);
+  function go(f: Filters, nextCursor?: string, nextPage = 1) {
     const q = new URLSearchParams(Object.entries(f).filter(([, v]) => v !== undefined && v !== ''));
     if (nextCursor !== undefined) q.set('cursor', nextCursor);
+    if (nextCursor !== undefined && nextPage > 1) q.set('page', String(nextPage));
     const qs = q.toString();
+    setSelected(new Map());
+    setOutcome(null);
     route(`/console/sessions${qs === '' ? '' : `?${qs}`}`);
   }
+
+  const sort = sortOf(filters);
+  const order = orderOf(filters);
+  const sortable = (s: SessionSort): Column => ({
+    label: SORT_LABELS[s],
+    sort: {
+      direction: sort !== s ? 'none' : order === 'asc' ? 'ascending' : 'descending',
+      onSort: () => {
+        setTrail([]);
+        go({ ...filters, sort: s, order: sort === s ? (order === 'asc' ? 'desc' : 'asc') : FIRST_ORDER[s] });
+      },
+    },
+  });
+  const rows = shown?.sessions ?? [];
+  const allSelected = rows.length > 0 && rows.every((s) => selected.has(keyOf(s)));
+  const size = pageSizeOf(filters);
+  const from = (pageNo - 1) * size + 1;
 
   return (
     <Page title="Sessions">
@@ -142,59 +272,137 @@ export function SessionsPage() {
         </p>
       ) : null}
       <FilterForm
+        key={FILTERS.map((k) => query[k] ?? '').join('\u0000')}
         filters={filters}
+        clients={clients.state === 'done' ? clients.value.clients : null}
         onApply={(f) => {
           setTrail([]);
           go(f);
         }}
       />
-      {page.state === 'failed' ? <ErrorMessage error={page.error} /> : null}
-      {page.state === 'loading' ? <p aria-busy="true">Loading…</p> : null}
-      {page.state === 'done' && page.value.sessions.length === 0 ? <p>No sessions match.</p> : null}
-      {page.state === 'done' && page.value.sessions.length > 0 ? (
-        <DataTable label="Sessions" columns={['Session', 'Client', 'Target', 'Risk', 'Findings', 'Status', 'Uploaded']}>
-          {page.value.sessions.map((s) => (
-            <tr key={`${s.client_id}/${s.session_id}`}>
-              <td>
-                <a href={sessionHref(s.session_id, s.client_id)}>{s.session_id}</a>
-              </td>
-              <td>
-                {s.client ?? '–'}
-                {s.client_id !== null && s.client_id !== s.client ? <div class="muted small">{s.client_id}</div> : null}
-              </td>
-              <td>{s.target ?? '–'}</td>
-              <td class="nowrap">
-                <span class={`grade grade-small grade-${s.risk_grade ?? 'none'}`}>{s.risk_grade ?? '–'}</span>{' '}
-                {formatScore(s.risk_score)}
-              </td>
-              <td>{s.total_findings}</td>
-              <td>
-                <span class={`badge status-${s.status}`}>{label(s.status)}</span>
-              </td>
-              <td class="nowrap">{formatDate(s.uploaded_at)}</td>
-            </tr>
-          ))}
-        </DataTable>
+      {page.error !== null ? <ErrorMessage error={page.error} /> : null}
+      <p class="list-status" role="status" aria-live="polite">
+        {busy ? (
+          <span class="busy-sign">Loading…</span>
+        ) : shown === null ? null : shown.total === 0 ? (
+          'No sessions match.'
+        ) : (
+          `Sessions ${from}–${from + rows.length - 1} of ${shown.total}`
+        )}
+      </p>
+      {outcome !== null ? (
+        <div class={`alert ${outcome.failed.length ? 'alert-error' : 'alert-ok'}`} role="status">
+          <p>{outcome.message}</p>
+          {outcome.failed.length ? (
+            <ul>
+              {outcome.failed.map((f) => (
+                <li key={f}>{f}</li>
+              ))}
+            </ul>
+          ) : null}
+        </div>
+      ) : null}
+      {rows.length > 0 ? (
+        <>
+          <div class="bulk-tools">
+            <label class="inline">
+              <input
+                type="checkbox"
+                checked={allSelected}
+                onChange={() => setSelected(allSelected ? new Map() : new Map(rows.map((s) => [keyOf(s), s] as const)))}
+              />
+              Select all on this page
+            </label>
+            {selected.size > 0 ? (
+              <BulkStatus
+                selected={[...selected.values()]}
+                onDone={(message, failed) => {
+                  setOutcome({ message, failed });
+                  setSelected(new Map());
+                  setTick((t) => t + 1);
+                }}
+              />
+            ) : null}
+          </div>
+          <DataTable
+            label="Sessions"
+            busy={busy}
+            stack={{ lead: ['Risk', 'Status'] }}
+            columns={[
+              { label: 'Select', hidden: true },
+              'Session',
+              sortable('client'),
+              sortable('target'),
+              sortable('risk_score'),
+              'Findings',
+              sortable('status'),
+              sortable('scanned_at'),
+              sortable('uploaded_at'),
+            ]}
+          >
+            {rows.map((s) => {
+              const k = keyOf(s);
+              return (
+                <tr key={k} data-session={s.session_id}>
+                  <td>
+                    <input
+                      type="checkbox"
+                      aria-label={`Select session ${s.session_id}`}
+                      checked={selected.has(k)}
+                      onChange={() => {
+                        const next = new Map(selected);
+                        if (next.has(k)) next.delete(k);
+                        else next.set(k, s);
+                        setSelected(next);
+                      }}
+                    />
+                  </td>
+                  <td>
+                    <a href={sessionHref(s.session_id, s.client_id)}>{s.session_id}</a>
+                  </td>
+                  <td>
+                    {s.client ?? '–'}
+                    {s.client_id !== null && s.client_id !== s.client ? (
+                      <div class="muted small">{s.client_id}</div>
+                    ) : null}
+                  </td>
+                  <td>{s.target ?? '–'}</td>
+                  <td class="nowrap">
+                    <span class={`grade grade-small grade-${s.risk_grade ?? 'none'}`}>{s.risk_grade ?? '–'}</span>{' '}
+                    {formatScore(s.risk_score)}
+                  </td>
+                  <td>{s.total_findings}</td>
+                  <td>
+                    <span class={`badge status-${s.status}`}>{label(s.status)}</span>
+                  </td>
+                  <td class="nowrap">{formatDate(s.scanned_at)}</td>
+                  <td class="nowrap">{formatDate(s.uploaded_at)}</td>
+                </tr>
+              );
+            })}
+          </DataTable>
+        </>
       ) : null}
       <CursorPager
         label="Pages"
+        position={`Page ${pageNo}`}
         hasPrevious={cursor !== undefined}
-        hasNext={page.state === 'done' && page.value.next !== null}
+        hasNext={shown !== null && shown.next_cursor !== null}
         onPrevious={() => {
           const prev = trail.at(-1);
           setTrail(trail.slice(0, -1));
-          go(filters, prev === '' ? undefined : prev);
+          go(filters, prev === '' ? undefined : prev, pageNo - 1);
         }}
         onNext={() => {
-          if (page.state !== 'done' || page.value.next === null) return;
+          if (shown === null || shown.next_cursor === null) return;
           setTrail([...trail, cursor ?? '']);
-          go(filters, page.value.next);
+          go(filters, shown.next_cursor, pageNo + 1);
         }}
       >
         <label class="inline">
           Rows per page
           <select
-            value={String(pageSizeOf(filters))}
+            value={String(size)}
             onChange={(e) => {
               setTrail([]);
               go({ ...filters, per_page: e.currentTarget.value });

@@ -49,3 +49,29 @@ export function useData<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
   const reload = useCallback(() => setTick((t) => t + 1), []);
   return { data: last.current, error: result.state === 'failed' ? describeError(result.error) : null, reload };
 }
+
+export interface Kept<T> {
+  /** The last result, kept on screen while the next one loads. */
+  last: T | null;
+  /** A load is under way (the first one, or a newer one replacing `last`). */
+  busy: boolean;
+  /** The failure of the latest load, null when it succeeded or is still running. */
+  error: unknown;
+}
+
+/** useLoad for a list that is replaced in place: the old result stays, marked busy, until the new one arrives. */
+export function useLoadKeeping<T>(load: () => Promise<T>, deps: unknown[]): Kept<T> {
+  const [state, setState] = useState<Kept<T>>({ last: null, busy: true, error: null });
+  useEffect(() => {
+    let live = true;
+    setState((s) => ({ ...s, busy: true, error: null }));
+    load().then(
+      (value) => live && setState({ last: value, busy: false, error: null }),
+      (error: unknown) => live && setState((s) => ({ ...s, busy: false, error })),
+    );
+    return () => {
+      live = false;
+    };
+  }, deps);
+  return state;
+}

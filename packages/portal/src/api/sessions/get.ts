@@ -9,8 +9,9 @@ import { presentSessionDetail } from '../../sessions/present.ts';
 
 /**
  * GET /api/sessions (D5), identity JWT only. Without `session`: the listing, newest
- * first, filtered by `client_id`, `status`, `target`, paged by `limit` + `cursor`
- * (answer's `next_cursor`). With `session=<id>`: that session with its status history and
+ * first, filtered by `client_id`, `status`, `target` (exact), `q` (part of target or client,
+ * any case), `uploaded_from`/`uploaded_to`, ordered by `sort` + `order`, paged by `limit` +
+ * `cursor` (answer's `next_cursor`), with `total` over every page. With `session=<id>`: that session with its status history and
  * notes; `client_id` then names the session's client when the id exists under several
  * (409 otherwise, D17), not a listing filter.
  */
@@ -45,6 +46,11 @@ export default function register(app: App, ctx: AppContext): void {
         clientId: q.client_id,
         status: q.status,
         target: q.target,
+        search: q.q,
+        sort: q.sort,
+        order: q.order,
+        uploadedFrom: q.uploaded_from,
+        uploadedTo: q.uploaded_to,
         limit: q.limit,
         cursor: q.cursor,
       });

@@ -10,6 +10,7 @@ import { clientError, discardRestOfBody, fieldBytes, partsOf } from '../../http/
 import { responses } from '../../http/responses.ts';
 import { uploadWasCut } from '../../http/timeouts.ts';
 import { commitSession } from '../../sessions/commit.ts';
+import { scanFactsOf } from '../../sessions/scan-facts.ts';
 import { fileClientId } from '../../sessions/derive.ts';
 import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';
 import { presentUpload } from '../../sessions/present.ts';
@@ -185,7 +186,7 @@ export default function register(app: App, ctx: AppContext): void {
         const put = await storeObject(ctx, blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body], storing);
         staged['session_results.json'] = { ...put, content_type: CONTENT_TYPES['session_results.json'] };
 
-        const result = await commitSession(ctx, { principal, metadata, files: staged });
+        const result = await commitSession(ctx, { principal, metadata, files: staged, facts: scanFactsOf(doc) });
         committed = true;
         return presentUpload(result, ctx.config.baseUrl);
       } catch (err) {

@@ -1,0 +1,90 @@
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../db/schema.ts';
+
+/** The overview's reads, each within `scope` (the client ids a user may see; null: every client). */
+
+type Scope = readonly string[] | null;
+
+const inScope = (scope: Scope) =>
+  scope === null ? sql<boolean>`TRUE` : sql<boolean>`client_id = ANY(${scope}::text[])`;
+
+/** Rows the risk chart reads at most; far above a few clients' daily scans over a year. */
+const MAX_POINTS = 5000;
+
+/** Sessions with a risk score scanned since `since`, by client then scan time. */
+export function riskPoints(db: Kysely<Database>, scope: Scope, since: Date) {
+  return db
+    .selectFrom('sessions')
+    .select(['client_id', 'client', 'session_id', 'target', 'scanned_at', 'risk_score', 'risk_grade'])
+    .where(inScope(scope))
+    .where('scanned_at', '>=', since)
+    .where('risk_score', 'is not', null)
+    .orderBy('client_id')
+    .orderBy('scanned_at')
+    .orderBy('session_id')
+    .limit(MAX_POINTS)
+    .execute();
+}
+
+/**
+ * Agents by state: online (heard from within the stale threshold), stale (registered, not
+ * heard from since), deregistered. `staleBefore`: a heartbeat received at or before it is stale.
+ */
+export async function fleetCounts(db: Kysely<Database>, scope: Scope, staleBefore: Date) {
+  const row = await db
+    .selectFrom('agents')
+    .select([
+      sql<string>`count(*) FILTER (WHERE deregistered_at IS NULL AND received_at > ${staleBefore})`.as('online'),
+      sql<string>`count(*) FILTER (WHERE deregistered_at IS NULL AND received_at <= ${staleBefore})`.as('stale'),
+      sql<string>`count(*) FILTER (WHERE deregistered_at IS NOT NULL)`.as('deregistered'),
+    ])
+    .where(inScope(scope))
+    .executeTakeFirstOrThrow();
+  return { online: Number(row.online), stale: Number(row.stale), deregistered: Number(row.deregistered) };
+}
+
+/** Sessions that expire after `now` and by `until`, the soonest first (at most `limit`), and how many there are. */
+export async function expiringSessions(db: Kysely<Database>, scope: Scope, now: Date, until: Date, limit: number) {
+  const q = db
+    .selectFrom('sessions')
+    .where(inScope(scope))
+    .where('expires_at', '>', now)
+    .where('expires_at', '<=', until);
+  const [rows, count] = await Promise.all([
+    q
+      .select(['session_id', 'client_id', 'client', 'target', 'expires_at'])
+      .orderBy('expires_at')
+      .orderBy('session_id')
+      .orderBy('client_id')
+      .limit(limit)
+      .execute(),
+    q.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+/**
+ * The most frequent open findings over the latest session (by scan time) of each target of
+ * each client: how many targets have a title open, and how many open entries that makes.
+ */
+export async function topOpenFindings(db: Kysely<Database>, scope: Scope, limit: number) {
+  const { rows } = await sql<{ title: string; severity: string | null; targets: string; open: string }>`
+    WITH latest AS (
+      SELECT DISTINCT ON (client_id, COALESCE(target, '')) open_findings
+      FROM sessions
+      WHERE ${inScope(scope)}
+      ORDER BY client_id, COALESCE(target, ''), scanned_at DESC, uploaded_at DESC, session_id DESC
+    )
+    SELECT f->>'title' AS title,
+      (array_agg(f->>'severity' ORDER BY CASE f->>'severity'
+        WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 WHEN 'low' THEN 3 WHEN 'info' THEN 4 ELSE 5 END))[1]
+        AS severity,
+      count(*)::text AS targets,
+      sum((f->>'count')::int)::text AS open
+    FROM latest, jsonb_array_elements(latest.open_findings) AS f
+    GROUP BY f->>'title'
+    ORDER BY count(*) DESC, sum((f->>'count')::int) DESC, f->>'title'
+    LIMIT ${limit}
+  `.execute(db);
+  return rows.map((r) => ({ title: r.title, severity: r.severity, targets: Number(r.targets), open: Number(r.open) }));
+}

@@ -1,0 +1,238 @@
+import fs from 'node:fs/promises';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createLicense,
+  createScopedUser,
+  DAY_MS,
+  FakeClock,
+  heartbeatBody,
+  openDb,
+  uniqueClientId,
+} from './helpers/factories.ts';
+import { http, withKey, withToken } from './helpers/http.ts';
+import { startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { type Doc, postUpload, sessionParts } from './helpers/upload.ts';
+
+/**
+ * GET /api/overview against the real portal on a real database: risk by scan time per
+ * client, fleet states, sessions expiring within the notice window and the most frequent
+ * open findings, each with exact numbers, for an admin and for scoped users.
+ */
+
+const entry = (title: string, severity: string, host: string, extra: Record<string, unknown> = {}) => ({
+  title,
+  severity,
+  host,
+  status: 'new',
+  ...extra,
+});
+
+describe('GET /api/overview', () => {
+  // Tokens are checked against the wall clock, so the fake clock starts at the real time.
+  const clock = new FakeClock(new Date(Math.floor(Date.now() / 1000) * 1000));
+  let portal: TestPortal;
+  let admin: string;
+  let db: pg.Client;
+  const msp = uniqueClientId('msp');
+  const pro = uniqueClientId('pro');
+  let keys: { msp: string; pro: string };
+  const daysAgo = (d: number) => new Date(clock.now().getTime() - d * DAY_MS).toISOString();
+
+  /** The scan time each planted file states. */
+  const scanned = new Map<string, string>();
+  const upload = async (key: string, id: string, doc: Omit<Doc, 'metadata'>, metadata: Doc) => {
+    const at = metadata['finished_at'] ?? metadata['started_at'];
+    if (at !== undefined) scanned.set(id, at);
+    clock.advance(1000);
+    const res = await postUpload(portal.url, key, sessionParts({ metadata: { session_id: id, ...metadata }, ...doc }));
+    if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
+  };
+  const overview = (token: string, query = '') =>
+    http(portal.url, 'GET', `/api/overview${query}`, { headers: withToken(token) });
+
+  beforeAll(async () => {
+    portal = await startTestPortal({ now: clock.now });
+    admin = await portal.adminToken();
+    db = await openDb(portal);
+    keys = {
+      msp: (await createLicense(portal, { client_id: msp, tier: 'msp' })).key,
+      pro: (await createLicense(portal, { client_id: pro, tier: 'professional' })).key,
+    };
+    // msp: two scans of one target (the older uploaded last), one of another, one beyond 90 days.
+    await upload(
+      keys.msp,
+      'm_new',
+      {
+        summary: { risk_score: 40, risk_grade: 'C' },
+        remediation: [
+          entry('SMBv1 enabled', 'critical', '10.0.0.1'),
+          entry('SMBv1 enabled', 'critical', '10.0.0.2'),
+          entry('Telnet exposed', 'high', '10.0.0.3', { exception_status: 'accepted' }),
+          entry('Weak TLS', 'medium', '10.0.0.4', { status: 'in_progress' }),
+        ],
+        remediation_resolved: [entry('Old FTP', 'high', '10.0.0.5', { status: 'resolved' })],
+      },
+      { target: '10.0.0.0/24', client: 'MSP Client', finished_at: daysAgo(2) },
+    );
+    await upload(
+      keys.msp,
+      'm_old',
+      { summary: { risk_score: 70, risk_grade: 'D' }, remediation: [entry('Never counted', 'low', '10.0.0.9')] },
+      { target: '10.0.0.0/24', client: 'MSP Client', finished_at: daysAgo(10) },
+    );
+    await upload(
+      keys.msp,
+      'm_dmz',
+      {
+        summary: { risk_score: 55, risk_grade: 'C' },
+        remediation: [entry('Weak TLS', 'high', '192.0.2.1'), entry('Weak TLS', 'high', '192.0.2.2')],
+      },
+      { target: '192.0.2.0/28', client: 'MSP Client', finished_at: daysAgo(5) },
+    );
+    await upload(
+      keys.msp,
+      'm_ancient',
+      { summary: { risk_score: 99, risk_grade: 'F' } },
+      { target: '198.51.100.0/24', client: 'MSP Client', finished_at: daysAgo(120) },
+    );
+    // pro: one scan with a score, one without.
+    await upload(
+      keys.pro,
+      'p_one',
+      { summary: { risk_score: 20, risk_grade: 'B' }, remediation: [entry('Weak TLS', 'low', '203.0.113.1')] },
+      { target: 'pro.example', client: 'Pro Client', started_at: daysAgo(3) },
+    );
+    await upload(keys.pro, 'p_noscore', {}, { target: 'pro2.example', client: 'Pro Client' });
+    // Agents: one heard from now, one 11 minutes ago (stale), one deregistered; one of pro.
+    const beat = (key: string, id: string) =>
+      http(portal.url, 'POST', '/api/health', { headers: withKey(key), json: heartbeatBody(id) });
+    expect((await beat(keys.msp, 'agent-stale')).status).toBe(200);
+    expect((await beat(keys.msp, 'agent-gone')).status).toBe(200);
+    clock.advance(11 * 60_000);
+    expect((await beat(keys.msp, 'agent-online')).status).toBe(200);
+    expect((await beat(keys.pro, 'agent-pro')).status).toBe(200);
+    const dereg = await http(portal.url, 'PATCH', '/api/agents', {
+      headers: withToken(admin),
+      json: { agent_id: 'agent-gone', action: 'deregister' },
+    });
+    expect(dereg.status).toBe(200);
+    // Expiry: m_dmz in 2.5 days, p_one in 6 days, m_new in 8 days (outside the 7-day window).
+    const expireIn = (id: string, days: number) =>
+      db.query('UPDATE sessions SET expires_at = $1 WHERE session_id = $2', [
+        new Date(clock.now().getTime() + days * DAY_MS),
+        id,
+      ]);
+    await expireIn('m_dmz', 2.5);
+    await expireIn('p_one', 6);
+    await expireIn('m_new', 8);
+  });
+  afterAll(async () => {
+    await db?.end();
+    await portal?.close();
+    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
+  });
+
+  const point = (session_id: string, target: string, risk_score: number, risk_grade: string) => ({
+    session_id,
+    target,
+    scanned_at: scanned.get(session_id),
+    risk_score,
+    risk_grade,
+  });
+
+  it('an admin sees every client: risk by scan time, fleet, expiring, top findings', async () => {
+    const res = await overview(admin);
+    expect(res.status, res.text).toBe(200);
+    // Oldest scan first, whatever the upload order; no score, or older than 90 days: not drawn.
+    const expectedRisk = [
+      {
+        client_id: msp,
+        client: 'MSP Client',
+        points: [
+          point('m_old', '10.0.0.0/24', 70, 'D'),
+          point('m_dmz', '192.0.2.0/28', 55, 'C'),
+          point('m_new', '10.0.0.0/24', 40, 'C'),
+        ],
+      },
+      { client_id: pro, client: 'Pro Client', points: [point('p_one', 'pro.example', 20, 'B')] },
+    ].sort((a, b) => (a.client_id < b.client_id ? -1 : 1));
+    expect(res.body.risk).toEqual(expectedRisk);
+    expect(res.body.days).toBe(90);
+    expect(res.body.fleet).toEqual({ online: 2, stale: 1, deregistered: 1, stale_threshold_seconds: 600 });
+    expect(res.body.expiring).toEqual({
+      within_days: 7,
+      total: 2,
+      sessions: [
+        {
+          session_id: 'm_dmz',
+          client_id: msp,
+          client: 'MSP Client',
+          target: '192.0.2.0/28',
+          expires_at: new Date(clock.now().getTime() + 2.5 * DAY_MS).toISOString(),
+          days_remaining: 3,
+        },
+        {
+          session_id: 'p_one',
+          client_id: pro,
+          client: 'Pro Client',
+          target: 'pro.example',
+          expires_at: new Date(clock.now().getTime() + 6 * DAY_MS).toISOString(),
+          days_remaining: 6,
+        },
+      ],
+    });
+    // Latest session per target: m_new (10.0.0.0/24, not m_old), m_dmz, m_ancient, p_one, p_noscore.
+    expect(res.body.top_findings).toEqual([
+      { title: 'Weak TLS', severity: 'high', targets: 3, open: 4 },
+      { title: 'SMBv1 enabled', severity: 'critical', targets: 1, open: 2 },
+    ]);
+  });
+
+  it('days narrows the risk chart; a longer span reaches older scans', async () => {
+    const count = async (q: string) =>
+      (await overview(admin, q)).body.risk.flatMap((s: { points: unknown[] }) => s.points).length;
+    expect(await count('?days=4')).toBe(2);
+    expect(await count('?days=365')).toBe(5);
+    expect((await overview(admin, '?days=365')).body.days).toBe(365);
+  });
+
+  it('a scoped user sees only their clients; the fleet only with health:agents', async () => {
+    const proUser = await createScopedUser(portal, [pro]);
+    const res = await overview(proUser.token);
+    expect(res.status).toBe(200);
+    expect(res.body.risk.map((s: { client_id: string }) => s.client_id)).toEqual([pro]);
+    expect(res.body.fleet).toBeNull();
+    expect(res.body.expiring.total).toBe(1);
+    expect(res.body.expiring.sessions.map((s: { session_id: string }) => s.session_id)).toEqual(['p_one']);
+    expect(res.body.top_findings).toEqual([{ title: 'Weak TLS', severity: 'low', targets: 1, open: 1 }]);
+
+    const mspUser = await createScopedUser(portal, [msp]);
+    const m = await overview(mspUser.token);
+    expect(m.body.fleet).toEqual({ online: 1, stale: 1, deregistered: 1, stale_threshold_seconds: 600 });
+    expect(m.body.top_findings).toEqual([
+      { title: 'Weak TLS', severity: 'high', targets: 2, open: 3 },
+      { title: 'SMBv1 enabled', severity: 'critical', targets: 1, open: 2 },
+    ]);
+  });
+
+  it('a remediation update re-counts the open findings', async () => {
+    const res = await http(portal.url, 'PATCH', '/api/remediation-update', {
+      headers: withToken(admin),
+      json: { session_id: 'm_new', client_id: msp, items: [{ title: 'SMBv1 enabled', status: 'resolved' }] },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect((await overview(admin)).body.top_findings).toEqual([
+      { title: 'Weak TLS', severity: 'high', targets: 3, open: 4 },
+    ]);
+  });
+
+  it('bad values are 400; no token is 401', async () => {
+    for (const q of ['?days=0', '?days=366', '?days=x', '?other=1']) {
+      const res = await overview(admin, q);
+      expect(res.status, q).toBe(400);
+      expect(typeof res.body.error).toBe('string');
+    }
+    expect((await http(portal.url, 'GET', '/api/overview')).status).toBe(401);
+  });
+});
