@@ -10,7 +10,7 @@ import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../portal
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { SCREENSHOTS, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
-import { openSignedIn, poll, row } from './helpers/console-ui.ts';
+import { firstDrawnLabel, noSidewaysScroll, openSignedIn, poll, row } from './helpers/console-ui.ts';
 
 /**
  * The console by permission and by name: the navigation an admin and a scoped user get, the
@@ -207,7 +207,7 @@ describe('the fleet by name', () => {
     }
   });
 
-  it('names agents in the command picker and the history at 390 px', async () => {
+  it('names agents in the command picker and the history at 390 px, stacked rows led by status and state', async () => {
     const p = await openSignedIn(browser, portal, 'phone', '/console/commands');
     const { page } = p;
     try {
@@ -219,7 +219,15 @@ describe('the fleet by name', () => {
         `branch-01 · 192.168.7.4 (${clientY})`,
       ]);
       await poll(() => row(page, 'command', commandId).locator('td').nth(1).textContent()).toBe(`edge-01 · ${clientX}`);
+      // The history is stacked rows led by the status, without sideways scrolling.
+      expect(await firstDrawnLabel(row(page, 'command', commandId))).toBe('Status');
+      expect(await noSidewaysScroll(page)).toBe(true);
       await expectAccessible(page);
+      // The fleet at 390 px: each agent a stacked row led by its state.
+      await page.goto(`${portal.url}/console/fleet`);
+      await row(page, 'agent', EDGE).waitFor();
+      expect(await firstDrawnLabel(row(page, 'agent', EDGE))).toBe('State');
+      expect(await noSidewaysScroll(page)).toBe(true);
       expectNoConsoleErrors(p);
     } finally {
       await p.close();

@@ -14,7 +14,7 @@ import {
   startConsolePortal,
   type TestPortal,
 } from './helpers/console-portal.ts';
-import { poll } from './helpers/console-ui.ts';
+import { firstDrawnLabel, noSidewaysScroll, poll } from './helpers/console-ui.ts';
 
 /**
  * The overview (the first page after sign-in), the sessions list's search, sort, total, bulk
@@ -181,18 +181,6 @@ describe('overview, sessions list and stacked tables', () => {
       })
     ).body.session.status as string;
 
-  /** Which cell of a row is drawn first (topmost, then leftmost): the lead of a stacked row. */
-  const firstDrawnLabel = (row: Locator) =>
-    row.evaluate((tr) => {
-      const cells = Array.from(tr.querySelectorAll(':scope > td, :scope > th') as ArrayLike<Cell>).map((c) => ({
-        label: c.getAttribute('data-label'),
-        box: c.getBoundingClientRect(),
-      }));
-      cells.sort((a, b) => a.box.top - b.box.top || a.box.left - b.box.left);
-      return cells[0]?.label ?? null;
-    });
-  const noSidewaysScroll = (page: Page): Promise<boolean> =>
-    page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth');
   /** Computed style of the first element matching `selector` (an expression: the tests compile without the DOM's types). */
   const styleOf = (page: Page, selector: string, property: string, pseudo: string | null = null): Promise<string> =>
     page.evaluate(

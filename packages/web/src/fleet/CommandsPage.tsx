@@ -12,7 +12,7 @@ import type { ConsoleClient } from '../api/client.ts';
 import { Notice, useAction } from '../admin/ui.tsx';
 import { useData } from '../ui/use-load.ts';
 import { usePages } from '../ui/pager.tsx';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { ErrorMessage, LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { agentKey, agentLabels, formatTime } from './agent-view.ts';
 import {
@@ -91,10 +91,14 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
               {polling ? 'Updating live' : ''}
             </span>
           </div>
-          <ErrorMessage error={history.error} />
+          <LoadError load={history} />
           {history.data && commands.length === 0 && <p>No commands.</p>}
           {page.items.length > 0 && (
-            <DataTable label="Command history" columns={['Id', 'Type', 'Target', 'Status', 'Priority', 'Queued', 'By']}>
+            <DataTable
+              label="Command history"
+              columns={['Id', 'Type', 'Target', 'Status', 'Priority', 'Queued', 'By']}
+              stack={{ lead: ['Status', 'Type'] }}
+            >
               {page.items.map((c) => (
                 <tr key={c.id} data-command={c.id}>
                   <th scope="row">

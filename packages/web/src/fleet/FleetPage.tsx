@@ -6,7 +6,7 @@ import { Notice, useAction } from '../admin/ui.tsx';
 import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { CursorPager, usePages } from '../ui/pager.tsx';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { ErrorMessage, LoadError } from '../ui/alert.tsx';
 import { DataTable, TableWrap } from '../ui/table-wrap.tsx';
 import {
   agentName,
@@ -83,7 +83,7 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
         {notice && <Notice>{notice}</Notice>}
         <section aria-labelledby="fleet-agents">
           <h2 id="fleet-agents">Agents</h2>
-          <ErrorMessage error={agents.error} />
+          <LoadError load={agents} />
           <FleetFilterForm form={form} onChange={setForm} onSubmit={applyFilters} />
           {page && (
             <p class="fleet-counts" role="status" data-counts>
@@ -107,6 +107,7 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
             <DataTable
               label="Agents"
               columns={['Agent', 'Client', 'State', 'Last heartbeat', 'Version', 'Uptime', 'Schedules', 'Actions']}
+              stack={{ lead: ['State', 'Agent'] }}
             >
               {page.agents.map((a) => {
                 const key = `${a.client_id ?? ''}/${a.agent_id}`;
@@ -335,7 +336,11 @@ function DeregisteredSection(props: {
       <ErrorMessage error={props.error} />
       {props.events !== null && list.length === 0 && <p>No deregistered agents in the last 90 days.</p>}
       {page.items.length > 0 && (
-        <DataTable label="Deregistered agents" columns={['Agent', 'Client', 'Deregistered', 'By', 'Actions']}>
+        <DataTable
+          label="Deregistered agents"
+          columns={['Agent', 'Client', 'Deregistered', 'By', 'Actions']}
+          stack={{ lead: ['Agent'] }}
+        >
           {page.items.map((a) => (
             <tr key={`${a.client_id ?? ''}/${a.agent_id}`} data-deregistered={a.agent_id}>
               <th scope="row">{a.agent_id}</th>

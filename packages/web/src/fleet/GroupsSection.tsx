@@ -96,7 +96,11 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
       </form>
       {groups.data && rows.length === 0 && <p>No groups yet.</p>}
       {page.items.length > 0 && (
-        <DataTable label="Group members" columns={['Group', 'Agent', 'Client', 'Added', 'Actions']}>
+        <DataTable
+          label="Group members"
+          columns={['Group', 'Agent', 'Client', 'Added', 'Actions']}
+          stack={{ lead: ['Group', 'Agent'] }}
+        >
           {page.items.map((m) => (
             <tr key={`${m.group}/${m.client_id ?? ''}/${m.agent_id}`} data-group={m.group} data-member={m.agent_id}>
               <th scope="row">{m.group}</th>

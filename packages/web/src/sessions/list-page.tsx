@@ -280,7 +280,7 @@ export function SessionsPage() {
           go(f);
         }}
       />
-      {page.error !== null ? <ErrorMessage error={page.error} /> : null}
+      {page.error !== null ? <ErrorMessage error={page.error} onRetry={() => setTick((t) => t + 1)} /> : null}
       <p class="list-status" role="status" aria-live="polite">
         {busy ? (
           <span class="busy-sign">Loading…</span>

@@ -32,3 +32,23 @@ export async function openSignedIn(
   await signIn(p.page, portal, undefined, target);
   return p;
 }
+
+/** What a function run in the page reads of a table cell (the tests compile without the DOM's types). */
+interface DrawnCell {
+  getAttribute(name: string): string | null;
+  getBoundingClientRect(): { top: number; left: number };
+}
+
+/** Which cell of a row is drawn first (topmost, then leftmost): the lead of a stacked row on a phone. */
+export const firstDrawnLabel = (tableRow: Locator) =>
+  tableRow.evaluate((tr) => {
+    const cells = Array.from(tr.querySelectorAll(':scope > td, :scope > th') as ArrayLike<DrawnCell>).map((c) => ({
+      label: c.getAttribute('data-label'),
+      box: c.getBoundingClientRect(),
+    }));
+    cells.sort((a, b) => a.box.top - b.box.top || a.box.left - b.box.left);
+    return cells[0]?.label ?? null;
+  });
+
+export const noSidewaysScroll = (page: Page): Promise<boolean> =>
+  page.evaluate('document.documentElement.scrollWidth <= document.documentElement.clientWidth');
