@@ -247,7 +247,12 @@ async function execute(agent: Agent, cmd: Delivered): Promise<void> {
     );
 }
 
-async function runAgent(agent: Agent, wave2: { done: boolean }, deadline: number): Promise<void> {
+async function runAgent(
+  agent: Agent,
+  wave2: { done: boolean },
+  deadline: number,
+  firstRoundDone: () => void,
+): Promise<void> {
   let round = 0;
   while (round < MAX_ROUNDS && Date.now() < deadline) {
     if (agent.finished.size >= agent.expected.size) {
@@ -274,6 +279,7 @@ async function runAgent(agent: Agent, wave2: { done: boolean }, deadline: number
     } else {
       received = await claim(agent, r < 0.7 ? 'heartbeat' : 'poll', first as Replica, round);
     }
+    if (round === 1) firstRoundDone();
     // The daemon runs what it got in the order received (SPEC "Agent behavior" 2).
     for (const cmd of received) await execute(agent, cmd);
     if (received.length === 0) await sleep(5 + random() * 20);
@@ -471,8 +477,18 @@ describe('commands across two portal replicas on one database', () => {
       // The agents run; wave 2 is queued while they do, through both replicas.
       const wave2 = { done: false };
       const deadline = Date.now() + SIMULATION_DEADLINE_MS;
-      const running = Promise.all(fleet.map((agent) => runAgent(agent, wave2, deadline)));
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Wave 2 goes out once every agent has made its first claim, so it meets agents at work.
+      let firstRounds = 0;
+      let allAtWork = () => {};
+      const atWork = new Promise<void>((resolve) => (allAtWork = resolve));
+      const running = Promise.all(
+        fleet.map((agent) =>
+          runAgent(agent, wave2, deadline, () => {
+            if (++firstRounds === fleet.length) allAtWork();
+          }),
+        ),
+      );
+      await Promise.race([atWork, running]);
       const second: Promise<void>[] = [];
       for (const agent of fleet.filter((_, i) => i % 3 !== 2)) {
         for (let n = 0; n < 5; n++) {
