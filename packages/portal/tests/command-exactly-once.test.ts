@@ -39,7 +39,6 @@ const COMMANDS_PER_AGENT = 25;
 const MAX_ROUNDS = 80;
 /** Requests in flight across the whole simulation. */
 const MAX_IN_FLIGHT = 24;
-const SIMULATION_DEADLINE_MS = 150_000;
 const SEED = Number(process.env['EXACTLY_ONCE_SEED'] ?? randomBytes(4).readUInt32LE(0));
 
 /** mulberry32: a seeded PRNG, so the choices (not the interleaving) of a failing run can be replayed. */
@@ -247,14 +246,10 @@ async function execute(agent: Agent, cmd: Delivered): Promise<void> {
     );
 }
 
-async function runAgent(
-  agent: Agent,
-  wave2: { done: boolean },
-  deadline: number,
-  firstRoundDone: () => void,
-): Promise<void> {
+// Bounded by rounds, not by a deadline: a loaded machine makes the simulation slower, not wrong.
+async function runAgent(agent: Agent, wave2: { done: boolean }, firstRoundDone: () => void): Promise<void> {
   let round = 0;
-  while (round < MAX_ROUNDS && Date.now() < deadline) {
+  while (round < MAX_ROUNDS) {
     if (agent.finished.size >= agent.expected.size) {
       if (wave2.done) return;
       // Nothing outstanding yet: wait for the second wave (rounds count only when there is work).
@@ -326,8 +321,9 @@ afterAll(async () => {
 });
 
 describe('commands across two portal replicas on one database', () => {
+  // The timeout only catches a hang: under load the simulation takes minutes.
   it('delivers every command exactly once, in order, and accepts only legal status reports', {
-    timeout: 300_000,
+    timeout: 600_000,
   }, async () => {
     const [a, b] = replicas as [Replica, Replica];
     try {
@@ -476,14 +472,13 @@ describe('commands across two portal replicas on one database', () => {
 
       // The agents run; wave 2 is queued while they do, through both replicas.
       const wave2 = { done: false };
-      const deadline = Date.now() + SIMULATION_DEADLINE_MS;
       // Wave 2 goes out once every agent has made its first claim, so it meets agents at work.
       let firstRounds = 0;
       let allAtWork = () => {};
       const atWork = new Promise<void>((resolve) => (allAtWork = resolve));
       const running = Promise.all(
         fleet.map((agent) =>
-          runAgent(agent, wave2, deadline, () => {
+          runAgent(agent, wave2, () => {
             if (++firstRounds === fleet.length) allAtWork();
           }),
         ),
@@ -512,8 +507,10 @@ describe('commands across two portal replicas on one database', () => {
           all_clients: true,
         }).then((q) => expectQueued(agents, q)),
       );
-      await Promise.all(second);
-      wave2.done = true;
+      // Done even when queueing failed, so the agents end instead of waiting for it.
+      await Promise.all(second).finally(() => {
+        wave2.done = true;
+      });
       await running;
 
       // Professional agents never get commands, even with group commands about (D2).
