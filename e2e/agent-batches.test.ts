@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
-import { agentsApi } from './helpers/agents-api.ts';
+import { agentsApi, until } from './helpers/agents-api.ts';
+import { watchTree } from './helpers/process-watch.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
-import { listenOnQuickPort } from './helpers/quick-port.ts';
 import { openScanGate } from './helpers/scan-gate.ts';
 
 /**
@@ -33,69 +33,93 @@ async function agent(conf: Record<string, string>, reuse?: SvcdProcess): Promise
   return daemon;
 }
 
+/** The scan's nmap processes, once the watch has seen one. */
+const nmapOf = (watch: ReturnType<typeof watchTree>) =>
+  until(async () => {
+    const pids = watch.pidsNamed('nmap');
+    return pids.length > 0 ? pids : undefined;
+  }, 'nmap under the daemon');
+
 const started = (out: string, id: number) =>
   out.split('\n').filter((l) => l.includes(`command ${id} `) && / started/.test(l));
 
 describe('svcd stops between commands', () => {
   it('SIGTERM during a batch: the running scan is reported, the next command waits for the next start', async () => {
-    const server = await listenOnQuickPort();
-    try {
-      // A 2 s interval: both commands are queued well before the heartbeat that delivers them.
-      const daemon = await agent({ DAEMON_HEARTBEAT_INTERVAL: '2' });
-      const { portal } = fixture;
-      const scan = await queueCommand(portal, daemon.agentId, 'run_scan', { targets: '127.0.0.1', profile: 'quick' });
-      const level = await queueCommand(portal, daemon.agentId, 'set_log_level', { level: 'debug' });
-      await daemon.waitFor(new RegExp(`command ${scan} run_scan started`), 30_000);
-      daemon.child.kill('SIGTERM');
-      expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    // A port that never answers holds the full scan until the test ends it (by killing its nmap).
+    const gate = await openScanGate();
+    onTestFinished(() => gate.close());
+    const daemon = await agent({ DAEMON_HEARTBEAT_INTERVAL: '1' });
+    const watch = watchTree(daemon.pid);
+    onTestFinished(() => watch.stop());
+    const { portal } = fixture;
+    const scan = await queueCommand(portal, daemon.agentId, 'run_scan', { targets: '127.0.0.1', profile: 'full' });
+    const level = await queueCommand(portal, daemon.agentId, 'set_log_level', { level: 'debug' });
+    await daemon.waitFor(new RegExp(`command ${scan} run_scan started`), 30_000);
+    await until(async () => (gate.accepted() > 0 ? true : undefined), 'the scan to reach the held port', 60_000);
+    // Delivered with the scan or by a heartbeat while it is held: in the daemon's hands, not started.
+    await until(
+      async () => ((await commandHistory(portal, level)).command.status === 'sent' ? true : undefined),
+      'the second command delivered',
+    );
+    const nmap = await nmapOf(watch);
+    daemon.child.kill('SIGTERM');
+    await daemon.waitFor(/msg="shutting down"/);
+    // The scan ends only now, after the daemon was told to stop.
+    for (const pid of nmap) process.kill(pid, 'SIGKILL');
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
 
-      const out = daemon.output();
-      expect(out).toMatch(new RegExp(`command ${scan} run_scan completed`));
-      expect(started(out, level)).toEqual([]);
-      const scanned = await commandHistory(portal, scan);
-      expect(scanned.command.status, JSON.stringify(scanned.result)).toBe('completed');
-      expect(scanned.result?.exit_code).toBe(0);
-      expect((await commandHistory(portal, level)).command.status).toBe('sent');
+    const out = daemon.output();
+    expect(out).toMatch(new RegExp(`command ${scan} run_scan failed`));
+    expect(started(out, level)).toEqual([]);
+    const scanned = await commandHistory(portal, scan);
+    expect(scanned.command.status, JSON.stringify(scanned.result)).toBe('failed');
+    expect(scanned.result?.stderr).toContain('nmap exited with SIGKILL');
+    expect((await commandHistory(portal, level)).command.status).toBe('sent');
 
-      const again = await agent({ DAEMON_HEARTBEAT_INTERVAL: '2' }, daemon);
-      expect(await finishedCommand(portal, level)).toMatchObject({
-        command: { status: 'completed' },
-        result: { exit_code: 0, stdout: 'log level debug\n' },
-      });
-      expect(started(again.output(), level)).toHaveLength(1);
-      expect(started(again.output(), scan)).toEqual([]);
-      await again.stop();
-    } finally {
-      server.close();
-    }
+    const again = await agent({ DAEMON_HEARTBEAT_INTERVAL: '1' }, daemon);
+    expect(await finishedCommand(portal, level)).toMatchObject({
+      command: { status: 'completed' },
+      result: { exit_code: 0, stdout: 'log level debug\n' },
+    });
+    expect(started(again.output(), level)).toHaveLength(1);
+    expect(started(again.output(), scan)).toEqual([]);
+    await again.stop();
   });
 });
 
 describe('svcd heartbeats during a long command', () => {
-  it('a 5 s scan does not hold up the 1 s heartbeats', async () => {
-    // A port that never answers holds the full scan, so only SVC_SCAN_TIMEOUT ends it.
+  it('a held scan does not hold up the 1 s heartbeats; a command delivered meanwhile waits behind it', async () => {
+    // A port that never answers holds the full scan until the test ends it.
     const gate = await openScanGate();
     onTestFinished(() => gate.close());
-    const daemon = await agent({ DAEMON_HEARTBEAT_INTERVAL: '1', SVC_SCAN_TIMEOUT: '5' });
+    const daemon = await agent({ DAEMON_HEARTBEAT_INTERVAL: '1' });
     const admin = await fixture.portal.adminToken();
     const api = agentsApi(fixture.portal, () => admin);
+    const watch = watchTree(daemon.pid);
+    onTestFinished(() => watch.stop());
     const scan = await queueCommand(fixture.portal, daemon.agentId, 'run_scan', {
       targets: '127.0.0.1',
       profile: 'full',
     });
     await daemon.waitFor(new RegExp(`command ${scan} run_scan started`), 30_000);
+    await until(async () => (gate.accepted() > 0 ? true : undefined), 'the scan to reach the held port', 60_000);
     // Delivered by a later heartbeat while the scan runs: it waits behind the scan and runs once.
     const level = await queueCommand(fixture.portal, daemon.agentId, 'set_log_level', { level: 'debug' });
-    const seen = new Set<string>();
-    const finished = ['completed', 'failed'];
-    while (!finished.includes((await commandHistory(fixture.portal, scan)).command.status)) {
-      const view = await api.view(daemon.agentId);
-      if (view !== undefined) seen.add(view.received_at);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    expect((await finishedCommand(fixture.portal, scan)).result).toMatchObject({ exit_code: 124 });
-    // About five heartbeats in the five seconds; three leaves room for a slow machine.
-    expect(seen.size).toBeGreaterThanOrEqual(3);
+    await until(
+      async () => ((await commandHistory(fixture.portal, level)).command.status === 'sent' ? true : undefined),
+      'the second command delivered',
+    );
+    await api.laterHeartbeats(daemon.agentId, 3);
+    // All of that while the scan was held: it is still running and the second command has not started.
+    expect((await commandHistory(fixture.portal, scan)).command.status).toBe('acked');
+    expect(started(daemon.output(), level)).toEqual([]);
+
+    // The scan ends when its nmap does.
+    const nmap = await nmapOf(watch);
+    for (const pid of nmap) process.kill(pid, 'SIGKILL');
+    const scanned = await finishedCommand(fixture.portal, scan);
+    expect(scanned.command.status, JSON.stringify(scanned.result)).toBe('failed');
+    expect(scanned.result?.stderr).toContain('nmap exited with SIGKILL');
     expect((await finishedCommand(fixture.portal, level)).result).toMatchObject({ stdout: 'log level debug\n' });
     const lines = daemon.output().split('\n');
     const scanEnd = lines.findIndex((l) => l.includes(`command ${scan} run_scan failed`));

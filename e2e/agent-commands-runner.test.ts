@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { DeliveredCommand } from '@svc/protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createCommandRunner } from '../packages/client/src/agent/commands/index.ts';
 import { Journal, journalFileOf } from '../packages/client/src/agent/journal.ts';
 import type { CommandHost, ScheduleChange } from '../packages/client/src/agent/types.ts';
@@ -15,6 +15,7 @@ import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { NODE_COMPILE_CACHE, SVC } from '../packages/client/tests/helpers/cli.ts';
 import { listenOnQuickPort } from './helpers/quick-port.ts';
+import { openScanGate } from './helpers/scan-gate.ts';
 
 /**
  * The command runner against a real portal: commands queued by the admin over HTTP, delivered
@@ -269,7 +270,11 @@ describe('run_scan and push_session through real svc processes', () => {
   });
 
   it('past SVC_SCAN_TIMEOUT the scan and its nmap are killed and the command fails with exit 124', async () => {
-    const { host, agentId, heartbeat } = agentHost({ scanTimeoutMs: 6000 });
+    // A port that never answers holds the full scan: it cannot end before its deadline. The
+    // deadline leaves a loaded machine room to start svc and its nmap, which the kill must meet.
+    const gate = await openScanGate();
+    onTestFinished(() => gate.close());
+    const { host, agentId, heartbeat } = agentHost({ scanTimeoutMs: 10_000 });
     await heartbeat();
     const id = await queueCommand(fixture.portal, agentId, 'run_scan', { targets: '127.0.0.1', profile: 'full' });
     const delivered = await heartbeat();
@@ -281,7 +286,8 @@ describe('run_scan and push_session through real svc processes', () => {
     } finally {
       watch.stop();
     }
-    expect(Date.now() - started).toBeLessThan(20_000);
+    // Killed at the deadline: the held scan alone would last minutes.
+    expect(Date.now() - started).toBeLessThan(40_000);
     const h = await commandHistory(fixture.portal, id);
     expect(h.command.status).toBe('failed');
     expect(h.result?.exit_code).toBe(124);

@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createPortalClient } from '../packages/client/src/portal/client.ts';
 import { scheduleId } from '../packages/client/src/pipeline/scheduling.ts';
 import { startTestPortal, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
 import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
 import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
+import { agentsApi } from './helpers/agents-api.ts';
 import { startPortalWithKey, usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
@@ -146,9 +147,10 @@ describe('svcd runs every command type', () => {
   });
 
   it('run_scan has SVC_SCAN_TIMEOUT, not SVC_CMD_TIMEOUT: past it the scan and its nmap are killed, failed, exit 124', async () => {
-    // A port that never answers holds the full scan: it cannot end before its deadline.
+    // A port that never answers holds the full scan: it cannot end before its deadline. The
+    // deadline leaves a loaded machine room to start svc and its nmap, which the kill must meet.
     const gate = await openScanGate();
-    const daemon = await agent({ conf: { SVC_CMD_TIMEOUT: '600', SVC_SCAN_TIMEOUT: '3' } });
+    const daemon = await agent({ conf: { SVC_CMD_TIMEOUT: '600', SVC_SCAN_TIMEOUT: '10' } });
     const watch = watchTree(daemon.pid);
     try {
       const id = await queueCommand(fixture.portal, daemon.agentId, 'run_scan', {
@@ -169,6 +171,9 @@ describe('svcd runs every command type', () => {
   }, 150_000);
 
   it('kill -9 mid-command: the next start reports it failed and does not run it again', async () => {
+    // The scan is held at a port that never answers: it is still running when the daemon is killed.
+    const gate = await openScanGate();
+    onTestFinished(() => gate.close());
     const daemon = await agent({ conf: { SVC_SCAN_TIMEOUT: '600' } });
     const watch = watchTree(daemon.pid);
     const id = await queueCommand(fixture.portal, daemon.agentId, 'run_scan', {
@@ -177,7 +182,8 @@ describe('svcd runs every command type', () => {
     });
     await untilStatus(fixture.portal, id, 'acked');
     const end = Date.now() + 60_000;
-    while (watch.pidsNamed('nmap').length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    while ((watch.pidsNamed('nmap').length === 0 || gate.accepted() === 0) && Date.now() < end)
+      await new Promise((r) => setTimeout(r, 100));
     watch.stop();
     const [nmap] = watch.pidsNamed('nmap');
     expect(nmap).toBeDefined();
@@ -192,10 +198,11 @@ describe('svcd runs every command type', () => {
     expect(h.result?.stderr).toMatch(
       /^interrupted: the agent stopped while run_scan ran \(started .*\); it is not run again\n$/,
     );
-    expect(watch.alive()).toEqual([]);
+    // The orphan got its SIGKILL before the report; its exit comes when the kernel next runs it.
+    await vi.waitFor(() => expect(watch.alive()).toEqual([]), { timeout: 30_000, interval: 50 });
     // Heartbeats go on; the command never starts in the new process and left no session.
-    await again.waitFor(/heartbeat|svcd started/);
-    await new Promise((r) => setTimeout(r, 2500));
+    const admin = await fixture.portal.adminToken();
+    await agentsApi(fixture.portal, () => admin).laterHeartbeats(again.agentId, 2);
     expect(commandLines(again.output(), id).filter((l) => / started/.test(l))).toEqual([]);
     // The killed scan wrote no session (it writes at the end) and nothing started another.
     expect(fs.existsSync(path.join(daemon.home, '.svc', 'sessions'))).toBe(false);

@@ -187,8 +187,9 @@ describe('below the business tier', () => {
     const [id] = await api().queue({ agent_id: d.agentId }, 'set_log_level', { level: 'debug' });
     const line = await d.waitFor(/msg="commands skipped: agent commands need the business tier"/);
     expect(line).toMatch(new RegExp(`level=warning .* tier=professional commands=${id}$`));
-    // Delivered (sent) by the portal, but never acted on.
-    await new Promise((r) => setTimeout(r, 2500));
+    // Delivered (sent) by the portal, but never acted on: not in the cycle that delivered it,
+    // nor by the time two more heartbeats have come in.
+    await api().laterHeartbeats(d.agentId, 2);
     const detail = await api().detail(id as number);
     expect(detail.command.status).toBe('sent');
     expect(detail.result).toBeNull();

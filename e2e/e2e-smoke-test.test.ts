@@ -345,17 +345,23 @@ describe('e2e_smoke_test.sh', () => {
 
   it('--timeout applies per request: a server that never answers ends the run within seconds; exit 1', async () => {
     const sockets: net.Socket[] = [];
-    const silent = net.createServer((s) => void sockets.push(s));
+    // Counted from the server's first connection, not from the spawn: the tool's start-up on a
+    // loaded machine is not the timeout under test.
+    let reached = 0;
+    const silent = net.createServer((s) => {
+      reached ||= Date.now();
+      sockets.push(s);
+    });
     const port = await listen(silent);
-    const started = Date.now();
     const r = await runCli(
       SMOKE,
       ['-c', await businessConfig(`http://127.0.0.1:${port}/api/upload`), '--timeout', '1'],
       { timeoutMs: 20_000 },
     );
-    const elapsed = Date.now() - started;
+    const elapsed = Date.now() - reached;
     for (const s of sockets) s.destroy();
     expect(r.code).toBe(1);
+    expect(reached).toBeGreaterThan(0);
     expect(elapsed).toBeLessThan(8_000);
     const out = lines(r.stdout);
     expect(out[0]).toBe(`FAIL health: GET /api/health: No answer from http://127.0.0.1:${port} within 1 s`);

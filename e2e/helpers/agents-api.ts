@@ -6,12 +6,28 @@ import type { TestPortal } from '../../packages/portal/tests/helpers/portal.ts';
 /** The admin side of the agent API, as tests of real agents use it. */
 export function agentsApi(portal: TestPortal, admin: () => string) {
   const get = (path: string) => http(portal.url, 'GET', path, { headers: withToken(admin()) });
+  /** The stored agent view (GET /api/health?agents=true), or undefined before its first heartbeat. */
+  const view = async (agentId: string): Promise<AgentView | undefined> => {
+    const res = await get('/api/health?agents=true');
+    if (res.status !== 200) throw new Error(`agents: ${res.status} ${res.text}`);
+    return (res.body.agents as AgentView[]).find((a) => a.agent_id === agentId);
+  };
   return {
-    /** The stored agent view (GET /api/health?agents=true), or undefined before its first heartbeat. */
-    async view(agentId: string): Promise<AgentView | undefined> {
-      const res = await get('/api/health?agents=true');
-      if (res.status !== 200) throw new Error(`agents: ${res.status} ${res.text}`);
-      return (res.body.agents as AgentView[]).find((a) => a.agent_id === agentId);
+    view,
+    /**
+     * Resolves once the portal has stored `n` heartbeats of the agent after the call (each moves
+     * `received_at`): a window for "X never happens" measured in the agent's own beats, not in time.
+     */
+    async laterHeartbeats(agentId: string, n: number, timeoutMs = 60_000): Promise<void> {
+      const seen = new Set([(await view(agentId))?.received_at]);
+      await until(
+        async () => {
+          seen.add((await view(agentId))?.received_at);
+          return seen.size > n ? true : undefined;
+        },
+        `${n} more heartbeats of ${agentId}`,
+        timeoutMs,
+      );
     },
     /** Queues one command (or a group broadcast); returns the created command ids. */
     async queue(

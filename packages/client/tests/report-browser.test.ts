@@ -95,6 +95,18 @@ describe('report and executive summary in Chromium', () => {
     return w;
   }
 
+  /**
+   * After `load`, the page's task queue once more: a frame is rendered, the fonts are settled and
+   * a task queued behind everything the load queued has run. Whatever the page does on its own
+   * after loading (a timer, a late script, a dialog) has had its turn, and the protocol's events
+   * are ordered, so what it logged is in `problems` when this resolves.
+   */
+  async function settled(page: Page): Promise<void> {
+    await page.evaluate(
+      'document.fonts.ready.then(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0))))',
+    );
+  }
+
   async function colorAt(page: Page, x: number, y: number): Promise<string> {
     return pixelOf(await page.screenshot({ clip: { x, y, width: 1, height: 1 } }));
   }
@@ -112,7 +124,7 @@ describe('report and executive summary in Chromium', () => {
   for (const kind of ['report', 'exec'] as const) {
     it(`${kind}: loads with no console error, no failed or external request, and no dialog`, async () => {
       const w = await open(files[kind]);
-      await w.page.waitForTimeout(300);
+      await settled(w.page);
       expect(w.problems).toEqual([]);
       expect(w.dialogs).toEqual([]);
       // The document itself and the embedded logo; nothing from any server.
@@ -175,7 +187,7 @@ describe('report and executive summary in Chromium', () => {
 
   it('shows hostile evidence and titles as text: nothing in them runs', async () => {
     const w = await open(files.report);
-    await w.page.waitForTimeout(300);
+    await settled(w.page);
     expect(w.dialogs).toEqual([]);
     const evidence = w.page.locator('pre.evidence', { hasText: '<script>alert(1)</script>' });
     expect(await evidence.count()).toBe(1);

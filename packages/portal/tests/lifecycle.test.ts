@@ -62,6 +62,19 @@ function start(extra: Record<string, string> = {}): Promise<PortalProcess> {
   return startPortalProcess(portalEnv(extra));
 }
 
+/** One line of Fastify's request log (info): the portal has a request's headers and has routed it. */
+const requestLine = (method: string, url: string) =>
+  `"req":\\{"method":"${method}","url":"${url}"[^\\n]*"msg":"incoming request"`;
+
+/** Matches once the portal has logged at least `n` requests `method url` (anchored: no backtracking blow-up). */
+function requestsLogged(method: string, url: string, n: number): RegExp {
+  return new RegExp(`^(?:[\\s\\S]*?${requestLine(method, url)}){${n}}`);
+}
+
+function countRequests(p: PortalProcess, method: string, url: string): number {
+  return (p.stdout().match(new RegExp(requestLine(method, url), 'g')) ?? []).length;
+}
+
 async function createLicense(p: PortalProcess, name: string): Promise<string> {
   const token = await adminToken(p);
   const res = await request(p.url, 'POST', '/api/licenses', {
@@ -206,6 +219,7 @@ describe('portal process lifecycle, embedded PostgreSQL', () => {
     const token = await adminToken(p);
     const body = JSON.stringify({ tier: 'msp', client_id: 'lifecycle-client', name: 'created while draining' });
     const half = Math.floor(body.length / 2);
+    const licensePosts = countRequests(p, 'POST', '/api/licenses');
     let pending: http.ClientRequest | null = null;
 
     const response = new Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }>(
@@ -236,8 +250,8 @@ describe('portal process lifecycle, embedded PostgreSQL', () => {
     );
     // Failure is asserted below by awaiting; keep an early rejection from being "unhandled".
     response.catch(() => undefined);
-    // Let the server receive the headers and route the request before the signal arrives.
-    await sleep(500);
+    // The server has received the headers and routed the request before the signal arrives.
+    await p.waitForOutput(requestsLogged('POST', '/api/licenses', licensePosts + 1));
 
     p.child.kill('SIGTERM');
     await p.waitForOutput(/shutting down: draining requests/);
@@ -380,7 +394,8 @@ describe('portal process lifecycle, embedded PostgreSQL', () => {
       req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
       req.write('{"tier":"msp",');
     });
-    await sleep(300);
+    // The portal has the request (headers in, route found) before the signal.
+    await p.waitForOutput(requestsLogged('POST', '/api/licenses', 1));
     const exit = await stopProcess(p, 'SIGTERM', 30_000);
     expect(exit).toEqual({ code: 0, signal: null });
     expect(await outcome).toBe('ECONNRESET');

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { maskUrl } from '../src/logging.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
@@ -8,6 +8,18 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, LEGACY_KEY, startTestPortal, type TestPort
  * The portal runs at debug level (request logging on) and every line it writes is kept;
  * every response is kept too. Then each secret is searched for in all of it.
  */
+
+/** Request ids with an "incoming request" line and no "request completed" (or "request errored") line yet. */
+function unfinishedRequests(lines: string[]): string[] {
+  const open = new Set<string>();
+  for (const line of lines) {
+    const entry = JSON.parse(line) as { reqId?: string; msg?: string };
+    if (entry.reqId === undefined) continue;
+    if (entry.msg === 'incoming request') open.add(entry.reqId);
+    else if (entry.msg === 'request completed' || entry.msg === 'request errored') open.delete(entry.reqId);
+  }
+  return [...open];
+}
 
 interface Exchange {
   label: string;
@@ -195,8 +207,10 @@ describe('secrets never reach the log or an error body', () => {
     );
     expect(badType.status).toBe(400);
 
-    // Let pino flush what it has buffered.
-    await new Promise((r) => setTimeout(r, 100));
+    // The destination is written synchronously, but a request's "request completed" line comes
+    // when the server has finished the response, which can be after the client has read it:
+    // every request logged as incoming is also logged as done before the log is searched.
+    await vi.waitFor(() => expect(unfinishedRequests(lines)).toEqual([]), { timeout: 30_000, interval: 20 });
   });
 
   afterAll(() => portal?.close());

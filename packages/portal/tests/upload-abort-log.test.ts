@@ -1,10 +1,13 @@
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLicense } from './helpers/factories.ts';
 import { startTestPortal, type TestPortal } from './helpers/portal.ts';
 import { blobTmp, multipart, sessionDoc, sessionParts } from './helpers/upload.ts';
 
 /** Issue 11, point 19: a client that goes away mid-upload is logged as such, not as a database outage. */
+
+/** Bounds a wait for a condition (a hang guard, not a pace). */
+const WAIT = { timeout: 30_000, interval: 20 };
 
 describe('a client aborting an upload', () => {
   const lines: string[] = [];
@@ -30,15 +33,21 @@ describe('a client aborting an upload', () => {
     socket.write(
       `POST /api/upload HTTP/1.1\r\nHost: portal.test\r\nx-api-key: ${key}\r\nContent-Type: ${mp.contentType}\r\nContent-Length: ${mp.body.length}\r\n\r\n`,
     );
-    // Half the body, then the client goes away.
+    // Half the body, then the client goes away: once the portal is storing the log part (its
+    // temporary file exists), so the upload is cut mid-body, not before the handler runs.
     await new Promise<void>((resolve) => socket.write(mp.body.subarray(0, mp.body.length / 2), () => resolve()));
-    await new Promise((r) => setTimeout(r, 300));
+    await vi.waitFor(async () => expect(await blobTmp(portal.dataDir)).toHaveLength(1), WAIT);
     socket.destroy();
 
-    const deadline = Date.now() + 10_000;
-    const done = () => lines.some((l) => /upload aborted by the client/.test(l));
-    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    await new Promise((r) => setTimeout(r, 300));
+    await vi.waitFor(() => expect(lines.some((l) => /upload aborted by the client/.test(l))).toBe(true), WAIT);
+    // Anything the aborted request still logs comes before the portal has served a request
+    // sent after the abort line: its "request completed" bounds the window.
+    expect((await fetch(`${portal.url}/readyz`)).status).toBe(200);
+    await vi.waitFor(() => {
+      const ready = lines.find((l) => l.includes('"url":"/readyz"'));
+      const reqId = ready === undefined ? undefined : (JSON.parse(ready) as { reqId: string }).reqId;
+      expect(lines.some((l) => l.includes(`"reqId":"${reqId}"`) && l.includes('"msg":"request completed"'))).toBe(true);
+    }, WAIT);
 
     const entries = lines.map((l) => JSON.parse(l) as { level: number; msg: string; err?: unknown });
     const aborts = entries.filter((e) => e.msg === 'upload aborted by the client');
