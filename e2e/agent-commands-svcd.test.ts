@@ -73,7 +73,7 @@ describe('svcd runs every command type', () => {
         }),
         schedule: await queueCommand(portal, daemon.agentId, 'update_schedule', {
           schedule_id: nightly,
-          cron: '30 4 * * *',
+          cron: '30 4 1 1 *',
         }),
         unknownSchedule: await queueCommand(portal, daemon.agentId, 'update_schedule', { schedule_id: 'sched_none' }),
         scan: await queueCommand(portal, daemon.agentId, 'run_scan', {
