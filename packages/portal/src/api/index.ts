@@ -20,7 +20,10 @@ import licensesUpdate from './licenses/update.ts';
 import refreshNotAllowed from './refresh/not-allowed.ts';
 import refreshPut from './refresh/put.ts';
 import remediationPatch from './remediation/patch.ts';
+import sessionsBlocksGet from './sessions/blocks/get.ts';
 import sessionsDelete from './sessions/delete.ts';
+import sessionsFindingGet from './sessions/findings/get.ts';
+import sessionsFindingsList from './sessions/findings/list.ts';
 import sessionsGet from './sessions/get.ts';
 import sessionsLatestStateGet from './sessions/latest-state/get.ts';
 import sessionsPatch from './sessions/patch.ts';
@@ -57,6 +60,9 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     uploadPost,
     sessionsGet,
     sessionsLatestStateGet,
+    sessionsFindingsList,
+    sessionsFindingGet,
+    sessionsBlocksGet,
     sessionsPatch,
     sessionsDelete,
     remediationPatch,

@@ -185,7 +185,7 @@ export default function register(app: App, ctx: AppContext): void {
         const put = await storeObject(ctx, blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body], storing);
         staged['session_results.json'] = { ...put, content_type: CONTENT_TYPES['session_results.json'] };
 
-        const result = await commitSession(ctx, { principal, metadata, files: staged });
+        const result = await commitSession(ctx, { principal, metadata, files: staged, doc });
         committed = true;
         return presentUpload(result, ctx.config.baseUrl);
       } catch (err) {

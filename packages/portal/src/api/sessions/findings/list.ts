@@ -1,0 +1,44 @@
+import { Type } from '@sinclair/typebox';
+import { AmbiguousSessionBody, ErrorBody, FindingsQuery, FindingsResponse } from '@svc/protocol';
+import { resolveCredential } from '../../../auth/credentials.ts';
+import type { App, AppContext } from '../../../context.ts';
+import { accessSession, parseSessionId } from '../../../sessions/access.ts';
+import { listFindings } from '../../../sessions/findings.ts';
+
+export const SessionPath = Type.Object({ session_id: Type.String({ maxLength: 256 }) });
+
+/**
+ * GET /api/sessions/{session_id}/findings[?client_id=&severity=&status=&exception=&host=&port=&cve=&q=&sort=&order=&limit=&cursor=]
+ * — one page of a session's findings from the findings index, with the total matching the
+ * filters. Scoped like download: an admin any session, a scoped user or a key its own
+ * clients (another client's session: 404), `client_id` when the id exists under several (409).
+ *
+ * Checklist: validate the id and the query (400, before any lookup) → credential → the
+ * session within scope → index it if the stored file is newer than its index → page.
+ */
+export default function register(app: App, ctx: AppContext): void {
+  app.get(
+    '/sessions/:session_id/findings',
+    {
+      schema: {
+        operationId: 'listSessionFindings',
+        tags: ['sessions'],
+        summary: "A page of a session's findings: filtered, sorted, with a cursor to the next",
+        security: [{ identityToken: [] }, { apiKey: [] }],
+        params: SessionPath,
+        querystring: FindingsQuery,
+        response: {
+          200: FindingsResponse,
+          ...Object.fromEntries([400, 401, 403, 404, 500].map((code) => [code, ErrorBody])),
+          409: AmbiguousSessionBody,
+        },
+      },
+    },
+    async (request) => {
+      const sessionId = parseSessionId(request.params.session_id, 'session_id');
+      const caller = await resolveCredential(ctx, request, 'download');
+      const session = await accessSession(ctx, caller, sessionId, { clientId: request.query.client_id });
+      return listFindings(ctx, session, request.query);
+    },
+  );
+}
