@@ -146,10 +146,12 @@ function Filters(props: { view: FindingsView; onChange: (v: FindingsView) => voi
       <input {...attrs} value={draft[key]} onInput={(e) => setDraft({ ...draft, [key]: e.currentTarget.value })} />
     </label>
   );
+  // A select's options would join its name if the label wrapped it: the label points at it instead.
   const choice = <K extends 'severity' | 'status' | 'exception'>(key: K, title: string, values: readonly string[]) => (
-    <label>
-      {title}
+    <div class="findings-choice">
+      <label for={`findings-filter-${key}`}>{title}</label>
       <select
+        id={`findings-filter-${key}`}
         value={draft[key]}
         onChange={(e) => {
           const next = { ...draft, [key]: e.currentTarget.value };
@@ -164,7 +166,7 @@ function Filters(props: { view: FindingsView; onChange: (v: FindingsView) => voi
           </option>
         ))}
       </select>
-    </label>
+    </div>
   );
   return (
     <form
