@@ -275,6 +275,12 @@ export interface SessionFindingsTable {
   exception_approved_at: string | null;
   exception_expiry: string | null;
   search: string;
+}
+
+export interface SessionFindingDetailsTable {
+  client_id: string;
+  session_id: string;
+  ordinal: number;
   detail: Json;
 }
 
@@ -300,4 +306,5 @@ export interface Database {
   storage_usage: StorageUsageTable;
   session_findings_state: SessionFindingsStateTable;
   session_findings: SessionFindingsTable;
+  session_finding_details: SessionFindingDetailsTable;
 }

@@ -17,7 +17,8 @@ import type { SessionFindingsTable } from '../db/schema.ts';
  */
 
 type Obj = lenient.Obj;
-export type IndexRow = Omit<Insertable<SessionFindingsTable>, 'client_id' | 'session_id'>;
+/** A row of session_findings plus its `detail` (stored in session_finding_details). */
+export type IndexRow = Omit<Insertable<SessionFindingsTable>, 'client_id' | 'session_id'> & { detail: string };
 
 const { isObj, str, num } = lenient;
 
@@ -221,7 +222,6 @@ const MUTABLE = [
   'exception_approved_at',
   'exception_expiry',
   'fingerprint',
-  'detail',
 ] as const satisfies readonly (keyof IndexRow)[];
 export type RowChange = Pick<IndexRow, 'ordinal' | (typeof MUTABLE)[number]>;
 

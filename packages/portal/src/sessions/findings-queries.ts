@@ -1,23 +1,26 @@
 import type { ExceptionFilter, FindingSort, FindingStatusFilter, Severity } from '@svc/protocol';
 import { type ExpressionBuilder, type Kysely, type Selectable, sql, type SqlBool, type Expression } from 'kysely';
 import type { Database, SessionFindingsTable } from '../db/schema.ts';
-import type { IndexRow, RowChange } from './findings-index.ts';
+import { type IndexRow, type RowChange, severityKey, statusKey } from './findings-index.ts';
 import type { SessionRef } from './queries.ts';
 
 export type FindingRecord = Selectable<SessionFindingsTable>;
+export type FindingWithDetail = FindingRecord & { detail: unknown };
 
 /** Rows per INSERT: 32 columns each stays far below PostgreSQL's 65,535 parameters. */
 const INSERT_CHUNK = 1000;
 
-/** The stored file (blob key) the session's index was built from; undefined when it has none. */
-export async function indexedFileKey(db: Kysely<Database>, ref: SessionRef): Promise<string | undefined> {
-  const row = await db
+/** The stored file (blob key) the session's index was built from and its number of findings; undefined when it has none. */
+export function indexState(
+  db: Kysely<Database>,
+  ref: SessionRef,
+): Promise<{ file_key: string; total: number } | undefined> {
+  return db
     .selectFrom('session_findings_state')
-    .select('file_key')
+    .select(['file_key', 'total'])
     .where('client_id', '=', ref.clientId)
     .where('session_id', '=', ref.sessionId)
     .executeTakeFirst();
-  return row?.file_key;
 }
 
 /** Replace a session's whole index (the caller holds the session row's lock). */
@@ -33,14 +36,18 @@ export async function replaceFindingsIndex(
     .values({ ...key, ...state })
     .onConflict((oc) => oc.columns(['client_id', 'session_id']).doUpdateSet({ ...state, indexed_at: sql`now()` }))
     .execute();
-  await db
-    .deleteFrom('session_findings')
-    .where('client_id', '=', ref.clientId)
-    .where('session_id', '=', ref.sessionId)
-    .execute();
+  for (const table of ['session_findings', 'session_finding_details'] as const)
+    await db.deleteFrom(table).where('client_id', '=', ref.clientId).where('session_id', '=', ref.sessionId).execute();
   for (let i = 0; i < index.rows.length; i += INSERT_CHUNK) {
-    const chunk = index.rows.slice(i, i + INSERT_CHUNK).map((r) => ({ ...key, ...r }));
-    await db.insertInto('session_findings').values(chunk).execute();
+    const chunk = index.rows.slice(i, i + INSERT_CHUNK);
+    await db
+      .insertInto('session_findings')
+      .values(chunk.map(({ detail: _, ...r }) => ({ ...key, ...r })))
+      .execute();
+    await db
+      .insertInto('session_finding_details')
+      .values(chunk.map((r) => ({ ...key, ordinal: r.ordinal, detail: r.detail })))
+      .execute();
   }
 }
 
@@ -107,14 +114,16 @@ function activeException(eb: Eb, today: string): Expression<SqlBool> {
 
 function filterOf(eb: Eb, ref: SessionRef, f: FindingsFilter): Expression<SqlBool> {
   const all: Expression<SqlBool>[] = [eb('client_id', '=', ref.clientId), eb('session_id', '=', ref.sessionId)];
-  if (f.severities !== undefined) all.push(eb('severity', 'in', f.severities));
-  if (f.statuses !== undefined) {
-    const named = f.statuses.filter((s) => s !== 'untracked');
-    const either: Expression<SqlBool>[] = [];
-    if (named.length > 0) either.push(eb('status', 'in', named));
-    if (f.statuses.includes('untracked')) either.push(eb('status', 'is', null));
-    all.push(eb.or(either));
-  }
+  // Severity and status filter on their sort keys, which the sort indexes cover.
+  if (f.severities !== undefined) all.push(eb('severity_key', 'in', f.severities.map(severityKey)));
+  if (f.statuses !== undefined)
+    all.push(
+      eb(
+        'status_key',
+        'in',
+        f.statuses.map((s) => statusKey(s === 'untracked' ? null : s)),
+      ),
+    );
   if (f.exceptions !== undefined) {
     const either: Expression<SqlBool>[] = [];
     const active = activeException(eb, f.today);
@@ -127,7 +136,7 @@ function filterOf(eb: Eb, ref: SessionRef, f: FindingsFilter): Expression<SqlBoo
     const pattern = contains(f.host);
     all.push(eb.or([eb(eb.fn('lower', ['host']), 'like', pattern), eb(eb.fn('lower', ['hostname']), 'like', pattern)]));
   }
-  if (f.port !== undefined) all.push(eb('port', '=', f.port));
+  if (f.port !== undefined) all.push(eb('port_key', '=', f.port));
   if (f.cve !== undefined) all.push(sql<SqlBool>`${f.cve} = ANY(cve_ids)`);
   if (f.q !== undefined) all.push(eb('search', 'like', contains(f.q)));
   return eb.and(all);
@@ -176,13 +185,24 @@ export async function findingsCount(db: Kysely<Database>, ref: SessionRef, filte
   return Number(n);
 }
 
-export function findingAt(db: Kysely<Database>, ref: SessionRef, ordinal: number): Promise<FindingRecord | undefined> {
+export function findingAt(
+  db: Kysely<Database>,
+  ref: SessionRef,
+  ordinal: number,
+): Promise<FindingWithDetail | undefined> {
   return db
-    .selectFrom('session_findings')
-    .selectAll()
-    .where('client_id', '=', ref.clientId)
-    .where('session_id', '=', ref.sessionId)
-    .where('ordinal', '=', ordinal)
+    .selectFrom('session_findings as f')
+    .innerJoin('session_finding_details as d', (j) =>
+      j
+        .onRef('d.client_id', '=', 'f.client_id')
+        .onRef('d.session_id', '=', 'f.session_id')
+        .onRef('d.ordinal', '=', 'f.ordinal'),
+    )
+    .selectAll('f')
+    .select('d.detail')
+    .where('f.client_id', '=', ref.clientId)
+    .where('f.session_id', '=', ref.sessionId)
+    .where('f.ordinal', '=', ordinal)
     .executeTakeFirst();
 }
 

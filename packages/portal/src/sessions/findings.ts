@@ -27,7 +27,7 @@ import {
   findingAt,
   findingsCount,
   findingsPage,
-  indexedFileKey,
+  indexState,
   patchFindingsIndex,
   remediationEventsOf,
   replaceFindingsIndex,
@@ -62,7 +62,7 @@ export async function indexRemediatedFile(
 ): Promise<void> {
   const after = indexRowsOf(files.after);
   const changes =
-    (await indexedFileKey(db, ref)) === files.beforeKey ? changedRows(indexRowsOf(files.before), after) : null;
+    (await indexState(db, ref))?.file_key === files.beforeKey ? changedRows(indexRowsOf(files.before), after) : null;
   if (changes !== null) await patchFindingsIndex(db, ref, files.afterKey, changes);
   else await replaceFindingsIndex(db, ref, { fileKey: files.afterKey, rows: after, ...viewBlocksOf(files.after) });
 }
@@ -74,20 +74,25 @@ const INDEX_ATTEMPTS = 3;
  * The file is read outside any transaction; the rows are written only if the session still
  * references that file (a concurrent update that got there first has indexed its own).
  */
-export async function ensureIndexed(ctx: AppContext, session: SessionRow): Promise<void> {
+export async function ensureIndexed(ctx: AppContext, session: SessionRow): Promise<number> {
   const ref = { clientId: session.client_id, sessionId: session.session_id };
   let row: SessionRow | undefined = session;
   for (let attempt = 0; attempt < INDEX_ATTEMPTS && row !== undefined; attempt++) {
     const key = row.files['session_results.json']?.key;
-    if (key === undefined || (await indexedFileKey(ctx.db, ref)) === key) return;
+    const state = await indexState(ctx.db, ref);
+    if (key === undefined) return 0;
+    if (state?.file_key === key) return state.total;
     const { doc, key: readKey } = await readSessionDocument(ctx, row);
-    const done = await ctx.db.transaction().execute(async (trx) => {
+    const total = await ctx.db.transaction().execute(async (trx) => {
       const locked = await lockSessionRow(trx, ref);
-      if (locked?.files['session_results.json']?.key !== readKey) return false;
-      if ((await indexedFileKey(trx, ref)) !== readKey) await indexUploadedFile(trx, ref, readKey, doc);
-      return true;
+      if (locked?.files['session_results.json']?.key !== readKey) return null;
+      const current = await indexState(trx, ref);
+      if (current?.file_key === readKey) return current.total;
+      const rows = indexRowsOf(doc);
+      await replaceFindingsIndex(trx, ref, { fileKey: readKey, rows, ...viewBlocksOf(doc) });
+      return rows.length;
     });
-    if (done) return;
+    if (total !== null) return total;
     row = await findSession(ctx.db, ref);
   }
   if (row === undefined) throw new DomainError('not_found.session', 'Session not found');
@@ -190,11 +195,13 @@ export async function listFindings(ctx: AppContext, session: SessionRow, q: Find
   const order = q.order ?? (sort === 'severity' || sort === 'cvss' ? 'desc' : 'asc');
   const limit = q.limit ?? FINDINGS_PAGE_DEFAULT;
   const after = q.cursor === undefined || q.cursor === '' ? undefined : decodeCursor(q.cursor, sort, order);
-  await ensureIndexed(ctx, session);
+  const all = await ensureIndexed(ctx, session);
   const ref = { clientId: session.client_id, sessionId: session.session_id };
+  // Without filters the total is the index's own count: no need to count the rows again.
+  const unfiltered = Object.entries(filter).every(([k, v]) => k === 'today' || v === undefined);
   const [rows, total] = await Promise.all([
     findingsPage(ctx.db, ref, filter, { sort, order, after, limit }),
-    findingsCount(ctx.db, ref, filter),
+    unfiltered ? all : findingsCount(ctx.db, ref, filter),
   ]);
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;

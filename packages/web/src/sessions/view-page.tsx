@@ -142,17 +142,28 @@ export function SessionViewPage() {
 
   return (
     <Page title={`Session ${ref.session}`}>
+      {detail.state === 'failed' ? null : (
+        // Summary and the first findings page load side by side: findings do not wait for the session.
+        <>
+          <Section id="summary" title="Summary">
+            <Loading loaded={detail}>
+              {(d: SessionDetail) => (
+                <>
+                  <Scores session={d.session} />
+                  <h3>Findings by severity</h3>
+                  <SeverityBreakdown counts={d.session.severity_summary} />
+                </>
+              )}
+            </Loading>
+          </Section>
+          <Section id="findings" title="Findings">
+            <Findings key={version} ref_={ref} onChanged={() => setTriage((t) => t + 1)} />
+          </Section>
+        </>
+      )}
       <Loading loaded={detail}>
         {(d: SessionDetail) => (
           <>
-            <Section id="summary" title="Summary">
-              <Scores session={d.session} />
-              <h3>Findings by severity</h3>
-              <SeverityBreakdown counts={d.session.severity_summary} />
-            </Section>
-            <Section id="findings" title="Findings">
-              <Findings key={version} ref_={ref} onChanged={() => setTriage((t) => t + 1)} />
-            </Section>
             <Section id="exceptions" title="Risk exceptions">
               <Exceptions ref_={ref} version={triage} />
             </Section>

@@ -4,7 +4,7 @@ import { sql, type Kysely } from 'kysely';
 //
 // Issue 23: findings served a page at a time. session_findings holds one row per finding of
 // a session, built from its stored session_results.json (sessions/findings-index.ts);
-// session_findings_state records which stored file (blob key) the rows were built from, so a
+// session_finding_details what only the detail panel shows; session_findings_state records which stored file (blob key) the rows were built from, so a
 // session whose file changed without its rows (sessions stored before this migration) is
 // indexed again on its first findings request. Both cascade with the session, so deletion
 // and the retention sweep need nothing more. Sort keys are NOT NULL so that keyset paging
@@ -55,6 +55,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       exception_approved_at text,
       exception_expiry text,
       search text NOT NULL,
+      PRIMARY KEY (client_id, session_id, ordinal),
+      FOREIGN KEY (client_id, session_id) REFERENCES session_findings_state (client_id, session_id) ON DELETE CASCADE
+    );
+    -- What only the detail panel shows (evidence, description, references) lives apart, so
+    -- that the rows every page filters and counts stay narrow.
+    CREATE TABLE session_finding_details (
+      client_id text NOT NULL,
+      session_id text NOT NULL,
+      ordinal integer NOT NULL,
       detail jsonb NOT NULL,
       PRIMARY KEY (client_id, session_id, ordinal),
       FOREIGN KEY (client_id, session_id) REFERENCES session_findings_state (client_id, session_id) ON DELETE CASCADE
