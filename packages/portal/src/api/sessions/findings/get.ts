@@ -1,9 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { AmbiguousSessionBody, ErrorBody, FindingDetailQuery, FindingDetailResponse } from '@svc/protocol';
-import { resolveCredential } from '../../../auth/credentials.ts';
+import { FindingDetailQuery, FindingDetailResponse } from '@svc/protocol';
 import type { App, AppContext } from '../../../context.ts';
-import { accessSession, parseSessionId } from '../../../sessions/access.ts';
 import { findingDetail } from '../../../sessions/findings.ts';
+import { pathSession, sessionReadResponses } from './list.ts';
 
 const FindingPath = Type.Object({
   session_id: Type.String({ maxLength: 256 }),
@@ -26,18 +25,14 @@ export default function register(app: App, ctx: AppContext): void {
         security: [{ identityToken: [] }, { apiKey: [] }],
         params: FindingPath,
         querystring: FindingDetailQuery,
-        response: {
-          200: FindingDetailResponse,
-          ...Object.fromEntries([400, 401, 403, 404, 500].map((code) => [code, ErrorBody])),
-          409: AmbiguousSessionBody,
-        },
+        response: sessionReadResponses(FindingDetailResponse),
       },
     },
-    async (request) => {
-      const sessionId = parseSessionId(request.params.session_id, 'session_id');
-      const caller = await resolveCredential(ctx, request, 'download');
-      const session = await accessSession(ctx, caller, sessionId, { clientId: request.query.client_id });
-      return findingDetail(ctx, session, request.params.index);
-    },
+    async (request) =>
+      findingDetail(
+        ctx,
+        await pathSession(ctx, request, { ...request.params, ...request.query }),
+        request.params.index,
+      ),
   );
 }

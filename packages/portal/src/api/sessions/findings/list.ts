@@ -1,11 +1,31 @@
-import { Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import { AmbiguousSessionBody, ErrorBody, FindingsQuery, FindingsResponse } from '@svc/protocol';
+import type { FastifyRequest } from 'fastify';
 import { resolveCredential } from '../../../auth/credentials.ts';
 import type { App, AppContext } from '../../../context.ts';
 import { accessSession, parseSessionId } from '../../../sessions/access.ts';
 import { listFindings } from '../../../sessions/findings.ts';
+import type { SessionRow } from '../../../sessions/queries.ts';
 
 export const SessionPath = Type.Object({ session_id: Type.String({ maxLength: 256 }) });
+
+/** The answers of a read under /sessions/{session_id}/: `ok`, the error body, 409 for an ambiguous id. */
+export const sessionReadResponses = (ok: TSchema) => ({
+  200: ok,
+  ...Object.fromEntries([400, 401, 403, 404, 500].map((code) => [code, ErrorBody])),
+  409: AmbiguousSessionBody,
+});
+
+/** The path's session as download scopes it: id checked first (400), then the credential, then scope (404, 409). */
+export async function pathSession(
+  ctx: AppContext,
+  request: FastifyRequest,
+  where: { session_id: string; client_id?: string | undefined },
+): Promise<SessionRow> {
+  const sessionId = parseSessionId(where.session_id, 'session_id');
+  const caller = await resolveCredential(ctx, request, 'download');
+  return accessSession(ctx, caller, sessionId, { clientId: where.client_id });
+}
 
 /**
  * GET /api/sessions/{session_id}/findings[?client_id=&severity=&status=&exception=&host=&port=&cve=&q=&sort=&order=&limit=&cursor=]
@@ -27,18 +47,10 @@ export default function register(app: App, ctx: AppContext): void {
         security: [{ identityToken: [] }, { apiKey: [] }],
         params: SessionPath,
         querystring: FindingsQuery,
-        response: {
-          200: FindingsResponse,
-          ...Object.fromEntries([400, 401, 403, 404, 500].map((code) => [code, ErrorBody])),
-          409: AmbiguousSessionBody,
-        },
+        response: sessionReadResponses(FindingsResponse),
       },
     },
-    async (request) => {
-      const sessionId = parseSessionId(request.params.session_id, 'session_id');
-      const caller = await resolveCredential(ctx, request, 'download');
-      const session = await accessSession(ctx, caller, sessionId, { clientId: request.query.client_id });
-      return listFindings(ctx, session, request.query);
-    },
+    async (request) =>
+      listFindings(ctx, await pathSession(ctx, request, { ...request.params, ...request.query }), request.query),
   );
 }
