@@ -24,6 +24,8 @@ export const SLOW_FILES = [
   'packages/web/tests/sign-in.test.ts',
   'packages/web/tests/sessions.test.ts',
   'packages/web/tests/triage-browser.test.ts',
+  'packages/web/tests/findings-browser.test.ts',
+  'packages/web/tests/findings-scale-browser.test.ts',
   'packages/web/tests/sandbox.test.ts',
   'packages/web/tests/fleet-browser.test.ts',
   'packages/web/tests/admin-browser.test.ts',

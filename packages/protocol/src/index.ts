@@ -5,6 +5,7 @@ export * from './licenses.ts';
 export * from './audit.ts';
 export * from './identity.ts';
 export * from './sessions.ts';
+export * from './findings.ts';
 export * from './agents.ts';
 export * from './webhooks.ts';
 export * from './remote-config.ts';

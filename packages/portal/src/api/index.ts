@@ -22,8 +22,11 @@ import refreshNotAllowed from './refresh/not-allowed.ts';
 import refreshPut from './refresh/put.ts';
 import remediationPatch from './remediation/patch.ts';
 import overviewGet from './overview/get.ts';
+import sessionsBlocksGet from './sessions/blocks/get.ts';
 import sessionsClientsGet from './sessions/clients/get.ts';
 import sessionsDelete from './sessions/delete.ts';
+import sessionsFindingGet from './sessions/findings/get.ts';
+import sessionsFindingsList from './sessions/findings/list.ts';
 import sessionsGet from './sessions/get.ts';
 import sessionsLatestStateGet from './sessions/latest-state/get.ts';
 import sessionsPatch from './sessions/patch.ts';
@@ -63,6 +66,9 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     sessionsClientsGet,
     overviewGet,
     sessionsLatestStateGet,
+    sessionsFindingsList,
+    sessionsFindingGet,
+    sessionsBlocksGet,
     sessionsPatch,
     sessionsDelete,
     remediationPatch,

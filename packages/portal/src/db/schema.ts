@@ -235,6 +235,59 @@ export interface StorageUsageTable {
   bytes: ColumnType<string, string | number, string | number>;
 }
 
+/** Which stored session file a session's findings index was built from (migration 0013). */
+export interface SessionFindingsStateTable {
+  client_id: string;
+  session_id: string;
+  file_key: string;
+  total: number;
+  topology: Json | null;
+  orc_964: Json | null;
+  indexed_at: Generated<Date>;
+}
+
+/** One finding of a session, as the findings endpoint filters, sorts and shows it (sessions/findings-index.ts). */
+export interface SessionFindingsTable {
+  client_id: string;
+  session_id: string;
+  ordinal: number;
+  fingerprint: string | null;
+  title: string;
+  severity: string | null;
+  severity_key: number;
+  cvss: number | null;
+  cvss_key: number;
+  cve_ids: string[];
+  cve_key: string;
+  host: string | null;
+  hostname: string | null;
+  host_key: string;
+  port: number | null;
+  port_key: number;
+  protocol: string | null;
+  status: string | null;
+  status_key: number;
+  tracked_by: string | null;
+  first_seen: string | null;
+  first_seen_key: string;
+  status_changed: string | null;
+  note: string;
+  exception_status: string | null;
+  exception_expired: boolean;
+  exception_reason: string | null;
+  exception_approver: string | null;
+  exception_approved_at: string | null;
+  exception_expiry: string | null;
+  search: string;
+}
+
+export interface SessionFindingDetailsTable {
+  client_id: string;
+  session_id: string;
+  ordinal: number;
+  detail: Json;
+}
+
 export interface Database {
   users: UsersTable;
   login_failures: LoginFailuresTable;
@@ -255,4 +308,7 @@ export interface Database {
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   storage_usage: StorageUsageTable;
+  session_findings_state: SessionFindingsStateTable;
+  session_findings: SessionFindingsTable;
+  session_finding_details: SessionFindingDetailsTable;
 }

@@ -4,6 +4,7 @@ import { actorOf, type LegacyPrincipal, type LicensePrincipal } from '../auth/pr
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
+import { indexUploadedFile } from './findings.ts';
 import { shareUrl } from './present.ts';
 import {
   insertSessionRow,
@@ -27,6 +28,8 @@ export interface CommitInput {
   files: Partial<Record<SessionFileName, StoredObject>>;
   /** Scan time and open findings read from the file. */
   facts: ScanFacts;
+  /** The parsed session file, indexed with the rows (sessions/findings.ts). */
+  doc?: unknown;
 }
 
 export interface CommitResult {
@@ -40,7 +43,7 @@ const sessionLimitMessage = (max: number) => `Session limit reached (${max})`;
 
 /**
  * Make an upload visible: one transaction writes the session row, its share token and the
- * `scan_completed` audit event. Until it commits the stored files are unreferenced
+ * `scan_completed` audit event, and indexes its findings. Until it commits the stored files are unreferenced
  * orphans (removed by the sweep); after it, the session is complete. A re-upload of an
  * existing session id replaces it within the same client (keeping its share token,
  * review status, history and notes). Session ids are unique per client (D17): the same id
@@ -103,6 +106,9 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       shareToken = newShareToken();
       await insertShareToken(trx, { token: shareToken, client_id: clientId, session_id: metadata.session_id });
     }
+
+    const json = input.files['session_results.json'];
+    if (json !== undefined && input.doc !== undefined) await indexUploadedFile(trx, ref, json.key, input.doc);
 
     await enforceStorageLimits(trx, ctx.config, clientId);
 

@@ -6,13 +6,12 @@ import {
   type RemediationStatus,
   SEVERITIES,
   type Severity,
-  UPLOAD_LIMIT_BYTES,
 } from '@svc/protocol';
 import { scopeOf, type Principal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
 import { sessionNotFound } from './access.ts';
-import { openSessionFile } from './open-file.ts';
+import { readSessionDocument } from './open-file.ts';
 import { clientIdOut } from './present.ts';
 import { latestSessionOfTarget, NO_CLIENT } from './queries.ts';
 
@@ -21,11 +20,6 @@ import { latestSessionOfTarget, NO_CLIENT } from './queries.ts';
  * from the portal"): the client's newest upload of that target and its remediation items as
  * the stored session_results.json holds them (remediation updates rewrite that file).
  */
-
-/** A stored file is at most an upload plus what remediation updates added; anything beyond is refused unread. */
-const MAX_STORED_BYTES = 2 * UPLOAD_LIMIT_BYTES;
-
-const storedFileProblem = (message: string) => new DomainError('internal.session_file', message);
 
 /** The one client the request is about: the key's own, the one named (within scope), or the single one in scope. */
 function clientOf(caller: Principal, named: string | undefined): string {
@@ -43,35 +37,6 @@ export function parseTarget(value: unknown): string {
   const target = typeof value === 'string' ? value.trim() : '';
   if (target === '') throw new DomainError('invalid.target', 'Missing target parameter');
   return target;
-}
-
-async function readStored(ctx: AppContext, session: Parameters<typeof openSessionFile>[1]): Promise<unknown> {
-  const opened = await openSessionFile(ctx, session, 'session_results.json');
-  if (opened === null) throw sessionNotFound();
-  if (opened.size > MAX_STORED_BYTES) {
-    opened.stream.destroy();
-    throw storedFileProblem('The stored session file is larger than any upload');
-  }
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of opened.stream) {
-    total += (chunk as Buffer).length;
-    // The size is the store's word; a stream longer than it is cut off rather than trusted.
-    if (total > MAX_STORED_BYTES) {
-      opened.stream.destroy();
-      throw storedFileProblem('The stored session file is larger than any upload');
-    }
-    chunks.push(chunk as Buffer);
-  }
-  try {
-    return JSON.parse(
-      Buffer.concat(chunks, total)
-        .toString('utf8')
-        .replace(/^\uFEFF/, ''),
-    );
-  } catch {
-    throw storedFileProblem('The stored session file is not valid JSON');
-  }
 }
 
 const oneOf = <T extends string>(list: readonly T[], v: unknown): T | null =>
@@ -136,6 +101,6 @@ export async function latestState(
   const client = clientOf(caller, clientId ?? (caller.kind === 'legacy' ? NO_CLIENT : undefined));
   const row = await latestSessionOfTarget(ctx.db, client, target);
   if (row === undefined) throw new DomainError('not_found.session', 'No session of this target');
-  const doc = await readStored(ctx, row);
+  const { doc } = await readSessionDocument(ctx, row);
   return presentLatestState(doc, row);
 }

@@ -1,8 +1,9 @@
 import type { Readable } from 'node:stream';
-import type { SessionFileName } from '@svc/protocol';
+import { type SessionFileName, UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import { BlobNotFoundError } from '../blobs/store.ts';
 import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
+import { sessionNotFound } from './access.ts';
 import { CONTENT_TYPES } from './files.ts';
 import { findSession, type SessionRow } from './queries.ts';
 
@@ -54,4 +55,44 @@ export async function fileToServe(
   const opened = await openSessionFile(ctx, session, file);
   if (opened === null) throw new DomainError('not_found.file', `File not found: ${file}`);
   return { stream: opened.stream, size: opened.size, contentType: CONTENT_TYPES[file] };
+}
+
+/** A stored file is at most an upload plus what remediation updates added; anything beyond is refused unread. */
+const MAX_STORED_BYTES = 2 * UPLOAD_LIMIT_BYTES;
+
+const storedFileProblem = (message: string) => new DomainError('internal.session_file', message);
+
+/** The parsed session_results.json of a session and the object it was read from (404 when gone). */
+export async function readSessionDocument(
+  ctx: AppContext,
+  session: SessionRow,
+): Promise<{ doc: unknown; key: string }> {
+  const opened = await openSessionFile(ctx, session, 'session_results.json');
+  if (opened === null) throw sessionNotFound();
+  const key = opened.row.files['session_results.json']?.key ?? '';
+  if (opened.size > MAX_STORED_BYTES) {
+    opened.stream.destroy();
+    throw storedFileProblem('The stored session file is larger than any upload');
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of opened.stream) {
+    total += (chunk as Buffer).length;
+    // The size is the store's word; a stream longer than it is cut off rather than trusted.
+    if (total > MAX_STORED_BYTES) {
+      opened.stream.destroy();
+      throw storedFileProblem('The stored session file is larger than any upload');
+    }
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    const doc: unknown = JSON.parse(
+      Buffer.concat(chunks, total)
+        .toString('utf8')
+        .replace(/^\uFEFF/, ''),
+    );
+    return { doc, key };
+  } catch {
+    throw storedFileProblem('The stored session file is not valid JSON');
+  }
 }

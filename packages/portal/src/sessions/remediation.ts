@@ -4,7 +4,6 @@ import {
   dualScoreOf,
   exceptionSummaryOf,
   type ExceptionSummary,
-  findingFingerprint,
   REMEDIATION_STATUSES,
   type RemediationStatus,
   type RemediationSummary,
@@ -18,6 +17,8 @@ import { DomainError } from '../domain/errors.ts';
 import { resolveSession } from './access.ts';
 import { defaultRemediationSummary, remediationSummaryOf } from './derive.ts';
 import { blobPrefix, CONTENT_TYPES } from './files.ts';
+import { indexRemediatedFile } from './findings.ts';
+import { fingerprintOfFinding } from './findings-index.ts';
 import { clientIdOut } from './present.ts';
 import { filesOf, type SessionRef, writeRemediationAtVersion } from './queries.ts';
 import { openFindingsOf } from './scan-facts.ts';
@@ -141,17 +142,7 @@ export function parseRemediationItems(items: readonly RequestItem[], today: stri
  */
 function fingerprintResolver(doc: Obj): (entry: Obj) => string | undefined {
   const findings = (Array.isArray(doc['findings']) ? doc['findings'] : []).filter(isObj);
-  const ofFinding = (f: Obj): string | undefined => {
-    if (typeof f['fingerprint'] === 'string') return f['fingerprint'];
-    const host = typeof f['host'] === 'string' ? f['host'] : typeof f['ip'] === 'string' ? f['ip'] : undefined;
-    if (typeof f['rule_id'] !== 'string' || host === undefined) return undefined;
-    return findingFingerprint({
-      rule_id: f['rule_id'],
-      host,
-      port: typeof f['port'] === 'number' ? f['port'] : null,
-      protocol: typeof f['protocol'] === 'string' ? f['protocol'] : null,
-    });
-  };
+  const ofFinding = fingerprintOfFinding;
   return (entry) => {
     if (typeof entry['fingerprint'] === 'string') return entry['fingerprint'];
     if (typeof entry['finding_id'] === 'string') {
@@ -453,6 +444,12 @@ export async function updateRemediation(
           now,
         });
         if (!applied) return null;
+        await indexRemediatedFile(trx, ref, {
+          beforeKey: stored.key,
+          before: parsed,
+          afterKey: put.key,
+          after: result.doc,
+        });
         return recordAuditEvent(trx, {
           event_type: 'remediation_updated',
           actor,

@@ -9,7 +9,6 @@ import type {
   RotateShareResponse,
   SessionClientsResponse,
   SessionDetailResponse,
-  SessionFile,
   SessionFileName,
   SessionListResponse,
   SessionsQuery,
@@ -47,11 +46,6 @@ export function getOverview(days?: number): Promise<OverviewResponse> {
 /** GET /api/sessions?session=: one session with its status history and notes. */
 export function getSession(ref: SessionRef): Promise<SessionDetail> {
   return apiRequest<SessionDetail>('GET', '/api/sessions', { query: refQuery(ref) });
-}
-
-/** The stored session_results.json: findings, remediation, topology and the ORC 9.64 block. */
-export function getSessionFile(ref: SessionRef): Promise<SessionFile> {
-  return apiRequest<SessionFile>('GET', '/api/download', { query: { ...refQuery(ref), file: 'session_results.json' } });
 }
 
 /** One stored file, for saving. */

@@ -1,4 +1,4 @@
-import type { SessionView } from '@svc/protocol';
+import type { SessionFile, SessionView } from '@svc/protocol';
 import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
@@ -6,7 +6,6 @@ import {
   deleteSession,
   getBenchmark,
   getSession,
-  getSessionFile,
   listSessions,
   type SessionDetail,
   type SessionRef,
@@ -22,6 +21,7 @@ import { Compliance, Orc964 } from './compliance.tsx';
 import { Downloads, Reports } from './files.tsx';
 import { ShareLink } from './share-link.tsx';
 import { Exceptions, Findings } from './findings.tsx';
+import { getSessionBlocks } from './findings-api.ts';
 import { ReviewStatus } from './status.tsx';
 import { Topology } from './topology.tsx';
 import { sessionHref } from './links.ts';
@@ -96,13 +96,14 @@ export function SessionViewPage() {
   const ref: SessionRef = { session: query['session'] ?? '', clientId: query['client_id'] };
   const [version, setVersion] = useState(0);
   const reload = () => setVersion((v) => v + 1);
-  // A remediation or exception change reloads the file and the scores in place (no remount).
+  // A remediation or exception change reloads the scores and exceptions in place (no remount).
   const [triage, setTriage] = useState(0);
   const key = [ref.session, ref.clientId];
   const valid = ref.session !== '';
 
   const detail = useLoad(valid ? () => getSession(ref) : null, [...key, version, triage]);
-  const file = useLoad(valid ? () => getSessionFile(ref) : null, [...key, triage]);
+  // Findings come a page at a time from the portal's index; the whole session file is never downloaded here.
+  const blocks = useLoad(valid ? () => getSessionBlocks(ref) : null, [...key]);
   const benchmark = useLoad(valid ? () => getBenchmark(ref) : null, [...key]);
   const session = detail.state === 'done' ? detail.value.session : null;
   const trend = useLoad(
@@ -142,28 +143,40 @@ export function SessionViewPage() {
 
   return (
     <Page title={`Session ${ref.session}`}>
+      {detail.state === 'failed' ? null : (
+        // Summary and the first findings page load side by side: findings do not wait for the session.
+        <>
+          <Section id="summary" title="Summary">
+            <Loading loaded={detail}>
+              {(d: SessionDetail) => (
+                <>
+                  <Scores session={d.session} />
+                  <h3>Findings by severity</h3>
+                  <SeverityBreakdown counts={d.session.severity_summary} />
+                </>
+              )}
+            </Loading>
+          </Section>
+          <Section id="findings" title="Findings">
+            <Findings key={version} ref_={ref} onChanged={() => setTriage((t) => t + 1)} />
+          </Section>
+        </>
+      )}
       <Loading loaded={detail}>
         {(d: SessionDetail) => (
           <>
-            <Section id="summary" title="Summary">
-              <Scores session={d.session} />
-              <h3>Findings by severity</h3>
-              <SeverityBreakdown counts={d.session.severity_summary} />
-            </Section>
-            <Section id="findings" title="Findings">
-              <Loading loaded={file}>
-                {(f) => <Findings key={version} ref_={ref} file={f} onChanged={() => setTriage((t) => t + 1)} />}
-              </Loading>
-            </Section>
             <Section id="exceptions" title="Risk exceptions">
-              <Loading loaded={file}>{(f) => <Exceptions file={f} />}</Loading>
+              <Exceptions ref_={ref} version={triage} />
             </Section>
             <Section id="compliance" title="Compliance">
               <Compliance session={d.session} />
-              <Orc964 session={d.session} file={file.state === 'done' ? file.value : null} />
+              <Orc964
+                session={d.session}
+                file={blocks.state === 'done' ? ({ orc_964: blocks.value.orc_964 ?? undefined } as SessionFile) : null}
+              />
             </Section>
             <Section id="topology" title="Topology">
-              <Loading loaded={file}>{(f) => <Topology topology={f.topology} />}</Loading>
+              <Loading loaded={blocks}>{(b) => <Topology topology={b.topology ?? undefined} />}</Loading>
             </Section>
             <Section id="trend" title="Risk trend for this target">
               <Loading loaded={trend}>{(t) => <Trend sessions={t} current={d.session.session_id} />}</Loading>

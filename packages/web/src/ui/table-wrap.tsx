@@ -24,6 +24,8 @@ export interface Column {
   /** Shown to screen readers only (e.g. a column of selection boxes). */
   hidden?: boolean;
   sort?: { direction: 'ascending' | 'descending' | 'none'; onSort: () => void };
+  /** The heading's own content instead of the label (e.g. a "select all" box); the label still names its cells. */
+  header?: ComponentChildren;
 }
 
 /** A table that may scroll sideways on narrow screens: focusable and named, so a keyboard can scroll it. */
@@ -102,7 +104,9 @@ export function DataTable(props: {
               const col: Column = typeof c === 'string' ? { label: c } : c;
               return (
                 <th key={col.label} scope="col" aria-sort={col.sort?.direction}>
-                  {col.sort ? (
+                  {col.header !== undefined ? (
+                    col.header
+                  ) : col.sort ? (
                     <button type="button" class="sort-button" onClick={col.sort.onSort}>
                       {col.label}
                       <span aria-hidden="true" class="sort-mark">

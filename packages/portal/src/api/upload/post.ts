@@ -186,7 +186,7 @@ export default function register(app: App, ctx: AppContext): void {
         const put = await storeObject(ctx, blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body], storing);
         staged['session_results.json'] = { ...put, content_type: CONTENT_TYPES['session_results.json'] };
 
-        const result = await commitSession(ctx, { principal, metadata, files: staged, facts: scanFactsOf(doc) });
+        const result = await commitSession(ctx, { principal, metadata, files: staged, facts: scanFactsOf(doc), doc });
         committed = true;
         return presentUpload(result, ctx.config.baseUrl);
       } catch (err) {

@@ -12,6 +12,7 @@ import * as m0010 from './0010_identity_hardening.ts';
 import * as m0011 from './0011_webhook_secret_encryption.ts';
 import * as m0012 from './0012_storage_usage.ts';
 import * as m0013 from './0013_session_scan_facts.ts';
+import * as m0014 from './0014_findings_index.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0011_webhook_secret_encryption': m0011,
   '0012_storage_usage': m0012,
   '0013_session_scan_facts': m0013,
+  '0014_findings_index': m0014,
 };

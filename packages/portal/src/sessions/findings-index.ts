@@ -1,0 +1,257 @@
+import {
+  findingFingerprint,
+  lenient,
+  REMEDIATION_STATUSES,
+  type RemediationStatus,
+  SEVERITIES,
+  type Severity,
+} from '@svc/protocol';
+import type { Insertable } from 'kysely';
+import type { SessionFindingsTable } from '../db/schema.ts';
+
+/**
+ * The findings index of one session file (pure): one row per object of `findings[]`, with
+ * what its remediation entry says (status, note, first seen, exception) and the sort keys
+ * the findings endpoint pages by. Kept beside the stored file: built at upload, patched at a
+ * remediation update, rebuilt when the stored file and the index disagree (findings.ts).
+ */
+
+type Obj = lenient.Obj;
+/** A row of session_findings plus its `detail` (stored in session_finding_details). */
+export type IndexRow = Omit<Insertable<SessionFindingsTable>, 'client_id' | 'session_id'> & { detail: string };
+
+const { isObj, str, num } = lenient;
+
+/** A finding's fingerprint: its own, else computed from rule, host, port and protocol; undefined without rule or host. */
+export function fingerprintOfFinding(f: Obj): string | undefined {
+  if (typeof f['fingerprint'] === 'string') return f['fingerprint'];
+  const host = typeof f['host'] === 'string' ? f['host'] : typeof f['ip'] === 'string' ? f['ip'] : undefined;
+  if (typeof f['rule_id'] !== 'string' || host === undefined) return undefined;
+  return findingFingerprint({
+    rule_id: f['rule_id'],
+    host,
+    port: typeof f['port'] === 'number' ? f['port'] : null,
+    protocol: typeof f['protocol'] === 'string' ? f['protocol'] : null,
+  });
+}
+
+const FINGERPRINT = /^[0-9a-f]{64}$/;
+const CVE = /^CVE-\d{4}-\d{4,}$/;
+
+const severityOf = (v: unknown): Severity | null => {
+  const s = typeof v === 'string' ? v.toLowerCase() : '';
+  return (SEVERITIES as readonly string[]).includes(s) ? (s as Severity) : null;
+};
+const isStatus = (v: unknown): v is RemediationStatus =>
+  typeof v === 'string' && (REMEDIATION_STATUSES as readonly string[]).includes(v);
+
+/** Most severe highest, so that `order=desc` lists critical first; unknown below info. */
+export const severityKey = (s: Severity | null): number =>
+  s === null ? -1 : SEVERITIES.length - 1 - SEVERITIES.indexOf(s);
+/** Statuses in the protocol's order, untracked last. */
+export const statusKey = (s: RemediationStatus | null): number =>
+  s === null ? REMEDIATION_STATUSES.length : REMEDIATION_STATUSES.indexOf(s);
+
+/** IPv4 addresses sort by number (10.0.0.2 before 10.0.0.10); anything else by its lower-cased text. */
+function hostKey(host: string | null, hostname: string | null): string {
+  const h = (host ?? '').toLowerCase();
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
+  const key = v4
+    ? v4
+        .slice(1)
+        .map((o) => o.padStart(3, '0'))
+        .join('.')
+    : h;
+  return `${key} ${(hostname ?? '').toLowerCase()}`.trimEnd();
+}
+
+function cveIdsOf(f: Obj): string[] {
+  const refs = isObj(f['references']) ? f['references'] : {};
+  const ids = [...lenient.arr(refs['cve']), f['cve']]
+    .map((v) => (typeof v === 'string' ? v.trim().toUpperCase() : ''))
+    .filter((v) => CVE.test(v));
+  return [...new Set(ids)].sort();
+}
+
+const strings = (v: unknown): string[] => lenient.arr(v).flatMap((x) => (str(x) === null ? [] : [x as string]));
+
+interface Tracked {
+  entry: Obj;
+  resolved: boolean;
+  by: 'fingerprint' | 'title';
+}
+
+/**
+ * How PATCH /api/remediation-update reaches a finding's entry (sessions/remediation.ts):
+ * by fingerprint when an entry carries the finding's fingerprint, names it by finding_id,
+ * or is the only entry of its title on its host; else by title, which changes every entry
+ * of that title.
+ */
+function trackerOf(doc: Obj, findings: Obj[]): (f: Obj, fp: string | undefined) => Tracked | null {
+  const all = [
+    ...lenient.objs(doc['remediation']).map((entry) => ({ entry, resolved: false })),
+    ...lenient.objs(doc['remediation_resolved']).map((entry) => ({ entry, resolved: true })),
+  ];
+  const byFingerprint = new Map<string, (typeof all)[number]>();
+  const byFindingId = new Map<string, (typeof all)[number]>();
+  const byTitleHost = new Map<string, (typeof all)[number]>();
+  const byTitle = new Map<string, (typeof all)[number]>();
+  const key = (title: unknown, host: unknown) => JSON.stringify([title, host]);
+  for (const e of all) {
+    const fp = e.entry['fingerprint'];
+    if (typeof fp === 'string') {
+      if (!byFingerprint.has(fp)) byFingerprint.set(fp, e);
+    } else if (typeof e.entry['finding_id'] === 'string') {
+      if (!byFindingId.has(e.entry['finding_id'])) byFindingId.set(e.entry['finding_id'], e);
+    } else if (e.entry['host'] !== undefined && !byTitleHost.has(key(e.entry['title'], e.entry['host'])))
+      byTitleHost.set(key(e.entry['title'], e.entry['host']), e);
+    if (typeof e.entry['title'] === 'string' && !byTitle.has(e.entry['title'])) byTitle.set(e.entry['title'], e);
+  }
+  // An entry matched by title and host reaches its finding only when that finding is the only one of the pair.
+  const pairs = new Map<string, number>();
+  for (const f of findings) {
+    const k = key(f['title'], f['host'] ?? f['ip']);
+    pairs.set(k, (pairs.get(k) ?? 0) + 1);
+  }
+  return (f, fp) => {
+    if (fp !== undefined) {
+      const k = key(f['title'], f['host'] ?? f['ip']);
+      const own =
+        byFingerprint.get(fp) ??
+        (typeof f['id'] === 'string' ? byFindingId.get(f['id']) : undefined) ??
+        (pairs.get(k) === 1 ? byTitleHost.get(k) : undefined);
+      if (own !== undefined) return { ...own, by: 'fingerprint' };
+    }
+    const title = typeof f['title'] === 'string' ? f['title'] : typeof f['rule_id'] === 'string' ? f['rule_id'] : null;
+    const same = title === null ? undefined : byTitle.get(title);
+    return same === undefined ? null : { ...same, by: 'title' };
+  };
+}
+
+/** The rows of a session file's findings, in file order (`ordinal` is the position in findings[]). */
+export function indexRowsOf(doc: unknown): IndexRow[] {
+  const root = isObj(doc) ? doc : {};
+  const raw = lenient.arr(root['findings']);
+  const track = trackerOf(root, raw.filter(isObj));
+  const rows: IndexRow[] = [];
+  raw.forEach((f, ordinal) => {
+    if (!isObj(f)) return;
+    const fp = fingerprintOfFinding(f);
+    const t = track(f, fp);
+    const e = t?.entry ?? {};
+    const title = str(f['title']) ?? str(f['rule_id']) ?? '';
+    const severity = severityOf(f['severity']);
+    const cvssRaw = num(f['cvss']);
+    const cvss = cvssRaw !== null && cvssRaw >= 0 && cvssRaw <= 10 ? cvssRaw : null;
+    const host = str(f['host']) ?? str(f['ip']);
+    const hostname = str(f['hostname']);
+    const portRaw = f['port'];
+    const port =
+      typeof portRaw === 'number' && Number.isInteger(portRaw) && portRaw >= 0 && portRaw <= 65535 ? portRaw : null;
+    const status: RemediationStatus | null =
+      t === null ? null : t.resolved ? 'resolved' : isStatus(e['status']) ? e['status'] : 'new';
+    const cveIds = cveIdsOf(f);
+    const exceptionStatus =
+      e['exception_status'] === 'accepted' || e['exception_status'] === 'expired' ? e['exception_status'] : null;
+    const ruleId = str(f['rule_id']);
+    const service = str(f['service']);
+    const firstSeen = str(e['first_seen']);
+    const refs = isObj(f['references']) ? f['references'] : {};
+    rows.push({
+      ordinal,
+      fingerprint: fp !== undefined && FINGERPRINT.test(fp) ? fp : null,
+      title,
+      severity,
+      severity_key: severityKey(severity),
+      cvss,
+      cvss_key: cvss === null ? -1 : Math.round(cvss * 10),
+      cve_ids: cveIds,
+      cve_key: cveIds[0] ?? '',
+      host,
+      hostname,
+      host_key: hostKey(host, hostname),
+      port,
+      port_key: port ?? -1,
+      protocol: str(f['protocol']),
+      status,
+      status_key: statusKey(status),
+      tracked_by: t?.by ?? null,
+      first_seen: firstSeen,
+      first_seen_key: firstSeen ?? '',
+      status_changed: str(e['status_changed']),
+      note: str(e['note']) ?? '',
+      // Resolved entries carry no live exception (exception_summary counts open entries only).
+      exception_status: t?.resolved ? null : exceptionStatus,
+      exception_expired: e['exception_expired'] === true || exceptionStatus === 'expired',
+      exception_reason: str(e['exception_reason']),
+      exception_approver: str(e['exception_approver']),
+      exception_approved_at: str(e['exception_approved_at']),
+      exception_expiry: str(e['exception_expiry']),
+      search: [title, host, hostname, ...cveIds, ruleId, service]
+        .filter((v) => v !== null && v !== '')
+        .join('\n')
+        .toLowerCase(),
+      detail: JSON.stringify({
+        id: str(f['id']),
+        rule_id: ruleId,
+        service,
+        evidence: str(f['evidence']),
+        description: str(f['description']),
+        remediation: str(f['remediation']) ?? str(f['solution']),
+        references: { cve: cveIds, cwe: strings(refs['cwe']), urls: strings(refs['urls']) },
+        prior_status: isStatus(e['prior_status']) ? e['prior_status'] : null,
+      }),
+    });
+  });
+  return rows;
+}
+
+/** The fields a remediation update can change; rows equal in these need no write. */
+const MUTABLE = [
+  'status',
+  'status_key',
+  'tracked_by',
+  'first_seen',
+  'first_seen_key',
+  'status_changed',
+  'note',
+  'exception_status',
+  'exception_expired',
+  'exception_reason',
+  'exception_approver',
+  'exception_approved_at',
+  'exception_expiry',
+  'fingerprint',
+] as const satisfies readonly (keyof IndexRow)[];
+export type RowChange = Pick<IndexRow, 'ordinal' | (typeof MUTABLE)[number]>;
+
+/**
+ * The rows a remediation update changed, or null when the two files differ in more than
+ * remediation fields (another finding list): then the index is rebuilt instead.
+ */
+export function changedRows(before: IndexRow[], after: IndexRow[]): RowChange[] | null {
+  if (before.length !== after.length) return null;
+  const out: RowChange[] = [];
+  for (let i = 0; i < after.length; i++) {
+    const a = before[i] as IndexRow;
+    const b = after[i] as IndexRow;
+    if (a.ordinal !== b.ordinal || a.title !== b.title || a.host !== b.host) return null;
+    if (MUTABLE.some((k) => a[k] !== b[k])) {
+      const change = { ordinal: b.ordinal } as RowChange;
+      for (const k of MUTABLE) (change as Record<string, unknown>)[k] = b[k];
+      out.push(change);
+    }
+  }
+  return out;
+}
+
+/** The blocks the session view draws besides findings, as stored (null when absent or not an object). */
+export function viewBlocksOf(doc: unknown): { topology: string | null; orc_964: string | null } {
+  const root = isObj(doc) ? doc : {};
+  // PostgreSQL's jsonb refuses \u0000 and unpaired surrogates (JSON.stringify escapes both): such a block is left out.
+  const block = (v: unknown) => {
+    const text = isObj(v) ? JSON.stringify(v) : null;
+    return text === null || /\\u(0000|d[89a-f])/i.test(text) ? null : text;
+  };
+  return { topology: block(root['topology']), orc_964: block(root['orc_964']) };
+}

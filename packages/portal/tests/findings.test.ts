@@ -1,0 +1,398 @@
+import fs from 'node:fs/promises';
+import { findingFingerprint } from '@svc/protocol';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLicense, createScopedUser, type LicenseFixture, openDb, uniqueClientId } from './helpers/factories.ts';
+import { http, withKey, withToken } from './helpers/http.ts';
+import { startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
+
+/**
+ * GET /api/sessions/{session_id}/findings, /findings/{index} and /blocks: the findings
+ * index (sessions/findings.ts) filled at upload, kept in step with remediation updates,
+ * re-uploads and deletion, rebuilt for a session stored before it; scoped like download.
+ */
+
+const fp = (rule_id: string, host: string, port: number, protocol = 'tcp') =>
+  findingFingerprint({ rule_id, host, port, protocol });
+const FP0 = fp('pg-open', '10.0.0.2', 5432);
+const FP1 = fp('ssh-weak', '10.0.0.10', 22);
+const FP2 = fp('http-old', '10.0.0.2', 80);
+
+function doc(sessionId: string, clientId: string, extra: Record<string, unknown> = {}) {
+  return {
+    metadata: { session_id: sessionId, client_id: clientId, target: '10.0.0.0/24' },
+    summary: { risk_score: 70, risk_grade: 'D' },
+    findings: [
+      {
+        id: 'F0',
+        rule_id: 'pg-open',
+        title: 'PostgreSQL reachable',
+        severity: 'critical',
+        host: '10.0.0.2',
+        hostname: 'db.acme',
+        port: 5432,
+        protocol: 'tcp',
+        service: 'postgresql',
+        cvss: 9.8,
+        evidence: 'PostgreSQL 9.6 banner',
+        description: 'The database answers from the network.',
+        remediation: 'Firewall port 5432.',
+        references: { cve: ['CVE-2024-0001'], cwe: ['CWE-284'], urls: ['https://example.test/pg'] },
+      },
+      {
+        id: 'F1',
+        rule_id: 'ssh-weak',
+        title: 'SSH weak ciphers',
+        severity: 'high',
+        host: '10.0.0.10',
+        port: 22,
+        protocol: 'tcp',
+        cvss: 7.5,
+        references: { cve: ['CVE-2024-0001', 'cve-2023-0002'] },
+      },
+      {
+        id: 'F2',
+        rule_id: 'http-old',
+        title: 'Old HTTP server',
+        severity: 'medium',
+        host: '10.0.0.2',
+        port: 80,
+        protocol: 'tcp',
+        cvss: 5,
+      },
+      { id: 'F3', rule_id: 'dns-open', title: 'Open resolver', severity: 'low', host: 'web.acme' },
+      {
+        id: 'F4',
+        rule_id: 'tls-info',
+        title: 'TLS certificate details',
+        severity: 'info',
+        host: '10.0.0.3',
+        port: 443,
+        protocol: 'tcp',
+      },
+      { id: 'F5', title: 'Weak TLS', severity: 'high', host: '10.0.0.4', port: 8080, protocol: 'tcp' },
+    ],
+    remediation: [
+      {
+        title: 'PostgreSQL reachable',
+        fingerprint: FP0,
+        host: '10.0.0.2',
+        status: 'in_progress',
+        note: 'n0',
+        first_seen: '20250101_000000',
+      },
+      {
+        title: 'SSH weak ciphers',
+        finding_id: 'F1',
+        host: '10.0.0.10',
+        status: 'new',
+        exception_status: 'accepted',
+        exception_reason: 'legacy clients',
+        exception_approver: 'ciso@acme.test',
+        exception_approved_at: '2025-01-01T00:00:00.000Z',
+        exception_expiry: '2099-12-31',
+      },
+      {
+        title: 'Old HTTP server',
+        host: '10.0.0.2',
+        status: 'persistent',
+        first_seen: '20240101_000000',
+        exception_status: 'accepted',
+        exception_reason: 'old',
+        exception_expiry: '2020-01-01',
+      },
+      { title: 'TLS certificate details', fingerprint: fp('tls-info', '10.0.0.3', 443), status: 'deferred' },
+      { title: 'Weak TLS', status: 'persistent' },
+    ],
+    topology: { nodes: [{ id: '10.0.0.2' }], links: [] },
+    ...extra,
+  };
+}
+
+describe('findings endpoints', () => {
+  let portal: TestPortal;
+  let db: pg.Client;
+  let keyA: LicenseFixture;
+  let keyB: LicenseFixture;
+  let admin: string;
+  const sid = newSessionId();
+
+  const get = (path: string, headers: Record<string, string>) =>
+    http(portal.url, 'GET', `/api/sessions/${path}`, { headers });
+  const list = async (query: string, headers = withToken(admin)) => {
+    const res = await get(`${sid}/findings?client_id=${keyA.record.client_id}&${query}`, headers);
+    expect(res.status, res.text).toBe(200);
+    return res.body as { total: number; findings: { index: number }[]; next_cursor: string | null };
+  };
+  const order = async (query: string) => (await list(query)).findings.map((f) => f.index);
+  async function upload(key: string, sessionId: string, clientId: string, extra: Record<string, unknown> = {}) {
+    const res = await postUpload(portal.url, key, sessionParts(doc(sessionId, clientId, extra)));
+    if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
+  }
+  const indexRows = async (sessionId: string) =>
+    Number((await db.query('SELECT count(*) FROM session_findings WHERE session_id = $1', [sessionId])).rows[0].count);
+
+  beforeAll(async () => {
+    portal = await startTestPortal();
+    db = await openDb(portal);
+    admin = await portal.adminToken();
+    keyA = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('acme') });
+    keyB = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('beta') });
+    await upload(keyA.key, sid, keyA.record.client_id);
+  });
+  afterAll(async () => {
+    await db?.end();
+    await portal?.close();
+    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
+  });
+
+  it('indexes at upload and answers every field of a row, most severe first', async () => {
+    expect(await indexRows(sid)).toBe(6);
+    const page = await list('');
+    expect(page.total).toBe(6);
+    expect(page.next_cursor).toBeNull();
+    expect(page.findings.map((f) => f.index)).toEqual([0, 5, 1, 2, 3, 4]);
+    expect(page.findings[0]).toEqual({
+      index: 0,
+      fingerprint: FP0,
+      title: 'PostgreSQL reachable',
+      severity: 'critical',
+      cvss: 9.8,
+      cve_ids: ['CVE-2024-0001'],
+      host: '10.0.0.2',
+      hostname: 'db.acme',
+      port: 5432,
+      protocol: 'tcp',
+      status: 'in_progress',
+      tracked_by: 'fingerprint',
+      first_seen: '20250101_000000',
+      status_changed: null,
+      note: 'n0',
+      exception: null,
+    });
+    const byIndex = new Map(page.findings.map((f) => [f.index, f as Record<string, unknown>]));
+    expect(byIndex.get(1)).toMatchObject({
+      fingerprint: FP1,
+      cve_ids: ['CVE-2023-0002', 'CVE-2024-0001'],
+      tracked_by: 'fingerprint',
+      exception: {
+        state: 'active',
+        reason: 'legacy clients',
+        approver: 'ciso@acme.test',
+        approved_at: '2025-01-01T00:00:00.000Z',
+        expiry: '2099-12-31',
+      },
+    });
+    expect(byIndex.get(2)).toMatchObject({
+      fingerprint: FP2,
+      tracked_by: 'fingerprint',
+      exception: { state: 'expired' },
+    });
+    expect(byIndex.get(3)).toMatchObject({ status: null, tracked_by: null, port: null, note: '' });
+    expect(byIndex.get(5)).toMatchObject({ fingerprint: null, status: 'persistent', tracked_by: 'title', cvss: null });
+  });
+
+  it('filters: severity, status, exception, host, port, cve and text, each exactly', async () => {
+    const cases: [string, number[]][] = [
+      ['severity=high,critical', [0, 5, 1]],
+      ['severity=INFO', [4]],
+      ['status=untracked', [3]],
+      ['status=in_progress,deferred', [0, 4]],
+      ['exception=active', [1]],
+      ['exception=expired', [2]],
+      ['exception=none', [0, 5, 3, 4]],
+      ['exception=active,expired', [1, 2]],
+      ['host=DB.acme', [0]],
+      ['host=10.0.0.2', [0, 2]],
+      ['host=acme', [0, 3]],
+      ['port=22', [1]],
+      ['cve=cve-2024-0001', [0, 1]],
+      ['cve=CVE-2023-0002', [1]],
+      ['q=weak', [5, 1]],
+      ['q=postgresql', [0]],
+      ['q=100%25', []],
+      ['severity=high&status=persistent', [5]],
+      ['host=10.0.0&port=443&q=tls', [4]],
+    ];
+    for (const [query, expected] of cases) {
+      const page = await list(query);
+      expect(
+        page.findings.map((f) => f.index),
+        query,
+      ).toEqual(expected);
+      expect(page.total, query).toBe(expected.length);
+    }
+  });
+
+  it('sorts on each column both ways, ties in file order (reversed with desc)', async () => {
+    const cases: [string, number[]][] = [
+      ['sort=severity&order=asc', [4, 3, 2, 1, 5, 0]],
+      ['sort=host', [2, 0, 4, 5, 1, 3]],
+      ['sort=host&order=desc', [3, 1, 5, 4, 0, 2]],
+      ['sort=port', [3, 1, 2, 4, 0, 5]],
+      ['sort=cvss', [0, 1, 2, 5, 4, 3]],
+      ['sort=cvss&order=asc', [3, 4, 5, 2, 1, 0]],
+      ['sort=cve', [2, 3, 4, 5, 1, 0]],
+      ['sort=status', [1, 2, 5, 0, 4, 3]],
+      ['sort=first_seen', [1, 3, 4, 5, 2, 0]],
+      ['sort=first_seen&order=desc', [0, 2, 5, 4, 3, 1]],
+    ];
+    for (const [query, expected] of cases) expect(await order(query), query).toEqual(expected);
+  });
+
+  it('pages with an opaque cursor until next_cursor is null, the total on every page', async () => {
+    for (const [query, expected] of [
+      ['', [0, 5, 1, 2, 3, 4]],
+      ['sort=host', [2, 0, 4, 5, 1, 3]],
+      ['sort=cve&order=desc', [0, 1, 5, 4, 3, 2]],
+    ] as const) {
+      const seen: number[] = [];
+      let cursor: string | null = '';
+      for (let i = 0; i < 4 && cursor !== null; i++) {
+        const page = await list(`${query}&limit=4${cursor === '' ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+        expect(page.total).toBe(6);
+        expect(page.findings.length).toBe(i === 0 ? 4 : 2);
+        seen.push(...page.findings.map((f) => f.index));
+        cursor = page.next_cursor;
+      }
+      expect(cursor).toBeNull();
+      expect(seen, query).toEqual(expected);
+    }
+  });
+
+  it('bad queries are 400 with the portal error shape, before any lookup', async () => {
+    const first = await list('limit=1');
+    const cursor = encodeURIComponent(first.next_cursor as string);
+    const bad: [string, string][] = [
+      ['severity=urgent', 'Invalid severity parameter "urgent": must be one of critical, high, medium, low, info'],
+      [
+        'status=open',
+        'Invalid status parameter "open": must be one of new, persistent, in_progress, resolved, deferred, untracked',
+      ],
+      ['exception=maybe', 'Invalid exception parameter "maybe": must be one of active, expired, none'],
+      ['sort=title', 'Invalid query: sort must be equal to constant'],
+      ['order=up', 'Invalid query: order must be equal to constant'],
+      ['limit=0', 'Invalid query: limit must be >= 1'],
+      ['limit=201', 'Invalid query: limit must be <= 200'],
+      ['port=abc', 'Invalid query: port must be integer'],
+      ['port=70000', 'Invalid query: port must be <= 65535'],
+      ['cve=2024-1', 'Invalid query: cve must match pattern "^[Cc][Vv][Ee]-\\d{4}-\\d{4,}$"'],
+      ['bogus=1', 'Invalid query: querystring must NOT have additional properties (bogus)'],
+      ['cursor=garbage', 'Invalid cursor parameter: use next_cursor of a page with the same sort and order'],
+      [
+        `cursor=${cursor}&sort=host`,
+        'Invalid cursor parameter: use next_cursor of a page with the same sort and order',
+      ],
+    ];
+    for (const [query, error] of bad) {
+      const res = await get(`${sid}/findings?client_id=${keyA.record.client_id}&${query}`, withToken(admin));
+      expect(res.status, query).toBe(400);
+      expect(res.body, query).toEqual({ error });
+    }
+    const badId = await get('a.b/findings', withToken(admin));
+    expect(badId.status).toBe(400);
+    expect(badId.body).toEqual({ error: 'Invalid session_id parameter: must match ^[a-zA-Z0-9_-]+$' });
+  });
+
+  it('is scoped like download: 401 without a credential, 404 out of scope, 409 when ambiguous', async () => {
+    const path = `${sid}/findings`;
+    expect((await get(path, {})).status).toBe(401);
+    expect((await get(path, withKey(keyA.key))).status).toBe(200);
+    const other = await get(path, withKey(keyB.key));
+    expect(other.status).toBe(404);
+    expect(other.body).toEqual({ error: 'Session not found' });
+    const userA = await createScopedUser(portal, [keyA.record.client_id]);
+    const userB = await createScopedUser(portal, [keyB.record.client_id]);
+    expect((await get(path, withToken(userA.token))).body.total).toBe(6);
+    expect((await get(path, withToken(userB.token))).status).toBe(404);
+    expect((await get(`${path}?client_id=${keyA.record.client_id}`, withToken(userB.token))).status).toBe(404);
+    expect((await get(`${sid}/findings/0`, withToken(userB.token))).status).toBe(404);
+    expect((await get(`${sid}/blocks`, withToken(userB.token))).status).toBe(404);
+
+    // The same id under a second client: the admin names one.
+    await upload(keyB.key, sid, keyB.record.client_id, {
+      findings: [{ title: 'Only in B', severity: 'low', host: '10.1.0.1' }],
+    });
+    const ambiguous = await get(path, withToken(admin));
+    expect(ambiguous.status).toBe(409);
+    expect(ambiguous.body.client_ids).toEqual([keyA.record.client_id, keyB.record.client_id].sort());
+    const b = await get(`${path}?client_id=${keyB.record.client_id}`, withToken(admin));
+    expect(b.body).toMatchObject({ session_id: sid, client_id: keyB.record.client_id, total: 1 });
+    expect(b.body.findings.map((f: { title: string }) => f.title)).toEqual(['Only in B']);
+    expect((await get(path, withToken(userB.token))).body.total).toBe(1);
+  });
+
+  it('the detail answers evidence, references and the history of remediation updates', async () => {
+    const patch = (items: unknown[]) =>
+      http(portal.url, 'PATCH', '/api/remediation-update', {
+        headers: withToken(admin),
+        json: { session_id: sid, client_id: keyA.record.client_id, items },
+      });
+    expect((await patch([{ fingerprint: FP0, status: 'resolved', note: 'closed port' }])).status).toBe(200);
+    expect(
+      (await patch([{ fingerprint: FP2, exception: { reason: 'vendor fix due', expiry: '2099-06-30' } }])).status,
+    ).toBe(200);
+    expect((await patch([{ title: 'Weak TLS', status: 'in_progress' }])).status).toBe(200);
+
+    const detail = await get(`${sid}/findings/0?client_id=${keyA.record.client_id}`, withToken(admin));
+    expect(detail.status, detail.text).toBe(200);
+    expect(detail.body).toMatchObject({
+      index: 0,
+      status: 'resolved',
+      note: 'closed port',
+      rule_id: 'pg-open',
+      service: 'postgresql',
+      evidence: 'PostgreSQL 9.6 banner',
+      description: 'The database answers from the network.',
+      remediation: 'Firewall port 5432.',
+      references: { cve: ['CVE-2024-0001'], cwe: ['CWE-284'], urls: ['https://example.test/pg'] },
+      prior_status: null,
+    });
+    expect(detail.body.history).toEqual([
+      { at: expect.stringMatching(/^\d{4}-/), actor: expect.any(String), status: 'resolved', exception: null },
+    ]);
+    const excepted = await get(`${sid}/findings/2?client_id=${keyA.record.client_id}`, withToken(admin));
+    expect(excepted.body.exception).toMatchObject({ state: 'active', reason: 'vendor fix due', expiry: '2099-06-30' });
+    expect(excepted.body.history).toEqual([
+      {
+        at: expect.any(String),
+        actor: expect.any(String),
+        status: null,
+        exception: { action: 'changed', reason: 'vendor fix due', expiry: '2099-06-30' },
+      },
+    ]);
+    expect(await order('status=resolved')).toEqual([0]);
+    expect(await order('status=in_progress')).toEqual([5]);
+    expect(await order('exception=active')).toEqual([1, 2]);
+    expect((await get(`${sid}/findings/6?client_id=${keyA.record.client_id}`, withToken(admin))).status).toBe(404);
+    expect((await get(`${sid}/findings/-1?client_id=${keyA.record.client_id}`, withToken(admin))).status).toBe(400);
+  });
+
+  it('a session stored before the index is indexed on its first request; blocks come from the index', async () => {
+    await db.query('DELETE FROM session_findings_state WHERE session_id = $1 AND client_id = $2', [
+      sid,
+      keyA.record.client_id,
+    ]);
+    expect(await indexRows(sid)).toBe(1); // only client B's
+    expect(await order('')).toEqual([0, 5, 1, 2, 3, 4]);
+    expect(await order('status=resolved')).toEqual([0]);
+    const blocks = await get(`${sid}/blocks?client_id=${keyA.record.client_id}`, withToken(admin));
+    expect(blocks.body).toEqual({ topology: { nodes: [{ id: '10.0.0.2' }], links: [] }, orc_964: null });
+  });
+
+  it('a re-upload replaces the index; deleting the session removes it', async () => {
+    const other = newSessionId();
+    await upload(keyA.key, other, keyA.record.client_id);
+    expect(await indexRows(other)).toBe(6);
+    await upload(keyA.key, other, keyA.record.client_id, {
+      findings: [{ title: 'Fresh', severity: 'high', host: '10.2.0.1' }],
+    });
+    expect(await indexRows(other)).toBe(1);
+    const del = await http(portal.url, 'DELETE', `/api/sessions?session=${other}`, { headers: withToken(admin) });
+    expect(del.status, del.text).toBe(200);
+    expect(await indexRows(other)).toBe(0);
+    const state = await db.query('SELECT count(*) FROM session_findings_state WHERE session_id = $1', [other]);
+    expect(Number(state.rows[0].count)).toBe(0);
+  });
+});
