@@ -13,9 +13,15 @@ describe('sections by permission', () => {
   });
 
   it("opens a scoped user's sections by its tier, never licenses or users", () => {
-    expect(paths(scoped('professional'))).toEqual(['/console/sessions']);
-    expect(paths(scoped('business'))).toEqual(['/console/sessions', '/console/commands', '/console/webhooks']);
+    expect(paths(scoped('professional'))).toEqual(['/console/overview', '/console/sessions']);
+    expect(paths(scoped('business'))).toEqual([
+      '/console/overview',
+      '/console/sessions',
+      '/console/commands',
+      '/console/webhooks',
+    ]);
     expect(paths(scoped('msp'))).toEqual([
+      '/console/overview',
       '/console/sessions',
       '/console/fleet',
       '/console/commands',
@@ -26,9 +32,9 @@ describe('sections by permission', () => {
     expect(mayOpen('/console/licenses', scoped('msp'))).toBe(false);
   });
 
-  it('falls back to the sessions for a scoped user until the portal answers', () => {
+  it('falls back to the overview and the sessions for a scoped user until the portal answers', () => {
     const who = { subject: 's', email: 'e', clientIds: ['acme'] };
-    expect(paths(fallbackCaller({ ...who, role: 'member' }))).toEqual(['/console/sessions']);
+    expect(paths(fallbackCaller({ ...who, role: 'member' }))).toEqual(['/console/overview', '/console/sessions']);
     expect(paths(fallbackCaller({ ...who, role: 'admin' }))).toEqual(Object.keys(CONSOLE_ACCESS));
   });
 });
