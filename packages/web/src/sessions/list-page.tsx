@@ -17,6 +17,7 @@ import { CursorPager } from '../ui/pager.tsx';
 import { type Column, DataTable } from '../ui/table-wrap.tsx';
 import { useLoad, useLoadKeeping } from '../ui/use-load.ts';
 import { sessionHref } from './links.ts';
+import { StatusSelect } from './status.tsx';
 
 const PAGE_SIZES = [5, 10, 25, 50, 100] as const;
 const DEFAULT_PAGE_SIZE = 25;
@@ -196,16 +197,7 @@ function BulkStatus(props: { selected: SessionView[]; onDone: (message: string, 
       }}
     >
       <span>{n === 1 ? '1 session selected' : `${n} sessions selected`}</span>
-      <label class="inline">
-        New status
-        <select value={status} onChange={(e) => setStatus(e.currentTarget.value as SessionStatus)}>
-          {SESSION_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {label(s)}
-            </option>
-          ))}
-        </select>
-      </label>
+      <StatusSelect label="New status" class="inline" value={status} onChange={setStatus} />
       <button type="submit" disabled={n === 0 || progress !== null}>
         Change status
       </button>

@@ -4,6 +4,27 @@ import { describeError } from '../api/errors.ts';
 import { type SessionDetail, type SessionRef, updateStatus } from '../api/sessions.ts';
 import { formatDate, label } from '../ui/format.ts';
 
+/** A labelled choice of review status (the session view's form, the list's bulk change). */
+export function StatusSelect(props: {
+  label: string;
+  class?: string;
+  value: SessionStatus;
+  onChange: (status: SessionStatus) => void;
+}) {
+  return (
+    <label class={props.class}>
+      {props.label}
+      <select value={props.value} onChange={(e) => props.onChange(e.currentTarget.value as SessionStatus)}>
+        {SESSION_STATUSES.map((s) => (
+          <option key={s} value={s}>
+            {label(s)}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 /** Review status: change it with a note, and the history of changes and notes. */
 export function ReviewStatus(props: { detail: SessionDetail; ref_: SessionRef; onChanged: () => void }) {
   const current = props.detail.session.status;
@@ -35,16 +56,7 @@ export function ReviewStatus(props: { detail: SessionDetail; ref_: SessionRef; o
             {error}
           </p>
         ) : null}
-        <label>
-          Status
-          <select value={status} onChange={(e) => setStatus(e.currentTarget.value as SessionStatus)}>
-            {SESSION_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {label(s)}
-              </option>
-            ))}
-          </select>
-        </label>
+        <StatusSelect label="Status" value={status} onChange={setStatus} />
         <label>
           Note
           <textarea rows={2} maxLength={10_000} value={note} onInput={(e) => setNote(e.currentTarget.value)} />
