@@ -1,5 +1,6 @@
+import { createContext, type FunctionComponent } from 'preact';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
-import { useEffect } from 'preact/hooks';
+import { useContext, useEffect } from 'preact/hooks';
 import { adminSections } from './admin/index.ts';
 import { useCaller } from './auth/access.ts';
 import { sectionsFor } from './auth/section-access.ts';
@@ -54,28 +55,46 @@ function Console() {
   return <SignedIn who={who} />;
 }
 
+/** What the signed-in user may open, as far as the portal has answered yet. */
+const Access = createContext<{ open: readonly Section[]; known: boolean }>({ open: [], known: false });
+
+/**
+ * One stable route component per section: it reads the access from the context, so an answer
+ * on access changes what the route shows without mounting anything else afresh (the session
+ * view and an open form keep their state and loads).
+ */
+const GATES = new Map<Section, FunctionComponent>(
+  SECTIONS.map((s) => [
+    s,
+    (props) => {
+      const { open, known } = useContext(Access);
+      if (open.includes(s)) return <s.component {...props} />;
+      return known ? <NotAvailable /> : <Checking />;
+    },
+  ]),
+);
+const gateOf = (s: Section) => GATES.get(s) as FunctionComponent;
+
 function SignedIn({ who }: { who: NonNullable<typeof identity.value> }) {
   const access = useCaller(who);
   const open = sectionsFor(SECTIONS, access.caller);
   // Every section has a route: one the user may not open shows why instead of its page.
-  const pageOf = (s: Section) => (open.includes(s) ? s.component : access.known ? NotAvailable : Checking);
-  // The router keeps a route's component once mounted: when the answer on access changes what a
-  // route shows, it is mounted afresh (only then, so an open page keeps its state).
-  const accessKey = SECTIONS.map((s) => (open.includes(s) ? 'o' : access.known ? 'n' : 'c')).join('');
   return (
-    <Layout identity={who} sections={open}>
-      <Router key={accessKey}>
-        <Route path="/console" component={Home} />
-        <Route path="/collect" component={SessionViewPage} />
-        {SECTIONS.map((s) => (
-          <Route key={s.path} path={`${s.path}/*`} component={pageOf(s)} />
-        ))}
-        {SECTIONS.map((s) => (
-          <Route key={`${s.path}$`} path={s.path} component={pageOf(s)} />
-        ))}
-        <Route default component={NotFound} />
-      </Router>
-    </Layout>
+    <Access.Provider value={{ open, known: access.known }}>
+      <Layout identity={who} sections={open}>
+        <Router>
+          <Route path="/console" component={Home} />
+          <Route path="/collect" component={SessionViewPage} />
+          {SECTIONS.map((s) => (
+            <Route key={s.path} path={`${s.path}/*`} component={gateOf(s)} />
+          ))}
+          {SECTIONS.map((s) => (
+            <Route key={`${s.path}$`} path={s.path} component={gateOf(s)} />
+          ))}
+          <Route default component={NotFound} />
+        </Router>
+      </Layout>
+    </Access.Provider>
   );
 }
 

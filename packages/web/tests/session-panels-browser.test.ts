@@ -13,7 +13,7 @@ import {
   startConsolePortal,
   type TestPortal,
 } from './helpers/console-portal.ts';
-import { poll } from './helpers/console-ui.ts';
+import { firstDrawnLabel, noSidewaysScroll, poll } from './helpers/console-ui.ts';
 
 /**
  * The session view's panels for daily triage, at both widths, as the admin and as a scoped
@@ -108,6 +108,56 @@ describe('session view panels', () => {
     await poll(() => section(p.page, 'benchmark').locator('table').count()).toBe(1);
     return p;
   }
+
+  it("the portal's answer on access mounts nothing afresh: a member's session view loads once", async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const benchmarks: string[] = [];
+    p.page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/api/benchmark') benchmarks.push(r.url());
+    });
+    // The answer on access is held until the view has loaded, then let through.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await p.page.route('**/api/me', async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await signIn(p.page, portal, MEMBER, viewUrl());
+      await poll(() => section(p.page, 'benchmark').getByText('No peers yet', { exact: true }).count()).toBe(3);
+      await p.page.locator('main h1').evaluate((h) => h.setAttribute('data-mounted', 'before'));
+      release();
+      // The business member's sections show once the answer is applied ...
+      const nav = p.page.getByRole('navigation', { name: 'Sections' });
+      await poll(() => nav.getByRole('link', { name: 'Commands' }).count()).toBe(1);
+      // ... in the same render that would have mounted the view afresh: its heading is the same node.
+      expect(await p.page.locator('main h1').getAttribute('data-mounted')).toBe('before');
+      expect(benchmarks).toHaveLength(1);
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it("at 390 px the panels' tables are stacked rows led by what says the most; the page never scrolls sideways", async () => {
+    const p = await openView('phone', 'admin');
+    try {
+      const first = (name: string) => section(p.page, name).locator('tbody tr').first();
+      expect(await firstDrawnLabel(first('benchmark'))).toBe('Metric');
+      await section(p.page, 'trend').getByText('Trend as a table').click();
+      expect(await firstDrawnLabel(first('trend'))).toBe('Risk score');
+      await section(p.page, 'topology').getByText('Subnets and hosts as tables').click();
+      const hosts = p.page.getByRole('region', { name: 'Hosts', exact: true }).locator('tbody tr').first();
+      expect(await firstDrawnLabel(hosts)).toBe('Grade');
+      expect(await noSidewaysScroll(p.page)).toBe(true);
+      await expectAccessible(p.page);
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
 
   describe.each(['desktop', 'phone'] as const)('at the %s width', (width) => {
     it.each(['admin', 'member'] as const)(

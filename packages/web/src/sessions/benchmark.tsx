@@ -43,7 +43,11 @@ export function Benchmark(props: { benchmark: BenchmarkResponse }) {
           Peer figures from <time dateTime={b.fetched_at}>{formatDate(b.fetched_at)}</time> ({formatAge(b.fetched_at)}).
         </span>
       </p>
-      <DataTable label="Benchmark" columns={['Metric', 'Value', 'Percentile', 'Standing']}>
+      <DataTable
+        label="Benchmark"
+        columns={['Metric', 'Value', 'Percentile', 'Standing']}
+        stack={{ lead: ['Metric', 'Standing'] }}
+      >
         {keys.map((k) => (
           <tr key={k}>
             <th scope="row">{METRICS[k]}</th>

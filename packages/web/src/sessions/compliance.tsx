@@ -9,6 +9,7 @@ export function Compliance(props: { session: SessionView }) {
     <DataTable
       label="Compliance by framework"
       columns={['Framework', 'Controls with findings', 'Controls without', 'Findings mapped']}
+      stack={{ lead: ['Framework'] }}
     >
       {frameworks.map((f) => (
         <tr key={f.framework}>
@@ -41,7 +42,7 @@ export function Orc964(props: { session: SessionView; file: SessionFile | null }
           : ''}
       </p>
       {block?.divisions && block.divisions.length > 0 ? (
-        <DataTable label="ORC 9.64 divisions" columns={['Division', 'Name', 'Findings']}>
+        <DataTable label="ORC 9.64 divisions" columns={['Division', 'Name', 'Findings']} stack={{ lead: ['Division'] }}>
           {block.divisions.map((d, i) => (
             <tr key={d.id ?? i}>
               <th scope="row">{d.id ?? '–'}</th>

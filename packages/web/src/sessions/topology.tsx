@@ -196,7 +196,11 @@ export function Topology(props: { topology: Topo | undefined }) {
       </figcaption>
       <details>
         <summary>Subnets and hosts as tables</summary>
-        <DataTable label="Subnets" columns={['Subnet', 'Hosts', 'Average risk', ...GRADES.map((g) => `Grade ${g}`)]}>
+        <DataTable
+          label="Subnets"
+          columns={['Subnet', 'Hosts', 'Average risk', ...GRADES.map((g) => `Grade ${g}`)]}
+          stack={{ lead: ['Subnet', 'Average risk'] }}
+        >
           {everySubnet.map((s) => (
             <tr key={s.prefix}>
               <th scope="row">{s.prefix}</th>
@@ -208,7 +212,11 @@ export function Topology(props: { topology: Topo | undefined }) {
             </tr>
           ))}
         </DataTable>
-        <DataTable label="Hosts" columns={['Address', 'Host name', 'Subnet', 'Grade', 'Risk', 'Open ports']}>
+        <DataTable
+          label="Hosts"
+          columns={['Address', 'Host name', 'Subnet', 'Grade', 'Risk', 'Open ports']}
+          stack={{ lead: ['Grade', 'Address'] }}
+        >
           {everySubnet.flatMap((s) =>
             s.hosts.map((n) => (
               <tr key={n.ip}>

@@ -112,7 +112,11 @@ export function Trend(props: { sessions: TrendSession[]; current: string }) {
       </figcaption>
       <details>
         <summary>Trend as a table</summary>
-        <DataTable label="Trend" columns={['Session', 'Scanned', 'Uploaded', 'Risk score', 'Operational']}>
+        <DataTable
+          label="Trend"
+          columns={['Session', 'Scanned', 'Uploaded', 'Risk score', 'Operational']}
+          stack={{ lead: ['Risk score', 'Session'] }}
+        >
           {points.map(({ s, at }) => (
             <tr key={`${s.client_id ?? ''}/${s.session_id}`}>
               <td>
