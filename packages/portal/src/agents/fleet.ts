@@ -9,7 +9,7 @@ const NO_COUNTS: AgentCounts = { online: 0, stale: 0, deregistered: 0 };
 /**
  * The fleet view: registered agents by default, or those in one state, narrowed by client,
  * group and version, in (agent_id, client_id) order, paged by agent_id, with the count of
- * each state. One agent id may exist under several clients (D17): a page never ends between
+ * each state. One agent id may exist under several clients: a page never ends between
  * them, so it may run over `limit` by the number of clients sharing its last id.
  */
 export async function listAgents(

@@ -60,7 +60,7 @@ const validClient = (v: unknown) => typeof v === 'string' && v.length <= 1024 &&
  * session_id, client_id), as portals before sorting wrote it. Any other order: its sort and
  * direction, the row's sort key, session id and client id; it only continues that order.
  * The client id is part of both because one session id may exist under several clients
- * (D17) with the same sort key: without it a page boundary between them would skip one.
+ * with the same sort key: without it a page boundary between them would skip one.
  */
 function encodeCursor(sort: SessionSort, order: 'asc' | 'desc', key: unknown, sessionId: string, clientId: string) {
   const out =
@@ -116,7 +116,7 @@ export interface SessionListing {
 }
 
 /**
- * A user's listing (D5): newest upload first unless `sort`/`order` say otherwise, 50 a page
+ * A user's listing: newest upload first unless `sort`/`order` say otherwise, 50 a page
  * unless `limit` says otherwise, with the number of matching sessions over every page. A
  * named client outside the user's scope is refused. Listing is also where `report_expiring`
  * fires (D6).
