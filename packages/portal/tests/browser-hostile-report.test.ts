@@ -187,8 +187,10 @@ describe('a hostile report in Chromium', () => {
       expect(images.map((m) => new URL(m.split(' ')[2]!).searchParams.get('c')).join('')).toBe('hunter2');
       await logged(w, /^csp-violation img-src https:\/\/127\.0\.0\.1:\d+\/css-focus\.png$/);
       await logged(w, /^csp-violation font-src https:\/\/127\.0\.0\.1:\d+\/font\.woff2$/);
+      // Nothing reached the receiver. Its connection count is not asserted: Chromium may open a
+      // speculative connection to a host a page names (a preconnect, before CSP is consulted),
+      // which carries no request and none of the keystrokes; one showed in a loaded run.
       expect(receiver!.requests).toEqual([]);
-      expect(receiver!.connections).toBe(0);
       await w.page.close();
     },
   );
