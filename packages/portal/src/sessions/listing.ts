@@ -119,7 +119,7 @@ export interface SessionListing {
  * A user's listing: newest upload first unless `sort`/`order` say otherwise, 50 a page
  * unless `limit` says otherwise, with the number of matching sessions over every page. A
  * named client outside the user's scope is refused. Listing is also where `report_expiring`
- * fires (D6).
+ * fires.
  */
 export async function listSessionsFor(
   ctx: AppContext,

@@ -1,6 +1,6 @@
 /**
  * The session view's address: SPEC's `/collect/?session=<id>` with the client it is stored
- * under, always: a session id may exist under several clients (D17), and without the client
+ * under, always: a session id may exist under several clients, and without the client
  * the view asks which one. null is the namespace of sessions uploaded without a client
  * (`client_id=`). Every link to a session the console builds comes from here.
  */
