@@ -209,4 +209,54 @@ describe('console sign-in', () => {
       await p.close();
     }
   });
+
+  it('refreshes in place when the tab that held the refresher lock goes away without answering', async () => {
+    // What a reload meets: the old document's lock is still listed while it unloads.
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const holder = await page.context().newPage();
+    const grants: string[] = [];
+    page.on('request', (r) => {
+      if (new URL(r.url()).pathname === '/identity/token')
+        grants.push(new URLSearchParams(r.postData() ?? '').get('grant_type') ?? '');
+    });
+    try {
+      // A document of the console's origin that holds the lock and hears the channel, but never answers.
+      await holder.goto(`${portal.url}/api/health`);
+      await holder.evaluate(async () => {
+        const w = globalThis as unknown as { heard: string[]; release: () => void };
+        w.heard = [];
+        new BroadcastChannel('svc.console.session').onmessage = (e: { data: { type: string } }) => {
+          w.heard.push(e.data.type);
+        };
+        await new Promise<void>((granted) => {
+          void navigator.locks.request('svc.console.refresher', () => {
+            granted();
+            return new Promise<void>((release) => {
+              w.release = release;
+            });
+          });
+        });
+      });
+      await signIn(page, portal);
+      await page.evaluate(() => {
+        const t = JSON.parse(sessionStorage.getItem('svc.console.tokens') ?? 'null') as { accessToken: string };
+        const [header, claims] = t.accessToken.split('.');
+        t.accessToken = `${header}.${claims}.${'A'.repeat(43)}`;
+        sessionStorage.setItem('svc.console.tokens', JSON.stringify(t));
+      });
+      await page.goto(`${portal.url}/console/users`);
+      await expect
+        .poll(() => holder.evaluate(() => (globalThis as unknown as { heard: string[] }).heard))
+        .toContain('refresh');
+      expect(grants).toEqual(['password']);
+      await holder.evaluate(() => (globalThis as unknown as { release: () => void }).release());
+      await expect.poll(() => page.locator('tbody').first().textContent()).toContain(ADMIN_EMAIL);
+      expect(grants).toEqual(['password', 'refresh_token']);
+      expect(await page.getByRole('button', { name: 'Sign out', exact: true }).isVisible()).toBe(true);
+      expectNoConsoleErrors(p, [401]);
+    } finally {
+      await p.close();
+    }
+  });
 });

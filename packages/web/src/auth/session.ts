@@ -199,13 +199,30 @@ function refreshHere(current: Tokens): Promise<boolean> {
   );
 }
 
-/** Ask the refreshing tab; true once it sent new tokens, false when it refused or did not answer. */
+/**
+ * Ask the refreshing tab; true once it sent new tokens, false when it refused or did not answer.
+ * The lock may pass to this tab meanwhile (the holder was a document being unloaded, as on a
+ * reload): nobody else can then answer, so this tab refreshes itself, unless tokens came.
+ */
 function askRefresher(current: Tokens): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
-    const timer = setTimeout(() => resolve(false), REFRESH_WAIT_MS);
-    waitingForRefresh.push((ok) => {
+    let settled = false;
+    const settle = (ok: boolean) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       resolve(ok);
+    };
+    const timer = setTimeout(() => settle(false), REFRESH_WAIT_MS);
+    waitingForRefresh.push(settle);
+    void refresherGranted.then(() => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      const now = tokens.peek();
+      if (now === null) resolve(false);
+      else if (now.refreshToken !== current.refreshToken) resolve(true);
+      else resolve(refreshHere(current));
     });
     broadcast({ type: 'refresh', refreshToken: current.refreshToken });
   });
