@@ -73,7 +73,7 @@ interface Options {
   profile: boolean;
 }
 
-const SPEC = {
+const NUMERIC_FLAGS = {
   rounds: {
     env: 'BENCH_ROUNDS',
     fallback: 5,
@@ -149,10 +149,10 @@ const SPEC = {
   },
 } as const;
 
-type NumericFlag = keyof typeof SPEC;
+type NumericFlag = keyof typeof NUMERIC_FLAGS;
 
 function usage(): string {
-  const lines = Object.entries(SPEC).map(
+  const lines = Object.entries(NUMERIC_FLAGS).map(
     ([flag, s]) => `  --${flag}=N`.padEnd(26) + s.env.padEnd(26) + `${s.help} (default ${s.fallback})`,
   );
   return [
@@ -172,7 +172,7 @@ function usage(): string {
 class OptionsError extends Error {}
 
 function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 'help' {
-  const numeric = Object.fromEntries(Object.keys(SPEC).map((k) => [k, { type: 'string' as const }]));
+  const numeric = Object.fromEntries(Object.keys(NUMERIC_FLAGS).map((k) => [k, { type: 'string' as const }]));
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -187,7 +187,7 @@ function parseOptions(argv: string[], env: NodeJS.ProcessEnv): Options | 'help' 
   const vals = values as Record<string, string | boolean | undefined>;
   if (vals['help'] === true) return 'help';
   const num = (flag: NumericFlag): number => {
-    const s = SPEC[flag];
+    const s = NUMERIC_FLAGS[flag];
     const v = vals[flag];
     const raw = typeof v === 'string' ? v : env[s.env];
     if (raw === undefined || raw.trim() === '') return s.fallback;

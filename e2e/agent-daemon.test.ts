@@ -41,7 +41,7 @@ describe('svcd against a real portal', () => {
     await daemon.waitFor(/msg="svcd started"/);
   });
 
-  it('heartbeats with SPEC payload: status, uptime, client_id, schedules and system_info as stored', async () => {
+  it('heartbeats with the documented payload: status, uptime, client_id, schedules and system_info as stored', async () => {
     const view = await until(async () => {
       const v = await api().view(daemon.agentId);
       return v !== undefined && v.uptime_seconds >= 1 ? v : undefined;

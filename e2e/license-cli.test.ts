@@ -9,7 +9,7 @@ import { startFakePortal, type FakePortal } from '../packages/client/tests/licen
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
- * `svc license status` as a real process (SPEC "Client license tier resolution" 1-4): what it
+ * `svc license status` as a real process (docs/cli.md#license-tier): what it
  * prints, that it asks the portal at most once per run, that the key never leaks, exit codes.
  */
 

@@ -18,7 +18,7 @@ import {
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
- * SPEC "Client license tier resolution" rule 4 and "Limits" (license TTL and grace), in
+ * docs/cli.md#license-tier (license TTL and grace), in
  * process with a clock the test sets, against the real portal (through a counting proxy)
  * and a local server that fails the ways a portal can fail.
  */
@@ -371,7 +371,7 @@ describe('the portal cannot tell: cached tier through TTL + grace, then communit
       warnings = [];
       const ended = await run({ key, at: at(t0, TTL_MS + GRACE_MS), url, timeoutS: 1 });
       expect(summary(ended)).toEqual({ licensed: false, tier: '', basis: 'grace-ended' });
-      expect(ended.valid).toBe(true); // the portal never said otherwise
+      expect(ended.valid).toBe(true); // The portal never said otherwise
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(/older than the grace period; running as community$/);
 

@@ -8,7 +8,7 @@ import { launchChromium } from '../test-support/chromium.ts';
 import { HOSTILE_EVIDENCE, reportSession } from '../packages/client/tests/helpers/report-session.ts';
 
 /**
- * A generated report on the portal's share page (SPEC: the bridge goes in at the LAST
+ * A generated report on the portal's share page (the bridge goes in at the LAST
  * closing body tag): uploaded to a real portal with the upload endpoint, read back raw from
  * the share page's frame and opened in Chromium, where the report and the bridge both work
  * in the sandboxed frame under the portal's label, and the report loads nothing from

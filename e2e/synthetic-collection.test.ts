@@ -17,7 +17,7 @@ import { runCli, SVC, tool } from '../packages/client/tests/helpers/cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
- * tools/synthetic_collection.sh (svc synthetic-collection, SPEC "Client command-line tools"):
+ * tools/synthetic_collection.sh (svc synthetic-collection, docs/cli.md):
  * the real tool as a process; the generated sessions go through the real client upload into
  * a real portal, whose derived metadata must agree with what the generator wrote.
  */
@@ -206,7 +206,7 @@ describe('synthetic_collection.sh', () => {
       'report',
     ])
       expect(log).toMatch(new RegExp(`stage ${stage} \\d+ ms`));
-    // SPEC's alert defaults: 85 is over the threshold of 60, every critical and high is new, no scan_complete.
+    // The alert defaults: 85 is over the threshold of 60, every critical and high is new, no scan_complete.
     expect(doc.alerts_summary.alerts_triggered.map((a: { type: string }) => a.type)).toStrictEqual([
       'risk_threshold',
       'new_critical',

@@ -9,7 +9,7 @@ import { runCli, SVC, tempHome } from '../packages/client/tests/helpers/cli.ts';
 import { closedPortUrl } from '../packages/client/tests/license-fake-portal.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
-/** `svc upload` as a real process against the real portal (SPEC "POST /api/upload", "Session file names"). */
+/** `svc upload` as a real process against the real portal (docs/api.md#sessions). */
 
 let portal: TestPortal;
 let key: string;

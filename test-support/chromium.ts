@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { type Browser, type BrowserContext, chromium } from 'playwright-core';
 
 /**
- * Debian's Chromium, driven by playwright-core, for every package's browser tests (DESIGN:
- * never a downloaded browser). A missing Chromium fails the test with how to install it; it
+ * Debian's Chromium, driven by playwright-core, for every package's browser tests
+ * (never a downloaded browser). A missing Chromium fails the test with how to install it; it
  * is never skipped.
  */
 export const CHROMIUM = '/usr/bin/chromium';

@@ -22,7 +22,7 @@ export interface BenchOptions {
   profile: boolean;
 }
 
-const SPEC = {
+const NUMERIC_FLAGS = {
   duration: { env: 'BENCH_DURATION', fallback: 10, min: 1, max: 3600, help: 'measured seconds per run' },
   warmup: { env: 'BENCH_WARMUP', fallback: 3, min: 0, max: 600, help: 'warm-up seconds before each run (0 = none)' },
   connections: {
@@ -63,10 +63,10 @@ const SPEC = {
   },
 } as const;
 
-type NumericFlag = keyof typeof SPEC;
+type NumericFlag = keyof typeof NUMERIC_FLAGS;
 
 export function usage(script: string): string {
-  const lines = Object.entries(SPEC).map(
+  const lines = Object.entries(NUMERIC_FLAGS).map(
     ([flag, s]) => `  --${flag}=N`.padEnd(22) + `${s.env}`.padEnd(22) + `${s.help} (default ${s.fallback})`,
   );
   return [
@@ -107,7 +107,7 @@ export function parseBenchOptions(
   });
   if (values.help) return 'help';
   const num = (flag: NumericFlag): number => {
-    const s = SPEC[flag];
+    const s = NUMERIC_FLAGS[flag];
     const raw = values[flag] ?? env[s.env];
     if (raw === undefined || raw.trim() === '') return s.fallback;
     const n = Number(raw);

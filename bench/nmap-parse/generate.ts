@@ -1,7 +1,7 @@
 /**
  * Writes a large nmap `-oX` document for the parse benchmark. Its pieces are cut from the
  * project's nmap fixtures (packages/client/tests/fixtures/nmap: real nmap 7.93 output and the
- * shapes SCANNER-NOTES documents), so every port, service, CPE, NSE script with tables and OS
+ * hand-written shapes of the same version), so every port, service, CPE, NSE script with tables and OS
  * match is one nmap really writes; hosts differ in address, host name, port mix and OS.
  * Deterministic for a given seed.
  */

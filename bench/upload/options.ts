@@ -34,7 +34,7 @@ export interface UploadOptions {
 
 const LIMIT = 25 * 1024 * 1024;
 
-const SPEC = {
+const NUMERIC_FLAGS = {
   rounds: {
     env: 'BENCH_ROUNDS',
     fallback: 5,
@@ -102,10 +102,10 @@ const SPEC = {
   },
 } as const;
 
-type NumericFlag = keyof typeof SPEC;
+type NumericFlag = keyof typeof NUMERIC_FLAGS;
 
 export function usage(): string {
-  const lines = Object.entries(SPEC).map(
+  const lines = Object.entries(NUMERIC_FLAGS).map(
     ([flag, s]) => `  --${flag}=N`.padEnd(26) + s.env.padEnd(24) + `${s.help} (default ${s.fallback})`,
   );
   return [
@@ -158,7 +158,7 @@ export function parseUploadOptions(
   });
   if (values.help) return 'help';
   const num = (flag: NumericFlag): number => {
-    const s = SPEC[flag];
+    const s = NUMERIC_FLAGS[flag];
     const raw = values[flag] ?? env[s.env];
     if (raw === undefined || raw.trim() === '') return s.fallback;
     const n = Number(raw);

@@ -141,7 +141,7 @@ describe('--json answers', () => {
 describe('commands without a child process', () => {
   const calls = (): Calls => ({ config: [], levels: [], schedules: [] });
 
-  it('run_scan without targets fails with SPEC message, before anything runs', async () => {
+  it('run_scan without targets fails with the documented message, before anything runs', async () => {
     const out = await executeCommand(command('run_scan', { targets: ' , ' }), ctxFor(hostFor(calls())));
     expect(out).toEqual({
       ok: false,

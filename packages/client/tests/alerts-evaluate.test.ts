@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { evaluateAlerts, newCriticalHigh, testAlert } from '../src/alerts/evaluate.ts';
 import { ALERT_DEFAULTS, alertSettingsFrom } from '../src/alerts/settings.ts';
 
-/** SPEC "Scan-time alert webhook payload": which alerts a session triggers, and the settings behind the rules. */
+/** docs/scanner/alerts.md: which alerts a session triggers, and the settings behind the rules. */
 
 const NOW = new Date('2026-11-23T10:00:00.000Z');
 const RULES = { enabled: true, risk_threshold: 60, on_new_critical: true, on_scan_complete: false };
@@ -29,7 +29,7 @@ const session = (id: string, findings: Finding[], risk_score?: number): SessionF
 const settingsOf = (values: Record<string, string>) => ({ get: (k: string) => values[k] });
 
 describe('evaluateAlerts', () => {
-  it('risk_threshold fires at score >= threshold with SPEC payload fields, not below', () => {
+  it('risk_threshold fires at score >= threshold with the documented payload fields, not below', () => {
     const prior = session('20261122_100000', [finding('ssh-weak', 'high')]);
     const at = evaluateAlerts(session('20261123_100000', [finding('ssh-weak', 'high')], 60), prior, RULES, NOW);
     expect(at).toEqual([

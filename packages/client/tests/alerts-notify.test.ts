@@ -121,7 +121,7 @@ describe('notifyAlerts', () => {
     });
     expect(logs).toEqual([]);
 
-    // The webhook gets SPEC's payload exactly.
+    // The webhook gets the payload exactly.
     expect(
       webhook.bodies.sort((a, b) =>
         String((a as AlertPayload).alert_type).localeCompare((b as AlertPayload).alert_type),

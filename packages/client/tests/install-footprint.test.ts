@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { REPO } from './helpers/cli.ts';
 
 // The client runs on customer hosts (a Raspberry Pi): it must install and run without the
-// portal's server-side dependencies (DESIGN "Two deliverables"). These tests read the code the
+// portal's server-side dependencies (docs/architecture.md). These tests read the code the
 // `svc` command loads and the packages it declares, transitively.
 const CLIENT = path.join(REPO, 'packages/client');
 const PROTOCOL = path.join(REPO, 'packages/protocol');
@@ -99,7 +99,7 @@ describe('client install footprint', () => {
     // svcd's schedules run on croner, which brings nothing else.
     expect(installed.has('croner')).toBe(true);
     expect(Object.keys(pkgJson(path.join(REPO, 'node_modules/croner')).dependencies ?? {})).toEqual([]);
-    // cli-progress (DESIGN's progress bar) brings five small text-width helpers with it.
+    // cli-progress (the progress bar) brings five small text-width helpers with it.
     for (const name of ['cli-progress', 'string-width', 'strip-ansi']) expect(installed.has(name), name).toBe(true);
     expect(installed.size).toBeLessThan(18);
   });

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { ClientTier } from '../src/license/format.ts';
 import { BUSINESS_FEATURES, CORE_FEATURES, featureAllowed, gate, requiredTier } from '../src/license/gates.ts';
 
-/** SPEC "Client license tier resolution" rule 5: soft feature gates. */
+/** docs/cli.md#license-tier: soft feature gates. */
 
 const TIERS: ClientTier[] = ['', 'professional', 'business', 'msp', 'legacy'];
 const allowedTiers = (feature: string) => TIERS.filter((t) => featureAllowed(t, feature));
 
 describe('feature gates', () => {
-  it("the business features are exactly SPEC's six", () => {
+  it('the business features are exactly the six', () => {
     expect([...BUSINESS_FEATURES]).toEqual([
       'compliance',
       'benchmark',

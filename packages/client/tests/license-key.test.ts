@@ -10,7 +10,7 @@ import { licenseCacheFile } from '../src/license/cache.ts';
 import { tempHome } from './helpers/cli.ts';
 
 /**
- * SPEC "Client license tier resolution (scanner side)" rules 1-3, in process: which key is
+ * docs/cli.md#license-tier, in process: which key is
  * used (and where it came from), and what its format alone says.
  */
 

@@ -24,7 +24,7 @@ const rows: ComplianceRow[] = [
 ];
 
 describe('ORC 9.64 settings', () => {
-  it('enabled by ORC_964_ENABLED=true or CLIENT_TYPE=political_subdivision; SPEC defaults otherwise', () => {
+  it('enabled by ORC_964_ENABLED=true or CLIENT_TYPE=political_subdivision; the defaults otherwise', () => {
     expect(orcSettingsFrom({})).toEqual({
       enabled: false,
       subdivisionClass: 'other',
@@ -59,7 +59,7 @@ describe('the orc_964 block', () => {
     ORC_ATTEST_TRAINING_NOTE: 'annual',
   });
 
-  it("is exactly SPEC's shape: deadlines, five technical divisions, four attestations, coverage", () => {
+  it('is exactly the shape: deadlines, five technical divisions, four attestations, coverage', () => {
     const { compliance, orc_964 } = applyOrc964(rows, settings, true);
     expect(compliance).toEqual(rows);
     expect(orc_964).toEqual({

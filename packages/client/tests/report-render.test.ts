@@ -53,7 +53,7 @@ describe('html tagged template', () => {
 });
 
 describe('brandingFromEnv', () => {
-  it("uses SPEC's defaults when nothing is set", () => {
+  it('uses the defaults when nothing is set', () => {
     const warnings: string[] = [];
     expect(brandingFromEnv({}, noFile, (m) => warnings.push(m))).toEqual({
       primaryColor: '#dc3545',

@@ -235,7 +235,7 @@ describe('produceSession', () => {
     expect(doc).toStrictEqual(out.doc);
     expect(Value.Check(SessionFile, doc)).toBe(true);
     expect(doc.metadata).toMatchObject({ session_id: '20250301_140000', target: '10.0.0.0/24', client: 'Acme Corp' });
-    // SPEC's alert defaults: risk 60 or more and new critical/high trigger; scan_complete does not.
+    // The alert defaults: risk 60 or more and new critical/high trigger; scan_complete does not.
     expect(doc.alerts_summary.alerts_triggered.map((a: { type: string }) => a.type)).toStrictEqual([
       'risk_threshold',
       'new_critical',

@@ -49,7 +49,7 @@ describe('svc', () => {
     expect(r.stderr.trim()).toBe('error: Config file not found: /nonexistent/svc.conf');
   });
 
-  it('every tool of SPEC.md exists under tools/, is executable and answers -h with its usage', async () => {
+  it('every tool of docs/cli.md exists under tools/, is executable and answers -h with its usage', async () => {
     for (const [name, sub] of [
       ['pi_validate.sh', 'pi-validate'],
       ['dependency_check.sh', 'dependency-check'],

@@ -43,7 +43,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   app.setValidatorCompiler(validatorCompiler());
 
   // One rule for every route, before schema validation: no NUL or lone surrogate in any
-  // string (PostgreSQL cannot store them), no JSON deeper than the limit (D1's 400, never a 500).
+  // string (PostgreSQL cannot store them), no JSON deeper than the limit (the 400, never a 500).
   const maxDepth = ctx.config.http.maxJsonDepth;
   app.addHook('preValidation', async (request) => {
     // A route that reads its own validation errors (the OAuth token endpoint answers in
@@ -85,7 +85,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
         // No open-source license is granted (package.json and the README state none).
         license: { name: 'Proprietary' },
         description:
-          'Errors are `{"error": "<message>"}` (D1). License keys go in `x-api-key`; admin identity JWTs in `X-Identity-Token`. ' +
+          'Errors are `{"error": "<message>"}` (docs/api.md#error-body-and-status-codes). License keys go in `x-api-key`; admin identity JWTs in `X-Identity-Token`. ' +
           'Any `Authorization` header on /api/* is refused with the same plain 401 as an invalid token.',
       },
       servers: [{ url: ctx.config.baseUrl }],
@@ -152,7 +152,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     errorResponseBuilder: (_request, limit) => tooManyRequests('Too many requests, slow down', limit.ttl / 1000),
   });
 
-  // SPEC rule 1: the JWT belongs in X-Identity-Token. A token in Authorization is
+  // docs/api.md#credentials: the JWT belongs in X-Identity-Token. A token in Authorization is
   // terminated here, before any handler, with the same plain 401 an invalid token gets.
   // The routed path is checked, not the raw URL, so `/%61pi/...` cannot slip past.
   app.addHook('onRequest', async (request) => {

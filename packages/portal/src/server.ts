@@ -113,7 +113,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       now,
     };
     ctx.events.subscribe((event) => dispatcher.onEvent(event));
-    // D6 housekeeping, at start and then hourly in the background: expired sessions go,
+    // docs/api.md#sessions housekeeping, at start and then hourly in the background: expired sessions go,
     // then files no row references (a failed delete, a writer that crashed since start),
     // then failed-login counts nobody added to for a day.
     let housekeeping: Promise<void> = Promise.resolve();

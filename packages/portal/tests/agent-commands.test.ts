@@ -19,8 +19,8 @@ import { postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
 
 /**
  * The command channel: POST /api/agent-commands (queue), GET ?agent_id= (agent poll),
- * GET ?limit= / ?command_id= (admin history) and PATCH (agent status report). SPEC "Agent
- * command payloads", "Command status"; DESIGN D2, D13, D14.
+ * GET ?limit= / ?command_id= (admin history) and PATCH (agent status report). docs/agent/commands.md,
+ * docs/api.md#agents-and-commands.
  */
 
 let portal: TestPortal;
@@ -343,7 +343,7 @@ describe('POST /api/agent-commands (queue)', () => {
     },
   );
 
-  it('an unknown agent is a 404; a deregistered one a 409; a professional one a 403 (D2)', async () => {
+  it('an unknown agent is a 404; a deregistered one a 409; a professional one a 403', async () => {
     const unknown = await queue({ agent_id: newAgentId('ghost'), command_type: 'restart' });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: 'Agent not found' });
@@ -372,7 +372,7 @@ describe('POST /api/agent-commands (queue)', () => {
     expect(rows[0].n).toBe(0);
   });
 
-  it('audits command_dispatched with the admin as actor and D13 data, and publishes it', async () => {
+  it('audits command_dispatched with the admin as actor and the documented data, and publishes it', async () => {
     const seen = events.length;
     const res = await queue({
       agent_id: agent,
@@ -598,7 +598,7 @@ describe('command eligibility follows the key that registered the agent (issue 1
     await register(pro.key, agent);
     const res = await queue({ agent_id: agent, command_type: 'restart' });
     expect(res.status).toBe(201);
-    // Delivered to the registering key's heartbeat; never to the professional key's (D2).
+    // Delivered to the registering key's heartbeat; never to the professional key's (docs/api.md#agents-and-commands).
     await register(pro.key, agent);
     expect((await poll(biz.key, agent)).body.commands.map((c: { id: number }) => c.id)).toEqual([
       res.body.commands[0].id,
@@ -745,7 +745,7 @@ describe('GET /api/agent-commands?agent_id= (agent poll)', () => {
     expect(dereg.body.error).toMatch(/^Agent unregistered/);
   });
 
-  it('the legacy key polls the agents it registered, and a license-registered agent like a missing one (D18)', async () => {
+  it('the legacy key polls the agents it registered, and a license-registered agent like a missing one', async () => {
     const legacyAgent = await register(LEGACY_KEY, newAgentId('lpl'), { client_id: uniqueClientId('legacy') });
     const own = await queueOne(legacyAgent);
     const mine = await poll(LEGACY_KEY, legacyAgent);
@@ -763,7 +763,7 @@ describe('GET /api/agent-commands?agent_id= (agent poll)', () => {
     expect((await poll(biz.key, agent)).body.commands.map((c: { id: number }) => c.id)).toEqual([id]);
   });
 
-  it('one agent id under two clients: each key polls and reports for its own agent only (D17)', async () => {
+  it('one agent id under two clients: each key polls and reports for its own agent only', async () => {
     const a = await createLicense(portal, { tier: 'business' });
     const b = await createLicense(portal, { tier: 'business' });
     const id = newAgentId('twin');
@@ -952,7 +952,7 @@ describe('GET /api/agent-commands (admin history)', () => {
   });
 });
 
-describe('PATCH /api/agent-commands (status reports, D14)', () => {
+describe('PATCH /api/agent-commands (status reports)', () => {
   let biz: LicenseFixture;
   let agent: string;
   beforeAll(async () => {
@@ -1212,7 +1212,7 @@ describe('PATCH /api/agent-commands (status reports, D14)', () => {
     expect((await commandRow(id))?.['status']).toBe('acked');
   });
 
-  it('the legacy key reports for the agents it registered, never for a license-registered one (D18)', async () => {
+  it('the legacy key reports for the agents it registered, never for a license-registered one', async () => {
     const legacyAgent = await register(LEGACY_KEY, newAgentId('lrep'), { client_id: uniqueClientId('legacy') });
     const own = await queueOne(legacyAgent);
     await driveTo(LEGACY_KEY, legacyAgent, own, 'completed');

@@ -15,9 +15,9 @@ import { http, withKey, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /**
- * The administrator's side of the fleet: GET /api/health?agents=true (SPEC, Limits: stale
- * threshold 600 s; rule 5: health:agents is msp only) and PATCH /api/agents (SPEC "Agent
- * registration" table: deregister, reenable, purge).
+ * The administrator's side of the fleet: GET /api/health?agents=true (stale
+ * threshold 600 s; health:agents is msp only) and PATCH /api/agents (docs/api.md#agents-and-commands:
+ * deregister, reenable, purge).
  */
 
 let portal: TestPortal;

@@ -15,7 +15,7 @@ import { http, withToken } from './helpers/http.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /**
- * The x-api-key checks (SPEC Authentication rule 3, "Errors" key-check messages; DESIGN 5).
+ * The x-api-key checks (docs/api.md#credentials).
  * No endpoint uses requireKey yet, so a small Fastify app reuses the real portal's context
  * and error handler and guards its routes with it.
  */
@@ -79,7 +79,7 @@ describe('requireKey', () => {
     expect(res.json(), url).toEqual({ error });
   }
 
-  it('uses the exact messages SPEC gives', () => {
+  it('uses the exact documented messages', () => {
     expect(KEY_MESSAGES).toEqual({
       missing: 'Missing API key',
       invalid: 'Invalid API key',
@@ -189,7 +189,7 @@ describe('requireKey', () => {
     });
   });
 
-  describe('permissions by tier (SPEC rule 5, DESIGN D2)', () => {
+  describe('permissions by tier', () => {
     let keys: Record<'professional' | 'business' | 'msp', LicenseFixture>;
     beforeAll(async () => {
       keys = {
@@ -429,7 +429,7 @@ describe('ApiKeyVerifier cache and invalidation races', () => {
     const verifier = new ApiKeyVerifier(gated.db, null);
 
     const inFlight = verifier.lookup(key);
-    await gated.read; // the row has been read as active
+    await gated.read; // The row has been read as active
     await db.query('UPDATE licenses SET revoked_at = now() WHERE id = $1', [record.id]);
     verifier.invalidate(); // what the PATCH route does after its commit
     open();
@@ -487,7 +487,7 @@ describe('authorizeKey and validationResult (pure)', () => {
     ...over,
   });
 
-  it('maps each lookup to a principal or the failure SPEC names', () => {
+  it('maps each lookup to a principal or the documented failure', () => {
     const cases: [KeyLookup, unknown][] = [
       [{ kind: 'not_found' }, { ok: false, failure: 'invalid' }],
       [{ kind: 'invalid_format' }, { ok: false, failure: 'invalid' }],

@@ -6,7 +6,7 @@ import { createLicense, createScopedUser, openDb, uniqueClientId } from './helpe
 import { http, withKey, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
-/** GET /api/audit (SPEC "GET /api/audit", Limits "Audit window"). */
+/** GET /api/audit (docs/api.md#operations). */
 
 describe('GET /api/audit', () => {
   let portal: TestPortal;
@@ -57,7 +57,7 @@ describe('GET /api/audit', () => {
     (await db.query('SELECT 1 FROM audit_events WHERE id = $1', [id])).rowCount === 1;
 
   describe('the response', () => {
-    it('is {events, days, total} with days defaulting to 30 and each event in the SPEC shape', async () => {
+    it('is {events, days, total} with days defaulting to 30 and each event in the documented shape', async () => {
       const session = newSession();
       const id = await plant({
         type: 'status_changed',

@@ -6,7 +6,7 @@ import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.t
 import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
 
 /**
- * GET /api/benchmark (DESIGN D9; SPEC benchmark block and rule 5: business and msp).
+ * GET /api/benchmark (docs/api.md#sessions; benchmark block; business and msp).
  * The tests build the peer set step by step, so they run in order. Peers come from a
  * snapshot rebuilt once it is SVC_BENCHMARK_SNAPSHOT_MINUTES old by the portal's clock (2
  * here, so the fake clock stays well inside the admin token's hour): `bench` moves the clock
@@ -249,13 +249,13 @@ describe('GET /api/benchmark', () => {
       expect(res.body).toEqual({ error: 'Insufficient permissions for benchmark' });
     });
 
-    it('a business key of another client: the same 404 as a missing session (D17)', async () => {
+    it('a business key of another client: the same 404 as a missing session', async () => {
       const res = await bench('A1', withKey(bizB.key));
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: 'Session not found' });
     });
 
-    it('a scoped user of another client: the same 404 as a missing session (D17)', async () => {
+    it('a scoped user of another client: the same 404 as a missing session', async () => {
       const user = await createScopedUser(portal, [bizB.record.client_id]);
       const res = await bench('A1', withToken(user.token));
       expect([res.status, res.body]).toEqual([404, { error: 'Session not found' }]);
@@ -421,7 +421,7 @@ describe('GET /api/benchmark: what a client can learn about others', () => {
       answers.push(metrics.risk_score.percentile as number);
     }
     // Every answer is a multiple of 10, and it only depends on the tens of the probe's own score:
-    // the answer changes nowhere but at a multiple of 10, so no peer is placed more precisely
+    // The answer changes nowhere but at a multiple of 10, so no peer is placed more precisely
     // than its bucket of 10 (the exact sweep used to change at 33, 47, 60, 65 and 90).
     expect(answers.every((p) => p % 10 === 0)).toBe(true);
     const changes = answers.flatMap((p, risk) => (risk > 0 && p !== answers[risk - 1] ? [risk] : []));

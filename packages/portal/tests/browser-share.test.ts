@@ -10,8 +10,8 @@ import { assertChromiumInstalled, CHROMIUM, launchChromiumProfile } from '../../
 import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
 
 /**
- * The share page and the inline view of an uploaded report in a real browser (DESIGN 5,
- * SPEC share URL and bridge): the share page is the portal's label bar above the report's
+ * The share page and the inline view of an uploaded report in a real browser (docs/api.md,
+ * share URL and bridge: docs/api.md#sessions): the share page is the portal's label bar above the report's
  * sandboxed frame; the report's scripts run, but in an opaque origin (no cookies, no
  * storage, no fetch), and the portal's bridge script wires #scheduleBtn without touching
  * the report's own markup.
@@ -278,7 +278,7 @@ describe('share page in Chromium', () => {
     const page = await newPage();
     // An embedding page on the portal's origin (answered by the test, not the portal) that
     // records what the share page posts to it: the bridge tells the share page, which passes
-    // the message on to the portal's origin only.
+    // The message on to the portal's origin only.
     const embedUrl = `${portal!.url}/test-embedder.html`;
     await page.route(embedUrl, (route) =>
       route.fulfill({

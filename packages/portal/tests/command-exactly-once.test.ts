@@ -21,9 +21,9 @@ import {
 } from './helpers/process.ts';
 
 /**
- * Exactly-once command delivery across replicas (SPEC "Command status", "POST /api/health",
- * "GET/POST/PATCH /api/agent-commands"; DESIGN 4: FOR UPDATE SKIP LOCKED so replicas never
- * hand out a command twice; D14: strict sent → acked → completed|failed).
+ * Exactly-once command delivery across replicas (docs/api.md#agents-and-commands,
+ * "GET/POST/PATCH /api/agent-commands": FOR UPDATE SKIP LOCKED so replicas never
+ * hand out a command twice; docs/api.md#agents-and-commands: strict sent → acked → completed|failed).
  *
  * Two real portal processes share ONE database. 60 agents (msp key, business key, legacy
  * key) get 25 commands each of mixed priorities plus group broadcasts; a second wave is
@@ -162,7 +162,7 @@ function expectQueued(agents: Map<string, Agent>, queued: { id: number; agent_id
   }
 }
 
-/** SPEC: priority descending, then created_at ascending (the portal breaks exact ties by id). */
+/** Priority descending, then created_at ascending (the portal breaks exact ties by id). */
 function checkOrder(agent: Agent, via: string, commands: Delivered[]): void {
   for (let i = 1; i < commands.length; i++) {
     const a = commands[i - 1] as Delivered;
@@ -275,7 +275,7 @@ async function runAgent(agent: Agent, wave2: { done: boolean }, firstRoundDone: 
       received = await claim(agent, r < 0.7 ? 'heartbeat' : 'poll', first as Replica, round);
     }
     if (round === 1) firstRoundDone();
-    // The daemon runs what it got in the order received (SPEC "Agent behavior" 2).
+    // The daemon runs what it got in the order received (docs/agent.md).
     for (const cmd of received) await execute(agent, cmd);
     if (received.length === 0) await sleep(5 + random() * 20);
   }
@@ -308,7 +308,7 @@ beforeAll(async () => {
   ]);
   await Promise.all(procs.map((p) => waitForHealth(p)));
   for (const proc of procs) {
-    // Tokens are per site (SPEC "Identity token endpoint"): each replica's own, for its own requests.
+    // Tokens are per site (docs/api.md#identity-provider): each replica's own, for its own requests.
     replicas.push({ proc, url: proc.url, token: await login(proc.url, ADMIN_EMAIL, ADMIN_PASSWORD) });
   }
   db = new pg.Client({ connectionString: dbUrl });
@@ -371,7 +371,7 @@ describe('commands across two portal replicas on one database', () => {
         sessionOf.set(key, up.body.session_id as string);
       }
       for (const agent of fleet) agent.sessionId = sessionOf.get(agent.key);
-      // Two professional agents: they may heartbeat but never receive commands (D2).
+      // Two professional agents: they may heartbeat but never receive commands (docs/api.md#agents-and-commands).
       const proAgents = [0, 1].map(
         (i) =>
           ({
@@ -462,7 +462,7 @@ describe('commands across two portal replicas on one database', () => {
         const id = [...agent.expected][0] as number;
         await report(agent, id, 'acked', 409, 'acked while pending');
       }
-      // An agent may report only on its own commands (D14: 404 otherwise).
+      // An agent may report only on its own commands (docs/api.md#agents-and-commands: 404 otherwise).
       const [x, y] = fleet as [Agent, Agent];
       const foreign = await call(a.url, 'PATCH', '/api/agent-commands', {
         headers: withKey(mspKey),
@@ -513,7 +513,7 @@ describe('commands across two portal replicas on one database', () => {
       });
       await running;
 
-      // Professional agents never get commands, even with group commands about (D2).
+      // Professional agents never get commands, even with group commands about (docs/api.md#agents-and-commands).
       for (const pro of proAgents) {
         const res = await call(pick(replicas).url, 'POST', '/api/health', {
           headers: withKey(pro.key),

@@ -11,7 +11,7 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPortal, type TestPortal } from '.
 import { stopPostgresIn } from './helpers/process.ts';
 
 /**
- * DESIGN 5: "a database restart gives fast 503s, then recovery without a process restart".
+ * docs/api.md: "a database restart gives fast 503s, then recovery without a process restart".
  * A dedicated embedded cluster (the shared test cluster must stay up for other files),
  * an in-process portal on it, and the database stopped and started under the portal.
  */

@@ -18,8 +18,8 @@ import { ADMIN_EMAIL, startTestPortal, type TestPortal } from './helpers/portal.
 import { newSessionId, postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
 
 /**
- * GET /api/db-health (SPEC; DESIGN D16): permission db:health (msp only, and admins),
- * SPEC's nine table names with real counts on a database only this file uses, the
+ * GET /api/db-health (docs/api.md#operations): permission db:health (msp only, and admins),
+ * the nine table names with real counts on a database only this file uses, the
  * database facts, recent activity and session statistics (scoped for members), and the
  * `neon_usage` storage block with and without SVC_STORAGE_LIMIT_MB.
  */
@@ -173,7 +173,7 @@ describe('GET /api/db-health', () => {
     }
   });
 
-  it("admin: 200 with exactly SPEC's keys and table_counts of exactly the nine SPEC tables, counted right", async () => {
+  it('admin: 200 with exactly the keys and table_counts of exactly the nine documented tables, counted right', async () => {
     const res = await health(admin);
     expect(res.status, res.text).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual([

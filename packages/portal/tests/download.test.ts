@@ -5,7 +5,7 @@ import { http, withKey, withToken } from './helpers/http.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 import { newSessionId, postUpload, sessionParts, type SessionFiles } from './helpers/upload.ts';
 
-/** GET /api/download (DESIGN D7, section 5): files, headers, credentials and scope. */
+/** GET /api/download (docs/api.md#sessions, section 5): files, headers, credentials and scope. */
 
 const HTML_CSP =
   "sandbox allow-scripts; default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'none'";
@@ -187,7 +187,7 @@ describe('GET /api/download', () => {
       expect(res.body).toEqual({ error: 'License key has been revoked' });
     });
 
-    it('a key of another client: the same 404 as a missing session (D17)', async () => {
+    it('a key of another client: the same 404 as a missing session', async () => {
       const res = await get(`session=${full}&file=report.html`, withKey(keyB.key));
       expect(res.status).toBe(404);
       expect(res.body).toEqual({ error: 'Session not found' });
@@ -238,7 +238,7 @@ describe('GET /api/download', () => {
       expect(res.status).toBe(404);
     });
 
-    it('a share token with a key of another client: the key decides (404, as for a missing session: D17)', async () => {
+    it('a share token with a key of another client: the key decides (404, as for a missing session)', async () => {
       const res = await get(`session=${full}&token=${tokens[full]}`, withKey(keyB.key));
       expect([res.status, res.body]).toEqual([404, { error: 'Session not found' }]);
     });

@@ -31,7 +31,7 @@ describe('GET /api/health', () => {
     }
   });
 
-  it('answers unknown paths with a JSON 404 in the D1 shape', async () => {
+  it('answers unknown paths with a JSON 404 in the common error shape', async () => {
     const res = await http(portal.url, 'GET', '/api/nope');
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: 'Not found: GET /api/nope' });

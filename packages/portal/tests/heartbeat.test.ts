@@ -15,8 +15,8 @@ import { http, withKey, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /**
- * POST /api/health, the daemon heartbeat (SPEC "POST /api/health", "Agent registration",
- * Limits; DESIGN D2, D11): validation order, upsert, first-seen registration, client
+ * POST /api/health, the daemon heartbeat (docs/api.md#agents-and-commands,
+ * Limits; docs/api.md#licenses): validation order, upsert, first-seen registration, client
  * binding, the agent limit, deregistered agents and command delivery.
  */
 
@@ -66,7 +66,7 @@ async function auditFor(agentId: string, type: string) {
   return rows as Record<string, any>[];
 }
 
-describe('POST /api/health: required fields, in SPEC order', () => {
+describe('POST /api/health: required fields, in the documented order', () => {
   let key: string;
   beforeAll(async () => {
     key = LEGACY_KEY;
@@ -271,7 +271,7 @@ describe('POST /api/health: registration and upsert', () => {
     const row = await agentRow(id);
     expect(row).toMatchObject({
       agent_id: id,
-      client_id: biz.record.client_id, // the key's client, never the body's
+      client_id: biz.record.client_id, // The key's client, never the body's
       license_id: biz.record.id,
       key_tier: 'business',
       version: '4.2.3',
@@ -365,7 +365,7 @@ describe('POST /api/health: registration and upsert', () => {
     });
   });
 
-  it("another client's key using the same agent id registers its own agent; the first is untouched (D17)", async () => {
+  it("another client's key using the same agent id registers its own agent; the first is untouched", async () => {
     const id = newAgentId('other');
     expect((await heartbeat(biz.key, beat(id))).status).toBe(200);
     const other = await createLicense(portal, { tier: 'business' });
@@ -448,7 +448,7 @@ describe('POST /api/health: registration and upsert', () => {
     }
   });
 
-  it('the legacy key never moves or acts for an agent that a license key registered (D18)', async () => {
+  it('the legacy key never moves or acts for an agent that a license key registered', async () => {
     const id = newAgentId('bound');
     expect((await heartbeat(biz.key, beat(id))).status).toBe(200);
     // Under another client_id it is another agent (the legacy key's own).
@@ -484,7 +484,7 @@ describe('POST /api/health: registration and upsert', () => {
   });
 });
 
-describe('POST /api/health: the agent limit (D11)', () => {
+describe('POST /api/health: the agent limit', () => {
   it('the third new agent of a key with max_agents 2 is refused; existing agents keep working; a deregistered agent frees a slot', async () => {
     const lic = await createLicense(portal, { tier: 'business', max_agents: 2 });
     const [a1, a2, a3] = [newAgentId('lim'), newAgentId('lim'), newAgentId('lim')];
@@ -579,7 +579,7 @@ describe('POST /api/health: the agent limit (D11)', () => {
   });
 });
 
-describe('POST /api/health: one agent id under two clients (D17)', () => {
+describe('POST /api/health: one agent id under two clients', () => {
   it("two clients' agents with the same id (a default host name) both heartbeat and each gets only its own commands", async () => {
     const a = await createLicense(portal, { tier: 'business' });
     const b = await createLicense(portal, { tier: 'msp' });
@@ -744,7 +744,7 @@ describe('POST /api/health: command delivery', () => {
     expect(new Set(delivered).size).toBe(30);
   });
 
-  it('a professional key registers agents but never receives commands (D2)', async () => {
+  it('a professional key registers agents but never receives commands', async () => {
     const pro = await createLicense(portal, { tier: 'professional' });
     const id = newAgentId('pro');
     const first = await heartbeat(pro.key, beat(id));
@@ -802,7 +802,7 @@ describe('POST /api/health: command delivery', () => {
   });
 });
 
-describe('the legacy shared key is logged at warning level on every use (D18)', () => {
+describe('the legacy shared key is logged at warning level on every use', () => {
   it('heartbeat, poll and status report each log one warning with the route, never the key', async () => {
     const lines: string[] = [];
     const logged = await startTestPortal({

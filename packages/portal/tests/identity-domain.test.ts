@@ -9,7 +9,7 @@ import { ADMIN_EMAIL, LEGACY_KEY, login, startTestPortal, type TestPortal } from
 
 /**
  * Issue 12 item 2: the credential reader returns plain values, and the identity and auth
- * rules take them and throw domain errors with stable codes and SPEC's messages.
+ * rules take them and throw domain errors with stable codes and the messages.
  */
 
 const STRONG = 'violet-harbour-tractor-91';
@@ -109,7 +109,7 @@ describe('identity and auth rules', () => {
     expect(await findUserByNormalizedEmail(portal.ctx.db, 'm2@test.local')).toBeUndefined();
   });
 
-  it('refuses keys with the status SPEC names, as domain errors', async () => {
+  it('refuses keys with the documented status, as domain errors', async () => {
     expect(await refusal(authenticateKey(portal.ctx, undefined, caller))).toEqual({
       code: 'forbidden.api_key_missing',
       message: 'Missing API key',

@@ -9,7 +9,7 @@ import { http, withToken, type HttpResult } from './helpers/http.ts';
 import { startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /**
- * External-provider mode (DESIGN D4, D3, section 5): SVC_JWT_JWKS_URL, SVC_JWT_ISSUER and
+ * External-provider mode (docs/api.md#credentials, section 5): SVC_JWT_JWKS_URL, SVC_JWT_ISSUER and
  * SVC_JWT_AUDIENCE point the portal at another OpenID provider. The provider here is a
  * separate node process (helpers/jwks-server.ts) with its own RS256 key.
  */
@@ -107,7 +107,7 @@ describe('external-provider mode: accepted tokens', () => {
     expect((await licenses(await mint({ sub: 'ext-admin-3', role: 'admin', client_ids: 'acme' }))).status).toBe(200);
   });
 
-  it("needs no sid and no cap on the lifetime: those are the provider's (docs/decisions.md)", async () => {
+  it("needs no sid and no cap on the lifetime: those are the provider's", async () => {
     const now = Math.floor(Date.now() / 1000);
     expect((await licenses(await mint({ sub: 'ext-admin-4', exp: String(now + 10 * 365 * 86_400) }))).status).toBe(200);
     // Within the allowed clock skew of 60 s.

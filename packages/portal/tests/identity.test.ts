@@ -26,7 +26,7 @@ import {
 } from './helpers/portal.ts';
 
 /**
- * The portal's own identity provider (DESIGN D4, section 5; SPEC "Authentication").
+ * The portal's own identity provider (docs/api.md#identity-provider, section 5; docs/api.md#credentials).
  * Every describe block has its own portal and database: /identity/token is limited to
  * 30 requests a minute per address, and each block stays well under that.
  */

@@ -7,7 +7,7 @@ import { http, withToken, type HttpResult } from './helpers/http.ts';
 import { startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /**
- * SPEC Authentication rule 1, DESIGN 5: the admin JWT goes only in X-Identity-Token. Any
+ * docs/api.md#credentials, docs/api.md: the admin JWT goes only in X-Identity-Token. Any
  * Authorization header on /api/* is refused before a handler runs, and a fake credential
  * gets the same plain 401 under either header.
  */

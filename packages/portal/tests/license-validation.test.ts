@@ -4,7 +4,7 @@ import { createLicense, DAY_MS, FakeClock, licenseAction, openDb, uniqueClientId
 import { http, withKey, withToken } from './helpers/http.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
-/** GET /api/license (SPEC "GET /api/license", "License key record and validation result"). */
+/** GET /api/license (docs/api.md#credentials). */
 
 const FIELDS = [
   'active',

@@ -15,7 +15,7 @@ import { listLicenses } from '../src/licenses/list.ts';
 import { createTestDatabase } from './helpers/portal.ts';
 
 // The license rules as area functions on a real database: the DomainError each refusal
-// throws (code and SPEC message), what a change stores, audits and announces after commit.
+// throws (code and documented message), what a change stores, audits and announces after commit.
 let db: Kysely<Database>;
 let deps: LicenseChangeDeps & { keys: ApiKeyVerifier; events: EventBus };
 const heard: DomainEvent[] = [];

@@ -14,12 +14,12 @@ import {
 import { http, withKey, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, LEGACY_KEY, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
-/** /api/licenses (SPEC "/api/licenses", "License key lifecycle"; DESIGN D10). */
+/** /api/licenses (docs/api.md#licenses). */
 
 const KEY_PATTERN = /^svc_(pro|biz|msp)_[0-9a-f]{64}$/;
 const ID_PATTERN = /^lic_[0-9a-f]{16}$/;
 const SEGMENT = { professional: 'pro', business: 'biz', msp: 'msp' } as const;
-/** Every field the 201 answer carries (D10's list plus status, created_by, updated_at). */
+/** Every field the 201 answer carries (the list plus status, created_by, updated_at). */
 const CREATED_FIELDS = [
   'client_id',
   'created_at',
@@ -717,7 +717,7 @@ describe('/api/licenses', () => {
   });
 });
 
-describe('secrets stay out of the logs (DESIGN 5)', () => {
+describe('secrets stay out of the logs ', () => {
   const lines: string[] = [];
   let portal: TestPortal;
   beforeAll(async () => {
@@ -745,7 +745,7 @@ describe('secrets stay out of the logs (DESIGN 5)', () => {
     await http(portal.url, 'GET', '/api/license', { headers: withKey(key) });
 
     const log = lines.join('');
-    expect(lines.length).toBeGreaterThan(10); // the instrument works: requests were logged
+    expect(lines.length).toBeGreaterThan(10); // The instrument works: requests were logged
     expect(log.includes(record.key_prefix) || log.includes('/api/licenses')).toBe(true);
     expect(log.includes(key.slice(14))).toBe(false);
     expect(log.includes(sha256Hex(key))).toBe(false);

@@ -34,7 +34,7 @@ describe('OpenAPI contract', () => {
     }
   });
 
-  it('gives every operation a success response schema and documents its errors in the D1 shape', () => {
+  it('gives every operation a success response schema and documents its errors in the common error shape', () => {
     const operations = Object.entries(doc.paths).flatMap(([path, ops]: [string, any]) =>
       Object.entries(ops).map(([method, op]) => ({ path, method, op: op as any })),
     );
@@ -51,7 +51,7 @@ describe('OpenAPI contract', () => {
     }
   });
 
-  it('documents the 409 of an ambiguous session id with its client list (D17) and the share operations', () => {
+  it('documents the 409 of an ambiguous session id with its client list and the share operations', () => {
     for (const [path, method] of [
       ['/api/download', 'get'],
       ['/api/benchmark', 'get'],

@@ -14,7 +14,7 @@ import {
 } from './helpers/upload.ts';
 
 /**
- * Path safety (SPEC "Session identifiers": ids are validated against ^[a-zA-Z0-9_-]+$ so
+ * Path safety (docs/session-file.md#the-session-id: ids are validated against ^[a-zA-Z0-9_-]+$ so
  * they cannot traverse): every session id parameter of the session endpoints refuses
  * traversal in all its spellings with 400, before the blob store is touched. The values
  * below are written exactly as they travel in the query string (the server decodes once).

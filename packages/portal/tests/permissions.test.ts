@@ -31,7 +31,7 @@ import {
 import { http, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
-/** SPEC Authentication rule 5 and 6, DESIGN D2 (agent:commands for business and msp) and D3 (scoped users). */
+/** docs/api.md#credentials, docs/api.md#agents-and-commands (agent:commands for business and msp) and docs/api.md#credentials (scoped users). */
 
 const MATRIX: Record<Permission, Record<Tier, boolean>> = {
   upload: { professional: true, business: true, msp: true },
@@ -178,7 +178,7 @@ describe('principals (unit)', () => {
   });
 });
 
-describe('scoped users (D3) on a real portal', () => {
+describe('scoped users on a real portal', () => {
   const clock = new FakeClock();
   let portal: TestPortal;
   let db: pg.Client;

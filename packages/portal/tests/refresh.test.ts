@@ -16,7 +16,7 @@ import {
   type SessionFiles,
 } from './helpers/upload.ts';
 
-/** PUT /api/refresh (SPEC endpoint and every row of its Errors table; 403 scope; DESIGN 5). */
+/** PUT /api/refresh (docs/api.md#error-body-and-status-codes table; 403 scope). */
 
 const REPORT_V1 = '<!doctype html><html><body><h1>Report v1</h1></body></html>';
 const EXEC_V1 = '<!doctype html><html><body><h1>Exec v1</h1></body></html>';
@@ -97,7 +97,7 @@ describe('PUT /api/refresh', () => {
       const after = await row(sessionId);
       expect(after.version).toBe(before.version + 1);
       expect(after.files['report.html']).toEqual({
-        // D17: under the session's client, then the day.
+        // docs/api.md#ids-are-per-client: under the session's client, then the day.
         key: expect.stringMatching(/^sessions\/(?:c-[A-Za-z0-9_-]+|h-[0-9a-f]{32})\/\d{4}-\d{2}-\d{2}\//),
         size: Buffer.byteLength(v2),
         sha256: sha256(v2),
@@ -320,7 +320,7 @@ describe('PUT /api/refresh', () => {
     });
   });
 
-  describe('404: another client (D17: the same answer as a missing session)', () => {
+  describe('404: another client (the same answer as a missing session)', () => {
     it('a key of another client cannot refresh, and nothing is written', async () => {
       const sessionId = await upload(keyA.key);
       const before = await row(sessionId);

@@ -23,8 +23,8 @@ import { http, withKey, withToken } from './helpers/http.ts';
 import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /**
- * PATCH /api/remediation-update (SPEC "PATCH /api/remediation-update", "Remediation status
- * changes", "Remediation entries"; DESIGN D7: the stored session_results.json reflects the
+ * PATCH /api/remediation-update (docs/api.md#sessions, "Remediation status
+ * changes"; docs/api.md#sessions: the stored session_results.json reflects the
  * updates). Real portal, real PostgreSQL, real blob store.
  */
 
@@ -127,7 +127,7 @@ describe('PATCH /api/remediation-update', () => {
     return JSON.parse(await blobText((await row(sessionId)).files['session_results.json']!.key));
   }
 
-  /** The same file through GET /api/download (D7: it reflects remediation updates). */
+  /** The same file through GET /api/download (docs/api.md#sessions: it reflects remediation updates). */
   async function downloadedDoc(sessionId: string): Promise<any> {
     const res = await http(portal.url, 'GET', `/api/download?session=${sessionId}`, { headers: withToken(admin) });
     expect(res.status, res.text).toBe(200);
@@ -454,7 +454,7 @@ describe('PATCH /api/remediation-update', () => {
       expect(await row(sessionId)).toEqual(before);
     });
 
-    it('a scoped user of another client gets the same 404 as for a missing session (D17)', async () => {
+    it('a scoped user of another client gets the same 404 as for a missing session', async () => {
       const other = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('other') });
       const user = await createScopedUser(portal, [other.record.client_id]);
       const before = await row(sessionId);
@@ -616,7 +616,7 @@ describe('PATCH /api/remediation-update', () => {
       expect(puts).toHaveLength(4);
       for (const key of puts) await expect(portal.ctx.blobs.get(key)).rejects.toBeInstanceOf(BlobNotFoundError);
       const after = await row(sessionId);
-      expect(after.version).toBe(before.version + 4); // the rival's bumps only
+      expect(after.version).toBe(before.version + 4); // The rival's bumps only
       expect(after.files).toEqual(before.files);
       expect(after.metadata).toEqual(before.metadata);
       expect(await storedDoc(sessionId)).toEqual(doc);

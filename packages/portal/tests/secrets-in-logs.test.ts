@@ -4,7 +4,7 @@ import { maskUrl } from '../src/logging.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /**
- * DESIGN 5: plaintext keys, JWTs, passwords and secrets never reach logs or error bodies.
+ * docs/api.md: plaintext keys, JWTs, passwords and secrets never reach logs or error bodies.
  * The portal runs at debug level (request logging on) and every line it writes is kept;
  * every response is kept too. Then each secret is searched for in all of it.
  */

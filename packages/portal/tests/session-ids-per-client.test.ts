@@ -7,7 +7,7 @@ import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.t
 import { newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from './helpers/upload.ts';
 
 /**
- * D17 (issue 11, point 2): session ids are unique per client, not per portal. Two clients
+ * docs/api.md#ids-are-per-client (issue 11, point 2): session ids are unique per client, not per portal. Two clients
  * whose scans finish in the same second both upload the same id; each key acts within its
  * own client; another client's session answers exactly like a missing one; a caller that
  * may see several clients names one with `client_id` or gets a 409 listing only the
@@ -16,7 +16,7 @@ import { newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from './
 
 const AMBIGUOUS = 'Session id is ambiguous: it exists under several clients; name one with client_id';
 
-describe('session ids are unique per client (D17)', () => {
+describe('session ids are unique per client', () => {
   let portal: TestPortal;
   let db: pg.Client;
   let admin: string;
@@ -384,7 +384,7 @@ describe('session ids are unique per client (D17)', () => {
   });
 });
 
-/** Sessions without a client are stored under '' since D17; every count treats them as "no client", as before. */
+/** Sessions without a client are stored under '' since docs/api.md#ids-are-per-client; every count treats them as "no client", as before. */
 describe('sessions without a client count as no client', () => {
   let portal: TestPortal;
   afterAll(async () => {

@@ -8,7 +8,7 @@ import { type Doc, postUpload, sessionParts } from './helpers/upload.ts';
 /**
  * GET /api/sessions' search, sort, upload range and total, and GET /api/sessions/clients,
  * against the real portal on a real database: exact rows in exact order for each parameter,
- * 400 for bad values. SPEC's filters (client_id, status, exact target) keep their meaning.
+ * 400 for bad values. the filters (client_id, status, exact target) keep their meaning.
  */
 
 interface Planted {

@@ -18,7 +18,7 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } 
 import { blobPath, newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from './helpers/upload.ts';
 
 /**
- * /api/sessions (DESIGN D5, D6; SPEC Events status_changed, session_deleted,
+ * /api/sessions (docs/api.md#sessions; events status_changed, session_deleted,
  * report_expiring): listing, detail, review status, delete and retention, against the
  * real portal on a real database, with a clock the tests move by hand.
  */
@@ -290,7 +290,7 @@ describe('/api/sessions', () => {
       ]);
     });
 
-    it('404 for an unknown session and out of scope alike (D17), 401 without a JWT', async () => {
+    it('404 for an unknown session and out of scope alike, 401 without a JWT', async () => {
       expect((await get(`?session=${newSessionId()}`)).status).toBe(404);
       const lic = await createLicense(portal);
       const id = await upload(lic.key, { files: false });
@@ -477,7 +477,7 @@ describe('/api/sessions', () => {
       ).toBe(0);
     });
 
-    it("a key of the session's client may change it; another client's key gets 404 (D17)", async () => {
+    it("a key of the session's client may change it; another client's key gets 404", async () => {
       const lic = await createLicense(portal);
       const sameClient = await createLicense(portal, { client_id: lic.record.client_id });
       const other = await createLicense(portal);
@@ -574,7 +574,7 @@ describe('/api/sessions', () => {
       expect((await patch(id, { status: 'new' })).status).toBe(404);
     });
 
-    it("a key of the session's client may delete it; another client's key or scope gets 404 (D17)", async () => {
+    it("a key of the session's client may delete it; another client's key or scope gets 404", async () => {
       const lic = await createLicense(portal);
       const other = await createLicense(portal);
       const id = await upload(lic.key);
@@ -599,7 +599,7 @@ describe('/api/sessions', () => {
   });
 });
 
-describe('retention (D6)', () => {
+describe('retention', () => {
   const start = new Date(Math.floor(Date.now() / 1000) * 1000);
   const clock = new FakeClock(start);
   let portal: TestPortal;

@@ -6,7 +6,7 @@ import { http, withKey } from './helpers/http.ts';
 import { startTestPortal, type TestPortal } from './helpers/portal.ts';
 import { newSessionId, postUpload, sessionParts, type SessionFiles } from './helpers/upload.ts';
 
-/** GET /api/share and the share page /share/ (SPEC share URL and bridge paragraph, DESIGN D8, section 5). */
+/** GET /api/share and the share page /share/ (docs/api.md#sessions). */
 
 /** The report in the share page's frame: no external loads, pop-ups only, framed by the portal only. */
 const FRAME_CSP =

@@ -17,8 +17,8 @@ import {
 } from './helpers/upload.ts';
 
 /**
- * Tenant isolation (DESIGN section 5 "Tenant scoping comes from the credential", D3, D5,
- * D7, D8, D9; SPEC Authentication rule 4; docs/decisions.md "Sessions", "Session files,
+ * Tenant isolation (docs/api.md#credentials, docs/api.md#sessions,
+ * docs/api.md#sessions, docs/api.md#credentials, docs/decisions.md "Sessions", "Session files,
  * sharing and benchmarks"): every session endpoint × every credential × every session,
  * with the expected answer of each cell written down in MATRIX below, so the whole policy
  * reads at once. One test per cell.
@@ -37,9 +37,9 @@ import {
  * Credentials:
  * - keyA, keyB: business license keys of clients A and B;
  * - proA: a professional key of client A (tier 403s; same tenant as keyA);
- * - legacy: the deprecated shared key (tier msp, no client scoping, SPEC Authentication);
+ * - legacy: the deprecated shared key (tier msp, no client scoping, docs/api.md#credentials);
  * - admin: the bootstrap admin's identity JWT (X-Identity-Token);
- * - memberA: a member JWT with client_ids ['A'] (business permissions: A has a business key, D3);
+ * - memberA: a member JWT with client_ids ['A'] (business permissions: A has a business key, docs/api.md#credentials);
  * - none: no credential at all.
  */
 const CREDENTIALS = ['keyA', 'keyB', 'proA', 'legacy', 'admin', 'memberA', 'none'] as const;
@@ -80,21 +80,21 @@ type Endpoint = (typeof ENDPOINTS)[number];
  *
  * - POST /api/upload: a re-upload of the session's id (a replacement); for the missing
  *   column it creates the session. The file claims the column's client (A for missing);
- *   the key's client wins (SPEC upload). Session ids are unique per client (D17): a key
+ *   the key's client wins (docs/api.md#sessions). Session ids are unique per client (docs/api.md#ids-are-per-client): a key
  *   uploading another client's id creates its own client's session and leaves the other
- *   untouched; keys only, a missing or non-key credential is a 403 (SPEC Errors).
+ *   untouched; keys only, a missing or non-key credential is a 403 (docs/api.md#error-body-and-status-codes).
  * - GET /api/share, GET /share/ and GET /share/frame: the column says whose share token is in `?token=`
- *   (missing: a well-formed token no session has). The token is the credential (D8);
+ *   (missing: a well-formed token no session has). The token is the credential (docs/api.md#sessions);
  *   headers change nothing.
- * - PUT /api/refresh: keys only, 401 without one (SPEC Errors).
+ * - PUT /api/refresh: keys only, 401 without one (docs/api.md#error-body-and-status-codes).
  * - GET /api/benchmark: permission `benchmark` (business, msp), checked before the session (403 for proA everywhere).
- * - GET /api/sessions (listing, detail, client_id filter): identity JWT only (D5, decisions
+ * - GET /api/sessions (listing, detail, client_id filter): identity JWT only (docs/api.md#sessions: decisions
  *   "Review status"); keys get 401. The client_id filter uses the column's client
  *   (missing: a client without sessions); a client outside the caller's scope is a 403.
  * - PATCH/DELETE /api/sessions: an in-scope JWT or a key of the session's client (decisions "Review status").
  * - PATCH /api/remediation-update: identity JWT only, keys 401 (route doc), business and up.
  * - Everywhere: a session of a client out of scope is the same 404 as a missing session
- *   (D17: which ids another client uses is never observable), no credential 401 (upload: 403).
+ *   (docs/api.md#ids-are-per-client: which ids another client uses is never observable), no credential 401 (upload: 403).
  */
 const MATRIX: Record<Endpoint, Record<Credential, Row>> = {
   //                                  A's        B's        missing
@@ -218,7 +218,7 @@ const MATRIX: Record<Endpoint, Record<Credential, Row>> = {
 };
 
 /**
- * A share token opens one session, read-only (D7, D8; decisions "Download": another
+ * A share token opens one session, read-only (docs/api.md#sessions; docs/decisions.md "Download": another
  * session's token gets the same 404 as a missing session; a key or JWT sent with a token
  * decides on its own). Columns: whose token is in `?token=`: the token of the session in
  * the request ("own"; for A's session that is A's token), the other fixture session's
@@ -365,7 +365,7 @@ describe('tenant isolation: every session endpoint × credential × session', ()
     );
   };
 
-  /** The session `id` of `client` (D17: ids are per client); null: whichever client has it. */
+  /** The session `id` of `client` (docs/api.md#ids-are-per-client: ids are per client); null: whichever client has it. */
   async function snapshot(id: string, client: string | null): Promise<Snapshot> {
     const q = async (sql: string) => (await db.query(sql, [id, client])).rows;
     const ofClient = '($2::text IS NULL OR client_id = $2)';
@@ -550,7 +550,7 @@ describe('tenant isolation: every session endpoint × credential × session', ()
         // The key's client wins over the file's; the legacy key keeps the file's.
         const expectedClient = clientOfKey(cred) ?? s.owner ?? CLIENT_A;
         if (s.owner !== null && expectedClient !== s.owner) {
-          // D17: the same id under another client is another session: this client's new
+          // docs/api.md#ids-are-per-client: the same id under another client is another session: this client's new
           // one, with a token of its own; the owner's session is exactly as it was.
           expect({ ...after, blobs: [], tmp: [] }).toEqual({ ...before, blobs: [], tmp: [] });
           const mine = await snapshot(s.id, expectedClient);
@@ -741,7 +741,7 @@ describe('tenant isolation: every session endpoint × credential × session', ()
   });
 
   /**
-   * D9: "no other tenant's data is revealed"; decisions "Benchmark": "a percentile needs
+   * docs/api.md#sessions: "no other tenant's data is revealed"; decisions "Benchmark": "a percentile needs
    * at least 3 peers with the metric, so no single tenant's figure can be inferred". Here
    * B is the only other tenant in the portal, so whatever A's benchmark says must not
    * depend on B's figures: change only B's session and A's answer must stay the same.

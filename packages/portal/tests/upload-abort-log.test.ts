@@ -25,7 +25,7 @@ describe('a client aborting an upload', () => {
       ...sessionParts(sessionDoc('session-minimal.json')),
       { name: 'pipeline_log', filename: 'p.log', data: Buffer.alloc(2 * 1024 * 1024, 'x') },
     ]);
-    // A license key: the legacy key is logged at warning level on every use (D18).
+    // A license key: the legacy key is logged at warning level on every use (docs/api.md#credentials).
     const { key } = await createLicense(portal, { tier: 'business' });
     const port = Number(new URL(portal.url).port);
     const socket = net.connect(port, '127.0.0.1');

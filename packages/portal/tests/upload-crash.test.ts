@@ -32,7 +32,7 @@ import {
 } from './helpers/upload.ts';
 
 /**
- * Crash consistency of uploads (DESIGN 5: "a crash at any byte leaves either nothing or
+ * Crash consistency of uploads (docs/api.md: "a crash at any byte leaves either nothing or
  * the whole session, and orphaned temp files are cleaned up"), with the real portal
  * process (`node packages/portal/src/main.ts`, embedded PostgreSQL, its own data dir):
  * an upload is trickled in, the portal is killed with -9 at several points of it, its

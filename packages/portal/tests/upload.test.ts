@@ -30,8 +30,8 @@ import {
 } from './helpers/upload.ts';
 
 /**
- * POST /api/upload (SPEC "POST /api/upload", Errors, Limits, Events scan_completed;
- * DESIGN D11, sections 4 and 5): real portal, real PostgreSQL, blob store on disk.
+ * POST /api/upload (docs/api.md#sessions, Errors, Limits, Events scan_completed;
+ * docs/api.md#licenses, sections 4 and 5): real portal, real PostgreSQL, blob store on disk.
  */
 
 const BASE_URL = 'http://portal.test';
@@ -62,7 +62,7 @@ describe('POST /api/upload', () => {
 
   const detail = (sessionId: string) =>
     http(portal.url, 'GET', `/api/sessions?session=${encodeURIComponent(sessionId)}`, { headers: withToken(admin) });
-  /** The session `sessionId` (of `clientId` when given: D17, ids are unique per client). */
+  /** The session `sessionId` (of `clientId` when given: docs/api.md#ids-are-per-client, ids are unique per client). */
   const row = async (sessionId: string, clientId?: string) =>
     (
       await db.query('SELECT * FROM sessions WHERE session_id = $1 AND ($2::text IS NULL OR client_id = $2)', [
@@ -377,7 +377,7 @@ describe('POST /api/upload', () => {
       expect(view.body.session).toMatchObject({ risk_score: 12, status: 'in_review', has_exec_summary: true });
       expect(view.body.status_history).toHaveLength(1);
       expect(view.body.notes).toHaveLength(1);
-      // The session keeps counting against the key that first uploaded it (D11).
+      // The session keeps counting against the key that first uploaded it (docs/api.md#licenses).
       expect(r!['license_id']).toBe(biz.record.id);
     });
 
@@ -387,7 +387,7 @@ describe('POST /api/upload', () => {
       expect(first.status).toBe(200);
       const before = await row(id, biz.record.client_id);
 
-      // D17: the id under another client is another session; the first one is untouched.
+      // docs/api.md#ids-are-per-client: the id under another client is another session; the first one is untouched.
       const otherClient = `some-other-client-${id}`;
       const moved = sessionDoc('session-complete.json', id);
       moved['metadata']['client_id'] = otherClient;
@@ -414,7 +414,7 @@ describe('POST /api/upload', () => {
       expect((await upload(biz.key, sessionDoc('session-complete.json', id), { log: LOG })).status).toBe(200);
       const before = await row(id, biz.record.client_id);
 
-      // D17: session ids are unique per client, not per portal (two scans finishing in the
+      // docs/api.md#ids-are-per-client: session ids are unique per client, not per portal (two scans finishing in the
       // same second); the second client's upload is its own session, not a 403.
       const other = await createLicense(portal, { tier: 'business' });
       const res = await upload(other.key, sessionDoc('session-minimal.json', id), {
@@ -689,7 +689,7 @@ describe('POST /api/upload', () => {
     await expectNoLeftovers(objects);
   });
 
-  describe('D11: max_sessions of the key', () => {
+  describe('max_sessions of the key', () => {
     it('the third new session gets 403 Session limit reached (2); replacing one still works at the limit', async () => {
       const lic = await createLicense(portal, { tier: 'professional', max_sessions: 2 });
       const [a, b, c] = [newSessionId(), newSessionId(), newSessionId()];
@@ -776,7 +776,7 @@ describe('POST /api/upload', () => {
   });
 
   describe('scan_completed', () => {
-    it('is audited with SPEC data fields and published only after the writes', async () => {
+    it('is audited with the documented data fields and published only after the writes', async () => {
       const lic = await createLicense(portal, { tier: 'business' });
       const id = newSessionId();
       let seen: { event: DomainEvent; visible: number; filesOnDisk: boolean } | null = null;

@@ -11,9 +11,9 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } 
 import { newSessionId, postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
 
 /**
- * The ten subscribable events (SPEC "Portal webhook events"; DESIGN D13 for the command
+ * The ten subscribable events (docs/api.md#webhooks for the command
  * events) fired by their real operations and received by a real HTTPS receiver, with
- * SPEC's data fields. Waits are bounded polls on the receiver.
+ * the data fields. Waits are bounded polls on the receiver.
  */
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -96,7 +96,7 @@ function inbox(r: HttpsReceiver) {
   };
 }
 
-/** Envelope, headers and both signatures; SPEC's data fields all present. */
+/** Envelope, headers and both signatures; the data fields all present. */
 async function expectEvent(
   req: ReceivedRequest,
   sub: Sub,
@@ -306,7 +306,7 @@ describe('events from sessions and agents', () => {
       expect(r.requests.filter((q) => q.json.data.agent_id === other)).toEqual([]);
     });
 
-    it('command_dispatched: POST /api/agent-commands, for one agent and for a group (D13 fields)', async () => {
+    it('command_dispatched: POST /api/agent-commands, for one agent and for a group (documented fields)', async () => {
       const agentId = await newAgent();
       const res = await api('POST', '/api/agent-commands', {
         agent_id: agentId,
@@ -354,7 +354,7 @@ describe('events from sessions and agents', () => {
       expect([...gd['agent_ids']].sort()).toEqual([a, b].sort());
     });
 
-    it('command_completed and command_failed: PATCH /api/agent-commands after ack (D13 fields)', async () => {
+    it('command_completed and command_failed: PATCH /api/agent-commands after ack (documented fields)', async () => {
       const agentId = await newAgent();
       const queue = async (body: Record<string, unknown>) => {
         const res = await api('POST', '/api/agent-commands', { agent_id: agentId, ...body });
@@ -465,7 +465,7 @@ describe('report_expiring (listing, inside the last 7 days of retention, once)',
     await portal?.close();
   });
 
-  it('fires from GET /api/sessions when a session enters the window, with SPEC data, and never twice', async () => {
+  it('fires from GET /api/sessions when a session enters the window, with the documented data, and never twice', async () => {
     const clientId = uniqueClientId('exp');
     const lic = await createLicense(portal, { tier: 'business', client_id: clientId }, await admin());
     const r = await receiver();

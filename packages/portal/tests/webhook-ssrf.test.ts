@@ -7,8 +7,8 @@ import { createTestCa, HttpsReceiver, until, type TestCa } from './helpers/https
 import { ADMIN_EMAIL, startTestPortal, type TestPortal } from './helpers/portal.ts';
 
 /**
- * Webhook URL safety (SPEC Resources "Webhook subscription": localhost and private
- * addresses refused; DESIGN 5 "Webhook URLs"): the rules at creation and update, and at
+ * Webhook URL safety (docs/api.md#webhooks: localhost and private
+ * addresses refused): the rules at creation and update, and at
  * delivery, where a rebinding DNS answer, a stored URL the current configuration no
  * longer allows, or a redirect must never reach a non-public address. Receivers are real
  * HTTPS servers on 127.0.0.1 that count every TCP connection, so "refused" means nothing

@@ -17,7 +17,7 @@ import { ADMIN_EMAIL, startTestPortal, type TestPortal } from './helpers/portal.
 import { newSessionId, postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
 
 /**
- * /api/webhooks (DESIGN D12) and outgoing delivery (SPEC "Webhook delivery", "Portal webhook
+ * /api/webhooks (docs/api.md#webhooks) and outgoing delivery (docs/api.md#webhooks, "Portal webhook
  * events" delivery semantics, Versioning 1) against real local HTTPS receivers. The
  * receivers sit on 127.0.0.1, which the portal reaches only because this file sets
  * SVC_WEBHOOK_ALLOW_CIDRS=127.0.0.0/8; their certificate comes from a CA made at test
@@ -156,7 +156,7 @@ async function changeStatus(sessionId: string) {
   return res.body as { previous_status: string; status: string; changed_at: string };
 }
 
-/** Check one received request against SPEC's headers and both signature schemes. */
+/** Check one received request against the headers and both signature schemes. */
 async function expectSigned(
   req: ReceivedRequest,
   sub: { signing_secret: string; standard_webhooks_secret: string },
@@ -182,7 +182,7 @@ async function expectSigned(
   ).toEqual(req.json);
 }
 
-describe('subscriptions CRUD (D12)', () => {
+describe('subscriptions CRUD', () => {
   it('POST answers 201 with the subscription, its signing secret (only here) and the whsec_ form; the row is stored', async () => {
     const res = await api('POST', '/api/webhooks', {
       url: 'https://93.184.215.14/hooks/svc?x=1',
@@ -735,8 +735,8 @@ describe('subscriptions CRUD (D12)', () => {
   });
 });
 
-describe('delivery (SPEC "Webhook delivery")', () => {
-  it('sends the exact envelope, SPEC headers and both signatures; the body is what the log stored; the log shows one 200 attempt', async () => {
+describe('delivery', () => {
+  it('sends the exact envelope, X-SVC headers and both signatures; the body is what the log stored; the log shows one 200 attempt', async () => {
     const r = await receiver();
     const t = await tenant();
     const sub = await subscribe({ url: r.url(), event_types: ['status_changed'], client_id: t.clientId });

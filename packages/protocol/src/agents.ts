@@ -23,7 +23,7 @@ export const AgentClientId = Type.Optional(
 export const MAX_COMMANDS_PER_HEARTBEAT = 20;
 export const MAX_COMMANDS_PER_POLL = 50;
 export const STALE_THRESHOLD_SECONDS = 600;
-/** Captured output cap per stream (SPEC: 10 KB each). */
+/** Captured output cap per stream (10 KB each). */
 export const MAX_OUTPUT_BYTES = 10 * 1024;
 
 export const COMMAND_TYPES = [
@@ -41,7 +41,7 @@ export const COMMAND_STATUSES = ['pending', 'sent', 'acked', 'completed', 'faile
 export type CommandStatus = (typeof COMMAND_STATUSES)[number];
 export const REPORTABLE_STATUSES = ['acked', 'completed', 'failed'] as const;
 
-/** SPEC: the only keys push_config may change remotely. */
+/** The only keys push_config may change remotely. */
 export const REMOTE_CONFIG_ALLOWLIST = [
   'DAEMON_POLL_INTERVAL',
   'DAEMON_HEARTBEAT_INTERVAL',

@@ -2,8 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { IsoDateTime, SessionId } from './common.ts';
 
 /**
- * Audit event types: SPEC's list, then the command events, then extensions that
- * keep the trail complete for administrative changes SPEC does not name.
+ * Audit event types: the list, then the command events, then extensions that
+ * keep the trail complete for administrative changes beyond the original list.
  */
 export const AUDIT_EVENT_TYPES = [
   'scan_completed',

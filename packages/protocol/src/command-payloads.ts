@@ -3,14 +3,14 @@ import { checkRemoteConfigValue, isRemoteConfigKey, type RemoteConfigKey } from 
 import { checkScanTargets, DEFAULT_SCAN_MAX_ADDRESSES, NO_SCAN_TARGETS, type ScanBudget } from './scan-targets.ts';
 
 /**
- * SPEC "Agent command payloads": the rules a command's payload must follow, shared by the
+ * docs/agent/commands.md: the rules a command's payload must follow, shared by the
  * portal (which refuses a bad command before queueing it) and the agent (which checks again
  * before running it). Pure: a refusal is returned with its message, never thrown.
  */
 
 export type CommandPayload = Record<string, unknown>;
 
-/** An accepted payload per command type, as checkCommandPayload returns it (SPEC's payload table). */
+/** An accepted payload per command type, as checkCommandPayload returns it (the payload table). */
 export type CommandPayloads = {
   run_scan: { targets: string; profile?: string; upload?: boolean };
   push_session: { session_id?: string };
@@ -49,7 +49,7 @@ const refuse = (message: string): Checked => ({ ok: false, message });
 
 // Control characters (including CR and LF) never reach an agent's config or command line.
 const CONTROL = /[\u0000-\u001f\u007f]/;
-// Both start with a letter or digit: DESIGN 5, no value starting with `-` may reach the agent's tools as an option.
+// Both start with a letter or digit: docs/api.md, no value starting with `-` may reach the agent's tools as an option.
 const PROFILE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const SCHEDULE_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const SESSION_NAME_PATTERN = /^\d{8}_\d{6}$/;
@@ -150,7 +150,7 @@ const RULES: Record<CommandType, Record<string, Rule>> = {
 };
 
 /**
- * Check a command's payload against SPEC's payload table: required keys, allowed values,
+ * Check a command's payload against the payload table: required keys, allowed values,
  * the push_config allowlist and value rules, no control characters, nothing that could be
  * read as an option, targets by the scan target rule within `opts.scanBudget` (default one
  * /16). A key of no rule is accepted when it is a plain name and returned apart, unchecked. Keys are checked in the table's order and the first refusal is the answer. Null counts as absent. Accepted payloads come back normalised (trimmed target
@@ -170,7 +170,7 @@ export function checkCommandPayload<T extends CommandType>(
       ok: false,
       message: `Unknown payload key for ${type} must be a name (letters, digits and _, starting with a letter, at most 64): ${badName.slice(0, 64)}`,
     };
-  // SPEC's rollout rule: a field the portal accepts first reaches agents that do not know it yet.
+  // The rollout rule: a field the portal accepts first reaches agents that do not know it yet.
   const unknown = Object.fromEntries(unknownKeys.map((k) => [k, payload[k]]));
   const out: CommandPayload = {};
   for (const [key, rule] of Object.entries(rules)) {

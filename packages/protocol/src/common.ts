@@ -3,10 +3,10 @@ import { Type, type Static } from '@sinclair/typebox';
 /** ISO 8601 timestamp as the portal writes it (`Date#toISOString`). */
 export const IsoDateTime = Type.String({ format: 'date-time', description: 'ISO 8601 timestamp' });
 
-/** D1: every error body is `{"error": "<message>"}`; extra fields are allowed. */
+/** docs/api.md#error-body-and-status-codes: every error body is `{"error": "<message>"}`; extra fields are allowed. */
 export const ErrorBody = Type.Object(
   { error: Type.String() },
-  { additionalProperties: true, description: 'Error body (D1)' },
+  { additionalProperties: true, description: 'Error body (docs/api.md#error-body-and-status-codes)' },
 );
 export type ErrorBody = Static<typeof ErrorBody>;
 
@@ -16,6 +16,6 @@ export type OkBody = Static<typeof OkBody>;
 /** Client identifiers tag sessions, keys and agents; kept to a safe, printable alphabet. */
 export const ClientId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.:@-]*$' });
 
-/** SPEC: servers validate session ids against this pattern. */
+/** Servers validate session ids against this pattern. */
 export const SESSION_ID_PATTERN = '^[a-zA-Z0-9_-]+$';
 export const SessionId = Type.String({ minLength: 1, maxLength: 128, pattern: SESSION_ID_PATTERN });

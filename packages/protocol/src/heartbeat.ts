@@ -5,12 +5,12 @@ import { ClientId, IsoDateTime } from './common.ts';
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
 /**
- * The daemon heartbeat (POST /api/health), SPEC "Agent, heartbeat, command, result, group"
- * and "Agent behavior". `HeartbeatBody` is what a daemon sends; `readHeartbeat` is how the
+ * The daemon heartbeat (POST /api/health), docs/api.md#agents-and-commands
+ *. `HeartbeatBody` is what a daemon sends; `readHeartbeat` is how the
  * portal reads a body, one pure function so a sender can check itself against the reader.
  */
 
-/** SPEC: validated in this order; the first missing, null or empty one is named in the 400. */
+/** Validated in this order; the first missing, null or empty one is named in the 400. */
 export const HEARTBEAT_REQUIRED_FIELDS = ['agent_id', 'version', 'timestamp', 'status', 'uptime_seconds'] as const;
 
 export const SCHEDULE_LAST_STATUSES = ['none', 'success', 'failed'] as const;
@@ -68,7 +68,7 @@ export type HeartbeatBody = Static<typeof HeartbeatBody>;
 
 /**
  * POST /api/health's request schema: every field unchecked, because `readHeartbeat` checks
- * them by hand to give SPEC's exact messages in SPEC's order, and an odd telemetry value
+ * them by hand to give the exact messages in the order, and an odd telemetry value
  * is stored as reported rather than refused.
  */
 export const HeartbeatRequestBody = Type.Object(
@@ -167,7 +167,7 @@ const invalid = (field: string, rule: string): HeartbeatReading => ({
 });
 
 /**
- * SPEC: the five required fields are checked in the order agent_id, version, timestamp,
+ * The five required fields are checked in the order agent_id, version, timestamp,
  * status, uptime_seconds; the first that is missing, null or an empty string is named
  * (`Missing required field: <name>`); the number 0 passes. Types are checked after that.
  * `keepClientId`: the reader holds the legacy key, whose agents keep the client_id they

@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ClientId, IsoDateTime } from './common.ts';
 
-/** D4: the portal's own identity provider. */
+/** docs/api.md#identity-provider: the portal's own identity provider. */
 export const ROLES = ['admin', 'member'] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -41,7 +41,7 @@ export const SessionsRevokedResponse = Type.Object({
 });
 export type SessionsRevokedResponse = Static<typeof SessionsRevokedResponse>;
 
-/** RFC 6749 section 5.2 error body; `error` keeps D1's shape. */
+/** RFC 6749 section 5.2 error body; `error` keeps the shape. */
 export const OAuthError = Type.Object({ error: Type.String(), error_description: Type.Optional(Type.String()) });
 
 export const User = Type.Object({

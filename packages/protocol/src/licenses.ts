@@ -27,7 +27,7 @@ const OptionalExpiry = Type.Unsafe<string | null>({
 export const VALIDATION_REASONS = ['ok', 'revoked', 'expired', 'inactive', 'not_found', 'invalid_format'] as const;
 export type ValidationReason = (typeof VALIDATION_REASONS)[number];
 
-/** GET /api/license: the validation result (SPEC "License key record and validation result"). */
+/** GET /api/license: the validation result (docs/api.md#credentials). */
 export const LicenseValidation = Type.Object({
   valid: Type.Boolean(),
   tier: Type.Union([TierSchema, Type.Null()]),

@@ -1,5 +1,5 @@
 /**
- * Tiers and the permission matrix (SPEC "Authentication" rule 5, DESIGN D2).
+ * Tiers and the permission matrix (docs/api.md#credentials, docs/api.md#agents-and-commands).
  * Shared by the portal (enforcement) and the client (soft feature gates).
  */
 export const TIERS = ['professional', 'business', 'msp'] as const;
@@ -36,14 +36,14 @@ export function tierAllows(tier: Tier, permission: Permission): boolean {
 
 const TIER_RANK: Record<Tier, number> = { professional: 0, business: 1, msp: 2 };
 
-/** The highest of the given tiers, or `fallback` when there is none (D3). */
+/** The highest of the given tiers, or `fallback` when there is none (docs/api.md#credentials). */
 export function highestTier(tiers: Iterable<Tier>, fallback: Tier = 'professional'): Tier {
   let best: Tier | null = null;
   for (const t of tiers) if (best === null || TIER_RANK[t] > TIER_RANK[best]) best = t;
   return best ?? fallback;
 }
 
-/** Default limits per tier (SPEC "Limits"); null means unlimited. */
+/** Default limits per tier (docs/api.md#limits); null means unlimited. */
 export const TIER_DEFAULT_LIMITS: Record<Tier, { max_sessions: number | null; max_agents: number | null }> = {
   professional: { max_sessions: 50, max_agents: 5 },
   business: { max_sessions: 500, max_agents: 25 },

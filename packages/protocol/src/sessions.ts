@@ -10,7 +10,7 @@ export type RemediationStatus = (typeof REMEDIATION_STATUSES)[number];
 export const SESSION_STATUSES = ['new', 'in_review', 'resolved', 'archived'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
-/** Stored file names (SPEC "Session file names") and the upload field each comes from. */
+/** Stored file names (docs/api.md#sessions) and the upload field each comes from. */
 export const SESSION_FILES = ['session_results.json', 'pipeline.log', 'report.html', 'exec_summary.html'] as const;
 export type SessionFileName = (typeof SESSION_FILES)[number];
 export const UPLOAD_FIELDS: Record<string, SessionFileName> = {
@@ -160,7 +160,7 @@ export const UploadResponse = Type.Object({
 export type UploadResponse = Static<typeof UploadResponse>;
 
 /**
- * D17: the client a session id is looked up under. Session ids are unique per client; a
+ * docs/api.md#ids-are-per-client: the client a session id is looked up under. Session ids are unique per client; a
  * caller that may see several clients names one when the id exists under more than one
  * (otherwise 409). Empty: the sessions uploaded without a client (shown as client_id null).
  */
@@ -265,7 +265,7 @@ export const SessionQuery = Type.Object(
   { additionalProperties: false },
 );
 
-/** 409 body when a session id names sessions of several clients the caller may see (D17). */
+/** 409 body when a session id names sessions of several clients the caller may see (docs/api.md#ids-are-per-client). */
 export const AmbiguousSessionBody = Type.Object(
   {
     error: Type.String(),
@@ -275,7 +275,7 @@ export const AmbiguousSessionBody = Type.Object(
   },
   {
     description:
-      'The session id exists under several clients the caller may see: repeat the request with client_id (D17)',
+      'The session id exists under several clients the caller may see: repeat the request with client_id (docs/api.md#ids-are-per-client)',
   },
 );
 
@@ -412,9 +412,9 @@ export const RemediationUpdateResponse = Type.Object({
 });
 export type RemediationUpdateResponse = Static<typeof RemediationUpdateResponse>;
 
-// ---- Download, share, refresh and benchmark (DESIGN D7, D8, D9; SPEC "PUT /api/refresh") ----
+// ---- Download, share, refresh and benchmark (docs/api.md#sessions) ----
 
-/** GET /api/download: `file` defaults to session_results.json; `token` is a share token (D7). */
+/** GET /api/download: `file` defaults to session_results.json; `token` is a share token (docs/api.md#sessions). */
 export const DownloadQuery = Type.Object({
   session: Type.Optional(Type.String({ maxLength: 256 })),
   file: Type.Optional(
@@ -432,7 +432,7 @@ export type DownloadQuery = Static<typeof DownloadQuery>;
 export const ShareQuery = Type.Object({ token: Type.Optional(Type.String({ maxLength: 128 })) });
 export type ShareQuery = Static<typeof ShareQuery>;
 
-/** GET /api/share: what a share-token holder may see of its one session (D8). */
+/** GET /api/share: what a share-token holder may see of its one session (docs/api.md#sessions). */
 export const ShareResponse = Type.Composite([
   Type.Pick(SessionMetadata, [
     'session_id',
@@ -489,7 +489,7 @@ export const BenchmarkMetric = Type.Object({
 });
 export type BenchmarkMetric = Static<typeof BenchmarkMetric>;
 
-/** GET /api/benchmark (D9): percentiles against the latest session of every other client/target pair. */
+/** GET /api/benchmark (docs/api.md#sessions): percentiles against the latest session of every other client/target pair. */
 export const BenchmarkResponse = Type.Object({
   session_id: Type.String(),
   sample_size: Type.Integer({ minimum: 0, description: 'other client/target pairs compared against' }),

@@ -3,7 +3,7 @@ import { ClientId, IsoDateTime } from './common.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
-/** SPEC "Portal webhook events": the ten subscribable events. */
+/** docs/api.md#webhooks: the ten subscribable events. */
 export const WEBHOOK_EVENT_TYPES = [
   'scan_completed',
   'status_changed',
@@ -23,7 +23,7 @@ export const PING_EVENT = 'ping';
 export const WEBHOOK_API_VERSION = '2';
 export const WEBHOOK_USER_AGENT = 'svc-portal-webhook/2.0';
 
-/** The JSON body of every delivery (SPEC "Webhook delivery"). */
+/** The JSON body of every delivery (docs/api.md#webhooks). */
 export const WebhookEnvelope = Type.Object({
   api_version: Type.Literal(WEBHOOK_API_VERSION),
   event_type: Type.String(),
@@ -129,7 +129,7 @@ export const RedeliverBody = Type.Object(
 );
 export const DeliveryResponse = Type.Object({ delivery: WebhookDelivery });
 
-/** GET /api/db-health (SPEC). */
+/** GET /api/db-health. */
 export const DB_HEALTH_TABLES = [
   'sessions',
   'session_notes',

@@ -3,7 +3,7 @@ import { COMMAND_TYPES, CONFIG_KEY_NOT_ALLOWED, REMOTE_CONFIG_ALLOWLIST, type Co
 import { checkCommandPayload } from '../src/command-payloads.ts';
 import type { RemoteConfigKey } from '../src/remote-config.ts';
 
-/** SPEC "Agent command payloads": what a command's payload must be before it is queued or run. */
+/** docs/agent/commands.md: what a command's payload must be before it is queued or run. */
 
 function accepted(type: CommandType, payload: Record<string, unknown>): Record<string, unknown> {
   const result = checkCommandPayload(type, payload);
@@ -286,7 +286,7 @@ describe('checkCommandPayload: update_schedule and push_session', () => {
 });
 
 describe('checkCommandPayload: unknown keys', () => {
-  // SPEC's rollout rule: the portal accepts a new field before the agents know it; an agent ignores it.
+  // The rollout rule: the portal accepts a new field before the agents know it; an agent ignores it.
   it.each(COMMAND_TYPES.map((t) => [t]))('%s accepts a key it does not know and passes it through', (type) => {
     const payload: Record<string, unknown> =
       type === 'run_scan'

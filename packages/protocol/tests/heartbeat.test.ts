@@ -2,7 +2,7 @@ import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { HeartbeatBody, readHeartbeat, type HeartbeatReading } from '../src/heartbeat.ts';
 
-/** SPEC "POST /api/health": how a heartbeat body is read, and the shape a daemon sends. */
+/** docs/api.md#agents-and-commands: how a heartbeat body is read, and the shape a daemon sends. */
 
 const beat = (extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   agent_id: 'svcd_0a1b2c3d',
@@ -45,7 +45,7 @@ describe('readHeartbeat', () => {
     );
   });
 
-  it('names the first missing required field in SPEC order; the number 0 passes', () => {
+  it('names the first missing required field in the documented order; the number 0 passes', () => {
     expect(message(readHeartbeat(null))).toBe('Missing required field: agent_id');
     expect(message(readHeartbeat({ agent_id: 'a', version: ' ' }))).toBe('Missing required field: version');
     expect(message(readHeartbeat(beat({ status: null, uptime_seconds: undefined })))).toBe(
@@ -116,7 +116,7 @@ describe('HeartbeatBody: what a daemon sends is what the portal reads', () => {
     expect(validate(body)).toBe(false);
   });
 
-  it('a schedule item off the SPEC shape is outside the schema, yet the reader stores it', () => {
+  it('a schedule item off the documented shape is outside the schema, yet the reader stores it', () => {
     const body = beat({ schedules: [{ ...schedule, last_status: 'maybe' }] });
     expect(validate(body)).toBe(false);
     expect(readHeartbeat(body).ok).toBe(true);

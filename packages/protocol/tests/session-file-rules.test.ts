@@ -238,7 +238,7 @@ describe('operational score and exception_impact', () => {
 });
 
 describe('frameworks', () => {
-  it("names SPEC's five frameworks; each total is the length of the framework's own list", () => {
+  it("names the five frameworks; each total is the length of the framework's own list", () => {
     expect(FRAMEWORKS).toStrictEqual(['CIS Controls v8', 'NIST CSF', 'PCI-DSS v4.0', 'SOC 2', 'ORC 9.64']);
     // CIS: 153 safeguards; NIST CSF 2.0: 106 subcategories; PCI DSS 4.0: 63 x.y requirements;
     // SOC 2: 33 common criteria; ORC 9.64: its 5 technical divisions.

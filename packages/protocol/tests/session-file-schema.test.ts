@@ -102,7 +102,7 @@ describe('SessionFile schema', () => {
     expect(Value.Check(SessionFile, [])).toBe(false);
   });
 
-  it("refuses fields of the wrong kind: a severity outside SPEC's five, a bad status, a port out of range, a bad fingerprint", () => {
+  it('refuses fields of the wrong kind: a severity outside the five, a bad status, a port out of range, a bad fingerprint', () => {
     const ok = { metadata: { session_id: 'a_1' } };
     expect(Value.Check(SessionFile, { ...ok, findings: [{ severity: 'urgent' }] })).toBe(false);
     expect(Value.Check(SessionFile, { ...ok, remediation: [{ status: 'done' }] })).toBe(false);

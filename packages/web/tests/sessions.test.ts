@@ -156,7 +156,7 @@ describe('sessions and the session view', () => {
     }
   });
 
-  it('asks which client when the session id exists under several (D17)', async () => {
+  it('asks which client when the session id exists under several', async () => {
     const p = await openPage(browser, WIDTHS.desktop);
     const { page } = p;
     const id = latestAcme();

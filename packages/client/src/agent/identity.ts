@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import os from 'node:os';
 
-/** SPEC: `svcd_` + the first 8 hex of md5(hostname); SVC_AGENT_ID overrides (tests, cloned hosts). */
+/** `svcd_` + the first 8 hex of md5(hostname); SVC_AGENT_ID overrides (tests, cloned hosts). */
 export function agentIdOf(env: NodeJS.ProcessEnv, hostname: string = os.hostname()): string {
   const override = env['SVC_AGENT_ID']?.trim();
   if (override !== undefined && override !== '') return override;

@@ -32,8 +32,7 @@ export interface DaemonLogger extends AgentLogger {
 
 /**
  * One logfmt line per event (`ts= level= msg= key=value...`) on the given stream, dropped below
- * the live level. Color only on an interactive terminal with NO_COLOR unset (SPEC "Agent
- * behavior" 4).
+ * the live level. Color only on an interactive terminal with NO_COLOR unset (docs/agent.md).
  */
 export function createLogger(
   out: NodeJS.WritableStream & { isTTY?: boolean },

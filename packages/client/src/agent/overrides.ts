@@ -20,7 +20,7 @@ export interface OverridesReading {
 }
 
 /**
- * Reads the overrides file with the same rules push_config applies (SPEC "Agent behavior" 3):
+ * Reads the overrides file with the same rules push_config applies (docs/agent.md):
  * a hand-edited key outside the allowlist, or a value the rules refuse, is dropped with a message.
  * Raw lines are checked for CR and controls first, because dotenv would turn a quoted `\n` into one.
  */

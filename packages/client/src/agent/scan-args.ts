@@ -1,5 +1,5 @@
 /**
- * SPEC "Agent command payloads", run_scan profile: `full_recon`/`full` → `--full`,
+ * docs/agent/commands.md, run_scan profile: `full_recon`/`full` → `--full`,
  * `quick`/`quick_recon` → `-P quick_recon`, any other value no mode flag (svc scan's default).
  */
 export function profileArgs(profile: string | undefined): string[] {

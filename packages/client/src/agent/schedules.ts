@@ -17,7 +17,7 @@ interface Entry {
   deleted: boolean;
 }
 
-/** SPEC's schedule fields plus what the schedule runs (the portal keeps extra keys as reported). */
+/** The schedule fields plus what the schedule runs (the portal keeps extra keys as reported). */
 export type ReportedSchedule = HeartbeatSchedule & { cron: string; targets: string; profile?: string };
 
 export interface SchedulerOptions {

@@ -10,16 +10,16 @@ import {
 import type { AlertRules } from './settings.ts';
 
 /**
- * Which alerts a finished session triggers (SPEC "Scan-time alert webhook payload"). Pure:
+ * Which alerts a finished session triggers (docs/scanner/alerts.md). Pure:
  * the session, the prior session of the same target (or null), the rules and the time in;
- * the SPEC payload of each triggered alert out, in the order risk_threshold, new_critical,
+ * the webhook payload of each triggered alert out, in the order risk_threshold, new_critical,
  * scan_complete. Delivery is notify.ts's.
  */
 
 export const ALERT_TYPES = ['risk_threshold', 'new_critical', 'scan_complete', 'test'] as const;
 export type AlertType = (typeof ALERT_TYPES)[number];
 
-/** SPEC's webhook JSON, also the one description of an alert that every channel renders. */
+/** The webhook JSON, also the one description of an alert that every channel renders. */
 export interface AlertPayload {
   event: 'svc_alert';
   alert_type: AlertType;

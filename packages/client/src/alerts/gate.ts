@@ -3,7 +3,7 @@ import type { ClientTier } from '../license/format.ts';
 import type { AlertChannels } from './settings.ts';
 
 /**
- * SPEC "Client license tier resolution" 5 lists `webhooks` among the soft gates; on the scanner
+ * docs/cli.md#license-tier lists `webhooks` among the soft gates; on the scanner
  * the only webhook is the scan-time alert webhook, so ALERT_WEBHOOK_URL needs business or above
  * (warn and skip). E-mail and chat alerts are core (`alerts`) and never gated.
  */

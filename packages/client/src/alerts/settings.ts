@@ -2,7 +2,7 @@ import { checkRemoteConfigValue, type RemoteConfigKey } from '@svc/protocol';
 
 /**
  * Alert settings from the client's settings (config files, environment). Rules and channels
- * follow SPEC "Scan-time alert webhook payload"; the value rules of the three remotely
+ * follow docs/scanner/alerts.md; the value rules of the three remotely
  * editable keys (ALERT_ENABLED, ALERT_RISK_THRESHOLD, ALERT_ON_NEW_CRITICAL) are push_config's,
  * so a value the portal accepts is one the scanner accepts. A bad value never stops a scan:
  * it is reported through `warn` and the default is used.

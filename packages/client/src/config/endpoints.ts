@@ -1,5 +1,5 @@
 /**
- * Portal endpoint URLs derived from the upload URL (SPEC: the client derives the health,
+ * Portal endpoint URLs derived from the upload URL (the client derives the health,
  * license and agent-command URLs from CONSULTATION_API_URL by replacing the trailing
  * `/upload`).
  */

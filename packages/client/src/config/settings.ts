@@ -5,7 +5,7 @@ import { parse } from 'dotenv';
  * Client settings: `KEY=VALUE` config files (`-c`), the environment, and command-line
  * flags. Precedence, highest first: flags, config files (a later `-c` file over an earlier
  * one), the environment, defaults. A config file wins over the environment because that is
- * what sourcing it in a shell did (SPEC "Client license tier resolution" 1: the config value
+ * what sourcing it in a shell did (docs/cli.md#license-tier: the config value
  * of SVC_API_KEY beats the environment's). The one exception is SVC_LICENSE_KEY, which is
  * read from the environment only and never shadowed (see license/resolve.ts).
  *

@@ -17,7 +17,7 @@ import {
 } from './tools.ts';
 
 /**
- * The eight host readiness checks of pi_validate.sh (SPEC "Client command-line tools"). Each
+ * The eight host readiness checks of pi_validate.sh (docs/cli.md). Each
  * check gathers facts from the host (probe) and hands them to a pure rule that decides
  * pass/warn/fail and the one-line detail; the rules are unit-tested, the probes are exercised
  * by running the real tool. The rules are documented in docs/cli/pi_validate.md.

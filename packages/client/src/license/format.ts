@@ -16,7 +16,7 @@ export interface FormatResult {
 }
 
 /**
- * SPEC "Client license tier resolution" 2-3: `svc_{pro|biz|msp}_{64 hex}` gives its tier; any
+ * docs/cli.md#license-tier: `svc_{pro|biz|msp}_{64 hex}` gives its tier; any
  * other non-empty key is `legacy` (all features) with a warning: a deprecation warning for a
  * key without the `svc_` prefix, a format warning for a malformed `svc_` key (the portal's 403
  * stays authoritative). No key is community: unlicensed, tier ''.

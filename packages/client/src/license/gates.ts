@@ -1,8 +1,8 @@
 import type { ClientTier } from './format.ts';
 
-/** Features every tier has, community included: core scanning is never gated (SPEC 5). */
+/** Features every tier has, community included: core scanning is never gated (docs/cli.md#license-tier). */
 export const CORE_FEATURES = ['scan', 'upload', 'report', 'share', 'download', 'alerts'] as const;
-/** SPEC "Client license tier resolution" 5: these need business or above. */
+/** docs/cli.md#license-tier: these need business or above. */
 export const BUSINESS_FEATURES = [
   'compliance',
   'benchmark',
@@ -14,7 +14,7 @@ export const BUSINESS_FEATURES = [
 
 const RANK: Record<ClientTier, number> = { '': 0, professional: 1, business: 2, msp: 3, legacy: 3 };
 
-/** The tier a feature needs: '' (any) for core features, business for SPEC's list, msp for anything else. */
+/** The tier a feature needs: '' (any) for core features, business for the list, msp for anything else. */
 export function requiredTier(feature: string): ClientTier {
   if ((CORE_FEATURES as readonly string[]).includes(feature)) return '';
   if ((BUSINESS_FEATURES as readonly string[]).includes(feature)) return 'business';

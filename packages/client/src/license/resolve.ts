@@ -20,7 +20,7 @@ export interface ResolvedKey {
 export const licenseKeyFile = (home: string) => path.join(home, '.svc', 'license.key');
 
 /**
- * SPEC "Client license tier resolution" 1, in order:
+ * docs/cli.md#license-tier, in order:
  * 1. SVC_LICENSE_KEY from the environment: never shadowed (a config file cannot set it);
  * 2. SVC_API_KEY: a config file's value over the environment's;
  * 3. CONSULTATION_API_KEY (legacy alias): the same;

@@ -11,7 +11,7 @@ export const DEFAULT_GRACE_S = 259_200;
 /** How the tier was decided. */
 export type TierBasis =
   | 'no-key' // community: no key anywhere
-  | 'online' // the portal answered now
+  | 'online' // The portal answered now
   | 'cache' // a fresh cached answer, no network
   | 'grace' // portal unreachable, cached tier within the grace period
   | 'grace-ended' // portal unreachable past TTL + grace: community
@@ -42,7 +42,7 @@ export interface LicenseState {
   unreachable: string | null;
 }
 
-/** The result of asking the portal once. "Cannot tell" is never "invalid" (SPEC GET /api/license). */
+/** The result of asking the portal once. "Cannot tell" is never "invalid" (docs/cli.md#license-tier). */
 export type OnlineAnswer = { kind: 'answer'; result: LicenseValidation } | { kind: 'cannot-tell'; why: string };
 
 export interface TierOptions {
@@ -77,7 +77,7 @@ export function answerFrom(status: number, body: unknown): OnlineAnswer {
 }
 
 /**
- * SPEC "Client license tier resolution" 2-4. Called once per run (the CLI keeps the result).
+ * docs/cli.md#license-tier. Called once per run (the CLI keeps the result).
  */
 export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
   const { key, now, warn } = opts;
@@ -103,7 +103,7 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
   base.fingerprint = fingerprint;
   base.key_sha256 = keySha256(key.key);
   // The deprecation / format warning is shown once per run (process), however often the
-  // tier is resolved (SPEC rule 3: "one-time deprecation warning").
+  // tier is resolved (docs/cli.md#license-tier: one deprecation warning per run).
   if (format.warning !== null && !formatWarned.has(fingerprint)) {
     formatWarned.add(fingerprint);
     warn(format.warning);
@@ -131,7 +131,7 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
   const locallyExpired = cache !== null && cache.expires_at !== null && Date.parse(cache.expires_at) <= at.getTime();
 
   // A locally known past expiry is final whatever the portal could say (a key's expiry never
-  // changes after creation): community, without asking (SPEC rule 4, "regardless of connectivity").
+  // changes after creation): community, without asking (docs/cli.md#license-tier: whatever the network says).
   if (cache !== null && locallyExpired) return expired(community(fromCache(cache), 'expired'), warn);
 
   if (cache !== null && fresh) {

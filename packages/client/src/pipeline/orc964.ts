@@ -3,7 +3,7 @@ import { CONTROL_NAMES } from './compliance-map.ts';
 import type { ComplianceRow } from './compliance.ts';
 
 /**
- * The `.orc_964` block exactly per SPEC "Compliance, topology and ORC 9.64 data". It is
+ * The `.orc_964` block exactly per docs/session-file.md. It is
  * written only when ORC 9.64 is enabled (`ORC_964_ENABLED=true` or
  * `CLIENT_TYPE=political_subdivision`) and the key has the compliance permission; otherwise
  * the ORC rows are stripped from compliance[] and the block is omitted.
@@ -31,7 +31,7 @@ const attestOf = (v: string | undefined): AttestState => {
   return s === 'true' || s === 'false' ? s : 'unknown';
 };
 
-/** ORC settings from configuration values (env-style names); anything unrecognised takes SPEC's default. */
+/** ORC settings from configuration values (env-style names); anything unrecognised takes the default. */
 export function orcSettingsFrom(values: Readonly<Record<string, string | undefined>>): OrcSettings {
   return {
     enabled:

@@ -2,8 +2,7 @@ import { lenient, REMEDIATION_STATUSES, severityOf } from '@svc/protocol';
 import { hostOf, type Remediation, type RemediationStatus, type StageFinding } from './types.ts';
 
 /**
- * Remediation tracking against the prior session of the same target (SPEC "Remediation
- * entries"). A finding matches a prior open item by fingerprint, else (prior files without
+ * Remediation tracking against the prior session of the same target (docs/session-file.md). A finding matches a prior open item by fingerprint, else (prior files without
  * fingerprints) by title and host. A matched item is `persistent` unless the prior said
  * `in_progress` or `deferred` (a human decision, carried over); its first_seen, note and, when
  * the status did not change, status_changed are the prior's. An unmatched finding is `new`,

@@ -14,7 +14,7 @@ import { buildTopology } from './topology.ts';
 import type { HostInfo, ScanFinding } from './types.ts';
 
 /**
- * Composes the stages into one complete session document (D19: pure, no I/O, the clock passed
+ * Composes the stages into one complete session document (docs/scanner/stages.md: pure, no I/O, the clock passed
  * in). Licensing never fails a run: a closed gate (remediation, compliance) adds a warning and
  * that part is skipped; ORC 9.64 needs the compliance permission too.
  */
@@ -69,7 +69,7 @@ export function runStages(input: StagesInput): StagesResult {
   let remediation: ReturnType<typeof trackRemediation> | null = null;
   if (gate(input.license.tier, 'remediation', warn)) {
     // Tracking compares scans of one target; a prior file of another target (the caller picked
-    // the wrong one) would mark every finding of both as resolved or persistent by accident.
+    // The wrong one) would mark every finding of both as resolved or persistent by accident.
     const otherTarget = priorTarget(input.prior);
     const sameTarget = otherTarget === null || otherTarget.trim() === settings.target.trim();
     if (!sameTarget)

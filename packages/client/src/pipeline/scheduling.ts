@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 
 /**
- * Scheduling metadata (SPEC "Summary blocks"). The schedule id is `sched_` followed by the
+ * Scheduling metadata (docs/session-file.md#computed-blocks). The schedule id is `sched_` followed by the
  * first 12 hex characters of the MD5 of the UTF-8 text `<target><cron>`: the target trimmed,
  * directly followed by the cron expression with its fields separated by single spaces
  * (so `0 2 * * 1` and `0  2 * * 1` are the same schedule). MD5 is an identifier here, not a

@@ -44,7 +44,7 @@ export interface PortalClientOptions {
 }
 
 /**
- * The portal's API as typed calls (SPEC "Endpoints"), for the CLI, the scanner and the agent
+ * The portal's API as typed calls (docs/api.md), for the CLI, the scanner and the agent
  * daemon alike. Each call sends the one RequestSpec its builder in requests.ts describes (the
  * same one `api-debug --show-curl` prints), so the curl shown and the request sent cannot differ.
  * Requests and answers are the protocol package's types; an answer is checked against its schema

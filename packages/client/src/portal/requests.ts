@@ -3,7 +3,7 @@ import { endpoint, type PortalTarget } from './target.ts';
 import { PortalError } from './errors.ts';
 
 /**
- * One builder per portal call (SPEC "Endpoints"). Builders only describe the request; the
+ * One builder per portal call (docs/api.md). Builders only describe the request; the
  * caller sends it (http/request.ts send) or prints it (toCurl). A builder that needs a
  * credential the target lacks fails with a `credentials` PortalError naming the setting.
  */

@@ -106,8 +106,8 @@ export function timeoutOf(raw: string | undefined): number {
 
 /**
  * Flags first, then the settings: URL from `-u` or CONSULTATION_API_URL; key from `-k` or the
- * license key resolution order (SPEC "Client license tier resolution" 1); JWT from `-j`,
- * SVC_JWT or CONSULTATION_JWT (SPEC "Authentication" 1).
+ * license key resolution order (docs/cli.md#license-tier); JWT from `-j`,
+ * SVC_JWT or CONSULTATION_JWT (docs/api.md#credentials).
  */
 export function resolveTarget(
   settings: Settings,

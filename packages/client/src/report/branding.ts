@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Branding } from './index.ts';
 
 /**
- * SPEC "Report white-label configuration" from the environment. A color goes into the
+ * docs/scanner/report.md from the environment. A color goes into the
  * report's CSS, so only plain color syntax is accepted (hex, rgb()/hsl() with numbers, a
  * color name): anything else (a `;`, a brace, `url(`...) is refused with a warning and the
  * default used. A logo that cannot be read, has an unknown type or is too big is skipped
@@ -122,7 +122,7 @@ function logoFrom(
   return { mime, base64: Buffer.from(bytes).toString('base64') };
 }
 
-/** SPEC's defaults, for runs that take no white-label settings (the synthetic collection). */
+/** The defaults, for runs that take no white-label settings (the synthetic collection). */
 export function defaultBranding(): Branding {
   return { ...BRANDING_DEFAULTS, footerEmail: null, footerUrl: null, logo: null };
 }

@@ -13,7 +13,7 @@ import { deltaText } from './sections/remediation.ts';
 import { topRisksTable } from './sections/top-risks.ts';
 import { trendSection } from './sections/trend.ts';
 
-/** One printable page for a manager (SCANNER-NOTES 7.1): scope, overall risk, counts, top 5, trend, next steps. */
+/** One printable page for a manager (docs/scanner/report.md): scope, overall risk, counts, top 5, trend, next steps. */
 export function execSummary(input: ReportInput): string {
   const { doc, branding } = input;
   const facts = factsOf(doc);

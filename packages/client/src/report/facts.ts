@@ -14,7 +14,7 @@ import {
 } from '@svc/protocol';
 
 /**
- * What the report reads from a session file, with the lenient defaults of SPEC "Versioning":
+ * What the report reads from a session file, with the lenient defaults of docs/api.md#compatibility:
  * older files put the score in metadata, name the severity counts `by_severity`, and may
  * lack any block. Nothing here formats; sections do.
  */

@@ -9,7 +9,7 @@ export { brandingFromEnv } from './branding.ts';
  * session directory as `report_<name>.html` and `exec_summary_<name>.html`.
  */
 
-/** SPEC.md "Report white-label configuration", resolved from the environment. */
+/** docs/scanner/report.md, resolved from the environment. */
 export interface Branding {
   primaryColor: string;
   headerBg: string;

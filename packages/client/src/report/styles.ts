@@ -3,7 +3,7 @@ import { type Html, trusted } from './html.ts';
 import type { Branding } from './index.ts';
 
 /**
- * The report's one stylesheet, inline. The white-label colors are SPEC's CSS variables; each is
+ * The report's one stylesheet, inline. The white-label colors are the CSS variables; each is
  * checked again here (a Branding built by hand skips brandingFromEnv), so no value can leave
  * its declaration.
  */

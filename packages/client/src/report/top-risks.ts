@@ -2,7 +2,7 @@ import { type Finding, RISK_WEIGHTS, type Severity } from '@svc/protocol';
 import { cvesOf, hostOf, SEVERITY_RANK, severityOf } from './facts.ts';
 
 /**
- * The top risks of a session (SCANNER-NOTES 7.2): findings grouped by the weakness they show
+ * The top risks of a session (docs/scanner/report.md): findings grouped by the weakness they show
  * (rule id, else title), weaknesses of one family merged (RC4, SWEET32 and TLS 1.0 are one
  * "weak TLS" risk for the reader, as ADVNessusAnalyzer does), ranked by severity weight times
  * the hosts affected, the higher severity first on a tie.

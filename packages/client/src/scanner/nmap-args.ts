@@ -10,7 +10,7 @@ export interface ArgsOptions {
   statsEverySeconds?: number | undefined;
 }
 
-/** The scan options nmap refuses without root (SCANNER-NOTES section 4). */
+/** The scan options nmap refuses without root (docs/scanner/profiles.md). */
 const ROOT_ONLY = new Set(['-sS', '-sU', '-O']);
 
 const PORT_ITEM = /^(?:[TU]:)?\d{1,5}(?:-\d{1,5})?$/;

@@ -1,6 +1,5 @@
 /**
- * Session ids: `YYYYMMDD_HHMMSS` in UTC, the second the run started (SPEC "Session
- * identifiers"). The pattern is checked before an id becomes a path, so an id can never name
+ * Session ids: `YYYYMMDD_HHMMSS` in UTC, the second the run started (docs/session-file.md#the-session-id). The pattern is checked before an id becomes a path, so an id can never name
  * anything but one directory directly under the sessions root.
  */
 

@@ -12,7 +12,7 @@ import { createPortalClient } from '../portal/client.ts';
 import { PortalError } from '../portal/errors.ts';
 
 /**
- * The ten checks of `e2e_smoke_test.sh` (SPEC "Client command-line tools"), in SPEC's
+ * The ten checks of `e2e_smoke_test.sh` (docs/cli.md), in the documented
  * order. Each one sends one or more probes and asserts exactly what docs/cli/e2e_smoke_test.md
  * says; the statuses are the portal's (packages/portal/src/api/). The checks run one after
  * the other: the share lookup and the delete check need the session the round-trip uploaded.
@@ -131,7 +131,7 @@ function label(probe: Probe): string {
   return `${probe.spec.method} ${pathOf(probe.spec)}${probe.as === '' ? '' : ` ${probe.as}`}`;
 }
 
-/** The `error` of a JSON error body (D1), else a short piece of the text. */
+/** The `error` of a JSON error body (docs/api.md#error-body-and-status-codes), else a short piece of the text. */
 function errorText(res: HttpResponse): string {
   const body = jsonOf(res) as { error?: unknown } | undefined;
   if (body !== null && typeof body === 'object' && typeof body.error === 'string') return body.error;

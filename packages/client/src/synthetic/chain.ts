@@ -20,11 +20,11 @@ import {
  * hosts and exceptions file go through the stages (runStages), the alerts stage and the report
  * renderers, and each session's prior is the previous one with the consultant's decisions
  * applied, as the portal would have recorded them. Nothing here reads the environment, so a
- * seed gives the same files everywhere: SPEC's alert defaults with no channel, the default
+ * seed gives the same files everywhere: the alert defaults with no channel, the default
  * report branding, the full feature set (msp tier) and no license block.
  */
 
-/** SPEC "Scan-time alert webhook payload" defaults: threshold 60, new critical on, scan complete off; nothing is sent. */
+/** docs/scanner/alerts.md defaults: threshold 60, new critical on, scan complete off; nothing is sent. */
 export const SYNTHETIC_ALERTS: AlertSettings = {
   enabled: ALERT_DEFAULTS.enabled,
   risk_threshold: ALERT_DEFAULTS.risk_threshold,

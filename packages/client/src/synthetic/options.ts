@@ -2,8 +2,7 @@ import { SEVERITIES, type Severity } from '@svc/protocol';
 import { MAX_SEED } from './random.ts';
 
 /**
- * Parsing of the `svc synthetic-collection` option values (SPEC "Client command-line
- * tools"). Every check throws a SyntheticOptionError with a one-line reason; the command
+ * Parsing of the `svc synthetic-collection` option values (docs/cli/synthetic_collection.md). Every check throws a SyntheticOptionError with a one-line reason; the command
  * turns it into a usage error (exit 2).
  */
 export class SyntheticOptionError extends Error {
@@ -39,7 +38,7 @@ export function parseSeed(value: string): number {
 
 /**
  * `severity:percent` pairs separated by commas, e.g. `critical:10,high:20,medium:40,low:20,info:10`.
- * Severities are the five of SPEC (case-insensitive), each at most once; an omitted
+ * Severities are the five of the session file (case-insensitive), each at most once; an omitted
  * severity is 0 %; the percentages are whole numbers and must add up to exactly 100.
  */
 export function parseMix(spec: string): Mix {

@@ -36,7 +36,7 @@ export interface BenchmarkStepResult {
 
 const SKIPPED: BenchmarkStepResult = { attached: false, refreshed: [] };
 
-/** The session file's copy of GET /api/benchmark (SPEC "Summary blocks": benchmark). */
+/** The session file's copy of GET /api/benchmark (docs/session-file.md#computed-blocks: benchmark). */
 export function benchmarkBlockOf(answer: BenchmarkResponse): NonNullable<SessionFile['benchmark']> {
   // A metric with no data has a null value on the wire; the session file leaves the value out.
   const metric = ({ value, ...rest }: BenchmarkResponse['metrics']['risk_score']) =>

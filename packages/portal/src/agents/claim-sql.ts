@@ -85,7 +85,7 @@ export const HEARTBEAT_SQL = {
     'client_id = $8 AND agent_id = $9 AND license_id IS NOT NULL',
     'c.client_id = $8 AND c.agent_id = $9',
   ),
-  /** The legacy key acts on the agents it registered, found by id, following the reported client_id (D18). */
+  /** The legacy key acts on the agents it registered, found by id, following the reported client_id (docs/api.md#credentials). */
   legacy: heartbeatStatement(
     'agent_id = $9 AND license_id IS NULL AND client_id = COALESCE($8::text, client_id)',
     'c.client_id = (SELECT client_id FROM hb) AND c.agent_id = $9',

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { TIERS, tierAllows } from '@svc/protocol';
 
-/** The tiers whose agents may receive commands, from the permission matrix (D2). */
+/** The tiers whose agents may receive commands, from the permission matrix (docs/api.md#agents-and-commands). */
 const COMMAND_TIERS: string[] = TIERS.filter((t) => tierAllows(t, 'agent:commands'));
 
 /** A usable key, as the key check decides (alias `l`). */

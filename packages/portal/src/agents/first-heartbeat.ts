@@ -87,7 +87,7 @@ async function recordUnderLock(trx: Db, statement: CompiledQuery): Promise<Claim
 }
 
 /**
- * A license key registers under its own client within its agent limit (D11: registered
+ * A license key registers under its own client within its agent limit (docs/api.md#licenses: registered
  * agents first seen with that key). Registrations of one key are serialised by a lock on
  * its license row, taken on this path only, so the limit holds exactly under concurrency.
  */

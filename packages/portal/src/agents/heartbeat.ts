@@ -17,8 +17,8 @@ type KeyHolder = LicensePrincipal | LegacyPrincipal;
  * another client_id) takes the slow path, which runs the same statement under the row's lock.
  *
  * A license key acts on (its client, agent_id) only, so another client's agent with the
- * same id is simply another agent (D17). The legacy key acts only on agents the legacy key
- * registered (D18), found by id; its daemon's reported client_id is kept and followed.
+ * same id is simply another agent (docs/api.md#ids-are-per-client). The legacy key acts only on agents the legacy key
+ * registered (docs/api.md#credentials), found by id; its daemon's reported client_id is kept and followed.
  */
 export async function recordHeartbeat(
   ctx: AppContext,

@@ -122,7 +122,7 @@ export function presentResult(row: Selectable<AgentCommandResultsTable>) {
     stdout: row.stdout,
     stderr: row.stderr,
     session_id: row.session_id,
-    // SPEC: session_id links to the session detail view.
+    // session_id links to the session detail view.
     session_url: row.session_id === null ? null : `/collect/?session=${encodeURIComponent(row.session_id)}`,
     completed_at: row.completed_at.toISOString(),
   };

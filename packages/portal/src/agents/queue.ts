@@ -18,10 +18,10 @@ import { AGENT_DEREGISTERED, agentForUser, agentNotFound, clientOut, NO_CLIENT }
 const DEFAULT_PRIORITY = 5;
 
 /**
- * Queue a command for one agent or for every current member of a group (D14: one command
+ * Queue a command for one agent or for every current member of a group (docs/api.md#agents-and-commands: one command
  * per member, created now by a single INSERT ... SELECT). An agent whose registering key
  * (or, that key gone, its client's best active key) lacks agent:commands cannot receive
- * commands (D2, eligibility.ts): a single one is a 403, group members are skipped and
+ * commands (docs/api.md#agents-and-commands: eligibility.ts): a single one is a 403, group members are skipped and
  * listed. `command_dispatched` is audited (actor: the admin).
  */
 export async function queueCommands(

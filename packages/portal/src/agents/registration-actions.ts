@@ -15,11 +15,11 @@ const EVENTS: Record<AgentAction, { type: AuditEventType; by: string }> = {
 };
 
 /**
- * SPEC's registration states: registered → deregistered (sets deregistered_at, drops group
+ * the registration states: registered → deregistered (sets deregistered_at, drops group
  * memberships) → registered again (reenable) or removed (purge: the agent row with its
  * commands, results and memberships by cascade; audit history stays). An action that
  * finds the agent already in that state, or a purge of a registered agent, is a 409.
- * The agent is (client_id, agent_id): an id under several clients needs `client_id` (D17).
+ * The agent is (client_id, agent_id): an id under several clients needs `client_id` (docs/api.md#ids-are-per-client).
  */
 export async function changeRegistration(
   ctx: AppContext,

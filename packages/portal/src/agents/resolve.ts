@@ -7,7 +7,7 @@ import { type AgentKey, agentOfKey, agentsWithId } from './queries.ts';
 export type { AgentKey } from './queries.ts';
 
 /**
- * Agents are keyed by (client_id, agent_id) (D17). The legacy key has no client: an agent it
+ * Agents are keyed by (client_id, agent_id) (docs/api.md#ids-are-per-client). The legacy key has no client: an agent it
  * registered without a client_id lives in the unnamed namespace '', which every response
  * shows as client_id null.
  */

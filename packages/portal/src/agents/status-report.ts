@@ -12,7 +12,7 @@ import {
 } from './queries.ts';
 import { agentForKey, clientOut } from './resolve.ts';
 
-/** D14: SPEC's table, strictly. Anything else is a 409. */
+/** docs/api.md#agents-and-commands: the table, strictly. Anything else is a 409. */
 const NEXT: Record<string, readonly string[]> = { sent: ['acked'], acked: ['completed', 'failed'] };
 /**
  * ANSI escapes: OSC strings (ESC ] ... BEL or ESC \\, e.g. terminal titles and hyperlinks),
@@ -21,7 +21,7 @@ const NEXT: Record<string, readonly string[]> = { sent: ['acked'], acked: ['comp
  */
 const ANSI =
   /\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b\[[0-?]*[ -/]*[@-~]|\u001b[ -/]+[0-~]|\u001b[@-_]|\u0000/g;
-/** SPEC: a result's session_id is set for these and null for every other command. */
+/** A result's session_id is set for these and null for every other command. */
 const SESSION_COMMANDS: readonly string[] = ['run_scan', 'push_session'];
 const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 const FOREIGN_SESSION = "session_id does not name a session of this agent's client";

@@ -4,7 +4,7 @@ import type { Database } from '../db/schema.ts';
 import { presentAuditEvent } from './present.ts';
 import { type AuditFilter, pruneAuditEvents, selectAuditEvents } from './queries.ts';
 
-/** SPEC: every read of the log first prunes the events older than 90 days. */
+/** Every read of the log first prunes the events older than 90 days. */
 export async function readAuditLog(
   db: Kysely<Database>,
   filter: AuditFilter,

@@ -22,7 +22,7 @@ export type KeyLookup =
 
 export type KeyFailure = 'missing' | 'invalid' | 'inactive' | 'revoked' | 'expired';
 
-/** SPEC's exact messages for key checks. */
+/** The exact messages for key checks. */
 export const KEY_MESSAGES: Record<KeyFailure, string> = {
   missing: 'Missing API key',
   invalid: 'Invalid API key',
@@ -116,7 +116,7 @@ export class ApiKeyVerifier {
   }
 }
 
-/** Turn a lookup into a principal, or the failure that SPEC names. */
+/** Turn a lookup into a principal, or the failure with its documented message. */
 export function authorizeKey(
   lookup: KeyLookup,
   now: Date,

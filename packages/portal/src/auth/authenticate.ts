@@ -12,11 +12,11 @@ export const tokenRefused = (): DomainError => new DomainError('unauthorized.tok
 /** Where a key came from: the address its failures are counted against, and who to tell of a legacy key. */
 export interface KeyCaller {
   address: string;
-  /** D18: the legacy shared key is deprecated; every use of it is reported (never the key). */
+  /** docs/api.md#credentials: the legacy shared key is deprecated; every use of it is reported (never the key). */
   onLegacyKey: () => void;
 }
 
-/** SPEC rule 1: a JWT never travels in `Authorization` on /api/*; any such header gets the plain 401. */
+/** docs/api.md#credentials: a JWT never travels in `Authorization` on /api/*; any such header gets the plain 401. */
 export function refuseAuthorization(credentials: Credentials): void {
   if (credentials.authorization !== undefined) throw tokenRefused();
 }
@@ -30,7 +30,7 @@ export async function lookupKeyFrom(ctx: AppContext, key: string, caller: KeyCal
 
 export interface KeyAuthOptions {
   permission?: Permission;
-  /** A missing or failing key is unauthorized (401) or forbidden (403): SPEC uses 403 for upload, 401 for refresh. */
+  /** A missing or failing key is unauthorized (401) or forbidden (403): 403 for upload, 401 for refresh (docs/api.md#credentials). */
   refusal?: 'unauthorized' | 'forbidden';
 }
 
@@ -55,7 +55,7 @@ export async function authenticateKey(
 
 export interface UserAuthOptions {
   permission?: Permission;
-  /** Endpoints SPEC documents as "admin only": scoped users get 403 whatever their tier. */
+  /** Endpoints documented as "admin only": scoped users get 403 whatever their tier. */
   adminOnly?: boolean;
 }
 

@@ -32,7 +32,7 @@ export function keyCallerOf(request: FastifyRequest): KeyCaller {
 }
 
 /**
- * SPEC rule 1 (no `Authorization` on /api/*), checked by every guard as well as by the app's
+ * docs/api.md#credentials (no `Authorization` on /api/*), checked by every guard as well as by the app's
  * onRequest hook, so a guarded route never depends on how it was mounted.
  */
 export function refuseAuthorizationHeader(request: FastifyRequest): void {
@@ -51,7 +51,7 @@ export function lookupKey(ctx: AppContext, request: FastifyRequest, key: string)
  */
 export interface KeyGuardOptions {
   permission?: Permission;
-  /** Status for a missing or failing key: SPEC uses 403 for upload, 401 for refresh. */
+  /** Status for a missing or failing key: 403 for upload, 401 for refresh (docs/api.md#credentials). */
   failStatus?: 401 | 403;
 }
 

@@ -11,7 +11,7 @@ function stringArray(v: unknown): string[] | undefined {
 }
 
 /**
- * A verified token becomes a user principal (D3). For the portal's own identity provider
+ * A verified token becomes a user principal (docs/api.md#credentials). For the portal's own identity provider
  * the role and client_ids come from the user row, so a change or deletion takes effect at
  * once; for an external provider they come from the token's claims.
  */

@@ -8,7 +8,7 @@ import { FsBlobStore } from './fs-store.ts';
 import { OWNER_TAG } from './owner.ts';
 import { BlobNotFoundError } from './store.ts';
 
-/** The file-system blob store: atomic puts, deletes, and the sweep of orphans (DESIGN 5). */
+/** The file-system blob store: atomic puts, deletes, and the sweep of orphans . */
 
 const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 
@@ -91,7 +91,7 @@ describe('FsBlobStore', () => {
     const realRename = fs.rename.bind(fs);
     let removedDir = false;
     // Exactly between the put's mkdir and its rename, a delete removes the last object of
-    // the prefix and with it the directory.
+    // The prefix and with it the directory.
     vi.spyOn(fs, 'rename').mockImplementation(async (from, to) => {
       if (!removedDir && String(to).startsWith(dir)) {
         removedDir = true;

@@ -8,7 +8,7 @@ import { passwordWeakness } from '../identity/password-strength.ts';
 const DEFAULT_WEB_DIR = path.join(import.meta.dirname, '../../../web/dist');
 
 /**
- * Portal configuration (DESIGN D15). This is the only module that reads
+ * Portal configuration (README.md#configuration). This is the only module that reads
  * `process.env`; everything else receives a `Config`.
  */
 export interface Config {

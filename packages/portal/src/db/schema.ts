@@ -81,7 +81,7 @@ export interface StoredObject {
 
 export interface SessionsTable {
   session_id: string;
-  /** Part of the key with session_id (D17); '' for sessions uploaded without a client. */
+  /** Part of the key with session_id (docs/api.md#ids-are-per-client); '' for sessions uploaded without a client. */
   client_id: string;
   client: string | null;
   target: string | null;

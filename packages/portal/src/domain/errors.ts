@@ -1,7 +1,7 @@
 /**
  * Errors raised by domain code (licenses, sessions, agents, webhooks, audit, identity, auth).
  *
- * The domain knows what went wrong and says it in SPEC.md's words; it does not know HTTP.
+ * The domain knows what went wrong and says it in the documented words; it does not know HTTP.
  * Each error carries a stable code `<kind>.<what>` (for example `not_found.session`,
  * `conflict.remediation_changed`); the kind alone decides the status, in one table in
  * `http/errors.ts`. Tests and logs may rely on codes; clients see only the message.
@@ -26,7 +26,7 @@ export type DomainErrorCode = `${DomainErrorKind}.${string}`;
 export interface DomainErrorOptions {
   /** Seconds the caller should wait before retrying (rate_limited, unavailable). */
   retryAfterSeconds?: number;
-  /** Extra fields presented beside `error` in the body (SPEC asks for a few). */
+  /** Extra fields presented beside `error` in the body (a few answers carry them). */
   extra?: Record<string, unknown>;
 }
 
@@ -45,6 +45,6 @@ export class DomainError extends Error {
   }
 }
 
-/** The message SPEC.md uses for every tier or permission refusal. */
+/** The message of every tier or permission refusal. */
 export const insufficientPermissions = (feature: string): DomainError =>
   new DomainError('forbidden.permission', `Insufficient permissions for ${feature}`);

@@ -5,7 +5,7 @@ export const IDENTITY_TOKEN_HEADER = 'x-identity-token';
 
 /** What a request presents as credentials: the only place they are read from its headers. */
 export interface Credentials {
-  /** Any Authorization header, as sent: /api refuses it (SPEC rule 1), /identity reads a bearer token from it. */
+  /** Any Authorization header, as sent: /api refuses it (docs/api.md#credentials), /identity reads a bearer token from it. */
   authorization: string | undefined;
   /** X-Identity-Token, trimmed; undefined when missing or blank. */
   identityToken: string | undefined;

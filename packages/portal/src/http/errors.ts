@@ -29,7 +29,7 @@ export function httpErrorOf(err: DomainError): HttpError {
 /**
  * The error catalog. Route handlers throw `HttpError` (request-shape problems found at the
  * edge) or let a domain code's `DomainError` through; the edge (`errorHandler`) turns every
- * error into D1's `{"error": "<message>"}` body. Anything unexpected becomes a 500 whose
+ * error into the `{"error": "<message>"}` body. Anything unexpected becomes a 500 whose
  * body never carries internals.
  */
 export class HttpError extends Error {

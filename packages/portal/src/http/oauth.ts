@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { HttpError } from './errors.ts';
 
-/** RFC 6749 section 5.2 errors keep D1's `error` field and add `error_description`. */
+/** RFC 6749 section 5.2 errors keep the `error` field and add `error_description`. */
 export function oauthError(
   status: number,
   error: string,

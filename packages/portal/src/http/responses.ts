@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { ErrorBody } from '@svc/protocol';
 
-/** A route's response schemas: its success bodies plus D1's error body for each listed status. */
+/** A route's response schemas: its success bodies plus the error body for each listed status. */
 export function responses<T extends Record<number, TSchema>>(
   ok: T,
   ...errorCodes: number[]

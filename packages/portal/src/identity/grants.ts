@@ -18,7 +18,7 @@ import { hashRefreshToken, issueTokens } from './tokens.ts';
 import { normalizeEmail } from './users.ts';
 
 /**
- * What the token endpoint's two grants (D4) come to. `refused`: the grant is invalid (a wrong
+ * What the token endpoint's two grants (docs/api.md#identity-provider) come to. `refused`: the grant is invalid (a wrong
  * password, an unknown, expired or revoked refresh token); `locked`: the e-mail may not try
  * from that address for `retryAfter` seconds; `reused`: a rotated refresh token came back,
  * and its family is now revoked.

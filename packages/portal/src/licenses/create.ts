@@ -11,7 +11,7 @@ export interface LicenseInput extends Omit<CreateLicenseBody, 'expires_at'> {
 }
 
 /**
- * D10: a new key for a client. Omitted limits take the tier's defaults; an explicit null means
+ * docs/api.md#licenses: a new key for a client. Omitted limits take the tier's defaults; an explicit null means
  * unlimited. The plaintext key is answered once; only its SHA-256 is stored.
  */
 export async function createLicense(

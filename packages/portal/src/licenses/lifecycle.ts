@@ -16,7 +16,7 @@ const EVENT: Record<LicenseAction, AuditEventType> = {
 const licenseNotFound = () => new DomainError('not_found.license', 'License not found');
 
 /**
- * D10: revoke (one-way), deactivate (active to inactive) or activate (inactive to active). A
+ * docs/api.md#licenses: revoke (one-way), deactivate (active to inactive) or activate (inactive to active). A
  * revoked key never changes again; an action that finds the key already in that state is a conflict.
  */
 export async function changeLicenseState(
@@ -52,7 +52,7 @@ export async function changeLicenseState(
   return row;
 }
 
-/** D10: only a revoked key may be deleted. */
+/** docs/api.md#licenses: only a revoked key may be deleted. */
 export async function deleteLicense(deps: LicenseChangeDeps, id: string, actor: string): Promise<void> {
   const event = await deps.db.transaction().execute(async (trx) => {
     const current = await lockLicense(trx, id);

@@ -5,7 +5,7 @@ import type { LicenseRow } from './present.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
-/** D3: the highest tier among the active (not revoked, not expired, not inactive) keys of these clients. */
+/** docs/api.md#credentials: the highest tier among the active (not revoked, not expired, not inactive) keys of these clients. */
 export async function highestActiveTier(db: Kysely<Database>, clientIds: string[], now: Date): Promise<Tier> {
   if (clientIds.length === 0) return 'professional';
   const rows = await db

@@ -20,7 +20,7 @@ export interface DatabaseHealthDeps {
 }
 
 /**
- * D16: the deployment's own PostgreSQL, its size, and the storage limit of SVC_STORAGE_LIMIT_MB.
+ * docs/api.md#operations: the deployment's own PostgreSQL, its size, and the storage limit of SVC_STORAGE_LIMIT_MB.
  * Tenant data (activity, per-client statistics) is limited to the caller's clients; counts and
  * sizes are not tenant data.
  */
@@ -66,7 +66,7 @@ export async function databaseHealth(deps: DatabaseHealthDeps, caller: { clientI
     })),
     session_stats: {
       by_status: Object.fromEntries(statuses.map((s) => [s.status, Number(s.n)])),
-      // Sessions without a client are stored under '' (D17) and shown as null.
+      // Sessions without a client are stored under '' (docs/api.md#ids-are-per-client) and shown as null.
       by_client: clients.map((c) => ({
         client_id: c.client_id === '' ? null : c.client_id,
         client: c.client as string | null,

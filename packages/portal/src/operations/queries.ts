@@ -3,7 +3,7 @@ import type pg from 'pg';
 import type { Database } from '../db/schema.ts';
 
 /**
- * SPEC's table names mapped onto our schema: `agents` and `agent_heartbeats` are one
+ * the table names mapped onto our schema: `agents` and `agent_heartbeats` are one
  * table here (agents holds the latest heartbeat; `agents` counts the registered ones),
  * and `webhooks` is the delivery log.
  */

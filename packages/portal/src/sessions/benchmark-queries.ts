@@ -33,7 +33,7 @@ export interface MetricRow {
 
 /** One session's own metrics, read fresh; null when it does not exist. */
 export async function sessionMetrics(db: Kysely<Database>, ref: SessionRef): Promise<MetricRow | null> {
-  // NULLIF: sessions without a client (stored under '') count as no client (D17).
+  // NULLIF: sessions without a client (stored under '') count as no client (docs/api.md#ids-are-per-client).
   const { rows } =
     await sql<MetricRow>`SELECT NULLIF(s.client_id, '') AS client_id, ${metricColumns('s')} FROM sessions s WHERE s.client_id = ${ref.clientId} AND s.session_id = ${ref.sessionId}`.execute(
       db,

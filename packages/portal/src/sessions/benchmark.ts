@@ -4,7 +4,7 @@ import type { BenchmarkLabel, BenchmarkMetric, BenchmarkMetricName } from '@svc/
 export { latestPairMetrics } from './benchmark-queries.ts';
 
 /**
- * Benchmark of one session against its peers (DESIGN D9, hardened in issue 11).
+ * Benchmark of one session against its peers (docs/api.md#sessions, hardened in issue 11).
  *
  * Peers: the latest session (by uploaded_at) of every client/target pair of every OTHER
  * client, taken from a snapshot (benchmark-snapshot.ts) that is rebuilt at most every
@@ -23,7 +23,7 @@ export { latestPairMetrics } from './benchmark-queries.ts';
  * excluded entirely, and the snapshot does not move between rebuilds, so no upload of the
  * caller's can shift the answer. Labels: `Top 10%` (>= 90), `Above average` (>= 60),
  * `Average` (50), `Below average` (20-40), `Bottom 10%` (<= 10). Without a comparison the
- * percentile is 50 (SPEC wants a number) and the label says why: `No data` (the session
+ * percentile is 50 (the field is always a number) and the label says why: `No data` (the session
  * lacks the metric), `No peers` (no peer has it) or `Not enough peers` (peers of fewer than
  * MIN_PEERS other clients have it).
  */

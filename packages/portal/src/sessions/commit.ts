@@ -46,7 +46,7 @@ const sessionLimitMessage = (max: number) => `Session limit reached (${max})`;
  * `scan_completed` audit event, and indexes its findings. Until it commits the stored files are unreferenced
  * orphans (removed by the sweep); after it, the session is complete. A re-upload of an
  * existing session id replaces it within the same client (keeping its share token,
- * review status, history and notes). Session ids are unique per client (D17): the same id
+ * review status, history and notes). Session ids are unique per client (docs/api.md#ids-are-per-client): the same id
  * under another client is another session, which this upload neither sees nor touches.
  */
 export async function commitSession(ctx: AppContext, input: CommitInput): Promise<CommitResult> {

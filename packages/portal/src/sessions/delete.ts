@@ -16,7 +16,7 @@ export interface DeleteOptions {
 /**
  * Delete a session completely. The rows go first, in one transaction with the audit
  * event, so the session disappears at once; then its files; then the `session_deleted`
- * event is published, after the files are gone (SPEC). A crash between the two steps
+ * event is published, after the files are gone. A crash between the two steps
  * leaves only unreferenced files, which the start-up sweep removes.
  */
 export async function deleteSession(
@@ -57,7 +57,7 @@ export async function deleteSession(
   return true;
 }
 
-/** A caller's delete (D5): a session deleted meanwhile, by another request or the sweep, is a 404. */
+/** A caller's delete (docs/api.md#sessions): a session deleted meanwhile, by another request or the sweep, is a 404. */
 export async function removeSession(ctx: AppContext, ref: SessionRef, actor: string): Promise<void> {
   if (!(await deleteSession(ctx, ref, actor))) throw sessionNotFound();
 }

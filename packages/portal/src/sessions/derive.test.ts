@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { deriveMetadata, MAX_SESSION_ID_LENGTH, SessionFileError, sessionIdOf } from './derive.ts';
 
 /**
- * deriveMetadata over the two fixture files (SPEC "Summary blocks", "Compliance, topology
- * and ORC 9.64 data", "Versioning" 2): an early v2.6-style file with almost nothing in it,
+ * deriveMetadata over the two fixture files (docs/session-file.md#computed-blocks, "Compliance, topology
+ * and ORC 9.64 data"): an early v2.6-style file with almost nothing in it,
  * and a v4.2-style file with every block. docs/session-file.md documents the rules.
  */
 

@@ -19,7 +19,7 @@ import { DomainError } from '../domain/errors.ts';
 
 /**
  * Derive the portal's metadata from an uploaded session file. Scanner formats change
- * over time (SPEC "Versioning"): older files lack most blocks, newer ones may carry
+ * over time (docs/api.md#compatibility): older files lack most blocks, newer ones may carry
  * fields we do not know. So every field is optional and a field of the wrong type counts
  * as absent; only the session id is required. The shared rules (summaries, framework
  * totals, lenient reading) live in the protocol package (packages/protocol/src/session-file);
@@ -68,9 +68,9 @@ const strings = (v: unknown): string[] => arr(v).filter((x): x is string => type
 const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
 
 /**
- * Only the documented fields (SPEC "Summary blocks"), each of its type or null: the
+ * Only the documented fields (docs/session-file.md#computed-blocks), each of its type or null: the
  * metadata is shown in every listing, so whatever else a file carries in this block stays
- * in the stored file only (SPEC "Versioning" 2: newer data is lost silently).
+ * in the stored file only (docs/api.md#compatibility: newer data is lost silently).
  */
 function alertsSummaryOf(doc: Obj, metadata: Obj): AlertsSummary | null {
   const a = isObj(doc['alerts_summary'])

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { FsBlobStore } from '../blobs/fs-store.ts';
 import { blobPrefix, clientSegment } from './files.ts';
 
-/** D17: session files are stored per client, and no client id can steer the path. */
+/** docs/api.md#ids-are-per-client: session files are stored per client, and no client id can steer the path. */
 describe('blob prefixes per client', () => {
   const day = new Date('2026-01-01T02:00:00Z');
   const hashed = (id: string) => `h-${createHash('sha256').update(id).digest('hex').slice(0, 32)}`;

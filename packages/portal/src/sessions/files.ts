@@ -12,7 +12,7 @@ export const CONTENT_TYPES: Record<SessionFileName, string> = {
 const PLAIN_CLIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
- * The blob directory of a client (D17): files of different clients never share a
+ * The blob directory of a client (docs/api.md#ids-are-per-client): files of different clients never share a
  * directory. A client id made only of letters, digits, `_` and `-` is used as it is
  * (`c-<id>`); any other (dots, colons, `@`, long ids) by its SHA-256 (`h-<hex>`), so a
  * client id can never make a path segment such as `..`; sessions without a client go

@@ -81,7 +81,7 @@ function decodeCursor(cursor: string, sort: SessionSort, order: 'asc' | 'desc'):
   if (sort === 'uploaded_at' && order === 'desc') {
     // Only what encodeCursor produces: a real instant, a valid session id and a client id
     // PostgreSQL can store (no NUL or other text that would fail there with a 500). A
-    // cursor of a portal before D17 has no client id; it pages as it did then.
+    // cursor of a portal before docs/api.md#ids-are-per-client has no client id; it pages as it did then.
     const [at, id, client, ...rest] = parts;
     if (!validTime(at) || typeof id !== 'string' || !SESSION_ID.test(id) || rest.length > 0) throw invalidCursor();
     if (client !== undefined && !validClient(client)) throw invalidCursor();
@@ -176,7 +176,7 @@ export interface SessionDetail {
   notes: Selectable<SessionNotesTable>[];
 }
 
-/** One session in the user's scope with its share token, status history and notes (D5, D17). */
+/** One session in the user's scope with its share token, status history and notes (docs/api.md#sessions, docs/api.md#ids-are-per-client). */
 export async function sessionDetail(
   ctx: AppContext,
   user: UserPrincipal,

@@ -36,7 +36,7 @@ export function presentSession(row: SessionRow, shareToken: string | null, baseU
   const m = row.metadata;
   return {
     ...m,
-    // SPEC: remediation_summary is defaulted at read time when absent (rows of older files).
+    // Remediation_summary is defaulted at read time when absent (rows of older files).
     remediation_summary: m.remediation_summary ?? defaultRemediationSummary(),
     client_id: clientIdOut(row.client_id),
     status: row.status,
@@ -70,12 +70,12 @@ export function presentSessionDetail(detail: SessionDetail, baseUrl: string): St
   };
 }
 
-/** Stored file names of a session, in SPEC's order. */
+/** Stored file names of a session, in the order. */
 export function fileNamesOf(row: SessionRow): SessionFileName[] {
   return SESSION_FILES.filter((name) => row.files[name] !== undefined);
 }
 
-/** D8: what a share-token holder sees. No client_id, no blob keys, no other session. */
+/** docs/api.md#sessions: what a share-token holder sees. No client_id, no blob keys, no other session. */
 export function presentShare(row: SessionRow): ShareResponse {
   const m = row.metadata;
   return {

@@ -19,7 +19,7 @@ import type {
 export type SessionRow = Selectable<SessionsTable>;
 
 /**
- * D17: sessions are keyed by (client_id, session_id). Sessions uploaded without a client
+ * docs/api.md#ids-are-per-client: sessions are keyed by (client_id, session_id). Sessions uploaded without a client
  * (the legacy key with a file that has no client_id) share one namespace, stored as the
  * empty client id: no real client id is empty, and a key column cannot be NULL. The API
  * shows it as `client_id: null`; a request names it with an empty `client_id=`.

@@ -29,12 +29,12 @@ export interface ReplacedFile {
 }
 
 /**
- * Point one display file of a session at a new, already durable object (SPEC PUT
+ * Point one display file of a session at a new, already durable object (PUT
  * /api/refresh). Only that entry of the row's `files` changes, plus the row's bookkeeping
  * (`version`, `updated_at`); review status, history, metadata and the other files stay.
  *
  * One exception, on purpose: `metadata.has_exec_summary` means "an executive summary file
- * exists" (SPEC "Summary blocks": true when one was uploaded). A refresh may add
+ * exists" (docs/session-file.md#computed-blocks: true when one was uploaded). A refresh may add
  * exec_summary.html to a session uploaded without one, and then the flag becomes true so
  * it keeps describing the stored files; nothing derived from the scan changes.
  *
@@ -81,7 +81,7 @@ interface RefreshInput {
 }
 
 /**
- * SPEC PUT /api/refresh once the new object is written: point the row at it, then delete the
+ * PUT /api/refresh once the new object is written: point the row at it, then delete the
  * old object. Any failure before the row points at it deletes the new object again; an old
  * object that cannot be deleted is an orphan for the sweep.
  */

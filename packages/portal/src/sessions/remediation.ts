@@ -24,11 +24,11 @@ import { filesOf, type SessionRef, writeRemediationAtVersion } from './queries.t
 import { openFindingsOf } from './scan-facts.ts';
 
 /**
- * Remediation tracking (SPEC "Remediation status changes", PATCH /api/remediation-update).
+ * Remediation tracking (docs/api.md#sessions, PATCH /api/remediation-update).
  * The truth is the stored session file: its `.remediation[]` (open items) and
  * `.remediation_resolved[]` (resolved items). An update rewrites that file as a new blob
  * object and points the session row at it under optimistic locking, so downloads see the
- * update (D7) and the row's `metadata.remediation_summary` always matches the file.
+ * update (docs/api.md#sessions) and the row's `metadata.remediation_summary` always matches the file.
  */
 
 type Obj = Record<string, unknown>;
@@ -348,7 +348,7 @@ export interface RemediationOutcome {
 }
 
 /**
- * SPEC: "optimistic locking on writes with at most 3 retries; exhausted retries return
+ * "optimistic locking on writes with at most 3 retries; exhausted retries return
  * 409". We read that as one first attempt plus up to 3 retries: 4 attempts in total.
  */
 export const REMEDIATION_MAX_RETRIES = 3;

@@ -7,7 +7,7 @@ export const EXPIRY_NOTICE_DAYS = 7;
 const BATCH = 500;
 
 /**
- * D6: sessions past `expires_at` are removed completely (files and rows) and audited as
+ * docs/api.md#sessions: sessions past `expires_at` are removed completely (files and rows) and audited as
  * deleted by `retention`. Runs at start and then hourly; batches keep each pass bounded.
  */
 export async function sweepExpiredSessions(ctx: AppContext): Promise<number> {

@@ -16,7 +16,7 @@ import {
   shareTokenOf,
 } from './queries.ts';
 
-/** SPEC: 32 random bytes rendered as 64 hex characters. */
+/** 32 random bytes rendered as 64 hex characters. */
 export function newShareToken(): string {
   return randomBytes(32).toString('hex');
 }

@@ -20,13 +20,13 @@ type Row = { previous: SessionStatus; audit_id: string | null } & {
 };
 
 /**
- * D5's status change as one statement: lock the session, keep the note, and when the status
+ * the status change as one statement: lock the session, keep the note, and when the status
  * really changes, update it, add the history row and the `status_changed` audit row. One
  * round trip instead of a transaction of six: status changes trigger webhooks, and the
  * fewer statements they hold a connection for, the less they queue behind a busy fan-out.
  * Concurrent changes of one session serialise on the row lock (the second sees the
  * first's status once it commits). Undefined: no such session in the caller's scope,
- * or several (D17: the id exists under more than one client in scope and none was named).
+ * or several (docs/api.md#ids-are-per-client: the id exists under more than one client in scope and none was named).
  */
 export async function changeStatus(
   db: Kysely<Database>,

@@ -8,14 +8,14 @@ import { changeStatus } from './status-queries.ts';
 
 interface StatusRequest {
   sessionId: string;
-  /** The client the request names, if any (D17). */
+  /** The client the request names, if any (docs/api.md#ids-are-per-client). */
   clientId: string | undefined;
   status: SessionStatus;
   note: string | undefined;
 }
 
 /**
- * A caller's status change (D5): every change is kept in the history and published as
+ * A caller's status change (docs/api.md#sessions): every change is kept in the history and published as
  * `status_changed`; the current status again only records the note. The scope check is part
  * of the statement; only a refusal asks again which answer it is (404, or 409 for an
  * ambiguous id, as every session endpoint gives them), before a bad note's 400.

@@ -10,7 +10,7 @@ export interface Log {
 }
 
 export interface StoreOptions {
-  /** The SPEC message of the 500 when the store fails. */
+  /** The documented message of the 500 when the store fails. */
   failure: string;
   /** The request's logger, so the failure is logged with its request. */
   logger: Log;

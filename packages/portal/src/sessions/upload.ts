@@ -13,7 +13,7 @@ export interface UploadedSessionFile {
 
 /**
  * The metadata of an uploaded session file and the bytes to store. A key's client id is
- * authoritative (D17): the stored file says so too, so a file naming another client, or
+ * authoritative (docs/api.md#ids-are-per-client): the stored file says so too, so a file naming another client, or
  * none, is stored with the key's; a file with only a top-level session_id gets a metadata
  * block for it. Otherwise the file is stored exactly as sent.
  */

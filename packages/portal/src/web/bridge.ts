@@ -1,8 +1,7 @@
 import { Transform } from 'node:stream';
 
 /**
- * The share page's bridge script and where it goes in a report (SPEC "Report white-label
- * configuration"). No I/O: the share page streams the stored report through
+ * The share page's bridge script and where it goes in a report (docs/scanner/report.md). No I/O: the share page streams the stored report through
  * `bridgeInserter`.
  *
  * The bridge goes in front of the LAST closing body tag. A report carries that tag inside

@@ -11,7 +11,7 @@ import { findSharedSession, parseShareToken } from '../sessions/share.ts';
 /**
  * The web console (packages/web, built to its dist/): `/` leads to `/console/`, where the
  * console signs in and shows its sections; `/collect/?session=<id>` is the same application
- * on its session view (SPEC: command results link there).
+ * on its session view (command results link there).
  *
  * Every console address answers the built index.html (the console routes in the browser),
  * with no-cache so a new build is seen at once; its hashed assets under /console/assets/ are

@@ -12,7 +12,7 @@ import { findSharedSession, parseShareToken } from '../sessions/share.ts';
 import { bridgeInserter, bridgeScript } from './bridge.ts';
 
 /**
- * The share page, `{base_url}/share/?token=<64 hex>` (SPEC Share URL, D8).
+ * The share page, `{base_url}/share/?token=<64 hex>` (docs/api.md#sessions).
  *
  * With a report.html the page is ours: a fixed bar that says whose scanner report this is
  * and that the portal never asks for a password there, and below it the report in a frame

@@ -35,7 +35,7 @@ export interface DispatcherDeps {
 }
 
 /**
- * Outgoing webhooks (SPEC "Webhook delivery"). Subscribed to the event bus, so it runs
+ * Outgoing webhooks (docs/api.md#webhooks). Subscribed to the event bus, so it runs
  * after the triggering operation has committed and never delays or fails it. Every
  * matching subscriber (enabled, listening to the event type, and with a matching
  * client_id when it has one) is delivered in parallel: one attempt, and one retry after

@@ -6,7 +6,7 @@ import { WEBHOOK_API_VERSION, WEBHOOK_USER_AGENT } from '@svc/protocol';
 import { deliveryHeaders, standardWebhooksSecret } from './signing.ts';
 
 /**
- * SPEC "Webhook delivery" headers and DESIGN D12's Standard Webhooks headers, checked with
+ * docs/api.md#webhooks headers and docs/api.md#webhooks's Standard Webhooks headers, checked with
  * the stock verifiers receivers use: @octokit/webhooks-methods for X-SVC-Signature-256
  * (the GitHub scheme) and the `standardwebhooks` package for webhook-signature.
  */
@@ -23,7 +23,7 @@ const body = JSON.stringify({
 });
 
 describe('deliveryHeaders', () => {
-  it('carries exactly SPEC headers plus the three Standard Webhooks headers', () => {
+  it('carries exactly the X-SVC headers plus the three Standard Webhooks headers', () => {
     const ts = nowSeconds();
     const h = deliveryHeaders(secret, 'scan_completed', eventId, body, ts);
     expect(Object.keys(h).sort()).toEqual(

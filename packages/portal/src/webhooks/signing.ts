@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { WEBHOOK_API_VERSION, WEBHOOK_USER_AGENT } from '@svc/protocol';
 
 /**
- * The headers of one delivery attempt. SPEC's: `X-SVC-Signature-256` is `sha256=` + hex
+ * The headers of one delivery attempt. The X-SVC ones: `X-SVC-Signature-256` is `sha256=` + hex
  * HMAC-SHA256 of the exact body bytes keyed with the signing secret (the GitHub scheme, so
  * stock verifiers work). Beside them, the Standard Webhooks headers: `webhook-signature` is
  * `v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>` with the same key bytes, which a

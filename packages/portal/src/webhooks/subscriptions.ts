@@ -22,7 +22,7 @@ export function listSubscriptions(db: Kysely<Database>, user: UserPrincipal): Pr
   return selectSubscriptions(db, user.admin ? null : (user.clientIds ?? []));
 }
 
-/** D12: a new subscription and its signing secret, which is answered once. */
+/** docs/api.md#webhooks: a new subscription and its signing secret, which is answered once. */
 export async function createSubscription(
   deps: SubscriptionDeps,
   user: UserPrincipal,

@@ -9,7 +9,7 @@ import {
   type Resolver,
 } from './url-safety.ts';
 
-/** DESIGN 5 "Webhook URLs": HTTPS only, every address public unicast, ipaddr.js for the classification. */
+/** docs/api.md#webhooks: HTTPS only, every address public unicast, ipaddr.js for the classification. */
 
 const PUBLIC_V4 = '93.184.215.14';
 const PUBLIC_V6 = '2606:2800:21f:cb07:6820:80da:af6b:8b2c';

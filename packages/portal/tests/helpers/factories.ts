@@ -4,7 +4,7 @@ import type { CreateLicenseBody, CreatedLicenseResponse } from '@svc/protocol';
 import { http, withToken } from './http.ts';
 import { login, type TestPortal } from './portal.ts';
 
-/** Test-data factories (DESIGN 6: "factories for test data"). Every factory goes through the public API. */
+/** Test-data factories (factories for test data). Every factory goes through the public API. */
 
 /** A client id no other test uses, so tests sharing one portal do not see each other's rows. */
 export function uniqueClientId(label = 'client'): string {
@@ -108,7 +108,7 @@ export class FakeClock {
 
 export const DAY_MS = 86_400_000;
 
-/** A valid heartbeat body of `agentId` (SPEC's five required fields), with `extra` on top. */
+/** A valid heartbeat body of `agentId` (the five required fields), with `extra` on top. */
 export function heartbeatBody(agentId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     agent_id: agentId,

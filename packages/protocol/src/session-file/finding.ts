@@ -3,7 +3,7 @@ import { SEVERITIES } from '../sessions.ts';
 import { sha256Hex } from './sha256.ts';
 
 /**
- * One finding of `findings[]` (SPEC leaves the entry open). Modelled on what mature scanners
+ * One finding of `findings[]` (the contract leaves the entry open). Modelled on what mature scanners
  * emit (Nessus, OpenVAS, Nuclei, SARIF results): what was found (rule, title, severity), where
  * (host, port, protocol, service), why we believe it (evidence), and what to do (remediation,
  * references). Every field is optional so older files stay valid; `cve` (one id or null),
@@ -15,7 +15,7 @@ const text = (description: string) => Type.String({ description });
 
 export const FindingSeverity = Type.Union(
   SEVERITIES.map((s) => Type.Literal(s)),
-  { description: "One of SPEC's five severities" },
+  { description: 'One of the five severities' },
 );
 
 export const FindingReferences = Type.Object(

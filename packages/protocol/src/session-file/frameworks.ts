@@ -1,6 +1,6 @@
 /**
- * Compliance frameworks a session file maps findings to (SPEC "Compliance, topology and ORC
- * 9.64 data"), spelled exactly as the scanner writes them, and the list of control ids of
+ * Compliance frameworks a session file maps findings to (docs/compliance.md),
+ * spelled exactly as the scanner writes them, and the list of control ids of
  * each, in one unit per framework. A framework's total for the gap analysis is the length of
  * its list, and only ids of the list count as mapped, so gap = total − mapped is a real count.
  * docs/compliance.md names the publisher, version and date of every list.
@@ -60,7 +60,7 @@ const PCI_DSS_4_0 = PCI_REQUIREMENTS_PER_PRINCIPAL.flatMap((count, i) => numbere
 const SOC2_CRITERIA_PER_SERIES = [5, 3, 4, 2, 3, 8, 5, 1, 2] as const;
 const SOC2_COMMON_CRITERIA = SOC2_CRITERIA_PER_SERIES.flatMap((count, i) => numbered(`CC${i + 1}.`, upTo(count)));
 
-/** ORC 9.64(C)(1) to (C)(5): the five technical divisions (SPEC: "ORC total_controls for gap analysis is 5"). */
+/** ORC 9.64(C)(1) to (C)(5): the five technical divisions; the ORC total for the gap analysis is 5. */
 const ORC_964_DIVISIONS = numbered('9.64(C)(', upTo(5)).map((id) => `${id})`);
 export const ORC_964_TECHNICAL_DIVISIONS = ORC_964_DIVISIONS.length;
 
@@ -79,12 +79,12 @@ export const FRAMEWORK_CONTROL_TOTALS: Readonly<Record<Framework, number>> = Obj
 const isFramework = (framework: string): framework is Framework => Object.hasOwn(FRAMEWORK_CONTROL_IDS, framework);
 const ID_SETS = new Map<string, ReadonlySet<string>>(FRAMEWORKS.map((f) => [f, new Set(FRAMEWORK_CONTROL_IDS[f])]));
 
-/** The control total of a framework name; null for a framework SPEC does not name. */
+/** The control total of a framework name; null for a framework not on the list. */
 export function frameworkControlTotal(framework: string): number | null {
   return isFramework(framework) ? FRAMEWORK_CONTROL_TOTALS[framework] : null;
 }
 
-/** Whether `id` is on the list of one of SPEC's frameworks (false for any other framework). */
+/** Whether `id` is on the list of one of the frameworks (false for any other framework). */
 export function isFrameworkControl(framework: string, id: string): boolean {
   return ID_SETS.get(framework)?.has(id) ?? false;
 }

@@ -1,5 +1,5 @@
 /**
- * Lenient reading of a parsed session file (SPEC "Versioning" 2: older formats are always
+ * Lenient reading of a parsed session file (docs/api.md#compatibility: older formats are always
  * accepted). A value of the wrong type counts as absent; so does a blank string or one no
  * store can keep as text: a NUL character or an unpaired UTF-16 surrogate (PostgreSQL
  * refuses both, and neither survives a UTF-8 round trip). Numbers must be finite.

@@ -4,8 +4,7 @@ import { REMEDIATION_STATUSES, SEVERITIES } from '../sessions.ts';
 import { Finding } from './finding.ts';
 
 /**
- * The scanner's session_results.json (SPEC "Resources and their fields", "Summary blocks",
- * "Compliance, topology and ORC 9.64 data"). SPEC "Versioning" 2: older files lack most
+ * The scanner's session_results.json (docs/session-file.md). Older files lack most
  * blocks and newer ones carry fields we do not know, so every field is optional and every
  * object allows unknown fields; only the session id is required, in `metadata.session_id`
  * or, in very old files, at the top level. This states what a well-formed file looks like;
@@ -163,7 +162,7 @@ export const RemediationEntry = open(
     ),
     exception_expired: opt(Type.Boolean({ description: 'True when past expiry' })),
   },
-  'One remediation item (SPEC "Remediation entries")',
+  'One remediation item (docs/session-file.md)',
 );
 
 export const ComplianceEntry = open(
@@ -368,7 +367,7 @@ export const SessionFile = Type.Intersect(
   ],
   {
     title: 'Scanner session file (session_results.json)',
-    description: 'Every block optional except the session id; unknown fields allowed (SPEC "Versioning")',
+    description: 'Every block optional except the session id; unknown fields allowed (docs/api.md#compatibility)',
   },
 );
 export type SessionFile = Static<typeof SessionFile>;

@@ -1,8 +1,7 @@
 import { SEVERITIES, type BySeverity, type Severity } from '../sessions.ts';
 
 /**
- * The risk score and grade of a session or a host, and the dual scoring of SPEC "Summary
- * blocks": the actual score over every open finding, the operational score over the findings
+ * The risk score and grade of a session or a host, and the dual scoring (docs/scoring.md): the actual score over every open finding, the operational score over the findings
  * without an accepted, unexpired risk exception, and their difference (exception_impact).
  * docs/scoring.md gives the formula, its reasons and its references.
  */
@@ -71,7 +70,7 @@ export function riskGrade(score: number): RiskGrade {
   return 'F';
 }
 
-/** The exception fields of a remediation entry (SPEC "Remediation entries"). */
+/** The exception fields of a remediation entry (docs/session-file.md). */
 export interface ExceptionFields {
   exception_status?: unknown;
   exception_expiry?: unknown;

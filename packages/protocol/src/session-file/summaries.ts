@@ -11,7 +11,7 @@ import { arr, isObj, num, objs, str, type Obj } from './read.ts';
 import { emptyBySeverity, severityOf } from './score.ts';
 
 /**
- * The summary blocks derived from a session file's detail blocks (SPEC "Summary blocks"):
+ * The summary blocks derived from a session file's detail blocks (docs/session-file.md#computed-blocks):
  * remediation_summary, exception_summary, compliance_summary and orc964_summary. They read
  * leniently (read.ts): an entry that is not an object is skipped, a field of the wrong type
  * counts as absent. docs/session-file.md states each rule.
@@ -35,7 +35,7 @@ export function remediationSummaryOf(remediation: unknown, resolved: unknown): R
   return { total: open.length + done.length, resolved_count: by_status.resolved, by_status, by_severity };
 }
 
-/** SPEC: remediation_summary is defaulted at read time when absent. */
+/** Remediation_summary is defaulted at read time when absent. */
 export function defaultRemediationSummary(): RemediationSummary {
   return remediationSummaryOf([], []);
 }
@@ -86,7 +86,7 @@ export const MAX_FRAMEWORK_NAME_LENGTH = 128;
 export const MAX_FRAMEWORKS = 50;
 
 /**
- * One row per framework in order of first appearance; totals and gaps for SPEC's frameworks
+ * One row per framework in order of first appearance; totals and gaps for the frameworks
  * only. For those, mapped_controls counts only ids of the framework's list (frameworks.ts), so
  * an id in another unit or edition (a CSF 1.1 id in a file written before the lists were
  * aligned) neither inflates the count nor hides a gap; its findings still count.

@@ -12,7 +12,7 @@ export interface RequestOptions {
 
 function urlOf(path: string, query: Query | undefined): string {
   const params = new URLSearchParams();
-  // An empty value is sent: `client_id=` names the sessions uploaded without a client (D17).
+  // An empty value is sent: `client_id=` names the sessions uploaded without a client (docs/api.md#ids-are-per-client).
   for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null) params.set(k, String(v));
   const qs = params.toString();
   return qs === '' ? path : `${path}?${qs}`;
@@ -20,7 +20,7 @@ function urlOf(path: string, query: Query | undefined): string {
 
 /**
  * Where a call goes decides how the signed-in user's token rides along: the portal's API takes it
- * in X-Identity-Token (SPEC "Authentication" rule 1), the identity provider's user routes as a
+ * in X-Identity-Token (docs/api.md#credentials), the identity provider's user routes as a
  * bearer (rule 2).
  */
 type Audience = 'api' | 'identity';

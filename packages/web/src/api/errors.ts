@@ -1,4 +1,4 @@
-/** An answer other than 2xx: `message` is the portal's own message (D1's `error` field), never a stack. */
+/** An answer other than 2xx: `message` is the portal's own message (the `error` field), never a stack. */
 export class ApiError extends Error {
   readonly status: number;
   /** The whole parsed body, for answers that carry more than the message (e.g. a 409's client ids). */
@@ -12,7 +12,7 @@ export class ApiError extends Error {
   }
 }
 
-/** The portal's message from an error body: `error_description` (OAuth answers) or `error` (D1). */
+/** The portal's message from an error body: `error_description` (OAuth answers) or `error` (docs/api.md#error-body-and-status-codes). */
 export function messageOf(status: number, body: unknown): string {
   if (typeof body === 'object' && body !== null) {
     const b = body as { error?: unknown; error_description?: unknown };

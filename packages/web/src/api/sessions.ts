@@ -20,7 +20,7 @@ import { apiBlob, apiRequest } from './client.ts';
 export type SessionList = Static<typeof SessionListResponse>;
 export type SessionDetail = Static<typeof SessionDetailResponse>;
 
-/** Which session: its id, and its client when the id exists under several (D17). */
+/** Which session: its id, and its client when the id exists under several (docs/api.md#ids-are-per-client). */
 export interface SessionRef {
   session: string;
   clientId?: string | undefined;

@@ -1,6 +1,6 @@
 import type { Role } from '@svc/protocol';
 
-/** What the console reads from an access token's claims (D4): who, and which clients it may see. */
+/** What the console reads from an access token's claims (docs/api.md#identity-provider): who, and which clients it may see. */
 export interface Identity {
   subject: string;
   email: string;
@@ -20,7 +20,7 @@ function base64UrlDecode(part: string): string {
 
 /**
  * The claims of a JWT, unverified: the portal verifies every request, the console only
- * uses them to choose what to show. A token without role claims is an admin (SPEC rule 4).
+ * uses them to choose what to show. A token without role claims is an admin (docs/api.md#credentials).
  */
 export function identityOf(accessToken: string): Identity {
   const payload = accessToken.split('.')[1];

@@ -48,7 +48,7 @@ export interface ScheduleRow {
 
 const str = (v: unknown): string => (typeof v === 'string' && v !== '' ? v : '—');
 
-/** The heartbeat's schedules as table rows (SPEC heartbeat payload); anything not an object is skipped. */
+/** The heartbeat's schedules as table rows (docs/agent.md#heartbeat); anything not an object is skipped. */
 export function scheduleRows(schedules: readonly unknown[] | null): ScheduleRow[] {
   const rows: ScheduleRow[] = [];
   for (const item of schedules ?? []) {

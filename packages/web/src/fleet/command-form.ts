@@ -13,7 +13,7 @@ import {
 } from '@svc/protocol';
 
 /**
- * The command queue form: one field list per command type (SPEC "Agent command payloads"),
+ * The command queue form: one field list per command type (docs/agent/commands.md),
  * and the payload it builds, checked with the protocol's own rules (checkCommandPayload)
  * before anything is sent, so the form refuses exactly what the portal would.
  */

@@ -43,7 +43,7 @@ function Loading<T>(props: { loaded: Loaded<T>; children: (value: T) => Componen
   return <>{props.children(props.loaded.value)}</>;
 }
 
-/** D17: the id names sessions of several clients the user may see; the portal's message and one link per client. */
+/** docs/api.md#ids-are-per-client: the id names sessions of several clients the user may see; the portal's message and one link per client. */
 function clientChoicesOf(loaded: Loaded<unknown>): (string | null)[] | null {
   if (loaded.state !== 'failed' || !(loaded.error instanceof ApiError) || loaded.error.status !== 409) return null;
   const ids = (loaded.error.body as { client_ids?: unknown } | null)?.client_ids;
@@ -90,7 +90,7 @@ function Scores(props: { session: SessionView }) {
   );
 }
 
-/** The session view at `/collect/?session=<id>` (SPEC: command results link here). */
+/** The session view at `/collect/?session=<id>` (command results link here). */
 export function SessionViewPage() {
   const { query, route } = useLocation();
   const ref: SessionRef = { session: query['session'] ?? '', clientId: query['client_id'] };

@@ -14,7 +14,7 @@ export interface Outcome {
 
 /** A command's failure of its own (a refused value, a missing session, a git step that failed). */
 export const EXIT_FAILED = 1;
-/** The payload broke SPEC's payload rules (checked again on the agent). */
+/** The payload broke the payload rules (checked again on the agent). */
 export const EXIT_REFUSED = 2;
 /** The agent stopped (crash, kill -9, power loss) while the command ran; reported on the next start. */
 export const EXIT_INTERRUPTED = 125;

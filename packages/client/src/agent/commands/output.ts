@@ -2,7 +2,7 @@ import { MAX_OUTPUT_BYTES } from '@svc/protocol';
 import { stripEscapes } from '../../text/printable.ts';
 
 /**
- * What a command's stdout and stderr look like in its report (SPEC: ANSI escapes stripped,
+ * What a command's stdout and stderr look like in its report (ANSI escapes stripped,
  * 10 KB each). The portal caps again on receipt; capping here keeps the journal and the
  * request small and makes the report the same whichever side cuts.
  */

@@ -9,10 +9,10 @@ import { runProcess } from './spawn.ts';
 
 /** run_scan and push_session: `svc scan` and `svc upload` as child processes with the daemon's settings. */
 
-/** SPEC's default profile for run_scan. */
+/** The default profile for run_scan. */
 const DEFAULT_PROFILE = 'full_recon';
 
-/** `svc scan`'s arguments for a checked run_scan payload (SPEC: full → --full, quick → -P quick_recon, else none). */
+/** `svc scan`'s arguments for a checked run_scan payload (full → --full, quick → -P quick_recon, else none). */
 export function scanArgs(payload: CommandPayloads['run_scan'], sessionsRoot: string): string[] {
   const mode = profileArgs(payload.profile ?? DEFAULT_PROFILE);
   return [

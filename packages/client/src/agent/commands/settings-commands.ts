@@ -8,7 +8,7 @@ const messageOf = (err: unknown) => (err instanceof Error ? err.message : String
 
 export function updateSchedule(payload: CommandPayloads['update_schedule'], host: CommandHost): Outcome {
   const action = payload.action ?? 'update';
-  // SPEC: schedule_id must match a loaded schedule (create included: it changes a loaded one's entry).
+  // schedule_id must match a loaded schedule (create included: it changes a loaded one's entry).
   if (!host.schedules.has(payload.schedule_id))
     return failure(`update_schedule: no loaded schedule ${payload.schedule_id}`);
   try {

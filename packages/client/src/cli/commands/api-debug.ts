@@ -263,7 +263,7 @@ export default function register(program: Command, ctx: CliContext): void {
   )
     .option('--agent-id <id>', 'agent id')
     .option('--status <s>', 'agent status (the daemon sends running)')
-    .option('--uptime <sec>', 'uptime_seconds to report (SPEC: the debug tool sends 0)')
+    .option('--uptime <sec>', 'uptime_seconds to report (the debug tool sends 0)')
     .option('--client-id <id>', 'optional client_id field')
     .option('--json <payload>', 'send this JSON body verbatim instead of building one')
     .addHelpText(

@@ -22,7 +22,7 @@ interface UploadOpts extends CommonOpts {
 }
 
 /**
- * The files of a session directory as the scanner writes them (SPEC "Session file names"):
+ * The files of a session directory as the scanner writes them (docs/api.md#sessions):
  * session_results.json, pipeline.log, report_*.html, exec_summary_*.html (the newest of each
  * kind when there are several).
  */

@@ -2,7 +2,7 @@ import { type Html, html } from '../html.ts';
 import type { Branding } from '../index.ts';
 
 /**
- * The consultation block the portal's share bridge looks for (SPEC: id and class
+ * The consultation block the portal's share bridge looks for (id and class
  * `consultation-section`, button `scheduleBtn`). Outside the portal the button opens the
  * footer's contact (the inline script reads data-contact).
  */

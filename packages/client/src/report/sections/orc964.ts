@@ -8,7 +8,7 @@ const STATE_LABELS: Readonly<Record<string, string>> = {
   unknown: 'Not yet attested',
 };
 
-/** ORC 9.64 readiness, only when the session carries the block (SPEC: present only when enabled). */
+/** ORC 9.64 readiness, only when the session carries the block (present only when enabled). */
 export function orc964Section(doc: SessionFile): Html | null {
   const orc = doc.orc_964;
   if (orc === undefined || orc === null) return null;

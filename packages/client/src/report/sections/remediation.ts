@@ -21,7 +21,7 @@ const STATUS_LABELS: Readonly<Record<(typeof REMEDIATION_STATUSES)[number], stri
 /** New means first seen in this session; anything older persists. */
 export const isNew = (e: Entry, sessionId: string) => e.first_seen === undefined || e.first_seen === sessionId;
 
-/** The delta against the prior scan (SCANNER-NOTES 7.5): new, still open, resolved; null without tracking. */
+/** The delta against the prior scan (docs/scanner/report.md): new, still open, resolved; null without tracking. */
 export function deltaText(doc: SessionFile, sessionId: string): string | null {
   if (doc.remediation === undefined && doc.remediation_resolved === undefined) return null;
   const open = doc.remediation ?? [];

@@ -5,7 +5,7 @@ import { type Html, trusted } from '../html.ts';
  * standalone copy of the report (styles and main content, no scripts) for printing or saving;
  * that string holds a literal closing body tag, which is valid HTML: inside a script element
  * only `</script` ends the element, so the parser reads the rest as script text. The portal's
- * share page must therefore place its bridge at the LAST closing body tag (SPEC). The script
+ * share page must therefore place its bridge at the LAST closing body tag. The script
  * must never contain `</script` or `<!--` (the parser's only exits from script text).
  *
  * #scheduleBtn opens the contact in data-contact unless the portal's bridge has wired it.

@@ -4,7 +4,7 @@ import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 
-/** PATCH /api/agent-commands: an agent reports acked, completed or failed (D14). */
+/** PATCH /api/agent-commands: an agent reports acked, completed or failed (docs/api.md#agents-and-commands). */
 export default function register(app: App, ctx: AppContext): void {
   app.patch(
     '/agent-commands',

@@ -16,7 +16,7 @@ export default function register(app: App, ctx: AppContext): void {
         tags: ['agents'],
         summary: 'Queue a command for one agent (agent_id) or a group (group_target)',
         description:
-          "priority 0-10 (default 5, higher first). payload is checked against the command table of SPEC.md. Agents and groups are per client: an agent_id under several clients needs client_id (else 409 with client_ids); a group_target whose name exists under several clients needs client_id, or all_clients: true to reach every client's group (else 409 with client_ids). Eligibility follows the key that registered the agent (or, when that key is no longer active, the highest tier among its client's active keys).",
+          "priority 0-10 (default 5, higher first). payload is checked against the command table of docs/agent/commands.md. Agents and groups are per client: an agent_id under several clients needs client_id (else 409 with client_ids); a group_target whose name exists under several clients needs client_id, or all_clients: true to reach every client's group (else 409 with client_ids). Eligibility follows the key that registered the agent (or, when that key is no longer active, the highest tier among its client's active keys).",
         security: [{ identityToken: [] }],
         body: QueueCommandBody,
         response: responses({ 201: QueueCommandResponse }, 400, 401, 403, 404, 409),

@@ -8,14 +8,14 @@ import { benchmarkSession } from '../../sessions/benchmark-snapshot.ts';
 import { presentBenchmark } from '../../sessions/present.ts';
 
 /**
- * GET /api/benchmark?session=<id> (D9): the session's risk score, findings per host and
+ * GET /api/benchmark?session=<id> (docs/api.md#sessions): the session's risk score, findings per host and
  * critical/high ratio, each with a coarse percentile among the latest sessions of every
  * other client's client/target pairs, from a periodically rebuilt snapshot (definitions and
  * guarantee in sessions/benchmark.ts and benchmark-snapshot.ts). Permission `benchmark`
  * (business and msp keys, the legacy key, JWT users whose tier has it; a professional key
  * gets 403 `Insufficient permissions for benchmark`); the session must be in the caller's
  * scope (otherwise the 404 of a missing id; `client_id` names the client when the id is
- * ambiguous, D17). Only counts and percentiles leave the database, never a peer's data.
+ * ambiguous, docs/api.md#ids-are-per-client). Only counts and percentiles leave the database, never a peer's data.
  */
 export default function register(app: App, ctx: AppContext): void {
   app.get(

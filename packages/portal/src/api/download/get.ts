@@ -19,8 +19,8 @@ const fileContent = (description: string, json = false) => ({
 });
 
 /**
- * GET /api/download?session=<id>&file=<name>[&mode=view][&token=<share token>][&client_id=] (D7).
- * `client_id` names the session's client when the id exists under several (D17).
+ * GET /api/download?session=<id>&file=<name>[&mode=view][&token=<share token>][&client_id=] (docs/api.md#sessions).
+ * `client_id` names the session's client when the id exists under several (docs/api.md#ids-are-per-client).
  *
  * Checklist: validate `session`, `file` and `mode` (400, before any lookup) → credential:
  * an in-scope JWT, a key of the session's client (legacy key: any session), or the share

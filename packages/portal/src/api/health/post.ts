@@ -9,14 +9,14 @@ import { responses } from '../../http/responses.ts';
 /**
  * POST /api/health: the daemon heartbeat. Upserts the agent, registers it on its first
  * heartbeat, and answers up to 20 pending commands, which become `sent` in the same step.
- * A key without agent:commands (professional) always gets `commands: []` (D2).
+ * A key without agent:commands (professional) always gets `commands: []` (docs/api.md#agents-and-commands).
  */
 export default function register(app: App, ctx: AppContext): void {
   app.post(
     '/health',
     {
       onRequest: requireKey(ctx),
-      // No body at all (or JSON null) has every field missing: SPEC names agent_id, not "body must be object".
+      // No body at all (or JSON null) has every field missing: the answer names agent_id, not "body must be object".
       preValidation: async (request) => {
         request.body ??= {};
       },

@@ -31,7 +31,7 @@ function expiryOf(body: CreateLicenseBody): Date | null {
   return expiresAt;
 }
 
-/** POST /api/licenses (D10): the plaintext key is in this response only. */
+/** POST /api/licenses (docs/api.md#licenses): the plaintext key is in this response only. */
 export default function register(app: App, ctx: AppContext): void {
   app.post(
     '/licenses',

@@ -6,7 +6,7 @@ import { databaseReady } from '../../operations/readiness.ts';
 /**
  * GET /readyz: readiness for load balancers and service managers. 200 while the database
  * answers, 503 while it cannot be reached (an outage, the embedded server restarting).
- * GET /api/health stays SPEC's liveness answer and never touches the database. Registered
+ * GET /api/health stays the liveness answer and never touches the database. Registered
  * outside /api, where probes conventionally look, and public like /api/health.
  */
 export default function register(app: App, ctx: AppContext): void {

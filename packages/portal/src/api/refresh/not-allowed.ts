@@ -6,7 +6,7 @@ const methodNotAllowed = (method: string) =>
   new HttpError(405, `Method ${method} not allowed: use PUT`, { headers: { allow: 'PUT' } });
 
 /**
- * Any other method on /api/refresh: 405 with `Allow: PUT` (SPEC Errors). It answers in
+ * Any other method on /api/refresh: 405 with `Allow: PUT` (docs/api.md#error-body-and-status-codes). It answers in
  * `onRequest`, before authentication and before any body is parsed, so the method alone
  * decides. HEAD comes with GET. Not part of the OpenAPI document.
  */

@@ -19,7 +19,7 @@ import { storeObject } from '../../sessions/storage.ts';
 const tooLarge = () => new HttpError(413, 'File exceeds 25 MB', { headers: { connection: 'close' } });
 
 /**
- * PUT /api/refresh?session=<id>&file=<name> (SPEC): replace one display file of an
+ * PUT /api/refresh?session=<id>&file=<name>: replace one display file of an
  * existing session. Body: the raw file, Content-Type text/html, at most 25 MB (the upload
  * limit); it streams to the blob store and is never held in memory.
  *

@@ -8,10 +8,10 @@ import { parseRemediationItems, updateRemediation } from '../../sessions/remedia
 
 /**
  * PATCH /api/remediation-update `{session_id, client_id?, items: [{title | fingerprint, status?, note?, exception?}]}`
- * (SPEC, plus matching by fingerprint and risk exceptions: docs/decisions.md "Issue 22").
+ * (plus matching by fingerprint and risk exceptions: docs/decisions.md "Issue 22").
  * Identity JWT only (keys are refused with 401), permission `remediation:update`
  * (business and msp), scoped by the session's client_id (404 outside the user's scope, as
- * for a missing id; `client_id` names the client when the id exists under several, D17).
+ * for a missing id; `client_id` names the client when the id exists under several, docs/api.md#ids-are-per-client).
  * The rules (matching by title or fingerprint, moves between the two arrays, exceptions,
  * optimistic locking and its 409) are in sessions/remediation.ts.
  */

@@ -9,8 +9,8 @@ import { removeSession } from '../../sessions/delete.ts';
 import { presentDeleted } from '../../sessions/present.ts';
 
 /**
- * DELETE /api/sessions?session=<id>[&client_id=]: every file and row of the session (D5).
- * Credential: an in-scope JWT, or a key of the session's client (D17: another client's id is a 404).
+ * DELETE /api/sessions?session=<id>[&client_id=]: every file and row of the session (docs/api.md#sessions).
+ * Credential: an in-scope JWT, or a key of the session's client (docs/api.md#ids-are-per-client: another client's id is a 404).
  */
 export default function register(app: App, ctx: AppContext): void {
   app.delete(

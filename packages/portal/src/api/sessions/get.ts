@@ -8,12 +8,12 @@ import { listSessionsFor, sessionDetail } from '../../sessions/listing.ts';
 import { presentSessionDetail } from '../../sessions/present.ts';
 
 /**
- * GET /api/sessions (D5), identity JWT only. Without `session`: the listing, newest
+ * GET /api/sessions (docs/api.md#sessions), identity JWT only. Without `session`: the listing, newest
  * first, filtered by `client_id`, `status`, `target` (exact), `q` (part of target or client,
  * any case), `uploaded_from`/`uploaded_to`, ordered by `sort` + `order`, paged by `limit` +
  * `cursor` (answer's `next_cursor`), with `total` over every page. With `session=<id>`: that session with its status history and
  * notes; `client_id` then names the session's client when the id exists under several
- * (409 otherwise, D17), not a listing filter.
+ * (409 otherwise, docs/api.md#ids-are-per-client), not a listing filter.
  */
 export default function register(app: App, ctx: AppContext): void {
   app.get(

@@ -8,10 +8,10 @@ import { presentStatusChange } from '../../sessions/present.ts';
 import { updateSessionStatus } from '../../sessions/status.ts';
 
 /**
- * PATCH /api/sessions?session=<id> `{status, note?}` (D5): the review status, one of new,
+ * PATCH /api/sessions?session=<id> `{status, note?}` (docs/api.md#sessions): the review status, one of new,
  * in_review, resolved, archived; any status may follow any other. Credential: an in-scope
  * JWT, or a key of the session's client; `client_id` names the client when the id exists
- * under several (D17).
+ * under several (docs/api.md#ids-are-per-client).
  */
 export default function register(app: App, ctx: AppContext): void {
   app.patch(

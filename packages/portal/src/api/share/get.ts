@@ -5,7 +5,7 @@ import { presentShare } from '../../sessions/present.ts';
 import { parseShareToken, sharedSession } from '../../sessions/share.ts';
 
 /**
- * GET /api/share?token=<64 hex> (D8): the summary of the one session the share token
+ * GET /api/share?token=<64 hex> (docs/api.md#sessions): the summary of the one session the share token
  * opens. The token is the credential: no key or JWT is needed, and it shows nothing of
  * any other session (no client_id, no blob keys). Missing or malformed token 400;
  * unknown token 404. Never cached, never indexed (`X-Robots-Tag: noindex`).

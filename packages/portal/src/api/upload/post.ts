@@ -66,8 +66,8 @@ export default function register(app: App, ctx: AppContext): void {
       // Every refusal, whenever it comes (a bad key in the preHandler, a 413 declared or
       // counted, a field sent twice, a storage failure), leaves the rest of the body on its
       // way: it is read and dropped for a while so the client gets to see the answer, then
-      // the socket goes. Otherwise a client that stops sending after the answer would keep
-      // the request open and hold the portal's shutdown until keep-alive gave up.
+      // The socket goes. Otherwise a client that stops sending after the answer would keep
+      // The request open and hold the portal's shutdown until keep-alive gave up.
       onSend: async (request, reply) => {
         if (reply.statusCode >= 400) discardRestOfBody(request.raw, reply.raw);
       },
@@ -132,7 +132,7 @@ export default function register(app: App, ctx: AppContext): void {
       let json: Buffer | null = null;
       // The parsed session_json; undefined until it arrives, null when it is not JSON.
       let parsed: { doc: unknown } | null | undefined;
-      // D17: files are stored under their client. A key's client is known at once; the
+      // docs/api.md#ids-are-per-client: files are stored under their client. A key's client is known at once; the
       // legacy key's comes from session_json (our client sends it first), before which
       // files go under a `legacy` directory.
       let storeUnder: string | null = principal.clientId;

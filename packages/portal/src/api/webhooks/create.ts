@@ -6,7 +6,7 @@ import { presentCreatedSubscription } from '../../webhooks/present.ts';
 import { createSubscription } from '../../webhooks/subscriptions.ts';
 
 /**
- * POST /api/webhooks (D12). The signing secret (64 hex) is in this response only. A client has
+ * POST /api/webhooks (docs/api.md#webhooks). The signing secret (64 hex) is in this response only. A client has
  * at most SVC_WEBHOOK_MAX_PER_CLIENT subscriptions and no URL twice (409).
  */
 export default function register(app: App, ctx: AppContext): void {

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// D17: session ids are unique per client. Sessions become keyed by (client_id, session_id)
+// docs/api.md#ids-are-per-client: session ids are unique per client. Sessions become keyed by (client_id, session_id)
 // and every table that points at a session carries both columns. Sessions uploaded without
 // a client (the legacy key with a file that has no client_id) keep their own namespace, the
 // empty client id '' (a NOT NULL sentinel no real client id can be: ClientId needs one character).

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 /**
- * Agent ids are unique per client, not per portal (D17): md5(hostname) collides across
+ * Agent ids are unique per client, not per portal (docs/api.md#ids-are-per-client): md5(hostname) collides across
  * customers (every `raspberrypi`). Agents become keyed by (client_id, agent_id), and the
  * commands and group memberships that name an agent carry its client. Existing rows are
  * kept: an agent without a client (registered by the legacy key without a client_id) moves
@@ -21,7 +21,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     -- Admin requests name an agent by id and may not name its client; the fleet pages by (agent_id, client_id).
     CREATE INDEX agents_agent_idx ON agents (agent_id, client_id);
     -- The legacy key has no client: the agents it registered (license_id null) are found by
-    -- id alone, so their ids stay unique among themselves (D18).
+    -- id alone, so their ids stay unique among themselves (docs/api.md#credentials).
     CREATE UNIQUE INDEX agents_legacy_agent_key ON agents (agent_id) WHERE license_id IS NULL;
 
     ALTER TABLE agent_commands ADD COLUMN client_id text;

@@ -15,7 +15,7 @@ const bearerRequired = () =>
   new HttpError(401, 'Unauthorized', { headers: { 'www-authenticate': 'Bearer realm="svc-identity"' } });
 
 /**
- * Identity provider calls use an ordinary bearer scheme (SPEC: they are not portal
+ * Identity provider calls use an ordinary bearer scheme (they are not portal
  * functions). The token must be one of ours and its user must still exist.
  */
 export function requireBearer(ctx: AppContext, opts: { admin?: boolean } = {}): preHandlerAsyncHookHandler {

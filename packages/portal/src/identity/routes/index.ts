@@ -11,7 +11,7 @@ import usersPatch from './users/patch.ts';
 import usersPost from './users/post.ts';
 import usersSessionsRevokePost from './users-sessions-revoke/post.ts';
 
-/** The portal's own identity provider under /identity (D4), one operation per file. Only registration happens here. */
+/** The portal's own identity provider under /identity (docs/api.md#identity-provider), one operation per file. Only registration happens here. */
 export function registerIdentityRoutes(app: App, ctx: AppContext): void {
   app.decorateRequest('identityUser', null);
   for (const route of [

@@ -22,7 +22,7 @@ function tokensOrRefusal(outcome: GrantOutcome, refusal: string) {
   }
 }
 
-/** POST /identity/token: password and refresh-token grants (D4). */
+/** POST /identity/token: password and refresh-token grants (docs/api.md#identity-provider). */
 export default function register(app: App, ctx: AppContext): void {
   app.post(
     '/token',
