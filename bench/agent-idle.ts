@@ -1,5 +1,5 @@
 /**
- * Benchmark: what an idle svcd costs its host. A real svcd (packages/client/bin/svcd, the
+ * Benchmark: what an idle svcd costs its host. A real svcd (packages/agent/bin/svcd, the
  * same process a systemd unit starts) heartbeats to a real portal process with no commands and
  * no schedule due; this samples the daemon's resident memory (VmRSS) and CPU time
  * (/proc/<pid>/stat utime + stime) every second after a warm-up, and reports:
@@ -28,7 +28,7 @@ import { adminToken, createLicense, REPO_ROOT, startPortalProcess } from './lib/
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
 
-const SVCD = path.join(REPO_ROOT, 'packages/client/bin/svcd');
+const SVCD = path.join(REPO_ROOT, 'packages/agent/bin/svcd');
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ; 100 on Linux for user space). */
 const TICKS_PER_S = 100;
 

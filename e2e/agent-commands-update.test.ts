@@ -97,7 +97,7 @@ describe('update against a local bare git repository', () => {
     const configDir = path.join(home, 'configs');
     await writeConfigs(configDir, { 'a-portal.conf': portalConf(fixture.uploadUrl, fixture.key) });
     const agentId = newAgentId('update');
-    daemon = spawn(path.join(install, 'packages/client/bin/svcd'), ['--config-dir', configDir], {
+    daemon = spawn(path.join(install, 'packages/agent/bin/svcd'), ['--config-dir', configDir], {
       cwd: home,
       env: {
         PATH: process.env['PATH'] ?? '/usr/bin:/bin',
@@ -118,7 +118,7 @@ describe('update against a local bare git repository', () => {
 
     // The release changes the daemon's code: the restarted daemon runs it (bin/svcd rebuilt its bundle).
     const tagged = publish(first, 'RELEASE-9.9.9', 'v9.9.9', {
-      file: 'packages/client/src/agent/daemon.ts',
+      file: 'packages/agent/src/daemon.ts',
       from: "this.log.info('svcd started', {",
       to: "this.log.info('svcd started', { release: 'v9.9.9',",
     });

@@ -105,7 +105,7 @@ describe('client install footprint', () => {
   });
 
   it('its one optional dependency is the bundler svcd builds itself with, and brings nothing server-side', () => {
-    // rolldown builds packages/client/dist/svcd.mjs on the host (bin/svcd); without it svcd runs
+    // rolldown builds packages/agent/dist/svcd.mjs on the host (bin/svcd); without it svcd runs
     // its sources, so an install that skips optional packages still works.
     expect(Object.keys(pkgJson(CLIENT).optionalDependencies ?? {})).toEqual(['rolldown']);
     const installed = closure(['rolldown']);

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { CLIENT_DIR, CLIENT_VERSION } from '../version.ts';
+import { CLIENT_VERSION } from '@svc/client/version';
 import { defaultConfigDir, homeOf, MissingSettingError } from './config.ts';
 import { Daemon, EXIT, installDirOf } from './daemon.ts';
 import { formatStatus } from './status.ts';
@@ -29,6 +29,11 @@ interface DaemonFlags {
   once?: boolean;
 }
 
+/** packages/agent: this file's parent, from the sources (src/) and from the bundle (dist/) alike. */
+const AGENT_DIR = path.resolve(import.meta.dirname, '..');
+/** `svc` ships in the same checkout: packages/client beside packages/agent. */
+const SVC_BIN = path.resolve(AGENT_DIR, '..', 'client', 'bin', 'svc');
+
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   const home = homeOf(env);
   let code: number = EXIT.ok;
@@ -53,9 +58,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
           home,
           once: flags.once === true,
           out: process.stdout,
-          svcCommand: [path.join(CLIENT_DIR, 'bin', 'svc')],
-          selfCommand: path.join(CLIENT_DIR, 'bin', 'svcd'),
-          installDir: installDirOf(CLIENT_DIR),
+          svcCommand: [SVC_BIN],
+          selfCommand: path.join(AGENT_DIR, 'bin', 'svcd'),
+          installDir: installDirOf(AGENT_DIR),
           createRunner: createCommandRunner,
         });
       } catch (err) {

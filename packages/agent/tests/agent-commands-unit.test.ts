@@ -3,14 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { MAX_OUTPUT_BYTES } from '@svc/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { executeCommand } from '../src/agent/commands/dispatch.ts';
-import { type CommandContext, jsonAnswer } from '../src/agent/commands/outcome.ts';
-import { reportOutput, stripAnsi } from '../src/agent/commands/output.ts';
-import { startTimeOf, treeOf } from '../src/agent/commands/process-tree.ts';
-import { scanArgs } from '../src/agent/commands/scan-commands.ts';
-import { NO_GIT_DIRECTORY, updateSteps } from '../src/agent/commands/self-update.ts';
-import { runProcess } from '../src/agent/commands/spawn.ts';
-import type { CommandHost, ScheduleChange } from '../src/agent/types.ts';
+import { executeCommand } from '../src/commands/dispatch.ts';
+import { type CommandContext, jsonAnswer } from '../src/commands/outcome.ts';
+import { reportOutput, stripAnsi } from '../src/commands/output.ts';
+import { startTimeOf, treeOf } from '../src/commands/process-tree.ts';
+import { scanArgs } from '../src/commands/scan-commands.ts';
+import { NO_GIT_DIRECTORY, updateSteps } from '../src/commands/self-update.ts';
+import { runProcess } from '../src/commands/spawn.ts';
+import type { CommandHost, ScheduleChange } from '../src/types.ts';
 
 const command = (command_type: string, payload: Record<string, unknown>) =>
   ({

@@ -2,10 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Cron } from 'croner';
-import { readConfigFile, Settings } from '../config/settings.ts';
-import { normalizeCron } from '../pipeline/scheduling.ts';
-import { PortalError } from '../portal/errors.ts';
-import { transportPolicyOf, uploadUrlOf } from '../portal/target.ts';
+import { readConfigFile, Settings } from '@svc/client/config/settings';
+import { normalizeCron } from '@svc/client/pipeline/scheduling';
+import { PortalError } from '@svc/client/portal/errors';
+import { transportPolicyOf, uploadUrlOf } from '@svc/client/portal/target';
 import { readOverrides } from './overrides.ts';
 
 /** Where the configs live unless `--config-dir` or SVC_CONFIG_DIR says otherwise. */

@@ -1,4 +1,4 @@
-import { printable, printableJson } from '../text/printable.ts';
+import { printable, printableJson } from '@svc/client/text/printable';
 import { readState, stateFilePath } from './state-file.ts';
 
 function alive(pid: number): boolean {

@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { executeCommand } from '../src/agent/commands/dispatch.ts';
-import { statusReport } from '../src/agent/commands/index.ts';
-import type { CommandContext } from '../src/agent/commands/outcome.ts';
-import { withoutHostPaths } from '../src/agent/commands/output.ts';
-import type { CommandHost } from '../src/agent/types.ts';
+import { executeCommand } from '../src/commands/dispatch.ts';
+import { statusReport } from '../src/commands/index.ts';
+import type { CommandContext } from '../src/commands/outcome.ts';
+import { withoutHostPaths } from '../src/commands/output.ts';
+import type { CommandHost } from '../src/types.ts';
 
 /**
  * What svcd reports to the portal, which the tenant's users read (issue 21, "agent results carry

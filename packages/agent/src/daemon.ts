@@ -1,14 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentLogLevel, DeliveredCommand, HeartbeatBody } from '@svc/protocol';
-import { featureAllowed } from '../license/gates.ts';
-import type { ClientTier } from '../license/format.ts';
-import { licenseState } from '../license/service.ts';
-import { createPortalClient, type PortalClient } from '../portal/client.ts';
-import { PortalError } from '../portal/errors.ts';
-import { resolveTarget } from '../portal/target.ts';
-import { sessionsRootOf } from '../session-dir/root.ts';
-import { CLIENT_VERSION } from '../version.ts';
+import { featureAllowed } from '@svc/client/license/gates';
+import type { ClientTier } from '@svc/client/license/format';
+import { licenseState } from '@svc/client/license/service';
+import { createPortalClient, type PortalClient } from '@svc/client/portal/client';
+import { PortalError } from '@svc/client/portal/errors';
+import { resolveTarget } from '@svc/client/portal/target';
+import { sessionsRootOf } from '@svc/client/session-dir/root';
+import { CLIENT_VERSION } from '@svc/client/version';
 import { backoffMs } from './backoff.ts';
 import { type AgentConfig, childEnvOf, loadAgentConfig, requirePortal } from './config.ts';
 import { agentIdOf } from './identity.ts';
@@ -414,8 +414,8 @@ export class Daemon {
   }
 }
 
-/** The checkout this client runs from (for `update`), or null when it is not a git checkout. */
-export function installDirOf(clientDir: string): string | null {
-  const root = path.resolve(clientDir, '..', '..');
+/** The checkout this agent runs from (for `update`), or null when it is not a git checkout. */
+export function installDirOf(agentDir: string): string | null {
+  const root = path.resolve(agentDir, '..', '..');
   return fs.existsSync(path.join(root, '.git')) ? root : null;
 }

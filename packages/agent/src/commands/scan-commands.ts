@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CommandPayloads } from '@svc/protocol';
-import { listSessionIds, RESULTS_FILE } from '../../session-dir/history.ts';
-import { sessionPath } from '../../session-dir/root.ts';
+import { listSessionIds, RESULTS_FILE } from '@svc/client/session-dir/history';
+import { sessionPath } from '@svc/client/session-dir/root';
 import { profileArgs } from '../scan-args.ts';
 import { type CommandContext, failure, fromProcess, jsonAnswer, type Outcome } from './outcome.ts';
 import { runProcess } from './spawn.ts';

@@ -5,9 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { DeliveredCommand, StatusReportBody } from '@svc/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JOURNAL_FILE, Journal, journalFileOf, journalFilesIn } from '../src/agent/journal.ts';
-import { deliverOutbox } from '../src/agent/journal-delivery.ts';
-import { createPortalClient } from '../src/portal/client.ts';
+import { JOURNAL_FILE, Journal, journalFileOf, journalFilesIn } from '../src/journal.ts';
+import { deliverOutbox } from '../src/journal-delivery.ts';
+import { createPortalClient } from '@svc/client/portal/client';
 
 const dirs: string[] = [];
 const stateDir = () => {

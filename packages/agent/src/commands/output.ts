@@ -1,5 +1,5 @@
 import { MAX_OUTPUT_BYTES } from '@svc/protocol';
-import { stripEscapes } from '../../text/printable.ts';
+import { stripEscapes } from '@svc/client/text/printable';
 
 /**
  * What a command's stdout and stderr look like in its report (SPEC: ANSI escapes stripped,

@@ -1,5 +1,5 @@
-import type { PortalClient } from '../portal/client.ts';
-import { PortalError } from '../portal/errors.ts';
+import type { PortalClient } from '@svc/client/portal/client';
+import { PortalError } from '@svc/client/portal/errors';
 import type { Journal } from './journal.ts';
 import type { AgentLogger, ReportBody } from './types.ts';
 

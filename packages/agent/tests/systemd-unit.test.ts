@@ -5,8 +5,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
-const REPO = path.resolve(import.meta.dirname, '../../../..');
-const UNIT = path.join(REPO, 'packages/client/systemd/svcd.service');
+const REPO = path.resolve(import.meta.dirname, '../../..');
+const UNIT = path.join(REPO, 'packages/agent/systemd/svcd.service');
 const ANALYZE = '/usr/bin/systemd-analyze';
 const run = promisify(execFile);
 
@@ -28,7 +28,7 @@ describe('the systemd unit', () => {
   it('does not restart the daemon after exit 3 (configuration) or 4 (unregistered)', () => {
     const text = fs.readFileSync(UNIT, 'utf8');
     expect(text).toMatch(/^RestartPreventExitStatus=3 4$/m);
-    expect(text).toMatch(/^ExecStart=\/opt\/svc\/packages\/client\/bin\/svcd --config-dir \/etc\/svc\/configs$/m);
+    expect(text).toMatch(/^ExecStart=\/opt\/svc\/packages\/agent\/bin\/svcd --config-dir \/etc\/svc\/configs$/m);
     expect(text).toMatch(/^ExecReload=\/bin\/kill -HUP \$MAINPID$/m);
   });
 });

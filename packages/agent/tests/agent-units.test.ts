@@ -4,15 +4,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { backoffMs } from '../../src/agent/backoff.ts';
-import { loadAgentConfig, MissingSettingError, requirePortal } from '../../src/agent/config.ts';
-import { agentIdOf } from '../../src/agent/identity.ts';
-import { createLogger } from '../../src/agent/logger.ts';
-import { appendOverride, readOverrides } from '../../src/agent/overrides.ts';
-import type { ScheduledScan } from '../../src/agent/scan-child.ts';
-import { Scheduler } from '../../src/agent/schedules.ts';
-import { scheduleId } from '../../src/pipeline/scheduling.ts';
-import { profileArgs } from '../../src/agent/scan-args.ts';
+import { backoffMs } from '../src/backoff.ts';
+import { loadAgentConfig, MissingSettingError, requirePortal } from '../src/config.ts';
+import { agentIdOf } from '../src/identity.ts';
+import { createLogger } from '../src/logger.ts';
+import { appendOverride, readOverrides } from '../src/overrides.ts';
+import type { ScheduledScan } from '../src/scan-child.ts';
+import { Scheduler } from '../src/schedules.ts';
+import { scheduleId } from '@svc/client/pipeline/scheduling';
+import { profileArgs } from '../src/scan-args.ts';
 
 let dir: string;
 beforeEach(() => {

@@ -1,6 +1,6 @@
 import type { HeartbeatSchedule } from '@svc/protocol';
 import { Cron } from 'croner';
-import { normalizeCron, scheduleId } from '../pipeline/scheduling.ts';
+import { normalizeCron, scheduleId } from '@svc/client/pipeline/scheduling';
 import type { ScheduleFile } from './config.ts';
 import type { ScanOutcome, ScheduledScan } from './scan-child.ts';
 import type { AgentLogger, ScheduleChange, ScheduleControl } from './types.ts';

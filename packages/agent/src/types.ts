@@ -1,5 +1,5 @@
 import type { AgentLogLevel, DeliveredCommand, StatusReportBody } from '@svc/protocol';
-import type { PortalClient } from '../portal/client.ts';
+import type { PortalClient } from '@svc/client/portal/client';
 
 /**
  * The seam between the daemon (configuration, heartbeats, schedules, signals, re-exec) and the
