@@ -8,7 +8,7 @@ import { type CommandContext, jsonAnswer } from '../src/commands/outcome.ts';
 import { reportOutput, stripAnsi } from '../src/commands/output.ts';
 import { startTimeOf, treeOf } from '../src/commands/process-tree.ts';
 import { scanArgs } from '../src/commands/scan-commands.ts';
-import { NO_GIT_DIRECTORY, updateSteps } from '../src/commands/self-update.ts';
+import { installSteps, NO_GIT_DIRECTORY, updateSteps } from '../src/commands/self-update.ts';
 import { runProcess } from '../src/commands/spawn.ts';
 import type { CommandHost, ScheduleChange } from '../src/types.ts';
 
@@ -125,6 +125,15 @@ describe('update steps', () => {
       'release/2',
       'refs/remotes/origin/release/2',
       '--',
+    ]);
+  });
+
+  it('after the checkout moved: npm ci --omit=dev only when the lockfile changed, the bundle always', () => {
+    const build = [process.execPath, 'packages/agent/scripts/build-svcd.ts', '--quiet'];
+    expect(installSteps(false).map((s) => s.argv)).toEqual([build]);
+    expect(installSteps(true).map((s) => s.argv)).toEqual([
+      ['npm', 'ci', '--omit=dev', '--workspace', 'packages/agent', '--no-audit', '--no-fund'],
+      build,
     ]);
   });
 });

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { CommandPayloads } from '@svc/protocol';
 import { type CommandContext, done, failure, fromProcess, type Outcome } from './outcome.ts';
 import { type ProcessRun, runProcess } from './spawn.ts';
@@ -6,7 +7,9 @@ import { type ProcessRun, runProcess } from './spawn.ts';
  * update: the install's git checkout moves to a release tag (`version`, which beats `branch`) or
  * to the tip of a branch (default main) from `origin`. Values are checked by the protocol's
  * rules (no leading `-`, no `..`) and reach git only in refs/ forms after the options, so none
- * can be read as an option. HEAD advanced → re-exec; unchanged → reload the configuration.
+ * can be read as an option. HEAD advanced → the release's dependencies when its package-lock.json
+ * differs (`npm ci --omit=dev`, the agent's workspace as the documented install), the bundle built
+ * again, then re-exec; unchanged → reload the configuration.
  */
 
 const DEFAULT_BRANCH = 'main';
@@ -28,6 +31,25 @@ export function updateSteps(payload: CommandPayloads['update'], branchExists: bo
     ['fetch', '--quiet', '--no-tags', 'origin', `+refs/heads/${branch}:${remote}`],
     branchExists ? ['checkout', '--quiet', branch, '--'] : ['checkout', '--quiet', '-b', branch, remote, '--'],
     ['merge', '--quiet', '--ff-only', remote],
+  ];
+}
+
+/**
+ * What runs in the install directory after the checkout moved: the dependencies when the lockfile
+ * changed, then the bundle bin/svcd runs (with this daemon's own Node).
+ */
+export function installSteps(lockChanged: boolean): { what: string; argv: string[] }[] {
+  const build = {
+    what: 'bundle built (packages/agent/dist/svcd.mjs)',
+    argv: [process.execPath, path.join('packages', 'agent', 'scripts', 'build-svcd.ts'), '--quiet'],
+  };
+  if (!lockChanged) return [build];
+  return [
+    {
+      what: 'dependencies installed (npm ci --omit=dev)',
+      argv: ['npm', 'ci', '--omit=dev', '--workspace', 'packages/agent', '--no-audit', '--no-fund'],
+    },
+    build,
   ];
 }
 
@@ -56,5 +78,22 @@ export async function selfUpdate(payload: CommandPayloads['update'], ctx: Comman
   const to = payload.version ?? branch;
   if (after === before)
     return done(`${log}already up to date at ${after} (${to}); configuration reloaded\n`, { after: 'reload' });
-  return done(`${log}updated ${before} -> ${after} (${to}); restarting\n`, { after: 'restart' });
+  log += `updated ${before} -> ${after} (${to})\n`;
+  const lockChanged = (await git(['diff', '--quiet', before, after, '--', 'package-lock.json'])).exitCode !== 0;
+  for (const step of installSteps(lockChanged)) {
+    const run = await runProcess(step.argv, {
+      cwd: dir,
+      env: ctx.host.childEnv,
+      deadline: ctx.deadline,
+      onStart: ctx.onChild,
+    });
+    if (run.exitCode !== 0)
+      return fromProcess({
+        ...run,
+        stdout: log,
+        stderr: `${step.what} failed after the checkout moved\n${run.stderr}`,
+      });
+    log += `${step.what}\n`;
+  }
+  return done(`${log}restarting\n`, { after: 'restart' });
 }
