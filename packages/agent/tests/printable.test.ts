@@ -1,29 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
+import { C1, CONTROL, capture, HOSTILE } from '../../../test-support/terminal-text.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { writeState } from '../src/state-file.ts';
 import { formatStatus } from '../src/status.ts';
 
 /** Terminal safety of remote text in what svcd prints (the rule itself: packages/client/tests/printable.test.ts). */
-
-const OSC_TITLE = '\u001b]0;pwned\u0007';
-const OSC_52 = '\u001b]52;c;ZXZpbA==\u001b\\';
-const CSI = '\u001b[2J\u001b[1;1H';
-const C1 = '\u009b2K\u009d0;t\u009c';
-const HOSTILE = `${OSC_TITLE}${OSC_52}${CSI}${C1}\u0007\u0008\u007f`;
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
-
-function capture(tty: boolean) {
-  const stream = Object.assign(new PassThrough(), { isTTY: tty });
-  let text = '';
-  stream.on('data', (b: Buffer) => {
-    text += b.toString();
-  });
-  return { stream, text: () => text };
-}
 
 describe('svcd', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-printable-'));

@@ -1,17 +1,10 @@
-import { PassThrough } from 'node:stream';
+import { C1, CONTROL, CSI, capture, HOSTILE, OSC_52, OSC_TITLE } from '../../../test-support/terminal-text.ts';
 import { describe, expect, it } from 'vitest';
 import { Output } from '../src/cli/output.ts';
 import { PortalError } from '../src/portal/errors.ts';
 import { printable, printableJson, stripEscapes, terminalText } from '../src/text/printable.ts';
 
 /** Terminal safety of remote text (issue 21 point 8): the rule, and each place svc prints (svcd's: packages/agent/tests/printable.test.ts). */
-
-const OSC_TITLE = '\u001b]0;pwned\u0007';
-const OSC_52 = '\u001b]52;c;ZXZpbA==\u001b\\';
-const CSI = '\u001b[2J\u001b[1;1H';
-const C1 = '\u009b2K\u009d0;t\u009c';
-const HOSTILE = `${OSC_TITLE}${OSC_52}${CSI}${C1}\u0007\u0008\u007f`;
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
 describe('printable', () => {
   it.each([
@@ -51,15 +44,6 @@ describe('printable', () => {
     expect(terminalText(`\u001b[31mred\u001b[39m ${OSC_TITLE}x`, false)).toBe('red x');
   });
 });
-
-function capture(tty: boolean) {
-  const stream = Object.assign(new PassThrough(), { isTTY: tty });
-  let text = '';
-  stream.on('data', (b: Buffer) => {
-    text += b.toString();
-  });
-  return { stream, text: () => text };
-}
 
 describe('Output', () => {
   it('on a color terminal: its own colors stay, everything a string brought in goes', () => {
