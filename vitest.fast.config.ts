@@ -92,6 +92,8 @@ export const SLOW_FILES = [
   'packages/portal/tests/license-validation.test.ts',
   'packages/portal/tests/upload-abort-log.test.ts',
   'packages/portal/tests/console-serving.test.ts',
+  // The real svcd idle against a portal until its memory settled.
+  'packages/agent/tests/idle-memory.test.ts',
   // Real daemons in network namespaces and real nmap scans (needs root).
   'packages/client/tests/scanner-netlab.test.ts',
   'packages/client/tests/scan-netlab.test.ts',

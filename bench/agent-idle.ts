@@ -1,5 +1,5 @@
 /**
- * Benchmark: what an idle svcd costs its host. A real svcd (packages/client/bin/svcd, the
+ * Benchmark: what an idle svcd costs its host. A real svcd (packages/agent/bin/svcd, the
  * same process a systemd unit starts) heartbeats to a real portal process with no commands and
  * no schedule due; this samples the daemon's resident memory (VmRSS) and CPU time
  * (/proc/<pid>/stat utime + stime) every second after a warm-up, and reports:
@@ -27,11 +27,9 @@ import { machineInfo } from './lib/machine.ts';
 import { adminToken, createLicense, REPO_ROOT, startPortalProcess } from './lib/portal.ts';
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
+import { cpuTicks, heartbeatTimes, IDLE_RSS_MB_BELOW, rssMb, TICKS_PER_S } from '../test-support/proc-stats.ts';
 
-const SVCD = path.join(REPO_ROOT, 'packages/client/bin/svcd');
-/** Clock ticks per second of /proc/<pid>/stat (USER_HZ; 100 on Linux for user space). */
-const TICKS_PER_S = 100;
-
+const SVCD = path.join(REPO_ROOT, 'packages/agent/bin/svcd');
 function options() {
   const { values } = parseArgs({
     options: {
@@ -51,19 +49,6 @@ function options() {
     return v;
   };
   return { durationS: n('duration'), warmupS: n('warmup'), intervalS: Math.max(1, n('interval')) };
-}
-
-function cpuTicks(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces) start at field 3; utime and stime are 14 and 15.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return Number(rest[11]) + Number(rest[12]);
-}
-
-function rssMb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1]);
-  return kb / 1024;
 }
 
 async function main(): Promise<void> {
@@ -123,8 +108,7 @@ async function main(): Promise<void> {
   });
   const beats: number[] = [];
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    for (const m of chunk.matchAll(/^ts=(\S+) level=debug msg="heartbeat sent"/gm))
-      beats.push(Date.parse(m[1] as string));
+    beats.push(...heartbeatTimes(chunk));
   });
   const pid = child.pid as number;
 
@@ -165,13 +149,13 @@ async function main(): Promise<void> {
     cpu_percent_whole_window: round(wholePct, 3),
     cpu_percent_between_heartbeats: quietPct === null ? null : round(quietPct, 3),
     quiet_seconds: round(quietS, 0),
-    goal: { rss_mb_below: 60, cpu_percent_below: 0.1 },
+    goal: { rss_mb_below: IDLE_RSS_MB_BELOW, cpu_percent_below: 0.1 },
   };
   console.log(
     table([
       ['measure', 'value', 'goal'],
-      ['RSS median (MB)', result.rss_mb.median, '< 60'],
-      ['RSS max (MB)', result.rss_mb.max, '< 60'],
+      ['RSS median (MB)', result.rss_mb.median, `< ${IDLE_RSS_MB_BELOW}`],
+      ['RSS max (MB)', result.rss_mb.max, `< ${IDLE_RSS_MB_BELOW}`],
       ['baseline: bare node idle, RSS median (MB)', result.baseline_bare_node_rss_mb, ''],
       ['RSS ratio svcd / bare node', result.rss_ratio_to_bare_node, ''],
       ['CPU between heartbeats (% of a core)', result.cpu_percent_between_heartbeats ?? 'n/a', '< 0.1'],

@@ -46,7 +46,7 @@ import {
   HEARTBEAT_SQL,
   type HeartbeatParameter,
   heartbeatValues,
-} from '../packages/portal/src/agents/claim-sql.ts';
+} from '@svc/portal/agents/claim-sql';
 import { spawnNode, waitForHttp, type NodeChild } from './lib/children.ts';
 import { cleanupAll, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.ts';
 import { startCpuSample, waitForQuietMachine, type CpuTarget } from './lib/cpu.ts';

@@ -17,14 +17,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  buildNmapArgs,
-  DEFAULT_NMAP_PATH,
-  formatCommand,
-  parseTargets,
-  PROFILES,
-} from '../packages/client/src/scanner/nmap.ts';
-import { parseNmapXml } from '../packages/client/src/scanner/parse/index.ts';
+import { buildNmapArgs, DEFAULT_NMAP_PATH, formatCommand, parseTargets, PROFILES } from '@svc/client/scanner/nmap';
+import { parseNmapXml } from '@svc/client/scanner/parse';
 import { startNetlab } from '../packages/client/tests/netlab/index.ts';
 import { PLANTED_PORTS } from '../packages/client/tests/netlab/planted.ts';
 import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';

@@ -7,24 +7,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO } from '../packages/client/tests/helpers/cli.ts';
 import { until } from './helpers/agents-api.ts';
 
-// bin/svcd runs the daemon from its one-file bundle (packages/client/dist/svcd.mjs) only while the
-// files it was built from are unchanged, builds it again when one changed, and runs the sources
-// when it cannot build. Each case works on its own copy of packages/client (node_modules and the
-// protocol package are linked), so the repository's own bundle is never touched.
+// bin/svcd runs the daemon from its one-file bundle (packages/agent/dist/svcd.mjs), which the
+// install (`npm ci`) and the `update` command build; it never builds at start. The cases work on
+// their own copy of packages/agent (node_modules and the other packages are linked), so the
+// repository's own bundle is never touched.
 
 const run = promisify(execFile);
 let tree = '';
-let client = '';
+let agent = '';
 let home = '';
 
 beforeAll(async () => {
   tree = await fs.mkdtemp(path.join(os.tmpdir(), 'svcd-bundle-'));
-  client = path.join(tree, 'packages', 'client');
-  await fs.mkdir(client, { recursive: true });
+  agent = path.join(tree, 'packages', 'agent');
+  await fs.mkdir(agent, { recursive: true });
   for (const part of ['bin', 'src', 'scripts', 'package.json'])
-    await fs.cp(path.join(REPO, 'packages/client', part), path.join(client, part), { recursive: true });
+    await fs.cp(path.join(REPO, 'packages/agent', part), path.join(agent, part), { recursive: true });
   await fs.symlink(path.join(REPO, 'node_modules'), path.join(tree, 'node_modules'));
-  await fs.symlink(path.join(REPO, 'packages/protocol'), path.join(tree, 'packages', 'protocol'));
+  for (const pkg of ['client', 'protocol'])
+    await fs.symlink(path.join(REPO, 'packages', pkg), path.join(tree, 'packages', pkg));
   home = path.join(tree, 'home');
   await fs.mkdir(home);
 });
@@ -34,36 +35,41 @@ afterAll(async () => {
 });
 
 const svcd = (...args: string[]) =>
-  run(path.join(client, 'bin/svcd'), args, { env: { PATH: process.env['PATH'], HOME: home } }).then(
+  run(path.join(agent, 'bin/svcd'), args, { env: { PATH: process.env['PATH'], HOME: home } }).then(
     (r) => ({ code: 0, ...r }),
     (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
-const bundle = () => path.join(client, 'dist/svcd.mjs');
+const bundle = () => path.join(agent, 'dist/svcd.mjs');
+// The build as the install runs it: the agent package's postinstall, with the test's Node.
+const build = () => run(process.execPath, [path.join(agent, 'scripts/build-svcd.ts'), '--quiet'], { cwd: agent });
 
 describe('svcd bundle', () => {
-  it('is built on the first start, with the list of its inputs, and runs', async () => {
+  it('missing: svcd does not build it, it says which command does (exit 2)', async () => {
+    const r = await svcd('--version');
+    expect(r).toMatchObject({ code: 2, stdout: '' });
+    expect(r.stderr).toBe(
+      `svcd: the daemon's bundle ${bundle()} is missing: build it with \`npm run build:agent\` in ${tree} (\`npm ci\` builds it too)\n`,
+    );
+    await expect(fs.stat(path.join(agent, 'dist'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('built by the install step, then run as it is: an edited source does not rebuild it at start', async () => {
+    await build();
     const r = await svcd('--version');
     expect(r).toMatchObject({ code: 0, stderr: '' });
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
-    const inputs = await fs.readFile(path.join(client, 'dist/svcd.inputs'), 'utf8');
-    expect(inputs).toMatch(/^[0-9a-f]{64} {2}packages\/client\/src\/agent\/main\.ts$/m);
-    expect(inputs).toMatch(/node_modules\/croner\//);
     const built = await fs.stat(bundle());
-    // Unchanged inputs: the same bundle runs again, not rebuilt.
-    expect((await svcd('--version')).code).toBe(0);
-    expect((await fs.stat(bundle())).mtimeMs).toBe(built.mtimeMs);
-  });
-
-  it('is built again when one of its inputs changed, and runs the new code', async () => {
-    const main = path.join(client, 'src/agent/main.ts');
+    const main = path.join(agent, 'src/main.ts');
     const source = await fs.readFile(main, 'utf8');
     await fs.writeFile(main, source.replace('Signals: SIGHUP reloads', 'Signals (rebuilt): SIGHUP reloads'));
-    const r = await svcd('--help');
-    expect(r.code).toBe(0);
-    expect(r.stdout).toContain('Signals (rebuilt): SIGHUP reloads');
-    expect(await fs.readFile(bundle(), 'utf8')).toContain('Signals (rebuilt)');
+    const before = await svcd('--help');
+    expect(before.code).toBe(0);
+    expect(before.stdout).toContain('Signals: SIGHUP reloads');
+    expect((await fs.stat(bundle())).mtimeMs).toBe(built.mtimeMs);
+    // The next build (an install or an update) carries the change.
+    await build();
+    expect((await svcd('--help')).stdout).toContain('Signals (rebuilt): SIGHUP reloads');
   });
-
   it('the running daemon is the bundle, in lite mode', async () => {
     const configs = path.join(tree, 'configs');
     await fs.mkdir(configs, { recursive: true });
@@ -73,7 +79,7 @@ describe('svcd bundle', () => {
       `CONSULTATION_API_URL=http://127.0.0.1:9/api/upload\nSVC_API_KEY=svc_biz_${'ab'.repeat(32)}\n`,
       { mode: 0o600 },
     );
-    const child = spawn(path.join(client, 'bin/svcd'), ['--config-dir', configs], {
+    const child = spawn(path.join(agent, 'bin/svcd'), ['--config-dir', configs], {
       env: {
         PATH: process.env['PATH'],
         HOME: home,
@@ -94,15 +100,5 @@ describe('svcd bundle', () => {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('close', r));
     }
-  });
-
-  it('runs from the sources, saying why, when the bundle cannot be built', async () => {
-    await fs.rm(path.join(client, 'dist'), { recursive: true });
-    // A file where the build's directory goes: the build fails, as on a read-only checkout.
-    await fs.writeFile(path.join(client, 'dist'), '');
-    const r = await svcd('--version');
-    expect(r.code).toBe(0);
-    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
-    expect(r.stderr).toMatch(/^svcd: running from the TypeScript sources: the bundle could not be built: .*EEXIST/);
   });
 });

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { createPortalClient } from '../packages/client/src/portal/client.ts';
-import { scheduleId } from '../packages/client/src/pipeline/scheduling.ts';
+import { createPortalClient } from '@svc/client/portal/client';
+import { scheduleId } from '@svc/client/pipeline/scheduling';
 import { startTestPortal, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
 import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
 import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
@@ -130,7 +130,7 @@ describe('svcd runs every command type', () => {
       expect(daemon.child.exitCode).toBeNull();
       // Through bin/svcd again: node runs the bundle, in lite mode.
       expect(fs.readFileSync(`/proc/${daemon.pid}/cmdline`, 'utf8').split('\0')).toEqual(
-        expect.arrayContaining(['--lite-mode', path.join(REPO, 'packages/client/dist/svcd.mjs')]),
+        expect.arrayContaining(['--lite-mode', path.join(REPO, 'packages/agent/dist/svcd.mjs')]),
       );
       for (const id of Object.values(ids))
         expect(commandLines(daemon.output(), id).filter((l) => / started/.test(l))).toHaveLength(1);

@@ -21,6 +21,7 @@ let install: string;
 let publisher: string;
 let daemon: ReturnType<typeof spawn> | undefined;
 let output = '';
+const BUILT = 'bundle built (packages/agent/dist/svcd.mjs)\n';
 
 const git = (cwd: string, ...args: string[]): string =>
   execFileSync('git', ['-c', 'user.name=Release', '-c', 'user.email=release@test.local', ...args], {
@@ -79,8 +80,9 @@ beforeAll(() => {
   git(publisher, 'remote', 'add', 'origin', bare);
   git(publisher, 'push', '--quiet', 'origin', 'main');
   git(dir, 'clone', '--quiet', bare, install);
-  // The install's dependencies: the ones this checkout has.
+  // The install's dependencies: the ones this checkout has; its bundle built as the install step builds it.
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(install, 'node_modules'));
+  execFileSync(process.execPath, ['packages/agent/scripts/build-svcd.ts', '--quiet'], { cwd: install });
 }, 120_000);
 
 afterAll(async () => {
@@ -97,7 +99,7 @@ describe('update against a local bare git repository', () => {
     const configDir = path.join(home, 'configs');
     await writeConfigs(configDir, { 'a-portal.conf': portalConf(fixture.uploadUrl, fixture.key) });
     const agentId = newAgentId('update');
-    daemon = spawn(path.join(install, 'packages/client/bin/svcd'), ['--config-dir', configDir], {
+    daemon = spawn(path.join(install, 'packages/agent/bin/svcd'), ['--config-dir', configDir], {
       cwd: home,
       env: {
         PATH: process.env['PATH'] ?? '/usr/bin:/bin',
@@ -116,16 +118,17 @@ describe('update against a local bare git repository', () => {
     await untilRegistered(fixture.portal, agentId);
     const first = git(install, 'rev-parse', 'HEAD');
 
-    // The release changes the daemon's code: the restarted daemon runs it (bin/svcd rebuilt its bundle).
+    // The release changes the daemon's code: the restarted daemon runs it (`update` rebuilt the bundle;
+    // the lockfile is the same, so no dependencies were installed).
     const tagged = publish(first, 'RELEASE-9.9.9', 'v9.9.9', {
-      file: 'packages/client/src/agent/daemon.ts',
+      file: 'packages/agent/src/daemon.ts',
       from: "this.log.info('svcd started', {",
       to: "this.log.info('svcd started', { release: 'v9.9.9',",
     });
     const update = await queueCommand(fixture.portal, agentId, 'update', { version: 'v9.9.9', branch: 'nowhere' });
     expect(await finishedCommand(fixture.portal, update)).toMatchObject({
       command: { status: 'completed' },
-      result: { exit_code: 0, stdout: `updated ${first} -> ${tagged} (v9.9.9); restarting\n`, stderr: '' },
+      result: { exit_code: 0, stdout: `updated ${first} -> ${tagged} (v9.9.9)\n${BUILT}restarting\n`, stderr: '' },
     });
     expect(git(install, 'rev-parse', 'HEAD')).toBe(tagged);
     await untilOutput(/msg="svcd started"/, 2);
@@ -147,7 +150,7 @@ describe('update against a local bare git repository', () => {
     const branch = await queueCommand(fixture.portal, agentId, 'update');
     expect((await finishedCommand(fixture.portal, branch)).result).toMatchObject({
       exit_code: 0,
-      stdout: `updated ${tagged} -> ${newer} (main); restarting\n`,
+      stdout: `updated ${tagged} -> ${newer} (main)\n${BUILT}restarting\n`,
     });
     expect(git(install, 'rev-parse', 'HEAD')).toBe(newer);
     expect(git(install, 'symbolic-ref', '--short', 'HEAD')).toBe('main');
@@ -162,4 +165,100 @@ describe('update against a local bare git repository', () => {
     expect(git(install, 'rev-parse', 'HEAD')).toBe(newer);
     expect(daemon.pid).toBe(pid);
   });
+});
+
+describe('update to a release that adds a dependency', () => {
+  // Node 22.18 or later as `node`, as on an agent host (this machine's own is older: the project's pinned one).
+  const PATH = `${path.join(REPO, 'node_modules', '.bin')}:${process.env['PATH'] ?? '/usr/bin:/bin'}`;
+  const NPM_CACHE = path.join(os.homedir(), '.npm');
+  const npm = (cwd: string, ...args: string[]) =>
+    execFileSync('npm', [...args, '--no-audit', '--no-fund'], {
+      cwd,
+      encoding: 'utf8',
+      env: { PATH, HOME: dir, npm_config_cache: NPM_CACHE },
+    });
+  let agent: ReturnType<typeof spawn> | undefined;
+  let agentOutput = '';
+
+  afterAll(async () => {
+    if (agent && agent.exitCode === null && agent.signalCode === null) {
+      agent.kill('SIGTERM');
+      await new Promise((r) => agent?.once('close', r));
+    }
+  });
+
+  it('its dependencies are installed (npm ci --omit=dev) and the bundle built before the restart; the new code runs with them', async () => {
+    // An install as documented: a clone, `npm ci --omit=dev -w packages/agent` (which builds the bundle).
+    const own = path.join(dir, 'install-deps');
+    git(dir, 'clone', '--quiet', bare, own);
+    npm(own, 'ci', '--omit=dev', '--workspace', 'packages/agent', '--prefer-offline');
+    expect(fs.existsSync(path.join(own, 'packages/agent/dist/svcd.mjs'))).toBe(true);
+    expect(fs.existsSync(path.join(own, 'node_modules/svc-probe'))).toBe(false);
+
+    // The release: a local package (no registry involved), a dependency of the agent, used by the daemon.
+    const base = git(own, 'rev-parse', 'HEAD');
+    git(publisher, 'checkout', '--quiet', '--detach', base);
+    const probe = path.join(publisher, 'vendor/svc-probe');
+    fs.mkdirSync(probe, { recursive: true });
+    fs.writeFileSync(
+      path.join(probe, 'package.json'),
+      `${JSON.stringify({ name: 'svc-probe', version: '1.0.0', type: 'module', exports: './index.js' })}\n`,
+    );
+    fs.writeFileSync(path.join(probe, 'index.js'), "export const probe = 'probe-1.0.0';\n");
+    const manifest = path.join(publisher, 'packages/agent/package.json');
+    const pkg = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { dependencies: Record<string, string> };
+    pkg.dependencies['svc-probe'] = 'file:../../vendor/svc-probe';
+    fs.writeFileSync(manifest, `${JSON.stringify(pkg, null, 2)}\n`);
+    npm(publisher, 'install', '--package-lock-only', '--workspace', 'packages/agent', '--offline');
+    const daemonTs = path.join(publisher, 'packages/agent/src/daemon.ts');
+    const source = fs.readFileSync(daemonTs, 'utf8');
+    fs.writeFileSync(
+      daemonTs,
+      `import { probe } from 'svc-probe';\n${source.replace("this.log.info('svcd started', {", "this.log.info('svcd started', { probe,")}`,
+    );
+    git(publisher, 'add', '-A');
+    git(publisher, 'commit', '--quiet', '-m', 'release with svc-probe');
+    const release = git(publisher, 'rev-parse', 'HEAD');
+    git(publisher, 'push', '--quiet', 'origin', 'HEAD:refs/heads/deps');
+
+    const home = path.join(dir, 'home-deps');
+    const configDir = path.join(home, 'configs');
+    await writeConfigs(configDir, { 'a-portal.conf': portalConf(fixture.uploadUrl, fixture.key) });
+    const agentId = newAgentId('update-deps');
+    agent = spawn(path.join(own, 'packages/agent/bin/svcd'), ['--config-dir', configDir], {
+      cwd: home,
+      env: {
+        PATH,
+        HOME: home,
+        LANG: 'C.UTF-8',
+        SVC_AGENT_ID: agentId,
+        SVC_AGENT_STATE_DIR: path.join(home, 'state'),
+        // The host's npm cache (the registry is only asked about what it lacks).
+        npm_config_cache: NPM_CACHE,
+        npm_config_prefer_offline: 'true',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    agent.stdout?.setEncoding('utf8').on('data', (d: string) => (agentOutput += d));
+    agent.stderr?.setEncoding('utf8').on('data', (d: string) => (agentOutput += d));
+    await untilRegistered(fixture.portal, agentId);
+
+    const update = await queueCommand(fixture.portal, agentId, 'update', { branch: 'deps' });
+    expect(await finishedCommand(fixture.portal, update)).toMatchObject({
+      command: { status: 'completed' },
+      result: {
+        exit_code: 0,
+        stdout: `updated ${base} -> ${release} (deps)\ndependencies installed (npm ci --omit=dev)\n${BUILT}restarting\n`,
+        stderr: '',
+      },
+    });
+    expect(fs.realpathSync(path.join(own, 'node_modules/svc-probe'))).toBe(path.join(own, 'vendor/svc-probe'));
+    const end = Date.now() + 60_000;
+    while (!/msg="svcd started" probe=probe-1\.0\.0 /.test(agentOutput)) {
+      if (Date.now() > end || agent.exitCode !== null)
+        throw new Error(`the new release did not start:\n${agentOutput}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(agentOutput.match(/msg="svcd started"/g)).toHaveLength(2);
+  }, 180_000);
 });

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense, type LicenseFixture } from '../packages/portal/tests/helpers/factories.ts';
 import { http as portalHttp, withToken } from '../packages/portal/tests/helpers/http.ts';
 import type { TestPortal } from '../packages/portal/tests/helpers/portal.ts';
-import { CHECK_NAMES } from '../packages/client/src/smoke/checks.ts';
+import { CHECK_NAMES } from '@svc/client/smoke/checks';
 import { runCli, tool, writeConfig } from '../packages/client/tests/helpers/cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 

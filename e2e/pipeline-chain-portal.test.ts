@@ -6,12 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense } from '../packages/portal/tests/helpers/factories.ts';
 import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
 import { startTestPortal, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
-import { orcSettingsFrom } from '../packages/client/src/pipeline/orc964.ts';
-import { defaultBranding } from '../packages/client/src/report/branding.ts';
-import { produceSession } from '../packages/client/src/session-dir/produce.ts';
-import { stagesInputOf, SYNTHETIC_ALERTS } from '../packages/client/src/synthetic/chain.ts';
-import { planCollection, type GenerateOptions } from '../packages/client/src/synthetic/generate.ts';
-import { parseMix } from '../packages/client/src/synthetic/options.ts';
+import { orcSettingsFrom } from '@svc/client/pipeline/orc964';
+import { defaultBranding } from '@svc/client/report/branding';
+import { produceSession } from '@svc/client/session-dir/produce';
+import { stagesInputOf, SYNTHETIC_ALERTS } from '@svc/client/synthetic/chain';
+import { planCollection, type GenerateOptions } from '@svc/client/synthetic/generate';
+import { parseMix } from '@svc/client/synthetic/options';
 import { runCli, SVC } from '../packages/client/tests/helpers/cli.ts';
 
 /**

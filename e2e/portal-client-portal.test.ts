@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestPortal } from '../packages/portal/tests/helpers/portal.ts';
 import { sessionDoc } from '../packages/portal/tests/helpers/upload.ts';
-import { createPortalClient } from '../packages/client/src/portal/client.ts';
-import { PortalError } from '../packages/client/src/portal/errors.ts';
+import { createPortalClient } from '@svc/client/portal/client';
+import { PortalError } from '@svc/client/portal/errors';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /** The typed client against the real portal: its answers pass the protocol's schemas. */

@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http as request, withToken } from '../packages/portal/tests/helpers/http.ts';
 import { type CliResult, runCli, SVC, tempHome } from '../packages/client/tests/helpers/cli.ts';
-import { sessionIdOf } from '../packages/client/src/session-dir/id.ts';
+import { sessionIdOf } from '@svc/client/session-dir/id';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { listenOldSshBanner } from './helpers/ssh-banner.ts';
 

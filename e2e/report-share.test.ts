@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
 import { newSessionId, postUpload, sessionParts } from '../packages/portal/tests/helpers/upload.ts';
-import { brandingFromEnv, renderExecSummary, renderReport } from '../packages/client/src/report/index.ts';
+import { brandingFromEnv, renderExecSummary, renderReport } from '@svc/client/report';
 import { launchChromium } from '../test-support/chromium.ts';
 import { HOSTILE_EVIDENCE, reportSession } from '../packages/client/tests/helpers/report-session.ts';
 

@@ -7,12 +7,12 @@ import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
 import { type HttpReceiver, httpReceiver } from '../packages/client/tests/alerts-receivers.ts';
 import { type Netlab, NETLAB_SUBNET, startNetlab } from '../packages/client/tests/netlab/index.ts';
 import { bannerServer } from '../packages/client/tests/netlab/services.ts';
-import { Settings } from '../packages/client/src/config/settings.ts';
-import { licenseState } from '../packages/client/src/license/service.ts';
-import { parseExceptionsFile } from '../packages/client/src/pipeline/exceptions.ts';
-import { resolveTarget } from '../packages/client/src/portal/target.ts';
-import { findNmap, NMAP_MISSING } from '../packages/client/src/scan/nmap-path.ts';
-import { runScan } from '../packages/client/src/scan/run-scan.ts';
+import { Settings } from '@svc/client/config/settings';
+import { licenseState } from '@svc/client/license/service';
+import { parseExceptionsFile } from '@svc/client/pipeline/exceptions';
+import { resolveTarget } from '@svc/client/portal/target';
+import { findNmap, NMAP_MISSING } from '@svc/client/scan/nmap-path';
+import { runScan } from '@svc/client/scan/run-scan';
 import { expectSharedReport } from './helpers/shared-report.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 

@@ -2,17 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATEGORIES } from '../packages/client/src/pipeline/compliance-map.ts';
-import { CATALOG } from '../packages/client/src/synthetic/catalog.ts';
-import {
-  apportion,
-  planCounts,
-  riskGrade,
-  riskScore,
-  SEEDED_END,
-  sessionIdOf,
-} from '../packages/client/src/synthetic/generate.ts';
-import { DEFAULT_MIX, parseMix } from '../packages/client/src/synthetic/options.ts';
+import { CATEGORIES } from '@svc/client/pipeline/compliance-map';
+import { CATALOG } from '@svc/client/synthetic/catalog';
+import { apportion, planCounts, riskGrade, riskScore, SEEDED_END, sessionIdOf } from '@svc/client/synthetic/generate';
+import { DEFAULT_MIX, parseMix } from '@svc/client/synthetic/options';
 import { runCli, SVC, tool } from '../packages/client/tests/helpers/cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 

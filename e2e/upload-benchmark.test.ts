@@ -5,8 +5,8 @@ import type { SessionFile } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense } from '../packages/portal/tests/helpers/factories.ts';
 import { sessionDoc } from '../packages/portal/tests/helpers/upload.ts';
-import { createPortalClient, type PortalClient } from '../packages/client/src/portal/client.ts';
-import { attachBenchmark } from '../packages/client/src/upload/benchmark.ts';
+import { createPortalClient, type PortalClient } from '@svc/client/portal/client';
+import { attachBenchmark } from '@svc/client/upload/benchmark';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /** After an upload: the benchmark block goes into the session file and the display files are refreshed. */

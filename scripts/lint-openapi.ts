@@ -11,8 +11,8 @@ import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../packages/portal/src/config/index.ts';
-import { startPortal } from '../packages/portal/src/server.ts';
+import { loadConfig } from '@svc/portal/config';
+import { startPortal } from '@svc/portal/server';
 import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
 
 const root = path.resolve(import.meta.dirname, '..');

@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import { SaxesParser } from 'saxes';
-import { parseNmapStream } from '../../packages/client/src/scanner/parse/index.ts';
+import { parseNmapStream } from '@svc/client/scanner/parse';
 
 export type ParseMode = 'read' | 'saxes' | 'parse';
 

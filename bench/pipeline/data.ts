@@ -1,12 +1,12 @@
 import type { Severity } from '@svc/protocol';
-import type { LicenseState } from '../../packages/client/src/license/tier.ts';
-import type { ExceptionRule } from '../../packages/client/src/pipeline/exceptions.ts';
-import { normalizeFindings } from '../../packages/client/src/pipeline/findings.ts';
-import { orcSettingsFrom } from '../../packages/client/src/pipeline/orc964.ts';
-import { runStages, type StagesInput } from '../../packages/client/src/pipeline/run-stages.ts';
-import type { HostInfo, ScanFinding } from '../../packages/client/src/pipeline/types.ts';
-import type { TrendPoint } from '../../packages/client/src/report/index.ts';
-import { Random } from '../../packages/client/src/synthetic/random.ts';
+import type { LicenseState } from '@svc/client/license/tier';
+import type { ExceptionRule } from '@svc/client/pipeline/exceptions';
+import { normalizeFindings } from '@svc/client/pipeline/findings';
+import { orcSettingsFrom } from '@svc/client/pipeline/orc964';
+import { runStages, type StagesInput } from '@svc/client/pipeline/run-stages';
+import type { HostInfo, ScanFinding } from '@svc/client/pipeline/types';
+import type { TrendPoint } from '@svc/client/report';
+import { Random } from '@svc/client/synthetic/random';
 
 /**
  * Deterministic, realistic scanner input for the pipeline benchmark (and the tests that pin

@@ -13,17 +13,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionFile } from '@svc/protocol';
-import { evaluateAlerts } from '../../packages/client/src/alerts/evaluate.ts';
-import { ALERT_DEFAULTS } from '../../packages/client/src/alerts/settings.ts';
-import { runStages, type StagesInput } from '../../packages/client/src/pipeline/run-stages.ts';
-import { BRANDING_DEFAULTS } from '../../packages/client/src/report/branding.ts';
+import { evaluateAlerts } from '@svc/client/alerts/evaluate';
+import { ALERT_DEFAULTS } from '@svc/client/alerts/settings';
+import { runStages, type StagesInput } from '@svc/client/pipeline/run-stages';
+import { BRANDING_DEFAULTS } from '@svc/client/report/branding';
 import { FILES, type RunResult } from './files.ts';
-import {
-  renderExecSummary,
-  renderReport,
-  type Branding,
-  type TrendPoint,
-} from '../../packages/client/src/report/index.ts';
+import { renderExecSummary, renderReport, type Branding, type TrendPoint } from '@svc/client/report';
 
 const BRANDING: Branding = {
   primaryColor: BRANDING_DEFAULTS.primaryColor,

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { NODE_COMPILE_CACHE, REPO } from '../../packages/client/tests/helpers/cli.ts';
 
-export const SVCD = path.join(REPO, 'packages/client/bin/svcd');
+export const SVCD = path.join(REPO, 'packages/agent/bin/svcd');
 
 /** A fresh agent id (the hostname's id would be shared by every test on this machine). */
 export const newAgentId = (label = 'agent'): string => `svcd_t${label}-${randomBytes(4).toString('hex')}`;

@@ -3,11 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionDoc } from '../../portal/tests/helpers/upload.ts';
-import { MissingSettingError, requirePortal } from '../src/agent/config.ts';
 import { Settings } from '../src/config/settings.ts';
 import { PortalError } from '../src/portal/errors.ts';
 import { resolveTarget, uploadUrlOf } from '../src/portal/target.ts';
-import { REPO, runCli, SVC } from './helpers/cli.ts';
+import { runCli, SVC } from './helpers/cli.ts';
 
 /**
  * Plain http to a portal that is not this machine is refused unless allowed explicitly
@@ -15,7 +14,6 @@ import { REPO, runCli, SVC } from './helpers/cli.ts';
  * `.invalid` hosts never resolve, so a check that let one through ends in "unreachable".
  */
 
-const SVCD = path.join(REPO, 'packages/client/bin/svcd');
 const refusal = (url: string, host: string) =>
   `Portal URL ${url} uses plain http to ${host}, which is not this machine: the license key and the portal's answers would cross the network unprotected. Use https, or accept the risk with SVC_ALLOW_INSECURE_HTTP=true (svc: --allow-insecure-http)`;
 
@@ -67,18 +65,9 @@ describe('uploadUrlOf: the transport rule', () => {
       "plain http to portal.example: the license key and the portal's answers cross the network unprotected (allowed explicitly)";
     expect(warnings).toEqual([warning, warning]);
   });
-
-  it("svcd's configuration check refuses it as a missing setting would be refused", () => {
-    const settings = new Settings({
-      env: { CONSULTATION_API_URL: 'http://portal.example/api/upload', SVC_API_KEY: 'k' },
-    });
-    expect(() => requirePortal(settings)).toThrow(
-      new MissingSettingError(`svcd: ${refusal('http://portal.example', 'portal.example')}`),
-    );
-  });
 });
 
-describe('svc and svcd as processes', () => {
+describe('svc as a process', () => {
   let dir: string;
   let session: string;
   beforeAll(async () => {
@@ -111,17 +100,5 @@ describe('svc and svcd as processes', () => {
     expect(r.stderr).toMatch(
       /^warning: plain http to portal\.invalid: the license key and the portal's answers cross the network unprotected \(allowed explicitly\)\nerror: .*portal\.invalid/,
     );
-  });
-
-  it('svcd with such a URL stops at start with exit 3 and the reason in one line', async () => {
-    const configs = path.join(dir, 'configs');
-    await fs.mkdir(configs);
-    await fs.writeFile(
-      path.join(configs, 'p.conf'),
-      'CONSULTATION_API_URL=http://portal.invalid/api/upload\nSVC_API_KEY=svc_biz_0\n',
-    );
-    const r = await runCli(SVCD, ['--config-dir', configs], { home: dir });
-    expect(r).toMatchObject({ code: 3, stdout: '' });
-    expect(r.stderr).toBe(`svcd: ${refusal('http://portal.invalid', 'portal.invalid')}\n`);
   });
 });

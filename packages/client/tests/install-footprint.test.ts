@@ -70,7 +70,12 @@ describe('client install footprint', () => {
 
   it('the svc command loads only the client and protocol packages from this repository', () => {
     for (const file of graph.files)
-      expect(file.startsWith(path.join(CLIENT, 'src')) || file.startsWith(path.join(PROTOCOL, 'src')), file).toBe(true);
+      expect(
+        file.startsWith(path.join(CLIENT, 'src')) ||
+          file.startsWith(path.join(PROTOCOL, 'src')) ||
+          file === path.join(CLIENT, 'package.json'),
+        file,
+      ).toBe(true);
     // The graph really covers the commands (a broken walk would pass the checks below vacuously).
     expect([...graph.files].some((f) => f.endsWith('license/tier.ts'))).toBe(true);
     expect(graph.packages.has('commander')).toBe(true);
@@ -96,18 +101,17 @@ describe('client install footprint', () => {
     expect(installed.has('nodemailer')).toBe(true);
     expect(Object.keys(pkgJson(path.join(REPO, 'node_modules/nodemailer')).dependencies ?? {})).toEqual([]);
     expect(installed.has('smtp-server')).toBe(false);
-    // svcd's schedules run on croner, which brings nothing else.
-    expect(installed.has('croner')).toBe(true);
-    expect(Object.keys(pkgJson(path.join(REPO, 'node_modules/croner')).dependencies ?? {})).toEqual([]);
+    // svcd's schedules (croner) are packages/agent's.
+    expect(installed.has('croner')).toBe(false);
     // cli-progress (the progress bar) brings five small text-width helpers with it.
     for (const name of ['cli-progress', 'string-width', 'strip-ansi']) expect(installed.has(name), name).toBe(true);
     expect(installed.size).toBeLessThan(18);
   });
 
-  it('its one optional dependency is the bundler svcd builds itself with, and brings nothing server-side', () => {
-    // rolldown builds packages/client/dist/svcd.mjs on the host (bin/svcd); without it svcd runs
-    // its sources, so an install that skips optional packages still works.
-    expect(Object.keys(pkgJson(CLIENT).optionalDependencies ?? {})).toEqual(['rolldown']);
+  it("the agent's one optional dependency is the bundler its install builds svcd with, and brings nothing server-side", () => {
+    // rolldown builds packages/agent/dist/svcd.mjs on the host (at install and update); svc needs none.
+    expect(Object.keys(pkgJson(CLIENT).optionalDependencies ?? {})).toEqual([]);
+    expect(Object.keys(pkgJson(path.join(REPO, 'packages/agent')).optionalDependencies ?? {})).toEqual(['rolldown']);
     const installed = closure(['rolldown']);
     for (const name of SERVER_ONLY) expect(installed.has(name), `${name} would come with rolldown`).toBe(false);
     expect(installed.size).toBeLessThan(5);

@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { SessionFile } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
-import { deriveMetadata } from '../../portal/src/sessions/derive.ts';
+import { deriveMetadata } from '@svc/portal/sessions/derive';
 import { parseExceptionsFile } from '../src/pipeline/exceptions.ts';
 import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
 import { runStages, type StagesInput } from '../src/pipeline/run-stages.ts';

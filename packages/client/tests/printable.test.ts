@@ -1,23 +1,10 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { PassThrough } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../src/agent/logger.ts';
-import { writeState } from '../src/agent/state-file.ts';
-import { formatStatus } from '../src/agent/status.ts';
+import { C1, CONTROL, CSI, capture, HOSTILE, OSC_52, OSC_TITLE } from '../../../test-support/terminal-text.ts';
+import { describe, expect, it } from 'vitest';
 import { Output } from '../src/cli/output.ts';
 import { PortalError } from '../src/portal/errors.ts';
 import { printable, printableJson, stripEscapes, terminalText } from '../src/text/printable.ts';
 
-/** Terminal safety of remote text (issue 21 point 8): the rule, and each place svc and svcd print. */
-
-const OSC_TITLE = '\u001b]0;pwned\u0007';
-const OSC_52 = '\u001b]52;c;ZXZpbA==\u001b\\';
-const CSI = '\u001b[2J\u001b[1;1H';
-const C1 = '\u009b2K\u009d0;t\u009c';
-const HOSTILE = `${OSC_TITLE}${OSC_52}${CSI}${C1}\u0007\u0008\u007f`;
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
+/** Terminal safety of remote text (issue 21 point 8): the rule, and each place svc prints (svcd's: packages/agent/tests/printable.test.ts). */
 
 describe('printable', () => {
   it.each([
@@ -58,15 +45,6 @@ describe('printable', () => {
   });
 });
 
-function capture(tty: boolean) {
-  const stream = Object.assign(new PassThrough(), { isTTY: tty });
-  let text = '';
-  stream.on('data', (b: Buffer) => {
-    text += b.toString();
-  });
-  return { stream, text: () => text };
-}
-
 describe('Output', () => {
   it('on a color terminal: its own colors stay, everything a string brought in goes', () => {
     const out = capture(true);
@@ -104,39 +82,5 @@ describe('PortalError', () => {
     });
     expect(err.message).toBe('HTTP 403 Forbidden next');
     expect(err.portalError).toBe('Forbidden');
-  });
-});
-
-describe('svcd', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-printable-'));
-  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-  it('log values with C1 controls or DEL are quoted with them escaped', () => {
-    const out = capture(false);
-    createLogger(out.stream, {}, 'info').warning(`heartbeat failed${C1}`, { error: `x\u009b2J\u007f` });
-    expect(out.text()).not.toMatch(CONTROL);
-    expect(out.text()).toMatch(/ msg="heartbeat failed\\u009b2K\\u009d0;t\\u009c" error="x\\u009b2J\\u007f"\n$/);
-  });
-
-  it('status shows the last error without escapes, as text and as JSON', () => {
-    writeState(dir, {
-      agent_id: 'svcd_test0001',
-      pid: 2 ** 22 + 1,
-      portal: 'https://portal.example/api/upload',
-      tier: 'business',
-      config_dir: '/etc/svc/configs',
-      log_level: 'info',
-      started_at: '2026-01-01T00:00:00.000Z',
-      last_heartbeat: '2026-01-01T00:05:00.000Z',
-      last_heartbeat_ok: false,
-      last_error: `HTTP 500 ${HOSTILE}boom`,
-      schedules: [],
-    });
-    const text = formatStatus(dir, false).text;
-    expect(text).not.toMatch(CONTROL);
-    expect(text).toContain('(failed: HTTP 500 boom)');
-    const json = formatStatus(dir, true).text;
-    expect(json).not.toMatch(CONTROL);
-    expect(JSON.parse(json).last_error).toBe(`HTTP 500 ${HOSTILE}boom`);
   });
 });

@@ -5,7 +5,7 @@ import type { HeartbeatBody } from '@svc/protocol';
 import type pg from 'pg';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPortalClient, type PortalClient } from '../../client/src/portal/client.ts';
+import { createPortalClient, type PortalClient } from '@svc/client/portal/client';
 import { createLicense, createScopedUser, openDb, uniqueClientId } from '../../portal/tests/helpers/factories.ts';
 import { http, withToken } from '../../portal/tests/helpers/http.ts';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../portal/tests/helpers/upload.ts';

@@ -1,0 +1,218 @@
+import type { HeartbeatSchedule } from '@svc/protocol';
+import { Cron } from 'croner';
+import { normalizeCron, scheduleId } from '@svc/client/pipeline/scheduling';
+import type { ScheduleFile } from './config.ts';
+import type { ScanOutcome, ScheduledScan } from './scan-child.ts';
+import type { AgentLogger, ScheduleChange, ScheduleControl } from './types.ts';
+
+interface Entry {
+  config: string;
+  id: string;
+  scan: ScheduledScan;
+  job: Cron | null;
+  lastRun: Date | null;
+  lastStatus: 'none' | 'success' | 'failed';
+  retryCount: number;
+  running: Promise<void> | null;
+  deleted: boolean;
+}
+
+/** The schedule fields plus what the schedule runs (the portal keeps extra keys as reported). */
+export type ReportedSchedule = HeartbeatSchedule & { cron: string; targets: string; profile?: string };
+
+export interface SchedulerOptions {
+  log: AgentLogger;
+  runScan(scan: ScheduledScan, signal: AbortSignal): Promise<ScanOutcome>;
+  /** Read at each run, so push_config changes apply to the next one. */
+  retryMax(): number;
+  retryBackoffMs(): number;
+}
+
+/** Cron patterns as croner reads them: 5 fields, or 6 with seconds first. */
+function cronJob(pattern: string, run: () => void, paused: boolean): Cron {
+  return new Cron(normalizeCron(pattern), { mode: '5-or-6-parts', paused, protect: true }, run);
+}
+
+/**
+ * The schedules of the configs directory: one croner job each, never two runs of one schedule
+ * at once (a tick during a run is skipped), retries with backoff, and the state heartbeats
+ * report. Also the in-memory side of update_schedule (never written back to the files).
+ */
+export class Scheduler implements ScheduleControl {
+  readonly #opts: SchedulerOptions;
+  readonly #entries = new Map<string, Entry>();
+  readonly #abort = new AbortController();
+  #started = false;
+
+  constructor(opts: SchedulerOptions) {
+    this.#opts = opts;
+  }
+
+  /** (Re)loads the schedule files; a schedule that is still there keeps its run state. */
+  load(files: readonly ScheduleFile[]): void {
+    const seen = new Set<string>();
+    for (const file of files) {
+      const id = scheduleId(file.targets, file.cron);
+      seen.add(id);
+      const scan = {
+        scheduleId: id,
+        targets: file.targets,
+        cron: file.cron,
+        profile: file.profile,
+        ports: file.ports,
+        upload: file.upload,
+      };
+      const old = this.#entries.get(id);
+      old?.job?.stop();
+      let job: Cron | null = null;
+      try {
+        job = cronJob(scan.cron, () => this.#tick(id), !this.#started);
+      } catch (err) {
+        this.#opts.log.error('schedule has an invalid cron pattern', {
+          config: file.config,
+          cron: file.cron,
+          error: (err as Error).message,
+        });
+      }
+      this.#entries.set(id, {
+        config: file.config,
+        id,
+        scan,
+        job,
+        lastRun: old?.lastRun ?? null,
+        lastStatus: old?.lastStatus ?? 'none',
+        retryCount: old?.retryCount ?? 0,
+        running: old?.running ?? null,
+        deleted: false,
+      });
+    }
+    for (const [id, entry] of this.#entries)
+      if (!seen.has(id)) {
+        entry.job?.stop();
+        this.#entries.delete(id);
+      }
+  }
+
+  start(): void {
+    this.#started = true;
+    for (const e of this.#entries.values()) if (!e.deleted) e.job?.resume();
+  }
+
+  /** Stops every job and ends running scans; resolves when they are gone. */
+  async stop(): Promise<void> {
+    for (const e of this.#entries.values()) e.job?.stop();
+    this.#abort.abort();
+    await Promise.all([...this.#entries.values()].map((e) => e.running));
+  }
+
+  report(): ReportedSchedule[] {
+    const out: ReportedSchedule[] = [];
+    for (const e of this.#entries.values()) {
+      if (e.deleted) continue;
+      const next = e.job?.nextRun() ?? null;
+      out.push({
+        config: e.config,
+        schedule_id: e.id,
+        last_run: e.lastRun?.toISOString() ?? null,
+        last_status: e.lastStatus,
+        next_run: (next ?? new Date(0)).toISOString(),
+        retry_count: e.retryCount,
+        cron: normalizeCron(e.scan.cron),
+        targets: e.scan.targets,
+        ...(e.scan.profile === undefined ? {} : { profile: e.scan.profile }),
+      });
+    }
+    return out;
+  }
+
+  has(id: string): boolean {
+    return this.#entries.has(id);
+  }
+
+  apply(id: string, action: 'update' | 'create' | 'delete', change: ScheduleChange): string {
+    const entry = this.#entries.get(id);
+    if (entry === undefined) throw new Error(`No loaded schedule ${id}`);
+    if (action === 'delete') {
+      entry.job?.stop();
+      entry.job = null;
+      entry.deleted = true;
+      return `Schedule ${id} deleted in memory (its config file ${entry.config} is kept)`;
+    }
+    const scan = {
+      ...entry.scan,
+      ...(change.cron === undefined ? {} : { cron: change.cron }),
+      ...(change.targets === undefined ? {} : { targets: change.targets }),
+      ...(change.profile === undefined ? {} : { profile: change.profile }),
+    };
+    // Built before anything changes, so a bad pattern leaves the schedule as it was.
+    let job: Cron;
+    try {
+      job = cronJob(scan.cron, () => this.#tick(id), !this.#started);
+    } catch (err) {
+      throw new Error(`Invalid cron pattern "${scan.cron}": ${(err as Error).message}`);
+    }
+    entry.job?.stop();
+    entry.job = job;
+    entry.scan = scan;
+    entry.deleted = false;
+    return `Schedule ${id} ${action === 'create' ? 'created' : 'updated'} in memory (not persisted)`;
+  }
+
+  #tick(id: string): void {
+    const entry = this.#entries.get(id);
+    if (entry === undefined || entry.deleted || this.#abort.signal.aborted) return;
+    if (entry.running !== null) {
+      this.#opts.log.info('schedule still running: this tick is skipped', { schedule_id: id });
+      return;
+    }
+    entry.running = this.#runWithRetries(entry).finally(() => {
+      entry.running = null;
+    });
+  }
+
+  async #runWithRetries(entry: Entry): Promise<void> {
+    const { log } = this.#opts;
+    const signal = this.#abort.signal;
+    const retryMax = this.#opts.retryMax();
+    for (let attempt = 0; attempt <= retryMax && !signal.aborted; attempt++) {
+      if (attempt > 0) {
+        const ok = await sleep(this.#opts.retryBackoffMs(), signal);
+        if (!ok) return;
+      }
+      entry.lastRun = new Date();
+      log.info('scheduled scan started', { schedule_id: entry.id, targets: entry.scan.targets, attempt: attempt + 1 });
+      const outcome = await this.#opts.runScan(entry.scan, signal);
+      if (signal.aborted) return;
+      if (outcome.exitCode === 0) {
+        entry.lastStatus = 'success';
+        entry.retryCount = 0;
+        log.info('scheduled scan done', { schedule_id: entry.id, session: outcome.sessionPath ?? undefined });
+        return;
+      }
+      entry.lastStatus = 'failed';
+      entry.retryCount += 1;
+      log.warning('scheduled scan failed', {
+        schedule_id: entry.id,
+        exit_code: outcome.exitCode,
+        retry_count: entry.retryCount,
+        stderr: outcome.stderrTail,
+      });
+    }
+  }
+}
+
+/** Resolves true after `ms`, or false at once when the signal ends it. */
+function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(false);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
