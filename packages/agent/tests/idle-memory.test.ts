@@ -5,12 +5,19 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense } from '../../portal/tests/helpers/factories.ts';
 import { startTestPortal, type TestPortal } from '../../portal/tests/helpers/portal.ts';
-import { heartbeatTimes, IDLE_RSS_MB_BELOW, rssMb } from '../../../test-support/proc-stats.ts';
+import {
+  heartbeatTimes,
+  IDLE_PRIVATE_MB_BELOW,
+  IDLE_RSS_MB_BELOW,
+  privateMb,
+  rssMb,
+} from '../../../test-support/proc-stats.ts';
 
 /**
  * The idle agent's memory as a bound, not a timing: the real daemon (bin/svcd and its bundle, as a
  * systemd unit starts it) heartbeats to a real portal with nothing to do; once it settled (a few
- * heartbeats in), its resident memory stays under the goal at every later heartbeat. The full
+ * heartbeats in), its private memory stays under the bound at every later heartbeat (why that and
+ * not RSS: test-support/proc-stats.ts). The full
  * measurement, with CPU time and a bare Node baseline, is `npm run bench:agent-idle`.
  */
 
@@ -31,7 +38,7 @@ afterAll(async () => {
 });
 
 describe('idle svcd', () => {
-  it(`stays under ${IDLE_RSS_MB_BELOW} MB resident between heartbeats`, async () => {
+  it(`keeps under ${IDLE_PRIVATE_MB_BELOW} MB of private memory between heartbeats`, async () => {
     const { key } = await createLicense(portal, { tier: 'business' });
     const configs = path.join(home, 'configs');
     await fs.mkdir(configs, { mode: 0o700 });
@@ -56,6 +63,7 @@ describe('idle svcd', () => {
     const pid = child.pid as number;
     let output = '';
     const rss: number[] = [];
+    const own: number[] = [];
     let beats = 0;
     const done = new Promise<void>((resolve, reject) => {
       child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
@@ -63,7 +71,10 @@ describe('idle svcd', () => {
         output += d;
         for (const _ of heartbeatTimes(d)) {
           beats += 1;
-          if (beats > SETTLED_AFTER) rss.push(rssMb(pid));
+          if (beats > SETTLED_AFTER) {
+            rss.push(rssMb(pid));
+            own.push(privateMb(pid));
+          }
           if (rss.length === MEASURED) resolve();
         }
       });
@@ -76,6 +87,8 @@ describe('idle svcd', () => {
       await new Promise((r) => child.once('close', r));
     }
     expect(rss).toHaveLength(MEASURED);
-    expect(Math.max(...rss)).toBeLessThan(IDLE_RSS_MB_BELOW);
+    expect(Math.max(...own)).toBeLessThan(IDLE_PRIVATE_MB_BELOW);
+    // RSS adds the Node binary's shared pages: a coarse ceiling, the goal itself is the bench's.
+    expect(Math.max(...rss)).toBeLessThan(IDLE_RSS_MB_BELOW + 10);
   }, 60_000);
 });
