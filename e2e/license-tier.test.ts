@@ -5,7 +5,7 @@ import { createLicense, DAY_MS, licenseAction } from '../packages/portal/tests/h
 import { LEGACY_KEY, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
 import { ConfigError, Settings } from '../packages/client/src/config/settings.ts';
 import { licenseCacheFile } from '../packages/client/src/license/cache.ts';
-import { keyFingerprint, keySha256 } from '../packages/client/src/license/format.ts';
+import { licenseKeyFingerprint as keyFingerprint, licenseKeySha256 as keySha256 } from '@svc/protocol/node';
 import { licenseState } from '../packages/client/src/license/service.ts';
 import { DEFAULT_GRACE_S, DEFAULT_TTL_S, type LicenseState } from '../packages/client/src/license/tier.ts';
 import { tempHome } from '../packages/client/tests/helpers/cli.ts';

@@ -1,17 +1,11 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { scannerSessionId } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATEGORIES } from '../packages/client/src/pipeline/compliance-map.ts';
 import { CATALOG } from '../packages/client/src/synthetic/catalog.ts';
-import {
-  apportion,
-  planCounts,
-  riskGrade,
-  riskScore,
-  SEEDED_END,
-  sessionIdOf,
-} from '../packages/client/src/synthetic/generate.ts';
+import { apportion, planCounts, riskGrade, riskScore, SEEDED_END } from '../packages/client/src/synthetic/generate.ts';
 import { DEFAULT_MIX, parseMix } from '../packages/client/src/synthetic/options.ts';
 import { runCli, SVC, tool } from '../packages/client/tests/helpers/cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
@@ -376,7 +370,7 @@ describe('synthetic_collection.sh', () => {
     const ids = a.dirs.map((d) => path.basename(d));
     expect(ids).toStrictEqual(b.dirs.map((d) => path.basename(d)));
     expect(ids).toStrictEqual(c.dirs.map((d) => path.basename(d)));
-    expect(ids[2]).toBe(sessionIdOf(SEEDED_END));
+    expect(ids[2]).toBe(scannerSessionId(SEEDED_END));
     expect(ids).toStrictEqual(['20241223_020000', '20241230_020000', '20250106_020000']);
     for (let i = 0; i < 3; i++) {
       const files = (await fs.readdir(a.dirs[i]!)).sort();

@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { COMMAND_STATUSES, REPORTABLE_STATUSES } from './command-status.ts';
 import { ClientId, IsoDateTime } from './common.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -37,9 +38,6 @@ export const COMMAND_TYPES = [
   'set_log_level',
 ] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
-export const COMMAND_STATUSES = ['pending', 'sent', 'acked', 'completed', 'failed'] as const;
-export type CommandStatus = (typeof COMMAND_STATUSES)[number];
-export const REPORTABLE_STATUSES = ['acked', 'completed', 'failed'] as const;
 
 /** SPEC: the only keys push_config may change remotely. */
 export const REMOTE_CONFIG_ALLOWLIST = [

@@ -1,6 +1,7 @@
 import {
   type AgentView,
   COMMAND_STATUSES,
+  isFinalCommandStatus,
   COMMAND_TYPES,
   type CommandRecord,
   type CommandStatus,
@@ -25,7 +26,7 @@ import {
   isCommandType,
 } from './command-form.ts';
 import { sessionHref } from '../sessions/links.ts';
-import { commandTarget, isFinal, needsPolling } from './command-status.ts';
+import { commandTarget, needsPolling } from './command-status.ts';
 import type { Groups } from './GroupsSection.tsx';
 import { AnySelect } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
@@ -142,7 +143,7 @@ function StatusBadge({ status }: { status: CommandStatus }) {
 function CommandView({ client, id, onClose }: { client: ConsoleClient; id: number; onClose: () => void }) {
   const detail = useData(() => client.api<CommandDetail>('GET', `/api/agent-commands?command_id=${id}`), [id]);
   const command = detail.data?.command;
-  const live = command !== undefined && !isFinal(command.status);
+  const live = command !== undefined && !isFinalCommandStatus(command.status);
   useEffect(() => {
     if (!live) return;
     const timer = setTimeout(detail.reload, POLL_MS);
