@@ -213,7 +213,9 @@ export const CommandResult = Type.Object({
   stdout: Type.String(),
   stderr: Type.String(),
   session_id: Nullable(Type.String()),
-  session_url: Nullable(Type.String({ description: '/collect/?session=<id> when session_id is set' })),
+  session_url: Nullable(
+    Type.String({ description: "/collect/?session=<id>&client_id=<the command's client> when session_id is set" }),
+  ),
   completed_at: IsoDateTime,
 });
 

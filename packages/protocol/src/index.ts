@@ -19,3 +19,4 @@ export * from './license-key.ts';
 export * from './tier-rank.ts';
 export * from './command-status.ts';
 export * from './session-id.ts';
+export * from './session-link.ts';
