@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { startTimeOf, treeOf } from '../../packages/client/src/agent/commands/process-tree.ts';
+import { startTimeOf, treeOf } from '../../packages/client/src/process/kill-tree.ts';
 
 /**
  * Every process that appears under `root` while watched, with its /proc start time and name, so a

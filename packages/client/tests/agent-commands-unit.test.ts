@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { executeCommand } from '../src/agent/commands/dispatch.ts';
 import { type CommandContext, jsonAnswer } from '../src/agent/commands/outcome.ts';
 import { reportOutput, stripAnsi } from '../src/agent/commands/output.ts';
-import { startTimeOf, treeOf } from '../src/agent/commands/process-tree.ts';
+import { startTimeOf, treeOf } from '../src/process/kill-tree.ts';
 import { scanArgs } from '../src/agent/commands/scan-commands.ts';
 import { NO_GIT_DIRECTORY, updateSteps } from '../src/agent/commands/self-update.ts';
 import { runProcess } from '../src/agent/commands/spawn.ts';

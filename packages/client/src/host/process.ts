@@ -1,37 +1,6 @@
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
 
-/**
- * Finding and running host programs. Every lookup goes through the PATH of the environment
- * the command was given (CliContext.env), never process.env, so that what the checks see is
- * what the user's shell (or a test) would see.
- */
-
-/** The directories of a PATH value, in order; empty entries (meaning the current directory) are skipped. */
-export function pathDirs(env: NodeJS.ProcessEnv): string[] {
-  return (env['PATH'] ?? '').split(path.delimiter).filter((d) => d !== '');
-}
-
-/** The first executable regular file called `name` on the PATH of `env`, or null. */
-export function findExecutable(name: string, env: NodeJS.ProcessEnv): string | null {
-  if (name.includes('/')) return isExecutableFile(name) ? name : null;
-  for (const dir of pathDirs(env)) {
-    const candidate = path.join(dir, name);
-    if (isExecutableFile(candidate)) return candidate;
-  }
-  return null;
-}
-
-function isExecutableFile(file: string): boolean {
-  try {
-    if (!fs.statSync(file).isFile()) return false;
-    fs.accessSync(file, fs.constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Running host programs; finding them is process/find-program.ts. */
 
 export interface ProgramResult {
   /** Exit code; null when killed (timeout) or when the program could not be started. */

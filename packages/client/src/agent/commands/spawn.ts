@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import os from 'node:os';
-import { type KilledProcess, killTree, startTimeOf, untilGone } from './process-tree.ts';
+import { type KilledProcess, killTree, startTimeOf, untilGone } from '../../process/kill-tree.ts';
 
 /**
  * Runs one program (argv, never shell text) under a deadline. The child leads its own process
