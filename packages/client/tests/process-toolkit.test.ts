@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findProgram } from '../src/process/find-program.ts';
 import { killTree, startTimeOf, treeOf, untilGone } from '../src/process/kill-tree.ts';
+import { runWithDeadline } from '../src/process/run.ts';
 
 /** packages/client/src/process: finding a program on PATH and killing a process tree, on real files and processes. */
 
@@ -48,8 +49,12 @@ describe('findProgram', () => {
 
 describe('killTree', () => {
   it('kills a process and the child it started, and untilGone waits until both are gone', async () => {
-    // bash starts cat (which waits on the shared stdin) and prints its pid; nothing ends by itself.
-    const parent = spawn('bash', ['-c', 'cat & echo $!; wait'], { detached: true, stdio: ['pipe', 'pipe', 'ignore'] });
+    // bash starts cat (which waits on the shared stdin: a background job's stdin is /dev/null
+    // unless redirected) and prints its pid; nothing ends by itself.
+    const parent = spawn('bash', ['-c', 'cat <&0 & echo $!; wait'], {
+      detached: true,
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
     const exited = once(parent, 'exit');
     const [line] = (await once(parent.stdout, 'data')) as [Buffer];
     const child = Number(line.toString().trim());
@@ -63,5 +68,60 @@ describe('killTree', () => {
     await untilGone(killed);
     expect(startTimeOf(child)).toBeNull();
     parent.stdin.destroy();
+  });
+});
+
+describe('runWithDeadline', () => {
+  it('passes input on stdin and returns output and exit code', async () => {
+    const r = await runWithDeadline(['bash', '-c', 'cat; echo err >&2; exit 3'], {
+      input: 'hello\n',
+      timeoutMs: 30_000,
+    });
+    expect(r).toMatchObject({
+      exitCode: 3,
+      signal: null,
+      stdout: 'hello\n',
+      stderr: 'err\n',
+      timedOut: false,
+      error: null,
+    });
+  });
+
+  it('keeps the head of each stream up to the limit', async () => {
+    const r = await runWithDeadline(['cat'], { input: 'x'.repeat(100), timeoutMs: 30_000, maxOutputBytes: 10 });
+    expect(r.stdout).toBe('x'.repeat(10));
+  });
+
+  it('a program that cannot start is an error, not a throw', async () => {
+    const r = await runWithDeadline([path.join(dir, 'no-such-program')], { timeoutMs: 30_000 });
+    expect(r.error?.message).toMatch(/ENOENT/);
+    expect(r.exitCode).toBeNull();
+  });
+
+  it('past the deadline the group gets SIGTERM, then SIGKILL when it ignores that', async () => {
+    // tail -f waits forever on its own; TERM is ignored across the exec.
+    const r = await runWithDeadline(['bash', '-c', 'trap "" TERM; exec tail -f /dev/null'], {
+      timeoutMs: 50,
+      kill: { mode: 'group', graceMs: 50 },
+    });
+    expect(r).toMatchObject({ timedOut: true, exitCode: null, signal: 'SIGKILL' });
+  });
+
+  it('tree mode kills a grandchild in its own session too, and returns only once it is gone', async () => {
+    let grandchild = 0;
+    const stop = new AbortController();
+    const r = await runWithDeadline(['bash', '-c', 'setsid tail -f /dev/null & echo $!; wait'], {
+      timeoutMs: 30_000,
+      kill: { mode: 'tree' },
+      abort: stop.signal,
+      onStdout: (chunk) => {
+        grandchild = Number(chunk.toString().trim());
+        // Once the grandchild runs, the run is cut short as a deadline would.
+        stop.abort();
+      },
+    });
+    expect(grandchild).toBeGreaterThan(0);
+    expect(r.timedOut).toBe(true);
+    expect(startTimeOf(grandchild)).toBeNull();
   });
 });

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { runWithDeadline } from '../process/run.ts';
 
 /** Running host programs; finding them is process/find-program.ts. */
 
@@ -12,42 +12,20 @@ export interface ProgramResult {
 }
 
 /**
- * Runs a program with captured output (no shell), `input` on its stdin, killed after
- * `timeoutMs`. Never throws.
+ * Runs a program with captured output (no shell), `input` on its stdin, its process group
+ * killed after `timeoutMs`. Never throws.
  */
-export function runProgram(
+export async function runProgram(
   file: string,
   args: string[],
   opts: { env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number },
 ): Promise<ProgramResult> {
-  return new Promise((resolve) => {
-    let stdout = '';
-    let stderr = '';
-    let settled = false;
-    const finish = (r: ProgramResult) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(r);
-    };
-    const child = spawn(file, args, {
-      env: opts.env,
-      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    const timeoutMs = opts.timeoutMs ?? 10_000;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      finish({ code: null, stdout, stderr, error: `did not finish within ${timeoutMs / 1000} s` });
-    }, timeoutMs);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', (err) => finish({ code: null, stdout, stderr, error: err.message }));
-    child.on('close', (code) => finish({ code, stdout, stderr }));
-    if (opts.input !== undefined) {
-      child.stdin!.on('error', () => {});
-      child.stdin!.end(opts.input);
-    }
-  });
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const r = await runWithDeadline([file, ...args], { env: opts.env, input: opts.input, timeoutMs });
+  const base = { stdout: r.stdout, stderr: r.stderr };
+  if (r.error !== null) return { code: null, ...base, error: r.error.message };
+  if (r.timedOut) return { code: null, ...base, error: `did not finish within ${timeoutMs / 1000} s` };
+  return { code: r.exitCode, ...base };
 }
 
 /** Whether the current process runs as root (false where there are no user ids, e.g. Windows). */
