@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../packages/client/tests/helpers/cli.ts';
 import { hostAddresses } from '@svc/agent/system-info';
-import { keyFingerprint } from '@svc/client/license/format';
+import { licenseKeyFingerprint as keyFingerprint } from '@svc/protocol/node';
 import { agentsApi, until } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd, SVCD } from './helpers/svcd.ts';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLicense, licenseAction } from '../packages/portal/tests/helpers/factories.ts';
 import { LEGACY_KEY, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
-import { keyFingerprint } from '@svc/client/license/format';
+import { licenseKeyFingerprint as keyFingerprint } from '@svc/protocol/node';
 import { runCli, SVC, tempHome, type CliResult } from '../packages/client/tests/helpers/cli.ts';
 import { startFakePortal, type FakePortal } from '../packages/client/tests/license-fake-portal.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';

@@ -5,9 +5,9 @@ import { createLicense, DAY_MS, licenseAction } from '../packages/portal/tests/h
 import { LEGACY_KEY, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
 import { ConfigError, Settings } from '@svc/client/config/settings';
 import { licenseCacheFile } from '@svc/client/license/cache';
-import { keyFingerprint, keySha256 } from '@svc/client/license/format';
 import { licenseState } from '@svc/client/license/service';
 import { DEFAULT_GRACE_S, DEFAULT_TTL_S, type LicenseState } from '@svc/client/license/tier';
+import { licenseKeyFingerprint as keyFingerprint, licenseKeySha256 as keySha256 } from '@svc/protocol/node';
 import { tempHome } from '../packages/client/tests/helpers/cli.ts';
 import {
   closedPortUrl,

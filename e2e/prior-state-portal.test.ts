@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http as request, withToken } from '../packages/portal/tests/helpers/http.ts';
 import { type CliResult, runCli, SVC, tempHome } from '../packages/client/tests/helpers/cli.ts';
-import { sessionIdOf } from '@svc/client/session-dir/id';
+import { scannerSessionId } from '@svc/protocol';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { listenOldSshBanner } from './helpers/ssh-banner.ts';
 
@@ -60,7 +60,7 @@ async function scan(url: string, upload: boolean): Promise<{ r: CliResult; out: 
 
 /** Session ids have one-second resolution: the next scan starts once the clock has left the previous one's second. */
 async function nextSecondAfter(id: string): Promise<void> {
-  for (let i = 0; i < 100 && sessionIdOf(new Date()) <= id; i++) await sleep(25);
+  for (let i = 0; i < 100 && scannerSessionId(new Date()) <= id; i++) await sleep(25);
 }
 
 beforeAll(async () => {

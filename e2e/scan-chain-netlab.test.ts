@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { findingFingerprint, riskGrade, riskScore, type SessionFile, severityCounts } from '@svc/protocol';
+import { riskGrade, riskScore, type SessionFile, severityCounts } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
 import { type HttpReceiver, httpReceiver } from '../packages/client/tests/alerts-receivers.ts';

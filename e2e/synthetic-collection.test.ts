@@ -1,10 +1,11 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { scannerSessionId } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATEGORIES } from '@svc/client/pipeline/compliance-map';
 import { CATALOG } from '@svc/client/synthetic/catalog';
-import { apportion, planCounts, riskGrade, riskScore, SEEDED_END, sessionIdOf } from '@svc/client/synthetic/generate';
+import { apportion, planCounts, riskGrade, riskScore, SEEDED_END } from '@svc/client/synthetic/generate';
 import { DEFAULT_MIX, parseMix } from '@svc/client/synthetic/options';
 import { runCli, SVC, tool } from '../packages/client/tests/helpers/cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
@@ -369,7 +370,7 @@ describe('synthetic_collection.sh', () => {
     const ids = a.dirs.map((d) => path.basename(d));
     expect(ids).toStrictEqual(b.dirs.map((d) => path.basename(d)));
     expect(ids).toStrictEqual(c.dirs.map((d) => path.basename(d)));
-    expect(ids[2]).toBe(sessionIdOf(SEEDED_END));
+    expect(ids[2]).toBe(scannerSessionId(SEEDED_END));
     expect(ids).toStrictEqual(['20241223_020000', '20241230_020000', '20250106_020000']);
     for (let i = 0; i < 3; i++) {
       const files = (await fs.readdir(a.dirs[i]!)).sort();

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { findingFingerprint } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
 import { type Netlab, NETLAB_SUBNET, startNetlab } from '../packages/client/tests/netlab/index.ts';

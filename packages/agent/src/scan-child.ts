@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { EXIT_TIMEOUT } from './commands/spawn.ts';
-import { type KilledProcess, killTree, untilGone } from './commands/process-tree.ts';
+import { type KilledProcess, killTree, untilGone } from '../process/kill-tree.ts';
 import { profileArgs } from './scan-args.ts';
 
 export interface ScheduledScan {

@@ -1,4 +1,5 @@
-import { findingFingerprint, riskGrade, riskScore, type Finding, type SessionFile } from '@svc/protocol';
+import { riskGrade, riskScore, type Finding, type SessionFile } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 import { describe, expect, it } from 'vitest';
 import { evaluateAlerts, newCriticalHigh, testAlert } from '../src/alerts/evaluate.ts';
 import { ALERT_DEFAULTS, alertSettingsFrom } from '../src/alerts/settings.ts';

@@ -1,4 +1,5 @@
-import { findingFingerprint, type LatestStateEntry, type LatestStateResponse } from '@svc/protocol';
+import type { LatestStateEntry, LatestStateResponse } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 import { describe, expect, it } from 'vitest';
 import type { ExceptionRule } from '../src/pipeline/exceptions.ts';
 import { mergePriorState, reapplyPriorState } from '../src/pipeline/portal-state.ts';

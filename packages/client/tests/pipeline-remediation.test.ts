@@ -1,4 +1,4 @@
-import { findingFingerprint } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 import { describe, expect, it } from 'vitest';
 import { normalizeFindings } from '../src/pipeline/findings.ts';
 import { trackRemediation } from '../src/pipeline/remediation.ts';

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ScanFinding } from '../src/pipeline/types.ts';
 import { parseDomains } from '../src/scan/domains.ts';
 import { mergeToolFindings } from '../src/scan/merge-findings.ts';
-import { findTool } from '../src/scan/tool-path.ts';
+import { findProgram } from '../src/process/find-program.ts';
 import { installedTools, runDiscovery, runEnrichment, type ToolRunOptions } from '../src/scan/tools-run.ts';
 import type { NmapHost } from '../src/scanner/parse/types.ts';
 import type { DiscoveryTool, EnrichmentTool, SourcedFinding } from '../src/scanner/tools/index.ts';
@@ -121,8 +121,8 @@ const up = (addr: string) =>
 describe('tool lookup', () => {
   it('finds a tool under any of its binary names in an absolute PATH directory only', () => {
     const file = script('testssl', 'exit 0');
-    expect(findTool(['testssl.sh', 'testssl'], { PATH: `relative:${dir}` })).toBe(file);
-    expect(findTool(['testssl'], { PATH: path.relative(process.cwd(), dir) })).toBeUndefined();
+    expect(findProgram(['testssl.sh', 'testssl'], { PATH: `relative:${dir}` })).toBe(file);
+    expect(findProgram(['testssl'], { PATH: path.relative(process.cwd(), dir) })).toBeNull();
   });
 
   it('skips a missing tool with one info line, also in pipeline.log', () => {

@@ -9,7 +9,7 @@ import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
 import type { ScanFinding } from '../src/pipeline/types.ts';
 import { defaultBranding } from '../src/report/branding.ts';
 import { historyOf, listSessionIds, trendPointOf } from '../src/session-dir/history.ts';
-import { isSessionId, sessionIdOf } from '../src/session-dir/id.ts';
+import { isScannerSessionId, scannerSessionId } from '@svc/protocol';
 import { execSummaryFileName, reportFileName, reportNameOf, slugName } from '../src/session-dir/names.ts';
 import { produceSession, type ProduceInput } from '../src/session-dir/produce.ts';
 import { defaultSessionsRoot, SessionDirError, sessionPath, sessionsRootOf, within } from '../src/session-dir/root.ts';
@@ -35,16 +35,16 @@ const errorCode = (run: () => unknown): string | null => {
 
 describe('session ids', () => {
   it('are the UTC second of the start, YYYYMMDD_HHMMSS', () => {
-    expect(sessionIdOf(new Date('2025-01-06T02:00:00.999Z'))).toBe('20250106_020000');
-    expect(sessionIdOf(Date.UTC(2024, 11, 31, 23, 59, 59))).toBe('20241231_235959');
-    expect(() => sessionIdOf(new Date('nope'))).toThrow(RangeError);
-    expect(() => sessionIdOf(Date.UTC(10000, 0, 1))).toThrow(/four-digit year/);
+    expect(scannerSessionId(new Date('2025-01-06T02:00:00.999Z'))).toBe('20250106_020000');
+    expect(scannerSessionId(Date.UTC(2024, 11, 31, 23, 59, 59))).toBe('20241231_235959');
+    expect(() => scannerSessionId(new Date('nope'))).toThrow(RangeError);
+    expect(() => scannerSessionId(Date.UTC(10000, 0, 1))).toThrow(/four-digit year/);
   });
 
   it('only the exact pattern is an id', () => {
-    expect(isSessionId('20250106_020000')).toBe(true);
+    expect(isScannerSessionId('20250106_020000')).toBe(true);
     for (const bad of ['2025016_020000', '20250106-020000', '../20250106_020000', '20250106_020000/..', '', 7])
-      expect(isSessionId(bad), String(bad)).toBe(false);
+      expect(isScannerSessionId(bad), String(bad)).toBe(false);
   });
 });
 

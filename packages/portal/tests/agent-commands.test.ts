@@ -909,7 +909,8 @@ describe('GET /api/agent-commands (admin history)', () => {
         stdout: 'scan ok',
         stderr: '',
         session_id: sid,
-        session_url: `/collect/?session=${sid}`,
+        // The session view link names the command's client: a session id may exist under several.
+        session_url: `/collect/?session=${sid}&client_id=${clientA}`,
         completed_at: clock.now().toISOString(),
       },
     });
@@ -1167,7 +1168,7 @@ describe('PATCH /api/agent-commands (status reports)', () => {
     expect(row?.['session_id']).toBe(sid);
     const detail = await history(`command_id=${id}`);
     expect(detail.body.result.stdout.startsWith('CRITICAL finding\n' + 'x'.repeat(3))).toBe(true);
-    expect(detail.body.result.session_url).toBe(`/collect/?session=${sid}`);
+    expect(detail.body.result.session_url).toBe(`/collect/?session=${sid}&client_id=${biz.record.client_id}`);
   });
 
   it('keeps session_id for run_scan and push_session only', async () => {

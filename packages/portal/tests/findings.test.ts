@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import { findingFingerprint } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense, createScopedUser, type LicenseFixture, openDb, uniqueClientId } from './helpers/factories.ts';

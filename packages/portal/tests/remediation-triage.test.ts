@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { findingFingerprint } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 import {
   createLicense,
   createScopedUser,

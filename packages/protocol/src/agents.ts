@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { COMMAND_STATUSES, REPORTABLE_STATUSES } from './command-status.ts';
 import { ClientId, IsoDateTime } from './common.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -37,9 +38,6 @@ export const COMMAND_TYPES = [
   'set_log_level',
 ] as const;
 export type CommandType = (typeof COMMAND_TYPES)[number];
-export const COMMAND_STATUSES = ['pending', 'sent', 'acked', 'completed', 'failed'] as const;
-export type CommandStatus = (typeof COMMAND_STATUSES)[number];
-export const REPORTABLE_STATUSES = ['acked', 'completed', 'failed'] as const;
 
 /** The only keys push_config may change remotely. */
 export const REMOTE_CONFIG_ALLOWLIST = [
@@ -215,7 +213,9 @@ export const CommandResult = Type.Object({
   stdout: Type.String(),
   stderr: Type.String(),
   session_id: Nullable(Type.String()),
-  session_url: Nullable(Type.String({ description: '/collect/?session=<id> when session_id is set' })),
+  session_url: Nullable(
+    Type.String({ description: "/collect/?session=<id>&client_id=<the command's client> when session_id is set" }),
+  ),
   completed_at: IsoDateTime,
 });
 

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { IsoDateTime, SessionId } from './common.ts';
+import { IsoDateTime } from './common.ts';
+import { SessionId } from './session-id.ts';
 
 /**
  * Audit event types: the list, then the command events, then extensions that

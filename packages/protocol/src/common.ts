@@ -15,7 +15,3 @@ export type OkBody = Static<typeof OkBody>;
 
 /** Client identifiers tag sessions, keys and agents; kept to a safe, printable alphabet. */
 export const ClientId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.:@-]*$' });
-
-/** Servers validate session ids against this pattern. */
-export const SESSION_ID_PATTERN = '^[a-zA-Z0-9_-]+$';
-export const SessionId = Type.String({ minLength: 1, maxLength: 128, pattern: SESSION_ID_PATTERN });

@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ClientId, IsoDateTime, SessionId } from './common.ts';
+import { ClientId, IsoDateTime } from './common.ts';
+import { SessionId } from './session-id.ts';
 import type { Orc964Block, Topology } from './session-file/schema.ts';
 import { REMEDIATION_STATUSES, SessionClientId, SEVERITIES } from './sessions.ts';
 

@@ -15,3 +15,8 @@ export * from './heartbeat.ts';
 export * from './scan-targets.ts';
 export * from './console.ts';
 export * from './overview.ts';
+export * from './license-key.ts';
+export * from './tier-rank.ts';
+export * from './command-status.ts';
+export * from './session-id.ts';
+export * from './session-link.ts';

@@ -2,11 +2,6 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ClientId, IsoDateTime } from './common.ts';
 import { TIERS } from './permissions.ts';
 
-/** `svc_{pro|biz|msp}_{64 hex}` */
-export const LICENSE_KEY_PATTERN = /^svc_(pro|biz|msp)_[0-9a-f]{64}$/;
-/** The first 14 characters of a key are its lookup prefix. */
-export const LICENSE_KEY_PREFIX_LENGTH = 14;
-
 const TierSchema = Type.Union(TIERS.map((t) => Type.Literal(t)));
 /**
  * A per-key limit: a positive integer, or null for unlimited. Written as one `type` array

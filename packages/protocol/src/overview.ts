@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { IsoDateTime, SessionId } from './common.ts';
+import { IsoDateTime } from './common.ts';
+import { SessionId } from './session-id.ts';
 import { SEVERITIES } from './sessions.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);

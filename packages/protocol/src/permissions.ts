@@ -5,14 +5,6 @@
 export const TIERS = ['professional', 'business', 'msp'] as const;
 export type Tier = (typeof TIERS)[number];
 
-/** The key-format segment of each tier: `svc_{pro|biz|msp}_<64 hex>`. */
-export const TIER_SEGMENTS = { pro: 'professional', biz: 'business', msp: 'msp' } as const satisfies Record<
-  string,
-  Tier
->;
-export type TierSegment = keyof typeof TIER_SEGMENTS;
-export const SEGMENT_OF_TIER: Record<Tier, TierSegment> = { professional: 'pro', business: 'biz', msp: 'msp' };
-
 const ALL_TIERS = ['upload', 'download', 'sessions:read', 'update:status'] as const;
 const BUSINESS_UP = ['benchmark', 'remediation:update', 'webhooks', 'compliance', 'agent:commands'] as const;
 const MSP_ONLY = ['db:health', 'audit', 'health:agents', 'agent:groups'] as const;
@@ -32,15 +24,6 @@ export function permissionsOf(tier: Tier): ReadonlySet<Permission> {
 
 export function tierAllows(tier: Tier, permission: Permission): boolean {
   return TIER_PERMISSIONS[tier].has(permission);
-}
-
-const TIER_RANK: Record<Tier, number> = { professional: 0, business: 1, msp: 2 };
-
-/** The highest of the given tiers, or `fallback` when there is none (docs/api.md#credentials). */
-export function highestTier(tiers: Iterable<Tier>, fallback: Tier = 'professional'): Tier {
-  let best: Tier | null = null;
-  for (const t of tiers) if (best === null || TIER_RANK[t] > TIER_RANK[best]) best = t;
-  return best ?? fallback;
 }
 
 /** Default limits per tier (docs/api.md#limits); null means unlimited. */

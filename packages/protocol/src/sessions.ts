@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ClientId, IsoDateTime, SessionId } from './common.ts';
+import { ClientId, IsoDateTime } from './common.ts';
+import { SessionId } from './session-id.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 

@@ -6,7 +6,6 @@ import {
   dualScoreOf,
   exceptionCountsOf,
   exceptionSummaryOf,
-  findingFingerprint,
   FRAMEWORK_CONTROL_TOTALS,
   frameworkControlTotal,
   FRAMEWORKS,
@@ -23,18 +22,18 @@ import {
   SEVERITIES,
   SEVERITY_FLOORS,
   severityCounts,
-  sha256Hex,
   worstSeverity,
   type BySeverity,
   type RiskGrade,
   type Severity,
 } from '@svc/protocol';
+import { findingFingerprint, sha256Hex } from '@svc/protocol/node';
 
 /** The shared session-file rules of packages/protocol/src/session-file (docs/session-file.md). */
 
 const zeros = () => ({ critical: 0, high: 0, medium: 0, low: 0, info: 0 });
 
-describe('sha256Hex (pure, for browser consumers)', () => {
+describe('sha256Hex (node:crypto)', () => {
   it('equals node:crypto over empty, ASCII, multi-byte and block-boundary inputs', () => {
     const inputs = ['', 'abc', 'ü€𝄞', 'a'.repeat(55), 'a'.repeat(56), 'a'.repeat(63), 'a'.repeat(64), 'x'.repeat(1000)];
     for (const s of inputs)

@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findingFingerprint } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 import { createLicense } from '../../portal/tests/helpers/factories.ts';
 import { http, withKey, withToken } from '../../portal/tests/helpers/http.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';

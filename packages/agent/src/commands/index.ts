@@ -1,11 +1,11 @@
-import type { DeliveredCommand } from '@svc/protocol';
+import { type DeliveredCommand, finishedCommandStatus } from '@svc/protocol';
 import { deliverOutbox } from '../journal-delivery.ts';
 import { Journal, journalFileOf, journalFilesIn } from '../journal.ts';
 import type { CommandHost, CommandRunner, ReportBody } from '../types.ts';
 import { executeCommand } from './dispatch.ts';
 import { EXIT_INTERRUPTED, type Outcome } from './outcome.ts';
 import { reportOutput, withoutHostPaths } from './output.ts';
-import { killTree, startTimeOf } from './process-tree.ts';
+import { killTree, startTimeOf } from '../../process/kill-tree.ts';
 
 /**
  * A command's report as the portal stores it and the tenant's users read it: escapes gone,
@@ -16,7 +16,7 @@ export function statusReport(command: DeliveredCommand, outcome: Outcome, host: 
   return {
     command_id: command.id,
     agent_id: host.agentId,
-    status: outcome.ok ? 'completed' : 'failed',
+    status: finishedCommandStatus(outcome.ok),
     exit_code: outcome.exitCode,
     stdout: shown(outcome.stdout),
     stderr: shown(outcome.stderr),

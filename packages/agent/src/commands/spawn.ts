@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
 import os from 'node:os';
-import { type KilledProcess, killTree, startTimeOf, untilGone } from './process-tree.ts';
+import { startTimeOf } from '../../process/kill-tree.ts';
+import { runWithDeadline } from '../../process/run.ts';
 
 /**
  * Runs one program (argv, never shell text) under a deadline. The child leads its own process
@@ -12,7 +12,6 @@ export const EXIT_TIMEOUT = 124;
 export const EXIT_NOT_STARTED = 127;
 /** Raw output kept per stream before the report's 10 KB cap (the report keeps the head). */
 const KEEP_BYTES = 64 * 1024;
-const PIPE_GRACE_MS = 1000;
 
 export interface ChildIdentity {
   pid: number;
@@ -36,67 +35,25 @@ export interface RunOptions {
   onStart?: (child: ChildIdentity) => void;
 }
 
-function collector() {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  return {
-    add(chunk: Buffer) {
-      if (size >= KEEP_BYTES) return;
-      chunks.push(chunk.subarray(0, KEEP_BYTES - size));
-      size += chunk.length;
-    },
-    text: () => Buffer.concat(chunks).toString('utf8'),
-  };
-}
-
-export function runProcess(argv: readonly string[], opts: RunOptions): Promise<ProcessRun> {
-  const [file, ...args] = argv;
-  if (file === undefined) throw new Error('runProcess needs a program');
-  return new Promise((resolve) => {
-    const out = collector();
-    const err = collector();
-    let killed: KilledProcess[] | null = null;
-    const child = spawn(file, args, {
-      env: opts.env,
-      cwd: opts.cwd,
-      shell: false,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const pid = child.pid;
-    if (pid !== undefined) {
+export async function runProcess(argv: readonly string[], opts: RunOptions): Promise<ProcessRun> {
+  const r = await runWithDeadline(argv, {
+    env: opts.env,
+    cwd: opts.cwd,
+    timeoutMs: Math.max(0, opts.deadline - Date.now()),
+    kill: { mode: 'tree' },
+    maxOutputBytes: KEEP_BYTES,
+    onStart: (pid) => {
       const startTime = startTimeOf(pid);
       if (startTime !== null) opts.onStart?.({ pid, startTime });
-    }
-    child.stdout.on('data', (c: Buffer) => out.add(c));
-    child.stderr.on('data', (c: Buffer) => err.add(c));
-    const timer = setTimeout(
-      () => {
-        killed = pid === undefined ? [] : killTree(pid);
-      },
-      Math.max(0, opts.deadline - Date.now()),
-    );
-    let spawnError: Error | null = null;
-    child.on('error', (e) => {
-      spawnError = e;
-    });
-    // A descendant that left the tree (double fork) may hold the pipes open after the child is
-    // gone: output still in flight gets a moment, then the pipes are closed on our side.
-    child.on('exit', () => {
-      setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
-      }, PIPE_GRACE_MS).unref();
-    });
-    child.on('close', (code, sig) => {
-      clearTimeout(timer);
-      const stderr = spawnError ? `${err.text()}cannot start ${file}: ${spawnError.message}\n` : err.text();
-      const timedOut = killed !== null;
-      const exitCode = timedOut ? EXIT_TIMEOUT : spawnError ? EXIT_NOT_STARTED : (code ?? 128 + signalNumber(sig));
-      // A timed-out run is reported only once nothing of its tree is left.
-      void untilGone(killed ?? []).then(() => resolve({ exitCode, stdout: out.text(), stderr, timedOut }));
-    });
+    },
   });
+  const stderr = r.error ? `${r.stderr}cannot start ${argv[0]}: ${r.error.message}\n` : r.stderr;
+  const exitCode = r.timedOut
+    ? EXIT_TIMEOUT
+    : r.error
+      ? EXIT_NOT_STARTED
+      : (r.exitCode ?? 128 + signalNumber(r.signal));
+  return { exitCode, stdout: r.stdout, stderr, timedOut: r.timedOut };
 }
 
 function signalNumber(sig: NodeJS.Signals | null): number {

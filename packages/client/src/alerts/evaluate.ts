@@ -1,12 +1,5 @@
-import {
-  findingFingerprint,
-  riskGrade,
-  riskScore,
-  severityCounts,
-  severityOf,
-  type Finding,
-  type SessionFile,
-} from '@svc/protocol';
+import { riskGrade, riskScore, severityCounts, severityOf, type Finding, type SessionFile } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 import type { AlertRules } from './settings.ts';
 
 /**

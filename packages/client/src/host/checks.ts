@@ -5,7 +5,8 @@ import type { Settings } from '../config/settings.ts';
 import { jsonOf, send } from '../http/request.ts';
 import { healthRequest } from '../portal/requests.ts';
 import { endpoint, transportPolicyOf, uploadUrlOf } from '../portal/target.ts';
-import { findExecutable, runProgram } from './process.ts';
+import { findProgram } from '../process/find-program.ts';
+import { runProgram } from './process.ts';
 import {
   BASH,
   detectTools,
@@ -148,7 +149,7 @@ export function bashRule(f: { path: string | null; version: string | null; error
 }
 
 async function bashFacts(h: HostContext): Promise<{ path: string | null; version: string | null; error?: string }> {
-  const bash = findExecutable('bash', h.env);
+  const bash = findProgram('bash', h.env);
   if (bash === null) return { path: null, version: null };
   const r = await runProgram(bash, ['-c', 'echo $BASH_VERSION'], { env: h.env, timeoutMs: 5000 });
   if (r.code !== 0) return { path: bash, version: null, error: r.error ?? (r.stderr.trim() || `exit ${r.code}`) };
@@ -279,7 +280,7 @@ function digestIn(output: string): string | null {
 async function md5Attempts(env: NodeJS.ProcessEnv): Promise<Md5Attempt[]> {
   const attempts: Md5Attempt[] = [];
   for (const tool of MD5_TOOLS) {
-    const p = findExecutable(tool, env);
+    const p = findProgram(tool, env);
     if (p === null) continue;
     const r = await runProgram(p, [], { env, input: MD5_INPUT, timeoutMs: 5000 });
     const attempt: Md5Attempt = { tool, path: p, output: r.code === 0 ? r.stdout : null };
@@ -504,7 +505,7 @@ export function nameserversOf(resolvConf: string | null): string[] | null {
 async function routeFacts(h: HostContext): Promise<RouteFacts> {
   const nameservers = nameserversOf(readText('/etc/resolv.conf'));
   if (h.platform === 'darwin') {
-    const route = findExecutable('route', h.env) ?? '/sbin/route';
+    const route = findProgram('route', h.env) ?? '/sbin/route';
     const r = await runProgram(route, ['-n', 'get', 'default'], { env: h.env, timeoutMs: 5000 });
     const iface = /interface:\s*(\S+)/.exec(r.stdout)?.[1];
     return { defaultRoute: r.code === 0 ? (iface ?? 'gateway') : r.code === null ? undefined : null, nameservers };
@@ -561,7 +562,7 @@ export async function runChecks(h: HostContext, opts: { cronInstallHint?: string
   ]);
   const cron: CronFacts = {
     platform: h.platform,
-    crontab: findExecutable('crontab', h.env),
+    crontab: findProgram('crontab', h.env),
     daemon: h.platform === 'darwin' ? null : findCronDaemon(),
   };
   if (opts.cronInstallHint !== undefined) cron.installHint = opts.cronInstallHint;
@@ -580,8 +581,8 @@ export async function runChecks(h: HostContext, opts: { cronInstallHint?: string
 /** What each check would do, for `--dry-run`: only PATH lookups, no program run, nothing contacted. */
 export function describeChecks(h: HostContext): { name: CheckName; probes: string }[] {
   const req = toolsOfTier('required').concat(toolsOfTier('core'));
-  const bash = findExecutable('bash', h.env) ?? 'bash';
-  const md5 = MD5_TOOLS.map((t) => findExecutable(t, h.env) ?? t);
+  const bash = findProgram('bash', h.env) ?? 'bash';
+  const md5 = MD5_TOOLS.map((t) => findProgram(t, h.env) ?? t);
   const health = portalHealthUrl(h.settings);
   const network =
     health === null

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { shellQuote } from '../http/request.ts';
-import { findExecutable, runProgram } from './process.ts';
+import { findProgram } from '../process/find-program.ts';
+import { runProgram } from './process.ts';
 import type { Installable } from './tools.ts';
 
 /**
@@ -36,7 +37,7 @@ export function detectPackageManager(
 ): PackageManager | null {
   for (const m of MANAGERS) {
     if (platform === 'darwin' && m.name !== 'brew') continue;
-    const found = findExecutable(m.command, env);
+    const found = findProgram(m.command, env);
     if (found !== null) return { name: m.name, command: m.command, path: found };
   }
   return null;
@@ -106,7 +107,7 @@ export async function privilegeFacts(
   env: NodeJS.ProcessEnv,
   opts: { isRoot: boolean; interactive: boolean },
 ): Promise<PrivilegeFacts> {
-  const sudo = findExecutable('sudo', env);
+  const sudo = findProgram('sudo', env);
   let sudoWithoutPassword = false;
   if (!opts.isRoot && sudo !== null)
     sudoWithoutPassword = (await runProgram(sudo, ['-n', 'true'], { env, timeoutMs: 5000 })).code === 0;
@@ -197,7 +198,7 @@ export function runInstallCommand(
   opts: { env: NodeJS.ProcessEnv; output: NodeJS.WritableStream; interactive: boolean },
 ): Promise<{ code: number | null; error?: string }> {
   const env: NodeJS.ProcessEnv = { ...opts.env, ...cmd.env, PATH: installerPath(opts.env['PATH']) };
-  const program = findExecutable(cmd.argv[0] as string, opts.env) ?? findExecutable(cmd.argv[0] as string, env);
+  const program = findProgram(cmd.argv[0] as string, opts.env) ?? findProgram(cmd.argv[0] as string, env);
   if (program === null) return Promise.resolve({ code: null, error: `${cmd.argv[0]} not found on the PATH` });
   return new Promise((resolve) => {
     const child = spawn(program, cmd.argv.slice(1), {

@@ -2,7 +2,7 @@ import type { ManagerName } from './package-manager.ts';
 import { sslscan } from '../scanner/tools/sslscan.ts';
 import { testssl } from '../scanner/tools/testssl.ts';
 import { whatweb } from '../scanner/tools/whatweb.ts';
-import { findExecutable } from './process.ts';
+import { findProgram } from '../process/find-program.ts';
 
 /**
  * The programs the scanner pipeline runs on a customer host, in three tiers:
@@ -164,7 +164,7 @@ export interface ToolStatus {
 export function detectTools(env: NodeJS.ProcessEnv, tools: readonly ToolSpec[] = TOOLS): ToolStatus[] {
   return tools.map((spec) => {
     for (const command of spec.commands) {
-      const found = findExecutable(command, env);
+      const found = findProgram(command, env);
       if (found !== null) return { spec, path: found };
     }
     return { spec, path: null };

@@ -5,7 +5,7 @@ import type { ClientTier } from './format.ts';
 /** ~/.svc/license_cache.json: the last answer of the portal for one key, by fingerprint. */
 export interface LicenseCache {
   version: 1;
-  /** keyFingerprint() of the key: never the key. */
+  /** licenseKeyFingerprint() of the key: never the key. */
   fingerprint: string;
   valid: boolean;
   tier: ClientTier;

@@ -1,10 +1,7 @@
-import { createHash } from 'node:crypto';
+import { licenseKeyForm } from '@svc/protocol';
 
 /** The tier names of the scanner side: the portal's three, `legacy`, and '' for community (unlicensed). */
 export type ClientTier = 'professional' | 'business' | 'msp' | 'legacy' | '';
-
-const TIER_SEGMENTS: Record<string, ClientTier> = { pro: 'professional', biz: 'business', msp: 'msp' };
-const KEY_FORMAT = /^svc_(pro|biz|msp)_[0-9a-f]{64}$/;
 
 export interface FormatResult {
   /** SVC_LICENSED */
@@ -22,10 +19,10 @@ export interface FormatResult {
  * stays authoritative). No key is community: unlicensed, tier ''.
  */
 export function parseKeyFormat(key: string | null): FormatResult {
-  if (key === null || key.trim() === '') return { licensed: false, tier: '', warning: null };
-  const m = KEY_FORMAT.exec(key.trim());
-  if (m) return { licensed: true, tier: TIER_SEGMENTS[m[1] as string] as ClientTier, warning: null };
-  if (!key.trim().startsWith('svc_')) {
+  const form = licenseKeyForm(key);
+  if (form.kind === 'none') return { licensed: false, tier: '', warning: null };
+  if (form.kind === 'license') return { licensed: true, tier: form.tier, warning: null };
+  if (form.kind === 'legacy') {
     return {
       licensed: true,
       tier: 'legacy',
@@ -39,13 +36,4 @@ export function parseKeyFormat(key: string | null): FormatResult {
     warning:
       'The license key does not match svc_{pro|biz|msp}_{64 hex}; treating it as legacy until the portal says otherwise',
   };
-}
-
-/** What the cache stores instead of the key: the first 16 hex characters of its SHA-256. */
-export function keySha256(key: string): string {
-  return createHash('sha256').update(key.trim(), 'utf8').digest('hex');
-}
-
-export function keyFingerprint(key: string): string {
-  return keySha256(key).slice(0, 16);
 }

@@ -1,3 +1,4 @@
+import { type Tier, tierAtLeast } from '@svc/protocol';
 import type { ClientTier } from './format.ts';
 
 /** Features every tier has, community included: core scanning is never gated (docs/cli.md#license-tier). */
@@ -12,7 +13,13 @@ export const BUSINESS_FEATURES = [
   'agent_commands',
 ] as const;
 
-const RANK: Record<ClientTier, number> = { '': 0, professional: 1, business: 2, msp: 3, legacy: 3 };
+/** A legacy key ranks as msp (all features); community and a tier this client does not know rank below every tier. */
+const RANKED: Readonly<Record<string, Tier>> = {
+  professional: 'professional',
+  business: 'business',
+  msp: 'msp',
+  legacy: 'msp',
+};
 
 /** The tier a feature needs: '' (any) for core features, business for the list, msp for anything else. */
 export function requiredTier(feature: string): ClientTier {
@@ -25,7 +32,8 @@ export function requiredTier(feature: string): ClientTier {
 export function featureAllowed(tier: ClientTier, feature: string): boolean {
   const needed = requiredTier(feature);
   if (needed === '') return true;
-  return (Object.hasOwn(RANK, tier) ? RANK[tier] : 0) >= RANK[needed];
+  const ranked = Object.hasOwn(RANKED, tier) ? RANKED[tier] : undefined;
+  return ranked !== undefined && tierAtLeast(ranked, needed as Tier);
 }
 
 /**

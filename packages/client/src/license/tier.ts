@@ -1,8 +1,9 @@
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { LicenseValidation } from '@svc/protocol';
+import { licenseKeyFingerprint, licenseKeySha256 } from '@svc/protocol/node';
 import { readCache, writeCache, type LicenseCache } from './cache.ts';
-import { keyFingerprint, keySha256, parseKeyFormat, type ClientTier } from './format.ts';
+import { parseKeyFormat, type ClientTier } from './format.ts';
 import type { KeySource, ResolvedKey } from './resolve.ts';
 
 export const DEFAULT_TTL_S = 86_400;
@@ -33,7 +34,7 @@ export interface LicenseState {
   reason: string | null;
   expires_at: string | null;
   client_id: string | null;
-  /** keyFingerprint(): the cache's 16-hex prefix of the key's SHA-256. */
+  /** licenseKeyFingerprint(): the cache's 16-hex prefix of the key's SHA-256. */
   fingerprint: string | null;
   /** The whole SHA-256 of the key in hex (metadata.license.fingerprint); never the key. */
   key_sha256: string | null;
@@ -99,9 +100,9 @@ export async function resolveTier(opts: TierOptions): Promise<LicenseState> {
   };
   if (key === null || !format.licensed) return { ...base, basis: 'no-key' };
 
-  const fingerprint = keyFingerprint(key.key);
+  const fingerprint = licenseKeyFingerprint(key.key);
   base.fingerprint = fingerprint;
-  base.key_sha256 = keySha256(key.key);
+  base.key_sha256 = licenseKeySha256(key.key);
   // The deprecation / format warning is shown once per run (process), however often the
   // tier is resolved (docs/cli.md#license-tier: one deprecation warning per run).
   if (format.warning !== null && !formatWarned.has(fingerprint)) {

@@ -1,4 +1,4 @@
-import { findingFingerprint } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 import { hostOf, type ScanFinding, type StageFinding } from './types.ts';
 
 /**

@@ -1,3 +1,4 @@
+import { SEGMENT_OF_TIER } from '@svc/protocol';
 import type { ClientTier } from '../license/format.ts';
 import type { LicenseState } from '../license/tier.ts';
 
@@ -15,12 +16,7 @@ export interface LicenseMetadata {
   validated_at?: string;
 }
 
-const FILE_TIER: Record<Exclude<ClientTier, ''>, LicenseMetadata['tier']> = {
-  professional: 'pro',
-  business: 'biz',
-  msp: 'msp',
-  legacy: 'legacy',
-};
+const FILE_TIER: Record<Exclude<ClientTier, ''>, LicenseMetadata['tier']> = { ...SEGMENT_OF_TIER, legacy: 'legacy' };
 
 export function licenseMetadata(
   state: Pick<LicenseState, 'tier' | 'key_sha256' | 'source' | 'validated_at'> | null,

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { SessionFile } from '@svc/protocol';
+import { type SessionFile, scannerSessionId } from '@svc/protocol';
 import { gateChannels } from '../alerts/gate.ts';
 import { alertSettingsFrom } from '../alerts/settings.ts';
 import type { Settings } from '../config/settings.ts';
@@ -25,7 +25,6 @@ import {
   toHostInfos,
 } from '../scanner/index.ts';
 import { EXTERNAL_TOOLS, type ExternalTool, type ToolContext } from '../scanner/tools/index.ts';
-import { sessionIdOf } from '../session-dir/id.ts';
 import { LOG_FILE, produceSession } from '../session-dir/produce.ts';
 import { attachBenchmark } from '../upload/benchmark.ts';
 import { rendererFor } from '../upload/render-again.ts';
@@ -204,7 +203,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
     hosts: toHostInfos(result.hosts),
     exceptions: input.exceptions,
     settings: {
-      sessionId: sessionIdOf(startedAt),
+      sessionId: scannerSessionId(startedAt),
       target: input.targets,
       // The portal's answer names the key's client; offline, the configured CLIENT_ID (the
       // portal replaces it with the key's client at upload anyway).

@@ -10,7 +10,7 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '../scanner/tools/index.ts';
-import { findTool } from './tool-path.ts';
+import { findProgram } from '../process/find-program.ts';
 
 /** A tool found on this host, with the absolute path it runs from. */
 export interface Installed<T extends ExternalTool> {
@@ -39,8 +39,8 @@ export function installedTools(
   const discovery: Installed<DiscoveryTool>[] = [];
   const enrichment: Installed<EnrichmentTool>[] = [];
   for (const tool of tools) {
-    const path = findTool(tool.binaries ?? [tool.name], opts.env);
-    if (path === undefined) {
+    const path = findProgram(tool.binaries ?? [tool.name], opts.env);
+    if (path === null) {
       const line = `${tool.name} not installed: skipped (${tool.capability}; Debian package ${tool.debianPackage})`;
       opts.info(line);
       opts.log(`tool ${line}`);

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
-import { lenient, type SessionFile } from '@svc/protocol';
+import { isScannerSessionId, lenient, type SessionFile } from '@svc/protocol';
 import type { TrendPoint } from '../report/index.ts';
-import { isSessionId } from './id.ts';
 import { within } from './root.ts';
 
 /**
@@ -24,7 +23,9 @@ export function listSessionIds(root: string): string[] {
     return [];
   }
   return entries
-    .filter((e) => e.isDirectory() && isSessionId(e.name) && fs.existsSync(within(within(root, e.name), RESULTS_FILE)))
+    .filter(
+      (e) => e.isDirectory() && isScannerSessionId(e.name) && fs.existsSync(within(within(root, e.name), RESULTS_FILE)),
+    )
     .map((e) => e.name)
     .sort();
 }

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { isSessionId } from './id.ts';
+import { isScannerSessionId } from '@svc/protocol';
 
 /**
  * The sessions root: `--sessions-dir`, else the `SVC_SESSIONS_DIR` setting (config file or
@@ -49,7 +49,7 @@ export function within(root: string, child: string): string {
 
 /** The directory of session `id` under `root`; the id must match the session id pattern. */
 export function sessionPath(root: string, id: string): string {
-  if (!isSessionId(id))
+  if (!isScannerSessionId(id))
     throw new SessionDirError('session.bad_id', `${JSON.stringify(id)} is not a session id (YYYYMMDD_HHMMSS)`);
   return within(root, id);
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { SESSION_ID_PATTERN } from '@svc/protocol';
+import { isValidSessionId, SESSION_ID_PATTERN, scannerSessionId } from '@svc/protocol';
 
 /**
  * The session the smoke test uploads: the smallest document the portal accepts
@@ -10,22 +10,14 @@ import { SESSION_ID_PATTERN } from '@svc/protocol';
 
 export const SMOKE_TARGET = 'svc-e2e-smoke-test';
 
-const pad = (n: number) => String(n).padStart(2, '0');
-
-/** `YYYYMMDD_HHMMSS` in local time, the way the scanner names its sessions. */
-export function scannerStamp(d: Date): string {
-  return `${d.getFullYear()}${pad(d.getMonth() + 1)}${pad(d.getDate())}_${pad(d.getHours())}${pad(d.getMinutes())}${pad(d.getSeconds())}`;
-}
-
 /**
- * A fresh session id: the scanner's stamp plus `_smoke-<8 hex>`, so two runs in the same
- * second (or against the same portal from two hosts) never collide, and never replace a
- * real scan's session. Matches SESSION_ID_PATTERN (^[a-zA-Z0-9_-]+$).
+ * A fresh session id: the scanner's own id for this second (UTC, as every scan names its
+ * session) plus `_smoke-<8 hex>`, so two runs in the same second (or against the same portal
+ * from two hosts) never collide, and never replace a real scan's session.
  */
 export function smokeSessionId(now: Date, random: () => string = () => randomBytes(4).toString('hex')): string {
-  const id = `${scannerStamp(now)}_smoke-${random()}`;
-  if (!new RegExp(SESSION_ID_PATTERN).test(id))
-    throw new Error(`generated session id ${id} does not match ${SESSION_ID_PATTERN}`);
+  const id = `${scannerSessionId(now)}_smoke-${random()}`;
+  if (!isValidSessionId(id)) throw new Error(`generated session id ${id} does not match ${SESSION_ID_PATTERN}`);
   return id;
 }
 

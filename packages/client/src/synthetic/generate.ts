@@ -1,16 +1,16 @@
 import {
   emptyBySeverity,
-  findingFingerprint,
   RISK_WEIGHTS,
   riskGrade,
   riskScore,
+  scannerSessionId,
   SEVERITIES,
   type BySeverity,
   type Severity,
 } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 import type { ExceptionRule } from '../pipeline/exceptions.ts';
 import type { HostInfo, ScanFinding } from '../pipeline/types.ts';
-import { sessionIdOf } from '../session-dir/id.ts';
 import { CLIENT_VERSION } from '../version.ts';
 import { APPROVERS, CATALOG, EXCEPTION_REASONS, HOST_ROLES, OS_GUESSES, type CatalogEntry } from './catalog.ts';
 import { MAX_FINDINGS, SyntheticOptionError, type Mix, type Trend } from './options.ts';
@@ -35,7 +35,7 @@ export const SEEDED_END = Date.UTC(2025, 0, 6, 2, 0, 0);
 export const UNSEEDED_LAG_MS = 3_600_000;
 
 /** The score, grade and summaries are the protocol's (packages/protocol/src/session-file), re-exported for the tests and docs. */
-export { RISK_WEIGHTS, riskGrade, riskScore, sessionIdOf };
+export { RISK_WEIGHTS, riskGrade, riskScore };
 /** Each session of a trend has about this share of --findings fewer (improving) or more (worsening). */
 export const TREND_STEP = 0.15;
 const EXCEPTION_DAYS = 365;
@@ -415,7 +415,7 @@ function* generateSessions(opts: GenerateOptions, starts: number[], counts: BySe
     );
 
     yield {
-      sessionId: sessionIdOf(start),
+      sessionId: scannerSessionId(start),
       sequence: k + 1,
       startedAt: new Date(start),
       finishedAt: new Date(finishedMs),

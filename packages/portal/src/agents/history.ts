@@ -3,6 +3,7 @@ import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
 import { presentCommand, presentResult } from './present.ts';
+import { clientOut } from './resolve.ts';
 import { commandById, commandResult, newestCommands } from './queries.ts';
 
 const commandNotFound = () => new DomainError('not_found.command', 'Command not found');
@@ -26,5 +27,5 @@ export async function commandDetail(ctx: AppContext, user: UserPrincipal, id: nu
   // A command carries its agent's client (the agent is (client_id, agent_id)).
   if (user.clientIds !== null && !user.clientIds.includes(row.client_id)) throw commandNotFound();
   const result = await commandResult(ctx.db, row.id);
-  return { command: presentCommand(row), result: result ? presentResult(result) : null };
+  return { command: presentCommand(row), result: result ? presentResult(result, clientOut(row.client_id)) : null };
 }

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import {
   STALE_THRESHOLD_SECONDS,
+  sessionHref,
   type AgentView,
   type CommandRecord,
   type CommandType,
@@ -116,14 +117,14 @@ export function presentCommand(row: CommandRow): CommandRecord {
   };
 }
 
-export function presentResult(row: Selectable<AgentCommandResultsTable>) {
+/** `clientId`: the command's client (external form), which a result's session always belongs to. */
+export function presentResult(row: Selectable<AgentCommandResultsTable>, clientId: string | null) {
   return {
     exit_code: row.exit_code,
     stdout: row.stdout,
     stderr: row.stderr,
     session_id: row.session_id,
-    // session_id links to the session detail view.
-    session_url: row.session_id === null ? null : `/collect/?session=${encodeURIComponent(row.session_id)}`,
+    session_url: row.session_id === null ? null : sessionHref(row.session_id, clientId),
     completed_at: row.completed_at.toISOString(),
   };
 }

@@ -1,4 +1,10 @@
-import { MAX_OUTPUT_BYTES, SESSION_ID_PATTERN, type StatusReportBody } from '@svc/protocol';
+import {
+  isValidSessionId,
+  MAX_OUTPUT_BYTES,
+  mayReportCommandStatus,
+  SESSION_ID_PATTERN,
+  type StatusReportBody,
+} from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
@@ -12,8 +18,6 @@ import {
 } from './queries.ts';
 import { agentForKey, clientOut } from './resolve.ts';
 
-/** docs/api.md#agents-and-commands: the table, strictly. Anything else is a 409. */
-const NEXT: Record<string, readonly string[]> = { sent: ['acked'], acked: ['completed', 'failed'] };
 /**
  * ANSI escapes: OSC strings (ESC ] ... BEL or ESC \\, e.g. terminal titles and hyperlinks),
  * CSI sequences with any parameter bytes 0x30-0x3F (`ESC [ > 4 ; 2 m`, `ESC [ 38:5:1 m`),
@@ -23,7 +27,6 @@ const ANSI =
   /\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?|\u001b\[[0-?]*[ -/]*[@-~]|\u001b[ -/]+[0-~]|\u001b[@-_]|\u0000/g;
 /** A result's session_id is set for these and null for every other command. */
 const SESSION_COMMANDS: readonly string[] = ['run_scan', 'push_session'];
-const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 const FOREIGN_SESSION = "session_id does not name a session of this agent's client";
 const commandNotFound = () => new DomainError('not_found.command', 'Command not found for this agent');
 
@@ -49,7 +52,7 @@ export async function reportCommandStatus(
   body: StatusReportBody,
 ) {
   const agent = await agentForKey(ctx.db, principal, body.agent_id);
-  if (body.session_id != null && !SESSION_ID.test(body.session_id))
+  if (body.session_id != null && !isValidSessionId(body.session_id))
     throw new DomainError('invalid.session_id', `session_id must match ${SESSION_ID_PATTERN}`);
   // Ids are bigserial: one past 2^53 (or past bigint) cannot exist, and must not reach SQL as an out-of-range literal.
   if (!Number.isSafeInteger(body.command_id)) throw commandNotFound();
@@ -59,7 +62,8 @@ export async function reportCommandStatus(
     await agentForKey(trx, principal, body.agent_id, { lock: true });
     const cmd = await lockAgentCommand(trx, String(body.command_id), agent.client_id, agent.agent_id);
     if (!cmd) throw commandNotFound();
-    if (!(NEXT[cmd.status] ?? []).includes(body.status))
+    // The agent's moves, strictly (command-status.ts in the protocol); anything else is a 409.
+    if (!mayReportCommandStatus(cmd.status, body.status))
       throw new DomainError('conflict.status_transition', `Illegal status transition: ${cmd.status} -> ${body.status}`);
     if (body.status === 'acked') {
       await markCommandAcked(trx, cmd.id, now);

@@ -4,11 +4,12 @@ import {
   LICENSE_KEY_PREFIX_LENGTH,
   PERMISSIONS,
   permissionsOf,
+  tierOfLicenseKey,
   type LicenseValidation,
   type Permission,
 } from '@svc/protocol';
 import type { Database } from '../db/schema.ts';
-import { sha256, tierOfKeyFormat } from '../licenses/keys.ts';
+import { sha256 } from '../licenses/keys.ts';
 import { licenseStatus, type LicenseRow } from '../licenses/present.ts';
 import { KeyFailureThrottle } from './key-throttle.ts';
 import { selectLicensesByKeyPrefix } from '../licenses/queries.ts';
@@ -84,7 +85,7 @@ export class ApiKeyVerifier {
   async lookup(key: string): Promise<KeyLookup> {
     const digest = sha256(key);
     if (this.#legacyDigest !== null && timingSafeEqual(digest, this.#legacyDigest)) return { kind: 'legacy' };
-    if (tierOfKeyFormat(key) === null) return { kind: 'invalid_format' };
+    if (tierOfLicenseKey(key) === null) return { kind: 'invalid_format' };
 
     const cacheKey = digest.toString('hex');
     const cached = this.#cache.get(cacheKey);

@@ -1,12 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
-import {
-  LICENSE_KEY_PATTERN,
-  LICENSE_KEY_PREFIX_LENGTH,
-  SEGMENT_OF_TIER,
-  TIER_SEGMENTS,
-  type Tier,
-  type TierSegment,
-} from '@svc/protocol';
+import { LICENSE_KEY_PREFIX_LENGTH, SEGMENT_OF_TIER, type Tier } from '@svc/protocol';
+import { licenseKeySha256 } from '@svc/protocol/node';
 
 export function sha256(value: string): Buffer {
   // One-shot hash: no Hash object per call (this runs on every key-authenticated request).
@@ -16,13 +10,7 @@ export function sha256(value: string): Buffer {
 /** A new key: plaintext (shown once), its 14-character lookup prefix and the SHA-256 stored at rest. */
 export function generateLicenseKey(tier: Tier): { plaintext: string; prefix: string; hash: string } {
   const plaintext = `svc_${SEGMENT_OF_TIER[tier]}_${randomBytes(32).toString('hex')}`;
-  return { plaintext, prefix: plaintext.slice(0, LICENSE_KEY_PREFIX_LENGTH), hash: sha256(plaintext).toString('hex') };
-}
-
-/** The tier a well-formed key claims by its format, or null when the format is wrong. */
-export function tierOfKeyFormat(key: string): Tier | null {
-  const m = LICENSE_KEY_PATTERN.exec(key);
-  return m ? TIER_SEGMENTS[m[1] as TierSegment] : null;
+  return { plaintext, prefix: plaintext.slice(0, LICENSE_KEY_PREFIX_LENGTH), hash: licenseKeySha256(plaintext) };
 }
 
 export function newLicenseId(): string {

@@ -1,12 +1,9 @@
-import { SESSION_ID_PATTERN } from '@svc/protocol';
+import { isValidSessionId, SESSION_ID_PATTERN } from '@svc/protocol';
 import { scopeOf, type Principal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
-import { MAX_SESSION_ID_LENGTH } from './derive.ts';
 import { clientIdOut } from './present.ts';
 import { findSessionByShareToken, type SessionRow, sessionsWithId } from './queries.ts';
-
-const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 
 const AMBIGUOUS_SESSION_MESSAGE = 'Session id is ambiguous: it exists under several clients; name one with client_id';
 
@@ -22,7 +19,7 @@ const noCredential = (): DomainError => new DomainError('unauthorized.credential
 export function parseSessionId(value: unknown, param = 'session'): string {
   if (typeof value !== 'string' || value === '')
     throw new DomainError('invalid.session_id', `Missing ${param} parameter`);
-  if (value.length > MAX_SESSION_ID_LENGTH || !SESSION_ID.test(value))
+  if (!isValidSessionId(value))
     throw new DomainError('invalid.session_id', `Invalid ${param} parameter: must match ${SESSION_ID_PATTERN}`);
   return value;
 }

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { SessionMetadata } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
-import { deriveMetadata, MAX_SESSION_ID_LENGTH, SessionFileError, sessionIdOf } from './derive.ts';
+import { MAX_SESSION_ID_LENGTH } from '@svc/protocol';
+import { deriveMetadata, SessionFileError, sessionIdOf } from './derive.ts';
 
 /**
  * deriveMetadata over the two fixture files (docs/session-file.md#computed-blocks, "Compliance, topology

@@ -7,6 +7,8 @@ import {
   normalizedRemediationSummary,
   orc964SummaryOf,
   remediationSummaryOf,
+  isValidSessionId,
+  MAX_SESSION_ID_LENGTH,
   SESSION_ID_PATTERN,
   SEVERITIES,
   severityCounts,
@@ -39,9 +41,6 @@ export { storable };
 /** Re-exported for the portal modules that import them from here; defined once in the protocol. */
 export { defaultRemediationSummary, remediationSummaryOf };
 
-const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
-export const MAX_SESSION_ID_LENGTH = 128;
-
 /** An uploaded file the portal cannot take (no usable session id, not an object): the upload's 400. */
 export class SessionFileError extends DomainError {
   constructor(message: string) {
@@ -57,7 +56,7 @@ export function sessionIdOf(doc: unknown): string {
   const fromMetadata = isObj(doc['metadata']) ? doc['metadata']['session_id'] : undefined;
   const id = typeof fromMetadata === 'string' && fromMetadata !== '' ? fromMetadata : doc['session_id'];
   if (typeof id !== 'string' || id === '') throw new SessionFileError('session_json has no metadata.session_id');
-  if (id.length > MAX_SESSION_ID_LENGTH || !SESSION_ID.test(id))
+  if (!isValidSessionId(id))
     throw new SessionFileError(
       `Invalid session id: must match ${SESSION_ID_PATTERN} (at most ${MAX_SESSION_ID_LENGTH} characters)`,
     );

@@ -1,11 +1,5 @@
-import {
-  findingFingerprint,
-  lenient,
-  REMEDIATION_STATUSES,
-  type RemediationStatus,
-  SEVERITIES,
-  type Severity,
-} from '@svc/protocol';
+import { lenient, REMEDIATION_STATUSES, type RemediationStatus, SEVERITIES, type Severity } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 import type { Insertable } from 'kysely';
 import type { SessionFindingsTable } from '../db/schema.ts';
 

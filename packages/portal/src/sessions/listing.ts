@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import {
-  SESSION_ID_PATTERN,
+  isValidSessionId,
   type SessionClientsResponse,
   type SessionSort,
   type SessionStatus,
@@ -42,7 +42,6 @@ export interface SessionsRequest {
 
 type Position = NonNullable<SessionPageQuery['after']>;
 
-const SESSION_ID = new RegExp(SESSION_ID_PATTERN);
 /** 9999-12-31T23:59:59.999Z: later (or negative) years are outside what we ever write, and PostgreSQL refuses some of them. */
 const MAX_TIME = 253_402_300_799_999;
 /** Marks a cursor of any order but the default one (newest upload first). */
@@ -83,13 +82,13 @@ function decodeCursor(cursor: string, sort: SessionSort, order: 'asc' | 'desc'):
     // PostgreSQL can store (no NUL or other text that would fail there with a 500). A
     // cursor of a portal before docs/api.md#ids-are-per-client has no client id; it pages as it did then.
     const [at, id, client, ...rest] = parts;
-    if (!validTime(at) || typeof id !== 'string' || !SESSION_ID.test(id) || rest.length > 0) throw invalidCursor();
+    if (!validTime(at) || !isValidSessionId(id) || rest.length > 0) throw invalidCursor();
     if (client !== undefined && !validClient(client)) throw invalidCursor();
     return { key: new Date(String(at)), sessionId: id, clientId: (client as string | undefined) ?? null };
   }
   const [mark, cSort, cOrder, key, id, client, ...rest] = parts;
   if (mark !== SORTED || cSort !== sort || cOrder !== order || rest.length > 0) throw invalidCursor();
-  if (typeof id !== 'string' || !SESSION_ID.test(id) || !validClient(client)) throw invalidCursor();
+  if (!isValidSessionId(id) || !validClient(client)) throw invalidCursor();
   const kind = sortKindOf(sort);
   const keyOk =
     kind === 'time'

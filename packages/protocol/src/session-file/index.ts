@@ -1,7 +1,6 @@
 /** The session file: one definition of its schema and of every rule derived from it, no I/O. */
 export * as lenient from './read.ts';
 export { storable } from './read.ts';
-export * from './sha256.ts';
 export * from './finding.ts';
 export * from './score.ts';
 export * from './frameworks.ts';

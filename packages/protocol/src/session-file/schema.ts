@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { SESSION_ID_PATTERN } from '../common.ts';
+import { SESSION_ID_PATTERN } from '../session-id.ts';
 import { REMEDIATION_STATUSES, SEVERITIES } from '../sessions.ts';
 import { Finding } from './finding.ts';
 

@@ -1,7 +1,6 @@
-import { AUDIT_EVENT_TYPES, type AuditResponse } from '@svc/protocol';
+import { AUDIT_EVENT_TYPES, type AuditResponse, sessionHref } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import { formatTime } from '../fleet/agent-view.ts';
-import { sessionHref } from '../sessions/links.ts';
+import { formatDate } from '../ui/format.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { type AuditFilters, auditQuery } from './forms.ts';
 import { useData } from '../ui/use-load.ts';
@@ -78,7 +77,7 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
           >
             {page.items.map((e) => (
               <tr key={e.id} data-event={e.event_type}>
-                <td>{formatTime(e.created_at)}</td>
+                <td>{formatDate(e.created_at)}</td>
                 <th scope="row">{e.event_type}</th>
                 <td>{e.actor}</td>
                 <td>{e.client_id ?? '—'}</td>

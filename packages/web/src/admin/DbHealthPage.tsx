@@ -1,6 +1,5 @@
-import type { DbHealthResponse } from '@svc/protocol';
-import { formatTime } from '../fleet/agent-view.ts';
-import { sessionHref } from '../sessions/links.ts';
+import { type DbHealthResponse, sessionHref } from '@svc/protocol';
+import { formatDate } from '../ui/format.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { useData } from '../ui/use-load.ts';
 import { LoadError } from '../ui/alert.tsx';
@@ -103,7 +102,7 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
                     <td>
                       {orDash(u.risk_score)} {u.risk_grade ?? ''}
                     </td>
-                    <td>{formatTime(u.uploaded_at)}</td>
+                    <td>{formatDate(u.uploaded_at)}</td>
                   </tr>
                 ))}
               </DataTable>
@@ -117,7 +116,7 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
               >
                 {h.recent_activity.map((a, i) => (
                   <tr key={`${a.created_at}-${i}`}>
-                    <td>{formatTime(a.created_at)}</td>
+                    <td>{formatDate(a.created_at)}</td>
                     <th scope="row">{a.event_type}</th>
                     <td>{a.actor}</td>
                     <td>{orDash(a.session_id)}</td>

@@ -1,6 +1,6 @@
 import { type CreatedLicenseResponse, type License, LICENSE_STATUSES, TIERS } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import { formatTime } from '../fleet/agent-view.ts';
+import { formatDate } from '../ui/format.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { draftLicense, type LicenseForm } from './forms.ts';
 import { Notice, SecretOnce, useAction, useCreateForm } from './ui.tsx';
@@ -108,8 +108,8 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
                   <td>
                     {unlimited(l.max_sessions)} sessions, {unlimited(l.max_agents)} agents
                   </td>
-                  <td>{l.expires_at ? formatTime(l.expires_at) : 'never'}</td>
-                  <td>{formatTime(l.created_at)}</td>
+                  <td>{l.expires_at ? formatDate(l.expires_at) : 'never'}</td>
+                  <td>{formatDate(l.created_at)}</td>
                   <td>
                     <div class="adm-actions">
                       {l.revoked_at === null && l.is_active && (

@@ -1,6 +1,6 @@
 import { ROLES, type User } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import { formatTime } from '../fleet/agent-view.ts';
+import { formatDate } from '../ui/format.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { draftUser, splitList, type UserForm } from './forms.ts';
 import { Notice, useAction, useCreateForm } from './ui.tsx';
@@ -81,7 +81,7 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
                     <th scope="row">{u.email}</th>
                     <td>{u.role}</td>
                     <td>{u.client_ids.length ? u.client_ids.join(', ') : 'all (admin)'}</td>
-                    <td>{formatTime(u.created_at)}</td>
+                    <td>{formatDate(u.created_at)}</td>
                     <td>
                       <div class="adm-actions">
                         <button type="button" onClick={() => setEditing(u.id)}>
@@ -144,7 +144,7 @@ function EditUser(props: { client: ConsoleClient; user: User; onDone: (message: 
           <input value={clientIds} onInput={(e) => setClientIds(e.currentTarget.value)} />
         </label>
       </td>
-      <td>{formatTime(props.user.created_at)}</td>
+      <td>{formatDate(props.user.created_at)}</td>
       <td>
         <div class="adm-actions">
           <button type="button" disabled={action.busy} onClick={save}>

@@ -1,6 +1,6 @@
 import { WEBHOOK_EVENT_TYPES, type WebhookDelivery, type WebhookSubscription } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import { formatTime } from '../fleet/agent-view.ts';
+import { formatDate } from '../ui/format.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { draftWebhook, type WebhookForm } from './forms.ts';
 import { Notice, SecretOnce, useAction, useCreateForm } from './ui.tsx';
@@ -251,7 +251,7 @@ function DeliveryLog(props: {
                   </div>
                 ))}
               </td>
-              <td>{formatTime(d.created_at)}</td>
+              <td>{formatDate(d.created_at)}</td>
               <td>
                 <button type="button" disabled={action.busy} onClick={() => redeliver(d)}>
                   Redeliver

@@ -1,10 +1,12 @@
 import {
   type AgentView,
   COMMAND_STATUSES,
+  isFinalCommandStatus,
   COMMAND_TYPES,
   type CommandRecord,
   type CommandStatus,
   type QueueCommandResponse,
+  sessionHref,
 } from '@svc/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
@@ -14,7 +16,8 @@ import { useData } from '../ui/use-load.ts';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage, LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
-import { agentKey, agentLabels, formatTime } from './agent-view.ts';
+import { formatDate } from '../ui/format.ts';
+import { agentKey, agentLabels } from './agent-view.ts';
 import {
   COMMAND_FIELDS,
   type CommandField,
@@ -24,8 +27,7 @@ import {
   type FormValues,
   isCommandType,
 } from './command-form.ts';
-import { sessionHref } from '../sessions/links.ts';
-import { commandTarget, isFinal, needsPolling } from './command-status.ts';
+import { commandTarget, needsPolling } from './command-status.ts';
 import type { Groups } from './GroupsSection.tsx';
 import { AnySelect } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
@@ -121,7 +123,7 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
                     <StatusBadge status={c.status} />
                   </td>
                   <td>{c.priority}</td>
-                  <td>{formatTime(c.created_at)}</td>
+                  <td>{formatDate(c.created_at)}</td>
                   <td>{c.created_by}</td>
                 </tr>
               ))}
@@ -142,7 +144,7 @@ function StatusBadge({ status }: { status: CommandStatus }) {
 function CommandView({ client, id, onClose }: { client: ConsoleClient; id: number; onClose: () => void }) {
   const detail = useData(() => client.api<CommandDetail>('GET', `/api/agent-commands?command_id=${id}`), [id]);
   const command = detail.data?.command;
-  const live = command !== undefined && !isFinal(command.status);
+  const live = command !== undefined && !isFinalCommandStatus(command.status);
   useEffect(() => {
     if (!live) return;
     const timer = setTimeout(detail.reload, POLL_MS);
@@ -178,11 +180,11 @@ function CommandView({ client, id, onClose }: { client: ConsoleClient; id: numbe
             <code>{JSON.stringify(command.payload)}</code>
           </dd>
           <dt>Queued</dt>
-          <dd>{formatTime(command.created_at)}</dd>
+          <dd>{formatDate(command.created_at)}</dd>
           <dt>Sent</dt>
-          <dd>{formatTime(command.sent_at)}</dd>
+          <dd>{formatDate(command.sent_at)}</dd>
           <dt>Completed</dt>
-          <dd>{formatTime(command.completed_at)}</dd>
+          <dd>{formatDate(command.completed_at)}</dd>
           <dt>Exit code</dt>
           <dd data-field="exit-code">{result?.exit_code ?? '—'}</dd>
           <dt>Session</dt>

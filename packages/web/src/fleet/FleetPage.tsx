@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { Notice, useAction } from '../admin/ui.tsx';
+import { formatDate } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { CursorPager, usePages } from '../ui/pager.tsx';
@@ -15,7 +16,6 @@ import {
   fleetQuery,
   formatAge,
   formatDuration,
-  formatTime,
   NO_FILTERS,
   scheduleRows,
   systemInfoRows,
@@ -122,7 +122,7 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
                     <td>
                       <span class={`adm-badge adm-state-${state}`}>{state}</span>
                     </td>
-                    <td title={formatTime(a.received_at)}>{formatAge(a.age_seconds)}</td>
+                    <td title={formatDate(a.received_at)}>{formatAge(a.age_seconds)}</td>
                     <td>{a.version}</td>
                     <td>{formatDuration(a.uptime_seconds)}</td>
                     <td>{scheduleRows(a.schedules).length}</td>
@@ -275,11 +275,11 @@ function AgentDetail({ agent }: { agent: AgentView }) {
         <dt>Status</dt>
         <dd>{agent.status}</dd>
         <dt>First seen</dt>
-        <dd>{formatTime(agent.first_seen_at)}</dd>
+        <dd>{formatDate(agent.first_seen_at)}</dd>
         <dt>Last heartbeat</dt>
-        <dd>{formatTime(agent.received_at)}</dd>
+        <dd>{formatDate(agent.received_at)}</dd>
         <dt>Sent at</dt>
-        <dd>{formatTime(agent.timestamp)}</dd>
+        <dd>{formatDate(agent.timestamp)}</dd>
       </dl>
       <h3>Schedules</h3>
       {schedules.length === 0 ? (
@@ -345,7 +345,7 @@ function DeregisteredSection(props: {
             <tr key={`${a.client_id ?? ''}/${a.agent_id}`} data-deregistered={a.agent_id}>
               <th scope="row">{a.agent_id}</th>
               <td>{a.client_id ?? '—'}</td>
-              <td>{formatTime(a.deregistered_at)}</td>
+              <td>{formatDate(a.deregistered_at)}</td>
               <td>{a.deregistered_by}</td>
               <td>
                 <div class="adm-actions">

@@ -7,7 +7,8 @@ import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
-import { agentKey, agentLabels, agentName, formatTime } from './agent-view.ts';
+import { formatDate } from '../ui/format.ts';
+import { agentKey, agentLabels, agentName } from './agent-view.ts';
 
 export interface GroupMember {
   agent_id: string;
@@ -114,7 +115,7 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
                 )}
               </td>
               <td>{m.client_id ?? '—'}</td>
-              <td>{formatTime(m.created_at)}</td>
+              <td>{formatDate(m.created_at)}</td>
               <td>
                 <ConfirmButton
                   label="Remove"

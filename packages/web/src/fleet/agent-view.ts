@@ -1,4 +1,5 @@
 import type { AgentState, AgentView } from '@svc/protocol';
+import { formatDate } from '../ui/format.ts';
 
 /**
  * How the Fleet page reads an agent record: its state, ages in words, schedules and host
@@ -29,14 +30,6 @@ export function formatDuration(totalSeconds: number): string {
 export const formatAge = (seconds: number): string =>
   formatDuration(seconds) === '—' ? '—' : `${formatDuration(seconds)} ago`;
 
-/** An ISO timestamp as `YYYY-MM-DD HH:MM UTC`: one reading for every viewer, whatever the browser's zone. */
-export function formatTime(iso: string | null | undefined): string {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return '—';
-  return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
-
 export interface ScheduleRow {
   id: string;
   config: string;
@@ -57,9 +50,9 @@ export function scheduleRows(schedules: readonly unknown[] | null): ScheduleRow[
     rows.push({
       id: str(s['schedule_id']),
       config: str(s['config']),
-      lastRun: typeof s['last_run'] === 'string' ? formatTime(s['last_run']) : '—',
+      lastRun: typeof s['last_run'] === 'string' ? formatDate(s['last_run']) : '–',
       lastStatus: str(s['last_status']),
-      nextRun: typeof s['next_run'] === 'string' ? formatTime(s['next_run']) : '—',
+      nextRun: typeof s['next_run'] === 'string' ? formatDate(s['next_run']) : '–',
       retries: typeof s['retry_count'] === 'number' ? String(s['retry_count']) : '—',
     });
   }

@@ -1,14 +1,10 @@
-import type { CommandStatus } from '@svc/protocol';
+import { type CommandStatus, isFinalCommandStatus } from '@svc/protocol';
 
-/** Command history: which statuses are final, when to keep polling, and a command's target. */
-
-const FINAL: ReadonlySet<CommandStatus> = new Set(['completed', 'failed']);
-
-export const isFinal = (status: CommandStatus): boolean => FINAL.has(status);
+/** Command history: when to keep polling, and a command's target. */
 
 /** Poll while any listed command can still change. */
 export const needsPolling = (commands: ReadonlyArray<{ status: CommandStatus }>): boolean =>
-  commands.some((c) => !isFinal(c.status));
+  commands.some((c) => !isFinalCommandStatus(c.status));
 
 /** The target a command was queued to, by the agent's host name when known; the group when broadcast. */
 export function commandTarget(c: {

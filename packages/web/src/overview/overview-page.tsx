@@ -1,6 +1,5 @@
-import type { OverviewResponse } from '@svc/protocol';
+import { type OverviewResponse, sessionHref } from '@svc/protocol';
 import { getOverview } from '../api/sessions.ts';
-import { sessionHref } from '../sessions/links.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { formatDate, formatScore } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';

@@ -5,6 +5,7 @@ import {
   type SessionSort,
   type SessionStatus,
   type SessionView,
+  sessionHref,
 } from '@svc/protocol';
 import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
@@ -16,7 +17,6 @@ import { Page } from '../ui/page.tsx';
 import { CursorPager } from '../ui/pager.tsx';
 import { type Column, DataTable } from '../ui/table-wrap.tsx';
 import { useLoad, useLoadKeeping } from '../ui/use-load.ts';
-import { sessionHref } from './links.ts';
 import { StatusSelect } from './status.tsx';
 
 const PAGE_SIZES = [5, 10, 25, 50, 100] as const;

@@ -1,9 +1,9 @@
+import { sessionHref } from '@svc/protocol';
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatDate, formatScore } from '../ui/format.ts';
 import { DataTable } from '../ui/table-wrap.tsx';
-import { sessionHref } from './links.ts';
 import { scanTimeOf, type TrendSession } from './scan-time.ts';
 
 const HEIGHT = 240;

@@ -1,4 +1,4 @@
-import type { SessionFile, SessionView } from '@svc/protocol';
+import { type SessionFile, type SessionView, sessionHref } from '@svc/protocol';
 import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
@@ -24,7 +24,6 @@ import { Exceptions, Findings } from './findings.tsx';
 import { getSessionBlocks } from './findings-api.ts';
 import { ReviewStatus } from './status.tsx';
 import { Topology } from './topology.tsx';
-import { sessionHref } from './links.ts';
 import { Trend } from './trend.tsx';
 import { type Loaded, useLoad } from '../ui/use-load.ts';
 

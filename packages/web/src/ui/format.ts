@@ -1,8 +1,12 @@
-/** Dates as the reader's locale shows them, in UTC so every viewer of a session sees the same. */
+/**
+ * The console's one date format: `YYYY-MM-DD HH:MM UTC`, the same reading for every viewer
+ * whatever the browser's zone. No date, or one that does not parse, is the console's "no
+ * value" mark, the en dash.
+ */
 export function formatDate(iso: string | null | undefined): string {
   if (iso === null || iso === undefined || iso === '') return '–';
   const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
+  if (Number.isNaN(d.getTime())) return '–';
   return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 

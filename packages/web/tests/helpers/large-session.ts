@@ -1,4 +1,4 @@
-import { findingFingerprint } from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
 
 /**
  * A session file with `findings` findings, one of each kind per host (so `findings / 7`

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
+import { REPORTABLE_STATUSES } from '@svc/protocol';
 import { jsonOf, textOf, toCurl, type HttpResponse, type RequestSpec } from '../../http/request.ts';
 import {
   benchmarkRequest,
@@ -56,7 +57,6 @@ const SUBCOMMANDS = [
   'command-status',
   'sessions',
 ];
-const REPORTABLE = ['acked', 'completed', 'failed'];
 
 function requireFile(file: string, option: string): string {
   const stat = fs.statSync(file, { throwIfNoEntry: false });
@@ -307,7 +307,7 @@ export default function register(program: Command, ctx: CliContext): void {
   )
     .option('--command-id <id>', 'command id (integer)')
     .option('--agent-id <id>', 'the agent the command was queued for')
-    .addOption(new Option('--status <s>', 'new status').choices(REPORTABLE))
+    .addOption(new Option('--status <s>', 'new status').choices(REPORTABLE_STATUSES))
     .option('--exit-code <n>', 'exit_code (integer), for completed or failed')
     .option('--stdout <text>', 'captured stdout')
     .option('--stderr <text>', 'captured stderr')

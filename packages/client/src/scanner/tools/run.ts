@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { runWithDeadline } from '../../process/run.ts';
 import type { ToolOutput } from './types.ts';
 
 const OUTPUT_LIMIT = 4 * 1024 * 1024;
@@ -15,64 +15,20 @@ export interface RunToolOptions {
   cwd?: string | undefined;
 }
 
-function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
 /**
  * Runs one tool with a fixed argv and no shell, in its own process group so that a timeout kills
- * everything it started. Output past 4 MiB per stream is dropped (the head is kept). Never throws
- * for a non-zero exit: tools such as testssl.sh use exit codes for findings.
+ * everything it started (SIGTERM, then SIGKILL after 3 s). Output past 4 MiB per stream is dropped
+ * (the head is kept). Never throws for a non-zero exit: tools such as testssl.sh use exit codes
+ * for findings; a tool that cannot start is an error.
  */
 export async function runTool(opts: RunToolOptions): Promise<ToolOutput> {
-  const [file, ...argv] = [...(opts.wrapper ?? []), opts.path, ...opts.args];
-  const started = performance.now();
-  const child = spawn(file as string, argv, {
-    shell: false,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const r = await runWithDeadline([...(opts.wrapper ?? []), opts.path, ...opts.args], {
     env: opts.env ?? process.env,
     cwd: opts.cwd,
+    timeoutMs: opts.timeoutMs,
+    kill: { mode: 'group', graceMs: KILL_GRACE_MS },
+    maxOutputBytes: OUTPUT_LIMIT,
   });
-  const out: Buffer[] = [];
-  const err: Buffer[] = [];
-  let outLen = 0;
-  let errLen = 0;
-  child.stdout.on('data', (c: Buffer) => {
-    if (outLen < OUTPUT_LIMIT) out.push(c);
-    outLen += c.length;
-  });
-  child.stderr.on('data', (c: Buffer) => {
-    if (errLen < OUTPUT_LIMIT) err.push(c);
-    errLen += c.length;
-  });
-  let timedOut = false;
-  let killTimer: NodeJS.Timeout | undefined;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killGroup(child.pid, 'SIGTERM');
-    killTimer = setTimeout(() => killGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS);
-  }, opts.timeoutMs);
-  const onExit = () => killGroup(child.pid, 'SIGKILL');
-  process.once('exit', onExit);
-  const exitCode = await new Promise<number | null>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code) => resolve(code));
-  }).finally(() => {
-    clearTimeout(timer);
-    clearTimeout(killTimer);
-    process.off('exit', onExit);
-  });
-  return {
-    stdout: Buffer.concat(out).toString('utf8'),
-    stderr: Buffer.concat(err).toString('utf8'),
-    exitCode,
-    timedOut,
-    durationMs: Math.round(performance.now() - started),
-  };
+  if (r.error !== null) throw r.error;
+  return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode, timedOut: r.timedOut, durationMs: r.durationMs };
 }

@@ -1,0 +1,7 @@
+/**
+ * The part of the protocol that needs Node (hashing through node:crypto), for the portal and
+ * the client. The index stays free of `node:` imports because the web console bundles it.
+ */
+export * from './session-file/sha256.ts';
+export * from './session-file/fingerprint.ts';
+export * from './license-key-hash.ts';
