@@ -108,7 +108,7 @@ export default defineConfig({
   ...full,
   test: {
     ...full.test,
-    include: ['packages/*/src/**/*.test.ts', 'packages/*/tests/**/*.test.ts'],
+    include: ['packages/*/src/**/*.test.ts', 'packages/*/tests/**/*.test.ts', 'scripts/**/*.test.ts'],
     exclude: ['**/node_modules/**', ...SLOW_FILES],
   },
 });
