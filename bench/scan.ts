@@ -35,6 +35,7 @@ import { machineInfo } from './lib/machine.ts';
 import { REPO_ROOT } from './lib/portal.ts';
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
+import { type SvcRun, summariseTools, toolTimesOf } from './scan/tools.ts';
 
 const SVC = path.join(REPO_ROOT, 'packages', 'client', 'bin', 'svc');
 const PROFILE = 'quick_recon';
@@ -99,19 +100,6 @@ function timedRun(argv: readonly string[], env: Record<string, string>, stdoutFi
   });
 }
 
-/** Each optional tool's process time in a pipeline.log: its `stage tool <name> <label> <n> ms, exit` lines, summed. */
-function toolTimesOf(log: string): Record<string, { ms: number; runs: number }> {
-  const tools: Record<string, { ms: number; runs: number }> = {};
-  for (const line of log.split('\n')) {
-    const m = /^\S+ stage tool (\S+) (?:.* )?(\d+) ms, exit /.exec(line);
-    if (!m) continue;
-    const name = m[1] as string;
-    const t = tools[name] ?? { ms: 0, runs: 0 };
-    tools[name] = { ms: t.ms + Number(m[2]), runs: t.runs + 1 };
-  }
-  return tools;
-}
-
 /** `stage <name> <n> ms` lines of a pipeline.log, plus the `end` line's total as `pipeline total`. */
 function stagesOf(log: string): Record<string, number> {
   const stages: Record<string, number> = {};
@@ -122,18 +110,6 @@ function stagesOf(log: string): Record<string, number> {
     if (end) stages['pipeline total'] = Number(end[1]);
   }
   return stages;
-}
-
-/** One `svc scan --json` run and what its pipeline.log says. */
-interface SvcRun {
-  ms: number;
-  /** CPU time, its nmap child's included. */
-  cpuMs: number;
-  /** The nmap time svc logged: its run of nmap alone. */
-  nmapMs: number;
-  stages: Record<string, number>;
-  tools: Record<string, { ms: number; runs: number }>;
-  findings: number;
 }
 
 interface Round {
@@ -150,34 +126,6 @@ interface Round {
   findings: number;
   /** svc scan with the installed optional tools; absent with --skip-tools. */
   withTools?: SvcRun;
-}
-
-/**
- * The tools-on runs against the tools-off median: their wall time, what the tools added, and per
- * tool its processes' seconds (medians over the rounds) and its share of the run: the time the
- * tools added, split between them by those seconds. Up to 3 tool processes run at once, so the
- * seconds alone can add up past the run's wall time; the shares add up to what the tools added.
- */
-function summariseTools(toolRuns: readonly SvcRun[], svcMs: number) {
-  if (toolRuns.length === 0) return null;
-  const wallMs = median(toolRuns.map((r) => r.ms));
-  const addedMs = wallMs - svcMs;
-  const names = [...new Set(toolRuns.flatMap((r) => Object.keys(r.tools)))];
-  const msOf = (name: string) => median(toolRuns.map((r) => r.tools[name]?.ms ?? 0));
-  const totalMs = names.reduce((sum, name) => sum + msOf(name), 0);
-  const perTool = names.map((name) => ({
-    name,
-    processes: median(toolRuns.map((r) => r.tools[name]?.runs ?? 0)),
-    seconds: msOf(name) / 1000,
-    share: totalMs === 0 ? 0 : ((msOf(name) / totalMs) * Math.max(0, addedMs)) / wallMs,
-  }));
-  return {
-    runs: toolRuns.length,
-    wallMs,
-    addedMs,
-    findings: median(toolRuns.map((r) => r.findings)),
-    perTool,
-  };
 }
 
 const loadavg = () => os.loadavg().map((l) => round(l, 2));
