@@ -2,15 +2,18 @@
  * Benchmark: `svc scan` against the bare nmap command of the same profile, on the project's test
  * network (packages/client/tests/netlab), in the same run. Alternately, --rounds times: the exact
  * nmap argv runNmap builds for quick_recon (buildNmapArgs: same ports, same targets, as root)
- * inside the scanner namespace, its XML to a file; then `svc scan --json` of the same targets and
- * ports inside the same namespace, with a temp sessions dir. Reports both medians, the overhead
- * svc/nmap - 1 against the issue's goal (at most 5 %), the run's cost outside nmap (svc's wall
- * time minus the nmap time it logged), the pipeline's stage times from each session's
- * pipeline.log, and Node's start-up alone (`svc --version`, with and without the compile cache).
- * Exits non-zero on errors only; a missed goal is printed as the verdict. Needs root. See
- * bench/README.md.
+ * inside the scanner namespace, its XML to a file; then `svc scan --json --no-tools` of the same
+ * targets and ports inside the same namespace, with a temp sessions dir; then the same scan with
+ * the optional tools (testssl.sh, sslscan, whatweb...) that are installed.
  *
- *   node bench/scan.ts [--rounds=3]
+ * The pipeline's own overhead is the tools-off run against bare nmap: svc/nmap - 1 against the
+ * goal (at most 5 %), and svc's time outside the nmap run it logged. The optional tools do work
+ * nmap does not, so they are reported apart: per tool, the seconds its processes ran (from
+ * pipeline.log) and that time's share of the tools-on run. Also the pipeline's stage times and
+ * Node's start-up alone (`svc --version`, with and without the compile cache). Exits non-zero on
+ * errors only; a missed goal is printed as the verdict. Needs root. See bench/README.md.
+ *
+ *   node bench/scan.ts [--rounds=3] [--skip-tools]
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,6 +29,7 @@ import { machineInfo } from './lib/machine.ts';
 import { REPO_ROOT } from './lib/portal.ts';
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
+import { type SvcRun, summariseTools, toolTimesOf } from './scan/tools.ts';
 
 const SVC = path.join(REPO_ROOT, 'packages', 'client', 'bin', 'svc');
 const PROFILE = 'quick_recon';
@@ -104,6 +108,7 @@ function stagesOf(log: string): Record<string, number> {
 
 interface Round {
   nmapMs: number;
+  /** svc scan with the optional tools off: nmap and the pipeline. */
   svcMs: number;
   nmapCpuMs: number;
   /** svc's CPU time, its nmap child's included. */
@@ -113,6 +118,8 @@ interface Round {
   stages: Record<string, number>;
   hostsUp: number;
   findings: number;
+  /** svc scan with the installed optional tools; absent with --skip-tools. */
+  withTools?: SvcRun;
 }
 
 const loadavg = () => os.loadavg().map((l) => round(l, 2));
@@ -122,12 +129,17 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
     strict: true,
-    options: { rounds: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      rounds: { type: 'string' },
+      'skip-tools': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
-    console.log('node bench/scan.ts [--rounds=3]   (root: uses the test network)');
+    console.log('node bench/scan.ts [--rounds=3] [--skip-tools]   (root: uses the test network)');
     return;
   }
+  const withTools = values['skip-tools'] !== true;
   const rounds = Number(values.rounds ?? 3);
   if (!Number.isInteger(rounds) || rounds < 1 || rounds > 10)
     throw new Error('--rounds must be a whole number from 1 to 10');
@@ -159,7 +171,7 @@ async function main(): Promise<void> {
     DEFAULT_NMAP_PATH,
     ...buildNmapArgs(PROFILES[PROFILE], parseTargets(ips, null), { privileged: true, ports: PLANTED_PORTS }),
   ];
-  const svcArgv = (sessions: string) => [
+  const svcArgv = (sessions: string, tools: boolean) => [
     ...lab.wrapper,
     SVC,
     'scan',
@@ -172,10 +184,13 @@ async function main(): Promise<void> {
     '--json',
     '--sessions-dir',
     sessions,
+    ...(tools ? [] : ['--no-tools']),
   ];
   const env = (home: string) => ({ PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8' });
   console.log(`nmap: ${formatCommand(nmapArgv)}`);
-  console.log(`svc:  ${formatCommand(svcArgv('<temp>'))}\n`);
+  console.log(`svc:  ${formatCommand(svcArgv('<temp>', false))}`);
+  if (withTools) console.log(`svc with the optional tools: ${formatCommand(svcArgv('<temp>', true))}`);
+  console.log('');
 
   // Every svc run shares one HOME, as a user's runs do, so Node's compile cache (bin/svc) is warm
   // after the first. Node's start-up and module load alone: without the cache, the first run
@@ -206,29 +221,52 @@ async function main(): Promise<void> {
       throw new Error(`nmap exited with ${nmap.code}: ${nmap.stderr.trim().split('\n').slice(-3).join('\n')}`);
     const hostsUp = parseNmapXml(fs.readFileSync(xml, 'utf8')).hosts.filter((h) => h.status.state === 'up').length;
 
-    const svc = await timedRun(svcArgv(path.join(dir, `sessions-${i}`)), env(home));
-    if (svc.code !== 0) throw new Error(`svc scan exited with ${svc.code}: ${svc.stderr}`);
-    const out = JSON.parse(svc.stdout) as { path: string; summary: { total_hosts: number; total_findings: number } };
-    const stages = stagesOf(fs.readFileSync(path.join(out.path, 'pipeline.log'), 'utf8'));
-    const svcNmapMs = stages['nmap'];
-    if (svcNmapMs === undefined) throw new Error(`no nmap timing in ${out.path}/pipeline.log`);
-    if (out.summary.total_hosts !== hostsUp) {
-      throw new Error(`svc scan reports ${out.summary.total_hosts} hosts, the bare nmap run ${hostsUp}`);
-    }
+    const svcRun = async (tools: boolean): Promise<SvcRun> => {
+      const r = await timedRun(svcArgv(path.join(dir, `sessions-${i}-${tools ? 'tools' : 'bare'}`), tools), env(home));
+      if (r.code !== 0) throw new Error(`svc scan exited with ${r.code}: ${r.stderr}`);
+      const out = JSON.parse(r.stdout) as { path: string; summary: { total_hosts: number; total_findings: number } };
+      const log = fs.readFileSync(path.join(out.path, 'pipeline.log'), 'utf8');
+      const stages = stagesOf(log);
+      const nmapMs = stages['nmap'];
+      if (nmapMs === undefined) throw new Error(`no nmap timing in ${out.path}/pipeline.log`);
+      if (out.summary.total_hosts !== hostsUp) {
+        throw new Error(`svc scan reports ${out.summary.total_hosts} hosts, the bare nmap run ${hostsUp}`);
+      }
+      return {
+        ms: r.ms,
+        cpuMs: r.cpuMs,
+        nmapMs,
+        stages,
+        tools: toolTimesOf(log),
+        findings: out.summary.total_findings,
+      };
+    };
+    const svc = await svcRun(false);
+    if (Object.keys(svc.tools).length > 0) throw new Error(`--no-tools ran tools: ${Object.keys(svc.tools)}`);
+    const full = withTools ? await svcRun(true) : undefined;
     runs.push({
       nmapMs: nmap.ms,
       svcMs: svc.ms,
       nmapCpuMs: nmap.cpuMs,
       svcCpuMs: svc.cpuMs,
-      svcNmapMs,
-      stages,
+      svcNmapMs: svc.nmapMs,
+      stages: svc.stages,
       hostsUp,
-      findings: out.summary.total_findings,
+      findings: svc.findings,
+      ...(full === undefined ? {} : { withTools: full }),
     });
+    const toolsPart =
+      full === undefined
+        ? ''
+        : `; with the tools ${round(full.ms)} ms, ${full.findings} findings (` +
+          Object.entries(full.tools)
+            .map(([name, t]) => `${name} ${t.ms} ms`)
+            .join(', ') +
+          ')';
     console.log(
-      `round ${i + 1}: nmap ${round(nmap.ms)} ms; svc scan ${round(svc.ms)} ms (its nmap ${svcNmapMs} ms, ` +
-        `rest ${round(svc.ms - svcNmapMs)} ms); CPU nmap ${round(nmap.cpuMs)} ms, svc ${round(svc.cpuMs)} ms; ` +
-        `${hostsUp} hosts up, ${out.summary.total_findings} findings`,
+      `round ${i + 1}: nmap ${round(nmap.ms)} ms; svc scan --no-tools ${round(svc.ms)} ms (its nmap ${svc.nmapMs} ms, ` +
+        `rest ${round(svc.ms - svc.nmapMs)} ms); CPU nmap ${round(nmap.cpuMs)} ms, svc ${round(svc.cpuMs)} ms; ` +
+        `${hostsUp} hosts up, ${svc.findings} findings${toolsPart}`,
     );
   }
 
@@ -250,7 +288,7 @@ async function main(): Promise<void> {
     table([
       ['side', 'wall ms', 'CPU ms'],
       ['bare nmap (same argv, same namespace)', round(nmapMs), round(nmapCpuMs)],
-      ['svc scan --json (CPU: nmap included)', round(svcMs), round(svcCpuMs)],
+      ['svc scan --json --no-tools (CPU: nmap included)', round(svcMs), round(svcCpuMs)],
       ['svc scan outside its nmap run (CPU: svc - nmap)', round(restMs), round(extraCpuMs)],
       ['  Node start-up (svc --version, warm cache)', round(startupMs), round(startupCpuMs)],
       [
@@ -263,9 +301,28 @@ async function main(): Promise<void> {
   );
   console.log('\npipeline stages from pipeline.log (median ms)\n');
   console.log(table([['stage', 'ms'], ...Object.entries(stages)]));
+  const toolsSummary = summariseTools(
+    runs.flatMap((r) => (r.withTools === undefined ? [] : [r.withTools])),
+    svcMs,
+  );
+  if (toolsSummary !== null) {
+    console.log(
+      `\nthe optional tools, apart (median of ${toolsSummary.runs}): svc scan with them ${round(toolsSummary.wallMs)} ms, ` +
+        `${round(toolsSummary.addedMs)} ms more than --no-tools (${pct(toolsSummary.addedMs / toolsSummary.wallMs)} of the run)\n`,
+    );
+    console.log(
+      table([
+        ['tool', 'processes', 'seconds', 'share of the run'],
+        ...toolsSummary.perTool.map((t) => [t.name, t.processes, round(t.seconds, 2), pct(t.share)]),
+      ]),
+    );
+    console.log(
+      '(seconds: its processes, summed, up to 3 at once; share: the time the tools added, split by those seconds)',
+    );
+  }
   const met = overhead <= GOAL_OVERHEAD;
   console.log(
-    `\noverhead svc/nmap - 1: ${pct(overhead)} (medians of separate runs); within each svc run ${pct(inRun)} ` +
+    `\npipeline overhead (tools off) svc/nmap - 1: ${pct(overhead)} (medians of separate runs); within each svc run ${pct(inRun)} ` +
       `of its own nmap time; CPU beyond nmap's ${round(extraCpuMs)} ms. ` +
       `Goal at most ${pct(GOAL_OVERHEAD)}: ${met ? 'met' : 'NOT met'}. ` +
       `Load average ${loadBefore.join(' ')} before, ${loadavg().join(' ')} after.`,
@@ -273,8 +330,8 @@ async function main(): Promise<void> {
   const file = writeResult(
     'scan',
     {
-      options: { rounds, profile: PROFILE, ports: PLANTED_PORTS, targets: ips },
-      commands: { nmap: nmapArgv, svc: svcArgv('<temp>') },
+      options: { rounds, profile: PROFILE, ports: PLANTED_PORTS, targets: ips, withTools },
+      commands: { nmap: nmapArgv, svc: svcArgv('<temp>', false), svcWithTools: svcArgv('<temp>', true) },
       machine: machineInfo(),
       startedAt: started.toISOString(),
       loadavg: { before: loadBefore, after: loadavg() },
@@ -293,6 +350,7 @@ async function main(): Promise<void> {
         extraCpuMs,
       },
       stages,
+      tools: toolsSummary,
       startup: { uncached, first, warm: startup },
       runs,
     },

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { EXIT_TIMEOUT } from './commands/spawn.ts';
-import { type KilledProcess, killTree, untilGone } from '../process/kill-tree.ts';
+import { type KilledProcess, killTree, untilGone } from '@svc/client/process/kill-tree';
 import { profileArgs } from './scan-args.ts';
 
 export interface ScheduledScan {

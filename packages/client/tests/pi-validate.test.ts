@@ -4,28 +4,23 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { CHECK_NAMES } from '../src/host/check-result.ts';
+import { fixItems, summaryOf } from '../src/host/checks.ts';
+import { coreDependenciesRule, nmapVersionOf, optionalDependenciesRule } from '../src/host/checks-dependencies.ts';
+import { defaultRouteOf, nameserversOf, networkRule } from '../src/host/checks-network.ts';
 import {
   bashRule,
-  CHECK_NAMES,
-  coreDependenciesRule,
   cronRule,
-  defaultRouteOf,
   DISK_FAIL_BYTES,
   DISK_WARN_BYTES,
   diskRule,
   findCronDaemon,
-  fixItems,
   MD5_DIGEST,
   md5Rule,
   modelOf,
-  nameserversOf,
-  networkRule,
-  nmapVersionOf,
-  optionalDependenciesRule,
   platformRule,
   prettyNameOf,
-  summaryOf,
-} from '../src/host/checks.ts';
+} from '../src/host/checks-system.ts';
 import {
   detectPackageManager,
   installCommands,

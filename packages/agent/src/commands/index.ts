@@ -5,7 +5,7 @@ import type { CommandHost, CommandRunner, ReportBody } from '../types.ts';
 import { executeCommand } from './dispatch.ts';
 import { EXIT_INTERRUPTED, type Outcome } from './outcome.ts';
 import { reportOutput, withoutHostPaths } from './output.ts';
-import { killTree, startTimeOf } from '../../process/kill-tree.ts';
+import { killTree, startTimeOf } from '@svc/client/process/kill-tree';
 
 /**
  * A command's report as the portal stores it and the tenant's users read it: escapes gone,

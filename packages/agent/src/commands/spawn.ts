@@ -1,6 +1,6 @@
 import os from 'node:os';
-import { startTimeOf } from '../../process/kill-tree.ts';
-import { runWithDeadline } from '../../process/run.ts';
+import { startTimeOf } from '@svc/client/process/kill-tree';
+import { runWithDeadline } from '@svc/client/process/run';
 
 /**
  * Runs one program (argv, never shell text) under a deadline. The child leads its own process

@@ -4,15 +4,13 @@ import path from 'node:path';
 import { shellQuote } from '../http/request.ts';
 import { findProgram } from '../process/find-program.ts';
 import { runProgram } from './process.ts';
-import type { Installable } from './tools.ts';
+import type { Installable, ManagerName } from './installable.ts';
 
 /**
  * The platform package manager: which one a host has, how it is asked to install packages
  * without questions, and with which privileges. Building commands is pure (unit-tested per
  * manager); detecting and running them touches the host.
  */
-export type ManagerName = 'apt' | 'dnf' | 'yum' | 'apk' | 'brew';
-
 export interface PackageManager {
   name: ManagerName;
   /** The command that is run (apt-get, dnf, yum, apk, brew). */

@@ -1,7 +1,7 @@
-import type { ManagerName } from './package-manager.ts';
 import { sslscan } from '../scanner/tools/sslscan.ts';
 import { testssl } from '../scanner/tools/testssl.ts';
 import { whatweb } from '../scanner/tools/whatweb.ts';
+import type { Installable, PackageNames } from './installable.ts';
 import { findProgram } from '../process/find-program.ts';
 
 /**
@@ -22,16 +22,6 @@ import { findProgram } from '../process/find-program.ts';
  * have no package for it (the reports then point at `homepage`).
  */
 export type Tier = 'required' | 'core' | 'optional';
-
-export type PackageNames = Record<ManagerName, string | null>;
-
-export interface Installable {
-  /** The name reports use (the main command's name). */
-  id: string;
-  packages: PackageNames;
-  /** Where to get it when no package exists. */
-  homepage?: string;
-}
 
 export interface ToolSpec extends Installable {
   tier: Tier;

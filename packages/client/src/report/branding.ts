@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Branding } from './index.ts';
+import type { Branding } from './types.ts';
 
 /**
  * docs/scanner/report.md from the environment. A color goes into the

@@ -1,7 +1,7 @@
 import { SEVERITIES } from '@svc/protocol';
 import { cvesOf, factsOf, highestSeverity, hostOf } from './facts.ts';
 import { html } from './html.ts';
-import type { ReportInput } from './index.ts';
+import type { ReportInput } from './types.ts';
 import { page } from './page.ts';
 import { consultation } from './sections/consultation.ts';
 import { footer } from './sections/footer.ts';

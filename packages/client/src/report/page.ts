@@ -1,5 +1,5 @@
 import { type Html, html } from './html.ts';
-import type { Branding } from './index.ts';
+import type { Branding } from './types.ts';
 import { reportScript } from './sections/script.ts';
 import { stylesOf } from './styles.ts';
 

@@ -1,6 +1,6 @@
 import { factsOf } from './facts.ts';
 import { html } from './html.ts';
-import type { ReportInput } from './index.ts';
+import type { ReportInput } from './types.ts';
 import { page } from './page.ts';
 import { benchmarkSection } from './sections/benchmark.ts';
 import { complianceSection } from './sections/compliance.ts';

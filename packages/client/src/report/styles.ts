@@ -1,6 +1,6 @@
 import { BRANDING_DEFAULTS, cssColor } from './branding.ts';
 import { type Html, trusted } from './html.ts';
-import type { Branding } from './index.ts';
+import type { Branding } from './types.ts';
 
 /**
  * The report's one stylesheet, inline. The white-label colors are the CSS variables; each is

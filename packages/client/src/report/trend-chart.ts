@@ -1,5 +1,5 @@
 import { type Html, html } from './html.ts';
-import type { TrendPoint } from './index.ts';
+import type { TrendPoint } from './types.ts';
 
 /**
  * The target's risk score over its sessions as an inline SVG line chart (oldest left): the

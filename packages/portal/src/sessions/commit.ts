@@ -17,6 +17,7 @@ import {
   shareTokenOf,
   updateSessionRow,
 } from './queries.ts';
+import type { CommitResult } from './results.ts';
 import type { ScanFacts } from './scan-facts.ts';
 import { newShareToken } from './share.ts';
 import { enforceStorageLimits, lockForStorageLimit } from './storage-quota.ts';
@@ -30,13 +31,6 @@ export interface CommitInput {
   facts: ScanFacts;
   /** The parsed session file, indexed with the rows (sessions/findings.ts). */
   doc?: unknown;
-}
-
-export interface CommitResult {
-  sessionId: string;
-  /** null when a re-upload kept a revoked link revoked. */
-  shareToken: string | null;
-  replaced: boolean;
 }
 
 const sessionLimitMessage = (max: number) => `Session limit reached (${max})`;

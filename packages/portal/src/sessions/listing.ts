@@ -1,4 +1,3 @@
-import type { Selectable } from 'kysely';
 import {
   isValidSessionId,
   type SessionClientsResponse,
@@ -8,7 +7,6 @@ import {
 } from '@svc/protocol';
 import { inScope, type UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
-import type { SessionNotesTable, StatusHistoryTable } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { resolveSession } from './access.ts';
 import { storable } from './derive.ts';
@@ -17,7 +15,6 @@ import {
   notesOf,
   type SessionFilterQuery,
   type SessionPageQuery,
-  type SessionRow,
   sessionClients,
   sessionCount,
   sessionPage,
@@ -25,6 +22,7 @@ import {
   sortKindOf,
   statusHistoryOf,
 } from './queries.ts';
+import type { SessionDetail } from './results.ts';
 import { notifyExpiringSessions } from './retention.ts';
 
 export interface SessionsRequest {
@@ -166,13 +164,6 @@ export async function sessionClientsFor(ctx: AppContext, user: UserPrincipal): P
   return {
     clients: rows.map((r) => ({ client_id: clientIdOut(r.client_id), client: r.client, sessions: Number(r.sessions) })),
   };
-}
-
-export interface SessionDetail {
-  row: SessionRow;
-  shareToken: string | null;
-  history: Selectable<StatusHistoryTable>[];
-  notes: Selectable<SessionNotesTable>[];
 }
 
 /** One session in the user's scope with its share token, status history and notes (docs/api.md#sessions, docs/api.md#ids-are-per-client). */

@@ -16,11 +16,9 @@ import {
   type UpdateSessionResponse,
 } from '@svc/protocol';
 import { type Benchmark, MIN_PEERS } from './benchmark.ts';
-import type { CommitResult } from './commit.ts';
 import { defaultRemediationSummary } from './derive.ts';
-import type { SessionDetail } from './listing.ts';
 import { NO_CLIENT, type SessionRef, type SessionRow } from './queries.ts';
-import type { RemediationChange, RemediationOutcome } from './remediation.ts';
+import type { CommitResult, RemediationChange, RemediationOutcome, SessionDetail } from './results.ts';
 
 /** The client id as the API shows it: null for the namespace of sessions without a client. */
 export function clientIdOut(clientId: string): string | null {

@@ -4,8 +4,8 @@ import {
   parseRemediationItems,
   RemediationDocumentError,
   RemediationInputError,
-  type RemediationChange,
 } from './remediation.ts';
+import type { RemediationChange } from './results.ts';
 
 const NOW = new Date('2025-03-04T05:06:07.089Z');
 const T = NOW.toISOString();

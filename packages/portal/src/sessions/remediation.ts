@@ -21,6 +21,7 @@ import { indexRemediatedFile } from './findings.ts';
 import { fingerprintOfFinding } from './findings-index.ts';
 import { clientIdOut } from './present.ts';
 import { filesOf, type SessionRef, writeRemediationAtVersion } from './queries.ts';
+import type { ExceptionChange, RemediationChange, RemediationOutcome } from './results.ts';
 import { openFindingsOf } from './scan-facts.ts';
 
 /**
@@ -35,23 +36,6 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isStatus = (v: unknown): v is RemediationStatus =>
   typeof v === 'string' && (REMEDIATION_STATUSES as readonly string[]).includes(v);
-
-export interface ExceptionChange {
-  reason: string;
-  /** YYYY-MM-DD, today or later (checked by parseRemediationItems). */
-  expiry: string;
-}
-
-/** Exactly one of `title` (every entry of that title) and `fingerprint` (one finding). */
-export interface RemediationChange {
-  title?: string;
-  fingerprint?: string;
-  status?: RemediationStatus;
-  /** Replaces the matched entries' `note`; a note alone is written but is not a status change. */
-  note?: string;
-  /** Sets (object) or withdraws (null) the risk exception of the matched entry; fingerprint only. */
-  exception?: ExceptionChange | null;
-}
 
 export class RemediationInputError extends DomainError {
   constructor(message: string) {
@@ -338,13 +322,6 @@ function rescored(doc: Obj, now: Date): Obj {
   const entries = (Array.isArray(doc['remediation']) ? doc['remediation'] : []).filter(isObj);
   const scores = dualScoreOf(entries, now.toISOString().slice(0, 10));
   return { ...summary, ...scores };
-}
-
-export interface RemediationOutcome {
-  changed: number;
-  unmatched: string[];
-  matched: number[];
-  summary: RemediationSummary;
 }
 
 /**

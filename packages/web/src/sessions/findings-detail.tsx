@@ -6,7 +6,7 @@ import { SeverityBadge } from '../ui/severity.tsx';
 import { useData } from '../ui/use-load.ts';
 import { getFinding } from './findings-api.ts';
 import { exceptionText, nameOf, targetOf, titleOf, where } from './findings-model.ts';
-import type { Sender } from './findings.tsx';
+import type { Sender } from './findings-sender.ts';
 
 const isWebLink = (u: string) => /^https?:\/\//i.test(u);
 

@@ -1,16 +1,6 @@
-import {
-  EXCEPTION_FILTERS,
-  FINDING_STATUS_FILTERS,
-  type FindingRow,
-  type FindingSort,
-  REMEDIATION_STATUSES,
-  type RemediationStatus,
-  type RemediationUpdateItem,
-  SEVERITIES,
-} from '@svc/protocol';
+import { type FindingRow, type FindingSort, REMEDIATION_STATUSES, type RemediationStatus } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import { ApiError, describeError } from '../api/errors.ts';
-import { type SessionRef, updateRemediation } from '../api/sessions.ts';
+import type { SessionRef } from '../api/sessions.ts';
 import { label } from '../ui/format.ts';
 import { CursorPager } from '../ui/pager.tsx';
 import { SeverityBadge } from '../ui/severity.tsx';
@@ -18,6 +8,8 @@ import { type Column, DataTable } from '../ui/table-wrap.tsx';
 import { useData } from '../ui/use-load.ts';
 import { FindingDetailPanel } from './findings-detail.tsx';
 import { listFindings } from './findings-api.ts';
+import { BulkBar, ExceptionForm, exceptionMessage, Filters, statusMessage } from './findings-controls.tsx';
+import { type Message, useSender } from './findings-sender.ts';
 import {
   exceptionText,
   FIRST_VIEW,
@@ -28,179 +20,7 @@ import {
   sortBy,
   targetOf,
   titleOf,
-  where,
 } from './findings-model.ts';
-
-const CONFLICT = 'This finding was changed by someone else. Reload the page to see the current status.';
-
-type Message = { kind: 'ok' | 'error'; text: string };
-
-/** Sends one remediation item and reports the outcome; shared by the row controls, the bulk bar and the detail panel. */
-export interface Sender {
-  busy: boolean;
-  send: (item: RemediationUpdateItem, done: (matched: number) => string) => Promise<boolean>;
-}
-
-function useSender(ref: SessionRef, onChanged: () => void, setMessage: (m: Message | null) => void): Sender {
-  const [busy, setBusy] = useState(false);
-  return {
-    busy,
-    async send(item, done) {
-      setBusy(true);
-      setMessage(null);
-      try {
-        const r = await updateRemediation(ref, [item]);
-        setMessage({ kind: 'ok', text: done(r.results[0]?.matched ?? 0) });
-        onChanged();
-        return true;
-      } catch (err) {
-        setMessage({
-          kind: 'error',
-          text: err instanceof ApiError && err.status === 409 ? CONFLICT : describeError(err),
-        });
-        return false;
-      } finally {
-        setBusy(false);
-      }
-    },
-  };
-}
-
-/** Reason and expiry of a risk exception; withdraw when there is one to withdraw. */
-export function ExceptionForm(props: {
-  name: string;
-  initial: { reason: string; expiry: string };
-  canWithdraw: boolean;
-  busy: boolean;
-  submitLabel?: string;
-  onSave: (exception: { reason: string; expiry: string } | null) => void;
-  onCancel?: () => void;
-}) {
-  const [reason, setReason] = useState(props.initial.reason);
-  const [expiry, setExpiry] = useState(props.initial.expiry);
-  return (
-    <form
-      class="stack small"
-      onSubmit={(e) => {
-        e.preventDefault();
-        props.onSave({ reason, expiry });
-      }}
-    >
-      <label>
-        Reason
-        <input
-          aria-label={`Exception reason for ${props.name}`}
-          value={reason}
-          required
-          maxLength={2000}
-          onInput={(e) => setReason(e.currentTarget.value)}
-        />
-      </label>
-      <label>
-        Expires
-        <input
-          type="date"
-          aria-label={`Exception expiry for ${props.name}`}
-          value={expiry}
-          required
-          onInput={(e) => setExpiry(e.currentTarget.value)}
-        />
-      </label>
-      <div>
-        <button type="submit" disabled={props.busy}>
-          {props.submitLabel ?? 'Save exception'}
-        </button>{' '}
-        {props.canWithdraw ? (
-          <button type="button" disabled={props.busy} onClick={() => props.onSave(null)}>
-            Withdraw exception
-          </button>
-        ) : null}{' '}
-        {props.onCancel ? (
-          <button type="button" onClick={props.onCancel}>
-            Cancel
-          </button>
-        ) : null}
-      </div>
-    </form>
-  );
-}
-
-const statusMessage = (f: FindingRow, status: RemediationStatus, matched: number) =>
-  `“${titleOf(f)}” is now ${label(status)} on ${where(f)}.${
-    f.tracked_by === 'title'
-      ? ` Changed by title: ${matched} ${matched === 1 ? 'entry' : 'entries'} of this title.`
-      : ''
-  }`;
-
-const exceptionMessage = (f: FindingRow, exception: { expiry: string } | null) =>
-  exception === null
-    ? `Exception withdrawn for “${titleOf(f)}” on ${where(f)}.`
-    : `Exception accepted for “${titleOf(f)}” on ${where(f)} until ${exception.expiry}.`;
-
-/** Search box and filters; text fields apply on Enter or the button, choices at once. */
-function Filters(props: { view: FindingsView; onChange: (v: FindingsView) => void }) {
-  const [draft, setDraft] = useState(props.view);
-  const text = (key: 'q' | 'host' | 'port' | 'cve', title: string, attrs: Record<string, unknown> = {}) => (
-    <label>
-      {title}
-      <input {...attrs} value={draft[key]} onInput={(e) => setDraft({ ...draft, [key]: e.currentTarget.value })} />
-    </label>
-  );
-  // A select's options would join its name if the label wrapped it: the label points at it instead.
-  const choice = <K extends 'severity' | 'status' | 'exception'>(key: K, title: string, values: readonly string[]) => (
-    <div class="findings-choice">
-      <label for={`findings-filter-${key}`}>{title}</label>
-      <select
-        id={`findings-filter-${key}`}
-        value={draft[key]}
-        onChange={(e) => {
-          const next = { ...draft, [key]: e.currentTarget.value };
-          setDraft(next);
-          props.onChange(next);
-        }}
-      >
-        <option value="">All</option>
-        {values.map((v) => (
-          <option key={v} value={v}>
-            {label(v)}
-          </option>
-        ))}
-      </select>
-    </div>
-  );
-  return (
-    <form
-      class="findings-filters"
-      aria-label="Filter findings"
-      onSubmit={(e) => {
-        e.preventDefault();
-        props.onChange(draft);
-      }}
-    >
-      {text('q', 'Search findings', { type: 'search', placeholder: 'Title, host, CVE, rule' })}
-      {choice('severity', 'Severity', SEVERITIES)}
-      {choice('status', 'Status', FINDING_STATUS_FILTERS)}
-      {choice('exception', 'Exception', EXCEPTION_FILTERS)}
-      {text('host', 'Host', { placeholder: 'Address or name' })}
-      {text('port', 'Port', { inputMode: 'numeric', pattern: '[0-9]*', maxLength: 5 })}
-      {text('cve', 'CVE', { placeholder: 'CVE-2024-…' })}
-      <div class="findings-filter-actions">
-        <button type="submit">Apply filters</button>{' '}
-        <button
-          type="button"
-          class="button-quiet"
-          onClick={() => {
-            const cleared = { ...FIRST_VIEW, sort: props.view.sort, order: props.view.order };
-            setDraft(cleared);
-            props.onChange(cleared);
-          }}
-        >
-          Clear
-        </button>
-      </div>
-    </form>
-  );
-}
 
 const COLUMNS: { sort: FindingSort | null; title: string }[] = [
   { sort: 'severity', title: 'Severity' },
@@ -213,86 +33,6 @@ const COLUMNS: { sort: FindingSort | null; title: string }[] = [
   { sort: 'first_seen', title: 'First seen' },
   { sort: null, title: 'Risk exception' },
 ];
-
-/** Status and exception for every selected finding, sent one finding at a time by its fingerprint. */
-function BulkBar(props: { selected: FindingRow[]; sender: Sender; onDone: (m: Message) => void; onClear: () => void }) {
-  const [status, setStatus] = useState<RemediationStatus>('in_progress');
-  const [excepting, setExcepting] = useState(false);
-  const eligible = props.selected.filter((f) => f.tracked_by === 'fingerprint' && f.fingerprint !== null);
-  const skipped = props.selected.length - eligible.length;
-
-  async function each(make: (f: FindingRow) => RemediationUpdateItem, what: string) {
-    let ok = 0;
-    let firstError: string | null = null;
-    for (const f of eligible) {
-      const done = await props.sender.send(make(f), () => '');
-      if (done) ok++;
-      else firstError ??= `${nameOf(f)}`;
-    }
-    const parts = [
-      `${what} for ${ok} of ${props.selected.length} selected ${props.selected.length === 1 ? 'finding' : 'findings'}.`,
-    ];
-    if (skipped > 0) parts.push(`${skipped} without a fingerprint left unchanged.`);
-    if (firstError !== null) parts.push(`Failed first on ${firstError}.`);
-    props.onDone({ kind: firstError === null ? 'ok' : 'error', text: parts.join(' ') });
-    if (firstError === null) props.onClear();
-  }
-
-  if (props.selected.length === 0) return null;
-  return (
-    <fieldset class="findings-bulk">
-      <legend>
-        Change the <strong>{props.selected.length}</strong> selected
-      </legend>
-      <label>
-        Status for selected
-        <select value={status} onChange={(e) => setStatus(e.currentTarget.value as RemediationStatus)}>
-          {REMEDIATION_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {label(s)}
-            </option>
-          ))}
-        </select>
-      </label>
-      <button
-        type="button"
-        disabled={props.sender.busy || eligible.length === 0}
-        onClick={() =>
-          void each((f) => ({ fingerprint: f.fingerprint as string, status }), `Status set to ${label(status)}`)
-        }
-      >
-        Apply status
-      </button>
-      <button
-        type="button"
-        disabled={props.sender.busy || eligible.length === 0}
-        onClick={() => setExcepting(!excepting)}
-      >
-        Exception for selected…
-      </button>
-      <button type="button" class="button-quiet" onClick={props.onClear}>
-        Clear selection
-      </button>
-      {excepting ? (
-        <ExceptionForm
-          name="selected findings"
-          initial={{ reason: '', expiry: '' }}
-          canWithdraw={eligible.some((f) => f.exception !== null)}
-          busy={props.sender.busy}
-          submitLabel="Accept exception for selected"
-          onCancel={() => setExcepting(false)}
-          onSave={(exception) => {
-            setExcepting(false);
-            void each(
-              (f) => ({ fingerprint: f.fingerprint as string, exception }),
-              exception === null ? 'Exception withdrawn' : `Exception accepted until ${exception.expiry}`,
-            );
-          }}
-        />
-      ) : null}
-    </fieldset>
-  );
-}
 
 /**
  * The session's findings, a page at a time from the portal's findings index: search,

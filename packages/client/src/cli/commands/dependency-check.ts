@@ -7,8 +7,8 @@ import {
   renderCommand,
   runInstallCommand,
   type InstallPlan,
-  type ManagerName,
 } from '../../host/package-manager.ts';
+import type { ManagerName } from '../../host/installable.ts';
 import { isCI, isRoot } from '../../host/process.ts';
 import { detectTools, missingOf, type Tier, type ToolSpec, type ToolStatus } from '../../host/tools.ts';
 import type { CliContext } from '../context.ts';

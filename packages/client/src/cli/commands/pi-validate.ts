@@ -1,14 +1,7 @@
 import os from 'node:os';
 import type { Command } from 'commander';
-import {
-  CHECK_NAMES,
-  describeChecks,
-  fixItems,
-  runChecks,
-  summaryOf,
-  type CheckResult,
-  type HostContext,
-} from '../../host/checks.ts';
+import { CHECK_NAMES, type CheckResult, type HostContext } from '../../host/check-result.ts';
+import { describeChecks, fixItems, runChecks, summaryOf } from '../../host/checks.ts';
 import {
   detectPackageManager,
   installCommands,

@@ -1,5 +1,5 @@
 import { type Html, html } from '../html.ts';
-import type { Branding } from '../index.ts';
+import type { Branding } from '../types.ts';
 
 /**
  * The consultation block the portal's share bridge looks for (id and class

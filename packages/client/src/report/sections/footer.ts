@@ -1,5 +1,5 @@
 import { type Html, html } from '../html.ts';
-import type { Branding } from '../index.ts';
+import type { Branding } from '../types.ts';
 
 export function footer(branding: Branding, generatedAt: string | null): Html {
   const contact = [

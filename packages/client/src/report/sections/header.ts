@@ -1,6 +1,6 @@
 import type { Facts } from '../facts.ts';
 import { type Html, html } from '../html.ts';
-import type { Branding } from '../index.ts';
+import type { Branding } from '../types.ts';
 
 export function header(title: string, facts: Facts, branding: Branding): Html {
   const logo =

@@ -1,5 +1,5 @@
 import { type Html, html } from '../html.ts';
-import type { TrendPoint } from '../index.ts';
+import type { TrendPoint } from '../types.ts';
 import { trendChart } from '../trend-chart.ts';
 import { section } from './parts.ts';
 

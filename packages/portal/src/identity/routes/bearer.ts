@@ -3,12 +3,19 @@ import type { AppContext } from '../../context.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { bearerTokenOf, credentialsOf } from '../../http/credentials.ts';
 import { HttpError } from '../../http/errors.ts';
-import { accountOfToken, type UserRow } from '../users.ts';
+import { findUserById } from '../queries.ts';
+import type { UserRow } from '../users.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     identityUser: UserRow | null;
   }
+}
+
+/** The account an access token of ours belongs to; undefined for a bad token or a deleted user. */
+async function accountOfToken(ctx: AppContext, token: string): Promise<UserRow | undefined> {
+  const payload = await ctx.tokens.verify(token);
+  return payload?.sub ? findUserById(ctx.db, payload.sub) : undefined;
 }
 
 const bearerRequired = () =>

@@ -1,0 +1,68 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+/**
+ * The import rules of .dependency-cruiser.cjs, run on a temporary copy of the config with
+ * planted modules, so a change to the options (type-only imports dropped from the graph,
+ * say) cannot silently turn a rule off.
+ */
+const repo = path.resolve(import.meta.dirname, '..');
+const depcruise = path.join(repo, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruiser.mjs');
+
+let dir: string;
+const write = (rel: string, text: string) => {
+  fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
+  fs.writeFileSync(path.join(dir, rel), text);
+};
+
+const run = (...args: string[]) =>
+  spawnSync(process.execPath, [depcruise, 'packages', '--config', '.dependency-cruiser.cjs', ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
+
+/** [rule, from, to] of each violation in the JSON report (that reporter always exits 0). */
+function violations(): string[][] {
+  const res = run('-T', 'json');
+  if (res.stdout === '') throw new Error(`depcruise printed nothing: ${res.stderr}`);
+  const report = JSON.parse(res.stdout) as {
+    summary: { violations: { rule: { name: string }; from: string; to: string }[] };
+  };
+  return report.summary.violations.map((v) => [v.rule.name, v.from, v.to]).sort();
+}
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-import-rules-'));
+  fs.copyFileSync(path.join(repo, '.dependency-cruiser.cjs'), path.join(dir, '.dependency-cruiser.cjs'));
+  for (const f of ['tsconfig.json', 'tsconfig.base.json']) fs.copyFileSync(path.join(repo, f), path.join(dir, f));
+  write('packages/demo/src/leaf.ts', 'export type Id = string;\n');
+  write('packages/demo/src/main.ts', "import type { Id } from './leaf.ts';\nexport const id: Id = 'a';\n");
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('import rules', () => {
+  it('pass a tree without cycles or unresolvable imports', () => {
+    expect(violations()).toEqual([]);
+    expect(run().status).toBe(0);
+  });
+
+  it('report a cycle made only of type imports, and fail the lint command on it', () => {
+    write('packages/demo/src/a.ts', "import type { B } from './b.ts';\nexport interface A { b?: B }\n");
+    write('packages/demo/src/b.ts', "import type { A } from './a.ts';\nexport interface B { a?: A }\n");
+    // One violation per cycle, named from whichever module the cruise met first.
+    expect(violations().map(([rule, from, to]) => [rule, ...[from, to].sort()])).toEqual([
+      ['no-circular', 'packages/demo/src/a.ts', 'packages/demo/src/b.ts'],
+    ]);
+    const lint = run();
+    expect(lint.status).toBe(1); // the number of errors
+    expect(lint.stdout).toContain('error no-circular: packages/demo/src/');
+  });
+
+  it('report an import that resolves to nothing', () => {
+    write('packages/demo/src/c.ts', "export { x } from './missing.ts';\n");
+    expect(violations()).toEqual([['not-to-unresolvable', 'packages/demo/src/c.ts', './missing.ts']]);
+  });
+});
