@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { REPO, runCli, SVC, tempHome } from './helpers/cli.ts';
 
-const SVCD = path.join(REPO, 'packages/client/bin/svcd');
+const SVCD = path.join(REPO, 'packages/agent/bin/svcd');
 
 /**
  * bin/svc starts Node on its compile cache (a cheaper start: bench/README.md, bench:scan) in the
@@ -102,7 +102,7 @@ describe('svcd and the Node compile cache', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
     const starts = (await fs.readFile(log, 'utf8')).trim().split('\n');
-    // The version probe, maybe the bundle build, and the daemon: none of them got a cache.
+    // The version probe and the daemon: neither got a cache.
     expect(starts.length).toBeGreaterThanOrEqual(2);
     expect(new Set(starts)).toEqual(new Set(['-']));
     expect(await list(shared)).toEqual(before);
