@@ -8,7 +8,13 @@ process.env['NODE_COMPILE_CACHE'] ??= path.join(os.tmpdir(), 'svc-test-node-comp
 
 export default defineConfig({
   test: {
-    include: ['packages/*/tests/**/*.test.ts', 'e2e/**/*.test.ts', 'packages/*/src/**/*.test.ts', 'bench/**/*.test.ts'],
+    include: [
+      'packages/*/tests/**/*.test.ts',
+      'test-support/**/*.test.ts',
+      'e2e/**/*.test.ts',
+      'packages/*/src/**/*.test.ts',
+      'bench/**/*.test.ts',
+    ],
     globalSetup: ['packages/portal/tests/helpers/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

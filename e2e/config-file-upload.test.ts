@@ -5,7 +5,7 @@ import { runCli, SVC, tempHome } from '../packages/client/tests/helpers/cli.ts';
 import { sessionDoc } from '../packages/portal/tests/helpers/upload.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
-/** A client config file (`svc upload -c`) naming the real portal and a key it issued; the config rules are in packages/client/tests/config.test.ts. */
+/** A client config file (`svc upload -c`) naming the real portal and a key it issued; the config rules are in packages/client/tests/config.slow.test.ts. */
 
 let dir: string;
 beforeAll(async () => {

@@ -869,7 +869,7 @@ describe('POST /api/upload', () => {
   });
 
   it('other clients do not see the uploads of a scoped key through the listing', async () => {
-    // Sanity check that client tagging is what listing scopes on (sessions.test.ts has the full matrix).
+    // Sanity check that client tagging is what listing scopes on (sessions.slow.test.ts has the full matrix).
     const client = uniqueClientId('scoped');
     const lic = await createLicense(portal, { client_id: client });
     const id = newSessionId();
