@@ -7,13 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandingFromEnv, renderExecSummary, renderReport } from '../src/report/index.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { pixelOf } from './helpers/chromium.ts';
+import { SCREENSHOT_DIR, screenshotsWanted } from '../../../test-support/screenshots.ts';
 import { HOSTILE_EVIDENCE, HOSTILE_TITLE, reportSession } from './helpers/report-session.ts';
 
 /**
  * Both HTML files of a pipeline-made session opened from disk in Chromium: nothing fails,
  * nothing is fetched, the hostile evidence stays text, the white-label colors are the ones
  * on screen, and the closing body tag inside the script's string leaves the document whole.
- * UPDATE_SCREENSHOTS=1 rewrites docs/report-screenshot.png.
+ * With SCREENSHOTS=1 the rendering is kept as test-output/screenshots/report-screenshot.png.
  */
 
 const BRAND = {
@@ -29,7 +30,6 @@ const BRAND = {
 const LOGO = Buffer.from(
   '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40"><rect width="120" height="40" rx="6" fill="#f6b93b"/><text x="60" y="26" font-size="16" text-anchor="middle" font-family="sans-serif">BLUE HARBOR</text></svg>',
 );
-const SCREENSHOT = path.resolve(import.meta.dirname, '../../../docs/report-screenshot.png');
 const SECTIONS = [
   'scope',
   'risk',
@@ -220,12 +220,15 @@ describe('report and executive summary in Chromium', () => {
     await w.page.close();
   });
 
-  it('renders the report to a screenshot (UPDATE_SCREENSHOTS=1 writes docs/report-screenshot.png)', async () => {
+  it('renders the report to a screenshot', async () => {
     const w = await open(files.report);
     const png = await w.page.screenshot({ fullPage: true, clip: { x: 0, y: 0, width: 1100, height: 1500 } });
     expect(png.subarray(1, 4).toString('latin1')).toBe('PNG');
     expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([1100, 1500]);
-    if (process.env['UPDATE_SCREENSHOTS'] === '1') await fs.writeFile(SCREENSHOT, png);
+    if (screenshotsWanted()) {
+      await fs.mkdir(SCREENSHOT_DIR, { recursive: true });
+      await fs.writeFile(path.join(SCREENSHOT_DIR, 'report-screenshot.png'), png);
+    }
     await w.page.close();
   });
 });

@@ -8,6 +8,7 @@ import { freePort } from './helpers/free-port.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
 import { assertChromiumInstalled, CHROMIUM, launchChromiumProfile } from '../../../test-support/chromium.ts';
 import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
+import { SCREENSHOT_DIR, screenshotsWanted } from '../../../test-support/screenshots.ts';
 
 /**
  * The share page and the inline view of an uploaded report in a real browser (DESIGN 5,
@@ -377,7 +378,10 @@ describe('share page in Chromium', () => {
     expect(png.subarray(12, 16).toString('latin1')).toBe('IHDR');
     expect(png.readUInt32BE(16)).toBe(1024);
     expect(png.readUInt32BE(20)).toBeGreaterThan(0);
-    if (process.env['SVC_KEEP_SCREENSHOT']) await fs.copyFile(file, process.env['SVC_KEEP_SCREENSHOT']);
+    if (screenshotsWanted()) {
+      await fs.mkdir(SCREENSHOT_DIR, { recursive: true });
+      await fs.copyFile(file, path.join(SCREENSHOT_DIR, 'share-page.png'));
+    }
     await page.close();
   });
 });

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { verify } from '@octokit/webhooks-methods';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,8 +6,9 @@ import { http, withKey, withToken } from '../../portal/tests/helpers/http.ts';
 import { createTestCa, HttpsReceiver, type TestCa } from '../../portal/tests/helpers/https-receiver.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectAccessible, expectNoConsoleErrors, WIDTHS } from './helpers/browser.ts';
-import { SCREENSHOTS, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
+import { startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { alert, confirm, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';
+import { screenshot } from '../../../test-support/screenshots.ts';
 
 /**
  * Licenses, Users, Webhooks, Audit and Database health in a real browser against a real
@@ -110,7 +110,7 @@ describe('licenses page', () => {
       await confirm(page, r, 'Delete');
       await poll(() => r.count()).toBe(0);
       await poll(() => notice(page).textContent()).toBe('License Acme production deleted');
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'licenses.png'), fullPage: true });
+      await screenshot(page, 'licenses.png', { fullPage: true });
       expectNoConsoleErrors(p);
     } finally {
       await p.close();
@@ -254,7 +254,7 @@ describe('webhooks page', () => {
       await poll(() => log.locator('tbody tr').count()).toBe(2);
       expect(await log.locator('tbody tr').first().textContent()).toContain('redelivery of #');
       receiver.respond({ kind: 'status', status: 200, body: 'ok' });
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'webhooks.png'), fullPage: true });
+      await screenshot(page, 'webhooks.png', { fullPage: true });
 
       await poll(() => r.locator('td').nth(2).textContent()).toBe('enabledFailed deliveries in a row: 1');
       await confirm(page, r, 'Disable');
@@ -313,7 +313,7 @@ describe('audit log and database health', () => {
       await form.getByRole('button', { name: 'Apply filters' }).click();
       await poll(() => rows.count()).toBe(20);
       await page.setViewportSize(WIDTHS.desktop);
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'audit.png'), fullPage: true });
+      await screenshot(page, 'audit.png', { fullPage: true });
       expectNoConsoleErrors(p);
     } finally {
       await p.close();

@@ -12,8 +12,9 @@ import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../portal
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { portalConf, type SvcdProcess, startSvcd } from '../../../e2e/helpers/svcd.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
-import { SCREENSHOTS, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
+import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { alert, confirm, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';
+import { screenshot } from '../../../test-support/screenshots.ts';
 
 /**
  * Fleet and Commands in a real browser against a real portal: a real `svcd` that registers
@@ -115,7 +116,7 @@ describe('fleet page', () => {
       ]);
       expect(await detail.locator('dl').last().textContent()).toContain('Debian GNU/Linux 13');
       await expectAccessible(page);
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'fleet.png'), fullPage: true });
+      await screenshot(page, 'fleet.png', { fullPage: true });
       expectNoConsoleErrors(p);
     } finally {
       await p.close();
@@ -327,7 +328,7 @@ describe('commands page', () => {
         `/collect/?session=${sessionId}&client_id=${clientId}`,
       );
       await expectAccessible(page);
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'commands.png'), fullPage: true });
+      await screenshot(page, 'commands.png', { fullPage: true });
       expectNoConsoleErrors(p);
     } finally {
       await p.close();

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { HeartbeatBody } from '@svc/protocol';
 import type pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
@@ -9,8 +8,9 @@ import { http, withToken } from '../../portal/tests/helpers/http.ts';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../portal/tests/helpers/upload.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
-import { SCREENSHOTS, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
+import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { firstDrawnLabel, noSidewaysScroll, openSignedIn, poll, row } from './helpers/console-ui.ts';
+import { screenshot } from '../../../test-support/screenshots.ts';
 
 /**
  * The console by permission and by name: the navigation an admin and a scoped user get, the
@@ -160,7 +160,7 @@ describe('navigation by permission', () => {
         expect(await page.locator('main form, main table').count()).toBe(0);
         await expectAccessible(page);
       }
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'not-available.png'), fullPage: true });
+      await screenshot(page, 'not-available.png', { fullPage: true });
       // Nothing was asked of the portal that it would refuse.
       expectNoConsoleErrors(p);
     } finally {
@@ -186,7 +186,7 @@ describe('the fleet by name', () => {
       await row(page, 'agent', EDGE).getByRole('button', { name: 'Details of edge-01' }).click();
       expect(await page.locator(`#agent-detail-${EDGE} [data-field="agent-id"]`).textContent()).toBe(EDGE);
       await expectAccessible(page);
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'fleet-by-name.png'), fullPage: true });
+      await screenshot(page, 'fleet-by-name.png', { fullPage: true });
 
       await form.getByLabel('State').selectOption('deregistered');
       await form.getByRole('button', { name: 'Apply filters' }).click();

@@ -1,5 +1,3 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type pg from 'pg';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,14 +5,9 @@ import { createLicense, heartbeatBody, openDb } from '../../portal/tests/helpers
 import { http, withKey, withToken } from '../../portal/tests/helpers/http.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
-import {
-  createScopedUser,
-  SCREENSHOTS,
-  signIn,
-  startConsolePortal,
-  type TestPortal,
-} from './helpers/console-portal.ts';
+import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { firstDrawnLabel, noSidewaysScroll, poll } from './helpers/console-ui.ts';
+import { screenshot } from '../../../test-support/screenshots.ts';
 
 /**
  * The overview (the first page after sign-in), the sessions list's search, sort, total, bulk
@@ -152,7 +145,6 @@ describe('overview, sessions list and stacked tables', () => {
     expect(dereg.status).toBe(200);
     await createScopedUser(portal, SCOPED.email, SCOPED.password, ['beta-co']);
     browser = await launchChromium();
-    await fs.mkdir(SCREENSHOTS, { recursive: true });
   });
 
   afterAll(async () => {
@@ -228,7 +220,7 @@ describe('overview, sessions list and stacked tables', () => {
           expect(await noSidewaysScroll(page)).toBe(true);
           expect(await firstDrawnLabel(top.locator('tbody tr').first())).toBe('Severity');
         } else {
-          await page.screenshot({ path: path.join(SCREENSHOTS, 'overview.png'), fullPage: true });
+          await screenshot(page, 'overview.png', { fullPage: true });
         }
         await expectAccessible(page);
         expectNoConsoleErrors(p);
@@ -345,7 +337,7 @@ describe('overview, sessions list and stacked tables', () => {
       await poll(() =>
         sessionRows(page).evaluateAll((trs) => trs.map((tr) => tr.querySelector('.badge')?.textContent)),
       ).toEqual(['resolved', 'resolved']);
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'sessions-list.png'), fullPage: true });
+      await screenshot(page, 'sessions-list.png', { fullPage: true });
       await expectAccessible(page);
       expectNoConsoleErrors(p);
     } finally {
@@ -366,7 +358,7 @@ describe('overview, sessions list and stacked tables', () => {
         '"Target"',
       );
       expect(await noSidewaysScroll(page)).toBe(true);
-      await page.screenshot({ path: path.join(SCREENSHOTS, 'sessions-list-phone.png'), fullPage: true });
+      await screenshot(page, 'sessions-list-phone.png', { fullPage: true });
       // Sorting without the headings: the form's choice.
       await page.getByLabel('Sort by').selectOption('risk_score');
       await page.getByRole('button', { name: 'Filter' }).click();

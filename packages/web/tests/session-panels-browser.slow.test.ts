@@ -1,19 +1,12 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { createLicense, uniqueClientId } from '../../portal/tests/helpers/factories.ts';
 import { loadFixture, postUpload, sessionParts } from '../../portal/tests/helpers/upload.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
-import {
-  createScopedUser,
-  SCREENSHOTS,
-  signIn,
-  startConsolePortal,
-  type TestPortal,
-} from './helpers/console-portal.ts';
+import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { firstDrawnLabel, noSidewaysScroll, poll } from './helpers/console-ui.ts';
+import { screenshot } from '../../../test-support/screenshots.ts';
 
 /**
  * The session view's panels for daily triage, at both widths, as the admin and as a scoped
@@ -233,8 +226,7 @@ describe('session view panels', () => {
             .evaluate((t) => (t as unknown as Box).getBoundingClientRect().height);
         expect(await labelPx()).toBeGreaterThanOrEqual(11);
         if (width === 'desktop') {
-          await fs.mkdir(SCREENSHOTS, { recursive: true });
-          await topo.locator('.topo-viewport').screenshot({ path: path.join(SCREENSHOTS, 'topology-254.png') });
+          await screenshot(topo.locator('.topo-viewport'), 'topology-254.png');
         }
         const widthOf = () => svg.evaluate((s) => (s as unknown as Box).getBoundingClientRect().width);
         const natural = await widthOf();
@@ -346,8 +338,7 @@ describe('session view panels', () => {
           await section(p.page, 'trend').getByText('Trend as a table').click();
           await expectAccessible(p.page);
           if (width === 'desktop') {
-            await fs.mkdir(SCREENSHOTS, { recursive: true });
-            await p.page.screenshot({ path: path.join(SCREENSHOTS, `session-dark-${who}.png`), fullPage: false });
+            await screenshot(p.page, `session-dark-${who}.png`);
           }
           await p.page.goto(`${portal.url}/console/sessions`);
           await poll(() => p.page.getByRole('heading', { level: 1 }).textContent()).toBe('Sessions');

@@ -1,5 +1,4 @@
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb } from '../../portal/tests/helpers/factories.ts';
@@ -7,14 +6,9 @@ import { http, withToken } from '../../portal/tests/helpers/http.ts';
 import { login } from '../../portal/tests/helpers/portal.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
-import {
-  createScopedUser,
-  SCREENSHOTS,
-  signIn,
-  startConsolePortal,
-  type TestPortal,
-} from './helpers/console-portal.ts';
+import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { type Seeded, seedSessions } from './helpers/seed.ts';
+import { screenshot } from '../../../test-support/screenshots.ts';
 
 /**
  * The sessions list and the session view in a real browser against a real portal holding
@@ -40,7 +34,6 @@ describe('sessions and the session view', () => {
     await createScopedUser(portal, SCOPED.email, SCOPED.password, ['other-co']);
     admin = await portal.adminToken();
     browser = await launchChromium();
-    await fs.mkdir(SCREENSHOTS, { recursive: true });
   });
 
   afterAll(async () => {
@@ -58,7 +51,7 @@ describe('sessions and the session view', () => {
       const rows = page.locator('main tbody tr');
       await expect.poll(() => rows.count()).toBe(6);
       await expectAccessible(page);
-      if (name === 'desktop') await page.screenshot({ path: path.join(SCREENSHOTS, 'sessions.png'), fullPage: true });
+      if (name === 'desktop') await screenshot(page, 'sessions.png', { fullPage: true });
 
       await page.locator('select[name="client_id"]').selectOption('acme-co');
       await page.getByRole('button', { name: 'Filter' }).click();
@@ -148,8 +141,7 @@ describe('sessions and the session view', () => {
         .toContain(doc.metadata!.client_id!);
       expect(await page.getByLabel(/^Share link/).inputValue()).toBe(acme.uploads.at(-1)!.share_url);
       await expectAccessible(page);
-      if (name === 'desktop')
-        await page.screenshot({ path: path.join(SCREENSHOTS, 'session-view.png'), fullPage: false });
+      if (name === 'desktop') await screenshot(page, 'session-view.png');
       expectNoConsoleErrors(p);
     } finally {
       await p.close();

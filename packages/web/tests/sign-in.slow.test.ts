@@ -1,10 +1,9 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
-import { ADMIN_EMAIL, SCREENSHOTS, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
+import { ADMIN_EMAIL, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
+import { screenshot } from '../../../test-support/screenshots.ts';
 
 /** `/` leads to sign-in, the password grant signs in, the layout and its navigation show, sign-out ends it. */
 describe('console sign-in', () => {
@@ -30,8 +29,7 @@ describe('console sign-in', () => {
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
       await expectAccessible(page);
       if (name === 'desktop') {
-        await fs.mkdir(SCREENSHOTS, { recursive: true });
-        await page.screenshot({ path: path.join(SCREENSHOTS, 'sign-in.png') });
+        await screenshot(page, 'sign-in.png');
       }
 
       await signIn(page, portal, undefined, '/console/');

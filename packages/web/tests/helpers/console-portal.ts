@@ -62,10 +62,3 @@ export async function createScopedUser(
   });
   if (res.status !== 201 && res.status !== 200) throw new Error(`create user: ${res.status} ${await res.text()}`);
 }
-
-/**
- * Where the browser tests put their screenshots: an ignored folder, so a test run never rewrites
- * tracked files. The README's pictures in docs/screenshots are refreshed on purpose by copying
- * from here (docs/testing.md, "Screenshots").
- */
-export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../../../test-output/screenshots');
