@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO } from '../packages/client/tests/helpers/cli.ts';
+import { REPO } from '../test-support/cli.ts';
 import { until } from './helpers/agents-api.ts';
 
 // bin/svcd runs the daemon from its one-file bundle (packages/client/dist/svcd.mjs) only while the

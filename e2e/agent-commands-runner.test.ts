@@ -9,11 +9,11 @@ import { createCommandRunner } from '../packages/client/src/agent/commands/index
 import { Journal, journalFileOf } from '../packages/client/src/agent/journal.ts';
 import type { CommandHost, ScheduleChange } from '../packages/client/src/agent/types.ts';
 import { createPortalClient, type PortalClient } from '../packages/client/src/portal/client.ts';
-import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
+import { freePort } from '../test-support/ports.ts';
 import { commandHistory, queueCommand } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
-import { NODE_COMPILE_CACHE, SVC } from '../packages/client/tests/helpers/cli.ts';
+import { NODE_COMPILE_CACHE, SVC } from '../test-support/cli.ts';
 import { listenOnQuickPort } from './helpers/quick-port.ts';
 import { openScanGate } from './helpers/scan-gate.ts';
 

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../packages/client/tests/helpers/cli.ts';
+import { runCli } from '../test-support/cli.ts';
 import { hostAddresses } from '../packages/client/src/agent/system-info.ts';
 import { keyFingerprint } from '../packages/client/src/license/format.ts';
 import { agentsApi, until } from './helpers/agents-api.ts';

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleId } from '../packages/client/src/pipeline/scheduling.ts';
-import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
+import { http, withToken } from '../test-support/http.ts';
 import { agentsApi, until } from './helpers/agents-api.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { openScanGate } from './helpers/scan-gate.ts';

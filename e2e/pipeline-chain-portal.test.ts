@@ -3,16 +3,16 @@ import os from 'node:os';
 import path from 'node:path';
 import type { SessionFile } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../packages/portal/tests/helpers/factories.ts';
-import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
-import { startTestPortal, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
+import { createLicense } from '../test-support/factories.ts';
+import { http, withToken } from '../test-support/http.ts';
+import { startTestPortal, type TestPortal } from '../test-support/portal.ts';
 import { orcSettingsFrom } from '../packages/client/src/pipeline/orc964.ts';
 import { defaultBranding } from '../packages/client/src/report/branding.ts';
 import { produceSession } from '../packages/client/src/session-dir/produce.ts';
 import { stagesInputOf, SYNTHETIC_ALERTS } from '../packages/client/src/synthetic/chain.ts';
 import { planCollection, type GenerateOptions } from '../packages/client/src/synthetic/generate.ts';
 import { parseMix } from '../packages/client/src/synthetic/options.ts';
-import { runCli, SVC } from '../packages/client/tests/helpers/cli.ts';
+import { runCli, SVC } from '../test-support/cli.ts';
 
 /**
  * Issue 13's end to end: a 5-session chain of one target through every stage (ORC 9.64 on,

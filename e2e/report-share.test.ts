@@ -1,8 +1,8 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
-import { newSessionId, postUpload, sessionParts } from '../packages/portal/tests/helpers/upload.ts';
+import { freePort } from '../test-support/ports.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../test-support/portal.ts';
+import { newSessionId, postUpload, sessionParts } from '../test-support/upload.ts';
 import { brandingFromEnv, renderExecSummary, renderReport } from '../packages/client/src/report/index.ts';
 import { launchChromium } from '../test-support/chromium.ts';
 import { HOSTILE_EVIDENCE, reportSession } from '../packages/client/tests/helpers/report-session.ts';

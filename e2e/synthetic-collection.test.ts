@@ -13,7 +13,7 @@ import {
   sessionIdOf,
 } from '../packages/client/src/synthetic/generate.ts';
 import { DEFAULT_MIX, parseMix } from '../packages/client/src/synthetic/options.ts';
-import { runCli, SVC, tool } from '../packages/client/tests/helpers/cli.ts';
+import { runCli, SVC, tool } from '../test-support/cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**

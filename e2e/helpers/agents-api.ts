@@ -1,7 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import type { AgentView, CommandDetailResponse } from '@svc/protocol';
-import { http, withToken } from '../../packages/portal/tests/helpers/http.ts';
-import type { TestPortal } from '../../packages/portal/tests/helpers/portal.ts';
+import { http, withToken } from '../../test-support/http.ts';
+import type { TestPortal } from '../../test-support/portal.ts';
 
 /** The admin side of the agent API, as tests of real agents use it. */
 export function agentsApi(portal: TestPortal, admin: () => string) {

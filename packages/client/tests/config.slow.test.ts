@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sessionDoc } from '../../portal/tests/helpers/upload.ts';
+import { sessionDoc } from '../../../test-support/upload.ts';
 import { ConfigError, readConfigFile, Settings } from '../src/config/settings.ts';
-import { runCli, SVC, tempHome } from './helpers/cli.ts';
+import { runCli, SVC, tempHome } from '../../../test-support/cli.ts';
 import { startFakePortal, type FakePortal } from './license-fake-portal.ts';
 
 /**

@@ -2,12 +2,12 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionDoc } from '../../portal/tests/helpers/upload.ts';
+import { sessionDoc } from '../../../test-support/upload.ts';
 import { MissingSettingError, requirePortal } from '../src/agent/config.ts';
 import { Settings } from '../src/config/settings.ts';
 import { PortalError } from '../src/portal/errors.ts';
 import { resolveTarget, uploadUrlOf } from '../src/portal/target.ts';
-import { REPO, runCli, SVC } from './helpers/cli.ts';
+import { REPO, runCli, SVC } from '../../../test-support/cli.ts';
 
 /**
  * Plain http to a portal that is not this machine is refused unless allowed explicitly

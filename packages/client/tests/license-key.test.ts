@@ -7,7 +7,7 @@ import { keyFingerprint, parseKeyFormat } from '../src/license/format.ts';
 import { licenseKeyFile, resolveKey } from '../src/license/resolve.ts';
 import { resolveTier } from '../src/license/tier.ts';
 import { licenseCacheFile } from '../src/license/cache.ts';
-import { tempHome } from './helpers/cli.ts';
+import { tempHome } from '../../../test-support/cli.ts';
 
 /**
  * SPEC "Client license tier resolution (scanner side)" rules 1-3, in process: which key is

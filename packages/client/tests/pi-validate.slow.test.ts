@@ -37,7 +37,7 @@ import {
   type PrivilegeFacts,
 } from '../src/host/package-manager.ts';
 import { BASH, TOOLS, type ToolStatus } from '../src/host/tools.ts';
-import { runCli, tempHome, tool, writeConfig } from './helpers/cli.ts';
+import { runCli, tempHome, tool, writeConfig } from '../../../test-support/cli.ts';
 import { startPty } from './helpers/pty.ts';
 import {
   aptInstallIsNoop,

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, SVC } from './helpers/cli.ts';
+import { runCli, SVC } from '../../../test-support/cli.ts';
 
 /** `svc scan` as a real process: every refusal happens before nmap could start. */
 

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, runCli, SVC } from './helpers/cli.ts';
+import { type CliResult, runCli, SVC } from '../../../test-support/cli.ts';
 import { type Netlab, startNetlab } from './netlab/index.ts';
 
 /**

@@ -17,7 +17,7 @@ import {
 import { masscan } from '../src/scanner/tools/masscan.ts';
 import { smbclient } from '../src/scanner/tools/smbclient.ts';
 import { snmpwalk } from '../src/scanner/tools/snmpwalk.ts';
-import { type CliResult, runCli, SVC } from './helpers/cli.ts';
+import { type CliResult, runCli, SVC } from '../../../test-support/cli.ts';
 import { type HostRole, type Netlab, startNetlab } from './netlab/index.ts';
 
 /**

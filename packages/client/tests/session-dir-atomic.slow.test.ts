@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listSessionIds } from '../src/session-dir/history.ts';
 import { writeSessionDir } from '../src/session-dir/write.ts';
-import { REPO } from './helpers/cli.ts';
+import { REPO } from '../../../test-support/cli.ts';
 
 /**
  * SIGKILL a real writer process at each step of the write, and at moments in between, and

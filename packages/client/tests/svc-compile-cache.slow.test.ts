@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, SVC, tempHome } from './helpers/cli.ts';
+import { runCli, SVC, tempHome } from '../../../test-support/cli.ts';
 
 /**
  * bin/svc starts Node on its compile cache (a cheaper start: bench/README.md, bench:scan) in the

@@ -12,10 +12,10 @@ import {
   openDb,
   uniqueClientId,
   type LicenseFixture,
-} from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * The command channel: POST /api/agent-commands (queue), GET ?agent_id= (agent poll),

@@ -9,9 +9,9 @@ import {
   uniqueClientId,
   type LicenseFixture,
   type ScopedUser,
-} from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /** /api/agent-groups: GET (name → members), POST (add), DELETE (remove); agent:groups is msp only (rule 5). */
 

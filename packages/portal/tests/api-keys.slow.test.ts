@@ -10,9 +10,16 @@ import { keyHolderOf, requireKey } from '../src/auth/guards.ts';
 import { errorHandler } from '../src/http/errors.ts';
 import type { Database } from '../src/db/schema.ts';
 import type { LicenseRow } from '../src/licenses/present.ts';
-import { createLicense, DAY_MS, FakeClock, licenseAction, openDb, type LicenseFixture } from './helpers/factories.ts';
-import { http, withToken } from './helpers/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import {
+  createLicense,
+  DAY_MS,
+  FakeClock,
+  licenseAction,
+  openDb,
+  type LicenseFixture,
+} from '../../../test-support/factories.ts';
+import { http, withToken } from '../../../test-support/http.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
  * The x-api-key checks (SPEC Authentication rule 3, "Errors" key-check messages; DESIGN 5).

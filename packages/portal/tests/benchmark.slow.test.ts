@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, FakeClock, type LicenseFixture } from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
+import { createLicense, createScopedUser, FakeClock, type LicenseFixture } from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * GET /api/benchmark (DESIGN D9; SPEC benchmark block and rule 5: business and msp).

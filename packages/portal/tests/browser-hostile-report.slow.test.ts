@@ -3,12 +3,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from './helpers/free-port.ts';
-import { hostileReport } from './helpers/hostile-report.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from './helpers/https-receiver.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { freePort } from '../../../test-support/ports.ts';
+import { hostileReport } from '../../../test-support/hostile-report.ts';
+import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { assertChromiumInstalled, CHROMIUM, launchChromium } from '../../../test-support/chromium.ts';
-import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
+import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * A hostile report in Debian's Chromium (issue 11, point 14; issue 21, point 4). The report

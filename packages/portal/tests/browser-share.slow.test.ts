@@ -4,10 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from './helpers/free-port.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { freePort } from '../../../test-support/ports.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { assertChromiumInstalled, CHROMIUM, launchChromiumProfile } from '../../../test-support/chromium.ts';
-import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
+import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 import { SCREENSHOT_DIR, screenshotsWanted } from '../../../test-support/screenshots.ts';
 
 /**

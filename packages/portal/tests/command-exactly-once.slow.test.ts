@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, withKey, withToken, type HttpResult } from './helpers/http.ts';
+import { http, withKey, withToken, type HttpResult } from '../../../test-support/http.ts';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -9,8 +9,8 @@ import {
   LEGACY_KEY,
   createTestDatabase,
   login,
-} from './helpers/portal.ts';
-import { postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
+} from '../../../test-support/portal.ts';
+import { postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 import {
   describe as describeProcess,
   killAll,

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
-import { freePort } from './helpers/free-port.ts';
+import { freePort } from '../../../test-support/ports.ts';
 import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
 
 /** Portal configuration (DESIGN D15 and the extras of src/config/index.ts). */

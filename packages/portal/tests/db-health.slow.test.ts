@@ -11,11 +11,11 @@ import {
   uniqueClientId,
   type LicenseFixture,
   type ScopedUser,
-} from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from './helpers/https-receiver.ts';
-import { ADMIN_EMAIL, startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
+import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * GET /api/db-health (SPEC; DESIGN D16): permission db:health (msp only, and admins),

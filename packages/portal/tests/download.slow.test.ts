@@ -1,9 +1,14 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, licenseAction, type LicenseFixture } from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionParts, type SessionFiles } from './helpers/upload.ts';
+import {
+  createLicense,
+  createScopedUser,
+  licenseAction,
+  type LicenseFixture,
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionParts, type SessionFiles } from '../../../test-support/upload.ts';
 
 /** GET /api/download (DESIGN D7, section 5): files, headers, credentials and scope. */
 

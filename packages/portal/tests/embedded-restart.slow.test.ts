@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http as request, withToken } from './helpers/http.ts';
-import { login } from './helpers/portal.ts';
+import { http as request, withToken } from '../../../test-support/http.ts';
+import { login } from '../../../test-support/portal.ts';
 import {
   isAlive,
   killAll,

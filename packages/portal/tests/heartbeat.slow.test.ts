@@ -10,9 +10,9 @@ import {
   openDb,
   uniqueClientId,
   type LicenseFixture,
-} from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
  * POST /api/health, the daemon heartbeat (SPEC "POST /api/health", "Agent registration",

@@ -10,8 +10,8 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 import { migrations } from '../src/db/migrations/index.ts';
 import { openDatabase } from '../src/db/pool.ts';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
-import { http, type HttpResult } from './helpers/http.ts';
-import { createTestDatabase, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { http, type HttpResult } from '../../../test-support/http.ts';
+import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
 
 /** Issue 11 hardening of the portal's own identity provider (README "Security and limits", Identity). */

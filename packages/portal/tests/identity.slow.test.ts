@@ -14,7 +14,7 @@ import {
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenVerifier } from '../src/auth/jwt.ts';
-import { http, withToken, type HttpResult } from './helpers/http.ts';
+import { http, withToken, type HttpResult } from '../../../test-support/http.ts';
 import { decryptPrivateJwk } from '../src/identity/key-encryption.ts';
 import {
   ADMIN_EMAIL,
@@ -23,7 +23,7 @@ import {
   login,
   startTestPortal,
   type TestPortal,
-} from './helpers/portal.ts';
+} from '../../../test-support/portal.ts';
 
 /**
  * The portal's own identity provider (DESIGN D4, section 5; SPEC "Authentication").

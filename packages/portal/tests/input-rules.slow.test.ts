@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findInputProblem } from '../src/http/input-rules.ts';
-import { createLicense, openDb, uniqueClientId } from './helpers/factories.ts';
-import { http, withToken } from './helpers/http.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { blobObjects, postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
+import { createLicense, openDb, uniqueClientId } from '../../../test-support/factories.ts';
+import { http, withToken } from '../../../test-support/http.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { blobObjects, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * Issue 11, point 11: one rule at the edge for every route. A NUL (or a lone surrogate) in

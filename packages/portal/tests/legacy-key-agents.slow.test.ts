@@ -8,9 +8,9 @@ import {
   licenseAction,
   openDb,
   uniqueClientId,
-} from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
  * Issue 21 point 1 and point 7: the legacy shared key against licensed clients' agents.

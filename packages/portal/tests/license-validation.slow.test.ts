@@ -1,8 +1,15 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLicense, DAY_MS, FakeClock, licenseAction, openDb, uniqueClientId } from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import {
+  createLicense,
+  DAY_MS,
+  FakeClock,
+  licenseAction,
+  openDb,
+  uniqueClientId,
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /** GET /api/license (SPEC "GET /api/license", "License key record and validation result"). */
 

@@ -10,9 +10,16 @@ import {
   openDb,
   uniqueClientId,
   type ScopedUser,
-} from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, LEGACY_KEY, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  LEGACY_KEY,
+  login,
+  startTestPortal,
+  type TestPortal,
+} from '../../../test-support/portal.ts';
 
 /** /api/licenses (SPEC "/api/licenses", "License key lifecycle"; DESIGN D10). */
 

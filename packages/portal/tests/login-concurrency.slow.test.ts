@@ -2,9 +2,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoginCheckGate } from '../src/identity/login-gate.ts';
 import { admitLoginAttempt, recordSuccessfulLogin } from '../src/identity/throttle.ts';
-import { http } from './helpers/http.ts';
-import { until } from './helpers/https-receiver.ts';
-import { ADMIN_EMAIL, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { http } from '../../../test-support/http.ts';
+import { until } from '../../../test-support/https-receiver.ts';
+import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
  * Issue 21, point 3: concurrent password checks per e-mail are bounded, so parallel guesses

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, uniqueClientId } from './helpers/factories.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { createLicense, createScopedUser, uniqueClientId } from '../../../test-support/factories.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
  * Issue 11, point 11: every operation of /api/openapi.json (and the /identity routes, listed

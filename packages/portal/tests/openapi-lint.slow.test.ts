@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http } from './helpers/http.ts';
-import { createTestDatabase, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { http } from '../../../test-support/http.ts';
+import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
  * Issue 12, item 6: /api/openapi.json passes Redocly's recommended rules (plus redocly.yaml)

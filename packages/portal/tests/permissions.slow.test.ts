@@ -27,9 +27,9 @@ import {
   openDb,
   uniqueClientId,
   type ScopedUser,
-} from './helpers/factories.ts';
-import { http, withToken } from './helpers/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
+} from '../../../test-support/factories.ts';
+import { http, withToken } from '../../../test-support/http.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /** SPEC Authentication rule 5 and 6, DESIGN D2 (agent:commands for business and msp) and D3 (scoped users). */
 

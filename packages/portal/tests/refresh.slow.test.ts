@@ -2,9 +2,9 @@ import fs from 'node:fs/promises';
 import type pg from 'pg';
 import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, licenseAction, openDb, type LicenseFixture } from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { createLicense, licenseAction, openDb, type LicenseFixture } from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import {
   blobObjects,
   blobTmp,
@@ -14,7 +14,7 @@ import {
   sessionParts,
   sha256,
   type SessionFiles,
-} from './helpers/upload.ts';
+} from '../../../test-support/upload.ts';
 
 /** PUT /api/refresh (SPEC endpoint and every row of its Errors table; 403 scope; DESIGN 5). */
 

@@ -18,9 +18,9 @@ import {
   openDb,
   uniqueClientId,
   type LicenseFixture,
-} from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
  * PATCH /api/remediation-update (SPEC "PATCH /api/remediation-update", "Remediation status

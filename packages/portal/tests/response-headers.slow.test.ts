@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, type LicenseFixture } from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
+import { createLicense, type LicenseFixture } from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * Response headers of issue 11: `Cache-Control: no-store` on every /api and /identity

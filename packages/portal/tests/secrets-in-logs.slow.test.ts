@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { maskUrl } from '../src/logging.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import {
+  ADMIN_EMAIL,
+  ADMIN_PASSWORD,
+  LEGACY_KEY,
+  startTestPortal,
+  type TestPortal,
+} from '../../../test-support/portal.ts';
 
 /**
  * DESIGN 5: plaintext keys, JWTs, passwords and secrets never reach logs or error bodies.

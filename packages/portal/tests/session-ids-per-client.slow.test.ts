@@ -1,10 +1,16 @@
 import fs from 'node:fs/promises';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, openDb, uniqueClientId, type LicenseFixture } from './helpers/factories.ts';
-import { http, withKey, withToken, type HttpResult } from './helpers/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from './helpers/upload.ts';
+import {
+  createLicense,
+  createScopedUser,
+  openDb,
+  uniqueClientId,
+  type LicenseFixture,
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken, type HttpResult } from '../../../test-support/http.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from '../../../test-support/upload.ts';
 
 /**
  * D17 (issue 11, point 2): session ids are unique per client, not per portal. Two clients

@@ -12,9 +12,14 @@ import { findSession } from '../src/sessions/queries.ts';
 import { refreshSessionFile } from '../src/sessions/refresh.ts';
 import { rotateShareToken, sharedSession } from '../src/sessions/share.ts';
 import { updateSessionStatus } from '../src/sessions/status.ts';
-import { createLicense, createScopedUser, uniqueClientId, type LicenseFixture } from './helpers/factories.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
+import {
+  createLicense,
+  createScopedUser,
+  uniqueClientId,
+  type LicenseFixture,
+} from '../../../test-support/factories.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * The sessions area's refusals, called directly with plain values (no request): each is a

@@ -12,10 +12,17 @@ import {
   uniqueClientId,
   type LicenseFixture,
   type ScopedUser,
-} from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { blobPath, newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from './helpers/upload.ts';
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import {
+  blobPath,
+  newSessionId,
+  postUpload,
+  sessionDoc,
+  sessionParts,
+  type Doc,
+} from '../../../test-support/upload.ts';
 
 /**
  * /api/sessions (DESIGN D5, D6; SPEC Events status_changed, session_deleted,

@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeScript, insertBridge } from '../src/web/bridge.ts';
-import { createLicense, FakeClock, type LicenseFixture } from './helpers/factories.ts';
-import { http, withKey } from './helpers/http.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionParts, type SessionFiles } from './helpers/upload.ts';
+import { createLicense, FakeClock, type LicenseFixture } from '../../../test-support/factories.ts';
+import { http, withKey } from '../../../test-support/http.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionParts, type SessionFiles } from '../../../test-support/upload.ts';
 
 /** GET /api/share and the share page /share/ (SPEC share URL and bridge paragraph, DESIGN D8, section 5). */
 

@@ -3,9 +3,15 @@ import fs from 'node:fs/promises';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../src/events/bus.ts';
-import { createLicense, createScopedUser, openDb, type LicenseFixture, type ScopedUser } from './helpers/factories.ts';
-import { http, withKey, withToken, type HttpResult } from './helpers/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import {
+  createLicense,
+  createScopedUser,
+  openDb,
+  type LicenseFixture,
+  type ScopedUser,
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken, type HttpResult } from '../../../test-support/http.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import {
   blobObjects,
   blobTmp,
@@ -14,7 +20,7 @@ import {
   sessionDoc,
   sessionParts,
   type Doc,
-} from './helpers/upload.ts';
+} from '../../../test-support/upload.ts';
 
 /**
  * Tenant isolation (DESIGN section 5 "Tenant scoping comes from the credential", D3, D5,

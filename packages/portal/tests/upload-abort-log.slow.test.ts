@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLicense } from './helpers/factories.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { blobTmp, multipart, sessionDoc, sessionParts } from './helpers/upload.ts';
+import { createLicense } from '../../../test-support/factories.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { blobTmp, multipart, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /** Issue 11, point 19: a client that goes away mid-upload is logged as such, not as a database outage. */
 

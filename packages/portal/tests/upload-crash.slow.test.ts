@@ -3,8 +3,8 @@ import http from 'node:http';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from './helpers/free-port.ts';
-import { login } from './helpers/portal.ts';
+import { freePort } from '../../../test-support/ports.ts';
+import { login } from '../../../test-support/portal.ts';
 import {
   describe as describeProcess,
   isAlive,
@@ -29,7 +29,7 @@ import {
   sessionParts,
   sha256,
   type Multipart,
-} from './helpers/upload.ts';
+} from '../../../test-support/upload.ts';
 
 /**
  * Crash consistency of uploads (DESIGN 5: "a crash at any byte leaves either nothing or

@@ -1,10 +1,10 @@
 import type net from 'node:net';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, openDb } from './helpers/factories.ts';
+import { createLicense, openDb } from '../../../test-support/factories.ts';
 import { connectRaw, HANG_MS, type RawConnection } from './helpers/raw-connection.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { blobObjects, blobTmp, multipart, postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { blobObjects, blobTmp, multipart, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * Issue 21, point 5, with real sockets: an upload must keep a minimum rate and arrive within

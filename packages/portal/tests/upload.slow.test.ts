@@ -8,9 +8,15 @@ import type { LegacyPrincipal } from '../src/auth/principal.ts';
 import { commitSession } from '../src/sessions/commit.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
 import type { DomainEvent } from '../src/events/bus.ts';
-import { createLicense, licenseAction, openDb, uniqueClientId, type LicenseFixture } from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import {
+  createLicense,
+  licenseAction,
+  openDb,
+  uniqueClientId,
+  type LicenseFixture,
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import {
   blobObjects,
   blobPath,
@@ -27,7 +33,7 @@ import {
   sha256,
   type Doc,
   type Part,
-} from './helpers/upload.ts';
+} from '../../../test-support/upload.ts';
 
 /**
  * POST /api/upload (SPEC "POST /api/upload", Errors, Limits, Events scan_completed;

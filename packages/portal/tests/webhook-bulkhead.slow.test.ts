@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb, uniqueClientId } from './helpers/factories.ts';
-import { http, withToken } from './helpers/http.ts';
-import { createTestCa, HttpsReceiver, until, type TestCa } from './helpers/https-receiver.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { openDb, uniqueClientId } from '../../../test-support/factories.ts';
+import { http, withToken } from '../../../test-support/http.ts';
+import { createTestCa, HttpsReceiver, until, type TestCa } from '../../../test-support/https-receiver.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
  * The per-receiver bulkhead versus delivery (issue 11, point 3): a burst past the in-flight

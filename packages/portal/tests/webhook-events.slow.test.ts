@@ -4,11 +4,24 @@ import { verify } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_EVENT_TYPES } from '@svc/protocol';
-import { createLicense, DAY_MS, FakeClock, openDb, uniqueClientId, type LicenseFixture } from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { createTestCa, HttpsReceiver, until, type ReceivedRequest, type TestCa } from './helpers/https-receiver.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
+import {
+  createLicense,
+  DAY_MS,
+  FakeClock,
+  openDb,
+  uniqueClientId,
+  type LicenseFixture,
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import {
+  createTestCa,
+  HttpsReceiver,
+  until,
+  type ReceivedRequest,
+  type TestCa,
+} from '../../../test-support/https-receiver.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * The ten subscribable events (SPEC "Portal webhook events"; DESIGN D13 for the command

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openDb } from './helpers/factories.ts';
-import { http, withToken, type HttpResult } from './helpers/http.ts';
-import { createTestCa, HttpsReceiver, until, type TestCa } from './helpers/https-receiver.ts';
-import { ADMIN_EMAIL, startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { openDb } from '../../../test-support/factories.ts';
+import { http, withToken, type HttpResult } from '../../../test-support/http.ts';
+import { createTestCa, HttpsReceiver, until, type TestCa } from '../../../test-support/https-receiver.ts';
+import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
  * Webhook URL safety (SPEC Resources "Webhook subscription": localhost and private

@@ -10,11 +10,17 @@ import {
   uniqueClientId,
   type LicenseFixture,
   type ScopedUser,
-} from './helpers/factories.ts';
-import { http, withToken } from './helpers/http.ts';
-import { createTestCa, HttpsReceiver, until, type ReceivedRequest, type TestCa } from './helpers/https-receiver.ts';
-import { ADMIN_EMAIL, startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
+} from '../../../test-support/factories.ts';
+import { http, withToken } from '../../../test-support/http.ts';
+import {
+  createTestCa,
+  HttpsReceiver,
+  until,
+  type ReceivedRequest,
+  type TestCa,
+} from '../../../test-support/https-receiver.ts';
+import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * /api/webhooks (DESIGN D12) and outgoing delivery (SPEC "Webhook delivery", "Portal webhook

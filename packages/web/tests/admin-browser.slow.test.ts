@@ -1,9 +1,9 @@
 import { verify } from '@octokit/webhooks-methods';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, uniqueClientId } from '../../portal/tests/helpers/factories.ts';
-import { http, withKey, withToken } from '../../portal/tests/helpers/http.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from '../../portal/tests/helpers/https-receiver.ts';
+import { createLicense, uniqueClientId } from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectAccessible, expectNoConsoleErrors, WIDTHS } from './helpers/browser.ts';
 import { startConsolePortal, type TestPortal } from './helpers/console-portal.ts';

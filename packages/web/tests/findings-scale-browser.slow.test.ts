@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../../portal/tests/helpers/factories.ts';
+import { createLicense } from '../../../test-support/factories.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';

@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, heartbeatBody, openDb } from '../../portal/tests/helpers/factories.ts';
-import { http, withKey, withToken } from '../../portal/tests/helpers/http.ts';
+import { createLicense, heartbeatBody, openDb } from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';

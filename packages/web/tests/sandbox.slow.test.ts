@@ -1,10 +1,10 @@
 import type { Browser, Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../../portal/tests/helpers/factories.ts';
-import { hostileReport } from '../../portal/tests/helpers/hostile-report.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from '../../portal/tests/helpers/https-receiver.ts';
-import { LEGACY_KEY } from '../../portal/tests/helpers/portal.ts';
-import { newSessionId, postUpload, sessionParts } from '../../portal/tests/helpers/upload.ts';
+import { createLicense } from '../../../test-support/factories.ts';
+import { hostileReport } from '../../../test-support/hostile-report.ts';
+import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
+import { LEGACY_KEY } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';

@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb } from '../../portal/tests/helpers/factories.ts';
-import { http, withToken } from '../../portal/tests/helpers/http.ts';
-import { login } from '../../portal/tests/helpers/portal.ts';
+import { openDb } from '../../../test-support/factories.ts';
+import { http, withToken } from '../../../test-support/http.ts';
+import { login } from '../../../test-support/portal.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';

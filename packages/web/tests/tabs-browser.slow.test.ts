@@ -1,8 +1,8 @@
 import type { Browser, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test-support/chromium.ts';
-import { createLicense, uniqueClientId } from '../../portal/tests/helpers/factories.ts';
-import { loadFixture, postUpload, sessionParts } from '../../portal/tests/helpers/upload.ts';
+import { createLicense, uniqueClientId } from '../../../test-support/factories.ts';
+import { loadFixture, postUpload, sessionParts } from '../../../test-support/upload.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { poll } from './helpers/console-ui.ts';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { controlEmbeddedPostgres } from '../../src/db/embedded.ts';
-import { freePort } from './free-port.ts';
+import { freePort } from '../../../../test-support/ports.ts';
 
 /**
  * The real portal as a separate process: `node packages/portal/src/main.ts` with the

@@ -2,14 +2,14 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { freePort } from '../../../portal/tests/helpers/free-port.ts';
+import { freePort } from '../../../../test-support/ports.ts';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
   startTestPortal,
   type TestPortal,
   type TestPortalOptions,
-} from '../../../portal/tests/helpers/portal.ts';
+} from '../../../../test-support/portal.ts';
 
 export { ADMIN_EMAIL, ADMIN_PASSWORD, type TestPortal };
 

@@ -10,8 +10,8 @@ import { produceSession } from '../../../client/src/session-dir/produce.ts';
 import { stagesInputOf, SYNTHETIC_ALERTS } from '../../../client/src/synthetic/chain.ts';
 import { type GenerateOptions, planCollection } from '../../../client/src/synthetic/generate.ts';
 import { parseMix } from '../../../client/src/synthetic/options.ts';
-import { createLicense } from '../../../portal/tests/helpers/factories.ts';
-import type { TestPortal } from '../../../portal/tests/helpers/portal.ts';
+import { createLicense } from '../../../../test-support/factories.ts';
+import type { TestPortal } from '../../../../test-support/portal.ts';
 
 export interface SeedOptions {
   clientId: string;

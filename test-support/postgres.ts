@@ -2,12 +2,12 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import pino from 'pino';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres } from '../../src/db/embedded.ts';
-import { migrateToLatest } from '../../src/db/migrate.ts';
-import { openDatabase } from '../../src/db/pool.ts';
-import { freePort } from './free-port.ts';
+import { startEmbeddedPostgres } from '../packages/portal/src/db/embedded.ts';
+import { migrateToLatest } from '../packages/portal/src/db/migrate.ts';
+import { openDatabase } from '../packages/portal/src/db/pool.ts';
+import { createLogger } from '../packages/portal/src/logging.ts';
+import { freePort } from './ports.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -32,7 +32,7 @@ async function createMigratedTemplate(adminUrl: string): Promise<void> {
     await admin.query(`CREATE DATABASE ${MIGRATED_TEMPLATE}`);
     const url = new URL(adminUrl);
     url.pathname = `/${MIGRATED_TEMPLATE}`;
-    const handle = openDatabase(url.toString(), { max: 1, logger: pino({ level: 'warn' }) });
+    const handle = openDatabase(url.toString(), { max: 1, logger: createLogger('warn') });
     try {
       await migrateToLatest(handle.db);
     } finally {
@@ -55,7 +55,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const server = await startEmbeddedPostgres({
     dataDir: dir,
     port: await freePort(),
-    logger: pino({ level: 'warn' }),
+    logger: createLogger('warn'),
     database: 'postgres',
     settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: '400' },
   });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** The repository root (tools/ and packages/ live here). */
-export const REPO = path.resolve(import.meta.dirname, '../../../..');
+export const REPO = path.resolve(import.meta.dirname, '..');
 export const SVC = path.join(REPO, 'packages/client/bin/svc');
 export const tool = (name: string) => path.join(REPO, 'tools', name);
 

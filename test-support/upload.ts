@@ -13,7 +13,7 @@ import path from 'node:path';
 export type Doc = Record<string, any>;
 
 export function loadFixture(name: 'session-minimal.json' | 'session-complete.json'): Doc {
-  return JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8')) as Doc;
+  return JSON.parse(readFileSync(new URL(`../packages/portal/tests/fixtures/${name}`, import.meta.url), 'utf8')) as Doc;
 }
 
 /** A fresh, valid session id (scanner style plus a random suffix). */

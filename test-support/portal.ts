@@ -2,12 +2,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { DestinationStream } from 'pino';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { loadConfig } from '../../src/config/index.ts';
-import { startPortal, type Portal } from '../../src/server.ts';
-import type { Resolver } from '../../src/webhooks/url-safety.ts';
+import { loadConfig } from '../packages/portal/src/config/index.ts';
+import { startPortal, type Portal, type StartOptions } from '../packages/portal/src/server.ts';
+import type { Resolver } from '../packages/portal/src/webhooks/url-safety.ts';
 
 export const ADMIN_EMAIL = 'admin@test.local';
 export const ADMIN_PASSWORD = 'admin-password-0123';
@@ -49,7 +48,7 @@ export interface TestPortal extends Portal {
 export interface TestPortalOptions {
   env?: Record<string, string | undefined>;
   now?: () => Date;
-  logDestination?: DestinationStream;
+  logDestination?: StartOptions['logDestination'];
   databaseUrl?: string;
   /** DNS for webhook URLs (StartOptions.resolver), e.g. to simulate rebinding. */
   resolver?: Resolver;
