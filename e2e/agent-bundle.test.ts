@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO } from '../test-support/cli.ts';
-import { until } from './helpers/agents-api.ts';
+import { untilValue as until } from '../test-support/wait.ts';
 
 // bin/svcd runs the daemon from its one-file bundle (packages/client/dist/svcd.mjs) only while the
 // files it was built from are unchanged, builds it again when one changed, and runs the sources

@@ -9,7 +9,7 @@ import { createCommandRunner } from '../packages/client/src/agent/commands/index
 import { Journal, journalFileOf } from '../packages/client/src/agent/journal.ts';
 import type { CommandHost, ScheduleChange } from '../packages/client/src/agent/types.ts';
 import { createPortalClient, type PortalClient } from '../packages/client/src/portal/client.ts';
-import { freePort } from '../test-support/ports.ts';
+import { deadAddress } from '../test-support/ports.ts';
 import { commandHistory, queueCommand } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
@@ -101,7 +101,9 @@ function agentHost(over: Partial<CommandHost> = {}) {
       })
     ).commands;
   const use = async (where: 'portal' | 'nowhere') => {
-    current = clientFor(where === 'portal' ? fixture.uploadUrl : `http://127.0.0.1:${await freePort()}/api/upload`);
+    current = clientFor(
+      where === 'portal' ? fixture.uploadUrl : `http://127.0.0.1:${(await deadAddress()).port}/api/upload`,
+    );
   };
   return { host, rec, agentId, heartbeat, use };
 }

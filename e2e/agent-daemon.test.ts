@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../test-support/cli.ts';
 import { hostAddresses } from '../packages/client/src/agent/system-info.ts';
 import { keyFingerprint } from '../packages/client/src/license/format.ts';
-import { agentsApi, until } from './helpers/agents-api.ts';
+import { untilValue as until } from '../test-support/wait.ts';
+import { agentsApi } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd, SVCD } from './helpers/svcd.ts';
 

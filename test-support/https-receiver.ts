@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { until } from './wait.ts';
 
 /**
  * A real HTTPS webhook receiver on 127.0.0.1 for tests. Its certificate is issued at test
@@ -278,19 +279,5 @@ export class HttpsReceiver {
           break;
       }
     });
-  }
-}
-
-/** Poll `cond` every 20 ms until true; throws after `timeoutMs` (a bound against hangs only). */
-export async function until(
-  cond: () => boolean | Promise<boolean>,
-  timeoutMs = 20_000,
-  describe: () => string = () => 'condition',
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await cond()) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${describe()}`);
-    await new Promise((r) => setTimeout(r, 20));
   }
 }

@@ -293,7 +293,7 @@ async function startReplica(dataDir: string): Promise<PortalProcess> {
       SVC_UPLOAD_API_KEY: LEGACY_KEY,
       // Replicas sharing a database share the key that encrypts its signing key.
       SVC_IDENTITY_KEY_ENCRYPTION_KEY: KEY_ENCRYPTION_KEY,
-      SVC_LOG_LEVEL: 'warn',
+      SVC_LOG_LEVEL: 'info', // the 'portal listening' line tells the port it picked
     },
   });
 }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LoginCheckGate } from '../src/identity/login-gate.ts';
 import { admitLoginAttempt, recordSuccessfulLogin } from '../src/identity/throttle.ts';
 import { http } from '../../../test-support/http.ts';
-import { until } from '../../../test-support/https-receiver.ts';
+import { until } from '../../../test-support/wait.ts';
 import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**

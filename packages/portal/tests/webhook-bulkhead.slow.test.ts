@@ -2,7 +2,8 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDb, uniqueClientId } from '../../../test-support/factories.ts';
 import { http, withToken } from '../../../test-support/http.ts';
-import { createTestCa, HttpsReceiver, until, type TestCa } from '../../../test-support/https-receiver.ts';
+import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
+import { until } from '../../../test-support/wait.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**

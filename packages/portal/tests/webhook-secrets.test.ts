@@ -8,10 +8,10 @@ import { http } from '../../../test-support/http.ts';
 import {
   createTestCa,
   HttpsReceiver,
-  until,
   type ReceivedRequest,
   type TestCa,
 } from '../../../test-support/https-receiver.ts';
+import { until } from '../../../test-support/wait.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**

@@ -3,7 +3,8 @@ import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { openDb } from '../../../test-support/factories.ts';
 import { http, withToken, type HttpResult } from '../../../test-support/http.ts';
-import { createTestCa, HttpsReceiver, until, type TestCa } from '../../../test-support/https-receiver.ts';
+import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
+import { until } from '../../../test-support/wait.ts';
 import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**

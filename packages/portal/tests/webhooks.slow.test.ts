@@ -15,10 +15,10 @@ import { http, withToken } from '../../../test-support/http.ts';
 import {
   createTestCa,
   HttpsReceiver,
-  until,
   type ReceivedRequest,
   type TestCa,
 } from '../../../test-support/https-receiver.ts';
+import { until } from '../../../test-support/wait.ts';
 import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
