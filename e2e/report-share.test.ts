@@ -1,6 +1,5 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../test-support/ports.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '../test-support/portal.ts';
 import { newSessionId, postUpload, sessionParts } from '../test-support/upload.ts';
 import { brandingFromEnv, renderExecSummary, renderReport } from '../packages/client/src/report/index.ts';
@@ -27,8 +26,7 @@ describe('a generated report on the share page', () => {
   const frameUrl = () => `${portal?.url}/share/frame?token=${token}&file=report.html`;
 
   beforeAll(async () => {
-    const port = await freePort();
-    portal = await startTestPortal({ env: { PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}` } });
+    portal = await startTestPortal({ ownBaseUrl: true });
     const { doc, trend } = reportSession(true, sessionId);
     const branding = brandingFromEnv({ REPORT_FOOTER_EMAIL: 'consult@blueharbor.example' }, () => Buffer.alloc(0));
     report = renderReport({ doc, trend, branding });

@@ -7,6 +7,7 @@ import { inject } from 'vitest';
 import { loadConfig } from '../packages/portal/src/config/index.ts';
 import { startPortal, type Portal, type StartOptions } from '../packages/portal/src/server.ts';
 import type { Resolver } from '../packages/portal/src/webhooks/url-safety.ts';
+import { holdPort } from './ports.ts';
 
 export const ADMIN_EMAIL = 'admin@test.local';
 export const ADMIN_PASSWORD = 'admin-password-0123';
@@ -52,12 +53,19 @@ export interface TestPortalOptions {
   databaseUrl?: string;
   /** DNS for webhook URLs (StartOptions.resolver), e.g. to simulate rebinding. */
   resolver?: Resolver;
+  /**
+   * Listen on a port held for it and make that the base URL (SVC_BASE_URL), for what checks the
+   * base URL against where the portal really is: sign-in's Origin, the share page's links.
+   */
+  ownBaseUrl?: boolean;
 }
 
 /** The real portal, in process, on a real database, listening on 127.0.0.1 on a free port. */
 export async function startTestPortal(opts: TestPortalOptions = {}): Promise<TestPortal> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase({ migrated: true }));
   const dataDir = opts.env?.['SVC_DATA_DIR'] ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'svc-test-data-')));
+  const held = opts.ownBaseUrl ? await holdPort() : null;
+  const own = held ? { PORT: String(held.port), SVC_BASE_URL: `http://127.0.0.1:${held.port}` } : {};
   const config = loadConfig({
     SVC_DATA_DIR: dataDir,
     PORT: '0',
@@ -71,13 +79,15 @@ export async function startTestPortal(opts: TestPortalOptions = {}): Promise<Tes
     SVC_IDENTITY_KEY_ENCRYPTION_KEY: KEY_ENCRYPTION_KEY,
     // Suites try many wrong keys from 127.0.0.1 on purpose; tests/key-throttle.test.ts turns it on.
     SVC_API_KEY_FAILURES_PER_MINUTE: '0',
+    ...own,
     ...opts.env,
   });
   const portal = await startPortal(config, {
     now: opts.now,
     logDestination: opts.logDestination,
     resolver: opts.resolver,
-  });
+    reusePort: held !== null,
+  }).finally(() => held?.close());
   let token: string | null = null;
   return {
     ...portal,

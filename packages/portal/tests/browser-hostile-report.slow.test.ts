@@ -3,7 +3,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../test-support/ports.ts';
 import { hostileReport } from '../../../test-support/hostile-report.ts';
 import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
@@ -123,10 +122,7 @@ describe('a hostile report in Chromium', () => {
     receiver = await HttpsReceiver.start(ca);
     allowedFramer = await recordingServer(() => framerPage(shareUrl()));
     otherFramer = await recordingServer(() => framerPage(shareUrl()));
-    const port = await freePort();
-    portal = await startTestPortal({
-      env: { PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_FRAME_ANCESTORS: allowedFramer.url },
-    });
+    portal = await startTestPortal({ ownBaseUrl: true, env: { SVC_FRAME_ANCESTORS: allowedFramer.url } });
     const https = `https://127.0.0.1:${receiver.port}`;
     const res = await postUpload(
       portal.url,

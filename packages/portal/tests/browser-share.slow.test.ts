@@ -4,7 +4,6 @@ import os from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../test-support/ports.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { assertChromiumInstalled, CHROMIUM, launchChromiumProfile } from '../../../test-support/chromium.ts';
 import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
@@ -155,10 +154,7 @@ describe('share page in Chromium', () => {
     if (!existsSync(CHROMIUM)) return; // each test fails with requireChromium's message
     // The bridge's links are absolute, built from the base URL: it must be where the portal
     // really listens. 'self' may frame the share page (the embedding test below).
-    const port = await freePort();
-    portal = await startTestPortal({
-      env: { PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_FRAME_ANCESTORS: "'self'" },
-    });
+    portal = await startTestPortal({ ownBaseUrl: true, env: { SVC_FRAME_ANCESTORS: "'self'" } });
     const res = await postUpload(
       portal.url,
       LEGACY_KEY,

@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { freePort } from '../../../../test-support/ports.ts';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -25,11 +24,7 @@ export async function startConsolePortal(opts: TestPortalOptions = {}): Promise<
   if (!existsSync(path.join(WEB_DIST, 'index.html'))) {
     throw new Error(`The console is not built (${WEB_DIST}): run \`npm run build:web\` (\`npm test\` runs it first).`);
   }
-  const port = await freePort();
-  return startTestPortal({
-    ...opts,
-    env: { PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_WEB_DIR: WEB_DIST, ...opts.env },
-  });
+  return startTestPortal({ ...opts, ownBaseUrl: true, env: { SVC_WEB_DIR: WEB_DIST, ...opts.env } });
 }
 
 /** Sign in through the console's form, starting at `target` (default `/`), and wait for the signed-in layout. */
