@@ -3,19 +3,20 @@ import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 // The workers boot faster on Node's compile cache, the same one the processes the tests start
-// share (packages/client/tests/helpers/cli.ts); set here so that the forks inherit it.
+// share (test-support/cli.ts); set here so that the forks inherit it.
 process.env['NODE_COMPILE_CACHE'] ??= path.join(os.tmpdir(), 'svc-test-node-compile-cache');
 
 export default defineConfig({
   test: {
     include: [
       'packages/*/tests/**/*.test.ts',
+      'test-support/**/*.test.ts',
       'e2e/**/*.test.ts',
       'packages/*/src/**/*.test.ts',
       'bench/**/*.test.ts',
       'scripts/**/*.test.ts',
     ],
-    globalSetup: ['packages/portal/tests/helpers/global-setup.ts'],
+    globalSetup: ['test-support/postgres.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

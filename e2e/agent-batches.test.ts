@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
-import { agentsApi, until } from './helpers/agents-api.ts';
+import { untilValue as until } from '../test-support/wait.ts';
+import { agentsApi } from './helpers/agents-api.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';

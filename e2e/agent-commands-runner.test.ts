@@ -9,11 +9,11 @@ import { createCommandRunner } from '@svc/agent/commands';
 import { Journal, journalFileOf } from '@svc/agent/journal';
 import type { CommandHost, ScheduleChange } from '@svc/agent/types';
 import { createPortalClient, type PortalClient } from '@svc/client/portal/client';
-import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
+import { deadAddress } from '../test-support/ports.ts';
 import { commandHistory, queueCommand } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
-import { NODE_COMPILE_CACHE, SVC } from '../packages/client/tests/helpers/cli.ts';
+import { NODE_COMPILE_CACHE, SVC } from '../test-support/cli.ts';
 import { listenOnQuickPort } from './helpers/quick-port.ts';
 import { openScanGate } from './helpers/scan-gate.ts';
 
@@ -101,7 +101,9 @@ function agentHost(over: Partial<CommandHost> = {}) {
       })
     ).commands;
   const use = async (where: 'portal' | 'nowhere') => {
-    current = clientFor(where === 'portal' ? fixture.uploadUrl : `http://127.0.0.1:${await freePort()}/api/upload`);
+    current = clientFor(
+      where === 'portal' ? fixture.uploadUrl : `http://127.0.0.1:${(await deadAddress()).port}/api/upload`,
+    );
   };
   return { host, rec, agentId, heartbeat, use };
 }

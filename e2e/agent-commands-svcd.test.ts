@@ -3,14 +3,14 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createPortalClient } from '@svc/client/portal/client';
 import { scheduleId } from '@svc/client/pipeline/scheduling';
-import { startTestPortal, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
-import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
+import { startTestPortal, type TestPortal } from '../test-support/portal.ts';
+import { freePort } from '../test-support/ports.ts';
 import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
 import { agentsApi } from './helpers/agents-api.ts';
 import { startPortalWithKey, usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
-import { REPO } from '../packages/client/tests/helpers/cli.ts';
+import { REPO } from '../test-support/cli.ts';
 import { listenOnQuickPort } from './helpers/quick-port.ts';
 import { openScanGate } from './helpers/scan-gate.ts';
 

@@ -2,10 +2,11 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../packages/client/tests/helpers/cli.ts';
+import { runCli } from '../test-support/cli.ts';
 import { hostAddresses } from '@svc/agent/system-info';
 import { licenseKeyFingerprint as keyFingerprint } from '@svc/protocol/node';
-import { agentsApi, until } from './helpers/agents-api.ts';
+import { untilValue as until } from '../test-support/wait.ts';
+import { agentsApi } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd, SVCD } from './helpers/svcd.ts';
 

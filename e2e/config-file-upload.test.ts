@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, SVC, tempHome } from '../packages/client/tests/helpers/cli.ts';
-import { sessionDoc } from '../packages/portal/tests/helpers/upload.ts';
+import { runCli, SVC, tempHome } from '../test-support/cli.ts';
+import { sessionDoc } from '../test-support/upload.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
-/** A client config file (`svc upload -c`) naming the real portal and a key it issued; the config rules are in packages/client/tests/config.test.ts. */
+/** A client config file (`svc upload -c`) naming the real portal and a key it issued; the config rules are in packages/client/tests/config.slow.test.ts. */
 
 let dir: string;
 beforeAll(async () => {

@@ -4,11 +4,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, type LicenseFixture } from '../packages/portal/tests/helpers/factories.ts';
-import { http as portalHttp, withToken } from '../packages/portal/tests/helpers/http.ts';
-import type { TestPortal } from '../packages/portal/tests/helpers/portal.ts';
+import { createLicense, type LicenseFixture } from '../test-support/factories.ts';
+import { http as portalHttp, withToken } from '../test-support/http.ts';
+import type { TestPortal } from '../test-support/portal.ts';
 import { CHECK_NAMES } from '@svc/client/smoke/checks';
-import { runCli, tool, writeConfig } from '../packages/client/tests/helpers/cli.ts';
+import { runCli, tool, writeConfig } from '../test-support/cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 // tools/e2e_smoke_test.sh as a real process against the real portal (in process, real

@@ -3,16 +3,16 @@ import os from 'node:os';
 import path from 'node:path';
 import type { SessionFile } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../packages/portal/tests/helpers/factories.ts';
-import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
-import { startTestPortal, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
+import { createLicense } from '../test-support/factories.ts';
+import { http, withToken } from '../test-support/http.ts';
+import { startTestPortal, type TestPortal } from '../test-support/portal.ts';
 import { orcSettingsFrom } from '@svc/client/pipeline/orc964';
 import { defaultBranding } from '@svc/client/report/branding';
 import { produceSession } from '@svc/client/session-dir/produce';
 import { stagesInputOf, SYNTHETIC_ALERTS } from '@svc/client/synthetic/chain';
 import { planCollection, type GenerateOptions } from '@svc/client/synthetic/generate';
 import { parseMix } from '@svc/client/synthetic/options';
-import { runCli, SVC } from '../packages/client/tests/helpers/cli.ts';
+import { runCli, SVC } from '../test-support/cli.ts';
 
 /**
  * Issue 13's end to end: a 5-session chain of one target through every stage (ORC 9.64 on,

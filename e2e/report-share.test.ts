@@ -1,8 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../packages/portal/tests/helpers/portal.ts';
-import { newSessionId, postUpload, sessionParts } from '../packages/portal/tests/helpers/upload.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '../test-support/portal.ts';
+import { newSessionId, postUpload, sessionParts } from '../test-support/upload.ts';
 import { brandingFromEnv, renderExecSummary, renderReport } from '@svc/client/report';
 import { launchChromium } from '../test-support/chromium.ts';
 import { HOSTILE_EVIDENCE, reportSession } from '../packages/client/tests/helpers/report-session.ts';
@@ -27,8 +26,7 @@ describe('a generated report on the share page', () => {
   const frameUrl = () => `${portal?.url}/share/frame?token=${token}&file=report.html`;
 
   beforeAll(async () => {
-    const port = await freePort();
-    portal = await startTestPortal({ env: { PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}` } });
+    portal = await startTestPortal({ ownBaseUrl: true });
     const { doc, trend } = reportSession(true, sessionId);
     const branding = brandingFromEnv({ REPORT_FOOTER_EMAIL: 'consult@blueharbor.example' }, () => Buffer.alloc(0));
     report = renderReport({ doc, trend, branding });

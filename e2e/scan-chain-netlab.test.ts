@@ -4,7 +4,7 @@ import path from 'node:path';
 import { riskGrade, riskScore, type SessionFile, severityCounts } from '@svc/protocol';
 import { findingFingerprint } from '@svc/protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
+import { http, withToken } from '../test-support/http.ts';
 import { type HttpReceiver, httpReceiver } from '../packages/client/tests/alerts-receivers.ts';
 import { type Netlab, NETLAB_SUBNET, startNetlab } from '../packages/client/tests/netlab/index.ts';
 import { bannerServer } from '../packages/client/tests/netlab/services.ts';

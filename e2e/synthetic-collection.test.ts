@@ -7,7 +7,7 @@ import { CATEGORIES } from '@svc/client/pipeline/compliance-map';
 import { CATALOG } from '@svc/client/synthetic/catalog';
 import { apportion, planCounts, riskGrade, riskScore, SEEDED_END } from '@svc/client/synthetic/generate';
 import { DEFAULT_MIX, parseMix } from '@svc/client/synthetic/options';
-import { runCli, SVC, tool } from '../packages/client/tests/helpers/cli.ts';
+import { runCli, SVC, tool } from '../test-support/cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { findingFingerprint } from '@svc/protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
+import { http, withToken } from '../test-support/http.ts';
 import { type Netlab, NETLAB_SUBNET, startNetlab } from '../packages/client/tests/netlab/index.ts';
 import { bannerServer } from '../packages/client/tests/netlab/services.ts';
 import { finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';

@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, licenseAction } from '../packages/portal/tests/helpers/factories.ts';
-import { http, withToken } from '../packages/portal/tests/helpers/http.ts';
-import type { TestPortal } from '../packages/portal/tests/helpers/portal.ts';
-import { sessionDoc, type Doc } from '../packages/portal/tests/helpers/upload.ts';
-import { runCli, SVC, tempHome } from '../packages/client/tests/helpers/cli.ts';
+import { createLicense, licenseAction } from '../test-support/factories.ts';
+import { http, withToken } from '../test-support/http.ts';
+import type { TestPortal } from '../test-support/portal.ts';
+import { sessionDoc, type Doc } from '../test-support/upload.ts';
+import { runCli, SVC, tempHome } from '../test-support/cli.ts';
 import { closedPortUrl } from '../packages/client/tests/license-fake-portal.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '@svc/portal/config';
 import { startPortal } from '@svc/portal/server';
-import { freePort } from '../packages/portal/tests/helpers/free-port.ts';
+import { freePort } from '../test-support/ports.ts';
 
 const root = path.resolve(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 
 /**
  * What a process costs its host, read from /proc (Linux): shared by the idle agent bench
- * (bench/agent-idle.ts) and the bound the suite checks (packages/agent/tests/idle-memory.test.ts).
+ * (bench/agent-idle.ts) and the bound the suite checks (packages/agent/tests/idle-memory.slow.test.ts).
  */
 
 /** The idle agent's resident memory goal, in MB (the bench's figure). */

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { http, withToken } from '../../packages/portal/tests/helpers/http.ts';
-import type { TestPortal } from '../../packages/portal/tests/helpers/portal.ts';
+import { http, withToken } from '../../test-support/http.ts';
+import type { TestPortal } from '../../test-support/portal.ts';
 
 /** The admin's side of the command channel, over real HTTP: queue commands, read their history. */
 

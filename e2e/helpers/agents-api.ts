@@ -1,7 +1,8 @@
 import type { Static } from '@sinclair/typebox';
 import type { AgentView, CommandDetailResponse } from '@svc/protocol';
-import { http, withToken } from '../../packages/portal/tests/helpers/http.ts';
-import type { TestPortal } from '../../packages/portal/tests/helpers/portal.ts';
+import { http, withToken } from '../../test-support/http.ts';
+import { untilValue } from '../../test-support/wait.ts';
+import type { TestPortal } from '../../test-support/portal.ts';
 
 /** The admin side of the agent API, as tests of real agents use it. */
 export function agentsApi(portal: TestPortal, admin: () => string) {
@@ -20,7 +21,7 @@ export function agentsApi(portal: TestPortal, admin: () => string) {
      */
     async laterHeartbeats(agentId: string, n: number, timeoutMs = 60_000): Promise<void> {
       const seen = new Set([(await view(agentId))?.received_at]);
-      await until(
+      await untilValue(
         async () => {
           seen.add((await view(agentId))?.received_at);
           return seen.size > n ? true : undefined;
@@ -56,15 +57,4 @@ export function agentsApi(portal: TestPortal, admin: () => string) {
       return res.status;
     },
   };
-}
-
-/** Polls `probe` every 200 ms until it returns something other than undefined. */
-export async function until<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }

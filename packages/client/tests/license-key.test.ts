@@ -8,7 +8,7 @@ import { parseKeyFormat } from '../src/license/format.ts';
 import { licenseKeyFile, resolveKey } from '../src/license/resolve.ts';
 import { resolveTier } from '../src/license/tier.ts';
 import { licenseCacheFile } from '../src/license/cache.ts';
-import { tempHome } from './helpers/cli.ts';
+import { tempHome } from '../../../test-support/cli.ts';
 
 /**
  * docs/cli.md#license-tier, in process: which key is

@@ -10,7 +10,7 @@ import { snmpwalk } from '../src/scanner/tools/snmpwalk.ts';
 
 /**
  * The tools' plans and parsers on real output: tests/fixtures/tools/ holds what nmap, snmpwalk,
- * smbclient, dig and masscan printed against the test network (scan-tools2-netlab.test.ts writes
+ * smbclient, dig and masscan printed against the test network (scan-tools2-netlab.slow.test.ts writes
  * them with SVC_CAPTURE_TOOL_FIXTURES=1).
  */
 

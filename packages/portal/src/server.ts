@@ -38,6 +38,11 @@ export interface StartOptions {
   now?: () => Date;
   /** DNS for webhook URLs; tests substitute one to simulate rebinding. */
   resolver?: Resolver;
+  /**
+   * Listen with SO_REUSEPORT: a test holds its port open until the portal listens there too, so
+   * the base URL can name the port and no other process can take it in between.
+   */
+  reusePort?: boolean;
 }
 
 /** Start everything the portal needs and listen. Returns a disposable; never exits the process. */
@@ -137,7 +142,9 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     // First: attempts queued behind a slow receiver would hold a ping's request, and the
     // drain, up to their deadline (SVC_WEBHOOK_QUEUE_WAIT_SECONDS).
     cleanup.unshift(async () => webhookClient.shedWaiting());
-    await app.listen({ host: config.host, port: config.port });
+    // A variable, not a literal: Fastify's listen options type omits Node's reusePort.
+    const listenOptions = { host: config.host, port: config.port, reusePort: opts.reusePort === true };
+    await app.listen(listenOptions);
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;

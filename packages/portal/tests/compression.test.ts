@@ -4,10 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, type LicenseFixture } from './helpers/factories.ts';
-import { withKey, withToken } from './helpers/http.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
+import { createLicense, type LicenseFixture } from '../../../test-support/factories.ts';
+import { withKey, withToken } from '../../../test-support/http.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * Compression of what the portal serves (src/http/compression.ts), over real HTTP: each

@@ -2,10 +2,16 @@ import fs from 'node:fs/promises';
 import { findingFingerprint } from '@svc/protocol/node';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, type LicenseFixture, openDb, uniqueClientId } from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
+import {
+  createLicense,
+  createScopedUser,
+  type LicenseFixture,
+  openDb,
+  uniqueClientId,
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * GET /api/sessions/{session_id}/findings, /findings/{index} and /blocks: the findings

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from './helpers/factories.ts';
-import { http } from './helpers/http.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { createLicense } from '../../../test-support/factories.ts';
+import { http } from '../../../test-support/http.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
  * Failed API-key authentications are throttled per client address and key prefix

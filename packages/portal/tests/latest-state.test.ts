@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, type LicenseFixture, uniqueClientId } from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionParts } from './helpers/upload.ts';
+import { createLicense, type LicenseFixture, uniqueClientId } from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * GET /api/sessions/latest-state (docs/decisions.md, "Issue 22: prior state from the portal"):

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http } from './helpers/http.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { http } from '../../../test-support/http.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 describe('OpenAPI contract', () => {
   let portal: TestPortal;

@@ -9,10 +9,10 @@ import {
   heartbeatBody,
   openDb,
   uniqueClientId,
-} from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { type Doc, postUpload, sessionParts } from './helpers/upload.ts';
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { type Doc, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * GET /api/overview against the real portal on a real database: risk by scan time per

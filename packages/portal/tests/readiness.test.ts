@@ -2,8 +2,8 @@ import net from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { databaseReady } from '../src/operations/readiness.ts';
-import { freePort } from './helpers/free-port.ts';
-import { createTestDatabase } from './helpers/portal.ts';
+import { deadAddress } from '../../../test-support/ports.ts';
+import { createTestDatabase } from '../../../test-support/portal.ts';
 
 // The readiness rule of GET /readyz against real servers: a database that answers, nothing
 // listening, and a server that accepts the connection but never answers.
@@ -25,7 +25,9 @@ describe('databaseReady', () => {
   });
 
   it('is false when nothing listens', async () => {
-    expect(await databaseReady(pool(`postgres://svc@127.0.0.1:${await freePort()}/none`))).toBe(false);
+    const dead = await deadAddress();
+    expect(await databaseReady(pool(`postgres://svc@127.0.0.1:${dead.port}/none`))).toBe(false);
+    await dead.close();
   });
 
   it('is false after the timeout when the server never answers', async () => {

@@ -8,9 +8,9 @@ import {
   openDb,
   uniqueClientId,
   type LicenseFixture,
-} from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { ADMIN_EMAIL, startTestPortal, type TestPortal } from './helpers/portal.ts';
+} from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
  * PATCH /api/remediation-update by finding (fingerprint) and risk exceptions set in the

@@ -2,10 +2,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, type LicenseFixture, openDb, uniqueClientId } from './helpers/factories.ts';
-import { http, withKey, withToken } from './helpers/http.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from './helpers/upload.ts';
+import { createLicense, type LicenseFixture, openDb, uniqueClientId } from '../../../test-support/factories.ts';
+import { http, withKey, withToken } from '../../../test-support/http.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * Issue 21 (notes): storage is limited per client (SVC_CLIENT_STORAGE_LIMIT_MB, 413) and for

@@ -4,9 +4,15 @@ import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/index.ts';
-import { http } from './helpers/http.ts';
-import { createTestCa, HttpsReceiver, until, type ReceivedRequest, type TestCa } from './helpers/https-receiver.ts';
-import { startTestPortal, type TestPortal } from './helpers/portal.ts';
+import { http } from '../../../test-support/http.ts';
+import {
+  createTestCa,
+  HttpsReceiver,
+  type ReceivedRequest,
+  type TestCa,
+} from '../../../test-support/https-receiver.ts';
+import { until } from '../../../test-support/wait.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
  * Issue 21: webhook signing secrets are stored encrypted (AES-256-GCM under the identity key's

@@ -143,7 +143,7 @@ export function detectionTableFile(body: string, meta: { nmap: string; debian: s
     'detected service and rule, never by port: found or **missed**, with the severity observed (in bold',
     'when it differs from the expected one). Then every other finding of the same scan: on the hardened',
     'host each is a **false positive**; on a weak host a real finding nobody planted is "not planted".',
-    '`packages/client/tests/scanner-netlab.test.ts` rebuilds the part between the markers from its own',
+    '`packages/client/tests/scanner-netlab.slow.test.ts` rebuilds the part between the markers from its own',
     'scan and fails when it differs from this file.',
     '',
     START,

@@ -3,7 +3,7 @@ import { detectFindings, type NmapProgress, type NmapRunResult, runNmap } from '
 import type { HostRole, Netlab } from './index.ts';
 
 /**
- * What the test network is expected to yield: one definition for scanner-netlab.test.ts and the
+ * What the test network is expected to yield: one definition for scanner-netlab.slow.test.ts and the
  * detection table generator (detection-table.ts).
  */
 

@@ -1,5 +1,5 @@
 /**
- * `npm run scanner:detection-table`: starts the test network, runs the scan scanner-netlab.test.ts
+ * `npm run scanner:detection-table`: starts the test network, runs the scan scanner-netlab.slow.test.ts
  * runs and writes docs/scanner/detection-table.md (`--write`; without it the table is printed).
  * Needs root, like the test.
  */

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { controlEmbeddedPostgres } from '../../src/db/embedded.ts';
-import { freePort } from './free-port.ts';
+import { freePort } from '../../../../test-support/ports.ts';
 
 /**
  * The real portal as a separate process: `node packages/portal/src/main.ts` with the
@@ -27,8 +27,9 @@ export interface Exit {
 export interface PortalProcess {
   child: ChildProcess;
   pid: number;
-  url: string;
-  port: number;
+  /** Where it listens; known once it logged `portal listening` (waitForHealth waits for that). */
+  readonly url: string;
+  readonly port: number;
   pgPort: number;
   dataDir: string;
   /** Everything the process wrote so far. */
@@ -43,6 +44,7 @@ export interface PortalProcess {
 
 export interface SpawnOptions {
   dataDir: string;
+  /** Default 0: the portal picks a free port and logs it (needs SVC_LOG_LEVEL info or lower). */
   port?: number;
   pgPort?: number;
   /** Extra variables; `undefined` removes one. DATABASE_URL is never inherited. */
@@ -75,7 +77,7 @@ function baseEnv(): Record<string, string> {
 }
 
 export async function spawnPortal(opts: SpawnOptions): Promise<PortalProcess> {
-  const port = opts.port ?? (await freePort());
+  let port = opts.port ?? 0;
   const pgPort = opts.pgPort ?? (await freePort());
   const env: Record<string, string> = {
     ...baseEnv(),
@@ -94,6 +96,7 @@ export async function spawnPortal(opts: SpawnOptions): Promise<PortalProcess> {
   const watchers = new Set<() => void>();
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     out += chunk;
+    if (port === 0) port = listeningPort(out);
     for (const w of watchers) w();
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -112,8 +115,13 @@ export async function spawnPortal(opts: SpawnOptions): Promise<PortalProcess> {
   const proc: PortalProcess = {
     child,
     pid: child.pid,
-    url: `http://127.0.0.1:${port}`,
-    port,
+    get url() {
+      if (port === 0) throw new Error(`the portal has not logged its address yet\n${describe(proc)}`);
+      return `http://127.0.0.1:${port}`;
+    },
+    get port() {
+      return port;
+    },
     pgPort,
     dataDir: opts.dataDir,
     stdout: () => out,
@@ -152,6 +160,12 @@ export async function spawnPortal(opts: SpawnOptions): Promise<PortalProcess> {
   return proc;
 }
 
+/** The port of the `portal listening` log line in `out`, or 0 before it. */
+function listeningPort(out: string): number {
+  const m = /"url":"http:\/\/127\.0\.0\.1:(\d+)"[^\n]*"msg":"portal listening"/.exec(out);
+  return m ? Number(m[1]) : 0;
+}
+
 /** Everything every portal process started by this helper (in this test file) wrote. */
 export function allOutput(): string {
   return spawned.map((p) => p.stdout() + p.stderr()).join('');
@@ -164,6 +178,7 @@ export function describe(p: PortalProcess): string {
 /** Poll GET /api/health until it answers 200; fails early if the process exits. */
 export async function waitForHealth(p: PortalProcess, timeoutMs = 90_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  if (p.port === 0) await p.waitForOutput(/"msg":"portal listening"/, timeoutMs);
   while (Date.now() < deadline) {
     if (p.hasExited())
       throw new Error(`the portal exited before it became healthy: ${JSON.stringify(await p.exited)}\n${describe(p)}`);

@@ -2,14 +2,13 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
-import { freePort } from '../../../portal/tests/helpers/free-port.ts';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
   startTestPortal,
   type TestPortal,
   type TestPortalOptions,
-} from '../../../portal/tests/helpers/portal.ts';
+} from '../../../../test-support/portal.ts';
 
 export { ADMIN_EMAIL, ADMIN_PASSWORD, type TestPortal };
 
@@ -25,11 +24,7 @@ export async function startConsolePortal(opts: TestPortalOptions = {}): Promise<
   if (!existsSync(path.join(WEB_DIST, 'index.html'))) {
     throw new Error(`The console is not built (${WEB_DIST}): run \`npm run build:web\` (\`npm test\` runs it first).`);
   }
-  const port = await freePort();
-  return startTestPortal({
-    ...opts,
-    env: { PORT: String(port), SVC_BASE_URL: `http://127.0.0.1:${port}`, SVC_WEB_DIR: WEB_DIST, ...opts.env },
-  });
+  return startTestPortal({ ...opts, ownBaseUrl: true, env: { SVC_WEB_DIR: WEB_DIST, ...opts.env } });
 }
 
 /** Sign in through the console's form, starting at `target` (default `/`), and wait for the signed-in layout. */
@@ -62,10 +57,3 @@ export async function createScopedUser(
   });
   if (res.status !== 201 && res.status !== 200) throw new Error(`create user: ${res.status} ${await res.text()}`);
 }
-
-/**
- * Where the browser tests put their screenshots: an ignored folder, so a test run never rewrites
- * tracked files. The README's pictures in docs/screenshots are refreshed on purpose by copying
- * from here (docs/testing.md, "Screenshots").
- */
-export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../../../test-output/screenshots');

@@ -10,8 +10,8 @@ import { produceSession } from '@svc/client/session-dir/produce';
 import { stagesInputOf, SYNTHETIC_ALERTS } from '@svc/client/synthetic/chain';
 import { type GenerateOptions, planCollection } from '@svc/client/synthetic/generate';
 import { parseMix } from '@svc/client/synthetic/options';
-import { createLicense } from '../../../portal/tests/helpers/factories.ts';
-import type { TestPortal } from '../../../portal/tests/helpers/portal.ts';
+import { createLicense } from '../../../../test-support/factories.ts';
+import type { TestPortal } from '../../../../test-support/portal.ts';
 
 export interface SeedOptions {
   clientId: string;
