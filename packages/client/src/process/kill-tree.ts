@@ -63,10 +63,13 @@ export function killTree(root: number): KilledProcess[] {
   const first = treeOf(root);
   for (const pid of first) signal(pid, 'SIGSTOP');
   const all = new Set([...first, ...treeOf(root)]);
+  // Every start time is read before the first kill: a group kill also ends later members of the list.
   const killed: KilledProcess[] = [];
   for (const pid of all) {
     const startTime = startTimeOf(pid);
     if (startTime !== null) killed.push({ pid, startTime });
+  }
+  for (const pid of all) {
     signal(-pid, 'SIGKILL');
     signal(pid, 'SIGKILL');
   }
