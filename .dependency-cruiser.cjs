@@ -29,10 +29,8 @@ module.exports = {
       from: { path: '^(packages/[^/]+|e2e|bench|scripts|test-support)/' },
       to: {
         path: '^packages/[^/]+/',
-        // Listed exception: the test helpers under packages/<name>/tests/ (the portal, CLI and
-        // netlab fixtures, the fake license portal) are still shared with e2e/ and the other
-        // packages' tests by path, until they move into the test kit (test-support/).
-        pathNot: ['^$1/', '^packages/[^/]+/tests/'],
+        // Test helpers shared beyond one package live in test-support/, not in a package's tests.
+        pathNot: ['^$1/'],
         dependencyTypesNot: ['aliased-workspace'],
       },
     },

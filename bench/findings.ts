@@ -31,7 +31,7 @@ import { loadConfig } from '@svc/portal/config';
 import { startPortal, type Portal } from '@svc/portal/server';
 import { indexUploadedFile } from '@svc/portal/sessions/findings';
 import { NO_CLIENT } from '@svc/portal/sessions/queries';
-import { largeSessionDoc, uploadDoc } from '../packages/web/tests/helpers/large-session.ts';
+import { largeSessionDoc, uploadDoc } from '../test-support/large-session.ts';
 import { launchChromium } from '../test-support/chromium.ts';
 import { machineInfo } from './lib/machine.ts';
 import { freePort } from './lib/ports.ts';

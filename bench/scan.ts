@@ -1,6 +1,6 @@
 /**
  * Benchmark: `svc scan` against the bare nmap command of the same profile, on the project's test
- * network (packages/client/tests/netlab), in the same run. Alternately, --rounds times: the exact
+ * network (test-support/netlab), in the same run. Alternately, --rounds times: the exact
  * nmap argv runNmap builds for quick_recon (buildNmapArgs: same ports, same targets, as root)
  * inside the scanner namespace, its XML to a file; then `svc scan --json --no-tools` of the same
  * targets and ports inside the same namespace, with a temp sessions dir; then the same scan with
@@ -22,8 +22,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildNmapArgs, DEFAULT_NMAP_PATH, formatCommand, parseTargets, PROFILES } from '@svc/client/scanner/nmap';
 import { parseNmapXml } from '@svc/client/scanner/parse';
-import { startNetlab } from '../packages/client/tests/netlab/index.ts';
-import { PLANTED_PORTS } from '../packages/client/tests/netlab/planted.ts';
+import { startNetlab } from '../test-support/netlab/index.ts';
+import { PLANTED_PORTS } from '../test-support/netlab/planted.ts';
 import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
 import { machineInfo } from './lib/machine.ts';
 import { REPO_ROOT } from './lib/portal.ts';

@@ -5,7 +5,7 @@ import { createLicense, licenseAction } from '../test-support/factories.ts';
 import { LEGACY_KEY, type TestPortal } from '../test-support/portal.ts';
 import { licenseKeyFingerprint as keyFingerprint } from '@svc/protocol/node';
 import { runCli, SVC, tempHome, type CliResult } from '../test-support/cli.ts';
-import { startFakePortal, type FakePortal } from '../packages/client/tests/license-fake-portal.ts';
+import { startFakePortal, type FakePortal } from '../test-support/license-fake-portal.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**

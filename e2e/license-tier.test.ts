@@ -9,12 +9,7 @@ import { licenseState } from '@svc/client/license/service';
 import { DEFAULT_GRACE_S, DEFAULT_TTL_S, type LicenseState } from '@svc/client/license/tier';
 import { licenseKeyFingerprint as keyFingerprint, licenseKeySha256 as keySha256 } from '@svc/protocol/node';
 import { tempHome } from '../test-support/cli.ts';
-import {
-  closedPortUrl,
-  startFakePortal,
-  type FakeMode,
-  type FakePortal,
-} from '../packages/client/tests/license-fake-portal.ts';
+import { closedPortUrl, startFakePortal, type FakeMode, type FakePortal } from '../test-support/license-fake-portal.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**

@@ -4,7 +4,7 @@ import { LEGACY_KEY, startTestPortal, type TestPortal } from '../test-support/po
 import { newSessionId, postUpload, sessionParts } from '../test-support/upload.ts';
 import { brandingFromEnv, renderExecSummary, renderReport } from '@svc/client/report';
 import { launchChromium } from '../test-support/chromium.ts';
-import { HOSTILE_EVIDENCE, reportSession } from '../packages/client/tests/helpers/report-session.ts';
+import { HOSTILE_EVIDENCE, reportSession } from '../test-support/report-session.ts';
 
 /**
  * A generated report on the portal's share page (the bridge goes in at the LAST

@@ -5,9 +5,9 @@ import { riskGrade, riskScore, type SessionFile, severityCounts } from '@svc/pro
 import { findingFingerprint } from '@svc/protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, withToken } from '../test-support/http.ts';
-import { type HttpReceiver, httpReceiver } from '../packages/client/tests/alerts-receivers.ts';
-import { type Netlab, NETLAB_SUBNET, startNetlab } from '../packages/client/tests/netlab/index.ts';
-import { bannerServer } from '../packages/client/tests/netlab/services.ts';
+import { type HttpReceiver, httpReceiver } from '../test-support/alerts-receivers.ts';
+import { type Netlab, NETLAB_SUBNET, startNetlab } from '../test-support/netlab/index.ts';
+import { bannerServer } from '../test-support/netlab/services.ts';
 import { Settings } from '@svc/client/config/settings';
 import { licenseState } from '@svc/client/license/service';
 import { parseExceptionsFile } from '@svc/client/pipeline/exceptions';

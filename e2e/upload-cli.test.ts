@@ -6,7 +6,7 @@ import { http, withToken } from '../test-support/http.ts';
 import type { TestPortal } from '../test-support/portal.ts';
 import { sessionDoc, type Doc } from '../test-support/upload.ts';
 import { runCli, SVC, tempHome } from '../test-support/cli.ts';
-import { closedPortUrl } from '../packages/client/tests/license-fake-portal.ts';
+import { closedPortUrl } from '../test-support/license-fake-portal.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /** `svc upload` as a real process against the real portal (docs/api.md#sessions). */

@@ -12,7 +12,7 @@
 # `api_debug.sh --show-curl` prints, systemd for `systemd-analyze verify` of svcd's unit. Browsers come from Debian only
 # (never `npx playwright install`): the browser tests drive /usr/bin/chromium.
 #
-# The scanner's test network (packages/client/tests/netlab, docs/scanner/test-network.md) runs
+# The scanner's test network (test-support/netlab, docs/scanner/test-network.md) runs
 # real daemons from Debian inside its own network namespaces: iproute2 for `ip netns`, openssl
 # for certificates and the weak TLS host, and the services below. The tests start each daemon
 # in the foreground with a config in a temp dir; none may run from the package. While apt

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sessionDoc } from '../../../test-support/upload.ts';
 import { ConfigError, readConfigFile, Settings } from '../src/config/settings.ts';
 import { runCli, SVC, tempHome } from '../../../test-support/cli.ts';
-import { startFakePortal, type FakePortal } from './license-fake-portal.ts';
+import { startFakePortal, type FakePortal } from '../../../test-support/license-fake-portal.ts';
 
 /**
  * Client config files (`-c`, KEY=VALUE, dotenv's parser, never sourced) and the precedence

@@ -6,7 +6,7 @@ import { send } from '../src/http/request.ts';
 import { createPortalClient } from '../src/portal/client.ts';
 import { PortalError } from '../src/portal/errors.ts';
 import type { PortalTarget } from '../src/portal/target.ts';
-import { closedPortUrl } from './license-fake-portal.ts';
+import { closedPortUrl } from '../../../test-support/license-fake-portal.ts';
 import {
   type Received,
   type RecordingHandler,

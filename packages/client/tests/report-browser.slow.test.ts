@@ -8,7 +8,7 @@ import { brandingFromEnv, renderExecSummary, renderReport } from '../src/report/
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { pixelOf } from './helpers/chromium.ts';
 import { SCREENSHOT_DIR, screenshotsWanted } from '../../../test-support/screenshots.ts';
-import { HOSTILE_EVIDENCE, HOSTILE_TITLE, reportSession } from './helpers/report-session.ts';
+import { HOSTILE_EVIDENCE, HOSTILE_TITLE, reportSession } from '../../../test-support/report-session.ts';
 
 /**
  * Both HTML files of a pipeline-made session opened from disk in Chromium: nothing fails,

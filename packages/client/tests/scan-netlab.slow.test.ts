@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliResult, runCli, SVC } from '../../../test-support/cli.ts';
-import { type Netlab, startNetlab } from './netlab/index.ts';
+import { type Netlab, startNetlab } from '../../../test-support/netlab/index.ts';
 
 /**
  * `svc scan` end to end as a real process inside the test network's scanner namespace: one weak

@@ -6,7 +6,7 @@ import { Settings } from '../src/config/settings.ts';
 import { licenseState } from '../src/license/service.ts';
 import { findNmap } from '../src/scan/nmap-path.ts';
 import { runScan, type ScanResult } from '../src/scan/run-scan.ts';
-import { type Netlab, startNetlab } from './netlab/index.ts';
+import { type Netlab, startNetlab } from '../../../test-support/netlab/index.ts';
 
 /**
  * runScan in process with the test network's wrapper: nmap and every optional tool (testssl.sh,

@@ -18,7 +18,7 @@ import { masscan } from '../src/scanner/tools/masscan.ts';
 import { smbclient } from '../src/scanner/tools/smbclient.ts';
 import { snmpwalk } from '../src/scanner/tools/snmpwalk.ts';
 import { type CliResult, runCli, SVC } from '../../../test-support/cli.ts';
-import { type HostRole, type Netlab, startNetlab } from './netlab/index.ts';
+import { type HostRole, type Netlab, startNetlab } from '../../../test-support/netlab/index.ts';
 
 /**
  * snmpwalk, smbclient, dig and masscan run for real against the test network, inside its scanner

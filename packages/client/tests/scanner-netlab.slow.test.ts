@@ -3,9 +3,21 @@ import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScanFinding } from '../src/pipeline/types.ts';
 import { type NmapProgress, type NmapRunResult, runNmap } from '../src/scanner/index.ts';
-import { detectionTableBody, REGENERATE, TABLE_FILE, tableBodyOf } from './netlab/detection-table.ts';
-import { type HostRole, listNamespaces, type Netlab, namespacePids, startNetlab, sweepStale } from './netlab/index.ts';
-import { HARDENED, PLANTED, scanPlanted } from './netlab/planted.ts';
+import {
+  detectionTableBody,
+  REGENERATE,
+  TABLE_FILE,
+  tableBodyOf,
+} from '../../../test-support/netlab/detection-table.ts';
+import {
+  type HostRole,
+  listNamespaces,
+  type Netlab,
+  namespacePids,
+  startNetlab,
+  sweepStale,
+} from '../../../test-support/netlab/index.ts';
+import { HARDENED, PLANTED, scanPlanted } from '../../../test-support/netlab/planted.ts';
 
 /**
  * The real chain against the project's own test network: real Debian daemons in network
@@ -125,9 +137,9 @@ const running = (pid: number) => {
   }
 };
 
-/** Starts the network in another process (netlab/hold.ts) and resolves once it is up. */
+/** Starts the network in another process (test-support/netlab/hold.ts) and resolves once it is up. */
 async function holdNetlab() {
-  const child = spawn(process.execPath, [new URL('./netlab/hold.ts', import.meta.url).pathname], {
+  const child = spawn(process.execPath, [new URL('../../../test-support/netlab/hold.ts', import.meta.url).pathname], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -6,7 +6,7 @@ import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { firstDrawnLabel, noSidewaysScroll } from './helpers/console-ui.ts';
-import { largeSessionDoc, uploadDoc } from './helpers/large-session.ts';
+import { largeSessionDoc, uploadDoc } from '../../../test-support/large-session.ts';
 
 /**
  * Working through a session's findings in a real browser against a real portal: filter,

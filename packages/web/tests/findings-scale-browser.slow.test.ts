@@ -4,7 +4,7 @@ import { createLicense } from '../../../test-support/factories.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
-import { largeSessionDoc, uploadDoc } from './helpers/large-session.ts';
+import { largeSessionDoc, uploadDoc } from '../../../test-support/large-session.ts';
 
 /**
  * The session view of a 10,000-finding session (≈ 12 MB file) loads the summary and the first

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { ScanFinding } from '../../src/pipeline/types.ts';
+import type { ScanFinding } from '@svc/client/pipeline/types';
 import type { HostRole, NetlabHost } from './index.ts';
 import { HARDENED, notPlantedNote, PLANTED } from './planted.ts';
 
@@ -9,7 +9,7 @@ import { HARDENED, notPlantedNote, PLANTED } from './planted.ts';
  * fixed order, so the test that scans the network can rebuild it and compare it with the file.
  */
 
-export const TABLE_FILE = fileURLToPath(new URL('../../../../docs/scanner/detection-table.md', import.meta.url));
+export const TABLE_FILE = fileURLToPath(new URL('../../docs/scanner/detection-table.md', import.meta.url));
 export const REGENERATE = 'npm run scanner:detection-table';
 
 const START = '<!-- detection-table:start -->';

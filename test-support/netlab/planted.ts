@@ -1,5 +1,5 @@
-import type { ScanFinding } from '../../src/pipeline/types.ts';
-import { detectFindings, type NmapProgress, type NmapRunResult, runNmap } from '../../src/scanner/index.ts';
+import type { ScanFinding } from '@svc/client/pipeline/types';
+import { detectFindings, type NmapProgress, type NmapRunResult, runNmap } from '@svc/client/scanner';
 import type { HostRole, Netlab } from './index.ts';
 
 /**

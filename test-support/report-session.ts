@@ -1,10 +1,10 @@
 import type { SessionFile } from '@svc/protocol';
-import type { LicenseState } from '../../src/license/tier.ts';
-import { parseExceptionsFile } from '../../src/pipeline/exceptions.ts';
-import { orcSettingsFrom } from '../../src/pipeline/orc964.ts';
-import { runStages } from '../../src/pipeline/run-stages.ts';
-import type { ScanFinding } from '../../src/pipeline/types.ts';
-import type { TrendPoint } from '../../src/report/index.ts';
+import type { LicenseState } from '@svc/client/license/tier';
+import { parseExceptionsFile } from '@svc/client/pipeline/exceptions';
+import { orcSettingsFrom } from '@svc/client/pipeline/orc964';
+import { runStages } from '@svc/client/pipeline/run-stages';
+import type { ScanFinding } from '@svc/client/pipeline/types';
+import type { TrendPoint } from '@svc/client/report';
 
 /**
  * A realistic session for the report tests, produced by the pipeline's own stages: findings
