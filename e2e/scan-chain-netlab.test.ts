@@ -12,8 +12,8 @@ import { Settings } from '@svc/client/config/settings';
 import { licenseState } from '@svc/client/license/service';
 import { parseExceptionsFile } from '@svc/client/pipeline/exceptions';
 import { resolveTarget } from '@svc/client/portal/target';
-import { findNmap, NMAP_MISSING } from '@svc/client/scan/nmap-path';
-import { runScan } from '@svc/client/scan/run-scan';
+import { findNmap, NMAP_MISSING } from '@svc/client/scanner/nmap-path';
+import { runScan } from '@svc/client/scanner/run';
 import { expectSharedReport } from './helpers/shared-report.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 

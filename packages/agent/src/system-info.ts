@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import type { HeartbeatSystemInfo } from '@svc/protocol';
-import { findNmap } from '@svc/client/scan/nmap-path';
+import { findNmap } from '@svc/client/scanner/nmap-path';
 import { CLIENT_VERSION } from '@svc/client/version';
 
 const MB = 1024 * 1024;

@@ -4,10 +4,14 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CHECK_NAMES } from '../src/host/check-result.ts';
-import { fixItems, summaryOf } from '../src/host/checks.ts';
-import { coreDependenciesRule, nmapVersionOf, optionalDependenciesRule } from '../src/host/checks-dependencies.ts';
-import { defaultRouteOf, nameserversOf, networkRule } from '../src/host/checks-network.ts';
+import { CHECK_NAMES } from '../src/host-checks/check-result.ts';
+import { fixItems, summaryOf } from '../src/host-checks/checks.ts';
+import {
+  coreDependenciesRule,
+  nmapVersionOf,
+  optionalDependenciesRule,
+} from '../src/host-checks/checks-dependencies.ts';
+import { defaultRouteOf, nameserversOf, networkRule } from '../src/host-checks/checks-network.ts';
 import {
   bashRule,
   cronRule,
@@ -20,7 +24,7 @@ import {
   modelOf,
   platformRule,
   prettyNameOf,
-} from '../src/host/checks-system.ts';
+} from '../src/host-checks/checks-system.ts';
 import {
   detectPackageManager,
   installCommands,
@@ -30,8 +34,8 @@ import {
   renderCommand,
   resolvePrivilege,
   type PrivilegeFacts,
-} from '../src/host/package-manager.ts';
-import { BASH, TOOLS, type ToolStatus } from '../src/host/tools.ts';
+} from '../src/host-checks/package-manager.ts';
+import { BASH, TOOLS, type ToolStatus } from '../src/host-checks/tools.ts';
 import { runCli, tempHome, tool, writeConfig } from '../../../test-support/cli.ts';
 import { startPty } from './helpers/pty.ts';
 import {

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Settings } from '../src/config/settings.ts';
 import { licenseState } from '../src/license/service.ts';
-import { findNmap } from '../src/scan/nmap-path.ts';
-import { runScan, type ScanResult } from '../src/scan/run-scan.ts';
+import { findNmap } from '../src/scanner/nmap-path.ts';
+import { runScan, type ScanResult } from '../src/scanner/run/run-scan.ts';
 import { type Netlab, startNetlab } from '../../../test-support/netlab/index.ts';
 
 /**

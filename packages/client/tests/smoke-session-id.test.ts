@@ -1,6 +1,6 @@
 import { scannerSessionId } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
-import { smokeSessionId } from '../src/smoke/session-doc.ts';
+import { smokeSessionId } from '../src/smoke-test/session-doc.ts';
 
 describe('smokeSessionId', () => {
   it("starts with the scanner's UTC session id of that second, like every scan's session", () => {

@@ -12,7 +12,7 @@ import path from 'node:path';
 
 /** What tools/*.sh and packages/client/bin/svc themselves need (node comes from the repo's node_modules). */
 export const SHIM_TOOLS = ['bash', 'dirname', 'readlink'];
-/** The core tools of the catalogue (host/tools.ts). */
+/** The core tools of the catalogue (host-checks/tools.ts). */
 export const CORE_TOOLS = ['curl', 'openssl', 'jq', 'git'];
 
 /** The real program's path from the test runner's PATH, or null. */

@@ -7,10 +7,10 @@ import {
   renderCommand,
   runInstallCommand,
   type InstallPlan,
-} from '../../host/package-manager.ts';
-import type { ManagerName } from '../../host/installable.ts';
-import { isCI, isRoot } from '../../host/process.ts';
-import { detectTools, missingOf, type Tier, type ToolSpec, type ToolStatus } from '../../host/tools.ts';
+} from '../../host-checks/package-manager.ts';
+import type { ManagerName } from '../../host-checks/installable.ts';
+import { isCI, isRoot } from '../../host-checks/process.ts';
+import { detectTools, missingOf, type Tier, type ToolSpec, type ToolStatus } from '../../host-checks/tools.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, Output } from '../output.ts';
 

@@ -9,13 +9,13 @@ import {
   cleanup,
   describeProbe,
   keyedDeleteProbe,
-  runChecks,
+  runSmokeChecks,
   type CheckResult,
   type CleanupResult,
   type SmokeSetup,
   type SmokeState,
-} from '../../smoke/checks.ts';
-import { smokeSessionDoc, smokeSessionId } from '../../smoke/session-doc.ts';
+} from '../../smoke-test/checks.ts';
+import { smokeSessionDoc, smokeSessionId } from '../../smoke-test/session-doc.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf } from '../options.ts';
 import { CliError, EXIT_FAILED, Output, usageError } from '../output.ts';
@@ -31,7 +31,7 @@ interface SmokeOpts {
 /**
  * `svc e2e-smoke-test` (tools/e2e_smoke_test.sh): ten pass/fail checks against a live
  * portal, one line each, then a summary. docs/cli/e2e_smoke_test.md says what each check
- * asserts; the checks live in smoke/checks.ts.
+ * asserts; the checks live in smoke-test/checks.ts.
  */
 export default function register(program: Command, ctx: CliContext): void {
   const cmd = program
@@ -121,7 +121,7 @@ Exit 0 all checks passed; 1 a check or the cleanup failed; 2 usage or configurat
 
       if (!opts.json)
         out.info(`Smoke test of ${portal}: session ${sessionId}, timeout ${target.timeoutS} s per request`);
-      const results = await runChecks(setup, state, (r) => {
+      const results = await runSmokeChecks(setup, state, (r) => {
         if (!opts.json) out.print(lineOf(out, r));
       });
 

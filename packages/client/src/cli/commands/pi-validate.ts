@@ -1,7 +1,7 @@
 import os from 'node:os';
 import type { Command } from 'commander';
-import { CHECK_NAMES, type CheckResult, type HostContext } from '../../host/check-result.ts';
-import { describeChecks, fixItems, runChecks, summaryOf } from '../../host/checks.ts';
+import { CHECK_NAMES, type CheckResult, type HostContext } from '../../host-checks/check-result.ts';
+import { describeChecks, fixItems, runHostChecks, summaryOf } from '../../host-checks/checks.ts';
 import {
   detectPackageManager,
   installCommands,
@@ -10,9 +10,9 @@ import {
   runInstallCommand,
   unavailableHint,
   type InstallPlan,
-} from '../../host/package-manager.ts';
-import { isCI, isRoot } from '../../host/process.ts';
-import { CRON, detectTools, missingOf } from '../../host/tools.ts';
+} from '../../host-checks/package-manager.ts';
+import { isCI, isRoot } from '../../host-checks/process.ts';
+import { CRON, detectTools, missingOf } from '../../host-checks/tools.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, type CommonOpts } from '../options.ts';
 import { CliError, Output } from '../output.ts';
@@ -80,7 +80,7 @@ Exit 0 when no check fails (warnings allowed); 1 when a check fails or --fix cou
     }
 
     const cronInstallHint = cronHint(ctx.env);
-    const first = await runChecks(host, cronInstallHint === undefined ? {} : { cronInstallHint });
+    const first = await runHostChecks(host, cronInstallHint === undefined ? {} : { cronInstallHint });
     if (!opts.fix) {
       if (opts.json) out.json({ checks: first.map(publicCheck), summary: summaryOf(first) });
       else printResults(out, first);
@@ -128,7 +128,7 @@ Exit 0 when no check fails (warnings allowed); 1 when a check fails or --fix cou
             break;
           }
         }
-        final = await runChecks(host, cronInstallHint === undefined ? {} : { cronInstallHint });
+        final = await runHostChecks(host, cronInstallHint === undefined ? {} : { cronInstallHint });
         const wanted = new Set(items.map((i) => i.id));
         fix.still_missing = missingOf(detectTools(ctx.env))
           .filter((t) => wanted.has(t.id))

@@ -387,7 +387,7 @@ export function checkProbes(setup: SmokeSetup): { name: CheckName; probes: Probe
 }
 
 /** Runs the checks in order, calling `report` as each one ends. */
-export async function runChecks(
+export async function runSmokeChecks(
   setup: SmokeSetup,
   state: SmokeState,
   report: (result: CheckResult) => void,

@@ -35,7 +35,7 @@ import { networkRule, portalHealthUrl, portalProbe, routeFacts } from './checks-
  */
 
 /** Runs the eight checks (concurrently; results in CHECK_NAMES order). Read-only: installs nothing. */
-export async function runChecks(h: HostContext, opts: { cronInstallHint?: string } = {}): Promise<CheckResult[]> {
+export async function runHostChecks(h: HostContext, opts: { cronInstallHint?: string } = {}): Promise<CheckResult[]> {
   const statuses = detectTools(h.env);
   const nmapPath = statuses.find((s) => s.spec.id === 'nmap')?.path ?? null;
   const [bash, nmap, md5, disk, portal, routes] = await Promise.all([

@@ -1,5 +1,5 @@
-import type { ScanFinding } from '../pipeline/types.ts';
-import type { SourcedFinding } from '../scanner/tools/index.ts';
+import type { ScanFinding } from '../../pipeline/types.ts';
+import type { SourcedFinding } from '../tools/index.ts';
 
 /** nmap's own detection rules, as a source next to the tools. */
 const NMAP = 'nmap';

@@ -2,18 +2,18 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type SessionFile, scannerSessionId } from '@svc/protocol';
-import { gateChannels } from '../alerts/gate.ts';
-import { alertSettingsFrom } from '../alerts/settings.ts';
-import type { Settings } from '../config/settings.ts';
-import type { LicenseState } from '../license/tier.ts';
-import type { ExceptionRule } from '../pipeline/exceptions.ts';
-import { orcSettingsFrom } from '../pipeline/orc964.ts';
-import { scheduleFromSettings } from '../pipeline/scheduling.ts';
-import { createPortalClient } from '../portal/client.ts';
-import { isSetupError, PortalError } from '../portal/errors.ts';
-import { portalPriorState } from '../portal/latest-state.ts';
-import type { PortalTarget } from '../portal/target.ts';
-import { brandingFromEnv } from '../report/branding.ts';
+import { gateChannels } from '../../alerts/gate.ts';
+import { alertSettingsFrom } from '../../alerts/settings.ts';
+import type { Settings } from '../../config/settings.ts';
+import type { LicenseState } from '../../license/tier.ts';
+import type { ExceptionRule } from '../../pipeline/exceptions.ts';
+import { orcSettingsFrom } from '../../pipeline/orc964.ts';
+import { scheduleFromSettings } from '../../pipeline/scheduling.ts';
+import { createPortalClient } from '../../portal/client.ts';
+import { isSetupError, PortalError } from '../../portal/errors.ts';
+import { portalPriorState } from '../../portal/latest-state.ts';
+import type { PortalTarget } from '../../portal/target.ts';
+import { brandingFromEnv } from '../../report/branding.ts';
 import {
   detectFindings,
   formatCommand,
@@ -23,12 +23,12 @@ import {
   runNmap,
   scanTimeOf,
   toHostInfos,
-} from '../scanner/index.ts';
-import { EXTERNAL_TOOLS, type ExternalTool, type ToolContext } from '../scanner/tools/index.ts';
-import { LOG_FILE, produceSession } from '../session-dir/produce.ts';
-import { attachBenchmark } from '../upload/benchmark.ts';
-import { rendererFor } from '../upload/render-again.ts';
-import { CLIENT_VERSION } from '../version.ts';
+} from '../index.ts';
+import { EXTERNAL_TOOLS, type ExternalTool, type ToolContext } from '../tools/index.ts';
+import { LOG_FILE, produceSession } from '../../session-dir/produce.ts';
+import { attachBenchmark } from '../../upload/benchmark.ts';
+import { rendererFor } from '../../upload/render-again.ts';
+import { CLIENT_VERSION } from '../../version.ts';
 import { mergeToolFindings } from './merge-findings.ts';
 import { installedTools, runDiscovery, runEnrichment, type ToolRunOptions } from './tools-run.ts';
 

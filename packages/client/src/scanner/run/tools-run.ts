@@ -1,5 +1,5 @@
-import type { NmapHost } from '../scanner/parse/types.ts';
-import { formatCommand } from '../scanner/nmap.ts';
+import type { NmapHost } from '../parse/types.ts';
+import { formatCommand } from '../nmap.ts';
 import {
   type DiscoveryTool,
   type EnrichmentTool,
@@ -9,8 +9,8 @@ import {
   type ToolContext,
   type ToolInvocation,
   type ToolOutput,
-} from '../scanner/tools/index.ts';
-import { findProgram } from '../process/find-program.ts';
+} from '../tools/index.ts';
+import { findProgram } from '../../process/find-program.ts';
 
 /** A tool found on this host, with the absolute path it runs from. */
 export interface Installed<T extends ExternalTool> {
