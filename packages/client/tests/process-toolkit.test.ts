@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -90,6 +90,37 @@ describe('runWithDeadline', () => {
   it('keeps the head of each stream up to the limit', async () => {
     const r = await runWithDeadline(['cat'], { input: 'x'.repeat(100), timeoutMs: 30_000, maxOutputBytes: 10 });
     expect(r.stdout).toBe('x'.repeat(10));
+  });
+
+  it('keeps the tail of stderr when asked, and streams both outputs as they arrive', async () => {
+    const seen: string[] = [];
+    const r = await runWithDeadline(
+      ['bash', '-c', 'printf "%s" first-; printf "%s" middle- >&2; printf "%s" end >&2'],
+      {
+        timeoutMs: null,
+        stderrTail: 5,
+        maxOutputBytes: 0,
+        onStdout: (c) => seen.push(`out:${c.toString()}`),
+        onStderr: (c) => seen.push(`err:${c.toString()}`),
+      },
+    );
+    expect(r).toMatchObject({ exitCode: 0, stdout: '', stderr: 'e-end', timedOut: false });
+    expect(seen.join('')).toContain('out:first-');
+    expect(
+      seen
+        .filter((c) => c.startsWith('err:'))
+        .map((c) => c.slice(4))
+        .join(''),
+    ).toBe('middle-end');
+  });
+
+  it("with the client's stdin the child stays in the client's process group", async () => {
+    const r = await runWithDeadline(['bash', '-c', 'ps -o pgid= -p $$'], { timeoutMs: 30_000, inheritStdin: true });
+    const ours = Number(execFileSync('ps', ['-o', 'pgid=', '-p', String(process.pid)], { encoding: 'utf8' }).trim());
+    expect(Number(r.stdout.trim())).toBe(ours);
+    const own = await runWithDeadline(['bash', '-c', 'ps -o pgid= -p $$; echo $$'], { timeoutMs: 30_000 });
+    const [pgid, pid] = own.stdout.trim().split(/\s+/).map(Number);
+    expect(pgid).toBe(pid);
   });
 
   it('a program that cannot start is an error, not a throw', async () => {

@@ -15,17 +15,27 @@ export interface RunOptions {
   cwd?: string | undefined;
   /** Text written to stdin, which is then closed; without it stdin is /dev/null. */
   input?: string | undefined;
-  /** Milliseconds from the start after which the program is killed. */
-  timeoutMs: number;
+  /**
+   * The client's own stdin instead (sudo asking for a password). The child then stays in the
+   * client's process group, the terminal's foreground one, since a background group cannot read
+   * the terminal; `group` kills then reach the child alone.
+   */
+  inheritStdin?: boolean | undefined;
+  /** Milliseconds from the start after which the program is killed; null: no deadline. */
+  timeoutMs: number | null;
   kill?: { mode: 'group'; graceMs: number } | { mode: 'tree' } | undefined;
   /** Bytes kept per stream (the head); the rest is counted, not kept. Default 4 MiB. */
   maxOutputBytes?: number | undefined;
+  /** Keep the last this many bytes of stderr instead of its head: a long run's end says why it ended. */
+  stderrTail?: number | undefined;
   /** Called once the child runs, with its pid. */
   onStart?: ((pid: number) => void) | undefined;
   /** Cuts the run short as its deadline would (timedOut is then true as well). */
   abort?: AbortSignal | undefined;
   /** Every stdout chunk as it arrives (also kept, up to the limit). */
   onStdout?: ((chunk: Buffer) => void) | undefined;
+  /** Every stderr chunk as it arrives (also kept, up to the limit). */
+  onStderr?: ((chunk: Buffer) => void) | undefined;
 }
 
 export interface RunResult {
@@ -56,10 +66,28 @@ function collector(limit: number) {
   };
 }
 
-function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+function tailCollector(limit: number) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return {
+    add(chunk: Buffer) {
+      chunks.push(chunk);
+      size += chunk.length;
+      while (chunks.length > 1 && size - (chunks[0] as Buffer).length >= limit)
+        size -= (chunks.shift() as Buffer).length;
+    },
+    text: () => {
+      const all = Buffer.concat(chunks);
+      return all.subarray(Math.max(0, all.length - limit)).toString('utf8');
+    },
+  };
+}
+
+/** Signals a process group (its leader's pid negated); with `group` false the process alone. */
+export function signalGroup(pid: number | undefined, signal: NodeJS.Signals, group = true): void {
   if (pid === undefined) return;
   try {
-    process.kill(-pid, signal);
+    process.kill(group ? -pid : pid, signal);
   } catch {
     // Already gone.
   }
@@ -73,13 +101,14 @@ export function runWithDeadline(argv: readonly string[], opts: RunOptions): Prom
   const started = performance.now();
   return new Promise((resolve) => {
     const out = collector(limit);
-    const err = collector(limit);
+    const err = opts.stderrTail === undefined ? collector(limit) : tailCollector(opts.stderrTail);
+    const detached = opts.inheritStdin !== true;
     const child = spawn(file, args, {
       env: opts.env ?? process.env,
       cwd: opts.cwd,
       shell: false,
-      detached: true,
-      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      detached,
+      stdio: [detached ? (opts.input === undefined ? 'ignore' : 'pipe') : 'inherit', 'pipe', 'pipe'],
     });
     const pid = child.pid;
     if (pid !== undefined) opts.onStart?.(pid);
@@ -87,7 +116,10 @@ export function runWithDeadline(argv: readonly string[], opts: RunOptions): Prom
       out.add(c);
       opts.onStdout?.(c);
     });
-    child.stderr!.on('data', (c: Buffer) => err.add(c));
+    child.stderr!.on('data', (c: Buffer) => {
+      err.add(c);
+      opts.onStderr?.(c);
+    });
     if (opts.input !== undefined && child.stdin !== null) {
       // A program that exits without reading its input must not fail the run with EPIPE.
       child.stdin.on('error', () => {});
@@ -105,12 +137,12 @@ export function runWithDeadline(argv: readonly string[], opts: RunOptions): Prom
         killed = killTree(pid);
         return;
       }
-      signalGroup(pid, kill.graceMs > 0 ? 'SIGTERM' : 'SIGKILL');
-      if (kill.graceMs > 0) graceTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), kill.graceMs);
+      signalGroup(pid, kill.graceMs > 0 ? 'SIGTERM' : 'SIGKILL', detached);
+      if (kill.graceMs > 0) graceTimer = setTimeout(() => signalGroup(pid, 'SIGKILL', detached), kill.graceMs);
     };
-    const deadline = setTimeout(cut, opts.timeoutMs);
+    const deadline = opts.timeoutMs === null ? undefined : setTimeout(cut, opts.timeoutMs);
     opts.abort?.addEventListener('abort', cut, { once: true });
-    const onClientExit = () => signalGroup(pid, 'SIGKILL');
+    const onClientExit = () => signalGroup(pid, 'SIGKILL', detached);
     process.once('exit', onClientExit);
 
     let error: Error | null = null;

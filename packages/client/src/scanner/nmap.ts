@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
+import { runWithDeadline } from '../process/run.ts';
 import { buildNmapArgs } from './nmap-args.ts';
 import { isProfileName, type NmapProfile, PROFILES } from './nmap-profiles.ts';
 import { assertInScope, parseTargets } from './nmap-targets.ts';
@@ -95,16 +95,6 @@ async function assertNmapInstalled(path: string): Promise<void> {
   }
 }
 
-/** Signals a whole process group: nmap and anything under the wrapper. */
-function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
 /**
  * Runs nmap with a profile's fixed argument list and no shell, streaming its XML through the
  * parser. Progress (`--stats-every`) reaches onProgress; the run ends at timeoutMs with the
@@ -127,50 +117,33 @@ export async function runNmap(opts: RunNmapOptions): Promise<NmapRunResult> {
   const nmapPath = opts.nmapPath ?? DEFAULT_NMAP_PATH;
   await assertNmapInstalled(nmapPath);
   const command = [...(opts.wrapper ?? []), nmapPath, ...args];
-  const [file = nmapPath, ...argv] = command;
 
   const hosts: NmapHost[] = [];
   const parser = new NmapXmlStream({
     onHost: opts.onHost ?? ((h) => hosts.push(h)),
     onProgress: opts.onProgress,
   });
-  const started = performance.now();
   const startedAt = new Date().toISOString();
-  // detached: nmap leads its own process group, so a timeout can kill everything it started.
-  const child = spawn(file, argv, { shell: false, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  let timedOut = false;
   let parseError: unknown;
-  child.stdout.on('data', (chunk: Buffer) => {
-    if (parseError !== undefined) return;
-    try {
-      parser.write(chunk);
-    } catch (err) {
-      parseError = err;
-    }
+  // nmap leads its own process group: past the deadline SIGTERM lets it write what it has, then SIGKILL.
+  const r = await runWithDeadline(command, {
+    env: process.env,
+    timeoutMs: opts.timeoutMs ?? 2 * 60 * 60 * 1000,
+    kill: { mode: 'group', graceMs: KILL_GRACE_MS },
+    // The XML goes through the parser as it streams, never kept; stderr's end holds the warnings.
+    maxOutputBytes: 0,
+    stderrTail: STDERR_LIMIT,
+    onStdout: (chunk) => {
+      if (parseError !== undefined) return;
+      try {
+        parser.write(chunk);
+      } catch (err) {
+        parseError = err;
+      }
+    },
   });
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_LIMIT);
-  });
-  const timeoutMs = opts.timeoutMs ?? 2 * 60 * 60 * 1000;
-  let killTimer: NodeJS.Timeout | undefined;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    killGroup(child.pid, 'SIGTERM');
-    killTimer = setTimeout(() => killGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS);
-  }, timeoutMs);
-  const onExit = () => killGroup(child.pid, 'SIGKILL');
-  process.once('exit', onExit);
-
-  const [exitCode, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
-    child.once('error', reject);
-    child.once('close', (code, sig) => resolve([code, sig]));
-  }).finally(() => {
-    clearTimeout(timer);
-    clearTimeout(killTimer);
-    process.off('exit', onExit);
-  });
-  const durationMs = Math.round(performance.now() - started);
+  if (r.error !== null) throw r.error;
+  const { exitCode, signal, timedOut, durationMs, stderr } = r;
   if (parseError !== undefined) throw parseError;
   const run = parser.end();
   const warnings = stderr
