@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import {
   assertInScope,
   buildNmapArgs,
@@ -152,6 +155,30 @@ describe('runNmap before nmap starts', () => {
     await expect(run).rejects.toThrow(NmapFailedError);
     await expect(run).rejects.toMatchObject({ exitCode: 255 });
     await expect(run).rejects.toThrow('nmap exited with 255');
+  });
+
+  it('streams the XML through the parser and keeps the end of stderr: a cut-short run is incomplete, its warnings kept', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-fake-nmap-'));
+    afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const fixture = path.join(import.meta.dirname, 'fixtures', 'nmap', 'truncated.xml');
+    const fake = path.join(dir, 'nmap');
+    // 100 kB of noise first: only stderr's tail is kept, and the warning is at its end.
+    fs.writeFileSync(
+      fake,
+      `#!/bin/bash\ncat '${fixture}'\nhead -c 100000 /dev/zero | tr '\\0' x >&2\necho >&2\necho 'Warning: last words' >&2\n`,
+      { mode: 0o755 },
+    );
+    const hosts: string[] = [];
+    const r = await runNmap({
+      targets: '127.0.0.1',
+      profile: 'discovery',
+      privileged: false,
+      nmapPath: fake,
+      timeoutMs: 60_000,
+      onHost: (h) => hosts.push(h.addresses[0]?.addr ?? ''),
+    });
+    expect(r).toMatchObject({ exitCode: 0, timedOut: false, complete: false, warnings: ['Warning: last words'] });
+    expect(hosts).toHaveLength(1);
   });
 
   it('refuses an unknown profile', async () => {
