@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
-import { EXIT_TIMEOUT } from './commands/spawn.ts';
-import { type KilledProcess, killTree, untilGone } from '@svc/client/process/kill-tree';
+import { runWithDeadline, signalGroup } from '@svc/client/process/run';
+import { EXIT_NOT_STARTED, EXIT_TIMEOUT } from './commands/spawn.ts';
 import { profileArgs } from './scan-args.ts';
 
 export interface ScheduledScan {
@@ -29,7 +28,7 @@ const TAIL = 2000;
  * ends it (shutdown); past `timeoutMs` (SVC_SCAN_TIMEOUT) its whole tree, nmap included, is
  * killed and it ends with exit code 124.
  */
-export function runScheduledScan(opts: {
+export async function runScheduledScan(opts: {
   svcCommand: readonly string[];
   env: NodeJS.ProcessEnv;
   sessionsRoot: string;
@@ -58,49 +57,32 @@ export function runScheduledScan(opts: {
     SVC_SCHEDULE_ID: scan.scheduleId,
     ...(scan.profile === undefined ? {} : { SVC_SCHEDULE_PROFILE: scan.profile }),
   };
-  return new Promise((resolve) => {
-    // Its own process group, so stopping it reaches nmap too, not just the svc process.
-    const child = spawn(cmd, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    const stop = () => {
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        // Already gone.
-      }
-    };
-    opts.signal.addEventListener('abort', stop, { once: true });
-    let killed: KilledProcess[] | null = null;
-    // The scanner starts nmap in a process group of its own: the tree is walked, not one group.
-    const timer = setTimeout(() => {
-      killed = child.pid === undefined ? [] : killTree(child.pid);
-    }, opts.timeoutMs);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => {
-      stdout += b.toString('utf8');
-    });
-    child.stderr.on('data', (b: Buffer) => {
-      stderr = (stderr + b.toString('utf8')).slice(-TAIL);
-    });
-    child.on('error', (err) => {
-      stderr += `\n${err.message}`;
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      opts.signal.removeEventListener('abort', stop);
-      if (killed !== null) {
-        const limit = `scan timed out after SVC_SCAN_TIMEOUT (${Math.round(opts.timeoutMs / 1000)} s): the process tree was killed`;
-        const outcome = { exitCode: EXIT_TIMEOUT, sessionPath: null, stderrTail: `${stderr.trim()}\n${limit}`.trim() };
-        void untilGone(killed).then(() => resolve(outcome));
-        return;
-      }
-      let sessionPath: string | null = null;
-      try {
-        sessionPath = (JSON.parse(stdout) as { path?: string }).path ?? null;
-      } catch {
-        // No JSON: the scan failed before writing a session.
-      }
-      resolve({ exitCode: code ?? 1, sessionPath, stderrTail: stderr.trim() });
-    });
-  });
+  let pid: number | undefined;
+  // Shutdown: SIGTERM to the child's group (nmap included) lets svc end the scan its own way.
+  const stop = () => signalGroup(pid, 'SIGTERM');
+  opts.signal.addEventListener('abort', stop, { once: true });
+  // The scanner starts nmap in a process group of its own: past the deadline the tree is
+  // walked and killed, not one group.
+  const r = await runWithDeadline([cmd, ...args], {
+    env,
+    timeoutMs: opts.timeoutMs,
+    kill: { mode: 'tree' },
+    // The end of stderr says why a scan failed; 4 bytes a character at most.
+    stderrTail: TAIL * 4,
+    onStart: (started) => {
+      pid = started;
+    },
+  }).finally(() => opts.signal.removeEventListener('abort', stop));
+  const stderr = (r.error === null ? r.stderr : `${r.stderr}\n${r.error.message}`).slice(-TAIL);
+  if (r.timedOut) {
+    const limit = `scan timed out after SVC_SCAN_TIMEOUT (${Math.round(opts.timeoutMs / 1000)} s): the process tree was killed`;
+    return { exitCode: EXIT_TIMEOUT, sessionPath: null, stderrTail: `${stderr.trim()}\n${limit}`.trim() };
+  }
+  let sessionPath: string | null = null;
+  try {
+    sessionPath = (JSON.parse(r.stdout) as { path?: string }).path ?? null;
+  } catch {
+    // No JSON: the scan failed before writing a session.
+  }
+  return { exitCode: r.error === null ? (r.exitCode ?? 1) : EXIT_NOT_STARTED, sessionPath, stderrTail: stderr.trim() };
 }

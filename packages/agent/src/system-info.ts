@@ -1,22 +1,19 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import type { HeartbeatSystemInfo } from '@svc/protocol';
+import { runWithDeadline } from '@svc/client/process/run';
 import { findNmap } from '@svc/client/scanner/nmap-path';
 import { CLIENT_VERSION } from '@svc/client/version';
 
 const MB = 1024 * 1024;
 
 /** `nmap --version`'s first line's version, or null when nmap is absent or silent. */
-function nmapVersion(env: NodeJS.ProcessEnv): Promise<string | null> {
+async function nmapVersion(env: NodeJS.ProcessEnv): Promise<string | null> {
   const nmap = findNmap(env);
-  if (nmap === undefined) return Promise.resolve(null);
-  return new Promise((resolve) => {
-    execFile(nmap, ['--version'], { timeout: 5000, env }, (err, stdout) => {
-      if (err) resolve(null);
-      else resolve(/Nmap version (\S+)/.exec(stdout)?.[1] ?? null);
-    });
-  });
+  if (nmap === undefined) return null;
+  const r = await runWithDeadline([nmap, '--version'], { env, timeoutMs: 5000 });
+  if (r.error !== null || r.timedOut || r.exitCode !== 0) return null;
+  return /Nmap version (\S+)/.exec(r.stdout)?.[1] ?? null;
 }
 
 /** PRETTY_NAME of /etc/os-release (the distribution), else the kernel's name. */

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -114,13 +114,30 @@ describe('runWithDeadline', () => {
     ).toBe('middle-end');
   });
 
-  it("with the client's stdin the child stays in the client's process group", async () => {
-    const r = await runWithDeadline(['bash', '-c', 'ps -o pgid= -p $$'], { timeoutMs: 30_000, inheritStdin: true });
+  it("sameGroup keeps the child in the client's process group; by default it leads its own", async () => {
+    const r = await runWithDeadline(['bash', '-c', 'ps -o pgid= -p $$'], { timeoutMs: 30_000, sameGroup: true });
     const ours = Number(execFileSync('ps', ['-o', 'pgid=', '-p', String(process.pid)], { encoding: 'utf8' }).trim());
     expect(Number(r.stdout.trim())).toBe(ours);
     const own = await runWithDeadline(['bash', '-c', 'ps -o pgid= -p $$; echo $$'], { timeoutMs: 30_000 });
     const [pgid, pid] = own.stdout.trim().split(/\s+/).map(Number);
     expect(pgid).toBe(pid);
+  });
+
+  it("inheritStdin hands the client's own stdin to the child, else it reads /dev/null", async () => {
+    // A client whose stdin is a pipe: its child (cat) reads what was written to the client.
+    const run = path.join(import.meta.dirname, '..', 'src', 'process', 'run.ts');
+    const script = `import { runWithDeadline } from ${JSON.stringify(run)};
+      const r = await runWithDeadline(['cat'], { timeoutMs: 30000, inheritStdin: true });
+      process.stdout.write(r.stdout);`;
+    const client = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      input: 'from the client',
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(client.stderr).toBe('');
+    expect(client.stdout).toBe('from the client');
+    const none = await runWithDeadline(['readlink', '/proc/self/fd/0'], { timeoutMs: 30_000 });
+    expect(none.stdout.trim()).toBe('/dev/null');
   });
 
   it('a program that cannot start is an error, not a throw', async () => {

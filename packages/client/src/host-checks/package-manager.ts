@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { shellQuote } from '../http/request.ts';
 import { findProgram } from '../process/find-program.ts';
+import { runWithDeadline } from '../process/run.ts';
 import { runProgram } from './process.ts';
 import type { Installable, ManagerName } from './installable.ts';
 
@@ -191,25 +191,26 @@ export function installerPath(userPath: string | undefined): string {
  * stdout stays clean); stdin is the terminal when `interactive` (sudo may ask for a password
  * there), otherwise nothing. Resolves with the exit code (null: could not start or killed).
  */
-export function runInstallCommand(
+export async function runInstallCommand(
   cmd: InstallCommand,
   opts: { env: NodeJS.ProcessEnv; output: NodeJS.WritableStream; interactive: boolean },
 ): Promise<{ code: number | null; error?: string }> {
   const env: NodeJS.ProcessEnv = { ...opts.env, ...cmd.env, PATH: installerPath(opts.env['PATH']) };
   const program = findProgram(cmd.argv[0] as string, opts.env) ?? findProgram(cmd.argv[0] as string, env);
-  if (program === null) return Promise.resolve({ code: null, error: `${cmd.argv[0]} not found on the PATH` });
-  return new Promise((resolve) => {
-    const child = spawn(program, cmd.argv.slice(1), {
-      env,
-      stdio: [opts.interactive ? 'inherit' : 'ignore', 'pipe', 'pipe'],
-    });
-    child.stdout!.on('data', (d: Buffer) => opts.output.write(d));
-    child.stderr!.on('data', (d: Buffer) => opts.output.write(d));
-    child.on('error', (err) => resolve({ code: null, error: err.message }));
-    child.on('close', (code, signal) =>
-      resolve(code === null ? { code: null, error: `killed by ${signal}` } : { code }),
-    );
+  if (program === null) return { code: null, error: `${cmd.argv[0]} not found on the PATH` };
+  // No deadline: an install may wait on a password prompt or a package lock for as long as it takes.
+  const r = await runWithDeadline([program, ...cmd.argv.slice(1)], {
+    env,
+    timeoutMs: null,
+    // In the client's group as before: a terminal's Ctrl-C stops the install too.
+    sameGroup: true,
+    inheritStdin: opts.interactive,
+    maxOutputBytes: 0,
+    onStdout: (d) => opts.output.write(d),
+    onStderr: (d) => opts.output.write(d),
   });
+  if (r.error !== null) return { code: null, error: r.error.message };
+  return r.exitCode === null ? { code: null, error: `killed by ${r.signal}` } : { code: r.exitCode };
 }
 
 export interface InstallPlan {

@@ -15,12 +15,13 @@ export interface RunOptions {
   cwd?: string | undefined;
   /** Text written to stdin, which is then closed; without it stdin is /dev/null. */
   input?: string | undefined;
-  /**
-   * The client's own stdin instead (sudo asking for a password). The child then stays in the
-   * client's process group, the terminal's foreground one, since a background group cannot read
-   * the terminal; `group` kills then reach the child alone.
-   */
+  /** The client's own stdin instead (sudo asking for a password; needs `sameGroup`). */
   inheritStdin?: boolean | undefined;
+  /**
+   * The child stays in the client's process group, a terminal's foreground one: it can read the
+   * terminal and a Ctrl-C reaches it too. `group` kills then reach the child alone.
+   */
+  sameGroup?: boolean | undefined;
   /** Milliseconds from the start after which the program is killed; null: no deadline. */
   timeoutMs: number | null;
   kill?: { mode: 'group'; graceMs: number } | { mode: 'tree' } | undefined;
@@ -102,13 +103,13 @@ export function runWithDeadline(argv: readonly string[], opts: RunOptions): Prom
   return new Promise((resolve) => {
     const out = collector(limit);
     const err = opts.stderrTail === undefined ? collector(limit) : tailCollector(opts.stderrTail);
-    const detached = opts.inheritStdin !== true;
+    const detached = opts.sameGroup !== true;
     const child = spawn(file, args, {
       env: opts.env ?? process.env,
       cwd: opts.cwd,
       shell: false,
       detached,
-      stdio: [detached ? (opts.input === undefined ? 'ignore' : 'pipe') : 'inherit', 'pipe', 'pipe'],
+      stdio: [opts.inheritStdin === true ? 'inherit' : opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     const pid = child.pid;
     if (pid !== undefined) opts.onStart?.(pid);
