@@ -1,3 +1,4 @@
+/// <reference path="./provided-context.d.ts" />
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,15 +9,6 @@ import { migrateToLatest } from '@svc/portal/db/migrate';
 import { openDatabase } from '@svc/portal/db/pool';
 import { createLogger } from '@svc/portal/logging';
 import { freePort } from './ports.ts';
-
-declare module 'vitest' {
-  export interface ProvidedContext {
-    /** Superuser URL of the shared test cluster (database `postgres`); each test file makes its own database. */
-    pgAdminUrl: string;
-    /** A database of that cluster with every migration applied, to copy (CREATE DATABASE … TEMPLATE). */
-    pgMigratedTemplate: string;
-  }
-}
 
 const MIGRATED_TEMPLATE = 'svc_migrated_template';
 
