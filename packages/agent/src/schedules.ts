@@ -4,6 +4,7 @@ import { normalizeCron, scheduleId } from '@svc/client/pipeline/scheduling';
 import type { ScheduleFile } from './config.ts';
 import type { ScanOutcome, ScheduledScan } from './scan-child.ts';
 import type { AgentLogger, ScheduleChange, ScheduleControl } from './types.ts';
+import { sleepAtLeast } from './wall-clock-sleep.ts';
 
 interface Entry {
   config: string;
@@ -176,7 +177,7 @@ export class Scheduler implements ScheduleControl {
     const retryMax = this.#opts.retryMax();
     for (let attempt = 0; attempt <= retryMax && !signal.aborted; attempt++) {
       if (attempt > 0) {
-        const ok = await sleep(this.#opts.retryBackoffMs(), signal);
+        const ok = await sleepAtLeast(this.#opts.retryBackoffMs(), signal);
         if (!ok) return;
       }
       entry.lastRun = new Date();
@@ -199,20 +200,4 @@ export class Scheduler implements ScheduleControl {
       });
     }
   }
-}
-
-/** Resolves true after `ms`, or false at once when the signal ends it. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }

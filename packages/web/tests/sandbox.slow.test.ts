@@ -158,6 +158,9 @@ describe('a phishing report in the session view', () => {
     p.page.on('console', (m) => messages.push(m.text()));
     await signIn(p.page, portal, undefined, `/collect/?session=${sessionId}&client_id=phish-co`);
     await expect.poll(() => messages.some((m) => m.startsWith('probe ready')), { timeout: 20_000 }).toBe(true);
+    // The sections above the report load on their own and push it down as they arrive: a click
+    // aimed at the frame while one still loads can land on the page instead.
+    await expect.poll(() => p.page.locator('[aria-busy="true"]').count(), { timeout: 20_000 }).toBe(0);
     const frame: Frame = p.page.frames().find((f) => f.url().includes('/collect/frame?'))!;
     const logged = async (pattern: RegExp, count = 1) => {
       const matching = () => messages.filter((m) => pattern.test(m));
