@@ -20,6 +20,9 @@ export default defineConfig({
     globalSetup: ['test-support/postgres.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // expect.poll waits for a condition; vitest's 1 s default is shorter than a loaded machine
+    // needs for a browser round trip. A condition that holds ends the wait at once.
+    expect: { poll: { timeout: 20_000 } },
     pool: 'forks',
     // Three on two cores: most files wait on processes, browsers and the network, so a third worker
     // fills the idle time (a clean-clone suite in 10 min instead of 14; README has the times).
