@@ -229,6 +229,16 @@ describe('GET /metrics with SVC_METRICS_TOKEN', () => {
     expect(histogramCount(s, 'svc_db_pool_acquire_seconds')).toBeGreaterThan(0);
   });
 
+  it('is described in the OpenAPI document while it is served', async () => {
+    const doc = (await http(portal.url, 'GET', '/api/openapi.json')).body;
+    const op = doc.paths['/metrics'].get;
+    expect(op.operationId).toBe('scrapeMetrics');
+    expect(op.security).toEqual([{ bearer: [] }]);
+    expect(Object.keys(op.responses['200'].content)).toEqual(['text/plain']);
+    expect(op.responses['401'].content['application/json'].schema.required).toContain('error');
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
   it('never writes the token to the log', async () => {
     expect((await http(portal.url, 'GET', '/metrics', { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(
       200,
@@ -277,6 +287,7 @@ describe('metrics off (the default)', () => {
     try {
       expect(off.metricsUrl).toBeNull();
       expect(off.ctx.metrics).toBeNull();
+      expect((await http(off.url, 'GET', '/api/openapi.json')).body.paths).not.toHaveProperty(['/metrics']);
       const attempts: Record<string, string>[] = [{}, { authorization: `Bearer ${TOKEN}` }];
       for (const headers of attempts) {
         const res = await http(off.url, 'GET', '/metrics', { headers });
