@@ -5,7 +5,7 @@ import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { multipart, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 import { until } from '../../../test-support/wait.ts';
-import { histogramCount, sampleValue, scrape, type Scrape } from './helpers/scrape.ts';
+import { AREA_FAMILIES, histogramCount, sampleValue, scrape, type Scrape } from './helpers/scrape.ts';
 
 /**
  * GET /metrics of a real portal, scraped over HTTP and read with a Prometheus text parser:
@@ -92,19 +92,8 @@ describe('GET /metrics with SVC_METRICS_TOKEN', () => {
       expect(family.help, name).not.toBe('');
     }
     for (const name of [
-      'svc_http_requests_total',
-      'svc_http_request_duration_seconds',
-      'svc_heartbeats_total',
-      'svc_agent_commands',
-      'svc_webhook_deliveries_total',
-      'svc_webhook_queue_depth',
-      'svc_upload_bytes_total',
-      'svc_db_pool_connections',
-      'svc_db_pool_waiting_clients',
-      'svc_db_pool_acquire_seconds',
-      'svc_embedded_db_restarts_total',
+      ...AREA_FAMILIES,
       'svc_nodejs_eventloop_lag_seconds',
-      'svc_nodejs_eventloop_lag_p99_seconds',
       'svc_process_cpu_seconds_total',
       'svc_process_resident_memory_bytes',
     ])

@@ -5,6 +5,22 @@
  * `# HELP`/`# TYPE` of a family, or a sample of the family declared last; anything else throws.
  */
 
+/** One family per area GET /metrics covers (requests, agents, webhooks, uploads, pool, event loop, embedded database). */
+export const AREA_FAMILIES = [
+  'svc_http_requests_total',
+  'svc_http_request_duration_seconds',
+  'svc_heartbeats_total',
+  'svc_agent_commands',
+  'svc_webhook_deliveries_total',
+  'svc_webhook_queue_depth',
+  'svc_upload_bytes_total',
+  'svc_db_pool_connections',
+  'svc_db_pool_waiting_clients',
+  'svc_db_pool_acquire_seconds',
+  'svc_nodejs_eventloop_lag_p99_seconds',
+  'svc_embedded_db_restarts_total',
+];
+
 export interface Sample {
   /** The series name as written (a histogram's `_bucket`, `_sum` and `_count` included). */
   name: string;
