@@ -39,5 +39,7 @@ export async function startMetricsListener(
   const address = app.server.address();
   const port = typeof address === 'object' && address !== null ? address.port : at.port;
   const host = at.host.includes(':') ? `[${at.host}]` : at.host;
-  return { url: `http://${host}:${port}`, close: () => app.close() };
+  const url = `http://${host}:${port}`;
+  logger.info({ url: `${url}/metrics` }, 'metrics listening (SVC_METRICS_LISTEN, no token)');
+  return { url, close: () => app.close() };
 }
