@@ -10,7 +10,7 @@ import {
 } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import { actorOf, scopeOf, type UserPrincipal } from '../auth/principal.ts';
-import { BlobNotFoundError } from '../blobs/store.ts';
+import { BlobNotFoundError, BlobStoreUnavailableError } from '../blobs/store.ts';
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -404,6 +404,7 @@ export async function updateRemediation(
 
     const body = Buffer.from(JSON.stringify(result.doc, null, 2), 'utf8');
     const put = await ctx.blobs.put(blobPrefix(ref.clientId, now), [body]).catch((err: unknown) => {
+      if (err instanceof BlobStoreUnavailableError) throw err;
       ctx.logger.error({ err, session_id: sessionId }, 'blob write failed');
       throw new DomainError('internal.storage', 'Storage failure: the update was not stored');
     });

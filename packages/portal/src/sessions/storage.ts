@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { PutResult } from '../blobs/store.ts';
+import { BlobStoreUnavailableError, type PutResult } from '../blobs/store.ts';
 import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
 
@@ -18,7 +18,10 @@ export interface StoreOptions {
   isCallerError?: (err: unknown) => boolean;
 }
 
-/** Stream a file into a new object; a failure of the store is logged and becomes a storage failure. */
+/**
+ * Stream a file into a new object; a failure of the store is logged and becomes a storage
+ * failure (500), a store that cannot be reached a 503.
+ */
 export function storeObject(
   ctx: AppContext,
   prefix: string,
@@ -27,6 +30,10 @@ export function storeObject(
 ): Promise<PutResult> {
   return ctx.blobs.put(prefix, source).catch((err: unknown) => {
     if (opts.isCallerError?.(err)) throw err;
+    if (err instanceof BlobStoreUnavailableError) {
+      opts.logger.warn({ err: err.cause }, 'blob store unavailable');
+      throw err;
+    }
     opts.logger.error({ err }, 'blob write failed');
     throw new DomainError('internal.storage', opts.failure);
   });
