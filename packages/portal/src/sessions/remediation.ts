@@ -10,7 +10,7 @@ import {
 } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import { actorOf, scopeOf, type UserPrincipal } from '../auth/principal.ts';
-import { BlobNotFoundError, BlobStoreUnavailableError } from '../blobs/store.ts';
+import { BlobNotFoundError } from '../blobs/store.ts';
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -23,6 +23,7 @@ import { clientIdOut } from './present.ts';
 import { filesOf, type SessionRef, writeRemediationAtVersion } from './queries.ts';
 import type { ExceptionChange, RemediationChange, RemediationOutcome } from './results.ts';
 import { openFindingsOf } from './scan-facts.ts';
+import { storageFailure } from './storage.ts';
 
 /**
  * Remediation tracking (docs/api.md#sessions, PATCH /api/remediation-update).
@@ -404,9 +405,7 @@ export async function updateRemediation(
 
     const body = Buffer.from(JSON.stringify(result.doc, null, 2), 'utf8');
     const put = await ctx.blobs.put(blobPrefix(ref.clientId, now), [body]).catch((err: unknown) => {
-      if (err instanceof BlobStoreUnavailableError) throw err;
-      ctx.logger.error({ err, session_id: sessionId }, 'blob write failed');
-      throw new DomainError('internal.storage', 'Storage failure: the update was not stored');
+      throw storageFailure(err, 'Storage failure: the update was not stored', ctx.logger, { session_id: sessionId });
     });
     const file: StoredObject = { ...put, content_type: stored.content_type || CONTENT_TYPES['session_results.json'] };
     let event: AuditEvent | null;
