@@ -1,4 +1,3 @@
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +14,10 @@ import {
   sessionParts,
 } from '../../../test-support/upload.ts';
 import { killAll, makeDataDir, spawnPortal, startPortalProcess, stopProcess, waitForExit } from './helpers/process.ts';
-import { S3_ACCESS_KEY, S3_SECRET_KEY, type S3Peer, startS3Peer } from './helpers/s3-peer.ts';
+import { S3BlobStore } from '../src/blobs/s3-store.ts';
+import { ORPHAN_GRACE_MS } from '../src/blobs/store.ts';
+import { sweepOrphanedFiles } from '../src/sessions/sweep.ts';
+import { type S3Peer, startS3Peer } from './helpers/s3-peer.ts';
 
 /**
  * A portal whose session files live in an S3-compatible bucket (SVC_BLOB_URL, README
@@ -34,20 +36,7 @@ let portal: TestPortal;
 let key: LicenseFixture;
 const prefix = `portal-${randomBytes(4).toString('hex')}`;
 
-async function bucketObjects(): Promise<string[]> {
-  const client = new S3Client({
-    region: 'us-east-1',
-    endpoint: peer.endpoint,
-    forcePathStyle: true,
-    credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY },
-  });
-  try {
-    const out = await client.send(new ListObjectsV2Command({ Bucket: peer.bucket, Prefix: `${prefix}/` }));
-    return (out.Contents ?? []).map((o) => (o.Key ?? '').slice(prefix.length + 1)).sort();
-  } finally {
-    client.destroy();
-  }
-}
+const bucketObjects = async () => (await peer.objects(`${prefix}/`)).map((k) => k.slice(prefix.length + 1));
 
 async function upload(sessionId: string, report: string) {
   return postUpload(portal.url, key.key, sessionParts(sessionJson(sessionId), { log: 'stage ok\n', report }));
@@ -141,6 +130,40 @@ describe('S3-compatible session storage', () => {
     expect(await sessionStatus(sessionId)).toBe(404);
     expect(await bucketObjects()).toStrictEqual(before);
     expect(await peer.unfinishedUploads()).toStrictEqual([]);
+  });
+
+  it("the store going away while it receives a part: 503, no session, no object; what it kept is the sweep's", async () => {
+    const before = await bucketObjects();
+    const uploadsBefore = await peer.unfinishedUploads();
+    peer.refuse = (req) => {
+      if (req.method !== 'PUT' || !/[?&]partNumber=2(&|$)/.test(req.url ?? '')) return false;
+      // Gone mid-request: this connection and every later one is reset.
+      peer.refuse = null;
+      void peer.stop();
+      return true;
+    };
+    const sessionId = newSessionId();
+    try {
+      const res = await upload(sessionId, bigReport('y').repeat(2));
+      expect({ status: res.status, body: res.body }).toStrictEqual({ status: 503, body: UNAVAILABLE });
+    } finally {
+      peer.refuse = null;
+      await peer.start();
+    }
+    expect(await sessionStatus(sessionId)).toBe(404);
+    // What the dead store kept: the log stored before the report (its delete met the dead
+    // store) and the report's upload (its abort too): orphans no row references.
+    expect((await bucketObjects()).filter((k) => !before.includes(k))).toHaveLength(1);
+    expect((await peer.unfinishedUploads()).filter((k) => !uploadsBefore.includes(k))).toHaveLength(1);
+    // The portal's sweep, once they are past the grace period, removes both and nothing else.
+    const later = new S3BlobStore(peer.settings(prefix), { now: () => Date.now() + 2 * ORPHAN_GRACE_MS });
+    try {
+      await sweepOrphanedFiles(portal.ctx.db, later, portal.ctx.logger);
+    } finally {
+      later.close();
+    }
+    expect(await bucketObjects()).toStrictEqual(before);
+    expect(await peer.unfinishedUploads()).toStrictEqual(uploadsBefore);
   });
 
   it("the store down: upload, download, the share page's report and refresh answer 503; back on its port, the same portal works again", async () => {

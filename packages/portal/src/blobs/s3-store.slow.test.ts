@@ -1,4 +1,4 @@
-import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -8,7 +8,7 @@ import {
   readBlob,
   sha256,
 } from '../../tests/helpers/blob-contract.ts';
-import { type S3Peer, startS3Peer } from '../../tests/helpers/s3-peer.ts';
+import { S3_ACCESS_KEY, S3_SECRET_KEY, type S3Peer, startS3Peer } from '../../tests/helpers/s3-peer.ts';
 import { ConfigError } from '../config/parse.ts';
 import { S3BlobStore } from './s3-store.ts';
 import { BlobNotFoundError, BlobStoreUnavailableError, ORPHAN_GRACE_MS } from './store.ts';
@@ -27,24 +27,8 @@ afterAll(async () => {
   await peer?.close();
 });
 
-/** A raw client on the peer, to look at the bucket without the store. */
-const rawClient = () =>
-  new S3Client({
-    region: 'us-east-1',
-    endpoint: peer.endpoint,
-    forcePathStyle: true,
-    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
-  });
-
-async function objectsUnder(prefix: string): Promise<string[]> {
-  const client = rawClient();
-  try {
-    const out = await client.send(new ListObjectsV2Command({ Bucket: peer.bucket, Prefix: prefix }));
-    return (out.Contents ?? []).map((o) => o.Key ?? '').sort();
-  } finally {
-    client.destroy();
-  }
-}
+/** What the bucket holds, seen through the protocol rather than the store. */
+const objectsUnder = (prefix: string) => peer.objects(prefix);
 
 /** Each store gets its own prefix in the one bucket, so tests see only their own objects. */
 function openStore(opts: { now?: () => number } = {}) {
@@ -77,7 +61,12 @@ describeBlobStoreContract('S3BlobStore', async () => {
 describe('S3BlobStore', () => {
   it('keeps objects under its prefix and leaves other objects there alone', async () => {
     const { store, prefix } = openStore({ now: () => Date.now() + 2 * ORPHAN_GRACE_MS });
-    const client = rawClient();
+    const client = new S3Client({
+      region: 'us-east-1',
+      endpoint: peer.endpoint,
+      forcePathStyle: true,
+      credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY },
+    });
     try {
       await client.send(new PutObjectCommand({ Bucket: peer.bucket, Key: `${prefix}/notes/readme.txt`, Body: 'x' }));
       const put = await store.put('sessions/p', [Buffer.from('mine')]);

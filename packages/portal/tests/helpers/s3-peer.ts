@@ -4,6 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import S3rver from '@20minutes/s3rver';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { S3Settings } from '../../src/config/blob-store.ts';
 
 /**
@@ -26,6 +27,8 @@ export interface S3Peer {
   refuse: ((req: IncomingMessage, res: ServerResponse) => boolean) | null;
   /** Every request line seen, e.g. `PUT /bucket/key?partNumber=2&uploadId=…`. */
   requests: string[];
+  /** Keys of the objects under `prefix`, listed through the protocol (one page), sorted. */
+  objects(prefix: string): Promise<string[]>;
   /** Multipart uploads begun and neither completed nor aborted (the peer's own view). */
   unfinishedUploads(): Promise<string[]>;
   stop(): Promise<void>;
@@ -88,6 +91,20 @@ export async function startS3Peer(bucket = 'svc-test'): Promise<S3Peer> {
       AWS_SECRET_ACCESS_KEY: S3_SECRET_KEY,
       SVC_S3_FORCE_PATH_STYLE: 'true',
     }),
+    objects: async (prefix) => {
+      const client = new S3Client({
+        region: 'us-east-1',
+        endpoint: peer.endpoint,
+        forcePathStyle: true,
+        credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY },
+      });
+      try {
+        const out = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
+        return (out.Contents ?? []).map((o) => o.Key ?? '').sort();
+      } finally {
+        client.destroy();
+      }
+    },
     unfinishedUploads: async () => (await listUploads('')).map((u) => u.key).sort(),
     stop: async () => {},
     start: async () => {},
