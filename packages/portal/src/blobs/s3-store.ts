@@ -56,7 +56,7 @@ interface SdkError {
 const statusOf = (err: unknown) => (err as SdkError).$metadata?.httpStatusCode;
 
 /** No answer from the store, or its own failure: worth a retry later, not a lost file. */
-export function storeIsDown(err: unknown): boolean {
+function storeIsDown(err: unknown): boolean {
   const e = err as SdkError;
   const status = statusOf(err);
   if (status !== undefined && status >= 500) return true;
@@ -115,6 +115,7 @@ export class S3BlobStore implements BlobStore {
       const status = statusOf(err);
       const what = `S3 bucket "${this.#bucket}" at ${this.#where}`;
       if (status === 404) throw new ConfigError('SVC_BLOB_URL', `names ${what}, which does not exist`);
+      if (status === 301) throw new ConfigError('AWS_REGION', `is not the region of ${what}`);
       if (status === 401 || status === 403)
         throw new ConfigError('AWS_ACCESS_KEY_ID', `is refused by ${what} (HTTP ${status}): check the credentials`);
       throw new Error(`${what} is not reachable: ${describe(err)}`);
