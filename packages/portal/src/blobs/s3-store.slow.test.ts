@@ -1,4 +1,4 @@
-import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -8,7 +8,7 @@ import {
   readBlob,
   sha256,
 } from '../../tests/helpers/blob-contract.ts';
-import { S3_ACCESS_KEY, S3_SECRET_KEY, type S3Peer, startS3Peer } from '../../tests/helpers/s3-peer.ts';
+import { type S3Peer, startS3Peer } from '../../tests/helpers/s3-peer.ts';
 import { ConfigError } from '../config/parse.ts';
 import { S3BlobStore } from './s3-store.ts';
 import { BlobNotFoundError, BlobStoreUnavailableError, ORPHAN_GRACE_MS } from './store.ts';
@@ -61,12 +61,7 @@ describeBlobStoreContract('S3BlobStore', async () => {
 describe('S3BlobStore', () => {
   it('keeps objects under its prefix and leaves other objects there alone', async () => {
     const { store, prefix } = openStore({ now: () => Date.now() + 2 * ORPHAN_GRACE_MS });
-    const client = new S3Client({
-      region: 'us-east-1',
-      endpoint: peer.endpoint,
-      forcePathStyle: true,
-      credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY },
-    });
+    const client = peer.client();
     try {
       await client.send(new PutObjectCommand({ Bucket: peer.bucket, Key: `${prefix}/notes/readme.txt`, Body: 'x' }));
       const put = await store.put('sessions/p', [Buffer.from('mine')]);

@@ -27,6 +27,8 @@ export interface S3Peer {
   refuse: ((req: IncomingMessage, res: ServerResponse) => boolean) | null;
   /** Every request line seen, e.g. `PUT /bucket/key?partNumber=2&uploadId=…`. */
   requests: string[];
+  /** A plain SDK client on the peer (the caller destroys it), to look at the bucket without the store. */
+  client(): S3Client;
   /** Keys of the objects under `prefix`, listed through the protocol (one page), sorted. */
   objects(prefix: string): Promise<string[]>;
   /** Multipart uploads begun and neither completed nor aborted (the peer's own view). */
@@ -36,8 +38,8 @@ export interface S3Peer {
   close(): Promise<void>;
 }
 
-export const S3_ACCESS_KEY = 'S3RVER';
-export const S3_SECRET_KEY = 'S3RVER';
+const S3_ACCESS_KEY = 'S3RVER';
+const S3_SECRET_KEY = 'S3RVER';
 
 const XMLNS = 'http://s3.amazonaws.com/doc/2006-03-01/';
 const escapeXml = (s: string) => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -91,13 +93,15 @@ export async function startS3Peer(bucket = 'svc-test'): Promise<S3Peer> {
       AWS_SECRET_ACCESS_KEY: S3_SECRET_KEY,
       SVC_S3_FORCE_PATH_STYLE: 'true',
     }),
-    objects: async (prefix) => {
-      const client = new S3Client({
+    client: () =>
+      new S3Client({
         region: 'us-east-1',
         endpoint: peer.endpoint,
         forcePathStyle: true,
         credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY },
-      });
+      }),
+    objects: async (prefix) => {
+      const client = peer.client();
       try {
         const out = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
         return (out.Contents ?? []).map((o) => o.Key ?? '').sort();
