@@ -7,6 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { locateCluster, type Paths, type RunAs } from './embedded-location.ts';
 
 const run = promisify(execFile);
 
@@ -51,11 +52,6 @@ async function binaries(): Promise<Binaries> {
   }
 }
 
-interface RunAs {
-  uid?: number;
-  gid?: number;
-}
-
 /** PostgreSQL refuses to run as root; when we are root we run it as the `postgres` user. */
 async function postgresUser(): Promise<RunAs> {
   if (process.getuid?.() !== 0) return {};
@@ -78,25 +74,6 @@ async function postgresUser(): Promise<RunAs> {
     ]);
     return ids();
   }
-}
-
-interface Paths {
-  cluster: string;
-  logDir: string;
-  logFile: string;
-  secrets: string;
-  socketDir: string;
-}
-
-function paths(dataDir: string): Paths {
-  const logDir = path.join(dataDir, 'postgres-log');
-  return {
-    cluster: path.join(dataDir, 'postgres'),
-    logDir,
-    logFile: path.join(logDir, 'postgresql.log'),
-    secrets: path.join(dataDir, 'postgres-credentials.json'),
-    socketDir: path.join(dataDir, 'postgres-run'),
-  };
 }
 
 /** A Unix socket path must fit in sockaddr_un (107 bytes on Linux); PostgreSQL refuses longer ones. */
@@ -377,7 +354,9 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
 async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): Promise<EmbeddedServer> {
   const bin = await binaries();
   const who = await postgresUser();
-  const p = paths(opts.dataDir);
+  const { paths: p, reason } = await locateCluster(opts.dataDir, who, PG_ENV);
+  if (reason !== null)
+    opts.logger.info({ cluster: p.cluster, reason }, 'embedded PostgreSQL cluster kept outside the data directory');
   await fs.mkdir(p.logDir, { recursive: true, mode: 0o700 });
   await chownTo(p.logDir, who);
 
@@ -496,7 +475,7 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
 export async function controlEmbeddedPostgres(dataDir: string, action: 'stop' | 'start', port: number): Promise<void> {
   const bin = await binaries();
   const who = await postgresUser();
-  const p = paths(dataDir);
+  const p = (await locateCluster(dataDir, who, PG_ENV)).paths;
   const args =
     action === 'stop'
       ? ['stop', '-D', p.cluster, '-m', 'fast', '-w', '-t', '60']
