@@ -49,6 +49,8 @@ export interface SpawnOptions {
   pgPort?: number;
   /** Extra variables; `undefined` removes one. DATABASE_URL is never inherited. */
   env?: Record<string, string | undefined>;
+  /** Run as this user instead of the test's (needs root), as a service unit's User= does. */
+  user?: { uid: number; gid: number };
 }
 
 const live = new Set<PortalProcess>();
@@ -90,7 +92,12 @@ export async function spawnPortal(opts: SpawnOptions): Promise<PortalProcess> {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const child = spawn(process.execPath, [PORTAL_MAIN], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [PORTAL_MAIN], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...opts.user,
+  });
   let out = '';
   let err = '';
   const watchers = new Set<() => void>();
