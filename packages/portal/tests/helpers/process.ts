@@ -51,6 +51,8 @@ export interface SpawnOptions {
   env?: Record<string, string | undefined>;
   /** Run as this user instead of the test's (needs root), as a service unit's User= does. */
   user?: { uid: number; gid: number };
+  /** What to run instead of `node packages/portal/src/main.ts` (it must exec the portal, keeping the pid). */
+  command?: [string, ...string[]];
 }
 
 const live = new Set<PortalProcess>();
@@ -92,7 +94,8 @@ export async function spawnPortal(opts: SpawnOptions): Promise<PortalProcess> {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const child = spawn(process.execPath, [PORTAL_MAIN], {
+  const [program, ...args] = opts.command ?? [process.execPath, PORTAL_MAIN];
+  const child = spawn(program, args, {
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
