@@ -96,6 +96,7 @@ describe('the portal systemd unit', () => {
       'CapabilityBoundingSet=',
       'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6',
       'SystemCallFilter=@system-service',
+      'SystemCallFilter=~@privileged',
     ]) {
       expect(lines.has(line), line).toBe(true);
     }
