@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { HeavyFirstSequencer } from './test-support/heavy-first-sequencer.ts';
 
 // The workers boot faster on Node's compile cache, the same one the processes the tests start
 // share (test-support/cli.ts); set here so that the forks inherit it.
@@ -19,10 +20,14 @@ export default defineConfig({
     globalSetup: ['test-support/postgres.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
+    // expect.poll waits for a condition; vitest's 1 s default is shorter than a loaded machine
+    // needs for a browser round trip. A condition that holds ends the wait at once.
+    expect: { poll: { timeout: 20_000 } },
     pool: 'forks',
     // Three on two cores: most files wait on processes, browsers and the network, so a third worker
     // fills the idle time (a clean-clone suite in 10 min instead of 14; README has the times).
     maxWorkers: 3,
+    sequence: { sequencer: HeavyFirstSequencer },
     // The default reporter, then one plain closing line ("N passed, N failed") for CI.
     reporters: ['default', './scripts/summary-reporter.ts'],
   },

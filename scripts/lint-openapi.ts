@@ -7,6 +7,7 @@
  * (`--format json` prints its report as JSON on stdout).
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -32,6 +33,8 @@ async function fetchDocument(dataDir: string): Promise<string> {
     DATABASE_URL: process.env['DATABASE_URL'],
     // Not the default port, which a portal running on this machine may hold.
     SVC_EMBEDDED_PG_PORT: String(await freePort()),
+    // GET /metrics is in the document only while it is served.
+    SVC_METRICS_TOKEN: randomBytes(32).toString('hex'),
   });
   const portal = await startPortal(config);
   try {

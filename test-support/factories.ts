@@ -91,6 +91,11 @@ export async function openDb(portal: TestPortal): Promise<pg.Client> {
   return client;
 }
 
+/** A fresh agent id, `svcd_<label>_<8 hex>`. */
+export function newAgentId(label = 'agent'): string {
+  return `svcd_${label}_${randomBytes(4).toString('hex')}`;
+}
+
 /** A clock the test moves by hand (startTestPortal's `now`); starts at the real time. */
 export class FakeClock {
   #t: number;

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import type { AgentLogLevel, DeliveredCommand, HeartbeatBody } from '@svc/protocol';
+import type { DeliveredCommand, HeartbeatBody } from '@svc/protocol';
 import { featureAllowed } from '@svc/client/license/gates';
 import type { ClientTier } from '@svc/client/license/format';
 import { licenseState } from '@svc/client/license/service';
@@ -12,10 +11,11 @@ import { CLIENT_VERSION } from '@svc/client/version';
 import { backoffMs } from './backoff.ts';
 import { type AgentConfig, childEnvOf, loadAgentConfig, requirePortal } from './config.ts';
 import { agentIdOf } from './identity.ts';
-import { createLogger, type DaemonLogger, isLogLevel } from './logger.ts';
+import { createLogger, type DaemonLogger } from './logger.ts';
 import { appendOverride } from './overrides.ts';
 import { runScheduledScan } from './scan-child.ts';
 import { Scheduler } from './schedules.ts';
+import { DaemonSettings } from './settings.ts';
 import { type DaemonState, writeState } from './state-file.ts';
 import { systemInfoSource } from './system-info.ts';
 import type { CommandHost, CommandRunner } from './types.ts';
@@ -23,14 +23,6 @@ import type { CommandHost, CommandRunner } from './types.ts';
 /** svcd's exit codes (also in `svcd --help` and the systemd unit's RestartPreventExitStatus). */
 export const EXIT = { ok: 0, failure: 1, usage: 2, config: 3, unregistered: 4 } as const;
 
-export const DEFAULT_HEARTBEAT_S = 300;
-/** Polls for commands between heartbeats, so a long heartbeat interval does not delay them. */
-const DEFAULT_POLL_S = 60;
-const DEFAULT_RETRY_MAX = 3;
-const DEFAULT_RETRY_BACKOFF_S = 60;
-const DEFAULT_CMD_TIMEOUT_S = 300;
-/** A full-port scan of a /24 takes hours, not SVC_CMD_TIMEOUT's 5 minutes (docs/decisions.md, issue 22). */
-export const DEFAULT_SCAN_TIMEOUT_S = 14_400;
 /** First wait after a failed heartbeat (then doubling up to the interval). */
 const BACKOFF_BASE_MS = 5_000;
 
@@ -55,6 +47,7 @@ export class Daemon {
   readonly agentId: string;
   readonly log: DaemonLogger;
   #config: AgentConfig;
+  readonly #settings: DaemonSettings;
   #portal: PortalClient;
   readonly #scheduler: Scheduler;
   readonly #runner: CommandRunner;
@@ -78,7 +71,11 @@ export class Daemon {
     this.#config = loadAgentConfig(opts.configDir, opts.env);
     requirePortal(this.#config.settings);
     this.agentId = agentIdOf(opts.env);
-    this.log = createLogger(opts.out, opts.env, this.#logLevelSetting());
+    this.#settings = new DaemonSettings(
+      () => this.#config,
+      (m, fields) => this.log.warning(m, fields),
+    );
+    this.log = createLogger(opts.out, opts.env, this.#settings.logLevel());
     for (const r of this.#config.refused) this.log.warning('override refused', { line: r });
     this.#portal = this.#portalClient();
     fs.mkdirSync(opts.stateDir, { recursive: true, mode: 0o700 });
@@ -92,27 +89,13 @@ export class Daemon {
           sessionsRoot: this.#sessionsRoot(),
           scan,
           signal,
-          timeoutMs: this.#scanTimeoutMs(),
+          timeoutMs: this.#settings.scanTimeoutMs(),
         }),
-      retryMax: () => this.#number('DAEMON_SCAN_RETRY_MAX', DEFAULT_RETRY_MAX, 0),
-      retryBackoffMs: () => this.#number('DAEMON_SCAN_RETRY_BACKOFF', DEFAULT_RETRY_BACKOFF_S, 1) * 1000,
+      retryMax: () => this.#settings.retryMax(),
+      retryBackoffMs: () => this.#settings.retryBackoffMs(),
     });
     this.#scheduler.load(this.#config.schedules);
     this.#runner = opts.createRunner(this.#host());
-  }
-
-  #logLevelSetting(): AgentLogLevel {
-    const v = this.#config.settings.get('DAEMON_LOG_LEVEL');
-    return isLogLevel(v) ? v : 'info';
-  }
-
-  #number(key: string, fallback: number, min: number): number {
-    try {
-      return this.#config.settings.seconds(key, fallback, min);
-    } catch (err) {
-      this.log.warning('setting ignored', { key, error: (err as Error).message });
-      return fallback;
-    }
   }
 
   #portalClient(): PortalClient {
@@ -122,10 +105,6 @@ export class Daemon {
       { home: this.#opts.home, warn: (m) => this.log?.warning(m) },
     );
     return createPortalClient({ target });
-  }
-
-  #scanTimeoutMs(): number {
-    return this.#number('SVC_SCAN_TIMEOUT', DEFAULT_SCAN_TIMEOUT_S, 1) * 1000;
   }
 
   #sessionsRoot(): string {
@@ -144,10 +123,10 @@ export class Daemon {
         return new URL(daemon.#portal.target.uploadUrl).origin;
       },
       get commandTimeoutMs() {
-        return daemon.#number('SVC_CMD_TIMEOUT', DEFAULT_CMD_TIMEOUT_S, 1) * 1000;
+        return daemon.#settings.commandTimeoutMs();
       },
       get scanTimeoutMs() {
-        return daemon.#scanTimeoutMs();
+        return daemon.#settings.scanTimeoutMs();
       },
       get sessionsRoot() {
         return daemon.#sessionsRoot();
@@ -177,7 +156,7 @@ export class Daemon {
   #applyConfig(key: string, value: string): void {
     appendOverride(this.#config.configDir, key, value);
     this.#config = loadAgentConfig(this.#config.configDir, this.#opts.env);
-    if (key === 'DAEMON_LOG_LEVEL') this.log.level = this.#logLevelSetting();
+    if (key === 'DAEMON_LOG_LEVEL') this.log.level = this.#settings.logLevel();
     this.log.info('config applied', { key, value });
     // A new interval applies at once, not after the wait that was set with the old one.
     if (key === 'DAEMON_POLL_INTERVAL' || key === 'DAEMON_HEARTBEAT_INTERVAL') this.#wake?.();
@@ -195,7 +174,7 @@ export class Daemon {
     }
     this.#config = next;
     for (const r of next.refused) this.log.warning('override refused', { line: r });
-    this.log.level = this.#logLevelSetting();
+    this.log.level = this.#settings.logLevel();
     this.#portal = this.#portalClient();
     this.#scheduler.load(next.schedules);
     this.log.info('configuration reloaded', { files: next.files.length, schedules: next.schedules.length });
@@ -208,14 +187,6 @@ export class Daemon {
     this.log.info('shutting down', { graceful });
     this.#wake?.();
     if (!graceful) void this.#scheduler.stop().then(() => process.exit(code));
-  }
-
-  #pollIntervalMs(): number {
-    return this.#number('DAEMON_POLL_INTERVAL', DEFAULT_POLL_S, 1) * 1000;
-  }
-
-  #heartbeatIntervalMs(): number {
-    return this.#number('DAEMON_HEARTBEAT_INTERVAL', DEFAULT_HEARTBEAT_S, 1) * 1000;
   }
 
   async #body(): Promise<HeartbeatBody> {
@@ -263,7 +234,7 @@ export class Daemon {
         });
     }
     this.#writeState();
-    return this.#heartbeatIntervalMs();
+    return this.#settings.heartbeatIntervalMs();
   }
 
   /** A command may run up to SVC_CMD_TIMEOUT (a scan SVC_SCAN_TIMEOUT): heartbeats go on meanwhile, and a stop waits for it. */
@@ -286,8 +257,8 @@ export class Daemon {
     this.#failures += 1;
     const wait = backoffMs(
       this.#failures,
-      Math.min(BACKOFF_BASE_MS, this.#heartbeatIntervalMs()),
-      this.#heartbeatIntervalMs(),
+      Math.min(BACKOFF_BASE_MS, this.#settings.heartbeatIntervalMs()),
+      this.#settings.heartbeatIntervalMs(),
     );
     this.log.warning('heartbeat failed', { error: err.message, failures: this.#failures, retry_in_ms: wait });
     this.#writeState();
@@ -334,7 +305,7 @@ export class Daemon {
     for (;;) {
       const left = heartbeatAt - Date.now();
       if (left <= 0) return;
-      const every = this.#pollIntervalMs();
+      const every = this.#settings.pollIntervalMs();
       if (every !== this.#pollLogged) {
         this.#pollLogged = every;
         this.log.info('polling for commands', { every_s: every / 1000 });
@@ -381,7 +352,7 @@ export class Daemon {
         const wait = await this.cycle().catch((err: unknown) => {
           // One broken cycle (a runner or license error) must not end a daemon that runs for months.
           this.log.error('heartbeat cycle failed', { error: err instanceof Error ? err.message : String(err) });
-          return this.#heartbeatIntervalMs();
+          return this.#settings.heartbeatIntervalMs();
         });
         if (this.#opts.once || this.#stopping !== null || this.#restartRequested) break;
         await this.#waitPolling(wait).catch((err: unknown) => {
@@ -402,8 +373,8 @@ export class Daemon {
 
   /**
    * Same PID, fresh process image: every module loaded again, uptime and last heartbeat reset.
-   * Through bin/svcd (which `exec`s node) rather than node itself: the running bundle was built
-   * from the code before the update, bin/svcd rebuilds it from the checkout as it is now.
+   * Through bin/svcd (which `exec`s node) rather than node itself: it picks the node binary and
+   * flags again and runs the bundle as the update just built it.
    */
   #reexec(): never {
     this.log.info('re-executing in place', { pid: process.pid });
@@ -412,10 +383,4 @@ export class Daemon {
     const self = this.#opts.selfCommand;
     return execve(self, [self, ...process.argv.slice(2)], process.env);
   }
-}
-
-/** The checkout this agent runs from (for `update`), or null when it is not a git checkout. */
-export function installDirOf(agentDir: string): string | null {
-  const root = path.resolve(agentDir, '..', '..');
-  return fs.existsSync(path.join(root, '.git')) ? root : null;
 }

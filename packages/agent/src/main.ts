@@ -2,7 +2,8 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { CLIENT_VERSION } from '@svc/client/version';
 import { defaultConfigDir, homeOf, MissingSettingError } from './config.ts';
-import { Daemon, EXIT, installDirOf } from './daemon.ts';
+import { Daemon, EXIT } from './daemon.ts';
+import { installDirOf } from './install-dir.ts';
 import { formatStatus } from './status.ts';
 import { createCommandRunner } from './commands/index.ts';
 

@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import { registerApiRoutes } from './api/index.ts';
+import metricsGet from './api/metrics/get.ts';
 import readyGet from './api/ready/get.ts';
 import type { App, AppContext } from './context.ts';
 import { badRequest, errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './http/errors.ts';
@@ -19,6 +20,7 @@ import { limitConnections } from './http/connections.ts';
 import { installRequestTimeout, serverOptions } from './http/timeouts.ts';
 import { trustProxyOption } from './http/trust-proxy.ts';
 import { validatorCompiler } from './http/validation.ts';
+import { instrumentRequests } from './metrics/http.ts';
 import { registerConsole } from './web/console.ts';
 import { registerSharePage } from './web/share-page.ts';
 
@@ -38,6 +40,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   limitConnections(app, ctx);
   installRequestTimeout(app, ctx);
+  if (ctx.metrics !== null) instrumentRequests(app, ctx.metrics);
 
   // Unknown fields are refused, not silently dropped; only query strings are coerced.
   app.setValidatorCompiler(validatorCompiler());
@@ -103,7 +106,11 @@ export async function buildApp(ctx: AppContext): Promise<App> {
             name: 'X-Identity-Token',
             description: 'Identity JWT (never in Authorization)',
           },
-          bearer: { type: 'http', scheme: 'bearer', description: 'Identity provider calls only (/identity/*)' },
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Identity provider calls (/identity/*), and GET /metrics with SVC_METRICS_TOKEN',
+          },
         },
       },
     },
@@ -171,6 +178,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     await app.register(async (idp) => registerIdentityRoutes(idp, ctx), { prefix: '/identity' });
   }
   await app.register(async (root) => readyGet(root, ctx));
+  await app.register(async (root) => metricsGet(root, ctx));
   await app.register(async (web) => registerSharePage(web, ctx));
   await app.register(async (web) => registerConsole(web, ctx));
   return app;

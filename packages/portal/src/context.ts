@@ -10,6 +10,7 @@ import type { TokenVerifier } from './auth/jwt.ts';
 import type { Config } from './config/index.ts';
 import type { Database } from './db/schema.ts';
 import type { EventBus } from './events/bus.ts';
+import type { PortalMetrics } from './metrics/registry.ts';
 import type { SigningKey } from './identity/signing-keys.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import type { WebhookSecrets } from './webhooks/secrets.ts';
@@ -32,6 +33,8 @@ export interface AppContext {
   /** Present when the portal's own identity provider signs tokens (not in external-provider mode). */
   signingKey: SigningKey | null;
   version: string;
+  /** Counters and gauges for GET /metrics; null while metrics are off (README.md#metrics). */
+  metrics: PortalMetrics | null;
   /** The clock; tests substitute a fixed one to check expiry. */
   now: () => Date;
 }

@@ -14,6 +14,9 @@ import { bootstrapAdmin } from './identity/bootstrap.ts';
 import { loadKeyEncryptionKey } from './identity/key-encryption.ts';
 import { ensureSigningKey } from './identity/signing-keys.ts';
 import { createLogger } from './logging.ts';
+import { startMetricsListener } from './metrics/listener.ts';
+import { commandCountsByStatus } from './metrics/queries.ts';
+import { PortalMetrics } from './metrics/registry.ts';
 import { FsBlobStore } from './blobs/fs-store.ts';
 import { sweepOrphanedFiles } from './sessions/sweep.ts';
 import { sweepExpiredSessions } from './sessions/retention.ts';
@@ -28,6 +31,8 @@ export interface Portal {
   ctx: AppContext;
   /** The address the server listens on, e.g. http://127.0.0.1:8080 */
   url: string;
+  /** Where SVC_METRICS_LISTEN serves GET /metrics; null when it is not set. */
+  metricsUrl: string | null;
   /** Drain requests, close the pool, stop the embedded database. Idempotent. */
   close(): Promise<void>;
 }
@@ -50,6 +55,12 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
   const logger = opts.logger ?? createLogger(config.logLevel, opts.logDestination);
   let embedded: EmbeddedServer | null = null;
   const cleanup: (() => Promise<void>)[] = [];
+  const { metrics: metricsConfig } = config;
+  // Off unless asked for: no registry, no hook, no event-loop monitor.
+  const metrics =
+    metricsConfig.token !== null || metricsConfig.listen !== null
+      ? new PortalMetrics({ logger, version: portalPackage.version })
+      : null;
   try {
     let databaseUrl = config.databaseUrl;
     if (databaseUrl === null) {
@@ -58,12 +69,17 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
         port: config.embeddedPgPort,
         logger,
         supervise: true,
+        onRestart: metrics ? () => metrics.embeddedRestarted() : undefined,
       });
       const server = embedded;
       cleanup.unshift(() => server.stop());
       databaseUrl = embedded.url;
     }
-    const database = openDatabase(databaseUrl, { max: config.dbPoolMax, logger });
+    const database = openDatabase(databaseUrl, {
+      max: config.dbPoolMax,
+      logger,
+      onAcquire: metrics ? (seconds) => metrics.poolAcquired(seconds) : undefined,
+    });
     cleanup.unshift(() => database.close());
 
     const applied = await migrateToLatest(database.db);
@@ -102,6 +118,13 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       now,
       disableAfterFailures: config.webhooks.disableAfterFailures,
       secrets: webhookSecrets,
+      onOutcome: metrics ? (outcome) => metrics.delivery(outcome) : undefined,
+    });
+    metrics?.attach({
+      pool: database.pool,
+      poolMax: config.dbPoolMax,
+      webhookQueue: () => webhookClient.load(),
+      commandsByStatus: () => commandCountsByStatus(database.db),
     });
     const ctx: AppContext = {
       config,
@@ -115,6 +138,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       tokens: createTokenVerifier(config, database.db, now),
       signingKey,
       version: portalPackage.version,
+      metrics,
       now,
     };
     ctx.events.subscribe((event) => dispatcher.onEvent(event));
@@ -148,12 +172,19 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    let metricsUrl: string | null = null;
+    if (metrics !== null && metricsConfig.listen !== null) {
+      const listener = await startMetricsListener(metrics, metricsConfig.listen, logger);
+      cleanup.unshift(() => listener.close());
+      metricsUrl = listener.url;
+    }
 
     let closing: Promise<void> | null = null;
     return {
       app,
       ctx,
       url: `http://${host}:${port}`,
+      metricsUrl,
       close: () => (closing ??= runAll(cleanup, logger)),
     };
   } catch (err) {

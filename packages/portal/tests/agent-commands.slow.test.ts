@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { checkCommandPayload, MAX_COMMANDS_PER_POLL, MAX_OUTPUT_BYTES, type CommandType } from '@svc/protocol';
 import { capOutput } from '../src/agents/status-report.ts';
 import type { DomainEvent } from '../src/events/bus.ts';
@@ -9,12 +9,13 @@ import {
   createScopedUser,
   FakeClock,
   licenseAction,
-  openDb,
+  newAgentId,
   uniqueClientId,
   type LicenseFixture,
 } from '../../../test-support/factories.ts';
 import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { ADMIN_EMAIL, LEGACY_KEY, type TestPortal } from '../../../test-support/portal.ts';
+import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
 import { postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
@@ -28,19 +29,7 @@ let db: pg.Client;
 let admin: string;
 const clock = new FakeClock();
 const events: DomainEvent[] = [];
-
-beforeAll(async () => {
-  portal = await startTestPortal({ now: clock.now });
-  db = await openDb(portal);
-  admin = await portal.adminToken();
-  portal.ctx.events.subscribe((e) => void events.push(e));
-});
-afterAll(async () => {
-  await db?.end();
-  await portal?.close();
-});
-
-const newAgentId = (label = 'cmd') => `svcd_${label}_${randomBytes(4).toString('hex')}`;
+useFleetPortal((f) => ({ portal, db, admin } = f), { clock, events });
 
 async function register(key: string, agentId: string, extra: Record<string, unknown> = {}): Promise<string> {
   const res = await http(portal.url, 'POST', '/api/health', {

@@ -1,17 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   createLicense,
   createScopedUser,
   FakeClock,
-  openDb,
+  newAgentId,
   uniqueClientId,
   type LicenseFixture,
   type ScopedUser,
 } from '../../../test-support/factories.ts';
 import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { LEGACY_KEY, type TestPortal } from '../../../test-support/portal.ts';
+import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
 
 /** /api/agent-groups: GET (name → members), POST (add), DELETE (remove); agent:groups is msp only (rule 5). */
 
@@ -19,18 +20,8 @@ let portal: TestPortal;
 let db: pg.Client;
 let admin: string;
 const clock = new FakeClock();
+useFleetPortal((f) => ({ portal, db, admin } = f), { clock });
 
-beforeAll(async () => {
-  portal = await startTestPortal({ now: clock.now });
-  db = await openDb(portal);
-  admin = await portal.adminToken();
-});
-afterAll(async () => {
-  await db?.end();
-  await portal?.close();
-});
-
-const newAgentId = (label = 'grp') => `svcd_${label}_${randomBytes(4).toString('hex')}`;
 const newGroup = (label = 'g') => `${label}-${randomBytes(4).toString('hex')}`;
 
 async function register(key: string, agentId = newAgentId()): Promise<string> {

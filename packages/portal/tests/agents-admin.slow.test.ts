@@ -1,18 +1,18 @@
-import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../src/events/bus.ts';
 import {
   createLicense,
   createScopedUser,
   FakeClock,
-  openDb,
+  newAgentId,
   uniqueClientId,
   type LicenseFixture,
   type ScopedUser,
 } from '../../../test-support/factories.ts';
 import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { ADMIN_EMAIL, LEGACY_KEY, type TestPortal } from '../../../test-support/portal.ts';
+import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
 
 /**
  * The administrator's side of the fleet: GET /api/health?agents=true (stale
@@ -26,19 +26,7 @@ let admin: string;
 // The fake clock starts at the real time and only moves forward within a token's hour.
 const clock = new FakeClock();
 const events: DomainEvent[] = [];
-
-beforeAll(async () => {
-  portal = await startTestPortal({ now: clock.now });
-  db = await openDb(portal);
-  admin = await portal.adminToken();
-  portal.ctx.events.subscribe((e) => void events.push(e));
-});
-afterAll(async () => {
-  await db?.end();
-  await portal?.close();
-});
-
-const newAgentId = (label = 'adm') => `svcd_${label}_${randomBytes(4).toString('hex')}`;
+useFleetPortal((f) => ({ portal, db, admin } = f), { clock, events });
 
 function beat(agentId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {

@@ -2,6 +2,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http as request, withToken } from '../../../test-support/http.ts';
 import { login } from '../../../test-support/portal.ts';
+import { sampleValue, scrape } from './helpers/scrape.ts';
 import {
   isAlive,
   killAll,
@@ -25,6 +26,8 @@ import {
 const ADMIN_EMAIL = 'restart-admin@test.local';
 const ADMIN_PASSWORD = 'restart-password-0123';
 const UNAVAILABLE = { error: 'Database unavailable, try again shortly' };
+const METRICS_TOKEN = 'restart-metrics-token-0123456789abcdef';
+const restarts = async () => sampleValue(await scrape(portal.url, METRICS_TOKEN), 'svc_embedded_db_restarts_total');
 
 let portal: PortalProcess;
 let licenseId: string;
@@ -58,7 +61,12 @@ beforeAll(async () => {
   const dataDir = await makeDataDir('svc-pgrestart-');
   portal = await startPortalProcess({
     dataDir,
-    env: { SVC_ADMIN_EMAIL: ADMIN_EMAIL, SVC_ADMIN_PASSWORD: ADMIN_PASSWORD, SVC_LOG_LEVEL: 'info' },
+    env: {
+      SVC_ADMIN_EMAIL: ADMIN_EMAIL,
+      SVC_ADMIN_PASSWORD: ADMIN_PASSWORD,
+      SVC_LOG_LEVEL: 'info',
+      SVC_METRICS_TOKEN: METRICS_TOKEN,
+    },
   });
   const created = await request(portal.url, 'POST', '/api/licenses', {
     headers: withToken(await token()),
@@ -81,6 +89,7 @@ describe('the embedded PostgreSQL server dies under a running portal', () => {
 
   it('after kill -9 of the postmaster: 503s and readiness 503, the restart is logged and retried, then the portal serves again by itself', async () => {
     const admin = await token();
+    expect(await restarts()).toBe(0);
     const postmaster = (await readPostmasterPid(portal.dataDir))!;
     expect(isAlive(postmaster)).toBe(true);
     process.kill(postmaster, 'SIGKILL');
@@ -129,6 +138,8 @@ describe('the embedded PostgreSQL server dies under a running portal', () => {
     );
     // The server accepts connections before `pg_ctl start -w` returns, so readiness can come first.
     await portal.waitForOutput(/"msg":"embedded PostgreSQL restarted"/, 30_000);
+    // Counted once, however many attempts the restart took.
+    expect(await restarts()).toBe(1);
     const fresh = await readPostmasterPid(portal.dataDir);
     expect(fresh).not.toBeNull();
     expect(fresh).not.toBe(postmaster);

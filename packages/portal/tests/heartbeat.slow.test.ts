@@ -1,18 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { HEARTBEAT_REQUIRED_FIELDS, MAX_COMMANDS_PER_HEARTBEAT } from '@svc/protocol';
 import type { DomainEvent } from '../src/events/bus.ts';
 import {
   createLicense,
   FakeClock,
   heartbeatBody,
-  openDb,
+  newAgentId,
   uniqueClientId,
   type LicenseFixture,
 } from '../../../test-support/factories.ts';
 import { http, withKey, withToken } from '../../../test-support/http.ts';
 import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
 
 /**
  * POST /api/health, the daemon heartbeat (docs/api.md#agents-and-commands,
@@ -25,19 +26,7 @@ let db: pg.Client;
 let admin: string;
 const clock = new FakeClock();
 const events: DomainEvent[] = [];
-
-beforeAll(async () => {
-  portal = await startTestPortal({ now: clock.now });
-  db = await openDb(portal);
-  admin = await portal.adminToken();
-  portal.ctx.events.subscribe((e) => void events.push(e));
-});
-afterAll(async () => {
-  await db?.end();
-  await portal?.close();
-});
-
-const newAgentId = (label = 'hb') => `svcd_${label}_${randomBytes(4).toString('hex')}`;
+useFleetPortal((f) => ({ portal, db, admin } = f), { clock, events });
 
 const beat = heartbeatBody;
 

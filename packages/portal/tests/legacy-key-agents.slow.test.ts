@@ -1,16 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createLicense,
   createScopedUser,
   heartbeatBody,
   licenseAction,
+  newAgentId,
   openDb,
   uniqueClientId,
 } from '../../../test-support/factories.ts';
 import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { LEGACY_KEY, type TestPortal } from '../../../test-support/portal.ts';
+import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
 
 /**
  * Issue 21 point 1 and point 7: the legacy shared key against licensed clients' agents.
@@ -25,18 +27,7 @@ import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-supp
 let portal: TestPortal;
 let db: pg.Client;
 let admin: string;
-
-beforeAll(async () => {
-  portal = await startTestPortal();
-  db = await openDb(portal);
-  admin = await portal.adminToken();
-});
-afterAll(async () => {
-  await db?.end();
-  await portal?.close();
-});
-
-const newAgentId = (label = 'lk') => `svcd_${label}_${randomBytes(4).toString('hex')}`;
+useFleetPortal((f) => ({ portal, db, admin } = f));
 
 const beat = heartbeatBody;
 const heartbeat = (key: string, body: unknown) =>

@@ -3,6 +3,10 @@ import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { DEFAULT_SCAN_MAX_ADDRESSES, ENVIRONMENTS, SCAN_MAX_ADDRESSES_CEILING } from '@svc/protocol';
 import { passwordWeakness } from '../identity/password-strength.ts';
+import { ConfigError } from './errors.ts';
+import { metricsConfig, type MetricsConfig } from './metrics.ts';
+
+export { ConfigError };
 
 /** packages/web/dist, wherever the portal is started from. */
 const DEFAULT_WEB_DIR = path.join(import.meta.dirname, '../../../web/dist');
@@ -112,19 +116,11 @@ export interface Config {
     /** Subscriptions per client_id at most (one without client_id counts on its own). */
     maxPerClient: number;
   };
+  metrics: MetricsConfig;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export class ConfigError extends Error {
-  readonly variable: string;
-  constructor(variable: string, problem: string) {
-    super(`Invalid configuration: ${variable} ${problem}`);
-    this.name = 'ConfigError';
-    this.variable = variable;
-  }
-}
 
 type Env = Record<string, string | undefined>;
 
@@ -410,5 +406,6 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       maxPerClient: integer(env, 'SVC_WEBHOOK_MAX_PER_CLIENT', 25, 1, 10_000),
     },
     externalJwt,
+    metrics: metricsConfig(env, { host, port }),
   };
 }

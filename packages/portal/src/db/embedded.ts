@@ -175,6 +175,8 @@ export interface EmbeddedOptions {
    * `kill -9`, the OOM killer). The portal sets it; tests that stop the server themselves do not.
    */
   supervise?: boolean;
+  /** Told after each restart the supervisor made (the restarts metric). */
+  onRestart?: () => void;
 }
 
 /** How often the supervisor looks at the postmaster, and its restart backoff (first, cap). */
@@ -218,6 +220,7 @@ function superviseServer(opts: {
   cluster: string;
   start: () => Promise<{ code: number; out: string }>;
   logger: Logger;
+  onRestart?: () => void;
 }): Supervisor {
   let pid = opts.pid;
   let stopping = false;
@@ -246,6 +249,7 @@ function superviseServer(opts: {
       if (fresh !== null) {
         pid = fresh;
         opts.logger.warn({ attempt, postmaster_pid: pid }, 'embedded PostgreSQL restarted');
+        opts.onRestart?.();
         return;
       }
       opts.logger.error(
@@ -435,6 +439,7 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
           cluster: p.cluster,
           start: () => pgCtl(bin, who, startArgs),
           logger: opts.logger,
+          onRestart: opts.onRestart,
         })
       : null;
 

@@ -14,7 +14,10 @@ export interface DatabaseHandle {
  * (a database restart) from crashing the process; the short connect timeout turns an
  * unreachable database into a fast 503 instead of a hung request.
  */
-export function openDatabase(url: string, opts: { max: number; logger: Logger }): DatabaseHandle {
+export function openDatabase(
+  url: string,
+  opts: { max: number; logger: Logger; onAcquire?: (seconds: number) => void },
+): DatabaseHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max,
@@ -28,8 +31,30 @@ export function openDatabase(url: string, opts: { max: number; logger: Logger })
       'idle database connection failed',
     ),
   );
+  if (opts.onAcquire) timeAcquire(pool, opts.onAcquire);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { pool, db, close: () => db.destroy() };
+}
+
+type ConnectCallback = (err: Error | undefined, client: pg.PoolClient | undefined, release: () => void) => void;
+
+/**
+ * Times every checkout: pg's Pool has no event for how long a caller waited. Both forms are
+ * wrapped, since `pool.query` checks out through the callback form of `connect`.
+ */
+function timeAcquire(pool: pg.Pool, observe: (seconds: number) => void): void {
+  const connect = pool.connect.bind(pool) as (cb?: ConnectCallback) => Promise<pg.PoolClient> | undefined;
+  const wrapped = (cb?: ConnectCallback) => {
+    const started = performance.now();
+    const done = () => observe((performance.now() - started) / 1000);
+    if (cb !== undefined)
+      return connect((err, client, release) => {
+        done();
+        cb(err, client, release);
+      });
+    return (connect() as Promise<pg.PoolClient>).finally(done);
+  };
+  pool.connect = wrapped as typeof pool.connect;
 }
 
 const UNAVAILABLE_CODES = new Set([

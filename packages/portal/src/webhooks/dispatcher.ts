@@ -32,6 +32,8 @@ export interface DispatcherDeps {
   now: () => Date;
   disableAfterFailures: number;
   secrets: WebhookSecrets;
+  /** Told each delivery's outcome (the metrics); not sent means shed. */
+  onOutcome?: (outcome: 'delivered' | 'failed' | 'shed') => void;
 }
 
 /**
@@ -146,6 +148,7 @@ export class WebhookDispatcher {
       // Logged as a failed attempt: the admin sees why in the delivery log, nothing is sent unsigned.
       this.#d.logger.error({ subscription_id: sub.id }, err.message);
       const attempt = { attempt: 1, status_code: null, duration_ms: 0, error: `not sent: ${err.message}` };
+      this.#d.onOutcome?.('failed');
       return { ok: false, shed: false, attempts: [{ ...attempt, attempted_at: now().toISOString() }] };
     }
     const attempts: DeliveryAttempt[] = [];
@@ -176,6 +179,7 @@ export class WebhookDispatcher {
         attempted_at: at.toISOString(),
       });
     }
+    this.#d.onOutcome?.(ok ? 'delivered' : shed ? 'shed' : 'failed');
     return { ok, shed: shed && !ok, attempts };
   }
 }

@@ -162,6 +162,11 @@ export class WebhookHttpClient {
     this.#limits.shedWaiting();
   }
 
+  /** Attempts waiting for a slot and in flight, over every receiver. */
+  load(): { waiting: number; inFlight: number } {
+    return this.#limits.totals();
+  }
+
   close(): Promise<void> {
     return this.#agent.close();
   }

@@ -119,6 +119,17 @@ export class OriginLimits {
     return this.#origins.get(origin)?.queue.length ?? 0;
   }
 
+  /** Attempts waiting and in flight over every origin (the metrics' queue depth); idle origins are forgotten, so this stays short. */
+  totals(): { waiting: number; inFlight: number } {
+    let waiting = 0;
+    let inFlight = 0;
+    for (const s of this.#origins.values()) {
+      waiting += s.queue.length;
+      inFlight += s.inFlight;
+    }
+    return { waiting, inFlight };
+  }
+
   #state(origin: string): OriginState {
     let s = this.#origins.get(origin);
     if (!s) {

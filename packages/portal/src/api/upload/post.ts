@@ -196,6 +196,7 @@ export default function register(app: App, ctx: AppContext): void {
         throw clientAborted();
       } finally {
         request.raw.off('data', count);
+        ctx.metrics?.uploadBytes(received, committed);
         request.raw.off('close', onClose);
         if (!committed) {
           const keys = Object.values(staged).map((f) => f.key);
