@@ -90,7 +90,7 @@ describe.each([
         grant_type: 'password',
         username: ADMIN_EMAIL,
         password,
-      });
+      }).then(({ status, body }) => ({ status, body }));
     for (let i = 0; i < 5; i++) {
       const res = await login('127.0.0.2', 'wrong-password-000', `198.51.100.${i + 1}`);
       expect(res.status, `attempt ${i}`).toBe(400);
