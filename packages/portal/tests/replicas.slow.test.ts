@@ -210,7 +210,7 @@ describe('two replicas behind nginx', () => {
   it('each webhook event is delivered once, whichever replica handled it', async () => {
     const sub = await call(b.url, 'POST', '/api/webhooks', {
       headers: withToken(token),
-      json: { url: receiver.url('/replicas'), event_types: ['scan_completed', 'session_deleted'] },
+      json: { url: receiver.url('/replicas'), event_types: ['scan_completed', 'session_deleted', 'command_completed'] },
     });
     expect(sub.status, sub.text).toBe(201);
     const subId = sub.body.subscription.id as string;
@@ -227,7 +227,29 @@ describe('two replicas behind nginx', () => {
       ),
     );
     expect(deletes.sort()).toEqual([200, 200, 404, 404]);
-    const expected = sessions.length + raced.length;
+    // A command completed on both replicas at once: one report wins, one event.
+    const agentId = newAgentId('hooks');
+    expect(
+      (await call(a.url, 'POST', '/api/health', { headers: withKey(key), json: heartbeatBody(agentId) })).status,
+    ).toBe(200);
+    const queued = await call(a.url, 'POST', '/api/agent-commands', {
+      headers: withToken(token),
+      json: { agent_id: agentId, command_type: 'restart', payload: {} },
+    });
+    expect(queued.status, queued.text).toBe(201);
+    const commandId = queued.body.commands[0].id as number;
+    const claim = await call(b.url, 'POST', '/api/health', { headers: withKey(key), json: heartbeatBody(agentId) });
+    expect(claim.body.commands.map((c: { id: number }) => c.id)).toEqual([commandId]);
+    const reportStatus = (url: string, status: string) =>
+      call(url, 'PATCH', '/api/agent-commands', {
+        headers: withKey(key),
+        json: { command_id: commandId, agent_id: agentId, status },
+      }).then((r) => r.status);
+    expect(await reportStatus(front, 'acked')).toBe(200);
+    expect((await Promise.all([reportStatus(a.url, 'completed'), reportStatus(b.url, 'completed')])).sort()).toEqual([
+      200, 409,
+    ]);
+    const expected = sessions.length + raced.length + 1;
     const settled = async () => {
       const r = await db.query<{ status: string }>('SELECT status FROM webhook_deliveries WHERE subscription_id = $1', [
         subId,
@@ -245,6 +267,7 @@ describe('two replicas behind nginx', () => {
         .sort();
     expect(byType('scan_completed')).toEqual([...sessions].sort());
     expect(byType('session_deleted')).toEqual([...raced].sort());
+    expect(got.filter((e) => e.event_type === 'command_completed').map((e) => e.data.command_id)).toEqual([commandId]);
     const rows = await db.query('SELECT id FROM webhook_deliveries WHERE subscription_id = $1', [subId]);
     expect(rows.rows.length).toBe(expected);
   });
