@@ -10,8 +10,8 @@ import type { SequenceValue, TableShape } from './queries.ts';
 export const FORMAT = 'svc-portal-backup';
 export const FORMAT_VERSION = 1;
 export const MANIFEST = 'manifest.json';
-/** A manifest is metadata only; anything larger is not one of ours. */
-export const MAX_MANIFEST_BYTES = 64 * 1024 * 1024;
+/** About 200 bytes per session file: room for well over a million; anything larger is not one of ours. */
+export const MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
 
 export interface ManifestEntry {
   name: string;

@@ -164,7 +164,8 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
         await pipeline(bytes, copyIn(conn, table));
       } else if (entry.name.startsWith(OBJECT_PREFIX)) {
         const key = entry.name.slice(OBJECT_PREFIX.length);
-        const put = await opts.blobs.put(key.slice(0, key.lastIndexOf('/')), bytes);
+        const slash = key.lastIndexOf('/');
+        const put = await opts.blobs.put(slash > 0 ? key.slice(0, slash) : 'restored', bytes);
         written.push(put.key);
         keys.set(key, put.key);
       } else {
