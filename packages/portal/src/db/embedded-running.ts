@@ -14,7 +14,8 @@ export async function runningEmbeddedUrl(dataDir: string, database = 'svc'): Pro
   const lines = (await fs.readFile(path.join(p.cluster, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n');
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0 || !(await isRunning(pid))) return null;
+  if (!Number.isInteger(pid) || pid <= 0 || !Number.isInteger(port) || port <= 0 || !(await isRunning(pid)))
+    return null;
   const { password } = JSON.parse(await fs.readFile(p.secrets, 'utf8')) as { password: string };
   return connectionUrl(password, port, database, lines[4]?.trim() || null);
 }

@@ -2,7 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Command } from 'commander';
 import portalPackage from '../../../package.json' with { type: 'json' };
-import { FsBlobStore } from '../../blobs/fs-store.ts';
+import { openBlobStore } from '../../blobs/open.ts';
+import type { BlobStore } from '../../blobs/store.ts';
 import { ConfigError, type Config, loadConfig } from '../../config/index.ts';
 import { type EmbeddedServer, startEmbeddedPostgres } from '../../db/embedded.ts';
 import { runningEmbeddedUrl } from '../../db/embedded-running.ts';
@@ -22,13 +23,16 @@ import { RestoreRefused, restoreBackup, verifyArchive } from './restore.ts';
 /** npm runs scripts from the repository root; a relative path means the caller's directory. */
 const resolveArchive = (file: string) => path.resolve(process.env['INIT_CWD'] ?? process.cwd(), file);
 
-interface Target {
+interface State {
   database: DatabaseHandle;
-  close(): Promise<void>;
+  blobs: BlobStore;
 }
 
-/** A running portal's embedded server is used as it is; otherwise one is started for the command. */
-async function openTarget(config: Config): Promise<Target> {
+/**
+ * The portal's database and blob store, as its configuration names them, for the length of `run`.
+ * A running portal's embedded server is used as it is; otherwise one is started for the command.
+ */
+async function withState<T>(config: Config, run: (state: State) => Promise<T>): Promise<T> {
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
   let embedded: EmbeddedServer | null = null;
   let url = config.databaseUrl ?? (await runningEmbeddedUrl(config.dataDir));
@@ -37,21 +41,19 @@ async function openTarget(config: Config): Promise<Target> {
     url = embedded.url;
   }
   const database = openDatabase(url, { max: 2, logger });
-  return {
-    database,
-    async close() {
-      await database.close();
-      // Kysely ends the pool only once it has used it; the backup reads through the pool alone.
-      if (!database.pool.ended) await database.pool.end();
-      await embedded?.stop();
-    },
-  };
-}
-
-async function openBlobs(config: Config): Promise<FsBlobStore> {
-  const blobs = new FsBlobStore(path.join(config.dataDir, 'blobs'));
-  await blobs.init();
-  return blobs;
+  try {
+    const blobs = await openBlobStore(config);
+    try {
+      return await run({ database, blobs: blobs.store });
+    } finally {
+      blobs.close();
+    }
+  } finally {
+    await database.close();
+    // Kysely ends the pool only once it has used it; the backup reads through the pool alone.
+    if (!database.pool.ended) await database.pool.end();
+    await embedded?.stop();
+  }
 }
 
 const exists = (file: string) =>
@@ -72,24 +74,21 @@ async function restoringKey(config: Config): Promise<Buffer> {
 
 async function backup(file: string): Promise<void> {
   const config = loadConfig();
-  const target = await openTarget(config);
-  try {
-    const result = await createBackup({
-      pool: target.database.pool,
-      blobs: await openBlobs(config),
+  const result = await withState(config, ({ database, blobs }) =>
+    createBackup({
+      pool: database.pool,
+      blobs,
       archive: resolveArchive(file),
       portalVersion: portalPackage.version,
       onRetry: (err, attempt) =>
         process.stderr.write(
           `attempt ${attempt}: ${err.message} (changed after the snapshot); taking a new snapshot\n`,
         ),
-    });
-    process.stdout.write(
-      `backup written: ${result.archive} (${result.tables} tables, ${result.rows} rows, ${result.objects} objects, ${result.bytes} bytes)\n`,
-    );
-  } finally {
-    await target.close();
-  }
+    }),
+  );
+  process.stdout.write(
+    `backup written: ${result.archive} (${result.tables} tables, ${result.rows} rows, ${result.objects} objects, ${result.bytes} bytes)\n`,
+  );
 }
 
 async function restore(file: string, opts: { verify?: boolean }): Promise<void> {
@@ -102,21 +101,12 @@ async function restore(file: string, opts: { verify?: boolean }): Promise<void> 
   }
   const config = loadConfig();
   const keyEncryptionKey = await restoringKey(config);
-  const target = await openTarget(config);
-  try {
-    const result = await restoreBackup({
-      pool: target.database.pool,
-      db: target.database.db,
-      blobs: await openBlobs(config),
-      archive,
-      keyEncryptionKey,
-    });
-    process.stdout.write(
-      `restored ${archive}: ${result.rows} rows, ${result.objects} objects, taken ${result.manifest.created_at} (schema ${result.manifest.schema_migration}); start the portal to migrate it to this version\n`,
-    );
-  } finally {
-    await target.close();
-  }
+  const result = await withState(config, ({ database, blobs }) =>
+    restoreBackup({ pool: database.pool, db: database.db, blobs, archive, keyEncryptionKey }),
+  );
+  process.stdout.write(
+    `restored ${archive}: ${result.rows} rows, ${result.objects} objects, taken ${result.manifest.created_at} (schema ${result.manifest.schema_migration}); start the portal to migrate it to this version\n`,
+  );
 }
 
 const program = new Command('portal-backup').description('Back up and restore the portal (database and session files)');
