@@ -59,7 +59,7 @@ export interface Binaries {
 }
 
 /** The cluster, its log and its socket under `serverDir`; the credentials always stay in the data dir. */
-function layout(dataDir: string, serverDir: string): Paths {
+export function layout(dataDir: string, serverDir: string): Paths {
   const logDir = path.join(serverDir, 'postgres-log');
   return {
     cluster: path.join(serverDir, 'postgres'),

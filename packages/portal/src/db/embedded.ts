@@ -80,7 +80,7 @@ function listenSettings(p: Paths, port: number): { settings: Record<string, stri
 }
 
 /** The URL the portal connects with; `host` (the socket directory) takes precedence over 127.0.0.1 in node-postgres and libpq. */
-function connectionUrl(password: string, port: number, database: string, socketDir: string | null): string {
+export function connectionUrl(password: string, port: number, database: string, socketDir: string | null): string {
   const base = `postgres://postgres:${password}@127.0.0.1:${port}/${database}`;
   return socketDir === null ? base : `${base}?host=${encodeURIComponent(socketDir)}`;
 }
@@ -190,7 +190,7 @@ async function readPostmasterPid(cluster: string): Promise<number | null> {
 }
 
 /** True while `pid` runs; a zombie (exited, not yet reaped by init) counts as gone. */
-async function isRunning(pid: number): Promise<boolean> {
+export async function isRunning(pid: number): Promise<boolean> {
   try {
     process.kill(pid, 0);
   } catch (err) {

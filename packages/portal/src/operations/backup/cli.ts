@@ -1,0 +1,126 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { Command } from 'commander';
+import portalPackage from '../../../package.json' with { type: 'json' };
+import { openBlobStore } from '../../blobs/open.ts';
+import type { BlobStore } from '../../blobs/store.ts';
+import { ConfigError, type Config, loadConfig } from '../../config/index.ts';
+import { type EmbeddedServer, startEmbeddedPostgres } from '../../db/embedded.ts';
+import { runningEmbeddedUrl } from '../../db/embedded-running.ts';
+import { type DatabaseHandle, openDatabase } from '../../db/pool.ts';
+import { KEY_FILE, loadKeyEncryptionKey } from '../../identity/key-encryption.ts';
+import { createLogger } from '../../logging.ts';
+import { createBackup } from './backup.ts';
+import { ArchiveError } from './format.ts';
+import { RestoreRefused, restoreBackup, verifyArchive } from './restore.ts';
+
+/**
+ * `npm run backup -- <archive>`, `npm run restore -- <archive>`, `npm run restore -- --verify <archive>`:
+ * the portal's own configuration (DATABASE_URL or the embedded server under SVC_DATA_DIR)
+ * says where the database and the session files are.
+ */
+
+/** npm runs scripts from the repository root; a relative path means the caller's directory. */
+const resolveArchive = (file: string) => path.resolve(process.env['INIT_CWD'] ?? process.cwd(), file);
+
+interface State {
+  database: DatabaseHandle;
+  blobs: BlobStore;
+}
+
+/**
+ * The portal's database and blob store, as its configuration names them, for the length of `run`.
+ * A running portal's embedded server is used as it is; otherwise one is started for the command.
+ */
+async function withState<T>(config: Config, run: (state: State) => Promise<T>): Promise<T> {
+  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
+  let embedded: EmbeddedServer | null = null;
+  let url = config.databaseUrl ?? (await runningEmbeddedUrl(config.dataDir));
+  if (url === null) {
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, logger });
+    url = embedded.url;
+  }
+  const database = openDatabase(url, { max: 2, logger });
+  try {
+    const blobs = await openBlobStore(config);
+    try {
+      return await run({ database, blobs: blobs.store });
+    } finally {
+      blobs.close();
+    }
+  } finally {
+    await database.close();
+    // Kysely ends the pool only once it has used it; the backup reads through the pool alone.
+    if (!database.pool.ended) await database.pool.end();
+    await embedded?.stop();
+  }
+}
+
+const exists = (file: string) =>
+  fs.access(file).then(
+    () => true,
+    () => false,
+  );
+
+/** The key the restored portal will start with; never generated here, as a new one opens nothing. */
+async function restoringKey(config: Config): Promise<Buffer> {
+  const file = path.join(config.dataDir, KEY_FILE);
+  if (config.identity.keyEncryptionKey === null && !(await exists(file)))
+    throw new RestoreRefused(
+      `SVC_IDENTITY_KEY_ENCRYPTION_KEY is unset and ${file} does not exist: set the key, or copy ${KEY_FILE} from the data directory of the portal the backup was taken from`,
+    );
+  return loadKeyEncryptionKey(config, createLogger('silent'));
+}
+
+async function backup(file: string): Promise<void> {
+  const config = loadConfig();
+  const result = await withState(config, ({ database, blobs }) =>
+    createBackup({
+      pool: database.pool,
+      blobs,
+      archive: resolveArchive(file),
+      portalVersion: portalPackage.version,
+      onRetry: (err, attempt) =>
+        process.stderr.write(
+          `attempt ${attempt}: ${err.message} (changed after the snapshot); taking a new snapshot\n`,
+        ),
+    }),
+  );
+  process.stdout.write(
+    `backup written: ${result.archive} (${result.tables} tables, ${result.rows} rows, ${result.objects} objects, ${result.bytes} bytes)\n`,
+  );
+}
+
+async function restore(file: string, opts: { verify?: boolean }): Promise<void> {
+  const archive = resolveArchive(file);
+  if (!(await exists(archive))) throw new ArchiveError(`${archive} does not exist`);
+  if (opts.verify) {
+    const manifest = await verifyArchive(archive);
+    process.stdout.write(`${archive}: ${manifest.entries.length} entries match the manifest\n`);
+    return;
+  }
+  const config = loadConfig();
+  const keyEncryptionKey = await restoringKey(config);
+  const result = await withState(config, ({ database, blobs }) =>
+    restoreBackup({ pool: database.pool, db: database.db, blobs, archive, keyEncryptionKey }),
+  );
+  process.stdout.write(
+    `restored ${archive}: ${result.rows} rows, ${result.objects} objects, taken ${result.manifest.created_at} (schema ${result.manifest.schema_migration}); start the portal to migrate it to this version\n`,
+  );
+}
+
+const program = new Command('portal-backup').description('Back up and restore the portal (database and session files)');
+program.command('backup').argument('<archive>', 'file to write (never overwritten)').action(backup);
+program
+  .command('restore')
+  .argument('<archive>', 'archive written by backup')
+  .option('--verify', 'only check every entry against the manifest')
+  .action(restore);
+
+try {
+  await program.parseAsync();
+} catch (err) {
+  const known = err instanceof ArchiveError || err instanceof RestoreRefused || err instanceof ConfigError;
+  process.stderr.write(`${known ? '' : 'failed: '}${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(known ? 2 : 1);
+}
