@@ -252,4 +252,42 @@ describe('heartbeats arriving together', () => {
     expect(stored.rows).toEqual([{ uptime_seconds: 77, received_at: clock.now() }]);
     expect(after.count - before.count).toBeGreaterThan(0);
   });
+
+  it('a batch statement that fails is written one by one: every heartbeat still gets its own answer', async () => {
+    const lic = await createLicense(portal, { tier: 'business', max_agents: null });
+    const agents = Array.from({ length: 60 }, () => newAgentId('fail'));
+    await register(lic.key, agents);
+    const queued = await queueFor(lic.record.client_id, agents[7] as string, 4);
+    // A real failure inside PostgreSQL: any statement updating two of this client's agents at once is refused.
+    const client = lic.record.client_id.replaceAll("'", "''");
+    await db.query('CREATE SEQUENCE refused_batches');
+    await db.query(`CREATE FUNCTION refuse_batches() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF (SELECT count(*) FROM updated WHERE client_id = '${client}') > 1 THEN
+          PERFORM nextval('refused_batches'); -- not rolled back with the statement: the test sees it
+          RAISE EXCEPTION 'no batches here';
+        END IF;
+        RETURN NULL;
+      END $$`);
+    await db.query(`CREATE TRIGGER refuse_batches AFTER UPDATE ON agents REFERENCING NEW TABLE AS updated
+      FOR EACH STATEMENT EXECUTE FUNCTION refuse_batches()`);
+    try {
+      clock.advance(60_000);
+      const res = await Promise.all(agents.map((a) => heartbeat(lic.key, heartbeatBody(a, { uptime_seconds: 99 }))));
+      expect(res.map((r) => r.status)).toEqual(agents.map(() => 200));
+      expect(res.map((r) => r.body.commands.map((c: { id: number }) => String(c.id)))).toEqual(
+        agents.map((_, i) => (i === 7 ? [queued] : [])),
+      );
+      const { rows } = await db.query('SELECT DISTINCT uptime_seconds, received_at FROM agents WHERE client_id = $1', [
+        lic.record.client_id,
+      ]);
+      expect(rows).toEqual([{ uptime_seconds: 99, received_at: clock.now() }]);
+      const refused = await db.query('SELECT is_called FROM refused_batches');
+      expect(refused.rows).toEqual([{ is_called: true }]);
+    } finally {
+      await db.query('DROP TRIGGER refuse_batches ON agents');
+      await db.query('DROP FUNCTION refuse_batches()');
+      await db.query('DROP SEQUENCE refused_batches');
+    }
+  });
 });

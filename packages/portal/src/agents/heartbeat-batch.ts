@@ -35,7 +35,7 @@ const BATCHES_IN_FLIGHT = 2;
  * written one after the other in arrival order: the next waits until the previous one is
  * answered. A batch statement that fails sends each of its heartbeats down the single path.
  */
-export class HeartbeatBatcher {
+class HeartbeatBatcher {
   readonly #ctx: AppContext;
   readonly #maxBatch: number;
   #queue: Waiting[] = [];
