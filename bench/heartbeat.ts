@@ -806,6 +806,14 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   const baselineSummary = side('baseline');
   const portalSummary = side('portal');
   const singleSummary = single ? side('single') : null;
+  const summaryRow = (label: string, m: typeof portalSummary) => [
+    label,
+    Math.round(m.rps),
+    m.p50Ms.toFixed(2),
+    m.p99Ms.toFixed(2),
+    m.serverCpuUsPerHeartbeat,
+    m.postgresCpuUsPerHeartbeat,
+  ];
   const batchedOverSingle = singleSummary ? round(portalSummary.rps / singleSummary.rps, 3) : null;
   const ratio = {
     throughput: round(portalSummary.rps / baselineSummary.rps, 3),
@@ -827,32 +835,11 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   log(
     table([
       ['median of runs', 'hb/s', 'p50 ms', 'p99 ms', 'server µs/hb', 'postgres µs/hb'],
-      [
-        'baseline (node:http + pg, same SQL)',
-        Math.round(baselineSummary.rps),
-        baselineSummary.p50Ms.toFixed(2),
-        baselineSummary.p99Ms.toFixed(2),
-        baselineSummary.serverCpuUsPerHeartbeat,
-        baselineSummary.postgresCpuUsPerHeartbeat,
-      ],
-      [
-        'portal',
-        Math.round(portalSummary.rps),
-        portalSummary.p50Ms.toFixed(2),
-        portalSummary.p99Ms.toFixed(2),
-        portalSummary.serverCpuUsPerHeartbeat,
-        portalSummary.postgresCpuUsPerHeartbeat,
-      ],
+      summaryRow('baseline (node:http + pg, same SQL)', baselineSummary),
+      summaryRow('portal', portalSummary),
       ...(singleSummary
         ? [
-            [
-              'portal, single path (SVC_HEARTBEAT_BATCH_MAX=0)',
-              Math.round(singleSummary.rps),
-              singleSummary.p50Ms.toFixed(2),
-              singleSummary.p99Ms.toFixed(2),
-              singleSummary.serverCpuUsPerHeartbeat,
-              singleSummary.postgresCpuUsPerHeartbeat,
-            ],
+            summaryRow('portal, single path (SVC_HEARTBEAT_BATCH_MAX=0)', singleSummary),
             ['portal (batched) / single path', String(batchedOverSingle), '', '', '', ''],
           ]
         : []),

@@ -100,21 +100,8 @@ export function heartbeatValues(values: Record<HeartbeatParameter, unknown>): un
 export const POLL_SQL = `WITH ${claimCtes({ agent: 'c.client_id = $1 AND c.agent_id = $2', guard: 'true', limit: '$3', now: '$4' })}
   SELECT * FROM claimed ORDER BY ${DELIVERY_ORDER}`;
 
-/** One heartbeat of a batch: the license-key heartbeat statement's values, per agent. */
-export interface BatchedHeartbeat {
-  client_id: string;
-  agent_id: string;
-  version: string;
-  sent_at: Date;
-  status: string;
-  uptime_seconds: number;
-  /** JSON text or null. */
-  schedules: string | null;
-  /** JSON text or null. */
-  system_info: string | null;
-  now: Date;
-  can_receive: boolean;
-}
+/** One heartbeat of a batch: the license-key heartbeat statement's values but the limit. */
+export type BatchedHeartbeat = Record<Exclude<HeartbeatParameter, 'limit'>, unknown>;
 
 /**
  * The license-key heartbeat statement for many agents at once (at most one heartbeat per
@@ -122,12 +109,12 @@ export interface BatchedHeartbeat {
  * statement and one commit. `i` is the heartbeat's position in the batch; a heartbeat
  * whose agent was not updated (unknown, deregistered, legacy-registered) has no row and
  * takes the single statement's slow path. Rows come per heartbeat in delivery order.
- * $1..$11 are arrays in BATCHED_COLUMNS order, $12 the per-agent limit.
+ * $1 is the positions, $2..$11 one array per HEARTBEAT_PARAMETERS column but the limit, $12 the limit.
  */
 export const HEARTBEAT_BATCH_SQL = `WITH v AS (
-    SELECT * FROM unnest($1::int[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[],
-      $7::float8[], $8::jsonb[], $9::jsonb[], $10::timestamptz[], $11::boolean[])
-      AS v(i, client_id, agent_id, version, sent_at, status, uptime_seconds, schedules, system_info, now, can_receive)
+    SELECT * FROM unnest($1::int[], $2::text[], $3::timestamptz[], $4::text[], $5::float8[], $6::jsonb[],
+      $7::jsonb[], $8::timestamptz[], $9::text[], $10::text[], $11::boolean[])
+      AS v(i, version, sent_at, status, uptime_seconds, schedules, system_info, now, client_id, agent_id, can_receive)
   ), hb AS (
     UPDATE agents a SET version = v.version, sent_at = v.sent_at, status = v.status, uptime_seconds = v.uptime_seconds,
       schedules = v.schedules, system_info = v.system_info, received_at = v.now
@@ -152,20 +139,13 @@ export const HEARTBEAT_BATCH_SQL = `WITH v AS (
   FROM hb LEFT JOIN claimed ON claimed.i = hb.i
   ORDER BY hb.i, ${DELIVERY_ORDER}`;
 
-const BATCHED_COLUMNS = [
-  'client_id',
-  'agent_id',
-  'version',
-  'sent_at',
-  'status',
-  'uptime_seconds',
-  'schedules',
-  'system_info',
-  'now',
-  'can_receive',
-] as const satisfies readonly (keyof BatchedHeartbeat)[];
+const BATCHED_COLUMNS = HEARTBEAT_PARAMETERS.filter((p) => p !== 'limit');
 
 /** The batch statement's parameters: positions, one array per column, then the limit. */
 export function heartbeatBatchValues(beats: readonly BatchedHeartbeat[], limit: number): unknown[] {
-  return [beats.map((_, i) => i), ...BATCHED_COLUMNS.map((c) => beats.map((b) => b[c])), limit];
+  return [
+    beats.map((_, i) => i),
+    ...BATCHED_COLUMNS.map((c) => beats.map((b) => b[c as keyof BatchedHeartbeat])),
+    limit,
+  ];
 }

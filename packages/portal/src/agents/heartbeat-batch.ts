@@ -98,10 +98,7 @@ class HeartbeatBatcher {
     }
     let rows: (ClaimedRow & { i: number })[];
     try {
-      const beats = batch.map((w): BatchedHeartbeat => {
-        const f = heartbeatFields(w.principal, w.hb, w.now);
-        return { ...f, client_id: f.client_id ?? '' };
-      });
+      const beats = batch.map((w): BatchedHeartbeat => heartbeatFields(w.principal, w.hb, w.now));
       rows = await queryPrepared(
         this.#ctx.pool,
         'heartbeat_batch',

@@ -4,7 +4,7 @@ import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { queryPrepared } from '../db/prepared.ts';
 import { type ClaimedRow, HEARTBEAT_SQL, heartbeatValues } from './claim-sql.ts';
-import { heartbeatSlowPath } from './first-heartbeat.ts';
+import { heartbeatSlowPath, storedState } from './first-heartbeat.ts';
 import { presentDelivered } from './present.ts';
 
 export type KeyHolder = LicensePrincipal | LegacyPrincipal;
@@ -39,12 +39,7 @@ export async function recordHeartbeat(
 /** What a heartbeat writes and claims with, the same for the single statement and a batch. */
 export function heartbeatFields(principal: KeyHolder, hb: ReceivedHeartbeat, now: Date) {
   return {
-    version: hb.version,
-    sent_at: hb.sentAt,
-    status: hb.status,
-    uptime_seconds: hb.uptimeSeconds,
-    schedules: hb.schedules === null ? null : JSON.stringify(hb.schedules),
-    system_info: hb.systemInfo === null ? null : JSON.stringify(hb.systemInfo),
+    ...storedState(hb),
     now,
     client_id: principal.kind === 'license' ? principal.clientId : hb.clientId,
     agent_id: hb.agentId,
