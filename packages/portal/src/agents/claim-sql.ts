@@ -1,6 +1,6 @@
 /**
  * The statements that hand out an agent's pending commands, as plain SQL text with numbered
- * parameters: one definition that the portal runs (heartbeat.ts, poll.ts) and
+ * parameters: one definition that the portal runs (heartbeat.ts, heartbeat-batch.ts, poll.ts) and
  * bench/heartbeat.ts runs as its baseline, so the two cannot drift apart.
  *
  * The claim picks up to a limit of commands in delivery order (priority descending, then
