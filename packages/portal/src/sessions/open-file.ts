@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 import { type SessionFileName, UPLOAD_LIMIT_BYTES } from '@svc/protocol';
-import { BlobNotFoundError } from '../blobs/store.ts';
+import { BlobNotFoundError, BlobStoreUnavailableError } from '../blobs/store.ts';
 import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
 import { sessionNotFound } from './access.ts';
@@ -35,6 +35,8 @@ export async function openSessionFile(
       const blob = await ctx.blobs.get(entry.key);
       return { ...blob, row };
     } catch (err) {
+      // Unreachable: a 503 (the caller may retry); the cause is for the log only.
+      if (err instanceof BlobStoreUnavailableError) ctx.logger.warn({ err: err.cause }, 'blob store unavailable');
       if (!(err instanceof BlobNotFoundError)) throw err;
     }
     const fresh = await findSession(ctx.db, { clientId: row.client_id, sessionId: row.session_id });

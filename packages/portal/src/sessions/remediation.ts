@@ -23,6 +23,7 @@ import { clientIdOut } from './present.ts';
 import { filesOf, type SessionRef, writeRemediationAtVersion } from './queries.ts';
 import type { ExceptionChange, RemediationChange, RemediationOutcome } from './results.ts';
 import { openFindingsOf } from './scan-facts.ts';
+import { storageFailure } from './storage.ts';
 
 /**
  * Remediation tracking (docs/api.md#sessions, PATCH /api/remediation-update).
@@ -404,8 +405,7 @@ export async function updateRemediation(
 
     const body = Buffer.from(JSON.stringify(result.doc, null, 2), 'utf8');
     const put = await ctx.blobs.put(blobPrefix(ref.clientId, now), [body]).catch((err: unknown) => {
-      ctx.logger.error({ err, session_id: sessionId }, 'blob write failed');
-      throw new DomainError('internal.storage', 'Storage failure: the update was not stored');
+      throw storageFailure(err, 'Storage failure: the update was not stored', ctx.logger, { session_id: sessionId });
     });
     const file: StoredObject = { ...put, content_type: stored.content_type || CONTENT_TYPES['session_results.json'] };
     let event: AuditEvent | null;

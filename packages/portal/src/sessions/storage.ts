@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import type { PutResult } from '../blobs/store.ts';
+import { BlobStoreUnavailableError, type PutResult } from '../blobs/store.ts';
 import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
 
@@ -18,7 +18,20 @@ export interface StoreOptions {
   isCallerError?: (err: unknown) => boolean;
 }
 
-/** Stream a file into a new object; a failure of the store is logged and becomes a storage failure. */
+/**
+ * What a failed write of the store becomes: a store that cannot be reached stays a 503 (logged
+ * as a warning); anything else is logged and becomes the storage failure (500) `failure` says.
+ */
+export function storageFailure(err: unknown, failure: string, logger: Log, fields: object = {}): Error {
+  if (err instanceof BlobStoreUnavailableError) {
+    logger.warn({ err: err.cause, ...fields }, 'blob store unavailable');
+    return err;
+  }
+  logger.error({ err, ...fields }, 'blob write failed');
+  return new DomainError('internal.storage', failure);
+}
+
+/** Stream a file into a new object; a failure of the store becomes `storageFailure`'s error. */
 export function storeObject(
   ctx: AppContext,
   prefix: string,
@@ -27,8 +40,7 @@ export function storeObject(
 ): Promise<PutResult> {
   return ctx.blobs.put(prefix, source).catch((err: unknown) => {
     if (opts.isCallerError?.(err)) throw err;
-    opts.logger.error({ err }, 'blob write failed');
-    throw new DomainError('internal.storage', opts.failure);
+    throw storageFailure(err, opts.failure, opts.logger);
   });
 }
 

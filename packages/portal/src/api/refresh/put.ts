@@ -47,7 +47,7 @@ export default function register(app: App, ctx: AppContext): void {
           security: [{ apiKey: [] }],
           querystring: RefreshQuery,
           consumes: ['text/html'],
-          response: responses({ 200: RefreshResponse }, 400, 401, 403, 404, 409, 413, 415, 500, 507),
+          response: responses({ 200: RefreshResponse }, 400, 401, 403, 404, 409, 413, 415, 500, 503, 507),
         },
       },
       async (request) => {
