@@ -13,6 +13,9 @@
  *   is what the portal's own layers (Fastify, auth, validation, serialization, Kysely)
  *   cost on top of the unavoidable work. The run checks that the two sides really send
  *   the same statement (PostgreSQL's statement log) and answer the same commands.
+ * - single path: the portal again, on the same database, with SVC_HEARTBEAT_BATCH_MAX=0 (every
+ *   heartbeat its own statement and commit, as before batching): the batched portal's baseline
+ *   (`--no-single` skips it);
  * - pgbench (informational): the same statement straight from pgbench (no HTTP, no Node),
  *   with as many database connections as the pool: the database's own ceiling here.
  *
@@ -24,11 +27,11 @@
  *   commit: what the statement itself would allow if the portal changed how it sends it.
  *
  *   node bench/heartbeat.ts [--duration=15 --warmup=5 --connections=50 --rounds=2]
- *                           [--agents=100000 --pending=20000 --pool=10 --no-pgbench --no-what-if]
+ *                           [--agents=100000 --pending=20000 --pool=10 --no-pgbench --no-what-if --no-single]
  *
  * Results: bench/results/heartbeat-<timestamp>.json.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -40,13 +43,8 @@ import { promisify } from 'node:util';
 import autocannon, { type Instance, type Result } from 'autocannon';
 import pg from 'pg';
 import { type HeartbeatBody, MAX_COMMANDS_PER_HEARTBEAT } from '@svc/protocol';
-import {
-  type ClaimedRow,
-  HEARTBEAT_PARAMETERS,
-  HEARTBEAT_SQL,
-  type HeartbeatParameter,
-  heartbeatValues,
-} from '@svc/portal/agents/claim-sql';
+import { type ClaimedRow, HEARTBEAT_SQL, heartbeatValues } from '@svc/portal/agents/claim-sql';
+import { normalizeSql, PGBENCH_VARIANTS, type PgbenchResult, runPgbench } from './heartbeat/pgbench.ts';
 import { spawnNode, waitForHttp, type NodeChild } from './lib/children.ts';
 import { cleanupAll, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.ts';
 import { startCpuSample, waitForQuietMachine, type CpuTarget } from './lib/cpu.ts';
@@ -56,7 +54,7 @@ import { adminToken, createLicense, startPortalProcess, type PortalProcess } fro
 import { freePort } from './lib/ports.ts';
 import { summarizeProfile } from './lib/profile-summary.ts';
 import { RESULTS_DIR, stampOf, table, writeResult } from './lib/report.ts';
-import { latencySummary, median, percentileSorted, round, Samples, statusCountsOf } from './lib/stats.ts';
+import { latencySummary, median, round, Samples, statusCountsOf } from './lib/stats.ts';
 
 // autocannon's `requests` (per-request setup), which bench/lib/autocannon.d.ts does not declare.
 declare module 'autocannon' {
@@ -192,11 +190,13 @@ interface HeartbeatOptions extends BenchOptions {
   pgbench: boolean;
   /** Also measure what the statement costs prepared (and without synchronous commit): informational, not in the ratio. */
   whatIf: boolean;
+  /** Also run the portal with batching off (today's single path), the batched path's baseline. */
+  single: boolean;
 }
 
 /** Our own flags first, the shared ones (bench/lib/options.ts) after; defaults suited to this benchmark. */
 function parseOptions(argv: string[]): HeartbeatOptions | 'help' {
-  const own = { agents: 100_000, pending: 20_000, pool: 10, pgbench: true, whatIf: true };
+  const own = { agents: 100_000, pending: 20_000, pool: 10, pgbench: true, whatIf: true, single: true };
   const rest: string[] = [];
   for (const arg of argv) {
     const m = /^--(agents|pending|pool)=(\d+)$/.exec(arg);
@@ -206,6 +206,7 @@ function parseOptions(argv: string[]): HeartbeatOptions | 'help' {
       own[m[1] as 'agents' | 'pending' | 'pool'] = n;
     } else if (arg === '--no-pgbench') own.pgbench = false;
     else if (arg === '--no-what-if') own.whatIf = false;
+    else if (arg === '--no-single') own.single = false;
     else rest.push(arg);
   }
   if (own.pending > own.agents * 10) throw new OptionsError('--pending must be at most 10 per agent');
@@ -232,6 +233,22 @@ function databaseUrlOf(portal: PortalProcess): string {
     password: string;
   };
   return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${portal.pgPort}/svc`;
+}
+
+/** The portal again, on the first one's database (over its socket when it has one, as the first), batching off. */
+async function startSinglePathPortal(first: PortalProcess, databaseUrl: string, opts: HeartbeatOptions) {
+  const socketDir = path.join(first.dataDir, 'postgres-run');
+  const socket = fs.existsSync(path.join(socketDir, `.s.PGSQL.${first.pgPort}`));
+  return startPortalProcess({
+    echo: opts.verbose,
+    env: {
+      SVC_DB_POOL_MAX: String(opts.pool),
+      SVC_HEARTBEAT_BATCH_MAX: '0',
+      // The first portal's key to the signing key it stored in the database (replicas share it).
+      SVC_IDENTITY_KEY_ENCRYPTION_KEY: fs.readFileSync(path.join(first.dataDir, 'identity-key'), 'utf8').trim(),
+      DATABASE_URL: socket ? `${databaseUrl}?host=${encodeURIComponent(socketDir)}` : databaseUrl,
+    },
+  });
 }
 
 async function seed(
@@ -295,12 +312,6 @@ async function postHeartbeat(url: string, key: string, agentId: string): Promise
 }
 
 // --- fairness checks ---------------------------------------------------------------------
-
-const normalizeSql = (s: string): string =>
-  s
-    .replace(/--[^\n]*/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
 
 interface Captured {
   /** The statement, comments and whitespace collapsed. */
@@ -516,157 +527,9 @@ function problemsOf(r: LoadResult): string | null {
   return problems.length > 0 ? `${r.title}: ${problems.join(', ')}` : null;
 }
 
-// --- pgbench (informational) ---------------------------------------------------------------
-
-interface PgbenchResult {
-  variant: string;
-  clients: number;
-  durationS: number;
-  transactions: number;
-  tps: number;
-  latencyMs: { p50: number; p90: number; p99: number; max: number };
-  /** Over the whole pgbench process (connect, run, disconnect) plus 0.5 s: compare the µs/tx, not this. */
-  postgresCpuPercent: number | null;
-  postgresCpuUsPerTransaction: number | null;
-}
-
-/** The heartbeat statement with the baseline's parameter values, for pgbench (-M extended binds :n). */
-function pgbenchScript(agents: number): string {
-  const literal: Record<HeartbeatParameter, string> = {
-    version: `'${VERSION}'`,
-    sent_at: 'now()',
-    status: `'running'`,
-    uptime_seconds: '3600',
-    schedules: 'NULL',
-    system_info: 'NULL',
-    now: 'now()',
-    client_id: `'${CLIENT_ID}'`,
-    agent_id: `'svcd_' || lpad(to_hex(:n::int), 8, '0')`,
-    can_receive: 'true',
-    limit: String(MAX_COMMANDS_PER_HEARTBEAT),
-  };
-  const sql = normalizeSql(HEARTBEAT_SQL.license).replace(/\$(\d+)/g, (_, n: string) => {
-    const name = HEARTBEAT_PARAMETERS[Number(n) - 1];
-    if (name === undefined) throw new Error(`the heartbeat statement has no parameter $${n}`);
-    return `(${literal[name]})`;
-  });
-  if (/\$\d/.test(sql)) throw new Error(`pgbench script still has a parameter: ${sql}`);
-  return `\\set n random(1, ${agents})\n${sql};\n`;
-}
-
-interface PgbenchVariant {
-  name: string;
-  /** pgbench -M: `extended` is what node-postgres does (unnamed statement: parse, plan, execute every time). */
-  mode: 'extended' | 'prepared';
-  /** PGOPTIONS for the sessions, e.g. '-c synchronous_commit=off'. */
-  pgOptions: string;
-}
-
-const PGBENCH_VARIANTS: PgbenchVariant[] = [
-  { name: 'pgbench -M extended (as pg sends it)', mode: 'extended', pgOptions: '' },
-  { name: 'what-if: pgbench -M prepared', mode: 'prepared', pgOptions: '' },
-  {
-    name: 'what-if: pgbench -M prepared, synchronous_commit=off',
-    mode: 'prepared',
-    pgOptions: '-c synchronous_commit=off',
-  },
-];
-
-async function runPgbench(
-  databaseUrl: string,
-  opts: HeartbeatOptions,
-  postgres: CpuTarget,
-  variant: PgbenchVariant,
-): Promise<PgbenchResult> {
-  // A fresh directory per run: pgbench's per-transaction logs land here.
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-pgbench-'));
-  onCleanup(
-    `remove ${dir}`,
-    () => fs.promises.rm(dir, { recursive: true, force: true }),
-    () => fs.rmSync(dir, { recursive: true, force: true }),
-  );
-  const script = path.join(dir, 'heartbeat.sql');
-  fs.writeFileSync(script, pgbenchScript(opts.agents));
-  const url = new URL(databaseUrl);
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env['PATH'] ?? '',
-    PGPASSWORD: decodeURIComponent(url.password),
-    PGOPTIONS: variant.pgOptions,
-    LC_ALL: 'C',
-  };
-  const clients = opts.pool;
-  const args = [
-    '-h',
-    url.hostname,
-    '-p',
-    url.port,
-    '-U',
-    'postgres',
-    '-n',
-    '-M',
-    variant.mode,
-    '-c',
-    String(clients),
-    '-j',
-    '2',
-    '-T',
-    String(Math.round(opts.durationS)),
-    '-f',
-    script,
-    '-l',
-    `--log-prefix=${path.join(dir, 'tx')}`,
-    'svc',
-  ];
-  const cpu = startCpuSample([postgres]);
-  const t0 = process.hrtime.bigint();
-  const child = spawn('pgbench', args, { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  const unregister = onCleanup(
-    'stop pgbench',
-    () => void child.kill('SIGKILL'),
-    () => void child.kill('SIGKILL'),
-  );
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  unregister();
-  // Let the backends of the closed sessions exit and be reaped, so their CPU time is counted.
-  await sleep(500);
-  const cpuPercent = cpu.stop();
-  const wallS = Number(process.hrtime.bigint() - t0) / 1e9;
-  if (code !== 0) throw new Error(`pgbench exited with ${code}:\n${out}`);
-  const latencies = new Samples();
-  for (const f of fs.readdirSync(dir).filter((f) => f.startsWith('tx'))) {
-    for (const line of fs.readFileSync(path.join(dir, f), 'utf8').split('\n')) {
-      const us = Number(line.split(' ')[2]);
-      if (line !== '' && Number.isFinite(us)) latencies.push(us / 1000);
-    }
-  }
-  const sorted = latencies.sorted();
-  const tps = Number(/tps = ([\d.]+) \(without initial connection time\)/.exec(out)?.[1] ?? Number.NaN);
-  const transactions = Number(/number of transactions actually processed: (\d+)/.exec(out)?.[1] ?? sorted.length);
-  const pgCpu = cpuPercent['postgres'] ?? null;
-  return {
-    variant: variant.name,
-    clients,
-    durationS: opts.durationS,
-    transactions,
-    tps: round(tps, 1),
-    latencyMs: {
-      p50: round(percentileSorted(sorted, 50), 3),
-      p90: round(percentileSorted(sorted, 90), 3),
-      p99: round(percentileSorted(sorted, 99), 3),
-      max: round(sorted[sorted.length - 1] ?? Number.NaN, 3),
-    },
-    postgresCpuPercent: pgCpu,
-    postgresCpuUsPerTransaction:
-      pgCpu === null || transactions === 0 ? null : round(((pgCpu / 100) * wallS * 1e6) / transactions, 1),
-  };
-}
-
 // --- main ------------------------------------------------------------------------------------
 
-type Side = 'baseline' | 'portal';
+type Side = 'baseline' | 'single' | 'portal';
 
 function cpuCell(v: number | null | undefined): string {
   return v === null || v === undefined ? '-' : `${v.toFixed(0)}%`;
@@ -678,7 +541,7 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   const loadAtStart = os.loadavg().map((v) => round(v, 2));
   log(
     `heartbeat benchmark: POST ${PATH} for random agents of ${opts.agents.toLocaleString('en')} with ${opts.pending.toLocaleString('en')} pending commands; ` +
-      `${opts.connections} connections, DB pool ${opts.pool}, ${opts.warmupS} s warm-up + ${opts.durationS} s measured, ${opts.rounds} round(s) of baseline then portal`,
+      `${opts.connections} connections, DB pool ${opts.pool}, ${opts.warmupS} s warm-up + ${opts.durationS} s measured, ${opts.rounds} round(s) of baseline, single path, then portal`,
   );
   log(
     `machine: ${machine.cpus} CPUs (${machine.cpuModel}), ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.platform}, load average ${loadAtStart.join(' ')}`,
@@ -747,9 +610,20 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   log(`check: both answer ${probeAgent} the same ${answers.commands} commands in the same order`);
   await resetBacklog(db);
 
+  // Today's path in the same run: a second portal on the same database writing every heartbeat alone.
+  const single = opts.single ? await startSinglePathPortal(portal, databaseUrl, opts) : null;
+  if (single) {
+    const same = await compareAnswers(db, single.url, baseline.url, key, probeAgent);
+    if (!same.same) throw new Error(`the single-path portal answers differently: ${JSON.stringify(same.portal)}`);
+    log(`single-path portal (SVC_HEARTBEAT_BATCH_MAX=0) up at ${single.url}; it answers ${probeAgent} the same`);
+    await resetBacklog(db);
+  }
   const postgres: CpuTarget = { name: 'postgres', pid: () => portal.postmasterPid(), withChildren: true };
   const targets: { side: Side; url: string; cpu: CpuTarget[] }[] = [
     { side: 'baseline', url: baseline.url, cpu: [{ name: 'server', pid: () => baseline.child.pid }, postgres] },
+    ...(single
+      ? [{ side: 'single' as const, url: single.url, cpu: [{ name: 'server', pid: () => single.child.pid }, postgres] }]
+      : []),
     { side: 'portal', url: portal.url, cpu: [{ name: 'server', pid: () => portal.child.pid }, postgres] },
   ];
   const common = {
@@ -906,7 +780,7 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
             signal: interrupted,
           });
         await resetBacklog(db);
-        const r = await runPgbench(databaseUrl, opts, postgres, variant);
+        const r = await runPgbench(databaseUrl, opts, { version: VERSION, clientId: CLIENT_ID }, postgres, variant);
         pgbench.push(r);
         log(
           `  ${variant.name}: ${r.tps.toFixed(0)} tx/s   p50 ${r.latencyMs.p50.toFixed(2)} ms   p99 ${r.latencyMs.p99.toFixed(2)} ms   (${r.clients} connections; postgres CPU ${cpuCell(r.postgresCpuPercent)}, ${r.postgresCpuUsPerTransaction} µs/tx)`,
@@ -931,12 +805,26 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   };
   const baselineSummary = side('baseline');
   const portalSummary = side('portal');
+  const singleSummary = single ? side('single') : null;
+  const summaryRow = (label: string, m: typeof portalSummary) => [
+    label,
+    Math.round(m.rps),
+    m.p50Ms.toFixed(2),
+    m.p99Ms.toFixed(2),
+    m.serverCpuUsPerHeartbeat,
+    m.postgresCpuUsPerHeartbeat,
+  ];
+  const batchedOverSingle = singleSummary ? round(portalSummary.rps / singleSummary.rps, 3) : null;
   const ratio = {
     throughput: round(portalSummary.rps / baselineSummary.rps, 3),
     p50: round(portalSummary.p50Ms / baselineSummary.p50Ms, 3),
     p99: round(portalSummary.p99Ms / baselineSummary.p99Ms, 3),
   };
-  const targetsMet = { ratioAtLeast0_8: ratio.throughput >= 0.8, atLeast3000PerSecond: portalSummary.rps >= 3000 };
+  const targetsMet = {
+    ratioAtLeast0_8: ratio.throughput >= 0.8,
+    atLeast3000PerSecond: portalSummary.rps >= 3000,
+    batchedAtLeast1_5xSingle: batchedOverSingle === null ? null : batchedOverSingle >= 1.5,
+  };
 
   log('');
   log(
@@ -947,22 +835,14 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   log(
     table([
       ['median of runs', 'hb/s', 'p50 ms', 'p99 ms', 'server µs/hb', 'postgres µs/hb'],
-      [
-        'baseline (node:http + pg, same SQL)',
-        Math.round(baselineSummary.rps),
-        baselineSummary.p50Ms.toFixed(2),
-        baselineSummary.p99Ms.toFixed(2),
-        baselineSummary.serverCpuUsPerHeartbeat,
-        baselineSummary.postgresCpuUsPerHeartbeat,
-      ],
-      [
-        'portal',
-        Math.round(portalSummary.rps),
-        portalSummary.p50Ms.toFixed(2),
-        portalSummary.p99Ms.toFixed(2),
-        portalSummary.serverCpuUsPerHeartbeat,
-        portalSummary.postgresCpuUsPerHeartbeat,
-      ],
+      summaryRow('baseline (node:http + pg, same SQL)', baselineSummary),
+      summaryRow('portal', portalSummary),
+      ...(singleSummary
+        ? [
+            summaryRow('portal, single path (SVC_HEARTBEAT_BATCH_MAX=0)', singleSummary),
+            ['portal (batched) / single path', String(batchedOverSingle), '', '', '', ''],
+          ]
+        : []),
       [
         'portal / baseline',
         ratio.throughput.toFixed(3),
@@ -1003,6 +883,10 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   log(
     `targets: portal/baseline ≥ 0.8: ${targetsMet.ratioAtLeast0_8 ? 'met' : 'NOT met'} (${ratio.throughput.toFixed(3)}); ≥ 3,000 heartbeats/s: ${targetsMet.atLeast3000PerSecond ? 'met' : 'NOT met'} (${Math.round(portalSummary.rps)}/s)`,
   );
+  if (batchedOverSingle !== null)
+    log(
+      `target: batched ≥ 1.5 × the single path: ${targetsMet.batchedAtLeast1_5xSingle ? 'met' : 'NOT met'} (${batchedOverSingle.toFixed(3)})`,
+    );
   const contended = runs.filter((r) => (r.cpuPercent['other'] ?? 0) > opts.quietBusyPercent);
   if (contended.length > 0)
     log(
@@ -1061,7 +945,9 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
       summary: {
         baseline: baselineSummary,
         portal: portalSummary,
+        singlePath: singleSummary,
         ratio,
+        batchedOverSingle,
         targets: { ratio: 0.8, heartbeatsPerSecond: 3000, met: targetsMet },
         whatIfPrepared,
         pgbench,
@@ -1082,6 +968,7 @@ const help = (): string =>
     '  --pool=N              database pool of the portal and the baseline; pgbench connections (default 10)',
     '  --no-pgbench          skip the pgbench figures',
     '  --no-what-if          skip the what-if figures (prepared statement, asynchronous commit)',
+    "  --no-single           skip the single-path portal (SVC_HEARTBEAT_BATCH_MAX=0), the batched path's baseline",
     '  (defaults here: --duration=15 --warmup=5 --rounds=2 --quiet-wait=30)',
   ].join('\n');
 

@@ -1,6 +1,6 @@
 /**
  * The statements that hand out an agent's pending commands, as plain SQL text with numbered
- * parameters: one definition that the portal runs (heartbeat.ts, poll.ts) and
+ * parameters: one definition that the portal runs (heartbeat.ts, heartbeat-batch.ts, poll.ts) and
  * bench/heartbeat.ts runs as its baseline, so the two cannot drift apart.
  *
  * The claim picks up to a limit of commands in delivery order (priority descending, then
@@ -99,3 +99,53 @@ export function heartbeatValues(values: Record<HeartbeatParameter, unknown>): un
 /** The agent poll: $1 client_id, $2 agent_id, $3 limit, $4 now. */
 export const POLL_SQL = `WITH ${claimCtes({ agent: 'c.client_id = $1 AND c.agent_id = $2', guard: 'true', limit: '$3', now: '$4' })}
   SELECT * FROM claimed ORDER BY ${DELIVERY_ORDER}`;
+
+/** One heartbeat of a batch: the license-key heartbeat statement's values but the limit. */
+export type BatchedHeartbeat = Record<Exclude<HeartbeatParameter, 'limit'>, unknown>;
+
+/**
+ * The license-key heartbeat statement for many agents at once (at most one heartbeat per
+ * agent): one UPDATE of every registered agent's row and one claim per agent, in one
+ * statement and one commit. `i` is the heartbeat's position in the batch; a heartbeat
+ * whose agent was not updated (unknown, deregistered, legacy-registered) has no row and
+ * takes the single statement's slow path. Rows come per heartbeat in delivery order.
+ * $1 is the positions, $2..$11 one array per HEARTBEAT_PARAMETERS column but the limit, $12 the limit.
+ */
+export const HEARTBEAT_BATCH_SQL = `WITH v AS (
+    SELECT * FROM unnest($1::int[], $2::text[], $3::timestamptz[], $4::text[], $5::float8[], $6::jsonb[],
+      $7::jsonb[], $8::timestamptz[], $9::text[], $10::text[], $11::boolean[])
+      AS v(i, version, sent_at, status, uptime_seconds, schedules, system_info, now, client_id, agent_id, can_receive)
+  ), hb AS (
+    UPDATE agents a SET version = v.version, sent_at = v.sent_at, status = v.status, uptime_seconds = v.uptime_seconds,
+      schedules = v.schedules, system_info = v.system_info, received_at = v.now
+    FROM v
+    WHERE a.client_id = v.client_id AND a.agent_id = v.agent_id AND a.license_id IS NOT NULL AND a.deregistered_at IS NULL
+    RETURNING v.i, v.client_id, v.agent_id, v.can_receive, v.now
+  ), picked AS (
+    SELECT hb.i, hb.now, p.id FROM hb CROSS JOIN LATERAL (
+      SELECT c.id FROM agent_commands c
+      WHERE c.client_id = hb.client_id AND c.agent_id = hb.agent_id AND c.status = 'pending' AND hb.can_receive
+      ORDER BY c.priority DESC, c.created_at, c.id
+      LIMIT $12
+      FOR UPDATE OF c SKIP LOCKED
+    ) p
+  ), claimed AS (
+    UPDATE agent_commands c SET status = 'sent', sent_at = picked.now
+    FROM picked WHERE c.id = picked.id
+    RETURNING picked.i, c.id, c.command_type, c.payload, c.priority, c.created_by, c.group_target, c.created_at
+  )
+  SELECT hb.i, claimed.id, claimed.command_type, claimed.payload, claimed.priority, claimed.created_by,
+    claimed.group_target, claimed.created_at
+  FROM hb LEFT JOIN claimed ON claimed.i = hb.i
+  ORDER BY hb.i, ${DELIVERY_ORDER}`;
+
+const BATCHED_COLUMNS = HEARTBEAT_PARAMETERS.filter((p) => p !== 'limit');
+
+/** The batch statement's parameters: positions, one array per column, then the limit. */
+export function heartbeatBatchValues(beats: readonly BatchedHeartbeat[], limit: number): unknown[] {
+  return [
+    beats.map((_, i) => i),
+    ...BATCHED_COLUMNS.map((c) => beats.map((b) => b[c as keyof BatchedHeartbeat])),
+    limit,
+  ];
+}

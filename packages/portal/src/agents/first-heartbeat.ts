@@ -212,14 +212,21 @@ function newAgentRow(
     client_id: clientId,
     license_id: licenseId,
     key_tier: tier,
+    ...storedState(hb),
+    received_at: now,
+    first_seen_at: now,
+    deregistered_at: null,
+  };
+}
+
+/** What a heartbeat stores on its agent's row (JSON as text), whichever statement writes it. */
+export function storedState(hb: ReceivedHeartbeat) {
+  return {
     version: hb.version,
     sent_at: hb.sentAt,
     status: hb.status,
     uptime_seconds: hb.uptimeSeconds,
     schedules: hb.schedules === null ? null : JSON.stringify(hb.schedules),
     system_info: hb.systemInfo === null ? null : JSON.stringify(hb.systemInfo),
-    received_at: now,
-    first_seen_at: now,
-    deregistered_at: null,
   };
 }

@@ -4,10 +4,10 @@ import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { queryPrepared } from '../db/prepared.ts';
 import { type ClaimedRow, HEARTBEAT_SQL, heartbeatValues } from './claim-sql.ts';
-import { heartbeatSlowPath } from './first-heartbeat.ts';
+import { heartbeatSlowPath, storedState } from './first-heartbeat.ts';
 import { presentDelivered } from './present.ts';
 
-type KeyHolder = LicensePrincipal | LegacyPrincipal;
+export type KeyHolder = LicensePrincipal | LegacyPrincipal;
 
 /**
  * Record a heartbeat and hand out pending commands. The common case (a known, registered
@@ -24,25 +24,9 @@ export async function recordHeartbeat(
   ctx: AppContext,
   principal: KeyHolder,
   hb: ReceivedHeartbeat,
+  now: Date = ctx.now(),
 ): Promise<{ receivedAt: Date; commands: DeliveredCommand[] }> {
-  const now = ctx.now();
-  const statement = CompiledQuery.raw(
-    principal.kind === 'license' ? HEARTBEAT_SQL.license : HEARTBEAT_SQL.legacy,
-    heartbeatValues({
-      version: hb.version,
-      sent_at: hb.sentAt,
-      status: hb.status,
-      uptime_seconds: hb.uptimeSeconds,
-      schedules: hb.schedules === null ? null : JSON.stringify(hb.schedules),
-      system_info: hb.systemInfo === null ? null : JSON.stringify(hb.systemInfo),
-      now,
-      client_id: principal.kind === 'license' ? principal.clientId : hb.clientId,
-      agent_id: hb.agentId,
-      can_receive: principal.permissions.has('agent:commands'),
-      limit: MAX_COMMANDS_PER_HEARTBEAT,
-    }),
-  );
-
+  const statement = singleStatement(principal, hb, now);
   // The hot path: a named prepared statement, planned once per connection.
   const rows = await queryPrepared<ClaimedRow & { updated: number }>(ctx.pool, 'heartbeat', statement);
   const claimed =
@@ -50,4 +34,23 @@ export async function recordHeartbeat(
       ? rows.filter((r) => r.id !== null)
       : await heartbeatSlowPath(ctx, principal, hb, now, statement);
   return { receivedAt: now, commands: claimed.map(presentDelivered) };
+}
+
+/** What a heartbeat writes and claims with, the same for the single statement and a batch. */
+export function heartbeatFields(principal: KeyHolder, hb: ReceivedHeartbeat, now: Date) {
+  return {
+    ...storedState(hb),
+    now,
+    client_id: principal.kind === 'license' ? principal.clientId : hb.clientId,
+    agent_id: hb.agentId,
+    can_receive: principal.permissions.has('agent:commands'),
+  };
+}
+
+/** The one-heartbeat statement (also what the slow path runs again under the row's lock). */
+export function singleStatement(principal: KeyHolder, hb: ReceivedHeartbeat, now: Date): CompiledQuery {
+  return CompiledQuery.raw(
+    principal.kind === 'license' ? HEARTBEAT_SQL.license : HEARTBEAT_SQL.legacy,
+    heartbeatValues({ ...heartbeatFields(principal, hb, now), limit: MAX_COMMANDS_PER_HEARTBEAT }),
+  );
 }

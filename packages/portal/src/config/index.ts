@@ -26,6 +26,8 @@ export interface Config {
   databaseUrl: string | null;
   embeddedPgPort: number;
   dbPoolMax: number;
+  /** Heartbeats written together in one statement at most; 0 or 1: each its own statement. */
+  heartbeatBatchMax: number;
   legacyApiKey: string | null;
   adminEmail: string | null;
   adminPassword: string | null;
@@ -328,6 +330,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     databaseUrl,
     embeddedPgPort: integer(env, 'SVC_EMBEDDED_PG_PORT', 54329, 1, 65535),
     dbPoolMax: integer(env, 'SVC_DB_POOL_MAX', 10, 1, 1000),
+    heartbeatBatchMax: integer(env, 'SVC_HEARTBEAT_BATCH_MAX', 100, 0, 1000),
     legacyApiKey,
     adminEmail,
     adminPassword: adminPassword === '' ? null : adminPassword,

@@ -47,6 +47,7 @@ export class PortalMetrics {
   readonly #uploadBytes: Counter<'outcome'>;
   readonly #poolAcquire: Histogram;
   readonly #embeddedRestarts: Counter;
+  readonly #heartbeatBatches: Histogram;
 
   constructor(opts: { logger: Logger; version: string }) {
     this.#logger = opts.logger;
@@ -100,6 +101,12 @@ export class PortalMetrics {
       help: 'Times the embedded PostgreSQL exited unexpectedly and was started again',
       registers,
     });
+    this.#heartbeatBatches = new Histogram({
+      name: 'svc_heartbeat_batch_size',
+      help: 'Heartbeats written together by one batch statement (a heartbeat written alone is not counted)',
+      buckets: [2, 5, 10, 20, 50, 100, 200, 500],
+      registers,
+    });
     // Initialised so that every outcome is a series from the start (rate() and alerts see a 0, not nothing).
     for (const outcome of ['accepted', 'refused', 'failed']) this.#heartbeats.inc({ outcome }, 0);
     for (const outcome of ['delivered', 'failed', 'shed']) this.#deliveries.inc({ outcome }, 0);
@@ -139,6 +146,10 @@ export class PortalMetrics {
 
   poolAcquired(seconds: number): void {
     this.#poolAcquire.observe(seconds);
+  }
+
+  heartbeatBatch(size: number): void {
+    this.#heartbeatBatches.observe(size);
   }
 
   embeddedRestarted(): void {

@@ -1,5 +1,5 @@
 import { HeartbeatRequestBody, HeartbeatResponse, readHeartbeat } from '@svc/protocol';
-import { recordHeartbeat } from '../../agents/heartbeat.ts';
+import { heartbeatWriter } from '../../agents/heartbeat-batch.ts';
 import { presentHeartbeatAnswer } from '../../agents/present.ts';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
@@ -35,7 +35,7 @@ export default function register(app: App, ctx: AppContext): void {
       const principal = keyHolderOf(request);
       const read = readHeartbeat(request.body, { keepClientId: principal.kind === 'legacy' });
       if (!read.ok) throw badRequest(read.message);
-      const { receivedAt, commands } = await recordHeartbeat(ctx, principal, read.heartbeat);
+      const { receivedAt, commands } = await heartbeatWriter(ctx).record(principal, read.heartbeat);
       return presentHeartbeatAnswer(receivedAt, commands);
     },
   );
