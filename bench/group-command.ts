@@ -20,7 +20,7 @@
  *
  *   node bench/group-command.ts [--agents=10000] [--reps=7] [--warmup-reps=1] [--verbose] [--profile]
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,6 +28,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs, promisify } from 'node:util';
 import pg from 'pg';
+import { runTool } from './lib/children.ts';
 import { cleanupAll, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.ts';
 import { startCpuSample, waitForQuietMachine } from './lib/cpu.ts';
 import { machineInfo } from './lib/machine.ts';
@@ -202,22 +203,12 @@ async function psqlBaseline(databaseUrl: string, db: pg.Client): Promise<Baselin
     async rep(sql) {
       const before = await countCommands(db);
       const t0 = performance.now();
-      const child = spawn(
+      const { code, out } = await runTool(
         'psql',
         [...conn, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-o', '/dev/null', '-c', '\\timing on', '-c', sql],
-        { env, stdio: ['ignore', 'pipe', 'pipe'] },
+        { env },
       );
-      const unregister = onCleanup(
-        'stop psql',
-        () => void child.kill('SIGKILL'),
-        () => void child.kill('SIGKILL'),
-      );
-      let out = '';
-      child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-      child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
-      const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
       const processMs = performance.now() - t0;
-      unregister();
       const m = /Time: ([\d.]+) ms/.exec(out);
       if (code !== 0 || !m) throw new Error(`psql exited with ${code}: ${out.slice(0, 500)}`);
       return { ms: round(Number(m[1]), 2), processMs: round(processMs, 2), rows: (await countCommands(db)) - before };

@@ -2,13 +2,13 @@
  * The heartbeat benchmark's pgbench figures (informational): the portal's heartbeat statement
  * straight from pgbench, no HTTP and no Node, the database's own ceiling here.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MAX_COMMANDS_PER_HEARTBEAT } from '@svc/protocol';
 import { HEARTBEAT_PARAMETERS, HEARTBEAT_SQL, type HeartbeatParameter } from '@svc/portal/agents/claim-sql';
+import { runTool } from '../lib/children.ts';
 import { onCleanup } from '../lib/cleanup.ts';
 import { type CpuTarget, startCpuSample } from '../lib/cpu.ts';
 import { percentileSorted, round, Samples } from '../lib/stats.ts';
@@ -127,17 +127,7 @@ export async function runPgbench(
   ];
   const cpu = startCpuSample([postgres]);
   const t0 = process.hrtime.bigint();
-  const child = spawn('pgbench', args, { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  const unregister = onCleanup(
-    'stop pgbench',
-    () => void child.kill('SIGKILL'),
-    () => void child.kill('SIGKILL'),
-  );
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
-  unregister();
+  const { code, out } = await runTool('pgbench', args, { env, cwd: dir });
   // Let the backends of the closed sessions exit and be reaped, so their CPU time is counted.
   await sleep(500);
   const cpuPercent = cpu.stop();

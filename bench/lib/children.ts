@@ -144,3 +144,32 @@ export async function waitForHttp(url: string, opts: WaitOptions): Promise<void>
   const tail = opts.child ? `\nLast output of ${opts.child.name}:\n${opts.child.outputTail()}` : '';
   throw new Error(`${url} did not answer 200 within ${opts.timeoutMs} ms (${lastError})${tail}`);
 }
+
+/**
+ * Runs a system tool (psql, pgbench) to its end, killed if the bench is interrupted. Resolves with
+ * its exit code (null when it could not start or died of a signal) and its stdout and stderr together.
+ */
+export async function runTool(
+  command: string,
+  args: readonly string[],
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<{ code: number | null; out: string }> {
+  const child = spawn(command, args, { env: opts.env, cwd: opts.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const unregister = onCleanup(
+    `stop ${command}`,
+    () => void child.kill('SIGKILL'),
+    () => void child.kill('SIGKILL'),
+  );
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (out += c));
+  const code = await new Promise<number | null>((resolve) => {
+    child.once('error', (err) => {
+      out += err.message;
+      resolve(null);
+    });
+    child.once('exit', (c) => resolve(c));
+  });
+  unregister();
+  return { code, out };
+}
