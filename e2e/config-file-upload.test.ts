@@ -1,25 +1,12 @@
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, SVC, tempHome } from '../test-support/cli.ts';
+import { describe, expect, it } from 'vitest';
+import { runCli, SVC, useTempHome } from '../test-support/cli.ts';
 import { sessionDoc } from '../test-support/upload.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /** A client config file (`svc upload -c`) naming the real portal and a key it issued; the config rules are in packages/client/tests/config.slow.test.ts. */
 
-let dir: string;
-beforeAll(async () => {
-  dir = await tempHome();
-});
-afterAll(async () => {
-  await fs.rm(dir, { recursive: true, force: true });
-});
-
-async function file(name: string, text: string): Promise<string> {
-  const p = path.join(dir, name);
-  await fs.writeFile(p, text);
-  return p;
-}
+const home = useTempHome();
+const file = home.file;
 
 describe('a config file against the real portal', () => {
   const fixture = usePortalWithKey({ tier: 'professional' });

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 
 /** The repository root (tools/ and packages/ live here). */
 export const REPO = path.resolve(import.meta.dirname, '..');
@@ -34,6 +35,28 @@ export const NODE_COMPILE_CACHE = path.join(os.tmpdir(), 'svc-test-node-compile-
 /** A fresh, empty HOME directory. */
 export async function tempHome(): Promise<string> {
   return fs.mkdtemp(path.join(os.tmpdir(), 'svc-home-'));
+}
+
+/**
+ * A fresh HOME for the file's tests (made before them, removed after), and `file(name, text)`
+ * that writes a file into it and resolves with its path.
+ */
+export function useTempHome(): { dir: () => string; file: (name: string, text: string) => Promise<string> } {
+  let dir = '';
+  beforeAll(async () => {
+    dir = await tempHome();
+  });
+  afterAll(async () => {
+    if (dir !== '') await fs.rm(dir, { recursive: true, force: true });
+  });
+  return {
+    dir: () => dir,
+    async file(name, text) {
+      const p = path.join(dir, name);
+      await fs.writeFile(p, text);
+      return p;
+    },
+  };
 }
 
 /**

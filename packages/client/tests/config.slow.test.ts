@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sessionDoc } from '../../../test-support/upload.ts';
 import { ConfigError, readConfigFile, Settings } from '../src/config/settings.ts';
-import { runCli, SVC, tempHome } from '../../../test-support/cli.ts';
+import { runCli, SVC, useTempHome } from '../../../test-support/cli.ts';
 import { startFakePortal, type FakePortal } from '../../../test-support/license-fake-portal.ts';
 
 /**
@@ -12,19 +12,8 @@ import { startFakePortal, type FakePortal } from '../../../test-support/license-
  * a real `svc upload -c` process whose requests land on servers the test controls.
  */
 
-let dir: string;
-beforeAll(async () => {
-  dir = await tempHome();
-});
-afterAll(async () => {
-  await fs.rm(dir, { recursive: true, force: true });
-});
-
-async function file(name: string, text: string): Promise<string> {
-  const p = path.join(dir, name);
-  await fs.writeFile(p, text);
-  return p;
-}
+const home = useTempHome();
+const file = home.file;
 
 describe('config file syntax (readConfigFile)', () => {
   it('quotes, export, comments, blank lines, = in values, repeated keys', async () => {
@@ -85,7 +74,7 @@ describe('config file syntax (readConfigFile)', () => {
   });
 
   it('nothing is executed: command substitutions stay text', async () => {
-    const marker = path.join(dir, 'executed');
+    const marker = path.join(home.dir(), 'executed');
     const p = await file('inject.conf', `A=$(touch ${marker})\nB=\`touch ${marker}\`\n`);
     const values = readConfigFile(p);
     expect(values['A']).toBe(`$(touch ${marker})`);
@@ -93,11 +82,11 @@ describe('config file syntax (readConfigFile)', () => {
   });
 
   it('a missing file: ConfigError "Config file not found: <path>"; a directory: its own message', async () => {
-    const missing = path.join(dir, 'nope.conf');
+    const missing = path.join(home.dir(), 'nope.conf');
     expect(() => readConfigFile(missing)).toThrow(ConfigError);
     expect(() => readConfigFile(missing)).toThrow(`Config file not found: ${missing}`);
     expect(() => new Settings({ configFiles: [missing] })).toThrow(`Config file not found: ${missing}`);
-    expect(() => readConfigFile(dir)).toThrow(`Config file is a directory: ${dir}`);
+    expect(() => readConfigFile(home.dir())).toThrow(`Config file is a directory: ${home.dir()}`);
   });
 });
 
@@ -229,7 +218,7 @@ describe('precedence through a real `svc upload -c` process', () => {
   });
 
   it('a missing config file: exit 2, "Config file not found", nothing sent', async () => {
-    const missing = path.join(dir, 'missing.conf');
+    const missing = path.join(home.dir(), 'missing.conf');
     const r = await runCli(SVC, ['upload', session, '-c', missing], {
       env: { CONSULTATION_API_URL: (servers[0] as FakePortal).uploadUrl, SVC_API_KEY: KEY_ENV },
     });
