@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import portalPackage from '../../../package.json' with { type: 'json' };
 import { openBlobStore } from '../../blobs/open.ts';
 import type { BlobStore } from '../../blobs/store.ts';
+import { callerDirectory } from '../../config/caller-dir.ts';
 import { ConfigError, type Config, loadConfig } from '../../config/index.ts';
 import { type EmbeddedServer, startEmbeddedPostgres } from '../../db/embedded.ts';
 import { runningEmbeddedUrl } from '../../db/embedded-running.ts';
@@ -21,7 +22,7 @@ import { RestoreRefused, restoreBackup, verifyArchive } from './restore.ts';
  */
 
 /** npm runs scripts from the repository root; a relative path means the caller's directory. */
-const resolveArchive = (file: string) => path.resolve(process.env['INIT_CWD'] ?? process.cwd(), file);
+const resolveArchive = (file: string) => path.resolve(callerDirectory(), file);
 
 interface State {
   database: DatabaseHandle;
