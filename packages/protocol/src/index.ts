@@ -20,3 +20,4 @@ export * from './tier-rank.ts';
 export * from './command-status.ts';
 export * from './session-id.ts';
 export * from './session-link.ts';
+export * from './vuln-index.ts';
