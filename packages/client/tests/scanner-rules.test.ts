@@ -130,6 +130,7 @@ describe('REQUIRED_SCRIPTS', () => {
       'snmp',
       'smb',
       'outdated-versions',
+      'vuln-feed',
     ]);
   });
 });

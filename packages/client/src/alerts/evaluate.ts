@@ -1,4 +1,4 @@
-import { riskGrade, riskScore, severityCounts, severityOf, type Finding, type SessionFile } from '@svc/protocol';
+import { riskGrade, riskScore, scoringCounts, severityOf, type Finding, type SessionFile } from '@svc/protocol';
 import { findingFingerprint } from '@svc/protocol/node';
 import type { AlertRules } from './settings.ts';
 
@@ -6,10 +6,10 @@ import type { AlertRules } from './settings.ts';
  * Which alerts a finished session triggers (docs/scanner/alerts.md). Pure:
  * the session, the prior session of the same target (or null), the rules and the time in;
  * the webhook payload of each triggered alert out, in the order risk_threshold, new_critical,
- * scan_complete. Delivery is notify.ts's.
+ * new_kev, scan_complete. Delivery is notify.ts's.
  */
 
-export const ALERT_TYPES = ['risk_threshold', 'new_critical', 'scan_complete', 'test'] as const;
+export const ALERT_TYPES = ['risk_threshold', 'new_critical', 'new_kev', 'scan_complete', 'test'] as const;
 export type AlertType = (typeof ALERT_TYPES)[number];
 
 /** The webhook JSON, also the one description of an alert that every channel renders. */
@@ -56,6 +56,32 @@ export function newCriticalHigh(session: SessionFile, prior: SessionFile | null)
   });
 }
 
+/**
+ * Known-exploited findings (`kev` true) that were not known exploited in `prior`: absent from it,
+ * or there without `kev` (the catalogue added the CVE since). One that was already known
+ * exploited is not new.
+ */
+export function newKev(session: SessionFile, prior: SessionFile | null): Finding[] {
+  const before = new Set(
+    findingsOf(prior)
+      .filter((f) => f.kev === true)
+      .map(findingKey),
+  );
+  return findingsOf(session).filter((f) => f.kev === true && !before.has(findingKey(f)));
+}
+
+/** `title (severity, host)` of the first LISTED findings, and "; and N more". */
+function listed(findings: readonly Finding[], extra: (f: Finding) => string = () => ''): string {
+  const titles = findings
+    .slice(0, LISTED)
+    .map(
+      (f) =>
+        `${oneLine(f.title ?? f.rule_id ?? 'untitled')} (${severityOf(f.severity)}${(f.host ?? f.ip) ? `, ${oneLine(String(f.host ?? f.ip))}` : ''}${extra(f)})`,
+    );
+  const more = findings.length > LISTED ? `; and ${findings.length - LISTED} more` : '';
+  return `${titles.join('; ')}${more}`;
+}
+
 export interface SessionFacts {
   session_id: string;
   target: string;
@@ -75,7 +101,7 @@ export function sessionFacts(session: SessionFile): SessionFacts {
       : typeof meta.risk_score === 'number'
         ? meta
         : null;
-  const score = block?.risk_score ?? riskScore(severityCounts(findings));
+  const score = block?.risk_score ?? riskScore(scoringCounts(findings));
   const grade = block?.risk_grade ?? riskGrade(score);
   const id =
     meta.session_id ?? ('session_id' in session && typeof session.session_id === 'string' ? session.session_id : '');
@@ -110,18 +136,22 @@ export function evaluateAlerts(
     });
   }
   if (rules.on_new_critical && fresh.length > 0) {
-    const titles = fresh
-      .slice(0, LISTED)
-      .map(
-        (f) =>
-          `${oneLine(f.title ?? f.rule_id ?? 'untitled')} (${severityOf(f.severity)}${(f.host ?? f.ip) ? `, ${oneLine(String(f.host ?? f.ip))}` : ''})`,
-      );
-    const more = fresh.length > LISTED ? `; and ${fresh.length - LISTED} more` : '';
     out.push({
       ...base,
       alert_type: 'new_critical',
       subject: `[SVC] ${fresh.length} new critical/high finding${fresh.length === 1 ? '' : 's'}${on}`,
-      message: `Session ${facts.session_id}${on}: ${fresh.length} critical/high finding${fresh.length === 1 ? '' : 's'} not in the prior scan: ${titles.join('; ')}${more}.`,
+      message: `Session ${facts.session_id}${on}: ${fresh.length} critical/high finding${fresh.length === 1 ? '' : 's'} not in the prior scan: ${listed(fresh)}.`,
+    });
+  }
+  // Known exploitation is its own reason, whatever the severity; ALERT_ON_NEW_CRITICAL governs both.
+  const exploited = rules.on_new_critical ? newKev(session, prior) : [];
+  if (exploited.length > 0) {
+    const s = exploited.length === 1 ? '' : 's';
+    out.push({
+      ...base,
+      alert_type: 'new_kev',
+      subject: `[SVC] ${exploited.length} new known-exploited finding${s}${on}`,
+      message: `Session ${facts.session_id}${on}: ${exploited.length} finding${s} naming a CVE in CISA's Known Exploited Vulnerabilities catalogue, not known exploited in the prior scan: ${listed(exploited, (f) => (f.kev_date_added === undefined ? '' : `, KEV since ${f.kev_date_added}`))}.`,
     });
   }
   if (rules.on_scan_complete) {

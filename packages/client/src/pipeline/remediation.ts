@@ -69,6 +69,9 @@ export function trackRemediation({ findings, prior, sessionId, now }: Remediatio
     const base: Remediation = {
       title: f.title ?? f.rule_id ?? f.id,
       ...(severityOf(f.severity) === null ? {} : { severity: severityOf(f.severity)! }),
+      // The score reads them from the entry, so an exception changed in the portal rescores alike.
+      ...(f.kev === true ? { kev: true } : {}),
+      ...(typeof f.epss === 'number' ? { epss: f.epss } : {}),
       finding_id: f.id,
       ...(f.fingerprint === undefined ? {} : { fingerprint: f.fingerprint }),
       ...(host === null ? {} : { host }),

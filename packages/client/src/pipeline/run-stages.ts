@@ -1,4 +1,4 @@
-import { complianceSummaryOf, remediationSummaryOf, type SessionFile } from '@svc/protocol';
+import { complianceSummaryOf, remediationSummaryOf, type SessionFile, type VulnIndex } from '@svc/protocol';
 import type { ClientTier } from '../license/format.ts';
 import { gate } from '../license/gates.ts';
 import type { LicenseState } from '../license/tier.ts';
@@ -12,6 +12,7 @@ import { schedulingMetadata, type Schedule } from './scheduling.ts';
 import { scoreSession } from './scoring.ts';
 import { buildTopology } from './topology.ts';
 import type { HostInfo, ScanFinding } from './types.ts';
+import { enrichFindings } from './vuln-enrich.ts';
 
 /**
  * Composes the stages into one complete session document (docs/scanner/stages.md: pure, no I/O, the clock passed
@@ -47,6 +48,8 @@ export interface StagesInput {
    * the caller owns the clock. By default each stage just runs.
    */
   measure?: Measure;
+  /** CVSS, KEV and EPSS for every finding naming a CVE it knows (vuln-enrich.ts); none when absent. */
+  vulnIndex?: VulnIndex | null | undefined;
 }
 
 export type Measure = <T>(stage: string, work: () => T) => T;
@@ -64,7 +67,7 @@ export function runStages(input: StagesInput): StagesResult {
   const warnings: string[] = [];
   const warn = (m: string) => void warnings.push(m);
   const day = now.toISOString().slice(0, 10);
-  const findings = measure('findings', () => normalizeFindings(input.findings));
+  const findings = measure('findings', () => normalizeFindings(enrichFindings(input.findings, input.vulnIndex)));
 
   let remediation: ReturnType<typeof trackRemediation> | null = null;
   if (gate(input.license.tier, 'remediation', warn)) {

@@ -3,6 +3,7 @@ import {
   dualScoreOf,
   emptyBySeverity,
   exceptionCountsOf,
+  scoringCounts,
   severityCounts,
   type BySeverity,
   type ExceptionSummary,
@@ -38,7 +39,8 @@ export function scoreSession(
   day: string,
 ): ScoringResult {
   const counts = severityCounts(findings);
-  const scores = remediation === null ? dualScore(counts, emptyBySeverity()) : dualScoreOf(remediation, day);
+  const scores =
+    remediation === null ? dualScore(scoringCounts(findings), emptyBySeverity()) : dualScoreOf(remediation, day);
   const hostSet = new Set([...hosts.map((h) => h.ip), ...findings.map(hostOf).filter((h) => h !== null)]);
   return {
     summary: { ...scores, total_findings: findings.length, total_hosts: hostSet.size, severity_counts: counts },

@@ -1,4 +1,4 @@
-import { riskGrade, riskScore, severityCounts, type RiskGrade } from '@svc/protocol';
+import { riskGrade, riskScore, scoringCounts, type RiskGrade } from '@svc/protocol';
 import { hostOf, type HostInfo, type StageFinding } from './types.ts';
 
 /**
@@ -64,7 +64,7 @@ export function buildTopology(hosts: readonly HostInfo[], findings: readonly Sta
     .sort((a, b) => compareAddresses(a.ip, b.ip))
     .map((h): TopologyNode => {
       const mine = byHost.get(h.ip) ?? [];
-      const risk = riskScore(severityCounts(mine));
+      const risk = riskScore(scoringCounts(mine));
       const ports = h.open_ports ?? mine.map((f) => f.port).filter((p) => p !== undefined);
       return {
         ip: h.ip,

@@ -56,6 +56,18 @@ export const Finding = Type.Object(
     solution: Type.Optional(text('Older name of remediation')),
     references: Type.Optional(FindingReferences),
     cvss: Type.Optional(Type.Number({ minimum: 0, maximum: 10, description: 'CVSS base score' })),
+    kev: Type.Optional(
+      Type.Boolean({ description: "True when a CVE it names is in CISA's Known Exploited Vulnerabilities catalogue" }),
+    ),
+    kev_date_added: Type.Optional(
+      Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'When the catalogue added it, YYYY-MM-DD' }),
+    ),
+    epss: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1, description: 'EPSS probability of exploitation in the next 30 days' }),
+    ),
+    epss_percentile: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1, description: 'Where that probability ranks among all scored CVEs' }),
+    ),
     cve: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Older single CVE id, or null' })),
   },
   { additionalProperties: true, description: 'One finding of the scan' },

@@ -143,6 +143,8 @@ export const RemediationEntry = open(
   {
     title: opt(text('Title of the finding; remediation updates match by title')),
     severity: opt(literals(SEVERITIES, 'Severity of the finding')),
+    kev: opt(Type.Boolean({ description: 'The finding names a known-exploited CVE (it scores as critical)' })),
+    epss: opt(Type.Number({ minimum: 0, maximum: 1, description: "The finding's EPSS (it scores higher from 0.1)" })),
     finding_id: opt(text('findings[].id in this session')),
     fingerprint: opt(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'findings[].fingerprint' })),
     host: opt(text('Affected host')),
@@ -283,7 +285,7 @@ export const AlertsSummaryBlock = open(
       Type.Array(
         open(
           {
-            type: opt(literals(['risk_threshold', 'new_critical', 'scan_complete'], 'Alert rule')),
+            type: opt(literals(['risk_threshold', 'new_critical', 'new_kev', 'scan_complete'], 'Alert rule')),
             timestamp: opt(timestamp('When it fired')),
             message: opt(text('Alert text')),
             channels_notified: opt(Type.Array(Type.String())),

@@ -114,15 +114,48 @@ export function dualScore(counts: BySeverity, excepted: BySeverity): DualScore {
   };
 }
 
+/** EPSS (probability of exploitation in the next 30 days) from which a finding counts one severity higher. */
+export const EPSS_RAISE = 0.1;
+
+/** What the score reads of a finding or a remediation entry. */
+export interface ScoredFields {
+  severity?: unknown;
+  kev?: unknown;
+  epss?: unknown;
+}
+
+/**
+ * The severity a finding counts as in the score (docs/scoring.md): a known-exploited one
+ * (`kev` true) as critical; one with EPSS of EPSS_RAISE or more one severity higher (info stays
+ * info: it states no weakness); any other as its own. Null without a known severity.
+ */
+export function scoringSeverity(f: ScoredFields): Severity | null {
+  const s = severityOf(f.severity);
+  if (s === null || s === 'info') return s;
+  if (f.kev === true) return 'critical';
+  if (typeof f.epss === 'number' && f.epss >= EPSS_RAISE) return SEVERITIES[Math.max(0, SEVERITIES.indexOf(s) - 1)]!;
+  return s;
+}
+
+/** Findings per scoring severity (scoringSeverity), the counts the score is computed from. */
+export function scoringCounts(findings: readonly ScoredFields[]): BySeverity {
+  const out = emptyBySeverity();
+  for (const f of findings) {
+    const s = scoringSeverity(f);
+    if (s) out[s]++;
+  }
+  return out;
+}
+
 /**
  * Dual scoring straight from remediation entries (one per open finding, each with its
- * severity): entries without a known severity do not count.
+ * severity, and `kev`/`epss` when the finding had them): entries without a known severity do not count.
  */
-export function dualScoreOf(entries: readonly (ExceptionFields & { severity?: unknown })[], day: string): DualScore {
+export function dualScoreOf(entries: readonly (ExceptionFields & ScoredFields)[], day: string): DualScore {
   const counts = emptyBySeverity();
   const excepted = emptyBySeverity();
   for (const e of entries) {
-    const s = severityOf(e.severity);
+    const s = scoringSeverity(e);
     if (s === null) continue;
     counts[s]++;
     if (isActiveException(e, day)) excepted[s]++;

@@ -11,6 +11,7 @@ import { snmp } from './snmp.ts';
 import { ssh } from './ssh.ts';
 import { tls } from './tls.ts';
 import type { RuleContext, RuleFamily } from './types.ts';
+import { vulnFeed } from './vuln-feed.ts';
 
 export type { RuleContext, RuleFamily } from './types.ts';
 
@@ -25,6 +26,7 @@ export const RULE_FAMILIES: readonly RuleFamily[] = [
   snmp,
   smb,
   outdatedVersions,
+  vulnFeed,
 ];
 
 /**

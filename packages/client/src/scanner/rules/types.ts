@@ -1,9 +1,12 @@
+import type { VulnIndex } from '@svc/protocol';
 import type { ScanFinding } from '../../pipeline/types.ts';
 import type { NmapHost } from '../parse/types.ts';
 
 export interface RuleContext {
   /** When the scan ran (certificate validity is judged against it, never against the clock). */
   scanTime: Date;
+  /** The vulnerability index services are matched against; no matching when absent. */
+  vulnIndex?: VulnIndex | null | undefined;
 }
 
 /** One family of detection rules: the NSE scripts it reads and the function that applies it to a host. */

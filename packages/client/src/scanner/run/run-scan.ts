@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type SessionFile, scannerSessionId } from '@svc/protocol';
+import { type SessionFile, scannerSessionId, type VulnIndex } from '@svc/protocol';
 import { gateChannels } from '../../alerts/gate.ts';
 import { alertSettingsFrom } from '../../alerts/settings.ts';
 import type { Settings } from '../../config/settings.ts';
@@ -58,6 +58,8 @@ export interface ScanInput {
   tools?: readonly ExternalTool[] | undefined;
   /** Validated DNS names for the DNS checks (`--domains`). */
   domains?: readonly string[] | undefined;
+  /** The vulnerability index (the portal's, cached) services are matched against and findings enriched from. */
+  vulnIndex?: VulnIndex | null | undefined;
 }
 
 export interface ScanDeps {
@@ -185,7 +187,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
   for (const w of result.warnings) warn(`nmap: ${w}`);
   if (!result.complete) warn('nmap was cut short (timeout): the session holds what it reported');
   ctx.scanTime = scanTimeOf(result.run) ?? deps.now();
-  const ruleFindings = detectFindings(result.hosts, { scanTime: ctx.scanTime });
+  const ruleFindings = detectFindings(result.hosts, { scanTime: ctx.scanTime, vulnIndex: input.vulnIndex });
   const toolFindings = await runEnrichment(tools.enrichment, result.hosts, toolOpts);
   const findings = mergeToolFindings(ruleFindings, toolFindings);
   // After the tools, which can take minutes: the session ends now.
@@ -200,6 +202,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
     portalState,
     root: input.root,
     findings,
+    vulnIndex: input.vulnIndex,
     hosts: toHostInfos(result.hosts),
     exceptions: input.exceptions,
     settings: {

@@ -1,0 +1,95 @@
+import { cpeProductKey, type VulnIndex, type VulnIndexCve, type VulnIndexRange } from '@svc/protocol';
+import type { NmapService } from '../parse/types.ts';
+import { compareVersions } from './compare.ts';
+import { observedVersion, type ObservedVersion } from './match.ts';
+
+/**
+ * Services against the vulnerability index (docs/vuln-matching.md). A service matches a CVE when
+ * one of its CPEs names a product of the index (`part:vendor:product`) and the version nmap
+ * reported falls in one of that product's ranges, with NVD's bounds. A product name without a
+ * CPE matches nothing: the index is keyed by vendor and product, and guessing the vendor from a
+ * banner would pair unrelated products. A service without a comparable version matches nothing.
+ */
+
+export interface VulnMatch {
+  cve: VulnIndexCve;
+  /** The product key of the service's CPE that matched. */
+  product: string;
+  /** The CPE that matched, as nmap wrote it. */
+  cpe: string;
+  observed: ObservedVersion;
+}
+
+/**
+ * What matching needs of one index, built once: the product table as a map, and per
+ * (product, version) the CVEs already found (services of a network repeat the same few
+ * versions). The CVE ids are mapped on first use by enrichment only.
+ */
+export interface VulnLookup {
+  index: VulnIndex;
+  products: ReadonlyMap<string, readonly VulnIndexRange[]>;
+  memo: Map<string, readonly VulnIndexCve[]>;
+  byId: Map<string, VulnIndexCve> | null;
+}
+
+const lookups = new WeakMap<VulnIndex, VulnLookup>();
+
+/** The lookup of an index, built on its first use and kept while the index lives. */
+export function vulnLookup(index: VulnIndex): VulnLookup {
+  let lookup = lookups.get(index);
+  if (lookup === undefined) {
+    lookup = { index, products: new Map(Object.entries(index.products)), memo: new Map(), byId: null };
+    lookups.set(index, lookup);
+  }
+  return lookup;
+}
+
+/** The index's record of a CVE id, or undefined. */
+export function cveRecord(lookup: VulnLookup, id: string): VulnIndexCve | undefined {
+  if (lookup.byId === null) lookup.byId = new Map(lookup.index.cves.map((c) => [c.id.toUpperCase(), c]));
+  return lookup.byId.get(id.toUpperCase());
+}
+
+/** NVD's semantics: an exact version, else every bound given holds (none given: every version). */
+export function inVulnRange(version: string, r: VulnIndexRange): boolean {
+  if (r.version !== undefined) return compareVersions(version, r.version) === 0;
+  if (r.start_including !== undefined && compareVersions(version, r.start_including) < 0) return false;
+  if (r.start_excluding !== undefined && compareVersions(version, r.start_excluding) <= 0) return false;
+  if (r.end_including !== undefined && compareVersions(version, r.end_including) > 0) return false;
+  if (r.end_excluding !== undefined && compareVersions(version, r.end_excluding) >= 0) return false;
+  return true;
+}
+
+/** The CVEs of one product at one version, each once, in the index's order. */
+function cvesAt(lookup: VulnLookup, product: string, version: string): readonly VulnIndexCve[] {
+  const key = `${product}\u0000${version}`;
+  const known = lookup.memo.get(key);
+  if (known !== undefined) return known;
+  const positions = new Set<number>();
+  for (const r of lookup.products.get(product) ?? [])
+    if (!positions.has(r.cve) && inVulnRange(version, r)) positions.add(r.cve);
+  const cves = [...positions]
+    .sort((a, b) => a - b)
+    .map((i) => lookup.index.cves[i])
+    .filter((c) => c !== undefined);
+  lookup.memo.set(key, cves);
+  return cves;
+}
+
+/** Every CVE of the index the service falls under, each once (the first CPE naming it wins). */
+export function matchVulnIndex(service: NmapService, lookup: VulnLookup): VulnMatch[] {
+  const observed = observedVersion(service);
+  if (observed === undefined) return [];
+  const seen = new Set<string>();
+  const out: VulnMatch[] = [];
+  for (const cpe of service.cpes) {
+    const product = cpeProductKey(cpe);
+    if (product === null || !lookup.products.has(product)) continue;
+    for (const cve of cvesAt(lookup, product, observed.upstream)) {
+      if (seen.has(cve.id)) continue;
+      seen.add(cve.id);
+      out.push({ cve, product, cpe, observed });
+    }
+  }
+  return out;
+}
