@@ -1,0 +1,142 @@
+import {
+  dualScoreOf,
+  EPSS_RAISE,
+  type Finding,
+  riskScore,
+  scoringCounts,
+  scoringSeverity,
+  type SessionFile,
+  severityCounts,
+} from '@svc/protocol';
+import { findingFingerprint } from '@svc/protocol/node';
+import { describe, expect, it } from 'vitest';
+import { evaluateAlerts, newKev } from '../src/alerts/evaluate.ts';
+import { runStages, type StagesInput } from '../src/pipeline/run-stages.ts';
+import { vulnIndex } from '../../../test-support/vuln-index.ts';
+
+/** docs/scoring.md and docs/vuln-matching.md: how KEV and EPSS count in the score and the alerts. */
+
+const finding = (rule_id: string, severity: Finding['severity'], extra: Partial<Finding> = {}): Finding => ({
+  rule_id,
+  title: `Title of ${rule_id}`,
+  severity,
+  host: '10.0.0.5',
+  port: 22,
+  protocol: 'tcp',
+  fingerprint: findingFingerprint({ rule_id, host: '10.0.0.5', port: 22, protocol: 'tcp' }),
+  ...extra,
+});
+
+describe('the score with KEV and EPSS', () => {
+  it('counts a known-exploited finding as critical and high EPSS one severity up', () => {
+    expect(scoringSeverity({ severity: 'low', kev: true })).toBe('critical');
+    expect(scoringSeverity({ severity: 'medium', epss: EPSS_RAISE })).toBe('high');
+    expect(scoringSeverity({ severity: 'high', epss: 0.9 })).toBe('critical');
+    expect(scoringSeverity({ severity: 'critical', epss: 0.9 })).toBe('critical');
+    expect(scoringSeverity({ severity: 'medium', epss: 0.099 })).toBe('medium');
+    expect(scoringSeverity({ severity: 'info', kev: true, epss: 0.9 })).toBe('info');
+    expect(scoringSeverity({ severity: 'high', kev: false })).toBe('high');
+    expect(scoringSeverity({ kev: true })).toBeNull();
+  });
+
+  it('one low known-exploited finding scores like a critical: 67, grade D', () => {
+    expect(riskScore(scoringCounts([{ severity: 'low', kev: true }]))).toBe(67);
+    expect(riskScore(scoringCounts([{ severity: 'low' }]))).toBe(1);
+    // One medium with EPSS 0.5 scores as one high (46) instead of one medium (42).
+    expect(riskScore(scoringCounts([{ severity: 'medium', epss: 0.5 }]))).toBe(46);
+  });
+
+  it('reads kev and epss from remediation entries, so entries without them score as before', () => {
+    const day = '2026-11-27';
+    expect(dualScoreOf([{ severity: 'medium', kev: true }], day).risk_score).toBe(67);
+    expect(dualScoreOf([{ severity: 'medium' }], day).risk_score).toBe(42);
+    const excepted = dualScoreOf(
+      [
+        { severity: 'low', kev: true, exception_status: 'accepted' },
+        { severity: 'low', epss: 0.2 },
+      ],
+      day,
+    );
+    expect([excepted.risk_score, excepted.risk_score_operational]).toEqual([69, 42]);
+  });
+});
+
+const STAGES: Omit<StagesInput, 'findings' | 'vulnIndex'> = {
+  hosts: [{ ip: '10.0.0.5' }],
+  prior: null,
+  exceptions: [],
+  settings: {
+    sessionId: '20261127_100000',
+    target: '10.0.0.5',
+    toolVersion: 'test',
+    startedAt: new Date('2026-11-27T09:00:00Z'),
+    schedule: null,
+    orc: { enabled: false },
+  } as StagesInput['settings'],
+  license: { tier: 'business', state: null },
+  now: new Date('2026-11-27T10:00:00Z'),
+};
+
+describe('the pipeline with an index', () => {
+  const index = vulnIndex([{ id: 'CVE-2018-15473', cvss: 5.3, kev: '2024-01-08', epss: 0.3, epss_percentile: 0.96 }]);
+  const findings = [
+    finding('outdated-software:openssh-user-enumeration', 'medium', {
+      references: { cve: ['CVE-2018-15473'] },
+      cvss: 5.3,
+    }),
+  ];
+
+  it('enriches findings from any source, carries kev to remediation and scores it as critical', () => {
+    const { doc } = runStages({ ...STAGES, findings, vulnIndex: index });
+    expect(doc.findings?.[0]).toMatchObject({
+      kev: true,
+      kev_date_added: '2024-01-08',
+      epss: 0.3,
+      epss_percentile: 0.96,
+    });
+    expect(doc.remediation?.[0]).toMatchObject({ severity: 'medium', kev: true, epss: 0.3 });
+    expect(doc.summary).toMatchObject({ risk_score: 67, risk_grade: 'D', severity_counts: severityCounts(findings) });
+    expect(doc.topology?.nodes?.[0]).toMatchObject({ risk_score: 67 });
+  });
+
+  it('scores as before without an index', () => {
+    const { doc } = runStages({ ...STAGES, findings });
+    expect(doc.findings?.[0]?.kev).toBeUndefined();
+    expect(doc.summary).toMatchObject({ risk_score: 42, risk_grade: 'C' });
+  });
+});
+
+const RULES = { enabled: true, risk_threshold: 100, on_new_critical: true, on_scan_complete: false };
+const NOW = new Date('2026-11-27T10:00:00.000Z');
+const session = (id: string, findings: Finding[]): SessionFile => ({
+  metadata: { session_id: id, target: '10.0.0.5' },
+  summary: { risk_score: 42, risk_grade: 'C', total_findings: findings.length },
+  findings,
+});
+
+describe('the new_kev alert', () => {
+  const kev = finding('cve:CVE-2018-15473', 'medium', { kev: true, kev_date_added: '2024-01-08' });
+  const plain = finding('cve:CVE-2018-15473', 'medium');
+
+  it('fires for a known-exploited finding new in this scan, with its own subject and message', () => {
+    const alerts = evaluateAlerts(session('20261127_100000', [kev]), session('20261126_100000', []), RULES, NOW);
+    expect(alerts.map((a) => a.alert_type)).toEqual(['new_kev']);
+    expect(alerts[0]).toMatchObject({
+      subject: '[SVC] 1 new known-exploited finding on 10.0.0.5',
+      message:
+        "Session 20261127_100000 on 10.0.0.5: 1 finding naming a CVE in CISA's Known Exploited Vulnerabilities catalogue, " +
+        'not known exploited in the prior scan: Title of cve:CVE-2018-15473 (medium, 10.0.0.5, KEV since 2024-01-08).',
+      new_critical_high: 0,
+    });
+  });
+
+  it('fires when the catalogue added the CVE of a persisting finding, not for one already known exploited', () => {
+    expect(newKev(session('b', [kev]), session('a', [plain]))).toEqual([kev]);
+    expect(newKev(session('b', [kev]), session('a', [kev]))).toEqual([]);
+    expect(evaluateAlerts(session('b', [kev]), session('a', [kev]), RULES, NOW)).toEqual([]);
+  });
+
+  it('follows ALERT_ON_NEW_CRITICAL', () => {
+    expect(evaluateAlerts(session('b', [kev]), null, { ...RULES, on_new_critical: false }, NOW)).toEqual([]);
+  });
+});
