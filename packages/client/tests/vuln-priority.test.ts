@@ -7,11 +7,13 @@ import {
   scoringSeverity,
   type SessionFile,
   severityCounts,
+  type VulnIndex,
 } from '@svc/protocol';
 import { findingFingerprint } from '@svc/protocol/node';
 import { describe, expect, it } from 'vitest';
 import { evaluateAlerts, newKev } from '../src/alerts/evaluate.ts';
 import { runStages, type StagesInput } from '../src/pipeline/run-stages.ts';
+import { brandingFromEnv, renderExecSummary, renderReport } from '../src/report/index.ts';
 import { vulnIndex } from '../../../test-support/vuln-index.ts';
 
 /** docs/scoring.md and docs/vuln-matching.md: how KEV and EPSS count in the score and the alerts. */
@@ -138,5 +140,51 @@ describe('the new_kev alert', () => {
 
   it('follows ALERT_ON_NEW_CRITICAL', () => {
     expect(evaluateAlerts(session('b', [kev]), null, { ...RULES, on_new_critical: false }, NOW)).toEqual([]);
+  });
+});
+
+describe('the report', () => {
+  const index = vulnIndex([{ id: 'CVE-2018-15473', cvss: 5.3, kev: '2024-01-08', epss: 0.42, epss_percentile: 0.971 }]);
+  const findings = [
+    finding('cve:CVE-2018-15473', 'medium', {
+      references: { cve: ['CVE-2018-15473'] },
+      title: 'OpenSSH 7.4: CVE-2018-15473 (potential)',
+    }),
+    finding('telnet-open', 'high', { port: 23 }),
+  ];
+  const input = (vulnIndexOrNull: VulnIndex | null) => ({
+    doc: runStages({ ...STAGES, findings, vulnIndex: vulnIndexOrNull }).doc,
+    trend: [],
+    branding: brandingFromEnv(
+      {},
+      () => new Uint8Array(),
+      () => {},
+    ),
+  });
+
+  it('flags a known-exploited finding with a badge, EPSS and the catalogue date, in the findings and the top risks', () => {
+    const page = renderReport(input(index));
+    const badge =
+      '<span class="kev" title="In CISA&#39;s Known Exploited Vulnerabilities catalogue since 2024-01-08">Known exploited</span>';
+    expect(page).toContain(
+      `<h3>OpenSSH 7.4: CVE-2018-15473 (potential) <span class="sev sev-medium">Medium</span> ${badge}</h3>`,
+    );
+    expect(page).toContain(
+      'Rule cve:CVE-2018-15473; CVSS 5.3; EPSS 42.0 % (97th percentile); in CISA&#39;s Known Exploited Vulnerabilities catalogue since 2024-01-08',
+    );
+    // Known exploited ranks as critical among the top risks: above the high telnet finding.
+    const top = page.slice(page.indexOf('<section id="top-risks"'));
+    expect(
+      top.indexOf(
+        '1. OpenSSH 7.4: CVE-2018-15473 (potential) <span class="sev sev-medium">Medium</span> <span class="kev"',
+      ),
+    ).toBeGreaterThan(0);
+    expect(renderExecSummary(input(index))).toContain(
+      '<span class="kev" title="In CISA&#39;s Known Exploited Vulnerabilities catalogue">Known exploited</span>',
+    );
+  });
+
+  it('shows no badge without the index', () => {
+    expect(renderReport(input(null))).not.toContain('class="kev"');
   });
 });

@@ -32,6 +32,7 @@ td.num,th.num{text-align:right}
 .grade-A{background:#198754}.grade-B{background:#5c9e31}.grade-C{background:#c99a06}.grade-D{background:#e8710a}.grade-F{background:#b02a37}
 .sev{display:inline-block;border-radius:3px;padding:0 6px;font-size:12px;font-weight:600;color:#fff;text-transform:uppercase}
 .sev-critical{background:#7b1020}.sev-high{background:#c8311f}.sev-medium{background:#d98b00}.sev-low{background:#3b7dd8}.sev-info{background:#6c757d}
+.kev{display:inline-block;border-radius:3px;padding:0 6px;font-size:12px;font-weight:600;color:#7b1020;border:1px solid #7b1020;background:#fdecee;text-transform:uppercase}
 .bar{height:10px;background:var(--primary-color);border-radius:2px}
 .bar-critical{background:#7b1020}.bar-high{background:#c8311f}.bar-medium{background:#d98b00}.bar-low{background:#3b7dd8}.bar-info{background:#6c757d}
 .finding{border-left:4px solid var(--primary-color);padding:4px 12px;margin:12px 0}

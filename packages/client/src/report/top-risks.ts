@@ -44,6 +44,8 @@ export interface TopRisk {
   description: string | null;
   remediation: string | null;
   cves: string[];
+  /** A finding of the risk names a known-exploited CVE. */
+  kev: boolean;
   rank: number;
 }
 
@@ -81,6 +83,7 @@ export function topRisks(findings: readonly Finding[], limit: number): TopRisk[]
       description: string | null;
       remediation: string | null;
       cves: Set<string>;
+      kev: boolean;
     }
   >();
   const keyOf = keyCache();
@@ -99,6 +102,7 @@ export function topRisks(findings: readonly Finding[], limit: number): TopRisk[]
         description: null,
         remediation: null,
         cves: new Set(),
+        kev: false,
       };
       groups.set(key, g);
     }
@@ -109,6 +113,7 @@ export function topRisks(findings: readonly Finding[], limit: number): TopRisk[]
     g.description ??= f.description?.trim() || null;
     g.remediation ??= f.remediation?.trim() || f.solution?.trim() || null;
     for (const c of cvesOf(f)) g.cves.add(c);
+    if (f.kev === true) g.kev = true;
   }
   return [...groups]
     .map(([key, g]) => ({
@@ -121,7 +126,9 @@ export function topRisks(findings: readonly Finding[], limit: number): TopRisk[]
       description: g.description,
       remediation: g.remediation,
       cves: [...g.cves].sort(),
-      rank: RISK_WEIGHTS[g.severity] * g.hosts.size,
+      kev: g.kev,
+      // Known exploited weighs as critical, as in the score.
+      rank: RISK_WEIGHTS[g.kev ? 'critical' : g.severity] * g.hosts.size,
     }))
     .sort(
       (a, b) =>

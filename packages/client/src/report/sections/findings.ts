@@ -1,7 +1,7 @@
 import type { Finding, SessionFile } from '@svc/protocol';
 import { cvesOf, hostOf, portLabel, SEVERITY_RANK, severityOf } from '../facts.ts';
 import { type Html, html } from '../html.ts';
-import { referenceLink, section, severityBadge, table } from './parts.ts';
+import { epssText, kevBadge, referenceLink, section, severityBadge, table } from './parts.ts';
 
 /**
  * Every finding, grouped by weakness (rule id, else title) so its description, advice and
@@ -46,8 +46,20 @@ function references(f: Finding): Html | null {
   }</p>`;
 }
 
+/** CVSS, EPSS and the catalogue date after the rule id. */
+function scores(f: Finding): string {
+  return [
+    typeof f.cvss === 'number' ? `; CVSS ${f.cvss}` : '',
+    typeof f.epss === 'number' ? `; ${epssText(f.epss, f.epss_percentile)}` : '',
+    f.kev === true
+      ? `; in CISA's Known Exploited Vulnerabilities catalogue${f.kev_date_added === undefined ? '' : ` since ${f.kev_date_added}`}`
+      : '',
+  ].join('');
+}
+
 function group(g: Group): Html {
   const first = g.findings[0] as Finding;
+  const exploited = g.findings.find((f) => f.kev === true);
   const severity = g.findings.map(severityOf).sort((a, b) => SEVERITY_RANK[b] - SEVERITY_RANK[a])[0] ?? 'info';
   const advice = first.remediation?.trim() || first.solution?.trim() || null;
   const rows = g.findings.map(
@@ -56,12 +68,12 @@ function group(g: Group): Html {
         f.evidence ? html`<pre class="evidence">${f.evidence}</pre>` : html`<span class="muted">-</span>`
       }</td></tr>`,
   );
-  return html`<article class="finding" data-severity="${severity}"><h3>${g.title} ${severityBadge(severity)}</h3>${
+  return html`<article class="finding" data-severity="${severity}"${exploited === undefined ? '' : html` data-kev="true"`}><h3>${g.title} ${severityBadge(severity)}${
+    exploited === undefined ? null : html` ${kevBadge(exploited.kev_date_added)}`
+  }</h3>${
     first.description ? html`<p>${first.description}</p>` : null
   }${advice === null ? null : html`<p><strong>Remediation:</strong> ${advice}</p>`}${references(first)}${
-    first.rule_id
-      ? html`<p class="muted">Rule ${first.rule_id}${typeof first.cvss === 'number' ? html`; CVSS ${first.cvss}` : null}</p>`
-      : null
+    first.rule_id ? html`<p class="muted">Rule ${first.rule_id}${scores(exploited ?? first)}</p>` : null
   }${table(['Host', 'Port', 'Service', 'Evidence'], rows)}</article>`;
 }
 

@@ -1,4 +1,5 @@
 import {
+  EPSS_RAISE,
   GRADE_CAPS,
   GRADE_FLOORS,
   RISK_GRADES,
@@ -70,7 +71,7 @@ function scoreFormula(form: 'full' | 'short'): Html {
     .join(', ')}, F from ${GRADE_FLOORS.F}`;
   if (form === 'short')
     return html`<p id="score-formula" class="muted">The worst open finding sets the lowest possible score (${floors(false)}); every open finding moves it towards 100. Grades: ${bands}.</p>`;
-  return html`<p id="score-formula" class="muted">The worst open finding sets the lowest possible score: ${floors(true)}. Every open finding then moves the score towards 100: score = 100 − (100 − lowest) × e<sup>−w/${RISK_SCALE}</sup>, w the sum of weights ${weights}. Grades: ${bands}. The operational score leaves out findings under an accepted, unexpired exception.</p>`;
+  return html`<p id="score-formula" class="muted">The worst open finding sets the lowest possible score: ${floors(true)}. Every open finding then moves the score towards 100: score = 100 − (100 − lowest) × e<sup>−w/${RISK_SCALE}</sup>, w the sum of weights ${weights}. Grades: ${bands}. A finding naming a known-exploited CVE (CISA KEV) counts as critical; one with EPSS ${EPSS_RAISE} or more one severity higher. The operational score leaves out findings under an accepted, unexpired exception.</p>`;
 }
 
 export function severityBreakdown(facts: Facts): Html {

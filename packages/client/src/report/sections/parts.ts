@@ -13,6 +13,22 @@ export const SEVERITY_LABELS: Readonly<Record<Severity, string>> = {
 
 export const severityBadge = (s: Severity): Html => html`<span class="sev sev-${s}">${SEVERITY_LABELS[s]}</span>`;
 
+/** A finding naming a CVE in CISA's Known Exploited Vulnerabilities catalogue. */
+export const kevBadge = (dateAdded?: string): Html =>
+  html`<span class="kev" title="${`In CISA's Known Exploited Vulnerabilities catalogue${dateAdded === undefined ? '' : ` since ${dateAdded}`}`}">Known exploited</span>`;
+
+/** EPSS as the report writes it: `EPSS 42.0 % (97th percentile)`. */
+export function epssText(epss: number, percentile?: number): string {
+  const pct = percentile === undefined ? '' : ` (${ordinal(Math.round(percentile * 100))} percentile)`;
+  return `EPSS ${(epss * 100).toFixed(1)} %${pct}`;
+}
+
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
+}
+
 export function gradeBadge(grade: string | null): Html {
   const g = grade !== null && /^[A-F]$/.test(grade) ? grade : null;
   return g === null ? html`<span class="grade">-</span>` : html`<span class="grade grade-${g}">${g}</span>`;
