@@ -33,6 +33,11 @@ export const FindingsQuery = Type.Object(
     severity: Type.Optional(list(SEVERITIES, 'severities')),
     status: Type.Optional(list(FINDING_STATUS_FILTERS, 'remediation statuses')),
     exception: Type.Optional(list(EXCEPTION_FILTERS, 'risk exception states')),
+    kev: Type.Optional(
+      Type.Union([Type.Literal('true'), Type.Literal('false')], {
+        description: 'true: only known-exploited findings; false: only the others',
+      }),
+    ),
     host: Type.Optional(
       Type.String({ minLength: 1, maxLength: 256, description: 'part of the host address or name (any case)' }),
     ),
@@ -72,6 +77,10 @@ export const FindingRow = Type.Object({
   severity: Nullable(Type.Union(SEVERITIES.map((s) => Type.Literal(s)))),
   cvss: Nullable(Type.Number()),
   cve_ids: Type.Array(Type.String()),
+  kev: Type.Boolean({ description: "a CVE it names is in CISA's Known Exploited Vulnerabilities catalogue" }),
+  kev_date_added: Nullable(Type.String({ description: 'when the catalogue added it, YYYY-MM-DD' })),
+  epss: Nullable(Type.Number({ minimum: 0, maximum: 1, description: 'EPSS probability of exploitation in 30 days' })),
+  epss_percentile: Nullable(Type.Number({ minimum: 0, maximum: 1 })),
   host: Nullable(Type.String()),
   hostname: Nullable(Type.String()),
   port: Nullable(Type.Integer()),

@@ -279,6 +279,11 @@ export interface SessionFindingsTable {
   exception_approved_at: string | null;
   exception_expiry: string | null;
   search: string;
+  /** Prioritisation from the vulnerability index (migration 0015). */
+  kev: Generated<boolean>;
+  kev_date_added: string | null;
+  epss: number | null;
+  epss_percentile: number | null;
 }
 
 export interface SessionFindingDetailsTable {

@@ -122,6 +122,12 @@ function trackerOf(doc: Obj, findings: Obj[]): (f: Obj, fp: string | undefined) 
   };
 }
 
+/** A number from 0 to 1, else null. */
+function probability(v: unknown): number | null {
+  const n = num(v);
+  return n !== null && n >= 0 && n <= 1 ? n : null;
+}
+
 /** The rows of a session file's findings, in file order (`ordinal` is the position in findings[]). */
 export function indexRowsOf(doc: unknown): IndexRow[] {
   const root = isObj(doc) ? doc : {};
@@ -151,6 +157,7 @@ export function indexRowsOf(doc: unknown): IndexRow[] {
     const service = str(f['service']);
     const firstSeen = str(e['first_seen']);
     const refs = isObj(f['references']) ? f['references'] : {};
+    const kevDate = str(f['kev_date_added']);
     rows.push({
       ordinal,
       fingerprint: fp !== undefined && FINGERPRINT.test(fp) ? fp : null,
@@ -181,6 +188,10 @@ export function indexRowsOf(doc: unknown): IndexRow[] {
       exception_approver: str(e['exception_approver']),
       exception_approved_at: str(e['exception_approved_at']),
       exception_expiry: str(e['exception_expiry']),
+      kev: f['kev'] === true,
+      kev_date_added: kevDate !== null && /^\d{4}-\d{2}-\d{2}$/.test(kevDate) ? kevDate : null,
+      epss: probability(f['epss']),
+      epss_percentile: probability(f['epss_percentile']),
       search: [title, host, hostname, ...cveIds, ruleId, service]
         .filter((v) => v !== null && v !== '')
         .join('\n')

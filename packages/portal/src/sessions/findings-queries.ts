@@ -78,6 +78,8 @@ export interface FindingsFilter {
   severities?: Severity[] | undefined;
   statuses?: FindingStatusFilter[] | undefined;
   exceptions?: ExceptionFilter[] | undefined;
+  /** Known exploited (true) or not (false). */
+  kev?: boolean | undefined;
   host?: string | undefined;
   port?: number | undefined;
   /** Upper-case CVE id. */
@@ -116,6 +118,7 @@ function filterOf(eb: Eb, ref: SessionRef, f: FindingsFilter): Expression<SqlBoo
   const all: Expression<SqlBool>[] = [eb('client_id', '=', ref.clientId), eb('session_id', '=', ref.sessionId)];
   // Severity and status filter on their sort keys, which the sort indexes cover.
   if (f.severities !== undefined) all.push(eb('severity_key', 'in', f.severities.map(severityKey)));
+  if (f.kev !== undefined) all.push(eb('kev', '=', f.kev));
   if (f.statuses !== undefined)
     all.push(
       eb(
