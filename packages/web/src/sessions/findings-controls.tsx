@@ -10,7 +10,7 @@ import {
 import { useState } from 'preact/hooks';
 import { label } from '../ui/format.ts';
 import type { Message, Sender } from './findings-sender.ts';
-import { FIRST_VIEW, type FindingsView, nameOf, titleOf, where } from './findings-model.ts';
+import { FIRST_VIEW, type FindingsView, KEV_CHOICES, nameOf, titleOf, where } from './findings-model.ts';
 
 /** The controls around the findings table (findings.tsx): filters, the bulk bar and the exception form. */
 
@@ -95,7 +95,12 @@ export function Filters(props: { view: FindingsView; onChange: (v: FindingsView)
     </label>
   );
   // A select's options would join its name if the label wrapped it: the label points at it instead.
-  const choice = <K extends 'severity' | 'status' | 'exception'>(key: K, title: string, values: readonly string[]) => (
+  const choice = <K extends 'severity' | 'status' | 'exception' | 'kev'>(
+    key: K,
+    title: string,
+    values: readonly string[],
+    name: (v: string) => string = label,
+  ) => (
     <div class="findings-choice">
       <label for={`findings-filter-${key}`}>{title}</label>
       <select
@@ -110,7 +115,7 @@ export function Filters(props: { view: FindingsView; onChange: (v: FindingsView)
         <option value="">All</option>
         {values.map((v) => (
           <option key={v} value={v}>
-            {label(v)}
+            {name(v)}
           </option>
         ))}
       </select>
@@ -129,6 +134,7 @@ export function Filters(props: { view: FindingsView; onChange: (v: FindingsView)
       {choice('severity', 'Severity', SEVERITIES)}
       {choice('status', 'Status', FINDING_STATUS_FILTERS)}
       {choice('exception', 'Exception', EXCEPTION_FILTERS)}
+      {choice('kev', 'Exploitation', ['true', 'false'], (v) => KEV_CHOICES[v as 'true' | 'false'])}
       {text('host', 'Host', { placeholder: 'Address or name' })}
       {text('port', 'Port', { inputMode: 'numeric', pattern: '[0-9]*', maxLength: 5 })}
       {text('cve', 'CVE', { placeholder: 'CVE-2024-…' })}

@@ -2,10 +2,10 @@ import type { FindingDetailResponse, FindingRow } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import type { SessionRef } from '../api/sessions.ts';
 import { formatDate, label } from '../ui/format.ts';
-import { SeverityBadge } from '../ui/severity.tsx';
+import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
 import { useData } from '../ui/use-load.ts';
 import { getFinding } from './findings-api.ts';
-import { exceptionText, nameOf, targetOf, titleOf, where } from './findings-model.ts';
+import { epssText, exceptionText, kevText, nameOf, targetOf, titleOf, where } from './findings-model.ts';
 import type { Sender } from './findings-sender.ts';
 
 const isWebLink = (u: string) => /^https?:\/\//i.test(u);
@@ -52,6 +52,19 @@ function Body(props: { d: FindingDetailResponse; sender: Sender }) {
         <dd>
           <SeverityBadge severity={d.severity ?? undefined} /> {d.cvss === null ? '' : `CVSS ${d.cvss.toFixed(1)}`}
         </dd>
+        {d.kev || d.epss !== null ? (
+          <>
+            <dt>Exploitation</dt>
+            <dd>
+              {d.kev ? (
+                <>
+                  <KevBadge title={kevText(d)} /> {kevText(d)}.{' '}
+                </>
+              ) : null}
+              {epssText(d) ?? ''}
+            </dd>
+          </>
+        ) : null}
         <dt>Where</dt>
         <dd>
           {where(d)}

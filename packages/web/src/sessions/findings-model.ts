@@ -14,6 +14,7 @@ export interface FindingsView {
   severity: Severity | '';
   status: FindingStatusFilter | '';
   exception: ExceptionFilter | '';
+  kev: 'true' | 'false' | '';
   host: string;
   port: string;
   cve: string;
@@ -26,6 +27,7 @@ export const FIRST_VIEW: FindingsView = {
   severity: '',
   status: '',
   exception: '',
+  kev: '',
   host: '',
   port: '',
   cve: '',
@@ -56,6 +58,7 @@ export function queryOf(view: FindingsView, cursor: string): Omit<FindingsQuery,
     severity: view.severity || undefined,
     status: view.status || undefined,
     exception: view.exception || undefined,
+    kev: view.kev || undefined,
     host: blank(view.host),
     port: port === undefined ? undefined : Number(port),
     cve: blank(view.cve),
@@ -92,3 +95,26 @@ export function exceptionText(f: FindingRow): string {
   const state = e.state === 'active' ? 'accepted' : 'expired';
   return `${state} until ${e.expiry ?? 'no expiry'}${e.approver ? `, by ${e.approver}` : ''}`;
 }
+
+/** The kev filter's choices as the console names them. */
+export const KEV_CHOICES: Readonly<Record<'true' | 'false', string>> = {
+  true: 'Known exploited',
+  false: 'Not known exploited',
+};
+
+/** `EPSS 42.0 % (97th percentile)`, or null without a score. */
+export function epssText(f: Pick<FindingRow, 'epss' | 'epss_percentile'>): string | null {
+  if (f.epss === null) return null;
+  const pct = f.epss_percentile === null ? '' : ` (${ordinal(Math.round(f.epss_percentile * 100))} percentile)`;
+  return `EPSS ${(f.epss * 100).toFixed(1)} %${pct}`;
+}
+
+function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
+}
+
+/** What the KEV badge's tooltip and the detail say. */
+export const kevText = (f: Pick<FindingRow, 'kev_date_added'>): string =>
+  `In CISA's Known Exploited Vulnerabilities catalogue${f.kev_date_added === null ? '' : ` since ${f.kev_date_added}`}`;

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import type { SessionRef } from '../api/sessions.ts';
 import { label } from '../ui/format.ts';
 import { CursorPager } from '../ui/pager.tsx';
-import { SeverityBadge } from '../ui/severity.tsx';
+import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
 import { type Column, DataTable } from '../ui/table-wrap.tsx';
 import { useData } from '../ui/use-load.ts';
 import { FindingDetailPanel } from './findings-detail.tsx';
@@ -17,6 +17,7 @@ import {
   nameOf,
   PAGE_SIZE,
   queryOf,
+  kevText,
   sortBy,
   targetOf,
   titleOf,
@@ -166,6 +167,12 @@ export function Findings(props: { ref_: SessionRef; onChanged: () => void }) {
                 </td>
                 <td>
                   <strong>{titleOf(f)}</strong>
+                  {f.kev ? (
+                    <>
+                      {' '}
+                      <KevBadge title={kevText(f)} />
+                    </>
+                  ) : null}
                 </td>
                 <td class="nowrap">
                   {f.host ?? '–'}
@@ -176,7 +183,10 @@ export function Findings(props: { ref_: SessionRef; onChanged: () => void }) {
                   {f.cve_ids.length === 0 ? '–' : f.cve_ids[0]}
                   {f.cve_ids.length > 1 ? <span class="muted small"> +{f.cve_ids.length - 1}</span> : null}
                 </td>
-                <td>{f.cvss === null ? '–' : f.cvss.toFixed(1)}</td>
+                <td>
+                  {f.cvss === null ? '–' : f.cvss.toFixed(1)}
+                  {f.epss === null ? null : <div class="muted small">EPSS {(f.epss * 100).toFixed(1)} %</div>}
+                </td>
                 <td>
                   {target === null ? (
                     <span class="muted">not tracked</span>

@@ -1,5 +1,14 @@
 import { type BySeverity, SEVERITIES, type Severity } from '@svc/protocol';
 
+/** A finding naming a CVE in CISA's Known Exploited Vulnerabilities catalogue. */
+export function KevBadge(props: { title: string }) {
+  return (
+    <span class="badge kev" title={props.title}>
+      KEV
+    </span>
+  );
+}
+
 export function SeverityBadge(props: { severity: Severity | string | undefined }) {
   const s = props.severity ?? 'info';
   return <span class={`badge sev-${s}`}>{s}</span>;
