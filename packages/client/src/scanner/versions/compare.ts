@@ -7,34 +7,62 @@
 function order(c: string | undefined): number {
   if (c === undefined) return 0;
   if (c === '~') return -1;
-  if (/[0-9]/.test(c)) return 0;
   if (/[A-Za-z]/.test(c)) return c.charCodeAt(0);
   return c.charCodeAt(0) + 256;
 }
 
-/** Negative when a < b, zero when equal, positive when a > b. */
-export function compareVersions(a: string, b: string): number {
+/**
+ * A version split once into its runs, for comparing many times (the vulnerability index's
+ * bounds): non-digit runs at even positions, digit runs without leading zeros at odd ones.
+ */
+export type VersionKey = readonly string[];
+
+const isDigit = (code: number) => code >= 48 && code <= 57;
+
+export function versionKey(v: string): VersionKey {
+  const out: string[] = [];
   let i = 0;
-  let j = 0;
-  while (i < a.length || j < b.length) {
-    let diff = 0;
-    while ((i < a.length && !/[0-9]/.test(a[i] ?? '')) || (j < b.length && !/[0-9]/.test(b[j] ?? ''))) {
-      const ac = i < a.length && !/[0-9]/.test(a[i] ?? '') ? a[i] : undefined;
-      const bc = j < b.length && !/[0-9]/.test(b[j] ?? '') ? b[j] : undefined;
-      diff = order(ac) - order(bc);
-      if (diff !== 0) return diff;
-      i++;
-      j++;
+  while (i < v.length) {
+    const start = i;
+    while (i < v.length && !isDigit(v.charCodeAt(i))) i++;
+    out.push(v.slice(start, i));
+    let digits = i;
+    while (i < v.length && isDigit(v.charCodeAt(i))) i++;
+    while (digits < i - 1 && v.charCodeAt(digits) === 48) digits++;
+    out.push(v.slice(digits, i));
+  }
+  return out;
+}
+
+/** compareVersions of two keys: a missing run is empty, a missing number 0. */
+export function compareVersionKeys(a: VersionKey, b: VersionKey): number {
+  const n = Math.max(a.length, b.length);
+  for (let k = 0; k < n; k += 2) {
+    const x = a[k] ?? '';
+    const y = b[k] ?? '';
+    if (x !== y) {
+      const m = Math.max(x.length, y.length);
+      for (let c = 0; c < m; c++) {
+        const diff = order(x[c]) - order(y[c]);
+        if (diff !== 0) return diff;
+      }
     }
-    let an = '';
-    let bn = '';
-    while (i < a.length && /[0-9]/.test(a[i] ?? '')) an += a[i++];
-    while (j < b.length && /[0-9]/.test(b[j] ?? '')) bn += b[j++];
-    const na = BigInt(an === '' ? '0' : an);
-    const nb = BigInt(bn === '' ? '0' : bn);
-    if (na !== nb) return na < nb ? -1 : 1;
+    const p = a[k + 1] ?? '';
+    const q = b[k + 1] ?? '';
+    if (p !== q) {
+      // Without leading zeros the longer number is the larger; "" and "0" are both zero.
+      const pn = p === '0' ? '' : p;
+      const qn = q === '0' ? '' : q;
+      if (pn.length !== qn.length) return pn.length < qn.length ? -1 : 1;
+      if (pn !== qn) return pn < qn ? -1 : 1;
+    }
   }
   return 0;
+}
+
+/** Negative when a < b, zero when equal, positive when a > b. */
+export function compareVersions(a: string, b: string): number {
+  return compareVersionKeys(versionKey(a), versionKey(b));
 }
 
 /** A Debian package version `[epoch:]upstream[-revision]` split into its parts. */

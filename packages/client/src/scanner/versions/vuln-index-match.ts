@@ -1,6 +1,6 @@
 import { cpeProductKey, type VulnIndex, type VulnIndexCve, type VulnIndexRange } from '@svc/protocol';
 import type { NmapService } from '../parse/types.ts';
-import { compareVersions } from './compare.ts';
+import { compareVersionKeys, compareVersions, type VersionKey, versionKey } from './compare.ts';
 import { observedVersion, type ObservedVersion } from './match.ts';
 
 /**
@@ -28,8 +28,51 @@ export interface VulnMatch {
 export interface VulnLookup {
   index: VulnIndex;
   products: ReadonlyMap<string, readonly VulnIndexRange[]>;
+  /** A product's ranges with their bounds split into version keys, on the product's first match. */
+  prepared: Map<string, readonly PreparedRange[]>;
+  /** Each bound's key once: ranges of a product repeat the same few versions. */
+  keys: Map<string, VersionKey>;
   memo: Map<string, readonly VulnIndexCve[]>;
   byId: Map<string, VulnIndexCve> | null;
+}
+
+interface PreparedRange {
+  cve: number;
+  version?: VersionKey | undefined;
+  startIncluding?: VersionKey | undefined;
+  startExcluding?: VersionKey | undefined;
+  endIncluding?: VersionKey | undefined;
+  endExcluding?: VersionKey | undefined;
+}
+
+function prepare(lookup: VulnLookup, r: VulnIndexRange): PreparedRange {
+  const keyOf = (v: string | undefined) => {
+    if (v === undefined) return undefined;
+    let key = lookup.keys.get(v);
+    if (key === undefined) {
+      key = versionKey(v);
+      lookup.keys.set(v, key);
+    }
+    return key;
+  };
+  return {
+    cve: r.cve,
+    version: keyOf(r.version),
+    startIncluding: keyOf(r.start_including),
+    startExcluding: keyOf(r.start_excluding),
+    endIncluding: keyOf(r.end_including),
+    endExcluding: keyOf(r.end_excluding),
+  };
+}
+
+/** inVulnRange on keys. */
+function inPrepared(v: VersionKey, r: PreparedRange): boolean {
+  if (r.version !== undefined) return compareVersionKeys(v, r.version) === 0;
+  if (r.startIncluding !== undefined && compareVersionKeys(v, r.startIncluding) < 0) return false;
+  if (r.startExcluding !== undefined && compareVersionKeys(v, r.startExcluding) <= 0) return false;
+  if (r.endIncluding !== undefined && compareVersionKeys(v, r.endIncluding) > 0) return false;
+  if (r.endExcluding !== undefined && compareVersionKeys(v, r.endExcluding) >= 0) return false;
+  return true;
 }
 
 const lookups = new WeakMap<VulnIndex, VulnLookup>();
@@ -38,7 +81,14 @@ const lookups = new WeakMap<VulnIndex, VulnLookup>();
 export function vulnLookup(index: VulnIndex): VulnLookup {
   let lookup = lookups.get(index);
   if (lookup === undefined) {
-    lookup = { index, products: new Map(Object.entries(index.products)), memo: new Map(), byId: null };
+    lookup = {
+      index,
+      products: new Map(Object.entries(index.products)),
+      prepared: new Map(),
+      keys: new Map(),
+      memo: new Map(),
+      byId: null,
+    };
     lookups.set(index, lookup);
   }
   return lookup;

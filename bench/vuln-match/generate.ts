@@ -1,0 +1,215 @@
+/**
+ * The input of bench/vuln-match.ts: a vulnerability index of N CVE records in the protocol's
+ * shape (packages/protocol/src/vuln-index.ts) and M services as nmap's parser hands them over,
+ * both written as JSON files. Deterministic for a given seed.
+ *
+ * The spread follows NVD's: products by a Zipf law (s 0.8 over N / 8 products, so the most
+ * affected product has about 3 % of the CVEs, as the Linux kernel has), 1 to 3 vulnerable
+ * ranges per CVE (a fifth of them over two products), ranges of the four kinds NVD writes
+ * (exact version, up to excluding, from including up to excluding, up to including), summaries
+ * of 60 to 280 characters, a tenth of the CVEs with EPSS and 0.5 % in KEV. Services lean to
+ * the popular network daemons (below); one in five names a product the index does not know,
+ * one in ten gives no version.
+ */
+import fs from 'node:fs';
+import { VULN_INDEX_FORMAT, type VulnIndex, type VulnIndexCve, type VulnIndexRange } from '@svc/protocol';
+
+/** mulberry32: a small seeded generator, so the files are the same for the same seed. */
+function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Draws an index 0..n-1 with probability ∝ 1/(i+1)^s, by binary search in the cumulative weights. */
+function zipf(n: number, s: number, rnd: () => number): () => number {
+  const cumulative = new Float64Array(n);
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    sum += 1 / (i + 1) ** s;
+    cumulative[i] = sum;
+  }
+  return () => {
+    const x = rnd() * sum;
+    let lo = 0;
+    let hi = n - 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((cumulative[mid] as number) < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+}
+
+const WORDS =
+  'a remote attacker could execute arbitrary code via crafted request buffer overflow in the parser of the server allows denial of service through heap use after free when handling authentication bypass improper input validation leads to information disclosure'.split(
+    ' ',
+  );
+
+export interface VulnBenchInput {
+  indexFile: string;
+  servicesFile: string;
+  indexBytes: number;
+  cves: number;
+  products: number;
+  ranges: number;
+  services: number;
+  /** Services whose CPE names a product of the index. */
+  knownProducts: number;
+  /** Distinct (product, version) pairs among the services. */
+  distinctPairs: number;
+}
+
+export interface BenchService {
+  name: string;
+  product: string;
+  version?: string;
+  cpes: string[];
+}
+
+export function generateVulnBench(dir: string, cveCount: number, serviceCount: number, seed: number): VulnBenchInput {
+  const rnd = random(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+  const productCount = Math.max(1, Math.floor(cveCount / 8));
+  const keys = Array.from({ length: productCount }, (_, i) => `a:vendor${i % 4000}:product${i}`);
+  // Each product's release line: 10 to 60 versions in order, some OpenSSH-like (9.2p1).
+  const versionsOf = (i: number): string[] => {
+    const r = random(seed ^ (i * 2654435761));
+    const n = 10 + Math.floor(r() * 50);
+    const style = Math.floor(r() * 3);
+    const out: string[] = [];
+    let major = 1 + Math.floor(r() * 8);
+    let minor = 0;
+    let patch = 0;
+    for (let k = 0; k < n; k++) {
+      if (r() < 0.15) {
+        major++;
+        minor = 0;
+        patch = 0;
+      } else if (r() < 0.4) {
+        minor++;
+        patch = 0;
+      } else patch++;
+      out.push(style === 0 ? `${major}.${minor}p${patch + 1}` : `${major}.${minor}.${patch}`);
+    }
+    return out;
+  };
+  const versionCache = new Map<number, string[]>();
+  const versions = (i: number) => {
+    let v = versionCache.get(i);
+    if (v === undefined) {
+      v = versionsOf(i);
+      versionCache.set(i, v);
+    }
+    return v;
+  };
+  const product = zipf(productCount, 0.8, rnd);
+  const cves: VulnIndexCve[] = [];
+  const products: Record<string, VulnIndexRange[]> = {};
+  let ranges = 0;
+  for (let c = 0; c < cveCount; c++) {
+    const year = 1999 + Math.floor(rnd() * 27);
+    const cvss = rnd() < 0.05 ? null : Math.round((2 + rnd() * 8) * 10) / 10;
+    const words = 10 + Math.floor(rnd() * 30);
+    const summary = Array.from({ length: words }, () => pick(WORDS))
+      .join(' ')
+      .slice(0, 280);
+    const kev = rnd() < 0.005;
+    cves.push({
+      id: `CVE-${year}-${String(10000 + c).padStart(5, '0')}`,
+      cvss,
+      cvss_version: cvss === null ? null : '3.1',
+      severity: cvss === null ? null : cvss >= 9 ? 'critical' : cvss >= 7 ? 'high' : cvss >= 4 ? 'medium' : 'low',
+      summary,
+      kev: kev ? { date_added: '2024-05-01', due_date: '2024-05-22', known_ransomware: rnd() < 0.2 } : null,
+      epss: rnd() < 0.1 ? Math.round(rnd() * 1e5) / 1e5 : null,
+      epss_percentile: null,
+    });
+    const over = rnd() < 0.2 ? 2 : 1;
+    for (let p = 0; p < over; p++) {
+      const i = product();
+      const vs = versions(i);
+      const key = keys[i] as string;
+      const list = products[key] ?? [];
+      products[key] = list;
+      const count = 1 + Math.floor(rnd() * 3);
+      for (let k = 0; k < count; k++) {
+        const a = Math.floor(rnd() * vs.length);
+        const b = Math.min(vs.length - 1, a + 1 + Math.floor(rnd() * 10));
+        const kind = rnd();
+        const range: VulnIndexRange =
+          kind < 0.4
+            ? { cve: c, version: vs[a] as string }
+            : kind < 0.7
+              ? { cve: c, end_excluding: vs[b] as string }
+              : kind < 0.9
+                ? { cve: c, start_including: vs[a] as string, end_excluding: vs[b] as string }
+                : { cve: c, end_including: vs[a] as string };
+        list.push(range);
+        ranges++;
+      }
+    }
+  }
+  const index: VulnIndex = {
+    format: VULN_INDEX_FORMAT,
+    version: `bench-${seed}`,
+    generated_at: new Date(0).toISOString(),
+    sources: {
+      nvd: { records: cveCount, imported_at: new Date(0).toISOString() },
+      kev: null,
+      epss: null,
+    },
+    cves,
+    products,
+  };
+  const indexFile = `${dir}/vuln-index.json`;
+  fs.writeFileSync(indexFile, JSON.stringify(index));
+
+  // Services are network daemons: not the top 100 products (kernels, browsers, operating
+  // systems, office suites, which nmap names without a version if at all) but the next 2,000
+  // (17 to 180 CVEs each, as OpenSSH has about 130), the popular ones more often; a network
+  // runs mostly recent releases with a tail of old ones.
+  const TOP = Math.min(100, productCount - 1);
+  const tier = zipf(Math.min(productCount - TOP, 2000), 1.1, rnd);
+  const scanned = () => TOP + tier();
+  const recent = (vs: readonly string[]) => vs[Math.floor(vs.length * (1 - rnd() ** 3))] ?? (vs[0] as string);
+  const services: BenchService[] = [];
+  let knownProducts = 0;
+  const pairs = new Set<string>();
+  for (let s = 0; s < serviceCount; s++) {
+    const unknown = rnd() < 0.2;
+    const i = scanned();
+    const key = unknown ? `a:other${s % 500}:daemon${s % 97}` : (keys[i] as string);
+    const [, vendor, name] = key.split(':');
+    const version = rnd() < 0.1 ? undefined : unknown ? `1.${s % 7}.0` : recent(versions(i));
+    if (!unknown && version !== undefined) {
+      knownProducts++;
+      pairs.add(`${key}|${version}`);
+    }
+    services.push({
+      name: 'unknown',
+      product: `${name}`,
+      ...(version === undefined ? {} : { version }),
+      cpes: [`cpe:/a:${vendor}:${name}${version === undefined ? '' : `:${version}`}`],
+    });
+  }
+  const servicesFile = `${dir}/services.json`;
+  fs.writeFileSync(servicesFile, JSON.stringify(services));
+  return {
+    indexFile,
+    servicesFile,
+    indexBytes: fs.statSync(indexFile).size,
+    cves: cveCount,
+    products: Object.keys(products).length,
+    ranges,
+    services: serviceCount,
+    knownProducts,
+    distinctPairs: pairs.size,
+  };
+}

@@ -1,0 +1,182 @@
+import fs from 'node:fs';
+
+/**
+ * Reads a vulnerability index file without holding its whole text: JSON.parse of the file at once
+ * needs the bytes, the string and the objects together (some 3.5 times the file at its peak, a
+ * 100 MB index over 400 MB). Here the file is read in chunks and each member of the top-level
+ * object's arrays and objects (one CVE, one product's ranges) is parsed on its own, in batches,
+ * so the peak is the objects plus a chunk. Any JSON file whose top level is an object is read
+ * the same as JSON.parse reads it; what the index must contain is its loader's to check.
+ */
+
+const CHUNK = 1 << 20;
+/** Members parsed in one JSON.parse call: fewer calls; under V8's large-object size (128 KiB), so each batch dies young. */
+const BATCH_BYTES = 48 * 1024;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
+const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+
+export class VulnIndexFileError extends Error {
+  override name = 'VulnIndexFileError';
+}
+
+/** The file's top-level object; `chunkBytes` is the read size (small in tests, to cut members across reads). */
+export function readVulnIndexFile(file: string, chunkBytes = CHUNK): unknown {
+  const fd = fs.openSync(file, 'r');
+  try {
+    return readFrom(fd, chunkBytes);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function readFrom(fd: number, chunkBytes: number): unknown {
+  const result: Record<string, unknown> = {};
+  // Bytes of the member being read that earlier reads left (most members lie within one read).
+  let carried: Buffer[] = [];
+  let batch: string[] = [];
+  let batchBytes = 0;
+  let key: string | null = null;
+  let container: 'array' | 'object' | null = null;
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let started = false;
+  let ended = false;
+  let pending = false;
+
+  const flush = () => {
+    if (batch.length === 0 || key === null) return;
+    const target = result[key];
+    if (container === 'array')
+      for (const v of JSON.parse(`[${batch.join(',')}]`) as unknown[]) (target as unknown[]).push(v);
+    else Object.assign(target as object, JSON.parse(`{${batch.join(',')}}`));
+    batch = [];
+    batchBytes = 0;
+  };
+  let members = 0;
+  /** One member read; an empty one only closes an empty container (`[]`, `{}`). */
+  const endMember = (t: string, closing: boolean) => {
+    if (t === '') {
+      if (closing && members === 0) return;
+      throw new SyntaxError(`an empty member in ${key}`);
+    }
+    members++;
+    batch.push(t);
+    batchBytes += t.length;
+    if (batchBytes >= BATCH_BYTES) flush();
+  };
+
+  const buf = Buffer.allocUnsafe(chunkBytes);
+  let from = 0;
+  /** The text from `from` to `to` of this read, after what earlier reads carried. */
+  const take = (to: number): string => {
+    const t =
+      carried.length === 0
+        ? buf.toString('utf8', from, to)
+        : Buffer.concat([...carried, buf.subarray(from, to)]).toString('utf8');
+    carried = [];
+    return t.trim();
+  };
+  for (;;) {
+    const n = fs.readSync(fd, buf, 0, chunkBytes, null);
+    if (n === 0) break;
+    from = 0;
+    const view = n === chunkBytes ? buf : buf.subarray(0, n);
+    let backslash = view.indexOf(BACKSLASH);
+    for (let i = 0; i < n; i++) {
+      if (inString) {
+        // Inside a string only its closing quote matters: found natively, past escaped ones.
+        if (escaped) {
+          escaped = false;
+          continue;
+        }
+        let q = view.indexOf(QUOTE, i);
+        if (q === -1) q = n;
+        // The next backslash is looked for again only once passed: most text has none.
+        if (backslash !== -1 && backslash < i) backslash = view.indexOf(BACKSLASH, i);
+        if (backslash !== -1 && backslash < q) {
+          i = backslash;
+          escaped = true;
+          continue;
+        }
+        if (q === n) {
+          i = n;
+          continue;
+        }
+        i = q;
+        inString = false;
+        continue;
+      }
+      const c = buf[i] as number;
+      if (pending && c > 0x20) {
+        // The first character of a top-level member's value: a container is streamed, a scalar kept whole.
+        pending = false;
+        if (c === OPEN_BRACKET || c === OPEN_BRACE) {
+          container = c === OPEN_BRACKET ? 'array' : 'object';
+          result[key as string] = container === 'array' ? [] : {};
+          depth = 2;
+          members = 0;
+          from = i + 1;
+          continue;
+        }
+      }
+      if (c === QUOTE) {
+        inString = true;
+        continue;
+      }
+      if (ended) {
+        if (c > 0x20) throw new VulnIndexFileError('unexpected text after the top-level object');
+        continue;
+      }
+      if (!started) {
+        if (c === OPEN_BRACE) {
+          started = true;
+          depth = 1;
+          from = i + 1;
+        } else if (c > 0x20) throw new VulnIndexFileError('the file is not a JSON object');
+        continue;
+      }
+      if (depth === 1 && c === COLON && key === null) {
+        key = JSON.parse(take(i)) as string;
+        from = i + 1;
+        pending = true;
+        continue;
+      }
+      if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
+      else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
+        depth--;
+        if (depth === 1 && container !== null) {
+          endMember(take(i), true);
+          flush();
+          container = null;
+          key = null;
+          from = i + 1;
+        } else if (depth === 0) {
+          const scalar = take(i);
+          if (key !== null && scalar !== '') result[key] = JSON.parse(scalar);
+          ended = true;
+        }
+      } else if (c === COMMA) {
+        if (depth === 2 && container !== null) {
+          endMember(take(i), false);
+          from = i + 1;
+        } else if (depth === 1) {
+          const scalar = take(i);
+          if (key !== null && scalar !== '') result[key] = JSON.parse(scalar);
+          key = null;
+          from = i + 1;
+        }
+      }
+    }
+    if (!ended && started && from < n) carried.push(Buffer.from(buf.subarray(from, n)));
+  }
+  if (!ended) throw new VulnIndexFileError('the file ends inside the top-level object');
+  return result;
+}
