@@ -5,6 +5,7 @@ import { enrichFindings } from '../src/pipeline/vuln-enrich.ts';
 import type { NmapHost, NmapService } from '../src/scanner/parse/types.ts';
 import { detectFindings } from '../src/scanner/rules/index.ts';
 import { vulnFeed } from '../src/scanner/rules/vuln-feed.ts';
+import { compareVersions } from '../src/scanner/versions/compare.ts';
 import { inVulnRange, matchVulnIndex, vulnLookup } from '../src/scanner/versions/vuln-index-match.ts';
 
 const svc = (s: Partial<NmapService>): NmapService => ({ name: 'ssh', cpes: [], ...s });
@@ -198,5 +199,65 @@ describe('enrichment of findings from any source', () => {
 
   it('leaves findings unchanged without an index', () => {
     expect(enrichFindings(imported, null)).toEqual(imported);
+  });
+});
+
+/** compareVersions as it was written before versions were split into keys: the reference. */
+function referenceCompare(a: string, b: string): number {
+  const order = (c: string | undefined) =>
+    c === undefined || /[0-9]/.test(c)
+      ? 0
+      : c === '~'
+        ? -1
+        : /[A-Za-z]/.test(c)
+          ? c.charCodeAt(0)
+          : c.charCodeAt(0) + 256;
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    while ((i < a.length && !/[0-9]/.test(a[i] ?? '')) || (j < b.length && !/[0-9]/.test(b[j] ?? ''))) {
+      const diff =
+        order(i < a.length && !/[0-9]/.test(a[i] ?? '') ? a[i] : undefined) -
+        order(j < b.length && !/[0-9]/.test(b[j] ?? '') ? b[j] : undefined);
+      if (diff !== 0) return diff;
+      i++;
+      j++;
+    }
+    let an = '';
+    let bn = '';
+    while (i < a.length && /[0-9]/.test(a[i] ?? '')) an += a[i++];
+    while (j < b.length && /[0-9]/.test(b[j] ?? '')) bn += b[j++];
+    const na = BigInt(an === '' ? '0' : an);
+    const nb = BigInt(bn === '' ? '0' : bn);
+    if (na !== nb) return na < nb ? -1 : 1;
+  }
+  return 0;
+}
+
+describe('versions compared on keys', () => {
+  it('orders every pair as the character-by-character comparison did', () => {
+    // A seeded walk over short versions of the characters that matter: digits, zeros, letters, ~, . and -.
+    let seed = 26;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const ALPHABET = '0012789.~-+apP';
+    const version = () =>
+      Array.from({ length: 1 + Math.floor(next() * 8) }, () => ALPHABET[Math.floor(next() * ALPHABET.length)]).join('');
+    const sign = (n: number) => Math.sign(n);
+    for (let k = 0; k < 5000; k++) {
+      const a = version();
+      const b = next() < 0.2 ? a : version();
+      expect(sign(compareVersions(a, b)), `${a} vs ${b}`).toBe(sign(referenceCompare(a, b)));
+    }
+    for (const [a, b] of [
+      ['9.2p1', '9.10p1'],
+      ['1.0~rc1', '1.0'],
+      ['007', '7'],
+      ['1.00', '1.0'],
+      ['99999999999999999999', '100000000000000000000'],
+    ] as const)
+      expect(sign(compareVersions(a, b)), `${a} vs ${b}`).toBe(sign(referenceCompare(a, b)));
   });
 });

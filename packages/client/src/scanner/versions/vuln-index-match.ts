@@ -1,6 +1,6 @@
 import { cpeProductKey, type VulnIndex, type VulnIndexCve, type VulnIndexRange } from '@svc/protocol';
 import type { NmapService } from '../parse/types.ts';
-import { compareVersionKeys, compareVersions, type VersionKey, versionKey } from './compare.ts';
+import { compareVersionKeys, type VersionKey, versionKey } from './compare.ts';
 import { observedVersion, type ObservedVersion } from './match.ts';
 
 /**
@@ -45,13 +45,13 @@ interface PreparedRange {
   endExcluding?: VersionKey | undefined;
 }
 
-function prepare(lookup: VulnLookup, r: VulnIndexRange): PreparedRange {
+function prepare(keys: Map<string, VersionKey>, r: VulnIndexRange): PreparedRange {
   const keyOf = (v: string | undefined) => {
     if (v === undefined) return undefined;
-    let key = lookup.keys.get(v);
+    let key = keys.get(v);
     if (key === undefined) {
       key = versionKey(v);
-      lookup.keys.set(v, key);
+      keys.set(v, key);
     }
     return key;
   };
@@ -65,7 +65,7 @@ function prepare(lookup: VulnLookup, r: VulnIndexRange): PreparedRange {
   };
 }
 
-/** inVulnRange on keys. */
+/** A range's bounds against a version, both split into keys. */
 function inPrepared(v: VersionKey, r: PreparedRange): boolean {
   if (r.version !== undefined) return compareVersionKeys(v, r.version) === 0;
   if (r.startIncluding !== undefined && compareVersionKeys(v, r.startIncluding) < 0) return false;
@@ -102,12 +102,7 @@ export function cveRecord(lookup: VulnLookup, id: string): VulnIndexCve | undefi
 
 /** NVD's semantics: an exact version, else every bound given holds (none given: every version). */
 export function inVulnRange(version: string, r: VulnIndexRange): boolean {
-  if (r.version !== undefined) return compareVersions(version, r.version) === 0;
-  if (r.start_including !== undefined && compareVersions(version, r.start_including) < 0) return false;
-  if (r.start_excluding !== undefined && compareVersions(version, r.start_excluding) <= 0) return false;
-  if (r.end_including !== undefined && compareVersions(version, r.end_including) > 0) return false;
-  if (r.end_excluding !== undefined && compareVersions(version, r.end_excluding) >= 0) return false;
-  return true;
+  return inPrepared(versionKey(version), prepare(new Map(), r));
 }
 
 /** The CVEs of one product at one version, each once, in the index's order. */
@@ -115,9 +110,14 @@ function cvesAt(lookup: VulnLookup, product: string, version: string): readonly 
   const key = `${product}\u0000${version}`;
   const known = lookup.memo.get(key);
   if (known !== undefined) return known;
+  let ranges = lookup.prepared.get(product);
+  if (ranges === undefined) {
+    ranges = (lookup.products.get(product) ?? []).map((r) => prepare(lookup.keys, r));
+    lookup.prepared.set(product, ranges);
+  }
+  const v = versionKey(version);
   const positions = new Set<number>();
-  for (const r of lookup.products.get(product) ?? [])
-    if (!positions.has(r.cve) && inVulnRange(version, r)) positions.add(r.cve);
+  for (const r of ranges) if (!positions.has(r.cve) && inPrepared(v, r)) positions.add(r.cve);
   const cves = [...positions]
     .sort((a, b) => a - b)
     .map((i) => lookup.index.cves[i])
