@@ -9,11 +9,11 @@
  *   node bench/nmap-parse.ts [--hosts=10000 --rounds=3 --seed=14]
  */
 import { execFile } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
+import { installSignalHandlers, runBenchmark, tempDir } from './lib/cleanup.ts';
+import { wholeNumber } from './lib/options.ts';
 import { machineInfo } from './lib/machine.ts';
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
@@ -40,18 +40,11 @@ function options(argv: string[]) {
       help: { type: 'boolean', short: 'h' },
     },
   });
-  const int = (name: string, raw: string | undefined, fallback: number, min: number, max: number): number => {
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max)
-      throw new Error(`--${name} must be a whole number from ${min} to ${max}`);
-    return n;
-  };
   return {
     help: values.help ?? false,
-    hosts: int('hosts', values.hosts, 10_000, 1, 1_000_000),
-    rounds: int('rounds', values.rounds, 3, 1, 20),
-    seed: int('seed', values.seed, 14, 0, 0xffff_ffff),
+    hosts: wholeNumber('hosts', values.hosts, 10_000, 1, 1_000_000),
+    rounds: wholeNumber('rounds', values.rounds, 3, 1, 20),
+    seed: wholeNumber('seed', values.seed, 14, 0, 0xffff_ffff),
   };
 }
 
@@ -71,12 +64,7 @@ async function main(): Promise<void> {
   const started = new Date();
   const loadBefore = loadavg();
   installSignalHandlers();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-nmap-parse-'));
-  onCleanup(
-    `remove ${dir}`,
-    () => fs.promises.rm(dir, { recursive: true, force: true }),
-    () => fs.rmSync(dir, { recursive: true, force: true }),
-  );
+  const dir = tempDir('svc-bench-nmap-parse-');
   const t0 = performance.now();
   const gen = await generateNmapXml(path.join(dir, 'scan.xml'), opts.hosts, opts.seed);
   console.log(

@@ -20,7 +20,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parseArgs } from 'node:util';
 import { summarizeProfile } from './lib/profile-summary.ts';
-import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
+import { installSignalHandlers, runBenchmark, tempDir } from './lib/cleanup.ts';
+import { wholeNumber } from './lib/options.ts';
 import { machineInfo } from './lib/machine.ts';
 import { table, writeResult, RESULTS_DIR, stampOf } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
@@ -57,18 +58,11 @@ function parseOptions(argv: string[]): Options | 'help' {
     },
   });
   if (values.help) return 'help';
-  const int = (name: string, raw: string | undefined, fallback: number, min: number, max: number): number => {
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max)
-      throw new Error(`--${name} must be a whole number from ${min} to ${max}`);
-    return n;
-  };
   return {
-    findings: int('findings', values.findings, 10_000, 1, 200_000),
-    hosts: int('hosts', values.hosts, 1000, 1, 1270),
-    rounds: int('rounds', values.rounds, 5, 1, 50),
-    seed: int('seed', values.seed, 964, 0, 0xffff_ffff),
+    findings: wholeNumber('findings', values.findings, 10_000, 1, 200_000),
+    hosts: wholeNumber('hosts', values.hosts, 1000, 1, 1270),
+    rounds: wholeNumber('rounds', values.rounds, 5, 1, 50),
+    seed: wholeNumber('seed', values.seed, 964, 0, 0xffff_ffff),
     chromium: values.chromium ?? false,
     profile: values.profile ?? false,
   };
@@ -98,12 +92,7 @@ async function main(): Promise<void> {
   const started = new Date();
   const loadBefore = loadavg();
   installSignalHandlers();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-pipeline-'));
-  onCleanup(
-    `remove ${dir}`,
-    () => fs.promises.rm(dir, { recursive: true, force: true }),
-    () => fs.rmSync(dir, { recursive: true, force: true }),
-  );
+  const dir = tempDir('svc-bench-pipeline-');
   const t0 = performance.now();
   const data = pipelineData({ findings: opts.findings, hosts: opts.hosts, seed: opts.seed });
   const inputFile = path.join(dir, 'input.json');

@@ -13,11 +13,11 @@
  * most of the peak above the live heap while the index is read (bench/README.md).
  */
 import { execFile } from 'node:child_process';
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
+import { installSignalHandlers, runBenchmark, tempDir } from './lib/cleanup.ts';
+import { wholeNumber } from './lib/options.ts';
 import { machineInfo } from './lib/machine.ts';
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
@@ -47,20 +47,14 @@ function options(argv: string[]) {
       help: { type: 'boolean', short: 'h' },
     },
   });
-  const int = (name: string, raw: string | undefined, fallback: number, min: number, max: number): number => {
-    if (raw === undefined) return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max)
-      throw new Error(`--${name} must be a whole number from ${min} to ${max}`);
-    return n;
-  };
   return {
     help: values.help ?? false,
-    cves: int('cves', values.cves, 250_000, 8, 2_000_000),
-    services: int('services', values.services, 10_000, 1, 1_000_000),
-    rounds: int('rounds', values.rounds, 3, 1, 20),
-    seed: int('seed', values.seed, 26, 0, 0xffff_ffff),
-    semiSpaceMiB: values['semi-space'] === undefined ? null : int('semi-space', values['semi-space'], 0, 1, 256),
+    cves: wholeNumber('cves', values.cves, 250_000, 8, 2_000_000),
+    services: wholeNumber('services', values.services, 10_000, 1, 1_000_000),
+    rounds: wholeNumber('rounds', values.rounds, 3, 1, 20),
+    seed: wholeNumber('seed', values.seed, 26, 0, 0xffff_ffff),
+    semiSpaceMiB:
+      values['semi-space'] === undefined ? null : wholeNumber('semi-space', values['semi-space'], 0, 1, 256),
   };
 }
 
@@ -90,12 +84,7 @@ async function main(): Promise<void> {
   const started = new Date();
   const loadBefore = loadavg();
   installSignalHandlers();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-bench-vuln-match-'));
-  onCleanup(
-    `remove ${dir}`,
-    () => fs.promises.rm(dir, { recursive: true, force: true }),
-    () => fs.rmSync(dir, { recursive: true, force: true }),
-  );
+  const dir = tempDir('svc-bench-vuln-match-');
   const t0 = performance.now();
   const gen = generateVulnBench(dir, opts.cves, opts.services, opts.seed);
   console.log(

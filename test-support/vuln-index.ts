@@ -62,3 +62,19 @@ export function vulnIndex(specs: readonly CveSpec[]): VulnIndex {
     products,
   };
 }
+
+/** A known-exploited finding as a session file carries it after enrichment (docs/vuln-matching.md). */
+export const KEV_FINDING = {
+  rule_id: 'cve:CVE-2024-6387',
+  title: 'OpenSSH 9.2p1: CVE-2024-6387 (potential)',
+  severity: 'high',
+  host: '10.0.0.2',
+  port: 22,
+  protocol: 'tcp',
+  cvss: 8.1,
+  references: { cve: ['CVE-2024-6387'] },
+  kev: true,
+  kev_date_added: '2025-01-10',
+  epss: 0.42,
+  epss_percentile: 0.971,
+} as const;

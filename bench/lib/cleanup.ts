@@ -4,6 +4,10 @@
  * throws, or is interrupted (SIGINT/SIGTERM/SIGHUP).
  */
 
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
 type Step = { name: string; run: () => Promise<void> | void; sync?: () => void };
 
 const steps: Step[] = [];
@@ -89,4 +93,15 @@ export async function runBenchmark(main: () => Promise<void>): Promise<void> {
       process.exitCode = 1;
     })
     .finally(() => cleanupAll());
+}
+
+/** A fresh directory under the system's temp dir, removed with everything in it at cleanup. */
+export function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  onCleanup(
+    `remove ${dir}`,
+    () => fs.promises.rm(dir, { recursive: true, force: true }),
+    () => fs.rmSync(dir, { recursive: true, force: true }),
+  );
+  return dir;
 }

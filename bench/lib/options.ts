@@ -132,3 +132,12 @@ export function parseBenchOptions(
   if (opts.maxRequests < opts.connections) throw new OptionsError('--max-requests must be at least --connections');
   return opts;
 }
+
+/** A whole-number flag of a benchmark's own options: `fallback` when absent, else in min..max or an error. */
+export function wholeNumber(name: string, raw: string | undefined, fallback: number, min: number, max: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new Error(`--${name} must be a whole number from ${min} to ${max}`);
+  return n;
+}

@@ -6,6 +6,7 @@
  * Deterministic for a given seed.
  */
 import fs from 'node:fs';
+import { seededRandom } from '../lib/random.ts';
 import path from 'node:path';
 
 const FIXTURES = path.join(import.meta.dirname, '..', '..', 'packages', 'client', 'tests', 'fixtures', 'nmap');
@@ -46,18 +47,6 @@ function pieces(): Pieces {
   };
 }
 
-/** mulberry32: a small seeded generator, so the file is the same for the same seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export interface Generated {
   file: string;
   bytes: number;
@@ -77,7 +66,7 @@ export async function generateNmapXml(file: string, hosts: number, seed: number)
   if (p.ports.length < 8 || p.os.length === 0 || p.hostscripts.length === 0) {
     throw new Error(`the nmap fixtures in ${FIXTURES} lack ports, OS matches or host scripts`);
   }
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(rnd() * list.length)] as T;
   const out = fs.createWriteStream(file);
   const write = async (s: string) => {

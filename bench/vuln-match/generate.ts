@@ -12,19 +12,8 @@
  * one in ten gives no version.
  */
 import fs from 'node:fs';
+import { seededRandom } from '../lib/random.ts';
 import { VULN_INDEX_FORMAT, type VulnIndex, type VulnIndexCve, type VulnIndexRange } from '@svc/protocol';
-
-/** mulberry32: a small seeded generator, so the files are the same for the same seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Draws an index 0..n-1 with probability ∝ 1/(i+1)^s, by binary search in the cumulative weights. */
 function zipf(n: number, s: number, rnd: () => number): () => number {
@@ -74,13 +63,13 @@ export interface BenchService {
 }
 
 export function generateVulnBench(dir: string, cveCount: number, serviceCount: number, seed: number): VulnBenchInput {
-  const rnd = random(seed);
+  const rnd = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
   const productCount = Math.max(1, Math.floor(cveCount / 8));
   const keys = Array.from({ length: productCount }, (_, i) => `a:vendor${i % 4000}:product${i}`);
   // Each product's release line: 10 to 60 versions in order, some OpenSSH-like (9.2p1).
   const versionsOf = (i: number): string[] => {
-    const r = random(seed ^ (i * 2654435761));
+    const r = seededRandom(seed ^ (i * 2654435761));
     const n = 10 + Math.floor(r() * 50);
     const style = Math.floor(r() * 3);
     const out: string[] = [];

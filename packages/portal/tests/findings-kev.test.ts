@@ -4,26 +4,14 @@ import { createLicense, type LicenseFixture, uniqueClientId } from '../../../tes
 import { http, withToken } from '../../../test-support/http.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
+import { KEV_FINDING } from '../../../test-support/vuln-index.ts';
 
 /** The findings API with the prioritisation fields (docs/vuln-matching.md): kev, EPSS, and the kev filter. */
 
 const doc = (sessionId: string, clientId: string) => ({
   metadata: { session_id: sessionId, client_id: clientId, target: '10.0.0.0/24' },
   findings: [
-    {
-      rule_id: 'cve:CVE-2024-6387',
-      title: 'OpenSSH 9.2p1: CVE-2024-6387 (potential)',
-      severity: 'high',
-      host: '10.0.0.2',
-      port: 22,
-      protocol: 'tcp',
-      cvss: 8.1,
-      references: { cve: ['CVE-2024-6387'] },
-      kev: true,
-      kev_date_added: '2025-01-10',
-      epss: 0.42,
-      epss_percentile: 0.97,
-    },
+    KEV_FINDING,
     // Out of range values are not shown.
     { rule_id: 'x', title: 'Plain', severity: 'medium', host: '10.0.0.3', kev: 'yes', epss: 2, kev_date_added: 'soon' },
   ],
@@ -56,20 +44,20 @@ describe('findings with KEV and EPSS', () => {
     expect(res.status).toBe(200);
     const rows = (res.body as { findings: Record<string, unknown>[] }).findings;
     expect(rows.map((r) => [r['title'], r['kev'], r['kev_date_added'], r['epss'], r['epss_percentile']])).toEqual([
-      ['OpenSSH 9.2p1: CVE-2024-6387 (potential)', true, '2025-01-10', 0.42, 0.97],
+      [KEV_FINDING.title, true, '2025-01-10', 0.42, 0.971],
       ['Plain', false, null, null, null],
     ]);
     const detail = await http(portal.url, 'GET', `/api/sessions/${sid}/findings/0?client_id=${key.record.client_id}`, {
       headers: withToken(admin),
     });
     expect(detail.status).toBe(200);
-    expect(detail.body).toMatchObject({ kev: true, kev_date_added: '2025-01-10', epss: 0.42, epss_percentile: 0.97 });
+    expect(detail.body).toMatchObject({ kev: true, kev_date_added: '2025-01-10', epss: 0.42, epss_percentile: 0.971 });
   });
 
   it('filters on kev, and refuses another value with the findings query error', async () => {
     const titles = async (q: string) =>
       ((await list(q)).body as { findings: { title: string }[] }).findings.map((f) => f.title);
-    expect(await titles('kev=true')).toEqual(['OpenSSH 9.2p1: CVE-2024-6387 (potential)']);
+    expect(await titles('kev=true')).toEqual([KEV_FINDING.title]);
     expect(await titles('kev=false')).toEqual(['Plain']);
     const bad = await list('kev=yes');
     expect(bad.status).toBe(400);

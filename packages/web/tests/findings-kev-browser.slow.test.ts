@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { createLicense } from '../../../test-support/factories.ts';
 import { uploadDoc } from '../../../test-support/large-session.ts';
+import { KEV_FINDING } from '../../../test-support/vuln-index.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 
@@ -14,25 +15,12 @@ import { signIn, startConsolePortal, type TestPortal } from './helpers/console-p
 
 const CLIENT = 'kev-co';
 const SESSION = '20261127_100000';
-const KEV_TITLE = 'OpenSSH 9.2p1: CVE-2024-6387 (potential)';
+const KEV_TITLE = KEV_FINDING.title;
 
 const doc = {
   metadata: { session_id: SESSION, client_id: CLIENT, target: '10.0.0.0/24' },
   findings: [
-    {
-      rule_id: 'cve:CVE-2024-6387',
-      title: KEV_TITLE,
-      severity: 'high',
-      host: '10.0.0.2',
-      port: 22,
-      protocol: 'tcp',
-      cvss: 8.1,
-      references: { cve: ['CVE-2024-6387'] },
-      kev: true,
-      kev_date_added: '2025-01-10',
-      epss: 0.42,
-      epss_percentile: 0.971,
-    },
+    KEV_FINDING,
     {
       rule_id: 'telnet-open',
       title: 'Telnet enabled',
