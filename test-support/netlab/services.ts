@@ -54,7 +54,7 @@ export function vsftpd(dir: string, addr: string): ServiceSpec {
 
 /** telnetd from inetutils, started per connection by inetutils-inetd in the foreground (-d). */
 export function telnetd(dir: string, addr: string): ServiceSpec {
-  const conf = write(join(dir, 'inetd.conf'), [`${addr}:telnet stream tcp nowait root /usr/sbin/telnetd telnetd -a off`]);
+  const conf = write(join(dir, 'inetd.conf'), [`${addr}:telnet stream tcp nowait root /usr/sbin/telnetd telnetd`]);
   return { name: 'telnetd', argv: ['/usr/sbin/inetutils-inetd', '-d', conf], ready: { proto: 'tcp', port: 23 } };
 }
 
