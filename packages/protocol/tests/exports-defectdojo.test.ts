@@ -72,7 +72,7 @@ describe('DefectDojo export', () => {
     expect(ssh?.['description']).toContain('Remediation status: in_progress, first seen in 20260201_120000');
     expect(telnet).toMatchObject({ unique_id_from_tool: TELNET_FP, active: false, risk_accepted: true });
     expect(telnet?.['description']).toContain(
-      'Risk exception: accepted until 2026-12-31, approved by ciso@example.com (Legacy PLC, isolated VLAN)',
+      'Risk exception: accepted until 2099-12-31, approved by ciso@example.com (Legacy PLC, isolated VLAN)',
     );
     expect(icmp?.['endpoints']).toEqual([{ host: '10.0.0.9' }]);
     expect(bare).not.toHaveProperty('endpoints');

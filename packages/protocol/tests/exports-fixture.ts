@@ -64,7 +64,7 @@ export function smallSession(sessionId = '20260301_120000'): Record<string, unkn
         exception_status: 'accepted',
         exception_reason: 'Legacy PLC, isolated VLAN',
         exception_approver: 'ciso@example.com',
-        exception_expiry: '2026-12-31',
+        exception_expiry: '2099-12-31',
       },
     ],
   };

@@ -69,12 +69,16 @@ describe('SARIF export', () => {
     ]);
   });
 
-  it('an expired exception is no suppression', () => {
+  it('an expired exception is no suppression: flagged expired, or past its expiry date', () => {
     const doc = smallSession();
     (doc['remediation'] as Record<string, unknown>[])[1]!['exception_expired'] = true;
     const telnet = sarif(doc).runs[0]!.results[1]!;
     expect(telnet.suppressions).toBeUndefined();
     expect(telnet.properties['exception_status']).toBe('expired');
+    const later = (today: string) =>
+      (JSON.parse(toSarif(smallSession(), { today })) as Log).runs[0]!.results[1]!.suppressions?.length ?? 0;
+    expect(later('2099-12-31')).toBe(1);
+    expect(later('2100-01-01')).toBe(0);
   });
 
   it('gives the same finding the same fingerprint in two sessions of the same target, stored or computed', () => {

@@ -76,7 +76,7 @@ function cellsOf(
 export function* csvLines(doc: unknown, opts: ExportOptions = {}): Generator<string> {
   const { session_id } = exportSessionOf(doc);
   yield `${CSV_COLUMNS.join(',')}\r\n`;
-  for (const f of exportFindingsOf(doc)) {
+  for (const f of exportFindingsOf(doc, opts.today)) {
     const cells = cellsOf(f, session_id, opts);
     yield `${CSV_COLUMNS.map((c) => csvCell(cells[c])).join(',')}\r\n`;
   }

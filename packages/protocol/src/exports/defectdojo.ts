@@ -101,7 +101,7 @@ export function* defectDojoChunks(doc: unknown, opts: ExportOptions = {}): Gener
   };
   yield `${JSON.stringify(head).slice(0, -2)}\n`;
   let first = true;
-  for (const f of exportFindingsOf(doc)) {
+  for (const f of exportFindingsOf(doc, opts.today)) {
     yield `${first ? '' : ',\n'}${JSON.stringify(findingOf(f, session.date, opts))}`;
     first = false;
   }

@@ -33,7 +33,7 @@ export interface ExportFinding {
   evidence: string | null;
   status: RemediationStatus | null;
   first_seen: string | null;
-  /** `accepted` only while the exception is live; a lapsed one reads `expired`. */
+  /** `accepted` only while the exception is live (as the console shows it); a lapsed one reads `expired`. */
   exception_status: 'accepted' | 'expired' | null;
   exception_reason: string | null;
   exception_approver: string | null;
@@ -54,6 +54,8 @@ export interface ExportOptions {
   sessionUrl?: string | undefined;
   /** The exporting program's version, when the session names no scanner version. */
   toolVersion?: string | undefined;
+  /** Today, YYYY-MM-DD (UTC): an accepted exception whose expiry is before it reads expired. Default: the clock's. */
+  today?: string | undefined;
 }
 
 const FINGERPRINT = /^[0-9a-f]{64}$/;
@@ -97,7 +99,7 @@ export function exportSessionOf(doc: unknown): ExportSession {
 }
 
 /** The findings of a session file in file order; entries of findings[] that are not objects are skipped. */
-export function exportFindingsOf(doc: unknown): ExportFinding[] {
+export function exportFindingsOf(doc: unknown, today = new Date().toISOString().slice(0, 10)): ExportFinding[] {
   const root = isObj(doc) ? doc : {};
   const findings = arr(root['findings']).filter(isObj);
   const track = trackerOf(root, findings);
@@ -120,6 +122,8 @@ export function exportFindingsOf(doc: unknown): ExportFinding[] {
     const exception =
       e['exception_status'] === 'accepted' || e['exception_status'] === 'expired' ? e['exception_status'] : null;
     const resolved = t?.resolved === true;
+    const expiry = str(e['exception_expiry']);
+    const lapsed = e['exception_expired'] === true || (expiry !== null && expiry < today);
     return {
       fingerprint,
       id: str(f['id']),
@@ -151,14 +155,10 @@ export function exportFindingsOf(doc: unknown): ExportFinding[] {
       status: t === null ? null : resolved ? 'resolved' : (statusOf(e['status']) ?? 'new'),
       first_seen: str(e['first_seen']),
       // Resolved entries carry no live exception; an accepted one past its expiry reads expired.
-      exception_status: resolved
-        ? null
-        : exception === 'accepted' && e['exception_expired'] === true
-          ? 'expired'
-          : exception,
+      exception_status: resolved ? null : exception === 'accepted' && lapsed ? 'expired' : exception,
       exception_reason: resolved ? null : str(e['exception_reason']),
       exception_approver: resolved ? null : str(e['exception_approver']),
-      exception_expiry: resolved ? null : str(e['exception_expiry']),
+      exception_expiry: resolved ? null : expiry,
     };
   });
 }

@@ -108,7 +108,7 @@ function resultOf(f: ExportFinding, ruleIndex: number, opts: ExportOptions): Rec
  */
 export function* sarifChunks(doc: unknown, opts: ExportOptions = {}): Generator<string> {
   const session = exportSessionOf(doc);
-  const findings = exportFindingsOf(doc);
+  const findings = exportFindingsOf(doc, opts.today);
   const rules = new Map<string, { first: ExportFinding; worst: number | null }>();
   for (const f of findings) {
     const s = securitySeverity(f);
