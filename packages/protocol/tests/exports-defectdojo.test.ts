@@ -4,7 +4,7 @@ import { SSH_FP, smallSession, TELNET_FP } from './exports-fixture.ts';
 
 /**
  * DefectDojo's Generic Findings Import (JSON), checked against the parser's documented lists:
- * docs/content/en/connecting_your_tools/parsers/generic_findings_import.md (report keys) and
+ * the Generic Findings Import page of its documentation (report keys) and
  * dojo/tools/generic/json_parser.py (`required` and `allowed` finding keys; endpoints, files,
  * tags, vulnerability_ids and cwes are taken out before the check) of django-DefectDojo at
  * commit 03609eb7c1b9c194f0cf220c1ee1c4cd14c0a4b1. A key outside these lists makes DefectDojo

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Ajv as Ajv2, Options } from 'ajv';
+import sarifSchema from '@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json' with { type: 'json' };
 import Ajv04 from 'ajv-draft-04';
 import addFormats from 'ajv-formats';
 import { findingFingerprint } from '@svc/protocol/node';
@@ -79,10 +78,9 @@ const unwrap = <T>(m: unknown): T => ((m as { default?: T }).default ?? m) as T;
  * unicodeRegExp is off: one pattern of the published schema (language tags) is not valid in unicode mode.
  */
 export function sarifValidator(): (log: unknown) => string[] {
-  const schemaPath = createRequire(import.meta.url).resolve('@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json');
   const Ajv = unwrap<new (o: Options) => Ajv2>(Ajv04);
   const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: false });
   unwrap<(a: Ajv2) => Ajv2>(addFormats)(ajv);
-  const validate = ajv.compile(JSON.parse(readFileSync(schemaPath, 'utf8')) as object);
+  const validate = ajv.compile(sarifSchema as object);
   return (log) => (validate(log) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`));
 }
