@@ -8,13 +8,8 @@ import { setFileHeaders } from '../../../http/file-headers.ts';
 import { parseSessionId } from '../../../sessions/access.ts';
 import { readSessionDocument } from '../../../sessions/open-file.ts';
 import { NO_CLIENT } from '../../../sessions/queries.ts';
+import { fileContent } from '../../download/get.ts';
 import { pathSession, SessionPath, sessionReadResponses } from '../findings/list.ts';
-
-const body = (description: string, json: boolean) => ({
-  schema: Type.Unsafe<Readable>(
-    json ? Type.Object({}, { additionalProperties: true, description }) : Type.String({ description }),
-  ),
-});
 
 /**
  * GET /api/sessions/{session_id}/export?format=csv|sarif|defectdojo[&client_id=] — the
@@ -42,9 +37,9 @@ export default function register(app: App, ctx: AppContext): void {
           200: {
             description: 'The export, streamed as an attachment',
             content: {
-              'text/csv': body('CSV, RFC 4180, UTF-8 (docs/exports.md#csv)', false),
-              'application/sarif+json': body('SARIF 2.1.0 log (docs/exports.md#sarif)', true),
-              'application/json': body('DefectDojo Generic Findings Import (docs/exports.md#defectdojo)', true),
+              'text/csv': fileContent('CSV, RFC 4180, UTF-8 (docs/exports.md#csv)'),
+              'application/sarif+json': fileContent('SARIF 2.1.0 log (docs/exports.md#sarif)', true),
+              'application/json': fileContent('DefectDojo Generic Findings Import (docs/exports.md#defectdojo)', true),
             },
           },
         },
