@@ -29,7 +29,7 @@ export class ImportError extends Error {
   }
 }
 
-const mib = (n: number) => `${Math.round((n / 1024 / 1024) * 10) / 10} MiB`;
+const mib = (n: number) => `${Number((n / 1024 / 1024).toFixed(3))} MiB`;
 
 /** The file's size, refused when it is not a regular file or is over the limit. */
 export function checkedSize(file: string, maxBytes: number): number {
@@ -37,7 +37,7 @@ export function checkedSize(file: string, maxBytes: number): number {
   if (st === undefined) throw new ImportError(`No such file: ${file}`, 'usage');
   if (!st.isFile()) throw new ImportError(`Not a file: ${file}`, 'usage');
   if (st.size > maxBytes)
-    throw new ImportError(`${file} is ${mib(st.size)}, over the import limit of ${mib(maxBytes)} (--max-size)`);
+    throw new ImportError(`${file} is ${st.size} bytes, over the import limit of ${mib(maxBytes)} (--max-size)`);
   return st.size;
 }
 

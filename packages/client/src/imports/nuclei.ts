@@ -44,7 +44,7 @@ function placeOf(r: Json): { ip?: string; hostname?: string; port?: number; sche
     const u = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(raw) ? raw : `tcp://${raw}`);
     hostname = u.hostname.replace(/^\[|\]$/g, '') || undefined;
     scheme = u.protocol.replace(/:$/, '');
-    port = u.port === '' ? DEFAULT_PORTS[scheme] : Number(u.port);
+    port = u.port === '' ? DEFAULT_PORTS[scheme] : Number(u.port) || undefined;
   } catch {
     hostname = undefined;
   }
