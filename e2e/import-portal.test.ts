@@ -217,6 +217,35 @@ describe('svc import to a real portal', () => {
     expect((await stored(r.out.session_id, 'report.html')).status).toBe(200);
   });
 
+  it('without --upload, a target the portal has never seen: the previous local import is the prior', {
+    timeout: 120_000,
+  }, async () => {
+    const sessions = path.join(work, 'offline-sessions');
+    const offline = async (name: string, items: readonly ForeignItem[]) => {
+      await nextSecond();
+      const r = await runCli(
+        SVC,
+        ['import', await file(name, nessusV2({ start: SCAN_START, end: SCAN_END, items })), '--json'],
+        {
+          // The portal only resolves the license tier (remediation needs one); it holds nothing of this target.
+          env: { CONSULTATION_API_URL: fixture.uploadUrl, SVC_API_KEY: fixture.key, SVC_SESSIONS_DIR: sessions },
+          timeoutMs: 90_000,
+        },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const out = JSON.parse(r.stdout) as ImportJson;
+      lastId = out.session_id;
+      return JSON.parse(await fs.readFile(path.join(out.path, 'session_results.json'), 'utf8')) as Doc;
+    };
+    const first = await offline('offline-1.nessus', FIRST_SCAN);
+    const doc = await offline('offline-2.nessus', SECOND_SCAN);
+    // No --target: the policy's TARGET.
+    expect(doc.metadata['target']).toBe('192.0.2.10,192.0.2.11');
+    expect(doc.metadata['session_id']).not.toBe(first.metadata['session_id']);
+    expect(doc.remediation_resolved.map((e) => e.title)).toEqual([ANON_FTP.name]);
+    expect(doc.remediation.find((e) => e.title === SMB_SIGNING.name)?.status).toBe('new');
+  });
+
   it('refused input: exit 1 with the reason; a file of no known format: exit 2', { timeout: 60_000 }, async () => {
     const lol = await file(
       'lol.nessus',
