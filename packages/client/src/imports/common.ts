@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import type { Category } from '../pipeline/compliance-map.ts';
 import type { HostInfo, ScanFinding } from '../pipeline/types.ts';
+import { child, type XmlNode } from '../scanner/parse/xml-node.ts';
 import { MAX_FIELD_CHARS } from './guard.ts';
 
 export const FORMATS = ['nmap', 'nessus', 'openvas', 'nuclei'] as const;
@@ -143,4 +144,48 @@ export function mergeDuplicates(findings: readonly ScanFinding[]): ScanFinding[]
 /** A property only when it has a value (exactOptionalPropertyTypes). */
 export function given<K extends string, V>(key: K, value: V | undefined | null | ''): { [P in K]?: V } {
   return value === undefined || value === null || value === '' ? {} : ({ [key]: value } as { [P in K]: V });
+}
+
+/** The text of a child element, or undefined when absent or empty. */
+export function textOf(node: XmlNode | undefined, name: string): string | undefined {
+  const t = node === undefined ? undefined : child(node, name)?.text;
+  return t === undefined || t === '' ? undefined : t;
+}
+
+/** A port number 1..65535, else undefined (0 is Nessus's and Greenbone's host level). */
+export const validPort = (n: number): number | undefined =>
+  Number.isInteger(n) && n > 0 && n <= 65535 ? n : undefined;
+
+/** The earliest and latest of the times a file gives (per host, per line). */
+export class TimeSpan {
+  start: Date | undefined;
+  end: Date | undefined;
+  add(start: Date | undefined, end: Date | undefined = start): void {
+    if (start !== undefined && (this.start === undefined || start < this.start)) this.start = start;
+    if (end !== undefined && (this.end === undefined || end > this.end)) this.end = end;
+  }
+}
+
+/** The parser's result: duplicates merged, hosts listed, only the fields the file gave. */
+export function importedScan(
+  format: ForeignFormat,
+  p: {
+    findings: readonly ScanFinding[];
+    hosts: HostBook;
+    records: number;
+    span: TimeSpan;
+    target?: string | undefined;
+    version?: string | undefined;
+  },
+): ImportedScan {
+  return {
+    format,
+    ...given('version', p.version),
+    findings: mergeDuplicates(p.findings),
+    hosts: p.hosts.list(),
+    ...given('target', p.target),
+    ...given('startedAt', p.span.start),
+    ...given('finishedAt', p.span.end),
+    records: p.records,
+  };
 }

@@ -8,9 +8,12 @@ import {
   given,
   HostBook,
   type ImportedScan,
-  mergeDuplicates,
+  importedScan,
   referencesOf,
   type Severity,
+  textOf as childText,
+  TimeSpan,
+  validPort,
 } from './common.ts';
 import { streamXmlItems } from './xml-items.ts';
 
@@ -27,9 +30,10 @@ const texts = (node: XmlNode, name: string) =>
   childrenNamed(node, name)
     .map((c) => c.text)
     .filter((t) => t !== '');
+/** Nessus writes `n/a` for a field it has no value for. */
 const textOf = (node: XmlNode, name: string) => {
-  const t = child(node, name)?.text;
-  return t === undefined || t === '' || t === 'n/a' ? undefined : t;
+  const t = childText(node, name);
+  return t === 'n/a' ? undefined : t;
 };
 
 /** HOST_START/HOST_END: unix seconds in the *_TIMESTAMP tags, else Nessus's "Tue Jan 13 10:00:00 2026" (read as UTC). */
@@ -60,7 +64,7 @@ function itemFinding(item: XmlNode, ip: string, hostname: string | undefined): S
     severity: SEVERITY[Number.isInteger(sev) && sev >= 0 && sev <= 4 ? sev : 0]!,
     host: ip,
     ...given('hostname', hostname),
-    ...(Number.isInteger(port) && port > 0 && port <= 65535 ? { port } : {}),
+    ...given('port', validPort(port)),
     ...given('protocol', attr(item, 'protocol')),
     ...given('service', svc === undefined || svc === 'general' ? undefined : svc.replace(/\?$/, '')),
     ...given('evidence', textOf(item, 'plugin_output')),
@@ -76,8 +80,7 @@ export async function parseNessus(file: string, maxBytes: number): Promise<Impor
   const findings: ScanFinding[] = [];
   const hosts = new HostBook();
   let target: string | undefined;
-  let start: Date | undefined;
-  let end: Date | undefined;
+  const span = new TimeSpan();
   let records = 0;
   await streamXmlItems(file, maxBytes, {
     roots: ['NessusClientData_v2'],
@@ -98,10 +101,7 @@ export async function parseNessus(file: string, maxBytes: number): Promise<Impor
       if (ip === '') return;
       const hostname = tags.get('host-fqdn') || tags.get('hostname') || tags.get('netbios-name') || undefined;
       hosts.add(ip, { hostname, os: tags.get('operating-system') });
-      const s = hostTime(tags, 'HOST_START');
-      const e = hostTime(tags, 'HOST_END');
-      if (s !== undefined && (start === undefined || s < start)) start = s;
-      if (e !== undefined && (end === undefined || e > end)) end = e;
+      span.add(hostTime(tags, 'HOST_START'), hostTime(tags, 'HOST_END'));
       for (const item of childrenNamed(node, 'ReportItem')) {
         const f = itemFinding(item, ip, hostname);
         hosts.add(ip, { port: f.port });
@@ -113,13 +113,5 @@ export async function parseNessus(file: string, maxBytes: number): Promise<Impor
     ?.split(/[\s,]+/)
     .filter((t) => t !== '')
     .join(',');
-  return {
-    format: 'nessus',
-    findings: mergeDuplicates(findings),
-    hosts: hosts.list(),
-    ...given('target', normalisedTarget),
-    ...given('startedAt', start),
-    ...given('finishedAt', end),
-    records,
-  };
+  return importedScan('nessus', { findings, hosts, records, span, target: normalisedTarget });
 }

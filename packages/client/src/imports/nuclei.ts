@@ -7,9 +7,11 @@ import {
   HostBook,
   type ImportedScan,
   isAddress,
-  mergeDuplicates,
+  importedScan,
   referencesOf,
   type Severity,
+  TimeSpan,
+  validPort,
 } from './common.ts';
 import { fieldText, ImportError, MAX_LINE_BYTES, readChunks } from './guard.ts';
 
@@ -48,8 +50,7 @@ function placeOf(r: Json): { ip?: string; hostname?: string; port?: number; sche
   } catch {
     hostname = undefined;
   }
-  const given = Number(str(r['port']) ?? (typeof r['port'] === 'number' ? String(r['port']) : ''));
-  if (Number.isInteger(given) && given > 0 && given <= 65535) port = given;
+  port = validPort(Number(str(r['port']) ?? (typeof r['port'] === 'number' ? String(r['port']) : ''))) ?? port;
   const ip = str(r['ip']) ?? (hostname !== undefined && isAddress(hostname) ? hostname : undefined);
   return {
     ...(ip === undefined ? {} : { ip }),
@@ -102,8 +103,7 @@ function lineFinding(r: Json): ScanFinding | null {
 export async function parseNuclei(file: string, maxBytes: number): Promise<ImportedScan> {
   const findings: ScanFinding[] = [];
   const hosts = new HostBook();
-  let start: Date | undefined;
-  let end: Date | undefined;
+  const span = new TimeSpan();
   let records = 0;
   let lineNo = 0;
   const take = (line: string) => {
@@ -128,10 +128,7 @@ export async function parseNuclei(file: string, maxBytes: number): Promise<Impor
       throw err;
     }
     const t = Date.parse(str((r as Json)['timestamp']) ?? '');
-    if (!Number.isNaN(t)) {
-      if (start === undefined || t < start.getTime()) start = new Date(t);
-      if (end === undefined || t > end.getTime()) end = new Date(t);
-    }
+    if (!Number.isNaN(t)) span.add(new Date(t));
     if (f === null) return;
     hosts.add(f.host!, { hostname: f.hostname, port: f.port });
     findings.push(f);
@@ -157,14 +154,7 @@ export async function parseNuclei(file: string, maxBytes: number): Promise<Impor
   parts.push(decoder.decode());
   take(parts.join(''));
   if (records === 0) throw new ImportError('Not Nuclei JSON lines: the file holds no result');
-  return {
-    format: 'nuclei',
-    findings: mergeDuplicates(findings),
-    hosts: hosts.list(),
-    ...given('startedAt', start),
-    ...given('finishedAt', end),
-    records,
-  };
+  return importedScan('nuclei', { findings, hosts, records, span });
 }
 
 const lineTooLong = (n: number) =>

@@ -7,10 +7,13 @@ import {
   given,
   HostBook,
   type ImportedScan,
-  mergeDuplicates,
+  importedScan,
   referencesOf,
   type Severity,
   severityOfScore,
+  textOf,
+  TimeSpan,
+  validPort,
 } from './common.ts';
 import { streamXmlItems } from './xml-items.ts';
 
@@ -20,11 +23,6 @@ import { streamXmlItems } from './xml-items.ts';
  * name, tags, solution and refs, threat, severity, qod, description), with the task, target,
  * host details, scan_start and scan_end beside the results. docs/cli/import.md has the mapping.
  */
-
-const textOf = (node: XmlNode | undefined, name: string) => {
-  const t = node === undefined ? undefined : child(node, name)?.text;
-  return t === undefined || t === '' ? undefined : t;
-};
 
 /** nvt `tags`: `key=value|key=value`, values never holding `|`. */
 function tagsOf(text: string | undefined): Map<string, string> {
@@ -66,7 +64,7 @@ function resultFinding(result: XmlNode, severity: Severity): ScanFinding | null 
     severity,
     host: ip,
     ...given('hostname', textOf(hostNode, 'hostname')),
-    ...(Number.isInteger(port) && port > 0 && port <= 65535 ? { port } : {}),
+    ...given('port', validPort(port)),
     ...given('protocol', protocol?.trim()),
     ...given('evidence', textOf(result, 'description')),
     ...given('description', [...new Set(description)].join('\n\n')),
@@ -89,8 +87,7 @@ export async function parseOpenvas(file: string, maxBytes: number): Promise<Impo
   const hosts = new HostBook();
   let target: string | undefined;
   let version: string | undefined;
-  let start: Date | undefined;
-  let end: Date | undefined;
+  const span = new TimeSpan();
   let records = 0;
   const time = (node: XmlNode) => {
     const t = Date.parse(node.text);
@@ -120,22 +117,13 @@ export async function parseOpenvas(file: string, maxBytes: number): Promise<Impo
       } else if (node.name === 'task') {
         target = textOf(child(node, 'target'), 'name') ?? target;
       } else if (node.name === 'scan_start') {
-        start = time(node) ?? start;
+        span.add(time(node), undefined);
       } else if (node.name === 'scan_end') {
-        end = time(node) ?? end;
+        span.add(undefined, time(node));
       } else {
         version = textOf(node, 'version') ?? version;
       }
     },
   });
-  return {
-    format: 'openvas',
-    ...given('version', version),
-    findings: mergeDuplicates(findings),
-    hosts: hosts.list(),
-    ...given('target', target),
-    ...given('startedAt', start),
-    ...given('finishedAt', end),
-    records,
-  };
+  return importedScan('openvas', { findings, hosts, records, span, target, version });
 }

@@ -2,14 +2,10 @@ import path from 'node:path';
 import { type SessionFile, scannerSessionId } from '@svc/protocol';
 import { gateChannels } from '../alerts/gate.ts';
 import { alertSettingsFrom } from '../alerts/settings.ts';
-import type { Settings } from '../config/settings.ts';
-import type { LicenseState } from '../license/tier.ts';
-import type { ExceptionRule } from '../pipeline/exceptions.ts';
 import { orcSettingsFrom } from '../pipeline/orc964.ts';
 import { portalPriorState } from '../portal/latest-state.ts';
-import type { PortalTarget } from '../portal/target.ts';
 import { brandingFromEnv } from '../report/branding.ts';
-import { valuesOf } from '../scanner/run/run-scan.ts';
+import { type ScanInput, valuesOf } from '../scanner/run/run-scan.ts';
 import { produceSession } from '../session-dir/produce.ts';
 import { uploadProduced } from '../upload/produced-upload.ts';
 import { CLIENT_VERSION } from '../version.ts';
@@ -22,19 +18,13 @@ import fs from 'node:fs';
  * format detected or given) → the target's prior state (the portal's latest, the local previous
  * session) → stages, alerts, report → the session directory → the upload when asked.
  */
-export interface ImportInput {
+export interface ImportInput
+  extends Pick<ScanInput, 'root' | 'exceptions' | 'settings' | 'license' | 'upload' | 'portal'> {
   file: string;
   format: ForeignFormat | 'auto';
   /** The scan target remediation tracks; from the file, else its sorted hosts, when absent. */
   target?: string | undefined;
   maxBytes: number;
-  root: string;
-  exceptions: readonly ExceptionRule[];
-  settings: Settings;
-  license: LicenseState;
-  upload?: PortalTarget | undefined;
-  /** The portal whose latest state of the target remediation starts from; `upload` when absent. */
-  portal?: PortalTarget | undefined;
 }
 
 export interface ImportResult {
