@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { type SessionFile, scannerSessionId } from '@svc/protocol';
 import { gateChannels } from '../alerts/gate.ts';
@@ -11,7 +12,6 @@ import { uploadProduced } from '../upload/produced-upload.ts';
 import { CLIENT_VERSION } from '../version.ts';
 import type { ForeignFormat } from './common.ts';
 import { parseForeignFile } from './detect.ts';
-import fs from 'node:fs';
 
 /**
  * A foreign scanner's file to a session, through the pipeline a scan goes through: parse (the
@@ -39,7 +39,8 @@ export async function runImport(
   input: ImportInput,
   deps: { now: () => Date; info: (m: string) => void; warn: (m: string) => void },
 ): Promise<ImportResult> {
-  const { settings, license, warn } = { ...input, warn: deps.warn };
+  const { settings, license } = input;
+  const { warn } = deps;
   const begun = deps.now();
   const scan = await parseForeignFile(input.file, { format: input.format, maxBytes: input.maxBytes, now: begun });
   const read = deps.now().getTime() - begun.getTime();
