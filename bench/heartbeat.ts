@@ -32,7 +32,6 @@
  * Results: bench/results/heartbeat-<timestamp>.json.
  */
 import { execFile } from 'node:child_process';
-import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -40,44 +39,34 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import autocannon, { type Instance, type Result } from 'autocannon';
 import pg from 'pg';
 import { type HeartbeatBody, MAX_COMMANDS_PER_HEARTBEAT } from '@svc/protocol';
 import { type ClaimedRow, HEARTBEAT_SQL, heartbeatValues } from '@svc/portal/agents/claim-sql';
+import {
+  agentIdOf,
+  CLIENT_ID,
+  databaseUrlOf,
+  PATH,
+  resetBacklog,
+  seed,
+  startReplica,
+  VERSION,
+} from './heartbeat/fleet.ts';
+import { type LoadResult, problemsOf, runHeartbeatLoad } from './heartbeat/load.ts';
 import { normalizeSql, PGBENCH_VARIANTS, type PgbenchResult, runPgbench } from './heartbeat/pgbench.ts';
 import { spawnNode, waitForHttp, type NodeChild } from './lib/children.ts';
 import { cleanupAll, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.ts';
-import { startCpuSample, waitForQuietMachine, type CpuTarget } from './lib/cpu.ts';
+import { waitForQuietMachine, type CpuTarget } from './lib/cpu.ts';
 import { machineInfo } from './lib/machine.ts';
 import { OptionsError, parseBenchOptions, usage, type BenchOptions } from './lib/options.ts';
 import { adminToken, createLicense, startPortalProcess, type PortalProcess } from './lib/portal.ts';
 import { freePort } from './lib/ports.ts';
 import { summarizeProfile } from './lib/profile-summary.ts';
 import { RESULTS_DIR, stampOf, table, writeResult } from './lib/report.ts';
-import { latencySummary, median, round, Samples, statusCountsOf } from './lib/stats.ts';
-
-// autocannon's `requests` (per-request setup), which bench/lib/autocannon.d.ts does not declare.
-declare module 'autocannon' {
-  export interface RequestSpec {
-    method?: string;
-    path?: string;
-    headers?: Record<string, string>;
-    body?: string | Buffer;
-    setupRequest?: (req: RequestSpec, context: Record<string, unknown>) => RequestSpec;
-  }
-  export interface Options {
-    requests?: RequestSpec[];
-  }
-}
+import { median, round } from './lib/stats.ts';
 
 const run = promisify(execFile);
-const PATH = '/api/health';
-const CLIENT_ID = 'bench-heartbeat';
-const VERSION = '4.2.3';
 const BASELINE_ENV = 'BENCH_HEARTBEAT_BASELINE';
-
-/** Agent n (1-based) of the seeded fleet: `svcd_` + 8 hex digits, like a real daemon's id. */
-const agentIdOf = (n: number): string => `svcd_${n.toString(16).padStart(8, '0')}`;
 
 // ---------------------------------------------------------------------------------------
 // Baseline mode: a bare node:http server that runs the heartbeat statement through pg.
@@ -227,70 +216,6 @@ function log(message: string): void {
   console.log(message);
 }
 
-/** The portal's embedded PostgreSQL, as its superuser (credentials file in the data dir). */
-function databaseUrlOf(portal: PortalProcess): string {
-  const { password } = JSON.parse(fs.readFileSync(path.join(portal.dataDir, 'postgres-credentials.json'), 'utf8')) as {
-    password: string;
-  };
-  return `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${portal.pgPort}/svc`;
-}
-
-/** The portal again, on the first one's database (over its socket when it has one, as the first), batching off. */
-async function startSinglePathPortal(first: PortalProcess, databaseUrl: string, opts: HeartbeatOptions) {
-  const socketDir = path.join(first.dataDir, 'postgres-run');
-  const socket = fs.existsSync(path.join(socketDir, `.s.PGSQL.${first.pgPort}`));
-  return startPortalProcess({
-    echo: opts.verbose,
-    env: {
-      SVC_DB_POOL_MAX: String(opts.pool),
-      SVC_HEARTBEAT_BATCH_MAX: '0',
-      // The first portal's key to the signing key it stored in the database (replicas share it).
-      SVC_IDENTITY_KEY_ENCRYPTION_KEY: fs.readFileSync(path.join(first.dataDir, 'identity-key'), 'utf8').trim(),
-      DATABASE_URL: socket ? `${databaseUrl}?host=${encodeURIComponent(socketDir)}` : databaseUrl,
-    },
-  });
-}
-
-async function seed(
-  db: pg.Client,
-  opts: HeartbeatOptions,
-  licenseId: string,
-): Promise<{ agentsWithCommands: number; commands: number; firstAgentWithCommands: number }> {
-  await db.query(
-    `INSERT INTO agents (agent_id, client_id, license_id, key_tier, version, sent_at, status, uptime_seconds, received_at, first_seen_at)
-     SELECT 'svcd_' || lpad(to_hex(n), 8, '0'), $1, $2, 'business', $3, now(), 'running', 0, now(), now()
-     FROM generate_series(1, $4::int) AS n`,
-    [CLIENT_ID, licenseId, VERSION, opts.agents],
-  );
-  // Two commands (different priorities) for every `step`-th agent: `pending` in all, spread over the fleet.
-  const perAgent = opts.pending >= 2 ? 2 : 1;
-  const agentsWithCommands = Math.floor(opts.pending / perAgent);
-  const step = Math.max(1, Math.floor(opts.agents / agentsWithCommands));
-  await db.query(
-    `INSERT INTO agent_commands (client_id, agent_id, command_type, payload, priority, created_by, created_at)
-     SELECT $4, 'svcd_' || lpad(to_hex(i * $1::int), 8, '0'), k.command_type, k.payload::jsonb, k.priority, 'bench@bench.invalid', now() - make_interval(secs => k.age)
-     FROM generate_series(1, $2::int) AS i
-     CROSS JOIN (VALUES ('restart', '{}', 5, 60), ('set_log_level', '{"level":"debug"}', 8, 30)) AS k(command_type, payload, priority, age)
-     WHERE k.priority = 5 OR $3::int = 2`,
-    [step, agentsWithCommands, perAgent, CLIENT_ID],
-  );
-  await db.query('VACUUM (ANALYZE) agents, agent_commands');
-  const { rows } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM agent_commands WHERE status = 'pending'`,
-  );
-  return { agentsWithCommands, commands: rows[0]?.n ?? 0, firstAgentWithCommands: step };
-}
-
-/** Every run starts from the same backlog and a clean slate: claimed commands back to pending, dead rows gone, dirty pages written. */
-async function resetBacklog(db: pg.Client): Promise<number> {
-  const { rowCount } = await db.query(
-    `UPDATE agent_commands SET status = 'pending', sent_at = NULL WHERE status <> 'pending'`,
-  );
-  await db.query('VACUUM (ANALYZE) agents, agent_commands');
-  await db.query('CHECKPOINT');
-  return rowCount ?? 0;
-}
-
 const heartbeatBody = (agentId: string): string =>
   JSON.stringify({
     agent_id: agentId,
@@ -428,105 +353,6 @@ async function compareAnswers(
 
 // --- load ------------------------------------------------------------------------------------
 
-interface LoadResult {
-  title: string;
-  durationS: number;
-  requests2xx: number;
-  rps: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  statusCodes: Record<string, number>;
-  latencyMs: { mean: number; p50: number; p90: number; p99: number; p999: number; max: number };
-  cpuPercent: Record<string, number | null>;
-  /** CPU time per answered heartbeat, microseconds, per process. */
-  cpuUsPerRequest: Record<string, number | null>;
-}
-
-/** One bounded autocannon phase; every request carries a random agent id of the fleet. */
-async function runHeartbeatLoad(opts: {
-  title: string;
-  url: string;
-  key: string;
-  agents: number;
-  connections: number;
-  pipelining: number;
-  durationS: number;
-  maxRequests: number;
-  cpu?: CpuTarget[];
-}): Promise<LoadResult> {
-  interrupted.throwIfAborted();
-  const latencies = new Samples();
-  const timestamp = new Date().toISOString();
-  const instance: Instance = autocannon({
-    title: opts.title,
-    url: opts.url,
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': opts.key },
-    connections: opts.connections,
-    pipelining: opts.pipelining,
-    duration: opts.durationS,
-    maxOverallRequests: opts.maxRequests,
-    timeout: 10,
-    requests: [
-      {
-        method: 'POST',
-        path: PATH,
-        setupRequest: (req) => ({
-          ...req,
-          body: `{"agent_id":"${agentIdOf(randomInt(1, opts.agents + 1))}","version":"${VERSION}","timestamp":"${timestamp}","status":"running","uptime_seconds":3600}`,
-        }),
-      },
-    ],
-  });
-  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) =>
-    latencies.push(responseTime),
-  );
-  const stop = (): void => instance.stop();
-  interrupted.addEventListener('abort', stop, { once: true });
-  const watchdog = setTimeout(() => instance.stop(), (opts.durationS + 30) * 1000);
-  const cpu = startCpuSample(opts.cpu ?? []);
-  let result: Result;
-  try {
-    result = await instance;
-  } finally {
-    clearTimeout(watchdog);
-    interrupted.removeEventListener('abort', stop);
-  }
-  const cpuPercent = cpu.stop();
-  interrupted.throwIfAborted();
-  const sorted = latencies.sorted();
-  const statusCodes = statusCountsOf(result.statusCodeStats);
-  const requests2xx = result['2xx'];
-  const cpuUsPerRequest: Record<string, number | null> = {};
-  for (const [name, pct] of Object.entries(cpuPercent)) {
-    if (name === 'machine' || name === 'other') continue;
-    cpuUsPerRequest[name] =
-      pct === null || requests2xx === 0 ? null : round(((pct / 100) * result.duration * 1e6) / requests2xx, 1);
-  }
-  return {
-    title: opts.title,
-    durationS: result.duration,
-    requests2xx,
-    rps: round(result.duration > 0 ? requests2xx / result.duration : 0, 1),
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    statusCodes,
-    latencyMs: latencySummary(sorted),
-    cpuPercent,
-    cpuUsPerRequest,
-  };
-}
-
-function problemsOf(r: LoadResult): string | null {
-  const problems: string[] = [];
-  if (r.errors > 0) problems.push(`${r.errors} connection errors (${r.timeouts} timeouts)`);
-  if (r.non2xx > 0) problems.push(`${r.non2xx} non-2xx answers (${JSON.stringify(r.statusCodes)})`);
-  if (r.requests2xx === 0) problems.push('no successful answers');
-  return problems.length > 0 ? `${r.title}: ${problems.join(', ')}` : null;
-}
-
 // --- main ------------------------------------------------------------------------------------
 
 type Side = 'baseline' | 'single' | 'portal';
@@ -611,7 +437,7 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   await resetBacklog(db);
 
   // Today's path in the same run: a second portal on the same database writing every heartbeat alone.
-  const single = opts.single ? await startSinglePathPortal(portal, databaseUrl, opts) : null;
+  const single = opts.single ? await startReplica(portal, databaseUrl, { ...opts, batchMax: '0' }) : null;
   if (single) {
     const same = await compareAnswers(db, single.url, baseline.url, key, probeAgent);
     if (!same.same) throw new Error(`the single-path portal answers differently: ${JSON.stringify(same.portal)}`);

@@ -6,6 +6,9 @@ import { Settings } from '../src/config/settings.ts';
 import { licenseState } from '../src/license/service.ts';
 import { findNmap } from '../src/scanner/nmap-path.ts';
 import { runScan, type ScanResult } from '../src/scanner/run/run-scan.ts';
+import { EXTERNAL_TOOLS } from '../src/scanner/tools/index.ts';
+import { testssl } from '../src/scanner/tools/testssl.ts';
+import type { EnrichmentTool } from '../src/scanner/tools/types.ts';
 import { type Netlab, startNetlab } from '../../../test-support/netlab/index.ts';
 
 /**
@@ -14,6 +17,24 @@ import { type Netlab, startNetlab } from '../../../test-support/netlab/index.ts'
  * self-signed RSA-1024 certificate, nginx with a version banner) and the hardened host. Needs root
  * and the tools from setup-system.sh. Slow: testssl.sh makes thousands of handshakes.
  */
+
+/** The checks the assertions read, not the whole audit: protocols, certificate, BEAST and LUCKY13. */
+const LIGHT_TESTSSL_CHECKS = ['-p', '-S', '-A', '-L'];
+const FULL_TESTSSL_CHECKS = ['-p', '-s', '-S', '-U'];
+
+/** testssl.sh as the scan plans it, with LIGHT_TESTSSL_CHECKS in place of the full audit's flags. */
+const lightTestssl: EnrichmentTool = {
+  ...testssl,
+  plan: (hosts, ctx) =>
+    testssl.plan(hosts, ctx).map((inv) => {
+      const at = inv.args.indexOf(FULL_TESTSSL_CHECKS[0]!);
+      const args = [...inv.args];
+      if (args.slice(at, at + FULL_TESTSSL_CHECKS.length).join(' ') !== FULL_TESTSSL_CHECKS.join(' '))
+        throw new Error(`testssl.sh's checks changed: ${inv.args.join(' ')}`);
+      args.splice(at, FULL_TESTSSL_CHECKS.length, ...LIGHT_TESTSSL_CHECKS);
+      return { ...inv, args };
+    }),
+};
 
 interface Finding {
   host: string;
@@ -56,6 +77,7 @@ beforeAll(async () => {
       exceptions: [],
       settings,
       license,
+      tools: EXTERNAL_TOOLS.map((t) => (t.name === testssl.name ? lightTestssl : t)),
     },
     { now, info: (m) => infos.push(m), warn: (m) => infos.push(`warning: ${m}`) },
   );
@@ -123,7 +145,7 @@ describe('optional tools in the test network', () => {
     expect(lines).toContainEqual(
       expect.stringMatching(
         new RegExp(
-          `^\\S+Z stage tool testssl\\.sh command ip netns exec \\S+ /usr/bin/testssl --quiet .* -p -s -S -U --jsonfile /\\S+\\.json ${ip}:443$`,
+          `^\\S+Z stage tool testssl\\.sh command ip netns exec \\S+ /usr/bin/testssl --quiet .* -p -S -A -L --jsonfile /\\S+\\.json ${ip}:443$`,
         ),
       ),
     );

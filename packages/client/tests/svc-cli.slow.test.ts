@@ -16,6 +16,7 @@ describe('svc', () => {
       'pi-validate',
       'dependency-check',
       'synthetic-collection',
+      'export',
     ])
       expect(r.stdout).toMatch(new RegExp(`^  ${cmd}\\b`, 'm'));
     expect(r.stdout).toContain('Exit codes: 0 done; 1 the operation failed');

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { type NginxListener, nginxListener, requestFrom as request, startNginx } from './helpers/nginx.ts';
+import { type NginxListener, nginxListener, requestFrom as request, startNginx } from '../../../test-support/nginx.ts';
 
 /**
  * Issue 21, point 3, through a real nginx (README "Behind a reverse proxy"): a client cannot

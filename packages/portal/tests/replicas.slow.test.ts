@@ -15,7 +15,7 @@ import {
 } from '../../../test-support/portal.ts';
 import { multipart, newSessionId, postUpload, sessionParts, sha256 } from '../../../test-support/upload.ts';
 import { until } from '../../../test-support/wait.ts';
-import { type Nginx, nginxListener, requestFrom, startNginx } from './helpers/nginx.ts';
+import { type Nginx, nginxListener, requestFrom, startNginx } from '../../../test-support/nginx.ts';
 import { killAll, killProcess, makeDataDir, startPortalProcess, type PortalProcess } from './helpers/process.ts';
 import { type S3Peer, startS3Peer } from './helpers/s3-peer.ts';
 

@@ -21,3 +21,4 @@ export * from './command-status.ts';
 export * from './session-id.ts';
 export * from './session-link.ts';
 export * from './vuln-index.ts';
+export * from './exports/formats.ts';

@@ -5,3 +5,5 @@
 export * from './session-file/sha256.ts';
 export * from './session-file/fingerprint.ts';
 export * from './license-key-hash.ts';
+export * from './session-file/tracking.ts';
+export * from './exports/index.ts';

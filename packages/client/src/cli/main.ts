@@ -10,6 +10,8 @@ import registerAlert from './commands/alert.ts';
 import registerApiDebug from './commands/api-debug.ts';
 import registerDependencyCheck from './commands/dependency-check.ts';
 import registerE2eSmokeTest from './commands/e2e-smoke-test.ts';
+import registerExport from './commands/export.ts';
+import registerImport from './commands/import.ts';
 import registerLicense from './commands/license.ts';
 import registerPiValidate from './commands/pi-validate.ts';
 import registerScan from './commands/scan.ts';
@@ -26,6 +28,8 @@ const COMMANDS: RegisterCommand[] = [
   registerSyntheticCollection,
   registerAlert,
   registerScan,
+  registerExport,
+  registerImport,
 ];
 
 export const VERSION = CLIENT_VERSION;

@@ -25,6 +25,7 @@ import overviewGet from './overview/get.ts';
 import sessionsBlocksGet from './sessions/blocks/get.ts';
 import sessionsClientsGet from './sessions/clients/get.ts';
 import sessionsDelete from './sessions/delete.ts';
+import sessionsExportGet from './sessions/export/get.ts';
 import sessionsFindingGet from './sessions/findings/get.ts';
 import sessionsFindingsList from './sessions/findings/list.ts';
 import sessionsGet from './sessions/get.ts';
@@ -69,6 +70,7 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     sessionsFindingsList,
     sessionsFindingGet,
     sessionsBlocksGet,
+    sessionsExportGet,
     sessionsPatch,
     sessionsDelete,
     remediationPatch,

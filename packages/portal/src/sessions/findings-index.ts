@@ -1,5 +1,5 @@
 import { lenient, REMEDIATION_STATUSES, type RemediationStatus, SEVERITIES, type Severity } from '@svc/protocol';
-import { findingFingerprint } from '@svc/protocol/node';
+import { fingerprintOfFinding, trackerOf } from '@svc/protocol/node';
 import type { Insertable } from 'kysely';
 import type { SessionFindingsTable } from '../db/schema.ts';
 
@@ -15,19 +15,6 @@ type Obj = lenient.Obj;
 export type IndexRow = Omit<Insertable<SessionFindingsTable>, 'client_id' | 'session_id'> & { detail: string };
 
 const { isObj, str, num } = lenient;
-
-/** A finding's fingerprint: its own, else computed from rule, host, port and protocol; undefined without rule or host. */
-export function fingerprintOfFinding(f: Obj): string | undefined {
-  if (typeof f['fingerprint'] === 'string') return f['fingerprint'];
-  const host = typeof f['host'] === 'string' ? f['host'] : typeof f['ip'] === 'string' ? f['ip'] : undefined;
-  if (typeof f['rule_id'] !== 'string' || host === undefined) return undefined;
-  return findingFingerprint({
-    rule_id: f['rule_id'],
-    host,
-    port: typeof f['port'] === 'number' ? f['port'] : null,
-    protocol: typeof f['protocol'] === 'string' ? f['protocol'] : null,
-  });
-}
 
 const FINGERPRINT = /^[0-9a-f]{64}$/;
 const CVE = /^CVE-\d{4}-\d{4,}$/;
@@ -68,59 +55,6 @@ function cveIdsOf(f: Obj): string[] {
 }
 
 const strings = (v: unknown): string[] => lenient.arr(v).flatMap((x) => (str(x) === null ? [] : [x as string]));
-
-interface Tracked {
-  entry: Obj;
-  resolved: boolean;
-  by: 'fingerprint' | 'title';
-}
-
-/**
- * How PATCH /api/remediation-update reaches a finding's entry (sessions/remediation.ts):
- * by fingerprint when an entry carries the finding's fingerprint, names it by finding_id,
- * or is the only entry of its title on its host; else by title, which changes every entry
- * of that title.
- */
-function trackerOf(doc: Obj, findings: Obj[]): (f: Obj, fp: string | undefined) => Tracked | null {
-  const all = [
-    ...lenient.objs(doc['remediation']).map((entry) => ({ entry, resolved: false })),
-    ...lenient.objs(doc['remediation_resolved']).map((entry) => ({ entry, resolved: true })),
-  ];
-  const byFingerprint = new Map<string, (typeof all)[number]>();
-  const byFindingId = new Map<string, (typeof all)[number]>();
-  const byTitleHost = new Map<string, (typeof all)[number]>();
-  const byTitle = new Map<string, (typeof all)[number]>();
-  const key = (title: unknown, host: unknown) => JSON.stringify([title, host]);
-  for (const e of all) {
-    const fp = e.entry['fingerprint'];
-    if (typeof fp === 'string') {
-      if (!byFingerprint.has(fp)) byFingerprint.set(fp, e);
-    } else if (typeof e.entry['finding_id'] === 'string') {
-      if (!byFindingId.has(e.entry['finding_id'])) byFindingId.set(e.entry['finding_id'], e);
-    } else if (e.entry['host'] !== undefined && !byTitleHost.has(key(e.entry['title'], e.entry['host'])))
-      byTitleHost.set(key(e.entry['title'], e.entry['host']), e);
-    if (typeof e.entry['title'] === 'string' && !byTitle.has(e.entry['title'])) byTitle.set(e.entry['title'], e);
-  }
-  // An entry matched by title and host reaches its finding only when that finding is the only one of the pair.
-  const pairs = new Map<string, number>();
-  for (const f of findings) {
-    const k = key(f['title'], f['host'] ?? f['ip']);
-    pairs.set(k, (pairs.get(k) ?? 0) + 1);
-  }
-  return (f, fp) => {
-    if (fp !== undefined) {
-      const k = key(f['title'], f['host'] ?? f['ip']);
-      const own =
-        byFingerprint.get(fp) ??
-        (typeof f['id'] === 'string' ? byFindingId.get(f['id']) : undefined) ??
-        (pairs.get(k) === 1 ? byTitleHost.get(k) : undefined);
-      if (own !== undefined) return { ...own, by: 'fingerprint' };
-    }
-    const title = typeof f['title'] === 'string' ? f['title'] : typeof f['rule_id'] === 'string' ? f['rule_id'] : null;
-    const same = title === null ? undefined : byTitle.get(title);
-    return same === undefined ? null : { ...same, by: 'title' };
-  };
-}
 
 /** A number from 0 to 1, else null. */
 function probability(v: unknown): number | null {

@@ -18,7 +18,7 @@ import { resolveSession } from './access.ts';
 import { defaultRemediationSummary, remediationSummaryOf } from './derive.ts';
 import { blobPrefix, CONTENT_TYPES } from './files.ts';
 import { indexRemediatedFile } from './findings.ts';
-import { fingerprintOfFinding } from './findings-index.ts';
+import { fingerprintOfFinding } from '@svc/protocol/node';
 import { clientIdOut } from './present.ts';
 import { filesOf, type SessionRef, writeRemediationAtVersion } from './queries.ts';
 import type { ExceptionChange, RemediationChange, RemediationOutcome } from './results.ts';

@@ -1,9 +1,17 @@
-import type { SessionFileName, SessionView } from '@svc/protocol';
+import {
+  EXPORT_FORMATS,
+  EXPORT_MEDIA,
+  type ExportFormat,
+  exportFileName,
+  type SessionFileName,
+  type SessionView,
+} from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { describeError } from '../api/errors.ts';
 import { downloadFile, type SessionRef } from '../api/sessions.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { formatBytes } from '../ui/format.ts';
+import { exportFindings } from './findings-api.ts';
 import { NewShareLink } from './share-link.tsx';
 
 /** The share token in a share URL (`.../share/?token=<64 hex>`), or null. */
@@ -87,37 +95,83 @@ export function Reports(props: { session: SessionView; onShareChanged: () => voi
   );
 }
 
-/** Every stored file, saved through the API with the signed-in user's token. */
-export function Downloads(props: { session: SessionView; ref_: SessionRef }) {
+/** Hands a fetched file to the browser's downloads under `name`. */
+function saveBlob(blob: Blob, name: string): void {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+}
+
+/** Runs one save at a time and says what went wrong, for the buttons below. */
+function useSaver() {
   const [error, setError] = useState<string | null>(null);
-  async function save(name: SessionFileName) {
+  async function run(fetchFile: () => Promise<Blob>, name: string) {
     setError(null);
     try {
-      const blob = await downloadFile(props.ref_, name);
-      const a = document.createElement('a');
-      a.href = URL.createObjectURL(blob);
-      a.download = `${props.session.session_id}_${name}`;
-      document.body.append(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+      saveBlob(await fetchFile(), name);
     } catch (err) {
       setError(describeError(err));
     }
   }
+  return { error, run };
+}
+
+/** Every stored file, saved through the API with the signed-in user's token. */
+export function Downloads(props: { session: SessionView; ref_: SessionRef }) {
+  const { error, run } = useSaver();
   return (
     <>
       <ErrorMessage error={error} />
       <ul class="files">
         {props.session.files.map((f) => (
           <li key={f.name}>
-            <button type="button" class="button-quiet" onClick={() => void save(f.name as SessionFileName)}>
+            <button
+              type="button"
+              class="button-quiet"
+              onClick={() =>
+                void run(
+                  () => downloadFile(props.ref_, f.name as SessionFileName),
+                  `${props.session.session_id}_${f.name}`,
+                )
+              }
+            >
               Download {f.name}
             </button>{' '}
             <span class="muted small">{formatBytes(f.size)}</span>
           </li>
         ))}
       </ul>
+    </>
+  );
+}
+
+/**
+ * The findings exported for other tools (docs/exports.md), fetched with the signed-in user's
+ * token like the downloads: each finding keeps its fingerprint as identity, so importing the
+ * next session's export updates the same findings there.
+ */
+export function Exports(props: { session: SessionView; ref_: SessionRef }) {
+  const { error, run } = useSaver();
+  const save = (format: ExportFormat) =>
+    void run(() => exportFindings(props.ref_, format), exportFileName(props.session.session_id, format));
+  return (
+    <>
+      <p>
+        The findings with their remediation status and exceptions, for spreadsheets, GitHub code scanning or DefectDojo.
+      </p>
+      <ErrorMessage error={error} />
+      <fieldset class="row plain">
+        <legend class="visually-hidden">Export format</legend>
+        {EXPORT_FORMATS.map((format) => (
+          <button key={format} type="button" class="button-quiet" onClick={() => save(format)}>
+            Export {EXPORT_MEDIA[format].label}
+          </button>
+        ))}
+      </fieldset>
     </>
   );
 }

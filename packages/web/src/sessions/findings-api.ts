@@ -1,5 +1,11 @@
-import type { FindingDetailResponse, FindingsQuery, FindingsResponse, SessionBlocksResponse } from '@svc/protocol';
-import { apiRequest } from '../api/client.ts';
+import type {
+  ExportFormat,
+  FindingDetailResponse,
+  FindingsQuery,
+  FindingsResponse,
+  SessionBlocksResponse,
+} from '@svc/protocol';
+import { apiBlob, apiRequest } from '../api/client.ts';
 import type { SessionRef } from '../api/sessions.ts';
 
 const path = (ref: SessionRef) => `/api/sessions/${encodeURIComponent(ref.session)}`;
@@ -17,4 +23,9 @@ export function getFinding(ref: SessionRef, index: number): Promise<FindingDetai
 /** The file's topology and ORC 9.64 blocks, without downloading the file. */
 export function getSessionBlocks(ref: SessionRef): Promise<SessionBlocksResponse> {
   return apiRequest('GET', `${path(ref)}/blocks`, { query: { client_id: ref.clientId } });
+}
+
+/** GET /api/sessions/{id}/export: the findings as CSV, SARIF or DefectDojo JSON, fetched with the user's token. */
+export function exportFindings(ref: SessionRef, format: ExportFormat): Promise<Blob> {
+  return apiBlob(`${path(ref)}/export`, { format, client_id: ref.clientId });
 }

@@ -18,7 +18,7 @@ import { Page } from '../ui/page.tsx';
 import { SeverityBreakdown } from '../ui/severity.tsx';
 import { Benchmark } from './benchmark.tsx';
 import { Compliance, Orc964 } from './compliance.tsx';
-import { Downloads, Reports } from './files.tsx';
+import { Downloads, Exports, Reports } from './files.tsx';
 import { ShareLink } from './share-link.tsx';
 import { Exceptions, Findings } from './findings.tsx';
 import { getSessionBlocks } from './findings-api.ts';
@@ -189,6 +189,9 @@ export function SessionViewPage() {
             <Section id="files" title="Files and sharing">
               <Downloads session={d.session} ref_={ref} />
               <ShareLink session={d.session} ref_={ref} onChanged={reload} />
+            </Section>
+            <Section id="export" title="Export findings">
+              <Exports session={d.session} ref_={ref} />
             </Section>
             <Section id="status" title="Review status">
               <ReviewStatus detail={d} ref_={ref} onChanged={reload} />

@@ -27,7 +27,7 @@ interface ScanOpts extends CommonOpts {
   tools: boolean;
 }
 
-function exceptionsOf(file: string | undefined, warn: (m: string) => void): ExceptionRule[] {
+export function exceptionsOf(file: string | undefined, warn: (m: string) => void): ExceptionRule[] {
   if (file === undefined) return [];
   let text: string;
   try {
@@ -40,7 +40,7 @@ function exceptionsOf(file: string | undefined, warn: (m: string) => void): Exce
   return parsed.rules;
 }
 
-function configuredPortal(opts: ScanOpts, ctx: CliContext, settings: ReturnType<typeof settingsOf>) {
+export function configuredPortal(opts: CommonOpts, ctx: CliContext, settings: ReturnType<typeof settingsOf>) {
   if (opts.url === undefined && (settings.get('CONSULTATION_API_URL') ?? '').trim() === '') return undefined;
   try {
     const portal = targetOf(opts, ctx, settings);

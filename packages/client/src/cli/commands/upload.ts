@@ -12,6 +12,9 @@ import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
 import { CliError, Output, shareLinkText, usageError } from '../output.ts';
 import { displayFile } from '../../session-dir/display-files.ts';
+import { detectFormat } from '../../imports/detect.ts';
+import { DEFAULT_MAX_BYTES } from '../../imports/guard.ts';
+import { importAndReport } from './import.ts';
 
 interface UploadOpts extends CommonOpts {
   log?: string;
@@ -41,8 +44,10 @@ export function sessionDirFiles(dir: string): UploadFiles {
 export default function register(program: Command, ctx: CliContext): void {
   const cmd = program
     .command('upload')
-    .description('upload a scan session (a session directory, or session_results.json with -l/-r/-e)')
-    .argument('<session>', 'session directory or session_results.json')
+    .description(
+      "upload a scan session (a session directory, or session_results.json with -l/-r/-e), or import another scanner's file and upload it",
+    )
+    .argument('<session>', 'session directory, session_results.json, or a file `svc import` reads')
     .option('-l, --log <file>', 'pipeline log')
     .option('-r, --report <file>', 'HTML report')
     .option('-e, --exec <file>', 'executive summary HTML')
@@ -52,7 +57,7 @@ export default function register(program: Command, ctx: CliContext): void {
   targetOptions(cmd);
   cmd.addHelpText(
     'after',
-    "\nPrints the session id and share URL. After a session directory's upload (business tier and above), the\nportal's benchmark is written into its session_results.json, both reports are rendered again with it and\nreplaced on the portal (PUT /api/refresh); a failure there only warns. Exit 0 uploaded; 1 refused or\nunreachable; 2 usage.",
+    "\nPrints the session id and share URL. After a session directory's upload (business tier and above), the\nportal's benchmark is written into its session_results.json, both reports are rendered again with it and\nreplaced on the portal (PUT /api/refresh); a failure there only warns. An nmap XML, Nessus v2, Greenbone XML\nor Nuclei JSON lines file is imported first, as `svc import --upload` does (docs/cli/import.md).\nExit 0 uploaded; 1 refused or unreachable; 2 usage.",
   );
   cmd.action(async (session: string, opts: UploadOpts) => {
     const out = new Output(ctx.streams);
@@ -61,6 +66,17 @@ export default function register(program: Command, ctx: CliContext): void {
     let files: UploadFiles;
     const stat = fs.statSync(session, { throwIfNoEntry: false });
     if (stat === undefined) throw usageError(`No such file or directory: ${session}`);
+    // Another scanner's file (nmap, Nessus, Greenbone, Nuclei) is imported into a session, then uploaded.
+    const foreign = stat.isFile() ? detectFormat(session) : null;
+    if (foreign !== null) {
+      if (opts.log !== undefined || opts.report !== undefined || opts.exec !== undefined)
+        throw usageError(`${session} is a ${foreign} file to import: -l, -r and -e apply to session files only`);
+      return importAndReport(
+        session,
+        { format: foreign, maxBytes: DEFAULT_MAX_BYTES, json: opts.json, upload: target, common: opts },
+        ctx,
+      );
+    }
     if (stat.isDirectory()) {
       files = sessionDirFiles(session);
       files = {

@@ -7,6 +7,10 @@ export interface NmapXmlHandlers {
   /** Called once per `<host>` as soon as it closes; the parser keeps nothing of it afterwards. */
   onHost: (host: NmapHost) => void;
   onProgress?: ((progress: NmapProgress) => void) | undefined;
+  /** A file from elsewhere (`svc import`): judges the document type declaration; throwing stops the parse. */
+  onDoctype?: ((doctype: string) => void) | undefined;
+  /** Deepest element nesting accepted; deeper throws `tooDeep()`. */
+  limitDepth?: { max: number; tooDeep: () => Error } | undefined;
 }
 
 /**
@@ -30,6 +34,7 @@ export class NmapXmlStream {
     this.parser.on('closetag', (tag) => this.close(tag.name));
     this.parser.on('text', (text) => this.text(text));
     this.parser.on('cdata', (text) => this.text(text));
+    if (handlers.onDoctype !== undefined) this.parser.on('doctype', handlers.onDoctype);
   }
 
   write(chunk: string | Uint8Array): void {
@@ -46,6 +51,8 @@ export class NmapXmlStream {
 
   private open(name: string, attrs: Record<string, string>): void {
     this.depth += 1;
+    const limit = this.handlers.limitDepth;
+    if (limit !== undefined && this.depth > limit.max) throw limit.tooDeep();
     if (this.stack.length > 0 || (name === 'host' && this.depth === 2)) {
       const node: XmlNode = { name, attrs, children: [], text: '' };
       this.stack.at(-1)?.children.push(node);

@@ -9,8 +9,6 @@ import type { LicenseState } from '../../license/tier.ts';
 import type { ExceptionRule } from '../../pipeline/exceptions.ts';
 import { orcSettingsFrom } from '../../pipeline/orc964.ts';
 import { scheduleFromSettings } from '../../pipeline/scheduling.ts';
-import { createPortalClient } from '../../portal/client.ts';
-import { isSetupError, PortalError } from '../../portal/errors.ts';
 import { portalPriorState } from '../../portal/latest-state.ts';
 import type { PortalTarget } from '../../portal/target.ts';
 import { brandingFromEnv } from '../../report/branding.ts';
@@ -25,9 +23,8 @@ import {
   toHostInfos,
 } from '../index.ts';
 import { EXTERNAL_TOOLS, type ExternalTool, type ToolContext } from '../tools/index.ts';
-import { LOG_FILE, produceSession } from '../../session-dir/produce.ts';
-import { attachBenchmark } from '../../upload/benchmark.ts';
-import { rendererFor } from '../../upload/render-again.ts';
+import { produceSession } from '../../session-dir/produce.ts';
+import { ScanUploadError, uploadProduced } from '../../upload/produced-upload.ts';
 import { CLIENT_VERSION } from '../../version.ts';
 import { mergeToolFindings } from './merge-findings.ts';
 import { installedTools, runDiscovery, runEnrichment, type ToolRunOptions } from './tools-run.ts';
@@ -81,35 +78,13 @@ export interface ScanResult {
   warnings: string[];
 }
 
-/** The upload after a finished scan failed; the session directory is written and named in the message. */
-export class ScanUploadError extends Error {
-  override name = 'ScanUploadError';
-  readonly path: string;
-  constructor(message: string, sessionPath: string, options?: ErrorOptions) {
-    super(message, options);
-    this.path = sessionPath;
-  }
-}
+export { ScanUploadError };
 
 /** Settings read as an env-style record (branding and ORC take one). */
-const valuesOf = (settings: Settings): Record<string, string | undefined> =>
+export const valuesOf = (settings: Settings): Record<string, string | undefined> =>
   new Proxy({} as Record<string, string | undefined>, {
     get: (_t, key) => (typeof key === 'string' ? settings.get(key) : undefined),
   });
-
-/** The files of a just-written session directory, as the upload takes them. */
-function uploadFilesOf(dir: string, names: readonly string[]) {
-  const named = (re: RegExp) => {
-    const name = names.find((n) => re.test(n));
-    return name === undefined ? undefined : path.join(dir, name);
-  };
-  return {
-    session: path.join(dir, 'session_results.json'),
-    log: names.includes(LOG_FILE) ? path.join(dir, LOG_FILE) : undefined,
-    report: named(/^report_.*\.html$/),
-    exec: named(/^exec_summary_.*\.html$/),
-  };
-}
 
 /**
  * One scan from nmap to a session directory (and the upload when asked): a discovery tool when one
@@ -231,28 +206,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
   for (const w of produced.warnings) warn(w);
 
   let upload: ScanResult['upload'];
-  if (input.upload !== undefined) {
-    const client = createPortalClient({ target: input.upload });
-    let body: Awaited<ReturnType<typeof client.upload>>;
-    try {
-      body = await client.upload(uploadFilesOf(produced.path, produced.files));
-    } catch (err) {
-      // The session is written either way; say where, so `svc upload <dir>` can retry it.
-      if (err instanceof PortalError && !isSetupError(err))
-        throw new ScanUploadError(`Upload failed: ${err.message} (the session is in ${produced.path})`, produced.path, {
-          cause: err,
-        });
-      throw err;
-    }
-    upload = { session_id: body.session_id, share_url: body.share_url };
-    await attachBenchmark({
-      client,
-      sessionDir: produced.path,
-      sessionId: body.session_id,
-      tier: license.tier,
-      render: rendererFor(produced.path, settings, warn),
-      warn,
-    });
-  }
+  if (input.upload !== undefined)
+    upload = await uploadProduced({ target: input.upload, produced, tier: license.tier, settings, warn });
   return { path: produced.path, id: produced.id, doc: produced.doc, upload, warnings };
 }

@@ -12,7 +12,7 @@ import { parseShareToken } from '../../sessions/share.ts';
 const MODES = ['view', 'download'] as const;
 
 /** A streamed body: described as a string in OpenAPI, typed as the stream the handler sends. */
-const fileContent = (description: string, json = false) => ({
+export const fileContent = (description: string, json = false) => ({
   schema: Type.Unsafe<Readable>(
     json ? Type.Object({}, { additionalProperties: true, description }) : Type.String({ description }),
   ),

@@ -39,13 +39,23 @@ export interface NginxServer {
 
 export interface Nginx {
   dir: string;
+  /** The master process (its workers are its children). */
+  pid: number;
   /** The error log so far. */
   errors(): Promise<string>;
   stop(): Promise<void>;
 }
 
+export interface NginxTuning {
+  /** `worker_processes` (default 1). */
+  workers?: number | 'auto';
+  /** Log each request (default on: tests read the log). */
+  accessLog?: boolean;
+  workerConnections?: number;
+}
+
 /** Start nginx with these servers (and `http` block lines, such as upstreams); stopped with SIGTERM. */
-export async function startNginx(servers: NginxServer[], httpLines = ''): Promise<Nginx> {
+export async function startNginx(servers: NginxServer[], httpLines = '', tuning: NginxTuning = {}): Promise<Nginx> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-nginx-'));
   const errorLog = path.join(dir, 'error.log');
   let child: ChildProcess | undefined;
@@ -59,12 +69,12 @@ export async function startNginx(servers: NginxServer[], httpLines = ''): Promis
     await fs.writeFile(
       path.join(dir, 'nginx.conf'),
       `daemon off;
-worker_processes 1;
+worker_processes ${tuning.workers ?? 1};
 pid ${dir}/nginx.pid;
 error_log ${errorLog} warn;
-events { worker_connections 256; }
+events { worker_connections ${tuning.workerConnections ?? 256}; }
 http {
-  access_log ${dir}/access.log;
+  access_log ${tuning.accessLog === false ? 'off' : `${dir}/access.log`};
   client_body_temp_path ${dir}/body;
   proxy_temp_path ${dir}/proxy;
   fastcgi_temp_path ${dir}/fastcgi;
@@ -103,6 +113,7 @@ http {
   });
   return {
     dir,
+    pid: proc.pid ?? -1,
     errors,
     async stop() {
       stopping = true;

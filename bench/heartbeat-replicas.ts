@@ -1,0 +1,204 @@
+/**
+ * Benchmark: heartbeats (POST /api/health) through nginx to one portal replica, then to two
+ * replicas on the same database (docs/deployment-replicas.md): what a second replica adds.
+ *
+ * One embedded PostgreSQL, one seeded fleet (bench/heartbeat/fleet.ts), two portal processes
+ * (both batching, the default), one nginx with two listeners: one proxies to the first replica
+ * alone (the baseline), the other round-robins over both. Same load generator, same random
+ * agents, same backlog restored before every run. Target: two replicas ≥ 1.6 × one.
+ *
+ *   node bench/heartbeat-replicas.ts [--agents=20000 --pending=4000 --pool=10] [shared flags]
+ *
+ * Results: bench/results/heartbeat-replicas-<timestamp>.json.
+ */
+import os from 'node:os';
+import pg from 'pg';
+import { type Nginx, nginxListener, startNginx } from '../test-support/nginx.ts';
+import { CLIENT_ID, databaseUrlOf, resetBacklog, seed, startReplica } from './heartbeat/fleet.ts';
+import { type LoadResult, problemsOf, runHeartbeatLoad } from './heartbeat/load.ts';
+import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
+import { type CpuTarget, waitForQuietMachine } from './lib/cpu.ts';
+import { machineInfo } from './lib/machine.ts';
+import { type BenchOptions, OptionsError, parseBenchOptions, usage } from './lib/options.ts';
+import { adminToken, createLicense, type PortalProcess, startPortalProcess } from './lib/portal.ts';
+import { table, writeResult } from './lib/report.ts';
+import { median, round } from './lib/stats.ts';
+
+const TARGET = 1.6;
+
+interface Options extends BenchOptions {
+  agents: number;
+  pending: number;
+  pool: number;
+}
+
+function parseOptions(argv: string[]): Options | 'help' {
+  const own = { agents: 20_000, pending: 4_000, pool: 10 };
+  const rest: string[] = [];
+  for (const arg of argv) {
+    const m = /^--(agents|pending|pool)=(\d+)$/.exec(arg);
+    if (m === null) {
+      rest.push(arg);
+      continue;
+    }
+    const n = Number(m[2]);
+    if (!Number.isSafeInteger(n) || n < 1) throw new OptionsError(`--${m[1]} must be a positive whole number`);
+    own[m[1] as keyof typeof own] = n;
+  }
+  if (own.pending > own.agents * 10) throw new OptionsError('--pending must be at most 10 per agent');
+  if (own.pool > 100) throw new OptionsError('--pool must be at most 100');
+  const shared = parseBenchOptions(rest, {
+    BENCH_DURATION: '10',
+    BENCH_WARMUP: '3',
+    BENCH_ROUNDS: '3',
+    BENCH_QUIET_WAIT: '30',
+    ...process.env,
+  });
+  return shared === 'help' ? 'help' : { ...shared, ...own };
+}
+
+/** nginx in front of the replicas: `one` proxies to the first alone, `two` to both (round robin). */
+async function startProxy(
+  first: PortalProcess,
+  second: PortalProcess,
+): Promise<{ nginx: Nginx; one: string; two: string }> {
+  const [one, two] = [await nginxListener(), await nginxListener()];
+  const proxy = (upstream: string) =>
+    `location / { proxy_pass http://${upstream}; proxy_http_version 1.1; proxy_set_header Connection ""; proxy_set_header X-Forwarded-For $remote_addr; }`;
+  const nginx = await startNginx(
+    [
+      { listener: one, body: proxy('one') },
+      { listener: two, body: proxy('two') },
+    ],
+    `upstream one { server 127.0.0.1:${first.port}; keepalive 64; }
+  upstream two { server 127.0.0.1:${first.port}; server 127.0.0.1:${second.port}; keepalive 64; }`,
+    { workers: 'auto', accessLog: false, workerConnections: 2048 },
+  );
+  onCleanup('stop nginx', () => nginx.stop());
+  return { nginx, one: `http://127.0.0.1:${one.port}`, two: `http://127.0.0.1:${two.port}` };
+}
+
+type Side = 'one replica' | 'two replicas';
+
+async function benchmark(opts: Options): Promise<void> {
+  const started = new Date();
+  const machine = machineInfo();
+  console.log(
+    `heartbeat replicas benchmark: ${opts.agents} agents, ${opts.pending} pending commands, ${opts.connections} connections through nginx, pool ${opts.pool} per replica, ${opts.rounds} round(s) of ${opts.warmupS} s warm-up + ${opts.durationS} s`,
+  );
+  console.log(
+    `machine: ${machine.cpus} CPUs (${machine.cpuModel}), load average ${os
+      .loadavg()
+      .map((v) => round(v, 2))
+      .join(' ')}`,
+  );
+  const first = await startPortalProcess({ echo: opts.verbose, env: { SVC_DB_POOL_MAX: String(opts.pool) } });
+  const key = await createLicense(first, await adminToken(first), {
+    tier: 'business',
+    client_id: CLIENT_ID,
+    name: 'replicas bench',
+  });
+  const databaseUrl = databaseUrlOf(first);
+  const db = new pg.Client({ connectionString: databaseUrl, application_name: 'bench-control' });
+  db.on('error', () => undefined);
+  await db.connect();
+  onCleanup('close the control connection', () => db.end().catch(() => undefined));
+  const license = (await db.query<{ id: string }>('SELECT id FROM licenses WHERE client_id = $1', [CLIENT_ID])).rows[0];
+  if (!license) throw new Error('the bench license is not in the database');
+  const seeded = await seed(db, opts, license.id);
+  console.log(`seeded ${opts.agents} agents and ${seeded.commands} pending commands`);
+  const second = await startReplica(first, databaseUrl, opts);
+  const { nginx, one, two } = await startProxy(first, second);
+  console.log(`replicas at ${first.url} and ${second.url}; nginx (pid ${nginx.pid}) at ${one} (one) and ${two} (two)`);
+
+  const cpu: CpuTarget[] = [
+    { name: 'replica 1', pid: () => first.child.pid },
+    { name: 'replica 2', pid: () => second.child.pid },
+    { name: 'nginx', pid: () => nginx.pid, withChildren: true },
+    { name: 'postgres', pid: () => first.postmasterPid(), withChildren: true },
+  ];
+  const sides: { side: Side; url: string }[] = [
+    { side: 'one replica', url: one },
+    { side: 'two replicas', url: two },
+  ];
+  const common = {
+    key,
+    agents: opts.agents,
+    connections: opts.connections,
+    pipelining: opts.pipelining,
+    maxRequests: opts.maxRequests,
+  };
+  const runs: (LoadResult & { side: Side; round: number })[] = [];
+  for (let r = 1; r <= opts.rounds; r++)
+    for (const { side, url } of sides) {
+      if (opts.quietWaitS > 0)
+        await waitForQuietMachine({ maxBusyPercent: opts.quietBusyPercent, timeoutMs: opts.quietWaitS * 1000 });
+      if (opts.warmupS > 0) {
+        await resetBacklog(db);
+        const warm = await runHeartbeatLoad({ ...common, title: `${side} warm-up`, url, durationS: opts.warmupS });
+        const problem = problemsOf(warm);
+        if (problem) throw new Error(problem);
+      }
+      await resetBacklog(db);
+      const measured = await runHeartbeatLoad({
+        ...common,
+        title: `${side} #${r}`,
+        url,
+        durationS: opts.durationS,
+        cpu,
+      });
+      const problem = problemsOf(measured);
+      if (problem) throw new Error(problem);
+      runs.push({ ...measured, side, round: r });
+      const pct = (name: string) => `${measured.cpuPercent[name]?.toFixed(0) ?? '-'}%`;
+      console.log(
+        `  ${`${side} #${r}`.padEnd(16)} ${measured.rps.toFixed(0).padStart(6)} hb/s  p50 ${measured.latencyMs.p50.toFixed(2)} ms  p99 ${measured.latencyMs.p99.toFixed(2)} ms  ` +
+          `(CPU replica 1 ${pct('replica 1')}, replica 2 ${pct('replica 2')}, nginx ${pct('nginx')}, postgres ${pct('postgres')}, loadgen ${pct('loadgen')}, other ${pct('other')})`,
+      );
+    }
+
+  const summary = (side: Side) => {
+    const mine = runs.filter((r) => r.side === side);
+    return {
+      rps: round(median(mine.map((r) => r.rps)), 1),
+      p50Ms: round(median(mine.map((r) => r.latencyMs.p50)), 2),
+      p99Ms: round(median(mine.map((r) => r.latencyMs.p99)), 2),
+    };
+  };
+  const oneSummary = summary('one replica');
+  const twoSummary = summary('two replicas');
+  const ratio = round(twoSummary.rps / oneSummary.rps, 3);
+  console.log(
+    `\n${table([
+      ['median', 'hb/s', 'p50 ms', 'p99 ms'],
+      ['one replica (baseline)', oneSummary.rps, oneSummary.p50Ms, oneSummary.p99Ms],
+      ['two replicas', twoSummary.rps, twoSummary.p50Ms, twoSummary.p99Ms],
+    ])}`,
+  );
+  console.log(`target: two replicas ≥ ${TARGET} × one: ${ratio >= TARGET ? 'met' : 'NOT met'} (${ratio})`);
+  const file = writeResult(
+    'heartbeat-replicas',
+    { started, machine, options: opts, runs, oneReplica: oneSummary, twoReplicas: twoSummary, ratio, target: TARGET },
+    started,
+  );
+  console.log(`result written to ${file}`);
+}
+
+const help = (): string =>
+  [
+    usage('bench/heartbeat-replicas.ts'),
+    '  --agents=N     fleet size (default 20000)',
+    '  --pending=N    pending commands (default 4000)',
+    '  --pool=N       database pool of each replica (default 10)',
+    '  (defaults here: --duration=10 --warmup=3 --rounds=3 --quiet-wait=30)',
+  ].join('\n');
+
+installSignalHandlers();
+await runBenchmark(async () => {
+  const opts = parseOptions(process.argv.slice(2));
+  if (opts === 'help') {
+    console.log(help());
+    return;
+  }
+  await benchmark(opts);
+});

@@ -1,0 +1,191 @@
+import { isIP } from 'node:net';
+import type { Category } from '../pipeline/compliance-map.ts';
+import type { HostInfo, ScanFinding } from '../pipeline/types.ts';
+import { child, type XmlNode } from '../scanner/parse/xml-node.ts';
+import { MAX_FIELD_CHARS } from './guard.ts';
+
+export const FORMATS = ['nmap', 'nessus', 'openvas', 'nuclei'] as const;
+export type ForeignFormat = (typeof FORMATS)[number];
+export type Severity = NonNullable<ScanFinding['severity']>;
+
+/** One foreign file read into what the pipeline takes, plus what the file says about the scan. */
+export interface ImportedScan {
+  format: ForeignFormat;
+  /** The tool's version when the file names it. */
+  version?: string | undefined;
+  findings: ScanFinding[];
+  hosts: HostInfo[];
+  /** The scan's target as the file names it (nmap's arguments, Nessus's TARGET, Greenbone's target). */
+  target?: string | undefined;
+  startedAt?: Date | undefined;
+  finishedAt?: Date | undefined;
+  /** Records read: hosts (nmap, Nessus), results (Greenbone), lines (Nuclei). */
+  records: number;
+}
+
+/** The hosts a file mentions, with the ports its findings or host records name. */
+export class HostBook {
+  readonly #hosts = new Map<string, { hostname?: string; os?: string; ports: Set<number> }>();
+
+  add(ip: string, info: { hostname?: string | undefined; os?: string | undefined; port?: number | undefined } = {}) {
+    let h = this.#hosts.get(ip);
+    if (h === undefined) {
+      h = { ports: new Set() };
+      this.#hosts.set(ip, h);
+    }
+    if (info.hostname !== undefined && info.hostname !== '' && info.hostname !== ip) h.hostname ??= info.hostname;
+    if (info.os !== undefined && info.os !== '') h.os ??= info.os;
+    if (info.port !== undefined && info.port > 0) h.ports.add(info.port);
+  }
+
+  /** Sorted by address. */
+  list(): HostInfo[] {
+    return [...this.#hosts.entries()]
+      .sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }))
+      .map(([ip, h]) => ({
+        ip,
+        ...(h.hostname === undefined ? {} : { hostname: h.hostname }),
+        ...(h.os === undefined ? {} : { os_guess: h.os.split('\n')[0]! }),
+        open_ports: [...h.ports].sort((a, b) => a - b),
+      }));
+  }
+
+  /** The distinct addresses, sorted: the import's target when the file names none. */
+  addresses(): string[] {
+    return this.list().map((h) => h.ip);
+  }
+}
+
+/** CVSS v3 qualitative ratings (0 none → info, 0.1-3.9 low, 4-6.9 medium, 7-8.9 high, 9-10 critical). */
+export function severityOfScore(score: number): Severity {
+  if (score >= 9) return 'critical';
+  if (score >= 7) return 'high';
+  if (score >= 4) return 'medium';
+  if (score > 0) return 'low';
+  return 'info';
+}
+
+/** A CVSS score from text, or undefined when absent or out of 0..10. */
+export function cvssOf(text: string | undefined): number | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const n = Number(text);
+  return Number.isFinite(n) && n >= 0 && n <= 10 ? n : undefined;
+}
+
+/**
+ * The compliance category when the finding's name says it plainly; otherwise none, and the
+ * pipeline maps a finding with a CVE to vulnerable_software (docs/cli/import.md "Compliance").
+ */
+const CATEGORY_WORDS: readonly [RegExp, Category][] = [
+  [/default (credential|password|account|login)|default-login|blank password|empty password/i, 'default_credentials'],
+  [/clear ?text|unencrypted|telnet|\bftp\b.*(password|login|auth)|basic auth.*http\b/i, 'cleartext_protocol'],
+  [
+    /\b(ssl|tls)\b.*(weak|medium strength|rc4|export|deprecated|version 1\.[01]|sslv[23])|sweet32|poodle|beast|weak (cipher|key|hash)|self[- ]signed|certificate.*(expired|untrusted|cannot be trusted)/i,
+    'weak_crypto',
+  ],
+  [/backup file|\.bak\b|snapshot exposed/i, 'recovery_exposure'],
+  [
+    /misconfig|directory (listing|browsing)|http trace|trace method|missing.*header|anonymous (ftp|login|access)/i,
+    'misconfiguration',
+  ],
+];
+
+export function categoryOf(...texts: readonly (string | undefined)[]): Category | undefined {
+  const text = texts.filter((t) => t !== undefined).join(' ');
+  return CATEGORY_WORDS.find(([re]) => re.test(text))?.[1];
+}
+
+/** CVE ids, upper-cased and validated, in order without repeats. */
+export function cveList(values: readonly string[]): string[] {
+  const out = values.map((v) => v.trim().toUpperCase()).filter((v) => /^CVE-\d{4}-\d{4,}$/.test(v));
+  return [...new Set(out)];
+}
+
+/** CWE ids as `CWE-<n>` from `CWE-79`, `cwe-79` or `79`. */
+export function cweList(values: readonly string[]): string[] {
+  const out = values.map((v) => v.trim().replace(/^cwe-/i, '')).filter((v) => /^\d+$/.test(v));
+  return [...new Set(out.map((v) => `CWE-${v}`))];
+}
+
+export function referencesOf(cve: string[], cwe: string[], urls: string[]): Pick<ScanFinding, 'references'> {
+  const refs = {
+    ...(cve.length === 0 ? {} : { cve }),
+    ...(cwe.length === 0 ? {} : { cwe }),
+    ...(urls.length === 0 ? {} : { urls: [...new Set(urls)] }),
+  };
+  return Object.keys(refs).length === 0 ? {} : { references: refs };
+}
+
+export const isAddress = (v: string): boolean => isIP(v) !== 0;
+
+/**
+ * One finding per rule, host, port and protocol (the fingerprint's parts): a template matched
+ * at several URLs of one service becomes one finding listing each match, so remediation tracks
+ * one item, not several with one identity.
+ */
+export function mergeDuplicates(findings: readonly ScanFinding[]): ScanFinding[] {
+  const byKey = new Map<string, ScanFinding>();
+  for (const f of findings) {
+    const key = JSON.stringify([f.rule_id, f.host, f.port ?? null, f.protocol ?? null]);
+    const seen = byKey.get(key);
+    if (seen === undefined) byKey.set(key, f);
+    else if (
+      f.evidence !== undefined &&
+      f.evidence !== '' &&
+      (seen.evidence ?? '').length < MAX_FIELD_CHARS &&
+      !(seen.evidence ?? '').includes(f.evidence)
+    )
+      seen.evidence =
+        seen.evidence === undefined || seen.evidence === '' ? f.evidence : `${seen.evidence}\n${f.evidence}`;
+  }
+  return [...byKey.values()];
+}
+
+/** A property only when it has a value (exactOptionalPropertyTypes). */
+export function given<K extends string, V>(key: K, value: V | undefined | null | ''): { [P in K]?: V } {
+  return value === undefined || value === null || value === '' ? {} : ({ [key]: value } as { [P in K]: V });
+}
+
+/** The text of a child element, or undefined when absent or empty. */
+export function textOf(node: XmlNode | undefined, name: string): string | undefined {
+  const t = node === undefined ? undefined : child(node, name)?.text;
+  return t === undefined || t === '' ? undefined : t;
+}
+
+/** A port number 1..65535, else undefined (0 is Nessus's and Greenbone's host level). */
+export const validPort = (n: number): number | undefined =>
+  Number.isInteger(n) && n > 0 && n <= 65535 ? n : undefined;
+
+/** The earliest and latest of the times a file gives (per host, per line). */
+export class TimeSpan {
+  start: Date | undefined;
+  end: Date | undefined;
+  add(start: Date | undefined, end: Date | undefined = start): void {
+    if (start !== undefined && (this.start === undefined || start < this.start)) this.start = start;
+    if (end !== undefined && (this.end === undefined || end > this.end)) this.end = end;
+  }
+}
+
+/** The parser's result: duplicates merged, hosts listed, only the fields the file gave. */
+export function importedScan(
+  format: ForeignFormat,
+  p: {
+    findings: readonly ScanFinding[];
+    hosts: HostBook;
+    records: number;
+    span: TimeSpan;
+    target?: string | undefined;
+    version?: string | undefined;
+  },
+): ImportedScan {
+  return {
+    format,
+    ...given('version', p.version),
+    findings: mergeDuplicates(p.findings),
+    hosts: p.hosts.list(),
+    ...given('target', p.target),
+    ...given('startedAt', p.span.start),
+    ...given('finishedAt', p.span.end),
+    records: p.records,
+  };
+}

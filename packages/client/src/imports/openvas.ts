@@ -1,0 +1,129 @@
+import type { ScanFinding } from '../pipeline/types.ts';
+import { attr, child, childrenNamed, type XmlNode } from '../scanner/parse/xml-node.ts';
+import {
+  categoryOf,
+  cveList,
+  cvssOf,
+  given,
+  HostBook,
+  type ImportedScan,
+  importedScan,
+  referencesOf,
+  type Severity,
+  severityOfScore,
+  textOf,
+  TimeSpan,
+  validPort,
+} from './common.ts';
+import { streamXmlItems } from './xml-items.ts';
+
+/**
+ * Greenbone/OpenVAS report XML, as GSA's XML report format and gvmd's get_reports answer write
+ * it: report → report → results → result (host, port `443/tcp` or `general/tcp`, nvt with oid,
+ * name, tags, solution and refs, threat, severity, qod, description), with the task, target,
+ * host details, scan_start and scan_end beside the results. docs/cli/import.md has the mapping.
+ */
+
+/** nvt `tags`: `key=value|key=value`, values never holding `|`. */
+function tagsOf(text: string | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const part of (text ?? '').split('|')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(at + 1).trim() !== '') out.set(part.slice(0, at), part.slice(at + 1).trim());
+  }
+  return out;
+}
+
+/** The numeric severity when present (-1 false positive, 0 log), else the threat word. */
+function severityOf(result: XmlNode): Severity | null {
+  const score = Number(textOf(result, 'severity'));
+  if (textOf(result, 'severity') !== undefined && Number.isFinite(score))
+    return score < 0 ? null : severityOfScore(score);
+  const threat = (textOf(result, 'threat') ?? 'log').toLowerCase();
+  if (threat === 'false positive' || threat === 'error') return null;
+  return (['critical', 'high', 'medium', 'low'] as const).find((s) => s === threat) ?? 'info';
+}
+
+function resultFinding(result: XmlNode, severity: Severity): ScanFinding | null {
+  const hostNode = child(result, 'host');
+  const ip = hostNode?.text.split('\n')[0]?.trim() ?? '';
+  if (ip === '') return null;
+  const nvt = child(result, 'nvt');
+  const tags = tagsOf(textOf(nvt, 'tags'));
+  const [portText, protocol] = (textOf(result, 'port') ?? '').split('/');
+  const port = Number(portText);
+  const refs = childrenNamed(child(nvt ?? result, 'refs') ?? result, 'ref');
+  const refIds = (type: string) => refs.filter((r) => attr(r, 'type') === type).map((r) => attr(r, 'id') ?? '');
+  const title = textOf(nvt, 'name') ?? textOf(result, 'name') ?? 'Greenbone result';
+  const qod = Number(textOf(child(result, 'qod'), 'value'));
+  const description = [tags.get('summary'), tags.get('insight'), tags.get('impact')].filter((t) => t !== undefined);
+  const score = Number(textOf(result, 'severity'));
+  return {
+    rule_id: `openvas:${attr(nvt ?? result, 'oid') ?? '0'}`,
+    title,
+    severity,
+    host: ip,
+    ...given('hostname', textOf(hostNode, 'hostname')),
+    ...given('port', validPort(port)),
+    ...given('protocol', protocol?.trim()),
+    ...given('evidence', textOf(result, 'description')),
+    ...given('description', [...new Set(description)].join('\n\n')),
+    ...given('remediation', textOf(nvt, 'solution') ?? tags.get('solution')),
+    ...referencesOf(
+      cveList(refIds('cve')),
+      [],
+      refIds('url').filter((u) => /^https?:\/\//.test(u)),
+    ),
+    ...given('cvss', score > 0 ? cvssOf(String(score)) : undefined),
+    ...given('qod', Number.isFinite(qod) ? qod : undefined),
+    ...given('category', categoryOf(title, textOf(nvt, 'family'))),
+  };
+}
+
+const INFO_ELEMENTS = new Set(['host', 'task', 'scan_start', 'scan_end', 'gmp', 'omp']);
+
+export async function parseOpenvas(file: string, maxBytes: number): Promise<ImportedScan> {
+  const findings: ScanFinding[] = [];
+  const hosts = new HostBook();
+  let target: string | undefined;
+  let version: string | undefined;
+  const span = new TimeSpan();
+  let records = 0;
+  const time = (node: XmlNode) => {
+    const t = Date.parse(node.text);
+    return Number.isNaN(t) ? undefined : new Date(t);
+  };
+  await streamXmlItems(file, maxBytes, {
+    roots: ['report', 'get_reports_response'],
+    format: 'Greenbone/OpenVAS report',
+    isItem: (p) =>
+      (p.at(-1) === 'result' && p.at(-2) === 'results') || (p.at(-2) === 'report' && INFO_ELEMENTS.has(p.at(-1)!)),
+    onItem: (_path, node) => {
+      if (node.name === 'result') {
+        records += 1;
+        const severity = severityOf(node);
+        const f = severity === null ? null : resultFinding(node, severity);
+        if (f === null) return;
+        hosts.add(f.host!, { hostname: f.hostname, port: f.port });
+        findings.push(f);
+      } else if (node.name === 'host') {
+        const ip = textOf(node, 'ip');
+        if (ip === undefined) return;
+        const detail = (name: string) =>
+          childrenNamed(node, 'detail')
+            .find((d) => textOf(d, 'name') === name)
+            ?.children.find((c) => c.name === 'value')?.text;
+        hosts.add(ip, { hostname: detail('hostname'), os: detail('best_os_txt') });
+      } else if (node.name === 'task') {
+        target = textOf(child(node, 'target'), 'name') ?? target;
+      } else if (node.name === 'scan_start') {
+        span.add(time(node), undefined);
+      } else if (node.name === 'scan_end') {
+        span.add(undefined, time(node));
+      } else {
+        version = textOf(node, 'version') ?? version;
+      }
+    },
+  });
+  return importedScan('openvas', { findings, hosts, records, span, target, version });
+}

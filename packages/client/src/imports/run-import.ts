@@ -1,0 +1,102 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { type SessionFile, scannerSessionId } from '@svc/protocol';
+import { gateChannels } from '../alerts/gate.ts';
+import { alertSettingsFrom } from '../alerts/settings.ts';
+import { orcSettingsFrom } from '../pipeline/orc964.ts';
+import { portalPriorState } from '../portal/latest-state.ts';
+import { brandingFromEnv } from '../report/branding.ts';
+import { type ScanInput, valuesOf } from '../scanner/run/run-scan.ts';
+import { produceSession } from '../session-dir/produce.ts';
+import { uploadProduced } from '../upload/produced-upload.ts';
+import { CLIENT_VERSION } from '../version.ts';
+import type { ForeignFormat } from './common.ts';
+import { parseForeignFile } from './detect.ts';
+
+/**
+ * A foreign scanner's file to a session, through the pipeline a scan goes through: parse (the
+ * format detected or given) → the target's prior state (the portal's latest, the local previous
+ * session) → stages, alerts, report → the session directory → the upload when asked.
+ */
+export interface ImportInput
+  extends Pick<ScanInput, 'root' | 'exceptions' | 'settings' | 'license' | 'upload' | 'portal'> {
+  file: string;
+  format: ForeignFormat | 'auto';
+  /** The scan target remediation tracks; from the file, else its sorted hosts, when absent. */
+  target?: string | undefined;
+  maxBytes: number;
+}
+
+export interface ImportResult {
+  path: string;
+  id: string;
+  doc: SessionFile;
+  format: ForeignFormat;
+  upload?: { session_id: string; share_url: string | null } | undefined;
+}
+
+export async function runImport(
+  input: ImportInput,
+  deps: { now: () => Date; info: (m: string) => void; warn: (m: string) => void },
+): Promise<ImportResult> {
+  const { settings, license } = input;
+  const { warn } = deps;
+  const begun = deps.now();
+  const scan = await parseForeignFile(input.file, { format: input.format, maxBytes: input.maxBytes, now: begun });
+  const read = deps.now().getTime() - begun.getTime();
+  deps.info(
+    `${scan.format}: ${scan.records} records, ${scan.findings.length} findings on ${scan.hosts.length} hosts (${read} ms)`,
+  );
+  const target =
+    input.target?.trim() || scan.target || scan.hosts.map((h) => h.ip).join(',') || path.basename(input.file);
+  // The file's own times where it has them: the scan ran then, not when it was imported.
+  const startedAt = scan.startedAt ?? scan.finishedAt ?? begun;
+  const end = scan.finishedAt ?? startedAt;
+  const statePortal = input.portal ?? input.upload;
+  const portalState =
+    statePortal === undefined
+      ? null
+      : await portalPriorState(statePortal, target, license.client_id ?? undefined, warn);
+  const alerts = alertSettingsFrom(settings, warn);
+  const size = fs.statSync(input.file).size;
+  const produced = await produceSession({
+    portalState,
+    root: input.root,
+    findings: scan.findings,
+    hosts: scan.hosts,
+    exceptions: input.exceptions,
+    settings: {
+      // The import's own clock names the session: a file imported twice gives two sessions.
+      sessionId: scannerSessionId(begun),
+      target,
+      clientId: license.client_id ?? settings.get('CLIENT_ID')?.trim() ?? undefined,
+      client: settings.get('CLIENT_NAME')?.trim() ?? undefined,
+      toolVersion: CLIENT_VERSION,
+      scanProfile: `import:${scan.format}`,
+      startedAt,
+      schedule: null,
+      orc: orcSettingsFrom(valuesOf(settings)),
+    },
+    license: { tier: license.tier, state: license },
+    now: end,
+    alerts: { ...alerts, channels: gateChannels(alerts.channels, license.tier, warn) },
+    branding: brandingFromEnv(valuesOf(settings), (f) => fs.readFileSync(f), warn),
+    metadata: {
+      source: {
+        tool: scan.format,
+        ...(scan.version === undefined ? {} : { version: scan.version }),
+        file: path.basename(input.file),
+        imported_at: begun.toISOString(),
+      },
+    },
+    preamble: [
+      `import ${scan.format} ${JSON.stringify(path.basename(input.file))} (${size} bytes): ${scan.records} records, ${scan.findings.length} findings, ${read} ms`,
+    ],
+  });
+  for (const w of produced.warnings) warn(w);
+  const upload =
+    input.upload === undefined
+      ? undefined
+      : await uploadProduced({ target: input.upload, produced, tier: license.tier, settings, warn });
+  return { path: produced.path, id: produced.id, doc: produced.doc, format: scan.format, upload };
+}

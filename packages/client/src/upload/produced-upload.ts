@@ -1,0 +1,68 @@
+import path from 'node:path';
+import type { Settings } from '../config/settings.ts';
+import type { ClientTier } from '../license/format.ts';
+import { createPortalClient } from '../portal/client.ts';
+import { isSetupError, PortalError } from '../portal/errors.ts';
+import type { PortalTarget } from '../portal/target.ts';
+import { LOG_FILE } from '../session-dir/produce.ts';
+import { attachBenchmark } from './benchmark.ts';
+import { rendererFor } from './render-again.ts';
+
+/** The upload after a finished run failed; the session directory is written and named in the message. */
+export class ScanUploadError extends Error {
+  override name = 'ScanUploadError';
+  readonly path: string;
+  constructor(message: string, sessionPath: string, options?: ErrorOptions) {
+    super(message, options);
+    this.path = sessionPath;
+  }
+}
+
+/** The files of a just-written session directory, as the upload takes them. */
+function uploadFilesOf(dir: string, names: readonly string[]) {
+  const named = (re: RegExp) => {
+    const name = names.find((n) => re.test(n));
+    return name === undefined ? undefined : path.join(dir, name);
+  };
+  return {
+    session: path.join(dir, 'session_results.json'),
+    log: names.includes(LOG_FILE) ? path.join(dir, LOG_FILE) : undefined,
+    report: named(/^report_.*\.html$/),
+    exec: named(/^exec_summary_.*\.html$/),
+  };
+}
+
+/**
+ * Uploads a session directory a run has just written (`svc scan`, `svc import`), then attaches
+ * the portal's benchmark when the tier allows. Throws ScanUploadError when the portal refuses or
+ * cannot be reached; the directory stays for `svc upload <dir>` to retry.
+ */
+export async function uploadProduced(opts: {
+  target: PortalTarget;
+  produced: { path: string; files: readonly string[] };
+  tier: ClientTier;
+  settings: Settings;
+  warn: (message: string) => void;
+}): Promise<{ session_id: string; share_url: string | null }> {
+  const { produced, warn } = opts;
+  const client = createPortalClient({ target: opts.target });
+  let body: Awaited<ReturnType<typeof client.upload>>;
+  try {
+    body = await client.upload(uploadFilesOf(produced.path, produced.files));
+  } catch (err) {
+    if (err instanceof PortalError && !isSetupError(err))
+      throw new ScanUploadError(`Upload failed: ${err.message} (the session is in ${produced.path})`, produced.path, {
+        cause: err,
+      });
+    throw err;
+  }
+  await attachBenchmark({
+    client,
+    sessionDir: produced.path,
+    sessionId: body.session_id,
+    tier: opts.tier,
+    render: rendererFor(produced.path, opts.settings, warn),
+    warn,
+  });
+  return { session_id: body.session_id, share_url: body.share_url };
+}
