@@ -19,7 +19,7 @@ import { parseForeignFile } from './detect.ts';
  * session) → stages, alerts, report → the session directory → the upload when asked.
  */
 export interface ImportInput
-  extends Pick<ScanInput, 'root' | 'exceptions' | 'settings' | 'license' | 'upload' | 'portal'> {
+  extends Pick<ScanInput, 'root' | 'exceptions' | 'settings' | 'license' | 'upload' | 'portal' | 'vulnIndex'> {
   file: string;
   format: ForeignFormat | 'auto';
   /** The scan target remediation tracks; from the file, else its sorted hosts, when absent. */
@@ -63,6 +63,7 @@ export async function runImport(
     portalState,
     root: input.root,
     findings: scan.findings,
+    vulnIndex: input.vulnIndex,
     hosts: scan.hosts,
     exceptions: input.exceptions,
     settings: {
