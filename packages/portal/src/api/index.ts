@@ -34,6 +34,7 @@ import shareGet from './share/get.ts';
 import shareRevoke from './share/revoke.ts';
 import shareRotate from './share/rotate.ts';
 import uploadPost from './upload/post.ts';
+import vulnIndexGet from './vuln-index/get.ts';
 import webhooksCreate from './webhooks/create.ts';
 import webhooksDelete from './webhooks/delete.ts';
 import webhooksDeliveries from './webhooks/deliveries.ts';
@@ -87,6 +88,7 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     webhooksRedeliver,
     webhooksPing,
     dbHealthGet,
+    vulnIndexGet,
   ])
     route(app, ctx);
 }
