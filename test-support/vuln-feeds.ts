@@ -1,7 +1,10 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
+import { type FeedSource, type ImportReport, importFeeds } from '@svc/portal/vuln-feeds/import';
+import type { TestPortal } from './portal.ts';
 
 /**
  * Vulnerability feed files in the formats their publishers document, built from a few lines
@@ -179,4 +182,29 @@ export async function writeFeedFile(dir: string, name: string, text: string): Pr
   const file = path.join(dir, name);
   await fs.writeFile(file, name.endsWith('.gz') ? gzipSync(text) : text);
   return file;
+}
+
+export interface TestFeeds {
+  /** NVD feed texts (nvdFeed), imported in order. */
+  nvd?: string[];
+  kev?: string;
+  epss?: string;
+}
+
+/**
+ * Imports feed texts into a test portal's database as `npm run feeds:import` does (the same
+ * import and index build), without files or a child process; returns what was imported and the
+ * index version.
+ */
+export function importTestFeeds(portal: TestPortal, feeds: TestFeeds, now: () => Date = () => new Date()): Promise<ImportReport> {
+  const source = (label: string, text: string): FeedSource => ({ label, open: () => Readable.from([Buffer.from(text)]) });
+  return importFeeds(
+    portal.ctx.pool,
+    {
+      ...(feeds.nvd ? { nvd: feeds.nvd.map((text, i) => source(`nvd-${i}.json`, text)) } : {}),
+      ...(feeds.kev !== undefined ? { kev: source('kev.json', feeds.kev) } : {}),
+      ...(feeds.epss !== undefined ? { epss: source('epss.csv', feeds.epss) } : {}),
+    },
+    now,
+  );
 }

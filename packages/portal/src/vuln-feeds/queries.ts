@@ -210,8 +210,8 @@ export async function readForBuild<T>(
       ranges: cursorRows<IndexRangeRow>(
         conn,
         'vuln_index_ranges',
-        `SELECT DISTINCT product, cve_id, version, start_including, start_excluding, end_including, end_excluding
-         FROM vuln_nvd_ranges
+        `SELECT * FROM (SELECT DISTINCT product, cve_id, version, start_including, start_excluding, end_including, end_excluding
+                        FROM vuln_nvd_ranges) r
          ORDER BY product COLLATE "C", cve_id COLLATE "C", version COLLATE "C" NULLS FIRST,
                   start_including COLLATE "C" NULLS FIRST, start_excluding COLLATE "C" NULLS FIRST,
                   end_including COLLATE "C" NULLS FIRST, end_excluding COLLATE "C" NULLS FIRST`,
