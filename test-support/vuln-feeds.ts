@@ -96,34 +96,47 @@ function configurationsOf(cve: NvdCveSpec): unknown[] {
   return [{ operator: 'AND', nodes: [node, platforms] }];
 }
 
+function nvdItem(cve: NvdCveSpec, timestamp: string): unknown {
+  return {
+    cve: {
+      id: cve.id,
+      sourceIdentifier: 'cve@mitre.org',
+      published: cve.published ?? '2024-01-15T10:15:00.000',
+      lastModified: timestamp,
+      vulnStatus: 'Analyzed',
+      descriptions: [
+        { lang: 'en', value: cve.description ?? `Description of ${cve.id}.` },
+        { lang: 'es', value: `Descripción de ${cve.id}.` },
+      ],
+      metrics: metricsOf(cve),
+      weaknesses: [],
+      configurations: configurationsOf(cve),
+      references: [{ url: `https://example.test/${cve.id}`, source: 'cve@mitre.org' }],
+    },
+  };
+}
+
+const TIMESTAMP = '2026-11-27T03:00:00.000';
+
+/**
+ * An NVD feed in pieces, one record at a time, for files too large to hold as one string
+ * (`total` is the count the header states; NVD writes it before the records).
+ */
+export function* nvdFeedPieces(cves: Iterable<NvdCveSpec>, total: number, opts: { timestamp?: string } = {}): Generator<string> {
+  const timestamp = opts.timestamp ?? TIMESTAMP;
+  const head = { resultsPerPage: total, startIndex: 0, totalResults: total, format: 'NVD_CVE', version: '2.0', timestamp };
+  yield `${JSON.stringify(head).slice(0, -1)},"vulnerabilities":[`;
+  let first = true;
+  for (const cve of cves) {
+    yield `${first ? '' : ','}${JSON.stringify(nvdItem(cve, timestamp))}`;
+    first = false;
+  }
+  yield ']}';
+}
+
 /** An NVD CVE JSON 2.0 feed file's text (the shape of the yearly and modified files). */
 export function nvdFeed(cves: NvdCveSpec[], opts: { timestamp?: string } = {}): string {
-  const timestamp = opts.timestamp ?? '2026-11-27T03:00:00.000';
-  return JSON.stringify({
-    resultsPerPage: cves.length,
-    startIndex: 0,
-    totalResults: cves.length,
-    format: 'NVD_CVE',
-    version: '2.0',
-    timestamp,
-    vulnerabilities: cves.map((cve) => ({
-      cve: {
-        id: cve.id,
-        sourceIdentifier: 'cve@mitre.org',
-        published: cve.published ?? '2024-01-15T10:15:00.000',
-        lastModified: timestamp,
-        vulnStatus: 'Analyzed',
-        descriptions: [
-          { lang: 'en', value: cve.description ?? `Description of ${cve.id}.` },
-          { lang: 'es', value: `Descripción de ${cve.id}.` },
-        ],
-        metrics: metricsOf(cve),
-        weaknesses: [],
-        configurations: configurationsOf(cve),
-        references: [{ url: `https://example.test/${cve.id}`, source: 'cve@mitre.org' }],
-      },
-    })),
-  });
+  return [...nvdFeedPieces(cves, cves.length, opts)].join('');
 }
 
 export interface KevSpec {

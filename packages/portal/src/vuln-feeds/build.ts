@@ -9,7 +9,14 @@ import {
   type VulnIndexRange,
   type VulnIndexSources,
 } from '@svc/protocol';
-import { currentIndexVersion, type IndexCveRow, type IndexRangeRow, readForBuild, type SourceRow, storeIndex } from './queries.ts';
+import {
+  currentIndexVersion,
+  type IndexCveRow,
+  type IndexRangeRow,
+  readForBuild,
+  type SourceRow,
+  storeIndex,
+} from './queries.ts';
 
 export interface BuiltIndex {
   version: string;

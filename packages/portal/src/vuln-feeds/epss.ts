@@ -23,7 +23,8 @@ async function* lines(chunks: AsyncIterable<Buffer>, label: string): AsyncGenera
     pending += chunk.toString('latin1');
     const parts = pending.split('\n');
     pending = parts.pop() ?? '';
-    if (pending.length > MAX_LINE) throw feedRefused(label, `a line longer than ${MAX_LINE} characters: not an EPSS CSV`);
+    if (pending.length > MAX_LINE)
+      throw feedRefused(label, `a line longer than ${MAX_LINE} characters: not an EPSS CSV`);
     for (const line of parts) yield line.replace(/\r$/, '');
   }
   if (pending !== '') yield pending.replace(/\r$/, '');

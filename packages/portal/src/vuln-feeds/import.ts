@@ -52,7 +52,12 @@ export async function importFeeds(pool: pg.Pool, inputs: FeedInputs, now: () => 
     }
     if (inputs.epss !== undefined) {
       const meta: EpssMeta = { model_version: null, score_date: null };
-      const records = await replaceEpss(conn, epssScores(inputs.epss.open(), inputs.epss.label, meta), () => meta.score_date, now());
+      const records = await replaceEpss(
+        conn,
+        epssScores(inputs.epss.open(), inputs.epss.label, meta),
+        () => meta.score_date,
+        now(),
+      );
       epss = { records, score_date: meta.score_date };
     }
     return { nvd, kev, epss, index: await buildIndex(conn, now()) };

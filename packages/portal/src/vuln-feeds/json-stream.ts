@@ -1,4 +1,5 @@
-import { JSONParser } from '@streamparser/json';
+import { Tokenizer, TokenParser } from '@streamparser/json';
+import TokenType from '@streamparser/json/utils/types/tokenType.js';
 import { feedRefused } from './input.ts';
 
 /** A value the parser completed: its path from the root (`vulnerabilities.*`, `catalogVersion`). */
@@ -13,13 +14,48 @@ export const MAX_RECORD_BYTES = 64 * 1024 ** 2;
 /**
  * The values at `paths` of a JSON object streamed in chunks, each yielded as soon as it is
  * complete and then dropped by the parser (memory stays at one record, whatever the file's
- * size). Anything that is not a JSON object, or JSON that breaks off, is refused with the
- * parser's reason.
+ * size). A top-level key named in `lists` is reported as `{path: key, value: []}` when its
+ * array opens: asking the parser for the array itself would make it keep every element until
+ * the array ends. Anything that is not a JSON object, or JSON that breaks off, is refused with
+ * the parser's reason.
  */
-export async function* jsonItems(chunks: AsyncIterable<Buffer>, label: string, paths: string[]): AsyncGenerator<JsonItem> {
-  const parser = new JSONParser({ paths: paths.map((p) => `$.${p}`), keepStack: false });
+export async function* jsonItems(
+  chunks: AsyncIterable<Buffer>,
+  label: string,
+  paths: string[],
+  lists: string[] = [],
+): AsyncGenerator<JsonItem> {
+  // The tokenizer and token parser wired as JSONParser wires them, with a look at the tokens between.
+  const parser = new Tokenizer();
+  const tokens = new TokenParser({ paths: paths.map((p) => `$.${p}`), keepStack: false });
+  parser.onEnd = () => {
+    if (!tokens.isEnded) tokens.end();
+  };
+  tokens.onError = parser.error.bind(parser);
+  tokens.onEnd = () => {
+    if (!parser.isEnded) parser.end();
+  };
   const ready: JsonItem[] = [];
-  parser.onValue = ({ value, key, stack }) => {
+  let depth = 0;
+  // The last two tokens directly inside the root object: a key and its colon before a `[`.
+  let before: { token: TokenType; value: unknown } | undefined;
+  let last: { token: TokenType; value: unknown } | undefined;
+  parser.onToken = (info) => {
+    const { token, value } = info;
+    if (
+      token === TokenType.LEFT_BRACKET &&
+      depth === 1 &&
+      before?.token === TokenType.STRING &&
+      last?.token === TokenType.COLON &&
+      lists.includes(String(before.value))
+    )
+      ready.push({ path: String(before.value), value: [] });
+    if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) depth++;
+    else if (token === TokenType.RIGHT_BRACE || token === TokenType.RIGHT_BRACKET) depth--;
+    if (depth === 1) [before, last] = [last, { token, value }];
+    tokens.write(info);
+  };
+  tokens.onValue = ({ value, key, stack }) => {
     const keys = [...stack.slice(1).map((s) => s.key), key].map((k) => (typeof k === 'number' ? '*' : String(k)));
     ready.push({ path: keys.join('.'), value });
   };
@@ -28,7 +64,10 @@ export async function* jsonItems(chunks: AsyncIterable<Buffer>, label: string, p
   const refuse = (err: unknown) => feedRefused(label, `not valid JSON (${(err as Error).message})`);
   for await (const chunk of chunks) {
     if (!started) {
-      const text = chunk.toString('utf8', 0, Math.min(chunk.length, 64)).replace(/^\uFEFF/, '').trimStart();
+      const text = chunk
+        .toString('utf8', 0, Math.min(chunk.length, 64))
+        .replace(/^\uFEFF/, '')
+        .trimStart();
       if (text === '') continue;
       if (!text.startsWith('{')) throw feedRefused(label, 'not a JSON object');
       started = true;

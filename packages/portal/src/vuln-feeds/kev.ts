@@ -52,7 +52,12 @@ export async function readKevCatalog(source: Readable, label: string): Promise<K
   let sawList = false;
   let position = 0;
   const bytes = feedBytes(source, label, MAX_FEED_BYTES.kev);
-  for await (const { path, value } of jsonItems(bytes, label, ['vulnerabilities.*', 'vulnerabilities', 'catalogVersion'])) {
+  for await (const { path, value } of jsonItems(
+    bytes,
+    label,
+    ['vulnerabilities.*', 'catalogVersion'],
+    ['vulnerabilities'],
+  )) {
     if (path === 'vulnerabilities.*') {
       const entry = entryOf(value, label, position++);
       if (!entries.has(entry.cve_id)) entries.set(entry.cve_id, entry);

@@ -105,7 +105,12 @@ export async function* nvdRecords(source: Readable, label: string): AsyncGenerat
   let position = 0;
   let sawList = false;
   const bytes = feedBytes(source, label, MAX_FEED_BYTES.nvd);
-  for await (const { path, value } of jsonItems(bytes, label, ['vulnerabilities.*', 'vulnerabilities', 'format', 'CVE_data_version'])) {
+  for await (const { path, value } of jsonItems(
+    bytes,
+    label,
+    ['vulnerabilities.*', 'format', 'CVE_data_version'],
+    ['vulnerabilities'],
+  )) {
     if (path === 'vulnerabilities.*') yield recordOf(value, label, position++);
     else if (path === 'vulnerabilities') sawList = Array.isArray(value);
     else if (path === 'CVE_data_version')

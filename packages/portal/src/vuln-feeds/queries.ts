@@ -20,7 +20,10 @@ const field = (v: string | number | boolean | null): string =>
     ? '\\N'
     : String(v).replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
 
-async function* copyLines<T>(rows: AsyncIterable<T> | Iterable<T>, cells: (row: T) => (string | number | boolean | null)[]) {
+async function* copyLines<T>(
+  rows: AsyncIterable<T> | Iterable<T>,
+  cells: (row: T) => (string | number | boolean | null)[],
+) {
   for await (const row of rows) yield `${cells(row).map(field).join('\t')}\n`;
 }
 
@@ -67,11 +70,7 @@ export interface NvdImported {
  * any number of runs. Streams through COPY into a temporary table; the ranges travel as JSON
  * beside their record (one COPY at a time per connection).
  */
-export async function importNvdRecords(
-  conn: Conn,
-  records: AsyncIterable<NvdRecord>,
-  at: Date,
-): Promise<NvdImported> {
+export async function importNvdRecords(conn: Conn, records: AsyncIterable<NvdRecord>, at: Date): Promise<NvdImported> {
   return inTransaction(conn, async () => {
     await conn.query(`CREATE TEMP TABLE nvd_in (
       ord integer, cve_id text, cvss real, cvss_version text, summary text, ranges jsonb) ON COMMIT DROP`);
@@ -102,16 +101,20 @@ export async function importNvdRecords(
 }
 
 /** The catalogue replaces the previous one whole (an entry CISA removed is no longer known-exploited). */
-export async function replaceKev(conn: Conn, entries: KevEntry[], catalogVersion: string | null, at: Date): Promise<void> {
+export async function replaceKev(
+  conn: Conn,
+  entries: KevEntry[],
+  catalogVersion: string | null,
+  at: Date,
+): Promise<void> {
   await inTransaction(conn, async () => {
     await conn.query('DELETE FROM vuln_kev');
-    await copyInto(conn, 'COPY vuln_kev (cve_id, date_added, due_date, known_ransomware, summary) FROM STDIN', entries, (e) => [
-      e.cve_id,
-      e.date_added,
-      e.due_date,
-      e.known_ransomware,
-      e.summary,
-    ]);
+    await copyInto(
+      conn,
+      'COPY vuln_kev (cve_id, date_added, due_date, known_ransomware, summary) FROM STDIN',
+      entries,
+      (e) => [e.cve_id, e.date_added, e.due_date, e.known_ransomware, e.summary],
+    );
     await recordSource(conn, 'kev', entries.length, catalogVersion, at);
   });
 }
@@ -124,7 +127,9 @@ export async function replaceEpss(
   at: Date,
 ): Promise<number> {
   return inTransaction(conn, async () => {
-    await conn.query('CREATE TEMP TABLE epss_in (ord integer, cve_id text, epss double precision, percentile double precision) ON COMMIT DROP');
+    await conn.query(
+      'CREATE TEMP TABLE epss_in (ord integer, cve_id text, epss double precision, percentile double precision) ON COMMIT DROP',
+    );
     let ord = 0;
     await copyInto(conn, 'COPY epss_in FROM STDIN', scores, (s) => [ord++, s.cve_id, s.epss, s.percentile]);
     await conn.query('DELETE FROM vuln_epss');
@@ -167,7 +172,11 @@ export interface IndexRangeRow {
 const BATCH = 5000;
 
 /** A query's rows a batch at a time through a cursor (the transaction is the caller's). */
-async function* cursorRows<T extends pg.QueryResultRow>(conn: Conn, name: string, statement: string): AsyncGenerator<T> {
+async function* cursorRows<T extends pg.QueryResultRow>(
+  conn: Conn,
+  name: string,
+  statement: string,
+): AsyncGenerator<T> {
   await conn.query(`DECLARE ${name} NO SCROLL CURSOR FOR ${statement}`);
   for (;;) {
     const { rows } = await conn.query<T>(`FETCH ${BATCH} FROM ${name}`);
@@ -193,7 +202,8 @@ export async function readForBuild<T>(
   await conn.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   try {
     await conn.query(LOCK);
-    const sources = (await conn.query<SourceRow>('SELECT feed, records, detail, imported_at FROM vuln_feed_sources')).rows;
+    const sources = (await conn.query<SourceRow>('SELECT feed, records, detail, imported_at FROM vuln_feed_sources'))
+      .rows;
     const result = await build({
       sources,
       cves: cursorRows<IndexCveRow>(

@@ -23,7 +23,10 @@ export async function currentIndex(pool: pg.Pool): Promise<ServedIndex> {
   if (hit?.version === version) return hit;
   const gzip = await indexBody(pool, version);
   // Pruned between the two queries by a newer import: the next request sees the newer one.
-  if (gzip === null) throw new DomainError('unavailable.vuln_index', 'The vulnerability index is being replaced; retry', { retryAfterSeconds: 1 });
+  if (gzip === null)
+    throw new DomainError('unavailable.vuln_index', 'The vulnerability index is being replaced; retry', {
+      retryAfterSeconds: 1,
+    });
   const served = { version, gzip };
   cached.set(pool, served);
   return served;
