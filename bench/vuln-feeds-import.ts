@@ -70,6 +70,9 @@ async function timedImport(dir: string, args: string[]) {
 await runBenchmark(async () => {
   installSignalHandlers();
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-bench-feeds-'));
+  // Reachable by the postgres user a root run starts the database as: the cluster then lives in
+  // the data directory, and goes with it.
+  await fs.chmod(dir, 0o755);
   onCleanup('remove the feed files', () => fs.rm(dir, { recursive: true, force: true }));
   const nvd = path.join(dir, 'nvdcve-2.0-all.json.gz');
   const kev = path.join(dir, 'known_exploited_vulnerabilities.json.gz');

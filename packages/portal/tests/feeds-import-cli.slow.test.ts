@@ -56,7 +56,7 @@ describe('npm run feeds:import', () => {
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(
-      /^NVD: 3 records read from 2 files; 2 CVE records held\nKEV: 1 entries \(catalogue 2026\.11\.26\)\nEPSS: 1 scores \(score date 2026-11-26T00:00:00Z\)\nindex [0-9a-f]{64} \(new\): 2 CVEs, 2 products, 2 ranges, \d+ bytes compressed\n$/,
+      /^NVD: 3 records read from 2 files, 2 new or changed; 2 CVE records held\nKEV: 1 entries \(catalogue 2026\.11\.26\)\nEPSS: 1 scores \(score date 2026-11-26T00:00:00Z\)\nindex [0-9a-f]{64} \(new\): 2 CVEs, 2 products, 2 ranges, \d+ bytes compressed\n$/,
     );
 
     // Two replicas on that database serve the same index.

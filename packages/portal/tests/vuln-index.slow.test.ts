@@ -130,7 +130,7 @@ describe('GET /api/vuln-index', () => {
       () => NOW,
     );
     expect(report).toEqual({
-      nvd: { files: 1, read: 3, total: 3 },
+      nvd: { files: 1, read: 3, changed: 3, total: 3 },
       kev: { records: 2, catalog_version: '2026.11.26' },
       epss: { records: 3, score_date: '2026-11-26T00:00:00Z' },
       index: { version: expect.stringMatching(/^[0-9a-f]{64}$/), changed: true, cves: 3, products: 2, ranges: 3, bytes: expect.any(Number) },
@@ -170,6 +170,7 @@ describe('GET /api/vuln-index', () => {
       () => new Date('2026-11-28T10:00:00.000Z'),
     );
     expect(report.index.changed).toBe(false);
+    expect(report.nvd).toEqual({ files: 1, read: 3, changed: 0, total: 3 });
     expect((await portal.ctx.pool.query('SELECT version FROM vuln_indexes ORDER BY seq')).rows).toEqual(before);
     expect([await count('vuln_nvd_cves'), await count('vuln_nvd_ranges'), await count('vuln_kev'), await count('vuln_epss')]).toEqual([3, 3, 2, 3]);
   });
@@ -216,10 +217,20 @@ describe('GET /api/vuln-index', () => {
     // NVD records replace what was held of the same CVE; the modified file comes after the yearly one.
     const update = nvdFeed([{ id: 'CVE-2021-41773', cvss: 9.8, description: 'Updated.', cpes: [{ criteria: 'cpe:2.3:a:apache:http_server:2.4.50:*:*:*:*:*:*:*' }] }]);
     const report = await importFeeds(portal.ctx.pool, { nvd: [source('2021.json', NVD), source('modified.json', update)] }, () => NOW);
-    expect(report.nvd).toEqual({ files: 2, read: 4, total: 3 });
+    expect(report.nvd).toEqual({ files: 2, read: 4, changed: 1, total: 3 });
     const index = (await (await getIndex()).json()) as VulnIndex;
     expect(index.cves.find((c) => c.id === 'CVE-2021-41773')).toMatchObject({ cvss: 9.8, severity: 'critical', summary: 'Updated.' });
     expect(index.products['a:apache:http_server']).toEqual([{ cve: 0, version: '2.4.50' }]);
+  });
+
+  it('a refused file after an imported feed: that feed stays imported and the index is built from it', async () => {
+    const kev = kevCatalog([{ cve: 'CVE-2023-38408', dateAdded: '2026-11-30' }]);
+    await expect(
+      importFeeds(portal.ctx.pool, { kev: source('kev.json', kev), epss: source('epss.csv', 'cve,epss\n') }, () => NOW),
+    ).rejects.toThrow('epss.csv: line 1: expected the header "cve,epss,percentile"; not an EPSS CSV');
+    const index = (await (await getIndex()).json()) as VulnIndex;
+    expect(index.cves.find((c) => c.id === 'CVE-2023-38408')?.kev?.date_added).toBe('2026-11-30');
+    expect(index.sources.epss?.records).toBe(3);
   });
 
   it('keeps the last three indexes, the newest served', async () => {

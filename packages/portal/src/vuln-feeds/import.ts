@@ -19,7 +19,7 @@ export interface FeedInputs {
 }
 
 export interface ImportReport {
-  nvd: { files: number; read: number; total: number } | null;
+  nvd: { files: number; read: number; changed: number; total: number } | null;
   kev: { records: number; catalog_version: string | null } | null;
   epss: { records: number; score_date: string | null } | null;
   index: BuiltIndex;
@@ -29,43 +29,49 @@ async function* allRecords(sources: FeedSource[]) {
   for (const source of sources) yield* nvdRecords(source.open(), source.label);
 }
 
-/**
- * Imports the feeds given, each in its own transaction (a bad file changes nothing of its
- * feed), then builds the index once from everything held, so a feed not given keeps what its
- * last import stored.
- */
-export async function importFeeds(pool: pg.Pool, inputs: FeedInputs, now: () => Date): Promise<ImportReport> {
+/** One connection for `run`, not reused after a failure: a COPY broken off by a bad file may leave it unusable. */
+async function withConnection<T>(pool: pg.Pool, run: (conn: pg.PoolClient) => Promise<T>): Promise<T> {
   const conn = await pool.connect();
   let failure: Error | undefined;
   try {
-    let nvd: ImportReport['nvd'] = null;
-    let kev: ImportReport['kev'] = null;
-    let epss: ImportReport['epss'] = null;
-    if (inputs.nvd !== undefined && inputs.nvd.length > 0) {
-      const result = await importNvdRecords(conn, allRecords(inputs.nvd), now());
-      nvd = { files: inputs.nvd.length, ...result };
-    }
-    if (inputs.kev !== undefined) {
-      const catalog = await readKevCatalog(inputs.kev.open(), inputs.kev.label);
-      await replaceKev(conn, catalog.entries, catalog.catalog_version, now());
-      kev = { records: catalog.entries.length, catalog_version: catalog.catalog_version };
-    }
-    if (inputs.epss !== undefined) {
-      const meta: EpssMeta = { model_version: null, score_date: null };
-      const records = await replaceEpss(
-        conn,
-        epssScores(inputs.epss.open(), inputs.epss.label, meta),
-        () => meta.score_date,
-        now(),
-      );
-      epss = { records, score_date: meta.score_date };
-    }
-    return { nvd, kev, epss, index: await buildIndex(conn, now()) };
+    return await run(conn);
   } catch (err) {
-    // A COPY broken off by a bad file may leave the connection unusable: it is not reused.
     failure = err as Error;
     throw err;
   } finally {
     conn.release(failure);
   }
+}
+
+/**
+ * Imports the feeds given, each in its own transaction (a bad file changes nothing of its
+ * feed), then builds the index once from everything held, so a feed not given keeps what its
+ * last import stored. When a file is refused after other feeds went in, the index is still
+ * built from those before the refusal is thrown.
+ */
+export async function importFeeds(pool: pg.Pool, inputs: FeedInputs, now: () => Date): Promise<ImportReport> {
+  const report: Omit<ImportReport, 'index'> = { nvd: null, kev: null, epss: null };
+  try {
+    await withConnection(pool, async (conn) => {
+      if (inputs.nvd !== undefined && inputs.nvd.length > 0) {
+        const result = await importNvdRecords(conn, allRecords(inputs.nvd), now());
+        report.nvd = { files: inputs.nvd.length, ...result };
+      }
+      if (inputs.kev !== undefined) {
+        const catalog = await readKevCatalog(inputs.kev.open(), inputs.kev.label);
+        await replaceKev(conn, catalog.entries, catalog.catalog_version, now());
+        report.kev = { records: catalog.entries.length, catalog_version: catalog.catalog_version };
+      }
+      if (inputs.epss !== undefined) {
+        const meta: EpssMeta = { model_version: null, score_date: null };
+        const scores = epssScores(inputs.epss.open(), inputs.epss.label, meta);
+        const records = await replaceEpss(conn, scores, () => meta.score_date, now());
+        report.epss = { records, score_date: meta.score_date };
+      }
+    });
+  } catch (err) {
+    if (report.nvd !== null || report.kev !== null) await withConnection(pool, (conn) => buildIndex(conn, now()));
+    throw err;
+  }
+  return { ...report, index: await withConnection(pool, (conn) => buildIndex(conn, now())) };
 }

@@ -60,6 +60,8 @@ async function recordSource(conn: Conn, feed: Feed, records: number, detail: str
 export interface NvdImported {
   /** Records read from the files (a CVE in two files counts twice; the later file wins). */
   read: number;
+  /** CVEs new or different from what was held (the rest was left as it was). */
+  changed: number;
   /** CVE records the portal now holds. */
   total: number;
 }
@@ -83,11 +85,19 @@ export async function importNvdRecords(conn: Conn, records: AsyncIterable<NvdRec
       r.summary,
       JSON.stringify(r.ranges),
     ]);
+    // The last reading of each CVE, less those held exactly so already (a full re-import rewrites nothing).
     await conn.query(`CREATE TEMP TABLE nvd_latest ON COMMIT DROP AS
-      SELECT DISTINCT ON (cve_id) cve_id, cvss, cvss_version, summary, ranges FROM nvd_in ORDER BY cve_id, ord DESC`);
-    await conn.query(`INSERT INTO vuln_nvd_cves (cve_id, cvss, cvss_version, summary)
-      SELECT cve_id, cvss, cvss_version, summary FROM nvd_latest
-      ON CONFLICT (cve_id) DO UPDATE SET cvss = EXCLUDED.cvss, cvss_version = EXCLUDED.cvss_version, summary = EXCLUDED.summary`);
+      SELECT * FROM (
+        SELECT DISTINCT ON (cve_id) cve_id, cvss, cvss_version, summary, ranges,
+               md5(row(cvss, cvss_version, summary, ranges)::text) AS digest
+        FROM nvd_in ORDER BY cve_id, ord DESC) l
+      WHERE NOT EXISTS (SELECT 1 FROM vuln_nvd_cves c WHERE c.cve_id = l.cve_id AND c.digest = l.digest)`);
+    // Temporary tables are never analysed on their own; the statements below join on this one.
+    await conn.query('ANALYZE nvd_latest');
+    const upserted = await conn.query(`INSERT INTO vuln_nvd_cves (cve_id, cvss, cvss_version, summary, digest)
+      SELECT cve_id, cvss, cvss_version, summary, digest FROM nvd_latest
+      ON CONFLICT (cve_id) DO UPDATE SET cvss = EXCLUDED.cvss, cvss_version = EXCLUDED.cvss_version,
+        summary = EXCLUDED.summary, digest = EXCLUDED.digest`);
     await conn.query('DELETE FROM vuln_nvd_ranges r USING nvd_latest l WHERE r.cve_id = l.cve_id');
     await conn.query(`INSERT INTO vuln_nvd_ranges (cve_id, product, version, start_including, start_excluding, end_including, end_excluding)
       SELECT l.cve_id, x.product, x.version, x.start_including, x.start_excluding, x.end_including, x.end_excluding
@@ -96,7 +106,7 @@ export async function importNvdRecords(conn: Conn, records: AsyncIterable<NvdRec
     const { rows } = await conn.query<{ n: number }>('SELECT count(*)::int AS n FROM vuln_nvd_cves');
     const total = rows[0]?.n ?? 0;
     await recordSource(conn, 'nvd', total, null, at);
-    return { read, total };
+    return { read, changed: upserted.rowCount ?? 0, total };
   });
 }
 
@@ -202,6 +212,8 @@ export async function readForBuild<T>(
   await conn.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
   try {
     await conn.query(LOCK);
+    // Every row is read: plan for all of them, not for the cursor's first few.
+    await conn.query('SET LOCAL cursor_tuple_fraction = 1.0');
     const sources = (await conn.query<SourceRow>('SELECT feed, records, detail, imported_at FROM vuln_feed_sources'))
       .rows;
     const result = await build({

@@ -28,7 +28,7 @@ function summary(report: ImportReport): string {
   const lines: string[] = [];
   if (report.nvd)
     lines.push(
-      `NVD: ${report.nvd.read} records read from ${report.nvd.files} file${report.nvd.files === 1 ? '' : 's'}; ${report.nvd.total} CVE records held`,
+      `NVD: ${report.nvd.read} records read from ${report.nvd.files} file${report.nvd.files === 1 ? '' : 's'}, ${report.nvd.changed} new or changed; ${report.nvd.total} CVE records held`,
     );
   if (report.kev)
     lines.push(`KEV: ${report.kev.records} entries (catalogue ${report.kev.catalog_version ?? 'without a version'})`);
