@@ -243,3 +243,58 @@ describe('GET /api/vuln-index', () => {
     expect((JSON.parse(gunzipSync(newest.body).toString('utf8')) as VulnIndex).cves[0]?.kev?.date_added).toBe('2026-12-03');
   });
 });
+
+describe('POST /api/vuln-feeds/{feed}', () => {
+  const post = (feed: string, body: string | Buffer | undefined, headers: Record<string, string>) =>
+    fetch(`${portal.url}/api/vuln-feeds/${feed}`, { method: 'POST', headers, body });
+
+  it('imports a feed file an admin sends (gzip allowed), audits it, and the index serves it', async () => {
+    const token = await portal.adminToken();
+    const kev = gzipSync(kevCatalog([{ cve: 'CVE-2021-41773', dateAdded: '2027-01-05', ransomware: true }], { catalogVersion: '2027.01.05' }));
+    const res = await post('kev', kev, { 'x-identity-token': token, 'content-type': 'application/gzip' });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { index: { version: string } };
+    expect(body).toEqual({
+      nvd: null,
+      kev: { records: 1, catalog_version: '2027.01.05' },
+      epss: null,
+      index: { version: expect.stringMatching(/^[0-9a-f]{64}$/), changed: true, cves: 2, products: 2, ranges: 3, bytes: expect.any(Number) },
+    });
+    expect((await getIndex()).headers.get('etag')).toBe(`"${body.index.version}"`);
+    const { rows } = await portal.ctx.pool.query(
+      `SELECT actor, data FROM audit_events WHERE event_type = 'vuln_feed_imported' ORDER BY id DESC LIMIT 1`,
+    );
+    expect(rows).toEqual([
+      {
+        actor: expect.any(String),
+        data: { feed: 'kev', bytes: kev.length, records: 1, index_version: body.index.version, index_changed: true },
+      },
+    ]);
+  });
+
+  it('refuses a bad file (400, nothing changed), an unknown feed, no body, and anyone but an admin', async () => {
+    const token = await portal.adminToken();
+    const before = (await getIndex()).headers.get('etag');
+    const bad = await post('epss', 'cve,score\n', { 'x-identity-token': token, 'content-type': 'text/csv' });
+    expect([bad.status, await bad.json()]).toEqual([
+      400,
+      { error: 'epss feed: line 1: expected the header "cve,epss,percentile"; not an EPSS CSV' },
+    ]);
+    expect((await getIndex()).headers.get('etag')).toBe(before);
+    const unknown = await post('osv', '{}', { 'x-identity-token': token, 'content-type': 'application/json' });
+    expect(unknown.status).toBe(400);
+    const empty = await post('kev', undefined, { 'x-identity-token': token });
+    expect([empty.status, await empty.json()]).toEqual([400, { error: 'Missing body: send the CISA KEV catalogue (JSON) file (gzip allowed)' }]);
+    const byKey = await post('kev', KEV, { ...withKey(license.key), 'content-type': 'application/json' });
+    expect(byKey.status).toBe(401);
+  });
+
+  it('refuses a file over the route limit with 413', async () => {
+    const token = await portal.adminToken();
+    const res = await post('kev', Buffer.alloc(16 * 1024 ** 2 + 1, 0x20), { 'x-identity-token': token, 'content-type': 'application/json' });
+    expect([res.status, await res.json()]).toEqual([
+      413,
+      { error: "CISA KEV catalogue (JSON) larger than 16 MB: import it with npm run feeds:import on the portal's host" },
+    ]);
+  });
+});

@@ -34,6 +34,7 @@ import shareGet from './share/get.ts';
 import shareRevoke from './share/revoke.ts';
 import shareRotate from './share/rotate.ts';
 import uploadPost from './upload/post.ts';
+import vulnFeedsPost from './vuln-feeds/post.ts';
 import vulnIndexGet from './vuln-index/get.ts';
 import webhooksCreate from './webhooks/create.ts';
 import webhooksDelete from './webhooks/delete.ts';
@@ -89,6 +90,7 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     webhooksPing,
     dbHealthGet,
     vulnIndexGet,
+    vulnFeedsPost,
   ])
     route(app, ctx);
 }
