@@ -27,7 +27,8 @@ import { table, writeResult } from './lib/report.ts';
 
 const { values } = parseArgs({ options: { cves: { type: 'string' } }, strict: true });
 const CVES = Number(values.cves ?? 250_000);
-if (!Number.isInteger(CVES) || CVES < 1 || CVES > 2_000_000) throw new Error('--cves must be a whole number from 1 to 2,000,000');
+if (!Number.isInteger(CVES) || CVES < 1 || CVES > 2_000_000)
+  throw new Error('--cves must be a whole number from 1 to 2,000,000');
 
 const CLI = path.join(REPO_ROOT, 'packages/portal/src/operations/vuln-feeds/cli.ts');
 const PRODUCTS = 20_000;
@@ -37,7 +38,8 @@ const TEXT = 'A crafted request lets a remote attacker execute code or read memo
 function* records(): Generator<NvdCveSpec> {
   for (let i = 0; i < CVES; i++) {
     const year = 1999 + (i % 27);
-    const product = (k: number) => `cpe:2.3:a:vendor${(i * 7 + k) % PRODUCTS}:product${(i * 13 + k) % PRODUCTS}:*:*:*:*:*:*:*:*`;
+    const product = (k: number) =>
+      `cpe:2.3:a:vendor${(i * 7 + k) % PRODUCTS}:product${(i * 13 + k) % PRODUCTS}:*:*:*:*:*:*:*:*`;
     yield {
       id: `CVE-${year}-${String(10000 + i).padStart(5, '0')}`,
       cvss: (i % 100) / 10,
@@ -59,12 +61,21 @@ async function write(file: string, pieces: Iterable<string>): Promise<number> {
 
 async function timedImport(dir: string, args: string[]) {
   const res = await runTool('/usr/bin/time', ['-f', 'TIME %e %M', process.execPath, CLI, ...args], {
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, SVC_DATA_DIR: path.join(dir, 'data'), SVC_LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      HOME: dir,
+      SVC_DATA_DIR: path.join(dir, 'data'),
+      SVC_LOG_LEVEL: 'warn',
+    },
     cwd: REPO_ROOT,
   });
   const m = /TIME ([\d.]+) (\d+)/.exec(res.out);
   if (res.code !== 0 || m === null) throw new Error(`feeds import failed (${res.code}):\n${res.out}`);
-  return { seconds: Number(m[1]), peak_rss_mb: Math.round(Number(m[2]) / 1024), output: res.out.replace(/TIME .*\n?/, '').trim() };
+  return {
+    seconds: Number(m[1]),
+    peak_rss_mb: Math.round(Number(m[2]) / 1024),
+    output: res.out.replace(/TIME .*\n?/, '').trim(),
+  };
 }
 
 await runBenchmark(async () => {
@@ -81,7 +92,9 @@ await runBenchmark(async () => {
   const sizes = {
     nvd_gz_bytes: await write(nvd, nvdFeedPieces(records(), CVES)),
     kev_gz_bytes: await write(kev, [kevCatalog(ids.slice(0, 1500).map((cve) => ({ cve, dateAdded: '2024-01-02' })))]),
-    epss_gz_bytes: await write(epss, [epssCsv(ids.map((cve, i) => ({ cve, epss: (i % 1000) / 1000, percentile: (i % 997) / 997 })))]),
+    epss_gz_bytes: await write(epss, [
+      epssCsv(ids.map((cve, i) => ({ cve, epss: (i % 1000) / 1000, percentile: (i % 997) / 997 }))),
+    ]),
   };
   const args = ['--nvd', nvd, '--kev', kev, '--epss', epss];
   const first = await timedImport(dir, args);

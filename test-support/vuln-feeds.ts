@@ -122,9 +122,20 @@ const TIMESTAMP = '2026-11-27T03:00:00.000';
  * An NVD feed in pieces, one record at a time, for files too large to hold as one string
  * (`total` is the count the header states; NVD writes it before the records).
  */
-export function* nvdFeedPieces(cves: Iterable<NvdCveSpec>, total: number, opts: { timestamp?: string } = {}): Generator<string> {
+export function* nvdFeedPieces(
+  cves: Iterable<NvdCveSpec>,
+  total: number,
+  opts: { timestamp?: string } = {},
+): Generator<string> {
   const timestamp = opts.timestamp ?? TIMESTAMP;
-  const head = { resultsPerPage: total, startIndex: 0, totalResults: total, format: 'NVD_CVE', version: '2.0', timestamp };
+  const head = {
+    resultsPerPage: total,
+    startIndex: 0,
+    totalResults: total,
+    format: 'NVD_CVE',
+    version: '2.0',
+    timestamp,
+  };
   yield `${JSON.stringify(head).slice(0, -1)},"vulnerabilities":[`;
   let first = true;
   for (const cve of cves) {
@@ -153,10 +164,7 @@ export interface KevSpec {
 }
 
 /** CISA's KEV catalogue file's text. */
-export function kevCatalog(
-  entries: KevSpec[],
-  opts: { catalogVersion?: string; dateReleased?: string } = {},
-): string {
+export function kevCatalog(entries: KevSpec[], opts: { catalogVersion?: string; dateReleased?: string } = {}): string {
   return JSON.stringify({
     title: 'CISA Catalog of Known Exploited Vulnerabilities',
     catalogVersion: opts.catalogVersion ?? '2026.11.26',
@@ -209,8 +217,15 @@ export interface TestFeeds {
  * import and index build), without files or a child process; returns what was imported and the
  * index version.
  */
-export function importTestFeeds(portal: TestPortal, feeds: TestFeeds, now: () => Date = () => new Date()): Promise<ImportReport> {
-  const source = (label: string, text: string): FeedSource => ({ label, open: () => Readable.from([Buffer.from(text)]) });
+export function importTestFeeds(
+  portal: TestPortal,
+  feeds: TestFeeds,
+  now: () => Date = () => new Date(),
+): Promise<ImportReport> {
+  const source = (label: string, text: string): FeedSource => ({
+    label,
+    open: () => Readable.from([Buffer.from(text)]),
+  });
   return importFeeds(
     portal.ctx.pool,
     {

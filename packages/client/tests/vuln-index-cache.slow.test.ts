@@ -41,7 +41,11 @@ const recording: Transport = async (spec, timeoutMs) => {
 };
 
 const NVD = nvdFeed([
-  { id: 'CVE-2023-38408', cvss: 9.8, cpes: [{ criteria: 'cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:*', endExcluding: '9.3p2' }] },
+  {
+    id: 'CVE-2023-38408',
+    cvss: 9.8,
+    cpes: [{ criteria: 'cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:*', endExcluding: '9.3p2' }],
+  },
 ]);
 
 function load() {
@@ -109,7 +113,9 @@ describe('loadVulnIndex', () => {
   });
 
   it('fetches again when the index changed', async () => {
-    const report = await importTestFeeds(portal, { kev: kevCatalog([{ cve: 'CVE-2023-38408', dateAdded: '2024-01-02' }]) });
+    const report = await importTestFeeds(portal, {
+      kev: kevCatalog([{ cve: 'CVE-2023-38408', dateAdded: '2024-01-02' }]),
+    });
     statuses.length = 0;
     const { index } = await load();
     expect(statuses).toEqual([200]);
@@ -118,7 +124,9 @@ describe('loadVulnIndex', () => {
   });
 
   it('uses the cached index with one warning when the portal is out of reach', async () => {
-    const cached = JSON.parse(gunzipSync(fs.readFileSync(vulnIndexCacheFile(home, target))).toString('utf8')) as VulnIndex;
+    const cached = JSON.parse(
+      gunzipSync(fs.readFileSync(vulnIndexCacheFile(home, target))).toString('utf8'),
+    ) as VulnIndex;
     goOffline();
     try {
       const { index, warnings, infos } = await load();
@@ -126,7 +134,9 @@ describe('loadVulnIndex', () => {
       expect(infos).toEqual([]);
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatch(
-        new RegExp(`^vulnerability index not fetched: Cannot reach http://127\\.0\\.0\\.1:${relay.port}: \\w+; using the cached vulnerability index generated ${cached.generated_at}$`),
+        new RegExp(
+          `^vulnerability index not fetched: Cannot reach http://127\\.0\\.0\\.1:${relay.port}: \\w+; using the cached vulnerability index generated ${cached.generated_at}$`,
+        ),
       );
     } finally {
       online = true;

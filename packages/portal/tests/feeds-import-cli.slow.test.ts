@@ -34,7 +34,11 @@ describe('npm run feeds:import', () => {
       dir,
       'nvdcve-2.0-2023.json.gz',
       nvdFeed([
-        { id: 'CVE-2023-38408', cvss: 9.8, cpes: [{ criteria: 'cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:*', endExcluding: '9.3p2' }] },
+        {
+          id: 'CVE-2023-38408',
+          cvss: 9.8,
+          cpes: [{ criteria: 'cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:*', endExcluding: '9.3p2' }],
+        },
         { id: 'CVE-2023-0001', cvss: 5.3, cpes: [{ criteria: 'cpe:2.3:a:example:widget:1.0:*:*:*:*:*:*:*' }] },
       ]),
     );
@@ -43,16 +47,24 @@ describe('npm run feeds:import', () => {
       'nvdcve-2.0-modified.json',
       nvdFeed([{ id: 'CVE-2023-0001', cvss: 6.1, cpes: [{ criteria: 'cpe:2.3:a:example:widget:1.1:*:*:*:*:*:*:*' }] }]),
     );
-    const kev = await writeFeedFile(dir, 'known_exploited_vulnerabilities.json', kevCatalog([{ cve: 'CVE-2023-38408', dateAdded: '2024-01-02' }], { catalogVersion: '2026.11.26' }));
+    const kev = await writeFeedFile(
+      dir,
+      'known_exploited_vulnerabilities.json',
+      kevCatalog([{ cve: 'CVE-2023-38408', dateAdded: '2024-01-02' }], { catalogVersion: '2026.11.26' }),
+    );
     const epss = await writeFeedFile(
       dir,
       'epss_scores-2026-11-26.csv.gz',
       epssCsv([{ cve: 'CVE-2023-38408', epss: 0.5, percentile: 0.97 }], { scoreDate: '2026-11-26T00:00:00Z' }),
     );
-    const res = await runCli('npm', ['run', '--silent', 'feeds:import', '--', '--nvd', yearly, modified, '--kev', kev, '--epss', epss], {
-      env,
-      timeoutMs: 120_000,
-    });
+    const res = await runCli(
+      'npm',
+      ['run', '--silent', 'feeds:import', '--', '--nvd', yearly, modified, '--kev', kev, '--epss', epss],
+      {
+        env,
+        timeoutMs: 120_000,
+      },
+    );
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(
@@ -63,7 +75,9 @@ describe('npm run feeds:import', () => {
     const [a, b] = await Promise.all([startTestPortal({ databaseUrl }), startTestPortal({ databaseUrl })]);
     try {
       const { key } = await createLicense(a);
-      const answers = await Promise.all([a, b].map((p) => fetch(`${p.url}/api/vuln-index`, { headers: { 'x-api-key': key } })));
+      const answers = await Promise.all(
+        [a, b].map((p) => fetch(`${p.url}/api/vuln-index`, { headers: { 'x-api-key': key } })),
+      );
       const version = /index ([0-9a-f]{64})/.exec(res.stdout)?.[1];
       expect(answers.map((r) => [r.status, r.headers.get('etag')])).toEqual([
         [200, `"${version}"`],
@@ -81,13 +95,18 @@ describe('npm run feeds:import', () => {
     await writeFeedFile(dir, 'kev-2.json', kevCatalog([{ cve: 'CVE-2023-0001', dateAdded: '2025-05-05' }]));
     const res = await runCli(process.execPath, [CLI, '--kev', 'kev-2.json'], { env: { ...env, INIT_CWD: dir } });
     expect(res.stderr).toBe('');
-    expect(res.stdout).toMatch(/^KEV: 1 entries \(catalogue 2026\.11\.26\)\nindex [0-9a-f]{64} \(new\): 2 CVEs, 2 products, 2 ranges, \d+ bytes compressed\n$/);
+    expect(res.stdout).toMatch(
+      /^KEV: 1 entries \(catalogue 2026\.11\.26\)\nindex [0-9a-f]{64} \(new\): 2 CVEs, 2 products, 2 ranges, \d+ bytes compressed\n$/,
+    );
   });
 
   it.each([
     [[], 'nothing to import: give --nvd <file>..., --kev <file> and/or --epss <file>\n'],
     [['--kev', 'missing.json'], `${'DIR'}/missing.json does not exist\n`],
-    [['--epss', 'kev-2.json'], `${'DIR'}/kev-2.json: line 1: expected the header "cve,epss,percentile"; not an EPSS CSV\n`],
+    [
+      ['--epss', 'kev-2.json'],
+      `${'DIR'}/kev-2.json: line 1: expected the header "cve,epss,percentile"; not an EPSS CSV\n`,
+    ],
     [['--nvd', 'kev-2.json'], `${'DIR'}/kev-2.json: vulnerabilities[0] has no "cve" object\n`],
   ])('refuses %j with exit 2 and the reason', async (args, message) => {
     const res = await runCli(process.execPath, [CLI, ...args], { env: { ...env, INIT_CWD: dir } });

@@ -33,7 +33,8 @@ const FEED = nvdFeed([
     id: 'CVE-2023-38408',
     cvss: 9.8,
     cvssVersion: '3.1',
-    description: 'The PKCS#11 feature in ssh-agent in OpenSSH before 9.3p2 has an insufficiently trustworthy search path.',
+    description:
+      'The PKCS#11 feature in ssh-agent in OpenSSH before 9.3p2 has an insufficiently trustworthy search path.',
     cpes: [
       { criteria: 'cpe:2.3:a:openbsd:openssh:*:*:*:*:*:*:*:*', endExcluding: '9.3' },
       { criteria: 'cpe:2.3:a:openbsd:openssh:9.3:-:*:*:*:*:*:*' },
@@ -69,11 +70,33 @@ describe('NVD CVE JSON 2.0', () => {
         id: 'CVE-2023-38408',
         cvss: 9.8,
         cvss_version: '3.1',
-        summary: 'The PKCS#11 feature in ssh-agent in OpenSSH before 9.3p2 has an insufficiently trustworthy search path.',
+        summary:
+          'The PKCS#11 feature in ssh-agent in OpenSSH before 9.3p2 has an insufficiently trustworthy search path.',
         ranges: [
-          { product: 'a:openbsd:openssh', version: null, start_including: null, start_excluding: null, end_including: null, end_excluding: '9.3' },
-          { product: 'a:openbsd:openssh', version: '9.3', start_including: null, start_excluding: null, end_including: null, end_excluding: null },
-          { product: 'a:openbsd:openssh', version: '9.3p1', start_including: null, start_excluding: null, end_including: null, end_excluding: null },
+          {
+            product: 'a:openbsd:openssh',
+            version: null,
+            start_including: null,
+            start_excluding: null,
+            end_including: null,
+            end_excluding: '9.3',
+          },
+          {
+            product: 'a:openbsd:openssh',
+            version: '9.3',
+            start_including: null,
+            start_excluding: null,
+            end_including: null,
+            end_excluding: null,
+          },
+          {
+            product: 'a:openbsd:openssh',
+            version: '9.3p1',
+            start_including: null,
+            start_excluding: null,
+            end_including: null,
+            end_excluding: null,
+          },
         ],
       },
       {
@@ -82,7 +105,14 @@ describe('NVD CVE JSON 2.0', () => {
         cvss_version: '4.0',
         summary: `${'Path traversal in Apache HTTP Server 2.4.49. '.repeat(10).trim().slice(0, 279)}…`,
         ranges: [
-          { product: 'a:apache:http_server', version: '2.4.49', start_including: null, start_excluding: null, end_including: null, end_excluding: null },
+          {
+            product: 'a:apache:http_server',
+            version: '2.4.49',
+            start_including: null,
+            start_excluding: null,
+            end_including: null,
+            end_excluding: null,
+          },
         ],
       },
       {
@@ -91,7 +121,14 @@ describe('NVD CVE JSON 2.0', () => {
         cvss_version: '2.0',
         summary: 'Description of CVE-2008-0166.',
         ranges: [
-          { product: 'a:debian:openssl', version: null, start_including: '0.9.8c-1', start_excluding: null, end_including: null, end_excluding: '0.9.8g-9' },
+          {
+            product: 'a:debian:openssl',
+            version: null,
+            start_including: '0.9.8c-1',
+            start_excluding: null,
+            end_including: null,
+            end_excluding: '0.9.8g-9',
+          },
         ],
       },
       { id: 'CVE-2024-99999', cvss: null, cvss_version: null, summary: 'Awaiting analysis.', ranges: [] },
@@ -166,8 +203,14 @@ describe('CISA KEV catalogue', () => {
 
   it.each([
     ['{"title":"x","count":0}', 'kev.json: no "vulnerabilities" array: not the CISA KEV catalogue'],
-    ['{"vulnerabilities":[{"cveID":"CVE-2021-1234","dateAdded":"yesterday"}]}', 'kev.json: vulnerabilities[0] (CVE-2021-1234): dateAdded must be YYYY-MM-DD'],
-    ['{"vulnerabilities":[{"cveID":"nope","dateAdded":"2021-01-01"}]}', 'kev.json: vulnerabilities[0]: cveID "nope" is not a CVE id'],
+    [
+      '{"vulnerabilities":[{"cveID":"CVE-2021-1234","dateAdded":"yesterday"}]}',
+      'kev.json: vulnerabilities[0] (CVE-2021-1234): dateAdded must be YYYY-MM-DD',
+    ],
+    [
+      '{"vulnerabilities":[{"cveID":"nope","dateAdded":"2021-01-01"}]}',
+      'kev.json: vulnerabilities[0]: cveID "nope" is not a CVE id',
+    ],
     ['[1,2,3]', 'kev.json: not a JSON object'],
   ])('refuses %j', async (text, message) => {
     await expect(readKevCatalog(chunked(text), 'kev.json')).rejects.toThrow(message);
@@ -199,8 +242,14 @@ describe('FIRST EPSS CSV', () => {
   it.each([
     ['cve,score\nCVE-2021-1234,0.1\n', 'epss.csv: line 1: expected the header "cve,epss,percentile"; not an EPSS CSV'],
     ['#model_version:v1,score_date:2026-01-01\n', 'epss.csv: no "cve,epss,percentile" header: not an EPSS CSV'],
-    ['cve,epss,percentile\nCVE-2021-1234,1.5,0.2\n', 'epss.csv: line 2: expected "CVE-YYYY-NNNN,<0..1>,<0..1>", got "CVE-2021-1234,1.5,0.2"'],
-    ['cve,epss,percentile\nCVE-2021-1234,abc,0.2\n', 'epss.csv: line 2: expected "CVE-YYYY-NNNN,<0..1>,<0..1>", got "CVE-2021-1234,abc,0.2"'],
+    [
+      'cve,epss,percentile\nCVE-2021-1234,1.5,0.2\n',
+      'epss.csv: line 2: expected "CVE-YYYY-NNNN,<0..1>,<0..1>", got "CVE-2021-1234,1.5,0.2"',
+    ],
+    [
+      'cve,epss,percentile\nCVE-2021-1234,abc,0.2\n',
+      'epss.csv: line 2: expected "CVE-YYYY-NNNN,<0..1>,<0..1>", got "CVE-2021-1234,abc,0.2"',
+    ],
     [`cve,epss,percentile\n${'x'.repeat(5000)}`, 'epss.csv: a line longer than 4096 characters: not an EPSS CSV'],
   ])('refuses %j', async (text, message) => {
     await expect(epss(text)).rejects.toThrow(message);

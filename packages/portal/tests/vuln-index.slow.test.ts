@@ -18,7 +18,10 @@ let portal: TestPortal;
 let license: LicenseFixture;
 const NOW = new Date('2026-11-27T10:00:00.000Z');
 
-const source = (label: string, text: string | Buffer): FeedSource => ({ label, open: () => Readable.from([Buffer.from(text)]) });
+const source = (label: string, text: string | Buffer): FeedSource => ({
+  label,
+  open: () => Readable.from([Buffer.from(text)]),
+});
 
 const NVD = nvdFeed([
   {
@@ -30,7 +33,12 @@ const NVD = nvdFeed([
       { criteria: 'cpe:2.3:a:openbsd:openssh:9.3:p1:*:*:*:*:*:*' },
     ],
   },
-  { id: 'CVE-2021-41773', cvss: 7.5, description: 'Path traversal in Apache HTTP Server 2.4.49.', cpes: [{ criteria: 'cpe:2.3:a:apache:http_server:2.4.49:*:*:*:*:*:*:*' }] },
+  {
+    id: 'CVE-2021-41773',
+    cvss: 7.5,
+    description: 'Path traversal in Apache HTTP Server 2.4.49.',
+    cpes: [{ criteria: 'cpe:2.3:a:apache:http_server:2.4.49:*:*:*:*:*:*:*' }],
+  },
   { id: 'CVE-2024-0001', description: 'No configuration yet.' },
 ]);
 const KEV = kevCatalog(
@@ -116,7 +124,8 @@ describe('GET /api/vuln-index', () => {
     const res = await http(portal.url, 'GET', '/api/vuln-index', { headers: withKey(license.key) });
     expect(res.status).toBe(404);
     expect(res.body).toEqual({
-      error: 'No vulnerability index: the portal has no feeds imported yet (an operator runs npm run feeds:import, docs/vuln-feeds.md)',
+      error:
+        'No vulnerability index: the portal has no feeds imported yet (an operator runs npm run feeds:import, docs/vuln-feeds.md)',
     });
     const anonymous = await http(portal.url, 'GET', '/api/vuln-index');
     expect(anonymous.status).toBe(401);
@@ -133,7 +142,14 @@ describe('GET /api/vuln-index', () => {
       nvd: { files: 1, read: 3, changed: 3, total: 3 },
       kev: { records: 2, catalog_version: '2026.11.26' },
       epss: { records: 3, score_date: '2026-11-26T00:00:00Z' },
-      index: { version: expect.stringMatching(/^[0-9a-f]{64}$/), changed: true, cves: 3, products: 2, ranges: 3, bytes: expect.any(Number) },
+      index: {
+        version: expect.stringMatching(/^[0-9a-f]{64}$/),
+        changed: true,
+        cves: 3,
+        products: 2,
+        ranges: 3,
+        bytes: expect.any(Number),
+      },
     });
     const res = await getIndex({ ...withKey(license.key), 'accept-encoding': 'gzip' });
     expect(res.status).toBe(200);
@@ -172,7 +188,12 @@ describe('GET /api/vuln-index', () => {
     expect(report.index.changed).toBe(false);
     expect(report.nvd).toEqual({ files: 1, read: 3, changed: 0, total: 3 });
     expect((await portal.ctx.pool.query('SELECT version FROM vuln_indexes ORDER BY seq')).rows).toEqual(before);
-    expect([await count('vuln_nvd_cves'), await count('vuln_nvd_ranges'), await count('vuln_kev'), await count('vuln_epss')]).toEqual([3, 3, 2, 3]);
+    expect([
+      await count('vuln_nvd_cves'),
+      await count('vuln_nvd_ranges'),
+      await count('vuln_kev'),
+      await count('vuln_epss'),
+    ]).toEqual([3, 3, 2, 3]);
   });
 
   it('a KEV catalogue imported alone updates the index and leaves the NVD records as they were', async () => {
@@ -181,12 +202,24 @@ describe('GET /api/vuln-index', () => {
     const later = new Date('2026-11-29T10:00:00.000Z');
     const report = await importFeeds(
       portal.ctx.pool,
-      { kev: source('kev.json', kevCatalog([{ cve: 'CVE-2023-38408', dateAdded: '2026-11-28' }], { catalogVersion: '2026.11.28' })) },
+      {
+        kev: source(
+          'kev.json',
+          kevCatalog([{ cve: 'CVE-2023-38408', dateAdded: '2026-11-28' }], { catalogVersion: '2026.11.28' }),
+        ),
+      },
       () => later,
     );
-    expect(report).toMatchObject({ nvd: null, epss: null, kev: { records: 1, catalog_version: '2026.11.28' }, index: { changed: true, cves: 2 } });
+    expect(report).toMatchObject({
+      nvd: null,
+      epss: null,
+      kev: { records: 1, catalog_version: '2026.11.28' },
+      index: { changed: true, cves: 2 },
+    });
     expect((await portal.ctx.pool.query('SELECT * FROM vuln_nvd_ranges ORDER BY seq')).rows).toEqual(nvdBefore);
-    expect((await portal.ctx.pool.query(`SELECT * FROM vuln_feed_sources WHERE feed = 'nvd'`)).rows).toEqual(sourceBefore);
+    expect((await portal.ctx.pool.query(`SELECT * FROM vuln_feed_sources WHERE feed = 'nvd'`)).rows).toEqual(
+      sourceBefore,
+    );
 
     const index = (await (await getIndex()).json()) as VulnIndex;
     expect(index.version).toBe(report.index.version);
@@ -215,11 +248,26 @@ describe('GET /api/vuln-index', () => {
     expect(await count('vuln_nvd_cves')).toBe(3);
     expect((await getIndex()).headers.get('etag')).toBe(version);
     // NVD records replace what was held of the same CVE; the modified file comes after the yearly one.
-    const update = nvdFeed([{ id: 'CVE-2021-41773', cvss: 9.8, description: 'Updated.', cpes: [{ criteria: 'cpe:2.3:a:apache:http_server:2.4.50:*:*:*:*:*:*:*' }] }]);
-    const report = await importFeeds(portal.ctx.pool, { nvd: [source('2021.json', NVD), source('modified.json', update)] }, () => NOW);
+    const update = nvdFeed([
+      {
+        id: 'CVE-2021-41773',
+        cvss: 9.8,
+        description: 'Updated.',
+        cpes: [{ criteria: 'cpe:2.3:a:apache:http_server:2.4.50:*:*:*:*:*:*:*' }],
+      },
+    ]);
+    const report = await importFeeds(
+      portal.ctx.pool,
+      { nvd: [source('2021.json', NVD), source('modified.json', update)] },
+      () => NOW,
+    );
     expect(report.nvd).toEqual({ files: 2, read: 4, changed: 1, total: 3 });
     const index = (await (await getIndex()).json()) as VulnIndex;
-    expect(index.cves.find((c) => c.id === 'CVE-2021-41773')).toMatchObject({ cvss: 9.8, severity: 'critical', summary: 'Updated.' });
+    expect(index.cves.find((c) => c.id === 'CVE-2021-41773')).toMatchObject({
+      cvss: 9.8,
+      severity: 'critical',
+      summary: 'Updated.',
+    });
     expect(index.products['a:apache:http_server']).toEqual([{ cve: 0, version: '2.4.50' }]);
   });
 
@@ -235,12 +283,20 @@ describe('GET /api/vuln-index', () => {
 
   it('keeps the last three indexes, the newest served', async () => {
     for (const day of ['2026-12-01', '2026-12-02', '2026-12-03'])
-      await importFeeds(portal.ctx.pool, { kev: source('kev.json', kevCatalog([{ cve: 'CVE-2021-41773', dateAdded: day }])) }, () => NOW);
-    const { rows } = await portal.ctx.pool.query<{ version: string; body: Buffer }>('SELECT version, body FROM vuln_indexes ORDER BY seq');
+      await importFeeds(
+        portal.ctx.pool,
+        { kev: source('kev.json', kevCatalog([{ cve: 'CVE-2021-41773', dateAdded: day }])) },
+        () => NOW,
+      );
+    const { rows } = await portal.ctx.pool.query<{ version: string; body: Buffer }>(
+      'SELECT version, body FROM vuln_indexes ORDER BY seq',
+    );
     expect(rows).toHaveLength(3);
     const newest = rows[2]!;
     expect((await getIndex()).headers.get('etag')).toBe(`"${newest.version}"`);
-    expect((JSON.parse(gunzipSync(newest.body).toString('utf8')) as VulnIndex).cves[0]?.kev?.date_added).toBe('2026-12-03');
+    expect((JSON.parse(gunzipSync(newest.body).toString('utf8')) as VulnIndex).cves[0]?.kev?.date_added).toBe(
+      '2026-12-03',
+    );
   });
 });
 
@@ -250,7 +306,11 @@ describe('POST /api/vuln-feeds/{feed}', () => {
 
   it('imports a feed file an admin sends (gzip allowed), audits it, and the index serves it', async () => {
     const token = await portal.adminToken();
-    const kev = gzipSync(kevCatalog([{ cve: 'CVE-2021-41773', dateAdded: '2027-01-05', ransomware: true }], { catalogVersion: '2027.01.05' }));
+    const kev = gzipSync(
+      kevCatalog([{ cve: 'CVE-2021-41773', dateAdded: '2027-01-05', ransomware: true }], {
+        catalogVersion: '2027.01.05',
+      }),
+    );
     const res = await post('kev', kev, { 'x-identity-token': token, 'content-type': 'application/gzip' });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { index: { version: string } };
@@ -258,7 +318,14 @@ describe('POST /api/vuln-feeds/{feed}', () => {
       nvd: null,
       kev: { records: 1, catalog_version: '2027.01.05' },
       epss: null,
-      index: { version: expect.stringMatching(/^[0-9a-f]{64}$/), changed: true, cves: 2, products: 2, ranges: 3, bytes: expect.any(Number) },
+      index: {
+        version: expect.stringMatching(/^[0-9a-f]{64}$/),
+        changed: true,
+        cves: 2,
+        products: 2,
+        ranges: 3,
+        bytes: expect.any(Number),
+      },
     });
     expect((await getIndex()).headers.get('etag')).toBe(`"${body.index.version}"`);
     const { rows } = await portal.ctx.pool.query(
@@ -284,17 +351,25 @@ describe('POST /api/vuln-feeds/{feed}', () => {
     const unknown = await post('osv', '{}', { 'x-identity-token': token, 'content-type': 'application/json' });
     expect(unknown.status).toBe(400);
     const empty = await post('kev', undefined, { 'x-identity-token': token });
-    expect([empty.status, await empty.json()]).toEqual([400, { error: 'Missing body: send the CISA KEV catalogue (JSON) file (gzip allowed)' }]);
+    expect([empty.status, await empty.json()]).toEqual([
+      400,
+      { error: 'Missing body: send the CISA KEV catalogue (JSON) file (gzip allowed)' },
+    ]);
     const byKey = await post('kev', KEV, { ...withKey(license.key), 'content-type': 'application/json' });
     expect(byKey.status).toBe(401);
   });
 
   it('refuses a file over the route limit with 413', async () => {
     const token = await portal.adminToken();
-    const res = await post('kev', Buffer.alloc(16 * 1024 ** 2 + 1, 0x20), { 'x-identity-token': token, 'content-type': 'application/json' });
+    const res = await post('kev', Buffer.alloc(16 * 1024 ** 2 + 1, 0x20), {
+      'x-identity-token': token,
+      'content-type': 'application/json',
+    });
     expect([res.status, await res.json()]).toEqual([
       413,
-      { error: "CISA KEV catalogue (JSON) larger than 16 MB: import it with npm run feeds:import on the portal's host" },
+      {
+        error: "CISA KEV catalogue (JSON) larger than 16 MB: import it with npm run feeds:import on the portal's host",
+      },
     ]);
   });
 });

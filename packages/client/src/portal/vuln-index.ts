@@ -80,7 +80,9 @@ function writeCache(file: string, gzip: Buffer): void {
 
 /** A refusal that is the caller's setup (no key, a bad or revoked key): said as it is, never papered over by the cache. */
 const isCallerError = (err: PortalError) =>
-  err.kind === 'credentials' || err.kind === 'config' || (err.kind === 'http' && (err.status === 401 || err.status === 403));
+  err.kind === 'credentials' ||
+  err.kind === 'config' ||
+  (err.kind === 'http' && (err.status === 401 || err.status === 403));
 
 /**
  * The portal's vulnerability index (GET /api/vuln-index, docs/vuln-feeds.md), kept in a cache
@@ -113,7 +115,8 @@ export async function loadVulnIndex(target: PortalTarget, opts: LoadVulnIndexOpt
     opts.info?.(`the portal has no vulnerability index (${answer.message})`);
     return null;
   }
-  if (answer.kind === 'not_modified') return cached?.index ?? fallback('the portal answered 304 to a request without a version');
+  if (answer.kind === 'not_modified')
+    return cached?.index ?? fallback('the portal answered 304 to a request without a version');
   let gzip: Buffer;
   let parsed: VulnIndex | string;
   try {
@@ -126,7 +129,9 @@ export async function loadVulnIndex(target: PortalTarget, opts: LoadVulnIndexOpt
   try {
     writeCache(file, gzip);
   } catch (err) {
-    warn(`cannot cache the vulnerability index in ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it is fetched whole next time`);
+    warn(
+      `cannot cache the vulnerability index in ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it is fetched whole next time`,
+    );
   }
   return parsed;
 }

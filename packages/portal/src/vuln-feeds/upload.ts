@@ -25,7 +25,11 @@ const tooLarge = (feed: Feed) =>
   );
 
 /** The request body, whole, refused once past the feed's limit (a declared length is checked first). */
-export async function readFeedBody(feed: Feed, body: AsyncIterable<Buffer> | Iterable<Buffer>, declared: number): Promise<Buffer> {
+export async function readFeedBody(
+  feed: Feed,
+  body: AsyncIterable<Buffer> | Iterable<Buffer>,
+  declared: number,
+): Promise<Buffer> {
   if (Number.isFinite(declared) && declared > MAX_UPLOADED_FEED_BYTES[feed]) throw tooLarge(feed);
   const chunks: Buffer[] = [];
   let total = 0;
@@ -34,7 +38,8 @@ export async function readFeedBody(feed: Feed, body: AsyncIterable<Buffer> | Ite
     if (total > MAX_UPLOADED_FEED_BYTES[feed]) throw tooLarge(feed);
     chunks.push(chunk);
   }
-  if (total === 0) throw new DomainError('invalid.vuln_feed', `Missing body: send the ${FEED_NAMES[feed]} file (gzip allowed)`);
+  if (total === 0)
+    throw new DomainError('invalid.vuln_feed', `Missing body: send the ${FEED_NAMES[feed]} file (gzip allowed)`);
   return Buffer.concat(chunks);
 }
 

@@ -9,7 +9,9 @@ import { importUploadedFeed, readFeedBody } from '../../vuln-feeds/upload.ts';
 const Nullable = <T extends ReturnType<typeof Type.Object>>(t: T) => Type.Union([t, Type.Null()]);
 
 const ImportResponse = Type.Object({
-  nvd: Nullable(Type.Object({ files: Type.Integer(), read: Type.Integer(), changed: Type.Integer(), total: Type.Integer() })),
+  nvd: Nullable(
+    Type.Object({ files: Type.Integer(), read: Type.Integer(), changed: Type.Integer(), total: Type.Integer() }),
+  ),
   kev: Nullable(Type.Object({ records: Type.Integer(), catalog_version: Type.Union([Type.String(), Type.Null()]) })),
   epss: Nullable(Type.Object({ records: Type.Integer(), score_date: Type.Union([Type.String(), Type.Null()]) })),
   index: Type.Object({

@@ -32,7 +32,8 @@ function summary(report: ImportReport): string {
     );
   if (report.kev)
     lines.push(`KEV: ${report.kev.records} entries (catalogue ${report.kev.catalog_version ?? 'without a version'})`);
-  if (report.epss) lines.push(`EPSS: ${report.epss.records} scores (score date ${report.epss.score_date ?? 'not given'})`);
+  if (report.epss)
+    lines.push(`EPSS: ${report.epss.records} scores (score date ${report.epss.score_date ?? 'not given'})`);
   const i = report.index;
   lines.push(
     `index ${i.version} (${i.changed ? 'new' : 'unchanged'}): ${i.cves} CVEs, ${i.products} products, ${i.ranges} ranges, ${i.bytes} bytes compressed`,
@@ -62,7 +63,9 @@ async function run(opts: Options): Promise<void> {
 }
 
 const program = new Command('feeds-import')
-  .description('Import vulnerability feeds (NVD CVE JSON 2.0, CISA KEV JSON, FIRST EPSS CSV; plain or gzip) and build the index')
+  .description(
+    'Import vulnerability feeds (NVD CVE JSON 2.0, CISA KEV JSON, FIRST EPSS CSV; plain or gzip) and build the index',
+  )
   .option('--nvd <files...>', 'NVD CVE JSON 2.0 feed files (yearly, modified or recent), later files win')
   .option('--kev <file>', "CISA's known_exploited_vulnerabilities.json")
   .option('--epss <file>', "FIRST's epss_scores-<date>.csv(.gz)")
