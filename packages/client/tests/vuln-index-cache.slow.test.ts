@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -152,6 +153,27 @@ describe('loadVulnIndex', () => {
     expect(statuses).toEqual([200]);
     expect(index?.cves).toHaveLength(1);
     expect(JSON.parse(gunzipSync(fs.readFileSync(file)).toString('utf8'))).toEqual(index);
+  });
+
+  it('refuses an index of a format it does not know, keeping to the cached copy', async () => {
+    // No portal of this version serves another format: a server that does stands in for a newer one.
+    const newer = http.createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', etag: '"v2"' });
+      res.end(JSON.stringify({ format: 2, version: 'v2', cves: [], products: {} }));
+    });
+    await new Promise<void>((resolve) => newer.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (newer.address() as { port: number }).port;
+      const other = { ...target, uploadUrl: `http://127.0.0.1:${port}/api/upload` };
+      const warnings: string[] = [];
+      expect(await loadVulnIndex(other, { home, warn: (m) => warnings.push(m) })).toBeNull();
+      expect(warnings).toEqual([
+        "the portal's vulnerability index was refused: format 2, which this svc does not know (it reads format 1; update svc); no vulnerability index is cached, CVEs are matched from the built-in table only",
+      ]);
+      expect(fs.existsSync(vulnIndexCacheFile(home, other))).toBe(false);
+    } finally {
+      await new Promise((resolve) => newer.close(resolve));
+    }
   });
 
   it('throws on a refused key instead of hiding it behind the cache', async () => {

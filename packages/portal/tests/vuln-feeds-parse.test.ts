@@ -217,6 +217,21 @@ describe('CISA KEV catalogue', () => {
   });
 });
 
+describe('limits', () => {
+  it('refuses a gzip file that inflates past the feed limit, and a record that never ends', async () => {
+    const bomb = gzipSync(Buffer.alloc(64 * 1024 ** 2 + 1, 0x20));
+    expect(bomb.length).toBeLessThan(200_000);
+    await expect(readKevCatalog(Readable.from([bomb]), 'kev.json.gz')).rejects.toThrow(
+      'kev.json.gz: larger than 64 MB once decompressed; this is not a feed file',
+    );
+    const endless = Buffer.concat([
+      Buffer.from('{"vulnerabilities":[{"cve":{"id":"CVE-2024-0001","descriptions":[{"value":"'),
+      Buffer.alloc(65 * 1024 ** 2, 0x61),
+    ]);
+    await expect(nvd(endless, 1024 ** 2)).rejects.toThrow('nvd.json: more than 64 MB without one complete record');
+  });
+});
+
 describe('FIRST EPSS CSV', () => {
   const CSV = epssCsv(
     [
