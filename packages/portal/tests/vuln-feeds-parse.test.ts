@@ -136,8 +136,10 @@ describe('NVD CVE JSON 2.0', () => {
     expect(records[1]?.summary).toHaveLength(280);
   });
 
-  it('reads the gzip file the same, whatever the chunking', async () => {
-    expect(await nvd(gzipSync(FEED), 3)).toEqual(await nvd(FEED, 4096));
+  it('reads the gzip file the same, whatever the chunking, leading blanks or byte-order mark', async () => {
+    const expected = await nvd(FEED, 4096);
+    expect(await nvd(gzipSync(FEED), 3)).toEqual(expected);
+    expect(await nvd(`\uFEFF${' '.repeat(100)}\n${FEED}`, 200)).toEqual(expected);
   });
 
   it.each([

@@ -62,15 +62,15 @@ export async function* jsonItems(
   let started = false;
   let sinceValue = 0;
   const refuse = (err: unknown) => feedRefused(label, `not valid JSON (${(err as Error).message})`);
-  for await (const chunk of chunks) {
+  let first = true;
+  for await (const read of chunks) {
+    // A byte-order mark is not JSON; some tools write one.
+    const chunk = first && read[0] === 0xef && read[1] === 0xbb && read[2] === 0xbf ? read.subarray(3) : read;
+    first = false;
     if (!started) {
-      const text = chunk
-        .toString('utf8', 0, Math.min(chunk.length, 64))
-        .replace(/^\uFEFF/, '')
-        .trimStart();
-      if (text === '') continue;
-      if (!text.startsWith('{')) throw feedRefused(label, 'not a JSON object');
-      started = true;
+      const at = chunk.findIndex((b) => b !== 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d);
+      if (at >= 0 && chunk[at] !== 0x7b) throw feedRefused(label, 'not a JSON object');
+      started = at >= 0;
     }
     try {
       parser.write(chunk);
