@@ -60,7 +60,11 @@ export async function* feedBytes(source: Readable, label: string, maxBytes: numb
     return chunk;
   };
   if (!gzipped) {
-    for await (const chunk of rest) yield counted(chunk);
+    try {
+      for await (const chunk of rest) yield counted(chunk);
+    } finally {
+      source.destroy();
+    }
     return;
   }
   const gunzip = createGunzip();
