@@ -5,7 +5,7 @@ import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { VULN_INDEX_FORMAT, type VulnIndex } from '@svc/protocol';
 import type { Transport } from '../http/request.ts';
-import { createPortalClient, type PortalClient } from './client.ts';
+import { createPortalClient, type PortalClient, type VulnIndexAnswer } from './client.ts';
 import { PortalError } from './errors.ts';
 import { endpoint, type PortalTarget } from './target.ts';
 
@@ -104,7 +104,7 @@ export async function loadVulnIndex(target: PortalTarget, opts: LoadVulnIndexOpt
     warn(`${reason}; using the cached vulnerability index generated ${cached.index.generated_at}`);
     return cached.index;
   };
-  let answer: Awaited<ReturnType<PortalClient['vulnIndex']>>;
+  let answer: VulnIndexAnswer;
   try {
     answer = await client.vulnIndex(cached?.index.version);
   } catch (err) {
