@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readVulnIndexFile } from '../src/scanner/versions/read-vuln-index.ts';
+import { parseVulnIndexBytes, readVulnIndexFile } from '../src/scanner/versions/read-vuln-index.ts';
 import { vulnIndex } from '../../../test-support/vuln-index.ts';
 
 /** The chunked reader of an index file reads what JSON.parse reads, whatever the read size. */
@@ -27,10 +27,11 @@ const INDEX = vulnIndex([
   { id: 'CVE-2023-38408', cvss: null, affects: { 'a:openbsd:openssh': [{ end_excluding: '9.3p2' }] } },
 ]);
 
-describe('readVulnIndexFile', () => {
+describe('readVulnIndexFile and parseVulnIndexBytes', () => {
   it.each([1, 2, 3, 7, 64, 1 << 20])('reads an index as JSON.parse does, %i bytes at a time', (chunk) => {
     for (const text of [JSON.stringify(INDEX), JSON.stringify(INDEX, null, 2)]) {
       expect(readVulnIndexFile(write(text), chunk)).toEqual(JSON.parse(text));
+      expect(parseVulnIndexBytes(Buffer.from(text), chunk)).toEqual(JSON.parse(text));
     }
   });
 

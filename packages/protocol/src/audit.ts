@@ -31,6 +31,7 @@ export const AUDIT_EVENT_TYPES = [
   'webhook_disabled',
   'share_rotated',
   'share_revoked',
+  'vuln_feed_imported',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -13,7 +13,8 @@ export type PortalEndpoint =
   | 'refresh'
   | 'benchmark'
   | 'sessions'
-  | 'sessions/latest-state';
+  | 'sessions/latest-state'
+  | 'vuln-index';
 
 export class EndpointError extends Error {
   constructor(message: string) {

@@ -31,9 +31,19 @@ import {
   sessionsRequest,
   shareRequest,
   uploadRequest,
+  vulnIndexRequest,
   type UploadFiles,
 } from './requests.ts';
 import type { PortalTarget } from './target.ts';
+
+/** What GET /api/vuln-index answered. */
+export type VulnIndexAnswer =
+  /** The index's JSON, as sent (`gzipped` when the portal sent its stored gzip bytes). */
+  | { kind: 'index'; body: Buffer; gzipped: boolean }
+  /** 304: the version asked about is still the current one. */
+  | { kind: 'not_modified' }
+  /** 404: the portal has no index (no feeds imported); the portal's message. */
+  | { kind: 'none'; message: string };
 
 export interface PortalClientOptions {
   target: PortalTarget;
@@ -64,6 +74,8 @@ export interface PortalClient {
   download(sessionId: string, file?: string): Promise<Buffer>;
   /** GET /api/sessions/latest-state: the remediation state of the key's client's latest session of `scanTarget`. */
   latestState(scanTarget: string, clientId?: string): Promise<LatestStateResponse>;
+  /** GET /api/vuln-index with the key, conditional on `version` (a cached copy's). */
+  vulnIndex(version?: string): Promise<VulnIndexAnswer>;
   /** GET /api/share: what the token's holder may see of its session. */
   share(token: string): Promise<ShareResponse>;
   /** GET /api/benchmark for one session. */
@@ -96,14 +108,28 @@ export function createPortalClient(opts: PortalClientOptions): PortalClient {
     }
   }
 
+  /** An answer other than the call's success as an `http` error carrying the portal's message. */
+  function refused(res: HttpResponse): PortalError {
+    const { portalError, reason } = refusalOf(res.body.toString('utf8'));
+    return new PortalError('http', `HTTP ${res.status} ${reason}`.trimEnd(), { status: res.status, portalError });
+  }
+
   /** The 200 answer's bytes; any other status is an `http` error carrying the portal's message. */
   async function ok(spec: RequestSpec): Promise<HttpResponse> {
     const res = await exchange(spec);
-    if (res.status !== 200) {
-      const { portalError, reason } = refusalOf(res.body.toString('utf8'));
-      throw new PortalError('http', `HTTP ${res.status} ${reason}`.trimEnd(), { status: res.status, portalError });
-    }
+    if (res.status !== 200) throw refused(res);
     return res;
+  }
+
+  async function vulnIndex(version?: string): Promise<VulnIndexAnswer> {
+    const res = await exchange(vulnIndexRequest(target, version));
+    if (res.status === 304) return { kind: 'not_modified' };
+    if (res.status === 404) {
+      const { portalError, reason } = refusalOf(res.body.toString('utf8'));
+      return { kind: 'none', message: portalError ?? reason };
+    }
+    if (res.status !== 200) throw refused(res);
+    return { kind: 'index', body: res.body, gzipped: res.headers['content-encoding'] === 'gzip' };
   }
 
   async function call<S extends TSchema>(build: () => RequestSpec, schema: S): Promise<Static<S>> {
@@ -122,6 +148,7 @@ export function createPortalClient(opts: PortalClientOptions): PortalClient {
     download: async (sessionId, file) => (await ok(downloadRequest(target, sessionId, file))).body,
     latestState: (scanTarget, clientId) =>
       call(() => latestStateRequest(target, scanTarget, clientId), LatestStateResponse),
+    vulnIndex,
     share: (token) => call(() => shareRequest(target, token), ShareResponse),
     benchmark: (sessionId) => call(() => benchmarkRequest(target, sessionId), BenchmarkResponse),
     sessions: (query = {}) => call(() => sessionsRequest(target, query), SessionListResponse),

@@ -73,6 +73,16 @@ export function latestStateRequest(target: PortalTarget, scanTarget: string, cli
   };
 }
 
+/**
+ * GET /api/vuln-index: the index as its stored gzip bytes, conditional on the version a cached
+ * copy has (its ETag).
+ */
+export function vulnIndexRequest(target: PortalTarget, version?: string): RequestSpec {
+  const headers: Record<string, string> = { ...withKey(target), 'accept-encoding': 'gzip' };
+  if (version !== undefined) headers['if-none-match'] = `"${version}"`;
+  return { method: 'GET', url: url(target, 'vuln-index'), headers };
+}
+
 export function shareRequest(target: PortalTarget, token: string): RequestSpec {
   return { method: 'GET', url: url(target, 'share', { token }), headers: {} };
 }

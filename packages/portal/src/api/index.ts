@@ -35,6 +35,8 @@ import shareGet from './share/get.ts';
 import shareRevoke from './share/revoke.ts';
 import shareRotate from './share/rotate.ts';
 import uploadPost from './upload/post.ts';
+import vulnFeedsPost from './vuln-feeds/post.ts';
+import vulnIndexGet from './vuln-index/get.ts';
 import webhooksCreate from './webhooks/create.ts';
 import webhooksDelete from './webhooks/delete.ts';
 import webhooksDeliveries from './webhooks/deliveries.ts';
@@ -89,6 +91,8 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     webhooksRedeliver,
     webhooksPing,
     dbHealthGet,
+    vulnIndexGet,
+    vulnFeedsPost,
   ])
     route(app, ctx);
 }

@@ -279,7 +279,7 @@ export interface SessionFindingsTable {
   exception_approved_at: string | null;
   exception_expiry: string | null;
   search: string;
-  /** Prioritisation from the vulnerability index (migration 0015). */
+  /** Prioritisation from the vulnerability index (migration 0016). */
   kev: Generated<boolean>;
   kev_date_added: string | null;
   epss: number | null;

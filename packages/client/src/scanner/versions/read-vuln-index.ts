@@ -30,13 +30,28 @@ export class VulnIndexFileError extends Error {
 export function readVulnIndexFile(file: string, chunkBytes = CHUNK): unknown {
   const fd = fs.openSync(file, 'r');
   try {
-    return readFrom(fd, chunkBytes);
+    const buf = Buffer.allocUnsafe(chunkBytes);
+    return parseChunks(function* () {
+      for (let n = fs.readSync(fd, buf, 0, chunkBytes, null); n > 0; n = fs.readSync(fd, buf, 0, chunkBytes, null))
+        yield buf.subarray(0, n);
+    });
   } finally {
     fs.closeSync(fd);
   }
 }
 
-function readFrom(fd: number, chunkBytes: number): unknown {
+/**
+ * The same from JSON bytes already in memory (a decompressed cache file): parsed a slice at a
+ * time, so the whole text is never made into one string beside the bytes.
+ */
+export function parseVulnIndexBytes(bytes: Buffer, chunkBytes = CHUNK): unknown {
+  return parseChunks(function* () {
+    for (let at = 0; at < bytes.length; at += chunkBytes) yield bytes.subarray(at, at + chunkBytes);
+  });
+}
+
+/** Each chunk is read before the next is asked for, so a reader may reuse its buffer. */
+function parseChunks(chunks: () => Iterable<Buffer>): unknown {
   const result: Record<string, unknown> = {};
   // Bytes of the member being read that earlier reads left (most members lie within one read).
   let carried: Buffer[] = [];
@@ -73,7 +88,7 @@ function readFrom(fd: number, chunkBytes: number): unknown {
     if (batchBytes >= BATCH_BYTES) flush();
   };
 
-  const buf = Buffer.allocUnsafe(chunkBytes);
+  let buf: Buffer = Buffer.alloc(0);
   let from = 0;
   /** The text from `from` to `to` of this read, after what earlier reads carried. */
   const take = (to: number): string => {
@@ -84,12 +99,11 @@ function readFrom(fd: number, chunkBytes: number): unknown {
     carried = [];
     return t.trim();
   };
-  for (;;) {
-    const n = fs.readSync(fd, buf, 0, chunkBytes, null);
-    if (n === 0) break;
+  for (const chunk of chunks()) {
+    buf = chunk;
+    const n = buf.length;
     from = 0;
-    const view = n === chunkBytes ? buf : buf.subarray(0, n);
-    let backslash = view.indexOf(BACKSLASH);
+    let backslash = buf.indexOf(BACKSLASH);
     for (let i = 0; i < n; i++) {
       if (inString) {
         // Inside a string only its closing quote matters: found natively, past escaped ones.
@@ -97,10 +111,10 @@ function readFrom(fd: number, chunkBytes: number): unknown {
           escaped = false;
           continue;
         }
-        let q = view.indexOf(QUOTE, i);
+        let q = buf.indexOf(QUOTE, i);
         if (q === -1) q = n;
         // The next backslash is looked for again only once passed: most text has none.
-        if (backslash !== -1 && backslash < i) backslash = view.indexOf(BACKSLASH, i);
+        if (backslash !== -1 && backslash < i) backslash = buf.indexOf(BACKSLASH, i);
         if (backslash !== -1 && backslash < q) {
           i = backslash;
           escaped = true;

@@ -13,7 +13,8 @@ import * as m0011 from './0011_webhook_secret_encryption.ts';
 import * as m0012 from './0012_storage_usage.ts';
 import * as m0013 from './0013_session_scan_facts.ts';
 import * as m0014 from './0014_findings_index.ts';
-import * as m0015 from './0015_findings_kev_epss.ts';
+import * as m0015 from './0015_vuln_feeds.ts';
+import * as m0016 from './0016_findings_kev_epss.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -34,5 +35,6 @@ export const migrations: Record<string, Migration> = {
   '0012_storage_usage': m0012,
   '0013_session_scan_facts': m0013,
   '0014_findings_index': m0014,
-  '0015_findings_kev_epss': m0015,
+  '0015_vuln_feeds': m0015,
+  '0016_findings_kev_epss': m0016,
 };

@@ -6,11 +6,10 @@ import { openBlobStore } from '../../blobs/open.ts';
 import type { BlobStore } from '../../blobs/store.ts';
 import { callerDirectory } from '../../config/caller-dir.ts';
 import { ConfigError, type Config, loadConfig } from '../../config/index.ts';
-import { type EmbeddedServer, startEmbeddedPostgres } from '../../db/embedded.ts';
-import { runningEmbeddedUrl } from '../../db/embedded-running.ts';
-import { type DatabaseHandle, openDatabase } from '../../db/pool.ts';
+import type { DatabaseHandle } from '../../db/pool.ts';
 import { KEY_FILE, loadKeyEncryptionKey } from '../../identity/key-encryption.ts';
 import { createLogger } from '../../logging.ts';
+import { withDatabase } from '../database.ts';
 import { createBackup } from './backup.ts';
 import { ArchiveError } from './format.ts';
 import { RestoreRefused, restoreBackup, verifyArchive } from './restore.ts';
@@ -29,32 +28,16 @@ interface State {
   blobs: BlobStore;
 }
 
-/**
- * The portal's database and blob store, as its configuration names them, for the length of `run`.
- * A running portal's embedded server is used as it is; otherwise one is started for the command.
- */
-async function withState<T>(config: Config, run: (state: State) => Promise<T>): Promise<T> {
-  const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel);
-  let embedded: EmbeddedServer | null = null;
-  let url = config.databaseUrl ?? (await runningEmbeddedUrl(config.dataDir));
-  if (url === null) {
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, logger });
-    url = embedded.url;
-  }
-  const database = openDatabase(url, { max: 2, logger });
-  try {
+/** The portal's database and blob store, as its configuration names them, for the length of `run`. */
+function withState<T>(config: Config, run: (state: State) => Promise<T>): Promise<T> {
+  return withDatabase(config, async (database) => {
     const blobs = await openBlobStore(config);
     try {
       return await run({ database, blobs: blobs.store });
     } finally {
       blobs.close();
     }
-  } finally {
-    await database.close();
-    // Kysely ends the pool only once it has used it; the backup reads through the pool alone.
-    if (!database.pool.ended) await database.pool.end();
-    await embedded?.stop();
-  }
+  });
 }
 
 const exists = (file: string) =>

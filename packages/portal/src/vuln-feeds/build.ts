@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+import { once } from 'node:events';
+import { createGzip } from 'node:zlib';
+import type pg from 'pg';
+import {
+  type Severity,
+  VULN_INDEX_FORMAT,
+  type VulnIndexCve,
+  type VulnIndexRange,
+  type VulnIndexSources,
+} from '@svc/protocol';
+import {
+  currentIndexVersion,
+  type IndexCveRow,
+  type IndexRangeRow,
+  readForBuild,
+  type SourceRow,
+  storeIndex,
+} from './queries.ts';
+
+export interface BuiltIndex {
+  version: string;
+  /** False when the content equals the index already served (nothing was stored). */
+  changed: boolean;
+  cves: number;
+  products: number;
+  ranges: number;
+  /** Size of the stored gzip body. */
+  bytes: number;
+}
+
+/** CVSS v3 qualitative bands (a 0.0 score is "none": info). */
+function severityOf(score: number | null): Severity | null {
+  if (score === null) return null;
+  if (score >= 9) return 'critical';
+  if (score >= 7) return 'high';
+  if (score >= 4) return 'medium';
+  return score > 0 ? 'low' : 'info';
+}
+
+function sourcesOf(rows: SourceRow[]): VulnIndexSources {
+  const row = (feed: string) => rows.find((r) => r.feed === feed);
+  const nvd = row('nvd');
+  const kev = row('kev');
+  const epss = row('epss');
+  const at = (r: SourceRow) => r.imported_at.toISOString();
+  return {
+    nvd: nvd ? { records: nvd.records, imported_at: at(nvd) } : null,
+    kev: kev ? { records: kev.records, catalog_version: kev.detail, imported_at: at(kev) } : null,
+    epss: epss ? { records: epss.records, score_date: epss.detail, imported_at: at(epss) } : null,
+  };
+}
+
+function cveOf(r: IndexCveRow): VulnIndexCve {
+  return {
+    id: r.cve_id,
+    cvss: r.cvss,
+    cvss_version: r.cvss === null ? null : r.cvss_version,
+    severity: severityOf(r.cvss),
+    summary: r.summary ?? '',
+    kev:
+      r.date_added === null
+        ? null
+        : { date_added: r.date_added, due_date: r.due_date, known_ransomware: r.known_ransomware === true },
+    epss: r.epss,
+    epss_percentile: r.percentile,
+  };
+}
+
+function rangeOf(r: IndexRangeRow, cve: number): VulnIndexRange {
+  const range: VulnIndexRange = { cve };
+  if (r.version !== null) range.version = r.version;
+  if (r.start_including !== null) range.start_including = r.start_including;
+  if (r.start_excluding !== null) range.start_excluding = r.start_excluding;
+  if (r.end_including !== null) range.end_including = r.end_including;
+  if (r.end_excluding !== null) range.end_excluding = r.end_excluding;
+  return range;
+}
+
+/**
+ * The VulnIndex (packages/protocol/src/vuln-index.ts) of the imported feeds, written as JSON
+ * straight into gzip while the rows stream in; `version` is the SHA-256 of the content (format,
+ * CVEs, products), so re-importing the same feeds leaves the version, and every client's
+ * cached copy, as it was. It is written last, once known; JSON does not order keys.
+ */
+export async function buildIndex(conn: pg.ClientBase, now: Date): Promise<BuiltIndex> {
+  const gzip = createGzip();
+  const chunks: Buffer[] = [];
+  gzip.on('data', (c: Buffer) => chunks.push(c));
+  const hash = createHash('sha256').update(`format:${VULN_INDEX_FORMAT}\n`);
+  let pending = '';
+  const write = async (text: string, hashed = true) => {
+    if (hashed) hash.update(text);
+    pending += text;
+    if (pending.length < 1 << 16) return;
+    const full = !gzip.write(pending);
+    pending = '';
+    if (full) await once(gzip, 'drain');
+  };
+  const counts = await readForBuild(conn, async ({ sources, cves, ranges }) => {
+    await write(
+      `{"format":${VULN_INDEX_FORMAT},"generated_at":${JSON.stringify(now.toISOString())},"sources":${JSON.stringify(sourcesOf(sources))},"cves":[`,
+      false,
+    );
+    const position = new Map<string, number>();
+    for await (const row of cves) {
+      await write(`${position.size > 0 ? ',' : ''}${JSON.stringify(cveOf(row))}\n`);
+      position.set(row.cve_id, position.size);
+    }
+    await write('],"products":{', false);
+    let product: string | null = null;
+    let products = 0;
+    let count = 0;
+    for await (const row of ranges) {
+      const cve = position.get(row.cve_id);
+      if (cve === undefined) continue;
+      if (row.product !== product) {
+        await write(`${product === null ? '' : '],'}${JSON.stringify(row.product)}:[`);
+        product = row.product;
+        products++;
+      } else await write(',');
+      await write(JSON.stringify(rangeOf(row, cve)));
+      count++;
+    }
+    if (product !== null) await write(']');
+    return { cves: position.size, products, ranges: count };
+  });
+  const version = hash.digest('hex');
+  await write(`},"version":"${version}"}\n`, false);
+  gzip.end(pending);
+  await once(gzip, 'end');
+  const body = Buffer.concat(chunks);
+  const changed = (await currentIndexVersion(conn)) !== version;
+  if (changed) await storeIndex(conn, { version, generated_at: now, ...counts, body });
+  return { version, changed, ...counts, bytes: body.length };
+}

@@ -1,0 +1,52 @@
+import type pg from 'pg';
+import { DomainError } from '../domain/errors.ts';
+import { currentIndexVersion, indexBody } from './queries.ts';
+
+export interface ServedIndex {
+  version: string;
+  /** The index's JSON, gzip-compressed as stored. */
+  gzip: Buffer;
+}
+
+/** The last index read, per database: a conditional GET costs one short query, a full one no copy from the database. */
+const cached = new WeakMap<pg.Pool, ServedIndex>();
+
+/** The index every replica serves now (the newest stored); a 404 before the first import. */
+export async function currentIndex(pool: pg.Pool): Promise<ServedIndex> {
+  const version = await currentIndexVersion(pool);
+  if (version === null)
+    throw new DomainError(
+      'not_found.vuln_index',
+      'No vulnerability index: the portal has no feeds imported yet (an operator runs npm run feeds:import, docs/vuln-feeds.md)',
+    );
+  const hit = cached.get(pool);
+  if (hit?.version === version) return hit;
+  const gzip = await indexBody(pool, version);
+  // Pruned between the two queries by a newer import: the next request sees the newer one.
+  if (gzip === null)
+    throw new DomainError('unavailable.vuln_index', 'The vulnerability index is being replaced; retry', {
+      retryAfterSeconds: 1,
+    });
+  const served = { version, gzip };
+  cached.set(pool, served);
+  return served;
+}
+
+/** Whether an If-None-Match header names this version (strong or weak, in a list, or `*`). */
+export function matchesVersion(header: string | undefined, version: string): boolean {
+  if (header === undefined) return false;
+  return header.split(',').some((tag) => {
+    const t = tag.trim().replace(/^W\//, '');
+    return t === '*' || t === `"${version}"`;
+  });
+}
+
+/** Whether Accept-Encoding takes gzip (the stored bytes as they are). */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  return header.split(',').some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return (coding === 'gzip' || coding === 'x-gzip' || coding === '*') && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
