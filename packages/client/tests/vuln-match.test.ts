@@ -100,6 +100,35 @@ describe('matching services against the index', () => {
   it('builds one lookup per index', () => {
     expect(vulnLookup(INDEX)).toBe(lookup);
   });
+
+  it("finds NVD's records of a product nmap names under another vendor (Redis, nginx)", () => {
+    const named = vulnIndex([
+      {
+        id: 'CVE-2024-31449',
+        cvss: 7,
+        affects: { 'a:redis:redis': [{ start_including: '7.0.0', end_excluding: '7.2.6' }] },
+      },
+      {
+        id: 'CVE-2021-23017',
+        cvss: 7.7,
+        affects: { 'a:f5:nginx': [{ start_including: '0.6.18', end_excluding: '1.20.1' }] },
+      },
+      {
+        id: 'CVE-2013-2028',
+        cvss: 7.5,
+        affects: { 'a:nginx:nginx': [{ start_including: '1.3.9', end_including: '1.4.0' }] },
+      },
+    ]);
+    const at = (service: NmapService) => matchVulnIndex(service, vulnLookup(named)).map((m) => m.cve.id);
+    expect(at(svc({ name: 'redis', version: '7.0.15', cpes: ['cpe:/a:redislabs:redis:7.0.15'] }))).toEqual([
+      'CVE-2024-31449',
+    ]);
+    expect(at(svc({ name: 'http', version: '1.4.0', cpes: ['cpe:/a:igor_sysoev:nginx:1.4.0'] }))).toEqual([
+      'CVE-2021-23017',
+      'CVE-2013-2028',
+    ]);
+    expect(at(svc({ name: 'redis', version: '7.2.6', cpes: ['cpe:/a:redislabs:redis:7.2.6'] }))).toEqual([]);
+  });
 });
 
 describe('findings from the index', () => {

@@ -1,3 +1,4 @@
+import type { VulnIndex } from '@svc/protocol';
 import { FORMATS, type ForeignFormat, type ImportedScan } from './common.ts';
 import { checkedSize, headOf, ImportError } from './guard.ts';
 import { parseNessus } from './nessus.ts';
@@ -40,6 +41,8 @@ export interface ParseOptions {
   maxBytes: number;
   /** When a file names no scan time: the import's own clock. */
   now: Date;
+  /** nmap's services are matched against it as a scan's are. */
+  vulnIndex?: VulnIndex | null | undefined;
 }
 
 export async function parseForeignFile(file: string, opts: ParseOptions): Promise<ImportedScan> {
@@ -52,7 +55,7 @@ export async function parseForeignFile(file: string, opts: ParseOptions): Promis
     );
   switch (format) {
     case 'nmap':
-      return parseNmapFile(file, opts.maxBytes, opts.now);
+      return parseNmapFile(file, opts.maxBytes, opts.now, opts.vulnIndex);
     case 'nessus':
       return parseNessus(file, opts.maxBytes);
     case 'openvas':

@@ -1,3 +1,4 @@
+import type { VulnIndex } from '@svc/protocol';
 import fs from 'node:fs';
 import type { HostInfo, ScanFinding } from '../pipeline/types.ts';
 import { NmapXmlStream, scanTimeOf, toHostInfos } from '../scanner/parse/index.ts';
@@ -58,7 +59,12 @@ function scanTimeAhead(file: string): Date | undefined {
   return sec === undefined ? undefined : new Date(Number(sec) * 1000);
 }
 
-export async function parseNmapFile(file: string, maxBytes: number, now: Date): Promise<ImportedScan> {
+export async function parseNmapFile(
+  file: string,
+  maxBytes: number,
+  now: Date,
+  vulnIndex?: VulnIndex | null,
+): Promise<ImportedScan> {
   const ahead = scanTimeAhead(file);
   const scanTime = ahead ?? now;
   const findings: ScanFinding[] = [];
@@ -68,7 +74,7 @@ export async function parseNmapFile(file: string, maxBytes: number, now: Date): 
   const stream = new NmapXmlStream({
     onHost: (host) => {
       records += 1;
-      findings.push(...detectFindings([host], { scanTime }));
+      findings.push(...detectFindings([host], { scanTime, vulnIndex }));
       hosts.push(...toHostInfos([host]));
     },
     onDoctype: refuseDoctype,

@@ -42,7 +42,12 @@ export async function runImport(
   const { settings, license } = input;
   const { warn } = deps;
   const begun = deps.now();
-  const scan = await parseForeignFile(input.file, { format: input.format, maxBytes: input.maxBytes, now: begun });
+  const scan = await parseForeignFile(input.file, {
+    format: input.format,
+    maxBytes: input.maxBytes,
+    now: begun,
+    vulnIndex: input.vulnIndex,
+  });
   const read = deps.now().getTime() - begun.getTime();
   deps.info(
     `${scan.format}: ${scan.records} records, ${scan.findings.length} findings on ${scan.hosts.length} hosts (${read} ms)`,

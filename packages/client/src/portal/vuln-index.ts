@@ -6,6 +6,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { VULN_INDEX_FORMAT, type VulnIndex } from '@svc/protocol';
 import type { Transport } from '../http/request.ts';
 import { createPortalClient, type PortalClient, type VulnIndexAnswer } from './client.ts';
+import { parseVulnIndexBytes } from '../scanner/versions/read-vuln-index.ts';
 import { PortalError } from './errors.ts';
 import { endpoint, type PortalTarget } from './target.ts';
 
@@ -27,11 +28,15 @@ export function vulnIndexCacheFile(home: string, target: PortalTarget): string {
   return path.join(home, '.svc', 'vuln-index', `${id}.json.gz`);
 }
 
-/** The index in JSON text, checked as far as a scanner relies on it before matching; a reason when not. */
-function parseIndex(json: string): VulnIndex | string {
+/**
+ * The index from its JSON bytes, checked as far as a scanner relies on it before matching; a
+ * reason when not. Parsed a slice at a time: the bytes, one whole string and the objects would
+ * not fit the scanner's memory bound together.
+ */
+function parseIndex(json: Buffer): VulnIndex | string {
   let value: unknown;
   try {
-    value = JSON.parse(json);
+    value = parseVulnIndexBytes(json);
   } catch {
     return 'not JSON';
   }
@@ -57,7 +62,7 @@ function readCache(file: string, warn: (message: string) => void): Cached | null
   }
   let parsed: VulnIndex | string;
   try {
-    parsed = parseIndex(gunzipSync(bytes).toString('utf8'));
+    parsed = parseIndex(gunzipSync(bytes));
   } catch {
     parsed = 'not gzip';
   }
@@ -121,7 +126,7 @@ export async function loadVulnIndex(target: PortalTarget, opts: LoadVulnIndexOpt
   let parsed: VulnIndex | string;
   try {
     gzip = answer.gzipped ? answer.body : gzipSync(answer.body);
-    parsed = parseIndex(gunzipSync(gzip).toString('utf8'));
+    parsed = parseIndex(gunzipSync(gzip));
   } catch {
     return fallback("the portal's vulnerability index is not valid gzip");
   }
@@ -134,4 +139,23 @@ export async function loadVulnIndex(target: PortalTarget, opts: LoadVulnIndexOpt
     );
   }
   return parsed;
+}
+
+/**
+ * The index a scan or an import matches against: the configured portal's, or none without a
+ * portal. Never fails the run: a refused key is one warning here (the upload, when asked,
+ * says it again as its own error) and the built-in table still applies.
+ */
+export async function vulnIndexForRun(
+  portal: PortalTarget | undefined,
+  opts: LoadVulnIndexOptions,
+): Promise<VulnIndex | null> {
+  if (portal === undefined) return null;
+  try {
+    return await loadVulnIndex(portal, opts);
+  } catch (err) {
+    if (!(err instanceof PortalError)) throw err;
+    opts.warn?.(`vulnerability index not fetched: ${err.message}; CVEs are matched from the built-in table only`);
+    return null;
+  }
 }

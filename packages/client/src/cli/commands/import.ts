@@ -4,6 +4,7 @@ import { DEFAULT_MAX_BYTES, ImportError } from '../../imports/guard.ts';
 import { runImport } from '../../imports/run-import.ts';
 import { licenseState } from '../../license/service.ts';
 import type { PortalTarget } from '../../portal/target.ts';
+import { vulnIndexForRun } from '../../portal/vuln-index.ts';
 import { sessionsRootOf } from '../../session-dir/root.ts';
 import { ScanUploadError } from '../../upload/produced-upload.ts';
 import type { CliContext } from '../context.ts';
@@ -64,6 +65,11 @@ export async function importAndReport(
     urlOverride: opts.upload?.uploadUrl ?? opts.common.url,
     allowInsecureHttp: opts.common.allowInsecureHttp,
   });
+  const vulnIndex = await vulnIndexForRun(opts.portal ?? opts.upload, {
+    home: ctx.home,
+    warn,
+    info: (m) => out.info(m),
+  });
   let result: Awaited<ReturnType<typeof runImport>>;
   try {
     result = await runImport(
@@ -78,6 +84,7 @@ export async function importAndReport(
         license,
         upload: opts.upload,
         portal: opts.portal ?? opts.upload,
+        vulnIndex,
       },
       { now: ctx.now, info: (m) => out.info(m), warn },
     );

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { SCAN_BUDGET_SETTING, scanBudgetOf } from '@svc/protocol';
 import type { Command } from 'commander';
 import { licenseState } from '../../license/service.ts';
+import { vulnIndexForRun } from '../../portal/vuln-index.ts';
 import { parseExceptionsFile, type ExceptionRule } from '../../pipeline/exceptions.ts';
 import { parseDomains } from '../../scanner/run/domains.ts';
 import { findNmap, NMAP_MISSING } from '../../scanner/nmap-path.ts';
@@ -127,6 +128,7 @@ export default function register(program: Command, ctx: CliContext): void {
       allowInsecureHttp: opts.allowInsecureHttp,
     });
 
+    const vulnIndex = await vulnIndexForRun(statePortal, { home: ctx.home, warn, info: (m) => out.info(m) });
     const tty = ctx.streams.stderr.isTTY === true;
     let scan: Awaited<ReturnType<typeof runScan>>;
     try {
@@ -145,6 +147,7 @@ export default function register(program: Command, ctx: CliContext): void {
           portal: statePortal,
           tools: opts.tools ? EXTERNAL_TOOLS : [],
           domains,
+          vulnIndex,
         },
         {
           now: ctx.now,

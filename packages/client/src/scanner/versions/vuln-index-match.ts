@@ -1,3 +1,4 @@
+import { productKeysOf } from './cpe-aliases.ts';
 import { cpeProductKey, type VulnIndex, type VulnIndexCve, type VulnIndexRange } from '@svc/protocol';
 import type { NmapService } from '../parse/types.ts';
 import { compareVersionKeys, type VersionKey, versionKey } from './compare.ts';
@@ -133,12 +134,15 @@ export function matchVulnIndex(service: NmapService, lookup: VulnLookup): VulnMa
   const seen = new Set<string>();
   const out: VulnMatch[] = [];
   for (const cpe of service.cpes) {
-    const product = cpeProductKey(cpe);
-    if (product === null || !lookup.products.has(product)) continue;
-    for (const cve of cvesAt(lookup, product, observed.upstream)) {
-      if (seen.has(cve.id)) continue;
-      seen.add(cve.id);
-      out.push({ cve, product, cpe, observed });
+    const own = cpeProductKey(cpe);
+    if (own === null) continue;
+    for (const product of productKeysOf(own)) {
+      if (!lookup.products.has(product)) continue;
+      for (const cve of cvesAt(lookup, product, observed.upstream)) {
+        if (seen.has(cve.id)) continue;
+        seen.add(cve.id);
+        out.push({ cve, product, cpe, observed });
+      }
     }
   }
   return out;
