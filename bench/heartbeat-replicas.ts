@@ -7,7 +7,12 @@
  * alone (the baseline), the other round-robins over both. Same load generator, same random
  * agents, same backlog restored before every run. Target: two replicas ≥ 1.6 × one.
  *
- *   node bench/heartbeat-replicas.ts [--agents=20000 --pending=4000 --pool=10] [shared flags]
+ * On one small machine the proxy, the load generator, PostgreSQL and the replicas share its
+ * cores, so a second replica has no CPU to add. `--replica-cpu=C` gives each replica a budget
+ * of C cores (a cgroup; root), as replicas on machines of their own would have: what is then
+ * measured is whether two replicas on one database get in each other's way.
+ *
+ *   node bench/heartbeat-replicas.ts [--agents=20000 --pending=4000 --pool=10 --replica-cpu=0.4] [shared flags]
  *
  * Results: bench/results/heartbeat-replicas-<timestamp>.json.
  */
@@ -18,6 +23,7 @@ import { CLIENT_ID, databaseUrlOf, resetBacklog, seed, startReplica } from './he
 import { type LoadResult, problemsOf, runHeartbeatLoad } from './heartbeat/load.ts';
 import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
 import { type CpuTarget, waitForQuietMachine } from './lib/cpu.ts';
+import { limitCpu } from './lib/cpu-quota.ts';
 import { machineInfo } from './lib/machine.ts';
 import { type BenchOptions, OptionsError, parseBenchOptions, usage } from './lib/options.ts';
 import { adminToken, createLicense, type PortalProcess, startPortalProcess } from './lib/portal.ts';
@@ -30,12 +36,22 @@ interface Options extends BenchOptions {
   agents: number;
   pending: number;
   pool: number;
+  /** Each replica's CPU budget in cores; null: none. */
+  replicaCpu: number | null;
 }
 
 function parseOptions(argv: string[]): Options | 'help' {
   const own = { agents: 20_000, pending: 4_000, pool: 10 };
+  let replicaCpu: number | null = null;
   const rest: string[] = [];
   for (const arg of argv) {
+    const cpu = /^--replica-cpu=(.+)$/.exec(arg);
+    if (cpu !== null) {
+      replicaCpu = Number(cpu[1]);
+      if (!Number.isFinite(replicaCpu) || replicaCpu < 0.05 || replicaCpu > 64)
+        throw new OptionsError('--replica-cpu must be a number of cores from 0.05 to 64');
+      continue;
+    }
     const m = /^--(agents|pending|pool)=(\d+)$/.exec(arg);
     if (m === null) {
       rest.push(arg);
@@ -54,7 +70,7 @@ function parseOptions(argv: string[]): Options | 'help' {
     BENCH_QUIET_WAIT: '30',
     ...process.env,
   });
-  return shared === 'help' ? 'help' : { ...shared, ...own };
+  return shared === 'help' ? 'help' : { ...shared, ...own, replicaCpu };
 }
 
 /** nginx in front of the replicas: `one` proxies to the first alone, `two` to both (round robin). */
@@ -108,6 +124,11 @@ async function benchmark(opts: Options): Promise<void> {
   const seeded = await seed(db, opts, license.id);
   console.log(`seeded ${opts.agents} agents and ${seeded.commands} pending commands`);
   const second = await startReplica(first, databaseUrl, opts);
+  if (opts.replicaCpu !== null) {
+    limitCpu(first.child.pid, opts.replicaCpu, 'replica-1');
+    limitCpu(second.child.pid, opts.replicaCpu, 'replica-2');
+    console.log(`each replica has a budget of ${opts.replicaCpu} cores`);
+  }
   const { nginx, one, two } = await startProxy(first, second);
   console.log(`replicas at ${first.url} and ${second.url}; nginx (pid ${nginx.pid}) at ${one} (one) and ${two} (two)`);
 
@@ -190,6 +211,7 @@ const help = (): string =>
     '  --agents=N     fleet size (default 20000)',
     '  --pending=N    pending commands (default 4000)',
     '  --pool=N       database pool of each replica (default 10)',
+    '  --replica-cpu=C  a CPU budget of C cores for each replica (cgroup; root)',
     '  (defaults here: --duration=10 --warmup=3 --rounds=3 --quiet-wait=30)',
   ].join('\n');
 
