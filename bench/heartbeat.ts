@@ -52,7 +52,8 @@ import {
   startReplica,
   VERSION,
 } from './heartbeat/fleet.ts';
-import { type LoadResult, problemsOf, runHeartbeatLoad } from './heartbeat/load.ts';
+import { type LoadResult, runHeartbeatLoad } from './heartbeat/load.ts';
+import { problemsOf } from './lib/load.ts';
 import { normalizeSql, PGBENCH_VARIANTS, type PgbenchResult, runPgbench } from './heartbeat/pgbench.ts';
 import { spawnNode, waitForHttp, type NodeChild } from './lib/children.ts';
 import { cleanupAll, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.ts';

@@ -109,11 +109,3 @@ export async function runHeartbeatLoad(opts: {
     cpuUsPerRequest,
   };
 }
-
-export function problemsOf(r: LoadResult): string | null {
-  const problems: string[] = [];
-  if (r.errors > 0) problems.push(`${r.errors} connection errors (${r.timeouts} timeouts)`);
-  if (r.non2xx > 0) problems.push(`${r.non2xx} non-2xx answers (${JSON.stringify(r.statusCodes)})`);
-  if (r.requests2xx === 0) problems.push('no successful answers');
-  return problems.length > 0 ? `${r.title}: ${problems.join(', ')}` : null;
-}

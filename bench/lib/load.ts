@@ -142,7 +142,9 @@ export async function runLoad(opts: LoadOptions): Promise<LoadSummary> {
 }
 
 /** Why a phase's figures cannot be trusted (any error, timeout or non-2xx answer), or null. */
-export function problemsOf(s: LoadSummary): string | null {
+export function problemsOf(
+  s: Pick<LoadSummary, 'title' | 'errors' | 'timeouts' | 'non2xx' | 'statusCodes' | 'requests2xx'>,
+): string | null {
   const problems: string[] = [];
   if (s.errors > 0) problems.push(`${s.errors} connection errors (${s.timeouts} timeouts)`);
   if (s.non2xx > 0) problems.push(`${s.non2xx} non-2xx answers (${JSON.stringify(s.statusCodes)})`);
