@@ -13,7 +13,9 @@ import { runCli, tool } from '../../../test-support/cli.ts';
  * the score became bounded by the worst finding (docs/scoring.md) and compliance ids moved to
  * each framework's list (docs/compliance.md): scores, grades, compliance rows and the report
  * changed, and the worsening case's later sessions gained one critical each, because the
- * planner adds findings until the new score moves.
+ * planner adds findings until the new score moves. The HTML re-pinned when the report gained
+ * the known-exploited badge's style and the score formula's KEV and EPSS sentence (the data
+ * digests did not move).
  */
 
 const TOOL = tool('synthetic_collection.sh');
@@ -53,7 +55,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
       'one session of the defaults',
       ['--target', '192.168.1.0/24', '--seed', '1'],
       'a069773db638c455d4707a7bb5725ce5532b1ea35dfc21709de14361e8e4b369',
-      '59ac011eafbaf2429d83b826a36cb1314bbfa1418b1f6f981f76089be414638b',
+      'a2e3c5615f9b90a30f82cbc7904fc7c3539e91cfc74297ec55d99456d5522644',
     ],
     [
       'worsening, exceptions, client id',
@@ -72,7 +74,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
         '42',
       ],
       '42880d7b92072102ac42dbfffe33c04d9ba2ae188fa100190af8f09b37e08b11',
-      'f351027c0ea75d3acc994abce9c1263677e7e2988269d41d0bb257126f523298',
+      '7568c17477919fab662e04fcca09f9ec6c673b2930f0bb9e270f6479b27f4bf2',
     ],
     [
       'improving over a week, another mix, many findings',
@@ -95,7 +97,7 @@ describe('synthetic_collection.sh --seed output is byte for byte stable', () => 
         '7',
       ],
       '3b3b6cdfede5ce65485f239b30d8ee36d5e8f6f79b3ceebe5c373b079dc545b0',
-      '924945a02db397e79a07fd23fe7dd66a3ce3cdfffcf7ab0e18142d93d820e605',
+      '82509644ced11f7f402550eeb3858abec328d6e8053518f32d1bad2ae4c27643',
     ],
   ])('%s', async (_name, args, data, html) => {
     expect(await digestOf(args)).toStrictEqual({ data, html });
