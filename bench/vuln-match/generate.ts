@@ -12,7 +12,7 @@
  * one in ten gives no version.
  */
 import fs from 'node:fs';
-import { seededRandom } from '../lib/random.ts';
+import { seededRandom } from '../../test-support/random.ts';
 import { VULN_INDEX_FORMAT, type VulnIndex, type VulnIndexCve, type VulnIndexRange } from '@svc/protocol';
 
 /** Draws an index 0..n-1 with probability ∝ 1/(i+1)^s, by binary search in the cumulative weights. */

@@ -11,6 +11,7 @@ import {
   login,
 } from '../../../test-support/portal.ts';
 import { postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+import { seededRandom } from '../../../test-support/random.ts';
 import {
   describe as describeProcess,
   killAll,
@@ -41,18 +42,8 @@ const MAX_ROUNDS = 80;
 const MAX_IN_FLIGHT = 24;
 const SEED = Number(process.env['EXACTLY_ONCE_SEED'] ?? randomBytes(4).readUInt32LE(0));
 
-/** mulberry32: a seeded PRNG, so the choices (not the interleaving) of a failing run can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = prng(SEED);
+// Seeded, so the choices (not the interleaving) of a failing run can be replayed.
+const random = seededRandom(SEED);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 
 /** A counting semaphore: bounds the requests in flight against both portals together. */
