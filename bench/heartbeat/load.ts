@@ -1,5 +1,5 @@
-import { randomInt } from 'node:crypto';
 import autocannon, { type Instance, type Result } from 'autocannon';
+import { seededRandom } from '../../test-support/random.ts';
 import { interrupted } from '../lib/cleanup.ts';
 import { startCpuSample, type CpuTarget } from '../lib/cpu.ts';
 import { latencySummary, round, Samples, statusCountsOf } from '../lib/stats.ts';
@@ -34,7 +34,27 @@ export interface LoadResult {
   cpuUsPerRequest: Record<string, number | null>;
 }
 
-/** One bounded autocannon phase; every request carries a random agent id of the fleet. */
+/**
+ * The fleet's agents in a shuffled order (seeded, so every run sends the same sequence): a
+ * fleet heartbeats each agent in turn, one heartbeat at a time per agent, in no particular
+ * order of id. Drawing agents at random instead sends one agent's heartbeats concurrently,
+ * which no daemon does (svcd waits for each answer).
+ */
+function fleetOrder(agents: number): Uint32Array {
+  const order = new Uint32Array(agents);
+  for (let i = 0; i < agents; i++) order[i] = i + 1;
+  const random = seededRandom(agents);
+  for (let i = agents - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j] as number, order[i] as number];
+  }
+  return order;
+}
+
+/**
+ * One bounded autocannon phase. Requests name the fleet's agents in turn (fleetOrder): an
+ * agent's next heartbeat comes `agents` requests after its last, so none has two in flight.
+ */
 export async function runHeartbeatLoad(opts: {
   title: string;
   url: string;
@@ -49,6 +69,8 @@ export async function runHeartbeatLoad(opts: {
   interrupted.throwIfAborted();
   const latencies = new Samples();
   const timestamp = new Date().toISOString();
+  const order = fleetOrder(opts.agents);
+  let next = 0;
   const instance: Instance = autocannon({
     title: opts.title,
     url: opts.url,
@@ -65,7 +87,7 @@ export async function runHeartbeatLoad(opts: {
         path: PATH,
         setupRequest: (req) => ({
           ...req,
-          body: `{"agent_id":"${agentIdOf(randomInt(1, opts.agents + 1))}","version":"${VERSION}","timestamp":"${timestamp}","status":"running","uptime_seconds":3600}`,
+          body: `{"agent_id":"${agentIdOf(order[next++ % order.length] as number)}","version":"${VERSION}","timestamp":"${timestamp}","status":"running","uptime_seconds":3600}`,
         }),
       },
     ],
