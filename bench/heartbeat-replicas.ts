@@ -16,10 +16,20 @@
  *
  * Results: bench/results/heartbeat-replicas-<timestamp>.json.
  */
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { type Nginx, nginxListener, startNginx } from '../test-support/nginx.ts';
-import { CLIENT_ID, databaseUrlOf, resetBacklog, seed, startReplica } from './heartbeat/fleet.ts';
+import {
+  batchCounts,
+  batchShape,
+  CLIENT_ID,
+  databaseUrlOf,
+  resetBacklog,
+  seed,
+  startReplica,
+} from './heartbeat/fleet.ts';
 import { type LoadResult, runHeartbeatLoad } from './heartbeat/load.ts';
 import { problemsOf } from './lib/load.ts';
 import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
@@ -39,10 +49,12 @@ interface Options extends BenchOptions {
   pool: number;
   /** Each replica's CPU budget in cores; null: none. */
   replicaCpu: number | null;
+  /** Seconds of load through both replicas, before any budget, to reach steady state. */
+  steadyS: number;
 }
 
 function parseOptions(argv: string[]): Options | 'help' {
-  const own = { agents: 20_000, pending: 4_000, pool: 10 };
+  const own = { agents: 20_000, pending: 4_000, pool: 10, steady: 20 };
   let replicaCpu: number | null = null;
   const rest: string[] = [];
   for (const arg of argv) {
@@ -53,13 +65,16 @@ function parseOptions(argv: string[]): Options | 'help' {
         throw new OptionsError('--replica-cpu must be a number of cores from 0.05 to 64');
       continue;
     }
-    const m = /^--(agents|pending|pool)=(\d+)$/.exec(arg);
+    const m = /^--(agents|pending|pool|steady)=(\d+)$/.exec(arg);
     if (m === null) {
       rest.push(arg);
       continue;
     }
     const n = Number(m[2]);
-    if (!Number.isSafeInteger(n) || n < 1) throw new OptionsError(`--${m[1]} must be a positive whole number`);
+    if (!Number.isSafeInteger(n) || n < (m[1] === 'steady' ? 0 : 1))
+      throw new OptionsError(
+        `--${m[1]} must be a ${m[1] === 'steady' ? 'whole number of seconds' : 'positive whole number'}`,
+      );
     own[m[1] as keyof typeof own] = n;
   }
   if (own.pending > own.agents * 10) throw new OptionsError('--pending must be at most 10 per agent');
@@ -71,7 +86,8 @@ function parseOptions(argv: string[]): Options | 'help' {
     BENCH_QUIET_WAIT: '30',
     ...process.env,
   });
-  return shared === 'help' ? 'help' : { ...shared, ...own, replicaCpu };
+  const { steady, ...sizes } = own;
+  return shared === 'help' ? 'help' : { ...shared, ...sizes, steadyS: steady, replicaCpu };
 }
 
 /** nginx in front of the replicas: `one` proxies to the first alone, `two` to both (round robin). */
@@ -109,7 +125,12 @@ async function benchmark(opts: Options): Promise<void> {
       .map((v) => round(v, 2))
       .join(' ')}`,
   );
-  const first = await startPortalProcess({ echo: opts.verbose, env: { SVC_DB_POOL_MAX: String(opts.pool) } });
+  // GET /metrics on both replicas, read before and after each run: how many heartbeats each batch statement wrote.
+  const metrics = { SVC_METRICS_TOKEN: randomBytes(24).toString('hex') };
+  const first = await startPortalProcess({
+    echo: opts.verbose,
+    env: { SVC_DB_POOL_MAX: String(opts.pool), ...metrics },
+  });
   const key = await createLicense(first, await adminToken(first), {
     tier: 'business',
     client_id: CLIENT_ID,
@@ -124,14 +145,39 @@ async function benchmark(opts: Options): Promise<void> {
   if (!license) throw new Error('the bench license is not in the database');
   const seeded = await seed(db, opts, license.id);
   console.log(`seeded ${opts.agents} agents and ${seeded.commands} pending commands`);
-  const second = await startReplica(first, databaseUrl, opts);
+  // --profile: the second replica (it serves only the two-replica runs) writes a V8 CPU profile
+  // when it stops; its figures are slowed by the profiler.
+  const profileDir = path.join(os.tmpdir(), `heartbeat-replicas-profile-${process.pid}`);
+  const second = await startReplica(first, databaseUrl, {
+    ...opts,
+    env: metrics,
+    nodeArgs: opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
+  });
+  if (opts.profile) console.log(`profiling the second replica into ${profileDir} (written when it stops)`);
+  const { nginx, one, two } = await startProxy(first, second);
+  console.log(`replicas at ${first.url} and ${second.url}; nginx (pid ${nginx.pid}) at ${one} (one) and ${two} (two)`);
+  const common = {
+    key,
+    agents: opts.agents,
+    connections: opts.connections,
+    pipelining: opts.pipelining,
+    maxRequests: opts.maxRequests,
+  };
+  // Both replicas run their hot code optimised before anything is measured, as a portal that has
+  // been up for a while does: under a small CPU budget the first rounds' warm-up alone does not
+  // get there, and the replica measured first would pay for it.
+  if (opts.steadyS > 0) {
+    console.log(`bringing both replicas to steady state (${opts.steadyS} s of heartbeats through both, no budget)`);
+    await resetBacklog(db);
+    const steady = await runHeartbeatLoad({ ...common, title: 'steady state', url: two, durationS: opts.steadyS });
+    const problem = problemsOf(steady);
+    if (problem) throw new Error(problem);
+  }
   if (opts.replicaCpu !== null) {
     limitCpu(first.child.pid, opts.replicaCpu, 'replica-1');
     limitCpu(second.child.pid, opts.replicaCpu, 'replica-2');
     console.log(`each replica has a budget of ${opts.replicaCpu} cores`);
   }
-  const { nginx, one, two } = await startProxy(first, second);
-  console.log(`replicas at ${first.url} and ${second.url}; nginx (pid ${nginx.pid}) at ${one} (one) and ${two} (two)`);
 
   const cpu: CpuTarget[] = [
     { name: 'replica 1', pid: () => first.child.pid },
@@ -143,14 +189,10 @@ async function benchmark(opts: Options): Promise<void> {
     { side: 'one replica', url: one },
     { side: 'two replicas', url: two },
   ];
-  const common = {
-    key,
-    agents: opts.agents,
-    connections: opts.connections,
-    pipelining: opts.pipelining,
-    maxRequests: opts.maxRequests,
-  };
-  const runs: (LoadResult & { side: Side; round: number })[] = [];
+  type Shape = ReturnType<typeof batchShape>;
+  const runs: (LoadResult & { side: Side; round: number; batches: { replica1: Shape; replica2: Shape } })[] = [];
+  const readCounts = () =>
+    Promise.all([batchCounts(first, metrics.SVC_METRICS_TOKEN), batchCounts(second, metrics.SVC_METRICS_TOKEN)]);
   for (let r = 1; r <= opts.rounds; r++)
     for (const { side, url } of sides) {
       if (opts.quietWaitS > 0)
@@ -162,6 +204,7 @@ async function benchmark(opts: Options): Promise<void> {
         if (problem) throw new Error(problem);
       }
       await resetBacklog(db);
+      const before = await readCounts();
       const measured = await runHeartbeatLoad({
         ...common,
         title: `${side} #${r}`,
@@ -171,11 +214,17 @@ async function benchmark(opts: Options): Promise<void> {
       });
       const problem = problemsOf(measured);
       if (problem) throw new Error(problem);
-      runs.push({ ...measured, side, round: r });
+      const after = await readCounts();
+      const batches = { replica1: batchShape(before[0], after[0]), replica2: batchShape(before[1], after[1]) };
+      runs.push({ ...measured, side, round: r, batches });
       const pct = (name: string) => `${measured.cpuPercent[name]?.toFixed(0) ?? '-'}%`;
+      const shape = (b: Shape) => `${b.meanBatch} per batch, ${Math.round(b.batchedShare * 100)}% batched`;
       console.log(
         `  ${`${side} #${r}`.padEnd(16)} ${measured.rps.toFixed(0).padStart(6)} hb/s  p50 ${measured.latencyMs.p50.toFixed(2)} ms  p99 ${measured.latencyMs.p99.toFixed(2)} ms  ` +
           `(CPU replica 1 ${pct('replica 1')}, replica 2 ${pct('replica 2')}, nginx ${pct('nginx')}, postgres ${pct('postgres')}, loadgen ${pct('loadgen')}, other ${pct('other')})`,
+      );
+      console.log(
+        `  ${''.padEnd(16)} replica 1: ${shape(batches.replica1)}${side === 'two replicas' ? `; replica 2: ${shape(batches.replica2)}` : ''}`,
       );
     }
 
@@ -213,6 +262,7 @@ const help = (): string =>
     '  --pending=N    pending commands (default 4000)',
     '  --pool=N       database pool of each replica (default 10)',
     '  --replica-cpu=C  a CPU budget of C cores for each replica (cgroup; root)',
+    '  --steady=S     seconds of load through both replicas before the budget and the rounds (default 20)',
     '  (defaults here: --duration=10 --warmup=3 --rounds=3 --quiet-wait=30)',
   ].join('\n');
 

@@ -1,6 +1,6 @@
 /**
  * Benchmark: POST /api/health (the daemon heartbeat) with a fleet of 100,000 agents and a
- * backlog of 20,000 pending commands, every request for a random agent.
+ * backlog of 20,000 pending commands, the agents in a shuffled fleet order (bench/heartbeat/load.ts).
  *
  * Sides, all in one run, against the SAME embedded PostgreSQL (the portal's own):
  * - portal: the real portal process (Fastify, key check, validation, Kysely, pg pool);
@@ -9,7 +9,7 @@
  *   plus the FOR UPDATE SKIP LOCKED claim of its commands: the one text in
  *   packages/portal/src/agents/claim-sql.ts that the portal runs too) through `pg` with a pool of the
  *   same size, and answers the same JSON. Same load generator (autocannon, same
- *   connections, same random agent ids), same SQL, same driver, same database: the ratio
+ *   connections, same agent order), same SQL, same driver, same database: the ratio
  *   is what the portal's own layers (Fastify, auth, validation, serialization, Kysely)
  *   cost on top of the unavoidable work. The run checks that the two sides really send
  *   the same statement (PostgreSQL's statement log) and answer the same commands.
@@ -367,7 +367,7 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
   const machine = machineInfo();
   const loadAtStart = os.loadavg().map((v) => round(v, 2));
   log(
-    `heartbeat benchmark: POST ${PATH} for random agents of ${opts.agents.toLocaleString('en')} with ${opts.pending.toLocaleString('en')} pending commands; ` +
+    `heartbeat benchmark: POST ${PATH} for the agents of ${opts.agents.toLocaleString('en')} with ${opts.pending.toLocaleString('en')} pending commands; ` +
       `${opts.connections} connections, DB pool ${opts.pool}, ${opts.warmupS} s warm-up + ${opts.durationS} s measured, ${opts.rounds} round(s) of baseline, single path, then portal`,
   );
   log(
@@ -754,7 +754,7 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
     'heartbeat',
     {
       benchmark: 'heartbeat',
-      description: `POST ${PATH} for random agents of a seeded fleet, against a bare node:http server running the same heartbeat SQL through pg (same database, same pool size), plus pgbench with that SQL`,
+      description: `POST ${PATH} for the agents of a seeded fleet in a shuffled order, against a bare node:http server running the same heartbeat SQL through pg (same database, same pool size), plus pgbench with that SQL`,
       startedAt: started.toISOString(),
       finishedAt: new Date().toISOString(),
       profiled: opts.profile,

@@ -27,18 +27,20 @@ export function databaseUrlOf(portal: PortalProcess): string {
 export async function startReplica(
   first: PortalProcess,
   databaseUrl: string,
-  opts: { pool: number; verbose: boolean; batchMax?: string },
+  opts: { pool: number; verbose: boolean; batchMax?: string; env?: Record<string, string>; nodeArgs?: string[] },
 ) {
   const socketDir = path.join(first.dataDir, 'postgres-run');
   const socket = fs.existsSync(path.join(socketDir, `.s.PGSQL.${first.pgPort}`));
   return startPortalProcess({
     echo: opts.verbose,
+    nodeArgs: opts.nodeArgs ?? [],
     env: {
       SVC_DB_POOL_MAX: String(opts.pool),
       ...(opts.batchMax === undefined ? {} : { SVC_HEARTBEAT_BATCH_MAX: opts.batchMax }),
       // The first portal's key to the signing key it stored in the database (replicas share it).
       SVC_IDENTITY_KEY_ENCRYPTION_KEY: fs.readFileSync(path.join(first.dataDir, 'identity-key'), 'utf8').trim(),
       DATABASE_URL: socket ? `${databaseUrl}?host=${encodeURIComponent(socketDir)}` : databaseUrl,
+      ...opts.env,
     },
   });
 }
@@ -81,4 +83,34 @@ export async function resetBacklog(db: pg.Client): Promise<number> {
   await db.query('VACUUM (ANALYZE) agents, agent_commands');
   await db.query('CHECKPOINT');
   return rowCount ?? 0;
+}
+
+/** What a portal's GET /metrics says of its heartbeats: written in all, and in batch statements. */
+export interface BatchCounts {
+  accepted: number;
+  batches: number;
+  batched: number;
+}
+
+export async function batchCounts(portal: PortalProcess, token: string): Promise<BatchCounts> {
+  const res = await fetch(`${portal.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+  if (res.status !== 200) throw new Error(`GET /metrics of ${portal.url}: HTTP ${res.status}`);
+  const text = await res.text();
+  const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
+  return {
+    accepted: value(/^svc_heartbeats_total\{outcome="accepted"\} (\S+)$/m),
+    batches: value(/^svc_heartbeat_batch_size_count (\S+)$/m),
+    batched: value(/^svc_heartbeat_batch_size_sum (\S+)$/m),
+  };
+}
+
+/** Between two readings: heartbeats per batch statement, and the share of heartbeats written in one. */
+export function batchShape(before: BatchCounts, after: BatchCounts): { meanBatch: number; batchedShare: number } {
+  const batches = after.batches - before.batches;
+  const batched = after.batched - before.batched;
+  const accepted = after.accepted - before.accepted;
+  return {
+    meanBatch: batches > 0 ? Math.round((batched / batches) * 10) / 10 : 0,
+    batchedShare: accepted > 0 ? Math.round((batched / accepted) * 1000) / 1000 : 0,
+  };
 }
