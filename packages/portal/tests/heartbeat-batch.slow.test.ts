@@ -1,6 +1,7 @@
-import type pg from 'pg';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readHeartbeat } from '@svc/protocol';
+import { HEARTBEAT_BATCH_SQL, heartbeatBatchValues } from '../src/agents/claim-sql.ts';
 import { heartbeatWriter } from '../src/agents/heartbeat-batch.ts';
 import { AGENT_UNREGISTERED } from '../src/agents/resolve.ts';
 import { authenticateKey } from '../src/auth/authenticate.ts';
@@ -288,6 +289,69 @@ describe('heartbeats arriving together', () => {
       await db.query('DROP TRIGGER refuse_batches ON agents');
       await db.query('DROP FUNCTION refuse_batches()');
       await db.query('DROP SEQUENCE refused_batches');
+    }
+  });
+
+  it('two batches with the same agents in opposite orders (two replicas, a retried heartbeat) do not deadlock', async () => {
+    const lic = await createLicense(portal, { tier: 'business', max_agents: null });
+    const [a, b, x] = ['a', 'b', 'x'].map((l) => newAgentId(`order-${l}`)) as [string, string, string];
+    await register(lic.key, [a, b, x]);
+    const clientId = lic.record.client_id;
+    const batch = (agents: string[]) =>
+      heartbeatBatchValues(
+        agents.map((agent_id) => ({
+          version: '4.2.3',
+          sent_at: clock.now(),
+          status: 'running',
+          uptime_seconds: 1,
+          schedules: null,
+          system_info: null,
+          now: clock.now(),
+          client_id: clientId,
+          agent_id,
+          can_receive: true,
+        })),
+        10,
+      );
+    // A fleet-sized table, so the statement is planned as in production: the batch's rows
+    // first, each agent's row found by index, in the batch's order.
+    await db.query(
+      `INSERT INTO agents (agent_id, client_id, license_id, key_tier, version, sent_at, status, uptime_seconds, received_at, first_seen_at)
+       SELECT 'svcd_fleet_' || n, $1, $2, 'business', '4.2.3', now(), 'running', 0, now(), now()
+       FROM generate_series(1, 20000) AS n`,
+      [clientId, lic.record.id],
+    );
+    await db.query('ANALYZE agents');
+    // Two replicas' connections, and a third session that holds x's row.
+    const [one, two, holder] = [0, 1, 2].map(() => new pg.Client({ connectionString: portal.databaseUrl }));
+    for (const c of [one, two, holder]) await c!.connect();
+    const waiting = async (pid: number) => {
+      const { rows } = await db.query('SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1', [pid]);
+      return rows[0]?.wait_event_type;
+    };
+    try {
+      await holder!.query('BEGIN');
+      await holder!.query('SELECT 1 FROM agents WHERE client_id = $1 AND agent_id = $2 FOR UPDATE', [clientId, x]);
+      // Replica two: b, then x (waits for the holder), then a.
+      const second = two!.query(HEARTBEAT_BATCH_SQL, batch([b, x, a])).then(
+        (r) => r.rowCount,
+        (e: Error & { code?: string }) => e.code ?? e.message,
+      );
+      const secondPid = (two as unknown as { processID: number }).processID;
+      await expect.poll(() => waiting(secondPid)).toBe('Lock');
+      // Replica one: a, then b (waits for replica two).
+      const first = one!.query(HEARTBEAT_BATCH_SQL, batch([a, b])).then(
+        (r) => r.rowCount,
+        (e: Error & { code?: string }) => e.code ?? e.message,
+      );
+      const firstPid = (one as unknown as { processID: number }).processID;
+      await expect.poll(() => waiting(firstPid)).toBe('Lock');
+      await holder!.query('COMMIT');
+      // Both written, one after the other; a deadlock would fail one of them with 40P01.
+      expect(await Promise.all([first, second])).toEqual([2, 3]);
+    } finally {
+      await holder!.query('ROLLBACK').catch(() => undefined);
+      await Promise.all([one, two, holder].map((c) => c!.end()));
     }
   });
 });

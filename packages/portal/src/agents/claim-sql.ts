@@ -109,17 +109,25 @@ export type BatchedHeartbeat = Record<Exclude<HeartbeatParameter, 'limit'>, unkn
  * statement and one commit. `i` is the heartbeat's position in the batch; a heartbeat
  * whose agent was not updated (unknown, deregistered, legacy-registered) has no row and
  * takes the single statement's slow path. Rows come per heartbeat in delivery order.
+ * `locked` takes the agents' row locks in one order, (client_id, agent_id), whatever the
+ * batch's order: two replicas' batches holding some of the same agents (a daemon's retry
+ * reaching the other replica) then wait for each other instead of deadlocking.
  * $1 is the positions, $2..$11 one array per HEARTBEAT_PARAMETERS column but the limit, $12 the limit.
  */
 export const HEARTBEAT_BATCH_SQL = `WITH v AS (
     SELECT * FROM unnest($1::int[], $2::text[], $3::timestamptz[], $4::text[], $5::float8[], $6::jsonb[],
       $7::jsonb[], $8::timestamptz[], $9::text[], $10::text[], $11::boolean[])
       AS v(i, version, sent_at, status, uptime_seconds, schedules, system_info, now, client_id, agent_id, can_receive)
+  ), locked AS MATERIALIZED (
+    SELECT a.client_id, a.agent_id FROM agents a JOIN v ON a.client_id = v.client_id AND a.agent_id = v.agent_id
+    WHERE a.license_id IS NOT NULL AND a.deregistered_at IS NULL
+    ORDER BY a.client_id, a.agent_id
+    FOR UPDATE OF a
   ), hb AS (
     UPDATE agents a SET version = v.version, sent_at = v.sent_at, status = v.status, uptime_seconds = v.uptime_seconds,
       schedules = v.schedules, system_info = v.system_info, received_at = v.now
-    FROM v
-    WHERE a.client_id = v.client_id AND a.agent_id = v.agent_id AND a.license_id IS NOT NULL AND a.deregistered_at IS NULL
+    FROM v JOIN locked l ON l.client_id = v.client_id AND l.agent_id = v.agent_id
+    WHERE a.client_id = l.client_id AND a.agent_id = l.agent_id AND a.license_id IS NOT NULL AND a.deregistered_at IS NULL
     RETURNING v.i, v.client_id, v.agent_id, v.can_receive, v.now
   ), picked AS (
     SELECT hb.i, hb.now, p.id FROM hb CROSS JOIN LATERAL (
