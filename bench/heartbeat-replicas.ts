@@ -30,7 +30,7 @@ import {
   seed,
   startReplica,
 } from './heartbeat/fleet.ts';
-import { type LoadResult, runHeartbeatLoad } from './heartbeat/load.ts';
+import { type LoadResult, loadSettings, runHeartbeatLoad } from './heartbeat/load.ts';
 import { problemsOf } from './lib/load.ts';
 import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
 import { type CpuTarget, waitForQuietMachine } from './lib/cpu.ts';
@@ -156,13 +156,7 @@ async function benchmark(opts: Options): Promise<void> {
   if (opts.profile) console.log(`profiling the second replica into ${profileDir} (written when it stops)`);
   const { nginx, one, two } = await startProxy(first, second);
   console.log(`replicas at ${first.url} and ${second.url}; nginx (pid ${nginx.pid}) at ${one} (one) and ${two} (two)`);
-  const common = {
-    key,
-    agents: opts.agents,
-    connections: opts.connections,
-    pipelining: opts.pipelining,
-    maxRequests: opts.maxRequests,
-  };
+  const common = loadSettings(key, opts);
   // Both replicas run their hot code optimised before anything is measured, as a portal that has
   // been up for a while does: under a small CPU budget the first rounds' warm-up alone does not
   // get there, and the replica measured first would pay for it.

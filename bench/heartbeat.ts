@@ -52,7 +52,7 @@ import {
   startReplica,
   VERSION,
 } from './heartbeat/fleet.ts';
-import { type LoadResult, runHeartbeatLoad } from './heartbeat/load.ts';
+import { type LoadResult, loadSettings, runHeartbeatLoad } from './heartbeat/load.ts';
 import { problemsOf } from './lib/load.ts';
 import { normalizeSql, PGBENCH_VARIANTS, type PgbenchResult, runPgbench } from './heartbeat/pgbench.ts';
 import { spawnNode, waitForHttp, type NodeChild } from './lib/children.ts';
@@ -453,13 +453,7 @@ async function benchmark(opts: HeartbeatOptions): Promise<void> {
       : []),
     { side: 'portal', url: portal.url, cpu: [{ name: 'server', pid: () => portal.child.pid }, postgres] },
   ];
-  const common = {
-    key,
-    agents: opts.agents,
-    connections: opts.connections,
-    pipelining: opts.pipelining,
-    maxRequests: opts.maxRequests,
-  };
+  const common = loadSettings(key, opts);
   const runs: (LoadResult & { side: Side; round: number; machineBusyBeforePercent: number | null; claimed: number })[] =
     [];
   const rows: (string | number)[][] = [

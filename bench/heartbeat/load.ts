@@ -51,6 +51,20 @@ function fleetOrder(agents: number): Uint32Array {
   return order;
 }
 
+/** What every heartbeat load of a bench run shares: the key, the fleet and the bench's load flags. */
+export function loadSettings(
+  key: string,
+  opts: { agents: number; connections: number; pipelining: number; maxRequests: number },
+) {
+  return {
+    key,
+    agents: opts.agents,
+    connections: opts.connections,
+    pipelining: opts.pipelining,
+    maxRequests: opts.maxRequests,
+  };
+}
+
 /**
  * One bounded autocannon phase. Requests name the fleet's agents in turn (fleetOrder): an
  * agent's next heartbeat comes `agents` requests after its last, so none has two in flight.
