@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
+import { sampleValue, scrape } from '../../test-support/metrics-scrape.ts';
 import { type PortalProcess, startPortalProcess } from '../lib/portal.ts';
 
 /** The heartbeat benches' fleet: agents and a command backlog seeded in SQL, and the portals that serve it. */
@@ -93,14 +94,12 @@ export interface BatchCounts {
 }
 
 export async function batchCounts(portal: PortalProcess, token: string): Promise<BatchCounts> {
-  const res = await fetch(`${portal.url}/metrics`, { headers: { authorization: `Bearer ${token}` } });
-  if (res.status !== 200) throw new Error(`GET /metrics of ${portal.url}: HTTP ${res.status}`);
-  const text = await res.text();
-  const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
+  const s = await scrape(portal.url, token);
+  if (s.status !== 200) throw new Error(`GET /metrics of ${portal.url}: HTTP ${s.status}`);
   return {
-    accepted: value(/^svc_heartbeats_total\{outcome="accepted"\} (\S+)$/m),
-    batches: value(/^svc_heartbeat_batch_size_count (\S+)$/m),
-    batched: value(/^svc_heartbeat_batch_size_sum (\S+)$/m),
+    accepted: sampleValue(s, 'svc_heartbeats_total', { outcome: 'accepted' }),
+    batches: sampleValue(s, 'svc_heartbeat_batch_size_count'),
+    batched: sampleValue(s, 'svc_heartbeat_batch_size_sum'),
   };
 }
 

@@ -2,7 +2,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http as request, withToken } from '../../../test-support/http.ts';
 import { login } from '../../../test-support/portal.ts';
-import { sampleValue, scrape } from './helpers/scrape.ts';
+import { sampleValue, scrape } from '../../../test-support/metrics-scrape.ts';
 import {
   isAlive,
   killAll,

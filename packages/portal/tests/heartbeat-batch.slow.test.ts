@@ -8,7 +8,7 @@ import { authenticateKey } from '../src/auth/authenticate.ts';
 import { createLicense, FakeClock, heartbeatBody, newAgentId, openDb } from '../../../test-support/factories.ts';
 import { http, withKey, withToken } from '../../../test-support/http.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { sampleValue, scrape } from './helpers/scrape.ts';
+import { sampleValue, scrape } from '../../../test-support/metrics-scrape.ts';
 
 /**
  * Heartbeats that arrive together are written together (agents/heartbeat-batch.ts): the

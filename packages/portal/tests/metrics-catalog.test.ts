@@ -4,7 +4,7 @@ import { parser } from '@prometheus-io/lezer-promql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { AREA_FAMILIES, type Scrape, scrape } from './helpers/scrape.ts';
+import { AREA_FAMILIES, type Scrape, scrape } from '../../../test-support/metrics-scrape.ts';
 
 /**
  * deploy/grafana/svc-portal-dashboard.json and deploy/prometheus/svc-portal-alerts.yml name

@@ -5,7 +5,13 @@ import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { multipart, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 import { until } from '../../../test-support/wait.ts';
-import { AREA_FAMILIES, histogramCount, sampleValue, scrape, type Scrape } from './helpers/scrape.ts';
+import {
+  AREA_FAMILIES,
+  histogramCount,
+  sampleValue,
+  scrape,
+  type Scrape,
+} from '../../../test-support/metrics-scrape.ts';
 
 /**
  * GET /metrics of a real portal, scraped over HTTP and read with a Prometheus text parser:
