@@ -4,15 +4,20 @@
  *
  * One embedded PostgreSQL, one seeded fleet (bench/heartbeat/fleet.ts), two portal processes
  * (both batching, the default), one nginx with two listeners: one proxies to the first replica
- * alone (the baseline), the other round-robins over both. Same load generator, same random
- * agents, same backlog restored before every run. Target: two replicas ≥ 1.6 × one.
+ * alone (the baseline), the other balances over both. Same load generator, same fleet order,
+ * same backlog restored before every run. Target: two replicas ≥ 1.6 × one.
  *
  * On one small machine the proxy, the load generator, PostgreSQL and the replicas share its
  * cores, so a second replica has no CPU to add. `--replica-cpu=C` gives each replica a budget
  * of C cores (a cgroup; root), as replicas on machines of their own would have: what is then
- * measured is whether two replicas on one database get in each other's way.
+ * measured is whether two replicas on one database get in each other's way. The budget is
+ * counted per `--cpu-period-ms` (default 10; bench/lib/cpu-quota.ts says why not the kernel's 100).
  *
- *   node bench/heartbeat-replicas.ts [--agents=20000 --pending=4000 --pool=10 --replica-cpu=0.4] [shared flags]
+ * The two-replica upstream balances by least connections (`--balance`), as
+ * docs/deployment-replicas.md advises. The sides alternate which goes first from round to
+ * round, so that a drift over the run (a machine warming up or cooling down) falls on both.
+ *
+ *   node bench/heartbeat-replicas.ts [--agents=20000 --pending=4000 --pool=10 --replica-cpu=0.25 --cpu-period-ms=10] [shared flags]
  *
  * Results: bench/results/heartbeat-replicas-<timestamp>.json.
  */
@@ -34,7 +39,7 @@ import { type LoadResult, loadSettings, runHeartbeatLoad } from './heartbeat/loa
 import { problemsOf } from './lib/load.ts';
 import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
 import { type CpuTarget, waitForQuietMachine } from './lib/cpu.ts';
-import { limitCpu } from './lib/cpu-quota.ts';
+import { DEFAULT_CPU_PERIOD_MS, limitCpu } from './lib/cpu-quota.ts';
 import { machineInfo } from './lib/machine.ts';
 import { type BenchOptions, OptionsError, parseBenchOptions, usage } from './lib/options.ts';
 import { adminToken, createLicense, type PortalProcess, startPortalProcess } from './lib/portal.ts';
@@ -49,6 +54,10 @@ interface Options extends BenchOptions {
   pool: number;
   /** Each replica's CPU budget in cores; null: none. */
   replicaCpu: number | null;
+  /** The period the budget is counted in, ms. */
+  cpuPeriodMs: number;
+  /** How nginx spreads requests over two replicas. */
+  balance: Balance;
   /** Seconds of load through both replicas, before any budget, to reach steady state. */
   steadyS: number;
 }
@@ -56,13 +65,29 @@ interface Options extends BenchOptions {
 function parseOptions(argv: string[]): Options | 'help' {
   const own = { agents: 20_000, pending: 4_000, pool: 10, steady: 20 };
   let replicaCpu: number | null = null;
+  let cpuPeriodMs = DEFAULT_CPU_PERIOD_MS;
+  let balance: Balance = 'least-conn';
   const rest: string[] = [];
   for (const arg of argv) {
+    const how = /^--balance=(.*)$/.exec(arg);
+    if (how !== null) {
+      if (how[1] !== 'least-conn' && how[1] !== 'round-robin')
+        throw new OptionsError('--balance must be least-conn or round-robin');
+      balance = how[1];
+      continue;
+    }
     const cpu = /^--replica-cpu=(.+)$/.exec(arg);
     if (cpu !== null) {
       replicaCpu = Number(cpu[1]);
       if (!Number.isFinite(replicaCpu) || replicaCpu < 0.05 || replicaCpu > 64)
         throw new OptionsError('--replica-cpu must be a number of cores from 0.05 to 64');
+      continue;
+    }
+    const period = /^--cpu-period-ms=(.+)$/.exec(arg);
+    if (period !== null) {
+      cpuPeriodMs = Number(period[1]);
+      if (!Number.isInteger(cpuPeriodMs) || cpuPeriodMs < 1 || cpuPeriodMs > 1000)
+        throw new OptionsError('--cpu-period-ms must be a whole number of milliseconds from 1 to 1000');
       continue;
     }
     const m = /^--(agents|pending|pool|steady)=(\d+)$/.exec(arg);
@@ -79,6 +104,8 @@ function parseOptions(argv: string[]): Options | 'help' {
   }
   if (own.pending > own.agents * 10) throw new OptionsError('--pending must be at most 10 per agent');
   if (own.pool > 100) throw new OptionsError('--pool must be at most 100');
+  if (replicaCpu !== null && replicaCpu * cpuPeriodMs < 1)
+    throw new OptionsError("--replica-cpu × --cpu-period-ms must be at least 1 ms, the kernel's smallest quota");
   const shared = parseBenchOptions(rest, {
     BENCH_DURATION: '10',
     BENCH_WARMUP: '3',
@@ -87,13 +114,16 @@ function parseOptions(argv: string[]): Options | 'help' {
     ...process.env,
   });
   const { steady, ...sizes } = own;
-  return shared === 'help' ? 'help' : { ...shared, ...sizes, steadyS: steady, replicaCpu };
+  return shared === 'help' ? 'help' : { ...shared, ...sizes, steadyS: steady, replicaCpu, cpuPeriodMs, balance };
 }
 
-/** nginx in front of the replicas: `one` proxies to the first alone, `two` to both (round robin). */
+type Balance = 'least-conn' | 'round-robin';
+
+/** nginx in front of the replicas: `one` proxies to the first alone, `two` to both. */
 async function startProxy(
   first: PortalProcess,
   second: PortalProcess,
+  balance: Balance,
 ): Promise<{ nginx: Nginx; one: string; two: string }> {
   const [one, two] = [await nginxListener(), await nginxListener()];
   const proxy = (upstream: string) =>
@@ -104,7 +134,7 @@ async function startProxy(
       { listener: two, body: proxy('two') },
     ],
     `upstream one { server 127.0.0.1:${first.port}; keepalive 64; }
-  upstream two { server 127.0.0.1:${first.port}; server 127.0.0.1:${second.port}; keepalive 64; }`,
+  upstream two { ${balance === 'least-conn' ? 'least_conn; ' : ''}server 127.0.0.1:${first.port}; server 127.0.0.1:${second.port}; keepalive 64; }`,
     { workers: 'auto', accessLog: false, workerConnections: 2048 },
   );
   onCleanup('stop nginx', () => nginx.stop());
@@ -117,7 +147,7 @@ async function benchmark(opts: Options): Promise<void> {
   const started = new Date();
   const machine = machineInfo();
   console.log(
-    `heartbeat replicas benchmark: ${opts.agents} agents, ${opts.pending} pending commands, ${opts.connections} connections through nginx, pool ${opts.pool} per replica, ${opts.rounds} round(s) of ${opts.warmupS} s warm-up + ${opts.durationS} s`,
+    `heartbeat replicas benchmark: ${opts.agents} agents, ${opts.pending} pending commands, ${opts.connections} connections through nginx (two replicas: ${opts.balance}), pool ${opts.pool} per replica, ${opts.rounds} round(s) of ${opts.warmupS} s warm-up + ${opts.durationS} s`,
   );
   console.log(
     `machine: ${machine.cpus} CPUs (${machine.cpuModel}), load average ${os
@@ -154,7 +184,7 @@ async function benchmark(opts: Options): Promise<void> {
     nodeArgs: opts.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [],
   });
   if (opts.profile) console.log(`profiling the second replica into ${profileDir} (written when it stops)`);
-  const { nginx, one, two } = await startProxy(first, second);
+  const { nginx, one, two } = await startProxy(first, second, opts.balance);
   console.log(`replicas at ${first.url} and ${second.url}; nginx (pid ${nginx.pid}) at ${one} (one) and ${two} (two)`);
   const common = loadSettings(key, opts);
   // Both replicas run their hot code optimised before anything is measured, as a portal that has
@@ -168,9 +198,9 @@ async function benchmark(opts: Options): Promise<void> {
     if (problem) throw new Error(problem);
   }
   if (opts.replicaCpu !== null) {
-    limitCpu(first.child.pid, opts.replicaCpu, 'replica-1');
-    limitCpu(second.child.pid, opts.replicaCpu, 'replica-2');
-    console.log(`each replica has a budget of ${opts.replicaCpu} cores`);
+    limitCpu(first.child.pid, opts.replicaCpu, 'replica-1', opts.cpuPeriodMs);
+    limitCpu(second.child.pid, opts.replicaCpu, 'replica-2', opts.cpuPeriodMs);
+    console.log(`each replica has a budget of ${opts.replicaCpu} cores, counted per ${opts.cpuPeriodMs} ms`);
   }
 
   const cpu: CpuTarget[] = [
@@ -188,7 +218,7 @@ async function benchmark(opts: Options): Promise<void> {
   const readCounts = () =>
     Promise.all([batchCounts(first, metrics.SVC_METRICS_TOKEN), batchCounts(second, metrics.SVC_METRICS_TOKEN)]);
   for (let r = 1; r <= opts.rounds; r++)
-    for (const { side, url } of sides) {
+    for (const { side, url } of r % 2 === 1 ? sides : [...sides].reverse()) {
       if (opts.quietWaitS > 0)
         await waitForQuietMachine({ maxBusyPercent: opts.quietBusyPercent, timeoutMs: opts.quietWaitS * 1000 });
       if (opts.warmupS > 0) {
@@ -256,6 +286,8 @@ const help = (): string =>
     '  --pending=N    pending commands (default 4000)',
     '  --pool=N       database pool of each replica (default 10)',
     '  --replica-cpu=C  a CPU budget of C cores for each replica (cgroup; root)',
+    `  --cpu-period-ms=P  the period the budget is counted in (default ${DEFAULT_CPU_PERIOD_MS})`,
+    '  --balance=B    how nginx spreads requests over two replicas: least-conn (default) or round-robin',
     '  --steady=S     seconds of load through both replicas before the budget and the rounds (default 20)',
     '  (defaults here: --duration=10 --warmup=3 --rounds=3 --quiet-wait=30)',
   ].join('\n');
