@@ -41,7 +41,7 @@ import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts
 import { type CpuTarget, waitForQuietMachine } from './lib/cpu.ts';
 import { DEFAULT_CPU_PERIOD_MS, limitCpu } from './lib/cpu-quota.ts';
 import { machineInfo } from './lib/machine.ts';
-import { type BenchOptions, OptionsError, parseBenchOptions, usage } from './lib/options.ts';
+import { type BenchOptions, OptionsError, parseBenchOptions, usage, wholeNumber } from './lib/options.ts';
 import { adminToken, createLicense, type PortalProcess, startPortalProcess } from './lib/portal.ts';
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
@@ -83,11 +83,9 @@ function parseOptions(argv: string[]): Options | 'help' {
         throw new OptionsError('--replica-cpu must be a number of cores from 0.05 to 64');
       continue;
     }
-    const period = /^--cpu-period-ms=(.+)$/.exec(arg);
+    const period = /^--cpu-period-ms=(.*)$/.exec(arg);
     if (period !== null) {
-      cpuPeriodMs = Number(period[1]);
-      if (!Number.isInteger(cpuPeriodMs) || cpuPeriodMs < 1 || cpuPeriodMs > 1000)
-        throw new OptionsError('--cpu-period-ms must be a whole number of milliseconds from 1 to 1000');
+      cpuPeriodMs = wholeNumber('cpu-period-ms', period[1], DEFAULT_CPU_PERIOD_MS, 1, 1000);
       continue;
     }
     const m = /^--(agents|pending|pool|steady)=(\d+)$/.exec(arg);

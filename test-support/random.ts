@@ -1,11 +1,7 @@
-/** mulberry32: a small seeded generator, so generated inputs are the same for the same seed. */
+import { Random } from '@svc/client/synthetic/random';
+
+/** The synthetic generator's seeded PRNG (mulberry32) as a function, for inputs that must be the same for the same seed. */
 export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new Random(seed);
+  return () => random.next();
 }

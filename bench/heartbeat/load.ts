@@ -1,5 +1,5 @@
 import autocannon, { type Instance, type Result } from 'autocannon';
-import { seededRandom } from '../../test-support/random.ts';
+import { Random } from '@svc/client/synthetic/random';
 import { interrupted } from '../lib/cleanup.ts';
 import { startCpuSample, type CpuTarget } from '../lib/cpu.ts';
 import { latencySummary, round, Samples, statusCountsOf } from '../lib/stats.ts';
@@ -40,15 +40,8 @@ export interface LoadResult {
  * order of id. Drawing agents at random instead sends one agent's heartbeats concurrently,
  * which no daemon does (svcd waits for each answer).
  */
-function fleetOrder(agents: number): Uint32Array {
-  const order = new Uint32Array(agents);
-  for (let i = 0; i < agents; i++) order[i] = i + 1;
-  const random = seededRandom(agents);
-  for (let i = agents - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    [order[i], order[j]] = [order[j] as number, order[i] as number];
-  }
-  return order;
+function fleetOrder(agents: number): number[] {
+  return new Random(agents).shuffle(Array.from({ length: agents }, (_, i) => i + 1));
 }
 
 /** What every heartbeat load of a bench run shares: the key, the fleet and the bench's load flags. */

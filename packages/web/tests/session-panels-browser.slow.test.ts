@@ -211,7 +211,8 @@ describe('session view panels', () => {
       try {
         const topo = section(p.page, 'topology');
         const svg = topo.locator('.topo-viewport svg');
-        // The view counts as open once the benchmark is drawn; the topology comes with the session's blocks, a request of its own.
+        // The view counts as open once the benchmark is drawn; the topology comes with the
+        // session's blocks, a request of its own.
         await poll(() => topo.locator('.topo-subnet-label').allTextContents()).toEqual([
           '10.30.1.0/24 · 254 hosts · average risk 49.6',
           '10.30.2.0/24 · 6 hosts · average risk 20',
