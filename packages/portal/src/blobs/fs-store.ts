@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -34,7 +34,9 @@ export class FsBlobStore implements BlobStore {
     const hash = createHash('sha256');
     let size = 0;
     try {
-      const out = createWriteStream(tmp, { flags: 'wx', mode: 0o600 });
+      // Created before anything is written, so the cleanup below always finds the file: a stream
+      // opening it lazily could create it after a failed put had already removed it.
+      const created = await fs.open(tmp, 'wx', 0o600);
       const hashed = async function* () {
         for await (const chunk of source as AsyncIterable<Uint8Array>) {
           hash.update(chunk);
@@ -42,7 +44,7 @@ export class FsBlobStore implements BlobStore {
           yield chunk;
         }
       };
-      await pipeline(hashed(), out);
+      await pipeline(hashed(), created.createWriteStream());
       const fh = await fs.open(tmp, 'r');
       try {
         await fh.sync();
