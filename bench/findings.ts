@@ -29,7 +29,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { loadConfig } from '@svc/portal/config';
 import { startPortal, type Portal } from '@svc/portal/server';
-import { indexUploadedFile } from '@svc/portal/sessions/findings';
+import { mergeIntoRecords } from '@svc/portal/sessions/records-merge';
 import { NO_CLIENT } from '@svc/portal/sessions/queries';
 import { largeSessionDoc, uploadDoc } from '../test-support/large-session.ts';
 import { launchChromium } from '../test-support/chromium.ts';
@@ -232,7 +232,19 @@ async function main(): Promise<void> {
     );
     const doc = largeSessionDoc(bigId, '', FINDINGS);
     t = performance.now();
-    await portal.ctx.db.transaction().execute((trx) => indexUploadedFile(trx, ref, sessionRows[0]!.key, doc));
+    // What an upload does with the file: merged into the findings of record, indexed, counted.
+    const at = new Date();
+    await portal.ctx.db.transaction().execute((trx) =>
+      mergeIntoRecords(trx, {
+        ref,
+        target: '',
+        fileKey: sessionRows[0]!.key,
+        doc,
+        uploader: { actor: 'bench', mayDecide: true },
+        scannedAt: at,
+        now: at,
+      }),
+    );
     const indexMs = performance.now() - t;
     // What autovacuum does soon after a bulk insert; index-only counts need the visibility map.
     await portal.ctx.pool.query('VACUUM ANALYZE session_findings');

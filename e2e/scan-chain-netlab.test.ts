@@ -6,7 +6,8 @@ import { findingFingerprint } from '@svc/protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, withToken } from '../test-support/http.ts';
 import { type HttpReceiver, httpReceiver } from '../test-support/alerts-receivers.ts';
-import { type Netlab, NETLAB_SUBNET, startNetlab } from '../test-support/netlab/index.ts';
+import { type Netlab, startNetlab } from '../test-support/netlab/index.ts';
+import { assertInTestNetwork } from '../test-support/netlab/scanner-tools.ts';
 import { bannerServer } from '../test-support/netlab/services.ts';
 import { Settings } from '@svc/client/config/settings';
 import { licenseState } from '@svc/client/license/service';
@@ -90,9 +91,7 @@ beforeAll(async () => {
   legacy = lab.hosts.legacy.ip;
   data = lab.hosts.data.ip;
   targets = `${legacy},${data}`;
-  for (const ip of [legacy, data])
-    if (!ip.startsWith(NETLAB_SUBNET.replace(/0\/24$/, '')))
-      throw new Error(`refusing to scan ${ip}: outside the test network`);
+  assertInTestNetwork([legacy, data]);
   await fs.writeFile(
     path.join(work, 'exceptions.json'),
     JSON.stringify({
@@ -232,8 +231,19 @@ describe('two scans of the test network, uploaded to a real portal', () => {
     }
   });
 
-  it('the portal serves both sessions with the numbers of their files', async () => {
+  it('the portal serves both sessions with their triage as it stands today', async () => {
     const token = await fixture.portal.adminToken();
+    const [first, second] = scans as [Scanned, Scanned];
+    // Today's status of each finding of the target: what the latest scan made of it.
+    const today = new Map<string, string>([
+      ...second.doc.remediation!.map((r) => [r.fingerprint!, r.status!] as const),
+      ...second.doc.remediation_resolved!.map((r) => [r.fingerprint!, 'resolved'] as const),
+    ]);
+    const byStatus = (entries: { fingerprint?: string }[]) => {
+      const out = { new: 0, persistent: 0, in_progress: 0, resolved: 0, deferred: 0 };
+      for (const e of entries) out[today.get(e.fingerprint!) as keyof typeof out]++;
+      return out;
+    };
     for (const { doc, upload } of scans) {
       const id = doc.metadata?.session_id;
       expect(upload.session_id).toBe(id);
@@ -243,14 +253,25 @@ describe('two scans of the test network, uploaded to a real portal', () => {
       expect(m.target).toBe(targets);
       expect(m.client_id).toBe(fixture.clientId);
       expect(m.total_findings).toBe(doc.findings!.length);
+      // Statuses never move a score; the exception holds in both (docs/findings-of-record.md#one-set-of-numbers).
       expect(m.risk_score).toBe(doc.summary?.risk_score);
-      expect(m.remediation_summary).toStrictEqual(doc.metadata?.remediation_summary);
       expect(m.exception_summary).toStrictEqual({
         ...doc.metadata?.exception_summary,
         risk_score_operational: doc.metadata?.risk_score_operational,
         risk_grade_operational: doc.metadata?.risk_grade_operational,
       });
+      // The status counts are those of the findings of record today: the latest session's are its
+      // file's; the first session's findings are now persistent, or resolved (the FTP server).
+      const entries = [...doc.remediation!, ...doc.remediation_resolved!];
+      const counts = byStatus(entries);
+      expect(m.remediation_summary).toStrictEqual({
+        ...doc.metadata?.remediation_summary,
+        by_status: counts,
+        resolved_count: counts.resolved,
+      });
+      if (doc === second.doc) expect(m.remediation_summary).toStrictEqual(doc.metadata?.remediation_summary);
     }
+    expect(byStatus(first.doc.remediation!)).toMatchObject({ new: 0, resolved: 2 });
   });
 
   it("the second upload's share URL serves its report", async () => {

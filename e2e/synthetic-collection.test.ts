@@ -343,10 +343,14 @@ describe('synthetic_collection.sh', () => {
       expect(Object.values(s.exception_impact.excepted_findings as Counts).reduce((a, b) => a + b)).toBe(2);
       expect(s.risk_score_operational).toBeLessThan(s.risk_score);
       expect(s.exception_impact.score_delta).toBe(s.risk_score - s.risk_score_operational);
+      // The one rule of docs/findings-of-record.md#one-set-of-numbers: exception_summary carries the
+      // operational score and grade, as the portal's does.
       expect(doc.metadata.exception_summary).toStrictEqual({
         total_exceptions: 2,
         by_status: { accepted: 2, expired: 0 },
         score_delta: s.exception_impact.score_delta,
+        risk_score_operational: s.risk_score_operational,
+        risk_grade_operational: s.risk_grade_operational,
       });
     }
   });

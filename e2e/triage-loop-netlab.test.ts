@@ -4,7 +4,8 @@ import path from 'node:path';
 import { findingFingerprint } from '@svc/protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, withToken } from '../test-support/http.ts';
-import { type Netlab, NETLAB_SUBNET, startNetlab } from '../test-support/netlab/index.ts';
+import { type Netlab, startNetlab } from '../test-support/netlab/index.ts';
+import { assertInTestNetwork, scannerTools } from '../test-support/netlab/scanner-tools.ts';
 import { bannerServer } from '../test-support/netlab/services.ts';
 import { finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
 import { type PortalWithKey, startPortalWithKey } from './helpers/portal-with-key.ts';
@@ -95,21 +96,10 @@ beforeAll(async () => {
   // inetutils telnetd opens with an encryption offer no nmap signature names, so version detection
   // waits out every probe on it (about 45 s a scan); the triage here needs no telnet.
   await lab.stopService('legacy', 'telnetd');
-  for (const ip of [legacy, data])
-    if (!ip.startsWith(NETLAB_SUBNET.replace(/0\/24$/, '')))
-      throw new Error(`refusing to scan ${ip}: outside the test network`);
+  assertInTestNetwork([legacy, data]);
   work = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-triage-loop-'));
-  await fs.mkdir(path.join(work, 'bin'));
-  // nmap and the one optional tool these hosts call for (snmpwalk, on the legacy host's SNMP)
-  // enter the scanner namespace; from outside it the lab's addresses are unreachable.
-  for (const tool of ['nmap', 'snmpwalk'])
-    await fs.writeFile(
-      path.join(work, 'bin', tool),
-      `#!/bin/sh\nexec ${lab.wrapper.join(' ')} /usr/bin/${tool} "$@"\n`,
-      {
-        mode: 0o755,
-      },
-    );
+  // nmap and the one optional tool these hosts call for (snmpwalk, on the legacy host's SNMP).
+  await scannerTools(lab.wrapper, path.join(work, 'bin'), ['nmap', 'snmpwalk']);
   daemon = await agentOn(first);
 }, 3 * 60_000);
 

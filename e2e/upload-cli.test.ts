@@ -73,6 +73,9 @@ describe('svc upload: uploaded', () => {
       share_token: expect.stringMatching(/^[0-9a-f]{64}$/),
       share_url: `http://portal.test/share/?token=${body.share_token}`,
       message: expect.any(String),
+      // What the upload did to the target's findings of record (docs/findings-of-record.md#merge):
+      // the file's first session of its target, so its three findings are new.
+      findings: { new: 3, persistent: 0, reopened: 0, resolved: 0, not_checked: 0 },
     });
 
     const json = await stored(s.id, 'session_results.json');
@@ -94,14 +97,15 @@ describe('svc upload: uploaded', () => {
     expect(JSON.stringify(listed.body)).toContain(s.id);
   });
 
-  it('text output: the session id and share URL', async () => {
+  it('text output: the session id and share URL; what the portal did on stderr', async () => {
     const s = await sessionDir();
     const r = await runCli(SVC, ['upload', s.dir, '--no-benchmark'], { env: env() });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(
       new RegExp(`^Uploaded session ${s.id}\\nShare URL: http://portal\\.test/share/\\?token=[0-9a-f]{64}\\n$`),
     );
-    expect(r.stderr).toBe('');
+    // The same target's three findings, seen again (docs/cli/upload.md: the line, then the portal's message).
+    expect(r.stderr).toMatch(/^Findings of record: 3 still open\nPortal: Session uploaded[^\n]*\n$/);
     expect(r.stdout + r.stderr).not.toContain(key);
   });
 
@@ -116,7 +120,11 @@ describe('svc upload: uploaded', () => {
     );
     expect(revoked.status).toBe(200);
     const r = await runCli(SVC, ['upload', s.dir, '--no-benchmark'], { env: env() });
-    expect([r.code, r.stderr]).toEqual([0, '']);
+    expect(r.code, r.stderr).toBe(0);
+    // A re-upload is merged like any upload; the portal's message says the link stays revoked.
+    expect(r.stderr).toMatch(
+      /^Findings of record: 3 still open\nPortal: Session replaced; its share link stays revoked until an admin or member makes a new one[^\n]*\n$/,
+    );
     expect(r.stdout).toBe(
       `Uploaded session ${s.id}\nShare link revoked (an admin or member can make a new one in the portal)\n`,
     );
@@ -126,8 +134,8 @@ describe('svc upload: uploaded', () => {
     const s = await sessionDir();
     const r = await runCli(SVC, ['upload', s.dir], { env: env() });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toBe(
-      'Benchmark written into the session; refreshed on the portal: report.html, exec_summary.html\n',
+    expect(r.stderr).toMatch(
+      /^Benchmark written into the session; refreshed on the portal: report\.html, exec_summary\.html\nFindings of record: 3 still open\nPortal: Session uploaded[^\n]*\n$/,
     );
     const doc = JSON.parse(await fs.readFile(path.join(s.dir, 'session_results.json'), 'utf8'));
     const answer = await http(portal.url, 'GET', `/api/benchmark?session=${s.id}`, { headers: { 'x-api-key': key } });

@@ -4,7 +4,8 @@ import type { SessionFile } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, SVC, tempHome } from '../test-support/cli.ts';
 import { http, withToken } from '../test-support/http.ts';
-import { type Netlab, NETLAB_SUBNET, startNetlab } from '../test-support/netlab/index.ts';
+import { type Netlab, startNetlab } from '../test-support/netlab/index.ts';
+import { assertInTestNetwork, scannerTools } from '../test-support/netlab/scanner-tools.ts';
 import { epssCsv, importTestFeeds, kevCatalog, nvdFeed } from '../test-support/vuln-feeds.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
@@ -84,14 +85,9 @@ beforeAll(async () => {
   lab = await startNetlab({ smb: false });
   ssh = lab.hosts.ssh.ip;
   data = lab.hosts.data.ip;
-  for (const ip of [ssh, data])
-    if (!ip.startsWith(NETLAB_SUBNET.replace(/0\/24$/, '')))
-      throw new Error(`refusing to scan ${ip}: outside the test network`);
+  assertInTestNetwork([ssh, data]);
   home = await tempHome();
-  await fs.mkdir(path.join(home, 'bin'));
-  await fs.writeFile(path.join(home, 'bin', 'nmap'), `#!/bin/sh\nexec ${lab.wrapper.join(' ')} /usr/bin/nmap "$@"\n`, {
-    mode: 0o755,
-  });
+  await scannerTools(lab.wrapper, path.join(home, 'bin'), ['nmap']);
   const res = await runCli(
     SVC,
     ['scan', '--targets', `${ssh},${data}`, '--ports', 'T:22,2222,6379', '--no-tools', '--upload', '--json'],

@@ -1,4 +1,4 @@
-import type { SessionFile } from '@svc/protocol';
+import { coverageBlock, type SessionFile } from '@svc/protocol';
 import type { LicenseState } from '@svc/client/license/tier';
 import { parseExceptionsFile } from '@svc/client/pipeline/exceptions';
 import { orcSettingsFrom } from '@svc/client/pipeline/orc964';
@@ -141,6 +141,14 @@ export function reportSession(orcEnabled = true, sessionId = SESSION_ID): Report
       { ip: '10.0.0.7', open_ports: [443] },
       { ip: '10.1.0.9', hostname: 'web<9>', open_ports: [8080] },
     ],
+    // 10.0.0.8 answered with no open port left: its RDP item is resolved.
+    coverage: coverageBlock({
+      hosts: ['10.0.0.5', '10.0.0.6', '10.0.0.7', '10.0.0.8', '10.1.0.9'],
+      ports: { tcp: [[1, 65535]], udp: [[161, 161]] },
+      profile: 'standard',
+      tools: ['nmap'],
+      source: 'svc-scan',
+    }),
     prior: {
       metadata: { session_id: '20250222_140000', target: '10.0.0.0/16' },
       remediation: [

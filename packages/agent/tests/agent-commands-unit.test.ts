@@ -102,6 +102,29 @@ describe('run_scan arguments', () => {
     expect(scanArgs({ targets: 'host.example', profile: 'quick', upload: true }, root).at(-1)).toBe('--upload');
     expect(scanArgs({ targets: 'host.example', upload: false }, root)).not.toContain('--upload');
   });
+
+  it('ports adds --ports <list> as one fixed argument after the mode', () => {
+    expect(scanArgs({ targets: '10.0.0.1', profile: 'quick', ports: 'T:22,80,8000-8100,U:161' }, root)).toEqual([
+      'scan',
+      '--targets',
+      '10.0.0.1',
+      '-P',
+      'quick_recon',
+      '--ports',
+      'T:22,80,8000-8100,U:161',
+      '--json',
+      '--sessions-dir',
+      root,
+    ]);
+    expect(scanArgs({ targets: '10.0.0.1' }, root)).not.toContain('--ports');
+  });
+
+  it.each(['22 --script=x', '-oN/tmp/x', '22;id', '70000', ''])(
+    'a port list outside the rule never becomes an argument: %j',
+    (ports) => {
+      expect(() => scanArgs({ targets: '10.0.0.1', ports }, root)).toThrow(/payload\.ports must be a port list/);
+    },
+  );
 });
 
 describe('update steps', () => {
@@ -181,6 +204,22 @@ describe('commands without a child process', () => {
       'session 20261127_015300 was not uploaded: it stays on the agent (push_session uploads it)\n' +
         '{"session_id":"20261127_015300","path":"/x"}\n',
     );
+  });
+
+  it('run_scan passes ports to svc scan; a port list outside the rule is refused (exit 2) before anything runs', async () => {
+    // The child prints its own argv: what svc scan would receive.
+    const svc = ['/bin/sh', '-c', 'printf "%s\\n" "$@"', 'svc'];
+    const out = await executeCommand(
+      command('run_scan', { targets: '127.0.0.1', ports: 'T:22,443,U:161' }),
+      ctxFor(hostFor(calls(), { svcCommand: svc })),
+    );
+    expect(out.stdout).toContain('--ports\nT:22,443,U:161\n');
+    const bad = await executeCommand(
+      command('run_scan', { targets: '127.0.0.1', ports: '22 --script=x' }),
+      ctxFor(hostFor(calls(), { svcCommand: svc })),
+    );
+    expect(bad).toMatchObject({ ok: false, exitCode: 2, stdout: '' });
+    expect(bad.stderr).toContain('payload.ports must be a port list');
   });
 
   it('a target that could be an option is refused', async () => {

@@ -232,6 +232,58 @@ describe('nmap XML', () => {
   });
 });
 
+describe('coverage: what each file says its scan looked at (docs/cli/import.md, "Coverage")', () => {
+  const block = (format: string, hosts: string[], ports: Record<string, string>) => ({
+    hosts,
+    ports,
+    profile: format,
+    tools: [format],
+    source: `import:${format}`,
+  });
+
+  it('nmap: the hosts nmap reports up and the ports of <scaninfo>, as svc scan reads them', async () => {
+    expect((await parse(NMAP_FIXTURE)).coverage).toEqual(block('nmap', ['127.0.0.1'], { tcp: '2222,4433-4434,9876' }));
+  });
+
+  it("Nessus: every ReportHost; the policy's port_range when it states one, with the items' ports", async () => {
+    const withRange = (value: string) =>
+      nessusV2(RUN).replace(
+        '<preference><name>TARGET</name>',
+        `<preference><name>port_range</name><value>${value}</value></preference>\n<preference><name>TARGET</name>`,
+      );
+    expect((await parse(write('items.nessus', nessusV2(RUN)))).coverage).toEqual(
+      block('nessus', ['192.0.2.10', '192.0.2.11'], { tcp: '21-22,443' }),
+    );
+    expect((await parse(write('range.nessus', withRange('1-1024,T:8443,U:53,161')))).coverage.ports).toEqual({
+      tcp: '1-1024,8443',
+      udp: '53,161',
+    });
+    expect((await parse(write('all.nessus', withRange('all')))).coverage.ports).toEqual({ tcp: '1-65535' });
+    // `default` is Nessus's own list, which the file does not spell out: the items' ports only.
+    expect((await parse(write('default.nessus', withRange('default')))).coverage.ports).toEqual({ tcp: '21-22,443' });
+  });
+
+  it("Greenbone: the report's hosts; the target's port list when the report carries it, else the ports of the results", async () => {
+    const xml = openvasReport({ ...RUN, items: withOids(FIRST_SCAN) });
+    expect((await parse(write('seen.xml', xml))).coverage).toEqual(
+      block('openvas', ['192.0.2.10', '192.0.2.11'], { tcp: '21-22,443' }),
+    );
+    const ranged = xml.replace(
+      '<trash>0</trash>',
+      '<trash>0</trash><port_list id="p"><name>All TCP and Nmap top 100 UDP</name><port_ranges>' +
+        '<port_range id="a"><start>1</start><end>65535</end><type>tcp</type></port_range>' +
+        '<port_range id="b"><start>161</start><end>161</end><type>udp</type></port_range></port_ranges></port_list>',
+    );
+    expect((await parse(write('ranged.xml', ranged))).coverage.ports).toEqual({ tcp: '1-65535', udp: '161' });
+  });
+
+  it('Nuclei: only the hosts and ports its results name', async () => {
+    expect((await parse(write('c.jsonl', nucleiJsonl({ ...RUN, items: withTemplates(FIRST_SCAN) })))).coverage).toEqual(
+      block('nuclei', ['192.0.2.10', '192.0.2.11'], { tcp: '21-22,443' }),
+    );
+  });
+});
+
 describe('refused input', () => {
   const nmapHead = '<?xml version="1.0"?>\n';
   it('an internal subset declaring entities (billion laughs)', async () => {

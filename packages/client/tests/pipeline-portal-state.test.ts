@@ -307,3 +307,106 @@ describe('prior state from the portal', () => {
     expect(reapplyPriorState({ ...offline, remediation: undefined }, localPrior, portal)).toBeNull();
   });
 });
+
+describe('prior state from the portal: findings of record (issue 33)', () => {
+  const fpRdp = findingFingerprint({ rule_id: 'rdp-exposed', host: '10.0.0.9', port: 3389, protocol: 'tcp' });
+  const fpSnmp = findingFingerprint({ rule_id: 'snmp-public', host: '10.0.0.6', port: 161, protocol: 'udp' });
+  const falsePositive = {
+    disposition: 'false_positive' as const,
+    disposition_reason: 'banner only, patched',
+    disposition_by: 'analyst@x.test',
+    disposition_at: '2025-03-03T10:00:00.000Z',
+  };
+
+  it('an open record the latest session did not report keeps its own place: not checked unless this scan looked there', () => {
+    const rdp = entry({
+      fingerprint: fpRdp,
+      title: 'RDP exposed',
+      host: '10.0.0.9',
+      port: 3389,
+      protocol: 'tcp',
+      status: 'deferred',
+      note: 'jump host',
+      last_seen: '20250222_140000',
+    });
+    const snmp = entry({ fingerprint: fpSnmp, title: 'SNMP public', host: '10.0.0.6', port: 161, protocol: 'udp' });
+    const merged = mergePriorState(null, state({ remediation: [triaged, rdp, snmp] }), []);
+    const doc = stages(merged.prior, merged.exceptions);
+    // 10.0.0.9 did not answer: RDP stays open as it was. 10.0.0.6 answered: its SNMP item is resolved.
+    expect(doc.remediation_not_checked).toMatchObject([
+      {
+        title: 'RDP exposed',
+        status: 'deferred',
+        note: 'jump host',
+        port: 3389,
+        protocol: 'tcp',
+        last_seen: '20250222_140000',
+      },
+    ]);
+    const placed = (e: { title?: string; port?: unknown; protocol?: unknown }) => [e.title, e.port, e.protocol];
+    expect(doc.remediation_resolved?.map(placed)).toEqual([['SNMP public', 161, 'udp']]);
+  });
+
+  it("the portal's disposition and the exception's source come with the item; the false positive is out of the score", () => {
+    const marked = entry({
+      ...falsePositive,
+      exception_status: 'accepted',
+      exception_reason: 'isolated',
+      exception_approver: 'key svc_biz_abcd',
+      exception_approved_at: '2025-03-02T00:00:00.000Z',
+      exception_expiry: null,
+      exception_source: 'upload',
+      exception_claimed_approver: 'CISO',
+    });
+    const merged = mergePriorState(null, state({ remediation: [marked] }), []);
+    const doc = stages(merged.prior, merged.exceptions);
+    expect(doc.remediation?.[0]).toMatchObject({
+      ...falsePositive,
+      exception_status: 'accepted',
+      exception_source: 'upload',
+      exception_claimed_approver: 'CISO',
+    });
+    expect(doc.metadata?.disposition_summary).toEqual({ false_positive: 1 });
+    // Only Weak SSH (critical) counts; the false positive is no accepted risk either.
+    expect(doc.metadata?.exception_summary).toMatchObject({ total_exceptions: 0 });
+    const plain = stages(null, []);
+    expect(doc.summary?.risk_score).toBeLessThan(plain.summary?.risk_score ?? 0);
+  });
+
+  it('a record the portal holds as resolved, seen again, is reopened with its history', () => {
+    const gone = entry({ status: 'resolved', note: 'closed in OPS-9', first_seen: '20250215_140000' });
+    const merged = mergePriorState(null, state({ remediation: [], remediation_resolved: [gone] }), []);
+    expect(stages(merged.prior, merged.exceptions).remediation?.[0]).toMatchObject({
+      fingerprint: fpTelnet,
+      status: 'persistent',
+      prior_status: 'resolved',
+      reopened_at: NOW.toISOString(),
+      first_seen: '20250215_140000',
+      note: 'closed in OPS-9',
+    });
+  });
+
+  it("a newer local prior takes the portal's disposition of its items (set or withdrawn there)", () => {
+    const newerLocal = {
+      ...localPrior,
+      metadata: { ...localPrior.metadata, session_id: '20250305_140000', finished_at: '2025-03-05T14:10:00.000Z' },
+      remediation: [localPrior.remediation[0], { ...localPrior.remediation[1], ...falsePositive }],
+    };
+    const older = state({
+      remediation: [entry(falsePositive), entry({ fingerprint: fpSsh, title: 'Weak SSH', host: '10.0.0.5' })],
+    });
+    const merged = mergePriorState(newerLocal, older, []);
+    expect(merged.source).toBe('local+portal');
+    const doc = stages(merged.prior, merged.exceptions);
+    expect(doc.remediation?.map((r) => r.disposition ?? null)).toEqual(['false_positive', null]);
+  });
+
+  it('svc upload: the document is re-tracked against its own coverage; not-checked items stay', () => {
+    const offline = stages(localPrior, []);
+    const rdp = entry({ fingerprint: fpRdp, title: 'RDP exposed', host: '10.0.0.9', port: 3389, protocol: 'tcp' });
+    const again = reapplyPriorState(offline, localPrior, state({ remediation: [triaged, rdp] }));
+    expect(again?.remediation_not_checked?.map((e) => e.title)).toEqual(['RDP exposed']);
+    expect(again?.metadata?.remediation_summary?.total).toBe(2);
+    expect(again?.metadata?.disposition_summary).toEqual({ false_positive: 0 });
+  });
+});

@@ -1,3 +1,4 @@
+import { coverageBlock, sessionCoverage } from '@svc/protocol';
 import { findingFingerprint } from '@svc/protocol/node';
 import { describe, expect, it } from 'vitest';
 import { normalizeFindings } from '../src/pipeline/findings.ts';
@@ -74,12 +75,18 @@ const prior = {
   ],
 };
 
+/** A scan that looked at these hosts, every TCP port. */
+const looked = (...hosts: string[]) =>
+  sessionCoverage({ coverage: coverageBlock({ hosts, ports: { tcp: [[1, 65535]] } }) });
+
 describe('remediation tracking', () => {
+  // 10.0.0.7 answered (no open port left): its RDP finding is resolved.
   const { remediation, remediation_resolved } = trackRemediation({
     findings,
     prior,
     sessionId: '20250301_140000',
     now: NOW,
+    coverage: looked('10.0.0.5', '10.0.0.6', '10.0.0.7', '10.0.0.8', '10.0.0.9'),
   });
 
   it('a finding seen in the prior session (by fingerprint) is carried over: first_seen, status, note and status_changed', () => {
@@ -89,6 +96,8 @@ describe('remediation tracking', () => {
       finding_id: 'f-001',
       fingerprint: fpSsh,
       host: '10.0.0.5',
+      port: 22,
+      protocol: 'tcp',
       status: 'in_progress',
       status_changed: '2025-02-23T09:00:00.000Z',
       note: 'ticket OPS-12',
@@ -125,6 +134,8 @@ describe('remediation tracking', () => {
       finding_id: 'f-004',
       fingerprint: findings[3]!.fingerprint,
       host: '10.0.0.9',
+      port: 445,
+      protocol: 'tcp',
       status: 'new',
       status_changed: NOW.toISOString(),
       note: '',
@@ -133,7 +144,7 @@ describe('remediation tracking', () => {
     });
   });
 
-  it('a prior item no longer detected goes to remediation_resolved, keeping its exception fields', () => {
+  it('a prior item no longer detected where the scan looked goes to remediation_resolved, keeping its exception fields', () => {
     expect(remediation_resolved).toEqual([
       {
         title: 'RDP exposed',
@@ -151,6 +162,7 @@ describe('remediation tracking', () => {
         exception_approved_at: '2025-02-10T09:00:00.000Z',
         exception_expiry: '2025-12-31',
         exception_expired: false,
+        resolved_at: NOW.toISOString(),
       },
     ]);
   });
@@ -182,5 +194,167 @@ describe('remediation tracking', () => {
     });
     expect(r.remediation.map((e) => [e.title, e.status])).toEqual([['f-001', 'new']]);
     expect(r.remediation_resolved.map((e) => e.prior_status)).toEqual(['deferred']);
+  });
+});
+
+describe('remediation tracking with coverage (findings of record)', () => {
+  const fpRedis = findingFingerprint({ rule_id: 'redis-open', host: '10.0.0.5', port: 6379, protocol: 'tcp' });
+  const fpSnmp = findingFingerprint({ rule_id: 'snmp-public', host: '10.0.0.5', port: 161, protocol: 'udp' });
+  const ssh = findings.slice(0, 1);
+  const track = (priorDoc: unknown, coverage = looked('10.0.0.5')) =>
+    trackRemediation({ findings: ssh, prior: priorDoc, sessionId: '20250301_140000', now: NOW, coverage });
+
+  it('an item on a host that did not answer is not checked: kept open as it was, exception and disposition included', () => {
+    const r = trackRemediation({
+      findings,
+      prior,
+      sessionId: '20250301_140000',
+      now: NOW,
+      coverage: looked('10.0.0.5', '10.0.0.6', '10.0.0.8', '10.0.0.9'),
+    });
+    expect(r.remediation_resolved).toEqual([]);
+    expect(r.remediation_not_checked).toEqual([
+      {
+        title: 'RDP exposed',
+        severity: 'high',
+        fingerprint: fpRdp,
+        host: '10.0.0.7',
+        status: 'persistent',
+        status_changed: '2025-02-15T14:10:00.000Z',
+        note: 'firewall change pending',
+        first_seen: '20250208_140000',
+        prior_status: 'persistent',
+        exception_status: 'accepted',
+        exception_reason: 'segmented VLAN',
+        exception_approver: 'ciso@example.test',
+        exception_approved_at: '2025-02-10T09:00:00.000Z',
+        exception_expiry: '2025-12-31',
+        last_seen: '20250222_140000',
+      },
+    ]);
+  });
+
+  it('an item whose port was not scanned is not checked; one whose port was scanned is resolved', () => {
+    const priorDoc = {
+      metadata: { session_id: '20250222_140000' },
+      remediation: [
+        { title: 'Redis open', fingerprint: fpRedis, host: '10.0.0.5', port: 6379, protocol: 'tcp', status: 'new' },
+        { title: 'SNMP public', fingerprint: fpSnmp, host: '10.0.0.5', port: 161, protocol: 'udp', status: 'new' },
+      ],
+    };
+    const quick = sessionCoverage({
+      coverage: coverageBlock({ hosts: ['10.0.0.5'], ports: { tcp: [[21, 23]], udp: [[161, 161]] } }),
+    });
+    const r = track(priorDoc, quick);
+    expect(r.remediation_resolved.map((e) => [e.title, e.port, e.protocol])).toEqual([['SNMP public', 161, 'udp']]);
+    expect(r.remediation_not_checked.map((e) => [e.title, e.status, e.port])).toEqual([['Redis open', 'new', 6379]]);
+  });
+
+  it("an older item without a port takes its place from the prior file's finding (by finding_id)", () => {
+    const priorDoc = {
+      metadata: { session_id: '20250222_140000' },
+      findings: [{ id: 'f-009', host: '10.0.0.5', port: 6379, protocol: 'tcp' }],
+      remediation: [
+        { title: 'Redis open', fingerprint: fpRedis, host: '10.0.0.5', finding_id: 'f-009', status: 'new' },
+      ],
+    };
+    const sshOnly = sessionCoverage({ coverage: coverageBlock({ hosts: ['10.0.0.5'], ports: { tcp: [[22, 22]] } }) });
+    expect(track(priorDoc, sshOnly).remediation_not_checked.map((e) => [e.port, e.protocol])).toEqual([[6379, 'tcp']]);
+    expect(track(priorDoc, looked('10.0.0.5')).remediation_resolved.map((e) => e.port)).toEqual([6379]);
+  });
+
+  it("the prior's not-checked items are open items: matched again, resolved when looked at, or still not checked", () => {
+    const priorDoc = {
+      metadata: { session_id: '20250222_140000' },
+      remediation: [],
+      remediation_not_checked: [
+        {
+          title: 'Weak SSH algorithms',
+          fingerprint: fpSsh,
+          host: '10.0.0.5',
+          port: 22,
+          protocol: 'tcp',
+          status: 'deferred',
+          note: 'vendor fix in Q3',
+          first_seen: '20250201_140000',
+          last_seen: '20250215_140000',
+        },
+        {
+          title: 'RDP exposed',
+          fingerprint: fpRdp,
+          host: '10.0.0.7',
+          port: 3389,
+          protocol: 'tcp',
+          status: 'new',
+          first_seen: '20250215_140000',
+          last_seen: '20250215_140000',
+        },
+      ],
+    };
+    const r = track(priorDoc);
+    expect(r.remediation[0]).toMatchObject({
+      status: 'deferred',
+      note: 'vendor fix in Q3',
+      first_seen: '20250201_140000',
+    });
+    // Still unseen: its last sighting stays the one before the prior session.
+    expect(r.remediation_not_checked).toMatchObject([{ title: 'RDP exposed', last_seen: '20250215_140000' }]);
+    expect(track(priorDoc, looked('10.0.0.5', '10.0.0.7')).remediation_resolved.map((e) => e.title)).toEqual([
+      'RDP exposed',
+    ]);
+  });
+
+  it('a resolved item seen again is reopened: persistent, reopened_at the scan end, first_seen and note kept', () => {
+    const priorDoc = {
+      metadata: { session_id: '20250222_140000' },
+      remediation: [],
+      remediation_resolved: [
+        {
+          title: 'Weak SSH algorithms',
+          fingerprint: fpSsh,
+          host: '10.0.0.5',
+          status: 'resolved',
+          note: 'fixed by OPS-12',
+          first_seen: '20250201_140000',
+          prior_status: 'in_progress',
+        },
+      ],
+    };
+    const r = track(priorDoc);
+    expect(r.remediation[0]).toMatchObject({
+      status: 'persistent',
+      prior_status: 'resolved',
+      status_changed: NOW.toISOString(),
+      reopened_at: NOW.toISOString(),
+      first_seen: '20250201_140000',
+      note: 'fixed by OPS-12',
+    });
+    expect(r.remediation_resolved).toEqual([]);
+  });
+
+  it('a false-positive disposition travels with its item (open, resolved or not checked)', () => {
+    const fp = {
+      disposition: 'false_positive',
+      disposition_reason: 'banner only, patched by the vendor',
+      disposition_by: 'analyst@example.test',
+      disposition_at: '2025-02-24T10:00:00.000Z',
+    };
+    const priorDoc = {
+      metadata: { session_id: '20250222_140000' },
+      remediation: [
+        { title: 'Weak SSH algorithms', fingerprint: fpSsh, host: '10.0.0.5', status: 'new', ...fp },
+        { title: 'RDP exposed', fingerprint: fpRdp, host: '10.0.0.7', port: 3389, status: 'new', ...fp },
+      ],
+    };
+    const r = track(priorDoc);
+    expect(r.remediation[0]).toMatchObject({ status: 'persistent', ...fp });
+    expect(r.remediation_not_checked[0]).toMatchObject(fp);
+    expect(track(priorDoc, looked('10.0.0.5', '10.0.0.7')).remediation_resolved[0]).toMatchObject(fp);
+  });
+
+  it('without a coverage the hosts of the findings count as looked at, every port (older callers)', () => {
+    const r = trackRemediation({ findings, prior, sessionId: '20250301_140000', now: NOW });
+    // 10.0.0.7 is named by no finding: its RDP item is not checked.
+    expect(r.remediation_not_checked.map((e) => e.title)).toEqual(['RDP exposed']);
   });
 });

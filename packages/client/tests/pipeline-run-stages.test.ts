@@ -1,5 +1,5 @@
 import { Value } from '@sinclair/typebox/value';
-import { SessionFile } from '@svc/protocol';
+import { coverageBlock, SessionFile } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { deriveMetadata } from '@svc/portal/sessions/derive';
 import { parseExceptionsFile } from '../src/pipeline/exceptions.ts';
@@ -41,6 +41,14 @@ function input(over: Partial<StagesInput> = {}): StagesInput {
       { rule_id: 'http-title', title: 'Web page title', severity: 'info', host: '10.0.0.5', port: 80, protocol: 'tcp' },
     ],
     hosts: [{ ip: '10.0.0.5', hostname: 'ssh01' }, { ip: '10.0.0.6' }],
+    // 10.0.0.7 answered with no open port left: its RDP item is resolved.
+    coverage: coverageBlock({
+      hosts: ['10.0.0.5', '10.0.0.6', '10.0.0.7'],
+      ports: { tcp: [[1, 65535]], udp: [[161, 161]] },
+      profile: 'full_recon',
+      tools: ['nmap'],
+      source: 'svc-scan',
+    }),
     prior: {
       metadata: { session_id: '20250222_140000' },
       remediation: [
@@ -184,6 +192,46 @@ describe('runStages', () => {
     expect(doc.compliance?.length).toBeGreaterThan(0);
     expect(doc.metadata).toMatchObject({ is_scheduled: false });
     expect(doc.metadata?.schedule_id).toBeUndefined();
+  });
+
+  it('writes the coverage; an open item where the scan did not look stays open, not checked, and out of the numbers', () => {
+    const base = input();
+    expect(runStages(base).doc.coverage).toEqual(base.coverage);
+    const { doc } = runStages({ ...base, coverage: coverageBlock({ hosts: ['10.0.0.5', '10.0.0.6'], ports: {} }) });
+    expect(doc.remediation_resolved).toEqual([]);
+    expect(doc.remediation_not_checked?.map((r) => [r.title, r.status, r.first_seen])).toEqual([
+      ['RDP exposed', 'new', '20250222_140000'],
+    ]);
+    expect(doc.metadata?.remediation_summary).toMatchObject({ total: 4, resolved_count: 0 });
+    expect(doc.metadata?.disposition_summary).toEqual({ false_positive: 0 });
+    expect(Value.Check(SessionFile, doc)).toBe(true);
+  });
+
+  it('a false positive carried from the prior is left out of both scores and counted apart', () => {
+    const base = input();
+    const prior = base.prior as { remediation: Record<string, unknown>[] };
+    const marked = {
+      ...prior,
+      remediation: [
+        ...prior.remediation,
+        {
+          title: 'OpenSSH 8.9 (CVE-2024-6387)',
+          severity: 'critical',
+          host: '10.0.0.5',
+          status: 'new',
+          disposition: 'false_positive',
+          disposition_reason: 'backported fix (Debian deb12u3)',
+          disposition_by: 'analyst',
+          disposition_at: '2025-02-25T10:00:00.000Z',
+        },
+      ],
+    };
+    const plain = runStages(base).doc;
+    const { doc } = runStages({ ...base, prior: marked });
+    expect(doc.remediation?.[2]).toMatchObject({ status: 'persistent', disposition: 'false_positive' });
+    expect(doc.metadata?.disposition_summary).toEqual({ false_positive: 1 });
+    expect(doc.summary?.risk_score).toBeLessThan(plain.summary?.risk_score ?? 0);
+    expect(doc.metadata?.remediation_summary?.total).toBe(plain.metadata?.remediation_summary?.total);
   });
 
   it('a prior session of another target is not used for tracking: a warning, every finding new, nothing resolved', () => {

@@ -13,12 +13,14 @@ const findings = normalizeFindings([
 const rules = parseExceptionsFile(
   JSON.stringify({ exceptions: [{ title: 'Telnet enabled', reason: 'lab', approver: 'CISO', expiry: '2025-02-28' }] }),
 ).rules;
-const remediationOn = (day: string) =>
-  applyExceptions(
+const remediationOn = (day: string) => ({
+  remediation: applyExceptions(
     trackRemediation({ findings, prior: null, sessionId: 's1', now: new Date(`${day}T12:00:00Z`) }).remediation,
     rules,
     day,
-  );
+  ),
+  remediation_resolved: [],
+});
 
 describe('dual scoring', () => {
   it('an active exception lowers the operational score only', () => {
@@ -43,7 +45,13 @@ describe('dual scoring', () => {
       total_hosts: 3,
       severity_counts: { critical: 2, high: 1, medium: 0, low: 0, info: 0 },
     });
-    expect(exception_summary).toEqual({ total_exceptions: 1, by_status: { accepted: 1, expired: 0 }, score_delta: 6 });
+    expect(exception_summary).toEqual({
+      total_exceptions: 1,
+      by_status: { accepted: 1, expired: 0 },
+      score_delta: 6,
+      risk_score_operational: 70,
+      risk_grade_operational: 'D',
+    });
   });
 
   it('an expired exception counts again', () => {
@@ -53,7 +61,13 @@ describe('dual scoring', () => {
       risk_score_operational: 76,
       exception_impact: { excepted_count: 0, score_delta: 0 },
     });
-    expect(exception_summary).toEqual({ total_exceptions: 1, by_status: { accepted: 0, expired: 1 }, score_delta: 0 });
+    expect(exception_summary).toEqual({
+      total_exceptions: 1,
+      by_status: { accepted: 0, expired: 1 },
+      score_delta: 0,
+      risk_score_operational: 76,
+      risk_grade_operational: 'D',
+    });
   });
 
   it('without remediation items (gate closed) both scores are equal', () => {

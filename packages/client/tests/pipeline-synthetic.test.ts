@@ -1,5 +1,5 @@
 import { Value } from '@sinclair/typebox/value';
-import { type Framework, riskScore, SessionFile, severityCounts } from '@svc/protocol';
+import { coversPlace, type Framework, riskScore, SessionFile, sessionCoverage, severityCounts } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { CONTROL_NAMES } from '../src/pipeline/compliance-map.ts';
 import { stagedDocs, withDecisions } from '../src/synthetic/chain.ts';
@@ -41,6 +41,19 @@ describe('stages over a synthetic collection', () => {
       expect(doc.remediation_resolved!.map((r) => r.fingerprint).sort()).toStrictEqual(
         [...before].filter((fp) => !now.has(fp)).sort(),
       );
+      // What the generator pretends to have scanned: every host of the collection, the catalogue's
+      // ports; so every dropped issue is resolved and none is left unchecked.
+      expect(doc.coverage).toMatchObject({
+        hosts: [...new Set(session.hosts.map((h) => h.ip))].sort(),
+        profile: 'synthetic',
+        source: 'synthetic',
+      });
+      for (const f of doc.findings!)
+        if (f.port !== undefined)
+          expect(coversPlace(sessionCoverage(doc), { host: f.host!, port: f.port, protocol: f.protocol ?? null })).toBe(
+            true,
+          );
+      expect(doc.remediation_not_checked).toBeUndefined();
       // Decisions on the prior are carried over by the remediation stage.
       const decided = new Map(session.decisions.map((d) => [d.fingerprint, d.status]));
       for (const r of doc.remediation!) {

@@ -55,7 +55,7 @@ interface Watched {
 describe('report and executive summary in Chromium', () => {
   let browser: Browser | undefined;
   let dir = '';
-  const files = { report: '', exec: '', plainReport: '' };
+  const files = { report: '', exec: '', plainReport: '', triagedExec: '' };
 
   beforeAll(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-report-'));
@@ -68,6 +68,14 @@ describe('report and executive summary in Chromium', () => {
     await fs.writeFile(files.report, renderReport({ doc, trend, branding }));
     await fs.writeFile(files.exec, renderExecSummary({ doc, trend, branding }));
     await fs.writeFile(files.plainReport, renderReport({ doc, trend, branding: plain }));
+    // The executive summary's longest form: false positives and findings not checked counted apart too.
+    files.triagedExec = path.join(dir, 'exec_summary_triaged.html');
+    const triaged = {
+      ...doc,
+      remediation: doc.remediation?.map((e, i) => (i === 0 ? { ...e, disposition: 'false_positive' as const } : e)),
+      remediation_not_checked: [{ title: 'Redis without a password', severity: 'high' as const, host: '10.0.3.4' }],
+    };
+    await fs.writeFile(files.triagedExec, renderExecSummary({ doc: triaged, trend, branding }));
     browser = await launchChromium();
   });
 
@@ -211,8 +219,11 @@ describe('report and executive summary in Chromium', () => {
     await w.page.close();
   });
 
-  it('prints the executive summary on one page', async () => {
-    const w = await open(files.exec);
+  it.each([
+    ['', 'exec'],
+    [' with false positives and findings not checked counted apart', 'triagedExec'],
+  ] as const)('prints the executive summary on one page%s', async (_label, file) => {
+    const w = await open(files[file]);
     for (const format of ['A4', 'Letter'] as const) {
       const pdf = (await w.page.pdf({ format, printBackground: true })).toString('latin1');
       expect(pdf.match(/\/Type\s*\/Page\b/g), format).toHaveLength(1);

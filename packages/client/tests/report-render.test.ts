@@ -386,6 +386,63 @@ describe('renderReport and renderExecSummary', () => {
     expect(r).toContain('<tr><td>RDP exposed</td><td>10.0.0.8</td>');
   });
 
+  it('show what the scan did not check and the false positives, counted apart from accepted risk', () => {
+    const { doc, trend } = reportSession();
+    const marked: SessionFile = {
+      ...doc,
+      remediation: doc.remediation?.map((e) =>
+        e.title === 'Web page title' || e.title === 'TLS 1.0 enabled'
+          ? {
+              ...e,
+              disposition: 'false_positive' as const,
+              disposition_reason: 'backported fix <deb12u3>',
+              disposition_by: 'analyst',
+              disposition_at: '2025-02-25T10:00:00.000Z',
+            }
+          : e,
+      ),
+      remediation_not_checked: [
+        {
+          title: 'Redis without a password',
+          severity: 'high',
+          host: '10.0.3.4',
+          port: 6379,
+          protocol: 'tcp',
+          status: 'in_progress',
+          note: 'OPS-31',
+          first_seen: '20250215_140000',
+          last_seen: '20250222_140000',
+        } as NonNullable<SessionFile['remediation_not_checked']>[number],
+      ],
+    };
+    const i = { doc: marked, trend, branding: defaults() };
+    const report = renderReport(i);
+    const exec = renderExecSummary(i);
+    const r = sectionOf(report, 'remediation');
+    expect(r).toContain(', 1 not checked by this scan.');
+    expect(r).toContain('<h3 id="not-checked">Not checked by this scan</h3>');
+    expect(r).toContain(
+      '1 open finding of earlier scans was not checked: this scan did not look where it is (the host did not answer, or the port was not scanned).',
+    );
+    expect(r).toContain(
+      '<tr><td>Redis without a password</td><td>10.0.3.4</td><td>6379/tcp</td><td><span class="sev sev-high">High</span></td><td>in_progress</td><td>20250222_140000</td><td>OPS-31</td></tr>',
+    );
+    expect(r).toContain('<h3 id="false-positives">False positives</h3>');
+    expect(r).toContain(
+      'are marked as false positives: left out of both risk scores and counted apart from accepted risk.',
+    );
+    expect(r).toContain('<td>backported fix &lt;deb12u3&gt;</td><td>analyst</td><td>2025-02-25 10:00 UTC</td>');
+    expect(r).toContain('(false positive)</td>');
+    const fps = (marked.remediation ?? []).filter((e) => e.disposition === 'false_positive').length;
+    expect(r).toContain(`${fps} findings are marked`);
+    expect(exec).toContain(
+      `<span id="triage-apart">Counted apart: ${fps} false positives (out of both scores); 1 open finding of earlier scans not checked by this scan; 1 finding of accepted risk (still in the actual score).</span>`,
+    );
+    // Without false positives or findings not checked, nothing is added: the scores state accepted risk.
+    expect(renderExecSummary(input())).not.toContain('triage-apart');
+    expect(sectionOf(exec, 'trend')).toContain(', 1 not checked by this scan.</p>');
+  });
+
   it('show accepted and expired exceptions with reason, approver and expiry', () => {
     const { report, exec } = pages();
     const e = sectionOf(report, 'exceptions');

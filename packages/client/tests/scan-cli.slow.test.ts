@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { PORT_LIST_RULE } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, SVC } from '../../../test-support/cli.ts';
 
@@ -122,7 +123,7 @@ describe('svc scan: argument validation', () => {
   it('refuses a port list holding nmap syntax', async () => {
     const r = await scan(['--targets', '10.0.0.1', '--ports', '22 --script=x']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('error: invalid port list "22 --script=x": use numbers, ranges and T:/U: prefixes\n');
+    expect(r.stderr).toBe(`error: invalid port list "22 --script=x": must be ${PORT_LIST_RULE}\n`);
   });
 
   it('refuses a --domains value that is not a DNS name', async () => {

@@ -30,8 +30,13 @@ const sessionOf = async (r: CliResult) => {
   const { path: dirOf } = JSON.parse(r.stdout) as { path: string };
   const doc = JSON.parse(await fs.readFile(path.join(dirOf, 'session_results.json'), 'utf8')) as {
     findings: Finding[];
+    coverage?: unknown;
   };
-  return { findings: doc.findings, log: await fs.readFile(path.join(dirOf, 'pipeline.log'), 'utf8') };
+  return {
+    findings: doc.findings,
+    coverage: doc.coverage,
+    log: await fs.readFile(path.join(dirOf, 'pipeline.log'), 'utf8'),
+  };
 };
 
 beforeAll(async () => {
@@ -87,6 +92,12 @@ describe('svc scan with the optional tools on loopback', () => {
       new RegExp(`^\\S+Z stage tool whatweb command \\S+/whatweb .* http://127\\.0\\.0\\.1:${port}/$`, 'm'),
     );
     expect(log).toMatch(/^\S+Z stage tool testssl\.sh nothing to check$/m);
+  });
+
+  it('writes what it looked at: the host that answered, the port nmap scanned, the profile and the tools that ran', async () => {
+    const block = { hosts: ['127.0.0.1'], ports: { tcp: String(port) }, profile: 'quick_recon', source: 'svc-scan' };
+    expect((await sessionOf(withTools)).coverage).toEqual({ ...block, tools: ['nmap', 'whatweb'] });
+    expect((await sessionOf(noTools)).coverage).toEqual({ ...block, tools: ['nmap'] });
   });
 
   it('--no-tools runs nmap and its rules only', async () => {

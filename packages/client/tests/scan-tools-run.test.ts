@@ -161,6 +161,21 @@ describe('runEnrichment', () => {
     ]);
   });
 
+  it('names each tool that ran (the coverage block lists them); one that could not start did not run', async () => {
+    const echo = script('echoer', 'echo ok');
+    const ran: string[] = [];
+    const opts = { ...options(), ran: (t: string) => void ran.push(t) };
+    await runEnrichment(
+      [
+        { tool: enrichment('echoer'), path: echo },
+        { tool: enrichment('ghost'), path: path.join(dir, 'no-such-program') },
+      ],
+      [up('10.0.0.5')],
+      opts,
+    );
+    expect(ran).toEqual(['echoer']);
+  });
+
   it('turns a timeout and unreadable output into warnings, never a failure', async () => {
     const slow = script('slow', 'sleep 30');
     const garbled = script('garbled', 'echo nonsense');
@@ -241,6 +256,7 @@ describe('runDiscovery', () => {
           const [host = '', ports = ''] = l.split(' ');
           return { host, ports: ports.split(',').map(Number) };
         }),
+    sweptPorts: () => '1-1024',
     ...over,
   });
 
@@ -248,7 +264,7 @@ describe('runDiscovery', () => {
     const finder = script('finder', 'printf "10.0.0.9 443,22\\n10.0.0.7 80\\n"');
     const opts = options();
     const found = await runDiscovery([{ tool: discovery(), path: finder }], ['10.0.0.0/24'], opts);
-    expect(found).toEqual({ targets: ['10.0.0.9', '10.0.0.7'], ports: 'T:22,80,443' });
+    expect(found).toEqual({ targets: ['10.0.0.9', '10.0.0.7'], ports: 'T:22,80,443', swept: '1-1024' });
     const said = 'finder found 2 live hosts with 3 open TCP ports: nmap scans only those';
     expect(opts.infos).toEqual([expect.stringMatching(/^finder: 10\.0\.0\.0\/24 \(\d+ ms, exit 0\)$/), said]);
     expect(opts.lines).toContain(`tool ${said}`);

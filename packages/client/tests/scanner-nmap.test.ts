@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { isScanPortList, PORT_LIST_RULE } from '@svc/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   assertInScope,
@@ -65,7 +66,6 @@ describe('nmap argument lists', () => {
       '-sV',
       '--version-light',
       '-n',
-      '--open',
       '-p',
       'T:21-23,25,80,111,139,443,445,512-514,873,990,1433,2049,3306,3389,5432,5900,6379,8080,8443,9200,11211,27017,U:161',
       '--script',
@@ -85,7 +85,13 @@ describe('nmap argument lists', () => {
       '10.231.0.10',
       '10.231.0.11',
     ]);
-    for (const port of ['6379', '11211', '27017']) expect(args[7]).toContain(port);
+    for (const port of ['6379', '11211', '27017']) expect(args[6]).toContain(port);
+  });
+
+  it('no profile passes --open: a host without an open port must still be reported as up (coverage)', () => {
+    for (const profile of Object.values(PROFILES))
+      for (const privileged of [true, false])
+        expect(buildNmapArgs(profile, targets, { privileged }), profile.name).not.toContain('--open');
   });
 
   it('full_recon as root: all TCP ports, OS guess, default scripts without external ones plus the rule scripts', () => {
@@ -100,7 +106,7 @@ describe('nmap argument lists', () => {
 
   it('as a normal user: connect scan, no UDP, no OS guess, UDP ports dropped', () => {
     const quick = buildNmapArgs(PROFILES.quick_recon, targets, { privileged: false });
-    expect(quick.slice(0, 6)).toEqual(['-sT', '--unprivileged', '-sV', '--version-light', '-n', '--open']);
+    expect(quick.slice(0, 6)).toEqual(['-sT', '--unprivileged', '-sV', '--version-light', '-n', '-p']);
     expect(quick).not.toContain('-sS');
     expect(quick).not.toContain('-sU');
     expect(quick[quick.indexOf('-p') + 1]).toBe(
@@ -126,6 +132,13 @@ describe('nmap argument lists', () => {
 
   it.each(['22 -oN x', '22,--script=x', '-1', '70000', '22-21', 'T:22;id', ''])('refuses the port list %j', (p) => {
     expect(() => validatePorts(p)).toThrow('invalid port list');
+  });
+
+  it("is the protocol's one rule (isScanPortList), the one run_scan's ports are checked with", () => {
+    const long = `${'22,'.repeat(400)}22`;
+    expect(isScanPortList(long)).toBe(false);
+    expect(() => validatePorts(long)).toThrow(`invalid port list "${long}": must be ${PORT_LIST_RULE}`);
+    expect(validatePorts('T:22,80,8000-8100,U:161')).toBe('T:22,80,8000-8100,U:161');
   });
 
   it('quotes a command for the log without changing plain words', () => {

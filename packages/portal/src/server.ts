@@ -18,6 +18,8 @@ import { commandCountsByStatus } from './metrics/queries.ts';
 import { PortalMetrics } from './metrics/registry.ts';
 import { openBlobStore } from './blobs/open.ts';
 import { sweepOrphanedFiles } from './sessions/sweep.ts';
+import { backfillRecords } from './sessions/records-backfill.ts';
+import { sweepStaleRecords } from './records/retention.ts';
 import { sweepExpiredSessions } from './sessions/retention.ts';
 import { pruneLoginFailures } from './identity/throttle.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
@@ -150,15 +152,23 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       housekeeping = sweepExpiredSessions(ctx)
         .then(() => sweepOrphanedFiles(database.db, blobs, logger))
         .then(async () => void (await pruneLoginFailures(database.db, now())))
+        .then(async () => void (await sweepStaleRecords(database.db, config.recordRetentionDays, now())))
         .catch((err: unknown) => logger.error({ err }, 'housekeeping sweep failed'));
     };
     const sweepTimer = setInterval(sweep, 3_600_000).unref();
+    sweep();
+    // Sessions stored before the findings of record are indexed with them in the background.
+    let stopping = false;
+    const backfill = housekeeping
+      .then(() => backfillRecords(ctx, () => stopping))
+      .catch((err: unknown) => logger.error({ err }, 'indexing stored sessions for their findings of record failed'));
     // On shutdown, let a running sweep finish before the pool closes.
     cleanup.unshift(async () => {
       clearInterval(sweepTimer);
+      stopping = true;
+      await backfill;
       await housekeeping;
     });
-    sweep();
 
     const app = await buildApp(ctx);
     cleanup.unshift(() => ctx.events.drain());

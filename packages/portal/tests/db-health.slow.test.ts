@@ -295,7 +295,8 @@ describe('GET /api/db-health', () => {
       client_id: b.record.client_id,
       client: 'Bravo Power',
       target: '10.2.0.0/24',
-      risk_score: 70,
+      // Scored by its findings (the complete fixture's), as the listing shows it.
+      risk_score: 75,
       risk_grade: 'D',
       uploaded_at: stored.toISOString(),
     });
@@ -303,7 +304,7 @@ describe('GET /api/db-health', () => {
       session_id: sessions.a[0],
       client: 'Alpha Water',
       target: '10.1.0.0/24',
-      risk_score: 40,
+      risk_score: 75,
     });
   });
 

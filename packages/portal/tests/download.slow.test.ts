@@ -78,6 +78,33 @@ describe('GET /api/download', () => {
       });
     });
 
+    it('session_results.json states the current triage; as_uploaded=true serves the evidence as stored', async () => {
+      const id = newSessionId();
+      const doc = {
+        metadata: { session_id: id, client: 'Acme', target: '10.1.0.9' },
+        summary: { risk_score: 99, risk_grade: 'F', total_findings: 1, total_hosts: 1 },
+        findings: [
+          { id: 'F1', rule_id: 'svc-telnet', title: 'Telnet open', severity: 'high', host: '10.1.0.9', port: 23 },
+        ],
+        remediation: [{ finding_id: 'F1', title: 'Telnet open', status: 'in_progress', note: 'claimed by the file' }],
+      };
+      const up = await postUpload(portal.url, keyA.key, sessionParts(doc));
+      expect(up.status).toBe(200);
+      const stored = { ...doc, metadata: { ...doc.metadata, client_id: keyA.record.client_id } };
+
+      const raw = await get(`session=${id}&as_uploaded=true`, withKey(keyA.key));
+      expect(raw.status).toBe(200);
+      expect(raw.headers.get('content-length')).toBe(String(Buffer.byteLength(raw.text)));
+      expect(raw.body).toEqual(stored);
+
+      const served = await get(`session=${id}&as_uploaded=false`, withKey(keyA.key));
+      expect(served.status).toBe(200);
+      // The portal's triage: a first upload's claim of a status is a claim, the finding is new.
+      expect(served.body.remediation).toMatchObject([{ title: 'Telnet open', status: 'new', port: 23 }]);
+      expect(served.body.metadata.triage_as_of).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+      expect(served.body.summary.risk_score).not.toBe(99);
+    });
+
     it('report.html with mode=view: inline, byte for byte, in a sandbox CSP (opaque origin)', async () => {
       const res = await get(`session=${full}&file=report.html&mode=view`, withKey(keyA.key));
       expect(res.status).toBe(200);
@@ -145,6 +172,7 @@ describe('GET /api/download', () => {
       ],
       ['session=SESSION&mode=open', 'Invalid mode parameter: must be view or download'],
       ['session=SESSION&token=abc', 'Invalid token parameter: must be 64 hex characters'],
+      ['session=SESSION&as_uploaded=yes', 'Invalid as_uploaded parameter: must be true or false'],
     ];
     for (const [query, error] of cases) {
       it(`${query} → 400 ${error}`, async () => {

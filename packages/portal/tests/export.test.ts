@@ -87,7 +87,7 @@ describe('GET /api/sessions/{session_id}/export', () => {
     expect(lines[1]).toContain(',in_progress,');
     expect(lines[2]).toMatch(new RegExp(`^${FP_SSH},${sid},F1,ssh-weak,'=SSH weak ciphers,high,`));
     // The portal's configured base URL and the session view's address.
-    expect(lines[1]?.endsWith(`,http://portal.test/collect/?session=${sid}&client_id=${keyA.record.client_id}`)).toBe(
+    expect(lines[1]?.endsWith(`,http://portal.test/collect/?session=${sid}&client_id=${keyA.record.client_id},,`)).toBe(
       true,
     );
   });

@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import { findingFingerprint } from '@svc/protocol/node';
+import { findingFingerprint, sha256Hex } from '@svc/protocol/node';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,8 +15,9 @@ import { newSessionId, postUpload, sessionParts } from '../../../test-support/up
 
 /**
  * GET /api/sessions/{session_id}/findings, /findings/{index} and /blocks: the findings
- * index (sessions/findings.ts) filled at upload, kept in step with remediation updates,
- * re-uploads and deletion, rebuilt for a session stored before it; scoped like download.
+ * index (sessions/findings.ts) filled at upload and read with the findings of record of its
+ * target (docs/findings-of-record.md), kept in step with re-uploads and deletion, rebuilt for a
+ * session stored before it; scoped like download.
  */
 
 const fp = (rule_id: string, host: string, port: number, protocol = 'tcp') =>
@@ -24,6 +25,8 @@ const fp = (rule_id: string, host: string, port: number, protocol = 'tcp') =>
 const FP0 = fp('pg-open', '10.0.0.2', 5432);
 const FP1 = fp('ssh-weak', '10.0.0.10', 22);
 const FP2 = fp('http-old', '10.0.0.2', 80);
+/** The record key of a finding without a rule: its title and host. */
+const TITLE_KEY_F5 = sha256Hex(JSON.stringify(['svc-finding-title-v1', 'Weak TLS', '10.0.0.4']));
 
 function doc(sessionId: string, clientId: string, extra: Record<string, unknown> = {}) {
   return {
@@ -136,8 +139,12 @@ describe('findings endpoints', () => {
     const res = await postUpload(portal.url, key, sessionParts(doc(sessionId, clientId, extra)));
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
   }
+  /** Rows of the session's findings (in_scan), not the records it resolved or did not check. */
   const indexRows = async (sessionId: string) =>
-    Number((await db.query('SELECT count(*) FROM session_findings WHERE session_id = $1', [sessionId])).rows[0].count);
+    Number(
+      (await db.query('SELECT count(*) FROM session_findings WHERE session_id = $1 AND in_scan', [sessionId])).rows[0]
+        .count,
+    );
 
   beforeAll(async () => {
     portal = await startTestPortal();
@@ -159,6 +166,7 @@ describe('findings endpoints', () => {
     expect(page.total).toBe(6);
     expect(page.next_cursor).toBeNull();
     expect(page.findings.map((f) => f.index)).toEqual([0, 5, 1, 2, 3, 4]);
+    // The business key's file claimed in_progress and a note: applied, as set by that key.
     expect(page.findings[0]).toEqual({
       index: 0,
       fingerprint: FP0,
@@ -177,21 +185,34 @@ describe('findings endpoints', () => {
       status: 'in_progress',
       tracked_by: 'fingerprint',
       first_seen: '20250101_000000',
-      status_changed: null,
+      status_changed: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
       note: 'n0',
       exception: null,
+      in_scan: true,
+      change: 'persistent',
+      status_source: 'upload',
+      disposition: null,
+      last_seen: sid,
+      resolved_at: null,
+      reopened_at: null,
+      // Critical: due 15 days after it was first seen (20250101_000000).
+      due_date: '2025-01-16',
+      overdue: true,
     });
     const byIndex = new Map(page.findings.map((f) => [f.index, f as Record<string, unknown>]));
     expect(byIndex.get(1)).toMatchObject({
       fingerprint: FP1,
       cve_ids: ['CVE-2023-0002', 'CVE-2024-0001'],
       tracked_by: 'fingerprint',
+      // An exception the file set is shown as set by the key that uploaded it, never as the named approver's.
       exception: {
         state: 'active',
         reason: 'legacy clients',
-        approver: 'ciso@acme.test',
+        approver: `license:${keyA.record.id}`,
         approved_at: '2025-01-01T00:00:00.000Z',
         expiry: '2099-12-31',
+        source: 'upload',
+        claimed_approver: 'ciso@acme.test',
       },
     });
     expect(byIndex.get(2)).toMatchObject({
@@ -199,15 +220,22 @@ describe('findings endpoints', () => {
       tracked_by: 'fingerprint',
       exception: { state: 'expired' },
     });
-    expect(byIndex.get(3)).toMatchObject({ status: null, tracked_by: null, port: null, note: '' });
-    expect(byIndex.get(5)).toMatchObject({ fingerprint: null, status: 'persistent', tracked_by: 'title', cvss: null });
+    // Every finding has a record: one without an entry is new; one without a rule is keyed by title and host.
+    expect(byIndex.get(3)).toMatchObject({ status: 'new', tracked_by: 'fingerprint', port: null, note: '' });
+    expect(byIndex.get(5)).toMatchObject({
+      fingerprint: TITLE_KEY_F5,
+      status: 'new',
+      tracked_by: 'fingerprint',
+      cvss: null,
+    });
   });
 
   it('filters: severity, status, exception, host, port, cve and text, each exactly', async () => {
     const cases: [string, number[]][] = [
       ['severity=high,critical', [0, 5, 1]],
       ['severity=INFO', [4]],
-      ['status=untracked', [3]],
+      ['status=untracked', []],
+      ['status=new', [5, 1, 3]],
       ['status=in_progress,deferred', [0, 4]],
       ['exception=active', [1]],
       ['exception=expired', [2]],
@@ -222,7 +250,13 @@ describe('findings endpoints', () => {
       ['q=weak', [5, 1]],
       ['q=postgresql', [0]],
       ['q=100%25', []],
-      ['severity=high&status=persistent', [5]],
+      ['severity=medium&status=persistent', [2]],
+      ['change=persistent', [0, 2]],
+      ['change=new', [5, 1, 3, 4]],
+      ['change=reopened,resolved,not_checked', []],
+      ['overdue=true', [0, 2]],
+      ['overdue=false', [5, 1, 3, 4]],
+      ['disposition=false_positive', []],
       ['host=10.0.0&port=443&q=tls', [4]],
     ];
     for (const [query, expected] of cases) {
@@ -244,9 +278,9 @@ describe('findings endpoints', () => {
       ['sort=cvss', [0, 1, 2, 5, 4, 3]],
       ['sort=cvss&order=asc', [3, 4, 5, 2, 1, 0]],
       ['sort=cve', [2, 3, 4, 5, 1, 0]],
-      ['sort=status', [1, 2, 5, 0, 4, 3]],
-      ['sort=first_seen', [1, 3, 4, 5, 2, 0]],
-      ['sort=first_seen&order=desc', [0, 2, 5, 4, 3, 1]],
+      ['sort=status', [1, 3, 5, 2, 0, 4]],
+      ['sort=first_seen', [2, 0, 1, 3, 4, 5]],
+      ['sort=first_seen&order=desc', [5, 4, 3, 1, 0, 2]],
     ];
     for (const [query, expected] of cases) expect(await order(query), query).toEqual(expected);
   });
@@ -359,18 +393,50 @@ describe('findings endpoints', () => {
       references: { cve: ['CVE-2024-0001'], cwe: ['CWE-284'], urls: ['https://example.test/pg'] },
       prior_status: null,
     });
+    const line = (l: Record<string, unknown>) => ({
+      at: expect.stringMatching(/^\d{4}-/),
+      exception: null,
+      detail: null,
+      status: null,
+      ...l,
+    });
+    const key = `license:${keyA.record.id}`;
     expect(detail.body.history).toEqual([
-      { at: expect.stringMatching(/^\d{4}-/), actor: expect.any(String), status: 'resolved', exception: null },
+      line({
+        actor: key,
+        source: 'upload',
+        session_id: sid,
+        field: 'status',
+        from: 'new',
+        to: 'in_progress',
+        status: 'in_progress',
+      }),
+      line({ actor: key, source: 'upload', session_id: sid, field: 'note', from: null, to: 'n0' }),
+      line({
+        actor: 'admin@test.local',
+        source: 'person',
+        session_id: null,
+        field: 'status',
+        from: 'in_progress',
+        to: 'resolved',
+        status: 'resolved',
+      }),
+      line({
+        actor: 'admin@test.local',
+        source: 'person',
+        session_id: null,
+        field: 'note',
+        from: 'n0',
+        to: 'closed port',
+      }),
     ]);
     const excepted = await get(`${sid}/findings/2?client_id=${keyA.record.client_id}`, withToken(admin));
     expect(excepted.body.exception).toMatchObject({ state: 'active', reason: 'vendor fix due', expiry: '2099-06-30' });
-    expect(excepted.body.history).toEqual([
-      {
-        at: expect.any(String),
-        actor: expect.any(String),
-        status: null,
-        exception: { action: 'changed', reason: 'vendor fix due', expiry: '2099-06-30' },
-      },
+    expect(
+      excepted.body.history.map((h: Record<string, unknown>) => [h['source'], h['field'], h['detail'], h['to']]),
+    ).toEqual([
+      ['upload', 'exception', 'accepted', 'old (until 2020-01-01)'],
+      ['person', 'exception', 'changed', 'vendor fix due (until 2099-06-30)'],
     ]);
     expect(await order('status=resolved')).toEqual([0]);
     expect(await order('status=in_progress')).toEqual([5]);
@@ -399,6 +465,13 @@ describe('findings endpoints', () => {
       findings: [{ title: 'Fresh', severity: 'high', host: '10.2.0.1' }],
     });
     expect(await indexRows(other)).toBe(1);
+    // The target's other open records (PostgreSQL reopened by this session's first upload) were
+    // not looked at (the file names another host only): listed as not checked.
+    const notChecked = await get(
+      `${other}/findings?client_id=${keyA.record.client_id}&change=not_checked`,
+      withToken(admin),
+    );
+    expect(notChecked.body.total).toBe(6);
     const del = await http(portal.url, 'DELETE', `/api/sessions?session=${other}`, { headers: withToken(admin) });
     expect(del.status, del.text).toBe(200);
     expect(await indexRows(other)).toBe(0);

@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises';
+import { findingFingerprint } from '@svc/protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense, type LicenseFixture, uniqueClientId } from '../../../test-support/factories.ts';
 import { http, withKey, withToken } from '../../../test-support/http.ts';
@@ -6,20 +7,43 @@ import { startTestPortal, type TestPortal } from '../../../test-support/portal.t
 import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * GET /api/sessions/latest-state (docs/decisions.md, "Issue 22: prior state from the portal"):
- * the client's newest session of a target with its remediation items, as stored (after
- * remediation updates), scoped like download.
+ * GET /api/sessions/latest-state (docs/findings-of-record.md#the-next-scan): the findings of
+ * record of a client's target, open and resolved, with what people decided; scoped like download.
  */
 
 const TARGET = '10.9.0.0/24';
-const FP = 'a'.repeat(64);
+const FP = findingFingerprint({ rule_id: 'telnet-open', host: '10.9.0.5', port: 23, protocol: 'tcp' });
+const FP_FTP = findingFingerprint({ rule_id: 'ftp-anonymous', host: '10.9.0.6', port: 21, protocol: 'tcp' });
 const OLD = '2025-01-01T00:00:00.000Z';
 
-function doc(sessionId: string, clientId: string, note: string) {
+/** The first session also found anonymous FTP; the latest looked at both hosts and did not. */
+function doc(sessionId: string, clientId: string, note: string, finishedAt: string, withFtp: boolean) {
+  const ftp = {
+    id: 'F2',
+    rule_id: 'ftp-anonymous',
+    title: 'Old FTP',
+    severity: 'medium',
+    host: '10.9.0.6',
+    port: 21,
+    protocol: 'tcp',
+  };
   return {
-    metadata: { session_id: sessionId, client_id: clientId, target: TARGET, finished_at: '2025-02-01T10:00:00.000Z' },
+    metadata: { session_id: sessionId, client_id: clientId, target: TARGET, finished_at: finishedAt },
     summary: { risk_score: 40, risk_grade: 'C', total_findings: 1, total_hosts: 1 },
-    findings: [{ id: 'F1', title: 'Telnet open', severity: 'high', host: '10.9.0.5', port: 23, fingerprint: FP }],
+    coverage: { hosts: ['10.9.0.5', '10.9.0.6'], ports: { tcp: '1-1024' } },
+    findings: [
+      {
+        id: 'F1',
+        rule_id: 'telnet-open',
+        title: 'Telnet open',
+        severity: 'high',
+        host: '10.9.0.5',
+        port: 23,
+        protocol: 'tcp',
+        fingerprint: FP,
+      },
+      ...(withFtp ? [ftp] : []),
+    ],
     remediation: [
       {
         title: 'Telnet open',
@@ -39,9 +63,7 @@ function doc(sessionId: string, clientId: string, note: string) {
         exception_expiry: '2099-12-31',
       },
     ],
-    remediation_resolved: [
-      { title: 'Old FTP', severity: 'medium', host: '10.9.0.6', status: 'resolved', status_changed: OLD, note: 'x' },
-    ],
+    remediation_resolved: [],
   };
 }
 
@@ -55,8 +77,8 @@ describe('GET /api/sessions/latest-state', () => {
 
   const get = (query: string, headers: Record<string, string> = {}) =>
     http(portal.url, 'GET', `/api/sessions/latest-state?${query}`, { headers });
-  async function upload(key: string, sessionId: string, clientId: string, note: string) {
-    const res = await postUpload(portal.url, key, sessionParts(doc(sessionId, clientId, note)));
+  async function upload(key: string, sessionId: string, clientId: string, note: string, at: string, withFtp: boolean) {
+    const res = await postUpload(portal.url, key, sessionParts(doc(sessionId, clientId, note, at, withFtp)));
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
   }
 
@@ -65,15 +87,15 @@ describe('GET /api/sessions/latest-state', () => {
     admin = await portal.adminToken();
     keyA = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('acme') });
     keyB = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('beta') });
-    await upload(keyA.key, first, keyA.record.client_id, 'first');
-    await upload(keyA.key, latest, keyA.record.client_id, 'latest');
+    await upload(keyA.key, first, keyA.record.client_id, 'first', '2025-01-15T10:00:00.000Z', true);
+    await upload(keyA.key, latest, keyA.record.client_id, 'latest', '2025-02-01T10:00:00.000Z', false);
   });
   afterAll(async () => {
     await portal?.close();
     if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
   });
 
-  it("a key gets its client's newest session of the target, with every remediation field", async () => {
+  it("a key gets its client's findings of record of the target, with every remediation field", async () => {
     const res = await get(`target=${encodeURIComponent(TARGET)}`, withKey(keyA.key));
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({
@@ -82,48 +104,60 @@ describe('GET /api/sessions/latest-state', () => {
       target: TARGET,
       uploaded_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/),
       scanned_at: '2025-02-01T10:00:00.000Z',
+      session_stored: true,
       remediation: [
         {
           fingerprint: FP,
           title: 'Telnet open',
           host: '10.9.0.5',
           port: 23,
+          protocol: 'tcp',
           severity: 'high',
+          // Its first session's file said persistent (seen before it): that is the record's status since.
           status: 'persistent',
-          status_changed: OLD,
+          status_changed: '2025-01-15T10:00:00.000Z',
+          status_source: 'scan',
           note: 'latest',
           first_seen: '20250101_000000',
-          prior_status: 'new',
+          prior_status: null,
+          // The business key's file set it: shown as set by that key, the named approver apart.
           exception_status: 'accepted',
           exception_reason: 'compensating control',
-          exception_approver: 'ciso@acme.test',
+          exception_approver: `license:${keyA.record.id}`,
           exception_approved_at: OLD,
           exception_expiry: '2099-12-31',
+          exception_source: 'upload',
+          exception_claimed_approver: 'ciso@acme.test',
+          disposition: null,
+          disposition_reason: null,
+          disposition_by: null,
+          disposition_at: null,
+          last_seen: latest,
+          resolved_at: null,
+          reopened_at: null,
         },
       ],
       remediation_resolved: [
-        {
-          fingerprint: null,
+        expect.objectContaining({
+          fingerprint: FP_FTP,
           title: 'Old FTP',
           host: '10.9.0.6',
-          port: null,
+          port: 21,
           severity: 'medium',
           status: 'resolved',
-          status_changed: OLD,
-          note: 'x',
-          first_seen: null,
-          prior_status: null,
+          status_changed: '2025-02-01T10:00:00.000Z',
+          status_source: 'scan',
+          first_seen: first,
+          prior_status: 'new',
           exception_status: null,
-          exception_reason: null,
-          exception_approver: null,
-          exception_approved_at: null,
-          exception_expiry: null,
-        },
+          last_seen: first,
+          resolved_at: '2025-02-01T10:00:00.000Z',
+        }),
       ],
     });
   });
 
-  it('reflects a remediation update of the stored file', async () => {
+  it('reflects a remediation update', async () => {
     const upd = await http(portal.url, 'PATCH', '/api/remediation-update', {
       headers: withToken(admin),
       json: {

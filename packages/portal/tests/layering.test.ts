@@ -9,7 +9,18 @@ import { describe, expect, it } from 'vitest';
  */
 
 const SRC = path.resolve(import.meta.dirname, '../src');
-const AREAS = ['licenses', 'sessions', 'agents', 'webhooks', 'audit', 'identity', 'auth', 'operations', 'web'];
+const AREAS = [
+  'licenses',
+  'sessions',
+  'records',
+  'agents',
+  'webhooks',
+  'audit',
+  'identity',
+  'auth',
+  'operations',
+  'web',
+];
 
 /** Every non-test .ts file under src, as a path relative to src with forward slashes. */
 function sourceFiles(): string[] {

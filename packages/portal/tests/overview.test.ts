@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import type pg from 'pg';
+import { type BySeverity, emptyBySeverity, riskGrade, riskScore } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createLicense,
@@ -26,6 +27,18 @@ const entry = (title: string, severity: string, host: string, extra: Record<stri
   host,
   status: 'new',
   ...extra,
+});
+
+/** A file's findings and their entries: each entry's finding is the weakness it names on its host. */
+const scanOf = (entries: ReturnType<typeof entry>[]) => ({
+  findings: entries.map((e, i) => ({
+    id: `f-${i}`,
+    rule_id: e.title.toLowerCase().replaceAll(' ', '-'),
+    title: e.title,
+    severity: e.severity,
+    host: e.host,
+  })),
+  remediation: entries.map((e, i) => ({ ...e, finding_id: `f-${i}` })),
 });
 
 describe('GET /api/overview', () => {
@@ -65,20 +78,25 @@ describe('GET /api/overview', () => {
       'm_new',
       {
         summary: { risk_score: 40, risk_grade: 'C' },
-        remediation: [
+        ...scanOf([
           entry('SMBv1 enabled', 'critical', '10.0.0.1'),
           entry('SMBv1 enabled', 'critical', '10.0.0.2'),
-          entry('Telnet exposed', 'high', '10.0.0.3', { exception_status: 'accepted' }),
+          entry('Telnet exposed', 'high', '10.0.0.3', { exception_status: 'accepted', exception_reason: 'jump host' }),
           entry('Weak TLS', 'medium', '10.0.0.4', { status: 'in_progress' }),
-        ],
+        ]),
         remediation_resolved: [entry('Old FTP', 'high', '10.0.0.5', { status: 'resolved' })],
+        // It looked at 10.0.0.9 too: what the older scan found there (uploaded later) is resolved.
+        coverage: {
+          hosts: ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5', '10.0.0.9'],
+          ports: { tcp: '1-65535' },
+        },
       },
       { target: '10.0.0.0/24', client: 'MSP Client', finished_at: daysAgo(2) },
     );
     await upload(
       keys.msp,
       'm_old',
-      { summary: { risk_score: 70, risk_grade: 'D' }, remediation: [entry('Never counted', 'low', '10.0.0.9')] },
+      { summary: { risk_score: 70, risk_grade: 'D' }, ...scanOf([entry('Never counted', 'low', '10.0.0.9')]) },
       { target: '10.0.0.0/24', client: 'MSP Client', finished_at: daysAgo(10) },
     );
     await upload(
@@ -86,7 +104,7 @@ describe('GET /api/overview', () => {
       'm_dmz',
       {
         summary: { risk_score: 55, risk_grade: 'C' },
-        remediation: [entry('Weak TLS', 'high', '192.0.2.1'), entry('Weak TLS', 'high', '192.0.2.2')],
+        ...scanOf([entry('Weak TLS', 'high', '192.0.2.1'), entry('Weak TLS', 'high', '192.0.2.2')]),
       },
       { target: '192.0.2.0/28', client: 'MSP Client', finished_at: daysAgo(5) },
     );
@@ -100,7 +118,7 @@ describe('GET /api/overview', () => {
     await upload(
       keys.pro,
       'p_one',
-      { summary: { risk_score: 20, risk_grade: 'B' }, remediation: [entry('Weak TLS', 'low', '203.0.113.1')] },
+      { summary: { risk_score: 20, risk_grade: 'B' }, ...scanOf([entry('Weak TLS', 'low', '203.0.113.1')]) },
       { target: 'pro.example', client: 'Pro Client', started_at: daysAgo(3) },
     );
     await upload(keys.pro, 'p_noscore', {}, { target: 'pro2.example', client: 'Pro Client' });
@@ -133,13 +151,11 @@ describe('GET /api/overview', () => {
     if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
   });
 
-  const point = (session_id: string, target: string, risk_score: number, risk_grade: string) => ({
-    session_id,
-    target,
-    scanned_at: scanned.get(session_id),
-    risk_score,
-    risk_grade,
-  });
+  /** A session's point: the score of what its scan found (the portal computes it; docs/scoring.md). */
+  const point = (session_id: string, target: string, counts: Partial<BySeverity>) => {
+    const risk_score = riskScore({ ...emptyBySeverity(), ...counts });
+    return { session_id, target, scanned_at: scanned.get(session_id), risk_score, risk_grade: riskGrade(risk_score) };
+  };
 
   it('an admin sees every client: risk by scan time, fleet, expiring, top findings', async () => {
     const res = await overview(admin);
@@ -150,12 +166,12 @@ describe('GET /api/overview', () => {
         client_id: msp,
         client: 'MSP Client',
         points: [
-          point('m_old', '10.0.0.0/24', 70, 'D'),
-          point('m_dmz', '192.0.2.0/28', 55, 'C'),
-          point('m_new', '10.0.0.0/24', 40, 'C'),
+          point('m_old', '10.0.0.0/24', { low: 1 }),
+          point('m_dmz', '192.0.2.0/28', { high: 2 }),
+          point('m_new', '10.0.0.0/24', { critical: 2, high: 1, medium: 1 }),
         ],
       },
-      { client_id: pro, client: 'Pro Client', points: [point('p_one', 'pro.example', 20, 'B')] },
+      { client_id: pro, client: 'Pro Client', points: [point('p_one', 'pro.example', { low: 1 })] },
     ].sort((a, b) => (a.client_id < b.client_id ? -1 : 1));
     expect(res.body.risk).toEqual(expectedRisk);
     expect(res.body.days).toBe(90);
@@ -182,7 +198,7 @@ describe('GET /api/overview', () => {
         },
       ],
     });
-    // Latest session per target: m_new (10.0.0.0/24, not m_old), m_dmz, m_ancient, p_one, p_noscore.
+    // Open findings of record: not Telnet (an exception), not m_old's finding (m_new looked and did not find it).
     expect(res.body.top_findings).toEqual([
       { title: 'Weak TLS', severity: 'high', targets: 3, open: 4 },
       { title: 'SMBv1 enabled', severity: 'critical', targets: 1, open: 2 },

@@ -14,7 +14,9 @@ import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-sup
 
 /**
  * PATCH /api/remediation-update by finding (fingerprint) and risk exceptions set in the
- * portal (docs/decisions.md "Issue 22"). Real portal, real PostgreSQL, real blob store.
+ * portal (docs/decisions.md "Issue 22"), made on the findings of record and read back from the
+ * session file as the portal serves it (docs/findings-of-record.md). Real portal, real
+ * PostgreSQL, real blob store. Each test scans a target of its own: records belong to a target.
  */
 
 type Entry = Record<string, unknown>;
@@ -43,7 +45,7 @@ function entry(title: string, severity: string, host: string, extra: Entry = {})
  */
 function sessionDoc(sessionId: string, clientId: string): Entry {
   return {
-    metadata: { session_id: sessionId, client_id: clientId, client: 'Acme', target: '10.0.0.0/24' },
+    metadata: { session_id: sessionId, client_id: clientId, client: 'Acme', target: `10.0.0.0/24 #${sessionId}` },
     summary: {
       risk_score: 73,
       risk_grade: 'D',
@@ -115,16 +117,18 @@ describe('PATCH /api/remediation-update by finding, and risk exceptions', () => 
   const patch = (token: string, body: unknown) =>
     http(portal.url, 'PATCH', '/api/remediation-update', { headers: withToken(token), json: body });
 
+  /** The session as the listing and detail present it: its numbers are those of its current triage. */
   async function row(sessionId: string) {
-    const r = await db.query('SELECT version, files, metadata FROM sessions WHERE session_id = $1', [sessionId]);
-    return r.rows[0] as { version: number; files: Record<string, { key: string }>; metadata: any };
+    const res = await http(portal.url, 'GET', `/api/sessions?session=${sessionId}`, { headers: withToken(admin) });
+    expect(res.status, res.text).toBe(200);
+    return res.body.session as { metadata: any } & Record<string, any> & { exception_summary: any };
   }
 
+  /** The session file as the portal serves it: the stored evidence with the current triage. */
   async function storedDoc(sessionId: string): Promise<any> {
-    const { stream } = await portal.ctx.blobs.get((await row(sessionId)).files['session_results.json']!.key);
-    const chunks: Buffer[] = [];
-    for await (const c of stream) chunks.push(c as Buffer);
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const res = await http(portal.url, 'GET', `/api/download?session=${sessionId}`, { headers: withToken(admin) });
+    expect(res.status, res.text).toBe(200);
+    return JSON.parse(res.text);
   }
 
   async function auditData(sessionId: string) {
@@ -174,8 +178,9 @@ describe('PATCH /api/remediation-update by finding, and risk exceptions', () => 
       ['10.0.0.2', 'Telnet', 'persistent', ''],
     ]);
     expect(doc.remediation[0].status_changed).toBe(at());
-    expect(doc.remediation[1]).toMatchObject({ fingerprint: FP2, status_changed: OLD });
-    expect((await row(sessionId)).metadata.remediation_summary.by_status).toEqual({
+    // The other entries keep their status since the scan (the file said persistent).
+    expect(doc.remediation[1]).toMatchObject({ fingerprint: FP2, status: 'persistent', status_source: 'scan' });
+    expect((await row(sessionId)).remediation_summary.by_status).toEqual({
       new: 0,
       persistent: 2,
       in_progress: 1,
@@ -238,7 +243,7 @@ describe('PATCH /api/remediation-update by finding, and risk exceptions', () => 
     const sessionId = await upload(acme.key, sessionDoc(newSessionId(), acme.record.client_id));
     const user = await createScopedUser(portal, [acme.record.client_id]);
     const before = await row(sessionId);
-    expect(before.metadata.exception_summary.risk_score_operational).toBe(73);
+    expect(before.exception_summary.risk_score_operational).toBe(73);
     const EXP1 = day(30);
     const EXP2 = day(120);
 
@@ -260,6 +265,7 @@ describe('PATCH /api/remediation-update by finding, and risk exceptions', () => 
       exception_approved_at: T0,
       exception_expiry: EXP1,
       exception_expired: false,
+      exception_source: 'person',
     });
     expect(doc.remediation[0].exception_status).toBeNull();
     // Two highs stay open: the operational score is that of two highs, below the actual one.
@@ -267,7 +273,7 @@ describe('PATCH /api/remediation-update by finding, and risk exceptions', () => 
     expect(doc.summary.risk_score_operational).toBeLessThan(73);
     expect(doc.summary.exception_impact.excepted_count).toBe(1);
     expect(doc.summary.exception_impact.score_delta).toBe(73 - doc.summary.risk_score_operational);
-    let meta = (await row(sessionId)).metadata;
+    let meta = await row(sessionId);
     expect(meta.exception_summary).toEqual({
       total_exceptions: 1,
       by_status: { accepted: 1, expired: 0 },
@@ -308,7 +314,7 @@ describe('PATCH /api/remediation-update by finding, and risk exceptions', () => 
       exception_expired: false,
     });
     expect(doc.summary.risk_score_operational).toBe(73);
-    meta = (await row(sessionId)).metadata;
+    meta = await row(sessionId);
     expect(meta.exception_summary).toMatchObject({ total_exceptions: 0, score_delta: 0, risk_score_operational: 73 });
 
     const events = await auditData(sessionId);
@@ -372,7 +378,8 @@ describe('PATCH /api/remediation-update by finding, and risk exceptions', () => 
     expect(reopened.status, reopened.text).toBe(200);
     const doc = await storedDoc(sessionId);
     expect(doc.remediation_resolved).toEqual([]);
-    expect(doc.remediation.at(-1)).toMatchObject({
+    // Entries are served in the order of their findings.
+    expect(doc.remediation[0]).toMatchObject({
       fingerprint: FP1,
       status: 'in_progress',
       exception_status: 'accepted',

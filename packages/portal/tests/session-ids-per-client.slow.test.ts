@@ -104,9 +104,12 @@ describe('session ids are unique per client', () => {
       expect(byToken.text).toBe(log);
     }
 
-    // A re-upload by B replaces B's session only.
-    const again = await upload(keyB.key, docOf(id, 'beta-2.example'), 'log of B, again\n');
+    // A re-upload by B replaces B's session only; under the same id another target of B is refused.
+    const again = await upload(keyB.key, docOf(id, 'beta.example'), 'log of B, again\n');
     expect(again.body).toMatchObject({ message: 'Session replaced', share_token: b.body.share_token });
+    const otherTarget = await upload(keyB.key, docOf(id, 'beta-2.example'), 'another target\n');
+    expect(otherTarget.status).toBe(409);
+    expect(otherTarget.body).toMatchObject({ conflict: 'session_target', target: 'beta.example' });
     expect(
       (await http(portal.url, 'GET', `/api/download?session=${id}`, { headers: withKey(keyA.key) })).body.metadata
         .target,
@@ -124,7 +127,10 @@ describe('session ids are unique per client', () => {
       const id = newSessionId();
       const keyA2 = await createLicense(portal, { tier: 'business', client_id: A });
       const results = await Promise.all(
-        [keyA, keyA2, keyB, keyC].map((k, i) => upload(k.key, docOf(id, `concurrent-${i}.example`), `log ${i}\n`)),
+        // A's two keys upload the same scan (one target); B and C scans of their own.
+        [keyA, keyA2, keyB, keyC].map((k, i) =>
+          upload(k.key, docOf(id, `concurrent-${Math.max(1, i)}.example`), `log ${i}\n`),
+        ),
       );
       expect(
         results.map((r) => r.status),

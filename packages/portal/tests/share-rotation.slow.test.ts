@@ -167,6 +167,7 @@ describe('share link rotation and revocation', () => {
       share_token: null,
       share_url: null,
       message: 'Session replaced; its share link stays revoked until an admin or member makes a new one',
+      findings: expect.any(Object),
     });
     expect(await useToken(s.id, s.token)).toEqual([404, 404, 404, 404]);
     expect(

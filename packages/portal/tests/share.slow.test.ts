@@ -103,6 +103,11 @@ describe('share', () => {
         expires_at: new Date(Date.parse(uploadedAt[withReport]!) + 90 * 86_400_000).toISOString(),
         has_exec_summary: true,
         files: ['session_results.json', 'pipeline.log', 'report.html', 'exec_summary.html'],
+        // A file without findings states its own scores; the triage of the day adds nothing.
+        risk_score_operational: null,
+        risk_grade_operational: null,
+        triage_as_of: clock.now().toISOString(),
+        triage_changed_since_report: null,
       });
       expect(res.text).not.toContain(key.record.client_id);
     });

@@ -290,6 +290,8 @@ interface SessionRef {
   token: string;
   /** The client the session belongs to; null when it does not exist. */
   owner: string | null;
+  /** Its target (a cell's fresh session scans one of its own: findings of record belong to a target). */
+  target?: string;
 }
 
 const unknownToken = () => randomBytes(32).toString('hex');
@@ -358,15 +360,17 @@ describe('tenant isolation: every session endpoint × credential × session', ()
       id: res.body.session_id as string,
       token: res.body.share_token as string,
       owner: doc['metadata']['client_id'] as string,
+      target: doc['metadata']['target'] as string,
     };
   }
 
   /** A session of its own for one cell that changes things: uploaded with the owner's key. */
   const freshSession = (owner: 'A' | 'B'): Promise<SessionRef> => {
     const id = newSessionId();
+    const client = owner === 'A' ? CLIENT_A : CLIENT_B;
     return upload(
       owner === 'A' ? keyA.key : keyB.key,
-      docFor(id, owner === 'A' ? CLIENT_A : CLIENT_B),
+      docFor(id, client, { target: `${CLIENT_TARGET[client]}/${id}` }),
       `fresh ${owner}`,
     );
   };
@@ -435,7 +439,7 @@ describe('tenant isolation: every session endpoint × credential × session', ()
     switch (endpoint) {
       case 'POST /api/upload': {
         // The file claims the column's client; for a missing id, A.
-        const doc = docFor(s.id, s.owner ?? CLIENT_A);
+        const doc = docFor(s.id, s.owner ?? CLIENT_A, s.target === undefined ? {} : { target: s.target });
         const key = h['x-api-key'] ?? null;
         const res = await postUpload(
           portal.url,
@@ -604,12 +608,19 @@ describe('tenant isolation: every session endpoint × credential × session', ()
         for (const { key } of Object.values(filesOf(before))) expect(after.blobs).not.toContain(key);
         expect(types).toEqual(['session_deleted']);
         break;
-      case 'PATCH /api/remediation-update':
+      case 'PATCH /api/remediation-update': {
         expect(res.body.changed).toBe(1);
-        expect(versionOf(after)).toBe(versionOf(before) + 1);
-        expect(filesOf(after)['session_results.json']?.key).not.toBe(filesOf(before)['session_results.json']?.key);
+        // Made on the findings of record: the stored file and row stay the scan's evidence.
+        expect(after.row).toEqual(before.row);
+        const served = await http(portal.url, 'GET', `/api/download?session=${s.id}&client_id=${s.owner}`, {
+          headers: withToken(admin),
+        });
+        expect(
+          JSON.parse(served.text).remediation.filter((e: Record<string, unknown>) => e['title'] === REMEDIATION_TITLE),
+        ).toEqual([expect.objectContaining({ status: 'in_progress', status_source: 'person' })]);
         expect(types).toEqual(['remediation_updated']);
         break;
+      }
       default:
         throw new Error(`${endpoint} does not change anything`);
     }

@@ -203,7 +203,7 @@ describe('events from sessions and agents', () => {
       client: 'Acme Water District',
       client_id: clientId,
       target: '10.20.0.0/24',
-      risk_score: 62,
+      risk_score: 75, // the complete fixture's findings, scored by the portal (docs/scoring.md)
       risk_grade: 'D',
       total_findings: 6,
       total_hosts: 3,

@@ -32,6 +32,8 @@ export const AUDIT_EVENT_TYPES = [
   'share_rotated',
   'share_revoked',
   'vuln_feed_imported',
+  'target_purged',
+  'remediation_settings_changed',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

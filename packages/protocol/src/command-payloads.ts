@@ -1,5 +1,6 @@
 import { AGENT_LOG_LEVELS, CONFIG_KEY_NOT_ALLOWED, SCHEDULE_ACTIONS, type CommandType } from './agents.ts';
 import { checkRemoteConfigValue, isRemoteConfigKey, type RemoteConfigKey } from './remote-config.ts';
+import { isScanPortList, PORT_LIST_RULE } from './scan-ports.ts';
 import { checkScanTargets, DEFAULT_SCAN_MAX_ADDRESSES, NO_SCAN_TARGETS, type ScanBudget } from './scan-targets.ts';
 
 /**
@@ -12,7 +13,7 @@ export type CommandPayload = Record<string, unknown>;
 
 /** An accepted payload per command type, as checkCommandPayload returns it (the payload table). */
 export type CommandPayloads = {
-  run_scan: { targets: string; profile?: string; upload?: boolean };
+  run_scan: { targets: string; profile?: string; ports?: string; upload?: boolean };
   push_session: { session_id?: string };
   update_schedule: {
     schedule_id: string;
@@ -72,6 +73,11 @@ function text(pattern: RegExp | null, what: string) {
   };
 }
 
+/** run_scan's `ports`: only the scan port syntax reaches `svc scan --ports` (scan-ports.ts). */
+function ports(v: unknown, key: string): Checked {
+  return typeof v === 'string' && isScanPortList(v) ? accept(v) : refuse(`payload.${key} must be ${PORT_LIST_RULE}`);
+}
+
 function bool(v: unknown, key: string): Checked {
   return typeof v === 'boolean' ? accept(v) : refuse(`payload.${key} must be true or false`);
 }
@@ -126,6 +132,7 @@ const RULES: Record<CommandType, Record<string, Rule>> = {
   run_scan: {
     targets: { required: true, check: targets },
     profile: { check: text(PROFILE_PATTERN, PROFILE_RULE) },
+    ports: { check: ports },
     upload: { check: bool },
   },
   push_session: { session_id: { check: text(SESSION_NAME_PATTERN, 'a session name YYYYMMDD_HHMMSS') } },

@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ClientId, IsoDateTime } from './common.ts';
 import { SessionId } from './session-id.ts';
 import type { Orc964Block, Topology } from './session-file/schema.ts';
-import { REMEDIATION_STATUSES, SessionClientId, SEVERITIES } from './sessions.ts';
+import { DECISION_SOURCES, DISPOSITIONS, REMEDIATION_STATUSES, SessionClientId, SEVERITIES } from './sessions.ts';
 
 /**
  * GET /api/sessions/{session_id}/findings: one session's findings a page at a time, from the
@@ -18,6 +18,10 @@ export const FINDING_STATUS_FILTERS = [...REMEDIATION_STATUSES, 'untracked'] as 
 export type FindingStatusFilter = (typeof FINDING_STATUS_FILTERS)[number];
 export const EXCEPTION_FILTERS = ['active', 'expired', 'none'] as const;
 export type ExceptionFilter = (typeof EXCEPTION_FILTERS)[number];
+/** What a session did to a finding of record (docs/findings-of-record.md#what-changed). */
+export const FINDING_CHANGES = ['new', 'persistent', 'reopened', 'resolved', 'not_checked'] as const;
+export type FindingChange = (typeof FINDING_CHANGES)[number];
+export const DISPOSITION_FILTERS = [...DISPOSITIONS, 'none'] as const;
 export const FINDINGS_PAGE_MAX = 200;
 export const FINDINGS_PAGE_DEFAULT = 50;
 
@@ -33,6 +37,9 @@ export const FindingsQuery = Type.Object(
     severity: Type.Optional(list(SEVERITIES, 'severities')),
     status: Type.Optional(list(FINDING_STATUS_FILTERS, 'remediation statuses')),
     exception: Type.Optional(list(EXCEPTION_FILTERS, 'risk exception states')),
+    change: Type.Optional(list(FINDING_CHANGES, 'what this session did to the finding')),
+    disposition: Type.Optional(list(DISPOSITION_FILTERS, 'dispositions')),
+    overdue: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
     kev: Type.Optional(
       Type.Union([Type.Literal('true'), Type.Literal('false')], {
         description: 'true: only known-exploited findings; false: only the others',
@@ -67,6 +74,13 @@ export const FindingException = Type.Object({
   approver: Nullable(Type.String()),
   approved_at: Nullable(Type.String()),
   expiry: Nullable(Type.String({ description: 'last valid day, YYYY-MM-DD' })),
+  source: Type.Optional(
+    Type.Union(
+      DECISION_SOURCES.map((s) => Type.Literal(s)),
+      { description: 'person: accepted in the console or API; upload: set by an uploaded file (approver: its key)' },
+    ),
+  ),
+  claimed_approver: Type.Optional(Nullable(Type.String({ description: 'the approver an uploaded file named' }))),
 });
 export type FindingException = Static<typeof FindingException>;
 
@@ -101,6 +115,30 @@ export const FindingRow = Type.Object({
   status_changed: Nullable(Type.String()),
   note: Type.String(),
   exception: Nullable(FindingException),
+  // Findings of record (docs/findings-of-record.md).
+  in_scan: Type.Optional(
+    Type.Boolean({
+      description:
+        'false for a finding of record this session did not report: resolved by it (it looked there) or not checked by it',
+    }),
+  ),
+  change: Type.Optional(Nullable(Type.Union(FINDING_CHANGES.map((c) => Type.Literal(c))))),
+  status_source: Type.Optional(Nullable(Type.Union(DECISION_SOURCES.map((s) => Type.Literal(s))))),
+  disposition: Type.Optional(
+    Nullable(
+      Type.Object({
+        disposition: Type.Union(DISPOSITIONS.map((d) => Type.Literal(d))),
+        reason: Type.String(),
+        by: Type.String(),
+        at: Type.String(),
+      }),
+    ),
+  ),
+  last_seen: Type.Optional(Nullable(Type.String())),
+  resolved_at: Type.Optional(Nullable(Type.String())),
+  reopened_at: Type.Optional(Nullable(Type.String())),
+  due_date: Type.Optional(Nullable(Type.String({ description: 'YYYY-MM-DD' }))),
+  overdue: Type.Optional(Type.Boolean()),
 });
 export type FindingRow = Static<typeof FindingRow>;
 
@@ -110,6 +148,16 @@ export const FindingsResponse = Type.Object({
   total: Type.Integer({ minimum: 0, description: 'findings matching the filters, over every page' }),
   findings: Type.Array(FindingRow),
   next_cursor: Nullable(Type.String()),
+  changes: Type.Optional(
+    Type.Object(
+      Object.fromEntries(FINDING_CHANGES.map((c) => [c, Type.Integer()])) as Record<
+        FindingChange,
+        ReturnType<typeof Type.Integer>
+      >,
+      { description: 'what this session did to the findings of record of its target, over every page' },
+    ),
+  ),
+  overdue: Type.Optional(Type.Integer({ description: 'open findings of this session past their due date' })),
 });
 export type FindingsResponse = Static<typeof FindingsResponse>;
 
@@ -121,6 +169,17 @@ export const FindingDetailQuery = Type.Object(
 export const FindingHistoryEntry = Type.Object({
   at: IsoDateTime,
   actor: Type.String(),
+  source: Type.Optional(Type.Union(DECISION_SOURCES.map((s) => Type.Literal(s)))),
+  session_id: Type.Optional(Nullable(Type.String({ description: 'the session the change came with, if any' }))),
+  field: Type.Optional(
+    Type.Union(
+      ['status', 'note', 'exception', 'disposition', 'claim'].map((f) => Type.Literal(f)),
+      { description: 'what changed; claim: what an uploaded file asked for and was not applied' },
+    ),
+  ),
+  from: Type.Optional(Nullable(Type.String())),
+  to: Type.Optional(Nullable(Type.String())),
+  detail: Type.Optional(Nullable(Type.String({ description: 'reason, expiry or why a claim was not applied' }))),
   status: Nullable(Type.String()),
   exception: Nullable(
     Type.Object({
@@ -147,8 +206,10 @@ export const FindingDetailResponse = Type.Composite([
     }),
     prior_status: Nullable(Type.String()),
     history: Type.Array(FindingHistoryEntry, {
-      description: 'remediation updates of this finding recorded in the audit log, oldest first',
+      description:
+        'the history of this finding of record, oldest first: every status, note, exception and disposition change',
     }),
+    seen_in: Type.Optional(Type.Array(Type.String(), { description: 'sessions it was seen in, newest first' })),
   }),
 ]);
 export type FindingDetailResponse = Static<typeof FindingDetailResponse>;

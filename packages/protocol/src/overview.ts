@@ -82,7 +82,10 @@ export const OverviewResponse = Type.Object({
       targets: Type.Integer({ minimum: 1, description: 'targets whose latest session has it open' }),
       open: Type.Integer({ minimum: 1, description: 'open entries (hosts) over those sessions' }),
     }),
-    { description: 'most frequent open findings of the latest session of each target, at most 10' },
+    {
+      description:
+        'most frequent open findings of record (open, not a false positive, no exception in effect), at most 10',
+    },
   ),
 });
 export type OverviewResponse = Static<typeof OverviewResponse>;

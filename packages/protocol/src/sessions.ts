@@ -8,6 +8,12 @@ export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const
 export type Severity = (typeof SEVERITIES)[number];
 export const REMEDIATION_STATUSES = ['new', 'persistent', 'in_progress', 'resolved', 'deferred'] as const;
 export type RemediationStatus = (typeof REMEDIATION_STATUSES)[number];
+/** Dispositions beside the status: a finding that is not real. A separate field, never a sixth status. */
+export const DISPOSITIONS = ['false_positive'] as const;
+export type Disposition = (typeof DISPOSITIONS)[number];
+/** Who made a decision on a finding: a person (console, API), an uploaded file, the scan itself, or the migration of older triage. */
+export const DECISION_SOURCES = ['person', 'upload', 'scan', 'migration'] as const;
+export type DecisionSource = (typeof DECISION_SOURCES)[number];
 export const SESSION_STATUSES = ['new', 'in_review', 'resolved', 'archived'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
@@ -107,6 +113,9 @@ export const SessionMetadata = Type.Object({
   has_topology: Type.Boolean(),
   remediation_summary: RemediationSummary,
   exception_summary: ExceptionSummary,
+  disposition_summary: Type.Optional(
+    Type.Object({ false_positive: Type.Number({ description: 'open findings marked as false positives' }) }),
+  ),
   compliance_summary: ComplianceSummary,
   orc964_summary: Nullable(Orc964Summary),
   alerts_summary: Nullable(AlertsSummary),
@@ -157,6 +166,18 @@ export const UploadResponse = Type.Object({
   ),
   share_url: Nullable(Type.String()),
   message: Type.String(),
+  findings: Type.Optional(
+    Type.Object(
+      {
+        new: Type.Integer(),
+        persistent: Type.Integer(),
+        reopened: Type.Integer(),
+        resolved: Type.Integer(),
+        not_checked: Type.Integer(),
+      },
+      { description: 'what this upload did to the findings of record of its target (docs/findings-of-record.md)' },
+    ),
+  ),
 });
 export type UploadResponse = Static<typeof UploadResponse>;
 
@@ -316,103 +337,6 @@ export const UpdateSessionResponse = Type.Object({
 
 export const DeleteSessionResponse = Type.Object({ success: Type.Literal(true), session_id: Type.String() });
 
-/** PATCH /api/remediation-update: most items one request may carry. */
-export const REMEDIATION_UPDATE_MAX_ITEMS = 1000;
-
-/** Longest exception reason a remediation update may set. */
-export const EXCEPTION_REASON_MAX_LENGTH = 2000;
-
-/**
- * A risk exception set on one finding: the approver is the signed-in user and the approval
- * time the request's; null withdraws it.
- */
-export const RemediationExceptionChange = Type.Object(
-  {
-    reason: Type.String({ maxLength: EXCEPTION_REASON_MAX_LENGTH, description: 'justification; not blank' }),
-    expiry: Type.String({
-      maxLength: 10,
-      description: 'last valid day, YYYY-MM-DD (UTC); today or later',
-      examples: ['2027-06-30'],
-    }),
-  },
-  { additionalProperties: false },
-);
-export type RemediationExceptionChange = Static<typeof RemediationExceptionChange>;
-
-/**
- * One item of a remediation update: exactly one of `title` (every entry of that title) or
- * `fingerprint` (one finding), and at least one of `status`, `note` and `exception`. `status`
- * is checked by the portal (not by the schema) so that a bad value is answered with a 400
- * that names it.
- */
-export const RemediationUpdateItem = Type.Object(
-  {
-    title: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 2000,
-        description:
-          'matched exactly against the title of entries in .remediation[] and .remediation_resolved[]: every entry of that title (on every host) is updated',
-      }),
-    ),
-    fingerprint: Type.Optional(
-      Type.String({
-        maxLength: 64,
-        description:
-          'findings[].fingerprint (64 lower-case hex): the one entry of that finding; an entry without its own fingerprint is matched through its finding (finding_id, else title and host)',
-      }),
-    ),
-    status: Type.Optional(
-      Type.String({
-        description: `one of ${REMEDIATION_STATUSES.join(', ')}`,
-        examples: [...REMEDIATION_STATUSES],
-      }),
-    ),
-    note: Type.Optional(
-      Type.String({ maxLength: 10_000, description: "replaces the matched entries' note; not counted in changed" }),
-    ),
-    exception: Type.Optional(
-      Type.Union([RemediationExceptionChange, Type.Null()], {
-        description:
-          'by fingerprint only, on an open entry: creates or changes its risk exception (accepted, approver the signed-in user, approved now); null withdraws it. Not counted in changed; the operational score is recomputed',
-      }),
-    ),
-  },
-  { additionalProperties: false },
-);
-export type RemediationUpdateItem = Static<typeof RemediationUpdateItem>;
-
-export const RemediationUpdateBody = Type.Object(
-  {
-    session_id: Type.String({ maxLength: 256, description: 'session id; must match ^[a-zA-Z0-9_-]+$' }),
-    client_id: Type.Optional(SessionClientId),
-    items: Type.Array(RemediationUpdateItem, { minItems: 1, maxItems: REMEDIATION_UPDATE_MAX_ITEMS }),
-  },
-  { additionalProperties: false },
-);
-export type RemediationUpdateBody = Static<typeof RemediationUpdateBody>;
-
-export const RemediationUpdateResult = Type.Object({
-  title: Type.Optional(Type.String()),
-  fingerprint: Type.Optional(Type.String()),
-  matched: Type.Integer({ description: 'entries the item matched (a title can match several hosts; 0: unmatched)' }),
-});
-export type RemediationUpdateResult = Static<typeof RemediationUpdateResult>;
-
-export const RemediationUpdateResponse = Type.Object({
-  success: Type.Literal(true),
-  session_id: Type.String(),
-  changed: Type.Integer({ description: 'entries whose status changed (moves between the two arrays included)' }),
-  remediation_summary: RemediationSummary,
-  unmatched: Type.Array(Type.String(), {
-    description: 'requested titles and fingerprints that match no entry; they change nothing',
-  }),
-  results: Type.Array(RemediationUpdateResult, {
-    description: 'one per request item, in order: its title or fingerprint and how many entries it matched',
-  }),
-});
-export type RemediationUpdateResponse = Static<typeof RemediationUpdateResponse>;
-
 // ---- Download, share, refresh and benchmark (docs/api.md#sessions) ----
 
 /** GET /api/download: `file` defaults to session_results.json; `token` is a share token (docs/api.md#sessions). */
@@ -426,6 +350,13 @@ export const DownloadQuery = Type.Object({
     Type.String({ maxLength: 128, description: 'share token of this session (instead of a key or JWT)' }),
   ),
   client_id: Type.Optional(SessionClientId),
+  as_uploaded: Type.Optional(
+    Type.String({
+      maxLength: 8,
+      description:
+        '`true`: session_results.json exactly as uploaded (the evidence), without the current triage the portal states in it',
+    }),
+  ),
 });
 export type DownloadQuery = Static<typeof DownloadQuery>;
 
@@ -452,6 +383,18 @@ export const ShareResponse = Type.Composite([
     files: Type.Array(Type.Union(SESSION_FILES.map((f) => Type.Literal(f))), {
       description: 'stored file names, downloadable with ?token=',
     }),
+    risk_score_operational: Type.Optional(Nullable(Type.Number())),
+    risk_grade_operational: Type.Optional(Nullable(Type.String())),
+    triage_as_of: Type.Optional(
+      Type.String({ description: 'the scores are those of the triage on this day (docs/findings-of-record.md)' }),
+    ),
+    triage_changed_since_report: Type.Optional(
+      Nullable(
+        Type.String({
+          description: 'when a finding of the session last changed after its report was stored; null: not since',
+        }),
+      ),
+    ),
   }),
 ]);
 export type ShareResponse = Static<typeof ShareResponse>;
@@ -503,47 +446,3 @@ export const BenchmarkResponse = Type.Object({
   }),
 });
 export type BenchmarkResponse = Static<typeof BenchmarkResponse>;
-
-/** GET /api/sessions/latest-state: the target whose latest state is asked for, and the client when the caller sees several. */
-export const LatestStateQuery = Type.Object({
-  target: Type.Optional(Type.String({ maxLength: 512, description: 'metadata.target of the sessions, as uploaded' })),
-  client_id: Type.Optional(SessionClientId),
-});
-export type LatestStateQuery = Static<typeof LatestStateQuery>;
-
-const nullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
-
-/** One remediation item of the latest session, as the next scan needs it (docs/decisions.md, issue 22). */
-export const LatestStateEntry = Type.Object({
-  fingerprint: Type.Union([Type.String({ pattern: '^[0-9a-f]{64}$' }), Type.Null()], {
-    description: 'findings[].fingerprint; null for files written before fingerprints',
-  }),
-  title: Type.String({ description: 'Title of the finding' }),
-  host: nullableText('Affected host'),
-  port: Type.Union([Type.Integer({ minimum: 0, maximum: 65535 }), Type.Null()], {
-    description: 'Port of the finding, from findings[] by finding_id',
-  }),
-  severity: Type.Union([Type.Union(SEVERITIES.map((s) => Type.Literal(s))), Type.Null()]),
-  status: Type.Union([Type.Union(REMEDIATION_STATUSES.map((s) => Type.Literal(s))), Type.Null()]),
-  status_changed: nullableText('Time of the last status change'),
-  note: Type.String({ description: 'Free text ("" when none)' }),
-  first_seen: nullableText('Session id where the item first appeared'),
-  prior_status: Type.Union([Type.Union(REMEDIATION_STATUSES.map((s) => Type.Literal(s))), Type.Null()]),
-  exception_status: Type.Union([Type.Literal('accepted'), Type.Literal('expired'), Type.Null()]),
-  exception_reason: nullableText('Justification'),
-  exception_approver: nullableText('Approver'),
-  exception_approved_at: nullableText('Approval time'),
-  exception_expiry: nullableText('Last valid day, YYYY-MM-DD'),
-});
-export type LatestStateEntry = Static<typeof LatestStateEntry>;
-
-export const LatestStateResponse = Type.Object({
-  session_id: SessionId,
-  client_id: Type.Union([ClientId, Type.Null()]),
-  target: Type.String(),
-  uploaded_at: IsoDateTime,
-  scanned_at: Type.Union([Type.String(), Type.Null()], { description: 'metadata.finished_at of the session' }),
-  remediation: Type.Array(LatestStateEntry),
-  remediation_resolved: Type.Array(LatestStateEntry),
-});
-export type LatestStateResponse = Static<typeof LatestStateResponse>;

@@ -8,10 +8,10 @@ describe('CSV export', () => {
   it('is exactly the documented columns, one CRLF line per finding, quoted per RFC 4180', () => {
     const expected = [
       CSV_COLUMNS.join(','),
-      `${SSH_FP},20260301_120000,f-001,ssh-weak-kex,"Weak SSH key exchange, ""diffie-hellman-group1""",high,7.4,true,2024-05-01,0.9123,0.99,10.0.0.5,gw.example,22,tcp,ssh,CVE-2015-4000,CWE-327,in_progress,20260201_120000,,,,,"The server offers a key exchange,\nbroken since 2015.",Disable group1 key exchange.,kex: diffie-hellman-group1-sha1,https://weakdh.org/,${URL_}`,
-      `${TELNET_FP},20260301_120000,f-002,telnet-open,Telnet service,medium,,,,,,10.0.0.7,,23,tcp,telnet,,,persistent,20260101_120000,accepted,"Legacy PLC, isolated VLAN",ciso@example.com,2099-12-31,,"'=cmd|"" /C calc""!A0",,,${URL_}`,
-      `afd72b3290ccac401ab7dccef6129824326303c1f07933339fb69057898ab6e9,20260301_120000,f-003,icmp-timestamp,ICMP timestamp reply,low,,,,,,10.0.0.9,,,,,,,,,,,,,,,,,${URL_}`,
-      `d6b43eadc4e4651b3807c4717f9f3e1ea8af890992f9125667052a5151068548,20260301_120000,f-004,Scan incomplete,Scan incomplete,info,,,,,,,,,,,,,,,,,,,,,,,${URL_}`,
+      `${SSH_FP},20260301_120000,f-001,ssh-weak-kex,"Weak SSH key exchange, ""diffie-hellman-group1""",high,7.4,true,2024-05-01,0.9123,0.99,10.0.0.5,gw.example,22,tcp,ssh,CVE-2015-4000,CWE-327,in_progress,20260201_120000,,,,,"The server offers a key exchange,\nbroken since 2015.",Disable group1 key exchange.,kex: diffie-hellman-group1-sha1,https://weakdh.org/,${URL_},,`,
+      `${TELNET_FP},20260301_120000,f-002,telnet-open,Telnet service,medium,,,,,,10.0.0.7,,23,tcp,telnet,,,persistent,20260101_120000,accepted,"Legacy PLC, isolated VLAN",ciso@example.com,2099-12-31,,"'=cmd|"" /C calc""!A0",,,${URL_},,`,
+      `afd72b3290ccac401ab7dccef6129824326303c1f07933339fb69057898ab6e9,20260301_120000,f-003,icmp-timestamp,ICMP timestamp reply,low,,,,,,10.0.0.9,,,,,,,,,,,,,,,,,${URL_},,`,
+      `d6b43eadc4e4651b3807c4717f9f3e1ea8af890992f9125667052a5151068548,20260301_120000,f-004,Scan incomplete,Scan incomplete,info,,,,,,,,,,,,,,,,,,,,,,,${URL_},,`,
       '',
     ].join('\r\n');
     expect(toCsv(smallSession(), { sessionUrl: URL_ })).toBe(expected);
@@ -26,7 +26,8 @@ describe('CSV export', () => {
       'title',
       'severity',
     ]);
-    expect(CSV_COLUMNS).toHaveLength(29);
+    expect(CSV_COLUMNS).toHaveLength(31);
+    expect(CSV_COLUMNS.slice(28)).toEqual(['session_url', 'disposition', 'disposition_reason']);
   });
 
   it('neutralises every formula trigger and leaves other text alone', () => {
@@ -47,6 +48,6 @@ describe('CSV export', () => {
       findings: [42, null, { title: 'x', port: 'x', cvss: 99 }],
     }).split('\r\n');
     expect(lines).toHaveLength(3);
-    expect(lines[1]).toBe(`${lines[1]?.slice(0, 64)},20260301_120000,,x,x,,,,,,,,,,,,,,,,,,,,,,,,`);
+    expect(lines[1]).toBe(`${lines[1]?.slice(0, 64)},20260301_120000,,x,x,,,,,,,,,,,,,,,,,,,,,,,,,,`);
   });
 });

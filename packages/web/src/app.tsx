@@ -2,7 +2,7 @@ import { createContext, type FunctionComponent } from 'preact';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { useContext, useEffect } from 'preact/hooks';
 import { adminSections } from './admin/index.ts';
-import { useCaller } from './auth/access.ts';
+import { CallerContext, useCaller } from './auth/access.ts';
 import { sectionsFor } from './auth/section-access.ts';
 import { identity } from './auth/session.ts';
 import { SignIn } from './auth/sign-in.tsx';
@@ -81,19 +81,21 @@ function SignedIn({ who }: { who: NonNullable<typeof identity.value> }) {
   // Every section has a route: one the user may not open shows why instead of its page.
   return (
     <Access.Provider value={{ open, known: access.known }}>
-      <Layout identity={who} sections={open}>
-        <Router>
-          <Route path="/console" component={Home} />
-          <Route path="/collect" component={SessionViewPage} />
-          {SECTIONS.map((s) => (
-            <Route key={s.path} path={`${s.path}/*`} component={gateOf(s)} />
-          ))}
-          {SECTIONS.map((s) => (
-            <Route key={`${s.path}$`} path={s.path} component={gateOf(s)} />
-          ))}
-          <Route default component={NotFound} />
-        </Router>
-      </Layout>
+      <CallerContext.Provider value={access.caller}>
+        <Layout identity={who} sections={open}>
+          <Router>
+            <Route path="/console" component={Home} />
+            <Route path="/collect" component={SessionViewPage} />
+            {SECTIONS.map((s) => (
+              <Route key={s.path} path={`${s.path}/*`} component={gateOf(s)} />
+            ))}
+            {SECTIONS.map((s) => (
+              <Route key={`${s.path}$`} path={s.path} component={gateOf(s)} />
+            ))}
+            <Route default component={NotFound} />
+          </Router>
+        </Layout>
+      </CallerContext.Provider>
     </Access.Provider>
   );
 }

@@ -10,8 +10,8 @@ import { largeSessionDoc, uploadDoc } from '../../../test-support/large-session.
 
 /**
  * Working through a session's findings in a real browser against a real portal: filter,
- * sort, search, the detail panel, a note, a bulk status change and a bulk exception, each
- * checked in what the portal stored; at a desktop and a phone width, as an admin and as a
+ * sort, search, the detail panel, a note, a bulk status change and a bulk exception (one
+ * POST /api/findings/bulk each), each checked in what the portal stored; at a desktop and a phone width, as an admin and as a
  * user scoped to the session's client; axe-clean with the panel and the bulk bar open.
  */
 
@@ -70,6 +70,8 @@ describe('findings table in the session view', () => {
     it(`filters, sorts, opens the detail, writes a note and changes selected findings (${c.who}, ${c.width})`, async () => {
       const sessionId = `20250601_1200_${c.who === 'admin' ? 'a' : 'u'}_${c.width}`;
       const doc = largeSessionDoc(sessionId, CLIENT, FINDINGS);
+      // A target of its own: findings of record (and their history) are kept per client and target.
+      doc.metadata.target = `10.0.0.0/16 ${c.who} ${c.width}`;
       await uploadDoc(portal.url, key, doc);
       const p = await openPage(browser, WIDTHS[c.width]);
       const { page } = p;
@@ -99,7 +101,7 @@ describe('findings table in the session view', () => {
         await page.getByRole('button', { name: 'Port', exact: true }).click();
         await expect.poll(() => page.locator('th[aria-sort="ascending"]').textContent()).toBe('Port▲');
         await expect
-          .poll(() => rows(page).locator('td:nth-child(3)').allTextContents())
+          .poll(() => rows(page).locator('td:nth-child(3) strong').allTextContents())
           .toEqual([
             ...criticals.filter((f) => f.port === 23).map((f) => f.title),
             ...criticals.filter((f) => f.port === 445).map((f) => f.title),
@@ -131,14 +133,21 @@ describe('findings table in the session view', () => {
         await expect.poll(() => panel.locator('ol.finding-history li').count()).toBe(1);
         await panel.getByRole('button', { name: 'Close details' }).click();
 
-        // Bulk status change: two findings of the host, one request per finding.
+        // Bulk status change: two findings of the host, in one request.
+        const bulk: string[] = [];
+        page.on('request', (r) => {
+          if (r.method() === 'POST' && r.url().includes('/api/findings/bulk')) bulk.push(r.postData() ?? '');
+        });
         const [a, b] = onHost;
         await page.getByLabel(`Select ${name(a!)}`).check();
         await page.getByLabel(`Select ${name(b!)}`).check();
         await page.getByLabel('Status for selected').selectOption('deferred');
         await expectAccessible(page);
         await page.getByRole('button', { name: 'Apply status' }).click();
-        await expect.poll(() => status(page)).toBe('Status set to deferred for 2 of 2 selected findings.');
+        await expect
+          .poll(() => status(page))
+          .toBe('Status set to deferred for 2 selected findings: 2 matched, 2 changed.');
+        expect(bulk.map((b) => JSON.parse(b).fingerprints)).toEqual([[a!.fingerprint, b!.fingerprint]]);
         expect((await byFp(a!.fingerprint)).status).toBe('deferred');
         expect((await byFp(b!.fingerprint)).status).toBe('deferred');
         const untouched = onHost[2]!;
@@ -155,7 +164,10 @@ describe('findings table in the session view', () => {
         await page.getByLabel('Exception reason for selected findings').fill('segmented network');
         await page.getByLabel('Exception expiry for selected findings').fill(expiry);
         await page.getByRole('button', { name: 'Accept exception for selected' }).click();
-        await expect.poll(() => status(page)).toBe(`Exception accepted until ${expiry} for 2 of 2 selected findings.`);
+        await expect
+          .poll(() => status(page))
+          .toBe(`Exception accepted until ${expiry} for 2 selected findings: 2 matched, 2 changed.`);
+        expect(bulk).toHaveLength(2);
         for (const f of [a!, b!]) {
           const e = await byFp(f.fingerprint);
           expect([e.exception_status, e.exception_reason]).toEqual(['accepted', 'segmented network']);

@@ -129,15 +129,22 @@ describe('imported sessions in the console', () => {
     });
     expect(triage.status, triage.text).toBe(200);
     const second = FIRST_SCAN.filter((i) => i !== ANON_FTP);
-    const id = await importFile(
-      await write('second.nessus', nessusV2({ start: SCAN_START, end: SCAN_END, items: second })),
-      '--target',
-      'lab-nessus',
+    // The second scan states it looked at every TCP port (the policy's port_range): what it no
+    // longer reports on a host it scanned is resolved, not merely unchecked (docs/findings-of-record.md#coverage).
+    const everyPort = nessusV2({ start: SCAN_START, end: SCAN_END, items: second }).replace(
+      '</ServerPreferences>',
+      '<preference><name>port_range</name><value>all</value></preference>\n</ServerPreferences>',
     );
+    const id = await importFile(await write('second.nessus', everyPort), '--target', 'lab-nessus');
     const p = await openPage(browser, WIDTHS.desktop);
     try {
       await signIn(p.page, portal, undefined, `/collect/?session=${id}&client_id=${CLIENT}`);
-      await expect.poll(() => rows(p.page).count()).toBe(second.length);
+      // The second scan's findings, and the one it no longer found, marked as resolved by it.
+      await expect.poll(() => rows(p.page).count()).toBe(second.length + 1);
+      const resolved = rows(p.page).filter({
+        has: p.page.locator('[data-mark="change"]', { hasText: 'Resolved by this scan' }),
+      });
+      expect(await resolved.locator('td:nth-child(3) strong').allTextContents()).toStrictEqual([ANON_FTP.name]);
       const shown = await statuses(p.page);
       const triaged = shown.filter((s) => s.includes(FIRST_SCAN[0]!.name));
       expect(triaged.length).toBeGreaterThan(0);

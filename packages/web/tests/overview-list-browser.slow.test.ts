@@ -113,8 +113,15 @@ describe('overview, sessions list and stacked tables', () => {
       const doc = {
         metadata: { session_id: p.id, client: p.client, target: p.target, finished_at: p.scanned },
         summary: { risk_score: p.risk, risk_grade: p.grade },
-        findings: [],
-        remediation: p.remediation ?? [],
+        // Each entry's finding: what the portal scores and counts (a session without one keeps its stated score).
+        findings: (p.remediation ?? []).map((e, i) => ({
+          id: `f-${i}`,
+          rule_id: e.title.toLowerCase().replaceAll(' ', '-'),
+          title: e.title,
+          severity: e.severity,
+          host: e.host,
+        })),
+        remediation: (p.remediation ?? []).map((e, i) => ({ ...e, finding_id: `f-${i}` })),
       };
       const form = new FormData();
       form.append(
@@ -204,14 +211,15 @@ describe('overview, sessions list and stacked tables', () => {
         const chart = page.locator('.risk-chart');
         await poll(() => chart.locator('canvas').count()).toBe(1);
         expect(await chart.getAttribute('aria-label')).toContain('Acme Water: 3 scans, risk 72');
-        expect(await chart.getAttribute('aria-label')).toContain('Beta Corp: 2 scans, risk 20');
+        expect(await chart.getAttribute('aria-label')).toContain('Beta Corp: 2 scans, risk 1');
         await page.getByText('Risk data as a table').click();
         const data = page.getByRole('region', { name: 'Risk by scan' });
         expect((await cellTexts(data)).map((r) => [r[0], r[2], r[3]])).toEqual([
+          // Scored by the portal from their findings; the two without findings keep their stated scores.
           ['Acme Water', '192.168.10.0/24', 'D 72'],
-          ['Acme Water', '192.168.10.0/24', 'C 58'],
-          ['Acme Water', '10.1.0.0/16', 'B 35'],
-          ['Beta Corp', 'web.beta.example', 'A 20'],
+          ['Acme Water', '192.168.10.0/24', 'D 76'],
+          ['Acme Water', '10.1.0.0/16', 'C 42'],
+          ['Beta Corp', 'web.beta.example', 'A 1'],
           ['Beta Corp', 'mail.beta.example', 'C 44'],
         ]);
         // Chart text is at least 11 px: the legend here; the axes are drawn in 12 px (risk-chart.tsx).
@@ -293,11 +301,11 @@ describe('overview, sessions list and stacked tables', () => {
       await page.getByRole('button', { name: 'Clear' }).click();
       await poll(() => listedIds(page)).toEqual([B2, B1, A3, A2, A1]);
       await page.getByRole('button', { name: 'Risk', exact: true }).click();
-      await poll(() => listedIds(page)).toEqual([A1, A2, B2, A3, B1]);
+      await poll(() => listedIds(page)).toEqual([A2, A1, B2, A3, B1]);
       const riskHeader = page.locator('th', { has: page.getByRole('button', { name: 'Risk', exact: true }) });
       expect(await riskHeader.getAttribute('aria-sort')).toBe('descending');
       await page.getByRole('button', { name: 'Risk', exact: true }).click();
-      await poll(() => listedIds(page)).toEqual([B1, A3, B2, A2, A1]);
+      await poll(() => listedIds(page)).toEqual([B1, A3, B2, A1, A2]);
       expect(await riskHeader.getAttribute('aria-sort')).toBe('ascending');
       await page.getByRole('button', { name: 'Target', exact: true }).click();
       await poll(() => listedIds(page)).toEqual([A3, A1, A2, B2, B1]);
@@ -363,7 +371,7 @@ describe('overview, sessions list and stacked tables', () => {
       // Sorting without the headings: the form's choice.
       await page.getByLabel('Sort by').selectOption('risk_score');
       await page.getByRole('button', { name: 'Filter' }).click();
-      await poll(() => listedIds(page)).toEqual([A1, A2, B2, A3, B1]);
+      await poll(() => listedIds(page)).toEqual([A2, A1, B2, A3, B1]);
       await expectAccessible(page);
 
       for (const [address, lead] of [

@@ -2,6 +2,8 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { createLicense, uniqueClientId } from '../../../test-support/factories.ts';
+import { http, withToken } from '../../../test-support/http.ts';
+import { formatScore } from '../src/ui/format.ts';
 import { loadFixture, postUpload, sessionParts } from '../../../test-support/upload.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
@@ -196,8 +198,16 @@ describe('session view panels', () => {
         });
         expect(Math.abs(fit.css - fit.drawn)).toBeLessThan(1);
         expect(Math.abs(fit.css - fit.box)).toBeLessThan(2);
-        expect(await trend.locator('[role="img"]').getAttribute('aria-label')).toMatch(
-          /^Risk score over 3 scans, from 70 on 2025-03-01 09:30 UTC to 30 on 2025-03-10 09:30 UTC$/,
+        // The scores are the current triage's (docs/findings-of-record.md#one-set-of-numbers), as the portal states them.
+        const score = async (id: string) =>
+          (
+            await http(portal.url, 'GET', `/api/sessions?session=${id}&client_id=${clientId}`, {
+              headers: withToken(await portal.adminToken()),
+            })
+          ).body.session.risk_score as number;
+        const [first, last] = [await score('20250301_093000'), await score('20250310_093000')];
+        expect(await trend.locator('[role="img"]').getAttribute('aria-label')).toBe(
+          `Risk score over 3 scans, from ${formatScore(first)} on 2025-03-01 09:30 UTC to ${formatScore(last)} on 2025-03-10 09:30 UTC`,
         );
         await expectAccessible(p.page);
         expectNoConsoleErrors(p);

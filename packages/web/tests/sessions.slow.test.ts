@@ -9,6 +9,7 @@ import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './hel
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { type Seeded, seedSessions } from './helpers/seed.ts';
 import { screenshot } from '../../../test-support/screenshots.ts';
+import { formatScore } from '../src/ui/format.ts';
 
 /**
  * The sessions list and the session view in a real browser against a real portal holding
@@ -116,13 +117,35 @@ describe('sessions and the session view', () => {
       for (const h of ['Risk trend for this target', 'Benchmark', 'Report', 'Files and sharing', 'Review status']) {
         await expect.poll(() => page.getByRole('heading', { name: h, exact: true }).isVisible()).toBe(true);
       }
+      // The scores of the current triage, as the portal states them (docs/findings-of-record.md#one-set-of-numbers).
       const summary = page.locator('section[aria-labelledby="summary-h"]');
-      await expect.poll(() => summary.textContent()).toContain(`${doc.summary!.risk_score} / 100`);
-      await expect.poll(() => summary.textContent()).toContain(`${doc.summary!.risk_score_operational} / 100`);
-      // Findings: the first page of 25, most severe first.
+      const view = (
+        await http(portal.url, 'GET', `/api/sessions?session=${latestAcme()}&client_id=acme-co`, {
+          headers: withToken(admin),
+        })
+      ).body.session as {
+        risk_score: number;
+        exception_summary: { risk_score_operational: number };
+        disposition_summary?: { false_positive: number };
+      };
+      await expect.poll(() => summary.textContent()).toContain(`${formatScore(view.risk_score)} / 100`);
+      await expect
+        .poll(() => summary.textContent())
+        .toContain(`${formatScore(view.exception_summary.risk_score_operational)} / 100`);
+      expect(await summary.locator('[data-false-positives]').textContent()).toBe(
+        String(view.disposition_summary?.false_positive ?? 0),
+      );
+      // Findings: the first page of 25, most severe first; with the findings of record this scan
+      // resolved or did not check (docs/findings-of-record.md), as many as the portal lists.
       const findings = page.locator('section[aria-labelledby="findings-h"] tbody tr');
-      await expect.poll(() => findings.count()).toBe(Math.min(25, doc.findings!.length));
-      expect(await findings.first().locator('.badge').textContent()).toBe('critical');
+      const listed = (
+        await http(portal.url, 'GET', `/api/sessions/${latestAcme()}/findings?client_id=acme-co&limit=200`, {
+          headers: withToken(admin),
+        })
+      ).body as { total: number };
+      expect(listed.total).toBeGreaterThanOrEqual(doc.findings!.length);
+      await expect.poll(() => findings.count()).toBe(Math.min(25, listed.total));
+      expect(await findings.first().locator('td:nth-child(2) .badge').textContent()).toBe('critical');
       // Exceptions with their expiry.
       const exceptions = page.locator('section[aria-labelledby="exceptions-h"] tbody tr');
       await expect.poll(() => exceptions.count()).toBe(2);
@@ -211,15 +234,15 @@ describe('sessions and the session view', () => {
     const p = await openPage(browser, WIDTHS.desktop);
     const { page } = p;
     const id = latestAcme();
-    // Another writer that always gets there first: every versioned write of this session's row
-    // is skipped (0 rows, as when the version moved), so the portal exhausts its retries and
-    // answers its own 409.
+    // Another writer that always gets there first: every write of the client's findings of
+    // record fails as a serialisation failure does (SQLSTATE 40001), so the portal exhausts its
+    // retries and answers its own 409.
     const db = await openDb(portal);
     await db.query(`CREATE FUNCTION test_always_first() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN RETURN NULL; END $$`);
+      BEGIN RAISE EXCEPTION 'another writer was first' USING ERRCODE = '40001'; END $$`);
     await db.query(
-      `CREATE TRIGGER test_always_first BEFORE UPDATE ON sessions FOR EACH ROW
-       WHEN (OLD.client_id = 'acme-co' AND OLD.session_id = '${id}') EXECUTE FUNCTION test_always_first()`,
+      `CREATE TRIGGER test_always_first BEFORE INSERT OR UPDATE ON finding_records FOR EACH ROW
+       WHEN (NEW.client_id = 'acme-co') EXECUTE FUNCTION test_always_first()`,
     );
     try {
       await signIn(page, portal, undefined, `/collect/?session=${id}&client_id=acme-co`);
@@ -238,7 +261,7 @@ describe('sessions and the session view', () => {
         .toBe('This finding was changed by someone else. Reload the page to see the current status.');
       expectNoConsoleErrors(p, [409]);
     } finally {
-      await db.query('DROP TRIGGER test_always_first ON sessions');
+      await db.query('DROP TRIGGER test_always_first ON finding_records');
       await db.query('DROP FUNCTION test_always_first()');
       await db.end();
       await p.close();
@@ -260,7 +283,9 @@ describe('sessions and the session view', () => {
       const stored = await http(portal.url, 'GET', `/api/download?session=${id}&client_id=acme-co`, {
         headers: withToken(admin),
       });
-      expect(saved).toEqual(stored.body);
+      // The served file states when its triage was read: each answer its own time.
+      const asOf = { triage_as_of: expect.stringMatching(/^\d{4}-\d{2}-\d{2}/) };
+      expect(saved).toEqual({ ...stored.body, metadata: { ...stored.body.metadata, ...asOf } });
 
       await page.getByRole('button', { name: 'Copy link' }).click();
       await expect.poll(() => page.getByText('Link copied.').isVisible()).toBe(true);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CommandPayloads } from '@svc/protocol';
+import { type CommandPayloads, isScanPortList, PORT_LIST_RULE } from '@svc/protocol';
 import { listSessionIds, RESULTS_FILE } from '@svc/client/session-dir/history';
 import { sessionPath } from '@svc/client/session-dir/root';
 import { profileArgs } from '../scan-args.ts';
@@ -12,14 +12,21 @@ import { runProcess } from './spawn.ts';
 /** The default profile for run_scan. */
 const DEFAULT_PROFILE = 'full_recon';
 
-/** `svc scan`'s arguments for a checked run_scan payload (full → --full, quick → -P quick_recon, else none). */
+/**
+ * `svc scan`'s arguments for a checked run_scan payload (full → --full, quick → -P quick_recon,
+ * else none; `ports` → `--ports <list>`). The port list is checked here once more with the
+ * protocol's rule, right where it becomes an argument: only numbers, ranges and T:/U: reach it.
+ */
 export function scanArgs(payload: CommandPayloads['run_scan'], sessionsRoot: string): string[] {
   const mode = profileArgs(payload.profile ?? DEFAULT_PROFILE);
+  if (payload.ports !== undefined && !isScanPortList(payload.ports))
+    throw new Error(`run_scan: payload.ports must be ${PORT_LIST_RULE}`);
   return [
     'scan',
     '--targets',
     payload.targets,
     ...mode,
+    ...(payload.ports === undefined ? [] : ['--ports', payload.ports]),
     '--json',
     '--sessions-dir',
     sessionsRoot,

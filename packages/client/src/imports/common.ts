@@ -1,5 +1,7 @@
 import { isIP } from 'node:net';
+import type { CoverageBlock } from '@svc/protocol';
 import type { Category } from '../pipeline/compliance-map.ts';
+import { CoverageBuilder } from '../pipeline/coverage-builder.ts';
 import type { HostInfo, ScanFinding } from '../pipeline/types.ts';
 import { child, type XmlNode } from '../scanner/parse/xml-node.ts';
 import { MAX_FIELD_CHARS } from './guard.ts';
@@ -21,6 +23,8 @@ export interface ImportedScan {
   finishedAt?: Date | undefined;
   /** Records read: hosts (nmap, Nessus), results (Greenbone), lines (Nuclei). */
   records: number;
+  /** What the file says its scan looked at (docs/cli/import.md, "Coverage"). */
+  coverage: CoverageBlock;
 }
 
 /** The hosts a file mentions, with the ports its findings or host records name. */
@@ -166,6 +170,27 @@ export class TimeSpan {
   }
 }
 
+/**
+ * The coverage of a Nessus, Greenbone or Nuclei file: the hosts it reports and the ports its
+ * findings name, plus the port ranges the file states it scanned (nmap-style lists, `T:`/`U:`
+ * prefixes) when it states them. A port a finding names was looked at whatever the stated range.
+ */
+export function reportedCoverage(
+  format: ForeignFormat,
+  hosts: HostBook,
+  findings: readonly ScanFinding[],
+  stated: readonly string[] = [],
+): CoverageBlock {
+  const coverage = new CoverageBuilder();
+  for (const h of hosts.addresses()) coverage.addHost(h);
+  for (const f of findings) {
+    coverage.addHost(f.host);
+    coverage.addPort(f.protocol ?? 'tcp', f.port);
+  }
+  for (const list of stated) coverage.addPrefixedList(list);
+  return coverage.block({ profile: format, tools: [format], source: `import:${format}` });
+}
+
 /** The parser's result: duplicates merged, hosts listed, only the fields the file gave. */
 export function importedScan(
   format: ForeignFormat,
@@ -176,9 +201,12 @@ export function importedScan(
     span: TimeSpan;
     target?: string | undefined;
     version?: string | undefined;
+    /** Port ranges the file states its scan covered, nmap-style (reportedCoverage). */
+    statedPorts?: readonly string[] | undefined;
   },
 ): ImportedScan {
   return {
+    coverage: reportedCoverage(format, p.hosts, p.findings, p.statedPorts),
     format,
     ...given('version', p.version),
     findings: mergeDuplicates(p.findings),

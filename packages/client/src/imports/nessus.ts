@@ -80,6 +80,7 @@ export async function parseNessus(file: string, maxBytes: number): Promise<Impor
   const findings: ScanFinding[] = [];
   const hosts = new HostBook();
   let target: string | undefined;
+  let portRange: string | undefined;
   const span = new TimeSpan();
   let records = 0;
   await streamXmlItems(file, maxBytes, {
@@ -91,6 +92,7 @@ export async function parseNessus(file: string, maxBytes: number): Promise<Impor
     onItem: (_path, node) => {
       if (node.name === 'preference') {
         if (textOf(node, 'name') === 'TARGET') target = textOf(node, 'value');
+        if (textOf(node, 'name') === 'port_range') portRange = textOf(node, 'value');
         return;
       }
       records += 1;
@@ -113,5 +115,23 @@ export async function parseNessus(file: string, maxBytes: number): Promise<Impor
     ?.split(/[\s,]+/)
     .filter((t) => t !== '')
     .join(',');
-  return importedScan('nessus', { findings, hosts, records, span, target: normalisedTarget });
+  return importedScan('nessus', {
+    findings,
+    hosts,
+    records,
+    span,
+    target: normalisedTarget,
+    statedPorts: statedRange(portRange),
+  });
+}
+
+/**
+ * The policy's `port_range` as a port list: `all` is every TCP port, a list is taken as it is
+ * (`T:`/`U:` prefixes allowed); `default` (Nessus's own list of about 4,800 ports, which the
+ * file does not spell out) or anything else states nothing, and the ports of the items count alone.
+ */
+function statedRange(value: string | undefined): string[] {
+  const v = value?.trim().toLowerCase() ?? '';
+  if (v === 'all') return ['1-65535'];
+  return /^(?:[tu]:)?\d/.test(v) ? [v.toUpperCase()] : [];
 }

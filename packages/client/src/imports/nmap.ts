@@ -1,7 +1,8 @@
 import type { VulnIndex } from '@svc/protocol';
 import fs from 'node:fs';
 import type { HostInfo, ScanFinding } from '../pipeline/types.ts';
-import { NmapXmlStream, scanTimeOf, toHostInfos } from '../scanner/parse/index.ts';
+import { CoverageBuilder } from '../pipeline/coverage-builder.ts';
+import { addAnsweredHost, addScannedPorts, NmapXmlStream, scanTimeOf, toHostInfos } from '../scanner/parse/index.ts';
 import { detectFindings } from '../scanner/rules/index.ts';
 import { given, type ImportedScan } from './common.ts';
 import { headOf, ImportError, MAX_XML_DEPTH, readChunks, refuseDoctype, tooDeep } from './guard.ts';
@@ -71,9 +72,12 @@ export async function parseNmapFile(
   const hosts: HostInfo[] = [];
   let records = 0;
   let rootSeen = false;
+  // The same rule as svc scan's: hosts nmap reports up, ports its <scaninfo> says it scanned.
+  const coverage = new CoverageBuilder();
   const stream = new NmapXmlStream({
     onHost: (host) => {
       records += 1;
+      addAnsweredHost(coverage, host);
       findings.push(...detectFindings([host], { scanTime, vulnIndex }));
       hosts.push(...toHostInfos([host]));
     },
@@ -101,8 +105,10 @@ export async function parseNmapFile(
   if (!info.complete)
     throw new ImportError(`${file} is cut short: it ends before </nmaprun> (a truncated nmap XML file)`);
   const target = targetsOfArgs(info.args).join(',');
+  addScannedPorts(coverage, info);
   return {
     format: 'nmap',
+    coverage: coverage.block({ profile: 'nmap', tools: ['nmap'], source: 'import:nmap' }),
     ...given('version', info.version),
     findings,
     hosts,

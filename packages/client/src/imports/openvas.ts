@@ -80,6 +80,27 @@ function resultFinding(result: XmlNode, severity: Severity): ScanFinding | null 
   };
 }
 
+/**
+ * The port ranges a report states its target was scanned on, when it carries them: the target's
+ * port list as GMP writes it (`port_list/port_ranges/port_range` with `start`, `end`, `type`) or
+ * a `port_range` text (`T:1-65535,U:161`). GSA's XML report names the target only, so most files
+ * state nothing and the ports of the results count alone (docs/cli/import.md, "Coverage").
+ */
+function statedPortRanges(target: XmlNode | undefined): string[] {
+  if (target === undefined) return [];
+  const text = textOf(target, 'port_range');
+  const ranges = childrenNamed(child(child(target, 'port_list') ?? target, 'port_ranges') ?? target, 'port_range')
+    .map((r) => {
+      const start = textOf(r, 'start');
+      const end = textOf(r, 'end') ?? start;
+      const type = (textOf(r, 'type') ?? 'tcp').toLowerCase();
+      if (start === undefined || (type !== 'tcp' && type !== 'udp')) return null;
+      return `${type === 'udp' ? 'U' : 'T'}:${start === end ? start : `${start}-${end}`}`;
+    })
+    .filter((r) => r !== null);
+  return [...(text === undefined ? [] : [text]), ...ranges];
+}
+
 const INFO_ELEMENTS = new Set(['host', 'task', 'scan_start', 'scan_end', 'gmp', 'omp']);
 
 export async function parseOpenvas(file: string, maxBytes: number): Promise<ImportedScan> {
@@ -87,6 +108,7 @@ export async function parseOpenvas(file: string, maxBytes: number): Promise<Impo
   const hosts = new HostBook();
   let target: string | undefined;
   let version: string | undefined;
+  const stated: string[] = [];
   const span = new TimeSpan();
   let records = 0;
   const time = (node: XmlNode) => {
@@ -116,6 +138,7 @@ export async function parseOpenvas(file: string, maxBytes: number): Promise<Impo
         hosts.add(ip, { hostname: detail('hostname'), os: detail('best_os_txt') });
       } else if (node.name === 'task') {
         target = textOf(child(node, 'target'), 'name') ?? target;
+        stated.push(...statedPortRanges(child(node, 'target')));
       } else if (node.name === 'scan_start') {
         span.add(time(node), undefined);
       } else if (node.name === 'scan_end') {
@@ -125,5 +148,5 @@ export async function parseOpenvas(file: string, maxBytes: number): Promise<Impo
       }
     },
   });
-  return importedScan('openvas', { findings, hosts, records, span, target, version });
+  return importedScan('openvas', { findings, hosts, records, span, target, version, statedPorts: stated });
 }

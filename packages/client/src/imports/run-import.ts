@@ -1,14 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type SessionFile, scannerSessionId } from '@svc/protocol';
+import type { SessionFile } from '@svc/protocol';
 import { gateChannels } from '../alerts/gate.ts';
 import { alertSettingsFrom } from '../alerts/settings.ts';
 import { orcSettingsFrom } from '../pipeline/orc964.ts';
 import { portalPriorState } from '../portal/latest-state.ts';
 import { brandingFromEnv } from '../report/branding.ts';
 import { type ScanInput, valuesOf } from '../scanner/run/run-scan.ts';
+import { claimSessionId } from '../session-dir/claim.ts';
 import { produceSession } from '../session-dir/produce.ts';
-import { uploadProduced } from '../upload/produced-upload.ts';
+import { type UploadedSession, uploadProduced } from '../upload/produced-upload.ts';
 import { CLIENT_VERSION } from '../version.ts';
 import type { ForeignFormat } from './common.ts';
 import { parseForeignFile } from './detect.ts';
@@ -32,7 +33,7 @@ export interface ImportResult {
   id: string;
   doc: SessionFile;
   format: ForeignFormat;
-  upload?: { session_id: string; share_url: string | null } | undefined;
+  upload?: UploadedSession | undefined;
 }
 
 export async function runImport(
@@ -58,22 +59,30 @@ export async function runImport(
   const startedAt = scan.startedAt ?? scan.finishedAt ?? begun;
   const end = scan.finishedAt ?? startedAt;
   const statePortal = input.portal ?? input.upload;
+  const notes: string[] = [];
   const portalState =
     statePortal === undefined
       ? null
-      : await portalPriorState(statePortal, target, license.client_id ?? undefined, warn);
+      : await portalPriorState(statePortal, target, license.client_id ?? undefined, warn, (m) => {
+          notes.push(m);
+          deps.info(m);
+        });
   const alerts = alertSettingsFrom(settings, warn);
   const size = fs.statSync(input.file).size;
+  // The import's own clock names the session: a file imported twice gives two sessions, and
+  // two imports in the same second take the next free second (session-dir/claim.ts).
+  const claimed = claimSessionId(input.root, begun);
   const produced = await produceSession({
     portalState,
+    notes,
     root: input.root,
     findings: scan.findings,
+    coverage: scan.coverage,
     vulnIndex: input.vulnIndex,
     hosts: scan.hosts,
     exceptions: input.exceptions,
     settings: {
-      // The import's own clock names the session: a file imported twice gives two sessions.
-      sessionId: scannerSessionId(begun),
+      sessionId: claimed.id,
       target,
       clientId: license.client_id ?? settings.get('CLIENT_ID')?.trim() ?? undefined,
       client: settings.get('CLIENT_NAME')?.trim() ?? undefined,
@@ -98,7 +107,7 @@ export async function runImport(
     preamble: [
       `import ${scan.format} ${JSON.stringify(path.basename(input.file))} (${size} bytes): ${scan.records} records, ${scan.findings.length} findings, ${read} ms`,
     ],
-  });
+  }).finally(() => claimed.release());
   for (const w of produced.warnings) warn(w);
   const upload =
     input.upload === undefined

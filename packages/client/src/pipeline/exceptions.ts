@@ -21,6 +21,10 @@ export interface ExceptionRule {
   approver: string;
   approved_at: string | null;
   expiry: string | null;
+  /** Who set it, when the portal says (person, upload…): written as exception_source. */
+  source?: string | null | undefined;
+  /** For an exception an uploaded file set: the approver that file named (not an approval). */
+  claimed_approver?: string | null | undefined;
 }
 
 export interface ParsedExceptions {
@@ -148,6 +152,9 @@ export function applyExceptions(
       exception_approved_at: rule.approved_at,
       exception_expiry: rule.expiry,
       exception_expired: expired,
+      // Only what the portal recorded of its origin: a local file's rule says nothing of it.
+      ...(rule.source == null ? {} : { exception_source: rule.source as Remediation['exception_source'] }),
+      ...(rule.claimed_approver == null ? {} : { exception_claimed_approver: rule.claimed_approver }),
     };
   });
 }

@@ -1,11 +1,11 @@
 import {
-  dualScoreOf,
-  exceptionCountsOf,
+  factsOfEntries,
   type LatestStateEntry,
   type LatestStateResponse,
   lenient,
-  remediationSummaryOf,
   type SessionFile,
+  sessionCoverage,
+  triageSummary,
 } from '@svc/protocol';
 import { applyExceptions, type ExceptionRule } from './exceptions.ts';
 import { trackRemediation } from './remediation.ts';
@@ -52,22 +52,41 @@ const ms = (v: unknown): number | null => {
   return Number.isNaN(t) ? null : t;
 };
 
-/** A portal entry as a prior session file's remediation item (the shape trackRemediation reads). */
+/** The fields of an entry that are set (not absent, not null), as they are. */
+function setFields(e: LatestStateEntry, keys: readonly (keyof LatestStateEntry)[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) if (e[k] !== undefined && e[k] !== null) out[k] = e[k];
+  return out;
+}
+
+const DISPOSITION_KEYS = ['disposition', 'disposition_reason', 'disposition_by', 'disposition_at'] as const;
+
+/**
+ * A portal entry as a prior session file's remediation item (the shape trackRemediation reads).
+ * `port` is always set (null: host level), so the item's place is its own: the portal's
+ * records hold items its latest session did not report, whose findings no file holds.
+ */
 function itemOf(e: LatestStateEntry): Record<string, unknown> {
   return {
     title: e.title,
     ...(e.severity === null ? {} : { severity: e.severity }),
     ...(e.fingerprint === null ? {} : { fingerprint: e.fingerprint }),
     ...(e.host === null ? {} : { host: e.host }),
+    port: e.port,
+    ...setFields(e, ['protocol']),
     status: e.status ?? 'new',
     ...(e.status_changed === null ? {} : { status_changed: e.status_changed }),
     note: e.note,
     ...(e.first_seen === null ? {} : { first_seen: e.first_seen }),
+    ...setFields(e, ['status_source']),
     exception_status: e.exception_status,
     exception_reason: e.exception_reason,
     exception_approver: e.exception_approver,
     exception_approved_at: e.exception_approved_at,
     exception_expiry: e.exception_expiry,
+    ...setFields(e, ['exception_source', 'exception_claimed_approver']),
+    ...setFields(e, DISPOSITION_KEYS),
+    ...setFields(e, ['last_seen', 'resolved_at', 'reopened_at']),
   };
 }
 
@@ -98,6 +117,8 @@ export function portalExceptionRules(state: LatestStateResponse): ExceptionRule[
             approver: e.exception_approver,
             approved_at: e.exception_approved_at,
             expiry: e.exception_expiry,
+            source: e.exception_source ?? null,
+            claimed_approver: e.exception_claimed_approver ?? null,
           },
         ],
   );
@@ -146,26 +167,47 @@ export function mergePriorState(
     return { prior: portalDoc(portal), exceptions, source: 'portal' };
 
   // The local prior is newer than the portal's copy: the portal's decisions made after it still win.
-  const decided = new Map<string, LatestStateEntry>();
-  for (const e of portal.remediation) {
-    const changed = ms(e.status_changed);
-    if (changed === null || changed <= localEnd) continue;
-    for (const k of keyOf(e.fingerprint, e.title, e.host)) if (!decided.has(k)) decided.set(k, e);
-  }
-  const items = lenient.objs(local['remediation']).map((item) => {
-    const hit = keyOf(item['fingerprint'], item['title'], item['host'])
-      .map((k) => decided.get(k))
+  const decided = indexed(portal.remediation.filter((e) => (ms(e.status_changed) ?? localEnd) > localEnd));
+  // Dispositions are set in the portal only: its word on an item it holds is the current one.
+  const known = indexed([...portal.remediation, ...portal.remediation_resolved]);
+  const find = (index: Map<string, LatestStateEntry>, item: Record<string, unknown>) =>
+    keyOf(item['fingerprint'], item['title'], item['host'])
+      .map((k) => index.get(k))
       .find((e) => e !== undefined);
-    if (hit === undefined) return item;
+  const withPortal = (item: Record<string, unknown>) => {
+    const entry = find(known, item);
+    const hit = find(decided, item);
+    if (entry === undefined && hit === undefined) return item;
+    const out: Record<string, unknown> = { ...item };
+    if (entry !== undefined) {
+      for (const k of DISPOSITION_KEYS) delete out[k];
+      Object.assign(out, setFields(entry, DISPOSITION_KEYS));
+    }
+    if (hit === undefined) return out;
     return {
-      ...item,
+      ...out,
       status: hit.status ?? item['status'],
       status_changed: hit.status_changed,
       note: hit.note,
       ...(hit.first_seen === null ? {} : { first_seen: hit.first_seen }),
+      ...setFields(hit, ['status_source']),
     };
-  });
-  return { prior: { ...local, remediation: items }, exceptions, source: 'local+portal' };
+  };
+  const prior: Record<string, unknown> = {
+    ...local,
+    remediation: lenient.objs(local['remediation']).map(withPortal),
+    ...(Array.isArray(local['remediation_not_checked'])
+      ? { remediation_not_checked: lenient.objs(local['remediation_not_checked']).map(withPortal) }
+      : {}),
+  };
+  return { prior, exceptions, source: 'local+portal' };
+}
+
+/** Portal entries by each key they match on, the first entry per key. */
+function indexed(entries: readonly LatestStateEntry[]): Map<string, LatestStateEntry> {
+  const index = new Map<string, LatestStateEntry>();
+  for (const e of entries) for (const k of keyOf(e.fingerprint, e.title, e.host)) if (!index.has(k)) index.set(k, e);
+  return index;
 }
 
 /** The exceptions a finished document records on its open items, as rules (for re-applying them beside the portal's). */
@@ -184,6 +226,8 @@ function recordedRules(items: readonly Remediation[]): ExceptionRule[] {
             approver: i.exception_approver,
             approved_at: i.exception_approved_at ?? null,
             expiry: i.exception_expiry ?? null,
+            source: i.exception_source ?? null,
+            claimed_approver: i.exception_claimed_approver ?? null,
           },
         ],
   );
@@ -208,21 +252,28 @@ export function reapplyPriorState(
   const day = now.toISOString().slice(0, 10);
   const findings = lenient.objs(doc.findings) as StageFinding[];
   const merged = mergePriorState(localPrior, portal, recordedRules(doc.remediation as Remediation[]));
-  const tracked = trackRemediation({ findings, prior: merged.prior, sessionId: id, now });
+  // What the document's scan looked at: its coverage block, else what its findings and topology name.
+  const coverage = sessionCoverage(doc);
+  const tracked = trackRemediation({ findings, prior: merged.prior, sessionId: id, now, coverage });
   const remediation = applyExceptions(tracked.remediation, merged.exceptions, day);
-  const scores = dualScoreOf(remediation, day);
-  const exceptionSummary = { ...exceptionCountsOf(remediation), score_delta: scores.exception_impact.score_delta };
+  // The same rule as the scan's (scoring.ts) and the portal's: the protocol's triage.
+  const t = triageSummary(factsOfEntries(remediation, tracked.remediation_resolved), day);
+  const { remediation_not_checked: _dropped, ...rest } = doc;
   return {
-    ...doc,
+    ...rest,
     metadata: {
       ...doc.metadata,
-      risk_score_operational: scores.risk_score_operational,
-      risk_grade_operational: scores.risk_grade_operational,
-      remediation_summary: remediationSummaryOf(remediation, tracked.remediation_resolved),
-      exception_summary: exceptionSummary,
+      risk_score_operational: t.scores.risk_score_operational,
+      risk_grade_operational: t.scores.risk_grade_operational,
+      remediation_summary: t.remediation_summary,
+      exception_summary: t.exception_summary,
+      disposition_summary: t.disposition_summary,
     },
-    summary: { ...doc.summary, ...scores },
+    summary: { ...doc.summary, ...t.scores },
     remediation,
     remediation_resolved: tracked.remediation_resolved,
+    ...(tracked.remediation_not_checked.length === 0
+      ? {}
+      : { remediation_not_checked: tracked.remediation_not_checked }),
   } as SessionFile;
 }

@@ -1,4 +1,10 @@
-import { complianceSummaryOf, remediationSummaryOf, type SessionFile, type VulnIndex } from '@svc/protocol';
+import {
+  type CoverageBlock,
+  complianceSummaryOf,
+  type SessionFile,
+  sessionCoverage,
+  type VulnIndex,
+} from '@svc/protocol';
 import type { ClientTier } from '../license/format.ts';
 import { gate } from '../license/gates.ts';
 import type { LicenseState } from '../license/tier.ts';
@@ -50,6 +56,12 @@ export interface StagesInput {
   measure?: Measure;
   /** CVSS, KEV and EPSS for every finding naming a CVE it knows (vuln-enrich.ts); none when absent. */
   vulnIndex?: VulnIndex | null | undefined;
+  /**
+   * What the run looked at (coverage-builder.ts): written into the document, and the rule for
+   * which prior findings it resolves. Absent: the hosts of the findings and `hosts`, every port
+   * of each (the protocol's inference for files without a block).
+   */
+  coverage?: CoverageBlock | undefined;
 }
 
 export type Measure = <T>(stage: string, work: () => T) => T;
@@ -79,15 +91,21 @@ export function runStages(input: StagesInput): StagesResult {
       warn(
         `The prior session ${priorSessionId(input.prior) ?? '(no id)'} scanned ${otherTarget}, not ${settings.target}: remediation tracking starts afresh`,
       );
+    const coverage = sessionCoverage({ coverage: input.coverage, findings, hosts: input.hosts });
     const tracked = measure('remediation', () =>
-      trackRemediation({ findings, prior: sameTarget ? input.prior : null, sessionId: settings.sessionId, now }),
+      trackRemediation({
+        findings,
+        prior: sameTarget ? input.prior : null,
+        sessionId: settings.sessionId,
+        now,
+        coverage,
+      }),
     );
     const excepted = measure('exceptions', () => applyExceptions(tracked.remediation, input.exceptions, day));
     remediation = { ...tracked, remediation: excepted };
   }
-  const { summary, exception_summary } = measure('scoring', () =>
-    scoreSession(findings, input.hosts, remediation?.remediation ?? null, day),
-  );
+  const scored = measure('scoring', () => scoreSession(findings, input.hosts, remediation, day));
+  const { summary } = scored;
 
   const compliancePermitted = gate(input.license.tier, 'compliance', warn);
   const rows = compliancePermitted ? measure('compliance', () => mapCompliance(findings)) : null;
@@ -97,11 +115,7 @@ export function runStages(input: StagesInput): StagesResult {
   const topology = measure('topology', () => buildTopology(input.hosts, findings));
   const scheduling = measure('scheduling', () => schedulingMetadata(settings.target, settings.schedule));
   const license = measure('license', () => licenseMetadata(input.license.state));
-  const { remediationSummary, complianceSummary } = measure('summaries', () => ({
-    remediationSummary:
-      remediation === null ? null : remediationSummaryOf(remediation.remediation, remediation.remediation_resolved),
-    complianceSummary: orc === null ? null : complianceSummaryOf(orc.compliance),
-  }));
+  const complianceSummary = measure('summaries', () => (orc === null ? null : complianceSummaryOf(orc.compliance)));
 
   const doc: SessionFile = {
     metadata: {
@@ -116,8 +130,9 @@ export function runStages(input: StagesInput): StagesResult {
       risk_score_operational: summary.risk_score_operational,
       risk_grade_operational: summary.risk_grade_operational,
       has_topology: topology.nodes.length > 0,
-      ...(remediationSummary === null ? {} : { remediation_summary: remediationSummary }),
-      exception_summary,
+      ...(scored.remediation_summary === null ? {} : { remediation_summary: scored.remediation_summary }),
+      exception_summary: scored.exception_summary,
+      ...(scored.disposition_summary === null ? {} : { disposition_summary: scored.disposition_summary }),
       ...(complianceSummary === null ? {} : { compliance_summary: complianceSummary }),
       ...scheduling,
       ...(license === null ? {} : { license }),
@@ -126,7 +141,15 @@ export function runStages(input: StagesInput): StagesResult {
     findings,
     ...(remediation === null
       ? {}
-      : { remediation: remediation.remediation, remediation_resolved: remediation.remediation_resolved }),
+      : {
+          remediation: remediation.remediation,
+          remediation_resolved: remediation.remediation_resolved,
+          // Open items of earlier sessions this scan did not look at: still open, not in its numbers.
+          ...(remediation.remediation_not_checked.length === 0
+            ? {}
+            : { remediation_not_checked: remediation.remediation_not_checked }),
+        }),
+    ...(input.coverage === undefined ? {} : { coverage: input.coverage }),
     ...(orc === null ? {} : { compliance: orc.compliance }),
     topology,
     ...(orc?.orc_964 ? { orc_964: orc.orc_964 } : {}),

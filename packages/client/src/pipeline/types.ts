@@ -3,7 +3,11 @@ import type { Finding, RemediationEntry, RemediationStatus } from '@svc/protocol
 
 /** Types the pipeline stages share; the session file's own types are the protocol's. */
 
-export type Remediation = Static<typeof RemediationEntry>;
+/**
+ * A remediation entry. `port` and `protocol` ride beside the protocol's fields (its entries are
+ * open objects): the next scan reads where an item is to tell whether it looked there.
+ */
+export type Remediation = Static<typeof RemediationEntry> & { port?: number; protocol?: string };
 export type { Finding, RemediationStatus };
 
 /**

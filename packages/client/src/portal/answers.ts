@@ -34,13 +34,23 @@ export function checkedAnswer<S extends TSchema>(schema: S, status: number, text
   return body;
 }
 
-/** The portal's `{"error": "..."}` message of a refused call, or the start of whatever it sent. */
-export function refusalOf(text: string): { portalError: string | null; reason: string } {
+/**
+ * The portal's `{"error": "..."}` message of a refused call, or the start of whatever it sent;
+ * with the body's other fields (error bodies may carry more fields, e.g. a 409's `conflict` and `target`).
+ */
+export function refusalOf(text: string): {
+  portalError: string | null;
+  reason: string;
+  details: Readonly<Record<string, unknown>> | null;
+} {
   try {
     const body = JSON.parse(text) as { error?: unknown };
-    if (typeof body?.error === 'string') return { portalError: body.error, reason: body.error };
+    if (typeof body?.error === 'string') {
+      const { error, ...details } = body as Record<string, unknown>;
+      return { portalError: body.error, reason: body.error, details };
+    }
   } catch {
     // not JSON: fall through to the raw text
   }
-  return { portalError: null, reason: text.slice(0, 200) };
+  return { portalError: null, reason: text.slice(0, 200), details: null };
 }

@@ -110,8 +110,12 @@ export function createPortalClient(opts: PortalClientOptions): PortalClient {
 
   /** An answer other than the call's success as an `http` error carrying the portal's message. */
   function refused(res: HttpResponse): PortalError {
-    const { portalError, reason } = refusalOf(res.body.toString('utf8'));
-    return new PortalError('http', `HTTP ${res.status} ${reason}`.trimEnd(), { status: res.status, portalError });
+    const { portalError, reason, details } = refusalOf(res.body.toString('utf8'));
+    return new PortalError('http', `HTTP ${res.status} ${reason}`.trimEnd(), {
+      status: res.status,
+      portalError,
+      details,
+    });
   }
 
   /** The 200 answer's bytes; any other status is an `http` error carrying the portal's message. */

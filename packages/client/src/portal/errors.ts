@@ -27,13 +27,20 @@ export class PortalError extends Error {
   readonly status: number | null;
   /** The portal's `error` message, for `http` when the body carried one. */
   readonly portalError: string | null;
+  /** The error body's other fields (e.g. `conflict`, `target`), as sent: print them with printable(). */
+  readonly details: Readonly<Record<string, unknown>> | null;
   /** Messages carry the portal's own words: made printable here, so no caller shows or logs a control character. */
-  constructor(kind: PortalErrorKind, message: string, extra: { status?: number; portalError?: string | null } = {}) {
+  constructor(
+    kind: PortalErrorKind,
+    message: string,
+    extra: { status?: number; portalError?: string | null; details?: Readonly<Record<string, unknown>> | null } = {},
+  ) {
     super(printable(message, { multiline: false }));
     this.name = 'PortalError';
     this.kind = kind;
     this.status = extra.status ?? null;
     this.portalError = extra.portalError == null ? null : printable(extra.portalError, { multiline: false });
+    this.details = extra.details ?? null;
   }
 }
 

@@ -11,6 +11,7 @@ import { scope, scores } from './sections/overview.ts';
 import { num, SEVERITY_LABELS, section, table, when } from './sections/parts.ts';
 import { deltaText } from './sections/remediation.ts';
 import { topRisksTable } from './sections/top-risks.ts';
+import { triageNote } from './sections/triage.ts';
 import { trendSection } from './sections/trend.ts';
 
 /** One printable page for a manager (docs/scanner/report.md): scope, overall risk, counts, top 5, trend, next steps. */
@@ -35,7 +36,7 @@ export function execSummary(input: ReportInput): string {
       section(
         'risk',
         'Overall risk',
-        html`<p>Highest severity found: <strong>${highest === null ? 'none' : SEVERITY_LABELS[highest]}</strong>. ${urgentHosts} host${urgentHosts === 1 ? '' : 's'} with critical or high findings; ${cves} distinct CVE${cves === 1 ? '' : 's'}.</p>${scores(facts, 'short')}${counts}`,
+        html`<p>Highest severity found: <strong>${highest === null ? 'none' : SEVERITY_LABELS[highest]}</strong>. ${urgentHosts} host${urgentHosts === 1 ? '' : 's'} with critical or high findings; ${cves} distinct CVE${cves === 1 ? '' : 's'}.${triageNote(doc)}</p>${scores(facts, 'short')}${counts}`,
       ),
       section('top-risks', 'Top 5 risks', topRisksTable(facts.findings, 5)),
       trendSection(input.trend, facts.target, deltaText(doc, facts.sessionId)),

@@ -1,3 +1,4 @@
+import { isScanPortList, PORT_LIST_RULE } from '@svc/protocol';
 import type { NmapProfile } from './nmap-profiles.ts';
 import { isV6, type ValidTarget } from './nmap-targets.ts';
 
@@ -13,20 +14,12 @@ export interface ArgsOptions {
 /** The scan options nmap refuses without root (docs/scanner/profiles.md). */
 const ROOT_ONLY = new Set(['-sS', '-sU', '-O']);
 
-const PORT_ITEM = /^(?:[TU]:)?\d{1,5}(?:-\d{1,5})?$/;
-
-/** Accepts nmap's `-p` syntax limited to numbers, ranges and `T:`/`U:` prefixes. */
+/**
+ * Accepts nmap's `-p` syntax limited to numbers, ranges and `T:`/`U:` prefixes: the protocol's
+ * one rule (scan-ports.ts), which the portal applies to run_scan's `ports` and svcd again.
+ */
 export function validatePorts(ports: string): string {
-  const items = ports.split(',');
-  const ok = items.every((item) => {
-    if (!PORT_ITEM.test(item)) return false;
-    const [lo = 0, hi = lo] = item
-      .replace(/^[TU]:/, '')
-      .split('-')
-      .map(Number);
-    return lo >= 0 && hi <= 65535 && lo <= hi;
-  });
-  if (!ok) throw new Error(`invalid port list ${JSON.stringify(ports)}: use numbers, ranges and T:/U: prefixes`);
+  if (!isScanPortList(ports)) throw new Error(`invalid port list ${JSON.stringify(ports)}: must be ${PORT_LIST_RULE}`);
   return ports;
 }
 

@@ -27,7 +27,9 @@ export const PROFILES = {
   quick_recon: {
     name: 'quick_recon',
     description: 'Known service ports only, light version detection, the scripts the detection rules read',
-    scan: ['-sS', '-sU', '-sV', '--version-light', '-n', '--open'],
+    // No `--open`: nmap then leaves out every host without an open port, so a host whose last
+    // open port was closed would never count as looked at (docs/scanner/profiles.md, "Coverage").
+    scan: ['-sS', '-sU', '-sV', '--version-light', '-n'],
     ports: QUICK_PORTS,
     scripts: RULE_SCRIPTS,
     limits: ['-T4', '--max-retries', '2', '--host-timeout', '15m', '--script-timeout', '2m'],
@@ -44,7 +46,7 @@ export const PROFILES = {
   discovery: {
     name: 'discovery',
     description: 'Which hosts are up and which known service ports are open: no version detection, no scripts',
-    scan: ['-sS', '-n', '--open'],
+    scan: ['-sS', '-n'],
     ports: QUICK_PORTS.replace(/,U:161$/, ''),
     scripts: '',
     limits: ['-T4', '--max-retries', '1', '--host-timeout', '10m'],

@@ -1,7 +1,8 @@
 /**
  * pipeline.log of a session: one line per event, each `<ISO time> <kind> <text>`. `start` with
  * the session, target, client version and profile; `stage <name> <n> ms` for every stage in the
- * order it ran; `warning <text>` for each warning right after the stage that raised it; `end`
+ * order it ran; `info <text>` for what the run learnt before its stages (e.g. that the portal
+ * holds nothing of the target); `warning <text>` for each warning right after the stage that raised it; `end`
  * with the totals. Text from the scan is folded onto one line, so a line is always one event.
  */
 
@@ -11,7 +12,7 @@ const isoSeconds = (d: Date) => `${d.toISOString().slice(0, 19)}Z`;
 export class PipelineLog {
   readonly #lines: string[] = [];
 
-  add(at: Date, kind: 'start' | 'stage' | 'warning' | 'end', text: string): void {
+  add(at: Date, kind: 'start' | 'stage' | 'info' | 'warning' | 'end', text: string): void {
     this.#lines.push(`${isoSeconds(at)} ${kind} ${oneLine(text)}`);
   }
 

@@ -39,6 +39,8 @@ export interface ProduceInput extends Omit<StagesInput, 'prior' | 'measure'> {
   write?: WriteOptions | undefined;
   /** Lines logged as stages right after `start`, e.g. the scanner's exact command and its timing. */
   preamble?: readonly string[] | undefined;
+  /** Lines logged as `info` after the history is read, e.g. that the portal holds nothing of the target. */
+  notes?: readonly string[] | undefined;
 }
 
 export interface ProducedSession {
@@ -104,6 +106,7 @@ export async function produceSession(input: ProduceInput): Promise<ProducedSessi
   const history = read.value;
   log.stage(now, 'history', read.ms);
   log.add(now, 'stage', `prior ${history.prior?.metadata?.session_id ?? 'none'}, ${history.trend.length} earlier`);
+  for (const note of input.notes ?? []) log.add(now, 'info', note);
 
   const time = <T>(stage: string, run: () => T): T => {
     const r = timed(clock, run);

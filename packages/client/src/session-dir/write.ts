@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SessionDirError, sessionPath, within } from './root.ts';
+import { alive } from './pid-alive.ts';
 
 /**
  * Writes one session directory atomically: every file goes into a temp directory inside the
@@ -32,16 +33,6 @@ const pidOf = (name: string): number | null => {
   const m = /^\.(?:tmp|old)-\d{8}_\d{6}-(\d+)-/.exec(name);
   return m ? Number(m[1]) : null;
 };
-
-function alive(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** Removes temp directories left by runs that died mid-write (a running writer's are kept). */
 export function cleanStale(root: string): string[] {

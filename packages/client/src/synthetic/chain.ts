@@ -1,11 +1,14 @@
 import path from 'node:path';
-import type { SessionFile } from '@svc/protocol';
+import { type CoverageBlock, SEVERITIES, type SessionFile } from '@svc/protocol';
 import { ALERT_DEFAULTS, type AlertSettings } from '../alerts/settings.ts';
+import { CoverageBuilder } from '../pipeline/coverage-builder.ts';
 import { orcSettingsFrom } from '../pipeline/orc964.ts';
+import type { HostInfo } from '../pipeline/types.ts';
 import { runStages, type StagesInput } from '../pipeline/run-stages.ts';
 import { defaultBranding } from '../report/branding.ts';
 import { trendPointOf } from '../session-dir/history.ts';
 import { produceSession, type ProducedSession } from '../session-dir/produce.ts';
+import { CATALOG } from './catalog.ts';
 import {
   GENERATOR,
   planCollection,
@@ -65,11 +68,24 @@ function syntheticMetadata(opts: GenerateOptions, s: GeneratedSession) {
   };
 }
 
+/**
+ * What a generated scan pretends to have looked at: every host of the collection answered, and
+ * every port of the catalogue was scanned over its transport. So an issue the plan drops is
+ * resolved, as a real rescan of the same hosts and ports would resolve it.
+ */
+export function syntheticCoverage(hosts: readonly HostInfo[]): CoverageBlock {
+  const coverage = new CoverageBuilder();
+  for (const h of hosts) coverage.addHost(h.ip);
+  for (const s of SEVERITIES) for (const e of CATALOG[s]) coverage.addPort(e.protocol ?? 'tcp', e.port);
+  return coverage.block({ profile: 'synthetic', tools: [GENERATOR], source: 'synthetic' });
+}
+
 /** The stages' input for one generated scan (pure). */
 export function stagesInputOf(opts: GenerateOptions, s: GeneratedSession, prior: SessionFile | null): StagesInput {
   return {
     findings: s.findings,
     hosts: s.hosts,
+    coverage: syntheticCoverage(s.hosts),
     prior: withDecisions(prior, s.decisions, s.decidedAt),
     exceptions: s.exceptions,
     license: { tier: 'msp', state: null },

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { UploadResponse } from '@svc/protocol';
 import type { Settings } from '../config/settings.ts';
 import type { ClientTier } from '../license/format.ts';
 import { createPortalClient } from '../portal/client.ts';
@@ -6,6 +7,7 @@ import { isSetupError, PortalError } from '../portal/errors.ts';
 import type { PortalTarget } from '../portal/target.ts';
 import { LOG_FILE } from '../session-dir/produce.ts';
 import { attachBenchmark } from './benchmark.ts';
+import { sessionTargetConflict } from './outcome.ts';
 import { rendererFor } from './render-again.ts';
 
 /** The upload after a finished run failed; the session directory is written and named in the message. */
@@ -17,6 +19,9 @@ export class ScanUploadError extends Error {
     this.path = sessionPath;
   }
 }
+
+/** What the portal said of an upload: its id and link, and (newer portals) what it merged into the findings of record. */
+export type UploadedSession = Pick<UploadResponse, 'session_id' | 'share_url' | 'message' | 'findings'>;
 
 /** The files of a just-written session directory, as the upload takes them. */
 function uploadFilesOf(dir: string, names: readonly string[]) {
@@ -43,17 +48,18 @@ export async function uploadProduced(opts: {
   tier: ClientTier;
   settings: Settings;
   warn: (message: string) => void;
-}): Promise<{ session_id: string; share_url: string | null }> {
+}): Promise<UploadedSession> {
   const { produced, warn } = opts;
   const client = createPortalClient({ target: opts.target });
   let body: Awaited<ReturnType<typeof client.upload>>;
+  const files = uploadFilesOf(produced.path, produced.files);
   try {
-    body = await client.upload(uploadFilesOf(produced.path, produced.files));
+    body = await client.upload(files);
   } catch (err) {
-    if (err instanceof PortalError && !isSetupError(err))
-      throw new ScanUploadError(`Upload failed: ${err.message} (the session is in ${produced.path})`, produced.path, {
-        cause: err,
-      });
+    if (err instanceof PortalError && !isSetupError(err)) {
+      const why = sessionTargetConflict(err, files.session) ?? `Upload failed: ${err.message}`;
+      throw new ScanUploadError(`${why} (the session is in ${produced.path})`, produced.path, { cause: err });
+    }
     throw err;
   }
   await attachBenchmark({
@@ -64,5 +70,10 @@ export async function uploadProduced(opts: {
     render: rendererFor(produced.path, opts.settings, warn),
     warn,
   });
-  return { session_id: body.session_id, share_url: body.share_url };
+  return {
+    session_id: body.session_id,
+    share_url: body.share_url,
+    message: body.message,
+    ...(body.findings === undefined ? {} : { findings: body.findings }),
+  };
 }

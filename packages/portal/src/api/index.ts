@@ -10,6 +10,9 @@ import auditList from './audit/list.ts';
 import dbHealthGet from './db-health/get.ts';
 import benchmarkGet from './benchmark/get.ts';
 import downloadGet from './download/get.ts';
+import findingsBulkPost from './findings/bulk/post.ts';
+import findingsList from './findings/list.ts';
+import findingsSummaryGet from './findings/summary/get.ts';
 import healthGet from './health/get.ts';
 import healthPost from './health/post.ts';
 import licenseGet from './license/get.ts';
@@ -21,6 +24,8 @@ import meGet from './me/get.ts';
 import refreshNotAllowed from './refresh/not-allowed.ts';
 import refreshPut from './refresh/put.ts';
 import remediationPatch from './remediation/patch.ts';
+import remediationSettingsGet from './remediation-settings/get.ts';
+import remediationSettingsPut from './remediation-settings/put.ts';
 import overviewGet from './overview/get.ts';
 import sessionsBlocksGet from './sessions/blocks/get.ts';
 import sessionsClientsGet from './sessions/clients/get.ts';
@@ -34,6 +39,8 @@ import sessionsPatch from './sessions/patch.ts';
 import shareGet from './share/get.ts';
 import shareRevoke from './share/revoke.ts';
 import shareRotate from './share/rotate.ts';
+import targetsDelete from './targets/delete.ts';
+import targetsList from './targets/list.ts';
 import uploadPost from './upload/post.ts';
 import vulnFeedsPost from './vuln-feeds/post.ts';
 import vulnIndexGet from './vuln-index/get.ts';
@@ -76,6 +83,13 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     sessionsPatch,
     sessionsDelete,
     remediationPatch,
+    findingsList,
+    findingsSummaryGet,
+    findingsBulkPost,
+    remediationSettingsGet,
+    remediationSettingsPut,
+    targetsList,
+    targetsDelete,
     downloadGet,
     shareGet,
     shareRotate,

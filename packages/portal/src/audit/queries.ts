@@ -47,3 +47,20 @@ export async function selectAuditEvents(
   ]);
   return { rows, total: Number(count.n) };
 }
+
+/** Inserts many events in one statement per thousand. */
+export async function insertAuditEvents(
+  db: Kysely<Database> | Transaction<Database>,
+  values: Insertable<AuditEventsTable>[],
+): Promise<AuditRow[]> {
+  const out: AuditRow[] = [];
+  for (let i = 0; i < values.length; i += 1000)
+    out.push(
+      ...(await db
+        .insertInto('audit_events')
+        .values(values.slice(i, i + 1000))
+        .returningAll()
+        .execute()),
+    );
+  return out;
+}

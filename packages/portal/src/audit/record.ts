@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { AuditEvent, AuditEventType } from '@svc/protocol';
 import type { Database } from '../db/schema.ts';
 import { presentAuditEvent } from './present.ts';
-import { insertAuditEvent } from './queries.ts';
+import { insertAuditEvent, insertAuditEvents } from './queries.ts';
 
 // Areas that write events through this module also present rows of their own with it.
 export { presentAuditEvent } from './present.ts';
@@ -28,4 +28,22 @@ export async function recordAuditEvent(
     data: JSON.stringify(input.data ?? {}),
   });
   return presentAuditEvent(row);
+}
+
+/** Insert many audit events at once (a bulk change: one per finding); publish after commit. */
+export async function recordAuditEvents(
+  db: Kysely<Database> | Transaction<Database>,
+  inputs: readonly AuditInput[],
+): Promise<AuditEvent[]> {
+  const rows = await insertAuditEvents(
+    db,
+    inputs.map((input) => ({
+      event_type: input.event_type,
+      actor: input.actor,
+      session_id: input.session_id ?? null,
+      client_id: input.client_id ?? null,
+      data: JSON.stringify(input.data ?? {}),
+    })),
+  );
+  return rows.map(presentAuditEvent);
 }

@@ -33,6 +33,7 @@ export interface Config {
   adminPassword: string | null;
   environment: (typeof ENVIRONMENTS)[number] | 'unknown';
   sessionRetentionDays: number;
+  recordRetentionDays: number; // resolved, unseen, undecided records kept (docs/findings-of-record.md#retention); 0: always
   /** Stored session files plus the database, at most (uploads past it: 507); null: no limit. */
   storageLimitMb: number | null;
   /** One client's stored session files at most (uploads and refreshes past it: 413); null: no limit. */
@@ -336,6 +337,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     adminPassword: adminPassword === '' ? null : adminPassword,
     environment: oneOf(env, 'SVC_ENVIRONMENT', [...ENVIRONMENTS, 'unknown'], 'unknown'),
     sessionRetentionDays: integer(env, 'SVC_SESSION_RETENTION_DAYS', 90, 1, 36500),
+    recordRetentionDays: integer(env, 'SVC_RECORD_RETENTION_DAYS', 0, 0, 36500),
     storageLimitMb: storageLimitRaw === undefined ? null : integer(env, 'SVC_STORAGE_LIMIT_MB', 0, 1, 100_000_000),
     clientStorageLimitMb:
       read(env, 'SVC_CLIENT_STORAGE_LIMIT_MB') === undefined

@@ -86,3 +86,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     err.message,
   );
 }
+
+/** A transaction the database gave up on because of another one (serialisation failure, deadlock): worth one more try. */
+export function isDatabaseConflict(err: unknown): boolean {
+  const code = err instanceof Error ? (err as { code?: string }).code : undefined;
+  return code === '40001' || code === '40P01';
+}

@@ -1,5 +1,12 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { DeliveryAttempt, OpenFinding, SessionMetadata } from '@svc/protocol';
+import type {
+  FindingHistoryTable,
+  FindingRecordsTable,
+  FindingTargetsTable,
+  RemediationSettingsTable,
+  SessionTriageCountsTable,
+} from './schema-records.ts';
 
 /** Kysely table types. Timestamps read as Date; bigint counters read as strings (pg's default). */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -284,6 +291,12 @@ export interface SessionFindingsTable {
   kev_date_added: string | null;
   epss: number | null;
   epss_percentile: number | null;
+  /** Findings of record (migration 0017): a finding of the session, or a record it resolved or did not check. */
+  in_scan: Generated<boolean>;
+  /** What the session did to the finding's record: new, persistent, reopened, resolved, not_checked; null: unknown. */
+  change: string | null;
+  /** The severity the finding scores as (KEV and EPSS raise it). */
+  score_severity: string | null;
 }
 
 export interface SessionFindingDetailsTable {
@@ -292,6 +305,14 @@ export interface SessionFindingDetailsTable {
   ordinal: number;
   detail: Json;
 }
+
+export type {
+  FindingHistoryTable,
+  FindingRecordsTable,
+  FindingTargetsTable,
+  RemediationSettingsTable,
+  SessionTriageCountsTable,
+};
 
 export interface Database {
   users: UsersTable;
@@ -316,4 +337,9 @@ export interface Database {
   session_findings_state: SessionFindingsStateTable;
   session_findings: SessionFindingsTable;
   session_finding_details: SessionFindingDetailsTable;
+  finding_targets: FindingTargetsTable;
+  finding_records: FindingRecordsTable;
+  finding_history: FindingHistoryTable;
+  remediation_settings: RemediationSettingsTable;
+  session_triage_counts: SessionTriageCountsTable;
 }

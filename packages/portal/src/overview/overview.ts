@@ -42,7 +42,7 @@ export async function overviewFor(ctx: AppContext, user: UserPrincipal, days?: n
     riskPoints(ctx.db, scope, new Date(now.getTime() - span * DAY_MS)),
     seesFleet ? fleetCounts(ctx.db, scope, staleBefore) : null,
     expiringSessions(ctx.db, scope, now, new Date(now.getTime() + EXPIRY_NOTICE_DAYS * DAY_MS), LIST_LENGTH),
-    topOpenFindings(ctx.db, scope, LIST_LENGTH),
+    topOpenFindings(ctx.db, scope, LIST_LENGTH, now.toISOString().slice(0, 10)),
   ]);
 
   const risk: OverviewResponse['risk'] = [];

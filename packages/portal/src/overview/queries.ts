@@ -64,26 +64,21 @@ export async function expiringSessions(db: Kysely<Database>, scope: Scope, now: 
 }
 
 /**
- * The most frequent open findings over the latest session (by scan time) of each target of
- * each client: how many targets have a title open, and how many open entries that makes.
+ * The most frequent open findings of record (docs/findings-of-record.md): open, not a false
+ * positive, no exception in effect on `today`; how many targets have a title open, and how many
+ * findings that makes.
  */
-export async function topOpenFindings(db: Kysely<Database>, scope: Scope, limit: number) {
+export async function topOpenFindings(db: Kysely<Database>, scope: Scope, limit: number, today: string) {
   const { rows } = await sql<{ title: string; severity: string | null; targets: string; open: string }>`
-    WITH latest AS (
-      SELECT DISTINCT ON (client_id, COALESCE(target, '')) open_findings
-      FROM sessions
-      WHERE ${inScope(scope)}
-      ORDER BY client_id, COALESCE(target, ''), scanned_at DESC, uploaded_at DESC, session_id DESC
-    )
-    SELECT f->>'title' AS title,
-      (array_agg(f->>'severity' ORDER BY CASE f->>'severity'
-        WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 WHEN 'low' THEN 3 WHEN 'info' THEN 4 ELSE 5 END))[1]
-        AS severity,
-      count(*)::text AS targets,
-      sum((f->>'count')::int)::text AS open
-    FROM latest, jsonb_array_elements(latest.open_findings) AS f
-    GROUP BY f->>'title'
-    ORDER BY count(*) DESC, sum((f->>'count')::int) DESC, f->>'title'
+    SELECT title,
+      (array_agg(severity ORDER BY severity_key DESC))[1] AS severity,
+      count(DISTINCT (client_id, target))::text AS targets,
+      count(*)::text AS open
+    FROM finding_records
+    WHERE ${inScope(scope)} AND status <> 'resolved' AND disposition IS NULL
+      AND NOT (exception_reason IS NOT NULL AND (exception_expiry IS NULL OR exception_expiry >= ${today}))
+    GROUP BY title
+    ORDER BY count(DISTINCT (client_id, target)) DESC, count(*) DESC, title
     LIMIT ${limit}
   `.execute(db);
   return rows.map((r) => ({ title: r.title, severity: r.severity, targets: Number(r.targets), open: Number(r.open) }));

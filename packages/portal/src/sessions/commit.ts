@@ -4,7 +4,6 @@ import { actorOf, type LegacyPrincipal, type LicensePrincipal } from '../auth/pr
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
-import { indexUploadedFile } from './findings.ts';
 import { shareUrl } from './present.ts';
 import {
   insertSessionRow,
@@ -17,6 +16,8 @@ import {
   shareTokenOf,
   updateSessionRow,
 } from './queries.ts';
+import { mergeIntoRecords, type MergedUpload, recordTarget } from './records-merge.ts';
+import { ensureSeeded } from './records-seed.ts';
 import type { CommitResult } from './results.ts';
 import type { ScanFacts } from './scan-facts.ts';
 import { newShareToken } from './share.ts';
@@ -35,13 +36,26 @@ export interface CommitInput {
 
 const sessionLimitMessage = (max: number) => `Session limit reached (${max})`;
 
+/** docs/findings-of-record.md#session-ids: an id is one scan of one target; another target's upload never replaces it. */
+function sessionOfOtherTarget(sessionId: string, held: string, uploaded: string): DomainError {
+  const name = (t: string) => (t === '' ? 'no target' : `target ${JSON.stringify(t)}`);
+  return new DomainError(
+    'conflict.session_target',
+    `Session ${sessionId} already holds the scan of ${name(held)}; this upload is of ${name(uploaded)}. Nothing was replaced: upload it under another session id`,
+    { extra: { conflict: 'session_target', target: held } },
+  );
+}
+
 /**
  * Make an upload visible: one transaction writes the session row, its share token and the
  * `scan_completed` audit event, and indexes its findings. Until it commits the stored files are unreferenced
- * orphans (removed by the sweep); after it, the session is complete. A re-upload of an
- * existing session id replaces it within the same client (keeping its share token,
- * review status, history and notes). Session ids are unique per client (docs/api.md#ids-are-per-client): the same id
- * under another client is another session, which this upload neither sees nor touches.
+ * orphans (removed by the sweep); after it, the session is complete. The upload is merged into
+ * the findings of record of its target in the same transaction (records-merge.ts). A re-upload
+ * of an existing session id replaces its files within the same client (keeping its share
+ * token, review status, history and notes) and is merged like any upload, so no decision is
+ * lost; an upload of another target under an id the client already holds is refused (409).
+ * Session ids are unique per client (docs/api.md#ids-are-per-client): the same id under another
+ * client is another session, which this upload neither sees nor touches.
  */
 export async function commitSession(ctx: AppContext, input: CommitInput): Promise<CommitResult> {
   const { principal, metadata } = input;
@@ -50,6 +64,10 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
   const licenseId = principal.kind === 'license' ? principal.license.id : null;
   const clientId = metadata.client_id ?? NO_CLIENT;
   const ref = { clientId, sessionId: metadata.session_id };
+  const target = recordTarget(metadata.target);
+  // The target's triage from before the records, read once from its newest stored file.
+  await ensureSeeded(ctx, clientId, target);
+  const uploader = { actor: actorOf(principal), mayDecide: principal.permissions.has('remediation:update') };
 
   const { result, oldKeys, event } = await ctx.db.transaction().execute(async (trx) => {
     await lockForStorageLimit(trx, ctx.config);
@@ -62,6 +80,8 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
     // id (two keys of a client, or the legacy key) would both insert and one would fail with a 500.
     await lockSessionKey(trx, ref);
     const existing = await lockSessionRow(trx, ref);
+    if (existing && recordTarget(existing.target) !== target)
+      throw sessionOfOtherTarget(metadata.session_id, recordTarget(existing.target), target);
 
     if (!existing && principal.kind === 'license' && principal.license.max_sessions !== null) {
       if ((await sessionCountOfLicense(trx, principal.license.id)) >= principal.license.max_sessions)
@@ -81,7 +101,6 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       expires_at: expiresAt,
       expiry_notified_at: null,
       scanned_at: input.facts.scannedAt ?? now,
-      open_findings: JSON.stringify(input.facts.openFindings),
     };
     let shareToken: string | null;
     if (existing) {
@@ -102,7 +121,20 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
     }
 
     const json = input.files['session_results.json'];
-    if (json !== undefined && input.doc !== undefined) await indexUploadedFile(trx, ref, json.key, input.doc);
+    let merged: MergedUpload | null = null;
+    if (json !== undefined && input.doc !== undefined)
+      merged = await mergeIntoRecords(trx, {
+        ref,
+        target,
+        fileKey: json.key,
+        doc: input.doc,
+        uploader,
+        scannedAt: input.facts.scannedAt ?? now,
+        now,
+      });
+    const scores = merged?.triage?.scores;
+    if (scores !== undefined)
+      await updateSessionRow(trx, ref, { risk_score: scores.risk_score, risk_grade: scores.risk_grade });
 
     await enforceStorageLimits(trx, ctx.config, clientId);
 
@@ -116,8 +148,8 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
         client: metadata.client,
         client_id: metadata.client_id,
         target: metadata.target,
-        risk_score: metadata.risk_score,
-        risk_grade: metadata.risk_grade,
+        risk_score: scores?.risk_score ?? metadata.risk_score,
+        risk_grade: scores?.risk_grade ?? metadata.risk_grade,
         total_findings: metadata.total_findings,
         total_hosts: metadata.total_hosts,
         severity_summary: metadata.severity_summary,
@@ -128,7 +160,16 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       },
     });
     const oldKeys = existing ? Object.values(existing.files).map((f) => f.key) : [];
-    return { result: { sessionId: metadata.session_id, shareToken, replaced: existing !== undefined }, oldKeys, event };
+    return {
+      result: {
+        sessionId: metadata.session_id,
+        shareToken,
+        replaced: existing !== undefined,
+        findings: merged?.counts ?? null,
+      },
+      oldKeys,
+      event,
+    };
   });
 
   // The replaced version's files are unreferenced now; a failure here leaves orphans for the sweep.

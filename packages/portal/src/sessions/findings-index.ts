@@ -1,7 +1,17 @@
-import { lenient, REMEDIATION_STATUSES, type RemediationStatus, SEVERITIES, type Severity } from '@svc/protocol';
+import {
+  type FindingChange,
+  lenient,
+  REMEDIATION_STATUSES,
+  type RemediationStatus,
+  scoringSeverity,
+  SEVERITIES,
+  type Severity,
+} from '@svc/protocol';
 import { fingerprintOfFinding, trackerOf } from '@svc/protocol/node';
 import type { Insertable } from 'kysely';
 import type { SessionFindingsTable } from '../db/schema.ts';
+import { recordKeyOf } from '../records/evidence.ts';
+import type { RecordRow } from '../records/model.ts';
 
 /**
  * The findings index of one session file (pure): one row per object of `findings[]`, with
@@ -16,7 +26,6 @@ export type IndexRow = Omit<Insertable<SessionFindingsTable>, 'client_id' | 'ses
 
 const { isObj, str, num } = lenient;
 
-const FINGERPRINT = /^[0-9a-f]{64}$/;
 const CVE = /^CVE-\d{4}-\d{4,}$/;
 
 const severityOf = (v: unknown): Severity | null => {
@@ -62,8 +71,13 @@ function probability(v: unknown): number | null {
   return n !== null && n >= 0 && n <= 1 ? n : null;
 }
 
-/** The rows of a session file's findings, in file order (`ordinal` is the position in findings[]). */
-export function indexRowsOf(doc: unknown): IndexRow[] {
+/**
+ * The rows of a session file's findings, in file order (`ordinal` is the position in findings[]).
+ * `fingerprint` holds the finding's record key (records/evidence.ts), which the rows are joined
+ * to their findings of record by; status, note and exception are what the file's entry said
+ * (read only for a finding without a record). `changes` says what the upload did to each.
+ */
+export function indexRowsOf(doc: unknown, changes?: ReadonlyMap<string, FindingChange | null>): IndexRow[] {
   const root = isObj(doc) ? doc : {};
   const raw = lenient.arr(root['findings']);
   const track = trackerOf(root, raw.filter(isObj));
@@ -72,6 +86,7 @@ export function indexRowsOf(doc: unknown): IndexRow[] {
     if (!isObj(f)) return;
     const fp = fingerprintOfFinding(f);
     const t = track(f, fp);
+    const key = recordKeyOf(f);
     const e = t?.entry ?? {};
     const title = str(f['title']) ?? str(f['rule_id']) ?? '';
     const severity = severityOf(f['severity']);
@@ -94,7 +109,10 @@ export function indexRowsOf(doc: unknown): IndexRow[] {
     const kevDate = str(f['kev_date_added']);
     rows.push({
       ordinal,
-      fingerprint: fp !== undefined && FINGERPRINT.test(fp) ? fp : null,
+      fingerprint: key,
+      in_scan: true,
+      change: key === null ? null : (changes?.get(key) ?? null),
+      score_severity: scoringSeverity(f),
       title,
       severity,
       severity_key: severityKey(severity),
@@ -145,43 +163,69 @@ export function indexRowsOf(doc: unknown): IndexRow[] {
   return rows;
 }
 
-/** The fields a remediation update can change; rows equal in these need no write. */
-const MUTABLE = [
-  'status',
-  'status_key',
-  'tracked_by',
-  'first_seen',
-  'first_seen_key',
-  'status_changed',
-  'note',
-  'exception_status',
-  'exception_expired',
-  'exception_reason',
-  'exception_approver',
-  'exception_approved_at',
-  'exception_expiry',
-  'fingerprint',
-] as const satisfies readonly (keyof IndexRow)[];
-export type RowChange = Pick<IndexRow, 'ordinal' | (typeof MUTABLE)[number]>;
-
 /**
- * The rows a remediation update changed, or null when the two files differ in more than
- * remediation fields (another finding list): then the index is rebuilt instead.
+ * Rows for the records a session did not report (in_scan false), after its findings: the ones
+ * it resolved and the ones it did not check. What they show comes from the record.
  */
-export function changedRows(before: IndexRow[], after: IndexRow[]): RowChange[] | null {
-  if (before.length !== after.length) return null;
-  const out: RowChange[] = [];
-  for (let i = 0; i < after.length; i++) {
-    const a = before[i] as IndexRow;
-    const b = after[i] as IndexRow;
-    if (a.ordinal !== b.ordinal || a.title !== b.title || a.host !== b.host) return null;
-    if (MUTABLE.some((k) => a[k] !== b[k])) {
-      const change = { ordinal: b.ordinal } as RowChange;
-      for (const k of MUTABLE) (change as Record<string, unknown>)[k] = b[k];
-      out.push(change);
-    }
-  }
-  return out;
+export function missingRowsOf(
+  missing: readonly { record: RecordRow; change: 'resolved' | 'not_checked' }[],
+  firstOrdinal: number,
+): IndexRow[] {
+  return missing.map(({ record: r, change }, i) => {
+    const severity = severityOf(r.severity);
+    const cveIds = [...r.cve_ids].sort();
+    return {
+      ordinal: firstOrdinal + i,
+      fingerprint: r.fingerprint,
+      in_scan: false,
+      change,
+      score_severity: null,
+      title: r.title,
+      severity,
+      severity_key: severityKey(severity),
+      cvss: null,
+      cvss_key: -1,
+      cve_ids: cveIds,
+      cve_key: cveIds[0] ?? '',
+      host: r.host,
+      hostname: null,
+      host_key: hostKey(r.host, null),
+      port: r.port,
+      port_key: r.port ?? -1,
+      protocol: r.protocol,
+      status: change === 'resolved' ? 'resolved' : null,
+      status_key: statusKey(change === 'resolved' ? 'resolved' : null),
+      tracked_by: 'fingerprint',
+      first_seen: r.first_seen,
+      first_seen_key: r.first_seen,
+      status_changed: null,
+      note: '',
+      exception_status: null,
+      exception_expired: false,
+      exception_reason: null,
+      exception_approver: null,
+      exception_approved_at: null,
+      exception_expiry: null,
+      kev: r.kev,
+      kev_date_added: null,
+      epss: r.epss,
+      epss_percentile: null,
+      search: [r.title, r.host, ...cveIds, r.rule_id]
+        .filter((v) => v !== null && v !== '')
+        .join('\n')
+        .toLowerCase(),
+      detail: JSON.stringify({
+        id: null,
+        rule_id: r.rule_id,
+        service: null,
+        evidence: null,
+        description: null,
+        remediation: null,
+        references: { cve: cveIds, cwe: [], urls: [] },
+        prior_status: null,
+      }),
+    };
+  });
 }
 
 /** The blocks the session view draws besides findings, as stored (null when absent or not an object). */

@@ -1,7 +1,11 @@
 import {
+  type DecisionSource,
+  DISPOSITION_FILTERS,
   EXCEPTION_FILTERS,
   type ExceptionFilter,
+  FINDING_CHANGES,
   FINDING_STATUS_FILTERS,
+  type FindingChange,
   type FindingDetailResponse,
   type FindingHistoryEntry,
   type FindingRow,
@@ -11,61 +15,41 @@ import {
   type FindingStatusFilter,
   FINDINGS_PAGE_DEFAULT,
   lenient,
-  type RemediationStatus,
   type SessionBlocksResponse,
   SEVERITIES,
   type Severity,
 } from '@svc/protocol';
-import type { Kysely } from 'kysely';
 import type { AppContext } from '../context.ts';
-import type { Database } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
-import { changedRows, indexRowsOf, viewBlocksOf } from './findings-index.ts';
+import { badFindingsQuery, listOf } from '../records/query-params.ts';
+import { addSightings, historyOf } from '../records/queries.ts';
+import { indexRowsOf, viewBlocksOf } from './findings-index.ts';
 import {
+  changeCounts,
   type FindingRecord,
   type FindingsFilter,
   findingAt,
   findingsCount,
   findingsPage,
   indexState,
-  patchFindingsIndex,
-  remediationEventsOf,
   replaceFindingsIndex,
-  SORT_COLUMNS,
   viewBlocksOfSession,
 } from './findings-queries.ts';
 import { readSessionDocument } from './open-file.ts';
 import { clientIdOut } from './present.ts';
-import { findSession, lockSessionRow, type SessionRef, type SessionRow } from './queries.ts';
+import { findSession, lockSessionRow, type SessionRow } from './queries.ts';
+import { recordTarget } from './records-merge.ts';
+import { ensureSeeded } from './records-seed.ts';
+import { rowTriage } from './row-triage.ts';
+import { recountSession } from './triage-counts-queries.ts';
+import { rescoreSessions } from './triage-rescore.ts';
 
 /**
  * The findings index: a session's findings as rows the portal filters, sorts and pages, so
- * the console never downloads a whole session file to show a table. Written in the same
- * transaction as every change of the stored session file (upload, remediation update), and
- * rebuilt from the file when the two disagree (a session stored before the index existed).
+ * the console never downloads a whole session file to show a table, read with the findings of
+ * record of its target (what people decided). Written in the upload's transaction, and rebuilt
+ * from the file when the two disagree (a session stored before the index, or before the records).
  */
-
-/** Index an uploaded file inside the upload's transaction (the session row is locked). */
-export function indexUploadedFile(db: Kysely<Database>, ref: SessionRef, fileKey: string, doc: unknown): Promise<void> {
-  return replaceFindingsIndex(db, ref, { fileKey, rows: indexRowsOf(doc), ...viewBlocksOf(doc) });
-}
-
-/**
- * Keep the index in step with a remediation update, inside its transaction: only the rows
- * whose remediation fields changed are written, unless the index was not built from the
- * file the update started from; then it is rebuilt from the new file.
- */
-export async function indexRemediatedFile(
-  db: Kysely<Database>,
-  ref: SessionRef,
-  files: { beforeKey: string; before: unknown; afterKey: string; after: unknown },
-): Promise<void> {
-  const after = indexRowsOf(files.after);
-  const changes =
-    (await indexState(db, ref))?.file_key === files.beforeKey ? changedRows(indexRowsOf(files.before), after) : null;
-  if (changes !== null) await patchFindingsIndex(db, ref, files.afterKey, changes);
-  else await replaceFindingsIndex(db, ref, { fileKey: files.afterKey, rows: after, ...viewBlocksOf(files.after) });
-}
 
 const INDEX_ATTEMPTS = 3;
 
@@ -76,12 +60,15 @@ const INDEX_ATTEMPTS = 3;
  */
 export async function ensureIndexed(ctx: AppContext, session: SessionRow): Promise<number> {
   const ref = { clientId: session.client_id, sessionId: session.session_id };
+  const target = recordTarget(session.target);
   let row: SessionRow | undefined = session;
   for (let attempt = 0; attempt < INDEX_ATTEMPTS && row !== undefined; attempt++) {
     const key = row.files['session_results.json']?.key;
     const state = await indexState(ctx.db, ref);
     if (key === undefined) return 0;
     if (state?.file_key === key) return state.total;
+    // Its rows are joined to the records of its target: those come first.
+    await ensureSeeded(ctx, ref.clientId, target);
     const { doc, key: readKey } = await readSessionDocument(ctx, row);
     const total = await ctx.db.transaction().execute(async (trx) => {
       const locked = await lockSessionRow(trx, ref);
@@ -90,6 +77,14 @@ export async function ensureIndexed(ctx: AppContext, session: SessionRow): Promi
       if (current?.file_key === readKey) return current.total;
       const rows = indexRowsOf(doc);
       await replaceFindingsIndex(trx, ref, { fileKey: readKey, rows, ...viewBlocksOf(doc) });
+      await addSightings(
+        trx,
+        { clientId: ref.clientId, target },
+        ref.sessionId,
+        rows.flatMap((r) => (r.fingerprint === null || r.fingerprint === undefined ? [] : [r.fingerprint])),
+      );
+      await recountSession(trx, ref, target);
+      await rescoreSessions(trx, ref.clientId, [ref.sessionId], ctx.now().toISOString().slice(0, 10));
       return rows.length;
     });
     if (total !== null) return total;
@@ -101,22 +96,13 @@ export async function ensureIndexed(ctx: AppContext, session: SessionRow): Promi
 
 // ---- request parsing ----
 
-const bad = (message: string) => new DomainError('invalid.findings_query', message);
-
-function listOf<T extends string>(param: string, value: string | undefined, allowed: readonly T[]): T[] | undefined {
-  if (value === undefined) return undefined;
-  const parts = value.split(',').map((p) => p.trim().toLowerCase());
-  for (const p of parts)
-    if (!(allowed as readonly string[]).includes(p))
-      throw bad(`Invalid ${param} parameter ${JSON.stringify(p)}: must be one of ${allowed.join(', ')}`);
-  return [...new Set(parts)] as T[];
-}
+const bad = badFindingsQuery;
 
 const TEXT_SORTS: readonly FindingSort[] = ['host', 'cve', 'first_seen'];
 
 /** The cursor names the sort it was made for and the last row's position in it. */
 function encodeCursor(sort: FindingSort, order: 'asc' | 'desc', row: FindingRecord): string {
-  return Buffer.from(JSON.stringify([sort, order, row[SORT_COLUMNS[sort]], row.ordinal])).toString('base64url');
+  return Buffer.from(JSON.stringify([sort, order, row.sort_key, row.ordinal])).toString('base64url');
 }
 
 function decodeCursor(value: string, sort: FindingSort, order: 'asc' | 'desc'): [string | number, number] {
@@ -141,6 +127,9 @@ function filterOf(q: FindingsQuery, today: string): FindingsFilter {
     severities: listOf<Severity>('severity', q.severity, SEVERITIES),
     statuses: listOf<FindingStatusFilter>('status', q.status, FINDING_STATUS_FILTERS),
     exceptions: listOf<ExceptionFilter>('exception', q.exception, EXCEPTION_FILTERS),
+    changes: listOf<FindingChange>('change', q.change, FINDING_CHANGES),
+    dispositions: listOf('disposition', q.disposition, DISPOSITION_FILTERS),
+    overdue: q.overdue === undefined ? undefined : q.overdue === 'true',
     kev: q.kev === undefined ? undefined : q.kev === 'true',
     host: q.host?.trim() || undefined,
     port: q.port,
@@ -155,10 +144,7 @@ function filterOf(q: FindingsQuery, today: string): FindingsFilter {
 const today = (ctx: AppContext) => ctx.now().toISOString().slice(0, 10);
 
 function presentRow(r: FindingRecord, day: string): FindingRow {
-  const active =
-    r.exception_status === 'accepted' &&
-    !r.exception_expired &&
-    (r.exception_expiry === null || r.exception_expiry >= day);
+  const t = rowTriage(r, day);
   return {
     index: r.ordinal,
     fingerprint: r.fingerprint,
@@ -174,21 +160,32 @@ function presentRow(r: FindingRecord, day: string): FindingRow {
     hostname: r.hostname,
     port: r.port,
     protocol: r.protocol,
-    status: r.status as RemediationStatus | null,
-    tracked_by: r.tracked_by as FindingRow['tracked_by'],
-    first_seen: r.first_seen,
-    status_changed: r.status_changed,
-    note: r.note,
+    status: t.status,
+    tracked_by: r.r_fingerprint !== null ? 'fingerprint' : (r.tracked_by as FindingRow['tracked_by']),
+    first_seen: t.firstSeen,
+    status_changed: t.statusChanged,
+    note: t.note,
     exception:
-      r.exception_status === null
+      t.exception === null
         ? null
         : {
-            state: active ? 'active' : 'expired',
-            reason: r.exception_reason,
-            approver: r.exception_approver,
-            approved_at: r.exception_approved_at,
-            expiry: r.exception_expiry,
+            state: t.exception.state === 'accepted' ? 'active' : 'expired',
+            reason: t.exception.reason,
+            approver: t.exception.approver,
+            approved_at: t.exception.approvedAt,
+            expiry: t.exception.expiry,
+            ...(t.exception.source === null ? {} : { source: t.exception.source }),
+            claimed_approver: t.exception.claimedApprover,
           },
+    in_scan: t.inScan,
+    change: t.change,
+    status_source: t.statusSource,
+    disposition: t.disposition === null ? null : { disposition: 'false_positive', ...t.disposition },
+    last_seen: t.lastSeen,
+    resolved_at: t.resolvedAt,
+    reopened_at: t.reopenedAt,
+    due_date: t.dueDate,
+    overdue: t.overdue,
   };
 }
 
@@ -202,11 +199,13 @@ export async function listFindings(ctx: AppContext, session: SessionRow, q: Find
   const after = q.cursor === undefined || q.cursor === '' ? undefined : decodeCursor(q.cursor, sort, order);
   const all = await ensureIndexed(ctx, session);
   const ref = { clientId: session.client_id, sessionId: session.session_id };
+  const target = recordTarget(session.target);
   // Without filters the total is the index's own count: no need to count the rows again.
   const unfiltered = Object.entries(filter).every(([k, v]) => k === 'today' || v === undefined);
-  const [rows, total] = await Promise.all([
-    findingsPage(ctx.db, ref, filter, { sort, order, after, limit }),
-    unfiltered ? all : findingsCount(ctx.db, ref, filter),
+  const [rows, total, counts] = await Promise.all([
+    findingsPage(ctx.db, ref, target, filter, { sort, order, after, limit }),
+    unfiltered ? all : findingsCount(ctx.db, ref, target, filter),
+    after === undefined ? changeCounts(ctx.db, ref, target, day) : null,
   ]);
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
@@ -217,6 +216,15 @@ export async function listFindings(ctx: AppContext, session: SessionRow, q: Find
     total,
     findings: page.map((r) => presentRow(r, day)),
     next_cursor: more && last !== undefined ? encodeCursor(sort, order, last) : null,
+    ...(counts === null
+      ? {}
+      : {
+          changes: Object.fromEntries(FINDING_CHANGES.map((c) => [c, counts.changes.get(c) ?? 0])) as Record<
+            FindingChange,
+            number
+          >,
+          overdue: counts.overdue,
+        }),
   };
 }
 
@@ -224,7 +232,7 @@ const obj = (v: unknown) => (lenient.isObj(v) ? v : {});
 const textOrNull = (v: unknown) => (typeof v === 'string' ? v : null);
 const texts = (v: unknown) => lenient.arr(v).filter((x): x is string => typeof x === 'string');
 
-/** One finding with what the detail panel shows: evidence, references and its history of remediation updates. */
+/** One finding with what the detail panel shows: evidence, references and the history of its record. */
 export async function findingDetail(
   ctx: AppContext,
   session: SessionRow,
@@ -232,34 +240,26 @@ export async function findingDetail(
 ): Promise<FindingDetailResponse> {
   await ensureIndexed(ctx, session);
   const ref = { clientId: session.client_id, sessionId: session.session_id };
-  const r = await findingAt(ctx.db, ref, index);
+  const target = recordTarget(session.target);
+  const r = await findingAt(ctx.db, ref, target, index);
   if (r === undefined) throw new DomainError('not_found.finding', 'Finding not found');
-  const events = await remediationEventsOf(ctx.db, {
-    auditClientId: clientIdOut(session.client_id),
-    sessionId: session.session_id,
-    fingerprint: r.fingerprint,
-    title: r.title,
-  });
-  const history: FindingHistoryEntry[] = events.map((e) => {
-    const data = obj(e.data);
-    const item = lenient
-      .objs(data['items'])
-      .findLast((i) => (r.fingerprint !== null && i['fingerprint'] === r.fingerprint) || i['title'] === r.title);
-    const exception = lenient.objs(data['exceptions']).findLast((x) => x['fingerprint'] === r.fingerprint);
-    return {
-      at: e.created_at.toISOString(),
-      actor: e.actor,
-      status: textOrNull(item?.['status']),
-      exception:
-        exception === undefined
-          ? null
-          : {
-              action: String(exception['action']),
-              reason: textOrNull(exception['reason']),
-              expiry: textOrNull(exception['expiry']),
-            },
-    };
-  });
+  const lines =
+    r.r_fingerprint === null ? [] : await historyOf(ctx.db, { clientId: ref.clientId, target }, r.r_fingerprint, 200);
+  const history: FindingHistoryEntry[] = lines.map((h) => ({
+    at: h.at.toISOString(),
+    actor: h.actor,
+    source: h.source as DecisionSource,
+    session_id: h.session_id,
+    field: h.field as NonNullable<FindingHistoryEntry['field']>,
+    from: h.from_value,
+    to: h.to_value,
+    detail: h.detail,
+    status: h.field === 'status' ? h.to_value : null,
+    exception:
+      h.field === 'exception'
+        ? { action: h.detail ?? (h.to_value === null ? 'withdrawn' : 'changed'), reason: h.to_value, expiry: null }
+        : null,
+  }));
   const d = obj(r.detail);
   const refs = obj(d['references']);
   return {

@@ -1,24 +1,25 @@
-import {
-  type LatestStateEntry,
-  type LatestStateResponse,
-  lenient,
-  REMEDIATION_STATUSES,
-  type RemediationStatus,
-  SEVERITIES,
-  type Severity,
+import type {
+  DecisionSource,
+  Disposition,
+  LatestStateEntry,
+  LatestStateResponse,
+  RemediationStatus,
+  Severity,
 } from '@svc/protocol';
 import { scopeOf, type Principal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
+import { exceptionHolds, type RecordRow } from '../records/model.ts';
+import { recordsOfTarget, targetRow } from '../records/queries.ts';
 import { sessionNotFound } from './access.ts';
-import { readSessionDocument } from './open-file.ts';
 import { clientIdOut } from './present.ts';
-import { latestSessionOfTarget, NO_CLIENT } from './queries.ts';
+import { findSession, NO_CLIENT } from './queries.ts';
+import { recordTarget } from './records-merge.ts';
+import { ensureSeeded } from './records-seed.ts';
 
 /**
- * The latest state of a target for the next scan (docs/decisions.md, "Issue 22: prior state
- * from the portal"): the client's newest upload of that target and its remediation items as
- * the stored session_results.json holds them (remediation updates rewrite that file).
+ * The latest state of a target for the next scan (docs/findings-of-record.md#the-next-scan): the
+ * findings of record of the client's target, whatever the sessions that saw them became.
  */
 
 /** The one client the request is about: the key's own, the one named (within scope), or the single one in scope. */
@@ -39,59 +40,48 @@ export function parseTarget(value: unknown): string {
   return target;
 }
 
-const oneOf = <T extends string>(list: readonly T[], v: unknown): T | null =>
-  typeof v === 'string' && (list as readonly string[]).includes(v) ? (v as T) : null;
-const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const iso = (d: Date | null) => (d === null ? null : d.toISOString());
 
-function entryOf(item: Record<string, unknown>, ports: ReadonlyMap<string, number>): LatestStateEntry {
-  const fp = text(item['fingerprint']);
-  const findingId = text(item['finding_id']);
-  const exception = oneOf(['accepted', 'expired'] as const, item['exception_status']);
+/** A finding of record as the next scan needs it (the documented remediation fields plus what the records add). */
+export function latestStateEntry(r: RecordRow, day: string): LatestStateEntry {
+  const hasException = r.exception_reason !== null && r.status !== 'resolved';
   return {
-    fingerprint: fp !== null && /^[0-9a-f]{64}$/.test(fp) ? fp : null,
-    title: text(item['title']) ?? '',
-    host: text(item['host']),
-    port: findingId === null ? null : (ports.get(findingId) ?? null),
-    severity: oneOf<Severity>(SEVERITIES, item['severity']),
-    status: oneOf<RemediationStatus>(REMEDIATION_STATUSES, item['status']),
-    status_changed: text(item['status_changed']),
-    note: text(item['note']) ?? '',
-    first_seen: text(item['first_seen']),
-    prior_status: oneOf<RemediationStatus>(REMEDIATION_STATUSES, item['prior_status']),
-    exception_status: exception,
-    exception_reason: text(item['exception_reason']),
-    exception_approver: text(item['exception_approver']),
-    exception_approved_at: text(item['exception_approved_at']),
-    exception_expiry: text(item['exception_expiry']),
+    fingerprint: r.fingerprint,
+    title: r.title,
+    host: r.host,
+    port: r.port,
+    protocol: r.protocol,
+    severity: r.severity as Severity | null,
+    status: r.status as RemediationStatus,
+    status_changed: iso(r.status_changed),
+    note: r.note,
+    first_seen: r.first_seen,
+    prior_status: r.prior_status as RemediationStatus | null,
+    exception_status: !hasException ? null : exceptionHolds(r, day) ? 'accepted' : 'expired',
+    exception_reason: hasException ? r.exception_reason : null,
+    exception_approver: hasException ? r.exception_approver : null,
+    exception_approved_at: hasException ? iso(r.exception_approved_at) : null,
+    exception_expiry: hasException ? r.exception_expiry : null,
+    exception_source: hasException ? (r.exception_source as DecisionSource | null) : null,
+    exception_claimed_approver: hasException ? r.exception_claimed_approver : null,
+    status_source: r.status_source as DecisionSource,
+    disposition: r.disposition as Disposition | null,
+    disposition_reason: r.disposition_reason,
+    disposition_by: r.disposition_by,
+    disposition_at: iso(r.disposition_at),
+    last_seen: r.last_seen,
+    resolved_at: iso(r.resolved_at),
+    reopened_at: iso(r.reopened_at),
   };
 }
 
-/** The presented state of a parsed session file (pure). */
-export function presentLatestState(
-  doc: unknown,
-  row: { session_id: string; client_id: string; target: string | null; uploaded_at: Date },
-): LatestStateResponse {
-  const root = lenient.isObj(doc) ? doc : {};
-  const ports = new Map<string, number>();
-  for (const f of lenient.objs(root['findings'])) {
-    const id = text(f['id']);
-    const port = f['port'];
-    if (id !== null && typeof port === 'number' && Number.isInteger(port) && port >= 0 && port <= 65535)
-      ports.set(id, port);
-  }
-  const metadata = lenient.isObj(root['metadata']) ? root['metadata'] : {};
-  return {
-    session_id: row.session_id,
-    client_id: clientIdOut(row.client_id),
-    target: row.target ?? '',
-    uploaded_at: row.uploaded_at.toISOString(),
-    scanned_at: text(metadata['finished_at']),
-    remediation: lenient.objs(root['remediation']).map((i) => entryOf(i, ports)),
-    remediation_resolved: lenient.objs(root['remediation_resolved']).map((i) => entryOf(i, ports)),
-  };
-}
-
-/** The client's latest session of `target` (404 when there is none, or the client is out of the caller's scope). */
+/**
+ * The findings of record of a client's target, for the next scan: the open ones (seen in the
+ * latest session or not) and the resolved ones, with the latest merged session's id and scan
+ * time. 404 when the target has no records (never uploaded, or purged) or the client is out of
+ * the caller's scope. The records outlive the sessions: after retention removed every session
+ * of the target, the answer is the same (`session_stored` false).
+ */
 export async function latestState(
   ctx: AppContext,
   caller: Principal,
@@ -99,8 +89,27 @@ export async function latestState(
   clientId: string | undefined,
 ): Promise<LatestStateResponse> {
   const client = clientOf(caller, clientId ?? (caller.kind === 'legacy' ? NO_CLIENT : undefined));
-  const row = await latestSessionOfTarget(ctx.db, client, target);
-  if (row === undefined) throw new DomainError('not_found.session', 'No session of this target');
-  const { doc } = await readSessionDocument(ctx, row);
-  return presentLatestState(doc, row);
+  const t = { clientId: client, target: recordTarget(target) };
+  await ensureSeeded(ctx, t.clientId, t.target);
+  const row = await targetRow(ctx.db, t);
+  if (row === undefined || row.last_session_id === null)
+    throw new DomainError('not_found.session', 'No session of this target');
+  const [records, stored] = await Promise.all([
+    recordsOfTarget(ctx.db, t),
+    findSession(ctx.db, { clientId: client, sessionId: row.last_session_id }),
+  ]);
+  const day = ctx.now().toISOString().slice(0, 10);
+  const all = [...records.values()].sort(
+    (a, b) => a.first_seen_at.getTime() - b.first_seen_at.getTime() || (a.fingerprint < b.fingerprint ? -1 : 1),
+  );
+  return {
+    session_id: row.last_session_id,
+    client_id: clientIdOut(client),
+    target: stored?.target ?? target,
+    uploaded_at: (stored?.uploaded_at ?? row.updated_at).toISOString(),
+    scanned_at: iso(row.last_scanned_at),
+    session_stored: stored !== undefined,
+    remediation: all.filter((r) => r.status !== 'resolved').map((r) => latestStateEntry(r, day)),
+    remediation_resolved: all.filter((r) => r.status === 'resolved').map((r) => latestStateEntry(r, day)),
+  };
 }

@@ -23,6 +23,7 @@ import {
   statusHistoryOf,
 } from './queries.ts';
 import type { SessionDetail } from './results.ts';
+import { triageOfSessions } from './session-triage.ts';
 import { notifyExpiringSessions } from './retention.ts';
 
 export interface SessionsRequest {
@@ -149,8 +150,9 @@ export async function listSessionsFor(
   ]);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
+  const triage = await triageOfSessions(ctx.db, page, ctx.now().toISOString().slice(0, 10));
   return {
-    sessions: page.map((r) => presentSession(r, r.token, ctx.config.baseUrl)),
+    sessions: page.map((r) => presentSession(r, r.token, ctx.config.baseUrl, triage(r))),
     next_cursor:
       rows.length > limit && last ? encodeCursor(sort, order, last.sort_key, last.session_id, last.client_id) : null,
     total,
@@ -175,10 +177,11 @@ export async function sessionDetail(
 ): Promise<SessionDetail> {
   const row = await resolveSession(ctx, user.clientIds, sessionId, clientId);
   const ref = { clientId: row.client_id, sessionId };
-  const [shareToken, history, notes] = await Promise.all([
+  const [shareToken, history, notes, triage] = await Promise.all([
     shareTokenOf(ctx.db, ref),
     statusHistoryOf(ctx.db, ref),
     notesOf(ctx.db, ref),
+    triageOfSessions(ctx.db, [row], ctx.now().toISOString().slice(0, 10)),
   ]);
-  return { row, shareToken, history, notes };
+  return { row, shareToken, history, notes, triage: triage(row) };
 }

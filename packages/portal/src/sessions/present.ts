@@ -14,11 +14,13 @@ import {
   type RotateShareResponse,
   type SessionStatus,
   type UpdateSessionResponse,
+  type TriageSummary,
 } from '@svc/protocol';
 import { type Benchmark, MIN_PEERS } from './benchmark.ts';
 import { defaultRemediationSummary } from './derive.ts';
 import { NO_CLIENT, type SessionRef, type SessionRow } from './queries.ts';
-import type { CommitResult, RemediationChange, RemediationOutcome, SessionDetail } from './results.ts';
+import type { CommitResult, RemediationChange, RemediationOutcome, SessionDetail, SharedTriage } from './results.ts';
+import { withTriage } from './triage-view.ts';
 
 /** The client id as the API shows it: null for the namespace of sessions without a client. */
 export function clientIdOut(clientId: string): string | null {
@@ -29,9 +31,17 @@ export function shareUrl(baseUrl: string, token: string): string {
   return `${baseUrl}/share/?token=${token}`;
 }
 
-/** The listing and detail view of a session. The blob keys stay private. */
-export function presentSession(row: SessionRow, shareToken: string | null, baseUrl: string): SessionView {
-  const m = row.metadata;
+/**
+ * The listing and detail view of a session, with the numbers of its current triage when it
+ * has them (session-triage.ts). The blob keys stay private.
+ */
+export function presentSession(
+  row: SessionRow,
+  shareToken: string | null,
+  baseUrl: string,
+  triage: TriageSummary | null,
+): SessionView {
+  const m = triage === null ? row.metadata : withTriage(row.metadata, triage);
   return {
     ...m,
     // Remediation_summary is defaulted at read time when absent (rows of older files).
@@ -56,7 +66,7 @@ export function presentSession(row: SessionRow, shareToken: string | null, baseU
 /** GET /api/sessions?session=: the session with its status history and notes, oldest first. */
 export function presentSessionDetail(detail: SessionDetail, baseUrl: string): Static<typeof SessionDetailResponse> {
   return {
-    session: presentSession(detail.row, detail.shareToken, baseUrl),
+    session: presentSession(detail.row, detail.shareToken, baseUrl, detail.triage),
     status_history: detail.history.map((h) => ({
       from_status: h.from_status,
       to_status: h.to_status,
@@ -74,14 +84,19 @@ export function fileNamesOf(row: SessionRow): SessionFileName[] {
 }
 
 /** docs/api.md#sessions: what a share-token holder sees. No client_id, no blob keys, no other session. */
-export function presentShare(row: SessionRow): ShareResponse {
+export function presentShare(row: SessionRow, shared: SharedTriage): ShareResponse {
   const m = row.metadata;
+  const scores = shared.summary?.scores;
   return {
     session_id: row.session_id,
     client: row.client,
     target: row.target,
-    risk_score: row.risk_score,
-    risk_grade: row.risk_grade,
+    risk_score: scores?.risk_score ?? row.risk_score,
+    risk_grade: scores?.risk_grade ?? row.risk_grade,
+    risk_score_operational: scores?.risk_score_operational ?? m.exception_summary.risk_score_operational,
+    risk_grade_operational: scores?.risk_grade_operational ?? m.exception_summary.risk_grade_operational,
+    triage_as_of: shared.asOf.toISOString(),
+    triage_changed_since_report: shared.changedSince?.toISOString() ?? null,
     total_findings: m.total_findings,
     total_hosts: m.total_hosts,
     severity_summary: m.severity_summary,
@@ -92,6 +107,11 @@ export function presentShare(row: SessionRow): ShareResponse {
   };
 }
 
+/**
+ * The upload's answer: the documented fields with its messages as they were; what the upload did to the
+ * findings of record of its target is in `findings` (a re-upload replaces the files and is
+ * merged like any upload: no decision is lost).
+ */
 export function presentUpload(result: CommitResult, baseUrl: string): UploadResponse {
   return {
     success: true as const,
@@ -103,6 +123,7 @@ export function presentUpload(result: CommitResult, baseUrl: string): UploadResp
       : result.shareToken === null
         ? 'Session replaced; its share link stays revoked until an admin or member makes a new one'
         : 'Session replaced',
+    ...(result.findings === null ? {} : { findings: result.findings }),
   };
 }
 

@@ -1,12 +1,5 @@
 import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
-import type {
-  ExceptionSummary,
-  OpenFinding,
-  RemediationSummary,
-  SessionFileName,
-  SessionSort,
-  SessionStatus,
-} from '@svc/protocol';
+import type { SessionFileName, SessionSort, SessionStatus } from '@svc/protocol';
 import type {
   Database,
   SessionNotesTable,
@@ -298,43 +291,6 @@ export async function replaceFileAtVersion(
     .where('version', '=', c.version)
     .executeTakeFirst();
   return result.numUpdatedRows === 1n;
-}
-
-/**
- * Writes a new session_results.json and remediation summary while the version is still
- * `version`; jsonb_set touches only those two, never a neighbour's change. True when it applied.
- */
-export async function writeRemediationAtVersion(
-  db: Kysely<Database>,
-  c: {
-    ref: SessionRef;
-    version: number;
-    file: StoredObject;
-    summary: RemediationSummary;
-    /** Written too when given (an exception changed). */
-    exceptionSummary?: ExceptionSummary | undefined;
-    openFindings: OpenFinding[];
-    now: Date;
-  },
-): Promise<boolean> {
-  const remediation = sql<string>`jsonb_set(metadata, '{remediation_summary}', ${JSON.stringify(c.summary)}::jsonb)`;
-  const updated = await db
-    .updateTable('sessions')
-    .set({
-      files: sql<string>`jsonb_set(files, '{session_results.json}', ${JSON.stringify(c.file)}::jsonb)`,
-      metadata:
-        c.exceptionSummary === undefined
-          ? remediation
-          : sql<string>`jsonb_set(${remediation}, '{exception_summary}', ${JSON.stringify(c.exceptionSummary)}::jsonb)`,
-      open_findings: JSON.stringify(c.openFindings),
-      version: sql<number>`version + 1`,
-      updated_at: c.now,
-    })
-    .where('client_id', '=', c.ref.clientId)
-    .where('session_id', '=', c.ref.sessionId)
-    .where('version', '=', c.version)
-    .executeTakeFirst();
-  return updated.numUpdatedRows !== 0n;
 }
 
 // ---- listing (listing.ts) ----

@@ -1,4 +1,4 @@
-import type { RemediationStatus, RemediationSummary } from '@svc/protocol';
+import type { FindingChange, RemediationStatus, RemediationSummary, TriageSummary } from '@svc/protocol';
 import type { Selectable } from 'kysely';
 import type { SessionNotesTable, StatusHistoryTable } from '../db/schema.ts';
 import type { SessionRow } from './queries.ts';
@@ -14,6 +14,8 @@ export interface CommitResult {
   /** null when a re-upload kept a revoked link revoked. */
   shareToken: string | null;
   replaced: boolean;
+  /** What the upload did to the findings of record of its target; null without a session file to merge. */
+  findings: Record<FindingChange, number> | null;
 }
 
 /** One session with its share token, status history and notes (listing.ts). */
@@ -22,6 +24,8 @@ export interface SessionDetail {
   shareToken: string | null;
   history: Selectable<StatusHistoryTable>[];
   notes: Selectable<SessionNotesTable>[];
+  /** Its numbers as its triage stands now; null: what its file said. */
+  triage: TriageSummary | null;
 }
 
 export interface ExceptionChange {
@@ -39,6 +43,8 @@ export interface RemediationChange {
   note?: string;
   /** Sets (object) or withdraws (null) the risk exception of the matched entry; fingerprint only. */
   exception?: ExceptionChange | null;
+  /** Marks (reason) or unmarks (null) the finding as a false positive; fingerprint only. */
+  falsePositive?: { reason: string } | null;
 }
 
 /** What one remediation update did (remediation.ts). */
@@ -47,4 +53,14 @@ export interface RemediationOutcome {
   unmatched: string[];
   matched: number[];
   summary: RemediationSummary;
+}
+
+/** What the share page states besides the uploaded report (shared-triage.ts). */
+export interface SharedTriage {
+  summary: TriageSummary | null;
+  asOf: Date;
+  /** When the report shown was made: the session's upload (the benchmark's refresh follows at once). */
+  reportAt: Date;
+  /** The last change of a finding of this session after the report was stored, else null. */
+  changedSince: Date | null;
 }

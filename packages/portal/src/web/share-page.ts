@@ -9,6 +9,8 @@ import { openSessionFile } from '../sessions/open-file.ts';
 import { fileNamesOf } from '../sessions/present.ts';
 import type { SessionRow } from '../sessions/queries.ts';
 import { findSharedSession, parseShareToken } from '../sessions/share.ts';
+import type { SharedTriage } from '../sessions/results.ts';
+import { sharedTriage } from '../sessions/shared-triage.ts';
 import { bridgeInserter, bridgeScript } from './bridge.ts';
 
 /**
@@ -80,6 +82,7 @@ const FRAME_STYLE =
   'html,body{height:100%;margin:0}body{display:flex;flex-direction:column;font:14px/1.4 system-ui,sans-serif;color:#1a1a2e}' +
   '#svc-share-label{flex:none;background:#1a1a2e;color:#fff;padding:8px 12px;border-bottom:3px solid #f6b93b}' +
   '#svc-share-label p{margin:0}#svc-share-label .meta{opacity:.85;font-size:13px;margin-top:2px}' +
+  '#svc-share-label .triage{font-size:13px;margin-top:4px}#svc-share-label .changed{font-size:13px;margin-top:4px;color:#f6b93b}' +
   '#svc-share-label button{font:inherit;font-size:13px;margin:6px 6px 0 0;padding:2px 10px;border:1px solid #fff;border-radius:3px;background:transparent;color:#fff;cursor:pointer}' +
   '#svc-share-label button[aria-pressed=true]{background:#fff;color:#1a1a2e}' +
   '#svc-report{flex:1;width:100%;border:0}';
@@ -115,8 +118,32 @@ function frameLink(token: string, file: FramedFile): string {
   return escapeHtml(`frame?${new URLSearchParams({ token, file }).toString()}`);
 }
 
+const day = (d: Date) => d.toISOString().slice(0, 10);
+
+/**
+ * The session's numbers as its triage stands today, and, when a finding changed after the
+ * report was stored, that the report's own figures are older (docs/findings-of-record.md#the-share-page).
+ */
+function triageLines(shared: SharedTriage): string {
+  const t = shared.summary;
+  if (t === null) return '';
+  const s = t.scores;
+  const parts = [
+    `actual risk ${s.risk_score} (${s.risk_grade})`,
+    `operational risk ${s.risk_score_operational} (${s.risk_grade_operational})`,
+    `${t.remediation_summary.total - t.remediation_summary.resolved_count} open`,
+    `${t.remediation_summary.resolved_count} resolved`,
+    `${t.exception_summary.by_status.accepted} accepted ${t.exception_summary.by_status.accepted === 1 ? 'exception' : 'exceptions'}`,
+    `${t.disposition_summary.false_positive} false ${t.disposition_summary.false_positive === 1 ? 'positive' : 'positives'}`,
+  ];
+  const now = `<p class="triage" id="svc-share-triage"><strong>Current triage, ${escapeHtml(day(shared.asOf))}:</strong> ${escapeHtml(parts.join(' · '))}</p>`;
+  if (shared.changedSince === null) return now;
+  return `${now}
+<p class="changed" id="svc-share-triage-changed">This report was generated on ${escapeHtml(day(shared.reportAt))}; its findings were triaged since (last on ${escapeHtml(day(shared.changedSince))}). The report shows the figures as generated; the line above is current.</p>`;
+}
+
 /** The page around a session's report: the label bar and the sandboxed frame. */
-export function framePage(row: SessionRow, token: string, baseUrl: string): string {
+export function framePage(row: SessionRow, token: string, baseUrl: string, shared: SharedTriage): string {
   // The client's name as the scanner wrote it (share links never show the client id).
   const uploader = row.client === null || row.client === '' ? '' : ` uploaded by ${escapeHtml(row.client)}`;
   const meta = [row.target, `uploaded ${row.uploaded_at.toISOString().slice(0, 10)}`]
@@ -135,6 +162,7 @@ export function framePage(row: SessionRow, token: string, baseUrl: string): stri
 <header id="svc-share-label" role="note" aria-label="About this report">
 <p><strong>Scanner report${uploader}</strong> — the content below is not part of the portal; the portal never asks for your password here.</p>
 <p class="meta">${meta}</p>
+${triageLines(shared)}
 ${buttons}
 </header>
 <iframe id="svc-report" title="${shown === 'report.html' ? 'Report' : 'Executive summary'}" src="${frameLink(token, shown)}" sandbox="allow-scripts allow-popups" referrerpolicy="no-referrer"></iframe>
@@ -149,9 +177,10 @@ function viewLink(row: SessionRow, token: string, file: string): string {
   return `../api/download?${escapeHtml(q.toString())}`;
 }
 
-/** The page for a session without report.html: what /api/share answers, as HTML. */
-export function summaryPage(row: SessionRow, token: string): string {
+/** The page for a session without report.html: what /api/share answers, as HTML, with its current triage. */
+export function summaryPage(row: SessionRow, token: string, shared: SharedTriage): string {
   const m = row.metadata;
+  const t = shared.summary;
   const cell = (v: string | number | null) => (v === null ? '<td>–</td>' : `<td>${escapeHtml(String(v))}</td>`);
   const severities = (['critical', 'high', 'medium', 'low', 'info'] as const)
     .map((s) => `${s} ${m.severity_summary[s]}`)
@@ -170,8 +199,12 @@ export function summaryPage(row: SessionRow, token: string): string {
 <tr><th>Session</th>${cell(row.session_id)}</tr>
 <tr><th>Client</th>${cell(row.client)}</tr>
 <tr><th>Target</th>${cell(row.target)}</tr>
-<tr><th>Risk score</th>${cell(row.risk_score)}</tr>
-<tr><th>Risk grade</th>${cell(row.risk_grade)}</tr>
+<tr><th>Risk score</th>${cell(t?.scores.risk_score ?? row.risk_score)}</tr>
+<tr><th>Risk grade</th>${cell(t?.scores.risk_grade ?? row.risk_grade)}</tr>
+<tr><th>Operational risk</th>${cell(t === null ? m.exception_summary.risk_score_operational : `${t.scores.risk_score_operational} (${t.scores.risk_grade_operational})`)}</tr>
+<tr><th>Accepted exceptions</th>${cell(t?.exception_summary.by_status.accepted ?? m.exception_summary.by_status.accepted)}</tr>
+<tr><th>False positives</th>${cell(t?.disposition_summary.false_positive ?? 0)}</tr>
+<tr><th>Triage as of</th>${cell(day(shared.asOf))}</tr>
 <tr><th>Findings</th>${cell(m.total_findings)}</tr>
 <tr><th>Hosts</th>${cell(m.total_hosts)}</tr>
 <tr><th>By severity</th>${cell(severities)}</tr>
@@ -236,12 +269,13 @@ export function registerSharePage(app: App, ctx: AppContext): void {
         );
       if (row === undefined) return notFoundPage();
 
+      const shared = await sharedTriage(ctx, row);
       // A session with no HTML report: the summary page (its files are JSON and logs).
       if (FRAMED_FILES.every((f) => row.files[f] === undefined))
-        return sendPage(reply, ctx, 200, summaryPage(row, token));
+        return sendPage(reply, ctx, 200, summaryPage(row, token, shared));
       return setFileHeaders(reply, HTML, ctx.config.frameAncestors, FRAME_PAGE_CSP)
         .header('x-robots-tag', 'noindex')
-        .send(framePage(row, token, ctx.config.baseUrl));
+        .send(framePage(row, token, ctx.config.baseUrl, shared));
     },
   );
 

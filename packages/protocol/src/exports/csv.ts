@@ -36,6 +36,9 @@ export const CSV_COLUMNS = [
   'evidence',
   'references',
   'session_url',
+  // Added after the columns of the first version, so readers by position keep working.
+  'disposition',
+  'disposition_reason',
 ] as const;
 
 type Column = (typeof CSV_COLUMNS)[number];

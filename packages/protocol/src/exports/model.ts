@@ -38,6 +38,9 @@ export interface ExportFinding {
   exception_reason: string | null;
   exception_approver: string | null;
   exception_expiry: string | null;
+  /** `false_positive` when people said it is not real (docs/findings-of-record.md#false-positives). */
+  disposition: 'false_positive' | null;
+  disposition_reason: string | null;
 }
 
 export interface ExportSession {
@@ -47,6 +50,11 @@ export interface ExportSession {
   tool_version: string | null;
   /** YYYY-MM-DD of the scan: finished_at, started_at, else the session id's date. */
   date: string | null;
+  /** The session's scores as the file states them (the portal serves them for the current triage). */
+  risk_score: number | null;
+  risk_grade: string | null;
+  risk_score_operational: number | null;
+  risk_grade_operational: string | null;
 }
 
 export interface ExportOptions {
@@ -88,6 +96,7 @@ function dayOf(meta: Obj, sessionId: string): string | null {
 export function exportSessionOf(doc: unknown): ExportSession {
   const root = isObj(doc) ? doc : {};
   const meta = isObj(root['metadata']) ? root['metadata'] : {};
+  const summary = isObj(root['summary']) ? root['summary'] : {};
   const sessionId = str(meta['session_id']) ?? str(root['session_id']) ?? '';
   return {
     session_id: sessionId,
@@ -95,6 +104,10 @@ export function exportSessionOf(doc: unknown): ExportSession {
     target: str(meta['target']) ?? str(root['target']),
     tool_version: str(meta['tool_version']) ?? str(meta['version']),
     date: dayOf(meta, sessionId),
+    risk_score: num(summary['risk_score']) ?? num(meta['risk_score']),
+    risk_grade: str(summary['risk_grade']) ?? str(meta['risk_grade']),
+    risk_score_operational: num(summary['risk_score_operational']) ?? num(meta['risk_score_operational']),
+    risk_grade_operational: str(summary['risk_grade_operational']) ?? str(meta['risk_grade_operational']),
   };
 }
 
@@ -159,6 +172,8 @@ export function exportFindingsOf(doc: unknown, today = new Date().toISOString().
       exception_reason: resolved ? null : str(e['exception_reason']),
       exception_approver: resolved ? null : str(e['exception_approver']),
       exception_expiry: resolved ? null : expiry,
+      disposition: e['disposition'] === 'false_positive' ? 'false_positive' : null,
+      disposition_reason: e['disposition'] === 'false_positive' ? str(e['disposition_reason']) : null,
     };
   });
 }

@@ -59,6 +59,7 @@ function resultOf(f: ExportFinding, ruleIndex: number, opts: ExportOptions): Rec
   const where = endpointOf(f);
   const logical = where === null || f.port === null ? where : `${f.protocol ?? 'tcp'}://${where}`;
   const suppressed = f.exception_status === 'accepted';
+  const falsePositive = f.disposition === 'false_positive';
   return drop({
     ruleId: f.rule_id,
     ruleIndex,
@@ -73,9 +74,12 @@ function resultOf(f: ExportFinding, ruleIndex: number, opts: ExportOptions): Rec
     fingerprints: { [SARIF_FINGERPRINT_KEY]: f.fingerprint },
     partialFingerprints: { [SARIF_FINGERPRINT_KEY]: f.fingerprint },
     // An accepted risk is reported, marked as such; an expired exception is not a suppression.
-    suppressions: suppressed
-      ? [drop({ kind: 'external', status: 'accepted', justification: f.exception_reason })]
-      : null,
+    // A false positive is suppressed too, justified as one (docs/exports.md#sarif).
+    suppressions: falsePositive
+      ? [drop({ kind: 'external', status: 'accepted', justification: `false positive: ${f.disposition_reason ?? ''}` })]
+      : suppressed
+        ? [drop({ kind: 'external', status: 'accepted', justification: f.exception_reason })]
+        : null,
     hostedViewerUri: opts.sessionUrl ?? null,
     properties: drop({
       severity: f.severity,
@@ -97,6 +101,7 @@ function resultOf(f: ExportFinding, ruleIndex: number, opts: ExportOptions): Rec
       first_seen: f.first_seen,
       exception_status: f.exception_status,
       exception_approver: f.exception_approver,
+      disposition: f.disposition,
       exception_expiry: f.exception_expiry,
     }),
   });
@@ -128,7 +133,15 @@ export function* sarifChunks(doc: unknown, opts: ExportOptions = {}): Generator<
     },
     // One category per scanned target: a re-upload replaces the target's earlier analysis.
     automationDetails: { id: `svc/${session.target ?? 'session'}/` },
-    properties: drop({ session_id: session.session_id, client_id: session.client_id, target: session.target }),
+    properties: drop({
+      session_id: session.session_id,
+      client_id: session.client_id,
+      target: session.target,
+      risk_score: session.risk_score,
+      risk_grade: session.risk_grade,
+      risk_score_operational: session.risk_score_operational,
+      risk_grade_operational: session.risk_grade_operational,
+    }),
   };
   const head = JSON.stringify({ $schema: SARIF_SCHEMA_URI, version: '2.1.0', runs: [{ ...run, results: [] }] });
   // Open the results array of the serialised head: everything before its closing `]}]}`.

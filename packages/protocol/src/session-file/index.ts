@@ -7,3 +7,5 @@ export * from './frameworks.ts';
 export * from './summaries.ts';
 export * from './schema.ts';
 export * from './json-schema.ts';
+export * from './coverage.ts';
+export * from './triage.ts';

@@ -1,7 +1,10 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { SESSION_ID_PATTERN } from '../session-id.ts';
 import { REMEDIATION_STATUSES, SEVERITIES } from '../sessions.ts';
+import { CoverageBlock } from './coverage.ts';
 import { Finding } from './finding.ts';
+import { literals, nullable, opt, text, timestamp } from './schema-parts.ts';
+import { TRIAGE_ENTRY_FIELDS } from './triage-fields.ts';
 
 /**
  * The scanner's session_results.json (docs/session-file.md). Older files lack most
@@ -14,15 +17,6 @@ import { Finding } from './finding.ts';
 
 const open = <T extends Record<string, TSchema>>(properties: T, description: string) =>
   Type.Object(properties, { additionalProperties: true, description });
-const opt = <T extends TSchema>(t: T) => Type.Optional(t);
-const nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
-const text = (description: string) => Type.String({ description });
-const timestamp = (description: string) => Type.String({ description: `${description} (ISO 8601)` });
-const literals = (values: readonly string[], description: string) =>
-  Type.Union(
-    values.map((v) => Type.Literal(v)),
-    { description },
-  );
 const count = (description: string) => Type.Number({ minimum: 0, description });
 const score = (description: string) => Type.Number({ minimum: 0, maximum: 100, description });
 const grade = (description: string) => Type.String({ pattern: '^[A-F]$', description });
@@ -95,6 +89,12 @@ export const SessionFileMetadata = open(
         'Risk exceptions of the open findings',
       ),
     ),
+    disposition_summary: opt(
+      open(
+        { false_positive: opt(count('Open findings marked as false positives')) },
+        'Dispositions of the open findings (docs/session-file.md#triage)',
+      ),
+    ),
     compliance_summary: opt(
       open(
         {
@@ -163,6 +163,7 @@ export const RemediationEntry = open(
       nullable(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'Auto-expiry date, YYYY-MM-DD' })),
     ),
     exception_expired: opt(Type.Boolean({ description: 'True when past expiry' })),
+    ...TRIAGE_ENTRY_FIELDS,
   },
   'One remediation item (docs/session-file.md)',
 );
@@ -349,6 +350,13 @@ const SessionFileBody = open(
     remediation_resolved: opt(
       Type.Array(RemediationEntry, { description: 'Items of the prior session no longer detected' }),
     ),
+    remediation_not_checked: opt(
+      Type.Array(RemediationEntry, {
+        description:
+          'Open items of earlier sessions this session did not look at (their host, port or transport was not covered): still open',
+      }),
+    ),
+    coverage: opt(CoverageBlock),
     compliance: opt(Type.Array(ComplianceEntry)),
     topology: opt(Topology),
     orc_964: opt(Orc964Block),

@@ -149,12 +149,18 @@ export function scoringCounts(findings: readonly ScoredFields[]): BySeverity {
 
 /**
  * Dual scoring straight from remediation entries (one per open finding, each with its
- * severity, and `kev`/`epss` when the finding had them): entries without a known severity do not count.
+ * severity, and `kev`/`epss` when the finding had them): entries without a known severity, and
+ * false positives, do not count.
  */
-export function dualScoreOf(entries: readonly (ExceptionFields & ScoredFields)[], day: string): DualScore {
+export function dualScoreOf(
+  entries: readonly (ExceptionFields & ScoredFields & { disposition?: unknown })[],
+  day: string,
+): DualScore {
   const counts = emptyBySeverity();
   const excepted = emptyBySeverity();
   for (const e of entries) {
+    // A false positive is not a weakness: it counts in neither score (triage.ts).
+    if (e.disposition === 'false_positive') continue;
     const s = scoringSeverity(e);
     if (s === null) continue;
     counts[s]++;

@@ -56,11 +56,15 @@ export function normalizedRemediationSummary(v: unknown): RemediationSummary {
   return out;
 }
 
-/** Open remediation entries by exception_status (resolved entries carry no live exception). */
+/**
+ * Open remediation entries by exception_status (resolved entries carry no live exception;
+ * false positives count apart, triage.ts).
+ */
 export function exceptionCountsOf(remediation: unknown): Pick<ExceptionSummary, 'total_exceptions' | 'by_status'> {
   let accepted = 0;
   let expired = 0;
   for (const item of objs(remediation)) {
+    if (item['disposition'] === 'false_positive') continue;
     if (item['exception_status'] === 'accepted') accepted++;
     else if (item['exception_status'] === 'expired') expired++;
   }

@@ -1,4 +1,6 @@
-import type { ConsoleCaller, MeResponse } from '@svc/protocol';
+import type { ConsoleCaller, MeResponse, Permission } from '@svc/protocol';
+import { createContext } from 'preact';
+import { useContext } from 'preact/hooks';
 import { apiRequest } from '../api/client.ts';
 import { useLoad } from '../ui/use-load.ts';
 import { fallbackCaller } from './section-access.ts';
@@ -17,4 +19,13 @@ export function useCaller(who: Identity): CallerState {
   if (me.state === 'done') return { known: true, caller: me.value };
   // A failed answer is as good as it gets: fall back rather than wait for ever.
   return { known: me.state === 'failed', caller: fallbackCaller(who) };
+}
+
+/** The signed-in caller, for pages that show a control only to those who may use it (app.tsx provides it). */
+export const CallerContext = createContext<ConsoleCaller>({ admin: false, permissions: [] });
+
+/** Whether the signed-in caller holds `permission` (admins hold every one). */
+export function useMay(permission: Permission): boolean {
+  const caller = useContext(CallerContext);
+  return caller.admin || caller.permissions.includes(permission);
 }

@@ -4,12 +4,15 @@ import {
   COMMAND_TYPES,
   type CommandPayload,
   type CommandType,
+  type CoverageBlock,
   describeRemoteConfigRule,
   isRemoteConfigKey,
+  isScanPortList,
   type QueueCommandBody,
   REMOTE_CONFIG_ALLOWLIST,
   REMOTE_CONFIG_RULES,
   SCHEDULE_ACTIONS,
+  type TargetView,
 } from '@svc/protocol';
 
 /**
@@ -39,6 +42,13 @@ export const COMMAND_FIELDS: Readonly<Record<CommandType, readonly CommandField[
   run_scan: [
     { key: 'targets', label: 'Targets', kind: 'text', required: true, hint: 'comma-separated hosts or CIDRs' },
     { key: 'profile', label: 'Profile', kind: 'text', required: false, hint: 'full_recon (default) or quick_recon' },
+    {
+      key: 'ports',
+      label: 'Ports',
+      kind: 'text',
+      required: false,
+      hint: "the profile's ports when empty; e.g. 22,80,8000-8100 or T:22,443,U:161",
+    },
     { key: 'upload', label: 'Upload the session', kind: 'boolean', required: false, options: BOOLEAN_CHOICES },
   ],
   update_schedule: [
@@ -126,4 +136,50 @@ export function draftQueueBody(type: string, target: Target, values: FormValues,
   if (!checked.ok) return { ok: false, message: checked.message };
   body.payload = checked.payload;
   return { ok: true, body };
+}
+
+/** The items of a target list, as compared: trimmed, lower-cased, without empty ones. */
+const itemsOf = (targets: string) =>
+  targets
+    .split(/[,\s]+/)
+    .map((t) => t.trim().toLowerCase())
+    .filter((t) => t !== '');
+
+/**
+ * The known targets (GET /api/targets) the typed run_scan targets name: the one whose list is
+ * the same (in any order and case) first, then those sharing an address or range with it.
+ */
+export function matchingTargets(typed: string, known: readonly TargetView[]): TargetView[] {
+  const want = new Set(itemsOf(typed));
+  if (want.size === 0) return [];
+  const same = (t: TargetView) => {
+    const have = new Set(itemsOf(t.target));
+    return have.size === want.size && [...have].every((x) => want.has(x));
+  };
+  const exact = known.filter(same);
+  const overlapping = known.filter((t) => !same(t) && itemsOf(t.target).some((x) => want.has(x)));
+  return [...exact, ...overlapping];
+}
+
+/**
+ * The ports a target's latest scan covered, as run_scan's `ports` ("T:1-1024,3389,U:161"),
+ * or null when it states none or the list is not one the scan port rule accepts (too long).
+ */
+export function usualPortsOf(coverage: CoverageBlock | null): string | null {
+  if (coverage === null) return null;
+  const tcp = coverage.ports['tcp'];
+  const udp = coverage.ports['udp'];
+  const parts = [
+    typeof tcp === 'string' && tcp !== '' ? `T:${tcp}` : null,
+    typeof udp === 'string' && udp !== '' ? `U:${udp}` : null,
+  ].filter((p) => p !== null);
+  const ports = parts.join(',');
+  return ports !== '' && isScanPortList(ports) ? ports : null;
+}
+
+/** The profile of a target's latest scan when run_scan would take it (a scanner profile, not an import's name). */
+export function usualProfileOf(coverage: CoverageBlock | null): string | null {
+  const profile = coverage?.profile;
+  if (profile === undefined || profile === '') return null;
+  return checkCommandPayload('run_scan', { targets: '127.0.0.1', profile }).ok ? profile : null;
 }

@@ -2,17 +2,25 @@ import {
   EXCEPTION_FILTERS,
   FINDING_STATUS_FILTERS,
   type FindingRow,
-  REMEDIATION_STATUSES,
   type RemediationStatus,
-  type RemediationUpdateItem,
   SEVERITIES,
 } from '@svc/protocol';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { label } from '../ui/format.ts';
-import type { Message, Sender } from './findings-sender.ts';
-import { FIRST_VIEW, type FindingsView, KEV_CHOICES, nameOf, titleOf, where } from './findings-model.ts';
+import {
+  CHANGE_FILTERS,
+  CHANGE_NAMES,
+  type ChangeFilter,
+  DISPOSITION_CHOICES,
+  FIRST_VIEW,
+  type FindingsView,
+  KEV_CHOICES,
+  OVERDUE_CHOICES,
+  titleOf,
+  where,
+} from './findings-model.ts';
 
-/** The controls around the findings table (findings.tsx): filters, the bulk bar and the exception form. */
+/** The controls around the findings table (findings.tsx): filters and the exception form. */
 
 /** Reason and expiry of a risk exception; withdraw when there is one to withdraw. */
 export function ExceptionForm(props: {
@@ -88,6 +96,9 @@ export const exceptionMessage = (f: FindingRow, exception: { expiry: string } | 
 /** Search box and filters; text fields apply on Enter or the button, choices at once. */
 export function Filters(props: { view: FindingsView; onChange: (v: FindingsView) => void }) {
   const [draft, setDraft] = useState(props.view);
+  // A view set elsewhere (the changes panel) shows in the fields.
+  const shown = JSON.stringify(props.view);
+  useEffect(() => setDraft(props.view), [shown]);
   const text = (key: 'q' | 'host' | 'port' | 'cve', title: string, attrs: Record<string, unknown> = {}) => (
     <label>
       {title}
@@ -95,7 +106,7 @@ export function Filters(props: { view: FindingsView; onChange: (v: FindingsView)
     </label>
   );
   // A select's options would join its name if the label wrapped it: the label points at it instead.
-  const choice = <K extends 'severity' | 'status' | 'exception' | 'kev'>(
+  const choice = <K extends 'severity' | 'status' | 'exception' | 'change' | 'disposition' | 'overdue' | 'kev'>(
     key: K,
     title: string,
     values: readonly string[],
@@ -134,6 +145,9 @@ export function Filters(props: { view: FindingsView; onChange: (v: FindingsView)
       {choice('severity', 'Severity', SEVERITIES)}
       {choice('status', 'Status', FINDING_STATUS_FILTERS)}
       {choice('exception', 'Exception', EXCEPTION_FILTERS)}
+      {choice('change', 'Change in this scan', CHANGE_FILTERS, (v) => CHANGE_NAMES[v as ChangeFilter])}
+      {choice('disposition', 'False positive', ['false_positive', 'none'], (v) => DISPOSITION_CHOICES[v as 'none'])}
+      {choice('overdue', 'Due date', ['true', 'false'], (v) => OVERDUE_CHOICES[v as 'true' | 'false'])}
       {choice('kev', 'Exploitation', ['true', 'false'], (v) => KEV_CHOICES[v as 'true' | 'false'])}
       {text('host', 'Host', { placeholder: 'Address or name' })}
       {text('port', 'Port', { inputMode: 'numeric', pattern: '[0-9]*', maxLength: 5 })}
@@ -153,90 +167,5 @@ export function Filters(props: { view: FindingsView; onChange: (v: FindingsView)
         </button>
       </div>
     </form>
-  );
-}
-
-/** Status and exception for every selected finding, sent one finding at a time by its fingerprint. */
-export function BulkBar(props: {
-  selected: FindingRow[];
-  sender: Sender;
-  onDone: (m: Message) => void;
-  onClear: () => void;
-}) {
-  const [status, setStatus] = useState<RemediationStatus>('in_progress');
-  const [excepting, setExcepting] = useState(false);
-  const eligible = props.selected.filter((f) => f.tracked_by === 'fingerprint' && f.fingerprint !== null);
-  const skipped = props.selected.length - eligible.length;
-
-  async function each(make: (f: FindingRow) => RemediationUpdateItem, what: string) {
-    let ok = 0;
-    let firstError: string | null = null;
-    for (const f of eligible) {
-      const done = await props.sender.send(make(f), () => '');
-      if (done) ok++;
-      else firstError ??= `${nameOf(f)}`;
-    }
-    const parts = [
-      `${what} for ${ok} of ${props.selected.length} selected ${props.selected.length === 1 ? 'finding' : 'findings'}.`,
-    ];
-    if (skipped > 0) parts.push(`${skipped} without a fingerprint left unchanged.`);
-    if (firstError !== null) parts.push(`Failed first on ${firstError}.`);
-    props.onDone({ kind: firstError === null ? 'ok' : 'error', text: parts.join(' ') });
-    if (firstError === null) props.onClear();
-  }
-
-  if (props.selected.length === 0) return null;
-  return (
-    <fieldset class="findings-bulk">
-      <legend>
-        Change the <strong>{props.selected.length}</strong> selected
-      </legend>
-      <label>
-        Status for selected
-        <select value={status} onChange={(e) => setStatus(e.currentTarget.value as RemediationStatus)}>
-          {REMEDIATION_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {label(s)}
-            </option>
-          ))}
-        </select>
-      </label>
-      <button
-        type="button"
-        disabled={props.sender.busy || eligible.length === 0}
-        onClick={() =>
-          void each((f) => ({ fingerprint: f.fingerprint as string, status }), `Status set to ${label(status)}`)
-        }
-      >
-        Apply status
-      </button>
-      <button
-        type="button"
-        disabled={props.sender.busy || eligible.length === 0}
-        onClick={() => setExcepting(!excepting)}
-      >
-        Exception for selected…
-      </button>
-      <button type="button" class="button-quiet" onClick={props.onClear}>
-        Clear selection
-      </button>
-      {excepting ? (
-        <ExceptionForm
-          name="selected findings"
-          initial={{ reason: '', expiry: '' }}
-          canWithdraw={eligible.some((f) => f.exception !== null)}
-          busy={props.sender.busy}
-          submitLabel="Accept exception for selected"
-          onCancel={() => setExcepting(false)}
-          onSave={(exception) => {
-            setExcepting(false);
-            void each(
-              (f) => ({ fingerprint: f.fingerprint as string, exception }),
-              exception === null ? 'Exception withdrawn' : `Exception accepted until ${exception.expiry}`,
-            );
-          }}
-        />
-      ) : null}
-    </fieldset>
   );
 }

@@ -1,12 +1,26 @@
-import type { FindingDetailResponse, FindingRow } from '@svc/protocol';
+import { type FindingDetailResponse, type FindingRow, sessionHref } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import type { SessionRef } from '../api/sessions.ts';
 import { formatDate, label } from '../ui/format.ts';
 import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
 import { useData } from '../ui/use-load.ts';
 import { getFinding } from './findings-api.ts';
-import { epssText, exceptionText, kevText, nameOf, targetOf, titleOf, where } from './findings-model.ts';
+import {
+  CHANGE_MARKS,
+  dispositionText,
+  epssText,
+  exceptionText,
+  hasRecord,
+  historyText,
+  kevText,
+  nameOf,
+  sourceText,
+  targetOf,
+  titleOf,
+  where,
+} from './findings-model.ts';
 import type { Sender } from './findings-sender.ts';
+import { DispositionForm } from './findings-triage.tsx';
 
 const isWebLink = (u: string) => /^https?:\/\//i.test(u);
 
@@ -42,9 +56,43 @@ function NoteForm(props: { finding: FindingRow; sender: Sender }) {
   );
 }
 
-function Body(props: { d: FindingDetailResponse; sender: Sender }) {
+/** Mark the finding as a false positive with a reason, or withdraw the mark (by fingerprint). */
+function FalsePositive(props: { finding: FindingRow; sender: Sender }) {
+  const f = props.finding;
+  if (!hasRecord(f)) return <p class="muted">Not tracked: only a finding with a fingerprint can be marked.</p>;
+  const marked = f.disposition != null;
+  const name = nameOf(f);
+  return (
+    <>
+      {marked ? <p data-disposition>{dispositionText(f)}</p> : null}
+      <DispositionForm
+        key={f.disposition?.at ?? 'none'}
+        name={name}
+        marked={marked}
+        busy={props.sender.busy}
+        submitLabel={marked ? 'Change reason' : 'Mark as false positive'}
+        onSave={(reason) =>
+          void props.sender.send(
+            {
+              fingerprint: f.fingerprint,
+              disposition: reason === null ? null : { disposition: 'false_positive', reason },
+            },
+            () =>
+              reason === null
+                ? `False positive withdrawn for “${titleOf(f)}” on ${where(f)}.`
+                : `“${titleOf(f)}” on ${where(f)} marked as false positive.`,
+          )
+        }
+      />
+    </>
+  );
+}
+
+function Body(props: { d: FindingDetailResponse; sender: Sender; clientId: string | null }) {
   const { d } = props;
   const refs = d.references;
+  const mark = d.change ? CHANGE_MARKS[d.change] : null;
+  const statusBy = sourceText(d.status_source);
   return (
     <>
       <dl class="facts">
@@ -73,13 +121,52 @@ function Body(props: { d: FindingDetailResponse; sender: Sender }) {
         </dd>
         <dt>Rule</dt>
         <dd>{d.rule_id ?? '–'}</dd>
+        {mark !== null ? (
+          <>
+            <dt>This scan</dt>
+            <dd>{mark}</dd>
+          </>
+        ) : null}
         <dt>Status</dt>
         <dd>
           {d.status === null ? 'not tracked' : label(d.status)}
           {d.status_changed ? `, since ${formatDate(d.status_changed)}` : ''}
+          {statusBy ? ` (${statusBy})` : ''}
         </dd>
+        {d.due_date && d.status !== 'resolved' ? (
+          <>
+            <dt>Due</dt>
+            <dd>
+              {d.due_date}
+              {d.overdue ? (
+                <>
+                  {' '}
+                  <span class="badge overdue">Overdue</span>
+                </>
+              ) : null}
+            </dd>
+          </>
+        ) : null}
         <dt>First seen</dt>
         <dd>{d.first_seen ?? '–'}</dd>
+        {d.last_seen ? (
+          <>
+            <dt>Last seen</dt>
+            <dd>{d.last_seen}</dd>
+          </>
+        ) : null}
+        {d.resolved_at ? (
+          <>
+            <dt>Resolved</dt>
+            <dd>{formatDate(d.resolved_at)}</dd>
+          </>
+        ) : null}
+        {d.reopened_at ? (
+          <>
+            <dt>Reopened</dt>
+            <dd>{formatDate(d.reopened_at)}</dd>
+          </>
+        ) : null}
         <dt>Previous scan</dt>
         <dd>{d.prior_status === null ? '–' : label(d.prior_status)}</dd>
         <dt>Risk exception</dt>
@@ -87,6 +174,8 @@ function Body(props: { d: FindingDetailResponse; sender: Sender }) {
           {exceptionText(d)}
           {d.exception?.reason ? `: ${d.exception.reason}` : ''}
         </dd>
+        <dt>False positive</dt>
+        <dd>{d.disposition ? d.disposition.reason : 'no'}</dd>
       </dl>
       {d.description ? (
         <>
@@ -136,24 +225,28 @@ function Body(props: { d: FindingDetailResponse; sender: Sender }) {
       ) : (
         <ol class="finding-history">
           {d.history.map((h, i) => (
-            <li key={`${h.at}-${i}`}>
-              {formatDate(h.at)}, {h.actor}:{' '}
-              {[
-                h.status === null ? null : `status ${label(h.status)}`,
-                h.exception === null
-                  ? null
-                  : `exception ${h.exception.action}${h.exception.expiry ? ` until ${h.exception.expiry}` : ''}${
-                      h.exception.reason ? ` (${h.exception.reason})` : ''
-                    }`,
-              ]
-                .filter((x) => x !== null)
-                .join(', ') || 'note'}
+            <li key={`${h.at}-${i}`} data-field={h.field}>
+              {formatDate(h.at)}, {h.actor}: {historyText(h)}
             </li>
           ))}
         </ol>
       )}
+      {d.seen_in && d.seen_in.length > 0 ? (
+        <>
+          <h4>Seen in</h4>
+          <ul class="finding-seen-in">
+            {d.seen_in.map((id) => (
+              <li key={id}>
+                <a href={sessionHref(id, props.clientId)}>{id}</a>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
       <h4>Note</h4>
       <NoteForm key={d.note} finding={d} sender={props.sender} />
+      <h4>False positive</h4>
+      <FalsePositive finding={d} sender={props.sender} />
     </>
   );
 }
@@ -164,6 +257,8 @@ export function FindingDetailPanel(props: {
   index: number;
   /** The row as the table shows it; a change reloads the detail. */
   version: FindingRow | undefined;
+  /** The session's client, for the links to the sessions it was seen in. */
+  clientId: string | null;
   sender: Sender;
   onClose: () => void;
 }) {
@@ -185,7 +280,7 @@ export function FindingDetailPanel(props: {
           {detail.error}
         </p>
       ) : null}
-      {d === null ? <p aria-busy="true">Loading…</p> : <Body d={d} sender={props.sender} />}
+      {d === null ? <p aria-busy="true">Loading…</p> : <Body d={d} sender={props.sender} clientId={props.clientId} />}
     </aside>
   );
 }

@@ -1,12 +1,34 @@
-import type {
-  ExceptionFilter,
-  FindingRow,
-  FindingSort,
-  FindingStatusFilter,
-  FindingsQuery,
-  RemediationUpdateItem,
-  Severity,
+import {
+  type BulkResponse,
+  type DecisionSource,
+  type DueDays,
+  type ExceptionFilter,
+  type FindingChange,
+  type FindingHistoryEntry,
+  type FindingRow,
+  type FindingSort,
+  type FindingStatusFilter,
+  type FindingsQuery,
+  type RemediationUpdateItem,
+  SEVERITIES,
+  type Severity,
 } from '@svc/protocol';
+import { label } from '../ui/format.ts';
+
+/** A change filter: one change, or `found`, the findings this scan reported (new, persistent or reopened). */
+export type ChangeFilter = FindingChange | 'found';
+export const CHANGE_FILTERS: readonly ChangeFilter[] = [
+  'found',
+  'new',
+  'persistent',
+  'reopened',
+  'resolved',
+  'not_checked',
+];
+const FOUND: readonly FindingChange[] = ['new', 'persistent', 'reopened'];
+
+/** What a change answered, as the findings table shows it. */
+export type Message = { kind: 'ok' | 'error'; text: string };
 
 /** What the findings table asks the portal for: filters and sort (the cursor is kept apart). */
 export interface FindingsView {
@@ -14,6 +36,10 @@ export interface FindingsView {
   severity: Severity | '';
   status: FindingStatusFilter | '';
   exception: ExceptionFilter | '';
+  /** What this scan did to the finding of record (docs/findings-of-record.md); `found`: any it reported. */
+  change: ChangeFilter | '';
+  disposition: 'false_positive' | 'none' | '';
+  overdue: 'true' | 'false' | '';
   kev: 'true' | 'false' | '';
   host: string;
   port: string;
@@ -27,6 +53,9 @@ export const FIRST_VIEW: FindingsView = {
   severity: '',
   status: '',
   exception: '',
+  change: '',
+  disposition: '',
+  overdue: '',
   kev: '',
   host: '',
   port: '',
@@ -58,6 +87,9 @@ export function queryOf(view: FindingsView, cursor: string): Omit<FindingsQuery,
     severity: view.severity || undefined,
     status: view.status || undefined,
     exception: view.exception || undefined,
+    change: view.change === 'found' ? FOUND.join(',') : view.change || undefined,
+    disposition: view.disposition || undefined,
+    overdue: view.overdue || undefined,
     kev: view.kev || undefined,
     host: blank(view.host),
     port: port === undefined ? undefined : Number(port),
@@ -89,11 +121,130 @@ export function targetOf(f: FindingRow): Pick<RemediationUpdateItem, 'fingerprin
   return null;
 }
 
-export function exceptionText(f: FindingRow): string {
+/**
+ * The risk exception in words. One a person accepted names its approver; one an uploaded file
+ * set names the key that uploaded it, and the approver the file named is only reported, never
+ * shown as an approval (docs/findings-of-record.md#who-decides).
+ */
+export function exceptionText(f: Pick<FindingRow, 'exception'>): string {
   const e = f.exception;
   if (e === null) return 'none';
   const state = e.state === 'active' ? 'accepted' : 'expired';
-  return `${state} until ${e.expiry ?? 'no expiry'}${e.approver ? `, by ${e.approver}` : ''}`;
+  const until = `${state} until ${e.expiry ?? 'no expiry'}`;
+  if (e.source === 'upload') {
+    const named = e.claimed_approver ? `; the file named approver ${e.claimed_approver}` : '';
+    return `${until}, set by upload${e.approver ? ` (${e.approver})` : ''}${named}`;
+  }
+  if (e.source === 'migration')
+    return `${until}, carried over from the stored session${e.approver ? ` (${e.approver})` : ''}`;
+  return `${until}${e.approver ? `, by ${e.approver}` : ''}`;
+}
+
+/** Where a decision came from, when it was not a person's: null for a person's (or unknown). */
+export function sourceText(source: DecisionSource | null | undefined): string | null {
+  switch (source) {
+    case 'upload':
+      return 'set by upload';
+    case 'scan':
+      return 'set by the scan';
+    case 'migration':
+      return 'carried over from the stored session';
+    default:
+      return null;
+  }
+}
+
+/** The mark of what this scan did to a finding; persistent (the usual) has none. */
+export const CHANGE_MARKS: Readonly<Record<FindingChange, string | null>> = {
+  new: 'New',
+  persistent: null,
+  reopened: 'Reopened',
+  resolved: 'Resolved by this scan',
+  not_checked: 'Not checked by this scan',
+};
+
+/** The changes panel's and the change filter's names. */
+export const CHANGE_NAMES: Readonly<Record<ChangeFilter, string>> = {
+  found: 'reported by this scan',
+  new: 'new',
+  persistent: 'still open',
+  reopened: 'reopened',
+  resolved: 'resolved by this scan',
+  not_checked: 'not checked by this scan',
+};
+
+export const DISPOSITION_CHOICES: Readonly<Record<'false_positive' | 'none', string>> = {
+  false_positive: 'False positive',
+  none: 'Not a false positive',
+};
+
+export const OVERDUE_CHOICES: Readonly<Record<'true' | 'false', string>> = {
+  true: 'Overdue',
+  false: 'Not overdue',
+};
+
+/** `False positive: <reason> (by x, 2025-03-01)`, or null when the finding is not marked. */
+export function dispositionText(f: Pick<FindingRow, 'disposition'>): string | null {
+  const d = f.disposition;
+  if (d === null || d === undefined) return null;
+  return `False positive: ${d.reason}${d.by ? ` (by ${d.by}${d.at ? `, ${d.at.slice(0, 10)}` : ''})` : ''}`;
+}
+
+/** How a row can be changed: a finding of record (by fingerprint) this session reported or looked past. */
+export const hasRecord = (f: FindingRow): f is FindingRow & { fingerprint: string } =>
+  f.tracked_by === 'fingerprint' && f.fingerprint !== null;
+
+const fpReason = (v: string | null | undefined) => (v ?? '').replace(/^false_positive:\s*/, '');
+
+/** What one history entry with `field` changed, in words. */
+function changeText(h: FindingHistoryEntry): string {
+  const from = h.from ?? null;
+  const to = h.to ?? null;
+  switch (h.field) {
+    case 'status':
+      return `status ${from === null ? '' : `${label(from)} → `}${to === null ? 'none' : label(to)}${h.detail ? ` (${h.detail})` : ''}`;
+    case 'note':
+      return to === null ? 'note cleared' : `note: ${to}`;
+    case 'exception':
+      if (to === null) return `exception withdrawn${from === null ? '' : ` (was: ${from})`}`;
+      return from === null || h.detail === 'accepted'
+        ? `exception accepted: ${to}`
+        : `exception changed: ${from} → ${to}`;
+    case 'disposition':
+      return to === null
+        ? `false positive withdrawn${from === null ? '' : ` (was: ${fpReason(from)})`}`
+        : `marked as false positive: ${fpReason(to)}`;
+    default:
+      return `${h.field}: ${from ?? 'none'} → ${to ?? 'none'}`;
+  }
+}
+
+/**
+ * One line of a finding's history (after its date and actor): what changed from what to what,
+ * where the change came from when it was not a person, and with which session; a claim of an
+ * uploaded file that was not applied says so ("claimed by upload, not applied: …"). Entries
+ * without `field` (older answers) say what their status and exception became.
+ */
+export function historyText(h: FindingHistoryEntry): string {
+  const by = sourceText(h.source);
+  const session = h.session_id ? `, with session ${h.session_id}` : '';
+  if (h.field === 'claim') {
+    const why = (h.detail ?? '').replace(/^not applied:\s*/, '');
+    return `${h.to ?? 'a change'} claimed by upload, not applied${why ? `: ${why}` : ''}${session}`;
+  }
+  if (h.field !== undefined) return `${changeText(h)}${by ? ` (${by})` : ''}${session}`;
+  return (
+    [
+      h.status === null ? null : `status ${label(h.status)}`,
+      h.exception === null
+        ? null
+        : `exception ${h.exception.action}${h.exception.expiry ? ` until ${h.exception.expiry}` : ''}${
+            h.exception.reason ? ` (${h.exception.reason})` : ''
+          }`,
+    ]
+      .filter((x) => x !== null)
+      .join(', ') || 'note'
+  );
 }
 
 /** The kev filter's choices as the console names them. */
@@ -118,3 +269,56 @@ function ordinal(n: number): string {
 /** What the KEV badge's tooltip and the detail say. */
 export const kevText = (f: Pick<FindingRow, 'kev_date_added'>): string =>
   `In CISA's Known Exploited Vulnerabilities catalogue${f.kev_date_added === null ? '' : ` since ${f.kev_date_added}`}`;
+
+/** The due-days form's fields as typed. */
+export type DueDaysDraft = Record<Severity, string>;
+
+export const SEVERITY_NAMES: Readonly<Record<Severity, string>> = {
+  critical: 'Critical',
+  high: 'High',
+  medium: 'Medium',
+  low: 'Low',
+  info: 'Info',
+};
+
+/** The due days a draft states, or the first field that is not a whole number of days from 1 to 3650. */
+export function parseDueDays(draft: DueDaysDraft): { ok: true; days: DueDays } | { ok: false; message: string } {
+  const days = {} as DueDays;
+  for (const s of SEVERITIES) {
+    const raw = draft[s].trim();
+    if (raw === '') {
+      days[s] = null;
+      continue;
+    }
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || n < 1 || n > 3650)
+      return {
+        ok: false,
+        message: `Days for ${s} findings must be a whole number from 1 to 3650, or empty (never due)`,
+      };
+    days[s] = n;
+  }
+  return { ok: true, days };
+}
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * What a bulk change answered, in words: how many of the selected findings the portal matched
+ * and changed, and which were left out (no fingerprint: an older file's entry; resolved: no
+ * exception on a resolved finding; unmatched: not a finding of this session's client and target).
+ */
+export function bulkMessage(
+  what: string,
+  selected: number,
+  answer: BulkResponse,
+  left: { noFingerprint: number; resolved?: number },
+): Message {
+  const parts = [
+    `${what} for ${plural(selected, 'selected finding', 'selected findings')}: ${answer.matched} matched, ${answer.changed} changed.`,
+  ];
+  if (left.noFingerprint > 0) parts.push(`${left.noFingerprint} without a fingerprint left unchanged.`);
+  if ((left.resolved ?? 0) > 0) parts.push(`${left.resolved} resolved left without an exception.`);
+  if (answer.unmatched.length > 0) parts.push(`${answer.unmatched.length} not found.`);
+  return { kind: 'ok', text: parts.join(' ') };
+}

@@ -1,39 +1,65 @@
-import type { RemediationUpdateItem } from '@svc/protocol';
+import type { BulkChange, BulkResponse, RemediationUpdateItem } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { ApiError, describeError } from '../api/errors.ts';
 import { type SessionRef, updateRemediation } from '../api/sessions.ts';
+import { bulkChange, type RecordScope } from './findings-api.ts';
+import type { Message } from './findings-model.ts';
 
 const CONFLICT = 'This finding was changed by someone else. Reload the page to see the current status.';
 
-export type Message = { kind: 'ok' | 'error'; text: string };
-
-/** Sends one remediation item and reports the outcome; shared by the row controls, the bulk bar and the detail panel. */
+/**
+ * Sends changes and reports the outcome; shared by the row controls, the bulk bar and the
+ * detail panel. One finding: PATCH /api/remediation-update on the session. Several: one
+ * POST /api/findings/bulk by their fingerprints within the session's client and target.
+ */
 export interface Sender {
   busy: boolean;
   send: (item: RemediationUpdateItem, done: (matched: number) => string) => Promise<boolean>;
+  /** Null until the session's client and target are known. */
+  bulk:
+    | ((fingerprints: string[], change: BulkChange, done: (answer: BulkResponse) => Message) => Promise<boolean>)
+    | null;
 }
 
-export function useSender(ref: SessionRef, onChanged: () => void, setMessage: (m: Message | null) => void): Sender {
+export function useSender(
+  ref: SessionRef,
+  scope: RecordScope | null,
+  onChanged: () => void,
+  setMessage: (m: Message | null) => void,
+): Sender {
   const [busy, setBusy] = useState(false);
+  async function run<T>(call: () => Promise<T>, report: (answer: T) => Message): Promise<boolean> {
+    setBusy(true);
+    setMessage(null);
+    try {
+      const answer = await call();
+      setMessage(report(answer));
+      onChanged();
+      return true;
+    } catch (err) {
+      setMessage({
+        kind: 'error',
+        text: err instanceof ApiError && err.status === 409 ? CONFLICT : describeError(err),
+      });
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  }
   return {
     busy,
-    async send(item, done) {
-      setBusy(true);
-      setMessage(null);
-      try {
-        const r = await updateRemediation(ref, [item]);
-        setMessage({ kind: 'ok', text: done(r.results[0]?.matched ?? 0) });
-        onChanged();
-        return true;
-      } catch (err) {
-        setMessage({
-          kind: 'error',
-          text: err instanceof ApiError && err.status === 409 ? CONFLICT : describeError(err),
-        });
-        return false;
-      } finally {
-        setBusy(false);
-      }
-    },
+    send: (item, done) =>
+      run(
+        () => updateRemediation(ref, [item]),
+        (r) => ({ kind: 'ok', text: done(r.results[0]?.matched ?? 0) }),
+      ),
+    bulk:
+      scope === null
+        ? null
+        : (fingerprints, change, done) =>
+            run(
+              () => bulkChange(scope, fingerprints, change),
+              (r) => done(r),
+            ),
   };
 }

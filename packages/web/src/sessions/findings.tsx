@@ -1,27 +1,19 @@
-import { type FindingRow, type FindingSort, REMEDIATION_STATUSES, type RemediationStatus } from '@svc/protocol';
+import type { FindingRow, FindingSort } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import type { SessionRef } from '../api/sessions.ts';
-import { label } from '../ui/format.ts';
+import { OutcomeMessage } from '../ui/alert.tsx';
 import { CursorPager } from '../ui/pager.tsx';
-import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
+import { SeverityBadge } from '../ui/severity.tsx';
 import { type Column, DataTable } from '../ui/table-wrap.tsx';
 import { useData } from '../ui/use-load.ts';
 import { FindingDetailPanel } from './findings-detail.tsx';
-import { listFindings } from './findings-api.ts';
-import { BulkBar, ExceptionForm, exceptionMessage, Filters, statusMessage } from './findings-controls.tsx';
-import { type Message, useSender } from './findings-sender.ts';
-import {
-  exceptionText,
-  FIRST_VIEW,
-  type FindingsView,
-  nameOf,
-  PAGE_SIZE,
-  queryOf,
-  kevText,
-  sortBy,
-  targetOf,
-  titleOf,
-} from './findings-model.ts';
+import { listFindings, type RecordScope } from './findings-api.ts';
+import { BulkBar } from './findings-bulk.tsx';
+import { Filters } from './findings-controls.tsx';
+import { FindingTableRow } from './findings-row.tsx';
+import { useSender } from './findings-sender.ts';
+import { FIRST_VIEW, type FindingsView, type Message, PAGE_SIZE, queryOf, sortBy, titleOf } from './findings-model.ts';
+import { type ChangeCounts, ChangesPanel } from './findings-triage.tsx';
 
 const COLUMNS: { sort: FindingSort | null; title: string }[] = [
   { sort: 'severity', title: 'Severity' },
@@ -36,13 +28,22 @@ const COLUMNS: { sort: FindingSort | null; title: string }[] = [
 ];
 
 /**
- * The session's findings, a page at a time from the portal's findings index: search,
+ * The session's findings, a page at a time from the portal's findings index, read with the
+ * findings of record of its target (docs/findings-of-record.md): what this scan changed, search,
  * filters, sortable columns, a detail panel, and changes per finding (status, note, risk
- * exception) or for the selected ones, each sent by the finding's fingerprint. Rows of
- * older files whose entries carry no fingerprint change by title and say how many entries
- * that reached.
+ * exception, false positive) or for the selected ones (one bulk request). The list also holds
+ * the records this scan resolved and the open ones it did not check, each marked so. Rows of
+ * older files whose entries carry no fingerprint change by title and say how many entries that
+ * reached.
  */
-export function Findings(props: { ref_: SessionRef; onChanged: () => void }) {
+export function Findings(props: {
+  ref_: SessionRef;
+  /** The session's client and target, once its metadata is in: bulk changes wait for it. */
+  scope: RecordScope | null;
+  /** Changes when something outside the table re-dated or changed findings (due-date settings). */
+  refresh?: number;
+  onChanged: () => void;
+}) {
   const [view, setView] = useState<FindingsView>(FIRST_VIEW);
   const [cursors, setCursors] = useState<string[]>(['']);
   const cursor = cursors[cursors.length - 1] ?? '';
@@ -50,15 +51,21 @@ export function Findings(props: { ref_: SessionRef; onChanged: () => void }) {
   const [editing, setEditing] = useState<number | null>(null);
   const [open, setOpen] = useState<number | null>(null);
   const [selected, setSelected] = useState<Map<number, FindingRow>>(new Map());
+  const [counts, setCounts] = useState<{ changes: ChangeCounts; overdue: number } | null>(null);
   const page = useData(
-    () => listFindings(props.ref_, queryOf(view, cursor)),
-    [props.ref_.session, props.ref_.clientId, JSON.stringify(view), cursor],
+    () =>
+      listFindings(props.ref_, queryOf(view, cursor)).then((r) => {
+        // The first page of every answer counts what the scan changed, over the whole session.
+        if (r.changes !== undefined) setCounts({ changes: r.changes, overdue: r.overdue ?? 0 });
+        return r;
+      }),
+    [props.ref_.session, props.ref_.clientId, JSON.stringify(view), cursor, props.refresh ?? 0],
   );
   const changed = () => {
     page.reload();
     props.onChanged();
   };
-  const sender = useSender(props.ref_, changed, setMessage);
+  const sender = useSender(props.ref_, props.scope, changed, setMessage);
   const show = (v: FindingsView) => {
     setView(v);
     setCursors(['']);
@@ -78,15 +85,11 @@ export function Findings(props: { ref_: SessionRef; onChanged: () => void }) {
 
   return (
     <div class="findings">
-      <Filters view={view} onChange={show} />
-      {message !== null ? (
-        <p
-          class={`alert ${message.kind === 'ok' ? 'alert-ok' : 'alert-error'}`}
-          role={message.kind === 'ok' ? 'status' : 'alert'}
-        >
-          {message.text}
-        </p>
+      {counts !== null ? (
+        <ChangesPanel changes={counts.changes} overdue={counts.overdue} view={view} onShow={show} />
       ) : null}
+      <Filters view={view} onChange={show} />
+      <OutcomeMessage message={message} />
       {page.error !== null ? (
         <p class="alert alert-error" role="alert">
           {page.error}
@@ -99,12 +102,7 @@ export function Findings(props: { ref_: SessionRef; onChanged: () => void }) {
               data.total > PAGE_SIZE ? `, page ${cursors.length} of ${Math.ceil(data.total / PAGE_SIZE)}` : ''
             }`}
       </p>
-      <BulkBar
-        selected={[...selected.values()]}
-        sender={sender}
-        onDone={setMessage}
-        onClear={() => setSelected(new Map())}
-      />
+      <BulkBar selected={[...selected.values()]} sender={sender} onClear={() => setSelected(new Map())} />
       {data !== null && data.total === 0 ? (
         <p>
           {JSON.stringify(view) === JSON.stringify(FIRST_VIEW)
@@ -149,115 +147,19 @@ export function Findings(props: { ref_: SessionRef; onChanged: () => void }) {
             { label: 'Details', hidden: true },
           ]}
         >
-          {rows.map((f) => {
-            const name = nameOf(f);
-            const target = targetOf(f);
-            return (
-              <tr key={f.index} data-finding={f.index} class={open === f.index ? 'selected-row' : undefined}>
-                <td>
-                  <input
-                    type="checkbox"
-                    aria-label={`Select ${name}`}
-                    checked={selected.has(f.index)}
-                    onChange={(e) => toggle(f, e.currentTarget.checked)}
-                  />
-                </td>
-                <td>
-                  <SeverityBadge severity={f.severity ?? undefined} />
-                </td>
-                <td>
-                  <strong>{titleOf(f)}</strong>
-                  {f.kev ? (
-                    <>
-                      {' '}
-                      <KevBadge title={kevText(f)} />
-                    </>
-                  ) : null}
-                </td>
-                <td class="nowrap">
-                  {f.host ?? '–'}
-                  {f.hostname ? <div class="muted small">{f.hostname}</div> : null}
-                </td>
-                <td class="nowrap">{f.port === null ? '–' : `${f.port}${f.protocol ? `/${f.protocol}` : ''}`}</td>
-                <td class="nowrap">
-                  {f.cve_ids.length === 0 ? '–' : f.cve_ids[0]}
-                  {f.cve_ids.length > 1 ? <span class="muted small"> +{f.cve_ids.length - 1}</span> : null}
-                </td>
-                <td>
-                  {f.cvss === null ? '–' : f.cvss.toFixed(1)}
-                  {f.epss === null ? null : <div class="muted small">EPSS {(f.epss * 100).toFixed(1)} %</div>}
-                </td>
-                <td>
-                  {target === null ? (
-                    <span class="muted">not tracked</span>
-                  ) : (
-                    <>
-                      <select
-                        aria-label={`Remediation status of ${name}`}
-                        value={f.status ?? 'new'}
-                        disabled={sender.busy}
-                        onChange={(e) => {
-                          const status = e.currentTarget.value as RemediationStatus;
-                          void sender.send({ ...target, status }, (matched) => statusMessage(f, status, matched));
-                        }}
-                      >
-                        {REMEDIATION_STATUSES.map((s) => (
-                          <option key={s} value={s}>
-                            {label(s)}
-                          </option>
-                        ))}
-                      </select>
-                      {f.tracked_by === 'title' ? (
-                        <div class="muted small">Applies to every entry titled “{titleOf(f)}”</div>
-                      ) : null}
-                    </>
-                  )}
-                </td>
-                <td class="nowrap">{f.first_seen ?? '–'}</td>
-                <td>
-                  {target === null || f.status === 'resolved' || !('fingerprint' in target) ? (
-                    <span class="muted">{target === null ? '–' : exceptionText(f)}</span>
-                  ) : editing === f.index ? (
-                    <ExceptionForm
-                      name={name}
-                      initial={{ reason: f.exception?.reason ?? '', expiry: f.exception?.expiry ?? '' }}
-                      canWithdraw={f.exception !== null}
-                      busy={sender.busy}
-                      onCancel={() => setEditing(null)}
-                      onSave={(exception) =>
-                        void sender
-                          .send({ ...target, exception }, () => exceptionMessage(f, exception))
-                          .then((ok) => ok && setEditing(null))
-                      }
-                    />
-                  ) : (
-                    <>
-                      <span data-exception>{exceptionText(f)}</span>{' '}
-                      <button
-                        type="button"
-                        aria-label={`${f.exception ? 'Change' : 'Add'} exception for ${name}`}
-                        disabled={sender.busy}
-                        onClick={() => setEditing(f.index)}
-                      >
-                        {f.exception ? 'Change' : 'Add'}
-                      </button>
-                    </>
-                  )}
-                </td>
-                <td>
-                  <button
-                    type="button"
-                    class="button-quiet"
-                    aria-label={`Details of ${name}`}
-                    aria-expanded={open === f.index}
-                    onClick={() => setOpen(open === f.index ? null : f.index)}
-                  >
-                    Details
-                  </button>
-                </td>
-              </tr>
-            );
-          })}
+          {rows.map((f) => (
+            <FindingTableRow
+              key={f.index}
+              f={f}
+              selected={selected.has(f.index)}
+              onSelect={(on) => toggle(f, on)}
+              open={open === f.index}
+              onOpen={() => setOpen(open === f.index ? null : f.index)}
+              editing={editing === f.index}
+              onEdit={(on) => setEditing(on ? f.index : null)}
+              sender={sender}
+            />
+          ))}
         </DataTable>
       )}
       <CursorPager
@@ -274,6 +176,7 @@ export function Findings(props: { ref_: SessionRef; onChanged: () => void }) {
           ref_={props.ref_}
           index={open}
           version={rows.find((f) => f.index === open)}
+          clientId={props.scope === null ? (props.ref_.clientId ?? null) : props.scope.clientId || null}
           sender={sender}
           onClose={() => setOpen(null)}
         />

@@ -1,7 +1,7 @@
 import { type SessionFile, type SessionView, sessionHref } from '@svc/protocol';
 import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso';
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 import {
   deleteSession,
   getBenchmark,
@@ -11,6 +11,7 @@ import {
   type SessionRef,
 } from '../api/sessions.ts';
 import { ApiError } from '../api/errors.ts';
+import { useMay } from '../auth/access.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { formatDate, formatScore, label } from '../ui/format.ts';
@@ -18,6 +19,7 @@ import { Page } from '../ui/page.tsx';
 import { SeverityBreakdown } from '../ui/severity.tsx';
 import { Benchmark } from './benchmark.tsx';
 import { Compliance, Orc964 } from './compliance.tsx';
+import { DueDaysSettings } from './due-days.tsx';
 import { Downloads, Exports, Reports } from './files.tsx';
 import { ShareLink } from './share-link.tsx';
 import { Exceptions, Findings } from './findings.tsx';
@@ -80,6 +82,8 @@ function Scores(props: { session: SessionView }) {
           {op.by_status.accepted} accepted, {op.by_status.expired} expired
           {op.score_delta !== 0 ? ` (−${formatScore(op.score_delta)} points)` : ''}
         </dd>
+        <dt>False positives</dt>
+        <dd data-false-positives>{s.disposition_summary?.false_positive ?? 0}</dd>
         <dt>Uploaded</dt>
         <dd>{formatDate(s.uploaded_at)}</dd>
         <dt>Scanner</dt>
@@ -97,6 +101,9 @@ export function SessionViewPage() {
   const reload = () => setVersion((v) => v + 1);
   // A remediation or exception change reloads the scores and exceptions in place (no remount).
   const [triage, setTriage] = useState(0);
+  // New due-date settings date the findings again: the table reloads.
+  const [dated, setDated] = useState(0);
+  const mayTriage = useMay('remediation:update');
   const key = [ref.session, ref.clientId];
   const valid = ref.session !== '';
 
@@ -105,6 +112,13 @@ export function SessionViewPage() {
   const blocks = useLoad(valid ? () => getSessionBlocks(ref) : null, [...key]);
   const benchmark = useLoad(valid ? () => getBenchmark(ref) : null, [...key]);
   const session = detail.state === 'done' ? detail.value.session : null;
+  // The findings of record are the session's client's, of its target (bulk changes name both).
+  const scopeKey = session === null ? null : JSON.stringify([session.client_id ?? '', (session.target ?? '').trim()]);
+  const scope = useMemo(() => {
+    if (scopeKey === null) return null;
+    const [clientId, target] = JSON.parse(scopeKey) as [string, string];
+    return { clientId, target };
+  }, [scopeKey]);
   const trend = useLoad(
     session === null
       ? null
@@ -157,7 +171,13 @@ export function SessionViewPage() {
             </Loading>
           </Section>
           <Section id="findings" title="Findings">
-            <Findings key={version} ref_={ref} onChanged={() => setTriage((t) => t + 1)} />
+            <Findings
+              key={version}
+              ref_={ref}
+              scope={scope}
+              refresh={dated}
+              onChanged={() => setTriage((t) => t + 1)}
+            />
           </Section>
         </>
       )}
@@ -166,6 +186,13 @@ export function SessionViewPage() {
           <>
             <Section id="exceptions" title="Risk exceptions">
               <Exceptions ref_={ref} version={triage} />
+            </Section>
+            <Section id="due-days" title="Remediation due dates">
+              <DueDaysSettings
+                clientId={d.session.client_id ?? ''}
+                canEdit={mayTriage}
+                onSaved={() => setDated((n) => n + 1)}
+              />
             </Section>
             <Section id="compliance" title="Compliance">
               <Compliance session={d.session} />

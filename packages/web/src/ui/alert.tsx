@@ -27,3 +27,14 @@ export function ErrorMessage(props: { error: unknown; onRetry?: (() => void) | u
 export function LoadError(props: { load: { error: string | null; reload: () => void } }) {
   return props.load.error === null ? null : <ErrorMessage error={props.load.error} onRetry={props.load.reload} />;
 }
+
+/** The outcome of an action: a success as a status, a failure as an alert; nothing when there is none. */
+export function OutcomeMessage(props: { message: { kind: 'ok' | 'error'; text: string } | null }) {
+  const m = props.message;
+  if (m === null) return null;
+  return (
+    <p class={`alert ${m.kind === 'ok' ? 'alert-ok' : 'alert-error'}`} role={m.kind === 'ok' ? 'status' : 'alert'}>
+      {m.text}
+    </p>
+  );
+}

@@ -6,6 +6,7 @@ import { licenseState } from '../../license/service.ts';
 import type { PortalTarget } from '../../portal/target.ts';
 import { vulnIndexForRun } from '../../portal/vuln-index.ts';
 import { sessionsRootOf } from '../../session-dir/root.ts';
+import { findingsOfRecordLine } from '../../upload/outcome.ts';
 import { ScanUploadError } from '../../upload/produced-upload.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
@@ -107,7 +108,11 @@ export async function importAndReport(
   out.info(
     `Session ${result.id} (${result.format}): ${s?.total_findings ?? 0} findings on ${s?.total_hosts ?? 0} hosts, risk ${s?.risk_score ?? 0} (${s?.risk_grade ?? '-'})`,
   );
-  if (upload) out.print(`Uploaded session ${upload.session_id}; ${shareLinkText(upload.share_url)}`);
+  if (upload) {
+    out.print(`Uploaded session ${upload.session_id}; ${shareLinkText(upload.share_url)}`);
+    const merged = findingsOfRecordLine(upload.findings);
+    if (merged !== null) out.info(merged);
+  }
 }
 
 export default function register(program: Command, ctx: CliContext): void {

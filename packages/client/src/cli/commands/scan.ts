@@ -9,6 +9,7 @@ import { findNmap, NMAP_MISSING } from '../../scanner/nmap-path.ts';
 import { runScan, ScanUploadError } from '../../scanner/run/run-scan.ts';
 import { NmapFailedError, parseTargets, PROFILES, TargetError, validatePorts } from '../../scanner/index.ts';
 import { EXTERNAL_TOOLS } from '../../scanner/tools/index.ts';
+import { findingsOfRecordLine } from '../../upload/outcome.ts';
 import { sessionsRootOf } from '../../session-dir/root.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
@@ -168,6 +169,10 @@ export default function register(program: Command, ctx: CliContext): void {
     out.info(
       `Session ${scan.id}: ${s?.total_findings ?? 0} findings on ${s?.total_hosts ?? 0} hosts, risk ${s?.risk_score ?? 0} (${s?.risk_grade ?? '-'})`,
     );
-    if (upload) out.print(`Uploaded session ${upload.session_id}; ${shareLinkText(upload.share_url)}`);
+    if (upload) {
+      out.print(`Uploaded session ${upload.session_id}; ${shareLinkText(upload.share_url)}`);
+      const merged = findingsOfRecordLine(upload.findings);
+      if (merged !== null) out.info(merged);
+    }
   });
 }

@@ -6,6 +6,7 @@ import { createPortalClient } from '../../portal/client.ts';
 import { PortalError } from '../../portal/errors.ts';
 import type { UploadFiles } from '../../portal/requests.ts';
 import { attachBenchmark } from '../../upload/benchmark.ts';
+import { findingsOfRecordLine, sessionTargetConflict } from '../../upload/outcome.ts';
 import { applyPortalState } from '../../upload/prior-state.ts';
 import { rendererFor } from '../../upload/render-again.ts';
 import type { CliContext } from '../context.ts';
@@ -110,7 +111,8 @@ export default function register(program: Command, ctx: CliContext): void {
     try {
       body = await client.upload(files);
     } catch (err) {
-      if (err instanceof PortalError && err.kind === 'http') throw new CliError(`Upload refused: ${err.message}`);
+      if (err instanceof PortalError && err.kind === 'http')
+        throw new CliError(sessionTargetConflict(err, files.session) ?? `Upload refused: ${err.message}`);
       throw err;
     }
     // Only a plain session directory: reports given with -r/-e are not the directory's to re-render.
@@ -141,5 +143,9 @@ export default function register(program: Command, ctx: CliContext): void {
     out.print(`Uploaded session ${out.out.bold(body.session_id)}`);
     const link = shareLinkText(body.share_url);
     out.print(link.charAt(0).toUpperCase() + link.slice(1));
+    // What the portal made of it goes to stderr: stdout stays the id and the link scripts read.
+    const merged = findingsOfRecordLine(body.findings);
+    if (merged !== null) out.info(merged);
+    out.info(`Portal: ${body.message}`);
   });
 }

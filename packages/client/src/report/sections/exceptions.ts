@@ -1,11 +1,15 @@
-import type { SessionFile } from '@svc/protocol';
+import { isFalsePositive, type SessionFile } from '@svc/protocol';
 import { type Html, html } from '../html.ts';
 import { section, table, when } from './parts.ts';
 
-/** Accepted and expired risk exceptions; an expired one is marked, since it counts in the score again. */
+/**
+ * Accepted and expired risk exceptions; an expired one is marked, since it counts in the score
+ * again. A false positive is not accepted risk: it is listed with the remediation section's
+ * false positives instead (triage.ts).
+ */
 export function exceptionsSection(doc: SessionFile): Html | null {
   const entries = (doc.remediation ?? []).filter(
-    (e) => e.exception_status === 'accepted' || e.exception_status === 'expired',
+    (e) => !isFalsePositive(e) && (e.exception_status === 'accepted' || e.exception_status === 'expired'),
   );
   if (entries.length === 0) return null;
   const rows = entries.map((e) => {

@@ -70,6 +70,7 @@ export function toHost(node: XmlNode): NmapHost {
   return {
     starttime: numAttr(node, 'starttime'),
     endtime: numAttr(node, 'endtime'),
+    ...(node.attrs.timedout === 'true' ? { timedOut: true } : {}),
     status: {
       state: status?.attrs.state ?? 'unknown',
       reason: status === undefined ? undefined : attr(status, 'reason'),

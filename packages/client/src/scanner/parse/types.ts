@@ -66,6 +66,8 @@ export interface NmapOsMatch {
 export interface NmapHost {
   starttime?: number | undefined;
   endtime?: number | undefined;
+  /** `timedout="true"`: `--host-timeout` cut the host short, so its ports were not all scanned. */
+  timedOut?: boolean | undefined;
   status: { state: string; reason?: string | undefined };
   addresses: NmapAddress[];
   hostnames: NmapHostname[];

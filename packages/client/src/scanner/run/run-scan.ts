@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type SessionFile, scannerSessionId, type VulnIndex } from '@svc/protocol';
+import type { SessionFile, VulnIndex } from '@svc/protocol';
 import { gateChannels } from '../../alerts/gate.ts';
 import { alertSettingsFrom } from '../../alerts/settings.ts';
 import type { Settings } from '../../config/settings.ts';
@@ -13,6 +13,8 @@ import { portalPriorState } from '../../portal/latest-state.ts';
 import type { PortalTarget } from '../../portal/target.ts';
 import { brandingFromEnv } from '../../report/branding.ts';
 import {
+  addAnsweredHost,
+  addScannedPorts,
   detectFindings,
   formatCommand,
   type NmapProgress,
@@ -23,8 +25,10 @@ import {
   toHostInfos,
 } from '../index.ts';
 import { EXTERNAL_TOOLS, type ExternalTool, type ToolContext } from '../tools/index.ts';
+import { CoverageBuilder } from '../../pipeline/coverage-builder.ts';
+import { claimSessionId } from '../../session-dir/claim.ts';
 import { produceSession } from '../../session-dir/produce.ts';
-import { ScanUploadError, uploadProduced } from '../../upload/produced-upload.ts';
+import { ScanUploadError, type UploadedSession, uploadProduced } from '../../upload/produced-upload.ts';
 import { CLIENT_VERSION } from '../../version.ts';
 import { mergeToolFindings } from './merge-findings.ts';
 import { installedTools, runDiscovery, runEnrichment, type ToolRunOptions } from './tools-run.ts';
@@ -73,7 +77,7 @@ export interface ScanResult {
   path: string;
   id: string;
   doc: SessionFile;
-  upload?: { session_id: string; share_url: string | null } | undefined;
+  upload?: UploadedSession | undefined;
   /** Every warning of the run, in order (each also went to deps.warn). */
   warnings: string[];
 }
@@ -124,6 +128,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
   const { settings, license } = input;
   const { startedAt, warn, warnings } = state;
   const toolLog: string[] = [];
+  const ran = new Set<string>();
   const ctx: ToolContext = {
     scanTime: startedAt,
     workDir: state.workDir,
@@ -142,6 +147,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
     // Tool problems never fail the scan: they are warnings.
     warn,
     log: (line) => toolLog.push(line),
+    ran: (tool) => void ran.add(tool),
   };
   const tools = installedTools(input.tools ?? EXTERNAL_TOOLS, toolOpts);
   const discovered = await runDiscovery(
@@ -165,23 +171,36 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
   const ruleFindings = detectFindings(result.hosts, { scanTime: ctx.scanTime, vulnIndex: input.vulnIndex });
   const toolFindings = await runEnrichment(tools.enrichment, result.hosts, toolOpts);
   const findings = mergeToolFindings(ruleFindings, toolFindings);
+  const coverage = new CoverageBuilder();
+  for (const h of result.hosts) addAnsweredHost(coverage, h);
+  addScannedPorts(coverage, result.run);
+  // nmap scanned only the open ports the sweep found; the ports it found closed were looked at too.
+  if (discovered !== undefined) coverage.addPortList('tcp', discovered.swept);
   // After the tools, which can take minutes: the session ends now.
   const now = deps.now();
   const alerts = alertSettingsFrom(settings, warn);
   const statePortal = input.portal ?? input.upload;
+  const notes: string[] = [];
   const portalState =
     statePortal === undefined
       ? null
-      : await portalPriorState(statePortal, input.targets, license.client_id ?? undefined, warn);
+      : await portalPriorState(statePortal, input.targets, license.client_id ?? undefined, warn, (m) => {
+          notes.push(m);
+          deps.info(m);
+        });
+  // Two scans started in the same second (two targets) get the next free second (session-dir/claim.ts).
+  const claimed = claimSessionId(input.root, startedAt);
   const produced = await produceSession({
     portalState,
+    notes,
     root: input.root,
     findings,
+    coverage: coverage.block({ profile: result.profile, tools: ['nmap', ...[...ran].sort()], source: 'svc-scan' }),
     vulnIndex: input.vulnIndex,
     hosts: toHostInfos(result.hosts),
     exceptions: input.exceptions,
     settings: {
-      sessionId: scannerSessionId(startedAt),
+      sessionId: claimed.id,
       target: input.targets,
       // The portal's answer names the key's client; offline, the configured CLIENT_ID (the
       // portal replaces it with the key's client at upload anyway).
@@ -202,7 +221,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
       `nmap ${result.durationMs} ms (${result.startedAt} to ${result.finishedAt}, exit ${result.exitCode ?? result.signal}, ${result.mode} scan${result.complete ? '' : ', cut short'})`,
       ...toolLog,
     ],
-  });
+  }).finally(() => claimed.release());
   for (const w of produced.warnings) warn(w);
 
   let upload: ScanResult['upload'];

@@ -26,6 +26,8 @@ export interface ToolRunOptions {
   warn: (message: string) => void;
   /** Lines for pipeline.log (each tool's exact command, timing and exit). */
   log: (line: string) => void;
+  /** Told the name of each tool that ran (the session's coverage lists them); a tool that could not start did not. */
+  ran?: ((tool: string) => void) | undefined;
 }
 
 /** How many tool processes run at once: they share the host with nmap's last packets and the pipeline. */
@@ -74,6 +76,7 @@ async function invoke(
     opts.log(`tool ${line}`);
     return undefined;
   }
+  opts.ran?.(tool.name);
   const outcome = `${out.durationMs} ms, exit ${out.exitCode ?? 'none'}${out.timedOut ? ', timed out' : ''}`;
   opts.info(`${tool.name}: ${inv.label} (${outcome})`);
   opts.log(`tool ${tool.name} ${inv.label} ${outcome}`);
@@ -101,6 +104,8 @@ export interface Discovered {
   targets: string[];
   /** Their open TCP ports, as an nmap port list. */
   ports: string;
+  /** The TCP ports the sweep probed on every target (DiscoveryTool.sweptPorts). */
+  swept: string;
 }
 
 /**
@@ -134,7 +139,7 @@ export async function runDiscovery(
   const line = `${chosen.tool.name} found ${live.length} live hosts with ${ports.length} open TCP ports: nmap scans only those`;
   opts.info(line);
   opts.log(`tool ${line}`);
-  return { targets: live.map((h) => h.host), ports: `T:${ports.join(',')}` };
+  return { targets: live.map((h) => h.host), ports: `T:${ports.join(',')}`, swept: chosen.tool.sweptPorts(opts.ctx) };
 }
 
 /**

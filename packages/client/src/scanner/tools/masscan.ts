@@ -121,4 +121,7 @@ export const masscan: DiscoveryTool = {
   parse(output) {
     return parseList(output.stdout);
   },
+  sweptPorts(ctx) {
+    return tcpPorts(ctx.ports ?? QUICK_PORTS);
+  },
 };

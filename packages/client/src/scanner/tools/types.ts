@@ -70,6 +70,12 @@ export interface DiscoveryTool extends ToolBase {
   plan(targets: readonly string[], ctx: ToolContext): ToolInvocation;
   /** Live addresses with their open TCP ports. */
   parse(output: ToolOutput, ctx: ToolContext): { host: string; ports: number[] }[];
+  /**
+   * The TCP ports its sweep probed on every target (a port list without prefixes). nmap then
+   * scans only the open ones, yet a port the sweep found closed was looked at: the session's
+   * coverage counts it, so a weakness whose port was closed is resolved, not left unchecked.
+   */
+  sweptPorts(ctx: ToolContext): string;
 }
 
 export type ExternalTool = EnrichmentTool | DiscoveryTool;

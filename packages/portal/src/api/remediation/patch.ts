@@ -4,7 +4,8 @@ import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
 import { parseSessionId } from '../../sessions/access.ts';
 import { presentRemediationUpdate } from '../../sessions/present.ts';
-import { parseRemediationItems, updateRemediation } from '../../sessions/remediation.ts';
+import { parseRemediationItems } from '../../sessions/remediation.ts';
+import { updateRemediation } from '../../sessions/remediation-update.ts';
 
 /**
  * PATCH /api/remediation-update `{session_id, client_id?, items: [{title | fingerprint, status?, note?, exception?}]}`
@@ -25,7 +26,7 @@ export default function register(app: App, ctx: AppContext): void {
         tags: ['sessions'],
         summary: 'Change the remediation status, note or risk exception of items of a session',
         description:
-          "Each item names one finding by `fingerprint` or every entry of a `title` (on every host); `results` says how many entries each item matched, `unmatched` lists the titles and fingerprints that matched none. `exception: {reason, expiry}` (by fingerprint only, on an open entry; expiry YYYY-MM-DD, today or later in UTC, else 400) accepts or changes the risk exception of that finding with the signed-in user as approver and now as approval time; `exception: null` withdraws it. An exception change recomputes the stored dual scoring (risk_score_operational, exception_impact) and the session's exception_summary, and is listed in the `remediation_updated` audit event (`exceptions`). Optimistic locking: 3 retries, then 409.",
+          "Changes the findings of record of the session's target (docs/findings-of-record.md): each item names one finding of the session by `fingerprint` or every finding of a `title` (on every host); `results` says how many findings each item matched, `unmatched` lists the titles and fingerprints that matched none. `exception: {reason, expiry}` (by fingerprint only, on an open finding; expiry YYYY-MM-DD, today or later in UTC, else 400) accepts or changes the risk exception of that finding with the signed-in user as approver and now as approval time; `exception: null` withdraws it. `disposition: {disposition: false_positive, reason}` (by fingerprint only, reason required) marks it as a false positive, left out of both scores; null unmarks it. Every session of the target holding a changed finding states the change at once: its listing, its downloaded session_results.json (remediation entries, .summary, .metadata), exports and share page. One `remediation_updated` audit event per request. Updates of one target wait for each other; a database conflict is retried 3 times, then 409.",
         security: [{ identityToken: [] }],
         body: RemediationUpdateBody,
         response: responses({ 200: RemediationUpdateResponse }, 400, 401, 403, 404, 409),

@@ -77,7 +77,7 @@ export default function register(app: App, ctx: AppContext): void {
         summary: 'Upload a scan session',
         security: [{ apiKey: [] }],
         consumes: ['multipart/form-data'],
-        response: responses({ 200: UploadResponse }, 400, 403, 413, 429, 500, 503, 507),
+        response: responses({ 200: UploadResponse }, 400, 403, 409, 413, 429, 500, 503, 507),
       },
     },
     async (request) => {

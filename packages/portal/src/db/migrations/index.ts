@@ -15,6 +15,7 @@ import * as m0013 from './0013_session_scan_facts.ts';
 import * as m0014 from './0014_findings_index.ts';
 import * as m0015 from './0015_vuln_feeds.ts';
 import * as m0016 from './0016_findings_kev_epss.ts';
+import * as m0017 from './0017_findings_of_record.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   '0014_findings_index': m0014,
   '0015_vuln_feeds': m0015,
   '0016_findings_kev_epss': m0016,
+  '0017_findings_of_record': m0017,
 };

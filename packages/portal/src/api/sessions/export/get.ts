@@ -6,7 +6,7 @@ import type { App, AppContext } from '../../../context.ts';
 import { badRequest } from '../../../http/errors.ts';
 import { setFileHeaders } from '../../../http/file-headers.ts';
 import { parseSessionId } from '../../../sessions/access.ts';
-import { readSessionDocument } from '../../../sessions/open-file.ts';
+import { readServedDocument } from '../../../sessions/served-file.ts';
 import { NO_CLIENT } from '../../../sessions/queries.ts';
 import { fileContent } from '../../download/get.ts';
 import { pathSession, SessionPath, sessionReadResponses } from '../findings/list.ts';
@@ -18,7 +18,7 @@ import { pathSession, SessionPath, sessionReadResponses } from '../findings/list
  * Scoped like the findings list and the download: another client's session is a 404.
  *
  * Checklist: validate the id and the format (400, before any lookup) → credential → the
- * session within scope → read the stored file (bounded) → stream the export with the file
+ * session within scope → read the stored file (bounded) with its current triage → stream the export with the file
  * headers of a download.
  */
 export default function register(app: App, ctx: AppContext): void {
@@ -51,7 +51,7 @@ export default function register(app: App, ctx: AppContext): void {
       if (!isExportFormat(format))
         throw badRequest(`Invalid format parameter: must be one of ${EXPORT_FORMATS.join(', ')}`);
       const session = await pathSession(ctx, request, { session_id: request.params.session_id, client_id });
-      const { doc } = await readSessionDocument(ctx, session);
+      const doc = await readServedDocument(ctx, session);
       const clientId = session.client_id === NO_CLIENT ? null : session.client_id;
       const chunks = exportChunks(format, doc, {
         sessionUrl: `${ctx.config.baseUrl}${sessionHref(session.session_id, clientId)}`,

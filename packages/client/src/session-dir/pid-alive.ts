@@ -1,0 +1,10 @@
+/** Whether a process id is running (ours always is; EPERM means it runs under another user). */
+export function alive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

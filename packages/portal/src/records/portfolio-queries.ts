@@ -1,0 +1,155 @@
+import type { Severity } from '@svc/protocol';
+import { type Kysely, type RawBuilder, sql, type SqlBool } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import { type RecordRow, severityKeyOf } from './model.ts';
+
+/**
+ * The SQL of the findings of record across a caller's scope (GET /api/findings, its summary
+ * and a bulk change's selection by filter). One order, most severe first then the longest
+ * known, kept by the indexes of migration 0017 so a page is an index range scan whatever the
+ * number of records.
+ */
+
+export interface RecordSelection {
+  /** null: every client. */
+  clientIds: readonly string[] | null;
+  target?: string | undefined;
+  severities?: Severity[] | undefined;
+  statuses?: string[] | undefined;
+  /** Every status but resolved. */
+  open?: boolean | undefined;
+  kev?: boolean | undefined;
+  exceptions?: ('accepted' | 'expired' | 'none')[] | undefined;
+  dispositions?: ('false_positive' | 'none')[] | undefined;
+  firstSeenFrom?: Date | undefined;
+  firstSeenTo?: Date | undefined;
+  overdue?: boolean | undefined;
+  host?: string | undefined;
+  hostPrefix?: string | undefined;
+  /** YYYY-MM-DD: an exception past this day is expired, a due date before it overdue. */
+  today: string;
+}
+
+const holds = (today: string) =>
+  sql<SqlBool>`(exception_reason IS NOT NULL AND (exception_expiry IS NULL OR exception_expiry >= ${today}))`;
+const overdue = (today: string) =>
+  sql<SqlBool>`(status <> 'resolved' AND disposition IS NULL AND NOT ${holds(today)} AND due_date IS NOT NULL AND due_date < ${today})`;
+const prefix = (text: string) => `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function where(s: RecordSelection): RawBuilder<SqlBool> {
+  const all: RawBuilder<unknown>[] = [sql`TRUE`];
+  // One client as an equality: PostgreSQL reads a one-element ANY() as a filter, not in the client index's order.
+  if (s.clientIds?.length === 1) all.push(sql`client_id = ${s.clientIds[0]}`);
+  else if (s.clientIds !== null) all.push(sql`client_id = ANY(${sql.val([...s.clientIds])}::text[])`);
+  if (s.target !== undefined) all.push(sql`target = ${s.target}`);
+  if (s.severities !== undefined)
+    all.push(sql`severity_key = ANY(${sql.val(s.severities.map(severityKeyOf))}::smallint[])`);
+  const statuses: RawBuilder<unknown>[] = [];
+  if (s.statuses !== undefined && s.statuses.length > 0)
+    statuses.push(sql`status = ANY(${sql.val(s.statuses)}::text[])`);
+  if (s.open === true) statuses.push(sql`status <> 'resolved'`);
+  if (statuses.length > 0) all.push(sql`(${sql.join(statuses, sql` OR `)})`);
+  if (s.kev !== undefined) all.push(sql`kev = ${s.kev}`);
+  if (s.exceptions !== undefined) {
+    const either: RawBuilder<unknown>[] = [];
+    if (s.exceptions.includes('accepted')) either.push(holds(s.today));
+    if (s.exceptions.includes('expired')) either.push(sql`(exception_reason IS NOT NULL AND NOT ${holds(s.today)})`);
+    if (s.exceptions.includes('none')) either.push(sql`exception_reason IS NULL`);
+    all.push(sql`(${sql.join(either, sql` OR `)})`);
+  }
+  if (s.dispositions !== undefined) {
+    const either: RawBuilder<unknown>[] = [];
+    if (s.dispositions.includes('false_positive')) either.push(sql`disposition = 'false_positive'`);
+    if (s.dispositions.includes('none')) either.push(sql`disposition IS NULL`);
+    all.push(sql`(${sql.join(either, sql` OR `)})`);
+  }
+  if (s.firstSeenFrom !== undefined) all.push(sql`first_seen_at >= ${s.firstSeenFrom}`);
+  if (s.firstSeenTo !== undefined) all.push(sql`first_seen_at < ${s.firstSeenTo}`);
+  if (s.overdue !== undefined) all.push(s.overdue ? overdue(s.today) : sql`NOT ${overdue(s.today)}`);
+  if (s.host !== undefined) all.push(sql`host = ${s.host}`);
+  if (s.hostPrefix !== undefined) all.push(sql`host LIKE ${prefix(s.hostPrefix)}`);
+  return sql<SqlBool>`${sql.join(all, sql` AND `)}`;
+}
+
+/** A page position: the last row's severity key, first-seen time and id. */
+export type RecordCursor = [number, string, string];
+
+/**
+ * A page in the portfolio's order. After a cursor the position is two index ranges (the rest of
+ * the cursor's severity, then the less severe ones) joined by UNION ALL: as one OR it would be a
+ * filter, and page n would read n pages of rows (bench/README.md, "Portfolio").
+ */
+export async function recordPage(
+  db: Kysely<Database>,
+  s: RecordSelection,
+  after: RecordCursor | undefined,
+  limit: number,
+): Promise<(RecordRow & { id: string })[]> {
+  const filters = where(s);
+  const order = sql`ORDER BY severity_key DESC, first_seen_at, id`;
+  const query =
+    after === undefined
+      ? sql<RecordRow & { id: string }>`SELECT * FROM finding_records WHERE ${filters} ${order} LIMIT ${limit}`
+      : sql<RecordRow & { id: string }>`
+    SELECT * FROM (
+      (SELECT * FROM finding_records WHERE ${filters} AND severity_key = ${after[0]}
+         AND (first_seen_at, id) > (${after[1]}::timestamptz, ${after[2]}::bigint) ${order} LIMIT ${limit})
+      UNION ALL
+      (SELECT * FROM finding_records WHERE ${filters} AND severity_key < ${after[0]} ${order} LIMIT ${limit})
+    ) AS page ${order} LIMIT ${limit}`;
+  const { rows } = await query.execute(db);
+  return rows;
+}
+
+export async function recordSummary(db: Kysely<Database>, s: RecordSelection) {
+  const { rows } = await sql<Record<string, string>>`
+    SELECT count(*) AS total,
+      count(*) FILTER (WHERE status <> 'resolved') AS open,
+      count(*) FILTER (WHERE ${overdue(s.today)}) AS overdue,
+      count(*) FILTER (WHERE severity = 'critical') AS critical,
+      count(*) FILTER (WHERE severity = 'high') AS high,
+      count(*) FILTER (WHERE severity = 'medium') AS medium,
+      count(*) FILTER (WHERE severity = 'low') AS low,
+      count(*) FILTER (WHERE severity = 'info') AS info,
+      count(*) FILTER (WHERE status = 'new') AS s_new,
+      count(*) FILTER (WHERE status = 'persistent') AS s_persistent,
+      count(*) FILTER (WHERE status = 'in_progress') AS s_in_progress,
+      count(*) FILTER (WHERE status = 'resolved') AS s_resolved,
+      count(*) FILTER (WHERE status = 'deferred') AS s_deferred,
+      count(*) FILTER (WHERE status <> 'resolved' AND ${holds(s.today)}) AS accepted,
+      count(*) FILTER (WHERE status <> 'resolved' AND exception_reason IS NOT NULL AND NOT ${holds(s.today)}) AS expired,
+      count(*) FILTER (WHERE status <> 'resolved' AND disposition = 'false_positive') AS false_positive
+    FROM finding_records WHERE ${where(s)}
+  `.execute(db);
+  const r = rows[0] ?? {};
+  return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Number(v)])) as Record<string, number>;
+}
+
+/** The (client, target, fingerprint) of every record a selection reaches, at most `limit` + 1 (to tell the caller it was more). */
+export async function selectedKeys(
+  db: Kysely<Database>,
+  s: RecordSelection,
+  limit: number,
+): Promise<{ client_id: string; target: string; fingerprint: string }[]> {
+  const { rows } = await sql<{ client_id: string; target: string; fingerprint: string }>`
+    SELECT client_id, target, fingerprint FROM finding_records WHERE ${where(s)}
+    ORDER BY client_id, target, fingerprint LIMIT ${limit + 1}
+  `.execute(db);
+  return rows;
+}
+
+/** Which of these fingerprints exist under the client (in one target, or any), with their targets. */
+export async function keysOfFingerprints(
+  db: Kysely<Database>,
+  clientId: string,
+  target: string | undefined,
+  fingerprints: readonly string[],
+): Promise<{ client_id: string; target: string; fingerprint: string }[]> {
+  let q = db
+    .selectFrom('finding_records')
+    .select(['client_id', 'target', 'fingerprint'])
+    .where('client_id', '=', clientId)
+    .where('fingerprint', '=', sql<string>`ANY(${sql.val([...fingerprints])}::text[])`);
+  if (target !== undefined) q = q.where('target', '=', target);
+  return q.execute();
+}

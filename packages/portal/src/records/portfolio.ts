@@ -1,0 +1,134 @@
+import {
+  RECORD_DISPOSITION_FILTERS,
+  RECORD_EXCEPTION_FILTERS,
+  RECORD_STATUS_FILTERS,
+  type RecordFilter,
+  type RecordsQuery,
+  type RecordsResponse,
+  type RecordsSummaryResponse,
+  RECORDS_PAGE_DEFAULT,
+  REMEDIATION_STATUSES,
+  SEVERITIES,
+  type Severity,
+} from '@svc/protocol';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import { DomainError } from '../domain/errors.ts';
+import { badFindingsQuery, listOf } from './query-params.ts';
+import { presentRecord } from './present.ts';
+import { type RecordCursor, recordPage, type RecordSelection, recordSummary } from './portfolio-queries.ts';
+
+/**
+ * The findings of record across a caller's scope (GET /api/findings, docs/findings-of-record.md#the-portfolio):
+ * every client the caller may see, or the ones it names, filtered and paged by cursor.
+ */
+
+const bad = badFindingsQuery;
+
+function instant(v: string | undefined, param: string): Date | undefined {
+  if (v === undefined) return undefined;
+  const d = new Date(v);
+  if (Number.isNaN(d.getTime())) throw bad(`Invalid ${param} parameter: must be an ISO 8601 date-time`);
+  return d;
+}
+
+/**
+ * The selection a filter names within `scope` (null: every client). A client named outside the
+ * scope is refused (403), as the session listing does.
+ */
+export function selectionOf(f: RecordFilter, scope: readonly string[] | null, today: string): RecordSelection {
+  let clientIds: string[] | null = scope === null ? null : [...scope];
+  if (f.client_id !== undefined) {
+    const named = [...new Set(f.client_id.split(',').map((c) => c.trim()))];
+    if (scope !== null && named.some((c) => !scope.includes(c)))
+      throw new DomainError('forbidden.client', 'Access to this client is not allowed');
+    clientIds = named;
+  }
+  const statuses = listOf('status', f.status, RECORD_STATUS_FILTERS);
+  return {
+    clientIds,
+    target: f.target,
+    severities: listOf<Severity>('severity', f.severity, SEVERITIES),
+    statuses: statuses?.filter((s) => (REMEDIATION_STATUSES as readonly string[]).includes(s)),
+    open: statuses?.includes('open'),
+    kev: f.kev === undefined ? undefined : f.kev === 'true',
+    exceptions: listOf('exception', f.exception, RECORD_EXCEPTION_FILTERS),
+    dispositions: listOf('disposition', f.disposition, RECORD_DISPOSITION_FILTERS),
+    firstSeenFrom: instant(f.first_seen_from, 'first_seen_from'),
+    firstSeenTo: instant(f.first_seen_to, 'first_seen_to'),
+    overdue: f.overdue === undefined ? undefined : f.overdue === 'true',
+    host: f.host,
+    hostPrefix: f.host_prefix,
+    today,
+  };
+}
+
+function encodeCursor(r: { severity_key: number; first_seen_at: Date; id: string }): string {
+  return Buffer.from(JSON.stringify([r.severity_key, r.first_seen_at.toISOString(), r.id])).toString('base64url');
+}
+
+function decodeCursor(value: string): RecordCursor {
+  const invalid = bad('Invalid cursor parameter: use next_cursor of the previous page');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
+  } catch {
+    throw invalid;
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 3) throw invalid;
+  const [key, at, id] = parsed as unknown[];
+  if (!Number.isInteger(key) || Math.abs(key as number) > 10) throw invalid;
+  if (typeof at !== 'string' || Number.isNaN(Date.parse(at))) throw invalid;
+  if (typeof id !== 'string' || !/^\d{1,18}$/.test(id)) throw invalid;
+  return [key as number, at, id];
+}
+
+export async function recordsPage(
+  db: Kysely<Database>,
+  scope: readonly string[] | null,
+  q: RecordsQuery,
+  today: string,
+): Promise<RecordsResponse> {
+  const { limit: askedLimit, cursor, ...filter } = q;
+  const selection = selectionOf(filter, scope, today);
+  const limit = askedLimit ?? RECORDS_PAGE_DEFAULT;
+  if (selection.clientIds !== null && selection.clientIds.length === 0) return { findings: [], next_cursor: null };
+  const rows = await recordPage(
+    db,
+    selection,
+    cursor === undefined || cursor === '' ? undefined : decodeCursor(cursor),
+    limit + 1,
+  );
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    findings: page.map((r) => presentRecord(r, today)),
+    next_cursor: rows.length > limit && last !== undefined ? encodeCursor(last) : null,
+  };
+}
+
+export async function recordsSummary(
+  db: Kysely<Database>,
+  scope: readonly string[] | null,
+  f: RecordFilter,
+  today: string,
+): Promise<RecordsSummaryResponse> {
+  const selection = selectionOf(f, scope, today);
+  const c = selection.clientIds !== null && selection.clientIds.length === 0 ? {} : await recordSummary(db, selection);
+  const n = (k: string) => c[k] ?? 0;
+  return {
+    total: n('total'),
+    open: n('open'),
+    overdue: n('overdue'),
+    by_severity: { critical: n('critical'), high: n('high'), medium: n('medium'), low: n('low'), info: n('info') },
+    by_status: {
+      new: n('s_new'),
+      persistent: n('s_persistent'),
+      in_progress: n('s_in_progress'),
+      resolved: n('s_resolved'),
+      deferred: n('s_deferred'),
+    },
+    exceptions: { accepted: n('accepted'), expired: n('expired') },
+    false_positive: n('false_positive'),
+  };
+}

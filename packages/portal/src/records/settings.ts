@@ -1,0 +1,76 @@
+import { type AuditEvent, DEFAULT_DUE_DAYS, type DueDays, SEVERITIES } from '@svc/protocol';
+import type { Kysely } from 'kysely';
+import { recordAuditEvent } from '../audit/record.ts';
+import type { Database } from '../db/schema.ts';
+import { DomainError } from '../domain/errors.ts';
+import { refreshDueDate } from './decide.ts';
+import { dueDaysRow, recordsOfClient, saveDueDays, writeRecords } from './queries.ts';
+
+/**
+ * Remediation due dates per client (docs/findings-of-record.md#due-dates): days from first seen
+ * (or reopened) to due, per severity; the protocol's defaults until a client has its own.
+ */
+
+function parsed(v: unknown): DueDays | null {
+  if (typeof v !== 'object' || v === null) return null;
+  const o = v as Record<string, unknown>;
+  const out = { ...DEFAULT_DUE_DAYS };
+  for (const s of SEVERITIES) {
+    const n = o[s];
+    if (n === null) out[s] = null;
+    else if (typeof n === 'number' && Number.isInteger(n) && n > 0) out[s] = n;
+  }
+  return out;
+}
+
+export async function dueDaysOf(db: Kysely<Database>, clientId: string): Promise<{ dueDays: DueDays; own: boolean }> {
+  const stored = parsed(await dueDaysRow(db, clientId));
+  return stored === null ? { dueDays: DEFAULT_DUE_DAYS, own: false } : { dueDays: stored, own: true };
+}
+
+/** Stores a client's due days and dates every record of the client again (in the caller's transaction). */
+export async function setDueDays(
+  db: Kysely<Database>,
+  c: { clientId: string; dueDays: DueDays; by: string; now: Date },
+): Promise<void> {
+  await saveDueDays(db, c);
+  const records = await recordsOfClient(db, c.clientId);
+  const changed = records.filter((r) => {
+    const before = r.due_date;
+    refreshDueDate(r, c.dueDays);
+    return r.due_date !== before;
+  });
+  await writeRecords(db, changed);
+}
+
+/**
+ * The one client a settings request is about: the one named (within the scope), or the only
+ * one in scope. Another client's settings answer as if it had none to show (404).
+ */
+export function settingsClient(scope: readonly string[] | null, named: string | undefined): string {
+  if (named !== undefined) {
+    if (scope !== null && !scope.includes(named)) throw new DomainError('not_found.client', 'No such client');
+    return named;
+  }
+  if (scope !== null && scope.length === 1) return scope[0]!;
+  throw new DomainError(
+    'invalid.client_id',
+    'Missing client_id parameter: name the client whose settings are asked for',
+  );
+}
+
+/** PUT /api/remediation-settings: stores them, dates the client's records again, audits the change. */
+export async function changeDueDays(
+  db: Kysely<Database>,
+  c: { clientId: string; dueDays: DueDays; by: string; now: Date },
+): Promise<AuditEvent> {
+  return db.transaction().execute(async (trx) => {
+    await setDueDays(trx, c);
+    return recordAuditEvent(trx, {
+      event_type: 'remediation_settings_changed',
+      actor: c.by,
+      client_id: c.clientId === '' ? null : c.clientId,
+      data: { client_id: c.clientId === '' ? null : c.clientId, due_days: c.dueDays, changed_by: c.by },
+    });
+  });
+}

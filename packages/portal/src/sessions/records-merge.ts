@@ -1,0 +1,105 @@
+import { coverageBlock, coverageOf, type FindingChange, sessionCoverage, type TriageSummary } from '@svc/protocol';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.ts';
+import type { Uploader } from '../records/claims.ts';
+import { evidenceOf } from '../records/evidence.ts';
+import { mergeUpload } from '../records/merge.ts';
+import {
+  insertHistory,
+  lockTarget,
+  recordsOfTarget,
+  setLastSession,
+  type TargetRef,
+  targetRow,
+  writeRecords,
+} from '../records/queries.ts';
+import { dueDaysOf } from '../records/settings.ts';
+import { indexRowsOf, missingRowsOf, viewBlocksOf } from './findings-index.ts';
+import { replaceFindingsIndex } from './findings-queries.ts';
+import type { SessionRef } from './queries.ts';
+import { applyTriageChanges, countsOf, recountSession } from './triage-counts-queries.ts';
+import { rescoreSessions } from './triage-rescore.ts';
+import { summaryOfCounts } from './triage-view.ts';
+
+/**
+ * An upload merged into the findings of record of its target, inside the upload's transaction
+ * (docs/findings-of-record.md#merge): the records change as records/merge.ts says, the session is
+ * indexed with what it did to each finding and with the records it resolved or did not check,
+ * the sessions of the target that hold a record whose triage changed are counted again, and
+ * the session's own numbers are computed from its findings as they stand now.
+ */
+
+export interface MergedUpload {
+  counts: Record<FindingChange, number>;
+  /** The session's numbers after the merge (null: it has no finding to count). */
+  triage: TriageSummary | null;
+}
+
+/** The record target of a session: its target as uploaded, '' when it names none. */
+export const recordTarget = (target: string | null): string => (target ?? '').trim();
+
+export async function mergeIntoRecords(
+  trx: Kysely<Database>,
+  c: {
+    ref: SessionRef;
+    target: string;
+    fileKey: string;
+    doc: unknown;
+    uploader: Uploader;
+    scannedAt: Date;
+    now: Date;
+  },
+): Promise<MergedUpload> {
+  const t: TargetRef = { clientId: c.ref.clientId, target: c.target };
+  await lockTarget(trx, t);
+  const [existing, { dueDays }, target] = await Promise.all([
+    recordsOfTarget(trx, t),
+    dueDaysOf(trx, t.clientId),
+    targetRow(trx, t),
+  ]);
+  const coverage = sessionCoverage(c.doc);
+  const latestCoverage = target?.last_coverage == null ? null : coverageOf({ coverage: target.last_coverage });
+  const merged = mergeUpload(t.clientId, t.target, existing, evidenceOf(c.doc), {
+    sessionId: c.ref.sessionId,
+    scannedAt: c.scannedAt,
+    now: c.now,
+    coverage,
+    uploader: c.uploader,
+    dueDays,
+    latest:
+      target?.last_session_id == null || target.last_scanned_at === null || latestCoverage === null
+        ? null
+        : { sessionId: target.last_session_id, scannedAt: target.last_scanned_at, coverage: latestCoverage },
+  });
+  await writeRecords(trx, merged.rows);
+  await insertHistory(trx, t, merged.history);
+  await setLastSession(trx, t, {
+    sessionId: c.ref.sessionId,
+    scannedAt: c.scannedAt,
+    // What it looked at, as a block (a file without one: the hosts it names, every port).
+    coverage: coverageBlock({
+      hosts: coverage.hosts,
+      ports: coverage.ports,
+      profile: coverage.profile ?? undefined,
+      tools: coverage.tools,
+      source: coverage.inferred ? 'inferred' : (coverage.source ?? undefined),
+    }),
+    now: c.now,
+  });
+
+  const rows = indexRowsOf(c.doc, merged.seen);
+  rows.push(...missingRowsOf(merged.missing, rows.length));
+  await replaceFindingsIndex(trx, c.ref, { fileKey: c.fileKey, rows, ...viewBlocksOf(c.doc) });
+
+  const touched = await applyTriageChanges(trx, t, merged.changed);
+  await recountSession(trx, c.ref, t.target);
+  const day = c.now.toISOString().slice(0, 10);
+  await rescoreSessions(
+    trx,
+    t.clientId,
+    touched.filter((s) => s !== c.ref.sessionId),
+    day,
+  );
+  const own = await countsOf(trx, [c.ref]);
+  return { counts: merged.counts, triage: own.length === 0 ? null : summaryOfCounts(own, day) };
+}
