@@ -29,13 +29,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs, promisify } from 'node:util';
 import pg from 'pg';
 import { runTool } from './lib/children.ts';
-import { cleanupAll, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.ts';
+import { interrupted, onCleanup } from './lib/cleanup.ts';
 import { startCpuSample, waitForQuietMachine } from './lib/cpu.ts';
 import { machineInfo } from './lib/machine.ts';
 import { adminToken, createLicense, startPortalProcess, type PortalProcess } from './lib/portal.ts';
 import { summarizeProfile } from './lib/profile-summary.ts';
 import { RESULTS_DIR, stampOf, table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
+import { benchmarkMain } from './lib/main.ts';
 
 const run = promisify(execFile);
 const GROUP = 'bench-group-10k';
@@ -491,33 +492,13 @@ async function benchmark(opts: Options): Promise<void> {
   log(`result written to ${file}`);
 }
 
-async function main(): Promise<number> {
-  let opts: Options | 'help';
-  try {
-    opts = parseOptions(process.argv.slice(2));
-  } catch (err) {
-    console.error(err instanceof Error ? err.message : err);
-    console.error(USAGE);
-    return 2;
-  }
-  if (opts === 'help') {
-    console.log(USAGE);
-    return 0;
-  }
-  installSignalHandlers();
-  try {
-    await benchmark(opts);
-    return 0;
-  } catch (err) {
-    if (interrupted.aborted) return 130;
-    console.error('\nbenchmark failed:', err instanceof Error ? (err.stack ?? err.message) : err);
-    return 1;
-  } finally {
-    log('cleaning up (stopping the portal and PostgreSQL; removing the temp dir) ...');
-    const t = Date.now();
-    await cleanupAll();
-    log(`cleaned up in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-  }
-}
+const main = () =>
+  benchmarkMain({
+    parse: () => parseOptions(process.argv.slice(2)),
+    usage: () => USAGE,
+    run: benchmark,
+    log,
+    cleans: 'stopping the portal and PostgreSQL; removing the temp dir',
+  });
 
 process.exitCode = await main();

@@ -56,7 +56,7 @@ import { type LoadResult, loadSettings, runHeartbeatLoad } from './heartbeat/loa
 import { problemsOf } from './lib/load.ts';
 import { normalizeSql, PGBENCH_VARIANTS, type PgbenchResult, runPgbench } from './heartbeat/pgbench.ts';
 import { spawnNode, waitForHttp, type NodeChild } from './lib/children.ts';
-import { cleanupAll, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.ts';
+import { interrupted, onCleanup } from './lib/cleanup.ts';
 import { waitForQuietMachine, type CpuTarget } from './lib/cpu.ts';
 import { machineInfo } from './lib/machine.ts';
 import { OptionsError, parseBenchOptions, usage, type BenchOptions } from './lib/options.ts';
@@ -65,6 +65,7 @@ import { freePort } from './lib/ports.ts';
 import { summarizeProfile } from './lib/profile-summary.ts';
 import { RESULTS_DIR, stampOf, table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
+import { benchmarkMain } from './lib/main.ts';
 
 const run = promisify(execFile);
 const BASELINE_ENV = 'BENCH_HEARTBEAT_BASELINE';
@@ -793,34 +794,14 @@ const help = (): string =>
     '  (defaults here: --duration=15 --warmup=5 --rounds=2 --quiet-wait=30)',
   ].join('\n');
 
-async function main(): Promise<number> {
-  let opts: HeartbeatOptions | 'help';
-  try {
-    opts = parseOptions(process.argv.slice(2));
-  } catch (err) {
-    console.error(err instanceof Error ? err.message : err);
-    console.error(help());
-    return 2;
-  }
-  if (opts === 'help') {
-    console.log(help());
-    return 0;
-  }
-  installSignalHandlers();
-  try {
-    await benchmark(opts);
-    return 0;
-  } catch (err) {
-    if (interrupted.aborted) return 130;
-    console.error('\nbenchmark failed:', err instanceof Error ? (err.stack ?? err.message) : err);
-    return 1;
-  } finally {
-    log('cleaning up (stopping the portal, PostgreSQL and the baseline; removing temp dirs) ...');
-    const t = Date.now();
-    await cleanupAll();
-    log(`cleaned up in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-  }
-}
+const main = () =>
+  benchmarkMain({
+    parse: () => parseOptions(process.argv.slice(2)),
+    usage: help,
+    run: benchmark,
+    log,
+    cleans: 'stopping the portal, PostgreSQL and the baseline; removing temp dirs',
+  });
 
 const baselineConfig = process.env[BASELINE_ENV];
 if (baselineConfig !== undefined) await serveBaseline(JSON.parse(baselineConfig) as BaselineConfig);

@@ -14,14 +14,15 @@ import os from 'node:os';
 import path from 'node:path';
 import type { LicenseValidation } from '@svc/protocol';
 import { routeFromAnswer, startBaseline } from './lib/baseline.ts';
-import { cleanupAll, installSignalHandlers, interrupted } from './lib/cleanup.ts';
+import { interrupted } from './lib/cleanup.ts';
 import { waitForQuietMachine, type CpuTarget } from './lib/cpu.ts';
 import { problemsOf, runLoad, type LoadSummary } from './lib/load.ts';
 import { machineInfo } from './lib/machine.ts';
-import { OptionsError, parseBenchOptions, usage, type BenchOptions } from './lib/options.ts';
+import { parseBenchOptions, usage, type BenchOptions } from './lib/options.ts';
 import { adminToken, createLicense, startPortalProcess } from './lib/portal.ts';
 import { RESULTS_DIR, stampOf, table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
+import { benchmarkMain } from './lib/main.ts';
 
 const PATH = '/api/license';
 
@@ -310,33 +311,13 @@ function round1(n: number): number {
   return Math.round(n * 10) / 10;
 }
 
-async function main(): Promise<number> {
-  let opts: BenchOptions | 'help';
-  try {
-    opts = parseBenchOptions();
-  } catch (err) {
-    console.error(err instanceof OptionsError || err instanceof TypeError ? err.message : err);
-    console.error(usage('bench/license.ts'));
-    return 2;
-  }
-  if (opts === 'help') {
-    console.log(usage('bench/license.ts'));
-    return 0;
-  }
-  installSignalHandlers();
-  try {
-    await run(opts);
-    return 0;
-  } catch (err) {
-    if (interrupted.aborted) return 130;
-    console.error('\nbenchmark failed:', err instanceof Error ? err.message : err);
-    return 1;
-  } finally {
-    log('cleaning up (stopping the portal, PostgreSQL and the baseline; removing the temp dir) ...');
-    const t = Date.now();
-    await cleanupAll();
-    log(`cleaned up in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-  }
-}
+const main = () =>
+  benchmarkMain({
+    parse: () => parseBenchOptions(),
+    usage: () => usage('bench/license.ts'),
+    run: run,
+    log,
+    cleans: 'stopping the portal, PostgreSQL and the baseline; removing the temp dir',
+  });
 
 process.exitCode = await main();

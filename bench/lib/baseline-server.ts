@@ -1,9 +1,11 @@
 /**
  * The baseline: a bare node:http server that answers fixed, pre-built responses.
  * Run as its own process by baseline.ts; configuration comes as JSON in
- * BENCH_BASELINE_CONFIG (see BaselineConfig). No framework, no routing table beyond
- * an exact method+path match, no serialization: the floor for answering the same bytes.
+ * BENCH_BASELINE_CONFIG, or in the file BENCH_BASELINE_CONFIG_FILE names (see BaselineConfig).
+ * No framework, no routing table beyond an exact method+path match, no serialization: the floor
+ * for answering the same bytes.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 
 export interface BaselineRoute {
@@ -28,9 +30,11 @@ interface Prepared {
 }
 
 function main(): void {
-  const raw = process.env['BENCH_BASELINE_CONFIG'];
+  // Large route tables (many pages of answers) come in a file: one environment string is limited to 128 KiB.
+  const file = process.env['BENCH_BASELINE_CONFIG_FILE'];
+  const raw = file ? fs.readFileSync(file, 'utf8') : process.env['BENCH_BASELINE_CONFIG'];
   if (!raw) {
-    console.error('BENCH_BASELINE_CONFIG is not set');
+    console.error('neither BENCH_BASELINE_CONFIG nor BENCH_BASELINE_CONFIG_FILE is set');
     process.exit(2);
   }
   const config = JSON.parse(raw) as BaselineConfig;

@@ -1,7 +1,9 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { BaselineConfig, BaselineRoute } from './baseline-server.ts';
 import { spawnNode, waitForHttp, type NodeChild } from './children.ts';
-import { interrupted } from './cleanup.ts';
+import { interrupted, tempDir } from './cleanup.ts';
 import { freePort } from './ports.ts';
 
 export type { BaselineRoute } from './baseline-server.ts';
@@ -43,7 +45,15 @@ export async function startBaseline(
     throw new Error('the first baseline route is used as the readiness probe and must be a GET');
   const port = await freePort(host);
   const config: BaselineConfig = { host, port, routes };
-  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '', BENCH_BASELINE_CONFIG: JSON.stringify(config) };
+  const json = JSON.stringify(config);
+  const env: NodeJS.ProcessEnv = { PATH: process.env['PATH'] ?? '' };
+  // One environment string may not exceed 128 KiB (Linux): a larger table goes through a file.
+  if (json.length <= 64 * 1024) env['BENCH_BASELINE_CONFIG'] = json;
+  else {
+    const file = path.join(tempDir('svc-bench-baseline-'), 'routes.json');
+    fs.writeFileSync(file, json);
+    env['BENCH_BASELINE_CONFIG_FILE'] = file;
+  }
   if (process.env['NODE_OPTIONS'] !== undefined) env['NODE_OPTIONS'] = process.env['NODE_OPTIONS'];
   const script = fileURLToPath(new URL('./baseline-server.ts', import.meta.url));
   const child = spawnNode(script, { name: 'baseline', env, echo: opts.echo ?? false });
