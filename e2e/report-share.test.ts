@@ -79,7 +79,7 @@ describe('a generated report on the share page', () => {
     const res = await page.goto(shareUrl());
     expect(res?.status()).toBe(200);
     expect((await framed).headers()['content-security-policy']).toMatch(
-      /^sandbox allow-scripts allow-popups; default-src 'none'; img-src data:; style-src 'unsafe-inline'; /,
+      /^sandbox allow-scripts; default-src 'none'; img-src data:; style-src 'unsafe-inline'; /,
     );
     await page.locator('#svc-share-label').waitFor({ state: 'visible', timeout: 15_000 });
     await expect.poll(() => page.frames().some((f) => f.url() === frameUrl()), { timeout: 15_000 }).toBe(true);

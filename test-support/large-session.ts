@@ -171,6 +171,30 @@ export function largeSessionDoc(sessionId: string, clientId: string, findings: n
   };
 }
 
+/**
+ * A session file of `findings` lean findings: each with its identity only (id, fingerprint,
+ * rule, title, severity, host, port, protocol, service) and no remediation entries, about 230
+ * bytes a finding as compact JSON. The shape of the outside review's 100,000-finding upload
+ * (22 MB, under the 25 MB limit).
+ */
+export function leanSessionDoc(sessionId: string, clientId: string, findings: number) {
+  const { findings: _, remediation: __, ...rest } = largeSessionDoc(sessionId, clientId, 0);
+  const list = [];
+  for (let i = 0; i < findings; i++) {
+    const { rule_id, title, severity, port, protocol, service } = KINDS[i % KINDS.length] as Kind;
+    const { host } = hostOf(Math.floor(i / KINDS.length));
+    const fingerprint = findingFingerprint({ rule_id, host, port, protocol });
+    list.push({ id: `f-${i}`, fingerprint, rule_id, title, severity, host, port, protocol, service });
+  }
+  const hosts = Math.max(1, Math.ceil(findings / KINDS.length));
+  return {
+    ...rest,
+    summary: { ...rest.summary, total_findings: findings, total_hosts: hosts },
+    findings: list,
+    remediation: [],
+  };
+}
+
 /** Upload a session file through the real upload API with a license key; answers the session id. */
 export async function uploadDoc(url: string, key: string, doc: unknown): Promise<string> {
   const form = new FormData();

@@ -59,6 +59,8 @@ export interface TestPortalOptions {
    * base URL against where the portal really is: sign-in's Origin, the share page's links.
    */
   ownBaseUrl?: boolean;
+  /** When the orphan sweep retries (StartOptions.orphanSweep). */
+  orphanSweep?: StartOptions['orphanSweep'];
 }
 
 /** The real portal, in process, on a real database, listening on 127.0.0.1 on a free port. */
@@ -80,6 +82,9 @@ export async function startTestPortal(opts: TestPortalOptions = {}): Promise<Tes
     SVC_IDENTITY_KEY_ENCRYPTION_KEY: KEY_ENCRYPTION_KEY,
     // Suites try many wrong keys from 127.0.0.1 on purpose; tests/key-throttle.test.ts turns it on.
     SVC_API_KEY_FAILURES_PER_MINUTE: '0',
+    // Every test client is one address (loopback), as in the benchmarks: many at once must fit.
+    // tests/connection-limits and connection-slow set their own caps.
+    SVC_MAX_CONNECTIONS_PER_ADDRESS: '1000',
     ...own,
     ...opts.env,
   });
@@ -88,6 +93,7 @@ export async function startTestPortal(opts: TestPortalOptions = {}): Promise<Tes
     logDestination: opts.logDestination,
     resolver: opts.resolver,
     reusePort: held !== null,
+    orphanSweep: opts.orphanSweep,
   }).finally(() => held?.close());
   let token: string | null = null;
   return {

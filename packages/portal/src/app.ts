@@ -5,7 +5,6 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
-import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import { registerApiRoutes } from './api/index.ts';
 import metricsGet from './api/metrics/get.ts';
 import readyGet from './api/ready/get.ts';
@@ -143,11 +142,11 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     },
   });
   await app.register(formbody, { bodyLimit: 16 * 1024 });
-  // Per-part limits only; the upload route counts the whole body against the 25 MB limit.
+  // Per-part limits only; the upload route counts the whole body against SVC_UPLOAD_MAX_MB.
   await app.register(multipart, {
     limits: {
-      fileSize: UPLOAD_LIMIT_BYTES,
-      fieldSize: UPLOAD_LIMIT_BYTES,
+      fileSize: ctx.config.uploads.maxBytes,
+      fieldSize: ctx.config.uploads.maxBytes,
       files: 8,
       fields: 8,
       parts: 16,

@@ -12,6 +12,7 @@ import type { Database } from './db/schema.ts';
 import type { EventBus } from './events/bus.ts';
 import type { PortalMetrics } from './metrics/registry.ts';
 import type { SigningKey } from './identity/signing-keys.ts';
+import type { ShareTokenSeal } from './sessions/share-seal.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import type { WebhookSecrets } from './webhooks/secrets.ts';
 import type { CidrList, Resolver } from './webhooks/url-safety.ts';
@@ -28,6 +29,8 @@ export interface AppContext {
   blobs: BlobStore;
   /** Outgoing webhooks, the resolver and allowed ranges their URLs are checked with, their secrets' encryption. */
   webhooks: { dispatcher: WebhookDispatcher; resolver: Resolver; allow: CidrList; secrets: WebhookSecrets };
+  /** Seals share tokens under the key-encryption key and opens them to show a link again (sessions/share-seal.ts). */
+  shareTokens: ShareTokenSeal;
   keys: ApiKeyVerifier;
   tokens: TokenVerifier;
   /** Present when the portal's own identity provider signs tokens (not in external-provider mode). */

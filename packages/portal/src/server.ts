@@ -17,8 +17,15 @@ import { startMetricsListener } from './metrics/listener.ts';
 import { commandCountsByStatus } from './metrics/queries.ts';
 import { PortalMetrics } from './metrics/registry.ts';
 import { openBlobStore } from './blobs/open.ts';
-import { sweepOrphanedFiles } from './sessions/sweep.ts';
+import {
+  type OrphanSweepTiming,
+  ORPHAN_SWEEP_TIMING,
+  startOrphanSweeper,
+  sweepOrphanedFiles,
+} from './sessions/sweep.ts';
 import { backfillRecords } from './sessions/records-backfill.ts';
+import { sealStoredShareTokens } from './sessions/share.ts';
+import { ShareTokenSeal } from './sessions/share-seal.ts';
 import { sweepStaleRecords } from './records/retention.ts';
 import { sweepExpiredSessions } from './sessions/retention.ts';
 import { pruneLoginFailures } from './identity/throttle.ts';
@@ -49,6 +56,8 @@ export interface StartOptions {
    * the base URL can name the port and no other process can take it in between.
    */
   reusePort?: boolean;
+  /** When the orphan sweep runs and retries; tests shorten or lengthen its retries. */
+  orphanSweep?: Partial<OrphanSweepTiming>;
 }
 
 /** Start everything the portal needs and listen. Returns a disposable; never exits the process. */
@@ -78,6 +87,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     }
     const database = openDatabase(databaseUrl, {
       max: config.dbPoolMax,
+      ...config.dbBounds,
       logger,
       onAcquire: metrics ? (seconds) => metrics.poolAcquired(seconds) : undefined,
     });
@@ -86,21 +96,27 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     const applied = await migrateToLatest(database.db);
     if (applied.length > 0) logger.info({ applied }, 'database migrations applied');
 
-    // One key-encryption key for the identity provider's signing key and the webhook secrets.
+    // One key-encryption key for the identity provider's signing key, the webhook secrets and share tokens.
     const kek = await loadKeyEncryptionKey(config, logger);
     const signingKey = config.externalJwt ? null : await ensureSigningKey(database.db, kek);
     const webhookSecrets = new WebhookSecrets(kek);
     await encryptStoredSecrets(database.db, webhookSecrets);
+    // Share tokens stored in clear before migration 0020 are sealed under the same key.
+    const shareTokens = new ShareTokenSeal(kek);
+    const sealedTokens = await sealStoredShareTokens(database.db, shareTokens);
+    if (sealedTokens > 0) logger.info({ sealed: sealedTokens }, 'share tokens stored in clear are now sealed');
     // In external-provider mode admins come from that provider; a local account could never sign in.
     if (config.externalJwt === null) await bootstrapAdmin(database.db, logger, config.adminEmail, config.adminPassword);
     else if (config.adminEmail !== null)
       logger.warn('SVC_ADMIN_EMAIL is ignored: admins come from the external identity provider (SVC_JWT_JWKS_URL)');
     const now = opts.now ?? (() => new Date());
 
-    const opened = await openBlobStore(config);
+    const opened = await openBlobStore(config, {
+      // A store that is down or silent does not stop the start: requests that need it answer 503.
+      unreachable: (err) => logger.error({ err: err.cause }, 'session storage is not reachable; starting without it'),
+    });
     cleanup.unshift(async () => opened.close());
     const blobs = opened.store;
-    await sweepOrphanedFiles(database.db, blobs, logger);
 
     const resolver = opts.resolver ?? systemResolver;
     const { allowCidrs, caFile, maxInFlight, queueMax, queueWaitMs } = config.webhooks;
@@ -120,6 +136,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       now,
       disableAfterFailures: config.webhooks.disableAfterFailures,
       secrets: webhookSecrets,
+      lease: { seconds: config.webhooks.leaseSeconds, maxRuns: config.webhooks.maxRuns },
       onOutcome: metrics ? (outcome) => metrics.delivery(outcome) : undefined,
     });
     metrics?.attach({
@@ -136,6 +153,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       events: new EventBus(logger),
       blobs,
       webhooks: { dispatcher, resolver, allow: config.webhooks.allowCidrs, secrets: webhookSecrets },
+      shareTokens,
       keys: new ApiKeyVerifier(database.db, config.legacyApiKey, config.keyFailuresPerMinute),
       tokens: createTokenVerifier(config, database.db, now),
       signingKey,
@@ -144,13 +162,16 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       now,
     };
     ctx.events.subscribe((event) => dispatcher.onEvent(event));
+    // Deliveries whose replica stopped mid-way are taken over once their lease expires; on
+    // shutdown, after the fan-outs drained, those taken over finish.
+    dispatcher.start();
+    cleanup.unshift(() => dispatcher.close());
     // docs/api.md#sessions housekeeping, at start and then hourly in the background: expired sessions go,
-    // then files no row references (a failed delete, a writer that crashed since start),
-    // then failed-login counts nobody added to for a day.
+    // then failed-login counts nobody added to for a day. Files no row references (a failed
+    // delete, a writer that crashed) have their own sweep, started once the portal listens.
     let housekeeping: Promise<void> = Promise.resolve();
     const sweep = () => {
       housekeeping = sweepExpiredSessions(ctx)
-        .then(() => sweepOrphanedFiles(database.db, blobs, logger))
         .then(async () => void (await pruneLoginFailures(database.db, now())))
         .then(async () => void (await sweepStaleRecords(database.db, config.recordRetentionDays, now())))
         .catch((err: unknown) => logger.error({ err }, 'housekeeping sweep failed'));
@@ -176,11 +197,17 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     // First: attempts queued behind a slow receiver would hold a ping's request, and the
     // drain, up to their deadline (SVC_WEBHOOK_QUEUE_WAIT_SECONDS).
     cleanup.unshift(async () => webhookClient.shedWaiting());
+    cleanup.unshift(async () => dispatcher.stopTakingOver());
     // A variable, not a literal: Fastify's listen options type omits Node's reusePort.
     const listenOptions = { host: config.host, port: config.port, reusePort: opts.reusePort === true };
     await app.listen(listenOptions);
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;
+    // After listening: listing a large or slow bucket never delays the start, and a failed pass is retried.
+    const sweepTiming = { ...ORPHAN_SWEEP_TIMING, ...opts.orphanSweep };
+    const sweepOnce = (signal: AbortSignal) => sweepOrphanedFiles(database.db, blobs, signal);
+    const orphanSweeper = startOrphanSweeper(sweepOnce, logger, sweepTiming);
+    cleanup.unshift(() => orphanSweeper.stop());
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
     let metricsUrl: string | null = null;
     if (metrics !== null && metricsConfig.listen !== null) {

@@ -116,11 +116,12 @@ describe('backup and restore', () => {
       blobs,
       archive,
       portalVersion: source.ctx.version,
+      keyEncryptionKey: KEK,
       onRetry: (err) => retries.push(err.message),
     });
     expect(retries).toHaveLength(1);
     expect(retries[0]).toMatch(/^blob not found: /);
-    const manifest = await verifyArchive(archive);
+    const manifest = await verifyArchive(archive, { keyEncryptionKey: KEK });
     const names = new Set(manifest.entries.map((e) => e.name));
     expect(keys.filter((k) => names.has(k))).toEqual([]);
     expect(manifest.tables.find((t) => t.name === 'sessions')?.rows).toBe(await rowsIn(source.databaseUrl, 'sessions'));
@@ -129,7 +130,13 @@ describe('backup and restore', () => {
   it('refuses a damaged archive naming the entry, and leaves the target empty', async () => {
     const dir = await scratch();
     const archive = path.join(dir, 'portal.tar');
-    await createBackup({ pool: pools(source.databaseUrl).pool, blobs: source.ctx.blobs, archive, portalVersion: '1' });
+    await createBackup({
+      pool: pools(source.databaseUrl).pool,
+      blobs: source.ctx.blobs,
+      archive,
+      portalVersion: '1',
+      keyEncryptionKey: KEK,
+    });
     const bytes = await fs.readFile(archive);
     const { name, offset } = firstObject(bytes);
     bytes[offset] = (bytes[offset] as number) ^ 0xff;
@@ -189,7 +196,7 @@ describe('backup and restore', () => {
     });
     expect(otherKey.code).toBe(2);
     expect(otherKey.stderr).toMatch(
-      /does not open the archive's signing key \w+: restore with the key of the portal the backup was taken from/,
+      /^the archive is authenticated with another key \(key id [0-9a-f]{16}, this key's is [0-9a-f]{16}\): restore with SVC_IDENTITY_KEY_ENCRYPTION_KEY \(or the data directory's identity-key\) of the portal the backup was taken from\n$/,
     );
   });
 
@@ -216,6 +223,7 @@ describe('backup and restore', () => {
       blobs: source.ctx.blobs,
       archive,
       portalVersion: source.ctx.version,
+      keyEncryptionKey: KEK,
     });
     phase = 'after';
     await until(() => uploads.filter((u) => u.started === 'after' && u.answered !== null).length >= 2);

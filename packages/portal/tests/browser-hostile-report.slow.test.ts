@@ -3,23 +3,24 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostileReport } from '../../../test-support/hostile-report.ts';
+import { exfiltratingSignIn, hostileReport } from '../../../test-support/hostile-report.ts';
 import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { assertChromiumInstalled, CHROMIUM, launchChromium } from '../../../test-support/chromium.ts';
 import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * A hostile report in Debian's Chromium (issue 11, point 14; issue 21, point 4). The report
- * draws "your session expired, sign in again" and sends every keystroke out as an image
- * request, with a CSS background and a web font as well; it submits its form, sends a
- * beacon, sets a `<base>`, opens a pop-up, navigates the top window and its own frame, and
- * is framed by a site that may not. Everything aims at a real HTTPS receiver on 127.0.0.1
- * (the browser context accepts its test certificate, so only the portal's headers stand in
- * the way) and the test asserts what it received: nothing, except the pop-up's own page on
- * the share page (pop-ups may open there, sandboxed). Every "nothing arrived" is read after
- * the browser has reported the refusal (a CSP violation, or its console message for a
- * sandbox refusal), which it does before any request would leave.
+ * A hostile report in Debian's Chromium (issue 11, point 14; issue 21, point 4; issue 34,
+ * point 7). The report draws "your session expired, sign in again" and sends every keystroke
+ * out as an image request, with a CSS background and a web font as well; it submits its form,
+ * sends a beacon, sets a `<base>`, opens a pop-up, navigates the top window and its own frame,
+ * and is framed by a site that may not. A second report puts the typed password into the
+ * address of a pop-up, the top window, its own frame and its form's submission. Everything
+ * aims at a real HTTPS receiver on 127.0.0.1 (the browser context accepts its test
+ * certificate, so only the portal's headers stand in the way) and the test asserts what it
+ * received: nothing. Every "nothing arrived" is read after the browser has reported the
+ * refusal (a CSP violation, or its console message for a sandbox refusal), which it does
+ * before any request would leave.
  *
  * The portal allows exactly one framer (SVC_FRAME_ANCESTORS = the "allowed" server) so
  * that a framed share page can be observed; any other origin is refused.
@@ -82,12 +83,14 @@ describe('a hostile report in Chromium', () => {
   let context: BrowserContext | undefined;
   const sessionId = newSessionId();
   let token = '';
+  const signInId = newSessionId();
+  let signInToken = '';
 
   const shareUrl = () => `${portal!.url}/share/?token=${token}`;
   const viewUrl = (file: string) =>
     `${portal!.url}/api/download?${new URLSearchParams({ session: sessionId, file, mode: 'view', token })}`;
-  /** What the receiver got, other than the share page's sandboxed pop-up (and its icon). */
-  const stolen = () => receiver!.requests.filter((r) => r.path !== '/popup' && r.path !== '/favicon.ico');
+  /** What the receiver got: it must stay empty. */
+  const stolen = () => receiver!.requests;
 
   function requireChromium(): void {
     assertChromiumInstalled();
@@ -137,6 +140,19 @@ describe('a hostile report in Chromium', () => {
     );
     if (res.status !== 200) throw new Error(`upload: ${res.status} ${res.text}`);
     token = String(res.body.share_token);
+    const signIn = await postUpload(
+      portal.url,
+      LEGACY_KEY,
+      sessionParts(
+        {
+          metadata: { session_id: signInId, client: 'Acme Corp', target: '10.0.0.0/24' },
+          summary: { risk_score: 50, risk_grade: 'C', total_findings: 1, total_hosts: 1 },
+        },
+        { report: exfiltratingSignIn(https) },
+      ),
+    );
+    if (signIn.status !== 200) throw new Error(`upload: ${signIn.status} ${signIn.text}`);
+    signInToken = String(signIn.body.share_token);
     browser = await launchChromium();
     // The receiver's certificate is accepted: nothing but the portal's headers may stop a request.
     context = await browser.newContext({ ignoreHTTPSErrors: true, viewport: { width: 1024, height: 768 } });
@@ -162,7 +178,7 @@ describe('a hostile report in Chromium', () => {
     expect(await label.locator('p').first().textContent()).toBe(
       'Scanner report uploaded by Acme Corp — the content below is not part of the portal; the portal never asks for your password here.',
     );
-    expect(await w.page.locator('iframe#svc-report').getAttribute('sandbox')).toBe('allow-scripts allow-popups');
+    expect(await w.page.locator('iframe#svc-report').getAttribute('sandbox')).toBe('allow-scripts');
     // The bar stays in view while the report scrolls in its frame.
     await frame.locator('#sentinel').scrollIntoViewIfNeeded();
     expect(await label.boundingBox()).toMatchObject({ x: 0, y: 0 });
@@ -241,35 +257,65 @@ describe('a hostile report in Chromium', () => {
     await w.page.close();
   });
 
-  it('the inline view opens no pop-up', async () => {
-    const w = await open(viewUrl('report.html'));
+  it.each([
+    ['the share page', () => shareUrl()],
+    ['the inline view', () => viewUrl('report.html')],
+  ])('%s opens no pop-up', async (_name, url) => {
+    const w = await open(url());
     const frame = await reportFrame(w);
     const pagesBefore = context!.pages().length;
     await frame.locator('#popup').click();
     await logged(w, /^probe popup null$/);
+    await logged(
+      w,
+      /^Blocked opening 'https:\/\/127\.0\.0\.1:\d+\/popup' in a new window because the request was made in a sandboxed frame whose 'allow-popups' permission is not set\.$/,
+    );
     expect(context!.pages()).toHaveLength(pagesBefore);
     expect(stolen()).toEqual([]);
     await w.page.close();
   });
 
-  it('the share page: a pop-up opens but stays sandboxed (an opaque origin, no cookies)', async () => {
-    const w = await open(shareUrl());
-    const frame = await reportFrame(w);
-    const [popup] = await Promise.all([
-      context!.waitForEvent('page', { timeout: 15_000 }),
-      frame.locator('#popup').click(),
-    ]);
-    await popup.waitForLoadState('load');
-    expect(popup.url()).toBe(`https://127.0.0.1:${receiver!.port}/popup`);
-    // Without allow-popups-to-escape-sandbox the receiver's page is still in the sandbox.
-    expect(await popup.evaluate('String(self.origin)')).toBe('null');
-    expect(
-      await popup.evaluate('(function () { try { return document.cookie; } catch (e) { return e.name; } })()'),
-    ).toBe('SecurityError');
-    await popup.close();
-    await w.page.close();
-    expect(receiver!.requests.filter((r) => r.path === '/popup').map((r) => r.method)).toEqual(['GET']);
+  it('the share page: a password typed into a fake sign-in form leaves in no pop-up, form, top or frame address', async () => {
+    const url = `${portal!.url}/share/?token=${signInToken}`;
+    const w = await open(url);
+    await expect.poll(() => w.messages.includes('exfil ready'), { timeout: 15_000 }).toBe(true);
+    const frame = w.page.frames().find((f) => f.url().includes('/share/frame?'))!;
+    const pagesBefore = context!.pages().length;
+    const blockedOpen = (path: string) =>
+      new RegExp(
+        `^Blocked opening 'https://127\\.0\\.0\\.1:\\d+/${path}' in a new window because the request was made in a sandboxed frame whose 'allow-popups' permission is not set\\.$`,
+      );
+
+    await frame.locator('#user').fill('alice@example.com');
+    await frame.locator('#password').pressSequentially('hunter2');
+    // A pop-up per keystroke, each refused.
+    await logged(w, /^exfil open-input null$/, 7);
+    await logged(w, blockedOpen('input\\?p=hunter2'));
+
+    await frame.locator('#signin').click();
+    await logged(w, /^exfil open-submit null$/);
+    await logged(w, blockedOpen('open\\?p=hunter2'));
+    // No allow-top-navigation: the assignment throws.
+    await logged(w, /^exfil top threw SecurityError$/);
+    // No allow-forms (and form-action 'none'): the submission never starts.
+    await logged(
+      w,
+      /^Blocked form submission to 'https:\/\/127\.0\.0\.1:\d+\/submit' because the form's frame is sandboxed and the 'allow-forms' permission is not set\.$/,
+    );
+    // Its own frame: the share page's frame-src 'self' refuses the receiver (the frame's
+    // document is on its way out by then, so its own log line may not arrive).
+    await logged(
+      w,
+      /^Framing 'https:\/\/127\.0\.0\.1:\d+\/' violates the following Content Security Policy directive: "frame-src 'self'"/,
+    );
+
+    // The share page stays, with its bar; no window opened; the receiver got nothing.
+    expect(w.page.url()).toBe(url);
+    expect(await w.page.locator('#svc-share-label').isVisible()).toBe(true);
+    expect(context!.pages()).toHaveLength(pagesBefore);
+    expect(w.page.frames().map((f) => f.url())).toEqual([url, expect.not.stringContaining(String(receiver!.port))]);
     expect(stolen()).toEqual([]);
+    await w.page.close();
   });
 
   it('framed by the allowed site: the share page cannot navigate it, and nothing is posted to a foreign origin', async () => {
@@ -282,12 +328,20 @@ describe('a hostile report in Chromium', () => {
     await frame.locator('#top').click();
     await logged(w, /^probe top threw SecurityError$/);
     expect(await frame.locator('#scheduleBtn').getAttribute('data-svc-bridge')).toBe('wired');
-    await frame.locator('#scheduleBtn').click();
+    const [consultation] = await Promise.all([
+      context!.waitForEvent('page', { timeout: 15_000 }),
+      frame.locator('#scheduleBtn').click(),
+    ]);
     // The report's own sentinel (posted after the bridge's handler ran) arrives; the
     // bridge's message, passed on by the share page to the portal's origin only, does not.
     await expect.poll(() => w.page.evaluate('window.svcMessages.length'), { timeout: 10_000 }).toBeGreaterThan(0);
     expect(await w.page.evaluate('window.svcMessages')).toEqual([{ data: { type: 'sentinel' }, origin: 'null' }]);
     expect(w.page.url()).toBe(`${allowedFramer!.url}/`);
+    // The share page opened its own consultation page: the portal's, and this report names no contact.
+    await consultation.waitForLoadState('load');
+    expect(consultation.url()).toBe(`${portal!.url}/share/consultation?token=${token}`);
+    expect(await consultation.locator('h1').textContent()).toBe('No consultation contact');
+    await consultation.close();
     await w.page.close();
     expect(stolen()).toEqual([]);
   });

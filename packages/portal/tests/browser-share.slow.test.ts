@@ -21,7 +21,7 @@ import { SCREENSHOT_DIR, screenshotsWanted } from '../../../test-support/screens
  * this file: it is never skipped.
  */
 
-/** Where the bridge sends a click on #scheduleBtn. `.localhost` is loopback in Chromium, and the test answers it itself (context.route): nothing leaves the machine. */
+/** The report's consultation contact, which the portal's consultation page links. `.localhost` is loopback in Chromium, and the test answers it itself (context.route): nothing leaves the machine. */
 const CONSULT_URL = 'https://consult.localhost/book';
 const PRINT_VIEW = '<html><body><h1>Findings</h1></body></html>';
 
@@ -213,7 +213,7 @@ describe('share page in Chromium', () => {
     const response = await page.goto(shareUrl());
     expect(response?.status()).toBe(200);
     expect(response?.headers()['content-security-policy']).toMatch(/^default-src 'none'; /);
-    expect((await framed).headers()['content-security-policy']).toMatch(/^sandbox allow-scripts allow-popups; /);
+    expect((await framed).headers()['content-security-policy']).toMatch(/^sandbox allow-scripts; /);
 
     const frame = await reportFrame(page);
     const probe = await readProbe(frame);
@@ -251,7 +251,7 @@ describe('share page in Chromium', () => {
     await page.close();
   });
 
-  it('opens the consultation link in a new window when #scheduleBtn is clicked', async () => {
+  it("opens the portal's consultation page in a new window when #scheduleBtn is clicked, linking the report's contact", async () => {
     const page = await newPage();
     await page.goto(shareUrl());
     const frame = await reportFrame(page);
@@ -261,7 +261,11 @@ describe('share page in Chromium', () => {
       frame.locator('#scheduleBtn').click(),
     ]);
     await popup.waitForLoadState('load');
-    expect(popup.url()).toBe(CONSULT_URL);
+    // The share page opens it (the report's frame may not open windows), at an address of its own.
+    expect(popup.url()).toBe(`${portal!.url}/share/consultation?token=${token}`);
+    const link = popup.locator('#svc-consultation');
+    expect(await link.getAttribute('href')).toBe(CONSULT_URL);
+    await Promise.all([popup.waitForURL(CONSULT_URL, { timeout: 15_000 }), link.click()]);
     expect(await popup.locator('h1').textContent()).toBe('Book a call');
     expect(consultRequests).toContain(CONSULT_URL);
     // The report page stays where it was (the click's default was the bridge's to take).
@@ -299,7 +303,7 @@ describe('share page in Chromium', () => {
       frame.locator('#scheduleBtn').click(),
     ]);
     await popup.waitForLoadState('load');
-    expect(popup.url()).toBe(CONSULT_URL);
+    expect(popup.url()).toBe(`${portal!.url}/share/consultation?token=${token}`);
     await popup.close();
 
     await expect

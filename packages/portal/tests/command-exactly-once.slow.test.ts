@@ -285,6 +285,8 @@ async function startReplica(dataDir: string): Promise<PortalProcess> {
       // Replicas sharing a database share the key that encrypts its signing key.
       SVC_IDENTITY_KEY_ENCRYPTION_KEY: KEY_ENCRYPTION_KEY,
       SVC_LOG_LEVEL: 'info', // the 'portal listening' line tells the port it picked
+      // The whole fleet is one address (loopback) here, with more requests at once than one site's default.
+      SVC_MAX_CONNECTIONS_PER_ADDRESS: '1000',
     },
   });
 }

@@ -215,7 +215,7 @@ describe('compression', () => {
   it("the share page's and the console's report frames keep their sandbox CSP when compressed", async () => {
     const shared = await expectCompressed(portal, `/share/frame?token=${shareToken}&file=report.html`);
     expect(shared.br.headers['content-security-policy']).toBe(
-      "sandbox allow-scripts allow-popups; default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'",
+      "sandbox allow-scripts; default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'",
     );
     // The bridge went in before the last closing body tag.
     expect(shared.br.body.toString('utf8')).toMatch(/<script[^>]*>[\s\S]*<\/script>\s*<\/body><\/html>$/);

@@ -538,9 +538,11 @@ describe('webhook limits (SVC_WEBHOOK_MAX_IN_FLIGHT, _QUEUE_MAX, _QUEUE_WAIT_SEC
 });
 
 describe('connection and upload limits (issue 21, points 2 and 5)', () => {
-  it('defaults: 100 connections per address, keep-alive 5 s, uploads within an hour at 1 KiB/s over 30 s, 8 per key', () => {
+  it('defaults: 20 connections per address, slow below 1 KiB/s over 5 s, keep-alive 5 s, uploads within an hour at 1 KiB/s over 30 s, 8 per key', () => {
     expect(loadConfig({}, CWD).http).toMatchObject({
-      maxConnectionsPerAddress: 100,
+      maxConnectionsPerAddress: 20,
+      slowRequestBytesPerSecond: 1024,
+      slowRequestWindowSeconds: 5,
       keepAliveTimeoutSeconds: 5,
       uploadTimeoutSeconds: 3600,
       uploadMinBytesPerSecond: 1024,
@@ -550,13 +552,15 @@ describe('connection and upload limits (issue 21, points 2 and 5)', () => {
   });
 
   it('the per-address and keep-alive defaults follow a lower cap and idle timeout', () => {
-    const config = loadConfig({ SVC_MAX_CONNECTIONS: '40', SVC_BODY_IDLE_TIMEOUT_SECONDS: '3' }, CWD);
-    expect(config.http).toMatchObject({ maxConnectionsPerAddress: 40, keepAliveTimeoutSeconds: 3 });
+    const config = loadConfig({ SVC_MAX_CONNECTIONS: '12', SVC_BODY_IDLE_TIMEOUT_SECONDS: '3' }, CWD);
+    expect(config.http).toMatchObject({ maxConnectionsPerAddress: 12, keepAliveTimeoutSeconds: 3 });
   });
 
   it('reads each variable', () => {
     const env = {
       SVC_MAX_CONNECTIONS_PER_ADDRESS: '1000',
+      SVC_SLOW_REQUEST_BYTES_PER_SECOND: '0',
+      SVC_SLOW_REQUEST_WINDOW_SECONDS: '30',
       SVC_KEEP_ALIVE_TIMEOUT_SECONDS: '30',
       SVC_UPLOAD_TIMEOUT_SECONDS: '600',
       SVC_UPLOAD_MIN_BYTES_PER_SECOND: '0',
@@ -565,6 +569,8 @@ describe('connection and upload limits (issue 21, points 2 and 5)', () => {
     };
     expect(loadConfig(env, CWD).http).toMatchObject({
       maxConnectionsPerAddress: 1000,
+      slowRequestBytesPerSecond: 0,
+      slowRequestWindowSeconds: 30,
       keepAliveTimeoutSeconds: 30,
       uploadTimeoutSeconds: 600,
       uploadMinBytesPerSecond: 0,
@@ -589,6 +595,12 @@ describe('connection and upload limits (issue 21, points 2 and 5)', () => {
       'SVC_MAX_CONNECTIONS_PER_ADDRESS',
       /must not exceed SVC_MAX_CONNECTIONS \(10; got 11\)/,
     ],
+    [{ SVC_SLOW_REQUEST_BYTES_PER_SECOND: '1k' }, 'SVC_SLOW_REQUEST_BYTES_PER_SECOND', /whole number/],
+    [
+      { SVC_SLOW_REQUEST_WINDOW_SECONDS: '0' },
+      'SVC_SLOW_REQUEST_WINDOW_SECONDS',
+      /must be between 1 and 3600 \(got 0\)/,
+    ],
     [{ SVC_KEEP_ALIVE_TIMEOUT_SECONDS: '0' }, 'SVC_KEEP_ALIVE_TIMEOUT_SECONDS', /must be between 1 and 3600 \(got 0\)/],
     [
       { SVC_KEEP_ALIVE_TIMEOUT_SECONDS: '31' },
@@ -599,6 +611,40 @@ describe('connection and upload limits (issue 21, points 2 and 5)', () => {
     [{ SVC_UPLOAD_MIN_BYTES_PER_SECOND: '1k' }, 'SVC_UPLOAD_MIN_BYTES_PER_SECOND', /whole number/],
     [{ SVC_UPLOAD_RATE_WINDOW_SECONDS: '0' }, 'SVC_UPLOAD_RATE_WINDOW_SECONDS', /must be between 1 and 3600 \(got 0\)/],
     [{ SVC_UPLOADS_PER_KEY: '0' }, 'SVC_UPLOADS_PER_KEY', /must be between 1 and 10000 \(got 0\)/],
+  ])('%j is refused', (env, variable, problem) => {
+    const err = configError(env);
+    expect(err.variable).toBe(variable);
+    expect(err.message).toMatch(problem);
+  });
+});
+
+describe('database connection bounds (issue 34, point 1)', () => {
+  it('defaults: 5 s to open a connection, 10 s to wait for a free one', () => {
+    expect(loadConfig({}, CWD).dbBounds).toEqual({ connectTimeoutMs: 5000, poolWaitMs: 10_000 });
+  });
+
+  it('reads both, and the wait default follows a shorter request timeout', () => {
+    expect(loadConfig({ SVC_DB_CONNECT_TIMEOUT_MS: '750', SVC_DB_POOL_WAIT_MS: '2500' }, CWD).dbBounds).toEqual({
+      connectTimeoutMs: 750,
+      poolWaitMs: 2500,
+    });
+    expect(loadConfig({ SVC_REQUEST_TIMEOUT_SECONDS: '4' }, CWD).dbBounds.poolWaitMs).toBe(4000);
+  });
+
+  it.each([
+    [{ SVC_DB_CONNECT_TIMEOUT_MS: '99' }, 'SVC_DB_CONNECT_TIMEOUT_MS', /must be between 100 and 600000 \(got 99\)/],
+    [{ SVC_DB_CONNECT_TIMEOUT_MS: '2s' }, 'SVC_DB_CONNECT_TIMEOUT_MS', /whole number/],
+    [{ SVC_DB_POOL_WAIT_MS: '0' }, 'SVC_DB_POOL_WAIT_MS', /must be between 1 and 86400000 \(got 0\)/],
+    [
+      { SVC_DB_POOL_WAIT_MS: '60001' },
+      'SVC_DB_POOL_WAIT_MS',
+      /must not exceed SVC_REQUEST_TIMEOUT_SECONDS \(60000 ms; got 60001\)/,
+    ],
+    [
+      { SVC_REQUEST_TIMEOUT_SECONDS: '5', SVC_DB_POOL_WAIT_MS: '5001' },
+      'SVC_DB_POOL_WAIT_MS',
+      /must not exceed SVC_REQUEST_TIMEOUT_SECONDS \(5000 ms; got 5001\)/,
+    ],
   ])('%j is refused', (env, variable, problem) => {
     const err = configError(env);
     expect(err.variable).toBe(variable);

@@ -183,6 +183,9 @@ describe('connections per address and the global cap', () => {
         SVC_MAX_CONNECTIONS: '4',
         SVC_MAX_CONNECTIONS_PER_ADDRESS: '2',
         SVC_KEEP_ALIVE_TIMEOUT_SECONDS: '30',
+        // The busy requests below wait for bodies that never come; within their first rate
+        // window they are not slow (connection-slow.slow.test.ts has the slow ones).
+        SVC_SLOW_REQUEST_WINDOW_SECONDS: '3600',
         SVC_LOG_LEVEL: 'warn',
       },
       logDestination: { write: (line: string) => void lines.push(line) },

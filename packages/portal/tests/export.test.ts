@@ -134,6 +134,28 @@ describe('GET /api/sessions/{session_id}/export', () => {
     expect(findings[0]).toMatchObject({ known_exploited: true, epss_score: 0.5, date: '2026-03-01' });
   });
 
+  it('keeps only http(s) reference URLs in every format (docs/exports.md#reference-urls)', async () => {
+    const other = newSessionId();
+    const hostile = ['javascript:alert(1)', ' JaVaScRiPt:alert(1)', 'data:text/html,x', '\tvbscript:msgbox(1)'];
+    const base = doc(other, keyA.record.client_id);
+    const withUrls = {
+      ...base,
+      findings: [{ ...base.findings[0], references: { urls: [...hostile, 'HTTPS://Vendor.Example/kb'] } }],
+    };
+    const up = await postUpload(portal.url, keyA.key, sessionParts(withUrls));
+    expect(up.status, up.text).toBe(200);
+    const get = (format: string) =>
+      http(portal.url, 'GET', `/api/sessions/${other}/export?format=${format}`, { headers: withToken(admin) });
+    const [csv, sarif, dojo] = await Promise.all([get('csv'), get('sarif'), get('defectdojo')]);
+    expect(csv.text.split('\r\n')[1]).toContain(',https://vendor.example/kb,');
+    const rule = JSON.parse(sarif.text).runs[0].tool.driver.rules[0];
+    expect([rule.helpUri, rule.help]).toEqual(['https://vendor.example/kb', { text: 'https://vendor.example/kb' }]);
+    expect(dojo.body.findings[0].references).toBe(
+      `https://vendor.example/kb\nhttp://portal.test/collect/?session=${other}&client_id=${keyA.record.client_id}`,
+    );
+    for (const text of [csv.text, sarif.text, dojo.text]) expect(text.toLowerCase()).not.toMatch(/script:|data:/);
+  });
+
   it('400 for an unknown or missing format and a bad id, before any credential check', async () => {
     const bad = await exportOf('format=xlsx', {});
     expect(bad.status).toBe(400);

@@ -116,4 +116,18 @@ describe('npm run feeds:import', () => {
       stdout: '',
     });
   });
+
+  it('refuses a NUL character in a CPE version with exit 2, naming where it is', async () => {
+    const text = nvdFeed([
+      { id: 'CVE-2024-0002', cpes: [{ criteria: 'cpe:2.3:a:acme:widget:1.0\u0000:*:*:*:*:*:*:*' }] },
+    ]);
+    const file = await writeFeedFile(dir, 'nvd-nul.json', text);
+    const at = Buffer.byteLength(text.slice(0, text.indexOf('"cpe:2.3:a:acme')));
+    const res = await runCli(process.execPath, [CLI, '--nvd', file], { env });
+    expect({ code: res.code, stderr: res.stderr, stdout: res.stdout }).toEqual({
+      code: 2,
+      stderr: `${file}: a NUL character (U+0000) in the value of "criteria" at byte ${at}: no feed holds one; the file is refused\n`,
+      stdout: '',
+    });
+  });
 });

@@ -88,14 +88,17 @@ describe('findings of record: migrating a database made by the code before them'
     const dir = await scratch('svc-pre-records-');
     archive = path.join(dir, 'portal.tar');
     await fs.writeFile(archive, gunzipSync(readFileSync(path.join(FIXTURE, 'portal-58b7942.tar.gz'))));
-    // This code's restore, as an operator runs it, into an empty database and data directory.
+    // This code's restore, as an operator runs it, into an empty database and data directory. The
+    // archive predates authenticated backups (format version 1): the operator allows it.
     const databaseUrl = await createTestDatabase();
     const dataDir = await scratch('svc-pre-records-data-');
-    const restored = await runCli(process.execPath, [CLI, 'restore', archive], {
+    const restored = await runCli(process.execPath, [CLI, 'restore', '--allow-unauthenticated', archive], {
       env: { DATABASE_URL: databaseUrl, SVC_DATA_DIR: dataDir, SVC_IDENTITY_KEY_ENCRYPTION_KEY: KEK },
       timeoutMs: 120_000,
     });
-    expect(restored.stderr).toBe('');
+    expect(restored.stderr).toBe(
+      `warning: ${archive} is not authenticated (written before backups were): it was accepted without a check for edits (--allow-unauthenticated)\n`,
+    );
     expect(restored.code).toBe(0);
     portal = await startTestPortal({
       databaseUrl,
@@ -113,7 +116,8 @@ describe('findings of record: migrating a database made by the code before them'
   });
 
   it('restores an archive of schema 0016, which the portal migrates to 0017 at start', async () => {
-    expect((await verifyArchive(archive)).schema_migration).toBe('0016_findings_kev_epss');
+    const auth = { keyEncryptionKey: Buffer.from(KEK, 'hex'), allowUnauthenticated: true };
+    expect((await verifyArchive(archive, auth)).schema_migration).toBe('0016_findings_kev_epss');
     const applied = (await query<{ name: string }>('SELECT name FROM schema_migrations ORDER BY name')).map(
       (r) => r.name,
     );

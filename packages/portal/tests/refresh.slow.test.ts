@@ -76,7 +76,7 @@ describe('PUT /api/refresh', () => {
     it('replaces report.html and nothing else: metadata, status, notes, other files, share token stay', async () => {
       const sessionId = await upload(keyA.key);
       const patched = await http(portal.url, 'PATCH', `/api/sessions?session=${sessionId}`, {
-        headers: withKey(keyA.key),
+        headers: withToken(admin),
         json: { status: 'in_review', note: 'looking' },
       });
       expect(patched.status).toBe(200);
@@ -170,11 +170,10 @@ describe('PUT /api/refresh', () => {
       expect(after.metadata.has_exec_summary).toBe(true);
       expect(Object.keys(after.files).sort()).toEqual(['exec_summary.html', 'report.html', 'session_results.json']);
       expect(await objects()).toHaveLength(objectsBefore.length + 1);
-      const share = await http(
-        portal.url,
-        'GET',
-        `/api/share?token=${(await db.query('SELECT token FROM share_tokens WHERE session_id = $1', [sessionId])).rows[0].token}`,
-      );
+      const stored = (
+        await db.query('SELECT token, token_hash, token_sealed FROM share_tokens WHERE session_id = $1', [sessionId])
+      ).rows[0];
+      const share = await http(portal.url, 'GET', `/api/share?token=${portal.ctx.shareTokens.open(stored)}`);
       expect(share.body.has_exec_summary).toBe(true);
     });
 
@@ -391,7 +390,10 @@ describe('PUT /api/refresh', () => {
         chunks: [Buffer.from('<p>')],
       });
       expect(declared.status).toBe(413);
-      expect(declared.body).toEqual({ error: 'File exceeds 25 MB' });
+      expect(declared.body).toEqual({
+        error: "File exceeds 25 MB (the portal's upload limit, SVC_UPLOAD_MAX_MB)",
+        limit_bytes: UPLOAD_LIMIT_BYTES,
+      });
       const chunk = Buffer.alloc(1024 * 1024, 'b');
       const streamed = await rawRequest(`${portal.url}/api/refresh?session=${sessionId}&file=report.html`, {
         method: 'PUT',
@@ -401,7 +403,10 @@ describe('PUT /api/refresh', () => {
         })(),
       });
       expect(streamed.status).toBe(413);
-      expect(streamed.body).toEqual({ error: 'File exceeds 25 MB' });
+      expect(streamed.body).toEqual({
+        error: "File exceeds 25 MB (the portal's upload limit, SVC_UPLOAD_MAX_MB)",
+        limit_bytes: UPLOAD_LIMIT_BYTES,
+      });
       expect(await objects()).toEqual(objectsBefore);
       expect(await blobTmp(portal.dataDir)).toEqual([]);
       expect((await download(sessionId, 'report.html')).text).toBe(REPORT_V1);

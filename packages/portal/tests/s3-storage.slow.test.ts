@@ -158,7 +158,7 @@ describe('S3-compatible session storage', () => {
     // The portal's sweep, once they are past the grace period, removes both and nothing else.
     const later = new S3BlobStore(peer.settings(prefix), { now: () => Date.now() + 2 * ORPHAN_GRACE_MS });
     try {
-      await sweepOrphanedFiles(portal.ctx.db, later, portal.ctx.logger);
+      await sweepOrphanedFiles(portal.ctx.db, later);
     } finally {
       later.close();
     }
@@ -234,11 +234,11 @@ describe('a portal process started with SVC_BLOB_URL', () => {
     expect(await stopProcess(p)).toEqual({ code: 0, signal: null });
   });
 
-  it('a bucket nothing answers for: exit 1 naming the bucket and the endpoint, never the secret', async () => {
+  it('a bucket nothing answers for: the portal starts anyway, logs the bucket and the endpoint (never the secret), and answers 503 for session files', async () => {
     const dead = await deadAddress();
     try {
       const endpoint = `http://127.0.0.1:${dead.port}`;
-      const p = await spawnPortal({
+      const p = await startPortalProcess({
         dataDir: await makeDataDir('svc-s3-'),
         env: await processEnv({
           ...peer.env(),
@@ -246,10 +246,18 @@ describe('a portal process started with SVC_BLOB_URL', () => {
           AWS_SECRET_ACCESS_KEY: 'Secret-Never-Printed-42',
         }),
       });
-      expect(await waitForExit(p, 60_000)).toEqual({ code: 1, signal: null });
-      expect(p.stderr()).toMatch(
-        new RegExp(`^The portal failed to start: S3 bucket "${peer.bucket}" at ${endpoint} is not reachable: `),
+      const logged = p
+        .stdout()
+        .split('\n')
+        .filter((l) => l.includes('session storage is not reachable; starting without it'))
+        .map((l) => JSON.parse(l) as { err: { message: string } });
+      expect(logged).toHaveLength(1);
+      expect(logged[0]?.err.message).toMatch(
+        new RegExp(`^S3 bucket "${peer.bucket}" at ${endpoint} is not reachable: ECONNRESET`),
       );
+      const up = await postUpload(p.url, LEGACY_KEY, sessionParts(sessionJson(newSessionId())));
+      expect({ status: up.status, body: up.body }).toStrictEqual({ status: 503, body: UNAVAILABLE });
+      expect(await stopProcess(p)).toEqual({ code: 0, signal: null });
       expect(p.stderr() + p.stdout()).not.toContain('Secret-Never-Printed-42');
     } finally {
       await dead.close();

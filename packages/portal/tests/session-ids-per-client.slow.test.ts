@@ -186,7 +186,18 @@ describe('session ids are unique per client', () => {
       };
       const other = await send(id);
       const none = await send(missing);
-      expect([other.status, other.body], `${method} ${path}`).toEqual([404, { error: 'Session not found' }]);
+      // A key never changes a review status: refused before any lookup, the same for every id.
+      const expected =
+        method === 'PATCH'
+          ? [
+              403,
+              {
+                error:
+                  'A key cannot archive a session: archiving takes an identity token (X-Identity-Token) with update:status',
+              },
+            ]
+          : [404, { error: 'Session not found' }];
+      expect([other.status, other.body], `${method} ${path}`).toEqual(expected);
       expect([other.status, other.body], `${method} ${path}`).toEqual([none.status, none.body]);
       // Naming the owner's client explicitly changes nothing.
       const named = await http(
@@ -198,10 +209,7 @@ describe('session ids are unique per client', () => {
           ...(method === 'PATCH' ? { json: { status: 'archived' } } : {}),
         },
       );
-      expect([named.status, named.body], `${method} ${path} client_id=A`).toEqual([
-        404,
-        { error: 'Session not found' },
-      ]);
+      expect([named.status, named.body], `${method} ${path} client_id=A`).toEqual(expected);
     }
     // A scoped user of B: the same, on the detail and the remediation update too.
     const userB = await createScopedUser(portal, [B]);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authenticateKey } from '../src/auth/authenticate.ts';
 import type { UserPrincipal } from '../src/auth/principal.ts';
 import { resolveUser } from '../src/auth/users.ts';
 import { DomainError } from '../src/domain/errors.ts';
@@ -125,8 +126,15 @@ describe('sessions domain refusals', () => {
   });
 
   it('a session gone meanwhile is the 404 of a missing session for delete, rotation and benchmark', async () => {
-    const gone = { clientId: A, sessionId: newSessionId() };
-    expect(await refusal(removeSession(portal.ctx, gone, 'test'))).toEqual(sessionNotFound);
+    const id = newSessionId();
+    await upload(keyA.key, id);
+    const row = (await findSession(portal.ctx.db, { clientId: A, sessionId: id }))!;
+    await removeSession(portal.ctx, row, admin);
+    const gone = { clientId: A, sessionId: id };
+    expect(await refusal(removeSession(portal.ctx, row, admin))).toEqual(sessionNotFound);
+    // The key that uploaded it: its limits find no session to check, and the delete finds none.
+    const key = await authenticateKey(portal.ctx, keyA.key, { address: '127.0.0.1', onLegacyKey: () => undefined });
+    expect(await refusal(removeSession(portal.ctx, row, key))).toEqual(sessionNotFound);
     expect(await refusal(rotateShareToken(portal.ctx, { ref: gone, actor: 'test' }))).toEqual(sessionNotFound);
     expect(await refusal(benchmarkSession(portal.ctx, gone))).toEqual(sessionNotFound);
   });

@@ -215,9 +215,9 @@ describe('share link rotation and revocation', () => {
       const h = withToken(admin);
       const answers = await Promise.all([rotate(s.id, h), rotate(s.id, h), revoke(s.id, h), rotate(s.id, h)]);
       expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
-      const stored = (await db.query('SELECT token FROM share_tokens WHERE session_id = $1', [s.id])).rows.map(
-        (r) => r.token as string,
-      );
+      const stored = (
+        await db.query('SELECT token, token_hash, token_sealed FROM share_tokens WHERE session_id = $1', [s.id])
+      ).rows.map((r) => portal.ctx.shareTokens.open(r));
       expect(stored.length).toBeLessThanOrEqual(1);
       for (const r of [answers[0]!, answers[1]!, answers[3]!]) {
         const token = r.body.share_token as string;

@@ -8,9 +8,9 @@ import { newSessionId, postUpload, sessionParts, type SessionFiles } from '../..
 
 /** GET /api/share and the share page /share/ (docs/api.md#sessions). */
 
-/** The report in the share page's frame: no external loads, pop-ups only, framed by the portal only. */
+/** The report in the share page's frame: no external loads, no pop-ups, no forms, framed by the portal only. */
 const FRAME_CSP =
-  "sandbox allow-scripts allow-popups; default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'";
+  "sandbox allow-scripts; default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'; frame-ancestors 'self'";
 /** The portal's own share pages: only their own inline style (and script), by hash. */
 const PAGE_CSP =
   /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/]{43}='; script-src ('sha256-[A-Za-z0-9+/]{43}='|'none'); frame-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'$/;
@@ -186,8 +186,10 @@ describe('share', () => {
       );
       expect(res.text).toContain(`<p class="meta">10.0.0.0/24 · uploaded ${uploadedAt[withReport]!.slice(0, 10)}</p>`);
       expect(res.text).toContain(
-        `<iframe id="svc-report" title="Report" src="frame?token=${t}&amp;file=report.html" sandbox="allow-scripts allow-popups" referrerpolicy="no-referrer"></iframe>`,
+        `<iframe id="svc-report" title="Report" src="frame?token=${t}&amp;file=report.html" sandbox="allow-scripts" referrerpolicy="no-referrer"></iframe>`,
       );
+      // What the consultation button opens: a fixed page of the portal, never an address from the report.
+      expect(res.text).toContain(`data-consultation="consultation?token=${t}"`);
       expect(res.text).toContain(`data-src="frame?token=${t}&amp;file=exec_summary.html"`);
       expect(res.text).not.toContain(key.record.client_id);
       // Nothing of the report itself is in the page.
@@ -264,9 +266,10 @@ describe('share', () => {
       expect(res.status).toBe(200);
       expectPageHeaders(res);
       expect(res.text).toContain(
-        `<iframe id="svc-report" title="Executive summary" src="frame?token=${tokens[execOnly]}&amp;file=exec_summary.html" sandbox="allow-scripts allow-popups"`,
+        `<iframe id="svc-report" title="Executive summary" src="frame?token=${tokens[execOnly]}&amp;file=exec_summary.html" sandbox="allow-scripts"`,
       );
       expect(res.text).not.toContain('data-src=');
+      expect(res.text).not.toContain(' data-consultation="');
     });
 
     it('a session without HTML files: a summary page, escaped, linking the files through the token', async () => {
@@ -314,6 +317,30 @@ describe('share', () => {
         expectFrameHeaders(res);
       }
       expect((await frame(`?token=${'0'.repeat(64)}`)).status).toBe(404);
+    });
+
+    it("/share/consultation: the contact the stored report names, as a link of the portal's page", async () => {
+      const consultation = (query: string) => http(portal.url, 'GET', `/share/consultation${query}`);
+      const res = await consultation(`?token=${tokens[withReport]}`);
+      expect(res.status).toBe(200);
+      expectPageHeaders(res);
+      expect(res.text).toContain(
+        '<p><a id="svc-consultation" href="mailto:consult@example.com" rel="noopener noreferrer">mailto:consult@example.com</a></p>',
+      );
+      expect(res.text).not.toContain('<script');
+      // A report that names none, no report, an unknown token: 404; a malformed one: 400.
+      for (const q of [`?token=${tokens[noBodyTag]}`, `?token=${tokens[execOnly]}`, `?token=${'0'.repeat(64)}`]) {
+        const none = await consultation(q);
+        expect(none.status, q).toBe(404);
+        expectPageHeaders(none);
+        expect(none.text, q).toContain('<h1>No consultation contact</h1><p>This report names no contact.</p>');
+      }
+      for (const q of ['', '?token=nothex']) {
+        const bad = await consultation(q);
+        expect(bad.status, q).toBe(400);
+        expectPageHeaders(bad);
+        expect(bad.text, q).toContain('<h1>Invalid share link</h1>');
+      }
     });
 
     it('/share redirects to /share/ with the query', async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense, type LicenseFixture, openDb, uniqueClientId } from '../../../test-support/factories.ts';
 import { http, withKey, withToken } from '../../../test-support/http.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+import { multipart, newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
  * Issue 21 (notes): storage is limited per client (SVC_CLIENT_STORAGE_LIMIT_MB, 413) and for
@@ -178,10 +178,14 @@ describe('portal-wide storage limit and free disk', () => {
     try {
       const key = await createLicense(portal, { tier: 'msp' });
       const id = newSessionId();
-      const res = await postUpload(portal.url, key.key, sessionParts(sessionDoc('session-minimal.json', id)));
+      const body = multipart(sessionParts(sessionDoc('session-minimal.json', id)));
+      const res = await postUpload(portal.url, key.key, body);
       expect([res.status, res.body]).toEqual([
         507,
-        { error: "The portal's disk is nearly full (less than 100000000 MB free): the upload was not stored" },
+        {
+          error: `The portal's disk is nearly full: this upload (up to ${body.body.length} bytes) and those in progress would leave less than 100000000 MB free (SVC_MIN_FREE_DISK_MB): the upload was not stored`,
+          limit: 'SVC_MIN_FREE_DISK_MB',
+        },
       ]);
     } finally {
       await portal.close();

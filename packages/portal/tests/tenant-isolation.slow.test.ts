@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../src/events/bus.ts';
+import type { StoredShareToken } from '../src/sessions/share-seal.ts';
 import {
   createLicense,
   createScopedUser,
@@ -97,7 +98,9 @@ type Endpoint = (typeof ENDPOINTS)[number];
  * - GET /api/sessions (listing, detail, client_id filter): identity JWT only (docs/api.md#sessions: decisions
  *   "Review status"); keys get 401. The client_id filter uses the column's client
  *   (missing: a client without sessions); a client outside the caller's scope is a 403.
- * - PATCH/DELETE /api/sessions: an in-scope JWT or a key of the session's client (decisions "Review status").
+ * - PATCH/DELETE /api/sessions: an in-scope JWT. A key never changes a review status (403 before any
+ *   lookup); it deletes only a fresh, untriaged session it uploaded itself (keyA's and keyB's cells;
+ *   another key of the client and the legacy key: 403). tests/session-key-limits.slow.test.ts has the rest.
  * - PATCH /api/remediation-update: identity JWT only, keys 401 (route doc), business and up.
  * - Everywhere: a session of a client out of scope is the same 404 as a missing session
  *   (docs/api.md#ids-are-per-client: which ids another client uses is never observable), no credential 401 (upload: 403).
@@ -195,10 +198,10 @@ const MATRIX: Record<Endpoint, Record<Credential, Row>> = {
     none: [401, 401, 401],
   },
   'PATCH /api/sessions': {
-    keyA: [200, 404, 404],
-    keyB: [404, 200, 404],
-    proA: [200, 404, 404],
-    legacy: [200, 200, 404],
+    keyA: [403, 403, 403],
+    keyB: [403, 403, 403],
+    proA: [403, 403, 403],
+    legacy: [403, 403, 403],
     admin: [200, 200, 404],
     memberA: [200, 404, 404],
     none: [401, 401, 401],
@@ -206,8 +209,8 @@ const MATRIX: Record<Endpoint, Record<Credential, Row>> = {
   'DELETE /api/sessions': {
     keyA: [200, 404, 404],
     keyB: [404, 200, 404],
-    proA: [200, 404, 404],
-    legacy: [200, 200, 404],
+    proA: [403, 404, 404],
+    legacy: [403, 403, 404],
     admin: [200, 200, 404],
     memberA: [200, 404, 404],
     none: [401, 401, 401],
@@ -381,7 +384,7 @@ describe('tenant isolation: every session endpoint × credential × session', ()
     const ofClient = '($2::text IS NULL OR client_id = $2)';
     const [rows, tokens, history, notes, audit, blobs, tmp] = await Promise.all([
       q(`SELECT * FROM sessions WHERE session_id = $1 AND ${ofClient}`),
-      q(`SELECT token FROM share_tokens WHERE session_id = $1 AND ${ofClient}`),
+      q(`SELECT token, token_hash, token_sealed FROM share_tokens WHERE session_id = $1 AND ${ofClient}`),
       q(`SELECT * FROM status_history WHERE session_id = $1 AND ${ofClient} ORDER BY id`),
       q(`SELECT * FROM session_notes WHERE session_id = $1 AND ${ofClient} ORDER BY id`),
       q(`SELECT * FROM audit_events WHERE session_id = $1 AND ${ofClient} ORDER BY id`),
@@ -390,7 +393,8 @@ describe('tenant isolation: every session endpoint × credential × session', ()
     ]);
     return {
       row: (rows[0] as Record<string, unknown> | undefined) ?? null,
-      token: (tokens[0]?.token as string | undefined) ?? null,
+      // Stored as a hash and a sealed copy (sessions/share-seal.ts): the token it holds.
+      token: tokens[0] === undefined ? null : portal.ctx.shareTokens.open(tokens[0] as StoredShareToken),
       history,
       notes,
       audit,

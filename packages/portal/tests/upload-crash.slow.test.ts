@@ -190,8 +190,12 @@ async function crash(p: PortalProcess, postgres: 'kill' | 'leave'): Promise<void
   }
 }
 
+/** The restarted portal's first orphan sweep, which runs once it listens, has completed. */
+const sweptOnce = () => current!.waitForOutput(/"msg":"orphaned file sweep done"/);
+
 /** After a restart: the killed upload left no row and no file (besides `keep`, the committed sessions' objects). */
 async function expectNoTrace(sessionId: string, keep: string[]): Promise<void> {
+  await sweptOnce();
   const rows = await withDatabase((c) => c.query('SELECT session_id FROM sessions WHERE session_id = $1', [sessionId]));
   expect(rows.rowCount).toBe(0);
   const tokens = await withDatabase((c) => c.query('SELECT 1 FROM share_tokens WHERE session_id = $1', [sessionId]));
@@ -369,6 +373,7 @@ describe('upload crash consistency with a real portal process', { timeout: 240_0
     expect(res.status).toBe(200);
     await crash(current!, 'leave');
     current = await start();
+    await sweptOnce();
     const row = await withDatabase((c) => c.query('SELECT files FROM sessions WHERE session_id = $1', [id]));
     expect(row.rowCount).toBe(1);
     const f = (row.rows[0].files as Record<string, { key: string; sha256: string }>)['pipeline.log']!;

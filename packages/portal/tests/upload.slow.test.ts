@@ -3,10 +3,12 @@ import nodeHttp from 'node:http';
 import type pg from 'pg';
 import { sql } from 'kysely';
 import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
+import { sha256Hex } from '@svc/protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LegacyPrincipal } from '../src/auth/principal.ts';
 import { commitSession } from '../src/sessions/commit.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
+import type { StoredShareToken } from '../src/sessions/share-seal.ts';
 import type { DomainEvent } from '../src/events/bus.ts';
 import {
   createLicense,
@@ -76,10 +78,10 @@ describe('POST /api/upload', () => {
         clientId ?? null,
       ])
     ).rows[0] as Record<string, any> | undefined;
+  /** The stored share token (its hash and sealed copy, sessions/share-seal.ts). */
   const tokenRow = async (sessionId: string) =>
-    (await db.query('SELECT token FROM share_tokens WHERE session_id = $1', [sessionId])).rows[0] as
-      | { token: string }
-      | undefined;
+    (await db.query('SELECT token, token_hash, token_sealed FROM share_tokens WHERE session_id = $1', [sessionId]))
+      .rows[0] as StoredShareToken | undefined;
   const storedJson = async (sessionId: string): Promise<Doc> => {
     const r = await row(sessionId);
     return JSON.parse(
@@ -127,7 +129,11 @@ describe('POST /api/upload', () => {
       expect(r!['client_id']).toBe(biz.record.client_id);
       expect(r!['license_id']).toBe(biz.record.id);
       expect(r!['status']).toBe('new');
-      expect((await tokenRow(id))?.token).toBe(res.body.share_token);
+      // Never in clear at rest: its hash, and a copy only the key-encryption key opens.
+      const stored = (await tokenRow(id))!;
+      expect(stored.token).toBeNull();
+      expect(stored.token_hash).toBe(sha256Hex(res.body.share_token));
+      expect(portal.ctx.shareTokens.open(stored)).toBe(res.body.share_token);
 
       const files = r!['files'] as Record<string, { key: string; size: number; sha256: string; content_type: string }>;
       expect(Object.keys(files).sort()).toStrictEqual([
@@ -612,7 +618,11 @@ describe('POST /api/upload', () => {
       const { mp } = bodyOfSize(id, UPLOAD_LIMIT_BYTES + 1);
       const res = await postUpload(portal.url, LEGACY_KEY, mp);
       expect(res.status).toBe(413);
-      expect(res.body).toStrictEqual({ error: 'Upload exceeds 25 MB' });
+      expect(res.body).toStrictEqual({
+        error:
+          "Upload exceeds 25 MB: the whole request may be at most 26214400 bytes (the portal's upload limit, SVC_UPLOAD_MAX_MB)",
+        limit_bytes: UPLOAD_LIMIT_BYTES,
+      });
       expect(await row(id)).toBeUndefined();
       await expectNoLeftovers(objects);
     });
@@ -826,9 +836,11 @@ describe('POST /api/upload', () => {
         seen = { event, visible: view.status, filesOnDisk };
         resolveSeen();
       });
+      let answeredUrl = '';
       try {
         const res = await upload(lic.key, sessionDoc('session-complete.json', id), { log: LOG, report: REPORT });
         expect(res.status).toBe(200);
+        answeredUrl = res.body.share_url;
         await withTimeout(published, 30_000, 'scan_completed was not published');
       } finally {
         unsubscribe();
@@ -857,7 +869,8 @@ describe('POST /api/upload', () => {
         total_findings: 6,
         total_hosts: 3,
         severity_summary: { critical: 1, high: 2, medium: 2, low: 1, info: 0 },
-        share_url: `${BASE_URL}/share/?token=${(await tokenRow(id))!.token}`,
+        // The audit log keeps no share token (the webhook's event has it: webhook-events.slow.test.ts).
+        share_url: `${BASE_URL}/share/?token=[redacted]`,
         uploaded_at: uploadedAt.toISOString(),
         tool_version: '4.2.3',
       };
@@ -870,8 +883,10 @@ describe('POST /api/upload', () => {
         session_id: id,
         client_id: lic.record.client_id,
         actor: `license:${lic.record.id}`,
-        data: expected,
+        // What subscribers hear carries the link itself.
+        data: { ...expected, share_url: answeredUrl },
       });
+      expect(answeredUrl).toMatch(/^http:\/\/portal\.test\/share\/\?token=[0-9a-f]{64}$/);
     });
 
     it('a failed upload publishes and audits nothing', async () => {

@@ -18,6 +18,7 @@ let log: DeliveryLog;
 const AT = new Date('2026-11-22T10:00:00.000Z');
 const NOW = new Date('2026-11-22T10:00:11.000Z');
 const LIMIT = 5;
+const OWNER = 'replica-a:1:00000000';
 
 beforeAll(async () => {
   pool = new pg.Pool({ connectionString: await createTestDatabase(), max: 4 });
@@ -27,7 +28,13 @@ beforeAll(async () => {
     log: (event) => void statements.push(event.query.sql),
   });
   await migrateToLatest(db);
-  log = new DeliveryLog({ db, logger: pino({ level: 'silent' }), disableAfterFailures: LIMIT, now: () => NOW });
+  log = new DeliveryLog({
+    db,
+    logger: pino({ level: 'silent' }),
+    disableAfterFailures: LIMIT,
+    now: () => NOW,
+    lease: { owner: OWNER, seconds: 60 },
+  });
 });
 
 afterAll(async () => {
@@ -64,7 +71,7 @@ function finished(d: DeliveryRow, ok: boolean, tries = ok ? 1 : 2): FinishedDeli
     error: ok && i === tries - 1 ? null : 'timeout after 5 s',
     attempted_at: new Date(AT.getTime() + i * 5_500).toISOString(),
   }));
-  return { deliveryId: d.id, subscriptionId: d.subscription_id, ok, attempts };
+  return { deliveryId: d.id, subscriptionId: d.subscription_id, run: d.runs, ok, attempts };
 }
 
 const streakOf = async (id: string) =>
@@ -82,10 +89,10 @@ const disabledAudit = async () =>
   ).rows;
 
 describe('DeliveryLog', () => {
-  it('opens a fan-out with one INSERT: a pending row per subscription, the body sent once', async () => {
+  it('opens a fan-out with one statement: a pending row and its lease per subscription, the body sent once', async () => {
     const rows = await openFanOut(subs);
     expect(statements).toHaveLength(1);
-    expect(statements[0]!.split('$').length - 1).toBe(6);
+    expect(statements[0]!.split('$').length - 1).toBe(8);
     expect(rows.map((r) => r.subscription_id)).toEqual(subs);
     expect(
       rows.every((r) => r.status === 'pending' && r.created_at.getTime() === AT.getTime() && r.body === '{"a":1}'),
@@ -103,6 +110,43 @@ describe('DeliveryLog', () => {
       status: 'pending',
       attempts: [],
     });
+    // Each held by this process for a minute of the database's clock (webhooks/leases.ts): its
+    // end is 60 s after the INSERT's now(), so at most 60 s after this query's.
+    const { rows: leases } = await pool.query(
+      `SELECT delivery_id, claimed_by, claimed_until - now() BETWEEN interval '30 seconds' AND interval '60 seconds' AS a_minute
+       FROM webhook_delivery_leases ORDER BY delivery_id`,
+    );
+    expect(leases).toEqual(stored.map((r) => ({ delivery_id: r.id, claimed_by: OWNER, a_minute: true })));
+  });
+
+  it("finishing deletes the delivery's lease; a run taken over since (runs moved on) writes nothing but still counts in the streak", async () => {
+    const [mine, takenOver] = await openFanOut(subs.slice(0, 2));
+    // What a sweep does to a delivery whose lease expired: a new run under another owner.
+    await pool.query(
+      `UPDATE webhook_deliveries SET runs = 2 WHERE id = $1;
+       UPDATE webhook_delivery_leases SET claimed_by = 'replica-b:2:00000000' WHERE delivery_id = $1`.replaceAll(
+        '$1',
+        takenOver!.id,
+      ),
+    );
+    await Promise.all([log.finish(finished(mine!, true)), log.finish(finished(takenOver!, false))]);
+    const { rows: stored } = await pool.query(
+      'SELECT status, runs, jsonb_array_length(attempts) AS n FROM webhook_deliveries ORDER BY id',
+    );
+    expect(stored).toEqual([
+      { status: 'succeeded', runs: 1, n: 1 },
+      { status: 'pending', runs: 2, n: 0 },
+    ]);
+    const { rows: leases } = await pool.query('SELECT delivery_id, claimed_by FROM webhook_delivery_leases');
+    expect(leases).toEqual([{ delivery_id: takenOver!.id, claimed_by: 'replica-b:2:00000000' }]);
+    expect(await streakOf(subs[1]!)).toMatchObject({ n: 4 });
+    // The run that owns it now finishes it, and its lease goes.
+    await log.finish({ ...finished(takenOver!, true), run: 2 });
+    const { rows: after } = await pool.query('SELECT status, runs FROM webhook_deliveries WHERE id = $1', [
+      takenOver!.id,
+    ]);
+    expect(after).toEqual([{ status: 'succeeded', runs: 2 }]);
+    expect((await pool.query('SELECT 1 FROM webhook_delivery_leases')).rows).toEqual([]);
   });
 
   it('a subscription deleted since its subscribers were read gets no row, and the others do', async () => {

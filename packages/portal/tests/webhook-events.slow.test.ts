@@ -196,8 +196,10 @@ describe('events from sessions and agents', () => {
     const req = await next('scan_completed', (d) => d['session_id'] === id);
     const data = await expectEvent(req, sub, 'scan_completed');
     const row = (await db.query('SELECT uploaded_at FROM sessions WHERE session_id = $1', [id])).rows[0];
-    const token = (await db.query('SELECT token FROM share_tokens WHERE session_id = $1', [id])).rows[0]
-      .token as string;
+    // The stored token (its sealed copy, sessions/share-seal.ts).
+    const token = portal.ctx.shareTokens.open(
+      (await db.query('SELECT token, token_hash, token_sealed FROM share_tokens WHERE session_id = $1', [id])).rows[0],
+    );
     expect(data).toMatchObject({
       session_id: id,
       client: 'Acme Water District',

@@ -50,6 +50,7 @@ const DELIVERY_KEYS = [
   'event_type',
   'id',
   'redelivery_of',
+  'runs',
   'status',
   'subscription_id',
 ];
@@ -780,6 +781,7 @@ describe('delivery', () => {
       status: 'succeeded',
       redelivery_of: null,
       created_at: expect.stringMatching(ISO),
+      runs: 1,
       attempts: [
         {
           attempt: 1,
@@ -1041,6 +1043,7 @@ describe('delivery', () => {
       status: 'succeeded',
       redelivery_of: logged!['id'],
       created_at: expect.stringMatching(ISO),
+      runs: 1,
       attempts: [
         {
           attempt: 1,

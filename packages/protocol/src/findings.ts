@@ -60,7 +60,13 @@ export const FindingsQuery = Type.Object(
     sort: Type.Optional(Type.Union(FINDING_SORTS.map((s) => Type.Literal(s)))),
     order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: FINDINGS_PAGE_MAX, default: FINDINGS_PAGE_DEFAULT })),
-    cursor: Type.Optional(Type.String({ maxLength: 1024, description: 'next_cursor of the previous page' })),
+    cursor: Type.Optional(
+      Type.String({
+        maxLength: 1024,
+        description:
+          'next_cursor of the previous page, same sort and order; any other cursor is a 400 (docs/api.md#cursors)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -147,7 +147,12 @@ export const RecordsQuery = Type.Composite(
     RecordFilter,
     Type.Object({
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: RECORDS_PAGE_MAX, default: RECORDS_PAGE_DEFAULT })),
-      cursor: Type.Optional(Type.String({ maxLength: 1024, description: 'next_cursor of the previous page' })),
+      cursor: Type.Optional(
+        Type.String({
+          maxLength: 1024,
+          description: 'next_cursor of the previous page; any other cursor is a 400 (docs/api.md#cursors)',
+        }),
+      ),
     }),
   ],
   { additionalProperties: false },

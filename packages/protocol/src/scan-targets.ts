@@ -161,6 +161,18 @@ export function checkScanTarget(value: string): ScanTargetCheck {
   return refuse(value, 'not an address, CIDR block, IPv4 range or host name');
 }
 
+/**
+ * What names one host (a finding's `host` or `hostname` from another scanner's file): an IPv4
+ * address (no zero-padded octets), an IPv6 address (IPv4-mapped ones too: they name a host
+ * even if they are not scanned as such) or an RFC 1123 host name of at most 253 characters.
+ * Undefined for anything else: CIDR blocks, ranges, ports, spaces, controls, markup.
+ */
+export function hostKindOf(value: string): 'ipv4' | 'ipv6' | 'hostname' | undefined {
+  if (isIPv4(value)) return 'ipv4';
+  if (value.includes(':')) return ipv6Words(value) === undefined ? undefined : 'ipv6';
+  return isHostname(value) ? 'hostname' : undefined;
+}
+
 const isV6 = (t: ScanTarget) => t.kind === 'ipv6' || t.kind === 'cidr6';
 
 /**

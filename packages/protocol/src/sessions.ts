@@ -29,9 +29,6 @@ export const UPLOAD_FIELDS: Record<string, SessionFileName> = {
 /** Display files that PUT /api/refresh may replace. */
 export const REFRESHABLE_FILES = ['report.html', 'exec_summary.html'] as const;
 
-/** 25 MB, counted over the whole multipart request body (25 x 1024 x 1024 bytes). */
-export const UPLOAD_LIMIT_BYTES = 25 * 1024 * 1024;
-
 const BySeverity = Type.Object({
   critical: Type.Number(),
   high: Type.Number(),
@@ -243,7 +240,12 @@ export const SessionsQuery = Type.Object(
       Type.String({ format: 'date-time', description: 'only sessions uploaded at or before this instant' }),
     ),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-    cursor: Type.Optional(Type.String({ maxLength: 2048, description: 'next_cursor of the previous page, same sort' })),
+    cursor: Type.Optional(
+      Type.String({
+        maxLength: 2048,
+        description: 'next_cursor of the previous page, same sort; any other cursor is a 400 (docs/api.md#cursors)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

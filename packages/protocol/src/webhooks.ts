@@ -107,15 +107,28 @@ export const DeliveryAttempt = Type.Object({
   attempted_at: IsoDateTime,
 });
 export type DeliveryAttempt = Static<typeof DeliveryAttempt>;
+/** A delivery's states: `pending` until one run records its outcome; `abandoned` when none could (docs/api.md#webhooks). */
+export const WEBHOOK_DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'abandoned'] as const;
 export const WebhookDelivery = Type.Object({
   id: Type.Integer(),
   subscription_id: Type.String(),
   event_id: Type.String(),
   event_type: Type.String(),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed')]),
+  status: Type.Union(
+    WEBHOOK_DELIVERY_STATUSES.map((s) => Type.Literal(s)),
+    {
+      description:
+        '`pending` while on its way; `abandoned`: no run of it recorded an outcome (its replica stopped) SVC_WEBHOOK_MAX_RUNS times, or its subscription was disabled or moved to another client before it could be taken over',
+    },
+  ),
   redelivery_of: Nullable(Type.Integer()),
   created_at: IsoDateTime,
   attempts: Type.Array(DeliveryAttempt),
+  runs: Type.Integer({
+    minimum: 1,
+    description:
+      'times it was started: more than 1 when a replica took it over after the one sending it stopped (the same webhook-id and body each time)',
+  }),
 });
 export type WebhookDelivery = Static<typeof WebhookDelivery>;
 export const DeliveriesQuery = Type.Object(

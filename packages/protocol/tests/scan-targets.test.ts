@@ -3,6 +3,7 @@ import {
   checkScanTarget,
   checkScanTargets,
   DEFAULT_SCAN_MAX_ADDRESSES,
+  hostKindOf,
   MAX_SCAN_TARGETS,
   scanBudgetOf,
 } from '../src/scan-targets.ts';
@@ -153,6 +154,40 @@ describe('checkScanTargets: lists and the address budget', () => {
     });
     expect(checkScanTargets('0.0.0.0/0', null)).toMatchObject({ ok: true, addresses: 2 ** 32 });
     expect(checkScanTargets('10.0.0.1,::1', null)).toMatchObject({ ok: false });
+  });
+});
+
+describe('hostKindOf: what names one host in an imported finding (issue 34 point 9)', () => {
+  it.each([
+    ['192.0.2.10', 'ipv4'],
+    ['2001:db8::7', 'ipv6'],
+    ['::ffff:192.0.2.1', 'ipv6'],
+    ['web.lab.example', 'hostname'],
+    ['DB-01', 'hostname'],
+    ['host.example.', 'hostname'],
+  ])('%s is %s', (value, kind) => {
+    expect(hostKindOf(value)).toBe(kind);
+  });
+
+  it.each([
+    '',
+    '<script>',
+    'two words',
+    'tab\there',
+    'ctl\u0001x',
+    'new\nline',
+    'db_01',
+    '10.0.0.1/24',
+    '10.0.0.1-20',
+    '10.0.0.01',
+    '192.0.2.10:443',
+    'fe80::1%eth0',
+    '-oX',
+    `${'a'.repeat(64)}.example`,
+    `${'a.'.repeat(126)}com`,
+    'https://web.example',
+  ])('%j names no host', (value) => {
+    expect(hostKindOf(value)).toBeUndefined();
   });
 });
 

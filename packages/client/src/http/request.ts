@@ -117,6 +117,11 @@ async function bodyOf(body: RequestBody | undefined): Promise<Body | undefined> 
   return { pieces, length, contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
+/** The bytes a request body would send (its Content-Length), without sending anything. */
+export async function bodyLength(body: RequestBody | undefined): Promise<number> {
+  return (await bodyOf(body))?.length ?? 0;
+}
+
 async function writeBody(req: http.ClientRequest, body: Body): Promise<void> {
   for (const piece of body.pieces) {
     if (Buffer.isBuffer(piece)) {

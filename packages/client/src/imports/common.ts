@@ -1,10 +1,10 @@
-import { isIP } from 'node:net';
-import type { CoverageBlock } from '@svc/protocol';
+import { type CoverageBlock, hostKindOf } from '@svc/protocol';
 import type { Category } from '../pipeline/compliance-map.ts';
 import { CoverageBuilder } from '../pipeline/coverage-builder.ts';
 import type { HostInfo, ScanFinding } from '../pipeline/types.ts';
 import { child, type XmlNode } from '../scanner/parse/xml-node.ts';
-import { MAX_FIELD_CHARS } from './guard.ts';
+import { fieldText, MAX_FIELD_CHARS } from './guard.ts';
+import { type ImportChecks, Keeper } from './keep.ts';
 
 export const FORMATS = ['nmap', 'nessus', 'openvas', 'nuclei'] as const;
 export type ForeignFormat = (typeof FORMATS)[number];
@@ -25,20 +25,37 @@ export interface ImportedScan {
   records: number;
   /** What the file says its scan looked at (docs/cli/import.md, "Coverage"). */
   coverage: CoverageBlock;
+  /** What was left out or cut on the way (imports/keep.ts). */
+  checks: ImportChecks;
 }
 
-/** The hosts a file mentions, with the ports its findings or host records name. */
+/** The hosts a file mentions, with the ports its findings or host records name; each checked by the keeper. */
 export class HostBook {
   readonly #hosts = new Map<string, { hostname?: string; os?: string; ports: Set<number> }>();
+  readonly #keeper: Keeper;
 
-  add(ip: string, info: { hostname?: string | undefined; os?: string | undefined; port?: number | undefined } = {}) {
+  constructor(keeper: Keeper) {
+    this.#keeper = keeper;
+  }
+
+  /** A host record; left out (counted) when its address names no host. */
+  add(
+    address: string,
+    info: { hostname?: string | undefined; os?: string | undefined; port?: number | undefined } = {},
+  ): void {
+    const ip = this.#keeper.host(address);
+    if (ip === undefined) return;
     let h = this.#hosts.get(ip);
     if (h === undefined) {
+      this.#keeper.countHost();
       h = { ports: new Set() };
       this.#hosts.set(ip, h);
     }
-    if (info.hostname !== undefined && info.hostname !== '' && info.hostname !== ip) h.hostname ??= info.hostname;
-    if (info.os !== undefined && info.os !== '') h.os ??= info.os;
+    if (h.hostname === undefined) {
+      const hostname = this.#keeper.hostname(info.hostname);
+      if (hostname !== undefined && hostname !== ip) h.hostname = hostname;
+    }
+    if (h.os === undefined && info.os !== undefined && info.os !== '') h.os = this.#keeper.text(info.os);
     if (info.port !== undefined && info.port > 0) h.ports.add(info.port);
   }
 
@@ -120,7 +137,26 @@ export function referencesOf(cve: string[], cwe: string[], urls: string[]): Pick
   return Object.keys(refs).length === 0 ? {} : { references: refs };
 }
 
-export const isAddress = (v: string): boolean => isIP(v) !== 0;
+/** The findings and hosts of one file, each kept through one Keeper (imports/keep.ts). */
+export class ImportBook {
+  readonly keeper = new Keeper();
+  readonly hosts = new HostBook(this.keeper);
+  readonly findings: ScanFinding[] = [];
+
+  /** Keeps a finding and its host; a finding whose host names no host is left out (counted). */
+  add(f: ScanFinding): void {
+    const kept = this.keeper.finding(f);
+    if (kept === null) return;
+    this.hosts.add(kept.host!, { hostname: kept.hostname, port: kept.port });
+    this.findings.push(kept);
+  }
+}
+
+/** An IPv4 or IPv6 address (not a host name). */
+export const isAddress = (v: string): boolean => {
+  const kind = hostKindOf(v);
+  return kind === 'ipv4' || kind === 'ipv6';
+};
 
 /**
  * One finding per rule, host, port and protocol (the fingerprint's parts): a template matched
@@ -139,8 +175,9 @@ export function mergeDuplicates(findings: readonly ScanFinding[]): ScanFinding[]
       (seen.evidence ?? '').length < MAX_FIELD_CHARS &&
       !(seen.evidence ?? '').includes(f.evidence)
     )
+      // The joined evidence is one field: the cut rule again.
       seen.evidence =
-        seen.evidence === undefined || seen.evidence === '' ? f.evidence : `${seen.evidence}\n${f.evidence}`;
+        seen.evidence === undefined || seen.evidence === '' ? f.evidence : fieldText(`${seen.evidence}\n${f.evidence}`);
   }
   return [...byKey.values()];
 }
@@ -195,8 +232,7 @@ export function reportedCoverage(
 export function importedScan(
   format: ForeignFormat,
   p: {
-    findings: readonly ScanFinding[];
-    hosts: HostBook;
+    book: ImportBook;
     records: number;
     span: TimeSpan;
     target?: string | undefined;
@@ -205,15 +241,18 @@ export function importedScan(
     statedPorts?: readonly string[] | undefined;
   },
 ): ImportedScan {
+  const { book } = p;
+  const keep = (s: string | undefined) => book.keeper.text(s);
   return {
-    coverage: reportedCoverage(format, p.hosts, p.findings, p.statedPorts),
+    coverage: reportedCoverage(format, book.hosts, book.findings, p.statedPorts),
     format,
-    ...given('version', p.version),
-    findings: mergeDuplicates(p.findings),
-    hosts: p.hosts.list(),
-    ...given('target', p.target),
+    ...given('version', keep(p.version)),
+    findings: mergeDuplicates(book.findings),
+    hosts: book.hosts.list(),
+    ...given('target', keep(p.target)),
     ...given('startedAt', p.span.start),
     ...given('finishedAt', p.span.end),
     records: p.records,
+    checks: book.keeper.checks,
   };
 }

@@ -1,10 +1,13 @@
 import fs from 'node:fs';
+import type { XmlLimits } from '../scanner/parse/xml-limits.ts';
 
 /**
  * What every import refuses before or while it reads (docs/cli/import.md "Limits"): files over
  * a size limit, XML with a document type declaration that declares anything (entities, an
  * external DTD), nesting deeper than a fixed limit, a JSON line over a length limit, and content
- * of another format. Parsers read the file in chunks and keep one host or report item at a time.
+ * of another format. Parsers read the file in chunks and keep one host or report item at a time;
+ * the numbers below bound what that item and everything kept may hold, so an import's memory is
+ * bounded whatever the file's size (docs/cli/import.md "Memory").
  */
 
 /** Default largest file `svc import` reads: 512 MiB (`--max-size`). */
@@ -13,8 +16,31 @@ export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
 export const MAX_XML_DEPTH = 64;
 /** Longest JSON line accepted (a Nuclei result with its request and response is well below). */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/**
+ * Most JSON values (objects, arrays and their entries) in one line: JSON.parse makes an object of
+ * each, so 16 MiB of `{},` would take some 500 MB. A Nuclei result holds a few dozen.
+ */
+export const MAX_LINE_VALUES = 100_000;
 /** Longest text kept of one field (plugin output, description); the rest is cut with a marker. */
 export const MAX_FIELD_CHARS = 64 * 1024;
+/** Longest element, attribute or entity name (real ones are a few dozen characters). */
+export const MAX_XML_NAME_CHARS = 1024;
+/** Most attributes on one element (nmap's and Nessus's carry at most about a dozen). */
+export const MAX_XML_ATTRIBUTES = 1024;
+/**
+ * Most elements in the one item held at a time (an nmap host, a Nessus ReportItem or
+ * HostProperties, a Greenbone result): an nmap host with all 65,535 ports open is about
+ * 200,000 (260,000 with a CPE each).
+ */
+export const MAX_ITEM_ELEMENTS = 300_000;
+/** Most characters (attribute values and texts, each already cut) in the one item held at a time. */
+export const MAX_ITEM_CHARS = 16 * 1024 * 1024;
+/** Most findings one import keeps (the pipeline's time and memory grow with them). */
+export const MAX_FINDINGS = 50_000;
+/** Most hosts one import keeps. */
+export const MAX_HOSTS = 65_536;
+/** Most characters all kept findings and hosts hold together, after each field's cut. */
+export const MAX_KEPT_CHARS = 64 * 1024 * 1024;
 
 /**
  * An import that cannot go on. `usage` when the file named is not one to import (missing, not a
@@ -74,6 +100,9 @@ export function headOf(file: string, max = 64 * 1024): string {
  * points at a DTD to fetch (XXE). Checked before any element is read.
  */
 export function refuseDoctype(doctype: string): void {
+  // A long one was cut while read (xml-limits.ts), so what follows the cut cannot be judged.
+  if (doctype.length > MAX_FIELD_CHARS)
+    throw new ImportError(`Refused: the XML's document type declaration is longer than ${MAX_FIELD_CHARS} characters`);
   const body = doctype.trim();
   if (/[[<]/.test(body) || /\b(SYSTEM|PUBLIC)\b/.test(body))
     throw new ImportError(
@@ -81,10 +110,25 @@ export function refuseDoctype(doctype: string): void {
     );
 }
 
-export const tooDeep = () => new ImportError(`Refused: the XML nests elements deeper than ${MAX_XML_DEPTH} levels`);
+/** What the XML parsers (imports/xml-items.ts, the nmap stream) may hold while reading a file. */
+export const IMPORT_XML_LIMITS: XmlLimits = {
+  maxDepth: MAX_XML_DEPTH,
+  maxTextChars: MAX_FIELD_CHARS,
+  maxNameChars: MAX_XML_NAME_CHARS,
+  maxAttributes: MAX_XML_ATTRIBUTES,
+  maxItemElements: MAX_ITEM_ELEMENTS,
+  maxItemChars: MAX_ITEM_CHARS,
+  refuse: (reason) => new ImportError(`Refused: ${reason}`),
+};
 
-/** A field's text, trimmed, cut at MAX_FIELD_CHARS. */
+/** The note that ends a cut field. */
+export const CUT_NOTE = `\n[cut at ${MAX_FIELD_CHARS} characters]`;
+
+/**
+ * The cut rule, the one for every text an import keeps (imports/keep.ts applies it): trimmed,
+ * and past MAX_FIELD_CHARS characters cut there with CUT_NOTE.
+ */
 export function fieldText(text: string): string {
   const t = text.trim();
-  return t.length > MAX_FIELD_CHARS ? `${t.slice(0, MAX_FIELD_CHARS)}\n[cut at ${MAX_FIELD_CHARS} characters]` : t;
+  return t.length > MAX_FIELD_CHARS ? `${t.slice(0, MAX_FIELD_CHARS)}${CUT_NOTE}` : t;
 }

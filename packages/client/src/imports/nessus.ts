@@ -1,12 +1,12 @@
 import type { ScanFinding } from '../pipeline/types.ts';
-import { attr, child, childrenNamed, type XmlNode } from '../scanner/parse/xml-node.ts';
+import { attr, childrenNamed, type XmlNode } from '../scanner/parse/xml-node.ts';
 import {
   categoryOf,
   cveList,
   cvssOf,
   cweList,
   given,
-  HostBook,
+  ImportBook,
   type ImportedScan,
   importedScan,
   referencesOf,
@@ -20,7 +20,9 @@ import { streamXmlItems } from './xml-items.ts';
 /**
  * Nessus `.nessus` (v2): NessusClientData_v2 → Policy (ServerPreferences TARGET) and Report →
  * ReportHost (HostProperties tags, ReportItem per plugin result). Tenable's "Nessus v2 File
- * Format" document describes it; docs/cli/import.md has the mapping.
+ * Format" document describes it; docs/cli/import.md has the mapping. HostProperties and each
+ * ReportItem are read one at a time (a host of thousands of items is never held whole): the
+ * format writes HostProperties first, and an item before it takes its host from ReportHost@name.
  */
 
 /** ReportItem severity 0..4 (Nessus's risk: none, low, medium, high, critical). */
@@ -76,39 +78,64 @@ function itemFinding(item: XmlNode, ip: string, hostname: string | undefined): S
   };
 }
 
+/** The ReportHost being read: its name, then what its HostProperties say. */
+interface OpenHost {
+  name: string;
+  ip?: string | undefined;
+  hostname?: string | undefined;
+  added: boolean;
+}
+
 export async function parseNessus(file: string, maxBytes: number): Promise<ImportedScan> {
-  const findings: ScanFinding[] = [];
-  const hosts = new HostBook();
+  const book = new ImportBook();
   let target: string | undefined;
   let portRange: string | undefined;
   const span = new TimeSpan();
   let records = 0;
+  let host: OpenHost | undefined;
+  const isHost = (p: readonly string[]) => p.length === 3 && p[1] === 'Report' && p[2] === 'ReportHost';
+  /** The host record, once: from HostProperties, else (none before an item, or none at all) the name. */
+  const addHost = (h: OpenHost, os?: string) => {
+    if (h.added) return;
+    h.added = true;
+    h.ip ??= h.name;
+    if (h.ip !== '') book.hosts.add(h.ip, { hostname: h.hostname, os });
+  };
   await streamXmlItems(file, maxBytes, {
     roots: ['NessusClientData_v2'],
     format: 'Nessus v2',
     isItem: (p) =>
-      (p.length === 3 && p[1] === 'Report' && p[2] === 'ReportHost') ||
+      (p.length === 4 && isHost(p.slice(0, 3)) && (p[3] === 'HostProperties' || p[3] === 'ReportItem')) ||
       (p.length === 5 && p[3] === 'ServerPreferences' && p[4] === 'preference'),
+    onOpen: (p, attrs) => {
+      if (!isHost(p)) return;
+      records += 1;
+      host = { name: attrs['name'] ?? '', added: false };
+    },
+    onClose: (p) => {
+      if (isHost(p) && host !== undefined) addHost(host);
+      if (isHost(p)) host = undefined;
+    },
     onItem: (_path, node) => {
       if (node.name === 'preference') {
         if (textOf(node, 'name') === 'TARGET') target = textOf(node, 'value');
         if (textOf(node, 'name') === 'port_range') portRange = textOf(node, 'value');
         return;
       }
-      records += 1;
-      const tags = new Map<string, string>();
-      for (const t of childrenNamed(child(node, 'HostProperties') ?? node, 'tag'))
-        if (t.attrs['name'] !== undefined) tags.set(t.attrs['name'], t.text);
-      const ip = tags.get('host-ip') || (attr(node, 'name') ?? '');
-      if (ip === '') return;
-      const hostname = tags.get('host-fqdn') || tags.get('hostname') || tags.get('netbios-name') || undefined;
-      hosts.add(ip, { hostname, os: tags.get('operating-system') });
-      span.add(hostTime(tags, 'HOST_START'), hostTime(tags, 'HOST_END'));
-      for (const item of childrenNamed(node, 'ReportItem')) {
-        const f = itemFinding(item, ip, hostname);
-        hosts.add(ip, { port: f.port });
-        findings.push(f);
+      if (host === undefined) return;
+      if (node.name === 'HostProperties') {
+        const tags = new Map<string, string>();
+        for (const t of childrenNamed(node, 'tag'))
+          if (t.attrs['name'] !== undefined) tags.set(t.attrs['name'], t.text);
+        span.add(hostTime(tags, 'HOST_START'), hostTime(tags, 'HOST_END'));
+        if (host.added) return;
+        host.ip = tags.get('host-ip') || host.name;
+        host.hostname = tags.get('host-fqdn') || tags.get('hostname') || tags.get('netbios-name') || undefined;
+        addHost(host, tags.get('operating-system'));
+        return;
       }
+      addHost(host);
+      if (host.ip !== '') book.add(itemFinding(node, host.ip!, host.hostname));
     },
   });
   const normalisedTarget = target
@@ -116,8 +143,7 @@ export async function parseNessus(file: string, maxBytes: number): Promise<Impor
     .filter((t) => t !== '')
     .join(',');
   return importedScan('nessus', {
-    findings,
-    hosts,
+    book,
     records,
     span,
     target: normalisedTarget,

@@ -2,10 +2,11 @@ import type { VulnIndex } from '@svc/protocol';
 import fs from 'node:fs';
 import type { HostInfo, ScanFinding } from '../pipeline/types.ts';
 import { CoverageBuilder } from '../pipeline/coverage-builder.ts';
-import { addAnsweredHost, addScannedPorts, NmapXmlStream, scanTimeOf, toHostInfos } from '../scanner/parse/index.ts';
+import { addScannedPorts, answeredAddresses, NmapXmlStream, scanTimeOf, toHostInfos } from '../scanner/parse/index.ts';
 import { detectFindings } from '../scanner/rules/index.ts';
 import { given, type ImportedScan } from './common.ts';
-import { headOf, ImportError, MAX_XML_DEPTH, readChunks, refuseDoctype, tooDeep } from './guard.ts';
+import { headOf, IMPORT_XML_LIMITS, ImportError, readChunks, refuseDoctype } from './guard.ts';
+import { Keeper, namesHost } from './keep.ts';
 
 /**
  * nmap's XML (`-oX`) from a scan run elsewhere, through the same streaming parser and detection
@@ -70,19 +71,27 @@ export async function parseNmapFile(
   const scanTime = ahead ?? now;
   const findings: ScanFinding[] = [];
   const hosts: HostInfo[] = [];
+  const keeper = new Keeper();
   let records = 0;
   let rootSeen = false;
-  // The same rule as svc scan's: hosts nmap reports up, ports its <scaninfo> says it scanned.
+  // The same rule as svc scan's: hosts nmap reports up, ports its <scaninfo> says it scanned;
+  // an address that names no host (checked below for the findings too) is left out.
   const coverage = new CoverageBuilder();
   const stream = new NmapXmlStream({
     onHost: (host) => {
       records += 1;
-      addAnsweredHost(coverage, host);
-      findings.push(...detectFindings([host], { scanTime, vulnIndex }));
-      hosts.push(...toHostInfos([host]));
+      for (const a of answeredAddresses(host)) if (namesHost(a)) coverage.addHost(a);
+      for (const f of detectFindings([host], { scanTime, vulnIndex })) {
+        const kept = keeper.finding(f);
+        if (kept !== null) findings.push(kept);
+      }
+      for (const h of toHostInfos([host])) {
+        const kept = keeper.hostInfo(h);
+        if (kept !== null) hosts.push(kept);
+      }
     },
     onDoctype: refuseDoctype,
-    limitDepth: { max: MAX_XML_DEPTH, tooDeep },
+    limits: IMPORT_XML_LIMITS,
   });
   let info: ReturnType<NmapXmlStream['end']>;
   try {
@@ -109,12 +118,13 @@ export async function parseNmapFile(
   return {
     format: 'nmap',
     coverage: coverage.block({ profile: 'nmap', tools: ['nmap'], source: 'import:nmap' }),
-    ...given('version', info.version),
+    ...given('version', keeper.text(info.version)),
     findings,
     hosts,
-    ...given('target', target),
+    ...given('target', keeper.text(target)),
     ...given('startedAt', info.start === undefined ? undefined : new Date(info.start * 1000)),
     ...given('finishedAt', scanTimeOf(info) ?? undefined),
     records,
+    checks: keeper.checks,
   };
 }

@@ -4,7 +4,7 @@ import {
   cveList,
   cweList,
   given,
-  HostBook,
+  ImportBook,
   type ImportedScan,
   isAddress,
   importedScan,
@@ -13,7 +13,7 @@ import {
   TimeSpan,
   validPort,
 } from './common.ts';
-import { fieldText, ImportError, MAX_LINE_BYTES, readChunks } from './guard.ts';
+import { ImportError, MAX_LINE_BYTES, MAX_LINE_VALUES, readChunks } from './guard.ts';
 
 /**
  * Nuclei's JSON lines (`nuclei -jsonl -o file`): one result a line, with `template-id`, `info`
@@ -87,9 +87,9 @@ function lineFinding(r: Json): ScanFinding | null {
     ...given('port', place.port),
     ...given('protocol', place.port === undefined ? undefined : type === 'dns' ? 'udp' : 'tcp'),
     ...given('service', type === 'http' ? place.scheme : undefined),
-    ...given('evidence', fieldText(evidence.join('\n'))),
-    ...given('description', fieldText(str(info['description']) ?? '')),
-    ...given('remediation', fieldText(str(info['remediation']) ?? '')),
+    ...given('evidence', evidence.join('\n')),
+    ...given('description', str(info['description'])),
+    ...given('remediation', str(info['remediation'])),
     ...referencesOf(
       cveList(list(cls['cve-id'])),
       cweList(list(cls['cwe-id'])),
@@ -101,14 +101,17 @@ function lineFinding(r: Json): ScanFinding | null {
 }
 
 export async function parseNuclei(file: string, maxBytes: number): Promise<ImportedScan> {
-  const findings: ScanFinding[] = [];
-  const hosts = new HostBook();
+  const book = new ImportBook();
   const span = new TimeSpan();
   let records = 0;
   let lineNo = 0;
   const take = (line: string) => {
     lineNo += 1;
     if (line.trim() === '') return;
+    if (tooManyValues(line))
+      throw new ImportError(
+        `Refused: line ${lineNo} holds more than ${MAX_LINE_VALUES} JSON values (not a Nuclei result)`,
+      );
     let r: unknown;
     try {
       r = JSON.parse(line);
@@ -129,9 +132,7 @@ export async function parseNuclei(file: string, maxBytes: number): Promise<Impor
     }
     const t = Date.parse(str((r as Json)['timestamp']) ?? '');
     if (!Number.isNaN(t)) span.add(new Date(t));
-    if (f === null) return;
-    hosts.add(f.host!, { hostname: f.hostname, port: f.port });
-    findings.push(f);
+    if (f !== null) book.add(f);
   };
   const decoder = new TextDecoder('utf-8');
   // Bytes of the line being read; the parts are joined only once it ends.
@@ -154,7 +155,22 @@ export async function parseNuclei(file: string, maxBytes: number): Promise<Impor
   parts.push(decoder.decode());
   take(parts.join(''));
   if (records === 0) throw new ImportError('Not Nuclei JSON lines: the file holds no result');
-  return importedScan('nuclei', { findings, hosts, records, span });
+  return importedScan('nuclei', { book, records, span });
+}
+
+/** Whether a JSON text opens more than MAX_LINE_VALUES objects, arrays or entries (`{`, `[`, `,` outside strings). */
+function tooManyValues(line: string): boolean {
+  let values = 0;
+  let inString = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i += 1;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if ((c === 0x7b || c === 0x5b || c === 0x2c) && ++values > MAX_LINE_VALUES) return true;
+  }
+  return false;
 }
 
 const lineTooLong = (n: number) =>

@@ -5,7 +5,7 @@ import {
   cveList,
   cvssOf,
   given,
-  HostBook,
+  ImportBook,
   type ImportedScan,
   importedScan,
   referencesOf,
@@ -104,8 +104,7 @@ function statedPortRanges(target: XmlNode | undefined): string[] {
 const INFO_ELEMENTS = new Set(['host', 'task', 'scan_start', 'scan_end', 'gmp', 'omp']);
 
 export async function parseOpenvas(file: string, maxBytes: number): Promise<ImportedScan> {
-  const findings: ScanFinding[] = [];
-  const hosts = new HostBook();
+  const book = new ImportBook();
   let target: string | undefined;
   let version: string | undefined;
   const stated: string[] = [];
@@ -125,9 +124,7 @@ export async function parseOpenvas(file: string, maxBytes: number): Promise<Impo
         records += 1;
         const severity = severityOf(node);
         const f = severity === null ? null : resultFinding(node, severity);
-        if (f === null) return;
-        hosts.add(f.host!, { hostname: f.hostname, port: f.port });
-        findings.push(f);
+        if (f !== null) book.add(f);
       } else if (node.name === 'host') {
         const ip = textOf(node, 'ip');
         if (ip === undefined) return;
@@ -135,10 +132,11 @@ export async function parseOpenvas(file: string, maxBytes: number): Promise<Impo
           childrenNamed(node, 'detail')
             .find((d) => textOf(d, 'name') === name)
             ?.children.find((c) => c.name === 'value')?.text;
-        hosts.add(ip, { hostname: detail('hostname'), os: detail('best_os_txt') });
+        book.hosts.add(ip, { hostname: detail('hostname'), os: detail('best_os_txt') });
       } else if (node.name === 'task') {
         target = textOf(child(node, 'target'), 'name') ?? target;
-        stated.push(...statedPortRanges(child(node, 'target')));
+        // Kept until the end, so counted as kept text: a file of many tasks stays bounded.
+        for (const range of statedPortRanges(child(node, 'target'))) stated.push(book.keeper.text(range)!);
       } else if (node.name === 'scan_start') {
         span.add(time(node), undefined);
       } else if (node.name === 'scan_end') {
@@ -148,5 +146,5 @@ export async function parseOpenvas(file: string, maxBytes: number): Promise<Impo
       }
     },
   });
-  return importedScan('openvas', { findings, hosts, records, span, target, version, statedPorts: stated });
+  return importedScan('openvas', { book, records, span, target, version, statedPorts: stated });
 }

@@ -13,6 +13,7 @@ import { type UploadedSession, uploadProduced } from '../upload/produced-upload.
 import { CLIENT_VERSION } from '../version.ts';
 import type { ForeignFormat } from './common.ts';
 import { parseForeignFile } from './detect.ts';
+import { checksLine, type ImportChecks } from './keep.ts';
 
 /**
  * A foreign scanner's file to a session, through the pipeline a scan goes through: parse (the
@@ -33,6 +34,8 @@ export interface ImportResult {
   id: string;
   doc: SessionFile;
   format: ForeignFormat;
+  /** What the import left out or cut (docs/cli/import.md "Hosts and host names", "Limits"). */
+  checks: ImportChecks;
   upload?: UploadedSession | undefined;
 }
 
@@ -50,9 +53,11 @@ export async function runImport(
     vulnIndex: input.vulnIndex,
   });
   const read = deps.now().getTime() - begun.getTime();
+  const checked = checksLine(scan.checks);
   deps.info(
     `${scan.format}: ${scan.records} records, ${scan.findings.length} findings on ${scan.hosts.length} hosts (${read} ms)`,
   );
+  if (checked !== '') warn(checked);
   const target =
     input.target?.trim() || scan.target || scan.hosts.map((h) => h.ip).join(',') || path.basename(input.file);
   // The file's own times where it has them: the scan ran then, not when it was imported.
@@ -106,6 +111,7 @@ export async function runImport(
     },
     preamble: [
       `import ${scan.format} ${JSON.stringify(path.basename(input.file))} (${size} bytes): ${scan.records} records, ${scan.findings.length} findings, ${read} ms`,
+      ...(checked === '' ? [] : [`import checks: ${checked}`]),
     ],
   }).finally(() => claimed.release());
   for (const w of produced.warnings) warn(w);
@@ -113,5 +119,5 @@ export async function runImport(
     input.upload === undefined
       ? undefined
       : await uploadProduced({ target: input.upload, produced, tier: license.tier, settings, warn });
-  return { path: produced.path, id: produced.id, doc: produced.doc, format: scan.format, upload };
+  return { path: produced.path, id: produced.id, doc: produced.doc, format: scan.format, checks: scan.checks, upload };
 }

@@ -29,7 +29,10 @@ export class CoverageBuilder {
     const p = transportOf(protocol);
     const ranges = list == null ? null : parsePortList(list);
     if (p === null || ranges === null || ranges.length === 0) return this;
-    this.#ranges.set(p, [...(this.#ranges.get(p) ?? []), ranges]);
+    // Appended in place: a copy per call made an import of 50,000 findings take minutes.
+    const lists = this.#ranges.get(p);
+    if (lists === undefined) this.#ranges.set(p, [ranges]);
+    else lists.push(ranges);
     return this;
   }
 

@@ -35,6 +35,7 @@ import {
   type UploadFiles,
 } from './requests.ts';
 import type { PortalTarget } from './target.ts';
+import { checkUploadSize, uploadTimeoutMs } from './upload-size.ts';
 
 /** What GET /api/vuln-index answered. */
 export type VulnIndexAnswer =
@@ -99,9 +100,9 @@ export function createPortalClient(opts: PortalClientOptions): PortalClient {
   const { target } = opts;
   const timeoutMs = opts.timeoutMs ?? target.timeoutS * 1000;
 
-  async function exchange(spec: RequestSpec): Promise<HttpResponse> {
+  async function exchange(spec: RequestSpec, ms = timeoutMs): Promise<HttpResponse> {
     try {
-      return await (opts.transport ?? send)(spec, timeoutMs);
+      return await (opts.transport ?? send)(spec, ms);
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
       throw new PortalError(err.kind === 'network' ? 'unreachable' : err.kind, err.message);
@@ -119,8 +120,8 @@ export function createPortalClient(opts: PortalClientOptions): PortalClient {
   }
 
   /** The 200 answer's bytes; any other status is an `http` error carrying the portal's message. */
-  async function ok(spec: RequestSpec): Promise<HttpResponse> {
-    const res = await exchange(spec);
+  async function ok(spec: RequestSpec, ms = timeoutMs): Promise<HttpResponse> {
+    const res = await exchange(spec, ms);
     if (res.status !== 200) throw refused(res);
     return res;
   }
@@ -136,9 +137,9 @@ export function createPortalClient(opts: PortalClientOptions): PortalClient {
     return { kind: 'index', body: res.body, gzipped: res.headers['content-encoding'] === 'gzip' };
   }
 
-  async function call<S extends TSchema>(build: () => RequestSpec, schema: S): Promise<Static<S>> {
+  async function call<S extends TSchema>(build: () => RequestSpec, schema: S, ms = timeoutMs): Promise<Static<S>> {
     const spec = build();
-    const res = await ok(spec);
+    const res = await ok(spec, ms);
     return checkedAnswer(schema, res.status, res.body.toString('utf8'), `${spec.method} ${new URL(spec.url).pathname}`);
   }
 
@@ -147,7 +148,11 @@ export function createPortalClient(opts: PortalClientOptions): PortalClient {
     health: () => call(() => healthRequest(target), HealthResponse),
     license: (key) =>
       call(() => licenseRequest(key === undefined ? target : { ...target, apiKey: key }), LicenseValidation),
-    upload: (files) => call(() => uploadRequest(target, files), UploadResponse),
+    upload: async (files) => {
+      const spec = uploadRequest(target, files);
+      const bytes = await checkUploadSize(target, spec);
+      return call(() => spec, UploadResponse, uploadTimeoutMs(timeoutMs, bytes));
+    },
     refresh: (sessionId, file, input) => call(() => refreshRequest(target, sessionId, file, input), RefreshResponse),
     download: async (sessionId, file) => (await ok(downloadRequest(target, sessionId, file))).body,
     latestState: (scanTarget, clientId) =>

@@ -19,7 +19,9 @@ export type PortalErrorKind =
   /** The target is not usable (a portal URL that is not a URL, a bad timeout). */
   | 'config'
   /** A file the request sends cannot be read. */
-  | 'file';
+  | 'file'
+  /** The upload is over the upload limit (SVC_UPLOAD_MAX_MB): refused here, nothing was sent. */
+  | 'too_large';
 
 export class PortalError extends Error {
   readonly kind: PortalErrorKind;

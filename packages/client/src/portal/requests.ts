@@ -128,7 +128,7 @@ export function sessionsRequest(target: PortalTarget, query: Record<string, stri
   return { method: 'GET', url: url(target, 'sessions', query), headers: withJwt(target) };
 }
 
-/** DELETE /api/sessions?session=: with the key of the session's client, or the JWT. */
+/** DELETE /api/sessions?session=: with the key (its own fresh, untriaged uploads only: docs/api.md#sessions), or the JWT. */
 export function deleteSessionRequest(target: PortalTarget, sessionId: string): RequestSpec {
   const headers = target.apiKey !== null ? withKey(target) : withJwt(target);
   return { method: 'DELETE', url: url(target, 'sessions', { session: sessionId }), headers };

@@ -1,4 +1,11 @@
 import { isIPv4 } from 'node:net';
+import {
+  MAX_UPLOAD_LIMIT_MB,
+  parseUploadLimitMb,
+  UPLOAD_LIMIT_BYTES,
+  UPLOAD_LIMIT_SETTING,
+  uploadLimitBytes,
+} from '@svc/protocol';
 import { deriveEndpoint, EndpointError, type PortalEndpoint } from '../config/endpoints.ts';
 import type { Settings } from '../config/settings.ts';
 import { PortalError } from './errors.ts';
@@ -11,6 +18,8 @@ export interface PortalTarget {
   apiKey: string | null;
   jwt: string | null;
   timeoutS: number;
+  /** Largest upload body sent (SVC_UPLOAD_MAX_MB, the portal's limit); the protocol's 25 MB when absent. */
+  uploadLimitBytes?: number;
 }
 
 export const DEFAULT_TIMEOUT_S = 30;
@@ -96,6 +105,18 @@ export interface TargetFlags {
   timeout?: string | undefined;
 }
 
+/** SVC_UPLOAD_MAX_MB in bytes: the portal's upload limit, to refuse a larger upload before sending it. */
+export function uploadLimitOf(settings: Settings): number {
+  const raw = settings.get(UPLOAD_LIMIT_SETTING);
+  if (raw === undefined) return UPLOAD_LIMIT_BYTES;
+  const mb = parseUploadLimitMb(raw);
+  if (mb === null)
+    throw configError(
+      `${UPLOAD_LIMIT_SETTING} must be a whole number of MB from 1 to ${MAX_UPLOAD_LIMIT_MB}, the portal's upload limit (got "${raw}")`,
+    );
+  return uploadLimitBytes(mb);
+}
+
 /** The timeout flag or setting in seconds: a whole number from 1 to 3600. */
 export function timeoutOf(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_TIMEOUT_S;
@@ -125,5 +146,5 @@ export function resolveTarget(
       ? flags.key
       : (resolveKey(settings, opts.home, opts.warn ?? (() => undefined))?.key ?? null);
   const jwt = flags.jwt ?? settings.get('SVC_JWT') ?? settings.get('CONSULTATION_JWT') ?? null;
-  return { uploadUrl, apiKey, jwt, timeoutS: timeoutOf(flags.timeout) };
+  return { uploadUrl, apiKey, jwt, timeoutS: timeoutOf(flags.timeout), uploadLimitBytes: uploadLimitOf(settings) };
 }

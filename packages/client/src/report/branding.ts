@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { httpUrl } from '@svc/protocol';
 import type { Branding } from './types.ts';
 
 /**
@@ -49,15 +50,8 @@ export function footerEmail(value: string): string | null {
   return EMAIL.test(v) ? v : null;
 }
 
-/** An http(s) URL usable as a link (never javascript: or data:), or null. */
-export function footerUrl(value: string): string | null {
-  try {
-    const url = new URL(value.trim());
-    return url.protocol === 'https:' || url.protocol === 'http:' ? url.href : null;
-  } catch {
-    return null;
-  }
-}
+/** An http(s) URL usable as a link (never javascript: or data:: the protocol's httpUrl), or null. */
+export const footerUrl = (value: string): string | null => httpUrl(value.trim());
 
 export type Env = Readonly<Record<string, string | undefined>>;
 

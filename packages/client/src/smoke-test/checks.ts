@@ -430,9 +430,9 @@ export interface CleanupResult {
 }
 
 /**
- * Deletes what the run stored: DELETE /api/sessions?session= with the key (this portal
- * lets the key of the session's client delete it), else with the JWT when one is set.
- * 404 counts as gone.
+ * Deletes what the run stored: DELETE /api/sessions?session= with the key (the key that uploaded
+ * a session may delete it for 15 minutes while untriaged: docs/api.md#sessions), else with the
+ * JWT when one is set. 404 counts as gone.
  */
 export async function cleanup(setup: SmokeSetup, state: SmokeState): Promise<CleanupResult> {
   const ids = [...state.stored];

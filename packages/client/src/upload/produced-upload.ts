@@ -57,7 +57,9 @@ export async function uploadProduced(opts: {
     body = await client.upload(files);
   } catch (err) {
     if (err instanceof PortalError && !isSetupError(err)) {
-      const why = sessionTargetConflict(err, files.session) ?? `Upload failed: ${err.message}`;
+      const why =
+        sessionTargetConflict(err, files.session) ??
+        (err.kind === 'too_large' ? err.message : `Upload failed: ${err.message}`);
       throw new ScanUploadError(`${why} (the session is in ${produced.path})`, produced.path, { cause: err });
     }
     throw err;

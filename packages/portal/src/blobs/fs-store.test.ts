@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { FsBlobStore } from './fs-store.ts';
-import { describeBlobStoreContract } from '../../tests/helpers/blob-contract.ts';
+import { describeBlobStoreContract, referencing } from '../../tests/helpers/blob-contract.ts';
 import { OWNER_TAG } from './owner.ts';
 
 /** The file-system blob store: the contract every store keeps, then what only files have (directories, writer tags). */
@@ -101,9 +101,7 @@ describe('FsBlobStore', () => {
       await fs.writeFile(path.join(root, 'objects', 'sessions', 'old', `${dead}-0000000000000003`), 'never committed');
       await fs.writeFile(path.join(root, 'objects', 'sessions', 'old', `${dead}-0000000000000004`), 'committed');
       const mine = await store.put('sessions/new', [Buffer.from('live writer, not referenced yet')]);
-      const referenced = new Set([`sessions/old/${dead}-0000000000000004`]);
-
-      const { removed } = await store.sweep((key) => referenced.has(key));
+      const { removed } = await store.sweep(referencing(`sessions/old/${dead}-0000000000000004`));
       expect(removed).toBe(2);
       expect(await filesUnder(path.join(root, 'tmp'))).toStrictEqual([`${otherHost}-0000000000000002`]);
       expect(await filesUnder(path.join(root, 'objects'))).toStrictEqual(
@@ -114,19 +112,60 @@ describe('FsBlobStore', () => {
       );
     });
 
+    it('goes page by page (1,200 orphans in several directories, at most 1,000 keys at a time) and stops between pages when aborted', async () => {
+      const dead = `${host}.${deadPid()}.deadbeef`;
+      const keys = Array.from(
+        { length: 1200 },
+        (_, i) => `sessions/d${i % 4}/${dead}-${i.toString(16).padStart(16, '0')}`,
+      );
+      for (let d = 0; d < 4; d++) await fs.mkdir(path.join(root, 'objects', 'sessions', `d${d}`), { recursive: true });
+      for (let i = 0; i < keys.length; i += 100)
+        await Promise.all(
+          keys.slice(i, i + 100).map((key) => fs.writeFile(path.join(root, 'objects', ...key.split('/')), 'x')),
+        );
+
+      // Stopped on its first page: nothing is removed, the second page is never read.
+      const stopping = new AbortController();
+      const reason = new Error('stopping');
+      const seen: number[] = [];
+      const stopped = store.sweep(
+        async (candidates) => {
+          seen.push(candidates.length);
+          stopping.abort(reason);
+          return new Set(candidates);
+        },
+        { signal: stopping.signal },
+      );
+      await expect(stopped).rejects.toBe(reason);
+      expect(seen).toStrictEqual([1000]);
+      expect(await filesUnder(path.join(root, 'objects'))).toHaveLength(1200);
+
+      const kept = new Set(keys.filter((_, i) => i % 5 === 0));
+      const pages: number[] = [];
+      const { removed } = await store.sweep(async (candidates) => {
+        pages.push(candidates.length);
+        return new Set(candidates.filter((k) => kept.has(k)));
+      });
+      expect(pages).toStrictEqual([1000, 200]);
+      expect(removed).toBe(960);
+      expect(await filesUnder(path.join(root, 'objects'))).toStrictEqual(
+        [...kept].map((k) => path.join(...k.split('/'))).sort(),
+      );
+    });
+
     it('a previous run of this same pid (a restarted container, pid 1 again) counts as gone', async () => {
       const previous = `${host}.${process.pid}.0badc0de`;
       await fs.writeFile(path.join(root, 'tmp', `${previous}-0000000000000001`), 'x');
-      expect((await store.sweep(() => false)).removed).toBe(1);
+      expect((await store.sweep(referencing())).removed).toBe(1);
     });
 
     it('leftovers of writers it cannot judge go after the grace period', async () => {
       const foreign = path.join(root, 'tmp', 'ffffffff.1.cafe-0000000000000001');
       await fs.writeFile(foreign, 'x');
-      expect((await store.sweep(() => false)).removed).toBe(0);
+      expect((await store.sweep(referencing())).removed).toBe(0);
       const old = new Date(Date.now() - 2 * 3600_000);
       await fs.utimes(foreign, old, old);
-      expect((await store.sweep(() => false)).removed).toBe(1);
+      expect((await store.sweep(referencing())).removed).toBe(1);
     });
   });
 });

@@ -4,7 +4,16 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertKey, BlobNotFoundError, type BlobStore, ORPHAN_GRACE_MS, type PutResult } from './store.ts';
+import {
+  assertKey,
+  BlobNotFoundError,
+  type BlobStore,
+  ORPHAN_GRACE_MS,
+  type PutResult,
+  type ReferencedKeys,
+  SWEEP_PAGE,
+  type SweepOptions,
+} from './store.ts';
 import { OWNER_TAG, writerIsGone } from './owner.ts';
 
 /**
@@ -108,7 +117,8 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async sweep(isReferenced: (key: string) => boolean): Promise<{ removed: number }> {
+  async sweep(referenced: ReferencedKeys, opts: SweepOptions = {}): Promise<{ removed: number }> {
+    const { signal } = opts;
     let removed = 0;
     const now = Date.now();
     const orphaned = async (file: string, name: string) => {
@@ -117,22 +127,62 @@ export class FsBlobStore implements BlobStore {
       const stat = await fs.stat(file).catch(() => null);
       return stat !== null && now - stat.mtimeMs > ORPHAN_GRACE_MS;
     };
-    for (const name of await fs.readdir(this.#tmp)) {
-      const file = path.join(this.#tmp, name);
-      if (await orphaned(file, name)) {
-        await fs.rm(file, { force: true, recursive: true });
-        removed++;
+    // Staging files are never referenced: a dead writer's or an old one goes.
+    for await (const files of pages(filesUnder(this.#tmp, false), signal)) {
+      for (const file of files) {
+        if (await orphaned(file, path.basename(file))) {
+          await fs.rm(file, { force: true, recursive: true });
+          removed++;
+        }
       }
     }
-    for (const entry of await fs.readdir(this.#objects, { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile()) continue;
-      const file = path.join(entry.parentPath, entry.name);
-      const key = path.relative(this.#objects, file).split(path.sep).join('/');
-      if (!isReferenced(key) && (await orphaned(file, entry.name))) {
-        await this.delete([key]);
-        removed++;
+    for await (const files of pages(filesUnder(this.#objects, true), signal)) {
+      const candidates: string[] = [];
+      for (const file of files) {
+        if (await orphaned(file, path.basename(file)))
+          candidates.push(path.relative(this.#objects, file).split(path.sep).join('/'));
       }
+      if (candidates.length === 0) continue;
+      const kept = await referenced(candidates);
+      const doomed = candidates.filter((k) => !kept.has(k));
+      await this.delete(doomed);
+      removed += doomed.length;
     }
     return { removed };
   }
+}
+
+/**
+ * The files under `root` (and its subdirectories when `deep`), read a directory entry at a
+ * time rather than a whole tree at once. A directory removed meanwhile (`delete` drops a
+ * session's once it is empty) is skipped.
+ */
+async function* filesUnder(root: string, deep: boolean): AsyncGenerator<string> {
+  const dirs = [root];
+  for (let dir = dirs.pop(); dir !== undefined; dir = dirs.pop()) {
+    const handle = await fs.opendir(dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' && dir !== root) return null;
+      throw err;
+    });
+    if (handle === null) continue;
+    for await (const entry of handle) {
+      const entryPath = path.join(dir, entry.name);
+      if (entry.isDirectory() && deep) dirs.push(entryPath);
+      else if (entry.isFile() || (entry.isDirectory() && !deep)) yield entryPath;
+    }
+  }
+}
+
+/** `items` in arrays of at most SWEEP_PAGE, checking `signal` before each. */
+async function* pages<T>(items: AsyncIterable<T>, signal: AbortSignal | undefined): AsyncGenerator<T[]> {
+  let page: T[] = [];
+  signal?.throwIfAborted();
+  for await (const item of items) {
+    page.push(item);
+    if (page.length < SWEEP_PAGE) continue;
+    yield page;
+    page = [];
+    signal?.throwIfAborted();
+  }
+  if (page.length > 0) yield page;
 }

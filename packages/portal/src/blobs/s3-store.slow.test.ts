@@ -6,10 +6,12 @@ import {
   patternBytes,
   patterned,
   readBlob,
+  referencing,
   sha256,
 } from '../../tests/helpers/blob-contract.ts';
 import { type S3Peer, startS3Peer } from '../../tests/helpers/s3-peer.ts';
 import { ConfigError } from '../config/parse.ts';
+import { OWNER_TAG } from './owner.ts';
 import { S3BlobStore } from './s3-store.ts';
 import { BlobNotFoundError, BlobStoreUnavailableError, ORPHAN_GRACE_MS } from './store.ts';
 
@@ -66,13 +68,56 @@ describe('S3BlobStore', () => {
       await client.send(new PutObjectCommand({ Bucket: peer.bucket, Key: `${prefix}/notes/readme.txt`, Body: 'x' }));
       const put = await store.put('sessions/p', [Buffer.from('mine')]);
       expect(await objectsUnder(`${prefix}/`)).toStrictEqual([`${prefix}/notes/readme.txt`, `${prefix}/${put.key}`]);
-      expect((await store.sweep(() => false)).removed).toBe(1);
+      expect((await store.sweep(referencing())).removed).toBe(1);
       expect(await objectsUnder(`${prefix}/`)).toStrictEqual([`${prefix}/notes/readme.txt`]);
     } finally {
       client.destroy();
       store.close();
     }
   });
+
+  // 1,200 objects written and 800 deleted by the peer: seconds on a busy machine, hence the longer bound.
+  it('a sweep lists a bucket of more than 1,000 objects page by page, decides at most 1,000 keys at a time, and stops between pages when aborted', async () => {
+    const { store, prefix } = openStore({ now: () => Date.now() + 2 * ORPHAN_GRACE_MS });
+    const keys = Array.from(
+      { length: 1200 },
+      (_, i) => `sessions/many/${OWNER_TAG}-${i.toString(16).padStart(16, '0')}`,
+    );
+    try {
+      // Straight into the peer's store: as many PutObjects take most of a busy machine's minute.
+      await peer.seed(keys.map((k) => `${prefix}/${k}`));
+      const listings = () => peer.requests.filter((r) => r.includes('list-type=2'));
+      // Stopped on its first page: the rest is never listed, nothing is removed.
+      const stopping = new AbortController();
+      const reason = new Error('stopping');
+      let listedBefore = listings().length;
+      const stopped = store.sweep(
+        async (candidates) => {
+          stopping.abort(reason);
+          return new Set(candidates);
+        },
+        { signal: stopping.signal },
+      );
+      await expect(stopped).rejects.toBe(reason);
+      expect(listings().length - listedBefore).toBe(1);
+
+      const kept = new Set(keys.filter((_, i) => i % 3 === 0));
+      const pages: number[] = [];
+      listedBefore = listings().length;
+      const { removed } = await store.sweep(async (candidates) => {
+        pages.push(candidates.length);
+        return new Set(candidates.filter((k) => kept.has(k)));
+      });
+      expect(pages).toStrictEqual([1000, 200]);
+      expect(removed).toBe(800);
+      const paged = listings().slice(listedBefore);
+      expect(paged).toHaveLength(2);
+      expect(paged[1]).toContain('continuation-token=');
+      expect(await objectsUnder(`${prefix}/`)).toStrictEqual([...kept].map((k) => `${prefix}/${k}`).sort());
+    } finally {
+      store.close();
+    }
+  }, 120_000);
 
   it('a store refusing a part mid-upload: the put fails as unavailable, the upload is aborted, nothing is visible', async () => {
     const { store, leftovers } = openStore();
@@ -112,9 +157,9 @@ describe('S3BlobStore', () => {
       const left = await leftovers();
       expect(left.every((k) => k.startsWith('upload:'))).toBe(true);
       // Younger than the grace period: another replica's upload in flight looks the same.
-      expect((await store.sweep(() => false)).removed).toBe(0);
+      expect((await store.sweep(referencing())).removed).toBe(0);
       offset = ORPHAN_GRACE_MS + 60_000;
-      expect((await store.sweep(() => false)).removed).toBe(left.length);
+      expect((await store.sweep(referencing())).removed).toBe(left.length);
       expect(await leftovers()).toStrictEqual([]);
     } finally {
       await peer.start();
@@ -131,7 +176,7 @@ describe('S3BlobStore', () => {
         () => store.put('sessions/o', [Buffer.from('during')]),
         () => store.get(before.key),
         () => store.delete([before.key]),
-        () => store.sweep(() => true),
+        () => store.sweep(async (keys) => new Set(keys)),
       ]) {
         await expect(attempt()).rejects.toBeInstanceOf(BlobStoreUnavailableError);
       }
@@ -175,7 +220,7 @@ describe('S3BlobStore', () => {
       );
     });
 
-    it('an endpoint where nothing answers: a clear error with bucket and endpoint, never the secret', async () => {
+    it('an endpoint where nothing answers: unavailable (not a configuration error), its cause naming bucket and endpoint, never the secret', async () => {
       await peer.stop();
       const settings = peer.settings();
       const store = new S3BlobStore({
@@ -184,9 +229,10 @@ describe('S3BlobStore', () => {
       });
       try {
         const err = (await store.init().catch((e: unknown) => e)) as Error;
-        expect(err).not.toBeInstanceOf(ConfigError);
-        expect(err.message).toMatch(new RegExp(`^S3 bucket "${peer.bucket}" at ${peer.endpoint} is not reachable: `));
-        expect(err.message).not.toContain('secret-never-shown');
+        expect(err).toBeInstanceOf(BlobStoreUnavailableError);
+        const cause = err.cause as Error;
+        expect(cause.message).toMatch(new RegExp(`^S3 bucket "${peer.bucket}" at ${peer.endpoint} is not reachable: `));
+        expect(cause.message).not.toContain('secret-never-shown');
       } finally {
         store.close();
         await peer.start();

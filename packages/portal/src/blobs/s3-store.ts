@@ -20,6 +20,9 @@ import {
   BlobStoreUnavailableError,
   ORPHAN_GRACE_MS,
   type PutResult,
+  type ReferencedKeys,
+  SWEEP_PAGE,
+  type SweepOptions,
 } from './store.ts';
 
 /**
@@ -31,6 +34,9 @@ const PART_SIZE = 5 * 1024 * 1024;
 const QUEUE_SIZE = 1;
 /** DeleteObjects takes at most this many keys. */
 const DELETE_BATCH = 1000;
+/** Tries of each request: README "S3-compatible session storage" states the time a silent store takes with it. */
+const ATTEMPTS = 2;
+const NOTHING: ReadonlySet<string> = new Set();
 /** What a put names an object: `<owner tag>-<16 hex digits>`; a sweep touches nothing else. */
 const OBJECT_NAME = /-[0-9a-f]{16}$/;
 
@@ -101,9 +107,18 @@ export class S3BlobStore implements BlobStore {
       // trailing checksums the SDK sends by default. Integrity is our sha256 on the row.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-      // A store that does not answer fails fast (503) instead of holding requests; downloads
-      // keep their socket while they stream, hence the larger pool.
-      requestHandler: { connectionTimeout: 5000, httpAgent: { keepAlive: true, maxSockets: 256 } },
+      // One retry (a keep-alive socket the store closed just then, a 5xx); the SDK's default of
+      // three would hold a request on a silent store past the portal's 30 s idle cut.
+      maxAttempts: ATTEMPTS,
+      // A store that does not answer fails fast (503) and its socket is destroyed, instead of
+      // holding the request until the client gives up. The request timeout is on silence (no
+      // byte either way), not on the whole exchange: a large part over a slow link is not cut
+      // while it moves. Downloads keep their socket while they stream, hence the larger pool.
+      requestHandler: {
+        connectionTimeout: settings.connectTimeoutMs,
+        socketTimeout: settings.requestTimeoutMs,
+        httpAgent: { keepAlive: true, maxSockets: 256 },
+      },
     });
   }
 
@@ -118,7 +133,9 @@ export class S3BlobStore implements BlobStore {
       if (status === 301) throw new ConfigError('AWS_REGION', `is not the region of ${what}`);
       if (status === 401 || status === 403)
         throw new ConfigError('AWS_ACCESS_KEY_ID', `is refused by ${what} (HTTP ${status}): check the credentials`);
-      throw new Error(`${what} is not reachable: ${describe(err)}`);
+      const described = new Error(`${what} is not reachable: ${describe(err)}`, { cause: err });
+      // Down or silent, not refusing: the caller may start without it (requests answer 503 meanwhile).
+      throw storeIsDown(err) ? new BlobStoreUnavailableError(described) : described;
     }
   }
 
@@ -193,34 +210,47 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  async sweep(isReferenced: (key: string) => boolean): Promise<{ removed: number }> {
+  async sweep(referenced: ReferencedKeys, opts: SweepOptions = {}): Promise<{ removed: number }> {
+    const { signal } = opts;
     const cutoff = this.#now() - ORPHAN_GRACE_MS;
     let removed = 0;
     let token: string | undefined;
     do {
+      signal?.throwIfAborted();
       const page = await this.#client
-        .send(new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: this.#prefix, ContinuationToken: token }))
+        .send(
+          new ListObjectsV2Command({
+            Bucket: this.#bucket,
+            Prefix: this.#prefix,
+            ContinuationToken: token,
+            MaxKeys: SWEEP_PAGE,
+          }),
+          { abortSignal: signal },
+        )
         .catch((err: unknown) => {
           throw this.#failure(err);
         });
-      const doomed = (page.Contents ?? []).flatMap((o) => {
+      const candidates = (page.Contents ?? []).flatMap((o) => {
         const key = o.Key?.slice(this.#prefix.length) ?? '';
         const old = o.LastModified !== undefined && o.LastModified.getTime() < cutoff;
-        return old && this.#ours(key) && !isReferenced(key) ? [key] : [];
+        return old && this.#ours(key) ? [key] : [];
       });
+      const kept = candidates.length === 0 ? NOTHING : await referenced(candidates);
+      const doomed = candidates.filter((k) => !kept.has(k));
       await this.delete(doomed);
       removed += doomed.length;
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
-    return { removed: removed + (await this.#abortStaleUploads(cutoff)) };
+    return { removed: removed + (await this.#abortStaleUploads(cutoff, signal)) };
   }
 
   /** Multipart uploads a failed put could not abort (the store was down then). */
-  async #abortStaleUploads(cutoff: number): Promise<number> {
+  async #abortStaleUploads(cutoff: number, signal: AbortSignal | undefined): Promise<number> {
     let aborted = 0;
     let keyMarker: string | undefined;
     let uploadIdMarker: string | undefined;
     do {
+      signal?.throwIfAborted();
       const page = await this.#client
         .send(
           new ListMultipartUploadsCommand({
@@ -229,6 +259,7 @@ export class S3BlobStore implements BlobStore {
             KeyMarker: keyMarker,
             UploadIdMarker: uploadIdMarker,
           }),
+          { abortSignal: signal },
         )
         .catch((err: unknown) => {
           // Some S3-compatible stores do not list uploads; their lifecycle rules clean up instead.

@@ -12,6 +12,17 @@ export function assertKey(key: string): void {
 /** Leftovers of writers a sweep cannot prove dead (another host, a remote store) are removed after this long. */
 export const ORPHAN_GRACE_MS = 60 * 60 * 1000;
 
+/** A sweep lists and decides at most this many objects at a time (S3's own page), whatever the store holds. */
+export const SWEEP_PAGE = 1000;
+
+/** Which of `keys` a session references: asked once per page of candidates, which are never more than SWEEP_PAGE. */
+export type ReferencedKeys = (keys: string[]) => Promise<ReadonlySet<string>>;
+
+export interface SweepOptions {
+  /** Stop between pages (and cancel a listing in flight): the sweep then rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
 export interface PutResult {
   key: string;
   size: number;
@@ -52,7 +63,9 @@ export interface BlobStore {
   /**
    * Remove unfinished writes and objects no row references, when their writer is known
    * to be gone (a dead process on this host) or they are older than ORPHAN_GRACE_MS. A
-   * remote store cannot see processes: there only the age counts.
+   * remote store cannot see processes: there only the age counts. Page by page: memory and
+   * the time between two checks of `signal` do not grow with the store. The age cutoff is
+   * fixed when the sweep begins, before `referenced` is first asked.
    */
-  sweep(isReferenced: (key: string) => boolean): Promise<{ removed: number }>;
+  sweep(referenced: ReferencedKeys, opts?: SweepOptions): Promise<{ removed: number }>;
 }

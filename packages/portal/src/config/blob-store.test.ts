@@ -40,6 +40,8 @@ describe('blobStoreConfig', () => {
       region: 'eu-central-1',
       forcePathStyle: true,
       credentials: { accessKeyId: 'AKIAEXAMPLE', secretAccessKey: 'secret', sessionToken: 'token' },
+      connectTimeoutMs: 5000,
+      requestTimeoutMs: 5000,
     });
   });
 
@@ -52,6 +54,8 @@ describe('blobStoreConfig', () => {
       region: 'us-east-1',
       forcePathStyle: false,
       credentials: null,
+      connectTimeoutMs: 5000,
+      requestTimeoutMs: 5000,
     });
     expect(blobStoreConfig({ SVC_BLOB_URL: 's3://bucket/', AWS_DEFAULT_REGION: 'ap-south-1' })).toMatchObject({
       prefix: '',
@@ -111,6 +115,22 @@ describe('blobStoreConfig', () => {
     expect(blobStoreConfig({ ...s3, SVC_S3_FORCE_PATH_STYLE: 'no' })).toMatchObject({ forcePathStyle: false });
     expect(problem({ SVC_S3_FORCE_PATH_STYLE: 'true' })).toBe(
       'Invalid configuration: SVC_S3_FORCE_PATH_STYLE is set but SVC_BLOB_URL is not',
+    );
+  });
+
+  it('the store timeouts: milliseconds, checked, and only with a bucket', () => {
+    const s3 = { SVC_BLOB_URL: 's3://bucket/p' };
+    expect(
+      blobStoreConfig({ ...s3, SVC_S3_CONNECT_TIMEOUT_MS: '1500', SVC_S3_REQUEST_TIMEOUT_MS: '20000' }),
+    ).toMatchObject({ connectTimeoutMs: 1500, requestTimeoutMs: 20_000 });
+    expect(problem({ ...s3, SVC_S3_REQUEST_TIMEOUT_MS: '0' })).toBe(
+      'Invalid configuration: SVC_S3_REQUEST_TIMEOUT_MS must be between 100 and 600000 (got 0)',
+    );
+    expect(problem({ ...s3, SVC_S3_CONNECT_TIMEOUT_MS: '5s' })).toBe(
+      'Invalid configuration: SVC_S3_CONNECT_TIMEOUT_MS must be a whole number between 100 and 120000 (got "5s")',
+    );
+    expect(problem({ SVC_S3_REQUEST_TIMEOUT_MS: '1000' })).toBe(
+      'Invalid configuration: SVC_S3_REQUEST_TIMEOUT_MS is set but SVC_BLOB_URL is not',
     );
   });
 });

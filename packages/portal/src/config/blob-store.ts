@@ -1,4 +1,4 @@
-import { ConfigError, type Env, read, url } from './parse.ts';
+import { ConfigError, type Env, integer, read, url } from './parse.ts';
 
 /** An S3-compatible bucket holding the session files (README "S3-compatible session storage"). */
 export interface S3Settings {
@@ -13,6 +13,10 @@ export interface S3Settings {
   forcePathStyle: boolean;
   /** From AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY; null: the SDK's default chain (profile, instance role). */
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+  /** SVC_S3_CONNECT_TIMEOUT_MS: a connection to the store not open by then is given up. */
+  connectTimeoutMs: number;
+  /** SVC_S3_REQUEST_TIMEOUT_MS: a request on which the store sent or took nothing for this long is cut. */
+  requestTimeoutMs: number;
 }
 
 export type BlobStoreConfig = { kind: 'fs' } | S3Settings;
@@ -21,6 +25,8 @@ const BLOB_URL_FORM = 'must be s3://<bucket>/<optional prefix> (unset: files und
 // S3's bucket naming rules (lowercase, digits, dots, hyphens; 3 to 63 characters).
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 const PREFIX_SEGMENT = /^[A-Za-z0-9_.-]+$/;
+/** Settings that mean something only for a bucket. */
+const S3_ONLY = ['SVC_S3_FORCE_PATH_STYLE', 'SVC_S3_CONNECT_TIMEOUT_MS', 'SVC_S3_REQUEST_TIMEOUT_MS'];
 
 function flag(env: Env, name: string): boolean | undefined {
   const raw = read(env, name)?.toLowerCase();
@@ -38,7 +44,8 @@ export function blobStoreConfig(env: Env): BlobStoreConfig {
   const raw = read(env, 'SVC_BLOB_URL');
   const pathStyle = flag(env, 'SVC_S3_FORCE_PATH_STYLE');
   if (raw === undefined) {
-    if (pathStyle !== undefined) throw new ConfigError('SVC_S3_FORCE_PATH_STYLE', 'is set but SVC_BLOB_URL is not');
+    for (const name of S3_ONLY)
+      if (read(env, name) !== undefined) throw new ConfigError(name, 'is set but SVC_BLOB_URL is not');
     return { kind: 'fs' };
   }
   const match = /^s3:\/\/([^/?#]+)(?:\/([^?#]*))?$/.exec(raw);
@@ -81,5 +88,8 @@ export function blobStoreConfig(env: Env): BlobStoreConfig {
       accessKeyId === undefined || secretAccessKey === undefined
         ? null
         : { accessKeyId, secretAccessKey, ...(sessionToken === undefined ? {} : { sessionToken }) },
+    // Both well under SVC_BODY_IDLE_TIMEOUT_SECONDS (30 s): a silent store answers 503 before the idle cut.
+    connectTimeoutMs: integer(env, 'SVC_S3_CONNECT_TIMEOUT_MS', 5000, 100, 120_000),
+    requestTimeoutMs: integer(env, 'SVC_S3_REQUEST_TIMEOUT_MS', 5000, 100, 600_000),
   };
 }

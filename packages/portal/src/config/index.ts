@@ -4,8 +4,11 @@ import ipaddr from 'ipaddr.js';
 import { DEFAULT_SCAN_MAX_ADDRESSES, ENVIRONMENTS, SCAN_MAX_ADDRESSES_CEILING } from '@svc/protocol';
 import { passwordWeakness } from '../identity/password-strength.ts';
 import { type BlobStoreConfig, blobStoreConfig } from './blob-store.ts';
+import { type ConnectionLimits, connectionLimits } from './connections.ts';
 import { metricsConfig, type MetricsConfig } from './metrics.ts';
-import { ConfigError, type Env, read, url } from './parse.ts';
+import { type UploadLimits, uploadLimits } from './uploads.ts';
+import { type DatabaseBounds, databaseBounds } from './database.ts';
+import { ConfigError, type Env, integer, read, url } from './parse.ts';
 
 export { ConfigError } from './parse.ts';
 
@@ -26,6 +29,8 @@ export interface Config {
   databaseUrl: string | null;
   embeddedPgPort: number;
   dbPoolMax: number;
+  /** How long opening a database connection, and waiting for a free one, may take (SVC_DB_*_MS). */
+  dbBounds: DatabaseBounds;
   /** Heartbeats written together in one statement at most; 0 or 1: each its own statement. */
   heartbeatBatchMax: number;
   legacyApiKey: string | null;
@@ -38,8 +43,8 @@ export interface Config {
   storageLimitMb: number | null;
   /** One client's stored session files at most (uploads and refreshes past it: 413); null: no limit. */
   clientStorageLimitMb: number | null;
-  /** Uploads and refreshes are refused (507) while the data directory's disk has less free than this. */
-  minFreeDiskMb: number;
+  /** The upload size limit and the disk room uploads leave (config/uploads.ts). */
+  uploads: UploadLimits;
   logLevel: LogLevel;
   /**
    * Whose X-Forwarded-For to believe (Fastify's trustProxy): false (nobody, the socket's
@@ -59,7 +64,7 @@ export interface Config {
   /** Minutes a benchmark snapshot is served before the next request rebuilds it (SVC_BENCHMARK_SNAPSHOT_MINUTES). */
   benchmarkSnapshotMinutes: number;
   /** Timeouts and caps on client connections (issue 11, point 9). */
-  http: {
+  http: ConnectionLimits & {
     /** Time to receive a request's headers. */
     headersTimeoutSeconds: number;
     /** Time to receive a whole request, headers and body; uploads are exempt (they have only the idle timeout). */
@@ -68,11 +73,9 @@ export interface Config {
     idleTimeoutSeconds: number;
     /**
      * Open connections at most; at the cap a new one takes the place of the longest-idle
-     * connection (no request in progress), and is closed only when every connection is busy.
+     * connection (no request in progress), else of a slow one, and is closed only when none is either.
      */
     maxConnections: number;
-    /** Open connections from one address (an IPv6 /64) at most; same rule as the global cap, within the address. */
-    maxConnectionsPerAddress: number;
     /** An idle keep-alive connection is closed after this long (never longer than the idle timeout). */
     keepAliveTimeoutSeconds: number;
     /** Deepest nesting of a JSON body or an uploaded session file. */
@@ -121,22 +124,16 @@ export interface Config {
     queueWaitMs: number;
     /** Subscriptions per client_id at most (one without client_id counts on its own). */
     maxPerClient: number;
+    /** A delivery's lease: renewed while it runs; once expired, another replica takes it over. */
+    leaseSeconds: number;
+    /** Runs of a delivery (the first and each takeover) before one without an outcome is abandoned. */
+    maxRuns: number;
   };
   metrics: MetricsConfig;
 }
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = read(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw))
-    throw new ConfigError(name, `must be a whole number between ${min} and ${max} (got "${raw}")`);
-  const n = Number(raw);
-  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${n})`);
-  return n;
-}
 
 function atMost(value: number, name: string, limit: number, limitName: string): number {
   if (value > limit) throw new ConfigError(name, `must not exceed ${limitName} (${limit}; got ${value})`);
@@ -322,6 +319,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   const storageLimitRaw = read(env, 'SVC_STORAGE_LIMIT_MB');
   const idleTimeoutSeconds = integer(env, 'SVC_BODY_IDLE_TIMEOUT_SECONDS', 30, 1, 3600);
   const maxConnections = integer(env, 'SVC_MAX_CONNECTIONS', 1000, 1, 1_000_000);
+  const requestTimeoutSeconds = integer(env, 'SVC_REQUEST_TIMEOUT_SECONDS', 60, 1, 86_400);
   return {
     port,
     host,
@@ -331,6 +329,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     databaseUrl,
     embeddedPgPort: integer(env, 'SVC_EMBEDDED_PG_PORT', 54329, 1, 65535),
     dbPoolMax: integer(env, 'SVC_DB_POOL_MAX', 10, 1, 1000),
+    dbBounds: databaseBounds(env, requestTimeoutSeconds),
     heartbeatBatchMax: integer(env, 'SVC_HEARTBEAT_BATCH_MAX', 100, 0, 1000),
     legacyApiKey,
     adminEmail,
@@ -343,7 +342,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       read(env, 'SVC_CLIENT_STORAGE_LIMIT_MB') === undefined
         ? null
         : integer(env, 'SVC_CLIENT_STORAGE_LIMIT_MB', 0, 1, 100_000_000),
-    minFreeDiskMb: integer(env, 'SVC_MIN_FREE_DISK_MB', 1024, 0, 100_000_000),
+    uploads: uploadLimits(env),
     logLevel: oneOf(env, 'SVC_LOG_LEVEL', LOG_LEVELS, 'info'),
     trustProxy: trustProxy(env, 'SVC_TRUST_PROXY'),
     shutdownGraceSeconds: integer(env, 'SVC_SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),
@@ -358,16 +357,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     http: {
       headersTimeoutSeconds: integer(env, 'SVC_HEADERS_TIMEOUT_SECONDS', 20, 1, 3600),
-      requestTimeoutSeconds: integer(env, 'SVC_REQUEST_TIMEOUT_SECONDS', 60, 1, 86_400),
+      requestTimeoutSeconds,
       idleTimeoutSeconds,
       maxConnections,
-      // Defaults follow a lowered cap or idle timeout; an explicit value above them is refused.
-      maxConnectionsPerAddress: atMost(
-        integer(env, 'SVC_MAX_CONNECTIONS_PER_ADDRESS', Math.min(100, maxConnections), 1, 1_000_000),
-        'SVC_MAX_CONNECTIONS_PER_ADDRESS',
-        maxConnections,
-        'SVC_MAX_CONNECTIONS',
-      ),
+      ...connectionLimits(env, maxConnections),
+      // The default follows a lowered idle timeout; an explicit value above it is refused.
       keepAliveTimeoutSeconds: atMost(
         integer(env, 'SVC_KEEP_ALIVE_TIMEOUT_SECONDS', Math.min(5, idleTimeoutSeconds), 1, 3600),
         'SVC_KEEP_ALIVE_TIMEOUT_SECONDS',
@@ -393,6 +387,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       queueMax: integer(env, 'SVC_WEBHOOK_QUEUE_MAX', 1000, 0, 100_000),
       queueWaitMs: integer(env, 'SVC_WEBHOOK_QUEUE_WAIT_SECONDS', 20, 1, 600) * 1000,
       maxPerClient: integer(env, 'SVC_WEBHOOK_MAX_PER_CLIENT', 25, 1, 10_000),
+      leaseSeconds: integer(env, 'SVC_WEBHOOK_LEASE_SECONDS', 60, 1, 3600),
+      maxRuns: integer(env, 'SVC_WEBHOOK_MAX_RUNS', 3, 1, 100),
     },
     externalJwt,
     metrics: metricsConfig(env, { host, port }),

@@ -28,3 +28,14 @@ export function url(env: Env, name: string, protocols: string[]): string | undef
   if (!protocols.includes(parsed.protocol)) throw new ConfigError(name, `must use ${protocols.join(' or ')}`);
   return raw;
 }
+
+/** A whole number between `min` and `max`, or `fallback` when unset. */
+export function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw))
+    throw new ConfigError(name, `must be a whole number between ${min} and ${max} (got "${raw}")`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${n})`);
+  return n;
+}

@@ -406,6 +406,8 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
     const client = new pg.Client({
       connectionString: connectionUrl(password, opts.port, 'postgres', listen.socketDir),
     });
+    // A server stopping between two queries emits 'error' on the idle client; the next query rejects with it.
+    client.on('error', () => {});
     await client.connect();
     try {
       const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);

@@ -102,6 +102,8 @@ export interface SessionsTable {
   license_id: string | null;
   version: Generated<number>;
   uploaded_at: Timestamp;
+  /** The first upload of this id (a re-upload renews uploaded_at only); set by a trigger when omitted. */
+  first_uploaded_at: Timestamp;
   updated_at: Timestamp;
   expires_at: Timestamp;
   expiry_notified_at: Date | null;
@@ -112,7 +114,12 @@ export interface SessionsTable {
 }
 
 export interface ShareTokensTable {
-  token: string;
+  /** Clear: only rows written before migration 0020, until the portal's next start seals them. */
+  token: string | null;
+  /** SHA-256 (hex) of the token: what a presented token is looked up by (sessions/share-seal.ts). */
+  token_hash: string;
+  /** The token sealed under the key-encryption key, to show the link again; null only beside a clear token. */
+  token_sealed: string | null;
   client_id: string;
   session_id: string;
   created_at: Generated<Date>;
@@ -212,13 +219,22 @@ export interface WebhookDeliveriesTable {
   event_id: string;
   event_type: string;
   body: string;
-  status: Generated<'pending' | 'succeeded' | 'failed'>;
+  status: Generated<'pending' | 'succeeded' | 'failed' | 'abandoned'>;
   redelivery_of: string | null;
   /** The client of the delivered event (not the subscription's, which can change): who may see it. */
   client_id: string | null;
   created_at: Generated<Date>;
   /** In the API's shape (`DeliveryAttempt`), oldest first; empty while pending. */
   attempts: ColumnType<DeliveryAttempt[], string | undefined, string>;
+  /** Times it was started: 1, plus one per takeover after a lease expired (migration 0019). */
+  runs: Generated<number>;
+}
+
+/** A delivery in flight: the process sending it renews the lease; an expired one is taken over. */
+export interface WebhookDeliveryLeasesTable {
+  delivery_id: string;
+  claimed_by: string;
+  claimed_until: Date;
 }
 
 /** Failed logins per e-mail typed at login, whether or not an account has it. */
@@ -333,6 +349,7 @@ export interface Database {
   agent_groups: AgentGroupsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_leases: WebhookDeliveryLeasesTable;
   storage_usage: StorageUsageTable;
   session_findings_state: SessionFindingsStateTable;
   session_findings: SessionFindingsTable;

@@ -21,10 +21,18 @@ export function addressKey(remote: string | undefined): string {
 /** A set of sockets, oldest entry first (a Set keeps insertion order). */
 type Ordered = Set<Socket>;
 
-interface Address {
-  open: number;
-  /** Its connections with no request in progress, longest idle first. */
+/** Connections that may be displaced, in this order, each oldest first. */
+interface Displaceable {
+  /** Between requests on keep-alive. */
   idle: Ordered;
+  /** A request whose body arrives below the minimum rate. */
+  slow: Ordered;
+  /** Not yet sent a whole first request. */
+  fresh: Ordered;
+}
+
+interface Address extends Displaceable {
+  open: number;
 }
 
 interface Tracked {
@@ -32,31 +40,57 @@ interface Tracked {
   key: string;
   /** Requests in progress on it (0 or 1 in practice: Node handles one at a time). */
   busy: number;
+  /** The request whose body is being measured, until it is done. */
+  request: IncomingMessage | null;
+  /** Bytes read on the socket at the start of the current rate window, and when it started. */
+  mark: number;
+  markAt: number;
 }
 
 /**
- * SVC_MAX_CONNECTIONS and SVC_MAX_CONNECTIONS_PER_ADDRESS (issue 21, point 2). One address
- * cannot take everyone's connections: past its own limit, a new connection from it replaces
- * its longest-idle one, or is closed if all of its connections are busy. At the global cap
- * a new connection replaces the longest-idle connection of anyone, and is closed only
- * when every connection has a request in progress. Idle: between requests on a keep-alive
- * connection, or not yet sent a request; such a connection costs its client nothing but a
- * reconnect. Node's own `maxConnections` is not used: it can only drop the newcomer.
+ * SVC_MAX_CONNECTIONS and SVC_MAX_CONNECTIONS_PER_ADDRESS (issue 21, point 2; issue 34, point 6).
+ * One address cannot take everyone's connections: past its own limit, a new connection from
+ * it replaces one of its own that is idle, else slow, else fresh, or is closed if all of them
+ * are busy. At the global cap the same, among everyone's.
+ * - Idle: between requests on keep-alive (headers of the next one trickled in included);
+ *   closing it costs its client nothing but a reconnect.
+ * - Slow: a request whose body brought less than SVC_SLOW_REQUEST_BYTES_PER_SECOND over its
+ *   last window of SVC_SLOW_REQUEST_WINDOW_SECONDS (the first window is its grace period), on
+ *   any route. It holds a place without using it (the review's lockout: a byte of a login
+ *   body every 5 s on 1,000 connections).
+ * - Fresh: not yet sent a whole first request (its headers trickled in included). Last, so
+ *   that newcomers arriving together at a full cap take slow places, not each other's.
+ * Busy otherwise: a request that is arriving fast enough, or being answered.
+ * Node's own `maxConnections` is not used: it can only drop the newcomer.
  */
 export function limitConnections(app: App, ctx: AppContext): void {
-  const { maxConnections, maxConnectionsPerAddress } = ctx.config.http;
+  const { maxConnections, maxConnectionsPerAddress, slowRequestBytesPerSecond, slowRequestWindowSeconds } =
+    ctx.config.http;
   const tracked = new Map<Socket, Tracked>();
   const addresses = new Map<string, Address>();
-  const idle: Ordered = new Set();
+  const everyone: Displaceable = { idle: new Set(), slow: new Set(), fresh: new Set() };
   const warn = throttledWarning(ctx, 10_000);
 
   const setIdle = (socket: Socket, t: Tracked) => {
-    idle.add(socket);
+    everyone.idle.add(socket);
     t.address.idle.add(socket);
   };
   const setBusy = (socket: Socket, t: Tracked) => {
-    idle.delete(socket);
+    everyone.idle.delete(socket);
     t.address.idle.delete(socket);
+    everyone.fresh.delete(socket);
+    t.address.fresh.delete(socket);
+  };
+  const setSlow = (socket: Socket, t: Tracked, slow: boolean) => {
+    if (slow === everyone.slow.has(socket)) return;
+    if (!slow) {
+      everyone.slow.delete(socket);
+      t.address.slow.delete(socket);
+      return;
+    }
+    everyone.slow.add(socket);
+    t.address.slow.add(socket);
+    ctx.logger.debug({ address: t.key }, 'connection slow: its request arrives below the minimum rate');
   };
   /** Forgets a connection at once, so its place is free before its close completes. */
   const release = (socket: Socket) => {
@@ -64,39 +98,42 @@ export function limitConnections(app: App, ctx: AppContext): void {
     if (t === undefined) return;
     tracked.delete(socket);
     setBusy(socket, t);
+    setSlow(socket, t, false);
     if (--t.address.open === 0) addresses.delete(t.key);
   };
-  const evict = (socket: Socket) => {
-    release(socket);
-    socket.destroy();
+  /** Closes the first connection of `among` that may go; false when there is none. */
+  const displace = (among: Displaceable): boolean => {
+    const victim = first(among.idle) ?? first(among.slow) ?? first(among.fresh);
+    if (victim === undefined) return false;
+    if (everyone.slow.has(victim))
+      warn('connection displaced: its request arrived too slowly', {
+        address: tracked.get(victim)?.key,
+        min_bytes_per_second: slowRequestBytesPerSecond,
+      });
+    release(victim);
+    victim.destroy();
+    return true;
   };
 
   app.server.on('connection', (socket: Socket) => {
     const key = addressKey(socket.remoteAddress);
-    const address = addresses.get(key) ?? { open: 0, idle: new Set() };
-    if (address.open >= maxConnectionsPerAddress) {
-      const oldest = first(address.idle);
-      if (oldest === undefined) {
-        warn('connection refused: too many open connections from one address', { address: key });
-        socket.destroy();
-        return;
-      }
-      evict(oldest);
+    const address = addresses.get(key) ?? { open: 0, idle: new Set(), slow: new Set(), fresh: new Set() };
+    if (address.open >= maxConnectionsPerAddress && !displace(address)) {
+      warn('connection refused: too many open connections from one address', { address: key });
+      socket.destroy();
+      return;
     }
-    if (tracked.size >= maxConnections) {
-      const oldest = first(idle);
-      if (oldest === undefined) {
-        warn('connection refused: too many open connections', { max_connections: maxConnections });
-        socket.destroy();
-        return;
-      }
-      evict(oldest);
+    if (tracked.size >= maxConnections && !displace(everyone)) {
+      warn('connection refused: too many open connections', { max_connections: maxConnections });
+      socket.destroy();
+      return;
     }
     addresses.set(key, address);
     address.open++;
-    const t: Tracked = { address, key, busy: 0 };
+    const t: Tracked = { address, key, busy: 0, request: null, mark: 0, markAt: 0 };
     tracked.set(socket, t);
-    setIdle(socket, t);
+    everyone.fresh.add(socket);
+    address.fresh.add(socket);
     socket.once('close', () => release(socket));
   });
 
@@ -108,10 +145,16 @@ export function limitConnections(app: App, ctx: AppContext): void {
     if (t === undefined) return;
     t.busy++;
     setBusy(socket, t);
+    // The body's rate is measured from here: the headers' bytes do not count.
+    t.request = req;
+    t.mark = socket.bytesRead;
+    t.markAt = Date.now();
     let pending = 2;
     const done = () => {
       if (--pending > 0) return;
       t.busy--;
+      if (t.request === req) t.request = null;
+      setSlow(socket, t, false);
       if (t.busy === 0 && tracked.get(socket) === t) setIdle(socket, t);
     };
     res.once('close', done);
@@ -126,6 +169,33 @@ export function limitConnections(app: App, ctx: AppContext): void {
       req.on('close', once);
     }
   });
+
+  if (slowRequestBytesPerSecond > 0) {
+    const windowMs = slowRequestWindowSeconds * 1000;
+    const measure = (socket: Socket, t: Tracked, req: IncomingMessage, now: number) => {
+      // The body is all in, or the portal is not reading it yet (a full buffer pauses the
+      // socket): the wait is not the client's. The window starts again from here.
+      if (req.complete || socket.isPaused() || req.readableLength >= req.readableHighWaterMark) {
+        setSlow(socket, t, false);
+        t.mark = socket.bytesRead;
+        t.markAt = now;
+        return;
+      }
+      if (now - t.markAt < windowMs) return;
+      // Against the time really elapsed: a late tick does not raise the bar.
+      setSlow(socket, t, socket.bytesRead - t.mark < (slowRequestBytesPerSecond * (now - t.markAt)) / 1000);
+      t.mark = socket.bytesRead;
+      t.markAt = now;
+    };
+    const timer = setInterval(
+      () => {
+        const now = Date.now();
+        for (const [socket, t] of tracked) if (t.request !== null) measure(socket, t, t.request, now);
+      },
+      Math.min(windowMs, 1000),
+    ).unref();
+    app.server.once('close', () => clearInterval(timer));
+  }
 }
 
 function first(set: Ordered): Socket | undefined {
@@ -143,7 +213,7 @@ function throttledWarning(ctx: AppContext, ms: number) {
       seen.skipped++;
       return;
     }
-    ctx.logger.warn({ ...fields, ...(seen?.skipped ? { refused_since_last_warning: seen.skipped } : {}) }, msg);
+    ctx.logger.warn({ ...fields, ...(seen?.skipped ? { more_since_last_warning: seen.skipped } : {}) }, msg);
     last.set(msg, { at: now, skipped: 0 });
   };
 }

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../db/pool.ts';
+import { isDatabaseBusy, isDatabaseUnavailable } from '../db/pool.ts';
 import { DomainError, type DomainErrorKind } from '../domain/errors.ts';
 
 /** The one place a domain error's kind becomes an HTTP status. */
@@ -115,6 +115,13 @@ export function errorHandler(
   if (!request.raw.complete && request.raw.destroyed) {
     request.log.info({ reason: err.message }, 'request aborted by the client');
     void reply.code(400).send({ error: 'The request was interrupted before its end' });
+    return;
+  }
+  // A full pool frees up within moments, a database that is down within seconds: the
+  // Retry-After says which, and the console retries a GET once after it (packages/web/src/api/retry.ts).
+  if (isDatabaseBusy(err)) {
+    request.log.warn({ err: { message: err.message } }, 'database busy');
+    void reply.code(503).header('retry-after', '1').send({ error: 'Database busy, try again shortly' });
     return;
   }
   if (isDatabaseUnavailable(err)) {

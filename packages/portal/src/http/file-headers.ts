@@ -21,14 +21,12 @@ import type { FastifyReply } from 'fastify';
 const REPORT_SOURCES =
   "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'";
 
-export const HTML_SANDBOX_CSP = `sandbox allow-scripts; ${REPORT_SOURCES}`;
-
 /**
- * The report inside the share page's frame: the same, plus pop-ups, so that the
- * consultation button (wired by the bridge) can open the consultant's page. A pop-up keeps
- * the sandbox (no `allow-popups-to-escape-sandbox`): it runs in an opaque origin too.
+ * Everywhere uploaded HTML is shown, the share page's frame included (issue 34, point 7: a
+ * pop-up there could carry a typed password out in its address; the consultation button's
+ * page is opened by the share page itself, web/consultation.ts).
  */
-export const SHARED_REPORT_CSP = `sandbox allow-scripts allow-popups; ${REPORT_SOURCES}`;
+export const HTML_SANDBOX_CSP = `sandbox allow-scripts; ${REPORT_SOURCES}`;
 
 /** Non-HTML files (JSON, logs) viewed inline: nothing runs, nothing loads. */
 export const INERT_CSP = "sandbox; default-src 'none'";

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import type { FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.ts';
 
 /** The route whose body may be 25 MB over a slow link: it has its own bounds, not the request timeout. */
@@ -23,12 +24,36 @@ export function uploadWasCut(raw: IncomingMessage): boolean {
   return cutUploads.has(raw);
 }
 
+/** Uploads whose socket idle timeout is lifted while they are processed; it returns for their answer. */
+const processing = new WeakSet<IncomingMessage>();
+/** Uploads whose answer has begun: the idle timeout stays on them. */
+const answering = new WeakSet<IncomingMessage>();
+
+/**
+ * Issue 34, point 4: the idle timeout bounds a body that stops arriving, not the work after it.
+ * Once an upload's whole body is in, storing it (100,000 findings: about 20 s, more on a busy
+ * host) must not close the connection with the answer still to come; nothing would be logged
+ * and the client would never learn whether its session was stored. The socket's idle timeout
+ * is lifted until the answer starts (onSend puts it back); the work itself is bounded by the
+ * database, and the answer says how it ended.
+ */
+function liftIdleTimeoutAfterBody(request: FastifyRequest, reply: FastifyReply): void {
+  const lift = () => {
+    if (reply.raw.headersSent || answering.has(request.raw) || request.raw.destroyed) return;
+    processing.add(request.raw);
+    request.raw.socket.setTimeout(0);
+  };
+  if (request.raw.complete) lift();
+  else request.raw.once('end', lift);
+}
+
 /**
  * Fastify/Node options for the connection-level limits (issue 11, point 9):
  * - headers: Node's headersTimeout (checked every second) closes a connection whose
  *   headers are still incomplete after SVC_HEADERS_TIMEOUT_SECONDS, with a 408;
  * - idle: the socket timeout closes a connection on which nothing moved for
- *   SVC_BODY_IDLE_TIMEOUT_SECONDS: a body that stopped arriving, whatever the route;
+ *   SVC_BODY_IDLE_TIMEOUT_SECONDS: a body that stopped arriving, whatever the route (an
+ *   upload's is lifted once its body is in, until its answer: liftIdleTimeoutAfterBody);
  * - keep-alive: a connection idle between requests is closed after
  *   SVC_KEEP_ALIVE_TIMEOUT_SECONDS (announced in `Keep-Alive: timeout=`; Node adds a
  *   second's margin). Fastify's default is 72 s, which replaces the idle timeout on such
@@ -64,7 +89,16 @@ export function installRequestTimeout(app: App, ctx: AppContext): void {
   );
   const tooLong = timeoutResponse(`the upload was not received within ${uploadTimeoutSeconds} seconds`);
 
+  const idleMs = ctx.config.http.idleTimeoutSeconds * 1000;
+  app.addHook('onSend', async (request) => {
+    if (request.routeOptions.url !== UPLOAD_ROUTE) return;
+    answering.add(request.raw);
+    const socket = request.raw.socket as Socket | null;
+    if (processing.delete(request.raw) && socket !== null && !socket.destroyed) socket.setTimeout(idleMs);
+  });
+
   app.addHook('onRequest', async (request: FastifyRequest, reply) => {
+    if (request.routeOptions.url === UPLOAD_ROUTE) liftIdleTimeoutAfterBody(request, reply);
     if (request.raw.complete) return;
     const socket = request.raw.socket;
     const startedWith = socket.bytesRead;

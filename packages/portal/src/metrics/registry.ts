@@ -2,8 +2,11 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
-/** What a webhook delivery came to: answered 2xx, failed (after its retry), or not sent (the receiver's bulkhead). */
-export type DeliveryOutcome = 'delivered' | 'failed' | 'shed';
+/**
+ * What a webhook delivery came to: answered 2xx, failed (after its retry), not sent (the
+ * receiver's bulkhead), or abandoned (no run recorded an outcome: webhooks/leases.ts).
+ */
+export type DeliveryOutcome = 'delivered' | 'failed' | 'shed' | 'abandoned';
 
 /** What the gauges read at scrape time; attached once the pool and the webhook client exist. */
 export interface MetricSources {
@@ -80,7 +83,7 @@ export class PortalMetrics {
     });
     this.#deliveries = new Counter({
       name: 'svc_webhook_deliveries_total',
-      help: 'Webhook deliveries by outcome: delivered, failed (after its retry), shed (not sent: the receiver queue was full or its turn did not come)',
+      help: 'Webhook deliveries by outcome: delivered, failed (after its retry), shed (not sent: the receiver queue was full or its turn did not come), abandoned (taken over after its lease expired too often, or its subscription was disabled or moved)',
       labelNames: ['outcome'],
       registers,
     });

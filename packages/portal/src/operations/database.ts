@@ -18,7 +18,7 @@ export async function withDatabase<T>(config: Config, run: (database: DatabaseHa
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, logger });
     url = embedded.url;
   }
-  const database = openDatabase(url, { max: 2, logger });
+  const database = openDatabase(url, { max: 2, ...config.dbBounds, logger });
   try {
     return await run(database);
   } finally {

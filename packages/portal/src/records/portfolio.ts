@@ -13,6 +13,7 @@ import {
 } from '@svc/protocol';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
+import { cursorFields, encodeCursor, isBigintText, isIntIn, isIsoInstant } from '../domain/cursor.ts';
 import { DomainError } from '../domain/errors.ts';
 import { badFindingsQuery, listOf } from './query-params.ts';
 import { presentRecord } from './present.ts';
@@ -63,24 +64,17 @@ export function selectionOf(f: RecordFilter, scope: readonly string[] | null, to
   };
 }
 
-function encodeCursor(r: { severity_key: number; first_seen_at: Date; id: string }): string {
-  return Buffer.from(JSON.stringify([r.severity_key, r.first_seen_at.toISOString(), r.id])).toString('base64url');
-}
+/** A page position: the last row's severity key, first-seen time and id (domain/cursor.ts). */
+const cursorOf = (r: { severity_key: number; first_seen_at: Date; id: string }): string =>
+  encodeCursor([r.severity_key, r.first_seen_at.toISOString(), r.id]);
 
+/** Only a cursor this listing wrote: severity key -1 (unknown) to 4, an ISO instant, a bigint id. */
 function decodeCursor(value: string): RecordCursor {
-  const invalid = bad('Invalid cursor parameter: use next_cursor of the previous page');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid;
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 3) throw invalid;
-  const [key, at, id] = parsed as unknown[];
-  if (!Number.isInteger(key) || Math.abs(key as number) > 10) throw invalid;
-  if (typeof at !== 'string' || Number.isNaN(Date.parse(at))) throw invalid;
-  if (typeof id !== 'string' || !/^\d{1,18}$/.test(id)) throw invalid;
-  return [key as number, at, id];
+  const fields = cursorFields(value);
+  const [key, at, id] = fields ?? [];
+  if (fields?.length !== 3 || !isIntIn(key, -1, SEVERITIES.length - 1) || !isIsoInstant(at) || !isBigintText(id))
+    throw bad('Invalid cursor parameter: use next_cursor of the previous page');
+  return [key, at, id];
 }
 
 export async function recordsPage(
@@ -103,7 +97,7 @@ export async function recordsPage(
   const last = page.at(-1);
   return {
     findings: page.map((r) => presentRecord(r, today)),
-    next_cursor: rows.length > limit && last !== undefined ? encodeCursor(last) : null,
+    next_cursor: rows.length > limit && last !== undefined ? cursorOf(last) : null,
   };
 }
 

@@ -3,7 +3,8 @@ import { scopeOf, type Principal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
 import { clientIdOut } from './present.ts';
-import { findSessionByShareToken, type SessionRow, sessionsWithId } from './queries.ts';
+import { type SessionRow, sessionsWithId } from './queries.ts';
+import { findSessionByShareToken } from './share-queries.ts';
 
 const AMBIGUOUS_SESSION_MESSAGE = 'Session id is ambiguous: it exists under several clients; name one with client_id';
 

@@ -7,20 +7,19 @@ import { DomainError } from '../domain/errors.ts';
 import { shareUrl } from './present.ts';
 import {
   insertSessionRow,
-  insertShareToken,
   lockLicense,
   lockSessionKey,
   lockSessionRow,
   NO_CLIENT,
   sessionCountOfLicense,
-  shareTokenOf,
   updateSessionRow,
 } from './queries.ts';
 import { mergeIntoRecords, type MergedUpload, recordTarget } from './records-merge.ts';
 import { ensureSeeded } from './records-seed.ts';
 import type { CommitResult } from './results.ts';
 import type { ScanFacts } from './scan-facts.ts';
-import { newShareToken } from './share.ts';
+import { newShareToken, REDACTED_TOKEN, shareTokenOf } from './share.ts';
+import { insertShareToken } from './share-queries.ts';
 import { enforceStorageLimits, lockForStorageLimit } from './storage-quota.ts';
 
 export interface CommitInput {
@@ -108,7 +107,7 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       await updateSessionRow(trx, ref, { ...columns, version: existing.version + 1 });
       // A revoked link stays revoked through re-uploads (a scheduled scan re-uploads without
       // asking anyone): only a rotation by an admin or member makes a new one.
-      shareToken = await shareTokenOf(trx, ref);
+      shareToken = await shareTokenOf(trx, ctx.shareTokens, ref);
     } else {
       await insertSessionRow(trx, {
         session_id: metadata.session_id,
@@ -117,7 +116,8 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
         license_id: licenseId,
       });
       shareToken = newShareToken();
-      await insertShareToken(trx, { token: shareToken, client_id: clientId, session_id: metadata.session_id });
+      // Stored as its hash and a sealed copy; the clear token goes only into this answer.
+      await insertShareToken(trx, ref, ctx.shareTokens.seal(shareToken));
     }
 
     const json = input.files['session_results.json'];
@@ -138,7 +138,8 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
 
     await enforceStorageLimits(trx, ctx.config, clientId);
 
-    const event = await recordAuditEvent(trx, {
+    const link = shareToken === null ? null : shareUrl(ctx.config.baseUrl, shareToken);
+    const recorded = await recordAuditEvent(trx, {
       event_type: 'scan_completed',
       actor: actorOf(principal),
       session_id: metadata.session_id,
@@ -153,12 +154,15 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
         total_findings: metadata.total_findings,
         total_hosts: metadata.total_hosts,
         severity_summary: metadata.severity_summary,
-        share_url: shareToken === null ? null : shareUrl(ctx.config.baseUrl, shareToken),
+        share_url: link === null ? null : shareUrl(ctx.config.baseUrl, REDACTED_TOKEN),
         uploaded_at: now.toISOString(),
         tool_version: metadata.tool_version,
         replaced: existing !== undefined,
       },
     });
+    // Subscribers (webhooks) get the link; the audit row keeps it without the token, which is
+    // stored nowhere in clear (share-seal.ts): not in the audit log, its API or a backup.
+    const event = link === null ? recorded : { ...recorded, data: { ...recorded.data, share_url: link } };
     const oldKeys = existing ? Object.values(existing.files).map((f) => f.key) : [];
     return {
       result: {

@@ -1,8 +1,12 @@
+import type { Kysely } from 'kysely';
 import { recordAuditEvent } from '../audit/record.ts';
+import { actorOf, type Principal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
+import type { Database } from '../db/schema.ts';
 import { sessionNotFound } from './access.ts';
+import { keyDeleteGuard } from './key-limits.ts';
 import { clientIdOut } from './present.ts';
-import { deleteSessionRow, type SessionRef } from './queries.ts';
+import { deleteSessionRow, type SessionRef, type SessionRow } from './queries.ts';
 
 export interface DeleteOptions {
   /**
@@ -11,6 +15,8 @@ export interface DeleteOptions {
    * picked it is never deleted.
    */
   expiredAt?: Date;
+  /** Run in the delete's transaction before the row goes; throws to refuse (a key's limits, key-limits.ts). */
+  guard?: ((trx: Kysely<Database>) => Promise<void>) | null;
 }
 
 /**
@@ -28,6 +34,7 @@ export async function deleteSession(
   const now = ctx.now();
   const { sessionId } = ref;
   const outcome = await ctx.db.transaction().execute(async (trx) => {
+    await opts.guard?.(trx);
     const row = await deleteSessionRow(trx, ref, opts.expiredAt);
     if (!row) return null;
     const event = await recordAuditEvent(trx, {
@@ -57,7 +64,12 @@ export async function deleteSession(
   return true;
 }
 
-/** A caller's delete (docs/api.md#sessions): a session deleted meanwhile, by another request or the sweep, is a 404. */
-export async function removeSession(ctx: AppContext, ref: SessionRef, actor: string): Promise<void> {
-  if (!(await deleteSession(ctx, ref, actor))) throw sessionNotFound();
+/**
+ * A caller's delete (docs/api.md#sessions): an identity's, or a key's within the key's limits
+ * (key-limits.ts). A session deleted meanwhile, by another request or the sweep, is a 404.
+ */
+export async function removeSession(ctx: AppContext, session: SessionRow, principal: Principal): Promise<void> {
+  const ref = { clientId: session.client_id, sessionId: session.session_id };
+  const guard = keyDeleteGuard(principal, session, () => ctx.now());
+  if (!(await deleteSession(ctx, ref, actorOf(principal), { guard }))) throw sessionNotFound();
 }

@@ -15,11 +15,13 @@ import {
   type FindingStatusFilter,
   FINDINGS_PAGE_DEFAULT,
   lenient,
+  REMEDIATION_STATUSES,
   type SessionBlocksResponse,
   SEVERITIES,
   type Severity,
 } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
+import { cursorFields, encodeCursor, isIntIn, isStorableText } from '../domain/cursor.ts';
 import { DomainError } from '../domain/errors.ts';
 import { badFindingsQuery, listOf } from '../records/query-params.ts';
 import { addSightings, historyOf } from '../records/queries.ts';
@@ -98,28 +100,35 @@ export async function ensureIndexed(ctx: AppContext, session: SessionRow): Promi
 
 const bad = badFindingsQuery;
 
-const TEXT_SORTS: readonly FindingSort[] = ['host', 'cve', 'first_seen'];
+/**
+ * The range of each sort's key as the index writes it (findings-index.ts): severity -1
+ * (unknown) to 4, CVSS times ten or -1, port or -1, status 0 to 5 (untracked); the others text.
+ */
+const KEY_RANGES: Record<FindingSort, readonly [number, number] | 'text'> = {
+  severity: [-1, SEVERITIES.length - 1],
+  cvss: [-1, 100],
+  port: [-1, 65535],
+  status: [0, REMEDIATION_STATUSES.length],
+  host: 'text',
+  cve: 'text',
+  first_seen: 'text',
+};
+/** session_findings.ordinal is an integer. */
+const MAX_ORDINAL = 2 ** 31 - 1;
 
 /** The cursor names the sort it was made for and the last row's position in it. */
-function encodeCursor(sort: FindingSort, order: 'asc' | 'desc', row: FindingRecord): string {
-  return Buffer.from(JSON.stringify([sort, order, row.sort_key, row.ordinal])).toString('base64url');
-}
+const cursorOf = (sort: FindingSort, order: 'asc' | 'desc', row: FindingRecord): string =>
+  encodeCursor([sort, order, row.sort_key, row.ordinal]);
 
+/** Only a cursor this listing wrote for this sort and order (domain/cursor.ts). */
 function decodeCursor(value: string, sort: FindingSort, order: 'asc' | 'desc'): [string | number, number] {
-  const invalid = bad('Invalid cursor parameter: use next_cursor of a page with the same sort and order');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(value, 'base64url').toString('utf8'));
-  } catch {
-    throw invalid;
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 4 || parsed[0] !== sort || parsed[1] !== order) throw invalid;
-  const [, , key, ordinal] = parsed as unknown[];
-  const keyOk = TEXT_SORTS.includes(sort)
-    ? typeof key === 'string' && key.length <= 1024
-    : Number.isInteger(key) && Math.abs(key as number) < 2 ** 31;
-  if (!keyOk || !Number.isInteger(ordinal) || (ordinal as number) < 0 || (ordinal as number) >= 2 ** 31) throw invalid;
-  return [key as string | number, ordinal as number];
+  const fields = cursorFields(value);
+  const [cSort, cOrder, key, ordinal] = fields ?? [];
+  const range = KEY_RANGES[sort];
+  const keyOk = range === 'text' ? isStorableText(key) : isIntIn(key, range[0], range[1]);
+  if (fields?.length !== 4 || cSort !== sort || cOrder !== order || !keyOk || !isIntIn(ordinal, 0, MAX_ORDINAL))
+    throw bad('Invalid cursor parameter: use next_cursor of a page with the same sort and order');
+  return [key as string | number, ordinal];
 }
 
 function filterOf(q: FindingsQuery, today: string): FindingsFilter {
@@ -215,7 +224,7 @@ export async function listFindings(ctx: AppContext, session: SessionRow, q: Find
     client_id: clientIdOut(session.client_id),
     total,
     findings: page.map((r) => presentRow(r, day)),
-    next_cursor: more && last !== undefined ? encodeCursor(sort, order, last) : null,
+    next_cursor: more && last !== undefined ? cursorOf(sort, order, last) : null,
     ...(counts === null
       ? {}
       : {

@@ -7,6 +7,7 @@ import {
 } from '@svc/protocol';
 import { inScope, type UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
+import { cursorFields, encodeCursor, isIsoInstant } from '../domain/cursor.ts';
 import { DomainError } from '../domain/errors.ts';
 import { resolveSession } from './access.ts';
 import { storable } from './derive.ts';
@@ -18,13 +19,13 @@ import {
   sessionClients,
   sessionCount,
   sessionPage,
-  shareTokenOf,
   sortKindOf,
   statusHistoryOf,
 } from './queries.ts';
 import type { SessionDetail } from './results.ts';
 import { triageOfSessions } from './session-triage.ts';
 import { notifyExpiringSessions } from './retention.ts';
+import { shareTokenOf } from './share.ts';
 
 export interface SessionsRequest {
   clientId?: string | undefined;
@@ -47,10 +48,7 @@ const MAX_TIME = 253_402_300_799_999;
 const SORTED = 's';
 
 const invalidCursor = () => new DomainError('invalid.cursor', 'Invalid cursor');
-const validTime = (v: unknown) => {
-  const t = new Date(String(v)).getTime();
-  return typeof v === 'string' && !Number.isNaN(t) && t >= 0 && t <= MAX_TIME;
-};
+const validTime = (v: unknown) => isIsoInstant(v) && Date.parse(v) >= 0 && Date.parse(v) <= MAX_TIME;
 const validClient = (v: unknown) => typeof v === 'string' && v.length <= 1024 && storable(v);
 
 /**
@@ -60,22 +58,18 @@ const validClient = (v: unknown) => typeof v === 'string' && v.length <= 1024 &&
  * The client id is part of both because one session id may exist under several clients
  * with the same sort key: without it a page boundary between them would skip one.
  */
-function encodeCursor(sort: SessionSort, order: 'asc' | 'desc', key: unknown, sessionId: string, clientId: string) {
-  const out =
+function cursorOf(sort: SessionSort, order: 'asc' | 'desc', key: unknown, sessionId: string, clientId: string) {
+  return encodeCursor(
     sort === 'uploaded_at' && order === 'desc'
       ? [(key as Date).toISOString(), sessionId, clientId]
-      : [SORTED, sort, order, key instanceof Date ? key.toISOString() : key, sessionId, clientId];
-  return Buffer.from(JSON.stringify(out)).toString('base64url');
+      : [SORTED, sort, order, key instanceof Date ? key.toISOString() : key, sessionId, clientId],
+  );
 }
 
 function decodeCursor(cursor: string, sort: SessionSort, order: 'asc' | 'desc'): Position {
-  let parts: unknown[];
-  try {
-    parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-  } catch {
-    throw invalidCursor();
-  }
-  if (!Array.isArray(parts)) throw invalidCursor();
+  // Only the form encodeCursor writes (domain/cursor.ts).
+  const parts = cursorFields(cursor);
+  if (parts === null) throw invalidCursor();
   if (sort === 'uploaded_at' && order === 'desc') {
     // Only what encodeCursor produces: a real instant, a valid session id and a client id
     // PostgreSQL can store (no NUL or other text that would fail there with a 500). A
@@ -152,9 +146,17 @@ export async function listSessionsFor(
   const last = page.at(-1);
   const triage = await triageOfSessions(ctx.db, page, ctx.now().toISOString().slice(0, 10));
   return {
-    sessions: page.map((r) => presentSession(r, r.token, ctx.config.baseUrl, triage(r))),
+    sessions: page.map((r) =>
+      presentSession(
+        r,
+        // No share_tokens row (revoked): no link; else its sealed copy opened (share-seal.ts).
+        r.token_hash === null ? null : ctx.shareTokens.open({ ...r, token_hash: r.token_hash }),
+        ctx.config.baseUrl,
+        triage(r),
+      ),
+    ),
     next_cursor:
-      rows.length > limit && last ? encodeCursor(sort, order, last.sort_key, last.session_id, last.client_id) : null,
+      rows.length > limit && last ? cursorOf(sort, order, last.sort_key, last.session_id, last.client_id) : null,
     total,
   };
 }
@@ -178,7 +180,7 @@ export async function sessionDetail(
   const row = await resolveSession(ctx, user.clientIds, sessionId, clientId);
   const ref = { clientId: row.client_id, sessionId };
   const [shareToken, history, notes, triage] = await Promise.all([
-    shareTokenOf(ctx.db, ref),
+    shareTokenOf(ctx.db, ctx.shareTokens, ref),
     statusHistoryOf(ctx.db, ref),
     notesOf(ctx.db, ref),
     triageOfSessions(ctx.db, [row], ctx.now().toISOString().slice(0, 10)),

@@ -59,8 +59,12 @@ export async function fileToServe(
   return { stream: opened.stream, size: opened.size, contentType: CONTENT_TYPES[file] };
 }
 
-/** A stored file is at most an upload plus what remediation updates added; anything beyond is refused unread. */
-const MAX_STORED_BYTES = 2 * UPLOAD_LIMIT_BYTES;
+/**
+ * A stored file is at most an upload plus what remediation updates added; anything beyond is
+ * refused unread. The larger of the default and the configured limit: a file stored before
+ * SVC_UPLOAD_MAX_MB was lowered still opens.
+ */
+const maxStoredBytes = (ctx: AppContext) => 2 * Math.max(UPLOAD_LIMIT_BYTES, ctx.config.uploads.maxBytes);
 
 const storedFileProblem = (message: string) => new DomainError('internal.session_file', message);
 
@@ -72,7 +76,8 @@ export async function readSessionDocument(
   const opened = await openSessionFile(ctx, session, 'session_results.json');
   if (opened === null) throw sessionNotFound();
   const key = opened.row.files['session_results.json']?.key ?? '';
-  if (opened.size > MAX_STORED_BYTES) {
+  const maxBytes = maxStoredBytes(ctx);
+  if (opened.size > maxBytes) {
     opened.stream.destroy();
     throw storedFileProblem('The stored session file is larger than any upload');
   }
@@ -81,7 +86,7 @@ export async function readSessionDocument(
   for await (const chunk of opened.stream) {
     total += (chunk as Buffer).length;
     // The size is the store's word; a stream longer than it is cut off rather than trusted.
-    if (total > MAX_STORED_BYTES) {
+    if (total > maxBytes) {
       opened.stream.destroy();
       throw storedFileProblem('The stored session file is larger than any upload');
     }

@@ -1,13 +1,6 @@
 import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql, type Updateable } from 'kysely';
 import type { SessionFileName, SessionSort, SessionStatus } from '@svc/protocol';
-import type {
-  Database,
-  SessionNotesTable,
-  SessionsTable,
-  ShareTokensTable,
-  StatusHistoryTable,
-  StoredObject,
-} from '../db/schema.ts';
+import type { Database, SessionNotesTable, SessionsTable, StatusHistoryTable, StoredObject } from '../db/schema.ts';
 
 export type SessionRow = Selectable<SessionsTable>;
 
@@ -43,31 +36,6 @@ export function sessionsWithId(
   if (where.clientId !== undefined) q = q.where('client_id', '=', where.clientId);
   else if (where.scope !== null) q = q.where('client_id', 'in', where.scope);
   return q.orderBy('client_id').execute();
-}
-
-/** The session a share token opens, or undefined. The token is the primary key of share_tokens. */
-export function findSessionByShareToken(db: Kysely<Database>, token: string): Promise<SessionRow | undefined> {
-  return db
-    .selectFrom('share_tokens')
-    .innerJoin('sessions', (j) =>
-      j
-        .onRef('sessions.client_id', '=', 'share_tokens.client_id')
-        .onRef('sessions.session_id', '=', 'share_tokens.session_id'),
-    )
-    .selectAll('sessions')
-    .where('share_tokens.token', '=', token)
-    .executeTakeFirst();
-}
-
-/** The session's share token; null while its link is revoked. */
-export async function shareTokenOf(db: Kysely<Database>, ref: SessionRef): Promise<string | null> {
-  const row = await db
-    .selectFrom('share_tokens')
-    .select('token')
-    .where('client_id', '=', ref.clientId)
-    .where('session_id', '=', ref.sessionId)
-    .executeTakeFirst();
-  return row?.token ?? null;
 }
 
 export function statusHistoryOf(db: Kysely<Database>, ref: SessionRef): Promise<Selectable<StatusHistoryTable>[]> {
@@ -142,35 +110,7 @@ export async function insertSessionRow(db: Kysely<Database>, values: Insertable<
   await db.insertInto('sessions').values(values).execute();
 }
 
-// ---- share tokens (share.ts, commit.ts) ----
-
-export async function insertShareToken(db: Kysely<Database>, values: Insertable<ShareTokensTable>): Promise<void> {
-  await db.insertInto('share_tokens').values(values).execute();
-}
-
-export async function replaceShareToken(
-  db: Kysely<Database>,
-  ref: SessionRef,
-  set: { token: string; created_at: Date },
-): Promise<void> {
-  await db
-    .updateTable('share_tokens')
-    .set(set)
-    .where('client_id', '=', ref.clientId)
-    .where('session_id', '=', ref.sessionId)
-    .execute();
-}
-
-/** Removes the session's share token; false when it had none. */
-export async function deleteShareToken(db: Kysely<Database>, ref: SessionRef): Promise<boolean> {
-  const removed = await db
-    .deleteFrom('share_tokens')
-    .where('client_id', '=', ref.clientId)
-    .where('session_id', '=', ref.sessionId)
-    .returning('client_id')
-    .executeTakeFirst();
-  return removed !== undefined;
-}
+// ---- share tokens: share-queries.ts; the session row locks of a share change ----
 
 /** The session's client and client id, its row locked FOR UPDATE (a share change against a delete or re-upload). */
 export function lockSessionClient(
@@ -245,9 +185,11 @@ export function markExpiringSessions(db: Kysely<Database>, now: Date, days: numb
     .execute();
 }
 
-/** The stored files of every session. */
-export function filesOfAllSessions(db: Kysely<Database>): Promise<Pick<SessionRow, 'files'>[]> {
-  return db.selectFrom('sessions').select('files').execute();
+/** The blob key of every stored file of every session: only the keys, not the rows' file records. */
+export async function fileKeysOfAllSessions(db: Kysely<Database>): Promise<string[]> {
+  const { rows } = await sql<{ key: string }>`
+    SELECT f.value->>'key' AS key FROM sessions CROSS JOIN LATERAL jsonb_each(sessions.files) AS f`.execute(db);
+  return rows.map((r) => r.key);
 }
 
 // ---- file updates (refresh.ts, remediation.ts) ----
@@ -376,7 +318,7 @@ export async function sessionCount(db: Kysely<Database>, f: SessionFilterQuery):
   return Number(n);
 }
 
-/** Up to `limit` sessions with their share token (null when revoked) and sort key, in the asked order. */
+/** Up to `limit` sessions with their stored share token (null columns when revoked) and sort key, in the asked order. */
 export function sessionPage(db: Kysely<Database>, f: SessionPageQuery) {
   const { expr, kind } = SORTS[f.sort];
   let q = filtered(db, f)
@@ -387,7 +329,7 @@ export function sessionPage(db: Kysely<Database>, f: SessionPageQuery) {
         .onRef('share_tokens.session_id', '=', 'sessions.session_id'),
     )
     .selectAll('sessions')
-    .select('share_tokens.token')
+    .select(['share_tokens.token', 'share_tokens.token_hash', 'share_tokens.token_sealed'])
     .select(sql<Date | string | number>`${expr}`.as('sort_key'));
   if (f.after !== undefined) {
     const { key, sessionId, clientId } = f.after;

@@ -1,20 +1,25 @@
 import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { recordAuditEvent } from '../audit/record.ts';
+import { ConfigError } from '../config/index.ts';
 import type { AppContext } from '../context.ts';
+import type { Database } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
+import { KEY_FILE } from '../identity/key-encryption.ts';
 import { sessionNotFound } from './access.ts';
 import { clientIdOut } from './present.ts';
+import { lockSessionClient, lockSessionClientName, type SessionRef, type SessionRow } from './queries.ts';
 import {
+  clearShareTokens,
   deleteShareToken,
   findSessionByShareToken,
   insertShareToken,
-  lockSessionClient,
-  lockSessionClientName,
+  oneSealedShareToken,
   replaceShareToken,
-  type SessionRef,
-  type SessionRow,
-  shareTokenOf,
-} from './queries.ts';
+  storedShareTokenOf,
+  storeSealedShareTokens,
+} from './share-queries.ts';
+import type { ShareTokenSeal } from './share-seal.ts';
 
 /** 32 random bytes rendered as 64 hex characters. */
 export function newShareToken(): string {
@@ -22,6 +27,9 @@ export function newShareToken(): string {
 }
 
 const SHARE_TOKEN = /^[0-9a-f]{64}$/;
+
+/** What the audit log's `scan_completed` shows in the share URL instead of the token. */
+export const REDACTED_TOKEN = '[redacted]';
 
 /**
  * A share token from a request, read case-insensitively. Returns null when it is missing
@@ -38,7 +46,17 @@ export function parseShareToken(value: string | undefined, opts: { required: boo
   return token;
 }
 
-/** The session a share token opens, or undefined. */
+/** The session's share token, to show its link again; null while the link is revoked. */
+export async function shareTokenOf(
+  db: Kysely<Database>,
+  seal: ShareTokenSeal,
+  ref: SessionRef,
+): Promise<string | null> {
+  const stored = await storedShareTokenOf(db, ref);
+  return stored === undefined ? null : seal.open(stored);
+}
+
+/** The session a share token opens (looked up by its hash), or undefined. */
 export function findSharedSession(ctx: AppContext, token: string): Promise<SessionRow | undefined> {
   return findSessionByShareToken(ctx.db, token);
 }
@@ -68,10 +86,9 @@ export async function rotateShareToken(ctx: AppContext, c: ShareChange): Promise
     const session = await lockSessionClient(trx, c.ref);
     if (session === undefined) return undefined;
     const token = newShareToken();
-    const hadLink = (await shareTokenOf(trx, c.ref)) !== null;
-    if (hadLink) await replaceShareToken(trx, c.ref, { token, created_at: now });
-    else
-      await insertShareToken(trx, { token, client_id: c.ref.clientId, session_id: c.ref.sessionId, created_at: now });
+    const hadLink = (await storedShareTokenOf(trx, c.ref)) !== undefined;
+    if (hadLink) await replaceShareToken(trx, c.ref, ctx.shareTokens.seal(token), now);
+    else await insertShareToken(trx, c.ref, ctx.shareTokens.seal(token), now);
     await recordAuditEvent(trx, {
       event_type: 'share_rotated',
       actor: c.actor,
@@ -120,4 +137,33 @@ export async function revokeShareToken(ctx: AppContext, c: ShareChange): Promise
     });
     return true;
   });
+}
+
+const SEAL_BATCH = 1000;
+
+/**
+ * At start: seal every token still stored in clear (written before migration 0020) and empty
+ * its clear column, then check that the key opens a sealed token, so a wrong key is a clear
+ * start-up error rather than a console that cannot show links.
+ */
+export async function sealStoredShareTokens(db: Kysely<Database>, seal: ShareTokenSeal): Promise<number> {
+  let sealed = 0;
+  for (;;) {
+    const rows = await clearShareTokens(db, SEAL_BATCH);
+    if (rows.length === 0) break;
+    const stored = await storeSealedShareTokens(
+      db,
+      rows.map((r) => ({ ...r, token_sealed: seal.seal(r.token).token_sealed })),
+    );
+    // None replaced: another replica starting at once is sealing these; it finishes them.
+    if (stored === 0) break;
+    sealed += stored;
+  }
+  const sample = await oneSealedShareToken(db);
+  if (sample?.token_sealed != null && !seal.opens(sample.token_hash, sample.token_sealed))
+    throw new ConfigError(
+      'SVC_IDENTITY_KEY_ENCRYPTION_KEY',
+      `does not decrypt the stored share tokens: start with the key (or the data directory's ${KEY_FILE}) this database was first started with`,
+    );
+  return sealed;
 }

@@ -4,6 +4,7 @@ import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
 import { resolveSession, sessionNotFound } from './access.ts';
 import { storable } from './derive.ts';
+import { refuseKeyStatusChange } from './key-limits.ts';
 import { changeStatus } from './status-queries.ts';
 
 interface StatusRequest {
@@ -15,16 +16,18 @@ interface StatusRequest {
 }
 
 /**
- * A caller's status change (docs/api.md#sessions): every change is kept in the history and published as
- * `status_changed`; the current status again only records the note. The scope check is part
- * of the statement; only a refusal asks again which answer it is (404, or 409 for an
- * ambiguous id, as every session endpoint gives them), before a bad note's 400.
+ * A caller's status change (docs/api.md#sessions), an identity's only (key-limits.ts): every
+ * change is kept in the history and published as `status_changed`; the current status again
+ * only records the note. The scope check is part of the statement; only a refusal asks again
+ * which answer it is (404, or 409 for an ambiguous id, as every session endpoint gives them),
+ * before a bad note's 400.
  */
 export async function updateSessionStatus(
   ctx: AppContext,
   principal: Principal,
   r: StatusRequest,
 ): Promise<{ previous: SessionStatus; changed: boolean; changedAt: Date }> {
+  refuseKeyStatusChange(principal, r.status);
   const scope = scopeOf(principal);
   const refuse = async (err: DomainError): Promise<never> => {
     await resolveSession(ctx, scope, r.sessionId, r.clientId);

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { feedBytes, feedRefused, MAX_FEED_BYTES } from './input.ts';
+import { feedBytes, feedRefused, MAX_FEED_BYTES, nulRefused } from './input.ts';
 import { CVE_ID } from './nvd.ts';
 
 export interface EpssScore {
@@ -47,6 +47,7 @@ export async function* epssScores(source: Readable, label: string, meta: EpssMet
   let columns: { cve: number; epss: number; percentile: number } | null = null;
   for await (const line of lines(feedBytes(source, label, MAX_FEED_BYTES.epss), label)) {
     lineNo++;
+    if (line.includes('\u0000')) throw nulRefused(label, `on line ${lineNo}`);
     if (line.trim() === '') continue;
     if (columns === null) {
       if (line.startsWith('#')) {

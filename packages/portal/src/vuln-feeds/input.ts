@@ -27,6 +27,14 @@ export const MAX_FEED_BYTES: Record<Feed, number> = {
 export const feedRefused = (label: string, message: string): DomainError =>
   new DomainError('invalid.vuln_feed', `${label}: ${message}`);
 
+/**
+ * A NUL character (U+0000) anywhere in a feed file: PostgreSQL cannot store one and no
+ * publisher writes one, so the whole file is refused rather than a record skipped (a damaged
+ * or forged file should not be half imported). `where` says where it is.
+ */
+export const nulRefused = (label: string, where: string): DomainError =>
+  feedRefused(label, `a NUL character (U+0000) ${where}: no feed holds one; the file is refused`);
+
 const GZIP_MAGIC = [0x1f, 0x8b];
 
 /**

@@ -1,6 +1,7 @@
 import { Tokenizer, TokenParser } from '@streamparser/json';
 import TokenType from '@streamparser/json/utils/types/tokenType.js';
-import { feedRefused } from './input.ts';
+import type { DomainError } from '../domain/errors.ts';
+import { feedRefused, nulRefused } from './input.ts';
 
 /** A value the parser completed: its path from the root (`vulnerabilities.*`, `catalogVersion`). */
 export interface JsonItem {
@@ -40,8 +41,22 @@ export async function* jsonItems(
   // The last two tokens directly inside the root object: a key and its colon before a `[`.
   let before: { token: TokenType; value: unknown } | undefined;
   let last: { token: TokenType; value: unknown } | undefined;
+  // The previous token and the key of the last colon (scalars: this runs for every token of a
+  // 2 GB file), to name the field of a string holding a NUL.
+  let previous: TokenType | undefined;
+  let previousValue: unknown;
+  let key = '';
+  // A string holding a NUL, anywhere in the file (even a key or a field no feed reader uses).
+  let nul: DomainError | null = null;
   parser.onToken = (info) => {
     const { token, value } = info;
+    if (nul === null && token === TokenType.STRING && (value as string).includes('\u0000')) {
+      const where = previous === TokenType.COLON ? `the value of ${JSON.stringify(key.slice(0, 40))}` : 'a string';
+      nul = nulRefused(label, `in ${where} at byte ${info.offset}`);
+    }
+    if (token === TokenType.COLON) key = String(previousValue);
+    previous = token;
+    previousValue = value;
     if (
       token === TokenType.LEFT_BRACKET &&
       depth === 1 &&
@@ -63,6 +78,7 @@ export async function* jsonItems(
   let sinceValue = 0;
   const refuse = (err: unknown) => feedRefused(label, `not valid JSON (${(err as Error).message})`);
   let first = true;
+  let offset = 0;
   for await (const read of chunks) {
     // A byte-order mark is not JSON; some tools write one.
     const chunk = first && read[0] === 0xef && read[1] === 0xbb && read[2] === 0xbf ? read.subarray(3) : read;
@@ -72,11 +88,16 @@ export async function* jsonItems(
       if (at >= 0 && chunk[at] !== 0x7b) throw feedRefused(label, 'not a JSON object');
       started = at >= 0;
     }
+    // A raw NUL byte is never JSON: named as one rather than as the parser's unprintable complaint.
+    const zero = chunk.indexOf(0);
+    if (zero >= 0) throw nulRefused(label, `at byte ${offset + zero}`);
+    offset += chunk.length;
     try {
       parser.write(chunk);
     } catch (err) {
       throw refuse(err);
     }
+    if (nul !== null) throw nul;
     sinceValue = ready.length > 0 ? 0 : sinceValue + chunk.length;
     if (sinceValue > MAX_RECORD_BYTES)
       throw feedRefused(label, `more than ${MAX_RECORD_BYTES / 1024 ** 2} MB without one complete record`);
@@ -90,5 +111,6 @@ export async function* jsonItems(
       throw feedRefused(label, 'the JSON breaks off before its end (truncated file?)');
     }
   }
+  if (nul !== null) throw nul;
   yield* ready.splice(0);
 }

@@ -105,11 +105,12 @@ export function scriptJson(value: unknown): string {
  * the report). In the report's document it wires the "schedule a consultation" button
  * (`#scheduleBtn`): a click is announced to the share page (`postMessage` of
  * `{type: 'svc-share:schedule-consultation', session_id}` to the parent frame, for the
- * portal's origin only: a page the report framed itself in gets nothing; the share page
- * passes it on to a page of the portal's origin that frames it) and opens the
- * consultation contact in a new window: the button's `data-href`/`href`, else the first
- * https: or mailto: link inside `#consultation-section`, else the report's first mailto:
- * link (the footer address).
+ * portal's origin only: a page the report framed itself in gets nothing), and its default
+ * action (a link's navigation) is prevented; the project's reports leave a button marked
+ * `data-svc-bridge` to the bridge (packages/client's report script). The share page then opens
+ * the consultation contact the stored report names (consultation.ts) and passes the message
+ * on to a page of the portal's origin that frames it. The frame may not open windows itself
+ * (no `allow-popups`, issue 34 point 7).
  *
  * It runs in the report's opaque origin (the sandbox CSP has no allow-same-origin), so it
  * can reach neither the portal's cookies nor its storage, exactly like the report's own
@@ -121,28 +122,15 @@ export function bridgeScript(context: BridgeContext): string {
 (function () {
   'use strict';
   var share = ${scriptJson(share)};
-  function consultationHref(btn) {
-    var own = btn.getAttribute('data-href') || btn.getAttribute('href');
-    if (!own && btn.closest && btn.closest('a[href]')) own = btn.closest('a[href]').getAttribute('href');
-    if (own) return own;
-    var section = document.getElementById('consultation-section');
-    var link = section && section.querySelector('a[href^="https:"], a[href^="mailto:"]');
-    if (!link) link = document.querySelector('a[href^="mailto:"]');
-    return link ? link.getAttribute('href') : null;
-  }
   function wireSchedule() {
     var btn = document.getElementById('scheduleBtn');
     if (!btn) return;
     btn.setAttribute('data-svc-bridge', 'wired');
     btn.addEventListener('click', function (event) {
+      event.preventDefault();
       var message = { type: 'svc-share:schedule-consultation', session_id: share.session_id };
       if (window.parent !== window) {
         try { window.parent.postMessage(message, share.portal_origin); } catch (e) { /* no parent to tell */ }
-      }
-      var href = consultationHref(btn);
-      if (href && /^(https:|mailto:)/i.test(href)) {
-        event.preventDefault();
-        window.open(href, '_blank', 'noopener');
       }
     });
   }

@@ -1,10 +1,11 @@
 import { pipeline, type Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
 import { Type } from '@sinclair/typebox';
 import { ShareQuery } from '@svc/protocol';
 import type { FastifyReply } from 'fastify';
 import type { App, AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
-import { ownPageCsp, SHARED_REPORT_CSP, setFileHeaders } from '../http/file-headers.ts';
+import { HTML_SANDBOX_CSP, ownPageCsp, setFileHeaders } from '../http/file-headers.ts';
 import { openSessionFile } from '../sessions/open-file.ts';
 import { fileNamesOf } from '../sessions/present.ts';
 import type { SessionRow } from '../sessions/queries.ts';
@@ -12,24 +13,29 @@ import { findSharedSession, parseShareToken } from '../sessions/share.ts';
 import type { SharedTriage } from '../sessions/results.ts';
 import { sharedTriage } from '../sessions/shared-triage.ts';
 import { bridgeInserter, bridgeScript } from './bridge.ts';
+import { consultationLink } from './consultation.ts';
 
 /**
  * The share page, `{base_url}/share/?token=<64 hex>` (docs/api.md#sessions).
  *
  * With a report.html the page is ours: a fixed bar that says whose scanner report this is
  * and that the portal never asks for a password there, and below it the report in a frame
- * sandboxed twice (the iframe's `sandbox="allow-scripts allow-popups"` and the served
- * sandbox CSP), from `/share/frame?token=&file=`. So the report never is the top-level
- * document: it cannot navigate the tab (no allow-top-navigation), cannot navigate its own
- * frame away from the portal (this page's `frame-src 'self'`), cannot load anything from
- * elsewhere (its CSP), and cannot remove or cover the bar (another document). The bar
- * switches the frame to the executive summary when there is one.
+ * sandboxed twice (the iframe's `sandbox="allow-scripts"` and the served sandbox CSP), from
+ * `/share/frame?token=&file=`. So the report never is the top-level document: it cannot
+ * navigate the tab (no allow-top-navigation), cannot navigate its own frame away from the
+ * portal (this page's `frame-src 'self'`), cannot open a window (no allow-popups: a pop-up's
+ * address could carry what was typed into a fake sign-in form, issue 34 point 7), cannot
+ * submit a form (no allow-forms, `form-action 'none'`), cannot load anything from elsewhere
+ * (its CSP), and cannot remove or cover the bar (another document). The bar switches the
+ * frame to the executive summary when there is one.
  *
  * `/share/frame` serves report.html with the bridge script (bridge.ts) inserted at its last
  * closing body tag, streamed from storage (only the report's last 64 KiB are held to find
  * that tag, so memory per view does not grow with the report), or exec_summary.html as
- * stored; framed by the portal's own pages and SVC_FRAME_ANCESTORS only. The page passes
- * the bridge's consultation message on to a page of the portal's origin that frames it.
+ * stored; framed by the portal's own pages and SVC_FRAME_ANCESTORS only. On the bridge's
+ * consultation message the page opens `/share/consultation?token=` (the contact the stored
+ * report names, consultation.ts) and passes the message on to a page of the portal's origin
+ * that frames it.
  *
  * With only an executive summary, the frame shows that. Without either: a small summary
  * page of ours. Every answer: nosniff, no caching, no
@@ -88,9 +94,10 @@ const FRAME_STYLE =
   '#svc-report{flex:1;width:100%;border:0}';
 
 /**
- * Switches the frame between the documents, and passes the bridge's consultation message
- * on to a page of the portal's origin that frames this one (only that message, only from
- * the frame, rebuilt here rather than forwarded).
+ * Switches the frame between the documents. On the bridge's consultation message (only that
+ * message, only from the frame) it opens the consultation page, whose address is fixed here
+ * (nothing of the message goes into it), and passes the message on, rebuilt, to a page of
+ * the portal's origin that frames this one.
  */
 const FRAME_SCRIPT = `(function () {
   'use strict';
@@ -105,9 +112,12 @@ const FRAME_SCRIPT = `(function () {
     });
   });
   window.addEventListener('message', function (e) {
-    if (e.source !== frame.contentWindow || window.parent === window) return;
+    if (e.source !== frame.contentWindow) return;
     var d = e.data;
     if (!d || d.type !== 'svc-share:schedule-consultation' || d.session_id !== root.getAttribute('data-session')) return;
+    var consultation = root.getAttribute('data-consultation');
+    if (consultation) window.open(consultation, '_blank', 'noopener');
+    if (window.parent === window) return;
     window.parent.postMessage({ type: d.type, session_id: d.session_id }, root.getAttribute('data-portal-origin'));
   });
 })();`;
@@ -117,6 +127,12 @@ const FRAME_PAGE_CSP = ownPageCsp({ styles: [FRAME_STYLE], scripts: [FRAME_SCRIP
 function frameLink(token: string, file: FramedFile): string {
   return escapeHtml(`frame?${new URLSearchParams({ token, file }).toString()}`);
 }
+
+/** Relative to /share/, like the frame's links; only when there is a report to read the contact from. */
+const consultationAttribute = (row: SessionRow, token: string) =>
+  row.files['report.html'] === undefined
+    ? ''
+    : ` data-consultation="${escapeHtml(`consultation?${new URLSearchParams({ token }).toString()}`)}"`;
 
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
@@ -155,7 +171,7 @@ export function framePage(row: SessionRow, token: string, baseUrl: string, share
     ? `<p><button type="button" data-src="${frameLink(token, 'report.html')}" aria-pressed="true">Report</button><button type="button" data-src="${frameLink(token, 'exec_summary.html')}" aria-pressed="false">Executive summary</button></p>`
     : '';
   return `<!DOCTYPE html>
-<html lang="en" data-session="${escapeHtml(row.session_id)}" data-portal-origin="${escapeHtml(new URL(baseUrl).origin)}">
+<html lang="en" data-session="${escapeHtml(row.session_id)}" data-portal-origin="${escapeHtml(new URL(baseUrl).origin)}"${consultationAttribute(row, token)}>
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>Scan report ${escapeHtml(row.session_id)}</title>
 <style>${FRAME_STYLE}</style></head>
 <body>
@@ -165,7 +181,7 @@ export function framePage(row: SessionRow, token: string, baseUrl: string, share
 ${triageLines(shared)}
 ${buttons}
 </header>
-<iframe id="svc-report" title="${shown === 'report.html' ? 'Report' : 'Executive summary'}" src="${frameLink(token, shown)}" sandbox="allow-scripts allow-popups" referrerpolicy="no-referrer"></iframe>
+<iframe id="svc-report" title="${shown === 'report.html' ? 'Report' : 'Executive summary'}" src="${frameLink(token, shown)}" sandbox="allow-scripts" referrerpolicy="no-referrer"></iframe>
 <script>${FRAME_SCRIPT}</script>
 </body>
 </html>
@@ -217,6 +233,16 @@ ${files}
   );
 }
 
+/** The token of a share link; null when it is missing or malformed (a 400 page). */
+function shareToken(raw: string | undefined): string | null {
+  try {
+    return parseShareToken(raw, { required: true }) ?? null;
+  } catch (err) {
+    if (err instanceof DomainError && err.kind === 'invalid') return null;
+    throw err;
+  }
+}
+
 export function registerSharePage(app: App, ctx: AppContext): void {
   app.get('/share', { schema: { hide: true } }, async (request, reply) => {
     const at = request.url.indexOf('?');
@@ -241,11 +267,8 @@ export function registerSharePage(app: App, ctx: AppContext): void {
       },
     },
     async (request, reply) => {
-      let token: string;
-      try {
-        token = parseShareToken(request.query.token, { required: true })!;
-      } catch (err) {
-        if (!(err instanceof DomainError) || err.kind !== 'invalid') throw err;
+      const token = shareToken(request.query.token);
+      if (token === null)
         return sendPage(
           reply,
           ctx,
@@ -255,7 +278,6 @@ export function registerSharePage(app: App, ctx: AppContext): void {
             '<h1>Invalid share link</h1><p>The link is incomplete or malformed. Ask the sender for the full link.</p>',
           ),
         );
-      }
       const row = await findSharedSession(ctx, token);
       const notFoundPage = () =>
         sendPage(
@@ -303,16 +325,11 @@ export function registerSharePage(app: App, ctx: AppContext): void {
     },
     async (request, reply) => {
       const headers = (status: number) =>
-        setFileHeaders(reply.code(status), HTML, frameAncestors, SHARED_REPORT_CSP).header('x-robots-tag', 'noindex');
+        setFileHeaders(reply.code(status), HTML, frameAncestors, HTML_SANDBOX_CSP).header('x-robots-tag', 'noindex');
       const file =
         request.query.file === undefined ? 'report.html' : FRAMED_FILES.find((f) => f === request.query.file);
-      let token: string;
-      try {
-        token = parseShareToken(request.query.token, { required: true })!;
-      } catch (err) {
-        if (!(err instanceof DomainError) || err.kind !== 'invalid') throw err;
-        return headers(400).send(page('Invalid share link', '<h1>Invalid share link</h1>'));
-      }
+      const token = shareToken(request.query.token);
+      if (token === null) return headers(400).send(page('Invalid share link', '<h1>Invalid share link</h1>'));
       if (file === undefined) return headers(400).send(page('Invalid link', '<h1>Unknown file</h1>'));
       const row = await findSharedSession(ctx, token);
       const opened = row === undefined ? null : await openSessionFile(ctx, row, file);
@@ -327,6 +344,53 @@ export function registerSharePage(app: App, ctx: AppContext): void {
       const body = pipeline(opened.stream, bridgeInserter(bridge), () => {});
       headers(200).header('content-length', String(opened.size + Buffer.byteLength(bridge)));
       return reply.send(body);
+    },
+  );
+
+  // What the consultation button opens: the contact the stored report names, as a link of ours
+  // (no redirect: the portal's address never forwards anyone elsewhere by itself).
+  app.get(
+    '/share/consultation',
+    {
+      schema: {
+        hide: true,
+        querystring: ShareQuery,
+        response: {
+          200: htmlResponse("the report's consultation contact"),
+          400: htmlResponse('invalid share link'),
+          404: htmlResponse('unknown share link, or no contact in the report'),
+        },
+      },
+      onRequest: async (_request, reply) => {
+        void reply.header('x-robots-tag', 'noindex');
+      },
+    },
+    async (request, reply) => {
+      const token = shareToken(request.query.token);
+      if (token === null) return sendPage(reply, ctx, 400, page('Invalid share link', '<h1>Invalid share link</h1>'));
+      const row = await findSharedSession(ctx, token);
+      const opened = row === undefined ? null : await openSessionFile(ctx, row, 'report.html');
+      // Read whole, at most the upload limit, and only when the button is used.
+      const link = opened === null ? null : consultationLink((await buffer(opened.stream)).toString('utf8'));
+      if (link === null)
+        return sendPage(
+          reply,
+          ctx,
+          404,
+          page('No consultation contact', '<h1>No consultation contact</h1><p>This report names no contact.</p>'),
+        );
+      const shown = escapeHtml(link);
+      return sendPage(
+        reply,
+        ctx,
+        200,
+        page(
+          'Schedule a consultation',
+          `<h1>Schedule a consultation</h1>
+<p>The scanner report names this contact; it is the uploader's, not part of the portal:</p>
+<p><a id="svc-consultation" href="${shown}" rel="noopener noreferrer">${shown}</a></p>`,
+        ),
+      );
     },
   );
 }

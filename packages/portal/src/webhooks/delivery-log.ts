@@ -20,6 +20,8 @@ export type DeliveryMessage = Pick<NewDelivery, 'event_id' | 'event_type' | 'bod
 export interface FinishedDelivery {
   deliveryId: string;
   subscriptionId: string;
+  /** The run that ends (the delivery's `runs` when it started): a run taken over since writes nothing. */
+  run: number;
   ok: boolean;
   /** Failed without a single attempt sent (bulkhead): logged, but no failure of the receiver. */
   shed?: boolean;
@@ -69,14 +71,14 @@ export function streakChanges(
  * The webhook delivery log's writes, batched so that a fan-out to many receivers costs a few
  * statements instead of several per receiver, which would compete with the triggering
  * requests for the pool:
- * - `openFanOut` writes the pending rows of one event's fan-out in one INSERT (the log
- *   shows in-flight deliveries as `pending`);
+ * - `openFanOut` writes the pending rows of one event's fan-out, and their leases, in one
+ *   statement (the log shows in-flight deliveries as `pending`);
  * - `finish` queues a finished delivery; one flush at a time writes, in one statement,
  *   every queued delivery's attempts and final status, every failure streak it extends or
  *   ends, the disabling of a subscription whose streak reaches the limit and that
  *   disabling's audit event (group commit: what finishes during a flush joins the next
  *   one). One statement is atomic, so a delivery never reads as finished before its
- *   outcome counted.
+ *   outcome counted. It also deletes the finished deliveries' leases (webhooks/leases.ts).
  * If a batch fails, its entries are retried one by one so one bad entry does not lose the
  * others' log.
  */
@@ -85,20 +87,34 @@ export class DeliveryLog {
   readonly #logger: Logger;
   readonly #disableAfterFailures: number;
   readonly #now: () => Date;
+  readonly #lease: { owner: string; seconds: number };
   #queue: Waiting[] = [];
   #flushing = false;
 
-  constructor(opts: { db: Kysely<Database>; logger: Logger; disableAfterFailures: number; now: () => Date }) {
+  constructor(opts: {
+    db: Kysely<Database>;
+    logger: Logger;
+    disableAfterFailures: number;
+    now: () => Date;
+    /** Who sends the deliveries opened here, and for how long a lease holds unless renewed. */
+    lease: { owner: string; seconds: number };
+  }) {
     this.#db = opts.db;
     this.#logger = opts.logger;
     this.#disableAfterFailures = opts.disableAfterFailures;
     this.#now = opts.now;
+    this.#lease = opts.lease;
+  }
+
+  /** The lease every delivery opened here starts with: this process's, ending `seconds` from now. */
+  #leaseValues() {
+    return sql`${this.#lease.owner}, now() + ${this.#lease.seconds}::int * interval '1 second'`;
   }
 
   /**
-   * The pending rows of one event's fan-out, in one INSERT: the body goes to the database
-   * once, not once per receiver. A subscription deleted since its subscribers were read gets
-   * no row (its log went with it). Answers the delivery row of each subscription.
+   * The pending rows of one event's fan-out and their leases, in one statement: the body goes
+   * to the database once, not once per receiver. A subscription deleted since its subscribers
+   * were read gets no row (its log went with it). Answers the delivery row of each subscription.
    */
   async openFanOut(
     message: DeliveryMessage,
@@ -106,11 +122,17 @@ export class DeliveryLog {
     createdAt: Date,
   ): Promise<Map<string, DeliveryRow>> {
     const { rows } = await sql<{ id: string; subscription_id: string }>`
-      INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, client_id, created_at)
-      SELECT s.id, ${message.event_id}, ${message.event_type}, ${message.body}, ${message.client_id}::text, ${createdAt}::timestamptz
-      FROM unnest(${subscriptionIds}::text[]) AS s(id)
-      WHERE EXISTS (SELECT 1 FROM webhook_subscriptions w WHERE w.id = s.id)
-      RETURNING id, subscription_id
+      WITH opened AS (
+        INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, client_id, created_at)
+        SELECT s.id, ${message.event_id}, ${message.event_type}, ${message.body}, ${message.client_id}::text, ${createdAt}::timestamptz
+        FROM unnest(${subscriptionIds}::text[]) AS s(id)
+        WHERE EXISTS (SELECT 1 FROM webhook_subscriptions w WHERE w.id = s.id)
+        RETURNING id, subscription_id
+      ), leased AS (
+        INSERT INTO webhook_delivery_leases (delivery_id, claimed_by, claimed_until)
+        SELECT id, ${this.#leaseValues()} FROM opened
+      )
+      SELECT id, subscription_id FROM opened
     `.execute(this.#db);
     return new Map(
       rows.map((r) => [
@@ -123,19 +145,28 @@ export class DeliveryLog {
           redelivery_of: null,
           created_at: createdAt,
           attempts: [],
+          runs: 1,
         },
       ]),
     );
   }
 
-  /** Insert one pending delivery (a ping or a redelivery, to a subscription already known). */
+  /** Insert one pending delivery and its lease (a ping or a redelivery, to a subscription already known). */
   async open(entry: NewDelivery, createdAt: Date): Promise<DeliveryRow> {
-    const { id } = await this.#db
-      .insertInto('webhook_deliveries')
-      .values({ ...entry, created_at: createdAt })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return { ...entry, id, status: 'pending', created_at: createdAt, attempts: [] };
+    const { rows } = await sql<{ id: string }>`
+      WITH opened AS (
+        INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, redelivery_of, client_id, created_at)
+        VALUES (${entry.subscription_id}, ${entry.event_id}, ${entry.event_type}, ${entry.body},
+                ${entry.redelivery_of}::bigint, ${entry.client_id}::text, ${createdAt}::timestamptz)
+        RETURNING id
+      ), leased AS (
+        INSERT INTO webhook_delivery_leases (delivery_id, claimed_by, claimed_until)
+        SELECT id, ${this.#leaseValues()} FROM opened
+      )
+      SELECT id FROM opened
+    `.execute(this.#db);
+    const id = (rows[0] as { id: string }).id;
+    return { ...entry, id, status: 'pending', created_at: createdAt, attempts: [], runs: 1 };
   }
 
   /** Resolves once the delivery's attempts, status and failure streak are committed. */
@@ -189,16 +220,20 @@ export class DeliveryLog {
   async #write(entries: FinishedDelivery[]): Promise<void> {
     const streaks = streakChanges(entries);
     const limit = this.#disableAfterFailures;
-    // `pre` locks each subscription and reads its current streak (the newest committed row,
-    // as the UPDATE will see it); the UPDATE's RETURNING only shows new values, so whether
-    // this statement is the one that disabled it comes from `pre`.
+    // `finished` writes only a run that still owns its delivery: one taken over meanwhile (its
+    // lease had expired) or abandoned leaves the row to the newer run or state. Its outcome still
+    // counts in the streak: the receiver did answer it. `pre` locks each subscription and reads
+    // its current streak (the newest committed row, as the UPDATE will see it); the UPDATE's
+    // RETURNING only shows new values, so whether this statement disabled it comes from `pre`.
     const { rows } = await sql<{ id: string }>`
       WITH finished AS (
         UPDATE webhook_deliveries d SET status = f.status, attempts = f.attempts
         FROM unnest(${entries.map((e) => e.deliveryId)}::bigint[], ${entries.map((e) => (e.ok ? 'succeeded' : 'failed'))}::text[],
-                    ${entries.map((e) => JSON.stringify(e.attempts))}::jsonb[]) AS f(id, status, attempts)
-        WHERE d.id = f.id
+                    ${entries.map((e) => JSON.stringify(e.attempts))}::jsonb[], ${entries.map((e) => e.run)}::int[]) AS f(id, status, attempts, run)
+        WHERE d.id = f.id AND d.status = 'pending' AND d.runs = f.run
         RETURNING d.id
+      ), released AS (
+        DELETE FROM webhook_delivery_leases l USING finished WHERE l.delivery_id = finished.id
       ), changes AS (
         SELECT * FROM unnest(${streaks.map((s) => s.subscriptionId)}::text[], ${streaks.map((s) => s.restart)}::boolean[],
                              ${streaks.map((s) => s.failures)}::int[]) AS c(id, restart, failures)

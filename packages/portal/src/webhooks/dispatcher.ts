@@ -14,6 +14,8 @@ import type { DomainEvent } from '../events/bus.ts';
 import type { WebhookHttpClient } from './http-client.ts';
 import { DeliveryLog, type DeliveryMessage, type NewDelivery } from './delivery-log.ts';
 import { newEventId } from './ids.ts';
+import type { ExpiredDelivery } from './lease-queries.ts';
+import { DeliveryLeases, newOwner } from './leases.ts';
 import { presentDelivery, type SubscriptionRow } from './present.ts';
 import { selectSubscribers } from './queries.ts';
 import { UndecryptableSecret, type WebhookSecrets } from './secrets.ts';
@@ -32,8 +34,10 @@ export interface DispatcherDeps {
   now: () => Date;
   disableAfterFailures: number;
   secrets: WebhookSecrets;
+  /** Deliveries' leases (webhooks/leases.ts): their length, and runs before one is abandoned. */
+  lease: { seconds: number; maxRuns: number; owner?: string };
   /** Told each delivery's outcome (the metrics); not sent means shed. */
-  onOutcome?: (outcome: 'delivered' | 'failed' | 'shed') => void;
+  onOutcome?: (outcome: 'delivered' | 'failed' | 'shed' | 'abandoned') => void;
 }
 
 /**
@@ -42,15 +46,41 @@ export interface DispatcherDeps {
  * matching subscriber (enabled, listening to the event type, and with a matching
  * client_id when it has one) is delivered in parallel: one attempt, and one retry after
  * 500 ms, each with a 5 s timeout. Every attempt is logged. A subscription whose
- * deliveries fail `disableAfterFailures` times in a row is disabled and audited.
+ * deliveries fail `disableAfterFailures` times in a row is disabled and audited. Each
+ * delivery holds a lease while it runs: one whose process died is taken over by a replica,
+ * or ends `abandoned` (webhooks/leases.ts).
  */
 export class WebhookDispatcher {
   readonly #d: DispatcherDeps;
   readonly #log: DeliveryLog;
+  readonly leases: DeliveryLeases;
 
   constructor(deps: DispatcherDeps) {
     this.#d = deps;
-    this.#log = new DeliveryLog(deps);
+    const owner = deps.lease.owner ?? newOwner();
+    this.leases = new DeliveryLeases({
+      ...deps,
+      ...deps.lease,
+      owner,
+      resume: (delivery, run) => this.#resume(delivery, run),
+      onAbandoned: () => deps.onOutcome?.('abandoned'),
+    });
+    this.#log = new DeliveryLog({ ...deps, lease: { owner, seconds: deps.lease.seconds } });
+  }
+
+  /** Renew leases and take over deliveries whose process stopped (webhooks/leases.ts). */
+  start(): void {
+    this.leases.start();
+  }
+
+  /** Shutdown, first: take over nothing more. */
+  stopTakingOver(): void {
+    this.leases.stopTakingOver();
+  }
+
+  /** Shutdown, once the event fan-outs drained: the deliveries taken over finish. */
+  close(): Promise<void> {
+    return this.leases.close();
   }
 
   async onEvent(event: DomainEvent): Promise<void> {
@@ -78,15 +108,43 @@ export class WebhookDispatcher {
       subs.map((s) => s.id),
       this.#d.now(),
     );
-    opened.catch(() => undefined); // awaited below; this only keeps an early failure from being reported as unhandled
+    // Renewed from the moment the rows exist until each outcome is written (or fails to be:
+    // then the lease lapses and a sweep sends the delivery again).
+    opened.then(
+      (rows) => {
+        for (const d of rows.values()) this.leases.hold(d.id);
+      },
+      () => undefined, // awaited below; this only keeps an early failure from being reported as unhandled
+    );
     await Promise.all(
       subs.map(async (sub) => {
-        const { ok, shed, attempts } = await this.#attempt(sub, message);
-        const delivery = (await opened).get(sub.id);
-        // No row: the subscription was deleted while the event was on its way, its log with it.
-        if (delivery) await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, shed, attempts });
+        try {
+          const { ok, shed, attempts } = await this.#attempt(sub, message);
+          const delivery = (await opened).get(sub.id);
+          // No row: the subscription was deleted while the event was on its way, its log with it.
+          if (delivery)
+            await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, run: 1, ok, shed, attempts });
+        } finally {
+          const delivery = await opened.then(
+            (rows) => rows.get(sub.id),
+            () => undefined,
+          );
+          if (delivery) this.leases.release(delivery.id);
+        }
       }),
     );
+  }
+
+  /** Run `run` of a delivery whose lease expired, to its subscription's URL of today. */
+  async #resume(d: ExpiredDelivery, run: number): Promise<void> {
+    const target = {
+      id: d.subscription_id,
+      url: d.url,
+      signing_secret: d.signing_secret,
+      signing_secret_encrypted: d.signing_secret_encrypted,
+    };
+    const { ok, shed, attempts } = await this.#attempt(target, d);
+    await this.#log.finish({ deliveryId: d.id, subscriptionId: d.subscription_id, run, ok, shed, attempts });
   }
 
   /** An on-demand test delivery to one subscription (enabled or not). */
@@ -125,9 +183,19 @@ export class WebhookDispatcher {
 
   async #deliverOne(sub: SubscriptionRow, entry: NewDelivery): Promise<WebhookDelivery> {
     const delivery = await this.#log.open(entry, this.#d.now());
-    const { ok, shed, attempts } = await this.#attempt(sub, entry);
-    // The failure streak (and the disabling it may bring) is written with the outcome.
-    await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, ok, shed, attempts });
+    this.leases.hold(delivery.id);
+    // Whatever fails here (the outcome's write included) ends the renewals: the lease lapses and
+    // a sweep sends the delivery again.
+    let ok: boolean;
+    let attempts: DeliveryAttempt[];
+    try {
+      let shed: boolean;
+      ({ ok, shed, attempts } = await this.#attempt(sub, entry));
+      // The failure streak (and the disabling it may bring) is written with the outcome.
+      await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, run: 1, ok, shed, attempts });
+    } finally {
+      this.leases.release(delivery.id);
+    }
     return presentDelivery({ ...delivery, status: ok ? 'succeeded' : 'failed', attempts });
   }
 

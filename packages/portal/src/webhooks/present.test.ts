@@ -25,6 +25,11 @@ describe('coarseError (what a non-admin is told of a failed attempt)', () => {
     ['UND_ERR_SOCKET: other side closed', 'connection failed'],
     ['ECONNRESET: read ECONNRESET', 'connection failed'],
     ['EHOSTUNREACH: connect EHOSTUNREACH 192.168.7.7:8443', 'connection failed'],
+    [
+      'abandoned: 3 runs ended without an outcome (the replica sending it stopped first)',
+      'abandoned: 3 runs ended without an outcome (the replica sending it stopped first)',
+    ],
+    ['abandoned: the subscription is disabled', 'abandoned: the subscription is disabled'],
   ])('%s -> %s', (detailed, coarse) => {
     expect(coarseError(detailed)).toBe(coarse);
   });
@@ -38,6 +43,7 @@ describe('coarseError (what a non-admin is told of a failed attempt)', () => {
       status: 'failed' as const,
       redelivery_of: null,
       created_at: '2026-11-23T00:00:00.000Z',
+      runs: 1,
       attempts: [1, 2].map((attempt) => ({
         attempt,
         status_code: null,

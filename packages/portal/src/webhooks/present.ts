@@ -43,12 +43,13 @@ export function presentDelivery(row: DeliveryRow): WebhookDelivery {
     redelivery_of: row.redelivery_of === null ? null : Number(row.redelivery_of),
     created_at: row.created_at.toISOString(),
     attempts: row.attempts,
+    runs: row.runs,
   };
 }
 
 /**
  * What a non-admin is told of a failed attempt: `HTTP <status>`, `timeout`, `TLS error`,
- * `not sent` or `connection failed`. The full text (an address a host resolved to, a
+ * `not sent` or `connection failed` (and why a delivery was abandoned, as is). The full text (an address a host resolved to, a
  * certificate's names, a socket error) would let a tenant map the portal's network through
  * URLs of its choice; admins see it unchanged.
  */
@@ -57,6 +58,8 @@ export function coarseError(error: string | null): string | null {
   if (/^HTTP \d{3}$/.test(error)) return error;
   if (error.startsWith('timeout')) return 'timeout';
   if (error.startsWith('not sent:')) return 'not sent';
+  // The portal's own words (ABANDONED_REASONS), naming nothing of the network.
+  if (error.startsWith('abandoned:')) return error;
   if (
     /^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|HOSTNAME_MISMATCH)|\b(SSL|TLS)\b|certificate/i.test(
       error,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { OWNER_TAG } from '../../src/blobs/owner.ts';
-import { BlobNotFoundError, type BlobStore } from '../../src/blobs/store.ts';
+import { BlobNotFoundError, type BlobStore, type ReferencedKeys } from '../../src/blobs/store.ts';
 
 /**
  * What every blob store promises (src/blobs/store.ts), as one suite each store's test file
@@ -14,6 +14,12 @@ export interface ContractHarness {
   /** Make everything stored so far older than the sweep's grace period (nothing is stored after it). */
   ageEverything(): Promise<void>;
   tearDown(): Promise<void>;
+}
+
+/** A sweep's `referenced` for a fixed set of keys; `referencing()` references nothing. */
+export function referencing(...keys: string[]): ReferencedKeys {
+  const set = new Set(keys);
+  return async (candidates) => new Set(candidates.filter((k) => set.has(k)));
 }
 
 export const sha256 = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
@@ -145,7 +151,7 @@ export function describeBlobStoreContract(name: string, setUp: () => Promise<Con
       withStore(async ({ store, leftovers, ageEverything }) => {
         const kept = await store.put('sessions/s', [Buffer.from('committed')]);
         const orphan = await store.put('sessions/s', [Buffer.from('never committed')]);
-        const referenced = (key: string) => key === kept.key;
+        const referenced = referencing(kept.key);
         // A writer in flight looks exactly like this: written, not referenced yet.
         expect((await store.sweep(referenced)).removed).toBe(0);
         expect(await leftovers()).toStrictEqual([kept.key, orphan.key].sort());

@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import S3rver from '@20minutes/s3rver';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { S3Settings } from '../../src/config/blob-store.ts';
@@ -11,9 +12,11 @@ import type { S3Settings } from '../../src/config/blob-store.ts';
  * A real S3 protocol peer for the blob store tests: s3rver (path-style, its fixed test
  * credentials) on 127.0.0.1 port 0, in this process, plus the two multipart calls it lacks
  * (AbortMultipartUpload and ListMultipartUploads), so an aborted or unfinished upload can be
- * seen through the protocol. `stop()` plays an outage: the server closes and a listener
- * holding the same port (SO_REUSEPORT, so no other process can take it) resets every
- * connection; `start()` serves on that port again.
+ * seen through the protocol, and ListObjectsV2 over its own store: s3rver's continuation
+ * tokens are DES-encrypted, which Node 24's OpenSSL 3 no longer offers, so its listing failed
+ * (500) on every bucket of more than one page. `stop()` plays an outage: the server closes and
+ * a listener holding the same port (SO_REUSEPORT, so no other process can take it) resets
+ * every connection; `start()` serves on that port again.
  */
 export interface S3Peer {
   port: number;
@@ -29,8 +32,10 @@ export interface S3Peer {
   requests: string[];
   /** A plain SDK client on the peer (the caller destroys it), to look at the bucket without the store. */
   client(): S3Client;
-  /** Keys of the objects under `prefix`, listed through the protocol (one page), sorted. */
+  /** Keys of the objects under `prefix`, listed through the protocol (every page), sorted. */
   objects(prefix: string): Promise<string[]>;
+  /** Write a one-byte object under each key straight into the peer's store (fast, for buckets of many objects). */
+  seed(keys: string[]): Promise<void>;
   /** Multipart uploads begun and neither completed nor aborted (the peer's own view). */
   unfinishedUploads(): Promise<string[]>;
   stop(): Promise<void>;
@@ -70,6 +75,27 @@ export async function startS3Peer(bucket = 'svc-test'): Promise<S3Peer> {
     return out;
   };
 
+  // ListObjectsV2, pages of at most 1,000 like S3; the continuation token is the last key sent, in base64url.
+  const listObjectsV2 = async (query: URLSearchParams) => {
+    const prefix = query.get('prefix') ?? '';
+    const token = query.get('continuation-token');
+    const startAfter = token === null ? (query.get('start-after') ?? '') : Buffer.from(token, 'base64url').toString();
+    const maxKeys = Math.min(1000, Number(query.get('max-keys') ?? 1000));
+    const page = await s3rver.store.listObjects(bucket, { prefix, startAfter, maxKeys });
+    const last = page.objects.at(-1)?.key;
+    const items = page.objects
+      .map(
+        (o) =>
+          `<Contents><Key>${escapeXml(o.key)}</Key><LastModified>${o.lastModifiedDate.toISOString()}</LastModified><ETag>${escapeXml(o.metadata.etag ?? '')}</ETag><Size>${o.size}</Size><StorageClass>STANDARD</StorageClass></Contents>`,
+      )
+      .join('');
+    const next =
+      page.isTruncated && last !== undefined
+        ? `<NextContinuationToken>${Buffer.from(last).toString('base64url')}</NextContinuationToken>`
+        : '';
+    return `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="${XMLNS}"><Name>${bucket}</Name><Prefix>${escapeXml(prefix)}</Prefix><KeyCount>${page.objects.length}</KeyCount><MaxKeys>${maxKeys}</MaxKeys><IsTruncated>${page.isTruncated}</IsTruncated>${next}${items}</ListBucketResult>`;
+  };
+
   const peer: S3Peer = {
     port: 0,
     endpoint: '',
@@ -84,6 +110,8 @@ export async function startS3Peer(bucket = 'svc-test'): Promise<S3Peer> {
       region: 'us-east-1',
       forcePathStyle: true,
       credentials: { accessKeyId: S3_ACCESS_KEY, secretAccessKey: S3_SECRET_KEY },
+      connectTimeoutMs: 5000,
+      requestTimeoutMs: 5000,
     }),
     env: (prefix = '') => ({
       SVC_BLOB_URL: `s3://${bucket}/${prefix}`,
@@ -102,12 +130,30 @@ export async function startS3Peer(bucket = 'svc-test'): Promise<S3Peer> {
       }),
     objects: async (prefix) => {
       const client = peer.client();
+      const keys: string[] = [];
       try {
-        const out = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix }));
-        return (out.Contents ?? []).map((o) => o.Key ?? '').sort();
+        let token: string | undefined;
+        do {
+          const out = await client.send(
+            new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+          );
+          keys.push(...(out.Contents ?? []).map((o) => o.Key ?? ''));
+          token = out.IsTruncated ? out.NextContinuationToken : undefined;
+        } while (token !== undefined);
+        return keys.sort();
       } finally {
         client.destroy();
       }
+    },
+    seed: async (keys) => {
+      for (let i = 0; i < keys.length; i += 100)
+        await Promise.all(
+          keys
+            .slice(i, i + 100)
+            .map((key) =>
+              s3rver.store.putObject({ bucket, key, content: Readable.from([Buffer.from('x')]), metadata: {} }),
+            ),
+        );
     },
     unfinishedUploads: async () => (await listUploads('')).map((u) => u.key).sort(),
     stop: async () => {},
@@ -126,6 +172,17 @@ export async function startS3Peer(bucket = 'svc-test'): Promise<S3Peer> {
       req.resume();
       fs.rm(path.join(uploadsDir, uploadId), { recursive: true, force: true }).then(
         () => res.writeHead(204).end(),
+        () => res.writeHead(500).end(),
+      );
+      return;
+    }
+    if (
+      req.method === 'GET' &&
+      url.pathname.replace(/\/$/, '') === `/${bucket}` &&
+      url.searchParams.get('list-type') === '2'
+    ) {
+      listObjectsV2(url.searchParams).then(
+        (xml) => res.writeHead(200, { 'content-type': 'application/xml' }).end(xml),
         () => res.writeHead(500).end(),
       );
       return;

@@ -11,6 +11,21 @@ declare module '@20minutes/s3rver' {
     });
     configureBuckets(): Promise<void>;
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
-    store: { getResourcePath(bucket: string, key: string | undefined, resource: string): string };
+    store: {
+      getResourcePath(bucket: string, key: string | undefined, resource: string): string;
+      putObject(object: {
+        bucket: string;
+        key: string;
+        content: NodeJS.ReadableStream;
+        metadata: Record<string, string>;
+      }): Promise<unknown>;
+      listObjects(
+        bucket: string,
+        options: { prefix?: string; startAfter?: string; maxKeys?: number },
+      ): Promise<{
+        objects: { key: string; size: number; lastModifiedDate: Date; metadata: { etag?: string } }[];
+        isTruncated: boolean;
+      }>;
+    };
   }
 }

@@ -44,11 +44,20 @@ export const CSV_COLUMNS = [
 type Column = (typeof CSV_COLUMNS)[number];
 
 /**
- * A spreadsheet runs a cell that starts with = + - @ (or a tab or CR before one) as a
- * formula: such a cell gets a leading apostrophe, which spreadsheets show as text.
+ * What a spreadsheet may act on at the start of a cell (OWASP, CSV Injection, and more): = + - @
+ * and |, their fullwidth and small forms and the minus sign, and anything it may skip before
+ * it looks for a formula: a tab, CR, LF or other control character, a space, a no-break or
+ * other Unicode space, and invisible format characters (byte-order mark, zero-width space).
+ */
+const FORMULA_START =
+  /^(?:[=+\-@|\u2212\uFE62\uFE63\uFE66\uFE6B\uFF0B\uFF0D\uFF1D\uFF20\uFF5C]|[\s\p{Z}\p{Cc}\p{Cf}])/u;
+
+/**
+ * A cell that starts with one of those gets a leading apostrophe, which spreadsheets show as
+ * text. Every CSV the project writes goes through this (csvCell).
  */
 export function neutraliseFormula(cell: string): string {
-  return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
+  return FORMULA_START.test(cell) ? `'${cell}` : cell;
 }
 
 export function csvCell(value: string | number | boolean | null): string {

@@ -2,6 +2,7 @@ import { REMEDIATION_STATUSES, type RemediationStatus, SEVERITIES, type Severity
 import { findingFingerprint } from '../session-file/fingerprint.ts';
 import { arr, isObj, num, type Obj, str } from '../session-file/read.ts';
 import { fingerprintOfFinding, trackerOf } from '../session-file/tracking.ts';
+import { httpUrl } from '../web-link.ts';
 
 /**
  * One finding as every export sees it: the session file read leniently (a field of the wrong
@@ -27,6 +28,7 @@ export interface ExportFinding {
   service: string | null;
   cve: string[];
   cwe: string[];
+  /** references.urls that are http(s) URLs (httpUrl), normalised; any other scheme is dropped. */
   urls: string[];
   description: string | null;
   remediation: string | null;
@@ -161,7 +163,8 @@ export function exportFindingsOf(doc: unknown, today = new Date().toISOString().
           .map((c) => c.toUpperCase())
           .filter((c) => CWE.test(c)),
       ),
-      urls: unique(strings(refs['urls'])),
+      // Only links a reader may follow (web-link.ts): a javascript: or data: URL is dropped.
+      urls: unique(strings(refs['urls']).flatMap((u) => httpUrl(u) ?? [])),
       description: str(f['description']),
       remediation: str(f['remediation']) ?? str(f['solution']),
       evidence: str(f['evidence']),

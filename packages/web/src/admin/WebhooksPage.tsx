@@ -238,6 +238,7 @@ function DeliveryLog(props: {
                 <div class="adm-hint">
                   {d.event_id}
                   {d.redelivery_of !== null ? ` · redelivery of #${d.redelivery_of}` : ''}
+                  {d.runs > 1 ? ` · run ${d.runs}: taken over after the replica sending it stopped` : ''}
                 </div>
               </th>
               <td>

@@ -1,5 +1,6 @@
 import { accessToken, refreshTokens, signOut } from '../auth/session.ts';
 import { ApiError, messageOf } from './errors.ts';
+import { sendRetryingOnce } from './retry.ts';
 
 const JSON_TYPE = 'application/json';
 
@@ -55,11 +56,13 @@ async function send({ method, url, body, accept, audience }: Call): Promise<Resp
 
 /**
  * One call with the signed-in user's token. A 401 gets one refresh and one retry; a second 401
- * signs out. Any other non-2xx answer throws ApiError carrying the portal's message.
+ * signs out. A GET answered 503 with a short Retry-After is sent once more after it (retry.ts).
+ * Any other non-2xx answer throws ApiError carrying the portal's message.
  */
 async function call(c: Call): Promise<Response> {
-  let res = await send(c);
-  if (res.status === 401 && accessToken() !== null && (await refreshTokens())) res = await send(c);
+  const attempt = () => sendRetryingOnce(c.method, () => send(c));
+  let res = await attempt();
+  if (res.status === 401 && accessToken() !== null && (await refreshTokens())) res = await attempt();
   if (res.ok) return res;
   const error: unknown = await res.json().catch(() => null);
   if (res.status === 401) signOut('Your session has ended. Sign in again.');

@@ -1,4 +1,4 @@
-import { type FindingDetailResponse, type FindingRow, sessionHref } from '@svc/protocol';
+import { type FindingDetailResponse, type FindingRow, httpUrl, sessionHref } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import type { SessionRef } from '../api/sessions.ts';
 import { formatDate, label } from '../ui/format.ts';
@@ -21,8 +21,6 @@ import {
 } from './findings-model.ts';
 import type { Sender } from './findings-sender.ts';
 import { DispositionForm } from './findings-triage.tsx';
-
-const isWebLink = (u: string) => /^https?:\/\//i.test(u);
 
 function NoteForm(props: { finding: FindingRow; sender: Sender }) {
   const f = props.finding;
@@ -206,17 +204,21 @@ function Body(props: { d: FindingDetailResponse; sender: Sender; clientId: strin
           {refs.cwe.map((c) => (
             <li key={c}>{c}</li>
           ))}
-          {refs.urls.map((u) => (
-            <li key={u}>
-              {isWebLink(u) ? (
-                <a href={u} rel="noopener noreferrer" target="_blank">
-                  {u}
-                </a>
-              ) : (
-                u
-              )}
-            </li>
-          ))}
+          {refs.urls.map((u) => {
+            // A link only for http(s) (the protocol's rule, as the report and the exports).
+            const href = httpUrl(u);
+            return (
+              <li key={u}>
+                {href === null ? (
+                  u
+                ) : (
+                  <a href={href} rel="noopener noreferrer" target="_blank">
+                    {u}
+                  </a>
+                )}
+              </li>
+            );
+          })}
         </ul>
       )}
       <h4>History</h4>

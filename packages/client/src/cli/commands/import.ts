@@ -101,6 +101,7 @@ export async function importAndReport(
       session_id: result.id,
       format: result.format,
       summary: result.doc.summary,
+      checks: result.checks,
       upload,
     });
   out.print(result.path);
@@ -131,7 +132,7 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('--sessions-dir <dir>', 'sessions root; default SVC_SESSIONS_DIR, ~/.svc/sessions')
     .option('--exceptions <file>', 'risk exceptions file (JSON)')
     .option('--max-size <MiB>', 'largest file read, in MiB (default 512)')
-    .option('--json', 'print {path, session_id, format, summary} as JSON');
+    .option('--json', 'print {path, session_id, format, summary, checks, upload} as JSON');
   configOption(cmd);
   targetOptions(cmd);
   cmd.addHelpText(

@@ -5,6 +5,7 @@ import { licenseState } from '../../license/service.ts';
 import { createPortalClient } from '../../portal/client.ts';
 import { PortalError } from '../../portal/errors.ts';
 import type { UploadFiles } from '../../portal/requests.ts';
+import { checkUploadSize } from '../../portal/upload-size.ts';
 import { attachBenchmark } from '../../upload/benchmark.ts';
 import { findingsOfRecordLine, sessionTargetConflict } from '../../upload/outcome.ts';
 import { applyPortalState } from '../../upload/prior-state.ts';
@@ -95,6 +96,8 @@ export default function register(program: Command, ctx: CliContext): void {
       if (st === undefined) throw usageError(`No such file: ${f}`);
       if (!st.isFile()) throw usageError(`Not a file: ${f}`);
     }
+    // Over the portal's upload limit: refused before any request, the portal's triage included.
+    await checkUploadSize(target, files);
     // A plain session directory starts from the portal's triage made since the scan (docs/decisions.md, issue 22).
     if (stat.isDirectory() && opts.report === undefined && opts.exec === undefined) {
       const changed = await applyPortalState({

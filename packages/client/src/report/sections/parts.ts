@@ -1,4 +1,4 @@
-import type { Severity } from '@svc/protocol';
+import { httpUrl, type Severity } from '@svc/protocol';
 import { type Html, html, type Slot } from '../html.ts';
 
 /** Small pieces the sections share. */
@@ -59,14 +59,8 @@ export function someOf(items: readonly string[], shown = 8): string {
   return `${items.slice(0, shown).join(', ')} and ${items.length - shown} more`;
 }
 
-/** A reference link only for http(s) URLs; anything else stays text. */
+/** A reference link only for http(s) URLs (the protocol's httpUrl, as the exports); anything else stays text. */
 export function referenceLink(url: string): Html {
-  try {
-    const u = new URL(url);
-    if (u.protocol === 'https:' || u.protocol === 'http:')
-      return html`<a href="${u.href}" rel="noopener noreferrer" target="_blank">${url}</a>`;
-  } catch {
-    // not a URL: shown as text below
-  }
-  return html`${url}`;
+  const href = httpUrl(url);
+  return href === null ? html`${url}` : html`<a href="${href}" rel="noopener noreferrer" target="_blank">${url}</a>`;
 }

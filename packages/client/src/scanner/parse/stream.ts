@@ -1,6 +1,7 @@
 import { SaxesParser } from 'saxes';
 import { toHost } from './convert.ts';
 import type { NmapHost, NmapProgress, NmapRun, NmapRunInfo } from './types.ts';
+import { appendCapped, BoundedWriter, ItemBudget, type XmlLimits } from './xml-limits.ts';
 import { attr, numAttr, type XmlNode } from './xml-node.ts';
 
 export interface NmapXmlHandlers {
@@ -9,8 +10,8 @@ export interface NmapXmlHandlers {
   onProgress?: ((progress: NmapProgress) => void) | undefined;
   /** A file from elsewhere (`svc import`): judges the document type declaration; throwing stops the parse. */
   onDoctype?: ((doctype: string) => void) | undefined;
-  /** Deepest element nesting accepted; deeper throws `tooDeep()`. */
-  limitDepth?: { max: number; tooDeep: () => Error } | undefined;
+  /** A file from elsewhere: depth, names, attributes, text and each host bounded (xml-limits.ts). */
+  limits?: XmlLimits | undefined;
 }
 
 /**
@@ -27,9 +28,23 @@ export class NmapXmlStream {
   private readonly stack: XmlNode[] = [];
   private depth = 0;
   private readonly handlers: NmapXmlHandlers;
+  private readonly bounded:
+    | { writer: BoundedWriter; host: ItemBudget; header: ItemBudget; limits: XmlLimits }
+    | undefined;
 
   constructor(handlers: NmapXmlHandlers) {
     this.handlers = handlers;
+    const { limits } = handlers;
+    this.bounded =
+      limits === undefined
+        ? undefined
+        : {
+            writer: new BoundedWriter(this.parser, limits),
+            host: new ItemBudget(limits),
+            // The run's <scaninfo> entries are all kept: bounded as one item.
+            header: new ItemBudget(limits),
+            limits,
+          };
     this.parser.on('opentag', (tag) => this.open(tag.name, tag.attributes as Record<string, string>));
     this.parser.on('closetag', (tag) => this.close(tag.name));
     this.parser.on('text', (text) => this.text(text));
@@ -38,12 +53,14 @@ export class NmapXmlStream {
   }
 
   write(chunk: string | Uint8Array): void {
-    this.parser.write(typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true }));
+    const text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
+    if (this.bounded === undefined) this.parser.write(text);
+    else this.bounded.writer.write(text);
   }
 
   end(): NmapRunInfo {
     const rest = this.decoder.decode();
-    if (rest !== '') this.parser.write(rest);
+    if (rest !== '') this.write(rest);
     // saxes rejects unclosed elements at close(); a cut-short run is reported, not thrown.
     if (this.info.complete) this.parser.close();
     return this.info;
@@ -51,9 +68,13 @@ export class NmapXmlStream {
 
   private open(name: string, attrs: Record<string, string>): void {
     this.depth += 1;
-    const limit = this.handlers.limitDepth;
-    if (limit !== undefined && this.depth > limit.max) throw limit.tooDeep();
+    const bounded = this.bounded;
+    if (bounded !== undefined && this.depth > bounded.limits.maxDepth)
+      throw bounded.limits.refuse(`the XML nests elements deeper than ${bounded.limits.maxDepth} levels`);
+    bounded?.writer.tag(name, attrs);
     if (this.stack.length > 0 || (name === 'host' && this.depth === 2)) {
+      if (this.stack.length === 0) bounded?.host.reset();
+      bounded?.host.element('host', name, attrs);
       const node: XmlNode = { name, attrs, children: [], text: '' };
       this.stack.at(-1)?.children.push(node);
       this.stack.push(node);
@@ -65,6 +86,7 @@ export class NmapXmlStream {
       this.info.args = attr(el, 'args');
       this.info.start = numAttr(el, 'start');
     } else if (name === 'scaninfo') {
+      this.bounded?.header.element('nmaprun', name, attrs);
       this.info.scaninfo.push({
         type: attrs.type ?? '',
         protocol: attrs.protocol ?? '',
@@ -107,7 +129,15 @@ export class NmapXmlStream {
   private text(text: string): void {
     const node = this.stack.at(-1);
     // Only leaf values (elem, cpe) carry text; the indentation between elements is dropped.
-    if (node !== undefined && (node.name === 'elem' || node.name === 'cpe')) node.text += text;
+    if (node === undefined || (node.name !== 'elem' && node.name !== 'cpe')) return;
+    const bounded = this.bounded;
+    if (bounded === undefined) {
+      node.text += text;
+      return;
+    }
+    const before = node.text.length;
+    node.text = appendCapped(node.text, text, bounded.limits.maxTextChars);
+    bounded.host.chars('host', node.text.length - before);
   }
 }
 

@@ -3,7 +3,7 @@ import {
   REFRESHABLE_FILES,
   RefreshQuery,
   RefreshResponse,
-  UPLOAD_LIMIT_BYTES,
+  UPLOAD_LIMIT_SETTING,
   type SessionFileName,
 } from '@svc/protocol';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
@@ -16,12 +16,21 @@ import { presentRefresh } from '../../sessions/present.ts';
 import { refreshableSession, refreshSessionFile } from '../../sessions/refresh.ts';
 import { storeObject } from '../../sessions/storage.ts';
 
-const tooLarge = () => new HttpError(413, 'File exceeds 25 MB', { headers: { connection: 'close' } });
+/** The upload limit applies to each refreshed file as well (SVC_UPLOAD_MAX_MB). */
+const tooLargeFor = (limitBytes: number) => () =>
+  new HttpError(
+    413,
+    `File exceeds ${limitBytes / 1024 / 1024} MB (the portal's upload limit, ${UPLOAD_LIMIT_SETTING})`,
+    {
+      headers: { connection: 'close' },
+      extra: { limit_bytes: limitBytes },
+    },
+  );
 
 /**
  * PUT /api/refresh?session=<id>&file=<name>: replace one display file of an
- * existing session. Body: the raw file, Content-Type text/html, at most 25 MB (the upload
- * limit); it streams to the blob store and is never held in memory.
+ * existing session. Body: the raw file, Content-Type text/html, at most the upload limit
+ * (SVC_UPLOAD_MAX_MB, 25 MB by default); it streams to the blob store and is never held in memory.
  *
  * Checklist: key (401 missing/invalid, before the body is read) → `session` and `file`
  * (400: missing, or file not report.html / exec_summary.html) → the session of that id
@@ -31,6 +40,8 @@ const tooLarge = () => new HttpError(413, 'File exceeds 25 MB', { headers: { con
  * on this path answer 405 (not-allowed.ts). Another content type is a 415.
  */
 export default function register(app: App, ctx: AppContext): void {
+  const limitBytes = ctx.config.uploads.maxBytes;
+  const tooLarge = tooLargeFor(limitBytes);
   // A child context whose only body parser is text/html, handing the request stream to the
   // handler unread; any other content type (JSON, text/plain, forms) is a 415 here.
   void app.register(async (scope: App) => {
@@ -59,7 +70,7 @@ export default function register(app: App, ctx: AppContext): void {
           throw badRequest(`Invalid file parameter: must be one of ${REFRESHABLE_FILES.join(', ')}`);
         const file = fileParam as SessionFileName;
         const declared = Number(request.headers['content-length']);
-        if (Number.isFinite(declared) && declared > UPLOAD_LIMIT_BYTES) throw tooLarge();
+        if (Number.isFinite(declared) && declared > limitBytes) throw tooLarge();
 
         // 404 (409) before anything is written; checked again when the row is updated.
         const { client_id: clientId } = await refreshableSession(ctx, principal, sessionId, clientIdParam);
@@ -71,7 +82,7 @@ export default function register(app: App, ctx: AppContext): void {
         const guarded = async function* () {
           for await (const chunk of body as AsyncIterable<Buffer>) {
             received += chunk.length;
-            if (received > UPLOAD_LIMIT_BYTES) throw tooLarge();
+            if (received > limitBytes) throw tooLarge();
             yield chunk;
           }
         };

@@ -10,8 +10,8 @@ import { updateSessionStatus } from '../../sessions/status.ts';
 /**
  * PATCH /api/sessions?session=<id> `{status, note?}` (docs/api.md#sessions): the review status, one of new,
  * in_review, resolved, archived; any status may follow any other. Credential: an in-scope
- * JWT, or a key of the session's client; `client_id` names the client when the id exists
- * under several (docs/api.md#ids-are-per-client).
+ * JWT with update:status; a key gets 403 (sessions/key-limits.ts); `client_id` names the
+ * client when the id exists under several (docs/api.md#ids-are-per-client).
  */
 export default function register(app: App, ctx: AppContext): void {
   app.patch(
@@ -21,7 +21,9 @@ export default function register(app: App, ctx: AppContext): void {
         operationId: 'updateSessionReviewStatus',
         tags: ['sessions'],
         summary: 'Change the review status of a session',
-        security: [{ identityToken: [] }, { apiKey: [] }],
+        description:
+          'Takes an identity token with update:status. A scanner key (x-api-key) gets 403: a key cannot archive a session or change its review status.',
+        security: [{ identityToken: [] }],
         querystring: SessionQuery,
         body: UpdateSessionBody,
         response: responses({ 200: UpdateSessionResponse, 409: AmbiguousSessionBody }, 400, 401, 403, 404),

@@ -1,10 +1,11 @@
 import type { MultipartFile } from '@fastify/multipart';
-import type { preHandlerAsyncHookHandler } from 'fastify';
-import { UPLOAD_FIELDS, UPLOAD_LIMIT_BYTES, UploadResponse, type SessionFileName } from '@svc/protocol';
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import { UPLOAD_FIELDS, UploadResponse, uploadTooLargeMessage, type SessionFileName } from '@svc/protocol';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import type { StoredObject } from '../../db/schema.ts';
-import { badRequest, HttpError, tooManyRequests } from '../../http/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { badRequest, HttpError, STATUS_OF_KIND, tooManyRequests } from '../../http/errors.ts';
 import { findInputProblem, inputProblemMessage } from '../../http/input-rules.ts';
 import { clientError, discardRestOfBody, fieldBytes, partsOf } from '../../http/multipart-body.ts';
 import { responses } from '../../http/responses.ts';
@@ -19,7 +20,9 @@ import { discardObjects, storeObject, type StoreOptions } from '../../sessions/s
 import { refuseWhenFull } from '../../sessions/storage-quota.ts';
 import { acceptSessionFile } from '../../sessions/upload.ts';
 
-const tooLarge = () => new HttpError(413, 'Upload exceeds 25 MB');
+/** 413 naming the limit (SVC_UPLOAD_MAX_MB) and its bytes, so a client can tell which limit it met. */
+const tooLargeFor = (limitBytes: number) => () =>
+  new HttpError(413, uploadTooLargeMessage(limitBytes), { extra: { limit_bytes: limitBytes } });
 const clientAborted = () => badRequest('The upload was interrupted before the end of the request');
 const NOT_STORED = 'Storage failure: the upload was not stored';
 /** What a key over its limit of uploads in progress is told to wait: about one upload of a few MB on a slow link. */
@@ -52,6 +55,28 @@ function limitUploadsPerKey(ctx: AppContext): preHandlerAsyncHookHandler {
 }
 
 /**
+ * A session the limits cannot take is logged once, at info, with what its answer says: the
+ * size limit (413), the client's or the portal's storage (413, 507), the disk's floor (507),
+ * the key's sessions (403) or uploads in progress (429). Other refusals (a bad key, a bad
+ * file) are the caller's and are not logged here.
+ */
+function logLimitRefusal(request: FastifyRequest, err: Error): void {
+  const status = err instanceof HttpError ? err.statusCode : err instanceof DomainError ? STATUS_OF_KIND[err.kind] : 0;
+  const limited = status === 413 || status === 429 || status === 507;
+  if (!limited && !(err instanceof DomainError && err.code === 'forbidden.session_limit')) return;
+  const p = request.principal;
+  request.log.info(
+    {
+      status,
+      error: err.message,
+      declared_bytes: Number(request.headers['content-length']) || undefined,
+      client_id: p?.kind === 'license' ? p.clientId : undefined,
+    },
+    'upload refused: over a limit',
+  );
+}
+
+/**
  * POST /api/upload (multipart/form-data): `session_json` (required), `pipeline_log`,
  * `report_html`, `exec_summary_html`. Files stream to the blob store as they arrive; only
  * the session JSON is held in memory, because it has to be parsed. The 25 MB limit counts
@@ -59,6 +84,8 @@ function limitUploadsPerKey(ctx: AppContext): preHandlerAsyncHookHandler {
  * nothing is kept. Unknown fields are ignored (newer scanners may send more).
  */
 export default function register(app: App, ctx: AppContext): void {
+  const limitBytes = ctx.config.uploads.maxBytes;
+  const tooLarge = tooLargeFor(limitBytes);
   app.post(
     '/upload',
     {
@@ -71,6 +98,7 @@ export default function register(app: App, ctx: AppContext): void {
       onSend: async (request, reply) => {
         if (reply.statusCode >= 400) discardRestOfBody(request.raw, reply.raw);
       },
+      onError: async (request, _reply, err) => logLimitRefusal(request, err),
       schema: {
         operationId: 'uploadSession',
         tags: ['sessions'],
@@ -84,9 +112,14 @@ export default function register(app: App, ctx: AppContext): void {
       const principal = keyHolderOf(request);
       const declared = Number(request.headers['content-length']);
       // Refused before reading (the onSend hook reads the rest away so the client sees it).
-      if (Number.isFinite(declared) && declared > UPLOAD_LIMIT_BYTES) throw tooLarge();
+      if (Number.isFinite(declared) && declared > limitBytes) throw tooLarge();
       if (!request.isMultipart()) throw badRequest('Expected multipart/form-data with a session_json part');
-      await refuseWhenFull(ctx, principal.clientId);
+      // Disk room for the whole body (the limit when its length is not declared), held until the answer.
+      const reservation = await refuseWhenFull(
+        ctx,
+        principal.clientId,
+        Number.isFinite(declared) ? declared : limitBytes,
+      );
 
       // Count the raw body, framing included, whatever the parts are.
       let received = 0;
@@ -94,7 +127,7 @@ export default function register(app: App, ctx: AppContext): void {
         received += chunk.length;
       };
       request.raw.on('data', count);
-      const over = () => received > UPLOAD_LIMIT_BYTES;
+      const over = () => received > limitBytes;
 
       // A client that goes away mid-body (the socket closes before the request is complete)
       // is neither a storage nor a database problem: the wait for more parts is cut and the
@@ -165,6 +198,7 @@ export default function register(app: App, ctx: AppContext): void {
             isCallerError: (err) => err instanceof HttpError,
           });
           staged[name] = { ...put, content_type: CONTENT_TYPES[name] };
+          reservation.written += put.size;
         }
         if (over()) throw tooLarge();
         // The parts end early when the client goes away: never commit a partial request.
@@ -184,6 +218,7 @@ export default function register(app: App, ctx: AppContext): void {
           hasExecSummary: staged['exec_summary.html'] !== undefined,
         });
         const put = await storeObject(ctx, blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body], storing);
+        reservation.written += put.size;
         staged['session_results.json'] = { ...put, content_type: CONTENT_TYPES['session_results.json'] };
 
         const result = await commitSession(ctx, { principal, metadata, files: staged, facts: scanFactsOf(doc), doc });
@@ -195,6 +230,7 @@ export default function register(app: App, ctx: AppContext): void {
         if (!uploadWasCut(request.raw)) request.log.info({ received_bytes: received }, 'upload aborted by the client');
         throw clientAborted();
       } finally {
+        reservation.release();
         request.raw.off('data', count);
         ctx.metrics?.uploadBytes(received, committed);
         request.raw.off('close', onClose);

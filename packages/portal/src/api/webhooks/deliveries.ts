@@ -18,6 +18,9 @@ export default function register(app: App, ctx: AppContext): void {
         description: [
           'Newest first. A delivery is logged as `pending` before its first attempt and finished as `succeeded` or `failed` with its attempts',
           "(one, or two when the first failed: a retry after 500 ms), each with status code, duration and a short error; never the receiver's answer body.",
+          'A delivery whose replica stopped before recording its outcome is taken over by another replica once its lease (SVC_WEBHOOK_LEASE_SECONDS) expires',
+          'and sent again with the same webhook-id and body (`runs` counts the runs); after SVC_WEBHOOK_MAX_RUNS runs without an outcome, or when its',
+          'subscription was disabled or moved to another client meanwhile, it ends `abandoned`, the reason logged as its last attempt (`abandoned: …`).',
           'A receiver origin has at most SVC_WEBHOOK_MAX_IN_FLIGHT (default 64) deliveries in flight, halved by each timeout (down to 1), raised by one with each answer;',
           'attempts past it wait their turn in order. One that finds SVC_WEBHOOK_QUEUE_MAX (default 1000) waiting, or waits longer than SVC_WEBHOOK_QUEUE_WAIT_SECONDS (default 20),',
           'fails with `not sent: …` without being sent.',
@@ -25,7 +28,7 @@ export default function register(app: App, ctx: AppContext): void {
           'a delivery none of whose attempts was sent does not count.',
           'A delivery keeps the client of its event: a scoped caller sees only deliveries of clients in its scope now, so after an admin moves a subscription',
           "to another client, the new client does not see the old one's deliveries.",
-          'Non-admins see coarse attempt errors only: `HTTP <status>`, `timeout`, `TLS error`, `not sent` or `connection failed`.',
+          'Non-admins see coarse attempt errors only: `HTTP <status>`, `timeout`, `TLS error`, `not sent` or `connection failed` (and `abandoned: …` as is).',
         ].join(' '),
         security: [{ identityToken: [] }],
         querystring: DeliveriesQuery,

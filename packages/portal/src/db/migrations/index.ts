@@ -16,6 +16,9 @@ import * as m0014 from './0014_findings_index.ts';
 import * as m0015 from './0015_vuln_feeds.ts';
 import * as m0016 from './0016_findings_kev_epss.ts';
 import * as m0017 from './0017_findings_of_record.ts';
+import * as m0018 from './0018_session_first_upload.ts';
+import * as m0019 from './0019_delivery_leases.ts';
+import * as m0020 from './0020_share_token_hashes.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -39,4 +42,7 @@ export const migrations: Record<string, Migration> = {
   '0015_vuln_feeds': m0015,
   '0016_findings_kev_epss': m0016,
   '0017_findings_of_record': m0017,
+  '0018_session_first_upload': m0018,
+  '0019_delivery_leases': m0019,
+  '0020_share_token_hashes': m0020,
 };

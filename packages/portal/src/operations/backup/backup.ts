@@ -8,21 +8,26 @@ import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import tar from 'tar-stream';
 import { BlobNotFoundError, type BlobStore } from '../../blobs/store.ts';
+import { KEY_FILE } from '../../identity/key-encryption.ts';
+import { authenticateManifest } from './authentication.ts';
 import {
   ArchiveError,
   Digest,
   type DumpedTable,
   FORMAT,
   FORMAT_VERSION,
+  MAC_ENTRY,
   MANIFEST,
   type Manifest,
   type ManifestEntry,
   objectEntry,
   tableEntry,
 } from './format.ts';
+import { keyOpensSecrets } from './key-check.ts';
 import {
   appliedMigrations,
   beginSnapshot,
+  clearShareTokenCount,
   copyOut,
   portalTables,
   type ReferencedObject,
@@ -36,6 +41,8 @@ export interface BackupOptions {
   blobs: Pick<BlobStore, 'get'>;
   archive: string;
   portalVersion: string;
+  /** The portal's key-encryption key: the archive's authentication code is derived from it (authentication.ts). */
+  keyEncryptionKey: Buffer;
   now?: () => Date;
   /** A new snapshot is taken when an object was replaced or deleted after the last one. */
   attempts?: number;
@@ -89,7 +96,7 @@ async function attemptBackup(opts: BackupOptions): Promise<BackupResult> {
   const spool = `${stem}.d`;
   await fs.mkdir(spool, { mode: 0o700 });
   try {
-    const dump = await dumpSnapshot(opts.pool, spool);
+    const dump = await dumpSnapshot(opts.pool, spool, opts.keyEncryptionKey);
     const manifest: Manifest = {
       format: FORMAT,
       format_version: FORMAT_VERSION,
@@ -103,7 +110,7 @@ async function attemptBackup(opts: BackupOptions): Promise<BackupResult> {
         ...dump.objects.map((o) => ({ name: objectEntry(o.key), size: o.size, sha256: o.sha256 })),
       ],
     };
-    await writeArchive(stem, spool, manifest, dump.objects, opts.blobs);
+    await writeArchive(stem, spool, manifest, dump.objects, opts.blobs, opts.keyEncryptionKey);
     // link, not rename: fails rather than replace a file created meanwhile.
     await fs.link(stem, archive);
     return {
@@ -128,12 +135,13 @@ interface Dump {
 }
 
 /** Every table into a spool file, and the list of referenced objects, from one snapshot. */
-async function dumpSnapshot(pool: pg.Pool, spool: string): Promise<Dump> {
+async function dumpSnapshot(pool: pg.Pool, spool: string, kek: Buffer): Promise<Dump> {
   const conn = await pool.connect();
   try {
     await beginSnapshot(conn);
     const migration = (await appliedMigrations(conn)).at(-1);
     if (migration === undefined) throw new ArchiveError('the database has no portal schema to back up');
+    await refuseUnsafeSnapshot(conn, kek, migration);
     const tables: DumpedTable[] = [];
     const entries: ManifestEntry[] = [];
     for (const table of await portalTables(conn)) {
@@ -175,12 +183,31 @@ async function addEntry(
   await written;
 }
 
+/**
+ * Never an archive holding a share token in clear (a database not yet started by a portal of
+ * this version), nor one authenticated under a key that does not open the database's secrets
+ * (it could never be restored).
+ */
+async function refuseUnsafeSnapshot(conn: pg.ClientBase, kek: Buffer, migration: string): Promise<void> {
+  const clear = await clearShareTokenCount(conn);
+  if (clear > 0)
+    throw new ArchiveError(
+      `the database holds ${clear} share tokens in clear (schema ${migration}): start the portal of this version once, which seals them, then back up`,
+    );
+  const failed = await keyOpensSecrets(conn, kek);
+  if (failed !== null)
+    throw new ArchiveError(
+      `SVC_IDENTITY_KEY_ENCRYPTION_KEY (or the data directory's ${KEY_FILE}) does not open the database's ${failed}: back up with the key the portal runs with`,
+    );
+}
+
 async function writeArchive(
   file: string,
   spool: string,
   manifest: Manifest,
   objects: ReferencedObject[],
   blobs: Pick<BlobStore, 'get'>,
+  kek: Buffer,
 ): Promise<void> {
   const pack = tar.pack();
   const out = createWriteStream(file, { flags: 'wx', mode: 0o600 });
@@ -188,6 +215,8 @@ async function writeArchive(
   try {
     const text = Buffer.from(`${JSON.stringify(manifest, null, 2)}\n`);
     await addEntry(pack, MANIFEST, text.length, [text]);
+    const mac = authenticateManifest(kek, text);
+    await addEntry(pack, MAC_ENTRY, mac.length, [mac]);
     for (const t of manifest.tables) {
       const size = manifest.entries.find((e) => e.name === t.entry)?.size ?? 0;
       await addEntry(pack, t.entry, size, createReadStream(path.join(spool, `${t.name}.copy`)));

@@ -11,13 +11,14 @@ import { KEY_FILE, loadKeyEncryptionKey } from '../../identity/key-encryption.ts
 import { createLogger } from '../../logging.ts';
 import { withDatabase } from '../database.ts';
 import { createBackup } from './backup.ts';
-import { ArchiveError } from './format.ts';
+import { ArchiveError, type Manifest, UNAUTHENTICATED_VERSION } from './format.ts';
 import { RestoreRefused, restoreBackup, verifyArchive } from './restore.ts';
 
 /**
  * `npm run backup -- <archive>`, `npm run restore -- <archive>`, `npm run restore -- --verify <archive>`:
  * the portal's own configuration (DATABASE_URL or the embedded server under SVC_DATA_DIR)
- * says where the database and the session files are.
+ * says where the database and the session files are, and its key-encryption key
+ * (SVC_IDENTITY_KEY_ENCRYPTION_KEY or <data dir>/identity-key) authenticates the archive.
  */
 
 /** npm runs scripts from the repository root; a relative path means the caller's directory. */
@@ -46,24 +47,33 @@ const exists = (file: string) =>
     () => false,
   );
 
-/** The key the restored portal will start with; never generated here, as a new one opens nothing. */
-async function restoringKey(config: Config): Promise<Buffer> {
+/**
+ * The key the portal runs with (backup) or the restored portal will start with; never generated
+ * here, as a new one opens nothing and authenticates no archive.
+ */
+async function portalKey(config: Config, missing: string): Promise<Buffer> {
   const file = path.join(config.dataDir, KEY_FILE);
   if (config.identity.keyEncryptionKey === null && !(await exists(file)))
-    throw new RestoreRefused(
-      `SVC_IDENTITY_KEY_ENCRYPTION_KEY is unset and ${file} does not exist: set the key, or copy ${KEY_FILE} from the data directory of the portal the backup was taken from`,
-    );
+    throw new RestoreRefused(`SVC_IDENTITY_KEY_ENCRYPTION_KEY is unset and ${file} does not exist: ${missing}`);
   return loadKeyEncryptionKey(config, createLogger('silent'));
 }
 
+const restoringKey = (config: Config) =>
+  portalKey(config, `set the key, or copy ${KEY_FILE} from the data directory of the portal the backup was taken from`);
+
 async function backup(file: string): Promise<void> {
   const config = loadConfig();
+  const keyEncryptionKey = await portalKey(
+    config,
+    `set the key the portal runs with, or run the backup with the portal's SVC_DATA_DIR`,
+  );
   const result = await withState(config, ({ database, blobs }) =>
     createBackup({
       pool: database.pool,
       blobs,
       archive: resolveArchive(file),
       portalVersion: portalPackage.version,
+      keyEncryptionKey,
       onRetry: (err, attempt) =>
         process.stderr.write(
           `attempt ${attempt}: ${err.message} (changed after the snapshot); taking a new snapshot\n`,
@@ -75,19 +85,31 @@ async function backup(file: string): Promise<void> {
   );
 }
 
-async function restore(file: string, opts: { verify?: boolean }): Promise<void> {
+/** Said on stderr whenever an archive without authentication is accepted. */
+function warnUnauthenticated(archive: string, manifest: Manifest): void {
+  if (manifest.format_version === UNAUTHENTICATED_VERSION)
+    process.stderr.write(
+      `warning: ${archive} is not authenticated (written before backups were): it was accepted without a check for edits (--allow-unauthenticated)\n`,
+    );
+}
+
+async function restore(file: string, opts: { verify?: boolean; allowUnauthenticated?: boolean }): Promise<void> {
   const archive = resolveArchive(file);
   if (!(await exists(archive))) throw new ArchiveError(`${archive} does not exist`);
-  if (opts.verify) {
-    const manifest = await verifyArchive(archive);
-    process.stdout.write(`${archive}: ${manifest.entries.length} entries match the manifest\n`);
-    return;
-  }
   const config = loadConfig();
   const keyEncryptionKey = await restoringKey(config);
+  const auth = { keyEncryptionKey, allowUnauthenticated: opts.allowUnauthenticated === true };
+  if (opts.verify) {
+    const manifest = await verifyArchive(archive, auth);
+    warnUnauthenticated(archive, manifest);
+    const authenticated = manifest.format_version === UNAUTHENTICATED_VERSION ? '' : ' and the archive is authentic';
+    process.stdout.write(`${archive}: ${manifest.entries.length} entries match the manifest${authenticated}\n`);
+    return;
+  }
   const result = await withState(config, ({ database, blobs }) =>
-    restoreBackup({ pool: database.pool, db: database.db, blobs, archive, keyEncryptionKey }),
+    restoreBackup({ pool: database.pool, db: database.db, blobs, archive, ...auth }),
   );
+  warnUnauthenticated(archive, result.manifest);
   process.stdout.write(
     `restored ${archive}: ${result.rows} rows, ${result.objects} objects, taken ${result.manifest.created_at} (schema ${result.manifest.schema_migration}); start the portal to migrate it to this version\n`,
   );
@@ -98,7 +120,11 @@ program.command('backup').argument('<archive>', 'file to write (never overwritte
 program
   .command('restore')
   .argument('<archive>', 'archive written by backup')
-  .option('--verify', 'only check every entry against the manifest')
+  .option('--verify', 'only check the archive: its authentication, and every entry against the manifest')
+  .option(
+    '--allow-unauthenticated',
+    'accept an archive written before backups were authenticated (format version 1); edits to it go undetected',
+  )
   .action(restore);
 
 try {

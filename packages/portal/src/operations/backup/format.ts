@@ -2,14 +2,18 @@ import { createHash, type Hash } from 'node:crypto';
 import type { SequenceValue, TableShape } from './queries.ts';
 
 /**
- * A backup archive is an uncompressed tar: `manifest.json` first, then one `database/<table>.copy`
- * per table (COPY text format, columns as the manifest lists them), then `objects/<key>` for
- * every object a session row of the dump points at. The manifest holds the size and SHA-256
- * of every other entry.
+ * A backup archive is an uncompressed tar: `manifest.json` first, then `manifest.hmac` (its
+ * authentication code, authentication.ts), then one `database/<table>.copy` per table (COPY
+ * text format, columns as the manifest lists them), then `objects/<key>` for every object a
+ * session row of the dump points at. The manifest holds the size and SHA-256 of every entry
+ * after `manifest.hmac`. Format version 1 (before issue 34, point 10) had no `manifest.hmac`.
  */
 export const FORMAT = 'svc-portal-backup';
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
+/** Version 1: the same archive without `manifest.hmac` (restored only when the operator allows it). */
+export const UNAUTHENTICATED_VERSION = 1;
 export const MANIFEST = 'manifest.json';
+export const MAC_ENTRY = 'manifest.hmac';
 /** About 200 bytes per session file: room for well over a million; anything larger is not one of ours. */
 export const MAX_MANIFEST_BYTES = 256 * 1024 * 1024;
 
@@ -58,9 +62,9 @@ export function parseManifest(text: string): Manifest {
     throw new ArchiveError(`the archive's ${MANIFEST} is damaged: ${(err as Error).message}`);
   }
   if (!isObject(doc) || doc['format'] !== FORMAT) throw new ArchiveError(`${MANIFEST} is not a portal backup manifest`);
-  if (doc['format_version'] !== FORMAT_VERSION)
+  if (doc['format_version'] !== FORMAT_VERSION && doc['format_version'] !== UNAUTHENTICATED_VERSION)
     throw new ArchiveError(
-      `the archive's format version ${String(doc['format_version'])} is not supported (this portal reads version ${FORMAT_VERSION})`,
+      `the archive's format version ${String(doc['format_version'])} is not supported (this portal reads versions ${UNAUTHENTICATED_VERSION} and ${FORMAT_VERSION})`,
     );
   const entries = doc['entries'];
   const valid =

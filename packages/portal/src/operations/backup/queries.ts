@@ -177,3 +177,24 @@ export async function sealedSecrets(conn: Conn): Promise<{ what: string; id: str
   );
   return rows;
 }
+
+/** One sealed share token (migration 0020 and later), to check the key opens them; undefined when there is none. */
+export async function sealedShareTokenSample(conn: Conn): Promise<{ hash: string; sealed: string } | undefined> {
+  const { rows: column } = await conn.query(
+    `SELECT 1 FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = 'share_tokens' AND column_name = 'token_sealed'`,
+  );
+  if (column.length === 0) return undefined;
+  const { rows } = await conn.query<{ hash: string; sealed: string }>(
+    'SELECT token_hash AS hash, token_sealed AS sealed FROM share_tokens WHERE token_sealed IS NOT NULL LIMIT 1',
+  );
+  return rows[0];
+}
+
+/** Share tokens stored in clear: every token before migration 0020, none once the portal sealed them. */
+export async function clearShareTokenCount(conn: Conn): Promise<number> {
+  const { rows } = await conn.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM share_tokens WHERE token IS NOT NULL',
+  );
+  return rows[0]?.n ?? 0;
+}

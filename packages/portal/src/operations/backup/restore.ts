@@ -6,22 +6,25 @@ import tar from 'tar-stream';
 import type { BlobStore } from '../../blobs/store.ts';
 import { knowsMigration, migrateTo } from '../../db/migrate.ts';
 import type { Database } from '../../db/schema.ts';
-import { KEY_FILE, openSecret } from '../../identity/key-encryption.ts';
+import { KEY_FILE } from '../../identity/key-encryption.ts';
+import { checkManifest, checkUnauthenticated, MAX_MAC_BYTES } from './authentication.ts';
 import {
   ArchiveError,
   Digest,
+  MAC_ENTRY,
   MANIFEST,
   MAX_MANIFEST_BYTES,
   type Manifest,
   type ManifestEntry,
   OBJECT_PREFIX,
   parseManifest,
+  UNAUTHENTICATED_VERSION,
 } from './format.ts';
+import { keyOpensSecrets } from './key-check.ts';
 import {
   appliedMigrations,
   copyIn,
   remapObjectKeys,
-  sealedSecrets,
   setSequences,
   setUserTriggers,
   tablesWithRows,
@@ -56,16 +59,46 @@ async function* entriesOf(file: string): AsyncGenerator<TarEntry> {
   }
 }
 
-async function readManifest(entry: TarEntry | undefined): Promise<Manifest> {
-  if (entry?.header.name !== MANIFEST) throw new ArchiveError(`the archive does not start with ${MANIFEST}`);
+async function readAll(entry: TarEntry, max: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of entry) {
     size += chunk.length;
-    if (size > MAX_MANIFEST_BYTES) throw new ArchiveError(`${MANIFEST} is larger than ${MAX_MANIFEST_BYTES} bytes`);
+    if (size > max) throw new ArchiveError(`${entry.header.name} is larger than ${max} bytes`);
     chunks.push(chunk);
   }
-  return parseManifest(Buffer.concat(chunks).toString('utf8'));
+  return Buffer.concat(chunks);
+}
+
+/** How a restore checks that the archive is the one a portal wrote. */
+export interface Authentication {
+  /** The key-encryption key the archive's authentication code is derived from (authentication.ts). */
+  keyEncryptionKey: Buffer;
+  /** Accept an archive of format version 1, written before archives were authenticated. */
+  allowUnauthenticated?: boolean;
+}
+
+/**
+ * The manifest, authenticated: a current archive's `manifest.hmac` must be the key's code for
+ * the manifest's bytes, checked before any other entry is read.
+ */
+async function readManifest(iterator: AsyncGenerator<TarEntry>, auth: Authentication): Promise<Manifest> {
+  const first = await iterator.next();
+  if (first.done || first.value.header.name !== MANIFEST)
+    throw new ArchiveError(`the archive does not start with ${MANIFEST}`);
+  const bytes = await readAll(first.value, MAX_MANIFEST_BYTES);
+  const manifest = parseManifest(bytes.toString('utf8'));
+  if (manifest.format_version === UNAUTHENTICATED_VERSION) {
+    checkUnauthenticated(manifest, auth.allowUnauthenticated === true);
+    return manifest;
+  }
+  const second = await iterator.next();
+  if (second.done || second.value.header.name !== MAC_ENTRY)
+    throw new ArchiveError(
+      `${MAC_ENTRY} is missing after ${MANIFEST}: the archive cannot be authenticated; restore refused`,
+    );
+  checkManifest(auth.keyEncryptionKey, bytes, await readAll(second.value, MAX_MAC_BYTES));
+  return manifest;
 }
 
 /**
@@ -74,11 +107,11 @@ async function readManifest(entry: TarEntry | undefined): Promise<Manifest> {
  */
 async function walk(
   file: string,
+  auth: Authentication,
   take: (entry: ManifestEntry, bytes: AsyncIterable<Buffer>) => Promise<void>,
 ): Promise<Manifest> {
   const iterator = entriesOf(file);
-  const first = await iterator.next();
-  const manifest = await readManifest(first.done ? undefined : first.value);
+  const manifest = await readManifest(iterator, auth);
   const expected = new Map(manifest.entries.map((e) => [e.name, e]));
   const seen = new Set<string>();
   for await (const entry of iterator) {
@@ -105,21 +138,19 @@ async function walk(
   return manifest;
 }
 
-/** Check every entry against the manifest without touching anything. */
-export async function verifyArchive(file: string): Promise<Manifest> {
-  return walk(file, async (_entry, bytes) => {
+/** Check the archive's authentication and every entry against the manifest without touching anything. */
+export async function verifyArchive(file: string, auth: Authentication): Promise<Manifest> {
+  return walk(file, auth, async (_entry, bytes) => {
     for await (const _ of bytes);
   });
 }
 
-export interface RestoreOptions {
+export interface RestoreOptions extends Authentication {
   pool: pg.Pool;
   db: Kysely<Database>;
   /** Written through the contract only; a restore's objects are named by the store anew. */
   blobs: Pick<BlobStore, 'put' | 'delete'>;
   archive: string;
-  /** The key-encryption key the restored portal will run with: it must open the archive's secrets. */
-  keyEncryptionKey: Buffer;
 }
 
 export interface RestoreResult {
@@ -139,7 +170,8 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
   const written: string[] = [];
   try {
     await refuseNonEmpty(conn);
-    const manifest = await verifyArchive(opts.archive);
+    // The key the restored portal will run with: it authenticates the archive and must open its secrets.
+    const manifest = await verifyArchive(opts.archive, opts);
     const target = manifest.schema_migration;
     if (!knowsMigration(target))
       throw new ArchiveError(
@@ -158,7 +190,8 @@ export async function restoreBackup(opts: RestoreOptions): Promise<RestoreResult
     // Checked again under the locks ALTER TABLE took: nobody wrote in between.
     await refuseNonEmpty(conn);
     const keys = new Map<string, string>();
-    await walk(opts.archive, async (entry, bytes) => {
+    // Authenticated again: the file is read a second time, and may have been replaced meanwhile.
+    await walk(opts.archive, opts, async (entry, bytes) => {
       const table = tables.get(entry.name);
       if (table !== undefined) {
         await pipeline(bytes, copyIn(conn, table));
@@ -196,14 +229,15 @@ async function refuseNonEmpty(conn: pg.ClientBase): Promise<void> {
 }
 
 /**
- * The archive holds the signing key and webhook secrets sealed, never the key that opens them
- * (a backup alone must not mint tokens): a restore under another key would give a portal that
- * cannot start, so it is refused before anything commits.
+ * The archive holds the signing key, webhook secrets and share tokens sealed, never the key that
+ * opens them (a backup alone must not mint tokens or open reports): a restore under another key
+ * would give a portal that cannot start, so it is refused before anything commits. (An
+ * authenticated archive was already refused under another key; this catches version 1.)
  */
 async function refuseForeignKey(conn: pg.ClientBase, kek: Buffer): Promise<void> {
-  for (const s of await sealedSecrets(conn))
-    if (openSecret(kek, s.id, s.sealed) === null)
-      throw new RestoreRefused(
-        `SVC_IDENTITY_KEY_ENCRYPTION_KEY (or the data directory's ${KEY_FILE}) does not open the archive's ${s.what} ${s.id}: restore with the key of the portal the backup was taken from`,
-      );
+  const failed = await keyOpensSecrets(conn, kek);
+  if (failed !== null)
+    throw new RestoreRefused(
+      `SVC_IDENTITY_KEY_ENCRYPTION_KEY (or the data directory's ${KEY_FILE}) does not open the archive's ${failed}: restore with the key of the portal the backup was taken from`,
+    );
 }

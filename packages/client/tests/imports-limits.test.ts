@@ -1,0 +1,286 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseForeignFile } from '../src/imports/detect.ts';
+import { DEFAULT_MAX_BYTES, ImportError } from '../src/imports/guard.ts';
+import { tempHome } from '../../../test-support/cli.ts';
+import { TLS10 } from '../../../test-support/foreign-items.ts';
+import { nucleiJsonl, openvasReport, xmlEscape } from '../../../test-support/foreign-reports.ts';
+
+/**
+ * Issue 34 point 9 (imports): one cut rule for every text an import keeps (attributes, JSON
+ * strings, lists), the parser's bounds on names, attributes and items, and the host check
+ * (docs/cli/import.md "Limits", "Hosts and host names"). Memory, measured on a real `svc
+ * import` process, is imports-memory.slow.test.ts.
+ */
+
+const CUT = 64 * 1024;
+const NOTE = `\n[cut at ${CUT} characters]`;
+const START = new Date('2026-01-13T10:00:00Z');
+
+let dir: string;
+beforeAll(async () => {
+  dir = await tempHome();
+});
+afterAll(async () => {
+  await fs.promises.rm(dir, { recursive: true, force: true });
+});
+
+let n = 0;
+const write = (text: string) => {
+  const p = path.join(dir, `f${++n}`);
+  fs.writeFileSync(p, text);
+  return p;
+};
+const parse = (text: string, format: 'auto' | 'nmap' | 'nessus' | 'openvas' | 'nuclei' = 'auto') =>
+  parseForeignFile(write(text), { format, maxBytes: DEFAULT_MAX_BYTES, now: START });
+const refusal = async (text: string, format: 'auto' | 'nessus' = 'auto') => {
+  const err = await parse(text, format).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ImportError);
+  expect((err as ImportError).kind).toBe('refused');
+  return (err as ImportError).message;
+};
+
+/** A Nessus v2 file: one ReportHost per entry, its HostProperties tags and ReportItems as written. */
+const nessus = (hosts: { name: string; tags?: Record<string, string>; items?: string[] }[]) =>
+  '<?xml version="1.0" ?>\n<NessusClientData_v2><Report name="r">' +
+  hosts
+    .map(
+      (h) =>
+        `<ReportHost name="${xmlEscape(h.name)}"><HostProperties>` +
+        Object.entries(h.tags ?? {})
+          .map(([k, v]) => `<tag name="${k}">${xmlEscape(v)}</tag>`)
+          .join('') +
+        `</HostProperties>${(h.items ?? [item()]).join('')}</ReportHost>`,
+    )
+    .join('\n') +
+  '</Report></NessusClientData_v2>\n';
+const item = (attrs: Record<string, string> = {}, body = '<plugin_output>seen</plugin_output>') =>
+  `<ReportItem ${Object.entries({
+    port: '443',
+    protocol: 'tcp',
+    severity: '2',
+    pluginID: '104743',
+    pluginName: 'TLS 1.0',
+    ...attrs,
+  })
+    .map(([k, v]) => `${k}="${xmlEscape(v)}"`)
+    .join(' ')}>${body}</ReportItem>`;
+
+describe('one cut rule for every kept text', () => {
+  it('cuts a Nessus attribute (pluginName) as it cuts element text (plugin_output), and counts both', async () => {
+    const scan = await parse(
+      nessus([
+        {
+          name: '192.0.2.10',
+          items: [item({ pluginName: 'P'.repeat(CUT * 3) }, `<plugin_output>${'O'.repeat(CUT * 5)}</plugin_output>`)],
+        },
+      ]),
+    );
+    expect(scan.findings).toHaveLength(1);
+    expect(scan.findings[0]!.title).toBe(`${'P'.repeat(CUT)}${NOTE}`);
+    expect(scan.findings[0]!.evidence).toBe(`${'O'.repeat(CUT)}${NOTE}`);
+    expect(scan.checks).toEqual({ invalid_hosts: 0, invalid_hostnames: 0, cut_fields: 2 });
+  });
+
+  it('a field exactly at the cut is kept whole; leading and trailing white space does not count', async () => {
+    const scan = await parse(
+      nessus([
+        {
+          name: '192.0.2.10',
+          items: [item({ pluginName: 'T'.repeat(CUT) }, `<plugin_output>\n  ${'O'.repeat(CUT)}  \n</plugin_output>`)],
+        },
+      ]),
+    );
+    expect(scan.findings[0]!.title).toBe('T'.repeat(CUT));
+    expect(scan.findings[0]!.evidence).toBe('O'.repeat(CUT));
+    expect(scan.checks.cut_fields).toBe(0);
+  });
+
+  it("cuts Nuclei's info.name, and a list (info.reference) as one field", async () => {
+    const urls = Array.from({ length: 2000 }, (_, i) => `https://ref.example/${'r'.repeat(60)}/${i}`);
+    const line = JSON.parse(nucleiJsonl({ start: START, end: START, items: [{ ...TLS10, id: 'tls10' }] })) as {
+      info: Record<string, unknown>;
+    };
+    line.info['name'] = 'N'.repeat(CUT * 4);
+    line.info['reference'] = urls;
+    const scan = await parse(`${JSON.stringify(line)}\n`);
+    const f = scan.findings[0]!;
+    expect(f.title).toBe(`${'N'.repeat(CUT)}${NOTE}`);
+    const kept = f.references?.urls ?? [];
+    expect(kept).toEqual(urls.slice(0, kept.length));
+    expect(kept.join('').length).toBeLessThanOrEqual(CUT);
+    expect(kept.join('').length + urls[kept.length]!.length).toBeGreaterThan(CUT);
+    expect(scan.checks.cut_fields).toBe(2);
+  });
+
+  it("cuts Greenbone's NVT name and the target the file names", async () => {
+    const xml = openvasReport({
+      start: START,
+      end: START,
+      items: [{ ...TLS10, id: '1.3.6.1.4.1.25623.1.0.1' }],
+      target: 'lab',
+    })
+      .replaceAll('TLS Version 1.0 Protocol Detection', 'G'.repeat(CUT + 1))
+      .replace('<name>lab</name>', `<name>${'L'.repeat(CUT * 2)}</name>`);
+    const scan = await parse(xml);
+    expect(scan.findings[0]!.title).toBe(`${'G'.repeat(CUT)}${NOTE}`);
+    expect(scan.target).toBe(`${'L'.repeat(CUT)}${NOTE}`);
+  });
+
+  it('cuts an nmap script output, an attribute, before the detection rules see it', async () => {
+    const xml = `<?xml version="1.0"?><nmaprun scanner="nmap" args="nmap 192.0.2.10" start="1768298400" version="7.94"><scaninfo type="syn" protocol="tcp" numservices="1" services="21"/>
+<host><status state="up" reason="syn-ack"/><address addr="192.0.2.10" addrtype="ipv4"/><ports>
+<port protocol="tcp" portid="21"><state state="open" reason="syn-ack"/><service name="ftp" product="vsftpd" version="2.3.4"/>
+<script id="ftp-anon" output="Anonymous FTP login allowed (FTP code 230)&#xa;${'x'.repeat(CUT * 3)}"/></port></ports></host>
+<runstats><finished time="1768298500"/><hosts up="1" down="0" total="1"/></runstats></nmaprun>`;
+    const scan = await parse(xml);
+    expect(scan.findings.length).toBeGreaterThan(0);
+    for (const f of scan.findings)
+      for (const v of Object.values(f))
+        if (typeof v === 'string') expect(v.length).toBeLessThanOrEqual(CUT + NOTE.length);
+  });
+});
+
+describe('what the XML parser holds is bounded', () => {
+  const inItem = (body: string) => nessus([{ name: '192.0.2.10', items: [item({}, body)] }]);
+
+  it('refuses an item of more than 300,000 elements; elements outside any item are read and dropped', async () => {
+    expect(await refusal(inItem('<e/>'.repeat(300_000)))).toBe(
+      'Refused: one <ReportItem> holds more than 300000 elements',
+    );
+    // The ReportItem itself is the 300,000th: accepted.
+    expect((await parse(inItem('<e/>'.repeat(299_999)))).findings).toHaveLength(1);
+    const outside = nessus([{ name: '192.0.2.10' }]).replace(
+      '<Report name="r">',
+      `<Report name="r">${'<e/>'.repeat(300_001)}`,
+    );
+    expect((await parse(outside)).findings).toHaveLength(1);
+  });
+
+  it('refuses an item holding more than 16 Mi characters, however they are split', async () => {
+    const body = `<cve>${'C'.repeat(60_000)}</cve>`.repeat(300);
+    expect(await refusal(inItem(body))).toBe('Refused: one <ReportItem> holds more than 16777216 characters of text');
+  });
+
+  it('refuses names over 1,024 characters and elements with over 1,024 attributes', async () => {
+    expect(await refusal(inItem(`<${'n'.repeat(5000)}/>`))).toBe(
+      'Refused: the XML has a name longer than 1024 characters',
+    );
+    const attrs = Array.from({ length: 20_000 }, (_, i) => `a${i}="1"`).join(' ');
+    expect(await refusal(inItem(`<e ${attrs}/>`))).toBe('Refused: an XML element has more than 1024 attributes');
+  });
+
+  it('refuses a document type declaration longer than the cut, whose end it could not judge', async () => {
+    const xml = `<?xml version="1.0"?>\n<!DOCTYPE NessusClientData_v2${' '.repeat(CUT * 2)} SYSTEM "http://x.example/d.dtd">\n${nessus([{ name: '192.0.2.10' }]).replace(/^<\?xml[^>]*>\n/, '')}`;
+    expect(await refusal(xml, 'nessus')).toBe(
+      `Refused: the XML's document type declaration is longer than ${CUT} characters`,
+    );
+  });
+
+  it('keeps 50,000 findings and refuses the 50,001st (the pipeline of a real import is imports-memory.slow.test.ts)', async () => {
+    const lines = (count: number) =>
+      Array.from(
+        { length: count },
+        (_, i) => `{"template-id":"t${i}","host":"https://192.0.2.10","ip":"192.0.2.10","info":{"name":"n"}}\n`,
+      ).join('');
+    expect((await parse(lines(50_000))).findings).toHaveLength(50_000);
+    expect(await refusal(lines(50_001))).toBe(
+      'Refused: the file holds more than 50000 findings, more than one import keeps (split the scan)',
+    );
+  });
+
+  it('recognises Nuclei lines whose first line is longer than the 64 KiB the format is read from', async () => {
+    const line = JSON.parse(nucleiJsonl({ start: START, end: START, items: [{ ...TLS10, id: 'tls10' }] })) as {
+      info: Record<string, unknown>;
+    };
+    line.info['description'] = 'D'.repeat(200_000);
+    const scan = await parse(`${JSON.stringify(line)}\n`);
+    expect(scan.format).toBe('nuclei');
+    expect(scan.findings[0]!.description).toBe(`${'D'.repeat(CUT)}${NOTE}`);
+  });
+});
+
+describe('hosts and host names: an address or an RFC 1123 name, else left out or dropped', () => {
+  // XML 1.0 cannot carry control characters at all (the parser refuses the file): JSON can.
+  const HOSTILE = [
+    '<script>alert(1)</script>',
+    'two words',
+    'tab\there',
+    `${'a'.repeat(300)}.example`,
+    '10.0.0.1/24',
+    '-oX',
+  ];
+  const JSON_HOSTILE = [...HOSTILE, 'ctl\u0001x', 'esc\u001b[31m'];
+
+  it('Nessus: a finding whose host is hostile is left out; a hostile host name is dropped; both counted', async () => {
+    const scan = await parse(
+      nessus([
+        { name: '192.0.2.10', tags: { 'host-ip': '192.0.2.10', 'host-fqdn': 'web.lab.example' } },
+        ...HOSTILE.map((h) => ({ name: h, tags: { 'host-ip': h } })),
+        { name: '192.0.2.11', tags: { 'host-ip': '192.0.2.11', 'host-fqdn': '<img src=x onerror=alert(1)>' } },
+        { name: 'db-01.lab.example', tags: { 'netbios-name': 'DB 01' } },
+        { name: '2001:db8::7' },
+      ]),
+    );
+    expect(scan.findings.map((f) => [f.host, f.hostname])).toEqual([
+      ['192.0.2.10', 'web.lab.example'],
+      ['192.0.2.11', undefined],
+      ['db-01.lab.example', undefined],
+      ['2001:db8::7', undefined],
+    ]);
+    expect(scan.hosts.map((h) => h.ip).sort()).toEqual([
+      '192.0.2.10',
+      '192.0.2.11',
+      '2001:db8::7',
+      'db-01.lab.example',
+    ]);
+    expect(scan.coverage.hosts).toEqual(['192.0.2.10', '192.0.2.11', '2001:db8::7', 'db-01.lab.example']);
+    // Each hostile host: its host record and its finding; each hostile name: the host record and the finding.
+    expect(scan.checks).toEqual({ invalid_hosts: HOSTILE.length * 2, invalid_hostnames: 4, cut_fields: 0 });
+  });
+
+  it('Nuclei and Greenbone: the same rule', async () => {
+    const items = JSON_HOSTILE.map((h, i) => ({ ...TLS10, id: `t${i}`, host: h, hostname: undefined }));
+    const nuclei = await parse(nucleiJsonl({ start: START, end: START, items: [{ ...TLS10, id: 'ok' }, ...items] }));
+    expect(nuclei.findings.map((f) => f.host)).toEqual(['192.0.2.10']);
+    expect(nuclei.checks.invalid_hosts).toBe(JSON_HOSTILE.length);
+    // The Greenbone writer puts the host in as it is: escape it here.
+    const oids = [
+      { ...TLS10, id: '1.3.6.1.4.1.25623.1.0.1' },
+      ...HOSTILE.map((h, k) => ({
+        ...TLS10,
+        hostname: undefined,
+        host: xmlEscape(h),
+        id: `1.3.6.1.4.1.25623.1.0.${k + 2}`,
+      })),
+    ];
+    const gvm = await parse(openvasReport({ start: START, end: START, items: oids }));
+    expect(gvm.findings.map((f) => f.host)).toEqual(['192.0.2.10']);
+    expect(gvm.hosts.map((h) => h.ip)).toEqual(['192.0.2.10']);
+  });
+
+  it('nmap: a hostile address leaves its findings and host out; a hostile host name is dropped', async () => {
+    const host = (addr: string, name: string) =>
+      `<host><status state="up" reason="syn-ack"/><address addr="${xmlEscape(addr)}" addrtype="ipv4"/><hostnames><hostname name="${xmlEscape(name)}" type="user"/></hostnames><ports>
+<port protocol="tcp" portid="23"><state state="open" reason="syn-ack"/><service name="telnet"/></port></ports></host>`;
+    const xml = `<?xml version="1.0"?><nmaprun scanner="nmap" args="nmap 192.0.2.0/24" start="1768298400" version="7.94"><scaninfo type="syn" protocol="tcp" numservices="1" services="23"/>
+${host('192.0.2.10', 'telnet.lab.example')}${host('<script>', 'x.example')}${host('192.0.2.11', 'bad name')}
+<runstats><finished time="1768298500"/><hosts up="3" down="0" total="3"/></runstats></nmaprun>`;
+    const scan = await parse(xml);
+    expect([...new Set(scan.findings.map((f) => `${f.host} ${f.hostname ?? '-'}`))]).toEqual([
+      '192.0.2.10 telnet.lab.example',
+      '192.0.2.11 -',
+    ]);
+    expect(scan.hosts.map((h) => [h.ip, h.hostname])).toEqual([
+      ['192.0.2.10', 'telnet.lab.example'],
+      ['192.0.2.11', undefined],
+    ]);
+    expect(scan.coverage.hosts).toEqual(['192.0.2.10', '192.0.2.11']);
+    expect(scan.checks.invalid_hosts).toBeGreaterThanOrEqual(2);
+    expect(scan.checks.invalid_hostnames).toBeGreaterThanOrEqual(2);
+  });
+});
