@@ -12,7 +12,7 @@ import type { ConsoleClient } from '../api/client.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { formatDate } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
-import { agentKey, agentLabels } from './agent-view.ts';
+import { AgentPicker } from './agent-picker.tsx';
 import {
   COMMAND_FIELDS,
   type CommandField,
@@ -28,31 +28,30 @@ import {
 import type { Groups } from './GroupsSection.tsx';
 
 /**
- * The command queue form (Commands page): an agent or a group, the command type and its
+ * The command queue form (Commands page): an agent (found by host name, address or id:
+ * AgentPicker) or a group, the command type and its
  * payload fields, checked with the protocol's rules before sending. For run_scan, targets the
  * portal knows (GET /api/targets of the agent's or group's client) offer their usual ports and
  * profile: what their latest scan covered, one click to fill them.
  */
 
 export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () => void }) {
-  const agents = useData(() => client.api<{ agents: AgentView[] }>('GET', '/api/health?agents=true&limit=1000'), []);
   const groups = useData(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [formError, setFormError] = useState<string | null>(null);
   const [targetKind, setTargetKind] = useState<'agent' | 'group'>('agent');
-  const [agentChoice, setAgentChoice] = useState('');
+  const [agent, setAgent] = useState<AgentView | null>(null);
   const [groupKey, setGroupKey] = useState('');
   const [allClients, setAllClients] = useState(false);
   const [type, setType] = useState<string>('run_scan');
   const [values, setValues] = useState<FormValues>({});
   const [priority, setPriority] = useState('5');
 
-  const labels = agentLabels(agents.data?.agents ?? []);
   // The targets run_scan may be offered: those of the chosen agent's or group's client, else every one the caller sees.
   const chosenClient =
     targetKind === 'agent'
-      ? (agents.data?.agents.find((a) => agentKey(a) === agentChoice)?.client_id ?? null)
+      ? (agent?.client_id ?? null)
       : allClients || groupKey === ''
         ? null
         : (JSON.parse(groupKey) as [string | null, string])[0];
@@ -83,7 +82,6 @@ export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueue
     setFormError(null);
     let draft: ReturnType<typeof draftQueueBody>;
     if (targetKind === 'agent') {
-      const agent = agents.data?.agents.find((a) => agentKey(a) === agentChoice);
       draft = draftQueueBody(
         type,
         { kind: 'agent', agent_id: agent?.agent_id ?? '', client_id: agent?.client_id ?? undefined },
@@ -120,7 +118,7 @@ export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueue
   return (
     <section aria-labelledby="cmd-queue">
       <h2 id="cmd-queue">Queue a command</h2>
-      <ErrorMessage error={agents.error ?? groups.error} />
+      <ErrorMessage error={groups.error} />
       <form class="adm-form" onSubmit={submit} aria-labelledby="cmd-queue" noValidate>
         <fieldset>
           <legend>Send to</legend>
@@ -144,18 +142,7 @@ export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueue
           </label>
         </fieldset>
         {targetKind === 'agent' ? (
-          <div class="adm-field">
-            <label for="queue-agent">Agent</label>
-            <select id="queue-agent" value={agentChoice} onChange={(e) => setAgentChoice(e.currentTarget.value)}>
-              <option value="">Choose an agent</option>
-              {(agents.data?.agents ?? []).map((a) => (
-                <option key={agentKey(a)} value={agentKey(a)} title={a.agent_id}>
-                  {labels.get(agentKey(a))}
-                  {a.is_stale ? ' — stale' : ''}
-                </option>
-              ))}
-            </select>
-          </div>
+          <AgentPicker client={client} chosen={agent} onChoose={setAgent} />
         ) : (
           <>
             <div class="adm-field">
