@@ -1,4 +1,4 @@
-import { type AuditEvent, sessionHref } from '@svc/protocol';
+import { type AuditEvent, sessionHref, type TargetView } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { agentState, formatAge, formatDuration, scheduleRows, systemInfoRows } from '../src/fleet/agent-view.ts';
 import {
@@ -7,6 +7,7 @@ import {
   configValueHint,
   draftQueueBody,
   payloadOf,
+  recentTargets,
 } from '../src/fleet/command-form.ts';
 import { deregisteredAgents } from '../src/fleet/deregistered.ts';
 import { commandElapsed, commandTarget, needsPolling } from '../src/fleet/command-status.ts';
@@ -125,6 +126,28 @@ describe('command queue form', () => {
       'update_schedule',
     ]);
     expect(COMMAND_FIELDS.update_schedule.filter((f) => f.required).map((f) => f.key)).toEqual(['schedule_id']);
+  });
+});
+
+describe('run_scan offers', () => {
+  const target = (name: string, last: string | null): TargetView => ({
+    client_id: 'acme',
+    target: name,
+    last_session_id: null,
+    last_scanned_at: last,
+    coverage: null,
+    open: 0,
+    resolved: 0,
+  });
+
+  it("offers the client's scannable targets, most recently scanned first", () => {
+    const known = [
+      target('10.0.0.0/24', '2026-11-01T10:00:00.000Z'),
+      target('Nessus import (Q3)', '2026-11-20T10:00:00.000Z'),
+      target('web.acme.test', '2026-11-10T10:00:00.000Z'),
+      target('10.0.1.5', null),
+    ];
+    expect(recentTargets(known).map((t) => t.target)).toEqual(['web.acme.test', '10.0.0.0/24', '10.0.1.5']);
   });
 });
 

@@ -22,6 +22,7 @@ import {
   type FormValues,
   isCommandType,
   matchingTargets,
+  recentTargets,
   usualPortsOf,
   usualProfileOf,
 } from './command-form.ts';
@@ -184,7 +185,7 @@ export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueue
             <PayloadField field={f} values={values} onChange={(v) => setValues({ ...values, [f.key]: v })} />
             {scanning && f.key === 'targets' ? (
               <PortsOffer
-                matches={matchingTargets(values['targets'] ?? '', known.data?.targets ?? [])}
+                {...offered(values['targets'] ?? '', chosenClient, known.data?.targets ?? [])}
                 onUse={(fill) => setValues({ ...values, ...fill })}
               />
             ) : null}
@@ -258,8 +259,17 @@ function PayloadField(props: { field: CommandField; values: FormValues; onChange
 /** At most this many known targets are offered at once. */
 const OFFERS = 3;
 
+/**
+ * What run_scan offers: the known targets the typed targets name, or, before any is typed, the
+ * chosen client's most recently scanned targets, whose offer fills the target too.
+ */
+function offered(typed: string, chosenClient: string | null, known: readonly TargetView[]) {
+  if (typed.trim() !== '') return { matches: matchingTargets(typed, known), withTarget: false };
+  return { matches: chosenClient === null ? [] : recentTargets(known), withTarget: true };
+}
+
 /** The usual ports and profile of the known targets the typed targets name, one click to fill them. */
-function PortsOffer(props: { matches: TargetView[]; onUse: (fill: FormValues) => void }) {
+function PortsOffer(props: { matches: TargetView[]; withTarget: boolean; onUse: (fill: FormValues) => void }) {
   const offers = props.matches.slice(0, OFFERS);
   return (
     <div aria-live="polite">
@@ -267,9 +277,15 @@ function PortsOffer(props: { matches: TargetView[]; onUse: (fill: FormValues) =>
         const ports = usualPortsOf(t.coverage);
         const profile = usualProfileOf(t.coverage);
         const fill: FormValues = {
+          ...(props.withTarget ? { targets: t.target } : {}),
           ...(ports === null ? {} : { ports }),
           ...(profile === null ? {} : { profile }),
         };
+        const useLabel = !props.withTarget
+          ? `Use the usual ports and profile of ${t.target}`
+          : ports === null && profile === null
+            ? `Scan ${t.target}`
+            : `Scan ${t.target} with its usual ports and profile`;
         return (
           <div class="ports-offer" key={`${t.client_id ?? ''}/${t.target}`} data-target={t.target}>
             <p>
@@ -283,9 +299,9 @@ function PortsOffer(props: { matches: TargetView[]; onUse: (fill: FormValues) =>
                 </>
               )}
             </p>
-            {ports === null && profile === null ? null : (
+            {Object.keys(fill).length === 0 ? null : (
               <button type="button" onClick={() => props.onUse(fill)}>
-                Use the usual ports and profile of {t.target}
+                {useLabel}
               </button>
             )}
           </div>
