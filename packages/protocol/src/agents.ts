@@ -99,6 +99,23 @@ export type AgentView = Static<typeof AgentView>;
 export const AGENT_STATES = ['online', 'stale', 'deregistered'] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
 
+/**
+ * The fleet search (`q` on GET /api/health?agents=true, the Fleet page and the Commands
+ * form's agent picker): what a host name, an address or an agent id can hold, so a `%` or a
+ * space is a 400 rather than a pattern. One term matches a host name anywhere in it (any
+ * case), an address exactly when the term is a whole address and by prefix otherwise, and an
+ * agent id by prefix (any case).
+ */
+export const AGENT_SEARCH_MAX_LENGTH = 128;
+export const AGENT_SEARCH_PATTERN = '^[A-Za-z0-9_.:-]+$';
+const AGENT_SEARCH_RE = new RegExp(AGENT_SEARCH_PATTERN);
+export const AGENT_SEARCH_RULE = `1 to ${AGENT_SEARCH_MAX_LENGTH} letters, digits, '.', ':', '_' or '-'`;
+
+/** Why a fleet search term would be refused (the portal's 400), or null when it is fine. */
+export function agentSearchProblem(q: string): string | null {
+  return q.length <= AGENT_SEARCH_MAX_LENGTH && AGENT_SEARCH_RE.test(q) ? null : `Search must be ${AGENT_SEARCH_RULE}`;
+}
+
 export const AgentsQuery = Type.Object(
   {
     agents: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
@@ -117,6 +134,15 @@ export const AgentsQuery = Type.Object(
     version: Type.Optional(
       Type.String({ minLength: 1, maxLength: 64, description: 'Only agents reporting this version' }),
     ),
+    q: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: AGENT_SEARCH_MAX_LENGTH,
+        pattern: AGENT_SEARCH_PATTERN,
+        description:
+          'Search: agents whose host name contains it (any case), with an address equal to it when it is a whole IPv4 or IPv6 address and starting with it otherwise, or whose agent id starts with it (any case)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -128,7 +154,7 @@ export const AgentCounts = Type.Object(
     stale: Type.Integer(),
     deregistered: Type.Integer(),
   },
-  { description: 'Agents per state matching client_id, group and version (whatever the state filter and page)' },
+  { description: 'Agents per state matching client_id, group, version and q (whatever the state filter and page)' },
 );
 export type AgentCounts = Static<typeof AgentCounts>;
 

@@ -13,7 +13,8 @@ import { alert, noSidewaysScroll, notice, openSignedIn, poll } from './helpers/c
 /**
  * run_scan's `ports` in the command form, against a real portal: checked with the protocol's
  * rule before anything is sent, and offered from a known target's coverage (GET /api/targets:
- * what its latest scan looked at) as "T:…,U:…" with its profile, one click to fill both.
+ * what its latest scan looked at) as "T:…,U:…" with its profile, one click to fill both; before
+ * any target is typed, the chosen agent's client's targets, one click to fill the target too.
  */
 
 const TARGET = '10.20.0.0/24';
@@ -78,6 +79,16 @@ describe('run_scan ports in the command form', () => {
         await poll(() => form.getByLabel('Agent', { exact: true }).locator('option').count()).toBeGreaterThan(1);
         await form.getByLabel('Agent', { exact: true }).selectOption({ label: `scanner-01 (${clientId})` });
         const offer = form.locator(`.ports-offer[data-target="${TARGET}"]`);
+
+        // Before any target is typed: the agent's client's targets, one click to fill target, ports and profile.
+        await poll(() => offer.getByRole('button').textContent()).toBe(
+          `Scan ${TARGET} with its usual ports and profile`,
+        );
+        await offer.getByRole('button').click();
+        expect(await form.getByLabel('Targets').inputValue()).toBe(TARGET);
+        expect(await form.getByLabel('Ports (optional)').inputValue()).toBe('T:22,80,443,8000-8100,U:161');
+        expect(await form.getByLabel('Profile (optional)').inputValue()).toBe('quick_recon');
+        await form.getByLabel('Profile (optional)').fill('');
 
         // A target the portal does not know offers nothing.
         await form.getByLabel('Targets').fill('10.99.0.1');

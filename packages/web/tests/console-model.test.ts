@@ -1,7 +1,7 @@
 import { type AgentView, CONSOLE_ACCESS, type ConsolePath, mayOpen, permissionsOf } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { fallbackCaller, sectionsFor } from '../src/auth/section-access.ts';
-import { agentKey, agentLabels, agentName, fleetQuery, NO_FILTERS } from '../src/fleet/agent-view.ts';
+import { agentKey, agentLabels, agentName, byName, fleetQuery, NO_FILTERS } from '../src/fleet/agent-view.ts';
 
 const sections = (Object.keys(CONSOLE_ACCESS) as ConsolePath[]).map((path) => ({ path }));
 const paths = (caller: Parameters<typeof sectionsFor>[1]) => sectionsFor(sections, caller).map((s) => s.path);
@@ -83,8 +83,22 @@ describe('agents by name', () => {
 
   it('builds the fleet query from the filters, leaving out the empty ones', () => {
     expect(fleetQuery(NO_FILTERS, 25, '')).toBe('/api/health?agents=true&limit=25');
-    expect(fleetQuery({ state: 'stale', client: ' acme ', group: 'edge', version: '4.2.3' }, 25, 'svcd_0a&b')).toBe(
-      '/api/health?agents=true&limit=25&state=stale&client_id=acme&group=edge&version=4.2.3&cursor=svcd_0a%26b',
+    expect(
+      fleetQuery({ q: '', state: 'stale', client: ' acme ', group: 'edge', version: '4.2.3' }, 25, 'svcd_0a&b'),
+    ).toBe('/api/health?agents=true&limit=25&state=stale&client_id=acme&group=edge&version=4.2.3&cursor=svcd_0a%26b');
+    expect(fleetQuery({ ...NO_FILTERS, q: ' raspberry ' }, 25, '')).toBe(
+      '/api/health?agents=true&limit=25&q=raspberry',
     );
+  });
+
+  it('orders a picker by host name (any case, numbers as numbers), then client and id', () => {
+    const agents = [
+      { hostname: 'edge-10', agent_id: 'svcd_1', client_id: 'acme' },
+      { hostname: null, agent_id: 'svcd_0', client_id: 'acme' },
+      { hostname: 'Edge-9', agent_id: 'svcd_2', client_id: 'acme' },
+      { hostname: 'raspberrypi', agent_id: 'svcd_4', client_id: 'beta' },
+      { hostname: 'raspberrypi', agent_id: 'svcd_3', client_id: 'acme' },
+    ];
+    expect(byName(agents).map((a) => a.agent_id)).toEqual(['svcd_2', 'svcd_1', 'svcd_3', 'svcd_4', 'svcd_0']);
   });
 });

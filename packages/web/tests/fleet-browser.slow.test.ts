@@ -311,6 +311,10 @@ describe('commands page', () => {
       await poll(() => detail.getByText('sent', { exact: true }).count()).toBe(1);
       await agentApi.reportCommandStatus({ command_id: id, agent_id: ONLINE, status: 'acked' });
       await poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('acked');
+      // Agents report no progress between acked and the end: the detail shows the time it has run.
+      await poll(() => detail.locator('[data-field="elapsed"]').textContent()).toMatch(
+        /^running for \d+ s; the agent reports when it ends$/,
+      );
       await agentApi.reportCommandStatus({
         command_id: id,
         agent_id: ONLINE,
@@ -322,6 +326,7 @@ describe('commands page', () => {
       });
       await poll(() => row(page, 'command', id).locator('td').nth(2).textContent()).toBe('completed');
       await poll(() => detail.locator('[data-field="exit-code"]').textContent()).toBe('0');
+      expect(await detail.locator('[data-field="elapsed"]').textContent()).toMatch(/^took \d+ s$/);
       expect(await detail.locator('[data-field="stdout"]').textContent()).toBe('scan finished: 2 hosts');
       expect(await detail.locator('[data-field="stderr"]').textContent()).toBe('warning: slow host');
       expect(await detail.getByRole('link', { name: sessionId }).getAttribute('href')).toBe(

@@ -1,4 +1,4 @@
-import { type AuditEvent, sessionHref } from '@svc/protocol';
+import { type AuditEvent, sessionHref, type TargetView } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { agentState, formatAge, formatDuration, scheduleRows, systemInfoRows } from '../src/fleet/agent-view.ts';
 import {
@@ -7,9 +7,10 @@ import {
   configValueHint,
   draftQueueBody,
   payloadOf,
+  recentTargets,
 } from '../src/fleet/command-form.ts';
 import { deregisteredAgents } from '../src/fleet/deregistered.ts';
-import { commandTarget, needsPolling } from '../src/fleet/command-status.ts';
+import { commandElapsed, commandTarget, needsPolling } from '../src/fleet/command-status.ts';
 
 const agent = { kind: 'agent' as const, agent_id: 'svcd_0a1b2c3d' };
 
@@ -128,6 +129,28 @@ describe('command queue form', () => {
   });
 });
 
+describe('run_scan offers', () => {
+  const target = (name: string, last: string | null): TargetView => ({
+    client_id: 'acme',
+    target: name,
+    last_session_id: null,
+    last_scanned_at: last,
+    coverage: null,
+    open: 0,
+    resolved: 0,
+  });
+
+  it("offers the client's scannable targets, most recently scanned first", () => {
+    const known = [
+      target('10.0.0.0/24', '2026-11-01T10:00:00.000Z'),
+      target('Nessus import (Q3)', '2026-11-20T10:00:00.000Z'),
+      target('web.acme.test', '2026-11-10T10:00:00.000Z'),
+      target('10.0.1.5', null),
+    ];
+    expect(recentTargets(known).map((t) => t.target)).toEqual(['web.acme.test', '10.0.0.0/24', '10.0.1.5']);
+  });
+});
+
 describe('agent records', () => {
   it('reads the state', () => {
     expect(agentState({ is_stale: false, deregistered_at: null })).toBe('online');
@@ -198,6 +221,27 @@ describe('command history', () => {
     expect(commandTarget({ agent_id: 'svcd_1', agent_hostname: 'edge-01', group_target: 'edge' })).toBe(
       'edge-01 (group edge)',
     );
+  });
+
+  it('tells how long a command has run: from its acknowledgement, else its delivery, to its end or now', () => {
+    const now = Date.parse('2026-11-29T10:30:00Z');
+    const at = (hhmm: string) => `2026-11-29T${hhmm}:00Z`;
+    const base = { sent_at: null, acked_at: null, completed_at: null };
+    expect(commandElapsed({ ...base, status: 'pending' }, now)).toBeNull();
+    expect(commandElapsed({ ...base, status: 'sent', sent_at: at('10:29') }, now)).toBe(
+      'delivered for 1 min; the agent reports when it ends',
+    );
+    expect(commandElapsed({ ...base, status: 'acked', sent_at: at('08:00'), acked_at: at('08:05') }, now)).toBe(
+      'running for 2 h 25 min; the agent reports when it ends',
+    );
+    expect(
+      commandElapsed(
+        { status: 'completed', sent_at: at('08:00'), acked_at: at('08:05'), completed_at: at('09:05') },
+        now,
+      ),
+    ).toBe('took 1 h');
+    // Failed by the portal before the agent took it: no time to tell.
+    expect(commandElapsed({ ...base, status: 'failed' }, now)).toBeNull();
   });
 });
 

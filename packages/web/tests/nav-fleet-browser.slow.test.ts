@@ -207,16 +207,16 @@ describe('the fleet by name', () => {
     }
   });
 
-  it('names agents in the command picker and the history at 390 px, stacked rows led by status and state', async () => {
+  it('names agents in the command picker (by name) and the history at 390 px, stacked rows led by status and state', async () => {
     const p = await openSignedIn(browser, portal, 'phone', '/console/commands');
     const { page } = p;
     try {
       const picker = page.getByRole('form', { name: 'Queue a command' }).getByLabel('Agent', { exact: true });
       await poll(() => picker.locator('option').allTextContents()).toEqual([
         'Choose an agent',
-        `edge-01 · 10.20.0.1 (${clientX})`,
-        `db-01 · 10.20.0.2 (${clientX}) — stale`,
         `branch-01 · 192.168.7.4 (${clientY})`,
+        `db-01 · 10.20.0.2 (${clientX}) — stale`,
+        `edge-01 · 10.20.0.1 (${clientX})`,
       ]);
       await poll(() => row(page, 'command', commandId).locator('td').nth(1).textContent()).toBe(`edge-01 · ${clientX}`);
       // The history is stacked rows led by the status, without sideways scrolling.

@@ -2,13 +2,13 @@ import { type AgentCounts, type AgentsQuery, type AgentView, STALE_THRESHOLD_SEC
 import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { presentAgent } from './present.ts';
-import { type FleetFilter, fleetCounts, fleetPage } from './queries.ts';
+import { type FleetFilter, fleetCounts, fleetPage } from './fleet-queries.ts';
 
 const NO_COUNTS: AgentCounts = { online: 0, stale: 0, deregistered: 0 };
 
 /**
  * The fleet view: registered agents by default, or those in one state, narrowed by client,
- * group and version, in (agent_id, client_id) order, paged by agent_id, with the count of
+ * group, version and a search term (host name, address or agent id), in (agent_id, client_id) order, paged by agent_id, with the count of
  * each state. One agent id may exist under several clients: a page never ends between
  * them, so it may run over `limit` by the number of clients sharing its last id.
  */
@@ -25,6 +25,7 @@ export async function listAgents(
     state: query.state ?? null,
     group: query.group,
     version: query.version,
+    q: query.q,
     // presentAgent calls an agent stale when its whole-second age exceeds the threshold.
     staleBefore: new Date(now.getTime() - (STALE_THRESHOLD_SECONDS + 1) * 1000),
   };

@@ -1,5 +1,5 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
-import type { AgentCounts, AgentState, CommandStatus, CommandType } from '@svc/protocol';
+import type { CommandStatus, CommandType } from '@svc/protocol';
 import type {
   AgentCommandResultsTable,
   AgentCommandsTable,
@@ -57,82 +57,6 @@ export async function agentOfKey(
       ? q.where('client_id', '=', clientId).where('license_id', 'is not', null)
       : q.where('license_id', 'is', null);
   return (lock ? owned.forKeyShare() : owned).executeTakeFirst();
-}
-
-/** The fleet listing's filters; `state` null: the registered agents (online and stale). */
-export interface FleetFilter {
-  /** null: every client. */
-  clientIds: string[] | null;
-  state: AgentState | null;
-  group?: string | undefined;
-  version?: string | undefined;
-  /** Heartbeats received at or before this are stale. */
-  staleBefore: Date;
-}
-
-/** Agents matching everything but the state (the counts are taken over these). */
-function fleetScope(db: Db, f: FleetFilter) {
-  let q = db.selectFrom('agents');
-  if (f.clientIds !== null) q = q.where('agents.client_id', 'in', f.clientIds);
-  if (f.version !== undefined) q = q.where('agents.version', '=', f.version);
-  const group = f.group;
-  if (group !== undefined)
-    q = q.where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('agent_groups')
-          .select(sql`1`.as('one'))
-          .whereRef('agent_groups.client_id', '=', 'agents.client_id')
-          .whereRef('agent_groups.agent_id', '=', 'agents.agent_id')
-          .where('agent_groups.group_name', '=', group),
-      ),
-    );
-  return q;
-}
-
-/** Agents matching `f` in (agent_id, client_id) order, after `cursor`. */
-export async function fleetPage(
-  db: Db,
-  f: FleetFilter,
-  limit: number,
-  cursor?: string,
-): Promise<{ rows: Selectable<AgentsTable>[]; more: boolean }> {
-  let q = fleetScope(db, f).selectAll('agents');
-  if (f.state === 'deregistered') q = q.where('deregistered_at', 'is not', null);
-  else q = q.where('deregistered_at', 'is', null);
-  if (f.state === 'online') q = q.where('received_at', '>', f.staleBefore);
-  if (f.state === 'stale') q = q.where('received_at', '<=', f.staleBefore);
-  const rows = await (cursor !== undefined ? q.where('agent_id', '>', cursor) : q)
-    .orderBy('agent_id')
-    .orderBy('client_id')
-    .limit(limit + 1)
-    .execute();
-  const page = rows.slice(0, limit);
-  const last = page.at(-1);
-  let more = rows.length > limit;
-  // A page never ends between the clients of one agent id.
-  if (more && last !== undefined && rows[limit]?.agent_id === last.agent_id) {
-    page.push(
-      ...(await q
-        .where('agent_id', '=', last.agent_id)
-        .where('client_id', '>', last.client_id)
-        .orderBy('client_id')
-        .execute()),
-    );
-    more = (await q.where('agent_id', '>', last.agent_id).select('agent_id').limit(1).executeTakeFirst()) !== undefined;
-  }
-  return { rows: page, more };
-}
-
-/** How many agents matching `f` (state aside) are online, stale and deregistered: one scan. */
-export async function fleetCounts(db: Db, f: FleetFilter): Promise<AgentCounts> {
-  const row = await fleetScope(db, f)
-    .select([
-      sql<number>`count(*) FILTER (WHERE deregistered_at IS NULL AND received_at > ${f.staleBefore})::int`.as('online'),
-      sql<number>`count(*) FILTER (WHERE deregistered_at IS NULL AND received_at <= ${f.staleBefore})::int`.as('stale'),
-      sql<number>`count(*) FILTER (WHERE deregistered_at IS NOT NULL)::int`.as('deregistered'),
-    ])
-    .executeTakeFirstOrThrow();
-  return { online: row.online, stale: row.stale, deregistered: row.deregistered };
 }
 
 /** The agent row, locked for the rest of the transaction. */

@@ -13,7 +13,7 @@ import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage, LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { formatDate } from '../ui/format.ts';
-import { commandTarget, needsPolling } from './command-status.ts';
+import { commandElapsed, commandTarget, needsPolling } from './command-status.ts';
 import { QueueForm } from './queue-form.tsx';
 import { AnySelect } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
@@ -171,6 +171,8 @@ function CommandView({ client, id, onClose }: { client: ConsoleClient; id: numbe
           <dd>{formatDate(command.sent_at)}</dd>
           <dt>Completed</dt>
           <dd>{formatDate(command.completed_at)}</dd>
+          <dt>Time</dt>
+          <dd data-field="elapsed">{commandElapsed(command, Date.now()) ?? '—'}</dd>
           <dt>Exit code</dt>
           <dd data-field="exit-code">{result?.exit_code ?? '—'}</dd>
           <dt>Session</dt>

@@ -1,4 +1,10 @@
-import { AGENT_STATES, type AgentListResponse, type AgentView, type AuditEvent } from '@svc/protocol';
+import {
+  AGENT_STATES,
+  type AgentListResponse,
+  type AgentView,
+  type AuditEvent,
+  agentSearchProblem,
+} from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
 import type { ConsoleClient } from '../api/client.ts';
@@ -30,7 +36,8 @@ const AGENTS_PER_PAGE = 25;
 const clientQuery = (clientId: string | null) => (clientId === null ? {} : { client_id: clientId });
 
 /**
- * Fleet: registered agents (online or stale), their details, deregistration, and the agents
+ * Fleet: registered agents (online or stale), found by host name, address or agent id (the
+ * portal's fleet search), their details, deregistration, and the agents
  * awaiting re-enable or purge. Registration changes are admin-only at the portal, so a scoped
  * user sees its clients' agents and groups without them.
  */
@@ -49,8 +56,12 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
     [cursor, filters],
   );
   const filtered = JSON.stringify(filters) !== JSON.stringify(NO_FILTERS);
+  const [searchError, setSearchError] = useState<string | null>(null);
   const applyFilters = (event: Event) => {
     event.preventDefault();
+    const problem = form.q.trim() === '' ? null : agentSearchProblem(form.q.trim());
+    setSearchError(problem);
+    if (problem !== null) return;
     setFilters({ ...form });
     setCursors(['']);
   };
@@ -85,6 +96,7 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
           <h2 id="fleet-agents">Agents</h2>
           <LoadError load={agents} />
           <FleetFilterForm form={form} onChange={setForm} onSubmit={applyFilters} />
+          <ErrorMessage error={searchError} />
           {page && (
             <p class="fleet-counts" role="status" data-counts>
               <span data-count="online">{page.counts.online} online</span>
@@ -221,6 +233,16 @@ function FleetFilterForm(props: {
   );
   return (
     <form class="adm-form fleet-filters" onSubmit={props.onSubmit} aria-label="Agent filters">
+      <label>
+        Search
+        <input
+          type="search"
+          value={form.q}
+          onInput={(e) => onChange({ ...form, q: e.currentTarget.value })}
+          spellcheck={false}
+          placeholder="Host name, address or agent id"
+        />
+      </label>
       <label>
         State
         <select

@@ -91,19 +91,36 @@ export function agentLabels(agents: readonly AgentView[]): Map<string, string> {
   );
 }
 
+/**
+ * Agents by what a person calls them (host name, else id), then by client and id: the order of
+ * a picker, where heartbeat or id order would scatter the hosts one is looking for.
+ */
+export function byName<T extends Pick<AgentView, 'hostname' | 'agent_id' | 'client_id'>>(agents: readonly T[]): T[] {
+  const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
+  return [...agents].sort(
+    (a, b) =>
+      collator.compare(agentName(a), agentName(b)) ||
+      collator.compare(a.client_id ?? '', b.client_id ?? '') ||
+      collator.compare(a.agent_id, b.agent_id),
+  );
+}
+
 /** The fleet page's filters as the form holds them; '' is "any". */
 export interface FleetFilters {
+  /** The fleet search (protocol AgentsQuery.q): host name, address or agent id. */
+  q: string;
   state: '' | AgentState;
   client: string;
   group: string;
   version: string;
 }
 
-export const NO_FILTERS: FleetFilters = { state: '', client: '', group: '', version: '' };
+export const NO_FILTERS: FleetFilters = { q: '', state: '', client: '', group: '', version: '' };
 
 /** GET /api/health's fleet query for the filters, a page size and a cursor. */
 export function fleetQuery(f: FleetFilters, limit: number, cursor: string): string {
   const q = new URLSearchParams({ agents: 'true', limit: String(limit) });
+  if (f.q.trim() !== '') q.set('q', f.q.trim());
   if (f.state !== '') q.set('state', f.state);
   if (f.client.trim() !== '') q.set('client_id', f.client.trim());
   if (f.group.trim() !== '') q.set('group', f.group.trim());

@@ -162,6 +162,17 @@ export function matchingTargets(typed: string, known: readonly TargetView[]): Ta
 }
 
 /**
+ * The known targets run_scan can take as they are (a host, an address or a range, not an
+ * import's name), most recently scanned first: what the form offers for the chosen agent's
+ * client before any target is typed.
+ */
+export function recentTargets(known: readonly TargetView[]): TargetView[] {
+  return known
+    .filter((t) => checkCommandPayload('run_scan', { targets: t.target }).ok)
+    .sort((a, b) => (b.last_scanned_at ?? '').localeCompare(a.last_scanned_at ?? ''));
+}
+
+/**
  * The ports a target's latest scan covered, as run_scan's `ports` ("T:1-1024,3389,U:161"),
  * or null when it states none or the list is not one the scan port rule accepts (too long).
  */

@@ -1,4 +1,5 @@
 import { type CommandStatus, isFinalCommandStatus } from '@svc/protocol';
+import { formatDuration } from './agent-view.ts';
 
 /** Command history: when to keep polling, and a command's target. */
 
@@ -14,4 +15,23 @@ export function commandTarget(c: {
 }): string {
   const name = c.agent_hostname ?? c.agent_id;
   return c.group_target === null ? name : `${name} (group ${c.group_target})`;
+}
+
+/**
+ * How long a command has run, in words: from the agent's acknowledgement (else its delivery)
+ * to its end, or to `now` while it runs; null before it reached the agent. Agents report no
+ * progress between `acked` and the end (docs/agent/commands.md: acked, then completed or
+ * failed), so a long scan shows its state and this time, not a percentage.
+ */
+export function commandElapsed(
+  c: { status: CommandStatus; sent_at: string | null; acked_at: string | null; completed_at: string | null },
+  now: number,
+): string | null {
+  const start = c.acked_at ?? c.sent_at;
+  if (start === null) return null;
+  const end = isFinalCommandStatus(c.status) ? (c.completed_at === null ? null : Date.parse(c.completed_at)) : now;
+  if (end === null) return null;
+  const took = formatDuration(Math.max(0, (end - Date.parse(start)) / 1000));
+  if (isFinalCommandStatus(c.status)) return `took ${took}`;
+  return `${c.acked_at === null ? 'delivered' : 'running'} for ${took}; the agent reports when it ends`;
 }

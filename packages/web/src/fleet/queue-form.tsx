@@ -12,7 +12,7 @@ import type { ConsoleClient } from '../api/client.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { formatDate } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
-import { agentKey, agentLabels } from './agent-view.ts';
+import { AgentPicker } from './agent-picker.tsx';
 import {
   COMMAND_FIELDS,
   type CommandField,
@@ -22,37 +22,37 @@ import {
   type FormValues,
   isCommandType,
   matchingTargets,
+  recentTargets,
   usualPortsOf,
   usualProfileOf,
 } from './command-form.ts';
 import type { Groups } from './GroupsSection.tsx';
 
 /**
- * The command queue form (Commands page): an agent or a group, the command type and its
+ * The command queue form (Commands page): an agent (found by host name, address or id:
+ * AgentPicker) or a group, the command type and its
  * payload fields, checked with the protocol's rules before sending. For run_scan, targets the
  * portal knows (GET /api/targets of the agent's or group's client) offer their usual ports and
  * profile: what their latest scan covered, one click to fill them.
  */
 
 export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () => void }) {
-  const agents = useData(() => client.api<{ agents: AgentView[] }>('GET', '/api/health?agents=true&limit=1000'), []);
   const groups = useData(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [formError, setFormError] = useState<string | null>(null);
   const [targetKind, setTargetKind] = useState<'agent' | 'group'>('agent');
-  const [agentChoice, setAgentChoice] = useState('');
+  const [agent, setAgent] = useState<AgentView | null>(null);
   const [groupKey, setGroupKey] = useState('');
   const [allClients, setAllClients] = useState(false);
   const [type, setType] = useState<string>('run_scan');
   const [values, setValues] = useState<FormValues>({});
   const [priority, setPriority] = useState('5');
 
-  const labels = agentLabels(agents.data?.agents ?? []);
   // The targets run_scan may be offered: those of the chosen agent's or group's client, else every one the caller sees.
   const chosenClient =
     targetKind === 'agent'
-      ? (agents.data?.agents.find((a) => agentKey(a) === agentChoice)?.client_id ?? null)
+      ? (agent?.client_id ?? null)
       : allClients || groupKey === ''
         ? null
         : (JSON.parse(groupKey) as [string | null, string])[0];
@@ -83,7 +83,6 @@ export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueue
     setFormError(null);
     let draft: ReturnType<typeof draftQueueBody>;
     if (targetKind === 'agent') {
-      const agent = agents.data?.agents.find((a) => agentKey(a) === agentChoice);
       draft = draftQueueBody(
         type,
         { kind: 'agent', agent_id: agent?.agent_id ?? '', client_id: agent?.client_id ?? undefined },
@@ -120,7 +119,7 @@ export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueue
   return (
     <section aria-labelledby="cmd-queue">
       <h2 id="cmd-queue">Queue a command</h2>
-      <ErrorMessage error={agents.error ?? groups.error} />
+      <ErrorMessage error={groups.error} />
       <form class="adm-form" onSubmit={submit} aria-labelledby="cmd-queue" noValidate>
         <fieldset>
           <legend>Send to</legend>
@@ -144,18 +143,7 @@ export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueue
           </label>
         </fieldset>
         {targetKind === 'agent' ? (
-          <div class="adm-field">
-            <label for="queue-agent">Agent</label>
-            <select id="queue-agent" value={agentChoice} onChange={(e) => setAgentChoice(e.currentTarget.value)}>
-              <option value="">Choose an agent</option>
-              {(agents.data?.agents ?? []).map((a) => (
-                <option key={agentKey(a)} value={agentKey(a)} title={a.agent_id}>
-                  {labels.get(agentKey(a))}
-                  {a.is_stale ? ' — stale' : ''}
-                </option>
-              ))}
-            </select>
-          </div>
+          <AgentPicker client={client} chosen={agent} onChoose={setAgent} />
         ) : (
           <>
             <div class="adm-field">
@@ -197,7 +185,7 @@ export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueue
             <PayloadField field={f} values={values} onChange={(v) => setValues({ ...values, [f.key]: v })} />
             {scanning && f.key === 'targets' ? (
               <PortsOffer
-                matches={matchingTargets(values['targets'] ?? '', known.data?.targets ?? [])}
+                {...offered(values['targets'] ?? '', chosenClient, known.data?.targets ?? [])}
                 onUse={(fill) => setValues({ ...values, ...fill })}
               />
             ) : null}
@@ -271,8 +259,17 @@ function PayloadField(props: { field: CommandField; values: FormValues; onChange
 /** At most this many known targets are offered at once. */
 const OFFERS = 3;
 
+/**
+ * What run_scan offers: the known targets the typed targets name, or, before any is typed, the
+ * chosen client's most recently scanned targets, whose offer fills the target too.
+ */
+function offered(typed: string, chosenClient: string | null, known: readonly TargetView[]) {
+  if (typed.trim() !== '') return { matches: matchingTargets(typed, known), withTarget: false };
+  return { matches: chosenClient === null ? [] : recentTargets(known), withTarget: true };
+}
+
 /** The usual ports and profile of the known targets the typed targets name, one click to fill them. */
-function PortsOffer(props: { matches: TargetView[]; onUse: (fill: FormValues) => void }) {
+function PortsOffer(props: { matches: TargetView[]; withTarget: boolean; onUse: (fill: FormValues) => void }) {
   const offers = props.matches.slice(0, OFFERS);
   return (
     <div aria-live="polite">
@@ -280,9 +277,15 @@ function PortsOffer(props: { matches: TargetView[]; onUse: (fill: FormValues) =>
         const ports = usualPortsOf(t.coverage);
         const profile = usualProfileOf(t.coverage);
         const fill: FormValues = {
+          ...(props.withTarget ? { targets: t.target } : {}),
           ...(ports === null ? {} : { ports }),
           ...(profile === null ? {} : { profile }),
         };
+        const useLabel = !props.withTarget
+          ? `Use the usual ports and profile of ${t.target}`
+          : ports === null && profile === null
+            ? `Scan ${t.target}`
+            : `Scan ${t.target} with its usual ports and profile`;
         return (
           <div class="ports-offer" key={`${t.client_id ?? ''}/${t.target}`} data-target={t.target}>
             <p>
@@ -296,9 +299,9 @@ function PortsOffer(props: { matches: TargetView[]; onUse: (fill: FormValues) =>
                 </>
               )}
             </p>
-            {ports === null && profile === null ? null : (
+            {Object.keys(fill).length === 0 ? null : (
               <button type="button" onClick={() => props.onUse(fill)}>
-                Use the usual ports and profile of {t.target}
+                {useLabel}
               </button>
             )}
           </div>
