@@ -8,6 +8,7 @@ import { uploadDoc } from '../../../test-support/large-session.ts';
 import { type ConsolePage, expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { noSidewaysScroll, poll } from './helpers/console-ui.ts';
+import { screenshot } from '../../../test-support/screenshots.ts';
 
 /**
  * The findings across the portfolio (/console/findings) in a real browser against a real
@@ -140,8 +141,17 @@ describe('findings across the portfolio', () => {
       expect(new URL(page.url()).search).toBe('?severity=critical');
 
       // People's statuses only in the bulk control; the filter keeps the scanner's apart.
-      await page.getByRole('checkbox', { name: 'Select all on this page' }).check();
-      await page.getByRole('button', { name: 'Select all 50 findings matching' }).click();
+      // By keyboard: Space on the page's box, then Tab to "Select all 50 … matching" and Enter.
+      await page.getByRole('checkbox', { name: 'Select all on this page' }).focus();
+      await page.keyboard.press('Space');
+      await poll(() => page.locator('[data-bulk-count]').textContent()).toBe('25 findings');
+      await page.keyboard.press('Tab');
+      await poll(() =>
+        page.evaluate(
+          () => (document as unknown as { activeElement: { textContent: string } }).activeElement.textContent,
+        ),
+      ).toBe('Select all 50 findings matching');
+      await page.keyboard.press('Enter');
       await poll(() => page.locator('[data-bulk-count]').textContent()).toBe('50 findings');
       const bulk = page.locator('fieldset.portfolio-bulk');
       expect(await bulk.getByLabel('Status').locator('option').allTextContents()).toEqual(['in progress', 'deferred']);
@@ -150,6 +160,7 @@ describe('findings across the portfolio', () => {
       ).toEqual(['Set by people', 'Set by the scanner']);
       await checkPage(p);
 
+      await screenshot(page, 'portfolio.png');
       await bulk.getByLabel('Status').selectOption('deferred');
       await bulk.getByRole('button', { name: 'Apply status' }).click();
       await poll(() => page.locator('p.alert-ok').textContent()).toBe('Status set to deferred: 50 findings changed.');
@@ -160,6 +171,23 @@ describe('findings across the portfolio', () => {
       expect(all.filter((f) => f.severity === 'high').map((f) => f.status)).toEqual(Array(20).fill('new'));
       await poll(() => rows(page).first().locator('[class*="status-"]').textContent()).toBe('deferred');
       expect(await rows(page).first().textContent()).toContain('set by');
+      await checkPage(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it.each([
+    ['admin', 'phone'],
+    ['customer user', 'desktop'],
+  ] as const)('as %s on a %s: readable without sideways scrolling, axe clean', async (who, width) => {
+    const p = await openPage(browser, WIDTHS[width]);
+    try {
+      await signIn(p.page, portal, who === 'admin' ? undefined : MEMBER, '/console/findings?per_page=50');
+      await poll(() => count(p.page)).toMatch(who === 'admin' ? /^70 findings match/ : /^50 findings match/);
+      expect(await rows(p.page).count()).toBe(50);
+      await p.page.getByRole('checkbox', { name: 'Select all on this page' }).check();
+      await poll(() => p.page.locator('[data-bulk-count]').textContent()).toBe('50 findings');
       await checkPage(p);
     } finally {
       await p.close();
@@ -231,6 +259,7 @@ describe('findings across the portfolio', () => {
       expect(beta.map((f) => f.note)).toEqual(Array(20).fill(''));
       await poll(() => rows(page).first().locator('[data-note]').textContent()).toBe('Note: Patch window 14 March');
       await checkPage(p);
+      await screenshot(page, 'portfolio-phone.png', { fullPage: true });
 
       // Another client by address: the portal's 403, said plainly.
       await page.goto(`${portal.url}/console/findings?client_id=${BETA}`);
