@@ -146,11 +146,7 @@ describe('findings across the portfolio', () => {
       await page.keyboard.press('Space');
       await poll(() => page.locator('[data-bulk-count]').textContent()).toBe('25 findings');
       await page.keyboard.press('Tab');
-      await poll(() =>
-        page.evaluate(
-          () => (document as unknown as { activeElement: { textContent: string } }).activeElement.textContent,
-        ),
-      ).toBe('Select all 50 findings matching');
+      await poll(() => page.evaluate('document.activeElement.textContent')).toBe('Select all 50 findings matching');
       await page.keyboard.press('Enter');
       await poll(() => page.locator('[data-bulk-count]').textContent()).toBe('50 findings');
       const bulk = page.locator('fieldset.portfolio-bulk');
