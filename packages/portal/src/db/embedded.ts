@@ -367,9 +367,8 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
     await initialise(bin, p, who, password);
   }
 
-  // A server left running by a portal that was killed with -9 still holds the cluster:
-  // stop it cleanly so this start gets our own settings. A stale pid file whose process
-  // is gone is handled by PostgreSQL itself at start.
+  // A server left running by a portal killed with -9 still holds the cluster: stop it cleanly so this
+  // start gets our own settings. A stale pid file whose process is gone PostgreSQL handles itself.
   const status = await pgCtl(bin, who, ['status', '-D', p.cluster]);
   if (status.code === 0) {
     opts.logger.warn('embedded PostgreSQL from an earlier run is still running; stopping it first');
@@ -406,8 +405,7 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
     const client = new pg.Client({
       connectionString: connectionUrl(password, opts.port, 'postgres', listen.socketDir),
     });
-    // A server stopping between two queries emits 'error' on the idle client; the next query rejects with it.
-    client.on('error', () => {});
+    client.on('error', () => {}); // a server stopping between queries: the next query rejects instead
     await client.connect();
     try {
       const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
