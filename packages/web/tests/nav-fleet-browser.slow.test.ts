@@ -114,6 +114,7 @@ describe('navigation by permission', () => {
       await poll(() => navEntries(p.page)).toEqual([
         'Overview',
         'Sessions',
+        'Findings',
         'Fleet',
         'Commands',
         'Licenses',
