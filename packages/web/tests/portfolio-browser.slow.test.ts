@@ -16,7 +16,9 @@ import { screenshot } from '../../../test-support/screenshots.ts';
  * one is overdue). As admin: filters in the address, "select all 50 matching" over two pages
  * set in one POST /api/findings/bulk by filter; the address round-trips filters, page size and
  * position. As a customer user of one client: only its findings, and a note for all its
- * matching findings in one request that leaves the other client's untouched.
+ * matching findings in one request that leaves the other client's untouched. Chosen rows of
+ * several clients and targets: one request per client and target. The tests run in order on
+ * one portal, each starting from what the one before left.
  */
 
 const ACME = 'acme-portfolio';
@@ -264,6 +266,42 @@ describe('findings across the portfolio', () => {
       );
       expect(await rows(page).count()).toBe(0);
       expectNoConsoleErrors(p, [403]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('chosen rows of several clients and targets: one request per client and target, the exception shown in each row', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const posts = bulkPosts(page);
+    try {
+      await signIn(page, portal, undefined, '/console/findings?kev=true');
+      await poll(() => count(page)).toBe('3 findings match · 3 open · 3 overdue · showing 1–3');
+      await page.getByRole('checkbox', { name: 'Select all on this page' }).check();
+      // All of them are on the page: nothing more to offer.
+      expect(await page.getByRole('button', { name: /^Select all \d+ findings matching$/ }).count()).toBe(0);
+      const bulk = page.locator('fieldset.portfolio-bulk');
+      await bulk.getByRole('button', { name: 'Exception…' }).click();
+      await bulk.getByLabel('Exception reason for the chosen findings').fill('Compensating control: WAF rule 12');
+      await bulk.getByLabel('Exception expiry for the chosen findings').fill('2099-12-31');
+      await bulk.getByRole('button', { name: 'Accept exception' }).click();
+      await poll(() => page.locator('p.alert-ok').textContent()).toBe(
+        'Exception accepted until 2099-12-31: 3 findings changed.',
+      );
+      const sent = posts as { client_id: string; target: string; fingerprints: string[] }[];
+      expect(sent.map((b) => `${b.client_id} ${b.target} ${b.fingerprints.length}`).sort()).toEqual([
+        `${ACME} acme-dmz 1`,
+        `${ACME} acme-net 1`,
+        `${BETA} beta-net 1`,
+      ]);
+      // The exception leads each row's triage (acme's rows keep the member's note after it).
+      await poll(async () =>
+        (await rows(page).locator('td[data-label="Triage"] > div:first-child').allTextContents()).sort(),
+      ).toEqual(Array(3).fill('Exception accepted until 2099-12-31'));
+      // An accepted exception stops the clock: none of them is overdue now.
+      await poll(() => count(page)).toBe('3 findings match · 3 open · 0 overdue · showing 1–3');
+      await checkPage(p);
     } finally {
       await p.close();
     }
