@@ -138,7 +138,8 @@ export function PortfolioPage() {
   const view = viewOf(query);
   const filter = apiFilterOf(view);
   const cursor = query['cursor'] || undefined;
-  const pageNo = Math.max(1, Math.floor(Number(query['page'])) || 1);
+  // The page number only labels the position; without a cursor it is the first page whatever it says.
+  const pageNo = cursor === undefined ? 1 : Math.max(1, Math.floor(Number(query['page'])) || 1);
   const mayChange = useMay('remediation:update');
   const [trail, setTrail] = useState<string[]>([]);
   const [tick, setTick] = useState(0);
@@ -189,7 +190,9 @@ export function PortfolioPage() {
           go({ ...view, filter: f });
         }}
       />
-      {page.error !== null ? <ErrorMessage error={page.error} onRetry={() => setTick((t) => t + 1)} /> : null}
+      {page.error !== null || summary.error !== null ? (
+        <ErrorMessage error={page.error ?? summary.error} onRetry={() => setTick((t) => t + 1)} />
+      ) : null}
       <p class="list-status" role="status" aria-live="polite" data-portfolio-count>
         {page.busy || summary.busy ? <span class="busy-sign">Loading… </span> : null}
         {total === null
