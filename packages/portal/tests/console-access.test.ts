@@ -34,6 +34,7 @@ const me = (token: string) => http(portal.url, 'GET', '/api/me', { headers: with
 const SECTION_CALLS: Record<ConsolePath, (token: string) => Promise<{ status: number }>> = {
   '/console/overview': (t) => http(portal.url, 'GET', '/api/overview', { headers: withToken(t) }),
   '/console/sessions': (t) => http(portal.url, 'GET', '/api/sessions?limit=1', { headers: withToken(t) }),
+  '/console/findings': (t) => http(portal.url, 'GET', '/api/findings?limit=1', { headers: withToken(t) }),
   '/console/fleet': (t) => http(portal.url, 'GET', '/api/health?agents=true&limit=1', { headers: withToken(t) }),
   '/console/commands': (t) => http(portal.url, 'GET', '/api/agent-commands?limit=1', { headers: withToken(t) }),
   '/console/licenses': (t) => http(portal.url, 'GET', '/api/licenses', { headers: withToken(t) }),

@@ -37,7 +37,8 @@ function scan(sessionId: string, target: string, net: number, n: number, extra: 
       host: `10.${net}.0.${i + 1}`,
       port: 443,
       protocol: 'tcp',
-      ...(i === 0 ? { kev: true, references: { cve: ['CVE-2024-3400'] } } : {}),
+      ...(i === 0 ? { kev: true, epss: 0.9, references: { cve: ['CVE-2024-3400'] } } : {}),
+      ...(i === 1 ? { epss: 0.05 } : {}),
     })),
     ...extra,
   ];
@@ -144,7 +145,7 @@ describe('findings of record: portfolio, bulk, settings, targets, purge', () => 
     expect(other.status).toBe(403);
   });
 
-  it('filters: severity, KEV, host exact and prefix, target, first seen, overdue', async () => {
+  it('filters: severity, KEV, EPSS, host exact and prefix, target, first seen, overdue, due by', async () => {
     const q = async (query: string) => (await allPages(query)).map((f) => `${f.target} ${f.host}`).sort();
     expect(await q('severity=critical')).toEqual([
       'acme-dmz 10.2.0.1',
@@ -170,6 +171,15 @@ describe('findings of record: portfolio, bulk, settings, targets, purge', () => 
       'acme-net 10.1.0.6',
       'beta-net 10.3.0.1',
     ]);
+    // EPSS at least, and due by a day (inclusive): records without either are left out.
+    expect(await q('epss_min=0.5')).toEqual(['acme-dmz 10.2.0.1', 'acme-net 10.1.0.1', 'beta-net 10.3.0.1']);
+    expect(await q('epss_min=0.01')).toHaveLength(6);
+    expect(await q('due_before=2026-05-16')).toEqual(['acme-dmz 10.2.0.1', 'acme-net 10.1.0.1', 'acme-net 10.1.0.5']);
+    expect((await get('/api/findings/summary?due_before=2026-05-16')).body.total).toBe(3);
+    const badDay = await get('/api/findings?due_before=2026-02-30');
+    expect(badDay.status).toBe(400);
+    expect(badDay.body.error).toBe('Invalid due_before parameter: must be a day (YYYY-MM-DD)');
+    expect((await get('/api/findings?epss_min=2')).status).toBe(400);
     const bad = await get('/api/findings?status=fixed');
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatch(/Invalid status parameter "fixed"/);

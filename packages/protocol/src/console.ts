@@ -11,6 +11,7 @@ export type ConsoleAccess = { readonly adminOnly: true } | { readonly permission
 export const CONSOLE_ACCESS = {
   '/console/overview': { permission: 'sessions:read' },
   '/console/sessions': { permission: 'sessions:read' },
+  '/console/findings': { permission: 'sessions:read' },
   '/console/fleet': { permission: 'health:agents' },
   '/console/commands': { permission: 'agent:commands' },
   '/console/licenses': { adminOnly: true },

@@ -128,11 +128,24 @@ export const RecordFilter = Type.Object(
     severity: Type.Optional(list(SEVERITIES, 'severities')),
     status: Type.Optional(list(RECORD_STATUS_FILTERS, 'statuses (open: every status but resolved)')),
     kev: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+    epss_min: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        description: 'EPSS probability at least this (0 to 1); no EPSS: left out',
+      }),
+    ),
     exception: Type.Optional(list(RECORD_EXCEPTION_FILTERS, 'exception states')),
     disposition: Type.Optional(list(RECORD_DISPOSITION_FILTERS, 'dispositions')),
     first_seen_from: Type.Optional(Type.String({ format: 'date-time', description: 'first seen at or after' })),
     first_seen_to: Type.Optional(Type.String({ format: 'date-time', description: 'first seen before' })),
     overdue: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+    due_before: Type.Optional(
+      Type.String({
+        pattern: '^\\d{4}-\\d{2}-\\d{2}$',
+        description: 'due on or before this day (YYYY-MM-DD, UTC); no due date: left out',
+      }),
+    ),
     host: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'exact host' })),
     host_prefix: Type.Optional(
       Type.String({ minLength: 1, maxLength: 256, description: 'hosts starting with this text (e.g. 10.0.3.)' }),

@@ -9,6 +9,7 @@ import { SignIn } from './auth/sign-in.tsx';
 import { fleetSections } from './fleet/index.ts';
 import { Layout } from './layout/layout.tsx';
 import { OverviewPage } from './overview/overview-page.tsx';
+import { PortfolioPage } from './portfolio/portfolio-page.tsx';
 import type { Section } from './sections.ts';
 import { SessionsPage } from './sessions/list-page.tsx';
 import { SessionViewPage } from './sessions/view-page.tsx';
@@ -17,6 +18,7 @@ import { Page } from './ui/page.tsx';
 const SECTIONS: Section[] = [
   { path: '/console/overview', label: 'Overview', component: OverviewPage },
   { path: '/console/sessions', label: 'Sessions', component: SessionsPage },
+  { path: '/console/findings', label: 'Findings', component: PortfolioPage },
   ...fleetSections,
   ...adminSections,
 ];

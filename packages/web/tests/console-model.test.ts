@@ -13,16 +13,18 @@ describe('sections by permission', () => {
   });
 
   it("opens a scoped user's sections by its tier, never licenses or users", () => {
-    expect(paths(scoped('professional'))).toEqual(['/console/overview', '/console/sessions']);
+    expect(paths(scoped('professional'))).toEqual(['/console/overview', '/console/sessions', '/console/findings']);
     expect(paths(scoped('business'))).toEqual([
       '/console/overview',
       '/console/sessions',
+      '/console/findings',
       '/console/commands',
       '/console/webhooks',
     ]);
     expect(paths(scoped('msp'))).toEqual([
       '/console/overview',
       '/console/sessions',
+      '/console/findings',
       '/console/fleet',
       '/console/commands',
       '/console/webhooks',
@@ -34,7 +36,11 @@ describe('sections by permission', () => {
 
   it('falls back to the overview and the sessions for a scoped user until the portal answers', () => {
     const who = { subject: 's', email: 'e', clientIds: ['acme'] };
-    expect(paths(fallbackCaller({ ...who, role: 'member' }))).toEqual(['/console/overview', '/console/sessions']);
+    expect(paths(fallbackCaller({ ...who, role: 'member' }))).toEqual([
+      '/console/overview',
+      '/console/sessions',
+      '/console/findings',
+    ]);
     expect(paths(fallbackCaller({ ...who, role: 'admin' }))).toEqual(Object.keys(CONSOLE_ACCESS));
   });
 });

@@ -114,6 +114,7 @@ describe('navigation by permission', () => {
       await poll(() => navEntries(p.page)).toEqual([
         'Overview',
         'Sessions',
+        'Findings',
         'Fleet',
         'Commands',
         'Licenses',
@@ -134,7 +135,7 @@ describe('navigation by permission', () => {
     async (width) => {
       const p = await openAsMember(width, '/console/sessions');
       try {
-        await poll(() => navEntries(p.page)).toEqual(['Overview', 'Sessions', 'Commands', 'Webhooks']);
+        await poll(() => navEntries(p.page)).toEqual(['Overview', 'Sessions', 'Findings', 'Commands', 'Webhooks']);
         await expectAccessible(p.page);
         expectNoConsoleErrors(p);
       } finally {

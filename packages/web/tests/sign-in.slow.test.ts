@@ -39,7 +39,18 @@ describe('console sign-in', () => {
       // The sections a key's tier adds appear once the portal's answer on access is applied.
       await expect
         .poll(() => nav.getByRole('link').allTextContents())
-        .toEqual(['Overview', 'Sessions', 'Fleet', 'Commands', 'Licenses', 'Users', 'Webhooks', 'Audit', 'Health']);
+        .toEqual([
+          'Overview',
+          'Sessions',
+          'Findings',
+          'Fleet',
+          'Commands',
+          'Licenses',
+          'Users',
+          'Webhooks',
+          'Audit',
+          'Health',
+        ]);
       expect(await page.getByText(ADMIN_EMAIL).isVisible()).toBe(true);
       await expectAccessible(page);
 

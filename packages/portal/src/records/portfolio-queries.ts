@@ -24,6 +24,10 @@ export interface RecordSelection {
   firstSeenFrom?: Date | undefined;
   firstSeenTo?: Date | undefined;
   overdue?: boolean | undefined;
+  /** EPSS at least this; records without EPSS are left out. */
+  epssMin?: number | undefined;
+  /** YYYY-MM-DD: due on or before it; records without a due date are left out. */
+  dueBefore?: string | undefined;
   host?: string | undefined;
   hostPrefix?: string | undefined;
   /** YYYY-MM-DD: an exception past this day is expired, a due date before it overdue. */
@@ -66,6 +70,8 @@ function where(s: RecordSelection): RawBuilder<SqlBool> {
   if (s.firstSeenFrom !== undefined) all.push(sql`first_seen_at >= ${s.firstSeenFrom}`);
   if (s.firstSeenTo !== undefined) all.push(sql`first_seen_at < ${s.firstSeenTo}`);
   if (s.overdue !== undefined) all.push(s.overdue ? overdue(s.today) : sql`NOT ${overdue(s.today)}`);
+  if (s.epssMin !== undefined) all.push(sql`epss >= ${s.epssMin}`);
+  if (s.dueBefore !== undefined) all.push(sql`due_date <= ${s.dueBefore}`);
   if (s.host !== undefined) all.push(sql`host = ${s.host}`);
   if (s.hostPrefix !== undefined) all.push(sql`host LIKE ${prefix(s.hostPrefix)}`);
   return sql<SqlBool>`${sql.join(all, sql` AND `)}`;

@@ -33,6 +33,14 @@ function instant(v: string | undefined, param: string): Date | undefined {
   return d;
 }
 
+/** A real calendar day (the schema checks only its shape: 2025-02-30 would reach PostgreSQL). */
+function day(v: string, param: string): string {
+  const d = new Date(`${v}T00:00:00.000Z`);
+  if (Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== v)
+    throw bad(`Invalid ${param} parameter: must be a day (YYYY-MM-DD)`);
+  return v;
+}
+
 /**
  * The selection a filter names within `scope` (null: every client). A client named outside the
  * scope is refused (403), as the session listing does.
@@ -58,6 +66,8 @@ export function selectionOf(f: RecordFilter, scope: readonly string[] | null, to
     firstSeenFrom: instant(f.first_seen_from, 'first_seen_from'),
     firstSeenTo: instant(f.first_seen_to, 'first_seen_to'),
     overdue: f.overdue === undefined ? undefined : f.overdue === 'true',
+    epssMin: f.epss_min,
+    dueBefore: f.due_before === undefined ? undefined : day(f.due_before, 'due_before'),
     host: f.host,
     hostPrefix: f.host_prefix,
     today,

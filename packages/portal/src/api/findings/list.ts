@@ -20,7 +20,7 @@ export default function register(app: App, ctx: AppContext): void {
         tags: ['findings'],
         summary: 'Findings of record across clients and targets, with their triage',
         description:
-          'Filters: client_id (comma list), target, severity, status (open: every status but resolved), kev, exception (accepted, expired, none), disposition (false_positive, none), first_seen_from/to, overdue, host (exact) or host_prefix. `next_cursor` continues the same filters.',
+          'Filters: client_id (comma list), target, severity, status (open: every status but resolved), kev, epss_min, exception (accepted, expired, none), disposition (false_positive, none), first_seen_from/to, overdue, due_before, host (exact) or host_prefix. `next_cursor` continues the same filters.',
         security: [{ identityToken: [] }],
         querystring: RecordsQuery,
         response: responses({ 200: RecordsResponse }, 400, 401, 403),

@@ -1,0 +1,185 @@
+/**
+ * Benchmark: the console's Findings page (/console/findings, issue 35 point 1: the first page in
+ * under 1 s at 20 Mbit/s and 40 ms with 1,000,000 findings of record) in Chromium.
+ *
+ * One real portal (its own process, embedded PostgreSQL in a temp dir, serving the built
+ * console), seeded straight in SQL as bench/records-portfolio.ts does (--clients 10 × --targets
+ * 20 × --records 5,000 = 1,000,000 records, then VACUUM ANALYZE). Signed in as the admin in one
+ * browser context, with the console's assets cached (a returning user), per case and network:
+ * - view: from navigation to the first findings row, and to the count of what matches (the
+ *   page's two requests, GET /api/findings and its summary, go out together);
+ * - baseline: GET /api/findings of the same page fetched in the same page under the same
+ *   conditions (the API's share, no rendering).
+ * Networks: localhost, and Network.emulateNetworkConditions at 20 Mbit/s and 40 ms.
+ *
+ *   node bench/portfolio-view.ts [--clients=10 --targets=20 --records=5000 --views=5]
+ *
+ * Results: bench/results/portfolio-view-<timestamp>.json. Needs `npm run build:web`.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Page } from 'playwright-core';
+import { launchChromium } from '../test-support/chromium.ts';
+import { onCleanup } from './lib/cleanup.ts';
+import { machineInfo } from './lib/machine.ts';
+import { benchmarkMain } from './lib/main.ts';
+import { controlConnection, databaseUrlOf } from './lib/pg-log.ts';
+import { adminToken, REPO_ROOT, startPortalProcess } from './lib/portal.ts';
+import { table, writeResult } from './lib/report.ts';
+import { median, round } from './lib/stats.ts';
+import { clientIdOf, seedPortfolio } from './records-portfolio/seed.ts';
+
+const WEB_DIST = path.join(REPO_ROOT, 'packages', 'web', 'dist');
+/** 20 Mbit/s both ways, 40 ms round trip (Chrome's throughput is in bytes per second). */
+const THROTTLED = { offline: false, latency: 40, downloadThroughput: 20e6 / 8, uploadThroughput: 20e6 / 8 };
+const UNTHROTTLED = { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 };
+const BUDGET_MS = 1000;
+
+interface Options {
+  clients: number;
+  targets: number;
+  records: number;
+  views: number;
+}
+
+const USAGE = 'node bench/portfolio-view.ts [--clients=10 --targets=20 --records=5000 --views=5]';
+
+function parseOptions(argv: string[]): Options | 'help' {
+  if (argv.includes('--help')) return 'help';
+  const o: Options = { clients: 10, targets: 20, records: 5000, views: 5 };
+  for (const a of argv) {
+    const m = /^--(clients|targets|records|views)=(\d+)$/.exec(a);
+    if (m === null) throw new Error(`unknown option ${a}`);
+    const n = Number(m[2]);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${m[1]} must be a positive integer`);
+    o[m[1] as keyof Options] = n;
+  }
+  return o;
+}
+
+const log = (message: string) => console.log(message);
+
+/** The page's address and the API request of its first page (the page's default: 25 rows). */
+const CASES = (o: Options) => [
+  { name: 'every client', view: '/console/findings', api: '/api/findings?limit=25' },
+  {
+    name: 'open criticals, overdue',
+    view: '/console/findings?severity=critical&status=open&overdue=true',
+    api: '/api/findings?severity=critical&status=open&overdue=true&limit=25',
+  },
+  {
+    name: 'one client',
+    view: `/console/findings?client_id=${clientIdOf(Math.min(3, o.clients - 1))}`,
+    api: `/api/findings?client_id=${clientIdOf(Math.min(3, o.clients - 1))}&limit=25`,
+  },
+];
+
+async function viewOnce(page: Page, url: string): Promise<{ row: number; count: number }> {
+  const t = performance.now();
+  await page.goto(url);
+  await page.locator('tbody tr[data-finding]').first().waitFor({ timeout: 60_000 });
+  const row = performance.now() - t;
+  await page.locator('[data-portfolio-count]', { hasText: 'match' }).waitFor({ timeout: 60_000 });
+  return { row, count: performance.now() - t };
+}
+
+async function benchmark(o: Options): Promise<void> {
+  if (!existsSync(path.join(WEB_DIST, 'index.html')))
+    throw new Error('The console is not built: run `npm run build:web` first.');
+  const started = new Date();
+  const total = o.clients * o.targets * o.records;
+  log(
+    `portfolio view benchmark: /console/findings over ${total.toLocaleString('en')} records (${o.clients} clients × ${o.targets} targets × ${o.records})`,
+  );
+  const portal = await startPortalProcess({ env: { SVC_WEB_DIR: WEB_DIST } });
+  const control = await controlConnection(databaseUrlOf(portal), 'bench-control');
+  onCleanup('close the control connection', () => control.end());
+  const t = performance.now();
+  const { records } = await seedPortfolio(control, {
+    clients: o.clients,
+    targets: o.targets,
+    records: o.records,
+    seed: 0.33,
+  });
+  await control.query('VACUUM (ANALYZE) finding_records, finding_targets');
+  log(
+    `seeded ${records.toLocaleString('en')} records and analysed them in ${((performance.now() - t) / 1000).toFixed(1)} s`,
+  );
+  const token = await adminToken(portal);
+
+  const browser = await launchChromium();
+  onCleanup('close Chromium', () => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Network.enable');
+  await page.goto(`${portal.url}/console/`);
+  await page.getByLabel('E-mail').fill(portal.adminEmail);
+  await page.getByLabel('Password').fill(portal.adminPassword);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out', exact: true }).waitFor({ timeout: 30_000 });
+
+  const fetchApi = (api: string) =>
+    page.evaluate(
+      async ([url, tok]) => {
+        const t0 = performance.now();
+        const res = await fetch(url, { headers: { 'x-identity-token': tok } });
+        await res.json();
+        return performance.now() - t0;
+      },
+      [`${portal.url}${api}`, token] as const,
+    );
+
+  const results: Record<string, unknown>[] = [];
+  const lines: (string | number)[][] = [
+    ['case', 'network', 'first row p50 ms', 'max ms', 'count p50 ms', 'API alone p50 ms'],
+  ];
+  for (const [network, conditions] of [
+    ['localhost', UNTHROTTLED],
+    ['20 Mbit/s, 40 ms', THROTTLED],
+  ] as const) {
+    await cdp.send('Network.emulateNetworkConditions', conditions);
+    for (const c of CASES(o)) {
+      await viewOnce(page, `${portal.url}${c.view}`); // assets cached, as a returning user has them
+      const rows: number[] = [];
+      const counts: number[] = [];
+      const apis: number[] = [];
+      for (let i = 0; i < o.views; i++) {
+        const v = await viewOnce(page, `${portal.url}${c.view}`);
+        rows.push(v.row);
+        counts.push(v.count);
+        apis.push(await fetchApi(c.api));
+      }
+      const r = {
+        case: c.name,
+        network,
+        view: c.view,
+        first_row_ms: rows.map((x) => round(x, 1)),
+        count_ms: counts.map((x) => round(x, 1)),
+        api_ms: apis.map((x) => round(x, 1)),
+        first_row_p50_ms: round(median(rows), 1),
+        count_p50_ms: round(median(counts), 1),
+        api_p50_ms: round(median(apis), 1),
+      };
+      results.push(r);
+      lines.push([c.name, network, r.first_row_p50_ms, round(Math.max(...rows), 1), r.count_p50_ms, r.api_p50_ms]);
+    }
+  }
+  log(table(lines));
+  log(`budget: first findings row under ${BUDGET_MS} ms at 20 Mbit/s and 40 ms`);
+  const file = writeResult(
+    'portfolio-view',
+    { benchmark: 'portfolio-view', machine: machineInfo(), options: o, records, budgetMs: BUDGET_MS, cases: results },
+    started,
+  );
+  log(`result written to ${file}`);
+}
+
+process.exitCode = await benchmarkMain({
+  parse: () => parseOptions(process.argv.slice(2)),
+  usage: () => USAGE,
+  run: benchmark,
+  log,
+  cleans: 'closing Chromium, stopping the portal and PostgreSQL; removing the temp dir',
+});

@@ -1,0 +1,27 @@
+import type { BulkChange, BulkResponse, RecordFilter, RecordsResponse, RecordsSummaryResponse } from '@svc/protocol';
+import { apiRequest } from '../api/client.ts';
+
+/** The portal's findings of record across the caller's scope (docs/findings-of-record.md#the-portfolio). */
+
+/** GET /api/findings: one page in the portal's order (most severe first, then the longest known). */
+export function listRecords(filter: RecordFilter, limit: number, cursor: string | undefined): Promise<RecordsResponse> {
+  return apiRequest('GET', '/api/findings', { query: { ...filter, limit, cursor } });
+}
+
+/** GET /api/findings/summary: what the same filter matches, counted. */
+export function summarizeRecords(filter: RecordFilter): Promise<RecordsSummaryResponse> {
+  return apiRequest('GET', '/api/findings/summary', { query: { ...filter } });
+}
+
+/** POST /api/findings/bulk by filter: every finding the filter matches, in one request and one transaction. */
+export function changeMatching(filter: RecordFilter, change: BulkChange): Promise<BulkResponse> {
+  return apiRequest('POST', '/api/findings/bulk', { body: { filter, change } });
+}
+
+/** POST /api/findings/bulk by fingerprints within one client and target. */
+export function changeChosen(
+  group: { client_id: string; target: string; fingerprints: string[] },
+  change: BulkChange,
+): Promise<BulkResponse> {
+  return apiRequest('POST', '/api/findings/bulk', { body: { ...group, change } });
+}

@@ -1,0 +1,327 @@
+import { BULK_MAX_FINDINGS, type BulkChange, type RecordFinding, sessionHref } from '@svc/protocol';
+import { useLocation } from 'preact-iso';
+import { useState } from 'preact/hooks';
+import { listSessionClients } from '../api/sessions.ts';
+import { useMay } from '../auth/access.ts';
+import { ErrorMessage, OutcomeMessage } from '../ui/alert.tsx';
+import { formatDate, label } from '../ui/format.ts';
+import { Page } from '../ui/page.tsx';
+import { CursorPager } from '../ui/pager.tsx';
+import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
+import { useLoad, useLoadKeeping } from '../ui/use-load.ts';
+import { changeChosen, changeMatching, listRecords, summarizeRecords } from './portfolio-api.ts';
+import { type Outcome, PortfolioBulk } from './portfolio-bulk.tsx';
+import { PortfolioFilters, SCANNER_STATUS_NAMES } from './portfolio-filters.tsx';
+import {
+  apiFilterOf,
+  fitsOneChange,
+  findingsWord,
+  formatCount,
+  groupsOf,
+  hrefOf,
+  keyOf,
+  PAGE_SIZES,
+  type PortfolioView,
+  viewOf,
+} from './portfolio-model.ts';
+import './portfolio.css';
+
+const where = (f: RecordFinding) =>
+  `${f.host ?? '–'}${f.port === null ? '' : `:${f.port}${f.protocol ? `/${f.protocol}` : ''}`}`;
+
+/** Who set a status: people's statuses say who; the scanner's say so. */
+function StatusCell({ f }: { f: RecordFinding }) {
+  const scanner = f.status === 'new' || f.status === 'persistent' || f.status === 'resolved';
+  return (
+    <>
+      <span class={`badge status-${f.status}`}>{label(f.status)}</span>
+      <div class="muted small">
+        {scanner && f.status_source === 'scan'
+          ? `by the scanner: ${SCANNER_STATUS_NAMES[f.status as 'new']}`
+          : f.status_by
+            ? `set by ${f.status_by}`
+            : `set by ${f.status_source === 'upload' ? 'an upload' : f.status_source}`}
+      </div>
+    </>
+  );
+}
+
+/** Exception, false positive and note: each said in words, the note in the row. */
+function TriageCell({ f }: { f: RecordFinding }) {
+  const parts = [];
+  if (f.exception !== null)
+    parts.push(
+      <div key="e">
+        Exception {f.exception.state}
+        {f.exception.expiry ? ` until ${f.exception.expiry}` : ''}
+      </div>,
+    );
+  if (f.disposition !== null) parts.push(<div key="d">False positive: {f.disposition.reason}</div>);
+  if (f.note !== '')
+    parts.push(
+      <div key="n" class="portfolio-note" data-note>
+        Note: {f.note}
+      </div>,
+    );
+  return parts.length === 0 ? <span class="muted">–</span> : parts;
+}
+
+function Row(props: { f: RecordFinding; selected: boolean; onSelect?: ((on: boolean) => void) | undefined }) {
+  const { f } = props;
+  const name = `${f.title} on ${where(f)}`;
+  return (
+    <tr
+      data-finding={f.fingerprint}
+      data-client={f.client_id ?? ''}
+      class={props.selected ? 'selected-row' : undefined}
+    >
+      {props.onSelect ? (
+        <td>
+          <input
+            type="checkbox"
+            aria-label={`Select ${name}`}
+            checked={props.selected}
+            onChange={(e) => props.onSelect?.(e.currentTarget.checked)}
+          />
+        </td>
+      ) : null}
+      <td>
+        <SeverityBadge severity={f.severity ?? undefined} />
+      </td>
+      <td class="portfolio-title">
+        <a href={sessionHref(f.last_seen, f.client_id)}>{f.title || '(untitled)'}</a>
+        {f.kev ? (
+          <>
+            {' '}
+            <KevBadge title="Listed in CISA's Known Exploited Vulnerabilities catalogue" />
+          </>
+        ) : null}
+        {f.cve_ids.length > 0 || f.epss !== null ? (
+          <div class="muted small">
+            {f.cve_ids.slice(0, 3).join(', ')}
+            {f.epss !== null ? `${f.cve_ids.length > 0 ? ' · ' : ''}EPSS ${(f.epss * 100).toFixed(1)} %` : ''}
+          </div>
+        ) : null}
+      </td>
+      <td>
+        {f.client_id ?? '–'}
+        <div class="muted small">{f.target}</div>
+      </td>
+      <td class="portfolio-where">{where(f)}</td>
+      <td>
+        <StatusCell f={f} />
+      </td>
+      <td class="nowrap">
+        {f.due_date ?? '–'}
+        {f.overdue ? (
+          <div>
+            <span class="badge overdue">overdue</span>
+          </div>
+        ) : null}
+      </td>
+      <td class="nowrap">{formatDate(f.first_seen_at).slice(0, 10)}</td>
+      <td>
+        <TriageCell f={f} />
+      </td>
+    </tr>
+  );
+}
+
+/**
+ * The findings of record across the caller's scope (every client for an admin, their clients
+ * for a customer user): filters, count and position in the address; rows chosen one by one or
+ * "all N matching", changed in one action through POST /api/findings/bulk.
+ */
+export function PortfolioPage() {
+  const { query, route } = useLocation();
+  const view = viewOf(query);
+  const filter = apiFilterOf(view);
+  const cursor = query['cursor'] || undefined;
+  // The page number only labels the position; without a cursor it is the first page whatever it says.
+  const pageNo = cursor === undefined ? 1 : Math.max(1, Math.floor(Number(query['page'])) || 1);
+  const mayChange = useMay('remediation:update');
+  const [trail, setTrail] = useState<string[]>([]);
+  const [tick, setTick] = useState(0);
+  const [chosen, setChosen] = useState<Map<string, RecordFinding>>(new Map());
+  const [allMatching, setAllMatching] = useState(false);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+  const deps = [JSON.stringify(filter), view.perPage, cursor, tick];
+  const page = useLoadKeeping(() => listRecords(filter, view.perPage, cursor), deps);
+  const summary = useLoadKeeping(() => summarizeRecords(filter), [JSON.stringify(filter), tick]);
+  const clients = useLoad(() => listSessionClients(), []);
+
+  function go(next: PortfolioView, at?: { cursor: string; page: number }) {
+    setChosen(new Map());
+    setAllMatching(false);
+    setOutcome(null);
+    route(hrefOf(next, at));
+  }
+
+  const rows = page.last?.findings ?? [];
+  const total = summary.last?.total ?? null;
+  const allOnPage = rows.length > 0 && rows.every((f) => chosen.has(keyOf(f)));
+  const from = (pageNo - 1) * view.perPage + 1;
+  const choose = (f: RecordFinding, on: boolean) => {
+    const next = new Map(chosen);
+    if (on) next.set(keyOf(f), f);
+    else next.delete(keyOf(f));
+    setChosen(next);
+    setAllMatching(false);
+  };
+  const send = (change: BulkChange) =>
+    allMatching
+      ? changeMatching(filter, change).then((a) => [a])
+      : // One request per client and target the chosen rows belong to (usually one).
+        Promise.all(groupsOf([...chosen.values()]).map((g) => changeChosen(g, change)));
+
+  return (
+    <Page title="Findings">
+      <p class="muted">
+        The findings of record of {query['client_id'] ? 'the chosen clients' : 'every client you can see'}, most severe
+        first, then the longest known.
+      </p>
+      <PortfolioFilters
+        key={JSON.stringify(view.filter)}
+        view={view}
+        clients={clients.state === 'done' ? clients.value.clients : null}
+        onApply={(f) => {
+          setTrail([]);
+          go({ ...view, filter: f });
+        }}
+      />
+      {page.error !== null || summary.error !== null ? (
+        <ErrorMessage error={page.error ?? summary.error} onRetry={() => setTick((t) => t + 1)} />
+      ) : null}
+      <p class="list-status" role="status" aria-live="polite" data-portfolio-count>
+        {page.busy || summary.busy ? <span class="busy-sign">Loading… </span> : null}
+        {total === null
+          ? null
+          : total === 0
+            ? 'No findings match.'
+            : `${findingsWord(total)} match${total === 1 ? 'es' : ''}` +
+              (summary.last
+                ? ` · ${formatCount(summary.last.open)} open · ${formatCount(summary.last.overdue)} overdue`
+                : '') +
+              (rows.length > 0 ? ` · showing ${formatCount(from)}–${formatCount(from + rows.length - 1)}` : '')}
+      </p>
+      <OutcomeMessage message={outcome} />
+      {mayChange && rows.length > 0 ? (
+        <div class="bulk-tools">
+          {/* Outside the table: its headings are hidden on a phone, where this must still be tapped. */}
+          <label class="inline">
+            <input
+              type="checkbox"
+              checked={allOnPage || allMatching}
+              onChange={(e) => {
+                const on = e.currentTarget.checked;
+                const next = new Map(chosen);
+                for (const f of rows)
+                  if (on) next.set(keyOf(f), f);
+                  else next.delete(keyOf(f));
+                setChosen(next);
+                setAllMatching(false);
+              }}
+            />
+            Select all on this page
+          </label>
+          {allMatching ? (
+            <p data-select-state>
+              All <strong>{findingsWord(total ?? 0)}</strong> matching the filters are chosen.
+            </p>
+          ) : allOnPage && total !== null && total > rows.length ? (
+            fitsOneChange(total) ? (
+              <button type="button" onClick={() => setAllMatching(true)}>
+                Select all {findingsWord(total)} matching
+              </button>
+            ) : (
+              <p class="muted">
+                {formatCount(total)} match: narrow the filters to {formatCount(BULK_MAX_FINDINGS)} or fewer to change
+                them all at once.
+              </p>
+            )
+          ) : null}
+        </div>
+      ) : null}
+      {mayChange && (allMatching || chosen.size > 0) ? (
+        <PortfolioBulk
+          count={allMatching ? (total ?? 0) : chosen.size}
+          what={allMatching ? 'every matching finding' : 'the chosen findings'}
+          send={send}
+          onClear={() => {
+            setChosen(new Map());
+            setAllMatching(false);
+          }}
+          onDone={(o, changed) => {
+            setOutcome(o);
+            if (!changed) return;
+            setChosen(new Map());
+            setAllMatching(false);
+            setTick((t) => t + 1);
+          }}
+        />
+      ) : null}
+      {rows.length > 0 ? (
+        <DataTable
+          label="Findings of record"
+          busy={page.busy}
+          stack={{ lead: ['Severity', 'Status'] }}
+          columns={[
+            ...(mayChange ? [{ label: 'Select', hidden: true }] : []),
+            'Severity',
+            'Finding',
+            'Client',
+            'Host',
+            'Status',
+            'Due',
+            'First seen',
+            'Triage',
+          ]}
+        >
+          {rows.map((f) => (
+            <Row
+              key={keyOf(f)}
+              f={f}
+              selected={allMatching || chosen.has(keyOf(f))}
+              onSelect={mayChange ? (on) => choose(f, on) : undefined}
+            />
+          ))}
+        </DataTable>
+      ) : null}
+      <CursorPager
+        label="Findings pages"
+        position={`Page ${pageNo}${total !== null && total > 0 ? ` of ${formatCount(Math.ceil(total / view.perPage))}` : ''}`}
+        hasPrevious={cursor !== undefined}
+        hasNext={page.last !== null && page.last.next_cursor !== null}
+        onPrevious={() => {
+          const prev = trail.at(-1) ?? '';
+          setTrail(trail.slice(0, -1));
+          go(view, { cursor: prev, page: pageNo - 1 });
+        }}
+        onNext={() => {
+          const next = page.last?.next_cursor;
+          if (!next) return;
+          setTrail([...trail, cursor ?? '']);
+          go(view, { cursor: next, page: pageNo + 1 });
+        }}
+      >
+        <label class="inline">
+          Rows per page
+          <select
+            value={String(view.perPage)}
+            onChange={(e) => {
+              setTrail([]);
+              go({ ...view, perPage: Number(e.currentTarget.value) });
+            }}
+          >
+            {PAGE_SIZES.map((n) => (
+              <option key={n} value={n}>
+                {n}
+              </option>
+            ))}
+          </select>
+        </label>
+      </CursorPager>
+    </Page>
+  );
+}
