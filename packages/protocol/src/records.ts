@@ -133,7 +133,14 @@ export const RecordFilter = Type.Object(
     first_seen_from: Type.Optional(Type.String({ format: 'date-time', description: 'first seen at or after' })),
     first_seen_to: Type.Optional(Type.String({ format: 'date-time', description: 'first seen before' })),
     overdue: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
-    host: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'exact host' })),
+    host: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          'a whole IP address matches that address only; anything else (a name, the start of an address) the hosts starting with it',
+      }),
+    ),
     host_prefix: Type.Optional(
       Type.String({ minLength: 1, maxLength: 256, description: 'hosts starting with this text (e.g. 10.0.3.)' }),
     ),

@@ -1,4 +1,4 @@
-import type { Severity } from '@svc/protocol';
+import type { HostMatch, Severity } from '@svc/protocol';
 import { type Kysely, type RawBuilder, sql, type SqlBool } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import { type RecordRow, severityKeyOf } from './model.ts';
@@ -24,7 +24,8 @@ export interface RecordSelection {
   firstSeenFrom?: Date | undefined;
   firstSeenTo?: Date | undefined;
   overdue?: boolean | undefined;
-  host?: string | undefined;
+  /** protocol host-match.ts: a whole address exactly, anything else as the start of the host. */
+  host?: HostMatch | undefined;
   hostPrefix?: string | undefined;
   /** YYYY-MM-DD: an exception past this day is expired, a due date before it overdue. */
   today: string;
@@ -66,7 +67,8 @@ function where(s: RecordSelection): RawBuilder<SqlBool> {
   if (s.firstSeenFrom !== undefined) all.push(sql`first_seen_at >= ${s.firstSeenFrom}`);
   if (s.firstSeenTo !== undefined) all.push(sql`first_seen_at < ${s.firstSeenTo}`);
   if (s.overdue !== undefined) all.push(s.overdue ? overdue(s.today) : sql`NOT ${overdue(s.today)}`);
-  if (s.host !== undefined) all.push(sql`host = ${s.host}`);
+  if (s.host?.kind === 'address') all.push(sql`host = ${s.host.value}`);
+  else if (s.host !== undefined) all.push(sql`host LIKE ${prefix(s.host.value)}`);
   if (s.hostPrefix !== undefined) all.push(sql`host LIKE ${prefix(s.hostPrefix)}`);
   return sql<SqlBool>`${sql.join(all, sql` AND `)}`;
 }

@@ -1,4 +1,5 @@
 import {
+  hostMatchOf,
   RECORD_DISPOSITION_FILTERS,
   RECORD_EXCEPTION_FILTERS,
   RECORD_STATUS_FILTERS,
@@ -58,7 +59,7 @@ export function selectionOf(f: RecordFilter, scope: readonly string[] | null, to
     firstSeenFrom: instant(f.first_seen_from, 'first_seen_from'),
     firstSeenTo: instant(f.first_seen_to, 'first_seen_to'),
     overdue: f.overdue === undefined ? undefined : f.overdue === 'true',
-    host: f.host,
+    host: f.host?.trim() ? hostMatchOf(f.host) : undefined,
     hostPrefix: f.host_prefix,
     today,
   };
