@@ -8,6 +8,13 @@ export const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'] as const
 export type Severity = (typeof SEVERITIES)[number];
 export const REMEDIATION_STATUSES = ['new', 'persistent', 'in_progress', 'resolved', 'deferred'] as const;
 export type RemediationStatus = (typeof REMEDIATION_STATUSES)[number];
+/**
+ * The statuses a person chooses in the console (issue 35). The others are the scanner's own: a
+ * scan finds a finding (`new`), finds it again (`persistent`) or no longer finds it (`resolved`).
+ * The API still takes all five (SPEC); the console offers only these.
+ */
+export const PERSON_STATUSES = ['in_progress', 'deferred'] as const satisfies readonly RemediationStatus[];
+export const SCANNER_STATUSES = ['new', 'persistent', 'resolved'] as const satisfies readonly RemediationStatus[];
 /** Dispositions beside the status: a finding that is not real. A separate field, never a sixth status. */
 export const DISPOSITIONS = ['false_positive'] as const;
 export type Disposition = (typeof DISPOSITIONS)[number];
