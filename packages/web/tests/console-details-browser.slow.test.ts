@@ -71,6 +71,12 @@ function sessionDoc() {
   };
 }
 
+/** What a function run in the page reads of an optgroup (the tests compile without the DOM's types). */
+interface OptionGroup {
+  getAttribute(name: string): string | null;
+  querySelectorAll(selector: string): ArrayLike<{ getAttribute(name: string): string | null }>;
+}
+
 describe('issue 35, the smaller items', () => {
   let portal: TestPortal;
   let browser: Browser;
@@ -119,7 +125,7 @@ describe('issue 35, the smaller items', () => {
     select(page, label)
       .locator('optgroup')
       .evaluateAll((els) =>
-        els.map((g) => [
+        (els as unknown as OptionGroup[]).map((g) => [
           g.getAttribute('label'),
           Array.from(g.querySelectorAll('option')).map((o) => o.getAttribute('value')),
         ]),
