@@ -11,7 +11,7 @@ export type RemediationStatus = (typeof REMEDIATION_STATUSES)[number];
 /**
  * The statuses a person chooses in the console (issue 35). The others are the scanner's own: a
  * scan finds a finding (`new`), finds it again (`persistent`) or no longer finds it (`resolved`).
- * The API still takes all five (SPEC); the console offers only these.
+ * PATCH /api/remediation-update still takes all five; the console offers only these.
  */
 export const PERSON_STATUSES = ['in_progress', 'deferred'] as const satisfies readonly RemediationStatus[];
 export const SCANNER_STATUSES = ['new', 'persistent', 'resolved'] as const satisfies readonly RemediationStatus[];
