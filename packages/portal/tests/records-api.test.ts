@@ -155,6 +155,10 @@ describe('findings of record: portfolio, bulk, settings, targets, purge', () => 
     ]);
     expect(await q('kev=true')).toEqual(['acme-dmz 10.2.0.1', 'acme-net 10.1.0.1', 'beta-net 10.3.0.1']);
     expect(await q('host=10.1.0.2')).toEqual(['acme-net 10.1.0.2']);
+    // `host` as the session findings read it (protocol host-match.ts): a whole address exactly, anything else as a start.
+    expect(await q('host=10.1.0.1')).toEqual(['acme-net 10.1.0.1']);
+    expect(await q('host=10.2.0.')).toEqual(['acme-dmz 10.2.0.1', 'acme-dmz 10.2.0.2']);
+    expect(await q('host=10.2.0')).toEqual(['acme-dmz 10.2.0.1', 'acme-dmz 10.2.0.2']);
     expect(await q('host_prefix=10.2.')).toEqual(['acme-dmz 10.2.0.1', 'acme-dmz 10.2.0.2']);
     expect(await q(`client_id=${acme.record.client_id}&target=acme-dmz`)).toEqual([
       'acme-dmz 10.2.0.1',

@@ -46,7 +46,12 @@ export const FindingsQuery = Type.Object(
       }),
     ),
     host: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 256, description: 'part of the host address or name (any case)' }),
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          'a whole IP address matches that address only; anything else the hosts whose address or name starts with it (any case)',
+      }),
     ),
     port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
     cve: Type.Optional(Type.String({ pattern: '^[Cc][Vv][Ee]-\\d{4}-\\d{4,}$', maxLength: 32 })),

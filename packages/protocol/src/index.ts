@@ -9,6 +9,7 @@ export * from './upload-limit.ts';
 export * from './remediation-update.ts';
 export * from './latest-state.ts';
 export * from './findings.ts';
+export * from './host-match.ts';
 export * from './agents.ts';
 export * from './webhooks.ts';
 export * from './remote-config.ts';

@@ -146,7 +146,14 @@ export const RecordFilter = Type.Object(
         description: 'due on or before this day (YYYY-MM-DD, UTC); no due date: left out',
       }),
     ),
-    host: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'exact host' })),
+    host: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 256,
+        description:
+          'a whole IP address matches that address only; anything else (a name, the start of an address) the hosts starting with it',
+      }),
+    ),
     host_prefix: Type.Optional(
       Type.String({ minLength: 1, maxLength: 256, description: 'hosts starting with this text (e.g. 10.0.3.)' }),
     ),

@@ -9,9 +9,9 @@ export type Severity = (typeof SEVERITIES)[number];
 export const REMEDIATION_STATUSES = ['new', 'persistent', 'in_progress', 'resolved', 'deferred'] as const;
 export type RemediationStatus = (typeof REMEDIATION_STATUSES)[number];
 /**
- * The statuses a person sets (working on it, or put off); the others are the scanner's own
- * reading of what it saw (first seen, seen again, no longer found), so a status control offers
- * them apart and a change by people offers only these.
+ * The statuses a person chooses in the console (issue 35). The others are the scanner's own: a
+ * scan finds a finding (`new`), finds it again (`persistent`) or no longer finds it (`resolved`).
+ * PATCH /api/remediation-update still takes all five; the console offers only these.
  */
 export const PERSON_STATUSES = ['in_progress', 'deferred'] as const satisfies readonly RemediationStatus[];
 export const SCANNER_STATUSES = ['new', 'persistent', 'resolved'] as const satisfies readonly RemediationStatus[];

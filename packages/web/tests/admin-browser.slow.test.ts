@@ -243,7 +243,7 @@ describe('webhooks page', () => {
       expect(ping!.json.event_type).toBe('ping');
       expect(await verify(secret, ping!.body, String(ping!.headers['x-svc-signature-256']))).toBe(true);
 
-      const log = page.getByRole('region', { name: 'Delivery log' });
+      const log = page.getByRole('group', { name: 'Delivery log' });
       await poll(() => log.locator('tbody tr').count()).toBe(1);
       receiver.respond({ kind: 'status', status: 503 });
       const first = log.locator('tbody tr').first();
@@ -292,7 +292,7 @@ describe('audit log and database health', () => {
       const total: number = direct.body.total;
       expect(total).toBeGreaterThanOrEqual(23);
       await poll(() => page.getByText(`${total} events in the last 7 days`).count()).toBe(1);
-      const rows = page.getByRole('region', { name: 'Audit events' }).locator('tbody tr');
+      const rows = page.getByRole('group', { name: 'Audit events' }).locator('tbody tr');
       await poll(() => rows.count()).toBe(20);
       expect(new Set(await rows.locator('th').allTextContents())).toEqual(new Set(['license_created']));
       const pager = page.getByRole('navigation', { name: 'Audit events pages' });

@@ -52,7 +52,7 @@ describe('session view of a 10,000-finding session', () => {
       const rows = page.locator('section[aria-labelledby="findings-h"] tbody tr[data-finding]');
       await rows.first().waitFor();
       expect(await rows.count()).toBe(25);
-      await expect.poll(() => page.locator('.findings-count').textContent()).toBe('10000 findings, page 1 of 400');
+      await expect.poll(() => page.locator('.findings-count').textContent()).toBe('10,000 findings, page 1 of 400');
       // The first row: the most severe, last in file order among its severity (ties descend with the order).
       expect(await rows.first().locator('td').nth(2).textContent()).toBe('Telnet service exposed');
 

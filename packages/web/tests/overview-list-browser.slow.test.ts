@@ -198,12 +198,12 @@ describe('overview, sessions list and stacked tables', () => {
         const fleet = page.locator('section[aria-labelledby="fleet-h"]');
         await poll(() => fleet.locator('dd').allTextContents()).toEqual(['1', '0', '1']);
         expect(await fleet.locator('dt').allTextContents()).toEqual(['Online', 'Stale', 'Deregistered']);
-        const top = page.getByRole('region', { name: 'Open findings by frequency' });
+        const top = page.getByRole('group', { name: 'Open findings by frequency' });
         expect(await cellTexts(top)).toEqual([
           ['high', 'Weak TLS', '3', '3'],
           ['critical', 'SMBv1 enabled', '1', '2'],
         ]);
-        const expiring = page.getByRole('region', { name: 'Expiring sessions, soonest first' });
+        const expiring = page.getByRole('group', { name: 'Expiring sessions, soonest first' });
         expect(await cellTexts(expiring)).toEqual([
           ['3', B1, 'Beta Corp', 'web.beta.example', expect.stringMatching(/ UTC$/)],
         ]);
@@ -213,7 +213,7 @@ describe('overview, sessions list and stacked tables', () => {
         expect(await chart.getAttribute('aria-label')).toContain('Acme Water: 3 scans, risk 72');
         expect(await chart.getAttribute('aria-label')).toContain('Beta Corp: 2 scans, risk 1');
         await page.getByText('Risk data as a table').click();
-        const data = page.getByRole('region', { name: 'Risk by scan' });
+        const data = page.getByRole('group', { name: 'Risk by scan' });
         expect((await cellTexts(data)).map((r) => [r[0], r[2], r[3]])).toEqual([
           // Scored by the portal from their findings; the two without findings keep their stated scores.
           ['Acme Water', '192.168.10.0/24', 'D 72'],
@@ -246,7 +246,7 @@ describe('overview, sessions list and stacked tables', () => {
       try {
         await signIn(page, portal, SCOPED, '/console/');
         await poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
-        const top = page.getByRole('region', { name: 'Open findings by frequency' });
+        const top = page.getByRole('group', { name: 'Open findings by frequency' });
         await poll(() => top.count()).toBe(1);
         expect(await cellTexts(top)).toEqual([['low', 'Weak TLS', '1', '1']]);
         // No fleet for a professional client's user.
@@ -324,7 +324,7 @@ describe('overview, sessions list and stacked tables', () => {
       );
       await page.getByLabel('Search target or client').fill('beta');
       await page.getByRole('button', { name: 'Filter' }).click();
-      const table = page.getByRole('region', { name: 'Sessions', exact: true });
+      const table = page.getByRole('group', { name: 'Sessions', exact: true });
       await poll(() => table.getAttribute('aria-busy')).toBe('true');
       expect(await page.locator('.list-status').textContent()).toBe('Loading…');
       expect(await listedIds(page)).toEqual([A3, A1, A2, B2, B1]);
@@ -369,7 +369,7 @@ describe('overview, sessions list and stacked tables', () => {
       expect(await noSidewaysScroll(page)).toBe(true);
       await screenshot(page, 'sessions-list-phone.png', { fullPage: true });
       // Sorting without the headings: the form's choice.
-      await page.getByLabel('Sort by').selectOption('risk_score');
+      await page.getByLabel('Sort by').selectOption('risk_score:desc');
       await page.getByRole('button', { name: 'Filter' }).click();
       await poll(() => listedIds(page)).toEqual([A2, A1, B2, A3, B1]);
       await expectAccessible(page);

@@ -144,7 +144,7 @@ describe('session view panels', () => {
       await section(p.page, 'trend').getByText('Trend as a table').click();
       expect(await firstDrawnLabel(first('trend'))).toBe('Risk score');
       await section(p.page, 'topology').getByText('Subnets and hosts as tables').click();
-      const hosts = p.page.getByRole('region', { name: 'Hosts', exact: true }).locator('tbody tr').first();
+      const hosts = p.page.getByRole('group', { name: 'Hosts', exact: true }).locator('tbody tr').first();
       expect(await firstDrawnLabel(hosts)).toBe('Grade');
       expect(await noSidewaysScroll(p.page)).toBe(true);
       await expectAccessible(p.page);
@@ -266,7 +266,7 @@ describe('session view panels', () => {
         expect(fitted).toBeLessThanOrEqual(box + 1);
 
         await topo.getByText('Subnets and hosts as tables').click();
-        expect(await topo.getByRole('region', { name: 'Hosts' }).locator('tbody tr').count()).toBe(260);
+        expect(await topo.getByRole('group', { name: 'Hosts' }).locator('tbody tr').count()).toBe(260);
         await expectAccessible(p.page);
         expectNoConsoleErrors(p);
       } finally {

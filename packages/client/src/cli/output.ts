@@ -110,3 +110,28 @@ export function shareLinkText(shareUrl: string | null): string {
     ? 'share link revoked (an admin or member can make a new one in the portal)'
     : `share URL: ${shareUrl}`;
 }
+
+/** The scores of a session as `svc scan`'s last line states them. */
+interface ScoredSummary {
+  total_findings?: number | undefined;
+  total_hosts?: number | undefined;
+  risk_score?: number | undefined;
+  risk_grade?: string | undefined;
+  risk_score_operational?: number | null | undefined;
+  risk_grade_operational?: string | null | undefined;
+}
+
+/**
+ * `svc scan`'s summary: both scores under the report's names (risk score, operational risk),
+ * since the operational one is what accepted exceptions leave and the portal's console leads with.
+ * Without an operational score (a file older than dual scoring) it is the risk score itself.
+ */
+export function scanSummaryLine(sessionId: string, s: ScoredSummary | undefined): string {
+  const score = s?.risk_score ?? 0;
+  const grade = s?.risk_grade ?? '-';
+  const operational = s?.risk_score_operational ?? score;
+  const operationalGrade = s?.risk_grade_operational ?? grade;
+  const hosts = s?.total_hosts ?? 0;
+  const findings = s?.total_findings ?? 0;
+  return `Session ${sessionId}: ${findings} ${findings === 1 ? 'finding' : 'findings'} on ${hosts} ${hosts === 1 ? 'host' : 'hosts'}, risk score ${score} (${grade}), operational risk ${operational} (${operationalGrade})`;
+}

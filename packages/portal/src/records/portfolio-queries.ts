@@ -1,4 +1,4 @@
-import type { Severity } from '@svc/protocol';
+import type { HostMatch, Severity } from '@svc/protocol';
 import { type Kysely, type RawBuilder, sql, type SqlBool } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import { type RecordRow, severityKeyOf } from './model.ts';
@@ -28,7 +28,8 @@ export interface RecordSelection {
   epssMin?: number | undefined;
   /** YYYY-MM-DD: due on or before it; records without a due date are left out. */
   dueBefore?: string | undefined;
-  host?: string | undefined;
+  /** protocol host-match.ts: a whole address exactly, anything else as the start of the host. */
+  host?: HostMatch | undefined;
   hostPrefix?: string | undefined;
   /** YYYY-MM-DD: an exception past this day is expired, a due date before it overdue. */
   today: string;
@@ -72,7 +73,8 @@ function where(s: RecordSelection): RawBuilder<SqlBool> {
   if (s.overdue !== undefined) all.push(s.overdue ? overdue(s.today) : sql`NOT ${overdue(s.today)}`);
   if (s.epssMin !== undefined) all.push(sql`epss >= ${s.epssMin}`);
   if (s.dueBefore !== undefined) all.push(sql`due_date <= ${s.dueBefore}`);
-  if (s.host !== undefined) all.push(sql`host = ${s.host}`);
+  if (s.host?.kind === 'address') all.push(sql`host = ${s.host.value}`);
+  else if (s.host !== undefined) all.push(sql`host LIKE ${prefix(s.host.value)}`);
   if (s.hostPrefix !== undefined) all.push(sql`host LIKE ${prefix(s.hostPrefix)}`);
   return sql<SqlBool>`${sql.join(all, sql` AND `)}`;
 }

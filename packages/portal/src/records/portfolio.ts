@@ -1,4 +1,5 @@
 import {
+  hostMatchOf,
   RECORD_DISPOSITION_FILTERS,
   RECORD_EXCEPTION_FILTERS,
   RECORD_STATUS_FILTERS,
@@ -68,7 +69,7 @@ export function selectionOf(f: RecordFilter, scope: readonly string[] | null, to
     overdue: f.overdue === undefined ? undefined : f.overdue === 'true',
     epssMin: f.epss_min,
     dueBefore: f.due_before === undefined ? undefined : day(f.due_before, 'due_before'),
-    host: f.host,
+    host: f.host?.trim() ? hostMatchOf(f.host) : undefined,
     hostPrefix: f.host_prefix,
     today,
   };

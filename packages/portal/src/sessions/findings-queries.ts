@@ -4,6 +4,7 @@ import type {
   FindingChange,
   FindingSort,
   FindingStatusFilter,
+  HostMatch,
   Severity,
 } from '@svc/protocol';
 import { type Kysely, type RawBuilder, type Selectable, sql, type SqlBool } from 'kysely';
@@ -102,7 +103,8 @@ export interface FindingsFilter {
   overdue?: boolean | undefined;
   /** Known exploited (true) or not (false). */
   kev?: boolean | undefined;
-  host?: string | undefined;
+  /** protocol host-match.ts */
+  host?: HostMatch | undefined;
   port?: number | undefined;
   /** Upper-case CVE id. */
   cve?: string | undefined;
@@ -140,6 +142,14 @@ const SORT_KEYS: Record<FindingSort, RawBuilder<unknown>> = {
 
 /** `%`, `_` and `\` stand for themselves in a LIKE pattern. */
 const contains = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+const startsWith = (text: string) => `${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The host filter's rule (protocol host-match.ts): a whole address exactly, anything else as the start of a name or address. */
+function hostCondition(m: HostMatch): RawBuilder<unknown> {
+  if (m.kind === 'address') return sql`lower(sf.host) = ${m.value}`;
+  const p = startsWith(m.value);
+  return sql`(lower(sf.host) LIKE ${p} OR lower(sf.hostname) LIKE ${p})`;
+}
 
 function conditions(ref: SessionRef, f: FindingsFilter): RawBuilder<SqlBool> {
   const all: RawBuilder<unknown>[] = [sql`sf.client_id = ${ref.clientId}`, sql`sf.session_id = ${ref.sessionId}`];
@@ -168,10 +178,7 @@ function conditions(ref: SessionRef, f: FindingsFilter): RawBuilder<SqlBool> {
     all.push(sql`(${sql.join(either, sql` OR `)})`);
   }
   if (f.overdue !== undefined) all.push(f.overdue ? overdue(f.today) : sql`NOT ${overdue(f.today)}`);
-  if (f.host !== undefined) {
-    const p = contains(f.host);
-    all.push(sql`(lower(sf.host) LIKE ${p} OR lower(sf.hostname) LIKE ${p})`);
-  }
+  if (f.host !== undefined) all.push(hostCondition(f.host));
   if (f.port !== undefined) all.push(sql`sf.port_key = ${f.port}`);
   if (f.cve !== undefined) all.push(sql`${f.cve} = ANY(sf.cve_ids)`);
   if (f.q !== undefined) all.push(sql`sf.search LIKE ${contains(f.q)}`);

@@ -1,6 +1,6 @@
 import { AUDIT_EVENT_TYPES, type AuditResponse, sessionHref } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import { formatDate } from '../ui/format.ts';
+import { countOf, formatCount, formatDate } from '../ui/format.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { type AuditFilters, auditQuery } from './forms.ts';
 import { useData } from '../ui/use-load.ts';
@@ -65,8 +65,8 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
         <LoadError load={log} />
         {log.data && (
           <p role="status">
-            {log.data.total} event{log.data.total === 1 ? '' : 's'} in the last {log.data.days} days
-            {log.data.total > events.length ? `; the newest ${events.length} are listed` : ''}.
+            {countOf(log.data.total, 'event', 'events')} in the last {log.data.days} days
+            {log.data.total > events.length ? `; the newest ${formatCount(events.length)} are listed` : ''}.
           </p>
         )}
         {page.items.length > 0 && (

@@ -1,5 +1,5 @@
 import { type DbHealthResponse, sessionHref } from '@svc/protocol';
-import { formatDate } from '../ui/format.ts';
+import { formatCount, formatDate } from '../ui/format.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { useData } from '../ui/use-load.ts';
 import { LoadError } from '../ui/alert.tsx';
@@ -60,7 +60,7 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
                 {Object.entries(h.table_counts).map(([table, count]) => (
                   <tr key={table} data-table={table}>
                     <th scope="row">{table}</th>
-                    <td>{count}</td>
+                    <td>{formatCount(count)}</td>
                   </tr>
                 ))}
               </DataTable>
@@ -70,7 +70,7 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
               <dl class="adm-dl">
                 {Object.entries(h.session_stats.by_status).map(([status, n]) => [
                   <dt key={`${status}-t`}>{status}</dt>,
-                  <dd key={`${status}-d`}>{n}</dd>,
+                  <dd key={`${status}-d`}>{formatCount(n)}</dd>,
                 ])}
               </dl>
               <DataTable
@@ -82,7 +82,7 @@ export function DbHealthPage({ client }: { client: ConsoleClient }) {
                   <tr key={`${c.client_id}/${c.client}`}>
                     <th scope="row">{orDash(c.client)}</th>
                     <td>{orDash(c.client_id)}</td>
-                    <td>{c.count}</td>
+                    <td>{formatCount(c.count)}</td>
                   </tr>
                 ))}
               </DataTable>

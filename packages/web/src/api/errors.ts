@@ -27,3 +27,14 @@ export function describeError(err: unknown): string {
   if (err instanceof Error) return err.message;
   return typeof err === 'string' ? err : 'Something went wrong';
 }
+
+/**
+ * Whether trying the same request again may succeed: the portal unreachable (status 0), a
+ * timeout, throttling or a server-side failure (5xx), or a failure that is not an answer at
+ * all. A 4xx answer (not found, forbidden, a bad request) stays what it is on a retry, so the
+ * console does not offer one.
+ */
+export function isTransient(err: unknown): boolean {
+  if (!(err instanceof ApiError)) return true;
+  return err.status === 0 || err.status === 408 || err.status === 429 || err.status >= 500;
+}

@@ -1,7 +1,7 @@
 import { type OverviewResponse, sessionHref } from '@svc/protocol';
 import { getOverview } from '../api/sessions.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
-import { formatDate, formatScore } from '../ui/format.ts';
+import { countOf, formatCount, formatDate, formatScore } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
@@ -84,7 +84,7 @@ function ExpiringSection(props: { expiring: OverviewResponse['expiring'] }) {
       <p class="muted">
         {expiring.total === 0
           ? `No session expires in the next ${expiring.within_days} days.`
-          : `${expiring.total} ${expiring.total === 1 ? 'session expires' : 'sessions expire'} in the next ${expiring.within_days} days${expiring.total > expiring.sessions.length ? `; the first ${expiring.sessions.length} are listed` : ''}.`}
+          : `${countOf(expiring.total, 'session expires', 'sessions expire')} in the next ${expiring.within_days} days${expiring.total > expiring.sessions.length ? `; the first ${formatCount(expiring.sessions.length)} are listed` : ''}.`}
       </p>
       {expiring.sessions.length > 0 ? (
         <DataTable
@@ -126,8 +126,8 @@ function FindingsSection(props: { findings: OverviewResponse['top_findings'] }) 
             <tr key={f.title} data-finding={f.title}>
               <td>{f.severity === null ? '–' : <SeverityBadge severity={f.severity} />}</td>
               <td>{f.title}</td>
-              <td>{f.targets}</td>
-              <td>{f.open}</td>
+              <td>{formatCount(f.targets)}</td>
+              <td>{formatCount(f.open)}</td>
             </tr>
           ))}
         </DataTable>

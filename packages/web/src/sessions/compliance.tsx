@@ -1,4 +1,5 @@
 import type { SessionFile, SessionView } from '@svc/protocol';
+import { formatCount } from '../ui/format.ts';
 import { DataTable } from '../ui/table-wrap.tsx';
 
 /** Coverage per framework: controls the findings map to, out of the framework's total. */
@@ -16,10 +17,10 @@ export function Compliance(props: { session: SessionView }) {
           <th scope="row">{f.framework}</th>
           <td>
             {f.mapped_controls}
-            {f.total_controls === null ? '' : ` of ${f.total_controls}`}
+            {f.total_controls === null ? '' : ` of ${formatCount(f.total_controls)}`}
           </td>
           <td>{f.gap_controls ?? '–'}</td>
-          <td>{f.findings_count}</td>
+          <td>{formatCount(f.findings_count)}</td>
         </tr>
       ))}
     </DataTable>
@@ -35,8 +36,8 @@ export function Orc964(props: { session: SessionView; file: SessionFile | null }
     <section aria-labelledby="orc-h">
       <h2 id="orc-h">ORC 9.64 readiness</h2>
       <p>
-        Technical divisions covered: <strong>{summary.technical_covered}</strong> of {summary.technical_total}.
-        Attestations pending: <strong>{summary.attest_pending}</strong>.
+        Technical divisions covered: <strong>{formatCount(summary.technical_covered)}</strong> of{' '}
+        {formatCount(summary.technical_total)}. Attestations pending: <strong>{summary.attest_pending}</strong>.
         {block?.deadlines?.applicable
           ? ` Deadline: ${block.deadlines.applicable === 'county_city' ? block.deadlines.county_city : block.deadlines.other}.`
           : ''}
@@ -47,7 +48,7 @@ export function Orc964(props: { session: SessionView; file: SessionFile | null }
             <tr key={d.id ?? i}>
               <th scope="row">{d.id ?? '–'}</th>
               <td>{d.name ?? '–'}</td>
-              <td>{d.finding_count ?? 0}</td>
+              <td>{formatCount(d.finding_count ?? 0)}</td>
             </tr>
           ))}
         </DataTable>

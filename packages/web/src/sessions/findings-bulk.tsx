@@ -1,10 +1,11 @@
-import { type BulkChange, type FindingRow, REMEDIATION_STATUSES, type RemediationStatus } from '@svc/protocol';
+import type { BulkChange, FindingRow, RemediationStatus } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import { label } from '../ui/format.ts';
+import { formatCount, label } from '../ui/format.ts';
 import { ExceptionForm } from './findings-controls.tsx';
 import { bulkMessage, hasRecord } from './findings-model.ts';
 import type { Sender } from './findings-sender.ts';
 import { DispositionForm } from './findings-triage.tsx';
+import { PersonStatusOptions } from './status-options.tsx';
 
 type Form = 'exception' | 'false_positive' | null;
 
@@ -37,16 +38,12 @@ export function BulkBar(props: { selected: FindingRow[]; sender: Sender; onClear
   return (
     <fieldset class="findings-bulk">
       <legend>
-        Change the <strong>{props.selected.length}</strong> selected
+        Change the <strong>{formatCount(props.selected.length)}</strong> selected
       </legend>
       <label>
         Status for selected
         <select value={status} onChange={(e) => setStatus(e.currentTarget.value as RemediationStatus)}>
-          {REMEDIATION_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {label(s)}
-            </option>
-          ))}
+          <PersonStatusOptions />
         </select>
       </label>
       <button

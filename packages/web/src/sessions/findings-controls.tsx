@@ -5,6 +5,7 @@ import {
   type RemediationStatus,
   SEVERITIES,
 } from '@svc/protocol';
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { label } from '../ui/format.ts';
 import {
@@ -19,6 +20,7 @@ import {
   titleOf,
   where,
 } from './findings-model.ts';
+import { StatusFilterOptions } from './status-options.tsx';
 
 /** The controls around the findings table (findings.tsx): filters and the exception form. */
 
@@ -111,6 +113,7 @@ export function Filters(props: { view: FindingsView; onChange: (v: FindingsView)
     title: string,
     values: readonly string[],
     name: (v: string) => string = label,
+    grouped?: ComponentChildren,
   ) => (
     <div class="findings-choice">
       <label for={`findings-filter-${key}`}>{title}</label>
@@ -124,11 +127,12 @@ export function Filters(props: { view: FindingsView; onChange: (v: FindingsView)
         }}
       >
         <option value="">All</option>
-        {values.map((v) => (
-          <option key={v} value={v}>
-            {name(v)}
-          </option>
-        ))}
+        {grouped ??
+          values.map((v) => (
+            <option key={v} value={v}>
+              {name(v)}
+            </option>
+          ))}
       </select>
     </div>
   );
@@ -143,7 +147,7 @@ export function Filters(props: { view: FindingsView; onChange: (v: FindingsView)
     >
       {text('q', 'Search findings', { type: 'search', placeholder: 'Title, host, CVE, rule' })}
       {choice('severity', 'Severity', SEVERITIES)}
-      {choice('status', 'Status', FINDING_STATUS_FILTERS)}
+      {choice('status', 'Status', FINDING_STATUS_FILTERS, label, <StatusFilterOptions />)}
       {choice('exception', 'Exception', EXCEPTION_FILTERS)}
       {choice('change', 'Change in this scan', CHANGE_FILTERS, (v) => CHANGE_NAMES[v as ChangeFilter])}
       {choice('disposition', 'False positive', ['false_positive', 'none'], (v) => DISPOSITION_CHOICES[v as 'none'])}

@@ -13,7 +13,7 @@ import {
   SEVERITIES,
   type Severity,
 } from '@svc/protocol';
-import { label } from '../ui/format.ts';
+import { countOf, formatCount, label } from '../ui/format.ts';
 
 /** A change filter: one change, or `found`, the findings this scan reported (new, persistent or reopened). */
 export type ChangeFilter = FindingChange | 'found';
@@ -301,8 +301,6 @@ export function parseDueDays(draft: DueDaysDraft): { ok: true; days: DueDays } |
   return { ok: true, days };
 }
 
-const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-
 /**
  * What a bulk change answered, in words: how many of the selected findings the portal matched
  * and changed, and which were left out (no fingerprint: an older file's entry; resolved: no
@@ -315,10 +313,10 @@ export function bulkMessage(
   left: { noFingerprint: number; resolved?: number },
 ): Message {
   const parts = [
-    `${what} for ${plural(selected, 'selected finding', 'selected findings')}: ${answer.matched} matched, ${answer.changed} changed.`,
+    `${what} for ${countOf(selected, 'selected finding', 'selected findings')}: ${formatCount(answer.matched)} matched, ${formatCount(answer.changed)} changed.`,
   ];
-  if (left.noFingerprint > 0) parts.push(`${left.noFingerprint} without a fingerprint left unchanged.`);
-  if ((left.resolved ?? 0) > 0) parts.push(`${left.resolved} resolved left without an exception.`);
-  if (answer.unmatched.length > 0) parts.push(`${answer.unmatched.length} not found.`);
+  if (left.noFingerprint > 0) parts.push(`${formatCount(left.noFingerprint)} without a fingerprint left unchanged.`);
+  if ((left.resolved ?? 0) > 0) parts.push(`${formatCount(left.resolved ?? 0)} resolved left without an exception.`);
+  if (answer.unmatched.length > 0) parts.push(`${formatCount(answer.unmatched.length)} not found.`);
   return { kind: 'ok', text: parts.join(' ') };
 }

@@ -1,5 +1,4 @@
-import { type FindingRow as Row, REMEDIATION_STATUSES, type RemediationStatus } from '@svc/protocol';
-import { label } from '../ui/format.ts';
+import type { FindingRow as Row, RemediationStatus } from '@svc/protocol';
 import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
 import { ExceptionForm, exceptionMessage, statusMessage } from './findings-controls.tsx';
 import {
@@ -13,6 +12,7 @@ import {
   titleOf,
 } from './findings-model.ts';
 import type { Sender } from './findings-sender.ts';
+import { PersonStatusOptions } from './status-options.tsx';
 
 /** The marks beside a finding's title: what this scan did to it, false positive, known exploited. */
 function Marks(props: { f: Row }) {
@@ -68,11 +68,7 @@ function Remediation(props: { f: Row; name: string; sender: Sender }) {
             void sender.send({ ...target, status }, (matched) => statusMessage(f, status, matched));
           }}
         >
-          {REMEDIATION_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {label(s)}
-            </option>
-          ))}
+          <PersonStatusOptions current={f.status ?? 'new'} />
         </select>
       )}
       {by !== null && f.status_source !== 'scan' ? <div class="muted small">Status {by}</div> : null}
@@ -127,10 +123,16 @@ export function FindingTableRow(props: {
       <td>
         <strong>{titleOf(f)}</strong>
         <Marks f={f} />
+        {f.note ? (
+          // Clipped to two lines on screen (whole on hover and in Details); whole for screen readers.
+          <p class="finding-note" data-note title={f.note}>
+            <span class="finding-note-label">Note:</span> {f.note}
+          </p>
+        ) : null}
       </td>
-      <td class="nowrap">
-        {f.host ?? '–'}
-        {f.hostname ? <div class="muted small">{f.hostname}</div> : null}
+      <td>
+        <span class="nowrap">{f.host ?? '–'}</span>
+        {f.hostname ? <div class="muted small break-anywhere">{f.hostname}</div> : null}
       </td>
       <td class="nowrap">{f.port === null ? '–' : `${f.port}${f.protocol ? `/${f.protocol}` : ''}`}</td>
       <td class="nowrap">

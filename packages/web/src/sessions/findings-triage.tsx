@@ -1,5 +1,6 @@
 import { EXCEPTION_REASON_MAX_LENGTH, FINDING_CHANGES, type FindingChange, type FindingsResponse } from '@svc/protocol';
 import { useState } from 'preact/hooks';
+import { formatCount } from '../ui/format.ts';
 import { CHANGE_NAMES, type FindingsView } from './findings-model.ts';
 
 /**
@@ -32,7 +33,7 @@ export function ChangesPanel(props: {
           aria-pressed={on}
           onClick={() => props.onShow({ ...view, change: on ? '' : c, overdue: '' })}
         >
-          <strong>{props.changes[c]}</strong> {CHANGE_NAMES[c]}
+          <strong>{formatCount(props.changes[c])}</strong> {CHANGE_NAMES[c]}
         </button>
       </li>
     );
@@ -53,7 +54,7 @@ export function ChangesPanel(props: {
               props.onShow({ ...view, change: overdueOn ? '' : 'found', overdue: overdueOn ? '' : 'true' })
             }
           >
-            <strong>{props.overdue}</strong> overdue
+            <strong>{formatCount(props.overdue)}</strong> overdue
           </button>
         </li>
       </ul>

@@ -2,6 +2,7 @@ import type { FindingRow, FindingSort } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import type { SessionRef } from '../api/sessions.ts';
 import { OutcomeMessage } from '../ui/alert.tsx';
+import { countOf, formatCount } from '../ui/format.ts';
 import { CursorPager } from '../ui/pager.tsx';
 import { SeverityBadge } from '../ui/severity.tsx';
 import { type Column, DataTable } from '../ui/table-wrap.tsx';
@@ -98,8 +99,10 @@ export function Findings(props: {
       <p class="findings-count" aria-live="polite" aria-busy={data === null ? 'true' : 'false'}>
         {data === null
           ? 'Loading findings…'
-          : `${data.total} ${data.total === 1 ? 'finding' : 'findings'}${
-              data.total > PAGE_SIZE ? `, page ${cursors.length} of ${Math.ceil(data.total / PAGE_SIZE)}` : ''
+          : `${countOf(data.total, 'finding', 'findings')}${
+              data.total > PAGE_SIZE
+                ? `, page ${formatCount(cursors.length)} of ${formatCount(Math.ceil(data.total / PAGE_SIZE))}`
+                : ''
             }`}
       </p>
       <BulkBar selected={[...selected.values()]} sender={sender} onClear={() => setSelected(new Map())} />
@@ -164,7 +167,7 @@ export function Findings(props: {
       )}
       <CursorPager
         label="Findings pages"
-        position={`Page ${cursors.length}`}
+        position={`Page ${formatCount(cursors.length)}`}
         hasPrevious={cursors.length > 1}
         hasNext={data?.next_cursor != null}
         onPrevious={() => setCursors(cursors.slice(0, -1))}

@@ -1,57 +1,25 @@
-import {
-  SESSION_SORTS,
-  SESSION_STATUSES,
-  type SessionClientsResponse,
-  type SessionSort,
-  type SessionStatus,
-  type SessionView,
-  sessionHref,
-} from '@svc/protocol';
+import { type SessionSort, type SessionStatus, type SessionView, sessionHref } from '@svc/protocol';
 import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { describeError } from '../api/errors.ts';
 import { listSessionClients, listSessions, type SessionList, updateStatus } from '../api/sessions.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
-import { formatDate, formatScore, label } from '../ui/format.ts';
+import { formatCount, formatDate, formatScore, label } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { CursorPager } from '../ui/pager.tsx';
 import { type Column, DataTable } from '../ui/table-wrap.tsx';
 import { useLoad, useLoadKeeping } from '../ui/use-load.ts';
+import { FILTERS, FilterForm, type Filters, NO_CLIENT, orderOf, sortOf } from './list-filters.tsx';
+import { FIRST_ORDER, SORT_LABELS } from './list-sort.ts';
 import { StatusSelect } from './status.tsx';
 
 const PAGE_SIZES = [5, 10, 25, 50, 100] as const;
 const DEFAULT_PAGE_SIZE = 25;
-const FILTERS = ['q', 'client_id', 'status', 'target', 'from', 'to', 'sort', 'order', 'per_page'] as const;
-type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
-/** The client picker's value for sessions uploaded without a client (no client id can be `-`). */
-const NO_CLIENT = '-';
-
-const SORT_LABELS: Record<SessionSort, string> = {
-  uploaded_at: 'Uploaded',
-  scanned_at: 'Scanned',
-  target: 'Target',
-  client: 'Client',
-  risk_score: 'Risk',
-  status: 'Status',
-};
-/** Text sorts A to Z and status in review order first; times and risk highest first. */
-const FIRST_ORDER: Record<SessionSort, 'asc' | 'desc'> = {
-  uploaded_at: 'desc',
-  scanned_at: 'desc',
-  target: 'asc',
-  client: 'asc',
-  risk_score: 'desc',
-  status: 'asc',
-};
 
 function pageSizeOf(f: Filters): number {
   const n = Number(f.per_page);
   return (PAGE_SIZES as readonly number[]).includes(n) ? n : DEFAULT_PAGE_SIZE;
 }
-const sortOf = (f: Filters): SessionSort =>
-  (SESSION_SORTS as readonly string[]).includes(f.sort ?? '') ? (f.sort as SessionSort) : 'uploaded_at';
-const orderOf = (f: Filters): 'asc' | 'desc' =>
-  f.order === 'asc' || f.order === 'desc' ? f.order : FIRST_ORDER[sortOf(f)];
 
 /** One page from the portal: every filter, the order and the upload range are the portal's own. */
 function loadPage(f: Filters, cursor: string | undefined): Promise<SessionList> {
@@ -66,103 +34,6 @@ function loadPage(f: Filters, cursor: string | undefined): Promise<SessionList> 
     ...(f.sort || f.order ? { sort: sortOf(f), order: orderOf(f) } : {}),
     cursor,
   });
-}
-
-function FilterForm(props: {
-  filters: Filters;
-  clients: SessionClientsResponse['clients'] | null;
-  onApply: (f: Filters) => void;
-}) {
-  const [f, setF] = useState<Filters>(props.filters);
-  const field = (name: keyof Filters) => ({
-    name,
-    value: f[name] ?? '',
-    onInput: (e: Event) => setF({ ...f, [name]: (e.currentTarget as HTMLInputElement).value }),
-  });
-  const select = (name: keyof Filters) => ({ ...field(name), onChange: field(name).onInput });
-  return (
-    <form
-      class="filters"
-      aria-label="Filter sessions"
-      onSubmit={(e) => {
-        e.preventDefault();
-        props.onApply(f);
-      }}
-    >
-      <label>
-        Search target or client
-        <input type="search" {...field('q')} />
-      </label>
-      <label>
-        Client
-        <select {...select('client_id')}>
-          <option value="">any client</option>
-          {(props.clients ?? []).map((c) => (
-            <option key={c.client_id ?? NO_CLIENT} value={c.client_id ?? NO_CLIENT}>
-              {c.client_id === null
-                ? 'no client'
-                : c.client && c.client !== c.client_id
-                  ? `${c.client} (${c.client_id})`
-                  : c.client_id}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Status
-        <select {...select('status')}>
-          <option value="">any</option>
-          {SESSION_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {label(s)}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Uploaded from
-        <input type="date" {...field('from')} />
-      </label>
-      <label>
-        Uploaded to
-        <input type="date" {...field('to')} />
-      </label>
-      <label>
-        Sort by
-        <select {...select('sort')}>
-          {SESSION_SORTS.map((s) => (
-            <option key={s} value={s === 'uploaded_at' ? '' : s}>
-              {SORT_LABELS[s]}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Order
-        <select {...select('order')}>
-          <option value="">
-            {f.sort ? (FIRST_ORDER[sortOf(f)] === 'asc' ? 'ascending' : 'descending') : 'newest first'}
-          </option>
-          <option value="asc">ascending</option>
-          <option value="desc">descending</option>
-        </select>
-      </label>
-      <div class="filter-actions">
-        <button type="submit">Filter</button>
-        <button
-          type="button"
-          class="button-quiet"
-          onClick={() => {
-            const kept: Filters = f.per_page ? { per_page: f.per_page } : {};
-            setF(kept);
-            props.onApply(kept);
-          }}
-        >
-          Clear
-        </button>
-      </div>
-    </form>
-  );
 }
 
 const keyOf = (s: SessionView) => `${s.client_id ?? ''}/${s.session_id}`;
@@ -279,7 +150,7 @@ export function SessionsPage() {
         ) : shown === null ? null : shown.total === 0 ? (
           'No sessions match.'
         ) : (
-          `Sessions ${from}–${from + rows.length - 1} of ${shown.total}`
+          `Sessions ${formatCount(from)}–${formatCount(from + rows.length - 1)} of ${formatCount(shown.total)}`
         )}
       </p>
       {outcome !== null ? (
@@ -353,8 +224,9 @@ export function SessionsPage() {
                     <a href={sessionHref(s.session_id, s.client_id)}>{s.session_id}</a>
                   </td>
                   <td>
-                    {s.client ?? '–'}
-                    {s.client_id !== null && s.client_id !== s.client ? (
+                    {/* The client's name, its id beneath when it differs; the id alone when the file named none. */}
+                    {s.client ?? s.client_id ?? <span class="muted">no client</span>}
+                    {s.client !== null && s.client_id !== null && s.client_id !== s.client ? (
                       <div class="muted small">{s.client_id}</div>
                     ) : null}
                   </td>
@@ -363,7 +235,7 @@ export function SessionsPage() {
                     <span class={`grade grade-small grade-${s.risk_grade ?? 'none'}`}>{s.risk_grade ?? '–'}</span>{' '}
                     {formatScore(s.risk_score)}
                   </td>
-                  <td>{s.total_findings}</td>
+                  <td>{formatCount(s.total_findings)}</td>
                   <td>
                     <span class={`badge status-${s.status}`}>{label(s.status)}</span>
                   </td>
@@ -377,7 +249,7 @@ export function SessionsPage() {
       ) : null}
       <CursorPager
         label="Pages"
-        position={`Page ${pageNo}`}
+        position={`Page ${formatCount(pageNo)}`}
         hasPrevious={cursor !== undefined}
         hasNext={shown !== null && shown.next_cursor !== null}
         onPrevious={() => {

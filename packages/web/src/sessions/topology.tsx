@@ -1,6 +1,6 @@
 import type { SessionFile } from '@svc/protocol';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { formatScore } from '../ui/format.ts';
+import { countOf, formatCount, formatScore } from '../ui/format.ts';
 import { DataTable } from '../ui/table-wrap.tsx';
 
 type Topo = NonNullable<SessionFile['topology']>;
@@ -123,7 +123,7 @@ export function Topology(props: { topology: Topo | undefined }) {
   const subnets = subnetsOf(drawn);
   const { blocks, height } = layout(subnets);
   const everySubnet = all.length > drawn.length ? subnetsOf(all) : subnets;
-  const summary = `${subnets.length} subnets, ${drawn.length} hosts${all.length > drawn.length ? ` drawn of ${all.length}` : ''}`;
+  const summary = `${formatCount(subnets.length)} subnets, ${formatCount(drawn.length)} hosts${all.length > drawn.length ? ` drawn of ${formatCount(all.length)}` : ''}`;
 
   return (
     <figure class="topology">
@@ -169,7 +169,7 @@ export function Topology(props: { topology: Topo | undefined }) {
           {blocks.map(({ subnet, top, cols }) => (
             <g key={subnet.prefix} class="topo-subnet">
               <text x={GAP} y={top + 18} class="topo-subnet-label">
-                {subnet.prefix} · {subnet.hosts.length} {subnet.hosts.length === 1 ? 'host' : 'hosts'} · average risk{' '}
+                {subnet.prefix} · {countOf(subnet.hosts.length, 'host', 'hosts')} · average risk{' '}
                 {formatScore(subnet.avgRisk)}
               </text>
               {subnet.hosts.map((n, i) => {
@@ -204,7 +204,7 @@ export function Topology(props: { topology: Topo | undefined }) {
           {everySubnet.map((s) => (
             <tr key={s.prefix}>
               <th scope="row">{s.prefix}</th>
-              <td>{s.hosts.length}</td>
+              <td>{formatCount(s.hosts.length)}</td>
               <td>{formatScore(s.avgRisk)}</td>
               {GRADES.map((g) => (
                 <td key={g}>{s.hosts.filter((h) => h.risk_grade === g).length}</td>
@@ -225,7 +225,7 @@ export function Topology(props: { topology: Topo | undefined }) {
                 <td>{s.prefix}</td>
                 <td>{n.risk_grade ?? '–'}</td>
                 <td>{formatScore(n.risk_score)}</td>
-                <td>{n.port_count ?? 0}</td>
+                <td>{formatCount(n.port_count ?? 0)}</td>
               </tr>
             )),
           )}

@@ -14,7 +14,7 @@ import { ApiError } from '../api/errors.ts';
 import { useMay } from '../auth/access.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
-import { formatDate, formatScore, label } from '../ui/format.ts';
+import { formatCount, formatDate, formatScore, label } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { SeverityBreakdown } from '../ui/severity.tsx';
 import { Benchmark } from './benchmark.tsx';
@@ -74,9 +74,9 @@ function Scores(props: { session: SessionView }) {
         <dt>Status</dt>
         <dd>{label(s.status)}</dd>
         <dt>Hosts</dt>
-        <dd>{s.total_hosts}</dd>
+        <dd>{formatCount(s.total_hosts)}</dd>
         <dt>Findings</dt>
-        <dd>{s.total_findings}</dd>
+        <dd>{formatCount(s.total_findings)}</dd>
         <dt>Exceptions</dt>
         <dd>
           {op.by_status.accepted} accepted, {op.by_status.expired} expired

@@ -1,9 +1,10 @@
-import { describeError } from '../api/errors.ts';
+import { describeError, isTransient } from '../api/errors.ts';
 
 /**
  * An error as the portal worded it, announced to screen readers. With `onRetry` (a load that
- * failed) it offers to try again: most failures of a load are passing (the portal restarting,
- * the network), and a reload of the whole page would lose what the user was doing.
+ * failed) it offers to try again when the failure may pass (the portal restarting, the
+ * network: api/errors.ts isTransient), since a reload of the whole page would lose what the
+ * user was doing; a 404 or 403 would answer the same again, so it gets no retry.
  */
 export function ErrorMessage(props: { error: unknown; onRetry?: (() => void) | undefined }) {
   if (props.error === null || props.error === undefined) return null;
@@ -12,7 +13,7 @@ export function ErrorMessage(props: { error: unknown; onRetry?: (() => void) | u
       {describeError(props.error)}
     </p>
   );
-  if (props.onRetry === undefined) return alert;
+  if (props.onRetry === undefined || !isTransient(props.error)) return alert;
   return (
     <div class="retry">
       {alert}
@@ -24,8 +25,8 @@ export function ErrorMessage(props: { error: unknown; onRetry?: (() => void) | u
 }
 
 /** The error of a list or panel that failed to load (useData), with its retry; nothing while it loads fine. */
-export function LoadError(props: { load: { error: string | null; reload: () => void } }) {
-  return props.load.error === null ? null : <ErrorMessage error={props.load.error} onRetry={props.load.reload} />;
+export function LoadError(props: { load: { failure: unknown; reload: () => void } }) {
+  return props.load.failure === null ? null : <ErrorMessage error={props.load.failure} onRetry={props.load.reload} />;
 }
 
 /** The outcome of an action: a success as a status, a failure as an alert; nothing when there is none. */

@@ -10,6 +10,19 @@ export function formatDate(iso: string | null | undefined): string {
   return `${d.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }
 
+const COUNT = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+/**
+ * The console's one way to write a count: thousands grouped (`10,000`), the same for every
+ * viewer whatever the browser's language, like the dates. No count is the en dash.
+ */
+export function formatCount(n: number | null | undefined): string {
+  return n === null || n === undefined || !Number.isFinite(n) ? '–' : COUNT.format(n);
+}
+
+/** A count with its noun: `1 finding`, `10,000 findings`. */
+export const countOf = (n: number, one: string, many: string): string => `${formatCount(n)} ${n === 1 ? one : many}`;
+
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;

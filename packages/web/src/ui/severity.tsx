@@ -1,4 +1,5 @@
 import { type BySeverity, SEVERITIES, type Severity } from '@svc/protocol';
+import { formatCount } from './format.ts';
 
 /** A finding naming a CVE in CISA's Known Exploited Vulnerabilities catalogue. */
 export function KevBadge(props: { title: string }) {
@@ -29,7 +30,7 @@ export function SeverityBreakdown(props: { counts: BySeverity }) {
       <ul class="severity-list">
         {SEVERITIES.map((s) => (
           <li key={s}>
-            <SeverityBadge severity={s} /> {props.counts[s]}
+            <SeverityBadge severity={s} /> {formatCount(props.counts[s])}
           </li>
         ))}
       </ul>

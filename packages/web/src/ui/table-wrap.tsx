@@ -28,18 +28,25 @@ export interface Column {
   header?: ComponentChildren;
 }
 
-/** A table that may scroll sideways on narrow screens: focusable and named, so a keyboard can scroll it. */
+/**
+ * A table that may scroll sideways on narrow screens: focusable and named, so a keyboard can
+ * scroll it. A named group, not a region: as a landmark it repeated the name of the section
+ * around it ("Findings" in "Findings"), which axe's landmark-unique flags and which lists every
+ * table twice among a screen reader's landmarks (issue 35).
+ */
 export function TableWrap(props: { label: string; class?: string; busy?: boolean; children: ComponentChildren }) {
   return (
-    <section
+    // biome-ignore lint/a11y/useSemanticElements: a fieldset groups form controls; this names a scrolling table
+    <div
       class={`table-wrap${props.class ? ` ${props.class}` : ''}${props.busy ? ' is-busy' : ''}`}
+      role="group"
       // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus to scroll by keyboard
       tabIndex={0}
       aria-label={props.label}
       aria-busy={props.busy ? 'true' : undefined}
     >
       {props.children}
-    </section>
+    </div>
   );
 }
 

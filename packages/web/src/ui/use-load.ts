@@ -37,6 +37,8 @@ export interface LoadedData<T> {
   data: T | null;
   /** The portal's message when the latest load failed. */
   error: string | null;
+  /** What the latest load failed with (an ApiError: its status says whether a retry may help), or null. */
+  failure: unknown;
   reload: () => void;
 }
 
@@ -47,7 +49,12 @@ export function useData<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
   const last = useRef<T | null>(null);
   if (result.state === 'done') last.current = result.value;
   const reload = useCallback(() => setTick((t) => t + 1), []);
-  return { data: last.current, error: result.state === 'failed' ? describeError(result.error) : null, reload };
+  return {
+    data: last.current,
+    error: result.state === 'failed' ? describeError(result.error) : null,
+    failure: result.state === 'failed' ? result.error : null,
+    reload,
+  };
 }
 
 export interface Kept<T> {

@@ -13,7 +13,7 @@ import { findingsOfRecordLine } from '../../upload/outcome.ts';
 import { sessionsRootOf } from '../../session-dir/root.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
-import { CliError, Output, shareLinkText, usageError } from '../output.ts';
+import { CliError, Output, scanSummaryLine, shareLinkText, usageError } from '../output.ts';
 
 interface ScanOpts extends CommonOpts {
   targets?: string;
@@ -165,10 +165,7 @@ export default function register(program: Command, ctx: CliContext): void {
     const { upload } = scan;
     if (opts.json) return out.json({ path: scan.path, session_id: scan.id, summary: scan.doc.summary, upload });
     out.print(scan.path);
-    const s = scan.doc.summary;
-    out.info(
-      `Session ${scan.id}: ${s?.total_findings ?? 0} findings on ${s?.total_hosts ?? 0} hosts, risk ${s?.risk_score ?? 0} (${s?.risk_grade ?? '-'})`,
-    );
+    out.info(scanSummaryLine(scan.id, scan.doc.summary));
     if (upload) {
       out.print(`Uploaded session ${upload.session_id}; ${shareLinkText(upload.share_url)}`);
       const merged = findingsOfRecordLine(upload.findings);
