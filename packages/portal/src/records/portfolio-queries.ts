@@ -163,7 +163,9 @@ export async function keysOfFingerprints(
 /**
  * Per target of the scope (every target with records), its newest scan and how many findings
  * each overview count holds (protocol POSTURE_FILTERS: open, no false positive, no exception in
- * effect; overdue as the `overdue` filter), in one pass over the open records.
+ * effect; overdue as the `overdue` filter). The open records without an exception and those
+ * whose exception has expired are read apart: each part is an index-only scan of migration
+ * 0021's partial indexes (as one NOT (…) filter it is a scan of the whole table).
  */
 export async function postureCounts(db: Kysely<Database>, clientIds: readonly string[] | null, today: string) {
   const scope = (alias: string) =>
@@ -185,8 +187,14 @@ export async function postureCounts(db: Kysely<Database>, clientIds: readonly st
         count(*) FILTER (WHERE severity_key = ${severityKeyOf('high')}) AS high,
         count(*) FILTER (WHERE due_date IS NOT NULL AND due_date < ${today}) AS overdue,
         count(*) FILTER (WHERE kev) AS kev
-      FROM finding_records r
-      WHERE ${scope('r')} AND status <> 'resolved' AND disposition IS NULL AND NOT ${holds(today)}
+      FROM (
+        SELECT client_id, target, severity_key, due_date, kev FROM finding_records r
+        WHERE ${scope('r')} AND status <> 'resolved' AND disposition IS NULL AND exception_reason IS NULL
+        UNION ALL
+        SELECT client_id, target, severity_key, due_date, kev FROM finding_records r
+        WHERE ${scope('r')} AND status <> 'resolved' AND disposition IS NULL AND exception_reason IS NOT NULL
+          AND exception_expiry IS NOT NULL AND exception_expiry < ${today}
+      ) r
       GROUP BY r.client_id, r.target
     ) c ON c.client_id = t.client_id AND c.target = t.target
     WHERE ${scope('t')}
