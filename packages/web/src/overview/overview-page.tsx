@@ -1,11 +1,12 @@
 import { type OverviewResponse, sessionHref } from '@svc/protocol';
-import { getOverview } from '../api/sessions.ts';
+import { getOverview, getPosture } from '../api/sessions.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { formatDate, formatScore } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { PostureSection } from './posture-section.tsx';
 import { RiskChart, seriesName } from './risk-chart.tsx';
 
 function RiskSection(props: { data: OverviewResponse }) {
@@ -139,8 +140,11 @@ function FindingsSection(props: { findings: OverviewResponse['top_findings'] }) 
 /** The first page after sign-in: the state of every client the user may see, at a glance. */
 export function OverviewPage() {
   const data = useLoad(() => getOverview(), []);
+  const posture = useLoad(() => getPosture(), []);
   return (
     <Page title="Overview">
+      {posture.state === 'failed' ? <ErrorMessage error={posture.error} /> : null}
+      {posture.state === 'done' ? <PostureSection data={posture.value} now={Date.now()} /> : null}
       {data.state === 'loading' ? (
         <p class="busy-sign" role="status" aria-busy="true">
           Loading…
