@@ -11,7 +11,7 @@ const inScope = (scope: Scope) =>
 /** Rows the risk chart reads at most; far above a few clients' daily scans over a year. */
 const MAX_POINTS = 5000;
 
-/** Sessions with a risk score scanned since `since`, by client then scan time. */
+/** Sessions with a risk score scanned since `since`, by client, target, then scan time. */
 export function riskPoints(db: Kysely<Database>, scope: Scope, since: Date) {
   return db
     .selectFrom('sessions')
@@ -20,6 +20,7 @@ export function riskPoints(db: Kysely<Database>, scope: Scope, since: Date) {
     .where('scanned_at', '>=', since)
     .where('risk_score', 'is not', null)
     .orderBy('client_id')
+    .orderBy('target')
     .orderBy('scanned_at')
     .orderBy('session_id')
     .limit(MAX_POINTS)

@@ -7,14 +7,14 @@ import { SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { PostureSection } from './posture-section.tsx';
-import { RiskChart, seriesName } from './risk-chart.tsx';
+import { clientName, RiskChart } from './risk-chart.tsx';
 
 function RiskSection(props: { data: OverviewResponse }) {
   const { risk, days } = props.data;
   return (
     <section class="panel" aria-labelledby="risk-h">
       <h2 id="risk-h">Risk over time</h2>
-      <p class="muted">Risk score of each scan in the last {days} days, by when the scan ran, one line per client.</p>
+      <p class="muted">Risk score of each scan in the last {days} days, by when the scan ran, one line per target.</p>
       {risk.length === 0 ? (
         <p>No scored scans in this period.</p>
       ) : (
@@ -30,7 +30,7 @@ function RiskSection(props: { data: OverviewResponse }) {
               {risk.flatMap((s) =>
                 s.points.map((p) => (
                   <tr key={`${s.client_id ?? ''}/${p.session_id}`}>
-                    <td>{seriesName(s)}</td>
+                    <td>{clientName(s)}</td>
                     <td class="nowrap">{formatDate(p.scanned_at)}</td>
                     <td>
                       <a href={sessionHref(p.session_id, s.client_id)}>{p.target ?? p.session_id}</a>
