@@ -162,6 +162,21 @@ describe('the overview: clients and targets', () => {
       await page.goBack();
       const kev = await follow(page, `1 open finding on the KEV list in ${BETA}`);
       expect(kev.count).toMatch(/^1 finding match/);
+
+      // By keyboard: open beta's targets with Enter, Tab past the table's scroll region to its first number, Enter.
+      await page.goBack();
+      const summary = page.locator(`details[data-client="${BETA}"] summary`);
+      await summary.focus();
+      await page.keyboard.press('Enter');
+      await poll(() => page.locator(`details[data-client="${BETA}"]`).getAttribute('open')).toBe('');
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Tab');
+      await poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe(
+        `2 open critical findings in beta-net (${BETA})`,
+      );
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/\/console\/findings\?/);
+      await poll(() => portfolioCount(page)).toMatch(/^2 findings match/);
       expectNoConsoleErrors(p);
     } finally {
       await p.close();
