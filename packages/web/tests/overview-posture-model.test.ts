@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { viewOf } from '../src/portfolio/portfolio-model.ts';
 import { countHref, sparkPoints, trendText } from '../src/overview/posture-model.ts';
+import { CHART_LINES, drawnSeries } from '../src/overview/risk-chart.tsx';
 
 /** The overview's links into the portfolio page and its trend in words. */
 
@@ -44,5 +45,27 @@ describe('overview posture model', () => {
     expect(sparkPoints([point('a', 0), point('b', 100)], 80, 24)).toBe('0.0,24.0 80.0,0.0');
     expect(sparkPoints([point('a', 50)], 80, 24)).toBe('40.0,12.0');
     expect(sparkPoints([], 80, 24)).toBe('');
+  });
+});
+
+describe('risk chart lines', () => {
+  const series = (n: number) =>
+    Array.from({ length: n }, (_, i) => ({
+      client_id: 'c',
+      client: null,
+      target: `t${i}`,
+      points: [point(`s${i}`, (i * 37) % 100)],
+    }));
+
+  it('draws every target up to one line per colour, else those whose latest scan scored highest, in order', () => {
+    expect(drawnSeries(series(CHART_LINES))).toHaveLength(CHART_LINES);
+    const many = series(20);
+    const drawn = drawnSeries(many);
+    expect(drawn).toHaveLength(CHART_LINES);
+    const lowestDrawn = Math.min(...drawn.map((s) => s.points[0]?.risk_score ?? 0));
+    const left = many.filter((s) => !drawn.includes(s));
+    expect(left.every((s) => (s.points[0]?.risk_score ?? 0) <= lowestDrawn)).toBe(true);
+    // In the order given (by client, then target).
+    expect(drawn.map((s) => many.indexOf(s))).toEqual([...drawn.map((s) => many.indexOf(s))].sort((a, b) => a - b));
   });
 });

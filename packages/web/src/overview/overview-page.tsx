@@ -7,19 +7,25 @@ import { SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { PostureSection } from './posture-section.tsx';
-import { clientName, RiskChart } from './risk-chart.tsx';
+import { CHART_LINES, clientName, drawnSeries, RiskChart } from './risk-chart.tsx';
 
 function RiskSection(props: { data: OverviewResponse }) {
   const { risk, days } = props.data;
   return (
     <section class="panel" aria-labelledby="risk-h">
       <h2 id="risk-h">Risk over time</h2>
-      <p class="muted">Risk score of each scan in the last {days} days, by when the scan ran, one line per target.</p>
+      <p class="muted">
+        Risk score of each scan in the last {days} days, by when the scan ran, one line per target
+        {risk.length > CHART_LINES
+          ? `: the ${CHART_LINES} of ${risk.length} targets whose latest scan scored highest (every scan is in the table)`
+          : ''}
+        .
+      </p>
       {risk.length === 0 ? (
         <p>No scored scans in this period.</p>
       ) : (
         <>
-          <RiskChart series={risk} />
+          <RiskChart series={drawnSeries(risk)} />
           <details class="chart-data">
             <summary>Risk data as a table</summary>
             <DataTable

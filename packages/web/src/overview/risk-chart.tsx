@@ -31,6 +31,17 @@ export function alignedData(series: Series): uPlot.AlignedData {
   ];
 }
 
+/** Lines the chart draws at most: one colour each; more would repeat colours and be told apart by none. */
+export const CHART_LINES = COLOURS.length;
+
+/** The targets the chart draws: with more than CHART_LINES, those whose latest scan scored highest (as given otherwise). */
+export function drawnSeries(series: Series): Series {
+  if (series.length <= CHART_LINES) return series;
+  const latest = (s: Series[number]) => s.points.at(-1)?.risk_score ?? 0;
+  const chosen = new Set([...series].sort((a, b) => latest(b) - latest(a)).slice(0, CHART_LINES));
+  return series.filter((s) => chosen.has(s));
+}
+
 /** What the chart shows, in words, for screen readers. */
 function describe(series: Series): string {
   return series
