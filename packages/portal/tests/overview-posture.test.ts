@@ -64,6 +64,7 @@ describe('GET /api/overview/posture', () => {
   let portal: TestPortal;
   let acme: LicenseFixture;
   let beta: LicenseFixture;
+  let gamma: LicenseFixture;
   let cached: { token: string; at: number } | null = null;
   const admin = async () => {
     if (cached === null || clock.now().getTime() - cached.at > 30 * 60_000)
@@ -92,6 +93,8 @@ describe('GET /api/overview/posture', () => {
     portal = await startTestPortal({ now: clock.now });
     acme = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('acme') });
     beta = await createLicense(portal, { tier: 'msp', client_id: uniqueClientId('beta') });
+    // gamma: an agent, and no scan yet.
+    gamma = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('gamma') });
     // acme-net: criticals i=0 (KEV), 4, 8; highs 1, 5, 9. acme-dmz: a KEV critical and a high, scanned twice.
     await upload(acme.key, scan('20260501_120000', 'acme-net', 1, 10));
     await upload(acme.key, scan('20260501_130000', 'acme-dmz', 2, 2));
@@ -104,12 +107,13 @@ describe('GET /api/overview/posture', () => {
       disposition: { disposition: 'false_positive', reason: 'decoy host' },
     });
     await bulk(a, 'acme-net', [fp('rule-5', '10.1.0.6')], { status: 'resolved' });
-    // Agents: acme's first is stale 11 minutes later, its second is online; beta's is online.
+    // Agents: acme's first and gamma's are stale 11 minutes later, acme's second is online; beta's is online.
     const beat = async (key: string, id: string) =>
       expect(
         (await http(portal.url, 'POST', '/api/health', { headers: withKey(key), json: heartbeatBody(id) })).status,
       ).toBe(200);
     await beat(acme.key, 'acme-stale');
+    await beat(gamma.key, 'gamma-stale');
     clock.advance(11 * 60_000);
     await beat(acme.key, 'acme-online');
     await beat(beta.key, 'beta-online');
@@ -158,6 +162,8 @@ describe('GET /api/overview/posture', () => {
         stale_agents: 0,
         targets: [{ target: 'beta-net', counts: [1, 1, 1, 1], last_scan: scanOf('20260515_120000') }],
       },
+      // No records yet, but an agent gone quiet: listed, last.
+      { client_id: gamma.record.client_id, counts: [0, 0, 0, 0], last_scan: null, stale_agents: 1, targets: [] },
     ]);
   });
 
@@ -183,7 +189,7 @@ describe('GET /api/overview/posture', () => {
         }
       }
     }
-    expect(checked).toBe(4 * 5);
+    expect(checked).toBe(4 * 6);
   });
 
   it('each target has its own trend: its scored scans only, oldest first', async () => {

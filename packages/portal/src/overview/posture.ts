@@ -60,22 +60,26 @@ export async function postureFor(ctx: AppContext, user: UserPrincipal): Promise<
   }
 
   const clients = new Map<string, PostureClient>();
-  for (const t of targets) {
-    let c = clients.get(t.client_id);
+  const clientOf = (clientId: string): PostureClient => {
+    let c = clients.get(clientId);
     if (c === undefined) {
       c = {
-        client_id: t.client_id,
-        client: names.get(t.client_id) ?? null,
+        client_id: clientId,
+        client: names.get(clientId) ?? null,
         critical: 0,
         high: 0,
         overdue: 0,
         kev: 0,
         last_scan: null,
-        stale_agents: stale === null ? null : (stale.get(t.client_id) ?? 0),
+        stale_agents: stale === null ? null : (stale.get(clientId) ?? 0),
         targets: [],
       };
-      clients.set(t.client_id, c);
+      clients.set(clientId, c);
     }
+    return c;
+  };
+  for (const t of targets) {
+    const c = clientOf(t.client_id);
     const lastScan: LastScan =
       t.last_session_id === null || t.last_scanned_at === null
         ? null
@@ -92,6 +96,8 @@ export async function postureFor(ctx: AppContext, user: UserPrincipal): Promise<
       trend: trendOf.get(`${t.client_id}\u0000${t.target}`) ?? [],
     });
   }
+  // A client whose agents went quiet before any scan arrived is still one to look at.
+  for (const clientId of stale?.keys() ?? []) if (clientId !== '') clientOf(clientId);
   for (const c of clients.values()) c.targets.sort(worstFirst((t: PostureTarget) => t.target));
   answer.clients = [...clients.values()].sort(worstFirst((c: PostureClient) => c.client_id));
   return answer;

@@ -150,9 +150,11 @@ export function PostureSection(props: { data: PostureResponse; now: number }) {
               </tr>
             ))}
           </DataTable>
-          {clients.map((c) => (
-            <TargetsOf key={c.client_id} client={c} now={props.now} />
-          ))}
+          {clients
+            .filter((c) => c.targets.length > 0)
+            .map((c) => (
+              <TargetsOf key={c.client_id} client={c} now={props.now} />
+            ))}
         </>
       )}
     </section>
