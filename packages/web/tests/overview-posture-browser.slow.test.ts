@@ -171,7 +171,7 @@ describe('the overview: clients and targets', () => {
       await poll(() => page.locator(`details[data-client="${BETA}"]`).getAttribute('open')).toBe('');
       await page.keyboard.press('Tab');
       await page.keyboard.press('Tab');
-      await poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe(
+      await poll(() => page.evaluate("document.activeElement.getAttribute('aria-label')")).toBe(
         `2 open critical findings in beta-net (${BETA})`,
       );
       await page.keyboard.press('Enter');

@@ -1,7 +1,8 @@
+import type { OverviewResponse } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { viewOf } from '../src/portfolio/portfolio-model.ts';
 import { countHref, sparkPoints, trendText } from '../src/overview/posture-model.ts';
-import { CHART_LINES, drawnSeries } from '../src/overview/risk-chart.tsx';
+import { CHART_LINES, drawnSeries } from '../src/overview/chart-lines.ts';
 
 /** The overview's links into the portfolio page and its trend in words. */
 
@@ -49,12 +50,12 @@ describe('overview posture model', () => {
 });
 
 describe('risk chart lines', () => {
-  const series = (n: number) =>
+  const series = (n: number): OverviewResponse['risk'] =>
     Array.from({ length: n }, (_, i) => ({
       client_id: 'c',
       client: null,
       target: `t${i}`,
-      points: [point(`s${i}`, (i * 37) % 100)],
+      points: [{ ...point(`s${i}`, (i * 37) % 100), target: `t${i}` }],
     }));
 
   it('draws every target up to one line per colour, else those whose latest scan scored highest, in order', () => {

@@ -7,7 +7,8 @@ import { SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { PostureSection } from './posture-section.tsx';
-import { CHART_LINES, clientName, drawnSeries, RiskChart } from './risk-chart.tsx';
+import { CHART_LINES, drawnSeries } from './chart-lines.ts';
+import { clientName, RiskChart } from './risk-chart.tsx';
 
 function RiskSection(props: { data: OverviewResponse }) {
   const { risk, days } = props.data;

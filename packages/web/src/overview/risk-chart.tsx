@@ -3,11 +3,10 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatDate, formatScore } from '../ui/format.ts';
+import { COLOURS } from './chart-lines.ts';
 
 type Series = OverviewResponse['risk'];
 
-/** Distinguishable on white and for the common colour-vision deficiencies (Okabe-Ito). */
-const COLOURS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#000000', '#8a6d00'];
 /** 12 px: chart text stays readable on a phone (at least 11 px). */
 const FONT = '12px system-ui, sans-serif';
 const HEIGHT = 280;
@@ -29,17 +28,6 @@ export function alignedData(series: Series): uPlot.AlignedData {
       return ys;
     }),
   ];
-}
-
-/** Lines the chart draws at most: one colour each; more would repeat colours and be told apart by none. */
-export const CHART_LINES = COLOURS.length;
-
-/** The targets the chart draws: with more than CHART_LINES, those whose latest scan scored highest (as given otherwise). */
-export function drawnSeries(series: Series): Series {
-  if (series.length <= CHART_LINES) return series;
-  const latest = (s: Series[number]) => s.points.at(-1)?.risk_score ?? 0;
-  const chosen = new Set([...series].sort((a, b) => latest(b) - latest(a)).slice(0, CHART_LINES));
-  return series.filter((s) => chosen.has(s));
 }
 
 /** What the chart shows, in words, for screen readers. */
