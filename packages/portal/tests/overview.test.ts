@@ -160,19 +160,31 @@ describe('GET /api/overview', () => {
   it('an admin sees every client: risk by scan time, fleet, expiring, top findings', async () => {
     const res = await overview(admin);
     expect(res.status, res.text).toBe(200);
-    // Oldest scan first, whatever the upload order; no score, or older than 90 days: not drawn.
+    // One series per target (a client's targets are not mixed), oldest scan first, whatever the
+    // upload order; no score, or older than 90 days: not drawn.
     const expectedRisk = [
       {
         client_id: msp,
         client: 'MSP Client',
+        target: '10.0.0.0/24',
         points: [
           point('m_old', '10.0.0.0/24', { low: 1 }),
-          point('m_dmz', '192.0.2.0/28', { high: 2 }),
           point('m_new', '10.0.0.0/24', { critical: 2, high: 1, medium: 1 }),
         ],
       },
-      { client_id: pro, client: 'Pro Client', points: [point('p_one', 'pro.example', { low: 1 })] },
-    ].sort((a, b) => (a.client_id < b.client_id ? -1 : 1));
+      {
+        client_id: msp,
+        client: 'MSP Client',
+        target: '192.0.2.0/28',
+        points: [point('m_dmz', '192.0.2.0/28', { high: 2 })],
+      },
+      {
+        client_id: pro,
+        client: 'Pro Client',
+        target: 'pro.example',
+        points: [point('p_one', 'pro.example', { low: 1 })],
+      },
+    ].sort((a, b) => (a.client_id < b.client_id ? -1 : a.client_id > b.client_id ? 1 : 0));
     expect(res.body.risk).toEqual(expectedRisk);
     expect(res.body.days).toBe(90);
     expect(res.body.fleet).toEqual({ online: 2, stale: 1, deregistered: 1, stale_threshold_seconds: 600 });

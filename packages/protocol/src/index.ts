@@ -29,3 +29,4 @@ export * from './exports/formats.ts';
 export * from './records.ts';
 export * from './scan-ports.ts';
 export * from './web-link.ts';
+export * from './posture.ts';

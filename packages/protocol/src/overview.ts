@@ -46,8 +46,10 @@ export const OverviewResponse = Type.Object({
     Type.Object({
       client_id: Nullable(Type.String({ description: 'null: sessions uploaded without a client' })),
       client: Nullable(Type.String()),
+      target: Nullable(Type.String({ description: 'one series per target: the targets of a client are not mixed' })),
       points: Type.Array(RiskPoint, { description: 'sessions with a risk score, oldest scan first' }),
     }),
+    { description: 'by client, then target' },
   ),
   fleet: Nullable(
     Type.Object(

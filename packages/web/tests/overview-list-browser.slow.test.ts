@@ -210,17 +210,19 @@ describe('overview, sessions list and stacked tables', () => {
         // The chart, with its words for screen readers and its data as a table.
         const chart = page.locator('.risk-chart');
         await poll(() => chart.locator('canvas').count()).toBe(1);
-        expect(await chart.getAttribute('aria-label')).toContain('Acme Water: 3 scans, risk 72');
-        expect(await chart.getAttribute('aria-label')).toContain('Beta Corp: 2 scans, risk 1');
+        // One line per target: a client's targets are not mixed into one line.
+        expect(await chart.getAttribute('aria-label')).toContain('Acme Water · 192.168.10.0/24: 2 scans, risk 72');
+        expect(await chart.getAttribute('aria-label')).toContain('Acme Water · 10.1.0.0/16: 1 scan, risk 42');
+        expect(await chart.getAttribute('aria-label')).toContain('Beta Corp · web.beta.example: 1 scan, risk 1');
         await page.getByText('Risk data as a table').click();
         const data = page.getByRole('group', { name: 'Risk by scan' });
         expect((await cellTexts(data)).map((r) => [r[0], r[2], r[3]])).toEqual([
           // Scored by the portal from their findings; the two without findings keep their stated scores.
+          ['Acme Water', '10.1.0.0/16', 'C 42'],
           ['Acme Water', '192.168.10.0/24', 'D 72'],
           ['Acme Water', '192.168.10.0/24', 'D 76'],
-          ['Acme Water', '10.1.0.0/16', 'C 42'],
-          ['Beta Corp', 'web.beta.example', 'A 1'],
           ['Beta Corp', 'mail.beta.example', 'C 44'],
+          ['Beta Corp', 'web.beta.example', 'A 1'],
         ]);
         // Chart text is at least 11 px: the legend here; the axes are drawn in 12 px (risk-chart.tsx).
         expect(Number.parseFloat(await styleOf(page, '.risk-chart .u-legend', 'fontSize'))).toBeGreaterThanOrEqual(11);

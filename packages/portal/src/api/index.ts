@@ -27,6 +27,7 @@ import remediationPatch from './remediation/patch.ts';
 import remediationSettingsGet from './remediation-settings/get.ts';
 import remediationSettingsPut from './remediation-settings/put.ts';
 import overviewGet from './overview/get.ts';
+import overviewPostureGet from './overview/posture/get.ts';
 import sessionsBlocksGet from './sessions/blocks/get.ts';
 import sessionsClientsGet from './sessions/clients/get.ts';
 import sessionsDelete from './sessions/delete.ts';
@@ -75,6 +76,7 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     sessionsGet,
     sessionsClientsGet,
     overviewGet,
+    overviewPostureGet,
     sessionsLatestStateGet,
     sessionsFindingsList,
     sessionsFindingGet,

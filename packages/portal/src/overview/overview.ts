@@ -18,7 +18,7 @@ const severityOf = (s: string | null): Severity | null =>
   (SEVERITIES as readonly (string | null)[]).includes(s) ? (s as Severity) : null;
 
 /**
- * The console's first page, within the user's clients: risk by scan time per client over
+ * The console's first page, within the user's clients: risk by scan time per target over
  * `days`, the fleet's states (only for users who may see the fleet), the sessions expiring
  * within the retention notice window, and the most frequent open findings.
  */
@@ -48,8 +48,9 @@ export async function overviewFor(ctx: AppContext, user: UserPrincipal, days?: n
   const risk: OverviewResponse['risk'] = [];
   for (const p of points) {
     let series = risk.at(-1);
-    if (series === undefined || series.client_id !== clientIdOut(p.client_id)) {
-      series = { client_id: clientIdOut(p.client_id), client: null, points: [] };
+    // One series per target: a client's targets in one line would draw a sawtooth between them.
+    if (series === undefined || series.client_id !== clientIdOut(p.client_id) || series.target !== p.target) {
+      series = { client_id: clientIdOut(p.client_id), client: null, target: p.target, points: [] };
       risk.push(series);
     }
     // Rows come oldest first: the last name seen is the newest.

@@ -11,7 +11,7 @@ const inScope = (scope: Scope) =>
 /** Rows the risk chart reads at most; far above a few clients' daily scans over a year. */
 const MAX_POINTS = 5000;
 
-/** Sessions with a risk score scanned since `since`, by client then scan time. */
+/** Sessions with a risk score scanned since `since`, by client, target, then scan time. */
 export function riskPoints(db: Kysely<Database>, scope: Scope, since: Date) {
   return db
     .selectFrom('sessions')
@@ -20,6 +20,7 @@ export function riskPoints(db: Kysely<Database>, scope: Scope, since: Date) {
     .where('scanned_at', '>=', since)
     .where('risk_score', 'is not', null)
     .orderBy('client_id')
+    .orderBy('target')
     .orderBy('scanned_at')
     .orderBy('session_id')
     .limit(MAX_POINTS)
@@ -82,4 +83,48 @@ export async function topOpenFindings(db: Kysely<Database>, scope: Scope, limit:
     LIMIT ${limit}
   `.execute(db);
   return rows.map((r) => ({ title: r.title, severity: r.severity, targets: Number(r.targets), open: Number(r.open) }));
+}
+
+/** Registered agents per client whose last heartbeat was received at or before `staleBefore`. */
+export async function staleAgentsByClient(db: Kysely<Database>, scope: Scope, staleBefore: Date) {
+  const rows = await db
+    .selectFrom('agents')
+    .select(['client_id', (eb) => eb.fn.countAll<string>().as('n')])
+    .where(inScope(scope))
+    .where('deregistered_at', 'is', null)
+    .where('received_at', '<=', staleBefore)
+    .groupBy('client_id')
+    .execute();
+  return new Map(rows.map((r) => [r.client_id, Number(r.n)]));
+}
+
+/** Each client's name as its newest named session gives it. */
+export async function clientNames(db: Kysely<Database>, scope: Scope) {
+  const { rows } = await sql<{ client_id: string; client: string }>`
+    SELECT DISTINCT ON (client_id) client_id, client FROM sessions
+    WHERE ${inScope(scope)} AND client IS NOT NULL
+    ORDER BY client_id, uploaded_at DESC
+  `.execute(db);
+  return new Map(rows.map((r) => [r.client_id, r.client]));
+}
+
+/** The newest `perTarget` scored sessions of every target (sessions_peer_idx), oldest first within a target. */
+export async function targetTrends(db: Kysely<Database>, scope: Scope, perTarget: number) {
+  const { rows } = await sql<{
+    client_id: string;
+    target: string;
+    session_id: string;
+    scanned_at: Date;
+    risk_score: number;
+    risk_grade: string | null;
+  }>`
+    SELECT client_id, target, session_id, scanned_at, risk_score, risk_grade FROM (
+      SELECT client_id, target, session_id, scanned_at, risk_score, risk_grade,
+        row_number() OVER (PARTITION BY client_id, target ORDER BY scanned_at DESC, session_id DESC) AS n
+      FROM sessions
+      WHERE ${inScope(scope)} AND target IS NOT NULL AND risk_score IS NOT NULL
+    ) s WHERE n <= ${perTarget}
+    ORDER BY client_id, target, scanned_at, session_id
+  `.execute(db);
+  return rows;
 }

@@ -161,3 +161,55 @@ export async function keysOfFingerprints(
   if (target !== undefined) q = q.where('target', '=', target);
   return q.execute();
 }
+
+/**
+ * Per target of the scope (every target with records), its newest scan and how many findings
+ * each overview count holds (protocol POSTURE_FILTERS: open, no false positive, no exception in
+ * effect; overdue as the `overdue` filter). The open records without an exception and those
+ * whose exception has expired are read apart: each part is an index-only scan of migration
+ * 0021's partial indexes (as one NOT (…) filter it is a scan of the whole table).
+ */
+export async function postureCounts(db: Kysely<Database>, clientIds: readonly string[] | null, today: string) {
+  const scope = (alias: string) =>
+    clientIds === null ? sql`TRUE` : sql`${sql.ref(`${alias}.client_id`)} = ANY(${sql.val([...clientIds])}::text[])`;
+  const { rows } = await sql<{
+    client_id: string;
+    target: string;
+    last_session_id: string | null;
+    last_scanned_at: Date | null;
+    critical: string | null;
+    high: string | null;
+    overdue: string | null;
+    kev: string | null;
+  }>`
+    SELECT t.client_id, t.target, t.last_session_id, t.last_scanned_at, c.critical, c.high, c.overdue, c.kev
+    FROM finding_targets t LEFT JOIN (
+      SELECT r.client_id, r.target,
+        count(*) FILTER (WHERE severity_key = ${severityKeyOf('critical')}) AS critical,
+        count(*) FILTER (WHERE severity_key = ${severityKeyOf('high')}) AS high,
+        count(*) FILTER (WHERE due_date IS NOT NULL AND due_date < ${today}) AS overdue,
+        count(*) FILTER (WHERE kev) AS kev
+      FROM (
+        SELECT client_id, target, severity_key, due_date, kev FROM finding_records r
+        WHERE ${scope('r')} AND status <> 'resolved' AND disposition IS NULL AND exception_reason IS NULL
+        UNION ALL
+        SELECT client_id, target, severity_key, due_date, kev FROM finding_records r
+        WHERE ${scope('r')} AND status <> 'resolved' AND disposition IS NULL AND exception_reason IS NOT NULL
+          AND exception_expiry IS NOT NULL AND exception_expiry < ${today}
+      ) r
+      GROUP BY r.client_id, r.target
+    ) c ON c.client_id = t.client_id AND c.target = t.target
+    WHERE ${scope('t')}
+  `.execute(db);
+  const n = (v: string | null) => (v === null ? 0 : Number(v));
+  return rows.map((r) => ({
+    client_id: r.client_id,
+    target: r.target,
+    last_session_id: r.last_session_id,
+    last_scanned_at: r.last_scanned_at,
+    critical: n(r.critical),
+    high: n(r.high),
+    overdue: n(r.overdue),
+    kev: n(r.kev),
+  }));
+}

@@ -3,6 +3,7 @@ import type {
   BenchmarkResponse,
   DeleteSessionResponse,
   OverviewResponse,
+  PostureResponse,
   RemediationUpdateItem,
   RemediationUpdateResponse,
   RevokeShareResponse,
@@ -41,6 +42,11 @@ export function listSessionClients(): Promise<SessionClientsResponse> {
 /** GET /api/overview: risk by scan time, fleet states, expiring sessions, frequent open findings. */
 export function getOverview(days?: number): Promise<OverviewResponse> {
   return apiRequest<OverviewResponse>('GET', '/api/overview', { query: { days } });
+}
+
+/** GET /api/overview/posture: per client and target, open criticals and highs, overdue and KEV findings, last scan, trend. */
+export function getPosture(): Promise<PostureResponse> {
+  return apiRequest<PostureResponse>('GET', '/api/overview/posture');
 }
 
 /** GET /api/sessions?session=: one session with its status history and notes. */

@@ -1,24 +1,32 @@
 import { type OverviewResponse, sessionHref } from '@svc/protocol';
-import { getOverview } from '../api/sessions.ts';
+import { getOverview, getPosture } from '../api/sessions.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { countOf, formatCount, formatDate, formatScore } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useLoad } from '../ui/use-load.ts';
-import { RiskChart, seriesName } from './risk-chart.tsx';
+import { PostureSection } from './posture-section.tsx';
+import { CHART_LINES, drawnSeries } from './chart-lines.ts';
+import { clientName, RiskChart } from './risk-chart.tsx';
 
 function RiskSection(props: { data: OverviewResponse }) {
   const { risk, days } = props.data;
   return (
     <section class="panel" aria-labelledby="risk-h">
       <h2 id="risk-h">Risk over time</h2>
-      <p class="muted">Risk score of each scan in the last {days} days, by when the scan ran, one line per client.</p>
+      <p class="muted">
+        Risk score of each scan in the last {days} days, by when the scan ran, one line per target
+        {risk.length > CHART_LINES
+          ? `: the ${CHART_LINES} of ${risk.length} targets whose latest scan scored highest (every scan is in the table)`
+          : ''}
+        .
+      </p>
       {risk.length === 0 ? (
         <p>No scored scans in this period.</p>
       ) : (
         <>
-          <RiskChart series={risk} />
+          <RiskChart series={drawnSeries(risk)} />
           <details class="chart-data">
             <summary>Risk data as a table</summary>
             <DataTable
@@ -29,7 +37,7 @@ function RiskSection(props: { data: OverviewResponse }) {
               {risk.flatMap((s) =>
                 s.points.map((p) => (
                   <tr key={`${s.client_id ?? ''}/${p.session_id}`}>
-                    <td>{seriesName(s)}</td>
+                    <td>{clientName(s)}</td>
                     <td class="nowrap">{formatDate(p.scanned_at)}</td>
                     <td>
                       <a href={sessionHref(p.session_id, s.client_id)}>{p.target ?? p.session_id}</a>
@@ -139,8 +147,11 @@ function FindingsSection(props: { findings: OverviewResponse['top_findings'] }) 
 /** The first page after sign-in: the state of every client the user may see, at a glance. */
 export function OverviewPage() {
   const data = useLoad(() => getOverview(), []);
+  const posture = useLoad(() => getPosture(), []);
   return (
     <Page title="Overview">
+      {posture.state === 'failed' ? <ErrorMessage error={posture.error} /> : null}
+      {posture.state === 'done' ? <PostureSection data={posture.value} now={Date.now()} /> : null}
       {data.state === 'loading' ? (
         <p class="busy-sign" role="status" aria-busy="true">
           Loading…

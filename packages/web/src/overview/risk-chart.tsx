@@ -3,18 +3,18 @@ import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { formatDate, formatScore } from '../ui/format.ts';
+import { COLOURS } from './chart-lines.ts';
 
 type Series = OverviewResponse['risk'];
 
-/** Distinguishable on white and for the common colour-vision deficiencies (Okabe-Ito). */
-const COLOURS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00', '#56b4e9', '#000000', '#8a6d00'];
 /** 12 px: chart text stays readable on a phone (at least 11 px). */
 const FONT = '12px system-ui, sans-serif';
 const HEIGHT = 280;
 
-export const seriesName = (s: Series[number]) => s.client ?? s.client_id ?? 'no client';
+export const clientName = (s: Series[number]) => s.client ?? s.client_id ?? 'no client';
+export const seriesName = (s: Series[number]) => `${clientName(s)} · ${s.target ?? 'no target'}`;
 
-/** One x axis for every client: the union of their scan times (seconds), each series null where it has no scan. */
+/** One x axis for every target: the union of their scan times (seconds), each series null where it has no scan. */
 export function alignedData(series: Series): uPlot.AlignedData {
   const times = [...new Set(series.flatMap((s) => s.points.map((p) => Date.parse(p.scanned_at) / 1000)))].sort(
     (a, b) => a - b,
@@ -37,12 +37,12 @@ function describe(series: Series): string {
       const first = s.points[0];
       const last = s.points.at(-1);
       if (first === undefined || last === undefined) return '';
-      return `${seriesName(s)}: ${s.points.length} scans, risk ${formatScore(first.risk_score)} on ${formatDate(first.scanned_at)} to ${formatScore(last.risk_score)} on ${formatDate(last.scanned_at)}`;
+      return `${seriesName(s)}: ${s.points.length} ${s.points.length === 1 ? 'scan' : 'scans'}, risk ${formatScore(first.risk_score)} on ${formatDate(first.scanned_at)} to ${formatScore(last.risk_score)} on ${formatDate(last.scanned_at)}`;
     })
     .join('; ');
 }
 
-/** Risk score over scan time, one line per client; the data table below it is the accessible alternative. */
+/** Risk score over scan time, one line per target; the data table below it is the accessible alternative. */
 export function RiskChart(props: { series: Series }) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
