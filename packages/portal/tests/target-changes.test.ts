@@ -186,7 +186,10 @@ describe('what changed per target and per session', () => {
 
   it('shows a customer user only their clients: another client is a 404', async () => {
     // The customer user of acme sees the same counts as the admin.
-    expect(await changesOf(acmeUser.token)).toMatchObject({ session_id: '20261123_100000', changes: { not_checked: 4 } });
+    expect(await changesOf(acmeUser.token)).toMatchObject({
+      session_id: '20261123_100000',
+      changes: { not_checked: 4 },
+    });
     expect(titles(await listed('20261122_100000', 'reopened', acmeUser.token))).toEqual(['HTTP without TLS']);
     // Another client's user: acme's target and session do not exist for them.
     const all = await get('/api/targets/changes', otherUser.token);

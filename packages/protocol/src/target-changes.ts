@@ -47,5 +47,5 @@ export type TargetChangesResponse = Static<typeof TargetChangesResponse>;
 
 /** The session view showing the findings one change of that session counts (its findings table filtered). */
 export function sessionChangeHref(sessionId: string, clientId: string | null, change: FindingChange): string {
-  return `${sessionHref(sessionId, clientId)}&change=${change}#findings`;
+  return `${sessionHref(sessionId, clientId)}&change=${change}`;
 }

@@ -24,6 +24,7 @@ import { Downloads, Exports, Reports } from './files.tsx';
 import { ShareLink } from './share-link.tsx';
 import { Exceptions, Findings } from './findings.tsx';
 import { getSessionBlocks } from './findings-api.ts';
+import { CHANGE_FILTERS } from './findings-model.ts';
 import { ReviewStatus } from './status.tsx';
 import { Topology } from './topology.tsx';
 import { Trend } from './trend.tsx';
@@ -105,6 +106,7 @@ export function SessionViewPage() {
   const [dated, setDated] = useState(0);
   const mayTriage = useMay('remediation:update');
   const key = [ref.session, ref.clientId];
+  const change = CHANGE_FILTERS.find((c) => c === query['change']);
   const valid = ref.session !== '';
 
   const detail = useLoad(valid ? () => getSession(ref) : null, [...key, version, triage]);
@@ -172,10 +174,11 @@ export function SessionViewPage() {
           </Section>
           <Section id="findings" title="Findings">
             <Findings
-              key={version}
+              key={`${version}:${change ?? ''}`}
               ref_={ref}
               scope={scope}
               refresh={dated}
+              change={change}
               onChanged={() => setTriage((t) => t + 1)}
             />
           </Section>

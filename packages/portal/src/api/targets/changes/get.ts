@@ -23,7 +23,7 @@ export default function register(app: App, ctx: AppContext): void {
       schema: {
         operationId: 'listTargetChanges',
         tags: ['findings'],
-        summary: "Per target, what its latest scan changed since the previous one",
+        summary: 'Per target, what its latest scan changed since the previous one',
         security: [{ identityToken: [] }],
         querystring: TargetChangesQuery,
         response: responses({ 200: TargetChangesResponse }, 400, 401, 403, 404),
