@@ -128,6 +128,17 @@ describe('what changed per target', () => {
     expect(await link(page, 'persistent').textContent()).toBe('2');
     expect(await link(page, 'reopened').count()).toBe(0);
     expect(await link(page, 'not_checked').count()).toBe(0);
+    // The target's open findings on the Findings page, by its address filters.
+    const open = new URL(
+      (await targetRow(page, TARGET)
+        .getByRole('link', { name: `Open findings of ${TARGET}` })
+        .getAttribute('href')) ?? '',
+      portal.url,
+    );
+    expect([open.pathname, Object.fromEntries(open.searchParams)]).toEqual([
+      '/console/findings',
+      { client_id: 'changes-co', target: TARGET, status: 'open' },
+    ]);
     expect(await noSidewaysScroll(page)).toBe(true);
     await expectAxeClean(page);
 

@@ -6,6 +6,7 @@ import {
   type TargetChangesResponse,
 } from '@svc/protocol';
 import { apiRequest } from '../api/client.ts';
+import { hrefOf } from '../portfolio/portfolio-model.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { formatDate } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
@@ -30,6 +31,13 @@ const COLUMNS: readonly { change: FindingChange; label: string; noun: string }[]
 function getTargetChanges(): Promise<TargetChangesResponse> {
   return apiRequest<TargetChangesResponse>('GET', '/api/targets/changes');
 }
+
+/** The target's open findings of record on the Findings page (its address filters). */
+const openFindingsHref = (t: TargetChanges) =>
+  hrefOf({
+    filter: { ...(t.client_id === null ? {} : { client_id: t.client_id }), target: t.target, status: 'open' },
+    perPage: 25,
+  });
 
 /** A count that opens the findings it counts; 0, or a scan retention removed, is plain text. */
 function Count(props: { t: TargetChanges; change: FindingChange; noun: string }) {
@@ -84,7 +92,13 @@ export function ChangesPage() {
         >
           {data.value.targets.map((t) => (
             <tr key={`${t.client_id ?? ''}/${t.target}`} data-target={t.target}>
-              <th scope="row">{t.target}</th>
+              <th scope="row">
+                {t.target}
+                <br />
+                <a class="small" href={openFindingsHref(t)} aria-label={`Open findings of ${t.target}`}>
+                  open findings
+                </a>
+              </th>
               <td>{t.client_id ?? 'no client'}</td>
               <td class="nowrap">
                 <LatestScan t={t} />
