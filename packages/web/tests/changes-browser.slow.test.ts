@@ -155,6 +155,10 @@ describe('what changed per target', () => {
     expect(await rows.first().locator('[data-mark="change"]').textContent()).toBe('Resolved by this scan');
     expect(await page.getByLabel('Change in this scan').inputValue()).toBe('resolved');
     expect(await page.locator('.changes button[data-change="resolved"]').getAttribute('aria-pressed')).toBe('true');
+    // The session's own panel names the scan it compares with.
+    const previous = page.locator('.changes [data-previous-scan]');
+    await poll(() => previous.textContent()).toBe('Since the scan of 2025-06-01 12:00 UTC.');
+    expect(await previous.getByRole('link').getAttribute('href')).toBe(`/collect/?session=${S1}&client_id=changes-co`);
 
     const details = page.getByRole('button', { name: `Details of ${nameOf(C)}` });
     if (by === 'mouse') await details.click();

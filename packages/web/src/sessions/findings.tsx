@@ -54,6 +54,8 @@ export function Findings(props: {
   onChanged: () => void;
   /** The change the address asks for (`&change=`, the "What changed" page's links). */
   change?: ChangeFilter | undefined;
+  /** The scan of the target before this one (the changes panel names it). */
+  previous?: { href: string; when: string } | null | undefined;
 }) {
   const [view, setView] = useState<FindingsView>(() =>
     props.change === undefined ? FIRST_VIEW : { ...FIRST_VIEW, change: props.change },
@@ -99,7 +101,13 @@ export function Findings(props: {
   return (
     <div class="findings">
       {counts !== null ? (
-        <ChangesPanel changes={counts.changes} overdue={counts.overdue} view={view} onShow={show} />
+        <ChangesPanel
+          changes={counts.changes}
+          overdue={counts.overdue}
+          view={view}
+          onShow={show}
+          previous={props.previous}
+        />
       ) : null}
       <Filters view={view} onChange={show} />
       <OutcomeMessage message={message} />

@@ -27,6 +27,7 @@ import { getSessionBlocks } from './findings-api.ts';
 import { CHANGE_FILTERS } from './findings-model.ts';
 import { ReviewStatus } from './status.tsx';
 import { Topology } from './topology.tsx';
+import { previousScanOf, scanTimeOf } from './scan-time.ts';
 import { Trend } from './trend.tsx';
 import { type Loaded, useLoad } from '../ui/use-load.ts';
 
@@ -131,6 +132,13 @@ export function SessionViewPage() {
     [session?.client_id, session?.target, session?.session_id],
   );
 
+  // The scan before this one, from the trend's sessions of the target (the changes panel names it).
+  const previous = useMemo(() => {
+    if (trend.state !== 'done' || session === null) return undefined;
+    const p = previousScanOf(trend.value, session);
+    return p === null ? null : { href: sessionHref(p.session_id, p.client_id), when: formatDate(scanTimeOf(p)) };
+  }, [trend, session]);
+
   if (!valid)
     return (
       <Page title="Session">
@@ -179,6 +187,7 @@ export function SessionViewPage() {
               scope={scope}
               refresh={dated}
               change={change}
+              previous={previous}
               onChanged={() => setTriage((t) => t + 1)}
             />
           </Section>
