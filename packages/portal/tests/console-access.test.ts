@@ -35,6 +35,7 @@ const SECTION_CALLS: Record<ConsolePath, (token: string) => Promise<{ status: nu
   '/console/overview': (t) => http(portal.url, 'GET', '/api/overview', { headers: withToken(t) }),
   '/console/sessions': (t) => http(portal.url, 'GET', '/api/sessions?limit=1', { headers: withToken(t) }),
   '/console/findings': (t) => http(portal.url, 'GET', '/api/findings?limit=1', { headers: withToken(t) }),
+  '/console/changes': (t) => http(portal.url, 'GET', '/api/targets/changes', { headers: withToken(t) }),
   '/console/fleet': (t) => http(portal.url, 'GET', '/api/health?agents=true&limit=1', { headers: withToken(t) }),
   '/console/commands': (t) => http(portal.url, 'GET', '/api/agent-commands?limit=1', { headers: withToken(t) }),
   '/console/licenses': (t) => http(portal.url, 'GET', '/api/licenses', { headers: withToken(t) }),

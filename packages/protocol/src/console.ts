@@ -12,6 +12,7 @@ export const CONSOLE_ACCESS = {
   '/console/overview': { permission: 'sessions:read' },
   '/console/sessions': { permission: 'sessions:read' },
   '/console/findings': { permission: 'sessions:read' },
+  '/console/changes': { permission: 'sessions:read' },
   '/console/fleet': { permission: 'health:agents' },
   '/console/commands': { permission: 'agent:commands' },
   '/console/licenses': { adminOnly: true },

@@ -24,6 +24,7 @@ export * from './tier-rank.ts';
 export * from './command-status.ts';
 export * from './session-id.ts';
 export * from './session-link.ts';
+export * from './target-changes.ts';
 export * from './vuln-index.ts';
 export * from './exports/formats.ts';
 export * from './records.ts';

@@ -2,6 +2,7 @@ import { createContext, type FunctionComponent } from 'preact';
 import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { useContext, useEffect } from 'preact/hooks';
 import { adminSections } from './admin/index.ts';
+import { ChangesPage } from './changes/changes-page.tsx';
 import { CallerContext, useCaller } from './auth/access.ts';
 import { sectionsFor } from './auth/section-access.ts';
 import { identity } from './auth/session.ts';
@@ -19,6 +20,7 @@ const SECTIONS: Section[] = [
   { path: '/console/overview', label: 'Overview', component: OverviewPage },
   { path: '/console/sessions', label: 'Sessions', component: SessionsPage },
   { path: '/console/findings', label: 'Findings', component: PortfolioPage },
+  { path: '/console/changes', label: 'What changed', component: ChangesPage },
   ...fleetSections,
   ...adminSections,
 ];

@@ -13,11 +13,17 @@ describe('sections by permission', () => {
   });
 
   it("opens a scoped user's sections by its tier, never licenses or users", () => {
-    expect(paths(scoped('professional'))).toEqual(['/console/overview', '/console/sessions', '/console/findings']);
+    expect(paths(scoped('professional'))).toEqual([
+      '/console/overview',
+      '/console/sessions',
+      '/console/findings',
+      '/console/changes',
+    ]);
     expect(paths(scoped('business'))).toEqual([
       '/console/overview',
       '/console/sessions',
       '/console/findings',
+      '/console/changes',
       '/console/commands',
       '/console/webhooks',
     ]);
@@ -25,6 +31,7 @@ describe('sections by permission', () => {
       '/console/overview',
       '/console/sessions',
       '/console/findings',
+      '/console/changes',
       '/console/fleet',
       '/console/commands',
       '/console/webhooks',
@@ -40,6 +47,7 @@ describe('sections by permission', () => {
       '/console/overview',
       '/console/sessions',
       '/console/findings',
+      '/console/changes',
     ]);
     expect(paths(fallbackCaller({ ...who, role: 'admin' }))).toEqual(Object.keys(CONSOLE_ACCESS));
   });

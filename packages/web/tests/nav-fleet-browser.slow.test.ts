@@ -115,6 +115,7 @@ describe('navigation by permission', () => {
         'Overview',
         'Sessions',
         'Findings',
+        'What changed',
         'Fleet',
         'Commands',
         'Licenses',
@@ -135,7 +136,14 @@ describe('navigation by permission', () => {
     async (width) => {
       const p = await openAsMember(width, '/console/sessions');
       try {
-        await poll(() => navEntries(p.page)).toEqual(['Overview', 'Sessions', 'Findings', 'Commands', 'Webhooks']);
+        await poll(() => navEntries(p.page)).toEqual([
+          'Overview',
+          'Sessions',
+          'Findings',
+          'What changed',
+          'Commands',
+          'Webhooks',
+        ]);
         await expectAccessible(p.page);
         expectNoConsoleErrors(p);
       } finally {

@@ -1,6 +1,6 @@
 import type { SessionView } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
-import { scanTimeOf } from '../src/sessions/scan-time.ts';
+import { previousScanOf, scanTimeOf } from '../src/sessions/scan-time.ts';
 import { formatAge } from '../src/ui/format.ts';
 
 /** The rules behind the session view's trend order and the benchmark's age. */
@@ -23,6 +23,25 @@ describe('scanTimeOf', () => {
   it('else the upload time: another id shape, or an id that is no date', () => {
     expect(scanTimeOf(view('weekly-scan', '2025-04-01T00:00:00.000Z'))).toBe('2025-04-01T00:00:00.000Z');
     expect(scanTimeOf(view('20251345_250000', '2025-04-01T00:00:00.000Z'))).toBe('2025-04-01T00:00:00.000Z');
+  });
+});
+
+describe('previousScanOf', () => {
+  const up = '2025-04-01T00:00:00.000Z';
+  const a = view('20250301_090000', up);
+  const b = view('20250308_090000', up);
+  const late = view('upload-late', '2025-05-01T00:00:00.000Z', '2025-03-05T09:00:00.000Z');
+  const c = view('20250315_090000', up);
+
+  it('takes the scan that ran last before this one, by scan time, whatever the order of uploads', () => {
+    expect(previousScanOf([c, late, b, a], c)?.session_id).toBe('20250308_090000');
+    expect(previousScanOf([c, late, a], c)?.session_id).toBe('upload-late');
+    expect(previousScanOf([c, b, a], b)?.session_id).toBe('20250301_090000');
+  });
+
+  it('is null for the first scan of the target', () => {
+    expect(previousScanOf([c, b, a], a)).toBeNull();
+    expect(previousScanOf([a], a)).toBeNull();
   });
 });
 

@@ -43,6 +43,7 @@ describe('console sign-in', () => {
           'Overview',
           'Sessions',
           'Findings',
+          'What changed',
           'Fleet',
           'Commands',
           'Licenses',

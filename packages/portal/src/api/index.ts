@@ -41,6 +41,7 @@ import shareGet from './share/get.ts';
 import shareRevoke from './share/revoke.ts';
 import shareRotate from './share/rotate.ts';
 import targetsDelete from './targets/delete.ts';
+import targetsChangesGet from './targets/changes/get.ts';
 import targetsList from './targets/list.ts';
 import uploadPost from './upload/post.ts';
 import vulnFeedsPost from './vuln-feeds/post.ts';
@@ -91,6 +92,7 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     remediationSettingsGet,
     remediationSettingsPut,
     targetsList,
+    targetsChangesGet,
     targetsDelete,
     downloadGet,
     shareGet,

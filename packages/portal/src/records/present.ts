@@ -1,4 +1,12 @@
-import type { DecisionSource, RecordFinding, RemediationStatus, Severity, TargetView } from '@svc/protocol';
+import type {
+  DecisionSource,
+  RecordFinding,
+  RemediationStatus,
+  Severity,
+  TargetChanges,
+  TargetView,
+} from '@svc/protocol';
+import type { TargetChangesRow } from './changes-queries.ts';
 import { exceptionHolds, isOverdue, type RecordRow } from './model.ts';
 
 /** The API's shapes of records (docs/findings-of-record.md). No key of the store, nothing of another client. */
@@ -80,5 +88,24 @@ export function presentTarget(t: {
     coverage: t.last_coverage as TargetView['coverage'],
     open: Number(t.open),
     resolved: Number(t.resolved),
+  };
+}
+
+export function presentTargetChanges(t: TargetChangesRow): TargetChanges {
+  return {
+    client_id: clientOut(t.client_id),
+    target: t.target,
+    session_id: t.last_session_id,
+    scanned_at: iso(t.last_scanned_at),
+    session_stored: t.session_stored,
+    previous_session_id: t.previous_session_id,
+    previous_scanned_at: iso(t.previous_scanned_at),
+    changes: {
+      new: Number(t.new),
+      persistent: Number(t.persistent),
+      reopened: Number(t.reopened),
+      resolved: Number(t.resolved),
+      not_checked: Number(t.not_checked),
+    },
   };
 }

@@ -44,7 +44,7 @@ export function Benchmark(props: { benchmark: BenchmarkResponse }) {
         </span>
       </p>
       <DataTable
-        label="Benchmark"
+        label="Benchmark figures"
         columns={['Metric', 'Value', 'Percentile', 'Standing']}
         stack={{ lead: ['Metric', 'Standing'] }}
       >

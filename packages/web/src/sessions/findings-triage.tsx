@@ -20,8 +20,10 @@ export function ChangesPanel(props: {
   overdue: number;
   view: FindingsView;
   onShow: (v: FindingsView) => void;
+  /** The scan of the target before this one, once the trend's sessions are in; null: this is the first. */
+  previous?: { href: string; when: string } | null | undefined;
 }) {
-  const { view } = props;
+  const { view, previous } = props;
   const byChange = (c: FindingChange) => {
     const on = view.change === c && view.overdue === '';
     return (
@@ -42,6 +44,17 @@ export function ChangesPanel(props: {
   return (
     <section class="changes" aria-labelledby="changes-h">
       <h3 id="changes-h">What changed since the last scan</h3>
+      {previous === undefined ? null : (
+        <p class="small" data-previous-scan>
+          {previous === null ? (
+            'This is the first stored scan of this target.'
+          ) : (
+            <>
+              Since the scan of <a href={previous.href}>{previous.when}</a>.
+            </>
+          )}
+        </p>
+      )}
       <ul class="changes-list">
         {FINDING_CHANGES.map(byChange)}
         <li>

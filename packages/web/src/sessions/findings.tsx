@@ -13,7 +13,16 @@ import { BulkBar } from './findings-bulk.tsx';
 import { Filters } from './findings-controls.tsx';
 import { FindingTableRow } from './findings-row.tsx';
 import { useSender } from './findings-sender.ts';
-import { FIRST_VIEW, type FindingsView, type Message, PAGE_SIZE, queryOf, sortBy, titleOf } from './findings-model.ts';
+import {
+  type ChangeFilter,
+  FIRST_VIEW,
+  type FindingsView,
+  type Message,
+  PAGE_SIZE,
+  queryOf,
+  sortBy,
+  titleOf,
+} from './findings-model.ts';
 import { type ChangeCounts, ChangesPanel } from './findings-triage.tsx';
 
 const COLUMNS: { sort: FindingSort | null; title: string }[] = [
@@ -44,8 +53,14 @@ export function Findings(props: {
   /** Changes when something outside the table re-dated or changed findings (due-date settings). */
   refresh?: number;
   onChanged: () => void;
+  /** The change the address asks for (`&change=`, the "What changed" page's links). */
+  change?: ChangeFilter | undefined;
+  /** The scan of the target before this one (the changes panel names it). */
+  previous?: { href: string; when: string } | null | undefined;
 }) {
-  const [view, setView] = useState<FindingsView>(FIRST_VIEW);
+  const [view, setView] = useState<FindingsView>(() =>
+    props.change === undefined ? FIRST_VIEW : { ...FIRST_VIEW, change: props.change },
+  );
   const [cursors, setCursors] = useState<string[]>(['']);
   const cursor = cursors[cursors.length - 1] ?? '';
   const [message, setMessage] = useState<Message | null>(null);
@@ -87,7 +102,13 @@ export function Findings(props: {
   return (
     <div class="findings">
       {counts !== null ? (
-        <ChangesPanel changes={counts.changes} overdue={counts.overdue} view={view} onShow={show} />
+        <ChangesPanel
+          changes={counts.changes}
+          overdue={counts.overdue}
+          view={view}
+          onShow={show}
+          previous={props.previous}
+        />
       ) : null}
       <Filters view={view} onChange={show} />
       <OutcomeMessage message={message} />
@@ -114,7 +135,7 @@ export function Findings(props: {
         </p>
       ) : (
         <DataTable
-          label="Findings"
+          label="Findings of this scan"
           busy={page.data === null}
           stack={{ lead: ['Severity', 'Remediation'] }}
           columns={[

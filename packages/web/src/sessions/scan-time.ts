@@ -21,3 +21,15 @@ export function scanTimeOf(s: TrendSession): string {
   }
   return s.uploaded_at;
 }
+
+/** The scan of the same target that ran just before `current` among `sessions` (the trend's), or null. */
+export function previousScanOf(sessions: readonly TrendSession[], current: TrendSession): TrendSession | null {
+  const when = (s: TrendSession) => Date.parse(scanTimeOf(s));
+  const at = when(current);
+  let best: TrendSession | null = null;
+  for (const s of sessions) {
+    if (s.session_id === current.session_id || !(when(s) <= at)) continue;
+    if (best === null || when(s) > when(best)) best = s;
+  }
+  return best;
+}

@@ -24,8 +24,10 @@ import { Downloads, Exports, Reports } from './files.tsx';
 import { ShareLink } from './share-link.tsx';
 import { Exceptions, Findings } from './findings.tsx';
 import { getSessionBlocks } from './findings-api.ts';
+import { CHANGE_FILTERS } from './findings-model.ts';
 import { ReviewStatus } from './status.tsx';
 import { Topology } from './topology.tsx';
+import { previousScanOf, scanTimeOf } from './scan-time.ts';
 import { Trend } from './trend.tsx';
 import { type Loaded, useLoad } from '../ui/use-load.ts';
 
@@ -105,6 +107,7 @@ export function SessionViewPage() {
   const [dated, setDated] = useState(0);
   const mayTriage = useMay('remediation:update');
   const key = [ref.session, ref.clientId];
+  const change = CHANGE_FILTERS.find((c) => c === query['change']);
   const valid = ref.session !== '';
 
   const detail = useLoad(valid ? () => getSession(ref) : null, [...key, version, triage]);
@@ -128,6 +131,13 @@ export function SessionViewPage() {
           ),
     [session?.client_id, session?.target, session?.session_id],
   );
+
+  // The scan before this one, from the trend's sessions of the target (the changes panel names it).
+  const previous = useMemo(() => {
+    if (trend.state !== 'done' || session === null) return undefined;
+    const p = previousScanOf(trend.value, session);
+    return p === null ? null : { href: sessionHref(p.session_id, p.client_id), when: formatDate(scanTimeOf(p)) };
+  }, [trend, session]);
 
   if (!valid)
     return (
@@ -172,10 +182,12 @@ export function SessionViewPage() {
           </Section>
           <Section id="findings" title="Findings">
             <Findings
-              key={version}
+              key={`${version}:${change ?? ''}`}
               ref_={ref}
               scope={scope}
               refresh={dated}
+              change={change}
+              previous={previous}
               onChanged={() => setTriage((t) => t + 1)}
             />
           </Section>

@@ -1,0 +1,124 @@
+import {
+  type FindingChange,
+  sessionChangeHref,
+  sessionHref,
+  type TargetChanges,
+  type TargetChangesResponse,
+} from '@svc/protocol';
+import { apiRequest } from '../api/client.ts';
+import { hrefOf } from '../portfolio/portfolio-model.ts';
+import { ErrorMessage } from '../ui/alert.tsx';
+import { formatDate } from '../ui/format.ts';
+import { Page } from '../ui/page.tsx';
+import { DataTable } from '../ui/table-wrap.tsx';
+import { useLoad } from '../ui/use-load.ts';
+
+/**
+ * "What changed" (/console/changes): per target in the user's scope, what its latest scan did
+ * to the findings of record since the scan before it (docs/findings-of-record.md#what-changed).
+ * Each count opens that scan's findings filtered by the change; each finding's details there
+ * hold its history (who changed what, when, from which session).
+ */
+
+const COLUMNS: readonly { change: FindingChange; label: string; noun: string }[] = [
+  { change: 'new', label: 'New', noun: 'new' },
+  { change: 'resolved', label: 'Resolved', noun: 'resolved' },
+  { change: 'reopened', label: 'Reopened', noun: 'reopened' },
+  { change: 'not_checked', label: 'Not checked', noun: 'not checked' },
+  { change: 'persistent', label: 'Still open', noun: 'still open' },
+];
+
+function getTargetChanges(): Promise<TargetChangesResponse> {
+  return apiRequest<TargetChangesResponse>('GET', '/api/targets/changes');
+}
+
+/** The target's open findings of record on the Findings page (its address filters). */
+const openFindingsHref = (t: TargetChanges) =>
+  hrefOf({
+    filter: { ...(t.client_id === null ? {} : { client_id: t.client_id }), target: t.target, status: 'open' },
+    perPage: 25,
+  });
+
+/** A count that opens the findings it counts; 0, or a scan retention removed, is plain text. */
+function Count(props: { t: TargetChanges; change: FindingChange; noun: string }) {
+  const { t } = props;
+  const n = t.changes[props.change];
+  if (n === 0 || t.session_id === null || !t.session_stored) return <span class="muted">{n}</span>;
+  return (
+    <a
+      href={sessionChangeHref(t.session_id, t.client_id, props.change)}
+      data-change={props.change}
+      aria-label={`${n} ${props.noun} in the latest scan of ${t.target}`}
+    >
+      {n}
+    </a>
+  );
+}
+
+function LatestScan(props: { t: TargetChanges }) {
+  const { t } = props;
+  if (t.session_id === null) return <span class="muted">none</span>;
+  const when = formatDate(t.scanned_at);
+  if (!t.session_stored)
+    return (
+      <>
+        {when} <span class="muted">(removed by retention)</span>
+      </>
+    );
+  return <a href={sessionHref(t.session_id, t.client_id)}>{when}</a>;
+}
+
+export function ChangesPage() {
+  const data = useLoad(() => getTargetChanges(), []);
+  return (
+    <Page title="What changed">
+      <p class="muted">
+        Per target, what its latest scan changed since the scan before it. Resolved: the scan looked where the finding
+        was and no longer found it. Not checked: the scan did not look at its host or port, so it stays open. Each
+        number opens those findings in the scan's view, where a finding's details show its history.
+      </p>
+      {data.state === 'loading' ? (
+        <p class="busy-sign" role="status" aria-busy="true">
+          Loading…
+        </p>
+      ) : null}
+      {data.state === 'failed' ? <ErrorMessage error={data.error} onRetry={data.retry} /> : null}
+      {data.state === 'done' && data.value.targets.length === 0 ? <p>No scanned targets yet.</p> : null}
+      {data.state === 'done' && data.value.targets.length > 0 ? (
+        <DataTable
+          label="What changed per target"
+          columns={['Target', 'Client', 'Latest scan', 'Previous scan', ...COLUMNS.map((c) => c.label)]}
+          stack={{ lead: ['Target'] }}
+        >
+          {data.value.targets.map((t) => (
+            <tr key={`${t.client_id ?? ''}/${t.target}`} data-target={t.target}>
+              <th scope="row">
+                {t.target}
+                <br />
+                <a class="small" href={openFindingsHref(t)} aria-label={`Open findings of ${t.target}`}>
+                  open findings
+                </a>
+              </th>
+              <td>{t.client_id ?? 'no client'}</td>
+              <td class="nowrap">
+                <LatestScan t={t} />
+              </td>
+              <td class="nowrap">
+                {t.previous_session_id === null ? (
+                  <span class="muted">none (first scan)</span>
+                ) : (
+                  <a href={sessionHref(t.previous_session_id, t.client_id)}>{formatDate(t.previous_scanned_at)}</a>
+                )}
+              </td>
+              {COLUMNS.map((c) => (
+                <td key={c.change} class="num">
+                  <Count t={t} change={c.change} noun={c.noun} />
+                </td>
+              ))}
+            </tr>
+          ))}
+        </DataTable>
+      ) : null}
+    </Page>
+  );
+}
