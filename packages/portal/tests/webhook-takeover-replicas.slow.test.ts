@@ -98,7 +98,7 @@ beforeAll(async () => {
   };
   db = new pg.Client({ connectionString: env.DATABASE_URL });
   await db.connect();
-}, 60_000);
+});
 
 afterAll(async () => {
   await db?.end().catch(() => undefined);
