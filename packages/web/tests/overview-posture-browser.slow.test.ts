@@ -96,7 +96,7 @@ describe('the overview: clients and targets', () => {
   const counts = (page: Page, table: string, row: string) =>
     page
       .locator(
-        `section[aria-label="${table}"] tr[${row.startsWith('target:') ? `data-target="${row.slice(7)}"` : `data-client="${row}"`}] td`,
+        `[role="group"][aria-label="${table}"] tr[${row.startsWith('target:') ? `data-target="${row.slice(7)}"` : `data-client="${row}"`}] td`,
       )
       .allTextContents();
   const portfolioCount = (page: Page) => page.locator('[data-portfolio-count]').textContent();
@@ -124,7 +124,7 @@ describe('the overview: clients and targets', () => {
       // Worst first: acme before beta.
       expect(
         await page
-          .locator(`section[aria-label="${clients}"] tbody tr`)
+          .locator(`[role="group"][aria-label="${clients}"] tbody tr`)
           .evaluateAll((r) => r.map((x) => x.getAttribute('data-client'))),
       ).toEqual([ACME, BETA]);
 
