@@ -5,7 +5,7 @@ import {
   type PostureTarget,
   sessionHref,
 } from '@svc/protocol';
-import { formatAge, formatDate } from '../ui/format.ts';
+import { formatAge, formatCount, formatDate } from '../ui/format.ts';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { COUNT_LABELS, countHref, sparkPoints, trendText } from './posture-model.ts';
 import './posture.css';
@@ -28,9 +28,9 @@ function CountCell(props: {
     <td class={`posture-n posture-${count}${n > 0 ? ' is-some' : ''}`}>
       <a
         href={countHref(count, props.clientId, props.target)}
-        aria-label={`${n.toLocaleString('en-US')} ${COUNT_LABELS[count].words(n)} in ${props.of}`}
+        aria-label={`${formatCount(n)} ${COUNT_LABELS[count].words(n)} in ${props.of}`}
       >
-        {n.toLocaleString('en-US')}
+        {formatCount(n)}
       </a>
     </td>
   );

@@ -6,6 +6,7 @@ import {
   type RecordFinding,
   RecordFilter as RecordFilterSchema,
 } from '@svc/protocol';
+import { formatCount } from '../ui/format.ts';
 
 /**
  * The portfolio view's state as the address holds it (so a view can be linked): the portal's
@@ -111,13 +112,10 @@ export function sumAnswers(answers: readonly BulkResponse[]): { matched: number;
   });
 }
 
-const count = (n: number) => n.toLocaleString('en-US');
-export const findingsWord = (n: number) => `${count(n)} ${n === 1 ? 'finding' : 'findings'}`;
+export const findingsWord = (n: number) => `${formatCount(n)} ${n === 1 ? 'finding' : 'findings'}`;
 
 /** What a bulk action did, in words. */
 export function outcomeText(what: string, sum: { matched: number; changed: number }): string {
   const unchanged = sum.matched - sum.changed;
-  return `${what}: ${findingsWord(sum.changed)} changed${unchanged > 0 ? `, ${count(unchanged)} already so` : ''}.`;
+  return `${what}: ${findingsWord(sum.changed)} changed${unchanged > 0 ? `, ${formatCount(unchanged)} already so` : ''}.`;
 }
-
-export { count as formatCount };

@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { listSessionClients } from '../api/sessions.ts';
 import { useMay } from '../auth/access.ts';
 import { ErrorMessage, OutcomeMessage } from '../ui/alert.tsx';
-import { formatDate, label } from '../ui/format.ts';
+import { formatCount, formatDate, label } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { CursorPager } from '../ui/pager.tsx';
 import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
@@ -17,7 +17,6 @@ import {
   apiFilterOf,
   fitsOneChange,
   findingsWord,
-  formatCount,
   groupsOf,
   hrefOf,
   keyOf,
