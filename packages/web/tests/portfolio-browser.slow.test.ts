@@ -16,7 +16,9 @@ import { screenshot } from '../../../test-support/screenshots.ts';
  * one is overdue). As admin: filters in the address, "select all 50 matching" over two pages
  * set in one POST /api/findings/bulk by filter; the address round-trips filters, page size and
  * position. As a customer user of one client: only its findings, and a note for all its
- * matching findings in one request that leaves the other client's untouched. Chosen rows of
+ * matching findings in one request that leaves the other client's untouched. The order, chosen
+ * by its label (by keyboard), lives in the address and the next page follows it; a customer
+ * user opens a bookmarked order (hosts A to Z). Chosen rows of
  * several clients and targets: one request per client and target. The tests run in order on
  * one portal, each starting from what the one before left.
  */
@@ -226,6 +228,71 @@ describe('findings across the portfolio', () => {
       await page.getByRole('button', { name: 'Apply filters' }).click();
       await poll(() => count(page)).toBe('2 findings match · 2 open · 2 overdue · showing 1–2');
       expect(new URL(page.url()).searchParams.get('epss_min')).toBe('0.5');
+      await checkPage(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('as admin: the order is chosen by its label, kept in the address and followed by the next page', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    try {
+      await signIn(page, portal, undefined, '/console/findings');
+      await poll(() => count(page)).toBe('70 findings match · 70 open · 70 overdue · showing 1–25');
+      const order = page.getByLabel('Order');
+      expect(await order.locator('option').allTextContents()).toEqual([
+        'Severity: highest first',
+        'First seen: newest first',
+        'First seen: oldest first',
+        'Due date: soonest first',
+        'EPSS: highest first',
+        'Host: A to Z',
+      ]);
+      // By keyboard: focus the control and pick the next order down.
+      await order.focus();
+      await page.keyboard.press('ArrowDown');
+      await poll(() => new URL(page.url()).searchParams.get('sort')).toBe('first_seen_desc');
+      // Newest first: beta's 20 (scanned 12 January), then acme-dmz (11 January).
+      await poll(() => rows(page).evaluateAll((r) => r.map((x) => x.getAttribute('data-client')))).toEqual([
+        ...Array(20).fill(BETA),
+        ...Array(5).fill(ACME),
+      ]);
+      // The count does not depend on the order.
+      expect(await count(page)).toBe('70 findings match · 70 open · 70 overdue · showing 1–25');
+      const first = await rows(page).evaluateAll((r) => r.map((x) => x.getAttribute('data-finding')));
+      await page.getByRole('button', { name: 'Next' }).click();
+      await poll(() => count(page)).toBe('70 findings match · 70 open · 70 overdue · showing 26–50');
+      const second = await rows(page).evaluateAll((r) => r.map((x) => x.getAttribute('data-finding')));
+      expect(new URL(page.url()).searchParams.get('sort')).toBe('first_seen_desc');
+      const api = await records('sort=first_seen_desc');
+      expect([...first, ...second]).toEqual(
+        api.slice(0, 50).map((f) => (f as unknown as { fingerprint: string }).fingerprint),
+      );
+      // Another order starts again at its first page.
+      await order.selectOption({ label: 'EPSS: highest first' });
+      await poll(() => count(page)).toBe('70 findings match · 70 open · 70 overdue · showing 1–25');
+      expect(new URL(page.url()).searchParams.get('cursor')).toBeNull();
+      await poll(() => rows(page).locator('td[data-label="Finding"]').first().textContent()).toContain('EPSS 93.0 %');
+      await checkPage(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('as a customer user on a phone: hosts A to Z from a bookmarked address, within their client', async () => {
+    const p = await openPage(browser, WIDTHS.phone);
+    const { page } = p;
+    try {
+      await signIn(page, portal, MEMBER, '/console/findings?sort=host_asc&per_page=50');
+      await poll(() => count(page)).toBe('50 findings match · 50 open · 50 overdue · showing 1–50');
+      expect(await page.getByLabel('Order').inputValue()).toBe('host_asc');
+      const hosts = await rows(page).locator('td.portfolio-where').allTextContents();
+      // Byte order, as the portal sorts: 10.1.0.1, 10.1.0.10, 10.1.0.11 … before 10.1.0.2.
+      expect(hosts.slice(0, 3)).toEqual(['10.1.0.1:443/tcp', '10.1.0.10:443/tcp', '10.1.0.11:443/tcp']);
+      const names = hosts.map((h) => h.replace(/:443\/tcp$/, ''));
+      expect(names).toEqual([...names].sort());
+      expect(await page.locator(`tbody tr[data-client="${BETA}"]`).count()).toBe(0);
       await checkPage(p);
     } finally {
       await p.close();

@@ -1,4 +1,11 @@
-import { BULK_MAX_FINDINGS, type BulkChange, type RecordFinding, sessionHref } from '@svc/protocol';
+import {
+  BULK_MAX_FINDINGS,
+  type BulkChange,
+  RECORD_SORTS,
+  type RecordFinding,
+  type RecordSort,
+  sessionHref,
+} from '@svc/protocol';
 import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { listSessionClients } from '../api/sessions.ts';
@@ -23,6 +30,7 @@ import {
   keyOf,
   PAGE_SIZES,
   type PortfolioView,
+  SORT_LABELS,
   viewOf,
 } from './portfolio-model.ts';
 import './portfolio.css';
@@ -146,8 +154,8 @@ export function PortfolioPage() {
   const [chosen, setChosen] = useState<Map<string, RecordFinding>>(new Map());
   const [allMatching, setAllMatching] = useState(false);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
-  const deps = [JSON.stringify(filter), view.perPage, cursor, tick];
-  const page = useLoadKeeping(() => listRecords(filter, view.perPage, cursor), deps);
+  const deps = [JSON.stringify(filter), view.sort, view.perPage, cursor, tick];
+  const page = useLoadKeeping(() => listRecords(filter, view.sort, view.perPage, cursor), deps);
   const summary = useLoadKeeping(() => summarizeRecords(filter), [JSON.stringify(filter), tick]);
   const clients = useLoad(() => listSessionClients(), []);
 
@@ -178,8 +186,8 @@ export function PortfolioPage() {
   return (
     <Page title="Findings">
       <p class="muted">
-        The findings of record of {query['client_id'] ? 'the chosen clients' : 'every client you can see'}, most severe
-        first, then the longest known.
+        The findings of record of {query['client_id'] ? 'the chosen clients' : 'every client you can see'}. To save a
+        view, bookmark this page: its address holds the filters, the order and the page size.
       </p>
       <PortfolioFilters
         key={JSON.stringify(view.filter)}
@@ -205,6 +213,24 @@ export function PortfolioPage() {
                 : '') +
               (rows.length > 0 ? ` · showing ${formatCount(from)}–${formatCount(from + rows.length - 1)}` : '')}
       </p>
+      <div class="portfolio-order">
+        <label for="portfolio-sort">Order</label>
+        <select
+          id="portfolio-sort"
+          value={view.sort}
+          onChange={(e) => {
+            // A cursor belongs to one order: a new order starts at its first page.
+            setTrail([]);
+            go({ ...view, sort: e.currentTarget.value as RecordSort });
+          }}
+        >
+          {RECORD_SORTS.map((s) => (
+            <option key={s} value={s}>
+              {SORT_LABELS[s]}
+            </option>
+          ))}
+        </select>
+      </div>
       <OutcomeMessage message={outcome} />
       {mayChange && rows.length > 0 ? (
         <div class="bulk-tools">
