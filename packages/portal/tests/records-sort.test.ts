@@ -13,7 +13,8 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } 
 /**
  * GET /api/findings?sort= (issue 35, point 1): every order walked page by page with its cursor
  * gives exactly the rows of one big page, in that order, records without the key last; ties
- * (one session's records share their first-seen time) are split across pages by the id.
+ * (one session's records share their first-seen time) are split across pages by the id. And
+ * GET /api/findings/count: exact up to `upto`, capped past it.
  */
 
 type Doc = Record<string, any>;
@@ -66,7 +67,7 @@ const keyOf = (sort: RecordSort, f: RecordFinding): string | number | null => {
 };
 const descending = (sort: RecordSort) => sort === 'first_seen_desc' || sort === 'epss_desc';
 
-describe('findings of record: sort orders and their cursors', () => {
+describe('findings of record: sort orders and their cursors, the capped count', () => {
   let portal: TestPortal;
   let acme: LicenseFixture;
   let beta: LicenseFixture;
@@ -173,5 +174,27 @@ describe('findings of record: sort orders and their cursors', () => {
     const unknown = await get('/api/findings?sort=newest');
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toContain('sort');
+  });
+
+  it('GET /api/findings/count: what the filters match, exact up to `upto`, capped past it, within the scope', async () => {
+    const count = async (query: string, token = admin) => {
+      const res = await get(`/api/findings/count?${query}`, token);
+      return { status: res.status, body: res.body };
+    };
+    expect(await count('')).toEqual({ status: 200, body: { count: 34, capped: false } });
+    expect(await count('upto=34')).toEqual({ status: 200, body: { count: 34, capped: false } });
+    expect(await count('upto=33')).toEqual({ status: 200, body: { count: 33, capped: true } });
+    expect(await count('upto=1')).toEqual({ status: 200, body: { count: 1, capped: true } });
+    const critical = (await get('/api/findings?severity=critical&limit=500')).body.findings.length as number;
+    expect(critical).toBeGreaterThan(0);
+    expect(await count('severity=critical')).toEqual({ status: 200, body: { count: critical, capped: false } });
+    // The same total as the summary's full count.
+    expect((await get('/api/findings/summary?severity=critical')).body.total).toBe(critical);
+    // A customer user counts their clients only; another client is a 403.
+    expect(await count('', acmeUser.token)).toEqual({ status: 200, body: { count: 23, capped: false } });
+    const other = await count(`client_id=${beta.record.client_id}`, acmeUser.token);
+    expect(other).toEqual({ status: 403, body: { error: 'Access to this client is not allowed' } });
+    for (const bad of ['upto=0', 'upto=10001', 'upto=ten', 'severity=urgent'])
+      expect((await count(bad)).status, bad).toBe(400);
   });
 });

@@ -219,6 +219,35 @@ export type RecordsSummaryResponse = Static<typeof RecordsSummaryResponse>;
 /** Most findings a bulk change takes, by fingerprints or by filter. */
 export const BULK_MAX_FINDINGS = 10_000;
 
+/**
+ * GET /api/findings/count counts what the filters match up to `upto` (at most the bulk limit):
+ * it stops reading there, so it stays fast whatever the number of records, and it tells
+ * whether "select all matching" can reach them all in one bulk change.
+ */
+export const RecordsCountQuery = Type.Composite(
+  [
+    RecordFilter,
+    Type.Object({
+      upto: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: BULK_MAX_FINDINGS,
+          default: BULK_MAX_FINDINGS,
+          description: 'count at most this many; more answer `capped: true`',
+        }),
+      ),
+    }),
+  ],
+  { additionalProperties: false },
+);
+export type RecordsCountQuery = Static<typeof RecordsCountQuery>;
+
+export const RecordsCountResponse = Type.Object({
+  count: Type.Integer({ minimum: 0, description: 'the records matching, or `upto` when capped' }),
+  capped: Type.Boolean({ description: 'true: more than `count` match' }),
+});
+export type RecordsCountResponse = Static<typeof RecordsCountResponse>;
+
 export const BulkChange = Type.Object(
   {
     status: Type.Optional(literals(REMEDIATION_STATUSES)),

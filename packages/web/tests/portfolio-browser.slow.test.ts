@@ -4,7 +4,7 @@ import { findingFingerprint } from '@svc/protocol/node';
 import { createLicense } from '../../../test-support/factories.ts';
 import { http, withToken } from '../../../test-support/http.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
-import { uploadDoc } from '../../../test-support/large-session.ts';
+import { leanSessionDoc, uploadDoc } from '../../../test-support/large-session.ts';
 import { type ConsolePage, expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { noSidewaysScroll, poll } from './helpers/console-ui.ts';
@@ -18,13 +18,15 @@ import { screenshot } from '../../../test-support/screenshots.ts';
  * position. As a customer user of one client: only its findings, and a note for all its
  * matching findings in one request that leaves the other client's untouched. The order, chosen
  * by its label (by keyboard), lives in the address and the next page follows it; a customer
- * user opens a bookmarked order (hosts A to Z). Chosen rows of
+ * user opens a bookmarked order (hosts A to Z). Past 10,000 matches the count says "more than"
+ * and counts them all only when asked. Chosen rows of
  * several clients and targets: one request per client and target. The tests run in order on
  * one portal, each starting from what the one before left.
  */
 
 const ACME = 'acme-portfolio';
 const BETA = 'beta-portfolio';
+const GAMMA = 'gamma-portfolio';
 const MEMBER = { email: 'member@acme-portfolio.test', password: 'Member-portfolio-pass-1' };
 
 /** `n` findings on 10.<net>.0.<i>, critical or high by `severity(i)`, scanned on `day`. */
@@ -373,4 +375,34 @@ describe('findings across the portfolio', () => {
       await p.close();
     }
   });
+
+  // Last: it adds a third client's 10,001 findings to what the admin sees.
+  it('as admin over 10,000 matches: the count says "more than", the breakdown on request', async () => {
+    const gamma = (await createLicense(portal, { tier: 'business', client_id: GAMMA })).key;
+    await uploadDoc(portal.url, gamma, leanSessionDoc('20250113_120000', GAMMA, 10_001));
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const summaries: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/api/findings/summary')) summaries.push(r.url());
+    });
+    try {
+      await signIn(page, portal, undefined, '/console/findings');
+      await poll(() => count(page)).toBe('More than 10,000 findings match · showing 1–25');
+      // Nothing counted every match yet: only the capped count went out.
+      expect(summaries).toEqual([]);
+      await page.getByRole('checkbox', { name: 'Select all on this page' }).check();
+      await poll(() => page.locator('.bulk-tools p.muted').textContent()).toBe(
+        'More than 10,000 match: narrow the filters to 10,000 or fewer to change them all at once.',
+      );
+      await checkPage(p);
+      await page.getByRole('button', { name: 'Count them all' }).click();
+      await poll(() => count(page)).toMatch(/^10,071 findings match · 10,071 open · [\d,]+ overdue · showing 1–25$/);
+      expect(summaries).toHaveLength(1);
+      expect(await page.getByRole('button', { name: 'Count them all' }).count()).toBe(0);
+      await checkPage(p);
+    } finally {
+      await p.close();
+    }
+  }, 120_000);
 });

@@ -209,6 +209,17 @@ export async function recordSummary(db: Kysely<Database>, s: RecordSelection) {
   return Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Number(v)])) as Record<string, number>;
 }
 
+/**
+ * How many records a selection matches, reading at most `upto` + 1 of them: without a filter
+ * that narrows it, the summary's full count reads every record (1.1–1.6 s at 1,000,000).
+ */
+export async function recordCount(db: Kysely<Database>, s: RecordSelection, upto: number): Promise<number> {
+  const { rows } = await sql<{ n: string }>`
+    SELECT count(*) AS n FROM (SELECT 1 FROM finding_records WHERE ${where(s)} LIMIT ${upto + 1}) AS matched
+  `.execute(db);
+  return Number(rows[0]?.n ?? 0);
+}
+
 /** The (client, target, fingerprint) of every record a selection reaches, at most `limit` + 1 (to tell the caller it was more). */
 export async function selectedKeys(
   db: Kysely<Database>,

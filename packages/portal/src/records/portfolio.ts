@@ -6,7 +6,10 @@ import {
   type RecordsQuery,
   type RecordsResponse,
   type RecordsSummaryResponse,
+  BULK_MAX_FINDINGS,
   RECORD_SORT_DEFAULT,
+  type RecordsCountQuery,
+  type RecordsCountResponse,
   type RecordSort,
   RECORDS_PAGE_DEFAULT,
   REMEDIATION_STATUSES,
@@ -24,6 +27,7 @@ import {
   type KeySort,
   keyOfRow,
   type RecordPosition,
+  recordCount,
   recordPage,
   type RecordSelection,
   recordSummary,
@@ -168,4 +172,18 @@ export async function recordsSummary(
     exceptions: { accepted: n('accepted'), expired: n('expired') },
     false_positive: n('false_positive'),
   };
+}
+
+/** What a filter matches, counted up to `upto` (default and at most the bulk limit). */
+export async function recordsCount(
+  db: Kysely<Database>,
+  scope: readonly string[] | null,
+  q: RecordsCountQuery,
+  today: string,
+): Promise<RecordsCountResponse> {
+  const { upto = BULK_MAX_FINDINGS, ...filter } = q;
+  const selection = selectionOf(filter, scope, today);
+  if (selection.clientIds !== null && selection.clientIds.length === 0) return { count: 0, capped: false };
+  const n = await recordCount(db, selection, upto);
+  return n > upto ? { count: upto, capped: true } : { count: n, capped: false };
 }

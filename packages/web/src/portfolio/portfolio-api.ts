@@ -3,6 +3,7 @@ import type {
   BulkResponse,
   RecordFilter,
   RecordSort,
+  RecordsCountResponse,
   RecordsResponse,
   RecordsSummaryResponse,
 } from '@svc/protocol';
@@ -20,7 +21,12 @@ export function listRecords(
   return apiRequest('GET', '/api/findings', { query: { ...filter, sort, limit, cursor } });
 }
 
-/** GET /api/findings/summary: what the same filter matches, counted. */
+/** GET /api/findings/count: what the filter matches, counted up to the bulk limit (fast at any size). */
+export function countRecords(filter: RecordFilter): Promise<RecordsCountResponse> {
+  return apiRequest('GET', '/api/findings/count', { query: { ...filter } });
+}
+
+/** GET /api/findings/summary: what the same filter matches, counted by severity and status (reads every match). */
 export function summarizeRecords(filter: RecordFilter): Promise<RecordsSummaryResponse> {
   return apiRequest('GET', '/api/findings/summary', { query: { ...filter } });
 }

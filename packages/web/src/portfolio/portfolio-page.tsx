@@ -17,7 +17,7 @@ import { CursorPager } from '../ui/pager.tsx';
 import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useLoad, useLoadKeeping } from '../ui/use-load.ts';
-import { changeChosen, changeMatching, listRecords, summarizeRecords } from './portfolio-api.ts';
+import { changeChosen, changeMatching, countRecords, listRecords, summarizeRecords } from './portfolio-api.ts';
 import { type Outcome, PortfolioBulk } from './portfolio-bulk.tsx';
 import { PortfolioFilters, SCANNER_STATUS_NAMES } from './portfolio-filters.tsx';
 import {
@@ -156,10 +156,20 @@ export function PortfolioPage() {
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const deps = [JSON.stringify(filter), view.sort, view.perPage, cursor, tick];
   const page = useLoadKeeping(() => listRecords(filter, view.sort, view.perPage, cursor), deps);
-  const summary = useLoadKeeping(() => summarizeRecords(filter), [JSON.stringify(filter), tick]);
+  const filterKey = JSON.stringify(filter);
+  // The capped count first (fast at any size); the breakdown (open, overdue) only when it is
+  // cheap, up to the bulk limit, or when asked for: it reads every match (bench/README.md).
+  const [countAll, setCountAll] = useState(false);
+  const counted = useLoadKeeping(() => countRecords(filter).then((c) => ({ ...c, key: filterKey })), [filterKey, tick]);
+  const wantSummary = counted.last?.key === filterKey && (!counted.last.capped || countAll);
+  const summary = useLoadKeeping(
+    () => (wantSummary ? summarizeRecords(filter) : Promise.resolve(null)),
+    [filterKey, tick, wantSummary],
+  );
   const clients = useLoad(() => listSessionClients(), []);
 
   function go(next: PortfolioView, at?: { cursor: string; page: number }) {
+    if (JSON.stringify(next.filter) !== JSON.stringify(view.filter)) setCountAll(false);
     setChosen(new Map());
     setAllMatching(false);
     setOutcome(null);
@@ -167,7 +177,9 @@ export function PortfolioPage() {
   }
 
   const rows = page.last?.findings ?? [];
-  const total = summary.last?.total ?? null;
+  // Exact when known: the summary's, else the count's when it is not capped.
+  const over = counted.last?.capped === true && summary.last === null;
+  const total = summary.last?.total ?? (counted.last !== null && !counted.last.capped ? counted.last.count : null);
   const allOnPage = rows.length > 0 && rows.every((f) => chosen.has(keyOf(f)));
   const from = (pageNo - 1) * view.perPage + 1;
   const choose = (f: RecordFinding, on: boolean) => {
@@ -198,20 +210,23 @@ export function PortfolioPage() {
           go({ ...view, filter: f });
         }}
       />
-      {page.error !== null || summary.error !== null ? (
-        <ErrorMessage error={page.error ?? summary.error} onRetry={() => setTick((t) => t + 1)} />
+      {page.error !== null || counted.error !== null || summary.error !== null ? (
+        <ErrorMessage error={page.error ?? counted.error ?? summary.error} onRetry={() => setTick((t) => t + 1)} />
       ) : null}
       <p class="list-status" role="status" aria-live="polite" data-portfolio-count>
-        {page.busy || summary.busy ? <span class="busy-sign">Loading… </span> : null}
-        {total === null
-          ? null
-          : total === 0
-            ? 'No findings match.'
-            : `${findingsWord(total)} match${total === 1 ? 'es' : ''}` +
-              (summary.last
-                ? ` · ${formatCount(summary.last.open)} open · ${formatCount(summary.last.overdue)} overdue`
-                : '') +
-              (rows.length > 0 ? ` · showing ${formatCount(from)}–${formatCount(from + rows.length - 1)}` : '')}
+        {page.busy || counted.busy || summary.busy ? <span class="busy-sign">Loading… </span> : null}
+        {over
+          ? `More than ${findingsWord(counted.last?.count ?? 0)} match` +
+            (rows.length > 0 ? ` · showing ${formatCount(from)}–${formatCount(from + rows.length - 1)}` : '')
+          : total === null
+            ? null
+            : total === 0
+              ? 'No findings match.'
+              : `${findingsWord(total)} match${total === 1 ? 'es' : ''}` +
+                (summary.last
+                  ? ` · ${formatCount(summary.last.open)} open · ${formatCount(summary.last.overdue)} overdue`
+                  : '') +
+                (rows.length > 0 ? ` · showing ${formatCount(from)}–${formatCount(from + rows.length - 1)}` : '')}
       </p>
       <div class="portfolio-order">
         <label for="portfolio-sort">Order</label>
@@ -231,6 +246,11 @@ export function PortfolioPage() {
           ))}
         </select>
       </div>
+      {over && !countAll ? (
+        <button type="button" class="button-quiet" onClick={() => setCountAll(true)}>
+          Count them all
+        </button>
+      ) : null}
       <OutcomeMessage message={outcome} />
       {mayChange && rows.length > 0 ? (
         <div class="bulk-tools">
@@ -254,6 +274,11 @@ export function PortfolioPage() {
           {allMatching ? (
             <p data-select-state>
               All <strong>{findingsWord(total ?? 0)}</strong> matching the filters are chosen.
+            </p>
+          ) : allOnPage && over ? (
+            <p class="muted">
+              More than {formatCount(BULK_MAX_FINDINGS)} match: narrow the filters to {formatCount(BULK_MAX_FINDINGS)}{' '}
+              or fewer to change them all at once.
             </p>
           ) : allOnPage && total !== null && total > rows.length ? (
             fitsOneChange(total) ? (
