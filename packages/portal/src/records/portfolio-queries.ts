@@ -153,7 +153,11 @@ async function keyPage(
 ) {
   const k = KEY_ORDERS[sort];
   const dir = k.desc ? sql`DESC` : sql`ASC`;
-  const order = sql`ORDER BY ${k.column} ${dir} NULLS LAST, id ${dir}`;
+  // NULLS LAST only where there can be nulls: a backward scan of (first_seen_at, id) gives
+  // DESC NULLS FIRST, and naming NULLS LAST there made PostgreSQL sort the whole table.
+  const order = k.nullable
+    ? sql`ORDER BY ${k.column} ${dir} NULLS LAST, id ${dir}`
+    : sql`ORDER BY ${k.column} ${dir}, id ${dir}`;
   const beyond = k.desc ? sql`<` : sql`>`;
   const page = (extra: RawBuilder<unknown>) =>
     sql<Row>`(SELECT * FROM finding_records WHERE ${filters} AND ${extra} ${order} LIMIT ${limit})`;
