@@ -11,7 +11,8 @@
  * Cases: the first page as an admin, a page deep in the cursor (row --deep, 500,000), and the
  * filters (severity=critical,high; status=open; overdue=true; kev=true; exception=accepted and
  * expired; disposition; host_prefix, host and target without a client; one client; three
- * clients; a client with host_prefix; a client with status and severity). Per case, sides in
+ * clients; a client with host_prefix; a client with status and severity), and the first page of
+ * each other order (sort=…, alone and within one or three clients). Per case, sides in
  * turn, one request at a time, --requests (100) each (bounded by --case-seconds):
  * - portal: GET /api/findings?<filter>&limit=--limit as the admin (identity token), with a
  *   browser's Accept-Encoding; timed to the last byte of the (compressed) answer;

@@ -97,5 +97,16 @@ export function casesOf(o: Options, deepCursor: string): Case[] {
     },
     { name: 'client_id + host_prefix', query: `client_id=${c1}&host_prefix=${hostPrefixOf(c1n, t1)}` },
     { name: 'client_id + status=open + severity=critical', query: `client_id=${c1}&status=open&severity=critical` },
+    // The other orders (migration 0021): across every client from their index, within clients sorted.
+    { name: 'sort=first_seen_desc', query: 'sort=first_seen_desc' },
+    { name: 'sort=first_seen_asc + status=open', query: 'sort=first_seen_asc&status=open' },
+    { name: 'sort=due_date_asc', query: 'sort=due_date_asc' },
+    { name: 'sort=epss_desc', query: 'sort=epss_desc' },
+    { name: 'sort=host_asc', query: 'sort=host_asc' },
+    { name: 'sort=epss_desc + client_id (one)', query: `sort=epss_desc&client_id=${c1}` },
+    {
+      name: 'sort=due_date_asc + client_id (three)',
+      query: `sort=due_date_asc&client_id=${[c1, clientIdOf(42 % o.clients), clientIdOf(123 % o.clients)].join(',')}`,
+    },
   ];
 }

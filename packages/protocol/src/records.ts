@@ -114,6 +114,21 @@ export const RECORD_EXCEPTION_FILTERS = ['accepted', 'expired', 'none'] as const
 export const RECORD_DISPOSITION_FILTERS = [...DISPOSITIONS, 'none'] as const;
 export const RECORDS_PAGE_MAX = 500;
 export const RECORDS_PAGE_DEFAULT = 100;
+/**
+ * The orders of GET /api/findings (`sort`). Each ends on the record id, so a keyset cursor is
+ * exact; records without the key (no due date, no EPSS, no host) come last. `severity` is the
+ * default: most severe first, then the longest known.
+ */
+export const RECORD_SORTS = [
+  'severity',
+  'first_seen_desc',
+  'first_seen_asc',
+  'due_date_asc',
+  'epss_desc',
+  'host_asc',
+] as const;
+export type RecordSort = (typeof RECORD_SORTS)[number];
+export const RECORD_SORT_DEFAULT: RecordSort = 'severity';
 
 const list = (values: readonly string[], what: string) =>
   Type.String({ maxLength: 512, description: `${what}: one or more of ${values.join(', ')}, separated by commas` });
@@ -167,10 +182,20 @@ export const RecordsQuery = Type.Composite(
     RecordFilter,
     Type.Object({
       limit: Type.Optional(Type.Integer({ minimum: 1, maximum: RECORDS_PAGE_MAX, default: RECORDS_PAGE_DEFAULT })),
+      sort: Type.Optional(
+        Type.Union(
+          RECORD_SORTS.map((v) => Type.Literal(v)),
+          {
+            description:
+              'severity: most severe first, then the longest known; first_seen_desc / first_seen_asc: newest / oldest first; due_date_asc: soonest due first; epss_desc: highest EPSS first; host_asc: host A to Z. Records without the key come last; ties by record id',
+          },
+        ),
+      ),
       cursor: Type.Optional(
         Type.String({
           maxLength: 1024,
-          description: 'next_cursor of the previous page; any other cursor is a 400 (docs/api.md#cursors)',
+          description:
+            'next_cursor of the previous page with the same sort; any other cursor is a 400 (docs/api.md#cursors)',
         }),
       ),
     }),
@@ -180,7 +205,7 @@ export const RecordsQuery = Type.Composite(
 export type RecordsQuery = Static<typeof RecordsQuery>;
 
 export const RecordsResponse = Type.Object({
-  findings: Type.Array(RecordFinding, { description: 'most severe first, then the longest known' }),
+  findings: Type.Array(RecordFinding, { description: 'in the order `sort` names (default: most severe first)' }),
   next_cursor: Nullable(Type.String()),
 });
 export type RecordsResponse = Static<typeof RecordsResponse>;
@@ -200,6 +225,35 @@ export type RecordsSummaryResponse = Static<typeof RecordsSummaryResponse>;
 
 /** Most findings a bulk change takes, by fingerprints or by filter. */
 export const BULK_MAX_FINDINGS = 10_000;
+
+/**
+ * GET /api/findings/count counts what the filters match up to `upto` (at most the bulk limit):
+ * it stops reading there, so it stays fast whatever the number of records, and it tells
+ * whether "select all matching" can reach them all in one bulk change.
+ */
+export const RecordsCountQuery = Type.Composite(
+  [
+    RecordFilter,
+    Type.Object({
+      upto: Type.Optional(
+        Type.Integer({
+          minimum: 1,
+          maximum: BULK_MAX_FINDINGS,
+          default: BULK_MAX_FINDINGS,
+          description: 'count at most this many; more answer `capped: true`',
+        }),
+      ),
+    }),
+  ],
+  { additionalProperties: false },
+);
+export type RecordsCountQuery = Static<typeof RecordsCountQuery>;
+
+export const RecordsCountResponse = Type.Object({
+  count: Type.Integer({ minimum: 0, description: 'the records matching, or `upto` when capped' }),
+  capped: Type.Boolean({ description: 'true: more than `count` match' }),
+});
+export type RecordsCountResponse = Static<typeof RecordsCountResponse>;
 
 export const BulkChange = Type.Object(
   {

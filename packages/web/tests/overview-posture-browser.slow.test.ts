@@ -109,7 +109,8 @@ describe('the overview: clients and targets', () => {
   async function follow(page: Page, name: string | RegExp) {
     await page.getByRole('link', { name }).click();
     await page.waitForURL(/\/console\/findings\?/);
-    await poll(() => portfolioCount(page)).toMatch(/findings? match/);
+    // Settled: the count is in and nothing is loading any more.
+    await poll(() => portfolioCount(page)).toMatch(/^\d[\d,]* findings? match/);
     return { count: await portfolioCount(page), url: new URL(page.url()) };
   }
 

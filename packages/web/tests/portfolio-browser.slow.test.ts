@@ -4,7 +4,7 @@ import { findingFingerprint } from '@svc/protocol/node';
 import { createLicense } from '../../../test-support/factories.ts';
 import { http, withToken } from '../../../test-support/http.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
-import { uploadDoc } from '../../../test-support/large-session.ts';
+import { leanSessionDoc, uploadDoc } from '../../../test-support/large-session.ts';
 import { type ConsolePage, expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { noSidewaysScroll, poll } from './helpers/console-ui.ts';
@@ -16,13 +16,17 @@ import { screenshot } from '../../../test-support/screenshots.ts';
  * one is overdue). As admin: filters in the address, "select all 50 matching" over two pages
  * set in one POST /api/findings/bulk by filter; the address round-trips filters, page size and
  * position. As a customer user of one client: only its findings, and a note for all its
- * matching findings in one request that leaves the other client's untouched. Chosen rows of
+ * matching findings in one request that leaves the other client's untouched. The order, chosen
+ * by its label (by keyboard), lives in the address and the next page follows it; a customer
+ * user opens a bookmarked order (hosts A to Z). Past 10,000 matches the count says "more than"
+ * and counts them all only when asked. Chosen rows of
  * several clients and targets: one request per client and target. The tests run in order on
  * one portal, each starting from what the one before left.
  */
 
 const ACME = 'acme-portfolio';
 const BETA = 'beta-portfolio';
+const GAMMA = 'gamma-portfolio';
 const MEMBER = { email: 'member@acme-portfolio.test', password: 'Member-portfolio-pass-1' };
 
 /** `n` findings on 10.<net>.0.<i>, critical or high by `severity(i)`, scanned on `day`. */
@@ -232,6 +236,71 @@ describe('findings across the portfolio', () => {
     }
   });
 
+  it('as admin: the order is chosen by its label, kept in the address and followed by the next page', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    try {
+      await signIn(page, portal, undefined, '/console/findings');
+      await poll(() => count(page)).toBe('70 findings match · 70 open · 70 overdue · showing 1–25');
+      const order = page.getByLabel('Order');
+      expect(await order.locator('option').allTextContents()).toEqual([
+        'Severity: highest first',
+        'First seen: newest first',
+        'First seen: oldest first',
+        'Due date: soonest first',
+        'EPSS: highest first',
+        'Host: A to Z',
+      ]);
+      // By keyboard: focus the control and pick the next order down.
+      await order.focus();
+      await page.keyboard.press('ArrowDown');
+      await poll(() => new URL(page.url()).searchParams.get('sort')).toBe('first_seen_desc');
+      // Newest first: beta's 20 (scanned 12 January), then acme-dmz (11 January).
+      await poll(() => rows(page).evaluateAll((r) => r.map((x) => x.getAttribute('data-client')))).toEqual([
+        ...Array(20).fill(BETA),
+        ...Array(5).fill(ACME),
+      ]);
+      // The count does not depend on the order.
+      expect(await count(page)).toBe('70 findings match · 70 open · 70 overdue · showing 1–25');
+      const first = await rows(page).evaluateAll((r) => r.map((x) => x.getAttribute('data-finding')));
+      await page.getByRole('button', { name: 'Next' }).click();
+      await poll(() => count(page)).toBe('70 findings match · 70 open · 70 overdue · showing 26–50');
+      const second = await rows(page).evaluateAll((r) => r.map((x) => x.getAttribute('data-finding')));
+      expect(new URL(page.url()).searchParams.get('sort')).toBe('first_seen_desc');
+      const api = await records('sort=first_seen_desc');
+      expect([...first, ...second]).toEqual(
+        api.slice(0, 50).map((f) => (f as unknown as { fingerprint: string }).fingerprint),
+      );
+      // Another order starts again at its first page.
+      await order.selectOption({ label: 'EPSS: highest first' });
+      await poll(() => count(page)).toBe('70 findings match · 70 open · 70 overdue · showing 1–25');
+      expect(new URL(page.url()).searchParams.get('cursor')).toBeNull();
+      await poll(() => rows(page).locator('td[data-label="Finding"]').first().textContent()).toContain('EPSS 93.0 %');
+      await checkPage(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('as a customer user on a phone: hosts A to Z from a bookmarked address, within their client', async () => {
+    const p = await openPage(browser, WIDTHS.phone);
+    const { page } = p;
+    try {
+      await signIn(page, portal, MEMBER, '/console/findings?sort=host_asc&per_page=50');
+      await poll(() => count(page)).toBe('50 findings match · 50 open · 50 overdue · showing 1–50');
+      expect(await page.getByLabel('Order').inputValue()).toBe('host_asc');
+      const hosts = await rows(page).locator('td.portfolio-where').allTextContents();
+      // Byte order, as the portal sorts: 10.1.0.1, 10.1.0.10, 10.1.0.11 … before 10.1.0.2.
+      expect(hosts.slice(0, 3)).toEqual(['10.1.0.1:443/tcp', '10.1.0.10:443/tcp', '10.1.0.11:443/tcp']);
+      const names = hosts.map((h) => h.replace(/:443\/tcp$/, ''));
+      expect(names).toEqual([...names].sort());
+      expect(await page.locator(`tbody tr[data-client="${BETA}"]`).count()).toBe(0);
+      await checkPage(p);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('as a customer user on a phone: only their client, and a note for all matching in one request', async () => {
     const p = await openPage(browser, WIDTHS.phone);
     const { page } = p;
@@ -306,4 +375,34 @@ describe('findings across the portfolio', () => {
       await p.close();
     }
   });
+
+  // Last: it adds a third client's 10,001 findings to what the admin sees.
+  it('as admin over 10,000 matches: the count says "more than", the breakdown on request', async () => {
+    const gamma = (await createLicense(portal, { tier: 'business', client_id: GAMMA })).key;
+    await uploadDoc(portal.url, gamma, leanSessionDoc('20250113_120000', GAMMA, 10_001));
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const summaries: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/api/findings/summary')) summaries.push(r.url());
+    });
+    try {
+      await signIn(page, portal, undefined, '/console/findings');
+      await poll(() => count(page)).toBe('More than 10,000 findings match · showing 1–25');
+      // Nothing counted every match yet: only the capped count went out.
+      expect(summaries).toEqual([]);
+      await page.getByRole('checkbox', { name: 'Select all on this page' }).check();
+      await poll(() => page.locator('.bulk-tools p.muted').textContent()).toBe(
+        'More than 10,000 match: narrow the filters to 10,000 or fewer to change them all at once.',
+      );
+      await checkPage(p);
+      await page.getByRole('button', { name: 'Count them all' }).click();
+      await poll(() => count(page)).toMatch(/^10,071 findings match · 10,071 open · [\d,]+ overdue · showing 1–25$/);
+      expect(summaries).toHaveLength(1);
+      expect(await page.getByRole('button', { name: 'Count them all' }).count()).toBe(0);
+      await checkPage(p);
+    } finally {
+      await p.close();
+    }
+  }, 120_000);
 });

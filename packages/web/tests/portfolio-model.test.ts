@@ -1,4 +1,4 @@
-import { BULK_MAX_FINDINGS, RECORDS_PAGE_MAX, type RecordFinding } from '@svc/protocol';
+import { BULK_MAX_FINDINGS, RECORD_SORTS, RECORDS_PAGE_MAX, type RecordFinding } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import {
   apiFilterOf,
@@ -9,6 +9,7 @@ import {
   hrefOf,
   outcomeText,
   PAGE_SIZES,
+  SORT_LABELS,
   viewOf,
 } from '../src/portfolio/portfolio-model.ts';
 
@@ -49,6 +50,7 @@ describe('the portfolio view in the address', () => {
       due_before: '2025-02-01',
       host: 'web-01',
       per_page: '100',
+      sort: 'due_date_asc',
       unknown: 'dropped',
     });
     const href = hrefOf(view, { cursor: 'abc', page: 3 });
@@ -62,6 +64,16 @@ describe('the portfolio view in the address', () => {
     expect(back['unknown']).toBeUndefined();
     expect(hrefOf(viewOf({}))).toBe('/console/findings');
     expect(hrefOf(viewOf({ severity: '  ', per_page: '25' }))).toBe('/console/findings');
+  });
+
+  it('keeps the order in the address, the default left out, an unknown one read as the default', () => {
+    expect(viewOf({ sort: 'epss_desc' }).sort).toBe('epss_desc');
+    expect(hrefOf(viewOf({ sort: 'host_asc' }))).toBe('/console/findings?sort=host_asc');
+    expect(hrefOf(viewOf({ sort: 'severity' }))).toBe('/console/findings');
+    expect(viewOf({ sort: 'newest' }).sort).toBe('severity');
+    // Every order the portal offers has a label that says its direction.
+    expect(Object.keys(SORT_LABELS)).toEqual([...RECORD_SORTS]);
+    expect(SORT_LABELS.severity).toBe('Severity: highest first');
   });
 
   it('takes only the offered page sizes, none above the portal limit', () => {

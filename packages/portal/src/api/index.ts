@@ -13,6 +13,7 @@ import downloadGet from './download/get.ts';
 import findingsBulkPost from './findings/bulk/post.ts';
 import findingsList from './findings/list.ts';
 import findingsSummaryGet from './findings/summary/get.ts';
+import findingsCountGet from './findings/count/get.ts';
 import healthGet from './health/get.ts';
 import healthPost from './health/post.ts';
 import licenseGet from './license/get.ts';
@@ -88,6 +89,7 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     remediationPatch,
     findingsList,
     findingsSummaryGet,
+    findingsCountGet,
     findingsBulkPost,
     remediationSettingsGet,
     remediationSettingsPut,

@@ -7,6 +7,11 @@ import {
   type RecordsQuery,
   type RecordsResponse,
   type RecordsSummaryResponse,
+  BULK_MAX_FINDINGS,
+  RECORD_SORT_DEFAULT,
+  type RecordsCountQuery,
+  type RecordsCountResponse,
+  type RecordSort,
   RECORDS_PAGE_DEFAULT,
   REMEDIATION_STATUSES,
   SEVERITIES,
@@ -14,11 +19,20 @@ import {
 } from '@svc/protocol';
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
-import { cursorFields, encodeCursor, isBigintText, isIntIn, isIsoInstant } from '../domain/cursor.ts';
+import { cursorFields, encodeCursor, isBigintText, isIntIn, isIsoInstant, isStorableText } from '../domain/cursor.ts';
 import { DomainError } from '../domain/errors.ts';
 import { badFindingsQuery, listOf } from './query-params.ts';
 import { presentRecord } from './present.ts';
-import { type RecordCursor, recordPage, type RecordSelection, recordSummary } from './portfolio-queries.ts';
+import type { RecordRow } from './model.ts';
+import {
+  type KeySort,
+  keyOfRow,
+  type RecordPosition,
+  recordCount,
+  recordPage,
+  type RecordSelection,
+  recordSummary,
+} from './portfolio-queries.ts';
 
 /**
  * The findings of record across a caller's scope (GET /api/findings, docs/findings-of-record.md#the-portfolio):
@@ -75,17 +89,44 @@ export function selectionOf(f: RecordFilter, scope: readonly string[] | null, to
   };
 }
 
-/** A page position: the last row's severity key, first-seen time and id (domain/cursor.ts). */
-const cursorOf = (r: { severity_key: number; first_seen_at: Date; id: string }): string =>
-  encodeCursor([r.severity_key, r.first_seen_at.toISOString(), r.id]);
+/** The cursor after a row: severity order [key, first seen, id]; a one-key order [sort, key, id] (domain/cursor.ts). */
+function cursorOf(sort: RecordSort, r: RecordRow & { id: string }): string {
+  return sort === 'severity'
+    ? encodeCursor([r.severity_key, r.first_seen_at.toISOString(), r.id])
+    : encodeCursor([sort, keyOfRow(sort, r), r.id]);
+}
 
-/** Only a cursor this listing wrote: severity key -1 (unknown) to 4, an ISO instant, a bigint id. */
-function decodeCursor(value: string): RecordCursor {
+/** A key of its order's type: an instant as the portal writes it, a day, an EPSS, storable text. */
+function isKeyOf(sort: KeySort, v: unknown): boolean {
+  if (v === null) return sort !== 'first_seen_desc' && sort !== 'first_seen_asc';
+  switch (sort) {
+    case 'first_seen_desc':
+    case 'first_seen_asc':
+      return isIsoInstant(v);
+    case 'due_date_asc':
+      return isStorableText(v) && v.length <= 64;
+    case 'epss_desc':
+      return typeof v === 'number' && Number.isFinite(v);
+    case 'host_asc':
+      return isStorableText(v) && v.length <= 1024;
+  }
+}
+
+const BAD_CURSOR = 'Invalid cursor parameter: use next_cursor of the previous page';
+
+/** Only a cursor this listing wrote for this sort: any other (or another sort's) is a 400. */
+function positionOf(sort: RecordSort, value: string | undefined): RecordPosition {
+  if (value === undefined || value === '') return { sort, after: undefined } as RecordPosition;
   const fields = cursorFields(value);
-  const [key, at, id] = fields ?? [];
-  if (fields?.length !== 3 || !isIntIn(key, -1, SEVERITIES.length - 1) || !isIsoInstant(at) || !isBigintText(id))
-    throw bad('Invalid cursor parameter: use next_cursor of the previous page');
-  return [key, at, id];
+  if (sort === 'severity') {
+    const [key, at, id] = fields ?? [];
+    if (fields?.length !== 3 || !isIntIn(key, -1, SEVERITIES.length - 1) || !isIsoInstant(at) || !isBigintText(id))
+      throw bad(BAD_CURSOR);
+    return { sort, after: [key, at, id] };
+  }
+  const [named, key, id] = fields ?? [];
+  if (fields?.length !== 3 || named !== sort || !isKeyOf(sort, key) || !isBigintText(id)) throw bad(BAD_CURSOR);
+  return { sort, after: [key as string | number | null, id] };
 }
 
 export async function recordsPage(
@@ -94,21 +135,17 @@ export async function recordsPage(
   q: RecordsQuery,
   today: string,
 ): Promise<RecordsResponse> {
-  const { limit: askedLimit, cursor, ...filter } = q;
+  const { limit: askedLimit, cursor, sort = RECORD_SORT_DEFAULT, ...filter } = q;
   const selection = selectionOf(filter, scope, today);
   const limit = askedLimit ?? RECORDS_PAGE_DEFAULT;
+  const position = positionOf(sort, cursor);
   if (selection.clientIds !== null && selection.clientIds.length === 0) return { findings: [], next_cursor: null };
-  const rows = await recordPage(
-    db,
-    selection,
-    cursor === undefined || cursor === '' ? undefined : decodeCursor(cursor),
-    limit + 1,
-  );
+  const rows = await recordPage(db, selection, position, limit + 1);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   return {
     findings: page.map((r) => presentRecord(r, today)),
-    next_cursor: rows.length > limit && last !== undefined ? cursorOf(last) : null,
+    next_cursor: rows.length > limit && last !== undefined ? cursorOf(sort, last) : null,
   };
 }
 
@@ -136,4 +173,18 @@ export async function recordsSummary(
     exceptions: { accepted: n('accepted'), expired: n('expired') },
     false_positive: n('false_positive'),
   };
+}
+
+/** What a filter matches, counted up to `upto` (default and at most the bulk limit). */
+export async function recordsCount(
+  db: Kysely<Database>,
+  scope: readonly string[] | null,
+  q: RecordsCountQuery,
+  today: string,
+): Promise<RecordsCountResponse> {
+  const { upto = BULK_MAX_FINDINGS, ...filter } = q;
+  const selection = selectionOf(filter, scope, today);
+  if (selection.clientIds !== null && selection.clientIds.length === 0) return { count: 0, capped: false };
+  const n = await recordCount(db, selection, upto);
+  return n > upto ? { count: upto, capped: true } : { count: n, capped: false };
 }

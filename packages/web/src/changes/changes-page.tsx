@@ -6,7 +6,7 @@ import {
   type TargetChangesResponse,
 } from '@svc/protocol';
 import { apiRequest } from '../api/client.ts';
-import { hrefOf } from '../portfolio/portfolio-model.ts';
+import { findingsHref } from '../portfolio/portfolio-model.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { formatDate } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
@@ -34,10 +34,7 @@ function getTargetChanges(): Promise<TargetChangesResponse> {
 
 /** The target's open findings of record on the Findings page (its address filters). */
 const openFindingsHref = (t: TargetChanges) =>
-  hrefOf({
-    filter: { ...(t.client_id === null ? {} : { client_id: t.client_id }), target: t.target, status: 'open' },
-    perPage: 25,
-  });
+  findingsHref({ ...(t.client_id === null ? {} : { client_id: t.client_id }), target: t.target, status: 'open' });
 
 /** A count that opens the findings it counts; 0, or a scan retention removed, is plain text. */
 function Count(props: { t: TargetChanges; change: FindingChange; noun: string }) {

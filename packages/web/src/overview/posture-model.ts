@@ -1,5 +1,5 @@
 import { POSTURE_FILTERS, type PostureCount, type PostureTarget } from '@svc/protocol';
-import { DEFAULT_PAGE_SIZE, hrefOf } from '../portfolio/portfolio-model.ts';
+import { findingsHref } from '../portfolio/portfolio-model.ts';
 
 /**
  * The overview's posture in links and words. Pure, so the links are tested without a browser.
@@ -18,7 +18,7 @@ export const COUNT_LABELS: Record<PostureCount, { column: string; words: (n: num
 export function countHref(count: PostureCount, clientId: string, target?: string): string {
   const filter: Record<string, string> = { client_id: clientId, ...(POSTURE_FILTERS[count] as Record<string, string>) };
   if (target !== undefined) filter['target'] = target;
-  return hrefOf({ filter, perPage: DEFAULT_PAGE_SIZE });
+  return findingsHref(filter);
 }
 
 /** The latest score of a target's trend and how it moved since the scan before, in words. */

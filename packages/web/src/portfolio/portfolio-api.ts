@@ -1,14 +1,32 @@
-import type { BulkChange, BulkResponse, RecordFilter, RecordsResponse, RecordsSummaryResponse } from '@svc/protocol';
+import type {
+  BulkChange,
+  BulkResponse,
+  RecordFilter,
+  RecordSort,
+  RecordsCountResponse,
+  RecordsResponse,
+  RecordsSummaryResponse,
+} from '@svc/protocol';
 import { apiRequest } from '../api/client.ts';
 
 /** The portal's findings of record across the caller's scope (docs/findings-of-record.md#the-portfolio). */
 
-/** GET /api/findings: one page in the portal's order (most severe first, then the longest known). */
-export function listRecords(filter: RecordFilter, limit: number, cursor: string | undefined): Promise<RecordsResponse> {
-  return apiRequest('GET', '/api/findings', { query: { ...filter, limit, cursor } });
+/** GET /api/findings: one page in the order asked (the cursor belongs to that order). */
+export function listRecords(
+  filter: RecordFilter,
+  sort: RecordSort,
+  limit: number,
+  cursor: string | undefined,
+): Promise<RecordsResponse> {
+  return apiRequest('GET', '/api/findings', { query: { ...filter, sort, limit, cursor } });
 }
 
-/** GET /api/findings/summary: what the same filter matches, counted. */
+/** GET /api/findings/count: what the filter matches, counted up to the bulk limit (fast at any size). */
+export function countRecords(filter: RecordFilter): Promise<RecordsCountResponse> {
+  return apiRequest('GET', '/api/findings/count', { query: { ...filter } });
+}
+
+/** GET /api/findings/summary: what the same filter matches, counted by severity and status (reads every match). */
 export function summarizeRecords(filter: RecordFilter): Promise<RecordsSummaryResponse> {
   return apiRequest('GET', '/api/findings/summary', { query: { ...filter } });
 }

@@ -1,8 +1,11 @@
 import {
   BULK_MAX_FINDINGS,
   type BulkResponse,
+  RECORD_SORT_DEFAULT,
+  RECORD_SORTS,
   RECORDS_PAGE_MAX,
   type RecordFilter,
+  type RecordSort,
   type RecordFinding,
   RecordFilter as RecordFilterSchema,
 } from '@svc/protocol';
@@ -10,8 +13,9 @@ import { formatCount } from '../ui/format.ts';
 
 /**
  * The portfolio view's state as the address holds it (so a view can be linked): the portal's
- * own filter names (protocol RecordFilter, GET /api/findings), first seen as days, and the page
- * size. Pure, so the round trip is tested without a browser.
+ * own filter names (protocol RecordFilter, GET /api/findings), first seen as days, the order
+ * and the page size. Pure, so the round trip is tested without a browser. The address is also
+ * how a view is saved: bookmarked or shared, it opens the same filters, order and page size.
  */
 
 export type FilterKey = keyof RecordFilter;
@@ -22,11 +26,26 @@ export const FILTER_KEYS = Object.keys(RecordFilterSchema.properties) as FilterK
 export const PAGE_SIZES = [25, 50, 100, 250, 500] as const;
 export const DEFAULT_PAGE_SIZE = 25;
 
+/** Each order said with its direction, so no separate "ascending / descending" is needed. */
+export const SORT_LABELS: Record<RecordSort, string> = {
+  severity: 'Severity: highest first',
+  first_seen_desc: 'First seen: newest first',
+  first_seen_asc: 'First seen: oldest first',
+  due_date_asc: 'Due date: soonest first',
+  epss_desc: 'EPSS: highest first',
+  host_asc: 'Host: A to Z',
+};
+
 export interface PortfolioView {
   /** Each filter as written in the address; first_seen_from / first_seen_to are days (YYYY-MM-DD). */
   filter: Partial<Record<FilterKey, string>>;
   perPage: number;
+  sort: RecordSort;
 }
+
+/** An order the portal knows, else the default (an old or mistyped link still opens). */
+const sortOf = (v: string | undefined): RecordSort =>
+  (RECORD_SORTS as readonly string[]).includes(v ?? '') ? (v as RecordSort) : RECORD_SORT_DEFAULT;
 
 function pageSizeOf(v: string | undefined): number {
   const n = Number(v);
@@ -40,8 +59,12 @@ export function viewOf(query: Readonly<Record<string, string | undefined>>): Por
     const v = query[k]?.trim();
     if (v) filter[k] = v;
   }
-  return { filter, perPage: pageSizeOf(query['per_page']) };
+  return { filter, perPage: pageSizeOf(query['per_page']), sort: sortOf(query['sort']) };
 }
+
+/** A link to the Findings page showing what `filter` selects, in its default order and page size. */
+export const findingsHref = (filter: PortfolioView['filter']): string =>
+  hrefOf({ filter, perPage: DEFAULT_PAGE_SIZE, sort: RECORD_SORT_DEFAULT });
 
 /** The address of a view (and of a page of it: the cursor finds the rows, `page` only labels them). */
 export function hrefOf(view: PortfolioView, at?: { cursor: string; page: number }): string {
@@ -50,6 +73,7 @@ export function hrefOf(view: PortfolioView, at?: { cursor: string; page: number 
     const v = view.filter[k]?.trim();
     if (v) q.set(k, v);
   }
+  if (view.sort !== RECORD_SORT_DEFAULT) q.set('sort', view.sort);
   if (view.perPage !== DEFAULT_PAGE_SIZE) q.set('per_page', String(view.perPage));
   if (at !== undefined && at.cursor !== '') {
     q.set('cursor', at.cursor);

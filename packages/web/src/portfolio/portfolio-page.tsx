@@ -1,4 +1,11 @@
-import { BULK_MAX_FINDINGS, type BulkChange, type RecordFinding, sessionHref } from '@svc/protocol';
+import {
+  BULK_MAX_FINDINGS,
+  type BulkChange,
+  RECORD_SORTS,
+  type RecordFinding,
+  type RecordSort,
+  sessionHref,
+} from '@svc/protocol';
 import { useLocation } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { listSessionClients } from '../api/sessions.ts';
@@ -10,7 +17,7 @@ import { CursorPager } from '../ui/pager.tsx';
 import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useLoad, useLoadKeeping } from '../ui/use-load.ts';
-import { changeChosen, changeMatching, listRecords, summarizeRecords } from './portfolio-api.ts';
+import { changeChosen, changeMatching, countRecords, listRecords, summarizeRecords } from './portfolio-api.ts';
 import { type Outcome, PortfolioBulk } from './portfolio-bulk.tsx';
 import { PortfolioFilters, SCANNER_STATUS_NAMES } from './portfolio-filters.tsx';
 import {
@@ -22,6 +29,7 @@ import {
   keyOf,
   PAGE_SIZES,
   type PortfolioView,
+  SORT_LABELS,
   viewOf,
 } from './portfolio-model.ts';
 import './portfolio.css';
@@ -145,12 +153,22 @@ export function PortfolioPage() {
   const [chosen, setChosen] = useState<Map<string, RecordFinding>>(new Map());
   const [allMatching, setAllMatching] = useState(false);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
-  const deps = [JSON.stringify(filter), view.perPage, cursor, tick];
-  const page = useLoadKeeping(() => listRecords(filter, view.perPage, cursor), deps);
-  const summary = useLoadKeeping(() => summarizeRecords(filter), [JSON.stringify(filter), tick]);
+  const deps = [JSON.stringify(filter), view.sort, view.perPage, cursor, tick];
+  const page = useLoadKeeping(() => listRecords(filter, view.sort, view.perPage, cursor), deps);
+  const filterKey = JSON.stringify(filter);
+  // The capped count first (fast at any size); the breakdown (open, overdue) only when it is
+  // cheap, up to the bulk limit, or when asked for: it reads every match (bench/README.md).
+  const [countAll, setCountAll] = useState(false);
+  const counted = useLoadKeeping(() => countRecords(filter).then((c) => ({ ...c, key: filterKey })), [filterKey, tick]);
+  const wantSummary = counted.last?.key === filterKey && (!counted.last.capped || countAll);
+  const summary = useLoadKeeping(
+    () => (wantSummary ? summarizeRecords(filter) : Promise.resolve(null)),
+    [filterKey, tick, wantSummary],
+  );
   const clients = useLoad(() => listSessionClients(), []);
 
   function go(next: PortfolioView, at?: { cursor: string; page: number }) {
+    if (JSON.stringify(next.filter) !== JSON.stringify(view.filter)) setCountAll(false);
     setChosen(new Map());
     setAllMatching(false);
     setOutcome(null);
@@ -158,7 +176,9 @@ export function PortfolioPage() {
   }
 
   const rows = page.last?.findings ?? [];
-  const total = summary.last?.total ?? null;
+  // Exact when known: the summary's, else the count's when it is not capped.
+  const over = counted.last?.capped === true && summary.last === null;
+  const total = summary.last?.total ?? (counted.last !== null && !counted.last.capped ? counted.last.count : null);
   const allOnPage = rows.length > 0 && rows.every((f) => chosen.has(keyOf(f)));
   const from = (pageNo - 1) * view.perPage + 1;
   const choose = (f: RecordFinding, on: boolean) => {
@@ -177,8 +197,8 @@ export function PortfolioPage() {
   return (
     <Page title="Findings">
       <p class="muted">
-        The findings of record of {query['client_id'] ? 'the chosen clients' : 'every client you can see'}, most severe
-        first, then the longest known.
+        The findings of record of {query['client_id'] ? 'the chosen clients' : 'every client you can see'}. To save a
+        view, bookmark this page: its address holds the filters, the order and the page size.
       </p>
       <PortfolioFilters
         key={JSON.stringify(view.filter)}
@@ -189,21 +209,47 @@ export function PortfolioPage() {
           go({ ...view, filter: f });
         }}
       />
-      {page.error !== null || summary.error !== null ? (
-        <ErrorMessage error={page.error ?? summary.error} onRetry={() => setTick((t) => t + 1)} />
+      {page.error !== null || counted.error !== null || summary.error !== null ? (
+        <ErrorMessage error={page.error ?? counted.error ?? summary.error} onRetry={() => setTick((t) => t + 1)} />
       ) : null}
       <p class="list-status" role="status" aria-live="polite" data-portfolio-count>
-        {page.busy || summary.busy ? <span class="busy-sign">Loading… </span> : null}
-        {total === null
-          ? null
-          : total === 0
-            ? 'No findings match.'
-            : `${findingsWord(total)} match${total === 1 ? 'es' : ''}` +
-              (summary.last
-                ? ` · ${formatCount(summary.last.open)} open · ${formatCount(summary.last.overdue)} overdue`
-                : '') +
-              (rows.length > 0 ? ` · showing ${formatCount(from)}–${formatCount(from + rows.length - 1)}` : '')}
+        {page.busy || counted.busy || summary.busy ? <span class="busy-sign">Loading… </span> : null}
+        {over
+          ? `More than ${findingsWord(counted.last?.count ?? 0)} match` +
+            (rows.length > 0 ? ` · showing ${formatCount(from)}–${formatCount(from + rows.length - 1)}` : '')
+          : total === null
+            ? null
+            : total === 0
+              ? 'No findings match.'
+              : `${findingsWord(total)} match${total === 1 ? 'es' : ''}` +
+                (summary.last
+                  ? ` · ${formatCount(summary.last.open)} open · ${formatCount(summary.last.overdue)} overdue`
+                  : '') +
+                (rows.length > 0 ? ` · showing ${formatCount(from)}–${formatCount(from + rows.length - 1)}` : '')}
       </p>
+      <div class="portfolio-order">
+        <label for="portfolio-sort">Order</label>
+        <select
+          id="portfolio-sort"
+          value={view.sort}
+          onChange={(e) => {
+            // A cursor belongs to one order: a new order starts at its first page.
+            setTrail([]);
+            go({ ...view, sort: e.currentTarget.value as RecordSort });
+          }}
+        >
+          {RECORD_SORTS.map((s) => (
+            <option key={s} value={s}>
+              {SORT_LABELS[s]}
+            </option>
+          ))}
+        </select>
+      </div>
+      {over && !countAll ? (
+        <button type="button" class="button-quiet" onClick={() => setCountAll(true)}>
+          Count them all
+        </button>
+      ) : null}
       <OutcomeMessage message={outcome} />
       {mayChange && rows.length > 0 ? (
         <div class="bulk-tools">
@@ -227,6 +273,11 @@ export function PortfolioPage() {
           {allMatching ? (
             <p data-select-state>
               All <strong>{findingsWord(total ?? 0)}</strong> matching the filters are chosen.
+            </p>
+          ) : allOnPage && over ? (
+            <p class="muted">
+              More than {formatCount(BULK_MAX_FINDINGS)} match: narrow the filters to {formatCount(BULK_MAX_FINDINGS)}{' '}
+              or fewer to change them all at once.
             </p>
           ) : allOnPage && total !== null && total > rows.length ? (
             fitsOneChange(total) ? (

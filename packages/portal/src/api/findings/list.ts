@@ -7,7 +7,7 @@ import { recordsPage } from '../../records/portfolio.ts';
 
 /**
  * GET /api/findings: the findings of record across the caller's scope (docs/findings-of-record.md#the-portfolio),
- * most severe first then the longest known, paged by cursor. Admins see every client, scoped
+ * in the order `sort` names (most severe first by default), paged by cursor. Admins see every client, scoped
  * users theirs; naming a client outside the scope is a 403.
  */
 export default function register(app: App, ctx: AppContext): void {
@@ -20,7 +20,7 @@ export default function register(app: App, ctx: AppContext): void {
         tags: ['findings'],
         summary: 'Findings of record across clients and targets, with their triage',
         description:
-          'Filters: client_id (comma list), target, severity, status (open: every status but resolved), kev, epss_min, exception (accepted, expired, none), disposition (false_positive, none), first_seen_from/to, overdue, due_before, host (exact) or host_prefix. `next_cursor` continues the same filters.',
+          'Filters: client_id (comma list), target, severity, status (open: every status but resolved), kev, epss_min, exception (accepted, expired, none), disposition (false_positive, none), first_seen_from/to, overdue, due_before, host (exact) or host_prefix. sort: severity (default), first_seen_desc, first_seen_asc, due_date_asc, epss_desc, host_asc. `next_cursor` continues the same filters and sort.',
         security: [{ identityToken: [] }],
         querystring: RecordsQuery,
         response: responses({ 200: RecordsResponse }, 400, 401, 403),

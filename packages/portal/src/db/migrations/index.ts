@@ -20,6 +20,7 @@ import * as m0018 from './0018_session_first_upload.ts';
 import * as m0019 from './0019_delivery_leases.ts';
 import * as m0020 from './0020_share_token_hashes.ts';
 import * as m0021 from './0021_findings_posture_indexes.ts';
+import * as m0022 from './0022_findings_sort_orders.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0019_delivery_leases': m0019,
   '0020_share_token_hashes': m0020,
   '0021_findings_posture_indexes': m0021,
+  '0022_findings_sort_orders': m0022,
 };
