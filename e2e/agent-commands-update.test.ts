@@ -1,4 +1,5 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,31 +24,50 @@ let daemon: ReturnType<typeof spawn> | undefined;
 let output = '';
 const BUILT = 'bundle built (packages/agent/dist/svcd.mjs)\n';
 
-const git = (cwd: string, ...args: string[]): string =>
-  execFileSync('git', ['-c', 'user.name=Release', '-c', 'user.email=release@test.local', ...args], {
-    cwd,
-    encoding: 'utf8',
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, GIT_CONFIG_NOSYSTEM: '1' },
-  }).trim();
+/**
+ * Child processes run asynchronously: the portal answers from this very process, so a
+ * synchronous git or build blocking it for seconds on a loaded machine would stall its
+ * keep-alive timers behind the test's next request on a reused connection.
+ */
+const run = promisify(execFile);
+const git = async (cwd: string, ...args: string[]): Promise<string> =>
+  (
+    await run('git', ['-c', 'user.name=Release', '-c', 'user.email=release@test.local', ...args], {
+      cwd,
+      encoding: 'utf8',
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, GIT_CONFIG_NOSYSTEM: '1' },
+    })
+  ).stdout.trim();
 
 /**
  * Publishes a commit adding `file` on top of `base`, as `ref` (a tag or a branch) of the bare
  * repository; `edit` changes the daemon's own code in the same commit.
  */
-function publish(base: string, file: string, ref: string, edit?: { file: string; from: string; to: string }): string {
-  git(publisher, 'checkout', '--quiet', '--detach', base);
+async function publish(
+  base: string,
+  file: string,
+  ref: string,
+  edit?: { file: string; from: string; to: string },
+): Promise<string> {
+  await git(publisher, 'checkout', '--quiet', '--detach', base);
   fs.writeFileSync(path.join(publisher, file), `${file}\n`);
-  git(publisher, 'add', file);
+  await git(publisher, 'add', file);
   if (edit !== undefined) {
     const source = fs.readFileSync(path.join(publisher, edit.file), 'utf8');
     if (!source.includes(edit.from)) throw new Error(`${edit.file} has no ${edit.from}`);
     fs.writeFileSync(path.join(publisher, edit.file), source.replace(edit.from, edit.to));
-    git(publisher, 'add', edit.file);
+    await git(publisher, 'add', edit.file);
   }
-  git(publisher, 'commit', '--quiet', '-m', `release ${file}`);
-  const sha = git(publisher, 'rev-parse', 'HEAD');
-  if (ref.startsWith('v')) git(publisher, 'tag', ref);
-  git(publisher, 'push', '--quiet', 'origin', ref.startsWith('v') ? `refs/tags/${ref}` : `HEAD:refs/heads/${ref}`);
+  await git(publisher, 'commit', '--quiet', '-m', `release ${file}`);
+  const sha = await git(publisher, 'rev-parse', 'HEAD');
+  if (ref.startsWith('v')) await git(publisher, 'tag', ref);
+  await git(
+    publisher,
+    'push',
+    '--quiet',
+    'origin',
+    ref.startsWith('v') ? `refs/tags/${ref}` : `HEAD:refs/heads/${ref}`,
+  );
   return sha;
 }
 
@@ -59,13 +79,17 @@ async function untilOutput(re: RegExp, count: number, timeoutMs = 60_000): Promi
   }
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcd-update-'));
   bare = path.join(dir, 'svc.git');
   install = path.join(dir, 'install');
   publisher = path.join(dir, 'publisher');
   // The project's tracked files as they are in this working tree, as the first commit of main.
-  const files = execFileSync('git', ['ls-files', '-z'], { cwd: REPO, encoding: 'utf8' }).split('\0').filter(Boolean);
+  const files = (
+    await run('git', ['ls-files', '-z'], { cwd: REPO, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+  ).stdout
+    .split('\0')
+    .filter(Boolean);
   fs.mkdirSync(publisher);
   for (const f of files) {
     if (!fs.existsSync(path.join(REPO, f))) continue;
@@ -73,16 +97,16 @@ beforeAll(() => {
     fs.copyFileSync(path.join(REPO, f), path.join(publisher, f));
     fs.chmodSync(path.join(publisher, f), fs.statSync(path.join(REPO, f)).mode);
   }
-  git(dir, 'init', '--quiet', '--bare', '-b', 'main', bare);
-  git(publisher, 'init', '--quiet', '-b', 'main');
-  git(publisher, 'add', '-A');
-  git(publisher, 'commit', '--quiet', '-m', 'svc');
-  git(publisher, 'remote', 'add', 'origin', bare);
-  git(publisher, 'push', '--quiet', 'origin', 'main');
-  git(dir, 'clone', '--quiet', bare, install);
+  await git(dir, 'init', '--quiet', '--bare', '-b', 'main', bare);
+  await git(publisher, 'init', '--quiet', '-b', 'main');
+  await git(publisher, 'add', '-A');
+  await git(publisher, 'commit', '--quiet', '-m', 'svc');
+  await git(publisher, 'remote', 'add', 'origin', bare);
+  await git(publisher, 'push', '--quiet', 'origin', 'main');
+  await git(dir, 'clone', '--quiet', bare, install);
   // The install's dependencies: the ones this checkout has; its bundle built as the install step builds it.
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(install, 'node_modules'));
-  execFileSync(process.execPath, ['packages/agent/scripts/build-svcd.ts', '--quiet'], { cwd: install });
+  await run(process.execPath, ['packages/agent/scripts/build-svcd.ts', '--quiet'], { cwd: install });
 }, 120_000);
 
 afterAll(async () => {
@@ -116,11 +140,11 @@ describe('update against a local bare git repository', () => {
     const pid = daemon.pid as number;
     await untilOutput(/msg="svcd started"/, 1);
     await untilRegistered(fixture.portal, agentId);
-    const first = git(install, 'rev-parse', 'HEAD');
+    const first = await git(install, 'rev-parse', 'HEAD');
 
     // The release changes the daemon's code: the restarted daemon runs it (`update` rebuilt the bundle;
     // the lockfile is the same, so no dependencies were installed).
-    const tagged = publish(first, 'RELEASE-9.9.9', 'v9.9.9', {
+    const tagged = await publish(first, 'RELEASE-9.9.9', 'v9.9.9', {
       file: 'packages/agent/src/daemon.ts',
       from: "this.log.info('svcd started', {",
       to: "this.log.info('svcd started', { release: 'v9.9.9',",
@@ -130,7 +154,7 @@ describe('update against a local bare git repository', () => {
       command: { status: 'completed' },
       result: { exit_code: 0, stdout: `updated ${first} -> ${tagged} (v9.9.9)\n${BUILT}restarting\n`, stderr: '' },
     });
-    expect(git(install, 'rev-parse', 'HEAD')).toBe(tagged);
+    expect(await git(install, 'rev-parse', 'HEAD')).toBe(tagged);
     await untilOutput(/msg="svcd started"/, 2);
     expect(output).toContain('re-executing in place');
     expect(output.match(/msg="svcd started" release=v9\.9\.9 /g)).toHaveLength(1);
@@ -146,14 +170,14 @@ describe('update against a local bare git repository', () => {
     expect(output.match(/msg="svcd started"/g)).toHaveLength(2);
 
     // A newer main: checked out from the detached tag and fast-forwarded.
-    const newer = publish(tagged, 'RELEASE-10', 'main');
+    const newer = await publish(tagged, 'RELEASE-10', 'main');
     const branch = await queueCommand(fixture.portal, agentId, 'update');
     expect((await finishedCommand(fixture.portal, branch)).result).toMatchObject({
       exit_code: 0,
       stdout: `updated ${tagged} -> ${newer} (main)\n${BUILT}restarting\n`,
     });
-    expect(git(install, 'rev-parse', 'HEAD')).toBe(newer);
-    expect(git(install, 'symbolic-ref', '--short', 'HEAD')).toBe('main');
+    expect(await git(install, 'rev-parse', 'HEAD')).toBe(newer);
+    expect(await git(install, 'symbolic-ref', '--short', 'HEAD')).toBe('main');
     await untilOutput(/msg="svcd started"/, 3);
 
     // A tag the repository does not have: git's refusal, reported failed; nothing moves.
@@ -162,7 +186,7 @@ describe('update against a local bare git repository', () => {
     expect(failed.command.status).toBe('failed');
     expect(failed.result?.exit_code).not.toBe(0);
     expect(failed.result?.stderr).toMatch(/^git fetch failed\n/);
-    expect(git(install, 'rev-parse', 'HEAD')).toBe(newer);
+    expect(await git(install, 'rev-parse', 'HEAD')).toBe(newer);
     expect(daemon.pid).toBe(pid);
   });
 });
@@ -172,7 +196,7 @@ describe('update to a release that adds a dependency', () => {
   const PATH = `${path.join(REPO, 'node_modules', '.bin')}:${process.env['PATH'] ?? '/usr/bin:/bin'}`;
   const NPM_CACHE = path.join(os.homedir(), '.npm');
   const npm = (cwd: string, ...args: string[]) =>
-    execFileSync('npm', [...args, '--no-audit', '--no-fund'], {
+    run('npm', [...args, '--no-audit', '--no-fund'], {
       cwd,
       encoding: 'utf8',
       env: { PATH, HOME: dir, npm_config_cache: NPM_CACHE },
@@ -190,14 +214,14 @@ describe('update to a release that adds a dependency', () => {
   it('its dependencies are installed (npm ci --omit=dev) and the bundle built before the restart; the new code runs with them', async () => {
     // An install as documented: a clone, `npm ci --omit=dev -w packages/agent` (which builds the bundle).
     const own = path.join(dir, 'install-deps');
-    git(dir, 'clone', '--quiet', bare, own);
-    npm(own, 'ci', '--omit=dev', '--workspace', 'packages/agent', '--prefer-offline');
+    await git(dir, 'clone', '--quiet', bare, own);
+    await npm(own, 'ci', '--omit=dev', '--workspace', 'packages/agent', '--prefer-offline');
     expect(fs.existsSync(path.join(own, 'packages/agent/dist/svcd.mjs'))).toBe(true);
     expect(fs.existsSync(path.join(own, 'node_modules/svc-probe'))).toBe(false);
 
     // The release: a local package (no registry involved), a dependency of the agent, used by the daemon.
-    const base = git(own, 'rev-parse', 'HEAD');
-    git(publisher, 'checkout', '--quiet', '--detach', base);
+    const base = await git(own, 'rev-parse', 'HEAD');
+    await git(publisher, 'checkout', '--quiet', '--detach', base);
     const probe = path.join(publisher, 'vendor/svc-probe');
     fs.mkdirSync(probe, { recursive: true });
     fs.writeFileSync(
@@ -209,17 +233,17 @@ describe('update to a release that adds a dependency', () => {
     const pkg = JSON.parse(fs.readFileSync(manifest, 'utf8')) as { dependencies: Record<string, string> };
     pkg.dependencies['svc-probe'] = 'file:../../vendor/svc-probe';
     fs.writeFileSync(manifest, `${JSON.stringify(pkg, null, 2)}\n`);
-    npm(publisher, 'install', '--package-lock-only', '--workspace', 'packages/agent', '--offline');
+    await npm(publisher, 'install', '--package-lock-only', '--workspace', 'packages/agent', '--offline');
     const daemonTs = path.join(publisher, 'packages/agent/src/daemon.ts');
     const source = fs.readFileSync(daemonTs, 'utf8');
     fs.writeFileSync(
       daemonTs,
       `import { probe } from 'svc-probe';\n${source.replace("this.log.info('svcd started', {", "this.log.info('svcd started', { probe,")}`,
     );
-    git(publisher, 'add', '-A');
-    git(publisher, 'commit', '--quiet', '-m', 'release with svc-probe');
-    const release = git(publisher, 'rev-parse', 'HEAD');
-    git(publisher, 'push', '--quiet', 'origin', 'HEAD:refs/heads/deps');
+    await git(publisher, 'add', '-A');
+    await git(publisher, 'commit', '--quiet', '-m', 'release with svc-probe');
+    const release = await git(publisher, 'rev-parse', 'HEAD');
+    await git(publisher, 'push', '--quiet', 'origin', 'HEAD:refs/heads/deps');
 
     const home = path.join(dir, 'home-deps');
     const configDir = path.join(home, 'configs');
