@@ -23,7 +23,7 @@ import { controlConnection, databaseUrlOf } from './lib/pg-log.ts';
 import { adminToken, startPortalProcess } from './lib/portal.ts';
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
-import { clientIdOf, seedPortfolio } from './records-portfolio/seed.ts';
+import { clientIdOf, seedAnalysed } from './records-portfolio/seed.ts';
 
 interface Options {
   clients: number;
@@ -92,17 +92,7 @@ async function benchmark(o: Options): Promise<void> {
   const portal = await startPortalProcess();
   const control = await controlConnection(databaseUrlOf(portal), 'bench-control');
   onCleanup('close the control connection', () => control.end());
-  const t = performance.now();
-  const { records } = await seedPortfolio(control, {
-    clients: o.clients,
-    targets: o.targets,
-    records: o.records,
-    seed: 0.33,
-  });
-  await control.query('VACUUM (ANALYZE) finding_records, finding_targets');
-  log(
-    `seeded ${records.toLocaleString('en')} records and analysed them in ${((performance.now() - t) / 1000).toFixed(1)} s`,
-  );
+  const records = await seedAnalysed(control, { clients: o.clients, targets: o.targets, records: o.records }, log);
   const admin = await adminToken(portal);
   const member = await memberToken(portal.url, admin, clientIdOf(Math.min(3, o.clients - 1)));
 

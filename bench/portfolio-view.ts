@@ -31,7 +31,7 @@ import { controlConnection, databaseUrlOf } from './lib/pg-log.ts';
 import { adminToken, REPO_ROOT, startPortalProcess } from './lib/portal.ts';
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
-import { clientIdOf, hostPrefixOf, seedPortfolio } from './records-portfolio/seed.ts';
+import { clientIdOf, hostPrefixOf, seedAnalysed } from './records-portfolio/seed.ts';
 
 const WEB_DIST = path.join(REPO_ROOT, 'packages', 'web', 'dist');
 /** 20 Mbit/s both ways, 40 ms round trip (Chrome's throughput is in bytes per second). */
@@ -199,17 +199,7 @@ async function benchmark(o: Options): Promise<void> {
   const portal = await startPortalProcess({ env: { SVC_WEB_DIR: WEB_DIST } });
   const control = await controlConnection(databaseUrlOf(portal), 'bench-control');
   onCleanup('close the control connection', () => control.end());
-  const t = performance.now();
-  const { records } = await seedPortfolio(control, {
-    clients: o.clients,
-    targets: o.targets,
-    records: o.records,
-    seed: 0.33,
-  });
-  await control.query('VACUUM (ANALYZE) finding_records, finding_targets');
-  log(
-    `seeded ${records.toLocaleString('en')} records and analysed them in ${((performance.now() - t) / 1000).toFixed(1)} s`,
-  );
+  const records = await seedAnalysed(control, { clients: o.clients, targets: o.targets, records: o.records }, log);
   const token = await adminToken(portal);
 
   const browser = await launchChromium();

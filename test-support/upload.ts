@@ -16,6 +16,37 @@ export function loadFixture(name: 'session-minimal.json' | 'session-complete.jso
   return JSON.parse(readFileSync(new URL(`../packages/portal/tests/fixtures/${name}`, import.meta.url), 'utf8')) as Doc;
 }
 
+/**
+ * A scan of `target` holding `findings`, each in its remediation as `new`, finished at noon UTC
+ * of the session id's day. With `coverage` (over a full-range quick scan of the findings' hosts)
+ * the scan says what it looked at, so findings it did not see are resolved, not "not checked".
+ */
+export function scanDocument(sessionId: string, target: string, findings: Doc[], coverage?: Doc): Doc {
+  const day = `${sessionId.slice(0, 4)}-${sessionId.slice(4, 6)}-${sessionId.slice(6, 8)}`;
+  return {
+    metadata: { session_id: sessionId, target, finished_at: `${day}T12:00:00Z` },
+    findings,
+    remediation: findings.map((f) => ({
+      title: f['title'],
+      severity: f['severity'],
+      host: f['host'],
+      finding_id: f['id'],
+      status: 'new',
+    })),
+    ...(coverage === undefined
+      ? {}
+      : {
+          coverage: {
+            hosts: findings.map((f) => f['host']),
+            ports: { tcp: '1-65535' },
+            profile: 'quick_recon',
+            tools: ['nmap'],
+            ...coverage,
+          },
+        }),
+  };
+}
+
 /** A fresh, valid session id (scanner style plus a random suffix). */
 export function newSessionId(): string {
   return `20250301_140512_${randomBytes(5).toString('hex')}`;

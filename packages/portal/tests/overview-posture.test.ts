@@ -11,6 +11,7 @@ import {
 } from '../../../test-support/factories.ts';
 import { http, withKey, withToken } from '../../../test-support/http.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { type Doc, scanDocument } from '../../../test-support/upload.ts';
 
 /**
  * GET /api/overview/posture against the real portal on a real database: per client and per
@@ -20,7 +21,6 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } 
  * agents; and the scope of a customer user.
  */
 
-type Doc = Record<string, any>;
 const fp = (rule: string, host: string) => findingFingerprint({ rule_id: rule, host, port: 443, protocol: 'tcp' });
 
 /** A scan of `target` with `n` findings on hosts 10.<net>.0.<i+1>: severities critical, high, medium, low in turn; the first is on the KEV list. */
@@ -36,27 +36,7 @@ function scan(sessionId: string, target: string, net: number, n: number): Doc {
     protocol: 'tcp',
     ...(i === 0 ? { kev: true, references: { cve: ['CVE-2024-3400'] } } : {}),
   }));
-  return {
-    metadata: {
-      session_id: sessionId,
-      target,
-      finished_at: `${sessionId.slice(0, 4)}-${sessionId.slice(4, 6)}-${sessionId.slice(6, 8)}T12:00:00.000Z`,
-    },
-    findings,
-    remediation: findings.map((f) => ({
-      title: f.title,
-      severity: f.severity,
-      host: f.host,
-      finding_id: f.id,
-      status: 'new',
-    })),
-    coverage: {
-      hosts: findings.map((f) => f.host),
-      ports: { tcp: '1-65535' },
-      profile: 'quick_recon',
-      tools: ['nmap'],
-    },
-  };
+  return scanDocument(sessionId, target, findings, {});
 }
 
 describe('GET /api/overview/posture', () => {

@@ -13,6 +13,7 @@ import {
 } from '../../../test-support/factories.ts';
 import { http, withKey, withToken } from '../../../test-support/http.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { type Doc, scanDocument } from '../../../test-support/upload.ts';
 import { sweepStaleRecords } from '../src/records/retention.ts';
 
 /**
@@ -21,7 +22,6 @@ import { sweepStaleRecords } from '../src/records/retention.ts';
  * coverage, purging a target and the retention of resolved records.
  */
 
-type Doc = Record<string, any>;
 const fp = (rule: string, host: string, port: number) =>
   findingFingerprint({ rule_id: rule, host, port, protocol: 'tcp' });
 
@@ -42,28 +42,7 @@ function scan(sessionId: string, target: string, net: number, n: number, extra: 
     })),
     ...extra,
   ];
-  return {
-    metadata: {
-      session_id: sessionId,
-      target,
-      finished_at: `${sessionId.slice(0, 4)}-${sessionId.slice(4, 6)}-${sessionId.slice(6, 8)}T12:00:00Z`,
-    },
-    findings,
-    remediation: findings.map((f) => ({
-      title: f.title,
-      severity: f.severity,
-      host: f.host,
-      finding_id: f.id,
-      status: 'new',
-    })),
-    coverage: {
-      hosts: findings.map((f) => f.host),
-      ports: { tcp: '1-65535' },
-      profile: 'quick_recon',
-      tools: ['nmap'],
-      source: 'svc-scan',
-    },
-  };
+  return scanDocument(sessionId, target, findings, { source: 'svc-scan' });
 }
 
 describe('findings of record: portfolio, bulk, settings, targets, purge', () => {

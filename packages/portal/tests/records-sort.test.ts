@@ -9,6 +9,7 @@ import {
 } from '../../../test-support/factories.ts';
 import { http, withKey, withToken } from '../../../test-support/http.ts';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { type Doc, scanDocument } from '../../../test-support/upload.ts';
 
 /**
  * GET /api/findings?sort= (issue 35, point 1): every order walked page by page with its cursor
@@ -17,7 +18,6 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } 
  * GET /api/findings/count: exact up to `upto`, capped past it.
  */
 
-type Doc = Record<string, any>;
 const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'];
 
 /** A scan of `target` with `n` findings: severities in turn, EPSS on two of three, hosts repeating. */
@@ -32,21 +32,7 @@ function scan(sessionId: string, target: string, n: number): Doc {
     protocol: 'tcp',
     ...(i % 3 === 2 ? {} : { epss: (i % 4) / 10 }),
   }));
-  return {
-    metadata: {
-      session_id: sessionId,
-      target,
-      finished_at: `${sessionId.slice(0, 4)}-${sessionId.slice(4, 6)}-${sessionId.slice(6, 8)}T12:00:00Z`,
-    },
-    findings,
-    remediation: findings.map((f) => ({
-      title: f.title,
-      severity: f.severity,
-      host: f.host,
-      finding_id: f.id,
-      status: 'new',
-    })),
-  };
+  return scanDocument(sessionId, target, findings);
 }
 
 /** The key an order compares, null when the record has none (it sorts last). */

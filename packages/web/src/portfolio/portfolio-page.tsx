@@ -13,7 +13,7 @@ import { useMay } from '../auth/access.ts';
 import { ErrorMessage, OutcomeMessage } from '../ui/alert.tsx';
 import { formatCount, formatDate, label } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
-import { CursorPager } from '../ui/pager.tsx';
+import { CursorPager, RowsPerPage } from '../ui/pager.tsx';
 import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useLoad, useLoadKeeping } from '../ui/use-load.ts';
@@ -355,22 +355,14 @@ export function PortfolioPage() {
           go(view, { cursor: next, page: pageNo + 1 });
         }}
       >
-        <label class="inline">
-          Rows per page
-          <select
-            value={String(view.perPage)}
-            onChange={(e) => {
-              setTrail([]);
-              go({ ...view, perPage: Number(e.currentTarget.value) });
-            }}
-          >
-            {PAGE_SIZES.map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
-          </select>
-        </label>
+        <RowsPerPage
+          sizes={PAGE_SIZES}
+          value={view.perPage}
+          onChange={(perPage) => {
+            setTrail([]);
+            go({ ...view, perPage });
+          }}
+        />
       </CursorPager>
     </Page>
   );

@@ -6,7 +6,7 @@ import { listSessionClients, listSessions, type SessionList, updateStatus } from
 import { ErrorMessage } from '../ui/alert.tsx';
 import { formatCount, formatDate, formatScore, label } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
-import { CursorPager } from '../ui/pager.tsx';
+import { CursorPager, RowsPerPage } from '../ui/pager.tsx';
 import { type Column, DataTable } from '../ui/table-wrap.tsx';
 import { useLoad, useLoadKeeping } from '../ui/use-load.ts';
 import { FILTERS, FilterForm, type Filters, NO_CLIENT, orderOf, sortOf } from './list-filters.tsx';
@@ -263,22 +263,14 @@ export function SessionsPage() {
           go(filters, shown.next_cursor, pageNo + 1);
         }}
       >
-        <label class="inline">
-          Rows per page
-          <select
-            value={String(size)}
-            onChange={(e) => {
-              setTrail([]);
-              go({ ...filters, per_page: e.currentTarget.value });
-            }}
-          >
-            {PAGE_SIZES.map((n) => (
-              <option key={n} value={n}>
-                {n}
-              </option>
-            ))}
-          </select>
-        </label>
+        <RowsPerPage
+          sizes={PAGE_SIZES}
+          value={size}
+          onChange={(n) => {
+            setTrail([]);
+            go({ ...filters, per_page: String(n) });
+          }}
+        />
       </CursorPager>
     </Page>
   );

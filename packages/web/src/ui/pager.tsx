@@ -70,3 +70,19 @@ export function CursorPager(props: {
     </nav>
   );
 }
+
+/** The "Rows per page" choice beside a CursorPager. */
+export function RowsPerPage(props: { sizes: readonly number[]; value: number; onChange: (size: number) => void }) {
+  return (
+    <label class="inline">
+      Rows per page
+      <select value={String(props.value)} onChange={(e) => props.onChange(Number(e.currentTarget.value))}>
+        {props.sizes.map((n) => (
+          <option key={n} value={n}>
+            {n}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
