@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { http, withToken } from '../../../test-support/http.ts';
-import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
+import { expectAccessible, expectNoConsoleErrors, openPage, untilSettled, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { type Seeded, seedSessions } from './helpers/seed.ts';
 
@@ -40,6 +40,7 @@ describe('exporting a session from the console', () => {
     try {
       await signIn(page, portal, undefined, `/collect/?session=${id}&client_id=export-co`);
       await page.getByRole('heading', { name: 'Export findings' }).waitFor();
+      await untilSettled(page);
       await expectAccessible(page);
       const saved: Record<string, string> = {};
       for (const format of EXPORT_FORMATS) {

@@ -5,7 +5,7 @@ import { createLicense, uniqueClientId } from '../../../test-support/factories.t
 import { http, withToken } from '../../../test-support/http.ts';
 import { formatScore } from '../src/ui/format.ts';
 import { loadFixture, postUpload, sessionParts } from '../../../test-support/upload.ts';
-import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
+import { expectAccessible, expectNoConsoleErrors, openPage, untilSettled, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { firstDrawnLabel, noSidewaysScroll, poll } from './helpers/console-ui.ts';
 import { screenshot } from '../../../test-support/screenshots.ts';
@@ -101,6 +101,7 @@ describe('session view panels', () => {
     await p.page.emulateMedia({ colorScheme });
     await signIn(p.page, portal, who === 'admin' ? undefined : MEMBER, viewUrl());
     await poll(() => section(p.page, 'benchmark').locator('table').count()).toBe(1);
+    await untilSettled(p.page);
     return p;
   }
 

@@ -5,7 +5,7 @@ import { openDb } from '../../../test-support/factories.ts';
 import { http, withToken } from '../../../test-support/http.ts';
 import { login } from '../../../test-support/portal.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
-import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
+import { expectAccessible, expectNoConsoleErrors, openPage, untilSettled, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { type Seeded, seedSessions } from './helpers/seed.ts';
 import { screenshot } from '../../../test-support/screenshots.ts';
@@ -196,6 +196,7 @@ describe('sessions and the session view', () => {
     const id = latestAcme();
     try {
       await signIn(page, portal, undefined, `/collect/?session=${id}&client_id=acme-co`);
+      await untilSettled(page);
       const select = page.locator('section[aria-labelledby="findings-h"] tbody tr select').first();
       await select.waitFor();
       const title = (await page
@@ -274,6 +275,7 @@ describe('sessions and the session view', () => {
     const id = latestAcme();
     try {
       await signIn(page, portal, undefined, `/collect/?session=${id}&client_id=acme-co`);
+      await untilSettled(page);
       const [download] = await Promise.all([
         page.waitForEvent('download'),
         page.getByRole('button', { name: 'Download session_results.json' }).click(),
@@ -312,6 +314,7 @@ describe('sessions and the session view', () => {
       });
       expect(revoked.status).toBe(200);
       await signIn(page, portal, undefined, `/collect/?session=${id}&client_id=acme-co`);
+      await untilSettled(page);
       const report = page.locator('section[aria-labelledby="report-h"]');
       await expect.poll(() => report.textContent()).toContain('The share link of this session is revoked');
       expect(await page.locator('iframe.report-frame').count()).toBe(0);
@@ -333,6 +336,7 @@ describe('sessions and the session view', () => {
     const id = other.uploads[0]!.session_id;
     try {
       await signIn(page, portal, undefined, `/collect/?session=${id}&client_id=other-co`);
+      await untilSettled(page);
       await page.getByRole('button', { name: 'Delete session' }).click();
       await page.getByRole('button', { name: 'Cancel' }).click();
       expect(

@@ -38,6 +38,19 @@ export async function openPage(
 }
 
 /**
+ * Until nothing on the page is loading (every loading state carries aria-busy="true"). The
+ * session view's sections load side by side and grow as they arrive, so a control below them
+ * moves: a click aimed at it while a section above is still loading can land beside it.
+ */
+export async function untilSettled(page: Page): Promise<void> {
+  // The page's heading mounts in the same render as its loading states, so "a heading and
+  // nothing busy" cannot be true before the page has started loading.
+  const settled = async () =>
+    (await page.locator('main h1').count()) > 0 && (await page.locator('[aria-busy="true"]').count()) === 0;
+  await expect.poll(settled, { timeout: 20_000 }).toBe(true);
+}
+
+/**
  * No console errors, except the browser's own "Failed to load resource" line for answers a
  * test provoked on purpose (a 403 or 409 the page then shows), named by status.
  */
