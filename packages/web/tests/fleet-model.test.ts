@@ -1,6 +1,16 @@
 import { type AuditEvent, sessionHref, type TargetView } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
-import { agentState, formatAge, formatDuration, scheduleRows, systemInfoRows } from '../src/fleet/agent-view.ts';
+import {
+  agentState,
+  fleetFiltersOf,
+  fleetHref,
+  fleetQuery,
+  formatAge,
+  formatDuration,
+  NO_FILTERS,
+  scheduleRows,
+  systemInfoRows,
+} from '../src/fleet/agent-view.ts';
 import {
   COMMAND_FIELDS,
   configValueChoices,
@@ -148,6 +158,35 @@ describe('run_scan offers', () => {
       target('10.0.1.5', null),
     ];
     expect(recentTargets(known).map((t) => t.target)).toEqual(['web.acme.test', '10.0.0.0/24', '10.0.1.5']);
+  });
+});
+
+describe('fleet filters in the address', () => {
+  it('writes the filters that are set, trimmed, under the names of the fleet query', () => {
+    expect(fleetHref(NO_FILTERS)).toBe('/console/fleet');
+    const f = { q: ' raspberry ', state: 'stale' as const, client: 'acme', group: '', version: '4.2.3' };
+    expect(fleetHref(f)).toBe('/console/fleet?q=raspberry&state=stale&client_id=acme&version=4.2.3');
+    expect(fleetQuery(f, 25, 'c1')).toBe(
+      '/api/health?agents=true&limit=25&q=raspberry&state=stale&client_id=acme&version=4.2.3&cursor=c1',
+    );
+  });
+
+  it('reads them back, leaving out an unknown state and unknown names', () => {
+    expect(fleetFiltersOf({ q: 'raspberry', state: 'stale', client_id: 'acme', group: 'edge', other: 'x' })).toEqual({
+      q: 'raspberry',
+      state: 'stale',
+      client: 'acme',
+      group: 'edge',
+      version: '',
+    });
+    expect(fleetFiltersOf({ state: 'sleeping' })).toEqual(NO_FILTERS);
+    expect(fleetFiltersOf({})).toEqual(NO_FILTERS);
+    const href = fleetHref({ ...NO_FILTERS, state: 'deregistered', group: 'a&b=c' });
+    expect(fleetFiltersOf(Object.fromEntries(new URL(href, 'http://x').searchParams))).toEqual({
+      ...NO_FILTERS,
+      state: 'deregistered',
+      group: 'a&b=c',
+    });
   });
 });
 

@@ -7,7 +7,7 @@ import { createLicense, createScopedUser, openDb, uniqueClientId } from '../../.
 import { http, withToken } from '../../../test-support/http.ts';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
-import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
+import { expectAccessible, expectNoConsoleErrors, openPage, untilSettled, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { firstDrawnLabel, noSidewaysScroll, openSignedIn, poll, row } from './helpers/console-ui.ts';
 import { screenshot } from '../../../test-support/screenshots.ts';
@@ -179,6 +179,54 @@ describe('navigation by permission', () => {
 });
 
 describe('the fleet by name', () => {
+  it("opens the overview's stale agents filtered, and keeps its filters in the address", async () => {
+    const p = await openSignedIn(browser, portal, 'desktop', '/console/overview');
+    const { page } = p;
+    const address = () => {
+      const u = new URL(page.url());
+      return `${u.pathname}${u.search}`;
+    };
+    const agents = () => page.locator('tr[data-agent]').evaluateAll((r) => r.map((x) => x.getAttribute('data-agent')));
+    const form = page.getByRole('form', { name: 'Agent filters' });
+    try {
+      await untilSettled(page);
+      // Per client: client X's one stale agent.
+      await page.getByRole('link', { name: `1 stale agent of ${clientX}` }).click();
+      await poll(address).toBe(`/console/fleet?state=stale&client_id=${clientX}`);
+      await poll(agents).toEqual([DB]);
+      expect(await form.getByLabel('State').inputValue()).toBe('stale');
+      expect(await form.getByLabel('Client id').inputValue()).toBe(clientX);
+      await expectAccessible(page);
+
+      // The whole fleet's stale agents, from the fleet health counts.
+      await page.goBack();
+      await page.locator('section[aria-labelledby="fleet-h"]').getByRole('link', { name: '1 stale agent' }).click();
+      await poll(address).toBe('/console/fleet?state=stale');
+      await poll(agents).toEqual([DB]);
+
+      // A search is an address of its own; back shows the filters before it, in the form too.
+      await form.getByLabel('State').selectOption('');
+      await form.getByLabel('Search').fill('branch-01');
+      await form.getByRole('button', { name: 'Apply filters' }).click();
+      await poll(address).toBe('/console/fleet?q=branch-01');
+      await poll(agents).toEqual([OTHER]);
+      await page.goBack();
+      await poll(address).toBe('/console/fleet?state=stale');
+      await poll(agents).toEqual([DB]);
+      expect(await form.getByLabel('Search').inputValue()).toBe('');
+      expect(await form.getByLabel('State').inputValue()).toBe('stale');
+
+      // Opened directly, with an unknown state left out.
+      await page.goto(`${portal.url}/console/fleet?q=edge-01&state=sleeping`);
+      await poll(agents).toEqual([EDGE]);
+      expect(await form.getByLabel('Search').inputValue()).toBe('edge-01');
+      expect(await form.getByLabel('State').inputValue()).toBe('');
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('lists agents by host name and address, with counts, filters and the id in the details', async () => {
     const p = await openSignedIn(browser, portal, 'desktop', `/console/fleet`);
     const { page } = p;

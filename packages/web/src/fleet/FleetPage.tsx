@@ -1,15 +1,10 @@
-import {
-  AGENT_STATES,
-  type AgentListResponse,
-  type AgentView,
-  type AuditEvent,
-  agentSearchProblem,
-} from '@svc/protocol';
-import { useState } from 'preact/hooks';
+import { type AgentListResponse, type AgentView, type AuditEvent, agentSearchProblem } from '@svc/protocol';
+import { useLocation } from 'preact-iso';
+import { useEffect, useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { Notice, useAction } from '../admin/ui.tsx';
-import { formatDate } from '../ui/format.ts';
+import { formatCount, formatDate } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { CursorPager, usePages } from '../ui/pager.tsx';
@@ -19,6 +14,8 @@ import {
   agentName,
   agentState,
   type FleetFilters,
+  fleetFiltersOf,
+  fleetHref,
   fleetQuery,
   formatAge,
   formatDuration,
@@ -27,6 +24,7 @@ import {
   systemInfoRows,
 } from './agent-view.ts';
 import { deregisteredAgents } from './deregistered.ts';
+import { FleetFilterForm } from './fleet-filters.tsx';
 import { GroupsSection } from './GroupsSection.tsx';
 import { Page } from '../ui/page.tsx';
 
@@ -43,27 +41,33 @@ const clientQuery = (clientId: string | null) => (clientId === null ? {} : { cli
  */
 export function FleetPage({ client }: { client: ConsoleClient }) {
   const isAdmin = identity.value?.role === 'admin';
-  // cursors[i] is the cursor of page i; page 0 has none.
-  const [cursors, setCursors] = useState<string[]>(['']);
   const [open, setOpen] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const action = useAction();
-  const [form, setForm] = useState<FleetFilters>(NO_FILTERS);
-  const [filters, setFilters] = useState<FleetFilters>(NO_FILTERS);
+  // The filters live in the address, so a view can be linked to (the overview's stale agents) and gone back to.
+  const { query, route } = useLocation();
+  const filters = fleetFiltersOf(query);
+  const filtersKey = JSON.stringify(filters);
+  const [form, setForm] = useState<FleetFilters>(filters);
+  // Back and forward change the filters under the form: it shows them again.
+  useEffect(() => setForm(filters), [filtersKey]);
+  // cursors[i] is the cursor of page i of these filters; page 0 has none. Other filters start at page 0.
+  const [paging, setPaging] = useState({ of: filtersKey, cursors: [''] });
+  const cursors = paging.of === filtersKey ? paging.cursors : [''];
+  const setCursors = (next: string[]) => setPaging({ of: filtersKey, cursors: next });
   const cursor = cursors.at(-1) ?? '';
   const agents = useData(
     () => client.api<AgentListResponse>('GET', fleetQuery(filters, AGENTS_PER_PAGE, cursor)),
-    [cursor, filters],
+    [cursor, filtersKey],
   );
-  const filtered = JSON.stringify(filters) !== JSON.stringify(NO_FILTERS);
+  const filtered = filtersKey !== JSON.stringify(NO_FILTERS);
   const [searchError, setSearchError] = useState<string | null>(null);
   const applyFilters = (event: Event) => {
     event.preventDefault();
     const problem = form.q.trim() === '' ? null : agentSearchProblem(form.q.trim());
     setSearchError(problem);
     if (problem !== null) return;
-    setFilters({ ...form });
-    setCursors(['']);
+    route(fleetHref(form));
   };
   const audit = useData(
     () =>
@@ -99,9 +103,9 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
           <ErrorMessage error={searchError} />
           {page && (
             <p class="fleet-counts" role="status" data-counts>
-              <span data-count="online">{page.counts.online} online</span>
-              <span data-count="stale">{page.counts.stale} stale</span>
-              <span data-count="deregistered">{page.counts.deregistered} deregistered</span>
+              <span data-count="online">{formatCount(page.counts.online)} online</span>
+              <span data-count="stale">{formatCount(page.counts.stale)} stale</span>
+              <span data-count="deregistered">{formatCount(page.counts.deregistered)} deregistered</span>
             </p>
           )}
           {page && (
@@ -207,60 +211,6 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
         <GroupsSection client={client} agents={page?.agents ?? []} />
       </div>
     </Page>
-  );
-}
-
-const STATE_CHOICES: ReadonlyArray<[FleetFilters['state'], string]> = [
-  ['', 'Registered (online and stale)'],
-  ...AGENT_STATES.map((st): [FleetFilters['state'], string] => [st, st]),
-];
-
-function FleetFilterForm(props: {
-  form: FleetFilters;
-  onChange: (f: FleetFilters) => void;
-  onSubmit: (e: Event) => void;
-}) {
-  const { form, onChange } = props;
-  const text = (key: 'client' | 'group' | 'version', label: string) => (
-    <label>
-      {label}
-      <input
-        value={form[key]}
-        onInput={(e) => onChange({ ...form, [key]: e.currentTarget.value })}
-        spellcheck={false}
-      />
-    </label>
-  );
-  return (
-    <form class="adm-form fleet-filters" onSubmit={props.onSubmit} aria-label="Agent filters">
-      <label>
-        Search
-        <input
-          type="search"
-          value={form.q}
-          onInput={(e) => onChange({ ...form, q: e.currentTarget.value })}
-          spellcheck={false}
-          placeholder="Host name, address or agent id"
-        />
-      </label>
-      <label>
-        State
-        <select
-          value={form.state}
-          onChange={(e) => onChange({ ...form, state: e.currentTarget.value as FleetFilters['state'] })}
-        >
-          {STATE_CHOICES.map(([value, label]) => (
-            <option key={value} value={value}>
-              {label}
-            </option>
-          ))}
-        </select>
-      </label>
-      {text('client', 'Client id')}
-      {text('group', 'Group')}
-      {text('version', 'Version')}
-      <button type="submit">Apply filters</button>
-    </form>
   );
 }
 

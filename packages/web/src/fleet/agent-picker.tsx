@@ -2,6 +2,7 @@ import { type AgentListResponse, type AgentView, agentSearchProblem } from '@svc
 import { useEffect, useState } from 'preact/hooks';
 import type { ConsoleClient } from '../api/client.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
+import { formatCount } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
 import { agentKey, agentLabels, byName } from './agent-view.ts';
 
@@ -98,10 +99,10 @@ export function AgentPicker(props: {
   );
 }
 
-/** What the list holds: `2 agents match raspberrypi`, `1000 of 1204 agents; type to narrow`. */
+/** What the list holds: `2 agents match raspberrypi`, `1,000 of 1,204 agents; type to narrow`. */
 function pickerStatus(listed: number, total: number, query: string): string {
   if (listed === 0) return query === '' ? 'No registered agents' : `No agent matches ${query}`;
-  const count = listed === total ? `${total}` : `${listed} of ${total}`;
+  const count = listed === total ? formatCount(total) : `${formatCount(listed)} of ${formatCount(total)}`;
   const noun = total === 1 ? 'agent' : 'agents';
   const match = query === '' ? '' : ` ${total === 1 ? 'matches' : 'match'} ${query}`;
   return `${count} ${noun}${match}${listed < total ? '; type to narrow' : ''}`;

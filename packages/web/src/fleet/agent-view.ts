@@ -1,4 +1,4 @@
-import type { AgentState, AgentView } from '@svc/protocol';
+import { AGENT_STATES, type AgentState, type AgentView } from '@svc/protocol';
 import { formatDate } from '../ui/format.ts';
 
 /**
@@ -117,14 +117,41 @@ export interface FleetFilters {
 
 export const NO_FILTERS: FleetFilters = { q: '', state: '', client: '', group: '', version: '' };
 
+/** Each filter's name in the Fleet page's address, the same as in the portal's fleet query. */
+const FILTER_PARAMS = Object.entries({
+  q: 'q',
+  state: 'state',
+  client: 'client_id',
+  group: 'group',
+  version: 'version',
+} satisfies Record<keyof FleetFilters, string>) as [keyof FleetFilters, string][];
+
+/** The filters an address names (`/console/fleet?state=stale&client_id=acme`); an unknown state is left out. */
+export function fleetFiltersOf(query: Readonly<Record<string, string | undefined>>): FleetFilters {
+  const f = { ...NO_FILTERS };
+  for (const [key, param] of FILTER_PARAMS) {
+    const v = query[param];
+    if (typeof v === 'string') f[key] = v as never;
+  }
+  if (!(AGENT_STATES as readonly string[]).includes(f.state)) f.state = '';
+  return f;
+}
+
+/** The filters that are set, each under its name in FILTER_PARAMS. */
+function filterParams(f: FleetFilters, into: URLSearchParams): URLSearchParams {
+  for (const [key, param] of FILTER_PARAMS) if (f[key].trim() !== '') into.set(param, f[key].trim());
+  return into;
+}
+
+/** The Fleet page's address for these filters: a view that can be linked to, bookmarked and gone back to. */
+export function fleetHref(f: FleetFilters): string {
+  const qs = filterParams(f, new URLSearchParams()).toString();
+  return qs === '' ? '/console/fleet' : `/console/fleet?${qs}`;
+}
+
 /** GET /api/health's fleet query for the filters, a page size and a cursor. */
 export function fleetQuery(f: FleetFilters, limit: number, cursor: string): string {
-  const q = new URLSearchParams({ agents: 'true', limit: String(limit) });
-  if (f.q.trim() !== '') q.set('q', f.q.trim());
-  if (f.state !== '') q.set('state', f.state);
-  if (f.client.trim() !== '') q.set('client_id', f.client.trim());
-  if (f.group.trim() !== '') q.set('group', f.group.trim());
-  if (f.version.trim() !== '') q.set('version', f.version.trim());
+  const q = filterParams(f, new URLSearchParams({ agents: 'true', limit: String(limit) }));
   if (cursor !== '') q.set('cursor', cursor);
   return `/api/health?${q.toString()}`;
 }

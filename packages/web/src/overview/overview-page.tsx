@@ -6,6 +6,7 @@ import { Page } from '../ui/page.tsx';
 import { SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useLoad } from '../ui/use-load.ts';
+import { fleetHref, NO_FILTERS } from '../fleet/agent-view.ts';
 import { PostureSection } from './posture-section.tsx';
 import { CHART_LINES, drawnSeries } from './chart-lines.ts';
 import { clientName, RiskChart } from './risk-chart.tsx';
@@ -66,15 +67,22 @@ function FleetSection(props: { fleet: NonNullable<OverviewResponse['fleet']> }) 
       <dl class="counts">
         <div class="count count-online">
           <dt>Online</dt>
-          <dd>{fleet.online}</dd>
+          <dd>{formatCount(fleet.online)}</dd>
         </div>
         <div class="count count-stale">
           <dt>Stale</dt>
-          <dd>{fleet.stale}</dd>
+          <dd>
+            <a
+              href={fleetHref({ ...NO_FILTERS, state: 'stale' })}
+              aria-label={countOf(fleet.stale, 'stale agent', 'stale agents')}
+            >
+              {formatCount(fleet.stale)}
+            </a>
+          </dd>
         </div>
         <div class="count count-deregistered">
           <dt>Deregistered</dt>
-          <dd>{fleet.deregistered}</dd>
+          <dd>{formatCount(fleet.deregistered)}</dd>
         </div>
       </dl>
       <p class="muted">

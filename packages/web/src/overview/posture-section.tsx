@@ -5,9 +5,10 @@ import {
   type PostureTarget,
   sessionHref,
 } from '@svc/protocol';
-import { formatAge, formatCount, formatDate } from '../ui/format.ts';
+import { countOf, formatAge, formatCount, formatDate } from '../ui/format.ts';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { COUNT_LABELS, countHref, sparkPoints, trendText } from './posture-model.ts';
+import { fleetHref, NO_FILTERS } from '../fleet/agent-view.ts';
 import './posture.css';
 
 const SPARK_W = 80;
@@ -142,8 +143,11 @@ export function PostureSection(props: { data: PostureResponse; now: number }) {
                 <LastScan scan={c.last_scan} clientId={c.client_id} now={props.now} />
                 {fleet ? (
                   <td class="posture-stale">
-                    <a href="/console/fleet" aria-label={`${c.stale_agents ?? 0} stale agents of ${clientName(c)}`}>
-                      {c.stale_agents ?? 0}
+                    <a
+                      href={fleetHref({ ...NO_FILTERS, state: 'stale', client: c.client_id })}
+                      aria-label={`${countOf(c.stale_agents ?? 0, 'stale agent', 'stale agents')} of ${clientName(c)}`}
+                    >
+                      {formatCount(c.stale_agents ?? 0)}
                     </a>
                   </td>
                 ) : null}
