@@ -177,3 +177,29 @@ export async function seedAnalysed(
   );
   return records;
 }
+
+/**
+ * Makes one client's criticals on hosts starting `hostPrefix` exactly `keep`: the surplus (the
+ * last by fingerprint) is lowered to high, so a filter over them matches `keep` findings every
+ * run. Answers how many there were before; fewer than `keep` is left as it is.
+ */
+export async function trimCriticals(
+  db: pg.Client,
+  clientId: string,
+  hostPrefix: string,
+  keep: number,
+): Promise<number> {
+  const match = `client_id = $1 AND severity = 'critical' AND host LIKE $2 || '%'`;
+  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM finding_records WHERE ${match}`, [
+    clientId,
+    hostPrefix,
+  ]);
+  const before = rows[0]?.n ?? 0;
+  if (before > keep)
+    await db.query(
+      `UPDATE finding_records SET severity = 'high', severity_key = 3
+       WHERE id IN (SELECT id FROM finding_records WHERE ${match} ORDER BY fingerprint OFFSET $3)`,
+      [clientId, hostPrefix, keep],
+    );
+  return before;
+}
