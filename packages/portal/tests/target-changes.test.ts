@@ -184,6 +184,46 @@ describe('what changed per target and per session', () => {
     expect([unknown.status, unknown.body]).toEqual([404, { error: 'Target not found' }]);
   });
 
+  it('pages the targets by client and target, each page after the last one', async () => {
+    const paged = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('paged') });
+    const client = paged.record.client_id;
+    const targets = ['10.9.0.0/30', '10.9.0.4/30', '10.9.0.8/30', 'db.paged.test', 'web.paged.test'];
+    for (const [i, t] of targets.entries()) await upload(paged.key, scan(`2026112${i}_110000`, t, [FTP]));
+    const pageOf = async (query: string) => {
+      const res = await get(`/api/targets/changes?client_id=${client}${query}`);
+      expect(res.status, res.text).toBe(200);
+      return res.body as { targets: Doc[]; next_cursor: string | null };
+    };
+    const all = await pageOf('');
+    expect(all.targets.map((t) => t['target'])).toEqual([...targets].sort());
+    expect(all.next_cursor).toBeNull();
+    const seen: string[] = [];
+    const cursors: (string | null)[] = [];
+    let cursor = '';
+    for (let i = 0; i < 5; i++) {
+      const page = await pageOf(`&limit=2${cursor === '' ? '' : `&cursor=${cursor}`}`);
+      seen.push(...page.targets.map((t) => t['target'] as string));
+      cursors.push(page.next_cursor);
+      if (page.next_cursor === null) break;
+      cursor = page.next_cursor;
+    }
+    expect(seen).toEqual(all.targets.map((t) => t['target']));
+    expect(cursors.map((c) => c === null)).toEqual([false, false, true]);
+    // Past the last target of the client: an empty page, not a 404.
+    const past = Buffer.from(JSON.stringify([client, 'zzz'])).toString('base64url');
+    expect(await pageOf(`&cursor=${past}`)).toEqual({ targets: [], next_cursor: null });
+    // Any cursor the portal did not write, and a page size out of range, are 400s that say what is wrong.
+    for (const bad of ['x', Buffer.from('[1,2]').toString('base64url'), Buffer.from('["a"]').toString('base64url')]) {
+      const res = await get(`/api/targets/changes?cursor=${bad}`);
+      expect([res.status, res.body]).toEqual([
+        400,
+        { error: 'Invalid cursor parameter: use next_cursor of the previous page' },
+      ]);
+    }
+    for (const limit of ['0', '1001', 'ten'])
+      expect((await get(`/api/targets/changes?limit=${limit}`)).status).toBe(400);
+  });
+
   it('shows a customer user only their clients: another client is a 404', async () => {
     // The customer user of acme sees the same counts as the admin.
     expect(await changesOf(acmeUser.token)).toMatchObject({
@@ -193,7 +233,7 @@ describe('what changed per target and per session', () => {
     expect(titles(await listed('20261122_100000', 'reopened', acmeUser.token))).toEqual(['HTTP without TLS']);
     // Another client's user: acme's target and session do not exist for them.
     const all = await get('/api/targets/changes', otherUser.token);
-    expect([all.status, all.body]).toEqual([200, { targets: [] }]);
+    expect([all.status, all.body]).toEqual([200, { targets: [], next_cursor: null }]);
     const named = await get(`/api/targets/changes?client_id=${acme.record.client_id}`, otherUser.token);
     expect([named.status, named.body]).toEqual([404, { error: 'Target not found' }]);
     const session = await get(

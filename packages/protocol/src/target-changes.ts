@@ -12,10 +12,23 @@ import { SessionClientId } from './sessions.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
+/** Targets per page of GET /api/targets/changes: by default, and at most. */
+export const TARGET_CHANGES_PAGE_DEFAULT = 100;
+export const TARGET_CHANGES_PAGE_MAX = 1000;
+
 export const TargetChangesQuery = Type.Object(
   {
     client_id: Type.Optional(SessionClientId),
     target: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'one target, exactly' })),
+    limit: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: TARGET_CHANGES_PAGE_MAX, default: TARGET_CHANGES_PAGE_DEFAULT }),
+    ),
+    cursor: Type.Optional(
+      Type.String({
+        maxLength: 1024,
+        description: 'next_cursor of the previous page; any other cursor is a 400 (docs/api.md#cursors)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -42,7 +55,10 @@ export const TargetChanges = Type.Object({
 });
 export type TargetChanges = Static<typeof TargetChanges>;
 
-export const TargetChangesResponse = Type.Object({ targets: Type.Array(TargetChanges) });
+export const TargetChangesResponse = Type.Object({
+  targets: Type.Array(TargetChanges, { description: 'by client id, then target' }),
+  next_cursor: Nullable(Type.String({ description: 'the next page; null: this is the last' })),
+});
 export type TargetChangesResponse = Static<typeof TargetChangesResponse>;
 
 /** The session view showing the findings one change of that session counts (its findings table filtered). */

@@ -5,7 +5,14 @@ import { createLicense } from '../../../test-support/factories.ts';
 import { http, withToken } from '../../../test-support/http.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { uploadDoc } from '../../../test-support/large-session.ts';
-import { type ConsolePage, expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
+import {
+  type ConsolePage,
+  expectAccessible,
+  expectNoConsoleErrors,
+  openPage,
+  untilSettled,
+  WIDTHS,
+} from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { noSidewaysScroll, poll } from './helpers/console-ui.ts';
 
@@ -202,4 +209,60 @@ describe('what changed per target', () => {
       await p.close();
     }
   });
+});
+
+describe('what changed, page by page', () => {
+  let portal: TestPortal;
+  let browser: Browser;
+  const PAGED = 'paged-co';
+  const member = { email: 'paged-user@example.test', password: 'Paged-user-pass-9' };
+  /** 28 targets, in the listing's order (by target within the client). */
+  const targets = Array.from({ length: 28 }, (_, i) => `10.8.${String(i).padStart(2, '0')}.0/24`);
+
+  beforeAll(async () => {
+    portal = await startConsolePortal();
+    browser = await launchChromium();
+    const key = (await createLicense(portal, { tier: 'business', client_id: PAGED })).key;
+    for (const [i, target] of targets.entries())
+      await uploadDoc(portal.url, key, scanDoc(PAGED, target, `20250701_1200${String(i).padStart(2, '0')}`, [A]));
+    await createScopedUser(portal, member.email, member.password, [PAGED]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await portal?.close();
+  });
+
+  const shownTargets = (page: Page) =>
+    page.locator('tbody tr[data-target]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-target')));
+
+  for (const width of ['desktop', 'phone'] as const)
+    it(`pages through the targets with a rows-per-page choice (${width})`, async () => {
+      const p = await openPage(browser, WIDTHS[width]);
+      const { page } = p;
+      const pager = page.getByRole('navigation', { name: 'Target pages' });
+      try {
+        await signIn(page, portal, member, '/console/changes');
+        // 100 a page by default: all 28 on one page, no Previous or Next.
+        await poll(() => shownTargets(page)).toEqual(targets);
+        expect(await pager.getByRole('button').count()).toBe(0);
+        await pager.getByLabel('Rows per page').selectOption('25');
+        await poll(() => shownTargets(page)).toEqual(targets.slice(0, 25));
+        expect(await pager.textContent()).toContain('Page 1');
+        expect(await pager.getByRole('button', { name: 'Previous' }).isDisabled()).toBe(true);
+        await untilSettled(page);
+        await pager.getByRole('button', { name: 'Next' }).click();
+        await poll(() => shownTargets(page)).toEqual(targets.slice(25));
+        expect(await pager.textContent()).toContain('Page 2');
+        expect(await pager.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+        expect(await noSidewaysScroll(page)).toBe(true);
+        await expectAccessible(page);
+        await untilSettled(page);
+        await pager.getByRole('button', { name: 'Previous' }).click();
+        await poll(() => shownTargets(page)).toEqual(targets.slice(0, 25));
+        expectNoConsoleErrors(p);
+      } finally {
+        await p.close();
+      }
+    });
 });

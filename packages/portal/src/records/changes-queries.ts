@@ -18,8 +18,12 @@ export interface TargetChangesRow {
   not_checked: string;
 }
 
+/** A page's position: after this client's target, in the order of the listing. */
+export type TargetPosition = readonly [clientId: string, target: string];
+
 /**
- * The targets of `clientIds` (null: every client), at most 1,000. The counts are the latest
+ * The targets of `clientIds` (null: every client) after `after`, `limit` of them, by client and
+ * target (the primary key, so a page is an index range). The counts are the latest
  * session's `change` column, frozen by its merge; the previous scan is the stored session of
  * the target scanned before it (sessions keep the target as uploaded, records trimmed).
  */
@@ -27,11 +31,13 @@ export async function targetChangesOf(
   db: Kysely<Database>,
   clientIds: readonly string[] | null,
   where: { clientId?: string | undefined; target?: string | undefined },
+  page: { after: TargetPosition | undefined; limit: number },
 ): Promise<TargetChangesRow[]> {
   const conditions = [sql`true`];
   if (clientIds !== null) conditions.push(sql`t.client_id = ANY(${sql.val([...clientIds])}::text[])`);
   if (where.clientId !== undefined) conditions.push(sql`t.client_id = ${where.clientId}`);
   if (where.target !== undefined) conditions.push(sql`t.target = ${where.target}`);
+  if (page.after !== undefined) conditions.push(sql`(t.client_id, t.target) > (${page.after[0]}, ${page.after[1]})`);
   const { rows } = await sql<TargetChangesRow>`
     SELECT t.client_id, t.target, t.last_session_id, t.last_scanned_at,
       EXISTS (SELECT 1 FROM sessions s WHERE s.client_id = t.client_id AND s.session_id = t.last_session_id)
@@ -57,7 +63,7 @@ export async function targetChangesOf(
     ) prev ON true
     WHERE ${sql.join(conditions, sql` AND `)}
     ORDER BY t.client_id, t.target
-    LIMIT 1000
+    LIMIT ${page.limit}
   `.execute(db);
   return rows;
 }

@@ -5,13 +5,15 @@ import {
   type TargetChanges,
   type TargetChangesResponse,
 } from '@svc/protocol';
+import { useState } from 'preact/hooks';
 import { apiRequest } from '../api/client.ts';
 import { findingsHref } from '../portfolio/portfolio-model.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
-import { formatDate } from '../ui/format.ts';
+import { formatCount, formatDate } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
+import { CursorPager, RowsPerPage } from '../ui/pager.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
-import { useLoad } from '../ui/use-load.ts';
+import { useLoadKeeping } from '../ui/use-load.ts';
 
 /**
  * "What changed" (/console/changes): per target in the user's scope, what its latest scan did
@@ -28,8 +30,13 @@ const COLUMNS: readonly { change: FindingChange; label: string; noun: string }[]
   { change: 'persistent', label: 'Still open', noun: 'still open' },
 ];
 
-function getTargetChanges(): Promise<TargetChangesResponse> {
-  return apiRequest<TargetChangesResponse>('GET', '/api/targets/changes');
+/** Targets per page: the portal's pages, by client and target. */
+const PAGE_SIZES = [25, 100, 500] as const;
+
+function getTargetChanges(limit: number, cursor: string): Promise<TargetChangesResponse> {
+  return apiRequest<TargetChangesResponse>('GET', '/api/targets/changes', {
+    query: { limit, cursor: cursor === '' ? undefined : cursor },
+  });
 }
 
 /** The target's open findings of record on the Findings page (its address filters). */
@@ -40,14 +47,14 @@ const openFindingsHref = (t: TargetChanges) =>
 function Count(props: { t: TargetChanges; change: FindingChange; noun: string }) {
   const { t } = props;
   const n = t.changes[props.change];
-  if (n === 0 || t.session_id === null || !t.session_stored) return <span class="muted">{n}</span>;
+  if (n === 0 || t.session_id === null || !t.session_stored) return <span class="muted">{formatCount(n)}</span>;
   return (
     <a
       href={sessionChangeHref(t.session_id, t.client_id, props.change)}
       data-change={props.change}
-      aria-label={`${n} ${props.noun} in the latest scan of ${t.target}`}
+      aria-label={`${formatCount(n)} ${props.noun} in the latest scan of ${t.target}`}
     >
-      {n}
+      {formatCount(n)}
     </a>
   );
 }
@@ -65,8 +72,46 @@ function LatestScan(props: { t: TargetChanges }) {
   return <a href={sessionHref(t.session_id, t.client_id)}>{when}</a>;
 }
 
+function TargetRow(props: { t: TargetChanges }) {
+  const { t } = props;
+  return (
+    <tr data-target={t.target}>
+      <th scope="row">
+        {t.target}
+        <br />
+        <a class="small" href={openFindingsHref(t)} aria-label={`Open findings of ${t.target}`}>
+          open findings
+        </a>
+      </th>
+      <td>{t.client_id ?? 'no client'}</td>
+      <td class="nowrap">
+        <LatestScan t={t} />
+      </td>
+      <td class="nowrap">
+        {t.previous_session_id === null ? (
+          <span class="muted">none (first scan)</span>
+        ) : (
+          <a href={sessionHref(t.previous_session_id, t.client_id)}>{formatDate(t.previous_scanned_at)}</a>
+        )}
+      </td>
+      {COLUMNS.map((c) => (
+        <td key={c.change} class="num">
+          <Count t={t} change={c.change} noun={c.noun} />
+        </td>
+      ))}
+    </tr>
+  );
+}
+
 export function ChangesPage() {
-  const data = useLoad(() => getTargetChanges(), []);
+  const [perPage, setPerPage] = useState<number>(PAGE_SIZES[1]);
+  // cursors[i] is the cursor of page i; page 0 has none.
+  const [cursors, setCursors] = useState<string[]>(['']);
+  const cursor = cursors.at(-1) ?? '';
+  const [attempt, setAttempt] = useState(0);
+  // The page on screen stays, marked busy, while the next one loads.
+  const loaded = useLoadKeeping(() => getTargetChanges(perPage, cursor), [perPage, cursor, attempt]);
+  const shown = loaded.last;
   return (
     <Page title="What changed">
       <p class="muted">
@@ -74,47 +119,43 @@ export function ChangesPage() {
         was and no longer found it. Not checked: the scan did not look at its host or port, so it stays open. Each
         number opens those findings in the scan's view, where a finding's details show its history.
       </p>
-      {data.state === 'loading' ? (
+      {loaded.busy && shown === null ? (
         <p class="busy-sign" role="status" aria-busy="true">
           Loading…
         </p>
       ) : null}
-      {data.state === 'failed' ? <ErrorMessage error={data.error} onRetry={data.retry} /> : null}
-      {data.state === 'done' && data.value.targets.length === 0 ? <p>No scanned targets yet.</p> : null}
-      {data.state === 'done' && data.value.targets.length > 0 ? (
+      {loaded.error !== null ? <ErrorMessage error={loaded.error} onRetry={() => setAttempt((n) => n + 1)} /> : null}
+      {shown !== null && shown.targets.length === 0 && cursors.length === 1 ? <p>No scanned targets yet.</p> : null}
+      {shown !== null && shown.targets.length > 0 ? (
         <DataTable
           label="What changed per target"
           columns={['Target', 'Client', 'Latest scan', 'Previous scan', ...COLUMNS.map((c) => c.label)]}
           stack={{ lead: ['Target'] }}
+          busy={loaded.busy}
         >
-          {data.value.targets.map((t) => (
-            <tr key={`${t.client_id ?? ''}/${t.target}`} data-target={t.target}>
-              <th scope="row">
-                {t.target}
-                <br />
-                <a class="small" href={openFindingsHref(t)} aria-label={`Open findings of ${t.target}`}>
-                  open findings
-                </a>
-              </th>
-              <td>{t.client_id ?? 'no client'}</td>
-              <td class="nowrap">
-                <LatestScan t={t} />
-              </td>
-              <td class="nowrap">
-                {t.previous_session_id === null ? (
-                  <span class="muted">none (first scan)</span>
-                ) : (
-                  <a href={sessionHref(t.previous_session_id, t.client_id)}>{formatDate(t.previous_scanned_at)}</a>
-                )}
-              </td>
-              {COLUMNS.map((c) => (
-                <td key={c.change} class="num">
-                  <Count t={t} change={c.change} noun={c.noun} />
-                </td>
-              ))}
-            </tr>
+          {shown.targets.map((t) => (
+            <TargetRow key={`${t.client_id ?? ''}/${t.target}`} t={t} />
           ))}
         </DataTable>
+      ) : null}
+      {shown !== null ? (
+        <CursorPager
+          label="Target pages"
+          position={`Page ${cursors.length}`}
+          hasPrevious={cursors.length > 1}
+          hasNext={shown.next_cursor !== null}
+          onPrevious={() => setCursors(cursors.slice(0, -1))}
+          onNext={() => shown.next_cursor !== null && setCursors([...cursors, shown.next_cursor])}
+        >
+          <RowsPerPage
+            sizes={PAGE_SIZES}
+            value={perPage}
+            onChange={(size) => {
+              setPerPage(size);
+              setCursors(['']);
+            }}
+          />
+        </CursorPager>
       ) : null}
     </Page>
   );
