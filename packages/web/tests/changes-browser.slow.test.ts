@@ -162,6 +162,16 @@ describe('what changed per target', () => {
     expect(await rows.first().locator('[data-mark="change"]').textContent()).toBe('Resolved by this scan');
     expect(await page.getByLabel('Change in this scan').inputValue()).toBe('resolved');
     expect(await page.locator('.changes button[data-change="resolved"]').getAttribute('aria-pressed')).toBe('true');
+    // A count's button writes its change into the address; back shows the change before it again.
+    await untilSettled(page);
+    await page.locator('.changes button[data-change="new"]').click();
+    await poll(() => new URL(page.url()).search).toBe(`?session=${S2}&client_id=changes-co&change=new`);
+    await poll(() => rows.first().locator('[data-mark="change"]').textContent()).toBe('New');
+    await page.goBack();
+    await poll(() => page.locator('.changes button[data-change="resolved"]').getAttribute('aria-pressed')).toBe('true');
+    await poll(() => rows.first().locator('[data-mark="change"]').textContent()).toBe('Resolved by this scan');
+    expect(await page.getByLabel('Change in this scan').inputValue()).toBe('resolved');
+    expect(await page.locator('.findings-count').textContent()).toBe('1 finding');
     // The session's own panel names the scan it compares with.
     const previous = page.locator('.changes [data-previous-scan]');
     await poll(() => previous.textContent()).toBe('Since the scan of 2025-06-01 12:00 UTC.');

@@ -1,5 +1,5 @@
 import type { FindingRow, FindingSort } from '@svc/protocol';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { SessionRef } from '../api/sessions.ts';
 import { OutcomeMessage } from '../ui/alert.tsx';
 import { countOf, formatCount } from '../ui/format.ts';
@@ -55,6 +55,8 @@ export function Findings(props: {
   onChanged: () => void;
   /** The change the address asks for (`&change=`, the "What changed" page's links). */
   change?: ChangeFilter | undefined;
+  /** The change filter was set here (a count's button, the filter): the address follows. */
+  onChangeShown?: (change: ChangeFilter | undefined) => void;
   /** The scan of the target before this one (the changes panel names it). */
   previous?: { href: string; when: string } | null | undefined;
 }) {
@@ -85,7 +87,15 @@ export function Findings(props: {
   const show = (v: FindingsView) => {
     setView(v);
     setCursors(['']);
+    if (v.change !== view.change) props.onChangeShown?.(v.change || undefined);
   };
+  // Back and forward move the address's change under the table: it shows that change again.
+  useEffect(() => {
+    const asked = props.change ?? '';
+    if (asked === view.change) return;
+    setView((v) => ({ ...v, change: asked, overdue: '' }));
+    setCursors(['']);
+  }, [props.change]);
 
   const data = page.data;
   const rows = data?.findings ?? [];

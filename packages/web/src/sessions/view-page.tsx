@@ -24,7 +24,7 @@ import { Downloads, Exports, Reports } from './files.tsx';
 import { ShareLink } from './share-link.tsx';
 import { Exceptions, Findings } from './findings.tsx';
 import { getSessionBlocks } from './findings-api.ts';
-import { CHANGE_FILTERS } from './findings-model.ts';
+import { CHANGE_FILTERS, type ChangeFilter } from './findings-model.ts';
 import { ReviewStatus } from './status.tsx';
 import { Topology } from './topology.tsx';
 import { previousScanOf, scanTimeOf } from './scan-time.ts';
@@ -97,7 +97,7 @@ function Scores(props: { session: SessionView }) {
 
 /** The session view at `/collect/?session=<id>` (command results link here). */
 export function SessionViewPage() {
-  const { query, route } = useLocation();
+  const { path, query, route } = useLocation();
   const ref: SessionRef = { session: query['session'] ?? '', clientId: query['client_id'] };
   const [version, setVersion] = useState(0);
   const reload = () => setVersion((v) => v + 1);
@@ -108,6 +108,12 @@ export function SessionViewPage() {
   const mayTriage = useMay('remediation:update');
   const key = [ref.session, ref.clientId];
   const change = CHANGE_FILTERS.find((c) => c === query['change']);
+  // The change filter lives in the address: a filtered view can be linked to and gone back from.
+  const showChange = (next: ChangeFilter | undefined) => {
+    const q = new URLSearchParams(Object.entries(query).filter(([k]) => k !== 'change'));
+    if (next !== undefined) q.set('change', next);
+    route(`${path}?${q.toString()}`);
+  };
   const valid = ref.session !== '';
 
   const detail = useLoad(valid ? () => getSession(ref) : null, [...key, version, triage]);
@@ -182,11 +188,12 @@ export function SessionViewPage() {
           </Section>
           <Section id="findings" title="Findings">
             <Findings
-              key={`${version}:${change ?? ''}`}
+              key={version}
               ref_={ref}
               scope={scope}
               refresh={dated}
               change={change}
+              onChangeShown={showChange}
               previous={previous}
               onChanged={() => setTriage((t) => t + 1)}
             />
