@@ -93,6 +93,7 @@ describe('run_scan arguments', () => {
       '10.0.0.1,10.0.0.0/28',
       ...mode,
       '--json',
+      '--progress-json',
       '--sessions-dir',
       root,
     ]);
@@ -113,6 +114,7 @@ describe('run_scan arguments', () => {
       '--ports',
       'T:22,80,8000-8100,U:161',
       '--json',
+      '--progress-json',
       '--sessions-dir',
       root,
     ]);

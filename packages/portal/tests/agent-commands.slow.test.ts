@@ -830,6 +830,7 @@ describe('GET /api/agent-commands (admin history)', () => {
       sent_at: null,
       acked_at: null,
       completed_at: null,
+      progress: null,
     });
     expect(res.body.commands[2]).toMatchObject({
       id: first,

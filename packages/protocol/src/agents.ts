@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { CommandProgress, CommandProgressView } from './command-progress.ts';
 import { COMMAND_STATUSES, REPORTABLE_STATUSES } from './command-status.ts';
 import { ClientId, IsoDateTime } from './common.ts';
 
@@ -231,6 +232,11 @@ export const CommandRecord = Type.Object({
   sent_at: Nullable(IsoDateTime),
   acked_at: Nullable(IsoDateTime),
   completed_at: Nullable(IsoDateTime),
+  progress: Nullable({
+    ...CommandProgressView,
+    description:
+      "The agent's latest progress report while the command runs (run_scan: nmap's task and percent); null when none came",
+  }),
 });
 export type CommandRecord = Static<typeof CommandRecord>;
 
@@ -270,6 +276,11 @@ export const StatusReportBody = Type.Object(
     stdout: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000 }))),
     stderr: Type.Optional(Nullable(Type.String({ maxLength: 1_000_000 }))),
     session_id: Type.Optional(Nullable(Type.String({ maxLength: 128 }))),
+    progress: Type.Optional({
+      ...CommandProgress,
+      description:
+        'A progress report: with status `acked`, for a command that is acked already. Stores the progress and its time, nothing else',
+    }),
   },
   { additionalProperties: false },
 );

@@ -34,6 +34,14 @@ export function mayReportCommandStatus(from: string, to: string): boolean {
   return Object.hasOwn(AGENT_REPORTS, from) && (AGENT_REPORTS[from as CommandStatus] as readonly string[]).includes(to);
 }
 
+/**
+ * A progress report (status `acked` with a `progress`) is taken only while the command runs,
+ * i.e. once it is acked: it stores the progress and changes nothing else (no transition).
+ */
+export function mayReportProgress(from: string): boolean {
+  return from === 'acked';
+}
+
 /** A command that can no longer change. */
 export function isFinalCommandStatus(status: CommandStatus): boolean {
   return COMMAND_TRANSITIONS[status].length === 0;

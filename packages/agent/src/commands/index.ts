@@ -5,6 +5,7 @@ import type { CommandHost, CommandRunner, ReportBody } from '../types.ts';
 import { executeCommand } from './dispatch.ts';
 import { EXIT_INTERRUPTED, type Outcome } from './outcome.ts';
 import { reportOutput, withoutHostPaths } from './output.ts';
+import { progressReporter } from './progress-report.ts';
 import { killTree, startTimeOf } from '@svc/client/process/kill-tree';
 
 /**
@@ -69,6 +70,7 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
     log.info(`command ${command.id} ${command.command_type} started`);
     await flush(journal);
     const started = Date.now();
+    const progress = progressReporter(command.id, host);
     let outcome: Outcome;
     try {
       outcome = await executeCommand(command, {
@@ -76,10 +78,13 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
         // A scan of a network outlasts SVC_CMD_TIMEOUT by far: it has its own limit.
         deadline: started + (command.command_type === 'run_scan' ? host.scanTimeoutMs : host.commandTimeoutMs),
         onChild: (child) => journal.childStarted(child),
+        onProgress: (p) => progress.offer(p),
       });
     } catch (err) {
       outcome = { ok: false, exitCode: 1, stdout: '', stderr: `agent error: ${(err as Error).message}\n` };
     }
+    // No progress report after the final one: the one in flight ends first (it never fails the command).
+    await progress.stop();
     journal.finish(report(command, outcome));
     log.info(`command ${command.id} ${command.command_type} ${outcome.ok ? 'completed' : 'failed'}`, {
       exit_code: outcome.exitCode,

@@ -1,3 +1,4 @@
+import type { CommandProgress } from '@svc/protocol';
 import type { CommandHost } from '../types.ts';
 import type { ChildIdentity, ProcessRun } from './spawn.ts';
 
@@ -26,6 +27,8 @@ export interface CommandContext {
   deadline: number;
   /** Tells the journal which child process runs now. */
   onChild: (child: ChildIdentity) => void;
+  /** The command's progress as it runs (run_scan), for the portal's console. */
+  onProgress?: ((progress: CommandProgress) => void) | undefined;
 }
 
 export const done = (stdout: string, extra: Partial<Outcome> = {}): Outcome => ({

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { type CommandPayloads, isScanPortList, PORT_LIST_RULE } from '@svc/protocol';
+import { type CommandPayloads, isScanPortList, PORT_LIST_RULE, readProgressLine } from '@svc/protocol';
 import { listSessionIds, RESULTS_FILE } from '@svc/client/session-dir/history';
 import { sessionPath } from '@svc/client/session-dir/root';
 import { profileArgs } from '../scan-args.ts';
@@ -14,7 +14,7 @@ const DEFAULT_PROFILE = 'full_recon';
 
 /**
  * `svc scan`'s arguments for a checked run_scan payload (full → --full, quick → -P quick_recon,
- * else none; `ports` → `--ports <list>`). The port list is checked here once more with the
+ * else none; `ports` → `--ports <list>`; always `--json --progress-json`). The port list is checked here once more with the
  * protocol's rule, right where it becomes an argument: only numbers, ranges and T:/U: reach it.
  */
 export function scanArgs(payload: CommandPayloads['run_scan'], sessionsRoot: string): string[] {
@@ -28,6 +28,8 @@ export function scanArgs(payload: CommandPayloads['run_scan'], sessionsRoot: str
     ...mode,
     ...(payload.ports === undefined ? [] : ['--ports', payload.ports]),
     '--json',
+    // nmap's progress as JSON lines on stderr: svcd reports it to the portal (progress-report.ts).
+    '--progress-json',
     '--sessions-dir',
     sessionsRoot,
     ...(payload.upload === true ? ['--upload'] : []),
@@ -48,6 +50,12 @@ export async function runScan(payload: CommandPayloads['run_scan'], ctx: Command
     env: host.childEnv,
     deadline: ctx.deadline,
     onStart: ctx.onChild,
+    // Progress lines go to the portal, not into the report's stderr; every other line stays.
+    onStderrLine: (line) => {
+      const progress = readProgressLine(line);
+      if (progress !== null) ctx.onProgress?.(progress);
+      return progress !== null;
+    },
   });
   // Only an uploaded session is linked: the portal refuses a result naming a session it does not hold.
   const outcome = fromProcess(run, { sessionId: run.exitCode === 0 ? uploadedId(run.stdout, 'upload') : null });

@@ -1,4 +1,5 @@
 import os from 'node:os';
+import { StringDecoder } from 'node:string_decoder';
 import { startTimeOf } from '@svc/client/process/kill-tree';
 import { runWithDeadline } from '@svc/client/process/run';
 
@@ -33,21 +34,29 @@ export interface RunOptions {
   deadline: number;
   /** Called once the child runs, before anything else happens (the journal records it). */
   onStart?: (child: ChildIdentity) => void;
+  /**
+   * Every stderr line as it comes (without its newline); a line it answers true for was taken
+   * (svc's progress lines) and is left out of the run's stderr. The rest is kept as before.
+   */
+  onStderrLine?: ((line: string) => boolean) | undefined;
 }
 
 export async function runProcess(argv: readonly string[], opts: RunOptions): Promise<ProcessRun> {
+  const lines = opts.onStderrLine === undefined ? undefined : stderrLines(opts.onStderrLine);
   const r = await runWithDeadline(argv, {
     env: opts.env,
     cwd: opts.cwd,
     timeoutMs: Math.max(0, opts.deadline - Date.now()),
     kill: { mode: 'tree' },
     maxOutputBytes: KEEP_BYTES,
+    onStderr: lines?.add,
     onStart: (pid) => {
       const startTime = startTimeOf(pid);
       if (startTime !== null) opts.onStart?.({ pid, startTime });
     },
   });
-  const stderr = r.error ? `${r.stderr}cannot start ${argv[0]}: ${r.error.message}\n` : r.stderr;
+  const kept = lines === undefined ? r.stderr : lines.end();
+  const stderr = r.error ? `${kept}cannot start ${argv[0]}: ${r.error.message}\n` : kept;
   const exitCode = r.timedOut
     ? EXIT_TIMEOUT
     : r.error
@@ -58,4 +67,29 @@ export async function runProcess(argv: readonly string[], opts: RunOptions): Pro
 
 function signalNumber(sig: NodeJS.Signals | null): number {
   return sig === null ? 0 : (os.constants.signals[sig] ?? 0);
+}
+
+/** stderr split into lines as it streams: taken lines dropped, the others kept (the head, KEEP_BYTES). */
+function stderrLines(take: (line: string) => boolean) {
+  const decoder = new StringDecoder('utf8');
+  let partial = '';
+  let kept = '';
+  const keep = (text: string) => {
+    if (kept.length < KEEP_BYTES) kept += text.slice(0, KEEP_BYTES - kept.length);
+  };
+  const lines = (text: string) => {
+    const parts = (partial + text).split('\n');
+    partial = parts.pop() ?? '';
+    for (const line of parts) if (!take(line)) keep(`${line}\n`);
+  };
+  return {
+    add: (chunk: Buffer) => lines(decoder.write(chunk)),
+    /** The kept text; a last line without its newline is judged too. */
+    end(): string {
+      lines(decoder.end());
+      if (partial !== '' && !take(partial)) keep(partial);
+      partial = '';
+      return kept;
+    },
+  };
 }

@@ -4,7 +4,7 @@ import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
 import { presentCommand, presentResult } from './present.ts';
 import { clientOut } from './resolve.ts';
-import { commandById, commandResult, newestCommands } from './queries.ts';
+import { commandById, commandResult, newestCommands } from './history-queries.ts';
 
 const commandNotFound = () => new DomainError('not_found.command', 'Command not found');
 

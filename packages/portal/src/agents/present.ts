@@ -12,7 +12,7 @@ import {
 } from '@svc/protocol';
 import type { AgentCommandResultsTable, AgentsTable } from '../db/schema.ts';
 import type { ClaimedRow } from './claim-sql.ts';
-import type { CommandRow } from './queries.ts';
+import type { CommandRow } from './history-queries.ts';
 import { clientOut } from './resolve.ts';
 
 /** The agents area's answers: stored rows in the shapes of the protocol package. */
@@ -114,6 +114,10 @@ export function presentCommand(row: CommandRow): CommandRecord {
     sent_at: row.sent_at?.toISOString() ?? null,
     acked_at: row.acked_at?.toISOString() ?? null,
     completed_at: row.completed_at?.toISOString() ?? null,
+    progress:
+      row.progress_task === null || row.progress_percent === null || row.progress_at === null
+        ? null
+        : { task: row.progress_task, percent: row.progress_percent, reported_at: row.progress_at.toISOString() },
   };
 }
 

@@ -1,16 +1,11 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
-import type { CommandStatus, CommandType } from '@svc/protocol';
-import type {
-  AgentCommandResultsTable,
-  AgentCommandsTable,
-  AgentsTable,
-  AuditEventsTable,
-  Database,
-} from '../db/schema.ts';
+import type { CommandProgress, CommandType } from '@svc/protocol';
+import type { AgentCommandResultsTable, AgentsTable, AuditEventsTable, Database } from '../db/schema.ts';
 import { commandEligible } from './eligibility.ts';
 
 /**
- * The agents area's SQL, apart from the claim statements (claim-sql.ts). A `db` parameter
+ * The agents area's SQL, apart from the claim statements (claim-sql.ts), the fleet listing
+ * (fleet-queries.ts) and the admin command history (history-queries.ts). A `db` parameter
  * may be a transaction: the caller decides what runs together.
  */
 
@@ -377,42 +372,6 @@ export async function insertGroupCommands(
   return rows[0];
 }
 
-/** Admin history, newest first, within `clientIds` (null: every client). */
-/** A command with its agent's latest telemetry (null once the agent is purged), for the host name. */
-export type CommandRow = Selectable<AgentCommandsTable> & { agent_system_info: Record<string, unknown> | null };
-
-function commandsWithAgent(db: Db) {
-  return db
-    .selectFrom('agent_commands')
-    .leftJoin('agents', (j) =>
-      j
-        .onRef('agents.client_id', '=', 'agent_commands.client_id')
-        .onRef('agents.agent_id', '=', 'agent_commands.agent_id'),
-    )
-    .selectAll('agent_commands')
-    .select('agents.system_info as agent_system_info');
-}
-
-export async function newestCommands(
-  db: Db,
-  clientIds: string[] | null,
-  limit: number,
-  status?: CommandStatus,
-): Promise<CommandRow[]> {
-  let q = commandsWithAgent(db);
-  if (clientIds !== null) q = q.where('agent_commands.client_id', 'in', clientIds);
-  if (status) q = q.where('agent_commands.status', '=', status);
-  return q.orderBy('agent_commands.created_at', 'desc').orderBy('agent_commands.id', 'desc').limit(limit).execute();
-}
-
-export async function commandById(db: Db, id: string): Promise<CommandRow | undefined> {
-  return commandsWithAgent(db).where('agent_commands.id', '=', id).executeTakeFirst();
-}
-
-export async function commandResult(db: Db, id: string): Promise<Selectable<AgentCommandResultsTable> | undefined> {
-  return db.selectFrom('agent_command_results').selectAll().where('command_id', '=', id).executeTakeFirst();
-}
-
 /** One of the agent's commands, locked for the status report. */
 export async function lockAgentCommand(db: Db, id: string, clientId: string, agentId: string) {
   return db
@@ -427,6 +386,15 @@ export async function lockAgentCommand(db: Db, id: string, clientId: string, age
 
 export async function markCommandAcked(db: Db, id: string, now: Date): Promise<void> {
   await db.updateTable('agent_commands').set({ status: 'acked', acked_at: now }).where('id', '=', id).execute();
+}
+
+/** A progress report: the command's latest progress and when it came; nothing else changes. */
+export async function recordCommandProgress(db: Db, id: string, progress: CommandProgress, now: Date): Promise<void> {
+  await db
+    .updateTable('agent_commands')
+    .set({ progress_task: progress.task, progress_percent: progress.percent, progress_at: now })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function markCommandFinished(

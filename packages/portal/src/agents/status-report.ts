@@ -2,6 +2,8 @@ import {
   isValidSessionId,
   MAX_OUTPUT_BYTES,
   mayReportCommandStatus,
+  mayReportProgress,
+  readCommandProgress,
   SESSION_ID_PATTERN,
   type StatusReportBody,
 } from '@svc/protocol';
@@ -14,6 +16,7 @@ import {
   lockAgentCommand,
   markCommandAcked,
   markCommandFinished,
+  recordCommandProgress,
   sessionOfClient,
 } from './queries.ts';
 import { agentForKey, clientOut } from './resolve.ts';
@@ -44,7 +47,9 @@ export function capOutput(text: string | null | undefined): string {
 /**
  * PATCH /api/agent-commands: the agent reports `acked`, `completed` or `failed` for one of
  * its own commands. Completion or failure stores the result and audits/emits
- * `command_completed` / `command_failed` with the agent id as actor.
+ * `command_completed` / `command_failed` with the agent id as actor. `acked` with a `progress`
+ * is a progress report on a command acked already: the progress and its time are stored,
+ * nothing else (no transition, no audit event, no webhook).
  */
 export async function reportCommandStatus(
   ctx: AppContext,
@@ -56,12 +61,22 @@ export async function reportCommandStatus(
     throw new DomainError('invalid.session_id', `session_id must match ${SESSION_ID_PATTERN}`);
   // Ids are bigserial: one past 2^53 (or past bigint) cannot exist, and must not reach SQL as an out-of-range literal.
   if (!Number.isSafeInteger(body.command_id)) throw commandNotFound();
+  const progress = progressOf(body);
   const now = ctx.now();
   const event = await ctx.db.transaction().execute(async (trx) => {
     // Again, locked: a takeover of a legacy agent cannot slip between this check and the report.
     await agentForKey(trx, principal, body.agent_id, { lock: true });
     const cmd = await lockAgentCommand(trx, String(body.command_id), agent.client_id, agent.agent_id);
     if (!cmd) throw commandNotFound();
+    if (progress !== null) {
+      if (!mayReportProgress(cmd.status))
+        throw new DomainError(
+          'conflict.status_transition',
+          `Progress can be reported only for an acked command; this one is ${cmd.status}`,
+        );
+      await recordCommandProgress(trx, cmd.id, progress, now);
+      return null;
+    }
     // The agent's moves, strictly (command-status.ts in the protocol); anything else is a 409.
     if (!mayReportCommandStatus(cmd.status, body.status))
       throw new DomainError('conflict.status_transition', `Illegal status transition: ${cmd.status} -> ${body.status}`);
@@ -99,4 +114,14 @@ export async function reportCommandStatus(
     });
   });
   if (event) ctx.events.publish(event);
+}
+
+/** The report's progress, checked by the protocol's rule (400 naming the field); only with status `acked`. */
+function progressOf(body: StatusReportBody) {
+  if (body.progress === undefined) return null;
+  if (body.status !== 'acked')
+    throw new DomainError('invalid.progress', `progress is reported with status acked, not ${body.status}`);
+  const read = readCommandProgress(body.progress);
+  if (!read.ok) throw new DomainError('invalid.progress', read.message);
+  return read.progress;
 }

@@ -177,6 +177,10 @@ export interface AgentCommandsTable {
   sent_at: Date | null;
   acked_at: Date | null;
   completed_at: Date | null;
+  /** The latest progress report (migration 0023): all three null until one came. */
+  progress_task: string | null;
+  progress_percent: number | null;
+  progress_at: Date | null;
 }
 
 export interface AgentCommandResultsTable {

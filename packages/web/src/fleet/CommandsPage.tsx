@@ -14,6 +14,7 @@ import { ErrorMessage, LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { formatDate } from '../ui/format.ts';
 import { commandElapsed, commandTarget, needsPolling } from './command-status.ts';
+import { CommandProgressBar } from './command-progress.tsx';
 import { QueueForm } from './queue-form.tsx';
 import { AnySelect } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
@@ -173,6 +174,14 @@ function CommandView({ client, id, onClose }: { client: ConsoleClient; id: numbe
           <dd>{formatDate(command.completed_at)}</dd>
           <dt>Time</dt>
           <dd data-field="elapsed">{commandElapsed(command, Date.now()) ?? '—'}</dd>
+          {command.status === 'acked' && command.progress !== null && (
+            <>
+              <dt>Progress</dt>
+              <dd>
+                <CommandProgressBar id={command.id} progress={command.progress} />
+              </dd>
+            </>
+          )}
           <dt>Exit code</dt>
           <dd data-field="exit-code">{result?.exit_code ?? '—'}</dd>
           <dt>Session</dt>

@@ -19,9 +19,8 @@ export function commandTarget(c: {
 
 /**
  * How long a command has run, in words: from the agent's acknowledgement (else its delivery)
- * to its end, or to `now` while it runs; null before it reached the agent. Agents report no
- * progress between `acked` and the end (docs/agent/commands.md: acked, then completed or
- * failed), so a long scan shows its state and this time, not a percentage.
+ * to its end, or to `now` while it runs; null before it reached the agent. A run_scan's
+ * progress, when its agent reports one, is shown beside this (command-progress.tsx).
  */
 export function commandElapsed(
   c: { status: CommandStatus; sent_at: string | null; acked_at: string | null; completed_at: string | null },

@@ -14,6 +14,7 @@ import { sessionsRootOf } from '../../session-dir/root.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
 import { CliError, Output, scanSummaryLine, shareLinkText, usageError } from '../output.ts';
+import { progressJsonWriter, statsEveryOf } from '../progress-json.ts';
 
 interface ScanOpts extends CommonOpts {
   targets?: string;
@@ -24,6 +25,8 @@ interface ScanOpts extends CommonOpts {
   sessionsDir?: string;
   exceptions?: string;
   json?: boolean;
+  progressJson?: boolean;
+  statsEvery?: string;
   domains?: string;
   /** commander's negation of `--no-tools`. */
   tools: boolean;
@@ -64,6 +67,11 @@ export default function register(program: Command, ctx: CliContext): void {
     .option('--sessions-dir <dir>', 'sessions root; default SVC_SESSIONS_DIR, ~/.svc/sessions')
     .option('--exceptions <file>', 'risk exceptions file (JSON)')
     .option('--json', 'print {path, session_id, summary} as JSON')
+    .option(
+      '--progress-json',
+      'write nmap\'s progress to stderr as JSON lines: {"progress":{"task":...,"percent":...}}',
+    )
+    .option('--stats-every <seconds>', "seconds between nmap's progress reports, 1-3600 (default 10)")
     .option('--domains <list>', 'DNS names for the DNS checks (zone transfer, SPF, DMARC), comma separated')
     .option('--no-tools', 'nmap and its rules only: no optional tool runs (testssl.sh, sslscan, whatweb...)');
   configOption(cmd);
@@ -73,6 +81,8 @@ export default function register(program: Command, ctx: CliContext): void {
     '\nRuns nmap without a shell (SYN scan and OS guess as root, connect scan otherwise) and writes\n' +
       '<sessions root>/<YYYYMMDD_HHMMSS>/ with session_results.json, pipeline.log, report and executive summary.\n' +
       'Optional tools (testssl.sh, sslscan, whatweb...) run when installed; docs/scanner/tools.md lists them.\n' +
+      "nmap's progress: shown on a terminal; with --progress-json one JSON line per report on stderr,\n" +
+      '  {"progress":{"task":"SYN Stealth Scan","percent":45.2}}, for a caller that is not a terminal (svcd).\n' +
       'docs/cli/scan.md has the profiles and examples. Exit 0 done; 1 nmap or the upload failed; 2 usage.',
   );
   cmd.action(async (opts: ScanOpts) => {
@@ -82,6 +92,8 @@ export default function register(program: Command, ctx: CliContext): void {
     const profile = opts.full ? 'full_recon' : opts.profile;
     if (!Object.hasOwn(PROFILES, profile))
       throw usageError(`unknown scan profile "${profile}": use one of ${Object.keys(PROFILES).join(', ')}`);
+    const statsEvery = opts.statsEvery === undefined ? undefined : statsEveryOf(opts.statsEvery);
+    if (statsEvery === null) throw usageError('--stats-every must be a whole number of seconds from 1 to 3600');
     const settings = settingsOf(opts, ctx);
     const budget = scanBudgetOf(settings.get(SCAN_BUDGET_SETTING));
     if (!budget.ok) throw usageError(budget.message);
@@ -149,13 +161,18 @@ export default function register(program: Command, ctx: CliContext): void {
           tools: opts.tools ? EXTERNAL_TOOLS : [],
           domains,
           vulnIndex,
+          statsEverySeconds: statsEvery,
         },
         {
           now: ctx.now,
           env: ctx.env,
           info: (m) => out.info(m),
           warn,
-          onProgress: tty ? (p) => out.info(`nmap: ${p.task} ${p.percent}%`) : undefined,
+          onProgress: opts.progressJson
+            ? progressJsonWriter(ctx.streams.stderr)
+            : tty
+              ? (p) => out.info(`nmap: ${p.task} ${p.percent}%`)
+              : undefined,
         },
       );
     } catch (err) {

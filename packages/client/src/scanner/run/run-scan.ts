@@ -46,6 +46,8 @@ export interface ScanInput {
    * test network. It comes from code, never from the user.
    */
   wrapper?: readonly string[] | undefined;
+  /** Seconds between nmap's progress reports (`--stats-every`); nmap-args.ts's default when unset. */
+  statsEverySeconds?: number | undefined;
   /** Sessions root. */
   root: string;
   exceptions: readonly ExceptionRule[];
@@ -69,7 +71,7 @@ export interface ScanDeps {
   warn: (message: string) => void;
   /** Where the tools are looked up (PATH); the process's environment by default. */
   env?: NodeJS.ProcessEnv | undefined;
-  /** nmap's progress (shown on a terminal). */
+  /** nmap's progress (shown on a terminal, or as JSON lines with `svc scan --progress-json`). */
   onProgress?: ((progress: NmapProgress) => void) | undefined;
 }
 
@@ -162,6 +164,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
     privileged: input.privileged,
     nmapPath: input.nmapPath,
     wrapper: input.wrapper,
+    statsEverySeconds: input.statsEverySeconds,
     onProgress: deps.onProgress,
   });
   deps.info(`nmap: ${formatCommand(result.command)} (${result.durationMs} ms)`);

@@ -21,6 +21,7 @@ import * as m0019 from './0019_delivery_leases.ts';
 import * as m0020 from './0020_share_token_hashes.ts';
 import * as m0021 from './0021_findings_posture_indexes.ts';
 import * as m0022 from './0022_findings_sort_orders.ts';
+import * as m0023 from './0023_command_progress.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '0020_share_token_hashes': m0020,
   '0021_findings_posture_indexes': m0021,
   '0022_findings_sort_orders': m0022,
+  '0023_command_progress': m0023,
 };
