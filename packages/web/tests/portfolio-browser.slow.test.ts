@@ -196,6 +196,41 @@ describe('findings across the portfolio', () => {
     }
   });
 
+  it('says it is loading until the breakdown is in, also between the count and the breakdown', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    // Every text the count line shows, as the page commits it (a render between two requests included).
+    await page.addInitScript(`
+      const seen = (globalThis.countTexts = []);
+      new MutationObserver(() => {
+        const text = document.querySelector('[data-portfolio-count]')?.textContent ?? null;
+        if (text !== null && text !== seen.at(-1)) seen.push(text);
+      }).observe(document, { subtree: true, childList: true, characterData: true });
+    `);
+    // The breakdown is held until the count is on the page.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route('**/api/findings/summary?*', async (route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await signIn(page, portal, undefined, `/console/findings?client_id=${BETA}`);
+      await poll(() => count(page)).toBe('Loading… 20 findings match · showing 1–20');
+      release();
+      await poll(() => count(page)).toBe('20 findings match · 20 open · 20 overdue · showing 1–20');
+      const texts = await page.evaluate(() => (globalThis as unknown as { countTexts: string[] }).countTexts);
+      // Only the last text is without "Loading…": nothing looked settled before the breakdown came.
+      expect(texts.at(-1)).toBe('20 findings match · 20 open · 20 overdue · showing 1–20');
+      expect(texts.slice(0, -1).filter((t) => !t.startsWith('Loading…'))).toEqual([]);
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('round-trips filters, page size and position through the address', async () => {
     const p = await openPage(browser, WIDTHS.desktop);
     const { page } = p;

@@ -162,9 +162,12 @@ export function PortfolioPage() {
   const counted = useLoadKeeping(() => countRecords(filter).then((c) => ({ ...c, key: filterKey })), [filterKey, tick]);
   const wantSummary = counted.last?.key === filterKey && (!counted.last.capped || countAll);
   const summary = useLoadKeeping(
-    () => (wantSummary ? summarizeRecords(filter) : Promise.resolve(null)),
+    () => (wantSummary ? summarizeRecords(filter).then((r) => ({ ...r, key: filterKey })) : Promise.resolve(null)),
     [filterKey, tick, wantSummary],
   );
+  // Wanted and not in yet: loading, also in the render between the count's answer and the
+  // summary's request (its effect starts it), so the page never looks settled in between.
+  const busy = page.busy || counted.busy || summary.busy || (wantSummary && summary.last?.key !== filterKey);
   const clients = useLoad(() => listSessionClients(), []);
 
   function go(next: PortfolioView, at?: { cursor: string; page: number }) {
@@ -213,7 +216,7 @@ export function PortfolioPage() {
         <ErrorMessage error={page.error ?? counted.error ?? summary.error} onRetry={() => setTick((t) => t + 1)} />
       ) : null}
       <p class="list-status" role="status" aria-live="polite" data-portfolio-count>
-        {page.busy || counted.busy || summary.busy ? <span class="busy-sign">Loading… </span> : null}
+        {busy ? <span class="busy-sign">Loading… </span> : null}
         {over
           ? `More than ${findingsWord(counted.last?.count ?? 0)} match` +
             (rows.length > 0 ? ` · showing ${formatCount(from)}–${formatCount(from + rows.length - 1)}` : '')
