@@ -1,7 +1,13 @@
 import type pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../src/events/bus.ts';
-import { createLicense, FakeClock, newAgentId, type LicenseFixture } from '../../../test-support/factories.ts';
+import {
+  createLicense,
+  FakeClock,
+  heartbeatBody,
+  newAgentId,
+  type LicenseFixture,
+} from '../../../test-support/factories.ts';
 import { http, withKey, withToken } from '../../../test-support/http.ts';
 import type { TestPortal } from '../../../test-support/portal.ts';
 import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
@@ -32,13 +38,7 @@ beforeAll(async () => {
   agent = newAgentId('prog');
   const hb = await http(portal.url, 'POST', '/api/health', {
     headers: withKey(biz.key),
-    json: {
-      agent_id: agent,
-      version: '4.2.3',
-      timestamp: new Date().toISOString(),
-      status: 'running',
-      uptime_seconds: 1,
-    },
+    json: heartbeatBody(agent),
   });
   expect(hb.status, hb.text).toBe(200);
 });
