@@ -16,6 +16,7 @@ import { registerCompression } from './http/compression.ts';
 import { credentialsOf } from './http/credentials.ts';
 import { findInputProblem, inputProblemMessage } from './http/input-rules.ts';
 import { limitConnections } from './http/connections.ts';
+import { waitForHandlersOnClose } from './http/handlers-in-flight.ts';
 import { installRequestTimeout, serverOptions } from './http/timeouts.ts';
 import { trustProxyOption } from './http/trust-proxy.ts';
 import { validatorCompiler } from './http/validation.ts';
@@ -37,6 +38,8 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     ...serverOptions(ctx),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Before any route: every handler is counted as it is added.
+  waitForHandlersOnClose(app);
   limitConnections(app, ctx);
   installRequestTimeout(app, ctx);
   if (ctx.metrics !== null) instrumentRequests(app, ctx.metrics);
