@@ -1,4 +1,5 @@
 import type { CommandProgressView } from '@svc/protocol';
+import { formatPercent } from '../ui/format.ts';
 
 /**
  * A running command's progress as its agent last reported it (run_scan: nmap's task and
@@ -6,11 +7,6 @@ import type { CommandProgressView } from '@svc/protocol';
  * by the text beside it, and when that report came. The command view reloads while the command
  * can change, so the bar follows the agent's reports (at most one every 15 s).
  */
-
-const PERCENT = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
-
-/** `45.2%`: at most one decimal, the same for every viewer. */
-export const formatPercent = (percent: number): string => `${PERCENT.format(percent)}%`;
 
 /** `14:03:25 UTC`: the report's time of day, to the second (reports come every 15 s). */
 export function progressTime(iso: string): string {

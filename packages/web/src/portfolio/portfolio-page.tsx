@@ -11,6 +11,7 @@ import { useState } from 'preact/hooks';
 import { listSessionClients } from '../api/sessions.ts';
 import { useMay } from '../auth/access.ts';
 import { ErrorMessage, OutcomeMessage } from '../ui/alert.tsx';
+import { epssScore } from '../sessions/findings-model.ts';
 import { formatCount, formatDate, label } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { CursorPager, RowsPerPage } from '../ui/pager.tsx';
@@ -107,7 +108,7 @@ function Row(props: { f: RecordFinding; selected: boolean; onSelect?: ((on: bool
         {f.cve_ids.length > 0 || f.epss !== null ? (
           <div class="muted small">
             {f.cve_ids.slice(0, 3).join(', ')}
-            {f.epss !== null ? `${f.cve_ids.length > 0 ? ' · ' : ''}EPSS ${(f.epss * 100).toFixed(1)} %` : ''}
+            {f.epss !== null ? `${f.cve_ids.length > 0 ? ' · ' : ''}${epssScore(f.epss)}` : ''}
           </div>
         ) : null}
       </td>

@@ -253,11 +253,14 @@ export const KEV_CHOICES: Readonly<Record<'true' | 'false', string>> = {
   false: 'Not known exploited',
 };
 
+/** `EPSS 42.0 %`: the score alone, as lists show it. */
+export const epssScore = (epss: number): string => `EPSS ${(epss * 100).toFixed(1)} %`;
+
 /** `EPSS 42.0 % (97th percentile)`, or null without a score. */
 export function epssText(f: Pick<FindingRow, 'epss' | 'epss_percentile'>): string | null {
   if (f.epss === null) return null;
   const pct = f.epss_percentile === null ? '' : ` (${ordinal(Math.round(f.epss_percentile * 100))} percentile)`;
-  return `EPSS ${(f.epss * 100).toFixed(1)} %${pct}`;
+  return `${epssScore(f.epss)}${pct}`;
 }
 
 function ordinal(n: number): string {

@@ -23,6 +23,11 @@ export function formatCount(n: number | null | undefined): string {
 /** A count with its noun: `1 finding`, `10,000 findings`. */
 export const countOf = (n: number, one: string, many: string): string => `${formatCount(n)} ${n === 1 ? one : many}`;
 
+const PERCENT = new Intl.NumberFormat('en-US', { maximumFractionDigits: 1 });
+
+/** `45.2%`: at most one decimal, the same for every viewer. */
+export const formatPercent = (percent: number): string => `${PERCENT.format(percent)}%`;
+
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
