@@ -231,12 +231,14 @@ describe('svc upload: refused or failed (exit 1)', () => {
     expect(r.stderr).toBe('error: Upload refused: HTTP 403 Invalid API key\n');
   });
 
-  it('a session file that is not JSON: exit 1 with the 400 reason', async () => {
+  it('a session file that is not JSON: refused on the host before any request, exit 2 (issue 36)', async () => {
     const bad = path.join(work, 'not-json.json');
     await fs.writeFile(bad, '{ not json');
     const r = await runCli(SVC, ['upload', bad], { env: env() });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^error: Upload refused: HTTP 400 /);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /^error: \S+not-json\.json is neither a session file nor a file svc imports: it is not JSON \(.+\)\. Expected a session directory, .*; nothing was sent\n$/,
+    );
   });
 
   it('the portal cannot be reached: exit 1', async () => {

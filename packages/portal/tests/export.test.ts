@@ -156,6 +156,35 @@ describe('GET /api/sessions/{session_id}/export', () => {
     for (const text of [csv.text, sarif.text, dojo.text]) expect(text.toLowerCase()).not.toMatch(/script:|data:/);
   });
 
+  it('carries every CVE and CWE of a finding into every format (issue 36, point 6)', async () => {
+    const other = newSessionId();
+    const base = doc(other, keyA.record.client_id);
+    const cves = ['CVE-2016-10009', 'CVE-2016-10010', 'CVE-2016-10012'];
+    const withRefs = {
+      ...base,
+      findings: [{ ...base.findings[0], references: { cve: cves, cwe: ['CWE-284', 'CWE-264'] } }],
+    };
+    const up = await postUpload(portal.url, keyA.key, sessionParts(withRefs));
+    expect(up.status, up.text).toBe(200);
+    const get = (format: string) =>
+      http(portal.url, 'GET', `/api/sessions/${other}/export?format=${format}`, { headers: withToken(admin) });
+    const [csv, sarif, dojo] = await Promise.all([get('csv'), get('sarif'), get('defectdojo')]);
+    const row = csv.text.split('\r\n')[1]!.split(',');
+    expect([row[CSV_COLUMNS.indexOf('cve')], row[CSV_COLUMNS.indexOf('cwe')]]).toEqual([
+      cves.join('; '),
+      'CWE-284; CWE-264',
+    ]);
+    const result = JSON.parse(sarif.text).runs[0].results[0];
+    expect(result.properties.cve).toEqual(cves);
+    expect(result.taxa.map((t: { id: string }) => t.id)).toEqual(['284', '264']);
+    expect(dojo.body.findings[0]).toMatchObject({
+      cve: cves[0],
+      vulnerability_ids: cves,
+      cwe: 284,
+      cwes: [284, 264],
+    });
+  });
+
   it('400 for an unknown or missing format and a bad id, before any credential check', async () => {
     const bad = await exportOf('format=xlsx', {});
     expect(bad.status).toBe(400);

@@ -1,6 +1,6 @@
 import { CSV_COLUMNS, csvCell, neutraliseFormula, toCsv } from '@svc/protocol/node';
 import { describe, expect, it } from 'vitest';
-import { SSH_FP, smallSession, TELNET_FP } from './exports-fixture.ts';
+import { F1_CVES, F1_CWES, multiReferenceSession, SSH_FP, smallSession, TELNET_FP } from './exports-fixture.ts';
 
 const URL_ = 'https://portal.example/collect/?session=20260301_120000&client_id=acme';
 
@@ -49,5 +49,18 @@ describe('CSV export', () => {
     }).split('\r\n');
     expect(lines).toHaveLength(3);
     expect(lines[1]).toBe(`${lines[1]?.slice(0, 64)},20260301_120000,,x,x,,,,,,,,,,,,,,,,,,,,,,,,,,`);
+  });
+
+  it('puts every CVE and CWE of a finding in its cells, "; "-joined, in file order, once each', () => {
+    const rows = toCsv(multiReferenceSession())
+      .split('\r\n')
+      .slice(1, -1)
+      .map((line) => line.split(','));
+    const col = (name: (typeof CSV_COLUMNS)[number]) => CSV_COLUMNS.indexOf(name);
+    expect(rows.map((r) => [r[col('cve')], r[col('cwe')]])).toEqual([
+      [F1_CVES.join('; '), F1_CWES.join('; ')],
+      ['CVE-2017-15906', 'CWE-200'],
+      ['', ''],
+    ]);
   });
 });

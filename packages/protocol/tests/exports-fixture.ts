@@ -84,3 +84,47 @@ export function sarifValidator(): (log: unknown) => string[] {
   const validate = ajv.compile(sarifSchema as object);
   return (log) => (validate(log) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`));
 }
+
+/**
+ * Findings that name several CVEs and CWEs (issue 36, point 6): OpenSSH 7.4 as nmap's `vulners`
+ * and a Nessus plugin report it, the CVEs in `references.cve` and the older single `cve`, with
+ * a lower-case and a repeated id, and CWE ids some of which no CWE list holds (dropped). The
+ * same rule on a second host names another CWE set.
+ */
+/** What the first finding's CVEs and CWEs read as: upper case, once each, in file order, valid ids only. */
+export const F1_CVES = ['CVE-2016-10009', 'CVE-2016-10010', 'CVE-2016-10012', 'CVE-2016-10708'];
+export const F1_CWES = ['CWE-284', 'CWE-264', 'CWE-79'];
+export function multiReferenceSession(): Record<string, unknown> {
+  return {
+    metadata: { session_id: '20260301_120000', target: '10.0.0.0/24', finished_at: '2026-03-01T12:30:00Z' },
+    findings: [
+      {
+        id: 'f-001',
+        rule_id: 'nessus-99359',
+        title: 'OpenSSH < 7.5',
+        severity: 'high',
+        host: '10.0.0.5',
+        port: 22,
+        protocol: 'tcp',
+        references: {
+          cve: ['CVE-2016-10009', 'CVE-2016-10010', 'cve-2016-10012', 'CVE-2016-10009', 'not-a-cve'],
+          cwe: ['CWE-284', 'CWE-264', 'cwe-079', 'CWE-0', 'CWE-123456789', 'CWE-284'],
+          urls: [],
+        },
+        cve: 'CVE-2016-10708',
+        cvss: 7.8,
+      },
+      {
+        id: 'f-002',
+        rule_id: 'nessus-99359',
+        title: 'OpenSSH < 7.5',
+        severity: 'high',
+        host: '10.0.0.6',
+        port: 2222,
+        protocol: 'tcp',
+        references: { cve: ['CVE-2017-15906'], cwe: ['CWE-200'] },
+      },
+      { id: 'f-003', rule_id: 'ssh-banner', title: 'SSH banner', severity: 'info', host: '10.0.0.5', port: 22 },
+    ],
+  };
+}

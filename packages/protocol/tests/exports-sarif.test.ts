@@ -1,6 +1,6 @@
 import { findingFingerprint, SARIF_FINGERPRINT_KEY, sarifArtifactUri, toSarif } from '@svc/protocol/node';
 import { describe, expect, it } from 'vitest';
-import { SSH_FP, sarifValidator, smallSession, TELNET_FP } from './exports-fixture.ts';
+import { F1_CVES, multiReferenceSession, SSH_FP, sarifValidator, smallSession, TELNET_FP } from './exports-fixture.ts';
 
 /** SARIF export, validated against the published SARIF 2.1.0 schema (exports-fixture.ts). */
 const valid = sarifValidator();
@@ -16,11 +16,13 @@ interface Result {
     logicalLocations?: { fullyQualifiedName: string }[];
   }[];
   properties: Record<string, unknown>;
+  taxa?: { id: string; index?: number; toolComponent?: { name?: string; index?: number } }[];
 }
 interface Log {
   version: string;
   runs: {
     tool: { driver: { name: string; rules: { id: string; properties: Record<string, unknown> }[] } };
+    taxonomies?: { name: string; taxa: { id: string; helpUri: string }[] }[];
     results: Result[];
   }[];
 }
@@ -104,5 +106,59 @@ describe('SARIF export', () => {
     const log = sarif({ session_id: '20260301_120000' });
     expect(valid(log)).toEqual([]);
     expect(log.runs[0]!.results).toEqual([]);
+  });
+
+  it('carries every CVE in result properties and every CWE as taxa of the run’s CWE taxonomy', () => {
+    const log = sarif(multiReferenceSession());
+    expect(valid(log)).toEqual([]);
+    // The schema does check taxa: a reference naming no taxon is refused.
+    const broken = structuredClone(log);
+    broken.runs[0]!.results[0]!.taxa = [{ toolComponent: { name: 'CWE' } }] as Result['taxa'];
+    expect(valid(broken)).toContain('/runs/0/results/0/taxa/0 must match a schema in anyOf');
+    const run = log.runs[0]!;
+    expect(run.taxonomies).toEqual([
+      {
+        name: 'CWE',
+        organization: 'MITRE',
+        shortDescription: { text: 'The MITRE Common Weakness Enumeration' },
+        informationUri: 'https://cwe.mitre.org/',
+        isComprehensive: false,
+        taxa: ['284', '264', '79', '200'].map((id) => ({
+          id,
+          helpUri: `https://cwe.mitre.org/data/definitions/${id}.html`,
+        })),
+      },
+    ]);
+    const [first, second, bare] = run.results as [Result, Result, Result];
+    expect(first.properties['cve']).toEqual(F1_CVES);
+    expect(second.properties['cve']).toEqual(['CVE-2017-15906']);
+    const cwe = (id: string, index: number) => ({ id, index, toolComponent: { name: 'CWE', index: 0 } });
+    expect(first.taxa).toEqual([cwe('284', 0), cwe('264', 1), cwe('79', 2)]);
+    expect(second.taxa).toEqual([cwe('200', 3)]);
+    expect(bare.taxa).toBeUndefined();
+    expect(bare.properties).not.toHaveProperty('cve');
+    // Each taxon reference resolves to the taxon it names.
+    for (const t of [...(first.taxa ?? []), ...(second.taxa ?? [])])
+      expect(run.taxonomies?.[t.toolComponent?.index ?? -1]?.taxa[t.index ?? -1]?.id).toBe(t.id);
+    // The rule's CWE tags are those of all its findings, not only its first one's.
+    expect(run.tool.driver.rules[0]?.properties['tags']).toEqual([
+      'security',
+      'network',
+      'CWE-284',
+      'CWE-264',
+      'CWE-79',
+      'CWE-200',
+    ]);
+  });
+
+  it("DefectDojo's SARIF parser reads every CWE from the taxa and finds no list under properties.cwe", () => {
+    // dojo/tools/sarif/parser.py (django-DefectDojo 7cfa159a6767b0ac6e66f3b1597a997e607e7308):
+    // get_result_cwes_taxa takes int(id) of each taxon of toolComponent "CWE";
+    // get_result_cwes_properties runs re.search over properties.cwe, a TypeError on a list.
+    const results = sarif(multiReferenceSession()).runs[0]!.results;
+    const taxaCwes = (r: Result) =>
+      (r.taxa ?? []).filter((t) => t.toolComponent?.name === 'CWE').map((t) => Number.parseInt(t.id, 10));
+    expect(results.map(taxaCwes)).toEqual([[284, 264, 79], [200], []]);
+    for (const r of results) expect(['undefined', 'string']).toContain(typeof r.properties['cwe']);
   });
 });

@@ -7,7 +7,7 @@ import {
   normalizedRemediationSummary,
   orc964SummaryOf,
   remediationSummaryOf,
-  isValidSessionId,
+  sessionIdOfFile,
   MAX_SESSION_ID_LENGTH,
   SESSION_ID_PATTERN,
   SEVERITIES,
@@ -49,18 +49,20 @@ export class SessionFileError extends DomainError {
   }
 }
 
-/** The session id of a file: `metadata.session_id`, else a top-level `session_id`. */
+/** The session id of a file (the protocol's rule, session-file/identify.ts), or the upload's 400 in the contract's words. */
 export function sessionIdOf(doc: unknown): string {
-  if (!isObj(doc)) throw new SessionFileError('session_json must be a JSON object');
-  // A wrong-typed metadata.session_id counts as absent, like every other field.
-  const fromMetadata = isObj(doc['metadata']) ? doc['metadata']['session_id'] : undefined;
-  const id = typeof fromMetadata === 'string' && fromMetadata !== '' ? fromMetadata : doc['session_id'];
-  if (typeof id !== 'string' || id === '') throw new SessionFileError('session_json has no metadata.session_id');
-  if (!isValidSessionId(id))
-    throw new SessionFileError(
-      `Invalid session id: must match ${SESSION_ID_PATTERN} (at most ${MAX_SESSION_ID_LENGTH} characters)`,
-    );
-  return id;
+  const read = sessionIdOfFile(doc);
+  if (!('reason' in read)) return read.id;
+  switch (read.reason) {
+    case 'not_object':
+      throw new SessionFileError('session_json must be a JSON object');
+    case 'invalid_session_id':
+      throw new SessionFileError(
+        `Invalid session id: must match ${SESSION_ID_PATTERN} (at most ${MAX_SESSION_ID_LENGTH} characters)`,
+      );
+    default:
+      throw new SessionFileError('session_json has no metadata.session_id');
+  }
 }
 
 const strings = (v: unknown): string[] => arr(v).filter((x): x is string => typeof x === 'string' && storable(x));

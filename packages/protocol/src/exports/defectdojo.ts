@@ -61,7 +61,12 @@ function findingOf(f: ExportFinding, date: string | null, opts: ExportOptions): 
     references: references === '' ? null : references,
     date,
     cve: f.cve[0] ?? null,
+    // Every CVE: DefectDojo stores `cve` and these as the finding's vulnerability ids (duplicates dropped).
+    vulnerability_ids: f.cve.length === 0 ? null : f.cve,
     cwe,
+    // Every CWE beside the first: only when there are several, as DefectDojo before 3.2.0 refuses
+    // the whole file over a `cwes` key (docs/exports.md#defectdojo).
+    cwes: f.cwe.length > 1 ? f.cwe.map((c) => Number(c.slice(4))) : null,
     cvssv3_score: f.cvss,
     epss_score: f.epss,
     epss_percentile: f.epss_percentile,

@@ -26,7 +26,9 @@ export interface ExportFinding {
   port: number | null;
   protocol: string | null;
   service: string | null;
+  /** Every CVE id the finding names (references.cve, then the older single `cve`): upper case, once each. */
   cve: string[];
+  /** Every CWE id of references.cwe as `CWE-<n>`, n from 1 to 9,999,999, once each. */
   cwe: string[];
   /** references.urls that are http(s) URLs (httpUrl), normalised; any other scheme is dropped. */
   urls: string[];
@@ -70,8 +72,17 @@ export interface ExportOptions {
 
 const FINGERPRINT = /^[0-9a-f]{64}$/;
 const CVE = /^CVE-\d{4}-\d{4,}$/;
-const CWE = /^CWE-\d+$/;
+const CWE = /^CWE-(\d+)$/;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
+/** The largest CWE number DefectDojo stores (`cwe_number` in its dojo/finding/cwe.py); no CWE comes near it. */
+const MAX_CWE = 9_999_999;
+
+/** `CWE-<n>` with n from 1 to MAX_CWE, leading zeros dropped (`cwe-079` is `CWE-79`); null otherwise. */
+function cweLabel(text: string): string | null {
+  const m = CWE.exec(text.toUpperCase());
+  const n = m === null ? 0 : Number(m[1]);
+  return n >= 1 && n <= MAX_CWE ? `CWE-${n}` : null;
+}
 
 const strings = (v: unknown): string[] => arr(v).flatMap((x) => (str(x) === null ? [] : [(x as string).trim()]));
 const unique = (v: string[]) => [...new Set(v)];
@@ -158,11 +169,7 @@ export function exportFindingsOf(doc: unknown, today = new Date().toISOString().
       cve: unique(
         [...strings(refs['cve']), ...strings([f['cve']])].map((c) => c.toUpperCase()).filter((c) => CVE.test(c)),
       ),
-      cwe: unique(
-        strings(refs['cwe'])
-          .map((c) => c.toUpperCase())
-          .filter((c) => CWE.test(c)),
-      ),
+      cwe: unique(strings(refs['cwe']).flatMap((c) => cweLabel(c) ?? [])),
       // Only links a reader may follow (web-link.ts): a javascript: or data: URL is dropped.
       urls: unique(strings(refs['urls']).flatMap((u) => httpUrl(u) ?? [])),
       description: str(f['description']),

@@ -38,7 +38,26 @@ export function sarifArtifactUri(f: Pick<ExportFinding, 'host' | 'port' | 'proto
 const drop = <T extends Record<string, unknown>>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
 
-function ruleOf(f: ExportFinding, worst: number | null): Record<string, unknown> {
+/** The CWE taxonomy every CWE of the run refers to (SARIF 2.1.0 §3.19.3, `run.taxonomies`). */
+const SARIF_CWE_TAXONOMY = 'CWE';
+
+const cweNumber = (label: string) => label.slice('CWE-'.length);
+
+function cweTaxonomy(cwes: string[]): Record<string, unknown> {
+  return {
+    name: SARIF_CWE_TAXONOMY,
+    organization: 'MITRE',
+    shortDescription: { text: 'The MITRE Common Weakness Enumeration' },
+    informationUri: 'https://cwe.mitre.org/',
+    isComprehensive: false,
+    taxa: cwes.map((c) => ({
+      id: cweNumber(c),
+      helpUri: `https://cwe.mitre.org/data/definitions/${cweNumber(c)}.html`,
+    })),
+  };
+}
+
+function ruleOf(f: ExportFinding, worst: number | null, cwes: string[]): Record<string, unknown> {
   const help = [f.remediation, ...f.urls].filter((v) => v !== null).join('\n\n');
   return drop({
     id: f.rule_id,
@@ -49,13 +68,18 @@ function ruleOf(f: ExportFinding, worst: number | null): Record<string, unknown>
     helpUri: f.urls[0] ?? null,
     defaultConfiguration: { level: f.severity === null ? 'note' : LEVEL[f.severity] },
     properties: drop({
-      tags: ['security', 'network', ...f.cwe],
+      tags: ['security', 'network', ...cwes],
       'security-severity': worst === null ? null : worst.toFixed(1),
     }),
   });
 }
 
-function resultOf(f: ExportFinding, ruleIndex: number, opts: ExportOptions): Record<string, unknown> {
+function resultOf(
+  f: ExportFinding,
+  ruleIndex: number,
+  taxonIndex: Map<string, number>,
+  opts: ExportOptions,
+): Record<string, unknown> {
   const where = endpointOf(f);
   const logical = where === null || f.port === null ? where : `${f.protocol ?? 'tcp'}://${where}`;
   const suppressed = f.exception_status === 'accepted';
@@ -81,6 +105,15 @@ function resultOf(f: ExportFinding, ruleIndex: number, opts: ExportOptions): Rec
         ? [drop({ kind: 'external', status: 'accepted', justification: f.exception_reason })]
         : null,
     hostedViewerUri: opts.sessionUrl ?? null,
+    // Every CWE, as references into the run's CWE taxonomy (where SARIF readers look for them).
+    taxa:
+      f.cwe.length === 0
+        ? null
+        : f.cwe.map((c) => ({
+            id: cweNumber(c),
+            index: taxonIndex.get(c),
+            toolComponent: { name: SARIF_CWE_TAXONOMY, index: 0 },
+          })),
     properties: drop({
       severity: f.severity,
       cvss: f.cvss,
@@ -89,8 +122,9 @@ function resultOf(f: ExportFinding, ruleIndex: number, opts: ExportOptions): Rec
       kev_date_added: f.kev_date_added,
       epss: f.epss,
       epss_percentile: f.epss_percentile,
+      // Every CVE. CWEs are in `taxa`: DefectDojo's SARIF parser runs a regex over a result's
+      // `properties.cwe` and fails on a list (docs/exports.md#sarif).
       cve: f.cve.length === 0 ? null : f.cve,
-      cwe: f.cwe.length === 0 ? null : f.cwe,
       host: f.host,
       hostname: f.hostname,
       port: f.port,
@@ -114,12 +148,17 @@ function resultOf(f: ExportFinding, ruleIndex: number, opts: ExportOptions): Rec
 export function* sarifChunks(doc: unknown, opts: ExportOptions = {}): Generator<string> {
   const session = exportSessionOf(doc);
   const findings = exportFindingsOf(doc, opts.today);
-  const rules = new Map<string, { first: ExportFinding; worst: number | null }>();
+  const rules = new Map<string, { first: ExportFinding; worst: number | null; cwes: Set<string> }>();
+  const taxonIndex = new Map<string, number>();
   for (const f of findings) {
     const s = securitySeverity(f);
     const seen = rules.get(f.rule_id);
-    if (seen === undefined) rules.set(f.rule_id, { first: f, worst: s });
-    else if (s !== null && (seen.worst === null || s > seen.worst)) seen.worst = s;
+    if (seen === undefined) rules.set(f.rule_id, { first: f, worst: s, cwes: new Set(f.cwe) });
+    else {
+      if (s !== null && (seen.worst === null || s > seen.worst)) seen.worst = s;
+      for (const c of f.cwe) seen.cwes.add(c);
+    }
+    for (const c of f.cwe) if (!taxonIndex.has(c)) taxonIndex.set(c, taxonIndex.size);
   }
   const index = new Map([...rules.keys()].map((id, i) => [id, i]));
   const run = {
@@ -128,9 +167,10 @@ export function* sarifChunks(doc: unknown, opts: ExportOptions = {}): Generator<
         name: 'svc',
         version: session.tool_version ?? opts.toolVersion ?? null,
         informationUri: opts.sessionUrl ?? null,
-        rules: [...rules.values()].map((r) => ruleOf(r.first, r.worst)),
+        rules: [...rules.values()].map((r) => ruleOf(r.first, r.worst, [...r.cwes])),
       }),
     },
+    ...(taxonIndex.size === 0 ? {} : { taxonomies: [cweTaxonomy([...taxonIndex.keys()])] }),
     // One category per scanned target: a re-upload replaces the target's earlier analysis.
     automationDetails: { id: `svc/${session.target ?? 'session'}/` },
     properties: drop({
@@ -148,7 +188,7 @@ export function* sarifChunks(doc: unknown, opts: ExportOptions = {}): Generator<
   yield `${head.slice(0, -4)}\n`;
   let first = true;
   for (const f of findings) {
-    yield `${first ? '' : ',\n'}${JSON.stringify(resultOf(f, index.get(f.rule_id) ?? 0, opts))}`;
+    yield `${first ? '' : ',\n'}${JSON.stringify(resultOf(f, index.get(f.rule_id) ?? 0, taxonIndex, opts))}`;
     first = false;
   }
   yield '\n]}]}\n';

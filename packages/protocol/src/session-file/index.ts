@@ -9,3 +9,4 @@ export * from './schema.ts';
 export * from './json-schema.ts';
 export * from './coverage.ts';
 export * from './triage.ts';
+export * from './identify.ts';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { EXPORT_FORMATS, type ExportFormat, isExportFormat } from '@svc/protocol';
+import { EXPORT_FORMATS, type ExportFormat, isExportFormat, parseSessionJson } from '@svc/protocol';
 import { exportChunks } from '@svc/protocol/node';
 import type { Command } from 'commander';
 import { CLIENT_VERSION } from '../../version.ts';
@@ -24,11 +24,14 @@ function sessionFileOf(input: string): string {
 }
 
 function readSession(file: string): unknown {
+  let parsed: ReturnType<typeof parseSessionJson>;
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, ''));
+    parsed = parseSessionJson(fs.readFileSync(file, 'utf8'));
   } catch (err) {
     throw new CliError(`${file} is not a readable session file: ${(err as Error).message}`, EXIT_FAILED);
   }
+  if ('reason' in parsed) throw new CliError(`${file} is not a readable session file: ${parsed.detail}`, EXIT_FAILED);
+  return parsed.doc;
 }
 
 /** Writes the export to `file` through a temporary name, so a failed run leaves no half-written file. */

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import type { Command } from 'commander';
 import { licenseState } from '../../license/service.ts';
 import { createPortalClient } from '../../portal/client.ts';
@@ -16,6 +17,8 @@ import { CliError, Output, shareLinkText, usageError } from '../output.ts';
 import { displayFile } from '../../session-dir/display-files.ts';
 import { detectFormat } from '../../imports/detect.ts';
 import { DEFAULT_MAX_BYTES } from '../../imports/guard.ts';
+import { FORMATS } from '../../imports/common.ts';
+import { sessionFileProblem } from '../../upload/session-file-check.ts';
 import { importAndReport } from './import.ts';
 
 interface UploadOpts extends CommonOpts {
@@ -43,6 +46,17 @@ export function sessionDirFiles(dir: string): UploadFiles {
   };
 }
 
+/** The refusal of a file `svc upload` does not take: the file, what is wrong with it, what was expected. */
+function notASessionMessage(file: string, problem: string, fromDirectory: boolean): string {
+  if (fromDirectory)
+    return `${file} is not a session file: it ${problem}. Expected a JSON object with metadata.session_id (docs/session-file.md); nothing was sent`;
+  return (
+    `${file} is neither a session file nor a file svc imports: it ${problem}. Expected a session directory, ` +
+    `session_results.json (a JSON object with metadata.session_id, docs/session-file.md) or a file \`svc import\` reads ` +
+    `(${FORMATS.join(', ')}: docs/cli/import.md); nothing was sent`
+  );
+}
+
 export default function register(program: Command, ctx: CliContext): void {
   const cmd = program
     .command('upload')
@@ -59,7 +73,7 @@ export default function register(program: Command, ctx: CliContext): void {
   targetOptions(cmd);
   cmd.addHelpText(
     'after',
-    "\nPrints the session id and share URL. After a session directory's upload (business tier and above), the\nportal's benchmark is written into its session_results.json, both reports are rendered again with it and\nreplaced on the portal (PUT /api/refresh); a failure there only warns. An nmap XML, Nessus v2, Greenbone XML\nor Nuclei JSON lines file is imported first, as `svc import --upload` does (docs/cli/import.md).\nExit 0 uploaded; 1 refused or unreachable; 2 usage.",
+    "\nPrints the session id and share URL. After a session directory's upload (business tier and above), the\nportal's benchmark is written into its session_results.json, both reports are rendered again with it and\nreplaced on the portal (PUT /api/refresh); a failure there only warns. An nmap XML, Nessus v2, Greenbone XML\nor Nuclei JSON lines file is imported first, as `svc import --upload` does (docs/cli/import.md).\nAny other file that is not a session file is refused on this host before anything is sent.\nExit 0 uploaded; 1 refused or unreachable; 2 usage, or a file that is no session and no format to import.",
   );
   cmd.action(async (session: string, opts: UploadOpts) => {
     const out = new Output(ctx.streams);
@@ -90,6 +104,9 @@ export default function register(program: Command, ctx: CliContext): void {
     } else {
       files = { session, log: opts.log, report: opts.report, exec: opts.exec };
     }
+    // Neither a session file nor a format to import: refused here, so the file never leaves the host.
+    const problem = sessionFileProblem(files.session, target.uploadLimitBytes ?? UPLOAD_LIMIT_BYTES);
+    if (problem !== null) throw usageError(notASessionMessage(files.session, problem, stat.isDirectory()));
     for (const f of [files.log, files.report, files.exec]) {
       if (f === undefined) continue;
       const st = fs.statSync(f, { throwIfNoEntry: false });

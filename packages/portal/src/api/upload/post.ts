@@ -1,6 +1,12 @@
 import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
-import { UPLOAD_FIELDS, UploadResponse, uploadTooLargeMessage, type SessionFileName } from '@svc/protocol';
+import {
+  parseSessionJson,
+  UPLOAD_FIELDS,
+  UploadResponse,
+  uploadTooLargeMessage,
+  type SessionFileName,
+} from '@svc/protocol';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import type { StoredObject } from '../../db/schema.ts';
@@ -184,11 +190,8 @@ export default function register(app: App, ctx: AppContext): void {
             if (part.type === 'file') for await (const chunk of guarded(part.file)) chunks.push(chunk);
             else chunks.push(fieldBytes(part));
             json = Buffer.concat(chunks);
-            try {
-              parsed = { doc: JSON.parse(json.toString('utf8').replace(/^\uFEFF/, '')) as unknown };
-            } catch {
-              parsed = null;
-            }
+            const read = parseSessionJson(json.toString('utf8'));
+            parsed = 'doc' in read ? read : null;
             if (principal.clientId === null && parsed) storeUnder = fileClientId(parsed.doc) ?? NO_CLIENT;
             continue;
           }
