@@ -34,14 +34,18 @@ const write = (text: string) => {
 };
 const parse = (text: string, format: 'auto' | 'nmap' | 'nessus' | 'openvas' | 'nuclei' = 'auto') =>
   parseForeignFile(write(text), { format, maxBytes: DEFAULT_MAX_BYTES, now: START });
+/** The reason a file was refused: its message names the file first (`<file>: <reason>`). */
 const refusal = async (text: string, format: 'auto' | 'nessus' = 'auto') => {
-  const err = await parse(text, format).then(
+  const file = write(text);
+  const err = await parseForeignFile(file, { format, maxBytes: DEFAULT_MAX_BYTES, now: START }).then(
     () => null,
     (e: unknown) => e,
   );
   expect(err).toBeInstanceOf(ImportError);
   expect((err as ImportError).kind).toBe('refused');
-  return (err as ImportError).message;
+  const message = (err as ImportError).message;
+  expect(message.startsWith(`${file}: `), message).toBe(true);
+  return message.slice(file.length + 2);
 };
 
 /** A Nessus v2 file: one ReportHost per entry, its HostProperties tags and ReportItems as written. */
