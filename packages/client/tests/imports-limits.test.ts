@@ -208,6 +208,42 @@ describe('what the XML parser holds is bounded', () => {
   });
 });
 
+describe('the JSON array and the CSV export are bounded as lines are', () => {
+  const result = (i: number, extra = '') =>
+    `{"template-id":"t${i}","ip":"192.0.2.10","port":"443","info":{"name":"n${i}","severity":"low"}${extra}}`;
+
+  it('a Nuclei array: split into elements whatever the chunks, strings with brackets and escapes kept', async () => {
+    const tricky = ',"matcher-name":"a ] } \\" [ {"';
+    const text = `[\n${Array.from({ length: 3000 }, (_, i) => `  ${result(i, i === 7 ? tricky : '')}`).join(',\n')}\n]\n`;
+    const scan = await parse(text);
+    expect(scan).toMatchObject({ format: 'nuclei', variant: 'JSON array', records: 3000 });
+    expect(scan.findings[7]!.evidence).toBe('matcher a ] } " [ {');
+  });
+
+  it('refuses an element over 16 MiB, one of too many values, a cut-short array and text after it', async () => {
+    const long = `[${result(0)},${result(1, `,"x":"${'a'.repeat(17 * 1024 * 1024)}"`)}]`;
+    expect(await refusal(long)).toBe('Refused: element 2 is longer than 16 MiB (not a Nuclei JSON array)');
+    const values = `[${result(0, `,"x":[${'{},'.repeat(100_001)}{}]`)}]`;
+    expect(await refusal(values)).toBe('Refused: element 1 holds more than 100000 JSON values (not a Nuclei result)');
+    expect(await refusal(`[${result(0)},${result(1).slice(0, 30)}`)).toBe(
+      'The Nuclei JSON array is cut short: it ends inside element 2, before its closing ]',
+    );
+    expect(await refusal(`[${result(0)}] {}`)).toBe('Not a Nuclei JSON array: text follows the closing ]');
+    expect(await refusal(`[${result(0)}, 3]`)).toBe(
+      'Not a Nuclei JSON array: element 2 is not a JSON object (nuclei -json-export writes an array of results)',
+    );
+  });
+
+  it('a Greenbone CSV: a row over 16 MiB and a header of too many columns are refused', async () => {
+    const header = 'IP,Hostname,Port,Port Protocol,CVSS,Severity,NVT Name,NVT OID\n';
+    expect(await refusal(`${header}192.0.2.1,,,,5,Medium,"${'x'.repeat(17 * 1024 * 1024)}",1.2\n`)).toMatch(
+      /^Malformed Greenbone CSV: Max Record Size: record exceed the maximum number of tolerated bytes of 16777216/,
+    );
+    const wide = `${header.trimEnd()},${Array.from({ length: 300 }, (_, i) => `c${i}`).join(',')}\n`;
+    expect(await refusal(wide)).toBe('Refused: the CSV header has 308 columns, more than 256');
+  });
+});
+
 describe('hosts and host names: an address or an RFC 1123 name, else left out or dropped', () => {
   // XML 1.0 cannot carry control characters at all (the parser refuses the file): JSON can.
   const HOSTILE = [

@@ -292,7 +292,9 @@ describe('refused input', () => {
       const file = write('lol.xml', lol);
       const err = await refusal(parse(file, { format }));
       expect(err.kind).toBe('refused');
-      expect(err.message.startsWith(`${file}: Refused: the XML declares a document type with entities or an external DTD`)).toBe(true);
+      expect(
+        err.message.startsWith(`${file}: Refused: the XML declares a document type with entities or an external DTD`),
+      ).toBe(true);
     }
   });
 

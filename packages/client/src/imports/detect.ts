@@ -44,7 +44,11 @@ export function detectFormat(file: string): ForeignFormat | null {
     const first = head.split('\n', 1)[0]!;
     // A first line longer than the head (a result with its whole response) cannot be parsed
     // here: Nuclei writes `template-id` among its first keys, so its key names the format.
-    if (first === head && fs.statSync(file).size > HEAD_BYTES && new RegExp(`^\\{[^\\n]*?${NUCLEI_KEY.source}`).test(first))
+    if (
+      first === head &&
+      fs.statSync(file).size > HEAD_BYTES &&
+      new RegExp(`^\\{[^\\n]*?${NUCLEI_KEY.source}`).test(first)
+    )
       return 'nuclei';
     try {
       const line = JSON.parse(first) as Record<string, unknown>;
@@ -61,7 +65,9 @@ function firstWords(file: string): string {
   const head = headOf(file, 256).trimStart();
   if (head.startsWith('<')) {
     const root = rootElementOf(headOf(file, HEAD_BYTES).trimStart());
-    return root === undefined ? 'XML without a root element in its first 64 KiB' : `XML with the root element <${root}>`;
+    return root === undefined
+      ? 'XML without a root element in its first 64 KiB'
+      : `XML with the root element <${root}>`;
   }
   if (head.startsWith('{') || head.startsWith('[')) return 'JSON without a Nuclei template-id';
   const line = head.split(/\r?\n/, 1)[0]!.slice(0, 60);

@@ -27,7 +27,8 @@ export interface Place {
 /** The place a result names: address, name, port and scheme. */
 export function placeOf(r: Json): Place {
   // `url` of javascript templates has a slash before its scheme.
-  const raw = str(r['matched-at']) ?? str(r['host']) ?? str(r['url'])?.replace(/^\/+(?=[a-z][a-z0-9+.-]*:\/\/)/i, '') ?? '';
+  const raw =
+    str(r['matched-at']) ?? str(r['host']) ?? str(r['url'])?.replace(/^\/+(?=[a-z][a-z0-9+.-]*:\/\/)/i, '') ?? '';
   let hostname: string | undefined;
   let port: number | undefined;
   let scheme: string | undefined;
@@ -63,7 +64,8 @@ export class PlaceBook {
 
   /** A finding at its place: added now when the place has an address, else held. */
   add(f: ScanFinding, place: Place): void {
-    const name = place.hostname !== undefined && place.hostname.length <= MAX_NAME ? place.hostname.toLowerCase() : undefined;
+    const name =
+      place.hostname !== undefined && place.hostname.length <= MAX_NAME ? place.hostname.toLowerCase() : undefined;
     if (place.ip !== undefined) {
       if (name !== undefined && !this.#ipOf.has(name)) this.#ipOf.set(name, place.ip);
       this.#book.add(f);

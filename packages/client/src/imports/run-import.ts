@@ -71,7 +71,9 @@ export async function runImport(
   );
   if (checked !== '') warn(checked);
   const coverage =
-    targets.length === 0 ? scan.coverage : await coverageWithTargets(scan.coverage, targets, deps.lookup ?? dnsLookup, warn);
+    targets.length === 0
+      ? scan.coverage
+      : await coverageWithTargets(scan.coverage, targets, deps.lookup ?? dnsLookup, warn);
   const target =
     input.target?.trim() ||
     scan.target ||

@@ -84,7 +84,8 @@ export async function streamXmlItems(file: string, maxBytes: number, spec: XmlIt
   parser.on('cdata', text);
   try {
     const prolog = new XmlPrologTrim();
-    for await (const chunk of readChunks(file, maxBytes)) writer.write(prolog.push(decoder.decode(chunk, { stream: true })));
+    for await (const chunk of readChunks(file, maxBytes))
+      writer.write(prolog.push(decoder.decode(chunk, { stream: true })));
     writer.write(prolog.push(decoder.decode()) + prolog.end());
     if (!rootSeen) throw new ImportError(`Not a ${spec.format} file: no XML element in it`);
     if (!ended)

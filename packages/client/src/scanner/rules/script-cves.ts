@@ -70,10 +70,15 @@ interface Entry {
 /** A `vulns` library entry's state: vulnerable, or not (NOT VULNERABLE, unknown). */
 const isVulnerable = (t: Entry) => /^(LIKELY )?VULNERABLE/.test(elemAt(t.children, 'state') ?? '');
 
-function vulnsLibrary(script: NseScript): ScriptResult | null {
-  // The library writes one table per vulnerability, or (one vulnerability) its fields at the top.
+/** The `vulns` library's entries of a script: one table per vulnerability, or its fields at the top. */
+function vulnsEntries(script: NseScript): Entry[] {
   const entries: Entry[] = [{ children: script.children }, ...tables(script.children)];
-  const found = entries.filter(isVulnerable);
+  return entries.filter((e) => elemAt(e.children, 'state') !== undefined);
+}
+
+/** Null when no entry is vulnerable (NOT VULNERABLE is shown with vulns.showall). */
+function vulnsLibrary(script: NseScript): ScriptResult | null {
+  const found = vulnsEntries(script).filter(isVulnerable);
   if (found.length === 0) return null;
   const cves = cvesIn(
     found.map((t) => [t.key ?? '', ...allElemValues(tableAt(t.children, 'ids')?.children ?? [])].join(' ')).join(' '),
@@ -109,7 +114,7 @@ function named(script: NseScript): ScriptResult | null {
 
 function resultOf(script: NseScript, port: NmapPort | undefined): ScriptResult | null {
   if (script.id === 'vulners') return vulners(script, port);
-  return vulnsLibrary(script) ?? named(script);
+  return vulnsEntries(script).length > 0 ? vulnsLibrary(script) : named(script);
 }
 
 function findingOf(host: NmapHost, port: NmapPort | undefined, script: NseScript): ScanFinding[] {
