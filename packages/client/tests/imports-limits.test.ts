@@ -34,14 +34,18 @@ const write = (text: string) => {
 };
 const parse = (text: string, format: 'auto' | 'nmap' | 'nessus' | 'openvas' | 'nuclei' = 'auto') =>
   parseForeignFile(write(text), { format, maxBytes: DEFAULT_MAX_BYTES, now: START });
+/** The reason a file was refused: its message names the file first (`<file>: <reason>`). */
 const refusal = async (text: string, format: 'auto' | 'nessus' = 'auto') => {
-  const err = await parse(text, format).then(
+  const file = write(text);
+  const err = await parseForeignFile(file, { format, maxBytes: DEFAULT_MAX_BYTES, now: START }).then(
     () => null,
     (e: unknown) => e,
   );
   expect(err).toBeInstanceOf(ImportError);
   expect((err as ImportError).kind).toBe('refused');
-  return (err as ImportError).message;
+  const message = (err as ImportError).message;
+  expect(message.startsWith(`${file}: `), message).toBe(true);
+  return message.slice(file.length + 2);
 };
 
 /** A Nessus v2 file: one ReportHost per entry, its HostProperties tags and ReportItems as written. */
@@ -201,6 +205,42 @@ describe('what the XML parser holds is bounded', () => {
     const scan = await parse(`${JSON.stringify(line)}\n`);
     expect(scan.format).toBe('nuclei');
     expect(scan.findings[0]!.description).toBe(`${'D'.repeat(CUT)}${NOTE}`);
+  });
+});
+
+describe('the JSON array and the CSV export are bounded as lines are', () => {
+  const result = (i: number, extra = '') =>
+    `{"template-id":"t${i}","ip":"192.0.2.10","port":"443","info":{"name":"n${i}","severity":"low"}${extra}}`;
+
+  it('a Nuclei array: split into elements whatever the chunks, strings with brackets and escapes kept', async () => {
+    const tricky = ',"matcher-name":"a ] } \\" [ {"';
+    const text = `[\n${Array.from({ length: 3000 }, (_, i) => `  ${result(i, i === 7 ? tricky : '')}`).join(',\n')}\n]\n`;
+    const scan = await parse(text);
+    expect(scan).toMatchObject({ format: 'nuclei', variant: 'JSON array', records: 3000 });
+    expect(scan.findings[7]!.evidence).toBe('matcher a ] } " [ {');
+  });
+
+  it('refuses an element over 16 MiB, one of too many values, a cut-short array and text after it', async () => {
+    const long = `[${result(0)},${result(1, `,"x":"${'a'.repeat(17 * 1024 * 1024)}"`)}]`;
+    expect(await refusal(long)).toBe('Refused: element 2 is longer than 16 MiB (not a Nuclei JSON array)');
+    const values = `[${result(0, `,"x":[${'{},'.repeat(100_001)}{}]`)}]`;
+    expect(await refusal(values)).toBe('Refused: element 1 holds more than 100000 JSON values (not a Nuclei result)');
+    expect(await refusal(`[${result(0)},${result(1).slice(0, 30)}`)).toBe(
+      'The Nuclei JSON array is cut short: it ends inside element 2, before its closing ]',
+    );
+    expect(await refusal(`[${result(0)}] {}`)).toBe('Not a Nuclei JSON array: text follows the closing ]');
+    expect(await refusal(`[${result(0)}, 3]`)).toBe(
+      'Not a Nuclei JSON array: element 2 is not a JSON object (nuclei -json-export writes an array of results)',
+    );
+  });
+
+  it('a Greenbone CSV: a row over 16 MiB and a header of too many columns are refused', async () => {
+    const header = 'IP,Hostname,Port,Port Protocol,CVSS,Severity,NVT Name,NVT OID\n';
+    expect(await refusal(`${header}192.0.2.1,,,,5,Medium,"${'x'.repeat(17 * 1024 * 1024)}",1.2\n`)).toMatch(
+      /^Malformed Greenbone CSV: Max Record Size: record exceed the maximum number of tolerated bytes of 16777216/,
+    );
+    const wide = `${header.trimEnd()},${Array.from({ length: 300 }, (_, i) => `c${i}`).join(',')}\n`;
+    expect(await refusal(wide)).toBe('Refused: the CSV header has 308 columns, more than 256');
   });
 });
 

@@ -121,9 +121,10 @@ describe('svc import of hostile files: bounded memory, every kept text cut', () 
           ['"}}\n'],
         ),
       );
-    const big = await importMeasured(await line('big.jsonl', 40 * MIB));
+    const bigFile = await line('big.jsonl', 40 * MIB);
+    const big = await importMeasured(bigFile);
     expect(big.code).toBe(1);
-    expect(big.stderr).toBe('error: Refused: line 1 is longer than 16 MiB (not Nuclei JSON lines)\n');
+    expect(big.stderr).toBe(`error: ${bigFile}: Refused: line 1 is longer than 16 MiB (not Nuclei JSON lines)\n`);
     expect(big.rssMib).toBeLessThan(FEW_FINDINGS_RSS_MIB);
     const cut = await importMeasured(await line('cut.jsonl', 15 * MIB));
     expect(cut.code, cut.stderr).toBe(0);
@@ -136,7 +137,9 @@ describe('svc import of hostile files: bounded memory, every kept text cut', () 
     );
     const values = await importMeasured(objects);
     expect(values.code).toBe(1);
-    expect(values.stderr).toBe('error: Refused: line 1 holds more than 100000 JSON values (not a Nuclei result)\n');
+    expect(values.stderr).toBe(
+      `error: ${objects}: Refused: line 1 holds more than 100000 JSON values (not a Nuclei result)\n`,
+    );
     expect(values.rssMib).toBeLessThan(FEW_FINDINGS_RSS_MIB);
   });
 
@@ -147,7 +150,7 @@ describe('svc import of hostile files: bounded memory, every kept text cut', () 
     expect(fs.statSync(inside).size).toBeGreaterThan(12_000_000);
     const refused = await importMeasured(inside);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe('error: Refused: one <ReportItem> holds more than 300000 elements\n');
+    expect(refused.stderr).toBe(`error: ${inside}: Refused: one <ReportItem> holds more than 300000 elements\n`);
     expect(refused.rssMib).toBeLessThan(FEW_FINDINGS_RSS_MIB);
     const outside = await nessusFile('outside.nessus', repeated('<e/>', 3_000_000), [
       HOST,
@@ -195,24 +198,27 @@ describe('svc import of hostile files: bounded memory, every kept text cut', () 
       for (let i = 0; i < count; i++)
         yield `{"template-id":"t${i}","host":"https://192.0.2.10","ip":"192.0.2.10","info":{"severity":"low","name":"n"}}\n`;
     };
-    const findings = await importMeasured(await generate('many.jsonl', lines(50_001)));
+    const manyFile = await generate('many.jsonl', lines(50_001));
+    const findings = await importMeasured(manyFile);
     expect(findings.stderr).toBe(
-      'error: Refused: the file holds more than 50000 findings, more than one import keeps (split the scan)\n',
+      `error: ${manyFile}: Refused: the file holds more than 50000 findings, more than one import keeps (split the scan)\n`,
     );
     const hosts = function* () {
       for (let h = 0; h <= 65_536; h++) yield `<ReportHost name="10.${h >> 16}.${(h >> 8) & 255}.${h & 255}"/>`;
     };
-    const many = await importMeasured(await nessusFile('many-hosts.nessus', hosts()));
+    const hostsFile = await nessusFile('many-hosts.nessus', hosts());
+    const many = await importMeasured(hostsFile);
     expect(many.stderr).toBe(
-      'error: Refused: the file names more than 65536 hosts, more than one import keeps (split the scan)\n',
+      `error: ${hostsFile}: Refused: the file names more than 65536 hosts, more than one import keeps (split the scan)\n`,
     );
     const text = function* () {
       for (let i = 0; i < 1100; i++)
         yield `${ITEM.replace('pluginID="104743"', `pluginID="${i}"`)}"P"><plugin_output>${'O'.repeat(CUT)}</plugin_output></ReportItem>`;
     };
-    const long = await importMeasured(await nessusFile('long.nessus', [HOST], text(), ['</ReportHost>']));
+    const longFile = await nessusFile('long.nessus', [HOST], text(), ['</ReportHost>']);
+    const long = await importMeasured(longFile);
     expect(long.stderr).toBe(
-      `error: Refused: the file's findings and hosts hold more than 64 Mi characters of text after each field's cut at ${CUT} (split the scan)\n`,
+      `error: ${longFile}: Refused: the file's findings and hosts hold more than 64 Mi characters of text after each field's cut at ${CUT} (split the scan)\n`,
     );
     for (const r of [findings, many, long]) {
       expect(r.code).toBe(1);

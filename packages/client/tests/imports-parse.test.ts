@@ -289,9 +289,12 @@ describe('refused input', () => {
   it('an internal subset declaring entities (billion laughs)', async () => {
     const lol = `${nmapHead}<!DOCTYPE nmaprun [\n<!ENTITY lol "lol">\n<!ENTITY lol2 "&lol;&lol;&lol;&lol;">\n]>\n<nmaprun>&lol2;</nmaprun>\n`;
     for (const format of ['auto', 'nmap'] as const) {
-      const err = await refusal(parse(write('lol.xml', lol), { format }));
+      const file = write('lol.xml', lol);
+      const err = await refusal(parse(file, { format }));
       expect(err.kind).toBe('refused');
-      expect(err.message).toMatch(/^Refused: the XML declares a document type with entities or an external DTD/);
+      expect(
+        err.message.startsWith(`${file}: Refused: the XML declares a document type with entities or an external DTD`),
+      ).toBe(true);
     }
   });
 
@@ -302,8 +305,9 @@ describe('refused input', () => {
       ['NessusClientData_v2', 'nessus'],
       ['report', 'openvas'],
     ] as const) {
-      const err = await refusal(parse(write(`xxe-${format}.xml`, xxe(root)), { format }));
-      expect(err.message).toMatch(/^Refused: the XML declares a document type/);
+      const file = write(`xxe-${format}.xml`, xxe(root));
+      const err = await refusal(parse(file, { format }));
+      expect(err.message.startsWith(`${file}: Refused: the XML declares a document type`)).toBe(true);
     }
   });
 
@@ -326,10 +330,10 @@ describe('refused input', () => {
   it('nesting deeper than 64 elements', async () => {
     const deep = `<NessusClientData_v2>${'<a>'.repeat(100)}${'</a>'.repeat(100)}</NessusClientData_v2>`;
     const err = await refusal(parse(write('deep.nessus', deep)));
-    expect(err.message).toBe('Refused: the XML nests elements deeper than 64 levels');
+    expect(err.message).toBe(`${path.join(dir, 'deep.nessus')}: Refused: the XML nests elements deeper than 64 levels`);
     const nmapDeep = `<nmaprun>${'<a>'.repeat(100)}${'</a>'.repeat(100)}</nmaprun>`;
     expect((await refusal(parse(write('deep-nmap.xml', nmapDeep)))).message).toBe(
-      'Refused: the XML nests elements deeper than 64 levels',
+      `${path.join(dir, 'deep-nmap.xml')}: Refused: the XML nests elements deeper than 64 levels`,
     );
   });
 
@@ -347,7 +351,7 @@ describe('refused input', () => {
     const jsonl = nucleiJsonl({ ...RUN, items: withTemplates(FIRST_SCAN) });
     const cut = write('cut.jsonl', jsonl.slice(0, jsonl.length - 40));
     expect((await refusal(parse(cut))).message).toBe(
-      'Not Nuclei JSON lines: line 4 is not JSON (a truncated or other file)',
+      `${cut}: Not Nuclei JSON lines: line 4 is not JSON (a truncated or other file)`,
     );
   });
 
@@ -356,27 +360,31 @@ describe('refused input', () => {
     const first = nucleiJsonl({ ...RUN, items: withTemplates([FIRST_SCAN[0]!]) });
     fs.writeFileSync(file, first);
     fs.appendFileSync(file, Buffer.alloc(17 * 1024 * 1024, 0x61));
-    expect((await refusal(parse(file))).message).toBe('Refused: line 2 is longer than 16 MiB (not Nuclei JSON lines)');
+    expect((await refusal(parse(file))).message).toBe(
+      `${file}: Refused: line 2 is longer than 16 MiB (not Nuclei JSON lines)`,
+    );
   });
 
   it('the wrong format: unknown content (exit 2 kind) and a format given that does not match', async () => {
     const session = write('session_results.json', '{\n  "metadata": {"session_id": "x"}\n}\n');
     const unknown = await refusal(parse(session));
     expect(unknown.kind).toBe('usage');
-    expect(unknown.message).toMatch(/is not a format svc imports: expected nmap XML, Nessus v2/);
+    expect(unknown.message).toBe(
+      `${session} is not a format svc imports: it starts with JSON without a Nuclei template-id; expected nmap XML, Nessus .nessus (v1 or v2), a Greenbone/OpenVAS report (XML, or the CSV results export), or Nuclei output (JSON lines, the -json-export array, or an empty file from a run without results) (--format nmap|nessus|openvas|nuclei)`,
+    );
     const nessus = write('given.nessus', nessusV2(RUN));
     expect((await refusal(parse(nessus, { format: 'openvas' }))).message).toBe(
-      'Not a Greenbone/OpenVAS report file: the root element is <NessusClientData_v2>, expected <report> or <get_reports_response>',
+      `${nessus}: Not a Greenbone/OpenVAS report file: the root element is <NessusClientData_v2>, expected <report> or <get_reports_response>`,
     );
     expect((await refusal(parse(nessus, { format: 'nmap' }))).message).toBe(
-      'Not an nmap XML file: the root element is <NessusClientData_v2>, expected <nmaprun>',
+      `${nessus}: Not an nmap XML file: the root element is <NessusClientData_v2>, expected <nmaprun>`,
     );
     expect((await refusal(parse(nessus, { format: 'nuclei' }))).message).toBe(
-      'Not Nuclei JSON lines: line 1 is not JSON (a truncated or other file)',
+      `${nessus}: Not Nuclei JSON lines: line 1 is not JSON (a truncated or other file)`,
     );
     const other = write('other.jsonl', '{"host":"a"}\n');
     expect((await refusal(parse(other, { format: 'nuclei' }))).message).toBe(
-      'Not a Nuclei JSON line: no template-id (line 1)',
+      `${other}: Not a Nuclei result: no template-id (line 1)`,
     );
   });
 });

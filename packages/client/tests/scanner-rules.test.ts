@@ -131,6 +131,7 @@ describe('REQUIRED_SCRIPTS', () => {
       'smb',
       'outdated-versions',
       'vuln-feed',
+      'script-cves',
     ]);
   });
 });

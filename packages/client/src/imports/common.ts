@@ -13,6 +13,8 @@ export type Severity = NonNullable<ScanFinding['severity']>;
 /** One foreign file read into what the pipeline takes, plus what the file says about the scan. */
 export interface ImportedScan {
   format: ForeignFormat;
+  /** Which of the format's shapes the file is, when it has several (Nessus `v1`, Nuclei `JSON array`, Greenbone `CSV`). */
+  variant?: string | undefined;
   /** The tool's version when the file names it. */
   version?: string | undefined;
   findings: ScanFinding[];
@@ -148,6 +150,17 @@ export class ImportBook {
     const kept = this.keeper.finding(f);
     if (kept === null) return;
     this.hosts.add(kept.host!, { hostname: kept.hostname, port: kept.port });
+    this.findings.push(kept);
+  }
+
+  /** A finding kept while its host was unknown (Keeper.pending), now placed; left out (counted) without a host. */
+  place(kept: ScanFinding, host: string | undefined, hostname?: string): void {
+    const ip = this.keeper.host(host);
+    if (ip === undefined) return;
+    kept.host = ip;
+    const name = this.keeper.hostname(hostname);
+    if (name !== undefined) kept.hostname = name;
+    this.hosts.add(ip, { hostname: name, port: kept.port });
     this.findings.push(kept);
   }
 }

@@ -3,26 +3,43 @@ import type { VulnIndex } from '@svc/protocol';
 import { FORMATS, type ForeignFormat, type ImportedScan } from './common.ts';
 import { checkedSize, headOf, ImportError } from './guard.ts';
 import { parseNessus } from './nessus.ts';
+import { parseNessusV1 } from './nessus-v1.ts';
 import { parseNmapFile } from './nmap.ts';
 import { parseNuclei } from './nuclei.ts';
 import { parseOpenvas } from './openvas.ts';
+import { parseOpenvasCsv } from './openvas-csv.ts';
+import type { ImportTarget } from './targets.ts';
 
 const HEAD_BYTES = 64 * 1024;
 
+/** What `svc import` reads, for the message that refuses anything else. */
+export const EXPECTED_FORMATS =
+  'nmap XML, Nessus .nessus (v1 or v2), a Greenbone/OpenVAS report (XML, or the CSV results export), or Nuclei output (JSON lines, the -json-export array, or an empty file from a run without results)';
+
+/** The Greenbone CSV results export's first columns (GSA's "CSV Results" report format). */
+const GREENBONE_CSV_HEADER = /^"?IP"?,"?Hostname"?,"?Port"?,"?Port Protocol"?,"?CVSS"?,"?Severity"?,/;
+const NUCLEI_KEY = /"(?:template-id|templateID)"\s*:/;
+
 /**
  * Which format a file is, from its first 64 KiB: the root element of an XML document (comments,
- * processing instructions and the document type skipped), or a first line that is a JSON object
- * with Nuclei's `template-id`. Null when it is none of them (a session file, say).
+ * processing instructions and the document type skipped), the header of Greenbone's CSV export,
+ * a first line that is a JSON object with Nuclei's `template-id`, a JSON array whose first
+ * object has one, or nothing at all (an empty file is Nuclei's output of a run without
+ * results: no other format is ever empty). Null when it is none of them (a session file, say).
  */
 export function detectFormat(file: string): ForeignFormat | null {
   const head = headOf(file, HEAD_BYTES).trimStart();
+  if (head === '') return fs.statSync(file).size <= HEAD_BYTES ? 'nuclei' : null;
   if (head.startsWith('<')) {
     const root = rootElementOf(head);
     if (root === 'nmaprun') return 'nmap';
-    if (root === 'NessusClientData_v2') return 'nessus';
+    if (root === 'NessusClientData_v2' || root === 'NessusClientData') return 'nessus';
     if (root === 'report' || root === 'get_reports_response') return 'openvas';
     return null;
   }
+  if (GREENBONE_CSV_HEADER.test(head)) return 'openvas';
+  // The -json-export array: the key names the format (its first object may not fit the head).
+  if (/^\[\s*\{/.test(head)) return NUCLEI_KEY.test(head) ? 'nuclei' : null;
   if (head.startsWith('{')) {
     const first = head.split('\n', 1)[0]!;
     // A first line longer than the head (a result with its whole response) cannot be parsed
@@ -30,7 +47,7 @@ export function detectFormat(file: string): ForeignFormat | null {
     if (
       first === head &&
       fs.statSync(file).size > HEAD_BYTES &&
-      /^\{[^\n]*?"(?:template-id|templateID)"\s*:/.test(first)
+      new RegExp(`^\\{[^\\n]*?${NUCLEI_KEY.source}`).test(first)
     )
       return 'nuclei';
     try {
@@ -41,6 +58,20 @@ export function detectFormat(file: string): ForeignFormat | null {
     }
   }
   return null;
+}
+
+/** What the file starts with, for the refusal of an unknown format. */
+function firstWords(file: string): string {
+  const head = headOf(file, 256).trimStart();
+  if (head.startsWith('<')) {
+    const root = rootElementOf(headOf(file, HEAD_BYTES).trimStart());
+    return root === undefined
+      ? 'XML without a root element in its first 64 KiB'
+      : `XML with the root element <${root}>`;
+  }
+  if (head.startsWith('{') || head.startsWith('[')) return 'JSON without a Nuclei template-id';
+  const line = head.split(/\r?\n/, 1)[0]!.slice(0, 60);
+  return `"${line.replace(/[^\x20-\x7e]/g, '?')}${line.length === 60 ? '...' : ''}"`;
 }
 
 /**
@@ -77,24 +108,40 @@ export interface ParseOptions {
   now: Date;
   /** nmap's services are matched against it as a scan's are. */
   vulnIndex?: VulnIndex | null | undefined;
+  /** What the scan was run against (`--targets`): a Nuclei result that names no host belongs to the only one. */
+  targets?: readonly ImportTarget[] | undefined;
 }
 
+/** The file read in its format; every refusal names the file (its message is prefixed when it does not). */
 export async function parseForeignFile(file: string, opts: ParseOptions): Promise<ImportedScan> {
   checkedSize(file, opts.maxBytes);
   const format = opts.format === 'auto' ? detectFormat(file) : opts.format;
   if (format === null)
     throw new ImportError(
-      `${file} is not a format svc imports: expected nmap XML, Nessus v2 (.nessus), a Greenbone/OpenVAS XML report or Nuclei JSON lines (--format ${FORMATS.join('|')})`,
+      `${file} is not a format svc imports: it starts with ${firstWords(file)}; expected ${EXPECTED_FORMATS} (--format ${FORMATS.join('|')})`,
       'usage',
     );
+  try {
+    return await parseAs(format, file, opts);
+  } catch (err) {
+    if (!(err instanceof ImportError) || err.message.includes(file)) throw err;
+    throw new ImportError(`${file}: ${err.message}`, err.kind);
+  }
+}
+
+function parseAs(format: ForeignFormat, file: string, opts: ParseOptions): Promise<ImportedScan> {
   switch (format) {
     case 'nmap':
       return parseNmapFile(file, opts.maxBytes, opts.now, opts.vulnIndex);
     case 'nessus':
-      return parseNessus(file, opts.maxBytes);
+      return rootElementOf(headOf(file, HEAD_BYTES).trimStart()) === 'NessusClientData'
+        ? parseNessusV1(file, opts.maxBytes)
+        : parseNessus(file, opts.maxBytes);
     case 'openvas':
-      return parseOpenvas(file, opts.maxBytes);
+      return GREENBONE_CSV_HEADER.test(headOf(file, 1024).trimStart())
+        ? parseOpenvasCsv(file, opts.maxBytes)
+        : parseOpenvas(file, opts.maxBytes);
     case 'nuclei':
-      return parseNuclei(file, opts.maxBytes);
+      return parseNuclei(file, opts.maxBytes, opts.targets ?? []);
   }
 }

@@ -78,16 +78,24 @@ export class Keeper {
   finding(f: ScanFinding): ScanFinding | null {
     const host = this.host(f.host ?? undefined);
     if (host === undefined) return null;
-    this.#findings += 1;
-    if (this.#findings > MAX_FINDINGS)
-      throw new ImportError(
-        `Refused: the file holds more than ${MAX_FINDINGS} findings, more than one import keeps (split the scan)`,
-      );
+    this.#countFinding();
     const kept = this.#record(f) as ScanFinding;
     kept.host = host;
     const hostname = this.hostname(f.hostname ?? undefined);
     if (hostname === undefined) delete kept.hostname;
     else kept.hostname = hostname;
+    return kept;
+  }
+
+  /**
+   * A finding whose host is not known yet (a Nuclei result without an address), counted and cut
+   * as a kept one; its host and host name are checked once placed (ImportBook.place).
+   */
+  pending(f: ScanFinding): ScanFinding {
+    this.#countFinding();
+    const kept = this.#record(f) as ScanFinding;
+    delete kept.host;
+    delete kept.hostname;
     return kept;
   }
 
@@ -147,6 +155,14 @@ export class Keeper {
     }
     this.#count(chars + VALUE_COST * out.length);
     return out;
+  }
+
+  #countFinding(): void {
+    this.#findings += 1;
+    if (this.#findings > MAX_FINDINGS)
+      throw new ImportError(
+        `Refused: the file holds more than ${MAX_FINDINGS} findings, more than one import keeps (split the scan)`,
+      );
   }
 
   #count(chars: number): void {

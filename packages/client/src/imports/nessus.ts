@@ -39,7 +39,7 @@ const textOf = (node: XmlNode, name: string) => {
 };
 
 /** HOST_START/HOST_END: unix seconds in the *_TIMESTAMP tags, else Nessus's "Tue Jan 13 10:00:00 2026" (read as UTC). */
-function hostTime(tags: Map<string, string>, name: string): Date | undefined {
+export function hostTime(tags: Map<string, string>, name: string): Date | undefined {
   const ts = Number(tags.get(`${name}_TIMESTAMP`));
   if (Number.isFinite(ts) && ts > 0) return new Date(ts * 1000);
   const m = /^\w{3} (\w{3}) +(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})$/.exec(tags.get(name)?.trim() ?? '');
@@ -156,7 +156,7 @@ export async function parseNessus(file: string, maxBytes: number): Promise<Impor
  * (`T:`/`U:` prefixes allowed); `default` (Nessus's own list of about 4,800 ports, which the
  * file does not spell out) or anything else states nothing, and the ports of the items count alone.
  */
-function statedRange(value: string | undefined): string[] {
+export function statedRange(value: string | undefined): string[] {
   const v = value?.trim().toLowerCase() ?? '';
   if (v === 'all') return ['1-65535'];
   return /^(?:[tu]:)?\d/.test(v) ? [v.toUpperCase()] : [];

@@ -7,6 +7,7 @@ import { detectFindings } from '../scanner/rules/index.ts';
 import { given, type ImportedScan } from './common.ts';
 import { headOf, IMPORT_XML_LIMITS, ImportError, readChunks, refuseDoctype } from './guard.ts';
 import { Keeper, namesHost } from './keep.ts';
+import { XmlPrologTrim } from './xml-prolog.ts';
 
 /**
  * nmap's XML (`-oX`) from a scan run elsewhere, through the same streaming parser and detection
@@ -94,18 +95,22 @@ export async function parseNmapFile(
     limits: IMPORT_XML_LIMITS,
   });
   let info: ReturnType<NmapXmlStream['end']>;
-  try {
-    for await (const chunk of readChunks(file, maxBytes)) {
-      if (!rootSeen) {
-        const first = /<([A-Za-z_][\w.:-]*)/.exec(chunk.toString('utf8').replace(/<!--[\s\S]*?-->|<[?!][^>]*>/g, ''));
-        if (first !== null) {
-          rootSeen = true;
-          if (first[1] !== 'nmaprun')
-            throw new ImportError(`Not an nmap XML file: the root element is <${first[1]}>, expected <nmaprun>`);
-        }
+  const decoder = new TextDecoder('utf-8');
+  const prolog = new XmlPrologTrim();
+  const write = (text: string) => {
+    if (!rootSeen) {
+      const first = /<([A-Za-z_][\w.:-]*)/.exec(text.replace(/<!--[\s\S]*?-->|<[?!][^>]*>/g, ''));
+      if (first !== null) {
+        rootSeen = true;
+        if (first[1] !== 'nmaprun')
+          throw new ImportError(`Not an nmap XML file: the root element is <${first[1]}>, expected <nmaprun>`);
       }
-      stream.write(chunk);
     }
+    if (text !== '') stream.write(text);
+  };
+  try {
+    for await (const chunk of readChunks(file, maxBytes)) write(prolog.push(decoder.decode(chunk, { stream: true })));
+    write(prolog.push(decoder.decode()) + prolog.end());
     info = stream.end();
   } catch (err) {
     if (err instanceof ImportError) throw err;

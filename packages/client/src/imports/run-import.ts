@@ -13,7 +13,9 @@ import { type UploadedSession, uploadProduced } from '../upload/produced-upload.
 import { CLIENT_VERSION } from '../version.ts';
 import type { ForeignFormat } from './common.ts';
 import { parseForeignFile } from './detect.ts';
+import { ImportError } from './guard.ts';
 import { checksLine, type ImportChecks } from './keep.ts';
+import { coverageWithTargets, dnsLookup, type ImportTarget, type Lookup } from './targets.ts';
 
 /**
  * A foreign scanner's file to a session, through the pipeline a scan goes through: parse (the
@@ -24,8 +26,10 @@ export interface ImportInput
   extends Pick<ScanInput, 'root' | 'exceptions' | 'settings' | 'license' | 'upload' | 'portal' | 'vulnIndex'> {
   file: string;
   format: ForeignFormat | 'auto';
-  /** The scan target remediation tracks; from the file, else its sorted hosts, when absent. */
+  /** The scan target remediation tracks; from the file, else `targets`, else its sorted hosts, when absent. */
   target?: string | undefined;
+  /** What a Nuclei run was pointed at (`--targets`): covered, so a clean run resolves what it looked at. */
+  targets?: readonly ImportTarget[] | undefined;
   maxBytes: number;
 }
 
@@ -41,7 +45,7 @@ export interface ImportResult {
 
 export async function runImport(
   input: ImportInput,
-  deps: { now: () => Date; info: (m: string) => void; warn: (m: string) => void },
+  deps: { now: () => Date; info: (m: string) => void; warn: (m: string) => void; lookup?: Lookup },
 ): Promise<ImportResult> {
   const { settings, license } = input;
   const { warn } = deps;
@@ -51,15 +55,31 @@ export async function runImport(
     maxBytes: input.maxBytes,
     now: begun,
     vulnIndex: input.vulnIndex,
+    targets: input.targets,
   });
+  const targets = input.targets ?? [];
+  if (targets.length > 0 && scan.format !== 'nuclei')
+    throw new ImportError(
+      `--targets applies to Nuclei output, which does not say what it scanned; ${input.file} is ${scan.format} and states its own scope`,
+      'usage',
+    );
   const read = deps.now().getTime() - begun.getTime();
   const checked = checksLine(scan.checks);
+  const shape = scan.variant === undefined ? '' : ` (${scan.variant})`;
   deps.info(
-    `${scan.format}: ${scan.records} records, ${scan.findings.length} findings on ${scan.hosts.length} hosts (${read} ms)`,
+    `${scan.format}${shape}: ${scan.records} records, ${scan.findings.length} findings on ${scan.hosts.length} hosts (${read} ms)`,
   );
   if (checked !== '') warn(checked);
+  const coverage =
+    targets.length === 0
+      ? scan.coverage
+      : await coverageWithTargets(scan.coverage, targets, deps.lookup ?? dnsLookup, warn);
   const target =
-    input.target?.trim() || scan.target || scan.hosts.map((h) => h.ip).join(',') || path.basename(input.file);
+    input.target?.trim() ||
+    scan.target ||
+    targets.map((t) => t.text).join(',') ||
+    scan.hosts.map((h) => h.ip).join(',') ||
+    path.basename(input.file);
   // The file's own times where it has them: the scan ran then, not when it was imported.
   const startedAt = scan.startedAt ?? scan.finishedAt ?? begun;
   const end = scan.finishedAt ?? startedAt;
@@ -82,7 +102,7 @@ export async function runImport(
     notes,
     root: input.root,
     findings: scan.findings,
-    coverage: scan.coverage,
+    coverage,
     vulnIndex: input.vulnIndex,
     hosts: scan.hosts,
     exceptions: input.exceptions,
@@ -104,13 +124,14 @@ export async function runImport(
     metadata: {
       source: {
         tool: scan.format,
+        ...(scan.variant === undefined ? {} : { variant: scan.variant }),
         ...(scan.version === undefined ? {} : { version: scan.version }),
         file: path.basename(input.file),
         imported_at: begun.toISOString(),
       },
     },
     preamble: [
-      `import ${scan.format} ${JSON.stringify(path.basename(input.file))} (${size} bytes): ${scan.records} records, ${scan.findings.length} findings, ${read} ms`,
+      `import ${scan.format}${shape} ${JSON.stringify(path.basename(input.file))} (${size} bytes): ${scan.records} records, ${scan.findings.length} findings, ${read} ms`,
       ...(checked === '' ? [] : [`import checks: ${checked}`]),
     ],
   }).finally(() => claimed.release());

@@ -2,6 +2,7 @@ import { SaxesParser } from 'saxes';
 import { appendCapped, BoundedWriter, ItemBudget } from '../scanner/parse/xml-limits.ts';
 import type { XmlNode } from '../scanner/parse/xml-node.ts';
 import { IMPORT_XML_LIMITS, ImportError, readChunks, refuseDoctype } from './guard.ts';
+import { XmlPrologTrim } from './xml-prolog.ts';
 
 /**
  * Streams an XML report and hands over one item subtree at a time (a Nessus ReportItem, a
@@ -82,8 +83,10 @@ export async function streamXmlItems(file: string, maxBytes: number, spec: XmlIt
   parser.on('text', text);
   parser.on('cdata', text);
   try {
-    for await (const chunk of readChunks(file, maxBytes)) writer.write(decoder.decode(chunk, { stream: true }));
-    writer.write(decoder.decode());
+    const prolog = new XmlPrologTrim();
+    for await (const chunk of readChunks(file, maxBytes))
+      writer.write(prolog.push(decoder.decode(chunk, { stream: true })));
+    writer.write(prolog.push(decoder.decode()) + prolog.end());
     if (!rootSeen) throw new ImportError(`Not a ${spec.format} file: no XML element in it`);
     if (!ended)
       throw new ImportError(`${file} is cut short: it ends inside <${path.at(-1)}> (a truncated ${spec.format} file)`);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { FORMATS, type ForeignFormat } from '../../imports/common.ts';
 import { DEFAULT_MAX_BYTES, ImportError } from '../../imports/guard.ts';
 import { runImport } from '../../imports/run-import.ts';
+import { type ImportTarget, parseTargets } from '../../imports/targets.ts';
 import { licenseState } from '../../license/service.ts';
 import type { PortalTarget } from '../../portal/target.ts';
 import { vulnIndexForRun } from '../../portal/vuln-index.ts';
@@ -16,6 +17,7 @@ import { configuredPortal, exceptionsOf } from './scan.ts';
 interface ImportOpts extends CommonOpts {
   format: string;
   target?: string;
+  targets?: string;
   upload?: boolean;
   sessionsDir?: string;
   exceptions?: string;
@@ -41,6 +43,7 @@ export async function importAndReport(
   opts: {
     format: ForeignFormat | 'auto';
     target?: string | undefined;
+    targets?: readonly ImportTarget[] | undefined;
     maxBytes: number;
     sessionsDir?: string | undefined;
     exceptions?: string | undefined;
@@ -78,6 +81,7 @@ export async function importAndReport(
         file,
         format: opts.format,
         target: opts.target,
+        targets: opts.targets,
         maxBytes: opts.maxBytes,
         root,
         exceptions,
@@ -120,13 +124,17 @@ export default function register(program: Command, ctx: CliContext): void {
   const cmd = program
     .command('import')
     .description(
-      "turn another scanner's results (nmap XML, Nessus v2, Greenbone/OpenVAS XML, Nuclei JSON lines) into a session",
+      "turn another scanner's results (nmap XML, Nessus v1/v2, Greenbone/OpenVAS XML or CSV, Nuclei JSON lines or array) into a session",
     )
     .argument('<file>', 'the file to import')
     .option('--format <name>', `auto, ${FORMATS.join(', ')}`, 'auto')
     .option(
       '--target <name>',
       'the scan target remediation tracks across imports; default from the file, else its hosts',
+    )
+    .option(
+      '--targets <list>',
+      'Nuclei: what the run was pointed at (URLs, host:port or hosts, comma-separated); covered, so an empty file is a clean run',
     )
     .option('--upload', 'upload the session to the portal afterwards')
     .option('--sessions-dir <dir>', 'sessions root; default SVC_SESSIONS_DIR, ~/.svc/sessions')
@@ -139,12 +147,20 @@ export default function register(program: Command, ctx: CliContext): void {
     'after',
     '\nReads the file in chunks and refuses XML with entity declarations or an external DTD, files over the\n' +
       'size limit, deep nesting and cut-short files. Writes <sessions root>/<YYYYMMDD_HHMMSS>/ like `svc scan`.\n' +
+      'An empty file is Nuclei output of a run without results: give --targets to import it as a clean run.\n' +
       'docs/cli/import.md has the formats and their mapping. Exit 0 done; 1 refused, or the upload failed; 2 usage.',
   );
   cmd.action(async (file: string, opts: ImportOpts) => {
     if (opts.format !== 'auto' && !(FORMATS as readonly string[]).includes(opts.format))
       throw usageError(`unknown format "${opts.format}": use auto, ${FORMATS.join(', ')}`);
     const maxBytes = maxBytesOf(opts.maxSize);
+    let targets: ImportTarget[] | undefined;
+    try {
+      targets = opts.targets === undefined ? undefined : parseTargets(opts.targets);
+    } catch (err) {
+      if (err instanceof ImportError) throw usageError(err.message);
+      throw err;
+    }
     const settings = settingsOf(opts, ctx);
     const upload = opts.upload ? targetOf(opts, ctx, settings) : undefined;
     await importAndReport(
@@ -152,6 +168,7 @@ export default function register(program: Command, ctx: CliContext): void {
       {
         format: opts.format as ForeignFormat | 'auto',
         target: opts.target,
+        targets,
         maxBytes,
         sessionsDir: opts.sessionsDir,
         exceptions: opts.exceptions,

@@ -4,6 +4,7 @@ import { certificates } from './certificates.ts';
 import { cleartextRemote } from './cleartext-remote.ts';
 import { databases } from './databases.ts';
 import { ftp } from './ftp.ts';
+import { scriptCves } from './script-cves.ts';
 import { http } from './http.ts';
 import { outdatedVersions } from './outdated-versions.ts';
 import { smb } from './smb.ts';
@@ -15,7 +16,8 @@ import { vulnFeed } from './vuln-feed.ts';
 
 export type { RuleContext, RuleFamily } from './types.ts';
 
-export const RULE_FAMILIES: readonly RuleFamily[] = [
+/** The families that read named scripts; script-cves reads what they leave. */
+const READING_FAMILIES: readonly RuleFamily[] = [
   cleartextRemote,
   ftp,
   databases,
@@ -30,17 +32,22 @@ export const RULE_FAMILIES: readonly RuleFamily[] = [
 ];
 
 /**
+ * Opt-in scripts the rules also read: brute/intrusive checks that try logins with small built-in
+ * lists. A profile adds them only when it means to.
+ */
+export const OPTIONAL_SCRIPTS: readonly string[] = ['mysql-empty-password', 'pgsql-brute', 'snmp-brute'];
+
+export const RULE_FAMILIES: readonly RuleFamily[] = [
+  ...READING_FAMILIES,
+  scriptCves(new Set([...READING_FAMILIES.flatMap((f) => f.scripts), ...OPTIONAL_SCRIPTS])),
+];
+
+/**
  * The NSE scripts the rules read, all shipped with Debian's nmap and working offline, none
  * intrusive except ssl-enum-ciphers (nmap files it under intrusive for its many handshakes).
  * A profile runs these with `-sV`; a missing script's output is "not observed", never "secure".
  */
 export const REQUIRED_SCRIPTS: readonly string[] = [...new Set(RULE_FAMILIES.flatMap((f) => f.scripts))].sort();
-
-/**
- * Opt-in scripts the rules also read: brute/intrusive checks that try logins with small built-in
- * lists. A profile adds them only when it means to.
- */
-export const OPTIONAL_SCRIPTS: readonly string[] = ['mysql-empty-password', 'pgsql-brute', 'snmp-brute'];
 
 /** Applies every rule family to every host that is up. */
 export function detectFindings(hosts: readonly NmapHost[], ctx: RuleContext): ScanFinding[] {
