@@ -63,9 +63,12 @@ async function upload(file: string, extra: Record<string, string> = {}) {
 }
 
 const expected = (file: string, problem: string) =>
-  `error: ${file} is neither a session file nor a file svc imports: it ${problem}. Expected a session directory, ` +
-  `session_results.json (a JSON object with metadata.session_id, docs/session-file.md) or a file \`svc import\` reads ` +
-  `(${FORMATS.join(', ')}: docs/cli/import.md); nothing was sent\n`;
+  problem === 'is empty'
+    ? `error: ${file} is empty: neither a session file nor a scan to import. An empty Nuclei output (a run without ` +
+      `results) is imported as a clean run with \`svc import ${file} --targets <what it scanned> --upload\`; nothing was sent\n`
+    : `error: ${file} is neither a session file nor a file svc imports: it ${problem}. Expected a session directory, ` +
+      `session_results.json (a JSON object with metadata.session_id, docs/session-file.md) or a file \`svc import\` reads ` +
+      `(${FORMATS.join(', ')}: docs/cli/import.md); nothing was sent\n`;
 
 /** V8's words for text that is not JSON, as the CLI's JSON.parse gives them. */
 const parseError = (text: string): string => {

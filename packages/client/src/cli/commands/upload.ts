@@ -47,7 +47,19 @@ export function sessionDirFiles(dir: string): UploadFiles {
 }
 
 /** The refusal of a file `svc upload` does not take: the file, what is wrong with it, what was expected. */
+const BLANK_MAX_BYTES = 64 * 1024;
+
+/** Nothing but white space (the output of a Nuclei run without results, for one). */
+function blankFile(file: string, size: number): boolean {
+  return size <= BLANK_MAX_BYTES && fs.readFileSync(file, 'utf8').trim() === '';
+}
+
 function notASessionMessage(file: string, problem: string, fromDirectory: boolean): string {
+  if (problem === 'is empty' && !fromDirectory)
+    return (
+      `${file} is empty: neither a session file nor a scan to import. An empty Nuclei output (a run without ` +
+      `results) is imported as a clean run with \`svc import ${file} --targets <what it scanned> --upload\`; nothing was sent`
+    );
   if (fromDirectory)
     return `${file} is not a session file: it ${problem}. Expected a JSON object with metadata.session_id (docs/session-file.md); nothing was sent`;
   return (
@@ -73,7 +85,7 @@ export default function register(program: Command, ctx: CliContext): void {
   targetOptions(cmd);
   cmd.addHelpText(
     'after',
-    "\nPrints the session id and share URL. After a session directory's upload (business tier and above), the\nportal's benchmark is written into its session_results.json, both reports are rendered again with it and\nreplaced on the portal (PUT /api/refresh); a failure there only warns. An nmap XML, Nessus v2, Greenbone XML\nor Nuclei JSON lines file is imported first, as `svc import --upload` does (docs/cli/import.md).\nAny other file that is not a session file is refused on this host before anything is sent.\nExit 0 uploaded; 1 refused or unreachable; 2 usage, or a file that is no session and no format to import.",
+    "\nPrints the session id and share URL. After a session directory's upload (business tier and above), the\nportal's benchmark is written into its session_results.json, both reports are rendered again with it and\nreplaced on the portal (PUT /api/refresh); a failure there only warns. An nmap XML, Nessus v1 or v2, Greenbone XML or CSV,\nor Nuclei output (JSON lines or array) is imported first, as `svc import --upload` does (docs/cli/import.md).\nAny other file that is not a session file (an empty one included) is refused on this host before anything is sent.\nExit 0 uploaded; 1 refused or unreachable; 2 usage, or a file that is no session and no format to import.",
   );
   cmd.action(async (session: string, opts: UploadOpts) => {
     const out = new Output(ctx.streams);
@@ -83,7 +95,8 @@ export default function register(program: Command, ctx: CliContext): void {
     const stat = fs.statSync(session, { throwIfNoEntry: false });
     if (stat === undefined) throw usageError(`No such file or directory: ${session}`);
     // Another scanner's file (nmap, Nessus, Greenbone, Nuclei) is imported into a session, then uploaded.
-    const foreign = stat.isFile() ? detectFormat(session) : null;
+    // An empty file would import as a clean Nuclei run, which needs the targets `svc import` takes.
+    const foreign = stat.isFile() && !blankFile(session, stat.size) ? detectFormat(session) : null;
     if (foreign !== null) {
       if (opts.log !== undefined || opts.report !== undefined || opts.exec !== undefined)
         throw usageError(`${session} is a ${foreign} file to import: -l, -r and -e apply to session files only`);
