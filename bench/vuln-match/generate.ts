@@ -153,9 +153,11 @@ export function generateVulnBench(dir: string, cveCount: number, serviceCount: n
       nvd: { records: cveCount, imported_at: new Date(0).toISOString() },
       kev: null,
       epss: null,
+      debian: null,
     },
     cves,
     products,
+    debian: null,
   };
   const indexFile = `${dir}/vuln-index.json`;
   fs.writeFileSync(indexFile, JSON.stringify(index));

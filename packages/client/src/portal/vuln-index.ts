@@ -42,8 +42,10 @@ function parseIndex(json: Buffer): VulnIndex | string {
   }
   const v = value as Partial<VulnIndex> | null;
   if (typeof v !== 'object' || v === null) return 'not a JSON object';
-  if (v.format !== VULN_INDEX_FORMAT)
-    return `format ${JSON.stringify(v.format)}, which this svc does not know (it reads format ${VULN_INDEX_FORMAT}; update svc)`;
+  if (v.format !== VULN_INDEX_FORMAT) {
+    const older = typeof v.format === 'number' && v.format < VULN_INDEX_FORMAT;
+    return `format ${JSON.stringify(v.format)}, which this svc does not know (it reads format ${VULN_INDEX_FORMAT}; update ${older ? 'the portal' : 'svc'})`;
+  }
   if (typeof v.version !== 'string' || !Array.isArray(v.cves) || typeof v.products !== 'object' || v.products === null)
     return 'not a vulnerability index (version, cves or products missing)';
   return v as VulnIndex;
