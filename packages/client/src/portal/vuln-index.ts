@@ -6,7 +6,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { VULN_INDEX_FORMAT, type VulnIndex } from '@svc/protocol';
 import type { Transport } from '../http/request.ts';
 import { createPortalClient, type PortalClient, type VulnIndexAnswer } from './client.ts';
-import { parseVulnIndexBytes } from '../scanner/versions/read-vuln-index.ts';
+import { parseVulnIndexBytes, VULN_INDEX_RAW_MEMBERS } from '../scanner/versions/read-vuln-index.ts';
 import { PortalError } from './errors.ts';
 import { endpoint, type PortalTarget } from './target.ts';
 
@@ -36,7 +36,7 @@ export function vulnIndexCacheFile(home: string, target: PortalTarget): string {
 function parseIndex(json: Buffer): VulnIndex | string {
   let value: unknown;
   try {
-    value = parseVulnIndexBytes(json);
+    value = parseVulnIndexBytes(json, undefined, VULN_INDEX_RAW_MEMBERS);
   } catch {
     return 'not JSON';
   }

@@ -83,7 +83,8 @@ function remediationOf(product: string, m: VulnMatch): string {
 /** The findings of one service's matches. */
 export function vulnFeedResults(service: NmapService, lookup: VulnLookup): VulnMatch[] {
   const hand = handCves(service);
-  return matchVulnIndex(service, lookup).filter((m) => !hand.has(m.cve.id.toUpperCase()));
+  const matches = matchVulnIndex(service, lookup);
+  return hand.size === 0 ? matches : matches.filter((m) => !hand.has(m.cve.id.toUpperCase()));
 }
 
 export const vulnFeed: RuleFamily = {

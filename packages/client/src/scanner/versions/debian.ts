@@ -1,4 +1,4 @@
-import type { VulnIndexDebianPackage } from '@svc/protocol';
+import type { VulnIndexDebian, VulnIndexDebianPackage } from '@svc/protocol';
 import { debianAtLeast, splitDebianVersion } from './compare.ts';
 
 /**
@@ -9,6 +9,44 @@ import { debianAtLeast, splitDebianVersion } from './compare.ts';
  * of the releases whose repositories hold the same upstream version; a backport (`~bpo12+1`) is
  * of no release the tracker follows.
  */
+
+const parsed = new WeakMap<VulnIndexDebian, Map<string, VulnIndexDebianPackage | null>>();
+
+/**
+ * A source package of the index's Debian section, or null. The index reader keeps each package
+ * as its JSON text (read-vuln-index.ts, VULN_INDEX_RAW_MEMBERS): it is parsed here on first use
+ * and kept; a package that is not what the index's format says is no package.
+ */
+export function debianPackage(debian: VulnIndexDebian, name: string): VulnIndexDebianPackage | null {
+  if (!Object.hasOwn(debian, name)) return null;
+  let known = parsed.get(debian);
+  if (known === undefined) {
+    known = new Map();
+    parsed.set(debian, known);
+  }
+  const hit = known.get(name);
+  if (hit !== undefined) return hit;
+  const held: unknown = debian[name];
+  let value: unknown = held;
+  if (typeof held === 'string') {
+    try {
+      value = JSON.parse(held);
+    } catch {
+      value = null;
+    }
+  }
+  const pkg = value as Partial<VulnIndexDebianPackage> | null;
+  const usable =
+    typeof pkg === 'object' &&
+    pkg !== null &&
+    typeof pkg.releases === 'object' &&
+    pkg.releases !== null &&
+    Array.isArray(pkg.cves)
+      ? (pkg as VulnIndexDebianPackage)
+      : null;
+  known.set(name, usable);
+  return usable;
+}
 
 /** Debian's release numbers and code names (https://www.debian.org/releases/). */
 export const DEBIAN_RELEASES: Readonly<Record<number, string>> = {

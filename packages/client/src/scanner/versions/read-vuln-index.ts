@@ -26,15 +26,25 @@ export class VulnIndexFileError extends Error {
   override name = 'VulnIndexFileError';
 }
 
-/** The file's top-level object; `chunkBytes` is the read size (small in tests, to cut members across reads). */
-export function readVulnIndexFile(file: string, chunkBytes = CHUNK): unknown {
+/**
+ * Top-level keys of the index whose object's members are kept as their JSON text, parsed only
+ * when used: the Debian tracker's packages (some 100,000 small objects a scan needs a handful
+ * of) cost a tenth of the reading otherwise. See `debianPackage` in debian.ts.
+ */
+export const VULN_INDEX_RAW_MEMBERS = ['debian'] as const;
+
+/**
+ * The file's top-level object; `chunkBytes` is the read size (small in tests, to cut members
+ * across reads); the members of the objects under `raw` keys stay JSON text.
+ */
+export function readVulnIndexFile(file: string, chunkBytes = CHUNK, raw: readonly string[] = []): unknown {
   const fd = fs.openSync(file, 'r');
   try {
     const buf = Buffer.allocUnsafe(chunkBytes);
     return parseChunks(function* () {
       for (let n = fs.readSync(fd, buf, 0, chunkBytes, null); n > 0; n = fs.readSync(fd, buf, 0, chunkBytes, null))
         yield buf.subarray(0, n);
-    });
+    }, raw);
   } finally {
     fs.closeSync(fd);
   }
@@ -44,14 +54,23 @@ export function readVulnIndexFile(file: string, chunkBytes = CHUNK): unknown {
  * The same from JSON bytes already in memory (a decompressed cache file): parsed a slice at a
  * time, so the whole text is never made into one string beside the bytes.
  */
-export function parseVulnIndexBytes(bytes: Buffer, chunkBytes = CHUNK): unknown {
+export function parseVulnIndexBytes(bytes: Buffer, chunkBytes = CHUNK, raw: readonly string[] = []): unknown {
   return parseChunks(function* () {
     for (let at = 0; at < bytes.length; at += chunkBytes) yield bytes.subarray(at, at + chunkBytes);
-  });
+  }, raw);
+}
+
+/** The key and the value's text of an object member's text (`"name": {…}`). */
+function splitMember(t: string): [string, string] {
+  let i = 1;
+  while (i < t.length && t[i] !== '"') i += t[i] === '\\' ? 2 : 1;
+  const colon = t.indexOf(':', i + 1);
+  if (t[0] !== '"' || colon === -1) throw new SyntaxError('an object member without a key');
+  return [JSON.parse(t.slice(0, i + 1)) as string, t.slice(colon + 1).trim()];
 }
 
 /** Each chunk is read before the next is asked for, so a reader may reuse its buffer. */
-function parseChunks(chunks: () => Iterable<Buffer>): unknown {
+function parseChunks(chunks: () => Iterable<Buffer>, raw: readonly string[]): unknown {
   const result: Record<string, unknown> = {};
   // Bytes of the member being read that earlier reads left (most members lie within one read).
   let carried: Buffer[] = [];
@@ -83,6 +102,12 @@ function parseChunks(chunks: () => Iterable<Buffer>): unknown {
       throw new SyntaxError(`an empty member in ${key}`);
     }
     members++;
+    if (container === 'object' && key !== null && raw.includes(key)) {
+      const [name, value] = splitMember(t);
+      // Defined, not assigned: a member named __proto__ stays a member, as JSON.parse keeps it.
+      Object.defineProperty(result[key], name, { value, enumerable: true, writable: true, configurable: true });
+      return;
+    }
     batch.push(t);
     batchBytes += t.length;
     if (batchBytes >= BATCH_BYTES) flush();

@@ -3,7 +3,7 @@ import { cpeProductKey, orderedVersion, type VulnIndex, type VulnIndexCve, type 
 import type { NmapService } from '../parse/types.ts';
 import { compareVersionKeys, releaseKey, type VersionKey } from './compare.ts';
 import { debianPackageOf } from './debian-packages.ts';
-import { type DebianJudgement, judgeDebianPackage } from './debian.ts';
+import { type DebianJudgement, debianPackage, judgeDebianPackage } from './debian.ts';
 import { observedVersion, type ObservedVersion } from './match.ts';
 
 /**
@@ -172,10 +172,10 @@ function debianOf(lookup: VulnLookup, products: readonly string[], observed: Obs
   const key = `${name}\u0000${observed.upstream}\u0000${revision}`;
   let judged = lookup.debianMemo.get(key);
   if (judged === undefined) {
-    const pkg = debian[name];
+    const pkg = debianPackage(debian, name);
     const judgement =
-      pkg === undefined
-        ? { why: 'the Debian security tracker lists no package for this product' }
+      pkg === null
+        ? { why: `the index's Debian entry for ${name} is damaged` }
         : judgeDebianPackage({ upstream: observed.upstream, revision }, pkg);
     judged = 'why' in judgement ? judgement : { package: name, ...judgement };
     lookup.debianMemo.set(key, judged);
@@ -183,63 +183,77 @@ function debianOf(lookup: VulnLookup, products: readonly string[], observed: Obs
   return judged;
 }
 
-/**
- * Every CVE of the index the service falls under, each once, in the index's order: those an NVD
- * range names for the upstream version (the first CPE naming one wins) and, when the banner names
- * a Debian revision the tracker can judge, those the tracker lists unfixed in it; a CVE the
- * tracker lists fixed in that revision is left out.
- */
-export function matchVulnIndex(service: NmapService, lookup: VulnLookup): VulnMatch[] {
-  const observed = observedVersion(service);
-  if (observed === undefined) return [];
-  const version = orderedVersion(observed.upstream);
-  const found = new Map<number, { product: string; cpe: string }>();
+/** A range match without a Debian revision to judge: one shared basis, not one per match (a network has many). */
+const RANGE_ONLY: VulnMatchBasis = Object.freeze({ kind: 'version_range', debianNote: null });
+
+interface Where {
+  product: string;
+  cpe: string;
+}
+
+/** The CVEs an NVD range names for the service's CPEs at one version, the first CPE naming one winning, in that order. */
+function rangeMatches(service: NmapService, lookup: VulnLookup, version: string) {
+  const found = new Map<number, Where>();
   const keys: string[] = [];
-  let firstCpe: { product: string; cpe: string } | null = null;
+  let first: Where | null = null;
   for (const cpe of service.cpes) {
     const own = cpeProductKey(cpe);
     if (own === null) continue;
-    firstCpe ??= { product: own, cpe };
+    first ??= { product: own, cpe };
     for (const product of productKeysOf(own)) {
       keys.push(product);
       if (!lookup.products.has(product)) continue;
       for (const at of cvesAt(lookup, product, version)) if (!found.has(at)) found.set(at, { product, cpe });
     }
   }
+  return { found, keys, first };
+}
+
+/**
+ * Every CVE of the index the service falls under, each once: those an NVD range names for the
+ * upstream version (the first CPE naming one wins, in the index's order per CPE) and, when the
+ * banner names a Debian revision the tracker can judge, those the tracker lists unfixed in it
+ * (then all in the index's order); a CVE the tracker lists fixed in that revision is left out.
+ */
+export function matchVulnIndex(service: NmapService, lookup: VulnLookup): VulnMatch[] {
+  const observed = observedVersion(service);
+  if (observed === undefined) return [];
+  const { found, keys, first } = rangeMatches(service, lookup, orderedVersion(observed.upstream));
   const debian = debianOf(lookup, keys, observed);
-  const judged = debian !== null && 'verdicts' in debian ? debian : null;
-  const positions = new Set(found.keys());
-  if (judged !== null)
-    for (const [at, v] of judged.verdicts) if (v.state === 'vulnerable' && !v.unimportant) positions.add(at);
   const out: VulnMatch[] = [];
+  if (debian === null || 'why' in debian) {
+    const basis: VulnMatchBasis = debian === null ? RANGE_ONLY : { kind: 'version_range', debianNote: debian.why };
+    for (const [at, where] of found) {
+      const cve = lookup.index.cves[at];
+      if (cve !== undefined) out.push({ cve, product: where.product, cpe: where.cpe, observed, basis });
+    }
+    return out;
+  }
+  const positions = new Set(found.keys());
+  for (const [at, v] of debian.verdicts) if (v.state === 'vulnerable' && !v.unimportant) positions.add(at);
+  const unjudged: VulnMatchBasis = {
+    kind: 'version_range',
+    debianNote: `the Debian security tracker gives no verdict on it for ${debian.package} in ${debian.release}`,
+  };
   for (const at of [...positions].sort((a, b) => a - b)) {
     const cve = lookup.index.cves[at];
-    const where = found.get(at) ?? firstCpe;
-    if (cve === undefined || where === null) continue;
-    const verdict = judged?.verdicts.get(at);
-    if (verdict?.state === 'fixed') continue;
+    const where = found.get(at) ?? first;
+    const verdict = debian.verdicts.get(at);
+    if (cve === undefined || where === null || verdict?.state === 'fixed') continue;
     const basis: VulnMatchBasis =
-      judged !== null && verdict?.state === 'vulnerable'
+      verdict?.state === 'vulnerable'
         ? {
             kind: 'distribution_package',
             distribution: 'debian',
-            release: judged.release,
-            package: judged.package,
+            release: debian.release,
+            package: debian.package,
             version: `${observed.upstream}-${observed.debianRevision}`,
             fixed: verdict.fixed,
             inRange: found.has(at),
             unimportant: verdict.unimportant,
           }
-        : {
-            kind: 'version_range',
-            debianNote:
-              debian === null
-                ? null
-                : 'why' in debian
-                  ? debian.why
-                  : `the Debian security tracker gives no verdict on it for ${debian.package} in ${debian.release}`,
-          };
-    out.push({ cve, ...where, observed, basis });
+        : unjudged;
+    out.push({ cve, product: where.product, cpe: where.cpe, observed, basis });
   }
   return out;
 }
