@@ -121,7 +121,11 @@ describe('real NVD records matched as NISTIR 7696 reads them', () => {
 
 describe('a CVE without a range, named by an imported finding', () => {
   it("gets the index's EPSS: Nessus's ICMP timestamp finding (plugin 10114) and CVE-1999-0524", async () => {
-    expect(cveRecord(vulnLookup(index), 'CVE-1999-0524')).toMatchObject({ cvss: 4, cvss_version: '3.1', epss: 0.00386 });
+    expect(cveRecord(vulnLookup(index), 'CVE-1999-0524')).toMatchObject({
+      cvss: 4,
+      cvss_version: '3.1',
+      epss: 0.00386,
+    });
     const file = path.join(home, 'icmp.nessus');
     await fs.writeFile(
       file,

@@ -28,8 +28,8 @@ export class VulnIndexFileError extends Error {
 
 /**
  * Top-level keys of the index whose object's members are kept as their JSON text, parsed only
- * when used: the Debian tracker's packages (some 100,000 small objects a scan needs a handful
- * of) cost a tenth of the reading otherwise. See `debianPackage` in debian.ts.
+ * when used: the Debian tracker's packages (many small objects, of which a scan needs a handful)
+ * cost about a tenth of the reading otherwise. See `debianPackage` in debian.ts.
  */
 export const VULN_INDEX_RAW_MEMBERS = ['debian'] as const;
 
