@@ -6,7 +6,7 @@ import { importFeeds, type FeedSource } from '../src/vuln-feeds/import.ts';
 import { createLicense, type LicenseFixture } from '../../../test-support/factories.ts';
 import { http, withKey } from '../../../test-support/http.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { epssCsv, kevCatalog, nvdFeed } from '../../../test-support/vuln-feeds.ts';
+import { epssCsv, feedFixture, kevCatalog, nvdFeed } from '../../../test-support/vuln-feeds.ts';
 
 /**
  * Feeds imported into the portal's database and the index served at GET /api/vuln-index
@@ -355,6 +355,50 @@ describe('POST /api/vuln-feeds/{feed}', () => {
         data: { feed: 'kev', bytes: kev.length, records: 1, index_version: body.index.version, index_changed: true },
       },
     ]);
+  });
+
+  it("imports the Debian tracker's JSON an admin sends, and the index carries its fixed versions", async () => {
+    const token = await portal.adminToken();
+    const tracker = gzipSync(await feedFixture('debian/vunnel-debian.json'));
+    const res = await post('debian', tracker, { 'x-identity-token': token, 'content-type': 'application/gzip' });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { debian: unknown; index: { version: string; debian_packages: number } };
+    // chromium-browser's one entry has no release: no statement, so no package in the index.
+    expect(body.debian).toEqual({ packages: 5, cves: 5, statements: 21 });
+    expect(body.index.debian_packages).toBe(4);
+    const index = (await (await getIndex()).json()) as VulnIndex;
+    expect(index.version).toBe(body.index.version);
+    expect(index.sources.debian).toEqual({ records: 5, imported_at: expect.any(String) });
+    const chromium = index.debian?.['chromium'];
+    expect(chromium?.releases['bullseye']).toEqual(['90.0.4430.212-1', '98.0.4758.102-1~deb11u1']);
+    expect(chromium?.cves.map((c) => [index.cves[c.cve]?.id, c.fixed])).toEqual([
+      [
+        'CVE-2022-0456',
+        {
+          bookworm: '98.0.4758.80-1',
+          bullseye: '98.0.4758.80-1~deb11u1',
+          buster: null,
+          sid: '98.0.4758.80-1',
+          stretch: null,
+        },
+      ],
+    ]);
+    expect(index.debian?.['prototypejs']?.cves.find((c) => index.cves[c.cve]?.id === 'CVE-2007-2383')).toEqual({
+      cve: expect.any(Number),
+      fixed: { buster: '0', jessie: '0', sid: '0', stretch: '0' },
+      unimportant: ['buster', 'jessie', 'sid', 'stretch'],
+    });
+    // A CVE only the tracker knows is in the index, its summary the tracker's description.
+    expect(index.cves.find((c) => c.id === 'CVE-2013-1444')?.summary).toMatch(/^A certain Debian patch for txt2man/);
+    const wrong = await post('debian', KEV, { 'x-identity-token': token, 'content-type': 'application/json' });
+    expect([wrong.status, await wrong.json()]).toEqual([
+      400,
+      {
+        error:
+          'debian feed: "title" is not a package\'s CVE entries: not the Debian security tracker\'s JSON (https://security-tracker.debian.org/tracker/data/json)',
+      },
+    ]);
+    expect((await getIndex()).headers.get('etag')).toBe(`"${body.index.version}"`);
   });
 
   it('refuses a bad file (400, nothing changed), an unknown feed, no body, and anyone but an admin', async () => {
