@@ -161,6 +161,10 @@ describe('matching a Debian package revision', () => {
       kind: 'version_range',
       debianNote: 'no Debian security tracker data was imported into the portal',
     });
+    // An index written without the section at all reads the same.
+    const { debian: _none, ...withoutSection } = noTracker;
+    const [same] = matchVulnIndex(svc('9.2p1 Debian 2+deb12u3'), vulnLookup(withoutSection as typeof noTracker));
+    expect(same?.basis).toEqual(only?.basis);
   });
 
   it('says in the finding how it was matched', () => {

@@ -164,7 +164,8 @@ type PackageJudgement = (DebianJudgement & { package: string }) | { why: string 
 function debianOf(lookup: VulnLookup, products: readonly string[], observed: ObservedVersion): PackageJudgement | null {
   const revision = observed.debianRevision;
   if (revision === undefined) return null;
-  const debian = lookup.index.debian;
+  // An index without the section (null, or absent from a hand-written one) has no tracker data.
+  const debian = lookup.index.debian ?? null;
   if (debian === null) return { why: 'no Debian security tracker data was imported into the portal' };
   const name = products.map(debianPackageOf).find((p) => p !== null && Object.hasOwn(debian, p));
   if (name === undefined || name === null)
