@@ -40,6 +40,22 @@ describe('readVulnIndexFile and parseVulnIndexBytes', () => {
     }
   });
 
+  it('reads a large index (runs of members longer than a batch, cut by reads anywhere) as JSON.parse does', () => {
+    const many = vulnIndex(
+      Array.from({ length: 3000 }, (_, i) => ({
+        id: `CVE-2024-${String(10000 + i)}`,
+        summary: `Summary ${i} with "quotes", \\ and [brackets] {braces}.`.repeat(1 + (i % 4)),
+        affects: { [`a:v:p${i % 50}`]: [{ end_excluding: `${i}.0` }] },
+      })),
+    );
+    const text = JSON.stringify(many);
+    expect(text.length).toBeGreaterThan(300_000);
+    for (const chunk of [4093, 65_537, 1 << 20]) {
+      expect(readVulnIndexFile(write(text), chunk)).toEqual(many);
+      expect(parseVulnIndexBytes(Buffer.from(text), chunk)).toEqual(many);
+    }
+  });
+
   it('reads empty containers, scalars after containers and nested values', () => {
     const text = ' {"cves": [], "products": {}, "a": {"b": [1, {"c": "}"}]}, "format": 1 , "x": null} \n';
     expect(readVulnIndexFile(write(text), 5)).toEqual(JSON.parse(text));

@@ -102,19 +102,52 @@ function parseChunks(chunks: () => Iterable<Buffer>, raw: readonly string[]): un
       throw new SyntaxError(`an empty member in ${key}`);
     }
     members++;
-    if (container === 'object' && key !== null && raw.includes(key)) {
+    if (rawHere()) {
       const [name, value] = splitMember(t);
       // Defined, not assigned: a member named __proto__ stays a member, as JSON.parse keeps it.
-      Object.defineProperty(result[key], name, { value, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(result[key as string], name, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
       return;
     }
     batch.push(t);
     batchBytes += t.length;
     if (batchBytes >= BATCH_BYTES) flush();
   };
+  const rawHere = () => container === 'object' && key !== null && raw.includes(key);
 
   let buf: Buffer = Buffer.alloc(0);
   let from = 0;
+  // Members wholly inside this read are not cut out one by one: the run of them (with the commas
+  // between) becomes one string, parsed with the batch. -1: no run open.
+  let runStart = -1;
+  let runEnd = -1;
+  const endRun = () => {
+    if (runStart === -1) return;
+    const text = buf.toString('utf8', runStart, runEnd);
+    runStart = -1;
+    // Only the inside of an empty container (`[ ]`) is blank; anything else JSON.parse judges.
+    if (text.length > 8 || text.trim() !== '') {
+      batch.push(text);
+      batchBytes += text.length;
+      if (batchBytes >= BATCH_BYTES) flush();
+    }
+  };
+  /** A member of the streamed container ends at `i` (a comma, or the container's end when `closing`). */
+  const memberEnds = (i: number, closing: boolean) => {
+    if (carried.length > 0 || rawHere()) {
+      endRun();
+      endMember(take(i), closing);
+      return;
+    }
+    if (runStart === -1) runStart = from;
+    runEnd = i;
+    members++;
+    if (runEnd - runStart >= BATCH_BYTES) endRun();
+  };
   /** The text from `from` to `to` of this read, after what earlier reads carried. */
   const take = (to: number): string => {
     const t =
@@ -192,7 +225,8 @@ function parseChunks(chunks: () => Iterable<Buffer>, raw: readonly string[]): un
       else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
         depth--;
         if (depth === 1 && container !== null) {
-          endMember(take(i), true);
+          memberEnds(i, true);
+          endRun();
           flush();
           container = null;
           key = null;
@@ -204,7 +238,7 @@ function parseChunks(chunks: () => Iterable<Buffer>, raw: readonly string[]): un
         }
       } else if (c === COMMA) {
         if (depth === 2 && container !== null) {
-          endMember(take(i), false);
+          memberEnds(i, false);
           from = i + 1;
         } else if (depth === 1) {
           const scalar = take(i);
@@ -214,6 +248,8 @@ function parseChunks(chunks: () => Iterable<Buffer>, raw: readonly string[]): un
         }
       }
     }
+    // A run never spans two reads: the reader may reuse its buffer.
+    endRun();
     if (!ended && started && from < n) carried.push(Buffer.from(buf.subarray(from, n)));
   }
   if (!ended) throw new VulnIndexFileError('the file ends inside the top-level object');
