@@ -91,6 +91,8 @@ async function main(): Promise<void> {
     `input: ${gen.cves} CVEs over ${gen.products} products, ${gen.ranges} ranges, ` +
       `${round(gen.indexBytes / 2 ** 20, 1)} MiB of JSON; ${gen.services} services, ${gen.knownProducts} ` +
       `on a product of the index with a version (${gen.distinctPairs} distinct product and version pairs); ` +
+      `Debian: ${gen.debianPackages} packages, ${gen.debianStatements} release statements, ${gen.debianServices} ` +
+      'services with a package revision; ' +
       `generated in ${round((performance.now() - t0) / 1000, 1)} s`,
   );
 

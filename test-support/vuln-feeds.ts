@@ -210,6 +210,8 @@ export interface TestFeeds {
   nvd?: string[];
   kev?: string;
   epss?: string;
+  /** The Debian security tracker's JSON. */
+  debian?: string;
 }
 
 /**
@@ -232,7 +234,35 @@ export function importTestFeeds(
       ...(feeds.nvd ? { nvd: feeds.nvd.map((text, i) => source(`nvd-${i}.json`, text)) } : {}),
       ...(feeds.kev !== undefined ? { kev: source('kev.json', feeds.kev) } : {}),
       ...(feeds.epss !== undefined ? { epss: source('epss.csv', feeds.epss) } : {}),
+      ...(feeds.debian !== undefined ? { debian: source('debian.json', feeds.debian) } : {}),
     },
     now,
   );
+}
+
+/** The real feed files under test-support/fixtures/vuln-feeds/ (SOURCES.md says where each comes from). */
+export const FEED_FIXTURES = path.join(import.meta.dirname, 'fixtures', 'vuln-feeds');
+
+/** A fixture file's text: `nvd/CVE-1999-0236.json`, `debian/vunnel-debian.json`. */
+export const feedFixture = (name: string): Promise<string> => fs.readFile(path.join(FEED_FIXTURES, name), 'utf8');
+
+/**
+ * An NVD feed (the API's and the yearly files' shape) around real NVD records, each record's
+ * text kept byte for byte as the `cve` of its item.
+ */
+export function nvdFeedOf(records: readonly string[], opts: { timestamp?: string } = {}): string {
+  const head = {
+    resultsPerPage: records.length,
+    startIndex: 0,
+    totalResults: records.length,
+    format: 'NVD_CVE',
+    version: '2.0',
+    timestamp: opts.timestamp ?? TIMESTAMP,
+  };
+  return `${JSON.stringify(head).slice(0, -1)},"vulnerabilities":[${records.map((r) => `{"cve":${r}}`).join(',')}]}`;
+}
+
+/** The real NVD records of nvd/ by CVE id, as one feed. */
+export async function nvdFixtureFeed(ids: readonly string[]): Promise<string> {
+  return nvdFeedOf(await Promise.all(ids.map((id) => feedFixture(`nvd/${id}.json`))));
 }

@@ -3,6 +3,7 @@ import {
   type Severity,
   type VulnIndex,
   type VulnIndexCve,
+  type VulnIndexDebian,
   type VulnIndexRange,
 } from '@svc/protocol';
 
@@ -28,7 +29,20 @@ function severityOf(cvss: number | null): Severity | null {
   return cvss > 0 ? 'low' : 'info';
 }
 
-export function vulnIndex(specs: readonly CveSpec[]): VulnIndex {
+/** A source package as the Debian tracker describes it, naming CVEs by id. */
+export interface DebianPackageSpec {
+  /** Release → the versions its repositories hold. */
+  releases: Record<string, string[]>;
+  /** CVE id → release → fixed version (`"0"`: never affected), or null while open. */
+  cves: Record<string, Record<string, string | null>>;
+  /** CVE id → releases where the tracker rates it unimportant. */
+  unimportant?: Record<string, string[]>;
+}
+
+export function vulnIndex(
+  specs: readonly CveSpec[],
+  opts: { debian?: Record<string, DebianPackageSpec> } = {},
+): VulnIndex {
   const cves: VulnIndexCve[] = [];
   const products: Record<string, VulnIndexRange[]> = {};
   specs.forEach((s, i) => {
@@ -49,6 +63,27 @@ export function vulnIndex(specs: readonly CveSpec[]): VulnIndex {
       for (const r of ranges) products[key].push({ cve: i, ...r });
     }
   });
+  const position = (id: string) => {
+    const at = cves.findIndex((c) => c.id === id);
+    if (at === -1) throw new Error(`${id} is not among the index's CVEs`);
+    return at;
+  };
+  const debian: VulnIndexDebian | null =
+    opts.debian === undefined
+      ? null
+      : Object.fromEntries(
+          Object.entries(opts.debian).map(([name, p]) => [
+            name,
+            {
+              releases: p.releases,
+              cves: Object.entries(p.cves).map(([id, fixed]) => ({
+                cve: position(id),
+                fixed,
+                ...(p.unimportant?.[id] === undefined ? {} : { unimportant: p.unimportant[id] }),
+              })),
+            },
+          ]),
+        );
   return {
     format: VULN_INDEX_FORMAT,
     version: 'test',
@@ -57,9 +92,11 @@ export function vulnIndex(specs: readonly CveSpec[]): VulnIndex {
       nvd: { records: cves.length, imported_at: '2026-11-26T10:00:00.000Z' },
       kev: null,
       epss: null,
+      debian: debian === null ? null : { records: Object.keys(debian).length, imported_at: '2026-11-26T11:00:00.000Z' },
     },
     cves,
     products,
+    debian,
   };
 }
 

@@ -9,11 +9,19 @@
  * (exact version, up to excluding, from including up to excluding, up to including), summaries
  * of 60 to 280 characters, a tenth of the CVEs with EPSS and 0.5 % in KEV. Services lean to
  * the popular network daemons (below); one in five names a product the index does not know,
- * one in ten gives no version.
+ * one in ten gives no version. The Debian security tracker's section (issue 36): half the
+ * products are Debian packages whose every CVE has a statement in four releases, and a third of
+ * the services of such a product show a bookworm package revision in their banner.
  */
 import fs from 'node:fs';
 import { seededRandom } from '../../test-support/random.ts';
-import { VULN_INDEX_FORMAT, type VulnIndex, type VulnIndexCve, type VulnIndexRange } from '@svc/protocol';
+import {
+  VULN_INDEX_FORMAT,
+  type VulnIndex,
+  type VulnIndexCve,
+  type VulnIndexDebian,
+  type VulnIndexRange,
+} from '@svc/protocol';
 
 /** Draws an index 0..n-1 with probability ∝ 1/(i+1)^s, by binary search in the cumulative weights. */
 function zipf(n: number, s: number, rnd: () => number): () => number {
@@ -53,6 +61,11 @@ export interface VulnBenchInput {
   knownProducts: number;
   /** Distinct (product, version) pairs among the services. */
   distinctPairs: number;
+  /** Source packages of the Debian section, and their statements (package, CVE, release). */
+  debianPackages: number;
+  debianStatements: number;
+  /** Services whose banner names a Debian revision. */
+  debianServices: number;
 }
 
 export interface BenchService {
@@ -145,6 +158,45 @@ export function generateVulnBench(dir: string, cveCount: number, serviceCount: n
       }
     }
   }
+  // The Debian security tracker's statements: three products in ten are Debian packages, each CVE of
+  // one judged in four releases (bookworm fixed by a +deb12uN revision, a tenth open, a fifth
+  // never affected), as the tracker judges every CVE of the packages it follows.
+  const debian: VulnIndexDebian = {};
+  const packagedVersion = new Map<number, { upstream: string; fixes: number }>();
+  let statements = 0;
+  for (const [key, list] of Object.entries(products)) {
+    if (rnd() >= 0.3) continue;
+    const i = Number(key.split(':')[2]?.slice('product'.length));
+    const vs = versions(i);
+    const stable = vs[Math.max(0, vs.length - 3)] as string;
+    const latest = vs.at(-1) as string;
+    packagedVersion.set(i, { upstream: stable, fixes: 1 + Math.floor(rnd() * 8) });
+    const statement = (upstream: string, suffix: string) => {
+      const x = rnd();
+      return x < 0.1 ? null : x < 0.3 ? '0' : `${upstream}-1${suffix}${1 + Math.floor(rnd() * 8)}`;
+    };
+    debian[key.split(':')[2] as string] = {
+      releases: {
+        bullseye: [`${vs[Math.floor(vs.length / 2)]}-1+deb11u2`],
+        bookworm: [`${stable}-1+deb12u4`],
+        trixie: [`${latest}-1`],
+        sid: [`${latest}-1`],
+      },
+      cves: [...new Set(list.map((r) => r.cve))].map((cve) => {
+        statements += 4;
+        return {
+          cve,
+          fixed: {
+            bullseye: statement(vs[Math.floor(vs.length / 2)] as string, '+deb11u'),
+            bookworm: statement(stable, '+deb12u'),
+            trixie: statement(latest, '~deb13u'),
+            sid: `${latest}-1`,
+          },
+        };
+      }),
+    };
+  }
+
   const index: VulnIndex = {
     format: VULN_INDEX_FORMAT,
     version: `bench-${seed}`,
@@ -153,9 +205,11 @@ export function generateVulnBench(dir: string, cveCount: number, serviceCount: n
       nvd: { records: cveCount, imported_at: new Date(0).toISOString() },
       kev: null,
       epss: null,
+      debian: { records: Object.keys(debian).length, imported_at: new Date(0).toISOString() },
     },
     cves,
     products,
+    debian,
   };
   const indexFile = `${dir}/vuln-index.json`;
   fs.writeFileSync(indexFile, JSON.stringify(index));
@@ -170,21 +224,28 @@ export function generateVulnBench(dir: string, cveCount: number, serviceCount: n
   const recent = (vs: readonly string[]) => vs[Math.floor(vs.length * (1 - rnd() ** 3))] ?? (vs[0] as string);
   const services: BenchService[] = [];
   let knownProducts = 0;
+  let debianServices = 0;
   const pairs = new Set<string>();
   for (let s = 0; s < serviceCount; s++) {
     const unknown = rnd() < 0.2;
     const i = scanned();
     const key = unknown ? `a:other${s % 500}:daemon${s % 97}` : (keys[i] as string);
     const [, vendor, name] = key.split(':');
-    const version = rnd() < 0.1 ? undefined : unknown ? `1.${s % 7}.0` : recent(versions(i));
+    // A third of the services of a Debian package run the Debian release's package, its revision in the banner.
+    const packaged = unknown ? undefined : packagedVersion.get(i);
+    const deb = packaged !== undefined && rnd() < 1 / 3 ? packaged : undefined;
+    const version =
+      deb !== undefined ? deb.upstream : rnd() < 0.1 ? undefined : unknown ? `1.${s % 7}.0` : recent(versions(i));
+    const banner = deb === undefined ? version : `${version} Debian 1+deb12u${1 + Math.floor(rnd() * deb.fixes)}`;
+    if (deb !== undefined) debianServices++;
     if (!unknown && version !== undefined) {
       knownProducts++;
-      pairs.add(`${key}|${version}`);
+      pairs.add(`${key}|${banner}`);
     }
     services.push({
       name: 'unknown',
       product: `${name}`,
-      ...(version === undefined ? {} : { version }),
+      ...(banner === undefined ? {} : { version: banner }),
       cpes: [`cpe:/a:${vendor}:${name}${version === undefined ? '' : `:${version}`}`],
     });
   }
@@ -200,5 +261,8 @@ export function generateVulnBench(dir: string, cveCount: number, serviceCount: n
     services: serviceCount,
     knownProducts,
     distinctPairs: pairs.size,
+    debianPackages: Object.keys(debian).length,
+    debianStatements: statements,
+    debianServices,
   };
 }

@@ -39,7 +39,7 @@ if (!MODES.includes(mode) || indexFile === undefined || servicesFile === undefin
   throw new Error('usage: run-once.ts load|hand|match <vuln-index.json> <services.json>');
 // Only the modules the pass needs: the scanner's whole rule set weighs some 50 MiB of RSS.
 const { matchKnownVulnerable } = await import('@svc/client/scanner/versions/match');
-const { readVulnIndexFile } = await import('@svc/client/scanner/versions/read-vuln-index');
+const { readVulnIndexFile, VULN_INDEX_RAW_MEMBERS } = await import('@svc/client/scanner/versions/read-vuln-index');
 const feed =
   mode === 'match'
     ? {
@@ -60,7 +60,7 @@ const index =
     ? null
     : mode === 'load'
       ? (JSON.parse(fs.readFileSync(indexFile).toString('utf8')) as VulnIndex)
-      : (readVulnIndexFile(indexFile) as VulnIndex);
+      : (readVulnIndexFile(indexFile, undefined, VULN_INDEX_RAW_MEMBERS) as VulnIndex);
 const m0 = performance.now();
 let matches = 0;
 if (mode === 'hand') for (const s of nmapServices) matches += matchKnownVulnerable(s).length;

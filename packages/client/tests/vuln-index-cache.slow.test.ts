@@ -155,11 +155,14 @@ describe('loadVulnIndex', () => {
     expect(JSON.parse(gunzipSync(fs.readFileSync(file)).toString('utf8'))).toEqual(index);
   });
 
-  it('refuses an index of a format it does not know, keeping to the cached copy', async () => {
-    // No portal of this version serves another format: a server that does stands in for a newer one.
+  it.each([
+    [3, 'a newer portal', 'svc'],
+    [1, 'a portal from before issue 36, which read a CPE "-" as every version', 'the portal'],
+  ])('refuses an index of format %i (%s), keeping to the cached copy', async (format, _who, update) => {
+    // No portal of this version serves another format: a server that does stands in for the other one.
     const newer = http.createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/json', etag: '"v2"' });
-      res.end(JSON.stringify({ format: 2, version: 'v2', cves: [], products: {} }));
+      res.writeHead(200, { 'content-type': 'application/json', etag: `"v${format}"` });
+      res.end(JSON.stringify({ format, version: `v${format}`, cves: [], products: {} }));
     });
     await new Promise<void>((resolve) => newer.listen(0, '127.0.0.1', resolve));
     try {
@@ -168,7 +171,7 @@ describe('loadVulnIndex', () => {
       const warnings: string[] = [];
       expect(await loadVulnIndex(other, { home, warn: (m) => warnings.push(m) })).toBeNull();
       expect(warnings).toEqual([
-        "the portal's vulnerability index was refused: format 2, which this svc does not know (it reads format 1; update svc); no vulnerability index is cached, CVEs are matched from the built-in table only",
+        `the portal's vulnerability index was refused: format ${format}, which this svc does not know (it reads format 2; update ${update}); no vulnerability index is cached, CVEs are matched from the built-in table only`,
       ]);
       expect(fs.existsSync(vulnIndexCacheFile(home, other))).toBe(false);
     } finally {

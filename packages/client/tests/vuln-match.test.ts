@@ -158,6 +158,7 @@ describe('findings from the index', () => {
           "Upgrade ISC BIND to a release the vendor lists as fixed for CVE-2020-8617, or to the distribution's fixed package; if the distribution backported the fix, record a risk exception with its advisory.",
         references: { cve: ['CVE-2020-8617'], urls: ['https://nvd.nist.gov/vuln/detail/CVE-2020-8617'] },
         cvss: 7.5,
+        match: { kind: 'version_range', confidence: 'potential', source: 'NVD' },
         kev: true,
         kev_date_added: '2022-03-25',
       },

@@ -28,6 +28,7 @@ import { sealStoredShareTokens } from './sessions/share.ts';
 import { ShareTokenSeal } from './sessions/share-seal.ts';
 import { sweepStaleRecords } from './records/retention.ts';
 import { sweepExpiredSessions } from './sessions/retention.ts';
+import { rebuildOutdatedIndex } from './vuln-feeds/upgrade.ts';
 import { pruneLoginFailures } from './identity/throttle.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { WebhookHttpClient } from './webhooks/http-client.ts';
@@ -183,12 +184,17 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     const backfill = housekeeping
       .then(() => backfillRecords(ctx, () => stopping))
       .catch((err: unknown) => logger.error({ err }, 'indexing stored sessions for their findings of record failed'));
+    // An index of an older format (an upgrade) is rebuilt from the feeds held, in the background.
+    const indexRebuild = rebuildOutdatedIndex(database.pool, now, logger).catch((err: unknown) =>
+      logger.error({ err }, 'rebuilding the vulnerability index failed'),
+    );
     // On shutdown, let a running sweep finish before the pool closes.
     cleanup.unshift(async () => {
       clearInterval(sweepTimer);
       stopping = true;
       await backfill;
       await housekeeping;
+      await indexRebuild;
     });
 
     const app = await buildApp(ctx);

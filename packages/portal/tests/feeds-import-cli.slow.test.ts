@@ -6,7 +6,7 @@ import type { VulnIndex } from '@svc/protocol';
 import { runCli } from '../../../test-support/cli.ts';
 import { createLicense } from '../../../test-support/factories.ts';
 import { createTestDatabase, startTestPortal } from '../../../test-support/portal.ts';
-import { epssCsv, kevCatalog, nvdFeed, writeFeedFile } from '../../../test-support/vuln-feeds.ts';
+import { epssCsv, FEED_FIXTURES, kevCatalog, nvdFeed, writeFeedFile } from '../../../test-support/vuln-feeds.ts';
 
 /**
  * `npm run feeds:import` (docs/vuln-feeds.md): feed files into the database the portal's
@@ -29,7 +29,7 @@ beforeAll(async () => {
 afterAll(() => fs.rm(dir, { recursive: true, force: true }));
 
 describe('npm run feeds:import', () => {
-  it('imports NVD (two files, gzip and plain), KEV and EPSS and says what it imported', async () => {
+  it('imports NVD (two files, gzip and plain), KEV, EPSS and the Debian tracker and says what it imported', async () => {
     const yearly = await writeFeedFile(
       dir,
       'nvdcve-2.0-2023.json.gz',
@@ -59,7 +59,21 @@ describe('npm run feeds:import', () => {
     );
     const res = await runCli(
       'npm',
-      ['run', '--silent', 'feeds:import', '--', '--nvd', yearly, modified, '--kev', kev, '--epss', epss],
+      [
+        'run',
+        '--silent',
+        'feeds:import',
+        '--',
+        '--nvd',
+        yearly,
+        modified,
+        '--kev',
+        kev,
+        '--epss',
+        epss,
+        '--debian',
+        path.join(FEED_FIXTURES, 'debian', 'openssh-tracker.json'),
+      ],
       {
         env,
         timeoutMs: 120_000,
@@ -68,7 +82,7 @@ describe('npm run feeds:import', () => {
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(
-      /^NVD: 3 records read from 2 files, 2 new or changed; 2 CVE records held\nKEV: 1 entries \(catalogue 2026\.11\.26\)\nEPSS: 1 scores \(score date 2026-11-26T00:00:00Z\)\nindex [0-9a-f]{64} \(new\): 2 CVEs, 2 products, 2 ranges, \d+ bytes compressed\n$/,
+      /^NVD: 3 records read from 2 files, 2 new or changed; 2 CVE records held\nKEV: 1 entries \(catalogue 2026\.11\.26\)\nEPSS: 1 scores \(score date 2026-11-26T00:00:00Z\)\nDebian: 1 source packages, 5 CVEs, 20 release statements\nindex [0-9a-f]{64} \(new\): 6 CVEs, 2 products, 2 ranges, 1 Debian packages, \d+ bytes compressed\n$/,
     );
 
     // Two replicas on that database serve the same index.
@@ -85,7 +99,13 @@ describe('npm run feeds:import', () => {
       ]);
       const [ja, jb] = (await Promise.all(answers.map((r) => r.json()))) as VulnIndex[];
       expect(ja).toEqual(jb);
-      expect(ja?.products['a:example:widget']).toEqual([{ cve: 0, version: '1.1' }]);
+      expect(ja?.products['a:example:widget']).toEqual([{ cve: 1, version: '1.1' }]);
+      expect(ja?.debian?.['openssh']?.cves.find((c) => ja.cves[c.cve]?.id === 'CVE-2023-38408')?.fixed).toEqual({
+        bookworm: '1:9.2p1-2+deb12u1',
+        bullseye: '1:8.4p1-5+deb11u2',
+        sid: '1:9.3p2-1',
+        trixie: '1:9.3p2-1',
+      });
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
@@ -96,18 +116,22 @@ describe('npm run feeds:import', () => {
     const res = await runCli(process.execPath, [CLI, '--kev', 'kev-2.json'], { env: { ...env, INIT_CWD: dir } });
     expect(res.stderr).toBe('');
     expect(res.stdout).toMatch(
-      /^KEV: 1 entries \(catalogue 2026\.11\.26\)\nindex [0-9a-f]{64} \(new\): 2 CVEs, 2 products, 2 ranges, \d+ bytes compressed\n$/,
+      /^KEV: 1 entries \(catalogue 2026\.11\.26\)\nindex [0-9a-f]{64} \(new\): 6 CVEs, 2 products, 2 ranges, 1 Debian packages, \d+ bytes compressed\n$/,
     );
   });
 
   it.each([
-    [[], 'nothing to import: give --nvd <file>..., --kev <file> and/or --epss <file>\n'],
+    [[], 'nothing to import: give --nvd <file>..., --kev <file>, --epss <file> and/or --debian <file>\n'],
     [['--kev', 'missing.json'], `${'DIR'}/missing.json does not exist\n`],
     [
       ['--epss', 'kev-2.json'],
       `${'DIR'}/kev-2.json: line 1: expected the header "cve,epss,percentile"; not an EPSS CSV\n`,
     ],
     [['--nvd', 'kev-2.json'], `${'DIR'}/kev-2.json: vulnerabilities[0] has no "cve" object\n`],
+    [
+      ['--debian', 'kev-2.json'],
+      `${'DIR'}/kev-2.json: "title" is not a package's CVE entries: not the Debian security tracker's JSON (https://security-tracker.debian.org/tracker/data/json)\n`,
+    ],
   ])('refuses %j with exit 2 and the reason', async (args, message) => {
     const res = await runCli(process.execPath, [CLI, ...args], { env: { ...env, INIT_CWD: dir } });
     expect({ code: res.code, stderr: res.stderr, stdout: res.stdout }).toEqual({

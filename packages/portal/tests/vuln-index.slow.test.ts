@@ -6,7 +6,7 @@ import { importFeeds, type FeedSource } from '../src/vuln-feeds/import.ts';
 import { createLicense, type LicenseFixture } from '../../../test-support/factories.ts';
 import { http, withKey } from '../../../test-support/http.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { epssCsv, kevCatalog, nvdFeed } from '../../../test-support/vuln-feeds.ts';
+import { epssCsv, feedFixture, kevCatalog, nvdFeed } from '../../../test-support/vuln-feeds.ts';
 
 /**
  * Feeds imported into the portal's database and the index served at GET /api/vuln-index
@@ -59,12 +59,13 @@ const EPSS = epssCsv(
 
 const at = NOW.toISOString();
 const EXPECTED_CONTENT = {
-  format: 1,
+  format: 2,
   generated_at: at,
   sources: {
     nvd: { records: 3, imported_at: at },
     kev: { records: 2, catalog_version: '2026.11.26', imported_at: at },
     epss: { records: 3, score_date: '2026-11-26T00:00:00Z', imported_at: at },
+    debian: null,
   },
   cves: [
     {
@@ -97,6 +98,17 @@ const EXPECTED_CONTENT = {
       epss: 0.0123,
       epss_percentile: 0.85,
     },
+    // No range names it, but a finding naming it is enriched with its EPSS (issue 36, point 3).
+    {
+      id: 'CVE-2024-0001',
+      cvss: null,
+      cvss_version: null,
+      severity: null,
+      summary: 'No configuration yet.',
+      kev: null,
+      epss: 0.0004,
+      epss_percentile: 0.1,
+    },
   ],
   products: {
     'a:apache:http_server': [{ cve: 1, version: '2.4.49' }],
@@ -105,6 +117,7 @@ const EXPECTED_CONTENT = {
       { cve: 2, version: '9.3p1' },
     ],
   },
+  debian: null,
 };
 
 const getIndex = (headers: Record<string, string> = withKey(license.key)) =>
@@ -142,12 +155,14 @@ describe('GET /api/vuln-index', () => {
       nvd: { files: 1, read: 3, changed: 3, total: 3 },
       kev: { records: 2, catalog_version: '2026.11.26' },
       epss: { records: 3, score_date: '2026-11-26T00:00:00Z' },
+      debian: null,
       index: {
         version: expect.stringMatching(/^[0-9a-f]{64}$/),
         changed: true,
-        cves: 3,
+        cves: 4,
         products: 2,
         ranges: 3,
+        debian_packages: 0,
         bytes: expect.any(Number),
       },
     });
@@ -173,7 +188,7 @@ describe('GET /api/vuln-index', () => {
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-encoding')).toBeNull();
-    expect(res.body).toMatchObject({ format: 1, cves: EXPECTED_CONTENT.cves });
+    expect(res.body).toMatchObject({ format: 2, cves: EXPECTED_CONTENT.cves });
     const wrong = await http(portal.url, 'GET', '/api/vuln-index', { headers: withKey('svc_pro_wrongwrongwrong') });
     expect(wrong.status).toBe(403);
   });
@@ -214,7 +229,7 @@ describe('GET /api/vuln-index', () => {
       nvd: null,
       epss: null,
       kev: { records: 1, catalog_version: '2026.11.28' },
-      index: { changed: true, cves: 2 },
+      index: { changed: true, cves: 3 },
     });
     expect((await portal.ctx.pool.query('SELECT * FROM vuln_nvd_ranges ORDER BY seq')).rows).toEqual(nvdBefore);
     expect((await portal.ctx.pool.query(`SELECT * FROM vuln_feed_sources WHERE feed = 'nvd'`)).rows).toEqual(
@@ -229,6 +244,7 @@ describe('GET /api/vuln-index', () => {
     expect(index.cves.map((c) => [c.id, c.kev])).toEqual([
       ['CVE-2021-41773', null],
       ['CVE-2023-38408', { date_added: '2026-11-28', due_date: '2026-11-28', known_ransomware: false }],
+      ['CVE-2024-0001', null],
     ]);
     expect(index.products).toEqual({
       'a:apache:http_server': [{ cve: 0, version: '2.4.49' }],
@@ -318,12 +334,14 @@ describe('POST /api/vuln-feeds/{feed}', () => {
       nvd: null,
       kev: { records: 1, catalog_version: '2027.01.05' },
       epss: null,
+      debian: null,
       index: {
         version: expect.stringMatching(/^[0-9a-f]{64}$/),
         changed: true,
-        cves: 2,
+        cves: 3,
         products: 2,
         ranges: 3,
+        debian_packages: 0,
         bytes: expect.any(Number),
       },
     });
@@ -337,6 +355,50 @@ describe('POST /api/vuln-feeds/{feed}', () => {
         data: { feed: 'kev', bytes: kev.length, records: 1, index_version: body.index.version, index_changed: true },
       },
     ]);
+  });
+
+  it("imports the Debian tracker's JSON an admin sends, and the index carries its fixed versions", async () => {
+    const token = await portal.adminToken();
+    const tracker = gzipSync(await feedFixture('debian/vunnel-debian.json'));
+    const res = await post('debian', tracker, { 'x-identity-token': token, 'content-type': 'application/gzip' });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { debian: unknown; index: { version: string; debian_packages: number } };
+    // chromium-browser's one entry has no release: no statement, so no package in the index.
+    expect(body.debian).toEqual({ packages: 5, cves: 5, statements: 21 });
+    expect(body.index.debian_packages).toBe(4);
+    const index = (await (await getIndex()).json()) as VulnIndex;
+    expect(index.version).toBe(body.index.version);
+    expect(index.sources.debian).toEqual({ records: 5, imported_at: expect.any(String) });
+    const chromium = index.debian?.['chromium'];
+    expect(chromium?.releases['bullseye']).toEqual(['90.0.4430.212-1', '98.0.4758.102-1~deb11u1']);
+    expect(chromium?.cves.map((c) => [index.cves[c.cve]?.id, c.fixed])).toEqual([
+      [
+        'CVE-2022-0456',
+        {
+          bookworm: '98.0.4758.80-1',
+          bullseye: '98.0.4758.80-1~deb11u1',
+          buster: null,
+          sid: '98.0.4758.80-1',
+          stretch: null,
+        },
+      ],
+    ]);
+    expect(index.debian?.['prototypejs']?.cves.find((c) => index.cves[c.cve]?.id === 'CVE-2007-2383')).toEqual({
+      cve: expect.any(Number),
+      fixed: { buster: '0', jessie: '0', sid: '0', stretch: '0' },
+      unimportant: ['buster', 'jessie', 'sid', 'stretch'],
+    });
+    // A CVE only the tracker knows is in the index, its summary the tracker's description.
+    expect(index.cves.find((c) => c.id === 'CVE-2013-1444')?.summary).toMatch(/^A certain Debian patch for txt2man/);
+    const wrong = await post('debian', KEV, { 'x-identity-token': token, 'content-type': 'application/json' });
+    expect([wrong.status, await wrong.json()]).toEqual([
+      400,
+      {
+        error:
+          'debian feed: "title" is not a package\'s CVE entries: not the Debian security tracker\'s JSON (https://security-tracker.debian.org/tracker/data/json)',
+      },
+    ]);
+    expect((await getIndex()).headers.get('etag')).toBe(`"${body.index.version}"`);
   });
 
   it('refuses a bad file (400, nothing changed), an unknown feed, no body, and anyone but an admin', async () => {

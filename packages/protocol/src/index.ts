@@ -27,6 +27,7 @@ export * from './session-id.ts';
 export * from './session-link.ts';
 export * from './target-changes.ts';
 export * from './vuln-index.ts';
+export * from './vuln-version.ts';
 export * from './exports/formats.ts';
 export * from './records.ts';
 export * from './scan-ports.ts';

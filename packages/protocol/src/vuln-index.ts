@@ -1,4 +1,5 @@
 import type { Severity } from './sessions.ts';
+import { cpeFields } from './vuln-version.ts';
 
 /**
  * The vulnerability index: what the portal builds from the feeds an operator imports (NVD CVE
@@ -8,8 +9,13 @@ import type { Severity } from './sessions.ts';
  * client's memory bound. docs/vuln-feeds.md describes the feeds, the import and the matching.
  */
 
-/** Bumped when the shape changes; a client refuses an index of a format it does not know. */
-export const VULN_INDEX_FORMAT = 1;
+/**
+ * Bumped when the shape or the meaning changes; a client refuses an index of a format it does
+ * not know. 2 (issue 36): versions carry their update (`2.10~rc1`, see vuln-version.ts), a CPE
+ * version `-` is no range, `cves` holds every CVE the feeds know, and `debian` the Debian
+ * security tracker's fixed versions.
+ */
+export const VULN_INDEX_FORMAT = 2;
 
 /** Where scanners and agents fetch the index with their key (conditional GET on `version`). */
 export const VULN_INDEX_PATH = '/api/vuln-index';
@@ -45,8 +51,9 @@ export const VULN_SUMMARY_MAX = 280;
 
 /**
  * One vulnerable version range of a product, from one `cpeMatch` with `vulnerable: true`. A CPE
- * naming a version gives `version`; otherwise the four NVD bounds (any may be absent; none at all
- * means every version).
+ * naming a version gives `version`; a CPE version `*` the four NVD bounds (any may be absent; none
+ * at all means every version); a CPE version `-` (not applicable) no range. Every version is
+ * written as orderedVersion writes it.
  */
 export interface VulnIndexRange {
   /** Position of the CVE in `cves`. */
@@ -62,7 +69,32 @@ export interface VulnIndexSources {
   nvd: { records: number; imported_at: string } | null;
   kev: { records: number; catalog_version: string | null; imported_at: string } | null;
   epss: { records: number; score_date: string | null; imported_at: string } | null;
+  /** The Debian security tracker's JSON (https://security-tracker.debian.org/tracker/data/json). */
+  debian: { records: number; imported_at: string } | null;
 }
+
+/**
+ * What the Debian security tracker says of one CVE in one source package, per release
+ * (`bookworm`, `bullseye`, `sid`...): the version that fixed it (`"0"`: no version of the
+ * release was ever affected, as the tracker writes it), or null while it is open (no fix yet).
+ * Releases the tracker has not decided on (undetermined) are not listed.
+ */
+export interface VulnIndexDebianCve {
+  /** Position of the CVE in `cves`. */
+  cve: number;
+  fixed: Record<string, string | null>;
+  /** Releases where the tracker rates it unimportant (no fix planned: not a security problem there). */
+  unimportant?: string[];
+}
+
+export interface VulnIndexDebianPackage {
+  /** Per release, the versions its repositories hold now (`bookworm` and `bookworm-security` both under bookworm). */
+  releases: Record<string, string[]>;
+  cves: VulnIndexDebianCve[];
+}
+
+/** Source package name (`openssh`) → what the tracker says of it (a flat map: a client reads it a package at a time). */
+export type VulnIndexDebian = Record<string, VulnIndexDebianPackage>;
 
 export interface VulnIndex {
   format: typeof VULN_INDEX_FORMAT;
@@ -70,36 +102,23 @@ export interface VulnIndex {
   version: string;
   generated_at: string;
   sources: VulnIndexSources;
-  /** Every CVE a product range names or the KEV catalogue lists. */
+  /** Every CVE a feed knows (NVD, KEV, EPSS, the Debian tracker), matched by a range or not, ordered by id. */
   cves: VulnIndexCve[];
   /** `part:vendor:product` (cpeProductKey) → its vulnerable ranges. */
   products: Record<string, VulnIndexRange[]>;
+  /** The Debian security tracker's fixed versions; null when it was never imported. */
+  debian: VulnIndexDebian | null;
 }
 
-const CPE23 = /^cpe:2\.3:([aoh]):([^:]*):([^:]*):([^:]*):([^:]*)/;
-const CPE22 = /^cpe:\/([aoh]):([^:]*):([^:]*)(?::([^:]*))?(?::([^:]*))?/;
-
-/** CPE fields: `*` and `-` (any, not applicable) and the empty field say nothing. */
-const known = (field: string | undefined): string | undefined =>
+/** A vendor or product field: `*`, `-` and the empty field name none. */
+const named = (field: string | undefined): string | undefined =>
   field === undefined || field === '' || field === '*' || field === '-' ? undefined : field.toLowerCase();
 
 /** `part:vendor:product` of a CPE 2.3 name (NVD) or a CPE 2.2 URI (nmap), lower case; null when neither. */
 export function cpeProductKey(cpe: string): string | null {
-  const m = CPE23.exec(cpe) ?? CPE22.exec(cpe);
-  if (m === null) return null;
-  const vendor = known(m[2]);
-  const product = known(m[3]);
-  return vendor === undefined || product === undefined ? null : `${m[1]}:${vendor}:${product}`;
-}
-
-/**
- * The version a CPE names, or null. A version-like update joins it the way the product writes
- * its own versions (NVD's `openssh:9.2:p1` is OpenSSH `9.2p1`); other updates (beta, rc1) stay apart.
- */
-export function cpeVersion(cpe: string): string | null {
-  const m = CPE23.exec(cpe) ?? CPE22.exec(cpe);
-  const version = known(m?.[4]);
-  if (version === undefined) return null;
-  const update = known(m?.[5]);
-  return update !== undefined && /^p\d+$/.test(update) ? `${version}${update}` : version;
+  const fields = cpeFields(cpe);
+  if (fields === null) return null;
+  const vendor = named(fields[1]);
+  const product = named(fields[2]);
+  return vendor === undefined || product === undefined ? null : `${fields[0]}:${vendor}:${product}`;
 }

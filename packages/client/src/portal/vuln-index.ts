@@ -6,7 +6,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { VULN_INDEX_FORMAT, type VulnIndex } from '@svc/protocol';
 import type { Transport } from '../http/request.ts';
 import { createPortalClient, type PortalClient, type VulnIndexAnswer } from './client.ts';
-import { parseVulnIndexBytes } from '../scanner/versions/read-vuln-index.ts';
+import { parseVulnIndexBytes, VULN_INDEX_RAW_MEMBERS } from '../scanner/versions/read-vuln-index.ts';
 import { PortalError } from './errors.ts';
 import { endpoint, type PortalTarget } from './target.ts';
 
@@ -36,14 +36,16 @@ export function vulnIndexCacheFile(home: string, target: PortalTarget): string {
 function parseIndex(json: Buffer): VulnIndex | string {
   let value: unknown;
   try {
-    value = parseVulnIndexBytes(json);
+    value = parseVulnIndexBytes(json, undefined, VULN_INDEX_RAW_MEMBERS);
   } catch {
     return 'not JSON';
   }
   const v = value as Partial<VulnIndex> | null;
   if (typeof v !== 'object' || v === null) return 'not a JSON object';
-  if (v.format !== VULN_INDEX_FORMAT)
-    return `format ${JSON.stringify(v.format)}, which this svc does not know (it reads format ${VULN_INDEX_FORMAT}; update svc)`;
+  if (v.format !== VULN_INDEX_FORMAT) {
+    const older = typeof v.format === 'number' && v.format < VULN_INDEX_FORMAT;
+    return `format ${JSON.stringify(v.format)}, which this svc does not know (it reads format ${VULN_INDEX_FORMAT}; update ${older ? 'the portal' : 'svc'})`;
+  }
   if (typeof v.version !== 'string' || !Array.isArray(v.cves) || typeof v.products !== 'object' || v.products === null)
     return 'not a vulnerability index (version, cves or products missing)';
   return v as VulnIndex;

@@ -6,17 +6,19 @@ import {
   type Severity,
   VULN_INDEX_FORMAT,
   type VulnIndexCve,
+  type VulnIndexDebianCve,
   type VulnIndexRange,
   type VulnIndexSources,
 } from '@svc/protocol';
 import {
   currentIndexVersion,
   type IndexCveRow,
+  type IndexDebianRow,
   type IndexRangeRow,
   readForBuild,
   type SourceRow,
   storeIndex,
-} from './queries.ts';
+} from './build-queries.ts';
 
 export interface BuiltIndex {
   version: string;
@@ -25,6 +27,8 @@ export interface BuiltIndex {
   cves: number;
   products: number;
   ranges: number;
+  /** Source packages the Debian tracker's statements are carried for. */
+  debian_packages: number;
   /** Size of the stored gzip body. */
   bytes: number;
 }
@@ -43,11 +47,13 @@ function sourcesOf(rows: SourceRow[]): VulnIndexSources {
   const nvd = row('nvd');
   const kev = row('kev');
   const epss = row('epss');
+  const debian = row('debian');
   const at = (r: SourceRow) => r.imported_at.toISOString();
   return {
     nvd: nvd ? { records: nvd.records, imported_at: at(nvd) } : null,
     kev: kev ? { records: kev.records, catalog_version: kev.detail, imported_at: at(kev) } : null,
     epss: epss ? { records: epss.records, score_date: epss.detail, imported_at: at(epss) } : null,
+    debian: debian ? { records: debian.records, imported_at: at(debian) } : null,
   };
 }
 
@@ -78,6 +84,44 @@ function rangeOf(r: IndexRangeRow, cve: number): VulnIndexRange {
 }
 
 /**
+ * The Debian section's packages, each written whole once its rows (ordered by package, CVE and
+ * release) are read: `"<package>":{"releases":{…},"cves":[{"cve":n,"fixed":{…}},…]}`.
+ */
+async function writeDebian(
+  rows: AsyncIterable<IndexDebianRow>,
+  position: ReadonlyMap<string, number>,
+  write: (text: string) => Promise<void>,
+): Promise<number> {
+  let packages = 0;
+  type Pkg = { name: string; releases: Record<string, string[]>; cves: VulnIndexDebianCve[] };
+  // Widened: the closure below reads it, so the compiler must not narrow it to its initial null.
+  let pkg = null as Pkg | null;
+  const flush = async () => {
+    if (pkg === null) return;
+    const body = { releases: pkg.releases, cves: pkg.cves };
+    await write(`${packages > 0 ? ',' : ''}${JSON.stringify(pkg.name)}:${JSON.stringify(body)}\n`);
+    packages++;
+  };
+  for await (const row of rows) {
+    const cve = position.get(row.cve_id);
+    if (cve === undefined) continue;
+    if (pkg?.name !== row.package) {
+      await flush();
+      pkg = { name: row.package, releases: row.releases, cves: [] };
+    }
+    let entry = pkg.cves.at(-1);
+    if (entry?.cve !== cve) {
+      entry = { cve, fixed: {} };
+      pkg.cves.push(entry);
+    }
+    entry.fixed[row.release] = row.fixed_version;
+    if (row.unimportant) entry.unimportant = [...(entry.unimportant ?? []), row.release];
+  }
+  await flush();
+  return packages;
+}
+
+/**
  * The VulnIndex (packages/protocol/src/vuln-index.ts) of the imported feeds, written as JSON
  * straight into gzip while the rows stream in; `version` is the SHA-256 of the content (format,
  * CVEs, products), so re-importing the same feeds leaves the version, and every client's
@@ -97,7 +141,7 @@ export async function buildIndex(conn: pg.ClientBase, now: Date): Promise<BuiltI
     pending = '';
     if (full) await once(gzip, 'drain');
   };
-  const counts = await readForBuild(conn, async ({ sources, cves, ranges }) => {
+  const counts = await readForBuild(conn, async ({ sources, cves, ranges, debian }) => {
     await write(
       `{"format":${VULN_INDEX_FORMAT},"generated_at":${JSON.stringify(now.toISOString())},"sources":${JSON.stringify(sourcesOf(sources))},"cves":[`,
       false,
@@ -123,14 +167,26 @@ export async function buildIndex(conn: pg.ClientBase, now: Date): Promise<BuiltI
       count++;
     }
     if (product !== null) await write(']');
-    return { cves: position.size, products, ranges: count };
+    const tracked = sources.some((s) => s.feed === 'debian');
+    await write(tracked ? '},"debian":{' : '},"debian":null');
+    const debianPackages = tracked ? await writeDebian(debian, position, (t) => write(t)) : 0;
+    if (tracked) await write('}');
+    return { cves: position.size, products, ranges: count, debian_packages: debianPackages };
   });
   const version = hash.digest('hex');
-  await write(`},"version":"${version}"}\n`, false);
+  await write(`,"version":"${version}"}\n`, false);
   gzip.end(pending);
   await once(gzip, 'end');
   const body = Buffer.concat(chunks);
   const changed = (await currentIndexVersion(conn)) !== version;
-  if (changed) await storeIndex(conn, { version, generated_at: now, ...counts, body });
+  if (changed)
+    await storeIndex(conn, {
+      version,
+      generated_at: now,
+      cves: counts.cves,
+      products: counts.products,
+      ranges: counts.ranges,
+      body,
+    });
   return { version, changed, ...counts, bytes: body.length };
 }

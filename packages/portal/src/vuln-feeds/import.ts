@@ -1,6 +1,8 @@
 import type { Readable } from 'node:stream';
 import type pg from 'pg';
 import { buildIndex, type BuiltIndex } from './build.ts';
+import { debianPackages } from './debian.ts';
+import { type DebianImported, replaceDebian } from './debian-queries.ts';
 import { epssScores, type EpssMeta } from './epss.ts';
 import { readKevCatalog } from './kev.ts';
 import { nvdRecords } from './nvd.ts';
@@ -16,12 +18,14 @@ export interface FeedInputs {
   nvd?: FeedSource[];
   kev?: FeedSource;
   epss?: FeedSource;
+  debian?: FeedSource;
 }
 
 export interface ImportReport {
   nvd: { files: number; read: number; changed: number; total: number } | null;
   kev: { records: number; catalog_version: string | null } | null;
   epss: { records: number; score_date: string | null } | null;
+  debian: DebianImported | null;
   index: BuiltIndex;
 }
 
@@ -50,7 +54,7 @@ async function withConnection<T>(pool: pg.Pool, run: (conn: pg.PoolClient) => Pr
  * built from those before the refusal is thrown.
  */
 export async function importFeeds(pool: pg.Pool, inputs: FeedInputs, now: () => Date): Promise<ImportReport> {
-  const report: Omit<ImportReport, 'index'> = { nvd: null, kev: null, epss: null };
+  const report: Omit<ImportReport, 'index'> = { nvd: null, kev: null, epss: null, debian: null };
   try {
     await withConnection(pool, async (conn) => {
       if (inputs.nvd !== undefined && inputs.nvd.length > 0) {
@@ -68,9 +72,12 @@ export async function importFeeds(pool: pg.Pool, inputs: FeedInputs, now: () => 
         const records = await replaceEpss(conn, scores, () => meta.score_date, now());
         report.epss = { records, score_date: meta.score_date };
       }
+      if (inputs.debian !== undefined)
+        report.debian = await replaceDebian(conn, debianPackages(inputs.debian.open(), inputs.debian.label), now());
     });
   } catch (err) {
-    if (report.nvd !== null || report.kev !== null) await withConnection(pool, (conn) => buildIndex(conn, now()));
+    if (report.nvd !== null || report.kev !== null || report.epss !== null)
+      await withConnection(pool, (conn) => buildIndex(conn, now()));
     throw err;
   }
   return { ...report, index: await withConnection(pool, (conn) => buildIndex(conn, now())) };

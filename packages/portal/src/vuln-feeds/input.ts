@@ -3,14 +3,15 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { DomainError } from '../domain/errors.ts';
 
-/** The three feeds an operator imports (docs/vuln-feeds.md). */
-export const FEEDS = ['nvd', 'kev', 'epss'] as const;
+/** The feeds an operator imports (docs/vuln-feeds.md). */
+export const FEEDS = ['nvd', 'kev', 'epss', 'debian'] as const;
 export type Feed = (typeof FEEDS)[number];
 
 export const FEED_NAMES: Record<Feed, string> = {
   nvd: 'NVD CVE JSON 2.0 feed',
   kev: 'CISA KEV catalogue (JSON)',
   epss: 'FIRST EPSS scores (CSV)',
+  debian: 'Debian security tracker data (JSON)',
 };
 
 /**
@@ -21,6 +22,8 @@ export const MAX_FEED_BYTES: Record<Feed, number> = {
   nvd: 2 * 1024 ** 3,
   kev: 64 * 1024 ** 2,
   epss: 256 * 1024 ** 2,
+  // The whole tracker is some tens of MB today.
+  debian: 1024 ** 3,
 };
 
 /** A feed file refused: what it is, which file, what is wrong. */

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { cpeProductKey, cpeVersion, VULN_SUMMARY_MAX } from '@svc/protocol';
+import { cpeProductKey, cpeVersionField, orderedVersion, VULN_SUMMARY_MAX } from '@svc/protocol';
 import { feedBytes, feedRefused, MAX_FEED_BYTES } from './input.ts';
 import { jsonItems } from './json-stream.ts';
 
@@ -36,6 +36,11 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+/** A range bound as the index orders versions (`2.10.0-rc1` is `2.10.0~rc1`). */
+const bound = (v: unknown): string | null => {
+  const t = text(v);
+  return t === null ? null : orderedVersion(t);
+};
 
 /** Cut to the index's summary length, marking the cut. */
 export function summaryOf(description: string): string {
@@ -55,7 +60,13 @@ function scoreOf(metrics: unknown): { cvss: number | null; cvss_version: string 
   return { cvss: null, cvss_version: null };
 }
 
-/** Every `vulnerable: true` cpeMatch of the record's configurations (negated nodes say what is NOT affected). */
+/**
+ * Every `vulnerable: true` cpeMatch of the record's configurations (negated nodes say what is NOT
+ * affected), as NISTIR 7696 reads a CPE's version: `*` is any version, narrowed by the match's
+ * bounds; `-` is "not applicable", which no version value matches, so it is no range (the CVE
+ * still reaches the index, for enrichment); a named version is that version with its update
+ * (`2.10:rc1` is `2.10~rc1`, `9.3:p1` is `9.3p1`, see packages/protocol/src/vuln-version.ts).
+ */
 function rangesOf(configurations: unknown): NvdRange[] {
   const seen = new Map<string, NvdRange>();
   for (const configuration of list(configurations).filter(isObj))
@@ -64,15 +75,16 @@ function rangesOf(configurations: unknown): NvdRange[] {
       for (const match of list(node['cpeMatch']).filter(isObj)) {
         if (match['vulnerable'] !== true || typeof match['criteria'] !== 'string') continue;
         const product = cpeProductKey(match['criteria']);
-        if (product === null) continue;
-        const version = cpeVersion(match['criteria']);
+        const field = cpeVersionField(match['criteria']);
+        if (product === null || field === null || field.kind === 'not_applicable') continue;
+        const version = field.kind === 'value' ? field.version : null;
         const range: NvdRange = {
           product,
           version,
-          start_including: version === null ? text(match['versionStartIncluding']) : null,
-          start_excluding: version === null ? text(match['versionStartExcluding']) : null,
-          end_including: version === null ? text(match['versionEndIncluding']) : null,
-          end_excluding: version === null ? text(match['versionEndExcluding']) : null,
+          start_including: version === null ? bound(match['versionStartIncluding']) : null,
+          start_excluding: version === null ? bound(match['versionStartExcluding']) : null,
+          end_including: version === null ? bound(match['versionEndIncluding']) : null,
+          end_excluding: version === null ? bound(match['versionEndExcluding']) : null,
         };
         seen.set(JSON.stringify(range), range);
       }

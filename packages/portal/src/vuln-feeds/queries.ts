@@ -7,12 +7,12 @@ import type { Feed } from './input.ts';
 import type { KevEntry } from './kev.ts';
 import type { NvdRecord } from './nvd.ts';
 
-/** Every statement on the feed tables (migration 0015). */
+/** The statements that import the NVD, KEV and EPSS feeds (migration 0015); the Debian tracker's are in debian-queries.ts, the index's in build-queries.ts. */
 
-type Conn = pg.ClientBase;
+export type Conn = pg.ClientBase;
 
 /** Imports and builds take turns: a build never reads a half-replaced feed, two imports never interleave. */
-const LOCK = `SELECT pg_advisory_xact_lock(hashtext('svc.vuln_feeds'))`;
+export const LOCK = `SELECT pg_advisory_xact_lock(hashtext('svc.vuln_feeds'))`;
 
 /** A COPY text-format field: NULL as \N, backslash, tab and line ends escaped. */
 const field = (v: string | number | boolean | null): string =>
@@ -27,7 +27,7 @@ async function* copyLines<T>(
   for await (const row of rows) yield `${cells(row).map(field).join('\t')}\n`;
 }
 
-async function copyInto<T>(
+export async function copyInto<T>(
   conn: Conn,
   statement: string,
   rows: AsyncIterable<T> | Iterable<T>,
@@ -36,7 +36,7 @@ async function copyInto<T>(
   await pipeline(Readable.from(copyLines(rows, cells)), conn.query(copyFrom(statement)));
 }
 
-async function inTransaction<T>(conn: Conn, run: () => Promise<T>): Promise<T> {
+export async function inTransaction<T>(conn: Conn, run: () => Promise<T>): Promise<T> {
   await conn.query('BEGIN');
   try {
     await conn.query(LOCK);
@@ -49,7 +49,13 @@ async function inTransaction<T>(conn: Conn, run: () => Promise<T>): Promise<T> {
   }
 }
 
-async function recordSource(conn: Conn, feed: Feed, records: number, detail: string | null, at: Date): Promise<void> {
+export async function recordSource(
+  conn: Conn,
+  feed: Feed,
+  records: number,
+  detail: string | null,
+  at: Date,
+): Promise<void> {
   await conn.query(
     `INSERT INTO vuln_feed_sources (feed, records, detail, imported_at) VALUES ($1, $2, $3, $4)
      ON CONFLICT (feed) DO UPDATE SET records = EXCLUDED.records, detail = EXCLUDED.detail, imported_at = EXCLUDED.imported_at`,
@@ -148,145 +154,4 @@ export async function replaceEpss(
     await recordSource(conn, 'epss', rowCount ?? 0, scoreDate(), at);
     return rowCount ?? 0;
   });
-}
-
-export interface SourceRow {
-  feed: Feed;
-  records: number;
-  detail: string | null;
-  imported_at: Date;
-}
-
-export interface IndexCveRow {
-  cve_id: string;
-  cvss: number | null;
-  cvss_version: string | null;
-  summary: string;
-  date_added: string | null;
-  due_date: string | null;
-  known_ransomware: boolean | null;
-  epss: number | null;
-  percentile: number | null;
-}
-
-export interface IndexRangeRow {
-  product: string;
-  cve_id: string;
-  version: string | null;
-  start_including: string | null;
-  start_excluding: string | null;
-  end_including: string | null;
-  end_excluding: string | null;
-}
-
-const BATCH = 5000;
-
-/** A query's rows a batch at a time through a cursor (the transaction is the caller's). */
-async function* cursorRows<T extends pg.QueryResultRow>(
-  conn: Conn,
-  name: string,
-  statement: string,
-): AsyncGenerator<T> {
-  await conn.query(`DECLARE ${name} NO SCROLL CURSOR FOR ${statement}`);
-  for (;;) {
-    const { rows } = await conn.query<T>(`FETCH ${BATCH} FROM ${name}`);
-    yield* rows;
-    if (rows.length < BATCH) break;
-  }
-  await conn.query(`CLOSE ${name}`);
-}
-
-/**
- * What a build reads, in one snapshot and under the feeds' lock: the sources, then every CVE
- * a range names or the catalogue lists (ordered by id, bytewise), then every range ordered by
- * product and CVE, so the index is written as it is read.
- */
-export async function readForBuild<T>(
-  conn: Conn,
-  build: (input: {
-    sources: SourceRow[];
-    cves: AsyncIterable<IndexCveRow>;
-    ranges: AsyncIterable<IndexRangeRow>;
-  }) => Promise<T>,
-): Promise<T> {
-  await conn.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-  try {
-    await conn.query(LOCK);
-    // Every row is read: plan for all of them, not for the cursor's first few.
-    await conn.query('SET LOCAL cursor_tuple_fraction = 1.0');
-    const sources = (await conn.query<SourceRow>('SELECT feed, records, detail, imported_at FROM vuln_feed_sources'))
-      .rows;
-    const result = await build({
-      sources,
-      cves: cursorRows<IndexCveRow>(
-        conn,
-        'vuln_index_cves',
-        `SELECT c.cve_id, n.cvss, n.cvss_version, COALESCE(n.summary, k.summary) AS summary,
-                k.date_added, k.due_date, k.known_ransomware, e.epss, e.percentile
-         FROM (SELECT DISTINCT cve_id FROM vuln_nvd_ranges UNION SELECT cve_id FROM vuln_kev) c
-         LEFT JOIN vuln_nvd_cves n ON n.cve_id = c.cve_id
-         LEFT JOIN vuln_kev k ON k.cve_id = c.cve_id
-         LEFT JOIN vuln_epss e ON e.cve_id = c.cve_id
-         ORDER BY c.cve_id COLLATE "C"`,
-      ),
-      ranges: cursorRows<IndexRangeRow>(
-        conn,
-        'vuln_index_ranges',
-        `SELECT * FROM (SELECT DISTINCT product, cve_id, version, start_including, start_excluding, end_including, end_excluding
-                        FROM vuln_nvd_ranges) r
-         ORDER BY product COLLATE "C", cve_id COLLATE "C", version COLLATE "C" NULLS FIRST,
-                  start_including COLLATE "C" NULLS FIRST, start_excluding COLLATE "C" NULLS FIRST,
-                  end_including COLLATE "C" NULLS FIRST, end_excluding COLLATE "C" NULLS FIRST`,
-      ),
-    });
-    await conn.query('COMMIT');
-    return result;
-  } catch (err) {
-    await conn.query('ROLLBACK');
-    throw err;
-  }
-}
-
-/** How many built indexes are kept (the newest is served; older ones only for a look back). */
-export const KEPT_INDEXES = 3;
-
-export interface StoredIndex {
-  version: string;
-  generated_at: Date;
-  cves: number;
-  products: number;
-  ranges: number;
-  body: Buffer;
-}
-
-/** The new index becomes the newest row (again, when an older one had the same content); old ones beyond KEPT_INDEXES go. */
-export async function storeIndex(conn: Conn, index: StoredIndex): Promise<void> {
-  await conn.query('BEGIN');
-  try {
-    await conn.query('DELETE FROM vuln_indexes WHERE version = $1', [index.version]);
-    await conn.query(
-      'INSERT INTO vuln_indexes (version, generated_at, cves, products, ranges, body) VALUES ($1, $2, $3, $4, $5, $6)',
-      [index.version, index.generated_at, index.cves, index.products, index.ranges, index.body],
-    );
-    await conn.query(
-      'DELETE FROM vuln_indexes WHERE seq NOT IN (SELECT seq FROM vuln_indexes ORDER BY seq DESC LIMIT $1)',
-      [KEPT_INDEXES],
-    );
-    await conn.query('COMMIT');
-  } catch (err) {
-    await conn.query('ROLLBACK');
-    throw err;
-  }
-}
-
-/** The version every replica serves: the newest stored index's; null before the first import. */
-export async function currentIndexVersion(db: pg.Pool | Conn): Promise<string | null> {
-  const { rows } = await db.query<{ version: string }>('SELECT version FROM vuln_indexes ORDER BY seq DESC LIMIT 1');
-  return rows[0]?.version ?? null;
-}
-
-/** A stored index's gzip bytes, null when that version is gone. */
-export async function indexBody(db: pg.Pool | Conn, version: string): Promise<Buffer | null> {
-  const { rows } = await db.query<{ body: Buffer }>('SELECT body FROM vuln_indexes WHERE version = $1', [version]);
-  return rows[0]?.body ?? null;
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { DomainError } from '../domain/errors.ts';
-import { currentIndexVersion, indexBody } from './queries.ts';
+import { currentIndexVersion, feedsHeld, indexBody } from './build-queries.ts';
 
 export interface ServedIndex {
   version: string;
@@ -11,9 +11,18 @@ export interface ServedIndex {
 /** The last index read, per database: a conditional GET costs one short query, a full one no copy from the database. */
 const cached = new WeakMap<pg.Pool, ServedIndex>();
 
-/** The index every replica serves now (the newest stored); a 404 before the first import. */
+/**
+ * The index every replica serves now (the newest stored of this portal's format); a 404 before
+ * the first import, a 503 while the index of an upgraded portal is being rebuilt (upgrade.ts).
+ */
 export async function currentIndex(pool: pg.Pool): Promise<ServedIndex> {
   const version = await currentIndexVersion(pool);
+  if (version === null && (await feedsHeld(pool)))
+    throw new DomainError(
+      'unavailable.vuln_index',
+      'The vulnerability index is being rebuilt for this portal version; retry shortly',
+      { retryAfterSeconds: 30 },
+    );
   if (version === null)
     throw new DomainError(
       'not_found.vuln_index',

@@ -8,7 +8,7 @@ import { type ImportReport, importFeeds } from './import.ts';
 
 /**
  * Largest feed file taken through the API, as sent (gzip or not): a KEV catalogue, a day's
- * EPSS scores or one NVD file comfortably; the whole NVD goes through `npm run feeds:import`
+ * EPSS scores, the Debian tracker's JSON or one NVD file comfortably; the whole NVD goes through `npm run feeds:import`
  * on the portal's host. The body is read whole before the import starts, so a slow import never
  * holds a request open on a half-read body.
  */
@@ -16,6 +16,7 @@ export const MAX_UPLOADED_FEED_BYTES: Record<Feed, number> = {
   nvd: 100 * 1024 ** 2,
   kev: 16 * 1024 ** 2,
   epss: 64 * 1024 ** 2,
+  debian: 64 * 1024 ** 2,
 };
 
 const tooLarge = (feed: Feed) =>
@@ -58,7 +59,7 @@ export async function importUploadedFeed(
     data: {
       feed,
       bytes: bytes.length,
-      records: report.nvd?.read ?? report.kev?.records ?? report.epss?.records ?? 0,
+      records: report.nvd?.read ?? report.kev?.records ?? report.epss?.records ?? report.debian?.packages ?? 0,
       index_version: report.index.version,
       index_changed: report.index.changed,
     },

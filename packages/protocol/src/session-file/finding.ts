@@ -28,6 +28,46 @@ export const FindingReferences = Type.Object(
   { additionalProperties: true, description: 'Where the weakness is documented' },
 );
 
+/** How a finding naming a CVE was matched to it (docs/vuln-matching.md, "How a CVE was matched"). */
+export const FINDING_MATCH_KINDS = ['version_range', 'distribution_package', 'check'] as const;
+export type FindingMatchKind = (typeof FINDING_MATCH_KINDS)[number];
+
+export const FindingMatch = Type.Object(
+  {
+    kind: Type.Union(
+      FINDING_MATCH_KINDS.map((k) => Type.Literal(k)),
+      {
+        description:
+          "version_range: the reported upstream version is in a range of the CVE (a feed's or the hand table's); " +
+          "distribution_package: the distribution's security data says this package revision is not fixed; " +
+          'check: a script, a probe or a tool observed the weakness itself',
+      },
+    ),
+    confidence: Type.Union([Type.Literal('confirmed'), Type.Literal('potential')], {
+      description: 'potential: on the upstream version alone (a distribution may have backported the fix)',
+    }),
+    source: Type.Optional(
+      text('What it was matched against: "NVD", "Debian security tracker", "known-vulnerable table", a script'),
+    ),
+    distribution: Type.Optional(
+      Type.Object(
+        {
+          name: text('The distribution: debian'),
+          release: text('Its release the package belongs to: bookworm'),
+          package: text('The source package: openssh'),
+          version: text('The package as seen: 9.2p1-2'),
+          fixed_version: Type.Union([Type.String(), Type.Null()], {
+            description: "The release's fixed version, null while the distribution has no fix",
+          }),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+  },
+  { additionalProperties: true, description: 'How the CVEs of the finding were matched' },
+);
+export type FindingMatch = Static<typeof FindingMatch>;
+
 export const Finding = Type.Object(
   {
     id: Type.Optional(
@@ -69,6 +109,7 @@ export const Finding = Type.Object(
       Type.Number({ minimum: 0, maximum: 1, description: 'Where that probability ranks among all scored CVEs' }),
     ),
     cve: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Older single CVE id, or null' })),
+    match: Type.Optional(FindingMatch),
   },
   { additionalProperties: true, description: 'One finding of the scan' },
 );

@@ -1,3 +1,4 @@
+import type { FindingMatch } from '@svc/protocol';
 import type { Category } from '../../pipeline/compliance-map.ts';
 import type { ScanFinding } from '../../pipeline/types.ts';
 import { primaryAddress, primaryHostname } from '../parse/host-info.ts';
@@ -18,6 +19,14 @@ export interface RuleResult {
   cwe?: readonly string[] | undefined;
   urls?: readonly string[] | undefined;
   cvss?: number | undefined;
+  /** How its CVEs were matched; a rule naming CVEs without saying so observed the weakness itself (a check). */
+  match?: FindingMatch | undefined;
+}
+
+/** The `match` a result's finding carries: its own, a confirmed check when it names CVEs, else none. */
+export function matchOf(r: RuleResult): { match?: FindingMatch } {
+  if (r.match !== undefined) return { match: r.match };
+  return r.cve === undefined || r.cve.length === 0 ? {} : { match: { kind: 'check', confidence: 'confirmed' } };
 }
 
 /** The service name a finding carries: `https` for HTTP inside TLS, else nmap's name. */
@@ -57,6 +66,7 @@ export function finding(host: NmapHost, port: NmapPort | undefined, r: RuleResul
     remediation: r.remediation,
     ...(Object.keys(references).length === 0 ? {} : { references }),
     ...(r.cvss === undefined ? {} : { cvss: r.cvss }),
+    ...matchOf(r),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { FindingMatch } from '@svc/protocol';
 import type { ScanFinding } from '../../pipeline/types.ts';
 import { KNOWN_VULNERABLE_CHECKED, type KnownVulnerable } from '../versions/known-vulnerable.ts';
 import { matchKnownVulnerable, type ObservedVersion } from '../versions/match.ts';
@@ -25,6 +26,14 @@ function verdict(entry: KnownVulnerable, observed: ObservedVersion): string {
   );
 }
 
+/** A Debian revision the table's Debian fix decides is confirmed; otherwise the version range is potential. */
+function matchBy(entry: KnownVulnerable, observed: ObservedVersion): FindingMatch {
+  const decided = observed.debianRevision !== undefined && entry.debianFixed?.[observed.upstream] !== undefined;
+  return decided
+    ? { kind: 'distribution_package', confidence: 'confirmed', source: 'known-vulnerable table' }
+    : { kind: 'version_range', confidence: 'potential', source: 'known-vulnerable table' };
+}
+
 export const outdatedVersions: RuleFamily = {
   id: 'outdated-versions',
   scripts: [],
@@ -44,6 +53,7 @@ export const outdatedVersions: RuleFamily = {
           cve: entry.cve,
           urls: entry.source.filter((s) => s.startsWith('http')),
           cvss: entry.cvss,
+          match: matchBy(entry, observed),
         }),
       );
     });

@@ -1,5 +1,5 @@
 import type { RuleResult } from '../rules/finding.ts';
-import { referencesOf } from '../rules/finding.ts';
+import { matchOf, referencesOf } from '../rules/finding.ts';
 import type { SourcedFinding, ToolInvocation } from './types.ts';
 
 export interface ToolFindingOptions {
@@ -35,6 +35,7 @@ export function toolFinding(
     remediation: r.remediation,
     ...(Object.keys(references).length === 0 ? {} : { references }),
     ...(r.cvss === undefined ? {} : { cvss: r.cvss }),
+    ...matchOf(r),
     source,
   };
 }

@@ -70,6 +70,7 @@ export function whatwebFindings(inv: ToolInvocation, targets: readonly WhatwebTa
             cve: entry.cve,
             urls: entry.source.filter((s) => s.startsWith('http')),
             cvss: entry.cvss,
+            match: { kind: 'version_range', confidence: 'potential', source: 'known-vulnerable table' },
           });
         }
       }

@@ -34,6 +34,25 @@ export function versionKey(v: string): VersionKey {
   return out;
 }
 
+const isZero = (run: string | undefined) => run === '' || run === '0';
+
+/**
+ * The key the vulnerability index's versions compare by: versionKey with the trailing zero
+ * components of the leading release number dropped, so that NVD's `2.10` and TensorFlow's
+ * `2.10.0` (or `2.10~rc1` and `2.10.0~rc1`) are one version. Only the upstream versions of the
+ * index compare so; Debian versions keep dpkg's order exactly.
+ */
+export function releaseKey(v: string): VersionKey {
+  const key = versionKey(v);
+  if (key[0] !== '') return key;
+  // The release number's components: key[1], then key[k + 1] after each "." separator key[k].
+  let end = 2;
+  while (end + 1 < key.length && key[end] === '.') end += 2;
+  let cut = end;
+  while (cut > 2 && key[cut - 2] === '.' && isZero(key[cut - 1])) cut -= 2;
+  return cut === end ? key : [...key.slice(0, cut), ...key.slice(end)];
+}
+
 /** compareVersions of two keys: a missing run is empty, a missing number 0. */
 export function compareVersionKeys(a: VersionKey, b: VersionKey): number {
   const n = Math.max(a.length, b.length);
@@ -63,6 +82,19 @@ export function compareVersionKeys(a: VersionKey, b: VersionKey): number {
 /** Negative when a < b, zero when equal, positive when a > b. */
 export function compareVersions(a: string, b: string): number {
   return compareVersionKeys(versionKey(a), versionKey(b));
+}
+
+/**
+ * Whether a Debian package seen as `upstream-revision` (a banner shows no epoch: the fixed
+ * version's is taken) is at or past the `fixed` version of the security tracker, in dpkg's order
+ * (epoch, then upstream, then revision). The tracker's `0` means no version was ever affected.
+ */
+export function debianAtLeast(upstream: string, revision: string, fixed: string): boolean {
+  if (fixed === '0') return true;
+  const f = splitDebianVersion(fixed);
+  const u = compareVersions(upstream, f.upstream);
+  if (u !== 0) return u > 0;
+  return compareVersions(revision, f.revision) >= 0;
 }
 
 /** A Debian package version `[epoch:]upstream[-revision]` split into its parts. */

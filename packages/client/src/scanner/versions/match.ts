@@ -1,3 +1,4 @@
+import { cpeVersion } from '@svc/protocol';
 import type { NmapService } from '../parse/types.ts';
 import { compareVersions, splitDebianVersion } from './compare.ts';
 import { KNOWN_VULNERABLE, type KnownVulnerable } from './known-vulnerable.ts';
@@ -8,14 +9,17 @@ export interface ObservedVersion {
   debianRevision?: string | undefined;
 }
 
-/** Upstream versions compare only when they look like one (`9.2p1`, `7.0.15`); `3.X - 4.X` does not. */
-const VERSION = /^\d+(\.\d+)+[a-z]*\d*$/i;
+/**
+ * Upstream versions compare only when they look like one (`9.2p1`, `7.0.15`, `2.10.0-rc1`,
+ * `1.0~beta2` as a CPE's update gives it); `3.X - 4.X` does not.
+ */
+const VERSION = /^\d+(\.\d+)+(?:[a-z]*\d*|[-_.~]?(?:alpha|beta|rc|pre|preview|dev|snapshot)[-_.]?\d*)$/i;
 
 export function observedVersion(service: NmapService): ObservedVersion | undefined {
   // "9.6.0 or later" and "3.X - 4.X" are guesses, not versions.
   if (/ or later| - /i.test(service.version ?? '')) return undefined;
   const fromBanner = service.version?.split(/\s+/)[0];
-  const fromCpe = service.cpes.map((c) => c.split(':')[4]).find((v) => v !== undefined && VERSION.test(v));
+  const fromCpe = service.cpes.map((c) => cpeVersion(c) ?? undefined).find((v) => v !== undefined && VERSION.test(v));
   const upstream = fromBanner !== undefined && VERSION.test(fromBanner) ? fromBanner : fromCpe;
   if (upstream === undefined) return undefined;
   const debian = /\bDebian\s+(\S+)/.exec(service.version ?? '')?.[1];

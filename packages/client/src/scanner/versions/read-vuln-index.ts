@@ -26,15 +26,25 @@ export class VulnIndexFileError extends Error {
   override name = 'VulnIndexFileError';
 }
 
-/** The file's top-level object; `chunkBytes` is the read size (small in tests, to cut members across reads). */
-export function readVulnIndexFile(file: string, chunkBytes = CHUNK): unknown {
+/**
+ * Top-level keys of the index whose object's members are kept as their JSON text, parsed only
+ * when used: the Debian tracker's packages (many small objects, of which a scan needs a handful)
+ * cost about a tenth of the reading otherwise. See `debianPackage` in debian.ts.
+ */
+export const VULN_INDEX_RAW_MEMBERS = ['debian'] as const;
+
+/**
+ * The file's top-level object; `chunkBytes` is the read size (small in tests, to cut members
+ * across reads); the members of the objects under `raw` keys stay JSON text.
+ */
+export function readVulnIndexFile(file: string, chunkBytes = CHUNK, raw: readonly string[] = []): unknown {
   const fd = fs.openSync(file, 'r');
   try {
     const buf = Buffer.allocUnsafe(chunkBytes);
     return parseChunks(function* () {
       for (let n = fs.readSync(fd, buf, 0, chunkBytes, null); n > 0; n = fs.readSync(fd, buf, 0, chunkBytes, null))
         yield buf.subarray(0, n);
-    });
+    }, raw);
   } finally {
     fs.closeSync(fd);
   }
@@ -44,14 +54,23 @@ export function readVulnIndexFile(file: string, chunkBytes = CHUNK): unknown {
  * The same from JSON bytes already in memory (a decompressed cache file): parsed a slice at a
  * time, so the whole text is never made into one string beside the bytes.
  */
-export function parseVulnIndexBytes(bytes: Buffer, chunkBytes = CHUNK): unknown {
+export function parseVulnIndexBytes(bytes: Buffer, chunkBytes = CHUNK, raw: readonly string[] = []): unknown {
   return parseChunks(function* () {
     for (let at = 0; at < bytes.length; at += chunkBytes) yield bytes.subarray(at, at + chunkBytes);
-  });
+  }, raw);
+}
+
+/** The key and the value's text of an object member's text (`"name": {…}`). */
+function splitMember(t: string): [string, string] {
+  let i = 1;
+  while (i < t.length && t[i] !== '"') i += t[i] === '\\' ? 2 : 1;
+  const colon = t.indexOf(':', i + 1);
+  if (t[0] !== '"' || colon === -1) throw new SyntaxError('an object member without a key');
+  return [JSON.parse(t.slice(0, i + 1)) as string, t.slice(colon + 1).trim()];
 }
 
 /** Each chunk is read before the next is asked for, so a reader may reuse its buffer. */
-function parseChunks(chunks: () => Iterable<Buffer>): unknown {
+function parseChunks(chunks: () => Iterable<Buffer>, raw: readonly string[]): unknown {
   const result: Record<string, unknown> = {};
   // Bytes of the member being read that earlier reads left (most members lie within one read).
   let carried: Buffer[] = [];
@@ -83,13 +102,52 @@ function parseChunks(chunks: () => Iterable<Buffer>): unknown {
       throw new SyntaxError(`an empty member in ${key}`);
     }
     members++;
+    if (rawHere()) {
+      const [name, value] = splitMember(t);
+      // Defined, not assigned: a member named __proto__ stays a member, as JSON.parse keeps it.
+      Object.defineProperty(result[key as string], name, {
+        value,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+      return;
+    }
     batch.push(t);
     batchBytes += t.length;
     if (batchBytes >= BATCH_BYTES) flush();
   };
+  const rawHere = () => container === 'object' && key !== null && raw.includes(key);
 
   let buf: Buffer = Buffer.alloc(0);
   let from = 0;
+  // Members wholly inside this read are not cut out one by one: the run of them (with the commas
+  // between) becomes one string, parsed with the batch. -1: no run open.
+  let runStart = -1;
+  let runEnd = -1;
+  const endRun = () => {
+    if (runStart === -1) return;
+    const text = buf.toString('utf8', runStart, runEnd);
+    runStart = -1;
+    // Only the inside of an empty container (`[ ]`) is blank; anything else JSON.parse judges.
+    if (text.length > 8 || text.trim() !== '') {
+      batch.push(text);
+      batchBytes += text.length;
+      if (batchBytes >= BATCH_BYTES) flush();
+    }
+  };
+  /** A member of the streamed container ends at `i` (a comma, or the container's end when `closing`). */
+  const memberEnds = (i: number, closing: boolean) => {
+    if (carried.length > 0 || rawHere()) {
+      endRun();
+      endMember(take(i), closing);
+      return;
+    }
+    if (runStart === -1) runStart = from;
+    runEnd = i;
+    members++;
+    if (runEnd - runStart >= BATCH_BYTES) endRun();
+  };
   /** The text from `from` to `to` of this read, after what earlier reads carried. */
   const take = (to: number): string => {
     const t =
@@ -167,7 +225,8 @@ function parseChunks(chunks: () => Iterable<Buffer>): unknown {
       else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
         depth--;
         if (depth === 1 && container !== null) {
-          endMember(take(i), true);
+          memberEnds(i, true);
+          endRun();
           flush();
           container = null;
           key = null;
@@ -179,7 +238,7 @@ function parseChunks(chunks: () => Iterable<Buffer>): unknown {
         }
       } else if (c === COMMA) {
         if (depth === 2 && container !== null) {
-          endMember(take(i), false);
+          memberEnds(i, false);
           from = i + 1;
         } else if (depth === 1) {
           const scalar = take(i);
@@ -189,6 +248,8 @@ function parseChunks(chunks: () => Iterable<Buffer>): unknown {
         }
       }
     }
+    // A run never spans two reads: the reader may reuse its buffer.
+    endRun();
     if (!ended && started && from < n) carried.push(Buffer.from(buf.subarray(from, n)));
   }
   if (!ended) throw new VulnIndexFileError('the file ends inside the top-level object');

@@ -14,12 +14,20 @@ const ImportResponse = Type.Object({
   ),
   kev: Nullable(Type.Object({ records: Type.Integer(), catalog_version: Type.Union([Type.String(), Type.Null()]) })),
   epss: Nullable(Type.Object({ records: Type.Integer(), score_date: Type.Union([Type.String(), Type.Null()]) })),
+  debian: Nullable(
+    Type.Object({
+      packages: Type.Integer({ description: 'Source packages the tracker lists' }),
+      cves: Type.Integer({ description: 'Distinct CVEs with a statement for some release' }),
+      statements: Type.Integer({ description: 'Statements held: one per package, CVE and release' }),
+    }),
+  ),
   index: Type.Object({
     version: Type.String({ description: 'The index version now served (its ETag)' }),
     changed: Type.Boolean({ description: 'False when the content equals the index already served' }),
     cves: Type.Integer(),
     products: Type.Integer(),
     ranges: Type.Integer(),
+    debian_packages: Type.Integer({ description: "Source packages the Debian tracker's statements are carried for" }),
     bytes: Type.Integer({ description: 'Size of the stored gzip body' }),
   }),
 });
@@ -27,7 +35,7 @@ const ImportResponse = Type.Object({
 const CONTENT_TYPES = ['application/json', 'application/gzip', 'text/csv', 'application/octet-stream'];
 
 /**
- * POST /api/vuln-feeds/{nvd|kev|epss} (admin only): one feed file as the body, plain or gzip
+ * POST /api/vuln-feeds/{nvd|kev|epss|debian} (admin only): one feed file as the body, plain or gzip
  * (docs/vuln-feeds.md), imported as `npm run feeds:import` would and audited; the answer is
  * what was imported and the index now served. A refused file is a 400 naming what is wrong and
  * changes nothing; a file over the route's limit a 413.
@@ -44,7 +52,8 @@ export default function register(app: App, ctx: AppContext): void {
         schema: {
           operationId: 'importVulnFeed',
           tags: ['vulnerability feeds'],
-          summary: 'Import one vulnerability feed file (NVD CVE JSON 2.0, CISA KEV JSON, FIRST EPSS CSV; gzip allowed)',
+          summary:
+            "Import one vulnerability feed file (NVD CVE JSON 2.0, CISA KEV JSON, FIRST EPSS CSV, the Debian security tracker's JSON; gzip allowed)",
           security: [{ identityToken: [] }],
           params: Type.Object({ feed: Type.Union(FEEDS.map((f) => Type.Literal(f))) }),
           consumes: CONTENT_TYPES,

@@ -22,6 +22,7 @@ import * as m0020 from './0020_share_token_hashes.ts';
 import * as m0021 from './0021_findings_posture_indexes.ts';
 import * as m0022 from './0022_findings_sort_orders.ts';
 import * as m0023 from './0023_command_progress.ts';
+import * as m0024 from './0024_vuln_debian_and_index_format.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '0021_findings_posture_indexes': m0021,
   '0022_findings_sort_orders': m0022,
   '0023_command_progress': m0023,
+  '0024_vuln_debian_and_index_format': m0024,
 };
