@@ -138,6 +138,11 @@ function findingOf(host: NmapHost, port: NmapPort | undefined, script: NseScript
           : `Apply the vendor fixes for ${r.cves.length === 1 ? r.cves[0] : 'the CVEs listed'} (upgrade the software or the distribution package).`,
       cve: r.cves,
       ...(r.cvss === undefined ? {} : { cvss: r.cvss }),
+      // A script that lists CVEs for the reported version matched a range; one that reports
+      // VULNERABLE checked the service (the default match of a rule naming CVEs).
+      ...(r.potential
+        ? { match: { kind: 'version_range', confidence: 'potential', source: `nmap's ${script.id} script` } }
+        : {}),
     }),
   ];
 }
