@@ -1,10 +1,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { scannerSessionId } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, SVC, tempHome } from '../test-support/cli.ts';
+import { tempHome } from '../test-support/cli.ts';
 import { http as request, withToken } from '../test-support/http.ts';
+import { importCli, type ImportJson } from './helpers/import-cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
@@ -15,12 +14,6 @@ import { usePortalWithKey } from './helpers/portal-with-key.ts';
  * it, in the session and in the portal's findings of record.
  */
 
-interface ImportJson {
-  path: string;
-  session_id: string;
-  format: string;
-  upload?: { session_id: string; findings?: Record<string, number> };
-}
 interface Doc {
   metadata: Record<string, unknown>;
   coverage: { hosts: string[]; ports: Record<string, string> };
@@ -44,26 +37,7 @@ afterAll(async () => {
   if (work) await fs.rm(work, { recursive: true, force: true });
 });
 
-let lastId = '';
-/** Session ids have one-second resolution: each run starts once the clock has left the previous one's second. */
-async function nextSecond(): Promise<void> {
-  for (let i = 0; i < 100 && scannerSessionId(new Date()) <= lastId; i++) await sleep(25);
-}
-
-async function svc(args: string[]): Promise<{ code: number; out: ImportJson; stderr: string }> {
-  await nextSecond();
-  const r = await runCli(SVC, [...args, '--json'], {
-    env: {
-      CONSULTATION_API_URL: fixture.uploadUrl,
-      SVC_API_KEY: fixture.key,
-      SVC_SESSIONS_DIR: path.join(work, 'sessions'),
-    },
-    timeoutMs: 90_000,
-  });
-  const out = JSON.parse(r.stdout || '{}') as ImportJson;
-  if (out.session_id !== undefined) lastId = out.session_id;
-  return { code: r.code, out, stderr: r.stderr };
-}
+const svc = importCli(() => ({ uploadUrl: fixture.uploadUrl, key: fixture.key, work }));
 
 async function stored(sessionId: string): Promise<Doc> {
   const res = await request(

@@ -1,9 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { scannerSessionId } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, SVC, tempHome } from '../test-support/cli.ts';
+import { tempHome } from '../test-support/cli.ts';
 import {
   ANON_FTP,
   FIRST_SCAN,
@@ -17,6 +15,7 @@ import {
 } from '../test-support/foreign-items.ts';
 import { type ForeignItem, nessusV2, nucleiJsonl, openvasReport } from '../test-support/foreign-reports.ts';
 import { http as request, withToken } from '../test-support/http.ts';
+import { importCli, type ImportJson } from './helpers/import-cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
@@ -28,12 +27,6 @@ import { usePortalWithKey } from './helpers/portal-with-key.ts';
  * (PATCH /api/remediation-update). `svc upload <foreign file>` imports, then uploads.
  */
 
-interface ImportJson {
-  path: string;
-  session_id: string;
-  format: string;
-  upload?: { session_id: string };
-}
 interface Doc {
   metadata: Record<string, unknown>;
   findings: { rule_id: string; title: string; severity: string }[];
@@ -77,26 +70,7 @@ const allPorts = (nessus: string) =>
     '<preference><name>port_range</name><value>all</value></preference>\n</ServerPreferences>',
   );
 
-let lastId = '';
-/** Session ids have one-second resolution: each run starts once the clock has left the previous one's second. */
-async function nextSecond(): Promise<void> {
-  for (let i = 0; i < 100 && scannerSessionId(new Date()) <= lastId; i++) await sleep(25);
-}
-
-async function svc(args: string[]): Promise<{ code: number; out: ImportJson; stderr: string }> {
-  await nextSecond();
-  const r = await runCli(SVC, [...args, '--json'], {
-    env: {
-      CONSULTATION_API_URL: fixture.uploadUrl,
-      SVC_API_KEY: fixture.key,
-      SVC_SESSIONS_DIR: path.join(work, 'sessions'),
-    },
-    timeoutMs: 90_000,
-  });
-  const out = JSON.parse(r.stdout || '{}') as ImportJson;
-  if (out.session_id !== undefined) lastId = out.session_id;
-  return { code: r.code, out, stderr: r.stderr };
-}
+const svc = importCli(() => ({ uploadUrl: fixture.uploadUrl, key: fixture.key, work }));
 
 async function file(name: string, text: string): Promise<string> {
   const p = path.join(work, name);
@@ -248,19 +222,12 @@ describe('svc import to a real portal', () => {
   }, async () => {
     const sessions = path.join(work, 'offline-sessions');
     const offline = async (name: string, items: readonly ForeignItem[]) => {
-      await nextSecond();
-      const r = await runCli(
-        SVC,
-        ['import', await file(name, nessusV2({ start: SCAN_START, end: SCAN_END, items })), '--json'],
-        {
-          // The portal only resolves the license tier (remediation needs one); it holds nothing of this target.
-          env: { CONSULTATION_API_URL: fixture.uploadUrl, SVC_API_KEY: fixture.key, SVC_SESSIONS_DIR: sessions },
-          timeoutMs: 90_000,
-        },
+      // The portal only resolves the license tier (remediation needs one); it holds nothing of this target.
+      const { code, out, stderr } = await svc(
+        ['import', await file(name, nessusV2({ start: SCAN_START, end: SCAN_END, items }))],
+        { sessionsDir: sessions },
       );
-      expect(r.code, r.stderr).toBe(0);
-      const out = JSON.parse(r.stdout) as ImportJson;
-      lastId = out.session_id;
+      expect(code, stderr).toBe(0);
       return JSON.parse(await fs.readFile(path.join(out.path, 'session_results.json'), 'utf8')) as Doc;
     };
     const first = await offline('offline-1.nessus', FIRST_SCAN);
