@@ -116,20 +116,46 @@ const session = (id: string, findings: Finding[]): SessionFile => ({
   findings,
 });
 
-describe('the new_kev alert', () => {
+describe('a new known-exploited finding: new_critical with kev (SPEC names the alert types)', () => {
   const kev = finding('cve:CVE-2018-15473', 'medium', { kev: true, kev_date_added: '2024-01-08' });
   const plain = finding('cve:CVE-2018-15473', 'medium');
+  const critical = finding('cve:CVE-2024-6387', 'critical');
 
-  it('fires for a known-exploited finding new in this scan, with its own subject and message', () => {
+  it('alone: one new_critical alert with kev: true and its count, saying what it is', () => {
     const alerts = evaluateAlerts(session('20261127_100000', [kev]), session('20261126_100000', []), RULES, NOW);
-    expect(alerts.map((a) => a.alert_type)).toEqual(['new_kev']);
+    expect(alerts.map((a) => a.alert_type)).toEqual(['new_critical']);
     expect(alerts[0]).toMatchObject({
       subject: '[SVC] 1 new known-exploited finding on 10.0.0.5',
       message:
         "Session 20261127_100000 on 10.0.0.5: 1 finding naming a CVE in CISA's Known Exploited Vulnerabilities catalogue, " +
         'not known exploited in the prior scan: Title of cve:CVE-2018-15473 (medium, 10.0.0.5, KEV since 2024-01-08).',
       new_critical_high: 0,
+      kev: true,
+      new_kev: 1,
     });
+  });
+
+  it('beside new critical findings: still one new_critical alert, naming both', () => {
+    const alerts = evaluateAlerts(session('b', [kev, critical]), session('a', []), RULES, NOW);
+    expect(alerts).toHaveLength(1);
+    expect(alerts[0]).toMatchObject({
+      alert_type: 'new_critical',
+      subject: '[SVC] 1 new critical/high finding, 1 known exploited on 10.0.0.5',
+      message:
+        'Session b on 10.0.0.5: 1 critical/high finding not in the prior scan: Title of cve:CVE-2024-6387 (critical, 10.0.0.5). ' +
+        "1 finding naming a CVE in CISA's Known Exploited Vulnerabilities catalogue, not known exploited in the prior scan: " +
+        'Title of cve:CVE-2018-15473 (medium, 10.0.0.5, KEV since 2024-01-08).',
+      new_critical_high: 1,
+      kev: true,
+      new_kev: 1,
+    });
+  });
+
+  it('new critical findings without known exploitation: the alert as SPEC writes it, no kev fields', () => {
+    const [alert] = evaluateAlerts(session('b', [critical]), session('a', []), RULES, NOW);
+    expect(alert?.alert_type).toBe('new_critical');
+    expect(alert).not.toHaveProperty('kev');
+    expect(alert).not.toHaveProperty('new_kev');
   });
 
   it('fires when the catalogue added the CVE of a persisting finding, not for one already known exploited', () => {

@@ -5,11 +5,11 @@ import type { AlertRules } from './settings.ts';
 /**
  * Which alerts a finished session triggers (docs/scanner/alerts.md). Pure:
  * the session, the prior session of the same target (or null), the rules and the time in;
- * the webhook payload of each triggered alert out, in the order risk_threshold, new_critical,
- * new_kev, scan_complete. Delivery is notify.ts's.
+ * the webhook payload of each triggered alert out, in the order risk_threshold, new_critical
+ * (new known-exploited findings included, marked `kev`), scan_complete. Delivery is notify.ts's.
  */
 
-export const ALERT_TYPES = ['risk_threshold', 'new_critical', 'new_kev', 'scan_complete', 'test'] as const;
+export const ALERT_TYPES = ['risk_threshold', 'new_critical', 'scan_complete', 'test'] as const;
 export type AlertType = (typeof ALERT_TYPES)[number];
 
 /** The webhook JSON, also the one description of an alert that every channel renders. */
@@ -25,6 +25,10 @@ export interface AlertPayload {
   total_findings: number;
   subject: string;
   message: string;
+  /** On new_critical only, when findings became known exploited (CISA KEV) since the prior scan. */
+  kev?: true;
+  /** How many: with `kev`. */
+  new_kev?: number;
 }
 
 /** How many new finding titles a new_critical message lists before "and N more". */
@@ -135,23 +139,32 @@ export function evaluateAlerts(
       message: `Session ${facts.session_id}${on}: risk score ${facts.risk_score} (grade ${facts.risk_grade}) >= threshold ${rules.risk_threshold}; ${facts.total_findings} findings, ${fresh.length} new critical/high.`,
     });
   }
-  if (rules.on_new_critical && fresh.length > 0) {
+  // SPEC's alert types are a closed list: a new known-exploited finding (whatever its severity)
+  // is part of new_critical, marked `kev: true` with its count (additive fields).
+  const exploited = rules.on_new_critical ? newKev(session, prior) : [];
+  if (rules.on_new_critical && (fresh.length > 0 || exploited.length > 0)) {
+    const plural = (n: number) => (n === 1 ? '' : 's');
+    const kevSubject = `${exploited.length} ${fresh.length > 0 ? 'known exploited' : `new known-exploited finding${plural(exploited.length)}`}`;
+    const subject = [
+      ...(fresh.length > 0 ? [`${fresh.length} new critical/high finding${plural(fresh.length)}`] : []),
+      ...(exploited.length > 0 ? [kevSubject] : []),
+    ].join(', ');
+    const sentences = [
+      ...(fresh.length > 0
+        ? [`${fresh.length} critical/high finding${plural(fresh.length)} not in the prior scan: ${listed(fresh)}.`]
+        : []),
+      ...(exploited.length > 0
+        ? [
+            `${exploited.length} finding${plural(exploited.length)} naming a CVE in CISA's Known Exploited Vulnerabilities catalogue, not known exploited in the prior scan: ${listed(exploited, (f) => (f.kev_date_added === undefined ? '' : `, KEV since ${f.kev_date_added}`))}.`,
+          ]
+        : []),
+    ];
     out.push({
       ...base,
       alert_type: 'new_critical',
-      subject: `[SVC] ${fresh.length} new critical/high finding${fresh.length === 1 ? '' : 's'}${on}`,
-      message: `Session ${facts.session_id}${on}: ${fresh.length} critical/high finding${fresh.length === 1 ? '' : 's'} not in the prior scan: ${listed(fresh)}.`,
-    });
-  }
-  // Known exploitation is its own reason, whatever the severity; ALERT_ON_NEW_CRITICAL governs both.
-  const exploited = rules.on_new_critical ? newKev(session, prior) : [];
-  if (exploited.length > 0) {
-    const s = exploited.length === 1 ? '' : 's';
-    out.push({
-      ...base,
-      alert_type: 'new_kev',
-      subject: `[SVC] ${exploited.length} new known-exploited finding${s}${on}`,
-      message: `Session ${facts.session_id}${on}: ${exploited.length} finding${s} naming a CVE in CISA's Known Exploited Vulnerabilities catalogue, not known exploited in the prior scan: ${listed(exploited, (f) => (f.kev_date_added === undefined ? '' : `, KEV since ${f.kev_date_added}`))}.`,
+      subject: `[SVC] ${subject}${on}`,
+      message: `Session ${facts.session_id}${on}: ${sentences.join(' ')}`,
+      ...(exploited.length > 0 ? { kev: true, new_kev: exploited.length } : {}),
     });
   }
   if (rules.on_scan_complete) {

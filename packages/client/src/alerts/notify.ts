@@ -79,7 +79,7 @@ export async function notifyAlerts({ alerts, settings, evaluatedAt, log }: Notif
     evaluated_at: evaluatedAt === null ? null : evaluatedAt.toISOString(),
     total_triggered: alerts.length,
     alerts_triggered: alerts.map((a, i) => ({
-      type: a.alert_type as 'risk_threshold' | 'new_critical' | 'new_kev' | 'scan_complete',
+      type: a.alert_type as 'risk_threshold' | 'new_critical' | 'scan_complete',
       timestamp: a.timestamp,
       message: a.message,
       channels_notified: (results[i] ?? []).filter((r) => r.ok).map((r) => r.channel),

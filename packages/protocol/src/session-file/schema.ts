@@ -286,6 +286,7 @@ export const AlertsSummaryBlock = open(
       Type.Array(
         open(
           {
+            // new_kev: written by clients before the known-exploited alert became part of new_critical.
             type: opt(literals(['risk_threshold', 'new_critical', 'new_kev', 'scan_complete'], 'Alert rule')),
             timestamp: opt(timestamp('When it fired')),
             message: opt(text('Alert text')),
