@@ -434,3 +434,23 @@ describe('GET /api/benchmark: what a client can learn about others', () => {
     expect(answers[100]).toBe(0);
   });
 });
+
+describe('GET /api/benchmark of a scan that found no live host', () => {
+  let portal: TestPortal;
+  afterAll(async () => {
+    await portal?.close();
+    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
+  });
+
+  it('findings_per_host is 0, a number as SPEC writes it (no host and no finding: nothing found per host)', async () => {
+    portal = await startTestPortal();
+    const biz = await createLicense(portal, { tier: 'business' });
+    const id = newSessionId();
+    const empty = sessionJson(id, 'Acme', { target: 'dark', risk: 0, findings: 0, hosts: 0, sev: [0, 0, 0, 0, 0] });
+    expect((await postUpload(portal.url, biz.key, sessionParts(empty))).status).toBe(200);
+    const res = await http(portal.url, 'GET', `/api/benchmark?session=${id}`, { headers: withKey(biz.key) });
+    expect(res.status).toBe(200);
+    expect(res.body.metrics.findings_per_host).toEqual(metric(0, 50, 'No peers', 0));
+    expect(res.body.metrics.critical_high_ratio).toEqual(metric(0, 50, 'No peers', 0));
+  });
+});

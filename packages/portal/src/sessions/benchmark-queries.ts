@@ -20,7 +20,7 @@ function metricColumns(table: string) {
   const all = sql`(${sev('critical')} + ${sev('high')} + ${sev('medium')} + ${sev('low')} + ${sev('info')})`;
   return sql`
     ${sql.ref(`${table}.risk_score`)}::float8 AS risk_score,
-    CASE WHEN ${hosts} > 0 THEN coalesce(${findings}, 0) / ${hosts} END AS findings_per_host,
+    CASE WHEN ${hosts} > 0 THEN coalesce(${findings}, 0) / ${hosts} WHEN coalesce(${findings}, 0) = 0 THEN 0::float8 END AS findings_per_host,
     CASE WHEN ${all} > 0 THEN ${critHigh} / ${all} WHEN coalesce(${findings}, 0) = 0 THEN 0::float8 END AS critical_high_ratio`;
 }
 

@@ -11,7 +11,8 @@ export { latestPairMetrics } from './benchmark-queries.ts';
  * SVC_BENCHMARK_SNAPSHOT_MINUTES. The session's own values are read fresh. All three
  * metrics are "lower is better":
  * - risk_score: the session's risk score;
- * - findings_per_host: total_findings / total_hosts (none when no host was counted);
+ * - findings_per_host: total_findings / total_hosts; 0 when the session has neither hosts nor
+ *   findings (a scan that found no live host), none when findings exist but no host was counted;
  * - critical_high_ratio: (critical + high) / all findings by severity; 0 when the
  *   session has no findings at all, none when findings exist but none has a severity.
  *
