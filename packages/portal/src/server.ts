@@ -3,7 +3,7 @@ import portalPackage from '../package.json' with { type: 'json' };
 import { buildApp } from './app.ts';
 import { ApiKeyVerifier } from './auth/api-keys.ts';
 import { createTokenVerifier } from './auth/jwt.ts';
-import type { Config } from './config/index.ts';
+import { type Config, LEGACY_KEY_RECOMMENDED } from './config/index.ts';
 import type { App, AppContext } from './context.ts';
 import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.ts';
 import { migrateToLatest } from './db/migrate.ts';
@@ -110,6 +110,11 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     if (config.externalJwt === null) await bootstrapAdmin(database.db, logger, config.adminEmail, config.adminPassword);
     else if (config.adminEmail !== null)
       logger.warn('SVC_ADMIN_EMAIL is ignored: admins come from the external identity provider (SVC_JWT_JWKS_URL)');
+    if (config.legacyApiKey !== null && config.legacyApiKey.length < LEGACY_KEY_RECOMMENDED)
+      logger.warn(
+        { length: config.legacyApiKey.length },
+        `SVC_UPLOAD_API_KEY is shorter than ${LEGACY_KEY_RECOMMENDED} characters: it is easy to guess; replace it with a longer one (openssl rand -hex 32) or license keys`,
+      );
     const now = opts.now ?? (() => new Date());
 
     const opened = await openBlobStore(config, {

@@ -290,13 +290,13 @@ describe('loadConfig invalid values: a ConfigError naming the variable', () => {
       'SVC_UPLOAD_API_KEY too short',
       { SVC_UPLOAD_API_KEY: 'short-key' },
       'SVC_UPLOAD_API_KEY',
-      /must be at least 32 characters long/,
+      /must be at least 16 characters long \(32 or more recommended\)/,
     ],
     [
-      'SVC_UPLOAD_API_KEY 31 characters',
-      { SVC_UPLOAD_API_KEY: 'k'.repeat(31) },
+      'SVC_UPLOAD_API_KEY 15 characters',
+      { SVC_UPLOAD_API_KEY: 'k'.repeat(15) },
       'SVC_UPLOAD_API_KEY',
-      /must be at least 32 characters long/,
+      /must be at least 16 characters long/,
     ],
     [
       'SVC_HEADERS_TIMEOUT_SECONDS 0',
@@ -465,15 +465,17 @@ describe('the configuration module is the only reader of process.env (README.md#
 describe('a real portal process with an invalid configuration', () => {
   afterAll(() => killAll());
 
-  it('a legacy key shorter than 32 characters exits with code 2 and one line naming SVC_UPLOAD_API_KEY', async () => {
+  it('a legacy key shorter than 16 characters exits with code 2 and one line naming SVC_UPLOAD_API_KEY', async () => {
     const p = await spawnPortal({
       dataDir: await makeDataDir('svc-config-'),
-      env: { SVC_UPLOAD_API_KEY: 'sixteen-chars-ok' },
+      env: { SVC_UPLOAD_API_KEY: 'fifteen-chars!!' },
     });
     const exit = await waitForExit(p, 30_000);
     expect(exit).toEqual({ code: 2, signal: null });
-    expect(p.stderr()).toBe('Invalid configuration: SVC_UPLOAD_API_KEY must be at least 32 characters long\n');
-    expect(p.stderr()).not.toContain('sixteen-chars-ok');
+    expect(p.stderr()).toBe(
+      'Invalid configuration: SVC_UPLOAD_API_KEY must be at least 16 characters long (32 or more recommended)\n',
+    );
+    expect(p.stderr()).not.toContain('fifteen-chars!!');
   });
 
   it('PORT=abc exits with code 2 and one line on stderr naming PORT', async () => {
