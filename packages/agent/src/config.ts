@@ -64,6 +64,24 @@ export function cronProblem(pattern: string): string | null {
 
 const truthy = (v: string | undefined) => v !== undefined && /^(1|true|yes|on)$/i.test(v.trim());
 
+/**
+ * One key as the configs directory and the environment give it, read before the daemon starts
+ * (its state directory); a directory that cannot be read gives the environment's value.
+ */
+export function configuredSetting(configDir: string, env: NodeJS.ProcessEnv, key: string): string | undefined {
+  let names: string[];
+  try {
+    names = fs.readdirSync(configDir);
+  } catch {
+    names = [];
+  }
+  const configFiles = names
+    .filter((n) => n.endsWith('.conf') && !n.startsWith('.'))
+    .sort()
+    .map((n) => path.join(configDir, n));
+  return new Settings({ configFiles, env }).get(key);
+}
+
 /** Reads the configs directory: every `*.conf` file (not dotfiles), then `.c2_overrides.conf` last. */
 export function loadAgentConfig(configDir: string, env: NodeJS.ProcessEnv): AgentConfig {
   let names: string[];

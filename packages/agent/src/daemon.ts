@@ -70,7 +70,7 @@ export class Daemon {
     this.#opts = opts;
     this.#config = loadAgentConfig(opts.configDir, opts.env);
     requirePortal(this.#config.settings);
-    this.agentId = agentIdOf(opts.env);
+    this.agentId = agentIdOf((key) => this.#config.settings.get(key));
     this.#settings = new DaemonSettings(
       () => this.#config,
       (m, fields) => this.log.warning(m, fields),

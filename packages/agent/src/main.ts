@@ -1,16 +1,19 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { CLIENT_VERSION } from '@svc/client/version';
-import { defaultConfigDir, homeOf, MissingSettingError } from './config.ts';
+import { configuredSetting, defaultConfigDir, homeOf, MissingSettingError } from './config.ts';
 import { Daemon, EXIT } from './daemon.ts';
 import { installDirOf } from './install-dir.ts';
 import { formatStatus } from './status.ts';
 import { createCommandRunner } from './commands/index.ts';
 
-/** The daemon's own state (journal, unsent reports, status.json): SVC_AGENT_STATE_DIR or a fixed place. */
-function stateDirOf(env: NodeJS.ProcessEnv, home: string): string {
-  const fromEnv = env['SVC_AGENT_STATE_DIR']?.trim();
-  if (fromEnv) return fromEnv;
+/**
+ * The daemon's own state (journal, unsent reports, status.json): SVC_AGENT_STATE_DIR (a config
+ * file or the environment) or a fixed place.
+ */
+function stateDirOf(env: NodeJS.ProcessEnv, home: string, configDir: string): string {
+  const configured = configuredSetting(configDir, env, 'SVC_AGENT_STATE_DIR')?.trim();
+  if (configured) return configured;
   return process.getuid?.() === 0 ? '/var/lib/svc/agent' : path.join(home, '.svc', 'agent');
 }
 
@@ -54,7 +57,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
       try {
         daemon = new Daemon({
           configDir,
-          stateDir: stateDirOf(env, home),
+          stateDir: stateDirOf(env, home, configDir),
           env,
           home,
           once: flags.once === true,
@@ -77,7 +80,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     .description('what the running (or last) daemon knows: agent id, portal, tier, schedules, last heartbeat')
     .option('--json', 'print the state file as JSON')
     .action((flags: { json?: boolean }) => {
-      const shown = formatStatus(stateDirOf(env, home), flags.json === true);
+      const shown = formatStatus(stateDirOf(env, home, defaultConfigDir(env, home)), flags.json === true);
       process.stdout.write(shown.text);
       code = shown.code;
     });

@@ -23,9 +23,10 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 describe('agent id', () => {
   it('is svcd_ + the first 8 hex of md5(hostname); SVC_AGENT_ID overrides', () => {
     const md5 = createHash('md5').update('scanner-01').digest('hex');
-    expect(agentIdOf({}, 'scanner-01')).toBe(`svcd_${md5.slice(0, 8)}`);
-    expect(agentIdOf({ SVC_AGENT_ID: 'lab-agent' }, 'scanner-01')).toBe('lab-agent');
-    expect(agentIdOf({ SVC_AGENT_ID: '  ' }, 'scanner-01')).toBe(`svcd_${md5.slice(0, 8)}`);
+    const from = (values: Record<string, string>) => (key: string) => values[key];
+    expect(agentIdOf(from({}), 'scanner-01')).toBe(`svcd_${md5.slice(0, 8)}`);
+    expect(agentIdOf(from({ SVC_AGENT_ID: 'lab-agent' }), 'scanner-01')).toBe('lab-agent');
+    expect(agentIdOf(from({ SVC_AGENT_ID: '  ' }), 'scanner-01')).toBe(`svcd_${md5.slice(0, 8)}`);
   });
 });
 
