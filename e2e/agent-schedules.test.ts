@@ -83,6 +83,8 @@ describe('a schedule every second against 127.0.0.1', () => {
       schedule_cron: cron,
       schedule_profile: 'quick',
     });
+    // The key came from the daemon's config file, and the session says which (not "env").
+    expect(doc.metadata.license?.source).toBe(`svcd-config:${path.join(d.configDir, 'p.conf')}`);
     const stored = await http(fixture.portal.url, 'GET', `/api/sessions?session=${doc.metadata.session_id}`, {
       headers: withToken(admin),
     });

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Cron } from 'croner';
 import { readConfigFile, Settings } from '@svc/client/config/settings';
+import { KEY_CONFIG_FILE_ENV } from '@svc/protocol';
 import { normalizeCron } from '@svc/client/pipeline/scheduling';
 import { PortalError } from '@svc/client/portal/errors';
 import { transportPolicyOf, uploadUrlOf } from '@svc/client/portal/target';
@@ -156,6 +157,11 @@ export function childEnvOf(config: AgentConfig, env: NodeJS.ProcessEnv): NodeJS.
     const v = config.settings.get(k);
     if (v !== undefined) merged[k] = v;
   }
+  // The key reaches `svc` through its environment: the file it came from goes with it, so the
+  // session's license source names that file (packages/client/src/license/resolve.ts).
+  const key = config.settings.lookup('SVC_API_KEY') ?? config.settings.lookup('CONSULTATION_API_KEY');
+  delete merged[KEY_CONFIG_FILE_ENV];
+  if (key?.source.startsWith('config:')) merged[KEY_CONFIG_FILE_ENV] = key.source.slice('config:'.length);
   return merged;
 }
 

@@ -117,6 +117,28 @@ describe('rule 1: key resolution order', () => {
     });
   });
 
+  it('a key svcd read from its config file: the source names that file (SVC_KEY_CONFIG_FILE)', async () => {
+    const file = '/etc/svc/configs/portal.conf';
+    expect(await resolve({ SVC_API_KEY: PRO, SVC_KEY_CONFIG_FILE: file })).toEqual({
+      key: PRO,
+      source: `svcd-config:${file}`,
+    });
+    expect(await resolve({ CONSULTATION_API_KEY: PRO, SVC_KEY_CONFIG_FILE: file })).toEqual({
+      key: PRO,
+      source: `svcd-config:${file}`,
+    });
+    // svc's own config file still wins, and says so.
+    expect(await resolve({ SVC_API_KEY: PRO, SVC_KEY_CONFIG_FILE: file }, { SVC_API_KEY: BIZ })).toEqual({
+      key: BIZ,
+      source: 'config:SVC_API_KEY',
+    });
+    // SVC_LICENSE_KEY is read from the environment only: the hint does not apply to it.
+    expect(await resolve({ SVC_LICENSE_KEY: MSP, SVC_KEY_CONFIG_FILE: file })).toEqual({
+      key: MSP,
+      source: 'env:SVC_LICENSE_KEY',
+    });
+  });
+
   it('CONSULTATION_API_KEY: the config value beats the environment value', async () => {
     expect(await resolve({ CONSULTATION_API_KEY: PRO }, { CONSULTATION_API_KEY: BIZ })).toEqual({
       key: BIZ,

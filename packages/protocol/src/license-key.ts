@@ -43,3 +43,10 @@ export function licenseKeyForm(key: string | null): LicenseKeyForm {
   if (tier !== null) return { kind: 'license', tier };
   return trimmed.startsWith('svc_') ? { kind: 'malformed' } : { kind: 'legacy' };
 }
+
+/**
+ * Set by svcd in the environment of the `svc` it runs when the key came from one of its config
+ * files: that file, so the session's `metadata.license.source` names it (`svcd-config:<file>`)
+ * rather than the environment the key arrived through.
+ */
+export const KEY_CONFIG_FILE_ENV = 'SVC_KEY_CONFIG_FILE';

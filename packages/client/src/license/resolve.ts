@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { KEY_CONFIG_FILE_ENV } from '@svc/protocol';
 import type { Settings } from '../config/settings.ts';
 
 /** Where the key came from (SVC_LICENSE_SOURCE). Never the key itself. */
@@ -10,7 +11,9 @@ export type KeySource =
   | 'env:SVC_API_KEY'
   | 'config:CONSULTATION_API_KEY'
   | 'env:CONSULTATION_API_KEY'
-  | 'file:~/.svc/license.key';
+  | 'file:~/.svc/license.key'
+  /** The agent daemon's config file the key was read from (its scans get the key in their environment). */
+  | `svcd-config:${string}`;
 
 export interface ResolvedKey {
   key: string;
@@ -40,7 +43,9 @@ export function resolveKey(settings: Settings, home: string, warn: (message: str
     const fromConfig = settings.fromConfig(name);
     if (fromConfig !== undefined) return { key: fromConfig.value.trim(), source: `config:${name}` };
     const fromEnv = settings.fromEnv(name);
-    if (fromEnv !== undefined) return { key: fromEnv.trim(), source: `env:${name}` };
+    const agentFile = settings.fromEnv(KEY_CONFIG_FILE_ENV)?.trim();
+    if (fromEnv !== undefined)
+      return { key: fromEnv.trim(), source: agentFile ? `svcd-config:${agentFile}` : `env:${name}` };
   }
   return readKeyFile(licenseKeyFile(home), warn);
 }
