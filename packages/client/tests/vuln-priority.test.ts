@@ -116,7 +116,7 @@ const session = (id: string, findings: Finding[]): SessionFile => ({
   findings,
 });
 
-describe('a new known-exploited finding: new_critical with kev (SPEC names the alert types)', () => {
+describe('a new known-exploited finding: new_critical with kev (the contract names the alert types)', () => {
   const kev = finding('cve:CVE-2018-15473', 'medium', { kev: true, kev_date_added: '2024-01-08' });
   const plain = finding('cve:CVE-2018-15473', 'medium');
   const critical = finding('cve:CVE-2024-6387', 'critical');
@@ -151,7 +151,7 @@ describe('a new known-exploited finding: new_critical with kev (SPEC names the a
     });
   });
 
-  it('new critical findings without known exploitation: the alert as SPEC writes it, no kev fields', () => {
+  it('new critical findings without known exploitation: the alert as the contract writes it, no kev fields', () => {
     const [alert] = evaluateAlerts(session('b', [critical]), session('a', []), RULES, NOW);
     expect(alert?.alert_type).toBe('new_critical');
     expect(alert).not.toHaveProperty('kev');

@@ -442,7 +442,7 @@ describe('GET /api/benchmark of a scan that found no live host', () => {
     if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
   });
 
-  it('findings_per_host is 0, a number as SPEC writes it (no host and no finding: nothing found per host)', async () => {
+  it('findings_per_host is 0, a number as the contract writes it (no host and no finding: nothing found per host)', async () => {
     portal = await startTestPortal();
     const biz = await createLicense(portal, { tier: 'business' });
     const id = newSessionId();

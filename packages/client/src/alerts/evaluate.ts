@@ -139,7 +139,7 @@ export function evaluateAlerts(
       message: `Session ${facts.session_id}${on}: risk score ${facts.risk_score} (grade ${facts.risk_grade}) >= threshold ${rules.risk_threshold}; ${facts.total_findings} findings, ${fresh.length} new critical/high.`,
     });
   }
-  // SPEC's alert types are a closed list: a new known-exploited finding (whatever its severity)
+  // The contract's alert types are a closed list: a new known-exploited finding (whatever its severity)
   // is part of new_critical, marked `kev: true` with its count (additive fields).
   const exploited = rules.on_new_critical ? newKev(session, prior) : [];
   if (rules.on_new_critical && (fresh.length > 0 || exploited.length > 0)) {

@@ -8,13 +8,10 @@ import { type ConnectionLimits, connectionLimits } from './connections.ts';
 import { metricsConfig, type MetricsConfig } from './metrics.ts';
 import { type UploadLimits, uploadLimits } from './uploads.ts';
 import { type DatabaseBounds, databaseBounds } from './database.ts';
+import { legacyKeyOf } from './legacy-key.ts';
 import { ConfigError, type Env, integer, read, url } from './parse.ts';
 
 export { ConfigError } from './parse.ts';
-
-/** The legacy key's length: refused below the floor, warned about below the recommendation. */
-export const LEGACY_KEY_FLOOR = 16;
-export const LEGACY_KEY_RECOMMENDED = 32;
 
 /** packages/web/dist, wherever the portal is started from. */
 const DEFAULT_WEB_DIR = path.join(import.meta.dirname, '../../../web/dist');
@@ -271,14 +268,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
 
   const databaseUrl = url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']) ?? null;
 
-  const legacyApiKey = read(env, 'SVC_UPLOAD_API_KEY') ?? null;
-  // Deployments from before the 32-character rule keep starting (server.ts warns); below the
-  // floor a key is guessable outright.
-  if (legacyApiKey !== null && legacyApiKey.length < LEGACY_KEY_FLOOR)
-    throw new ConfigError(
-      'SVC_UPLOAD_API_KEY',
-      `must be at least ${LEGACY_KEY_FLOOR} characters long (${LEGACY_KEY_RECOMMENDED} or more recommended)`,
-    );
+  const legacyApiKey = legacyKeyOf(env);
 
   const adminEmail = read(env, 'SVC_ADMIN_EMAIL') ?? null;
   const adminPassword = env['SVC_ADMIN_PASSWORD'] ?? null;

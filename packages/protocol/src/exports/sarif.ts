@@ -38,7 +38,7 @@ export function sarifArtifactUri(f: Pick<ExportFinding, 'host' | 'port' | 'proto
 const drop = <T extends Record<string, unknown>>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null && v !== undefined)) as Partial<T>;
 
-/** The CWE taxonomy every CWE of the run refers to (SARIF 2.1.0 §3.19.3, `run.taxonomies`). */
+/** The CWE taxonomy every CWE of the run refers to (SARIF 2.1.0, section 3.19.3, `run.taxonomies`). */
 const SARIF_CWE_TAXONOMY = 'CWE';
 
 const cweNumber = (label: string) => label.slice('CWE-'.length);
