@@ -277,6 +277,28 @@ describe('one state directory, two portals', () => {
   }, 120_000);
 });
 
+describe('SVC_SCAN_TIMEOUT from the portal', () => {
+  it('is logged at start, pushed with push_config and in force after a restart', async () => {
+    const daemon = await agent();
+    expect(daemon.output()).toMatch(/msg="svcd started" .*scan_timeout_s=14400 /);
+    const push = await queueCommand(fixture.portal, daemon.agentId, 'push_config', {
+      config_key: 'SVC_SCAN_TIMEOUT',
+      config_value: 7200,
+    });
+    expect((await finishedCommand(fixture.portal, push, 30_000)).result).toMatchObject({
+      exit_code: 0,
+      stdout: 'SVC_SCAN_TIMEOUT=7200 applied\n',
+    });
+    expect(fs.readFileSync(path.join(daemon.configDir, '.c2_overrides.conf'), 'utf8')).toContain(
+      'SVC_SCAN_TIMEOUT=7200\n',
+    );
+    const restart = await queueCommand(fixture.portal, daemon.agentId, 'restart');
+    expect((await finishedCommand(fixture.portal, restart, 30_000)).command.status).toBe('completed');
+    await daemon.waitFor(/msg="svcd started" .*scan_timeout_s=7200 /, 30_000);
+    await daemon.stop();
+  }, 90_000);
+});
+
 describe('svcd polls between heartbeats', () => {
   it('gets a command within DAEMON_POLL_INTERVAL while its next heartbeat is an hour away', async () => {
     const daemon = await agent({ conf: { DAEMON_HEARTBEAT_INTERVAL: '3600', DAEMON_POLL_INTERVAL: '1' } });

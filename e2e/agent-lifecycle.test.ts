@@ -126,6 +126,33 @@ describe('deregistration', () => {
   });
 });
 
+describe('deregistration seen by a poll', () => {
+  it('the poll gets 403 Agent unregistered: exit 4 with the heartbeat an hour away, and no schedule starts after it', async () => {
+    const d = await daemon({
+      configs: {
+        'p.conf': portalConf(fixture.uploadUrl, fixture.key, {
+          DAEMON_HEARTBEAT_INTERVAL: '3600',
+          DAEMON_POLL_INTERVAL: '1',
+        }),
+        // Every second, so one is always due when the poll learns of the deregistration.
+        'loopback.conf': {
+          SCAN_TARGETS: '127.0.0.1',
+          SCAN_CRON: '* * * * * *',
+          SCAN_PROFILE: 'quick',
+          SCAN_PORTS: 'T:1',
+        },
+      },
+    });
+    await d.waitFor(/msg="scheduled scan started"/, 60_000);
+    expect(await api().patchAgent(d.agentId, 'deregister')).toBe(200);
+    expect(await d.exited).toEqual({ code: 4, signal: null });
+    const out = d.output();
+    const at = out.search(/level=error msg="agent unregistered by the portal: shutting down" .*source=poll/);
+    expect(at).toBeGreaterThan(0);
+    expect(out.slice(at)).not.toMatch(/msg="scheduled scan started"/);
+  }, 120_000);
+});
+
 describe('portal outage', () => {
   it('heartbeats back off while the portal is gone and resume without a burst, state kept', async () => {
     const sw = await startTcpSwitch(Number(new URL(fixture.portal.url).port));

@@ -184,6 +184,8 @@ export class Daemon {
   shutdown(graceful: boolean, code: number): void {
     if (this.#stopping !== null) return;
     this.#stopping = { graceful, code };
+    // No scheduled scan starts once the daemon is stopping; running ones end at the scheduler's stop.
+    this.#scheduler.halt();
     this.log.info('shutting down', { graceful });
     this.#wake?.();
     if (!graceful) void this.#scheduler.stop().then(() => process.exit(code));
@@ -248,12 +250,7 @@ export class Daemon {
     if (!(err instanceof PortalError)) throw err;
     this.#lastOk = false;
     this.#lastError = err.message;
-    if (err.kind === 'http' && err.status === 403 && (err.portalError ?? '').startsWith('Agent unregistered')) {
-      this.log.error('agent unregistered by the portal: shutting down', { agent_id: this.agentId });
-      this.#writeState();
-      this.shutdown(true, EXIT.unregistered);
-      return 0;
-    }
+    if (this.#unregistered(err, 'heartbeat')) return 0;
     this.#failures += 1;
     const wait = backoffMs(
       this.#failures,
@@ -263,6 +260,19 @@ export class Daemon {
     this.log.warning('heartbeat failed', { error: err.message, failures: this.#failures, retry_in_ms: wait });
     this.#writeState();
     return wait;
+  }
+
+  /**
+   * The portal's `Agent unregistered` answer, to a heartbeat or a poll alike: logged, and the
+   * daemon stops at once (exit 4); no schedule starts after it.
+   */
+  #unregistered(err: PortalError, source: 'heartbeat' | 'poll'): boolean {
+    if (!(err.kind === 'http' && err.status === 403 && (err.portalError ?? '').startsWith('Agent unregistered')))
+      return false;
+    this.log.error('agent unregistered by the portal: shutting down', { agent_id: this.agentId, source });
+    this.#writeState();
+    this.shutdown(true, EXIT.unregistered);
+    return true;
   }
 
   #writeState(): void {
@@ -324,7 +334,7 @@ export class Daemon {
       commands = (await this.#portal.pollCommands(this.agentId)).commands;
     } catch (err) {
       if (!(err instanceof PortalError)) throw err;
-      this.log.warning('command poll failed', { error: err.message });
+      if (!this.#unregistered(err, 'poll')) this.log.warning('command poll failed', { error: err.message });
       return;
     }
     this.log.debug('commands polled', { commands: commands.length });
@@ -344,6 +354,7 @@ export class Daemon {
         portal: this.#portal.target.uploadUrl,
         config_dir: this.#opts.configDir,
         schedules: this.#config.schedules.length,
+        scan_timeout_s: this.#settings.scanTimeoutMs() / 1000,
         pid: process.pid,
       });
       await this.#runner.recover();

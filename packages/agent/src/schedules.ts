@@ -44,6 +44,7 @@ export class Scheduler implements ScheduleControl {
   readonly #entries = new Map<string, Entry>();
   readonly #abort = new AbortController();
   #started = false;
+  #halted = false;
 
   constructor(opts: SchedulerOptions) {
     this.#opts = opts;
@@ -67,7 +68,7 @@ export class Scheduler implements ScheduleControl {
       old?.job?.stop();
       let job: Cron | null = null;
       try {
-        job = cronJob(scan.cron, () => this.#tick(id), !this.#started);
+        job = cronJob(scan.cron, () => this.#tick(id), !this.#started || this.#halted);
       } catch (err) {
         this.#opts.log.error('schedule has an invalid cron pattern', {
           config: file.config,
@@ -96,7 +97,14 @@ export class Scheduler implements ScheduleControl {
 
   start(): void {
     this.#started = true;
+    if (this.#halted) return;
     for (const e of this.#entries.values()) if (!e.deleted) e.job?.resume();
+  }
+
+  /** No run starts from now on (no tick, no retry); running scans go on until stop(). */
+  halt(): void {
+    this.#halted = true;
+    for (const e of this.#entries.values()) e.job?.pause();
   }
 
   /** Stops every job and ends running scans; resolves when they are gone. */
@@ -148,7 +156,7 @@ export class Scheduler implements ScheduleControl {
     // Built before anything changes, so a bad pattern leaves the schedule as it was.
     let job: Cron;
     try {
-      job = cronJob(scan.cron, () => this.#tick(id), !this.#started);
+      job = cronJob(scan.cron, () => this.#tick(id), !this.#started || this.#halted);
     } catch (err) {
       throw new Error(`Invalid cron pattern "${scan.cron}": ${(err as Error).message}`);
     }
@@ -161,7 +169,7 @@ export class Scheduler implements ScheduleControl {
 
   #tick(id: string): void {
     const entry = this.#entries.get(id);
-    if (entry === undefined || entry.deleted || this.#abort.signal.aborted) return;
+    if (entry === undefined || entry.deleted || this.#halted || this.#abort.signal.aborted) return;
     if (entry.running !== null) {
       this.#opts.log.info('schedule still running: this tick is skipped', { schedule_id: id });
       return;
@@ -178,7 +186,7 @@ export class Scheduler implements ScheduleControl {
     for (let attempt = 0; attempt <= retryMax && !signal.aborted; attempt++) {
       if (attempt > 0) {
         const ok = await sleepAtLeast(this.#opts.retryBackoffMs(), signal);
-        if (!ok) return;
+        if (!ok || this.#halted) return;
       }
       entry.lastRun = new Date();
       log.info('scheduled scan started', { schedule_id: entry.id, targets: entry.scan.targets, attempt: attempt + 1 });

@@ -123,6 +123,7 @@ describe('GET /api/health?agents=true (the fleet view)', () => {
       hostname: 'edge-1',
       // Only system_info.ip_addresses names the addresses; other shapes are shown as sent.
       ip_addresses: [],
+      running: [],
     });
     expect(res.body.agents.map((a: { agent_id: string }) => a.agent_id)).toContain(other);
     // Agents are listed in agent_id order.

@@ -26,7 +26,7 @@ const events: DomainEvent[] = [];
 useFleetPortal((f) => ({ portal, db, admin } = f), { clock, events });
 
 let biz: LicenseFixture;
-let agent: string;
+let defaultAgent: string;
 
 const report = (body: Record<string, unknown>) =>
   http(portal.url, 'PATCH', '/api/agent-commands', { headers: withKey(biz.key), json: body });
@@ -35,16 +35,21 @@ const history = (query: string) =>
 
 beforeAll(async () => {
   biz = await createLicense(portal, { tier: 'business' });
-  agent = newAgentId('prog');
-  const hb = await http(portal.url, 'POST', '/api/health', {
-    headers: withKey(biz.key),
-    json: heartbeatBody(agent),
-  });
-  expect(hb.status, hb.text).toBe(200);
+  defaultAgent = await registered('prog');
 });
 
+async function registered(prefix: string): Promise<string> {
+  const id = newAgentId(prefix);
+  const hb = await http(portal.url, 'POST', '/api/health', { headers: withKey(biz.key), json: heartbeatBody(id) });
+  expect(hb.status, hb.text).toBe(200);
+  return id;
+}
+
 /** A run_scan command driven to `status` through the real transitions. */
-async function scanCommand(status: 'pending' | 'sent' | 'acked' | 'completed' | 'failed'): Promise<number> {
+async function scanCommand(
+  status: 'pending' | 'sent' | 'acked' | 'completed' | 'failed',
+  agent = defaultAgent,
+): Promise<number> {
   const queued = await http(portal.url, 'POST', '/api/agent-commands', {
     headers: withToken(admin),
     json: { agent_id: agent, command_type: 'run_scan', payload: { targets: '10.9.9.9' } },
@@ -100,7 +105,7 @@ describe('progress reports', () => {
     clock.advance(15_000);
     const res = await report({
       command_id: id,
-      agent_id: agent,
+      agent_id: defaultAgent,
       status: 'acked',
       progress: { task: 'SYN Stealth Scan', percent: 45.2 },
     });
@@ -125,7 +130,7 @@ describe('progress reports', () => {
     clock.advance(15_000);
     const next = await report({
       command_id: id,
-      agent_id: agent,
+      agent_id: defaultAgent,
       status: 'acked',
       progress: { task: 'Service scan', percent: 100 },
     });
@@ -142,7 +147,7 @@ describe('progress reports', () => {
     expect(events.slice(seen)).toEqual([]);
 
     // The command still ends as before, and keeps its last progress.
-    const done = await report({ command_id: id, agent_id: agent, status: 'completed', exit_code: 0 });
+    const done = await report({ command_id: id, agent_id: defaultAgent, status: 'completed', exit_code: 0 });
     expect(done.status).toBe(200);
     expect((await history(`command_id=${id}`)).body.command).toMatchObject({
       status: 'completed',
@@ -163,7 +168,7 @@ describe('progress reports', () => {
       const before = await commandRow(id);
       const res = await report({
         command_id: id,
-        agent_id: agent,
+        agent_id: defaultAgent,
         status: 'acked',
         progress: { task: 'Ping Scan', percent: 1 },
       });
@@ -175,7 +180,7 @@ describe('progress reports', () => {
 
   it('acked → acked without progress stays a 409', async () => {
     const id = await scanCommand('acked');
-    const res = await report({ command_id: id, agent_id: agent, status: 'acked' });
+    const res = await report({ command_id: id, agent_id: defaultAgent, status: 'acked' });
     expect(res.status).toBe(409);
     expect(res.body).toEqual({ error: 'Illegal status transition: acked -> acked' });
   });
@@ -194,7 +199,7 @@ describe('progress reports', () => {
   ])('a malformed progress %j is a 400: %s', async (progress, error) => {
     const id = await scanCommand('acked');
     const before = await commandRow(id);
-    const res = await report({ command_id: id, agent_id: agent, status: 'acked', progress });
+    const res = await report({ command_id: id, agent_id: defaultAgent, status: 'acked', progress });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error });
     expect(await commandRow(id)).toEqual(before);
@@ -205,7 +210,7 @@ describe('progress reports', () => {
     const before = await commandRow(id);
     const res = await report({
       command_id: id,
-      agent_id: agent,
+      agent_id: defaultAgent,
       status: 'completed',
       exit_code: 0,
       progress: { task: 'Service scan', percent: 100 },
@@ -220,9 +225,50 @@ describe('progress reports', () => {
     const other = await createLicense(portal, { tier: 'business' });
     const res = await http(portal.url, 'PATCH', '/api/agent-commands', {
       headers: withKey(other.key),
-      json: { command_id: id, agent_id: agent, status: 'acked', progress: { task: 'Ping Scan', percent: 1 } },
+      json: { command_id: id, agent_id: defaultAgent, status: 'acked', progress: { task: 'Ping Scan', percent: 1 } },
     });
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ error: 'Agent not found' });
+  });
+});
+
+describe('the fleet listing (issue 37)', () => {
+  const fleetView = async (id: string) => {
+    const res = await http(portal.url, 'GET', `/api/health?agents=true&q=${id}`, { headers: withToken(admin) });
+    expect(res.status, res.text).toBe(200);
+    return (res.body.agents as { agent_id: string; running: unknown }[]).find((a) => a.agent_id === id);
+  };
+
+  it('shows the commands each agent runs now (acked), with their latest progress', async () => {
+    const a = await registered('fleetprog');
+    expect((await fleetView(a))?.running).toEqual([]);
+    const done = await scanCommand('completed', a);
+    const running = await scanCommand('acked', a);
+    const ackedAt = clock.now().toISOString();
+    await scanCommand('pending', a);
+    expect(done).toBeLessThan(running);
+    expect((await fleetView(a))?.running).toEqual([
+      { id: running, command_type: 'run_scan', acked_at: ackedAt, progress: null },
+    ]);
+
+    clock.advance(15_000);
+    const res = await report({
+      command_id: running,
+      agent_id: a,
+      status: 'acked',
+      progress: { task: 'SYN Stealth Scan', percent: 12.5 },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect((await fleetView(a))?.running).toEqual([
+      {
+        id: running,
+        command_type: 'run_scan',
+        acked_at: ackedAt,
+        progress: { task: 'SYN Stealth Scan', percent: 12.5, reported_at: clock.now().toISOString() },
+      },
+    ]);
+
+    expect((await report({ command_id: running, agent_id: a, status: 'completed', exit_code: 0 })).status).toBe(200);
+    expect((await fleetView(a))?.running).toEqual([]);
   });
 });

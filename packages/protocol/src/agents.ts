@@ -50,6 +50,8 @@ export const REMOTE_CONFIG_ALLOWLIST = [
   'ALERT_ENABLED',
   'ALERT_RISK_THRESHOLD',
   'ALERT_ON_NEW_CRITICAL',
+  // Our addition to the contract's eight: a fleet's scans outgrow the 4-hour default (docs/decisions.md).
+  'SVC_SCAN_TIMEOUT',
 ] as const;
 export const AGENT_LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const;
 export type AgentLogLevel = (typeof AGENT_LOG_LEVELS)[number];
@@ -74,6 +76,15 @@ export const HeartbeatResponse = Type.Object({
 });
 export type HeartbeatResponse = Static<typeof HeartbeatResponse>;
 
+/** A command an agent runs now (acked, not finished), as the fleet listing shows it. */
+export const RunningCommand = Type.Object({
+  id: Type.Integer(),
+  command_type: Type.Union(COMMAND_TYPES.map((t) => Type.Literal(t))),
+  acked_at: IsoDateTime,
+  progress: Nullable(CommandProgressView),
+});
+export type RunningCommand = Static<typeof RunningCommand>;
+
 /** GET /api/health?agents=true item: the stored heartbeat plus computed staleness. */
 export const AgentView = Type.Object({
   agent_id: Type.String(),
@@ -92,6 +103,9 @@ export const AgentView = Type.Object({
   hostname: Nullable(Type.String({ description: "system_info.hostname of the agent's latest heartbeat" })),
   ip_addresses: Type.Array(Type.String(), {
     description: "system_info.ip_addresses of the agent's latest heartbeat (empty when not reported)",
+  }),
+  running: Type.Array(RunningCommand, {
+    description: 'The commands the agent runs now (acked), oldest first, each with its latest progress',
   }),
 });
 export type AgentView = Static<typeof AgentView>;

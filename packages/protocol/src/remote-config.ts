@@ -23,6 +23,8 @@ export const REMOTE_CONFIG_RULES: Readonly<Record<RemoteConfigKey, ValueRule>> =
   ALERT_ENABLED: { kind: 'boolean' },
   ALERT_RISK_THRESHOLD: { kind: 'integer', min: 0, max: 100 },
   ALERT_ON_NEW_CRITICAL: { kind: 'boolean' },
+  // A minute at least: a pushed typo must not kill every scan of a fleet at once; 72 hours at most.
+  SVC_SCAN_TIMEOUT: { kind: 'integer', min: 60, max: 259_200, unit: 'seconds' },
 };
 
 /**

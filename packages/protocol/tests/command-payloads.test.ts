@@ -91,6 +91,7 @@ describe('checkCommandPayload: push_config', () => {
     ALERT_ENABLED: 'true',
     ALERT_RISK_THRESHOLD: '70',
     ALERT_ON_NEW_CRITICAL: 'false',
+    SVC_SCAN_TIMEOUT: '28800',
   };
   it.each(REMOTE_CONFIG_ALLOWLIST.map((k) => [k]))('accepts the allowlisted key %s with a value of its type', (key) => {
     expect(accepted('push_config', { config_key: key, config_value: GOOD[key] })).toEqual({
@@ -131,6 +132,11 @@ describe('checkCommandPayload: push_config', () => {
     ['ALERT_RISK_THRESHOLD', '70%', 'payload.config_value must be an integer from 0 to 100 for ALERT_RISK_THRESHOLD'],
     ['ALERT_ENABLED', 'yes', 'payload.config_value must be true or false for ALERT_ENABLED'],
     ['ALERT_ON_NEW_CRITICAL', 1, 'payload.config_value must be true or false for ALERT_ON_NEW_CRITICAL'],
+    [
+      'SVC_SCAN_TIMEOUT',
+      '59',
+      'payload.config_value must be an integer from 60 to 259200 (seconds) for SVC_SCAN_TIMEOUT',
+    ],
     ['DAEMON_LOG_LEVEL', '', 'payload.config_value must be one of debug, info, warning, error for DAEMON_LOG_LEVEL'],
     [
       'DAEMON_LOG_LEVEL',

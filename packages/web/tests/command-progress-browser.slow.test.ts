@@ -12,7 +12,8 @@ import { noSidewaysScroll, openSignedIn, poll } from './helpers/console-ui.ts';
  * A run_scan's progress on the Commands page (issue 35), against a real portal: the agent's side
  * (heartbeat, poll, ack, progress reports) through the client package's typed portal client, the
  * page in a real browser. The open command shows a named <progress> bar with the task, the
- * percent and when it was reported, beside the elapsed time, and follows later reports.
+ * percent and when it was reported, beside the elapsed time, and follows later reports; the
+ * Fleet page shows the same under the agent's state while the command runs (issue 37).
  */
 
 const AGENT = 'svcd_0b0e5678';
@@ -105,6 +106,42 @@ describe('run_scan progress on the Commands page', () => {
         await agentApi.reportCommandStatus({ command_id: id, agent_id: AGENT, status: 'completed', exit_code: 0 });
         await poll(() => view.locator('[data-field="exit-code"]').textContent()).toBe('0');
         expect(await view.getByRole('progressbar').count()).toBe(0);
+        expectNoConsoleErrors(p);
+      } finally {
+        await p.close();
+      }
+    }, 120_000);
+  }
+
+  for (const width of ['desktop', 'phone'] as const) {
+    it(`the fleet listing shows what the agent runs now with its progress, and follows it (${width})`, async () => {
+      const { id, reportedAt } = await runningScan('Ping Scan', 12.5);
+      const p = await openSignedIn(browser, portal, width, '/console/fleet');
+      const { page } = p;
+      try {
+        const running = page.locator(`tr[data-agent="${AGENT}"] [data-running="${id}"]`);
+        await poll(() => running.count()).toBe(1);
+        expect(await running.locator('span').first().textContent()).toBe(`run_scan #${id}`);
+        const bar = running.getByRole('progressbar', { name: 'Ping Scan: 12.5%' });
+        expect(await bar.getAttribute('value')).toBe('12.5');
+        expect(await running.locator('[data-field="progress"] .adm-hint').textContent()).toBe(
+          `as of ${timeOf(reportedAt)}`,
+        );
+        await expectAccessible(page);
+        if (width === 'phone') expect(await noSidewaysScroll(page)).toBe(true);
+
+        // The page reads the fleet again while an agent runs a command: a new report shows without a reload.
+        await agentApi.reportCommandStatus({
+          command_id: id,
+          agent_id: AGENT,
+          status: 'acked',
+          progress: { task: 'SYN Stealth Scan', percent: 60 },
+        });
+        await poll(() => running.getByRole('progressbar', { name: 'SYN Stealth Scan: 60%' }).count()).toBe(1);
+
+        // Once it ends, the agent runs nothing.
+        await agentApi.reportCommandStatus({ command_id: id, agent_id: AGENT, status: 'completed', exit_code: 0 });
+        await poll(() => running.count()).toBe(0);
         expectNoConsoleErrors(p);
       } finally {
         await p.close();

@@ -68,6 +68,7 @@ function agentOf(o: Partial<AgentView> & { agent_id: string }): AgentView {
     is_stale: false,
     age_seconds: 0,
     hostname: null,
+    running: [],
     ip_addresses: [],
     ...o,
   };

@@ -111,3 +111,29 @@ export async function fleetCounts(db: Db, f: FleetFilter): Promise<AgentCounts> 
     .executeTakeFirstOrThrow();
   return { online: row.online, stale: row.stale, deregistered: row.deregistered };
 }
+
+/** A command an agent runs now (acked), with the agent it belongs to. */
+export interface RunningRow {
+  client_id: string;
+  agent_id: string;
+  id: string;
+  command_type: string;
+  acked_at: Date;
+  progress_task: string | null;
+  progress_percent: number | null;
+  progress_at: Date | null;
+}
+
+/** The acked commands of the page's agents, oldest first: one statement over the partial index of acked commands. */
+export async function runningCommands(
+  db: Db,
+  agents: readonly { client_id: string; agent_id: string }[],
+): Promise<RunningRow[]> {
+  if (agents.length === 0) return [];
+  const { rows } = await sql<RunningRow>`
+    SELECT c.client_id, c.agent_id, c.id, c.command_type, c.acked_at, c.progress_task, c.progress_percent, c.progress_at
+    FROM unnest(${agents.map((a) => a.client_id)}::text[], ${agents.map((a) => a.agent_id)}::text[]) AS k(client_id, agent_id)
+    JOIN agent_commands c ON c.client_id = k.client_id AND c.agent_id = k.agent_id AND c.status = 'acked'
+    ORDER BY c.acked_at, c.id`.execute(db);
+  return rows;
+}

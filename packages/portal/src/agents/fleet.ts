@@ -2,7 +2,7 @@ import { type AgentCounts, type AgentsQuery, type AgentView, STALE_THRESHOLD_SEC
 import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { presentAgent } from './present.ts';
-import { type FleetFilter, fleetCounts, fleetPage } from './fleet-queries.ts';
+import { type FleetFilter, fleetCounts, fleetPage, runningCommands } from './fleet-queries.ts';
 
 const NO_COUNTS: AgentCounts = { online: 0, stale: 0, deregistered: 0 };
 
@@ -10,7 +10,8 @@ const NO_COUNTS: AgentCounts = { online: 0, stale: 0, deregistered: 0 };
  * The fleet view: registered agents by default, or those in one state, narrowed by client,
  * group, version and a search term (host name, address or agent id), in (agent_id, client_id) order, paged by agent_id, with the count of
  * each state. One agent id may exist under several clients: a page never ends between
- * them, so it may run over `limit` by the number of clients sharing its last id.
+ * them, so it may run over `limit` by the number of clients sharing its last id. Each agent
+ * carries the commands it runs now (acked) with their latest progress.
  */
 export async function listAgents(
   ctx: AppContext,
@@ -33,8 +34,9 @@ export async function listAgents(
     fleetPage(ctx.db, filter, query.limit ?? 1000, query.cursor),
     fleetCounts(ctx.db, filter),
   ]);
+  const running = Map.groupBy(await runningCommands(ctx.db, rows), (c) => `${c.client_id}\n${c.agent_id}`);
   return {
-    agents: rows.map((r) => presentAgent(r, now)),
+    agents: rows.map((r) => presentAgent(r, now, running.get(`${r.client_id}\n${r.agent_id}`) ?? [])),
     next_cursor: more ? (rows.at(-1)?.agent_id ?? null) : null,
     counts,
   };

@@ -12,12 +12,13 @@ import {
 } from '@svc/protocol';
 import type { AgentCommandResultsTable, AgentsTable } from '../db/schema.ts';
 import type { ClaimedRow } from './claim-sql.ts';
+import type { RunningRow } from './fleet-queries.ts';
 import type { CommandRow } from './history-queries.ts';
 import { clientOut } from './resolve.ts';
 
 /** The agents area's answers: stored rows in the shapes of the protocol package. */
 
-export function presentAgent(row: Selectable<AgentsTable>, now: Date): AgentView {
+export function presentAgent(row: Selectable<AgentsTable>, now: Date, running: readonly RunningRow[]): AgentView {
   const age = Math.max(0, Math.floor((now.getTime() - row.received_at.getTime()) / 1000));
   return {
     agent_id: row.agent_id,
@@ -34,6 +35,12 @@ export function presentAgent(row: Selectable<AgentsTable>, now: Date): AgentView
     is_stale: age > STALE_THRESHOLD_SECONDS,
     age_seconds: age,
     ...hostOf(row.system_info),
+    running: running.map((c) => ({
+      id: Number(c.id),
+      command_type: c.command_type as CommandType,
+      acked_at: c.acked_at.toISOString(),
+      progress: progressOf(c),
+    })),
   };
 }
 
@@ -114,11 +121,15 @@ export function presentCommand(row: CommandRow): CommandRecord {
     sent_at: row.sent_at?.toISOString() ?? null,
     acked_at: row.acked_at?.toISOString() ?? null,
     completed_at: row.completed_at?.toISOString() ?? null,
-    progress:
-      row.progress_task === null || row.progress_percent === null || row.progress_at === null
-        ? null
-        : { task: row.progress_task, percent: row.progress_percent, reported_at: row.progress_at.toISOString() },
+    progress: progressOf(row),
   };
+}
+
+/** A command's latest progress: its three columns are set together or all null. */
+function progressOf(row: Pick<CommandRow, 'progress_task' | 'progress_percent' | 'progress_at'>) {
+  return row.progress_task === null || row.progress_percent === null || row.progress_at === null
+    ? null
+    : { task: row.progress_task, percent: row.progress_percent, reported_at: row.progress_at.toISOString() };
 }
 
 /** `clientId`: the command's client (external form), which a result's session always belongs to. */

@@ -24,12 +24,15 @@ import {
   systemInfoRows,
 } from './agent-view.ts';
 import { deregisteredAgents } from './deregistered.ts';
+import { RunningCommands } from './command-progress.tsx';
 import { FleetFilterForm } from './fleet-filters.tsx';
 import { GroupsSection } from './GroupsSection.tsx';
 import { Page } from '../ui/page.tsx';
 
 /** Agents per page of the fleet listing (the portal pages it by agent id). */
 const AGENTS_PER_PAGE = 25;
+/** How often the page is read again while one of its agents runs a command (progress comes every 15 s at most). */
+export const FLEET_POLL_MS = 5000;
 
 const clientQuery = (clientId: string | null) => (clientId === null ? {} : { client_id: clientId });
 
@@ -60,6 +63,12 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
     () => client.api<AgentListResponse>('GET', fleetQuery(filters, AGENTS_PER_PAGE, cursor)),
     [cursor, filtersKey],
   );
+  const running = (agents.data?.agents ?? []).some((a) => a.running.length > 0);
+  useEffect(() => {
+    if (!running) return;
+    const timer = setTimeout(agents.reload, FLEET_POLL_MS);
+    return () => clearTimeout(timer);
+  }, [running, agents.data, agents.reload]);
   const filtered = filtersKey !== JSON.stringify(NO_FILTERS);
   const [searchError, setSearchError] = useState<string | null>(null);
   const applyFilters = (event: Event) => {
@@ -74,7 +83,8 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
       isAdmin
         ? client.api<{ events: AuditEvent[] }>('GET', '/api/audit?days=90&limit=5000')
         : Promise.resolve({ events: [] }),
-    [agents.data, isAdmin],
+    // Read again after an action (act), not at each refresh of a page whose agents run commands.
+    [isAdmin],
   );
 
   const act = async (agentId: string, clientId: string | null, verb: 'deregister' | 'reenable' | 'purge') => {
@@ -137,6 +147,7 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
                     <td>{a.client_id ?? '—'}</td>
                     <td>
                       <span class={`adm-badge adm-state-${state}`}>{state}</span>
+                      <RunningCommands commands={a.running} />
                     </td>
                     <td title={formatDate(a.received_at)}>{formatAge(a.age_seconds)}</td>
                     <td>{a.version}</td>

@@ -1,4 +1,4 @@
-import type { CommandProgressView } from '@svc/protocol';
+import type { CommandProgressView, RunningCommand } from '@svc/protocol';
 import { formatPercent } from '../ui/format.ts';
 
 /**
@@ -14,8 +14,16 @@ export function progressTime(iso: string): string {
   return Number.isNaN(d.getTime()) ? '–' : `${d.toISOString().slice(11, 19)} UTC`;
 }
 
-export function CommandProgressBar({ id, progress }: { id: number; progress: CommandProgressView }) {
-  const label = `cmd-progress-${id}`;
+export function CommandProgressBar({
+  id,
+  progress,
+  labelPrefix = 'cmd-progress',
+}: {
+  id: number;
+  progress: CommandProgressView;
+  labelPrefix?: string;
+}) {
+  const label = `${labelPrefix}-${id}`;
   return (
     <div class="adm-progress" data-field="progress">
       <progress max={100} value={progress.percent} aria-labelledby={label} />
@@ -24,5 +32,26 @@ export function CommandProgressBar({ id, progress }: { id: number; progress: Com
       </span>
       <span class="adm-hint">as of {progressTime(progress.reported_at)}</span>
     </div>
+  );
+}
+
+/** What an agent runs now, in the fleet listing: each acked command, with its progress once reported. */
+export function RunningCommands({ commands }: { commands: readonly RunningCommand[] }) {
+  if (commands.length === 0) return null;
+  return (
+    <ul class="fleet-running" aria-label="Running commands">
+      {commands.map((c) => (
+        <li key={c.id} data-running={c.id}>
+          <span>
+            {c.command_type} #{c.id}
+          </span>
+          {c.progress === null ? (
+            <span class="adm-hint">running, no progress reported yet</span>
+          ) : (
+            <CommandProgressBar id={c.id} progress={c.progress} labelPrefix="fleet-progress" />
+          )}
+        </li>
+      ))}
+    </ul>
   );
 }
