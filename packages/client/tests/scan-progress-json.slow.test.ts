@@ -15,7 +15,8 @@ import { NmapXmlStream } from '../src/scanner/parse/stream.ts';
  * time out) and, with `--stats-every 1`, reports its progress while it does.
  */
 
-const PROGRESS_LINE = /^\{"progress":\{"task":"[^"\n]{1,64}","percent":\d{1,3}(\.\d{1,2})?\}\}$/;
+const PROGRESS_LINE =
+  /^\{"progress":\{"task":"[^"\n]{1,64}","percent":\d{1,3}(\.\d{1,2})?,"stage":"(discovery|nmap|enrichment|session|upload)"\}\}$/;
 
 let dir: string;
 let silent: net.Server;
@@ -64,6 +65,18 @@ describe('svc scan --progress-json against a real nmap on 127.0.0.1', () => {
       expect(progress?.percent).toBeLessThanOrEqual(100);
     }
     expect(lines.map((l) => readProgressLine(l)?.task)).toContain('Service scan');
+  });
+
+  it("names the pipeline's stage in each line: nmap's own reports, then the session (issue 37)", () => {
+    const progress = run.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{"progress"'))
+      .map((l) => readProgressLine(l));
+    // No discovery or enrichment tool runs (--no-tools), and nothing is uploaded.
+    const stages = progress.map((p) => p?.stage).filter((s, i, all) => s !== all[i - 1]);
+    expect(stages).toEqual(['nmap', 'session']);
+    expect(progress[0]).toEqual({ task: 'Starting nmap', percent: 0, stage: 'nmap' });
+    expect(progress.at(-1)).toEqual({ task: 'Writing the session and its report', percent: 0, stage: 'session' });
   });
 
   it('passes --stats-every to nmap (pipeline.log holds the command)', async () => {
@@ -132,9 +145,9 @@ describe('the progress line writer with the XML nmap writes', () => {
       ),
     );
     expect(written).toEqual([
-      '{"progress":{"task":"SYN Stealth Scan","percent":45.2}}\n',
-      '{"progress":{"task":"Service scan","percent":0}}\n',
-      '{"progress":{"task":"Service scan","percent":100}}\n',
+      '{"progress":{"task":"SYN Stealth Scan","percent":45.2,"stage":"nmap"}}\n',
+      '{"progress":{"task":"Service scan","percent":0,"stage":"nmap"}}\n',
+      '{"progress":{"task":"Service scan","percent":100,"stage":"nmap"}}\n',
     ]);
   });
 });

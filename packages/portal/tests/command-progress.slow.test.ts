@@ -155,6 +155,33 @@ describe('progress reports', () => {
     });
   });
 
+  it("names the pipeline's stage when the report does (issue 37); a stage outside the list is a 400", async () => {
+    const id = await scanCommand('acked');
+    const res = await report({
+      command_id: id,
+      agent_id: defaultAgent,
+      status: 'acked',
+      progress: { task: 'Uploading to the portal', percent: 0, stage: 'upload' },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect((await history(`command_id=${id}`)).body.command.progress).toEqual({
+      task: 'Uploading to the portal',
+      percent: 0,
+      stage: 'upload',
+      reported_at: clock.now().toISOString(),
+    });
+    const before = await commandRow(id);
+    const bad = await report({
+      command_id: id,
+      agent_id: defaultAgent,
+      status: 'acked',
+      progress: { task: 'Coffee', percent: 0, stage: 'coffee' },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatch(/^Invalid body: progress\.stage /);
+    expect(await commandRow(id)).toEqual(before);
+  });
+
   it('a command that never reported progress answers progress: null', async () => {
     const id = await scanCommand('completed');
     const detail = await history(`command_id=${id}`);

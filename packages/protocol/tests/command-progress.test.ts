@@ -7,6 +7,7 @@ import {
   readCommandProgress,
   readProgressLine,
   sameProgress,
+  stageProgress,
 } from '../src/index.ts';
 
 /** The one definition of a command's progress (issue 35): svc writes it, svcd reads and sends it, the portal checks it. */
@@ -45,6 +46,29 @@ describe('readCommandProgress', () => {
     [{ task: 'SYN', percent: Number.NaN }, 'progress.percent must be a number from 0 to 100'],
   ])('refuses %j naming the field', (value, message) => {
     expect(readCommandProgress(value)).toEqual({ ok: false, message });
+  });
+
+  it("keeps the pipeline's stage (issue 37) and refuses one outside the list", () => {
+    expect(readCommandProgress({ task: 'Uploading to the portal', percent: 0, stage: 'upload' })).toEqual({
+      ok: true,
+      progress: { task: 'Uploading to the portal', percent: 0, stage: 'upload' },
+    });
+    expect(readCommandProgress({ task: 'SYN', percent: 1, stage: 'coffee' })).toEqual({
+      ok: false,
+      message: 'progress.stage must be one of discovery, nmap, enrichment, session, upload',
+    });
+    expect(stageProgress('session')).toEqual({
+      task: 'Writing the session and its report',
+      percent: 0,
+      stage: 'session',
+    });
+    const line = progressLine(stageProgress('nmap'));
+    expect(line).toBe('{"progress":{"task":"Starting nmap","percent":0,"stage":"nmap"}}');
+    expect(readProgressLine(line)).toEqual({ task: 'Starting nmap', percent: 0, stage: 'nmap' });
+    // Another stage is another progress, even at the same task and percent.
+    expect(sameProgress({ task: 'a', percent: 0, stage: 'nmap' }, { task: 'a', percent: 0, stage: 'session' })).toBe(
+      false,
+    );
   });
 
   it('names the field as the caller calls it', () => {

@@ -139,6 +139,17 @@ describe('run_scan progress on the Commands page', () => {
         });
         await poll(() => running.getByRole('progressbar', { name: 'SYN Stealth Scan: 60%' }).count()).toBe(1);
 
+        // A later stage of the pipeline has no percent of its own: the bar shows it under way, named by the stage.
+        await agentApi.reportCommandStatus({
+          command_id: id,
+          agent_id: AGENT,
+          status: 'acked',
+          progress: { task: 'Uploading to the portal', percent: 0, stage: 'upload' },
+        });
+        const upload = running.getByRole('progressbar', { name: 'Uploading to the portal' });
+        await poll(() => upload.count()).toBe(1);
+        expect(await upload.getAttribute('value')).toBeNull();
+
         // Once it ends, the agent runs nothing.
         await agentApi.reportCommandStatus({ command_id: id, agent_id: AGENT, status: 'completed', exit_code: 0 });
         await poll(() => running.count()).toBe(0);

@@ -122,6 +122,7 @@ export interface RunningRow {
   progress_task: string | null;
   progress_percent: number | null;
   progress_at: Date | null;
+  progress_stage: string | null;
 }
 
 /** The acked commands of the page's agents, oldest first: one statement over the partial index of acked commands. */
@@ -131,7 +132,8 @@ export async function runningCommands(
 ): Promise<RunningRow[]> {
   if (agents.length === 0) return [];
   const { rows } = await sql<RunningRow>`
-    SELECT c.client_id, c.agent_id, c.id, c.command_type, c.acked_at, c.progress_task, c.progress_percent, c.progress_at
+    SELECT c.client_id, c.agent_id, c.id, c.command_type, c.acked_at, c.progress_task, c.progress_percent, c.progress_at,
+      c.progress_stage
     FROM unnest(${agents.map((a) => a.client_id)}::text[], ${agents.map((a) => a.agent_id)}::text[]) AS k(client_id, agent_id)
     JOIN agent_commands c ON c.client_id = k.client_id AND c.agent_id = k.agent_id AND c.status = 'acked'
     ORDER BY c.acked_at, c.id`.execute(db);

@@ -4,7 +4,9 @@ import {
   sessionHref,
   type AgentView,
   type CommandRecord,
+  type CommandProgressView,
   type CommandType,
+  isProgressStage,
   type DeliveredCommand,
   type GroupMemberAdded,
   type HeartbeatResponse,
@@ -126,10 +128,17 @@ export function presentCommand(row: CommandRow): CommandRecord {
 }
 
 /** A command's latest progress: its three columns are set together or all null. */
-function progressOf(row: Pick<CommandRow, 'progress_task' | 'progress_percent' | 'progress_at'>) {
-  return row.progress_task === null || row.progress_percent === null || row.progress_at === null
-    ? null
-    : { task: row.progress_task, percent: row.progress_percent, reported_at: row.progress_at.toISOString() };
+function progressOf(
+  row: Pick<CommandRow, 'progress_task' | 'progress_percent' | 'progress_at' | 'progress_stage'>,
+): CommandProgressView | null {
+  if (row.progress_task === null || row.progress_percent === null || row.progress_at === null) return null;
+  const stage = isProgressStage(row.progress_stage) ? { stage: row.progress_stage } : {};
+  return {
+    task: row.progress_task,
+    percent: row.progress_percent,
+    ...stage,
+    reported_at: row.progress_at.toISOString(),
+  };
 }
 
 /** `clientId`: the command's client (external form), which a result's session always belongs to. */

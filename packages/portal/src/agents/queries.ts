@@ -392,7 +392,12 @@ export async function markCommandAcked(db: Db, id: string, now: Date): Promise<v
 export async function recordCommandProgress(db: Db, id: string, progress: CommandProgress, now: Date): Promise<void> {
   await db
     .updateTable('agent_commands')
-    .set({ progress_task: progress.task, progress_percent: progress.percent, progress_at: now })
+    .set({
+      progress_task: progress.task,
+      progress_percent: progress.percent,
+      progress_at: now,
+      progress_stage: progress.stage ?? null,
+    })
     .where('id', '=', id)
     .execute();
 }

@@ -181,6 +181,8 @@ export interface AgentCommandsTable {
   progress_task: string | null;
   progress_percent: number | null;
   progress_at: Date | null;
+  /** The pipeline's stage the latest report named (migration 0027); null when it named none. */
+  progress_stage: string | null;
 }
 
 export interface AgentCommandResultsTable {

@@ -24,12 +24,16 @@ export function CommandProgressBar({
   labelPrefix?: string;
 }) {
   const label = `${labelPrefix}-${id}`;
+  // Only nmap measures its own progress; another stage of the pipeline is shown as under way (no value).
+  const measured = progress.stage === undefined || progress.stage === 'nmap';
   return (
     <div class="adm-progress" data-field="progress">
-      <progress max={100} value={progress.percent} aria-labelledby={label} />
-      <span id={label}>
-        {progress.task}: {formatPercent(progress.percent)}
-      </span>
+      {measured ? (
+        <progress max={100} value={progress.percent} aria-labelledby={label} />
+      ) : (
+        <progress max={100} aria-labelledby={label} />
+      )}
+      <span id={label}>{measured ? `${progress.task}: ${formatPercent(progress.percent)}` : progress.task}</span>
       <span class="adm-hint">as of {progressTime(progress.reported_at)}</span>
     </div>
   );

@@ -14,7 +14,7 @@ import { sessionsRootOf } from '../../session-dir/root.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
 import { CliError, Output, scanSummaryLine, shareLinkText, usageError } from '../output.ts';
-import { progressJsonWriter, statsEveryOf } from '../progress-json.ts';
+import { progressJsonWriter, stageJsonWriter, statsEveryOf } from '../progress-json.ts';
 
 interface ScanOpts extends CommonOpts {
   targets?: string;
@@ -168,6 +168,7 @@ export default function register(program: Command, ctx: CliContext): void {
           env: ctx.env,
           info: (m) => out.info(m),
           warn,
+          onStage: opts.progressJson ? stageJsonWriter(ctx.streams.stderr) : undefined,
           onProgress: opts.progressJson
             ? progressJsonWriter(ctx.streams.stderr)
             : tty

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { SessionFile, VulnIndex } from '@svc/protocol';
+import type { ProgressStage, SessionFile, VulnIndex } from '@svc/protocol';
 import { gateChannels } from '../../alerts/gate.ts';
 import { alertSettingsFrom } from '../../alerts/settings.ts';
 import type { Settings } from '../../config/settings.ts';
@@ -73,6 +73,8 @@ export interface ScanDeps {
   env?: NodeJS.ProcessEnv | undefined;
   /** nmap's progress (shown on a terminal, or as JSON lines with `svc scan --progress-json`). */
   onProgress?: ((progress: NmapProgress) => void) | undefined;
+  /** Each stage of the pipeline as it starts (svc scan --progress-json). */
+  onStage?: ((stage: ProgressStage) => void) | undefined;
 }
 
 export interface ScanResult {
@@ -152,11 +154,11 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
     ran: (tool) => void ran.add(tool),
   };
   const tools = installedTools(input.tools ?? EXTERNAL_TOOLS, toolOpts);
-  const discovered = await runDiscovery(
-    tools.discovery,
-    parseTargets(input.targets, null).map((t) => t.value),
-    toolOpts,
-  );
+  const stage = (s: ProgressStage) => deps.onStage?.(s);
+  const targetList = parseTargets(input.targets, null).map((t) => t.value);
+  if (tools.discovery.some((t) => t.tool.wants(targetList, ctx))) stage('discovery');
+  const discovered = await runDiscovery(tools.discovery, targetList, toolOpts);
+  stage('nmap');
   const result = await runNmap({
     targets: discovered?.targets ?? input.targets,
     profile: input.profile,
@@ -172,6 +174,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
   if (!result.complete) warn('nmap was cut short (timeout): the session holds what it reported');
   ctx.scanTime = scanTimeOf(result.run) ?? deps.now();
   const ruleFindings = detectFindings(result.hosts, { scanTime: ctx.scanTime, vulnIndex: input.vulnIndex });
+  if (tools.enrichment.length > 0) stage('enrichment');
   const toolFindings = await runEnrichment(tools.enrichment, result.hosts, toolOpts);
   const findings = mergeToolFindings(ruleFindings, toolFindings);
   const coverage = new CoverageBuilder();
@@ -191,6 +194,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
           notes.push(m);
           deps.info(m);
         });
+  stage('session');
   // Two scans started in the same second (two targets) get the next free second (session-dir/claim.ts).
   const claimed = claimSessionId(input.root, startedAt);
   const produced = await produceSession({
@@ -228,7 +232,9 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
   for (const w of produced.warnings) warn(w);
 
   let upload: ScanResult['upload'];
-  if (input.upload !== undefined)
+  if (input.upload !== undefined) {
+    stage('upload');
     upload = await uploadProduced({ target: input.upload, produced, tier: license.tier, settings, warn });
+  }
   return { path: produced.path, id: produced.id, doc: produced.doc, upload, warnings };
 }
