@@ -216,7 +216,10 @@ export class Daemon {
     let commands: DeliveredCommand[];
     this.#lastHeartbeat = new Date();
     try {
-      commands = (await this.#portal.heartbeat(await this.#body())).commands;
+      const answer = await this.#portal.heartbeat(await this.#body());
+      commands = answer.commands;
+      // Running commands an admin cancelled: stopped now, whatever the tier (the portal only cancels what it delivered).
+      if (answer.cancel !== undefined) this.#runner.cancel(answer.cancel);
     } catch (err) {
       return this.#heartbeatFailed(err);
     }
@@ -321,7 +324,9 @@ export class Daemon {
     if (this.#lastOk !== true || !featureAllowed(this.#tier, 'agent_commands')) return;
     let commands: DeliveredCommand[];
     try {
-      commands = (await this.#portal.pollCommands(this.agentId)).commands;
+      const answer = await this.#portal.pollCommands(this.agentId);
+      commands = answer.commands;
+      if (answer.cancel !== undefined) this.#runner.cancel(answer.cancel);
     } catch (err) {
       if (!(err instanceof PortalError)) throw err;
       this.log.warning('command poll failed', { error: err.message });

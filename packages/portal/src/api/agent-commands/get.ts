@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { CommandDetailResponse, CommandListResponse, CommandsQuery, PollResponse } from '@svc/protocol';
 import { commandDetail, listCommands } from '../../agents/history.ts';
 import { pollCommands } from '../../agents/poll.ts';
-import { presentPolled } from '../../agents/present.ts';
+import { cancelField, presentCancels, presentPolled } from '../../agents/present.ts';
 import { keyHolderOf, requireKey, requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
@@ -41,11 +41,13 @@ export default function register(app: App, ctx: AppContext): void {
         ),
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query;
       if (q.agent_id !== undefined) {
-        const rows = await pollCommands(ctx, keyHolderOf(request), q.agent_id);
-        return { commands: rows.map(presentPolled) };
+        const claim = await pollCommands(ctx, keyHolderOf(request), q.agent_id);
+        const body = { commands: claim.commands.map(presentPolled), ...cancelField(presentCancels(claim.cancel)) };
+        // Serialised here: with no command, the union's history list (first) would match and drop `cancel`.
+        return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
       }
       const user = userOf(request);
       if (q.command_id !== undefined) return commandDetail(ctx, user, q.command_id);

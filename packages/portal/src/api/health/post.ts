@@ -35,8 +35,8 @@ export default function register(app: App, ctx: AppContext): void {
       const principal = keyHolderOf(request);
       const read = readHeartbeat(request.body, { keepClientId: principal.kind === 'legacy' });
       if (!read.ok) throw badRequest(read.message);
-      const { receivedAt, commands } = await heartbeatWriter(ctx).record(principal, read.heartbeat);
-      return presentHeartbeatAnswer(receivedAt, commands);
+      const { receivedAt, commands, cancel } = await heartbeatWriter(ctx).record(principal, read.heartbeat);
+      return presentHeartbeatAnswer(receivedAt, commands, cancel);
     },
   );
 }
