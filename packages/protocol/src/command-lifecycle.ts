@@ -52,8 +52,11 @@ export function expiredMessage(expiresAt: Date, status: 'pending' | 'sent'): str
   return `Expired at ${expiresAt.toISOString()} ${where}`;
 }
 
-/** The result's stderr of a command dropped by its agent's deregistration. */
+/** The result's stderr of a command not started that its agent's deregistration dropped. */
 export const AGENT_DEREGISTERED_MESSAGE = 'Agent deregistered';
+/** …and of one it was running: a deregistered agent's reports are refused, so the portal ends it. */
+export const AGENT_DEREGISTERED_RUNNING_MESSAGE =
+  'Agent deregistered while the command ran: its report is no longer accepted';
 
 /** A running command the agent must stop: in the heartbeat and poll answers' `cancel`. */
 export const CommandCancel = Type.Object({

@@ -1,4 +1,4 @@
-import { AGENT_DEREGISTERED_MESSAGE, type AuditEventType } from '@svc/protocol';
+import { AGENT_DEREGISTERED_MESSAGE, AGENT_DEREGISTERED_RUNNING_MESSAGE, type AuditEventType } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
@@ -21,8 +21,9 @@ const EVENTS: Record<AgentAction, { type: AuditEventType; by: string }> = {
  * commands, results and memberships by cascade; audit history stays). An action that
  * finds the agent already in that state, or a purge of a registered agent, is a 409.
  * The agent is (client_id, agent_id): an id under several clients needs `client_id` (docs/api.md#ids-are-per-client).
- * A deregistration fails the agent's commands not started yet (pending, sent) with "Agent
- * deregistered", so a re-enable never runs them; its one audit event lists their ids
+ * A deregistration fails the agent's open commands: those not started (pending, sent) with
+ * "Agent deregistered", so a re-enable never runs them, and running ones (acked), whose reports
+ * a deregistered agent can no longer send; its one audit event lists their ids
  * (`dropped_command_ids`) rather than one `command_failed` per command.
  */
 export async function changeRegistration(
@@ -43,7 +44,7 @@ export async function changeRegistration(
     if (action === 'deregister') {
       if (deregistered) throw new DomainError('conflict.agent_state', 'Agent is already deregistered');
       await deregisterAgent(trx, agent.client_id, agentId, now);
-      const dropped = await failAgentCommands(
+      const notStarted = await failAgentCommands(
         trx,
         agent.client_id,
         agentId,
@@ -51,7 +52,15 @@ export async function changeRegistration(
         AGENT_DEREGISTERED_MESSAGE,
         now,
       );
-      extra = { dropped_command_ids: dropped };
+      const running = await failAgentCommands(
+        trx,
+        agent.client_id,
+        agentId,
+        ['acked'],
+        AGENT_DEREGISTERED_RUNNING_MESSAGE,
+        now,
+      );
+      extra = { dropped_command_ids: [...notStarted, ...running].sort((a, b) => a - b) };
     } else if (action === 'reenable') {
       if (!deregistered) throw new DomainError('conflict.agent_state', 'Agent is already registered');
       await reenableAgent(trx, agent.client_id, agentId);

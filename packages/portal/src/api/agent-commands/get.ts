@@ -10,7 +10,8 @@ import { responses } from '../../http/responses.ts';
 /**
  * GET /api/agent-commands has two audiences on one path:
  * - `?agent_id=` the agent poll (x-api-key with agent:commands): up to 50 pending
- *   commands in delivery order, which become `sent`;
+ *   commands in delivery order (and sent ones not acked within 10 minutes), which become
+ *   `sent`, with `cancel` listing running commands an admin cancelled;
  * - otherwise the read-only admin history (X-Identity-Token, agent:commands):
  *   `?command_id=` one command with its result, else the newest `limit` commands.
  */
@@ -28,6 +29,8 @@ export default function register(app: App, ctx: AppContext): void {
         operationId: 'pollAgentCommands',
         tags: ['agents'],
         summary: 'Agent poll (agent_id) or command history (limit, command_id)',
+        description:
+          'The poll hands out up to 50 commands in delivery order: pending ones, and sent ones whose agent has not acked them within 10 minutes (their answer may have been lost); never an expired one. `cancel: [{id, reason}]`, present only when there is one, lists running commands an admin cancelled: the agent stops each and reports it failed. The history answers each command with `expires_at` and `cancel_requested`.',
         security: [{ apiKey: [] }, { identityToken: [] }],
         querystring: CommandsQuery,
         // fast-json-stringify serialises with the FIRST union member that validates, and a
