@@ -13,6 +13,7 @@ import { type AgentConfig, childEnvOf, loadAgentConfig, requirePortal } from './
 import { agentIdOf } from './identity.ts';
 import { createLogger, type DaemonLogger } from './logger.ts';
 import { appendOverride } from './overrides.ts';
+import { reexecSelf } from './reexec.ts';
 import { runScheduledScan } from './scan-child.ts';
 import { Scheduler } from './schedules.ts';
 import { DaemonSettings } from './settings.ts';
@@ -218,7 +219,10 @@ export class Daemon {
     let commands: DeliveredCommand[];
     this.#lastHeartbeat = new Date();
     try {
-      commands = (await this.#portal.heartbeat(await this.#body())).commands;
+      const answer = await this.#portal.heartbeat(await this.#body());
+      commands = answer.commands;
+      // Running commands an admin cancelled: stopped now, whatever the tier (the portal only cancels what it delivered).
+      if (answer.cancel !== undefined) this.#runner.cancel(answer.cancel);
     } catch (err) {
       return this.#heartbeatFailed(err);
     }
@@ -331,7 +335,9 @@ export class Daemon {
     if (this.#lastOk !== true || !featureAllowed(this.#tier, 'agent_commands')) return;
     let commands: DeliveredCommand[];
     try {
-      commands = (await this.#portal.pollCommands(this.agentId)).commands;
+      const answer = await this.#portal.pollCommands(this.agentId);
+      commands = answer.commands;
+      if (answer.cancel !== undefined) this.#runner.cancel(answer.cancel);
     } catch (err) {
       if (!(err instanceof PortalError)) throw err;
       if (!this.#unregistered(err, 'poll')) this.log.warning('command poll failed', { error: err.message });
@@ -372,7 +378,10 @@ export class Daemon {
       }
       await this.#commands;
       await this.#scheduler.stop();
-      if (this.#restartRequested && this.#stopping === null) this.#reexec();
+      if (this.#restartRequested && this.#stopping === null) {
+        this.log.info('re-executing in place', { pid: process.pid });
+        reexecSelf(this.#opts.selfCommand);
+      }
       this.log.info('svcd stopped', { code: this.#stopping?.code ?? EXIT.ok });
       return this.#stopping?.code ?? EXIT.ok;
     } finally {
@@ -380,18 +389,5 @@ export class Daemon {
       process.off('SIGTERM', onTerm);
       process.off('SIGINT', onTerm);
     }
-  }
-
-  /**
-   * Same PID, fresh process image: every module loaded again, uptime and last heartbeat reset.
-   * Through bin/svcd (which `exec`s node) rather than node itself: it picks the node binary and
-   * flags again and runs the bundle as the update just built it.
-   */
-  #reexec(): never {
-    this.log.info('re-executing in place', { pid: process.pid });
-    const execve = process.execve;
-    if (execve === undefined) throw new Error('process.execve is not available (Node.js 22.15 or later on POSIX)');
-    const self = this.#opts.selfCommand;
-    return execve(self, [self, ...process.argv.slice(2)], process.env);
   }
 }

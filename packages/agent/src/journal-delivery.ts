@@ -26,8 +26,17 @@ function verdictOf(err: unknown): Verdict {
 
 const describe = (r: ReportBody) => `command ${r.command_id} ${r.status}`;
 
-/** Sends what the outbox holds; true when it is empty afterwards. Calls must not overlap (the runner serialises them). */
-export async function deliverOutbox(journal: Journal, portal: PortalClient, log: AgentLogger): Promise<boolean> {
+/**
+ * Sends what the outbox holds; true when it is empty afterwards. Calls must not overlap (the
+ * runner serialises them). `onRefused` hears of each report the portal refused for good (the
+ * runner skips a command whose `acked` was refused: cancelled or expired meanwhile).
+ */
+export async function deliverOutbox(
+  journal: Journal,
+  portal: PortalClient,
+  log: AgentLogger,
+  onRefused?: (report: ReportBody, reason: string) => void,
+): Promise<boolean> {
   for (;;) {
     const report = journal.outbox[0];
     if (report === undefined) return true;
@@ -43,8 +52,10 @@ export async function deliverOutbox(journal: Journal, portal: PortalClient, log:
         });
         return false;
       }
-      if (verdict === 'drop')
+      if (verdict === 'drop') {
         log.warning(`status report refused by the portal, dropped: ${describe(report)}: ${reason}`);
+        onRefused?.(report, reason);
+      }
     }
     if (verdict === 'delivered') log.debug(`status report sent: ${describe(report)}`);
     journal.dropReport(report);

@@ -182,6 +182,21 @@ export class Journal {
     this.save({ ...this.state, current: null, outbox: [...this.state.outbox, report] });
   }
 
+  /** Clears `current` without a report: the portal refused its start, so it never ran. */
+  abandon(): void {
+    this.save({ ...this.state, current: null });
+  }
+
+  /** Whether a report of this command waits in the outbox. */
+  hasReport(id: number): boolean {
+    return this.state.outbox.some((r) => r.command_id === id);
+  }
+
+  /** Queues a report again (a redelivered command whose `acked` the portal never got). */
+  report(report: ReportBody): void {
+    this.save({ ...this.state, outbox: [...this.state.outbox, report] });
+  }
+
   /** Removes the oldest report once the portal has it (or refused it for good). */
   dropReport(report: ReportBody): void {
     if (this.state.outbox[0] !== report) return;

@@ -1,4 +1,4 @@
-import type { AgentLogLevel, DeliveredCommand, StatusReportBody } from '@svc/protocol';
+import type { AgentLogLevel, CommandCancel, DeliveredCommand, StatusReportBody } from '@svc/protocol';
 import type { PortalClient } from '@svc/client/portal/client';
 
 /**
@@ -75,4 +75,10 @@ export interface CommandRunner {
   recover(): Promise<void>;
   /** Sends reports kept on disk while the portal was unreachable, in order. */
   flush(): Promise<void>;
+  /**
+   * The portal cancelled these running commands (heartbeat or poll answer): the one running now
+   * has its process tree killed and is reported failed (EXIT_CANCELLED, the reason in stderr).
+   * Ids the agent is not running are ignored (their report is on its way, or the portal ends them).
+   */
+  cancel(cancels: readonly CommandCancel[]): void;
 }

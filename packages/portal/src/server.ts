@@ -28,6 +28,7 @@ import { backfillRecords } from './sessions/records-backfill.ts';
 import { sealStoredShareTokens } from './sessions/share.ts';
 import { ShareTokenSeal } from './sessions/share-seal.ts';
 import { sweepStaleRecords } from './records/retention.ts';
+import { startCommandSweeper } from './agents/lifecycle-sweep.ts';
 import { sweepExpiredSessions } from './sessions/retention.ts';
 import { rebuildOutdatedIndex } from './vuln-feeds/upgrade.ts';
 import { pruneLoginFailures } from './identity/throttle.ts';
@@ -185,6 +186,8 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     };
     const sweepTimer = setInterval(sweep, 3_600_000).unref();
     sweep();
+    // Commands past their expiry, or whose cancellation the agent never confirmed, end every minute.
+    const commandSweeper = startCommandSweeper(ctx);
     // Sessions stored before the findings of record are indexed with them in the background.
     let stopping = false;
     const backfill = housekeeping
@@ -197,6 +200,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     // On shutdown, let a running sweep finish before the pool closes.
     cleanup.unshift(async () => {
       clearInterval(sweepTimer);
+      await commandSweeper.stop();
       stopping = true;
       await backfill;
       await housekeeping;

@@ -146,6 +146,8 @@ describe('POST /api/agent-commands (queue)', () => {
           command_type: type,
           status: 'pending',
           created_at: clock.now().toISOString(),
+          // The default expiry: 24 hours after queueing (docs/agent/commands.md, "Cancel, expiry and redelivery").
+          expires_at: new Date(clock.now().getTime() + 86_400_000).toISOString(),
         },
       ],
     });
@@ -384,6 +386,7 @@ describe('POST /api/agent-commands (queue)', () => {
       group_target: null,
       priority: 9,
       created_by: ADMIN_EMAIL,
+      expires_at: new Date(clock.now().getTime() + 86_400_000).toISOString(),
     });
     await portal.ctx.events.drain();
     expect(events.slice(seen)).toEqual([
@@ -442,6 +445,7 @@ describe('POST /api/agent-commands (queue)', () => {
           command_type: 'set_log_level',
           status: 'pending',
           created_at: clock.now().toISOString(),
+          expires_at: new Date(clock.now().getTime() + 86_400_000).toISOString(),
         });
         expect(await commandRow(c.id)).toMatchObject({
           agent_id: c.agent_id,
@@ -468,6 +472,7 @@ describe('POST /api/agent-commands (queue)', () => {
         group_target: group,
         priority: 2,
         created_by: ADMIN_EMAIL,
+        expires_at: new Date(clock.now().getTime() + 86_400_000).toISOString(),
       });
     });
 
@@ -831,6 +836,8 @@ describe('GET /api/agent-commands (admin history)', () => {
       acked_at: null,
       completed_at: null,
       progress: null,
+      expires_at: new Date(Date.parse(groupedAt) + 86_400_000).toISOString(),
+      cancel_requested: null,
     });
     expect(res.body.commands[2]).toMatchObject({
       id: first,

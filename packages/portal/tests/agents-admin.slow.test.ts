@@ -491,7 +491,9 @@ describe('PATCH /api/agents', () => {
     const audit = await auditFor(id, 'agent_deregistered');
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ actor: ADMIN_EMAIL, client_id: biz.record.client_id, session_id: null });
-    expect(audit[0]?.['data']).toEqual({ agent_id: id, deregistered_by: ADMIN_EMAIL });
+    // Its pending command is failed with it ("Agent deregistered") and listed (issue 37).
+    const dropped = [pending.body.commands[0].id];
+    expect(audit[0]?.['data']).toEqual({ agent_id: id, deregistered_by: ADMIN_EMAIL, dropped_command_ids: dropped });
     await portal.ctx.events.drain();
     const published = events.slice(seen);
     expect(published).toHaveLength(1);
@@ -499,7 +501,7 @@ describe('PATCH /api/agents', () => {
       event_type: 'agent_deregistered',
       actor: ADMIN_EMAIL,
       client_id: biz.record.client_id,
-      data: { agent_id: id, deregistered_by: ADMIN_EMAIL },
+      data: { agent_id: id, deregistered_by: ADMIN_EMAIL, dropped_command_ids: dropped },
     });
     expect(published[0]?.id).toBe(Number(audit[0]?.['id']));
 

@@ -1,4 +1,10 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import {
+  CommandCancel,
+  COMMAND_EXPIRY_DEFAULT_SECONDS,
+  COMMAND_EXPIRY_MAX_SECONDS,
+  COMMAND_EXPIRY_MIN_SECONDS,
+} from './command-lifecycle.ts';
 import { CommandProgress, CommandProgressView } from './command-progress.ts';
 import { COMMAND_STATUSES, REPORTABLE_STATUSES } from './command-status.ts';
 import { ClientId, IsoDateTime } from './common.ts';
@@ -73,6 +79,12 @@ export const HeartbeatResponse = Type.Object({
   success: Type.Literal(true),
   received_at: IsoDateTime,
   commands: Type.Array(DeliveredCommand),
+  cancel: Type.Optional(
+    Type.Array(CommandCancel, {
+      description:
+        'Running (acked) commands of this agent an admin cancelled: the agent stops each and reports it failed. Present only when there is one',
+    }),
+  ),
 });
 export type HeartbeatResponse = Static<typeof HeartbeatResponse>;
 
@@ -208,6 +220,13 @@ export const QueueCommandBody = Type.Object(
     ),
     payload: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
     priority: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, default: 5 })),
+    expires_in_seconds: Type.Optional(
+      Type.Integer({
+        minimum: COMMAND_EXPIRY_MIN_SECONDS,
+        maximum: COMMAND_EXPIRY_MAX_SECONDS,
+        description: `Seconds from now until the command expires if its agent has not started it (default ${COMMAND_EXPIRY_DEFAULT_SECONDS}, 24 h): it is then failed as expired and never delivered`,
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -219,6 +238,7 @@ export const QueuedCommand = Type.Object({
   command_type: Type.String(),
   status: Type.Literal('pending'),
   created_at: IsoDateTime,
+  expires_at: IsoDateTime,
 });
 export const QueueCommandResponse = Type.Object({
   success: Type.Literal(true),
@@ -251,6 +271,16 @@ export const CommandRecord = Type.Object({
     description:
       "The agent's latest progress report while the command runs (run_scan: nmap's task and percent); null when none came",
   }),
+  expires_at: IsoDateTime,
+  cancel_requested: Nullable(
+    Type.Object(
+      { at: IsoDateTime, by: Type.String(), reason: Nullable(Type.String()) },
+      {
+        description:
+          'A cancellation of this running command, asked by an admin and not yet confirmed by its agent (it stays once the command ended)',
+      },
+    ),
+  ),
 });
 export type CommandRecord = Static<typeof CommandRecord>;
 
@@ -277,9 +307,21 @@ export const CommandsQuery = Type.Object(
 
 export const PollResponse = Type.Object({
   commands: Type.Array(Type.Intersect([DeliveredCommand, Type.Object({ group_target: Nullable(Type.String()) })])),
+  cancel: Type.Optional(
+    Type.Array(CommandCancel, {
+      description:
+        'Running (acked) commands of this agent an admin cancelled: the agent stops each and reports it failed. Present only when there is one',
+    }),
+  ),
 });
 export const CommandListResponse = Type.Object({ commands: Type.Array(CommandRecord) });
 export const CommandDetailResponse = Type.Object({ command: CommandRecord, result: Nullable(CommandResult) });
+/** POST /api/agent-commands/cancel's answer: the command as it is now, with its result once it ended. */
+export const CancelCommandResponse = Type.Object({
+  success: Type.Literal(true),
+  command: CommandRecord,
+  result: Nullable(CommandResult),
+});
 
 export const StatusReportBody = Type.Object(
   {

@@ -34,6 +34,8 @@ export const AUDIT_EVENT_TYPES = [
   'vuln_feed_imported',
   'target_purged',
   'remediation_settings_changed',
+  // An admin asked the agent to stop a running command (not a webhook event: the command's end is `command_failed`).
+  'command_cancel_requested',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

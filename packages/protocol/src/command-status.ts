@@ -2,7 +2,10 @@
  * The agent command state machine. The portal queues a command `pending`, hands it to the
  * agent (`sent`), the agent acknowledges it (`acked`) and reports how it ended (`completed` or
  * `failed`). The portal itself fails commands an agent holds when it goes away (`sent` or
- * `acked` to `failed`); the agent's own reports follow AGENT_REPORTS strictly.
+ * `acked` to `failed`), and commands that are cancelled, expire or whose agent is deregistered
+ * (`pending` or `sent` to `failed`; command-lifecycle.ts); a `sent` command is delivered again
+ * (`sent` to `sent`) when its agent did not acknowledge it in time. The agent's own reports
+ * follow AGENT_REPORTS strictly.
  */
 
 export const COMMAND_STATUSES = ['pending', 'sent', 'acked', 'completed', 'failed'] as const;
@@ -13,8 +16,8 @@ export type ReportableStatus = (typeof REPORTABLE_STATUSES)[number];
 
 /** Every move the portal makes or accepts. */
 export const COMMAND_TRANSITIONS: Readonly<Record<CommandStatus, readonly CommandStatus[]>> = {
-  pending: ['sent'],
-  sent: ['acked', 'failed'],
+  pending: ['sent', 'failed'],
+  sent: ['sent', 'acked', 'failed'],
   acked: ['completed', 'failed'],
   completed: [],
   failed: [],

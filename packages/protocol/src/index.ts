@@ -22,6 +22,7 @@ export * from './overview.ts';
 export * from './license-key.ts';
 export * from './tier-rank.ts';
 export * from './command-status.ts';
+export * from './command-lifecycle.ts';
 export * from './command-progress.ts';
 export * from './session-id.ts';
 export * from './session-link.ts';

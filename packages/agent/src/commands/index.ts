@@ -1,4 +1,4 @@
-import { type DeliveredCommand, finishedCommandStatus } from '@svc/protocol';
+import { type DeliveredCommand, EXIT_CANCELLED, finishedCommandStatus } from '@svc/protocol';
 import { deliverOutbox } from '../journal-delivery.ts';
 import { Journal, journalFileOf, journalFilesIn } from '../journal.ts';
 import type { CommandHost, CommandRunner, ReportBody } from '../types.ts';
@@ -49,6 +49,10 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
   let sending: Promise<boolean> = Promise.resolve(true);
+  /** The command running now and how to stop it (a cancellation from the portal). */
+  let current: { id: number; stop: AbortController; reason: string | null } | null = null;
+  /** Commands whose `acked` the portal refused for good (cancelled or expired before they started). */
+  const refused = new Map<number, string>();
 
   /** One at a time for both: the journal's queue and outbox each have a single consumer. */
   const exclusive = (task: () => Promise<void>): Promise<void> => {
@@ -58,7 +62,11 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
   };
   /** Only the configured portal's outbox: another portal's reports wait until the agent is back there. */
   const flush = (journal: Journal = journalNow()): Promise<boolean> => {
-    const next = sending.then(() => deliverOutbox(journal, host.portal, log));
+    const next = sending.then(() =>
+      deliverOutbox(journal, host.portal, log, (r, reason) => {
+        if (r.status === 'acked' && r.progress === undefined) refused.set(r.command_id, reason);
+      }),
+    );
     sending = next.catch(() => false);
     return next;
   };
@@ -69,8 +77,19 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
     const command = journal.begin((c) => ({ command_id: c.id, agent_id: host.agentId, status: 'acked' }), new Date());
     log.info(`command ${command.id} ${command.command_type} started`);
     await flush(journal);
+    const refusal = refused.get(command.id);
+    if (refusal !== undefined) {
+      // The portal cancelled or expired it before its start reached the portal: it is not run
+      // (and stays started in the journal, so a later delivery of it is not run either).
+      refused.delete(command.id);
+      journal.abandon();
+      log.warning(`command ${command.id} ${command.command_type} not run: the portal refused its start: ${refusal}`);
+      return;
+    }
     const started = Date.now();
     const progress = progressReporter(command.id, host);
+    const stop = new AbortController();
+    current = { id: command.id, stop, reason: null };
     let outcome: Outcome;
     try {
       outcome = await executeCommand(command, {
@@ -79,10 +98,17 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
         deadline: started + (command.command_type === 'run_scan' ? host.scanTimeoutMs : host.commandTimeoutMs),
         onChild: (child) => journal.childStarted(child),
         onProgress: (p) => progress.offer(p),
+        signal: stop.signal,
       });
     } catch (err) {
       outcome = { ok: false, exitCode: 1, stdout: '', stderr: `agent error: ${(err as Error).message}\n` };
     }
+    const cancelReason = current.reason;
+    current = null;
+    // Stopped for the portal's cancellation: failed with EXIT_CANCELLED and the admin's reason.
+    // A command that ended on its own before the stop took effect keeps its own outcome.
+    if (stop.signal.aborted && outcome.exitCode === EXIT_CANCELLED)
+      outcome = { ...outcome, ok: false, stderr: `${outcome.stderr}${cancelReason ?? 'Cancelled by the portal'}\n` };
     // No progress report after the final one: the one in flight ends first (it never fails the command).
     await progress.stop();
     journal.finish(report(command, outcome));
@@ -110,12 +136,26 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
       const journal = journalNow();
       const fresh: DeliveredCommand[] = [];
       for (const c of commands) {
-        if (journal.hasStarted(c.id) || journal.isQueued(c.id) || fresh.some((f) => f.id === c.id))
-          log.warning(`command ${c.id} was delivered again; it runs only once`);
+        if (journal.isQueued(c.id) || fresh.some((f) => f.id === c.id))
+          log.info(`command ${c.id} was delivered again while it waits its turn; it runs once`);
+        else if (journal.hasStarted(c.id)) redelivered(journal, c);
         else fresh.push(c);
       }
       journal.enqueue(fresh);
       return exclusive(() => drain(journal));
+    },
+
+    cancel: (cancels) => {
+      for (const c of cancels) {
+        if (current === null || current.id !== c.id) {
+          log.debug(`cancellation of command ${c.id} ignored: it is not running here`);
+          continue;
+        }
+        if (current.stop.signal.aborted) continue;
+        log.warning(`command ${c.id} cancelled by the portal: stopping it`, { reason: c.reason });
+        current.reason = c.reason;
+        current.stop.abort();
+      }
     },
 
     recover: () =>
@@ -132,6 +172,23 @@ export function createCommandRunner(host: CommandHost): CommandRunner {
       await flush();
     },
   };
+
+  /**
+   * A command this agent started, delivered again: the portal never got its `acked` (the
+   * report was lost). It is not run twice; its start is reported again when no report of it
+   * waits in the outbox and it is still running (a finished one's final report is on its way
+   * or was refused, and the portal ends it by expiry).
+   */
+  function redelivered(journal: Journal, c: DeliveredCommand): void {
+    const reportAgain = current?.id === c.id && !journal.hasReport(c.id);
+    log.warning(
+      `command ${c.id} was delivered again; it runs only once${reportAgain ? ': its start is reported again' : ''}`,
+    );
+    if (reportAgain) {
+      journal.report({ command_id: c.id, agent_id: host.agentId, status: 'acked' });
+      void flush(journal);
+    }
+  }
 
   function recoverCut(journal: Journal): void {
     const cut = journal.current;

@@ -29,6 +29,8 @@ export interface CommandContext {
   onChild: (child: ChildIdentity) => void;
   /** The command's progress as it runs (run_scan), for the portal's console. */
   onProgress?: ((progress: CommandProgress) => void) | undefined;
+  /** Aborted when the portal cancels the command: run_scan and push_session kill their child's tree. */
+  signal?: AbortSignal | undefined;
 }
 
 export const done = (stdout: string, extra: Partial<Outcome> = {}): Outcome => ({
@@ -48,7 +50,11 @@ export const failure = (stderr: string, exitCode = EXIT_FAILED, stdout = ''): Ou
 
 /** A child's run as an outcome: exit 0 is success, anything else (124 for a timeout) failure. */
 export function fromProcess(run: ProcessRun, extra: Partial<Outcome> = {}): Outcome {
-  const stderr = run.timedOut ? `${run.stderr}command timed out: the process tree was killed\n` : run.stderr;
+  const stderr = run.timedOut
+    ? `${run.stderr}command timed out: the process tree was killed\n`
+    : run.cancelled === true
+      ? `${run.stderr}command cancelled: the process tree was killed\n`
+      : run.stderr;
   return { ok: run.exitCode === 0, exitCode: run.exitCode, stdout: run.stdout, stderr, ...extra };
 }
 

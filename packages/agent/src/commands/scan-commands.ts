@@ -50,6 +50,7 @@ export async function runScan(payload: CommandPayloads['run_scan'], ctx: Command
     env: host.childEnv,
     deadline: ctx.deadline,
     onStart: ctx.onChild,
+    signal: ctx.signal,
     // Progress lines go to the portal, not into the report's stderr; every other line stays.
     onStderrLine: (line) => {
       const progress = readProgressLine(line);
@@ -77,6 +78,7 @@ export async function pushSession(payload: CommandPayloads['push_session'], ctx:
     env: ctx.host.childEnv,
     deadline: ctx.deadline,
     onStart: ctx.onChild,
+    signal: ctx.signal,
   });
   return fromProcess(run, { sessionId: run.exitCode === 0 ? uploadedId(run.stdout, null) : null });
 }

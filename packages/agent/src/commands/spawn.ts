@@ -1,11 +1,14 @@
 import os from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
+import { EXIT_CANCELLED } from '@svc/protocol';
 import { startTimeOf } from '@svc/client/process/kill-tree';
 import { runWithDeadline } from '@svc/client/process/run';
 
 /**
  * Runs one program (argv, never shell text) under a deadline. The child leads its own process
- * group; past the deadline its whole tree is killed and the run ends with exit code 124.
+ * group; past the deadline its whole tree is killed and the run ends with exit code 124; when
+ * `signal` aborts (the portal cancelled the command) the tree is killed likewise and the run
+ * ends with EXIT_CANCELLED (130).
  */
 
 export const EXIT_TIMEOUT = 124;
@@ -25,6 +28,8 @@ export interface ProcessRun {
   stdout: string;
   stderr: string;
   timedOut: boolean;
+  /** Killed because `signal` aborted (a cancellation), not because the deadline passed. */
+  cancelled?: boolean;
 }
 
 export interface RunOptions {
@@ -39,6 +44,8 @@ export interface RunOptions {
    * (svc's progress lines) and is left out of the run's stderr. The rest is kept as before.
    */
   onStderrLine?: ((line: string) => boolean) | undefined;
+  /** Aborted when the portal cancels the command: the tree is killed at once. */
+  signal?: AbortSignal | undefined;
 }
 
 export async function runProcess(argv: readonly string[], opts: RunOptions): Promise<ProcessRun> {
@@ -49,6 +56,7 @@ export async function runProcess(argv: readonly string[], opts: RunOptions): Pro
     timeoutMs: Math.max(0, opts.deadline - Date.now()),
     kill: { mode: 'tree' },
     maxOutputBytes: KEEP_BYTES,
+    abort: opts.signal,
     onStderr: lines?.add,
     onStart: (pid) => {
       const startTime = startTimeOf(pid);
@@ -57,12 +65,22 @@ export async function runProcess(argv: readonly string[], opts: RunOptions): Pro
   });
   const kept = lines === undefined ? r.stderr : lines.end();
   const stderr = r.error ? `${kept}cannot start ${argv[0]}: ${r.error.message}\n` : kept;
-  const exitCode = r.timedOut
-    ? EXIT_TIMEOUT
-    : r.error
-      ? EXIT_NOT_STARTED
-      : (r.exitCode ?? 128 + signalNumber(r.signal));
-  return { exitCode, stdout: r.stdout, stderr, timedOut: r.timedOut };
+  // runWithDeadline reports an abort like a deadline: the signal tells which it was.
+  const cancelled = r.timedOut && opts.signal?.aborted === true;
+  const exitCode = cancelled
+    ? EXIT_CANCELLED
+    : r.timedOut
+      ? EXIT_TIMEOUT
+      : r.error
+        ? EXIT_NOT_STARTED
+        : (r.exitCode ?? 128 + signalNumber(r.signal));
+  return {
+    exitCode,
+    stdout: r.stdout,
+    stderr,
+    timedOut: r.timedOut && !cancelled,
+    ...(cancelled ? { cancelled } : {}),
+  };
 }
 
 function signalNumber(sig: NodeJS.Signals | null): number {

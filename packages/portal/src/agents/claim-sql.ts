@@ -5,8 +5,21 @@
  *
  * The claim picks up to a limit of commands in delivery order (priority descending, then
  * oldest first) with FOR UPDATE SKIP LOCKED, so two replicas answering the same agent at once
- * never deliver one command twice, and marks them `sent` in the same statement.
+ * never deliver one command twice, and marks them `sent` in the same statement. It picks
+ * `pending` commands and `sent` ones not acknowledged within the redelivery window (the answer
+ * that carried them may have been lost), never an expired one (docs/agent/commands.md, "Cancel,
+ * expiry and redelivery"). The same statement lists the agent's running commands an admin
+ * cancelled (`cancel`, JSON, null when none), so a heartbeat stays one round trip.
  */
+
+import { REDELIVERY_WINDOW_SECONDS } from '@svc/protocol';
+
+/** A cancelled running command: who cancelled it and why (present.ts words it for the agent). */
+export interface CancelRow {
+  id: number;
+  by: string;
+  reason: string | null;
+}
 
 /** A claimed command as the statements return it. */
 export interface ClaimedRow {
@@ -17,13 +30,39 @@ export interface ClaimedRow {
   created_by: string;
   group_target: string | null;
   created_at: Date;
+  /** The agent's cancelled running commands (every row of one answer carries the same list). */
+  cancel: CancelRow[] | null;
+}
+
+/** What one answer hands the agent: the claimed commands, and the running ones to stop. */
+export interface Claim {
+  commands: ClaimedRow[];
+  cancel: CancelRow[];
+}
+
+/** The statement's rows as an answer: a row without id is the empty claim's placeholder. */
+export function claimOf(rows: readonly ClaimedRow[]): Claim {
+  return { commands: rows.filter((r) => r.id !== null), cancel: rows[0]?.cancel ?? [] };
+}
+
+/** Delivered now: pending, or sent and not acknowledged for the redelivery window; in both cases not expired. */
+function deliverable(now: string): string {
+  return `(c.status = 'pending' OR (c.status = 'sent' AND c.sent_at <= ${now}::timestamptz - interval '${REDELIVERY_WINDOW_SECONDS} seconds'))
+      AND c.expires_at > ${now}`;
+}
+
+/** The agent's acked commands with a cancellation asked (`agent` on alias `c`), as a JSON array or null. */
+function cancelList(agent: string, guard: string): string {
+  return `(SELECT jsonb_agg(jsonb_build_object('id', c.id, 'by', c.cancel_requested_by, 'reason', c.cancel_reason) ORDER BY c.id)
+      FROM agent_commands c
+      WHERE ${agent} AND c.status = 'acked' AND c.cancel_requested_at IS NOT NULL AND ${guard})`;
 }
 
 /** `agent` selects the agent's commands on alias `c`; `guard` gates the claim. */
 function claimCtes(p: { agent: string; guard: string; limit: string; now: string }): string {
   return `picked AS (
     SELECT c.id FROM agent_commands c
-    WHERE ${p.agent} AND c.status = 'pending' AND ${p.guard}
+    WHERE ${p.agent} AND ${deliverable(p.now)} AND ${p.guard}
     ORDER BY c.priority DESC, c.created_at, c.id
     LIMIT ${p.limit}
     FOR UPDATE SKIP LOCKED
@@ -72,7 +111,9 @@ function heartbeatStatement(agentRow: string, claimAgent: string): string {
     WHERE ${agentRow} AND deregistered_at IS NULL
     RETURNING client_id
   ), ${claimCtes({ agent: claimAgent, guard: '$10::boolean AND EXISTS (SELECT 1 FROM hb)', limit: '$11', now: '$7' })}
-  SELECT (SELECT count(*) FROM hb)::int AS updated, claimed.* FROM (SELECT 1) AS one LEFT JOIN claimed ON true
+  SELECT (SELECT count(*) FROM hb)::int AS updated, claimed.*,
+    ${cancelList(claimAgent, '$10::boolean AND EXISTS (SELECT 1 FROM hb)')} AS cancel
+  FROM (SELECT 1) AS one LEFT JOIN claimed ON true
   ORDER BY ${DELIVERY_ORDER}`;
 }
 
@@ -96,9 +137,11 @@ export function heartbeatValues(values: Record<HeartbeatParameter, unknown>): un
   return HEARTBEAT_PARAMETERS.map((name) => values[name]);
 }
 
-/** The agent poll: $1 client_id, $2 agent_id, $3 limit, $4 now. */
+/** The agent poll: $1 client_id, $2 agent_id, $3 limit, $4 now. One row without id when nothing is claimed. */
 export const POLL_SQL = `WITH ${claimCtes({ agent: 'c.client_id = $1 AND c.agent_id = $2', guard: 'true', limit: '$3', now: '$4' })}
-  SELECT * FROM claimed ORDER BY ${DELIVERY_ORDER}`;
+  SELECT claimed.*, ${cancelList('c.client_id = $1 AND c.agent_id = $2', 'true')} AS cancel
+  FROM (SELECT 1) AS one LEFT JOIN claimed ON true
+  ORDER BY ${DELIVERY_ORDER}`;
 
 /** One heartbeat of a batch: the license-key heartbeat statement's values but the limit. */
 export type BatchedHeartbeat = Record<Exclude<HeartbeatParameter, 'limit'>, unknown>;
@@ -132,7 +175,7 @@ export const HEARTBEAT_BATCH_SQL = `WITH v AS (
   ), picked AS (
     SELECT hb.i, hb.now, p.id FROM hb CROSS JOIN LATERAL (
       SELECT c.id FROM agent_commands c
-      WHERE c.client_id = hb.client_id AND c.agent_id = hb.agent_id AND c.status = 'pending' AND hb.can_receive
+      WHERE c.client_id = hb.client_id AND c.agent_id = hb.agent_id AND ${deliverable('hb.now')} AND hb.can_receive
       ORDER BY c.priority DESC, c.created_at, c.id
       LIMIT $12
       FOR UPDATE OF c SKIP LOCKED
@@ -143,7 +186,8 @@ export const HEARTBEAT_BATCH_SQL = `WITH v AS (
     RETURNING picked.i, c.id, c.command_type, c.payload, c.priority, c.created_by, c.group_target, c.created_at
   )
   SELECT hb.i, claimed.id, claimed.command_type, claimed.payload, claimed.priority, claimed.created_by,
-    claimed.group_target, claimed.created_at
+    claimed.group_target, claimed.created_at,
+    ${cancelList('c.client_id = hb.client_id AND c.agent_id = hb.agent_id', 'hb.can_receive')} AS cancel
   FROM hb LEFT JOIN claimed ON claimed.i = hb.i
   ORDER BY hb.i, ${DELIVERY_ORDER}`;
 

@@ -5,11 +5,11 @@ import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import type { Database } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
-import type { ClaimedRow } from './claim-sql.ts';
+import { type Claim, type ClaimedRow, claimOf } from './claim-sql.ts';
+import { failAgentCommands } from './lifecycle-queries.ts';
 import {
   agentHasHistory,
   clientHasLicenses,
-  failHeldCommands,
   insertAgent,
   licenseAgentExists,
   lockAgent,
@@ -45,8 +45,11 @@ const changedMeanwhile = () =>
   new DomainError('conflict.agent_changed', 'The agent changed while its heartbeat was recorded; send it again');
 const TAKEN_OVER = 'Cancelled: a license key took this agent over from the legacy key before the command was reported';
 
+/** A new agent: nothing queued for it yet. */
+const NOTHING_CLAIMED: Claim = { commands: [], cancel: [] };
+
 interface Outcome {
-  claimed: ClaimedRow[];
+  claimed: Claim;
   event: AuditEvent | null;
 }
 
@@ -67,7 +70,7 @@ export async function heartbeatSlowPath(
   hb: ReceivedHeartbeat,
   now: Date,
   statement: CompiledQuery,
-): Promise<ClaimedRow[]> {
+): Promise<Claim> {
   const { claimed, event } = await ctx.db
     .transaction()
     .execute((trx) =>
@@ -80,10 +83,10 @@ export async function heartbeatSlowPath(
 }
 
 /** The heartbeat statement, inside the transaction that holds the agent's lock. */
-async function recordUnderLock(trx: Db, statement: CompiledQuery): Promise<ClaimedRow[]> {
+async function recordUnderLock(trx: Db, statement: CompiledQuery): Promise<Claim> {
   const { rows } = await trx.executeQuery<ClaimedRow & { updated: number }>(statement);
   if (rows[0]?.updated !== 1) throw changedMeanwhile();
-  return rows.filter((r) => r.id !== null);
+  return claimOf(rows);
 }
 
 /**
@@ -126,7 +129,7 @@ async function licenseSlowPath(
       if (existing.license_id !== null) return { claimed: await recordUnderLock(trx, statement), event: null };
       // Registered by the legacy key: this key takes it over and the legacy key loses it.
       await withinLimit();
-      const cancelled = await failHeldCommands(trx, clientId, hb.agentId, TAKEN_OVER, now);
+      const cancelled = await failAgentCommands(trx, clientId, hb.agentId, ['sent', 'acked'], TAKEN_OVER, now);
       await takeOverAgent(trx, clientId, hb.agentId, { id: license.id, tier: principal.tier });
       const claimed = await recordUnderLock(trx, statement);
       const event = await firstSeen({ taken_over_from: 'legacy-key', cancelled_command_ids: cancelled });
@@ -134,7 +137,7 @@ async function licenseSlowPath(
     }
     await withinLimit();
     if (await insertAgent(trx, newAgentRow(hb, clientId, license.id, principal.tier, now)))
-      return { claimed: [], event: await firstSeen({}) };
+      return { claimed: NOTHING_CLAIMED, event: await firstSeen({}) };
   }
   throw changedMeanwhile();
 }
@@ -193,7 +196,7 @@ async function legacySlowPath(
           tier: principal.tier,
         },
       });
-      return { claimed: [], event };
+      return { claimed: NOTHING_CLAIMED, event };
     }
     // A concurrent first heartbeat inserted it (ours waited for it to commit): look again.
   }

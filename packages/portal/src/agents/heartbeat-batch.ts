@@ -1,13 +1,26 @@
 import { CompiledQuery } from 'kysely';
-import { MAX_COMMANDS_PER_HEARTBEAT, type DeliveredCommand, type ReceivedHeartbeat } from '@svc/protocol';
+import { MAX_COMMANDS_PER_HEARTBEAT, type ReceivedHeartbeat } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
 import { queryPrepared } from '../db/prepared.ts';
-import { type BatchedHeartbeat, type ClaimedRow, HEARTBEAT_BATCH_SQL, heartbeatBatchValues } from './claim-sql.ts';
+import {
+  type BatchedHeartbeat,
+  type Claim,
+  type ClaimedRow,
+  claimOf,
+  HEARTBEAT_BATCH_SQL,
+  heartbeatBatchValues,
+} from './claim-sql.ts';
 import { heartbeatSlowPath } from './first-heartbeat.ts';
-import { heartbeatFields, type KeyHolder, recordHeartbeat, singleStatement } from './heartbeat.ts';
-import { presentDelivered } from './present.ts';
+import {
+  type HeartbeatAnswer,
+  heartbeatFields,
+  type KeyHolder,
+  recordHeartbeat,
+  singleStatement,
+} from './heartbeat.ts';
+import { presentClaim } from './present.ts';
 
-type Answer = { receivedAt: Date; commands: DeliveredCommand[] };
+type Answer = HeartbeatAnswer;
 
 interface Waiting {
   principal: KeyHolder;
@@ -114,21 +127,21 @@ class HeartbeatBatcher {
       return;
     }
     this.#ctx.metrics?.heartbeatBatch(batch.length);
-    const claimed = new Map<number, ClaimedRow[]>();
+    const rowsOf = new Map<number, ClaimedRow[]>();
     for (const r of rows) {
-      const mine = claimed.get(r.i) ?? [];
-      if (r.id !== null) mine.push(r);
-      claimed.set(r.i, mine);
+      const mine = rowsOf.get(r.i) ?? [];
+      mine.push(r);
+      rowsOf.set(r.i, mine);
     }
     for (const [i, w] of batch.entries()) {
-      const mine = claimed.get(i);
+      const mine = rowsOf.get(i);
       // Not a registered agent of this key: the single path's rules decide, under the row's lock.
-      const work = mine
-        ? Promise.resolve(mine)
+      const work: Promise<Claim> = mine
+        ? Promise.resolve(claimOf(mine))
         : heartbeatSlowPath(this.#ctx, w.principal, w.hb, w.now, singleStatement(w.principal, w.hb, w.now));
       void this.#settle(
         w,
-        work.then((rows) => ({ receivedAt: w.now, commands: rows.map(presentDelivered) })),
+        work.then((claim) => ({ receivedAt: w.now, ...presentClaim(claim) })),
       );
     }
   }

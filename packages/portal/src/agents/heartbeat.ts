@@ -1,11 +1,16 @@
 import { CompiledQuery } from 'kysely';
-import { MAX_COMMANDS_PER_HEARTBEAT, type DeliveredCommand, type ReceivedHeartbeat } from '@svc/protocol';
+import {
+  MAX_COMMANDS_PER_HEARTBEAT,
+  type CommandCancel,
+  type DeliveredCommand,
+  type ReceivedHeartbeat,
+} from '@svc/protocol';
 import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { queryPrepared } from '../db/prepared.ts';
-import { type ClaimedRow, HEARTBEAT_SQL, heartbeatValues } from './claim-sql.ts';
+import { type ClaimedRow, claimOf, HEARTBEAT_SQL, heartbeatValues } from './claim-sql.ts';
 import { heartbeatSlowPath, storedState } from './first-heartbeat.ts';
-import { presentDelivered } from './present.ts';
+import { presentClaim } from './present.ts';
 
 export type KeyHolder = LicensePrincipal | LegacyPrincipal;
 
@@ -25,15 +30,19 @@ export async function recordHeartbeat(
   principal: KeyHolder,
   hb: ReceivedHeartbeat,
   now: Date = ctx.now(),
-): Promise<{ receivedAt: Date; commands: DeliveredCommand[] }> {
+): Promise<HeartbeatAnswer> {
   const statement = singleStatement(principal, hb, now);
   // The hot path: a named prepared statement, planned once per connection.
   const rows = await queryPrepared<ClaimedRow & { updated: number }>(ctx.pool, 'heartbeat', statement);
-  const claimed =
-    rows[0]?.updated === 1
-      ? rows.filter((r) => r.id !== null)
-      : await heartbeatSlowPath(ctx, principal, hb, now, statement);
-  return { receivedAt: now, commands: claimed.map(presentDelivered) };
+  const claimed = rows[0]?.updated === 1 ? claimOf(rows) : await heartbeatSlowPath(ctx, principal, hb, now, statement);
+  return { receivedAt: now, ...presentClaim(claimed) };
+}
+
+/** A heartbeat's answer before presentation: the commands handed out and the running ones to stop. */
+export interface HeartbeatAnswer {
+  receivedAt: Date;
+  commands: DeliveredCommand[];
+  cancel: CommandCancel[];
 }
 
 /** What a heartbeat writes and claims with, the same for the single statement and a batch. */

@@ -1,8 +1,10 @@
 import type { Selectable } from 'kysely';
 import {
+  cancelMessage,
   STALE_THRESHOLD_SECONDS,
   sessionHref,
   type AgentView,
+  type CommandCancel,
   type CommandRecord,
   type CommandProgressView,
   type CommandType,
@@ -13,7 +15,7 @@ import {
   type QueueCommandResponse,
 } from '@svc/protocol';
 import type { AgentCommandResultsTable, AgentsTable } from '../db/schema.ts';
-import type { ClaimedRow } from './claim-sql.ts';
+import type { CancelRow, Claim, ClaimedRow } from './claim-sql.ts';
 import type { RunningRow } from './fleet-queries.ts';
 import type { CommandRow } from './history-queries.ts';
 import { clientOut } from './resolve.ts';
@@ -68,6 +70,21 @@ export function presentDelivered(row: ClaimedRow): DeliveredCommand {
   };
 }
 
+/** A heartbeat's claim as the answer's `commands` and `cancel`. */
+export function presentClaim(claim: Claim): { commands: DeliveredCommand[]; cancel: CommandCancel[] } {
+  return { commands: claim.commands.map(presentDelivered), cancel: presentCancels(claim.cancel) };
+}
+
+/** The running commands to stop, each with the reason its result will keep. */
+export function presentCancels(rows: readonly CancelRow[]): CommandCancel[] {
+  return rows.map((c) => ({ id: Number(c.id), reason: cancelMessage(c.by, c.reason) }));
+}
+
+/** `cancel` only when the agent has a command to stop: an answer without it is the contract's answer as it was. */
+export function cancelField(cancel: readonly CommandCancel[]): { cancel?: CommandCancel[] } {
+  return cancel.length === 0 ? {} : { cancel: [...cancel] };
+}
+
 /** A command handed to its agent by the poll, which also says which group it came through. */
 export function presentPolled(row: ClaimedRow): DeliveredCommand & { group_target: string | null } {
   return { ...presentDelivered(row), group_target: row.group_target };
@@ -77,6 +94,7 @@ export interface Queued {
   id: string;
   agent_id: string;
   created_at: Date;
+  expires_at: Date;
 }
 
 /** POST /api/agent-commands' answer. A broadcast's commands share one created_at: formatted once. */
@@ -86,6 +104,7 @@ export function presentQueued(
   skipped: { agent_id: string; reason: string }[],
 ): QueueCommandResponse {
   const isoOf = memoLast((d: Date) => d.toISOString());
+  const expiresOf = memoLast((d: Date) => d.toISOString());
   return {
     success: true,
     commands: queued.map((q) => ({
@@ -94,6 +113,7 @@ export function presentQueued(
       command_type: type,
       status: 'pending',
       created_at: isoOf(q.created_at),
+      expires_at: expiresOf(q.expires_at),
     })),
     ...(skipped.length > 0 ? { skipped } : {}),
   };
@@ -124,6 +144,11 @@ export function presentCommand(row: CommandRow): CommandRecord {
     acked_at: row.acked_at?.toISOString() ?? null,
     completed_at: row.completed_at?.toISOString() ?? null,
     progress: progressOf(row),
+    expires_at: row.expires_at.toISOString(),
+    cancel_requested:
+      row.cancel_requested_at === null || row.cancel_requested_by === null
+        ? null
+        : { at: row.cancel_requested_at.toISOString(), by: row.cancel_requested_by, reason: row.cancel_reason },
   };
 }
 
@@ -153,8 +178,12 @@ export function presentResult(row: Selectable<AgentCommandResultsTable>, clientI
   };
 }
 
-export function presentHeartbeatAnswer(receivedAt: Date, commands: DeliveredCommand[]): HeartbeatResponse {
-  return { success: true, received_at: receivedAt.toISOString(), commands };
+export function presentHeartbeatAnswer(
+  receivedAt: Date,
+  commands: DeliveredCommand[],
+  cancel: readonly CommandCancel[] = [],
+): HeartbeatResponse {
+  return { success: true, received_at: receivedAt.toISOString(), commands, ...cancelField(cancel) };
 }
 
 export function presentAdded(

@@ -180,30 +180,6 @@ export async function takeOverAgent(
     .execute();
 }
 
-/**
- * Fail the agent's commands that were delivered but not finished (sent, acked), with
- * `reason` as the result's stderr; their ids in id order.
- */
-export async function failHeldCommands(
-  db: Db,
-  clientId: string,
-  agentId: string,
-  reason: string,
-  now: Date,
-): Promise<number[]> {
-  const { rows } = await sql<{ id: string }>`
-    WITH held AS (
-      UPDATE agent_commands SET status = 'failed', completed_at = ${now}
-      WHERE client_id = ${clientId} AND agent_id = ${agentId} AND status IN ('sent', 'acked')
-      RETURNING id
-    )
-    INSERT INTO agent_command_results (command_id, exit_code, stdout, stderr, session_id, completed_at)
-    SELECT id, NULL, '', ${reason}, NULL, ${now} FROM held
-    RETURNING command_id AS id
-  `.execute(db);
-  return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-}
-
 /** Insert a new agent; false when it is there already (either unique key). */
 export async function insertAgent(db: Db, row: Insertable<AgentsTable>): Promise<boolean> {
   const inserted = await db
@@ -271,6 +247,7 @@ export interface NewCommand {
   priority: number;
   createdBy: string;
   now: Date;
+  expiresAt: Date;
 }
 
 /** The agent a single command is for, with whether it may receive commands now. */
@@ -303,8 +280,9 @@ export async function insertCommand(db: Db, clientId: string, agentId: string, s
       sent_at: null,
       acked_at: null,
       completed_at: null,
+      expires_at: spec.expiresAt,
     })
-    .returning(['id', 'agent_id', 'created_at'])
+    .returning(['id', 'agent_id', 'created_at', 'expires_at'])
     .execute();
 }
 
@@ -347,8 +325,8 @@ export async function insertGroupCommands(
     ), spread AS (
       SELECT array_agg(DISTINCT client_id ORDER BY client_id) AS client_ids FROM members
     ), ins AS (
-      INSERT INTO agent_commands (client_id, agent_id, command_type, payload, priority, created_by, group_target, created_at)
-      SELECT client_id, agent_id, ${spec.type}, ${JSON.stringify(spec.payload)}::jsonb, ${spec.priority}, ${spec.createdBy}, ${group}, ${spec.now}
+      INSERT INTO agent_commands (client_id, agent_id, command_type, payload, priority, created_by, group_target, created_at, expires_at)
+      SELECT client_id, agent_id, ${spec.type}, ${JSON.stringify(spec.payload)}::jsonb, ${spec.priority}, ${spec.createdBy}, ${group}, ${spec.now}, ${spec.expiresAt}
       FROM members WHERE eligible AND (${scope.allClients}::boolean OR (SELECT cardinality(client_ids) FROM spread) <= 1)
       ORDER BY agent_id, client_id
       RETURNING id, client_id, agent_id
@@ -363,7 +341,8 @@ export async function insertGroupCommands(
       INSERT INTO audit_events (event_type, actor, client_id, data)
       SELECT 'command_dispatched', ${spec.createdBy}, CASE WHEN cardinality(sp.client_ids) = 1 THEN NULLIF(s.client_id, '') END,
              jsonb_build_object('command_ids', c.ids, 'agent_ids', c.agent_ids, 'command_type', ${spec.type}::text,
-                                'group_target', ${group}::text, 'priority', ${spec.priority}::int, 'created_by', ${spec.createdBy}::text)
+                                'group_target', ${group}::text, 'priority', ${spec.priority}::int, 'created_by', ${spec.createdBy}::text,
+                                'expires_at', ${spec.expiresAt.toISOString()}::text)
       FROM summary s, spread sp, cmds c WHERE c.n > 0
       RETURNING *
     )
@@ -376,7 +355,7 @@ export async function insertGroupCommands(
 export async function lockAgentCommand(db: Db, id: string, clientId: string, agentId: string) {
   return db
     .selectFrom('agent_commands')
-    .select(['id', 'status', 'command_type'])
+    .select(['id', 'status', 'command_type', 'expires_at', 'cancel_requested_by', 'cancel_reason'])
     .where('id', '=', id)
     .where('client_id', '=', clientId)
     .where('agent_id', '=', agentId)

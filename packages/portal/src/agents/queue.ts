@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import {
   checkCommandPayload,
+  COMMAND_EXPIRY_DEFAULT_SECONDS,
   COMMAND_TYPES,
   type AuditEvent,
   type CommandType,
@@ -47,15 +48,18 @@ export async function queueCommands(
   const priority = body.priority ?? DEFAULT_PRIORITY;
   const createdBy = actorOf(admin);
   const now = ctx.now();
+  // Bounds checked by the body's schema (a 400 naming expires_in_seconds).
+  const expiresAt = new Date(now.getTime() + (body.expires_in_seconds ?? COMMAND_EXPIRY_DEFAULT_SECONDS) * 1000);
+  const spec: NewCommand = { type, payload, priority, createdBy, now, expiresAt };
 
   const { queued, skipped, event } =
     body.agent_id !== undefined
-      ? await queueForAgent(ctx, admin, body.agent_id, body.client_id, { type, payload, priority, createdBy, now })
+      ? await queueForAgent(ctx, admin, body.agent_id, body.client_id, spec)
       : await queueForGroup(
           ctx,
           body.group_target as string,
           { clientId: body.client_id, allClients: body.all_clients === true },
-          { type, payload, priority, createdBy, now },
+          spec,
         );
   ctx.events.publish(event);
   return { type, queued, skipped };
@@ -75,6 +79,7 @@ function dispatchedData(spec: NewCommand, groupTarget: string | null, queued: Qu
     group_target: groupTarget,
     priority: spec.priority,
     created_by: spec.createdBy,
+    expires_at: spec.expiresAt.toISOString(),
   };
 }
 
@@ -147,6 +152,7 @@ async function queueForGroup(
     id: String(id),
     agent_id: data.agent_ids[i] as string,
     created_at: spec.now,
+    expires_at: spec.expiresAt,
   }));
   const skipped = (row.skipped ?? []).map((agent_id) => ({
     agent_id,

@@ -1,8 +1,9 @@
-import type { AuditEventType } from '@svc/protocol';
+import { AGENT_DEREGISTERED_MESSAGE, AGENT_DEREGISTERED_RUNNING_MESSAGE, type AuditEventType } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import type { UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
+import { failAgentCommands } from './lifecycle-queries.ts';
 import { deleteAgent, deregisterAgent, lockAgent, reenableAgent } from './queries.ts';
 import { agentForUser, agentNotFound, clientOut } from './resolve.ts';
 
@@ -20,6 +21,10 @@ const EVENTS: Record<AgentAction, { type: AuditEventType; by: string }> = {
  * commands, results and memberships by cascade; audit history stays). An action that
  * finds the agent already in that state, or a purge of a registered agent, is a 409.
  * The agent is (client_id, agent_id): an id under several clients needs `client_id` (docs/api.md#ids-are-per-client).
+ * A deregistration fails the agent's open commands: those not started (pending, sent) with
+ * "Agent deregistered", so a re-enable never runs them, and running ones (acked), whose reports
+ * a deregistered agent can no longer send; its one audit event lists their ids
+ * (`dropped_command_ids`) rather than one `command_failed` per command.
  */
 export async function changeRegistration(
   ctx: AppContext,
@@ -35,9 +40,27 @@ export async function changeRegistration(
     const agent = await lockAgent(trx, key.client_id, agentId);
     if (!agent) throw agentNotFound();
     const deregistered = agent.deregistered_at !== null;
+    let extra: Record<string, unknown> = {};
     if (action === 'deregister') {
       if (deregistered) throw new DomainError('conflict.agent_state', 'Agent is already deregistered');
       await deregisterAgent(trx, agent.client_id, agentId, now);
+      const notStarted = await failAgentCommands(
+        trx,
+        agent.client_id,
+        agentId,
+        ['pending', 'sent'],
+        AGENT_DEREGISTERED_MESSAGE,
+        now,
+      );
+      const running = await failAgentCommands(
+        trx,
+        agent.client_id,
+        agentId,
+        ['acked'],
+        AGENT_DEREGISTERED_RUNNING_MESSAGE,
+        now,
+      );
+      extra = { dropped_command_ids: [...notStarted, ...running].sort((a, b) => a - b) };
     } else if (action === 'reenable') {
       if (!deregistered) throw new DomainError('conflict.agent_state', 'Agent is already registered');
       await reenableAgent(trx, agent.client_id, agentId);
@@ -50,7 +73,7 @@ export async function changeRegistration(
       event_type: type,
       actor,
       client_id: clientOut(agent.client_id),
-      data: { agent_id: agentId, [by]: actor },
+      data: { agent_id: agentId, [by]: actor, ...extra },
     });
   });
   ctx.events.publish(event);

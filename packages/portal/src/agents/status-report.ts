@@ -1,4 +1,5 @@
 import {
+  expiredMessage,
   isValidSessionId,
   MAX_OUTPUT_BYTES,
   mayReportCommandStatus,
@@ -19,6 +20,7 @@ import {
   recordCommandProgress,
   sessionOfClient,
 } from './queries.ts';
+import { failCommands } from './lifecycle-queries.ts';
 import { agentForKey, clientOut } from './resolve.ts';
 
 /**
@@ -63,6 +65,7 @@ export async function reportCommandStatus(
   if (!Number.isSafeInteger(body.command_id)) throw commandNotFound();
   const progress = progressOf(body);
   const now = ctx.now();
+  let refusal: DomainError | null = null;
   const event = await ctx.db.transaction().execute(async (trx) => {
     // Again, locked: a takeover of a legacy agent cannot slip between this check and the report.
     await agentForKey(trx, principal, body.agent_id, { lock: true });
@@ -81,6 +84,28 @@ export async function reportCommandStatus(
     if (!mayReportCommandStatus(cmd.status, body.status))
       throw new DomainError('conflict.status_transition', `Illegal status transition: ${cmd.status} -> ${body.status}`);
     if (body.status === 'acked') {
+      // Expired before the agent started it (the sweep had not come yet): failed now, and the
+      // agent, answered 409, skips it. Committed before the refusal is thrown.
+      if (cmd.expires_at <= now) {
+        const message = expiredMessage(cmd.expires_at, 'sent');
+        await failCommands(trx, [{ id: cmd.id, message }], now);
+        refusal = new DomainError('conflict.status_transition', `${message}: not to be run`);
+        return recordAuditEvent(trx, {
+          event_type: 'command_failed',
+          actor: 'system',
+          client_id: clientOut(agent.client_id),
+          data: {
+            command_id: body.command_id,
+            agent_id: body.agent_id,
+            command_type: cmd.command_type,
+            exit_code: null,
+            session_id: null,
+            completed_at: now.toISOString(),
+            reason: 'expired',
+            expires_at: cmd.expires_at.toISOString(),
+          },
+        });
+      }
       await markCommandAcked(trx, cmd.id, now);
       return null;
     }
@@ -110,10 +135,15 @@ export async function reportCommandStatus(
         exit_code: body.exit_code ?? null,
         session_id: sessionId,
         completed_at: now.toISOString(),
+        // The agent stopped a command an admin cancelled (docs/agent/commands.md, "Cancel, expiry and redelivery").
+        ...(body.status === 'failed' && cmd.cancel_requested_by !== null
+          ? { reason: 'cancelled', cancelled_by: cmd.cancel_requested_by, cancel_reason: cmd.cancel_reason }
+          : {}),
       },
     });
   });
   if (event) ctx.events.publish(event);
+  if (refusal) throw refusal;
 }
 
 /** The report's progress, checked by the protocol's rule (400 naming the field); only with status `acked`. */

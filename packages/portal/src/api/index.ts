@@ -6,6 +6,7 @@ import agentGroupsPost from './agent-groups/post.ts';
 import agentsPatch from './agents/patch.ts';
 import agentCommandsPatch from './agent-commands/patch.ts';
 import agentCommandsPost from './agent-commands/post.ts';
+import agentCommandsCancelPost from './agent-commands/cancel/post.ts';
 import auditList from './audit/list.ts';
 import dbHealthGet from './db-health/get.ts';
 import benchmarkGet from './benchmark/get.ts';
@@ -65,6 +66,7 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     agentGroupsPost,
     agentGroupsDelete,
     agentCommandsPost,
+    agentCommandsCancelPost,
     agentCommandsGet,
     agentCommandsPatch,
     licenseGet,

@@ -181,6 +181,12 @@ export interface AgentCommandsTable {
   progress_task: string | null;
   progress_percent: number | null;
   progress_at: Date | null;
+  /** Migration 0025: set by the portal at queue time (the default is the database's safety net only). */
+  expires_at: Generated<Date>;
+  /** A cancellation asked of the agent running the command: at and by together, reason optional. */
+  cancel_requested_at: Date | null;
+  cancel_requested_by: string | null;
+  cancel_reason: string | null;
   /** The pipeline's stage the latest report named (migration 0027); null when it named none. */
   progress_stage: string | null;
 }

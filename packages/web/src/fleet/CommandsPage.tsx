@@ -16,6 +16,7 @@ import { formatDate } from '../ui/format.ts';
 import { commandElapsed, commandTarget, needsPolling } from './command-status.ts';
 import { CommandProgressBar } from './command-progress.tsx';
 import { QueueForm } from './queue-form.tsx';
+import { CancelCommand, CancelRequested } from './cancel-command.tsx';
 import { AnySelect } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
 
@@ -118,7 +119,9 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
           )}
           {pager}
         </section>
-        {selected !== null && <CommandView client={client} id={selected} onClose={() => setSelected(null)} />}
+        {selected !== null && (
+          <CommandView client={client} id={selected} onClose={() => setSelected(null)} onChanged={history.reload} />
+        )}
       </div>
     </Page>
   );
@@ -128,7 +131,8 @@ function StatusBadge({ status }: { status: CommandStatus }) {
   return <span class={`adm-badge adm-status-${status}`}>{status}</span>;
 }
 
-function CommandView({ client, id, onClose }: { client: ConsoleClient; id: number; onClose: () => void }) {
+function CommandView(props: { client: ConsoleClient; id: number; onClose: () => void; onChanged: () => void }) {
+  const { client, id, onClose } = props;
   const detail = useData(() => client.api<CommandDetail>('GET', `/api/agent-commands?command_id=${id}`), [id]);
   const command = detail.data?.command;
   const live = command !== undefined && !isFinalCommandStatus(command.status);
@@ -147,6 +151,16 @@ function CommandView({ client, id, onClose }: { client: ConsoleClient; id: numbe
         </button>
       </div>
       <ErrorMessage error={detail.error} />
+      {command && identity.value?.role === 'admin' && (
+        <CancelCommand
+          client={client}
+          command={command}
+          onCancelled={() => {
+            detail.reload();
+            props.onChanged();
+          }}
+        />
+      )}
       {command && (
         <dl class="adm-dl">
           <dt>Type</dt>
@@ -172,6 +186,9 @@ function CommandView({ client, id, onClose }: { client: ConsoleClient; id: numbe
           <dd>{formatDate(command.sent_at)}</dd>
           <dt>Completed</dt>
           <dd>{formatDate(command.completed_at)}</dd>
+          <dt>Expires</dt>
+          <dd data-field="expires">{isFinalCommandStatus(command.status) ? '—' : formatDate(command.expires_at)}</dd>
+          <CancelRequested command={command} />
           <dt>Time</dt>
           <dd data-field="elapsed">{commandElapsed(command, Date.now()) ?? '—'}</dd>
           {command.status === 'acked' && command.progress !== null && (

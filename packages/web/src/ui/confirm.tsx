@@ -12,6 +12,8 @@ export function ConfirmButton(props: {
   question: string;
   /** The confirming button's text; `Yes, <label>` by default. */
   confirmLabel?: string;
+  /** The dismissing button's text; `Cancel` by default (an action that itself cancels says something else). */
+  dismissLabel?: string;
   disabled?: boolean;
   onConfirm: () => Promise<unknown> | undefined;
 }) {
@@ -77,7 +79,7 @@ export function ConfirmButton(props: {
         {props.confirmLabel ?? `Yes, ${props.label.toLowerCase()}`}
       </button>
       <button type="button" class="button-quiet" ref={cancelRef} disabled={busy} onClick={close}>
-        Cancel
+        {props.dismissLabel ?? 'Cancel'}
       </button>
     </span>
   );

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { CommandDetailResponse, CommandListResponse, CommandsQuery, PollResponse } from '@svc/protocol';
 import { commandDetail, listCommands } from '../../agents/history.ts';
 import { pollCommands } from '../../agents/poll.ts';
-import { presentPolled } from '../../agents/present.ts';
+import { cancelField, presentCancels, presentPolled } from '../../agents/present.ts';
 import { keyHolderOf, requireKey, requireUser, userOf } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
@@ -10,7 +10,8 @@ import { responses } from '../../http/responses.ts';
 /**
  * GET /api/agent-commands has two audiences on one path:
  * - `?agent_id=` the agent poll (x-api-key with agent:commands): up to 50 pending
- *   commands in delivery order, which become `sent`;
+ *   commands in delivery order (and sent ones not acked within 10 minutes), which become
+ *   `sent`, with `cancel` listing running commands an admin cancelled;
  * - otherwise the read-only admin history (X-Identity-Token, agent:commands):
  *   `?command_id=` one command with its result, else the newest `limit` commands.
  */
@@ -28,6 +29,8 @@ export default function register(app: App, ctx: AppContext): void {
         operationId: 'pollAgentCommands',
         tags: ['agents'],
         summary: 'Agent poll (agent_id) or command history (limit, command_id)',
+        description:
+          'The poll hands out up to 50 commands in delivery order: pending ones, and sent ones whose agent has not acked them within 10 minutes (their answer may have been lost); never an expired one. `cancel: [{id, reason}]`, present only when there is one, lists running commands an admin cancelled: the agent stops each and reports it failed. The history answers each command with `expires_at` and `cancel_requested`.',
         security: [{ apiKey: [] }, { identityToken: [] }],
         querystring: CommandsQuery,
         // fast-json-stringify serialises with the FIRST union member that validates, and a
@@ -41,11 +44,13 @@ export default function register(app: App, ctx: AppContext): void {
         ),
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query;
       if (q.agent_id !== undefined) {
-        const rows = await pollCommands(ctx, keyHolderOf(request), q.agent_id);
-        return { commands: rows.map(presentPolled) };
+        const claim = await pollCommands(ctx, keyHolderOf(request), q.agent_id);
+        const body = { commands: claim.commands.map(presentPolled), ...cancelField(presentCancels(claim.cancel)) };
+        // Serialised here: with no command, the union's history list (first) would match and drop `cancel`.
+        return reply.type('application/json; charset=utf-8').send(JSON.stringify(body));
       }
       const user = userOf(request);
       if (q.command_id !== undefined) return commandDetail(ctx, user, q.command_id);

@@ -25,7 +25,8 @@ export default function register(app: App, ctx: AppContext): void {
         tags: ['agents'],
         summary: 'Agent heartbeat',
         description:
-          "The agent is (key's client, agent_id): another client's agent with the same id is another agent. A license key's first heartbeat for an agent the legacy key registered under its client takes it over. The legacy key acts only on agents it registered and still holds (under the client_id its daemon reports); naming a license-registered agent, or a client that has license keys, is a 403; moving an agent that has commands or group memberships to another client_id is a 409.",
+          "The agent is (key's client, agent_id): another client's agent with the same id is another agent. A license key's first heartbeat for an agent the legacy key registered under its client takes it over. The legacy key acts only on agents it registered and still holds (under the client_id its daemon reports); naming a license-registered agent, or a client that has license keys, is a 403; moving an agent that has commands or group memberships to another client_id is a 409. " +
+          'The answer hands out pending commands (and sent ones not acked within 10 minutes), never an expired one, and `cancel: [{id, reason}]` (present only when there is one) for running commands an admin cancelled.',
         security: [{ apiKey: [] }],
         body: HeartbeatRequestBody,
         response: responses({ 200: HeartbeatResponse }, 400, 403, 409),
@@ -35,8 +36,8 @@ export default function register(app: App, ctx: AppContext): void {
       const principal = keyHolderOf(request);
       const read = readHeartbeat(request.body, { keepClientId: principal.kind === 'legacy' });
       if (!read.ok) throw badRequest(read.message);
-      const { receivedAt, commands } = await heartbeatWriter(ctx).record(principal, read.heartbeat);
-      return presentHeartbeatAnswer(receivedAt, commands);
+      const { receivedAt, commands, cancel } = await heartbeatWriter(ctx).record(principal, read.heartbeat);
+      return presentHeartbeatAnswer(receivedAt, commands, cancel);
     },
   );
 }
