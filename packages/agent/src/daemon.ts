@@ -13,6 +13,7 @@ import { type AgentConfig, childEnvOf, loadAgentConfig, requirePortal } from './
 import { agentIdOf } from './identity.ts';
 import { createLogger, type DaemonLogger } from './logger.ts';
 import { appendOverride } from './overrides.ts';
+import { PortalSchedules } from './portal-schedules.ts';
 import { runScheduledScan } from './scan-child.ts';
 import { Scheduler } from './schedules.ts';
 import { DaemonSettings } from './settings.ts';
@@ -50,6 +51,7 @@ export class Daemon {
   readonly #settings: DaemonSettings;
   #portal: PortalClient;
   readonly #scheduler: Scheduler;
+  readonly #portalSchedules: PortalSchedules;
   readonly #runner: CommandRunner;
   readonly #systemInfo: () => Promise<NonNullable<HeartbeatBody['system_info']>>;
   #wake: (() => void) | null = null;
@@ -95,6 +97,15 @@ export class Daemon {
       retryBackoffMs: () => this.#settings.retryBackoffMs(),
     });
     this.#scheduler.load(this.#config.schedules);
+    this.#portalSchedules = new PortalSchedules({
+      stateDir: opts.stateDir,
+      agentId: this.agentId,
+      log: this.log,
+      origin: () => new URL(this.#portal.target.uploadUrl).origin,
+      childEnv: () => childEnvOf(this.#config, opts.env),
+      scheduler: this.#scheduler,
+    });
+    this.#portalSchedules.restore(); // Kept across restarts: they run before the first heartbeat.
     this.#runner = opts.createRunner(this.#host());
   }
 
@@ -177,6 +188,7 @@ export class Daemon {
     this.log.level = this.#settings.logLevel();
     this.#portal = this.#portalClient();
     this.#scheduler.load(next.schedules);
+    this.#portalSchedules.restore();
     this.log.info('configuration reloaded', { files: next.files.length, schedules: next.schedules.length });
     this.#wake?.();
   }
@@ -199,6 +211,7 @@ export class Daemon {
       ...(this.#config.clientId === undefined ? {} : { client_id: this.#config.clientId }),
       schedules: this.#scheduler.report(),
       system_info: await this.#systemInfo(),
+      portal_schedules_revision: this.#portalSchedules.revision,
     };
   }
 
@@ -216,7 +229,9 @@ export class Daemon {
     let commands: DeliveredCommand[];
     this.#lastHeartbeat = new Date();
     try {
-      commands = (await this.#portal.heartbeat(await this.#body())).commands;
+      const { commands: delivered, portal_schedules } = await this.#portal.heartbeat(await this.#body());
+      commands = delivered;
+      if (portal_schedules !== undefined) this.#portalSchedules.take(portal_schedules);
     } catch (err) {
       return this.#heartbeatFailed(err);
     }
@@ -372,9 +387,8 @@ export class Daemon {
   }
 
   /**
-   * Same PID, fresh process image: every module loaded again, uptime and last heartbeat reset.
-   * Through bin/svcd (which `exec`s node) rather than node itself: it picks the node binary and
-   * flags again and runs the bundle as the update just built it.
+   * Same PID, fresh process image: every module loaded again, uptime and last heartbeat reset. Through
+   * bin/svcd (which `exec`s node): it picks node and its flags again and runs the bundle an update built.
    */
   #reexec(): never {
     this.log.info('re-executing in place', { pid: process.pid });

@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { CommandProgress, CommandProgressView } from './command-progress.ts';
 import { COMMAND_STATUSES, REPORTABLE_STATUSES } from './command-status.ts';
 import { ClientId, IsoDateTime } from './common.ts';
+import { PortalSchedulesAnswer } from './schedule-delivery.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -71,6 +72,7 @@ export const HeartbeatResponse = Type.Object({
   success: Type.Literal(true),
   received_at: IsoDateTime,
   commands: Type.Array(DeliveredCommand),
+  portal_schedules: Type.Optional(PortalSchedulesAnswer),
 });
 export type HeartbeatResponse = Static<typeof HeartbeatResponse>;
 

@@ -34,6 +34,9 @@ export const AUDIT_EVENT_TYPES = [
   'vuln_feed_imported',
   'target_purged',
   'remediation_settings_changed',
+  'schedule_created',
+  'schedule_updated',
+  'schedule_deleted',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -1,13 +1,27 @@
 import { CompiledQuery } from 'kysely';
-import { MAX_COMMANDS_PER_HEARTBEAT, type DeliveredCommand, type ReceivedHeartbeat } from '@svc/protocol';
+import { MAX_COMMANDS_PER_HEARTBEAT, type ReceivedHeartbeat } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
 import { queryPrepared } from '../db/prepared.ts';
-import { type BatchedHeartbeat, type ClaimedRow, HEARTBEAT_BATCH_SQL, heartbeatBatchValues } from './claim-sql.ts';
+import {
+  type BatchedHeartbeat,
+  type ClaimedRow,
+  HEARTBEAT_BATCH_SQL,
+  heartbeatBatchValues,
+  type ScheduleRevisionColumns,
+} from './claim-sql.ts';
 import { heartbeatSlowPath } from './first-heartbeat.ts';
-import { heartbeatFields, type KeyHolder, recordHeartbeat, singleStatement } from './heartbeat.ts';
+import {
+  type HeartbeatAnswer,
+  heartbeatFields,
+  type KeyHolder,
+  recordHeartbeat,
+  schedulesOf,
+  singleStatement,
+} from './heartbeat.ts';
 import { presentDelivered } from './present.ts';
 
-type Answer = { receivedAt: Date; commands: DeliveredCommand[] };
+type Answer = HeartbeatAnswer;
+type BatchRow = ClaimedRow & ScheduleRevisionColumns & { i: number };
 
 interface Waiting {
   principal: KeyHolder;
@@ -96,7 +110,7 @@ class HeartbeatBatcher {
       await this.#settle(only, recordHeartbeat(this.#ctx, only.principal, only.hb, only.now));
       return;
     }
-    let rows: (ClaimedRow & { i: number })[];
+    let rows: BatchRow[];
     try {
       const beats = batch.map((w): BatchedHeartbeat => heartbeatFields(w.principal, w.hb, w.now));
       rows = await queryPrepared(
@@ -114,22 +128,25 @@ class HeartbeatBatcher {
       return;
     }
     this.#ctx.metrics?.heartbeatBatch(batch.length);
-    const claimed = new Map<number, ClaimedRow[]>();
+    const claimed = new Map<number, BatchRow[]>();
     for (const r of rows) {
       const mine = claimed.get(r.i) ?? [];
-      if (r.id !== null) mine.push(r);
+      mine.push(r);
       claimed.set(r.i, mine);
     }
     for (const [i, w] of batch.entries()) {
       const mine = claimed.get(i);
       // Not a registered agent of this key: the single path's rules decide, under the row's lock.
-      const work = mine
-        ? Promise.resolve(mine)
-        : heartbeatSlowPath(this.#ctx, w.principal, w.hb, w.now, singleStatement(w.principal, w.hb, w.now));
-      void this.#settle(
-        w,
-        work.then((rows) => ({ receivedAt: w.now, commands: rows.map(presentDelivered) })),
-      );
+      const work: Promise<Answer> = mine
+        ? Promise.resolve({
+            receivedAt: w.now,
+            commands: mine.filter((r) => r.id !== null).map(presentDelivered),
+            schedules: schedulesOf(mine[0]),
+          })
+        : heartbeatSlowPath(this.#ctx, w.principal, w.hb, w.now, singleStatement(w.principal, w.hb, w.now)).then(
+            (rows) => ({ receivedAt: w.now, commands: rows.map(presentDelivered), schedules: null }),
+          );
+      void this.#settle(w, work);
     }
   }
 }

@@ -3,11 +3,27 @@ import { MAX_COMMANDS_PER_HEARTBEAT, type DeliveredCommand, type ReceivedHeartbe
 import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { queryPrepared } from '../db/prepared.ts';
-import { type ClaimedRow, HEARTBEAT_SQL, heartbeatValues } from './claim-sql.ts';
+import { type ClaimedRow, HEARTBEAT_SQL, heartbeatValues, type ScheduleRevisionColumns } from './claim-sql.ts';
 import { heartbeatSlowPath, storedState } from './first-heartbeat.ts';
 import { presentDelivered } from './present.ts';
 
 export type KeyHolder = LicensePrincipal | LegacyPrincipal;
+
+/**
+ * A recorded heartbeat: its commands, and the agent's client with its portal schedules
+ * revision (null after the slow path: the next heartbeat brings the schedules).
+ */
+export interface HeartbeatAnswer {
+  receivedAt: Date;
+  commands: DeliveredCommand[];
+  schedules: { clientId: string; revision: number } | null;
+}
+
+/** The client and schedules revision a heartbeat statement's first row carries. */
+export function schedulesOf(row: ScheduleRevisionColumns | undefined): HeartbeatAnswer['schedules'] {
+  if (row === undefined || row.hb_client_id === null) return null;
+  return { clientId: row.hb_client_id, revision: row.schedules_revision ?? 0 };
+}
 
 /**
  * Record a heartbeat and hand out pending commands. The common case (a known, registered
@@ -25,15 +41,22 @@ export async function recordHeartbeat(
   principal: KeyHolder,
   hb: ReceivedHeartbeat,
   now: Date = ctx.now(),
-): Promise<{ receivedAt: Date; commands: DeliveredCommand[] }> {
+): Promise<HeartbeatAnswer> {
   const statement = singleStatement(principal, hb, now);
   // The hot path: a named prepared statement, planned once per connection.
-  const rows = await queryPrepared<ClaimedRow & { updated: number }>(ctx.pool, 'heartbeat', statement);
-  const claimed =
-    rows[0]?.updated === 1
-      ? rows.filter((r) => r.id !== null)
-      : await heartbeatSlowPath(ctx, principal, hb, now, statement);
-  return { receivedAt: now, commands: claimed.map(presentDelivered) };
+  const rows = await queryPrepared<ClaimedRow & ScheduleRevisionColumns & { updated: number }>(
+    ctx.pool,
+    'heartbeat',
+    statement,
+  );
+  if (rows[0]?.updated === 1)
+    return {
+      receivedAt: now,
+      commands: rows.filter((r) => r.id !== null).map(presentDelivered),
+      schedules: schedulesOf(rows[0]),
+    };
+  const claimed = await heartbeatSlowPath(ctx, principal, hb, now, statement);
+  return { receivedAt: now, commands: claimed.map(presentDelivered), schedules: null };
 }
 
 /** What a heartbeat writes and claims with, the same for the single statement and a batch. */

@@ -199,6 +199,32 @@ export interface AgentGroupsTable {
   created_at: Generated<Date>;
 }
 
+/** Scan schedules kept by the portal (migration 0026): one agent or one group of a client. */
+export interface AgentSchedulesTable {
+  id: string;
+  client_id: string;
+  agent_id: string | null;
+  group_name: string | null;
+  name: string;
+  description: string | null;
+  targets: string;
+  ports: string | null;
+  profile: string | null;
+  cron: string;
+  timezone: string;
+  upload: boolean;
+  enabled: boolean;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A client's schedules revision, bumped by triggers on agent_schedules and agent_groups. */
+export interface AgentScheduleRevisionsTable {
+  client_id: string;
+  revision: ColumnType<string, string | number, string | number>;
+}
+
 export interface WebhookSubscriptionsTable {
   id: string;
   url: string;
@@ -351,6 +377,8 @@ export interface Database {
   agent_commands: AgentCommandsTable;
   agent_command_results: AgentCommandResultsTable;
   agent_groups: AgentGroupsTable;
+  agent_schedules: AgentSchedulesTable;
+  agent_schedule_revisions: AgentScheduleRevisionsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_delivery_leases: WebhookDeliveryLeasesTable;

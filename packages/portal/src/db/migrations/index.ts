@@ -23,6 +23,7 @@ import * as m0021 from './0021_findings_posture_indexes.ts';
 import * as m0022 from './0022_findings_sort_orders.ts';
 import * as m0023 from './0023_command_progress.ts';
 import * as m0024 from './0024_vuln_debian_and_index_format.ts';
+import * as m0026 from './0026_portal_schedules.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -53,4 +54,5 @@ export const migrations: Record<string, Migration> = {
   '0022_findings_sort_orders': m0022,
   '0023_command_progress': m0023,
   '0024_vuln_debian_and_index_format': m0024,
+  '0026_portal_schedules': m0026,
 };
