@@ -108,6 +108,7 @@ describe('fleet page', () => {
       const detail = page.locator(`#agent-detail-${ONLINE}`);
       expect(await detail.getByRole('table').locator('tbody td').allInnerTexts()).toEqual([
         'weekly',
+        'local',
         'weekly.conf',
         '2026-11-20 02:00 UTC',
         'success',

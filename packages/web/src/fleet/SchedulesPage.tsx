@@ -46,7 +46,10 @@ export function SchedulesPage({ client }: { client: ConsoleClient }) {
       if (!agent) return void action.run(() => Promise.reject(new Error('Choose an agent')));
       target = { agent_id: agent.agent_id, ...(agent.client_id === null ? {} : { client_id: agent.client_id }) };
     } else {
-      target = { group_name: form.group.trim(), ...(form.client.trim() === '' ? {} : { client_id: form.client.trim() }) };
+      target = {
+        group_name: form.group.trim(),
+        ...(form.client.trim() === '' ? {} : { client_id: form.client.trim() }),
+      };
     }
     if (await action.run(() => client.api('POST', '/api/agent-schedules', { ...target, ...scanBody(form) })))
       done(`Created ${form.name.trim()}`);
@@ -122,11 +125,16 @@ export function SchedulesPage({ client }: { client: ConsoleClient }) {
         <Field id="sched-targets" label="Targets" value={form.targets} onInput={(v) => set({ targets: v })} />
         <Field id="sched-ports" label="Ports" value={form.ports} optional onInput={(v) => set({ ports: v })} />
         <Field id="sched-profile" label="Profile" value={form.profile} optional onInput={(v) => set({ profile: v })} />
-        <Field id="sched-cron" label="Cron (5 fields, or 6 with seconds)" value={form.cron} onInput={(v) => set({ cron: v })} />
+        <Field
+          id="sched-cron"
+          label="Cron (5 fields, or 6 with seconds)"
+          value={form.cron}
+          onInput={(v) => set({ cron: v })}
+        />
         <Field id="sched-tz" label="Time zone" value={form.timezone} onInput={(v) => set({ timezone: v })} />
         <label>
-          <input type="checkbox" checked={form.upload} onChange={(e) => set({ upload: e.currentTarget.checked })} /> Upload
-          sessions
+          <input type="checkbox" checked={form.upload} onChange={(e) => set({ upload: e.currentTarget.checked })} />{' '}
+          Upload sessions
         </label>
         <label>
           <input type="checkbox" checked={form.enabled} onChange={(e) => set({ enabled: e.currentTarget.checked })} />{' '}
@@ -202,7 +210,10 @@ export function SchedulesPage({ client }: { client: ConsoleClient }) {
 function Field(props: { id: string; label: string; value: string; optional?: boolean; onInput: (v: string) => void }) {
   return (
     <div class="adm-field">
-      <label for={props.id}>{props.label}</label>
+      <label for={props.id}>
+        {props.label}
+        {props.optional === true ? ' (optional)' : ''}
+      </label>
       <input
         id={props.id}
         value={props.value}
