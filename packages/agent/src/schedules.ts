@@ -27,7 +27,8 @@ interface Entry {
 /** The schedule fields plus what the schedule runs (the portal keeps extra keys as reported). */
 export type ReportedSchedule = HeartbeatSchedule & {
   cron: string;
-  targets: string;
+  /** Local schedules only. */
+  targets?: string;
   profile?: string;
   source: Source;
   name?: string;
@@ -184,10 +185,11 @@ export class Scheduler implements ScheduleControl {
         next_run: (next ?? new Date(0)).toISOString(),
         retry_count: e.retryCount,
         cron: normalizeCron(e.scan.cron),
-        targets: e.scan.targets,
-        ...(e.scan.profile === undefined ? {} : { profile: e.scan.profile }),
         source: e.source,
-        ...(e.source === 'portal' ? { name: e.scan.name ?? e.id, timezone: e.timezone } : {}),
+        // A portal schedule's targets and profile are the portal's own: the heartbeat stays small.
+        ...(e.source === 'portal'
+          ? { name: e.scan.name ?? e.id, timezone: e.timezone }
+          : { targets: e.scan.targets, ...(e.scan.profile === undefined ? {} : { profile: e.scan.profile }) }),
       });
     }
     return out;

@@ -1,0 +1,56 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLicense, heartbeatBody, newAgentId } from '../../../test-support/factories.ts';
+import { http, withKey } from '../../../test-support/http.ts';
+import { sampleValue, scrape } from '../../../test-support/metrics-scrape.ts';
+import { schedulesApi } from '../../../test-support/portal-schedules.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+
+/**
+ * Portal schedules through batched heartbeats (heartbeat-batch.ts): the batch statement reads the
+ * client's revision like the single one, so heartbeats written together get the same set.
+ */
+
+const TOKEN = `metrics-${randomBytes(16).toString('hex')}`;
+let portal: TestPortal;
+let admin: string;
+
+beforeAll(async () => {
+  portal = await startTestPortal({ env: { SVC_METRICS_TOKEN: TOKEN, SVC_MAX_CONNECTIONS_PER_ADDRESS: '1000' } });
+  admin = await portal.adminToken();
+});
+afterAll(async () => {
+  await portal?.close();
+});
+
+const beat = (key: string, agent: string, revision: number) =>
+  http(portal.url, 'POST', '/api/health', {
+    headers: withKey(key),
+    json: heartbeatBody(agent, { portal_schedules_revision: revision }),
+  });
+const batched = async () => sampleValue(await scrape(portal.url, TOKEN), 'svc_heartbeat_batch_size_sum');
+
+describe('portal schedules in batched heartbeats', () => {
+  it('every heartbeat of a batch gets its set when its revision is another, and none when it holds it', async () => {
+    const msp = await createLicense(portal, { tier: 'msp', max_agents: null });
+    const api = schedulesApi(portal.url, () => admin);
+    const agents = Array.from({ length: 60 }, (_, i) => newAgentId(`b${i}`));
+    for (const a of agents) expect((await beat(msp.key, a, 0)).status).toBe(200);
+    const group = `g-${randomBytes(4).toString('hex')}`;
+    for (const a of agents.slice(0, 30)) expect((await api.join(a, group)).status).toBe(201);
+    const s = (await api.create({ name: 'n', group_name: group, targets: '192.0.2.1', cron: '0 1 * * *' })).body
+      .schedule;
+
+    const before = await batched();
+    const answers = await Promise.all(agents.map((a) => beat(msp.key, a, 0)));
+    expect(await batched()).toBeGreaterThan(before);
+    const sets = answers.map((r) => r.body.portal_schedules);
+    const revision = sets[0].revision;
+    expect(sets.map((x) => [x.revision, x.items.map((i: { id: string }) => i.id)])).toEqual(
+      agents.map((_, i) => [revision, i < 30 ? [s.id] : []]),
+    );
+
+    const held = await Promise.all(agents.map((a) => beat(msp.key, a, revision)));
+    expect(held.filter((r) => 'portal_schedules' in r.body)).toEqual([]);
+  });
+});
