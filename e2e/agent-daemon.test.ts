@@ -61,6 +61,7 @@ describe('svcd against a real portal', () => {
         cron: '0 3 1 1 *',
         targets: '127.0.0.1',
         profile: 'quick',
+        source: 'local',
       },
     ]);
     const info = view.system_info as Record<string, unknown>;

@@ -1,10 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Cron } from 'croner';
 import { readConfigFile, Settings } from '@svc/client/config/settings';
-import { KEY_CONFIG_FILE_ENV } from '@svc/protocol';
-import { normalizeCron } from '@svc/client/pipeline/scheduling';
+import { cronProblem, KEY_CONFIG_FILE_ENV } from '@svc/protocol';
 import { PortalError } from '@svc/client/portal/errors';
 import { transportPolicyOf, uploadUrlOf } from '@svc/client/portal/target';
 import { readOverrides } from './overrides.ts';
@@ -48,19 +46,6 @@ export class MissingSettingError extends Error {
     super(message);
     this.name = 'MissingSettingError';
   }
-}
-
-/** Why a schedule's cron cannot be used (croner's reason, or a pattern that never comes round), or null. */
-export function cronProblem(pattern: string): string | null {
-  let job: Cron;
-  try {
-    job = new Cron(normalizeCron(pattern), { mode: '5-or-6-parts', paused: true });
-  } catch (err) {
-    return `is not a valid cron pattern: ${(err as Error).message}`;
-  }
-  const next = job.nextRun();
-  job.stop();
-  return next === null ? 'never runs' : null;
 }
 
 const truthy = (v: string | undefined) => v !== undefined && /^(1|true|yes|on)$/i.test(v.trim());

@@ -14,11 +14,13 @@ import { agentIdOf } from './identity.ts';
 import { createLogger, type DaemonLogger } from './logger.ts';
 import { appendOverride } from './overrides.ts';
 import { reexecSelf } from './reexec.ts';
+import { PortalSchedules } from './portal-schedules.ts';
 import { runScheduledScan } from './scan-child.ts';
 import { Scheduler } from './schedules.ts';
 import { DaemonSettings } from './settings.ts';
 import { type DaemonState, writeState } from './state-file.ts';
 import { systemInfoSource } from './system-info.ts';
+import { WakeableWait } from './wakeable-wait.ts';
 import type { CommandHost, CommandRunner } from './types.ts';
 
 /** svcd's exit codes (also in `svcd --help` and the systemd unit's RestartPreventExitStatus). */
@@ -51,9 +53,10 @@ export class Daemon {
   readonly #settings: DaemonSettings;
   #portal: PortalClient;
   readonly #scheduler: Scheduler;
+  readonly #portalSchedules: PortalSchedules;
   readonly #runner: CommandRunner;
   readonly #systemInfo: () => Promise<NonNullable<HeartbeatBody['system_info']>>;
-  #wake: (() => void) | null = null;
+  readonly #waits = new WakeableWait();
   #stopping: { graceful: boolean; code: number } | null = null;
   #restartRequested = false;
   #failures = 0;
@@ -96,6 +99,15 @@ export class Daemon {
       retryBackoffMs: () => this.#settings.retryBackoffMs(),
     });
     this.#scheduler.load(this.#config.schedules);
+    this.#portalSchedules = new PortalSchedules({
+      stateDir: opts.stateDir,
+      agentId: this.agentId,
+      log: this.log,
+      origin: () => new URL(this.#portal.target.uploadUrl).origin,
+      childEnv: () => childEnvOf(this.#config, opts.env),
+      scheduler: this.#scheduler,
+    });
+    this.#portalSchedules.restore(); // Kept across restarts: they run before the first heartbeat.
     this.#runner = opts.createRunner(this.#host());
   }
 
@@ -145,7 +157,7 @@ export class Daemon {
       },
       restart: () => {
         this.#restartRequested = true;
-        this.#wake?.();
+        this.#waits.wake();
       },
       reload: () => this.reload(),
       shutdown: (graceful) => this.shutdown(graceful, EXIT.ok),
@@ -160,7 +172,7 @@ export class Daemon {
     if (key === 'DAEMON_LOG_LEVEL') this.log.level = this.#settings.logLevel();
     this.log.info('config applied', { key, value });
     // A new interval applies at once, not after the wait that was set with the old one.
-    if (key === 'DAEMON_POLL_INTERVAL' || key === 'DAEMON_HEARTBEAT_INTERVAL') this.#wake?.();
+    if (key === 'DAEMON_POLL_INTERVAL' || key === 'DAEMON_HEARTBEAT_INTERVAL') this.#waits.wake();
   }
 
   /** SIGHUP: configs, then the overrides as the last layer (re-checked). A broken reload keeps the old config. */
@@ -178,8 +190,9 @@ export class Daemon {
     this.log.level = this.#settings.logLevel();
     this.#portal = this.#portalClient();
     this.#scheduler.load(next.schedules);
+    this.#portalSchedules.restore();
     this.log.info('configuration reloaded', { files: next.files.length, schedules: next.schedules.length });
-    this.#wake?.();
+    this.#waits.wake();
   }
 
   shutdown(graceful: boolean, code: number): void {
@@ -188,7 +201,7 @@ export class Daemon {
     // No scheduled scan starts once the daemon is stopping; running ones end at the scheduler's stop.
     this.#scheduler.halt();
     this.log.info('shutting down', { graceful });
-    this.#wake?.();
+    this.#waits.wake();
     if (!graceful) void this.#scheduler.stop().then(() => process.exit(code));
   }
 
@@ -202,6 +215,7 @@ export class Daemon {
       ...(this.#config.clientId === undefined ? {} : { client_id: this.#config.clientId }),
       schedules: this.#scheduler.report(),
       system_info: await this.#systemInfo(),
+      portal_schedules_revision: this.#portalSchedules.revision,
     };
   }
 
@@ -223,6 +237,7 @@ export class Daemon {
       commands = answer.commands;
       // Running commands an admin cancelled: stopped now, whatever the tier (the portal only cancels what it delivered).
       if (answer.cancel !== undefined) this.#runner.cancel(answer.cancel);
+      if (answer.portal_schedules !== undefined) this.#portalSchedules.take(answer.portal_schedules);
     } catch (err) {
       return this.#heartbeatFailed(err);
     }
@@ -300,19 +315,6 @@ export class Daemon {
     }
   }
 
-  /** Resolves true when `ms` passed, false when woken early (a stop, a reload, a new interval). */
-  #sleep(ms: number): Promise<boolean> {
-    return new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => done(true), ms);
-      const done = (timed: boolean) => {
-        clearTimeout(timer);
-        this.#wake = null;
-        resolve(timed);
-      };
-      this.#wake = () => done(false);
-    });
-  }
-
   /** The wait until the next heartbeat, polling GET /api/agent-commands every DAEMON_POLL_INTERVAL meanwhile. */
   async #waitPolling(waitMs: number): Promise<void> {
     const heartbeatAt = Date.now() + waitMs;
@@ -324,7 +326,7 @@ export class Daemon {
         this.#pollLogged = every;
         this.log.info('polling for commands', { every_s: every / 1000 });
       }
-      if (!(await this.#sleep(Math.min(every, left)))) return;
+      if (!(await this.#waits.sleep(Math.min(every, left)))) return;
       if (this.#stopping !== null || this.#restartRequested || heartbeatAt - Date.now() <= 0) return;
       await this.#poll();
     }

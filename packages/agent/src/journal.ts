@@ -67,7 +67,8 @@ function isState(v: unknown): v is JournalState {
   );
 }
 
-function writeAtomically(file: string, text: string): void {
+/** Write, fsync, rename over, fsync the directory: a crash leaves the old file or the new one. */
+export function writeAtomically(file: string, text: string): void {
   const tmp = `${file}.tmp-${process.pid}`;
   const fd = fs.openSync(tmp, 'w', 0o600);
   try {

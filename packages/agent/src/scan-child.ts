@@ -5,6 +5,8 @@ import { profileArgs } from './scan-args.ts';
 export interface ScheduledScan {
   /** The id heartbeats report, passed on so the sessions carry the same one after update_schedule. */
   scheduleId: string;
+  /** A portal schedule's name (local ones are named by their config file). */
+  name?: string | undefined;
   targets: string;
   cron: string;
   profile: string | undefined;

@@ -1,14 +1,20 @@
-import type { HeartbeatSchedule } from '@svc/protocol';
+import { cronOptions, type DeliveredSchedule, type HeartbeatSchedule, normalizeCron } from '@svc/protocol';
 import { Cron } from 'croner';
-import { normalizeCron, scheduleId } from '@svc/client/pipeline/scheduling';
+import { scheduleId } from '@svc/client/pipeline/scheduling';
 import type { ScheduleFile } from './config.ts';
 import type { ScanOutcome, ScheduledScan } from './scan-child.ts';
 import type { AgentLogger, ScheduleChange, ScheduleControl } from './types.ts';
 import { sleepAtLeast } from './wall-clock-sleep.ts';
 
+type Source = 'local' | 'portal';
+
 interface Entry {
   config: string;
   id: string;
+  /** `local`: a config file; `portal`: kept by the portal (docs/agent.md "Schedules kept by the portal"). */
+  source: Source;
+  /** The IANA time zone a portal schedule's cron is read in (local ones: the host's). */
+  timezone: string | undefined;
   scan: ScheduledScan;
   job: Cron | null;
   lastRun: Date | null;
@@ -19,7 +25,15 @@ interface Entry {
 }
 
 /** The schedule fields plus what the schedule runs (the portal keeps extra keys as reported). */
-export type ReportedSchedule = HeartbeatSchedule & { cron: string; targets: string; profile?: string };
+export type ReportedSchedule = HeartbeatSchedule & {
+  cron: string;
+  /** Local schedules only. */
+  targets?: string;
+  profile?: string;
+  source: Source;
+  name?: string;
+  timezone?: string;
+};
 
 export interface SchedulerOptions {
   log: AgentLogger;
@@ -29,10 +43,21 @@ export interface SchedulerOptions {
   retryBackoffMs(): number;
 }
 
-/** Cron patterns as croner reads them: 5 fields, or 6 with seconds first. */
-function cronJob(pattern: string, run: () => void, paused: boolean): Cron {
-  return new Cron(normalizeCron(pattern), { mode: '5-or-6-parts', paused, protect: true }, run);
+/** Cron patterns as croner reads them: 5 fields, or 6 with seconds first, in the schedule's time zone. */
+function cronJob(pattern: string, run: () => void, paused: boolean, timezone?: string): Cron {
+  return new Cron(normalizeCron(pattern), { ...cronOptions(timezone), paused, protect: true }, run);
 }
+
+/** What one schedule runs, wherever it was defined. */
+interface Definition {
+  config: string;
+  id: string;
+  source: Source;
+  timezone: string | undefined;
+  scan: ScheduledScan;
+}
+
+const PORTAL_CONFIG = 'portal';
 
 /**
  * The schedules of the configs directory: one croner job each, never two runs of one schedule
@@ -52,33 +77,74 @@ export class Scheduler implements ScheduleControl {
 
   /** (Re)loads the schedule files; a schedule that is still there keeps its run state. */
   load(files: readonly ScheduleFile[]): void {
+    this.#replace(
+      'local',
+      files.map((file) => {
+        const id = scheduleId(file.targets, file.cron);
+        return {
+          config: file.config,
+          id,
+          source: 'local',
+          timezone: undefined,
+          scan: {
+            scheduleId: id,
+            targets: file.targets,
+            cron: file.cron,
+            profile: file.profile,
+            ports: file.ports,
+            upload: file.upload,
+          },
+        };
+      }),
+    );
+  }
+
+  /** (Re)loads the portal's schedules (checked by the caller); one that is still there keeps its run state. */
+  loadPortal(items: readonly DeliveredSchedule[]): void {
+    this.#replace(
+      'portal',
+      items.map((s) => ({
+        config: PORTAL_CONFIG,
+        id: s.id,
+        source: 'portal',
+        timezone: s.timezone,
+        scan: {
+          scheduleId: s.id,
+          name: s.name,
+          targets: s.targets,
+          cron: s.cron,
+          profile: s.profile ?? undefined,
+          ports: s.ports ?? undefined,
+          upload: s.upload,
+        },
+      })),
+    );
+  }
+
+  /** The schedules of one source become `defs`; the other source's are untouched. */
+  #replace(source: Source, defs: readonly Definition[]): void {
     const seen = new Set<string>();
-    for (const file of files) {
-      const id = scheduleId(file.targets, file.cron);
+    for (const def of defs) {
+      const { id, scan } = def;
       seen.add(id);
-      const scan = {
-        scheduleId: id,
-        targets: file.targets,
-        cron: file.cron,
-        profile: file.profile,
-        ports: file.ports,
-        upload: file.upload,
-      };
       const old = this.#entries.get(id);
       old?.job?.stop();
       let job: Cron | null = null;
       try {
-        job = cronJob(scan.cron, () => this.#tick(id), !this.#started || this.#halted);
+        job = cronJob(scan.cron, () => this.#tick(id), !this.#started || this.#halted, def.timezone);
       } catch (err) {
         this.#opts.log.error('schedule has an invalid cron pattern', {
-          config: file.config,
-          cron: file.cron,
+          config: def.config,
+          schedule_id: id,
+          cron: scan.cron,
           error: (err as Error).message,
         });
       }
       this.#entries.set(id, {
-        config: file.config,
+        config: def.config,
         id,
+        source,
+        timezone: def.timezone,
         scan,
         job,
         lastRun: old?.lastRun ?? null,
@@ -89,7 +155,7 @@ export class Scheduler implements ScheduleControl {
       });
     }
     for (const [id, entry] of this.#entries)
-      if (!seen.has(id)) {
+      if (entry.source === source && !seen.has(id)) {
         entry.job?.stop();
         this.#entries.delete(id);
       }
@@ -127,8 +193,11 @@ export class Scheduler implements ScheduleControl {
         next_run: (next ?? new Date(0)).toISOString(),
         retry_count: e.retryCount,
         cron: normalizeCron(e.scan.cron),
-        targets: e.scan.targets,
-        ...(e.scan.profile === undefined ? {} : { profile: e.scan.profile }),
+        source: e.source,
+        // A portal schedule's targets and profile are the portal's own: the heartbeat stays small.
+        ...(e.source === 'portal'
+          ? { name: e.scan.name ?? e.id, timezone: e.timezone }
+          : { targets: e.scan.targets, ...(e.scan.profile === undefined ? {} : { profile: e.scan.profile }) }),
       });
     }
     return out;
@@ -141,6 +210,11 @@ export class Scheduler implements ScheduleControl {
   apply(id: string, action: 'update' | 'create' | 'delete', change: ScheduleChange): string {
     const entry = this.#entries.get(id);
     if (entry === undefined) throw new Error(`No loaded schedule ${id}`);
+    // The portal's copy wins at its next change: editing it here would drift from what the portal shows.
+    if (entry.source === 'portal')
+      throw new Error(
+        `schedule ${id} is kept by the portal: change, disable or delete it there (console Schedules page, PATCH or DELETE /api/agent-schedules)`,
+      );
     if (action === 'delete') {
       entry.job?.stop();
       entry.job = null;
@@ -156,7 +230,7 @@ export class Scheduler implements ScheduleControl {
     // Built before anything changes, so a bad pattern leaves the schedule as it was.
     let job: Cron;
     try {
-      job = cronJob(scan.cron, () => this.#tick(id), !this.#started || this.#halted);
+      job = cronJob(scan.cron, () => this.#tick(id), !this.#started || this.#halted, entry.timezone);
     } catch (err) {
       throw new Error(`Invalid cron pattern "${scan.cron}": ${(err as Error).message}`);
     }

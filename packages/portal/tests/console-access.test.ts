@@ -38,6 +38,7 @@ const SECTION_CALLS: Record<ConsolePath, (token: string) => Promise<{ status: nu
   '/console/changes': (t) => http(portal.url, 'GET', '/api/targets/changes', { headers: withToken(t) }),
   '/console/fleet': (t) => http(portal.url, 'GET', '/api/health?agents=true&limit=1', { headers: withToken(t) }),
   '/console/commands': (t) => http(portal.url, 'GET', '/api/agent-commands?limit=1', { headers: withToken(t) }),
+  '/console/schedules': (t) => http(portal.url, 'GET', '/api/agent-schedules', { headers: withToken(t) }),
   '/console/licenses': (t) => http(portal.url, 'GET', '/api/licenses', { headers: withToken(t) }),
   '/console/users': (t) =>
     http(portal.url, 'GET', '/identity/admin/users', { headers: { authorization: `Bearer ${t}` } }),

@@ -8,6 +8,7 @@ import {
 import { CommandProgress, CommandProgressView } from './command-progress.ts';
 import { COMMAND_STATUSES, REPORTABLE_STATUSES } from './command-status.ts';
 import { ClientId, IsoDateTime } from './common.ts';
+import { PortalSchedulesAnswer } from './schedule-delivery.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -85,6 +86,7 @@ export const HeartbeatResponse = Type.Object({
         'Running (acked) commands of this agent an admin cancelled: the agent stops each and reports it failed. Present only when there is one',
     }),
   ),
+  portal_schedules: Type.Optional(PortalSchedulesAnswer),
 });
 export type HeartbeatResponse = Static<typeof HeartbeatResponse>;
 

@@ -36,6 +36,9 @@ export const AUDIT_EVENT_TYPES = [
   'remediation_settings_changed',
   // An admin asked the agent to stop a running command (not a webhook event: the command's end is `command_failed`).
   'command_cancel_requested',
+  'schedule_created',
+  'schedule_updated',
+  'schedule_deleted',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -15,6 +15,7 @@ export const CONSOLE_ACCESS = {
   '/console/changes': { permission: 'sessions:read' },
   '/console/fleet': { permission: 'health:agents' },
   '/console/commands': { permission: 'agent:commands' },
+  '/console/schedules': { adminOnly: true },
   '/console/licenses': { adminOnly: true },
   '/console/users': { adminOnly: true },
   '/console/webhooks': { permission: 'webhooks' },

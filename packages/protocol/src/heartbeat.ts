@@ -24,6 +24,11 @@ export const HeartbeatSchedule = Type.Object(
     last_status: Type.Union(SCHEDULE_LAST_STATUSES.map((s) => Type.Literal(s))),
     next_run: IsoDateTime,
     retry_count: Type.Integer({ minimum: 0, description: 'Consecutive failures' }),
+    source: Type.Optional(
+      Type.Union([Type.Literal('local'), Type.Literal('portal')], {
+        description: '`local`: a config file of the agent; `portal`: kept by the portal (config is then `portal`)',
+      }),
+    ),
   },
   { additionalProperties: true },
 );
@@ -63,6 +68,13 @@ export const HeartbeatBody = Type.Object({
   client_id: Type.Optional(ClientId),
   schedules: Type.Optional(Type.Array(HeartbeatSchedule)),
   system_info: Type.Optional(HeartbeatSystemInfo),
+  portal_schedules_revision: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        "The revision of the portal's schedules the agent holds (0: none yet); a different one brings `portal_schedules` in the answer",
+    }),
+  ),
 });
 export type HeartbeatBody = Static<typeof HeartbeatBody>;
 
@@ -81,6 +93,7 @@ export const HeartbeatRequestBody = Type.Object(
     client_id: Type.Optional(Type.Unknown()),
     schedules: Type.Optional(Type.Unknown()),
     system_info: Type.Optional(Type.Unknown()),
+    portal_schedules_revision: Type.Optional(Type.Unknown()),
   },
   { additionalProperties: true },
 );
@@ -101,6 +114,8 @@ export interface ReceivedHeartbeat {
    */
   schedules: unknown[] | null;
   systemInfo: Record<string, unknown> | null;
+  /** The portal schedules' revision the agent holds; null from an agent that does not know them. */
+  portalSchedulesRevision: number | null;
 }
 
 export type HeartbeatReading = { ok: true; heartbeat: ReceivedHeartbeat } | { ok: false; message: string };
@@ -207,6 +222,9 @@ export function readHeartbeat(
   const systemInfo = b['system_info'] ?? null;
   if (systemInfo !== null && (typeof systemInfo !== 'object' || Array.isArray(systemInfo)))
     return invalid('system_info', 'must be an object');
+  const revision = b['portal_schedules_revision'] ?? null;
+  if (revision !== null && !(typeof revision === 'number' && Number.isSafeInteger(revision) && revision >= 0))
+    return invalid('portal_schedules_revision', 'must be a non-negative integer');
   for (const [field, value] of [
     ['schedules', schedules],
     ['system_info', systemInfo],
@@ -227,6 +245,7 @@ export function readHeartbeat(
       clientId,
       schedules: schedules as unknown[] | null,
       systemInfo: systemInfo as Record<string, unknown> | null,
+      portalSchedulesRevision: revision,
     },
   };
 }

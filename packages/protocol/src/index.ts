@@ -34,3 +34,6 @@ export * from './records.ts';
 export * from './scan-ports.ts';
 export * from './web-link.ts';
 export * from './posture.ts';
+export * from './schedule-cron.ts';
+export * from './portal-schedules.ts';
+export * from './schedule-delivery.ts';

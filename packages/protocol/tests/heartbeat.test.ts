@@ -33,8 +33,18 @@ describe('readHeartbeat', () => {
         clientId: 'acme',
         schedules,
         systemInfo,
+        portalSchedulesRevision: null,
       },
     });
+  });
+
+  it('reads the portal schedules revision an agent holds: a non-negative integer, else a 400 naming it', () => {
+    const held = readHeartbeat(beat({ portal_schedules_revision: 12 }));
+    expect(held.ok && held.heartbeat.portalSchedulesRevision).toBe(12);
+    for (const bad of [-1, 1.5, '3', Number.MAX_SAFE_INTEGER + 2])
+      expect(message(readHeartbeat(beat({ portal_schedules_revision: bad })))).toBe(
+        'Invalid field: portal_schedules_revision must be a non-negative integer',
+      );
   });
 
   it('ignores the reported client_id, even a malformed one, unless asked to keep it', () => {

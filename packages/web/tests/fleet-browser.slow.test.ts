@@ -108,6 +108,7 @@ describe('fleet page', () => {
       const detail = page.locator(`#agent-detail-${ONLINE}`);
       expect(await detail.getByRole('table').locator('tbody td').allInnerTexts()).toEqual([
         'weekly',
+        'local',
         'weekly.conf',
         '2026-11-20 02:00 UTC',
         'success',
@@ -220,7 +221,7 @@ describe('a real svcd', () => {
       ]);
       await row(page, 'agent', agentId).getByRole('button', { name: 'Details' }).click();
       const detail = page.locator(`#agent-detail-${agentId}`);
-      await poll(() => detail.getByRole('table').locator('tbody td').nth(1).textContent()).toBe('yearly.conf');
+      await poll(() => detail.getByRole('table').locator('tbody td').nth(2).textContent()).toBe('yearly.conf');
       expect(await detail.locator('dl').last().textContent()).toContain(os.hostname());
 
       await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Commands' }).click();

@@ -118,6 +118,7 @@ describe('navigation by permission', () => {
         'What changed',
         'Fleet',
         'Commands',
+        'Schedules',
         'Licenses',
         'Users',
         'Webhooks',

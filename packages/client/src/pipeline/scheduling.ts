@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { normalizeCron } from '@svc/protocol';
 
 /**
  * Scheduling metadata (docs/session-file.md#computed-blocks). The schedule id is `sched_` followed by the
@@ -24,8 +25,6 @@ export interface SchedulingMetadata {
   scheduled_by?: 'daemon' | 'cron';
 }
 
-export const normalizeCron = (cron: string): string => cron.trim().split(/\s+/).join(' ');
-
 export function scheduleId(target: string, cron: string): string {
   return `sched_${createHash('md5')
     .update(`${target.trim()}${normalizeCron(cron)}`, 'utf8')
@@ -48,7 +47,8 @@ export function schedulingMetadata(target: string, schedule: Schedule | null): S
 /**
  * The schedule a scheduler hands to `svc scan` (svcd sets these for its children): SVC_SCHEDULE_CRON,
  * SVC_SCHEDULED_BY (`daemon` or `cron`, default `cron`), SVC_SCHEDULE_PROFILE and SVC_SCHEDULE_ID
- * (an id of the `sched_` form; svcd's stays the same after update_schedule). Null without a cron.
+ * (an id of the `sched_` form, svcd's staying the same after update_schedule, or a portal schedule's
+ * `psch_` id: docs/agent.md "Schedules kept by the portal"). Null without a cron.
  */
 export function scheduleFromSettings(settings: { get(key: string): string | undefined }): Schedule | null {
   const cron = settings.get('SVC_SCHEDULE_CRON');
@@ -57,7 +57,7 @@ export function scheduleFromSettings(settings: { get(key: string): string | unde
   const id = settings.get('SVC_SCHEDULE_ID');
   return {
     cron,
-    id: id !== undefined && /^sched_[0-9a-f]{12}$/.test(id) ? id : undefined,
+    id: id !== undefined && /^(sched|psch)_[0-9a-f]{12}$/.test(id) ? id : undefined,
     profile: settings.get('SVC_SCHEDULE_PROFILE'),
     scheduledBy: by === 'daemon' ? 'daemon' : 'cron',
   };

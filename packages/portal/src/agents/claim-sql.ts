@@ -101,6 +101,20 @@ export const HEARTBEAT_PARAMETERS = [
 export type HeartbeatParameter = (typeof HEARTBEAT_PARAMETERS)[number];
 
 /**
+ * The agent's client's portal schedules revision (null: none yet), read by primary key in the
+ * heartbeat's own statement: the answer carries the schedules only when it differs from the
+ * revision the agent holds (agents/portal-schedules.ts).
+ */
+const SCHEDULES_REVISION =
+  '(SELECT r.revision FROM agent_schedule_revisions r WHERE r.client_id = (SELECT client_id FROM hb))::float8';
+
+/** What the heartbeat statements add to each row: the agent's client and its schedules revision. */
+export interface ScheduleRevisionColumns {
+  hb_client_id: string | null;
+  schedules_revision: number | null;
+}
+
+/**
  * Update the agent row and claim its commands in one statement and one round trip. `updated`
  * is 1 when the agent was there and registered; with 0 nothing was claimed either.
  */
@@ -111,7 +125,8 @@ function heartbeatStatement(agentRow: string, claimAgent: string): string {
     WHERE ${agentRow} AND deregistered_at IS NULL
     RETURNING client_id
   ), ${claimCtes({ agent: claimAgent, guard: '$10::boolean AND EXISTS (SELECT 1 FROM hb)', limit: '$11', now: '$7' })}
-  SELECT (SELECT count(*) FROM hb)::int AS updated, claimed.*,
+  SELECT (SELECT count(*) FROM hb)::int AS updated, (SELECT client_id FROM hb) AS hb_client_id,
+    ${SCHEDULES_REVISION} AS schedules_revision, claimed.*,
     ${cancelList(claimAgent, '$10::boolean AND EXISTS (SELECT 1 FROM hb)')} AS cancel
   FROM (SELECT 1) AS one LEFT JOIN claimed ON true
   ORDER BY ${DELIVERY_ORDER}`;
@@ -186,9 +201,9 @@ export const HEARTBEAT_BATCH_SQL = `WITH v AS (
     RETURNING picked.i, c.id, c.command_type, c.payload, c.priority, c.created_by, c.group_target, c.created_at
   )
   SELECT hb.i, claimed.id, claimed.command_type, claimed.payload, claimed.priority, claimed.created_by,
-    claimed.group_target, claimed.created_at,
+    claimed.group_target, claimed.created_at, hb.client_id AS hb_client_id, sr.revision::float8 AS schedules_revision,
     ${cancelList('c.client_id = hb.client_id AND c.agent_id = hb.agent_id', 'hb.can_receive')} AS cancel
-  FROM hb LEFT JOIN claimed ON claimed.i = hb.i
+  FROM hb LEFT JOIN claimed ON claimed.i = hb.i LEFT JOIN agent_schedule_revisions sr ON sr.client_id = hb.client_id
   ORDER BY hb.i, ${DELIVERY_ORDER}`;
 
 const BATCHED_COLUMNS = HEARTBEAT_PARAMETERS.filter((p) => p !== 'limit');

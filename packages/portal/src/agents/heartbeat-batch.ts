@@ -9,6 +9,7 @@ import {
   claimOf,
   HEARTBEAT_BATCH_SQL,
   heartbeatBatchValues,
+  type ScheduleRevisionColumns,
 } from './claim-sql.ts';
 import { heartbeatSlowPath } from './first-heartbeat.ts';
 import {
@@ -16,11 +17,13 @@ import {
   heartbeatFields,
   type KeyHolder,
   recordHeartbeat,
+  schedulesOf,
   singleStatement,
 } from './heartbeat.ts';
 import { presentClaim } from './present.ts';
 
 type Answer = HeartbeatAnswer;
+type BatchRow = ClaimedRow & ScheduleRevisionColumns & { i: number };
 
 interface Waiting {
   principal: KeyHolder;
@@ -109,7 +112,7 @@ class HeartbeatBatcher {
       await this.#settle(only, recordHeartbeat(this.#ctx, only.principal, only.hb, only.now));
       return;
     }
-    let rows: (ClaimedRow & { i: number })[];
+    let rows: BatchRow[];
     try {
       const beats = batch.map((w): BatchedHeartbeat => heartbeatFields(w.principal, w.hb, w.now));
       rows = await queryPrepared(
@@ -127,7 +130,7 @@ class HeartbeatBatcher {
       return;
     }
     this.#ctx.metrics?.heartbeatBatch(batch.length);
-    const rowsOf = new Map<number, ClaimedRow[]>();
+    const rowsOf = new Map<number, BatchRow[]>();
     for (const r of rows) {
       const mine = rowsOf.get(r.i) ?? [];
       mine.push(r);
@@ -136,13 +139,12 @@ class HeartbeatBatcher {
     for (const [i, w] of batch.entries()) {
       const mine = rowsOf.get(i);
       // Not a registered agent of this key: the single path's rules decide, under the row's lock.
-      const work: Promise<Claim> = mine
-        ? Promise.resolve(claimOf(mine))
-        : heartbeatSlowPath(this.#ctx, w.principal, w.hb, w.now, singleStatement(w.principal, w.hb, w.now));
-      void this.#settle(
-        w,
-        work.then((claim) => ({ receivedAt: w.now, ...presentClaim(claim) })),
-      );
+      const work: Promise<Answer> = mine
+        ? Promise.resolve({ receivedAt: w.now, ...presentClaim(claimOf(mine)), schedules: schedulesOf(mine[0]) })
+        : heartbeatSlowPath(this.#ctx, w.principal, w.hb, w.now, singleStatement(w.principal, w.hb, w.now)).then(
+            (claim: Claim) => ({ receivedAt: w.now, ...presentClaim(claim), schedules: null }),
+          );
+      void this.#settle(w, work);
     }
   }
 }

@@ -8,11 +8,17 @@ import {
 import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { queryPrepared } from '../db/prepared.ts';
-import { type ClaimedRow, claimOf, HEARTBEAT_SQL, heartbeatValues } from './claim-sql.ts';
+import { type ClaimedRow, claimOf, HEARTBEAT_SQL, heartbeatValues, type ScheduleRevisionColumns } from './claim-sql.ts';
 import { heartbeatSlowPath, storedState } from './first-heartbeat.ts';
 import { presentClaim } from './present.ts';
 
 export type KeyHolder = LicensePrincipal | LegacyPrincipal;
+
+/** The client and schedules revision a heartbeat statement's first row carries. */
+export function schedulesOf(row: ScheduleRevisionColumns | undefined): HeartbeatAnswer['schedules'] {
+  if (row === undefined || row.hb_client_id === null) return null;
+  return { clientId: row.hb_client_id, revision: row.schedules_revision ?? 0 };
+}
 
 /**
  * Record a heartbeat and hand out pending commands. The common case (a known, registered
@@ -33,16 +39,26 @@ export async function recordHeartbeat(
 ): Promise<HeartbeatAnswer> {
   const statement = singleStatement(principal, hb, now);
   // The hot path: a named prepared statement, planned once per connection.
-  const rows = await queryPrepared<ClaimedRow & { updated: number }>(ctx.pool, 'heartbeat', statement);
-  const claimed = rows[0]?.updated === 1 ? claimOf(rows) : await heartbeatSlowPath(ctx, principal, hb, now, statement);
-  return { receivedAt: now, ...presentClaim(claimed) };
+  const rows = await queryPrepared<ClaimedRow & ScheduleRevisionColumns & { updated: number }>(
+    ctx.pool,
+    'heartbeat',
+    statement,
+  );
+  if (rows[0]?.updated === 1)
+    return { receivedAt: now, ...presentClaim(claimOf(rows)), schedules: schedulesOf(rows[0]) };
+  const claimed = await heartbeatSlowPath(ctx, principal, hb, now, statement);
+  return { receivedAt: now, ...presentClaim(claimed), schedules: null };
 }
 
-/** A heartbeat's answer before presentation: the commands handed out and the running ones to stop. */
+/**
+ * A recorded heartbeat: the commands handed out, the running ones to stop, and the agent's client
+ * with its portal schedules revision (null after the slow path: the next heartbeat brings the schedules).
+ */
 export interface HeartbeatAnswer {
   receivedAt: Date;
   commands: DeliveredCommand[];
   cancel: CommandCancel[];
+  schedules: { clientId: string; revision: number } | null;
 }
 
 /** What a heartbeat writes and claims with, the same for the single statement and a batch. */

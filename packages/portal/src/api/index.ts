@@ -3,6 +3,10 @@ import agentCommandsGet from './agent-commands/get.ts';
 import agentGroupsDelete from './agent-groups/delete.ts';
 import agentGroupsGet from './agent-groups/get.ts';
 import agentGroupsPost from './agent-groups/post.ts';
+import agentSchedulesDelete from './agent-schedules/delete.ts';
+import agentSchedulesGet from './agent-schedules/get.ts';
+import agentSchedulesPatch from './agent-schedules/patch.ts';
+import agentSchedulesPost from './agent-schedules/post.ts';
 import agentsPatch from './agents/patch.ts';
 import agentCommandsPatch from './agent-commands/patch.ts';
 import agentCommandsPost from './agent-commands/post.ts';
@@ -65,6 +69,10 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     agentGroupsGet,
     agentGroupsPost,
     agentGroupsDelete,
+    agentSchedulesGet,
+    agentSchedulesPost,
+    agentSchedulesPatch,
+    agentSchedulesDelete,
     agentCommandsPost,
     agentCommandsCancelPost,
     agentCommandsGet,

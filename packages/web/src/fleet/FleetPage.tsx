@@ -273,7 +273,8 @@ function AgentDetail({ agent }: { agent: AgentView }) {
             <thead>
               <tr>
                 <th scope="col">Schedule</th>
-                <th scope="col">Config</th>
+                <th scope="col">Source</th>
+                <th scope="col">Config or name</th>
                 <th scope="col">Last run</th>
                 <th scope="col">Last status</th>
                 <th scope="col">Next run</th>
@@ -284,6 +285,7 @@ function AgentDetail({ agent }: { agent: AgentView }) {
               {schedules.map((s) => (
                 <tr key={s.id + s.config}>
                   <td>{s.id}</td>
+                  <td>{s.source}</td>
                   <td>{s.config}</td>
                   <td>{s.lastRun}</td>
                   <td>{s.lastStatus}</td>

@@ -32,6 +32,9 @@ export const formatAge = (seconds: number): string =>
 
 export interface ScheduleRow {
   id: string;
+  /** `portal`: kept by the portal; `local`: a config file of the agent (also when an older agent does not say). */
+  source: 'local' | 'portal';
+  /** The config file, or a portal schedule's name. */
   config: string;
   lastRun: string;
   lastStatus: string;
@@ -47,9 +50,11 @@ export function scheduleRows(schedules: readonly unknown[] | null): ScheduleRow[
   for (const item of schedules ?? []) {
     if (item === null || typeof item !== 'object' || Array.isArray(item)) continue;
     const s = item as Record<string, unknown>;
+    const portal = s['source'] === 'portal';
     rows.push({
       id: str(s['schedule_id']),
-      config: str(s['config']),
+      source: portal ? 'portal' : 'local',
+      config: str(portal ? (s['name'] ?? s['config']) : s['config']),
       lastRun: typeof s['last_run'] === 'string' ? formatDate(s['last_run']) : '–',
       lastStatus: str(s['last_status']),
       nextRun: typeof s['next_run'] === 'string' ? formatDate(s['next_run']) : '–',

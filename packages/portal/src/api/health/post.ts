@@ -1,5 +1,6 @@
 import { HeartbeatRequestBody, HeartbeatResponse, readHeartbeat } from '@svc/protocol';
 import { heartbeatWriter } from '../../agents/heartbeat-batch.ts';
+import { portalSchedulesAnswer } from '../../agents/portal-schedules.ts';
 import { presentHeartbeatAnswer } from '../../agents/present.ts';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
@@ -10,6 +11,7 @@ import { responses } from '../../http/responses.ts';
  * POST /api/health: the daemon heartbeat. Upserts the agent, registers it on its first
  * heartbeat, and answers up to 20 pending commands, which become `sent` in the same step.
  * A key without agent:commands (professional) always gets `commands: []` (docs/api.md#agents-and-commands).
+ * `portal_schedules` comes only when the agent's schedules changed since the revision it reports.
  */
 export default function register(app: App, ctx: AppContext): void {
   app.post(
@@ -36,8 +38,16 @@ export default function register(app: App, ctx: AppContext): void {
       const principal = keyHolderOf(request);
       const read = readHeartbeat(request.body, { keepClientId: principal.kind === 'legacy' });
       if (!read.ok) throw badRequest(read.message);
-      const { receivedAt, commands, cancel } = await heartbeatWriter(ctx).record(principal, read.heartbeat);
-      return presentHeartbeatAnswer(receivedAt, commands, cancel);
+      const hb = read.heartbeat;
+      const { receivedAt, commands, cancel, schedules } = await heartbeatWriter(ctx).record(principal, hb);
+      // Only when the agent's set changed since the revision it holds (most answers read nothing
+      // more), and like commands only for a key with agent:commands.
+      const held = principal.permissions.has('agent:commands') ? hb.portalSchedulesRevision : null;
+      const portalSchedules = await portalSchedulesAnswer(ctx, hb.agentId, held, schedules);
+      return {
+        ...presentHeartbeatAnswer(receivedAt, commands, cancel),
+        ...(portalSchedules === undefined ? {} : { portal_schedules: portalSchedules }),
+      };
     },
   );
 }

@@ -24,6 +24,7 @@ import * as m0022 from './0022_findings_sort_orders.ts';
 import * as m0023 from './0023_command_progress.ts';
 import * as m0024 from './0024_vuln_debian_and_index_format.ts';
 import * as m0025 from './0025_command_lifecycle.ts';
+import * as m0026 from './0026_portal_schedules.ts';
 import * as m0027 from './0027_running_commands.ts';
 
 /**
@@ -56,5 +57,6 @@ export const migrations: Record<string, Migration> = {
   '0023_command_progress': m0023,
   '0024_vuln_debian_and_index_format': m0024,
   '0025_command_lifecycle': m0025,
+  '0026_portal_schedules': m0026,
   '0027_running_commands': m0027,
 };
