@@ -46,6 +46,7 @@ describe('console sign-in', () => {
           'What changed',
           'Fleet',
           'Commands',
+          'Schedules',
           'Licenses',
           'Users',
           'Webhooks',
