@@ -295,7 +295,7 @@ describe('events from sessions and agents', () => {
           sub,
           'agent_deregistered',
         ),
-      ).toEqual({ agent_id: agentId, deregistered_by: ADMIN_EMAIL });
+      ).toEqual({ agent_id: agentId, deregistered_by: ADMIN_EMAIL, dropped_command_ids: [] });
 
       expect((await agentAction(agentId, 'reenable')).body).toEqual({ ok: true });
       expect(
@@ -343,7 +343,10 @@ describe('events from sessions and agents', () => {
         group_target: null,
         priority: 7,
         created_by: ADMIN_EMAIL,
+        // Issue 37: when the command expires unless started (additive).
+        expires_at: res.body.commands[0].expires_at,
       });
+      expect(Date.parse(data['expires_at'])).toBe(Date.parse(res.body.commands[0].created_at) + 86_400_000);
 
       const a = await newAgent();
       const b = await newAgent();
@@ -365,6 +368,7 @@ describe('events from sessions and agents', () => {
         group_target: group,
         priority: 5,
         created_by: ADMIN_EMAIL,
+        expires_at: g.body.commands[0].expires_at,
       });
       expect([...gd['agent_ids']].sort()).toEqual([a, b].sort());
     });
