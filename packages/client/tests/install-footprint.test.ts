@@ -101,8 +101,11 @@ describe('client install footprint', () => {
     expect(installed.has('nodemailer')).toBe(true);
     expect(Object.keys(pkgJson(path.join(REPO, 'node_modules/nodemailer')).dependencies ?? {})).toEqual([]);
     expect(installed.has('smtp-server')).toBe(false);
-    // svcd's schedules (croner) are packages/agent's.
-    expect(installed.has('croner')).toBe(false);
+    // croner comes with the protocol package: the cron and time-zone rule of a schedule is one
+    // rule for the portal that stores portal schedules and the agent that runs them
+    // (packages/protocol/src/schedule-cron.ts), and croner has no dependency of its own.
+    expect(installed.has('croner')).toBe(true);
+    expect(Object.keys(pkgJson(path.join(REPO, 'node_modules/croner')).dependencies ?? {})).toEqual([]);
     // cli-progress (the progress bar) brings five small text-width helpers with it.
     for (const name of ['cli-progress', 'string-width', 'strip-ansi']) expect(installed.has(name), name).toBe(true);
     expect(installed.size).toBeLessThan(18);
