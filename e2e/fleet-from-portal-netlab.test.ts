@@ -48,7 +48,16 @@ async function agent(n: number, extra: Record<string, string> = {}, reuse?: Svcd
   const d = await startSvcd({
     agentId: reuse?.agentId ?? `svcd_f1ee700${n}`,
     ...(reuse ? { home: reuse.home, configDir: reuse.configDir } : {}),
-    configs: { 'a-portal.conf': portalConf(fixture.uploadUrl, fixture.key, { DAEMON_POLL_INTERVAL: '1', ...extra }) },
+    configs: {
+      'a-portal.conf': portalConf(fixture.uploadUrl, fixture.key, {
+        DAEMON_POLL_INTERVAL: '1',
+        // Members that start in one second get one session id: all but one are refused at upload
+        // and retry (docs/findings-of-record.md#session-ids), soon and often enough for the test.
+        DAEMON_SCAN_RETRY_BACKOFF: '2',
+        DAEMON_SCAN_RETRY_MAX: '10',
+        ...extra,
+      }),
+    },
     // Every nmap the daemon's scans start enters the scanner namespace first.
     env: { PATH: `${path.join(work, 'bin')}:${process.env['PATH'] ?? '/usr/bin:/bin'}` },
   });
@@ -107,6 +116,7 @@ describe('running a fleet from the portal', () => {
       expect(res.status, res.text).toBe(201);
       scheduleId = res.body.schedule.id;
       const [a1, a2, a3] = agents as [SvcdProcess, SvcdProcess, SvcdProcess];
+      const sessions: string[] = [];
       for (const d of [a1, a2, a3]) {
         const done = await untilValue(
           async () =>
@@ -115,6 +125,7 @@ describe('running a fleet from the portal', () => {
           3 * 60_000,
         );
         expect(done).toHaveLength(1);
+        sessions.push(done[0] as string);
         const started = new RegExp(
           `^ts=(\\S+) level=info msg="scheduled scan started" schedule_id=${scheduleId} `,
           'm',
@@ -131,12 +142,16 @@ describe('running a fleet from the portal', () => {
           () => storedSessionFile(fixture.portal.url, admin, done[0] as string).catch(() => undefined),
           `the session ${done[0]} in the portal`,
         );
-        expect(stored.metadata).toMatchObject({ target: data, schedule_id: scheduleId });
+        // The portal holds this agent's own run of the scan, not another member's under its id.
+        expect(local.metadata.run_id).toMatch(/^[0-9a-f]{32}$/);
+        expect(stored.metadata).toMatchObject({ target: data, schedule_id: scheduleId, run_id: local.metadata.run_id });
         const reported = await reportedSchedule(api().view, d.agentId, scheduleId, (s) => s.last_status === 'success');
         expect(reported).toMatchObject({ source: 'portal', retry_count: 0 });
         // The next run is the same time tomorrow.
         expect(Date.parse(reported.next_run)).toBe(due.getTime() + 86_400_000);
       }
+      // One session per agent in the portal: a scan that got another member's id was refused and run again.
+      expect(new Set(sessions).size).toBe(3);
     },
     6 * 60_000,
   );

@@ -259,7 +259,10 @@ export class Scheduler implements ScheduleControl {
     const retryMax = this.#opts.retryMax();
     for (let attempt = 0; attempt <= retryMax && !signal.aborted; attempt++) {
       if (attempt > 0) {
-        const ok = await sleepAtLeast(this.#opts.retryBackoffMs(), signal);
+        // Up to half the backoff again, at random: members of a group refused together (one session
+        // id, docs/findings-of-record.md#session-ids) start their retries in different seconds.
+        const backoff = this.#opts.retryBackoffMs();
+        const ok = await sleepAtLeast(backoff + Math.floor(Math.random() * (backoff / 2)), signal);
         if (!ok || this.#halted) return;
       }
       entry.lastRun = new Date();

@@ -282,6 +282,31 @@ describe('findings of record', () => {
     expect(kept['metadata']['target']).toBe('host-one');
   });
 
+  it('an id the client holds for another run of the same target is refused with 409; the same run replaces it', async () => {
+    // Two agents of one client running one group schedule against the same target in the same
+    // second produce the same session id: the second scan must not replace the first.
+    const sid = '20261120_121500';
+    const run = (runId: string | undefined, findings: F[]) => {
+      const doc = scan(sid, 'shared-target', findings);
+      if (runId !== undefined) (doc['metadata'] as Doc)['run_id'] = runId;
+      return doc;
+    };
+    const first = 'a'.repeat(32);
+    await ok(acme.key, run(first, [FTP]));
+    const other = await upload(acme.key, run('b'.repeat(32), [TELNET]));
+    expect(other.status).toBe(409);
+    expect(other.body).toEqual({
+      error: `Session ${sid} already holds another scan run of target "shared-target" (run ${first}); this upload is run ${'b'.repeat(32)}. Nothing was replaced: scan again, or upload it under another session id`,
+      conflict: 'session_run',
+      target: 'shared-target',
+    });
+    expect(byFp((await download(sid, acme.record.client_id))['remediation']).has(fp(FTP))).toBe(true);
+    // The same run again (push_session, svc upload) replaces the session as before.
+    expect((await upload(acme.key, run(first, [FTP, TELNET]))).status).toBe(200);
+    // A file without a run id (an older scanner) is taken as the same run.
+    expect((await upload(acme.key, run(undefined, [FTP]))).status).toBe(200);
+  });
+
   it('the listing, the downloaded file, a SARIF export and the share page state the same numbers', async () => {
     const client = acme.record.client_id;
     const t = 'numbers-target';

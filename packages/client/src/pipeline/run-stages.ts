@@ -34,6 +34,8 @@ export interface RunSettings {
   toolVersion: string;
   scanProfile?: string | undefined;
   startedAt: Date;
+  /** A random id of this scan run (32 hex): what tells two scans that got one session id apart at upload. */
+  runId?: string | undefined;
   schedule: Schedule | null;
   orc: OrcSettings;
 }
@@ -126,6 +128,7 @@ export function runStages(input: StagesInput): StagesResult {
       tool_version: settings.toolVersion,
       ...(settings.scanProfile === undefined ? {} : { scan_profile: settings.scanProfile }),
       started_at: settings.startedAt.toISOString(),
+      ...(settings.runId === undefined ? {} : { run_id: settings.runId }),
       finished_at: now.toISOString(),
       risk_score_operational: summary.risk_score_operational,
       risk_grade_operational: summary.risk_grade_operational,

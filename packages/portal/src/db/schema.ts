@@ -119,6 +119,8 @@ export interface SessionsTable {
   scanned_at: Timestamp;
   /** The file's open remediation entries by title (sessions/scan-facts.ts). */
   open_findings: ColumnType<OpenFinding[], string | undefined, string>;
+  /** The scan run the stored file is (metadata.run_id, migration 0028); null when it names none. */
+  run_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ShareTokensTable {

@@ -45,6 +45,16 @@ function sessionOfOtherTarget(sessionId: string, held: string, uploaded: string)
   );
 }
 
+/** docs/findings-of-record.md#session-ids: another run of the scan under the same id never replaces it either. */
+function sessionOfOtherRun(sessionId: string, target: string, held: string, uploaded: string): DomainError {
+  const name = target === '' ? 'no target' : `target ${JSON.stringify(target)}`;
+  return new DomainError(
+    'conflict.session_run',
+    `Session ${sessionId} already holds another scan run of ${name} (run ${held}); this upload is run ${uploaded}. Nothing was replaced: scan again, or upload it under another session id`,
+    { extra: { conflict: 'session_run', target } },
+  );
+}
+
 /**
  * Make an upload visible: one transaction writes the session row, its share token and the
  * `scan_completed` audit event, and indexes its findings. Until it commits the stored files are unreferenced
@@ -52,7 +62,8 @@ function sessionOfOtherTarget(sessionId: string, held: string, uploaded: string)
  * the findings of record of its target in the same transaction (records-merge.ts). A re-upload
  * of an existing session id replaces its files within the same client (keeping its share
  * token, review status, history and notes) and is merged like any upload, so no decision is
- * lost; an upload of another target under an id the client already holds is refused (409).
+ * lost; an upload of another target, or of another scan run, under an id the client already
+ * holds is refused (409).
  * Session ids are unique per client (docs/api.md#ids-are-per-client): the same id under another
  * client is another session, which this upload neither sees nor touches.
  */
@@ -81,6 +92,11 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
     const existing = await lockSessionRow(trx, ref);
     if (existing && recordTarget(existing.target) !== target)
       throw sessionOfOtherTarget(metadata.session_id, recordTarget(existing.target), target);
+    // Two scanners of one client that started a scan of one target in the same second (a group
+    // schedule): the second upload is another run, refused. A file without a run id is the same run.
+    const runId = input.facts.runId ?? null;
+    if (existing?.run_id != null && runId !== null && existing.run_id !== runId)
+      throw sessionOfOtherRun(metadata.session_id, target, existing.run_id, runId);
 
     if (!existing && principal.kind === 'license' && principal.license.max_sessions !== null) {
       if ((await sessionCountOfLicense(trx, principal.license.id)) >= principal.license.max_sessions)
@@ -100,6 +116,7 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       expires_at: expiresAt,
       expiry_notified_at: null,
       scanned_at: input.facts.scannedAt ?? now,
+      run_id: runId ?? existing?.run_id ?? null,
     };
     let shareToken: string | null;
     if (existing) {

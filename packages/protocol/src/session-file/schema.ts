@@ -66,6 +66,13 @@ export const SessionFileMetadata = open(
     version: opt(text('Older name of tool_version')),
     scan_profile: opt(text('Scan profile')),
     started_at: opt(timestamp('Scan start')),
+    run_id: opt(
+      Type.String({
+        pattern: '^[0-9a-f]{32}$',
+        description:
+          'A random id of this scan run: a re-upload of the same run replaces the session; another run under its session id is refused (409)',
+      }),
+    ),
     finished_at: opt(timestamp('Scan end')),
     risk_score: opt(score('Older place of summary.risk_score')),
     risk_grade: opt(grade('Older place of summary.risk_grade')),

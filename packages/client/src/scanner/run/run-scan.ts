@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -216,6 +217,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
       toolVersion: CLIENT_VERSION,
       scanProfile: result.profile,
       startedAt,
+      runId: randomBytes(16).toString('hex'),
       schedule: scheduleFromSettings(settings),
       orc: orcSettingsFrom(valuesOf(settings)),
     },

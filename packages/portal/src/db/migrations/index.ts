@@ -26,6 +26,7 @@ import * as m0024 from './0024_vuln_debian_and_index_format.ts';
 import * as m0025 from './0025_command_lifecycle.ts';
 import * as m0026 from './0026_portal_schedules.ts';
 import * as m0027 from './0027_running_commands.ts';
+import * as m0028 from './0028_session_run_id.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -59,4 +60,5 @@ export const migrations: Record<string, Migration> = {
   '0025_command_lifecycle': m0025,
   '0026_portal_schedules': m0026,
   '0027_running_commands': m0027,
+  '0028_session_run_id': m0028,
 };
