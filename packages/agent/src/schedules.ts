@@ -71,6 +71,11 @@ export class Scheduler implements ScheduleControl {
   #started = false;
   #halted = false;
 
+  /** New jobs wait: before start(), and for good once halted. */
+  get #paused(): boolean {
+    return !this.#started || this.#halted;
+  }
+
   constructor(opts: SchedulerOptions) {
     this.#opts = opts;
   }
@@ -131,7 +136,7 @@ export class Scheduler implements ScheduleControl {
       old?.job?.stop();
       let job: Cron | null = null;
       try {
-        job = cronJob(scan.cron, () => this.#tick(id), !this.#started || this.#halted, def.timezone);
+        job = cronJob(scan.cron, () => this.#tick(id), this.#paused, def.timezone);
       } catch (err) {
         this.#opts.log.error('schedule has an invalid cron pattern', {
           config: def.config,
@@ -230,7 +235,7 @@ export class Scheduler implements ScheduleControl {
     // Built before anything changes, so a bad pattern leaves the schedule as it was.
     let job: Cron;
     try {
-      job = cronJob(scan.cron, () => this.#tick(id), !this.#started || this.#halted, entry.timezone);
+      job = cronJob(scan.cron, () => this.#tick(id), this.#paused, entry.timezone);
     } catch (err) {
       throw new Error(`Invalid cron pattern "${scan.cron}": ${(err as Error).message}`);
     }
