@@ -11,43 +11,23 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { bundleSvcd } from './svcd-bundle.ts';
 
 const agentDir = path.resolve(import.meta.dirname, '..');
 const outDir = path.join(agentDir, 'dist');
 const quiet = process.argv.includes('--quiet');
 
 async function main(): Promise<void> {
-  // Loaded here so a missing rolldown (an install without it) is the one-line failure below.
-  const { build } = await import('rolldown');
-  const result = await build({
-    input: path.join(agentDir, 'src/main.ts'),
-    platform: 'node',
-    logLevel: 'warn',
-    write: false,
-    // TypeBox's builders are pure: the protocol's schemas the daemon never checks are left out.
-    treeshake: { manualPureFunctions: ['Type'] },
-    output: {
-      format: 'esm',
-      codeSplitting: false,
-      // Smaller source held in memory; names kept, so a stack trace in a log still reads.
-      minify: { compress: true, mangle: false, codegen: { removeWhitespace: true } },
-      // ASCII source is stored one byte per character (a single other character makes V8 use two).
-      charset: 'ascii',
-    },
-  });
-  const chunk = result.output.find((o) => o.type === 'chunk');
-  if (chunk === undefined) throw new Error('rolldown produced no chunk');
-
-  const inputs = chunk.moduleIds.filter((id) => path.isAbsolute(id) && fs.existsSync(id));
+  const { code, inputs } = await bundleSvcd();
 
   // Written under a temporary name and renamed: a daemon starting during a rebuild never reads half a file.
   fs.mkdirSync(outDir, { recursive: true });
   const tmp = path.join(outDir, `svcd.mjs.${process.pid}`);
-  fs.writeFileSync(tmp, chunk.code);
+  fs.writeFileSync(tmp, code);
   fs.renameSync(tmp, path.join(outDir, 'svcd.mjs'));
   if (!quiet)
     console.log(
-      `packages/agent/dist/svcd.mjs: ${(chunk.code.length / 1024).toFixed(0)} KiB from ${inputs.length} files`,
+      `packages/agent/dist/svcd.mjs: ${(code.length / 1024).toFixed(0)} KiB from ${inputs.length} files`,
     );
 }
 

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { CLIENT_VERSION } from '@svc/client/version';
@@ -35,8 +36,12 @@ interface DaemonFlags {
 
 /** packages/agent: this file's parent, from the sources (src/) and from the bundle (dist/) alike. */
 const AGENT_DIR = path.resolve(import.meta.dirname, '..');
-/** `svc` ships in the same checkout: packages/client beside packages/agent. */
-const SVC_BIN = path.resolve(AGENT_DIR, '..', 'client', 'bin', 'svc');
+/**
+ * `svc` ships beside the daemon: bin/svc of the same release archive (lib/svcd.mjs's parent is its
+ * root), or packages/client beside packages/agent in a checkout.
+ */
+const RELEASE_SVC_BIN = path.join(AGENT_DIR, 'bin', 'svc');
+const SVC_BIN = fs.existsSync(RELEASE_SVC_BIN) ? RELEASE_SVC_BIN : path.resolve(AGENT_DIR, '..', 'client', 'bin', 'svc');
 
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   const home = homeOf(env);

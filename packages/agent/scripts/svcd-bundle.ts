@@ -1,0 +1,39 @@
+/**
+ * The agent daemon as one plain JavaScript file (why: packages/agent/scripts/build-svcd.ts). Shared
+ * by that build and the release archives (scripts/release/client-archive.ts), so the daemon a
+ * release ships is the one the tests run.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+const agentDir = path.resolve(import.meta.dirname, '..');
+
+export interface SvcdBundle {
+  code: string;
+  /** The source files that went in (for the build's one-line summary). */
+  inputs: string[];
+}
+
+export async function bundleSvcd(): Promise<SvcdBundle> {
+  // Loaded here so a missing rolldown (an install without it) fails only the build that needs it.
+  const { build } = await import('rolldown');
+  const result = await build({
+    input: path.join(agentDir, 'src/main.ts'),
+    platform: 'node',
+    logLevel: 'warn',
+    write: false,
+    // TypeBox's builders are pure: the protocol's schemas the daemon never checks are left out.
+    treeshake: { manualPureFunctions: ['Type'] },
+    output: {
+      format: 'esm',
+      codeSplitting: false,
+      // Smaller source held in memory; names kept, so a stack trace in a log still reads.
+      minify: { compress: true, mangle: false, codegen: { removeWhitespace: true } },
+      // ASCII source is stored one byte per character (a single other character makes V8 use two).
+      charset: 'ascii',
+    },
+  });
+  const chunk = result.output.find((o) => o.type === 'chunk');
+  if (chunk === undefined) throw new Error('rolldown produced no chunk');
+  return { code: chunk.code, inputs: chunk.moduleIds.filter((id) => path.isAbsolute(id) && fs.existsSync(id)) };
+}

@@ -1,0 +1,1 @@
+export function buildImage(): string { throw new Error('not yet'); }
