@@ -10,8 +10,9 @@ import { startPortalWithKey, type PortalWithKey } from './helpers/portal-with-ke
 /**
  * Issue 34, point 4: `svc upload` and `svc import --upload` measure the request they would send
  * and refuse one over the upload limit before sending it, naming the limit (SVC_UPLOAD_MAX_MB,
- * the contract's 25 MB by default, the protocol's one rule). The portal counts what reaches it: every
- * request it receives is logged ("incoming request"), and these tests count those lines.
+ * the contract's 25 MB by default, the protocol's one rule). The portal counts what reaches it: with
+ * SVC_ACCESS_LOG=all every request it answers is logged once ("request completed"), and these
+ * tests count those lines.
  */
 
 const MB = 1024 * 1024;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   // The portal takes 26 MB, one more than the clients' default: only the client's check refuses 25 MB + 1.
   fixture = await startPortalWithKey({
     portal: {
-      env: { SVC_UPLOAD_MAX_MB: '26', SVC_LOG_LEVEL: 'info' },
+      env: { SVC_UPLOAD_MAX_MB: '26', SVC_LOG_LEVEL: 'info', SVC_ACCESS_LOG: 'all' },
       logDestination: { write: (line: string) => void lines.push(line) },
     },
   });
@@ -38,7 +39,7 @@ afterAll(async () => {
 const received = () =>
   lines
     .map((l) => JSON.parse(l) as { msg: string; req?: { method: string; url: string } })
-    .filter((l) => l.msg === 'incoming request')
+    .filter((l) => l.msg === 'request completed')
     .map((l) => `${l.req?.method} ${l.req?.url.split('?')[0]}`);
 
 const env = (extra: Record<string, string> = {}) => ({

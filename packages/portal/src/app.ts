@@ -11,6 +11,7 @@ import readyGet from './api/ready/get.ts';
 import type { App, AppContext } from './context.ts';
 import { badRequest, errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './http/errors.ts';
 import { registerIdentityRoutes } from './identity/routes/index.ts';
+import { AccessLog } from './http/access-log.ts';
 import { registerNoStore } from './http/cache-control.ts';
 import { registerCompression } from './http/compression.ts';
 import { credentialsOf } from './http/credentials.ts';
@@ -32,6 +33,7 @@ import { registerSharePage } from './web/share-page.ts';
 export async function buildApp(ctx: AppContext): Promise<App> {
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
+    logController: new AccessLog(ctx.config.accessLog),
     trustProxy: trustProxyOption(ctx.config.trustProxy),
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,

@@ -11,17 +11,18 @@ import {
 
 /**
  * docs/api.md: plaintext keys, JWTs, passwords and secrets never reach logs or error bodies.
- * The portal runs at debug level (request logging on) and every line it writes is kept;
+ * The portal runs at debug level with every request logged (SVC_ACCESS_LOG=all, and the
+ * "request received" line debug adds) and every line it writes is kept;
  * every response is kept too. Then each secret is searched for in all of it.
  */
 
-/** Request ids with an "incoming request" line and no "request completed" (or "request errored") line yet. */
+/** Request ids with a "request received" line and no "request completed" (or "request errored") line yet. */
 function unfinishedRequests(lines: string[]): string[] {
   const open = new Set<string>();
   for (const line of lines) {
     const entry = JSON.parse(line) as { reqId?: string; msg?: string };
     if (entry.reqId === undefined) continue;
-    if (entry.msg === 'incoming request') open.add(entry.reqId);
+    if (entry.msg === 'request received') open.add(entry.reqId);
     else if (entry.msg === 'request completed' || entry.msg === 'request errored') open.delete(entry.reqId);
   }
   return [...open];
@@ -61,7 +62,7 @@ describe('secrets never reach the log or an error body', () => {
 
   beforeAll(async () => {
     portal = await startTestPortal({
-      env: { SVC_LOG_LEVEL: 'debug' },
+      env: { SVC_LOG_LEVEL: 'debug', SVC_ACCESS_LOG: 'all' },
       logDestination: { write: (line: string) => void lines.push(line) },
     });
     secrets.set('admin password', ADMIN_PASSWORD);
@@ -215,7 +216,7 @@ describe('secrets never reach the log or an error body', () => {
 
     // The destination is written synchronously, but a request's "request completed" line comes
     // when the server has finished the response, which can be after the client has read it:
-    // every request logged as incoming is also logged as done before the log is searched.
+    // every request logged as received is also logged as done before the log is searched.
     await vi.waitFor(() => expect(unfinishedRequests(lines)).toEqual([]), { timeout: 30_000, interval: 20 });
   });
 
@@ -224,7 +225,7 @@ describe('secrets never reach the log or an error body', () => {
   it('captured the traffic at debug level (the log is not simply empty)', () => {
     const text = lines.join('');
     expect(lines.length).toBeGreaterThan(40);
-    expect(text).toContain('"msg":"incoming request"');
+    expect(text).toContain('"msg":"request received"');
     expect(text).toContain('"msg":"request completed"');
     expect(text).toContain('refresh token reused; token family revoked');
     // Query strings are logged with their sensitive values masked, not dropped.

@@ -14,7 +14,8 @@ describe('a client aborting an upload', () => {
   let portal: TestPortal;
   beforeAll(async () => {
     portal = await startTestPortal({
-      env: { SVC_LOG_LEVEL: 'info' },
+      // Every request's access line: the /readyz one below bounds the window.
+      env: { SVC_LOG_LEVEL: 'info', SVC_ACCESS_LOG: 'all' },
       logDestination: { write: (line: string) => void lines.push(line) },
     });
   });

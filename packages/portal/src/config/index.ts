@@ -9,7 +9,7 @@ import { metricsConfig, type MetricsConfig } from './metrics.ts';
 import { type UploadLimits, uploadLimits } from './uploads.ts';
 import { type DatabaseBounds, databaseBounds } from './database.ts';
 import { legacyKeyOf } from './legacy-key.ts';
-import { ConfigError, type Env, integer, read, url } from './parse.ts';
+import { ConfigError, type Env, integer, oneOf, read, url } from './parse.ts';
 
 export { ConfigError } from './parse.ts';
 
@@ -28,7 +28,8 @@ export interface Config {
   /** Where session files live: under the data directory, or in an S3-compatible bucket (SVC_BLOB_URL). */
   blobStore: BlobStoreConfig;
   databaseUrl: string | null;
-  embeddedPgPort: number;
+  /** SVC_EMBEDDED_PG_PORT; null (unset): the embedded server takes a free port, 54329 when it can (db/embedded-port.ts). */
+  embeddedPgPort: number | null;
   dbPoolMax: number;
   /** How long opening a database connection, and waiting for a free one, may take (SVC_DB_*_MS). */
   dbBounds: DatabaseBounds;
@@ -47,6 +48,8 @@ export interface Config {
   /** The upload size limit and the disk room uploads leave (config/uploads.ts). */
   uploads: UploadLimits;
   logLevel: LogLevel;
+  /** One line per request: none, for answers of 400 and above, or for every request (SVC_ACCESS_LOG). */
+  accessLog: AccessLogMode;
   /**
    * Whose X-Forwarded-For to believe (Fastify's trustProxy): false (nobody, the socket's
    * address is the client), a number of proxy hops, or the proxies' addresses and CIDR ranges.
@@ -135,6 +138,8 @@ export interface Config {
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+export const ACCESS_LOG_MODES = ['off', 'errors', 'all'] as const;
+export type AccessLogMode = (typeof ACCESS_LOG_MODES)[number];
 
 function atMost(value: number, name: string, limit: number, limitName: string): number {
   if (value > limit) throw new ConfigError(name, `must not exceed ${limitName} (${limit}; got ${value})`);
@@ -176,14 +181,6 @@ function trustProxy(env: Env, name: string): Config['trustProxy'] {
     if (!valid) throw new ConfigError(name, `${TRUST_PROXY_FORMS} (got "${entry}")`);
     return entry;
   });
-}
-
-function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
-  const raw = read(env, name);
-  if (raw === undefined) return fallback;
-  if (!(values as readonly string[]).includes(raw))
-    throw new ConfigError(name, `must be one of ${values.join(', ')} (got "${raw}")`);
-  return raw as T;
 }
 
 /** 32 bytes as 64 hex digits or base64 (either alphabet); the value never appears in an error. */
@@ -326,7 +323,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     dataDir: path.resolve(cwd, read(env, 'SVC_DATA_DIR') ?? 'data'),
     blobStore: blobStoreConfig(env),
     databaseUrl,
-    embeddedPgPort: integer(env, 'SVC_EMBEDDED_PG_PORT', 54329, 1, 65535),
+    embeddedPgPort:
+      read(env, 'SVC_EMBEDDED_PG_PORT') === undefined ? null : integer(env, 'SVC_EMBEDDED_PG_PORT', 0, 1, 65535),
     dbPoolMax: integer(env, 'SVC_DB_POOL_MAX', 10, 1, 1000),
     dbBounds: databaseBounds(env, requestTimeoutSeconds),
     heartbeatBatchMax: integer(env, 'SVC_HEARTBEAT_BATCH_MAX', 100, 0, 1000),
@@ -343,6 +341,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
         : integer(env, 'SVC_CLIENT_STORAGE_LIMIT_MB', 0, 1, 100_000_000),
     uploads: uploadLimits(env),
     logLevel: oneOf(env, 'SVC_LOG_LEVEL', LOG_LEVELS, 'info'),
+    // Errors only by default: a fleet's heartbeats, answered 200, write nothing (docs/decisions.md).
+    accessLog: oneOf(env, 'SVC_ACCESS_LOG', ACCESS_LOG_MODES, 'errors'),
     trustProxy: trustProxy(env, 'SVC_TRUST_PROXY'),
     shutdownGraceSeconds: integer(env, 'SVC_SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),
     frameAncestors: frameAncestorList(env, 'SVC_FRAME_ANCESTORS'),

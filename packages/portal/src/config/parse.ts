@@ -39,3 +39,12 @@ export function integer(env: Env, name: string, fallback: number, min: number, m
   if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max} (got ${n})`);
   return n;
 }
+
+/** One of `values`, exactly as written, or `fallback` when unset. */
+export function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!(values as readonly string[]).includes(raw))
+    throw new ConfigError(name, `must be one of ${values.join(', ')} (got "${raw}")`);
+  return raw as T;
+}

@@ -140,6 +140,13 @@ async function openToAll(dir: string): Promise<void> {
   }
 }
 
+/** The name of these binaries' copy under OUTSIDE_DIR: `binaries-<version of the platform package>`. */
+export async function copyName(bin: Binaries): Promise<string> {
+  const native = path.dirname(path.dirname(bin.initdb));
+  const pkg = JSON.parse(await fs.readFile(path.join(native, '..', 'package.json'), 'utf8')) as { version: string };
+  return `binaries-${pkg.version.replace(/[^\w.+-]/g, '_')}`;
+}
+
 /**
  * PostgreSQL's binaries as `who` can run them. From a checkout the postgres user cannot reach,
  * the platform package's `native/` tree (which finds its libraries and share files relative to
@@ -153,8 +160,7 @@ export async function runnableBinaries(
 ): Promise<{ bin: Binaries; reason: string | null }> {
   if (who.uid === undefined || (await canReach(bin.initdb, who, env))) return { bin, reason: null };
   const native = path.dirname(path.dirname(bin.initdb));
-  const pkg = JSON.parse(await fs.readFile(path.join(native, '..', 'package.json'), 'utf8')) as { version: string };
-  const copy = path.join(OUTSIDE_DIR, `binaries-${pkg.version.replace(/[^\w.+-]/g, '_')}`);
+  const copy = path.join(OUTSIDE_DIR, await copyName(bin));
   if (
     !(await fs.stat(copy).then(
       () => true,

@@ -9,12 +9,16 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import {
   type Binaries,
+  copyName,
   locateCluster,
+  OUTSIDE_DIR,
   type Paths,
   postgresUser,
   type RunAs,
   runnableBinaries,
 } from './embedded-location.ts';
+import { StartFailure, startOnFreePort } from './embedded-port.ts';
+import { pruneBinaryCopies } from './embedded-prune.ts';
 
 const run = promisify(execFile);
 
@@ -54,6 +58,11 @@ async function binaries(who: RunAs, logger?: Logger): Promise<Binaries> {
     );
   }
   const { bin, reason } = await runnableBinaries(found, who, PG_ENV);
+  // Copies exist only for a root portal (embedded-location.ts); a failed prune never stops a start.
+  if (who.uid !== undefined && logger !== undefined)
+    await pruneBinaryCopies(OUTSIDE_DIR, await copyName(found), logger).catch((err: unknown) =>
+      logger.warn({ err }, 'could not remove copies of other embedded PostgreSQL versions'),
+    );
   if (reason !== null)
     logger?.info(
       { binaries: path.dirname(bin.initdb), reason },
@@ -165,7 +174,8 @@ async function pgCtl(bin: Binaries, who: RunAs, args: string[]): Promise<{ code:
 
 export interface EmbeddedOptions {
   dataDir: string;
-  port: number;
+  /** SVC_EMBEDDED_PG_PORT; null: a free one (embedded-port.ts). */
+  port: number | null;
   logger: Logger;
   /** Extra `-c name=value` settings, e.g. for test clusters that trade durability for speed. */
   settings?: Record<string, string>;
@@ -375,13 +385,8 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
     await pgCtl(bin, who, ['stop', '-D', p.cluster, '-m', 'fast', '-w', '-t', '60']);
   }
 
-  const listen = listenSettings(p, opts.port);
-  if (listen.socketDir !== null) {
-    await fs.mkdir(listen.socketDir, { recursive: true, mode: 0o700 });
-    await chownTo(listen.socketDir, who);
-  }
-  const settings: Record<string, string> = { ...listen.settings, max_connections: '200', ...opts.settings };
-  const started = await pgCtl(bin, who, [
+  const extra = { max_connections: '200', ...opts.settings };
+  const startArgs = (port: number) => [
     'start',
     '-D',
     p.cluster,
@@ -391,19 +396,24 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
     '-l',
     p.logFile,
     '-o',
-    optionString(opts.port, settings),
-  ]);
-  if (started.code !== 0) {
-    throw new Error(
-      `Embedded PostgreSQL failed to start on 127.0.0.1:${opts.port} (set SVC_EMBEDDED_PG_PORT to use another port):\n${started.out.trim()}\n${await tailOf(p.logFile)}`,
-    );
-  }
-  opts.logger.info({ port: opts.port }, 'embedded PostgreSQL started');
+    optionString(port, { ...listenSettings(p, port).settings, ...extra }),
+  ];
+  const { port, started: listen } = await startOnFreePort(opts.port, p.cluster, async (port) => {
+    const listen = listenSettings(p, port);
+    if (listen.socketDir !== null) {
+      await fs.mkdir(listen.socketDir, { recursive: true, mode: 0o700 });
+      await chownTo(listen.socketDir, who);
+    }
+    const res = await pgCtl(bin, who, startArgs(port));
+    if (res.code !== 0) throw new StartFailure(`${res.out.trim()}\n${await tailOf(p.logFile)}`);
+    return listen;
+  });
+  opts.logger.info({ port }, 'embedded PostgreSQL started');
 
   const database = opts.database ?? 'svc';
   try {
     const client = new pg.Client({
-      connectionString: connectionUrl(password, opts.port, 'postgres', listen.socketDir),
+      connectionString: connectionUrl(password, port, 'postgres', listen.socketDir),
     });
     client.on('error', () => {}); // a server stopping between queries: the next query rejects instead
     await client.connect();
@@ -420,24 +430,12 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
   }
 
   const startPid = await readPostmasterPid(p.cluster);
-  const startArgs = [
-    'start',
-    '-D',
-    p.cluster,
-    '-w',
-    '-t',
-    '60',
-    '-l',
-    p.logFile,
-    '-o',
-    optionString(opts.port, settings),
-  ];
   const supervisor =
     opts.supervise && startPid !== null
       ? superviseServer({
           pid: startPid,
           cluster: p.cluster,
-          start: () => pgCtl(bin, who, startArgs),
+          start: () => pgCtl(bin, who, startArgs(port)),
           logger: opts.logger,
           onRestart: opts.onRestart,
         })
@@ -445,8 +443,8 @@ async function startLocked(opts: EmbeddedOptions, unlock: () => Promise<void>): 
 
   let stopped = false;
   return {
-    url: connectionUrl(password, opts.port, database, listen.socketDir),
-    port: opts.port,
+    url: connectionUrl(password, port, database, listen.socketDir),
+    port,
     async stop() {
       if (stopped) return;
       stopped = true;
