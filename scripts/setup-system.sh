@@ -45,6 +45,11 @@ REQUIRED=(
   'smbclient:/usr/bin/smbclient'
   'bind9-dnsutils:/usr/bin/dig'
   'masscan:/usr/bin/masscan'
+  # The release build and its tests (scripts/release/, e2e/release.slow.test.ts).
+  'debootstrap:/usr/sbin/debootstrap'
+  'buildah:/usr/bin/buildah'
+  'podman:/usr/bin/podman'
+  'runc:/usr/sbin/runc'
   # Optional scan tools svc scan runs when installed (docs/scanner/tools.md).
   'testssl.sh:/usr/bin/testssl'
   'sslscan:/usr/bin/sslscan'

@@ -6,14 +6,15 @@
  *   svc-portal-<version>-image.tar                     the portal's container image, an OCI archive (scripts/release/image.ts)
  *   SHA256SUMS                                         every file above
  *
- *   node scripts/release/build.ts [--no-image]
- * --no-image leaves the image out (a machine without buildah).
+ *   node scripts/release/build.ts [--no-image] [--out <dir>]
+ * --no-image leaves the image out (a machine without buildah); --out writes elsewhere than dist/release/.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildClientArchive, bundleClient } from './client-archive.ts';
-import { ARCHES, RELEASE_DIR, run, stage, versions } from './common.ts';
+import { parseArgs } from 'node:util';
+import { ARCHES, releaseDir, removeStages, run, setReleaseDir, stage, versions } from './common.ts';
 import { buildDebs } from './deb.ts';
 import { buildImage } from './image.ts';
 import { buildPortalArchive } from './portal-archive.ts';
@@ -30,16 +31,18 @@ const sha256 = (file: string): Promise<string> =>
 /** `sha256sum -c SHA256SUMS` checks the folder. */
 export async function writeChecksums(files: readonly string[]): Promise<string> {
   const lines = await Promise.all(files.map(async (f) => `${await sha256(f)}  ${path.basename(f)}\n`));
-  const out = path.join(RELEASE_DIR, 'SHA256SUMS');
+  const out = path.join(releaseDir(), 'SHA256SUMS');
   fs.writeFileSync(out, [...lines].sort((a, b) => a.slice(66).localeCompare(b.slice(66))).join(''));
   return out;
 }
 
 async function main(): Promise<void> {
-  const withImage = !process.argv.includes('--no-image');
+  const { values } = parseArgs({ options: { 'no-image': { type: 'boolean' }, out: { type: 'string' } } });
+  if (values.out !== undefined) setReleaseDir(values.out);
+  const withImage = values['no-image'] !== true;
   const v = versions();
-  fs.rmSync(RELEASE_DIR, { recursive: true, force: true });
-  fs.mkdirSync(RELEASE_DIR, { recursive: true });
+  fs.rmSync(releaseDir(), { recursive: true, force: true });
+  fs.mkdirSync(releaseDir(), { recursive: true });
   const say = (what: string) => console.log(`release: ${what}`);
 
   say('building the web console');
@@ -75,4 +78,6 @@ try {
 } catch (err) {
   console.error(`release: ${(err as Error).message}`);
   process.exitCode = 1;
+} finally {
+  removeStages();
 }

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleSvcd } from '@svc/agent/bundle';
-import { type Arch, addNode, ROOT, RELEASE_DIR, stage, tarGz, type Versions, write } from './common.ts';
+import { type Arch, addNode, ROOT, releaseDir, stage, tarGz, type Versions, write } from './common.ts';
 import { installText, launcher } from './texts.ts';
 
 /** Marks an unpacked client archive (svcd's `update` installs a release only into such an install). */
@@ -86,7 +86,7 @@ export function buildClientArchive(v: Versions, arch: Arch, bundles: ClientBundl
   write(path.join(dir, 'VERSION'), `svc ${v.client} (commit ${v.commit}, Node ${v.node}, linux-${arch})\n`);
   write(path.join(dir, RELEASE_MARKER), `${v.client}\n`);
   write(path.join(dir, 'INSTALL'), installText('client', v, arch));
-  const out = path.join(RELEASE_DIR, `${name}.tar.gz`);
+  const out = path.join(releaseDir(), `${name}.tar.gz`);
   tarGz(dir, out, v.epoch);
   return out;
 }

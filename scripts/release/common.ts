@@ -5,10 +5,16 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
-export const RELEASE_DIR = path.join(ROOT, 'dist', 'release');
+/** Where the artifacts go: dist/release/, or `--out <dir>` of scripts/release/build.ts. */
+let outDir = path.join(ROOT, 'dist', 'release');
+export const releaseDir = (): string => outDir;
+export const setReleaseDir = (dir: string): void => {
+  outDir = path.resolve(dir);
+};
 /** Kept between builds: the Node runtimes, so a second build downloads nothing. */
 const CACHE_DIR = path.join(ROOT, 'dist', 'release-cache');
 
@@ -43,12 +49,21 @@ export function versions(): Versions {
 export const run = (cmd: string, args: readonly string[], cwd = ROOT, env: NodeJS.ProcessEnv = process.env): string =>
   execFileSync(cmd, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 << 20 });
 
-/** A fresh, empty staging directory under dist/release-stage/. */
+let stageRoot: string | null = null;
+
+/** A fresh, empty staging directory, in a temporary folder of this process (two builds never share one). */
 export function stage(name: string): string {
-  const dir = path.join(ROOT, 'dist', 'release-stage', name);
+  stageRoot ??= fs.mkdtempSync(path.join(os.tmpdir(), 'svc-release-'));
+  const dir = path.join(stageRoot, name);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/** Removes this process's staging folder. */
+export function removeStages(): void {
+  if (stageRoot !== null) fs.rmSync(stageRoot, { recursive: true, force: true });
+  stageRoot = null;
 }
 
 /** `dir`'s last component as the archive's one top folder; same bytes for the same inputs. */

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Arch, RELEASE_DIR, ROOT, run, stage, type Versions, write } from './common.ts';
+import { type Arch, releaseDir, ROOT, run, stage, type Versions, write } from './common.ts';
 import { releaseAgentUnit } from './client-archive.ts';
 
 const MAINTAINER = 'svc maintainers <root@localhost>';
@@ -46,8 +46,8 @@ const sizeKiB = (dir: string): number => Number(run('du', ['-sk', '--apparent-si
 function buildDeb(root: string, c: Omit<Control, 'installedKiB'>, epoch: number): string {
   const control = { ...c, installedKiB: sizeKiB(root) };
   write(path.join(root, 'DEBIAN', 'control'), controlText(control));
-  const out = path.join(RELEASE_DIR, `${c.package}_${c.version}_${c.arch}.deb`);
-  fs.mkdirSync(RELEASE_DIR, { recursive: true });
+  const out = path.join(releaseDir(), `${c.package}_${c.version}_${c.arch}.deb`);
+  fs.mkdirSync(releaseDir(), { recursive: true });
   // dpkg-deb stamps every file with SOURCE_DATE_EPOCH: the same commit gives the same package.
   run('dpkg-deb', ['--root-owner-group', '-Zxz', '--build', root, out], root, { ...process.env, SOURCE_DATE_EPOCH: String(epoch) });
   return out;

@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { type Arch, addNode, ROOT, RELEASE_DIR, run, stage, tarGz, type Versions, write } from './common.ts';
+import { type Arch, addNode, ROOT, releaseDir, run, stage, tarGz, type Versions, write } from './common.ts';
 import { installText, launcher } from './texts.ts';
 
 const PORTAL_SRC = path.join(ROOT, 'packages', 'portal', 'src');
@@ -57,7 +57,7 @@ const SKIPPED = /\.(d\.[cm]?ts|map)$/;
 function copyPackages(libDir: string): void {
   for (const dir of productionPackages()) {
     const to = path.join(libDir, path.relative(ROOT, dir));
-    fs.cpSync(fs.realpathSync(dir), to, { recursive: true, filter: (src) => !SKIPPED.test(src) });
+    fs.cpSync(fs.realpathSync(dir), to, { recursive: true, verbatimSymlinks: true, filter: (src) => !SKIPPED.test(src) });
   }
 }
 
@@ -105,7 +105,7 @@ export async function buildPortalArchive(v: Versions, arch: Arch): Promise<strin
 
   write(path.join(dir, 'VERSION'), `svc-portal ${v.portal} (commit ${v.commit}, Node ${v.node}, linux-${arch})\n`);
   write(path.join(dir, 'INSTALL'), installText('portal', v, arch));
-  const out = path.join(RELEASE_DIR, `${name}.tar.gz`);
+  const out = path.join(releaseDir(), `${name}.tar.gz`);
   tarGz(dir, out, v.epoch);
   return out;
 }
