@@ -40,6 +40,8 @@ REQUIRED=(
   'inetutils-telnetd:/usr/sbin/telnetd'
   'samba:/usr/sbin/smbd'
   'systemd:/usr/bin/systemd-analyze'
+  # promtool evaluates the shipped alert rules over real scrapes (packages/portal/tests/alerts-fire.slow.test.ts).
+  'prometheus:/usr/bin/promtool'
   'bind9:/usr/sbin/named'
   'snmp:/usr/bin/snmpwalk'
   'smbclient:/usr/bin/smbclient'

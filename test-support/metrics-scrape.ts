@@ -5,7 +5,7 @@
  * `# HELP`/`# TYPE` of a family, or a sample of the family declared last; anything else throws.
  */
 
-/** One family per area GET /metrics covers (requests, agents, webhooks, uploads, pool, event loop, embedded database). */
+/** One family per area GET /metrics covers (requests, agents, webhooks, uploads, pool, event loop, embedded database, blob store, backups). */
 export const AREA_FAMILIES = [
   'svc_http_requests_total',
   'svc_http_request_duration_seconds',
@@ -19,6 +19,11 @@ export const AREA_FAMILIES = [
   'svc_db_pool_acquire_seconds',
   'svc_nodejs_eventloop_lag_p99_seconds',
   'svc_embedded_db_restarts_total',
+  'svc_blob_store_failures_total',
+  'svc_uploads_refused_total',
+  'svc_webhook_oldest_pending_delivery_age_seconds',
+  'svc_backup_last_success_timestamp_seconds',
+  'svc_backup_max_age_seconds',
 ];
 
 export interface Sample {

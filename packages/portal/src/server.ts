@@ -15,8 +15,10 @@ import { loadKeyEncryptionKey } from './identity/key-encryption.ts';
 import { ensureSigningKey } from './identity/signing-keys.ts';
 import { createLogger } from './logging.ts';
 import { startMetricsListener } from './metrics/listener.ts';
-import { commandCountsByStatus } from './metrics/queries.ts';
+import { commandCountsByStatus, oldestDeliveryAgeSeconds } from './metrics/queries.ts';
 import { PortalMetrics } from './metrics/registry.ts';
+import { lastBackupSeconds } from './operations/backup/status.ts';
+import { countFailures } from './blobs/counted.ts';
 import { openBlobStore } from './blobs/open.ts';
 import {
   type OrphanSweepTiming,
@@ -72,7 +74,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
   // Off unless asked for: no registry, no hook, no event-loop monitor.
   const metrics =
     metricsConfig.token !== null || metricsConfig.listen !== null
-      ? new PortalMetrics({ logger, version: portalPackage.version })
+      ? new PortalMetrics({ logger, version: portalPackage.version, watchBackups: metricsConfig.backupMaxAgeHours > 0 })
       : null;
   try {
     let databaseUrl = config.databaseUrl;
@@ -124,7 +126,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       unreachable: (err) => logger.error({ err: err.cause }, 'session storage is not reachable; starting without it'),
     });
     cleanup.unshift(async () => opened.close());
-    const blobs = opened.store;
+    const blobs = metrics ? countFailures(opened.store, (op) => metrics.blobStoreFailed(op)) : opened.store;
 
     const resolver = opts.resolver ?? systemResolver;
     const { allowCidrs, caFile, maxInFlight, queueMax, queueWaitMs } = config.webhooks;
@@ -152,6 +154,9 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       poolMax: config.dbPoolMax,
       webhookQueue: () => webhookClient.load(),
       commandsByStatus: () => commandCountsByStatus(database.db),
+      oldestDeliveryAgeSeconds: () => oldestDeliveryAgeSeconds(database.db, now()),
+      lastBackupSeconds: () => lastBackupSeconds(config.dataDir),
+      backupMaxAgeSeconds: metricsConfig.backupMaxAgeHours * 3600,
     });
     const ctx: AppContext = {
       config,

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../test-support/cli.ts';
 import { createLicense, heartbeatBody, type LicenseFixture, newAgentId } from '../../../test-support/factories.ts';
@@ -137,11 +138,12 @@ describe('backup and restore', () => {
       portalVersion: '1',
       keyEncryptionKey: KEK,
     });
-    const bytes = await fs.readFile(archive);
+    // Edited inside the compression (as someone rewriting the archive would), so the manifest's check must find it.
+    const bytes = zlib.zstdDecompressSync(await fs.readFile(archive));
     const { name, offset } = firstObject(bytes);
     bytes[offset] = (bytes[offset] as number) ^ 0xff;
     const damaged = path.join(dir, 'damaged.tar');
-    await fs.writeFile(damaged, bytes);
+    await fs.writeFile(damaged, zlib.zstdCompressSync(bytes));
 
     const targetUrl = await createTestDatabase();
     const targetDir = await scratch();

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http as request, withToken } from '../../../test-support/http.ts';
 import { login } from '../../../test-support/portal.ts';
 import { sampleValue, scrape } from '../../../test-support/metrics-scrape.ts';
+import { expectFiring } from '../../../test-support/promtool.ts';
 import {
   isAlive,
   killAll,
@@ -90,6 +91,7 @@ describe('the embedded PostgreSQL server dies under a running portal', () => {
   it('after kill -9 of the postmaster: 503s and readiness 503, the restart is logged and retried, then the portal serves again by itself', async () => {
     const admin = await token();
     expect(await restarts()).toBe(0);
+    const healthy = { scrape: await scrape(portal.url, METRICS_TOKEN), at: new Date() };
     const postmaster = (await readPostmasterPid(portal.dataDir))!;
     expect(isAlive(postmaster)).toBe(true);
     process.kill(postmaster, 'SIGKILL');
@@ -140,6 +142,21 @@ describe('the embedded PostgreSQL server dies under a running portal', () => {
     await portal.waitForOutput(/"msg":"embedded PostgreSQL restarted"/, 30_000);
     // Counted once, however many attempts the restart took.
     expect(await restarts()).toBe(1);
+    // The shipped rule fires from these scrapes (test-support/promtool.ts), and not from the healthy one alone.
+    const restarted = { scrape: await scrape(portal.url, METRICS_TOKEN), at: new Date() };
+    const check = {
+      shapes: { svc_embedded_db_restarts_total: 'counter' as const },
+      alert: 'SvcPortalEmbeddedDbRestarted',
+    };
+    await expectFiring({
+      ...check,
+      phases: [
+        { ...healthy, minutes: 10 },
+        { ...restarted, minutes: 1 },
+      ],
+      firing: [{ severity: 'critical' }],
+    });
+    await expectFiring({ ...check, phases: [{ ...healthy, minutes: 11 }], firing: [] });
     const fresh = await readPostmasterPid(portal.dataDir);
     expect(fresh).not.toBeNull();
     expect(fresh).not.toBe(postmaster);

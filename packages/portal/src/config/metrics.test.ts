@@ -15,16 +15,17 @@ function problem(env: Record<string, string>): string {
 
 describe('SVC_METRICS_TOKEN and SVC_METRICS_LISTEN', () => {
   it('are off by default, and blank counts as unset', () => {
-    expect(loadConfig({}, '/srv/portal').metrics).toEqual({ token: null, listen: null });
+    expect(loadConfig({}, '/srv/portal').metrics).toEqual({ token: null, listen: null, backupMaxAgeHours: 26 });
     expect(loadConfig({ SVC_METRICS_TOKEN: ' ', SVC_METRICS_LISTEN: '' }, '/srv/portal').metrics).toEqual({
       token: null,
       listen: null,
+      backupMaxAgeHours: 26,
     });
   });
 
   it('reads a token and a listen address (IPv4, IPv6 in brackets, a host name, port 0 for any free one)', () => {
     const read = (env: Record<string, string>) => loadConfig(env, '/srv/portal').metrics;
-    expect(read({ SVC_METRICS_TOKEN: ` ${TOKEN} ` })).toEqual({ token: TOKEN, listen: null });
+    expect(read({ SVC_METRICS_TOKEN: ` ${TOKEN} ` })).toEqual({ token: TOKEN, listen: null, backupMaxAgeHours: 26 });
     expect(read({ SVC_METRICS_LISTEN: '10.0.0.5:9464' }).listen).toEqual({ host: '10.0.0.5', port: 9464 });
     expect(read({ SVC_METRICS_LISTEN: '[::1]:9464' }).listen).toEqual({ host: '::1', port: 9464 });
     expect(read({ SVC_METRICS_LISTEN: 'metrics.internal:9464' }).listen).toEqual({
@@ -60,6 +61,16 @@ describe('SVC_METRICS_TOKEN and SVC_METRICS_LISTEN', () => {
       );
     expect(problem({ SVC_METRICS_LISTEN: '127.0.0.1:8080' })).toBe(
       "Invalid configuration: SVC_METRICS_LISTEN must differ from the portal's own address (HOST:PORT, 127.0.0.1:8080)",
+    );
+  });
+});
+
+describe('SVC_BACKUP_MAX_AGE_HOURS', () => {
+  it('is 26 hours by default, 0 turns the backup gauges off, and a bad value is refused by name', () => {
+    expect(loadConfig({ SVC_BACKUP_MAX_AGE_HOURS: '0' }, '/srv/portal').metrics.backupMaxAgeHours).toBe(0);
+    expect(loadConfig({ SVC_BACKUP_MAX_AGE_HOURS: '170' }, '/srv/portal').metrics.backupMaxAgeHours).toBe(170);
+    expect(problem({ SVC_BACKUP_MAX_AGE_HOURS: '1.5' })).toBe(
+      'Invalid configuration: SVC_BACKUP_MAX_AGE_HOURS must be a whole number between 0 and 87600 (got "1.5")',
     );
   });
 });

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { ConfigError } from './parse.ts';
+import { ConfigError, integer } from './parse.ts';
 
 type Env = Record<string, string | undefined>;
 
@@ -9,6 +9,12 @@ export interface MetricsConfig {
   token: string | null;
   /** A second listener that serves only GET /metrics, without a token (a private network); null: none. */
   listen: { host: string; port: number } | null;
+  /**
+   * SVC_BACKUP_MAX_AGE_HOURS: the age past which the last `npm run backup` is overdue, exported as
+   * svc_backup_max_age_seconds beside the backup's time so the alert rule holds no threshold of
+   * its own; 0: backups are not watched (neither gauge is exported).
+   */
+  backupMaxAgeHours: number;
 }
 
 const LISTEN_FORM = 'must be host:port, e.g. 10.0.0.5:9464 or [::1]:9464';
@@ -41,5 +47,5 @@ export function metricsConfig(env: Env, portal: { host: string; port: number }):
   const listen = raw === null ? null : listenAddress(raw);
   if (listen !== null && listen.port !== 0 && listen.port === portal.port && listen.host === portal.host)
     throw new ConfigError('SVC_METRICS_LISTEN', `must differ from the portal's own address (HOST:PORT, ${raw})`);
-  return { token, listen };
+  return { token, listen, backupMaxAgeHours: integer(env, 'SVC_BACKUP_MAX_AGE_HOURS', 26, 0, 87_600) };
 }

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { type OperationSources, operationGauges } from './operation-gauges.ts';
 
 /**
  * What a webhook delivery came to: answered 2xx, failed (after its retry), not sent (the
@@ -8,8 +9,16 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
  */
 export type DeliveryOutcome = 'delivered' | 'failed' | 'shed' | 'abandoned';
 
+/** The blob store calls whose failures are counted (blobs/counted.ts). */
+export const BLOB_OPERATIONS = ['put', 'get', 'delete'] as const;
+export type BlobOperation = (typeof BLOB_OPERATIONS)[number];
+
+/** Why an upload was refused for room (sessions/storage-quota.ts): the disk's floor, the portal's or the client's limit. */
+export const STORAGE_REFUSALS = ['disk', 'portal_limit', 'client_limit'] as const;
+export type StorageRefusal = (typeof STORAGE_REFUSALS)[number];
+
 /** What the gauges read at scrape time; attached once the pool and the webhook client exist. */
-export interface MetricSources {
+export interface MetricSources extends OperationSources {
   pool: pg.Pool;
   poolMax: number;
   /** Webhook attempts waiting for a slot, and in flight, summed over receivers. */
@@ -51,8 +60,10 @@ export class PortalMetrics {
   readonly #poolAcquire: Histogram;
   readonly #embeddedRestarts: Counter;
   readonly #heartbeatBatches: Histogram;
+  readonly #blobFailures: Counter<'operation'>;
+  readonly #uploadsRefused: Counter<'reason'>;
 
-  constructor(opts: { logger: Logger; version: string }) {
+  constructor(opts: { logger: Logger; version: string; watchBackups?: boolean }) {
     this.#logger = opts.logger;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: 'svc_' });
@@ -110,11 +121,26 @@ export class PortalMetrics {
       buckets: [2, 5, 10, 20, 50, 100, 200, 500],
       registers,
     });
+    this.#blobFailures = new Counter({
+      name: 'svc_blob_store_failures_total',
+      help: 'Blob store calls that failed (the store unreachable, timing out, or erring; a missing object is not a failure), by operation: put, get, delete',
+      labelNames: ['operation'],
+      registers,
+    });
+    this.#uploadsRefused = new Counter({
+      name: 'svc_uploads_refused_total',
+      help: 'Uploads refused for room, by reason: disk (SVC_MIN_FREE_DISK_MB), portal_limit (SVC_STORAGE_LIMIT_MB), client_limit (SVC_CLIENT_STORAGE_LIMIT_MB)',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const operation of BLOB_OPERATIONS) this.#blobFailures.inc({ operation }, 0);
+    for (const reason of STORAGE_REFUSALS) this.#uploadsRefused.inc({ reason }, 0);
     // Initialised so that every outcome is a series from the start (rate() and alerts see a 0, not nothing).
     for (const outcome of ['accepted', 'refused', 'failed']) this.#heartbeats.inc({ outcome }, 0);
     for (const outcome of ['delivered', 'failed', 'shed']) this.#deliveries.inc({ outcome }, 0);
     for (const outcome of ['stored', 'refused']) this.#uploadBytes.inc({ outcome }, 0);
     this.#scrapeTimeGauges(registers);
+    operationGauges(registers, () => this.#sources, this.#logger, opts.watchBackups === true);
   }
 
   /** The gauges are read from these from now on; until then they have no value. */
@@ -157,6 +183,14 @@ export class PortalMetrics {
 
   embeddedRestarted(): void {
     this.#embeddedRestarts.inc();
+  }
+
+  blobStoreFailed(operation: BlobOperation): void {
+    this.#blobFailures.inc({ operation });
+  }
+
+  uploadRefused(reason: StorageRefusal): void {
+    this.#uploadsRefused.inc({ reason });
   }
 
   #scrapeTimeGauges(registers: Registry[]): void {

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import type { Readable } from 'node:stream';
+import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import zlib from 'node:zlib';
 import tar from 'tar-stream';
 
 /**
@@ -15,11 +17,13 @@ export interface ArchiveEntry {
   data: Buffer;
 }
 
-/** Every entry of the tar, in order. */
+const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
+
+/** Every entry of the tar (zstd-compressed as backup writes it, or plain as older versions did), in order. */
 export async function unpackArchive(file: string): Promise<ArchiveEntry[]> {
   const extract = tar.extract();
-  const source = createReadStream(file);
-  source.pipe(extract);
+  const raw = await readFile(file);
+  Readable.from([raw.subarray(0, 4).equals(ZSTD_MAGIC) ? zlib.zstdDecompressSync(raw) : raw]).pipe(extract);
   const out: ArchiveEntry[] = [];
   for await (const entry of extract as AsyncIterable<AsyncIterable<Buffer> & { header: tar.Header }>) {
     const chunks: Buffer[] = [];
@@ -29,10 +33,14 @@ export async function unpackArchive(file: string): Promise<ArchiveEntry[]> {
   return out;
 }
 
-/** Write `entries` as a tar, in the given order. */
+/** Write `entries` as a zstd-compressed tar, in the given order, as backup does. */
 export async function packArchive(entries: ArchiveEntry[], file: string): Promise<void> {
   const pack = tar.pack();
-  const written = pipeline(pack as unknown as Readable, createWriteStream(file, { flags: 'wx' }));
+  const written = pipeline(
+    pack as unknown as Readable,
+    zlib.createZstdCompress(),
+    createWriteStream(file, { flags: 'wx' }),
+  );
   for (const e of entries)
     await new Promise<void>((resolve, reject) =>
       pack.entry({ name: e.name, size: e.data.length, mode: 0o600, mtime: new Date(0) }, e.data, (err) =>

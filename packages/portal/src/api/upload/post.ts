@@ -15,6 +15,7 @@ import { badRequest, HttpError, STATUS_OF_KIND, tooManyRequests } from '../../ht
 import { findInputProblem, inputProblemMessage } from '../../http/input-rules.ts';
 import { clientError, discardRestOfBody, fieldBytes, partsOf } from '../../http/multipart-body.ts';
 import { responses } from '../../http/responses.ts';
+import type { StorageRefusal } from '../../metrics/registry.ts';
 import { uploadWasCut } from '../../http/timeouts.ts';
 import { commitSession } from '../../sessions/commit.ts';
 import { scanFactsOf } from '../../sessions/scan-facts.ts';
@@ -82,6 +83,13 @@ function logLimitRefusal(request: FastifyRequest, err: Error): void {
   );
 }
 
+/** The refusals for room (sessions/storage-quota.ts) by their reason in svc_uploads_refused_total. */
+const ROOM_REFUSALS: Record<string, StorageRefusal> = {
+  'insufficient_storage.disk': 'disk',
+  'insufficient_storage.portal_limit': 'portal_limit',
+  'too_large.client_storage': 'client_limit',
+};
+
 /**
  * POST /api/upload (multipart/form-data): `session_json` (required), `pipeline_log`,
  * `report_html`, `exec_summary_html`. Files stream to the blob store as they arrive; only
@@ -104,7 +112,11 @@ export default function register(app: App, ctx: AppContext): void {
       onSend: async (request, reply) => {
         if (reply.statusCode >= 400) discardRestOfBody(request.raw, reply.raw);
       },
-      onError: async (request, _reply, err) => logLimitRefusal(request, err),
+      onError: async (request, _reply, err) => {
+        logLimitRefusal(request, err);
+        const reason = err instanceof DomainError ? ROOM_REFUSALS[err.code] : undefined;
+        if (reason !== undefined) ctx.metrics?.uploadRefused(reason);
+      },
       schema: {
         operationId: 'uploadSession',
         tags: ['sessions'],

@@ -1,5 +1,8 @@
 import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import type { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import zlib from 'node:zlib';
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import tar from 'tar-stream';
@@ -44,8 +47,13 @@ type TarEntry = AsyncIterable<Buffer> & { header: tar.Header; resume(): void };
 async function* entriesOf(file: string): AsyncGenerator<TarEntry> {
   const extract = tar.extract();
   const source = createReadStream(file);
+  const inflate = decompressorFor(await firstBytes(file));
   source.on('error', (err) => extract.destroy(err));
-  source.pipe(extract);
+  if (inflate === null) source.pipe(extract);
+  else {
+    inflate.on('error', (err) => extract.destroy(err));
+    source.pipe(inflate).pipe(extract);
+  }
   try {
     for await (const entry of extract as AsyncIterable<TarEntry>) {
       if (entry.header.type !== 'file') throw new ArchiveError(`entry ${entry.header.name} is not a file`);
@@ -56,6 +64,27 @@ async function* entriesOf(file: string): AsyncGenerator<TarEntry> {
     throw new ArchiveError(`${file} is damaged or not a portal backup: ${(err as Error).message}`);
   } finally {
     source.destroy();
+    inflate?.destroy();
+  }
+}
+
+const ZSTD_MAGIC = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
+const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
+
+/** zstd (what backup writes), gzip (an archive recompressed by hand), else the plain tar of older backups. */
+function decompressorFor(head: Buffer): Transform | null {
+  if (head.subarray(0, 4).equals(ZSTD_MAGIC)) return zlib.createZstdDecompress();
+  if (head.subarray(0, 2).equals(GZIP_MAGIC)) return zlib.createGunzip();
+  return null;
+}
+
+async function firstBytes(file: string): Promise<Buffer> {
+  const fh = await fs.open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(4), 0, 4, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
   }
 }
 
