@@ -91,7 +91,11 @@ export async function debianChroot(): Promise<DebianChroot> {
         return { code: 0, stdout, stderr };
       } catch (err) {
         const e = err as { code?: number | string; stdout?: string; stderr?: string };
-        return { code: typeof e.code === 'number' ? e.code : -1, stdout: e.stdout ?? '', stderr: e.stderr ?? String(err) };
+        return {
+          code: typeof e.code === 'number' ? e.code : -1,
+          stdout: e.stdout ?? '',
+          stderr: e.stderr ?? String(err),
+        };
       }
     },
     start(argv, opts = {}) {

@@ -82,7 +82,10 @@ export function buildClientArchive(v: Versions, arch: Arch, bundles: ClientBundl
     0o755,
   );
   const unit = fs.readFileSync(path.join(ROOT, 'packages', 'agent', 'systemd', 'svcd.service'), 'utf8');
-  write(path.join(dir, 'systemd', 'svcd.service'), releaseAgentUnit(unit, '/opt/svc/current/bin/svcd', RELEASE_HEADER, '/opt/svc/current/INSTALL'));
+  write(
+    path.join(dir, 'systemd', 'svcd.service'),
+    releaseAgentUnit(unit, '/opt/svc/current/bin/svcd', RELEASE_HEADER, '/opt/svc/current/INSTALL'),
+  );
   write(path.join(dir, 'VERSION'), `svc ${v.client} (commit ${v.commit}, Node ${v.node}, linux-${arch})\n`);
   write(path.join(dir, RELEASE_MARKER), `${v.client}\n`);
   write(path.join(dir, 'INSTALL'), installText('client', v, arch));

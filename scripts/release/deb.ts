@@ -49,7 +49,10 @@ function buildDeb(root: string, c: Omit<Control, 'installedKiB'>, epoch: number)
   const out = path.join(releaseDir(), `${c.package}_${c.version}_${c.arch}.deb`);
   fs.mkdirSync(releaseDir(), { recursive: true });
   // dpkg-deb stamps every file with SOURCE_DATE_EPOCH: the same commit gives the same package.
-  run('dpkg-deb', ['--root-owner-group', '-Zxz', '--build', root, out], root, { ...process.env, SOURCE_DATE_EPOCH: String(epoch) });
+  run('dpkg-deb', ['--root-owner-group', '-Zxz', '--build', root, out], root, {
+    ...process.env,
+    SOURCE_DATE_EPOCH: String(epoch),
+  });
   return out;
 }
 
@@ -118,7 +121,8 @@ const PACKAGED_HEADER = `# svcd, the svc agent daemon, as a systemd service, ins
  */
 export function packagedUnit(checkoutUnit: string): string {
   let unit = releaseAgentUnit(checkoutUnit, '/usr/lib/svc/bin/svcd', PACKAGED_HEADER, '/usr/share/doc/svcd/INSTALL');
-  if (!/^ReadWritePaths=.* \/opt\/svc$/m.test(unit)) throw new Error('svcd.service: ReadWritePaths does not end in /opt/svc');
+  if (!/^ReadWritePaths=.* \/opt\/svc$/m.test(unit))
+    throw new Error('svcd.service: ReadWritePaths does not end in /opt/svc');
   unit = unit.replace(/^(ReadWritePaths=.*) \/opt\/svc$/m, '$1');
   unit = unit.replace(/^# \/opt\/svc: the `update` command.*\n/m, '');
   return unit.replace(

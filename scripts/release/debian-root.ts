@@ -25,11 +25,15 @@ export function debianMirror(sources: string): string | null {
 }
 
 function aptSources(): string {
-  const files = ['/etc/apt/sources.list', ...listDir('/etc/apt/sources.list.d').filter((f) => /\.(list|sources)$/.test(f))];
+  const files = [
+    '/etc/apt/sources.list',
+    ...listDir('/etc/apt/sources.list.d').filter((f) => /\.(list|sources)$/.test(f)),
+  ];
   return files.map((f) => (fs.existsSync(f) ? fs.readFileSync(f, 'utf8') : '')).join('\n');
 }
 
-const listDir = (dir: string): string[] => (fs.existsSync(dir) ? fs.readdirSync(dir).map((f) => path.join(dir, f)) : []);
+const listDir = (dir: string): string[] =>
+  fs.existsSync(dir) ? fs.readdirSync(dir).map((f) => path.join(dir, f)) : [];
 
 /** The cached root file system as a tar (its paths relative to `/`), made when missing. */
 export function debianRootTar(): string {

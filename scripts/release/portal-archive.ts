@@ -57,7 +57,11 @@ const SKIPPED = /\.(d\.[cm]?ts|map)$/;
 function copyPackages(libDir: string): void {
   for (const dir of productionPackages()) {
     const to = path.join(libDir, path.relative(ROOT, dir));
-    fs.cpSync(fs.realpathSync(dir), to, { recursive: true, verbatimSymlinks: true, filter: (src) => !SKIPPED.test(src) });
+    fs.cpSync(fs.realpathSync(dir), to, {
+      recursive: true,
+      verbatimSymlinks: true,
+      filter: (src) => !SKIPPED.test(src),
+    });
   }
 }
 
@@ -92,16 +96,36 @@ export async function buildPortalArchive(v: Versions, arch: Arch): Promise<strin
   fs.cpSync(path.join(ROOT, 'packages', 'web', 'dist'), path.join(dir, 'web'), { recursive: true });
 
   const systemd = path.join(ROOT, 'packages', 'portal', 'systemd');
-  write(path.join(dir, 'systemd', 'svc-portal.service'), releaseUnit(fs.readFileSync(path.join(systemd, 'svc-portal.service'), 'utf8')));
+  write(
+    path.join(dir, 'systemd', 'svc-portal.service'),
+    releaseUnit(fs.readFileSync(path.join(systemd, 'svc-portal.service'), 'utf8')),
+  );
   fs.copyFileSync(path.join(systemd, 'wait-ready.sh'), path.join(dir, 'systemd', 'wait-ready.sh'));
   fs.chmodSync(path.join(dir, 'systemd', 'wait-ready.sh'), 0o755);
 
   // The console's folder is the archive's web/ unless the operator names another.
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template.
   const web = 'export SVC_WEB_DIR="${SVC_WEB_DIR:-$root/web}"';
-  write(path.join(dir, 'bin', 'svc-portal'), launcher('svc-portal', '--heap-growing-percent=100 "$root/lib/portal.mjs"', web), 0o755);
-  write(path.join(dir, 'bin', 'svc-portal-backup'), launcher('svc-portal-backup', '"$root/lib/backup.mjs" backup'), 0o755);
-  write(path.join(dir, 'bin', 'svc-portal-restore'), launcher('svc-portal-restore', '"$root/lib/backup.mjs" restore'), 0o755);
-  write(path.join(dir, 'bin', 'svc-portal-feeds-import'), launcher('svc-portal-feeds-import', '"$root/lib/feeds-import.mjs"'), 0o755);
+  write(
+    path.join(dir, 'bin', 'svc-portal'),
+    launcher('svc-portal', '--heap-growing-percent=100 "$root/lib/portal.mjs"', web),
+    0o755,
+  );
+  write(
+    path.join(dir, 'bin', 'svc-portal-backup'),
+    launcher('svc-portal-backup', '"$root/lib/backup.mjs" backup'),
+    0o755,
+  );
+  write(
+    path.join(dir, 'bin', 'svc-portal-restore'),
+    launcher('svc-portal-restore', '"$root/lib/backup.mjs" restore'),
+    0o755,
+  );
+  write(
+    path.join(dir, 'bin', 'svc-portal-feeds-import'),
+    launcher('svc-portal-feeds-import', '"$root/lib/feeds-import.mjs"'),
+    0o755,
+  );
 
   write(path.join(dir, 'VERSION'), `svc-portal ${v.portal} (commit ${v.commit}, Node ${v.node}, linux-${arch})\n`);
   write(path.join(dir, 'INSTALL'), installText('portal', v, arch));
