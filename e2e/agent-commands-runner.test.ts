@@ -87,7 +87,7 @@ function agentHost(over: Partial<CommandHost> = {}) {
     reload: () => rec.reloads++,
     shutdown: (g) => rec.shutdowns.push(g),
     stopping: () => false,
-    installDir: null,
+    install: { kind: 'image' },
     ...over,
   };
   const heartbeat = async (): Promise<DeliveredCommand[]> =>

@@ -21,6 +21,8 @@ export interface SvcdOptions {
   home?: string;
   env?: Record<string, string | undefined>;
   args?: string[];
+  /** Another svcd to run (a release archive's bin/svcd); the checkout's by default. */
+  command?: string;
 }
 
 export interface SvcdProcess {
@@ -71,7 +73,7 @@ export async function startSvcd(opts: SvcdOptions = {}): Promise<SvcdProcess> {
     if (v === undefined) delete env[k];
     else env[k] = v;
   }
-  const child = spawn(SVCD, ['--config-dir', configDir, ...(opts.args ?? [])], {
+  const child = spawn(opts.command ?? SVCD, ['--config-dir', configDir, ...(opts.args ?? [])], {
     env,
     cwd: home,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -11,6 +11,7 @@ import { CLIENT_VERSION } from '@svc/client/version';
 import { backoffMs } from './backoff.ts';
 import { type AgentConfig, childEnvOf, loadAgentConfig, requirePortal } from './config.ts';
 import { agentIdOf } from './identity.ts';
+import type { Install } from './install-kind.ts';
 import { createLogger, type DaemonLogger } from './logger.ts';
 import { appendOverride } from './overrides.ts';
 import { reexecSelf } from './reexec.ts';
@@ -37,9 +38,12 @@ export interface DaemonOptions {
   once: boolean;
   out: NodeJS.WritableStream & { isTTY?: boolean };
   svcCommand: readonly string[];
-  /** bin/svcd: a restart goes through it, so code an update brought is built into the bundle first. */
+  /**
+   * bin/svcd (a release install's current/bin/svcd): a restart goes through it, so the code an
+   * update brought runs (the bundle a checkout's update built, the release `current` now names).
+   */
   selfCommand: string;
-  installDir: string | null;
+  install: Install;
   createRunner(host: CommandHost): CommandRunner;
 }
 
@@ -162,7 +166,7 @@ export class Daemon {
       reload: () => this.reload(),
       shutdown: (graceful) => this.shutdown(graceful, EXIT.ok),
       stopping: () => this.#stopping !== null || this.#restartRequested,
-      installDir: this.#opts.installDir,
+      install: this.#opts.install,
     };
   }
 

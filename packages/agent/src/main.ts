@@ -4,7 +4,7 @@ import { Command, CommanderError } from 'commander';
 import { CLIENT_VERSION } from '@svc/client/version';
 import { configuredSetting, defaultConfigDir, homeOf, MissingSettingError } from './config.ts';
 import { Daemon, EXIT } from './daemon.ts';
-import { installDirOf } from './install-dir.ts';
+import { installOf, selfCommandOf } from './install-kind.ts';
 import { formatStatus } from './status.ts';
 import { createCommandRunner } from './commands/index.ts';
 
@@ -41,7 +41,10 @@ const AGENT_DIR = path.resolve(import.meta.dirname, '..');
  * root), or packages/client beside packages/agent in a checkout.
  */
 const RELEASE_SVC_BIN = path.join(AGENT_DIR, 'bin', 'svc');
-const SVC_BIN = fs.existsSync(RELEASE_SVC_BIN) ? RELEASE_SVC_BIN : path.resolve(AGENT_DIR, '..', 'client', 'bin', 'svc');
+const SVC_BIN = fs.existsSync(RELEASE_SVC_BIN)
+  ? RELEASE_SVC_BIN
+  : path.resolve(AGENT_DIR, '..', 'client', 'bin', 'svc');
+const INSTALL = installOf(AGENT_DIR);
 
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
   const home = homeOf(env);
@@ -68,8 +71,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
           once: flags.once === true,
           out: process.stdout,
           svcCommand: [SVC_BIN],
-          selfCommand: path.join(AGENT_DIR, 'bin', 'svcd'),
-          installDir: installDirOf(AGENT_DIR),
+          selfCommand: selfCommandOf(INSTALL, AGENT_DIR),
+          install: INSTALL,
           createRunner: createCommandRunner,
         });
       } catch (err) {

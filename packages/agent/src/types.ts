@@ -1,5 +1,6 @@
 import type { AgentLogLevel, CommandCancel, DeliveredCommand, StatusReportBody } from '@svc/protocol';
 import type { PortalClient } from '@svc/client/portal/client';
+import type { Install } from './install-kind.ts';
 
 /**
  * The seam between the daemon (configuration, heartbeats, schedules, signals, re-exec) and the
@@ -58,8 +59,8 @@ export interface CommandHost {
   shutdown(graceful: boolean): void;
   /** True once a shutdown (SIGTERM, `shutdown`) or a re-exec is under way: start no further command. */
   stopping(): boolean;
-  /** The checkout the agent runs from, for `update` (null for an install without a git directory). */
-  installDir: string | null;
+  /** How the agent was installed, which decides what `update` does. */
+  install: Install;
 }
 
 export type ReportBody = StatusReportBody;

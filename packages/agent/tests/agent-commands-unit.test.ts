@@ -55,7 +55,7 @@ function hostFor(calls: Calls, over: Partial<CommandHost> = {}): CommandHost {
     reload: quiet,
     shutdown: quiet,
     stopping: () => false,
-    installDir: null,
+    install: { kind: 'image' },
     ...over,
   };
 }
@@ -329,7 +329,10 @@ describe('commands without a child process', () => {
   it('update of a directory that is not a git checkout fails clearly', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svcd-nogit-'));
     try {
-      const out = await executeCommand(command('update', {}), ctxFor(hostFor(calls(), { installDir: dir })));
+      const out = await executeCommand(
+        command('update', {}),
+        ctxFor(hostFor(calls(), { install: { kind: 'checkout', dir } })),
+      );
       expect(out.ok).toBe(false);
       expect(out.stderr).toContain("update: needs a git checkout: the agent's install directory is not one");
     } finally {

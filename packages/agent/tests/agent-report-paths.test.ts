@@ -67,7 +67,7 @@ function host(over: Partial<CommandHost> = {}): CommandHost {
     reload: quiet,
     shutdown: quiet,
     stopping: () => false,
-    installDir: null,
+    install: { kind: 'image' },
     ...over,
   };
 }
@@ -117,7 +117,7 @@ describe('status reports carry no host paths', () => {
     expect(missing.stderr).toBe("push_session: session 20260101_000000 not found in the agent's sessions directory\n");
     const install = path.join(tmp, 'opt', 'not-a-checkout');
     fs.mkdirSync(install, { recursive: true });
-    const update = await reported('update', {}, host({ installDir: install }));
+    const update = await reported('update', {}, host({ install: { kind: 'checkout', dir: install } }));
     expect(update.stderr).toMatch(/^update: needs a git checkout: the agent's install directory is not one\n/);
     expect(update.stderr).not.toContain(tmp);
   });

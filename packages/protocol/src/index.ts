@@ -37,3 +37,4 @@ export * from './posture.ts';
 export * from './schedule-cron.ts';
 export * from './portal-schedules.ts';
 export * from './schedule-delivery.ts';
+export * from './client-release.ts';

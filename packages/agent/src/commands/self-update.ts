@@ -1,9 +1,14 @@
 import path from 'node:path';
-import type { CommandPayloads } from '@svc/protocol';
+import { type CommandPayloads, releaseVersionOfTag } from '@svc/protocol';
+import { releaseUpdate } from '../release/update.ts';
 import { type CommandContext, done, failure, fromProcess, type Outcome } from './outcome.ts';
 import { type ProcessRun, runProcess } from './spawn.ts';
 
 /**
+ * update, by how the agent was installed (install-kind.ts): a release install takes the next
+ * release (release/update.ts); the Debian package, an archive unpacked elsewhere and a container
+ * are refused with what to do instead; a checkout moves with git as follows.
+ *
  * update: the install's git checkout moves to a release tag (`version`, which beats `branch`) or
  * to the tip of a branch (default main) from `origin`. Values are checked by the protocol's
  * rules (no leading `-`, no `..`) and reach git only in refs/ forms after the options, so none
@@ -53,9 +58,28 @@ export function installSteps(lockChanged: boolean): { what: string; argv: string
   ];
 }
 
+/** apt, not svcd, upgrades the Debian package's files (both packages: svcd depends on svc of its version). */
+export function packagedRefusal(version: string | undefined, arch: string): string {
+  const v = version === undefined ? '<version>' : releaseVersionOfTag(version);
+  return `update: this agent was installed from the Debian package: upgrade it with apt (apt install ./svc_${v}_${arch}.deb ./svcd_${v}_${arch}.deb, or apt upgrade from the repository it came from)`;
+}
+
+/** An archive unpacked somewhere else than <root>/releases/<version>: there is no place for the next one. */
+export const unpackedRefusal = (dir: string): string =>
+  `update: this release archive is unpacked in ${dir}, not as <root>/releases/<version> run through <root>/current: install it that way (docs/agent.md "Release install") to update it from SVC_RELEASE_URL`;
+
 export async function selfUpdate(payload: CommandPayloads['update'], ctx: CommandContext): Promise<Outcome> {
-  const dir = ctx.host.installDir;
-  if (dir === null) return failure(NO_GIT_DIRECTORY);
+  const install = ctx.host.install;
+  if (install.kind === 'release') return releaseUpdate(install, payload, ctx);
+  if (install.kind === 'packaged') return failure(packagedRefusal(payload.version, debianArch()));
+  if (install.kind === 'unpacked') return failure(unpackedRefusal(install.dir));
+  if (install.kind === 'image') return failure(NO_GIT_DIRECTORY);
+  return gitUpdate(install.dir, payload, ctx);
+}
+
+const debianArch = (): string => (process.arch === 'x64' ? 'amd64' : process.arch);
+
+async function gitUpdate(dir: string, payload: CommandPayloads['update'], ctx: CommandContext): Promise<Outcome> {
   const git = (args: string[]): Promise<ProcessRun> =>
     runProcess(['git', '-C', dir, ...args], {
       env: { ...ctx.host.childEnv, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C' },

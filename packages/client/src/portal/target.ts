@@ -34,14 +34,17 @@ export interface TransportPolicy {
   allowInsecureHttp: boolean;
 }
 
-/** The flag, else SVC_ALLOW_INSECURE_HTTP (1, true, yes, on). */
+/** SVC_ALLOW_INSECURE_HTTP's value as a yes (1, true, yes, on) or no. */
+export const insecureHttpAllowed = (setting: string | undefined): boolean =>
+  /^(1|true|yes|on)$/i.test(setting?.trim() ?? '');
+
+/** The flag, else SVC_ALLOW_INSECURE_HTTP. */
 export function transportPolicyOf(settings: Settings, flag?: boolean): TransportPolicy {
-  const setting = settings.get(ALLOW_INSECURE_HTTP)?.trim() ?? '';
-  return { allowInsecureHttp: flag === true || /^(1|true|yes|on)$/i.test(setting) };
+  return { allowInsecureHttp: flag === true || insecureHttpAllowed(settings.get(ALLOW_INSECURE_HTTP)) };
 }
 
 /** 127.0.0.0/8, ::1 and `localhost`, as the WHATWG parser leaves a URL's host (IPv4 in dotted form, IPv6 in brackets). */
-function isLoopback(hostname: string): boolean {
+export function isLoopback(hostname: string): boolean {
   const host = hostname.toLowerCase().replace(/\.$/, '');
   if (host === 'localhost' || host === '[::1]') return true;
   return isIPv4(host) && host.startsWith('127.');
