@@ -67,7 +67,8 @@ export async function debianChroot(): Promise<DebianChroot> {
       } catch {}
     }
     for (const m of mounts.reverse()) await exec('umount', ['-l', m]).catch(() => undefined);
-    await fs.rm(dir, { recursive: true, force: true });
+    // Never into a mount left behind (the bound /dev above all): rm stays on the folder's own file system.
+    await exec('rm', ['-rf', '--one-file-system', dir]);
   };
   try {
     await exec('tar', ['--numeric-owner', '-xf', debianRootTar(), '-C', dir]);

@@ -8,6 +8,7 @@ import type { CreateLicenseBody } from '@svc/protocol';
 import { spawnNode, waitForHttp, type NodeChild } from './children.ts';
 import { interrupted, onCleanup } from './cleanup.ts';
 import { freePort } from './ports.ts';
+import { processAlive } from '@svc/protocol/node';
 
 /** The repository root (bench/lib/../..). */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -49,26 +50,17 @@ function readPostmasterPid(dataDir: string): number | null {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * If the portal could not stop its embedded PostgreSQL (it was killed, or crashed), stop
  * the postmaster ourselves: SIGINT is PostgreSQL's "fast shutdown", SIGKILL the last resort.
  */
 async function stopOrphanedPostgres(dataDir: string): Promise<void> {
   const pid = readPostmasterPid(dataDir);
-  if (pid === null || !alive(pid)) return;
+  if (pid === null || !processAlive(pid)) return;
   console.error(`embedded PostgreSQL (pid ${pid}) still running after the portal stopped; shutting it down`);
   process.kill(pid, 'SIGINT');
-  for (let i = 0; i < 150 && alive(pid); i++) await sleep(200);
-  if (alive(pid)) process.kill(pid, 'SIGKILL');
+  for (let i = 0; i < 150 && processAlive(pid); i++) await sleep(200);
+  if (processAlive(pid)) process.kill(pid, 'SIGKILL');
 }
 
 /** The environment we were started with, minus anything that would point the portal elsewhere. */
@@ -100,7 +92,7 @@ export async function startPortalProcess(opts: PortalOptions = {}): Promise<Port
     () => stopOrphanedPostgres(dataDir),
     () => {
       const pid = readPostmasterPid(dataDir);
-      if (pid !== null && alive(pid)) process.kill(pid, 'SIGQUIT');
+      if (pid !== null && processAlive(pid)) process.kill(pid, 'SIGQUIT');
     },
   );
 

@@ -10,32 +10,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { bundleSvcd } from '@svc/agent/bundle';
+import { bundleOneFile, bundleSvcd } from '@svc/agent/bundle';
+import { CLIENT_RELEASE_MARKER, clientArchiveFolder, clientArchiveName } from '@svc/protocol';
 import { type Arch, addNode, ROOT, releaseDir, stage, tarGz, type Versions, write } from './common.ts';
 import { installText, launcher } from './texts.ts';
-
-/** Marks an unpacked client archive (svcd's `update` installs a release only into such an install). */
-export const RELEASE_MARKER = 'RELEASE';
-
-async function bundleSvc(): Promise<string> {
-  const { build } = await import('rolldown');
-  const result = await build({
-    input: path.join(ROOT, 'packages', 'client', 'src', 'cli', 'main.ts'),
-    platform: 'node',
-    logLevel: 'warn',
-    write: false,
-    treeshake: { manualPureFunctions: ['Type'] },
-    output: {
-      format: 'esm',
-      codeSplitting: false,
-      minify: { compress: true, mangle: false, codegen: { removeWhitespace: true } },
-    },
-  });
-  const chunk = result.output.find((o) => o.type === 'chunk');
-  if (chunk === undefined) throw new Error('rolldown produced no chunk for svc');
-  // The source's `#!/usr/bin/env node` line has no place in a file the launcher runs.
-  return chunk.code.replace(/^#!.*\n/, '');
-}
 
 /** The bundles are the same for every architecture: made once per build. */
 export interface ClientBundles {
@@ -44,7 +22,8 @@ export interface ClientBundles {
 }
 
 export async function bundleClient(): Promise<ClientBundles> {
-  return { svc: await bundleSvc(), svcd: (await bundleSvcd()).code };
+  const svc = await bundleOneFile(path.join(ROOT, 'packages', 'client', 'src', 'cli', 'main.ts'));
+  return { svc: svc.code, svcd: (await bundleSvcd()).code };
 }
 
 /** The checkout's agent unit with another daemon path and header comment (`header` replaces the leading comment lines). */
@@ -65,7 +44,7 @@ const RELEASE_HEADER = `# svcd, the svc agent daemon, as a systemd service, from
 `;
 
 export function buildClientArchive(v: Versions, arch: Arch, bundles: ClientBundles): string {
-  const name = `svc-client-${v.client}-linux-${arch}`;
+  const name = clientArchiveFolder(v.client, arch);
   const dir = path.join(stage(name), name);
   write(path.join(dir, 'lib', 'svc.mjs'), bundles.svc);
   write(path.join(dir, 'lib', 'svcd.mjs'), bundles.svcd);
@@ -87,9 +66,9 @@ export function buildClientArchive(v: Versions, arch: Arch, bundles: ClientBundl
     releaseAgentUnit(unit, '/opt/svc/current/bin/svcd', RELEASE_HEADER, '/opt/svc/current/INSTALL'),
   );
   write(path.join(dir, 'VERSION'), `svc ${v.client} (commit ${v.commit}, Node ${v.node}, linux-${arch})\n`);
-  write(path.join(dir, RELEASE_MARKER), `${v.client}\n`);
+  write(path.join(dir, CLIENT_RELEASE_MARKER), `${v.client}\n`);
   write(path.join(dir, 'INSTALL'), installText('client', v, arch));
-  const out = path.join(releaseDir(), `${name}.tar.gz`);
+  const out = path.join(releaseDir(), clientArchiveName(v.client, arch));
   tarGz(dir, out, v.epoch);
   return out;
 }

@@ -8,10 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Arch, releaseDir, ROOT, run, stage, type Versions, write } from './common.ts';
 import { releaseAgentUnit } from './client-archive.ts';
+import { CLIENT_PACKAGE_MARKER, CLIENT_RELEASE_MARKER } from '@svc/protocol';
 
 const MAINTAINER = 'svc maintainers <root@localhost>';
-/** Marks the package's tree: svcd's `update` leaves a packaged install to apt. */
-export const PACKAGE_MARKER = 'PACKAGED';
 
 interface Control {
   package: string;
@@ -62,8 +61,8 @@ export function buildDebs(v: Versions, arch: Arch, archiveDir: string): string[]
   const lib = path.join(svcRoot, 'usr', 'lib', 'svc');
   fs.cpSync(archiveDir, lib, { recursive: true, verbatimSymlinks: true });
   fs.rmSync(path.join(lib, 'systemd'), { recursive: true });
-  fs.rmSync(path.join(lib, 'RELEASE'));
-  write(path.join(lib, PACKAGE_MARKER), `${v.client}\n`);
+  fs.rmSync(path.join(lib, CLIENT_RELEASE_MARKER));
+  write(path.join(lib, CLIENT_PACKAGE_MARKER), `${v.client}\n`);
   const doc = path.join(svcRoot, 'usr', 'share', 'doc', 'svc');
   fs.mkdirSync(doc, { recursive: true });
   fs.renameSync(path.join(lib, 'INSTALL'), path.join(doc, 'INSTALL'));

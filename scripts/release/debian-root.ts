@@ -37,7 +37,7 @@ const listDir = (dir: string): string[] =>
 
 /** The cached root file system as a tar (its paths relative to `/`), made when missing. */
 export function debianRootTar(): string {
-  const tar = path.join(CACHE, `debian-${SUITE}-minbase-amd64.tar`);
+  const tar = path.join(CACHE, `debian-${SUITE}-minbase-${INCLUDE.join('+')}-amd64.tar`);
   if (fs.existsSync(tar)) return tar;
   const mirror = debianMirror(aptSources());
   if (mirror === null) throw new Error('no Debian archive in /etc/apt/sources.list(.d) to debootstrap from');
@@ -49,6 +49,8 @@ export function debianRootTar(): string {
     for (const d of ['var/cache/apt/archives', 'var/lib/apt/lists']) {
       for (const f of listDir(path.join(dir, d))) if (fs.statSync(f).isFile()) fs.rmSync(f);
     }
+    // The root directory's own mode is in the tar: mkdtemp's 700 would lock every user but root out.
+    fs.chmodSync(dir, 0o755);
     run('tar', ['--numeric-owner', '-C', dir, '-cf', `${tar}.tmp`, '.']);
     fs.renameSync(`${tar}.tmp`, tar);
   } finally {

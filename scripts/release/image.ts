@@ -47,5 +47,7 @@ export function buildImage(v: Versions, portalArchive: string): string {
   const out = path.join(releaseDir(), `svc-portal-${v.portal}-image.tar`);
   fs.rmSync(out, { force: true });
   run('buildah', ['push', '--quiet', tag, `docker-archive:${out}:${tag}`]);
+  // The archive is the artifact: nothing is left in this machine's image store (`podman load` it).
+  run('buildah', ['rmi', tag]);
   return out;
 }

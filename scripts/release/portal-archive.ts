@@ -52,7 +52,8 @@ function productionPackages(): string[] {
   return sorted.filter((p, i) => !sorted.slice(0, i).some((q) => p.startsWith(q + path.sep)));
 }
 
-const SKIPPED = /\.(d\.[cm]?ts|map)$/;
+/** Type declarations, packages' TypeScript type tests and source maps: nothing Node loads. */
+const SKIPPED = /\.([cm]?ts|map)$/;
 
 function copyPackages(libDir: string): void {
   for (const dir of productionPackages()) {

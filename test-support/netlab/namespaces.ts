@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { processAlive } from '@svc/protocol/node';
 
 /** Every namespace of the test network starts with this; the creating process's pid follows. */
 export const NETLAB_PREFIX = 'svcnl-';
@@ -53,18 +54,9 @@ export function removeNamespace(ns: string): void {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 const deadRun = (name: string) => {
   const m = /^svcnl-(\d+)x\d+-/.exec(name);
-  return m !== null && !alive(Number(m[1]));
+  return m !== null && !processAlive(Number(m[1]));
 };
 
 /**

@@ -26,9 +26,7 @@ async function main(): Promise<void> {
   fs.writeFileSync(tmp, code);
   fs.renameSync(tmp, path.join(outDir, 'svcd.mjs'));
   if (!quiet)
-    console.log(
-      `packages/agent/dist/svcd.mjs: ${(code.length / 1024).toFixed(0)} KiB from ${inputs.length} files`,
-    );
+    console.log(`packages/agent/dist/svcd.mjs: ${(code.length / 1024).toFixed(0)} KiB from ${inputs.length} files`);
 }
 
 try {

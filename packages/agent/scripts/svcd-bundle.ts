@@ -14,11 +14,14 @@ export interface SvcdBundle {
   inputs: string[];
 }
 
-export async function bundleSvcd(): Promise<SvcdBundle> {
+export const bundleSvcd = (): Promise<SvcdBundle> => bundleOneFile(path.join(agentDir, 'src/main.ts'));
+
+/** A program and everything it imports as one file (the client's `svc` in a release is made the same way). */
+export async function bundleOneFile(input: string): Promise<SvcdBundle> {
   // Loaded here so a missing rolldown (an install without it) fails only the build that needs it.
   const { build } = await import('rolldown');
   const result = await build({
-    input: path.join(agentDir, 'src/main.ts'),
+    input,
     platform: 'node',
     logLevel: 'warn',
     write: false,
@@ -35,5 +38,9 @@ export async function bundleSvcd(): Promise<SvcdBundle> {
   });
   const chunk = result.output.find((o) => o.type === 'chunk');
   if (chunk === undefined) throw new Error('rolldown produced no chunk');
-  return { code: chunk.code, inputs: chunk.moduleIds.filter((id) => path.isAbsolute(id) && fs.existsSync(id)) };
+  // A source's `#!/usr/bin/env node` line has no place in a file a launcher runs.
+  return {
+    code: chunk.code.replace(/^#!.*\n/, ''),
+    inputs: chunk.moduleIds.filter((id) => path.isAbsolute(id) && fs.existsSync(id)),
+  };
 }

@@ -1,20 +1,12 @@
 import { printable, printableJson } from '@svc/client/text/printable';
 import { readState, stateFilePath } from './state-file.ts';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
+import { processAlive } from '@svc/protocol/node';
 
 /** `svcd status`: the state file the daemon writes each cycle, as text or JSON. Exit 1 when it never ran. */
 export function formatStatus(stateDir: string, json: boolean): { text: string; code: number } {
   const state = readState(stateDir);
   if (state === null) return { text: `svcd has not run yet (no ${stateFilePath(stateDir)})\n`, code: 1 };
-  const running = alive(state.pid);
+  const running = processAlive(state.pid);
   if (json) return { text: `${printableJson({ ...state, running })}\n`, code: 0 };
   const lines = [
     `Agent id:        ${state.agent_id}`,

@@ -7,3 +7,4 @@ export * from './session-file/fingerprint.ts';
 export * from './license-key-hash.ts';
 export * from './session-file/tracking.ts';
 export * from './exports/index.ts';
+export * from './pid-alive.ts';

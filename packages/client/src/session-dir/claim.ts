@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { scannerSessionId } from '@svc/protocol';
 import { sessionPath, within } from './root.ts';
-import { alive } from './pid-alive.ts';
+import { processAlive } from '@svc/protocol/node';
 
 /**
  * A session id nobody else in the sessions root has or is about to write
@@ -44,7 +44,7 @@ function tryClaim(file: string): boolean {
     } catch {
       // Released meanwhile: try again.
     }
-    if (Number.isInteger(holder) && holder > 0 && alive(holder)) return false;
+    if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) return false;
     fs.rmSync(file, { force: true });
   }
   return false;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SessionDirError, sessionPath, within } from './root.ts';
-import { alive } from './pid-alive.ts';
+import { processAlive } from '@svc/protocol/node';
 
 /**
  * Writes one session directory atomically: every file goes into a temp directory inside the
@@ -46,7 +46,7 @@ export function cleanStale(root: string): string[] {
   for (const name of names) {
     if (!name.startsWith(TEMP_PREFIX) && !name.startsWith(OLD_PREFIX)) continue;
     const pid = pidOf(name);
-    if (pid !== null && alive(pid)) continue;
+    if (pid !== null && processAlive(pid)) continue;
     fs.rmSync(within(root, name), { recursive: true, force: true });
     removed.push(name);
   }

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import os from 'node:os';
+import { processAlive } from '@svc/protocol/node';
 
 /**
  * Every object and staging file carries the tag of the process that wrote it:
@@ -11,15 +12,6 @@ const HOST = createHash('sha256').update(os.hostname()).digest('hex').slice(0, 8
 const NONCE = randomBytes(4).toString('hex');
 export const OWNER_TAG = `${HOST}.${process.pid}.${NONCE}`;
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** True when the tag names a writer that certainly no longer runs. */
 export function writerIsGone(tag: string): boolean {
   const [host, pidText, nonce] = tag.split('.');
@@ -27,5 +19,5 @@ export function writerIsGone(tag: string): boolean {
   const pid = Number(pidText);
   if (!Number.isInteger(pid)) return false;
   if (pid === process.pid) return nonce !== NONCE;
-  return !alive(pid);
+  return !processAlive(pid);
 }

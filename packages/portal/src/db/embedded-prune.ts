@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { processAlive } from '@svc/protocol/node';
 
 /** A copy younger than this is kept: a portal of its version may be about to start from it. */
 const FRESH_MS = 10 * 60_000;
@@ -13,15 +14,6 @@ async function runningExecutables(): Promise<string[] | null> {
     pids.filter((name) => /^\d+$/.test(name)).map((pid) => fs.readlink(`/proc/${pid}/exe`).catch(() => null)),
   );
   return exes.filter((exe): exe is string => exe !== null);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /**
@@ -47,7 +39,7 @@ export async function pruneBinaryCopies(dir: string, keep: string, logger: Logge
   for (const entry of candidates) {
     const copy = path.join(dir, entry.name);
     const maker = /\.(\d+)\.partial$/.exec(entry.name);
-    if (maker !== null && alive(Number(maker[1]))) continue;
+    if (maker !== null && processAlive(Number(maker[1]))) continue;
     if (maker === null && Date.now() - (await fs.stat(copy)).mtimeMs < FRESH_MS) continue;
     if (exes.some((exe) => exe.startsWith(`${copy}/`))) {
       inUse.push(copy);

@@ -1,5 +1,5 @@
-/** Whether a process id is running (ours always is; EPERM means it runs under another user). */
-export function alive(pid: number): boolean {
+/** Whether a process id is running (ours always is; EPERM means it runs under another user). Needs Node. */
+export function processAlive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
