@@ -9,8 +9,9 @@ import { REPO } from '../test-support/cli.ts';
 import { type DebianChroot, debianChroot } from '../test-support/debian-chroot.ts';
 import { withToken } from '../test-support/http.ts';
 import { freePort } from '../test-support/ports.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, createTestDatabase, login } from '../test-support/portal.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login } from '../test-support/portal.ts';
 import { until } from '../test-support/wait.ts';
+import { databaseOverTcp, podman, readyz } from './helpers/release.ts';
 import { listenOldSshBanner } from './helpers/ssh-banner.ts';
 
 const exec = promisify(execFile);
@@ -53,19 +54,6 @@ beforeAll(async () => {
 afterAll(async () => {
   if (out) await fs.rm(out, { recursive: true, force: true });
 });
-
-/** A test database's URL over TCP on 127.0.0.1: the container and the chroot cannot see the cluster's socket folder. */
-const databaseOverTcp = async (): Promise<string> => {
-  const url = new URL(await createTestDatabase());
-  url.searchParams.delete('host');
-  return url.toString();
-};
-
-const readyz = async (port: number): Promise<number> =>
-  fetch(`http://127.0.0.1:${port}/readyz`).then(
-    (r) => r.status,
-    () => 0,
-  );
 
 describe('npm run release', () => {
   it('writes every artifact, and SHA256SUMS checks each of them', async () => {
@@ -129,17 +117,6 @@ describe('npm run release', () => {
     }
   });
 });
-
-const podmanEnv = { ...process.env, CONTAINERS_CONF: path.join(REPO, 'test-support/containers.conf') };
-const podman = async (...args: string[]) => {
-  try {
-    const { stdout, stderr } = await exec('podman', args, { env: podmanEnv, maxBuffer: 16 << 20 });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: e.code ?? -1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
-  }
-};
 
 describe('the container image', () => {
   const names: string[] = [];
@@ -284,6 +261,33 @@ describe('install on a fresh Debian 12 root file system', () => {
     expect(unit).toContain('ConditionPathExistsGlob=/etc/svc/configs/*.conf');
     // No systemd in a chroot: the package says so instead of failing.
     expect(install.stdout).toContain('svcd: systemd is not running here');
+  });
+
+  it("svcd's package enables its unit on a systemd host, and starts it only once a config is there", async () => {
+    // No systemd runs in a chroot: a systemctl on the PATH before Debian's records what the
+    // maintainer script asks of it, and /run/systemd/system says systemd is the init.
+    await fs.mkdir(path.join(root.dir, 'run/systemd/system'), { recursive: true });
+    const recorder = path.join(root.dir, 'usr/local/sbin/systemctl');
+    await fs.writeFile(recorder, '#!/bin/sh\necho "$*" >> /tmp/systemctl.log\n', { mode: 0o755 });
+    const calls = async () => (await fs.readFile(path.join(root.dir, 'tmp/systemctl.log'), 'utf8')).trim().split('\n');
+    try {
+      const bare = await root.run(['/var/lib/dpkg/info/svcd.postinst', 'configure']);
+      expect(bare.code, bare.stderr).toBe(0);
+      expect(bare.stdout).toContain('svcd: enabled; it starts once a config is in /etc/svc/configs');
+      expect(await calls()).toEqual(['daemon-reload', 'enable svcd.service']);
+
+      await fs.writeFile(
+        path.join(root.dir, 'etc/svc/configs/portal.conf'),
+        'CONSULTATION_API_URL=http://127.0.0.1:9/api/upload\n',
+      );
+      await fs.rm(path.join(root.dir, 'tmp/systemctl.log'));
+      expect((await root.run(['/var/lib/dpkg/info/svcd.postinst', 'configure'])).code).toBe(0);
+      expect(await calls()).toEqual(['daemon-reload', 'enable svcd.service', 'restart svcd.service']);
+    } finally {
+      await fs.rm(recorder);
+      await fs.rm(path.join(root.dir, 'run/systemd'), { recursive: true });
+      await fs.rm(path.join(root.dir, 'etc/svc/configs/portal.conf'), { force: true });
+    }
   });
 
   /** The portal from its archive, as its user; resolves once /readyz answers 200. */
