@@ -127,7 +127,7 @@ describe('the container image', () => {
     expect(loaded.stdout + loaded.stderr).toContain(IMAGE);
   });
   afterAll(async () => {
-    for (const name of names) await podman('rm', '--force', name);
+    for (const name of names) await podman('rm', '--force', '--volumes', name);
     await podman('volume', 'rm', '--force', volume);
     await podman('rmi', '--force', IMAGE);
   });
