@@ -218,6 +218,13 @@ export interface StorageUsageTable {
   bytes: ColumnType<string, string | number, string | number>;
 }
 
+/** Sessions per client and status, kept by a trigger on sessions (migration 0029); rows may hold 0. */
+export interface SessionCountsTable {
+  client_id: string;
+  status: string;
+  n: ColumnType<string, string | number, string | number>;
+}
+
 /** Which stored session file a session's findings index was built from (migration 0013). */
 export interface SessionFindingsStateTable {
   client_id: string;
@@ -319,6 +326,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_delivery_leases: WebhookDeliveryLeasesTable;
   storage_usage: StorageUsageTable;
+  session_counts: SessionCountsTable;
   session_findings_state: SessionFindingsStateTable;
   session_findings: SessionFindingsTable;
   session_finding_details: SessionFindingDetailsTable;

@@ -3,14 +3,15 @@ import type pg from 'pg';
 import type { Database } from '../db/schema.ts';
 
 /**
- * the table names mapped onto our schema: `agents` and `agent_heartbeats` are one
+ * Sessions are summed from session_counts (migration 0029), exact without reading them. The
+ * table names mapped onto our schema: `agents` and `agent_heartbeats` are one
  * table here (agents holds the latest heartbeat; `agents` counts the registered ones),
  * and `webhooks` is the delivery log.
  */
 export async function tableCounts(db: Kysely<Database>): Promise<Record<string, number>> {
   const { rows } = await sql<Record<string, number>>`
     SELECT
-      (SELECT count(*) FROM sessions)::int AS sessions,
+      (SELECT COALESCE(sum(n), 0) FROM session_counts)::int AS sessions,
       (SELECT count(*) FROM session_notes)::int AS session_notes,
       (SELECT count(*) FROM status_history)::int AS status_history,
       (SELECT count(*) FROM share_tokens)::int AS share_tokens,
@@ -62,26 +63,46 @@ export function recentAuditEvents(db: Kysely<Database>, scope: ClientScope) {
   return (scope.length > 0 ? q.where('client_id', 'in', scope) : q.where(NONE)).execute();
 }
 
+/** From session_counts (migration 0029): at most clients × 4 rows, whatever the sessions. */
 export function sessionsByStatus(db: Kysely<Database>, scope: ClientScope) {
   const q = db
-    .selectFrom('sessions')
-    .select(['status', (eb) => eb.fn.countAll<string>().as('n')])
-    .groupBy('status');
+    .selectFrom('session_counts')
+    .select(['status', sql<string>`sum(n)`.as('n')])
+    .groupBy('status')
+    .having(sql<boolean>`sum(n) > 0`);
   if (scope === null) return q.execute();
   return (scope.length > 0 ? q.where('client_id', 'in', scope) : q.where(NONE)).execute();
 }
 
-/** The 100 clients with the most sessions. */
+/**
+ * The 100 clients with the most sessions (session_counts), each with the greatest of its
+ * client names (sessions_client_name_idx: one index probe per client listed).
+ */
 export function sessionsByClient(db: Kysely<Database>, scope: ClientScope) {
-  const q = db
-    .selectFrom('sessions')
-    .select(['client_id', (eb) => eb.fn.max('client').as('client'), (eb) => eb.fn.countAll<string>().as('n')])
+  let counts = db
+    .selectFrom('session_counts')
+    .select(['client_id', sql<string>`sum(n)`.as('n')])
     .groupBy('client_id')
+    .having(sql<boolean>`sum(n) > 0`)
     .orderBy('n', 'desc')
     .orderBy('client_id')
     .limit(100);
-  if (scope === null) return q.execute();
-  return (scope.length > 0 ? q.where('client_id', 'in', scope) : q.where(NONE)).execute();
+  if (scope !== null) counts = scope.length > 0 ? counts.where('client_id', 'in', scope) : counts.where(NONE);
+  return db
+    .selectFrom(counts.as('c'))
+    .select([
+      'c.client_id',
+      (eb) =>
+        eb
+          .selectFrom('sessions')
+          .select((e) => e.fn.max('sessions.client').as('client'))
+          .whereRef('sessions.client_id', '=', 'c.client_id')
+          .as('client'),
+      'c.n',
+    ])
+    .orderBy('c.n', 'desc')
+    .orderBy('c.client_id')
+    .execute();
 }
 
 export function recentUploads(db: Kysely<Database>, scope: ClientScope) {
