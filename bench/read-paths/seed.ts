@@ -6,6 +6,8 @@
  *   uploaded one every 60 s back from now (200,000 sessions: the last 139 days), scanned an hour
  *   before, kept 140 days after upload (so some expire within the 7-day notice window), status
  *   new 60 %, in review 20 %, resolved 15 %, archived 5 %, a risk score and findings counts;
+ *   those already inside the 7-day notice window marked notified, as the listing of a running
+ *   portal would have marked them (else the first listings would notify 10,000 at once);
  * - audit events: --events spread evenly over the last 89.9 days (inside the 90-day window
  *   the log keeps), every event type in turn, each naming one seeded session and its client.
  *
@@ -30,7 +32,7 @@ export const sessionIdOf = (g: number): string => `bench_${String(g).padStart(7,
 
 const SESSIONS_SQL = `
 INSERT INTO sessions (session_id, client_id, client, target, status, risk_score, risk_grade, metadata, files,
-                      uploaded_at, first_uploaded_at, scanned_at, updated_at, expires_at)
+                      uploaded_at, first_uploaded_at, scanned_at, updated_at, expires_at, expiry_notified_at)
 SELECT 'bench_' || lpad(g::text, 7, '0'), 'client-' || lpad((g % $2)::text, 3, '0'), 'Client ' || (g % $2),
        '10.' || (g % $2) || '.' || ((g / $2) % $3) || '.0/24',
        CASE WHEN (g / $2) % 20 < 12 THEN 'new' WHEN (g / $2) % 20 < 16 THEN 'in_review' WHEN (g / $2) % 20 < 19 THEN 'resolved' ELSE 'archived' END,
@@ -41,7 +43,8 @@ SELECT 'bench_' || lpad(g::text, 7, '0'), 'client-' || lpad((g % $2)::text, 3, '
          'risk_score', (g * 7919 % 101)::float8, 'risk_grade', (ARRAY['A', 'B', 'C', 'D', 'F'])[1 + g % 5],
          'total_findings', g % 40, 'total_hosts', 1 + g % 9,
          'severity_summary', jsonb_build_object('critical', g % 3, 'high', g % 5, 'medium', g % 7, 'low', g % 11, 'info', g % 13)),
-       '{}'::jsonb, at, at, at - interval '1 hour', at, at + interval '140 days'
+       '{}'::jsonb, at, at, at - interval '1 hour', at, at + interval '140 days',
+       CASE WHEN at + interval '133 days' <= now() THEN at + interval '133 days' END
 FROM generate_series(1, $1::int) g, LATERAL (SELECT date_trunc('second', now()) - make_interval(secs => g * 60) AS at) t`;
 
 const EVENTS_SQL = `

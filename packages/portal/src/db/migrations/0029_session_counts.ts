@@ -9,7 +9,8 @@ import { sql, type Kysely } from 'kysely';
 // A status change moves one count to another in a single UPDATE (both rows, locked in key
 // order), so two opposite changes of one client cannot deadlock on them.
 // Also: the listing filtered by exact target (no client) scanned a client-first index, and
-// db-health's client name per client read every session of the client.
+// db-health's client name per client read every session of the client, and every listing looked
+// for sessions to notify of their expiry among all those in the notice window, notified or not.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     CREATE TABLE session_counts (
@@ -50,5 +51,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
     CREATE INDEX sessions_target_uploaded_idx ON sessions (target, uploaded_at DESC, session_id DESC, client_id DESC);
     CREATE INDEX sessions_client_name_idx ON sessions (client_id, client);
+    CREATE INDEX sessions_expiry_unnotified_idx ON sessions (expires_at) WHERE expiry_notified_at IS NULL;
   `.execute(db);
 }
