@@ -6,6 +6,9 @@ import { sql, type Kysely } from 'kysely';
 // status and by client counted every session on each read (tens of ms at 200,000 sessions).
 // session_counts keeps how many sessions each client has in each status, kept by a trigger in
 // the writing transaction, so those reads sum at most (clients × 4) rows. Rows left at 0 stay.
+// The trigger is deferred to the commit: a counter row is locked only while its transaction
+// commits, so two uploads of one client (different keys) never wait on each other's whole
+// transaction, only on each other's commit.
 // A status change moves one count to another in a single UPDATE (both rows, locked in key
 // order), so two opposite changes of one client cannot deadlock on them.
 // Also: the listing filtered by exact target (no client) scanned a client-first index, and
@@ -42,8 +45,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       END
       $$;
 
-    CREATE TRIGGER sessions_count
+    CREATE CONSTRAINT TRIGGER sessions_count
       AFTER INSERT OR DELETE OR UPDATE OF client_id, status ON sessions
+      DEFERRABLE INITIALLY DEFERRED
       FOR EACH ROW EXECUTE FUNCTION sessions_count();
 
     INSERT INTO session_counts (client_id, status, n)
