@@ -70,6 +70,7 @@ function casesOf(o: Options): { name: string; path: string }[] {
     { name: 'sessions, search (q=client id)', path: `/api/sessions?q=${client}` },
     { name: 'sessions, search (q=part of a target)', path: `/api/sessions?q=${encodeURIComponent('10.7.3.')}` },
     { name: 'sessions, sort risk_score', path: '/api/sessions?sort=risk_score' },
+    { name: 'sessions, sort target ascending', path: '/api/sessions?sort=target&order=asc' },
     { name: 'audit, 30 days', path: '/api/audit?days=30' },
     { name: 'audit, 90 days', path: '/api/audit?days=90' },
     { name: 'audit, 30 days, type', path: '/api/audit?days=30&type=status_changed' },

@@ -2,7 +2,7 @@ import { Migrator } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrateToLatest } from '../src/db/migrate.ts';
+import { migrateTo, migrateToLatest } from '../src/db/migrate.ts';
 import { migrations } from '../src/db/migrations/index.ts';
 import { type DatabaseHandle, openDatabase } from '../src/db/pool.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
@@ -70,7 +70,7 @@ describe('session_counts (migration 0029)', () => {
     await insertSession(c, 's3', 'acme', 'resolved');
     await insertSession(c, 's1', '', 'in_review');
 
-    expect(await migrateToLatest(handle.db)).toEqual(['0029_session_counts']);
+    expect(await migrateTo(handle.db, '0029_session_counts')).toEqual(['0029_session_counts']);
     expect((await bothCounts(c)).kept).toEqual([
       { client_id: '', status: 'in_review', n: 1 },
       { client_id: 'acme', status: 'new', n: 2 },

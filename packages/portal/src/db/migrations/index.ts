@@ -28,6 +28,7 @@ import * as m0026 from './0026_portal_schedules.ts';
 import * as m0027 from './0027_running_commands.ts';
 import * as m0028 from './0028_session_run_id.ts';
 import * as m0029 from './0029_session_counts.ts';
+import * as m0030 from './0030_session_search_and_sorts.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -63,4 +64,5 @@ export const migrations: Record<string, Migration> = {
   '0027_running_commands': m0027,
   '0028_session_run_id': m0028,
   '0029_session_counts': m0029,
+  '0030_session_search_and_sorts': m0030,
 };
