@@ -6,6 +6,8 @@ const WINDOW_MS = 60_000;
 export const ADDRESS_BUDGET_FACTOR = 5;
 /** How long a prefix that authenticated from an address stays proven there. */
 const PROVEN_FOR_MS = 24 * 3_600_000;
+/** A proven prefix's time is renewed by a success at most this often. */
+const REFRESH_MS = 60_000;
 /** Entries kept per map at most; past it, ended windows are dropped first, then the oldest. */
 const MAX_ENTRIES = 100_000;
 
@@ -55,6 +57,10 @@ export class KeyFailureThrottle {
   recordSuccess(address: string, key: string, now = Date.now()): void {
     if (this.#limit === 0) return;
     const pair = pairOf(address, key);
+    // Refreshed at most once a minute (a fleet's keys succeed on every request): a prefix stays
+    // proven a day after its last success, give or take that minute, never longer.
+    const at = this.#proven.get(pair);
+    if (at !== undefined && now - at < REFRESH_MS) return;
     // Re-inserted so that the map stays ordered by last success when the oldest are dropped.
     this.#proven.delete(pair);
     if (this.#proven.size >= MAX_ENTRIES) {
