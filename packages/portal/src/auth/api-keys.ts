@@ -11,7 +11,7 @@ import {
 import type { Database } from '../db/schema.ts';
 import { sha256 } from '../licenses/keys.ts';
 import { licenseStatus, type LicenseRow } from '../licenses/present.ts';
-import { KeyFailureThrottle } from './key-throttle.ts';
+import { KeyFailureThrottle, pairOf } from './key-throttle.ts';
 import { selectLicensesByKeyPrefix } from '../licenses/queries.ts';
 import type { LegacyPrincipal, LicensePrincipal } from './principal.ts';
 
@@ -28,6 +28,9 @@ interface KeyDigest {
   cacheKey: string;
   legacy: boolean;
   wellFormed: boolean;
+  /** The address it last came from, and the throttle's key for that address and the key's prefix. */
+  address?: string;
+  pair?: string;
 }
 
 export type KeyFailure = 'missing' | 'invalid' | 'inactive' | 'revoked' | 'expired';
@@ -95,18 +98,25 @@ export class ApiKeyVerifier {
    * throttle, the same counting. Undefined when the key has to be read from the database.
    */
   cachedFrom(key: string, address: string, connection?: object): KeyLookup | undefined {
-    this.#throttle.admit(address, key);
     const known = this.#digestOf(key, connection);
+    // The throttle's (address, prefix) key, kept with the digest while the address is the same.
+    if (known.address !== address) {
+      known.address = address;
+      known.pair = pairOf(address, key);
+    }
+    const now = Date.now();
+    this.#throttle.admit(address, key, now, known.pair);
     let result: KeyLookup | undefined;
     if (known.legacy) result = LEGACY;
     else if (!known.wellFormed) result = INVALID_FORMAT;
     else {
       const cached = this.#cache.get(known.cacheKey);
-      if (cached === undefined || Date.now() - cached.at >= CACHE_TTL_MS) return undefined;
+      if (cached === undefined || now - cached.at >= CACHE_TTL_MS) return undefined;
       result = cached.lookup;
     }
-    if (result.kind === 'not_found' || result.kind === 'invalid_format') this.#throttle.recordFailure(address, key);
-    else this.#throttle.recordSuccess(address, key);
+    if (result.kind === 'not_found' || result.kind === 'invalid_format')
+      this.#throttle.recordFailure(address, key, now, known.pair);
+    else this.#throttle.recordSuccess(address, key, now, known.pair);
     return result;
   }
 
