@@ -14,9 +14,9 @@ import { registerIdentityRoutes } from './identity/routes/index.ts';
 import { AccessLog } from './http/access-log.ts';
 import { registerNoStore } from './http/cache-control.ts';
 import { registerCompression } from './http/compression.ts';
-import { credentialsOf } from './http/credentials.ts';
 import { findInputProblem, inputProblemMessage } from './http/input-rules.ts';
 import { limitConnections } from './http/connections.ts';
+import { lazyChildLogger } from './http/request-logger.ts';
 import { waitForHandlersOnClose } from './http/handlers-in-flight.ts';
 import { installRequestTimeout, serverOptions } from './http/timeouts.ts';
 import { trustProxyOption } from './http/trust-proxy.ts';
@@ -34,6 +34,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
     logController: new AccessLog(ctx.config.accessLog),
+    childLoggerFactory: lazyChildLogger,
     trustProxy: trustProxyOption(ctx.config.trustProxy),
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
@@ -52,28 +53,40 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   // One rule for every route, before schema validation: no NUL or lone surrogate in any
   // string (PostgreSQL cannot store them), no JSON deeper than the limit (the 400, never a 500).
   const maxDepth = ctx.config.http.maxJsonDepth;
-  app.addHook('preValidation', async (request) => {
+  const clean = (value: unknown) => isEmpty(value) || findInputProblem(value, maxDepth) === null;
+  // A callback hook, not an async one: no promise per request. Most requests (a key check, a
+  // heartbeat) pass the full check at once; only a request with a problem reads its route's options.
+  app.addHook('preValidation', (request, _reply, done) => {
+    if (clean(request.params) && clean(request.query) && clean(request.body)) {
+      done();
+      return;
+    }
+    const parts = [
+      ['path', request.params],
+      ['query', request.query],
+      ['body', request.body],
+    ] as const;
     // A route that reads its own validation errors (the OAuth token endpoint answers in
     // RFC 6749's format, and refuses unstorable strings as invalid_grant itself) gets the
     // depth rule only, as its validation error.
     const own = request.routeOptions.attachValidation === true;
     // A route that cleans such strings itself on purpose (agent command output) says so.
     const keep = request.routeOptions.config.keepUnstorableStrings === true;
-    for (const [part, value] of [
-      ['path', request.params],
-      ['query', request.query],
-      ['body', request.body],
-    ] as const) {
+    for (const [part, value] of parts) {
       const problem = findInputProblem(value, maxDepth, { strings: !own && !keep });
       if (problem === null) continue;
       const error = badRequest(inputProblemMessage(part, problem));
-      if (!own) throw error;
+      if (!own) {
+        done(error);
+        return;
+      }
       request.validationError = Object.assign(error, {
         validation: [],
         validationContext: part === 'path' ? 'params' : part,
       });
-      return;
+      break;
     }
+    done();
   });
 
   app.decorateRequest('principal', null);
@@ -166,9 +179,14 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   // docs/api.md#credentials: the JWT belongs in X-Identity-Token. A token in Authorization is
   // terminated here, before any handler, with the same plain 401 an invalid token gets.
   // The routed path is checked, not the raw URL, so `/%61pi/...` cannot slip past.
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
+    // The header first: the route is looked up only for a request that carries one.
+    if (request.headers.authorization === undefined) {
+      done();
+      return;
+    }
     const path = request.routeOptions.url ?? request.url;
-    if (path.startsWith('/api/') && credentialsOf(request.headers).authorization !== undefined) throw unauthorized();
+    done(path.startsWith('/api/') ? unauthorized() : undefined);
   });
 
   await app.register(
@@ -186,4 +204,12 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   await app.register(async (web) => registerSharePage(web, ctx));
   await app.register(async (web) => registerConsole(web, ctx));
   return app;
+}
+
+/** Nothing to check: no value, or an object without own keys (a route without parameters, an empty query). */
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  if (typeof value !== 'object') return false;
+  for (const key in value) if (Object.hasOwn(value, key)) return false;
+  return true;
 }

@@ -11,7 +11,7 @@ import {
 import type { Database } from '../db/schema.ts';
 import { sha256 } from '../licenses/keys.ts';
 import { licenseStatus, type LicenseRow } from '../licenses/present.ts';
-import { KeyFailureThrottle } from './key-throttle.ts';
+import { KeyFailureThrottle, pairOf } from './key-throttle.ts';
 import { selectLicensesByKeyPrefix } from '../licenses/queries.ts';
 import type { LegacyPrincipal, LicensePrincipal } from './principal.ts';
 
@@ -20,6 +20,18 @@ export type KeyLookup =
   | { kind: 'license'; row: LicenseRow }
   | { kind: 'not_found' }
   | { kind: 'invalid_format' };
+
+interface KeyDigest {
+  key: string;
+  digest: Buffer;
+  /** The digest in hex: the key of the lookup cache. */
+  cacheKey: string;
+  legacy: boolean;
+  wellFormed: boolean;
+  /** The address it last came from, and the throttle's key for that address and the key's prefix. */
+  address?: string;
+  pair?: string;
+}
 
 export type KeyFailure = 'missing' | 'invalid' | 'inactive' | 'revoked' | 'expired';
 
@@ -36,6 +48,8 @@ const ALL_PERMISSIONS: ReadonlySet<Permission> = new Set(PERMISSIONS);
 /** Compared against when the prefix matches nothing, so that path costs the same as a real comparison. */
 const DUMMY_DIGEST = sha256('svc_pro_0000000000000000000000000000000000000000000000000000000000000000-dummy');
 const CACHE_TTL_MS = 5_000;
+const LEGACY: KeyLookup = Object.freeze({ kind: 'legacy' });
+const INVALID_FORMAT: KeyLookup = Object.freeze({ kind: 'invalid_format' });
 const CACHE_MAX = 10_000;
 
 /**
@@ -49,6 +63,8 @@ export class ApiKeyVerifier {
   readonly #legacyDigest: Buffer | null;
   readonly #cache = new Map<string, { at: number; lookup: KeyLookup }>();
   readonly #inflight = new Map<string, Promise<KeyLookup>>();
+  /** The last key each open connection sent, with its digest; gone with the connection. */
+  readonly #byConnection = new WeakMap<object, KeyDigest>();
   /**
    * Bumped by invalidate(). A lookup whose database read started before an invalidation
    * must not put its (possibly pre-revocation) result into the cache afterwards, or a
@@ -69,11 +85,38 @@ export class ApiKeyVerifier {
    * too many unknown keys this minute (KeyFailureThrottle has the rule); an unknown key (bad
    * format or no such key) counts, a real one proves its prefix from that address.
    */
-  async lookupFrom(key: string, address: string): Promise<KeyLookup> {
+  async lookupFrom(key: string, address: string, connection?: object): Promise<KeyLookup> {
     this.#throttle.admit(address, key);
-    const result = await this.lookup(key);
+    const result = await this.lookup(key, connection);
     if (result.kind === 'not_found' || result.kind === 'invalid_format') this.#throttle.recordFailure(address, key);
     else this.#throttle.recordSuccess(address, key);
+    return result;
+  }
+
+  /**
+   * lookupFrom() without waiting, when the answer is in the cache (most key checks): the same
+   * throttle, the same counting. Undefined when the key has to be read from the database.
+   */
+  cachedFrom(key: string, address: string, connection?: object): KeyLookup | undefined {
+    const known = this.#digestOf(key, connection);
+    // The throttle's (address, prefix) key, kept with the digest while the address is the same.
+    if (known.address !== address) {
+      known.address = address;
+      known.pair = pairOf(address, key);
+    }
+    const now = Date.now();
+    this.#throttle.admit(address, key, now, known.pair);
+    let result: KeyLookup | undefined;
+    if (known.legacy) result = LEGACY;
+    else if (!known.wellFormed) result = INVALID_FORMAT;
+    else {
+      const cached = this.#cache.get(known.cacheKey);
+      if (cached === undefined || now - cached.at >= CACHE_TTL_MS) return undefined;
+      result = cached.lookup;
+    }
+    if (result.kind === 'not_found' || result.kind === 'invalid_format')
+      this.#throttle.recordFailure(address, key, now, known.pair);
+    else this.#throttle.recordSuccess(address, key, now, known.pair);
     return result;
   }
 
@@ -82,12 +125,15 @@ export class ApiKeyVerifier {
     this.#cache.clear();
   }
 
-  async lookup(key: string): Promise<KeyLookup> {
-    const digest = sha256(key);
-    if (this.#legacyDigest !== null && timingSafeEqual(digest, this.#legacyDigest)) return { kind: 'legacy' };
-    if (tierOfLicenseKey(key) === null) return { kind: 'invalid_format' };
+  /**
+   * `connection` (the request's socket) lets a key sent again on the same connection skip its
+   * hashing: the agents and scanners that call most keep one connection and one key.
+   */
+  async lookup(key: string, connection?: object): Promise<KeyLookup> {
+    const { digest, cacheKey, legacy, wellFormed } = this.#digestOf(key, connection);
+    if (legacy) return LEGACY;
+    if (!wellFormed) return INVALID_FORMAT;
 
-    const cacheKey = digest.toString('hex');
     const cached = this.#cache.get(cacheKey);
     if (cached && Date.now() - cached.at < CACHE_TTL_MS) return cached.lookup;
 
@@ -97,6 +143,26 @@ export class ApiKeyVerifier {
     const query = this.#query(key, digest, cacheKey).finally(() => this.#inflight.delete(cacheKey));
     this.#inflight.set(cacheKey, query);
     return query;
+  }
+
+  /**
+   * The key's digest and what follows from it alone. Remembered per connection for the last key
+   * it sent: a later key is compared with that one with `===`, which can only tell the client
+   * about a string it sent itself; the comparison with the legacy key stays constant-time.
+   */
+  #digestOf(key: string, connection: object | undefined): KeyDigest {
+    const known = connection === undefined ? undefined : this.#byConnection.get(connection);
+    if (known !== undefined && known.key === key) return known;
+    const digest = sha256(key);
+    const computed: KeyDigest = {
+      key,
+      digest,
+      cacheKey: digest.toString('hex'),
+      legacy: this.#legacyDigest !== null && timingSafeEqual(digest, this.#legacyDigest),
+      wellFormed: tierOfLicenseKey(key) !== null,
+    };
+    if (connection !== undefined) this.#byConnection.set(connection, computed);
+    return computed;
   }
 
   async #query(key: string, digest: Buffer, cacheKey: string): Promise<KeyLookup> {
@@ -142,11 +208,10 @@ export function authorizeKey(
 
 /** GET /api/license: the validation result for every outcome. */
 export function validationResult(lookup: KeyLookup, now: Date): LicenseValidation {
-  const base = { checked_at: now.toISOString(), legacy: false };
   switch (lookup.kind) {
     case 'legacy':
       return {
-        ...base,
+        checked_at: now.toISOString(),
         valid: true,
         tier: 'msp',
         client_id: null,
@@ -160,7 +225,8 @@ export function validationResult(lookup: KeyLookup, now: Date): LicenseValidatio
     case 'invalid_format':
     case 'not_found':
       return {
-        ...base,
+        checked_at: now.toISOString(),
+        legacy: false,
         valid: false,
         tier: null,
         client_id: null,
@@ -173,8 +239,10 @@ export function validationResult(lookup: KeyLookup, now: Date): LicenseValidatio
     case 'license': {
       const { row } = lookup;
       const status = licenseStatus(row, now);
+      // No spread of `base` here: this is the answer of nearly every key check.
       return {
-        ...base,
+        checked_at: now.toISOString(),
+        legacy: false,
         valid: status === 'active',
         tier: row.tier,
         client_id: row.client_id,

@@ -12,6 +12,8 @@ export const tokenRefused = (): DomainError => new DomainError('unauthorized.tok
 /** Where a key came from: the address its failures are counted against, and who to tell of a legacy key. */
 export interface KeyCaller {
   address: string;
+  /** The connection the key came on (its socket): a key sent again on it is not hashed again. */
+  connection?: object;
   /** docs/api.md#credentials: the legacy shared key is deprecated; every use of it is reported (never the key). */
   onLegacyKey: () => void;
 }
@@ -23,8 +25,15 @@ export function refuseAuthorization(credentials: Credentials): void {
 
 /** The one place an x-api-key is looked up: throttled per address, legacy use reported. */
 export async function lookupKeyFrom(ctx: AppContext, key: string, caller: KeyCaller): Promise<KeyLookup> {
-  const lookup = await ctx.keys.lookupFrom(key, caller.address);
+  const lookup = await ctx.keys.lookupFrom(key, caller.address, caller.connection);
   if (lookup.kind === 'legacy') caller.onLegacyKey();
+  return lookup;
+}
+
+/** lookupKeyFrom() without waiting, when the key's answer is cached; undefined otherwise. */
+export function cachedKeyFrom(ctx: AppContext, key: string, caller: KeyCaller): KeyLookup | undefined {
+  const lookup = ctx.keys.cachedFrom(key, caller.address, caller.connection);
+  if (lookup?.kind === 'legacy') caller.onLegacyKey();
   return lookup;
 }
 

@@ -2,12 +2,10 @@ import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import type { Permission } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
 import { credentialsOf } from '../http/credentials.ts';
-import type { KeyLookup } from './api-keys.ts';
 import {
   authenticateKey,
   authenticateUser,
   type KeyCaller,
-  lookupKeyFrom,
   refuseAuthorization,
   type UserAuthOptions,
 } from './authenticate.ts';
@@ -23,25 +21,13 @@ declare module 'fastify' {
 export function keyCallerOf(request: FastifyRequest): KeyCaller {
   return {
     address: request.ip,
+    connection: request.raw.socket,
     onLegacyKey: () =>
       request.log.warn(
         { route: `${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]}` },
         'legacy shared key used',
       ),
   };
-}
-
-/**
- * docs/api.md#credentials (no `Authorization` on /api/*), checked by every guard as well as by the app's
- * onRequest hook, so a guarded route never depends on how it was mounted.
- */
-export function refuseAuthorizationHeader(request: FastifyRequest): void {
-  refuseAuthorization(credentialsOf(request.headers));
-}
-
-/** An x-api-key looked up for a request. */
-export function lookupKey(ctx: AppContext, request: FastifyRequest, key: string): Promise<KeyLookup> {
-  return lookupKeyFrom(ctx, key, keyCallerOf(request));
 }
 
 /**

@@ -6,6 +6,8 @@ const WINDOW_MS = 60_000;
 export const ADDRESS_BUDGET_FACTOR = 5;
 /** How long a prefix that authenticated from an address stays proven there. */
 const PROVEN_FOR_MS = 24 * 3_600_000;
+/** A proven prefix's time is renewed by a success at most this often. */
+const REFRESH_MS = 60_000;
 /** Entries kept per map at most; past it, ended windows are dropped first, then the oldest. */
 const MAX_ENTRIES = 100_000;
 
@@ -35,9 +37,9 @@ export class KeyFailureThrottle {
   }
 
   /** Refuses (rate_limited) when `key` may not be tried from `address` now. */
-  admit(address: string, key: string, now = Date.now()): void {
+  /** `pair` is pairOf(address, key), when the caller keeps it. */
+  admit(address: string, key: string, now = Date.now(), pair = pairOf(address, key)): void {
     if (this.#limit === 0) return;
-    const pair = pairOf(address, key);
     const own = current(this.#perPrefix.get(pair), now);
     if (own !== null && own.failures >= this.#limit) throw refused(own, now);
     const all = current(this.#perAddress.get(address), now);
@@ -45,16 +47,19 @@ export class KeyFailureThrottle {
       throw refused(all, now);
   }
 
-  recordFailure(address: string, key: string, now = Date.now()): void {
+  recordFailure(address: string, key: string, now = Date.now(), pair = pairOf(address, key)): void {
     if (this.#limit === 0) return;
-    count(this.#perPrefix, pairOf(address, key), now);
+    count(this.#perPrefix, pair, now);
     count(this.#perAddress, address, now);
   }
 
   /** A real key (whatever its license's state) came from `address`: its prefix is proven there. */
-  recordSuccess(address: string, key: string, now = Date.now()): void {
+  recordSuccess(address: string, key: string, now = Date.now(), pair = pairOf(address, key)): void {
     if (this.#limit === 0) return;
-    const pair = pairOf(address, key);
+    // Refreshed at most once a minute (a fleet's keys succeed on every request): a prefix stays
+    // proven a day after its last success, give or take that minute, never longer.
+    const at = this.#proven.get(pair);
+    if (at !== undefined && now - at < REFRESH_MS) return;
     // Re-inserted so that the map stays ordered by last success when the oldest are dropped.
     this.#proven.delete(pair);
     if (this.#proven.size >= MAX_ENTRIES) {
@@ -71,7 +76,7 @@ export class KeyFailureThrottle {
 }
 
 /** A malformed key's first characters count as its prefix; an address holds no space. */
-const pairOf = (address: string, key: string) => `${address} ${key.slice(0, LICENSE_KEY_PREFIX_LENGTH)}`;
+export const pairOf = (address: string, key: string) => `${address} ${key.slice(0, LICENSE_KEY_PREFIX_LENGTH)}`;
 
 const current = (w: Window | undefined, now: number): Window | null =>
   w === undefined || now - w.start >= WINDOW_MS ? null : w;

@@ -36,13 +36,19 @@ function decodedPath(url: string): string {
 }
 
 export function registerNoStore(app: FastifyInstance): void {
-  app.addHook('onSend', async (request, reply) => {
-    // The matched route, so `/%61pi/...` is /api too; the decoded raw path for a 404.
-    const path = request.routeOptions.url ?? decodedPath(request.url);
-    if (!/^\/(api|identity)(\/|$)/.test(path)) return;
-    if (isPublic(request.method, request.routeOptions.url)) return;
+  // A callback hook (no promise per answer). An answer that already says no-store (a key
+  // check, a heartbeat: the route sets it) is left as it is before the route is looked at.
+  app.addHook('onSend', (request, reply, payload, done) => {
     const current = reply.getHeader('cache-control');
-    if (typeof current === 'string' && /\bno-store\b/.test(current)) return;
-    reply.header('cache-control', 'no-store');
+    if (typeof current === 'string' && (current === 'no-store' || /\bno-store\b/.test(current))) {
+      done(null, payload);
+      return;
+    }
+    // The matched route, so `/%61pi/...` is /api too; the decoded raw path for a 404.
+    const routeUrl = request.routeOptions.url;
+    const path = routeUrl ?? decodedPath(request.url);
+    if (/^\/(api|identity)(\/|$)/.test(path) && !isPublic(request.method, routeUrl))
+      reply.header('cache-control', 'no-store');
+    done(null, payload);
   });
 }

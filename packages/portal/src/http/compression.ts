@@ -24,10 +24,13 @@ export async function registerCompression(app: App): Promise<void> {
   // but its length is known: a small one goes as it is too (compressing 30 bytes adds 20).
   // The plugin's documented opt-out is the request's `x-no-compression`; this app-level hook
   // runs before the plugin's route-level one.
-  app.addHook('onSend', async (request, reply, payload) => {
-    const length = Number(reply.getHeader('content-length'));
-    if (isStream(payload) && Number.isInteger(length) && length < THRESHOLD) request.headers['x-no-compression'] = '1';
-    return payload;
+  // A callback hook (no promise per answer); only a stream's length is looked at.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (isStream(payload)) {
+      const length = Number(reply.getHeader('content-length'));
+      if (Number.isInteger(length) && length < THRESHOLD) request.headers['x-no-compression'] = '1';
+    }
+    done(null, payload);
   });
   await app.register(compress, {
     global: true,

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { App, AppContext } from '../context.ts';
+import { hasNoBody } from './request-body.ts';
 
 /**
  * The address a connection counts against: the socket's peer (behind a proxy, the proxy),
@@ -137,6 +138,19 @@ export function limitConnections(app: App, ctx: AppContext): void {
     socket.once('close', () => release(socket));
   });
 
+  const requestDone = (socket: Socket, t: Tracked, req: IncomingMessage) => {
+    t.busy--;
+    if (t.request === req) t.request = null;
+    setSlow(socket, t, false);
+    if (t.busy === 0 && tracked.get(socket) === t) setIdle(socket, t);
+  };
+  /** The answer to a request without a body has gone: the request is done. */
+  function answered(this: ServerResponse): void {
+    const req = this.req;
+    const t = tracked.get(req.socket);
+    if (t !== undefined) requestDone(req.socket, t, req);
+  }
+
   // Busy from the request's headers until both its answer and its body are done (a refused
   // upload's body is still read away after the answer).
   app.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -149,25 +163,24 @@ export function limitConnections(app: App, ctx: AppContext): void {
     t.request = req;
     t.mark = socket.bytesRead;
     t.markAt = Date.now();
+    // Without a body (a GET, a key check) only the answer is awaited, by one shared listener.
+    if (req.complete || hasNoBody(req)) {
+      res.on('close', answered);
+      return;
+    }
     let pending = 2;
     const done = () => {
       if (--pending > 0) return;
-      t.busy--;
-      if (t.request === req) t.request = null;
-      setSlow(socket, t, false);
-      if (t.busy === 0 && tracked.get(socket) === t) setIdle(socket, t);
+      requestDone(socket, t, req);
     };
     res.once('close', done);
-    if (req.complete) done();
-    else {
-      const once = () => {
-        req.off('end', once);
-        req.off('close', once);
-        done();
-      };
-      req.on('end', once);
-      req.on('close', once);
-    }
+    const once = () => {
+      req.off('end', once);
+      req.off('close', once);
+      done();
+    };
+    req.on('end', once);
+    req.on('close', once);
   });
 
   if (slowRequestBytesPerSecond > 0) {

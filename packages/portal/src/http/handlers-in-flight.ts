@@ -8,23 +8,28 @@ import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
  * bounded by the store's and the database's timeouts, so the wait is too.
  */
 export function waitForHandlersOnClose(app: FastifyInstance): void {
-  const running = new Set<Promise<unknown>>();
+  // A count and one callback per handler, not a set of promises: this runs on every request.
+  let running = 0;
+  let idle: (() => void) | null = null;
+  const settled = () => {
+    if (--running === 0 && idle !== null) idle();
+  };
   app.addHook('onRoute', (route) => {
     const handler = route.handler as RouteHandlerMethod;
     route.handler = function counted(this: FastifyInstance, request, reply) {
       const result = handler.call(this, request, reply);
       if (!(result instanceof Promise)) return result;
-      const settled = result.then(
-        () => undefined,
-        () => undefined,
-      );
-      running.add(settled);
-      void settled.then(() => running.delete(settled));
+      running++;
+      result.then(settled, settled);
       return result;
     } as RouteHandlerMethod;
   });
   // onClose hooks run after the server stopped accepting and its connections ended.
   app.addHook('onClose', async () => {
-    while (running.size > 0) await Promise.all(running);
+    if (running === 0) return;
+    await new Promise<void>((resolve) => {
+      idle = resolve;
+    });
+    idle = null;
   });
 }

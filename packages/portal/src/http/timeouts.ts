@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App, AppContext } from '../context.ts';
+import { hasNoBody } from './request-body.ts';
 
 /** The route whose body may be 25 MB over a slow link: it has its own bounds, not the request timeout. */
 const UPLOAD_ROUTE = '/api/upload';
@@ -90,16 +91,38 @@ export function installRequestTimeout(app: App, ctx: AppContext): void {
   const tooLong = timeoutResponse(`the upload was not received within ${uploadTimeoutSeconds} seconds`);
 
   const idleMs = ctx.config.http.idleTimeoutSeconds * 1000;
-  app.addHook('onSend', async (request) => {
-    if (request.routeOptions.url !== UPLOAD_ROUTE) return;
-    answering.add(request.raw);
-    const socket = request.raw.socket as Socket | null;
-    if (processing.delete(request.raw) && socket !== null && !socket.destroyed) socket.setTimeout(idleMs);
+  // The upload route's own hooks are its own (added to it alone): no other request pays for them.
+  app.addHook('onRoute', (route) => {
+    if (route.url !== UPLOAD_ROUTE) return;
+    // First, as the app-level hooks they were ran before the route's own.
+    route.onSend = [
+      (request, _reply, payload, done) => {
+        answering.add(request.raw);
+        const socket = request.raw.socket as Socket | null;
+        if (processing.delete(request.raw) && socket !== null && !socket.destroyed) socket.setTimeout(idleMs);
+        done(null, payload);
+      },
+      ...hooksOf(route.onSend),
+    ];
+    route.onRequest = [
+      (request, reply, done) => {
+        liftIdleTimeoutAfterBody(request, reply);
+        if (!request.raw.complete) bound(request, reply, true);
+        done();
+      },
+      ...hooksOf(route.onRequest),
+    ];
   });
 
-  app.addHook('onRequest', async (request: FastifyRequest, reply) => {
-    if (request.routeOptions.url === UPLOAD_ROUTE) liftIdleTimeoutAfterBody(request, reply);
-    if (request.raw.complete) return;
+  // Every other request: a callback hook that returns at once when there is no body (a GET) or it is all in.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.raw.complete && !hasNoBody(request.raw) && request.routeOptions.url !== UPLOAD_ROUTE)
+      bound(request, reply, false);
+    done();
+  });
+
+  /** The request timeout, or an upload's total and rate bounds, until its body is all in. */
+  function bound(request: FastifyRequest, reply: FastifyReply, upload: boolean): void {
     const socket = request.raw.socket;
     const startedWith = socket.bytesRead;
     const timers: NodeJS.Timeout[] = [];
@@ -112,7 +135,7 @@ export function installRequestTimeout(app: App, ctx: AppContext): void {
       else socket.end(response, () => socket.destroy());
     };
 
-    if (request.routeOptions.url !== UPLOAD_ROUTE) {
+    if (!upload) {
       const ms = requestTimeoutSeconds * 1000;
       const timer = setTimeout(() => {
         if (request.raw.complete || request.raw.destroyed) return;
@@ -164,5 +187,11 @@ export function installRequestTimeout(app: App, ctx: AppContext): void {
     request.raw.once('end', clear);
     request.raw.once('close', clear);
     reply.raw.once('finish', clear);
-  });
+  }
+}
+
+/** A route's hooks of one kind as an array (Fastify takes one function or an array). */
+function hooksOf<T>(hooks: T | T[] | undefined): T[] {
+  if (hooks === undefined) return [];
+  return Array.isArray(hooks) ? hooks : [hooks];
 }
