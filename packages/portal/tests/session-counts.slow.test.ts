@@ -2,7 +2,7 @@ import { Migrator } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrateTo, migrateToLatest } from '../src/db/migrate.ts';
+import { migrateTo } from '../src/db/migrate.ts';
 import { migrations } from '../src/db/migrations/index.ts';
 import { type DatabaseHandle, openDatabase } from '../src/db/pool.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
