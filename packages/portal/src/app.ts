@@ -14,6 +14,7 @@ import { registerIdentityRoutes } from './identity/routes/index.ts';
 import { AccessLog } from './http/access-log.ts';
 import { registerNoStore } from './http/cache-control.ts';
 import { registerCompression } from './http/compression.ts';
+import { sendsAuthorization } from './http/credentials.ts';
 import { findInputProblem, inputProblemMessage } from './http/input-rules.ts';
 import { limitConnections } from './http/connections.ts';
 import { lazyChildLogger } from './http/request-logger.ts';
@@ -181,7 +182,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   // The routed path is checked, not the raw URL, so `/%61pi/...` cannot slip past.
   app.addHook('onRequest', (request, _reply, done) => {
     // The header first: the route is looked up only for a request that carries one.
-    if (request.headers.authorization === undefined) {
+    if (!sendsAuthorization(request.headers)) {
       done();
       return;
     }

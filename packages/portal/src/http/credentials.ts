@@ -27,6 +27,9 @@ export function credentialsOf(headers: IncomingHttpHeaders): Credentials {
   };
 }
 
+/** Whether the request carries an Authorization header at all (the cheap test /api's refusal starts with). */
+export const sendsAuthorization = (headers: IncomingHttpHeaders): boolean => headers.authorization !== undefined;
+
 /** The token of `Authorization: Bearer <token>`, or undefined for any other value. */
 export function bearerTokenOf(credentials: Credentials): string | undefined {
   return /^Bearer\s+(\S+)$/i.exec(credentials.authorization ?? '')?.[1];
