@@ -11,23 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-interface CallFrame {
-  functionName: string;
-  url: string;
-}
-
-interface ProfileNode {
-  id: number;
-  callFrame: CallFrame;
-  children?: number[];
-}
-
-interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+import type { CallFrame, CpuProfile, ProfileNode } from './profile-summary.ts';
 
 const FASTIFY = 'Fastify core (hook runner, request/reply objects, send)';
 const NODE = 'Node HTTP parsing, events, timers, microtasks';

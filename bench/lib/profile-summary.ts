@@ -8,19 +8,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-interface CallFrame {
+export interface CallFrame {
   functionName: string;
   url: string;
   lineNumber: number;
 }
 
-interface ProfileNode {
+export interface ProfileNode {
   id: number;
   callFrame: CallFrame;
   children?: number[];
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
