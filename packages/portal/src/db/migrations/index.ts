@@ -29,6 +29,7 @@ import * as m0027 from './0027_running_commands.ts';
 import * as m0028 from './0028_session_run_id.ts';
 import * as m0029 from './0029_session_counts.ts';
 import * as m0030 from './0030_session_search_and_sorts.ts';
+import * as m0031 from './0031_audit_type_index.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -65,4 +66,5 @@ export const migrations: Record<string, Migration> = {
   '0028_session_run_id': m0028,
   '0029_session_counts': m0029,
   '0030_session_search_and_sorts': m0030,
+  '0031_audit_type_index': m0031,
 };
