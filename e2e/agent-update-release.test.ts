@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { clientArchiveFolder, clientArchiveName, releaseArchOf } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildClientArchive, bundleClient } from '../scripts/release/client-archive.ts';
-import { versions } from '../scripts/release/common.ts';
+import { releaseDir, removeStages, setReleaseDir, versions } from '../scripts/release/common.ts';
 import { finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { newAgentId, portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
@@ -60,9 +60,16 @@ beforeAll(async () => {
   v1 = v.client;
   v2 = `${major}.${minor}.${patch + 1}`;
   v3 = `${major}.${minor}.${patch + 2}`;
-  // The archive as the release build makes it (into dist/release/, untracked), then copied away.
-  built = path.join(dir, clientArchiveName(v1, arch));
-  fs.copyFileSync(buildClientArchive(v, arch, await bundleClient()), built);
+  // The archive as the release build makes it, written into this test's folder; the build's
+  // staging folder removed (and the output folder put back, for the files sharing this worker).
+  const previous = releaseDir();
+  setReleaseDir(dir);
+  try {
+    built = buildClientArchive(v, arch, await bundleClient());
+  } finally {
+    setReleaseDir(previous);
+    removeStages();
+  }
 
   root = path.join(dir, 'opt', 'svc');
   fs.mkdirSync(path.join(root, 'releases'), { recursive: true });
