@@ -13,7 +13,7 @@ import path from 'node:path';
 import { bundleOneFile, bundleSvcd } from '@svc/agent/bundle';
 import { CLIENT_RELEASE_MARKER, clientArchiveFolder, clientArchiveName } from '@svc/protocol';
 import { type Arch, addNode, ROOT, releaseDir, stage, tarGz, type Versions, write } from './common.ts';
-import { installText, launcher } from './texts.ts';
+import { installText, writeLauncher } from './texts.ts';
 
 /** The bundles are the same for every architecture: made once per build. */
 export interface ClientBundles {
@@ -49,16 +49,12 @@ export function buildClientArchive(v: Versions, arch: Arch, bundles: ClientBundl
   write(path.join(dir, 'lib', 'svc.mjs'), bundles.svc);
   write(path.join(dir, 'lib', 'svcd.mjs'), bundles.svcd);
   addNode(dir, arch, v.node);
-  write(
-    path.join(dir, 'bin', 'svc'),
-    launcher('svc', '--disable-warning=ExperimentalWarning --max-semi-space-size=4 "$root/lib/svc.mjs"'),
-    0o755,
-  );
+  writeLauncher(dir, 'svc', '--disable-warning=ExperimentalWarning --max-semi-space-size=4 "$root/lib/svc.mjs"');
   // The daemon idles for months: a small young generation and V8's lite mode (bench/README.md, "Idle agent daemon").
-  write(
-    path.join(dir, 'bin', 'svcd'),
-    launcher('svcd', '--disable-warning=ExperimentalWarning --max-semi-space-size=1 --lite-mode "$root/lib/svcd.mjs"'),
-    0o755,
+  writeLauncher(
+    dir,
+    'svcd',
+    '--disable-warning=ExperimentalWarning --max-semi-space-size=1 --lite-mode "$root/lib/svcd.mjs"',
   );
   const unit = fs.readFileSync(path.join(ROOT, 'packages', 'agent', 'systemd', 'svcd.service'), 'utf8');
   write(

@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Arch, addNode, ROOT, releaseDir, run, stage, tarGz, type Versions, write } from './common.ts';
-import { installText, launcher } from './texts.ts';
+import { installText, writeLauncher } from './texts.ts';
 
 const PORTAL_SRC = path.join(ROOT, 'packages', 'portal', 'src');
 /** Entry points of the bundle: the server and the operations' command lines. */
@@ -107,26 +107,10 @@ export async function buildPortalArchive(v: Versions, arch: Arch): Promise<strin
   // The console's folder is the archive's web/ unless the operator names another.
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template.
   const web = 'export SVC_WEB_DIR="${SVC_WEB_DIR:-$root/web}"';
-  write(
-    path.join(dir, 'bin', 'svc-portal'),
-    launcher('svc-portal', '--heap-growing-percent=100 "$root/lib/portal.mjs"', web),
-    0o755,
-  );
-  write(
-    path.join(dir, 'bin', 'svc-portal-backup'),
-    launcher('svc-portal-backup', '"$root/lib/backup.mjs" backup'),
-    0o755,
-  );
-  write(
-    path.join(dir, 'bin', 'svc-portal-restore'),
-    launcher('svc-portal-restore', '"$root/lib/backup.mjs" restore'),
-    0o755,
-  );
-  write(
-    path.join(dir, 'bin', 'svc-portal-feeds-import'),
-    launcher('svc-portal-feeds-import', '"$root/lib/feeds-import.mjs"'),
-    0o755,
-  );
+  writeLauncher(dir, 'svc-portal', '--heap-growing-percent=100 "$root/lib/portal.mjs"', web);
+  writeLauncher(dir, 'svc-portal-backup', '"$root/lib/backup.mjs" backup');
+  writeLauncher(dir, 'svc-portal-restore', '"$root/lib/backup.mjs" restore');
+  writeLauncher(dir, 'svc-portal-feeds-import', '"$root/lib/feeds-import.mjs"');
 
   write(path.join(dir, 'VERSION'), `svc-portal ${v.portal} (commit ${v.commit}, Node ${v.node}, linux-${arch})\n`);
   write(path.join(dir, 'INSTALL'), installText('portal', v, arch));
