@@ -72,6 +72,8 @@ export async function runHeartbeatLoad(opts: {
   durationS: number;
   maxRequests: number;
   cpu?: CpuTarget[];
+  /** Called with each response's latency, ms (e.g. for a timeline). */
+  onResponse?: (latencyMs: number) => void;
 }): Promise<LoadResult> {
   interrupted.throwIfAborted();
   const latencies = new Samples();
@@ -99,9 +101,10 @@ export async function runHeartbeatLoad(opts: {
       },
     ],
   });
-  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) =>
-    latencies.push(responseTime),
-  );
+  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
+    latencies.push(responseTime);
+    opts.onResponse?.(responseTime);
+  });
   const stop = (): void => instance.stop();
   interrupted.addEventListener('abort', stop, { once: true });
   const watchdog = setTimeout(() => instance.stop(), (opts.durationS + 30) * 1000);

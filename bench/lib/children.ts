@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { onCleanup } from './cleanup.ts';
 
@@ -28,6 +29,24 @@ export interface SpawnOptions {
   echo?: boolean;
   /** How many output lines to keep for error messages. */
   keepLines?: number;
+  /**
+   * Write the child's output to this file instead of a pipe to us: a verbose child's lines then
+   * cost it a write, not this process (the load generator) the reading.
+   */
+  outputFile?: string;
+}
+
+/** The last `keep` lines of a file, for error messages. */
+function fileTail(file: string, keep: number): string {
+  try {
+    return fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .slice(-keep - 1)
+      .join('\n');
+  } catch {
+    return '';
+  }
 }
 
 /**
@@ -36,11 +55,13 @@ export interface SpawnOptions {
  * benchmark's cleanup if the caller does not stop it first.
  */
 export function spawnNode(script: string, opts: SpawnOptions): NodeChild {
+  const fd = opts.outputFile === undefined ? null : fs.openSync(opts.outputFile, 'a');
   const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), script, ...(opts.args ?? [])], {
     cwd: opts.cwd,
     env: opts.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: fd === null ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
   });
+  if (fd !== null) fs.closeSync(fd);
   if (child.pid === undefined) throw new Error(`${opts.name}: could not spawn ${process.execPath} ${script}`);
   const pid = child.pid;
   const keep = opts.keepLines ?? 60;
@@ -106,7 +127,7 @@ export function spawnNode(script: string, opts: SpawnOptions): NodeChild {
     process: child,
     exited,
     hasExited: () => exitedFlag,
-    outputTail: () => lines.join('\n'),
+    outputTail: () => (opts.outputFile === undefined ? lines.join('\n') : fileTail(opts.outputFile, keep)),
     stop,
   };
 }

@@ -19,6 +19,8 @@ export interface LoadOptions {
   /** Processes whose CPU use to report for the phase (this process is always reported as `loadgen`). */
   cpu?: CpuTarget[];
   signal?: AbortSignal;
+  /** Called with each response's latency, ms (e.g. for a timeline). */
+  onResponse?: (latencyMs: number) => void;
 }
 
 export interface LatencySummary {
@@ -83,6 +85,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadSummary> {
   });
   instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => {
     latencies.push(responseTime);
+    opts.onResponse?.(responseTime);
   });
 
   const stop = (): void => instance.stop();

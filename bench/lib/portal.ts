@@ -38,6 +38,8 @@ export interface PortalOptions {
   startTimeoutMs?: number;
   /** Options for node itself (e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/prof'] to profile the portal). */
   nodeArgs?: string[];
+  /** Write the portal's log to `portal.log` in its data dir instead of a pipe to the benchmark. */
+  logToFile?: boolean;
 }
 
 function readPostmasterPid(dataDir: string): number | null {
@@ -121,6 +123,7 @@ export async function startPortalProcess(opts: PortalOptions = {}): Promise<Port
     cwd: REPO_ROOT,
     echo: opts.echo ?? false,
     nodeArgs: opts.nodeArgs ?? [],
+    ...(opts.logToFile ? { outputFile: path.join(dataDir, 'portal.log') } : {}),
   });
   const url = `http://${host}:${port}`;
   await waitForHttp(`${url}/api/health`, { timeoutMs: opts.startTimeoutMs ?? 180_000, child, signal: interrupted });
