@@ -30,6 +30,7 @@ import { backfillRecords } from './sessions/records-backfill.ts';
 import { sealStoredShareTokens } from './sessions/share.ts';
 import { ShareTokenSeal } from './sessions/share-seal.ts';
 import { sweepStaleRecords } from './records/retention.ts';
+import { closeAuditHours } from './audit/queries.ts';
 import { startCommandSweeper } from './agents/lifecycle-sweep.ts';
 import { sweepExpiredSessions } from './sessions/retention.ts';
 import { rebuildOutdatedIndex } from './vuln-feeds/upgrade.ts';
@@ -180,13 +181,15 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     dispatcher.start();
     cleanup.unshift(() => dispatcher.close());
     // docs/api.md#sessions housekeeping, at start and then hourly in the background: expired sessions go,
-    // then failed-login counts nobody added to for a day. Files no row references (a failed
+    // then failed-login counts nobody added to for a day, then the audit log's hours since the last
+    // close are counted (migration 0032). Files no row references (a failed
     // delete, a writer that crashed) have their own sweep, started once the portal listens.
     let housekeeping: Promise<void> = Promise.resolve();
     const sweep = () => {
       housekeeping = sweepExpiredSessions(ctx)
         .then(async () => void (await pruneLoginFailures(database.db, now())))
         .then(async () => void (await sweepStaleRecords(database.db, config.recordRetentionDays, now())))
+        .then(async () => void (await closeAuditHours(database.db)))
         .catch((err: unknown) => logger.error({ err }, 'housekeeping sweep failed'));
     };
     const sweepTimer = setInterval(sweep, 3_600_000).unref();

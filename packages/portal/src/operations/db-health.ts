@@ -27,15 +27,15 @@ export interface DatabaseHealthDeps {
 export async function databaseHealth(deps: DatabaseHealthDeps, caller: { clientIds: string[] | null }) {
   const { db, config } = deps;
   const scope = caller.clientIds;
-  const info = await databaseFacts(db);
-  const sizeBytes = Number(info.size_bytes);
-  const [counts, events, statuses, clients, uploads] = await Promise.all([
+  const [info, counts, events, statuses, clients, uploads] = await Promise.all([
+    databaseFacts(db),
     tableCounts(db),
     recentAuditEvents(db, scope),
     sessionsByStatus(db, scope),
     sessionsByClient(db, scope),
     recentUploads(db, scope),
   ]);
+  const sizeBytes = Number(info.size_bytes);
 
   const limitMb = config.storageLimitMb;
   // What SVC_STORAGE_LIMIT_MB limits: the database and the stored session files together.

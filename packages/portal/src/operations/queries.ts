@@ -1,9 +1,11 @@
 import { type Kysely, sql } from 'kysely';
 import type pg from 'pg';
+import { auditEventsCounted } from '../audit/queries.ts';
 import type { Database } from '../db/schema.ts';
 
 /**
- * Sessions are summed from session_counts (migration 0029), exact without reading them. The
+ * Sessions are summed from session_counts (migration 0029), audit events from the closed hours'
+ * counts (migration 0032), both exact without reading every row. The
  * table names mapped onto our schema: `agents` and `agent_heartbeats` are one
  * table here (agents holds the latest heartbeat; `agents` counts the registered ones),
  * and `webhooks` is the delivery log.
@@ -19,7 +21,7 @@ export async function tableCounts(db: Kysely<Database>): Promise<Record<string, 
       (SELECT count(*) FROM agents WHERE deregistered_at IS NULL)::int AS agents,
       (SELECT count(*) FROM webhook_subscriptions)::int AS webhook_subscriptions,
       (SELECT count(*) FROM webhook_deliveries)::int AS webhooks,
-      (SELECT count(*) FROM audit_events)::int AS audit_events
+      ${auditEventsCounted}::int AS audit_events
   `.execute(db);
   return rows[0] ?? {};
 }
@@ -39,14 +41,16 @@ export interface DatabaseFacts {
 /** The portal's own database as PostgreSQL describes it. */
 export async function databaseFacts(db: Kysely<Database>): Promise<DatabaseFacts> {
   const { rows } = await sql<DatabaseFacts>`
-    SELECT pg_database_size(current_database())::text AS size_bytes,
-           pg_size_pretty(pg_database_size(current_database())) AS size_human,
+    SELECT size::text AS size_bytes,
+           pg_size_pretty(size) AS size_human,
            (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database())::int AS connections,
            host(inet_server_addr()) AS host,
            current_setting('server_version') AS version,
            current_database() AS database_name,
            current_setting('max_connections') AS max_connections,
            (SELECT COALESCE(SUM(bytes), 0) FROM storage_usage)::text AS session_files_bytes
+    -- Once: the size walks every file of the database.
+    FROM (SELECT pg_database_size(current_database()) AS size) d
   `.execute(db);
   return rows[0] as DatabaseFacts;
 }

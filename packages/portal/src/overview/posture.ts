@@ -39,11 +39,15 @@ export async function postureFor(ctx: AppContext, user: UserPrincipal): Promise<
   const seesFleet = user.permissions.has('health:agents');
   // As the fleet counts: stale once the heartbeat's age in whole seconds passes the threshold.
   const staleBefore = new Date(now.getTime() - (STALE_THRESHOLD_SECONDS + 1) * 1000);
-  const [targets, names, trends, stale] = await Promise.all([
+  const [targets, stale] = await Promise.all([
     postureCounts(ctx.db, scope, today),
-    clientNames(ctx.db, scope),
-    targetTrends(ctx.db, scope, POSTURE_TREND_POINTS),
     seesFleet ? staleAgentsByClient(ctx.db, scope, staleBefore) : null,
+  ]);
+  // Names and trends of the clients and targets answered only, not of every session in scope.
+  const listed = new Set([...targets.map((t) => t.client_id), ...[...(stale?.keys() ?? [])].filter((c) => c !== '')]);
+  const [names, trends] = await Promise.all([
+    clientNames(ctx.db, [...listed]),
+    targetTrends(ctx.db, targets, POSTURE_TREND_POINTS),
   ]);
 
   const trendOf = new Map<string, PostureTarget['trend']>();

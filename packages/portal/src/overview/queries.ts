@@ -98,18 +98,33 @@ export async function staleAgentsByClient(db: Kysely<Database>, scope: Scope, st
   return new Map(rows.map((r) => [r.client_id, Number(r.n)]));
 }
 
-/** Each client's name as its newest named session gives it. */
-export async function clientNames(db: Kysely<Database>, scope: Scope) {
+/**
+ * Each listed client's name as its newest named session gives it (newest upload, then the
+ * greater session id): one probe of sessions_client_uploaded_idx per client.
+ */
+export async function clientNames(db: Kysely<Database>, clientIds: readonly string[]) {
+  if (clientIds.length === 0) return new Map<string, string>();
   const { rows } = await sql<{ client_id: string; client: string }>`
-    SELECT DISTINCT ON (client_id) client_id, client FROM sessions
-    WHERE ${inScope(scope)} AND client IS NOT NULL
-    ORDER BY client_id, uploaded_at DESC
+    SELECT c.client_id, n.client FROM unnest(${clientIds}::text[]) AS c(client_id)
+    CROSS JOIN LATERAL (
+      SELECT s.client FROM sessions s WHERE s.client_id = c.client_id AND s.client IS NOT NULL
+      ORDER BY s.uploaded_at DESC, s.session_id DESC LIMIT 1
+    ) n
   `.execute(db);
   return new Map(rows.map((r) => [r.client_id, r.client]));
 }
 
-/** The newest `perTarget` scored sessions of every target (sessions_peer_idx), oldest first within a target. */
-export async function targetTrends(db: Kysely<Database>, scope: Scope, perTarget: number) {
+/**
+ * The newest `perTarget` scored sessions of each listed target, in the order listed and oldest
+ * first within a target: the first rows of sessions_trend_idx (migration 0033) per target,
+ * however many sessions it has.
+ */
+export async function targetTrends(
+  db: Kysely<Database>,
+  targets: readonly { client_id: string; target: string }[],
+  perTarget: number,
+) {
+  if (targets.length === 0) return [];
   const { rows } = await sql<{
     client_id: string;
     target: string;
@@ -118,13 +133,15 @@ export async function targetTrends(db: Kysely<Database>, scope: Scope, perTarget
     risk_score: number;
     risk_grade: string | null;
   }>`
-    SELECT client_id, target, session_id, scanned_at, risk_score, risk_grade FROM (
-      SELECT client_id, target, session_id, scanned_at, risk_score, risk_grade,
-        row_number() OVER (PARTITION BY client_id, target ORDER BY scanned_at DESC, session_id DESC) AS n
-      FROM sessions
-      WHERE ${inScope(scope)} AND target IS NOT NULL AND risk_score IS NOT NULL
-    ) s WHERE n <= ${perTarget}
-    ORDER BY client_id, target, scanned_at, session_id
+    SELECT p.client_id, p.target, t.session_id, t.scanned_at, t.risk_score, t.risk_grade
+    FROM unnest(${targets.map((t) => t.client_id)}::text[], ${targets.map((t) => t.target)}::text[])
+      WITH ORDINALITY AS p(client_id, target, i)
+    CROSS JOIN LATERAL (
+      SELECT s.session_id, s.scanned_at, s.risk_score, s.risk_grade FROM sessions s
+      WHERE s.client_id = p.client_id AND s.target = p.target AND s.risk_score IS NOT NULL
+      ORDER BY s.scanned_at DESC, s.session_id DESC LIMIT ${perTarget}
+    ) t
+    ORDER BY p.i, t.scanned_at, t.session_id
   `.execute(db);
   return rows;
 }

@@ -30,6 +30,8 @@ import * as m0028 from './0028_session_run_id.ts';
 import * as m0029 from './0029_session_counts.ts';
 import * as m0030 from './0030_session_search_and_sorts.ts';
 import * as m0031 from './0031_audit_type_index.ts';
+import * as m0032 from './0032_audit_event_hours.ts';
+import * as m0033 from './0033_sessions_trend_index.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -67,4 +69,6 @@ export const migrations: Record<string, Migration> = {
   '0029_session_counts': m0029,
   '0030_session_search_and_sorts': m0030,
   '0031_audit_type_index': m0031,
+  '0032_audit_event_hours': m0032,
+  '0033_sessions_trend_index': m0033,
 };
