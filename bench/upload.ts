@@ -9,8 +9,7 @@
  * printed and written to bench/results/upload-<timestamp>.json.
  *
  *   node bench/upload.ts [--rounds=5 --warmup-rounds=1 --concurrency=4 --timeout=900]
- *
- * See bench/README.md.
+ *   node bench/upload.ts --findings=10000,100000  (sessions of N findings: upload/findings-mode.ts; bench/README.md)
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -42,6 +41,7 @@ import {
   type UploadTarget,
   type UploadTiming,
 } from './upload/client.ts';
+import { runFindings } from './upload/findings-mode.ts';
 import { parseUploadOptions, usage, type UploadOptions } from './upload/options.ts';
 import { startRssSampler, readMem, type RssWindow } from './upload/rss.ts';
 import type { SinkAnswer, SinkConfig } from './upload/sink-server.ts';
@@ -735,7 +735,7 @@ async function main(): Promise<number> {
     (opts.timeoutS + 120) * 1000,
   ).unref();
   try {
-    await run(opts, signal);
+    await (opts.findings.length > 0 ? runFindings(opts, signal) : run(opts, signal));
     return 0;
   } catch (err) {
     if (interrupted.aborted) return 130;

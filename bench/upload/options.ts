@@ -30,6 +30,12 @@ export interface UploadOptions {
   profile: boolean;
   /** Extra options for node itself, for both servers (analysis, e.g. --trace-gc). */
   nodeArgs: string[];
+  /** Findings mode (upload/findings-mode.ts): session sizes in findings; empty for the bytes mode. */
+  findings: number[];
+  /** Findings mode: the findings' shape (auto: full while the file fits under the limit, else lean). */
+  shape: 'auto' | 'full' | 'lean';
+  /** Findings mode: one more upload with PostgreSQL's statement log on, its time by statement. */
+  statementLog: boolean;
 }
 
 const LIMIT = 25 * 1024 * 1024;
@@ -121,6 +127,15 @@ export function usage(): string {
     '  --profile'.padEnd(26) +
       'BENCH_PROFILE=1'.padEnd(24) +
       'CPU-profile the portal and the baseline (node --cpu-prof; slower, for analysis only)',
+    '  --findings=N,M'.padEnd(26) +
+      'BENCH_FINDINGS'.padEnd(24) +
+      'findings mode: one session of N findings per upload (e.g. 10000,100000; rounds default 3)',
+    '  --shape=auto|full|lean'.padEnd(26) +
+      ''.padEnd(24) +
+      'findings mode: the findings as the scanner writes them or lean',
+    '  --statement-log'.padEnd(26) +
+      ''.padEnd(24) +
+      "findings mode: one more upload with PostgreSQL's statement log on",
     '  --node-arg=OPT'.padEnd(26) +
       ''.padEnd(24) +
       'extra node option for both servers, repeatable (analysis, e.g. --node-arg=--trace-gc)',
@@ -130,6 +145,17 @@ export function usage(): string {
 
 const yes = (v: string | undefined): boolean => ['1', 'true', 'yes'].includes((v ?? '').toLowerCase());
 const no = (v: string | undefined): boolean => ['0', 'false', 'no'].includes((v ?? '').toLowerCase());
+
+/** "10000,100000" -> [10000, 100000]; each from 1 to 1,000,000. */
+function findingsOf(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  return raw.split(',').map((part) => {
+    const n = Number(part.trim());
+    if (!Number.isInteger(n) || n < 1 || n > 1_000_000)
+      throw new OptionsError(`--findings / BENCH_FINDINGS must list whole numbers from 1 to 1000000 (got "${raw}")`);
+    return n;
+  });
+}
 
 export function parseUploadOptions(
   argv: string[] = process.argv.slice(2),
@@ -153,10 +179,17 @@ export function parseUploadOptions(
       verbose: { type: 'boolean' },
       profile: { type: 'boolean' },
       'node-arg': { type: 'string', multiple: true },
+      findings: { type: 'string' },
+      shape: { type: 'string' },
+      'statement-log': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) return 'help';
+  const findings = findingsOf(values.findings ?? env['BENCH_FINDINGS']);
+  const shape = values.shape ?? 'auto';
+  if (shape !== 'auto' && shape !== 'full' && shape !== 'lean')
+    throw new OptionsError(`--shape must be auto, full or lean (got "${shape}")`);
   const num = (flag: NumericFlag): number => {
     const s = NUMERIC_FLAGS[flag];
     const raw = values[flag] ?? env[s.env];
@@ -167,7 +200,8 @@ export function parseUploadOptions(
     return s.int ? Math.floor(n) : n;
   };
   return {
-    rounds: num('rounds'),
+    // Findings mode: a 100,000-finding round takes tens of seconds, so 3 rounds unless told.
+    rounds: findings.length > 0 && values.rounds === undefined && env['BENCH_ROUNDS'] === undefined ? 3 : num('rounds'),
     warmupRounds: num('warmup-rounds'),
     concurrency: num('concurrency'),
     bodyBytes: num('body-bytes'),
@@ -181,5 +215,8 @@ export function parseUploadOptions(
     verbose: values.verbose ?? yes(env['BENCH_VERBOSE']),
     profile: values.profile ?? yes(env['BENCH_PROFILE']),
     nodeArgs: values['node-arg'] ?? [],
+    findings,
+    shape,
+    statementLog: values['statement-log'] ?? false,
   };
 }

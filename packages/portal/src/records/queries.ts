@@ -1,5 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, FindingHistoryTable, FindingTargetsTable } from '../db/schema.ts';
+import { arrayParam, chunksOf, pipelined } from '../db/bulk.ts';
 import { type HistoryLine, type RecordRow, SEEN_IN_KEPT } from './model.ts';
 
 /** The SQL of the findings of record: targets, records, history and due-date settings. */
@@ -154,39 +155,74 @@ const COLUMNS: readonly (readonly [string, string])[] = [
 ];
 const ARRAYS = new Set(['cve_ids', 'seen_in']);
 const names = COLUMNS.map(([c]) => c).join(', ');
-const selected = COLUMNS.map(([c]) =>
-  ARRAYS.has(c) ? `ARRAY(SELECT jsonb_array_elements_text(x.${c}))` : `x.${c}`,
+const selected = COLUMNS.map(([c, t]) =>
+  ARRAYS.has(c) ? `ARRAY(SELECT jsonb_array_elements_text(x.${c}::jsonb))` : t === 'jsonb' ? `x.${c}::jsonb` : `x.${c}`,
 ).join(', ');
-const recordType = COLUMNS.map(([c, t]) => `${c} ${t}`).join(', ');
 const updates = COLUMNS.filter(([c]) => !['client_id', 'target', 'fingerprint'].includes(c))
   .map(([c]) => `${c} = EXCLUDED.${c}`)
   .join(', ');
 
-/** Rows per statement: one JSON parameter each, bounded so one statement stays a few MB. */
-const WRITE_CHUNK = 2000;
+/** Rows per statement: one array per column, bounded so one statement stays a few MB. */
+const WRITE_CHUNK = 5000;
 
-/** Inserts or replaces records: one statement per chunk, the rows passed as one JSON array. */
+/** A value as unnest's array carries it: jsonb (and the arrays, read back from jsonb) as JSON text. */
+const cell = (type: string, v: unknown): unknown => (v == null ? null : type === 'jsonb' ? JSON.stringify(v) : v);
+
+/**
+ * Inserts or replaces records: one statement per chunk, one array parameter per column
+ * (unnest), so PostgreSQL parses neither SQL nor JSON per row; each chunk is built while the
+ * one before it runs.
+ */
 export async function writeRecords(db: Kysely<Database>, rows: readonly RecordRow[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += WRITE_CHUNK) {
-    const chunk = rows.slice(i, i + WRITE_CHUNK).map(({ id: _, ...r }) => r);
-    await sql`
+  await pipelined(db, chunksOf(rows as readonly Record<string, unknown>[], WRITE_CHUNK), (chunk) => {
+    const arrays = sql.join(
+      COLUMNS.map(([c, t]) =>
+        arrayParam(
+          chunk.map((r) => cell(t, r[c])),
+          t === 'jsonb' ? 'text' : t,
+        ),
+      ),
+    );
+    return sql`
       INSERT INTO finding_records (${sql.raw(names)})
-      SELECT ${sql.raw(selected)} FROM jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) AS x(${sql.raw(recordType)})
+      SELECT ${sql.raw(selected)} FROM unnest(${arrays}) AS x(${sql.raw(names)})
       ON CONFLICT (client_id, target, fingerprint) DO UPDATE SET ${sql.raw(updates)}
-    `.execute(db);
-  }
+    `;
+  });
 }
 
+const HISTORY_COLUMNS = [
+  ['fingerprint', 'text'],
+  ['at', 'timestamptz'],
+  ['actor', 'text'],
+  ['source', 'text'],
+  ['session_id', 'text'],
+  ['field', 'text'],
+  ['from_value', 'text'],
+  ['to_value', 'text'],
+  ['detail', 'text'],
+] as const satisfies readonly (readonly [keyof HistoryLine, string])[];
+const historyNames = HISTORY_COLUMNS.map(([c]) => c).join(', ');
+
+/** Appends history lines in order, a chunk per statement (one array per column). */
 export async function insertHistory(db: Kysely<Database>, t: TargetRef, lines: readonly HistoryLine[]): Promise<void> {
-  for (let i = 0; i < lines.length; i += WRITE_CHUNK) {
-    const chunk = lines.slice(i, i + WRITE_CHUNK).map((l) => ({ client_id: t.clientId, target: t.target, ...l }));
-    await sql`
-      INSERT INTO finding_history (client_id, target, fingerprint, at, actor, source, session_id, field, from_value, to_value, detail)
-      SELECT * FROM jsonb_to_recordset(${JSON.stringify(chunk)}::jsonb) AS x(client_id text, target text,
-        fingerprint text, at timestamptz, actor text, source text, session_id text, field text, from_value text,
-        to_value text, detail text)
-    `.execute(db);
-  }
+  await pipelined(
+    db,
+    chunksOf(lines, WRITE_CHUNK),
+    (chunk) => sql`
+      INSERT INTO finding_history (client_id, target, ${sql.raw(historyNames)})
+      SELECT ${t.clientId}, ${t.target}, ${sql.raw(historyNames)}
+      FROM unnest(${sql.join(
+        HISTORY_COLUMNS.map(([c, type]) =>
+          arrayParam(
+            chunk.map((l) => l[c]),
+            type,
+          ),
+        ),
+      )}) WITH ORDINALITY AS x(${sql.raw(historyNames)}, n)
+      ORDER BY x.n
+    `,
+  );
 }
 
 /** A record's history, oldest first (at most `limit` lines, the newest kept). */

@@ -78,12 +78,26 @@ function probability(v: unknown): number | null {
  * (read only for a finding without a record). `changes` says what the upload did to each.
  */
 export function indexRowsOf(doc: unknown, changes?: ReadonlyMap<string, FindingChange | null>): IndexRow[] {
+  return [...indexRowsIn(doc, changes)];
+}
+
+/** How many rows indexRowsIn yields: the objects of `findings[]`. */
+export function indexRowCount(doc: unknown): number {
+  const root = isObj(doc) ? doc : {};
+  return lenient.arr(root['findings']).filter(isObj).length;
+}
+
+/**
+ * indexRowsOf one row at a time: an upload builds each chunk of rows while the chunk before
+ * it is written (findings-queries.ts), and never holds every row at once.
+ */
+export function* indexRowsIn(doc: unknown, changes?: ReadonlyMap<string, FindingChange | null>): Generator<IndexRow> {
   const root = isObj(doc) ? doc : {};
   const raw = lenient.arr(root['findings']);
   const track = trackerOf(root, raw.filter(isObj));
-  const rows: IndexRow[] = [];
-  raw.forEach((f, ordinal) => {
-    if (!isObj(f)) return;
+  for (let ordinal = 0; ordinal < raw.length; ordinal++) {
+    const f = raw[ordinal];
+    if (!isObj(f)) continue;
     const fp = fingerprintOfFinding(f);
     const t = track(f, fp);
     const key = recordKeyOf(f);
@@ -107,7 +121,7 @@ export function indexRowsOf(doc: unknown, changes?: ReadonlyMap<string, FindingC
     const firstSeen = str(e['first_seen']);
     const refs = isObj(f['references']) ? f['references'] : {};
     const kevDate = str(f['kev_date_added']);
-    rows.push({
+    yield {
       ordinal,
       fingerprint: key,
       in_scan: true,
@@ -158,9 +172,8 @@ export function indexRowsOf(doc: unknown, changes?: ReadonlyMap<string, FindingC
         references: { cve: cveIds, cwe: strings(refs['cwe']), urls: strings(refs['urls']) },
         prior_status: isStatus(e['prior_status']) ? e['prior_status'] : null,
       }),
-    });
-  });
-  return rows;
+    };
+  }
 }
 
 /**

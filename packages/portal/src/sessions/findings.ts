@@ -79,7 +79,7 @@ export async function ensureIndexed(ctx: AppContext, session: SessionRow): Promi
       const current = await indexState(trx, ref);
       if (current?.file_key === readKey) return current.total;
       const rows = indexRowsOf(doc);
-      await replaceFindingsIndex(trx, ref, { fileKey: readKey, rows, ...viewBlocksOf(doc) });
+      await replaceFindingsIndex(trx, ref, { fileKey: readKey, rows, total: rows.length, ...viewBlocksOf(doc) });
       await addSightings(
         trx,
         { clientId: ref.clientId, target },

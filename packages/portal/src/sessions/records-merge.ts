@@ -14,7 +14,7 @@ import {
   writeRecords,
 } from '../records/queries.ts';
 import { dueDaysOf } from '../records/settings.ts';
-import { indexRowsOf, missingRowsOf, viewBlocksOf } from './findings-index.ts';
+import { indexRowCount, indexRowsIn, missingRowsOf, viewBlocksOf } from './findings-index.ts';
 import { replaceFindingsIndex } from './findings-queries.ts';
 import type { SessionRef } from './queries.ts';
 import { applyTriageChanges, countsOf, recountSession } from './triage-counts-queries.ts';
@@ -87,19 +87,24 @@ export async function mergeIntoRecords(
     now: c.now,
   });
 
-  const rows = indexRowsOf(c.doc, merged.seen);
-  rows.push(...missingRowsOf(merged.missing, rows.length));
-  await replaceFindingsIndex(trx, c.ref, { fileKey: c.fileKey, rows, ...viewBlocksOf(c.doc) });
+  // The rows are made a chunk at a time while the chunk before is written (findings-queries.ts).
+  const found = indexRowCount(c.doc);
+  const rows = (function* () {
+    yield* indexRowsIn(c.doc, merged.seen);
+    yield* missingRowsOf(merged.missing, found);
+  })();
+  await replaceFindingsIndex(trx, c.ref, {
+    fileKey: c.fileKey,
+    rows,
+    total: found + merged.missing.length,
+    ...viewBlocksOf(c.doc),
+  });
 
-  const touched = await applyTriageChanges(trx, t, merged.changed);
+  // The session's own counts are made from scratch below, so the changes skip its rows.
+  const touched = await applyTriageChanges(trx, t, merged.changed, c.ref.sessionId);
   await recountSession(trx, c.ref, t.target);
   const day = c.now.toISOString().slice(0, 10);
-  await rescoreSessions(
-    trx,
-    t.clientId,
-    touched.filter((s) => s !== c.ref.sessionId),
-    day,
-  );
+  await rescoreSessions(trx, t.clientId, touched, day);
   const own = await countsOf(trx, [c.ref]);
   return { counts: merged.counts, triage: own.length === 0 ? null : summaryOfCounts(own, day) };
 }

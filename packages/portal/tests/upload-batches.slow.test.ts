@@ -1,0 +1,160 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { largeSessionDoc } from '../../../test-support/large-session.ts';
+import { createLicense, type LicenseFixture, openDb, uniqueClientId } from '../../../test-support/factories.ts';
+import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { postUpload, sessionParts } from '../../../test-support/upload.ts';
+import { pgArrayLiteral } from '../src/db/bulk.ts';
+import { recordKeyOf } from '../src/records/evidence.ts';
+import { indexRowsOf } from '../src/sessions/findings-index.ts';
+import { INSERT_CHUNK } from '../src/sessions/findings-queries.ts';
+
+/**
+ * The set-based writes of an upload (db/bulk.ts): a session's findings index, its findings of
+ * record and their history go to PostgreSQL a chunk of 5,000 rows per statement, one array
+ * per column. A session of exactly one chunk and one of a chunk and one row are stored whole,
+ * every column as the index computes it, and a rescan of each moves every record the same way.
+ */
+
+describe('array parameters', () => {
+  let portal: TestPortal;
+  let db: pg.Client;
+  beforeAll(async () => {
+    portal = await startTestPortal();
+    db = await openDb(portal);
+  });
+  afterAll(async () => {
+    await db?.end();
+    await portal?.close();
+  });
+
+  it('carry any text, NULL and the text "NULL" through PostgreSQL unchanged', async () => {
+    const texts = [
+      'plain',
+      '',
+      'NULL',
+      null,
+      'a,b',
+      '{x}',
+      'quote " here',
+      'back\\slash \\" both',
+      'tab\tnew\nline\r',
+      '  spaces  ',
+      'ünïcødé 🎉',
+      "it's",
+    ];
+    const { rows } = await db.query('SELECT $1::text[] AS v', [pgArrayLiteral(texts)]);
+    expect(rows[0].v).toEqual(texts);
+  });
+
+  it('carry numbers, booleans and times as the column type reads them', async () => {
+    const at = new Date('2026-11-29T18:01:02.345Z');
+    const { rows } = await db.query(
+      'SELECT $1::integer[] AS i, $2::double precision[] AS d, $3::boolean[] AS b, $4::timestamptz[] AS t',
+      [
+        pgArrayLiteral([0, -1, null, 65535]),
+        pgArrayLiteral([0.1, 7.4, null]),
+        pgArrayLiteral([true, false, null]),
+        pgArrayLiteral([at, null]),
+      ],
+    );
+    expect(rows[0]).toEqual({ i: [0, -1, null, 65535], d: [0.1, 7.4, null], b: [true, false, null], t: [at, null] });
+  });
+
+  it('of no element are an empty array', async () => {
+    const { rows } = await db.query('SELECT $1::text[] AS v', [pgArrayLiteral([])]);
+    expect(rows[0].v).toEqual([]);
+  });
+});
+
+describe('an upload at the chunk boundary', () => {
+  let portal: TestPortal;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    portal = await startTestPortal();
+    db = await openDb(portal);
+  });
+  afterAll(async () => {
+    await db?.end();
+    await portal?.close();
+  });
+
+  async function upload(key: LicenseFixture, sessionId: string, n: number) {
+    const doc = largeSessionDoc(sessionId, key.record.client_id as string, n);
+    const res = await postUpload(portal.url, key.key, sessionParts(doc));
+    expect(res.status).toBe(200);
+    return { doc, answer: res.body as { findings: Record<string, number> } };
+  }
+
+  for (const n of [INSERT_CHUNK, INSERT_CHUNK + 1]) {
+    it(`stores ${n} findings whole: every index row, detail, record and history line`, async () => {
+      expect(INSERT_CHUNK).toBe(5000);
+      // A client of its own: the other size's records are not this target's.
+      const key = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('batches') });
+      const clientId = key.record.client_id as string;
+      const first = await upload(key, `batch-${n}-a`, n);
+      const sum = (c: Record<string, number>) => (c['new'] ?? 0) + (c['persistent'] ?? 0) + (c['reopened'] ?? 0);
+      expect(sum(first.answer.findings)).toBe(n);
+
+      // The index: every row as indexRowsOf computes it (what the upload did aside), in file order.
+      const { rows } = await db.query(
+        `SELECT f.*, d.detail FROM session_findings f JOIN session_finding_details d USING (client_id, session_id, ordinal)
+         WHERE f.client_id = $1 AND f.session_id = $2 ORDER BY f.ordinal`,
+        [clientId, `batch-${n}-a`],
+      );
+      const expected = indexRowsOf(first.doc);
+      expect(rows).toHaveLength(n);
+      rows.forEach((row, i) => {
+        const { change: _c, detail, ...want } = expected[i] as (typeof expected)[number];
+        const { change: _d, client_id: _e, session_id: _f, detail: stored, ...got } = row;
+        expect(got).toEqual(want);
+        expect(stored).toEqual(JSON.parse(detail));
+      });
+
+      // The records: one per finding, each with its finding's identity.
+      const target = first.doc.metadata.target;
+      const records = await db.query(
+        'SELECT fingerprint, title, host, port, cve_ids, seen_in, status FROM finding_records WHERE client_id = $1 AND target = $2',
+        [clientId, target],
+      );
+      expect(records.rows).toHaveLength(n);
+      const byKey = new Map(records.rows.map((r) => [r.fingerprint, r]));
+      first.doc.findings.forEach((f) => {
+        const r = byKey.get(recordKeyOf(f));
+        expect(r).toMatchObject({ title: f.title, host: f.host, port: f.port, cve_ids: f.references.cve });
+        expect(r?.seen_in).toEqual([`batch-${n}-a`]);
+      });
+
+      // A rescan: every record seen again; its history has a line for each record whose status
+      // moved (new -> persistent: the even findings, the file calls the odd ones persistent), in file order.
+      const before = await db.query('SELECT count(*)::int AS n FROM finding_history WHERE client_id = $1', [clientId]);
+      const rescan = await upload(key, `batch-${n}-b`, n);
+      expect(rescan.answer.findings).toMatchObject({ new: 0, persistent: n, reopened: 0 });
+      const after = await db.query(
+        `SELECT fingerprint FROM finding_history WHERE client_id = $1 AND session_id = $2 AND field = 'status' ORDER BY id`,
+        [clientId, `batch-${n}-b`],
+      );
+      const moved = first.doc.findings.filter((_f, i) => i % 2 === 0).map((f) => recordKeyOf(f));
+      expect(after.rows.map((r) => r.fingerprint)).toEqual(moved);
+      const total = await db.query('SELECT count(*)::int AS n FROM finding_history WHERE client_id = $1', [clientId]);
+      expect(total.rows[0].n - before.rows[0].n).toBe(after.rows.length);
+      const seen = await db.query(
+        'SELECT count(*)::int AS n FROM finding_records WHERE client_id = $1 AND target = $2 AND seen_in = $3',
+        [clientId, target, [`batch-${n}-b`, `batch-${n}-a`]],
+      );
+      expect(seen.rows[0].n).toBe(n);
+
+      // Both sessions count every finding, the first one moved along with its records.
+      const counts = await db.query(
+        `SELECT session_id, sum(n)::int AS n, sum(n) FILTER (WHERE status = 'persistent')::int AS persistent
+         FROM session_triage_counts WHERE client_id = $1 GROUP BY 1 ORDER BY 1`,
+        [clientId],
+      );
+      expect(counts.rows.filter((r) => r.session_id.startsWith(`batch-${n}-`))).toEqual([
+        { session_id: `batch-${n}-a`, n, persistent: n },
+        { session_id: `batch-${n}-b`, n, persistent: n },
+      ]);
+    });
+  }
+});
