@@ -1,5 +1,4 @@
 import formbody from '@fastify/formbody';
-import multipart from '@fastify/multipart';
 import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -161,17 +160,6 @@ export async function buildApp(ctx: AppContext): Promise<App> {
     },
   });
   await app.register(formbody, { bodyLimit: 16 * 1024 });
-  // Per-part limits only; the upload route counts the whole body against SVC_UPLOAD_MAX_MB.
-  await app.register(multipart, {
-    limits: {
-      fileSize: ctx.config.uploads.maxBytes,
-      fieldSize: ctx.config.uploads.maxBytes,
-      files: 8,
-      fields: 8,
-      parts: 16,
-      headerPairs: 50,
-    },
-  });
   await app.register(rateLimit, {
     global: false,
     errorResponseBuilder: (_request, limit) => tooManyRequests('Too many requests, slow down', limit.ttl / 1000),

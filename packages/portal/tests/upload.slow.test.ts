@@ -280,6 +280,23 @@ describe('POST /api/upload', () => {
       }
     });
 
+    it('is the only route that reads multipart: any other answers 415 and creates nothing', async () => {
+      const licensesBefore = (await db.query('SELECT count(*)::int AS n FROM licenses')).rows[0].n;
+      const body = '--b\r\nContent-Disposition: form-data; name="tier"\r\n\r\nbusiness\r\n--b--\r\n';
+      for (const [method, path, headers] of [
+        ['POST', '/api/licenses', withToken(admin)],
+        ['POST', '/api/health', withKey(biz.key)],
+      ] as const) {
+        const res = await http(portal.url, method, path, {
+          headers: { ...headers, 'content-type': 'multipart/form-data; boundary=b' },
+          body,
+        });
+        expect(res.status, path).toBe(415);
+        expect(res.body, path).toEqual({ error: 'Unsupported Content-Type' });
+      }
+      expect((await db.query('SELECT count(*)::int AS n FROM licenses')).rows[0].n).toBe(licensesBefore);
+    });
+
     it('accepts a chunked request (no Content-Length) under the limit', async () => {
       const id = newSessionId();
       const mp = multipart(sessionParts(sessionDoc('session-minimal.json', id), { log: LOG }));

@@ -1,4 +1,4 @@
-import type { MultipartFile } from '@fastify/multipart';
+import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import {
   parseSessionJson,
@@ -98,6 +98,25 @@ const ROOM_REFUSALS: Record<string, StorageRefusal> = {
  * nothing is kept. Unknown fields are ignored (newer scanners may send more).
  */
 export default function register(app: App, ctx: AppContext): void {
+  // The multipart parser in this route's own context: its plugin adds an async onResponse hook
+  // (removing saved temp files, which this route never makes) that every other request would pay.
+  void app.register(async (scope: App) => {
+    await scope.register(multipart, {
+      // Per-part limits only; the route counts the whole body against SVC_UPLOAD_MAX_MB.
+      limits: {
+        fileSize: ctx.config.uploads.maxBytes,
+        fieldSize: ctx.config.uploads.maxBytes,
+        files: 8,
+        fields: 8,
+        parts: 16,
+        headerPairs: 50,
+      },
+    });
+    registerUpload(scope, ctx);
+  });
+}
+
+function registerUpload(app: App, ctx: AppContext): void {
   const limitBytes = ctx.config.uploads.maxBytes;
   const tooLarge = tooLargeFor(limitBytes);
   app.post(
