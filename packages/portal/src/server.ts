@@ -222,8 +222,15 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     // drain, up to their deadline (SVC_WEBHOOK_QUEUE_WAIT_SECONDS).
     cleanup.unshift(async () => webhookClient.shedWaiting());
     cleanup.unshift(async () => dispatcher.stopTakingOver());
-    // A variable, not a literal: Fastify's listen options type omits Node's reusePort.
-    const listenOptions = { host: config.host, port: config.port, reusePort: opts.reusePort === true };
+    // A variable, not a literal: Fastify's listen options type omits Node's reusePort. The accept
+    // queue holds a whole fleet reconnecting at once (up to SVC_MAX_CONNECTIONS, never below Node's
+    // 511; the kernel caps it at net.core.somaxconn): past it, a connection waits for its SYN again.
+    const listenOptions = {
+      host: config.host,
+      port: config.port,
+      reusePort: opts.reusePort === true,
+      backlog: Math.max(511, config.http.maxConnections),
+    };
     await app.listen(listenOptions);
     const address = app.server.address();
     const port = typeof address === 'object' && address !== null ? address.port : config.port;
