@@ -78,7 +78,11 @@ export async function applyTriageChanges(
     .execute();
   if (held.length === 0) return [];
   const byFingerprint = new Map<string, TriageChange[]>();
-  for (const c of changes) byFingerprint.set(c.fingerprint, [...(byFingerprint.get(c.fingerprint) ?? []), c]);
+  for (const c of changes) {
+    const list = byFingerprint.get(c.fingerprint);
+    if (list === undefined) byFingerprint.set(c.fingerprint, [c]);
+    else list.push(c);
+  }
   const hits = await db
     .selectFrom('session_findings')
     .select(['session_id', 'fingerprint', 'severity', 'score_severity'])
