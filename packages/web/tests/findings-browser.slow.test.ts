@@ -185,4 +185,34 @@ describe('findings table in the session view', () => {
       }
     });
   }
+
+  it('keeps a search typed right after Clear, even when a frame passes before Enter', async () => {
+    const sessionId = '20250601_1200_clear_type';
+    const doc = largeSessionDoc(sessionId, CLIENT, FINDINGS);
+    doc.metadata.target = '10.0.0.0/16 clear then type';
+    await uploadDoc(portal.url, key, doc);
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    try {
+      // The page's clock, so a frame comes exactly between typing and Enter.
+      await page.clock.install();
+      await signIn(page, portal, undefined, `/collect/?session=${sessionId}&client_id=${CLIENT}`);
+      await expect.poll(() => count(page)).toBe(`${FINDINGS} findings, page 1 of 3`);
+      await page.getByLabel('Severity', { exact: true }).selectOption('critical');
+      await expect.poll(() => count(page)).not.toBe(`${FINDINGS} findings, page 1 of 3`);
+      await page.clock.pauseAt(Date.now() + 60_000);
+
+      await page.getByRole('button', { name: 'Clear', exact: true }).click();
+      await page.getByLabel('Search findings').fill('HOST-0003');
+      await page.clock.runFor(1_000);
+      expect(await page.getByLabel('Search findings').inputValue()).toBe('HOST-0003');
+      await page.clock.resume();
+      await page.getByLabel('Search findings').press('Enter');
+      const onHost = doc.findings.filter((f) => f.hostname === 'host-0003.acme.test');
+      await expect.poll(() => count(page)).toBe(`${onHost.length} findings`);
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
 });

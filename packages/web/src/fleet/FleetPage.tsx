@@ -6,6 +6,7 @@ import type { ConsoleClient } from '../api/client.ts';
 import { Notice, useAction } from '../admin/ui.tsx';
 import { formatCount, formatDate } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
+import { useDraft } from '../ui/use-draft.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { CursorPager, usePages } from '../ui/pager.tsx';
 import { ErrorMessage, LoadError } from '../ui/alert.tsx';
@@ -51,9 +52,8 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
   const { query, route } = useLocation();
   const filters = fleetFiltersOf(query);
   const filtersKey = JSON.stringify(filters);
-  const [form, setForm] = useState<FleetFilters>(filters);
   // Back and forward change the filters under the form: it shows them again.
-  useEffect(() => setForm(filters), [filtersKey]);
+  const [form, setForm] = useDraft<FleetFilters>(filters);
   // cursors[i] is the cursor of page i of these filters; page 0 has none. Other filters start at page 0.
   const [paging, setPaging] = useState({ of: filtersKey, cursors: [''] });
   const cursors = paging.of === filtersKey ? paging.cursors : [''];

@@ -6,8 +6,9 @@ import {
   SEVERITIES,
 } from '@svc/protocol';
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { label } from '../ui/format.ts';
+import { useDraft } from '../ui/use-draft.ts';
 import {
   CHANGE_FILTERS,
   CHANGE_NAMES,
@@ -97,10 +98,8 @@ export const exceptionMessage = (f: FindingRow, exception: { expiry: string } | 
 
 /** Search box and filters; text fields apply on Enter or the button, choices at once. */
 export function Filters(props: { view: FindingsView; onChange: (v: FindingsView) => void }) {
-  const [draft, setDraft] = useState(props.view);
-  // A view set elsewhere (the changes panel) shows in the fields.
-  const shown = JSON.stringify(props.view);
-  useEffect(() => setDraft(props.view), [shown]);
+  // A view set elsewhere (the changes panel, Clear) shows in the fields.
+  const [draft, setDraft] = useDraft(props.view);
   const text = (key: 'q' | 'host' | 'port' | 'cve', title: string, attrs: Record<string, unknown> = {}) => (
     <label>
       {title}
