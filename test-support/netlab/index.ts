@@ -1,9 +1,9 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, openSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expiredWeakCert, validCert } from './certs.ts';
-import { ip, NETLAB_PREFIX, removeNamespace, sweepStale } from './namespaces.ts';
+import { ip, NETLAB_PREFIX, removeNamespace, removeTree, sweepStale } from './namespaces.ts';
 import * as svc from './services.ts';
 import type { ServiceSpec } from './services.ts';
 
@@ -130,7 +130,7 @@ export async function startNetlab(opts: NetlabOptions = {}): Promise<Netlab> {
       }
     }
     for (const ns of [...namespaces].reverse()) removeNamespace(ns);
-    rmSync(dir, { recursive: true, force: true });
+    removeTree(dir);
   };
   const onSignal = (signal: NodeJS.Signals) => {
     stop();

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processAlive } from '@svc/protocol/node';
@@ -35,7 +35,8 @@ export function namespacePids(ns: string): number[] {
  * leave its daemons running, so the processes go first, found by namespace rather than by name.
  */
 export function removeNamespace(ns: string): void {
-  for (let attempt = 0; attempt < 20; attempt++) {
+  // A loaded machine may take a while to end a daemon caught in a disk write: up to 10 s.
+  for (let attempt = 0; attempt < 200; attempt++) {
     const pids = namespacePids(ns);
     if (pids.length === 0) break;
     for (const pid of pids) {
@@ -66,8 +67,23 @@ const deadRun = (name: string) => {
 export function sweepStale(): string[] {
   const stale = listNamespaces().filter(deadRun);
   for (const ns of stale) removeNamespace(ns);
-  for (const entry of readdirSync(tmpdir()).filter(deadRun)) {
-    rmSync(join(tmpdir(), entry), { recursive: true, force: true });
-  }
+  for (const entry of readdirSync(tmpdir()).filter(deadRun)) removeTree(join(tmpdir(), entry));
   return stale;
+}
+
+/**
+ * Removes a run's temp dir until it is gone: another test file's sweep may be removing it at the
+ * same moment, and a daemon's last write may land while it goes. Bounded: 10 s, then the error.
+ */
+export function removeTree(dir: string): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch (err) {
+      if (attempt >= 200) throw err;
+    }
+    if (!existsSync(dir)) return;
+    if (attempt >= 200) throw new Error(`could not remove ${dir}: it keeps coming back`);
+    execFileSync('sleep', ['0.05']);
+  }
 }

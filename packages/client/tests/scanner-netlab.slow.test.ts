@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScanFinding } from '../src/pipeline/types.ts';
 import { type NmapProgress, type NmapRunResult, runNmap } from '../src/scanner/index.ts';
@@ -165,8 +165,7 @@ describe('cleanup when a run is interrupted', () => {
     await held.exited;
     expect(left(held.runId)).toEqual([]);
     expect(existsSync(held.dir)).toBe(false);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(held.pids.filter(running)).toEqual([]);
+    await expect.poll(() => held.pids.filter(running), { timeout: 10_000 }).toEqual([]);
   }, 60_000);
 
   it('SIGKILL: the next run sweeps the namespaces and processes of the dead run', async () => {
@@ -180,9 +179,9 @@ describe('cleanup when a run is interrupted', () => {
     const swept = sweepStale().filter((ns) => ns.startsWith(`svcnl-${held.runId}-`));
     expect(stale).toEqual(expect.arrayContaining(swept));
     expect(left(held.runId)).toEqual([]);
-    expect(existsSync(held.dir)).toBe(false);
-    await new Promise((r) => setTimeout(r, 200));
-    expect(held.pids.filter(running)).toEqual([]);
+    // What is left, if anything, says who wrote it.
+    expect(existsSync(held.dir) ? readdirSync(held.dir, { recursive: true }) : null).toBeNull();
+    await expect.poll(() => held.pids.filter(running), { timeout: 10_000 }).toEqual([]);
   }, 60_000);
 });
 
