@@ -82,6 +82,9 @@ describe('response headers', () => {
         ['/api/sessions', {}, 401],
         ['/api/no-such-route', {}, 404],
         ['/identity/no-such-route', {}, 404],
+        ['/api/sessions', { authorization: `Bearer ${admin}` }, 401],
+        ['/%61pi/sessions', { authorization: `Bearer ${admin}` }, 401],
+        ['/api/sessions?limit=nope', withToken(admin), 400],
       ];
       for (const [path, headers, status] of cases) {
         const res = await http(portal.url, 'GET', path, { headers });
