@@ -21,6 +21,8 @@
  *
  * Results: bench/results/findings-<timestamp>.json. Needs `npm run build:web` for part 2.
  */
+
+import { NO_CLIENT } from '@svc/protocol';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
@@ -30,7 +32,6 @@ import { performance } from 'node:perf_hooks';
 import { loadConfig } from '@svc/portal/config';
 import { startPortal, type Portal } from '@svc/portal/server';
 import { mergeIntoRecords } from '@svc/portal/sessions/records-merge';
-import { NO_CLIENT } from '@svc/portal/sessions/queries';
 import { largeSessionDoc, uploadDoc } from '../test-support/large-session.ts';
 import { launchChromium } from '../test-support/chromium.ts';
 import { machineInfo } from './lib/machine.ts';

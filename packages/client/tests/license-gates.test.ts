@@ -1,6 +1,7 @@
+import { FEATURE_PERMISSIONS, TIERS as PORTAL_TIERS, tierAllows } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import type { ClientTier } from '../src/license/format.ts';
-import { BUSINESS_FEATURES, CORE_FEATURES, featureAllowed, gate, requiredTier } from '../src/license/gates.ts';
+import { GATED_FEATURES, CORE_FEATURES, featureAllowed, gate, requiredTier } from '../src/license/gates.ts';
 
 /** docs/cli.md#license-tier: soft feature gates. */
 
@@ -8,15 +9,8 @@ const TIERS: ClientTier[] = ['', 'professional', 'business', 'msp', 'legacy'];
 const allowedTiers = (feature: string) => TIERS.filter((t) => featureAllowed(t, feature));
 
 describe('feature gates', () => {
-  it('the business features are exactly the six', () => {
-    expect([...BUSINESS_FEATURES]).toEqual([
-      'compliance',
-      'benchmark',
-      'remediation',
-      'webhooks',
-      'c2',
-      'agent_commands',
-    ]);
+  it('the gated features are exactly the six', () => {
+    expect([...GATED_FEATURES]).toEqual(['compliance', 'benchmark', 'remediation', 'webhooks', 'c2', 'agent_commands']);
   });
 
   it.each(['compliance', 'benchmark', 'remediation', 'webhooks', 'c2', 'agent_commands'])(
@@ -26,6 +20,15 @@ describe('feature gates', () => {
       expect(allowedTiers(feature)).toEqual(['business', 'msp', 'legacy']);
     },
   );
+
+  it('a gate and the portal permission it stands for open at the same tiers', () => {
+    for (const [feature, permission] of Object.entries(FEATURE_PERMISSIONS)) {
+      if (permission === null) continue;
+      for (const tier of PORTAL_TIERS)
+        expect(featureAllowed(tier, feature), feature).toBe(tierAllows(tier, permission));
+    }
+    expect(FEATURE_PERMISSIONS.agent_commands).toBe('agent:commands');
+  });
 
   it.each(['orc964', 'white_label', 'something_new', ''])(
     'an unknown feature (%j) needs msp: msp and legacy only',

@@ -15,3 +15,11 @@ export type OkBody = Static<typeof OkBody>;
 
 /** Client identifiers tag sessions, keys and agents; kept to a safe, printable alphabet. */
 export const ClientId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.:@-]*$' });
+
+/**
+ * docs/api.md#ids-are-per-client: the client id of what the legacy key uploaded or registered
+ * without one. Sessions and agents are keyed by (client_id, id), and a key column cannot be
+ * NULL, so it is stored as the empty id (no real one is empty: ClientId's minLength); answers
+ * show it as `client_id: null`, and a request names it with an empty `client_id=`.
+ */
+export const NO_CLIENT = '';

@@ -26,6 +26,29 @@ export function tierAllows(tier: Tier, permission: Permission): boolean {
   return TIER_PERMISSIONS[tier].has(permission);
 }
 
+/**
+ * The client's soft feature gates (docs/cli.md#license-tier), named as the client names them,
+ * and the portal permission each one is, so the two vocabularies cannot drift apart: a gate
+ * opens at the tier the portal grants its permission. `c2` is the client's alone (no portal
+ * route); it opens at business, like the rest of the list.
+ */
+export const FEATURE_PERMISSIONS = {
+  compliance: 'compliance',
+  benchmark: 'benchmark',
+  remediation: 'remediation:update',
+  webhooks: 'webhooks',
+  c2: null,
+  agent_commands: 'agent:commands',
+} as const satisfies Record<string, Permission | null>;
+export type GatedFeature = keyof typeof FEATURE_PERMISSIONS;
+
+/** The lowest tier whose keys hold `permission`; business for a gate without a portal permission. */
+export function featureTier(feature: GatedFeature): Tier {
+  const permission = FEATURE_PERMISSIONS[feature];
+  if (permission === null) return 'business';
+  return TIERS.find((t) => tierAllows(t, permission)) ?? 'msp';
+}
+
 /** Default limits per tier (docs/api.md#limits); null means unlimited. */
 export const TIER_DEFAULT_LIMITS: Record<Tier, { max_sessions: number | null; max_agents: number | null }> = {
   professional: { max_sessions: 50, max_agents: 5 },

@@ -1,17 +1,11 @@
-import { type Tier, tierAtLeast } from '@svc/protocol';
+import { FEATURE_PERMISSIONS, featureTier, type GatedFeature, type Tier, tierAtLeast } from '@svc/protocol';
 import type { ClientTier } from './format.ts';
 
 /** Features every tier has, community included: core scanning is never gated (docs/cli.md#license-tier). */
 export const CORE_FEATURES = ['scan', 'upload', 'report', 'share', 'download', 'alerts'] as const;
-/** docs/cli.md#license-tier: these need business or above. */
-export const BUSINESS_FEATURES = [
-  'compliance',
-  'benchmark',
-  'remediation',
-  'webhooks',
-  'c2',
-  'agent_commands',
-] as const;
+/** docs/cli.md#license-tier: the gated features, each at the tier the portal grants its permission (business). */
+export const GATED_FEATURES = Object.keys(FEATURE_PERMISSIONS) as GatedFeature[];
+const isGated = (feature: string): feature is GatedFeature => Object.hasOwn(FEATURE_PERMISSIONS, feature);
 
 /** A legacy key ranks as msp (all features); community and a tier this client does not know rank below every tier. */
 const RANKED: Readonly<Record<string, Tier>> = {
@@ -21,11 +15,10 @@ const RANKED: Readonly<Record<string, Tier>> = {
   legacy: 'msp',
 };
 
-/** The tier a feature needs: '' (any) for core features, business for the list, msp for anything else. */
+/** The tier a feature needs: '' (any) for core features, its permission's tier for a gated one, msp for anything else. */
 export function requiredTier(feature: string): ClientTier {
   if ((CORE_FEATURES as readonly string[]).includes(feature)) return '';
-  if ((BUSINESS_FEATURES as readonly string[]).includes(feature)) return 'business';
-  return 'msp';
+  return isGated(feature) ? featureTier(feature) : 'msp';
 }
 
 /** Core features always pass; a tier string this client does not know ranks as community. */

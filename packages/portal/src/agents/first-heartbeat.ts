@@ -1,10 +1,11 @@
 import type { CompiledQuery, Kysely } from 'kysely';
-import type { AuditEvent, ReceivedHeartbeat } from '@svc/protocol';
+import { NO_CLIENT, type AuditEvent, type ReceivedHeartbeat } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import type { Database } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
+import { lockLicense } from '../licenses/queries.ts';
 import { type Claim, type ClaimedRow, claimOf } from './claim-sql.ts';
 import { failAgentCommands } from './lifecycle-queries.ts';
 import {
@@ -14,12 +15,11 @@ import {
   licenseAgentExists,
   lockAgent,
   lockLegacyAgent,
-  lockLicense,
   moveAgent,
   registeredAgentsOfLicense,
   takeOverAgent,
 } from './queries.ts';
-import { AGENT_UNREGISTERED, clientOut, NO_CLIENT } from './resolve.ts';
+import { AGENT_UNREGISTERED, clientOut } from './resolve.ts';
 
 type Db = Kysely<Database>;
 

@@ -9,12 +9,13 @@ import {
   type PortalSchedulesAnswer,
   type PortalScheduleUpdateBody,
   type ScheduleScanFields,
+  NO_CLIENT,
 } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import { actorOf, type UserPrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import { DomainError } from '../domain/errors.ts';
-import { agentForUser, clientOut, NO_CLIENT } from './resolve.ts';
+import { agentForUser, clientOut } from './resolve.ts';
 import {
   clientsWithGroup,
   countSchedules,

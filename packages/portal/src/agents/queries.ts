@@ -92,11 +92,6 @@ export async function deleteAgent(db: Db, clientId: string, agentId: string): Pr
 
 // --- first heartbeat ---------------------------------------------------------------------
 
-/** Serialises the registrations of one license key. */
-export async function lockLicense(db: Db, licenseId: string): Promise<void> {
-  await db.selectFrom('licenses').select('id').where('id', '=', licenseId).forUpdate().executeTakeFirst();
-}
-
 export async function registeredAgentsOfLicense(db: Db, licenseId: string): Promise<number> {
   const { n } = await db
     .selectFrom('agents')

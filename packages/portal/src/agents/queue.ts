@@ -6,6 +6,7 @@ import {
   type AuditEvent,
   type CommandType,
   type QueueCommandBody,
+  NO_CLIENT,
 } from '@svc/protocol';
 import { presentAuditEvent, recordAuditEvent } from '../audit/record.ts';
 import type { AuditEventsTable } from '../db/schema.ts';
@@ -14,7 +15,7 @@ import type { AppContext } from '../context.ts';
 import { DomainError, insufficientPermissions } from '../domain/errors.ts';
 import type { Queued } from './present.ts';
 import { agentForCommand, insertCommand, insertGroupCommands, type NewCommand } from './queries.ts';
-import { AGENT_DEREGISTERED, agentForUser, agentNotFound, clientOut, NO_CLIENT } from './resolve.ts';
+import { AGENT_DEREGISTERED, agentForUser, agentNotFound, clientOut } from './resolve.ts';
 
 const DEFAULT_PRIORITY = 5;
 

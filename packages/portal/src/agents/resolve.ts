@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { NO_CLIENT } from '@svc/protocol';
 import type { LegacyPrincipal, LicensePrincipal, UserPrincipal } from '../auth/principal.ts';
 import type { Database } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -6,12 +7,7 @@ import { type AgentKey, agentOfKey, agentsWithId } from './queries.ts';
 
 export type { AgentKey } from './queries.ts';
 
-/**
- * Agents are keyed by (client_id, agent_id) (docs/api.md#ids-are-per-client). The legacy key has no client: an agent it
- * registered without a client_id lives in the unnamed namespace '', which every response
- * shows as client_id null.
- */
-export const NO_CLIENT = '';
+/** An agent's client id as answers show it: null for the legacy key's agents without a client (protocol NO_CLIENT). */
 export const clientOut = (clientId: string): string | null => (clientId === NO_CLIENT ? null : clientId);
 
 const AGENT_NOT_FOUND = 'Agent not found';

@@ -27,8 +27,11 @@ export function selectLicenses(db: Db, clientId: string | undefined): Promise<Li
   return q.execute();
 }
 
-/** The license, locked for the rest of the transaction. */
-export function lockLicense(trx: Transaction<Database>, id: string): Promise<LicenseRow | undefined> {
+/**
+ * The license, locked for the rest of the transaction: serialises what counts against one key
+ * (its uploads' session limit, its agents' registrations) with its edits.
+ */
+export function lockLicense(trx: Db, id: string): Promise<LicenseRow | undefined> {
   return trx.selectFrom('licenses').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 

@@ -1,3 +1,4 @@
+import { COMMAND_STATUSES } from '@svc/protocol';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -32,7 +33,6 @@ const HEARTBEAT_ROUTE = '/api/health';
 /** Requests that matched no route share one label: the raw URL would make the label set unbounded. */
 const UNMATCHED_ROUTE = 'unmatched';
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-const COMMAND_STATUSES = ['pending', 'sent', 'acked', 'completed', 'failed'] as const;
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 interface RequestSeries {

@@ -6,8 +6,8 @@ import { benchmarkMetric, BUCKET_EDGES, bucketOf, MIN_PEERS, type Benchmark } fr
 import { latestPairMetrics, type MetricRow, sessionMetrics } from './benchmark-queries.ts';
 
 /** Rows without a client id form one group of their own (they can never be the caller's client). */
-const NO_CLIENT = '\u0000none';
-const keyOf = (clientId: string | null) => clientId ?? NO_CLIENT;
+const WITHOUT_CLIENT = '\u0000none';
+const keyOf = (clientId: string | null) => clientId ?? WITHOUT_CLIENT;
 
 interface MetricIndex {
   /** Peer rows per bucket, all clients. */
@@ -66,7 +66,9 @@ export class BenchmarkSnapshot {
       for (let b = 0; b < total.length; b++) n += others(b);
       // Sessions without a client are peers but no client: they never satisfy the privacy minimum.
       const otherClients =
-        byClient.size - (mine !== undefined ? 1 : 0) - (client !== NO_CLIENT && byClient.has(NO_CLIENT) ? 1 : 0);
+        byClient.size -
+        (mine !== undefined ? 1 : 0) -
+        (client !== WITHOUT_CLIENT && byClient.has(WITHOUT_CLIENT) ? 1 : 0);
       if (value === null) return benchmarkMetric(null, { n, worse: 0, equal: 0, otherClients }, minPeers);
       const at = bucketOf(m, value);
       let worse = 0;

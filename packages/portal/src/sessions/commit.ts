@@ -1,16 +1,15 @@
-import type { SessionFileName, SessionMetadata } from '@svc/protocol';
+import { NO_CLIENT, type SessionFileName, type SessionMetadata } from '@svc/protocol';
 import { recordAuditEvent } from '../audit/record.ts';
 import { actorOf, type LegacyPrincipal, type LicensePrincipal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
+import { lockLicense } from '../licenses/queries.ts';
 import { shareUrl } from './present.ts';
 import {
   insertSessionRow,
-  lockLicense,
   lockSessionKey,
   lockSessionRow,
-  NO_CLIENT,
   sessionCountOfLicense,
   updateSessionRow,
 } from './queries.ts';

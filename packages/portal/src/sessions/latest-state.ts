@@ -1,10 +1,11 @@
-import type {
-  DecisionSource,
-  Disposition,
-  LatestStateEntry,
-  LatestStateResponse,
-  RemediationStatus,
-  Severity,
+import {
+  NO_CLIENT,
+  type DecisionSource,
+  type Disposition,
+  type LatestStateEntry,
+  type LatestStateResponse,
+  type RemediationStatus,
+  type Severity,
 } from '@svc/protocol';
 import { scopeOf, type Principal } from '../auth/principal.ts';
 import type { AppContext } from '../context.ts';
@@ -13,7 +14,7 @@ import { exceptionHolds, type RecordRow } from '../records/model.ts';
 import { recordsOfTarget, targetRow } from '../records/queries.ts';
 import { sessionNotFound } from './access.ts';
 import { clientIdOut } from './present.ts';
-import { findSession, NO_CLIENT } from './queries.ts';
+import { findSession } from './queries.ts';
 import { recordTarget } from './records-merge.ts';
 import { ensureSeeded } from './records-seed.ts';
 

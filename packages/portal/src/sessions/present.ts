@@ -15,10 +15,11 @@ import {
   type SessionStatus,
   type UpdateSessionResponse,
   type TriageSummary,
+  NO_CLIENT,
 } from '@svc/protocol';
 import { type Benchmark, MIN_PEERS } from './benchmark.ts';
 import { defaultRemediationSummary } from './derive.ts';
-import { NO_CLIENT, type SessionRef, type SessionRow } from './queries.ts';
+import type { SessionRef, SessionRow } from './queries.ts';
 import type { CommitResult, RemediationChange, RemediationOutcome, SessionDetail, SharedTriage } from './results.ts';
 import { withTriage } from './triage-view.ts';
 

@@ -4,14 +4,6 @@ import type { Database, SessionNotesTable, SessionsTable, StatusHistoryTable, St
 
 export type SessionRow = Selectable<SessionsTable>;
 
-/**
- * docs/api.md#ids-are-per-client: sessions are keyed by (client_id, session_id). Sessions uploaded without a client
- * (the legacy key with a file that has no client_id) share one namespace, stored as the
- * empty client id: no real client id is empty, and a key column cannot be NULL. The API
- * shows it as `client_id: null`; a request names it with an empty `client_id=`.
- */
-export const NO_CLIENT = '';
-
 export interface SessionRef {
   clientId: string;
   sessionId: string;
@@ -61,11 +53,6 @@ export function notesOf(db: Kysely<Database>, ref: SessionRef): Promise<Selectab
 }
 
 // ---- uploads (commit.ts) ----
-
-/** Locks the license row: serialises the uploads of one key. */
-export async function lockLicense(db: Kysely<Database>, licenseId: string): Promise<void> {
-  await db.selectFrom('licenses').select('id').where('id', '=', licenseId).forUpdate().executeTakeFirst();
-}
 
 /** A transaction-scoped advisory lock on one session id of one client, held whether the row exists or not. */
 export async function lockSessionKey(db: Kysely<Database>, ref: SessionRef): Promise<void> {

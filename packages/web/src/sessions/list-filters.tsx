@@ -8,7 +8,7 @@ import { FIRST_ORDER, SORT_CHOICES } from './list-sort.ts';
 export const FILTERS = ['q', 'client_id', 'status', 'target', 'from', 'to', 'sort', 'order', 'per_page'] as const;
 export type Filters = Partial<Record<(typeof FILTERS)[number], string>>;
 /** The client picker's value for sessions uploaded without a client (no client id can be `-`). */
-export const NO_CLIENT = '-';
+export const NO_CLIENT_CHOICE = '-';
 
 export const sortOf = (f: Filters): SessionSort =>
   (SESSION_SORTS as readonly string[]).includes(f.sort ?? '') ? (f.sort as SessionSort) : 'uploaded_at';
@@ -45,7 +45,7 @@ export function FilterForm(props: {
         <select {...select('client_id')}>
           <option value="">any client</option>
           {(props.clients ?? []).map((c) => (
-            <option key={c.client_id ?? NO_CLIENT} value={c.client_id ?? NO_CLIENT}>
+            <option key={c.client_id ?? NO_CLIENT_CHOICE} value={c.client_id ?? NO_CLIENT_CHOICE}>
               {c.client_id === null
                 ? 'no client'
                 : c.client && c.client !== c.client_id

@@ -9,7 +9,7 @@ import { Page } from '../ui/page.tsx';
 import { CursorPager, RowsPerPage } from '../ui/pager.tsx';
 import { type Column, DataTable } from '../ui/table-wrap.tsx';
 import { useLoad, useLoadKeeping } from '../ui/use-load.ts';
-import { FILTERS, FilterForm, type Filters, NO_CLIENT, orderOf, sortOf } from './list-filters.tsx';
+import { FILTERS, FilterForm, type Filters, NO_CLIENT_CHOICE, orderOf, sortOf } from './list-filters.tsx';
 import { FIRST_ORDER, SORT_LABELS } from './list-sort.ts';
 import { StatusSelect } from './status.tsx';
 
@@ -26,7 +26,7 @@ function loadPage(f: Filters, cursor: string | undefined): Promise<SessionList> 
   return listSessions({
     limit: pageSizeOf(f),
     q: f.q,
-    client_id: f.client_id === NO_CLIENT ? '' : f.client_id,
+    client_id: f.client_id === NO_CLIENT_CHOICE ? '' : f.client_id,
     status: f.status as SessionStatus | undefined,
     target: f.target,
     uploaded_from: f.from ? `${f.from}T00:00:00.000Z` : undefined,

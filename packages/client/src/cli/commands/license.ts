@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { licenseCacheFile } from '../../license/cache.ts';
-import { BUSINESS_FEATURES, featureAllowed } from '../../license/gates.ts';
+import { GATED_FEATURES, featureAllowed } from '../../license/gates.ts';
 import { licenseState } from '../../license/service.ts';
 import { timeoutOf } from '../../portal/target.ts';
 import type { CliContext } from '../context.ts';
@@ -52,7 +52,7 @@ export default function register(program: Command, ctx: CliContext): void {
       urlOverride: opts.url,
       allowInsecureHttp: opts.allowInsecureHttp,
     });
-    const features = Object.fromEntries(BUSINESS_FEATURES.map((f) => [f, featureAllowed(state.tier, f)]));
+    const features = Object.fromEntries(GATED_FEATURES.map((f) => [f, featureAllowed(state.tier, f)]));
     if (opts.json) {
       return out.json({
         SVC_LICENSED: state.licensed,

@@ -6,6 +6,7 @@ import {
   UploadResponse,
   uploadTooLargeMessage,
   type SessionFileName,
+  NO_CLIENT,
 } from '@svc/protocol';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
 import type { App, AppContext } from '../../context.ts';
@@ -22,7 +23,6 @@ import { scanFactsOf } from '../../sessions/scan-facts.ts';
 import { fileClientId } from '../../sessions/derive.ts';
 import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';
 import { presentUpload } from '../../sessions/present.ts';
-import { NO_CLIENT } from '../../sessions/queries.ts';
 import { discardObjects, storeObject, type StoreOptions } from '../../sessions/storage.ts';
 import { refuseWhenFull } from '../../sessions/storage-quota.ts';
 import { acceptSessionFile } from '../../sessions/upload.ts';

@@ -1,13 +1,20 @@
 import { Readable } from 'node:stream';
 import { Type } from '@sinclair/typebox';
-import { EXPORT_FORMATS, EXPORT_MEDIA, ExportQuery, exportFileName, isExportFormat, sessionHref } from '@svc/protocol';
+import {
+  EXPORT_FORMATS,
+  EXPORT_MEDIA,
+  ExportQuery,
+  exportFileName,
+  isExportFormat,
+  sessionHref,
+  NO_CLIENT,
+} from '@svc/protocol';
 import { exportChunks } from '@svc/protocol/node';
 import type { App, AppContext } from '../../../context.ts';
 import { badRequest } from '../../../http/errors.ts';
 import { setFileHeaders } from '../../../http/file-headers.ts';
 import { parseSessionId } from '../../../sessions/access.ts';
 import { readServedDocument } from '../../../sessions/served-file.ts';
-import { NO_CLIENT } from '../../../sessions/queries.ts';
 import { fileContent } from '../../download/get.ts';
 import { pathSession, SessionPath, sessionReadResponses } from '../findings/list.ts';
 
