@@ -18,6 +18,8 @@ export default defineConfig({
       'scripts/**/*.test.ts',
     ],
     globalSetup: ['test-support/postgres.ts'],
+    // The temp dirs the test kit made for a file go when the file ends.
+    setupFiles: ['test-support/remove-temp-dirs.ts'],
     // Bounds for a test that hangs, not speed checks: a run beside four CPU-bound processes and a
     // few browser sessions (load 20 on 2 cores) took 10x the idle time, and six tests passed 60 s.
     testTimeout: 180_000,

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
+import { testTempDir } from './temp-dirs.ts';
 
 /** The repository root (tools/ and packages/ live here). */
 export const REPO = path.resolve(import.meta.dirname, '..');
@@ -32,9 +33,9 @@ export interface RunOptions {
  */
 export const NODE_COMPILE_CACHE = path.join(os.tmpdir(), 'svc-test-node-compile-cache');
 
-/** A fresh, empty HOME directory. */
+/** A fresh, empty HOME directory, removed when the test file ends (temp-dirs.ts). */
 export async function tempHome(): Promise<string> {
-  return fs.mkdtemp(path.join(os.tmpdir(), 'svc-home-'));
+  return testTempDir('svc-home-');
 }
 
 /**

@@ -1,14 +1,12 @@
 /// <reference path="./provided-context.d.ts" />
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { loadConfig } from '@svc/portal/config';
 import { startPortal, type Portal, type StartOptions } from '@svc/portal/server';
 import type { Resolver } from '@svc/portal/webhooks/url-safety';
 import { holdPort } from './ports.ts';
+import { testTempDir } from './temp-dirs.ts';
 
 export const ADMIN_EMAIL = 'admin@test.local';
 export const ADMIN_PASSWORD = 'admin-password-0123';
@@ -66,7 +64,7 @@ export interface TestPortalOptions {
 /** The real portal, in process, on a real database, listening on 127.0.0.1 on a free port. */
 export async function startTestPortal(opts: TestPortalOptions = {}): Promise<TestPortal> {
   const databaseUrl = opts.databaseUrl ?? (await createTestDatabase({ migrated: true }));
-  const dataDir = opts.env?.['SVC_DATA_DIR'] ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'svc-test-data-')));
+  const dataDir = opts.env?.['SVC_DATA_DIR'] ?? (await testTempDir('svc-test-data-'));
   const held = opts.ownBaseUrl ? await holdPort() : null;
   const own = held ? { PORT: String(held.port), SVC_BASE_URL: `http://127.0.0.1:${held.port}` } : {};
   const config = loadConfig({
