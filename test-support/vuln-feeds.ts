@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { type FeedSource, type ImportReport, importFeeds } from '@svc/portal/vuln-feeds/import';
+import { severityOfCvss } from '@svc/protocol';
 import type { TestPortal } from './portal.ts';
 
 /**
@@ -47,8 +48,11 @@ const METRIC_KEY: Record<CvssVersion, string> = {
   '2.0': 'cvssMetricV2',
 };
 
-const band = (score: number) =>
-  score >= 9 ? 'CRITICAL' : score >= 7 ? 'HIGH' : score >= 4 ? 'MEDIUM' : score > 0 ? 'LOW' : 'NONE';
+/** NVD's baseSeverity: the protocol's bands in NVD's words (its "NONE" is our info). */
+const band = (score: number) => {
+  const severity = severityOfCvss(score);
+  return severity === 'info' ? 'NONE' : severity.toUpperCase();
+};
 
 const uuidOf = (text: string) => {
   const h = createHash('sha256').update(text).digest('hex');

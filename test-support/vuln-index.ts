@@ -1,6 +1,6 @@
 import {
+  severityOfCvss,
   VULN_INDEX_FORMAT,
-  type Severity,
   type VulnIndex,
   type VulnIndexCve,
   type VulnIndexDebian,
@@ -19,14 +19,6 @@ export interface CveSpec {
   epss_percentile?: number | null;
   /** `part:vendor:product` → the ranges naming this CVE. */
   affects?: Record<string, Omit<VulnIndexRange, 'cve'>[]>;
-}
-
-function severityOf(cvss: number | null): Severity | null {
-  if (cvss === null) return null;
-  if (cvss >= 9) return 'critical';
-  if (cvss >= 7) return 'high';
-  if (cvss >= 4) return 'medium';
-  return cvss > 0 ? 'low' : 'info';
 }
 
 /** A source package as the Debian tracker describes it, naming CVEs by id. */
@@ -51,7 +43,7 @@ export function vulnIndex(
       id: s.id,
       cvss,
       cvss_version: cvss === null ? null : '3.1',
-      severity: severityOf(cvss),
+      severity: cvss === null ? null : severityOfCvss(cvss),
       summary: s.summary ?? `Summary of ${s.id}.`,
       kev:
         s.kev === undefined || s.kev === null ? null : { date_added: s.kev, due_date: null, known_ransomware: false },

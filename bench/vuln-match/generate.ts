@@ -16,6 +16,7 @@
 import fs from 'node:fs';
 import { seededRandom } from '../../test-support/random.ts';
 import {
+  severityOfCvss,
   VULN_INDEX_FORMAT,
   type VulnIndex,
   type VulnIndexCve,
@@ -127,7 +128,7 @@ export function generateVulnBench(dir: string, cveCount: number, serviceCount: n
       id: `CVE-${year}-${String(10000 + c).padStart(5, '0')}`,
       cvss,
       cvss_version: cvss === null ? null : '3.1',
-      severity: cvss === null ? null : cvss >= 9 ? 'critical' : cvss >= 7 ? 'high' : cvss >= 4 ? 'medium' : 'low',
+      severity: cvss === null ? null : severityOfCvss(cvss),
       summary,
       kev: kev ? { date_added: '2024-05-01', due_date: '2024-05-22', known_ransomware: rnd() < 0.2 } : null,
       epss: rnd() < 0.1 ? Math.round(rnd() * 1e5) / 1e5 : null,

@@ -1,5 +1,5 @@
 import { Value } from '@sinclair/typebox/value';
-import { Finding } from '@svc/protocol';
+import { Finding, isFingerprint } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { CATEGORIES } from '../src/pipeline/compliance-map.ts';
 import { normalizeFindings } from '../src/pipeline/findings.ts';
@@ -60,7 +60,7 @@ describe('detectFindings', () => {
 
   it('leaves fingerprints to the pipeline normaliser, which makes them unique per rule, host and port', () => {
     const normalized = normalizeFindings(all);
-    expect(normalized.every((f) => /^[0-9a-f]{64}$/.test(f.fingerprint ?? ''))).toBe(true);
+    expect(normalized.every((f) => isFingerprint(f.fingerprint))).toBe(true);
     expect(new Set(normalized.map((f) => f.fingerprint)).size).toBe(all.length);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NmapService } from '../src/scanner/parse/types.ts';
-import { outdatedVersions, severityOfCvss } from '../src/scanner/rules/outdated-versions.ts';
+import { outdatedVersions } from '../src/scanner/rules/outdated-versions.ts';
 import { compareVersions, splitDebianVersion } from '../src/scanner/versions/compare.ts';
 import { KNOWN_VULNERABLE, KNOWN_VULNERABLE_CHECKED } from '../src/scanner/versions/known-vulnerable.ts';
 import { matchKnownVulnerable, observedVersion } from '../src/scanner/versions/match.ts';
@@ -84,19 +84,6 @@ describe('matching the known-vulnerable table', () => {
 });
 
 describe('outdated service versions rule', () => {
-  it('maps CVSS to the five severities by the v3.1 bands', () => {
-    expect([10, 9, 8.9, 7, 6.9, 4, 3.9, 0].map(severityOfCvss)).toEqual([
-      'critical',
-      'critical',
-      'high',
-      'high',
-      'medium',
-      'medium',
-      'low',
-      'info',
-    ]);
-  });
-
   it('finds the old OpenSSH announced by the real banner server, marked potential, with CVEs', () => {
     const found = run(outdatedVersions, REAL, '127.0.0.1');
     expect(found.map((f) => [f.rule_id, f.severity, f.port, f.references?.cve])).toEqual([

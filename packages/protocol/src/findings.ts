@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ClientId, IsoDateTime } from './common.ts';
+import { Fingerprint } from './session-file/fingerprint-shape.ts';
 import { SessionId } from './session-id.ts';
 import type { Orc964Block, Topology } from './session-file/schema.ts';
 import { DECISION_SOURCES, DISPOSITIONS, REMEDIATION_STATUSES, SessionClientId, SEVERITIES } from './sessions.ts';
@@ -97,7 +98,7 @@ export type FindingException = Static<typeof FindingException>;
 
 export const FindingRow = Type.Object({
   index: Type.Integer({ minimum: 0, description: 'position in the stored findings[]; the detail is fetched by it' }),
-  fingerprint: Nullable(Type.String({ pattern: '^[0-9a-f]{64}$' })),
+  fingerprint: Nullable(Fingerprint),
   title: Type.String(),
   severity: Nullable(Type.Union(SEVERITIES.map((s) => Type.Literal(s)))),
   cvss: Nullable(Type.Number()),

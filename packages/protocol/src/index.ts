@@ -5,6 +5,8 @@ export * from './licenses.ts';
 export * from './audit.ts';
 export * from './identity.ts';
 export * from './sessions.ts';
+export * from './share-token.ts';
+export * from './cvss-severity.ts';
 export * from './upload-limit.ts';
 export * from './remediation-update.ts';
 export * from './latest-state.ts';

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ClientId, IsoDateTime } from './common.ts';
+import { Fingerprint } from './session-file/fingerprint-shape.ts';
 import { SessionId } from './session-id.ts';
 import { DECISION_SOURCES, DISPOSITIONS, REMEDIATION_STATUSES, SessionClientId, SEVERITIES } from './sessions.ts';
 
@@ -16,7 +17,7 @@ const nullableText = (description: string) => Type.Union([Type.String(), Type.Nu
 
 /** One remediation item of the latest session, as the next scan needs it (docs/decisions.md, issue 22). */
 export const LatestStateEntry = Type.Object({
-  fingerprint: Type.Union([Type.String({ pattern: '^[0-9a-f]{64}$' }), Type.Null()], {
+  fingerprint: Type.Union([Fingerprint, Type.Null()], {
     description: 'findings[].fingerprint; null for files written before fingerprints',
   }),
   title: Type.String({ description: 'Title of the finding' }),

@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ClientId, IsoDateTime } from './common.ts';
 import { CoverageBlock } from './session-file/coverage.ts';
+import { Fingerprint } from './session-file/fingerprint-shape.ts';
 import { EXCEPTION_REASON_MAX_LENGTH } from './remediation-update.ts';
 import {
   DECISION_SOURCES,
@@ -72,7 +73,7 @@ export type RecordDisposition = Static<typeof RecordDisposition>;
 export const RecordFinding = Type.Object({
   client_id: Nullable(ClientId),
   target: Type.String(),
-  fingerprint: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  fingerprint: Fingerprint,
   title: Type.String(),
   severity: Nullable(literals(SEVERITIES)),
   rule_id: Nullable(Type.String()),
@@ -288,9 +289,7 @@ export type BulkChange = Static<typeof BulkChange>;
 
 export const BulkBody = Type.Object(
   {
-    fingerprints: Type.Optional(
-      Type.Array(Type.String({ pattern: '^[0-9a-f]{64}$' }), { minItems: 1, maxItems: BULK_MAX_FINDINGS }),
-    ),
+    fingerprints: Type.Optional(Type.Array(Fingerprint, { minItems: 1, maxItems: BULK_MAX_FINDINGS })),
     client_id: Type.Optional(SessionClientId),
     target: Type.Optional(Type.String({ maxLength: 512 })),
     filter: Type.Optional(RecordFilter),

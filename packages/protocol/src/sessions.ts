@@ -1,6 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ClientId, IsoDateTime } from './common.ts';
 import { SessionId } from './session-id.ts';
+import { SHARE_TOKEN_PATTERN } from './share-token.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -164,7 +165,7 @@ export const UploadResponse = Type.Object({
   session_id: Type.String(),
   share_token: Nullable(
     Type.String({
-      pattern: '^[0-9a-f]{64}$',
+      pattern: SHARE_TOKEN_PATTERN,
       description: 'null when a re-upload replaced a session whose share link was revoked: it stays revoked',
     }),
   ),
@@ -315,7 +316,7 @@ export const RotateShareResponse = Type.Object({
   success: Type.Literal(true),
   session_id: Type.String(),
   client_id: Nullable(Type.String()),
-  share_token: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+  share_token: Type.String({ pattern: SHARE_TOKEN_PATTERN }),
   share_url: Type.String(),
 });
 export type RotateShareResponse = Static<typeof RotateShareResponse>;

@@ -79,15 +79,6 @@ export class HostBook {
   }
 }
 
-/** CVSS v3 qualitative ratings (0 none → info, 0.1-3.9 low, 4-6.9 medium, 7-8.9 high, 9-10 critical). */
-export function severityOfScore(score: number): Severity {
-  if (score >= 9) return 'critical';
-  if (score >= 7) return 'high';
-  if (score >= 4) return 'medium';
-  if (score > 0) return 'low';
-  return 'info';
-}
-
 /** A CVSS score from text, or undefined when absent or out of 0..10. */
 export function cvssOf(text: string | undefined): number | undefined {
   if (text === undefined || text.trim() === '') return undefined;

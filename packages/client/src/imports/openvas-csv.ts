@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { severityOfCvss } from '@svc/protocol';
 import { parse } from 'csv-parse';
 import type { ScanFinding } from '../pipeline/types.ts';
 import {
@@ -12,7 +13,6 @@ import {
   importedScan,
   referencesOf,
   type Severity,
-  severityOfScore,
   TimeSpan,
   validPort,
 } from './common.ts';
@@ -36,7 +36,7 @@ type Row = Record<string, string>;
 /** `CVSS` when it is a score; else the `Severity` word (`Log` is info); null for a false positive. */
 function severityOf(row: Row): Severity | null {
   const score = cvssOf(row['CVSS']);
-  if (score !== undefined) return severityOfScore(score);
+  if (score !== undefined) return severityOfCvss(score);
   const word = (row['Severity'] ?? '').trim().toLowerCase();
   if (word === 'false positive' || word === 'error' || Number(row['CVSS']) < 0) return null;
   return (['critical', 'high', 'medium', 'low'] as const).find((s) => s === word) ?? 'info';

@@ -1,3 +1,4 @@
+import { severityOfCvss } from '@svc/protocol';
 import type { ScanFinding } from '../pipeline/types.ts';
 import { attr, child, childrenNamed, type XmlNode } from '../scanner/parse/xml-node.ts';
 import {
@@ -10,7 +11,6 @@ import {
   importedScan,
   referencesOf,
   type Severity,
-  severityOfScore,
   textOf,
   TimeSpan,
   validPort,
@@ -38,7 +38,7 @@ function tagsOf(text: string | undefined): Map<string, string> {
 function severityOf(result: XmlNode): Severity | null {
   const score = Number(textOf(result, 'severity'));
   if (textOf(result, 'severity') !== undefined && Number.isFinite(score))
-    return score < 0 ? null : severityOfScore(score);
+    return score < 0 ? null : severityOfCvss(score);
   const threat = (textOf(result, 'threat') ?? 'log').toLowerCase();
   if (threat === 'false positive' || threat === 'error') return null;
   return (['critical', 'high', 'medium', 'low'] as const).find((s) => s === threat) ?? 'info';

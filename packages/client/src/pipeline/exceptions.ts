@@ -1,4 +1,4 @@
-import { lenient } from '@svc/protocol';
+import { isFingerprint, lenient } from '@svc/protocol';
 import type { Remediation } from './types.ts';
 
 /**
@@ -34,7 +34,6 @@ export interface ParsedExceptions {
 }
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
-const FINGERPRINT = /^[0-9a-f]{64}$/;
 
 /** Parses the file's text; a file that is not the documented JSON yields no rules and one warning. */
 export function parseExceptionsFile(text: string): ParsedExceptions {
@@ -62,7 +61,7 @@ export function parseExceptionsFile(text: string): ParsedExceptions {
     }
     const fingerprint = lenient.str(e['fingerprint']);
     const title = lenient.str(e['title']);
-    if (fingerprint !== null && !FINGERPRINT.test(fingerprint)) {
+    if (fingerprint !== null && !isFingerprint(fingerprint)) {
       warnings.push(`${where}: fingerprint must be 64 lower-case hex characters; skipped`);
       continue;
     }

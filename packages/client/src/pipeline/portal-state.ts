@@ -1,5 +1,6 @@
 import {
   factsOfEntries,
+  isFingerprint,
   type LatestStateEntry,
   type LatestStateResponse,
   lenient,
@@ -38,10 +39,9 @@ export interface PriorMerge {
   source: 'local' | 'portal' | 'local+portal';
 }
 
-const FP = /^[0-9a-f]{64}$/;
 const keyOf = (fp: unknown, title: unknown, host: unknown): string[] => {
   const keys: string[] = [];
-  if (typeof fp === 'string' && FP.test(fp)) keys.push(`fp:${fp}`);
+  if (isFingerprint(fp)) keys.push(`fp:${fp}`);
   if (typeof title === 'string' && title.trim() !== '')
     keys.push(`t:${JSON.stringify([title.trim(), typeof host === 'string' ? host.trim().toLowerCase() : ''])}`);
   return keys;

@@ -1,4 +1,4 @@
-import { type FindingPlace, lenient, REMEDIATION_STATUSES, severityOf } from '@svc/protocol';
+import { type FindingPlace, isFingerprint, lenient, REMEDIATION_STATUSES, severityOf } from '@svc/protocol';
 import type { Remediation, RemediationStatus } from './types.ts';
 
 /**
@@ -140,7 +140,7 @@ export function notCheckedEntry(
     ...(sev === null ? {} : { severity: sev }),
     ...(item['kev'] === true ? { kev: true } : {}),
     ...(typeof item['epss'] === 'number' ? { epss: item['epss'] } : {}),
-    ...(fp !== null && /^[0-9a-f]{64}$/.test(fp) ? { fingerprint: fp } : {}),
+    ...(isFingerprint(fp) ? { fingerprint: fp } : {}),
     ...placeFields(place),
     status,
     ...(lenient.str(item['status_changed']) === null ? {} : { status_changed: item['status_changed'] as string }),

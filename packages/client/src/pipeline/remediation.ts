@@ -1,4 +1,12 @@
-import { type Coverage, coversPlace, type FindingPlace, inferredCoverage, lenient, severityOf } from '@svc/protocol';
+import {
+  type Coverage,
+  coversPlace,
+  type FindingPlace,
+  inferredCoverage,
+  isFingerprint,
+  lenient,
+  severityOf,
+} from '@svc/protocol';
 import {
   dispositionOf,
   notCheckedEntry,
@@ -164,7 +172,7 @@ function resolvedEntry(p: PriorItem, place: FindingPlace, at: string, priorId: s
   return {
     title: lenient.str(p['title']) ?? '',
     ...(sev === null ? {} : { severity: sev }),
-    ...(fp !== null && /^[0-9a-f]{64}$/.test(fp) ? { fingerprint: fp } : {}),
+    ...(isFingerprint(fp) ? { fingerprint: fp } : {}),
     ...placeFields(place),
     status: 'resolved',
     status_changed: at,

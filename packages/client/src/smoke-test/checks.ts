@@ -1,4 +1,4 @@
-import { ENVIRONMENTS } from '@svc/protocol';
+import { ENVIRONMENTS, isShareToken } from '@svc/protocol';
 import { jsonOf, maskSecret, textOf, type HttpResponse, type RequestSpec } from '../http/request.ts';
 import {
   deleteSessionRequest,
@@ -188,7 +188,6 @@ function objectBody(probe: Probe, res: HttpResponse): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
-const HEX64 = /^[0-9a-f]{64}$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
 interface Check {
@@ -305,7 +304,7 @@ const CHECKS: Check[] = [
       if (body['session_id'] !== s.sessionId)
         problems.push(`session_id is ${JSON.stringify(body['session_id'])} (expected ${s.sessionId})`);
       const token = body['share_token'];
-      if (typeof token !== 'string' || !HEX64.test(token)) problems.push('share_token is not 64 hex characters');
+      if (!isShareToken(token)) problems.push('share_token is not 64 hex characters');
       const shareUrl = body['share_url'];
       let urlToken: string | null = null;
       try {

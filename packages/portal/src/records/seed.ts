@@ -1,4 +1,11 @@
-import { type DueDays, lenient, REMEDIATION_STATUSES, type RemediationStatus, severityOf } from '@svc/protocol';
+import {
+  type DueDays,
+  isFingerprint,
+  lenient,
+  REMEDIATION_STATUSES,
+  type RemediationStatus,
+  severityOf,
+} from '@svc/protocol';
 import { sha256Hex } from '@svc/protocol/node';
 import { type Actor, noteUnappliedClaim, refreshDueDate, setException, setFalsePositive } from './decide.ts';
 import { evidenceOf } from './evidence.ts';
@@ -29,7 +36,6 @@ export interface SeedSession {
 const { isObj, str, objs } = lenient;
 const isStatus = (v: unknown): v is RemediationStatus =>
   typeof v === 'string' && (REMEDIATION_STATUSES as readonly string[]).includes(v);
-const FINGERPRINT = /^[0-9a-f]{64}$/;
 const instantOf = (v: unknown): Date | null => {
   const t = typeof v === 'string' ? Date.parse(v) : Number.NaN;
   return Number.isNaN(t) ? null : new Date(t);
@@ -38,7 +44,7 @@ const instantOf = (v: unknown): Date | null => {
 /** Resolved entries (no finding in the file) keyed like recordKeyOf keys a finding. */
 function resolvedKey(e: lenient.Obj): string | null {
   const fp = str(e['fingerprint']);
-  if (fp !== null && FINGERPRINT.test(fp)) return fp;
+  if (isFingerprint(fp)) return fp;
   const title = str(e['title'])?.trim();
   if (!title) return null;
   return sha256Hex(JSON.stringify(['svc-finding-title-v1', title, (str(e['host']) ?? '').trim().toLowerCase()]));

@@ -1,4 +1,4 @@
-import { REMEDIATION_STATUSES, type RemediationStatus } from '@svc/protocol';
+import { isFingerprint, REMEDIATION_STATUSES, type RemediationStatus } from '@svc/protocol';
 import { DomainError } from '../domain/errors.ts';
 import type { PersonChange } from '../records/triage.ts';
 import type { RemediationChange } from './results.ts';
@@ -18,7 +18,6 @@ export class RemediationInputError extends DomainError {
   }
 }
 
-const FINGERPRINT = /^[0-9a-f]{64}$/;
 const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** A real calendar day written YYYY-MM-DD. */
@@ -50,7 +49,7 @@ export function parseRemediationItems(items: readonly RequestItem[], today: stri
     const bad = (why: string) => new RemediationInputError(`Invalid items[${i}]: ${why}`);
     if ((item.title === undefined) === (item.fingerprint === undefined))
       throw bad('give exactly one of title and fingerprint');
-    if (item.fingerprint !== undefined && !FINGERPRINT.test(item.fingerprint))
+    if (item.fingerprint !== undefined && !isFingerprint(item.fingerprint))
       throw bad('fingerprint must be 64 lower-case hex characters');
     if (
       item.status === undefined &&

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { isShareToken } from '@svc/protocol';
 import type { Kysely } from 'kysely';
 import { recordAuditEvent } from '../audit/record.ts';
 import { ConfigError } from '../config/index.ts';
@@ -26,8 +27,6 @@ export function newShareToken(): string {
   return randomBytes(32).toString('hex');
 }
 
-const SHARE_TOKEN = /^[0-9a-f]{64}$/;
-
 /** What the audit log's `scan_completed` shows in the share URL instead of the token. */
 export const REDACTED_TOKEN = '[redacted]';
 
@@ -41,7 +40,7 @@ export function parseShareToken(value: string | undefined, opts: { required: boo
     return null;
   }
   const token = value.toLowerCase();
-  if (!SHARE_TOKEN.test(token))
+  if (!isShareToken(token))
     throw new DomainError('invalid.share_token', 'Invalid token parameter: must be 64 hex characters');
   return token;
 }

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createGzip } from 'node:zlib';
 import type pg from 'pg';
 import {
-  type Severity,
+  severityOfCvss,
   VULN_INDEX_FORMAT,
   type VulnIndexCve,
   type VulnIndexDebianCve,
@@ -33,15 +33,6 @@ export interface BuiltIndex {
   bytes: number;
 }
 
-/** CVSS v3 qualitative bands (a 0.0 score is "none": info). */
-function severityOf(score: number | null): Severity | null {
-  if (score === null) return null;
-  if (score >= 9) return 'critical';
-  if (score >= 7) return 'high';
-  if (score >= 4) return 'medium';
-  return score > 0 ? 'low' : 'info';
-}
-
 function sourcesOf(rows: SourceRow[]): VulnIndexSources {
   const row = (feed: string) => rows.find((r) => r.feed === feed);
   const nvd = row('nvd');
@@ -62,7 +53,7 @@ function cveOf(r: IndexCveRow): VulnIndexCve {
     id: r.cve_id,
     cvss: r.cvss,
     cvss_version: r.cvss === null ? null : r.cvss_version,
-    severity: severityOf(r.cvss),
+    severity: r.cvss === null ? null : severityOfCvss(r.cvss),
     summary: r.summary ?? '',
     kev:
       r.date_added === null

@@ -1,5 +1,6 @@
 import { REMEDIATION_STATUSES, type RemediationStatus, SEVERITIES, type Severity } from '../sessions.ts';
 import { findingFingerprint } from '../session-file/fingerprint.ts';
+import { isFingerprint } from '../session-file/fingerprint-shape.ts';
 import { arr, isObj, num, type Obj, str } from '../session-file/read.ts';
 import { fingerprintOfFinding, trackerOf } from '../session-file/tracking.ts';
 import { httpUrl } from '../web-link.ts';
@@ -70,7 +71,6 @@ export interface ExportOptions {
   today?: string | undefined;
 }
 
-const FINGERPRINT = /^[0-9a-f]{64}$/;
 const CVE = /^CVE-\d{4}-\d{4,}$/;
 const CWE = /^CWE-(\d+)$/;
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
@@ -139,10 +139,9 @@ export function exportFindingsOf(doc: unknown, today = new Date().toISOString().
     const port =
       typeof portRaw === 'number' && Number.isInteger(portRaw) && portRaw >= 0 && portRaw <= 65535 ? portRaw : null;
     const protocol = str(f['protocol']);
-    const fingerprint =
-      own !== undefined && FINGERPRINT.test(own)
-        ? own
-        : findingFingerprint({ rule_id: ruleId, host: host ?? '', port, protocol });
+    const fingerprint = isFingerprint(own)
+      ? own
+      : findingFingerprint({ rule_id: ruleId, host: host ?? '', port, protocol });
     const refs = isObj(f['references']) ? f['references'] : {};
     const cvss = num(f['cvss']);
     const exception =

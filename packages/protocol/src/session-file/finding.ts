@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { SEVERITIES } from '../sessions.ts';
+import { Fingerprint } from './fingerprint-shape.ts';
 
 /**
  * One finding of `findings[]` (the contract leaves the entry open). Modelled on what mature scanners
@@ -73,12 +74,7 @@ export const Finding = Type.Object(
     id: Type.Optional(
       text('Id within this session (e.g. f-001), referenced by compliance[].finding_ids and orc_964 divisions'),
     ),
-    fingerprint: Type.Optional(
-      Type.String({
-        pattern: '^[0-9a-f]{64}$',
-        description: 'Stable across sessions of the same target: findingFingerprint(rule_id, host, port, protocol)',
-      }),
-    ),
+    fingerprint: Type.Optional(Fingerprint),
     rule_id: Type.Optional(text('The check that found it (scanner rule, plugin or template id)')),
     title: Type.Optional(text('Short name of the weakness')),
     severity: Type.Optional(FindingSeverity),

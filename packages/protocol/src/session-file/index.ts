@@ -2,6 +2,7 @@
 export * as lenient from './read.ts';
 export { storable } from './read.ts';
 export * from './finding.ts';
+export * from './fingerprint-shape.ts';
 export * from './score.ts';
 export * from './frameworks.ts';
 export * from './summaries.ts';

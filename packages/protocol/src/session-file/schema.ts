@@ -3,6 +3,7 @@ import { SESSION_ID_PATTERN } from '../session-id.ts';
 import { REMEDIATION_STATUSES, SEVERITIES } from '../sessions.ts';
 import { CoverageBlock } from './coverage.ts';
 import { Finding } from './finding.ts';
+import { Fingerprint } from './fingerprint-shape.ts';
 import { literals, nullable, opt, text, timestamp } from './schema-parts.ts';
 import { TRIAGE_ENTRY_FIELDS } from './triage-fields.ts';
 
@@ -153,7 +154,7 @@ export const RemediationEntry = open(
     kev: opt(Type.Boolean({ description: 'The finding names a known-exploited CVE (it scores as critical)' })),
     epss: opt(Type.Number({ minimum: 0, maximum: 1, description: "The finding's EPSS (it scores higher from 0.1)" })),
     finding_id: opt(text('findings[].id in this session')),
-    fingerprint: opt(Type.String({ pattern: '^[0-9a-f]{64}$', description: 'findings[].fingerprint' })),
+    fingerprint: opt(Fingerprint),
     host: opt(text('Affected host')),
     status: opt(literals(REMEDIATION_STATUSES, 'Remediation status')),
     status_changed: opt(timestamp('Time of the last status change')),

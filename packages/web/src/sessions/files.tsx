@@ -3,6 +3,7 @@ import {
   EXPORT_MEDIA,
   type ExportFormat,
   exportFileName,
+  isShareToken,
   type SessionFileName,
   type SessionView,
 } from '@svc/protocol';
@@ -19,7 +20,7 @@ function shareTokenOf(shareUrl: string | null): string | null {
   if (shareUrl === null) return null;
   try {
     const token = new URL(shareUrl, location.origin).searchParams.get('token');
-    return token !== null && /^[0-9a-f]{64}$/.test(token) ? token : null;
+    return isShareToken(token) ? token : null;
   } catch {
     return null;
   }

@@ -1,18 +1,8 @@
-import type { FindingMatch } from '@svc/protocol';
-import type { ScanFinding } from '../../pipeline/types.ts';
+import { type FindingMatch, severityOfCvss } from '@svc/protocol';
 import { KNOWN_VULNERABLE_CHECKED, type KnownVulnerable } from '../versions/known-vulnerable.ts';
 import { matchKnownVulnerable, type ObservedVersion } from '../versions/match.ts';
 import { finding, openPorts, serviceEvidence } from './finding.ts';
 import type { RuleFamily } from './types.ts';
-
-/** CVSS v3.1 qualitative bands. */
-export function severityOfCvss(score: number): NonNullable<ScanFinding['severity']> {
-  if (score >= 9) return 'critical';
-  if (score >= 7) return 'high';
-  if (score >= 4) return 'medium';
-  if (score > 0) return 'low';
-  return 'info';
-}
 
 /** Why the version matched, and how sure that is: a known Debian revision decides, a bare version is "potential". */
 function verdict(entry: KnownVulnerable, observed: ObservedVersion): string {

@@ -1,7 +1,7 @@
+import { severityOfCvss } from '@svc/protocol';
 import type { ScanFinding } from '../../pipeline/types.ts';
 import type { NmapHost, NmapPort, NseScript, ScriptNode } from '../parse/types.ts';
 import { finding, openPorts, serviceEvidence } from './finding.ts';
-import { severityOfCvss } from './outdated-versions.ts';
 import { allElemValues, elemAt, quote, tableAt, tables } from './script-tree.ts';
 import type { RuleFamily } from './types.ts';
 

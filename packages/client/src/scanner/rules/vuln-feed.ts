@@ -1,11 +1,10 @@
-import type { FindingMatch } from '@svc/protocol';
+import { type FindingMatch, severityOfCvss } from '@svc/protocol';
 import type { ScanFinding } from '../../pipeline/types.ts';
 import { prioritisationOf } from '../../pipeline/vuln-enrich.ts';
 import type { NmapService } from '../parse/types.ts';
 import { matchKnownVulnerable } from '../versions/match.ts';
 import { matchVulnIndex, type VulnLookup, type VulnMatch, vulnLookup } from '../versions/vuln-index-match.ts';
 import { finding, openPorts, serviceEvidence } from './finding.ts';
-import { severityOfCvss } from './outdated-versions.ts';
 import type { RuleFamily } from './types.ts';
 
 /**

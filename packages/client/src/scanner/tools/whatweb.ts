@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { severityOfCvss } from '@svc/protocol';
 import type { RuleResult } from '../rules/finding.ts';
-import { severityOfCvss } from '../rules/outdated-versions.ts';
 import { KNOWN_VULNERABLE_CHECKED } from '../versions/known-vulnerable.ts';
 import { matchKnownVulnerable } from '../versions/match.ts';
 import { toolFinding } from './finding.ts';
