@@ -4,6 +4,10 @@
  * per rule. No `no-orphans` rule: knip already fails on files no entry point reaches, and the
  * only orphans are entry points (scripts run by node, the vite config).
  */
+/** The portal's areas: what it does, each with its own queries (packages/portal/src/<area>/). */
+const PORTAL_AREAS =
+  'agents|audit|auth|blobs|events|identity|licenses|metrics|operations|overview|records|sessions|vuln-feeds|webhooks';
+
 module.exports = {
   forbidden: [
     {
@@ -33,6 +37,23 @@ module.exports = {
         pathNot: ['^$1/'],
         dependencyTypesNot: ['aliased-workspace'],
       },
+    },
+    {
+      name: 'portal-foundations-below-areas',
+      comment:
+        "The portal's foundations (config/, db/, domain/, http/) serve every area and import none: " +
+        'a rule an area and a foundation both need lives in the foundation or in @svc/protocol.',
+      severity: 'error',
+      from: { path: '^packages/portal/src/(config|db|domain|http)/' },
+      to: { path: `^packages/portal/src/(${PORTAL_AREAS})/` },
+    },
+    {
+      name: 'portal-areas-below-edge',
+      comment:
+        'An area never imports the HTTP edge (api/, web/ pages, app.ts): routes call areas, not the other way round.',
+      severity: 'error',
+      from: { path: `^packages/portal/src/(${PORTAL_AREAS})/` },
+      to: { path: '^packages/portal/src/(api/|app\\.ts$)' },
     },
   ],
   options: {

@@ -61,6 +61,33 @@ describe('import rules', () => {
     expect(lint.stdout).toContain('error no-circular: packages/demo/src/');
   });
 
+  it('report a portal foundation that imports an area, and an area that imports the edge', () => {
+    write('packages/portal/src/identity/rule.ts', 'export const rule = 1;\n');
+    write(
+      'packages/portal/src/config/index.ts',
+      "import { rule } from '../identity/rule.ts';\nexport const c = rule;\n",
+    );
+    write('packages/portal/src/api/ready/get.ts', 'export const route = 1;\n');
+    write(
+      'packages/portal/src/sessions/use.ts',
+      "import { route } from '../api/ready/get.ts';\nexport const u = route;\n",
+    );
+    write('packages/portal/src/app.ts', 'export const app = 1;\n');
+    write('packages/portal/src/audit/use.ts', "import { app } from '../app.ts';\nexport const a = app;\n");
+    // Allowed: an area using a foundation, the edge using an area.
+    write('packages/portal/src/http/errors.ts', 'export const e = 1;\n');
+    write('packages/portal/src/records/ok.ts', "import { e } from '../http/errors.ts';\nexport const ok = e;\n");
+    write(
+      'packages/portal/src/api/records/get.ts',
+      "import { ok } from '../../records/ok.ts';\nexport const g = ok;\n",
+    );
+    expect(violations()).toEqual([
+      ['portal-areas-below-edge', 'packages/portal/src/audit/use.ts', 'packages/portal/src/app.ts'],
+      ['portal-areas-below-edge', 'packages/portal/src/sessions/use.ts', 'packages/portal/src/api/ready/get.ts'],
+      ['portal-foundations-below-areas', 'packages/portal/src/config/index.ts', 'packages/portal/src/identity/rule.ts'],
+    ]);
+  });
+
   it('report an import that resolves to nothing', () => {
     write('packages/demo/src/c.ts', "export { x } from './missing.ts';\n");
     expect(violations()).toEqual([['not-to-unresolvable', 'packages/demo/src/c.ts', './missing.ts']]);

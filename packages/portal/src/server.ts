@@ -10,7 +10,7 @@ import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { openDatabase } from './db/pool.ts';
 import { EventBus } from './events/bus.ts';
-import { bootstrapAdmin } from './identity/bootstrap.ts';
+import { bootstrapAdmin, checkBootstrapPassword } from './identity/bootstrap.ts';
 import { loadKeyEncryptionKey } from './identity/key-encryption.ts';
 import { ensureSigningKey } from './identity/signing-keys.ts';
 import { createLogger } from './logging.ts';
@@ -68,6 +68,7 @@ export interface StartOptions {
 
 /** Start everything the portal needs and listen. Returns a disposable; never exits the process. */
 export async function startPortal(config: Config, opts: StartOptions = {}): Promise<Portal> {
+  if (config.externalJwt === null) checkBootstrapPassword(config);
   const logger = opts.logger ?? createLogger(config.logLevel, opts.logDestination);
   let embedded: EmbeddedServer | null = null;
   const cleanup: (() => Promise<void>)[] = [];

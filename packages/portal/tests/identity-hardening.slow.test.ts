@@ -10,6 +10,7 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 import { migrations } from '../src/db/migrations/index.ts';
 import { openDatabase } from '../src/db/pool.ts';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
+import { checkBootstrapPassword } from '../src/identity/bootstrap.ts';
 import { http, type HttpResult } from '../../../test-support/http.ts';
 import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
@@ -133,13 +134,15 @@ describe('password strength (zxcvbn)', () => {
     for (const password of ['Winter2026!!!', 'scans.example.org-2026']) {
       let err: unknown;
       try {
-        loadConfig(
-          {
-            SVC_ADMIN_EMAIL: 'root@example.com',
-            SVC_ADMIN_PASSWORD: password,
-            SVC_BASE_URL: 'https://scans.example.org',
-          },
-          '/srv/portal',
+        checkBootstrapPassword(
+          loadConfig(
+            {
+              SVC_ADMIN_EMAIL: 'root@example.com',
+              SVC_ADMIN_PASSWORD: password,
+              SVC_BASE_URL: 'https://scans.example.org',
+            },
+            '/srv/portal',
+          ),
         );
       } catch (e) {
         err = e;
@@ -166,13 +169,14 @@ describe('password strength (zxcvbn)', () => {
     expect((await passwordGrant(portal, user.email, user.password)).status).toBe(200);
   });
 
-  it('refuses a weak SVC_ADMIN_PASSWORD at start with a message naming the variable, not the password', () => {
-    let err: unknown;
-    try {
-      loadConfig({ SVC_ADMIN_EMAIL: 'root@example.com', SVC_ADMIN_PASSWORD: 'aaaaaaaaaaaa' }, '/srv/portal');
-    } catch (e) {
-      err = e;
-    }
+  it('refuses a weak SVC_ADMIN_PASSWORD at start with a message naming the variable, not the password', async () => {
+    const err: unknown = await startTestPortal({ env: { SVC_ADMIN_PASSWORD: 'aaaaaaaaaaaa' } }).then(
+      async (started) => {
+        await started.close();
+        return null;
+      },
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).variable).toBe('SVC_ADMIN_PASSWORD');
     expect((err as ConfigError).message).toMatch(
@@ -180,6 +184,23 @@ describe('password strength (zxcvbn)', () => {
     );
     expect((err as ConfigError).message).not.toContain('aaaaaaaaaaaa');
     expect((err as ConfigError).message).not.toContain('\n');
+  });
+
+  it('leaves SVC_ADMIN_PASSWORD unchecked with an external identity provider, which ignores it', async () => {
+    const external = await startTestPortal({
+      env: {
+        SVC_ADMIN_PASSWORD: 'aaaaaaaaaaaa',
+        SVC_JWT_JWKS_URL: 'https://idp.example.org/jwks.json',
+        SVC_JWT_ISSUER: 'https://idp.example.org/',
+        SVC_JWT_AUDIENCE: 'svc-portal',
+      },
+    });
+    try {
+      expect(external.ctx.config.externalJwt).not.toBeNull();
+      expect((await http(external.url, 'GET', '/api/health')).status).toBe(200);
+    } finally {
+      await external.close();
+    }
   });
 });
 

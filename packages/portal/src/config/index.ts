@@ -2,7 +2,6 @@ import { isIP } from 'node:net';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { DEFAULT_SCAN_MAX_ADDRESSES, ENVIRONMENTS, SCAN_MAX_ADDRESSES_CEILING } from '@svc/protocol';
-import { passwordWeakness } from '../identity/password-strength.ts';
 import { type BlobStoreConfig, blobStoreConfig } from './blob-store.ts';
 import { type ConnectionLimits, connectionLimits } from './connections.ts';
 import { metricsConfig, type MetricsConfig } from './metrics.ts';
@@ -279,12 +278,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
   if (adminPassword !== null && adminPassword !== '' && adminPassword.length < 12)
     throw new ConfigError('SVC_ADMIN_PASSWORD', 'must be at least 12 characters long');
-  if (adminPassword !== null && adminPassword !== '' && adminEmail !== null) {
-    // The same estimator as for users created over the API; the message never carries the password.
-    const weakness = passwordWeakness(adminPassword, { email: adminEmail, host: new URL(baseUrl).hostname });
-    if (weakness !== null)
-      throw new ConfigError('SVC_ADMIN_PASSWORD', `is too weak${weakness.replace(/^Password is too weak/, '')}`);
-  }
+  // Its strength is the identity area's rule, checked as the portal starts (identity/bootstrap.ts).
 
   const jwksUrl = url(env, 'SVC_JWT_JWKS_URL', ['http:', 'https:']);
   const issuer = read(env, 'SVC_JWT_ISSUER');

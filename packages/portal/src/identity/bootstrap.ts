@@ -1,10 +1,25 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { recordAuditEvent } from '../audit/record.ts';
+import { type Config, ConfigError } from '../config/index.ts';
 import type { Database } from '../db/schema.ts';
+import { passwordWeakness } from './password-strength.ts';
 import { hashPassword } from './passwords.ts';
 import { insertUser } from './queries.ts';
 import { newUserId, normalizeEmail } from './users.ts';
+
+/**
+ * Refuses a weak SVC_ADMIN_PASSWORD before anything starts, with the estimator users created
+ * over the API meet; the message names the variable, never the password. Only for the portal's
+ * own provider: with an external one the variables are ignored.
+ */
+export function checkBootstrapPassword(config: Pick<Config, 'adminEmail' | 'adminPassword' | 'baseUrl'>): void {
+  const { adminEmail, adminPassword, baseUrl } = config;
+  if (adminEmail === null || adminPassword === null || adminPassword === '') return;
+  const weakness = passwordWeakness(adminPassword, { email: adminEmail, host: new URL(baseUrl).hostname });
+  if (weakness !== null)
+    throw new ConfigError('SVC_ADMIN_PASSWORD', `is too weak${weakness.replace(/^Password is too weak/, '')}`);
+}
 
 /**
  * SVC_ADMIN_EMAIL + SVC_ADMIN_PASSWORD create the first admin when that account does
