@@ -11,6 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { replaceFileSync } from '@svc/protocol/node';
 import { bundleSvcd } from './svcd-bundle.ts';
 
 const agentDir = path.resolve(import.meta.dirname, '..');
@@ -20,11 +21,10 @@ const quiet = process.argv.includes('--quiet');
 async function main(): Promise<void> {
   const { code, inputs } = await bundleSvcd();
 
-  // Written under a temporary name and renamed: a daemon starting during a rebuild never reads half a file.
+  // Replaced whole: a daemon starting during a rebuild never reads half a file. Durably: the
+  // service starts this file at boot, so a power cut after an update must not leave it empty.
   fs.mkdirSync(outDir, { recursive: true });
-  const tmp = path.join(outDir, `svcd.mjs.${process.pid}`);
-  fs.writeFileSync(tmp, code);
-  fs.renameSync(tmp, path.join(outDir, 'svcd.mjs'));
+  replaceFileSync(path.join(outDir, 'svcd.mjs'), code, { durable: true });
   if (!quiet)
     console.log(`packages/agent/dist/svcd.mjs: ${(code.length / 1024).toFixed(0)} KiB from ${inputs.length} files`);
 }

@@ -2,14 +2,14 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DeliveredCommand } from '@svc/protocol';
+import { leftoverTemps, replaceFileSync } from '@svc/protocol/node';
 import type { ReportBody } from './types.ts';
 
 /**
  * The command journal: one JSON file (mode 600) per portal origin and agent id in the agent's
  * state directory (command ids are a portal's own sequence: portal B's command 1 is not portal
- * A's), replaced whole
- * on every change (written to a temporary file, fsynced, renamed over the old one, directory
- * fsynced), so a crash at any moment leaves either the old state or the new one.
+ * A's), replaced whole and durably on every change (replaceFileSync), so a crash or a power cut
+ * at any moment leaves either the old state or the new one.
  *
  * - `started`: ids of every command ever started; a delivered id found here is never run again.
  * - `queue`: commands delivered but not started yet (a restart mid-batch runs them after).
@@ -67,25 +67,6 @@ function isState(v: unknown): v is JournalState {
   );
 }
 
-/** Write, fsync, rename over, fsync the directory: a crash leaves the old file or the new one. */
-export function writeAtomically(file: string, text: string): void {
-  const tmp = `${file}.tmp-${process.pid}`;
-  const fd = fs.openSync(tmp, 'w', 0o600);
-  try {
-    fs.writeFileSync(fd, text);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-  const dir = fs.openSync(path.dirname(file), 'r');
-  try {
-    fs.fsyncSync(dir);
-  } finally {
-    fs.closeSync(dir);
-  }
-}
-
 export class Journal {
   readonly file: string;
   private state: JournalState;
@@ -102,9 +83,9 @@ export class Journal {
   static open(stateDir: string, onCorrupt: (message: string) => void, name = JOURNAL_FILE): Journal {
     fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     const file = path.join(stateDir, name);
-    // A temporary file is what a crash mid-write leaves; the journal itself is whole.
-    for (const entry of fs.readdirSync(stateDir))
-      if (entry.startsWith(`${name}.tmp-`)) fs.rmSync(path.join(stateDir, entry), { force: true });
+    // A temporary file is what a crash mid-write leaves; the journal itself is whole. One daemon
+    // runs per state directory, so no other writer's file is removed.
+    for (const tmp of leftoverTemps(file)) fs.rmSync(tmp, { force: true });
     const legacy = path.join(stateDir, JOURNAL_FILE);
     // Written before journals were per portal: it belongs to the portal the agent had then, which is
     // most likely the one it still has.
@@ -129,7 +110,7 @@ export class Journal {
   }
 
   private save(next: JournalState): void {
-    writeAtomically(this.file, JSON.stringify(next));
+    replaceFileSync(this.file, JSON.stringify(next), { durable: true, mode: 0o600 });
     this.state = next;
   }
 

@@ -11,13 +11,13 @@ import {
   type ScanBudget,
   scanBudgetOf,
 } from '@svc/protocol';
-import { writeAtomically } from './journal.ts';
+import { replaceFileSync } from '@svc/protocol/node';
 import type { AgentLogger } from './types.ts';
 
 /**
  * The schedules the portal keeps for this agent (docs/agent.md "Schedules kept by the
  * portal"), as its heartbeat answers last handed them: one JSON file (mode 600, replaced
- * atomically) per portal origin and agent id in the state directory, so they run from the
+ * durably) per portal origin and agent id in the state directory, so they run from the
  * start of the daemon, before its first heartbeat, and one portal's set never runs under
  * another portal.
  */
@@ -96,7 +96,10 @@ export function readPortalSchedules(file: string, budget: ScanBudget, log: Agent
 
 export function writePortalSchedules(file: string, set: PortalSchedulesAnswer): void {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  writeAtomically(file, `${JSON.stringify({ revision: set.revision, items: set.items }, null, 2)}\n`);
+  replaceFileSync(file, `${JSON.stringify({ revision: set.revision, items: set.items }, null, 2)}\n`, {
+    durable: true,
+    mode: 0o600,
+  });
 }
 
 export interface PortalSchedulesOptions {

@@ -116,7 +116,7 @@ describe('command journal', () => {
     const dir = stateDir();
     const j = Journal.open(dir, noCorruption);
     j.enqueue([cmd(9)]);
-    fs.writeFileSync(path.join(dir, `${JOURNAL_FILE}.tmp-1`), '{"partial');
+    fs.writeFileSync(path.join(dir, `.${JOURNAL_FILE}.4242-0123456789ab.tmp`), '{"partial');
     expect(Journal.open(dir, noCorruption).isQueued(9)).toBe(true);
     expect(fs.readdirSync(dir)).toEqual([JOURNAL_FILE]);
   });

@@ -1,6 +1,7 @@
 /**
- * The part of the protocol that needs Node (hashing through node:crypto), for the portal and
- * the client. The index stays free of `node:` imports because the web console bundles it.
+ * The part of the protocol that needs Node (hashing through node:crypto, processes, replacing a
+ * file), for the portal, the client and the agent. The index stays free of `node:` imports because
+ * the web console bundles it.
  */
 export * from './session-file/sha256.ts';
 export * from './session-file/fingerprint.ts';
@@ -8,3 +9,4 @@ export * from './license-key-hash.ts';
 export * from './session-file/tracking.ts';
 export * from './exports/index.ts';
 export * from './pid-alive.ts';
+export * from './replace-file.ts';

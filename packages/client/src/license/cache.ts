@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { replaceFileSync } from '@svc/protocol/node';
 import type { ClientTier } from './format.ts';
 
 /** ~/.svc/license_cache.json: the last answer of the portal for one key, by fingerprint. */
@@ -46,12 +47,11 @@ export function readCache(file: string, warn: (message: string) => void): Licens
   }
 }
 
-/** Written whole (temp file + rename) with mode 600 in a 700 directory. */
+/**
+ * Replaced whole with mode 600 in a 700 directory; not durable: a cache lost to a power cut is
+ * reported as damaged and written again after the next online check.
+ */
 export function writeCache(file: string, cache: LicenseCache): void {
-  const dir = path.dirname(file);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = path.join(dir, `.license_cache.${process.pid}.tmp`);
-  fs.writeFileSync(tmp, `${JSON.stringify(cache, null, 2)}\n`, { mode: 0o600 });
-  fs.chmodSync(tmp, 0o600);
-  fs.renameSync(tmp, file);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  replaceFileSync(file, `${JSON.stringify(cache, null, 2)}\n`, { durable: false, mode: 0o600 });
 }

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { VULN_INDEX_FORMAT, type VulnIndex } from '@svc/protocol';
+import { replaceFileSync } from '@svc/protocol/node';
 import type { Transport } from '../http/request.ts';
 import { createPortalClient, type PortalClient, type VulnIndexAnswer } from './client.ts';
 import { parseVulnIndexBytes, VULN_INDEX_RAW_MEMBERS } from '../scanner/versions/read-vuln-index.ts';
@@ -75,14 +76,10 @@ function readCache(file: string, warn: (message: string) => void): Cached | null
   return { index: parsed };
 }
 
-/** Written whole (temp file + rename) with mode 600 in a 700 directory, as the license cache is. */
+/** Replaced whole with mode 600 in a 700 directory, not durably: as the license cache is. */
 function writeCache(file: string, gzip: Buffer): void {
-  const dir = path.dirname(file);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.tmp`);
-  fs.writeFileSync(tmp, gzip, { mode: 0o600 });
-  fs.chmodSync(tmp, 0o600);
-  fs.renameSync(tmp, file);
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  replaceFileSync(file, gzip, { durable: false, mode: 0o600 });
 }
 
 /** A refusal that is the caller's setup (no key, a bad or revoked key): said as it is, never papered over by the cache. */

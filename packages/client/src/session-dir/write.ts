@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { SessionDirError, sessionPath, within } from './root.ts';
-import { processAlive } from '@svc/protocol/node';
+import { fsyncPathSync, processAlive, replaceFileSync } from '@svc/protocol/node';
 
 /**
  * Writes one session directory atomically: every file goes into a temp directory inside the
@@ -16,6 +16,7 @@ import { processAlive } from '@svc/protocol/node';
 export const TEMP_PREFIX = '.tmp-';
 const OLD_PREFIX = '.old-';
 const FILE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
+const FILE_MODE = 0o644;
 
 export interface OutFile {
   name: string;
@@ -53,17 +54,8 @@ export function cleanStale(root: string): string[] {
   return removed;
 }
 
-function fsyncPath(p: string): void {
-  const fd = fs.openSync(p, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 function writeFileSynced(file: string, content: string | Uint8Array): void {
-  const fd = fs.openSync(file, 'wx', 0o644);
+  const fd = fs.openSync(file, 'wx', FILE_MODE);
   try {
     fs.writeFileSync(fd, content);
     fs.fsyncSync(fd);
@@ -98,7 +90,7 @@ export function writeSessionDir(root: string, id: string, files: readonly OutFil
       writeFileSynced(within(temp, f.name), f.content);
       step(`file-written:${f.name}`);
     }
-    fsyncPath(temp);
+    fsyncPathSync(temp);
     step('files-synced');
     if (opts.replace && exists(final)) {
       const old = path.join(base, `${OLD_PREFIX}${id}-${process.pid}-${randomBytes(6).toString('hex')}`);
@@ -121,10 +113,19 @@ export function writeSessionDir(root: string, id: string, files: readonly OutFil
       }
     }
     step('renamed');
-    fsyncPath(base);
+    fsyncPathSync(base);
     step('root-synced');
     return final;
   } finally {
     if (exists(temp)) fs.rmSync(temp, { recursive: true, force: true });
   }
+}
+
+/**
+ * Replaces one file of a written session directory (the upload's benchmark block, the portal's
+ * triage merged in, the reports rendered again): durably, with the mode the writer gave it, so a
+ * power cut leaves the old file or the new one and the session stays whole.
+ */
+export function replaceSessionFile(file: string, content: string): void {
+  replaceFileSync(file, content, { durable: true, mode: FILE_MODE });
 }

@@ -6,6 +6,7 @@ import { gate } from '../license/gates.ts';
 import type { PortalClient } from '../portal/client.ts';
 import { PortalError } from '../portal/errors.ts';
 import { displayFile } from '../session-dir/display-files.ts';
+import { replaceSessionFile } from '../session-dir/write.ts';
 
 /**
  * After an upload (issue 13 item 7): the portal's benchmark of the new session goes into the
@@ -13,8 +14,8 @@ import { displayFile } from '../session-dir/display-files.ts';
  * with it, and the portal's copies of both are replaced through PUT /api/refresh.
  *
  * This never fails the upload that came before it: a closed gate, an unreachable portal or a
- * refused call is a warning, and the session directory is left whole (files are replaced by
- * rename, never rewritten in place).
+ * refused call is a warning, and the session directory is left whole (files are replaced
+ * durably, never rewritten in place: a power cut leaves the old file or the new one).
  */
 
 export interface BenchmarkStepInput {
@@ -53,19 +54,6 @@ export function benchmarkBlockOf(answer: BenchmarkResponse): NonNullable<Session
   };
 }
 
-/** Writes `content` to `file` through a sibling temp file and a rename, so a reader sees old or new. */
-export function replaceFile(file: string, content: string): void {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-  const fd = fs.openSync(tmp, 'w', 0o644);
-  try {
-    fs.writeFileSync(fd, content);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-}
-
 export async function attachBenchmark(input: BenchmarkStepInput): Promise<BenchmarkStepResult> {
   const { client, sessionDir, sessionId, warn } = input;
   if (!gate(input.tier, 'benchmark', warn)) return SKIPPED;
@@ -80,7 +68,7 @@ export async function attachBenchmark(input: BenchmarkStepInput): Promise<Benchm
   const sessionFile = path.join(sessionDir, 'session_results.json');
   const doc = JSON.parse(fs.readFileSync(sessionFile, 'utf8')) as SessionFile;
   doc.benchmark = benchmarkBlockOf(answer);
-  replaceFile(sessionFile, `${JSON.stringify(doc, null, 2)}\n`);
+  replaceSessionFile(sessionFile, `${JSON.stringify(doc, null, 2)}\n`);
 
   const rendered = input.render(doc);
   const refreshed: string[] = [];
@@ -90,7 +78,7 @@ export async function attachBenchmark(input: BenchmarkStepInput): Promise<Benchm
   ];
   for (const t of targets) {
     if (t.local === null) continue;
-    replaceFile(t.local, t.html);
+    replaceSessionFile(t.local, t.html);
     try {
       await client.refresh(sessionId, t.remote, t.local);
       refreshed.push(t.remote);

@@ -7,6 +7,7 @@ import { portalPriorState } from '../portal/latest-state.ts';
 import type { UploadFiles } from '../portal/requests.ts';
 import type { PortalTarget } from '../portal/target.ts';
 import { historyOf } from '../session-dir/history.ts';
+import { replaceSessionFile } from '../session-dir/write.ts';
 import { rendererFor } from './render-again.ts';
 
 /**
@@ -44,15 +45,9 @@ export async function applyPortalState(opts: {
   const dir = path.resolve(opts.sessionDir);
   const updated = reapplyPriorState(doc, historyOf(path.dirname(dir), target, path.basename(dir)).prior, state);
   if (updated === null || JSON.stringify(updated) === JSON.stringify(doc)) return false;
-  writeAtomically(opts.files.session, `${JSON.stringify(updated, null, 2)}\n`);
+  replaceSessionFile(opts.files.session, `${JSON.stringify(updated, null, 2)}\n`);
   const render = rendererFor(opts.sessionDir, opts.settings, opts.warn)(updated);
-  if (opts.files.report !== undefined) writeAtomically(opts.files.report, render.report);
-  if (opts.files.exec !== undefined) writeAtomically(opts.files.exec, render.execSummary);
+  if (opts.files.report !== undefined) replaceSessionFile(opts.files.report, render.report);
+  if (opts.files.exec !== undefined) replaceSessionFile(opts.files.exec, render.execSummary);
   return true;
-}
-
-function writeAtomically(file: string, content: string): void {
-  const temp = `${file}.tmp-${process.pid}`;
-  fs.writeFileSync(temp, content);
-  fs.renameSync(temp, file);
 }

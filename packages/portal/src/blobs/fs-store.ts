@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { fsyncPath } from '@svc/protocol/node';
 import {
   assertKey,
   BlobNotFoundError,
@@ -54,12 +55,7 @@ export class FsBlobStore implements BlobStore {
         }
       };
       await pipeline(hashed(), created.createWriteStream());
-      const fh = await fs.open(tmp, 'r');
-      try {
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
+      await fsyncPath(tmp);
       const final = path.join(this.#objects, key);
       await this.#moveIntoPlace(tmp, final);
     } catch (err) {
@@ -90,12 +86,7 @@ export class FsBlobStore implements BlobStore {
       }
     }
     // The rename lives in the directory: fsync it, or a power cut may lose a committed object.
-    const dh = await fs.open(dir, 'r');
-    try {
-      await dh.sync();
-    } finally {
-      await dh.close();
-    }
+    await fsyncPath(dir);
   }
 
   async get(key: string): Promise<{ stream: Readable; size: number }> {

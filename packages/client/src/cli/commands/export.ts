@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat, parseSessionJson } from '@svc/protocol';
-import { exportChunks } from '@svc/protocol/node';
+import { exportChunks, replaceFile } from '@svc/protocol/node';
 import type { Command } from 'commander';
 import { CLIENT_VERSION } from '../../version.ts';
 import type { CliContext } from '../context.ts';
@@ -34,14 +34,11 @@ function readSession(file: string): unknown {
   return parsed.doc;
 }
 
-/** Writes the export to `file` through a temporary name, so a failed run leaves no half-written file. */
-async function writeFileAtomically(file: string, chunks: Iterable<string>): Promise<void> {
-  const tmp = `${file}.${process.pid}.tmp`;
+/** Replaces `file` whole, so a failed run leaves no half-written file; not durable: it can be run again. */
+async function writeExport(file: string, chunks: Iterable<string>): Promise<void> {
   try {
-    await pipeline(Readable.from(chunks), fs.createWriteStream(tmp, { mode: 0o600 }));
-    fs.renameSync(tmp, file);
+    await replaceFile(file, chunks, { durable: false, mode: 0o600 });
   } catch (err) {
-    fs.rmSync(tmp, { force: true });
     throw new CliError(`cannot write ${file}: ${(err as Error).message}`, EXIT_FAILED);
   }
 }
@@ -73,7 +70,7 @@ export default function register(program: Command, ctx: CliContext): void {
       else await pipeline(Readable.from(chunks), ctx.streams.stdout, { end: false });
       return;
     }
-    await writeFileAtomically(opts.output, chunks);
+    await writeExport(opts.output, chunks);
     new Output(ctx.streams).info(`wrote ${opts.output}`);
   });
 }

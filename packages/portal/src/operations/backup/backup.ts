@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import type pg from 'pg';
 import tar from 'tar-stream';
+import { fsyncPath } from '@svc/protocol/node';
 import { BlobNotFoundError, type BlobStore } from '../../blobs/store.ts';
 import { KEY_FILE } from '../../identity/key-encryption.ts';
 import { authenticateManifest } from './authentication.ts';
@@ -251,10 +252,5 @@ async function writeArchive(
     await written.catch(() => undefined);
     throw err;
   }
-  const fh = await fs.open(file, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
+  await fsyncPath(file);
 }

@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { replaceFile } from '@svc/protocol/node';
 
 /**
  * `npm run backup` records its last success here, in the portal's data directory, and the portal
@@ -17,14 +17,14 @@ export interface BackupStatus {
   bytes: number;
 }
 
-/** Written beside and renamed into place: a scrape never reads half a file. */
+/**
+ * Replaced whole: a scrape never reads half a file. Not durably: a record lost to a power cut
+ * reads as no backup (or a damaged file, 0 as well), so the age alert fires and says to look.
+ */
 export async function recordBackup(dataDir: string, status: BackupStatus): Promise<void> {
-  const file = path.join(dataDir, STATUS_FILE);
-  const partial = `${file}.${randomBytes(4).toString('hex')}.partial`;
-  await fs.writeFile(partial, `${JSON.stringify(status, null, 2)}\n`, { mode: 0o600 });
-  await fs.rename(partial, file).catch(async (err: unknown) => {
-    await fs.rm(partial, { force: true });
-    throw err;
+  await replaceFile(path.join(dataDir, STATUS_FILE), `${JSON.stringify(status, null, 2)}\n`, {
+    durable: false,
+    mode: 0o600,
   });
 }
 
