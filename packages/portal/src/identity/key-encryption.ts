@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { fsyncPath } from '@svc/protocol/node';
 import type { Logger } from 'pino';
 import { ConfigError, type Config } from '../config/index.ts';
 
@@ -33,6 +34,10 @@ export async function loadKeyEncryptionKey(config: Config, logger: Logger): Prom
   try {
     // 'wx': two processes starting on one data directory cannot both write a key.
     await fs.writeFile(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+    // On disk, name and content, before anything is encrypted with it: a key lost to a power cut
+    // would leave the secrets in the database unreadable.
+    await fsyncPath(file);
+    await fsyncPath(config.dataDir);
     logger.info({ file }, 'generated the identity key encryption key (SVC_IDENTITY_KEY_ENCRYPTION_KEY unset)');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

@@ -115,6 +115,8 @@ async function attemptBackup(opts: BackupOptions): Promise<BackupResult> {
     await writeArchive(stem, spool, manifest, dump.objects, opts.blobs, opts.keyEncryptionKey);
     // link, not rename: fails rather than replace a file created meanwhile.
     await fs.link(stem, archive);
+    // The new name on disk before the backup is reported written (the archive itself is fsynced).
+    await fsyncPath(path.dirname(archive));
     return {
       archive,
       tables: dump.tables.length,
