@@ -26,7 +26,7 @@ import { performance } from 'node:perf_hooks';
 import { loadConfig } from '@svc/portal/config';
 import { startPortal, type Portal } from '@svc/portal/server';
 import { latestPairMetrics } from '@svc/portal/sessions/benchmark';
-import { benchmarkSession } from '@svc/portal/sessions/benchmark-snapshot';
+import { benchmarkSession } from '@svc/portal/sessions/benchmark-session';
 import { freePort } from './lib/ports.ts';
 import { table, writeResult } from './lib/report.ts';
 import { round } from './lib/stats.ts';

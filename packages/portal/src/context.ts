@@ -4,6 +4,7 @@ import type { FastifyBaseLogger, FastifyInstance, RawServerDefault } from 'fasti
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import type { HeartbeatWriter } from './agents/heartbeat-writer.ts';
 import type { ApiKeyVerifier } from './auth/api-keys.ts';
 import type { BlobStore } from './blobs/store.ts';
 import type { TokenVerifier } from './auth/jwt.ts';
@@ -11,8 +12,11 @@ import type { Config } from './config/index.ts';
 import type { Database } from './db/schema.ts';
 import type { EventBus } from './events/bus.ts';
 import type { PortalMetrics } from './metrics/registry.ts';
+import type { LoginCheckGate } from './identity/login-gate.ts';
 import type { SigningKey } from './identity/signing-keys.ts';
+import type { BenchmarkSnapshots } from './sessions/benchmark-snapshot.ts';
 import type { ShareTokenSeal } from './sessions/share-seal.ts';
+import type { ServedIndexCache } from './vuln-feeds/serve.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import type { WebhookSecrets } from './webhooks/secrets.ts';
 import type { CidrList, Resolver } from './webhooks/url-safety.ts';
@@ -40,6 +44,16 @@ export interface AppContext {
   metrics: PortalMetrics | null;
   /** The clock; tests substitute a fixed one to check expiry. */
   now: () => Date;
+  // What this process keeps for itself, made once in server.ts; each replica has its own
+  // (docs/deployment-replicas.md, "What each replica keeps to itself").
+  /** Heartbeats written in batches (SVC_HEARTBEAT_BATCH_MAX). */
+  heartbeats: HeartbeatWriter;
+  /** Password checks in flight and waiting, per e-mail. */
+  loginChecks: LoginCheckGate;
+  /** The benchmark's peer snapshot. */
+  benchmarks: BenchmarkSnapshots;
+  /** The last vulnerability index read. */
+  vulnIndex: ServedIndexCache;
 }
 
 export type App = FastifyInstance<

@@ -10,7 +10,12 @@ import { startEmbeddedPostgres, type EmbeddedServer } from './db/embedded.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { openDatabase } from './db/pool.ts';
 import { EventBus } from './events/bus.ts';
+import { HeartbeatBatcher } from './agents/heartbeat-batch.ts';
+import type { HeartbeatWriter } from './agents/heartbeat-writer.ts';
 import { bootstrapAdmin, checkBootstrapPassword } from './identity/bootstrap.ts';
+import { LoginCheckGate } from './identity/login-gate.ts';
+import { BenchmarkSnapshots } from './sessions/benchmark-snapshot.ts';
+import { ServedIndexCache } from './vuln-feeds/serve.ts';
 import { loadKeyEncryptionKey } from './identity/key-encryption.ts';
 import { ensureSigningKey } from './identity/signing-keys.ts';
 import { createLogger } from './logging.ts';
@@ -175,7 +180,13 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       version: portalPackage.version,
       metrics,
       now,
+      // The batcher writes through the context it belongs to: set just below.
+      heartbeats: null as unknown as HeartbeatWriter,
+      loginChecks: new LoginCheckGate(),
+      benchmarks: new BenchmarkSnapshots(),
+      vulnIndex: new ServedIndexCache(),
     };
+    ctx.heartbeats = new HeartbeatBatcher(ctx, config.heartbeatBatchMax);
     ctx.events.subscribe((event) => dispatcher.onEvent(event));
     // Deliveries whose replica stopped mid-way are taken over once their lease expires; on
     // shutdown, after the fan-outs drained, those taken over finish.

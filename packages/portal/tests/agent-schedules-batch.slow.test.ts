@@ -6,7 +6,6 @@ import { http, withKey } from '../../../test-support/http.ts';
 import { sampleValue, scrape } from '../../../test-support/metrics-scrape.ts';
 import { schedulesApi } from '../../../test-support/portal-schedules.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { heartbeatWriter } from '../src/agents/heartbeat-batch.ts';
 import { portalSchedulesAnswer } from '../src/agents/portal-schedules.ts';
 import { authenticateKey } from '../src/auth/authenticate.ts';
 
@@ -52,7 +51,7 @@ describe('portal schedules in batched heartbeats', () => {
       address: '127.0.0.1',
       onLegacyKey: () => undefined,
     });
-    const writer = heartbeatWriter(portal.ctx);
+    const writer = portal.ctx.heartbeats;
     const read = (a: string) => {
       const r = readHeartbeat(heartbeatBody(a, { portal_schedules_revision: 0 }), { keepClientId: false });
       if (!r.ok) throw new Error(r.message);

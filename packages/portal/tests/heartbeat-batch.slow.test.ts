@@ -2,7 +2,6 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readHeartbeat } from '@svc/protocol';
 import { HEARTBEAT_BATCH_SQL, heartbeatBatchValues } from '../src/agents/claim-sql.ts';
-import { heartbeatWriter } from '../src/agents/heartbeat-batch.ts';
 import { AGENT_UNREGISTERED } from '../src/agents/resolve.ts';
 import { authenticateKey } from '../src/auth/authenticate.ts';
 import { createLicense, FakeClock, heartbeatBody, newAgentId, openDb } from '../../../test-support/factories.ts';
@@ -178,7 +177,7 @@ describe('heartbeats arriving together', () => {
       address: '127.0.0.1',
       onLegacyKey: () => undefined,
     });
-    const writer = heartbeatWriter(portal.ctx);
+    const writer = portal.ctx.heartbeats;
     const read = (a: string, uptime: number) => {
       const r = readHeartbeat(heartbeatBody(a, { uptime_seconds: uptime }), { keepClientId: false });
       if (!r.ok) throw new Error(r.message);

@@ -5,7 +5,7 @@ import { resolveUser } from '../src/auth/users.ts';
 import { DomainError } from '../src/domain/errors.ts';
 import { httpErrorOf } from '../src/http/errors.ts';
 import { accessSession } from '../src/sessions/access.ts';
-import { benchmarkSession } from '../src/sessions/benchmark-snapshot.ts';
+import { benchmarkSession } from '../src/sessions/benchmark-session.ts';
 import { removeSession } from '../src/sessions/delete.ts';
 import { listSessionsFor } from '../src/sessions/listing.ts';
 import { fileToServe } from '../src/sessions/open-file.ts';

@@ -12,14 +12,8 @@ import {
   type ScheduleRevisionColumns,
 } from './claim-sql.ts';
 import { heartbeatSlowPath } from './first-heartbeat.ts';
-import {
-  type HeartbeatAnswer,
-  heartbeatFields,
-  type KeyHolder,
-  recordHeartbeat,
-  schedulesOf,
-  singleStatement,
-} from './heartbeat.ts';
+import { heartbeatFields, recordHeartbeat, schedulesOf, singleStatement } from './heartbeat.ts';
+import type { HeartbeatAnswer, HeartbeatWriter, KeyHolder } from './heartbeat-writer.ts';
 import { presentClaim } from './present.ts';
 
 type Answer = HeartbeatAnswer;
@@ -51,7 +45,7 @@ const BATCHES_IN_FLIGHT = 2;
  * written one after the other in arrival order: the next waits until the previous one is
  * answered. A batch statement that fails sends each of its heartbeats down the single path.
  */
-class HeartbeatBatcher {
+export class HeartbeatBatcher implements HeartbeatWriter {
   readonly #ctx: AppContext;
   readonly #maxBatch: number;
   #queue: Waiting[] = [];
@@ -147,16 +141,4 @@ class HeartbeatBatcher {
       void this.#settle(w, work);
     }
   }
-}
-
-const batchers = new WeakMap<AppContext, HeartbeatBatcher>();
-
-/** The portal's heartbeat writer (one per context, sized by SVC_HEARTBEAT_BATCH_MAX). */
-export function heartbeatWriter(ctx: AppContext): HeartbeatBatcher {
-  let b = batchers.get(ctx);
-  if (b === undefined) {
-    b = new HeartbeatBatcher(ctx, ctx.config.heartbeatBatchMax);
-    batchers.set(ctx, b);
-  }
-  return b;
 }

@@ -1,18 +1,11 @@
 import { CompiledQuery } from 'kysely';
-import {
-  MAX_COMMANDS_PER_HEARTBEAT,
-  type CommandCancel,
-  type DeliveredCommand,
-  type ReceivedHeartbeat,
-} from '@svc/protocol';
-import type { LegacyPrincipal, LicensePrincipal } from '../auth/principal.ts';
+import { MAX_COMMANDS_PER_HEARTBEAT, type ReceivedHeartbeat } from '@svc/protocol';
 import type { AppContext } from '../context.ts';
 import { queryPrepared } from '../db/prepared.ts';
 import { type ClaimedRow, claimOf, HEARTBEAT_SQL, heartbeatValues, type ScheduleRevisionColumns } from './claim-sql.ts';
 import { heartbeatSlowPath, storedState } from './first-heartbeat.ts';
+import type { HeartbeatAnswer, KeyHolder } from './heartbeat-writer.ts';
 import { presentClaim } from './present.ts';
-
-export type KeyHolder = LicensePrincipal | LegacyPrincipal;
 
 /** The client and schedules revision a heartbeat statement's first row carries. */
 export function schedulesOf(row: ScheduleRevisionColumns | undefined): HeartbeatAnswer['schedules'] {
@@ -48,17 +41,6 @@ export async function recordHeartbeat(
     return { receivedAt: now, ...presentClaim(claimOf(rows)), schedules: schedulesOf(rows[0]) };
   const claimed = await heartbeatSlowPath(ctx, principal, hb, now, statement);
   return { receivedAt: now, ...presentClaim(claimed), schedules: null };
-}
-
-/**
- * A recorded heartbeat: the commands handed out, the running ones to stop, and the agent's client
- * with its portal schedules revision (null after the slow path: the next heartbeat brings the schedules).
- */
-export interface HeartbeatAnswer {
-  receivedAt: Date;
-  commands: DeliveredCommand[];
-  cancel: CommandCancel[];
-  schedules: { clientId: string; revision: number } | null;
 }
 
 /** What a heartbeat writes and claims with, the same for the single statement and a batch. */

@@ -12,7 +12,6 @@ import {
   revokeFamily,
 } from './queries.ts';
 import type { SigningKey } from './signing-keys.ts';
-import { LoginCheckGate } from './login-gate.ts';
 import { admitLoginAttempt, recordSuccessfulLogin } from './throttle.ts';
 import { hashRefreshToken, issueTokens } from './tokens.ts';
 import { normalizeEmail } from './users.ts';
@@ -30,20 +29,6 @@ export type GrantOutcome =
   | { kind: 'busy'; retryAfter: number }
   | { kind: 'reused' };
 
-/** One password check per e-mail at a time, four more waiting (README "Identity"). */
-const LOGIN_CHECKS_IN_FLIGHT = 1;
-const LOGIN_CHECKS_WAITING = 4;
-/** Each portal's own gate (a test process runs several portals). */
-const gates = new WeakMap<AppContext, LoginCheckGate>();
-function gateOf(ctx: AppContext): LoginCheckGate {
-  let gate = gates.get(ctx);
-  if (gate === undefined) {
-    gate = new LoginCheckGate(LOGIN_CHECKS_IN_FLIGHT, LOGIN_CHECKS_WAITING);
-    gates.set(ctx, gate);
-  }
-  return gate;
-}
-
 export async function passwordGrant(
   ctx: AppContext,
   key: SigningKey,
@@ -58,7 +43,7 @@ export async function passwordGrant(
   if (!gate.admitted) return { kind: 'locked', retryAfter: gate.retryAfter };
   // Bounded per e-mail after the per-address lock, so locked addresses never take a place in line.
   const email = normalizeEmail(login.username);
-  const release = await gateOf(ctx).enter(email);
+  const release = await ctx.loginChecks.enter(email);
   if (release === null)
     return { kind: 'busy', retryAfter: Math.max(1, Math.ceil(ctx.config.identity.loginSlowDelayMs / 1000)) };
   let user: Awaited<ReturnType<typeof findUserByNormalizedEmail>>;

@@ -4,12 +4,17 @@
  * refused at once (issue 21, point 3). The per-e-mail slow-down waits inside the slot, so
  * parallel guesses from many addresses run one after another instead of all at once.
  */
+/** One password check per e-mail at a time, four more waiting (README "Identity"). */
+const LOGIN_CHECKS_IN_FLIGHT = 1;
+const LOGIN_CHECKS_WAITING = 4;
+
+/** AppContext.loginChecks: this process's gate; each replica has its own (docs/deployment-replicas.md). */
 export class LoginCheckGate {
   readonly #inFlight: number;
   readonly #maxWaiting: number;
   readonly #lines = new Map<string, { running: number; waiting: (() => void)[] }>();
 
-  constructor(inFlight: number, maxWaiting: number) {
+  constructor(inFlight = LOGIN_CHECKS_IN_FLIGHT, maxWaiting = LOGIN_CHECKS_WAITING) {
     this.#inFlight = inFlight;
     this.#maxWaiting = maxWaiting;
   }

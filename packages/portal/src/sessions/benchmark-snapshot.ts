@@ -1,9 +1,8 @@
 import { BENCHMARK_METRICS, type BenchmarkMetric, type BenchmarkMetricName } from '@svc/protocol';
-import type { AppContext } from '../context.ts';
-import { sessionNotFound } from './access.ts';
-import type { SessionRef } from './queries.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.ts';
 import { benchmarkMetric, BUCKET_EDGES, bucketOf, MIN_PEERS, type Benchmark } from './benchmark.ts';
-import { latestPairMetrics, type MetricRow, sessionMetrics } from './benchmark-queries.ts';
+import { latestPairMetrics, type MetricRow } from './benchmark-queries.ts';
 
 /** Rows without a client id form one group of their own (they can never be the caller's client). */
 const WITHOUT_CLIENT = '\u0000none';
@@ -85,41 +84,28 @@ export class BenchmarkSnapshot {
   }
 }
 
-interface Holder {
-  snapshot: BenchmarkSnapshot | null;
-  building: Promise<BenchmarkSnapshot> | null;
-}
-
-/** One snapshot per portal (keyed by its context), in memory: rebuilt from the database, so nothing to migrate or keep consistent. */
-const holders = new WeakMap<AppContext, Holder>();
-
 /**
- * The current snapshot: built by the first benchmark request, then rebuilt by the first
- * request after it is SVC_BENCHMARK_SNAPSHOT_MINUTES old (by the portal's clock).
- * Concurrent requests share one build.
+ * This process's snapshot (AppContext.benchmarks), in memory: rebuilt from the database, so
+ * nothing to migrate or keep consistent.
  */
-export async function currentSnapshot(ctx: AppContext): Promise<BenchmarkSnapshot> {
-  let holder = holders.get(ctx);
-  if (holder === undefined) {
-    holder = { snapshot: null, building: null };
-    holders.set(ctx, holder);
-  }
-  const maxAgeMs = ctx.config.benchmarkSnapshotMinutes * 60_000;
-  const fresh = holder.snapshot !== null && ctx.now().getTime() - holder.snapshot.builtAt.getTime() < maxAgeMs;
-  if (fresh) return holder.snapshot!;
-  const h = holder;
-  h.building ??= (async () => {
-    const builtAt = ctx.now();
-    const snapshot = new BenchmarkSnapshot(await latestPairMetrics(ctx.db), builtAt);
-    h.snapshot = snapshot;
-    return snapshot;
-  })().finally(() => (h.building = null));
-  return h.building;
-}
+export class BenchmarkSnapshots {
+  #snapshot: BenchmarkSnapshot | null = null;
+  #building: Promise<BenchmarkSnapshot> | null = null;
 
-/** The benchmark of one session (its values read now) against the snapshot; a session gone meanwhile is a 404. */
-export async function benchmarkSession(ctx: AppContext, ref: SessionRef): Promise<Benchmark> {
-  const own = await sessionMetrics(ctx.db, ref);
-  if (own === null) throw sessionNotFound();
-  return (await currentSnapshot(ctx)).compare(own.client_id, own);
+  /**
+   * The current snapshot: built by the first benchmark request, then rebuilt by the first
+   * request after it is SVC_BENCHMARK_SNAPSHOT_MINUTES old (by the portal's clock).
+   * Concurrent requests share one build.
+   */
+  current(db: Kysely<Database>, now: Date, maxAgeMs: number): Promise<BenchmarkSnapshot> {
+    const held = this.#snapshot;
+    if (held !== null && now.getTime() - held.builtAt.getTime() < maxAgeMs) return Promise.resolve(held);
+    this.#building ??= (async () => {
+      const builtAt = now;
+      const snapshot = new BenchmarkSnapshot(await latestPairMetrics(db), builtAt);
+      this.#snapshot = snapshot;
+      return snapshot;
+    })().finally(() => (this.#building = null));
+    return this.#building;
+  }
 }

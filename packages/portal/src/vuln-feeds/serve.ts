@@ -8,14 +8,19 @@ export interface ServedIndex {
   gzip: Buffer;
 }
 
-/** The last index read, per database: a conditional GET costs one short query, a full one no copy from the database. */
-const cached = new WeakMap<pg.Pool, ServedIndex>();
+/**
+ * The last index this process read (AppContext.vulnIndex): a conditional GET costs one short
+ * query, a full one no copy from the database.
+ */
+export class ServedIndexCache {
+  last: ServedIndex | null = null;
+}
 
 /**
  * The index every replica serves now (the newest stored of this portal's format); a 404 before
  * the first import, a 503 while the index of an upgraded portal is being rebuilt (upgrade.ts).
  */
-export async function currentIndex(pool: pg.Pool): Promise<ServedIndex> {
+export async function currentIndex(pool: pg.Pool, cache: ServedIndexCache): Promise<ServedIndex> {
   const version = await currentIndexVersion(pool);
   if (version === null && (await feedsHeld(pool)))
     throw new DomainError(
@@ -28,7 +33,7 @@ export async function currentIndex(pool: pg.Pool): Promise<ServedIndex> {
       'not_found.vuln_index',
       'No vulnerability index: the portal has no feeds imported yet (an operator runs npm run feeds:import, docs/vuln-feeds.md)',
     );
-  const hit = cached.get(pool);
+  const hit = cache.last;
   if (hit?.version === version) return hit;
   const gzip = await indexBody(pool, version);
   // Pruned between the two queries by a newer import: the next request sees the newer one.
@@ -37,7 +42,7 @@ export async function currentIndex(pool: pg.Pool): Promise<ServedIndex> {
       retryAfterSeconds: 1,
     });
   const served = { version, gzip };
-  cached.set(pool, served);
+  cache.last = served;
   return served;
 }
 

@@ -4,7 +4,7 @@ import type { App, AppContext } from '../../context.ts';
 import { unauthorized } from '../../http/errors.ts';
 import { responses } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
-import { benchmarkSession } from '../../sessions/benchmark-snapshot.ts';
+import { benchmarkSession } from '../../sessions/benchmark-session.ts';
 import { presentBenchmark } from '../../sessions/present.ts';
 
 /**

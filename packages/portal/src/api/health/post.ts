@@ -1,5 +1,4 @@
 import { HeartbeatRequestBody, HeartbeatResponse, readHeartbeat } from '@svc/protocol';
-import { heartbeatWriter } from '../../agents/heartbeat-batch.ts';
 import { portalSchedulesAnswer } from '../../agents/portal-schedules.ts';
 import { presentHeartbeatAnswer } from '../../agents/present.ts';
 import { keyHolderOf, requireKey } from '../../auth/guards.ts';
@@ -39,7 +38,7 @@ export default function register(app: App, ctx: AppContext): void {
       const read = readHeartbeat(request.body, { keepClientId: principal.kind === 'legacy' });
       if (!read.ok) throw badRequest(read.message);
       const hb = read.heartbeat;
-      const { receivedAt, commands, cancel, schedules } = await heartbeatWriter(ctx).record(principal, hb);
+      const { receivedAt, commands, cancel, schedules } = await ctx.heartbeats.record(principal, hb);
       // Only when the agent's set changed since the revision it holds (most answers read nothing
       // more), and like commands only for a key with agent:commands.
       const held = principal.permissions.has('agent:commands') ? hb.portalSchedulesRevision : null;

@@ -45,7 +45,7 @@ export default function register(app: App, ctx: AppContext): void {
     async (request, reply) => {
       const caller = await resolveCredential(ctx, request);
       if (caller === null) throw new DomainError('unauthorized.credential', 'Unauthorized');
-      const index = await currentIndex(ctx.pool);
+      const index = await currentIndex(ctx.pool, ctx.vulnIndex);
       reply.header('etag', `"${index.version}"`);
       reply.header('vary', 'accept-encoding');
       if (matchesVersion(request.headers['if-none-match'], index.version)) return reply.code(304).send();
