@@ -12,7 +12,7 @@ import { IsoDateTime } from './common.ts';
 export const MAX_PROGRESS_TASK_LENGTH = 64;
 
 /**
- * The stages of `svc scan`'s pipeline, in the order they run (issue 37): discovery tools, nmap,
+ * The stages of `svc scan`'s pipeline, in the order they run: discovery tools, nmap,
  * the enrichment tools, the session and its report, the upload. Only nmap reports a percent of
  * its own; every other stage is reported once, when it starts, with percent 0.
  */

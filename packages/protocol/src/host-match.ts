@@ -1,8 +1,8 @@
 import { hostKindOf } from './scan-targets.ts';
 
 /**
- * How a host filter matches (the session findings' `host` and the findings of record's `host`,
- * issue 35): a whole address matches only that address, so `10.99.0.17` never finds
+ * How a host filter matches (the session findings' `host` and the findings of record's `host`):
+ * a whole address matches only that address, so `10.99.0.17` never finds
  * `10.99.0.170`; anything else (a name, or the start of an address such as `10.99.0.`)
  * matches the hosts whose name or address starts with it. Case does not count: host names
  * and IPv6 addresses are compared lower-cased.

@@ -10,7 +10,7 @@ export type Severity = (typeof SEVERITIES)[number];
 export const REMEDIATION_STATUSES = ['new', 'persistent', 'in_progress', 'resolved', 'deferred'] as const;
 export type RemediationStatus = (typeof REMEDIATION_STATUSES)[number];
 /**
- * The statuses a person chooses in the console (issue 35). The others are the scanner's own: a
+ * The statuses a person chooses in the console. The others are the scanner's own: a
  * scan finds a finding (`new`), finds it again (`persistent`) or no longer finds it (`resolved`).
  * PATCH /api/remediation-update still takes all five; the console offers only these.
  */

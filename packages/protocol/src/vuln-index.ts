@@ -11,7 +11,7 @@ import { cpeFields } from './vuln-version.ts';
 
 /**
  * Bumped when the shape or the meaning changes; a client refuses an index of a format it does
- * not know. 2 (issue 36): versions carry their update (`2.10~rc1`, see vuln-version.ts), a CPE
+ * not know. 2: versions carry their update (`2.10~rc1`, see vuln-version.ts), a CPE
  * version `-` is no range, `cves` holds every CVE the feeds know, and `debian` the Debian
  * security tracker's fixed versions.
  */

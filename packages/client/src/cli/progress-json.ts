@@ -16,7 +16,7 @@ export function progressJsonWriter(stream: NodeJS.WritableStream): (progress: Nm
   };
 }
 
-/** The pipeline's stage as it starts (issue 37): one line in the same shape, percent 0. */
+/** The pipeline's stage as it starts: one line in the same shape, percent 0. */
 export function stageJsonWriter(stream: NodeJS.WritableStream): (stage: ProgressStage) => void {
   return (stage) => void stream.write(`${progressLine(stageProgress(stage))}\n`);
 }

@@ -9,7 +9,7 @@ import { displayFile } from '../session-dir/display-files.ts';
 import { replaceSessionFile } from '../session-dir/write.ts';
 
 /**
- * After an upload (issue 13 item 7): the portal's benchmark of the new session goes into the
+ * After an upload: the portal's benchmark of the new session goes into the
  * session file as its `benchmark` block, the report and executive summary are rendered again
  * with it, and the portal's copies of both are replaced through PUT /api/refresh.
  *

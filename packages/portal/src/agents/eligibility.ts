@@ -9,7 +9,7 @@ const usable = (now: Date) =>
   sql<boolean>`l.is_active AND l.revoked_at IS NULL AND (l.expires_at IS NULL OR l.expires_at > ${now})`;
 
 /**
- * Whether an agent may receive commands (point 20 of issue 11): it follows the key that
+ * Whether an agent may receive commands: it follows the key that
  * REGISTERED it, never whichever key of the client heartbeated last. When that key is no
  * longer usable (revoked, inactive, expired or deleted), the highest tier among the
  * client's active keys decides; with no active key left, the agent gets nothing. An agent

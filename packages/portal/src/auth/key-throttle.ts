@@ -15,7 +15,7 @@ type Window = { start: number; failures: number };
 
 /**
  * Failed API-key authentications (an unknown or malformed key), in fixed one-minute windows,
- * counted per (client address, key prefix) and per address (issue 21, point 3; README "Key
+ * counted per (client address, key prefix) and per address (README "Key
  * guessing"). A request is refused (429) when
  * - its (address, prefix) had `limit` failures this minute, or
  * - its address had `limit` x ADDRESS_BUDGET_FACTOR failures this minute and its prefix has

@@ -14,7 +14,7 @@ export interface ConnectionLimits {
 }
 
 /**
- * 20 per address (issue 34, point 6; was 100): filling the default 1,000 connections with
+ * 20 per address (was 100): filling the default 1,000 connections with
  * busy ones then takes 50 addresses, not 12 as in the review's lockout. A browser opens at
  * most 6 connections to a host, an agent or `svc upload` one, and idle ones always give way.
  */

@@ -66,7 +66,7 @@ export interface Config {
   webDir: string;
   /** Minutes a benchmark snapshot is served before the next request rebuilds it (SVC_BENCHMARK_SNAPSHOT_MINUTES). */
   benchmarkSnapshotMinutes: number;
-  /** Timeouts and caps on client connections (issue 11, point 9). */
+  /** Timeouts and caps on client connections. */
   http: ConnectionLimits & {
     /** Time to receive a request's headers. */
     headersTimeoutSeconds: number;
@@ -98,7 +98,7 @@ export interface Config {
   keyFailuresPerMinute: number;
   /** External OpenID provider; null means the portal's own identity provider signs tokens. */
   externalJwt: { jwksUrl: string; issuer: string; audience: string; algorithms: string[] } | null;
-  /** The portal's own identity provider (issue 11 hardening; README "Security and limits"). */
+  /** The portal's own identity provider (README "Security and limits"). */
   identity: {
     /** Days from login after which a refresh-token family ends, however often it was rotated. */
     refreshFamilyMaxDays: number;

@@ -31,7 +31,7 @@ export class AccessLog extends LogController {
   }
 
   override incomingRequest(request: FastifyRequest): void {
-    // Checked first: the line's fields are not even built unless debug is on (issue 39, point 6).
+    // Checked first: the line's fields are not even built unless debug is on.
     if ((request.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('debug') === false) return;
     request.log.debug({ req: request }, 'request received');
   }

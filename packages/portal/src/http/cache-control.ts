@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 
 /**
- * `Cache-Control: no-store` on every /api and /identity answer (issue 11): keys, secrets
+ * `Cache-Control: no-store` on every /api and /identity answer: keys, secrets
  * (a license's plaintext key, a webhook's signing secret, tokens) and tenant data must
  * not stay in a browser's or a proxy's cache. One hook instead of one line per route, so
  * a new route is covered without anyone remembering to. The exceptions are answers that

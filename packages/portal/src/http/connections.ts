@@ -49,7 +49,7 @@ interface Tracked {
 }
 
 /**
- * SVC_MAX_CONNECTIONS and SVC_MAX_CONNECTIONS_PER_ADDRESS (issue 21, point 2; issue 34, point 6).
+ * SVC_MAX_CONNECTIONS and SVC_MAX_CONNECTIONS_PER_ADDRESS.
  * One address cannot take everyone's connections: past its own limit, a new connection from
  * it replaces one of its own that is idle, else slow, else fresh, or is closed if all of them
  * are busy. At the global cap the same, among everyone's.

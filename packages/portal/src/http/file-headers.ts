@@ -22,7 +22,7 @@ const REPORT_SOURCES =
   "default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'unsafe-inline'; font-src data:; form-action 'none'; base-uri 'none'";
 
 /**
- * Everywhere uploaded HTML is shown, the share page's frame included (issue 34, point 7: a
+ * Everywhere uploaded HTML is shown, the share page's frame included (a
  * pop-up there could carry a typed password out in its address; the consultation button's
  * page is opened by the share page itself, web/consultation.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * Rules every input obeys, whatever the route (issue 11, point 11): PostgreSQL cannot store
+ * Rules every input obeys, whatever the route: PostgreSQL cannot store
  * a NUL character (U+0000) nor a lone UTF-16 surrogate in text or JSONB, and deeply nested
  * JSON overflows the stack of anything that walks it recursively (JSON.stringify, the
  * serialiser, the remediation rewrite). Checked once at the edge, iteratively, so no

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Level, Logger } from 'pino';
 
 /**
- * `request.log` without a pino child per request (issue 39, point 2): the child, with its
+ * `request.log` without a pino child per request: the child, with its
  * request id binding and redaction, is built the first time the request logs at an enabled
  * level. A request that logs nothing at the configured level (a successful heartbeat or key
  * check at `info`) builds none. What a line says is unchanged: it is written by the same child.

@@ -49,7 +49,7 @@ function liftIdleTimeoutAfterBody(request: FastifyRequest, reply: FastifyReply):
 }
 
 /**
- * Fastify/Node options for the connection-level limits (issue 11, point 9):
+ * Fastify/Node options for the connection-level limits:
  * - headers: Node's headersTimeout (checked every second) closes a connection whose
  *   headers are still incomplete after SVC_HEADERS_TIMEOUT_SECONDS, with a 408;
  * - idle: the socket timeout closes a connection on which nothing moved for
@@ -77,7 +77,7 @@ export function serverOptions(ctx: AppContext) {
  * that long after its headers gets a 408 and its connection closed. A trickle of a byte
  * now and then defeats the idle timeout; this one bounds it.
  *
- * An upload (issue 21, point 5) instead has SVC_UPLOAD_TIMEOUT_SECONDS for its whole body,
+ * An upload instead has SVC_UPLOAD_TIMEOUT_SECONDS for its whole body,
  * and must bring at least SVC_UPLOAD_MIN_BYTES_PER_SECOND over each window of
  * SVC_UPLOAD_RATE_WINDOW_SECONDS (the first window is the grace period). Bytes are counted
  * on the socket, as they are read.

@@ -1,7 +1,7 @@
 /**
  * At most `inFlight` password checks per e-mail at a time in this process, and at most
  * `maxWaiting` more waiting in line (first come, first served); beyond that an attempt is
- * refused at once (issue 21, point 3). The per-e-mail slow-down waits inside the slot, so
+ * refused at once. The per-e-mail slow-down waits inside the slot, so
  * parallel guesses from many addresses run one after another instead of all at once.
  */
 /** One password check per e-mail at a time, four more waiting (README "Identity"). */

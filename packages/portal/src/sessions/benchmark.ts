@@ -4,7 +4,7 @@ import type { BenchmarkLabel, BenchmarkMetric, BenchmarkMetricName } from '@svc/
 export { latestPairMetrics } from './benchmark-queries.ts';
 
 /**
- * Benchmark of one session against its peers (docs/api.md#sessions, hardened in issue 11).
+ * Benchmark of one session against its peers (docs/api.md#sessions).
  *
  * Peers: the latest session (by uploaded_at) of every client/target pair of every OTHER
  * client, taken from a snapshot (benchmark-snapshot.ts) that is rebuilt at most every

@@ -9,7 +9,7 @@ import { lockSessionKey, type SessionRow } from './queries.ts';
 import { recordTarget } from './records-merge.ts';
 
 /**
- * What a scanner key may do to a session's history (docs/api.md#sessions, issue 34 point 8).
+ * What a scanner key may do to a session's history (docs/api.md#sessions).
  * Keys are for upload, refresh, license check, heartbeat, poll and status report (README
  * "Credentials and permissions"); a stolen scanner config must not be able to erase or bury a
  * client's record. So a key never changes a review status (archiving included), and deletes only a

@@ -2,7 +2,7 @@ import { sha256Hex } from '@svc/protocol/node';
 import { openSecret, sealSecret } from '../identity/key-encryption.ts';
 
 /**
- * Share tokens at rest (issue 34, point 10): a backup or a read of the database must not open
+ * Share tokens at rest: a backup or a read of the database must not open
  * anyone's report. A token is looked up by its SHA-256, the rule license keys are stored by
  * (licenseKeySha256; a share token has no blanks to trim); 256 random bits need no slow hash.
  * So that the console, the session listing, a re-upload's answer and `scan_completed` can still

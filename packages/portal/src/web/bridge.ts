@@ -110,7 +110,7 @@ export function scriptJson(value: unknown): string {
  * `data-svc-bridge` to the bridge (packages/client's report script). The share page then opens
  * the consultation contact the stored report names (consultation.ts) and passes the message
  * on to a page of the portal's origin that frames it. The frame may not open windows itself
- * (no `allow-popups`, issue 34 point 7).
+ * (no `allow-popups`).
  *
  * It runs in the report's opaque origin (the sandbox CSP has no allow-same-origin), so it
  * can reach neither the portal's cookies nor its storage, exactly like the report's own

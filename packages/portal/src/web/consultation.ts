@@ -1,6 +1,6 @@
 /**
- * The consultation contact a stored report names, for the share page's consultation button
- * (issue 34, point 7). The report's frame may open no window (no `allow-popups`: a pop-up
+ * The consultation contact a stored report names, for the share page's consultation button.
+ * The report's frame may open no window (no `allow-popups`: a pop-up's
  * address could carry what a viewer typed into a fake form), so the share page opens
  * `/share/consultation?token=`, and the portal reads the link from the report as stored:
  * nothing the report's scripts compute at view time can reach that address.

@@ -24,7 +24,7 @@ import { consultationLink } from './consultation.ts';
  * `/share/frame?token=&file=`. So the report never is the top-level document: it cannot
  * navigate the tab (no allow-top-navigation), cannot navigate its own frame away from the
  * portal (this page's `frame-src 'self'`), cannot open a window (no allow-popups: a pop-up's
- * address could carry what was typed into a fake sign-in form, issue 34 point 7), cannot
+ * address could carry what was typed into a fake sign-in form), cannot
  * submit a form (no allow-forms, `form-action 'none'`), cannot load anything from elsewhere
  * (its CSP), and cannot remove or cover the bar (another document). The bar switches the
  * frame to the executive summary when there is one.

@@ -6,7 +6,7 @@ import { isObj } from './read.ts';
  * JSON (a leading byte-order mark allowed), an object, and a valid session id in
  * `metadata.session_id` or, for very old files, a top-level `session_id`. Everything else in
  * the file is optional. The portal's upload applies it to `session_json`; `svc upload` applies
- * it on the host before it sends anything (issue 36, point 5).
+ * it on the host before it sends anything.
  */
 
 export type SessionFileRefusal =

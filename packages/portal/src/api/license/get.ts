@@ -25,7 +25,7 @@ export default function register(app: App, ctx: AppContext): void {
         response: responses({ 200: LicenseValidation }, 401),
       },
     },
-    // Not async: a key whose answer is cached is answered at once, without a promise (issue 39).
+    // Not async: a key whose answer is cached is answered at once, without a promise.
     (request, reply) => {
       // docs/api.md#credentials: checked here as well as by the app's onRequest hook (no hook of its own to run).
       const credentials = credentialsOf(request.headers);

@@ -36,7 +36,7 @@ const NOT_STORED = 'Storage failure: the upload was not stored';
 const BUSY_RETRY_SECONDS = 30;
 
 /**
- * SVC_UPLOADS_PER_KEY (issue 21, point 5): uploads in progress per key at most, counted in
+ * SVC_UPLOADS_PER_KEY: uploads in progress per key at most, counted in
  * this process; the legacy key is one key. A slot is held until the answer is out or the
  * connection is gone.
  */

@@ -3,7 +3,7 @@ import { KEY_FILE } from '../../identity/key-encryption.ts';
 import { ArchiveError, MAC_ENTRY, MANIFEST, type Manifest } from './format.ts';
 
 /**
- * Archives are authenticated (issue 34, point 10): checksums alone let anyone who can write an
+ * Archives are authenticated: checksums alone let anyone who can write an
  * archive edit a member and recompute them. `manifest.hmac`, the entry after the manifest,
  * holds an HMAC-SHA256 of the manifest's exact bytes; the manifest lists the size and SHA-256
  * of every other entry and restore accepts nothing unlisted, so the code covers the whole

@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import type { SequenceValue, TableShape } from './queries.ts';
 
 /**
- * A backup archive is a zstd-compressed tar (`.tar.zst`; archives written before issue 38 are
+ * A backup archive is a zstd-compressed tar (`.tar.zst`; archives written by earlier portals are
  * the same tar uncompressed, and restore reads both, telling them apart by their first bytes).
  * zstd rather than gzip: at its default level it compresses session JSON, HTML reports and logs
  * as small as gzip -9 at about three times gzip -6's speed (docs/decisions.md), and decompresses faster, so a
@@ -11,7 +11,7 @@ import type { SequenceValue, TableShape } from './queries.ts';
  * authentication code, authentication.ts), then one `database/<table>.copy` per table (COPY
  * text format, columns as the manifest lists them), then `objects/<key>` for every object a
  * session row of the dump points at. The manifest holds the size and SHA-256 of every entry
- * after `manifest.hmac`. Format version 1 (before issue 34, point 10) had no `manifest.hmac`.
+ * after `manifest.hmac`. Format version 1 had no `manifest.hmac`.
  */
 export const FORMAT = 'svc-portal-backup';
 export const FORMAT_VERSION = 2;
