@@ -67,10 +67,10 @@ describe('import rules', () => {
       'packages/portal/src/config/index.ts',
       "import { rule } from '../identity/rule.ts';\nexport const c = rule;\n",
     );
-    write('packages/portal/src/api/ready/get.ts', 'export const route = 1;\n');
+    write('packages/portal/src/api/readyz/get.ts', 'export const route = 1;\n');
     write(
       'packages/portal/src/sessions/use.ts',
-      "import { route } from '../api/ready/get.ts';\nexport const u = route;\n",
+      "import { route } from '../api/readyz/get.ts';\nexport const u = route;\n",
     );
     write('packages/portal/src/app.ts', 'export const app = 1;\n');
     write('packages/portal/src/audit/use.ts', "import { app } from '../app.ts';\nexport const a = app;\n");
@@ -83,7 +83,7 @@ describe('import rules', () => {
     );
     expect(violations()).toEqual([
       ['portal-areas-below-edge', 'packages/portal/src/audit/use.ts', 'packages/portal/src/app.ts'],
-      ['portal-areas-below-edge', 'packages/portal/src/sessions/use.ts', 'packages/portal/src/api/ready/get.ts'],
+      ['portal-areas-below-edge', 'packages/portal/src/sessions/use.ts', 'packages/portal/src/api/readyz/get.ts'],
       ['portal-foundations-below-areas', 'packages/portal/src/config/index.ts', 'packages/portal/src/identity/rule.ts'],
     ]);
   });

@@ -6,7 +6,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { registerApiRoutes } from './api/index.ts';
 import metricsGet from './api/metrics/get.ts';
-import readyGet from './api/ready/get.ts';
+import readyGet from './api/readyz/get.ts';
 import type { App, AppContext } from './context.ts';
 import { badRequest, errorHandler, notFoundHandler, tooManyRequests, unauthorized } from './http/errors.ts';
 import { registerIdentityRoutes } from './identity/routes/index.ts';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Issue 12 item 2, read from the source itself: no import cycle between the business areas
+ * Read from the source itself: no import cycle between the business areas
  * (auth depends on identity, never the other way), no SQL in identity route files, and
  * credential headers read only by http/credentials.ts.
  */
@@ -152,6 +152,58 @@ describe('route files', () => {
         f !== 'identity/routes/bearer.ts',
     );
     expect(misplaced).toEqual([]);
+  });
+});
+
+/** The method and URL of each route a file registers (`app.get('/x', …)`, `app.route({ method, url })`). */
+function routesOf(text: string): { method: string; url: string }[] {
+  const found: { method: string; url: string }[] = [];
+  for (const m of text.matchAll(/\b(?:app|api|root)\.(get|post|put|patch|delete)\s*(?:<[^(]*>)?\(\s*'([^']*)'/g))
+    found.push({ method: m[1] as string, url: m[2] as string });
+  for (const m of text.matchAll(/\.route\(\{\s*method:\s*([^,]*),\s*url:\s*'([^']*)'/g))
+    found.push({ method: (m[1] as string).trim(), url: m[2] as string });
+  return found;
+}
+
+describe('the edge convention (docs/architecture.md)', () => {
+  const files = sourceFiles().filter((f) => f.startsWith('api/') && f !== 'api/index.ts');
+
+  it('reads the routes a file registers', () => {
+    expect(routesOf("app.get<{ Querystring: Q }>(\n  '/webhooks/deliveries', {}, h);")).toEqual([
+      { method: 'get', url: '/webhooks/deliveries' },
+    ]);
+  });
+
+  it('names every route file by its URL path and its method', () => {
+    const wrong: string[] = [];
+    for (const file of files) {
+      const routes = routesOf(read(file));
+      const name = path.basename(file, '.ts');
+      if (routes.length === 0) continue;
+      if (name === 'other-methods') continue;
+      const folder = path
+        .dirname(file)
+        .split('/')
+        .slice(1)
+        .filter((part) => !part.startsWith('by-'))
+        .join('/');
+      for (const { method, url } of routes) {
+        const urlPath = url
+          .split('/')
+          .filter((part) => part !== '' && !part.startsWith(':'))
+          .join('/');
+        if (method !== name || urlPath !== folder) wrong.push(`${file}: ${method.toUpperCase()} ${url}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(files.filter((f) => routesOf(read(f)).length > 0).length).toBeGreaterThanOrEqual(55);
+  });
+
+  it('keeps what routes share in files that register nothing', () => {
+    const helpersInRoutes = files.filter(
+      (f) => /\/(get|post|put|patch|delete)\.ts$/.test(f) && /^export (?!default)/m.test(read(f)),
+    );
+    expect(helpersInRoutes).toEqual([]);
   });
 });
 

@@ -11,25 +11,25 @@ import agentsPatch from './agents/patch.ts';
 import agentCommandsPatch from './agent-commands/patch.ts';
 import agentCommandsPost from './agent-commands/post.ts';
 import agentCommandsCancelPost from './agent-commands/cancel/post.ts';
-import auditList from './audit/list.ts';
+import auditGet from './audit/get.ts';
 import dbHealthGet from './db-health/get.ts';
 import benchmarkGet from './benchmark/get.ts';
 import downloadGet from './download/get.ts';
 import findingsBulkPost from './findings/bulk/post.ts';
-import findingsList from './findings/list.ts';
+import findingsGet from './findings/get.ts';
 import findingsSummaryGet from './findings/summary/get.ts';
 import findingsCountGet from './findings/count/get.ts';
 import healthGet from './health/get.ts';
 import healthPost from './health/post.ts';
 import licenseGet from './license/get.ts';
-import licensesCreate from './licenses/create.ts';
+import licensesPost from './licenses/post.ts';
 import licensesDelete from './licenses/delete.ts';
-import licensesList from './licenses/list.ts';
-import licensesUpdate from './licenses/update.ts';
+import licensesGet from './licenses/get.ts';
+import licensesPatch from './licenses/patch.ts';
 import meGet from './me/get.ts';
-import refreshNotAllowed from './refresh/not-allowed.ts';
+import refreshOtherMethods from './refresh/other-methods.ts';
 import refreshPut from './refresh/put.ts';
-import remediationPatch from './remediation/patch.ts';
+import remediationUpdatePatch from './remediation-update/patch.ts';
 import remediationSettingsGet from './remediation-settings/get.ts';
 import remediationSettingsPut from './remediation-settings/put.ts';
 import overviewGet from './overview/get.ts';
@@ -38,27 +38,27 @@ import sessionsBlocksGet from './sessions/blocks/get.ts';
 import sessionsClientsGet from './sessions/clients/get.ts';
 import sessionsDelete from './sessions/delete.ts';
 import sessionsExportGet from './sessions/export/get.ts';
-import sessionsFindingGet from './sessions/findings/get.ts';
-import sessionsFindingsList from './sessions/findings/list.ts';
+import sessionsFindingsByIndexGet from './sessions/findings/by-index/get.ts';
+import sessionsFindingsGet from './sessions/findings/get.ts';
 import sessionsGet from './sessions/get.ts';
 import sessionsLatestStateGet from './sessions/latest-state/get.ts';
 import sessionsPatch from './sessions/patch.ts';
 import shareGet from './share/get.ts';
-import shareRevoke from './share/revoke.ts';
-import shareRotate from './share/rotate.ts';
+import sessionsShareDelete from './sessions/share/delete.ts';
+import sessionsSharePost from './sessions/share/post.ts';
 import targetsDelete from './targets/delete.ts';
 import targetsChangesGet from './targets/changes/get.ts';
-import targetsList from './targets/list.ts';
+import targetsGet from './targets/get.ts';
 import uploadPost from './upload/post.ts';
 import vulnFeedsPost from './vuln-feeds/post.ts';
 import vulnIndexGet from './vuln-index/get.ts';
-import webhooksCreate from './webhooks/create.ts';
+import webhooksPost from './webhooks/post.ts';
 import webhooksDelete from './webhooks/delete.ts';
-import webhooksDeliveries from './webhooks/deliveries.ts';
-import webhooksList from './webhooks/list.ts';
-import webhooksPing from './webhooks/ping.ts';
-import webhooksRedeliver from './webhooks/redeliver.ts';
-import webhooksUpdate from './webhooks/update.ts';
+import webhooksDeliveriesGet from './webhooks/deliveries/get.ts';
+import webhooksGet from './webhooks/get.ts';
+import webhooksPingPost from './webhooks/ping/post.ts';
+import webhooksRedeliverPost from './webhooks/redeliver/post.ts';
+import webhooksPatch from './webhooks/patch.ts';
 
 /** Every /api operation, one per file. Only registration happens here. */
 export function registerApiRoutes(app: App, ctx: AppContext): void {
@@ -79,47 +79,47 @@ export function registerApiRoutes(app: App, ctx: AppContext): void {
     agentCommandsPatch,
     licenseGet,
     meGet,
-    licensesList,
-    licensesCreate,
-    licensesUpdate,
+    licensesGet,
+    licensesPost,
+    licensesPatch,
     licensesDelete,
-    auditList,
+    auditGet,
     uploadPost,
     sessionsGet,
     sessionsClientsGet,
     overviewGet,
     overviewPostureGet,
     sessionsLatestStateGet,
-    sessionsFindingsList,
-    sessionsFindingGet,
+    sessionsFindingsGet,
+    sessionsFindingsByIndexGet,
     sessionsBlocksGet,
     sessionsExportGet,
     sessionsPatch,
     sessionsDelete,
-    remediationPatch,
-    findingsList,
+    remediationUpdatePatch,
+    findingsGet,
     findingsSummaryGet,
     findingsCountGet,
     findingsBulkPost,
     remediationSettingsGet,
     remediationSettingsPut,
-    targetsList,
+    targetsGet,
     targetsChangesGet,
     targetsDelete,
     downloadGet,
     shareGet,
-    shareRotate,
-    shareRevoke,
+    sessionsSharePost,
+    sessionsShareDelete,
     refreshPut,
-    refreshNotAllowed,
+    refreshOtherMethods,
     benchmarkGet,
-    webhooksList,
-    webhooksCreate,
-    webhooksUpdate,
+    webhooksGet,
+    webhooksPost,
+    webhooksPatch,
     webhooksDelete,
-    webhooksDeliveries,
-    webhooksRedeliver,
-    webhooksPing,
+    webhooksDeliveriesGet,
+    webhooksRedeliverPost,
+    webhooksPingPost,
     dbHealthGet,
     vulnIndexGet,
     vulnFeedsPost,

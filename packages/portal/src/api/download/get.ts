@@ -1,23 +1,15 @@
-import type { Readable } from 'node:stream';
-import { Type } from '@sinclair/typebox';
 import { AmbiguousSessionBody, DownloadQuery, ErrorBody, SESSION_FILES, type SessionFileName } from '@svc/protocol';
 import { resolveCredential } from '../../auth/credentials.ts';
 import type { App, AppContext } from '../../context.ts';
 import { badRequest } from '../../http/errors.ts';
 import { setFileHeaders } from '../../http/file-headers.ts';
+import { fileContent } from '../../http/responses.ts';
 import { accessSession, parseSessionId } from '../../sessions/access.ts';
 import { sessionFileToServe } from '../../sessions/served-file.ts';
 import { parseShareToken } from '../../sessions/share.ts';
 
 const MODES = ['view', 'download'] as const;
 const FLAGS = ['true', 'false'] as const;
-
-/** A streamed body: described as a string in OpenAPI, typed as the stream the handler sends. */
-export const fileContent = (description: string, json = false) => ({
-  schema: Type.Unsafe<Readable>(
-    json ? Type.Object({}, { additionalProperties: true, description }) : Type.String({ description }),
-  ),
-});
 
 /**
  * GET /api/download?session=<id>&file=<name>[&mode=view][&token=<share token>][&client_id=][&as_uploaded=true]

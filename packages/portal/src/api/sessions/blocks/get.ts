@@ -1,7 +1,7 @@
 import { FindingDetailQuery, SessionBlocksResponse } from '@svc/protocol';
 import type { App, AppContext } from '../../../context.ts';
 import { sessionBlocks } from '../../../sessions/findings.ts';
-import { pathSession, SessionPath, sessionReadResponses } from '../findings/list.ts';
+import { pathSession, SessionPath, sessionReadResponses } from '../session-path.ts';
 
 /**
  * GET /api/sessions/{session_id}/blocks[?client_id=] — the topology and ORC 9.64 blocks of

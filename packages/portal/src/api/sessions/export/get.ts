@@ -15,8 +15,8 @@ import { badRequest } from '../../../http/errors.ts';
 import { setFileHeaders } from '../../../http/file-headers.ts';
 import { parseSessionId } from '../../../sessions/access.ts';
 import { readServedDocument } from '../../../sessions/served-file.ts';
-import { fileContent } from '../../download/get.ts';
-import { pathSession, SessionPath, sessionReadResponses } from '../findings/list.ts';
+import { fileContent } from '../../../http/responses.ts';
+import { pathSession, SessionPath, sessionReadResponses } from '../session-path.ts';
 
 /**
  * GET /api/sessions/{session_id}/export?format=csv|sarif|defectdojo[&client_id=] — the

@@ -1,38 +1,32 @@
-import { Type } from '@sinclair/typebox';
-import { FindingDetailQuery, FindingDetailResponse } from '@svc/protocol';
+import { FindingsQuery, FindingsResponse } from '@svc/protocol';
 import type { App, AppContext } from '../../../context.ts';
-import { findingDetail } from '../../../sessions/findings.ts';
-import { pathSession, sessionReadResponses } from './list.ts';
-
-const FindingPath = Type.Object({
-  session_id: Type.String({ maxLength: 256 }),
-  index: Type.Integer({ minimum: 0, maximum: 2_147_483_647, description: "the finding row's `index`" }),
-});
+import { pathSession, SessionPath, sessionReadResponses } from '../session-path.ts';
+import { listFindings } from '../../../sessions/findings.ts';
 
 /**
- * GET /api/sessions/{session_id}/findings/{index}[?client_id=] — one finding with its
- * evidence, references and remediation history (the console's detail panel). Scoped like
- * the findings list; an index the session does not have: 404.
+ * GET /api/sessions/{session_id}/findings[?client_id=&severity=&status=&exception=&host=&port=&cve=&q=&sort=&order=&limit=&cursor=]
+ * — one page of a session's findings from the findings index, with the total matching the
+ * filters. Scoped like download: an admin any session, a scoped user or a key its own
+ * clients (another client's session: 404), `client_id` when the id exists under several (409).
+ *
+ * Checklist: validate the id and the query (400, before any lookup) → credential → the
+ * session within scope → index it if the stored file is newer than its index → page.
  */
 export default function register(app: App, ctx: AppContext): void {
   app.get(
-    '/sessions/:session_id/findings/:index',
+    '/sessions/:session_id/findings',
     {
       schema: {
-        operationId: 'getSessionFinding',
+        operationId: 'listSessionFindings',
         tags: ['sessions'],
-        summary: 'One finding of a session with evidence, references and history',
+        summary: "A page of a session's findings: filtered, sorted, with a cursor to the next",
         security: [{ identityToken: [] }, { apiKey: [] }],
-        params: FindingPath,
-        querystring: FindingDetailQuery,
-        response: sessionReadResponses(FindingDetailResponse),
+        params: SessionPath,
+        querystring: FindingsQuery,
+        response: sessionReadResponses(FindingsResponse),
       },
     },
     async (request) =>
-      findingDetail(
-        ctx,
-        await pathSession(ctx, request, { ...request.params, ...request.query }),
-        request.params.index,
-      ),
+      listFindings(ctx, await pathSession(ctx, request, { ...request.params, ...request.query }), request.query),
   );
 }

@@ -1,11 +1,11 @@
 import { AmbiguousSessionBody, RotateShareResponse, SessionQuery } from '@svc/protocol';
-import { requireUser, userOf } from '../../auth/guards.ts';
-import { actorOf } from '../../auth/principal.ts';
-import type { App, AppContext } from '../../context.ts';
-import { responses } from '../../http/responses.ts';
-import { accessSession, parseSessionId } from '../../sessions/access.ts';
-import { presentRotatedShare } from '../../sessions/present.ts';
-import { rotateShareToken } from '../../sessions/share.ts';
+import { requireUser, userOf } from '../../../auth/guards.ts';
+import { actorOf } from '../../../auth/principal.ts';
+import type { App, AppContext } from '../../../context.ts';
+import { responses } from '../../../http/responses.ts';
+import { accessSession, parseSessionId } from '../../../sessions/access.ts';
+import { presentRotatedShare } from '../../../sessions/present.ts';
+import { rotateShareToken } from '../../../sessions/share.ts';
 
 /**
  * POST /api/sessions/share?session=<id>[&client_id=] (point 21): a new share token for the

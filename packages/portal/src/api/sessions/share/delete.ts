@@ -1,11 +1,11 @@
 import { AmbiguousSessionBody, RevokeShareResponse, SessionQuery } from '@svc/protocol';
-import { requireUser, userOf } from '../../auth/guards.ts';
-import { actorOf } from '../../auth/principal.ts';
-import type { App, AppContext } from '../../context.ts';
-import { responses } from '../../http/responses.ts';
-import { accessSession, parseSessionId } from '../../sessions/access.ts';
-import { presentRevokedShare } from '../../sessions/present.ts';
-import { revokeShareToken } from '../../sessions/share.ts';
+import { requireUser, userOf } from '../../../auth/guards.ts';
+import { actorOf } from '../../../auth/principal.ts';
+import type { App, AppContext } from '../../../context.ts';
+import { responses } from '../../../http/responses.ts';
+import { accessSession, parseSessionId } from '../../../sessions/access.ts';
+import { presentRevokedShare } from '../../../sessions/present.ts';
+import { revokeShareToken } from '../../../sessions/share.ts';
 
 /**
  * DELETE /api/sessions/share?session=<id>[&client_id=] (point 21): the session's share link

@@ -1,9 +1,9 @@
 import { DeliveriesQuery, DeliveriesResponse } from '@svc/protocol';
-import { requireUser, userOf } from '../../auth/guards.ts';
-import type { App, AppContext } from '../../context.ts';
-import { responses } from '../../http/responses.ts';
-import { listDeliveries } from '../../webhooks/deliveries.ts';
-import { presentForCaller } from '../../webhooks/present.ts';
+import { requireUser, userOf } from '../../../auth/guards.ts';
+import type { App, AppContext } from '../../../context.ts';
+import { responses } from '../../../http/responses.ts';
+import { listDeliveries } from '../../../webhooks/deliveries.ts';
+import { presentForCaller } from '../../../webhooks/present.ts';
 
 /** GET /api/webhooks/deliveries?id=<subscription>: the delivery log, newest first, with every attempt. */
 export default function register(app: App, ctx: AppContext): void {

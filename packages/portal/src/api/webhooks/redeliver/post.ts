@@ -1,9 +1,9 @@
 import { DeliveryResponse, RedeliverBody } from '@svc/protocol';
-import { requireUser, userOf } from '../../auth/guards.ts';
-import type { App, AppContext } from '../../context.ts';
-import { responses } from '../../http/responses.ts';
-import { redeliver } from '../../webhooks/deliveries.ts';
-import { presentForCaller } from '../../webhooks/present.ts';
+import { requireUser, userOf } from '../../../auth/guards.ts';
+import type { App, AppContext } from '../../../context.ts';
+import { responses } from '../../../http/responses.ts';
+import { redeliver } from '../../../webhooks/deliveries.ts';
+import { presentForCaller } from '../../../webhooks/present.ts';
 
 /**
  * POST /api/webhooks/redeliver `{delivery_id}`: send a logged delivery again (same body and

@@ -1,9 +1,9 @@
 import { DeliveryResponse, WebhookIdQuery } from '@svc/protocol';
-import { requireUser, userOf } from '../../auth/guards.ts';
-import type { App, AppContext } from '../../context.ts';
-import { responses } from '../../http/responses.ts';
-import { pingSubscription } from '../../webhooks/deliveries.ts';
-import { presentForCaller } from '../../webhooks/present.ts';
+import { requireUser, userOf } from '../../../auth/guards.ts';
+import type { App, AppContext } from '../../../context.ts';
+import { responses } from '../../../http/responses.ts';
+import { pingSubscription } from '../../../webhooks/deliveries.ts';
+import { presentForCaller } from '../../../webhooks/present.ts';
 
 /** POST /api/webhooks/ping?id=: a signed `ping` test delivery now; answers its logged outcome (coarse errors for non-admins). */
 export default function register(app: App, ctx: AppContext): void {
