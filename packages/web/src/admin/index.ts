@@ -1,11 +1,11 @@
 import { h } from 'preact';
 import type { Section } from '../sections.ts';
-import { AuditPage } from './AuditPage.tsx';
+import { AuditPage } from './audit-page.tsx';
 import { consoleClient } from '../api/client.ts';
-import { DbHealthPage } from './DbHealthPage.tsx';
-import { LicensesPage } from './LicensesPage.tsx';
-import { UsersPage } from './UsersPage.tsx';
-import { WebhooksPage } from './WebhooksPage.tsx';
+import { DbHealthPage } from './db-health-page.tsx';
+import { LicensesPage } from './licenses-page.tsx';
+import { UsersPage } from './users-page.tsx';
+import { WebhooksPage } from './webhooks-page.tsx';
 
 const client = consoleClient;
 

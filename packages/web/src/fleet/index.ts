@@ -1,9 +1,9 @@
 import { h } from 'preact';
 import { consoleClient } from '../api/client.ts';
 import type { Section } from '../sections.ts';
-import { CommandsPage } from './CommandsPage.tsx';
-import { FleetPage } from './FleetPage.tsx';
-import { SchedulesPage } from './SchedulesPage.tsx';
+import { CommandsPage } from './commands-page.tsx';
+import { FleetPage } from './fleet-page.tsx';
+import { SchedulesPage } from './schedules-page.tsx';
 
 /** The fleet sections: agents, their groups, the command queue and the portal's scan schedules. */
 export const fleetSections: Section[] = [

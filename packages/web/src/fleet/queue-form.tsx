@@ -26,7 +26,7 @@ import {
   usualPortsOf,
   usualProfileOf,
 } from './command-form.ts';
-import type { Groups } from './GroupsSection.tsx';
+import type { Groups } from './groups-section.tsx';
 
 /**
  * The command queue form (Commands page): an agent (found by host name, address or id:

@@ -27,7 +27,7 @@ import {
 import { deregisteredAgents } from './deregistered.ts';
 import { RunningCommands } from './command-progress.tsx';
 import { FleetFilterForm } from './fleet-filters.tsx';
-import { GroupsSection } from './GroupsSection.tsx';
+import { GroupsSection } from './groups-section.tsx';
 import { Page } from '../ui/page.tsx';
 
 /** Agents per page of the fleet listing (the portal pages it by agent id). */
