@@ -3,11 +3,12 @@ import { useState } from 'preact/hooks';
 import { formatDate } from '../ui/format.ts';
 import type { ConsoleClient } from '../api/client.ts';
 import { draftWebhook, type WebhookForm } from './forms.ts';
-import { Notice, SecretOnce, useAction, useCreateForm } from './ui.tsx';
+import { SecretOnce, useCreateForm } from './ui.tsx';
+import { useAction } from '../ui/use-action.ts';
 import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
-import { ErrorMessage, LoadError } from '../ui/alert.tsx';
+import { ErrorMessage, LoadError, Notice } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 

@@ -3,13 +3,13 @@ import { useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
 import type { ConsoleClient } from '../api/client.ts';
-import { Notice, useAction } from '../admin/ui.tsx';
+import { useAction } from '../ui/use-action.ts';
 import { formatCount, formatDate } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
 import { useDraft } from '../ui/use-draft.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { CursorPager, usePages } from '../ui/pager.tsx';
-import { ErrorMessage, LoadError } from '../ui/alert.tsx';
+import { ErrorMessage, LoadError, Notice } from '../ui/alert.tsx';
 import { DataTable, TableWrap } from '../ui/table-wrap.tsx';
 import {
   agentName,

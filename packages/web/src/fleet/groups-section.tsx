@@ -1,11 +1,11 @@
 import type { AgentView } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import type { ConsoleClient } from '../api/client.ts';
-import { Notice, useAction } from '../admin/ui.tsx';
+import { useAction } from '../ui/use-action.ts';
 import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { ErrorMessage, Notice } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { formatDate } from '../ui/format.ts';
 import { agentKey, agentLabels, agentName } from './agent-view.ts';

@@ -7,9 +7,9 @@ import {
 } from '@svc/protocol';
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
-import { Notice, useAction } from '../admin/ui.tsx';
+import { useAction } from '../ui/use-action.ts';
 import type { ConsoleClient } from '../api/client.ts';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { ErrorMessage, Notice } from '../ui/alert.tsx';
 import { formatDate } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
 import { AgentPicker } from './agent-picker.tsx';

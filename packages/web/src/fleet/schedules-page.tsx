@@ -1,8 +1,8 @@
 import type { AgentListResponse, PortalSchedule } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import type { ConsoleClient } from '../api/client.ts';
-import { Notice, useAction } from '../admin/ui.tsx';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { useAction } from '../ui/use-action.ts';
+import { ErrorMessage, Notice } from '../ui/alert.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useData } from '../ui/use-load.ts';
