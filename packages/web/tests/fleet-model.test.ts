@@ -166,9 +166,14 @@ describe('fleet filters in the address', () => {
     expect(fleetHref(NO_FILTERS)).toBe('/console/fleet');
     const f = { q: ' raspberry ', state: 'stale' as const, client: 'acme', group: '', version: '4.2.3' };
     expect(fleetHref(f)).toBe('/console/fleet?q=raspberry&state=stale&client_id=acme&version=4.2.3');
-    expect(fleetQuery(f, 25, 'c1')).toBe(
-      '/api/health?agents=true&limit=25&q=raspberry&state=stale&client_id=acme&version=4.2.3&cursor=c1',
-    );
+    expect(fleetQuery(f, 25, 'c1')).toEqual({
+      limit: 25,
+      q: 'raspberry',
+      state: 'stale',
+      client_id: 'acme',
+      version: '4.2.3',
+      cursor: 'c1',
+    });
   });
 
   it('reads them back, leaving out an unknown state and unknown names', () => {

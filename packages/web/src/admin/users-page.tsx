@@ -1,7 +1,7 @@
 import { ROLES, type User } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatDate } from '../ui/format.ts';
-import type { ConsoleClient } from '../api/client.ts';
+import { createUser, deleteUser, listUsers, revokeUserSessions, updateUser } from '../api/users.ts';
 import { draftUser, splitList, type UserForm } from './forms.ts';
 import { useCreateForm } from './ui.tsx';
 import { useAction } from '../ui/use-action.ts';
@@ -15,8 +15,8 @@ import { Page } from '../ui/page.tsx';
 const EMPTY: UserForm = { email: '', password: '', role: 'member', client_ids: '' };
 
 /** Users of the portal's identity provider: create scoped users, change role and client ids, sign out everywhere, delete. */
-export function UsersPage({ client }: { client: ConsoleClient }) {
-  const list = useData(() => client.identity<{ users: User[] }>('GET', '/identity/admin/users'), []);
+export function UsersPage() {
+  const list = useData(listUsers, []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [editing, setEditing] = useState<string | null>(null);
@@ -25,7 +25,7 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
 
   const remove = async (u: User) => {
     setNotice(null);
-    if (await action.run(() => client.identity('DELETE', `/identity/admin/users?id=${encodeURIComponent(u.id)}`))) {
+    if (await action.run(() => deleteUser(u.id))) {
       setNotice(`User ${u.email} deleted`);
       list.reload();
     }
@@ -34,10 +34,9 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
   // Every refresh-token family of the user ends; the user signs in again everywhere.
   const signOutEverywhere = async (u: User) => {
     setNotice(null);
-    const path = `/identity/admin/users/sessions/revoke?id=${encodeURIComponent(u.id)}`;
     let ended = 0;
     const ok = await action.run(async () => {
-      ended = (await client.identity<{ revoked_sessions: number }>('POST', path)).revoked_sessions;
+      ended = (await revokeUserSessions(u.id)).revoked_sessions;
     });
     if (ok) setNotice(`${u.email} signed out everywhere (${ended} session${ended === 1 ? '' : 's'} ended)`);
   };
@@ -46,7 +45,6 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
     <Page title="Users">
       <div class="adm-page">
         <CreateUser
-          client={client}
           onCreated={(u) => {
             setNotice(`User ${u.email} created`);
             list.reload();
@@ -67,7 +65,6 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
                 editing === u.id ? (
                   <EditUser
                     key={u.id}
-                    client={client}
                     user={u}
                     onDone={(message) => {
                       setEditing(null);
@@ -114,15 +111,13 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
   );
 }
 
-function EditUser(props: { client: ConsoleClient; user: User; onDone: (message: string | null) => void }) {
+function EditUser(props: { user: User; onDone: (message: string | null) => void }) {
   const [role, setRole] = useState<string>(props.user.role);
   const [clientIds, setClientIds] = useState(props.user.client_ids.join(', '));
   const action = useAction();
   const save = async () => {
-    const body = { role, client_ids: splitList(clientIds) };
-    const path = `/identity/admin/users?id=${encodeURIComponent(props.user.id)}`;
-    if (await action.run(() => props.client.identity('PATCH', path, body)))
-      props.onDone(`User ${props.user.email} updated`);
+    const body = { role: ROLES.find((r) => r === role), client_ids: splitList(clientIds) };
+    if (await action.run(() => updateUser(props.user.id, body))) props.onDone(`User ${props.user.email} updated`);
   };
   return (
     <tr data-user={props.user.email}>
@@ -161,11 +156,11 @@ function EditUser(props: { client: ConsoleClient; user: User; onDone: (message: 
   );
 }
 
-function CreateUser(props: { client: ConsoleClient; onCreated: (u: User) => void }) {
+function CreateUser(props: { onCreated: (u: User) => void }) {
   const { form, formError, action, set, submit } = useCreateForm(
     EMPTY,
     draftUser,
-    async (body) => (await props.client.identity<{ user: User }>('POST', '/identity/admin/users', body)).user,
+    async (body) => (await createUser(body)).user,
     props.onCreated,
   );
   return (

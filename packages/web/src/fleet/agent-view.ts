@@ -1,4 +1,4 @@
-import { AGENT_STATES, type AgentState, type AgentView } from '@svc/protocol';
+import { AGENT_STATES, type AgentState, type AgentsQuery, type AgentView } from '@svc/protocol';
 import { formatDate } from '../ui/format.ts';
 
 /**
@@ -143,20 +143,22 @@ export function fleetFiltersOf(query: Readonly<Record<string, string | undefined
 }
 
 /** The filters that are set, each under its name in FILTER_PARAMS. */
-function filterParams(f: FleetFilters, into: URLSearchParams): URLSearchParams {
-  for (const [key, param] of FILTER_PARAMS) if (f[key].trim() !== '') into.set(param, f[key].trim());
-  return into;
+function filterParams(f: FleetFilters): Record<string, string> {
+  const set: Record<string, string> = {};
+  for (const [key, param] of FILTER_PARAMS) if (f[key].trim() !== '') set[param] = f[key].trim();
+  return set;
 }
 
 /** The Fleet page's address for these filters: a view that can be linked to, bookmarked and gone back to. */
 export function fleetHref(f: FleetFilters): string {
-  const qs = filterParams(f, new URLSearchParams()).toString();
+  const qs = new URLSearchParams(filterParams(f)).toString();
   return qs === '' ? '/console/fleet' : `/console/fleet?${qs}`;
 }
 
-/** GET /api/health's fleet query for the filters, a page size and a cursor. */
-export function fleetQuery(f: FleetFilters, limit: number, cursor: string): string {
-  const q = filterParams(f, new URLSearchParams({ agents: 'true', limit: String(limit) }));
-  if (cursor !== '') q.set('cursor', cursor);
-  return `/api/health?${q.toString()}`;
+/** The portal's fleet query (GET /api/health's agent listing) for the filters, a page size and a cursor. */
+export function fleetQuery(f: FleetFilters, limit: number, cursor: string): Omit<AgentsQuery, 'agents'> {
+  // The state is one of AGENT_STATES (FleetFilters.state), the other filters the portal checks.
+  const query = { limit, ...filterParams(f) } as Omit<AgentsQuery, 'agents'>;
+  if (cursor !== '') query.cursor = cursor;
+  return query;
 }

@@ -1,5 +1,5 @@
 import { type OverviewResponse, sessionHref } from '@svc/protocol';
-import { getOverview, getPosture } from '../api/sessions.ts';
+import { getOverview, getPosture } from '../api/overview.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { countOf, formatCount, formatDate, formatScore } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';

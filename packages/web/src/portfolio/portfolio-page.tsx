@@ -18,7 +18,7 @@ import { CursorPager, RowsPerPage } from '../ui/pager.tsx';
 import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useLoad, useLoadKeeping } from '../ui/use-load.ts';
-import { changeChosen, changeMatching, countRecords, listRecords, summarizeRecords } from './portfolio-api.ts';
+import { changeChosen, changeMatching, countRecords, listRecords, summarizeRecords } from '../api/findings.ts';
 import { type Outcome, PortfolioBulk } from './portfolio-bulk.tsx';
 import { PortfolioFilters, SCANNER_STATUS_NAMES } from './portfolio-filters.tsx';
 import {

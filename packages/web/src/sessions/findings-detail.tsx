@@ -4,7 +4,7 @@ import type { SessionRef } from '../api/sessions.ts';
 import { formatDate, label } from '../ui/format.ts';
 import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
 import { useData } from '../ui/use-load.ts';
-import { getFinding } from './findings-api.ts';
+import { getFinding } from '../api/session-findings.ts';
 import {
   CHANGE_MARKS,
   dispositionText,

@@ -8,11 +8,11 @@ import { SeverityBadge } from '../ui/severity.tsx';
 import { type Column, DataTable } from '../ui/table-wrap.tsx';
 import { useData } from '../ui/use-load.ts';
 import { FindingDetailPanel } from './findings-detail.tsx';
-import { listFindings, type RecordScope } from './findings-api.ts';
+import { listFindings } from '../api/session-findings.ts';
 import { BulkBar } from './findings-bulk.tsx';
 import { Filters } from './findings-controls.tsx';
 import { FindingTableRow } from './findings-row.tsx';
-import { useSender } from './findings-sender.ts';
+import { type RecordScope, useSender } from './findings-sender.ts';
 import {
   type ChangeFilter,
   FIRST_VIEW,

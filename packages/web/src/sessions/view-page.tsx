@@ -23,7 +23,7 @@ import { DueDaysSettings } from './due-days.tsx';
 import { Downloads, Exports, Reports } from './files.tsx';
 import { ShareLink } from './share-link.tsx';
 import { Exceptions, Findings } from './findings.tsx';
-import { getSessionBlocks } from './findings-api.ts';
+import { getSessionBlocks } from '../api/session-findings.ts';
 import { CHANGE_FILTERS, type ChangeFilter } from './findings-model.ts';
 import { ReviewStatus } from './status.tsx';
 import { Topology } from './topology.tsx';
