@@ -5,8 +5,6 @@ import {
   fleetFiltersOf,
   fleetHref,
   fleetQuery,
-  formatAge,
-  formatDuration,
   NO_FILTERS,
   scheduleRows,
   systemInfoRows,
@@ -21,6 +19,7 @@ import {
 } from '../src/fleet/command-form.ts';
 import { deregisteredAgents } from '../src/fleet/deregistered.ts';
 import { commandElapsed, commandTarget, needsPolling } from '../src/fleet/command-status.ts';
+import { formatAge, formatDuration } from '../src/ui/format.ts';
 
 const agent = { kind: 'agent' as const, agent_id: 'svcd_0a1b2c3d' };
 
@@ -244,7 +243,7 @@ describe('agent records', () => {
         id: 'weekly',
         source: 'local',
         config: 'weekly.conf',
-        lastRun: '–',
+        lastRun: '—',
         lastStatus: 'none',
         nextRun: '2026-11-30 02:00 UTC',
         retries: '0',

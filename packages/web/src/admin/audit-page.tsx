@@ -1,6 +1,6 @@
 import { AUDIT_EVENT_TYPES, sessionHref } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import { countOf, formatCount, formatDate } from '../ui/format.ts';
+import { countOf, formatCount, formatDate, NO_VALUE } from '../ui/format.ts';
 import { listAuditEvents } from '../api/audit.ts';
 import { type AuditFilters, auditQuery } from './forms.ts';
 import { useData } from '../ui/use-load.ts';
@@ -80,8 +80,8 @@ export function AuditPage() {
                 <td>{formatDate(e.created_at)}</td>
                 <th scope="row">{e.event_type}</th>
                 <td>{e.actor}</td>
-                <td>{e.client_id ?? '—'}</td>
-                <td>{e.session_id ? <a href={sessionHref(e.session_id, e.client_id)}>{e.session_id}</a> : '—'}</td>
+                <td>{e.client_id ?? NO_VALUE}</td>
+                <td>{e.session_id ? <a href={sessionHref(e.session_id, e.client_id)}>{e.session_id}</a> : NO_VALUE}</td>
                 <td>
                   <code class="adm-break">{JSON.stringify(e.data)}</code>
                 </td>

@@ -1,12 +1,12 @@
 import { sessionHref } from '@svc/protocol';
-import { formatCount, formatDate } from '../ui/format.ts';
+import { formatCount, formatDate, NO_VALUE } from '../ui/format.ts';
 import { getDbHealth } from '../api/db-health.ts';
 import { useData } from '../ui/use-load.ts';
 import { LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
-const orDash = (v: string | number | null) => (v === null || v === '' ? '—' : String(v));
+const orDash = (v: string | number | null) => (v === null || v === '' ? NO_VALUE : String(v));
 
 /** Database health: size and connections, row counts, storage, sessions by status and client, recent activity. */
 export function DbHealthPage() {

@@ -6,7 +6,7 @@ import { useData } from '../ui/use-load.ts';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage, LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
-import { formatDate } from '../ui/format.ts';
+import { formatDate, NO_VALUE } from '../ui/format.ts';
 import { commandElapsed, commandTarget, needsPolling } from './command-status.ts';
 import { CommandProgressBar } from './command-progress.tsx';
 import { QueueForm } from './queue-form.tsx';
@@ -162,10 +162,12 @@ function CommandView(props: { id: number; onClose: () => void; onChanged: () => 
           <dt>Completed</dt>
           <dd>{formatDate(command.completed_at)}</dd>
           <dt>Expires</dt>
-          <dd data-field="expires">{isFinalCommandStatus(command.status) ? '—' : formatDate(command.expires_at)}</dd>
+          <dd data-field="expires">
+            {isFinalCommandStatus(command.status) ? NO_VALUE : formatDate(command.expires_at)}
+          </dd>
           <CancelRequested command={command} />
           <dt>Time</dt>
-          <dd data-field="elapsed">{commandElapsed(command, Date.now()) ?? '—'}</dd>
+          <dd data-field="elapsed">{commandElapsed(command, Date.now()) ?? NO_VALUE}</dd>
           {command.status === 'acked' && command.progress !== null && (
             <>
               <dt>Progress</dt>
@@ -175,13 +177,13 @@ function CommandView(props: { id: number; onClose: () => void; onChanged: () => 
             </>
           )}
           <dt>Exit code</dt>
-          <dd data-field="exit-code">{result?.exit_code ?? '—'}</dd>
+          <dd data-field="exit-code">{result?.exit_code ?? NO_VALUE}</dd>
           <dt>Session</dt>
           <dd>
             {result?.session_id ? (
               <a href={sessionHref(result.session_id, command.client_id)}>{result.session_id}</a>
             ) : (
-              '—'
+              NO_VALUE
             )}
           </dd>
         </dl>

@@ -5,7 +5,7 @@ import { identity } from '../auth/session.ts';
 import { type AgentAction, changeAgent, listAgents } from '../api/agents.ts';
 import { listAuditEvents } from '../api/audit.ts';
 import { useAction } from '../ui/use-action.ts';
-import { formatCount, formatDate } from '../ui/format.ts';
+import { formatCount, formatDate, NO_VALUE, formatAge, formatDuration } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
 import { useDraft } from '../ui/use-draft.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
@@ -19,8 +19,6 @@ import {
   fleetFiltersOf,
   fleetHref,
   fleetQuery,
-  formatAge,
-  formatDuration,
   NO_FILTERS,
   scheduleRows,
   systemInfoRows,
@@ -138,7 +136,7 @@ export function FleetPage() {
                       <span class="fleet-name">{agentName(a)}</span>
                       {a.ip_addresses.length > 0 && <span class="fleet-ip">{a.ip_addresses.join(', ')}</span>}
                     </th>
-                    <td>{a.client_id ?? '—'}</td>
+                    <td>{a.client_id ?? NO_VALUE}</td>
                     <td>
                       <span class={`adm-badge adm-state-${state}`}>{state}</span>
                       <RunningCommands commands={a.running} />
@@ -248,7 +246,7 @@ function AgentDetail({ agent }: { agent: AgentView }) {
           <code data-field="agent-id">{agent.agent_id}</code> <CopyButton text={agent.agent_id} />
         </dd>
         <dt>Addresses</dt>
-        <dd>{agent.ip_addresses.join(', ') || '—'}</dd>
+        <dd>{agent.ip_addresses.join(', ') || NO_VALUE}</dd>
         <dt>Status</dt>
         <dd>{agent.status}</dd>
         <dt>First seen</dt>
@@ -323,7 +321,7 @@ function DeregisteredSection(props: {
           {page.items.map((a) => (
             <tr key={`${a.client_id ?? ''}/${a.agent_id}`} data-deregistered={a.agent_id}>
               <th scope="row">{a.agent_id}</th>
-              <td>{a.client_id ?? '—'}</td>
+              <td>{a.client_id ?? NO_VALUE}</td>
               <td>{formatDate(a.deregistered_at)}</td>
               <td>{a.deregistered_by}</td>
               <td>

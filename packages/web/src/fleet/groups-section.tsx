@@ -7,7 +7,7 @@ import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage, Notice } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
-import { formatDate } from '../ui/format.ts';
+import { formatDate, NO_VALUE } from '../ui/format.ts';
 import { agentKey, agentLabels, agentName } from './agent-view.ts';
 
 interface MemberRow extends GroupMember {
@@ -106,7 +106,7 @@ export function GroupsSection({ agents }: { agents: readonly AgentView[] }) {
                   </>
                 )}
               </td>
-              <td>{m.client_id ?? '—'}</td>
+              <td>{m.client_id ?? NO_VALUE}</td>
               <td>{formatDate(m.created_at)}</td>
               <td>
                 <ConfirmButton

@@ -10,6 +10,7 @@ import { useData } from '../ui/use-load.ts';
 import { PICKER_LIMIT } from './agent-picker.tsx';
 import { agentKey, agentLabels } from './agent-view.ts';
 import { EMPTY_SCHEDULE_FORM, formOf, type ScheduleForm, scanBody, targetLabel } from './schedule-form.ts';
+import { NO_VALUE } from '../ui/format.ts';
 
 /**
  * Scan schedules kept by the portal (docs/agent.md "Schedules kept by the portal"): list,
@@ -165,7 +166,7 @@ export function SchedulesPage() {
             <tr key={s.id} data-schedule={s.id}>
               <th scope="row">{s.name}</th>
               <td>{targetLabel(s)}</td>
-              <td>{s.client_id ?? '—'}</td>
+              <td>{s.client_id ?? NO_VALUE}</td>
               <td>
                 <code>{s.cron}</code> {s.timezone}
               </td>

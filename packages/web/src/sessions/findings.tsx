@@ -2,7 +2,7 @@ import type { FindingRow, FindingSort } from '@svc/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import type { SessionRef } from '../api/sessions.ts';
 import { OutcomeMessage } from '../ui/alert.tsx';
-import { countOf, formatCount } from '../ui/format.ts';
+import { countOf, formatCount, NO_VALUE } from '../ui/format.ts';
 import { CursorPager } from '../ui/pager.tsx';
 import { SeverityBadge } from '../ui/severity.tsx';
 import { type Column, DataTable } from '../ui/table-wrap.tsx';
@@ -252,8 +252,8 @@ export function Exceptions(props: { ref_: SessionRef; version: number }) {
               {f.host ? <div class="muted small">{f.host}</div> : null}
             </td>
             <td>{f.exception?.state === 'active' ? 'accepted' : 'expired'}</td>
-            <td>{f.exception?.reason ?? '–'}</td>
-            <td>{f.exception?.approver ?? '–'}</td>
+            <td>{f.exception?.reason ?? NO_VALUE}</td>
+            <td>{f.exception?.approver ?? NO_VALUE}</td>
             <td class="nowrap">{f.exception?.expiry ?? 'no expiry'}</td>
           </tr>
         ))}
