@@ -142,14 +142,14 @@ describe('webhook form', () => {
 });
 
 describe('audit filters', () => {
-  it('builds the query string', () => {
+  it('builds the query', () => {
     expect(auditQuery({ days: '7', type: 'license_created', session: '' }, 500)).toEqual({
       ok: true,
-      body: 'days=7&type=license_created&limit=500',
+      body: { days: 7, type: 'license_created', limit: 500 },
     });
     expect(auditQuery({ days: '', type: '', session: '20261125_101500' }, 1000)).toEqual({
       ok: true,
-      body: 'session=20261125_101500&limit=1000',
+      body: { session: '20261125_101500', limit: 1000 },
     });
   });
 

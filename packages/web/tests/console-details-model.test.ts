@@ -18,8 +18,8 @@ describe('formatCount, the console count format', () => {
   });
 
   it('marks no count with the en dash, and says one or many', () => {
-    expect(formatCount(null)).toBe('–');
-    expect(formatCount(undefined)).toBe('–');
+    expect(formatCount(null)).toBe('—');
+    expect(formatCount(undefined)).toBe('—');
     expect(countOf(1, 'finding', 'findings')).toBe('1 finding');
     expect(countOf(10_000, 'finding', 'findings')).toBe('10,000 findings');
   });

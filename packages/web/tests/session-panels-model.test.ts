@@ -1,7 +1,7 @@
 import type { SessionView } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { previousScanOf, scanTimeOf } from '../src/sessions/scan-time.ts';
-import { formatAge } from '../src/ui/format.ts';
+import { formatAge, secondsSince } from '../src/ui/format.ts';
 
 /** The rules behind the session view's trend order and the benchmark's age. */
 
@@ -47,13 +47,20 @@ describe('previousScanOf', () => {
 
 describe('formatAge', () => {
   const now = Date.parse('2025-03-01T12:00:00Z');
-  it('says how long ago, in the largest whole unit', () => {
-    expect(formatAge('2025-03-01T11:59:30Z', now)).toBe('just now');
-    expect(formatAge('2025-03-01T11:59:00Z', now)).toBe('1 minute ago');
-    expect(formatAge('2025-03-01T11:15:00Z', now)).toBe('45 minutes ago');
-    expect(formatAge('2025-03-01T09:00:00Z', now)).toBe('3 hours ago');
-    expect(formatAge('2025-02-28T12:00:00Z', now)).toBe('yesterday');
-    expect(formatAge('2025-02-20T12:00:00Z', now)).toBe('9 days ago');
-    expect(formatAge('not a date', now)).toBe('–');
+  const age = (iso: string) => formatAge(secondsSince(iso, now));
+  it('says how long ago, in the two largest units', () => {
+    expect(age('2025-03-01T11:59:30Z')).toBe('30 s ago');
+    expect(age('2025-03-01T11:59:00Z')).toBe('1 min ago');
+    expect(age('2025-03-01T11:15:00Z')).toBe('45 min ago');
+    expect(age('2025-03-01T09:00:00Z')).toBe('3 h ago');
+    expect(age('2025-03-01T08:55:00Z')).toBe('3 h 5 min ago');
+    expect(age('2025-02-28T12:00:00Z')).toBe('1 d ago');
+    expect(age('2025-02-20T09:00:00Z')).toBe('9 d 3 h ago');
+  });
+
+  it('counts a time a little ahead of the clock as now, and has no value for a bad date', () => {
+    expect(age('2025-03-01T12:00:05Z')).toBe('0 s ago');
+    expect(age('not a date')).toBe('—');
+    expect(formatAge(Number.NaN)).toBe('—');
   });
 });

@@ -1,6 +1,7 @@
 import {
   AUDIT_EVENT_TYPES,
   AUDIT_MAX_DAYS,
+  type AuditQuery,
   ClientId,
   type CreateLicenseBody,
   type CreateUserBody,
@@ -148,25 +149,25 @@ export interface AuditFilters {
   session: string;
 }
 
-/** GET /api/audit's query string for the filters, or the first filter the portal would refuse. */
-export function auditQuery(filters: AuditFilters, limit: number): Draft<string> {
-  const q = new URLSearchParams();
+/** GET /api/audit's query for the filters, or the first filter the portal would refuse. */
+export function auditQuery(filters: AuditFilters, limit: number): Draft<AuditQuery> {
+  const q: AuditQuery = {};
   const days = filters.days.trim();
   if (days !== '') {
     if (!/^\d+$/.test(days) || Number(days) < 1 || Number(days) > AUDIT_MAX_DAYS)
       return { ok: false, message: `Days must be a whole number from 1 to ${AUDIT_MAX_DAYS}` };
-    q.set('days', String(Number(days)));
+    q.days = Number(days);
   }
   if (filters.type !== '') {
-    if (!(AUDIT_EVENT_TYPES as readonly string[]).includes(filters.type))
-      return { ok: false, message: 'Unknown event type' };
-    q.set('type', filters.type);
+    const type = AUDIT_EVENT_TYPES.find((t) => t === filters.type);
+    if (type === undefined) return { ok: false, message: 'Unknown event type' };
+    q.type = type;
   }
   const session = filters.session.trim();
   if (session !== '') {
     if (!isValidSessionId(session)) return { ok: false, message: 'Session id uses letters, digits, _ and - only' };
-    q.set('session', session);
+    q.session = session;
   }
-  q.set('limit', String(limit));
-  return { ok: true, body: q.toString() };
+  q.limit = limit;
+  return { ok: true, body: q };
 }

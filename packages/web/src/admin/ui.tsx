@@ -1,35 +1,9 @@
-import type { ComponentChildren } from 'preact';
-import { useCallback, useRef, useState } from 'preact/hooks';
-import { describeError } from '../api/errors.ts';
+import { useRef, useState } from 'preact/hooks';
+import { useAction } from '../ui/use-action.ts';
 import type { Draft } from './forms.ts';
 import './admin.css';
 
-/** Small building blocks shared by the fleet and administration pages. */
-
-/** Run an action, keeping its error (the portal's message) and a busy flag. */
-export function useAction(): {
-  busy: boolean;
-  error: string | null;
-  run: (action: () => Promise<unknown>) => Promise<boolean>;
-  clear: () => void;
-} {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const run = useCallback(async (action: () => Promise<unknown>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await action();
-      return true;
-    } catch (err) {
-      setError(describeError(err));
-      return false;
-    } finally {
-      setBusy(false);
-    }
-  }, []);
-  return { busy, error, run, clear: () => setError(null) };
-}
+/** Building blocks of the administration pages' create forms. */
 
 /**
  * A create form: its fields, the protocol rule the draft breaks (checked before anything is
@@ -61,14 +35,6 @@ export function useCreateForm<F, B, R>(
     }
   };
   return { form, setForm, formError, action, set, submit };
-}
-
-export function Notice({ children }: { children: ComponentChildren }) {
-  return (
-    <p class="adm-notice" role="status">
-      {children}
-    </p>
-  );
 }
 
 /** A secret shown once: read-only, selectable, with a copy button. */

@@ -69,16 +69,19 @@ async function call(c: Call): Promise<Response> {
   throw new ApiError(res.status, messageOf(res.status, error), error);
 }
 
-/** A JSON call to the portal's API. */
-export async function apiRequest<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-  const res = await call({ method, url: urlOf(path, opts.query), body: opts.body, accept: JSON_TYPE, audience: 'api' });
+async function jsonCall<T>(audience: Audience, method: string, path: string, opts: RequestOptions): Promise<T> {
+  const res = await call({ method, url: urlOf(path, opts.query), body: opts.body, accept: JSON_TYPE, audience });
   return (await res.json()) as T;
 }
 
-/** A JSON call to the identity provider's user administration routes (`/identity/admin/*`). */
-export async function identityRequest<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await call({ method, url: path, body, accept: JSON_TYPE, audience: 'identity' });
-  return (await res.json()) as T;
+/** A JSON call to the portal's API. */
+export function apiRequest<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+  return jsonCall('api', method, path, opts);
+}
+
+/** A JSON call to the identity provider's user routes (`/identity/admin/*`, `/identity/user/*`). */
+export function identityRequest<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+  return jsonCall('identity', method, path, opts);
 }
 
 /** A GET whose answer is a file (a download). */
@@ -86,17 +89,3 @@ export async function apiBlob(path: string, query: Query): Promise<Blob> {
   const res = await call({ method: 'GET', url: urlOf(path, query), body: undefined, accept: '*/*', audience: 'api' });
   return res.blob();
 }
-
-/**
- * What the fleet and administration pages need: portal API calls and identity provider calls,
- * both refreshing an expired token. Either rejects with ApiError carrying the portal's message.
- */
-export interface ConsoleClient {
-  api<T>(method: string, path: string, body?: unknown): Promise<T>;
-  identity<T>(method: string, path: string, body?: unknown): Promise<T>;
-}
-
-export const consoleClient: ConsoleClient = {
-  api: <T>(method: string, path: string, body?: unknown) => apiRequest<T>(method, path, { body }),
-  identity: identityRequest,
-};

@@ -2,8 +2,6 @@ import type { Static } from '@sinclair/typebox';
 import type {
   BenchmarkResponse,
   DeleteSessionResponse,
-  OverviewResponse,
-  PostureResponse,
   RemediationUpdateItem,
   RemediationUpdateResponse,
   RevokeShareResponse,
@@ -37,16 +35,6 @@ export function listSessions(query: Omit<SessionsQuery, 'session'>): Promise<Ses
 /** GET /api/sessions/clients: the clients of the caller's sessions, for a client picker. */
 export function listSessionClients(): Promise<SessionClientsResponse> {
   return apiRequest<SessionClientsResponse>('GET', '/api/sessions/clients');
-}
-
-/** GET /api/overview: risk by scan time, fleet states, expiring sessions, frequent open findings. */
-export function getOverview(days?: number): Promise<OverviewResponse> {
-  return apiRequest<OverviewResponse>('GET', '/api/overview', { query: { days } });
-}
-
-/** GET /api/overview/posture: per client and target, open criticals and highs, overdue and KEV findings, last scan, trend. */
-export function getPosture(): Promise<PostureResponse> {
-  return apiRequest<PostureResponse>('GET', '/api/overview/posture');
 }
 
 /** GET /api/sessions?session=: one session with its status history and notes. */

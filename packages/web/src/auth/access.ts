@@ -1,7 +1,7 @@
-import type { ConsoleCaller, MeResponse, Permission } from '@svc/protocol';
+import type { ConsoleCaller, Permission } from '@svc/protocol';
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
-import { apiRequest } from '../api/client.ts';
+import { getMe } from '../api/me.ts';
 import { useLoad } from '../ui/use-load.ts';
 import { fallbackCaller } from './section-access.ts';
 import type { Identity } from './token.ts';
@@ -15,7 +15,7 @@ export type CallerState = { known: true; caller: ConsoleCaller } | { known: fals
 
 /** The caller's permissions, asked again whenever the signed-in identity changes. */
 export function useCaller(who: Identity): CallerState {
-  const me = useLoad(() => apiRequest<MeResponse>('GET', '/api/me'), [who.subject, who.role, who.clientIds.join()]);
+  const me = useLoad(getMe, [who.subject, who.role, who.clientIds.join()]);
   if (me.state === 'done') return { known: true, caller: me.value };
   // A failed answer is as good as it gets: fall back rather than wait for ever.
   return { known: me.state === 'failed', caller: fallbackCaller(who) };

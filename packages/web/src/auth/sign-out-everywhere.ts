@@ -1,4 +1,4 @@
-import { identityRequest } from '../api/client.ts';
+import { revokeOwnSessions } from '../api/users.ts';
 import { signOut } from './session.ts';
 
 /**
@@ -7,6 +7,6 @@ import { signOut } from './session.ts';
  * so the user knows the other sessions may still be open.
  */
 export async function signOutEverywhere(): Promise<void> {
-  await identityRequest('POST', '/identity/user/sessions/revoke');
+  await revokeOwnSessions();
   signOut();
 }

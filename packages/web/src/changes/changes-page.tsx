@@ -1,12 +1,6 @@
-import {
-  type FindingChange,
-  sessionChangeHref,
-  sessionHref,
-  type TargetChanges,
-  type TargetChangesResponse,
-} from '@svc/protocol';
+import { type FindingChange, sessionChangeHref, sessionHref, type TargetChanges } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import { apiRequest } from '../api/client.ts';
+import { listTargetChanges } from '../api/targets.ts';
 import { findingsHref } from '../portfolio/portfolio-model.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { formatCount, formatDate } from '../ui/format.ts';
@@ -32,12 +26,6 @@ const COLUMNS: readonly { change: FindingChange; label: string; noun: string }[]
 
 /** Targets per page: the portal's pages, by client and target. */
 const PAGE_SIZES = [25, 100, 500] as const;
-
-function getTargetChanges(limit: number, cursor: string): Promise<TargetChangesResponse> {
-  return apiRequest<TargetChangesResponse>('GET', '/api/targets/changes', {
-    query: { limit, cursor: cursor === '' ? undefined : cursor },
-  });
-}
 
 /** The target's open findings of record on the Findings page (its address filters). */
 const openFindingsHref = (t: TargetChanges) =>
@@ -110,7 +98,10 @@ export function ChangesPage() {
   const cursor = cursors.at(-1) ?? '';
   const [attempt, setAttempt] = useState(0);
   // The page on screen stays, marked busy, while the next one loads.
-  const loaded = useLoadKeeping(() => getTargetChanges(perPage, cursor), [perPage, cursor, attempt]);
+  const loaded = useLoadKeeping(
+    () => listTargetChanges({ limit: perPage, cursor: cursor === '' ? undefined : cursor }),
+    [perPage, cursor, attempt],
+  );
   const shown = loaded.last;
   return (
     <Page title="What changed">

@@ -1,6 +1,6 @@
-import { type AgentListResponse, type AgentView, agentSearchProblem } from '@svc/protocol';
+import { type AgentView, agentSearchProblem } from '@svc/protocol';
 import { useEffect, useState } from 'preact/hooks';
-import type { ConsoleClient } from '../api/client.ts';
+import { listAgents } from '../api/agents.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { formatCount } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
@@ -18,12 +18,8 @@ const SEARCH_DELAY_MS = 250;
  * screen readers work as everywhere else: type, Tab (or Enter, which takes the first match),
  * then the arrow keys. A search that leaves one agent chooses it.
  */
-export function AgentPicker(props: {
-  client: ConsoleClient;
-  chosen: AgentView | null;
-  onChoose: (agent: AgentView | null) => void;
-}) {
-  const { client, chosen, onChoose } = props;
+export function AgentPicker(props: { chosen: AgentView | null; onChoose: (agent: AgentView | null) => void }) {
+  const { chosen, onChoose } = props;
   const [term, setTerm] = useState('');
   const [query, setQuery] = useState('');
   const problem = term.trim() === '' ? null : agentSearchProblem(term.trim());
@@ -32,11 +28,7 @@ export function AgentPicker(props: {
     const timer = setTimeout(() => setQuery(term.trim()), SEARCH_DELAY_MS);
     return () => clearTimeout(timer);
   }, [term, problem]);
-  const listed = useData(() => {
-    const q = new URLSearchParams({ agents: 'true', limit: String(PICKER_LIMIT) });
-    if (query !== '') q.set('q', query);
-    return client.api<AgentListResponse>('GET', `/api/health?${q.toString()}`);
-  }, [query]);
+  const listed = useData(() => listAgents({ limit: PICKER_LIMIT, ...(query === '' ? {} : { q: query }) }), [query]);
   const agents = byName(listed.data?.agents ?? []);
   const labels = agentLabels(agents);
   const chosenKey = chosen === null ? '' : agentKey(chosen);

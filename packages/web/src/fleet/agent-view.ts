@@ -1,5 +1,5 @@
-import { AGENT_STATES, type AgentState, type AgentView } from '@svc/protocol';
-import { formatDate } from '../ui/format.ts';
+import { AGENT_STATES, type AgentState, type AgentsQuery, type AgentView } from '@svc/protocol';
+import { formatDate, NO_VALUE } from '../ui/format.ts';
 
 /**
  * How the Fleet page reads an agent record: its state, ages in words, schedules and host
@@ -14,22 +14,6 @@ export function agentState(agent: Pick<AgentView, 'is_stale' | 'deregistered_at'
   return agent.is_stale ? 'stale' : 'online';
 }
 
-/** A duration in the two largest units: `45 s`, `12 min`, `3 h 5 min`, `2 d 4 h`. */
-export function formatDuration(totalSeconds: number): string {
-  if (!Number.isFinite(totalSeconds) || totalSeconds < 0) return '—';
-  const s = Math.floor(totalSeconds);
-  if (s < 60) return `${s} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min`;
-  const h = Math.floor(m / 60);
-  if (h < 24) return m % 60 === 0 ? `${h} h` : `${h} h ${m % 60} min`;
-  const d = Math.floor(h / 24);
-  return h % 24 === 0 ? `${d} d` : `${d} d ${h % 24} h`;
-}
-
-export const formatAge = (seconds: number): string =>
-  formatDuration(seconds) === '—' ? '—' : `${formatDuration(seconds)} ago`;
-
 export interface ScheduleRow {
   id: string;
   /** `portal`: kept by the portal; `local`: a config file of the agent (also when an older agent does not say). */
@@ -42,7 +26,7 @@ export interface ScheduleRow {
   retries: string;
 }
 
-const str = (v: unknown): string => (typeof v === 'string' && v !== '' ? v : '—');
+const str = (v: unknown): string => (typeof v === 'string' && v !== '' ? v : NO_VALUE);
 
 /** The heartbeat's schedules as table rows (docs/agent.md#heartbeat); anything not an object is skipped. */
 export function scheduleRows(schedules: readonly unknown[] | null): ScheduleRow[] {
@@ -55,10 +39,10 @@ export function scheduleRows(schedules: readonly unknown[] | null): ScheduleRow[
       id: str(s['schedule_id']),
       source: portal ? 'portal' : 'local',
       config: str(portal ? (s['name'] ?? s['config']) : s['config']),
-      lastRun: typeof s['last_run'] === 'string' ? formatDate(s['last_run']) : '–',
+      lastRun: typeof s['last_run'] === 'string' ? formatDate(s['last_run']) : NO_VALUE,
       lastStatus: str(s['last_status']),
-      nextRun: typeof s['next_run'] === 'string' ? formatDate(s['next_run']) : '–',
-      retries: typeof s['retry_count'] === 'number' ? String(s['retry_count']) : '—',
+      nextRun: typeof s['next_run'] === 'string' ? formatDate(s['next_run']) : NO_VALUE,
+      retries: typeof s['retry_count'] === 'number' ? String(s['retry_count']) : NO_VALUE,
     });
   }
   return rows;
@@ -143,20 +127,22 @@ export function fleetFiltersOf(query: Readonly<Record<string, string | undefined
 }
 
 /** The filters that are set, each under its name in FILTER_PARAMS. */
-function filterParams(f: FleetFilters, into: URLSearchParams): URLSearchParams {
-  for (const [key, param] of FILTER_PARAMS) if (f[key].trim() !== '') into.set(param, f[key].trim());
-  return into;
+function filterParams(f: FleetFilters): Record<string, string> {
+  const set: Record<string, string> = {};
+  for (const [key, param] of FILTER_PARAMS) if (f[key].trim() !== '') set[param] = f[key].trim();
+  return set;
 }
 
 /** The Fleet page's address for these filters: a view that can be linked to, bookmarked and gone back to. */
 export function fleetHref(f: FleetFilters): string {
-  const qs = filterParams(f, new URLSearchParams()).toString();
+  const qs = new URLSearchParams(filterParams(f)).toString();
   return qs === '' ? '/console/fleet' : `/console/fleet?${qs}`;
 }
 
-/** GET /api/health's fleet query for the filters, a page size and a cursor. */
-export function fleetQuery(f: FleetFilters, limit: number, cursor: string): string {
-  const q = filterParams(f, new URLSearchParams({ agents: 'true', limit: String(limit) }));
-  if (cursor !== '') q.set('cursor', cursor);
-  return `/api/health?${q.toString()}`;
+/** The portal's fleet query (GET /api/health's agent listing) for the filters, a page size and a cursor. */
+export function fleetQuery(f: FleetFilters, limit: number, cursor: string): Omit<AgentsQuery, 'agents'> {
+  // The state is one of AGENT_STATES (FleetFilters.state), the other filters the portal checks.
+  const query = { limit, ...filterParams(f) } as Omit<AgentsQuery, 'agents'>;
+  if (cursor !== '') query.cursor = cursor;
+  return query;
 }

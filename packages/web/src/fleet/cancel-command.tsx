@@ -1,6 +1,6 @@
 import { type CommandRecord, isCancellable } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import type { ConsoleClient } from '../api/client.ts';
+import { cancelCommand } from '../api/agent-commands.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { formatDate } from '../ui/format.ts';
 
@@ -10,7 +10,7 @@ import { formatDate } from '../ui/format.ts';
  * The view reloads after it and shows the outcome: `failed` with "Cancelled by ..." at once for
  * a command not started, or the cancellation requested while its agent stops a running one.
  */
-export function CancelCommand(props: { client: ConsoleClient; command: CommandRecord; onCancelled: () => void }) {
+export function CancelCommand(props: { command: CommandRecord; onCancelled: () => void }) {
   const { command } = props;
   const [reason, setReason] = useState('');
   if (!isCancellable(command.status) || command.cancel_requested !== null) return null;
@@ -36,7 +36,7 @@ export function CancelCommand(props: { client: ConsoleClient; command: CommandRe
         dismissLabel="Keep it"
         onConfirm={async () => {
           const body = reason.trim() === '' ? { command_id: command.id } : { command_id: command.id, reason };
-          await props.client.api('POST', '/api/agent-commands/cancel', body);
+          await cancelCommand(body);
           props.onCancelled();
         }}
       />

@@ -1,5 +1,5 @@
 import type { CommandProgressView, RunningCommand } from '@svc/protocol';
-import { formatPercent } from '../ui/format.ts';
+import { formatPercent, NO_VALUE } from '../ui/format.ts';
 
 /**
  * A running command's progress as its agent last reported it (run_scan: nmap's task and
@@ -11,7 +11,7 @@ import { formatPercent } from '../ui/format.ts';
 /** `14:03:25 UTC`: the report's time of day, to the second (reports come every 15 s). */
 export function progressTime(iso: string): string {
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? '–' : `${d.toISOString().slice(11, 19)} UTC`;
+  return Number.isNaN(d.getTime()) ? NO_VALUE : `${d.toISOString().slice(11, 19)} UTC`;
 }
 
 export function CommandProgressBar({

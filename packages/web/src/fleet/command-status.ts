@@ -1,5 +1,5 @@
 import { type CommandStatus, isFinalCommandStatus } from '@svc/protocol';
-import { formatDuration } from './agent-view.ts';
+import { formatDuration } from '../ui/format.ts';
 
 /** Command history: when to keep polling, and a command's target. */
 

@@ -1,13 +1,11 @@
-import { h } from 'preact';
-import { consoleClient } from '../api/client.ts';
 import type { Section } from '../sections.ts';
-import { CommandsPage } from './CommandsPage.tsx';
-import { FleetPage } from './FleetPage.tsx';
-import { SchedulesPage } from './SchedulesPage.tsx';
+import { CommandsPage } from './commands-page.tsx';
+import { FleetPage } from './fleet-page.tsx';
+import { SchedulesPage } from './schedules-page.tsx';
 
 /** The fleet sections: agents, their groups, the command queue and the portal's scan schedules. */
 export const fleetSections: Section[] = [
-  { path: '/console/fleet', label: 'Fleet', component: () => h(FleetPage, { client: consoleClient }) },
-  { path: '/console/commands', label: 'Commands', component: () => h(CommandsPage, { client: consoleClient }) },
-  { path: '/console/schedules', label: 'Schedules', component: () => h(SchedulesPage, { client: consoleClient }) },
+  { path: '/console/fleet', label: 'Fleet', component: FleetPage },
+  { path: '/console/commands', label: 'Commands', component: CommandsPage },
+  { path: '/console/schedules', label: 'Schedules', component: SchedulesPage },
 ];

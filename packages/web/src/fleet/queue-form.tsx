@@ -7,9 +7,11 @@ import {
 } from '@svc/protocol';
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
-import { Notice, useAction } from '../admin/ui.tsx';
-import type { ConsoleClient } from '../api/client.ts';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { useAction } from '../ui/use-action.ts';
+import { queueCommand } from '../api/agent-commands.ts';
+import { listGroups } from '../api/agent-groups.ts';
+import { listTargets } from '../api/targets.ts';
+import { ErrorMessage, Notice } from '../ui/alert.tsx';
 import { formatDate } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
 import { AgentPicker } from './agent-picker.tsx';
@@ -26,7 +28,6 @@ import {
   usualPortsOf,
   usualProfileOf,
 } from './command-form.ts';
-import type { Groups } from './GroupsSection.tsx';
 
 /**
  * The command queue form (Commands page): an agent (found by host name, address or id:
@@ -36,8 +37,8 @@ import type { Groups } from './GroupsSection.tsx';
  * profile: what their latest scan covered, one click to fill them.
  */
 
-export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueued: () => void }) {
-  const groups = useData(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
+export function QueueForm({ onQueued }: { onQueued: () => void }) {
+  const groups = useData(listGroups, []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [formError, setFormError] = useState<string | null>(null);
@@ -58,13 +59,7 @@ export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueue
         : (JSON.parse(groupKey) as [string | null, string])[0];
   const scanning = type === 'run_scan';
   const known = useData(
-    () =>
-      scanning
-        ? client.api<TargetsResponse>(
-            'GET',
-            `/api/targets${chosenClient === null ? '' : `?client_id=${encodeURIComponent(chosenClient)}`}`,
-          )
-        : Promise.resolve({ targets: [] }),
+    () => (scanning ? listTargets(chosenClient) : Promise.resolve<TargetsResponse>({ targets: [] })),
     [scanning, chosenClient],
   );
   const groupChoices = [
@@ -102,7 +97,7 @@ export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueue
     const body = draft.body;
     let answer: QueueCommandResponse | null = null;
     const ok = await action.run(async () => {
-      answer = await client.api<QueueCommandResponse>('POST', '/api/agent-commands', body);
+      answer = await queueCommand(body);
     });
     if (ok && answer !== null) {
       const { commands, skipped } = answer as QueueCommandResponse;
@@ -143,7 +138,7 @@ export function QueueForm({ client, onQueued }: { client: ConsoleClient; onQueue
           </label>
         </fieldset>
         {targetKind === 'agent' ? (
-          <AgentPicker client={client} chosen={agent} onChoose={setAgent} />
+          <AgentPicker chosen={agent} onChoose={setAgent} />
         ) : (
           <>
             <div class="adm-field">

@@ -1,4 +1,4 @@
-import type { PortalSchedule } from '@svc/protocol';
+import type { PortalSchedule, PortalScheduleUpdateBody } from '@svc/protocol';
 
 /** The Schedules page's form: what it shows, and the body it sends for a create or an update. */
 
@@ -52,7 +52,7 @@ export function formOf(s: PortalSchedule): ScheduleForm {
 }
 
 /** The fields a create and an update share; blank optional fields are null (the profile's ports, the agent's default profile). */
-export function scanBody(f: ScheduleForm): Record<string, unknown> {
+export function scanBody(f: ScheduleForm): Omit<Required<PortalScheduleUpdateBody>, 'description'> {
   return {
     name: f.name.trim(),
     targets: f.targets.trim(),

@@ -1,7 +1,7 @@
 import { type OverviewResponse, sessionHref } from '@svc/protocol';
-import { getOverview, getPosture } from '../api/sessions.ts';
+import { getOverview, getPosture } from '../api/overview.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
-import { countOf, formatCount, formatDate, formatScore } from '../ui/format.ts';
+import { countOf, formatCount, formatDate, formatScore, NO_VALUE } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
@@ -44,7 +44,9 @@ function RiskSection(props: { data: OverviewResponse }) {
                       <a href={sessionHref(p.session_id, s.client_id)}>{p.target ?? p.session_id}</a>
                     </td>
                     <td>
-                      <span class={`grade grade-small grade-${p.risk_grade ?? 'none'}`}>{p.risk_grade ?? '–'}</span>{' '}
+                      <span class={`grade grade-small grade-${p.risk_grade ?? 'none'}`}>
+                        {p.risk_grade ?? NO_VALUE}
+                      </span>{' '}
                       {formatScore(p.risk_score)}
                     </td>
                   </tr>
@@ -114,8 +116,8 @@ function ExpiringSection(props: { expiring: OverviewResponse['expiring'] }) {
               <td>
                 <a href={sessionHref(s.session_id, s.client_id)}>{s.session_id}</a>
               </td>
-              <td>{s.client ?? s.client_id ?? '–'}</td>
-              <td>{s.target ?? '–'}</td>
+              <td>{s.client ?? s.client_id ?? NO_VALUE}</td>
+              <td>{s.target ?? NO_VALUE}</td>
               <td class="nowrap">{formatDate(s.expires_at)}</td>
             </tr>
           ))}
@@ -140,7 +142,7 @@ function FindingsSection(props: { findings: OverviewResponse['top_findings'] }) 
         >
           {props.findings.map((f) => (
             <tr key={f.title} data-finding={f.title}>
-              <td>{f.severity === null ? '–' : <SeverityBadge severity={f.severity} />}</td>
+              <td>{f.severity === null ? NO_VALUE : <SeverityBadge severity={f.severity} />}</td>
               <td>{f.title}</td>
               <td>{formatCount(f.targets)}</td>
               <td>{formatCount(f.open)}</td>

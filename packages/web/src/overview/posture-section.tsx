@@ -5,7 +5,7 @@ import {
   type PostureTarget,
   sessionHref,
 } from '@svc/protocol';
-import { countOf, formatAge, formatCount, formatDate } from '../ui/format.ts';
+import { countOf, formatAge, formatCount, formatDate, NO_VALUE, secondsSince } from '../ui/format.ts';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { COUNT_LABELS, countHref, sparkPoints, trendText } from './posture-model.ts';
 import { fleetHref, NO_FILTERS } from '../fleet/agent-view.ts';
@@ -38,11 +38,11 @@ function CountCell(props: {
 }
 
 function LastScan(props: { scan: PostureTarget['last_scan']; clientId: string; now: number }) {
-  if (props.scan === null) return <td>–</td>;
+  if (props.scan === null) return <td>{NO_VALUE}</td>;
   return (
     <td>
       <a href={sessionHref(props.scan.session_id, props.clientId)} title={formatDate(props.scan.scanned_at)}>
-        {formatAge(props.scan.scanned_at, props.now)}
+        {formatAge(secondsSince(props.scan.scanned_at, props.now))}
       </a>
     </td>
   );

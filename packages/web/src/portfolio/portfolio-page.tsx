@@ -12,13 +12,13 @@ import { listSessionClients } from '../api/sessions.ts';
 import { useMay } from '../auth/access.ts';
 import { ErrorMessage, OutcomeMessage } from '../ui/alert.tsx';
 import { epssScore } from '../sessions/findings-model.ts';
-import { formatCount, formatDate, label } from '../ui/format.ts';
+import { formatCount, formatDate, label, NO_VALUE } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { CursorPager, RowsPerPage } from '../ui/pager.tsx';
 import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useLoad, useLoadKeeping } from '../ui/use-load.ts';
-import { changeChosen, changeMatching, countRecords, listRecords, summarizeRecords } from './portfolio-api.ts';
+import { changeChosen, changeMatching, countRecords, listRecords, summarizeRecords } from '../api/findings.ts';
 import { type Outcome, PortfolioBulk } from './portfolio-bulk.tsx';
 import { PortfolioFilters, SCANNER_STATUS_NAMES } from './portfolio-filters.tsx';
 import {
@@ -36,7 +36,7 @@ import {
 import './portfolio.css';
 
 const where = (f: RecordFinding) =>
-  `${f.host ?? '–'}${f.port === null ? '' : `:${f.port}${f.protocol ? `/${f.protocol}` : ''}`}`;
+  `${f.host ?? NO_VALUE}${f.port === null ? '' : `:${f.port}${f.protocol ? `/${f.protocol}` : ''}`}`;
 
 /** Who set a status: people's statuses say who; the scanner's say so. */
 function StatusCell({ f }: { f: RecordFinding }) {
@@ -72,7 +72,7 @@ function TriageCell({ f }: { f: RecordFinding }) {
         Note: {f.note}
       </div>,
     );
-  return parts.length === 0 ? <span class="muted">–</span> : parts;
+  return parts.length === 0 ? <span class="muted">{NO_VALUE}</span> : parts;
 }
 
 function Row(props: { f: RecordFinding; selected: boolean; onSelect?: ((on: boolean) => void) | undefined }) {
@@ -113,7 +113,7 @@ function Row(props: { f: RecordFinding; selected: boolean; onSelect?: ((on: bool
         ) : null}
       </td>
       <td>
-        {f.client_id ?? '–'}
+        {f.client_id ?? NO_VALUE}
         <div class="muted small">{f.target}</div>
       </td>
       <td class="portfolio-where">{where(f)}</td>
@@ -121,7 +121,7 @@ function Row(props: { f: RecordFinding; selected: boolean; onSelect?: ((on: bool
         <StatusCell f={f} />
       </td>
       <td class="nowrap">
-        {f.due_date ?? '–'}
+        {f.due_date ?? NO_VALUE}
         {f.overdue ? (
           <div>
             <span class="badge overdue">overdue</span>

@@ -1,5 +1,5 @@
 import type { BenchmarkMetric, BenchmarkResponse } from '@svc/protocol';
-import { formatAge, formatDate, formatScore, label } from '../ui/format.ts';
+import { formatAge, formatDate, formatScore, label, secondsSince } from '../ui/format.ts';
 import { DataTable } from '../ui/table-wrap.tsx';
 
 const METRICS = {
@@ -40,7 +40,8 @@ export function Benchmark(props: { benchmark: BenchmarkResponse }) {
           ? 'There are no peers yet: no other client and target has a session to compare with.'
           : `Compared with ${b.sample_size} other client and target pairs; lower values are better, a higher percentile means more peers do worse.`}{' '}
         <span class="benchmark-age">
-          Peer figures from <time dateTime={b.fetched_at}>{formatDate(b.fetched_at)}</time> ({formatAge(b.fetched_at)}).
+          Peer figures from <time dateTime={b.fetched_at}>{formatDate(b.fetched_at)}</time> (
+          {formatAge(secondsSince(b.fetched_at))}).
         </span>
       </p>
       <DataTable

@@ -1,5 +1,5 @@
 import type { SessionFile, SessionView } from '@svc/protocol';
-import { formatCount } from '../ui/format.ts';
+import { formatCount, NO_VALUE } from '../ui/format.ts';
 import { DataTable } from '../ui/table-wrap.tsx';
 
 /** Coverage per framework: controls the findings map to, out of the framework's total. */
@@ -19,7 +19,7 @@ export function Compliance(props: { session: SessionView }) {
             {f.mapped_controls}
             {f.total_controls === null ? '' : ` of ${formatCount(f.total_controls)}`}
           </td>
-          <td>{f.gap_controls ?? '–'}</td>
+          <td>{f.gap_controls ?? NO_VALUE}</td>
           <td>{formatCount(f.findings_count)}</td>
         </tr>
       ))}
@@ -46,8 +46,8 @@ export function Orc964(props: { session: SessionView; file: SessionFile | null }
         <DataTable label="ORC 9.64 divisions" columns={['Division', 'Name', 'Findings']} stack={{ lead: ['Division'] }}>
           {block.divisions.map((d, i) => (
             <tr key={d.id ?? i}>
-              <th scope="row">{d.id ?? '–'}</th>
-              <td>{d.name ?? '–'}</td>
+              <th scope="row">{d.id ?? NO_VALUE}</th>
+              <td>{d.name ?? NO_VALUE}</td>
               <td>{formatCount(d.finding_count ?? 0)}</td>
             </tr>
           ))}

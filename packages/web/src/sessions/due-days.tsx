@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { describeError } from '../api/errors.ts';
 import { LoadError, OutcomeMessage } from '../ui/alert.tsx';
 import { useData } from '../ui/use-load.ts';
-import { getDueDays, putDueDays } from './findings-api.ts';
+import { getDueDays, putDueDays } from '../api/remediation-settings.ts';
 import { type DueDaysDraft as Draft, parseDueDays, SEVERITY_NAMES } from './findings-model.ts';
 
 /**

@@ -12,7 +12,7 @@ import { describeError } from '../api/errors.ts';
 import { downloadFile, type SessionRef } from '../api/sessions.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { formatBytes } from '../ui/format.ts';
-import { exportFindings } from './findings-api.ts';
+import { exportFindings } from '../api/session-findings.ts';
 import { NewShareLink } from './share-link.tsx';
 
 /** The share token in a share URL (`.../share/?token=<64 hex>`), or null. */

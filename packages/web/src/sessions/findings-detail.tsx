@@ -1,10 +1,10 @@
 import { type FindingDetailResponse, type FindingRow, httpUrl, sessionHref } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import type { SessionRef } from '../api/sessions.ts';
-import { formatDate, label } from '../ui/format.ts';
+import { formatDate, label, NO_VALUE } from '../ui/format.ts';
 import { KevBadge, SeverityBadge } from '../ui/severity.tsx';
 import { useData } from '../ui/use-load.ts';
-import { getFinding } from './findings-api.ts';
+import { getFinding } from '../api/session-findings.ts';
 import {
   CHANGE_MARKS,
   dispositionText,
@@ -118,7 +118,7 @@ function Body(props: { d: FindingDetailResponse; sender: Sender; clientId: strin
           {d.service ? `, ${d.service}` : ''}
         </dd>
         <dt>Rule</dt>
-        <dd>{d.rule_id ?? '–'}</dd>
+        <dd>{d.rule_id ?? NO_VALUE}</dd>
         {mark !== null ? (
           <>
             <dt>This scan</dt>
@@ -146,7 +146,7 @@ function Body(props: { d: FindingDetailResponse; sender: Sender; clientId: strin
           </>
         ) : null}
         <dt>First seen</dt>
-        <dd>{d.first_seen ?? '–'}</dd>
+        <dd>{d.first_seen ?? NO_VALUE}</dd>
         {d.last_seen ? (
           <>
             <dt>Last seen</dt>
@@ -166,7 +166,7 @@ function Body(props: { d: FindingDetailResponse; sender: Sender; clientId: strin
           </>
         ) : null}
         <dt>Previous scan</dt>
-        <dd>{d.prior_status === null ? '–' : label(d.prior_status)}</dd>
+        <dd>{d.prior_status === null ? NO_VALUE : label(d.prior_status)}</dd>
         <dt>Risk exception</dt>
         <dd>
           {exceptionText(d)}

@@ -13,7 +13,7 @@ import {
   SEVERITIES,
   type Severity,
 } from '@svc/protocol';
-import { countOf, formatCount, label } from '../ui/format.ts';
+import { countOf, formatCount, label, NO_VALUE } from '../ui/format.ts';
 
 /** A change filter: one change, or `found`, the findings this scan reported (new, persistent or reopened). */
 export type ChangeFilter = FindingChange | 'found';
@@ -103,7 +103,7 @@ export function queryOf(view: FindingsView, cursor: string): Omit<FindingsQuery,
 
 /** `host:port/protocol`, or the host alone for host-level findings. */
 export function where(f: Pick<FindingRow, 'host' | 'port' | 'protocol'>): string {
-  const host = f.host ?? '–';
+  const host = f.host ?? NO_VALUE;
   return f.port === null ? host : `${host}:${f.port}${f.protocol ? `/${f.protocol}` : ''}`;
 }
 

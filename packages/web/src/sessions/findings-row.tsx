@@ -13,6 +13,7 @@ import {
 } from './findings-model.ts';
 import type { Sender } from './findings-sender.ts';
 import { PersonStatusOptions } from './status-options.tsx';
+import { NO_VALUE } from '../ui/format.ts';
 
 /** The marks beside a finding's title: what this scan did to it, false positive, known exploited. */
 function Marks(props: { f: Row }) {
@@ -131,25 +132,25 @@ export function FindingTableRow(props: {
         ) : null}
       </td>
       <td>
-        <span class="nowrap">{f.host ?? '–'}</span>
+        <span class="nowrap">{f.host ?? NO_VALUE}</span>
         {f.hostname ? <div class="muted small break-anywhere">{f.hostname}</div> : null}
       </td>
-      <td class="nowrap">{f.port === null ? '–' : `${f.port}${f.protocol ? `/${f.protocol}` : ''}`}</td>
+      <td class="nowrap">{f.port === null ? NO_VALUE : `${f.port}${f.protocol ? `/${f.protocol}` : ''}`}</td>
       <td class="nowrap">
-        {f.cve_ids.length === 0 ? '–' : f.cve_ids[0]}
+        {f.cve_ids.length === 0 ? NO_VALUE : f.cve_ids[0]}
         {f.cve_ids.length > 1 ? <span class="muted small"> +{f.cve_ids.length - 1}</span> : null}
       </td>
       <td>
-        {f.cvss === null ? '–' : f.cvss.toFixed(1)}
+        {f.cvss === null ? NO_VALUE : f.cvss.toFixed(1)}
         {f.epss === null ? null : <div class="muted small">EPSS {(f.epss * 100).toFixed(1)} %</div>}
       </td>
       <td>
         <Remediation f={f} name={name} sender={sender} />
       </td>
-      <td class="nowrap">{f.first_seen ?? '–'}</td>
+      <td class="nowrap">{f.first_seen ?? NO_VALUE}</td>
       <td>
         {target === null || f.status === 'resolved' || !('fingerprint' in target) ? (
-          <span class="muted">{target === null ? '–' : exceptionText(f)}</span>
+          <span class="muted">{target === null ? NO_VALUE : exceptionText(f)}</span>
         ) : props.editing ? (
           <ExceptionForm
             name={name}

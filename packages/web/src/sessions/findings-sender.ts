@@ -2,8 +2,14 @@ import type { BulkChange, BulkResponse, RemediationUpdateItem } from '@svc/proto
 import { useState } from 'preact/hooks';
 import { ApiError, describeError } from '../api/errors.ts';
 import { type SessionRef, updateRemediation } from '../api/sessions.ts';
-import { bulkChange, type RecordScope } from './findings-api.ts';
+import { changeChosen } from '../api/findings.ts';
 import type { Message } from './findings-model.ts';
+
+/** Whose findings of record a session's findings are: its client ('' without one) and its target. */
+export interface RecordScope {
+  clientId: string;
+  target: string;
+}
 
 const CONFLICT = 'This finding was changed by someone else. Reload the page to see the current status.';
 
@@ -58,7 +64,7 @@ export function useSender(
         ? null
         : (fingerprints, change, done) =>
             run(
-              () => bulkChange(scope, fingerprints, change),
+              () => changeChosen({ client_id: scope.clientId, target: scope.target, fingerprints }, change),
               (r) => done(r),
             ),
   };

@@ -2,17 +2,17 @@ import type { FindingRow, FindingSort } from '@svc/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import type { SessionRef } from '../api/sessions.ts';
 import { OutcomeMessage } from '../ui/alert.tsx';
-import { countOf, formatCount } from '../ui/format.ts';
+import { countOf, formatCount, NO_VALUE } from '../ui/format.ts';
 import { CursorPager } from '../ui/pager.tsx';
 import { SeverityBadge } from '../ui/severity.tsx';
 import { type Column, DataTable } from '../ui/table-wrap.tsx';
 import { useData } from '../ui/use-load.ts';
 import { FindingDetailPanel } from './findings-detail.tsx';
-import { listFindings, type RecordScope } from './findings-api.ts';
+import { listFindings } from '../api/session-findings.ts';
 import { BulkBar } from './findings-bulk.tsx';
 import { Filters } from './findings-controls.tsx';
 import { FindingTableRow } from './findings-row.tsx';
-import { useSender } from './findings-sender.ts';
+import { type RecordScope, useSender } from './findings-sender.ts';
 import {
   type ChangeFilter,
   FIRST_VIEW,
@@ -252,8 +252,8 @@ export function Exceptions(props: { ref_: SessionRef; version: number }) {
               {f.host ? <div class="muted small">{f.host}</div> : null}
             </td>
             <td>{f.exception?.state === 'active' ? 'accepted' : 'expired'}</td>
-            <td>{f.exception?.reason ?? '–'}</td>
-            <td>{f.exception?.approver ?? '–'}</td>
+            <td>{f.exception?.reason ?? NO_VALUE}</td>
+            <td>{f.exception?.approver ?? NO_VALUE}</td>
             <td class="nowrap">{f.exception?.expiry ?? 'no expiry'}</td>
           </tr>
         ))}

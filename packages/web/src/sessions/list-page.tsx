@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { describeError } from '../api/errors.ts';
 import { listSessionClients, listSessions, type SessionList, updateStatus } from '../api/sessions.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
-import { formatCount, formatDate, formatScore, label } from '../ui/format.ts';
+import { formatCount, formatDate, formatScore, label, NO_VALUE } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { CursorPager, RowsPerPage } from '../ui/pager.tsx';
 import { type Column, DataTable } from '../ui/table-wrap.tsx';
@@ -230,9 +230,9 @@ export function SessionsPage() {
                       <div class="muted small">{s.client_id}</div>
                     ) : null}
                   </td>
-                  <td>{s.target ?? '–'}</td>
+                  <td>{s.target ?? NO_VALUE}</td>
                   <td class="nowrap">
-                    <span class={`grade grade-small grade-${s.risk_grade ?? 'none'}`}>{s.risk_grade ?? '–'}</span>{' '}
+                    <span class={`grade grade-small grade-${s.risk_grade ?? 'none'}`}>{s.risk_grade ?? NO_VALUE}</span>{' '}
                     {formatScore(s.risk_score)}
                   </td>
                   <td>{formatCount(s.total_findings)}</td>

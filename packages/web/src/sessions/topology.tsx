@@ -1,6 +1,6 @@
 import type { SessionFile } from '@svc/protocol';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { countOf, formatCount, formatScore } from '../ui/format.ts';
+import { countOf, formatCount, formatScore, NO_VALUE } from '../ui/format.ts';
 import { DataTable } from '../ui/table-wrap.tsx';
 
 type Topo = NonNullable<SessionFile['topology']>;
@@ -80,7 +80,7 @@ function layout(subnets: Subnet[]) {
 }
 
 function hostTitle(n: Node): string {
-  return `${n.hostname ? `${n.hostname} ` : ''}${n.ip} · grade ${n.risk_grade ?? '–'} · risk ${formatScore(n.risk_score)} · ${n.port_count ?? 0} open ports`;
+  return `${n.hostname ? `${n.hostname} ` : ''}${n.ip} · grade ${n.risk_grade ?? NO_VALUE} · risk ${formatScore(n.risk_score)} · ${n.port_count ?? 0} open ports`;
 }
 
 /**
@@ -221,9 +221,9 @@ export function Topology(props: { topology: Topo | undefined }) {
             s.hosts.map((n) => (
               <tr key={n.ip}>
                 <th scope="row">{n.ip}</th>
-                <td>{n.hostname || '–'}</td>
+                <td>{n.hostname || NO_VALUE}</td>
                 <td>{s.prefix}</td>
-                <td>{n.risk_grade ?? '–'}</td>
+                <td>{n.risk_grade ?? NO_VALUE}</td>
                 <td>{formatScore(n.risk_score)}</td>
                 <td>{formatCount(n.port_count ?? 0)}</td>
               </tr>

@@ -14,7 +14,7 @@ import { ApiError } from '../api/errors.ts';
 import { useMay } from '../auth/access.ts';
 import { ErrorMessage } from '../ui/alert.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
-import { formatCount, formatDate, formatScore, label } from '../ui/format.ts';
+import { formatCount, formatDate, formatScore, label, NO_VALUE } from '../ui/format.ts';
 import { Page } from '../ui/page.tsx';
 import { SeverityBreakdown } from '../ui/severity.tsx';
 import { Benchmark } from './benchmark.tsx';
@@ -23,7 +23,7 @@ import { DueDaysSettings } from './due-days.tsx';
 import { Downloads, Exports, Reports } from './files.tsx';
 import { ShareLink } from './share-link.tsx';
 import { Exceptions, Findings } from './findings.tsx';
-import { getSessionBlocks } from './findings-api.ts';
+import { getSessionBlocks } from '../api/session-findings.ts';
 import { CHANGE_FILTERS, type ChangeFilter } from './findings-model.ts';
 import { ReviewStatus } from './status.tsx';
 import { Topology } from './topology.tsx';
@@ -60,19 +60,21 @@ function Scores(props: { session: SessionView }) {
     <div class="scores">
       <div class="score">
         <span class="score-label">Actual risk</span>
-        <span class={`grade grade-${s.risk_grade ?? 'none'}`}>{s.risk_grade ?? '–'}</span>
+        <span class={`grade grade-${s.risk_grade ?? 'none'}`}>{s.risk_grade ?? NO_VALUE}</span>
         <span>{formatScore(s.risk_score)} / 100</span>
       </div>
       <div class="score">
         <span class="score-label">Operational risk</span>
-        <span class={`grade grade-${op.risk_grade_operational ?? 'none'}`}>{op.risk_grade_operational ?? '–'}</span>
+        <span class={`grade grade-${op.risk_grade_operational ?? 'none'}`}>
+          {op.risk_grade_operational ?? NO_VALUE}
+        </span>
         <span>{formatScore(op.risk_score_operational)} / 100</span>
       </div>
       <dl class="facts">
         <dt>Client</dt>
-        <dd>{s.client ?? s.client_id ?? '–'}</dd>
+        <dd>{s.client ?? s.client_id ?? NO_VALUE}</dd>
         <dt>Target</dt>
-        <dd>{s.target ?? '–'}</dd>
+        <dd>{s.target ?? NO_VALUE}</dd>
         <dt>Status</dt>
         <dd>{label(s.status)}</dd>
         <dt>Hosts</dt>
@@ -89,7 +91,7 @@ function Scores(props: { session: SessionView }) {
         <dt>Uploaded</dt>
         <dd>{formatDate(s.uploaded_at)}</dd>
         <dt>Scanner</dt>
-        <dd>{s.tool_version ?? '–'}</dd>
+        <dd>{s.tool_version ?? NO_VALUE}</dd>
       </dl>
     </div>
   );

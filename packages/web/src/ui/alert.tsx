@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { describeError, isTransient } from '../api/errors.ts';
 
 /**
@@ -36,6 +37,15 @@ export function OutcomeMessage(props: { message: { kind: 'ok' | 'error'; text: s
   return (
     <p class={`alert ${m.kind === 'ok' ? 'alert-ok' : 'alert-error'}`} role={m.kind === 'ok' ? 'status' : 'alert'}>
       {m.text}
+    </p>
+  );
+}
+
+/** A done action, announced as a status. */
+export function Notice({ children }: { children: ComponentChildren }) {
+  return (
+    <p class="adm-notice" role="status">
+      {children}
     </p>
   );
 }

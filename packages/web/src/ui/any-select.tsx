@@ -23,3 +23,8 @@ export function AnySelect(props: {
     </label>
   );
 }
+
+/** The chosen option as its own type, or undefined for Any (a value not among `options` is Any too). */
+export function chosenOf<T extends string>(value: string, options: readonly T[]): T | undefined {
+  return options.find((o) => o === value);
+}

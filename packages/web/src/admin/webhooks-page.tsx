@@ -1,30 +1,38 @@
 import { WEBHOOK_EVENT_TYPES, type WebhookDelivery, type WebhookSubscription } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatDate } from '../ui/format.ts';
-import type { ConsoleClient } from '../api/client.ts';
+import {
+  type CreatedWebhook,
+  createWebhook,
+  deleteWebhook,
+  listDeliveries,
+  listWebhooks,
+  pingWebhook,
+  redeliverWebhook,
+  updateWebhook,
+} from '../api/webhooks.ts';
 import { draftWebhook, type WebhookForm } from './forms.ts';
-import { Notice, SecretOnce, useAction, useCreateForm } from './ui.tsx';
+import { SecretOnce, useCreateForm } from './ui.tsx';
+import { useAction } from '../ui/use-action.ts';
 import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
-import { ErrorMessage, LoadError } from '../ui/alert.tsx';
+import { ErrorMessage, LoadError, Notice } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
-type Created = WebhookSubscription & { signing_secret: string; standard_webhooks_secret: string };
 const EMPTY: WebhookForm = { url: '', event_types: [], description: '', client_id: '' };
 const DELIVERY_LIMIT = 200;
 
 /** Webhooks: subscribe (signing secret shown once), enable/disable, ping, delivery log with redelivery, delete. */
-export function WebhooksPage({ client }: { client: ConsoleClient }) {
-  const list = useData(() => client.api<{ subscriptions: WebhookSubscription[] }>('GET', '/api/webhooks'), []);
+export function WebhooksPage() {
+  const list = useData(listWebhooks, []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
-  const [created, setCreated] = useState<Created | null>(null);
+  const [created, setCreated] = useState<CreatedWebhook | null>(null);
   const [logOf, setLogOf] = useState<string | null>(null);
   const subs = list.data?.subscriptions ?? [];
   const { page, controls: pager } = usePages(subs, 'Webhook subscriptions');
-  const path = (id: string) => `?id=${encodeURIComponent(id)}`;
 
   const run = async (message: string, call: () => Promise<unknown>) => {
     setNotice(null);
@@ -37,7 +45,7 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
     setNotice(null);
     let delivery: WebhookDelivery | null = null;
     const ok = await action.run(async () => {
-      delivery = (await client.api<{ delivery: WebhookDelivery }>('POST', `/api/webhooks/ping${path(s.id)}`)).delivery;
+      delivery = (await pingWebhook(s.id)).delivery;
     });
     if (ok && delivery !== null) {
       const d = delivery as WebhookDelivery;
@@ -51,7 +59,6 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
     <Page title="Webhooks">
       <div class="adm-page">
         <CreateWebhook
-          client={client}
           onCreated={(s) => {
             setCreated(s);
             list.reload();
@@ -117,21 +124,13 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
                           label="Disable"
                           question={`Disable deliveries to ${s.url}?`}
                           disabled={action.busy}
-                          onConfirm={() =>
-                            run(`Disabled ${s.url}`, () =>
-                              client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: false }),
-                            )
-                          }
+                          onConfirm={() => run(`Disabled ${s.url}`, () => updateWebhook(s.id, { enabled: false }))}
                         />
                       ) : (
                         <button
                           type="button"
                           disabled={action.busy}
-                          onClick={() =>
-                            run(`Re-enabled ${s.url}`, () =>
-                              client.api('PATCH', `/api/webhooks${path(s.id)}`, { enabled: true }),
-                            )
-                          }
+                          onClick={() => run(`Re-enabled ${s.url}`, () => updateWebhook(s.id, { enabled: true }))}
                         >
                           Re-enable
                         </button>
@@ -142,7 +141,7 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
                         disabled={action.busy}
                         onConfirm={() => {
                           if (logOf === s.id) setLogOf(null);
-                          return run(`Deleted ${s.url}`, () => client.api('DELETE', `/api/webhooks${path(s.id)}`));
+                          return run(`Deleted ${s.url}`, () => deleteWebhook(s.id));
                         }}
                       />
                     </div>
@@ -155,7 +154,6 @@ export function WebhooksPage({ client }: { client: ConsoleClient }) {
         </section>
         {logOf !== null && (
           <DeliveryLog
-            client={client}
             subscription={subs.find((s) => s.id === logOf) ?? null}
             id={logOf}
             version={notice}
@@ -175,7 +173,6 @@ function attemptSummary(d: WebhookDelivery): string {
 }
 
 function DeliveryLog(props: {
-  client: ConsoleClient;
   subscription: WebhookSubscription | null;
   id: string;
   /** Changes after each action on the page, so the log reloads. */
@@ -184,14 +181,7 @@ function DeliveryLog(props: {
   onDelivered: () => void;
   onClose: () => void;
 }) {
-  const log = useData(
-    () =>
-      props.client.api<{ deliveries: WebhookDelivery[] }>(
-        'GET',
-        `/api/webhooks/deliveries?id=${encodeURIComponent(props.id)}&limit=${DELIVERY_LIMIT}`,
-      ),
-    [props.id, props.version],
-  );
+  const log = useData(() => listDeliveries(props.id, DELIVERY_LIMIT), [props.id, props.version]);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const { page, controls: pager } = usePages(log.data?.deliveries ?? [], 'Delivery log');
@@ -199,9 +189,7 @@ function DeliveryLog(props: {
     setNotice(null);
     let answer: WebhookDelivery | null = null;
     const ok = await action.run(async () => {
-      answer = (
-        await props.client.api<{ delivery: WebhookDelivery }>('POST', '/api/webhooks/redeliver', { delivery_id: d.id })
-      ).delivery;
+      answer = (await redeliverWebhook(d.id)).delivery;
     });
     if (ok && answer !== null) {
       const a = answer as WebhookDelivery;
@@ -267,11 +255,11 @@ function DeliveryLog(props: {
   );
 }
 
-function CreateWebhook(props: { client: ConsoleClient; onCreated: (s: Created) => void }) {
+function CreateWebhook(props: { onCreated: (s: CreatedWebhook) => void }) {
   const { form, setForm, formError, action, submit } = useCreateForm(
     EMPTY,
     draftWebhook,
-    async (body) => (await props.client.api<{ subscription: Created }>('POST', '/api/webhooks', body)).subscription,
+    async (body) => (await createWebhook(body)).subscription,
     props.onCreated,
   );
   const toggle = (type: string, on: boolean) =>

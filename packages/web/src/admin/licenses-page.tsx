@@ -1,15 +1,16 @@
 import { type CreatedLicenseResponse, type License, LICENSE_STATUSES, TIERS } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatDate } from '../ui/format.ts';
-import type { ConsoleClient } from '../api/client.ts';
+import { changeLicense, createLicense, deleteLicense, type LicenseAction, listLicenses } from '../api/licenses.ts';
 import { draftLicense, type LicenseForm } from './forms.ts';
-import { Notice, SecretOnce, useAction, useCreateForm } from './ui.tsx';
+import { SecretOnce, useCreateForm } from './ui.tsx';
+import { useAction } from '../ui/use-action.ts';
 import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
-import { ErrorMessage, LoadError } from '../ui/alert.tsx';
+import { ErrorMessage, LoadError, Notice } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
-import { AnySelect } from '../ui/any-select.tsx';
+import { AnySelect, chosenOf } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
 
 const EMPTY: LicenseForm = {
@@ -25,22 +26,16 @@ const EMPTY: LicenseForm = {
 const unlimited = (n: number | null) => (n === null ? 'unlimited' : String(n));
 
 /** Licenses: create (plaintext key shown once), revoke, deactivate/activate, delete a revoked key. */
-export function LicensesPage({ client }: { client: ConsoleClient }) {
+export function LicensesPage() {
   const [status, setStatus] = useState('');
-  const list = useData(
-    () => client.api<{ licenses: License[] }>('GET', `/api/licenses${status ? `?status=${status}` : ''}`),
-    [status],
-  );
+  const list = useData(() => listLicenses(chosenOf(status, LICENSE_STATUSES)), [status]);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [created, setCreated] = useState<CreatedLicenseResponse['license'] | null>(null);
 
-  const change = async (l: License, verb: 'revoke' | 'deactivate' | 'activate' | 'delete') => {
+  const change = async (l: License, verb: LicenseAction | 'delete') => {
     setNotice(null);
-    const path = `/api/licenses?id=${encodeURIComponent(l.id)}`;
-    const ok = await action.run(() =>
-      verb === 'delete' ? client.api('DELETE', path) : client.api('PATCH', path, { action: verb }),
-    );
+    const ok = await action.run(() => (verb === 'delete' ? deleteLicense(l.id) : changeLicense(l.id, verb)));
     if (ok) {
       const done = { revoke: 'revoked', deactivate: 'deactivated', activate: 'activated', delete: 'deleted' }[verb];
       setNotice(`License ${l.name} ${done}`);
@@ -54,7 +49,6 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
     <Page title="Licenses">
       <div class="adm-page">
         <CreateLicense
-          client={client}
           onCreated={(license) => {
             setCreated(license);
             list.reload();
@@ -154,14 +148,11 @@ export function LicensesPage({ client }: { client: ConsoleClient }) {
   );
 }
 
-function CreateLicense(props: {
-  client: ConsoleClient;
-  onCreated: (license: CreatedLicenseResponse['license']) => void;
-}) {
+function CreateLicense(props: { onCreated: (license: CreatedLicenseResponse['license']) => void }) {
   const { form, formError, action, set, submit } = useCreateForm(
     EMPTY,
     draftLicense,
-    async (body) => (await props.client.api<CreatedLicenseResponse>('POST', '/api/licenses', body)).license,
+    async (body) => (await createLicense(body)).license,
     props.onCreated,
   );
   return (

@@ -1,15 +1,16 @@
-import { type AgentListResponse, type AgentView, type AuditEvent, agentSearchProblem } from '@svc/protocol';
+import { AUDIT_MAX_DAYS, type AgentView, type AuditEvent, agentSearchProblem } from '@svc/protocol';
 import { useLocation } from 'preact-iso';
 import { useEffect, useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
-import type { ConsoleClient } from '../api/client.ts';
-import { Notice, useAction } from '../admin/ui.tsx';
-import { formatCount, formatDate } from '../ui/format.ts';
+import { type AgentAction, changeAgent, listAgents } from '../api/agents.ts';
+import { listAuditEvents } from '../api/audit.ts';
+import { useAction } from '../ui/use-action.ts';
+import { formatCount, formatDate, NO_VALUE, formatAge, formatDuration } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
 import { useDraft } from '../ui/use-draft.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { CursorPager, usePages } from '../ui/pager.tsx';
-import { ErrorMessage, LoadError } from '../ui/alert.tsx';
+import { ErrorMessage, LoadError, Notice } from '../ui/alert.tsx';
 import { DataTable, TableWrap } from '../ui/table-wrap.tsx';
 import {
   agentName,
@@ -18,8 +19,6 @@ import {
   fleetFiltersOf,
   fleetHref,
   fleetQuery,
-  formatAge,
-  formatDuration,
   NO_FILTERS,
   scheduleRows,
   systemInfoRows,
@@ -27,7 +26,7 @@ import {
 import { deregisteredAgents } from './deregistered.ts';
 import { RunningCommands } from './command-progress.tsx';
 import { FleetFilterForm } from './fleet-filters.tsx';
-import { GroupsSection } from './GroupsSection.tsx';
+import { GroupsSection } from './groups-section.tsx';
 import { Page } from '../ui/page.tsx';
 
 /** Agents per page of the fleet listing (the portal pages it by agent id). */
@@ -35,15 +34,13 @@ const AGENTS_PER_PAGE = 25;
 /** How often the page is read again while one of its agents runs a command (progress comes every 15 s at most). */
 export const FLEET_POLL_MS = 5000;
 
-const clientQuery = (clientId: string | null) => (clientId === null ? {} : { client_id: clientId });
-
 /**
  * Fleet: registered agents (online or stale), found by host name, address or agent id (the
  * portal's fleet search), their details, deregistration, and the agents
  * awaiting re-enable or purge. Registration changes are admin-only at the portal, so a scoped
  * user sees its clients' agents and groups without them.
  */
-export function FleetPage({ client }: { client: ConsoleClient }) {
+export function FleetPage() {
   const isAdmin = identity.value?.role === 'admin';
   const [open, setOpen] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
@@ -59,10 +56,7 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
   const cursors = paging.of === filtersKey ? paging.cursors : [''];
   const setCursors = (next: string[]) => setPaging({ of: filtersKey, cursors: next });
   const cursor = cursors.at(-1) ?? '';
-  const agents = useData(
-    () => client.api<AgentListResponse>('GET', fleetQuery(filters, AGENTS_PER_PAGE, cursor)),
-    [cursor, filtersKey],
-  );
+  const agents = useData(() => listAgents(fleetQuery(filters, AGENTS_PER_PAGE, cursor)), [cursor, filtersKey]);
   const running = (agents.data?.agents ?? []).some((a) => a.running.length > 0);
   useEffect(() => {
     if (!running) return;
@@ -81,17 +75,15 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
   const audit = useData(
     () =>
       isAdmin
-        ? client.api<{ events: AuditEvent[] }>('GET', '/api/audit?days=90&limit=5000')
-        : Promise.resolve({ events: [] }),
+        ? listAuditEvents({ days: AUDIT_MAX_DAYS, limit: 5000 }).then((a) => a.events)
+        : Promise.resolve<AuditEvent[]>([]),
     // Read again after an action (act), not at each refresh of a page whose agents run commands.
     [isAdmin],
   );
 
-  const act = async (agentId: string, clientId: string | null, verb: 'deregister' | 'reenable' | 'purge') => {
+  const act = async (agentId: string, clientId: string | null, verb: AgentAction) => {
     setNotice(null);
-    const ok = await action.run(() =>
-      client.api('PATCH', '/api/agents', { agent_id: agentId, ...clientQuery(clientId), action: verb }),
-    );
+    const ok = await action.run(() => changeAgent(agentId, clientId, verb));
     if (ok) {
       const done = { deregister: 'deregistered', reenable: 're-enabled', purge: 'purged' }[verb];
       setNotice(`Agent ${agentId} ${done}`);
@@ -144,7 +136,7 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
                       <span class="fleet-name">{agentName(a)}</span>
                       {a.ip_addresses.length > 0 && <span class="fleet-ip">{a.ip_addresses.join(', ')}</span>}
                     </th>
-                    <td>{a.client_id ?? '—'}</td>
+                    <td>{a.client_id ?? NO_VALUE}</td>
                     <td>
                       <span class={`adm-badge adm-state-${state}`}>{state}</span>
                       <RunningCommands commands={a.running} />
@@ -213,13 +205,13 @@ export function FleetPage({ client }: { client: ConsoleClient }) {
         </section>
         {isAdmin && (
           <DeregisteredSection
-            events={audit.data?.events ?? null}
+            events={audit.data}
             error={audit.error}
             busy={action.busy}
             onAct={(id, clientId, verb) => act(id, clientId, verb)}
           />
         )}
-        <GroupsSection client={client} agents={page?.agents ?? []} />
+        <GroupsSection agents={page?.agents ?? []} />
       </div>
     </Page>
   );
@@ -254,7 +246,7 @@ function AgentDetail({ agent }: { agent: AgentView }) {
           <code data-field="agent-id">{agent.agent_id}</code> <CopyButton text={agent.agent_id} />
         </dd>
         <dt>Addresses</dt>
-        <dd>{agent.ip_addresses.join(', ') || '—'}</dd>
+        <dd>{agent.ip_addresses.join(', ') || NO_VALUE}</dd>
         <dt>Status</dt>
         <dd>{agent.status}</dd>
         <dt>First seen</dt>
@@ -329,7 +321,7 @@ function DeregisteredSection(props: {
           {page.items.map((a) => (
             <tr key={`${a.client_id ?? ''}/${a.agent_id}`} data-deregistered={a.agent_id}>
               <th scope="row">{a.agent_id}</th>
-              <td>{a.client_id ?? '—'}</td>
+              <td>{a.client_id ?? NO_VALUE}</td>
               <td>{formatDate(a.deregistered_at)}</td>
               <td>{a.deregistered_by}</td>
               <td>

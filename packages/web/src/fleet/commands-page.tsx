@@ -1,52 +1,28 @@
-import {
-  COMMAND_STATUSES,
-  isFinalCommandStatus,
-  type CommandRecord,
-  type CommandStatus,
-  sessionHref,
-} from '@svc/protocol';
+import { COMMAND_STATUSES, isFinalCommandStatus, type CommandStatus, sessionHref } from '@svc/protocol';
 import { useEffect, useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
-import type { ConsoleClient } from '../api/client.ts';
+import { getCommand, listCommands } from '../api/agent-commands.ts';
 import { useData } from '../ui/use-load.ts';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage, LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
-import { formatDate } from '../ui/format.ts';
+import { formatDate, NO_VALUE } from '../ui/format.ts';
 import { commandElapsed, commandTarget, needsPolling } from './command-status.ts';
 import { CommandProgressBar } from './command-progress.tsx';
 import { QueueForm } from './queue-form.tsx';
 import { CancelCommand, CancelRequested } from './cancel-command.tsx';
-import { AnySelect } from '../ui/any-select.tsx';
+import { AnySelect, chosenOf } from '../ui/any-select.tsx';
 import { Page } from '../ui/page.tsx';
 
 /** How often history and an open command are refreshed while something can still change. */
 export const POLL_MS = 2000;
 const HISTORY_LIMIT = 500;
 
-interface CommandDetail {
-  command: CommandRecord;
-  result: {
-    exit_code: number | null;
-    stdout: string;
-    stderr: string;
-    session_id: string | null;
-    completed_at: string;
-  } | null;
-}
-
 /** Commands: queue to an agent or a group, the history with live status, one command's result. */
-export function CommandsPage({ client }: { client: ConsoleClient }) {
+export function CommandsPage() {
   const [status, setStatus] = useState('');
   const [selected, setSelected] = useState<number | null>(null);
-  const history = useData(
-    () =>
-      client.api<{ commands: CommandRecord[] }>(
-        'GET',
-        `/api/agent-commands?limit=${HISTORY_LIMIT}${status ? `&status=${status}` : ''}`,
-      ),
-    [status],
-  );
+  const history = useData(() => listCommands(HISTORY_LIMIT, chosenOf(status, COMMAND_STATUSES)), [status]);
   const commands = history.data?.commands ?? [];
   const polling = needsPolling(commands);
   useEffect(() => {
@@ -60,7 +36,7 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
     <Page title="Commands">
       <div class="adm-page">
         {identity.value?.role === 'admin' ? (
-          <QueueForm client={client} onQueued={history.reload} />
+          <QueueForm onQueued={history.reload} />
         ) : (
           <p>Commands are queued by administrators; the history below shows your clients' agents.</p>
         )}
@@ -120,7 +96,7 @@ export function CommandsPage({ client }: { client: ConsoleClient }) {
           {pager}
         </section>
         {selected !== null && (
-          <CommandView client={client} id={selected} onClose={() => setSelected(null)} onChanged={history.reload} />
+          <CommandView id={selected} onClose={() => setSelected(null)} onChanged={history.reload} />
         )}
       </div>
     </Page>
@@ -131,9 +107,9 @@ function StatusBadge({ status }: { status: CommandStatus }) {
   return <span class={`adm-badge adm-status-${status}`}>{status}</span>;
 }
 
-function CommandView(props: { client: ConsoleClient; id: number; onClose: () => void; onChanged: () => void }) {
-  const { client, id, onClose } = props;
-  const detail = useData(() => client.api<CommandDetail>('GET', `/api/agent-commands?command_id=${id}`), [id]);
+function CommandView(props: { id: number; onClose: () => void; onChanged: () => void }) {
+  const { id, onClose } = props;
+  const detail = useData(() => getCommand(id), [id]);
   const command = detail.data?.command;
   const live = command !== undefined && !isFinalCommandStatus(command.status);
   useEffect(() => {
@@ -153,7 +129,6 @@ function CommandView(props: { client: ConsoleClient; id: number; onClose: () => 
       <ErrorMessage error={detail.error} />
       {command && identity.value?.role === 'admin' && (
         <CancelCommand
-          client={client}
           command={command}
           onCancelled={() => {
             detail.reload();
@@ -187,10 +162,12 @@ function CommandView(props: { client: ConsoleClient; id: number; onClose: () => 
           <dt>Completed</dt>
           <dd>{formatDate(command.completed_at)}</dd>
           <dt>Expires</dt>
-          <dd data-field="expires">{isFinalCommandStatus(command.status) ? '—' : formatDate(command.expires_at)}</dd>
+          <dd data-field="expires">
+            {isFinalCommandStatus(command.status) ? NO_VALUE : formatDate(command.expires_at)}
+          </dd>
           <CancelRequested command={command} />
           <dt>Time</dt>
-          <dd data-field="elapsed">{commandElapsed(command, Date.now()) ?? '—'}</dd>
+          <dd data-field="elapsed">{commandElapsed(command, Date.now()) ?? NO_VALUE}</dd>
           {command.status === 'acked' && command.progress !== null && (
             <>
               <dt>Progress</dt>
@@ -200,13 +177,13 @@ function CommandView(props: { client: ConsoleClient; id: number; onClose: () => 
             </>
           )}
           <dt>Exit code</dt>
-          <dd data-field="exit-code">{result?.exit_code ?? '—'}</dd>
+          <dd data-field="exit-code">{result?.exit_code ?? NO_VALUE}</dd>
           <dt>Session</dt>
           <dd>
             {result?.session_id ? (
               <a href={sessionHref(result.session_id, command.client_id)}>{result.session_id}</a>
             ) : (
-              '—'
+              NO_VALUE
             )}
           </dd>
         </dl>

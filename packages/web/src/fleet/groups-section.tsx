@@ -1,29 +1,29 @@
 import type { AgentView } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import type { ConsoleClient } from '../api/client.ts';
-import { Notice, useAction } from '../admin/ui.tsx';
+import { addToGroup, type GroupMember, listGroups, type Membership, removeFromGroup } from '../api/agent-groups.ts';
+import { useAction } from '../ui/use-action.ts';
 import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { ErrorMessage, Notice } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
-import { formatDate } from '../ui/format.ts';
+import { formatDate, NO_VALUE } from '../ui/format.ts';
 import { agentKey, agentLabels, agentName } from './agent-view.ts';
-
-export interface GroupMember {
-  agent_id: string;
-  client_id: string | null;
-  created_at: string;
-}
-export type Groups = Record<string, GroupMember[]>;
 
 interface MemberRow extends GroupMember {
   group: string;
 }
 
+/** An agent's membership of a group; an agent without a client names none. */
+const membership = (agent: { agent_id: string; client_id: string | null }, group: string): Membership => ({
+  agent_id: agent.agent_id,
+  group_name: group,
+  ...(agent.client_id === null ? {} : { client_id: agent.client_id }),
+});
+
 /** Agent groups: one row per membership, add an agent to a group, remove it (confirmed). */
-export function GroupsSection({ client, agents }: { client: ConsoleClient; agents: readonly AgentView[] }) {
-  const groups = useData(() => client.api<{ groups: Groups }>('GET', '/api/agent-groups'), []);
+export function GroupsSection({ agents }: { agents: readonly AgentView[] }) {
+  const groups = useData(listGroups, []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [agentChoice, setAgentChoice] = useState('');
@@ -45,13 +45,7 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
     const agent = agents.find((a) => agentKey(a) === agentChoice);
     if (!agent) return void action.run(() => Promise.reject(new Error('Choose an agent')));
     const name = groupName.trim();
-    const ok = await action.run(() =>
-      client.api('POST', '/api/agent-groups', {
-        agent_id: agent.agent_id,
-        group_name: name,
-        ...(agent.client_id === null ? {} : { client_id: agent.client_id }),
-      }),
-    );
+    const ok = await action.run(() => addToGroup(membership(agent, name)));
     if (ok) {
       setNotice(`Added ${agentName(agent)} to ${name}`);
       setGroupName('');
@@ -61,9 +55,7 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
 
   const remove = async (m: MemberRow) => {
     setNotice(null);
-    const q = new URLSearchParams({ agent_id: m.agent_id, group_name: m.group });
-    if (m.client_id !== null) q.set('client_id', m.client_id);
-    const ok = await action.run(() => client.api('DELETE', `/api/agent-groups?${q}`));
+    const ok = await action.run(() => removeFromGroup(membership(m, m.group)));
     if (ok) {
       setNotice(`Removed ${m.agent_id} from ${m.group}`);
       groups.reload();
@@ -114,7 +106,7 @@ export function GroupsSection({ client, agents }: { client: ConsoleClient; agent
                   </>
                 )}
               </td>
-              <td>{m.client_id ?? '—'}</td>
+              <td>{m.client_id ?? NO_VALUE}</td>
               <td>{formatDate(m.created_at)}</td>
               <td>
                 <ConfirmButton

@@ -1,22 +1,25 @@
-import type { AgentListResponse, PortalSchedule } from '@svc/protocol';
+import type { PortalSchedule, PortalScheduleCreateBody } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import type { ConsoleClient } from '../api/client.ts';
-import { Notice, useAction } from '../admin/ui.tsx';
-import { ErrorMessage } from '../ui/alert.tsx';
+import { listAgents } from '../api/agents.ts';
+import { createSchedule, deleteSchedule, listSchedules, updateSchedule } from '../api/agent-schedules.ts';
+import { useAction } from '../ui/use-action.ts';
+import { ErrorMessage, Notice } from '../ui/alert.tsx';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { useData } from '../ui/use-load.ts';
+import { PICKER_LIMIT } from './agent-picker.tsx';
 import { agentKey, agentLabels } from './agent-view.ts';
 import { EMPTY_SCHEDULE_FORM, formOf, type ScheduleForm, scanBody, targetLabel } from './schedule-form.ts';
+import { NO_VALUE } from '../ui/format.ts';
 
 /**
  * Scan schedules kept by the portal (docs/agent.md "Schedules kept by the portal"): list,
  * create for an agent or a group, edit, enable or disable, delete. Agents receive a change
  * with their next heartbeat; the Fleet page shows what each agent reports of them.
  */
-export function SchedulesPage({ client }: { client: ConsoleClient }) {
-  const list = useData(() => client.api<{ schedules: PortalSchedule[] }>('GET', '/api/agent-schedules'), []);
-  const agents = useData(() => client.api<AgentListResponse>('GET', '/api/health?agents=true&limit=1000'), []);
+export function SchedulesPage() {
+  const list = useData(listSchedules, []);
+  const agents = useData(() => listAgents({ limit: PICKER_LIMIT }), []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [form, setForm] = useState<ScheduleForm>(EMPTY_SCHEDULE_FORM);
@@ -35,12 +38,11 @@ export function SchedulesPage({ client }: { client: ConsoleClient }) {
     event.preventDefault();
     setNotice(null);
     if (editing !== null) {
-      const q = new URLSearchParams({ id: editing.id });
-      if (await action.run(() => client.api('PATCH', `/api/agent-schedules?${q}`, scanBody(form))))
-        done(`Saved ${form.name.trim()}`);
+      const id = editing.id;
+      if (await action.run(() => updateSchedule(id, scanBody(form)))) done(`Saved ${form.name.trim()}`);
       return;
     }
-    let target: Record<string, unknown>;
+    let target: Pick<PortalScheduleCreateBody, 'agent_id' | 'group_name' | 'client_id'>;
     if (form.target === 'agent') {
       const agent = agentList.find((a) => agentKey(a) === form.agent);
       if (!agent) return void action.run(() => Promise.reject(new Error('Choose an agent')));
@@ -51,22 +53,19 @@ export function SchedulesPage({ client }: { client: ConsoleClient }) {
         ...(form.client.trim() === '' ? {} : { client_id: form.client.trim() }),
       };
     }
-    if (await action.run(() => client.api('POST', '/api/agent-schedules', { ...target, ...scanBody(form) })))
-      done(`Created ${form.name.trim()}`);
+    if (await action.run(() => createSchedule({ ...target, ...scanBody(form) }))) done(`Created ${form.name.trim()}`);
   };
 
   const toggle = async (s: PortalSchedule) => {
     setNotice(null);
-    const q = new URLSearchParams({ id: s.id });
-    if (await action.run(() => client.api('PATCH', `/api/agent-schedules?${q}`, { enabled: !s.enabled }))) {
+    if (await action.run(() => updateSchedule(s.id, { enabled: !s.enabled }))) {
       setNotice(`${s.enabled ? 'Disabled' : 'Enabled'} ${s.name}`);
       list.reload();
     }
   };
 
   const remove = async (s: PortalSchedule) => {
-    const q = new URLSearchParams({ id: s.id });
-    await client.api('DELETE', `/api/agent-schedules?${q}`);
+    await deleteSchedule(s.id);
     setNotice(`Deleted ${s.name}`);
     list.reload();
   };
@@ -167,7 +166,7 @@ export function SchedulesPage({ client }: { client: ConsoleClient }) {
             <tr key={s.id} data-schedule={s.id}>
               <th scope="row">{s.name}</th>
               <td>{targetLabel(s)}</td>
-              <td>{s.client_id ?? '—'}</td>
+              <td>{s.client_id ?? NO_VALUE}</td>
               <td>
                 <code>{s.cron}</code> {s.timezone}
               </td>

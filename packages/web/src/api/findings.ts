@@ -7,7 +7,7 @@ import type {
   RecordsResponse,
   RecordsSummaryResponse,
 } from '@svc/protocol';
-import { apiRequest } from '../api/client.ts';
+import { apiRequest } from './client.ts';
 
 /** The portal's findings of record across the caller's scope (docs/findings-of-record.md#the-portfolio). */
 
@@ -36,10 +36,14 @@ export function changeMatching(filter: RecordFilter, change: BulkChange): Promis
   return apiRequest('POST', '/api/findings/bulk', { body: { filter, change } });
 }
 
-/** POST /api/findings/bulk by fingerprints within one client and target. */
-export function changeChosen(
-  group: { client_id: string; target: string; fingerprints: string[] },
-  change: BulkChange,
-): Promise<BulkResponse> {
-  return apiRequest('POST', '/api/findings/bulk', { body: { ...group, change } });
+/** Findings of record of one client ('' without one) and target, by fingerprint. */
+export interface ChosenFindings {
+  client_id: string;
+  target: string;
+  fingerprints: string[];
+}
+
+/** POST /api/findings/bulk by fingerprints within one client and target (one transaction at the portal). */
+export function changeChosen(chosen: ChosenFindings, change: BulkChange): Promise<BulkResponse> {
+  return apiRequest('POST', '/api/findings/bulk', { body: { ...chosen, change } });
 }

@@ -1,21 +1,22 @@
 import { ROLES, type User } from '@svc/protocol';
 import { useState } from 'preact/hooks';
 import { formatDate } from '../ui/format.ts';
-import type { ConsoleClient } from '../api/client.ts';
+import { createUser, deleteUser, listUsers, revokeUserSessions, updateUser } from '../api/users.ts';
 import { draftUser, splitList, type UserForm } from './forms.ts';
-import { Notice, useAction, useCreateForm } from './ui.tsx';
+import { useCreateForm } from './ui.tsx';
+import { useAction } from '../ui/use-action.ts';
 import { useData } from '../ui/use-load.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { usePages } from '../ui/pager.tsx';
-import { ErrorMessage, LoadError } from '../ui/alert.tsx';
+import { ErrorMessage, LoadError, Notice } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
 const EMPTY: UserForm = { email: '', password: '', role: 'member', client_ids: '' };
 
 /** Users of the portal's identity provider: create scoped users, change role and client ids, sign out everywhere, delete. */
-export function UsersPage({ client }: { client: ConsoleClient }) {
-  const list = useData(() => client.identity<{ users: User[] }>('GET', '/identity/admin/users'), []);
+export function UsersPage() {
+  const list = useData(listUsers, []);
   const action = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const [editing, setEditing] = useState<string | null>(null);
@@ -24,7 +25,7 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
 
   const remove = async (u: User) => {
     setNotice(null);
-    if (await action.run(() => client.identity('DELETE', `/identity/admin/users?id=${encodeURIComponent(u.id)}`))) {
+    if (await action.run(() => deleteUser(u.id))) {
       setNotice(`User ${u.email} deleted`);
       list.reload();
     }
@@ -33,10 +34,9 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
   // Every refresh-token family of the user ends; the user signs in again everywhere.
   const signOutEverywhere = async (u: User) => {
     setNotice(null);
-    const path = `/identity/admin/users/sessions/revoke?id=${encodeURIComponent(u.id)}`;
     let ended = 0;
     const ok = await action.run(async () => {
-      ended = (await client.identity<{ revoked_sessions: number }>('POST', path)).revoked_sessions;
+      ended = (await revokeUserSessions(u.id)).revoked_sessions;
     });
     if (ok) setNotice(`${u.email} signed out everywhere (${ended} session${ended === 1 ? '' : 's'} ended)`);
   };
@@ -45,7 +45,6 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
     <Page title="Users">
       <div class="adm-page">
         <CreateUser
-          client={client}
           onCreated={(u) => {
             setNotice(`User ${u.email} created`);
             list.reload();
@@ -66,7 +65,6 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
                 editing === u.id ? (
                   <EditUser
                     key={u.id}
-                    client={client}
                     user={u}
                     onDone={(message) => {
                       setEditing(null);
@@ -113,15 +111,13 @@ export function UsersPage({ client }: { client: ConsoleClient }) {
   );
 }
 
-function EditUser(props: { client: ConsoleClient; user: User; onDone: (message: string | null) => void }) {
+function EditUser(props: { user: User; onDone: (message: string | null) => void }) {
   const [role, setRole] = useState<string>(props.user.role);
   const [clientIds, setClientIds] = useState(props.user.client_ids.join(', '));
   const action = useAction();
   const save = async () => {
-    const body = { role, client_ids: splitList(clientIds) };
-    const path = `/identity/admin/users?id=${encodeURIComponent(props.user.id)}`;
-    if (await action.run(() => props.client.identity('PATCH', path, body)))
-      props.onDone(`User ${props.user.email} updated`);
+    const body = { role: ROLES.find((r) => r === role), client_ids: splitList(clientIds) };
+    if (await action.run(() => updateUser(props.user.id, body))) props.onDone(`User ${props.user.email} updated`);
   };
   return (
     <tr data-user={props.user.email}>
@@ -160,11 +156,11 @@ function EditUser(props: { client: ConsoleClient; user: User; onDone: (message: 
   );
 }
 
-function CreateUser(props: { client: ConsoleClient; onCreated: (u: User) => void }) {
+function CreateUser(props: { onCreated: (u: User) => void }) {
   const { form, formError, action, set, submit } = useCreateForm(
     EMPTY,
     draftUser,
-    async (body) => (await props.client.identity<{ user: User }>('POST', '/identity/admin/users', body)).user,
+    async (body) => (await createUser(body)).user,
     props.onCreated,
   );
   return (

@@ -1,7 +1,7 @@
-import { AUDIT_EVENT_TYPES, type AuditResponse, sessionHref } from '@svc/protocol';
+import { AUDIT_EVENT_TYPES, sessionHref } from '@svc/protocol';
 import { useState } from 'preact/hooks';
-import { countOf, formatCount, formatDate } from '../ui/format.ts';
-import type { ConsoleClient } from '../api/client.ts';
+import { countOf, formatCount, formatDate, NO_VALUE } from '../ui/format.ts';
+import { listAuditEvents } from '../api/audit.ts';
 import { type AuditFilters, auditQuery } from './forms.ts';
 import { useData } from '../ui/use-load.ts';
 import { usePages } from '../ui/pager.tsx';
@@ -15,13 +15,13 @@ const AUDIT_LIMIT = 1000;
 const START: AuditFilters = { days: '30', type: '', session: '' };
 
 /** Audit log: filters by window, event type and session; newest first, a page at a time. */
-export function AuditPage({ client }: { client: ConsoleClient }) {
+export function AuditPage() {
   const [form, setForm] = useState<AuditFilters>(START);
   const [applied, setApplied] = useState<AuditFilters>(START);
   const [formError, setFormError] = useState<string | null>(null);
   const log = useData(() => {
     const q = auditQuery(applied, AUDIT_LIMIT);
-    return q.ok ? client.api<AuditResponse>('GET', `/api/audit?${q.body}`) : Promise.reject(new Error(q.message));
+    return q.ok ? listAuditEvents(q.body) : Promise.reject(new Error(q.message));
   }, [applied]);
   const events = log.data?.events ?? [];
   const { page, first: firstPage, controls: pager } = usePages(events, 'Audit events');
@@ -80,8 +80,8 @@ export function AuditPage({ client }: { client: ConsoleClient }) {
                 <td>{formatDate(e.created_at)}</td>
                 <th scope="row">{e.event_type}</th>
                 <td>{e.actor}</td>
-                <td>{e.client_id ?? '—'}</td>
-                <td>{e.session_id ? <a href={sessionHref(e.session_id, e.client_id)}>{e.session_id}</a> : '—'}</td>
+                <td>{e.client_id ?? NO_VALUE}</td>
+                <td>{e.session_id ? <a href={sessionHref(e.session_id, e.client_id)}>{e.session_id}</a> : NO_VALUE}</td>
                 <td>
                   <code class="adm-break">{JSON.stringify(e.data)}</code>
                 </td>

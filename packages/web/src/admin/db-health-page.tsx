@@ -1,19 +1,16 @@
-import { type DbHealthResponse, sessionHref } from '@svc/protocol';
-import { formatCount, formatDate } from '../ui/format.ts';
-import type { ConsoleClient } from '../api/client.ts';
+import { sessionHref } from '@svc/protocol';
+import { formatCount, formatDate, NO_VALUE } from '../ui/format.ts';
+import { getDbHealth } from '../api/db-health.ts';
 import { useData } from '../ui/use-load.ts';
 import { LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
 import { Page } from '../ui/page.tsx';
 
-/** The answer's type from its schema (TypeBox carries it as `static`). */
-type DbHealth = (typeof DbHealthResponse)['static'];
-
-const orDash = (v: string | number | null) => (v === null || v === '' ? '—' : String(v));
+const orDash = (v: string | number | null) => (v === null || v === '' ? NO_VALUE : String(v));
 
 /** Database health: size and connections, row counts, storage, sessions by status and client, recent activity. */
-export function DbHealthPage({ client }: { client: ConsoleClient }) {
-  const health = useData(() => client.api<DbHealth>('GET', '/api/db-health'), []);
+export function DbHealthPage() {
+  const health = useData(getDbHealth, []);
   const h = health.data;
   return (
     <Page
