@@ -34,7 +34,7 @@ export default defineConfig({
     // fake timers, builtins (docs/testing.md "Shared workers").
     isolate: false,
     // Three on two cores: most files wait on processes, browsers and the network, so a third worker
-    // fills the idle time (a clean-clone suite in 10 min instead of 14; README has the times).
+    // fills the idle time (a clean-clone suite in 10 min instead of 14; docs/testing.md#times-of-the-whole-suite has the times).
     maxWorkers: 3,
     sequence: { sequencer: HeavyFirstSequencer },
     // The default reporter, then one plain closing line ("N passed, N failed") for CI.

@@ -5,7 +5,7 @@ import type { Locator, Page } from 'playwright-core';
 /**
  * Screenshots are taken only when asked (`SCREENSHOTS=1`, which `npm run screenshots` sets), into
  * the ignored test-output/screenshots/, so a test run never rewrites a tracked file;
- * scripts/screenshots.ts then copies the README's pictures into docs/ on purpose.
+ * scripts/screenshots.ts then copies the docs' pictures into docs/ on purpose.
  */
 export const SCREENSHOT_DIR = path.resolve(import.meta.dirname, '../test-output/screenshots');
 

@@ -111,7 +111,7 @@ export function loadAgentConfig(configDir: string, env: NodeJS.ProcessEnv): Agen
 }
 
 /**
- * The portal URL and a key are required (README "Agent daemon (svcd)", Configure); the message names what is
+ * The portal URL and a key are required (docs/agent.md#configure); the message names what is
  * missing, or why the URL cannot be used.
  */
 export function requirePortal(settings: Settings): { url: string; key: string } {

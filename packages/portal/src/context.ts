@@ -40,7 +40,7 @@ export interface AppContext {
   /** Present when the portal's own identity provider signs tokens (not in external-provider mode). */
   signingKey: SigningKey | null;
   version: string;
-  /** Counters and gauges for GET /metrics; null while metrics are off (README.md#metrics). */
+  /** Counters and gauges for GET /metrics; null while metrics are off (docs/metrics.md). */
   metrics: PortalMetrics | null;
   /** The clock; tests substitute a fixed one to check expiry. */
   now: () => Date;

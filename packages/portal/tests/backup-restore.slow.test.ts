@@ -21,7 +21,7 @@ import { createLogger } from '../src/logging.ts';
 import { createBackup } from '../src/operations/backup/backup.ts';
 import { restoreBackup, verifyArchive } from '../src/operations/backup/restore.ts';
 
-/** npm run backup / restore (README "Backup and restore"): one consistent archive, restored elsewhere. */
+/** npm run backup / restore (docs/backup.md): one consistent archive, restored elsewhere. */
 
 const CLI = path.resolve(import.meta.dirname, '../src/operations/backup/cli.ts');
 const KEK = Buffer.from(KEY_ENCRYPTION_KEY, 'hex');

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from '../src/config/index.ts';
 import { freePort } from '../../../test-support/ports.ts';
 import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
 
-/** Portal configuration (README.md#configuration and the extras of src/config/index.ts). */
+/** Portal configuration (docs/configuration.md and the extras of src/config/index.ts). */
 
 const CWD = '/srv/portal';
 const ADMIN = { SVC_ADMIN_EMAIL: 'root@example.com', SVC_ADMIN_PASSWORD: 'correct horse battery' };
@@ -27,7 +27,7 @@ function configError(env: Record<string, string>): ConfigError {
 }
 
 describe('loadConfig defaults', () => {
-  it('gives README.md#configuration defaults for an empty environment', () => {
+  it('gives the docs/configuration.md defaults for an empty environment', () => {
     const config = loadConfig({}, CWD);
     expect(config).toMatchObject({
       port: 8080,
@@ -450,7 +450,7 @@ describe('loadConfig invalid values: a ConfigError naming the variable', () => {
   });
 });
 
-describe('the configuration module is the only reader of process.env (README.md#configuration)', () => {
+describe('the configuration module is the only reader of process.env (docs/configuration.md)', () => {
   it('no file under packages/portal/src outside config/ mentions process.env', async () => {
     const src = fileURLToPath(new URL('../src/', import.meta.url));
     const entries = await fs.readdir(src, { recursive: true, withFileTypes: true });

@@ -15,7 +15,7 @@ import { http, type HttpResult } from '../../../test-support/http.ts';
 import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
 
-/** Issue 11 hardening of the portal's own identity provider (README "Security and limits", Identity). */
+/** Issue 11 hardening of the portal's own identity provider (docs/identity.md#limits-and-hardening). */
 
 function fakeClock() {
   let t = Math.floor(Date.now() / 1000) * 1000;

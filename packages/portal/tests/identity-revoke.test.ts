@@ -7,7 +7,7 @@ import { startTestPortal, type TestPortal } from '../../../test-support/portal.t
 
 /**
  * Issue 21: sign-out (RFC 7009 revocation), "sign out everywhere", and the claims an access
- * token of the portal's own provider must carry (README "Security and limits", Identity).
+ * token of the portal's own provider must carry (docs/identity.md#limits-and-hardening).
  */
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

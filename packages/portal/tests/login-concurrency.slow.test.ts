@@ -8,7 +8,7 @@ import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-sup
 
 /**
  * Issue 21, point 3: concurrent password checks per e-mail are bounded, so parallel guesses
- * from many addresses cannot outrun the per-e-mail slow-down (README "Identity").
+ * from many addresses cannot outrun the per-e-mail slow-down (docs/identity.md#limits-and-hardening).
  */
 
 describe('LoginCheckGate', () => {

@@ -20,8 +20,8 @@ import { sweepOrphanedFiles } from '../src/sessions/sweep.ts';
 import { type S3Peer, startS3Peer } from './helpers/s3-peer.ts';
 
 /**
- * A portal whose session files live in an S3-compatible bucket (SVC_BLOB_URL, README
- * "S3-compatible session storage"), against a real S3 protocol peer: upload, download, share
+ * A portal whose session files live in an S3-compatible bucket (SVC_BLOB_URL,
+ * docs/s3-storage.md), against a real S3 protocol peer: upload, download, share
  * page and refresh stream through it; a store failing mid-upload or down answers 503 and
  * commits nothing; the portal recovers by itself when the store is back.
  */

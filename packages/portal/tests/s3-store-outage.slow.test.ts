@@ -10,7 +10,7 @@ import { type S3Peer, startS3Peer } from './helpers/s3-peer.ts';
 import { type SilentStore, startSilentStore } from './helpers/silent-store.ts';
 
 /**
- * A store that is slow or large never blocks a start (README "S3-compatible session storage"):
+ * A store that is slow or large never blocks a start (docs/s3-storage.md):
  * the orphan sweep runs after the portal listens and retries a failed pass; a store that
  * accepts connections and never answers turns requests into 503s within the store timeouts,
  * and the portal lets go of every socket it opened to it.

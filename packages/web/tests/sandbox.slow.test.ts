@@ -241,7 +241,7 @@ describe('a phishing report in the session view', () => {
       expect(p.page.frames().some((f) => f.url().includes(String(receiver.port)))).toBe(false);
       expect(await p.page.getByRole('button', { name: 'Sign out', exact: true }).isVisible()).toBe(true);
       // Chromium may open a connection to the refused frame's host before refusing (see the
-      // README, Report sandbox); no request is ever sent on it.
+      // docs/security.md#report-sandbox-and-response-headers); no request is ever sent on it.
       expect(receiver.requests).toEqual([]);
     } finally {
       await p.close();

@@ -2,7 +2,7 @@ import { createColors } from 'picocolors';
 import { printableJson, terminalText } from '../text/printable.ts';
 
 /**
- * Exit codes of every `svc` command and tool (README "Exit codes"):
+ * Exit codes of every `svc` command and tool (docs/cli.md#exit-codes):
  * 0 done (the default); 1 the operation ran and failed (a check failed, the portal refused, a request
  * failed); 2 usage or configuration error (bad option, missing required setting or file),
  * nothing was attempted.

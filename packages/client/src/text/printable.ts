@@ -1,7 +1,7 @@
 /**
  * Text from elsewhere (the portal's answers and errors, a child's output) made safe for a
  * terminal or a log line: no escape sequence can set the title, write the clipboard (OSC 52),
- * move the cursor or hide text. README "Security and limits", "Client output".
+ * move the cursor or hide text. docs/security.md#scan-targets-the-clients-output-and-plain-http.
  */
 
 /**

@@ -134,7 +134,7 @@ function heartbeatStatement(agentRow: string, claimAgent: string): string {
 
 export const HEARTBEAT_SQL = {
   /**
-   * A license key acts on (its client, agent_id) only (README "Tenant boundaries: agents, groups and the legacy key"), and only once a license key
+   * A license key acts on (its client, agent_id) only (docs/security.md#tenant-boundaries-agents-groups-and-the-legacy-key), and only once a license key
    * registered or took over the agent: a legacy-registered row takes the slow path.
    */
   license: heartbeatStatement(

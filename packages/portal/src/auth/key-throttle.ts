@@ -15,8 +15,8 @@ type Window = { start: number; failures: number };
 
 /**
  * Failed API-key authentications (an unknown or malformed key), in fixed one-minute windows,
- * counted per (client address, key prefix) and per address (README "Key
- * guessing"). A request is refused (429) when
+ * counted per (client address, key prefix) and per address (docs/security.md#requests-and-connections,
+ * "Key guessing"). A request is refused (429) when
  * - its (address, prefix) had `limit` failures this minute, or
  * - its address had `limit` x ADDRESS_BUDGET_FACTOR failures this minute and its prefix has
  *   not authenticated from that address in the last day.

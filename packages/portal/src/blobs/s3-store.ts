@@ -34,7 +34,7 @@ const PART_SIZE = 5 * 1024 * 1024;
 const QUEUE_SIZE = 1;
 /** DeleteObjects takes at most this many keys. */
 const DELETE_BATCH = 1000;
-/** Tries of each request: README "S3-compatible session storage" states the time a silent store takes with it. */
+/** Tries of each request: docs/s3-storage.md states the time a silent store takes with it. */
 const ATTEMPTS = 2;
 const NOTHING: ReadonlySet<string> = new Set();
 /** What a put names an object: `<owner tag>-<16 hex digits>`; a sweep touches nothing else. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { blobStoreConfig } from './blob-store.ts';
 import { ConfigError } from './parse.ts';
 
-/** SVC_BLOB_URL and the AWS variables beside it (README "S3-compatible session storage"). */
+/** SVC_BLOB_URL and the AWS variables beside it (docs/s3-storage.md). */
 
 const problem = (env: Record<string, string>) => {
   try {

@@ -1,6 +1,6 @@
 import { ConfigError, type Env, integer, read, url } from './parse.ts';
 
-/** An S3-compatible bucket holding the session files (README "S3-compatible session storage"). */
+/** An S3-compatible bucket holding the session files (docs/s3-storage.md). */
 export interface S3Settings {
   kind: 's3';
   bucket: string;

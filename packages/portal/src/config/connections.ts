@@ -1,6 +1,6 @@
 import { ConfigError, type Env, integer } from './parse.ts';
 
-/** Who may hold the portal's connections (README "Security and limits", Requests and connections). */
+/** Who may hold the portal's connections (docs/security.md#requests-and-connections). */
 export interface ConnectionLimits {
   /** Open connections from one address (an IPv6 /64) at most; same rule as the global cap, within the address. */
   maxConnectionsPerAddress: number;

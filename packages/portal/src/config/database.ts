@@ -1,7 +1,7 @@
 import { ConfigError, type Env, integer } from './parse.ts';
 
 /**
- * The two bounds on getting a database connection (README "Security and limits", Database),
+ * The two bounds on getting a database connection (docs/security.md#requests-and-connections),
  * kept apart because they fail for different reasons: opening a connection stalls when the
  * database cannot be reached, waiting for a free one when every pooled connection is busy.
  */
@@ -12,7 +12,7 @@ export interface DatabaseBounds {
   poolWaitMs: number;
 }
 
-/** README's defaults, also what a pool opened without settings (tests, tools) gets. */
+/** The defaults of docs/configuration.md, also what a pool opened without settings (tests, tools) gets. */
 export const DEFAULT_DB_BOUNDS: DatabaseBounds = { connectTimeoutMs: 5_000, poolWaitMs: 10_000 };
 
 /**

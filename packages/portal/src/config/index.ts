@@ -16,7 +16,7 @@ export { ConfigError } from './parse.ts';
 const DEFAULT_WEB_DIR = path.join(import.meta.dirname, '../../../web/dist');
 
 /**
- * Portal configuration (README.md#configuration). This is the only module that reads
+ * Portal configuration (docs/configuration.md). This is the only module that reads
  * `process.env`; everything else receives a `Config`.
  */
 export interface Config {
@@ -52,7 +52,7 @@ export interface Config {
   /**
    * Whose X-Forwarded-For to believe (Fastify's trustProxy): false (nobody, the socket's
    * address is the client), a number of proxy hops, or the proxies' addresses and CIDR ranges.
-   * The client is the rightmost address that is not a trusted proxy. README "Behind a reverse proxy".
+   * The client is the rightmost address that is not a trusted proxy. docs/security.md#behind-a-reverse-proxy.
    */
   trustProxy: false | number | string[];
   /** How long SIGTERM waits for in-flight requests before closing their connections. */
@@ -98,7 +98,7 @@ export interface Config {
   keyFailuresPerMinute: number;
   /** External OpenID provider; null means the portal's own identity provider signs tokens. */
   externalJwt: { jwksUrl: string; issuer: string; audience: string; algorithms: string[] } | null;
-  /** The portal's own identity provider (README "Security and limits"). */
+  /** The portal's own identity provider (docs/identity.md). */
   identity: {
     /** Days from login after which a refresh-token family ends, however often it was rotated. */
     refreshFamilyMaxDays: number;

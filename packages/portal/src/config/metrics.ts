@@ -3,7 +3,7 @@ import { ConfigError, integer } from './parse.ts';
 
 type Env = Record<string, string | undefined>;
 
-/** GET /metrics (README.md#metrics): off unless one of its settings is given. */
+/** GET /metrics (docs/metrics.md): off unless one of its settings is given. */
 export interface MetricsConfig {
   /** Bearer token that GET /metrics on the portal's own port asks for; null: not served there (404). */
   token: string | null;

@@ -1,7 +1,7 @@
 import { DEFAULT_UPLOAD_LIMIT_MB, MAX_UPLOAD_LIMIT_MB, UPLOAD_LIMIT_SETTING, uploadLimitBytes } from '@svc/protocol';
 import { type Env, integer, read } from './parse.ts';
 
-/** What an upload may take: its size, and the disk room it must leave (README "Storage", docs/deployment.md "Disk"). */
+/** What an upload may take: its size, and the disk room it must leave (docs/security.md#storage, docs/deployment.md#disk). */
 export interface UploadLimits {
   /** SVC_UPLOAD_MAX_MB in bytes: the whole body of POST /api/upload, and one PUT /api/refresh file, at most. */
   maxBytes: number;

@@ -13,9 +13,9 @@ export interface DatabaseHandle {
 export interface PoolOptions {
   max: number;
   logger: Logger;
-  /** Opening one connection at most (SVC_DB_CONNECT_TIMEOUT_MS; default README's). */
+  /** Opening one connection at most (SVC_DB_CONNECT_TIMEOUT_MS; default: docs/configuration.md). */
   connectTimeoutMs?: number;
-  /** Waiting for a free connection while all `max` are busy, at most (SVC_DB_POOL_WAIT_MS; default README's). */
+  /** Waiting for a free connection while all `max` are busy, at most (SVC_DB_POOL_WAIT_MS; default: docs/configuration.md). */
   poolWaitMs?: number;
   /** Told how long each checkout took, the failed ones included. */
   onAcquire?: (seconds: number) => void;

@@ -4,7 +4,7 @@
  * refused at once. The per-e-mail slow-down waits inside the slot, so
  * parallel guesses from many addresses run one after another instead of all at once.
  */
-/** One password check per e-mail at a time, four more waiting (README "Identity"). */
+/** One password check per e-mail at a time, four more waiting (docs/identity.md#limits-and-hardening). */
 const LOGIN_CHECKS_IN_FLIGHT = 1;
 const LOGIN_CHECKS_WAITING = 4;
 

@@ -41,7 +41,7 @@ interface RequestSeries {
 }
 
 /**
- * The portal's metrics (README.md#metrics), in a registry of its own: tests start many
+ * The portal's metrics (docs/metrics.md), in a registry of its own: tests start many
  * portals in one process, and prom-client's global registry would mix them. Counters are
  * bumped on the paths they count (no database work); gauges are read when scraped.
  */

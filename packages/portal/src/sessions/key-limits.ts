@@ -10,8 +10,7 @@ import { recordTarget } from './records-merge.ts';
 
 /**
  * What a scanner key may do to a session's history (docs/api.md#sessions).
- * Keys are for upload, refresh, license check, heartbeat, poll and status report (README
- * "Credentials and permissions"); a stolen scanner config must not be able to erase or bury a
+ * Keys are for upload, refresh, license check, heartbeat, poll and status report (docs/api.md#credentials); a stolen scanner config must not be able to erase or bury a
  * client's record. So a key never changes a review status (archiving included), and deletes only a
  * session it uploaded itself, shortly after the upload, while nobody has triaged it: what a
  * smoke test needs to clean up after itself. Everything else takes an identity token.

@@ -44,7 +44,7 @@ export interface OrphanSweeper {
 }
 
 /**
- * The orphan sweep in the background (README "S3-compatible session storage"): a first pass at
+ * The orphan sweep in the background (docs/s3-storage.md): a first pass at
  * once, then hourly. It never holds the start or a request: a store that is slow, huge or down
  * only delays the sweep. A failed pass is logged and retried with a growing, bounded delay
  * (jittered, so replicas do not retry in step against a store coming back).

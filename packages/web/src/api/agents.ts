@@ -1,7 +1,7 @@
 import type { AGENT_ACTIONS, AgentListResponse, AgentsQuery, OkBody } from '@svc/protocol';
 import { apiRequest } from './client.ts';
 
-/** The fleet's agents: GET /api/health's agent listing and PATCH /api/agents (docs/api.md#fleet). */
+/** The fleet's agents: GET /api/health's agent listing and PATCH /api/agents (docs/api.md#agents-and-commands). */
 
 export type AgentAction = (typeof AGENT_ACTIONS)[number];
 

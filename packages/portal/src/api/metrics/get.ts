@@ -38,7 +38,7 @@ export default function register(app: App, ctx: AppContext): void {
         tags: ['health'],
         summary: 'Prometheus metrics (only when SVC_METRICS_TOKEN is set)',
         description:
-          'Requests by route and status, heartbeats, agent commands, webhook deliveries and queue, upload bytes, database pool, event loop and process (README.md#metrics). `Authorization: Bearer <SVC_METRICS_TOKEN>`; without it, or with another token: 401. Not served (404) unless SVC_METRICS_TOKEN is set; SVC_METRICS_LISTEN serves it on a separate address without a token.',
+          'Requests by route and status, heartbeats, agent commands, webhook deliveries and queue, upload bytes, database pool, event loop and process (docs/metrics.md). `Authorization: Bearer <SVC_METRICS_TOKEN>`; without it, or with another token: 401. Not served (404) unless SVC_METRICS_TOKEN is set; SVC_METRICS_LISTEN serves it on a separate address without a token.',
         response: { ...METRICS_CONTENT, 401: ErrorBody },
       },
     },
