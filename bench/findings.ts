@@ -35,7 +35,7 @@ import { mergeIntoRecords } from '@svc/portal/sessions/records-merge';
 import { largeSessionDoc, uploadDoc } from '../test-support/large-session.ts';
 import { launchChromium } from '../test-support/chromium.ts';
 import { machineInfo } from './lib/machine.ts';
-import { freePort } from './lib/ports.ts';
+import { freePort } from '../test-support/ports.ts';
 import { REPO_ROOT } from './lib/portal.ts';
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';

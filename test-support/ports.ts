@@ -53,22 +53,33 @@ export async function deadAddress(): Promise<HeldPort> {
   return held;
 }
 
+const handedOut = new Set<number>();
+
 /**
  * A port number picked in advance: the kernel's choice, closed and handed on, so another process
  * could take it before it is used (the start then fails loudly). Only where nothing else works:
  * PostgreSQL, which can neither listen on port 0 nor take a listening socket, a port that must
  * refuse connections (ECONNREFUSED, which a held listener cannot give), and a portal that must
  * come back on the port it had after it stopped (an outage). Everything else uses
- * `listenOnLoopback`, `holdPort`, `deadAddress` or PORT=0.
+ * `listenOnLoopback`, `holdPort`, `deadAddress` or PORT=0. The benchmarks use it for the servers
+ * they start as processes. A port this process handed out already is never handed out again, so
+ * two calls in a row differ even before either port is bound.
  */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = net.createServer();
+      srv.unref();
+      srv.on('error', reject);
+      srv.listen({ host, port: 0, exclusive: true }, () => {
+        const addr = srv.address();
+        srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  throw new Error(`could not find a free port on ${host}`);
 }
