@@ -10,9 +10,9 @@ import type { BlobStore } from './blobs/store.ts';
 import type { TokenVerifier } from './auth/jwt.ts';
 import type { Config } from './config/index.ts';
 import type { Database } from './db/schema.ts';
+import type { InFlightLimit } from './domain/in-flight-limit.ts';
 import type { EventBus } from './events/bus.ts';
 import type { PortalMetrics } from './metrics/registry.ts';
-import type { LoginCheckGate } from './identity/login-gate.ts';
 import type { SigningKey } from './identity/signing-keys.ts';
 import type { BenchmarkSnapshots } from './sessions/benchmark-snapshot.ts';
 import type { ShareTokenSeal } from './sessions/share-seal.ts';
@@ -49,7 +49,9 @@ export interface AppContext {
   /** Heartbeats written in batches (SVC_HEARTBEAT_BATCH_MAX). */
   heartbeats: HeartbeatWriter;
   /** Password checks in flight and waiting, per e-mail. */
-  loginChecks: LoginCheckGate;
+  loginChecks: InFlightLimit;
+  /** Uploads in progress, per key (SVC_UPLOADS_PER_KEY). */
+  uploads: InFlightLimit;
   /** The benchmark's peer snapshot. */
   benchmarks: BenchmarkSnapshots;
   /** The last vulnerability index read. */

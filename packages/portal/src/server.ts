@@ -12,8 +12,8 @@ import { openDatabase } from './db/pool.ts';
 import { EventBus } from './events/bus.ts';
 import { HeartbeatBatcher } from './agents/heartbeat-batch.ts';
 import type { HeartbeatWriter } from './agents/heartbeat-writer.ts';
+import { InFlightLimit } from './domain/in-flight-limit.ts';
 import { bootstrapAdmin, checkBootstrapPassword } from './identity/bootstrap.ts';
-import { LoginCheckGate } from './identity/login-gate.ts';
 import { BenchmarkSnapshots } from './sessions/benchmark-snapshot.ts';
 import { ServedIndexCache } from './vuln-feeds/serve.ts';
 import { loadKeyEncryptionKey } from './identity/key-encryption.ts';
@@ -182,7 +182,9 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       now,
       // The batcher writes through the context it belongs to: set just below.
       heartbeats: null as unknown as HeartbeatWriter,
-      loginChecks: new LoginCheckGate(),
+      // One password check per e-mail at a time, four more waiting (docs/identity.md).
+      loginChecks: new InFlightLimit(1, 4),
+      uploads: new InFlightLimit(config.http.uploadsPerKey),
       benchmarks: new BenchmarkSnapshots(),
       vulnIndex: new ServedIndexCache(),
     };

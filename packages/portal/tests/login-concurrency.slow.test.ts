@@ -1,19 +1,19 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LoginCheckGate } from '../src/identity/login-gate.ts';
+import { InFlightLimit } from '../src/domain/in-flight-limit.ts';
 import { admitLoginAttempt, recordSuccessfulLogin } from '../src/identity/throttle.ts';
 import { http } from '../../../test-support/http.ts';
 import { until } from '../../../test-support/wait.ts';
 import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
- * Issue 21, point 3: concurrent password checks per e-mail are bounded, so parallel guesses
+ * Concurrent password checks per e-mail are bounded, so parallel guesses
  * from many addresses cannot outrun the per-e-mail slow-down (docs/identity.md#limits-and-hardening).
  */
 
-describe('LoginCheckGate', () => {
+describe('InFlightLimit', () => {
   it('one check per key at a time, then a line of the given length in order, then refusal', async () => {
-    const gate = new LoginCheckGate(1, 2);
+    const gate = new InFlightLimit(1, 2);
     const first = await gate.enter('a@x.test');
     expect(first).not.toBeNull();
     const order: string[] = [];
@@ -47,6 +47,27 @@ describe('LoginCheckGate', () => {
     const again = await gate.enter('a@x.test');
     expect(again).not.toBeNull();
     again?.();
+  });
+
+  it('tryEnter takes a free slot at once and never waits in line', async () => {
+    const uploads = new InFlightLimit(2);
+    const a = uploads.tryEnter('key');
+    const b = uploads.tryEnter('key');
+    expect([a, b].every((r) => r !== null)).toBe(true);
+    expect(uploads.tryEnter('key')).toBeNull();
+    expect(await uploads.enter('key')).toBeNull(); // no line: refused like tryEnter
+    expect(uploads.tryEnter('other')).not.toBeNull();
+    a?.();
+    const c = uploads.tryEnter('key');
+    expect(c).not.toBeNull();
+    b?.();
+    c?.();
+    c?.(); // a second release is ignored
+    expect([uploads.tryEnter('key'), uploads.tryEnter('key'), uploads.tryEnter('key')].map((r) => r !== null)).toEqual([
+      true,
+      true,
+      false,
+    ]);
   });
 });
 

@@ -37,27 +37,20 @@ const BUSY_RETRY_SECONDS = 30;
 
 /**
  * SVC_UPLOADS_PER_KEY: uploads in progress per key at most, counted in
- * this process; the legacy key is one key. A slot is held until the answer is out or the
+ * this process (AppContext.uploads); the legacy key is one key. A slot is held until the answer is out or the
  * connection is gone.
  */
 function limitUploadsPerKey(ctx: AppContext): preHandlerAsyncHookHandler {
-  const limit = ctx.config.http.uploadsPerKey;
-  const inProgress = new Map<string, number>();
   return async (request, reply) => {
     const principal = keyHolderOf(request);
     const key = principal.kind === 'license' ? `license:${principal.license.id}` : 'legacy';
-    const n = inProgress.get(key) ?? 0;
-    if (n >= limit)
+    const release = ctx.uploads.tryEnter(key);
+    if (release === null)
       throw tooManyRequests(
-        `Too many uploads in progress for this key (${limit}), try again later`,
+        `Too many uploads in progress for this key (${ctx.config.http.uploadsPerKey}), try again later`,
         BUSY_RETRY_SECONDS,
       );
-    inProgress.set(key, n + 1);
-    reply.raw.once('close', () => {
-      const left = (inProgress.get(key) ?? 1) - 1;
-      if (left === 0) inProgress.delete(key);
-      else inProgress.set(key, left);
-    });
+    reply.raw.once('close', release);
   };
 }
 
