@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The layers of the sessions area (issue 12 item 2), read from the source: routes hold no
+ * The layers of the sessions area, read from the source: routes hold no
  * SQL, the domain knows no HTTP, and the JSON API does not go through the share page's web/.
  */
 
@@ -24,7 +24,7 @@ const ROUTES = [
   'api/share',
   'api/download',
   'api/refresh',
-  'api/remediation',
+  'api/remediation-update',
   'api/upload',
   'api/benchmark',
 ].flatMap(sources);
