@@ -112,6 +112,40 @@ describe('console sign-in', () => {
     }
   });
 
+  it('a call still in flight at sign-out is answered 401 and tries no refresh with the revoked token', async () => {
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const grants: string[] = [];
+    let revoked = () => {};
+    const revocation = new Promise<void>((resolve) => (revoked = resolve));
+    page.on('request', (r) => {
+      const at = new URL(r.url()).pathname;
+      if (at === '/identity/revoke') revoked();
+      if (at === '/identity/token') grants.push(new URLSearchParams(r.postData() ?? '').get('grant_type') ?? '');
+    });
+    try {
+      await signIn(page, portal);
+      // Calls the console makes from now on reach the portal only once the session is revoked.
+      let held = 0;
+      await page.route('**/api/**', async (route) => {
+        held++;
+        await revocation;
+        await route.continue();
+      });
+      await page.getByRole('link', { name: 'Sessions' }).click();
+      await expect.poll(() => held).toBeGreaterThan(0);
+      await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+      await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
+      await expect.poll(() => page.evaluate(() => sessionStorage.length)).toBe(0);
+      // The user signed out: no message that the session ended, and no refresh after the revocation.
+      expect(await page.getByText('Your session has ended').count()).toBe(0);
+      expect(grants).toEqual(['password']);
+      expectNoConsoleErrors(p, [401]);
+    } finally {
+      await p.close();
+    }
+  });
+
   it('"Sign out everywhere" ends the sessions of other browsers too', async () => {
     const here = await openPage(browser, WIDTHS.desktop);
     const there = await openPage(browser, WIDTHS.phone);

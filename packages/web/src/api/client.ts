@@ -65,7 +65,8 @@ async function call(c: Call): Promise<Response> {
   if (res.status === 401 && accessToken() !== null && (await refreshTokens())) res = await attempt();
   if (res.ok) return res;
   const error: unknown = await res.json().catch(() => null);
-  if (res.status === 401) signOut('Your session has ended. Sign in again.');
+  // A 401 after this tab signed out (a call still in flight) ends nothing more.
+  if (res.status === 401 && accessToken() !== null) signOut('Your session has ended. Sign in again.');
   throw new ApiError(res.status, messageOf(res.status, error), error);
 }
 

@@ -166,6 +166,9 @@ export function signOut(reason: string | null = null): void {
  */
 export async function signOutAndRevoke(): Promise<void> {
   const current = tokens.peek();
+  // Forgotten here first: a call in flight that the revocation answers 401 then finds no session
+  // to refresh (its refresh token is the one being revoked) and nothing to end again.
+  signOut();
   if (current !== null) {
     try {
       await fetch('/identity/revoke', {
@@ -178,7 +181,6 @@ export async function signOutAndRevoke(): Promise<void> {
       // Nothing more to do: the session ends with its family's lifetime.
     }
   }
-  signOut();
 }
 
 let refreshing: Promise<boolean> | null = null;
