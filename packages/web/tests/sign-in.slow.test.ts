@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../../../test-support/chromium.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
-import { ADMIN_EMAIL, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
+import { ADMIN_EMAIL, signInWithForm, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { screenshot } from '../../../test-support/screenshots.ts';
 
 /** `/` leads to sign-in, the password grant signs in, the layout and its navigation show, sign-out ends it. */
@@ -32,7 +32,7 @@ describe('console sign-in', () => {
         await screenshot(page, 'sign-in.png');
       }
 
-      await signIn(page, portal, undefined, '/console/');
+      await signInWithForm(page, portal, undefined, '/console/');
       await expect.poll(() => new URL(page.url()).pathname).toBe('/console/overview');
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview');
       const nav = page.getByRole('navigation', { name: 'Sections' });
@@ -98,7 +98,7 @@ describe('console sign-in', () => {
         revokes.push(new URLSearchParams(r.postData() ?? '').get('token_type_hint') ?? '');
     });
     try {
-      await signIn(page, portal);
+      await signInWithForm(page, portal);
       const copied = await storedTokens(page);
       await page.getByRole('button', { name: 'Sign out', exact: true }).click();
       await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
@@ -124,7 +124,7 @@ describe('console sign-in', () => {
       if (at === '/identity/token') grants.push(new URLSearchParams(r.postData() ?? '').get('grant_type') ?? '');
     });
     try {
-      await signIn(page, portal);
+      await signInWithForm(page, portal);
       // Calls the console makes from now on reach the portal only once the session is revoked.
       let held = 0;
       await page.route('**/api/**', async (route) => {
@@ -150,9 +150,9 @@ describe('console sign-in', () => {
     const here = await openPage(browser, WIDTHS.desktop);
     const there = await openPage(browser, WIDTHS.phone);
     try {
-      await signIn(there.page, portal);
+      await signInWithForm(there.page, portal);
       const elsewhere = await storedTokens(there.page);
-      await signIn(here.page, portal);
+      await signInWithForm(here.page, portal);
       const copied = await storedTokens(here.page);
       await here.page.getByRole('button', { name: 'Sign out everywhere' }).click();
       await expect.poll(() => here.page.getByRole('heading', { level: 1 }).textContent()).toBe('Sign in');
@@ -195,7 +195,7 @@ describe('console sign-in', () => {
     try {
       // The page's clock only: the portal's stays real, so the refreshed token is really valid.
       await page.clock.install();
-      await signIn(page, portal);
+      await signInWithForm(page, portal);
       const stored = () => page.evaluate(() => JSON.parse(sessionStorage.getItem('svc.console.tokens') ?? 'null'));
       const before = (await stored()) as { accessToken: string; refreshToken: string };
       expect(grants).toEqual(['password']);
@@ -230,7 +230,7 @@ describe('console sign-in', () => {
       if (new URL(r.url()).pathname === '/identity/admin/users') userCalls.push(r.status());
     });
     try {
-      await signIn(page, portal);
+      await signInWithForm(page, portal);
       // The same claims with a signature the identity provider rejects: what an expired token meets.
       await page.evaluate(() => {
         const t = JSON.parse(sessionStorage.getItem('svc.console.tokens') ?? 'null') as { accessToken: string };
@@ -277,7 +277,7 @@ describe('console sign-in', () => {
           });
         });
       });
-      await signIn(page, portal);
+      await signInWithForm(page, portal);
       await page.evaluate(() => {
         const t = JSON.parse(sessionStorage.getItem('svc.console.tokens') ?? 'null') as { accessToken: string };
         const [header, claims] = t.accessToken.split('.');

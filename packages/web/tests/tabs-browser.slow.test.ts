@@ -4,7 +4,7 @@ import { launchChromium } from '../../../test-support/chromium.ts';
 import { createLicense, uniqueClientId } from '../../../test-support/factories.ts';
 import { loadFixture, postUpload, sessionParts } from '../../../test-support/upload.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
-import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
+import { createScopedUser, signInWithForm, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { poll } from './helpers/console-ui.ts';
 
 /**
@@ -64,7 +64,7 @@ describe('console tabs', () => {
       async (who) => {
         const p = await openPage(browser, WIDTHS[width]);
         try {
-          await signIn(p.page, portal, who === 'admin' ? undefined : MEMBER, '/console/sessions');
+          await signInWithForm(p.page, portal, who === 'admin' ? undefined : MEMBER, '/console/sessions');
           const link = p.page.locator(`main a[href^="/collect/?session=${SESSION}"]`).first();
           await poll(() => link.count()).toBe(1);
           const opened = p.page.context().waitForEvent('page');
@@ -108,7 +108,7 @@ describe('console tabs', () => {
             grants.push({ tab, grant: new URLSearchParams(r.postData() ?? '').get('grant_type') ?? '' });
         });
       watch(p.page, 'first');
-      await signIn(p.page, portal, undefined, '/console/sessions');
+      await signInWithForm(p.page, portal, undefined, '/console/sessions');
       const second = await p.page.context().newPage();
       watch(second, 'second');
       const userCalls: number[] = [];
@@ -143,7 +143,7 @@ describe('console tabs', () => {
   it('the report frame and a page of another origin hear nothing and get no tokens', async () => {
     const p = await openPage(browser, WIDTHS.desktop);
     try {
-      await signIn(p.page, portal, undefined, `/collect/?session=${SESSION}&client_id=${clientId}`);
+      await signInWithForm(p.page, portal, undefined, `/collect/?session=${SESSION}&client_id=${clientId}`);
       const frameElement = p.page.locator('iframe.report-frame');
       await poll(() => frameElement.count()).toBe(1);
       const frame = await (await frameElement.elementHandle())!.contentFrame();

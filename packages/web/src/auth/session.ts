@@ -1,6 +1,7 @@
 import { computed, effect, signal } from '@preact/signals';
 import type { TokenResponse } from '@svc/protocol';
 import { ApiError, messageOf } from '../api/errors.ts';
+import { TOKENS_STORAGE_KEY as STORAGE_KEY, type Tokens, tokensOf } from './stored-tokens.ts';
 import { type Identity, identityOf } from './token.ts';
 
 /**
@@ -9,16 +10,6 @@ import { type Identity, identityOf } from './token.ts';
  * which can read neither. Tabs of the console share one sign-in over a BroadcastChannel
  * (see below), which only documents of the console's own origin can join.
  */
-interface Tokens {
-  accessToken: string;
-  refreshToken: string;
-  /** Epoch milliseconds at which the access token expires. */
-  expiresAt: number;
-  /** Seconds the access token was issued for, to schedule the refresh at a share of it. */
-  lifetime: number;
-}
-
-const STORAGE_KEY = 'svc.console.tokens';
 
 function load(): Tokens | null {
   try {
@@ -135,13 +126,7 @@ async function tokenRequest(form: Record<string, string>): Promise<Tokens> {
   }
   const body: unknown = await res.json().catch(() => null);
   if (!res.ok) throw new ApiError(res.status, messageOf(res.status, body), body);
-  const t = body as TokenResponse;
-  return {
-    accessToken: t.access_token,
-    refreshToken: t.refresh_token,
-    expiresAt: Date.now() + t.expires_in * 1000,
-    lifetime: t.expires_in,
-  };
+  return tokensOf(body as TokenResponse, Date.now());
 }
 
 /** Password grant; throws ApiError with the identity provider's message. */

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { TokenResponse } from '@svc/protocol';
 import type { Page } from 'playwright-core';
 import { expect } from 'vitest';
+import { TOKENS_STORAGE_KEY, tokensOf } from '../../src/auth/stored-tokens.ts';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -27,17 +29,59 @@ export async function startConsolePortal(opts: TestPortalOptions = {}): Promise<
   return startTestPortal({ ...opts, ownBaseUrl: true, env: { SVC_WEB_DIR: WEB_DIST, ...opts.env } });
 }
 
+type Credentials = { email: string; password: string };
+const ADMIN: Credentials = { email: ADMIN_EMAIL, password: ADMIN_PASSWORD };
+
 /** Sign in through the console's form, starting at `target` (default `/`), and wait for the signed-in layout. */
-export async function signIn(
-  page: Page,
-  portal: TestPortal,
-  creds: { email: string; password: string } = { email: ADMIN_EMAIL, password: ADMIN_PASSWORD },
-  target = '/',
-): Promise<void> {
+export async function signInWithForm(page: Page, portal: TestPortal, creds = ADMIN, target = '/'): Promise<void> {
   await page.goto(`${portal.url}${target}`);
   await page.getByLabel('E-mail').fill(creds.email);
   await page.getByLabel('Password').fill(creds.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
+  await untilSignedIn(page);
+}
+
+/**
+ * One password grant per portal and user for the whole test file, taken again once it is half
+ * an hour old: the console refreshes a token a minute before its hour ends, so a page given a
+ * grant younger than that never refreshes the refresh token another page holds too.
+ */
+const grants = new Map<string, { tokens: TokenResponse; issuedAt: number }>();
+const GRANT_REUSE_MS = 30 * 60_000;
+
+async function grantFor(portal: TestPortal, creds: Credentials) {
+  const key = `${portal.url} ${creds.email}`;
+  const held = grants.get(key);
+  if (held !== undefined && Date.now() - held.issuedAt < GRANT_REUSE_MS) return held;
+  const issuedAt = Date.now();
+  const res = await fetch(`${portal.url}/identity/token`, {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: 'password', username: creds.email, password: creds.password }),
+  });
+  if (res.status !== 200) throw new Error(`sign-in of ${creds.email}: ${res.status} ${await res.text()}`);
+  const grant = { tokens: (await res.json()) as TokenResponse, issuedAt };
+  grants.set(key, grant);
+  return grant;
+}
+
+/**
+ * Open the console at `target` (default `/`) signed in as `creds` (default the admin), the way
+ * a signed-in tab holds it: its tokens in the tab's sessionStorage. The form itself is tested
+ * in sign-in.slow.test.ts and uses `signInWithForm`.
+ */
+export async function signIn(page: Page, portal: TestPortal, creds = ADMIN, target = '/'): Promise<void> {
+  const { tokens, issuedAt } = await grantFor(portal, creds);
+  // Any page of the portal's origin gives the tab its sessionStorage; the health answer is the lightest.
+  await page.goto(`${portal.url}/api/health`);
+  await page.evaluate(([k, v]) => sessionStorage.setItem(k, v), [
+    TOKENS_STORAGE_KEY,
+    JSON.stringify(tokensOf(tokens, issuedAt)),
+  ] as const);
+  await page.goto(`${portal.url}${target}`);
+  await untilSignedIn(page);
+}
+
+async function untilSignedIn(page: Page): Promise<void> {
   await expect
     .poll(() => page.getByRole('button', { name: 'Sign out', exact: true }).isVisible(), { timeout: 15_000 })
     .toBe(true);
