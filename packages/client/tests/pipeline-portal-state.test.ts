@@ -7,7 +7,7 @@ import { runStages } from '../src/pipeline/run-stages.ts';
 import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
 import { BUSINESS_LICENSE } from '../../../test-support/report-session.ts';
 
-/** The merge of the portal's latest state with the local prior session (docs/decisions.md, issue 22). */
+/** The merge of the portal's latest state with the local prior session (docs/decisions.md#prior-state-from-the-portal). */
 
 const TARGET = '10.0.0.0/24';
 const NOW = new Date('2025-03-08T14:10:00.000Z');

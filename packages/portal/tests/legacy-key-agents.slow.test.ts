@@ -19,8 +19,8 @@ import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
  * The legacy key must never act for, move, or register under a licensed client's agent;
  * a license key's first heartbeat on a legacy-registered row takes it over; a legacy agent
  * never carries one client's commands, results or groups to another; concurrent legacy
- * heartbeats that change client_id never answer 5xx. docs/security.md#tenant-boundaries-agents-groups-and-the-legacy-key; docs/decisions.md "Hardening, second review: agents and the
- * legacy key".
+ * heartbeats that change client_id never answer 5xx. docs/security.md#tenant-boundaries-agents-groups-and-the-legacy-key;
+ * docs/decisions.md#the-legacy-key-its-own-agents-only-taken-over-by-license-keys.
  */
 
 let portal: TestPortal;
