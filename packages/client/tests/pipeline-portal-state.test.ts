@@ -308,7 +308,7 @@ describe('prior state from the portal', () => {
   });
 });
 
-describe('prior state from the portal: findings of record (issue 33)', () => {
+describe('prior state from the portal: findings of record', () => {
   const fpRdp = findingFingerprint({ rule_id: 'rdp-exposed', host: '10.0.0.9', port: 3389, protocol: 'tcp' });
   const fpSnmp = findingFingerprint({ rule_id: 'snmp-public', host: '10.0.0.6', port: 161, protocol: 'udp' });
   const falsePositive = {
