@@ -8,7 +8,7 @@
  * - CPU between heartbeats: the same over the seconds in which no heartbeat was sent (the
  *   daemon logs each one at debug level; a second with a heartbeat, and the one after it,
  *   are left out).
- * Goal (issue 15): under 60 MB RSS and under 0.1 % CPU between heartbeats.
+ * Goal: under 60 MB RSS and under 0.1 % CPU between heartbeats.
  * Baseline, sampled in the same seconds: the same node binary with the same memory flags running
  * nothing but an idle timer, Node's own floor; the ratio says what the daemon adds to it.
  *

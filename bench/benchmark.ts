@@ -12,7 +12,7 @@
  * - in process (informational): benchmarkSession() called directly (the session's own
  *   values from the database, then the snapshot comparison), without HTTP and access checks;
  * - rebuild (informational): building the snapshot once, the latest-session scan over every
- *   client's pairs that every call ran before issue 11 (621 ms per call at this size then).
+ *   client's pairs that every call ran before the snapshot (621 ms per call at this size then).
  *
  *   node bench/benchmark.ts [--sessions=200000 --clients=500 --targets=8 --requests=500]
  *

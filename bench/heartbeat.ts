@@ -64,7 +64,7 @@ import { median, round } from './lib/stats.ts';
 import { benchmarkMain } from './lib/main.ts';
 
 const run = promisify(execFile);
-/** Issue 39, point 3: the batched portal's throughput and its own CPU per heartbeat. */
+/** The batched portal's throughput and its own CPU per heartbeat. */
 const TARGET_HEARTBEATS_PER_SECOND = 6000;
 const TARGET_SERVER_CPU_US = 100;
 

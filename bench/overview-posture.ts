@@ -1,6 +1,6 @@
 /**
- * Benchmark: the overview's counts per client and target (GET /api/overview/posture, issue 35
- * point 3) with 10 clients, 200 targets and 1,000,000 findings of record.
+ * Benchmark: the overview's counts per client and target (GET /api/overview/posture)
+ * with 10 clients, 200 targets and 1,000,000 findings of record.
  *
  * One real portal (its own process, embedded PostgreSQL in a temp dir), seeded straight in SQL
  * as bench/records-portfolio.ts does (--clients 10 × --targets 20 × --records 5,000, then VACUUM

@@ -1,5 +1,5 @@
 /**
- * Benchmark: the console's Findings page (/console/findings, issue 35 point 1: the first page in
+ * Benchmark: the console's Findings page (/console/findings; target: the first page in
  * under 1 s at 20 Mbit/s and 40 ms with 1,000,000 findings of record) in Chromium.
  *
  * One real portal (its own process, embedded PostgreSQL in a temp dir, serving the built
@@ -87,7 +87,7 @@ const CASES = (o: Options) => [
   })),
 ];
 
-/** Exactly this many findings for "select all matching" (issue 35's done-when: 1,000 criticals in one action under 2 s). */
+/** Exactly this many findings for "select all matching" (the target: 1,000 criticals in one action under 2 s). */
 const BULK_FINDINGS = 1000;
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Benchmark: the admin reads at scale (issue 39 point 5): 200,000 sessions over 500 clients and
+ * Benchmark: the admin reads at scale: 200,000 sessions over 500 clients and
  * 1,000,000 audit events, every read answered in at most 50 ms.
  *
  * One real portal (its own process, embedded PostgreSQL in a temp dir), seeded straight in SQL

@@ -1,5 +1,5 @@
 /**
- * Benchmark: a bulk change of 1,000 findings of record (POST /api/findings/bulk, issue 33 point 7:
+ * Benchmark: a bulk change of 1,000 findings of record (POST /api/findings/bulk, target
  * under 1 s), on a client whose target holds several sessions.
  *
  * One real portal (its own process, embedded PostgreSQL in a temp dir, log level warn). A

@@ -1,5 +1,5 @@
 /**
- * Benchmark: the portfolio (GET /api/findings, issue 33 point 7: a page under 100 ms at 1,000,000
+ * Benchmark: the portfolio (GET /api/findings, target: a page under 100 ms at 1,000,000
  * findings of record), one page at a time.
  *
  * One real portal (its own process, embedded PostgreSQL in a temp dir, log level warn). Its

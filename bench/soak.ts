@@ -31,7 +31,7 @@ import { type LoadResult, runHeartbeatLoad } from './heartbeat/load.ts';
 import { readMem } from './upload/rss.ts';
 
 /**
- * The soak issue 39 reports from an earlier round (heartbeats/s and license checks/s). Its mix of
+ * The soak reported from an earlier round (heartbeats/s and license checks/s). Its mix of
  * connections was not recorded, and in a closed loop the split between the two follows that mix:
  * the comparison is of all answers per second (bench/README.md, "Soak").
  */

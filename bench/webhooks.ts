@@ -1008,7 +1008,7 @@ async function run(opts: Options): Promise<void> {
   const portalS = summarize('portal');
   const blackHole = summarize('portal+blackhole');
   const ratio = {
-    /** Issue 5's target: the fan-out of one event, from its creation to the last receiver, as a rate (1 event in flight). */
+    /** The target: the fan-out of one event, from its creation to the last receiver, as a rate (1 event in flight). */
     fanOut: round(baseline.fanoutP50Ms / portalS.fanoutP50Ms, 3),
     /** End to end, the triggering PATCH included (the baseline makes none). */
     throughput: round(portalS.eventsPerS / baseline.eventsPerS, 3),

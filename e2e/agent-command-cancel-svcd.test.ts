@@ -12,7 +12,7 @@ import { openScanGate, type ScanGate } from './helpers/scan-gate.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
 
 /**
- * Issue 37, point 2, with a real `svcd`: a run_scan cancelled while it runs has its `svc scan`
+ * With a real `svcd`: a run_scan cancelled while it runs has its `svc scan`
  * child and nmap killed and is reported failed with the admin's reason; a command cancelled
  * after delivery but before its turn is refused by the portal when it starts and is not run;
  * a delivered command handed out again (its answer or its `acked` lost) runs once.

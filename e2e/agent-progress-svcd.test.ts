@@ -6,7 +6,7 @@ import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
 
 /**
- * A long run_scan's progress reaches the portal (issue 35): a real `svcd` runs a real
+ * A long run_scan's progress reaches the portal: a real `svcd` runs a real
  * `svc scan --progress-json` child, whose nmap scans one loopback port the test opens. The port
  * accepts and never speaks, so nmap's service scan waits on it for about 25 s (its probes time
  * out) and reports its progress meanwhile (`--stats-every`, 10 s by default); svcd sends it as a

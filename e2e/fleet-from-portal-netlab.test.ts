@@ -17,7 +17,7 @@ import { watchTree } from './helpers/process-watch.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
 
 /**
- * Issue 37 end to end: a real portal and three real `svcd` whose nmap enters the test network's
+ * A real portal and three real `svcd` whose nmap enters the test network's
  * scanner namespace. A schedule created in the portal for their group runs on all three at its
  * time and its sessions carry its id; it survives a restart; a run_scan shows its progress in the
  * fleet listing and, cancelled while it runs, has its nmap killed and is failed with the reason;

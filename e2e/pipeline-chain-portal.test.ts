@@ -15,7 +15,7 @@ import { parseMix } from '@svc/client/synthetic/options';
 import { runCli, SVC } from '../test-support/cli.ts';
 
 /**
- * Issue 13's end to end: a 5-session chain of one target through every stage (ORC 9.64 on,
+ * A 5-session chain of one target through every stage (ORC 9.64 on,
  * exceptions, remediation decisions) into session directories, each uploaded with `svc upload`
  * to a real portal; the portal's derived metadata and benchmark must say what the files say.
  */

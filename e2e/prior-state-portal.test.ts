@@ -10,7 +10,7 @@ import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { listenOldSshBanner } from './helpers/ssh-banner.ts';
 
 /**
- * Issue 22 point 2 as real processes: `svc scan --upload` to a real portal, a finding triaged in
+ * The prior state from the portal as real processes: `svc scan --upload` to a real portal, a finding triaged in
  * the portal (PATCH /api/remediation-update), then the next `svc scan` starts from the portal's
  * state and keeps `in_progress` and the note. With the portal unreachable, one warning and the
  * local history. Loopback only: nmap scans one port the test opens on 127.0.0.1.

@@ -17,7 +17,7 @@ import { listenOldSshBanner } from './helpers/ssh-banner.ts';
 const exec = promisify(execFile);
 
 /**
- * The release as an operator gets it (issue 38): `npm run release`'s build writes every artifact
+ * The release as an operator gets it: `npm run release`'s build writes every artifact
  * with its checksums; the container image runs as its user on a read-only root; and on a fresh
  * Debian 12 root file system (debootstrap, no file of this repository inside) apt installs the
  * client packages, the portal archive starts on an external PostgreSQL and on its embedded

@@ -19,7 +19,7 @@ import { expectSharedReport } from './helpers/shared-report.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
- * The whole chain for real (issue 14 item 6): `svc scan`'s orchestration runs in this process with
+ * The whole chain for real: `svc scan`'s orchestration runs in this process with
  * nmap inside the test network's scanner namespace, while the license check, the alerts (to a
  * local receiver) and the upload (to a real portal) go to 127.0.0.1. Two scans of the same target
  * into one sessions root; between them the anonymous FTP server is stopped (fixed) and an old

@@ -9,7 +9,7 @@ import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { listenOldSshBanner } from './helpers/ssh-banner.ts';
 
 /**
- * `svc scan --upload` as a real process (issue 14 item 6): nmap scans one port the test opens on
+ * `svc scan --upload` as a real process: nmap scans one port the test opens on
  * 127.0.0.1 (announcing an old OpenSSH, so there is something to find), the session goes to a real
  * portal on 127.0.0.1, and the portal serves it with its report. Loopback is the only target.
  */

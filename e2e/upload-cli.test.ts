@@ -231,7 +231,7 @@ describe('svc upload: refused or failed (exit 1)', () => {
     expect(r.stderr).toBe('error: Upload refused: HTTP 403 Invalid API key\n');
   });
 
-  it('a session file that is not JSON: refused on the host before any request, exit 2 (issue 36)', async () => {
+  it('a session file that is not JSON: refused on the host before any request, exit 2', async () => {
     const bad = path.join(work, 'not-json.json');
     await fs.writeFile(bad, '{ not json');
     const r = await runCli(SVC, ['upload', bad], { env: env() });

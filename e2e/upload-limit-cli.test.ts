@@ -8,7 +8,7 @@ import { sessionDoc } from '../test-support/upload.ts';
 import { startPortalWithKey, type PortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
- * Issue 34, point 4: `svc upload` and `svc import --upload` measure the request they would send
+ * `svc upload` and `svc import --upload` measure the request they would send
  * and refuse one over the upload limit before sending it, naming the limit (SVC_UPLOAD_MAX_MB,
  * the contract's 25 MB by default, the protocol's one rule). The portal counts what reaches it: with
  * SVC_ACCESS_LOG=all every request it answers is logged once ("request completed"), and these

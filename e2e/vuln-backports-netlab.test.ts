@@ -11,7 +11,7 @@ import { epssCsv, feedFixture, importTestFeeds, nvdFixtureFeed } from '../test-s
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**
- * Distribution backports end to end (issue 36, docs/vuln-matching.md "Distribution packages"):
+ * Distribution backports end to end (docs/vuln-matching.md "Distribution packages"):
  * the real NVD record of CVE-2023-38408 and a Debian security tracker file saying bookworm fixed
  * it in 1:9.2p1-2+deb12u1 are imported into a real portal; two OpenSSH banners are planted on the
  * test network's ssh host, a bookworm package with the fix (`Debian-2+deb12u3`) and the release's

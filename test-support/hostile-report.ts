@@ -1,5 +1,5 @@
 /**
- * A phishing report (issue 21, point 4) for the portal's and the console's browser tests:
+ * A phishing report for the portal's and the console's browser tests:
  * "sign in again", each keystroke sent out as an image request to `https`, a stylesheet
  * font and background from there, a form posting there, a `<base>` pointing there. The
  * other attacks are buttons (the test clicks them, like a viewer would): a pop-up, a
@@ -66,8 +66,8 @@ export function hostileReport(https: string): string {
 }
 
 /**
- * A fake sign-in form whose scripts try to carry the password out of a shared report (issue 34,
- * point 7) in the address of something that leaves the frame: on each keystroke a pop-up
+ * A fake sign-in form whose scripts try to carry the password out of a shared report
+ * in the address of something that leaves the frame: on each keystroke a pop-up
  * (`/input?p=`); on "Sign in" (its click, and the submit event, which a sandbox without
  * allow-forms never fires) a pop-up (`/open?p=`), the top window (`/top?p=`) and its own frame
  * (`/location?p=`), then the form's own GET submission (`/submit?user=&password=`). Results go

@@ -1,5 +1,5 @@
 /**
- * The scale of issue 39's read-path probe, written straight into the portal's own database with
+ * The scale of the read-path probe, written straight into the portal's own database with
  * one INSERT … SELECT over generate_series per table (seconds, not the hours uploads would take):
  *
  * - sessions: --sessions over --clients (client-000 …), --targets per client (10.<c>.<t>.0/24),

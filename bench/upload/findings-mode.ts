@@ -1,5 +1,5 @@
 /**
- * `node bench/upload.ts --findings=10000,100000` (issue 39, point 4): one session file of N
+ * `node bench/upload.ts --findings=10000,100000`: one session file of N
  * findings uploaded to the real portal (its own process, embedded PostgreSQL), timed from the
  * first byte sent to the answer. The portal indexes the findings and merges them into the
  * findings of record inside the upload's transaction, so the answer means stored and indexed;

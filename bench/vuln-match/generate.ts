@@ -9,7 +9,7 @@
  * (exact version, up to excluding, from including up to excluding, up to including), summaries
  * of 60 to 280 characters, a tenth of the CVEs with EPSS and 0.5 % in KEV. Services lean to
  * the popular network daemons (below); one in five names a product the index does not know,
- * one in ten gives no version. The Debian security tracker's section (issue 36): half the
+ * one in ten gives no version. The Debian security tracker's section: half the
  * products are Debian packages whose every CVE has a statement in four releases, and a third of
  * the services of such a product show a bookworm package revision in their banner.
  */

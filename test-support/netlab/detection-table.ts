@@ -4,7 +4,7 @@ import type { HostRole, NetlabHost } from './index.ts';
 import { HARDENED, notPlantedNote, PLANTED } from './planted.ts';
 
 /**
- * The detection table (issue 14, item 5): each planted weakness found or missed, then every
+ * The detection table: each planted weakness found or missed, then every
  * finding nobody planted. The body is a pure function of the findings, with no timings and a
  * fixed order, so the test that scans the network can rebuild it and compare it with the file.
  */
@@ -135,7 +135,7 @@ export function detectionTableBody(findings: readonly ScanFinding[], hosts: Host
 /** The whole file: a header with the versions and the date, then the body between its markers. */
 export function detectionTableFile(body: string, meta: { nmap: string; debian: string; date: string }): string {
   return [
-    '# Detection table (issue 14, item 5)',
+    '# Detection table',
     '',
     `Generated ${meta.date} by \`${REGENERATE}\` with nmap ${meta.nmap} on Debian ${meta.debian}.`,
     '',

@@ -8,7 +8,7 @@ const DEFAULT_POLL_S = 60;
 const DEFAULT_RETRY_MAX = 3;
 const DEFAULT_RETRY_BACKOFF_S = 60;
 const DEFAULT_CMD_TIMEOUT_S = 300;
-/** A full-port scan of a /24 takes hours, not SVC_CMD_TIMEOUT's 5 minutes (docs/decisions.md). */
+/** A full-port scan of a /24 takes hours, not SVC_CMD_TIMEOUT's 5 minutes (docs/decisions.md#scans-get-their-own-time-limit). */
 const DEFAULT_SCAN_TIMEOUT_S = 14_400;
 
 /**

@@ -38,7 +38,7 @@ export interface CommandHost {
   portal: PortalClient;
   /** SVC_CMD_TIMEOUT in milliseconds (default 300 s): every command but run_scan. */
   commandTimeoutMs: number;
-  /** SVC_SCAN_TIMEOUT in milliseconds (default 4 h): run_scan and scheduled scans (docs/decisions.md). */
+  /** SVC_SCAN_TIMEOUT in milliseconds (default 4 h): run_scan and scheduled scans (docs/decisions.md#scans-get-their-own-time-limit). */
   scanTimeoutMs: number;
   /** Where `svc scan` writes its session directories. */
   sessionsRoot: string;

@@ -9,7 +9,7 @@ import { withoutHostPaths } from '../src/commands/output.ts';
 import type { CommandHost } from '../src/types.ts';
 
 /**
- * What svcd reports to the portal, which the tenant's users read (issue 21, "agent results carry
+ * What svcd reports to the portal, which the tenant's users read ("agent results carry
  * absolute paths"): the host's directories and the full paths in command lines are gone; the
  * session id, file names, counts and the scan's own options stay.
  */

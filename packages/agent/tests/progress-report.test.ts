@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PROGRESS_REPORT_INTERVAL_MS, progressReporter } from '../src/commands/progress-report.ts';
 import { runProcess } from '../src/commands/spawn.ts';
 
-/** svcd's progress reports for a running command (issue 35): throttled, only on change, never fatal. */
+/** svcd's progress reports for a running command: throttled, only on change, never fatal. */
 
 function fakeHost(fail: (n: number) => Error | null = () => null) {
   const sent: StatusReportBody[] = [];

@@ -8,7 +8,7 @@ import { TLS10 } from '../../../test-support/foreign-items.ts';
 import { nucleiJsonl, openvasReport, xmlEscape } from '../../../test-support/foreign-reports.ts';
 
 /**
- * Issue 34 point 9 (imports): one cut rule for every text an import keeps (attributes, JSON
+ * One cut rule for every text an import keeps (attributes, JSON
  * strings, lists), the parser's bounds on names, attributes and items, and the host check
  * (docs/cli/import.md "Limits", "Hosts and host names"). Memory, measured on a real `svc
  * import` process, is imports-memory.slow.test.ts.

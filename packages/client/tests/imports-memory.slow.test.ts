@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, SVC, tempHome } from '../../../test-support/cli.ts';
 
 /**
- * Issue 34 point 9: the review's hostile files, generated here into a temp dir, imported by a
+ * The review's hostile files, generated here into a temp dir, imported by a
  * real `svc import` process whose peak resident memory (getrusage's maxRSS, written by a preload
  * at exit) must stay under the figures docs/cli/import.md "Memory" states. Before the bounds:
  * a 40 MB pluginName peaked at 658 MB and wrote a 200 MB session, 3 million empty elements at

@@ -9,8 +9,8 @@ import { resolveTarget, uploadUrlOf } from '../src/portal/target.ts';
 import { runCli, SVC } from '../../../test-support/cli.ts';
 
 /**
- * Plain http to a portal that is not this machine is refused unless allowed explicitly
- * (issue 21 point 8): the API key and the agent's commands would cross the network in clear.
+ * Plain http to a portal that is not this machine is refused unless allowed explicitly:
+ * the API key and the agent's commands would cross the network in clear.
  * `.invalid` hosts never resolve, so a check that let one through ends in "unreachable".
  */
 

@@ -19,7 +19,7 @@ import { buildTopology } from '../src/pipeline/topology.ts';
  * re-pinned once when the score became bounded by the worst finding and the compliance ids
  * moved to each framework's own list (docs/scoring.md, docs/compliance.md): the only
  * differences were risk scores and grades, compliance rows and their summary. Re-pinned again
- * for the findings of record (issue 33): remediation entries gained `port`/`protocol`,
+ * for the findings of record: remediation entries gained `port`/`protocol`,
  * resolved ones `resolved_at`, exception_summary the operational score and grade, metadata
  * disposition_summary, and scoreSession's result the triage blocks; with those fields left
  * out, every entry, summary and score was byte for byte the same as before.

@@ -7,7 +7,7 @@ import { runStages } from '../src/pipeline/run-stages.ts';
 import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
 import { BUSINESS_LICENSE } from '../../../test-support/report-session.ts';
 
-/** The merge of the portal's latest state with the local prior session (docs/decisions.md, issue 22). */
+/** The merge of the portal's latest state with the local prior session (docs/decisions.md#prior-state-from-the-portal). */
 
 const TARGET = '10.0.0.0/24';
 const NOW = new Date('2025-03-08T14:10:00.000Z');
@@ -308,7 +308,7 @@ describe('prior state from the portal', () => {
   });
 });
 
-describe('prior state from the portal: findings of record (issue 33)', () => {
+describe('prior state from the portal: findings of record', () => {
   const fpRdp = findingFingerprint({ rule_id: 'rdp-exposed', host: '10.0.0.9', port: 3389, protocol: 'tcp' });
   const fpSnmp = findingFingerprint({ rule_id: 'snmp-public', host: '10.0.0.6', port: 161, protocol: 'udp' });
   const falsePositive = {

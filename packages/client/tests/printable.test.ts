@@ -4,7 +4,7 @@ import { Output } from '../src/cli/output.ts';
 import { PortalError } from '../src/portal/errors.ts';
 import { printable, printableJson, stripEscapes, terminalText } from '../src/text/printable.ts';
 
-/** Terminal safety of remote text (issue 21 point 8): the rule, and each place svc prints (svcd's: packages/agent/tests/printable.test.ts). */
+/** Terminal safety of remote text: the rule, and each place svc prints (svcd's: packages/agent/tests/printable.test.ts). */
 
 describe('printable', () => {
   it.each([

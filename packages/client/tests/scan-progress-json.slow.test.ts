@@ -9,7 +9,7 @@ import { progressJsonWriter } from '../src/cli/progress-json.ts';
 import { NmapXmlStream } from '../src/scanner/parse/stream.ts';
 
 /**
- * `svc scan --progress-json` (issue 35): nmap's progress as JSON lines on stderr for a caller
+ * `svc scan --progress-json`: nmap's progress as JSON lines on stderr for a caller
  * that is not a terminal (svcd). A real nmap scans one loopback port the test opens; the port
  * accepts and never speaks, so nmap's service scan waits on it for several seconds (its probes
  * time out) and, with `--stats-every 1`, reports its progress while it does.
@@ -67,7 +67,7 @@ describe('svc scan --progress-json against a real nmap on 127.0.0.1', () => {
     expect(lines.map((l) => readProgressLine(l)?.task)).toContain('Service scan');
   });
 
-  it("names the pipeline's stage in each line: nmap's own reports, then the session (issue 37)", () => {
+  it("names the pipeline's stage in each line: nmap's own reports, then the session", () => {
     const progress = run.stderr
       .split('\n')
       .filter((l) => l.startsWith('{"progress"'))

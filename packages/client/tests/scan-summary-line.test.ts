@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scanSummaryLine } from '../src/cli/output.ts';
 
-/** `svc scan`'s last line (issue 35): both scores under the report's names, not the actual score alone. */
+/** `svc scan`'s last line: both scores under the report's names, not the actual score alone. */
 describe('scanSummaryLine', () => {
   it('states the risk score and the operational risk, each with its grade', () => {
     expect(

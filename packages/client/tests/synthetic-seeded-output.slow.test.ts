@@ -15,7 +15,7 @@ import { runCli, tool } from '../../../test-support/cli.ts';
  * changed, and the worsening case's later sessions gained one critical each, because the
  * planner adds findings until the new score moves. The HTML re-pinned when the report gained
  * the known-exploited badge's style and the score formula's KEV and EPSS sentence (the data
- * digests did not move). The data re-pinned for the findings of record (issue 33): each session
+ * digests did not move). The data re-pinned for the findings of record: each session
  * gained its coverage block, remediation entries `port`/`protocol`, resolved ones `resolved_at`,
  * metadata disposition_summary and the operational score in exception_summary; nothing else in
  * the documents moved (checked against the previous code), and the HTML digests did not move.

@@ -7,7 +7,7 @@ import { runCli, SVC } from '../../../test-support/cli.ts';
 import { type RecordingServer, startRecordingServer } from './helpers/recording-server.ts';
 
 /**
- * What a portal sends never reaches the terminal as control characters (issue 21 point 8): a
+ * What a portal sends never reaches the terminal as control characters: a
  * real `svc` process against a real local HTTP server whose answers carry an OSC title, an OSC 52
  * clipboard write, cursor movement (7-bit CSI and the 8-bit CSI 0x9b) and a BEL.
  */

@@ -8,7 +8,7 @@ import { loadFixture } from '../../../test-support/upload.ts';
 import { FORMATS } from '../src/imports/common.ts';
 
 /**
- * Issue 36, point 5: `svc upload` of a file that is neither a session file nor a format
+ * `svc upload` of a file that is neither a session file nor a format
  * `svc import` reads is refused on the host, naming the file and what was expected, exit 2,
  * and nothing leaves the host. The upload URL is a real HTTP listener on the loopback that
  * records every connection and request: it must see none. It does see the uploads that go

@@ -10,7 +10,7 @@ import { uploadTimeoutMs } from '../src/portal/upload-size.ts';
 import { type RecordingServer, startRecordingServer } from './helpers/recording-server.ts';
 
 /**
- * Issue 34, point 4: the portal client measures an upload exactly as it would send it (multipart
+ * The portal client measures an upload exactly as it would send it (multipart
  * framing included) and refuses one over the limit before sending a byte, against a real
  * node:http server on 127.0.0.1 that records what reaches it.
  */

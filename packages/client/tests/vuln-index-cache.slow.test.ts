@@ -157,7 +157,7 @@ describe('loadVulnIndex', () => {
 
   it.each([
     [3, 'a newer portal', 'svc'],
-    [1, 'a portal from before issue 36, which read a CPE "-" as every version', 'the portal'],
+    [1, 'a portal from before index format 2, which read a CPE "-" as every version', 'the portal'],
   ])('refuses an index of format %i (%s), keeping to the cached copy', async (format, _who, update) => {
     // No portal of this version serves another format: a server that does stands in for the other one.
     const newer = http.createServer((_req, res) => {

@@ -17,7 +17,7 @@ import { startTestPortal, type TestPortal } from '../../../test-support/portal.t
 import { epssCsv, feedFixture, importTestFeeds, nvdFixtureFeed } from '../../../test-support/vuln-feeds.ts';
 
 /**
- * Issue 36 on real NVD records (test-support/fixtures/vuln-feeds/SOURCES.md) imported into a real
+ * CPE versions and Debian revisions on real NVD records (test-support/fixtures/vuln-feeds/SOURCES.md) imported into a real
  * portal, the index fetched as svc fetches it: a CPE version "-" matches no version (no
  * CVE-1999-0236 on Apache httpd 2.2.8 or 2.2.22), release candidates stay apart from their
  * release (TensorFlow 2.10.0), and a CVE with no range still reaches the findings naming it

@@ -424,7 +424,7 @@ describe('POST /api/agent-commands (queue)', () => {
 
     it('creates one command per current member, each with group_target, and audits one dispatch', async () => {
       clock.advance(1_000);
-      // The name is used by two clients (groups are per client): reaching both needs all_clients (issue 11 point 4).
+      // The name is used by two clients (groups are per client): reaching both needs all_clients.
       const res = await queue({
         group_target: group,
         command_type: 'set_log_level',
@@ -583,7 +583,7 @@ describe('POST /api/agent-commands (queue)', () => {
   });
 });
 
-describe('command eligibility follows the key that registered the agent (issue 11 point 20)', () => {
+describe('command eligibility follows the key that registered the agent', () => {
   it("a business agent heartbeating with its client's professional key still gets commands queued", async () => {
     const client = uniqueClientId('elig');
     const biz = await createLicense(portal, { tier: 'business', client_id: client });
@@ -1224,7 +1224,7 @@ describe('PATCH /api/agent-commands (status reports)', () => {
     expect((await commandRow(id))?.['status']).toBe('sent');
   });
 
-  it("a result may name only a session of the agent's own client: another client's and a missing one are refused alike (issue 11 point 20)", async () => {
+  it("a result may name only a session of the agent's own client: another client's and a missing one are refused alike", async () => {
     const other = await createLicense(portal, { tier: 'business' });
     const foreign = await uploadSession(other.key);
     const missing = `20250601_120000_${randomBytes(5).toString('hex')}`;

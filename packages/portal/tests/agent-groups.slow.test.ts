@@ -292,7 +292,7 @@ describe('/api/agent-groups for scoped members and without credentials', () => {
   });
 });
 
-describe('groups are per client (issue 11 point 4)', () => {
+describe('groups are per client', () => {
   it("a scoped member adding its agent to a name another client uses gets its own client's group, never the other's broadcasts", async () => {
     const clientA = uniqueClientId('pa');
     const clientB = uniqueClientId('pb');

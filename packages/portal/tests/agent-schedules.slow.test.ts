@@ -14,7 +14,7 @@ import { schedulesApi } from '../../../test-support/portal-schedules.ts';
 import type { TestPortal } from '../../../test-support/portal.ts';
 import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
 
-/** /api/agent-schedules (admin CRUD, audit) and their delivery in the heartbeat answer (issue 37, point 1). */
+/** /api/agent-schedules (admin CRUD, audit) and their delivery in the heartbeat answer. */
 
 let portal: TestPortal;
 let db: pg.Client;

@@ -491,7 +491,7 @@ describe('PATCH /api/agents', () => {
     const audit = await auditFor(id, 'agent_deregistered');
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ actor: ADMIN_EMAIL, client_id: biz.record.client_id, session_id: null });
-    // Its pending command is failed with it ("Agent deregistered") and listed (issue 37).
+    // Its pending command is failed with it ("Agent deregistered") and listed.
     const dropped = [pending.body.commands[0].id];
     expect(audit[0]?.['data']).toEqual({ agent_id: id, deregistered_by: ADMIN_EMAIL, dropped_command_ids: dropped });
     await portal.ctx.events.drain();

@@ -11,7 +11,7 @@ import { recordBackup } from '../src/operations/backup/status.ts';
 import { type S3Peer, startS3Peer } from './helpers/s3-peer.ts';
 
 /**
- * Issue 38, point 6: each new alert rule of deploy/prometheus/svc-portal-alerts.yml fires from
+ * Each new alert rule of deploy/prometheus/svc-portal-alerts.yml fires from
  * the scrapes of a real portal in which the fault really happened, and stays quiet on a healthy
  * portal's scrapes. The scrapes become promtool's input series (test-support/promtool.ts says
  * how): a healthy phase, then the fault as observed, long enough for the rule's `for:`.

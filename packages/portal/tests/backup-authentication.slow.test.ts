@@ -23,7 +23,7 @@ import { authenticateManifest } from '../src/operations/backup/authentication.ts
 import { type ArchiveEntry, editEntry, entryOf, manifestOf, packArchive, unpackArchive } from './helpers/archive.ts';
 
 /**
- * Issue 34, point 10: an archive holds no share token in clear, and restore refuses an archive
+ * An archive holds no share token in clear, and restore refuses an archive
  * changed after it was written (docs/backup.md, docs/deployment.md "Backups").
  * The review's attack: a member made an admin in the archive's users table, its checksums
  * recomputed. Backups and restores run as the operator runs them, through the CLI.

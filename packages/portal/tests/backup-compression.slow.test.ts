@@ -26,7 +26,7 @@ import {
 import { STATUS_FILE } from '../src/operations/backup/status.ts';
 
 /**
- * Issue 38, point 7: `npm run backup` writes a zstd-compressed archive and records its time for
+ * `npm run backup` writes a zstd-compressed archive and records its time for
  * svc_backup_last_success_timestamp_seconds; restore reads it, and still reads the uncompressed
  * archives written before (the same tar without the compression), and a gzip-compressed one.
  */
@@ -124,7 +124,7 @@ describe('compressed backups', () => {
     expect(Date.parse(status.completed_at)).toBeGreaterThanOrEqual(before - 1000);
     expect(Date.parse(status.completed_at)).toBeLessThanOrEqual(Date.now());
 
-    // The archive as backups before issue 38 wrote it: the same tar, uncompressed.
+    // The archive as backups before compression wrote it: the same tar, uncompressed.
     plain = path.join(dir, 'portal.tar');
     await pipeline(createReadStream(compressed), zlib.createZstdDecompress(), createWriteStream(plain));
     const plainSize = (await fs.stat(plain)).size;

@@ -96,7 +96,7 @@ describe('GET /api/benchmark', () => {
     });
   });
 
-  it("the client's own other targets are not peers (issue 11: own uploads must not move the answer)", async () => {
+  it("the client's own other targets are not peers (own uploads must not move the answer)", async () => {
     // A/t2: same client, another target.
     await upload('A2', bizA, 'Acme', { target: 't2', risk: 20, findings: 4, hosts: 4, sev: [0, 0, 2, 2, 0] });
     const res = await bench('A1', withKey(bizA.key));
@@ -288,7 +288,7 @@ describe('GET /api/benchmark', () => {
 });
 
 /**
- * Issue 11: a client must not recover another client's values from its percentiles. The
+ * A client must not recover another client's values from its percentiles. The
  * caller's client is never a peer, peers come from a snapshot that only a rebuild moves,
  * values compare by bucket and percentiles are rounded down to tens, and a percentile
  * needs peers of at least 3 other clients. A portal of its own, built step by step: the

@@ -10,9 +10,9 @@ import { assertChromiumInstalled, CHROMIUM, launchChromium } from '../../../test
 import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * A hostile report in Debian's Chromium (issue 11, point 14; issue 21, point 4; issue 34,
- * point 7). The report draws "your session expired, sign in again" and sends every keystroke
- * out as an image request, with a CSS background and a web font as well; it submits its form,
+ * A hostile report in Debian's Chromium. The report draws "your session expired, sign in
+ * again" and sends every keystroke out as an image request, with a CSS background and a web
+ * font as well; it submits its form,
  * sends a beacon, sets a `<base>`, opens a pop-up, navigates the top window and its own frame,
  * and is framed by a site that may not. A second report puts the typed password into the
  * address of a pop-up, the top window, its own frame and its form's submission. Everything

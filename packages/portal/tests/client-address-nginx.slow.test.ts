@@ -4,7 +4,7 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPortal, type TestPortal } from '.
 import { type NginxListener, nginxListener, requestFrom as request, startNginx } from '../../../test-support/nginx.ts';
 
 /**
- * Issue 21, point 3, through a real nginx (docs/security.md#behind-a-reverse-proxy): a client cannot
+ * Through a real nginx (docs/security.md#behind-a-reverse-proxy): a client cannot
  * choose its address by writing X-Forwarded-For, and distinct real clients (connecting from
  * 127.0.0.2 and 127.0.0.3) are counted separately, for the key throttle and the login lock.
  * Two setups: nginx setting the header with SVC_TRUST_PROXY=127.0.0.1 (what docs/security.md

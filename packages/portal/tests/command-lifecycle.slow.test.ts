@@ -15,7 +15,7 @@ import { ADMIN_EMAIL, type TestPortal } from '../../../test-support/portal.ts';
 import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
 
 /**
- * Issue 37, point 2: commands end even when nobody reports on them. An admin cancels a pending,
+ * Commands end even when nobody reports on them. An admin cancels a pending,
  * sent or running command; a command expires before its agent started it; a lost answer is
  * delivered again; a deregistration drops what was not started. docs/agent/commands.md,
  * "Cancel, expiry and redelivery".

@@ -13,7 +13,7 @@ import type { TestPortal } from '../../../test-support/portal.ts';
 import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
 
 /**
- * Progress reports (issue 35): PATCH /api/agent-commands with status `acked` and a `progress`
+ * Progress reports: PATCH /api/agent-commands with status `acked` and a `progress`
  * for a command that is acked already stores the progress and its time and nothing else; the
  * admin history answers it. docs/api.md#agents-and-commands, "Progress reports".
  */
@@ -155,7 +155,7 @@ describe('progress reports', () => {
     });
   });
 
-  it("names the pipeline's stage when the report does (issue 37); a stage outside the list is a 400", async () => {
+  it("names the pipeline's stage when the report does; a stage outside the list is a 400", async () => {
     const id = await scanCommand('acked');
     const res = await report({
       command_id: id,
@@ -259,7 +259,7 @@ describe('progress reports', () => {
   });
 });
 
-describe('the fleet listing (issue 37)', () => {
+describe('the fleet listing', () => {
   const fleetView = async (id: string) => {
     const res = await http(portal.url, 'GET', `/api/health?agents=true&q=${id}`, { headers: withToken(admin) });
     expect(res.status, res.text).toBe(200);

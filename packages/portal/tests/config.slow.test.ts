@@ -549,7 +549,7 @@ describe('webhook limits (SVC_WEBHOOK_MAX_IN_FLIGHT, _QUEUE_MAX, _QUEUE_WAIT_SEC
   });
 });
 
-describe('connection and upload limits (issue 21, points 2 and 5)', () => {
+describe('connection and upload limits', () => {
   it('defaults: 20 connections per address, slow below 1 KiB/s over 5 s, keep-alive 5 s, uploads within an hour at 1 KiB/s over 30 s, 8 per key', () => {
     expect(loadConfig({}, CWD).http).toMatchObject({
       maxConnectionsPerAddress: 20,
@@ -630,7 +630,7 @@ describe('connection and upload limits (issue 21, points 2 and 5)', () => {
   });
 });
 
-describe('database connection bounds (issue 34, point 1)', () => {
+describe('database connection bounds', () => {
   it('defaults: 5 s to open a connection, 10 s to wait for a free one', () => {
     expect(loadConfig({}, CWD).dbBounds).toEqual({ connectTimeoutMs: 5000, poolWaitMs: 10_000 });
   });

@@ -6,7 +6,7 @@ import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-supp
 import { multipart, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * Issue 11, point 9, and issue 21, point 2, with real sockets: a body that stops, headers
+ * With real sockets: a body that stops, headers
  * that trickle, a body that trickles past the request timeout, an upload that trickles past
  * it (allowed), the keep-alive timeout, connections per address and the global cap. Timeouts are lowered by configuration to keep the test short; every
  * wait is bounded (a socket that is never closed fails the test at HANG_MS).

@@ -5,7 +5,7 @@ import { LEGACY_KEY, startTestPortal } from '../../../test-support/portal.ts';
 import { until } from '../../../test-support/wait.ts';
 
 /**
- * Issue 34, point 6, with real sockets: the review's lockout. Connections from several
+ * With real sockets: the review's lockout. Connections from several
  * addresses, each under the per-address cap, fill the global cap with `POST /identity/token`
  * bodies sent a byte at a time; once each has had a window below the minimum rate it is slow,
  * and a newcomer takes a slow one's place instead of being closed. The caps and the window are

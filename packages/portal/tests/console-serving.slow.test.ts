@@ -8,7 +8,7 @@ import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-supp
 import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * How the portal serves the web console (issue 16): `/` leads to /console/, every console
+ * How the portal serves the web console: `/` leads to /console/, every console
  * address and /collect/ answer the built index.html (no-cache, CSP of self only, never
  * framed), hashed assets are immutable, and a missing build is a 503 page saying how to build.
  * The build here is a stand-in directory (SVC_WEB_DIR), so the test does not need Vite.

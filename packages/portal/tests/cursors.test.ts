@@ -6,7 +6,7 @@ import { startTestPortal, type TestPortal } from '../../../test-support/portal.t
 import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * Crafted cursors (issue 34, point 9): a cursor the portal did not write answers 400 with the
+ * Crafted cursors: a cursor the portal did not write answers 400 with the
  * listing's documented message (docs/api.md#cursors), never a 500, on both findings listings
  * and the session listing. Cursors are not signed: a hand-made one whose every field has the
  * type and range the portal writes is only a position, and pages like a real one.

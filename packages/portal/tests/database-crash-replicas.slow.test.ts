@@ -18,7 +18,7 @@ import {
 } from './helpers/process.ts';
 
 /**
- * Issue 34, point 1: PostgreSQL killed with -9 under load took down a replica (`Unhandled
+ * PostgreSQL killed with -9 under load took down a replica (`Unhandled
  * 'error' event ... 57P01` on a checked-out pool client). Two portal processes on one
  * PostgreSQL, both under load, the postmaster killed and then started again on the same data
  * directory: both processes live through it, every answer during the outage is a 503 with

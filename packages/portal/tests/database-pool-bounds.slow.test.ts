@@ -9,7 +9,7 @@ import { createTestDatabase, startTestPortal, type TestPortal } from '../../../t
 import { until } from '../../../test-support/wait.ts';
 
 /**
- * Issue 34, point 1: the pool once had one 2 s bound for opening a connection and for waiting
+ * The pool once had one 2 s bound for opening a connection and for waiting
  * on a full pool, so a busy machine got "Database unavailable" 503s. The two bounds are
  * separate now (SVC_DB_CONNECT_TIMEOUT_MS, SVC_DB_POOL_WAIT_MS), and a full pool answers its
  * own 503 with a short Retry-After.

@@ -16,7 +16,7 @@ import {
 } from './helpers/process.ts';
 
 /**
- * Issue 38, point 8: with SVC_EMBEDDED_PG_PORT unset, the embedded PostgreSQL takes 54329 when it
+ * With SVC_EMBEDDED_PG_PORT unset, the embedded PostgreSQL takes 54329 when it
  * is free and another free port when not, so two portals with their own data dirs start side by
  * side on one host; set and taken, the start fails naming the setting. The portals run in a
  * network namespace of their own: its 127.0.0.1 has every port free, 54329 included, whatever

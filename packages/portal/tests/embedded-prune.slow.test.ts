@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pruneBinaryCopies } from '../src/db/embedded-prune.ts';
 
 /**
- * Issue 38, point 8: copies of the embedded PostgreSQL binaries of other versions are removed at
+ * Copies of the embedded PostgreSQL binaries of other versions are removed at
  * start, never one a running process still uses. The directory is a scratch one here (the real
  * /var/lib/svc-portal-postgres holds copies other tests on this host may be running from), and
  * the process using an old copy is a real one started from it.

@@ -18,7 +18,7 @@ import {
 } from './helpers/process.ts';
 
 /**
- * Issue 11, point 22: the embedded PostgreSQL server is killed with -9 under a running
+ * The embedded PostgreSQL server is killed with -9 under a running
  * portal process. The portal notices, logs it, starts the server again (with backoff while
  * the start fails) and serves again without a restart of its own; GET /readyz says 503
  * meanwhile while GET /api/health (liveness) stays 200.

@@ -156,7 +156,7 @@ describe('GET /api/sessions/{session_id}/export', () => {
     for (const text of [csv.text, sarif.text, dojo.text]) expect(text.toLowerCase()).not.toMatch(/script:|data:/);
   });
 
-  it('carries every CVE and CWE of a finding into every format (issue 36, point 6)', async () => {
+  it('carries every CVE and CWE of a finding into every format', async () => {
     const other = newSessionId();
     const base = doc(other, keyA.record.client_id);
     const cves = ['CVE-2016-10009', 'CVE-2016-10010', 'CVE-2016-10012'];

@@ -345,7 +345,7 @@ describe('POST /api/health: registration and upsert', () => {
     const second = await createLicense(portal, { tier: 'msp', client_id: biz.record.client_id });
     const res = await heartbeat(second.key, beat(id, { version: '9.9.9' }));
     expect(res.status).toBe(200);
-    // Issue 11 point 20: the tier recorded is the registering key's, not the last heartbeat's.
+    // The tier recorded is the registering key's, not the last heartbeat's.
     expect(await agentRow(id)).toMatchObject({
       version: '9.9.9',
       client_id: biz.record.client_id,
@@ -520,7 +520,7 @@ describe('POST /api/health: the agent limit', () => {
     expect(await auditFor(id, 'agent_first_seen')).toHaveLength(1);
   });
 
-  // Issue 11 point 1: a heartbeat whose UPDATE ran before a sibling's registration committed
+  // A heartbeat whose UPDATE ran before a sibling's registration committed
   // was answered 403 "Agent belongs to another client". Many rounds, so the interleaving occurs.
   it('concurrent first heartbeats of one agent all succeed, round after round, also at the edge of the agent limit', async () => {
     const lic = await createLicense(portal, { tier: 'business' });

@@ -8,7 +8,7 @@ import type { UserRow } from '../src/identity/users.ts';
 import { ADMIN_EMAIL, LEGACY_KEY, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
- * Issue 12 item 2: the credential reader returns plain values, and the identity and auth
+ * The credential reader returns plain values, and the identity and auth
  * rules take them and throw domain errors with stable codes and the messages.
  */
 

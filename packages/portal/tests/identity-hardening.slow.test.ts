@@ -15,7 +15,7 @@ import { http, type HttpResult } from '../../../test-support/http.ts';
 import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
 
-/** Issue 11 hardening of the portal's own identity provider (docs/identity.md#limits-and-hardening). */
+/** Hardening of the portal's own identity provider (docs/identity.md#limits-and-hardening). */
 
 function fakeClock() {
   let t = Math.floor(Date.now() / 1000) * 1000;
@@ -95,7 +95,7 @@ describe('password strength (zxcvbn)', () => {
     expect(res.body.error).toMatch(/^Password is too weak/);
   });
 
-  it("refuses season/year patterns and the e-mail's parts with a year (issue 21), on create and update; a strong password passes", async () => {
+  it("refuses season/year patterns and the e-mail's parts with a year, on create and update; a strong password passes", async () => {
     const admin = await portal.adminToken();
     const email = `jane.doe.${randomBytes(3).toString('hex')}@acme-corp.example`;
     const local = email.split('@')[0]!;

@@ -6,7 +6,7 @@ import { http, type HttpResult } from '../../../test-support/http.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
- * Issue 21: sign-out (RFC 7009 revocation), "sign out everywhere", and the claims an access
+ * Sign-out (RFC 7009 revocation), "sign out everywhere", and the claims an access
  * token of the portal's own provider must carry (docs/identity.md#limits-and-hardening).
  */
 

@@ -6,7 +6,7 @@ import { startTestPortal, type TestPortal } from '../../../test-support/portal.t
 import { blobObjects, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * Issue 11, point 11: one rule at the edge for every route. A NUL (or a lone surrogate) in
+ * One rule at the edge for every route. A NUL (or a lone surrogate) in
  * any string and JSON nested deeper than SVC_MAX_JSON_DEPTH are a 400 naming the field,
  * never a 500 from PostgreSQL or a stack overflow.
  */

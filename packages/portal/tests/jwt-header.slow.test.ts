@@ -214,7 +214,7 @@ describe('JWT header rules', () => {
         );
         expect(reference.status).toBe(401);
         expect(reference.text).toBe('{"error":"Unauthorized"}');
-        // cache-control: no-store on every /api answer (issue 11), the refusal included.
+        // cache-control: no-store on every /api answer, the refusal included.
         expect(reference.headerNames).toEqual([
           'cache-control',
           'connection',

@@ -7,7 +7,7 @@ import { startTestPortal, type TestPortal } from '../../../test-support/portal.t
 /**
  * Failed API-key authentications are throttled per client address and key prefix
  * (SVC_API_KEY_FAILURES_PER_MINUTE, here 5), with a per-address budget of five times that for
- * prefixes that have not authenticated from the address (issue 21, point 3; docs/security.md#requests-and-connections,
+ * prefixes that have not authenticated from the address (docs/security.md#requests-and-connections,
  * "Key guessing"). The portal trusts one proxy hop (SVC_TRUST_PROXY=1): this test is that proxy,
  * so the X-Forwarded-For it sets is the client's address, which lets it play several clients.
  */

@@ -15,12 +15,12 @@ import { LEGACY_KEY, type TestPortal } from '../../../test-support/portal.ts';
 import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
 
 /**
- * Issue 21 point 1 and point 7: the legacy shared key against licensed clients' agents.
+ * The legacy shared key against licensed clients' agents.
  * The legacy key must never act for, move, or register under a licensed client's agent;
  * a license key's first heartbeat on a legacy-registered row takes it over; a legacy agent
  * never carries one client's commands, results or groups to another; concurrent legacy
- * heartbeats that change client_id never answer 5xx. docs/security.md#tenant-boundaries-agents-groups-and-the-legacy-key; docs/decisions.md "Hardening, second review: agents and the
- * legacy key".
+ * heartbeats that change client_id never answer 5xx. docs/security.md#tenant-boundaries-agents-groups-and-the-legacy-key;
+ * docs/decisions.md#the-legacy-key-its-own-agents-only-taken-over-by-license-keys.
  */
 
 let portal: TestPortal;
@@ -107,7 +107,7 @@ async function queueOne(
   return res.body.commands[0].id as number;
 }
 
-describe('the hijack of a licensed client agent through the legacy key (issue 21 point 1)', () => {
+describe('the hijack of a licensed client agent through the legacy key', () => {
   it('the exact attack: the legacy key registers acme’s agent id first; acme’s key takes the agent over and only acme’s daemon gets, reports and shows its commands', async () => {
     const id = 'svcd_c1a10009';
     const acme = uniqueClientId('acme');
@@ -444,7 +444,7 @@ describe('a legacy agent never carries one client’s commands, results or group
   });
 });
 
-describe('concurrent legacy heartbeats that change client_id (issue 21 point 7)', () => {
+describe('concurrent legacy heartbeats that change client_id', () => {
   it('12 at once cycling three clients, round after round: every answer is a 200, one agent remains', async () => {
     const clients = [uniqueClientId('c1'), uniqueClientId('c2'), uniqueClientId('c3')];
     for (let round = 0; round < 5; round++) {

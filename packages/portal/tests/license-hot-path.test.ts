@@ -26,7 +26,7 @@ function capture(level: string) {
   return { logger, lines, children: () => children };
 }
 
-describe('request loggers built on first use (issue 39, points 2 and 6)', () => {
+describe('request loggers built on first use', () => {
   it('a request that logs nothing at the level builds no child logger and writes nothing', () => {
     const { logger, lines, children } = capture('info');
     const log = lazyChildLogger.call(null, logger, { reqId: 'req-1' }, {});

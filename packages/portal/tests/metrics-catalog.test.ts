@@ -126,7 +126,7 @@ describe('the shipped dashboard and alert rules', () => {
       'svc_db_pool_waiting_clients',
       'svc_nodejs_eventloop_lag_p99_seconds',
       'svc_embedded_db_restarts_total',
-      // Issue 38: the blob store, uploads refused for room, stuck deliveries, the last backup's age.
+      // The blob store, uploads refused for room, stuck deliveries, the last backup's age.
       'svc_blob_store_failures_total',
       'svc_uploads_refused_total',
       'svc_webhook_oldest_pending_delivery_age_seconds',

@@ -3,7 +3,7 @@ import { createLicense, createScopedUser, uniqueClientId } from '../../../test-s
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
- * Issue 11, point 11: every operation of /api/openapi.json (and the /identity routes, listed
+ * Every operation of /api/openapi.json (and the /identity routes, listed
  * by hand: they are not in the document) gets hostile values in each of its parameters and
  * body fields, without credentials, with an admin JWT and with a license key. No answer may be
  * a 5xx. Bounded: a fixed list of values, requests 8 at a time.
@@ -210,7 +210,7 @@ describe('OpenAPI-driven fuzzing', () => {
   });
 
   /**
-   * Issue 21 point 7: racing requests on the same agents, each batch sent all at once: legacy
+   * Racing requests on the same agents, each batch sent all at once: legacy
    * heartbeats cycling client_ids (first registrations and moves), a license key taking the
    * legacy agent over, admin commands, group joins, deregister/re-enable, polls and status
    * reports. Conflicts are 4xx; no answer may be a 5xx. Bounded: 6 rounds of at most 54 requests.

@@ -5,7 +5,7 @@ import { http } from '../../../test-support/http.ts';
 import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
- * Issue 12, item 6: /api/openapi.json passes Redocly's recommended rules (plus redocly.yaml)
+ * /api/openapi.json passes Redocly's recommended rules (plus redocly.yaml)
  * with no problem, through the script `npm run lint:openapi` runs, so the test command runs
  * the linter. The operation names, declared security and 4xx answers are checked here too.
  */

@@ -12,7 +12,7 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } 
 import { type Doc, scanDocument } from '../../../test-support/upload.ts';
 
 /**
- * GET /api/findings?sort= (issue 35, point 1): every order walked page by page with its cursor
+ * GET /api/findings?sort=: every order walked page by page with its cursor
  * gives exactly the rows of one big page, in that order, records without the key last; ties
  * (one session's records share their first-seen time) are split across pages by the id. And
  * GET /api/findings/count: exact up to `upto`, capped past it.

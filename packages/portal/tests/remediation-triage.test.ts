@@ -14,7 +14,7 @@ import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-sup
 
 /**
  * PATCH /api/remediation-update by finding (fingerprint) and risk exceptions set in the
- * portal (docs/decisions.md "Issue 22"), made on the findings of record and read back from the
+ * portal (docs/decisions.md#risk-exceptions-through-the-same-operation), made on the findings of record and read back from the
  * session file as the portal serves it (docs/findings-of-record.md). Real portal, real
  * PostgreSQL, real blob store. Each test scans a target of its own: records belong to a target.
  */

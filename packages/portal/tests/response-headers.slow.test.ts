@@ -6,7 +6,7 @@ import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPortal, type TestPortal } from '.
 import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * Response headers of issue 11: `Cache-Control: no-store` on every /api and /identity
+ * Response headers: `Cache-Control: no-store` on every /api and /identity
  * answer except the public, cacheable ones; `X-Robots-Tag: noindex` on share answers; the
  * API docs page's security headers; the frame-ancestors list of SVC_FRAME_ANCESTORS.
  */

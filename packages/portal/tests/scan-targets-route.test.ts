@@ -7,7 +7,7 @@ import { http, withKey, withToken } from '../../../test-support/http.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
- * run_scan and update_schedule targets through POST /api/agent-commands (issue 21 point 6):
+ * run_scan and update_schedule targets through POST /api/agent-commands:
  * the protocol's target rule with the portal's address budget, SVC_SCAN_MAX_ADDRESSES
  * (131072 here, a /15, so that a /15 passes where the default /16 budget would refuse it).
  */

@@ -13,7 +13,7 @@ import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-supp
 import { newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from '../../../test-support/upload.ts';
 
 /**
- * docs/api.md#ids-are-per-client (issue 11, point 2): session ids are unique per client, not per portal. Two clients
+ * docs/api.md#ids-are-per-client: session ids are unique per client, not per portal. Two clients
  * whose scans finish in the same second both upload the same id; each key acts within its
  * own client; another client's session answers exactly like a missing one; a caller that
  * may see several clients names one with `client_id` or gets a 409 listing only the

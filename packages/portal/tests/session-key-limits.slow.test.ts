@@ -16,7 +16,7 @@ import { createTestDatabase, LEGACY_KEY, startTestPortal, type TestPortal } from
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * What a scanner key may do to a session's history (docs/api.md#sessions, issue 34 point 8),
+ * What a scanner key may do to a session's history (docs/api.md#sessions),
  * over HTTP against the real portal on a real database, with the portal's clock moved by hand:
  * a key deletes only a session it uploaded itself, within 15 minutes of its first upload, while
  * nobody has triaged it; it never changes a review status. Identities with update:status may.

@@ -13,7 +13,7 @@ import { startTestPortal, type TestPortal } from '../../../test-support/portal.t
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * Issue 11, point 21: share links can be rotated (new token, the old one 404 at once) and
+ * Share links can be rotated (new token, the old one 404 at once) and
  * revoked (no token opens the session until the next rotation) by an admin or an in-scope
  * user, and both are audited.
  */

@@ -12,7 +12,7 @@ import { createTestDatabase, startTestPortal, type TestPortal } from '../../../t
 import { tableRows, unpackArchive } from './helpers/archive.ts';
 
 /**
- * Share tokens stored before migration 0020 (issue 34, point 10): the pre-records fixture is a
+ * Share tokens stored before migration 0020: the pre-records fixture is a
  * backup that an earlier portal wrote (tests/fixtures/pre-records/README.md), so it holds its
  * share tokens in clear and has no authentication code. Restored as an operator would, the tokens
  * of that portal still open their share pages once this portal has started on it, and nothing

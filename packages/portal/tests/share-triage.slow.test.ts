@@ -6,7 +6,7 @@ import { startTestPortal, type TestPortal } from '../../../test-support/portal.t
 import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * A shared report after the upload (issue 35 point 4): an exception made in the portal changes
+ * A shared report after the upload: an exception made in the portal changes
  * what the customer's link states, to the console's value, and the page says the report's own
  * figures are older (docs/findings-of-record.md#the-share-page). Real portal and PostgreSQL.
  */

@@ -8,7 +8,7 @@ import { startTestPortal, type TestPortal } from '../../../test-support/portal.t
 import { multipart, newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * Issue 21 (notes): storage is limited per client (SVC_CLIENT_STORAGE_LIMIT_MB, 413) and for
+ * Storage is limited per client (SVC_CLIENT_STORAGE_LIMIT_MB, 413) and for
  * the portal (SVC_STORAGE_LIMIT_MB, database and session files together, 507), and an upload
  * is refused while the disk is nearly full (SVC_MIN_FREE_DISK_MB, 507). A refused upload
  * leaves no session and no file; concurrent uploads cannot both take the last room.

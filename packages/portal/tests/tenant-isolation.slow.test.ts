@@ -25,8 +25,7 @@ import {
 
 /**
  * Tenant isolation (docs/api.md#credentials, docs/api.md#sessions,
- * docs/api.md#sessions, docs/api.md#credentials, docs/decisions.md "Sessions", "Session files,
- * sharing and benchmarks"): every session endpoint × every credential × every session,
+ * docs/decisions.md#session-ids-are-per-client, docs/decisions.md#download-and-share-summary): every session endpoint × every credential × every session,
  * with the expected answer of each cell written down in MATRIX below, so the whole policy
  * reads at once. One test per cell.
  *
@@ -227,7 +226,7 @@ const MATRIX: Record<Endpoint, Record<Credential, Row>> = {
 };
 
 /**
- * A share token opens one session, read-only (docs/api.md#sessions; docs/decisions.md "Download": another
+ * A share token opens one session, read-only (docs/api.md#sessions; docs/decisions.md#download-and-share-summary: another
  * session's token gets the same 404 as a missing session; a key or JWT sent with a token
  * decides on its own). Columns: whose token is in `?token=`: the token of the session in
  * the request ("own"; for A's session that is A's token), the other fixture session's

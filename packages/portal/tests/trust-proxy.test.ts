@@ -5,7 +5,7 @@ import { http } from '../../../test-support/http.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
- * SVC_TRUST_PROXY (issue 21, point 3): a hop count or the proxies' addresses; the client is
+ * SVC_TRUST_PROXY: a hop count or the proxies' addresses; the client is
  * the rightmost address in X-Forwarded-For that is not a trusted proxy. `true` is refused.
  * Through a real nginx: tests/client-address-nginx.test.ts.
  */

@@ -4,7 +4,7 @@ import { createLicense } from '../../../test-support/factories.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 import { blobTmp, multipart, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
-/** Issue 11, point 19: a client that goes away mid-upload is logged as such, not as a database outage. */
+/** A client that goes away mid-upload is logged as such, not as a database outage. */
 
 /** Bounds a wait for a condition (a hang guard, not a pace). */
 const WAIT = { timeout: 30_000, interval: 20 };

@@ -18,7 +18,7 @@ import {
 } from '../../../test-support/upload.ts';
 
 /**
- * Issue 34, point 5: disk. Uploads in flight count against the data directory's free space (two
+ * Disk. Uploads in flight count against the data directory's free space (two
  * uploads cannot together take it below SVC_MIN_FREE_DISK_MB), and the default floor suits a
  * small disk: 5 % of it, at most 1,024 MB (the old 1,024 MB default refused every upload on a
  * disk under 1 GB free). Each test gives its portal a data directory on a tmpfs of its own, so

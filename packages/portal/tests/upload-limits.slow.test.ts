@@ -16,7 +16,7 @@ import {
 } from '../../../test-support/upload.ts';
 
 /**
- * Issue 34, point 4: a large session goes in or gets a clear answer. The body idle timeout
+ * A large session goes in or gets a clear answer. The body idle timeout
  * (SVC_BODY_IDLE_TIMEOUT_SECONDS) bounds a body that stops arriving, never the storing after
  * it; the size limit is a setting (SVC_UPLOAD_MAX_MB, the contract's 25 MB by default) and its 413
  * names it; a refused upload is logged; a 100,000-finding session uploads on the defaults.

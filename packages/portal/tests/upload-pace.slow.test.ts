@@ -7,7 +7,7 @@ import { startTestPortal, type TestPortal } from '../../../test-support/portal.t
 import { blobObjects, blobTmp, multipart, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
 
 /**
- * Issue 21, point 5, with real sockets: an upload must keep a minimum rate and arrive within
+ * With real sockets: an upload must keep a minimum rate and arrive within
  * a total time, and a key has a bounded number of uploads in progress. Values are lowered by
  * configuration; every wait is for a condition, bounded (HANG_MS).
  */

@@ -5,7 +5,7 @@ import { startTestPortal, type TestPortal } from '../../../test-support/portal.t
 import { epssCsv, kevCatalog, nvdFeed } from '../../../test-support/vuln-feeds.ts';
 
 /**
- * A NUL character (U+0000) anywhere in a feed file (issue 34, point 9): PostgreSQL cannot store
+ * A NUL character (U+0000) anywhere in a feed file: PostgreSQL cannot store
  * one, and no publisher writes one, so the whole file is refused with a 400 naming where it is,
  * and nothing of that feed changes (docs/vuln-feeds.md#the-feeds-and-where-to-get-them). Never
  * a 500.

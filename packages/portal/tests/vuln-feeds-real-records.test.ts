@@ -8,7 +8,7 @@ import { feedFixture, kevCatalog, nvdFeed, nvdFixtureFeed } from '../../../test-
 /**
  * Real NVD records and a real cut of the Debian security tracker's JSON through the feed
  * readers (test-support/fixtures/vuln-feeds/SOURCES.md): what the index keeps of each, as
- * NISTIR 7696 reads a CPE's version (issue 36).
+ * NISTIR 7696 reads a CPE's version.
  */
 
 const chunked = (bytes: Buffer | string, size = 97) => {

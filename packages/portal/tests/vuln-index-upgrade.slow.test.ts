@@ -25,7 +25,7 @@ describe('a portal upgraded over feeds an older version imported', () => {
     const handle = openDatabase(databaseUrl, { max: 2, logger: pino({ level: 'silent' }) });
     try {
       await migrateTo(handle.db, '0023_command_progress');
-      // What a portal before issue 36 stored of CVE-1999-0236 (cpe:2.3:a:apache:http_server:-:…,
+      // What a portal before index format 2 stored of CVE-1999-0236 (cpe:2.3:a:apache:http_server:-:…,
       // read as every version) and CVE-2023-38408, and the index it built from them.
       await handle.pool.query(`
         INSERT INTO vuln_nvd_cves (cve_id, cvss, cvss_version, summary, digest) VALUES

@@ -98,7 +98,7 @@ const EXPECTED_CONTENT = {
       epss: 0.0123,
       epss_percentile: 0.85,
     },
-    // No range names it, but a finding naming it is enriched with its EPSS (issue 36, point 3).
+    // No range names it, but a finding naming it is enriched with its EPSS.
     {
       id: 'CVE-2024-0001',
       cvss: null,

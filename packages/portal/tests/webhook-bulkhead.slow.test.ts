@@ -7,7 +7,7 @@ import { until } from '../../../test-support/wait.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
- * The per-receiver bulkhead versus delivery (issue 11, point 3): a burst past the in-flight
+ * The per-receiver bulkhead versus delivery: a burst past the in-flight
  * limit waits its turn instead of failing, so a slow but healthy receiver gets every event
  * and is not disabled. The burst is what a group broadcast produces: many
  * `command_completed` events at once, published on the portal's real event bus and

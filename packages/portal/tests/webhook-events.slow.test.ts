@@ -343,7 +343,7 @@ describe('events from sessions and agents', () => {
         group_target: null,
         priority: 7,
         created_by: ADMIN_EMAIL,
-        // Issue 37: when the command expires unless started (additive).
+        // When the command expires unless started (additive).
         expires_at: res.body.commands[0].expires_at,
       });
       expect(Date.parse(data['expires_at'])).toBe(Date.parse(res.body.commands[0].created_at) + 86_400_000);
@@ -399,7 +399,7 @@ describe('events from sessions and agents', () => {
         ),
       ).toEqual([]);
 
-      // A result names a stored session of the agent's own client (issue 11 point 20).
+      // A result names a stored session of the agent's own client.
       const sessionId = await upload();
       const done = await report({
         command_id: scan,

@@ -15,7 +15,7 @@ import { until } from '../../../test-support/wait.ts';
 import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
 
 /**
- * Issue 21: webhook signing secrets are stored encrypted (AES-256-GCM under the identity key's
+ * Webhook signing secrets are stored encrypted (AES-256-GCM under the identity key's
  * key-encryption key), a clear secret an older version stored is encrypted at the next start,
  * and deliveries still carry signatures that verify with the secret the creation answered.
  */

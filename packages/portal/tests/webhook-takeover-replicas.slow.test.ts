@@ -22,7 +22,7 @@ import { until } from '../../../test-support/wait.ts';
 import { killAll, killProcess, makeDataDir, startPortalProcess, type PortalProcess } from './helpers/process.ts';
 
 /**
- * Issue 34, point 3: a replica killed with -9 while a webhook delivery is on its way. Real
+ * A replica killed with -9 while a webhook delivery is on its way. Real
  * portal processes on one PostgreSQL database, a real HTTPS receiver on 127.0.0.1 that holds
  * the request open until the kill has happened. The delivery's lease (2 s here) then expires
  * and another replica sends it again, with the same webhook-id and body, until it ends

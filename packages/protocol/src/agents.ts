@@ -57,7 +57,8 @@ export const REMOTE_CONFIG_ALLOWLIST = [
   'ALERT_ENABLED',
   'ALERT_RISK_THRESHOLD',
   'ALERT_ON_NEW_CRITICAL',
-  // Our addition to the contract's eight: a fleet's scans outgrow the 4-hour default (docs/decisions.md).
+  // Our addition to the contract's eight: a fleet's scans outgrow the 4-hour default
+  // (docs/decisions.md#remote-configuration-values-have-a-rule-per-key).
   'SVC_SCAN_TIMEOUT',
 ] as const;
 export const AGENT_LOG_LEVELS = ['debug', 'info', 'warning', 'error'] as const;

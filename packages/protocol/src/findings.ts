@@ -7,7 +7,7 @@ import { DECISION_SOURCES, DISPOSITIONS, REMEDIATION_STATUSES, SessionClientId, 
 
 /**
  * GET /api/sessions/{session_id}/findings: one session's findings a page at a time, from the
- * portal's findings index (docs/decisions.md, "Console for daily triage: findings at scale").
+ * portal's findings index (docs/decisions.md#findings-indexed-per-session-in-postgresql).
  */
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);

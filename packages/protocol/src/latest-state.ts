@@ -15,7 +15,7 @@ export type LatestStateQuery = Static<typeof LatestStateQuery>;
 
 const nullableText = (description: string) => Type.Union([Type.String(), Type.Null()], { description });
 
-/** One remediation item of the latest session, as the next scan needs it (docs/decisions.md). */
+/** One remediation item of the latest session, as the next scan needs it (docs/decisions.md#prior-state-from-the-portal). */
 export const LatestStateEntry = Type.Object({
   fingerprint: Type.Union([Fingerprint, Type.Null()], {
     description: 'findings[].fingerprint; null for files written before fingerprints',

@@ -3,7 +3,8 @@
  * update_schedule payloads, before queueing), `svc scan --targets` and svcd (before running).
  * A target is an IPv4 or IPv6 address, a CIDR block, an nmap IPv4 octet range or a host name;
  * a list of them is bounded by a number of entries and a total address budget per run
- * (docs/security.md#scan-targets-the-clients-output-and-plain-http, docs/decisions.md). Pure: refusals are returned, never thrown.
+ * (docs/security.md#scan-targets-the-clients-output-and-plain-http,
+ * docs/decisions.md#one-scan-target-rule-bounded-by-an-address-budget). Pure: refusals are returned, never thrown.
  */
 
 export type ScanTargetKind = 'ipv4' | 'ipv6' | 'cidr4' | 'cidr6' | 'range4' | 'hostname';

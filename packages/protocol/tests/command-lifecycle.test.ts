@@ -8,7 +8,7 @@ import {
   mayReportCommandStatus,
 } from '../src/index.ts';
 
-/** The command lifecycle's shared rules (issue 37): what the portal stores and svcd reports, word for word. */
+/** The command lifecycle's shared rules: what the portal stores and svcd reports, word for word. */
 describe('command lifecycle rules', () => {
   it('cancels what has not ended, and only that', () => {
     expect(COMMAND_STATUSES.filter(isCancellable)).toEqual(['pending', 'sent', 'acked']);

@@ -111,7 +111,7 @@ describe('checkCommandPayload: push_config', () => {
     });
   });
 
-  // Issue 11: values of the wrong type for their key used to be queued for the agent.
+  // Values of the wrong type for their key used to be queued for the agent.
   it.each([
     [
       'DAEMON_POLL_INTERVAL',

@@ -10,7 +10,7 @@ import {
   stageProgress,
 } from '../src/index.ts';
 
-/** The one definition of a command's progress (issue 35): svc writes it, svcd reads and sends it, the portal checks it. */
+/** The one definition of a command's progress: svc writes it, svcd reads and sends it, the portal checks it. */
 
 describe('readCommandProgress', () => {
   it('accepts a one-line task of 1 to 64 characters and a percent from 0 to 100', () => {
@@ -48,7 +48,7 @@ describe('readCommandProgress', () => {
     expect(readCommandProgress(value)).toEqual({ ok: false, message });
   });
 
-  it("keeps the pipeline's stage (issue 37) and refuses one outside the list", () => {
+  it("keeps the pipeline's stage and refuses one outside the list", () => {
     expect(readCommandProgress({ task: 'Uploading to the portal', percent: 0, stage: 'upload' })).toEqual({
       ok: true,
       progress: { task: 'Uploading to the portal', percent: 0, stage: 'upload' },

@@ -86,7 +86,7 @@ export function sarifValidator(): (log: unknown) => string[] {
 }
 
 /**
- * Findings that name several CVEs and CWEs (issue 36, point 6): OpenSSH 7.4 as nmap's `vulners`
+ * Findings that name several CVEs and CWEs: OpenSSH 7.4 as nmap's `vulners`
  * and a Nessus plugin report it, the CVEs in `references.cve` and the older single `cve`, with
  * a lower-case and a repeated id, and CWE ids some of which no CWE list holds (dropped). The
  * same rule on a second host names another CWE set.

@@ -2,7 +2,7 @@ import { csvCell, neutraliseFormula, toCsv, toDefectDojo, toSarif } from '@svc/p
 import { describe, expect, it } from 'vitest';
 
 /**
- * What the exports let through to the tools that open them (issue 34, point 9): only http(s)
+ * What the exports let through to the tools that open them: only http(s)
  * reference URLs reach SARIF's helpUri and help text, DefectDojo's references and the CSV, and
  * no CSV cell starts with a character a spreadsheet acts on.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hostMatches, hostMatchOf } from '../src/host-match.ts';
 
-/** The host filter's rule (issue 35): exact for an address, prefix for a name or a partial address. */
+/** The host filter's rule: exact for an address, prefix for a name or a partial address. */
 describe('hostMatchOf', () => {
   const hosts = Array.from({ length: 20 }, (_, i) => `10.99.0.${i === 0 ? 17 : 170 + i}`).concat(['10.99.0.1']);
 

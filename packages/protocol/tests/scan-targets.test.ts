@@ -8,7 +8,7 @@ import {
   scanBudgetOf,
 } from '../src/scan-targets.ts';
 
-/** The one target rule of the portal (run_scan, update_schedule), `svc scan` and svcd (issue 21 point 6). */
+/** The one target rule of the portal (run_scan, update_schedule), `svc scan` and svcd. */
 
 const BUDGET = { maxAddresses: DEFAULT_SCAN_MAX_ADDRESSES };
 
@@ -157,7 +157,7 @@ describe('checkScanTargets: lists and the address budget', () => {
   });
 });
 
-describe('hostKindOf: what names one host in an imported finding (issue 34 point 9)', () => {
+describe('hostKindOf: what names one host in an imported finding', () => {
   it.each([
     ['192.0.2.10', 'ipv4'],
     ['2001:db8::7', 'ipv6'],

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_RETRY_WAIT_MS, retryDelayMs, sendRetryingOnce } from '../src/api/retry.ts';
 
 /**
- * Issue 34, point 1: the console's API client sends a GET once more after the portal's
+ * The console's API client sends a GET once more after the portal's
  * Retry-After when the answer is a 503 (a busy pool, a database restarting), and never
  * repeats a write. Against a real HTTP server on 127.0.0.1 that answers from a script.
  */

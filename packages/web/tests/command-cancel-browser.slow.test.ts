@@ -10,7 +10,7 @@ import { startConsolePortal, type TestPortal } from './helpers/console-portal.ts
 import { openSignedIn, poll } from './helpers/console-ui.ts';
 
 /**
- * Cancelling a command on the Commands page (issue 37), against a real portal, the agent's side
+ * Cancelling a command on the Commands page, against a real portal, the agent's side
  * through the client package's typed portal client. A pending command is failed at once and
  * the open view shows the result; a running one shows the requested cancellation, its agent
  * is told in its poll answer, and the view follows the agent's failed report.

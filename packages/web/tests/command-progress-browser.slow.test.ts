@@ -9,11 +9,11 @@ import { startConsolePortal, type TestPortal } from './helpers/console-portal.ts
 import { noSidewaysScroll, openSignedIn, poll } from './helpers/console-ui.ts';
 
 /**
- * A run_scan's progress on the Commands page (issue 35), against a real portal: the agent's side
+ * A run_scan's progress on the Commands page, against a real portal: the agent's side
  * (heartbeat, poll, ack, progress reports) through the client package's typed portal client, the
  * page in a real browser. The open command shows a named <progress> bar with the task, the
  * percent and when it was reported, beside the elapsed time, and follows later reports; the
- * Fleet page shows the same under the agent's state while the command runs (issue 37).
+ * Fleet page shows the same under the agent's state while the command runs.
  */
 
 const AGENT = 'svcd_0b0e5678';

@@ -9,7 +9,7 @@ import { createScopedUser, signIn, startConsolePortal, type TestPortal } from '.
 import { noSidewaysScroll } from './helpers/console-ui.ts';
 
 /**
- * The smaller items of issue 35, in a real browser against a real portal, as an admin at a
+ * The console's smaller details, in a real browser against a real portal, as an admin at a
  * desktop and as a user scoped to the client on a phone: the findings table fits the screen
  * (the Details button is not cut off), a note shows in its row, the host filter is exact for
  * an address, counts have a thousands separator, a session without a client name shows its
@@ -77,7 +77,7 @@ interface OptionGroup {
   querySelectorAll(selector: string): ArrayLike<{ getAttribute(name: string): string | null }>;
 }
 
-describe('issue 35, the smaller items', () => {
+describe("the console's smaller details", () => {
   let portal: TestPortal;
   let browser: Browser;
 

@@ -3,7 +3,7 @@ import { ApiError, isTransient } from '../src/api/errors.ts';
 import { SORT_CHOICES, sortLabel } from '../src/sessions/list-sort.ts';
 import { countOf, formatCount } from '../src/ui/format.ts';
 
-/** The console's rules behind issue 35's smaller items, without a browser. */
+/** The console's rules behind its smaller details, without a browser. */
 
 describe('formatCount, the console count format', () => {
   it('groups thousands whatever the browser language', () => {

@@ -9,8 +9,8 @@ import { signIn, startConsolePortal, type TestPortal } from './helpers/console-p
 import { alert, noSidewaysScroll, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';
 
 /**
- * The fleet search among 1,000 agents registered through the real heartbeat API (issue 35,
- * point 5): the Fleet page finds an agent by host name, address or id, as the admin and as a
+ * The fleet search among 1,000 agents registered through the real heartbeat API: the
+ * Fleet page finds an agent by host name, address or id, as the admin and as a
  * customer user who sees only their client's agents; the Commands form finds one by typing and
  * tells two `raspberrypi` agents apart by their addresses.
  */

@@ -15,7 +15,7 @@ import { signIn, startConsolePortal, type TestPortal } from './helpers/console-p
  * and must not navigate the console away: the frame is sandboxed, in an opaque origin, and
  * its CSP allows no requests.
  *
- * A phishing report (issue 21, point 4) draws "sign in again" inside the frame: what is
+ * A phishing report draws "sign in again" inside the frame: what is
  * typed there must reach nobody (no external loads at all, checked against a real HTTPS
  * receiver whose certificate the browser accepts), it opens no pop-up, submits no form,
  * leaves the console where it is, and a bar above the frame says whose content it is.

@@ -365,7 +365,7 @@ describe('sessions and the session view', () => {
       await signIn(page, portal, SCOPED, '/console/sessions');
       const rows = page.locator('main tbody tr');
       await expect.poll(() => rows.count()).toBeGreaterThan(0);
-      // Sessions whose file names no client show the client id itself (no dash above it, issue 35).
+      // Sessions whose file names no client show the client id itself (no dash above it).
       const clients = await page.locator('main tbody tr td:nth-child(3)').allTextContents();
       expect(new Set(clients)).toEqual(new Set(['other-co']));
       const nav = await page.getByRole('navigation', { name: 'Sections' }).getByRole('link').allTextContents();

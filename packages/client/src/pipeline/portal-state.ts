@@ -13,8 +13,8 @@ import { trackRemediation } from './remediation.ts';
 import type { Remediation, StageFinding } from './types.ts';
 
 /**
- * The prior state of a scan when a portal is configured (docs/decisions.md, "Issue 22: prior
- * state from the portal"). The portal is the system of record for triage: statuses, notes and
+ * The prior state of a scan when a portal is configured
+ * (docs/decisions.md#prior-state-from-the-portal). The portal is the system of record for triage: statuses, notes and
  * exceptions set in the console live in its stored copy of the latest session. Pure: the
  * caller fetched the portal's state and read the local prior session.
  *

@@ -4,8 +4,8 @@ import { PortalError } from './errors.ts';
 import type { PortalTarget } from './target.ts';
 
 /**
- * The portal's latest state of a scan target before the remediation stage (docs/decisions.md,
- * "Issue 22: prior state from the portal"). Never fails a scan: nothing uploaded yet (404) is
+ * The portal's latest state of a scan target before the remediation stage
+ * (docs/decisions.md#prior-state-from-the-portal). Never fails a scan: nothing uploaded yet (404) is
  * no state, said in one info line (a first scan, or a target spelled differently from the
  * uploaded ones, shows in pipeline.log); any other failure is one warning and the local history
  * alone is used.

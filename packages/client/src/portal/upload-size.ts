@@ -5,7 +5,7 @@ import { uploadRequest, type UploadFiles } from './requests.ts';
 import type { PortalTarget } from './target.ts';
 
 /**
- * Issue 34, point 4: an upload over the portal's limit is refused here, before a byte is sent,
+ * An upload over the portal's limit is refused here, before a byte is sent,
  * with the limit named (the protocol's rule, upload-limit.ts), instead of sending 25 MB to be
  * told 413. The body is measured exactly as it would be sent (multipart framing included), from
  * the files' sizes. `spec` is the upload's request when already built; else it is built from `files`.

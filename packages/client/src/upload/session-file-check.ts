@@ -16,7 +16,7 @@ function headOf(file: string): Buffer {
 
 /**
  * Why `file` is not a session file the portal takes, in words that follow "it" (the protocol's
- * rule, session-file/identify.ts), or null when it is one. Issue 36, point 5: `svc upload` used
+ * rule, session-file/identify.ts), or null when it is one. `svc upload` used
  * to send any file and let the portal say "session_json is not valid JSON", so a wrong file left
  * the host. A file over `maxBytes` (the upload limit) is only looked at in its first 64 KiB:
  * when those could start a JSON object the answer is null, and the upload's size check refuses

@@ -62,7 +62,7 @@ interface Outcome {
  * - a license key finding a legacy-registered agent under its client takes it over;
  * - a legacy agent whose daemon reports another client_id moves, if nothing would follow it;
  * - refusals throw (deregistered, agent limit, the legacy key and licensed clients).
- * See docs/decisions.md "Hardening, second review: agents and the legacy key".
+ * See docs/decisions.md#the-legacy-key-its-own-agents-only-taken-over-by-license-keys.
  */
 export async function heartbeatSlowPath(
   ctx: AppContext,

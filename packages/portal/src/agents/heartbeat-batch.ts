@@ -33,7 +33,7 @@ interface Waiting {
 const BATCHES_IN_FLIGHT = 2;
 
 /**
- * Group commit for heartbeats (docs/decisions.md "Scale: batched heartbeats"). Heartbeats
+ * Group commit for heartbeats (docs/decisions.md#batched-heartbeats-group-commit-without-a-timer). Heartbeats
  * that arrive while batches are being written wait and go together as the next batch: one
  * statement and one commit for up to `maxBatch` agents. Nothing waits for a timer: a
  * heartbeat arriving at an idle portal is written at once, alone, by the single statement.

@@ -48,7 +48,8 @@ export async function agentForUser(
  * The agent a key acts for (poll, status report): a license key's own client's agent once a
  * license key registered or took it over (a legacy-registered row is taken over by the
  * license key's heartbeat, not by a poll); for the legacy key only an agent the legacy key
- * registered and still holds (docs/decisions.md, "Hardening, second review: agents and the legacy key"). Anything else, including another client's agent or a
+ * registered and still holds
+ * (docs/decisions.md#the-legacy-key-its-own-agents-only-taken-over-by-license-keys). Anything else, including another client's agent or a
  * license-registered one, is answered exactly like a missing agent: a key learns nothing
  * about other tenants. `lock` (inside a transaction): the answer holds until it commits.
  */

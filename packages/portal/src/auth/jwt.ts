@@ -26,7 +26,8 @@ function issuedInFuture(payload: JWTPayload, now: Date): boolean {
  * which revocation ends) and live no longer than ACCESS_TOKEN_SECONDS (`exp - iat`): a token
  * signed with the portal's key but not issued by issueTokens is refused. An external
  * provider's tokens carry no `sid` of ours and their lifetime is the provider's choice, so
- * neither is required of them (docs/decisions.md). `now` is the
+ * neither is required of them
+ * (docs/decisions.md#claims-the-portals-own-access-tokens-must-carry). `now` is the
  * portal's clock (AppContext.now): tokens are issued with it, so they are checked against
  * it too, not against jose's default of the wall clock.
  */

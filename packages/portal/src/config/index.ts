@@ -151,7 +151,8 @@ const TRUST_PROXY_FORMS =
 /**
  * SVC_TRUST_PROXY: unset, 0, false, no or off: no proxy; a hop count; or proxy addresses.
  * `true` trusted every hop, so the leftmost X-Forwarded-For entry, which the client writes
- * itself, was its address: refused at start rather than silently narrowed (docs/decisions.md).
+ * itself, was its address: refused at start rather than silently narrowed
+ * (docs/decisions.md#client-addresses-behind-proxies).
  */
 function trustProxy(env: Env, name: string): Config['trustProxy'] {
   const raw = read(env, name);
@@ -335,7 +336,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
         : integer(env, 'SVC_CLIENT_STORAGE_LIMIT_MB', 0, 1, 100_000_000),
     uploads: uploadLimits(env),
     logLevel: oneOf(env, 'SVC_LOG_LEVEL', LOG_LEVELS, 'info'),
-    // Errors only by default: a fleet's heartbeats, answered 200, write nothing (docs/decisions.md).
+    // Errors only by default: a fleet's heartbeats, answered 200, write nothing
+    // (docs/decisions.md#one-access-line-per-request-errors-only-by-default).
     accessLog: oneOf(env, 'SVC_ACCESS_LOG', ACCESS_LOG_MODES, 'errors'),
     trustProxy: trustProxy(env, 'SVC_TRUST_PROXY'),
     shutdownGraceSeconds: integer(env, 'SVC_SHUTDOWN_GRACE_SECONDS', 20, 1, 3600),

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 
 /**
  * Headers for uploaded content, served by /api/download, the share page's frame and the
- * console's frame (docs/decisions.md, "Report sandbox and response headers").
+ * console's frame (docs/decisions.md#uploaded-html-runs-sandboxed-and-loads-nothing).
  *
  * `sandbox` without `allow-same-origin` gives the document an opaque origin: its scripts
  * run (reports are interactive) but cannot read the portal's cookies, storage or

@@ -31,7 +31,7 @@ const processing = new WeakSet<IncomingMessage>();
 const answering = new WeakSet<IncomingMessage>();
 
 /**
- * Issue 34, point 4: the idle timeout bounds a body that stops arriving, not the work after it.
+ * The idle timeout bounds a body that stops arriving, not the work after it.
  * Once an upload's whole body is in, storing it (100,000 findings: about 20 s, more on a busy
  * host) must not close the connection with the answer still to come; nothing would be logged
  * and the client would never learn whether its session was stored. The socket's idle timeout

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { passwordWeakness } from './password-strength.ts';
 
-// Issue 21 point 10: the estimator knows the account's e-mail, the portal's host and the
+// The estimator knows the account's e-mail, the portal's host and the
 // product's words, and refuses season/year patterns zxcvbn alone rated strong enough.
 const context = { email: 'jane.doe@acme-corp.example', host: 'scans.acme-corp.example' };
 const DATED =

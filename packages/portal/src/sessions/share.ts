@@ -73,7 +73,7 @@ export interface ShareChange {
 }
 
 /**
- * Give a session a new share token (point 21): the old token stops opening anything the
+ * Give a session a new share token: the old token stops opening anything the
  * moment this commits (/api/share, /share/ and /api/download?token= all look the token up).
  * Also how a revoked link is issued again. Audited as `share_rotated`, without the token.
  * A session gone meanwhile (deleted) is a 404.
@@ -109,7 +109,7 @@ export async function rotateShareToken(ctx: AppContext, c: ShareChange): Promise
 }
 
 /**
- * Take a session's share link away (point 21): afterwards no token opens it until the link
+ * Take a session's share link away: afterwards no token opens it until the link
  * is rotated again (or the session is re-uploaded, whose answer must carry one). Audited as
  * `share_revoked` when there was a link; false when there was none.
  */

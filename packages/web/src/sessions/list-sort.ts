@@ -1,6 +1,6 @@
 import { SESSION_SORTS, type SessionSort } from '@svc/protocol';
 
-/** The sessions list's orders, each named for what comes first (issue 35: "ascending" next to "Sort by" said nothing). */
+/** The sessions list's orders, each named for what comes first ("ascending" next to "Sort by" said nothing). */
 
 export const SORT_LABELS: Record<SessionSort, string> = {
   uploaded_at: 'Uploaded',

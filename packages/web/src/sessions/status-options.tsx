@@ -3,8 +3,8 @@ import { label } from '../ui/format.ts';
 
 /**
  * The options of a finding's status control: the statuses a person sets, and apart from them
- * the scanner's own (new, persistent, resolved), which a scan sets and a person does not
- * (issue 35). `current`: a finding's status, shown but not choosable when it is the scanner's.
+ * the scanner's own (new, persistent, resolved), which a scan sets and a person does
+ * not. `current`: a finding's status, shown but not choosable when it is the scanner's.
  */
 export function PersonStatusOptions(props: { current?: RemediationStatus | null }) {
   const current = props.current ?? null;

@@ -32,7 +32,7 @@ export interface Column {
  * A table that may scroll sideways on narrow screens: focusable and named, so a keyboard can
  * scroll it. A named group, not a region: as a landmark it repeated the name of the section
  * around it ("Findings" in "Findings"), which axe's landmark-unique flags and which lists every
- * table twice among a screen reader's landmarks (issue 35).
+ * table twice among a screen reader's landmarks.
  */
 export function TableWrap(props: { label: string; class?: string; busy?: boolean; children: ComponentChildren }) {
   return (

@@ -70,7 +70,7 @@ interface AxeViolation {
   nodes: { target: unknown[] }[];
 }
 
-/** Rules that fail a page at any impact: landmark-unique is "moderate", and screen reader users lose their way by it (issue 35). */
+/** Rules that fail a page at any impact: landmark-unique is "moderate", and screen reader users lose their way by it. */
 const ALWAYS_FAILING = new Set(['landmark-unique']);
 
 /**

@@ -128,7 +128,8 @@ export default function register(program: Command, ctx: CliContext): void {
     }
     // Over the portal's upload limit: refused before any request, the portal's triage included.
     await checkUploadSize(target, files);
-    // A plain session directory starts from the portal's triage made since the scan (docs/decisions.md).
+    // A plain session directory starts from the portal's triage made since the scan
+    // (docs/decisions.md#prior-state-from-the-portal).
     if (stat.isDirectory() && opts.report === undefined && opts.exec === undefined) {
       const changed = await applyPortalState({
         portal: target,

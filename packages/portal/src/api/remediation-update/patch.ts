@@ -9,7 +9,7 @@ import { updateRemediation } from '../../sessions/remediation-update.ts';
 
 /**
  * PATCH /api/remediation-update `{session_id, client_id?, items: [{title | fingerprint, status?, note?, exception?}]}`
- * (plus matching by fingerprint and risk exceptions: docs/decisions.md "Issue 22").
+ * (plus matching by fingerprint and risk exceptions: docs/decisions.md#risk-exceptions-through-the-same-operation).
  * Identity JWT only (keys are refused with 401), permission `remediation:update`
  * (business and msp), scoped by the session's client_id (404 outside the user's scope, as
  * for a missing id; `client_id` names the client when the id exists under several, docs/api.md#ids-are-per-client).

@@ -5,7 +5,8 @@ import { sql, type Kysely } from 'kysely';
 // A delivery's attempts (at most two, written once when the delivery finishes) move into
 // the delivery row as a JSON array in the API's own shape. Finishing a fan-out to 50
 // receivers then updates 50 rows instead of also inserting 50-100 attempt rows, each with
-// a foreign-key check and a primary-key index entry (see docs/decisions.md).
+// a foreign-key check and a primary-key index entry (see
+// docs/decisions.md#the-delivery-log-is-written-in-batches).
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     ALTER TABLE webhook_deliveries ADD COLUMN attempts jsonb NOT NULL DEFAULT '[]'::jsonb;

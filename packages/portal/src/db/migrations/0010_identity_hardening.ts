@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 11, identity hardening:
+// Identity hardening:
 // - token_families: one row per login; refresh tokens rotate within it, access tokens carry
 //   its id (`sid`), so revoking the family (reuse of a rotated token, password change) ends
 //   its access tokens too, and `started_at` bounds the family's absolute lifetime.

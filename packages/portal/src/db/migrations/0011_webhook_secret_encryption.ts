@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 21: webhook signing secrets are stored encrypted (AES-256-GCM under the identity
+// Webhook signing secrets are stored encrypted (AES-256-GCM under the identity
 // provider's key-encryption key, which is not in the database). The key is not known here:
 // the portal's start encrypts every clear secret and empties signing_secret
 // (webhooks/secrets.ts), and reads a clear one until then.

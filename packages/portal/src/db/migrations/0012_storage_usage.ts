@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 21: storage is limited per client and in total (SVC_CLIENT_STORAGE_LIMIT_MB,
+// Storage is limited per client and in total (SVC_CLIENT_STORAGE_LIMIT_MB,
 // SVC_STORAGE_LIMIT_MB). The bytes of each client's stored session files are kept in
 // storage_usage by a trigger on sessions, so every path that writes a row's `files`
 // (upload, refresh, remediation update, delete, the retention sweep) keeps the count right,

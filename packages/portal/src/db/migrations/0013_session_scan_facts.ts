@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 23: the console's overview draws risk over time by when a scan ran, not when it was
+// The console's overview draws risk over time by when a scan ran, not when it was
 // uploaded, and lists the most frequent open findings; the sessions list sorts by scan time
 // and searches target and client without regard to case.
 // - scanned_at: the file's metadata.finished_at (else started_at) at upload, else the upload

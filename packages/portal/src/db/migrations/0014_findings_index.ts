@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 23: findings served a page at a time. session_findings holds one row per finding of
+// Findings served a page at a time. session_findings holds one row per finding of
 // a session, built from its stored session_results.json (sessions/findings-index.ts);
 // session_finding_details what only the detail panel shows; session_findings_state records which stored file (blob key) the rows were built from, so a
 // session whose file changed without its rows (sessions stored before this migration) is

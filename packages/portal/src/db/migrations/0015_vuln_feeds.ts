@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 26: vulnerability feeds imported by an operator (docs/vuln-feeds.md). Each feed keeps
+// Vulnerability feeds imported by an operator (docs/vuln-feeds.md). Each feed keeps
 // only what the index needs, in its own table, so importing KEV or EPSS alone rebuilds the
 // index without the NVD files: vuln_nvd_cves and vuln_nvd_ranges (one row per vulnerable
 // cpeMatch) from the NVD JSON 2.0 files, vuln_kev from CISA's catalogue, vuln_epss from

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 26: findings carry the prioritisation the scanner takes from the vulnerability index
+// Findings carry the prioritisation the scanner takes from the vulnerability index
 // (docs/vuln-matching.md): known exploited (CISA KEV, with the catalogue's date) and EPSS. The
 // findings table shows them and filters on kev. Rows indexed before this migration come from
 // files written before these fields existed, so false and null are what they say.

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 33: findings of record (docs/findings-of-record.md). The decisions people make on a
+// Findings of record (docs/findings-of-record.md). The decisions people make on a
 // finding (status, note, risk exception, false-positive disposition) move out of the uploaded
 // files into one record per finding of a client's target, which every upload is merged into
 // and which outlives the sessions (retention, re-uploads). Sessions stay the evidence.

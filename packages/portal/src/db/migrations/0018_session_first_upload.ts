@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 34, point 8: what a scanner key may do to history (docs/api.md#sessions). The key that
+// What a scanner key may do to history (docs/api.md#sessions). The key that
 // uploaded a session may delete it only within a short window after its upload
 // (sessions/key-delete.ts). A re-upload of the same id renews uploaded_at, which would renew the
 // window, so the first upload's time is kept apart: first_uploaded_at, never changed after the

@@ -2,8 +2,8 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 34, point 3: a delivery in flight when its replica dies no longer stays `pending` for
-// good (docs/decisions.md "Webhook deliveries end in a known state"). Each delivery in flight
+// A delivery in flight when its replica dies no longer stays `pending` for good
+// (docs/decisions.md#a-lease-per-delivery-in-flight). Each delivery in flight
 // has a lease: the replica sending it (claimed_by) renews claimed_until while it runs, and
 // deletes the lease with the outcome. A lease that expires belongs to a replica that stopped:
 // any replica takes the delivery over (a new run, `runs` + 1) or, after SVC_WEBHOOK_MAX_RUNS

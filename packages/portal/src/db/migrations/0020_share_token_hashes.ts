@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 34, point 10: share tokens were stored in clear, so a backup (or any read of the
+// Share tokens were stored in clear, so a backup (or any read of the
 // database) opened every shared report. A token is now looked up by its SHA-256 (hex, the rule
 // of license keys) and kept otherwise only sealed under the key-encryption key
 // (sessions/share-seal.ts). The key is not known here: this hashes every stored token, and the

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 35, point 3: the overview counts, per client and target, the open findings of record
+// The overview counts, per client and target, the open findings of record
 // still to act on (records/portfolio-queries.ts, postureCounts). As a scan of the table that is
 // 0.6–0.8 s at 1,000,000 records (bench/README.md, "Overview"). These two partial indexes
 // cover every column the count reads, so it is an index-only scan of the open records, split

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 35, point 1: GET /api/findings sorts by first seen, due date, EPSS and host besides
+// GET /api/findings sorts by first seen, due date, EPSS and host besides
 // severity (records/portfolio-queries.ts). Each order ends on the id, records without the key
 // last, and has one index across every client, so an admin's page (every client, 1,000,000
 // records) is an index range scan, as the severity order's is. One index serves first seen in

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 35: a long run_scan reports how far it has got (docs/api.md#agents-and-commands,
+// A long run_scan reports how far it has got (docs/api.md#agents-and-commands,
 // "Progress reports"). A command keeps only its latest progress, so three columns on the
 // command itself rather than a table of reports: the task (one line, at most 64 characters,
 // checked by the protocol package), the percent and when the portal stored it. All null

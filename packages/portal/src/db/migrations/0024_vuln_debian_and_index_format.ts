@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 36 (docs/vuln-feeds.md, docs/vuln-matching.md):
+// Distribution packages and CPE versions read as NISTIR 7696 does (docs/vuln-feeds.md,
+// docs/vuln-matching.md):
 // - The Debian security tracker becomes a fourth feed: vuln_debian holds its statement per
 //   source package, CVE and release (the fixed version, null while open; releases it has not
 //   decided on are not kept), vuln_debian_packages the versions each release's suites hold (a

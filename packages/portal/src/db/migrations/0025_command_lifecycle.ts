@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 37: commands end even when nobody reports on them (docs/agent/commands.md, "Cancel,
+// Commands end even when nobody reports on them (docs/agent/commands.md, "Cancel,
 // expiry and redelivery"). Every command gets an expiry (the portal sets it at queue time;
 // rows queued before this migration expire 24 hours after they were queued, the default), and
 // a running command remembers a cancellation asked of its agent (when, by whom, why) until the

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 37: scan schedules kept by the portal (docs/agent.md "Schedules kept by the portal").
+// Scan schedules kept by the portal (docs/agent.md "Schedules kept by the portal").
 // A schedule belongs to one client and targets one agent or one group of that client (groups
 // are (client_id, group_name) and may be empty when the schedule is made). An agent-targeted
 // schedule goes with its agent when the agent is purged (the foreign key cascades).

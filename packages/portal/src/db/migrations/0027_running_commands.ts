@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 37: the fleet listing shows what each agent of a page runs now (its acked commands).
+// The fleet listing shows what each agent of a page runs now (its acked commands).
 // A partial index keeps that lookup to the few running commands, however long an agent's
 // command history grows. A progress report may name the stage of svc scan's pipeline
 // (protocol PROGRESS_STAGES, checked there): null for reports without one.

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 39 point 5: the sessions listing's total, db-health's session count and its counts by
+// The sessions listing's total, db-health's session count and its counts by
 // status and by client counted every session on each read (tens of ms at 200,000 sessions).
 // session_counts keeps how many sessions each client has in each status, kept by a trigger in
 // the writing transaction, so those reads sum at most (clients × 4) rows. Rows left at 0 stay.

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 39 point 5: the sessions listing's search (`q`: part of the target, the client's name or
+// The sessions listing's search (`q`: part of the target, the client's name or
 // its id, any case) read every session. A trigram index per searched expression lets PostgreSQL
 // answer the three LIKEs with a bitmap OR of index scans; the expressions are the ones
 // sessions/queries.ts writes, so the planner matches them. pg_trgm is a trusted extension (any

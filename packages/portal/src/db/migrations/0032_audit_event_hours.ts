@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 39 point 5: the audit log's exact total counted every event of its window (about
+// The audit log's exact total counted every event of its window (about
 // 1,000,000 at 90 days, 130 ms) and db-health counted the whole table. Closed hours are counted
 // once and kept: audit_event_hours (hour → events) and audit_event_type_hours (type, hour →
 // events), for every hour before audit_event_hours_closed.until; the hours from `until` on are

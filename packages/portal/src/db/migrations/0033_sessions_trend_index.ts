@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
-// Issue 39 point 5: the overview's posture took each target's newest scored sessions with a
+// The overview's posture took each target's newest scored sessions with a
 // window function over every scored session (400 ms at 200,000 sessions). Keyed by target,
 // then newest scan first, with the trend's columns, each target's trend is the first rows of
 // one index range, read from the index alone.

@@ -5,7 +5,8 @@ import type { SequenceValue, TableShape } from './queries.ts';
  * A backup archive is a zstd-compressed tar (`.tar.zst`; archives written by earlier portals are
  * the same tar uncompressed, and restore reads both, telling them apart by their first bytes).
  * zstd rather than gzip: at its default level it compresses session JSON, HTML reports and logs
- * as small as gzip -9 at about three times gzip -6's speed (docs/decisions.md), and decompresses faster, so a
+ * as small as gzip -9 at about three times gzip -6's speed
+ * (docs/decisions.md#backup-archives-zstd-authenticated-without-the-key), and decompresses faster, so a
  * backup under load takes less CPU from the portal beside it; `tar --zstd` and `zstd -d` read it.
  * The tar holds `manifest.json` first, then `manifest.hmac` (its
  * authentication code, authentication.ts), then one `database/<table>.copy` per table (COPY

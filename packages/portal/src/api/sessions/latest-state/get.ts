@@ -7,7 +7,7 @@ import { latestState, parseTarget } from '../../../sessions/latest-state.ts';
 /**
  * GET /api/sessions/latest-state?target=<target>[&client_id=] — the remediation state of the
  * client's newest session of a target, read by `svc` before its remediation stage
- * (docs/decisions.md, "Issue 22: prior state from the portal"). Scoped like download: a key
+ * (docs/decisions.md#prior-state-from-the-portal). Scoped like download: a key
  * sees its own client; a JWT names `client_id` unless its scope is one client. Another
  * client's target, or none uploaded: 404.
  */

@@ -8,7 +8,7 @@ import { presentRevokedShare } from '../../../sessions/present.ts';
 import { revokeShareToken } from '../../../sessions/share.ts';
 
 /**
- * DELETE /api/sessions/share?session=<id>[&client_id=] (point 21): the session's share link
+ * DELETE /api/sessions/share?session=<id>[&client_id=]: the session's share link
  * stops working at once (/api/share, /share/ and download?token= answer 404) and the session
  * has none until POST /api/sessions/share issues a new one. Identity JWT only (an admin, or
  * a user whose scope has the session's client), permission `update:status`; out of scope is

@@ -8,7 +8,7 @@ import { presentRotatedShare } from '../../../sessions/present.ts';
 import { rotateShareToken } from '../../../sessions/share.ts';
 
 /**
- * POST /api/sessions/share?session=<id>[&client_id=] (point 21): a new share token for the
+ * POST /api/sessions/share?session=<id>[&client_id=]: a new share token for the
  * session; the previous one answers 404 at once everywhere. Also re-issues a revoked link.
  * Identity JWT only (an admin, or a user whose scope has the session's client), permission
  * `update:status`; a session out of scope is a 404 like a missing one. Audited as `share_rotated`.
