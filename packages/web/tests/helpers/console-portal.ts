@@ -71,8 +71,14 @@ async function grantFor(portal: TestPortal, creds: Credentials) {
  */
 export async function signIn(page: Page, portal: TestPortal, creds = ADMIN, target = '/'): Promise<void> {
   const { tokens, issuedAt } = await grantFor(portal, creds);
-  // Any page of the portal's origin gives the tab its sessionStorage; the health answer is the lightest.
-  await page.goto(`${portal.url}/api/health`);
+  // A blank page of the portal's origin (answered here, with an icon so that the browser asks
+  // the portal for none) gives the tab its sessionStorage.
+  const blank = `${portal.url}/test-sign-in`;
+  await page.route(blank, (route) =>
+    route.fulfill({ contentType: 'text/html', body: '<!doctype html><link rel="icon" href="data:,">' }),
+  );
+  await page.goto(blank);
+  await page.unroute(blank);
   await page.evaluate(([k, v]) => sessionStorage.setItem(k, v), [
     TOKENS_STORAGE_KEY,
     JSON.stringify(tokensOf(tokens, issuedAt)),
