@@ -8,6 +8,9 @@
 const PORTAL_AREAS =
   'agents|audit|auth|blobs|events|identity|licenses|metrics|operations|overview|records|sessions|vuln-feeds|webhooks';
 
+/** The client's engine: every folder of packages/client/src but the kit and the CLI (the engine's doors, engine/, included). */
+const CLIENT_NOT_KIT_OR_CLI = '^packages/client/src/(?!kit/|cli/)';
+
 module.exports = {
   forbidden: [
     {
@@ -54,6 +57,39 @@ module.exports = {
       severity: 'error',
       from: { path: `^packages/portal/src/(${PORTAL_AREAS})/` },
       to: { path: '^packages/portal/src/(api/|app\\.ts$)' },
+    },
+    {
+      name: 'client-kit-at-the-bottom',
+      comment:
+        "The client's kit (packages/client/src/kit/, the door @svc/client/kit) imports nothing of the client outside it: " +
+        'svcd bundles the kit, and none of the scanner, the pipeline or the CLI may come along.',
+      severity: 'error',
+      from: { path: '^packages/client/src/kit/' },
+      to: { path: '^packages/client/src/', pathNot: '^packages/client/src/kit/' },
+    },
+    {
+      name: 'client-engine-below-cli',
+      comment:
+        "The client's engine (every folder but kit/ and cli/) never imports the CLI: what a command and a test both need lives below it.",
+      severity: 'error',
+      from: { path: CLIENT_NOT_KIT_OR_CLI },
+      to: { path: '^packages/client/src/cli/' },
+    },
+    {
+      name: 'client-pipeline-below-scanner-and-cli',
+      comment:
+        'The pipeline (pure stages) imports neither the scanner nor the CLI: what both need (CVE matching, say) lives in a folder of its own below them.',
+      severity: 'error',
+      from: { path: '^packages/client/src/pipeline/' },
+      to: { path: '^packages/client/src/(scanner|cli)/' },
+    },
+    {
+      name: 'agent-uses-the-kit',
+      comment:
+        'The agent imports the client through its kit alone (@svc/client/kit): svcd is one bundle, and the engine would bring the scanner along.',
+      severity: 'error',
+      from: { path: '^packages/agent/src/' },
+      to: { path: '^packages/client/', pathNot: '^packages/client/src/kit/index\\.ts$' },
     },
   ],
   options: {

@@ -20,8 +20,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildNmapArgs, DEFAULT_NMAP_PATH, formatCommand, parseTargets, PROFILES } from '@svc/client/scanner/nmap';
-import { parseNmapXml } from '@svc/client/scanner/parse';
+import {
+  buildNmapArgs,
+  DEFAULT_NMAP_PATH,
+  formatCommand,
+  parseNmapXml,
+  parseTargets,
+  PROFILES,
+} from '@svc/client/engine';
 import { startNetlab } from '../test-support/netlab/index.ts';
 import { PLANTED_PORTS } from '../test-support/netlab/planted.ts';
 import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';

@@ -1,6 +1,6 @@
 /**
  * Benchmark: matching 10,000 services against a vulnerability index of 250,000 CVE records
- * (packages/client/src/scanner/versions/vuln-index-match.ts), the index loaded from its JSON file
+ * (packages/client/src/cve-match/vuln-index-match.ts), the index loaded from its JSON file
  * in the measured time, against two floors in the same run on the same files: loading and parsing
  * the index alone, and the hand-table matcher over the same services (what a scan does without
  * an index). Every pass is its own process (bench/vuln-match/run-once.ts), so each peak RSS is

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { createCommandRunner } from '@svc/agent/commands';
 import { Journal, journalFileOf } from '@svc/agent/journal';
 import type { CommandHost, ScheduleChange } from '@svc/agent/types';
-import { createPortalClient, type PortalClient } from '@svc/client/portal/client';
+import { createPortalClient, type PortalClient } from '@svc/client/kit';
 import { deadAddress } from '../test-support/ports.ts';
 import { commandHistory, queueCommand } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';

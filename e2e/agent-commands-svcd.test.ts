@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { createPortalClient } from '@svc/client/portal/client';
-import { scheduleId } from '@svc/client/pipeline/scheduling';
+import { createPortalClient, scheduleId } from '@svc/client/kit';
 import { startTestPortal, type TestPortal } from '../test-support/portal.ts';
 import { freePort } from '../test-support/ports.ts';
 import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';

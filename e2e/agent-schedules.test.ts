@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scheduleId } from '@svc/client/pipeline/scheduling';
+import { scheduleId } from '@svc/client/kit';
 import { http, withToken } from '../test-support/http.ts';
 import { untilValue as until } from '../test-support/wait.ts';
 import { agentsApi } from './helpers/agents-api.ts';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense, type LicenseFixture } from '../test-support/factories.ts';
 import { http as portalHttp, withToken } from '../test-support/http.ts';
 import type { TestPortal } from '../test-support/portal.ts';
-import { CHECK_NAMES } from '@svc/client/smoke-test/checks';
+import { CHECK_NAMES } from '@svc/client/engine';
 import { runCli, tool, writeConfig } from '../test-support/cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 

@@ -3,10 +3,15 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLicense, DAY_MS, licenseAction } from '../test-support/factories.ts';
 import { LEGACY_KEY, type TestPortal } from '../test-support/portal.ts';
-import { ConfigError, Settings } from '@svc/client/config/settings';
-import { licenseCacheFile } from '@svc/client/license/cache';
-import { licenseState } from '@svc/client/license/service';
-import { DEFAULT_GRACE_S, DEFAULT_TTL_S, type LicenseState } from '@svc/client/license/tier';
+import {
+  ConfigError,
+  DEFAULT_GRACE_S,
+  DEFAULT_TTL_S,
+  licenseCacheFile,
+  licenseState,
+  type LicenseState,
+  Settings,
+} from '@svc/client/kit';
 import { licenseKeyFingerprint as keyFingerprint, licenseKeySha256 as keySha256 } from '@svc/protocol/node';
 import { tempHome } from '../test-support/cli.ts';
 import { closedPortUrl, startFakePortal, type FakeMode, type FakePortal } from '../test-support/license-fake-portal.ts';

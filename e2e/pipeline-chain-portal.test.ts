@@ -6,12 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense } from '../test-support/factories.ts';
 import { http, withToken } from '../test-support/http.ts';
 import { startTestPortal, type TestPortal } from '../test-support/portal.ts';
-import { orcSettingsFrom } from '@svc/client/pipeline/orc964';
-import { defaultBranding } from '@svc/client/report/branding';
-import { produceSession } from '@svc/client/session-dir/produce';
-import { stagesInputOf, SYNTHETIC_ALERTS } from '@svc/client/synthetic/chain';
-import { planCollection, type GenerateOptions } from '@svc/client/synthetic/generate';
-import { parseMix } from '@svc/client/synthetic/options';
+import {
+  defaultBranding,
+  type GenerateOptions,
+  orcSettingsFrom,
+  parseMix,
+  planCollection,
+  produceSession,
+  stagesInputOf,
+  SYNTHETIC_ALERTS,
+} from '@svc/client/engine';
 import { runCli, SVC } from '../test-support/cli.ts';
 
 /**

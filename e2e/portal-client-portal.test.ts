@@ -4,8 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestPortal } from '../test-support/portal.ts';
 import { sessionDoc } from '../test-support/upload.ts';
-import { createPortalClient } from '@svc/client/portal/client';
-import { PortalError } from '@svc/client/portal/errors';
+import { createPortalClient, PortalError } from '@svc/client/kit';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /** The typed client against the real portal: its answers pass the protocol's schemas. */

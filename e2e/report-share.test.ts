@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '../test-support/portal.ts';
 import { newSessionId, postUpload, sessionParts } from '../test-support/upload.ts';
-import { brandingFromEnv, renderExecSummary, renderReport } from '@svc/client/report';
+import { brandingFromEnv, renderExecSummary, renderReport } from '@svc/client/engine';
 import { launchChromium } from '../test-support/chromium.ts';
 import { HOSTILE_EVIDENCE, reportSession } from '../test-support/report-session.ts';
 

@@ -9,12 +9,8 @@ import { type HttpReceiver, httpReceiver } from '../test-support/alerts-receiver
 import { type Netlab, startNetlab } from '../test-support/netlab/index.ts';
 import { assertInTestNetwork } from '../test-support/netlab/scanner-tools.ts';
 import { bannerServer } from '../test-support/netlab/services.ts';
-import { Settings } from '@svc/client/config/settings';
-import { licenseState } from '@svc/client/license/service';
-import { parseExceptionsFile } from '@svc/client/pipeline/exceptions';
-import { resolveTarget } from '@svc/client/portal/target';
-import { findNmap, NMAP_MISSING } from '@svc/client/scanner/nmap-path';
-import { runScan } from '@svc/client/scanner/run';
+import { findNmap, licenseState, NMAP_MISSING, resolveTarget, Settings } from '@svc/client/kit';
+import { parseExceptionsFile, runScan } from '@svc/client/engine';
 import { expectSharedReport } from './helpers/shared-report.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 

@@ -3,10 +3,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { scannerSessionId } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATEGORIES } from '@svc/client/pipeline/compliance-map';
-import { CATALOG } from '@svc/client/synthetic/catalog';
-import { apportion, planCounts, riskGrade, riskScore, SEEDED_END } from '@svc/client/synthetic/generate';
-import { DEFAULT_MIX, parseMix } from '@svc/client/synthetic/options';
+import {
+  apportion,
+  CATALOG,
+  CATEGORIES,
+  DEFAULT_MIX,
+  parseMix,
+  planCounts,
+  riskGrade,
+  riskScore,
+  SEEDED_END,
+} from '@svc/client/engine';
 import { runCli, SVC, tool } from '../test-support/cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 

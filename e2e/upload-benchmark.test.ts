@@ -5,8 +5,8 @@ import type { SessionFile } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLicense } from '../test-support/factories.ts';
 import { sessionDoc } from '../test-support/upload.ts';
-import { createPortalClient, type PortalClient } from '@svc/client/portal/client';
-import { attachBenchmark } from '@svc/client/upload/benchmark';
+import { createPortalClient, type PortalClient } from '@svc/client/kit';
+import { attachBenchmark } from '@svc/client/engine';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /** After an upload: the benchmark block goes into the session file and the display files are refreshed. */

@@ -88,6 +88,57 @@ describe('import rules', () => {
     ]);
   });
 
+  it('report a client kit that imports the engine or the CLI, an engine that imports the CLI, a pipeline that imports the scanner', () => {
+    const c = 'packages/client/src';
+    write(`${c}/cli/output.ts`, 'export const out = 1;\n');
+    write(`${c}/scanner/nmap.ts`, 'export const nmap = 1;\n');
+    write(`${c}/pipeline/scoring.ts`, 'export const score = 1;\n');
+    write(`${c}/kit/portal/client.ts`, "import { score } from '../../pipeline/scoring.ts';\nexport const k = score;\n");
+    write(`${c}/kit/text/printable.ts`, "import { out } from '../../cli/output.ts';\nexport const p = out;\n");
+    write(`${c}/report/html.ts`, "import { out } from '../cli/output.ts';\nexport const h = out;\n");
+    write(`${c}/pipeline/vuln-enrich.ts`, "import { nmap } from '../scanner/nmap.ts';\nexport const v = nmap;\n");
+    // Allowed: the kit within itself, the engine on the kit, the pipeline on a part below it, the CLI on all.
+    write(`${c}/kit/config/settings.ts`, 'export const s = 1;\n');
+    write(`${c}/kit/license/service.ts`, "import { s } from '../config/settings.ts';\nexport const l = s;\n");
+    write(`${c}/cve-match/match.ts`, "import { s } from '../kit/config/settings.ts';\nexport const m = s;\n");
+    write(`${c}/pipeline/findings.ts`, "import { m } from '../cve-match/match.ts';\nexport const f = m;\n");
+    write(
+      `${c}/cli/main.ts`,
+      "import { nmap } from '../scanner/nmap.ts';\nimport { l } from '../kit/license/service.ts';\nexport const x = [nmap, l];\n",
+    );
+    expect(violations()).toEqual([
+      ['client-engine-below-cli', `${c}/report/html.ts`, `${c}/cli/output.ts`],
+      ['client-kit-at-the-bottom', `${c}/kit/portal/client.ts`, `${c}/pipeline/scoring.ts`],
+      ['client-kit-at-the-bottom', `${c}/kit/text/printable.ts`, `${c}/cli/output.ts`],
+      ['client-pipeline-below-scanner-and-cli', `${c}/pipeline/vuln-enrich.ts`, `${c}/scanner/nmap.ts`],
+    ]);
+  });
+
+  it('report an agent module that imports the client by any name but @svc/client/kit', () => {
+    // The workspace as npm links it: the root names the workspaces, node_modules/@svc/client is a link.
+    write('package.json', JSON.stringify({ name: 'demo', private: true, workspaces: ['packages/*'] }));
+    write(
+      'packages/client/package.json',
+      JSON.stringify({
+        name: '@svc/client',
+        type: 'module',
+        exports: { './kit': './src/kit/index.ts', './engine': './src/engine/index.ts' },
+      }),
+    );
+    write('packages/client/src/kit/index.ts', 'export const kit = 1;\n');
+    write('packages/client/src/engine/index.ts', 'export const engine = 1;\n');
+    fs.mkdirSync(path.join(dir, 'node_modules', '@svc'), { recursive: true });
+    fs.symlinkSync('../../packages/client', path.join(dir, 'node_modules', '@svc', 'client'));
+    write('packages/agent/src/daemon.ts', "import { kit } from '@svc/client/kit';\nexport const d = kit;\n");
+    write(
+      'packages/agent/src/system-info.ts',
+      "import { engine } from '@svc/client/engine';\nexport const i = engine;\n",
+    );
+    expect(violations()).toEqual([
+      ['agent-uses-the-kit', 'packages/agent/src/system-info.ts', 'packages/client/src/engine/index.ts'],
+    ]);
+  });
+
   it('report an import that resolves to nothing', () => {
     write('packages/demo/src/c.ts', "export { x } from './missing.ts';\n");
     expect(violations()).toEqual([['not-to-unresolvable', 'packages/demo/src/c.ts', './missing.ts']]);

@@ -1,10 +1,6 @@
 import { coverageBlock, type SessionFile } from '@svc/protocol';
-import type { LicenseState } from '@svc/client/license/tier';
-import { parseExceptionsFile } from '@svc/client/pipeline/exceptions';
-import { orcSettingsFrom } from '@svc/client/pipeline/orc964';
-import { runStages } from '@svc/client/pipeline/run-stages';
-import type { ScanFinding } from '@svc/client/pipeline/types';
-import type { TrendPoint } from '@svc/client/report';
+import type { LicenseState } from '@svc/client/kit';
+import { orcSettingsFrom, parseExceptionsFile, runStages, type ScanFinding, type TrendPoint } from '@svc/client/engine';
 
 /**
  * A realistic session for the report tests, produced by the pipeline's own stages: findings

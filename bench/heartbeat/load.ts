@@ -1,5 +1,5 @@
 import autocannon, { type Instance, type Result } from 'autocannon';
-import { Random } from '@svc/client/synthetic/random';
+import { Random } from '@svc/client/engine';
 import { interrupted } from '../lib/cleanup.ts';
 import { startCpuSample, type CpuTarget } from '../lib/cpu.ts';
 import { latencySummary, round, Samples, statusCountsOf } from '../lib/stats.ts';

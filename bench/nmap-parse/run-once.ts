@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import { SaxesParser } from 'saxes';
-import { parseNmapStream } from '@svc/client/scanner/parse';
+import { parseNmapStream } from '@svc/client/engine/nmap-parse';
 
 export type ParseMode = 'read' | 'saxes' | 'parse';
 

@@ -1,12 +1,7 @@
 import type { Severity } from '@svc/protocol';
-import type { LicenseState } from '@svc/client/license/tier';
-import type { ExceptionRule } from '@svc/client/pipeline/exceptions';
-import { normalizeFindings } from '@svc/client/pipeline/findings';
-import { orcSettingsFrom } from '@svc/client/pipeline/orc964';
-import { runStages, type StagesInput } from '@svc/client/pipeline/run-stages';
-import type { HostInfo, ScanFinding } from '@svc/client/pipeline/types';
-import type { TrendPoint } from '@svc/client/report';
-import { Random } from '@svc/client/synthetic/random';
+import type { LicenseState } from '@svc/client/kit';
+import type { ExceptionRule, HostInfo, ScanFinding, StagesInput, TrendPoint } from '@svc/client/engine';
+import { normalizeFindings, orcSettingsFrom, Random, runStages } from '@svc/client/engine';
 
 /**
  * Deterministic, realistic scanner input for the pipeline benchmark (and the tests that pin

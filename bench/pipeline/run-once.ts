@@ -13,12 +13,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionFile } from '@svc/protocol';
-import { evaluateAlerts } from '@svc/client/alerts/evaluate';
-import { ALERT_DEFAULTS } from '@svc/client/alerts/settings';
-import { runStages, type StagesInput } from '@svc/client/pipeline/run-stages';
-import { BRANDING_DEFAULTS } from '@svc/client/report/branding';
+import {
+  ALERT_DEFAULTS,
+  type Branding,
+  BRANDING_DEFAULTS,
+  evaluateAlerts,
+  renderExecSummary,
+  renderReport,
+  runStages,
+  type StagesInput,
+  type TrendPoint,
+} from '@svc/client/engine/pipeline';
 import { FILES, type RunResult } from './files.ts';
-import { renderExecSummary, renderReport, type Branding, type TrendPoint } from '@svc/client/report';
 
 const BRANDING: Branding = {
   primaryColor: BRANDING_DEFAULTS.primaryColor,

@@ -6,7 +6,7 @@
  * `load` reads the index file and parses it with one JSON.parse, nothing more (the floor of
  * loading); `hand` matches every service against the hand table (matchKnownVulnerable, what a
  * scan does today, no index); `match` reads the index a chunk at a time (readVulnIndexFile) and
- * matches every service against it (vulnLookup and the rule's vulnFeedResults, the hand table's
+ * matches every service against it (vulnLookup and vulnFeedResults, the hand table's
  * CVEs left out), the bench's measure. The services
  * are read before the clock starts. Prints one JSON line: wall and CPU time, the matching alone,
  * peak RSS (process.resourceUsage().maxRSS), heap used at the end, and the live heap after a
@@ -14,6 +14,14 @@
  */
 import fs from 'node:fs';
 import type { VulnIndex } from '@svc/protocol';
+// CVE matching's own door: the engine's whole door would load the scanner's rule set, some 50 MiB of RSS.
+import {
+  matchKnownVulnerable,
+  readVulnIndexFile,
+  VULN_INDEX_RAW_MEMBERS,
+  vulnFeedResults,
+  vulnLookup,
+} from '@svc/client/engine/cve-match';
 import type { BenchService } from './generate.ts';
 
 export type VulnMode = 'load' | 'hand' | 'match';
@@ -37,16 +45,7 @@ const MODES: readonly VulnMode[] = ['load', 'hand', 'match'];
 const [mode, indexFile, servicesFile] = process.argv.slice(2) as [VulnMode, string | undefined, string | undefined];
 if (!MODES.includes(mode) || indexFile === undefined || servicesFile === undefined)
   throw new Error('usage: run-once.ts load|hand|match <vuln-index.json> <services.json>');
-// Only the modules the pass needs: the scanner's whole rule set weighs some 50 MiB of RSS.
-const { matchKnownVulnerable } = await import('@svc/client/scanner/versions/match');
-const { readVulnIndexFile, VULN_INDEX_RAW_MEMBERS } = await import('@svc/client/scanner/versions/read-vuln-index');
-const feed =
-  mode === 'match'
-    ? {
-        ...(await import('@svc/client/scanner/versions/vuln-index-match')),
-        ...(await import('@svc/client/scanner/rules/vuln-feed')),
-      }
-    : null;
+const feed = mode === 'match' ? { vulnFeedResults, vulnLookup } : null;
 const services = JSON.parse(fs.readFileSync(servicesFile, 'utf8')) as BenchService[];
 const nmapServices = services.map((s) => ({ ...s, method: 'probed', conf: 10 }));
 const startRssMiB = process.memoryUsage.rss() / 2 ** 20;

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { startTimeOf, treeOf } from '@svc/client/process/kill-tree';
+import { startTimeOf, treeOf } from '@svc/client/kit';
 
 /**
  * Every process that appears under `root` while watched, with its /proc start time and name, so a

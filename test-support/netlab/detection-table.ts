@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import type { ScanFinding } from '@svc/client/pipeline/types';
+import type { ScanFinding } from '@svc/client/engine';
 import type { HostRole, NetlabHost } from './index.ts';
 import { HARDENED, notPlantedNote, PLANTED } from './planted.ts';
 

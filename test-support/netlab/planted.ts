@@ -1,5 +1,4 @@
-import type { ScanFinding } from '@svc/client/pipeline/types';
-import { detectFindings, type NmapProgress, type NmapRunResult, runNmap } from '@svc/client/scanner';
+import { detectFindings, type NmapProgress, type NmapRunResult, runNmap, type ScanFinding } from '@svc/client/engine';
 import type { HostRole, Netlab } from './index.ts';
 
 /**

@@ -1,10 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readConfigFile, Settings } from '@svc/client/config/settings';
+import { PortalError, readConfigFile, Settings, transportPolicyOf, uploadUrlOf } from '@svc/client/kit';
 import { cronProblem, KEY_CONFIG_FILE_ENV } from '@svc/protocol';
-import { PortalError } from '@svc/client/portal/errors';
-import { transportPolicyOf, uploadUrlOf } from '@svc/client/portal/target';
 import { readOverrides } from './overrides.ts';
 
 /** Where the configs live unless `--config-dir` or SVC_CONFIG_DIR says otherwise. */
@@ -143,7 +141,7 @@ export function childEnvOf(config: AgentConfig, env: NodeJS.ProcessEnv): NodeJS.
     if (v !== undefined) merged[k] = v;
   }
   // The key reaches `svc` through its environment: the file it came from goes with it, so the
-  // session's license source names that file (packages/client/src/license/resolve.ts).
+  // session's license source names that file (packages/client/src/kit/config/license-key.ts).
   const key = config.settings.lookup('SVC_API_KEY') ?? config.settings.lookup('CONSULTATION_API_KEY');
   delete merged[KEY_CONFIG_FILE_ENV];
   if (key?.source.startsWith('config:')) merged[KEY_CONFIG_FILE_ENV] = key.source.slice('config:'.length);

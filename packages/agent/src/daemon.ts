@@ -1,13 +1,16 @@
 import fs from 'node:fs';
 import type { DeliveredCommand, HeartbeatBody } from '@svc/protocol';
-import { featureAllowed } from '@svc/client/license/gates';
-import type { ClientTier } from '@svc/client/license/format';
-import { licenseState } from '@svc/client/license/service';
-import { createPortalClient, type PortalClient } from '@svc/client/portal/client';
-import { PortalError } from '@svc/client/portal/errors';
-import { resolveTarget } from '@svc/client/portal/target';
-import { sessionsRootOf } from '@svc/client/session-dir/root';
-import { CLIENT_VERSION } from '@svc/client/version';
+import {
+  CLIENT_VERSION,
+  type ClientTier,
+  createPortalClient,
+  featureAllowed,
+  licenseState,
+  type PortalClient,
+  PortalError,
+  resolveTarget,
+  sessionsRootOf,
+} from '@svc/client/kit';
 import { backoffMs } from './backoff.ts';
 import { type AgentConfig, childEnvOf, loadAgentConfig, requirePortal } from './config.ts';
 import { agentIdOf } from './identity.ts';
@@ -116,12 +119,8 @@ export class Daemon {
   }
 
   #portalClient(): PortalClient {
-    const target = resolveTarget(
-      this.#config.settings,
-      {},
-      { home: this.#opts.home, warn: (m) => this.log?.warning(m) },
-    );
-    return createPortalClient({ target });
+    const warn = (m: string) => this.log?.warning(m);
+    return createPortalClient({ target: resolveTarget(this.#config.settings, {}, { home: this.#opts.home, warn }) });
   }
 
   #sessionsRoot(): string {

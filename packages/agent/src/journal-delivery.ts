@@ -1,5 +1,4 @@
-import type { PortalClient } from '@svc/client/portal/client';
-import { PortalError } from '@svc/client/portal/errors';
+import { type PortalClient, PortalError } from '@svc/client/kit';
 import type { Journal } from './journal.ts';
 import type { AgentLogger, ReportBody } from './types.ts';
 

@@ -1,6 +1,6 @@
 import { AGENT_LOG_LEVELS, type AgentLogLevel } from '@svc/protocol';
 import pc from 'picocolors';
-import { printableJson } from '@svc/client/text/printable';
+import { printableJson } from '@svc/client/kit';
 import type { AgentLogger } from './types.ts';
 
 const RANK: Record<AgentLogLevel, number> = { debug: 0, info: 1, warning: 2, error: 3 };

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { CLIENT_VERSION } from '@svc/client/version';
+import { CLIENT_VERSION } from '@svc/client/kit';
 import { configuredSetting, defaultConfigDir, homeOf, MissingSettingError } from './config.ts';
 import { Daemon, EXIT } from './daemon.ts';
 import { installOf, selfCommandOf } from './install-kind.ts';

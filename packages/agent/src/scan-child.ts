@@ -1,4 +1,4 @@
-import { runWithDeadline, signalGroup } from '@svc/client/process/run';
+import { runWithDeadline, signalGroup } from '@svc/client/kit';
 import { EXIT_NOT_STARTED, EXIT_TIMEOUT } from './commands/spawn.ts';
 import { profileArgs } from './scan-args.ts';
 

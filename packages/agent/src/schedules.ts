@@ -1,6 +1,6 @@
 import { cronOptions, type DeliveredSchedule, type HeartbeatSchedule, normalizeCron } from '@svc/protocol';
 import { Cron } from 'croner';
-import { scheduleId } from '@svc/client/pipeline/scheduling';
+import { scheduleId } from '@svc/client/kit';
 import type { ScheduleFile } from './config.ts';
 import type { ScanOutcome, ScheduledScan } from './scan-child.ts';
 import type { AgentLogger, ScheduleChange, ScheduleControl } from './types.ts';

@@ -1,4 +1,4 @@
-import { printable, printableJson } from '@svc/client/text/printable';
+import { printable, printableJson } from '@svc/client/kit';
 import { readState, stateFilePath } from './state-file.ts';
 import { processAlive } from '@svc/protocol/node';
 

@@ -1,9 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import type { HeartbeatSystemInfo } from '@svc/protocol';
-import { runWithDeadline } from '@svc/client/process/run';
-import { findNmap } from '@svc/client/scanner/nmap-path';
-import { CLIENT_VERSION } from '@svc/client/version';
+import { CLIENT_VERSION, findNmap, runWithDeadline } from '@svc/client/kit';
 
 const MB = 1024 * 1024;
 

@@ -1,5 +1,5 @@
 import type { AgentLogLevel, CommandCancel, DeliveredCommand, StatusReportBody } from '@svc/protocol';
-import type { PortalClient } from '@svc/client/portal/client';
+import type { PortalClient } from '@svc/client/kit';
 import type { Install } from './install-kind.ts';
 
 /**

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MAX_OUTPUT_BYTES } from '@svc/protocol';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { startTimeOf, treeOf } from '@svc/client/process/kill-tree';
+import { startTimeOf, treeOf } from '@svc/client/kit';
 import { executeCommand } from '../src/commands/dispatch.ts';
 import { type CommandContext, jsonAnswer } from '../src/commands/outcome.ts';
 import { reportOutput, stripAnsi } from '../src/commands/output.ts';

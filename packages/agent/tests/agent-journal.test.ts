@@ -7,7 +7,7 @@ import type { DeliveredCommand, StatusReportBody } from '@svc/protocol';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JOURNAL_FILE, Journal, journalFileOf, journalFilesIn } from '../src/journal.ts';
 import { deliverOutbox } from '../src/journal-delivery.ts';
-import { createPortalClient } from '@svc/client/portal/client';
+import { createPortalClient } from '@svc/client/kit';
 
 const dirs: string[] = [];
 const stateDir = () => {

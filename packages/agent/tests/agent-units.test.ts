@@ -11,7 +11,7 @@ import { createLogger } from '../src/logger.ts';
 import { appendOverride, readOverrides } from '../src/overrides.ts';
 import type { ScheduledScan } from '../src/scan-child.ts';
 import { Scheduler } from '../src/schedules.ts';
-import { scheduleId } from '@svc/client/pipeline/scheduling';
+import { scheduleId } from '@svc/client/kit';
 import { profileArgs } from '../src/scan-args.ts';
 
 let dir: string;

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Settings } from '@svc/client/config/settings';
+import { Settings } from '@svc/client/kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO, runCli } from '../../../test-support/cli.ts';
 import { MissingSettingError, requirePortal } from '../src/config.ts';

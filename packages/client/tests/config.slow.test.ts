@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sessionDoc } from '../../../test-support/upload.ts';
-import { ConfigError, readConfigFile, Settings } from '../src/config/settings.ts';
+import { ConfigError, readConfigFile, Settings } from '../src/kit/config/settings.ts';
 import { runCli, SVC, useTempHome } from '../../../test-support/cli.ts';
 import { startFakePortal, type FakePortal } from '../../../test-support/license-fake-portal.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deriveEndpoint, EndpointError } from '../src/index.ts';
+import { deriveEndpoint, EndpointError } from '../src/kit/config/endpoints.ts';
 
 describe('deriveEndpoint', () => {
   it('replaces the trailing /upload', () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HttpError, send } from '../src/http/request.ts';
+import { HttpError, send } from '../src/kit/http/request.ts';
 import { type Received, type RecordingServer, startRecordingServer } from './helpers/recording-server.ts';
 
 // The client's node:http transport against a real server on 127.0.0.1: what arrives on the wire

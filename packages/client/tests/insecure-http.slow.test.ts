@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionDoc } from '../../../test-support/upload.ts';
-import { Settings } from '../src/config/settings.ts';
-import { PortalError } from '../src/portal/errors.ts';
-import { resolveTarget, uploadUrlOf } from '../src/portal/target.ts';
+import { Settings } from '../src/kit/config/settings.ts';
+import { PortalError } from '../src/kit/portal/errors.ts';
+import { resolveTarget, uploadUrlOf } from '../src/kit/portal/target.ts';
 import { runCli, SVC } from '../../../test-support/cli.ts';
 
 /**

@@ -122,16 +122,18 @@ describe('client install footprint', () => {
 });
 
 describe('client layering', () => {
-  // The typed portal client is shared by the CLI, the scanner and the agent daemon: nothing it
-  // loads may come from the CLI (its errors, output or options).
-  it('packages/client/src/portal/ imports nothing from packages/client/src/cli/, directly or transitively', () => {
-    const portalDir = path.join(CLIENT, 'src/portal');
-    const modules = fs.readdirSync(portalDir).filter((f) => f.endsWith('.ts'));
-    expect(modules).toContain('client.ts');
+  // The kit is shared by the CLI, the engine and the agent daemon (its bundle): nothing it loads
+  // may come from the rest of the client (the CLI's errors, output or options, the scanner).
+  it('packages/client/src/kit/ imports nothing of the client outside it, directly or transitively', () => {
+    const kitDir = path.join(CLIENT, 'src/kit');
+    const modules = fs.readdirSync(kitDir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    expect(modules).toContain(path.join('portal', 'client.ts'));
     for (const module of modules) {
-      const { files } = importGraph(path.join(portalDir, module));
-      const fromCli = [...files].filter((f) => f.startsWith(path.join(CLIENT, 'src/cli') + path.sep));
-      expect(fromCli, module).toEqual([]);
+      const { files } = importGraph(path.join(kitDir, module));
+      const outside = [...files].filter(
+        (f) => f.startsWith(path.join(CLIENT, 'src') + path.sep) && !f.startsWith(kitDir + path.sep),
+      );
+      expect(outside, module).toEqual([]);
     }
   });
 });

@@ -1,7 +1,7 @@
 import { FEATURE_PERMISSIONS, TIERS as PORTAL_TIERS, tierAllows } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
-import type { ClientTier } from '../src/license/format.ts';
-import { GATED_FEATURES, CORE_FEATURES, featureAllowed, gate, requiredTier } from '../src/license/gates.ts';
+import type { ClientTier } from '../src/kit/license/format.ts';
+import { GATED_FEATURES, CORE_FEATURES, featureAllowed, gate, requiredTier } from '../src/kit/license/gates.ts';
 
 /** docs/cli.md#license-tier: soft feature gates. */
 

@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Settings } from '../src/config/settings.ts';
+import { Settings } from '../src/kit/config/settings.ts';
 import { licenseKeyFingerprint as keyFingerprint } from '@svc/protocol/node';
-import { parseKeyFormat } from '../src/license/format.ts';
-import { licenseKeyFile, resolveKey } from '../src/license/resolve.ts';
-import { resolveTier } from '../src/license/tier.ts';
-import { licenseCacheFile } from '../src/license/cache.ts';
+import { parseKeyFormat } from '../src/kit/license/format.ts';
+import { licenseKeyFile, resolveKey } from '../src/kit/config/license-key.ts';
+import { resolveTier } from '../src/kit/license/tier.ts';
+import { licenseCacheFile } from '../src/kit/license/cache.ts';
 import { tempHome } from '../../../test-support/cli.ts';
 
 /**

@@ -5,7 +5,7 @@ import { deriveMetadata } from '@svc/portal/sessions/derive';
 import { parseExceptionsFile } from '../src/pipeline/exceptions.ts';
 import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
 import { runStages, type StagesInput } from '../src/pipeline/run-stages.ts';
-import { scheduleId } from '../src/pipeline/scheduling.ts';
+import { scheduleId } from '../src/kit/scheduling.ts';
 import { BUSINESS_LICENSE } from '../../../test-support/report-session.ts';
 
 const NOW = new Date('2025-03-01T14:10:00.000Z');

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { scheduleFromSettings, scheduleId, schedulingMetadata } from '../src/pipeline/scheduling.ts';
+import { scheduleFromSettings, scheduleId, schedulingMetadata } from '../src/kit/scheduling.ts';
 
 describe('scheduling metadata', () => {
   it('the id is sched_ + the first 12 hex of md5(target + cron)', () => {

@@ -2,10 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { send } from '../src/http/request.ts';
-import { createPortalClient } from '../src/portal/client.ts';
-import { PortalError } from '../src/portal/errors.ts';
-import type { PortalTarget } from '../src/portal/target.ts';
+import { send } from '../src/kit/http/request.ts';
+import { createPortalClient } from '../src/kit/portal/client.ts';
+import { PortalError } from '../src/kit/portal/errors.ts';
+import type { PortalTarget } from '../src/kit/portal/target.ts';
 import { closedPortUrl } from '../../../test-support/license-fake-portal.ts';
 import {
   type Received,

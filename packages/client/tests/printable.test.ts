@@ -1,8 +1,8 @@
 import { C1, CONTROL, CSI, capture, HOSTILE, OSC_52, OSC_TITLE } from '../../../test-support/terminal-text.ts';
 import { describe, expect, it } from 'vitest';
 import { Output } from '../src/cli/output.ts';
-import { PortalError } from '../src/portal/errors.ts';
-import { printable, printableJson, stripEscapes, terminalText } from '../src/text/printable.ts';
+import { PortalError } from '../src/kit/portal/errors.ts';
+import { printable, printableJson, stripEscapes, terminalText } from '../src/kit/text/printable.ts';
 
 /** Terminal safety of remote text: the rule, and each place svc prints (svcd's: packages/agent/tests/printable.test.ts). */
 

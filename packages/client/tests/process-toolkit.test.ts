@@ -4,11 +4,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findProgram } from '../src/process/find-program.ts';
-import { killTree, startTimeOf, treeOf, untilGone } from '../src/process/kill-tree.ts';
-import { runWithDeadline } from '../src/process/run.ts';
+import { findProgram } from '../src/kit/process/find-program.ts';
+import { killTree, startTimeOf, treeOf, untilGone } from '../src/kit/process/kill-tree.ts';
+import { runWithDeadline } from '../src/kit/process/run.ts';
 
-/** packages/client/src/process: finding a program on PATH and killing a process tree, on real files and processes. */
+/** packages/client/src/kit/process: finding a program on PATH and killing a process tree, on real files and processes. */
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-process-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -125,7 +125,7 @@ describe('runWithDeadline', () => {
 
   it("inheritStdin hands the client's own stdin to the child, else it reads /dev/null", async () => {
     // A client whose stdin is a pipe: its child (cat) reads what was written to the client.
-    const run = path.join(import.meta.dirname, '..', 'src', 'process', 'run.ts');
+    const run = path.join(import.meta.dirname, '..', 'src', 'kit', 'process', 'run.ts');
     const script = `import { runWithDeadline } from ${JSON.stringify(run)};
       const r = await runWithDeadline(['cat'], { timeoutMs: 30000, inheritStdin: true });
       process.stdout.write(r.stdout);`;

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Settings } from '../src/config/settings.ts';
+import { Settings } from '../src/kit/config/settings.ts';
 import { parseNmapXml } from '../src/scanner/parse/index.ts';
 import { answeredAddresses } from '../src/scanner/parse/coverage.ts';
 import { runScan } from '../src/scanner/run/run-scan.ts';

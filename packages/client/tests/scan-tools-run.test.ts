@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { ScanFinding } from '../src/pipeline/types.ts';
 import { parseDomains } from '../src/scanner/run/domains.ts';
 import { mergeToolFindings } from '../src/scanner/run/merge-findings.ts';
-import { findProgram } from '../src/process/find-program.ts';
+import { findProgram } from '../src/kit/process/find-program.ts';
 import { installedTools, runDiscovery, runEnrichment, type ToolRunOptions } from '../src/scanner/run/tools-run.ts';
 import type { NmapHost } from '../src/scanner/parse/types.ts';
 import type { DiscoveryTool, EnrichmentTool, SourcedFinding } from '../src/scanner/tools/index.ts';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { NmapService } from '../src/scanner/parse/types.ts';
 import { outdatedVersions } from '../src/scanner/rules/outdated-versions.ts';
-import { compareVersions, splitDebianVersion } from '../src/scanner/versions/compare.ts';
-import { KNOWN_VULNERABLE, KNOWN_VULNERABLE_CHECKED } from '../src/scanner/versions/known-vulnerable.ts';
-import { matchKnownVulnerable, observedVersion } from '../src/scanner/versions/match.ts';
+import { compareVersions, splitDebianVersion } from '../src/cve-match/compare.ts';
+import { KNOWN_VULNERABLE, KNOWN_VULNERABLE_CHECKED } from '../src/cve-match/known-vulnerable.ts';
+import { matchKnownVulnerable, observedVersion } from '../src/cve-match/match.ts';
 import { brief, HAND, HARDENED, REAL, run, WEAK } from './scanner-fixtures.ts';
 
 const sign = (n: number) => (n > 0 ? 1 : n < 0 ? -1 : 0);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listSessionIds } from '../src/session-dir/history.ts';
+import { listSessionIds } from '../src/kit/session-dir/history.ts';
 import { writeSessionDir } from '../src/session-dir/write.ts';
 import { REPO } from '../../../test-support/cli.ts';
 

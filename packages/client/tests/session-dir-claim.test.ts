@@ -5,7 +5,7 @@ import path from 'node:path';
 import { isScannerSessionId } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimSessionId } from '../src/session-dir/claim.ts';
-import { listSessionIds } from '../src/session-dir/history.ts';
+import { listSessionIds } from '../src/kit/session-dir/history.ts';
 
 /** Session ids that never collide in one sessions root (docs/scanner/session-directory.md, "Session ids"). */
 

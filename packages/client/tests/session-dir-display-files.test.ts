@@ -2,8 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionDirFiles } from '../src/cli/commands/upload.ts';
-import { displayFile } from '../src/session-dir/display-files.ts';
+import { displayFile, sessionDirFiles } from '../src/session-dir/display-files.ts';
 
 describe('the display files of a session directory: one rule for upload and the benchmark step', () => {
   let dir: string;
@@ -27,13 +26,14 @@ describe('the display files of a session directory: one rule for upload and the 
     expect(displayFile(dir, 'report_')).toBe(path.join(dir, 'report_zeta.html'));
     expect(displayFile(dir, 'exec_summary_')).toBe(path.join(dir, 'exec_summary_acme.html'));
     const files = sessionDirFiles(dir);
-    expect([files.report, files.exec]).toEqual([displayFile(dir, 'report_'), displayFile(dir, 'exec_summary_')]);
+    expect([files?.report, files?.exec]).toEqual([displayFile(dir, 'report_'), displayFile(dir, 'exec_summary_')]);
   });
 
-  it('none of a kind: null', async () => {
+  it('none of a kind: null; no session file: no session directory', async () => {
     const empty = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-display-files-'));
     try {
       expect(displayFile(empty, 'report_')).toBeNull();
+      expect(sessionDirFiles(empty)).toBeNull();
     } finally {
       await fs.rm(empty, { recursive: true, force: true });
     }

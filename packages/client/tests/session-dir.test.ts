@@ -8,11 +8,18 @@ import { alertSettingsFrom } from '../src/alerts/settings.ts';
 import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
 import type { ScanFinding } from '../src/pipeline/types.ts';
 import { defaultBranding } from '../src/report/branding.ts';
-import { historyOf, listSessionIds, trendPointOf } from '../src/session-dir/history.ts';
+import { listSessionIds } from '../src/kit/session-dir/history.ts';
+import { historyOf, trendPointOf } from '../src/session-dir/target-history.ts';
 import { isScannerSessionId, scannerSessionId } from '@svc/protocol';
 import { execSummaryFileName, reportFileName, reportNameOf, slugName } from '../src/session-dir/names.ts';
 import { produceSession, type ProduceInput } from '../src/session-dir/produce.ts';
-import { defaultSessionsRoot, SessionDirError, sessionPath, sessionsRootOf, within } from '../src/session-dir/root.ts';
+import {
+  defaultSessionsRoot,
+  SessionDirError,
+  sessionPath,
+  sessionsRootOf,
+  within,
+} from '../src/kit/session-dir/root.ts';
 import { cleanStale, writeSessionDir } from '../src/session-dir/write.ts';
 
 let work: string;

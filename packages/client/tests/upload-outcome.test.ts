@@ -4,7 +4,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../src/cli/main.ts';
-import { Settings } from '../src/config/settings.ts';
+import { Settings } from '../src/kit/config/settings.ts';
 import { ScanUploadError, uploadProduced } from '../src/upload/produced-upload.ts';
 import { type RecordingServer, startRecordingServer } from './helpers/recording-server.ts';
 

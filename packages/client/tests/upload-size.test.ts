@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { uploadNotSentMessage, UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPortalClient } from '../src/portal/client.ts';
-import { PortalError } from '../src/portal/errors.ts';
-import type { PortalTarget } from '../src/portal/target.ts';
-import { uploadTimeoutMs } from '../src/portal/upload-size.ts';
+import { createPortalClient } from '../src/kit/portal/client.ts';
+import { PortalError } from '../src/kit/portal/errors.ts';
+import type { PortalTarget } from '../src/kit/portal/target.ts';
+import { uploadTimeoutMs } from '../src/kit/portal/upload-size.ts';
 import { type RecordingServer, startRecordingServer } from './helpers/recording-server.ts';
 
 /**

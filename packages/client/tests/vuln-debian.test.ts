@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { type DebianPackageSpec, vulnIndex } from '../../../test-support/vuln-index.ts';
 import type { NmapHost, NmapService } from '../src/scanner/parse/types.ts';
 import { vulnFeed } from '../src/scanner/rules/vuln-feed.ts';
-import { debianAtLeast } from '../src/scanner/versions/compare.ts';
-import { debianPackageOf } from '../src/scanner/versions/debian-packages.ts';
-import { debianReleaseOf } from '../src/scanner/versions/debian.ts';
-import { matchVulnIndex, vulnLookup } from '../src/scanner/versions/vuln-index-match.ts';
+import { debianAtLeast } from '../src/cve-match/compare.ts';
+import { debianPackageOf } from '../src/cve-match/debian-packages.ts';
+import { debianReleaseOf } from '../src/cve-match/debian.ts';
+import { matchVulnIndex, vulnLookup } from '../src/cve-match/vuln-index-match.ts';
 
 /**
  * Distribution backports (docs/vuln-matching.md, "Distribution packages"): a banner naming a

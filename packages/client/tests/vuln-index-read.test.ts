@@ -2,12 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { debianPackage } from '../src/scanner/versions/debian.ts';
-import {
-  parseVulnIndexBytes,
-  readVulnIndexFile,
-  VULN_INDEX_RAW_MEMBERS,
-} from '../src/scanner/versions/read-vuln-index.ts';
+import { debianPackage } from '../src/cve-match/debian.ts';
+import { parseVulnIndexBytes, readVulnIndexFile, VULN_INDEX_RAW_MEMBERS } from '../src/cve-match/read-vuln-index.ts';
 import { vulnIndex } from '../../../test-support/vuln-index.ts';
 
 /** The chunked reader of an index file reads what JSON.parse reads, whatever the read size. */

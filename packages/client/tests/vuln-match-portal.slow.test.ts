@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
 import { runStages } from '../src/pipeline/run-stages.ts';
-import { loadVulnIndex } from '../src/portal/vuln-index.ts';
+import { loadVulnIndex } from '../src/cve-match/vuln-index-cache.ts';
 import { scanTimeOf } from '../src/scanner/parse/index.ts';
 import { detectFindings } from '../src/scanner/rules/index.ts';
 import { tempHome } from '../../../test-support/cli.ts';

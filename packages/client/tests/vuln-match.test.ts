@@ -5,8 +5,8 @@ import { enrichFindings } from '../src/pipeline/vuln-enrich.ts';
 import type { NmapHost, NmapService } from '../src/scanner/parse/types.ts';
 import { detectFindings } from '../src/scanner/rules/index.ts';
 import { vulnFeed } from '../src/scanner/rules/vuln-feed.ts';
-import { compareVersions } from '../src/scanner/versions/compare.ts';
-import { inVulnRange, matchVulnIndex, vulnLookup } from '../src/scanner/versions/vuln-index-match.ts';
+import { compareVersions } from '../src/cve-match/compare.ts';
+import { inVulnRange, matchVulnIndex, vulnLookup } from '../src/cve-match/vuln-index-match.ts';
 
 const svc = (s: Partial<NmapService>): NmapService => ({ name: 'ssh', cpes: [], ...s });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cpeVersion, orderedVersion } from '@svc/protocol';
-import { compareVersionKeys, releaseKey } from '../src/scanner/versions/compare.ts';
+import { compareVersionKeys, releaseKey } from '../src/cve-match/compare.ts';
 import { seededRandom } from '../../../test-support/random.ts';
 
 /**

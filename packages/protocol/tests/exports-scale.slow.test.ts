@@ -1,7 +1,6 @@
 import { EXPORT_FORMATS } from '@svc/protocol';
 import { exportChunks, SARIF_FINGERPRINT_KEY, toSarif } from '@svc/protocol/node';
-import { stagedDocs } from '@svc/client/synthetic/chain';
-import { DEFAULT_MIX, parseMix } from '@svc/client/synthetic/options';
+import { DEFAULT_MIX, parseMix, stagedDocs } from '@svc/client/engine';
 import { describe, expect, it } from 'vitest';
 import { sarifValidator, smallSession } from './exports-fixture.ts';
 

@@ -5,8 +5,7 @@ import { Value } from '@sinclair/typebox/value';
 import { Ajv } from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { SessionFile, sessionFileJsonSchemaText } from '@svc/protocol';
-import { stagedDocs } from '@svc/client/synthetic/chain';
-import { parseMix, DEFAULT_MIX } from '@svc/client/synthetic/options';
+import { DEFAULT_MIX, parseMix, stagedDocs } from '@svc/client/engine';
 
 /**
  * The session file's schema (packages/protocol/src/session-file/schema.ts) and its published

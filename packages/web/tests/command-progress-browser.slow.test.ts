@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPortalClient, type PortalClient } from '@svc/client/portal/client';
+import { createPortalClient, type PortalClient } from '@svc/client/kit';
 import { createLicense, uniqueClientId } from '../../../test-support/factories.ts';
 import { http, withToken } from '../../../test-support/http.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';

@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PORT_LIST_RULE } from '@svc/protocol';
-import { createPortalClient } from '@svc/client/portal/client';
+import { createPortalClient } from '@svc/client/kit';
 import { createLicense, uniqueClientId } from '../../../test-support/factories.ts';
 import { http, withToken } from '../../../test-support/http.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';

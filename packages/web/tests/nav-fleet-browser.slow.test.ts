@@ -2,7 +2,7 @@ import type { HeartbeatBody } from '@svc/protocol';
 import type pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPortalClient, type PortalClient } from '@svc/client/portal/client';
+import { createPortalClient, type PortalClient } from '@svc/client/kit';
 import { createLicense, createScopedUser, openDb, uniqueClientId } from '../../../test-support/factories.ts';
 import { http, withToken } from '../../../test-support/http.ts';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';

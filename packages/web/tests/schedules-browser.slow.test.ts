@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPortalClient } from '@svc/client/portal/client';
+import { createPortalClient } from '@svc/client/kit';
 import { createLicense, uniqueClientId } from '../../../test-support/factories.ts';
 import { schedulesApi } from '../../../test-support/portal-schedules.ts';
 import { launchChromium } from '../../../test-support/chromium.ts';

@@ -6,7 +6,7 @@ import { executeCommand } from './dispatch.ts';
 import { EXIT_INTERRUPTED, type Outcome } from './outcome.ts';
 import { reportOutput, withoutHostPaths } from './output.ts';
 import { progressReporter } from './progress-report.ts';
-import { killTree, startTimeOf } from '@svc/client/process/kill-tree';
+import { killTree, startTimeOf } from '@svc/client/kit';
 
 /**
  * A command's report as the portal stores it and the tenant's users read it: escapes gone,

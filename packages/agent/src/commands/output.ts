@@ -1,5 +1,5 @@
 import { MAX_OUTPUT_BYTES } from '@svc/protocol';
-import { stripEscapes } from '@svc/client/text/printable';
+import { stripEscapes } from '@svc/client/kit';
 
 /**
  * What a command's stdout and stderr look like in its report (ANSI escapes stripped,
@@ -7,7 +7,7 @@ import { stripEscapes } from '@svc/client/text/printable';
  * request small and makes the report the same whichever side cuts.
  */
 
-/** Escape sequences and NUL (the portal's database cannot store it) removed; text/printable.ts. */
+/** Escape sequences and NUL (the portal's database cannot store it) removed; packages/client/src/kit/text/printable.ts. */
 export const stripAnsi = stripEscapes;
 
 /**

@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type CommandPayloads, isScanPortList, PORT_LIST_RULE, readProgressLine } from '@svc/protocol';
-import { listSessionIds, RESULTS_FILE } from '@svc/client/session-dir/history';
-import { sessionPath } from '@svc/client/session-dir/root';
+import { listSessionIds, RESULTS_FILE, sessionPath } from '@svc/client/kit';
 import { profileArgs } from '../scan-args.ts';
 import { type CommandContext, failure, fromProcess, jsonAnswer, type Outcome } from './outcome.ts';
 import { runProcess } from './spawn.ts';

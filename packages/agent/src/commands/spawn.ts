@@ -1,8 +1,7 @@
 import os from 'node:os';
 import { StringDecoder } from 'node:string_decoder';
 import { EXIT_CANCELLED } from '@svc/protocol';
-import { startTimeOf } from '@svc/client/process/kill-tree';
-import { runWithDeadline } from '@svc/client/process/run';
+import { runWithDeadline, startTimeOf } from '@svc/client/kit';
 
 /**
  * Runs one program (argv, never shell text) under a deadline. The child leads its own process

@@ -4,7 +4,7 @@ import type http from 'node:http';
 import path from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { isLoopback } from '@svc/client/portal/target';
+import { isLoopback } from '@svc/client/kit';
 import { ReleaseError } from './checksums.ts';
 
 /**

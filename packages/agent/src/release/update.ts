@@ -8,7 +8,7 @@ import {
   releaseArchOf,
   releaseVersionOfTag,
 } from '@svc/protocol';
-import { ALLOW_INSECURE_HTTP, insecureHttpAllowed } from '@svc/client/portal/target';
+import { ALLOW_INSECURE_HTTP, insecureHttpAllowed } from '@svc/client/kit';
 import { type CommandContext, done, failure, type Outcome } from '../commands/outcome.ts';
 import { runProcess } from '../commands/spawn.ts';
 import { parseChecksums, ReleaseError } from './checksums.ts';

@@ -1,5 +1,5 @@
-import { gate } from '../license/gates.ts';
-import type { ClientTier } from '../license/format.ts';
+import { gate } from '../kit/license/gates.ts';
+import type { ClientTier } from '../kit/license/format.ts';
 import type { AlertChannels } from './settings.ts';
 
 /**

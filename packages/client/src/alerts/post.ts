@@ -1,4 +1,4 @@
-import { HttpError, type RequestSpec, send } from '../http/request.ts';
+import { HttpError, type RequestSpec, send } from '../kit/http/request.ts';
 
 /**
  * One JSON POST for an alert channel, bounded by `timeoutMs` from connect to the end of the

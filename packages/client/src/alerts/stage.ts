@@ -1,5 +1,5 @@
 import type { SessionFile } from '@svc/protocol';
-import type { ClientTier } from '../license/format.ts';
+import type { ClientTier } from '../kit/license/format.ts';
 import { evaluateAlerts } from './evaluate.ts';
 import { gateChannels } from './gate.ts';
 import { notifyAlerts } from './notify.ts';

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
-import { ConfigError } from '../config/settings.ts';
-import { HttpError } from '../http/request.ts';
-import { isSetupError, PortalError } from '../portal/errors.ts';
+import { ConfigError } from '../kit/config/settings.ts';
+import { HttpError } from '../kit/http/request.ts';
+import { isSetupError, PortalError } from '../kit/portal/errors.ts';
 import { processContext, type CliContext, type RegisterCommand } from './context.ts';
-import { CLIENT_VERSION } from '../version.ts';
+import { CLIENT_VERSION } from '../kit/version.ts';
 import { CliError, EXIT_FAILED, EXIT_USAGE, Output } from './output.ts';
 import registerAlert from './commands/alert.ts';
 import registerApiDebug from './commands/api-debug.ts';

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
-import { Settings } from '../config/settings.ts';
-import { resolveTarget, type PortalTarget } from '../portal/target.ts';
+import { Settings } from '../kit/config/settings.ts';
+import { resolveTarget, type PortalTarget } from '../kit/portal/target.ts';
 import type { CliContext } from './context.ts';
 import { Output } from './output.ts';
 

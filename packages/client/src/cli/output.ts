@@ -1,5 +1,5 @@
 import { createColors } from 'picocolors';
-import { printableJson, terminalText } from '../text/printable.ts';
+import { printableJson, terminalText } from '../kit/text/printable.ts';
 
 /**
  * Exit codes of every `svc` command and tool (docs/cli.md#exit-codes):

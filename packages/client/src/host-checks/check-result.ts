@@ -1,4 +1,4 @@
-import type { Settings } from '../config/settings.ts';
+import type { Settings } from '../kit/config/settings.ts';
 import type { Installable } from './installable.ts';
 
 /** What the host readiness checks (checks.ts) decide and what they read the host through. */

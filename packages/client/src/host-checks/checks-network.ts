@@ -1,10 +1,10 @@
-import type { Settings } from '../config/settings.ts';
-import { jsonOf, send } from '../http/request.ts';
-import { healthRequest } from '../portal/requests.ts';
-import { endpoint, transportPolicyOf, uploadUrlOf } from '../portal/target.ts';
+import type { Settings } from '../kit/config/settings.ts';
+import { jsonOf, send } from '../kit/http/request.ts';
+import { healthRequest } from '../kit/portal/requests.ts';
+import { endpoint, transportPolicyOf, uploadUrlOf } from '../kit/portal/target.ts';
 import type { CheckResult, HostContext } from './check-result.ts';
 import { readText } from './checks-system.ts';
-import { findProgram } from '../process/find-program.ts';
+import { findProgram } from '../kit/process/find-program.ts';
 import { runProgram } from './process.ts';
 
 /** The host readiness check of the network: the portal's health endpoint, else a default route and nameservers. */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { CheckResult, HostContext } from './check-result.ts';
-import { findProgram } from '../process/find-program.ts';
+import { findProgram } from '../kit/process/find-program.ts';
 import { runProgram } from './process.ts';
 import { BASH } from './tools.ts';
 

@@ -1,6 +1,6 @@
 import type { CheckName, CheckResult, CheckStatus, HostContext } from './check-result.ts';
 import type { Installable } from './installable.ts';
-import { findProgram } from '../process/find-program.ts';
+import { findProgram } from '../kit/process/find-program.ts';
 import { detectTools, toolsOfTier } from './tools.ts';
 import {
   bashFacts,

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { shellQuote } from '../http/request.ts';
-import { findProgram } from '../process/find-program.ts';
-import { runWithDeadline } from '../process/run.ts';
+import { shellQuote } from '../kit/http/request.ts';
+import { findProgram } from '../kit/process/find-program.ts';
+import { runWithDeadline } from '../kit/process/run.ts';
 import { runProgram } from './process.ts';
 import type { Installable, ManagerName } from './installable.ts';
 

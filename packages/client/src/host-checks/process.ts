@@ -1,6 +1,6 @@
-import { runWithDeadline } from '../process/run.ts';
+import { runWithDeadline } from '../kit/process/run.ts';
 
-/** Running host programs; finding them is process/find-program.ts. */
+/** Running host programs; finding them is kit/process/find-program.ts. */
 
 export interface ProgramResult {
   /** Exit code; null when killed (timeout) or when the program could not be started. */

@@ -2,7 +2,7 @@ import { sslscan } from '../scanner/tools/sslscan.ts';
 import { testssl } from '../scanner/tools/testssl.ts';
 import { whatweb } from '../scanner/tools/whatweb.ts';
 import type { Installable, PackageNames } from './installable.ts';
-import { findProgram } from '../process/find-program.ts';
+import { findProgram } from '../kit/process/find-program.ts';
 
 /**
  * The programs the scanner pipeline runs on a customer host, in three tiers:

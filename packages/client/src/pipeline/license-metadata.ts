@@ -1,6 +1,6 @@
 import { SEGMENT_OF_TIER } from '@svc/protocol';
-import type { ClientTier } from '../license/format.ts';
-import type { LicenseState } from '../license/tier.ts';
+import type { ClientTier } from '../kit/license/format.ts';
+import type { LicenseState } from '../kit/license/tier.ts';
 
 /**
  * metadata.license from the license module's state (validated online once per run, before the

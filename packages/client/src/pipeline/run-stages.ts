@@ -5,16 +5,16 @@ import {
   sessionCoverage,
   type VulnIndex,
 } from '@svc/protocol';
-import type { ClientTier } from '../license/format.ts';
-import { gate } from '../license/gates.ts';
-import type { LicenseState } from '../license/tier.ts';
+import type { ClientTier } from '../kit/license/format.ts';
+import { gate } from '../kit/license/gates.ts';
+import type { LicenseState } from '../kit/license/tier.ts';
 import { mapCompliance } from './compliance.ts';
 import { applyExceptions, type ExceptionRule } from './exceptions.ts';
 import { normalizeFindings } from './findings.ts';
 import { licenseMetadata } from './license-metadata.ts';
 import { applyOrc964, type OrcSettings } from './orc964.ts';
 import { priorSessionId, priorTarget, trackRemediation } from './remediation.ts';
-import { schedulingMetadata, type Schedule } from './scheduling.ts';
+import { schedulingMetadata, type Schedule } from '../kit/scheduling.ts';
 import { scoreSession } from './scoring.ts';
 import { buildTopology } from './topology.ts';
 import type { HostInfo, ScanFinding } from './types.ts';

@@ -1,5 +1,5 @@
 import { lenient, type VulnIndex, type VulnIndexCve } from '@svc/protocol';
-import { cveRecord, vulnLookup } from '../scanner/versions/vuln-index-match.ts';
+import { cveRecord, vulnLookup } from '../cve-match/vuln-index-match.ts';
 import type { ScanFinding } from './types.ts';
 
 /**

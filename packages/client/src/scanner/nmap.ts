@@ -1,5 +1,5 @@
 import { access, constants } from 'node:fs/promises';
-import { runWithDeadline } from '../process/run.ts';
+import { runWithDeadline } from '../kit/process/run.ts';
 import { buildNmapArgs } from './nmap-args.ts';
 import { isProfileName, type NmapProfile, PROFILES } from './nmap-profiles.ts';
 import { assertInScope, parseTargets } from './nmap-targets.ts';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { scannerSessionId } from '@svc/protocol';
-import { sessionPath, within } from './root.ts';
+import { sessionPath, within } from '../kit/session-dir/root.ts';
 import { processAlive } from '@svc/protocol/node';
 
 /**

@@ -5,10 +5,11 @@ import type { AlertSettings } from '../alerts/settings.ts';
 import { mergePriorState } from '../pipeline/portal-state.ts';
 import { runStages, type StagesInput } from '../pipeline/run-stages.ts';
 import { renderExecSummary, renderReport, type Branding, type TrendPoint } from '../report/index.ts';
-import { historyOf, RESULTS_FILE, trendPointOf, type History } from './history.ts';
+import { RESULTS_FILE } from '../kit/session-dir/history.ts';
+import { historyOf, trendPointOf, type History } from './target-history.ts';
 import { PipelineLog, timed } from './log.ts';
 import { execSummaryFileName, reportFileName, reportNameOf } from './names.ts';
-import { sessionPath } from './root.ts';
+import { sessionPath } from '../kit/session-dir/root.ts';
 import { writeSessionDir, type OutFile, type WriteOptions } from './write.ts';
 
 /**

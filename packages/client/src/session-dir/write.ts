@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { SessionDirError, sessionPath, within } from './root.ts';
+import { SessionDirError, sessionPath, within } from '../kit/session-dir/root.ts';
 import { fsyncPathSync, processAlive, replaceFileSync } from '@svc/protocol/node';
 
 /**

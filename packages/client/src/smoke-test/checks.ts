@@ -1,15 +1,15 @@
 import { ENVIRONMENTS, isShareToken } from '@svc/protocol';
-import { jsonOf, maskSecret, textOf, type HttpResponse, type RequestSpec } from '../http/request.ts';
+import { jsonOf, maskSecret, textOf, type HttpResponse, type RequestSpec } from '../kit/http/request.ts';
 import {
   deleteSessionRequest,
   downloadRequest,
   healthRequest,
   shareRequest,
   uploadRequest,
-} from '../portal/requests.ts';
-import { endpoint, type PortalTarget } from '../portal/target.ts';
-import { createPortalClient } from '../portal/client.ts';
-import { PortalError } from '../portal/errors.ts';
+} from '../kit/portal/requests.ts';
+import { endpoint, type PortalTarget } from '../kit/portal/target.ts';
+import { createPortalClient } from '../kit/portal/client.ts';
+import { PortalError } from '../kit/portal/errors.ts';
 
 /**
  * The ten checks of `e2e_smoke_test.sh` (docs/cli.md), in the documented
@@ -89,7 +89,7 @@ function fail(reason: string): never {
 /** Placeholder for values only known while running (the share token in --dry-run). */
 export const SHARE_TOKEN_PLACEHOLDER = 'SHARE_TOKEN_FROM_UPLOAD';
 
-// Probe builders. The keyed and public ones come from portal/requests.ts; the variants
+// Probe builders. The keyed and public ones come from kit/portal/requests.ts; the variants
 // without credentials or with a forged key are the same requests with other headers.
 const publicProbe = (spec: RequestSpec): Probe => ({ spec, as: '' });
 const keyed = (spec: RequestSpec): Probe => ({ spec, as: 'with the key' });

@@ -6,7 +6,7 @@ import { orcSettingsFrom } from '../pipeline/orc964.ts';
 import type { HostInfo } from '../pipeline/types.ts';
 import { runStages, type StagesInput } from '../pipeline/run-stages.ts';
 import { defaultBranding } from '../report/branding.ts';
-import { trendPointOf } from '../session-dir/history.ts';
+import { trendPointOf } from '../session-dir/target-history.ts';
 import { produceSession, type ProducedSession } from '../session-dir/produce.ts';
 import { CATALOG } from './catalog.ts';
 import {

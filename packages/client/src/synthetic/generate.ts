@@ -11,7 +11,7 @@ import {
 import { findingFingerprint } from '@svc/protocol/node';
 import type { ExceptionRule } from '../pipeline/exceptions.ts';
 import type { HostInfo, ScanFinding } from '../pipeline/types.ts';
-import { CLIENT_VERSION } from '../version.ts';
+import { CLIENT_VERSION } from '../kit/version.ts';
 import { APPROVERS, CATALOG, EXCEPTION_REASONS, HOST_ROLES, OS_GUESSES, type CatalogEntry } from './catalog.ts';
 import { MAX_FINDINGS, SyntheticOptionError, type Mix, type Trend } from './options.ts';
 import { Random } from './random.ts';

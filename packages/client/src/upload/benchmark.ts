@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { BenchmarkResponse, SessionFile } from '@svc/protocol';
-import type { ClientTier } from '../license/format.ts';
-import { gate } from '../license/gates.ts';
-import type { PortalClient } from '../portal/client.ts';
-import { PortalError } from '../portal/errors.ts';
+import type { ClientTier } from '../kit/license/format.ts';
+import { gate } from '../kit/license/gates.ts';
+import type { PortalClient } from '../kit/portal/client.ts';
+import { PortalError } from '../kit/portal/errors.ts';
 import { displayFile } from '../session-dir/display-files.ts';
 import { replaceSessionFile } from '../session-dir/write.ts';
 

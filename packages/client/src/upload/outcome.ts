@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { lenient, type UploadResponse } from '@svc/protocol';
-import type { PortalError } from '../portal/errors.ts';
-import { printable } from '../text/printable.ts';
+import type { PortalError } from '../kit/portal/errors.ts';
+import { printable } from '../kit/text/printable.ts';
 
 /**
  * What an upload did, in words, for every command that uploads (svc upload, svc scan --upload,

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { lenient, type SessionFile } from '@svc/protocol';
-import type { Settings } from '../config/settings.ts';
+import type { Settings } from '../kit/config/settings.ts';
 import { reapplyPriorState } from '../pipeline/portal-state.ts';
-import { portalPriorState } from '../portal/latest-state.ts';
-import type { UploadFiles } from '../portal/requests.ts';
-import type { PortalTarget } from '../portal/target.ts';
-import { historyOf } from '../session-dir/history.ts';
+import { portalPriorState } from '../kit/portal/latest-state.ts';
+import type { UploadFiles } from '../kit/portal/requests.ts';
+import type { PortalTarget } from '../kit/portal/target.ts';
+import { historyOf } from '../session-dir/target-history.ts';
 import { replaceSessionFile } from '../session-dir/write.ts';
 import { rendererFor } from './render-again.ts';
 

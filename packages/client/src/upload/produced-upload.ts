@@ -1,10 +1,10 @@
 import path from 'node:path';
 import type { UploadResponse } from '@svc/protocol';
-import type { Settings } from '../config/settings.ts';
-import type { ClientTier } from '../license/format.ts';
-import { createPortalClient } from '../portal/client.ts';
-import { isSetupError, PortalError } from '../portal/errors.ts';
-import type { PortalTarget } from '../portal/target.ts';
+import type { Settings } from '../kit/config/settings.ts';
+import type { ClientTier } from '../kit/license/format.ts';
+import { createPortalClient } from '../kit/portal/client.ts';
+import { isSetupError, PortalError } from '../kit/portal/errors.ts';
+import type { PortalTarget } from '../kit/portal/target.ts';
 import { LOG_FILE } from '../session-dir/produce.ts';
 import { attachBenchmark } from './benchmark.ts';
 import { sessionTargetConflict } from './outcome.ts';

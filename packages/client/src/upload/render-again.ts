@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SessionFile } from '@svc/protocol';
-import type { Settings } from '../config/settings.ts';
+import type { Settings } from '../kit/config/settings.ts';
 import { brandingFromEnv } from '../report/branding.ts';
 import { renderExecSummary, renderReport } from '../report/index.ts';
-import { historyOf, trendPointOf } from '../session-dir/history.ts';
+import { historyOf, trendPointOf } from '../session-dir/target-history.ts';
 
 const BRANDING_SETTINGS = [
   'REPORT_PRIMARY_COLOR',

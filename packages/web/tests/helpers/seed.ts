@@ -2,14 +2,18 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { SessionFile, UploadResponse } from '@svc/protocol';
-import { sessionDirFiles } from '@svc/client/cli/commands/upload';
-import { orcSettingsFrom } from '@svc/client/pipeline/orc964';
-import { createPortalClient } from '@svc/client/portal/client';
-import { defaultBranding } from '@svc/client/report/branding';
-import { produceSession } from '@svc/client/session-dir/produce';
-import { stagesInputOf, SYNTHETIC_ALERTS } from '@svc/client/synthetic/chain';
-import { type GenerateOptions, planCollection } from '@svc/client/synthetic/generate';
-import { parseMix } from '@svc/client/synthetic/options';
+import {
+  defaultBranding,
+  type GenerateOptions,
+  orcSettingsFrom,
+  parseMix,
+  planCollection,
+  produceSession,
+  sessionDirFiles,
+  stagesInputOf,
+  SYNTHETIC_ALERTS,
+} from '@svc/client/engine';
+import { createPortalClient } from '@svc/client/kit';
 import { createLicense } from '../../../../test-support/factories.ts';
 import type { TestPortal } from '../../../../test-support/portal.ts';
 
@@ -70,7 +74,7 @@ export async function seedSessions(portal: TestPortal, o: SeedOptions): Promise<
         alerts: SYNTHETIC_ALERTS,
         branding: defaultBranding(),
       });
-      uploads.push(await client.upload(sessionDirFiles(out.path)));
+      uploads.push(await client.upload(sessionDirFiles(out.path)!));
       docs.push(out.doc);
       prior = out.doc;
     }

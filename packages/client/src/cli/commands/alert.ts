@@ -3,7 +3,7 @@ import { testAlert } from '../../alerts/evaluate.ts';
 import { gateChannels } from '../../alerts/gate.ts';
 import { sendToChannels } from '../../alerts/notify.ts';
 import { alertSettingsFrom, configuredChannels } from '../../alerts/settings.ts';
-import { licenseState } from '../../license/service.ts';
+import { licenseState } from '../../kit/license/service.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, type CommonOpts } from '../options.ts';
 import { CliError, EXIT_FAILED, Output, usageError } from '../output.ts';

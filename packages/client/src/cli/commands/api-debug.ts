@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import { REPORTABLE_STATUSES } from '@svc/protocol';
-import { jsonOf, textOf, toCurl, type HttpResponse, type RequestSpec } from '../../http/request.ts';
+import { jsonOf, textOf, toCurl, type HttpResponse, type RequestSpec } from '../../kit/http/request.ts';
 import {
   benchmarkRequest,
   commandStatusRequest,
@@ -13,13 +13,13 @@ import {
   sessionsRequest,
   shareRequest,
   uploadRequest,
-} from '../../portal/requests.ts';
-import type { PortalTarget } from '../../portal/target.ts';
-import { createPortalClient } from '../../portal/client.ts';
+} from '../../kit/portal/requests.ts';
+import type { PortalTarget } from '../../kit/portal/target.ts';
+import { createPortalClient } from '../../kit/portal/client.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, targetOf, targetOptions, type CommonOpts } from '../options.ts';
 import { CliError, Output, usageError } from '../output.ts';
-import { CLIENT_VERSION } from '../../version.ts';
+import { CLIENT_VERSION } from '../../kit/version.ts';
 
 /**
  * `svc api-debug` (tools/api_debug.sh): call one portal endpoint and show the exchange.
@@ -28,7 +28,7 @@ import { CLIENT_VERSION } from '../../version.ts';
  * options anywhere on the line (positional options are not enabled), so `-u URL health` and
  * `health -u URL` both reach them; each subcommand reads them with optsWithGlobals().
  *
- * Every call is described once as a RequestSpec (portal/requests.ts) and then sent, or shown
+ * Every call is described once as a RequestSpec (kit/portal/requests.ts) and then sent, or shown
  * as curl (`--show-curl`, `--show-curl-only`) with the credentials masked by toCurl.
  */
 

@@ -5,7 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { EXPORT_FORMATS, type ExportFormat, isExportFormat, parseSessionJson } from '@svc/protocol';
 import { exportChunks, replaceFile } from '@svc/protocol/node';
 import type { Command } from 'commander';
-import { CLIENT_VERSION } from '../../version.ts';
+import { CLIENT_VERSION } from '../../kit/version.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, EXIT_FAILED, Output, usageError } from '../output.ts';
 

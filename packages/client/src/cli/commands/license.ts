@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
-import { licenseCacheFile } from '../../license/cache.ts';
-import { GATED_FEATURES, featureAllowed } from '../../license/gates.ts';
-import { licenseState } from '../../license/service.ts';
-import { timeoutOf } from '../../portal/target.ts';
+import { licenseCacheFile } from '../../kit/license/cache.ts';
+import { GATED_FEATURES, featureAllowed } from '../../kit/license/gates.ts';
+import { licenseState } from '../../kit/license/service.ts';
+import { timeoutOf } from '../../kit/portal/target.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, type CommonOpts } from '../options.ts';
 import { Output } from '../output.ts';

@@ -1,12 +1,11 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import type { Command } from 'commander';
-import { licenseState } from '../../license/service.ts';
-import { createPortalClient } from '../../portal/client.ts';
-import { PortalError } from '../../portal/errors.ts';
-import type { UploadFiles } from '../../portal/requests.ts';
-import { checkUploadSize } from '../../portal/upload-size.ts';
+import { licenseState } from '../../kit/license/service.ts';
+import { createPortalClient } from '../../kit/portal/client.ts';
+import { PortalError } from '../../kit/portal/errors.ts';
+import type { UploadFiles } from '../../kit/portal/requests.ts';
+import { checkUploadSize } from '../../kit/portal/upload-size.ts';
 import { attachBenchmark } from '../../upload/benchmark.ts';
 import { findingsOfRecordLine, sessionTargetConflict } from '../../upload/outcome.ts';
 import { applyPortalState } from '../../upload/prior-state.ts';
@@ -14,7 +13,7 @@ import { rendererFor } from '../../upload/render-again.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
 import { CliError, Output, shareLinkText, usageError } from '../output.ts';
-import { displayFile } from '../../session-dir/display-files.ts';
+import { sessionDirFiles } from '../../session-dir/display-files.ts';
 import { detectFormat } from '../../imports/detect.ts';
 import { DEFAULT_MAX_BYTES } from '../../imports/guard.ts';
 import { FORMATS } from '../../imports/common.ts';
@@ -27,23 +26,6 @@ interface UploadOpts extends CommonOpts {
   exec?: string;
   json?: boolean;
   benchmark?: boolean;
-}
-
-/**
- * The files of a session directory as the scanner writes them (docs/api.md#sessions):
- * session_results.json, pipeline.log, report_*.html, exec_summary_*.html (the newest of each
- * kind when there are several).
- */
-export function sessionDirFiles(dir: string): UploadFiles {
-  const session = path.join(dir, 'session_results.json');
-  if (!fs.existsSync(session)) throw usageError(`${dir} has no session_results.json`);
-  const log = path.join(dir, 'pipeline.log');
-  return {
-    session,
-    log: fs.existsSync(log) ? log : undefined,
-    report: displayFile(dir, 'report_') ?? undefined,
-    exec: displayFile(dir, 'exec_summary_') ?? undefined,
-  };
 }
 
 /** The refusal of a file `svc upload` does not take: the file, what is wrong with it, what was expected. */
@@ -107,12 +89,13 @@ export default function register(program: Command, ctx: CliContext): void {
       );
     }
     if (stat.isDirectory()) {
-      files = sessionDirFiles(session);
+      const found = sessionDirFiles(session);
+      if (found === null) throw usageError(`${session} has no session_results.json`);
       files = {
-        session: files.session,
-        log: opts.log ?? files.log,
-        report: opts.report ?? files.report,
-        exec: opts.exec ?? files.exec,
+        session: found.session,
+        log: opts.log ?? found.log,
+        report: opts.report ?? found.report,
+        exec: opts.exec ?? found.exec,
       };
     } else {
       files = { session, log: opts.log, report: opts.report, exec: opts.exec };

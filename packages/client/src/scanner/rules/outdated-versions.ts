@@ -1,6 +1,6 @@
 import { type FindingMatch, severityOfCvss } from '@svc/protocol';
-import { KNOWN_VULNERABLE_CHECKED, type KnownVulnerable } from '../versions/known-vulnerable.ts';
-import { matchKnownVulnerable, type ObservedVersion } from '../versions/match.ts';
+import { KNOWN_VULNERABLE_CHECKED, type KnownVulnerable } from '../../cve-match/known-vulnerable.ts';
+import { matchKnownVulnerable, type ObservedVersion } from '../../cve-match/match.ts';
 import { finding, openPorts, serviceEvidence } from './finding.ts';
 import type { RuleFamily } from './types.ts';
 

@@ -2,8 +2,7 @@ import { type FindingMatch, severityOfCvss } from '@svc/protocol';
 import type { ScanFinding } from '../../pipeline/types.ts';
 import { prioritisationOf } from '../../pipeline/vuln-enrich.ts';
 import type { NmapService } from '../parse/types.ts';
-import { matchKnownVulnerable } from '../versions/match.ts';
-import { matchVulnIndex, type VulnLookup, type VulnMatch, vulnLookup } from '../versions/vuln-index-match.ts';
+import { type VulnLookup, type VulnMatch, vulnFeedResults, vulnLookup } from '../../cve-match/vuln-index-match.ts';
 import { finding, openPorts, serviceEvidence } from './finding.ts';
 import type { RuleFamily } from './types.ts';
 
@@ -15,11 +14,6 @@ import type { RuleFamily } from './types.ts';
  * CVE the hand table already reports on the same service is left to the table's finding
  * (enrichment adds the index's KEV and EPSS to it).
  */
-
-/** The CVEs the hand table reports on this service. */
-function handCves(service: NmapService): Set<string> {
-  return new Set(matchKnownVulnerable(service).flatMap((m) => m.entry.cve.map((c) => c.toUpperCase())));
-}
 
 function productName(service: NmapService, m: VulnMatch): string {
   return service.product ?? m.product.split(':').slice(1).join(' ');
@@ -77,13 +71,6 @@ function remediationOf(product: string, m: VulnMatch): string {
   return b.fixed === null
     ? `Debian ${b.release} has no fixed ${b.package} package for ${m.cve.id} yet: follow https://security-tracker.debian.org/tracker/${m.cve.id}, limit who can reach the service, or record a risk exception until a fix is published.`
     : `Upgrade Debian's ${b.package} packages to ${b.fixed} or later (apt-get update && apt-get upgrade from ${b.release}-security).`;
-}
-
-/** The findings of one service's matches. */
-export function vulnFeedResults(service: NmapService, lookup: VulnLookup): VulnMatch[] {
-  const hand = handCves(service);
-  const matches = matchVulnIndex(service, lookup);
-  return hand.size === 0 ? matches : matches.filter((m) => !hand.has(m.cve.id.toUpperCase()));
 }
 
 export const vulnFeed: RuleFamily = {

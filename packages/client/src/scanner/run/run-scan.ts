@@ -5,13 +5,13 @@ import path from 'node:path';
 import type { ProgressStage, SessionFile, VulnIndex } from '@svc/protocol';
 import { gateChannels } from '../../alerts/gate.ts';
 import { alertSettingsFrom } from '../../alerts/settings.ts';
-import type { Settings } from '../../config/settings.ts';
-import type { LicenseState } from '../../license/tier.ts';
+import type { Settings } from '../../kit/config/settings.ts';
+import type { LicenseState } from '../../kit/license/tier.ts';
 import type { ExceptionRule } from '../../pipeline/exceptions.ts';
 import { orcSettingsFrom } from '../../pipeline/orc964.ts';
-import { scheduleFromSettings } from '../../pipeline/scheduling.ts';
-import { portalPriorState } from '../../portal/latest-state.ts';
-import type { PortalTarget } from '../../portal/target.ts';
+import { scheduleFromSettings } from '../../kit/scheduling.ts';
+import { portalPriorState } from '../../kit/portal/latest-state.ts';
+import type { PortalTarget } from '../../kit/portal/target.ts';
 import { brandingFromEnv } from '../../report/branding.ts';
 import {
   addAnsweredHost,
@@ -30,7 +30,7 @@ import { CoverageBuilder } from '../../pipeline/coverage-builder.ts';
 import { claimSessionId } from '../../session-dir/claim.ts';
 import { produceSession } from '../../session-dir/produce.ts';
 import { ScanUploadError, type UploadedSession, uploadProduced } from '../../upload/produced-upload.ts';
-import { CLIENT_VERSION } from '../../version.ts';
+import { CLIENT_VERSION } from '../../kit/version.ts';
 import { mergeToolFindings } from './merge-findings.ts';
 import { installedTools, runDiscovery, runEnrichment, type ToolRunOptions } from './tools-run.ts';
 

@@ -10,7 +10,7 @@ import {
   type ToolInvocation,
   type ToolOutput,
 } from '../tools/index.ts';
-import { findProgram } from '../../process/find-program.ts';
+import { findProgram } from '../../kit/process/find-program.ts';
 
 /** A tool found on this host, with the absolute path it runs from. */
 export interface Installed<T extends ExternalTool> {

@@ -1,4 +1,4 @@
-import { runWithDeadline } from '../../process/run.ts';
+import { runWithDeadline } from '../../kit/process/run.ts';
 import type { ToolOutput } from './types.ts';
 
 const OUTPUT_LIMIT = 4 * 1024 * 1024;

@@ -3,8 +3,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { severityOfCvss } from '@svc/protocol';
 import type { RuleResult } from '../rules/finding.ts';
-import { KNOWN_VULNERABLE_CHECKED } from '../versions/known-vulnerable.ts';
-import { matchKnownVulnerable } from '../versions/match.ts';
+import { KNOWN_VULNERABLE_CHECKED } from '../../cve-match/known-vulnerable.ts';
+import { matchKnownVulnerable } from '../../cve-match/match.ts';
 import { toolFinding } from './finding.ts';
 import { httpServices, located, type ServiceTarget } from './services.ts';
 import type { EnrichmentTool, SourcedFinding, ToolInvocation } from './types.ts';
@@ -56,7 +56,7 @@ export function whatwebFindings(inv: ToolInvocation, targets: readonly WhatwebTa
         cwe: ['CWE-200'],
       });
       for (const v of versioned) {
-        for (const { entry } of matchKnownVulnerable({ name: 'http', product: v.name, version: v.version, cpes: [] })) {
+        for (const { entry } of matchKnownVulnerable({ product: v.name, version: v.version, cpes: [] })) {
           results.push({
             rule_id: `outdated-software:${entry.id}`,
             title: `${entry.title} (${entry.cve.join(', ')})`,

@@ -1,43 +1,14 @@
-import fs from 'node:fs';
-import { isScannerSessionId, lenient, type SessionFile } from '@svc/protocol';
+import { lenient, type SessionFile } from '@svc/protocol';
+import { listSessionIds, readSession } from '../kit/session-dir/history.ts';
 import type { TrendPoint } from '../report/index.ts';
-import { within } from './root.ts';
 
 /**
  * What the sessions root already holds for a target: the prior session (the newest whole
- * session of the same metadata.target) and the trend points of its sessions. Only directories
- * named by a session id and holding a readable session_results.json count; temp directories
- * of interrupted runs and broken files are skipped.
+ * session of the same metadata.target) and the trend points of its sessions.
  */
 
-export const RESULTS_FILE = 'session_results.json';
 /** How many earlier sessions of the target the trend chart shows at most. */
 export const TREND_MAX = 50;
-
-/** Ids of the whole sessions under `root`, oldest first. */
-export function listSessionIds(root: string): string[] {
-  let entries: fs.Dirent[];
-  try {
-    entries = fs.readdirSync(root, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return entries
-    .filter(
-      (e) => e.isDirectory() && isScannerSessionId(e.name) && fs.existsSync(within(within(root, e.name), RESULTS_FILE)),
-    )
-    .map((e) => e.name)
-    .sort();
-}
-
-export function readSession(root: string, id: string): SessionFile | null {
-  try {
-    const doc: unknown = JSON.parse(fs.readFileSync(within(within(root, id), RESULTS_FILE), 'utf8'));
-    return lenient.isObj(doc) ? (doc as SessionFile) : null;
-  } catch {
-    return null;
-  }
-}
 
 const targetOf = (doc: SessionFile): string | null => lenient.str(doc.metadata?.target)?.trim() ?? null;
 

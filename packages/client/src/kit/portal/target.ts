@@ -9,7 +9,7 @@ import {
 import { deriveEndpoint, EndpointError, type PortalEndpoint } from '../config/endpoints.ts';
 import type { Settings } from '../config/settings.ts';
 import { PortalError } from './errors.ts';
-import { resolveKey } from '../license/resolve.ts';
+import { resolveKey } from '../config/license-key.ts';
 
 /** Where and as whom the client talks to the portal. */
 export interface PortalTarget {

@@ -7,7 +7,7 @@ import { parse } from 'dotenv';
  * one), the environment, defaults. A config file wins over the environment because that is
  * what sourcing it in a shell did (docs/cli.md#license-tier: the config value
  * of SVC_API_KEY beats the environment's). The one exception is SVC_LICENSE_KEY, which is
- * read from the environment only and never shadowed (see license/resolve.ts).
+ * read from the environment only and never shadowed (see license-key.ts).
  *
  * The files are parsed with dotenv's parser, never sourced: `KEY=VALUE`, optional `export `
  * prefix, `#` comments on their own line or after an unquoted value (dotenv ends an unquoted

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { KEY_CONFIG_FILE_ENV } from '@svc/protocol';
-import type { Settings } from '../config/settings.ts';
+import type { Settings } from './settings.ts';
 
 /** Where the key came from (SVC_LICENSE_SOURCE). Never the key itself. */
 export type KeySource =

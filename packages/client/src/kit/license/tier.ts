@@ -4,7 +4,7 @@ import { LicenseValidation } from '@svc/protocol';
 import { licenseKeyFingerprint, licenseKeySha256 } from '@svc/protocol/node';
 import { readCache, writeCache, type LicenseCache } from './cache.ts';
 import { parseKeyFormat, type ClientTier } from './format.ts';
-import type { KeySource, ResolvedKey } from './resolve.ts';
+import type { KeySource, ResolvedKey } from '../config/license-key.ts';
 
 export const DEFAULT_TTL_S = 86_400;
 export const DEFAULT_GRACE_S = 259_200;

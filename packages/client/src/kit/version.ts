@@ -1,4 +1,4 @@
-import pkg from '../package.json' with { type: 'json' };
+import pkg from '../../package.json' with { type: 'json' };
 
 /**
  * The client's version, from packages/client/package.json (one source for --version, heartbeats

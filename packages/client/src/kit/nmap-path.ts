@@ -1,4 +1,4 @@
-import { findProgram } from '../process/find-program.ts';
+import { findProgram } from './process/find-program.ts';
 
 /** The first executable `nmap` on PATH, or undefined when there is none. */
 export const findNmap = (env: NodeJS.ProcessEnv): string | undefined => findProgram('nmap', env) ?? undefined;

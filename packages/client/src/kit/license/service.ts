@@ -3,7 +3,7 @@ import { createPortalClient } from '../portal/client.ts';
 import { PortalError } from '../portal/errors.ts';
 import { type PortalTarget, transportPolicyOf, uploadUrlOf } from '../portal/target.ts';
 import { licenseCacheFile } from './cache.ts';
-import { resolveKey } from './resolve.ts';
+import { resolveKey } from '../config/license-key.ts';
 import {
   answerFrom,
   DEFAULT_GRACE_S,

@@ -1,1 +1,0 @@
-export { deriveEndpoint, EndpointError, type PortalEndpoint } from './config/endpoints.ts';
