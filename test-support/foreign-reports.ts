@@ -9,7 +9,7 @@ export type ForeignSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
 export interface ForeignItem {
   host: string;
-  hostname?: string;
+  hostname?: string | undefined;
   /** 0 for a host-level result. */
   port: number;
   protocol?: 'tcp' | 'udp';

@@ -6,7 +6,7 @@ export interface HttpResult<T = any> {
 }
 
 export interface RequestOptions {
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   json?: unknown;
   form?: Record<string, string>;
   body?: string;
@@ -27,7 +27,7 @@ export async function http<T = any>(
   } else if (opts.form !== undefined) {
     body = new URLSearchParams(opts.form);
   }
-  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
   const text = await res.text();
   let parsed: unknown = text;
   if ((res.headers.get('content-type') ?? '').includes('json') && text !== '') parsed = JSON.parse(text);

@@ -102,9 +102,9 @@ export function multipart(parts: Part[], boundary = newBoundary()): Multipart {
 }
 
 export interface SessionFiles {
-  log?: string | Buffer;
-  report?: string | Buffer;
-  exec?: string | Buffer;
+  log?: string | Buffer | undefined;
+  report?: string | Buffer | undefined;
+  exec?: string | Buffer | undefined;
 }
 
 /** The parts of an upload as the scanner sends them: session_json plus optional files. */
@@ -138,7 +138,7 @@ export interface RawRequestOptions {
   method?: string;
   headers?: Record<string, string | number>;
   /** Sent with a Content-Length (unless headers say otherwise). */
-  body?: Buffer;
+  body?: Buffer | undefined;
   /** Sent chunk by chunk with Transfer-Encoding: chunked (no Content-Length). */
   chunks?: Iterable<Buffer> | AsyncIterable<Buffer>;
   /** Bound on the whole exchange, to catch hangs only. */

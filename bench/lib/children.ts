@@ -153,7 +153,10 @@ export async function waitForHttp(url: string, opts: WaitOptions): Promise<void>
       );
     }
     try {
-      const res = await fetch(url, { headers: opts.headers, signal: AbortSignal.timeout(2_000) });
+      const res = await fetch(url, {
+        ...(opts.headers === undefined ? {} : { headers: opts.headers }),
+        signal: AbortSignal.timeout(2_000),
+      });
       await res.arrayBuffer();
       if (res.status === 200) return;
       lastError = `HTTP ${res.status}`;

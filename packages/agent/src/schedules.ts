@@ -201,7 +201,7 @@ export class Scheduler implements ScheduleControl {
         source: e.source,
         // A portal schedule's targets and profile are the portal's own: the heartbeat stays small.
         ...(e.source === 'portal'
-          ? { name: e.scan.name ?? e.id, timezone: e.timezone }
+          ? { name: e.scan.name ?? e.id, ...(e.timezone === undefined ? {} : { timezone: e.timezone }) }
           : { targets: e.scan.targets, ...(e.scan.profile === undefined ? {} : { profile: e.scan.profile }) }),
       });
     }

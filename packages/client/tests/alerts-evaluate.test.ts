@@ -9,7 +9,12 @@ import { ALERT_DEFAULTS, alertSettingsFrom } from '../src/alerts/settings.ts';
 const NOW = new Date('2026-11-23T10:00:00.000Z');
 const RULES = { enabled: true, risk_threshold: 60, on_new_critical: true, on_scan_complete: false };
 
-const finding = (rule_id: string, severity: Finding['severity'], host = '10.0.0.5', port = 443): Finding => ({
+const finding = (
+  rule_id: string,
+  severity: NonNullable<Finding['severity']>,
+  host = '10.0.0.5',
+  port = 443,
+): Finding => ({
   rule_id,
   title: `Title of ${rule_id}`,
   severity,
@@ -99,7 +104,7 @@ describe('evaluateAlerts', () => {
   });
 
   it('the same weakness on another port is new; findings without fingerprints match by rule, host, port and protocol', () => {
-    const bare = (f: Finding): Finding => ({ ...f, fingerprint: undefined });
+    const bare = ({ fingerprint: _fingerprint, ...f }: Finding): Finding => f;
     const prior = session('20261122_100000', [bare(finding('tls-old', 'high', '10.0.0.5', 443))]);
     const now = session('20261123_100000', [
       finding('tls-old', 'high', '10.0.0.5', 443),

@@ -176,7 +176,8 @@ describe('remediation tracking', () => {
   });
 
   it('one prior item matches one finding only: a duplicate finding is new', () => {
-    const dup = normalizeFindings([findings[1]!, { ...findings[1]!, id: undefined }]);
+    const { id: _id, ...withoutId } = findings[1]!;
+    const dup = normalizeFindings([findings[1]!, withoutId]);
     const r = trackRemediation({ findings: dup, prior, sessionId: 's', now: NOW });
     expect(r.remediation.map((e) => e.status)).toEqual(['persistent', 'new']);
   });

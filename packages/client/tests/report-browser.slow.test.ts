@@ -72,7 +72,9 @@ describe('report and executive summary in Chromium', () => {
     files.triagedExec = path.join(dir, 'exec_summary_triaged.html');
     const triaged = {
       ...doc,
-      remediation: doc.remediation?.map((e, i) => (i === 0 ? { ...e, disposition: 'false_positive' as const } : e)),
+      remediation: (doc.remediation ?? []).map((e, i) =>
+        i === 0 ? { ...e, disposition: 'false_positive' as const } : e,
+      ),
       remediation_not_checked: [{ title: 'Redis without a password', severity: 'high' as const, host: '10.0.3.4' }],
     };
     await fs.writeFile(files.triagedExec, renderExecSummary({ doc: triaged, trend, branding }));

@@ -390,7 +390,7 @@ describe('renderReport and renderExecSummary', () => {
     const { doc, trend } = reportSession();
     const marked: SessionFile = {
       ...doc,
-      remediation: doc.remediation?.map((e) =>
+      remediation: (doc.remediation ?? []).map((e) =>
         e.title === 'Web page title' || e.title === 'TLS 1.0 enabled'
           ? {
               ...e,
@@ -507,7 +507,7 @@ describe('renderReport and renderExecSummary', () => {
     const findings: ScanFinding[] = Array.from({ length: 10_000 }, (_, i) => ({
       rule_id: rules[i % 7] as string,
       title: `Weakness ${i % 50}`,
-      severity: severities[i % 5],
+      severity: severities[i % 5] ?? 'info',
       host: `10.0.${Math.floor(i / 2500)}.${(Math.floor(i / 10) % 250) + 1}`,
       port: 1000 + (i % 10),
       protocol: 'tcp',

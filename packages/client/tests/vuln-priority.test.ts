@@ -18,7 +18,11 @@ import { vulnIndex } from '../../../test-support/vuln-index.ts';
 
 /** docs/scoring.md and docs/vuln-matching.md: how KEV and EPSS count in the score and the alerts. */
 
-const finding = (rule_id: string, severity: Finding['severity'], extra: Partial<Finding> = {}): Finding => ({
+const finding = (
+  rule_id: string,
+  severity: NonNullable<Finding['severity']>,
+  extra: Partial<Finding> = {},
+): Finding => ({
   rule_id,
   title: `Title of ${rule_id}`,
   severity,

@@ -58,17 +58,17 @@ export interface Portal {
 
 export interface StartOptions {
   logger?: Logger;
-  logDestination?: DestinationStream;
-  now?: () => Date;
+  logDestination?: DestinationStream | undefined;
+  now?: (() => Date) | undefined;
   /** DNS for webhook URLs; tests substitute one to simulate rebinding. */
-  resolver?: Resolver;
+  resolver?: Resolver | undefined;
   /**
    * Listen with SO_REUSEPORT: a test holds its port open until the portal listens there too, so
    * the base URL can name the port and no other process can take it in between.
    */
   reusePort?: boolean;
   /** When the orphan sweep runs and retries; tests shorten or lengthen its retries. */
-  orphanSweep?: Partial<OrphanSweepTiming>;
+  orphanSweep?: Partial<OrphanSweepTiming> | undefined;
 }
 
 /** Start everything the portal needs and listen. Returns a disposable; never exits the process. */

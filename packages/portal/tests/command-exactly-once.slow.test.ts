@@ -83,7 +83,7 @@ interface Agent {
   /** Sent with the legacy key only: the daemon's reported client. */
   clientId?: string;
   /** A stored session of the agent's client, named in its run_scan results (a result may name only its own client's). */
-  sessionId?: string;
+  sessionId?: string | undefined;
   /** Misbehaving agents send illegal reports on purpose. */
   rogue: boolean;
   expected: Set<number>;

@@ -32,7 +32,12 @@ async function call(
   headers: Record<string, string> = {},
   body?: URLSearchParams | string,
 ): Promise<Answer> {
-  const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(url, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body }),
+    signal: AbortSignal.timeout(10_000),
+  });
   const text = await res.text();
   return {
     status: res.status,

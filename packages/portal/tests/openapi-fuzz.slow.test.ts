@@ -143,7 +143,7 @@ describe('OpenAPI-driven fuzzing', () => {
           const res = await fetch(`${portal.url}${path}`, {
             method: op.method,
             headers: { ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-            body,
+            ...(body === undefined ? {} : { body }),
           });
           await res.arrayBuffer();
           return res.status;
@@ -228,7 +228,7 @@ describe('OpenAPI-driven fuzzing', () => {
       const status = await fetch(`${portal.url}${path}`, {
         method,
         headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       })
         .then(async (res) => {
           await res.arrayBuffer();
@@ -249,7 +249,7 @@ describe('OpenAPI-driven fuzzing', () => {
     const admin = { 'x-identity-token': token };
     for (let round = 0; round < 6; round++) {
       const id = `svcd_race${round}_${Date.now().toString(16)}`;
-      const clients = [uniqueClientId('race'), uniqueClientId('race'), uniqueClientId('race')];
+      const clients = [uniqueClientId('race'), uniqueClientId('race'), uniqueClientId('race')] as const;
       // From round 3 on, the legacy key registers the agent under the third client, which then
       // gets a key of its own that races to take the agent over.
       let licensed: { key: string } | null = null;

@@ -7,7 +7,7 @@ import {
 } from './command-lifecycle.ts';
 import { CommandProgress, CommandProgressView } from './command-progress.ts';
 import { COMMAND_STATUSES, REPORTABLE_STATUSES } from './command-status.ts';
-import { ClientId, IsoDateTime } from './common.ts';
+import { CLIENT_ID_RULES, IsoDateTime } from './common.ts';
 import { PortalSchedulesAnswer } from './schedule-delivery.ts';
 
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
@@ -17,7 +17,6 @@ export const AGENT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$';
 export const AgentId = Type.String({ pattern: AGENT_ID_PATTERN, maxLength: 128 });
 export const GROUP_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$';
 export const GroupName = Type.String({ pattern: GROUP_NAME_PATTERN, maxLength: 64 });
-const CLIENT_ID_RULES = { minLength: ClientId.minLength, maxLength: ClientId.maxLength, pattern: ClientId.pattern };
 /** Agents are (client_id, agent_id): an admin naming an id that exists under several clients names the client. */
 export const AgentClientId = Type.Optional(
   Nullable(

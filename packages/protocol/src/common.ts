@@ -14,7 +14,8 @@ export const OkBody = Type.Object({ ok: Type.Literal(true) });
 export type OkBody = Static<typeof OkBody>;
 
 /** Client identifiers tag sessions, keys and agents; kept to a safe, printable alphabet. */
-export const ClientId = Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.:@-]*$' });
+export const CLIENT_ID_RULES = { minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9_.:@-]*$' };
+export const ClientId = Type.String(CLIENT_ID_RULES);
 
 /**
  * docs/api.md#ids-are-per-client: the client id of what the legacy key uploaded or registered

@@ -113,7 +113,7 @@ describe('SARIF export', () => {
     expect(valid(log)).toEqual([]);
     // The schema does check taxa: a reference naming no taxon is refused.
     const broken = structuredClone(log);
-    broken.runs[0]!.results[0]!.taxa = [{ toolComponent: { name: 'CWE' } }] as Result['taxa'];
+    broken.runs[0]!.results[0]!.taxa = [{ toolComponent: { name: 'CWE' } }] as NonNullable<Result['taxa']>;
     expect(valid(broken)).toContain('/runs/0/results/0/taxa/0 must match a schema in anyOf');
     const run = log.runs[0]!;
     expect(run.taxonomies).toEqual([

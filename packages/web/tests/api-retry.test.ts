@@ -48,7 +48,7 @@ const busy = (retryAfter?: string): Planned => ({
   headers: retryAfter === undefined ? {} : { 'retry-after': retryAfter },
 });
 const send = (method: string) => () =>
-  fetch(`${base}/api/licenses`, { method, body: method === 'GET' ? undefined : '{}' });
+  fetch(`${base}/api/licenses`, { method, ...(method === 'GET' ? {} : { body: '{}' }) });
 
 /** Records the waits asked for instead of sleeping (one case below uses the real timer). */
 function recorder() {

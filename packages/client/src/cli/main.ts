@@ -5,7 +5,7 @@ import { HttpError } from '../kit/http/request.ts';
 import { isSetupError, PortalError } from '../kit/portal/errors.ts';
 import { processContext, type CliContext, type RegisterCommand } from './context.ts';
 import { CLIENT_VERSION } from '../kit/version.ts';
-import { CliError, EXIT_FAILED, EXIT_USAGE, Output } from './output.ts';
+import { CliError, EXIT_CODES, type ExitKind, Output } from './output.ts';
 import registerAlert from './commands/alert.ts';
 import registerApiDebug from './commands/api-debug.ts';
 import registerDependencyCheck from './commands/dependency-check.ts';
@@ -74,30 +74,23 @@ export async function run(argv: string[], ctx: CliContext): Promise<number> {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
       // Commander has printed the reason already (or, for a command run without one of its
       // subcommands, 'commander.help', the usage on stderr).
-      return EXIT_USAGE;
+      return EXIT_CODES.usage;
     }
-    const out = new Output(ctx.streams);
-    if (err instanceof CliError) {
-      out.error(err.message);
-      return err.exitCode;
-    }
-    if (err instanceof ConfigError) {
-      out.error(err.message);
-      return EXIT_USAGE;
-    }
-    // The one place portal-client errors become exit codes: missing credentials and a bad
-    // target are usage errors, everything else (refused, unreachable, malformed) a failure.
-    if (err instanceof PortalError) {
-      out.error(err.message);
-      return isSetupError(err) ? EXIT_USAGE : EXIT_FAILED;
-    }
-    if (err instanceof HttpError) {
-      out.error(err.message);
-      return EXIT_FAILED;
-    }
-    out.error(`unexpected failure: ${(err as Error).stack ?? String(err)}`);
-    return EXIT_FAILED;
+    const { kind, message } = endingOf(err);
+    new Output(ctx.streams).error(message);
+    return EXIT_CODES[kind];
   }
+}
+
+/** The one place an error a command threw becomes a kind of ending (EXIT_CODES) and its line on stderr. */
+export function endingOf(err: unknown): { kind: ExitKind; message: string } {
+  if (err instanceof CliError) return { kind: err.kind, message: err.message };
+  if (err instanceof ConfigError) return { kind: 'config', message: err.message };
+  // Missing credentials and a bad target are configuration; everything else (refused,
+  // unreachable, malformed) is the portal's.
+  if (err instanceof PortalError) return { kind: isSetupError(err) ? 'config' : 'portal', message: err.message };
+  if (err instanceof HttpError) return { kind: err.kind === 'file' ? 'failed' : 'portal', message: err.message };
+  return { kind: 'unexpected', message: `unexpected failure: ${(err as Error).stack ?? String(err)}` };
 }
 
 if (import.meta.main) {

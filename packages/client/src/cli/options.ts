@@ -35,7 +35,7 @@ export function targetOptions(cmd: Command): Command {
 }
 
 export interface CommonOpts {
-  config?: string[];
+  config?: string[] | undefined;
   url?: string;
   key?: string;
   jwt?: string;

@@ -2,25 +2,35 @@ import { createColors } from 'picocolors';
 import { printableJson, terminalText } from '../kit/text/printable.ts';
 
 /**
- * Exit codes of every `svc` command and tool (docs/cli.md#exit-codes):
- * 0 done (the default); 1 the operation ran and failed (a check failed, the portal refused, a request
- * failed); 2 usage or configuration error (bad option, missing required setting or file),
- * nothing was attempted.
+ * How a command ended, and the exit code of each (docs/cli.md#exit-codes): the one table errors
+ * become exit codes through (endingOf in main.ts). 0, done, is no error.
  */
-export const EXIT_FAILED = 1;
-export const EXIT_USAGE = 2;
+export const EXIT_CODES = {
+  /** A bad option, argument or input file: nothing was attempted. */
+  usage: 2,
+  /** A setting, config file or credential missing or wrong: nothing was attempted. */
+  config: 2,
+  /** The operation ran and failed: a check failed, a tool failed, a file could not be read or written. */
+  failed: 1,
+  /** The portal refused, answered what the protocol does not, or could not be reached. */
+  portal: 1,
+  /** An error no command expected (a bug): its stack is printed. */
+  unexpected: 1,
+} as const;
 
-/** An error that ends the command with a one-line reason on stderr and the given exit code. */
+export type ExitKind = keyof typeof EXIT_CODES;
+
+/** An error that ends the command with a one-line reason on stderr and its kind's exit code. */
 export class CliError extends Error {
-  readonly exitCode: number;
-  constructor(message: string, exitCode: number = EXIT_FAILED) {
+  readonly kind: ExitKind;
+  constructor(message: string, kind: ExitKind = 'failed') {
     super(message);
     this.name = 'CliError';
-    this.exitCode = exitCode;
+    this.kind = kind;
   }
 }
 
-export const usageError = (message: string) => new CliError(message, EXIT_USAGE);
+export const usageError = (message: string) => new CliError(message, 'usage');
 
 export interface Streams {
   stdout: NodeJS.WritableStream & { isTTY?: boolean };

@@ -33,7 +33,7 @@ export interface ImportedScan {
 
 /** The hosts a file mentions, with the ports its findings or host records name; each checked by the keeper. */
 export class HostBook {
-  readonly #hosts = new Map<string, { hostname?: string; os?: string; ports: Set<number> }>();
+  readonly #hosts = new Map<string, { hostname?: string; os?: string | undefined; ports: Set<number> }>();
   readonly #keeper: Keeper;
 
   constructor(keeper: Keeper) {

@@ -152,7 +152,7 @@ export function applyExceptions(
       exception_expiry: rule.expiry,
       exception_expired: expired,
       // Only what the portal recorded of its origin: a local file's rule says nothing of it.
-      ...(rule.source == null ? {} : { exception_source: rule.source as Remediation['exception_source'] }),
+      ...(rule.source == null ? {} : { exception_source: rule.source }),
       ...(rule.claimed_approver == null ? {} : { exception_claimed_approver: rule.claimed_approver }),
     };
   });

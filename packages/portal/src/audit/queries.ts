@@ -22,8 +22,8 @@ export async function pruneAuditEvents(db: Kysely<Database>): Promise<number> {
 
 export interface AuditFilter {
   days: number;
-  type?: AuditEventType;
-  session?: string;
+  type?: AuditEventType | undefined;
+  session?: string | undefined;
   /** null: every client (admins); otherwise only these client ids. */
   clientIds: string[] | null;
   limit: number;

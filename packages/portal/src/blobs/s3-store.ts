@@ -59,6 +59,9 @@ interface SdkError {
   $metadata?: { httpStatusCode?: number };
 }
 
+/** The SDK's send options: a signal when there is one (the SDK takes no explicit undefined). */
+const abortable = (signal: AbortSignal | undefined) => (signal === undefined ? {} : { abortSignal: signal });
+
 const statusOf = (err: unknown) => (err as SdkError).$metadata?.httpStatusCode;
 
 /** No answer from the store, or its own failure: worth a retry later, not a lost file. */
@@ -225,7 +228,7 @@ export class S3BlobStore implements BlobStore {
             ContinuationToken: token,
             MaxKeys: SWEEP_PAGE,
           }),
-          { abortSignal: signal },
+          abortable(signal),
         )
         .catch((err: unknown) => {
           throw this.#failure(err);
@@ -259,7 +262,7 @@ export class S3BlobStore implements BlobStore {
             KeyMarker: keyMarker,
             UploadIdMarker: uploadIdMarker,
           }),
-          { abortSignal: signal },
+          abortable(signal),
         )
         .catch((err: unknown) => {
           // Some S3-compatible stores do not list uploads; their lifecycle rules clean up instead.

@@ -20,7 +20,7 @@ export type ReferencedKeys = (keys: string[]) => Promise<ReadonlySet<string>>;
 
 export interface SweepOptions {
   /** Stop between pages (and cancel a listing in flight): the sweep then rejects with the signal's reason. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface PutResult {

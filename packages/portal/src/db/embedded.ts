@@ -186,7 +186,7 @@ export interface EmbeddedOptions {
    */
   supervise?: boolean;
   /** Told after each restart the supervisor made (the restarts metric). */
-  onRestart?: () => void;
+  onRestart?: (() => void) | undefined;
 }
 
 /** How often the supervisor looks at the postmaster, and its restart backoff (first, cap). */
@@ -230,7 +230,7 @@ function superviseServer(opts: {
   cluster: string;
   start: () => Promise<{ code: number; out: string }>;
   logger: Logger;
-  onRestart?: () => void;
+  onRestart?: (() => void) | undefined;
 }): Supervisor {
   let pid = opts.pid;
   let stopping = false;

@@ -18,7 +18,7 @@ export interface PoolOptions {
   /** Waiting for a free connection while all `max` are busy, at most (SVC_DB_POOL_WAIT_MS; default: docs/configuration.md). */
   poolWaitMs?: number;
   /** Told how long each checkout took, the failed ones included. */
-  onAcquire?: (seconds: number) => void;
+  onAcquire?: ((seconds: number) => void) | undefined;
 }
 
 /** Every pooled connection was busy for the whole wait: the server is busy, not down. */

@@ -39,7 +39,7 @@ export class HttpError extends Error {
   constructor(
     statusCode: number,
     message: string,
-    opts: { headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
+    opts: { headers?: Record<string, string> | undefined; extra?: Record<string, unknown> } = {},
   ) {
     super(message);
     this.name = 'HttpError';

@@ -7,7 +7,7 @@ import { selectLicenses } from './queries.ts';
 /** The admin list, newest first. The status is derived from the clock, so its filter runs after the read. */
 export async function listLicenses(
   db: Kysely<Database>,
-  filter: { client_id?: string; status?: License['status'] },
+  filter: { client_id?: string | undefined; status?: License['status'] | undefined },
   now: Date,
 ): Promise<License[]> {
   const licenses = (await selectLicenses(db, filter.client_id)).map((row) => presentLicense(row, now));

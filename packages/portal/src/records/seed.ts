@@ -63,7 +63,16 @@ export function seedFromDocument(
     clientId,
     target,
     new Map(),
-    evidence.map((f) => ({ ...f, claims: { firstSeen: f.claims.firstSeen, persistent: f.claims.persistent } })),
+    evidence.map((f) => {
+      const { firstSeen, persistent } = f.claims;
+      return {
+        ...f,
+        claims: {
+          ...(firstSeen === undefined ? {} : { firstSeen }),
+          ...(persistent === undefined ? {} : { persistent }),
+        },
+      };
+    }),
     {
       ...s,
       coverage: { hosts: new Set(), ports: {}, profile: null, tools: [], source: null, inferred: true },

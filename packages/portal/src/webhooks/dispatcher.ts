@@ -37,7 +37,7 @@ export interface DispatcherDeps {
   /** Deliveries' leases (webhooks/leases.ts): their length, and runs before one is abandoned. */
   lease: { seconds: number; maxRuns: number; owner?: string };
   /** Told each delivery's outcome (the metrics); not sent means shed. */
-  onOutcome?: (outcome: 'delivered' | 'failed' | 'shed' | 'abandoned') => void;
+  onOutcome?: ((outcome: 'delivered' | 'failed' | 'shed' | 'abandoned') => void) | undefined;
 }
 
 /**

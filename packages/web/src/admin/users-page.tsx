@@ -116,7 +116,8 @@ function EditUser(props: { user: User; onDone: (message: string | null) => void 
   const [clientIds, setClientIds] = useState(props.user.client_ids.join(', '));
   const action = useAction();
   const save = async () => {
-    const body = { role: ROLES.find((r) => r === role), client_ids: splitList(clientIds) };
+    const known = ROLES.find((r) => r === role);
+    const body = { ...(known === undefined ? {} : { role: known }), client_ids: splitList(clientIds) };
     if (await action.run(() => updateUser(props.user.id, body))) props.onDone(`User ${props.user.email} updated`);
   };
   return (

@@ -46,7 +46,7 @@ async function send({ method, url, body, accept, audience }: Call): Promise<Resp
     return await fetch(url, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       credentials: 'omit',
     });
   } catch {

@@ -6,6 +6,7 @@ import type {
   SessionBlocksResponse,
 } from '@svc/protocol';
 import { apiBlob, apiRequest } from './client.ts';
+import type { QueryOf } from './query-of.ts';
 import type { SessionRef } from './sessions.ts';
 
 /** One session's findings from the portal's index, its blocks and its exports (`/api/sessions/{id}/...`). */
@@ -13,7 +14,10 @@ import type { SessionRef } from './sessions.ts';
 const path = (ref: SessionRef) => `/api/sessions/${encodeURIComponent(ref.session)}`;
 
 /** GET /api/sessions/{id}/findings: one page of the session's findings from the portal's index. */
-export function listFindings(ref: SessionRef, query: Omit<FindingsQuery, 'client_id'>): Promise<FindingsResponse> {
+export function listFindings(
+  ref: SessionRef,
+  query: QueryOf<Omit<FindingsQuery, 'client_id'>>,
+): Promise<FindingsResponse> {
   return apiRequest('GET', `${path(ref)}/findings`, { query: { ...query, client_id: ref.clientId } });
 }
 

@@ -15,6 +15,7 @@ import type {
   UpdateSessionResponse,
 } from '@svc/protocol';
 import { apiBlob, apiRequest } from './client.ts';
+import type { QueryOf } from './query-of.ts';
 
 export type SessionList = Static<typeof SessionListResponse>;
 export type SessionDetail = Static<typeof SessionDetailResponse>;
@@ -28,7 +29,7 @@ export interface SessionRef {
 const refQuery = (ref: SessionRef) => ({ session: ref.session, client_id: ref.clientId });
 
 /** GET /api/sessions: one page of the caller's sessions (scoped users see only their clients). */
-export function listSessions(query: Omit<SessionsQuery, 'session'>): Promise<SessionList> {
+export function listSessions(query: QueryOf<Omit<SessionsQuery, 'session'>>): Promise<SessionList> {
   return apiRequest<SessionList>('GET', '/api/sessions', { query });
 }
 

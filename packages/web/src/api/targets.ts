@@ -1,5 +1,6 @@
 import type { TargetChangesQuery, TargetChangesResponse, TargetsResponse } from '@svc/protocol';
 import { apiRequest } from './client.ts';
+import type { QueryOf } from './query-of.ts';
 
 /** The scanned targets of the caller's clients (docs/findings-of-record.md). */
 
@@ -9,6 +10,6 @@ export function listTargets(clientId: string | null): Promise<TargetsResponse> {
 }
 
 /** GET /api/targets/changes: per target, what its latest scan changed (docs/findings-of-record.md#what-changed). */
-export function listTargetChanges(query: TargetChangesQuery): Promise<TargetChangesResponse> {
+export function listTargetChanges(query: QueryOf<TargetChangesQuery>): Promise<TargetChangesResponse> {
   return apiRequest('GET', '/api/targets/changes', { query });
 }

@@ -104,8 +104,8 @@ export function payloadOf(type: CommandType, values: FormValues): CommandPayload
 }
 
 export type Target =
-  | { kind: 'agent'; agent_id: string; client_id?: string | null }
-  | { kind: 'group'; group_name: string; client_id?: string | null; all_clients?: boolean };
+  | { kind: 'agent'; agent_id: string; client_id?: string | null | undefined }
+  | { kind: 'group'; group_name: string; client_id?: string | null | undefined; all_clients?: boolean };
 
 export type QueueDraft = { ok: true; body: QueueCommandBody } | { ok: false; message: string };
 

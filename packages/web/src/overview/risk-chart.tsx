@@ -58,13 +58,16 @@ export function RiskChart(props: { series: Series }) {
         legend: { live: false },
         series: [
           {},
-          ...props.series.map((s, i) => ({
-            label: seriesName(s),
-            stroke: COLOURS[i % COLOURS.length],
-            width: 2,
-            spanGaps: true,
-            points: { size: 7 },
-          })),
+          ...props.series.map((s, i) => {
+            const stroke = COLOURS[i % COLOURS.length];
+            return {
+              label: seriesName(s),
+              ...(stroke === undefined ? {} : { stroke }),
+              width: 2,
+              spanGaps: true,
+              points: { size: 7 },
+            };
+          }),
         ],
       },
       alignedData(props.series),

@@ -13,6 +13,7 @@ import {
   SEVERITIES,
   type Severity,
 } from '@svc/protocol';
+import type { QueryOf } from '../api/query-of.ts';
 import { countOf, formatCount, label, NO_VALUE } from '../ui/format.ts';
 
 /** A change filter: one change, or `found`, the findings this scan reported (new, persistent or reopened). */
@@ -80,7 +81,7 @@ export function sortBy(view: FindingsView, sort: FindingSort): FindingsView {
 const blank = (s: string) => (s.trim() === '' ? undefined : s.trim());
 
 /** The portal query of a view; empty fields are left out. */
-export function queryOf(view: FindingsView, cursor: string): Omit<FindingsQuery, 'client_id'> {
+export function queryOf(view: FindingsView, cursor: string): QueryOf<Omit<FindingsQuery, 'client_id'>> {
   const port = blank(view.port);
   return {
     q: blank(view.q),

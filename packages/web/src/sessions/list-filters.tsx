@@ -83,7 +83,8 @@ export function FilterForm(props: {
             const choice = SORT_CHOICES.find((c) => c.value === e.currentTarget.value);
             // The list's own order (newest upload first) keeps the address without sort and order.
             const usual = choice === undefined || (choice.sort === 'uploaded_at' && choice.order === 'desc');
-            setF({ ...f, sort: usual ? undefined : choice.sort, order: usual ? undefined : choice.order });
+            const { sort: _sort, order: _order, ...rest } = f;
+            setF(usual ? rest : { ...f, sort: choice.sort, order: choice.order });
           }}
         >
           {SORT_CHOICES.map((c) => (

@@ -34,7 +34,12 @@ export interface Column {
  * around it ("Findings" in "Findings"), which axe's landmark-unique flags and which lists every
  * table twice among a screen reader's landmarks.
  */
-export function TableWrap(props: { label: string; class?: string; busy?: boolean; children: ComponentChildren }) {
+export function TableWrap(props: {
+  label: string;
+  class?: string | undefined;
+  busy?: boolean;
+  children: ComponentChildren;
+}) {
   return (
     // biome-ignore lint/a11y/useSemanticElements: a fieldset groups form controls; this names a scrolling table
     <div

@@ -6,7 +6,7 @@ import { alertSettingsFrom, configuredChannels } from '../../alerts/settings.ts'
 import { licenseState } from '../../kit/license/service.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, type CommonOpts } from '../options.ts';
-import { CliError, EXIT_FAILED, Output, usageError } from '../output.ts';
+import { CliError, Output, usageError } from '../output.ts';
 
 interface AlertOpts extends CommonOpts {
   test?: boolean;
@@ -50,7 +50,7 @@ export default function register(program: Command, ctx: CliContext): void {
     if (accepted < configured.length)
       throw new CliError(
         `${configured.length - accepted} of ${configured.length} alert channels did not accept the test alert`,
-        EXIT_FAILED,
+        'failed',
       );
   });
 }

@@ -148,7 +148,7 @@ async function execute(
   out.info(`${spec.method} ${spec.url} -> ${ok ? out.err.green(status) : out.err.red(status)} in ${res.ms} ms`);
   if (!ok) {
     showBody(out, res);
-    throw new CliError(`HTTP ${res.status}: ${reasonOf(res) || 'no body'}`);
+    throw new CliError(`HTTP ${res.status}: ${reasonOf(res) || 'no body'}`, 'portal');
   }
   if (how.outputFile !== undefined) {
     try {

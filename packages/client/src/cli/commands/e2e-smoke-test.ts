@@ -18,7 +18,7 @@ import {
 import { smokeSessionDoc, smokeSessionId } from '../../smoke-test/session-doc.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf } from '../options.ts';
-import { CliError, EXIT_FAILED, Output, usageError } from '../output.ts';
+import { CliError, Output, usageError } from '../output.ts';
 
 interface SmokeOpts {
   config?: string[];
@@ -164,7 +164,7 @@ Exit 0 all checks passed; 1 a check or the cleanup failed; 2 usage or configurat
           failed > 0 ? `${failed} of ${results.length} checks failed` : '',
           cleaned.status === 'failed' ? 'cleanup failed' : '',
         ].filter((s) => s !== '');
-        throw new CliError(`smoke test failed: ${why.join('; ')}`, EXIT_FAILED);
+        throw new CliError(`smoke test failed: ${why.join('; ')}`, 'failed');
       }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

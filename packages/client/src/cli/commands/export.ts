@@ -7,7 +7,7 @@ import { exportChunks, replaceFile } from '@svc/protocol/node';
 import type { Command } from 'commander';
 import { CLIENT_VERSION } from '../../kit/version.ts';
 import type { CliContext } from '../context.ts';
-import { CliError, EXIT_FAILED, Output, usageError } from '../output.ts';
+import { CliError, Output, usageError } from '../output.ts';
 
 interface ExportOpts {
   format: string;
@@ -28,9 +28,9 @@ function readSession(file: string): unknown {
   try {
     parsed = parseSessionJson(fs.readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new CliError(`${file} is not a readable session file: ${(err as Error).message}`, EXIT_FAILED);
+    throw new CliError(`${file} is not a readable session file: ${(err as Error).message}`, 'failed');
   }
-  if ('reason' in parsed) throw new CliError(`${file} is not a readable session file: ${parsed.detail}`, EXIT_FAILED);
+  if ('reason' in parsed) throw new CliError(`${file} is not a readable session file: ${parsed.detail}`, 'failed');
   return parsed.doc;
 }
 
@@ -39,7 +39,7 @@ async function writeExport(file: string, chunks: Iterable<string>): Promise<void
   try {
     await replaceFile(file, chunks, { durable: false, mode: 0o600 });
   } catch (err) {
-    throw new CliError(`cannot write ${file}: ${(err as Error).message}`, EXIT_FAILED);
+    throw new CliError(`cannot write ${file}: ${(err as Error).message}`, 'failed');
   }
 }
 

@@ -11,7 +11,7 @@ import { findingsOfRecordLine } from '../../upload/outcome.ts';
 import { ScanUploadError } from '../../upload/produced-upload.ts';
 import type { CliContext } from '../context.ts';
 import { configOption, settingsOf, targetOf, targetOptions, type CommonOpts } from '../options.ts';
-import { CliError, EXIT_USAGE, Output, shareLinkText, usageError } from '../output.ts';
+import { CliError, Output, shareLinkText, usageError } from '../output.ts';
 import { configuredPortal, exceptionsOf } from './scan.ts';
 
 interface ImportOpts extends CommonOpts {
@@ -94,7 +94,7 @@ export async function importAndReport(
       { now: ctx.now, info: (m) => out.info(m), warn },
     );
   } catch (err) {
-    if (err instanceof ImportError) throw new CliError(err.message, err.kind === 'usage' ? EXIT_USAGE : 1);
+    if (err instanceof ImportError) throw new CliError(err.message, err.kind === 'usage' ? 'usage' : 'failed');
     if (err instanceof ScanUploadError) throw new CliError(err.message);
     throw err;
   }

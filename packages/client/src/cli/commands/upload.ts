@@ -129,7 +129,7 @@ export default function register(program: Command, ctx: CliContext): void {
       body = await client.upload(files);
     } catch (err) {
       if (err instanceof PortalError && err.kind === 'http')
-        throw new CliError(sessionTargetConflict(err, files.session) ?? `Upload refused: ${err.message}`);
+        throw new CliError(sessionTargetConflict(err, files.session) ?? `Upload refused: ${err.message}`, 'portal');
       throw err;
     }
     // Only a plain session directory: reports given with -r/-e are not the directory's to re-render.

@@ -224,7 +224,7 @@ export function shellQuote(value: string): string {
  */
 export function toCurl(
   spec: RequestSpec,
-  opts: { timeoutS: number; output?: string; revealSecrets?: boolean },
+  opts: { timeoutS: number; output?: string | undefined; revealSecrets?: boolean },
 ): string {
   const args = ['curl', '-sS', '--max-time', String(opts.timeoutS)];
   if (spec.method !== 'GET' || spec.body !== undefined) args.push('-X', spec.method);

@@ -2,8 +2,9 @@ import { printable } from '../text/printable.ts';
 
 /**
  * Every way a portal call can fail, as data: callers (the CLI, the scanner, the daemon)
- * decide what each kind means for them. The CLI maps `credentials` and `config` to its usage
- * error (exit 2) and every other kind to a failure (exit 1), in one place (cli/main.ts).
+ * decide what each kind means for them. The CLI ends `credentials` and `config` as a
+ * configuration error (exit 2) and every other kind as the portal's failure (exit 1), in one
+ * place (endingOf in cli/main.ts).
  */
 export type PortalErrorKind =
   /** No answer: connection refused, DNS, reset. */
