@@ -83,6 +83,9 @@ export async function startTestPortal(opts: TestPortalOptions = {}): Promise<Tes
     // Every test client is one address (loopback), as in the benchmarks: many at once must fit.
     // tests/connection-limits and connection-slow set their own caps.
     SVC_MAX_CONNECTIONS_PER_ADDRESS: '1000',
+    // A loaded test machine holds connections long: a "503 Database busy" would be load, not the
+    // behaviour under test (tests/database-pool-bounds sets its own small wait).
+    SVC_DB_POOL_WAIT_MS: '60000',
     ...own,
     ...opts.env,
   });

@@ -18,7 +18,7 @@ export async function until(
 }
 
 /** Polls `probe` every 200 ms until it returns something other than undefined. */
-export async function untilValue<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 30_000): Promise<T> {
+export async function untilValue<T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 60_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();

@@ -5,9 +5,9 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endingOf, run } from '../src/cli/main.ts';
 import { CliError, EXIT_CODES, usageError } from '../src/cli/output.ts';
-import { ConfigError } from '../src/config/settings.ts';
-import { HttpError } from '../src/http/request.ts';
-import { PortalError, type PortalErrorKind } from '../src/portal/errors.ts';
+import { ConfigError } from '../src/kit/config/settings.ts';
+import { HttpError } from '../src/kit/http/request.ts';
+import { PortalError, type PortalErrorKind } from '../src/kit/portal/errors.ts';
 
 /** docs/cli.md#exit-codes: every kind of ending has one exit code, and every error one kind. */
 

@@ -358,7 +358,7 @@ describe('share page in Chromium', () => {
     expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'");
     expect(response?.headers()['x-frame-options']).toBe('DENY');
     const title = page.locator('.swagger-ui .info .title');
-    await title.waitFor({ state: 'visible', timeout: 15_000 });
+    await title.waitFor({ state: 'visible', timeout: 60_000 });
     expect(await title.textContent()).toContain('Scan collection portal API');
     expect(violations).toEqual([]);
     expect(pageErrors).toEqual([]);

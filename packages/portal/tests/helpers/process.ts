@@ -139,7 +139,7 @@ export async function spawnPortal(opts: SpawnOptions): Promise<PortalProcess> {
     stderr: () => err,
     exited,
     hasExited: () => exitInfo !== null,
-    waitForOutput(pattern, timeoutMs = 30_000) {
+    waitForOutput(pattern, timeoutMs = 90_000) {
       return new Promise<void>((resolve, reject) => {
         const check = () => {
           if (pattern.test(out) || pattern.test(err)) done(null);
