@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
-import { HeavyFirstSequencer } from './test-support/heavy-first-sequencer.ts';
+import { HeavyFirstSequencer } from '@svc/test-support/heavy-first-sequencer';
 
 // The workers boot faster on Node's compile cache, the same one the processes the tests start
 // share (test-support/cli.ts); set here so that the forks inherit it.

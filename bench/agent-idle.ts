@@ -27,7 +27,7 @@ import { machineInfo } from './lib/machine.ts';
 import { adminToken, createLicense, REPO_ROOT, startPortalProcess } from './lib/portal.ts';
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
-import { cpuTicks, heartbeatTimes, IDLE_RSS_MB_BELOW, rssMb, TICKS_PER_S } from '../test-support/proc-stats.ts';
+import { cpuTicks, heartbeatTimes, IDLE_RSS_MB_BELOW, rssMb, TICKS_PER_S } from '@svc/test-support/proc-stats';
 
 const SVCD = path.join(REPO_ROOT, 'packages/agent/bin/svcd');
 function options() {

@@ -27,7 +27,7 @@ import { loadConfig } from '@svc/portal/config';
 import { startPortal, type Portal } from '@svc/portal/server';
 import { latestPairMetrics } from '@svc/portal/sessions/benchmark';
 import { benchmarkSession } from '@svc/portal/sessions/benchmark-session';
-import { freePort } from '../test-support/ports.ts';
+import { freePort } from '@svc/test-support/ports';
 import { table, writeResult } from './lib/report.ts';
 import { round } from './lib/stats.ts';
 

@@ -25,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { type Nginx, nginxListener, startNginx } from '../test-support/nginx.ts';
+import { type Nginx, nginxListener, startNginx } from '@svc/test-support/nginx';
 import {
   batchCounts,
   batchShape,

@@ -24,7 +24,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import type { Page } from 'playwright-core';
-import { launchChromium } from '../test-support/chromium.ts';
+import { launchChromium } from '@svc/test-support/chromium';
 import { onCleanup } from './lib/cleanup.ts';
 import { machineInfo } from './lib/machine.ts';
 import { benchmarkMain } from './lib/main.ts';

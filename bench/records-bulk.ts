@@ -25,7 +25,7 @@
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
-import { largeSessionDoc, uploadDoc } from '../test-support/large-session.ts';
+import { largeSessionDoc, uploadDoc } from '@svc/test-support/large-session';
 import { interrupted } from './lib/cleanup.ts';
 import { startCpuSample, waitForQuietMachine } from './lib/cpu.ts';
 import { machineInfo } from './lib/machine.ts';

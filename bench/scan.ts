@@ -28,8 +28,8 @@ import {
   parseTargets,
   PROFILES,
 } from '@svc/client/engine';
-import { startNetlab } from '../test-support/netlab/index.ts';
-import { PLANTED_PORTS } from '../test-support/netlab/planted.ts';
+import { startNetlab } from '@svc/test-support/netlab';
+import { PLANTED_PORTS } from '@svc/test-support/netlab/planted';
 import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
 import { machineInfo } from './lib/machine.ts';
 import { REPO_ROOT } from './lib/portal.ts';

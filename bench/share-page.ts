@@ -21,7 +21,7 @@ import { spawnNode, waitForHttp, type NodeChild } from './lib/children.ts';
 import { cleanupAll, installSignalHandlers, interrupted, onCleanup } from './lib/cleanup.ts';
 import { machineInfo } from './lib/machine.ts';
 import { startPortalProcess } from './lib/portal.ts';
-import { freePort } from '../test-support/ports.ts';
+import { freePort } from '@svc/test-support/ports';
 import { table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';
 import { startRssSampler, type RssWindow } from './upload/rss.ts';

@@ -26,7 +26,7 @@ import { startCpuSample, waitForQuietMachine, type CpuTarget } from './lib/cpu.t
 import { machineInfo } from './lib/machine.ts';
 import { OptionsError } from './lib/options.ts';
 import { startPortalProcess, type PortalProcess } from './lib/portal.ts';
-import { freePort } from '../test-support/ports.ts';
+import { freePort } from '@svc/test-support/ports';
 import { summarizeProfile } from './lib/profile-summary.ts';
 import { RESULTS_DIR, stampOf, table, writeResult } from './lib/report.ts';
 import { median, round } from './lib/stats.ts';

@@ -18,7 +18,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { createGzip } from 'node:zlib';
-import { epssCsv, kevCatalog, type NvdCveSpec, nvdFeedPieces } from '../test-support/vuln-feeds.ts';
+import { epssCsv, kevCatalog, type NvdCveSpec, nvdFeedPieces } from '@svc/test-support/vuln-feeds';
 import { runTool } from './lib/children.ts';
 import { installSignalHandlers, onCleanup, runBenchmark } from './lib/cleanup.ts';
 import { machineInfo } from './lib/machine.ts';

@@ -30,7 +30,7 @@ import { cleanupAll, installSignalHandlers, interrupted, onCleanup } from './lib
 import { startCpuSample, waitForQuietMachine, type CpuTarget } from './lib/cpu.ts';
 import { machineInfo } from './lib/machine.ts';
 import { adminToken, startPortalProcess, type PortalProcess } from './lib/portal.ts';
-import { freePort } from '../test-support/ports.ts';
+import { freePort } from '@svc/test-support/ports';
 import { RESULTS_DIR, stampOf, table, writeResult } from './lib/report.ts';
 import { median, percentileSorted, round, Samples } from './lib/stats.ts';
 import { createBenchCa, type BenchCa } from './webhooks/certs.ts';

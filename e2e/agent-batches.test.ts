@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
-import { untilValue as until } from '../test-support/wait.ts';
+import { untilValue as until } from '@svc/test-support/wait';
 import { agentsApi } from './helpers/agents-api.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';

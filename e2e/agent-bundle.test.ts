@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO } from '../test-support/cli.ts';
-import { untilValue as until } from '../test-support/wait.ts';
+import { REPO } from '@svc/test-support/cli';
+import { untilValue as until } from '@svc/test-support/wait';
 
 // bin/svcd runs the daemon from its one-file bundle (packages/agent/dist/svcd.mjs), which the
 // install (`npm ci`) and the `update` command build; it never builds at start. The cases work on

@@ -9,11 +9,11 @@ import { createCommandRunner } from '@svc/agent/commands';
 import { Journal, journalFileOf } from '@svc/agent/journal';
 import type { CommandHost, ScheduleChange } from '@svc/agent/types';
 import { createPortalClient, type PortalClient } from '@svc/client/kit';
-import { deadAddress } from '../test-support/ports.ts';
+import { deadAddress } from '@svc/test-support/ports';
 import { commandHistory, queueCommand } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
-import { NODE_COMPILE_CACHE, SVC } from '../test-support/cli.ts';
+import { NODE_COMPILE_CACHE, SVC } from '@svc/test-support/cli';
 import { listenOnQuickPort } from './helpers/quick-port.ts';
 import { openScanGate } from './helpers/scan-gate.ts';
 

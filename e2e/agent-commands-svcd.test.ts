@@ -2,14 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { createPortalClient, scheduleId } from '@svc/client/kit';
-import { startTestPortal, type TestPortal } from '../test-support/portal.ts';
-import { freePort } from '../test-support/ports.ts';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { freePort } from '@svc/test-support/ports';
 import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
 import { agentsApi } from './helpers/agents-api.ts';
 import { startPortalWithKey, usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
-import { REPO } from '../test-support/cli.ts';
+import { REPO } from '@svc/test-support/cli';
 import { listenOnQuickPort } from './helpers/quick-port.ts';
 import { openScanGate } from './helpers/scan-gate.ts';
 

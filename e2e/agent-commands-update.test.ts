@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NODE_COMPILE_CACHE, REPO } from '../test-support/cli.ts';
+import { NODE_COMPILE_CACHE, REPO } from '@svc/test-support/cli';
 import { finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { newAgentId, portalConf, writeConfigs } from './helpers/svcd.ts';

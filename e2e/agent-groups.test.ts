@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, withToken } from '../test-support/http.ts';
-import { untilValue as until } from '../test-support/wait.ts';
+import { http, withToken } from '@svc/test-support/http';
+import { untilValue as until } from '@svc/test-support/wait';
 import { agentsApi } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { newAgentId, portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleId } from '@svc/client/kit';
-import { untilValue as until } from '../test-support/wait.ts';
+import { untilValue as until } from '@svc/test-support/wait';
 import { agentsApi } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';

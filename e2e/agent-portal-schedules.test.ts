@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { everySeconds, schedulesApi } from '../test-support/portal-schedules.ts';
-import { untilValue } from '../test-support/wait.ts';
+import { everySeconds, schedulesApi } from '@svc/test-support/portal-schedules';
+import { untilValue } from '@svc/test-support/wait';
 import { agentsApi } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { doneSessions, reportedSchedule, storedSessionFile } from './helpers/portal-schedules.ts';

@@ -6,9 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, withToken } from '../test-support/http.ts';
-import type { TestPortal } from '../test-support/portal.ts';
-import { REPO, runCli, tool, writeConfig, type CliResult, type RunOptions } from '../test-support/cli.ts';
+import { http, withToken } from '@svc/test-support/http';
+import type { TestPortal } from '@svc/test-support/portal';
+import { REPO, runCli, tool, writeConfig, type CliResult, type RunOptions } from '@svc/test-support/cli';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 // tools/api_debug.sh (`svc api-debug`) run as a process against the real portal.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runCli, SVC, useTempHome } from '../test-support/cli.ts';
-import { sessionDoc } from '../test-support/upload.ts';
+import { runCli, SVC, useTempHome } from '@svc/test-support/cli';
+import { sessionDoc } from '@svc/test-support/upload';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /** A client config file (`svc upload -c`) naming the real portal and a key it issued; the config rules are in packages/client/tests/config.slow.test.ts. */

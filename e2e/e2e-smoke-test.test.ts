@@ -4,11 +4,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, type LicenseFixture } from '../test-support/factories.ts';
-import { http as portalHttp, withToken } from '../test-support/http.ts';
-import type { TestPortal } from '../test-support/portal.ts';
+import { createLicense, type LicenseFixture } from '@svc/test-support/factories';
+import { http as portalHttp, withToken } from '@svc/test-support/http';
+import type { TestPortal } from '@svc/test-support/portal';
 import { CHECK_NAMES } from '@svc/client/engine';
-import { runCli, tool, writeConfig } from '../test-support/cli.ts';
+import { runCli, tool, writeConfig } from '@svc/test-support/cli';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 // tools/e2e_smoke_test.sh as a real process against the real portal (in process, real

@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempHome } from '../test-support/cli.ts';
-import { http as request, withToken } from '../test-support/http.ts';
+import { tempHome } from '@svc/test-support/cli';
+import { http as request, withToken } from '@svc/test-support/http';
 import { importCli, type ImportJson } from './helpers/import-cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 

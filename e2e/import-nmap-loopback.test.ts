@@ -7,7 +7,7 @@ import { buildNmapArgs, parseTargets, PROFILES } from '@svc/client/engine';
 import { findNmap } from '@svc/client/kit';
 import { scannerSessionId } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, SVC, tempHome } from '../test-support/cli.ts';
+import { runCli, SVC, tempHome } from '@svc/test-support/cli';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { listenOldSshBanner } from './helpers/ssh-banner.ts';
 

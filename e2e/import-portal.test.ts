@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempHome } from '../test-support/cli.ts';
+import { tempHome } from '@svc/test-support/cli';
 import {
   ANON_FTP,
   FIRST_SCAN,
@@ -12,9 +12,9 @@ import {
   TLS10,
   withOids,
   withTemplates,
-} from '../test-support/foreign-items.ts';
-import { type ForeignItem, nessusV2, nucleiJsonl, openvasReport } from '../test-support/foreign-reports.ts';
-import { http as request, withToken } from '../test-support/http.ts';
+} from '@svc/test-support/foreign-items';
+import { type ForeignItem, nessusV2, nucleiJsonl, openvasReport } from '@svc/test-support/foreign-reports';
+import { http as request, withToken } from '@svc/test-support/http';
 import { importCli, type ImportJson } from './helpers/import-cli.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 

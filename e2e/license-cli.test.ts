@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLicense, licenseAction } from '../test-support/factories.ts';
-import { LEGACY_KEY, type TestPortal } from '../test-support/portal.ts';
+import { createLicense, licenseAction } from '@svc/test-support/factories';
+import { LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
 import { licenseKeyFingerprint as keyFingerprint } from '@svc/protocol/node';
-import { runCli, SVC, tempHome, type CliResult } from '../test-support/cli.ts';
-import { startFakePortal, type FakePortal } from '../test-support/license-fake-portal.ts';
+import { runCli, SVC, tempHome, type CliResult } from '@svc/test-support/cli';
+import { startFakePortal, type FakePortal } from '@svc/test-support/license-fake-portal';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**

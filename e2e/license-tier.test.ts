@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLicense, DAY_MS, licenseAction } from '../test-support/factories.ts';
-import { LEGACY_KEY, type TestPortal } from '../test-support/portal.ts';
+import { createLicense, DAY_MS, licenseAction } from '@svc/test-support/factories';
+import { LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
 import {
   ConfigError,
   DEFAULT_GRACE_S,
@@ -13,8 +13,8 @@ import {
   Settings,
 } from '@svc/client/kit';
 import { licenseKeyFingerprint as keyFingerprint, licenseKeySha256 as keySha256 } from '@svc/protocol/node';
-import { tempHome } from '../test-support/cli.ts';
-import { closedPortUrl, startFakePortal, type FakeMode, type FakePortal } from '../test-support/license-fake-portal.ts';
+import { tempHome } from '@svc/test-support/cli';
+import { closedPortUrl, startFakePortal, type FakeMode, type FakePortal } from '@svc/test-support/license-fake-portal';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**

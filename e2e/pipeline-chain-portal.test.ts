@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { SessionFile } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../test-support/factories.ts';
-import { http, withToken } from '../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../test-support/portal.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import {
   defaultBranding,
   type GenerateOptions,
@@ -16,7 +16,7 @@ import {
   stagesInputOf,
   SYNTHETIC_ALERTS,
 } from '@svc/client/engine';
-import { runCli, SVC } from '../test-support/cli.ts';
+import { runCli, SVC } from '@svc/test-support/cli';
 
 /**
  * A 5-session chain of one target through every stage (ORC 9.64 on,

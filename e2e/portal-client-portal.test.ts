@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestPortal } from '../test-support/portal.ts';
-import { sessionDoc } from '../test-support/upload.ts';
+import type { TestPortal } from '@svc/test-support/portal';
+import { sessionDoc } from '@svc/test-support/upload';
 import { createPortalClient, PortalError } from '@svc/client/kit';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 

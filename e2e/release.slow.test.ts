@@ -5,12 +5,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO } from '../test-support/cli.ts';
-import { type DebianChroot, debianChroot } from '../test-support/debian-chroot.ts';
-import { withToken } from '../test-support/http.ts';
-import { freePort } from '../test-support/ports.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login } from '../test-support/portal.ts';
-import { until } from '../test-support/wait.ts';
+import { REPO } from '@svc/test-support/cli';
+import { type DebianChroot, debianChroot } from '@svc/test-support/debian-chroot';
+import { withToken } from '@svc/test-support/http';
+import { freePort } from '@svc/test-support/ports';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login } from '@svc/test-support/portal';
+import { until } from '@svc/test-support/wait';
 import { databaseOverTcp, podman, readyz } from './helpers/release.ts';
 import { listenOldSshBanner } from './helpers/ssh-banner.ts';
 

@@ -1,10 +1,10 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../test-support/portal.ts';
-import { newSessionId, postUpload, sessionParts } from '../test-support/upload.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionParts } from '@svc/test-support/upload';
 import { brandingFromEnv, renderExecSummary, renderReport } from '@svc/client/engine';
-import { launchChromium } from '../test-support/chromium.ts';
-import { HOSTILE_EVIDENCE, reportSession } from '../test-support/report-session.ts';
+import { launchChromium } from '@svc/test-support/chromium';
+import { HOSTILE_EVIDENCE, reportSession } from '@svc/test-support/report-session';
 
 /**
  * A generated report on the portal's share page (the bridge goes in at the LAST

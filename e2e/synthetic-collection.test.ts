@@ -14,7 +14,7 @@ import {
   riskScore,
   SEEDED_END,
 } from '@svc/client/engine';
-import { runCli, SVC, tool } from '../test-support/cli.ts';
+import { runCli, SVC, tool } from '@svc/test-support/cli';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**

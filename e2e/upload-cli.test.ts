@@ -1,12 +1,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, licenseAction } from '../test-support/factories.ts';
-import { http, withToken } from '../test-support/http.ts';
-import type { TestPortal } from '../test-support/portal.ts';
-import { sessionDoc, type Doc } from '../test-support/upload.ts';
-import { runCli, SVC, tempHome } from '../test-support/cli.ts';
-import { closedPortUrl } from '../test-support/license-fake-portal.ts';
+import { createLicense, licenseAction } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import type { TestPortal } from '@svc/test-support/portal';
+import { sessionDoc, type Doc } from '@svc/test-support/upload';
+import { runCli, SVC, tempHome } from '@svc/test-support/cli';
+import { closedPortUrl } from '@svc/test-support/license-fake-portal';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /** `svc upload` as a real process against the real portal (docs/api.md#sessions). */

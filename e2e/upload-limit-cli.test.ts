@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, SVC, tempHome } from '../test-support/cli.ts';
-import { SCAN_END, SCAN_START } from '../test-support/foreign-items.ts';
-import { type ForeignItem, nessusV2 } from '../test-support/foreign-reports.ts';
-import { sessionDoc } from '../test-support/upload.ts';
+import { runCli, SVC, tempHome } from '@svc/test-support/cli';
+import { SCAN_END, SCAN_START } from '@svc/test-support/foreign-items';
+import { type ForeignItem, nessusV2 } from '@svc/test-support/foreign-reports';
+import { sessionDoc } from '@svc/test-support/upload';
 import { startPortalWithKey, type PortalWithKey } from './helpers/portal-with-key.ts';
 
 /**

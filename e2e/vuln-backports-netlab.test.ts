@@ -2,12 +2,12 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Finding, SessionFile } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, SVC, tempHome } from '../test-support/cli.ts';
-import { http, withToken } from '../test-support/http.ts';
-import { type Netlab, startNetlab } from '../test-support/netlab/index.ts';
-import { assertInTestNetwork, scannerTools } from '../test-support/netlab/scanner-tools.ts';
-import { bannerServer } from '../test-support/netlab/services.ts';
-import { epssCsv, feedFixture, importTestFeeds, nvdFixtureFeed } from '../test-support/vuln-feeds.ts';
+import { runCli, SVC, tempHome } from '@svc/test-support/cli';
+import { http, withToken } from '@svc/test-support/http';
+import { type Netlab, startNetlab } from '@svc/test-support/netlab';
+import { assertInTestNetwork, scannerTools } from '@svc/test-support/netlab/scanner-tools';
+import { bannerServer } from '@svc/test-support/netlab/services';
+import { epssCsv, feedFixture, importTestFeeds, nvdFixtureFeed } from '@svc/test-support/vuln-feeds';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**

@@ -2,11 +2,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionFile } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, SVC, tempHome } from '../test-support/cli.ts';
-import { http, withToken } from '../test-support/http.ts';
-import { type Netlab, startNetlab } from '../test-support/netlab/index.ts';
-import { assertInTestNetwork, scannerTools } from '../test-support/netlab/scanner-tools.ts';
-import { epssCsv, importTestFeeds, kevCatalog, nvdFeed } from '../test-support/vuln-feeds.ts';
+import { runCli, SVC, tempHome } from '@svc/test-support/cli';
+import { http, withToken } from '@svc/test-support/http';
+import { type Netlab, startNetlab } from '@svc/test-support/netlab';
+import { assertInTestNetwork, scannerTools } from '@svc/test-support/netlab/scanner-tools';
+import { epssCsv, importTestFeeds, kevCatalog, nvdFeed } from '@svc/test-support/vuln-feeds';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 
 /**

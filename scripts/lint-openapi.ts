@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '@svc/portal/config';
 import { startPortal } from '@svc/portal/server';
-import { freePort } from '../test-support/ports.ts';
+import { freePort } from '@svc/test-support/ports';
 
 const root = path.resolve(import.meta.dirname, '..');
 const require = createRequire(import.meta.url);

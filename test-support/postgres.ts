@@ -39,7 +39,8 @@ async function createMigratedTemplate(adminUrl: string): Promise<void> {
 /**
  * One real PostgreSQL server for the whole run, started with the same embedded-server
  * code the portal uses. Durability is traded for speed here only (fsync off): a test
- * cluster is thrown away at the end.
+ * cluster is thrown away at the end. Vitest's globalSetup (vitest.config.ts).
+ * @public
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-test-pg-'));

@@ -11,7 +11,7 @@ import { type HeartbeatBody, MAX_COMMANDS_PER_HEARTBEAT } from '@svc/protocol';
 import { type ClaimedRow, HEARTBEAT_SQL, heartbeatValues } from '@svc/portal/agents/claim-sql';
 import { spawnNode, waitForHttp, type NodeChild } from '../lib/children.ts';
 import { interrupted } from '../lib/cleanup.ts';
-import { freePort } from '../../test-support/ports.ts';
+import { freePort } from '@svc/test-support/ports';
 import { PATH } from './fleet.ts';
 
 const BASELINE_ENV = 'BENCH_HEARTBEAT_BASELINE';

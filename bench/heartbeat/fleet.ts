@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type pg from 'pg';
-import { sampleValue, scrape } from '../../test-support/metrics-scrape.ts';
+import { sampleValue, scrape } from '@svc/test-support/metrics-scrape';
 import { type PortalProcess, startPortalProcess } from '../lib/portal.ts';
 
 /** The heartbeat benches' fleet: agents and a command backlog seeded in SQL, and the portals that serve it. */

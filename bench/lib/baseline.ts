@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { BaselineConfig, BaselineRoute } from './baseline-server.ts';
 import { spawnNode, waitForHttp, type NodeChild } from './children.ts';
 import { interrupted, tempDir } from './cleanup.ts';
-import { freePort } from '../../test-support/ports.ts';
+import { freePort } from '@svc/test-support/ports';
 
 export type { BaselineRoute } from './baseline-server.ts';
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { CreateLicenseBody } from '@svc/protocol';
 import { spawnNode, waitForHttp, type NodeChild } from './children.ts';
 import { interrupted, onCleanup } from './cleanup.ts';
-import { freePort } from '../../test-support/ports.ts';
+import { freePort } from '@svc/test-support/ports';
 import { processAlive } from '@svc/protocol/node';
 
 /** The repository root (bench/lib/../..). */

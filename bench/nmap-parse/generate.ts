@@ -6,7 +6,7 @@
  * Deterministic for a given seed.
  */
 import fs from 'node:fs';
-import { seededRandom } from '../../test-support/random.ts';
+import { seededRandom } from '@svc/test-support/random';
 import path from 'node:path';
 
 const FIXTURES = path.join(import.meta.dirname, '..', '..', 'packages', 'client', 'tests', 'fixtures', 'nmap');

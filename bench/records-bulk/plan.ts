@@ -3,7 +3,7 @@
  * (the portal's request and the baseline's UPDATE of the same columns to the same values).
  */
 import { parseArgs } from 'node:util';
-import type { largeSessionDoc } from '../../test-support/large-session.ts';
+import type { largeSessionDoc } from '@svc/test-support/large-session';
 import { wholeNumber } from '../lib/options.ts';
 
 export const CLIENT_ID = 'bench-bulk';

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import { largeSessionDoc, leanSessionDoc } from '../../test-support/large-session.ts';
+import { largeSessionDoc, leanSessionDoc } from '@svc/test-support/large-session';
 import type { UploadBody } from './client.ts';
 
 /** full: every finding with evidence, description, references and a remediation entry (≈ 1.2 kB each); lean: identity only (≈ 230 B). */

@@ -14,7 +14,7 @@
  * the services of such a product show a bookworm package revision in their banner.
  */
 import fs from 'node:fs';
-import { seededRandom } from '../../test-support/random.ts';
+import { seededRandom } from '@svc/test-support/random';
 import {
   severityOfCvss,
   VULN_INDEX_FORMAT,

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { createTestCa } from '../../test-support/https-receiver.ts';
+import { createTestCa } from '@svc/test-support/https-receiver';
 import { onCleanup } from '../lib/cleanup.ts';
 
 export interface BenchCa {

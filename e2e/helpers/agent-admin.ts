@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
-import { http, withToken } from '../../test-support/http.ts';
-import type { TestPortal } from '../../test-support/portal.ts';
+import { http, withToken } from '@svc/test-support/http';
+import type { TestPortal } from '@svc/test-support/portal';
 
 /** The admin's side of the command channel, over real HTTP: queue commands, read their history. */
 

@@ -1,8 +1,8 @@
 import type { Static } from '@sinclair/typebox';
 import type { AgentView, CommandDetailResponse } from '@svc/protocol';
-import { http, withToken } from '../../test-support/http.ts';
-import { untilValue } from '../../test-support/wait.ts';
-import type { TestPortal } from '../../test-support/portal.ts';
+import { http, withToken } from '@svc/test-support/http';
+import { untilValue } from '@svc/test-support/wait';
+import type { TestPortal } from '@svc/test-support/portal';
 
 /** The admin side of the agent API, as tests of real agents use it. */
 export function agentsApi(portal: TestPortal, admin: () => string) {

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { scannerSessionId } from '@svc/protocol';
-import { runCli, SVC } from '../../test-support/cli.ts';
+import { runCli, SVC } from '@svc/test-support/cli';
 
 /** What `svc import … --json` (and `svc upload` of a foreign file) prints. */
 export interface ImportJson {

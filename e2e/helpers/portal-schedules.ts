@@ -1,6 +1,6 @@
 import type { AgentView } from '@svc/protocol';
-import { http, withToken } from '../../test-support/http.ts';
-import { untilValue } from '../../test-support/wait.ts';
+import { http, withToken } from '@svc/test-support/http';
+import { untilValue } from '@svc/test-support/wait';
 
 /** What tests of real svcd read about schedules: the reported state and the uploaded sessions. */
 

@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import type { CreateLicenseBody } from '@svc/protocol';
 import { afterAll, beforeAll } from 'vitest';
-import { type CreatedLicense, createLicense } from '../../test-support/factories.ts';
-import { startTestPortal, type TestPortal, type TestPortalOptions } from '../../test-support/portal.ts';
+import { type CreatedLicense, createLicense } from '@svc/test-support/factories';
+import { startTestPortal, type TestPortal, type TestPortalOptions } from '@svc/test-support/portal';
 
 /** A real portal (in process, on its own database of the shared test cluster) and one license key issued by it. */
 export interface PortalWithKey {

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { REPO } from '../../test-support/cli.ts';
-import { createTestDatabase } from '../../test-support/portal.ts';
+import { REPO } from '@svc/test-support/cli';
+import { createTestDatabase } from '@svc/test-support/portal';
 
 const exec = promisify(execFile);
 

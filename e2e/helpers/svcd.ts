@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { NODE_COMPILE_CACHE, REPO } from '../../test-support/cli.ts';
+import { NODE_COMPILE_CACHE, REPO } from '@svc/test-support/cli';
 
 export const SVCD = path.join(REPO, 'packages/agent/bin/svcd');
 

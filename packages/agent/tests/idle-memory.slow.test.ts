@@ -3,15 +3,15 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../../../test-support/factories.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import {
   heartbeatTimes,
   IDLE_PRIVATE_MB_BELOW,
   IDLE_RSS_MB_BELOW,
   privateMb,
   rssMb,
-} from '../../../test-support/proc-stats.ts';
+} from '@svc/test-support/proc-stats';
 
 /**
  * The idle agent's memory as a bound, not a timing: the real daemon (bin/svcd and its bundle, as a

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Settings } from '@svc/client/kit';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO, runCli } from '../../../test-support/cli.ts';
+import { REPO, runCli } from '@svc/test-support/cli';
 import { MissingSettingError, requirePortal } from '../src/config.ts';
 
 /**

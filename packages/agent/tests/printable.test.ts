@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { C1, CONTROL, capture, HOSTILE } from '../../../test-support/terminal-text.ts';
+import { C1, CONTROL, capture, HOSTILE } from '@svc/test-support/terminal-text';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.ts';
 import { writeState } from '../src/state-file.ts';

@@ -2,13 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli, SVC, writeConfig } from '../../../test-support/cli.ts';
-import {
-  httpReceiver,
-  smtpReceiver,
-  type HttpReceiver,
-  type SmtpReceiver,
-} from '../../../test-support/alerts-receivers.ts';
+import { runCli, SVC, writeConfig } from '@svc/test-support/cli';
+import { httpReceiver, smtpReceiver, type HttpReceiver, type SmtpReceiver } from '@svc/test-support/alerts-receivers';
 
 /** `svc alert --test` as a real process against an SMTP server and HTTP receivers on 127.0.0.1. */
 

@@ -3,7 +3,7 @@ import { testAlert, type AlertPayload } from '../src/alerts/evaluate.ts';
 import { notifyAlerts, sendToChannels } from '../src/alerts/notify.ts';
 import { alertSettingsFrom } from '../src/alerts/settings.ts';
 import { slackMessage } from '../src/alerts/slack.ts';
-import { httpReceiver, smtpReceiver, type ReceivedMail } from '../../../test-support/alerts-receivers.ts';
+import { httpReceiver, smtpReceiver, type ReceivedMail } from '@svc/test-support/alerts-receivers';
 
 /**
  * Delivery of scan-time alerts to real local receivers: an SMTP server process (smtp-server)

@@ -6,7 +6,7 @@ import { alertSettingsFrom } from '../src/alerts/settings.ts';
 import { withAlerts } from '../src/alerts/stage.ts';
 import { stagedDocs } from '../src/synthetic/chain.ts';
 import { parseMix } from '../src/synthetic/options.ts';
-import { httpReceiver, type HttpReceiver } from '../../../test-support/alerts-receivers.ts';
+import { httpReceiver, type HttpReceiver } from '@svc/test-support/alerts-receivers';
 
 /** The alerts stage over sessions of the synthetic generator, delivering to a local webhook receiver. */
 

@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sessionDoc } from '../../../test-support/upload.ts';
+import { sessionDoc } from '@svc/test-support/upload';
 import { ConfigError, readConfigFile, Settings } from '../src/kit/config/settings.ts';
-import { runCli, SVC, useTempHome } from '../../../test-support/cli.ts';
-import { startFakePortal, type FakePortal } from '../../../test-support/license-fake-portal.ts';
+import { runCli, SVC, useTempHome } from '@svc/test-support/cli';
+import { startFakePortal, type FakePortal } from '@svc/test-support/license-fake-portal';
 
 /**
  * Client config files (`-c`, KEY=VALUE, dotenv's parser, never sourced) and the precedence

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { TOOLS } from '../src/host-checks/tools.ts';
-import { runCli, tempHome, tool } from '../../../test-support/cli.ts';
+import { runCli, tempHome, tool } from '@svc/test-support/cli';
 import { CORE_TOOLS, fakeAptGet, makeBinDir, SHIM_TOOLS, type BinDir } from './helpers/host-bin.ts';
 import { startPty, type PtySession } from './helpers/pty.ts';
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { findingFingerprint, toCsv, toDefectDojo, toSarif } from '@svc/protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO, runCli, SVC } from '../../../test-support/cli.ts';
+import { REPO, runCli, SVC } from '@svc/test-support/cli';
 
 /** `svc export`: the protocol's exports of a session directory or file, to stdout or a file. */
 

@@ -3,9 +3,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseForeignFile } from '../src/imports/detect.ts';
 import { DEFAULT_MAX_BYTES, ImportError } from '../src/imports/guard.ts';
-import { tempHome } from '../../../test-support/cli.ts';
-import { TLS10 } from '../../../test-support/foreign-items.ts';
-import { nucleiJsonl, openvasReport, xmlEscape } from '../../../test-support/foreign-reports.ts';
+import { tempHome } from '@svc/test-support/cli';
+import { TLS10 } from '@svc/test-support/foreign-items';
+import { nucleiJsonl, openvasReport, xmlEscape } from '@svc/test-support/foreign-reports';
 
 /**
  * One cut rule for every text an import keeps (attributes, JSON

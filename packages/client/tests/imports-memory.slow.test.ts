@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, SVC, tempHome } from '../../../test-support/cli.ts';
+import { runCli, SVC, tempHome } from '@svc/test-support/cli';
 
 /**
  * The review's hostile files, generated here into a temp dir, imported by a

@@ -5,9 +5,9 @@ import { parseForeignFile } from '../src/imports/detect.ts';
 import { DEFAULT_MAX_BYTES, ImportError } from '../src/imports/guard.ts';
 import { parseNmapXml, scanTimeOf } from '../src/scanner/parse/index.ts';
 import { detectFindings } from '../src/scanner/rules/index.ts';
-import { tempHome } from '../../../test-support/cli.ts';
-import { FIRST_SCAN, SCAN_END, SCAN_START, withOids, withTemplates } from '../../../test-support/foreign-items.ts';
-import { nessusV2, nucleiJsonl, openvasReport } from '../../../test-support/foreign-reports.ts';
+import { tempHome } from '@svc/test-support/cli';
+import { FIRST_SCAN, SCAN_END, SCAN_START, withOids, withTemplates } from '@svc/test-support/foreign-items';
+import { nessusV2, nucleiJsonl, openvasReport } from '@svc/test-support/foreign-reports';
 
 /** Each parser on files written in its tool's documented format, and the input every parser refuses. */
 

@@ -4,7 +4,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseForeignFile } from '../src/imports/detect.ts';
 import { DEFAULT_MAX_BYTES, ImportError } from '../src/imports/guard.ts';
-import { tempHome } from '../../../test-support/cli.ts';
+import { tempHome } from '@svc/test-support/cli';
 
 /**
  * Each importer over real files other tools wrote (fixtures/imports/SOURCES.md names them): what

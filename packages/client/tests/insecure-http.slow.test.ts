@@ -2,11 +2,11 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionDoc } from '../../../test-support/upload.ts';
+import { sessionDoc } from '@svc/test-support/upload';
 import { Settings } from '../src/kit/config/settings.ts';
 import { PortalError } from '../src/kit/portal/errors.ts';
 import { resolveTarget, uploadUrlOf } from '../src/kit/portal/target.ts';
-import { runCli, SVC } from '../../../test-support/cli.ts';
+import { runCli, SVC } from '@svc/test-support/cli';
 
 /**
  * Plain http to a portal that is not this machine is refused unless allowed explicitly:

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO } from '../../../test-support/cli.ts';
+import { REPO } from '@svc/test-support/cli';
 
 // The client runs on customer hosts (a Raspberry Pi): it must install and run without the
 // portal's server-side dependencies (docs/architecture.md). These tests read the code the

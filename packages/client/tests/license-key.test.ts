@@ -8,7 +8,7 @@ import { parseKeyFormat } from '../src/kit/license/format.ts';
 import { licenseKeyFile, resolveKey } from '../src/kit/config/license-key.ts';
 import { resolveTier } from '../src/kit/license/tier.ts';
 import { licenseCacheFile } from '../src/kit/license/cache.ts';
-import { tempHome } from '../../../test-support/cli.ts';
+import { tempHome } from '@svc/test-support/cli';
 
 /**
  * docs/cli.md#license-tier, in process: which key is

@@ -36,7 +36,7 @@ import {
   type PrivilegeFacts,
 } from '../src/host-checks/package-manager.ts';
 import { BASH, TOOLS, type ToolStatus } from '../src/host-checks/tools.ts';
-import { runCli, tempHome, tool, writeConfig } from '../../../test-support/cli.ts';
+import { runCli, tempHome, tool, writeConfig } from '@svc/test-support/cli';
 import { startPty } from './helpers/pty.ts';
 import {
   aptInstallIsNoop,

@@ -5,7 +5,7 @@ import type { ExceptionRule } from '../src/pipeline/exceptions.ts';
 import { mergePriorState, reapplyPriorState } from '../src/pipeline/portal-state.ts';
 import { runStages } from '../src/pipeline/run-stages.ts';
 import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
-import { BUSINESS_LICENSE } from '../../../test-support/report-session.ts';
+import { BUSINESS_LICENSE } from '@svc/test-support/report-session';
 
 /** The merge of the portal's latest state with the local prior session (docs/decisions.md#prior-state-from-the-portal). */
 

@@ -6,7 +6,7 @@ import { parseExceptionsFile } from '../src/pipeline/exceptions.ts';
 import { orcSettingsFrom } from '../src/pipeline/orc964.ts';
 import { runStages, type StagesInput } from '../src/pipeline/run-stages.ts';
 import { scheduleId } from '../src/kit/scheduling.ts';
-import { BUSINESS_LICENSE } from '../../../test-support/report-session.ts';
+import { BUSINESS_LICENSE } from '@svc/test-support/report-session';
 
 const NOW = new Date('2025-03-01T14:10:00.000Z');
 const license = BUSINESS_LICENSE;

@@ -6,7 +6,7 @@ import { send } from '../src/kit/http/request.ts';
 import { createPortalClient } from '../src/kit/portal/client.ts';
 import { PortalError } from '../src/kit/portal/errors.ts';
 import type { PortalTarget } from '../src/kit/portal/target.ts';
-import { closedPortUrl } from '../../../test-support/license-fake-portal.ts';
+import { closedPortUrl } from '@svc/test-support/license-fake-portal';
 import {
   type Received,
   type RecordingHandler,

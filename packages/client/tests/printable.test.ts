@@ -1,4 +1,4 @@
-import { C1, CONTROL, CSI, capture, HOSTILE, OSC_52, OSC_TITLE } from '../../../test-support/terminal-text.ts';
+import { C1, CONTROL, CSI, capture, HOSTILE, OSC_52, OSC_TITLE } from '@svc/test-support/terminal-text';
 import { describe, expect, it } from 'vitest';
 import { Output } from '../src/cli/output.ts';
 import { PortalError } from '../src/kit/portal/errors.ts';

@@ -5,10 +5,10 @@ import { pathToFileURL } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandingFromEnv, renderExecSummary, renderReport } from '../src/report/index.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { launchChromium } from '@svc/test-support/chromium';
 import { pixelOf } from './helpers/chromium.ts';
-import { SCREENSHOT_DIR, screenshotsWanted } from '../../../test-support/screenshots.ts';
-import { HOSTILE_EVIDENCE, HOSTILE_TITLE, reportSession } from '../../../test-support/report-session.ts';
+import { SCREENSHOT_DIR, screenshotsWanted } from '@svc/test-support/screenshots';
+import { HOSTILE_EVIDENCE, HOSTILE_TITLE, reportSession } from '@svc/test-support/report-session';
 
 /**
  * Both HTML files of a pipeline-made session opened from disk in Chromium: nothing fails,

@@ -25,7 +25,7 @@ import {
   HOSTILE_TITLE,
   reportSession,
   SESSION_ID,
-} from '../../../test-support/report-session.ts';
+} from '@svc/test-support/report-session';
 
 const noFile = (file: string): Uint8Array => {
   throw Object.assign(new Error(`ENOENT: no such file or directory, open '${file}'`), { code: 'ENOENT' });

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PORT_LIST_RULE } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, SVC } from '../../../test-support/cli.ts';
+import { runCli, SVC } from '@svc/test-support/cli';
 
 /** `svc scan` as a real process: every refusal happens before nmap could start. */
 

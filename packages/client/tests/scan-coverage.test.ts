@@ -6,7 +6,7 @@ import { Settings } from '../src/kit/config/settings.ts';
 import { parseNmapXml } from '../src/scanner/parse/index.ts';
 import { answeredAddresses } from '../src/scanner/parse/coverage.ts';
 import { runScan } from '../src/scanner/run/run-scan.ts';
-import { BUSINESS_LICENSE } from '../../../test-support/report-session.ts';
+import { BUSINESS_LICENSE } from '@svc/test-support/report-session';
 import { type RecordingServer, startRecordingServer } from './helpers/recording-server.ts';
 
 /**

@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, runCli, SVC } from '../../../test-support/cli.ts';
-import { type Netlab, startNetlab } from '../../../test-support/netlab/index.ts';
+import { type CliResult, runCli, SVC } from '@svc/test-support/cli';
+import { type Netlab, startNetlab } from '@svc/test-support/netlab';
 
 /**
  * `svc scan` end to end as a real process inside the test network's scanner namespace: one weak

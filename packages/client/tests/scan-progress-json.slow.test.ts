@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { readProgressLine } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, SVC, type CliResult } from '../../../test-support/cli.ts';
+import { runCli, SVC, type CliResult } from '@svc/test-support/cli';
 import { progressJsonWriter } from '../src/cli/progress-json.ts';
 import { NmapXmlStream } from '../src/scanner/parse/stream.ts';
 

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliResult, runCli, SVC } from '../../../test-support/cli.ts';
+import { type CliResult, runCli, SVC } from '@svc/test-support/cli';
 
 /**
  * `svc scan` as a real process on loopback only: a web server on 127.0.0.1 that names an old

@@ -9,7 +9,7 @@ import { runScan, type ScanResult } from '../src/scanner/run/run-scan.ts';
 import { EXTERNAL_TOOLS } from '../src/scanner/tools/index.ts';
 import { testssl } from '../src/scanner/tools/testssl.ts';
 import type { EnrichmentTool } from '../src/scanner/tools/types.ts';
-import { type Netlab, startNetlab } from '../../../test-support/netlab/index.ts';
+import { type Netlab, startNetlab } from '@svc/test-support/netlab';
 
 /**
  * runScan in process with the test network's wrapper: nmap and every optional tool (testssl.sh,

@@ -17,8 +17,8 @@ import {
 import { masscan } from '../src/scanner/tools/masscan.ts';
 import { smbclient } from '../src/scanner/tools/smbclient.ts';
 import { snmpwalk } from '../src/scanner/tools/snmpwalk.ts';
-import { type CliResult, runCli, SVC } from '../../../test-support/cli.ts';
-import { type HostRole, type Netlab, startNetlab } from '../../../test-support/netlab/index.ts';
+import { type CliResult, runCli, SVC } from '@svc/test-support/cli';
+import { type HostRole, type Netlab, startNetlab } from '@svc/test-support/netlab';
 
 /**
  * snmpwalk, smbclient, dig and masscan run for real against the test network, inside its scanner

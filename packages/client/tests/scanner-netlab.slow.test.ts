@@ -3,12 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScanFinding } from '../src/pipeline/types.ts';
 import { type NmapProgress, type NmapRunResult, runNmap } from '../src/scanner/index.ts';
-import {
-  detectionTableBody,
-  REGENERATE,
-  TABLE_FILE,
-  tableBodyOf,
-} from '../../../test-support/netlab/detection-table.ts';
+import { detectionTableBody, REGENERATE, TABLE_FILE, tableBodyOf } from '@svc/test-support/netlab/detection-table';
 import {
   type HostRole,
   listNamespaces,
@@ -16,8 +11,8 @@ import {
   namespacePids,
   startNetlab,
   sweepStale,
-} from '../../../test-support/netlab/index.ts';
-import { HARDENED, PLANTED, scanPlanted } from '../../../test-support/netlab/planted.ts';
+} from '@svc/test-support/netlab';
+import { HARDENED, PLANTED, scanPlanted } from '@svc/test-support/netlab/planted';
 
 /**
  * The real chain against the project's own test network: real Debian daemons in network
@@ -139,7 +134,7 @@ const running = (pid: number) => {
 
 /** Starts the network in another process (test-support/netlab/hold.ts) and resolves once it is up. */
 async function holdNetlab() {
-  const child = spawn(process.execPath, [new URL('../../../test-support/netlab/hold.ts', import.meta.url).pathname], {
+  const child = spawn(process.execPath, [new URL('@svc/test-support/netlab/hold', import.meta.url).pathname], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listSessionIds } from '../src/kit/session-dir/history.ts';
 import { writeSessionDir } from '../src/session-dir/write.ts';
-import { REPO } from '../../../test-support/cli.ts';
+import { REPO } from '@svc/test-support/cli';
 
 /**
  * SIGKILL a real writer process at each step of the write, and at moments in between, and

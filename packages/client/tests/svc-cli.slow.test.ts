@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REPO, runCli, SVC, tool } from '../../../test-support/cli.ts';
+import { REPO, runCli, SVC, tool } from '@svc/test-support/cli';
 
 // The `svc` program as a user meets it: help, version, usage errors and the tools/ shims.
 describe('svc', () => {

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO, runCli, SVC, tempHome } from '../../../test-support/cli.ts';
+import { REPO, runCli, SVC, tempHome } from '@svc/test-support/cli';
 
 const SVCD = path.join(REPO, 'packages/agent/bin/svcd');
 

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { tool } from '../../../test-support/cli.ts';
+import { tool } from '@svc/test-support/cli';
 import { startPty, type PtySession } from './helpers/pty.ts';
 
 /** The progress bar of synthetic_collection.sh: on a terminal only (the piped runs of synthetic-collection.test.ts show none). */

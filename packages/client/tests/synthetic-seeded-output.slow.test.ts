@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, tool } from '../../../test-support/cli.ts';
+import { runCli, tool } from '@svc/test-support/cli';
 
 /**
  * `--seed` output is a contract: demos and load tests rely on the same seed giving the same

@@ -2,8 +2,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionDoc } from '../../../test-support/upload.ts';
-import { runCli, SVC } from '../../../test-support/cli.ts';
+import { sessionDoc } from '@svc/test-support/upload';
+import { runCli, SVC } from '@svc/test-support/cli';
 import { type RecordingServer, startRecordingServer } from './helpers/recording-server.ts';
 
 /**

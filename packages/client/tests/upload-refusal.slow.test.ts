@@ -3,8 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO, runCli, SVC, tempHome } from '../../../test-support/cli.ts';
-import { loadFixture } from '../../../test-support/upload.ts';
+import { REPO, runCli, SVC, tempHome } from '@svc/test-support/cli';
+import { loadFixture } from '@svc/test-support/upload';
 import { FORMATS } from '../src/imports/common.ts';
 
 /**

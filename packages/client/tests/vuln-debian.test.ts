@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type DebianPackageSpec, vulnIndex } from '../../../test-support/vuln-index.ts';
+import { type DebianPackageSpec, vulnIndex } from '@svc/test-support/vuln-index';
 import type { NmapHost, NmapService } from '../src/scanner/parse/types.ts';
 import { vulnFeed } from '../src/scanner/rules/vuln-feed.ts';
 import { debianAtLeast } from '../src/cve-match/compare.ts';

@@ -8,11 +8,11 @@ import type { VulnIndex } from '@svc/protocol';
 import { send, type Transport } from '../src/kit/http/request.ts';
 import type { PortalTarget } from '../src/kit/portal/target.ts';
 import { loadVulnIndex, vulnIndexCacheFile } from '../src/cve-match/vuln-index-cache.ts';
-import { tempHome } from '../../../test-support/cli.ts';
-import { createLicense, type LicenseFixture } from '../../../test-support/factories.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { type HeldPort, listenOnLoopback } from '../../../test-support/ports.ts';
-import { importTestFeeds, kevCatalog, nvdFeed } from '../../../test-support/vuln-feeds.ts';
+import { tempHome } from '@svc/test-support/cli';
+import { createLicense, type LicenseFixture } from '@svc/test-support/factories';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { type HeldPort, listenOnLoopback } from '@svc/test-support/ports';
+import { importTestFeeds, kevCatalog, nvdFeed } from '@svc/test-support/vuln-feeds';
 
 /**
  * loadVulnIndex against the real portal (docs/vuln-feeds.md): the index cached per portal,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { debianPackage } from '../src/cve-match/debian.ts';
 import { parseVulnIndexBytes, readVulnIndexFile, VULN_INDEX_RAW_MEMBERS } from '../src/cve-match/read-vuln-index.ts';
-import { vulnIndex } from '../../../test-support/vuln-index.ts';
+import { vulnIndex } from '@svc/test-support/vuln-index';
 
 /** The chunked reader of an index file reads what JSON.parse reads, whatever the read size. */
 

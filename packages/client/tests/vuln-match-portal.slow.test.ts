@@ -5,10 +5,10 @@ import { runStages } from '../src/pipeline/run-stages.ts';
 import { loadVulnIndex } from '../src/cve-match/vuln-index-cache.ts';
 import { scanTimeOf } from '../src/scanner/parse/index.ts';
 import { detectFindings } from '../src/scanner/rules/index.ts';
-import { tempHome } from '../../../test-support/cli.ts';
-import { createLicense } from '../../../test-support/factories.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { epssCsv, importTestFeeds, kevCatalog, nvdFeed } from '../../../test-support/vuln-feeds.ts';
+import { tempHome } from '@svc/test-support/cli';
+import { createLicense } from '@svc/test-support/factories';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { epssCsv, importTestFeeds, kevCatalog, nvdFeed } from '@svc/test-support/vuln-feeds';
 import { fixture, hostOf, REAL } from './scanner-fixtures.ts';
 
 /**

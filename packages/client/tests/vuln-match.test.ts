@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { vulnIndex } from '../../../test-support/vuln-index.ts';
+import { vulnIndex } from '@svc/test-support/vuln-index';
 import type { ScanFinding } from '../src/pipeline/types.ts';
 import { enrichFindings } from '../src/pipeline/vuln-enrich.ts';
 import type { NmapHost, NmapService } from '../src/scanner/parse/types.ts';

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { evaluateAlerts, newKev } from '../src/alerts/evaluate.ts';
 import { runStages, type StagesInput } from '../src/pipeline/run-stages.ts';
 import { brandingFromEnv, renderExecSummary, renderReport } from '../src/report/index.ts';
-import { vulnIndex } from '../../../test-support/vuln-index.ts';
+import { vulnIndex } from '@svc/test-support/vuln-index';
 
 /** docs/scoring.md and docs/vuln-matching.md: how KEV and EPSS count in the score and the alerts. */
 

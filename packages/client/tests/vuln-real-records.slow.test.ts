@@ -10,11 +10,11 @@ import { loadVulnIndex } from '../src/cve-match/vuln-index-cache.ts';
 import type { NmapHost, NmapService } from '../src/scanner/parse/types.ts';
 import { detectFindings } from '../src/scanner/rules/index.ts';
 import { cveRecord, matchVulnIndex, vulnLookup } from '../src/cve-match/vuln-index-match.ts';
-import { tempHome } from '../../../test-support/cli.ts';
-import { createLicense } from '../../../test-support/factories.ts';
-import { nessusV2 } from '../../../test-support/foreign-reports.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { epssCsv, feedFixture, importTestFeeds, nvdFixtureFeed } from '../../../test-support/vuln-feeds.ts';
+import { tempHome } from '@svc/test-support/cli';
+import { createLicense } from '@svc/test-support/factories';
+import { nessusV2 } from '@svc/test-support/foreign-reports';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { epssCsv, feedFixture, importTestFeeds, nvdFixtureFeed } from '@svc/test-support/vuln-feeds';
 
 /**
  * CPE versions and Debian revisions on real NVD records (test-support/fixtures/vuln-feeds/SOURCES.md) imported into a real

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cpeVersion, orderedVersion } from '@svc/protocol';
 import { compareVersionKeys, releaseKey } from '../src/cve-match/compare.ts';
-import { seededRandom } from '../../../test-support/random.ts';
+import { seededRandom } from '@svc/test-support/random';
 
 /**
  * The order the vulnerability index's versions compare in (docs/vuln-matching.md, "Versions"):

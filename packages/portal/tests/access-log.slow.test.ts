@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
 
 /**

@@ -12,11 +12,11 @@ import {
   newAgentId,
   uniqueClientId,
   type LicenseFixture,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, LEGACY_KEY, type TestPortal } from '../../../test-support/portal.ts';
-import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
-import { postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { ADMIN_EMAIL, LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
+import { useFleetPortal } from '@svc/test-support/fleet-portal';
+import { postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
  * The command channel: POST /api/agent-commands (queue), GET ?agent_id= (agent poll),

@@ -9,10 +9,10 @@ import {
   uniqueClientId,
   type LicenseFixture,
   type ScopedUser,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { LEGACY_KEY, type TestPortal } from '../../../test-support/portal.ts';
-import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
+import { useFleetPortal } from '@svc/test-support/fleet-portal';
 
 /** /api/agent-groups: GET (name → members), POST (add), DELETE (remove); agent:groups is msp only (rule 5). */
 

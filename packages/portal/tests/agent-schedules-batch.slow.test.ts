@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, heartbeatBody, newAgentId } from '../../../test-support/factories.ts';
+import { createLicense, heartbeatBody, newAgentId } from '@svc/test-support/factories';
 import { readHeartbeat } from '@svc/protocol';
-import { http, withKey } from '../../../test-support/http.ts';
-import { sampleValue, scrape } from '../../../test-support/metrics-scrape.ts';
-import { schedulesApi } from '../../../test-support/portal-schedules.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { http, withKey } from '@svc/test-support/http';
+import { sampleValue, scrape } from '@svc/test-support/metrics-scrape';
+import { schedulesApi } from '@svc/test-support/portal-schedules';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import { portalSchedulesAnswer } from '../src/agents/portal-schedules.ts';
 import { authenticateKey } from '../src/auth/authenticate.ts';
 

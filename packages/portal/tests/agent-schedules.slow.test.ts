@@ -8,11 +8,11 @@ import {
   heartbeatBody,
   newAgentId,
   type LicenseFixture,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { schedulesApi } from '../../../test-support/portal-schedules.ts';
-import type { TestPortal } from '../../../test-support/portal.ts';
-import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { schedulesApi } from '@svc/test-support/portal-schedules';
+import type { TestPortal } from '@svc/test-support/portal';
+import { useFleetPortal } from '@svc/test-support/fleet-portal';
 
 /** /api/agent-schedules (admin CRUD, audit) and their delivery in the heartbeat answer. */
 

@@ -9,10 +9,10 @@ import {
   uniqueClientId,
   type LicenseFixture,
   type ScopedUser,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, LEGACY_KEY, type TestPortal } from '../../../test-support/portal.ts';
-import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { ADMIN_EMAIL, LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
+import { useFleetPortal } from '@svc/test-support/fleet-portal';
 
 /**
  * The administrator's side of the fleet: GET /api/health?agents=true (stale

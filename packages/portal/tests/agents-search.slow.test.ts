@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_SEARCH_MAX_LENGTH, AGENT_SEARCH_PATTERN } from '@svc/protocol';
-import { createLicense, createScopedUser, type ScopedUser, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import type { TestPortal } from '../../../test-support/portal.ts';
-import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
+import { createLicense, createScopedUser, type ScopedUser, uniqueClientId } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import type { TestPortal } from '@svc/test-support/portal';
+import { useFleetPortal } from '@svc/test-support/fleet-portal';
 
 /**
  * The fleet search: `q` on GET /api/health?agents=true (protocol AgentsQuery.q). A host name

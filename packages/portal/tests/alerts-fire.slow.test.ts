@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLicense } from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { createTestCa, HttpsReceiver } from '../../../test-support/https-receiver.ts';
-import { sampleValue, scrape, type Scrape } from '../../../test-support/metrics-scrape.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { expectFiring, type Phase, type Shape } from '../../../test-support/promtool.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
-import { until } from '../../../test-support/wait.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { createTestCa, HttpsReceiver } from '@svc/test-support/https-receiver';
+import { sampleValue, scrape, type Scrape } from '@svc/test-support/metrics-scrape';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { expectFiring, type Phase, type Shape } from '@svc/test-support/promtool';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
+import { until } from '@svc/test-support/wait';
 import { recordBackup } from '../src/operations/backup/status.ts';
 import { type S3Peer, startS3Peer } from './helpers/s3-peer.ts';
 

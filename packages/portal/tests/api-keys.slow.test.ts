@@ -17,9 +17,9 @@ import {
   licenseAction,
   openDb,
   type LicenseFixture,
-} from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+} from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * The x-api-key checks (docs/api.md#credentials).

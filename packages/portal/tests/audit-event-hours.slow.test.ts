@@ -8,8 +8,8 @@ import { migrateTo } from '../src/db/migrate.ts';
 import { migrations } from '../src/db/migrations/index.ts';
 import { type DatabaseHandle, openDatabase } from '../src/db/pool.ts';
 import { tableCounts } from '../src/operations/queries.ts';
-import { createTestDatabase } from '../../../test-support/portal.ts';
-import { until } from '../../../test-support/wait.ts';
+import { createTestDatabase } from '@svc/test-support/portal';
+import { until } from '@svc/test-support/wait';
 
 /**
  * Migration 0032: the audit log's closed hours counted once and kept. The audit total of every

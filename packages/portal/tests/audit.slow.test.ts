@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUDIT_EVENT_TYPES } from '@svc/protocol';
-import { createLicense, createScopedUser, openDb, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { createLicense, createScopedUser, openDb, uniqueClientId } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /** GET /api/audit (docs/api.md#operations). */
 

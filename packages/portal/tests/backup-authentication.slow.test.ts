@@ -4,21 +4,11 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '@svc/protocol/node';
-import { runCli } from '../../../test-support/cli.ts';
-import {
-  createLicense,
-  createScopedUser,
-  type LicenseFixture,
-  type ScopedUser,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import {
-  createTestDatabase,
-  KEY_ENCRYPTION_KEY,
-  startTestPortal,
-  type TestPortal,
-} from '../../../test-support/portal.ts';
-import { blobObjects, newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+import { runCli } from '@svc/test-support/cli';
+import { createLicense, createScopedUser, type LicenseFixture, type ScopedUser } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { createTestDatabase, KEY_ENCRYPTION_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { blobObjects, newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 import { authenticateManifest } from '../src/operations/backup/authentication.ts';
 import { type ArchiveEntry, editEntry, entryOf, manifestOf, packArchive, unpackArchive } from './helpers/archive.ts';
 

@@ -6,14 +6,9 @@ import { pipeline } from 'node:stream/promises';
 import zlib from 'node:zlib';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../test-support/cli.ts';
-import { createLicense } from '../../../test-support/factories.ts';
-import {
-  createTestDatabase,
-  KEY_ENCRYPTION_KEY,
-  startTestPortal,
-  type TestPortal,
-} from '../../../test-support/portal.ts';
+import { runCli } from '@svc/test-support/cli';
+import { createLicense } from '@svc/test-support/factories';
+import { createTestDatabase, KEY_ENCRYPTION_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import {
   blobObjects,
   blobPath,
@@ -22,7 +17,7 @@ import {
   sessionDoc,
   sessionParts,
   sha256,
-} from '../../../test-support/upload.ts';
+} from '@svc/test-support/upload';
 import { STATUS_FILE } from '../src/operations/backup/status.ts';
 
 /**

@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../test-support/cli.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { freePort } from '../../../test-support/ports.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+import { runCli } from '@svc/test-support/cli';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { freePort } from '@svc/test-support/ports';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 import { KEY_FILE } from '../src/identity/key-encryption.ts';
 import { killAll, makeDataDir, startPortalProcess, stopProcess } from './helpers/process.ts';
 

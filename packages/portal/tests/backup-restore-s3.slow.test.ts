@@ -2,15 +2,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../test-support/cli.ts';
-import { createLicense, type LicenseFixture } from '../../../test-support/factories.ts';
-import {
-  createTestDatabase,
-  KEY_ENCRYPTION_KEY,
-  startTestPortal,
-  type TestPortal,
-} from '../../../test-support/portal.ts';
-import { blobObjects, newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+import { runCli } from '@svc/test-support/cli';
+import { createLicense, type LicenseFixture } from '@svc/test-support/factories';
+import { createTestDatabase, KEY_ENCRYPTION_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { blobObjects, newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 import { type S3Peer, startS3Peer } from './helpers/s3-peer.ts';
 
 /** npm run backup / restore on a portal whose session files live in an S3-compatible bucket. */

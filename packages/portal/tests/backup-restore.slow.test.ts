@@ -3,17 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../test-support/cli.ts';
-import { createLicense, heartbeatBody, type LicenseFixture, newAgentId } from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import {
-  createTestDatabase,
-  KEY_ENCRYPTION_KEY,
-  startTestPortal,
-  type TestPortal,
-} from '../../../test-support/portal.ts';
-import { blobObjects, newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
-import { until } from '../../../test-support/wait.ts';
+import { runCli } from '@svc/test-support/cli';
+import { createLicense, heartbeatBody, type LicenseFixture, newAgentId } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { createTestDatabase, KEY_ENCRYPTION_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { blobObjects, newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
+import { until } from '@svc/test-support/wait';
 import { FsBlobStore } from '../src/blobs/fs-store.ts';
 import type { BlobStore } from '../src/blobs/store.ts';
 import { openDatabase } from '../src/db/pool.ts';

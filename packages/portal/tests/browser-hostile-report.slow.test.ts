@@ -3,11 +3,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exfiltratingSignIn, hostileReport } from '../../../test-support/hostile-report.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { assertChromiumInstalled, CHROMIUM, launchChromium } from '../../../test-support/chromium.ts';
-import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
+import { exfiltratingSignIn, hostileReport } from '@svc/test-support/hostile-report';
+import { createTestCa, HttpsReceiver, type TestCa } from '@svc/test-support/https-receiver';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { assertChromiumInstalled, CHROMIUM, launchChromium } from '@svc/test-support/chromium';
+import { newSessionId, postUpload, sessionParts } from '@svc/test-support/upload';
 
 /**
  * A hostile report in Debian's Chromium. The report draws "your session expired, sign in

@@ -4,10 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { assertChromiumInstalled, CHROMIUM, launchChromiumProfile } from '../../../test-support/chromium.ts';
-import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
-import { SCREENSHOT_DIR, screenshotsWanted } from '../../../test-support/screenshots.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { assertChromiumInstalled, CHROMIUM, launchChromiumProfile } from '@svc/test-support/chromium';
+import { newSessionId, postUpload, sessionParts } from '@svc/test-support/upload';
+import { SCREENSHOT_DIR, screenshotsWanted } from '@svc/test-support/screenshots';
 
 /**
  * The share page and the inline view of an uploaded report in a real browser (docs/api.md,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { type NginxListener, nginxListener, requestFrom as request, startNginx } from '../../../test-support/nginx.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { type NginxListener, nginxListener, requestFrom as request, startNginx } from '@svc/test-support/nginx';
 
 /**
  * Through a real nginx (docs/security.md#behind-a-reverse-proxy): a client cannot

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, withKey, withToken, type HttpResult } from '../../../test-support/http.ts';
+import { http, withKey, withToken, type HttpResult } from '@svc/test-support/http';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -9,9 +9,9 @@ import {
   LEGACY_KEY,
   createTestDatabase,
   login,
-} from '../../../test-support/portal.ts';
-import { postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
-import { seededRandom } from '../../../test-support/random.ts';
+} from '@svc/test-support/portal';
+import { postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
+import { seededRandom } from '@svc/test-support/random';
 import {
   describe as describeProcess,
   killAll,

@@ -3,16 +3,10 @@ import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { HEARTBEAT_BATCH_SQL, heartbeatBatchValues } from '../src/agents/claim-sql.ts';
 import { sweepCommandLifecycle } from '../src/agents/lifecycle-sweep.ts';
 import type { DomainEvent } from '../src/events/bus.ts';
-import {
-  createLicense,
-  FakeClock,
-  heartbeatBody,
-  newAgentId,
-  type LicenseFixture,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, type TestPortal } from '../../../test-support/portal.ts';
-import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
+import { createLicense, FakeClock, heartbeatBody, newAgentId, type LicenseFixture } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { ADMIN_EMAIL, type TestPortal } from '@svc/test-support/portal';
+import { useFleetPortal } from '@svc/test-support/fleet-portal';
 
 /**
  * Commands end even when nobody reports on them. An admin cancels a pending,

@@ -1,16 +1,10 @@
 import type pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../src/events/bus.ts';
-import {
-  createLicense,
-  FakeClock,
-  heartbeatBody,
-  newAgentId,
-  type LicenseFixture,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import type { TestPortal } from '../../../test-support/portal.ts';
-import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
+import { createLicense, FakeClock, heartbeatBody, newAgentId, type LicenseFixture } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import type { TestPortal } from '@svc/test-support/portal';
+import { useFleetPortal } from '@svc/test-support/fleet-portal';
 
 /**
  * Progress reports: PATCH /api/agent-commands with status `acked` and a `progress`

@@ -4,10 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, type LicenseFixture } from '../../../test-support/factories.ts';
-import { withKey, withToken } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+import { createLicense, type LicenseFixture } from '@svc/test-support/factories';
+import { withKey, withToken } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
  * Compression of what the portal serves (src/http/compression.ts), over real HTTP: each

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
-import { freePort } from '../../../test-support/ports.ts';
+import { freePort } from '@svc/test-support/ports';
 import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
 
 /** Portal configuration (docs/configuration.md and the extras of src/config/index.ts). */

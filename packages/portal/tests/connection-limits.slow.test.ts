@@ -2,8 +2,8 @@ import type net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addressKey } from '../src/http/connections.ts';
 import { connectRaw, type RawConnection } from './helpers/raw-connection.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { multipart, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { multipart, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
  * With real sockets: a body that stops, headers

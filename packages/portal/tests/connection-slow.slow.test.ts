@@ -1,8 +1,8 @@
 import type net from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { connectRaw, type RawConnection } from './helpers/raw-connection.ts';
-import { LEGACY_KEY, startTestPortal } from '../../../test-support/portal.ts';
-import { until } from '../../../test-support/wait.ts';
+import { LEGACY_KEY, startTestPortal } from '@svc/test-support/portal';
+import { until } from '@svc/test-support/wait';
 
 /**
  * With real sockets: the review's lockout. Connections from several

@@ -8,9 +8,9 @@ import {
   type Tier,
 } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { createLicense, createScopedUser, uniqueClientId } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * GET /api/me, and the console's section rule (protocol CONSOLE_ACCESS) checked against the

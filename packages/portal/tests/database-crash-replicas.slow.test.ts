@@ -1,10 +1,10 @@
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlEmbeddedPostgres, type EmbeddedServer, startEmbeddedPostgres } from '../src/db/embedded.ts';
-import { http as call, withToken } from '../../../test-support/http.ts';
-import { freePort } from '../../../test-support/ports.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, KEY_ENCRYPTION_KEY, login } from '../../../test-support/portal.ts';
-import { until } from '../../../test-support/wait.ts';
+import { http as call, withToken } from '@svc/test-support/http';
+import { freePort } from '@svc/test-support/ports';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, KEY_ENCRYPTION_KEY, login } from '@svc/test-support/portal';
+import { until } from '@svc/test-support/wait';
 import {
   describe as output,
   isAlive,

@@ -5,9 +5,9 @@ import path from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.ts';
-import { freePort } from '../../../test-support/ports.ts';
-import { withKey, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { freePort } from '@svc/test-support/ports';
+import { withKey, withToken } from '@svc/test-support/http';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import { stopPostgresIn } from './helpers/process.ts';
 
 /**

@@ -3,10 +3,10 @@ import pg from 'pg';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isDatabaseBusy, isDatabaseUnavailable, openDatabase } from '../src/db/pool.ts';
-import { http as call, withToken } from '../../../test-support/http.ts';
-import { listenOnLoopback } from '../../../test-support/ports.ts';
-import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { until } from '../../../test-support/wait.ts';
+import { http as call, withToken } from '@svc/test-support/http';
+import { listenOnLoopback } from '@svc/test-support/ports';
+import { createTestDatabase, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { until } from '@svc/test-support/wait';
 
 /**
  * The pool once had one 2 s bound for opening a connection and for waiting

@@ -11,11 +11,11 @@ import {
   uniqueClientId,
   type LicenseFixture,
   type ScopedUser,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
-import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { createTestCa, HttpsReceiver, type TestCa } from '@svc/test-support/https-receiver';
+import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
  * GET /api/db-health (docs/api.md#operations): permission db:health (msp only, and admins),

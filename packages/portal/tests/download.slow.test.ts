@@ -1,14 +1,9 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createLicense,
-  createScopedUser,
-  licenseAction,
-  type LicenseFixture,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionParts, type SessionFiles } from '../../../test-support/upload.ts';
+import { createLicense, createScopedUser, licenseAction, type LicenseFixture } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionParts, type SessionFiles } from '@svc/test-support/upload';
 
 /** GET /api/download (docs/api.md#sessions, section 5): files, headers, credentials and scope. */
 

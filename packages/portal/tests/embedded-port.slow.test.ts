@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ip, NETLAB_PREFIX, removeNamespace } from '../../../test-support/netlab/namespaces.ts';
+import { ip, NETLAB_PREFIX, removeNamespace } from '@svc/test-support/netlab/namespaces';
 import {
   clusterDir,
   killAll,

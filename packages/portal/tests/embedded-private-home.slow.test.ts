@@ -6,9 +6,9 @@ import { promisify } from 'node:util';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
-import { freePort } from '../../../test-support/ports.ts';
-import { http as request, withToken } from '../../../test-support/http.ts';
-import { login } from '../../../test-support/portal.ts';
+import { freePort } from '@svc/test-support/ports';
+import { http as request, withToken } from '@svc/test-support/http';
+import { login } from '@svc/test-support/portal';
 import {
   killAll,
   REPO_ROOT,

@@ -1,9 +1,9 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http as request, withToken } from '../../../test-support/http.ts';
-import { login } from '../../../test-support/portal.ts';
-import { sampleValue, scrape } from '../../../test-support/metrics-scrape.ts';
-import { expectFiring } from '../../../test-support/promtool.ts';
+import { http as request, withToken } from '@svc/test-support/http';
+import { login } from '@svc/test-support/portal';
+import { sampleValue, scrape } from '@svc/test-support/metrics-scrape';
+import { expectFiring } from '@svc/test-support/promtool';
 import {
   isAlive,
   killAll,

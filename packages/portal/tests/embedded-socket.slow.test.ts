@@ -5,7 +5,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.ts';
-import { freePort } from '../../../test-support/ports.ts';
+import { freePort } from '@svc/test-support/ports';
 
 // The embedded server is reached through a Unix socket in the data dir (cheaper per round
 // trip than loopback TCP), and still on 127.0.0.1 for tools; a data dir too deep for a

@@ -1,15 +1,10 @@
 import fs from 'node:fs/promises';
 import { CSV_COLUMNS, findingFingerprint } from '@svc/protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createLicense,
-  createScopedUser,
-  type LicenseFixture,
-  uniqueClientId,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
+import { createLicense, createScopedUser, type LicenseFixture, uniqueClientId } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionParts } from '@svc/test-support/upload';
 
 /**
  * GET /api/sessions/{session_id}/export: the stored session's findings as CSV, SARIF and

@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VulnIndex } from '@svc/protocol';
-import { runCli } from '../../../test-support/cli.ts';
-import { createLicense } from '../../../test-support/factories.ts';
-import { createTestDatabase, startTestPortal } from '../../../test-support/portal.ts';
-import { epssCsv, FEED_FIXTURES, kevCatalog, nvdFeed, writeFeedFile } from '../../../test-support/vuln-feeds.ts';
+import { runCli } from '@svc/test-support/cli';
+import { createLicense } from '@svc/test-support/factories';
+import { createTestDatabase, startTestPortal } from '@svc/test-support/portal';
+import { epssCsv, FEED_FIXTURES, kevCatalog, nvdFeed, writeFeedFile } from '@svc/test-support/vuln-feeds';
 
 /**
  * `npm run feeds:import` (docs/vuln-feeds.md): feed files into the database the portal's

@@ -8,10 +8,10 @@ import {
   type LicenseFixture,
   openDb,
   uniqueClientId,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionParts } from '@svc/test-support/upload';
 
 /**
  * GET /api/sessions/{session_id}/findings, /findings/{index} and /blocks: the findings

@@ -4,10 +4,10 @@ import { readHeartbeat } from '@svc/protocol';
 import { HEARTBEAT_BATCH_SQL, heartbeatBatchValues } from '../src/agents/claim-sql.ts';
 import { AGENT_UNREGISTERED } from '../src/agents/resolve.ts';
 import { authenticateKey } from '../src/auth/authenticate.ts';
-import { createLicense, FakeClock, heartbeatBody, newAgentId, openDb } from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { sampleValue, scrape } from '../../../test-support/metrics-scrape.ts';
+import { createLicense, FakeClock, heartbeatBody, newAgentId, openDb } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { sampleValue, scrape } from '@svc/test-support/metrics-scrape';
 
 /**
  * Heartbeats that arrive together are written together (agents/heartbeat-batch.ts): the

@@ -5,7 +5,7 @@ import { bearerTokenOf, type Credentials, credentialsOf } from '../src/http/cred
 import { findUserByNormalizedEmail } from '../src/identity/queries.ts';
 import { createUser, deleteUser, updateUser } from '../src/identity/user-admin.ts';
 import type { UserRow } from '../src/identity/users.ts';
-import { ADMIN_EMAIL, LEGACY_KEY, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { ADMIN_EMAIL, LEGACY_KEY, login, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * The credential reader returns plain values, and the identity and auth

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { decodeJwt } from 'jose';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, withToken, type HttpResult } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { http, withToken, type HttpResult } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * External-provider mode (docs/api.md#credentials, section 5): SVC_JWT_JWKS_URL, SVC_JWT_ISSUER and

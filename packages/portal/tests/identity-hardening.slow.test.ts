@@ -11,8 +11,8 @@ import { migrations } from '../src/db/migrations/index.ts';
 import { openDatabase } from '../src/db/pool.ts';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
 import { checkBootstrapPassword } from '../src/identity/bootstrap.ts';
-import { http, type HttpResult } from '../../../test-support/http.ts';
-import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { http, type HttpResult } from '@svc/test-support/http';
+import { createTestDatabase, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
 
 /** Hardening of the portal's own identity provider (docs/identity.md#limits-and-hardening). */

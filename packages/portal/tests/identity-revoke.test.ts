@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, type HttpResult } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { http, type HttpResult } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * Sign-out (RFC 7009 revocation), "sign out everywhere", and the claims an access

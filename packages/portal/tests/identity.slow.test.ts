@@ -14,7 +14,7 @@ import {
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTokenVerifier } from '../src/auth/jwt.ts';
-import { http, withToken, type HttpResult } from '../../../test-support/http.ts';
+import { http, withToken, type HttpResult } from '@svc/test-support/http';
 import { decryptPrivateJwk } from '../src/identity/key-encryption.ts';
 import {
   ADMIN_EMAIL,
@@ -23,7 +23,7 @@ import {
   login,
   startTestPortal,
   type TestPortal,
-} from '../../../test-support/portal.ts';
+} from '@svc/test-support/portal';
 
 /**
  * The portal's own identity provider (docs/api.md#identity-provider, section 5; docs/api.md#credentials).

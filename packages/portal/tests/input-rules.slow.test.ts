@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findInputProblem } from '../src/http/input-rules.ts';
-import { createLicense, openDb, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { blobObjects, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+import { createLicense, openDb, uniqueClientId } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { blobObjects, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
  * One rule at the edge for every route. A NUL (or a lone surrogate) in

@@ -2,9 +2,9 @@ import { createHmac } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, openDb } from '../../../test-support/factories.ts';
-import { http, withToken, type HttpResult } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { createLicense, createScopedUser, openDb } from '@svc/test-support/factories';
+import { http, withToken, type HttpResult } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * docs/api.md#credentials, docs/api.md: the admin JWT goes only in X-Identity-Token. Any

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../../../test-support/factories.ts';
-import { http } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { http } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * Failed API-key authentications are throttled per client address and key prefix

@@ -9,10 +9,10 @@ import {
   newAgentId,
   openDb,
   uniqueClientId,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { LEGACY_KEY, type TestPortal } from '../../../test-support/portal.ts';
-import { useFleetPortal } from '../../../test-support/fleet-portal.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
+import { useFleetPortal } from '@svc/test-support/fleet-portal';
 
 /**
  * The legacy shared key against licensed clients' agents.

@@ -1,15 +1,8 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createLicense,
-  DAY_MS,
-  FakeClock,
-  licenseAction,
-  openDb,
-  uniqueClientId,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { createLicense, DAY_MS, FakeClock, licenseAction, openDb, uniqueClientId } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /** GET /api/license (docs/api.md#credentials). */
 

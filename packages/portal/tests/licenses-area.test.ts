@@ -12,7 +12,7 @@ import { createLicense, type LicenseInput } from '../src/licenses/create.ts';
 import { sha256 } from '../src/licenses/keys.ts';
 import { changeLicenseState, deleteLicense, type LicenseAction } from '../src/licenses/lifecycle.ts';
 import { listLicenses } from '../src/licenses/list.ts';
-import { createTestDatabase } from '../../../test-support/portal.ts';
+import { createTestDatabase } from '@svc/test-support/portal';
 
 // The license rules as area functions on a real database: the DomainError each refusal
 // throws (code and documented message), what a change stores, audits and announces after commit.

@@ -10,8 +10,8 @@ import {
   openDb,
   uniqueClientId,
   type ScopedUser,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -19,7 +19,7 @@ import {
   login,
   startTestPortal,
   type TestPortal,
-} from '../../../test-support/portal.ts';
+} from '@svc/test-support/portal';
 
 /** /api/licenses (docs/api.md#licenses). */
 

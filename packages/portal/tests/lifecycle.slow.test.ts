@@ -5,9 +5,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/db/migrations/index.ts';
-import { freePort } from '../../../test-support/ports.ts';
-import { http as request, withToken } from '../../../test-support/http.ts';
-import { login } from '../../../test-support/portal.ts';
+import { freePort } from '@svc/test-support/ports';
+import { http as request, withToken } from '@svc/test-support/http';
+import { login } from '@svc/test-support/portal';
 import {
   allOutput,
   clusterDir,

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * A fleet that reconnects at once (after a restart, a network cut) opens up to SVC_MAX_CONNECTIONS

@@ -2,9 +2,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InFlightLimit } from '../src/domain/in-flight-limit.ts';
 import { admitLoginAttempt, recordSuccessfulLogin } from '../src/identity/throttle.ts';
-import { http } from '../../../test-support/http.ts';
-import { until } from '../../../test-support/wait.ts';
-import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { http } from '@svc/test-support/http';
+import { until } from '@svc/test-support/wait';
+import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * Concurrent password checks per e-mail are bounded, so parallel guesses

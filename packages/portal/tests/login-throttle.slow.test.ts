@@ -4,8 +4,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import type { Database } from '../src/db/schema.ts';
 import { FORGET_AFTER_MS, pruneLoginFailures } from '../src/identity/throttle.ts';
-import { http } from '../../../test-support/http.ts';
-import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { http } from '@svc/test-support/http';
+import { createTestDatabase, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 // Failed-login counts per e-mail (login_failures): housekeeping, and what a hostile username does.
 

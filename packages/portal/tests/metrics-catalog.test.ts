@@ -3,8 +3,8 @@ import path from 'node:path';
 import { parser } from '@prometheus-io/lezer-promql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import YAML from 'yaml';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { AREA_FAMILIES, type Scrape, scrape } from '../../../test-support/metrics-scrape.ts';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { AREA_FAMILIES, type Scrape, scrape } from '@svc/test-support/metrics-scrape';
 
 /**
  * deploy/grafana/svc-portal-dashboard.json and deploy/prometheus/svc-portal-alerts.yml name

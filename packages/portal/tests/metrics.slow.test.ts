@@ -1,17 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, heartbeatBody, type LicenseFixture } from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { multipart, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
-import { until } from '../../../test-support/wait.ts';
-import {
-  AREA_FAMILIES,
-  histogramCount,
-  sampleValue,
-  scrape,
-  type Scrape,
-} from '../../../test-support/metrics-scrape.ts';
+import { createLicense, heartbeatBody, type LicenseFixture } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { createTestCa, HttpsReceiver, type TestCa } from '@svc/test-support/https-receiver';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { multipart, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
+import { until } from '@svc/test-support/wait';
+import { AREA_FAMILIES, histogramCount, sampleValue, scrape, type Scrape } from '@svc/test-support/metrics-scrape';
 
 /**
  * GET /metrics of a real portal, scraped over HTTP and read with a Prometheus text parser:

@@ -6,7 +6,7 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 import { migrations } from '../src/db/migrations/index.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
 import { openDatabase, type DatabaseHandle } from '../src/db/pool.ts';
-import { http } from '../../../test-support/http.ts';
+import { http } from '@svc/test-support/http';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -14,8 +14,8 @@ import {
   login,
   startTestPortal,
   type TestPortal,
-} from '../../../test-support/portal.ts';
-import { sessionDoc } from '../../../test-support/upload.ts';
+} from '@svc/test-support/portal';
+import { sessionDoc } from '@svc/test-support/upload';
 
 /** Kysely's migrator on a real PostgreSQL: applied once, skipped after, safe for replicas starting together. */
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, uniqueClientId } from '../../../test-support/factories.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { createLicense, createScopedUser, uniqueClientId } from '@svc/test-support/factories';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * Every operation of /api/openapi.json (and the /identity routes, listed

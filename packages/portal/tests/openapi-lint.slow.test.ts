@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http } from '../../../test-support/http.ts';
-import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { http } from '@svc/test-support/http';
+import { createTestDatabase, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * /api/openapi.json passes Redocly's recommended rules (plus redocly.yaml)

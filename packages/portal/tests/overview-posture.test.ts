@@ -8,10 +8,10 @@ import {
   heartbeatBody,
   type LicenseFixture,
   uniqueClientId,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { type Doc, scanDocument } from '../../../test-support/upload.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { type Doc, scanDocument } from '@svc/test-support/upload';
 
 /**
  * GET /api/overview/posture against the real portal on a real database: per client and per

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { type DatabaseHandle, openDatabase } from '../src/db/pool.ts';
 import { clientNames, targetTrends } from '../src/overview/queries.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
-import { createTestDatabase } from '../../../test-support/portal.ts';
+import { createTestDatabase } from '@svc/test-support/portal';
 
 /**
  * The posture's trends and client names per listed target and client (migration 0033's index,

@@ -10,10 +10,10 @@ import {
   heartbeatBody,
   openDb,
   uniqueClientId,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { type Doc, postUpload, sessionParts } from '../../../test-support/upload.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { type Doc, postUpload, sessionParts } from '@svc/test-support/upload';
 
 /**
  * GET /api/overview against the real portal on a real database: risk by scan time per

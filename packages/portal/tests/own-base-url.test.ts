@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /** StartOptions.reusePort: the portal takes over a port the test held, and its base URL names it. */
 describe('a portal on a port held for it', () => {

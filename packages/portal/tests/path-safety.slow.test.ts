@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BlobStore } from '../src/blobs/store.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import {
   blobObjects,
   blobTmp,
@@ -11,7 +11,7 @@ import {
   sessionDoc,
   sessionParts,
   type RawResponse,
-} from '../../../test-support/upload.ts';
+} from '@svc/test-support/upload';
 
 /**
  * Path safety (docs/session-file.md#the-session-id: ids are validated against ^[a-zA-Z0-9_-]+$ so

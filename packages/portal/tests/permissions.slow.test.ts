@@ -27,9 +27,9 @@ import {
   openDb,
   uniqueClientId,
   type ScopedUser,
-} from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+} from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /** docs/api.md#credentials, docs/api.md#agents-and-commands (agent:commands for business and msp) and docs/api.md#credentials (scoped users). */
 

@@ -2,8 +2,8 @@ import net from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { databaseReady } from '../src/operations/readiness.ts';
-import { deadAddress } from '../../../test-support/ports.ts';
-import { createTestDatabase } from '../../../test-support/portal.ts';
+import { deadAddress } from '@svc/test-support/ports';
+import { createTestDatabase } from '@svc/test-support/portal';
 
 // The readiness rule of GET /readyz against real servers: a database that answers, nothing
 // listening, and a server that accepts the connection but never answers.

@@ -10,10 +10,10 @@ import {
   openDb,
   type ScopedUser,
   uniqueClientId,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { type Doc, scanDocument } from '../../../test-support/upload.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { type Doc, scanDocument } from '@svc/test-support/upload';
 import { sweepStaleRecords } from '../src/records/retention.ts';
 
 /**

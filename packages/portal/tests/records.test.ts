@@ -1,14 +1,8 @@
 import { findingFingerprint } from '@svc/protocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createLicense,
-  DAY_MS,
-  FakeClock,
-  type LicenseFixture,
-  uniqueClientId,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { createLicense, DAY_MS, FakeClock, type LicenseFixture, uniqueClientId } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import { sweepExpiredSessions } from '../src/sessions/retention.ts';
 
 /**

@@ -2,9 +2,9 @@ import fs from 'node:fs/promises';
 import type pg from 'pg';
 import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, licenseAction, openDb, type LicenseFixture } from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { createLicense, licenseAction, openDb, type LicenseFixture } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import {
   blobObjects,
   blobTmp,
@@ -14,7 +14,7 @@ import {
   sessionParts,
   sha256,
   type SessionFiles,
-} from '../../../test-support/upload.ts';
+} from '@svc/test-support/upload';
 
 /** PUT /api/refresh (docs/api.md#error-body-and-status-codes table; 403 scope). */
 

@@ -8,9 +8,9 @@ import {
   openDb,
   uniqueClientId,
   type LicenseFixture,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * PATCH /api/remediation-update by finding (fingerprint) and risk exceptions set in the

@@ -2,9 +2,9 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { heartbeatBody, newAgentId, uniqueClientId } from '../../../test-support/factories.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
-import { http as call, withKey, withToken } from '../../../test-support/http.ts';
+import { heartbeatBody, newAgentId, uniqueClientId } from '@svc/test-support/factories';
+import { createTestCa, HttpsReceiver, type TestCa } from '@svc/test-support/https-receiver';
+import { http as call, withKey, withToken } from '@svc/test-support/http';
 import {
   ADMIN_EMAIL,
   ADMIN_PASSWORD,
@@ -12,10 +12,10 @@ import {
   LEGACY_KEY,
   createTestDatabase,
   login,
-} from '../../../test-support/portal.ts';
-import { multipart, newSessionId, postUpload, sessionParts, sha256 } from '../../../test-support/upload.ts';
-import { until } from '../../../test-support/wait.ts';
-import { type Nginx, nginxListener, requestFrom, startNginx } from '../../../test-support/nginx.ts';
+} from '@svc/test-support/portal';
+import { multipart, newSessionId, postUpload, sessionParts, sha256 } from '@svc/test-support/upload';
+import { until } from '@svc/test-support/wait';
+import { type Nginx, nginxListener, requestFrom, startNginx } from '@svc/test-support/nginx';
 import { killAll, killProcess, makeDataDir, startPortalProcess, type PortalProcess } from './helpers/process.ts';
 import { type S3Peer, startS3Peer } from './helpers/s3-peer.ts';
 

@@ -1,18 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, type LicenseFixture } from '../../../test-support/factories.ts';
-import { http, withKey } from '../../../test-support/http.ts';
-import { deadAddress } from '../../../test-support/ports.ts';
-import { createTestDatabase, LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import {
-  blobObjects,
-  blobTmp,
-  newSessionId,
-  postUpload,
-  rawRequest,
-  sessionParts,
-} from '../../../test-support/upload.ts';
+import { createLicense, type LicenseFixture } from '@svc/test-support/factories';
+import { http, withKey } from '@svc/test-support/http';
+import { deadAddress } from '@svc/test-support/ports';
+import { createTestDatabase, LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { blobObjects, blobTmp, newSessionId, postUpload, rawRequest, sessionParts } from '@svc/test-support/upload';
 import { killAll, makeDataDir, spawnPortal, startPortalProcess, stopProcess, waitForExit } from './helpers/process.ts';
 import { S3BlobStore } from '../src/blobs/s3-store.ts';
 import { ORPHAN_GRACE_MS } from '../src/blobs/store.ts';

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLicense } from '../../../test-support/factories.ts';
-import { http, withKey } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal, type TestPortalOptions } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
-import { until } from '../../../test-support/wait.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { http, withKey } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal, type TestPortalOptions } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionParts } from '@svc/test-support/upload';
+import { until } from '@svc/test-support/wait';
 import { type S3Peer, startS3Peer } from './helpers/s3-peer.ts';
 import { type SilentStore, startSilentStore } from './helpers/silent-store.ts';
 

@@ -1,13 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { maskUrl } from '../src/logging.ts';
-import {
-  ADMIN_EMAIL,
-  ADMIN_PASSWORD,
-  LEGACY_KEY,
-  startTestPortal,
-  type TestPortal,
-} from '../../../test-support/portal.ts';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * docs/api.md: plaintext keys, JWTs, passwords and secrets never reach logs or error bodies.

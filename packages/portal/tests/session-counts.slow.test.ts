@@ -7,7 +7,7 @@ import { migrations } from '../src/db/migrations/index.ts';
 import { type DatabaseHandle, openDatabase } from '../src/db/pool.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
 import { sessionCount } from '../src/sessions/queries.ts';
-import { createTestDatabase } from '../../../test-support/portal.ts';
+import { createTestDatabase } from '@svc/test-support/portal';
 
 /**
  * Migration 0029: session_counts, the sessions per client and status the listing's total and

@@ -7,10 +7,10 @@ import {
   openDb,
   uniqueClientId,
   type LicenseFixture,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken, type HttpResult } from '../../../test-support/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from '../../../test-support/upload.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken, type HttpResult } from '@svc/test-support/http';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from '@svc/test-support/upload';
 
 /**
  * docs/api.md#ids-are-per-client: session ids are unique per client, not per portal. Two clients

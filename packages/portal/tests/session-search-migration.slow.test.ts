@@ -5,7 +5,7 @@ import pino from 'pino';
 import { describe, expect, inject, it } from 'vitest';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { openDatabase } from '../src/db/pool.ts';
-import { createTestDatabase } from '../../../test-support/portal.ts';
+import { createTestDatabase } from '@svc/test-support/portal';
 
 /**
  * Migration 0030: the listing's search gets trigram indexes when pg_trgm can be installed, and

@@ -13,14 +13,9 @@ import { findSession } from '../src/sessions/queries.ts';
 import { refreshSessionFile } from '../src/sessions/refresh.ts';
 import { rotateShareToken, sharedSession } from '../src/sessions/share.ts';
 import { updateSessionStatus } from '../src/sessions/status.ts';
-import {
-  createLicense,
-  createScopedUser,
-  uniqueClientId,
-  type LicenseFixture,
-} from '../../../test-support/factories.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+import { createLicense, createScopedUser, uniqueClientId, type LicenseFixture } from '@svc/test-support/factories';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
  * The sessions area's refusals, called directly with plain values (no request): each is a

@@ -1,9 +1,9 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, type ScopedUser, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { type Doc, postUpload, sessionParts } from '../../../test-support/upload.ts';
+import { createLicense, createScopedUser, type ScopedUser, uniqueClientId } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { type Doc, postUpload, sessionParts } from '@svc/test-support/upload';
 
 /**
  * GET /api/sessions' search, sort, upload range and total, and GET /api/sessions/clients,

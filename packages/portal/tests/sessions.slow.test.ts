@@ -12,17 +12,10 @@ import {
   uniqueClientId,
   type LicenseFixture,
   type ScopedUser,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import {
-  blobPath,
-  newSessionId,
-  postUpload,
-  sessionDoc,
-  sessionParts,
-  type Doc,
-} from '../../../test-support/upload.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { blobPath, newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from '@svc/test-support/upload';
 
 /**
  * /api/sessions (docs/api.md#sessions; events status_changed, session_deleted,

@@ -7,10 +7,10 @@ import {
   openDb,
   uniqueClientId,
   type LicenseFixture,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken, type HttpResult } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken, type HttpResult } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
  * Share links can be rotated (new token, the old one 404 at once) and

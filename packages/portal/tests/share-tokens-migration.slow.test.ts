@@ -6,9 +6,9 @@ import { gunzipSync } from 'node:zlib';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '@svc/protocol/node';
-import { runCli } from '../../../test-support/cli.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { runCli } from '@svc/test-support/cli';
+import { http, withToken } from '@svc/test-support/http';
+import { createTestDatabase, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import { tableRows, unpackArchive } from './helpers/archive.ts';
 
 /**

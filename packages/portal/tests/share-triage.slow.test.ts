@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findingFingerprint } from '@svc/protocol/node';
-import { createLicense, FakeClock, type LicenseFixture, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
+import { createLicense, FakeClock, type LicenseFixture, uniqueClientId } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionParts } from '@svc/test-support/upload';
 
 /**
  * A shared report after the upload: an exception made in the portal changes

@@ -1,10 +1,10 @@
 import fs from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bridgeScript, insertBridge } from '../src/web/bridge.ts';
-import { createLicense, FakeClock, type LicenseFixture } from '../../../test-support/factories.ts';
-import { http, withKey } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionParts, type SessionFiles } from '../../../test-support/upload.ts';
+import { createLicense, FakeClock, type LicenseFixture } from '@svc/test-support/factories';
+import { http, withKey } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionParts, type SessionFiles } from '@svc/test-support/upload';
 
 /** GET /api/share and the share page /share/ (docs/api.md#sessions). */
 

@@ -3,10 +3,10 @@ import fs from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLicense } from '../../../test-support/factories.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId } from '../../../test-support/upload.ts';
-import { until } from '../../../test-support/wait.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId } from '@svc/test-support/upload';
+import { until } from '@svc/test-support/wait';
 import { type S3Peer, startS3Peer } from './helpers/s3-peer.ts';
 
 /**

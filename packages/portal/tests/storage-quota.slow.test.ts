@@ -2,10 +2,10 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, type LicenseFixture, openDb, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { multipart, newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+import { createLicense, type LicenseFixture, openDb, uniqueClientId } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { multipart, newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
  * Storage is limited per client (SVC_CLIENT_STORAGE_LIMIT_MB, 413) and for

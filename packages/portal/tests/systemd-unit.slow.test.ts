@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { http as request } from '../../../test-support/http.ts';
+import { http as request } from '@svc/test-support/http';
 import { killAll, REPO_ROOT, spawnPortal, stopProcess } from './helpers/process.ts';
 
 /**

@@ -6,9 +6,9 @@ import {
   type LicenseFixture,
   type ScopedUser,
   uniqueClientId,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * What changed (docs/findings-of-record.md#what-changed), through a real portal on a real

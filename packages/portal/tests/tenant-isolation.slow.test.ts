@@ -10,9 +10,9 @@ import {
   openDb,
   type LicenseFixture,
   type ScopedUser,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken, type HttpResult } from '../../../test-support/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken, type HttpResult } from '@svc/test-support/http';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import {
   blobObjects,
   blobTmp,
@@ -21,7 +21,7 @@ import {
   sessionDoc,
   sessionParts,
   type Doc,
-} from '../../../test-support/upload.ts';
+} from '@svc/test-support/upload';
 
 /**
  * Tenant isolation (docs/api.md#credentials, docs/api.md#sessions,

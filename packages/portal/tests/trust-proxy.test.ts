@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
-import { http } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { http } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * SVC_TRUST_PROXY: a hop count or the proxies' addresses; the client is

@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLicense } from '../../../test-support/factories.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { blobTmp, multipart, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { blobTmp, multipart, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /** A client that goes away mid-upload is logged as such, not as a database outage. */
 

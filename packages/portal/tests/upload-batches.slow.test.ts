@@ -1,9 +1,9 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { largeSessionDoc } from '../../../test-support/large-session.ts';
-import { createLicense, type LicenseFixture, openDb, uniqueClientId } from '../../../test-support/factories.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { postUpload, sessionParts } from '../../../test-support/upload.ts';
+import { largeSessionDoc } from '@svc/test-support/large-session';
+import { createLicense, type LicenseFixture, openDb, uniqueClientId } from '@svc/test-support/factories';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { postUpload, sessionParts } from '@svc/test-support/upload';
 import { pgArrayLiteral } from '../src/db/bulk.ts';
 import { recordKeyOf } from '../src/records/evidence.ts';
 import { indexRowsOf } from '../src/sessions/findings-index.ts';

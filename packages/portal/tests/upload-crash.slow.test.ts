@@ -3,8 +3,8 @@ import http from 'node:http';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../test-support/ports.ts';
-import { login } from '../../../test-support/portal.ts';
+import { freePort } from '@svc/test-support/ports';
+import { login } from '@svc/test-support/portal';
 import {
   describe as describeProcess,
   isAlive,
@@ -29,7 +29,7 @@ import {
   sessionParts,
   sha256,
   type Multipart,
-} from '../../../test-support/upload.ts';
+} from '@svc/test-support/upload';
 
 /**
  * Crash consistency of uploads (docs/api.md: "a crash at any byte leaves either nothing or

@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createLicense } from '../../../test-support/factories.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import {
   blobTmp,
   multipart,
@@ -15,7 +15,7 @@ import {
   rawRequest,
   sessionDoc,
   sessionParts,
-} from '../../../test-support/upload.ts';
+} from '@svc/test-support/upload';
 
 /**
  * Disk. Uploads in flight count against the data directory's free space (two

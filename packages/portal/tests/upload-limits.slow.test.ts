@@ -2,9 +2,9 @@ import net from 'node:net';
 import pg from 'pg';
 import { uploadLimitBytes, uploadTooLargeMessage } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLicense, openDb } from '../../../test-support/factories.ts';
-import { leanSessionDoc } from '../../../test-support/large-session.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { createLicense, openDb } from '@svc/test-support/factories';
+import { leanSessionDoc } from '@svc/test-support/large-session';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import {
   multipart,
   newSessionId,
@@ -13,7 +13,7 @@ import {
   rawRequest,
   sessionDoc,
   sessionParts,
-} from '../../../test-support/upload.ts';
+} from '@svc/test-support/upload';
 
 /**
  * A large session goes in or gets a clear answer. The body idle timeout

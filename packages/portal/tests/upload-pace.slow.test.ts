@@ -1,10 +1,10 @@
 import type net from 'node:net';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, openDb } from '../../../test-support/factories.ts';
+import { createLicense, openDb } from '@svc/test-support/factories';
 import { connectRaw, HANG_MS, type RawConnection } from './helpers/raw-connection.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { blobObjects, blobTmp, multipart, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { blobObjects, blobTmp, multipart, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
  * With real sockets: an upload must keep a minimum rate and arrive within

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * An upload refused before its body is read (a bad key is refused in the route's preHandler)

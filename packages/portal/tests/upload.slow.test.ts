@@ -10,15 +10,9 @@ import { commitSession } from '../src/sessions/commit.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
 import type { StoredShareToken } from '../src/sessions/share-seal.ts';
 import type { DomainEvent } from '../src/events/bus.ts';
-import {
-  createLicense,
-  licenseAction,
-  openDb,
-  uniqueClientId,
-  type LicenseFixture,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { createLicense, licenseAction, openDb, uniqueClientId, type LicenseFixture } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import {
   blobObjects,
   blobPath,
@@ -35,7 +29,7 @@ import {
   sha256,
   type Doc,
   type Part,
-} from '../../../test-support/upload.ts';
+} from '@svc/test-support/upload';
 
 /**
  * POST /api/upload (docs/api.md#sessions, Errors, Limits, Events scan_completed;

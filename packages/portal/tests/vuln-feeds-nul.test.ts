@@ -1,8 +1,8 @@
 import fs from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { epssCsv, kevCatalog, nvdFeed } from '../../../test-support/vuln-feeds.ts';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { epssCsv, kevCatalog, nvdFeed } from '@svc/test-support/vuln-feeds';
 
 /**
  * A NUL character (U+0000) anywhere in a feed file: PostgreSQL cannot store

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { epssScores, type EpssMeta } from '../src/vuln-feeds/epss.ts';
 import { readKevCatalog } from '../src/vuln-feeds/kev.ts';
 import { nvdRecords } from '../src/vuln-feeds/nvd.ts';
-import { epssCsv, kevCatalog, nvdFeed } from '../../../test-support/vuln-feeds.ts';
+import { epssCsv, kevCatalog, nvdFeed } from '@svc/test-support/vuln-feeds';
 
 /** The feed parsers (docs/vuln-feeds.md) on files in each publisher's format, plain and gzip, split into small chunks. */
 

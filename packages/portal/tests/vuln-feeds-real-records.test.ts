@@ -3,7 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { type DebianPackageRecord, debianPackages } from '../src/vuln-feeds/debian.ts';
 import { nvdRecords } from '../src/vuln-feeds/nvd.ts';
-import { feedFixture, kevCatalog, nvdFeed, nvdFixtureFeed } from '../../../test-support/vuln-feeds.ts';
+import { feedFixture, kevCatalog, nvdFeed, nvdFixtureFeed } from '@svc/test-support/vuln-feeds';
 
 /**
  * Real NVD records and a real cut of the Debian security tracker's JSON through the feed

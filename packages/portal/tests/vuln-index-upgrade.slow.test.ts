@@ -4,10 +4,10 @@ import type { VulnIndex } from '@svc/protocol';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateTo } from '../src/db/migrate.ts';
 import { openDatabase } from '../src/db/pool.ts';
-import { createLicense } from '../../../test-support/factories.ts';
-import { http, withKey } from '../../../test-support/http.ts';
-import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { untilValue } from '../../../test-support/wait.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { http, withKey } from '@svc/test-support/http';
+import { createTestDatabase, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { untilValue } from '@svc/test-support/wait';
 
 /**
  * Upgrading a portal whose feeds an older version imported (migration 0024, vuln-feeds/upgrade.ts):

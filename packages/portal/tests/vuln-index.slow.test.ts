@@ -3,10 +3,10 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { VulnIndex } from '@svc/protocol';
 import { importFeeds, type FeedSource } from '../src/vuln-feeds/import.ts';
-import { createLicense, type LicenseFixture } from '../../../test-support/factories.ts';
-import { http, withKey } from '../../../test-support/http.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { epssCsv, feedFixture, kevCatalog, nvdFeed } from '../../../test-support/vuln-feeds.ts';
+import { createLicense, type LicenseFixture } from '@svc/test-support/factories';
+import { http, withKey } from '@svc/test-support/http';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { epssCsv, feedFixture, kevCatalog, nvdFeed } from '@svc/test-support/vuln-feeds';
 
 /**
  * Feeds imported into the portal's database and the index served at GET /api/vuln-index

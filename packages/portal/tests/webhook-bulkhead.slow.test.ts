@@ -1,10 +1,10 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
-import { until } from '../../../test-support/wait.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { openDb, uniqueClientId } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { createTestCa, HttpsReceiver, type TestCa } from '@svc/test-support/https-receiver';
+import { until } from '@svc/test-support/wait';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * The per-receiver bulkhead versus delivery: a burst past the in-flight

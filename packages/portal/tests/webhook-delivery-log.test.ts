@@ -6,7 +6,7 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 import type { Database } from '../src/db/schema.ts';
 import { DeliveryLog, streakChanges, type FinishedDelivery } from '../src/webhooks/delivery-log.ts';
 import type { DeliveryRow } from '../src/webhooks/present.ts';
-import { createTestDatabase } from '../../../test-support/portal.ts';
+import { createTestDatabase } from '@svc/test-support/portal';
 
 // The delivery log's batched writes against a real database: what one fan-out stores, how
 // many statements it takes, failure streaks and automatic disabling, and that one bad entry

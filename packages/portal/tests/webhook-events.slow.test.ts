@@ -11,17 +11,12 @@ import {
   openDb,
   uniqueClientId,
   type LicenseFixture,
-} from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import {
-  createTestCa,
-  HttpsReceiver,
-  type ReceivedRequest,
-  type TestCa,
-} from '../../../test-support/https-receiver.ts';
-import { until } from '../../../test-support/wait.ts';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+} from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { createTestCa, HttpsReceiver, type ReceivedRequest, type TestCa } from '@svc/test-support/https-receiver';
+import { until } from '@svc/test-support/wait';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
  * The ten subscribable events (docs/api.md#webhooks for the command

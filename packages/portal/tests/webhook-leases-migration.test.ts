@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { migrations } from '../src/db/migrations/index.ts';
 import { openDatabase, type DatabaseHandle } from '../src/db/pool.ts';
-import { createTestDatabase } from '../../../test-support/portal.ts';
+import { createTestDatabase } from '@svc/test-support/portal';
 
 /**
  * Migration 0019 on a database an earlier version left: deliveries it left `pending` (a crash,

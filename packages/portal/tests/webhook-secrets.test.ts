@@ -4,15 +4,10 @@ import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/index.ts';
-import { http } from '../../../test-support/http.ts';
-import {
-  createTestCa,
-  HttpsReceiver,
-  type ReceivedRequest,
-  type TestCa,
-} from '../../../test-support/https-receiver.ts';
-import { until } from '../../../test-support/wait.ts';
-import { startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { http } from '@svc/test-support/http';
+import { createTestCa, HttpsReceiver, type ReceivedRequest, type TestCa } from '@svc/test-support/https-receiver';
+import { until } from '@svc/test-support/wait';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * Webhook signing secrets are stored encrypted (AES-256-GCM under the identity key's

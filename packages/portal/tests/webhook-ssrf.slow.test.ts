@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { openDb } from '../../../test-support/factories.ts';
-import { http, withToken, type HttpResult } from '../../../test-support/http.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
-import { until } from '../../../test-support/wait.ts';
-import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
+import { openDb } from '@svc/test-support/factories';
+import { http, withToken, type HttpResult } from '@svc/test-support/http';
+import { createTestCa, HttpsReceiver, type TestCa } from '@svc/test-support/https-receiver';
+import { until } from '@svc/test-support/wait';
+import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 
 /**
  * Webhook URL safety (docs/api.md#webhooks: localhost and private

@@ -2,23 +2,12 @@ import { verify } from '@octokit/webhooks-methods';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import {
-  createTestCa,
-  HttpsReceiver,
-  type ReceivedRequest,
-  type TestCa,
-} from '../../../test-support/https-receiver.ts';
-import {
-  ADMIN_EMAIL,
-  ADMIN_PASSWORD,
-  KEY_ENCRYPTION_KEY,
-  createTestDatabase,
-  login,
-} from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
-import { until } from '../../../test-support/wait.ts';
+import { uniqueClientId } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { createTestCa, HttpsReceiver, type ReceivedRequest, type TestCa } from '@svc/test-support/https-receiver';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, KEY_ENCRYPTION_KEY, createTestDatabase, login } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
+import { until } from '@svc/test-support/wait';
 import { killAll, killProcess, makeDataDir, startPortalProcess, type PortalProcess } from './helpers/process.ts';
 
 /**

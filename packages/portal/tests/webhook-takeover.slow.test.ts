@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ABANDONED } from '../src/webhooks/leases.ts';
-import { createLicense, createScopedUser, openDb, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
-import { createTestDatabase, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { until } from '../../../test-support/wait.ts';
+import { createLicense, createScopedUser, openDb, uniqueClientId } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { createTestCa, HttpsReceiver, type TestCa } from '@svc/test-support/https-receiver';
+import { createTestDatabase, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { until } from '@svc/test-support/wait';
 
 /**
  * Delivery leases (webhooks/leases.ts, migration 0019) with two in-process replicas on one

@@ -23,7 +23,7 @@ import {
 } from '../src/webhooks/subscriptions.ts';
 import { WebhookSecrets } from '../src/webhooks/secrets.ts';
 import { HOST_REFUSED } from '../src/webhooks/url-safety.ts';
-import { createTestDatabase } from '../../../test-support/portal.ts';
+import { createTestDatabase } from '@svc/test-support/portal';
 
 // The webhook rules as area functions on a real database: scoping, URL checks and per-client
 // limits, each refusal a DomainError with a stable code and the message the API answers.

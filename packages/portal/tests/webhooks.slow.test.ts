@@ -10,17 +10,12 @@ import {
   uniqueClientId,
   type LicenseFixture,
   type ScopedUser,
-} from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import {
-  createTestCa,
-  HttpsReceiver,
-  type ReceivedRequest,
-  type TestCa,
-} from '../../../test-support/https-receiver.ts';
-import { until } from '../../../test-support/wait.ts';
-import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
+} from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { createTestCa, HttpsReceiver, type ReceivedRequest, type TestCa } from '@svc/test-support/https-receiver';
+import { until } from '@svc/test-support/wait';
+import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
  * /api/webhooks (docs/api.md#webhooks) and outgoing delivery (docs/api.md#webhooks, "Portal webhook

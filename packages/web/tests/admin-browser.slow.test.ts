@@ -1,14 +1,14 @@
 import { verify } from '@octokit/webhooks-methods';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { createLicense, uniqueClientId } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { createTestCa, HttpsReceiver, type TestCa } from '@svc/test-support/https-receiver';
+import { launchChromium } from '@svc/test-support/chromium';
 import { expectAccessible, expectNoConsoleErrors, WIDTHS } from './helpers/browser.ts';
 import { startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { alert, confirm, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';
-import { screenshot } from '../../../test-support/screenshots.ts';
+import { screenshot } from '@svc/test-support/screenshots';
 
 /**
  * Licenses, Users, Webhooks, Audit and Database health in a real browser against a real

@@ -1,9 +1,9 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPortalClient, type PortalClient } from '@svc/client/kit';
-import { createLicense, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { createLicense, uniqueClientId } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { launchChromium } from '@svc/test-support/chromium';
 import { expectAccessible, expectNoConsoleErrors } from './helpers/browser.ts';
 import { startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { noSidewaysScroll, openSignedIn, poll } from './helpers/console-ui.ts';

@@ -1,9 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findingFingerprint } from '@svc/protocol/node';
-import { createLicense } from '../../../test-support/factories.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
-import { largeSessionDoc, uploadDoc } from '../../../test-support/large-session.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { launchChromium } from '@svc/test-support/chromium';
+import { largeSessionDoc, uploadDoc } from '@svc/test-support/large-session';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { noSidewaysScroll } from './helpers/console-ui.ts';

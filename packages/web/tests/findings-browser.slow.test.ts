@@ -1,12 +1,12 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { launchChromium } from '@svc/test-support/chromium';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { firstDrawnLabel, noSidewaysScroll } from './helpers/console-ui.ts';
-import { largeSessionDoc, uploadDoc } from '../../../test-support/large-session.ts';
+import { largeSessionDoc, uploadDoc } from '@svc/test-support/large-session';
 
 /**
  * Working through a session's findings in a real browser against a real portal: filter,

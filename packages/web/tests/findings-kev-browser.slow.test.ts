@@ -1,9 +1,9 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../test-support/chromium.ts';
-import { createLicense } from '../../../test-support/factories.ts';
-import { uploadDoc } from '../../../test-support/large-session.ts';
-import { KEV_FINDING } from '../../../test-support/vuln-index.ts';
+import { launchChromium } from '@svc/test-support/chromium';
+import { createLicense } from '@svc/test-support/factories';
+import { uploadDoc } from '@svc/test-support/large-session';
+import { KEV_FINDING } from '@svc/test-support/vuln-index';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 

@@ -1,10 +1,10 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../../../test-support/factories.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { launchChromium } from '@svc/test-support/chromium';
 import { expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
-import { largeSessionDoc, uploadDoc } from '../../../test-support/large-session.ts';
+import { largeSessionDoc, uploadDoc } from '@svc/test-support/large-session';
 
 /**
  * The session view of a 10,000-finding session (≈ 12 MB file) loads the summary and the first

@@ -6,15 +6,15 @@ import type pg from 'pg';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPortalClient, type PortalClient } from '@svc/client/kit';
-import { createLicense, createScopedUser, openDb, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { createLicense, createScopedUser, openDb, uniqueClientId } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
+import { launchChromium } from '@svc/test-support/chromium';
 import { portalConf, type SvcdProcess, startSvcd } from '../../../e2e/helpers/svcd.ts';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { alert, confirm, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';
-import { screenshot } from '../../../test-support/screenshots.ts';
+import { screenshot } from '@svc/test-support/screenshots';
 
 /**
  * Fleet and Commands in a real browser against a real portal: a real `svcd` that registers

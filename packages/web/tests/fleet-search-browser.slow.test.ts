@@ -1,9 +1,9 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AGENT_SEARCH_RULE } from '@svc/protocol';
-import { createLicense, createScopedUser, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { createLicense, createScopedUser, uniqueClientId } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { launchChromium } from '@svc/test-support/chromium';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { alert, noSidewaysScroll, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';

@@ -3,20 +3,13 @@ import path from 'node:path';
 import { scannerSessionId } from '@svc/protocol';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../test-support/chromium.ts';
-import { runCli, SVC, tempHome } from '../../../test-support/cli.ts';
-import { createLicense } from '../../../test-support/factories.ts';
-import {
-  ANON_FTP,
-  FIRST_SCAN,
-  SCAN_END,
-  SCAN_START,
-  withOids,
-  withTemplates,
-} from '../../../test-support/foreign-items.ts';
-import { type ForeignItem, nessusV2, nucleiJsonl, openvasReport } from '../../../test-support/foreign-reports.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { until } from '../../../test-support/wait.ts';
+import { launchChromium } from '@svc/test-support/chromium';
+import { runCli, SVC, tempHome } from '@svc/test-support/cli';
+import { createLicense } from '@svc/test-support/factories';
+import { ANON_FTP, FIRST_SCAN, SCAN_END, SCAN_START, withOids, withTemplates } from '@svc/test-support/foreign-items';
+import { type ForeignItem, nessusV2, nucleiJsonl, openvasReport } from '@svc/test-support/foreign-reports';
+import { http, withToken } from '@svc/test-support/http';
+import { until } from '@svc/test-support/wait';
 import { expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 

@@ -3,14 +3,14 @@ import type pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPortalClient, type PortalClient } from '@svc/client/kit';
-import { createLicense, createScopedUser, openDb, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { newSessionId, postUpload, sessionDoc, sessionParts } from '../../../test-support/upload.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { createLicense, createScopedUser, openDb, uniqueClientId } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
+import { launchChromium } from '@svc/test-support/chromium';
 import { expectAccessible, expectNoConsoleErrors, openPage, untilSettled, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { firstDrawnLabel, noSidewaysScroll, openSignedIn, poll, row } from './helpers/console-ui.ts';
-import { screenshot } from '../../../test-support/screenshots.ts';
+import { screenshot } from '@svc/test-support/screenshots';
 
 /**
  * The console by permission and by name: the navigation an admin and a scoped user get, the

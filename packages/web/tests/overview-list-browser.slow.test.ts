@@ -1,13 +1,13 @@
 import type pg from 'pg';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, heartbeatBody, openDb } from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { createLicense, heartbeatBody, openDb } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { launchChromium } from '@svc/test-support/chromium';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { firstDrawnLabel, noSidewaysScroll, poll } from './helpers/console-ui.ts';
-import { screenshot } from '../../../test-support/screenshots.ts';
+import { screenshot } from '@svc/test-support/screenshots';
 
 /**
  * The overview (the first page after sign-in), the sessions list's search, sort, total, bulk

@@ -1,14 +1,14 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findingFingerprint } from '@svc/protocol/node';
-import { createLicense } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
-import { leanSessionDoc, uploadDoc } from '../../../test-support/large-session.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { launchChromium } from '@svc/test-support/chromium';
+import { leanSessionDoc, uploadDoc } from '@svc/test-support/large-session';
 import { type ConsolePage, expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { noSidewaysScroll, poll } from './helpers/console-ui.ts';
-import { screenshot } from '../../../test-support/screenshots.ts';
+import { screenshot } from '@svc/test-support/screenshots';
 
 /**
  * The findings across the portfolio (/console/findings) in a real browser against a real

@@ -1,11 +1,11 @@
 import type { Browser, Frame } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense } from '../../../test-support/factories.ts';
-import { hostileReport } from '../../../test-support/hostile-report.ts';
-import { createTestCa, HttpsReceiver, type TestCa } from '../../../test-support/https-receiver.ts';
-import { LEGACY_KEY } from '../../../test-support/portal.ts';
-import { newSessionId, postUpload, sessionParts } from '../../../test-support/upload.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { hostileReport } from '@svc/test-support/hostile-report';
+import { createTestCa, HttpsReceiver, type TestCa } from '@svc/test-support/https-receiver';
+import { LEGACY_KEY } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionParts } from '@svc/test-support/upload';
+import { launchChromium } from '@svc/test-support/chromium';
 import { openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 

@@ -1,9 +1,9 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPortalClient } from '@svc/client/kit';
-import { createLicense, uniqueClientId } from '../../../test-support/factories.ts';
-import { schedulesApi } from '../../../test-support/portal-schedules.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { createLicense, uniqueClientId } from '@svc/test-support/factories';
+import { schedulesApi } from '@svc/test-support/portal-schedules';
+import { launchChromium } from '@svc/test-support/chromium';
 import { expectAccessible, expectNoConsoleErrors } from './helpers/browser.ts';
 import { startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { alert, confirm, noSidewaysScroll, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';

@@ -1,14 +1,14 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../test-support/chromium.ts';
-import { createLicense, uniqueClientId } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
+import { launchChromium } from '@svc/test-support/chromium';
+import { createLicense, uniqueClientId } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
 import { formatScore } from '../src/ui/format.ts';
-import { loadFixture, postUpload, sessionParts } from '../../../test-support/upload.ts';
+import { loadFixture, postUpload, sessionParts } from '@svc/test-support/upload';
 import { expectAccessible, expectNoConsoleErrors, openPage, untilSettled, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { firstDrawnLabel, noSidewaysScroll, poll } from './helpers/console-ui.ts';
-import { screenshot } from '../../../test-support/screenshots.ts';
+import { screenshot } from '@svc/test-support/screenshots';
 
 /**
  * The session view's panels for daily triage, at both widths, as the admin and as a scoped

@@ -1,14 +1,14 @@
 import fs from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDb } from '../../../test-support/factories.ts';
-import { http, withToken } from '../../../test-support/http.ts';
-import { login } from '../../../test-support/portal.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { openDb } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { login } from '@svc/test-support/portal';
+import { launchChromium } from '@svc/test-support/chromium';
 import { expectAccessible, expectNoConsoleErrors, openPage, untilSettled, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { type Seeded, seedSessions } from './helpers/seed.ts';
-import { screenshot } from '../../../test-support/screenshots.ts';
+import { screenshot } from '@svc/test-support/screenshots';
 import { formatScore } from '../src/ui/format.ts';
 
 /**

@@ -1,9 +1,9 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { launchChromium } from '@svc/test-support/chromium';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { ADMIN_EMAIL, signInWithForm, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
-import { screenshot } from '../../../test-support/screenshots.ts';
+import { screenshot } from '@svc/test-support/screenshots';
 
 /** `/` leads to sign-in, the password grant signs in, the layout and its navigation show, sign-out ends it. */
 describe('console sign-in', () => {

@@ -1,8 +1,8 @@
 import type { Browser, Frame, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../../test-support/chromium.ts';
-import { createLicense, uniqueClientId } from '../../../test-support/factories.ts';
-import { loadFixture, postUpload, sessionParts } from '../../../test-support/upload.ts';
+import { launchChromium } from '@svc/test-support/chromium';
+import { createLicense, uniqueClientId } from '@svc/test-support/factories';
+import { loadFixture, postUpload, sessionParts } from '@svc/test-support/upload';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { createScopedUser, signInWithForm, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { poll } from './helpers/console-ui.ts';

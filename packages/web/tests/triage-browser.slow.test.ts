@@ -1,9 +1,9 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findingFingerprint } from '@svc/protocol/node';
-import { createLicense } from '../../../test-support/factories.ts';
-import { http, withKey, withToken } from '../../../test-support/http.ts';
-import { launchChromium } from '../../../test-support/chromium.ts';
+import { createLicense } from '@svc/test-support/factories';
+import { http, withKey, withToken } from '@svc/test-support/http';
+import { launchChromium } from '@svc/test-support/chromium';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { ADMIN_EMAIL, signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createTestCa, HttpsReceiver } from '../../../../test-support/https-receiver.ts';
+import { createTestCa, HttpsReceiver } from '@svc/test-support/https-receiver';
 import { describe as describeFailure, MAX_IN_FLIGHT_PER_ORIGIN, WebhookHttpClient } from './http-client.ts';
 
 /**

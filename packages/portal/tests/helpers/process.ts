@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { controlEmbeddedPostgres } from '../../src/db/embedded.ts';
 import { type Binaries, postgresUser, runnableBinaries } from '../../src/db/embedded-location.ts';
-import { freePort } from '../../../../test-support/ports.ts';
+import { freePort } from '@svc/test-support/ports';
 
 /**
  * The real portal as a separate process: `node packages/portal/src/main.ts` with the

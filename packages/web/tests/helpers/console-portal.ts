@@ -10,7 +10,7 @@ import {
   startTestPortal,
   type TestPortal,
   type TestPortalOptions,
-} from '../../../../test-support/portal.ts';
+} from '@svc/test-support/portal';
 
 export { ADMIN_EMAIL, ADMIN_PASSWORD, type TestPortal };
 

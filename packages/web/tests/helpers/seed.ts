@@ -14,8 +14,8 @@ import {
   SYNTHETIC_ALERTS,
 } from '@svc/client/engine';
 import { createPortalClient } from '@svc/client/kit';
-import { createLicense } from '../../../../test-support/factories.ts';
-import type { TestPortal } from '../../../../test-support/portal.ts';
+import { createLicense } from '@svc/test-support/factories';
+import type { TestPortal } from '@svc/test-support/portal';
 
 export interface SeedOptions {
   clientId: string;
