@@ -134,7 +134,7 @@ const running = (pid: number) => {
 
 /** Starts the network in another process (test-support/netlab/hold.ts) and resolves once it is up. */
 async function holdNetlab() {
-  const child = spawn(process.execPath, [new URL('@svc/test-support/netlab/hold', import.meta.url).pathname], {
+  const child = spawn(process.execPath, [new URL('../../../test-support/netlab/hold.ts', import.meta.url).pathname], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
