@@ -84,8 +84,9 @@ export async function startTestPortal(opts: TestPortalOptions = {}): Promise<Tes
     // tests/connection-limits and connection-slow set their own caps.
     SVC_MAX_CONNECTIONS_PER_ADDRESS: '1000',
     // A loaded test machine holds connections long: a "503 Database busy" would be load, not the
-    // behaviour under test (tests/database-pool-bounds sets its own small wait).
-    SVC_DB_POOL_WAIT_MS: '60000',
+    // behaviour under test (tests/database-pool-bounds sets its own small wait). The wait may not
+    // pass the request timeout, which some tests shorten.
+    SVC_DB_POOL_WAIT_MS: String(Math.min(60_000, Number(opts.env?.['SVC_REQUEST_TIMEOUT_SECONDS'] ?? 60) * 1000)),
     ...own,
     ...opts.env,
   });
