@@ -5,7 +5,7 @@ import { untilValue as until } from '@svc/test-support/wait';
 import { agentsApi } from './helpers/agents-api.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
-import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
 import { openScanGate } from './helpers/scan-gate.ts';
 
 /**

@@ -9,7 +9,7 @@ import { commandHistory, finishedCommand, queueCommand, untilRegistered } from '
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { openScanGate, type ScanGate } from './helpers/scan-gate.ts';
-import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
 
 /**
  * With a real `svcd`: a run_scan cancelled while it runs has its `svc scan`

@@ -8,7 +8,7 @@ import { commandHistory, finishedCommand, queueCommand, untilRegistered } from '
 import { agentsApi } from './helpers/agents-api.ts';
 import { startPortalWithKey, usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
-import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
 import { REPO } from '@svc/test-support/cli';
 import { listenOnQuickPort } from './helpers/quick-port.ts';
 import { openScanGate } from './helpers/scan-gate.ts';

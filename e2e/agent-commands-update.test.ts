@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_COMPILE_CACHE, REPO } from '@svc/test-support/cli';
 import { finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
-import { newAgentId, portalConf, writeConfigs } from './helpers/svcd.ts';
+import { newAgentId, portalConf, writeConfigs } from '@svc/test-support/svcd';
 
 /**
  * `update` with real git: the agent runs from a clone of a local bare repository (the project's

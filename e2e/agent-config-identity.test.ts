@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentsApi } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
-import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
 
 /**
  * SVC_AGENT_ID and SVC_AGENT_STATE_DIR in a config file, like every other key (docs/agent.md):

@@ -8,7 +8,7 @@ import { licenseKeyFingerprint as keyFingerprint } from '@svc/protocol/node';
 import { untilValue as until } from '@svc/test-support/wait';
 import { agentsApi } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
-import { portalConf, type SvcdProcess, startSvcd, SVCD } from './helpers/svcd.ts';
+import { portalConf, type SvcdProcess, startSvcd, SVCD } from '@svc/test-support/svcd';
 
 // A real svcd process against a real portal: heartbeats as stored, commands handed over, signals.
 

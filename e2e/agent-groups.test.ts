@@ -4,7 +4,7 @@ import { http, withToken } from '@svc/test-support/http';
 import { untilValue as until } from '@svc/test-support/wait';
 import { agentsApi } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
-import { newAgentId, portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { newAgentId, portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
 
 // A group broadcast reaches three real agents: each gets its own command and reports it.
 

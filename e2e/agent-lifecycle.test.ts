@@ -5,7 +5,7 @@ import { scheduleId } from '@svc/client/kit';
 import { untilValue as until } from '@svc/test-support/wait';
 import { agentsApi } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
-import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
 import { startTcpSwitch } from './helpers/tcp-switch.ts';
 
 // Restart in place, overrides across SIGHUP and restart, deregistration and a portal outage,

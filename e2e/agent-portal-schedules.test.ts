@@ -5,7 +5,7 @@ import { untilValue } from '@svc/test-support/wait';
 import { agentsApi } from './helpers/agents-api.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { doneSessions, reportedSchedule, storedSessionFile } from './helpers/portal-schedules.ts';
-import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
 
 // A schedule kept by the portal, end to end: created through the API for a group, delivered to
 // a real svcd in its heartbeat answer, run at its time against 127.0.0.1, its session uploaded

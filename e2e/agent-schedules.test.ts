@@ -8,7 +8,7 @@ import { agentsApi } from './helpers/agents-api.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { openScanGate } from './helpers/scan-gate.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
-import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
 
 // Cron schedules of a real svcd: `svc scan` children against loopback, scheduling metadata,
 // upload, one run at a time, and retries when the scan fails.

@@ -12,7 +12,7 @@ import { buildClientArchive, bundleClient } from '../scripts/release/client-arch
 import { releaseDir, removeStages, setReleaseDir, versions } from '../scripts/release/common.ts';
 import { finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
-import { newAgentId, portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { newAgentId, portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
 
 /**
  * `update` on a release install with the real client archive (scripts/release/client-archive.ts,

@@ -13,7 +13,7 @@ import { newSessionId, postUpload, sessionParts } from '@svc/test-support/upload
 import { untilValue } from '@svc/test-support/wait';
 import { finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
 import { startPortalWithKey } from './helpers/portal-with-key.ts';
-import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
 
 /**
  * The findings of record (docs/findings-of-record.md), end to end: a real portal with a business

@@ -14,7 +14,7 @@ import { agentsApi } from './helpers/agents-api.ts';
 import { doneSessions, reportedSchedule, storedSessionFile } from './helpers/portal-schedules.ts';
 import { type PortalWithKey, startPortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
-import { portalConf, type SvcdProcess, startSvcd } from './helpers/svcd.ts';
+import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
 
 /**
  * A real portal and three real `svcd` whose nmap enters the test network's

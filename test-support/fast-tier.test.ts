@@ -23,6 +23,22 @@ const HEAVY_PACKAGES = new Map([
   ['@svc/portal/db/embedded', 'starts its own PostgreSQL'],
 ]);
 
+/** The test kit's names (test-support/package.json): followed like relative imports. */
+const KIT_EXPORTS: Record<string, string> = JSON.parse(
+  readFileSync(path.join(ROOT, 'test-support/package.json'), 'utf8'),
+).exports;
+
+/** The repository path an import names when it is a file of the tree outside the packages' sources. */
+function localTarget(file: string, spec: string): string | null {
+  const kit = /^@svc\/test-support(\/.+)$/.exec(spec);
+  if (kit) {
+    const entry = KIT_EXPORTS[`.${kit[1]}`];
+    return entry === undefined ? null : path.join('test-support', entry);
+  }
+  if (!spec.startsWith('.')) return null;
+  return path.relative(ROOT, path.resolve(ROOT, path.dirname(file), spec));
+}
+
 const IMPORT = /(?:^|\n)\s*(import|export)\s+(type\s+)?([^;]*?)\s+from\s+'([^']+)'|import\('([^']+)'\)/g;
 
 function valueImports(file: string): string[] {
@@ -54,8 +70,8 @@ function heavyReason(file: string, seen = new Set<string>()): string | null {
   for (const spec of valueImports(file)) {
     const pkg = HEAVY_PACKAGES.get(spec);
     if (pkg) return `${file} imports ${spec}: ${pkg}`;
-    if (!spec.startsWith('.')) continue;
-    const target = path.relative(ROOT, path.resolve(ROOT, path.dirname(file), spec));
+    const target = localTarget(file, spec);
+    if (target === null) continue;
     const heavy = HEAVY_MODULES.get(target);
     if (heavy) return `${file} imports ${target}: ${heavy}`;
     // A path in a string of the test (a fixture's own import) is not an import of the test.
@@ -90,7 +106,9 @@ describe('the fast tier', () => {
 
   it('recognises the heavy files (the check can fail)', () => {
     expect(heavyReason('packages/web/tests/sign-in.slow.test.ts')).toMatch(/playwright-core/);
-    expect(heavyReason('packages/portal/tests/lifecycle.slow.test.ts')).toMatch(/embedded\.ts/);
-    expect(heavyReason('packages/portal/tests/embedded-socket.slow.test.ts')).toMatch(/embedded\.ts/);
+    expect(heavyReason('packages/portal/tests/lifecycle.slow.test.ts')).toMatch(/db\/embedded/);
+    expect(heavyReason('packages/portal/tests/embedded-socket.slow.test.ts')).toMatch(/db\/embedded/);
+    // Through the test kit's names: the browser helper, the portal-process starter.
+    expect(heavyReason('packages/web/tests/fleet-browser.slow.test.ts')).toMatch(/test-support\/.*playwright-core/);
   });
 });

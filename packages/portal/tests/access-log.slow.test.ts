@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
-import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
+import { killAll, makeDataDir, spawnPortal, waitForExit } from '@svc/test-support/portal-process';
 
 /**
  * SVC_ACCESS_LOG (docs/deployment.md#access-log): at most one line per request, written when the

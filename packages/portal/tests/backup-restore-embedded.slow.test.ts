@@ -7,7 +7,7 @@ import { freePort } from '@svc/test-support/ports';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, login } from '@svc/test-support/portal';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 import { KEY_FILE } from '../src/identity/key-encryption.ts';
-import { killAll, makeDataDir, startPortalProcess, stopProcess } from './helpers/process.ts';
+import { killAll, makeDataDir, startPortalProcess, stopProcess } from '@svc/test-support/portal-process';
 
 /**
  * The default deployment: the embedded PostgreSQL under the data directory. The backup reads a

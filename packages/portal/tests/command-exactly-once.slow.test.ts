@@ -19,7 +19,7 @@ import {
   spawnPortal,
   waitForHealth,
   type PortalProcess,
-} from './helpers/process.ts';
+} from '@svc/test-support/portal-process';
 
 /**
  * Exactly-once command delivery across replicas (docs/api.md#agents-and-commands,

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
 import { freePort } from '@svc/test-support/ports';
-import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
+import { killAll, makeDataDir, spawnPortal, waitForExit } from '@svc/test-support/portal-process';
 
 /** Portal configuration (docs/configuration.md and the extras of src/config/index.ts). */
 

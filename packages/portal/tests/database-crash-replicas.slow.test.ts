@@ -15,7 +15,7 @@ import {
   startPortalProcess,
   type PortalProcess,
   waitForDeath,
-} from './helpers/process.ts';
+} from '@svc/test-support/portal-process';
 
 /**
  * PostgreSQL killed with -9 under load took down a replica (`Unhandled

@@ -8,7 +8,7 @@ import { controlEmbeddedPostgres, startEmbeddedPostgres, type EmbeddedServer } f
 import { freePort } from '@svc/test-support/ports';
 import { withKey, withToken } from '@svc/test-support/http';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPortal, type TestPortal } from '@svc/test-support/portal';
-import { stopPostgresIn } from './helpers/process.ts';
+import { stopPostgresIn } from '@svc/test-support/portal-process';
 
 /**
  * docs/api.md: "a database restart gives fast 503s, then recovery without a process restart".

@@ -13,7 +13,7 @@ import {
   spawnPortal,
   stopProcess,
   waitForExit,
-} from './helpers/process.ts';
+} from '@svc/test-support/portal-process';
 
 /**
  * With SVC_EMBEDDED_PG_PORT unset, the embedded PostgreSQL takes 54329 when it

@@ -6,18 +6,18 @@ import { promisify } from 'node:util';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../src/db/embedded.ts';
+import { REPO } from '@svc/test-support/cli';
 import { freePort } from '@svc/test-support/ports';
 import { http as request, withToken } from '@svc/test-support/http';
 import { login } from '@svc/test-support/portal';
 import {
   killAll,
-  REPO_ROOT,
   readPostmasterPid,
   startPortalProcess,
   stopPostgresIn,
   stopProcess,
   type PortalProcess,
-} from './helpers/process.ts';
+} from '@svc/test-support/portal-process';
 
 /**
  * `npm start` as root from a checkout inside a private home (a parent of mode 700, as /root is
@@ -51,7 +51,7 @@ function start(dataDir: string): Promise<PortalProcess> {
     'mount --bind "$0" "$1" && cd "$1" && exec "$1/node_modules/node/bin/node" packages/portal/src/main.ts';
   return startPortalProcess({
     dataDir,
-    command: ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', script, REPO_ROOT, checkout()],
+    command: ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', script, REPO, checkout()],
     env: { SVC_ADMIN_EMAIL: ADMIN_EMAIL, SVC_ADMIN_PASSWORD: ADMIN_PASSWORD, SVC_LOG_LEVEL: 'info' },
   });
 }

@@ -15,7 +15,7 @@ import {
   stopProcess,
   waitForDeath,
   type PortalProcess,
-} from './helpers/process.ts';
+} from '@svc/test-support/portal-process';
 
 /**
  * The embedded PostgreSQL server is killed with -9 under a running

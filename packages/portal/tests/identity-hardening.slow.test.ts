@@ -13,7 +13,7 @@ import { ConfigError, loadConfig } from '../src/config/index.ts';
 import { checkBootstrapPassword } from '../src/identity/bootstrap.ts';
 import { http, type HttpResult } from '@svc/test-support/http';
 import { createTestDatabase, startTestPortal, type TestPortal } from '@svc/test-support/portal';
-import { killAll, makeDataDir, spawnPortal, waitForExit } from './helpers/process.ts';
+import { killAll, makeDataDir, spawnPortal, waitForExit } from '@svc/test-support/portal-process';
 
 /** Hardening of the portal's own identity provider (docs/identity.md#limits-and-hardening). */
 

@@ -25,7 +25,7 @@ import {
   waitForDeath,
   waitForExit,
   type PortalProcess,
-} from './helpers/process.ts';
+} from '@svc/test-support/portal-process';
 
 /**
  * The real `node packages/portal/src/main.ts` in embedded mode (DATABASE_URL unset),

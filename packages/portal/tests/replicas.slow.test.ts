@@ -16,7 +16,13 @@ import {
 import { multipart, newSessionId, postUpload, sessionParts, sha256 } from '@svc/test-support/upload';
 import { until } from '@svc/test-support/wait';
 import { type Nginx, nginxListener, requestFrom, startNginx } from '@svc/test-support/nginx';
-import { killAll, killProcess, makeDataDir, startPortalProcess, type PortalProcess } from './helpers/process.ts';
+import {
+  killAll,
+  killProcess,
+  makeDataDir,
+  startPortalProcess,
+  type PortalProcess,
+} from '@svc/test-support/portal-process';
 import { type S3Peer, startS3Peer } from './helpers/s3-peer.ts';
 
 /**

@@ -6,7 +6,14 @@ import { http, withKey } from '@svc/test-support/http';
 import { deadAddress } from '@svc/test-support/ports';
 import { createTestDatabase, LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import { blobObjects, blobTmp, newSessionId, postUpload, rawRequest, sessionParts } from '@svc/test-support/upload';
-import { killAll, makeDataDir, spawnPortal, startPortalProcess, stopProcess, waitForExit } from './helpers/process.ts';
+import {
+  killAll,
+  makeDataDir,
+  spawnPortal,
+  startPortalProcess,
+  stopProcess,
+  waitForExit,
+} from '@svc/test-support/portal-process';
 import { S3BlobStore } from '../src/blobs/s3-store.ts';
 import { ORPHAN_GRACE_MS } from '../src/blobs/store.ts';
 import { sweepOrphanedFiles } from '../src/sessions/sweep.ts';

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { http as request } from '@svc/test-support/http';
-import { killAll, REPO_ROOT, spawnPortal, stopProcess } from './helpers/process.ts';
+import { REPO } from '@svc/test-support/cli';
+import { killAll, spawnPortal, stopProcess } from '@svc/test-support/portal-process';
 
 /**
  * The portal's systemd unit (packages/portal/systemd/svc-portal.service): systemd accepts it, its
@@ -15,8 +16,8 @@ import { killAll, REPO_ROOT, spawnPortal, stopProcess } from './helpers/process.
  * portal runs with its embedded PostgreSQL as an unprivileged user, as the unit runs it.
  */
 
-const UNIT = path.join(REPO_ROOT, 'packages/portal/systemd/svc-portal.service');
-const WAIT_READY = path.join(REPO_ROOT, 'packages/portal/systemd/wait-ready.sh');
+const UNIT = path.join(REPO, 'packages/portal/systemd/svc-portal.service');
+const WAIT_READY = path.join(REPO, 'packages/portal/systemd/wait-ready.sh');
 const ANALYZE = '/usr/bin/systemd-analyze';
 const hasAnalyze = fs.existsSync(ANALYZE);
 const run = promisify(execFile);
@@ -33,7 +34,7 @@ function unitHere(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-portal-unit-'));
   tmpDirs.push(dir);
   const unit = path.join(dir, 'svc-portal.service');
-  fs.writeFileSync(unit, unitText.replaceAll('/opt/svc', path.resolve(REPO_ROOT)));
+  fs.writeFileSync(unit, unitText.replaceAll('/opt/svc', path.resolve(REPO)));
   return unit;
 }
 
@@ -70,7 +71,7 @@ describe('the portal systemd unit', () => {
   it.skipIf(!hasAnalyze)('has the exposure level docs/deployment.md records (systemd-analyze security)', async () => {
     const { stdout } = await run(ANALYZE, ['security', '--offline=true', '--no-pager', unitHere()]);
     const measured = /Overall exposure level for svc-portal\.service: (\d+\.\d+) /.exec(stdout)?.[1];
-    const doc = fs.readFileSync(path.join(REPO_ROOT, 'docs/deployment.md'), 'utf8');
+    const doc = fs.readFileSync(path.join(REPO, 'docs/deployment.md'), 'utf8');
     const recorded = /exposure level \*\*(\d+\.\d+)\*\*/.exec(doc)?.[1];
     expect(measured).toBeDefined();
     expect(recorded).toBe(measured);
@@ -139,7 +140,7 @@ async function unprivilegedUser(): Promise<{ uid: number; gid: number } | null> 
     uid: Number((await run('id', ['-u', 'nobody'])).stdout),
     gid: Number((await run('id', ['-g', 'nobody'])).stdout),
   };
-  const readable = await run('test', ['-r', path.join(REPO_ROOT, 'packages/portal/src/main.ts')], user).then(
+  const readable = await run('test', ['-r', path.join(REPO, 'packages/portal/src/main.ts')], user).then(
     () => true,
     () => false,
   );

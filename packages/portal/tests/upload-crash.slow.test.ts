@@ -17,7 +17,7 @@ import {
   startPortalProcess,
   waitForDeath,
   type PortalProcess,
-} from './helpers/process.ts';
+} from '@svc/test-support/portal-process';
 import {
   blobObjects,
   blobPath,

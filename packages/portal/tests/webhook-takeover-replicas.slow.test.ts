@@ -8,7 +8,13 @@ import { createTestCa, HttpsReceiver, type ReceivedRequest, type TestCa } from '
 import { ADMIN_EMAIL, ADMIN_PASSWORD, KEY_ENCRYPTION_KEY, createTestDatabase, login } from '@svc/test-support/portal';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 import { until } from '@svc/test-support/wait';
-import { killAll, killProcess, makeDataDir, startPortalProcess, type PortalProcess } from './helpers/process.ts';
+import {
+  killAll,
+  killProcess,
+  makeDataDir,
+  startPortalProcess,
+  type PortalProcess,
+} from '@svc/test-support/portal-process';
 
 /**
  * A replica killed with -9 while a webhook delivery is on its way. Real

@@ -10,7 +10,7 @@ import { createLicense, createScopedUser, openDb, uniqueClientId } from '@svc/te
 import { http, withToken } from '@svc/test-support/http';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 import { launchChromium } from '@svc/test-support/chromium';
-import { portalConf, type SvcdProcess, startSvcd } from '../../../e2e/helpers/svcd.ts';
+import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { alert, confirm, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';

@@ -3,11 +3,11 @@ import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { controlEmbeddedPostgres } from '../../src/db/embedded.ts';
-import { type Binaries, postgresUser, runnableBinaries } from '../../src/db/embedded-location.ts';
-import { freePort } from '@svc/test-support/ports';
+import { controlEmbeddedPostgres } from '@svc/portal/db/embedded';
+import { type Binaries, postgresUser, runnableBinaries } from '@svc/portal/db/embedded-location';
+import { REPO } from './cli.ts';
+import { freePort } from './ports.ts';
 
 /**
  * The real portal as a separate process: `node packages/portal/src/main.ts` with the
@@ -17,8 +17,7 @@ import { freePort } from '@svc/test-support/ports';
 
 const run = promisify(execFile);
 
-export const PORTAL_MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-export const REPO_ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+export const PORTAL_MAIN = path.join(REPO, 'packages/portal/src/main.ts');
 
 export interface Exit {
   code: number | null;
@@ -97,7 +96,7 @@ export async function spawnPortal(opts: SpawnOptions): Promise<PortalProcess> {
   }
   const [program, ...args] = opts.command ?? [process.execPath, PORTAL_MAIN];
   const child = spawn(program, args, {
-    cwd: REPO_ROOT,
+    cwd: REPO,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
     ...opts.user,
