@@ -1,16 +1,14 @@
 /**
- * `node bench/upload.ts --findings=10000,100000`: one session file of N
- * findings uploaded to the real portal (its own process, embedded PostgreSQL), timed from the
- * first byte sent to the answer. The portal indexes the findings and merges them into the
- * findings of record inside the upload's transaction, so the answer means stored and indexed;
- * the run checks it by reading the session's findings total right after (GET
- * /api/sessions/{id}/findings?limit=1), timed as "queryable".
+ * `node bench/upload.ts --findings=10000,100000`: one session file of N findings uploaded to the
+ * real portal (its own process, embedded PostgreSQL), timed from the first byte to the answer,
+ * which means stored, indexed and merged into the findings of record (one transaction); the
+ * session's findings total read right after (GET /api/sessions/{id}/findings?limit=1) is timed
+ * as "queryable".
  *
- * Per size and round: a first scan of a new target (every finding new), then a rescan of the
- * same target under another session id (every finding persistent), then the baseline: the
- * same file parsed and its findings COPYed as one row each into a plain table in one
- * transaction (findings-body.ts). The portal's RSS is sampled during each upload (VmRSS and
- * VmHWM, upload/rss.ts). Targets: 1.5 s at 10,000 findings, 15 s at 100,000.
+ * Per size and round: a first scan of a new target (every finding new), a rescan under another
+ * session id (new becomes persistent), a steady rescan under a third (nothing indexed changes),
+ * then the baseline: the same file COPYed as one row per finding into a plain table in one
+ * transaction (findings-body.ts). RSS: upload/rss.ts. Targets: 1.5 s at 10,000, 15 s at 100,000.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -44,7 +42,7 @@ export function targetMsOf(findings: number): number | null {
   return null;
 }
 
-type Kind = 'first scan' | 'rescan' | 'baseline (parse + COPY)';
+type Kind = 'first scan' | 'rescan' | 'steady rescan' | 'baseline (parse + COPY)';
 
 interface Measure {
   findings: number;
@@ -226,6 +224,7 @@ export async function runFindings(opts: UploadOptions, signal: AbortSignal): Pro
       const clientId = `bench-${n}-${i}-${randomBytes(4).toString('hex')}`;
       const first = findingsUpload(n, shape, { clientId, sessionId: `${clientId}-a` });
       const rescan = findingsUpload(n, shape, { clientId, sessionId: `${clientId}-b` });
+      const steady = findingsUpload(n, shape, { clientId, sessionId: `${clientId}-c` });
       if (first.body.length > UPLOAD_LIMIT_BYTES)
         throw new Error(
           `${n} ${shape} findings are ${first.body.length} bytes, over the upload limit: use --shape=lean`,
@@ -234,6 +233,7 @@ export async function runFindings(opts: UploadOptions, signal: AbortSignal): Pro
       for (const [kind, up] of [
         ['first scan', first],
         ['rescan', rescan],
+        ['steady rescan', steady],
         ['baseline (parse + COPY)', first],
       ] as const) {
         if (opts.sync) await sleep(200, undefined, { signal });
@@ -323,7 +323,7 @@ export async function runFindings(opts: UploadOptions, signal: AbortSignal): Pro
     const of = (kind: Kind) => measures.filter((m) => m.findings === n && m.kind === kind && !m.warmup);
     const base = median(of('baseline (parse + COPY)').map((m) => m.ms));
     const targetMs = targetMsOf(n);
-    for (const kind of ['first scan', 'rescan', 'baseline (parse + COPY)'] as const) {
+    for (const kind of ['first scan', 'rescan', 'steady rescan', 'baseline (parse + COPY)'] as const) {
       const ms = of(kind).map((m) => m.ms);
       const med = median(ms);
       const portalSide = kind !== 'baseline (parse + COPY)';
