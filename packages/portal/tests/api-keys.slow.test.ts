@@ -20,6 +20,7 @@ import {
 } from '@svc/test-support/factories';
 import { http, withToken } from '@svc/test-support/http';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/fleet-portal';
 
 /**
  * The x-api-key checks (docs/api.md#credentials).
@@ -419,13 +420,8 @@ function gatedDb(db: Kysely<Database>, gate: Promise<void>): { db: Kysely<Databa
 describe('ApiKeyVerifier cache and invalidation races', () => {
   let portal: TestPortal;
   let db: pg.Client;
-  beforeAll(async () => {
-    portal = await startTestPortal();
-    db = await openDb(portal);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
+  usePortalWithDb((p) => {
+    ({ portal, db } = p);
   });
 
   it('a lookup that read the key before a revocation does not put the stale row into the cache after invalidate()', async () => {

@@ -1,8 +1,9 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { largeSessionDoc } from '@svc/test-support/large-session';
-import { createLicense, type LicenseFixture, openDb, uniqueClientId } from '@svc/test-support/factories';
-import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { createLicense, type LicenseFixture, uniqueClientId } from '@svc/test-support/factories';
+import type { TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/fleet-portal';
 import { postUpload, sessionParts } from '@svc/test-support/upload';
 import { pgArrayLiteral } from '../src/db/bulk.ts';
 import { recordKeyOf } from '../src/records/evidence.ts';
@@ -16,18 +17,14 @@ import { INSERT_CHUNK } from '../src/sessions/findings-queries.ts';
  * every column as the index computes it, and a rescan of each moves every record the same way.
  */
 
-describe('array parameters', () => {
-  let portal: TestPortal;
-  let db: pg.Client;
-  beforeAll(async () => {
-    portal = await startTestPortal();
-    db = await openDb(portal);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-  });
+// One portal for the file: each test uploads under a client of its own.
+let portal: TestPortal;
+let db: pg.Client;
+usePortalWithDb((p) => {
+  ({ portal, db } = p);
+});
 
+describe('array parameters', () => {
   it('carry any text, NULL and the text "NULL" through PostgreSQL unchanged', async () => {
     const texts = [
       'plain',
@@ -68,18 +65,6 @@ describe('array parameters', () => {
 });
 
 describe('an upload at the chunk boundary', () => {
-  let portal: TestPortal;
-  let db: pg.Client;
-
-  beforeAll(async () => {
-    portal = await startTestPortal();
-    db = await openDb(portal);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-  });
-
   async function upload(key: LicenseFixture, sessionId: string, n: number) {
     const doc = largeSessionDoc(sessionId, key.record.client_id as string, n);
     const res = await postUpload(portal.url, key.key, sessionParts(doc));
@@ -160,18 +145,6 @@ describe('an upload at the chunk boundary', () => {
 });
 
 describe('a steady rescan', () => {
-  let portal: TestPortal;
-  let db: pg.Client;
-
-  beforeAll(async () => {
-    portal = await startTestPortal();
-    db = await openDb(portal);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-  });
-
   /** The heap page of each record of the target, by fingerprint. */
   async function pages(clientId: string, target: string): Promise<Map<string, number>> {
     const { rows } = await db.query(

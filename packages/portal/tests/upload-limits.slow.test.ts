@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLicense, openDb } from '@svc/test-support/factories';
 import { leanSessionDoc } from '@svc/test-support/large-session';
 import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/fleet-portal';
 import {
   multipart,
   newSessionId,
@@ -153,13 +154,8 @@ describe('SVC_UPLOAD_MAX_MB', () => {
 describe('a 100,000-finding session on the defaults', () => {
   let portal: TestPortal;
   let db: pg.Client;
-  beforeAll(async () => {
-    portal = await startTestPortal();
-    db = await openDb(portal);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
+  usePortalWithDb((p) => {
+    ({ portal, db } = p);
   });
 
   it('is stored whole: 22 MB of lean findings, under the 25 MB limit', async () => {
