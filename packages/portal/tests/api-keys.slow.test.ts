@@ -10,14 +10,7 @@ import { keyHolderOf, requireKey } from '../src/auth/guards.ts';
 import { errorHandler } from '../src/http/errors.ts';
 import type { Database } from '../src/db/schema.ts';
 import type { LicenseRow } from '../src/licenses/present.ts';
-import {
-  createLicense,
-  DAY_MS,
-  FakeClock,
-  licenseAction,
-  openDb,
-  type LicenseFixture,
-} from '@svc/test-support/factories';
+import { createLicense, DAY_MS, FakeClock, licenseAction, type LicenseFixture } from '@svc/test-support/factories';
 import { http, withToken } from '@svc/test-support/http';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import { usePortalWithDb } from '@svc/test-support/fleet-portal';
@@ -280,13 +273,8 @@ describe('ApiKeyVerifier', () => {
   let db: pg.Client;
   let spy: MockInstance<typeof crypto.timingSafeEqual>;
 
-  beforeAll(async () => {
-    portal = await startTestPortal();
-    db = await openDb(portal);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
+  usePortalWithDb((p) => {
+    ({ portal, db } = p);
   });
   beforeEach(() => {
     // api-keys.ts imports { timingSafeEqual } from node:crypto. Node keeps a builtin's ESM

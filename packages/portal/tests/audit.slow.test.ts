@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AUDIT_EVENT_TYPES } from '@svc/protocol';
-import { createLicense, createScopedUser, openDb, uniqueClientId } from '@svc/test-support/factories';
+import { createLicense, createScopedUser, uniqueClientId } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
-import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { ADMIN_EMAIL, LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/fleet-portal';
 
 /** GET /api/audit (docs/api.md#operations). */
 
@@ -13,14 +14,9 @@ describe('GET /api/audit', () => {
   let db: pg.Client;
   let admin: string;
 
-  beforeAll(async () => {
-    portal = await startTestPortal();
-    db = await openDb(portal);
+  usePortalWithDb(async (p) => {
+    ({ portal, db } = p);
     admin = await portal.adminToken();
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
   });
 
   const audit = (query = '', token = admin) =>

@@ -1,10 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { decodeJwt, SignJWT } from 'jose';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, createScopedUser, openDb } from '@svc/test-support/factories';
+import { describe, expect, it } from 'vitest';
+import { createLicense, createScopedUser } from '@svc/test-support/factories';
 import { http, withToken, type HttpResult } from '@svc/test-support/http';
-import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import type { TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/fleet-portal';
 
 /**
  * docs/api.md#credentials, docs/api.md: the admin JWT goes only in X-Identity-Token. Any
@@ -27,9 +28,8 @@ describe('JWT header rules', () => {
   let fakes: Record<string, string>;
   let licenseId: string;
 
-  beforeAll(async () => {
-    portal = await startTestPortal();
-    db = await openDb(portal);
+  usePortalWithDb(async (p) => {
+    ({ portal, db } = p);
     valid = await portal.adminToken();
     licenseId = (await createLicense(portal, { tier: 'msp' })).record.id;
 
@@ -96,10 +96,6 @@ describe('JWT header rules', () => {
       'deleted user': deletedUser.token,
       'Bearer prefix': `Bearer ${valid}`,
     };
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
   });
 
   const licenseCount = async () => Number((await db.query('SELECT count(*)::int AS n FROM licenses')).rows[0].n);

@@ -1,8 +1,9 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createLicense, DAY_MS, FakeClock, licenseAction, openDb, uniqueClientId } from '@svc/test-support/factories';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { createLicense, DAY_MS, FakeClock, licenseAction, uniqueClientId } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/fleet-portal';
 
 /** GET /api/license (docs/api.md#credentials). */
 
@@ -25,14 +26,12 @@ describe('GET /api/license', () => {
   let portal: TestPortal;
   let db: pg.Client;
 
-  beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now });
-    db = await openDb(portal);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-  });
+  usePortalWithDb(
+    (p) => {
+      ({ portal, db } = p);
+    },
+    { now: clock.now },
+  );
   beforeEach(() => {
     clock.set(new Date(Math.floor(Date.now() / 1000) * 1000 + 123));
   });

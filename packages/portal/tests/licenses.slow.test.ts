@@ -7,7 +7,6 @@ import {
   DAY_MS,
   FakeClock,
   licenseAction,
-  openDb,
   uniqueClientId,
   type ScopedUser,
 } from '@svc/test-support/factories';
@@ -20,6 +19,7 @@ import {
   startTestPortal,
   type TestPortal,
 } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/fleet-portal';
 
 /** /api/licenses (docs/api.md#licenses). */
 
@@ -55,15 +55,13 @@ describe('/api/licenses', () => {
   let admin: string;
   let db: pg.Client;
 
-  beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now });
-    admin = await portal.adminToken();
-    db = await openDb(portal);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-  });
+  usePortalWithDb(
+    async (p) => {
+      ({ portal, db } = p);
+      admin = await portal.adminToken();
+    },
+    { now: clock.now },
+  );
   beforeEach(() => {
     // Each test starts from a fresh, whole-millisecond instant of the fake clock.
     clock.set(new Date(Math.floor(Date.now() / 1000) * 1000));

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   highestTier,
   LICENSE_KEY_PATTERN,
@@ -24,12 +24,12 @@ import {
   DAY_MS,
   FakeClock,
   licenseAction,
-  openDb,
   uniqueClientId,
   type ScopedUser,
 } from '@svc/test-support/factories';
 import { http, withToken } from '@svc/test-support/http';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/fleet-portal';
 
 /** docs/api.md#credentials, docs/api.md#agents-and-commands (agent:commands for business and msp) and docs/api.md#credentials (scoped users). */
 
@@ -184,15 +184,13 @@ describe('scoped users on a real portal', () => {
   let db: pg.Client;
   let admin: string;
 
-  beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now });
-    admin = await portal.adminToken();
-    db = await openDb(portal);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-  });
+  usePortalWithDb(
+    async (p) => {
+      ({ portal, db } = p);
+      admin = await portal.adminToken();
+    },
+    { now: clock.now },
+  );
   beforeEach(() => {
     clock.set(new Date());
   });

@@ -1,18 +1,18 @@
 import { findingFingerprint } from '@svc/protocol/node';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createLicense,
   createScopedUser,
   DAY_MS,
   FakeClock,
   type LicenseFixture,
-  openDb,
   type ScopedUser,
   uniqueClientId,
 } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/fleet-portal';
 import { type Doc, scanDocument } from '@svc/test-support/upload';
 import { sweepStaleRecords } from '../src/records/retention.ts';
 
@@ -83,20 +83,18 @@ describe('findings of record: portfolio, bulk, settings, targets, purge', () => 
     return out;
   };
 
-  beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now });
-    db = await openDb(portal);
-    acme = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('acme') });
-    beta = await createLicense(portal, { tier: 'msp', client_id: uniqueClientId('beta') });
-    await upload(acme.key, scan('20260501_120000', 'acme-net', 1, 6));
-    await upload(acme.key, scan('20260501_130000', 'acme-dmz', 2, 2));
-    await upload(beta.key, scan('20260515_120000', 'beta-net', 3, 4));
-    acmeUser = await createScopedUser(portal, [acme.record.client_id]);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-  });
+  usePortalWithDb(
+    async (p) => {
+      ({ portal, db } = p);
+      acme = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('acme') });
+      beta = await createLicense(portal, { tier: 'msp', client_id: uniqueClientId('beta') });
+      await upload(acme.key, scan('20260501_120000', 'acme-net', 1, 6));
+      await upload(acme.key, scan('20260501_130000', 'acme-dmz', 2, 2));
+      await upload(beta.key, scan('20260515_120000', 'beta-net', 3, 4));
+      acmeUser = await createScopedUser(portal, [acme.record.client_id]);
+    },
+    { now: clock.now },
+  );
 
   it('lists the records across the caller’s scope, most severe first, page by page', async () => {
     const all = await allPages('');

@@ -1,16 +1,16 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { findingFingerprint } from '@svc/protocol/node';
 import {
   createLicense,
   createScopedUser,
   FakeClock,
-  openDb,
   uniqueClientId,
   type LicenseFixture,
 } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
-import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { ADMIN_EMAIL, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/fleet-portal';
 
 /**
  * PATCH /api/remediation-update by finding (fingerprint) and risk exceptions set in the
@@ -140,16 +140,14 @@ describe('PATCH /api/remediation-update by finding, and risk exceptions', () => 
     ).rows as { actor: string; data: any }[];
   }
 
-  beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now });
-    admin = await portal.adminToken();
-    db = await openDb(portal);
-    acme = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('acme') });
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-  });
+  usePortalWithDb(
+    async (p) => {
+      ({ portal, db } = p);
+      admin = await portal.adminToken();
+      acme = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('acme') });
+    },
+    { now: clock.now },
+  );
   beforeEach(() => {
     clock.set(new Date(Math.floor(Date.now() / 1000) * 1000));
   });

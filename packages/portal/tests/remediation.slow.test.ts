@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { RemediationSummary } from '@svc/protocol';
 import { findingFingerprint } from '@svc/protocol/node';
 import type { AppContext } from '../src/context.ts';
@@ -11,12 +11,12 @@ import {
   createLicense,
   createScopedUser,
   FakeClock,
-  openDb,
   uniqueClientId,
   type LicenseFixture,
 } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
-import { ADMIN_EMAIL, LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { ADMIN_EMAIL, LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/fleet-portal';
 
 /**
  * PATCH /api/remediation-update (docs/api.md#sessions, "Remediation status changes") on the
@@ -134,16 +134,14 @@ describe('PATCH /api/remediation-update', () => {
     ).rows;
   }
 
-  beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now });
-    admin = await portal.adminToken();
-    db = await openDb(portal);
-    acme = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('acme') });
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-  });
+  usePortalWithDb(
+    async (p) => {
+      ({ portal, db } = p);
+      admin = await portal.adminToken();
+      acme = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('acme') });
+    },
+    { now: clock.now },
+  );
   beforeEach(() => {
     clock.set(new Date(Math.floor(Date.now() / 1000) * 1000));
   });

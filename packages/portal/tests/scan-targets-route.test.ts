@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.ts';
-import { createLicense, openDb } from '@svc/test-support/factories';
+import { createLicense } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
-import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import type { TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/fleet-portal';
 
 /**
  * run_scan and update_schedule targets through POST /api/agent-commands:
@@ -18,33 +19,31 @@ let admin: string;
 let agent: string;
 const group = `scan-${randomBytes(3).toString('hex')}`;
 
-beforeAll(async () => {
-  portal = await startTestPortal({ env: { SVC_SCAN_MAX_ADDRESSES: '131072' } });
-  db = await openDb(portal);
-  admin = await portal.adminToken();
-  const biz = await createLicense(portal, { tier: 'business' });
-  agent = `svcd_scan_${randomBytes(4).toString('hex')}`;
-  const hb = await http(portal.url, 'POST', '/api/health', {
-    headers: withKey(biz.key),
-    json: {
-      agent_id: agent,
-      version: '4.2.3',
-      timestamp: new Date().toISOString(),
-      status: 'running',
-      uptime_seconds: 1,
-    },
-  });
-  expect(hb.status, hb.text).toBe(200);
-  const joined = await http(portal.url, 'POST', '/api/agent-groups', {
-    headers: withToken(admin),
-    json: { agent_id: agent, group_name: group },
-  });
-  expect(joined.status, joined.text).toBe(201);
-});
-afterAll(async () => {
-  await db?.end();
-  await portal?.close();
-});
+usePortalWithDb(
+  async (p) => {
+    ({ portal, db } = p);
+    admin = await portal.adminToken();
+    const biz = await createLicense(portal, { tier: 'business' });
+    agent = `svcd_scan_${randomBytes(4).toString('hex')}`;
+    const hb = await http(portal.url, 'POST', '/api/health', {
+      headers: withKey(biz.key),
+      json: {
+        agent_id: agent,
+        version: '4.2.3',
+        timestamp: new Date().toISOString(),
+        status: 'running',
+        uptime_seconds: 1,
+      },
+    });
+    expect(hb.status, hb.text).toBe(200);
+    const joined = await http(portal.url, 'POST', '/api/agent-groups', {
+      headers: withToken(admin),
+      json: { agent_id: agent, group_name: group },
+    });
+    expect(joined.status, joined.text).toBe(201);
+  },
+  { env: { SVC_SCAN_MAX_ADDRESSES: '131072' } },
+);
 
 const queue = (body: Record<string, unknown>) =>
   http(portal.url, 'POST', '/api/agent-commands', { headers: withToken(admin), json: body });
