@@ -13,7 +13,7 @@ import type { LicenseRow } from '../src/licenses/present.ts';
 import { createLicense, DAY_MS, FakeClock, licenseAction, type LicenseFixture } from '@svc/test-support/factories';
 import { http, withToken } from '@svc/test-support/http';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
-import { usePortalWithDb } from '@svc/test-support/fleet-portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 
 /**
  * The x-api-key checks (docs/api.md#credentials).

@@ -5,7 +5,7 @@ import { AUDIT_EVENT_TYPES } from '@svc/protocol';
 import { createLicense, createScopedUser, uniqueClientId } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
 import { ADMIN_EMAIL, LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
-import { usePortalWithDb } from '@svc/test-support/fleet-portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 
 /** GET /api/audit (docs/api.md#operations). */
 

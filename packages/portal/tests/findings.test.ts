@@ -1,16 +1,10 @@
-import fs from 'node:fs/promises';
 import { findingFingerprint, sha256Hex } from '@svc/protocol/node';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createLicense,
-  createScopedUser,
-  type LicenseFixture,
-  openDb,
-  uniqueClientId,
-} from '@svc/test-support/factories';
+import { describe, expect, it } from 'vitest';
+import { createLicense, createScopedUser, type LicenseFixture, uniqueClientId } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
-import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import type { TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 import { newSessionId, postUpload, sessionParts } from '@svc/test-support/upload';
 
 /**
@@ -146,18 +140,12 @@ describe('findings endpoints', () => {
         .count,
     );
 
-  beforeAll(async () => {
-    portal = await startTestPortal();
-    db = await openDb(portal);
+  usePortalWithDb(async (p) => {
+    ({ portal, db } = p);
     admin = await portal.adminToken();
     keyA = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('acme') });
     keyB = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('beta') });
     await upload(keyA.key, sid, keyA.record.client_id);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
   });
 
   it('indexes at upload and answers every field of a row, most severe first', async () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createLicense, createScopedUser } from '@svc/test-support/factories';
 import { http, withToken, type HttpResult } from '@svc/test-support/http';
 import type { TestPortal } from '@svc/test-support/portal';
-import { usePortalWithDb } from '@svc/test-support/fleet-portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 
 /**
  * docs/api.md#credentials, docs/api.md: the admin JWT goes only in X-Identity-Token. Any

@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { createLicense, DAY_MS, FakeClock, licenseAction, uniqueClientId } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
 import { LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
-import { usePortalWithDb } from '@svc/test-support/fleet-portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 
 /** GET /api/license (docs/api.md#credentials). */
 

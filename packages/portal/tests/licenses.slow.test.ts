@@ -19,7 +19,7 @@ import {
   startTestPortal,
   type TestPortal,
 } from '@svc/test-support/portal';
-import { usePortalWithDb } from '@svc/test-support/fleet-portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 
 /** /api/licenses (docs/api.md#licenses). */
 

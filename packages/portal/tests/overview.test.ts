@@ -1,18 +1,17 @@
-import fs from 'node:fs/promises';
 import type pg from 'pg';
 import { type BySeverity, emptyBySeverity, riskGrade, riskScore } from '@svc/protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   createLicense,
   createScopedUser,
   DAY_MS,
   FakeClock,
   heartbeatBody,
-  openDb,
   uniqueClientId,
 } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
-import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import type { TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 import { type Doc, postUpload, sessionParts } from '@svc/test-support/upload';
 
 /**
@@ -64,92 +63,92 @@ describe('GET /api/overview', () => {
   const overview = (token: string, query = '') =>
     http(portal.url, 'GET', `/api/overview${query}`, { headers: withToken(token) });
 
-  beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now });
-    admin = await portal.adminToken();
-    db = await openDb(portal);
-    keys = {
-      msp: (await createLicense(portal, { client_id: msp, tier: 'msp' })).key,
-      pro: (await createLicense(portal, { client_id: pro, tier: 'professional' })).key,
-    };
-    // msp: two scans of one target (the older uploaded last), one of another, one beyond 90 days.
-    await upload(
-      keys.msp,
-      'm_new',
-      {
-        summary: { risk_score: 40, risk_grade: 'C' },
-        ...scanOf([
-          entry('SMBv1 enabled', 'critical', '10.0.0.1'),
-          entry('SMBv1 enabled', 'critical', '10.0.0.2'),
-          entry('Telnet exposed', 'high', '10.0.0.3', { exception_status: 'accepted', exception_reason: 'jump host' }),
-          entry('Weak TLS', 'medium', '10.0.0.4', { status: 'in_progress' }),
-        ]),
-        remediation_resolved: [entry('Old FTP', 'high', '10.0.0.5', { status: 'resolved' })],
-        // It looked at 10.0.0.9 too: what the older scan found there (uploaded later) is resolved.
-        coverage: {
-          hosts: ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5', '10.0.0.9'],
-          ports: { tcp: '1-65535' },
+  usePortalWithDb(
+    async (p) => {
+      ({ portal, db } = p);
+      admin = await portal.adminToken();
+      keys = {
+        msp: (await createLicense(portal, { client_id: msp, tier: 'msp' })).key,
+        pro: (await createLicense(portal, { client_id: pro, tier: 'professional' })).key,
+      };
+      // msp: two scans of one target (the older uploaded last), one of another, one beyond 90 days.
+      await upload(
+        keys.msp,
+        'm_new',
+        {
+          summary: { risk_score: 40, risk_grade: 'C' },
+          ...scanOf([
+            entry('SMBv1 enabled', 'critical', '10.0.0.1'),
+            entry('SMBv1 enabled', 'critical', '10.0.0.2'),
+            entry('Telnet exposed', 'high', '10.0.0.3', {
+              exception_status: 'accepted',
+              exception_reason: 'jump host',
+            }),
+            entry('Weak TLS', 'medium', '10.0.0.4', { status: 'in_progress' }),
+          ]),
+          remediation_resolved: [entry('Old FTP', 'high', '10.0.0.5', { status: 'resolved' })],
+          // It looked at 10.0.0.9 too: what the older scan found there (uploaded later) is resolved.
+          coverage: {
+            hosts: ['10.0.0.1', '10.0.0.2', '10.0.0.3', '10.0.0.4', '10.0.0.5', '10.0.0.9'],
+            ports: { tcp: '1-65535' },
+          },
         },
-      },
-      { target: '10.0.0.0/24', client: 'MSP Client', finished_at: daysAgo(2) },
-    );
-    await upload(
-      keys.msp,
-      'm_old',
-      { summary: { risk_score: 70, risk_grade: 'D' }, ...scanOf([entry('Never counted', 'low', '10.0.0.9')]) },
-      { target: '10.0.0.0/24', client: 'MSP Client', finished_at: daysAgo(10) },
-    );
-    await upload(
-      keys.msp,
-      'm_dmz',
-      {
-        summary: { risk_score: 55, risk_grade: 'C' },
-        ...scanOf([entry('Weak TLS', 'high', '192.0.2.1'), entry('Weak TLS', 'high', '192.0.2.2')]),
-      },
-      { target: '192.0.2.0/28', client: 'MSP Client', finished_at: daysAgo(5) },
-    );
-    await upload(
-      keys.msp,
-      'm_ancient',
-      { summary: { risk_score: 99, risk_grade: 'F' } },
-      { target: '198.51.100.0/24', client: 'MSP Client', finished_at: daysAgo(120) },
-    );
-    // pro: one scan with a score, one without.
-    await upload(
-      keys.pro,
-      'p_one',
-      { summary: { risk_score: 20, risk_grade: 'B' }, ...scanOf([entry('Weak TLS', 'low', '203.0.113.1')]) },
-      { target: 'pro.example', client: 'Pro Client', started_at: daysAgo(3) },
-    );
-    await upload(keys.pro, 'p_noscore', {}, { target: 'pro2.example', client: 'Pro Client' });
-    // Agents: one heard from now, one 11 minutes ago (stale), one deregistered; one of pro.
-    const beat = (key: string, id: string) =>
-      http(portal.url, 'POST', '/api/health', { headers: withKey(key), json: heartbeatBody(id) });
-    expect((await beat(keys.msp, 'agent-stale')).status).toBe(200);
-    expect((await beat(keys.msp, 'agent-gone')).status).toBe(200);
-    clock.advance(11 * 60_000);
-    expect((await beat(keys.msp, 'agent-online')).status).toBe(200);
-    expect((await beat(keys.pro, 'agent-pro')).status).toBe(200);
-    const dereg = await http(portal.url, 'PATCH', '/api/agents', {
-      headers: withToken(admin),
-      json: { agent_id: 'agent-gone', action: 'deregister' },
-    });
-    expect(dereg.status).toBe(200);
-    // Expiry: m_dmz in 2.5 days, p_one in 6 days, m_new in 8 days (outside the 7-day window).
-    const expireIn = (id: string, days: number) =>
-      db.query('UPDATE sessions SET expires_at = $1 WHERE session_id = $2', [
-        new Date(clock.now().getTime() + days * DAY_MS),
-        id,
-      ]);
-    await expireIn('m_dmz', 2.5);
-    await expireIn('p_one', 6);
-    await expireIn('m_new', 8);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
-  });
+        { target: '10.0.0.0/24', client: 'MSP Client', finished_at: daysAgo(2) },
+      );
+      await upload(
+        keys.msp,
+        'm_old',
+        { summary: { risk_score: 70, risk_grade: 'D' }, ...scanOf([entry('Never counted', 'low', '10.0.0.9')]) },
+        { target: '10.0.0.0/24', client: 'MSP Client', finished_at: daysAgo(10) },
+      );
+      await upload(
+        keys.msp,
+        'm_dmz',
+        {
+          summary: { risk_score: 55, risk_grade: 'C' },
+          ...scanOf([entry('Weak TLS', 'high', '192.0.2.1'), entry('Weak TLS', 'high', '192.0.2.2')]),
+        },
+        { target: '192.0.2.0/28', client: 'MSP Client', finished_at: daysAgo(5) },
+      );
+      await upload(
+        keys.msp,
+        'm_ancient',
+        { summary: { risk_score: 99, risk_grade: 'F' } },
+        { target: '198.51.100.0/24', client: 'MSP Client', finished_at: daysAgo(120) },
+      );
+      // pro: one scan with a score, one without.
+      await upload(
+        keys.pro,
+        'p_one',
+        { summary: { risk_score: 20, risk_grade: 'B' }, ...scanOf([entry('Weak TLS', 'low', '203.0.113.1')]) },
+        { target: 'pro.example', client: 'Pro Client', started_at: daysAgo(3) },
+      );
+      await upload(keys.pro, 'p_noscore', {}, { target: 'pro2.example', client: 'Pro Client' });
+      // Agents: one heard from now, one 11 minutes ago (stale), one deregistered; one of pro.
+      const beat = (key: string, id: string) =>
+        http(portal.url, 'POST', '/api/health', { headers: withKey(key), json: heartbeatBody(id) });
+      expect((await beat(keys.msp, 'agent-stale')).status).toBe(200);
+      expect((await beat(keys.msp, 'agent-gone')).status).toBe(200);
+      clock.advance(11 * 60_000);
+      expect((await beat(keys.msp, 'agent-online')).status).toBe(200);
+      expect((await beat(keys.pro, 'agent-pro')).status).toBe(200);
+      const dereg = await http(portal.url, 'PATCH', '/api/agents', {
+        headers: withToken(admin),
+        json: { agent_id: 'agent-gone', action: 'deregister' },
+      });
+      expect(dereg.status).toBe(200);
+      // Expiry: m_dmz in 2.5 days, p_one in 6 days, m_new in 8 days (outside the 7-day window).
+      const expireIn = (id: string, days: number) =>
+        db.query('UPDATE sessions SET expires_at = $1 WHERE session_id = $2', [
+          new Date(clock.now().getTime() + days * DAY_MS),
+          id,
+        ]);
+      await expireIn('m_dmz', 2.5);
+      await expireIn('p_one', 6);
+      await expireIn('m_new', 8);
+    },
+    { now: clock.now },
+  );
 
   /** A session's point: the score of what its scan found (the portal computes it; docs/scoring.md). */
   const point = (session_id: string, target: string, counts: Partial<BySeverity>) => {

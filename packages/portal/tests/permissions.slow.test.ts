@@ -29,7 +29,7 @@ import {
 } from '@svc/test-support/factories';
 import { http, withToken } from '@svc/test-support/http';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, login, type TestPortal } from '@svc/test-support/portal';
-import { usePortalWithDb } from '@svc/test-support/fleet-portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 
 /** docs/api.md#credentials, docs/api.md#agents-and-commands (agent:commands for business and msp) and docs/api.md#credentials (scoped users). */
 

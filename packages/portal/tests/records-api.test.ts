@@ -12,7 +12,7 @@ import {
 } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, login, type TestPortal } from '@svc/test-support/portal';
-import { usePortalWithDb } from '@svc/test-support/fleet-portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 import { type Doc, scanDocument } from '@svc/test-support/upload';
 import { sweepStaleRecords } from '../src/records/retention.ts';
 

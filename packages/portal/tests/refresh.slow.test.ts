@@ -1,10 +1,10 @@
-import fs from 'node:fs/promises';
 import type pg from 'pg';
 import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLicense, licenseAction, openDb, type LicenseFixture } from '@svc/test-support/factories';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createLicense, licenseAction, type LicenseFixture } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 import {
   blobObjects,
   blobTmp,
@@ -59,17 +59,11 @@ describe('PUT /api/refresh', () => {
     (await http(portal.url, 'GET', `/api/sessions?session=${sessionId}`, { headers: withToken(admin) })).body;
   const objects = () => blobObjects(portal.dataDir);
 
-  beforeAll(async () => {
-    portal = await startTestPortal();
-    db = await openDb(portal);
+  usePortalWithDb(async (p) => {
+    ({ portal, db } = p);
     admin = await portal.adminToken();
     keyA = await createLicense(portal, { tier: 'professional' });
     keyB = await createLicense(portal, { tier: 'professional' });
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
   });
 
   describe('200', () => {

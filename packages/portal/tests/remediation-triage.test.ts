@@ -10,7 +10,7 @@ import {
 } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
 import { ADMIN_EMAIL, type TestPortal } from '@svc/test-support/portal';
-import { usePortalWithDb } from '@svc/test-support/fleet-portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 
 /**
  * PATCH /api/remediation-update by finding (fingerprint) and risk exceptions set in the

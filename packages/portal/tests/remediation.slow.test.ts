@@ -16,7 +16,7 @@ import {
 } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
 import { ADMIN_EMAIL, LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
-import { usePortalWithDb } from '@svc/test-support/fleet-portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 
 /**
  * PATCH /api/remediation-update (docs/api.md#sessions, "Remediation status changes") on the

@@ -5,7 +5,7 @@ import { loadConfig } from '../src/config/index.ts';
 import { createLicense } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
 import type { TestPortal } from '@svc/test-support/portal';
-import { usePortalWithDb } from '@svc/test-support/fleet-portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 
 /**
  * run_scan and update_schedule targets through POST /api/agent-commands:

@@ -1,15 +1,10 @@
 import fs from 'node:fs/promises';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createLicense,
-  createScopedUser,
-  openDb,
-  uniqueClientId,
-  type LicenseFixture,
-} from '@svc/test-support/factories';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createLicense, createScopedUser, uniqueClientId, type LicenseFixture } from '@svc/test-support/factories';
 import { http, withKey, withToken, type HttpResult } from '@svc/test-support/http';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 import { newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from '@svc/test-support/upload';
 
 /**
@@ -64,18 +59,12 @@ describe('session ids are unique per client', () => {
     (await db.query('SELECT client_id, files, status FROM sessions WHERE session_id = $1 ORDER BY client_id', [id]))
       .rows;
 
-  beforeAll(async () => {
-    portal = await startTestPortal();
-    db = await openDb(portal);
+  usePortalWithDb(async (p) => {
+    ({ portal, db } = p);
     admin = await portal.adminToken();
     keyA = await createLicense(portal, { tier: 'business', client_id: A });
     keyB = await createLicense(portal, { tier: 'business', client_id: B });
     keyC = await createLicense(portal, { tier: 'business', client_id: C });
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
   });
 
   it('two clients uploading the same id both succeed and stay separate', async () => {

@@ -1,18 +1,17 @@
-import fs from 'node:fs/promises';
 import { Kysely, Migrator, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/db/migrations/index.ts';
 import {
   createLicense,
   createScopedUser,
   FakeClock,
-  openDb,
   uniqueClientId,
   type LicenseFixture,
 } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
-import { createTestDatabase, LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { createTestDatabase, LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
@@ -44,16 +43,13 @@ describe('what a scanner key may do to a session', () => {
   let admin: string;
   let db: pg.Client;
 
-  beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now });
-    admin = await portal.adminToken();
-    db = await openDb(portal);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
-  });
+  usePortalWithDb(
+    async (p) => {
+      ({ portal, db } = p);
+      admin = await portal.adminToken();
+    },
+    { now: clock.now },
+  );
 
   /** Uploads a fresh session (or `id` again) with `key`; the file names `clientId` when given (the legacy key). */
   const upload = async (key: string, opts: { id?: string; clientId?: string } = {}) => {

@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent } from '../src/events/bus.ts';
 import { sweepExpiredSessions } from '../src/sessions/retention.ts';
 import {
@@ -14,7 +14,8 @@ import {
   type ScopedUser,
 } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, login, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, login, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 import { blobPath, newSessionId, postUpload, sessionDoc, sessionParts, type Doc } from '@svc/test-support/upload';
 
 /**
@@ -50,16 +51,13 @@ describe('/api/sessions', () => {
   let admin: string;
   let db: pg.Client;
 
-  beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now });
-    admin = await portal.adminToken();
-    db = await openDb(portal);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
-  });
+  usePortalWithDb(
+    async (p) => {
+      ({ portal, db } = p);
+      admin = await portal.adminToken();
+    },
+    { now: clock.now },
+  );
 
   /** Upload a session with `key`, one second after the previous one (unless `sameInstant`). */
   const upload = async (
@@ -621,15 +619,12 @@ describe('retention', () => {
   const detail = async (id: string) =>
     http(portal.url, 'GET', `/api/sessions?session=${id}`, { headers: withToken(await adminToken()) });
 
-  beforeAll(async () => {
-    portal = await startTestPortal({ now: clock.now, env: { SVC_SESSION_RETENTION_DAYS: '10' } });
-    db = await openDb(portal);
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
-  });
+  usePortalWithDb(
+    (p) => {
+      ({ portal, db } = p);
+    },
+    { now: clock.now, env: { SVC_SESSION_RETENTION_DAYS: '10' } },
+  );
 
   const list = async () => http(portal.url, 'GET', '/api/sessions', { headers: withToken(await adminToken()) });
   const exists = (key: string) =>

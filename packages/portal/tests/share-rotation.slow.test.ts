@@ -1,15 +1,9 @@
-import fs from 'node:fs/promises';
 import type pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createLicense,
-  createScopedUser,
-  openDb,
-  uniqueClientId,
-  type LicenseFixture,
-} from '@svc/test-support/factories';
+import { describe, expect, it } from 'vitest';
+import { createLicense, createScopedUser, uniqueClientId, type LicenseFixture } from '@svc/test-support/factories';
 import { http, withKey, withToken, type HttpResult } from '@svc/test-support/http';
-import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import type { TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
@@ -59,16 +53,10 @@ describe('share link rotation and revocation', () => {
       )
     ).rows;
 
-  beforeAll(async () => {
-    portal = await startTestPortal();
-    db = await openDb(portal);
+  usePortalWithDb(async (p) => {
+    ({ portal, db } = p);
     admin = await portal.adminToken();
     keyA = await createLicense(portal, { tier: 'business', client_id: A });
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
   });
 
   it('rotate: a new token works everywhere, the old one is a 404 everywhere at once; audited without the token', async () => {

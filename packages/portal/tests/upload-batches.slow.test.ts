@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { largeSessionDoc } from '@svc/test-support/large-session';
 import { createLicense, type LicenseFixture, uniqueClientId } from '@svc/test-support/factories';
 import type { TestPortal } from '@svc/test-support/portal';
-import { usePortalWithDb } from '@svc/test-support/fleet-portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 import { postUpload, sessionParts } from '@svc/test-support/upload';
 import { pgArrayLiteral } from '../src/db/bulk.ts';
 import { recordKeyOf } from '../src/records/evidence.ts';

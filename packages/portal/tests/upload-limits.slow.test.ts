@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLicense, openDb } from '@svc/test-support/factories';
 import { leanSessionDoc } from '@svc/test-support/large-session';
 import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
-import { usePortalWithDb } from '@svc/test-support/fleet-portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 import {
   multipart,
   newSessionId,

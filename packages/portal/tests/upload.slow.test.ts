@@ -4,15 +4,16 @@ import type pg from 'pg';
 import { sql } from 'kysely';
 import { UPLOAD_LIMIT_BYTES } from '@svc/protocol';
 import { sha256Hex } from '@svc/protocol/node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LegacyPrincipal } from '../src/auth/principal.ts';
 import { commitSession } from '../src/sessions/commit.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
 import type { StoredShareToken } from '../src/sessions/share-seal.ts';
 import type { DomainEvent } from '../src/events/bus.ts';
-import { createLicense, licenseAction, openDb, uniqueClientId, type LicenseFixture } from '@svc/test-support/factories';
+import { createLicense, licenseAction, uniqueClientId, type LicenseFixture } from '@svc/test-support/factories';
 import { http, withKey, withToken } from '@svc/test-support/http';
-import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
+import { usePortalWithDb } from '@svc/test-support/portal-db';
 import {
   blobObjects,
   blobPath,
@@ -49,18 +50,15 @@ describe('POST /api/upload', () => {
   /** A business-tier key of its own client, for tests that need nothing special. */
   let biz: LicenseFixture;
 
-  beforeAll(async () => {
-    // Twelve uploads at once with one key below: above the default of uploads in progress per key.
-    portal = await startTestPortal({ env: { SVC_UPLOADS_PER_KEY: '12' } });
-    admin = await portal.adminToken();
-    db = await openDb(portal);
-    biz = await createLicense(portal, { tier: 'business' });
-  });
-  afterAll(async () => {
-    await db?.end();
-    await portal?.close();
-    if (portal) await fs.rm(portal.dataDir, { recursive: true, force: true });
-  });
+  usePortalWithDb(
+    async (p) => {
+      ({ portal, db } = p);
+      // Twelve uploads at once with one key below: above the default of uploads in progress per key.
+      admin = await portal.adminToken();
+      biz = await createLicense(portal, { tier: 'business' });
+    },
+    { env: { SVC_UPLOADS_PER_KEY: '12' } },
+  );
 
   const detail = (sessionId: string) =>
     http(portal.url, 'GET', `/api/sessions?session=${encodeURIComponent(sessionId)}`, { headers: withToken(admin) });
