@@ -20,6 +20,7 @@ import { lazyChildLogger } from './http/request-logger.ts';
 import { waitForHandlersOnClose } from './http/handlers-in-flight.ts';
 import { installRequestTimeout, serverOptions } from './http/timeouts.ts';
 import { trustProxyOption } from './http/trust-proxy.ts';
+import { serializerCompiler } from './http/serialization.ts';
 import { validatorCompiler } from './http/validation.ts';
 import { instrumentRequests } from './metrics/http.ts';
 import { registerConsole } from './web/console.ts';
@@ -49,6 +50,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
 
   // Unknown fields are refused, not silently dropped; only query strings are coerced.
   app.setValidatorCompiler(validatorCompiler());
+  app.setSerializerCompiler(serializerCompiler);
 
   // One rule for every route, before schema validation: no NUL or lone surrogate in any
   // string (PostgreSQL cannot store them), no JSON deeper than the limit (the 400, never a 500).

@@ -13,13 +13,21 @@ function build(options: Options): Ajv {
 }
 
 /**
+ * One pair per process, not per app: Ajv keeps what it compiled by schema object, and the
+ * routes' schemas are module constants, so a second app in the process (a replica started in
+ * process, every test portal of a test worker) compiles nothing again: compiling every route's
+ * schemas was more than half of such a start.
+ */
+let compilers: { coercing: Ajv; strict: Ajv } | null = null;
+
+/**
  * Query strings and headers arrive as text, so their schemas coerce ("5" → 5). Bodies are
  * JSON and keep their types: coercion there would turn `0`, `false` or `""` into `null`
  * inside an "integer or null" field, and store a limit of 0 as "unlimited".
  */
 export function validatorCompiler(): FastifySchemaCompiler<unknown> {
-  const coercing = build({ coerceTypes: 'array' });
-  const strict = build({ coerceTypes: false });
+  compilers ??= { coercing: build({ coerceTypes: 'array' }), strict: build({ coerceTypes: false }) };
+  const { coercing, strict } = compilers;
   return ({ schema, httpPart }) =>
     (httpPart === 'body' ? strict : coercing).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
 }

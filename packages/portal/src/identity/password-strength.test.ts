@@ -38,4 +38,18 @@ describe('passwordWeakness', () => {
   ])('accepts %s', (password) => {
     expect(passwordWeakness(password, context)).toBeNull();
   });
+
+  // The estimator tries few letter-for-digit swaps (a long password costs it milliseconds, not
+  // seconds: bench/password-check.ts); common words written that way stay weak.
+  it.each(['P@ssw0rd!', 'p@$$w0rd123', 'S3cur1ty!', '4dm1n1str4t0r', 'C0mpl1c@t3d', 'm0nk3y$', 'W3lc0m3@2024'])(
+    'refuses the swapped letters of %s',
+    (password) => {
+      expect(passwordWeakness(password, {})).toMatch(/^Password is too weak/);
+    },
+  );
+
+  it('rates the longest password the API takes (1,024 characters): a repeated one is weak, words are strong', () => {
+    expect(passwordWeakness('Kestrel-orbit-lantern-quarry-'.repeat(36).slice(0, 1024), context)).toBeNull();
+    expect(passwordWeakness('ab'.repeat(512), context)).toMatch(/^Password is too weak/);
+  });
 });

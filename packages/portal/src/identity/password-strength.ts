@@ -31,14 +31,31 @@ const DATED = new RegExp(`(?:19|20)\\d\\d|${[...SEASONS, ...MONTHS].join('|')}`,
 /** What is left of a dated password once its predictable parts are gone must be this strong on its own (about 10^6 guesses). */
 const MIN_REST_SCORE = 2;
 
-let factory: ZxcvbnFactory | null = null;
+/**
+ * How the estimator is tuned. The check runs on the event loop: with the library's defaults
+ * (100 letter-for-digit swaps tried per word, 256 characters read) a long password held it for
+ * seconds and a 24-character one for 200 ms. A few swaps give the same scores to passwords
+ * written that way (`p@ssw0rd`), and a password's first 128 characters say whether it is strong
+ * (bench/password-check.ts has the times).
+ */
+export const ESTIMATOR_TUNING = { l33tMaxSubstitutions: 4, maxLength: 128 } as const;
 
-function estimator(): ZxcvbnFactory {
-  factory ??= new ZxcvbnFactory({
+/** An estimator with the dictionaries this check uses; `tuning` {} gives the library's defaults. */
+export function newEstimator(
+  tuning: { l33tMaxSubstitutions?: number; maxLength?: number } = ESTIMATOR_TUNING,
+): ZxcvbnFactory {
+  return new ZxcvbnFactory({
     dictionary: { ...common.dictionary, ...en.dictionary },
     graphs: common.adjacencyGraphs,
     translations: en.translations,
+    ...tuning,
   });
+}
+
+let factory: ZxcvbnFactory | null = null;
+
+function estimator(): ZxcvbnFactory {
+  factory ??= newEstimator();
   return factory;
 }
 
