@@ -39,5 +39,6 @@ export default defineConfig({
     sequence: { sequencer: HeavyFirstSequencer },
     // The default reporter, then one plain closing line ("N passed, N failed") for CI.
     reporters: ['default', './scripts/summary-reporter.ts'],
+    experimental: { fsModuleCache: true },
   },
 });

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO } from '@svc/test-support/cli';
-import { type DebianChroot, debianChroot } from '@svc/test-support/debian-chroot';
+import { type DebianChroot, debianChroot } from './helpers/debian-chroot.ts';
 import { withToken } from '@svc/test-support/http';
 import { freePort } from '@svc/test-support/ports';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, login } from '@svc/test-support/portal';

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { debianRootTar } from '../scripts/release/debian-root.ts';
+import { debianRootTar } from '../../scripts/release/debian-root.ts';
 
 const exec = promisify(execFile);
 
