@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { TokenResponse } from '@svc/protocol';
@@ -66,23 +67,30 @@ async function grantFor(portal: TestPortal, creds: Credentials) {
 
 /**
  * Open the console at `target` (default `/`) signed in as `creds` (default the admin), the way
- * a signed-in tab holds it: its tokens in the tab's sessionStorage. The form itself is tested
- * in sign-in.slow.test.ts and uses `signInWithForm`.
+ * a signed-in tab holds it: its tokens in the tab's sessionStorage, put there before the
+ * console's first script runs, once per tab (a reload or a sign-out later in the test sees what
+ * the console itself left). The form itself is tested in sign-in.slow.test.ts and uses
+ * `signInWithForm`.
  */
 export async function signIn(page: Page, portal: TestPortal, creds = ADMIN, target = '/'): Promise<void> {
   const { tokens, issuedAt } = await grantFor(portal, creds);
-  // A blank page of the portal's origin (answered here, with an icon so that the browser asks
-  // the portal for none) gives the tab its sessionStorage.
-  const blank = `${portal.url}/test-sign-in`;
-  await page.route(blank, (route) =>
-    route.fulfill({ contentType: 'text/html', body: '<!doctype html><link rel="icon" href="data:,">' }),
+  await page.addInitScript(
+    ([origin, key, value, mark]) => {
+      // The tab's name outlives its reloads and leaves its sessionStorage as the console keeps
+      // it; each sign-in marks it, so a later one on the same page still applies once.
+      // `origin` is the document's: "null" in the sandboxed report frame, whose URL is the portal's.
+      const tab = globalThis as unknown as { origin: string; name: string };
+      if (tab.origin !== origin || tab.name.split(' ').includes(mark)) return;
+      tab.name = `${tab.name} ${mark}`.trim();
+      sessionStorage.setItem(key, value);
+    },
+    [
+      new URL(portal.url).origin,
+      TOKENS_STORAGE_KEY,
+      JSON.stringify(tokensOf(tokens, issuedAt)),
+      `svc-test-sign-in-${randomBytes(4).toString('hex')}`,
+    ] as const,
   );
-  await page.goto(blank);
-  await page.unroute(blank);
-  await page.evaluate(([k, v]) => sessionStorage.setItem(k, v), [
-    TOKENS_STORAGE_KEY,
-    JSON.stringify(tokensOf(tokens, issuedAt)),
-  ] as const);
   await page.goto(`${portal.url}${target}`);
   await untilSignedIn(page);
 }
