@@ -50,6 +50,24 @@ const rowsOf = async () =>
     )
   ).rows;
 
+/**
+ * The `n`th delivery row (from 1) once it is written: the first attempt is posted while its
+ * row and lease are still being written (webhooks/dispatcher.ts), so the receiver can hold the
+ * request before the row can be read.
+ */
+async function openedRow(n: number) {
+  let rows: Awaited<ReturnType<typeof rowsOf>> = [];
+  await until(
+    async () => {
+      rows = await rowsOf();
+      return rows.length >= n;
+    },
+    30_000,
+    () => `delivery row ${n} to be written: ${JSON.stringify(rows)}`,
+  );
+  return rows[n - 1];
+}
+
 const logOf = async (p: PortalProcess) => {
   const res = await http(p.url, 'GET', `/api/webhooks/deliveries?id=${subscription.id}`, {
     headers: withToken(token),
@@ -128,7 +146,7 @@ describe('a replica killed mid-delivery', () => {
     expect((await upload(a)).status).toBe(200);
     const [first] = await receiver.waitFor(1);
     // On its way from A, under A's lease (its owner name carries A's pid).
-    const [inFlight] = await rowsOf();
+    const inFlight = await openedRow(1);
     expect(inFlight).toMatchObject({ event_id: first!.json.event_id, status: 'pending', runs: 1 });
     expect(inFlight!.claimed_by).toContain(`:${a.pid}:`);
 
@@ -166,7 +184,7 @@ describe('a replica killed mid-delivery', () => {
     const a2 = await start('a2');
     expect((await upload(b)).status).toBe(200);
     const [first] = (await receiver.waitFor(seen + 1)).slice(seen);
-    const [, inFlight] = await rowsOf();
+    const inFlight = await openedRow(2);
     expect(inFlight).toMatchObject({ event_id: first!.json.event_id, status: 'pending', runs: 1 });
     expect(inFlight!.claimed_by).toContain(`:${b.pid}:`);
     await killProcess(b);
