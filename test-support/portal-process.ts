@@ -8,6 +8,7 @@ import { controlEmbeddedPostgres } from '@svc/portal/db/embedded';
 import { type Binaries, postgresUser, runnableBinaries } from '@svc/portal/db/embedded-location';
 import { REPO } from './cli.ts';
 import { freePort } from './ports.ts';
+import { processesWithLink } from './proc-stats.ts';
 
 /**
  * The real portal as a separate process: `node packages/portal/src/main.ts` with the
@@ -285,13 +286,7 @@ export function isAlive(pid: number): boolean {
  */
 export async function postgresProcessesFor(dataDir: string): Promise<number[]> {
   const cluster = await fs.realpath(clusterDir(dataDir)).catch(() => clusterDir(dataDir));
-  const pids: number[] = [];
-  for (const entry of await fs.readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cwd = await fs.readlink(`/proc/${entry}/cwd`).catch(() => null);
-    if (cwd === cluster) pids.push(Number(entry));
-  }
-  return pids;
+  return processesWithLink('cwd', cluster);
 }
 
 /** `pg_ctl status` for the cluster under `dataDir`: exit code 0 running, 3 not running. */

@@ -1,8 +1,10 @@
 import fs from 'node:fs';
+import { readdir, readlink } from 'node:fs/promises';
 
 /**
  * What a process costs its host, read from /proc (Linux): shared by the idle agent bench
- * (bench/agent-idle.ts) and the bound the suite checks (packages/agent/tests/idle-memory.slow.test.ts).
+ * (bench/agent-idle.ts) and the bound the suite checks (packages/agent/tests/idle-memory.slow.test.ts);
+ * and which processes work in, or are rooted at, a directory.
  */
 
 /** The idle agent's resident memory goal, in MB (the bench's figure). */
@@ -43,4 +45,17 @@ export const privateMb = (pid: number): number => statusMb(pid, 'RssAnon');
 /** The times of the heartbeats in svcd's debug log output. */
 export function heartbeatTimes(chunk: string): number[] {
   return [...chunk.matchAll(/^ts=(\S+) level=debug msg="heartbeat sent"/gm)].map((m) => Date.parse(m[1] as string));
+}
+
+/**
+ * Every process whose /proc/<pid>/`link` (its working directory, or its root directory after a
+ * chroot) is `target`, whoever started it.
+ */
+export async function processesWithLink(link: 'cwd' | 'root', target: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    if ((await readlink(`/proc/${entry}/${link}`).catch(() => null)) === target) pids.push(Number(entry));
+  }
+  return pids;
 }

@@ -3,6 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { processesWithLink } from '@svc/test-support/proc-stats';
 import { debianRootTar } from '../../scripts/release/debian-root.ts';
 
 const exec = promisify(execFile);
@@ -43,15 +44,7 @@ function argvFor(dir: string, argv: string[], opts: ChrootRunOptions): string[] 
 }
 
 /** Every process whose root directory is `dir` (started inside the chroot, whoever its parent). */
-async function processesInside(dir: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const entry of await fs.readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const root = await fs.readlink(`/proc/${entry}/root`).catch(() => null);
-    if (root === dir) pids.push(Number(entry));
-  }
-  return pids;
-}
+const processesInside = (dir: string): Promise<number[]> => processesWithLink('root', dir);
 
 export async function debianChroot(): Promise<DebianChroot> {
   const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'svc-debian-')));
