@@ -174,13 +174,15 @@ describe('SIGTERM during a scheduled scan', () => {
 describe('a scheduled scan past SVC_SCAN_TIMEOUT', () => {
   it('is killed with its nmap: failed with exit 124, no svc scan or nmap process left', async () => {
     // Held at a port that never answers: the scan cannot end before its deadline. The cron fires
-    // once a minute, so no second run starts while the first one's processes are checked.
+    // once a minute, so no second run starts while the first one's processes are checked. The
+    // deadline leaves `svc scan` room to start nmap on a loaded machine: at 3 s, a loaded run once
+    // killed it before nmap existed.
     const gate = await openScanGate();
     try {
       const second = (new Date().getSeconds() + 5) % 60;
       const d = await startSvcd({
         configs: {
-          'p.conf': portalConf(fixture.uploadUrl, fixture.key, { SVC_SCAN_TIMEOUT: '3', DAEMON_SCAN_RETRY_MAX: '0' }),
+          'p.conf': portalConf(fixture.uploadUrl, fixture.key, { SVC_SCAN_TIMEOUT: '15', DAEMON_SCAN_RETRY_MAX: '0' }),
           'held.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: `${second} * * * * *`, SCAN_PORTS: `T:${gate.port}` },
         },
       });
