@@ -43,9 +43,6 @@ function argvFor(dir: string, argv: string[], opts: ChrootRunOptions): string[] 
   return [...user, dir, '/usr/bin/env', '-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...argv];
 }
 
-/** Every process whose root directory is `dir` (started inside the chroot, whoever its parent). */
-const processesInside = (dir: string): Promise<number[]> => processesWithLink('root', dir);
-
 export async function debianChroot(): Promise<DebianChroot> {
   const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'svc-debian-')));
   const mounts: string[] = [];
@@ -54,7 +51,8 @@ export async function debianChroot(): Promise<DebianChroot> {
     mounts.push(path.join(dir, at));
   };
   const close = async () => {
-    for (const pid of await processesInside(dir)) {
+    // Every process rooted in the chroot, whoever its parent.
+    for (const pid of await processesWithLink('root', dir)) {
       try {
         process.kill(pid, 'SIGKILL');
       } catch {}

@@ -49,7 +49,7 @@ export async function buildApp(ctx: AppContext): Promise<App> {
   if (ctx.metrics !== null) instrumentRequests(app, ctx.metrics);
 
   // Unknown fields are refused, not silently dropped; only query strings are coerced.
-  app.setValidatorCompiler(validatorCompiler());
+  app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
 
   // One rule for every route, before schema validation: no NUL or lone surrogate in any

@@ -18,16 +18,13 @@ function build(options: Options): Ajv {
  * process, every test portal of a test worker) compiles nothing again: compiling every route's
  * schemas was more than half of such a start.
  */
-let compilers: { coercing: Ajv; strict: Ajv } | null = null;
+const coercing = build({ coerceTypes: 'array' });
+const strict = build({ coerceTypes: false });
 
 /**
  * Query strings and headers arrive as text, so their schemas coerce ("5" → 5). Bodies are
  * JSON and keep their types: coercion there would turn `0`, `false` or `""` into `null`
  * inside an "integer or null" field, and store a limit of 0 as "unlimited".
  */
-export function validatorCompiler(): FastifySchemaCompiler<unknown> {
-  compilers ??= { coercing: build({ coerceTypes: 'array' }), strict: build({ coerceTypes: false }) };
-  const { coercing, strict } = compilers;
-  return ({ schema, httpPart }) =>
-    (httpPart === 'body' ? strict : coercing).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
-}
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? strict : coercing).compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>;
