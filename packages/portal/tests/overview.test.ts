@@ -185,6 +185,7 @@ describe('GET /api/overview', () => {
       },
     ].sort((a, b) => (a.client_id < b.client_id ? -1 : a.client_id > b.client_id ? 1 : 0));
     expect(res.body.risk).toEqual(expectedRisk);
+    expect(res.body.risk_targets).toBe(3);
     expect(res.body.days).toBe(90);
     expect(res.body.fleet).toEqual({ online: 2, stale: 1, deregistered: 1, stale_threshold_seconds: 600 });
     expect(res.body.expiring).toEqual({
@@ -229,6 +230,7 @@ describe('GET /api/overview', () => {
     const res = await overview(proUser.token);
     expect(res.status).toBe(200);
     expect(res.body.risk.map((s: { client_id: string }) => s.client_id)).toEqual([pro]);
+    expect(res.body.risk_targets).toBe(1);
     expect(res.body.fleet).toBeNull();
     expect(res.body.expiring.total).toBe(1);
     expect(res.body.expiring.sessions.map((s: { session_id: string }) => s.session_id)).toEqual(['p_one']);
@@ -261,5 +263,63 @@ describe('GET /api/overview', () => {
       expect(typeof res.body.error).toBe('string');
     }
     expect((await http(portal.url, 'GET', '/api/overview')).status).toBe(401);
+  });
+
+  it('answers the targets whose newest scan scored highest, of every client, and how many there are', async () => {
+    type Series = { client_id: string; target: string; points: { session_id: string; risk_score: number }[] };
+    const keyOf = (s: Series) => `${s.client_id}/${s.target}`;
+    const before = (await overview(admin)).body.risk as Series[];
+    // 30 more targets of a client whose id sorts after the others, a scan each scoring 3 to 90,
+    // and an older scan scoring 100 of the lowest (late-01) and of the highest (late-30); the
+    // numbers are padded so that any collation orders them alike.
+    const late = `zz-${uniqueClientId('late')}`;
+    const scans = Array.from({ length: 30 }, (_, i) => ({
+      id: `late_${i + 1}`,
+      target: `late-${String(i + 1).padStart(2, '0')}.example`,
+      hours: 1,
+      score: (i + 1) * 3,
+    }));
+    scans.push({ id: 'late_1_old', target: 'late-01.example', hours: 72, score: 100 });
+    scans.push({ id: 'late_30_old', target: 'late-30.example', hours: 72, score: 100 });
+    await db.query(
+      `INSERT INTO sessions (session_id, client_id, client, target, metadata, files, uploaded_at, updated_at,
+                             expires_at, scanned_at, risk_score, risk_grade)
+       SELECT id, $1, 'Late Client', target, jsonb_build_object('session_id', id), '{}', now(), now(),
+              now() + interval '90 days', $2::timestamptz - make_interval(hours => hours), score, 'C'
+       FROM unnest($3::text[], $4::text[], $5::int[], $6::float8[]) AS x(id, target, hours, score)`,
+      [
+        late,
+        clock.now(),
+        scans.map((x) => x.id),
+        scans.map((x) => x.target),
+        scans.map((x) => x.hours),
+        scans.map((x) => x.score),
+      ],
+    );
+    const res = await overview(admin);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.risk_targets).toBe(before.length + 30);
+    // The 20 highest newest scores, whichever client: late-01 ranks by its newest 3, not its older 100.
+    const ranked = [
+      ...before.map((s) => ({ key: keyOf(s), score: s.points.at(-1)?.risk_score ?? 0 })),
+      ...scans.slice(0, 30).map((x) => ({ key: `${late}/${x.target}`, score: x.score })),
+    ]
+      .sort((a, b) => b.score - a.score)
+      .slice(0, 20)
+      .map((r) => r.key);
+    const answered = (res.body.risk as Series[]).map(keyOf);
+    expect(answered).toHaveLength(20);
+    expect([...answered].sort()).toEqual([...ranked].sort());
+    expect(answered).not.toContain(`${late}/late-01.example`);
+    // By client, then target; a target's scans in the span oldest first, its older high score too.
+    const byClientThenTarget = [...(res.body.risk as Series[])].sort((a, b) =>
+      a.client_id === b.client_id ? (a.target < b.target ? -1 : 1) : a.client_id < b.client_id ? -1 : 1,
+    );
+    expect(answered).toEqual(byClientThenTarget.map(keyOf));
+    const top = (res.body.risk as Series[]).find((s) => s.target === 'late-30.example');
+    expect(top?.points.map((p) => [p.session_id, p.risk_score])).toEqual([
+      ['late_30_old', 100],
+      ['late_30', 90],
+    ]);
   });
 });

@@ -17,6 +17,12 @@ export type OpenFinding = Static<typeof OpenFinding>;
 /** Days the overview's risk chart looks back unless asked. */
 export const OVERVIEW_DEFAULT_DAYS = 90;
 
+/** Targets the overview's risk answers at most: those whose newest scored scan scored highest. */
+export const OVERVIEW_RISK_TARGETS = 20;
+
+/** Scans of one target the overview's risk answers at most: its newest (a daily scan over the longest span fits). */
+export const OVERVIEW_RISK_POINTS = 400;
+
 export const OverviewQuery = Type.Object(
   {
     days: Type.Optional(
@@ -47,10 +53,18 @@ export const OverviewResponse = Type.Object({
       client_id: Nullable(Type.String({ description: 'null: sessions uploaded without a client' })),
       client: Nullable(Type.String()),
       target: Nullable(Type.String({ description: 'one series per target: the targets of a client are not mixed' })),
-      points: Type.Array(RiskPoint, { description: 'sessions with a risk score, oldest scan first' }),
+      points: Type.Array(RiskPoint, {
+        description: `sessions with a risk score, oldest scan first: the target's newest ${OVERVIEW_RISK_POINTS} in the span`,
+      }),
     }),
-    { description: 'by client, then target' },
+    {
+      description: `the ${OVERVIEW_RISK_TARGETS} targets whose newest scored scan in the span scored highest (ties: the newer scan), by client, then target`,
+    },
   ),
+  risk_targets: Type.Integer({
+    minimum: 0,
+    description: 'targets with a scored scan in the span: more than `risk` holds when over its limit',
+  }),
   fleet: Nullable(
     Type.Object(
       {

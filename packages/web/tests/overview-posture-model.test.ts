@@ -2,7 +2,7 @@ import type { OverviewResponse } from '@svc/protocol';
 import { describe, expect, it } from 'vitest';
 import { viewOf } from '../src/portfolio/portfolio-model.ts';
 import { countHref, sparkPoints, trendText } from '../src/overview/posture-model.ts';
-import { CHART_LINES, drawnSeries } from '../src/overview/chart-lines.ts';
+import { CHART_LINES, drawnSeries, riskCaption } from '../src/overview/chart-lines.ts';
 
 /** The overview's links into the portfolio page and its trend in words. */
 
@@ -68,5 +68,20 @@ describe('risk chart lines', () => {
     expect(left.every((s) => (s.points[0]?.risk_score ?? 0) <= lowestDrawn)).toBe(true);
     // In the order given (by client, then target).
     expect(drawn.map((s) => many.indexOf(s))).toEqual([...drawn.map((s) => many.indexOf(s))].sort((a, b) => a - b));
+  });
+
+  it('says which targets the risk chart and its table hold', () => {
+    const lead = 'Risk score of each scan in the last 90 days, by when the scan ran, one line per target';
+    expect(riskCaption(90, 3, 3)).toBe(`${lead}.`);
+    expect(riskCaption(90, 12, 12)).toBe(
+      `${lead}: the ${CHART_LINES} of 12 targets whose latest scan scored highest (the table lists all 12).`,
+    );
+    // The portal answered the 20 highest of 4,000: the table holds those 20, the chart the highest of them.
+    expect(riskCaption(90, 20, 4000)).toBe(
+      `${lead}: the ${CHART_LINES} of 4,000 targets whose latest scan scored highest (the table lists the 20 highest).`,
+    );
+    expect(riskCaption(30, 0, 0)).toBe(
+      'Risk score of each scan in the last 30 days, by when the scan ran, one line per target.',
+    );
   });
 });

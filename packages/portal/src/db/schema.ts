@@ -225,6 +225,15 @@ export interface SessionCountsTable {
   n: ColumnType<string, string | number, string | number>;
 }
 
+/** Each target's newest scored session, kept by a trigger on sessions (migration 0035). */
+export interface TargetLatestRiskTable {
+  client_id: string;
+  target: string | null;
+  session_id: string;
+  scanned_at: Date;
+  risk_score: number;
+}
+
 /** Which stored session file a session's findings index was built from (migration 0013). */
 export interface SessionFindingsStateTable {
   client_id: string;
@@ -327,6 +336,7 @@ export interface Database {
   webhook_delivery_leases: WebhookDeliveryLeasesTable;
   storage_usage: StorageUsageTable;
   session_counts: SessionCountsTable;
+  target_latest_risk: TargetLatestRiskTable;
   session_findings_state: SessionFindingsStateTable;
   session_findings: SessionFindingsTable;
   session_finding_details: SessionFindingDetailsTable;

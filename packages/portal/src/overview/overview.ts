@@ -1,5 +1,7 @@
 import {
   OVERVIEW_DEFAULT_DAYS,
+  OVERVIEW_RISK_POINTS,
+  OVERVIEW_RISK_TARGETS,
   type OverviewResponse,
   SEVERITIES,
   type Severity,
@@ -19,8 +21,9 @@ const severityOf = (s: string | null): Severity | null =>
 
 /**
  * The console's first page, within the user's clients: risk by scan time per target over
- * `days`, the fleet's states (only for users who may see the fleet), the sessions expiring
- * within the retention notice window, and the most frequent open findings.
+ * `days` (the highest-scoring targets, and how many there are), the fleet's states (only for
+ * users who may see the fleet), the sessions expiring within the retention notice window, and
+ * the most frequent open findings.
  */
 export async function overviewFor(ctx: AppContext, user: UserPrincipal, days?: number): Promise<OverviewResponse> {
   const span = days ?? OVERVIEW_DEFAULT_DAYS;
@@ -30,6 +33,7 @@ export async function overviewFor(ctx: AppContext, user: UserPrincipal, days?: n
     return {
       days: span,
       risk: [],
+      risk_targets: 0,
       fleet: null,
       expiring: { within_days: EXPIRY_NOTICE_DAYS, total: 0, sessions: [] },
       top_findings: [],
@@ -39,7 +43,7 @@ export async function overviewFor(ctx: AppContext, user: UserPrincipal, days?: n
   // A heartbeat counts as stale once its age in whole seconds passes the threshold (agents/present.ts).
   const staleBefore = new Date(now.getTime() - (STALE_THRESHOLD_SECONDS + 1) * 1000);
   const [points, fleet, expiring, top] = await Promise.all([
-    riskPoints(ctx.db, scope, new Date(now.getTime() - span * DAY_MS)),
+    riskPoints(ctx.db, scope, new Date(now.getTime() - span * DAY_MS), OVERVIEW_RISK_TARGETS, OVERVIEW_RISK_POINTS),
     seesFleet ? fleetCounts(ctx.db, scope, staleBefore) : null,
     expiringSessions(ctx.db, scope, now, new Date(now.getTime() + EXPIRY_NOTICE_DAYS * DAY_MS), LIST_LENGTH),
     topOpenFindings(ctx.db, scope, LIST_LENGTH, now.toISOString().slice(0, 10)),
@@ -59,7 +63,7 @@ export async function overviewFor(ctx: AppContext, user: UserPrincipal, days?: n
       session_id: p.session_id,
       target: p.target,
       scanned_at: p.scanned_at.toISOString(),
-      risk_score: p.risk_score as number,
+      risk_score: p.risk_score,
       risk_grade: p.risk_grade,
     });
   }
@@ -67,6 +71,7 @@ export async function overviewFor(ctx: AppContext, user: UserPrincipal, days?: n
   return {
     days: span,
     risk,
+    risk_targets: Number(points[0]?.total ?? 0),
     fleet: fleet === null ? null : { ...fleet, stale_threshold_seconds: STALE_THRESHOLD_SECONDS },
     expiring: {
       within_days: EXPIRY_NOTICE_DAYS,

@@ -8,23 +8,45 @@ type Scope = readonly string[] | null;
 const inScope = (scope: Scope) =>
   scope === null ? sql<boolean>`TRUE` : sql<boolean>`client_id = ANY(${scope}::text[])`;
 
-/** Rows the risk chart reads at most; far above a few clients' daily scans over a year. */
-const MAX_POINTS = 5000;
+/** A scored session of a target the risk chart answers, with how many targets it could have answered. */
+export interface RiskPointRow {
+  client_id: string;
+  target: string | null;
+  /** Targets in scope with a scored scan since `since`. */
+  total: string;
+  session_id: string;
+  client: string | null;
+  scanned_at: Date;
+  risk_score: number;
+  risk_grade: string | null;
+}
 
-/** Sessions with a risk score scanned since `since`, by client, target, then scan time. */
-export function riskPoints(db: Kysely<Database>, scope: Scope, since: Date) {
-  return db
-    .selectFrom('sessions')
-    .select(['client_id', 'client', 'session_id', 'target', 'scanned_at', 'risk_score', 'risk_grade'])
-    .where(inScope(scope))
-    .where('scanned_at', '>=', since)
-    .where('risk_score', 'is not', null)
-    .orderBy('client_id')
-    .orderBy('target')
-    .orderBy('scanned_at')
-    .orderBy('session_id')
-    .limit(MAX_POINTS)
-    .execute();
+/**
+ * The `targets` targets whose newest scored scan since `since` scored highest (target_latest_risk,
+ * migration 0035: one row per target), each with its newest `perTarget` scored scans since then
+ * (sessions_trend_idx); by client, target, then scan time. A target of NULL is read by its own
+ * branch, so both stay index ranges.
+ */
+export async function riskPoints(db: Kysely<Database>, scope: Scope, since: Date, targets: number, perTarget: number) {
+  const columns = sql`s.session_id, s.client, s.scanned_at, s.risk_score, s.risk_grade`;
+  const newest = sql`s.risk_score IS NOT NULL AND s.scanned_at >= ${since} ORDER BY s.scanned_at DESC, s.session_id DESC LIMIT ${perTarget}`;
+  const { rows } = await sql<RiskPointRow>`
+    WITH chosen AS (
+      SELECT client_id, target, count(*) OVER () AS total FROM target_latest_risk
+      WHERE ${inScope(scope)} AND scanned_at >= ${since}
+      ORDER BY risk_score DESC, scanned_at DESC, session_id DESC
+      LIMIT ${targets}
+    )
+    SELECT c.client_id, c.target, c.total, p.* FROM chosen c CROSS JOIN LATERAL (
+      (SELECT ${columns} FROM sessions s
+        WHERE c.target IS NOT NULL AND s.client_id = c.client_id AND s.target = c.target AND ${newest})
+      UNION ALL
+      (SELECT ${columns} FROM sessions s
+        WHERE c.target IS NULL AND s.client_id = c.client_id AND s.target IS NULL AND ${newest})
+    ) p
+    ORDER BY c.client_id, c.target, p.scanned_at, p.session_id
+  `.execute(db);
+  return rows;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { OverviewResponse } from '@svc/protocol';
+import { formatCount } from '../ui/format.ts';
 
 /** Which targets the risk chart draws, and in which colours. Pure, so it is tested without a browser. */
 
@@ -16,4 +17,13 @@ export function drawnSeries(series: Series): Series {
   const latest = (s: Series[number]) => s.points.at(-1)?.risk_score ?? 0;
   const chosen = new Set([...series].sort((a, b) => latest(b) - latest(a)).slice(0, CHART_LINES));
   return series.filter((s) => chosen.has(s));
+}
+
+/** What the chart and its table hold: every target, or the highest-scoring ones of how many. */
+export function riskCaption(days: number, answered: number, targets: number): string {
+  const lead = `Risk score of each scan in the last ${days} days, by when the scan ran, one line per target`;
+  if (answered <= CHART_LINES && targets <= answered) return `${lead}.`;
+  const drawn = Math.min(CHART_LINES, answered);
+  const tabled = targets > answered ? `the table lists the ${answered} highest` : `the table lists all ${answered}`;
+  return `${lead}: the ${drawn} of ${formatCount(targets)} targets whose latest scan scored highest (${tabled}).`;
 }

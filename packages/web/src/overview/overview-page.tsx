@@ -8,21 +8,15 @@ import { DataTable } from '../ui/table-wrap.tsx';
 import { useLoad } from '../ui/use-load.ts';
 import { fleetHref, NO_FILTERS } from '../fleet/agent-view.ts';
 import { PostureSection } from './posture-section.tsx';
-import { CHART_LINES, drawnSeries } from './chart-lines.ts';
+import { drawnSeries, riskCaption } from './chart-lines.ts';
 import { clientName, RiskChart } from './risk-chart.tsx';
 
 function RiskSection(props: { data: OverviewResponse }) {
-  const { risk, days } = props.data;
+  const { risk, risk_targets, days } = props.data;
   return (
     <section class="panel" aria-labelledby="risk-h">
       <h2 id="risk-h">Risk over time</h2>
-      <p class="muted">
-        Risk score of each scan in the last {days} days, by when the scan ran, one line per target
-        {risk.length > CHART_LINES
-          ? `: the ${CHART_LINES} of ${risk.length} targets whose latest scan scored highest (every scan is in the table)`
-          : ''}
-        .
-      </p>
+      <p class="muted">{riskCaption(days, risk.length, risk_targets)}</p>
       {risk.length === 0 ? (
         <p>No scored scans in this period.</p>
       ) : (

@@ -33,6 +33,7 @@ import * as m0031 from './0031_audit_type_index.ts';
 import * as m0032 from './0032_audit_event_hours.ts';
 import * as m0033 from './0033_sessions_trend_index.ts';
 import * as m0034 from './0034_finding_records_fillfactor.ts';
+import * as m0035 from './0035_target_latest_risk.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -73,4 +74,5 @@ export const migrations: Record<string, Migration> = {
   '0032_audit_event_hours': m0032,
   '0033_sessions_trend_index': m0033,
   '0034_finding_records_fillfactor': m0034,
+  '0035_target_latest_risk': m0035,
 };
