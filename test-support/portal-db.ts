@@ -1,5 +1,7 @@
-import type pg from 'pg';
+import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
+import { type DatabaseHandle, openDatabase } from '@svc/portal/db/pool';
+import { createLogger } from '@svc/portal/logging';
 import { openDb } from './factories.ts';
 import { startTestPortal, type TestPortal, type TestPortalOptions } from './portal.ts';
 
@@ -22,4 +24,33 @@ export function usePortalWithDb(
     await db?.end();
     await portal?.close();
   });
+}
+
+/**
+ * Connections to test databases that the file closes after its tests: `open` is the portal's
+ * own pool (Kysely and pg), `connect` one plain client, as migration and trigger tests use both.
+ */
+export function useDatabaseConnections(): {
+  open(url: string): DatabaseHandle;
+  connect(url: string): Promise<pg.Client>;
+} {
+  const handles: DatabaseHandle[] = [];
+  const clients: pg.Client[] = [];
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.end()));
+    await Promise.all(handles.map((h) => h.close()));
+  });
+  return {
+    open(url) {
+      const handle = openDatabase(url, { max: 4, logger: createLogger('silent') });
+      handles.push(handle);
+      return handle;
+    },
+    async connect(url) {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      clients.push(c);
+      return c;
+    },
+  };
 }

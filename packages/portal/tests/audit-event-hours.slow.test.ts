@@ -1,14 +1,14 @@
 import { Migrator } from 'kysely';
-import pg from 'pg';
-import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
 import type { AuditEventType } from '@svc/protocol';
 import { closeAuditHours, pruneAuditEvents, selectAuditEvents } from '../src/audit/queries.ts';
 import { migrateTo } from '../src/db/migrate.ts';
 import { migrations } from '../src/db/migrations/index.ts';
-import { type DatabaseHandle, openDatabase } from '../src/db/pool.ts';
+import type { DatabaseHandle } from '../src/db/pool.ts';
 import { tableCounts } from '../src/operations/queries.ts';
 import { createTestDatabase } from '@svc/test-support/portal';
+import { useDatabaseConnections } from '@svc/test-support/portal-db';
 import { until } from '@svc/test-support/wait';
 
 /**
@@ -93,27 +93,11 @@ const keptRows = async (c: pg.ClientBase) =>
   (await c.query('SELECT count(*)::int AS n FROM audit_event_type_hours')).rows[0].n as number;
 
 describe('audit event hours (migration 0032)', () => {
-  const handles: DatabaseHandle[] = [];
-  const clients: pg.Client[] = [];
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.end()));
-    await Promise.all(handles.map((h) => h.close()));
-  });
-  const open = async (url: string) => {
-    const handle = openDatabase(url, { max: 4, logger: pino({ level: 'silent' }) });
-    handles.push(handle);
-    return handle;
-  };
-  const connect = async (url: string) => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    clients.push(c);
-    return c;
-  };
+  const { open, connect } = useDatabaseConnections();
 
   it('is filled from the events already stored: every hour before the current one closed', async () => {
     const url = await createTestDatabase();
-    const handle = await open(url);
+    const handle = open(url);
     const older = new Migrator({
       db: handle.db,
       provider: {
@@ -136,7 +120,7 @@ describe('audit event hours (migration 0032)', () => {
 
   it('stays exact through inserts, late writes into closed hours, updates, the purge, a pause and truncation', async () => {
     const url = await createTestDatabase({ migrated: true });
-    const handle = await open(url);
+    const handle = open(url);
     const c = await connect(url);
     // Nothing closed yet: everything is counted live.
     await plantEdges(c);
@@ -180,7 +164,7 @@ describe('audit event hours (migration 0032)', () => {
 
   it('a writer into an hour being closed is counted once, whichever takes the hour first', async () => {
     const url = await createTestDatabase({ migrated: true });
-    const handle = await open(url);
+    const handle = open(url);
     const c = await connect(url);
     const writer = await connect(url);
     const closer = await connect(url);
@@ -220,7 +204,7 @@ describe('audit event hours (migration 0032)', () => {
 
   it('refuses a write into a past hour in a transaction that would not see a closer commit', async () => {
     const url = await createTestDatabase({ migrated: true });
-    const handle = await open(url);
+    const handle = open(url);
     const c = await connect(url);
     await closeAuditHours(handle.db);
     await c.query('BEGIN ISOLATION LEVEL REPEATABLE READ');

@@ -1,13 +1,12 @@
 import { Migrator } from 'kysely';
-import pg from 'pg';
-import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
 import { migrateTo } from '../src/db/migrate.ts';
 import { migrations } from '../src/db/migrations/index.ts';
-import { type DatabaseHandle, openDatabase } from '../src/db/pool.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
 import { sessionCount } from '../src/sessions/queries.ts';
 import { createTestDatabase } from '@svc/test-support/portal';
+import { useDatabaseConnections } from '@svc/test-support/portal-db';
 
 /**
  * Migration 0029: session_counts, the sessions per client and status the listing's total and
@@ -38,23 +37,11 @@ async function bothCounts(c: pg.ClientBase) {
 }
 
 describe('session_counts (migration 0029)', () => {
-  const handles: DatabaseHandle[] = [];
-  const clients: pg.Client[] = [];
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.end()));
-    await Promise.all(handles.map((h) => h.close()));
-  });
-  const connect = async (url: string) => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    clients.push(c);
-    return c;
-  };
+  const { open, connect } = useDatabaseConnections();
 
   it('is filled from the sessions already stored, then follows inserts, status and client changes and deletes', async () => {
     const url = await createTestDatabase();
-    const handle = openDatabase(url, { max: 4, logger: pino({ level: 'silent' }) });
-    handles.push(handle);
+    const handle = open(url);
     const older = new Migrator({
       db: handle.db,
       provider: {

@@ -1,10 +1,9 @@
-import pg from 'pg';
-import pino from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { describe, expect, it } from 'vitest';
 import { migrateTo } from '../src/db/migrate.ts';
-import { type DatabaseHandle, openDatabase } from '../src/db/pool.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
 import { createTestDatabase } from '@svc/test-support/portal';
+import { useDatabaseConnections } from '@svc/test-support/portal-db';
 
 /**
  * Migration 0035: target_latest_risk, each target's newest scored session, which the overview's
@@ -46,23 +45,11 @@ async function bothLatest(c: pg.ClientBase) {
 }
 
 describe('target_latest_risk (migration 0035)', () => {
-  const handles: DatabaseHandle[] = [];
-  const clients: pg.Client[] = [];
-  afterAll(async () => {
-    await Promise.all(clients.map((c) => c.end()));
-    await Promise.all(handles.map((h) => h.close()));
-  });
-  const connect = async (url: string) => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    clients.push(c);
-    return c;
-  };
+  const { open, connect } = useDatabaseConnections();
 
   it('is filled from the sessions already stored, then follows every write to a scan', async () => {
     const url = await createTestDatabase();
-    const handle = openDatabase(url, { max: 4, logger: pino({ level: 'silent' }) });
-    handles.push(handle);
+    const handle = open(url);
     await migrateTo(handle.db, '0034_finding_records_fillfactor');
     const c = await connect(url);
     await insertScan(c, { id: 'a1', daysAgo: 9, score: 40 });
