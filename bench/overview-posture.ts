@@ -6,7 +6,9 @@
  * as bench/records-portfolio.ts does (--clients 10 × --targets 20 × --records 5,000, then VACUUM
  * ANALYZE). Cases, --requests (20) each, one at a time, timed to the last byte:
  * - admin: every client and target;
- * - customer user: a member of one client (100,000 records).
+ * - customer user: a member of one client (100,000 records);
+ * - the whole overview (GET /api/overview) as each, whose most frequent open findings group the
+ *   records by title.
  * Beside them, the summary of every record (GET /api/findings/summary, a scan of the table) as
  * admin: what one pass over every record costs on the same machine at the same moment.
  *
@@ -99,6 +101,9 @@ async function benchmark(o: Options): Promise<void> {
   const cases = [
     { name: 'posture, admin (every client)', path: '/api/overview/posture', token: admin },
     { name: 'posture, customer user (one client)', path: '/api/overview/posture', token: member },
+    // The rest of the first page: its most frequent open findings group the records by title.
+    { name: 'overview, admin (every client)', path: '/api/overview', token: admin },
+    { name: 'overview, customer user (one client)', path: '/api/overview', token: member },
     { name: 'summary of every record, admin (a table scan)', path: '/api/findings/summary', token: admin },
   ];
   const results: Record<string, unknown>[] = [];

@@ -3,8 +3,6 @@ import {
   OVERVIEW_RISK_POINTS,
   OVERVIEW_RISK_TARGETS,
   type OverviewResponse,
-  SEVERITIES,
-  type Severity,
   STALE_THRESHOLD_SECONDS,
 } from '@svc/protocol';
 import type { UserPrincipal } from '../auth/principal.ts';
@@ -15,9 +13,6 @@ import { expiringSessions, fleetCounts, riskPoints, topOpenFindings } from './qu
 
 const DAY_MS = 86_400_000;
 const LIST_LENGTH = 10;
-
-const severityOf = (s: string | null): Severity | null =>
-  (SEVERITIES as readonly (string | null)[]).includes(s) ? (s as Severity) : null;
 
 /**
  * The console's first page, within the user's clients: risk by scan time per target over
@@ -85,6 +80,6 @@ export async function overviewFor(ctx: AppContext, user: UserPrincipal, days?: n
         days_remaining: Math.max(0, Math.ceil((r.expires_at.getTime() - now.getTime()) / DAY_MS)),
       })),
     },
-    top_findings: top.map((f) => ({ ...f, severity: severityOf(f.severity) })),
+    top_findings: top,
   };
 }

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.ts';
+import { severityOfKey } from '../records/model.ts';
 
 /** The overview's reads, each within `scope` (the client ids a user may see; null: every client). */
 
@@ -89,22 +90,30 @@ export async function expiringSessions(db: Kysely<Database>, scope: Scope, now: 
 /**
  * The most frequent open findings of record (docs/findings-of-record.md): open, not a false
  * positive, no exception in effect on `today`; how many targets have a title open, and how many
- * findings that makes.
+ * findings that makes. Grouped by (title, client, target) first and then by title: two hash
+ * aggregates, where one group per title with a distinct count sorted every open record (2.6 s
+ * against 1.4 s at 1,000,000 records, bench/README.md).
  */
 export async function topOpenFindings(db: Kysely<Database>, scope: Scope, limit: number, today: string) {
-  const { rows } = await sql<{ title: string; severity: string | null; targets: string; open: string }>`
-    SELECT title,
-      (array_agg(severity ORDER BY severity_key DESC))[1] AS severity,
-      count(DISTINCT (client_id, target))::text AS targets,
-      count(*)::text AS open
-    FROM finding_records
-    WHERE ${inScope(scope)} AND status <> 'resolved' AND disposition IS NULL
-      AND NOT (exception_reason IS NOT NULL AND (exception_expiry IS NULL OR exception_expiry >= ${today}))
+  const { rows } = await sql<{ title: string; severity_key: number; targets: string; open: string }>`
+    SELECT title, max(k) AS severity_key, count(*)::text AS targets, sum(n)::text AS open
+    FROM (
+      SELECT title, max(severity_key) AS k, count(*) AS n
+      FROM finding_records
+      WHERE ${inScope(scope)} AND status <> 'resolved' AND disposition IS NULL
+        AND NOT (exception_reason IS NOT NULL AND (exception_expiry IS NULL OR exception_expiry >= ${today}))
+      GROUP BY title, client_id, target
+    ) per_target
     GROUP BY title
-    ORDER BY count(DISTINCT (client_id, target)) DESC, count(*) DESC, title
+    ORDER BY count(*) DESC, sum(n) DESC, title
     LIMIT ${limit}
   `.execute(db);
-  return rows.map((r) => ({ title: r.title, severity: r.severity, targets: Number(r.targets), open: Number(r.open) }));
+  return rows.map((r) => ({
+    title: r.title,
+    severity: severityOfKey(r.severity_key),
+    targets: Number(r.targets),
+    open: Number(r.open),
+  }));
 }
 
 /** Registered agents per client whose last heartbeat was received at or before `staleBefore`. */

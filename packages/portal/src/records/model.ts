@@ -62,6 +62,9 @@ export const severityKeyOf = (s: string | null): number => {
   return i === -1 ? -1 : SEVERITIES.length - 1 - i;
 };
 
+/** The severity a key stands for; null below info (an unknown severity). */
+export const severityOfKey = (k: number): Severity | null => SEVERITIES[SEVERITIES.length - 1 - k] ?? null;
+
 export const severityOrNull = (s: string | null): Severity | null =>
   (SEVERITIES as readonly string[]).includes(s ?? '') ? (s as Severity) : null;
 
