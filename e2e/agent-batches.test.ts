@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
-import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
+import { commandHistory, finishedCommand, queueCommand } from './helpers/agent-admin.ts';
 import { untilValue as until } from '@svc/test-support/wait';
 import { agentsApi } from './helpers/agents-api.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
-import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
+import { portalConf, type SvcdProcess, startSvcd, untilRegistered } from '@svc/test-support/svcd';
 import { openScanGate } from './helpers/scan-gate.ts';
 
 /**

@@ -5,11 +5,11 @@ import { EXIT_CANCELLED } from '@svc/protocol';
 import { openDb } from '@svc/test-support/factories';
 import { http, withToken } from '@svc/test-support/http';
 import { ADMIN_EMAIL } from '@svc/test-support/portal';
-import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
+import { commandHistory, finishedCommand, queueCommand } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
 import { openScanGate, type ScanGate } from './helpers/scan-gate.ts';
-import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
+import { portalConf, type SvcdProcess, startSvcd, untilRegistered } from '@svc/test-support/svcd';
 
 /**
  * With a real `svcd`: a run_scan cancelled while it runs has its `svc scan`

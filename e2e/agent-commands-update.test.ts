@@ -5,9 +5,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODE_COMPILE_CACHE, REPO } from '@svc/test-support/cli';
-import { finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
+import { finishedCommand, queueCommand } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
-import { newAgentId, portalConf, writeConfigs } from '@svc/test-support/svcd';
+import { newAgentId, portalConf, writeConfigs, untilRegistered } from '@svc/test-support/svcd';
 
 /**
  * `update` with real git: the agent runs from a clone of a local bare repository (the project's

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
+import { commandHistory, finishedCommand, queueCommand } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
-import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
+import { portalConf, type SvcdProcess, startSvcd, untilRegistered } from '@svc/test-support/svcd';
 
 /**
  * A long run_scan's progress reaches the portal: a real `svcd` runs a real

@@ -10,9 +10,9 @@ import { clientArchiveFolder, clientArchiveName, releaseArchOf } from '@svc/prot
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildClientArchive, bundleClient } from '../scripts/release/client-archive.ts';
 import { releaseDir, removeStages, setReleaseDir, versions } from '../scripts/release/common.ts';
-import { finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
+import { finishedCommand, queueCommand } from './helpers/agent-admin.ts';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
-import { newAgentId, portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
+import { newAgentId, portalConf, type SvcdProcess, startSvcd, untilRegistered } from '@svc/test-support/svcd';
 
 /**
  * `update` on a release install with the real client archive (scripts/release/client-archive.ts,

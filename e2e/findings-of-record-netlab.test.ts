@@ -11,9 +11,9 @@ import { bannerServer } from '@svc/test-support/netlab/services';
 import { ADMIN_EMAIL, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import { newSessionId, postUpload, sessionParts } from '@svc/test-support/upload';
 import { untilValue } from '@svc/test-support/wait';
-import { finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
+import { finishedCommand, queueCommand } from './helpers/agent-admin.ts';
 import { startPortalWithKey } from './helpers/portal-with-key.ts';
-import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
+import { portalConf, type SvcdProcess, startSvcd, untilRegistered } from '@svc/test-support/svcd';
 
 /**
  * The findings of record (docs/findings-of-record.md), end to end: a real portal with a business

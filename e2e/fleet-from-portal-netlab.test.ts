@@ -9,12 +9,12 @@ import { assertInTestNetwork, scannerTools } from '@svc/test-support/netlab/scan
 import { schedulesApi } from '@svc/test-support/portal-schedules';
 import { ADMIN_EMAIL } from '@svc/test-support/portal';
 import { untilValue } from '@svc/test-support/wait';
-import { commandHistory, finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
+import { commandHistory, finishedCommand, queueCommand } from './helpers/agent-admin.ts';
 import { agentsApi } from './helpers/agents-api.ts';
 import { doneSessions, reportedSchedule, storedSessionFile } from './helpers/portal-schedules.ts';
 import { type PortalWithKey, startPortalWithKey } from './helpers/portal-with-key.ts';
 import { watchTree } from './helpers/process-watch.ts';
-import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
+import { portalConf, type SvcdProcess, startSvcd, untilRegistered } from '@svc/test-support/svcd';
 
 /**
  * A real portal and three real `svcd` whose nmap enters the test network's

@@ -7,9 +7,9 @@ import { http, withToken } from '@svc/test-support/http';
 import { type Netlab, startNetlab } from '@svc/test-support/netlab';
 import { assertInTestNetwork, scannerTools } from '@svc/test-support/netlab/scanner-tools';
 import { bannerServer } from '@svc/test-support/netlab/services';
-import { finishedCommand, queueCommand, untilRegistered } from './helpers/agent-admin.ts';
+import { finishedCommand, queueCommand } from './helpers/agent-admin.ts';
 import { type PortalWithKey, startPortalWithKey } from './helpers/portal-with-key.ts';
-import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
+import { portalConf, type SvcdProcess, startSvcd, untilRegistered } from '@svc/test-support/svcd';
 
 /**
  * The triage loop an agent fleet lives in, for real: a real portal, a real `svcd` whose `svc scan`

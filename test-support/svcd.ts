@@ -4,6 +4,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { NODE_COMPILE_CACHE, REPO } from '@svc/test-support/cli';
+import { http, withToken } from '@svc/test-support/http';
+import type { TestPortal } from '@svc/test-support/portal';
 
 export const SVCD = path.join(REPO, 'packages/agent/bin/svcd');
 
@@ -133,4 +135,17 @@ export async function startSvcd(opts: SvcdOptions = {}): Promise<SvcdProcess> {
 /** The portal settings every daemon config needs, with a short heartbeat interval. */
 export function portalConf(uploadUrl: string, key: string, extra: Record<string, string> = {}): Record<string, string> {
   return { CONSULTATION_API_URL: uploadUrl, SVC_API_KEY: key, DAEMON_HEARTBEAT_INTERVAL: '1', ...extra };
+}
+
+/** Waits until the portal has seen the agent's first heartbeat (commands can be queued for it from then on). */
+export async function untilRegistered(portal: TestPortal, agentId: string, timeoutMs = 30_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await http(portal.url, 'GET', '/api/health?agents=true', {
+      headers: withToken(await portal.adminToken()),
+    });
+    if ((res.body.agents as { agent_id: string }[]).some((a) => a.agent_id === agentId)) return;
+    if (Date.now() > until) throw new Error(`agent ${agentId} sent no heartbeat within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }

@@ -41,16 +41,3 @@ export async function finishedCommand(portal: TestPortal, id: number, timeoutMs 
     await new Promise((r) => setTimeout(r, 200));
   }
 }
-
-/** Waits until the portal has seen the agent's first heartbeat (commands can be queued for it from then on). */
-export async function untilRegistered(portal: TestPortal, agentId: string, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await http(portal.url, 'GET', '/api/health?agents=true', {
-      headers: withToken(await portal.adminToken()),
-    });
-    if ((res.body.agents as { agent_id: string }[]).some((a) => a.agent_id === agentId)) return;
-    if (Date.now() > until) throw new Error(`agent ${agentId} sent no heartbeat within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}

@@ -10,7 +10,7 @@ import { createLicense, createScopedUser, openDb, uniqueClientId } from '@svc/te
 import { http, withToken } from '@svc/test-support/http';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 import { launchChromium } from '@svc/test-support/chromium';
-import { portalConf, type SvcdProcess, startSvcd } from '@svc/test-support/svcd';
+import { portalConf, type SvcdProcess, startSvcd, untilRegistered } from '@svc/test-support/svcd';
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { alert, confirm, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';
@@ -205,6 +205,9 @@ describe('a real svcd', () => {
     });
     const agentId = daemon.agentId;
     await daemon.waitFor(/msg="svcd started"/);
+    // "svcd started" comes before its first heartbeat is answered, and the page lists the agents
+    // the portal has when it loads: a loaded run once opened it in between.
+    await untilRegistered(portal, agentId);
 
     const p = await open('desktop', '/console/fleet');
     const { page } = p;
