@@ -14,6 +14,7 @@ import { portalConf, type SvcdProcess, startSvcd, untilRegistered } from '@svc/t
 import { expectAccessible, expectNoConsoleErrors, openPage, WIDTHS } from './helpers/browser.ts';
 import { signIn, startConsolePortal, type TestPortal } from './helpers/console-portal.ts';
 import { alert, confirm, notice, openSignedIn, poll, row } from './helpers/console-ui.ts';
+import { FLEET_IDLE_POLL_MS } from '../src/fleet/agent-view.ts';
 import { screenshot } from '@svc/test-support/screenshots';
 
 /**
@@ -118,6 +119,57 @@ describe('fleet page', () => {
       expect(await detail.locator('dl').last().textContent()).toContain('Debian GNU/Linux 13');
       await expectAccessible(page);
       await screenshot(page, 'fleet.png', { fullPage: true });
+      expectNoConsoleErrors(p);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('shows an agent that registers while the page is open, and reads nothing while the tab is hidden', async () => {
+    // Its own client: the scoped user's view below counts the first client's agents.
+    const arrivals = uniqueClientId('arrivals');
+    const { key } = await createLicense(portal, { tier: 'msp', client_id: arrivals, name: 'Arrivals key' });
+    const api = createPortalClient({
+      target: { uploadUrl: `${portal.url}/api/upload`, apiKey: key, jwt: null, timeoutS: 30 },
+    });
+    const arrive = (agentId: string) =>
+      api.heartbeat({
+        agent_id: agentId,
+        version: '4.2.3',
+        timestamp: new Date().toISOString(),
+        status: 'running',
+        uptime_seconds: 60,
+      });
+    const setShown = (state: 'hidden' | 'visible') =>
+      page.evaluate(
+        `Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => '${state}' }); document.dispatchEvent(new Event('visibilitychange'))`,
+      );
+    const p = await openPage(browser, WIDTHS.desktop);
+    const { page } = p;
+    const reads: string[] = [];
+    // The console lists agents with GET /api/health?agents=true.
+    page.on('request', (r) => {
+      const url = new URL(r.url());
+      if (url.pathname === '/api/health' && url.searchParams.get('agents') === 'true') reads.push(r.url());
+    });
+    try {
+      // The page's timers, moved on by the test: no wait of half a minute.
+      await page.clock.install();
+      await signIn(page, portal, undefined, '/console/fleet');
+      await poll(() => row(page, 'agent', ONLINE).count()).toBe(1);
+      await arrive('svcd_0a11ce04');
+      await page.clock.runFor(FLEET_IDLE_POLL_MS);
+      await poll(() => row(page, 'agent', 'svcd_0a11ce04').count()).toBe(1);
+
+      await setShown('hidden');
+      await arrive('svcd_0a11ce05');
+      const before = reads.length;
+      await page.clock.runFor(2 * FLEET_IDLE_POLL_MS);
+      expect(reads.length).toBe(before);
+      // Shown again: read at once, not a period later (the poll gives up long before the clock's next period).
+      await setShown('visible');
+      await poll(() => row(page, 'agent', 'svcd_0a11ce05').count()).toBe(1);
+      expect(reads.length).toBe(before + 1);
       expectNoConsoleErrors(p);
     } finally {
       await p.close();

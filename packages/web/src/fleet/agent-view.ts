@@ -1,6 +1,11 @@
 import { AGENT_STATES, type AgentState, type AgentsQuery, type AgentView } from '@svc/protocol';
 import { formatDate, NO_VALUE } from '../ui/format.ts';
 
+/** How often the fleet page is read again while one of its agents runs a command (progress comes every 15 s at most). */
+export const FLEET_POLL_MS = 5000;
+/** How often otherwise, while the tab is shown: a new agent appears and states age without a reload. */
+export const FLEET_IDLE_POLL_MS = 30_000;
+
 /**
  * How the Fleet page reads an agent record: its state, ages in words, schedules and host
  * telemetry. Schedules and system_info are stored as the daemon sent them (JSON), so each

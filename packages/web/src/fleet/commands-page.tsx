@@ -1,8 +1,9 @@
 import { COMMAND_STATUSES, isFinalCommandStatus, type CommandStatus, sessionHref } from '@svc/protocol';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
 import { getCommand, listCommands } from '../api/agent-commands.ts';
 import { useData } from '../ui/use-load.ts';
+import { useRefresh } from '../ui/use-refresh.ts';
 import { usePages } from '../ui/pager.tsx';
 import { ErrorMessage, LoadError } from '../ui/alert.tsx';
 import { DataTable } from '../ui/table-wrap.tsx';
@@ -25,11 +26,7 @@ export function CommandsPage() {
   const history = useData(() => listCommands(HISTORY_LIMIT, chosenOf(status, COMMAND_STATUSES)), [status]);
   const commands = history.data?.commands ?? [];
   const polling = needsPolling(commands);
-  useEffect(() => {
-    if (!polling) return;
-    const timer = setTimeout(history.reload, POLL_MS);
-    return () => clearTimeout(timer);
-  }, [polling, history.data, history.reload]);
+  useRefresh(history.reload, polling ? POLL_MS : null, [history.data, history.failure]);
   const { page, first: firstPage, controls: pager } = usePages(commands, 'Command history');
 
   return (
@@ -112,11 +109,7 @@ function CommandView(props: { id: number; onClose: () => void; onChanged: () => 
   const detail = useData(() => getCommand(id), [id]);
   const command = detail.data?.command;
   const live = command !== undefined && !isFinalCommandStatus(command.status);
-  useEffect(() => {
-    if (!live) return;
-    const timer = setTimeout(detail.reload, POLL_MS);
-    return () => clearTimeout(timer);
-  }, [live, detail.data, detail.reload]);
+  useRefresh(detail.reload, live ? POLL_MS : null, [detail.data, detail.failure]);
   const result = detail.data?.result ?? null;
   return (
     <section aria-labelledby="cmd-detail" id="command-detail">

@@ -1,12 +1,13 @@
 import { AUDIT_MAX_DAYS, type AgentView, type AuditEvent, agentSearchProblem } from '@svc/protocol';
 import { useLocation } from 'preact-iso';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { identity } from '../auth/session.ts';
 import { type AgentAction, changeAgent, listAgents } from '../api/agents.ts';
 import { listAuditEvents } from '../api/audit.ts';
 import { useAction } from '../ui/use-action.ts';
 import { formatCount, formatDate, NO_VALUE, formatAge, formatDuration } from '../ui/format.ts';
 import { useData } from '../ui/use-load.ts';
+import { useRefresh } from '../ui/use-refresh.ts';
 import { useDraft } from '../ui/use-draft.ts';
 import { ConfirmButton } from '../ui/confirm.tsx';
 import { CursorPager, usePages } from '../ui/pager.tsx';
@@ -15,6 +16,8 @@ import { DataTable, TableWrap } from '../ui/table-wrap.tsx';
 import {
   agentName,
   agentState,
+  FLEET_IDLE_POLL_MS,
+  FLEET_POLL_MS,
   type FleetFilters,
   fleetFiltersOf,
   fleetHref,
@@ -31,8 +34,6 @@ import { Page } from '../ui/page.tsx';
 
 /** Agents per page of the fleet listing (the portal pages it by agent id). */
 const AGENTS_PER_PAGE = 25;
-/** How often the page is read again while one of its agents runs a command (progress comes every 15 s at most). */
-export const FLEET_POLL_MS = 5000;
 
 /**
  * Fleet: registered agents (online or stale), found by host name, address or agent id (the
@@ -58,11 +59,7 @@ export function FleetPage() {
   const cursor = cursors.at(-1) ?? '';
   const agents = useData(() => listAgents(fleetQuery(filters, AGENTS_PER_PAGE, cursor)), [cursor, filtersKey]);
   const running = (agents.data?.agents ?? []).some((a) => a.running.length > 0);
-  useEffect(() => {
-    if (!running) return;
-    const timer = setTimeout(agents.reload, FLEET_POLL_MS);
-    return () => clearTimeout(timer);
-  }, [running, agents.data, agents.reload]);
+  useRefresh(agents.reload, running ? FLEET_POLL_MS : FLEET_IDLE_POLL_MS, [agents.data, agents.failure]);
   const filtered = filtersKey !== JSON.stringify(NO_FILTERS);
   const [searchError, setSearchError] = useState<string | null>(null);
   const applyFilters = (event: Event) => {
