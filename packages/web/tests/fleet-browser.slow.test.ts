@@ -35,8 +35,8 @@ const ONLINE = 'svcd_0a11ce01';
 const STALE = 'svcd_0a11ce02';
 const SPARE = 'svcd_0a11ce03';
 
-function heartbeat(agentId: string, extra: Partial<HeartbeatBody> = {}) {
-  return agentApi.heartbeat({
+function heartbeat(agentId: string, extra: Partial<HeartbeatBody> = {}, api = agentApi) {
+  return api.heartbeat({
     agent_id: agentId,
     version: '4.2.3',
     timestamp: new Date().toISOString(),
@@ -132,14 +132,7 @@ describe('fleet page', () => {
     const api = createPortalClient({
       target: { uploadUrl: `${portal.url}/api/upload`, apiKey: key, jwt: null, timeoutS: 30 },
     });
-    const arrive = (agentId: string) =>
-      api.heartbeat({
-        agent_id: agentId,
-        version: '4.2.3',
-        timestamp: new Date().toISOString(),
-        status: 'running',
-        uptime_seconds: 60,
-      });
+    const arrive = (agentId: string) => heartbeat(agentId, {}, api);
     const setShown = (state: 'hidden' | 'visible') =>
       page.evaluate(
         `Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => '${state}' }); document.dispatchEvent(new Event('visibilitychange'))`,
