@@ -5,7 +5,7 @@ import { createLicense, type LicenseFixture, uniqueClientId } from '@svc/test-su
 import type { TestPortal } from '@svc/test-support/portal';
 import { usePortalWithDb } from '@svc/test-support/portal-db';
 import { postUpload, sessionParts } from '@svc/test-support/upload';
-import { pgArrayLiteral } from '../src/db/bulk.ts';
+import { pgArrayLiteral, textListCell } from '../src/db/bulk.ts';
 import { recordKeyOf } from '../src/records/evidence.ts';
 import { indexRowsOf } from '../src/sessions/findings-index.ts';
 import { INSERT_CHUNK } from '../src/sessions/findings-queries.ts';
@@ -56,6 +56,21 @@ describe('array parameters', () => {
       ],
     );
     expect(rows[0]).toEqual({ i: [0, -1, null, 65535], d: [0.1, 7.4, null], b: [true, false, null], t: [at, null] });
+  });
+
+  it('carry a list of text per row, each row cast to text[] by itself: any text, empty lists and NULL', async () => {
+    const lists = [
+      ['CVE-2024-0001', 'CVE-2023-1111'],
+      [],
+      null,
+      ['a "quoted" \\ {braced,} NULL', '', 'NULL'],
+      ['ünïcødé 🎉'],
+    ];
+    const { rows } = await db.query(
+      'SELECT json_agg(x.v::text[] ORDER BY x.n) AS v FROM unnest($1::text[]) WITH ORDINALITY AS x(v, n)',
+      [pgArrayLiteral(lists.map(textListCell))],
+    );
+    expect(rows[0].v).toEqual(lists);
   });
 
   it('of no element are an empty array', async () => {

@@ -1,6 +1,6 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, FindingHistoryTable, FindingTargetsTable } from '../db/schema.ts';
-import { arrayParam, chunksOf, pipelined } from '../db/bulk.ts';
+import { arrayParam, chunksOf, pipelined, textListCell } from '../db/bulk.ts';
 import { type HistoryLine, type RecordRow, SEEN_IN_KEPT } from './model.ts';
 
 /** The SQL of the findings of record: targets, records, history and due-date settings. */
@@ -102,7 +102,7 @@ export async function recordsByFingerprint(
     .execute();
 }
 
-// Columns written from JS, with the SQL type jsonb_to_recordset reads each as.
+// Columns written from JS, with the SQL type unnest reads each as (ARRAYS: a text list per row).
 const COLUMNS: readonly (readonly [string, string])[] = [
   ['client_id', 'text'],
   ['target', 'text'],
@@ -114,7 +114,7 @@ const COLUMNS: readonly (readonly [string, string])[] = [
   ['host', 'text'],
   ['port', 'integer'],
   ['protocol', 'text'],
-  ['cve_ids', 'jsonb'],
+  ['cve_ids', 'text'],
   ['kev', 'boolean'],
   ['epss', 'double precision'],
   ['status', 'text'],
@@ -143,7 +143,7 @@ const COLUMNS: readonly (readonly [string, string])[] = [
   ['last_seen', 'text'],
   ['last_seen_at', 'timestamptz'],
   ['last_observed_at', 'timestamptz'],
-  ['seen_in', 'jsonb'],
+  ['seen_in', 'text'],
   ['seen_count', 'integer'],
   ['resolved_at', 'timestamptz'],
   ['resolved_in', 'text'],
@@ -153,10 +153,11 @@ const COLUMNS: readonly (readonly [string, string])[] = [
   ['claims', 'jsonb'],
   ['updated_at', 'timestamptz'],
 ];
+/** text[] columns, each row's list sent as its own literal (db/bulk.ts, textListCell). */
 const ARRAYS = new Set(['cve_ids', 'seen_in']);
 const names = COLUMNS.map(([c]) => c).join(', ');
 const selected = COLUMNS.map(([c, t]) =>
-  ARRAYS.has(c) ? `ARRAY(SELECT jsonb_array_elements_text(x.${c}::jsonb))` : t === 'jsonb' ? `x.${c}::jsonb` : `x.${c}`,
+  ARRAYS.has(c) ? `x.${c}::text[]` : t === 'jsonb' ? `x.${c}::jsonb` : `x.${c}`,
 ).join(', ');
 const updates = COLUMNS.filter(([c]) => !['client_id', 'target', 'fingerprint'].includes(c))
   .map(([c]) => `${c} = EXCLUDED.${c}`)
@@ -165,8 +166,9 @@ const updates = COLUMNS.filter(([c]) => !['client_id', 'target', 'fingerprint'].
 /** Rows per statement: one array per column, bounded so one statement stays a few MB. */
 const WRITE_CHUNK = 5000;
 
-/** A value as unnest's array carries it: jsonb (and the arrays, read back from jsonb) as JSON text. */
-const cell = (type: string, v: unknown): unknown => (v == null ? null : type === 'jsonb' ? JSON.stringify(v) : v);
+/** A value as unnest's array carries it: a text list as its own literal (db/bulk.ts), jsonb as JSON text. */
+const cell = (column: string, type: string, v: unknown): unknown =>
+  ARRAYS.has(column) ? textListCell(v as string[] | null) : v == null ? null : type === 'jsonb' ? JSON.stringify(v) : v;
 
 /**
  * Inserts or replaces records: one statement per chunk, one array parameter per column
@@ -178,7 +180,7 @@ export async function writeRecords(db: Kysely<Database>, rows: readonly RecordRo
     const arrays = sql.join(
       COLUMNS.map(([c, t]) =>
         arrayParam(
-          chunk.map((r) => cell(t, r[c])),
+          chunk.map((r) => cell(c, t, r[c])),
           t === 'jsonb' ? 'text' : t,
         ),
       ),

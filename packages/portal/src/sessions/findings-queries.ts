@@ -9,7 +9,7 @@ import type {
 } from '@svc/protocol';
 import { type Kysely, type RawBuilder, type Selectable, sql, type SqlBool } from 'kysely';
 import type { Database, FindingRecordsTable, SessionFindingsTable } from '../db/schema.ts';
-import { arrayParam, chunksOf, pipelined } from '../db/bulk.ts';
+import { arrayParam, chunksOf, pipelined, textListCell } from '../db/bulk.ts';
 import type { IndexRow } from './findings-index.ts';
 import { severityKey } from './findings-index.ts';
 import type { SessionRef } from './queries.ts';
@@ -96,9 +96,7 @@ const INDEX_COLUMNS = [
 ] as const satisfies readonly (readonly [keyof Omit<IndexRow, 'detail'>, string])[];
 
 const INDEX_NAMES = INDEX_COLUMNS.map(([c]) => c).join(', ');
-const INDEX_SELECTED = INDEX_COLUMNS.map(([c]) =>
-  c === 'cve_ids' ? 'ARRAY(SELECT jsonb_array_elements_text(x.cve_ids::jsonb))' : `x.${c}`,
-).join(', ');
+const INDEX_SELECTED = INDEX_COLUMNS.map(([c]) => (c === 'cve_ids' ? 'x.cve_ids::text[]' : `x.${c}`)).join(', ');
 const INDEX_RECORD = INDEX_COLUMNS.map(([c]) => c).join(', ');
 
 /**
@@ -111,7 +109,7 @@ export const INSERT_CHUNK = 5000;
 function columnArrays(rows: readonly IndexRow[]) {
   return sql.join(
     INDEX_COLUMNS.map(([c, type]) =>
-      arrayParam(c === 'cve_ids' ? rows.map((r) => JSON.stringify(r.cve_ids)) : rows.map((r) => r[c]), type),
+      arrayParam(c === 'cve_ids' ? rows.map((r) => textListCell(r.cve_ids)) : rows.map((r) => r[c]), type),
     ),
   );
 }
