@@ -10,7 +10,7 @@ const inScope = (scope: Scope) =>
   scope === null ? sql<boolean>`TRUE` : sql<boolean>`client_id = ANY(${scope}::text[])`;
 
 /** A scored session of a target the risk chart answers, with how many targets it could have answered. */
-export interface RiskPointRow {
+interface RiskPointRow {
   client_id: string;
   target: string | null;
   /** Targets in scope with a scored scan since `since`. */
