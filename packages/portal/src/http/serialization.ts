@@ -55,7 +55,7 @@ const COMBINATORS = ['anyOf', 'oneOf', 'allOf', '$ref', 'if', 'const'];
 /** The union as one schema without `anyOf`, or null when it is not one of the two plain shapes. */
 function plainUnion(options: Schema[]): Schema | null {
   const constants = options.map((o) => o['const']);
-  const types = new Set(constants.map((c) => (typeof c === 'number' ? 'number' : typeof c)));
+  const types = new Set(constants.map((c) => typeof c));
   if (constants.every((c) => c !== undefined) && types.size === 1) {
     const type = [...types][0];
     if (type === 'string' || type === 'number' || type === 'boolean') return { type, enum: constants };
