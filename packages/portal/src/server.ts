@@ -32,7 +32,7 @@ import {
   sweepOrphanedFiles,
 } from './sessions/sweep.ts';
 import { backfillRecords } from './sessions/records-backfill.ts';
-import { sealStoredShareTokens } from './sessions/share.ts';
+import { sealStoredShareTokens, withShareLink } from './sessions/share.ts';
 import { ShareTokenSeal } from './sessions/share-seal.ts';
 import { sweepStaleRecords } from './records/retention.ts';
 import { closeAuditHours } from './audit/queries.ts';
@@ -42,7 +42,7 @@ import { rebuildOutdatedIndex } from './vuln-feeds/upgrade.ts';
 import { pruneLoginFailures } from './identity/throttle.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { WebhookHttpClient } from './webhooks/http-client.ts';
-import { encryptStoredSecrets, WebhookSecrets } from './webhooks/secrets.ts';
+import { encryptStoredSecrets, sealStoredBodies, WebhookSecrets } from './webhooks/secrets.ts';
 import { systemResolver, type Resolver } from './webhooks/url-safety.ts';
 
 export interface Portal {
@@ -113,6 +113,9 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     const signingKey = config.externalJwt ? null : await ensureSigningKey(database.db, kek);
     const webhookSecrets = new WebhookSecrets(kek);
     await encryptStoredSecrets(database.db, webhookSecrets);
+    const sealedBodies = await sealStoredBodies(database.db, webhookSecrets);
+    if (sealedBodies > 0)
+      logger.info({ sealed: sealedBodies }, 'webhook delivery bodies with a share token in clear are now sealed');
     // Share tokens stored in clear before migration 0020 are sealed under the same key.
     const shareTokens = new ShareTokenSeal(kek);
     const sealedTokens = await sealStoredShareTokens(database.db, shareTokens);
@@ -155,6 +158,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       secrets: webhookSecrets,
       lease: { seconds: config.webhooks.leaseSeconds, maxRuns: config.webhooks.maxRuns },
       onOutcome: metrics ? (outcome) => metrics.delivery(outcome) : undefined,
+      restore: (event) => withShareLink(database.db, shareTokens, config.baseUrl, event),
     });
     metrics?.attach({
       pool: database.pool,

@@ -892,8 +892,9 @@ describe('POST /api/upload', () => {
         session_id: id,
         client_id: lic.record.client_id,
         actor: `license:${lic.record.id}`,
-        // What subscribers hear carries the link itself.
-        data: { ...expected, share_url: answeredUrl },
+        // What subscribers hear carries the link itself, beside the data as audited.
+        data: expected,
+        secret_data: { share_url: answeredUrl },
       });
       expect(answeredUrl).toMatch(/^http:\/\/portal\.test\/share\/\?token=[0-9a-f]{64}$/);
     });

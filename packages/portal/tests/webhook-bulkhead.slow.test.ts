@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordAuditEvent, recordAuditEvents } from '../src/audit/record.ts';
 import { openDb, uniqueClientId } from '@svc/test-support/factories';
 import { http, withToken } from '@svc/test-support/http';
 import { createTestCa, HttpsReceiver, type TestCa } from '@svc/test-support/https-receiver';
@@ -59,17 +60,17 @@ describe('a slow but healthy receiver under a burst', () => {
     expect(res.status, res.text).toBe(201);
     const id = res.body.subscription.id as string;
 
-    const created_at = new Date().toISOString();
-    for (let i = 0; i < EVENTS; i++) {
-      portal.ctx.events.publish({
-        event_type: 'command_completed',
-        session_id: null,
+    // Recorded as their operations record them (which stages them for webhooks), then published.
+    const events = await recordAuditEvents(
+      portal.ctx.db,
+      Array.from({ length: EVENTS }, (_, i) => ({
+        event_type: 'command_completed' as const,
         client_id: clientId,
         actor: `agent-${i}`,
         data: { command_id: `cmd-${i}`, agent_id: `agent-${i}`, group: 'fleet' },
-        created_at,
-      });
-    }
+      })),
+    );
+    for (const event of events) portal.ctx.events.publish(event);
     // Bounded against a hang only (~13 rounds of 0.6 s; a machine loaded many times over took more than 60 s).
     await until(
       async () =>
@@ -145,14 +146,14 @@ describe('shutdown with attempts queued', () => {
           )
         ).rows;
       for (let i = 0; i < 3; i++)
-        other.ctx.events.publish({
-          event_type: 'command_completed',
-          session_id: null,
-          client_id: clientId,
-          actor: 'agent',
-          data: { command_id: `cmd-${i}` },
-          created_at: new Date().toISOString(),
-        });
+        other.ctx.events.publish(
+          await recordAuditEvent(other.ctx.db, {
+            event_type: 'command_completed',
+            client_id: clientId,
+            actor: 'agent',
+            data: { command_id: `cmd-${i}` },
+          }),
+        );
       // One is held at the receiver, two wait behind it (for up to 600 s).
       await until(async () => held.pending === 1 && (await rows()).length === 3);
 

@@ -4,7 +4,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import type { Database } from '../src/db/schema.ts';
-import { DeliveryLog, streakChanges, type FinishedDelivery } from '../src/webhooks/delivery-log.ts';
+import { DeliveryLog, streakChanges, type FinishedDelivery, type OutboxClaim } from '../src/webhooks/delivery-log.ts';
 import type { DeliveryRow } from '../src/webhooks/present.ts';
 import { createTestDatabase } from '@svc/test-support/portal';
 
@@ -43,7 +43,7 @@ afterAll(async () => {
 
 let subs: string[];
 beforeEach(async () => {
-  await pool.query('TRUNCATE webhook_subscriptions CASCADE');
+  await pool.query('TRUNCATE webhook_subscriptions, webhook_outbox CASCADE');
   subs = Array.from({ length: 50 }, (_, i) => `whsub_${String(i).padStart(12, '0')}`);
   await pool.query(
     `INSERT INTO webhook_subscriptions (id, url, event_types, signing_secret, created_by, consecutive_failures)
@@ -53,13 +53,23 @@ beforeEach(async () => {
   statements = [];
 });
 
+/** An event staged as its operation stages one that is not audited (migration 0036); its claim. */
+async function stage(): Promise<OutboxClaim> {
+  const { rows } = await pool.query(`INSERT INTO webhook_outbox (event) VALUES ('{}') RETURNING id`);
+  return { outboxId: rows[0].id };
+}
+
+const MESSAGE = {
+  event_id: 'evt_00112233aabbccdd',
+  event_type: 'status_changed',
+  body: '{"a":1}',
+  body_sealed: null,
+  client_id: 'acme',
+};
+
 /** The pending rows of one event's fan-out to the subscriptions `ids`, in that order. */
 async function openFanOut(ids: string[]): Promise<DeliveryRow[]> {
-  const rows = await log.openFanOut(
-    { event_id: 'evt_00112233aabbccdd', event_type: 'status_changed', body: '{"a":1}', client_id: 'acme' },
-    ids,
-    AT,
-  );
+  const rows = await log.openFanOut(MESSAGE, ids, AT, await stage());
   return ids.map((id) => rows.get(id)!);
 }
 
@@ -92,7 +102,7 @@ describe('DeliveryLog', () => {
   it('opens a fan-out with one statement: a pending row and its lease per subscription, the body sent once', async () => {
     const rows = await openFanOut(subs);
     expect(statements).toHaveLength(1);
-    expect(statements[0]!.split('$').length - 1).toBe(8);
+    expect(statements[0]!.split('$').length - 1).toBe(11);
     expect(rows.map((r) => r.subscription_id)).toEqual(subs);
     expect(
       rows.every((r) => r.status === 'pending' && r.created_at.getTime() === AT.getTime() && r.body === '{"a":1}'),
@@ -117,6 +127,18 @@ describe('DeliveryLog', () => {
        FROM webhook_delivery_leases ORDER BY delivery_id`,
     );
     expect(leases).toEqual(stored.map((r) => ({ delivery_id: r.id, claimed_by: OWNER, a_minute: true })));
+  });
+
+  it('a fan-out claims its staged event: the row goes with it, and a second claim of the event writes nothing', async () => {
+    const claim = await stage();
+    const first = await log.openFanOut(MESSAGE, subs.slice(0, 2), AT, claim);
+    expect(first.size).toBe(2);
+    expect((await pool.query('SELECT count(*)::int AS n FROM webhook_outbox')).rows[0].n).toBe(0);
+    const second = await log.openFanOut(MESSAGE, subs.slice(0, 2), AT, claim);
+    expect(second.size).toBe(0);
+    // An event never staged (no subscriber when it was recorded) has nothing to claim either.
+    expect((await log.openFanOut(MESSAGE, subs, AT, { auditId: 123_456 })).size).toBe(0);
+    expect((await pool.query('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0].n).toBe(2);
   });
 
   it("finishing deletes the delivery's lease; a run taken over since (runs moved on) writes nothing but still counts in the streak", async () => {
@@ -152,9 +174,16 @@ describe('DeliveryLog', () => {
   it('a subscription deleted since its subscribers were read gets no row, and the others do', async () => {
     await pool.query('DELETE FROM webhook_subscriptions WHERE id = $1', [subs[1]]);
     const rows = await log.openFanOut(
-      { event_id: 'evt_0000000000000001', event_type: 'status_changed', body: '{}', client_id: null },
+      {
+        event_id: 'evt_0000000000000001',
+        event_type: 'status_changed',
+        body: '{}',
+        body_sealed: null,
+        client_id: null,
+      },
       subs.slice(0, 3),
       AT,
+      await stage(),
     );
     expect([...rows.keys()].sort()).toEqual([subs[0], subs[2]]);
     const { rows: stored } = await pool.query(

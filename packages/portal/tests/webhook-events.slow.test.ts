@@ -212,6 +212,21 @@ describe('events from sessions and agents', () => {
     // The session is complete by the time the subscriber hears of it.
     const detail = await api('GET', `/api/sessions?session=${id}`);
     expect(detail.status).toBe(200);
+
+    // The delivery log keeps the body without the token (a backup holds none in clear), the
+    // whole body only sealed; a redelivery still sends the very body the receiver got.
+    await portal.ctx.events.drain();
+    const stored = (
+      await db.query('SELECT id, body, body_sealed FROM webhook_deliveries WHERE event_id = $1', [req.json.event_id])
+    ).rows;
+    expect(stored).toHaveLength(1);
+    expect(stored[0].body).not.toContain(token);
+    expect(JSON.parse(stored[0].body).data.share_url).toBe('http://portal.test/share/?token=[redacted]');
+    expect(stored[0].body_sealed).not.toContain(token);
+    const again = await api('POST', '/api/webhooks/redeliver', { delivery_id: Number(stored[0].id) });
+    expect(again.status, again.text).toBe(200);
+    const resent = await next('scan_completed', (d) => d['session_id'] === id);
+    expect(resent.body).toBe(req.body);
   });
 
   it('status_changed: PATCH /api/sessions', async () => {

@@ -188,6 +188,17 @@ export interface WebhookDeliveriesTable {
   attempts: ColumnType<DeliveryAttempt[], string | undefined, string>;
   /** Times it was started: 1, plus one per takeover after a lease expired (migration 0019). */
   runs: Generated<number>;
+  /** The body as sent, sealed, when `body` has a secret redacted (migration 0036); otherwise null. */
+  body_sealed: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** Webhook events staged by their operation's transaction, until one fan-out claims them (migration 0036). */
+export interface WebhookOutboxTable {
+  id: Generated<string>;
+  /** The audited event; null for one that is not audited, then in `event`. */
+  audit_id: string | null;
+  event: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  created_at: Generated<Date>;
 }
 
 /** A delivery in flight: the process sending it renews the lease; an expired one is taken over. */
@@ -334,6 +345,7 @@ export interface Database {
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_delivery_leases: WebhookDeliveryLeasesTable;
+  webhook_outbox: WebhookOutboxTable;
   storage_usage: StorageUsageTable;
   session_counts: SessionCountsTable;
   target_latest_risk: TargetLatestRiskTable;

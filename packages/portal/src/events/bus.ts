@@ -8,6 +8,13 @@ import type { AuditEvent } from '@svc/protocol';
 export interface DomainEvent extends Omit<AuditEvent, 'id' | 'event_type'> {
   id?: number;
   event_type: AuditEvent['event_type'] | 'report_expiring';
+  /**
+   * Fields of `data` that subscribers get in clear but that are stored only sealed (the audit
+   * row and the delivery log keep `data`'s redacted value): scan_completed's share link.
+   */
+  secret_data?: Record<string, unknown>;
+  /** Its row in webhook_outbox when it is not audited (an audited event's row goes by its `id`). */
+  outbox_id?: string;
 }
 
 export type EventListener = (event: DomainEvent) => void | Promise<void>;

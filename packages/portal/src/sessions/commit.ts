@@ -4,6 +4,7 @@ import { actorOf, type LegacyPrincipal, type LicensePrincipal } from '../auth/pr
 import type { AppContext } from '../context.ts';
 import type { StoredObject } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
+import { REDACTED_TOKEN } from '../domain/redaction.ts';
 import { lockLicense } from '../licenses/queries.ts';
 import { shareUrl } from './present.ts';
 import {
@@ -17,7 +18,7 @@ import { mergeIntoRecords, type MergedUpload, recordTarget } from './records-mer
 import { ensureSeeded } from './records-seed.ts';
 import type { CommitResult } from './results.ts';
 import type { ScanFacts } from './scan-facts.ts';
-import { newShareToken, REDACTED_TOKEN, shareTokenOf } from './share.ts';
+import { newShareToken, shareTokenOf } from './share.ts';
 import { insertShareToken } from './share-queries.ts';
 import { enforceStorageLimits, lockForStorageLimit } from './storage-quota.ts';
 
@@ -178,7 +179,7 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
     });
     // Subscribers (webhooks) get the link; the audit row keeps it without the token, which is
     // stored nowhere in clear (share-seal.ts): not in the audit log, its API or a backup.
-    const event = link === null ? recorded : { ...recorded, data: { ...recorded.data, share_url: link } };
+    const event = link === null ? recorded : { ...recorded, secret_data: { share_url: link } };
     const oldKeys = existing ? Object.values(existing.files).map((f) => f.key) : [];
     return {
       result: {

@@ -1,4 +1,6 @@
 import type { AppContext } from '../context.ts';
+import type { DomainEvent } from '../events/bus.ts';
+import { stageEvents } from '../webhooks/outbox-queries.ts';
 import { clientIdOut } from './present.ts';
 import { deleteSession } from './delete.ts';
 import { expiredSessions, markExpiringSessions } from './queries.ts';
@@ -24,13 +26,15 @@ export async function sweepExpiredSessions(ctx: AppContext): Promise<number> {
 /**
  * `report_expiring` fires once per session, lazily from listing, when the session is
  * inside the last 7 days before expiry. Marking and selecting is one UPDATE, so two
- * replicas listing at once cannot both notify.
+ * replicas listing at once cannot both notify; the events are staged for webhooks in the same
+ * transaction (migration 0036), so a process that stops before sending them leaves them to a
+ * replica's sweep instead of losing them.
  */
 export async function notifyExpiringSessions(ctx: AppContext): Promise<number> {
   const now = ctx.now();
-  const rows = await markExpiringSessions(ctx.db, now, EXPIRY_NOTICE_DAYS, BATCH);
-  for (const r of rows) {
-    ctx.events.publish({
+  const events = await ctx.db.transaction().execute(async (trx) => {
+    const rows = await markExpiringSessions(trx, now, EXPIRY_NOTICE_DAYS, BATCH);
+    const all: DomainEvent[] = rows.map((r) => ({
       event_type: 'report_expiring',
       actor: 'system',
       session_id: r.session_id,
@@ -45,7 +49,14 @@ export async function notifyExpiringSessions(ctx: AppContext): Promise<number> {
         expires_at: r.expires_at.toISOString(),
         days_remaining: Math.max(0, Math.ceil((r.expires_at.getTime() - now.getTime()) / 86_400_000)),
       },
+    }));
+    const key = (e: DomainEvent) => JSON.stringify([e.client_id, e.session_id]);
+    const staged = new Map((await stageEvents(trx, all)).map((e) => [key(e), e.outbox_id]));
+    return all.map((e) => {
+      const outbox = staged.get(key(e));
+      return outbox === undefined ? e : { ...e, outbox_id: outbox };
     });
-  }
-  return rows.length;
+  });
+  for (const e of events) ctx.events.publish(e);
+  return events.length;
 }

@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { isShareToken } from '@svc/protocol';
+import { isShareToken, NO_CLIENT } from '@svc/protocol';
 import type { Kysely } from 'kysely';
 import { recordAuditEvent } from '../audit/record.ts';
 import { ConfigError } from '../config/index.ts';
 import type { AppContext } from '../context.ts';
 import type { Database } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
+import type { DomainEvent } from '../events/bus.ts';
 import { KEY_FILE } from '../identity/key-encryption.ts';
 import { sessionNotFound } from './access.ts';
-import { clientIdOut } from './present.ts';
+import { clientIdOut, shareUrl } from './present.ts';
 import { lockSessionClient, lockSessionClientName, type SessionRef, type SessionRow } from './queries.ts';
 import {
   clearShareTokens,
@@ -26,9 +27,6 @@ import type { ShareTokenSeal } from './share-seal.ts';
 export function newShareToken(): string {
   return randomBytes(32).toString('hex');
 }
-
-/** What the audit log's `scan_completed` shows in the share URL instead of the token. */
-export const REDACTED_TOKEN = '[redacted]';
 
 /**
  * A share token from a request, read case-insensitively. Returns null when it is missing
@@ -53,6 +51,23 @@ export async function shareTokenOf(
 ): Promise<string | null> {
   const stored = await storedShareTokenOf(db, ref);
   return stored === undefined ? null : seal.open(stored);
+}
+
+/**
+ * An audited scan_completed as its webhook subscribers get it when a sweep sends it (its process
+ * stopped first, webhooks/dispatcher.ts): the audit row keeps the link redacted, so it is the
+ * link of the session's token of now, or null once revoked or deleted.
+ */
+export async function withShareLink(
+  db: Kysely<Database>,
+  seal: ShareTokenSeal,
+  baseUrl: string,
+  event: DomainEvent,
+): Promise<DomainEvent> {
+  if (event.event_type !== 'scan_completed' || event.session_id === null || event.data['share_url'] == null)
+    return event;
+  const token = await shareTokenOf(db, seal, { clientId: event.client_id ?? NO_CLIENT, sessionId: event.session_id });
+  return { ...event, secret_data: { share_url: token === null ? null : shareUrl(baseUrl, token) } };
 }
 
 /** The session a share token opens (looked up by its hash), or undefined. */

@@ -8,14 +8,19 @@ export interface NewDelivery {
   subscription_id: string;
   event_id: string;
   event_type: string;
+  /** As stored: with any secret redacted (the whole body is then in `body_sealed`). */
   body: string;
+  body_sealed: string | null;
   redelivery_of: string | null;
   /** The event's client (who may see the delivery), not the subscription's. */
   client_id: string | null;
 }
 
 /** What is sent: the same body and event id to every subscriber of an event (of that client). */
-export type DeliveryMessage = Pick<NewDelivery, 'event_id' | 'event_type' | 'body' | 'client_id'>;
+export type DeliveryMessage = Pick<NewDelivery, 'event_id' | 'event_type' | 'body' | 'body_sealed' | 'client_id'>;
+
+/** An event's row in webhook_outbox (migration 0036): by its audit id, or its own id when it is not audited. */
+export type OutboxClaim = { auditId: number } | { outboxId: string };
 
 export interface FinishedDelivery {
   deliveryId: string;
@@ -112,21 +117,30 @@ export class DeliveryLog {
   }
 
   /**
-   * The pending rows of one event's fan-out and their leases, in one statement: the body goes
-   * to the database once, not once per receiver. A subscription deleted since its subscribers
-   * were read gets no row (its log went with it). Answers the delivery row of each subscription.
+   * Claim an event's row in webhook_outbox and write the pending rows of its fan-out and their
+   * leases, in one statement: the body goes to the database once, not once per receiver. The
+   * claim deletes the row, so of a process and a sweep that both reach one event, one writes its
+   * fan-out and the other nothing (then the map is empty). A subscription deleted since its
+   * subscribers were read gets no row (its log went with it). Answers the delivery row of each
+   * subscription.
    */
   async openFanOut(
     message: DeliveryMessage,
     subscriptionIds: string[],
     createdAt: Date,
+    claim: OutboxClaim,
   ): Promise<Map<string, DeliveryRow>> {
+    const auditId = 'auditId' in claim ? claim.auditId : null;
+    const outboxId = 'outboxId' in claim ? claim.outboxId : null;
     const { rows } = await sql<{ id: string; subscription_id: string }>`
-      WITH opened AS (
-        INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, client_id, created_at)
-        SELECT s.id, ${message.event_id}, ${message.event_type}, ${message.body}, ${message.client_id}::text, ${createdAt}::timestamptz
+      WITH claimed AS (
+        DELETE FROM webhook_outbox WHERE audit_id = ${auditId}::bigint OR id = ${outboxId}::bigint RETURNING id
+      ), opened AS (
+        INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, body_sealed, client_id, created_at)
+        SELECT s.id, ${message.event_id}, ${message.event_type}, ${message.body}, ${message.body_sealed}::text,
+               ${message.client_id}::text, ${createdAt}::timestamptz
         FROM unnest(${subscriptionIds}::text[]) AS s(id)
-        WHERE EXISTS (SELECT 1 FROM webhook_subscriptions w WHERE w.id = s.id)
+        WHERE EXISTS (SELECT 1 FROM claimed) AND EXISTS (SELECT 1 FROM webhook_subscriptions w WHERE w.id = s.id)
         RETURNING id, subscription_id
       ), leased AS (
         INSERT INTO webhook_delivery_leases (delivery_id, claimed_by, claimed_until)
@@ -155,8 +169,8 @@ export class DeliveryLog {
   async open(entry: NewDelivery, createdAt: Date): Promise<DeliveryRow> {
     const { rows } = await sql<{ id: string }>`
       WITH opened AS (
-        INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, redelivery_of, client_id, created_at)
-        VALUES (${entry.subscription_id}, ${entry.event_id}, ${entry.event_type}, ${entry.body},
+        INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, body_sealed, redelivery_of, client_id, created_at)
+        VALUES (${entry.subscription_id}, ${entry.event_id}, ${entry.event_type}, ${entry.body}, ${entry.body_sealed}::text,
                 ${entry.redelivery_of}::bigint, ${entry.client_id}::text, ${createdAt}::timestamptz)
         RETURNING id
       ), leased AS (

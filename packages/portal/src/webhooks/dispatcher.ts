@@ -10,19 +10,29 @@ import {
   type WebhookEnvelope,
 } from '@svc/protocol';
 import type { Database } from '../db/schema.ts';
+import { presentAuditEvent } from '../audit/present.ts';
 import type { DomainEvent } from '../events/bus.ts';
 import type { WebhookHttpClient } from './http-client.ts';
-import { DeliveryLog, type DeliveryMessage, type NewDelivery } from './delivery-log.ts';
+import { DeliveryLog, type DeliveryMessage, type NewDelivery, type OutboxClaim } from './delivery-log.ts';
 import { newEventId } from './ids.ts';
 import type { ExpiredDelivery } from './lease-queries.ts';
 import { DeliveryLeases, newOwner } from './leases.ts';
-import { presentDelivery, type SubscriptionRow } from './present.ts';
+import { staleStaged } from './outbox-queries.ts';
+import { type DeliveryRow, presentDelivery, type SubscriptionRow } from './present.ts';
 import { selectSubscribers } from './queries.ts';
 import { UndecryptableSecret, type WebhookSecrets } from './secrets.ts';
 import { deliveryHeaders } from './signing.ts';
 
 export const RETRY_DELAY_MS = 500;
 const EVENT_TYPES: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
+/** Staged events one sweep fans out, at most. */
+const ADOPT_BATCH = 100;
+
+/** Where an event is staged (migration 0036): an audited event by its audit id; null when it was not staged. */
+function claimOf(event: DomainEvent): OutboxClaim | null {
+  if (event.outbox_id !== undefined) return { outboxId: event.outbox_id };
+  return event.id === undefined ? null : { auditId: event.id };
+}
 
 /** What delivering to a subscription needs of it. */
 type Target = Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret' | 'signing_secret_encrypted'>;
@@ -38,6 +48,8 @@ export interface DispatcherDeps {
   lease: { seconds: number; maxRuns: number; owner?: string };
   /** Told each delivery's outcome (the metrics); not sent means shed. */
   onOutcome?: ((outcome: 'delivered' | 'failed' | 'shed' | 'abandoned') => void) | undefined;
+  /** An audited event as its subscribers get it, when a sweep sends it: its secrets put back (`secret_data`). */
+  restore: (event: DomainEvent) => Promise<DomainEvent>;
 }
 
 /**
@@ -54,6 +66,7 @@ export class WebhookDispatcher {
   readonly #d: DispatcherDeps;
   readonly #log: DeliveryLog;
   readonly leases: DeliveryLeases;
+  #adopting: Promise<number> | null = null;
 
   constructor(deps: DispatcherDeps) {
     this.#d = deps;
@@ -63,6 +76,7 @@ export class WebhookDispatcher {
       ...deps.lease,
       owner,
       resume: (delivery, run) => this.#resume(delivery, run),
+      adopt: () => this.adoptStaged(),
       onAbandoned: () => deps.onOutcome?.('abandoned'),
     });
     this.#log = new DeliveryLog({ ...deps, lease: { owner, seconds: deps.lease.seconds } });
@@ -83,56 +97,88 @@ export class WebhookDispatcher {
     return this.leases.close();
   }
 
+  /**
+   * Fan an event out: claim its staged row (migration 0036) and write its deliveries in one
+   * statement, then send them. An event with no staged row had no subscriber when it was
+   * recorded, or another process (a sweep) claimed it first: nothing is sent.
+   */
   async onEvent(event: DomainEvent): Promise<void> {
     if (!EVENT_TYPES.has(event.event_type)) return;
+    const claim = claimOf(event);
+    if (claim === null) return;
     const subs = await selectSubscribers(this.#d.db, event.event_type, event.client_id);
-    if (subs.length === 0) return;
-    const envelope: WebhookEnvelope = {
-      api_version: WEBHOOK_API_VERSION,
-      event_type: event.event_type,
-      event_id: newEventId(),
-      timestamp: event.created_at,
-      data: event.data,
-    };
+    const envelope = (data: Record<string, unknown>): string =>
+      JSON.stringify({
+        api_version: WEBHOOK_API_VERSION,
+        event_type: event.event_type,
+        event_id: eventId,
+        timestamp: event.created_at,
+        data,
+      } satisfies WebhookEnvelope);
+    const eventId = newEventId();
+    const body = envelope(event.data);
     const message: DeliveryMessage = {
-      event_id: envelope.event_id,
-      event_type: envelope.event_type,
-      body: JSON.stringify(envelope),
+      event_id: eventId,
+      event_type: event.event_type,
+      body,
+      // The log keeps `data` as recorded (its secrets redacted); what is sent, only sealed.
+      body_sealed:
+        event.secret_data === undefined
+          ? null
+          : this.#d.secrets.sealBody(eventId, envelope({ ...event.data, ...event.secret_data })),
       client_id: event.client_id,
     };
-    // The pending rows are written while the first attempts are on their way: the log row is
-    // not needed to post (X-SVC-Delivery is the event id), and waiting for its INSERT and
-    // commit (~2 ms under load) would add to every event's delivery latency. Outcomes wait for it.
-    const opened = this.#log.openFanOut(
+    const opened = await this.#log.openFanOut(
       message,
       subs.map((s) => s.id),
       this.#d.now(),
+      claim,
     );
-    // Renewed from the moment the rows exist until each outcome is written (or fails to be:
-    // then the lease lapses and a sweep sends the delivery again).
-    opened.then(
-      (rows) => {
-        for (const d of rows.values()) this.leases.hold(d.id);
-      },
-      () => undefined, // awaited below; this only keeps an early failure from being reported as unhandled
-    );
+    // Renewed from now until each outcome is written (or fails to be: then the lease lapses and
+    // a sweep sends the delivery again).
+    for (const d of opened.values()) this.leases.hold(d.id);
     await Promise.all(
       subs.map(async (sub) => {
+        // No row: the subscription was deleted while the event was on its way, its log with it.
+        const delivery = opened.get(sub.id);
+        if (delivery === undefined) return;
         try {
           const { ok, shed, attempts } = await this.#attempt(sub, message);
-          const delivery = (await opened).get(sub.id);
-          // No row: the subscription was deleted while the event was on its way, its log with it.
-          if (delivery)
-            await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, run: 1, ok, shed, attempts });
+          await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, run: 1, ok, shed, attempts });
         } finally {
-          const delivery = await opened.then(
-            (rows) => rows.get(sub.id),
-            () => undefined,
-          );
-          if (delivery) this.leases.release(delivery.id);
+          this.leases.release(delivery.id);
         }
       }),
     );
+  }
+
+  /**
+   * Fan out events staged more than a lease ago and never claimed: the process that recorded
+   * them stopped, or lost its database, before it sent them. Each goes on in the background, as
+   * a published event does; a sweep already running is joined.
+   */
+  adoptStaged(): Promise<number> {
+    this.#adopting ??= this.#adoptOnce()
+      .catch((err: unknown) => {
+        this.#d.logger.warn({ err }, 'sending staged webhook events failed');
+        return 0;
+      })
+      .finally(() => (this.#adopting = null));
+    return this.#adopting;
+  }
+
+  async #adoptOnce(): Promise<number> {
+    const stale = await staleStaged(this.#d.db, this.#d.lease.seconds, ADOPT_BATCH);
+    for (const row of stale) {
+      const event =
+        row.audit === null ? { ...row.event, outbox_id: row.id } : await this.#d.restore(presentAuditEvent(row.audit));
+      this.#d.logger.info(
+        { event_type: event.event_type, audit_id: event.id ?? null },
+        'webhook event taken over: the process that recorded it did not send it',
+      );
+      this.leases.track(this.onEvent(event));
+    }
+    return stale.length;
   }
 
   /** Run `run` of a delivery whose lease expired, to its subscription's URL of today. */
@@ -161,6 +207,7 @@ export class WebhookDispatcher {
       event_id: envelope.event_id,
       event_type: PING_EVENT,
       body: JSON.stringify(envelope),
+      body_sealed: null,
       redelivery_of: null,
       client_id: sub.client_id,
     });
@@ -169,13 +216,14 @@ export class WebhookDispatcher {
   /** Send a logged delivery again: the same body and event id, so receivers can de-duplicate; it keeps its event's client. */
   redeliver(
     sub: SubscriptionRow,
-    original: { id: string; event_id: string; event_type: string; body: string; client_id: string | null },
+    original: Pick<DeliveryRow, 'id' | 'event_id' | 'event_type' | 'body' | 'body_sealed' | 'client_id'>,
   ): Promise<WebhookDelivery> {
     return this.#deliverOne(sub, {
       subscription_id: sub.id,
       event_id: original.event_id,
       event_type: original.event_type,
       body: original.body,
+      body_sealed: original.body_sealed,
       redelivery_of: original.id,
       client_id: original.client_id,
     });
@@ -209,8 +257,10 @@ export class WebhookDispatcher {
   ): Promise<{ ok: boolean; shed: boolean; attempts: DeliveryAttempt[] }> {
     const { client, now } = this.#d;
     let secret: string;
+    let body: string;
     try {
       secret = this.#d.secrets.open(sub);
+      body = this.#d.secrets.bodyOf(message);
     } catch (err) {
       if (!(err instanceof UndecryptableSecret)) throw err;
       // Logged as a failed attempt: the admin sees why in the delivery log, nothing is sent unsigned.
@@ -228,15 +278,9 @@ export class WebhookDispatcher {
       let at = now();
       const signed = () => {
         at = now();
-        return deliveryHeaders(
-          secret,
-          message.event_type,
-          message.event_id,
-          message.body,
-          Math.floor(at.getTime() / 1000),
-        );
+        return deliveryHeaders(secret, message.event_type, message.event_id, body, Math.floor(at.getTime() / 1000));
       };
-      const result = await client.post(sub.url, signed, message.body);
+      const result = await client.post(sub.url, signed, body);
       ok = result.error === null;
       shed &&= result.shed;
       attempts.push({

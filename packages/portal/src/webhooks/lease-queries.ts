@@ -16,6 +16,7 @@ export interface ExpiredDelivery {
   event_id: string;
   event_type: string;
   body: string;
+  body_sealed: string | null;
   client_id: string | null;
   status: string;
   runs: number;
@@ -34,7 +35,7 @@ export interface ExpiredDelivery {
  */
 export async function lockExpired(trx: Transaction<Database>, limit: number): Promise<ExpiredDelivery[]> {
   const { rows } = await sql<ExpiredDelivery>`
-    SELECT d.id, d.subscription_id, d.event_id, d.event_type, d.body, d.client_id, d.status, d.runs,
+    SELECT d.id, d.subscription_id, d.event_id, d.event_type, d.body, d.body_sealed, d.client_id, d.status, d.runs,
            s.enabled, s.client_id AS subscription_client_id, s.url, s.signing_secret, s.signing_secret_encrypted
     FROM webhook_delivery_leases l
     JOIN webhook_deliveries d ON d.id = l.delivery_id

@@ -54,6 +54,8 @@ export interface DeliveryLeasesDeps {
   maxRuns: number;
   /** Send a delivery taken over as run `run` (its lease is held from the start) and record its outcome. */
   resume: (delivery: ExpiredDelivery, run: number) => Promise<void>;
+  /** Fan out the events staged and left unsent by a process that stopped (after each sweep of leases). */
+  adopt: () => Promise<unknown>;
   onAbandoned?: () => void;
 }
 
@@ -105,8 +107,17 @@ export class DeliveryLeases {
   start(): void {
     const ms = this.#d.seconds * 1000;
     this.#renewTimer = setInterval(() => void this.renew(), ms / 3).unref();
-    this.#sweepTimer = setInterval(() => void this.sweep(), ms / 2).unref();
-    void this.sweep();
+    const sweep = () => void this.sweep().then(() => (this.#stopped ? undefined : this.#d.adopt()));
+    this.#sweepTimer = setInterval(sweep, ms / 2).unref();
+    sweep();
+  }
+
+  /** Work this process took over (a staged event's fan-out): shutdown waits for it as for the runs taken over. */
+  track(task: Promise<void>): void {
+    const tracked = task
+      .catch((err: unknown) => this.#d.logger.error({ err }, 'webhook event taken over failed'))
+      .finally(() => this.#taken.delete(tracked));
+    this.#taken.add(tracked);
   }
 
   /** Push the leases of every delivery in flight here forward (skipped while the last renewal still runs). */

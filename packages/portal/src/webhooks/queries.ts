@@ -41,6 +41,26 @@ export async function clearSecretRows(db: Db): Promise<{ id: string; signing_sec
   return rows.map((r) => ({ id: r.id, signing_secret: r.signing_secret as string }));
 }
 
+/** Delivery bodies an older version stored with a share token in clear (before migration 0036). */
+export async function clearBodyRows(db: Db): Promise<{ id: string; event_id: string; body: string }[]> {
+  const { rows } = await sql<{ id: string; event_id: string; body: string }>`
+    SELECT id, event_id, body FROM webhook_deliveries
+    WHERE body_sealed IS NULL AND event_type = 'scan_completed' AND body ~ 'token=[0-9A-Fa-f]{64}'
+  `.execute(db);
+  return rows;
+}
+
+/** Stores a delivery's redacted body and its sealed copy, unless the row changed meanwhile. */
+export async function storeSealedBody(db: Db, id: string, clear: string, redacted: string, sealed: string) {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ body: redacted, body_sealed: sealed })
+    .where('id', '=', id)
+    .where('body', '=', clear)
+    .where('body_sealed', 'is', null)
+    .execute();
+}
+
 /** Stores the encrypted secret and empties the clear column, unless the row changed meanwhile. */
 export async function storeEncryptedSecret(db: Db, id: string, clear: string, encrypted: string): Promise<void> {
   await db

@@ -2,7 +2,14 @@ import type { Kysely } from 'kysely';
 import { ConfigError } from '../config/index.ts';
 import type { Database } from '../db/schema.ts';
 import { KEY_FILE, openSecret, sealSecret } from '../identity/key-encryption.ts';
-import { clearSecretRows, oneEncryptedSecret, storeEncryptedSecret } from './queries.ts';
+import { redactShareTokens } from '../domain/redaction.ts';
+import {
+  clearBodyRows,
+  clearSecretRows,
+  oneEncryptedSecret,
+  storeEncryptedSecret,
+  storeSealedBody,
+} from './queries.ts';
 
 /** What of a subscription row holds its signing secret. */
 export interface StoredSecret {
@@ -13,10 +20,14 @@ export interface StoredSecret {
 
 /** A stored secret that does not decrypt under the key-encryption key (a wrong key, a tampered row). */
 export class UndecryptableSecret extends Error {
-  constructor(id: string) {
-    super(`the signing secret of ${id} does not decrypt with SVC_IDENTITY_KEY_ENCRYPTION_KEY`);
+  constructor(what: string, kind: 'secret' | 'sealed' = 'secret') {
+    super(
+      `${kind === 'secret' ? `the signing secret of ${what}` : what} does not decrypt with SVC_IDENTITY_KEY_ENCRYPTION_KEY`,
+    );
   }
 }
+
+const bodyAad = (eventId: string) => `webhook-body:${eventId}`;
 
 const CACHE_MAX = 10_000;
 
@@ -39,6 +50,19 @@ export class WebhookSecrets {
     return sealSecret(this.#kek, id, secret);
   }
 
+  /** A delivery body with a secret in it, as stored (migration 0036); its event id is the authenticated data. */
+  sealBody(eventId: string, body: string): string {
+    return sealSecret(this.#kek, bodyAad(eventId), body);
+  }
+
+  /** The body a delivery sends: the stored one, or its sealed copy opened; UndecryptableSecret when that fails. */
+  bodyOf(d: { event_id: string; body: string; body_sealed: string | null }): string {
+    if (d.body_sealed === null) return d.body;
+    const clear = openSecret(this.#kek, bodyAad(d.event_id), d.body_sealed);
+    if (clear === null) throw new UndecryptableSecret(`the body of event ${d.event_id}`, 'sealed');
+    return clear;
+  }
+
   /** The clear secret; UndecryptableSecret when it does not decrypt. */
   open(row: StoredSecret): string {
     const stored = row.signing_secret_encrypted;
@@ -55,6 +79,17 @@ export class WebhookSecrets {
     this.#cache.set(key, clear);
     return clear;
   }
+}
+
+/**
+ * At start: seal the delivery bodies an older version stored with a share token in clear
+ * (migration 0036), leaving the token redacted in `body`, as the audit log has it.
+ */
+export async function sealStoredBodies(db: Kysely<Database>, secrets: WebhookSecrets): Promise<number> {
+  const rows = await clearBodyRows(db);
+  for (const row of rows)
+    await storeSealedBody(db, row.id, row.body, redactShareTokens(row.body), secrets.sealBody(row.event_id, row.body));
+  return rows.length;
 }
 
 /**

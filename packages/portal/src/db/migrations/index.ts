@@ -34,6 +34,7 @@ import * as m0032 from './0032_audit_event_hours.ts';
 import * as m0033 from './0033_sessions_trend_index.ts';
 import * as m0034 from './0034_finding_records_fillfactor.ts';
 import * as m0035 from './0035_target_latest_risk.ts';
+import * as m0036 from './0036_webhook_outbox.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -75,4 +76,5 @@ export const migrations: Record<string, Migration> = {
   '0033_sessions_trend_index': m0033,
   '0034_finding_records_fillfactor': m0034,
   '0035_target_latest_risk': m0035,
+  '0036_webhook_outbox': m0036,
 };

@@ -1,0 +1,181 @@
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sealStoredBodies } from '../src/webhooks/secrets.ts';
+import { createLicense, openDb, uniqueClientId, type LicenseFixture } from '@svc/test-support/factories';
+import { http, withToken } from '@svc/test-support/http';
+import { createTestCa, HttpsReceiver, type ReceivedRequest, type TestCa } from '@svc/test-support/https-receiver';
+import { until } from '@svc/test-support/wait';
+import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
+
+/**
+ * Webhook events of record (migration 0036): an event is staged by the transaction of the
+ * operation that caused it, so a process that stops between its commit and the fan-out (here:
+ * the portal's event bus hears nothing, as after a crash at that moment) loses nothing. Once
+ * the staged event is older than a lease, a sweep fans it out, once, with the share link put
+ * back for scan_completed. Delivery bodies keep no share token in clear.
+ */
+
+const LEASE_SECONDS = 1;
+
+describe('webhook events staged with their operation', () => {
+  let ca: TestCa;
+  let receiver: HttpsReceiver;
+  let portal: TestPortal;
+  let db: pg.Client;
+  let admin: string;
+  let lic: LicenseFixture;
+  let clientId: string;
+  let subId: string;
+
+  const api = (method: string, path: string, json?: unknown) =>
+    http(portal.url, method, path, { headers: withToken(admin), json });
+  const staged = async () => (await db.query('SELECT count(*)::int AS n FROM webhook_outbox')).rows[0].n as number;
+  const received = (type: string, sessionId: string) =>
+    receiver.requests.filter((q) => q.json?.event_type === type && q.json.data.session_id === sessionId);
+
+  /** Runs `op` as if the portal stopped right after each commit: the bus hears none of its events. */
+  async function withoutBus<T>(op: () => Promise<T>): Promise<T> {
+    const bus = portal.ctx.events as { publish: unknown };
+    bus.publish = () => undefined;
+    try {
+      return await op();
+    } finally {
+      delete bus.publish;
+    }
+  }
+
+  async function upload(): Promise<string> {
+    const id = newSessionId();
+    const res = await postUpload(portal.url, lic.key, sessionParts(sessionDoc('session-complete.json', id)));
+    expect(res.status, res.text).toBe(200);
+    return id;
+  }
+
+  async function arrival(type: string, sessionId: string): Promise<ReceivedRequest> {
+    await until(
+      () => received(type, sessionId).length > 0,
+      30_000,
+      () => `a ${type} delivery of ${sessionId}`,
+    );
+    return received(type, sessionId)[0]!;
+  }
+
+  beforeAll(async () => {
+    ca = await createTestCa();
+    receiver = await HttpsReceiver.start(ca);
+    portal = await startTestPortal({
+      env: {
+        SVC_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
+        SVC_WEBHOOK_CA_FILE: ca.caFile,
+        SVC_WEBHOOK_LEASE_SECONDS: String(LEASE_SECONDS),
+      },
+    });
+    db = await openDb(portal);
+    admin = await portal.adminToken();
+    clientId = uniqueClientId('outbox');
+    lic = await createLicense(portal, { tier: 'business', client_id: clientId });
+    const res = await api('POST', '/api/webhooks', {
+      url: receiver.url(),
+      event_types: ['scan_completed', 'status_changed'],
+      client_id: clientId,
+    });
+    expect(res.status, res.text).toBe(201);
+    subId = res.body.subscription.id;
+  });
+  afterAll(async () => {
+    await portal?.ctx.events.drain();
+    await db?.end();
+    await portal?.close();
+    await receiver?.close();
+    await ca?.cleanup();
+  });
+
+  it('an event the process never fanned out is sent by the sweep once it is a lease old, with its share link', async () => {
+    const id = await withoutBus(upload);
+    const req = await arrival('scan_completed', id);
+    const { rows } = await db.query('SELECT token, token_hash, token_sealed FROM share_tokens WHERE session_id = $1', [
+      id,
+    ]);
+    const token = portal.ctx.shareTokens.open(rows[0]);
+    expect(req.json.data).toMatchObject({ session_id: id, share_url: `http://portal.test/share/?token=${token}` });
+    await until(
+      async () => (await staged()) === 0,
+      30_000,
+      () => 'the staged event claimed',
+    );
+    // Logged as any delivery, without the token in clear.
+    await until(
+      async () =>
+        (
+          await db.query("SELECT 1 FROM webhook_deliveries WHERE event_id = $1 AND status = 'succeeded'", [
+            req.json.event_id,
+          ])
+        ).rows.length === 1,
+      30_000,
+      () => 'the delivery logged as succeeded',
+    );
+    const log = (await db.query('SELECT body FROM webhook_deliveries WHERE event_id = $1', [req.json.event_id])).rows;
+    expect(log).toHaveLength(1);
+    expect(log[0].body).not.toContain(token);
+    // Later sweeps find nothing more to send.
+    await until(() => portal.ctx.webhooks.dispatcher.adoptStaged().then((n) => n === 0));
+    expect(received('scan_completed', id)).toHaveLength(1);
+  });
+
+  it('an audited status change is staged by its own statement and reaches the receiver once', async () => {
+    const id = await upload();
+    await arrival('scan_completed', id);
+    const res = await withoutBus(() => api('PATCH', `/api/sessions?session=${id}`, { status: 'in_review' }));
+    expect(res.status, res.text).toBe(200);
+    const req = await arrival('status_changed', id);
+    expect(req.json.data).toMatchObject({ session_id: id, previous_status: 'new', new_status: 'in_review' });
+    await until(
+      async () => (await staged()) === 0,
+      30_000,
+      () => 'the staged event claimed',
+    );
+    expect(received('status_changed', id)).toHaveLength(1);
+  });
+
+  it('an event nobody listens to is not staged, and one sent at once leaves nothing behind', async () => {
+    const other = uniqueClientId('outbox-none');
+    const otherLic = await createLicense(portal, { tier: 'business', client_id: other });
+    const id = newSessionId();
+    const res = await postUpload(portal.url, otherLic.key, sessionParts(sessionDoc('session-complete.json', id)));
+    expect(res.status, res.text).toBe(200);
+    expect(await staged()).toBe(0);
+    const sent = await upload();
+    await arrival('scan_completed', sent);
+    await portal.ctx.events.drain();
+    expect(await staged()).toBe(0);
+    expect(received('scan_completed', sent)).toHaveLength(1);
+  });
+
+  it('a body an older version stored with the token in clear is sealed at start, and a redelivery still sends it whole', async () => {
+    const token = 'ab'.repeat(32);
+    const body = JSON.stringify({
+      api_version: '2',
+      event_type: 'scan_completed',
+      event_id: 'evt_0011223344556677',
+      timestamp: new Date().toISOString(),
+      data: { session_id: 'old', share_url: `http://portal.test/share/?token=${token}` },
+    });
+    const { rows } = await db.query(
+      `INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, client_id, status)
+       VALUES ($1, 'evt_0011223344556677', 'scan_completed', $2, $3, 'succeeded') RETURNING id`,
+      [subId, body, clientId],
+    );
+    expect(await sealStoredBodies(portal.ctx.db, portal.ctx.webhooks.secrets)).toBe(1);
+    const stored = (await db.query('SELECT body, body_sealed FROM webhook_deliveries WHERE id = $1', [rows[0].id]))
+      .rows[0];
+    expect(stored.body).toBe(body.replace(token, '[redacted]'));
+    expect(stored.body_sealed).not.toContain(token);
+    expect(await sealStoredBodies(portal.ctx.db, portal.ctx.webhooks.secrets)).toBe(0);
+    const again = await api('POST', '/api/webhooks/redeliver', { delivery_id: Number(rows[0].id) });
+    expect(again.status, again.text).toBe(200);
+    expect(receiver.requests.filter((q) => q.json?.event_id === 'evt_0011223344556677').map((q) => q.body)).toEqual([
+      body,
+    ]);
+  });
+});
