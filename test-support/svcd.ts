@@ -6,6 +6,7 @@ import path from 'node:path';
 import { NODE_COMPILE_CACHE, REPO } from '@svc/test-support/cli';
 import { http, withToken } from '@svc/test-support/http';
 import type { TestPortal } from '@svc/test-support/portal';
+import { until } from '@svc/test-support/wait';
 
 export const SVCD = path.join(REPO, 'packages/agent/bin/svcd');
 
@@ -139,13 +140,14 @@ export function portalConf(uploadUrl: string, key: string, extra: Record<string,
 
 /** Waits until the portal has seen the agent's first heartbeat (commands can be queued for it from then on). */
 export async function untilRegistered(portal: TestPortal, agentId: string, timeoutMs = 30_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await http(portal.url, 'GET', '/api/health?agents=true', {
-      headers: withToken(await portal.adminToken()),
-    });
-    if ((res.body.agents as { agent_id: string }[]).some((a) => a.agent_id === agentId)) return;
-    if (Date.now() > until) throw new Error(`agent ${agentId} sent no heartbeat within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await until(
+    async () => {
+      const res = await http(portal.url, 'GET', '/api/health?agents=true', {
+        headers: withToken(await portal.adminToken()),
+      });
+      return (res.body.agents as { agent_id: string }[]).some((a) => a.agent_id === agentId);
+    },
+    timeoutMs,
+    () => `agent ${agentId} to send its first heartbeat`,
+  );
 }
