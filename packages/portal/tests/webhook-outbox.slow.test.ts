@@ -152,6 +152,35 @@ describe('webhook events staged with their operation', () => {
     expect(received('scan_completed', sent)).toHaveLength(1);
   });
 
+  it('a staged event whose subscription was disabled before anyone sent it is cleared by the sweep, and sent to nobody', async () => {
+    const other = uniqueClientId('outbox-off');
+    const otherLic = await createLicense(portal, { tier: 'business', client_id: other });
+    const created = await api('POST', '/api/webhooks', {
+      url: receiver.url(),
+      event_types: ['scan_completed'],
+      client_id: other,
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = newSessionId();
+    const res = await withoutBus(() =>
+      postUpload(portal.url, otherLic.key, sessionParts(sessionDoc('session-complete.json', id))),
+    );
+    expect(res.status, res.text).toBe(200);
+    expect(await staged()).toBe(1);
+    const off = await api('PATCH', `/api/webhooks?id=${created.body.subscription.id}`, { enabled: false });
+    expect(off.status, off.text).toBe(200);
+    // The claim that clears it finds no subscriber to write a delivery for.
+    await until(
+      async () => (await portal.ctx.webhooks.dispatcher.adoptStaged()) === 0 && (await staged()) === 0,
+      30_000,
+      () => 'the staged event cleared',
+    );
+    expect(
+      (await db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE client_id = $1', [other])).rows[0].n,
+    ).toBe(0);
+    expect(received('scan_completed', id)).toEqual([]);
+  });
+
   it('a body an older version stored with the token in clear is sealed at start, and a redelivery still sends it whole', async () => {
     const token = 'ab'.repeat(32);
     const body = JSON.stringify({

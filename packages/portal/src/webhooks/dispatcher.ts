@@ -102,11 +102,20 @@ export class WebhookDispatcher {
    * statement, then send them. An event with no staged row had no subscriber when it was
    * recorded, or another process (a sweep) claimed it first: nothing is sent.
    */
-  async onEvent(event: DomainEvent): Promise<void> {
+  onEvent(event: DomainEvent): Promise<void> {
+    return this.#fanOut(event, false);
+  }
+
+  /**
+   * `adopted`: a sweep's, which always claims the staged row. A published event nobody listens
+   * to any more costs no claim: its row, if it has one, is the sweep's to clear.
+   */
+  async #fanOut(event: DomainEvent, adopted: boolean): Promise<void> {
     if (!EVENT_TYPES.has(event.event_type)) return;
     const claim = claimOf(event);
     if (claim === null) return;
     const subs = await selectSubscribers(this.#d.db, event.event_type, event.client_id);
+    if (subs.length === 0 && !adopted) return;
     const envelope = (data: Record<string, unknown>): string =>
       JSON.stringify({
         api_version: WEBHOOK_API_VERSION,
@@ -176,7 +185,7 @@ export class WebhookDispatcher {
         { event_type: event.event_type, audit_id: event.id ?? null },
         'webhook event taken over: the process that recorded it did not send it',
       );
-      this.leases.track(this.onEvent(event));
+      this.leases.track(this.#fanOut(event, true));
     }
     return stale.length;
   }

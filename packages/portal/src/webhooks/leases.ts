@@ -77,6 +77,8 @@ export class DeliveryLeases {
   #sweepTimer: NodeJS.Timeout | null = null;
   #renewing: Promise<void> | null = null;
   #sweeping: Promise<SweepOutcome> | null = null;
+  /** The timer's round: the sweep of leases, then the staged events (shutdown waits for it). */
+  #round: Promise<void> | null = null;
   #stopped = false;
 
   constructor(deps: DeliveryLeasesDeps) {
@@ -107,7 +109,12 @@ export class DeliveryLeases {
   start(): void {
     const ms = this.#d.seconds * 1000;
     this.#renewTimer = setInterval(() => void this.renew(), ms / 3).unref();
-    const sweep = () => void this.sweep().then(() => (this.#stopped ? undefined : this.#d.adopt()));
+    const sweep = () => {
+      this.#round ??= this.sweep()
+        .then(() => (this.#stopped ? undefined : this.#d.adopt()))
+        .then(() => undefined)
+        .finally(() => (this.#round = null));
+    };
     this.#sweepTimer = setInterval(sweep, ms / 2).unref();
     sweep();
   }
@@ -200,6 +207,7 @@ export class DeliveryLeases {
   async close(): Promise<void> {
     this.stopTakingOver();
     await this.#sweeping;
+    await this.#round;
     while (this.#taken.size > 0) await Promise.allSettled([...this.#taken]);
     if (this.#renewTimer) clearInterval(this.#renewTimer);
     await this.#renewing;
