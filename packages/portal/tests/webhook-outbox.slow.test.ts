@@ -181,6 +181,19 @@ describe('webhook events staged with their operation', () => {
     expect(received('scan_completed', id)).toEqual([]);
   });
 
+  it('a staged row whose audit event is gone (the log was truncated) is dropped by the sweep', async () => {
+    await db.query(
+      `INSERT INTO webhook_outbox (audit_id, created_at) VALUES ((SELECT coalesce(max(id), 0) + 1000 FROM audit_events), now() - interval '1 hour')`,
+    );
+    expect(await staged()).toBe(1);
+    await until(
+      async () => (await portal.ctx.webhooks.dispatcher.adoptStaged()) === 0,
+      30_000,
+      () => 'the row dropped',
+    );
+    expect(await staged()).toBe(0);
+  });
+
   it('a body an older version stored with the token in clear is sealed at start, and a redelivery still sends it whole', async () => {
     const token = 'ab'.repeat(32);
     const body = JSON.stringify({

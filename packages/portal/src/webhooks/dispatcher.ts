@@ -17,7 +17,7 @@ import { DeliveryLog, type DeliveryMessage, type NewDelivery, type OutboxClaim }
 import { newEventId } from './ids.ts';
 import type { ExpiredDelivery } from './lease-queries.ts';
 import { DeliveryLeases, newOwner } from './leases.ts';
-import { staleStaged } from './outbox-queries.ts';
+import { dropStaged, staleStaged } from './outbox-queries.ts';
 import { type DeliveryRow, presentDelivery, type SubscriptionRow } from './present.ts';
 import { selectSubscribers } from './queries.ts';
 import { UndecryptableSecret, type WebhookSecrets } from './secrets.ts';
@@ -178,15 +178,22 @@ export class WebhookDispatcher {
 
   async #adoptOnce(): Promise<number> {
     const stale = await staleStaged(this.#d.db, this.#d.lease.seconds, ADOPT_BATCH);
+    const gone: string[] = [];
     for (const row of stale) {
-      const event =
-        row.audit === null ? { ...row.event, outbox_id: row.id } : await this.#d.restore(presentAuditEvent(row.audit));
+      let event: DomainEvent;
+      if (row.event !== null) event = { ...row.event, outbox_id: row.id };
+      else if (row.audit !== null) event = await this.#d.restore(presentAuditEvent(row.audit));
+      else {
+        gone.push(row.id);
+        continue;
+      }
       this.#d.logger.info(
         { event_type: event.event_type, audit_id: event.id ?? null },
         'webhook event taken over: the process that recorded it did not send it',
       );
       this.leases.track(this.#fanOut(event, true));
     }
+    await dropStaged(this.#d.db, gone);
     return stale.length;
   }
 

@@ -29,10 +29,20 @@ export async function stageEvents(db: Db, events: readonly DomainEvent[]): Promi
   return rows.map((r) => ({ ...r.event, outbox_id: r.id }));
 }
 
-/** A staged event nobody claimed: its audit row, or its body when it is not audited. */
+/** A staged event nobody claimed: its audit row, or its body when it is not audited; neither when its audit row went. */
 export type StaleStaged =
   | { id: string; audit: Selectable<AuditEventsTable>; event: null }
-  | { id: string; audit: null; event: DomainEvent };
+  | { id: string; audit: null; event: DomainEvent }
+  | { id: string; audit: null; event: null };
+
+/** Drop staged rows that have nothing left to send. */
+export async function dropStaged(db: Db, ids: readonly string[]): Promise<void> {
+  if (ids.length > 0)
+    await db
+      .deleteFrom('webhook_outbox')
+      .where('id', 'in', [...ids])
+      .execute();
+}
 
 /**
  * Up to `limit` events staged more than `seconds` ago and not claimed since, oldest first: their
@@ -59,7 +69,7 @@ export async function staleStaged(db: Db, seconds: number, limit: number): Promi
   `.execute(db);
   return rows.map((r) =>
     r.a_id === null
-      ? { id: r.id, audit: null, event: r.event as DomainEvent }
+      ? { id: r.id, audit: null, event: r.event }
       : {
           id: r.id,
           event: null,
