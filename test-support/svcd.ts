@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { NODE_COMPILE_CACHE, REPO } from '@svc/test-support/cli';
 import { http, withToken } from '@svc/test-support/http';
 import type { TestPortal } from '@svc/test-support/portal';
+import { testTempDir } from '@svc/test-support/temp-dirs';
 import { until } from '@svc/test-support/wait';
 
 export const SVCD = path.join(REPO, 'packages/agent/bin/svcd');
@@ -59,7 +59,7 @@ export async function writeConfigs(dir: string, configs: Record<string, Record<s
 
 /** Starts a real `svcd` process with its own HOME and configs directory, environment minimal like a service's. */
 export async function startSvcd(opts: SvcdOptions = {}): Promise<SvcdProcess> {
-  const home = opts.home ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'svcd-home-')));
+  const home = opts.home ?? (await testTempDir('svcd-home-'));
   const configDir = opts.configDir ?? path.join(home, 'configs');
   await writeConfigs(configDir, opts.configs ?? {});
   const agentId = opts.agentId ?? newAgentId();

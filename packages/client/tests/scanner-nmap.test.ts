@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isScanPortList, PORT_LIST_RULE } from '@svc/protocol';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   assertInScope,
   buildNmapArgs,
@@ -172,7 +172,7 @@ describe('runNmap before nmap starts', () => {
 
   it('streams the XML through the parser and keeps the end of stderr: a cut-short run is incomplete, its warnings kept', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-fake-nmap-'));
-    afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+    onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
     const fixture = path.join(import.meta.dirname, 'fixtures', 'nmap', 'truncated.xml');
     const fake = path.join(dir, 'nmap');
     // 100 kB of noise first: only stderr's tail is kept, and the warning is at its end.

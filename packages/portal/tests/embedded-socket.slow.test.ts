@@ -6,6 +6,7 @@ import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedServer } from '../src/db/embedded.ts';
 import { freePort } from '@svc/test-support/ports';
+import { testTempDir } from '@svc/test-support/temp-dirs';
 
 // The embedded server is reached through a Unix socket in the data dir (cheaper per round
 // trip than loopback TCP), and still on 127.0.0.1 for tools; a data dir too deep for a
@@ -56,7 +57,7 @@ describe('embedded PostgreSQL listeners', () => {
   });
 
   it('a data dir too deep for a socket path gets TCP only', async () => {
-    const base = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-sock-deep-'));
+    const base = await testTempDir('svc-sock-deep-');
     await fs.chmod(base, 0o755);
     const dir = path.join(base, 'd'.repeat(50), 'e'.repeat(40));
     await fs.mkdir(dir, { recursive: true, mode: 0o755 });

@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { ConfigError } from '../kit/config/settings.ts';
 import { HttpError } from '../kit/http/request.ts';
 import { isSetupError, PortalError } from '../kit/portal/errors.ts';
+import { exitOnSignals } from '../kit/process/exit-on-signals.ts';
 import { processContext, type CliContext, type RegisterCommand } from './context.ts';
 import { CLIENT_VERSION } from '../kit/version.ts';
 import { CliError, EXIT_CODES, type ExitKind, Output } from './output.ts';
@@ -94,5 +95,6 @@ export function endingOf(err: unknown): { kind: ExitKind; message: string } {
 }
 
 if (import.meta.main) {
+  exitOnSignals();
   process.exitCode = await run(process.argv.slice(2), processContext());
 }

@@ -31,6 +31,7 @@ export { DEFAULT_GRACE_S, DEFAULT_TTL_S, type LicenseState } from './license/tie
 // Programs: run one with a deadline, kill a process tree.
 export { killTree, startTimeOf, treeOf } from './process/kill-tree.ts';
 export { runWithDeadline, signalGroup } from './process/run.ts';
+export { exitOnSignals, removedAfter } from './process/exit-on-signals.ts';
 export { findNmap, NMAP_MISSING } from './nmap-path.ts';
 
 // Text from outside (banners, answers, child output) made safe for a terminal or a log.

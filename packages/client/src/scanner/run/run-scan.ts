@@ -9,6 +9,7 @@ import type { Settings } from '../../kit/config/settings.ts';
 import type { LicenseState } from '../../kit/license/tier.ts';
 import type { ExceptionRule } from '../../pipeline/exceptions.ts';
 import { orcSettingsFrom } from '../../pipeline/orc964.ts';
+import { removedAfter } from '../../kit/process/exit-on-signals.ts';
 import { scheduleFromSettings } from '../../kit/scheduling.ts';
 import { portalPriorState } from '../../kit/portal/latest-state.ts';
 import type { PortalTarget } from '../../kit/portal/target.ts';
@@ -114,12 +115,12 @@ export async function runScan(input: ScanInput, deps: ScanDeps): Promise<ScanRes
       : 'Running as a normal user: TCP connect scan, no OS detection (run as root for SYN scan and OS guess)',
   );
   const startedAt = deps.now();
+  // The tools' output is the customer's: removed however the scan ends, a Ctrl-C included.
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-scan-tools-'));
-  try {
-    return await scanWith(input, deps, { startedAt, workDir, warn, warnings });
-  } finally {
-    fs.rmSync(workDir, { recursive: true, force: true });
-  }
+  return removedAfter(
+    () => fs.rmSync(workDir, { recursive: true, force: true }),
+    () => scanWith(input, deps, { startedAt, workDir, warn, warnings }),
+  );
 }
 
 interface RunState {
