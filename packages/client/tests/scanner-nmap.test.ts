@@ -194,6 +194,24 @@ describe('runNmap before nmap starts', () => {
     expect(hosts).toHaveLength(1);
   });
 
+  it('output that is not an XML report fails the run as nmap failing, saying so, instead of as an unexpected error', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-fake-nmap-'));
+    onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const fake = path.join(dir, 'nmap');
+    fs.writeFileSync(fake, '#!/bin/bash\necho "Nmap version 7.93 ( https://nmap.org )"\n', { mode: 0o755 });
+    const run = runNmap({
+      targets: '127.0.0.1',
+      profile: 'discovery',
+      privileged: false,
+      nmapPath: fake,
+      timeoutMs: 60_000,
+    });
+    await expect(run).rejects.toBeInstanceOf(NmapFailedError);
+    await expect(run).rejects.toThrow(
+      `the output of ${fake} is not nmap's XML report (2:0: text data outside of root node.)`,
+    );
+  });
+
   it('refuses an unknown profile', async () => {
     await expect(runNmap({ targets: '127.0.0.1', profile: 'everything' })).rejects.toThrow(
       'unknown scan profile "everything": use one of quick_recon, full_recon, discovery',

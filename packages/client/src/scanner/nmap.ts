@@ -144,7 +144,13 @@ export async function runNmap(opts: RunNmapOptions): Promise<NmapRunResult> {
   });
   if (r.error !== null) throw r.error;
   const { exitCode, signal, timedOut, durationMs, stderr } = r;
-  if (parseError !== undefined) throw parseError;
+  // Something on PATH named nmap that is not nmap, or an nmap that printed something else.
+  if (parseError !== undefined)
+    throw new NmapFailedError(
+      `the output of ${nmapPath} is not nmap's XML report (${(parseError as Error).message})`,
+      exitCode,
+      stderr,
+    );
   const run = parser.end();
   const warnings = stderr
     .split('\n')
