@@ -1,11 +1,14 @@
+import path from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createBackup } from '../src/operations/backup/backup.ts';
 import { sealStoredBodies } from '../src/webhooks/secrets.ts';
 import { createLicense, openDb, uniqueClientId, type LicenseFixture } from '@svc/test-support/factories';
 import { http, withToken } from '@svc/test-support/http';
 import { createTestCa, HttpsReceiver, type ReceivedRequest, type TestCa } from '@svc/test-support/https-receiver';
 import { until } from '@svc/test-support/wait';
-import { startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { KEY_ENCRYPTION_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
+import { testTempDir } from '@svc/test-support/temp-dirs';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
 
 /**
@@ -208,7 +211,19 @@ describe('webhook events staged with their operation', () => {
        VALUES ($1, 'evt_0011223344556677', 'scan_completed', $2, $3, 'succeeded') RETURNING id`,
       [subId, body, clientId],
     );
+    // A backup refuses the database until a portal of this version sealed it.
+    const backup = () =>
+      createBackup({
+        pool: portal.ctx.pool,
+        blobs: portal.ctx.blobs,
+        archive: path.join(dir, 'portal.tar'),
+        portalVersion: portal.ctx.version,
+        keyEncryptionKey: Buffer.from(KEY_ENCRYPTION_KEY, 'hex'),
+      });
+    const dir = await testTempDir('svc-outbox-backup-');
+    await expect(backup()).rejects.toThrow(/^the database holds 1 webhook delivery bodies with a share token in clear/);
     expect(await sealStoredBodies(portal.ctx.db, portal.ctx.webhooks.secrets)).toBe(1);
+    await expect(backup()).resolves.toMatchObject({});
     const stored = (await db.query('SELECT body, body_sealed FROM webhook_deliveries WHERE id = $1', [rows[0].id]))
       .rows[0];
     expect(stored.body).toBe(body.replace(token, '[redacted]'));

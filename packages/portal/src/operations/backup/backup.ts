@@ -29,6 +29,7 @@ import { keyOpensSecrets } from './key-check.ts';
 import {
   appliedMigrations,
   beginSnapshot,
+  clearDeliveryBodyCount,
   clearShareTokenCount,
   copyOut,
   portalTables,
@@ -197,6 +198,11 @@ async function refuseUnsafeSnapshot(conn: pg.ClientBase, kek: Buffer, migration:
   if (clear > 0)
     throw new ArchiveError(
       `the database holds ${clear} share tokens in clear (schema ${migration}): start the portal of this version once, which seals them, then back up`,
+    );
+  const bodies = await clearDeliveryBodyCount(conn);
+  if (bodies > 0)
+    throw new ArchiveError(
+      `the database holds ${bodies} webhook delivery bodies with a share token in clear (schema ${migration}): start the portal of this version once, which seals them, then back up`,
     );
   const failed = await keyOpensSecrets(conn, kek);
   if (failed !== null)

@@ -191,6 +191,18 @@ export async function sealedShareTokenSample(conn: Conn): Promise<{ hash: string
   return rows[0];
 }
 
+/**
+ * Webhook delivery bodies holding a share token in clear: scan_completed's, as versions before
+ * migration 0036 stored them, until a portal of this version seals them at its start (a sealed
+ * body's `body` has the token redacted).
+ */
+export async function clearDeliveryBodyCount(conn: Conn): Promise<number> {
+  const { rows } = await conn.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_type = 'scan_completed' AND body ~ 'token=[0-9A-Fa-f]{64}'`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
 /** Share tokens stored in clear: every token before migration 0020, none once the portal sealed them. */
 export async function clearShareTokenCount(conn: Conn): Promise<number> {
   const { rows } = await conn.query<{ n: number }>(
