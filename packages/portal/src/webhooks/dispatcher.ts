@@ -13,13 +13,12 @@ import type { Database } from '../db/schema.ts';
 import { presentAuditEvent } from '../audit/present.ts';
 import type { DomainEvent } from '../events/bus.ts';
 import type { WebhookHttpClient } from './http-client.ts';
-import { DeliveryLog, type DeliveryMessage, type NewDelivery, type OutboxClaim } from './delivery-log.ts';
+import { DeliveryLog, type DeliveryMessage, type NewDelivery, type OutboxClaim, type Target } from './delivery-log.ts';
 import { newEventId } from './ids.ts';
 import type { ExpiredDelivery } from './lease-queries.ts';
 import { DeliveryLeases, newOwner } from './leases.ts';
 import { dropStaged, staleStaged } from './outbox-queries.ts';
 import { type DeliveryRow, presentDelivery, type SubscriptionRow } from './present.ts';
-import { selectSubscribers } from './queries.ts';
 import { UndecryptableSecret, type WebhookSecrets } from './secrets.ts';
 import { deliveryHeaders } from './signing.ts';
 
@@ -33,9 +32,6 @@ function claimOf(event: DomainEvent): OutboxClaim | null {
   if (event.outbox_id !== undefined) return { outboxId: event.outbox_id };
   return event.id === undefined ? null : { auditId: event.id };
 }
-
-/** What delivering to a subscription needs of it. */
-type Target = Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret' | 'signing_secret_encrypted'>;
 
 export interface DispatcherDeps {
   db: Kysely<Database>;
@@ -98,24 +94,15 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Fan an event out: claim its staged row (migration 0036) and write its deliveries in one
-   * statement, then send them. An event with no staged row had no subscriber when it was
-   * recorded, or another process (a sweep) claimed it first: nothing is sent.
+   * Fan an event out: claim its staged row (migration 0036), choose its subscribers and write
+   * its deliveries in one statement, then send them. An event with no staged row had no
+   * subscriber when it was recorded, or another process (a sweep) claimed it first: nothing is
+   * sent.
    */
-  onEvent(event: DomainEvent): Promise<void> {
-    return this.#fanOut(event, false);
-  }
-
-  /**
-   * `adopted`: a sweep's, which always claims the staged row. A published event nobody listens
-   * to any more costs no claim: its row, if it has one, is the sweep's to clear.
-   */
-  async #fanOut(event: DomainEvent, adopted: boolean): Promise<void> {
+  async onEvent(event: DomainEvent): Promise<void> {
     if (!EVENT_TYPES.has(event.event_type)) return;
     const claim = claimOf(event);
     if (claim === null) return;
-    const subs = await selectSubscribers(this.#d.db, event.event_type, event.client_id);
-    if (subs.length === 0 && !adopted) return;
     const envelope = (data: Record<string, unknown>): string =>
       JSON.stringify({
         api_version: WEBHOOK_API_VERSION,
@@ -125,11 +112,10 @@ export class WebhookDispatcher {
         data,
       } satisfies WebhookEnvelope);
     const eventId = newEventId();
-    const body = envelope(event.data);
     const message: DeliveryMessage = {
       event_id: eventId,
       event_type: event.event_type,
-      body,
+      body: envelope(event.data),
       // The log keeps `data` as recorded (its secrets redacted); what is sent, only sealed.
       body_sealed:
         event.secret_data === undefined
@@ -137,23 +123,22 @@ export class WebhookDispatcher {
           : this.#d.secrets.sealBody(eventId, envelope({ ...event.data, ...event.secret_data })),
       client_id: event.client_id,
     };
-    const opened = await this.#log.openFanOut(
-      message,
-      subs.map((s) => s.id),
-      this.#d.now(),
-      claim,
-    );
+    const opened = [...(await this.#log.openFanOut(message, 'subscribers', this.#d.now(), claim)).values()];
     // Renewed from now until each outcome is written (or fails to be: then the lease lapses and
     // a sweep sends the delivery again).
-    for (const d of opened.values()) this.leases.hold(d.id);
+    for (const d of opened) this.leases.hold(d.id);
     await Promise.all(
-      subs.map(async (sub) => {
-        // No row: the subscription was deleted while the event was on its way, its log with it.
-        const delivery = opened.get(sub.id);
-        if (delivery === undefined) return;
+      opened.map(async (delivery) => {
         try {
-          const { ok, shed, attempts } = await this.#attempt(sub, message);
-          await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, run: 1, ok, shed, attempts });
+          const { ok, shed, attempts } = await this.#attempt(delivery.target, message);
+          await this.#log.finish({
+            deliveryId: delivery.id,
+            subscriptionId: delivery.subscription_id,
+            run: 1,
+            ok,
+            shed,
+            attempts,
+          });
         } finally {
           this.leases.release(delivery.id);
         }
@@ -191,7 +176,7 @@ export class WebhookDispatcher {
         { event_type: event.event_type, audit_id: event.id ?? null },
         'webhook event taken over: the process that recorded it did not send it',
       );
-      this.leases.track(this.#fanOut(event, true));
+      this.leases.track(this.onEvent(event));
     }
     await dropStaged(this.#d.db, gone);
     return stale.length;

@@ -16,21 +16,6 @@ export async function selectSubscriptions(db: Db, clientIds: string[] | null): P
   return q.execute();
 }
 
-/** What an event is delivered to: enabled subscriptions to its type, of its client or of none. */
-export function selectSubscribers(
-  db: Db,
-  eventType: string,
-  clientId: string | null,
-): Promise<Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret' | 'signing_secret_encrypted'>[]> {
-  return db
-    .selectFrom('webhook_subscriptions')
-    .select(['id', 'url', 'signing_secret', 'signing_secret_encrypted'])
-    .where('enabled', '=', true)
-    .where(sql<boolean>`${eventType} = ANY(event_types)`)
-    .where((eb) => eb.or([eb('client_id', 'is', null), eb('client_id', '=', clientId)]))
-    .execute();
-}
-
 /** Secrets an older version stored in clear. */
 export async function clearSecretRows(db: Db): Promise<{ id: string; signing_secret: string }[]> {
   const rows = await db
