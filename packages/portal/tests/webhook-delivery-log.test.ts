@@ -4,7 +4,9 @@ import pino from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import type { Database } from '../src/db/schema.ts';
-import { DeliveryLog, streakChanges, type FinishedDelivery, type OutboxClaim } from '../src/webhooks/delivery-log.ts';
+import { DeliveryLog, streakChanges, type FinishedDelivery } from '../src/webhooks/delivery-log.ts';
+import type { OutboxClaim } from '../src/webhooks/outbox-queries.ts';
+import { selectSubscribers } from '../src/webhooks/queries.ts';
 import type { DeliveryRow } from '../src/webhooks/present.ts';
 import { createTestDatabase } from '@svc/test-support/portal';
 
@@ -69,7 +71,7 @@ const MESSAGE = {
 
 /** The pending rows of one event's fan-out to the subscriptions `ids`, in that order. */
 async function openFanOut(ids: string[]): Promise<DeliveryRow[]> {
-  const rows = await log.openFanOut(MESSAGE, { ids }, AT, await stage());
+  const rows = await log.openFanOut(MESSAGE, ids, AT, await stage());
   return ids.map((id) => rows.get(id)!);
 }
 
@@ -102,7 +104,7 @@ describe('DeliveryLog', () => {
   it('opens a fan-out with one statement: a pending row and its lease per subscription, the body sent once', async () => {
     const rows = await openFanOut(subs);
     expect(statements).toHaveLength(1);
-    expect(statements[0]!.split('$').length - 1).toBe(11);
+    expect(statements[0]!.split('$').length - 1).toBe(10);
     expect(rows.map((r) => r.subscription_id)).toEqual(subs);
     expect(
       rows.every((r) => r.status === 'pending' && r.created_at.getTime() === AT.getTime() && r.body === '{"a":1}'),
@@ -131,31 +133,34 @@ describe('DeliveryLog', () => {
 
   it('a fan-out claims its staged event: the row goes with it, and a second claim of the event writes nothing', async () => {
     const claim = await stage();
-    const first = await log.openFanOut(MESSAGE, { ids: subs.slice(0, 2) }, AT, claim);
+    const first = await log.openFanOut(MESSAGE, subs.slice(0, 2), AT, claim);
     expect(first.size).toBe(2);
     expect((await pool.query('SELECT count(*)::int AS n FROM webhook_outbox')).rows[0].n).toBe(0);
-    const second = await log.openFanOut(MESSAGE, { ids: subs.slice(0, 2) }, AT, claim);
+    const second = await log.openFanOut(MESSAGE, subs.slice(0, 2), AT, claim);
     expect(second.size).toBe(0);
     // An event never staged (no subscriber when it was recorded) has nothing to claim either.
-    expect((await log.openFanOut(MESSAGE, 'subscribers', AT, { auditId: 123_456 })).size).toBe(0);
+    expect((await log.openFanOut(MESSAGE, subs, AT, { auditId: 123_456 })).size).toBe(0);
     expect((await pool.query('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0].n).toBe(2);
   });
 
-  it("chooses the event's subscribers in the same statement: enabled, listening to its type, of its client or of none", async () => {
+  it("an event's subscribers are read only while it is staged: enabled, listening to its type, of its client or of none", async () => {
     await pool.query(`UPDATE webhook_subscriptions SET enabled = false WHERE id = $1`, [subs[0]]);
     await pool.query(`UPDATE webhook_subscriptions SET event_types = '{scan_completed}' WHERE id = $1`, [subs[1]]);
     await pool.query(`UPDATE webhook_subscriptions SET client_id = 'beta' WHERE id = $1`, [subs[2]]);
     await pool.query(`UPDATE webhook_subscriptions SET client_id = 'acme' WHERE id = $1`, [subs[3]]);
-    statements = [];
-    const rows = await log.openFanOut(MESSAGE, 'subscribers', AT, await stage());
-    expect(statements).toHaveLength(1);
-    expect([...rows.keys()].sort()).toEqual(subs.slice(3).sort());
-    expect(rows.get(subs[3]!)!.target).toEqual({
+    const event = { event_type: 'status_changed', client_id: 'acme' };
+    const claim = await stage();
+    const found = await selectSubscribers(db, event, claim);
+    expect(found.map((t) => t.id).sort()).toEqual(subs.slice(3).sort());
+    expect(found.find((t) => t.id === subs[3])).toEqual({
       id: subs[3],
       url: `https://receiver.test/${subs[3]}`,
       signing_secret: 'secret',
       signing_secret_encrypted: null,
     });
+    await log.openFanOut(MESSAGE, [], AT, claim);
+    expect(await selectSubscribers(db, event, claim)).toEqual([]);
+    expect(await selectSubscribers(db, event, { auditId: 123_456 })).toEqual([]);
   });
 
   it("finishing deletes the delivery's lease; a run taken over since (runs moved on) writes nothing but still counts in the streak", async () => {
@@ -198,7 +203,7 @@ describe('DeliveryLog', () => {
         body_sealed: null,
         client_id: null,
       },
-      { ids: subs.slice(0, 3) },
+      subs.slice(0, 3),
       AT,
       await stage(),
     );

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { presentAuditEvent } from '../src/audit/present.ts';
 import { createBackup } from '../src/operations/backup/backup.ts';
 import { sealStoredBodies } from '../src/webhooks/secrets.ts';
 import { createLicense, openDb, uniqueClientId, type LicenseFixture } from '@svc/test-support/factories';
@@ -121,8 +122,12 @@ describe('webhook events staged with their operation', () => {
     const log = (await db.query('SELECT body FROM webhook_deliveries WHERE event_id = $1', [req.json.event_id])).rows;
     expect(log).toHaveLength(1);
     expect(log[0].body).not.toContain(token);
-    // Later sweeps find nothing more to send.
+    // Later sweeps find nothing more to send, nor does the process's own fan-out when it comes late.
     await until(() => portal.ctx.webhooks.dispatcher.adoptStaged().then((n) => n === 0));
+    const audited = (
+      await db.query("SELECT * FROM audit_events WHERE event_type = 'scan_completed' AND session_id = $1", [id])
+    ).rows[0];
+    await portal.ctx.webhooks.dispatcher.onEvent(presentAuditEvent(audited));
     expect(received('scan_completed', id)).toHaveLength(1);
   });
 

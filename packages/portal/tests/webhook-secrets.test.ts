@@ -4,6 +4,7 @@ import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../src/config/index.ts';
+import { WebhookSecrets } from '../src/webhooks/secrets.ts';
 import { http } from '@svc/test-support/http';
 import { createTestCa, HttpsReceiver, type ReceivedRequest, type TestCa } from '@svc/test-support/https-receiver';
 import { until } from '@svc/test-support/wait';
@@ -180,5 +181,18 @@ describe('webhook signing secrets at rest', () => {
     );
     expect((err as ConfigError).message).not.toContain(wrong);
     expect((err as ConfigError).message).not.toContain(kek);
+  });
+});
+
+describe('the event id of a staged event', () => {
+  it('is the same for one event in every process of one installation, and tells nothing of the event', () => {
+    const one = new WebhookSecrets(Buffer.from(kek, 'hex'));
+    const replica = new WebhookSecrets(Buffer.from(kek, 'hex'));
+    const elsewhere = new WebhookSecrets(randomBytes(32));
+    const staged = 'audit:42:2026-11-30T17:00:00.000Z';
+    expect(one.eventId(staged)).toMatch(/^evt_[0-9a-f]{16}$/);
+    expect(replica.eventId(staged)).toBe(one.eventId(staged));
+    expect(one.eventId('audit:43:2026-11-30T17:00:00.000Z')).not.toBe(one.eventId(staged));
+    expect(elsewhere.eventId(staged)).not.toBe(one.eventId(staged));
   });
 });

@@ -2,7 +2,8 @@ import { sql, type Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DeliveryAttempt } from '@svc/protocol';
 import type { Database } from '../db/schema.ts';
-import type { DeliveryRow, SubscriptionRow } from './present.ts';
+import { type OutboxClaim, stagedRow } from './outbox-queries.ts';
+import type { DeliveryRow } from './present.ts';
 
 export interface NewDelivery {
   subscription_id: string;
@@ -18,15 +19,6 @@ export interface NewDelivery {
 
 /** What is sent: the same body and event id to every subscriber of an event (of that client). */
 export type DeliveryMessage = Pick<NewDelivery, 'event_id' | 'event_type' | 'body' | 'body_sealed' | 'client_id'>;
-
-/** What delivering to a subscription needs of it. */
-export type Target = Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret' | 'signing_secret_encrypted'>;
-
-/** A delivery a fan-out opened, with its subscription as sending needs it. */
-export type OpenedDelivery = DeliveryRow & { target: Target };
-
-/** An event's row in webhook_outbox (migration 0036): by its audit id, or its own id when it is not audited. */
-export type OutboxClaim = { auditId: number } | { outboxId: string };
 
 export interface FinishedDelivery {
   deliveryId: string;
@@ -123,58 +115,47 @@ export class DeliveryLog {
   }
 
   /**
-   * Claim an event's row in webhook_outbox, choose its subscribers and write the pending rows of
-   * its fan-out and their leases, in one statement: one round trip before the first attempts
-   * leave, and the body goes to the database once, not once per receiver. The claim deletes the
-   * row, so of a process and a sweep that both reach one event, one writes its fan-out and the
-   * other nothing (then the map is empty). `to`: the event's subscribers (enabled, listening to
-   * its type, of its client or of none), or the subscriptions named. Answers each subscription's
-   * delivery row with what sending to it needs.
+   * Claim an event's row in webhook_outbox and write the pending rows of its fan-out and their
+   * leases, in one statement: the body goes to the database once, not once per receiver. The
+   * claim deletes the row, so of a process and a sweep that both reach one event, one writes its
+   * fan-out and the other nothing (then the map is empty). A subscription deleted since its
+   * subscribers were read gets no row (its log went with it). Answers the delivery row of each
+   * subscription.
    */
   async openFanOut(
     message: DeliveryMessage,
-    to: { ids: string[] } | 'subscribers',
+    subscriptionIds: string[],
     createdAt: Date,
     claim: OutboxClaim,
-  ): Promise<Map<string, OpenedDelivery>> {
-    const auditId = 'auditId' in claim ? claim.auditId : null;
-    const outboxId = 'outboxId' in claim ? claim.outboxId : null;
-    const chosen =
-      to === 'subscribers'
-        ? sql`w.enabled AND ${message.event_type} = ANY(w.event_types) AND (w.client_id IS NULL OR w.client_id = ${message.client_id}::text)`
-        : sql`w.id = ANY(${to.ids}::text[])`;
-    const { rows } = await sql<Target & { delivery_id: string }>`
+  ): Promise<Map<string, DeliveryRow>> {
+    const { rows } = await sql<{ id: string; subscription_id: string }>`
       WITH claimed AS (
-        DELETE FROM webhook_outbox WHERE audit_id = ${auditId}::bigint OR id = ${outboxId}::bigint RETURNING id
-      ), subs AS (
-        SELECT w.id, w.url, w.signing_secret, w.signing_secret_encrypted FROM webhook_subscriptions w
-        WHERE EXISTS (SELECT 1 FROM claimed) AND ${chosen}
+        DELETE FROM webhook_outbox WHERE ${stagedRow(claim)} RETURNING id
       ), opened AS (
         INSERT INTO webhook_deliveries (subscription_id, event_id, event_type, body, body_sealed, client_id, created_at)
         SELECT s.id, ${message.event_id}, ${message.event_type}, ${message.body}, ${message.body_sealed}::text,
                ${message.client_id}::text, ${createdAt}::timestamptz
-        FROM subs s
+        FROM unnest(${subscriptionIds}::text[]) AS s(id)
+        WHERE EXISTS (SELECT 1 FROM claimed) AND EXISTS (SELECT 1 FROM webhook_subscriptions w WHERE w.id = s.id)
         RETURNING id, subscription_id
       ), leased AS (
         INSERT INTO webhook_delivery_leases (delivery_id, claimed_by, claimed_until)
         SELECT id, ${this.#leaseValues()} FROM opened
       )
-      SELECT o.id AS delivery_id, s.id, s.url, s.signing_secret, s.signing_secret_encrypted
-      FROM opened o JOIN subs s ON s.id = o.subscription_id
+      SELECT id, subscription_id FROM opened
     `.execute(this.#db);
     return new Map(
-      rows.map(({ delivery_id, ...target }) => [
-        target.id,
+      rows.map((r) => [
+        r.subscription_id,
         {
           ...message,
-          id: delivery_id,
-          subscription_id: target.id,
+          id: r.id,
+          subscription_id: r.subscription_id,
           status: 'pending',
           redelivery_of: null,
           created_at: createdAt,
           attempts: [],
           runs: 1,
-          target,
         },
       ]),
     );

@@ -13,12 +13,13 @@ import type { Database } from '../db/schema.ts';
 import { presentAuditEvent } from '../audit/present.ts';
 import type { DomainEvent } from '../events/bus.ts';
 import type { WebhookHttpClient } from './http-client.ts';
-import { DeliveryLog, type DeliveryMessage, type NewDelivery, type OutboxClaim, type Target } from './delivery-log.ts';
+import { DeliveryLog, type DeliveryMessage, type NewDelivery } from './delivery-log.ts';
 import { newEventId } from './ids.ts';
 import type { ExpiredDelivery } from './lease-queries.ts';
 import { DeliveryLeases, newOwner } from './leases.ts';
-import { dropStaged, staleStaged } from './outbox-queries.ts';
+import { dropStaged, type OutboxClaim, staleStaged } from './outbox-queries.ts';
 import { type DeliveryRow, presentDelivery, type SubscriptionRow } from './present.ts';
+import { selectSubscribers, type Target } from './queries.ts';
 import { UndecryptableSecret, type WebhookSecrets } from './secrets.ts';
 import { deliveryHeaders } from './signing.ts';
 
@@ -32,6 +33,8 @@ function claimOf(event: DomainEvent): OutboxClaim | null {
   if (event.outbox_id !== undefined) return { outboxId: event.outbox_id };
   return event.id === undefined ? null : { auditId: event.id };
 }
+
+const stagedKey = (claim: OutboxClaim) => ('auditId' in claim ? `audit:${claim.auditId}` : `outbox:${claim.outboxId}`);
 
 export interface DispatcherDeps {
   db: Kysely<Database>;
@@ -94,15 +97,25 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Fan an event out: claim its staged row (migration 0036), choose its subscribers and write
-   * its deliveries in one statement, then send them. An event with no staged row had no
-   * subscriber when it was recorded, or another process (a sweep) claimed it first: nothing is
-   * sent.
+   * Fan an event out. Its subscribers are read only while it is staged (migration 0036); the
+   * first attempts leave while one statement claims the staged row and writes the pending
+   * deliveries, as a delivery never waits for its log row (X-SVC-Delivery is the event id).
+   * Outcomes wait for that row. Nothing is sent for an event never staged (nobody listened when
+   * it was recorded) or claimed already; a sweep fanning out an event a late fan-out is still
+   * sending uses the same event id (WebhookSecrets.eventId), so a receiver de-duplicates it.
    */
-  async onEvent(event: DomainEvent): Promise<void> {
+  onEvent(event: DomainEvent): Promise<void> {
+    return this.#fanOut(event, false);
+  }
+
+  /** `adopted`: a sweep's, which claims the staged row even when nobody listens any more. */
+  async #fanOut(event: DomainEvent, adopted: boolean): Promise<void> {
     if (!EVENT_TYPES.has(event.event_type)) return;
     const claim = claimOf(event);
     if (claim === null) return;
+    const subs = await selectSubscribers(this.#d.db, event, claim);
+    if (subs.length === 0 && !adopted) return;
+    const eventId = this.#d.secrets.eventId(`${stagedKey(claim)}:${event.created_at}`);
     const envelope = (data: Record<string, unknown>): string =>
       JSON.stringify({
         api_version: WEBHOOK_API_VERSION,
@@ -111,7 +124,6 @@ export class WebhookDispatcher {
         timestamp: event.created_at,
         data,
       } satisfies WebhookEnvelope);
-    const eventId = newEventId();
     const message: DeliveryMessage = {
       event_id: eventId,
       event_type: event.event_type,
@@ -123,27 +135,40 @@ export class WebhookDispatcher {
           : this.#d.secrets.sealBody(eventId, envelope({ ...event.data, ...event.secret_data })),
       client_id: event.client_id,
     };
-    const opened = [...(await this.#log.openFanOut(message, 'subscribers', this.#d.now(), claim)).values()];
-    // Renewed from now until each outcome is written (or fails to be: then the lease lapses and
-    // a sweep sends the delivery again).
-    for (const d of opened) this.leases.hold(d.id);
+    const opened = this.#log.openFanOut(
+      message,
+      subs.map((s) => s.id),
+      this.#d.now(),
+      claim,
+    );
+    // Renewed from the moment the rows exist until each outcome is written (or fails to be:
+    // then the lease lapses and a sweep sends the delivery again).
+    opened.then(
+      (rows) => {
+        for (const d of rows.values()) this.leases.hold(d.id);
+      },
+      () => undefined, // awaited below; this only keeps an early failure from being reported as unhandled
+    );
     await Promise.all(
-      opened.map(async (delivery) => {
+      subs.map(async (sub) => {
         try {
-          const { ok, shed, attempts } = await this.#attempt(delivery.target, message);
-          await this.#log.finish({
-            deliveryId: delivery.id,
-            subscriptionId: delivery.subscription_id,
-            run: 1,
-            ok,
-            shed,
-            attempts,
-          });
+          const { ok, shed, attempts } = await this.#attempt(sub, message);
+          const delivery = (await opened).get(sub.id);
+          // No row: the subscription was deleted while the event was on its way (its log with
+          // it), or another process claimed the event first and logs its own fan-out.
+          if (delivery)
+            await this.#log.finish({ deliveryId: delivery.id, subscriptionId: sub.id, run: 1, ok, shed, attempts });
         } finally {
-          this.leases.release(delivery.id);
+          const delivery = await opened.then(
+            (rows) => rows.get(sub.id),
+            () => undefined,
+          );
+          if (delivery) this.leases.release(delivery.id);
         }
       }),
     );
+    // With nobody to send to, the claim is all there is to wait for.
+    if (subs.length === 0) await opened;
   }
 
   /**
@@ -176,7 +201,7 @@ export class WebhookDispatcher {
         { event_type: event.event_type, audit_id: event.id ?? null },
         'webhook event taken over: the process that recorded it did not send it',
       );
-      this.leases.track(this.onEvent(event));
+      this.leases.track(this.#fanOut(event, true));
     }
     await dropStaged(this.#d.db, gone);
     return stale.length;

@@ -10,6 +10,13 @@ import type { DomainEvent } from '../events/bus.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
 
+/** An event's row in webhook_outbox: by its audit id, or its own id when it is not audited. */
+export type OutboxClaim = { auditId: number } | { outboxId: string };
+
+/** The condition that picks an event's staged row. */
+export const stagedRow = (claim: OutboxClaim) =>
+  'auditId' in claim ? sql`audit_id = ${claim.auditId}::bigint` : sql`id = ${claim.outboxId}::bigint`;
+
 /**
  * Stage events that are not audited, inside the transaction that decided them, each only when
  * an enabled subscription listens to it (the trigger's rule). Answers the staged events as

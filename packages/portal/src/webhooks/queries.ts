@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely, type Transaction, type Updateable } from 'kysely';
 import type { Database, WebhookSubscriptionsTable } from '../db/schema.ts';
+import { type OutboxClaim, stagedRow } from './outbox-queries.ts';
 import type { DeliveryRow, SubscriptionRow } from './present.ts';
 
 type Db = Kysely<Database> | Transaction<Database>;
@@ -14,6 +15,28 @@ export async function selectSubscriptions(db: Db, clientIds: string[] | null): P
   let q = db.selectFrom('webhook_subscriptions').selectAll().orderBy('created_at').orderBy('id');
   if (clientIds !== null) q = q.where('client_id', 'in', clientIds);
   return q.execute();
+}
+
+/** What delivering to a subscription needs of it. */
+export type Target = Pick<SubscriptionRow, 'id' | 'url' | 'signing_secret' | 'signing_secret_encrypted'>;
+
+/**
+ * What an event is delivered to: enabled subscriptions to its type, of its client or of none;
+ * nobody unless the event is staged (migration 0036: one claimed already, or never staged because
+ * nobody listened when it was recorded, is not sent).
+ */
+export async function selectSubscribers(
+  db: Db,
+  event: { event_type: string; client_id: string | null },
+  claim: OutboxClaim,
+): Promise<Target[]> {
+  const { rows } = await sql<Target>`
+    SELECT w.id, w.url, w.signing_secret, w.signing_secret_encrypted FROM webhook_subscriptions w
+    WHERE w.enabled AND ${event.event_type} = ANY(w.event_types)
+      AND (w.client_id IS NULL OR w.client_id = ${event.client_id}::text)
+      AND EXISTS (SELECT 1 FROM webhook_outbox WHERE ${stagedRow(claim)})
+  `.execute(db);
+  return rows;
 }
 
 /** Secrets an older version stored in clear. */

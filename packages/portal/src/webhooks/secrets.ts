@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ConfigError } from '../config/index.ts';
 import type { Database } from '../db/schema.ts';
@@ -48,6 +49,16 @@ export class WebhookSecrets {
 
   seal(id: string, secret: string): string {
     return sealSecret(this.#kek, id, secret);
+  }
+
+  /**
+   * The event id of a staged event (migration 0036), the same in every process that sends it:
+   * a sweep that takes it over from a fan-out that was late past a lease sends it under the id
+   * the late one used, so receivers de-duplicate it. Keyed by the key-encryption key, so ids
+   * tell nothing of the audit log and never repeat across installations.
+   */
+  eventId(staged: string): string {
+    return `evt_${createHmac('sha256', this.#kek).update(`webhook-event:${staged}`).digest('hex').slice(0, 16)}`;
   }
 
   /** A delivery body with a secret in it, as stored (migration 0036); its event id is the authenticated data. */
