@@ -131,6 +131,42 @@ describe('webhook events staged with their operation', () => {
     expect(received('scan_completed', id)).toHaveLength(1);
   });
 
+  it('two replicas sweeping one staged event at once send it once', async () => {
+    const replica = await startTestPortal({
+      databaseUrl: portal.databaseUrl,
+      env: {
+        SVC_WEBHOOK_ALLOW_CIDRS: '127.0.0.0/8',
+        SVC_WEBHOOK_CA_FILE: ca.caFile,
+        SVC_WEBHOOK_LEASE_SECONDS: String(LEASE_SECONDS),
+      },
+    });
+    try {
+      const id = await withoutBus(upload);
+      // Both sweep together, each also on its own timer, until the event is sent.
+      await until(
+        async () => {
+          await Promise.all([
+            portal.ctx.webhooks.dispatcher.adoptStaged(),
+            replica.ctx.webhooks.dispatcher.adoptStaged(),
+          ]);
+          return received('scan_completed', id).length > 0 && (await staged()) === 0;
+        },
+        30_000,
+        () => 'the staged event sent',
+      );
+      await replica.ctx.webhooks.dispatcher.close();
+      await portal.ctx.events.drain();
+      const req = received('scan_completed', id);
+      expect(req).toHaveLength(1);
+      const log = await db.query('SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_id = $1', [
+        req[0]!.json.event_id,
+      ]);
+      expect(log.rows[0].n).toBe(1);
+    } finally {
+      await replica.close();
+    }
+  });
+
   it('an audited status change is staged by its own statement and reaches the receiver once', async () => {
     const id = await upload();
     await arrival('scan_completed', id);

@@ -149,8 +149,12 @@ export class WebhookDispatcher {
       },
       () => undefined, // awaited below; this only keeps an early failure from being reported as unhandled
     );
+    // A sweep's fan-out is in no hurry and sends only what its claim won: two sweeps (of two
+    // replicas, or one after another while a claim is slow) can read one staged row.
+    const won = adopted ? await opened : null;
     await Promise.all(
       subs.map(async (sub) => {
+        if (won !== null && !won.has(sub.id)) return;
         try {
           const { ok, shed, attempts } = await this.#attempt(sub, message);
           const delivery = (await opened).get(sub.id);
