@@ -167,7 +167,7 @@ describe('svcd runs every command type', () => {
     expect(watch.names()).toContain('nmap');
     expect(watch.alive()).toEqual([]);
     await daemon.stop();
-  }, 150_000);
+  });
 
   it('kill -9 mid-command: the next start reports it failed and does not run it again', async () => {
     // The scan is held at a port that never answers: it is still running when the daemon is killed.
@@ -206,7 +206,7 @@ describe('svcd runs every command type', () => {
     // The killed scan wrote no session (it writes at the end) and nothing started another.
     expect(fs.existsSync(path.join(daemon.home, '.svc', 'sessions'))).toBe(false);
     await again.stop();
-  }, 120_000);
+  });
 });
 
 describe('svcd through a portal outage', () => {
@@ -273,7 +273,7 @@ describe('one state directory, two portals', () => {
       await a.close();
       await b.close();
     }
-  }, 120_000);
+  });
 });
 
 describe('SVC_SCAN_TIMEOUT from the portal', () => {
@@ -295,7 +295,7 @@ describe('SVC_SCAN_TIMEOUT from the portal', () => {
     expect((await finishedCommand(fixture.portal, restart, 30_000)).command.status).toBe('completed');
     await daemon.waitFor(/msg="svcd started" .*scan_timeout_s=7200 /, 30_000);
     await daemon.stop();
-  }, 90_000);
+  });
 });
 
 describe('svcd polls between heartbeats', () => {
@@ -315,5 +315,5 @@ describe('svcd polls between heartbeats', () => {
     expect((await finishedCommand(fixture.portal, push, 30_000)).command.status).toBe('completed');
     await daemon.waitFor(/msg="polling for commands" every_s=10/, 30_000);
     await daemon.stop();
-  }, 90_000);
+  });
 });

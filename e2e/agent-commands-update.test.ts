@@ -107,7 +107,7 @@ beforeAll(async () => {
   // The install's dependencies: the ones this checkout has; its bundle built as the install step builds it.
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(install, 'node_modules'));
   await run(process.execPath, ['packages/agent/scripts/build-svcd.ts', '--quiet'], { cwd: install });
-}, 120_000);
+});
 
 afterAll(async () => {
   if (daemon && daemon.exitCode === null && daemon.signalCode === null) {

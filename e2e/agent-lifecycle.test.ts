@@ -150,7 +150,7 @@ describe('deregistration seen by a poll', () => {
     const at = out.search(/level=error msg="agent unregistered by the portal: shutting down" .*source=poll/);
     expect(at).toBeGreaterThan(0);
     expect(out.slice(at)).not.toMatch(/msg="scheduled scan started"/);
-  }, 120_000);
+  });
 });
 
 describe('portal outage', () => {

@@ -73,7 +73,7 @@ describe('a portal schedule for a group', () => {
       schedule_cron: everySeconds(3),
       schedule_profile: 'quick',
     });
-  }, 120_000);
+  });
 
   it('is reported in the heartbeat with source portal beside the local one', async () => {
     const s = await reportedSchedule(agents().view, d.agentId, id, (x) => x.last_status === 'success');
@@ -92,5 +92,5 @@ describe('a portal schedule for a group', () => {
     expect(s.source).toBe('portal');
     // Nothing changed on the portal: the restarted daemon ran and reported the stored set unasked.
     expect(again.output()).not.toContain('msg="portal schedules received"');
-  }, 90_000);
+  });
 });

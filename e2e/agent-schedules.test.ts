@@ -127,7 +127,7 @@ describe('one run of a schedule at a time', () => {
     } finally {
       await gate.close();
     }
-  }, 120_000);
+  });
 });
 
 /** PIDs whose command line contains `text` (this test's own sessions directory identifies its scans). */
@@ -203,7 +203,7 @@ describe('a scheduled scan past SVC_SCAN_TIMEOUT', () => {
     } finally {
       await gate.close();
     }
-  }, 150_000);
+  });
 });
 
 describe('a failing scheduled scan', () => {

@@ -100,7 +100,7 @@ function chain(
   gone: 'resolved' | 'not_checked',
 ) {
   let first: ImportJson;
-  it(`${format}: import 1 is uploaded with its findings and a report`, { timeout: 120_000 }, async () => {
+  it(`${format}: import 1 is uploaded with its findings and a report`, async () => {
     const r = await svc([
       'import',
       await file(`${format}-1`, write(FIRST_SCAN, SCAN_START)),
@@ -188,7 +188,7 @@ describe('svc import to a real portal', () => {
     'not_checked',
   );
 
-  it('svc upload of a Greenbone report imports it, then uploads it with a report', { timeout: 120_000 }, async () => {
+  it('svc upload of a Greenbone report imports it, then uploads it with a report', async () => {
     const gvm = await file(
       'gvm.xml',
       openvasReport({ start: SCAN_START, end: SCAN_END, items: withOids(FIRST_SCAN), target: 'Lab hosts' }),
@@ -244,7 +244,7 @@ describe('svc import to a real portal', () => {
     expect(doc.remediation.find((e) => e.title === SMB_SIGNING.name)?.status).toBe('new');
   });
 
-  it('refused input: exit 1 with the reason; a file of no known format: exit 2', { timeout: 60_000 }, async () => {
+  it('refused input: exit 1 with the reason; a file of no known format: exit 2', async () => {
     const lol = await file(
       'lol.nessus',
       '<!DOCTYPE NessusClientData_v2 [<!ENTITY a "a">]><NessusClientData_v2>&a;</NessusClientData_v2>',

@@ -90,5 +90,5 @@ describe('idle svcd', () => {
     expect(Math.max(...own)).toBeLessThan(IDLE_PRIVATE_MB_BELOW);
     // RSS adds the Node binary's shared pages: a coarse ceiling, the goal itself is the bench's.
     expect(Math.max(...rss)).toBeLessThan(IDLE_RSS_MB_BELOW + 10);
-  }, 60_000);
+  });
 });

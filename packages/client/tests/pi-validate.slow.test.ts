@@ -729,7 +729,7 @@ describe('pi_validate.sh with a PATH made to order', () => {
     expect(textStatus(r.stdout.split('\nAfter --fix:\n')[1]!, 'core dependencies')).toBe('FAIL');
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('--fix did not make nmap available on the PATH');
-  }, 150_000);
+  });
 
   it('--dry-run alone lists the eight checks and runs no program, installs nothing, contacts nobody', async () => {
     const marker = path.join(bin.dir, 'ran.log');

@@ -347,5 +347,5 @@ describe('masscan discovery of the test network', () => {
       { host: ipOf('dns'), ports: [53] },
       { host: ipOf('hardened'), ports: [22, 443] },
     ]);
-  }, 90_000);
+  });
 });

@@ -100,7 +100,7 @@ describe('runner limits on the test network', () => {
     expect(run.command[run.command.indexOf('-p') + 1]).toBe('22,443');
     expect(run.run.scaninfo.map((s) => s.type)).toEqual(['connect']);
     expect(run.hosts[0]?.ports.map((p) => p.portid)).toEqual([22, 443]);
-  }, 90_000);
+  });
 
   it('kills nmap at the timeout and reports the run as incomplete', async () => {
     const run = await runNmap({
@@ -114,7 +114,7 @@ describe('runner limits on the test network', () => {
     expect(run.complete).toBe(false);
     expect(run.signal ?? run.exitCode).not.toBe(0);
     expect(namespacePids(lab.scannerNs)).toEqual([]);
-  }, 30_000);
+  });
 
   it('refuses a target outside the test network before anything runs', async () => {
     await expect(
@@ -161,7 +161,7 @@ describe('cleanup when a run is interrupted', () => {
     expect(left(held.runId)).toEqual([]);
     expect(existsSync(held.dir)).toBe(false);
     await expect.poll(() => held.pids.filter(running), { timeout: 10_000 }).toEqual([]);
-  }, 60_000);
+  });
 
   it('SIGKILL: the next run sweeps the namespaces and processes of the dead run', async () => {
     const held = await holdNetlab();
@@ -177,7 +177,7 @@ describe('cleanup when a run is interrupted', () => {
     // What is left, if anything, says who wrote it.
     expect(existsSync(held.dir) ? readdirSync(held.dir, { recursive: true }) : null).toBeNull();
     await expect.poll(() => held.pids.filter(running), { timeout: 10_000 }).toEqual([]);
-  }, 60_000);
+  });
 });
 
 describe('teardown', () => {

@@ -34,7 +34,7 @@ describe('svc and the Node compile cache', () => {
     const entries = await list(path.join(h, '.cache', 'svc', 'node-compile-cache'));
     expect(entries).toHaveLength(1);
     expect(entries?.[0]).toMatch(/^v\d+\.\d+\.\d+-/);
-  }, 60_000);
+  });
 
   it('uses XDG_CACHE_HOME when it is set', async () => {
     const h = await home();
@@ -46,7 +46,7 @@ describe('svc and the Node compile cache', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(await list(path.join(xdg, 'svc', 'node-compile-cache'))).toHaveLength(1);
     expect(await list(path.join(h, '.cache'))).toBeNull();
-  }, 60_000);
+  });
 
   it('leaves an explicit NODE_COMPILE_CACHE and NODE_DISABLE_COMPILE_CACHE alone', async () => {
     const h = await home();
@@ -60,7 +60,7 @@ describe('svc and the Node compile cache', () => {
     });
     expect(b.code, b.stderr).toBe(0);
     expect((await list(h))?.sort()).toEqual(['own-cache']);
-  }, 60_000);
+  });
 
   it('creates nothing for a HOME that does not exist', async () => {
     const h = await home();
@@ -69,7 +69,7 @@ describe('svc and the Node compile cache', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
     expect(await list(missing)).toBeNull();
-  }, 60_000);
+  });
 });
 
 /**
@@ -106,12 +106,12 @@ describe('svcd and the Node compile cache', () => {
     expect(starts.length).toBeGreaterThanOrEqual(2);
     expect(new Set(starts)).toEqual(new Set(['-']));
     expect(await list(shared)).toEqual(before);
-  }, 60_000);
+  });
 
   it('keeps the cache in ~/.cache/svc/node-compile-cache like svc', async () => {
     const h = await home();
     const r = await runCli(SVCD, ['--version'], { home: h, env: { NODE_COMPILE_CACHE: undefined } });
     expect(r.code, r.stderr).toBe(0);
     expect(await list(path.join(h, '.cache', 'svc', 'node-compile-cache'))).toHaveLength(1);
-  }, 60_000);
+  });
 });

@@ -104,7 +104,7 @@ describe('authenticated backups', () => {
     expect(made.stderr).toBe('');
     expect(made.code).toBe(0);
     entries = await unpackArchive(archive);
-  }, 120_000);
+  });
 
   afterAll(async () => {
     for (const close of closers.reverse()) await close().catch(() => undefined);

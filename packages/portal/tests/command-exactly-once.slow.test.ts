@@ -306,7 +306,7 @@ beforeAll(async () => {
   }
   db = new pg.Client({ connectionString: dbUrl });
   await db.connect();
-}, 180_000);
+});
 
 afterAll(async () => {
   await db?.end().catch(() => undefined);

@@ -68,7 +68,7 @@ beforeAll(async () => {
   a = await startPortalProcess({ dataDir: await makeDataDir('svc-pgcrash-a-'), env });
   b = await startPortalProcess({ dataDir: await makeDataDir('svc-pgcrash-b-'), env });
   token = await login(a.url, ADMIN_EMAIL, ADMIN_PASSWORD);
-}, 180_000);
+});
 
 afterAll(async () => {
   await server?.stop().catch(() => undefined);

@@ -43,7 +43,7 @@ describe('OpenAPI lint', () => {
   });
   afterAll(() => portal.close());
 
-  it('npm run lint:openapi exits 0 and Redocly reports no error and no warning', { timeout: 160_000 }, async () => {
+  it('npm run lint:openapi exits 0 and Redocly reports no error and no warning', async () => {
     const env = { ...process.env, DATABASE_URL: await createTestDatabase() };
     const run = await runScript(['--format', 'json'], env);
     expect(run.code, run.stderr).toBe(0);

@@ -108,7 +108,7 @@ describe('findings of record: migrating a database made by the code before them'
     db = openDatabase(databaseUrl, { max: 2, logger: createLogger('silent') });
     closers.push(() => db.close());
     admin = await portal.adminToken();
-  }, 180_000);
+  });
 
   afterAll(async () => {
     for (const close of closers.reverse()) await close().catch(() => undefined);

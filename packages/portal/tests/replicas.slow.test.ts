@@ -122,7 +122,7 @@ beforeAll(async () => {
   });
   expect(lic.status, lic.text).toBe(201);
   key = lic.body.license.plaintext_key;
-}, 180_000);
+});
 
 afterAll(async () => {
   await db?.end().catch(() => undefined);

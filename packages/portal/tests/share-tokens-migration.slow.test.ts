@@ -64,7 +64,7 @@ describe('share tokens of a portal from before migration 0020', () => {
     tokens = new Map(rows.map((r) => [r['session_id'] as string, r['token'] as string]));
     databaseUrl = await createTestDatabase();
     dataDir = await scratch();
-  }, 60_000);
+  });
 
   afterAll(async () => {
     for (const close of closers.reverse()) await close().catch(() => undefined);

@@ -184,5 +184,5 @@ describe('shutdown with attempts queued', () => {
       await held.close();
       await other.close();
     }
-  }, 60_000);
+  });
 });

@@ -139,7 +139,7 @@ describe('a replica killed mid-delivery', () => {
     });
     expect(sub.status, sub.text).toBe(201);
     subscription = sub.body.subscription;
-  }, 180_000);
+  });
 
   it('the delivery is sent again by the other replica after the lease, with the same webhook-id, and ends succeeded', async () => {
     receiver.queue({ kind: 'hold' }); // the first request stays unanswered; later ones get 200

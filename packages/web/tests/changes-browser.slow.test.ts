@@ -104,7 +104,7 @@ describe('what changed per target', () => {
     const otherKey = (await createLicense(portal, { tier: 'business', client_id: 'elsewhere-co' })).key;
     await uploadDoc(portal.url, otherKey, scanDoc('elsewhere-co', OTHER_TARGET, S1, [A]));
     await createScopedUser(portal, CUSTOMER.email, CUSTOMER.password, ['changes-co']);
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -236,7 +236,7 @@ describe('what changed, page by page', () => {
     for (const [i, target] of targets.entries())
       await uploadDoc(portal.url, key, scanDoc(PAGED, target, `20250701_1200${String(i).padStart(2, '0')}`, [A]));
     await createScopedUser(portal, member.email, member.password, [PAGED]);
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

@@ -37,7 +37,7 @@ describe('cancel on the Commands page', () => {
       status: 'running',
       uptime_seconds: 60,
     });
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -79,7 +79,7 @@ describe('cancel on the Commands page', () => {
     } finally {
       await p.close();
     }
-  }, 120_000);
+  });
 
   it('a running command: the cancellation is shown as requested, then the agent reports it failed (exit 130)', async () => {
     const id = await queueScan();
@@ -113,5 +113,5 @@ describe('cancel on the Commands page', () => {
     } finally {
       await p.close();
     }
-  }, 120_000);
+  });
 });

@@ -38,7 +38,7 @@ describe('run_scan progress on the Commands page', () => {
       uptime_seconds: 60,
       system_info: { hostname: 'scanner-02' },
     });
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -110,7 +110,7 @@ describe('run_scan progress on the Commands page', () => {
       } finally {
         await p.close();
       }
-    }, 120_000);
+    });
   }
 
   for (const width of ['desktop', 'phone'] as const) {
@@ -157,6 +157,6 @@ describe('run_scan progress on the Commands page', () => {
       } finally {
         await p.close();
       }
-    }, 120_000);
+    });
   }
 });

@@ -63,7 +63,7 @@ describe('run_scan ports in the command form', () => {
       remediation: [],
       remediation_resolved: [],
     });
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

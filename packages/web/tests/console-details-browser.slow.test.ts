@@ -87,7 +87,7 @@ describe("the console's smaller details", () => {
     await uploadDoc(portal.url, key, sessionDoc());
     await createScopedUser(portal, USER.email, USER.password, [CLIENT]);
     browser = await launchChromium();
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
@@ -221,7 +221,7 @@ describe("the console's smaller details", () => {
     } finally {
       await p.close();
     }
-  }, 120_000);
+  });
 
   it('scoped user at 390 px: the findings and the sessions list fit, the note shows, the scanner’s statuses apart', async () => {
     const p = await openPage(browser, WIDTHS.phone);

@@ -40,7 +40,7 @@ describe('findings table in the session view', () => {
     key = (await createLicense(portal, { tier: 'business', client_id: CLIENT })).key;
     await createScopedUser(portal, USER.email, USER.password, [CLIENT]);
     browser = await launchChromium();
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

@@ -41,7 +41,7 @@ describe('known-exploited findings in the session view', () => {
     const { key } = await createLicense(portal, { tier: 'business', client_id: CLIENT });
     await uploadDoc(portal.url, key, doc);
     browser = await launchChromium();
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

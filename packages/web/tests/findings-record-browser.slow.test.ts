@@ -140,7 +140,7 @@ describe('findings of record in the session view', () => {
     portal = await startConsolePortal();
     admin = await portal.adminToken();
     browser = await launchChromium();
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

@@ -26,7 +26,7 @@ describe('session view of a 10,000-finding session', () => {
     const key = (await createLicense(portal, { tier: 'business', client_id: CLIENT })).key;
     sessionId = await uploadDoc(portal.url, key, largeSessionDoc('20250601_120000_scale', CLIENT, FINDINGS));
     browser = await launchChromium();
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

@@ -85,7 +85,7 @@ describe('the overview: clients and targets', () => {
     });
     expect(res.status, res.text).toBe(200);
     await createScopedUser(portal, MEMBER.email, MEMBER.password, [ACME]);
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

@@ -40,7 +40,7 @@ describe('the Schedules page', () => {
       uptime_seconds: 60,
       system_info: { hostname: 'scanner-07' },
     });
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();

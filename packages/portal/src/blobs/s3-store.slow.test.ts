@@ -117,7 +117,7 @@ describe('S3BlobStore', () => {
     } finally {
       store.close();
     }
-  }, 120_000);
+  });
 
   it('a store refusing a part mid-upload: the put fails as unavailable, the upload is aborted, nothing is visible', async () => {
     const { store, leftovers } = openStore();

@@ -48,7 +48,7 @@ describe('WebhookHttpClient against a TCP black hole', () => {
     } finally {
       await client.close().catch(() => undefined);
     }
-  }, 30_000);
+  });
 
   it(`holds at most ${MAX_IN_FLIGHT_PER_ORIGIN} deliveries in flight per origin: more wait their turn (bounded queue, deadline) and are shed unsent; other origins are unaffected; once they time out, one at a time`, async () => {
     const ca = await createTestCa();
@@ -120,7 +120,7 @@ describe('WebhookHttpClient against a TCP black hole', () => {
       await healthy.close();
       await ca.cleanup();
     }
-  }, 40_000);
+  });
 });
 
 describe('describe (the logged error of a failed attempt)', () => {
