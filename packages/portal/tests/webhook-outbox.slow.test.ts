@@ -1,8 +1,10 @@
 import path from 'node:path';
+import { sql } from 'kysely';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { presentAuditEvent } from '../src/audit/present.ts';
 import { createBackup } from '../src/operations/backup/backup.ts';
+import { stageEvents } from '../src/webhooks/outbox-queries.ts';
 import { sealStoredBodies } from '../src/webhooks/secrets.ts';
 import { createLicense, openDb, uniqueClientId, type LicenseFixture } from '@svc/test-support/factories';
 import { http, withToken } from '@svc/test-support/http';
@@ -194,6 +196,32 @@ describe('webhook events staged with their operation', () => {
     await portal.ctx.events.drain();
     expect(await staged()).toBe(0);
     expect(received('scan_completed', sent)).toHaveLength(1);
+  });
+
+  it('stageEvents stages only the events someone listens to, and answers each in its place with its own row', async () => {
+    const other = uniqueClientId('outbox-order');
+    const event = (client: string, n: number) => ({
+      event_type: 'scan_completed' as const,
+      actor: 'system',
+      session_id: `s${n}`,
+      client_id: client,
+      created_at: new Date().toISOString(),
+      data: { n },
+    });
+    const events = [event(other, 0), event(clientId, 1), event(other, 2), event(clientId, 3), event(clientId, 4)];
+    const rolledBack = new Error('rolled back');
+    await expect(
+      portal.ctx.db.transaction().execute(async (trx) => {
+        const out = await stageEvents(trx, events);
+        expect(out.map((e) => e.data)).toEqual(events.map((e) => e.data));
+        expect(out.map((e) => e.outbox_id === undefined)).toEqual([true, false, true, false, false]);
+        const { rows } = await sql<{ id: string; n: number }>`
+          SELECT id::text, (event->'data'->>'n')::int AS n FROM webhook_outbox ORDER BY id`.execute(trx);
+        expect(rows).toEqual([1, 3, 4].map((n) => ({ id: out[n]!.outbox_id, n })));
+        throw rolledBack;
+      }),
+    ).rejects.toBe(rolledBack);
+    expect(await staged()).toBe(0);
   });
 
   it('a staged event whose subscription was disabled before anyone sent it is cleared by the sweep, and sent to nobody', async () => {

@@ -50,12 +50,7 @@ export async function notifyExpiringSessions(ctx: AppContext): Promise<number> {
         days_remaining: Math.max(0, Math.ceil((r.expires_at.getTime() - now.getTime()) / 86_400_000)),
       },
     }));
-    const key = (e: DomainEvent) => JSON.stringify([e.client_id, e.session_id]);
-    const staged = new Map((await stageEvents(trx, all)).map((e) => [key(e), e.outbox_id]));
-    return all.map((e) => {
-      const outbox = staged.get(key(e));
-      return outbox === undefined ? e : { ...e, outbox_id: outbox };
-    });
+    return stageEvents(trx, all);
   });
   for (const e of events) ctx.events.publish(e);
   return events.length;

@@ -119,11 +119,12 @@ export class DeliveryLeases {
     sweep();
   }
 
-  /** Work this process took over (a staged event's fan-out): shutdown waits for it as for the runs taken over. */
-  track(task: Promise<void>): void {
-    const tracked = task
-      .catch((err: unknown) => this.#d.logger.error({ err }, 'webhook event taken over failed'))
-      .finally(() => this.#taken.delete(tracked));
+  /** Work this process took over (a delivery's run, a staged event's fan-out): shutdown waits for it. */
+  track(
+    task: Promise<void>,
+    failed: (err: unknown) => void = (err) => this.#d.logger.error({ err }, 'webhook event taken over failed'),
+  ): void {
+    const tracked = task.catch(failed).finally(() => this.#taken.delete(tracked));
     this.#taken.add(tracked);
   }
 
@@ -185,14 +186,10 @@ export class DeliveryLeases {
         'webhook delivery taken over: the lease of the replica sending it expired',
       );
       this.hold(row.id);
-      const task = this.#d
-        .resume(row, run)
-        .catch((err: unknown) => logger.error({ err, delivery_id: row.id }, 'webhook delivery taken over failed'))
-        .finally(() => {
-          this.release(row.id);
-          this.#taken.delete(task);
-        });
-      this.#taken.add(task);
+      this.track(
+        this.#d.resume(row, run).finally(() => this.release(row.id)),
+        (err) => logger.error({ err, delivery_id: row.id }, 'webhook delivery taken over failed'),
+      );
     }
     return { taken: settlement.take, abandoned: settlement.abandon.map((a) => a.id) };
   }

@@ -19,21 +19,30 @@ export const stagedRow = (claim: OutboxClaim) =>
 
 /**
  * Stage events that are not audited, inside the transaction that decided them, each only when
- * an enabled subscription listens to it (the trigger's rule). Answers the staged events as
- * stored, each with its `outbox_id`.
+ * an enabled subscription listens to it (the trigger's rule). Answers the events in their order,
+ * each staged one with its `outbox_id`.
  */
 export async function stageEvents(db: Db, events: readonly DomainEvent[]): Promise<DomainEvent[]> {
   if (events.length === 0) return [];
-  const { rows } = await sql<{ id: string; event: DomainEvent }>`
-    INSERT INTO webhook_outbox (event)
-    SELECT e FROM unnest(${events.map((e) => JSON.stringify(e))}::jsonb[]) AS e
-    WHERE EXISTS (
-      SELECT 1 FROM webhook_subscriptions s
-      WHERE s.enabled AND e->>'event_type' = ANY(s.event_types)
-        AND (s.client_id IS NULL OR s.client_id = e->>'client_id'))
-    RETURNING id, event
+  // The ids are drawn before the insert so that each maps back to its event by position.
+  const { rows } = await sql<{ id: string; ord: string }>`
+    WITH staged AS (
+      SELECT nextval(pg_get_serial_sequence('webhook_outbox', 'id')) AS id, e, ord
+      FROM unnest(${events.map((e) => JSON.stringify(e))}::jsonb[]) WITH ORDINALITY AS t(e, ord)
+      WHERE EXISTS (
+        SELECT 1 FROM webhook_subscriptions s
+        WHERE s.enabled AND e->>'event_type' = ANY(s.event_types)
+          AND (s.client_id IS NULL OR s.client_id = e->>'client_id'))
+    ), inserted AS (
+      INSERT INTO webhook_outbox (id, event) SELECT id, e FROM staged
+    )
+    SELECT id::text, ord::text FROM staged
   `.execute(db);
-  return rows.map((r) => ({ ...r.event, outbox_id: r.id }));
+  const ids = new Map(rows.map((r) => [Number(r.ord) - 1, r.id]));
+  return events.map((e, i) => {
+    const id = ids.get(i);
+    return id === undefined ? e : { ...e, outbox_id: id };
+  });
 }
 
 /** A staged event nobody claimed: its audit row, or its body when it is not audited; neither when its audit row went. */
