@@ -202,6 +202,14 @@ export function epssCsv(rows: EpssSpec[], opts: { modelVersion?: string; scoreDa
   return `${[head, 'cve,epss,percentile', ...rows.map((r) => `${r.cve},${r.epss},${r.percentile}`)].join('\n')}\n`;
 }
 
+/** `bytes` as a stream of `size`-byte chunks: a reader must not depend on where a read ends. */
+export function chunkedStream(bytes: Buffer | string, size: number): Readable {
+  const b = Buffer.from(bytes);
+  const parts: Buffer[] = [];
+  for (let i = 0; i < b.length; i += size) parts.push(b.subarray(i, i + size));
+  return Readable.from(parts);
+}
+
 /** Writes a feed's text to `dir/name`, gzip-compressed when the name ends in `.gz` (as the feeds are published); returns the path. */
 export async function writeFeedFile(dir: string, name: string, text: string): Promise<string> {
   const file = path.join(dir, name);

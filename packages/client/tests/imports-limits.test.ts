@@ -1,78 +1,18 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseForeignFile } from '../src/imports/detect.ts';
-import { DEFAULT_MAX_BYTES, ImportError } from '../src/imports/guard.ts';
-import { tempHome } from '@svc/test-support/cli';
+import { describe, expect, it } from 'vitest';
 import { TLS10 } from '@svc/test-support/foreign-items';
 import { nucleiJsonl, openvasReport, xmlEscape } from '@svc/test-support/foreign-reports';
+import { CUT, inItem, item, nessus, nucleiResult as result, START, useImportFiles } from './helpers/import-files.ts';
 
 /**
  * One cut rule for every text an import keeps (attributes, JSON
  * strings, lists), the parser's bounds on names, attributes and items, and the host check
  * (docs/cli/import.md "Limits", "Hosts and host names"). Memory, measured on a real `svc
- * import` process, is imports-memory.slow.test.ts.
+ * import` process, is imports-memory.slow.test.ts; the limits that take a large file to reach,
+ * imports-limits.slow.test.ts.
  */
 
-const CUT = 64 * 1024;
 const NOTE = `\n[cut at ${CUT} characters]`;
-const START = new Date('2026-01-13T10:00:00Z');
-
-let dir: string;
-beforeAll(async () => {
-  dir = await tempHome();
-});
-afterAll(async () => {
-  await fs.promises.rm(dir, { recursive: true, force: true });
-});
-
-let n = 0;
-const write = (text: string) => {
-  const p = path.join(dir, `f${++n}`);
-  fs.writeFileSync(p, text);
-  return p;
-};
-const parse = (text: string, format: 'auto' | 'nmap' | 'nessus' | 'openvas' | 'nuclei' = 'auto') =>
-  parseForeignFile(write(text), { format, maxBytes: DEFAULT_MAX_BYTES, now: START });
-/** The reason a file was refused: its message names the file first (`<file>: <reason>`). */
-const refusal = async (text: string, format: 'auto' | 'nessus' = 'auto') => {
-  const file = write(text);
-  const err = await parseForeignFile(file, { format, maxBytes: DEFAULT_MAX_BYTES, now: START }).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ImportError);
-  expect((err as ImportError).kind).toBe('refused');
-  const message = (err as ImportError).message;
-  expect(message.startsWith(`${file}: `), message).toBe(true);
-  return message.slice(file.length + 2);
-};
-
-/** A Nessus v2 file: one ReportHost per entry, its HostProperties tags and ReportItems as written. */
-const nessus = (hosts: { name: string; tags?: Record<string, string>; items?: string[] }[]) =>
-  '<?xml version="1.0" ?>\n<NessusClientData_v2><Report name="r">' +
-  hosts
-    .map(
-      (h) =>
-        `<ReportHost name="${xmlEscape(h.name)}"><HostProperties>` +
-        Object.entries(h.tags ?? {})
-          .map(([k, v]) => `<tag name="${k}">${xmlEscape(v)}</tag>`)
-          .join('') +
-        `</HostProperties>${(h.items ?? [item()]).join('')}</ReportHost>`,
-    )
-    .join('\n') +
-  '</Report></NessusClientData_v2>\n';
-const item = (attrs: Record<string, string> = {}, body = '<plugin_output>seen</plugin_output>') =>
-  `<ReportItem ${Object.entries({
-    port: '443',
-    protocol: 'tcp',
-    severity: '2',
-    pluginID: '104743',
-    pluginName: 'TLS 1.0',
-    ...attrs,
-  })
-    .map(([k, v]) => `${k}="${xmlEscape(v)}"`)
-    .join(' ')}>${body}</ReportItem>`;
+const { parse, refusal } = useImportFiles();
 
 describe('one cut rule for every kept text', () => {
   it('cuts a Nessus attribute (pluginName) as it cuts element text (plugin_output), and counts both', async () => {
@@ -150,26 +90,6 @@ describe('one cut rule for every kept text', () => {
 });
 
 describe('what the XML parser holds is bounded', () => {
-  const inItem = (body: string) => nessus([{ name: '192.0.2.10', items: [item({}, body)] }]);
-
-  it('refuses an item of more than 300,000 elements; elements outside any item are read and dropped', async () => {
-    expect(await refusal(inItem('<e/>'.repeat(300_000)))).toBe(
-      'Refused: one <ReportItem> holds more than 300000 elements',
-    );
-    // The ReportItem itself is the 300,000th: accepted.
-    expect((await parse(inItem('<e/>'.repeat(299_999)))).findings).toHaveLength(1);
-    const outside = nessus([{ name: '192.0.2.10' }]).replace(
-      '<Report name="r">',
-      `<Report name="r">${'<e/>'.repeat(300_001)}`,
-    );
-    expect((await parse(outside)).findings).toHaveLength(1);
-  });
-
-  it('refuses an item holding more than 16 Mi characters, however they are split', async () => {
-    const body = `<cve>${'C'.repeat(60_000)}</cve>`.repeat(300);
-    expect(await refusal(inItem(body))).toBe('Refused: one <ReportItem> holds more than 16777216 characters of text');
-  });
-
   it('refuses names over 1,024 characters and elements with over 1,024 attributes', async () => {
     expect(await refusal(inItem(`<${'n'.repeat(5000)}/>`))).toBe(
       'Refused: the XML has a name longer than 1024 characters',
@@ -185,18 +105,6 @@ describe('what the XML parser holds is bounded', () => {
     );
   });
 
-  it('keeps 50,000 findings and refuses the 50,001st (the pipeline of a real import is imports-memory.slow.test.ts)', async () => {
-    const lines = (count: number) =>
-      Array.from(
-        { length: count },
-        (_, i) => `{"template-id":"t${i}","host":"https://192.0.2.10","ip":"192.0.2.10","info":{"name":"n"}}\n`,
-      ).join('');
-    expect((await parse(lines(50_000))).findings).toHaveLength(50_000);
-    expect(await refusal(lines(50_001))).toBe(
-      'Refused: the file holds more than 50000 findings, more than one import keeps (split the scan)',
-    );
-  });
-
   it('recognises Nuclei lines whose first line is longer than the 64 KiB the format is read from', async () => {
     const line = JSON.parse(nucleiJsonl({ start: START, end: START, items: [{ ...TLS10, id: 'tls10' }] })) as {
       info: Record<string, unknown>;
@@ -209,20 +117,7 @@ describe('what the XML parser holds is bounded', () => {
 });
 
 describe('the JSON array and the CSV export are bounded as lines are', () => {
-  const result = (i: number, extra = '') =>
-    `{"template-id":"t${i}","ip":"192.0.2.10","port":"443","info":{"name":"n${i}","severity":"low"}${extra}}`;
-
-  it('a Nuclei array: split into elements whatever the chunks, strings with brackets and escapes kept', async () => {
-    const tricky = ',"matcher-name":"a ] } \\" [ {"';
-    const text = `[\n${Array.from({ length: 3000 }, (_, i) => `  ${result(i, i === 7 ? tricky : '')}`).join(',\n')}\n]\n`;
-    const scan = await parse(text);
-    expect(scan).toMatchObject({ format: 'nuclei', variant: 'JSON array', records: 3000 });
-    expect(scan.findings[7]!.evidence).toBe('matcher a ] } " [ {');
-  });
-
-  it('refuses an element over 16 MiB, one of too many values, a cut-short array and text after it', async () => {
-    const long = `[${result(0)},${result(1, `,"x":"${'a'.repeat(17 * 1024 * 1024)}"`)}]`;
-    expect(await refusal(long)).toBe('Refused: element 2 is longer than 16 MiB (not a Nuclei JSON array)');
+  it('refuses an element of too many values, a cut-short array and text after it', async () => {
     const values = `[${result(0, `,"x":[${'{},'.repeat(100_001)}{}]`)}]`;
     expect(await refusal(values)).toBe('Refused: element 1 holds more than 100000 JSON values (not a Nuclei result)');
     expect(await refusal(`[${result(0)},${result(1).slice(0, 30)}`)).toBe(
@@ -234,13 +129,18 @@ describe('the JSON array and the CSV export are bounded as lines are', () => {
     );
   });
 
-  it('a Greenbone CSV: a row over 16 MiB and a header of too many columns are refused', async () => {
-    const header = 'IP,Hostname,Port,Port Protocol,CVSS,Severity,NVT Name,NVT OID\n';
-    expect(await refusal(`${header}192.0.2.1,,,,5,Medium,"${'x'.repeat(17 * 1024 * 1024)}",1.2\n`)).toMatch(
-      /^Malformed Greenbone CSV: Max Record Size: record exceed the maximum number of tolerated bytes of 16777216/,
-    );
-    const wide = `${header.trimEnd()},${Array.from({ length: 300 }, (_, i) => `c${i}`).join(',')}\n`;
+  it('a Greenbone CSV: a header of too many columns is refused', async () => {
+    const header = 'IP,Hostname,Port,Port Protocol,CVSS,Severity,NVT Name,NVT OID';
+    const wide = `${header},${Array.from({ length: 300 }, (_, i) => `c${i}`).join(',')}\n`;
     expect(await refusal(wide)).toBe('Refused: the CSV header has 308 columns, more than 256');
+  });
+
+  it('a Nuclei array: split into elements whatever the chunks, strings with brackets and escapes kept', async () => {
+    const tricky = ',"matcher-name":"a ] } \\" [ {"';
+    const text = `[\n${Array.from({ length: 3000 }, (_, i) => `  ${result(i, i === 7 ? tricky : '')}`).join(',\n')}\n]\n`;
+    const scan = await parse(text);
+    expect(scan).toMatchObject({ format: 'nuclei', variant: 'JSON array', records: 3000 });
+    expect(scan.findings[7]!.evidence).toBe('matcher a ] } " [ {');
   });
 });
 

@@ -1,9 +1,8 @@
-import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { type DebianPackageRecord, debianPackages } from '../src/vuln-feeds/debian.ts';
 import { nvdRecords } from '../src/vuln-feeds/nvd.ts';
-import { feedFixture, kevCatalog, nvdFeed, nvdFixtureFeed } from '@svc/test-support/vuln-feeds';
+import { chunkedStream, feedFixture, kevCatalog, nvdFeed, nvdFixtureFeed } from '@svc/test-support/vuln-feeds';
 
 /**
  * Real NVD records and a real cut of the Debian security tracker's JSON through the feed
@@ -11,12 +10,7 @@ import { feedFixture, kevCatalog, nvdFeed, nvdFixtureFeed } from '@svc/test-supp
  * NISTIR 7696 reads a CPE's version.
  */
 
-const chunked = (bytes: Buffer | string, size = 97) => {
-  const b = Buffer.from(bytes);
-  const parts: Buffer[] = [];
-  for (let i = 0; i < b.length; i += size) parts.push(b.subarray(i, i + size));
-  return Readable.from(parts);
-};
+const chunked = (bytes: Buffer | string, size = 97) => chunkedStream(bytes, size);
 
 async function rangesOf(id: string) {
   const out = [];
