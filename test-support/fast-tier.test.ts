@@ -16,6 +16,7 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 /** Modules whose import means the test starts something heavy. */
 const HEAVY_MODULES = new Map([
   ['packages/portal/src/db/embedded.ts', 'starts its own PostgreSQL (or a portal process, which does)'],
+  ['packages/client/tests/helpers/pty.ts', 'drives a terminal through tmux'],
 ]);
 /** Bare imports that start something heavy when imported for values (not only types). */
 const HEAVY_PACKAGES = new Map([
@@ -97,7 +98,7 @@ describe('the fast tier', () => {
     expect(files).toContain('test-support/fast-tier.test.ts');
   });
 
-  it('holds no test file that starts Chromium, portal processes or its own PostgreSQL', () => {
+  it('holds no test file that starts Chromium, portal processes, its own PostgreSQL or tmux', () => {
     const offenders = fastFiles()
       .map((f) => heavyReason(f))
       .filter((why) => why !== null);
@@ -110,5 +111,8 @@ describe('the fast tier', () => {
     expect(heavyReason('packages/portal/tests/embedded-socket.slow.test.ts')).toMatch(/db\/embedded/);
     // Through the test kit's names: the browser helper, the portal-process starter.
     expect(heavyReason('packages/web/tests/fleet-browser.slow.test.ts')).toMatch(/test-support\/.*playwright-core/);
+    expect(heavyReason('packages/client/tests/synthetic-progress.slow.test.ts')).toMatch(
+      /helpers\/pty\.ts: drives a terminal/,
+    );
   });
 });
