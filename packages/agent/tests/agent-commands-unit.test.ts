@@ -413,7 +413,7 @@ describe('child processes under the command timeout', () => {
         expect(startTimeOf(grandchild)).toBeNull();
         expect(treeOf(root)).toEqual([]);
       },
-      { timeout: 5000, interval: 50 },
+      { timeout: 20_000, interval: 50 },
     );
   });
 });

@@ -138,7 +138,7 @@ describe('portal schedules on the agent', () => {
     store.take({ revision: 1, items: [item({ cron: '* * * * * *', timezone: 'UTC' })] });
     scheduler.start();
     try {
-      await expect.poll(() => seen.length, { timeout: 5000 }).toBeGreaterThan(0);
+      await expect.poll(() => seen.length).toBeGreaterThan(0);
     } finally {
       await scheduler.stop();
     }

@@ -307,7 +307,7 @@ describe('share page in Chromium', () => {
     await popup.close();
 
     await expect
-      .poll(() => page.evaluate('window.svcMessages'), { timeout: 5_000 })
+      .poll(() => page.evaluate('window.svcMessages'))
       .toEqual([{ data: { type: 'svc-share:schedule-consultation', session_id: sessionId }, origin: portal!.url }]);
     expect(pageErrors).toEqual([]);
     await page.close();
