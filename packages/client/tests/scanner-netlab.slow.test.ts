@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScanFinding } from '../src/pipeline/types.ts';
 import { type NmapProgress, type NmapRunResult, runNmap } from '../src/scanner/index.ts';
@@ -35,6 +36,32 @@ afterAll(() => lab?.stop());
 const ipOf = (role: HostRole) => lab.hosts[role].ip;
 const describeFindings = (list: readonly ScanFinding[]) =>
   list.map((f) => `${f.host}:${f.port} ${f.service} ${f.rule_id} ${f.severity}`).join('\n');
+/**
+ * What a missed finding needs to be told apart: the host's findings, what nmap's scripts said of
+ * its ports (a script absent or empty), and the errors the lab's daemons logged.
+ */
+function whyMissed(role: HostRole): string {
+  const host = result.hosts.find((h) => h.addresses.some((a) => a.addr === ipOf(role)));
+  const scripts = (host?.ports ?? []).flatMap((p) =>
+    p.scripts.map((sc) => `${p.protocol}/${p.portid} ${sc.id}: ${sc.output.trim().slice(0, 300)}`),
+  );
+  const logged = readdirSync(lab.dir)
+    .filter((n) => n.endsWith('.log'))
+    .flatMap((n) =>
+      readFileSync(join(lab.dir, n), 'utf8')
+        .split('\n')
+        .filter((l) => /error|fatal|drop|refus|reset|timeout/i.test(l))
+        .slice(-10)
+        .map((l) => `${n}: ${l}`),
+    );
+  return [
+    describeFindings(findings.filter((f) => f.host === ipOf(role))),
+    'scripts:',
+    ...scripts,
+    'daemon errors:',
+    ...logged,
+  ].join('\n');
+}
 
 describe('the test network scanned by the real runner', () => {
   it('ran nmap inside the scanner namespace as root, with the exact command and timing recorded', () => {
@@ -55,7 +82,7 @@ describe('the test network scanned by the real runner', () => {
 
   it.each(PLANTED)('finds $rule on the $host host ($service)', ({ host, service, rule, severity }) => {
     const hit = findings.filter((f) => f.host === ipOf(host) && f.service === service && f.rule_id === rule);
-    expect(hit, describeFindings(findings.filter((f) => f.host === ipOf(host)))).toHaveLength(1);
+    expect(hit, whyMissed(host)).toHaveLength(1);
     expect(hit[0]?.severity).toBe(severity);
     expect(hit[0]?.evidence ?? '').not.toBe('');
   });
