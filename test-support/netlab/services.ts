@@ -271,6 +271,15 @@ export function bannerServer(addr: string, port: number, banner: string): Servic
   return { name: 'banner', argv: [process.execPath, '-e', script], ready: { proto: 'tcp', port } };
 }
 
+/**
+ * A front for a TCP service on the same host that hangs up on the 1st, 3rd, 5th… connection and
+ * passes the others through: a server on which every other try of a script fails.
+ */
+export function everyOtherHangUp(addr: string, port: number, targetPort: number): ServiceSpec {
+  const script = `const net=require('net');let n=0;net.createServer(s=>{n+=1;if(n%2===1){s.destroy();return}const u=net.connect(${targetPort},${JSON.stringify(addr)});s.pipe(u).pipe(s);s.on('error',()=>u.destroy());u.on('error',()=>s.destroy())}).listen(${port},${JSON.stringify(addr)})`;
+  return { name: 'every-other-hang-up', argv: [process.execPath, '-e', script], ready: { proto: 'tcp', port } };
+}
+
 /** Samba with SMBv1 allowed and signing disabled, one read-only guest share. */
 export function smbd(dir: string, addr: string): ServiceSpec {
   const base = dirIn(dir, 'samba');

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +14,9 @@ import {
   sweepStale,
 } from '@svc/test-support/netlab';
 import { HARDENED, PLANTED, scanPlanted } from '@svc/test-support/netlab/planted';
+import { everyOtherHangUp } from '@svc/test-support/netlab/services';
+import { SSH_HOST_KEYS_ID } from '../src/scanner/nse/ssh-host-keys.ts';
+import { tableAt, tables } from '../src/scanner/rules/script-tree.ts';
 
 /**
  * The real chain against the project's own test network: real Debian daemons in network
@@ -107,6 +110,53 @@ describe('the test network scanned by the real runner', () => {
   it('finds the old OpenSSH banner but clears the Debian-patched sshd on the same host', () => {
     const outdated = findings.filter((f) => f.host === ipOf('ssh') && f.rule_id?.startsWith('outdated-software:'));
     expect(new Set(outdated.map((f) => f.port))).toEqual(new Set([2222]));
+  });
+});
+
+/** What svc-ssh-host-keys measured on a port: one line per key, `type bits fingerprint algorithm tries`. */
+function measuredKeys(run: NmapRunResult, role: HostRole, port: number): string[] {
+  const host = run.hosts.find((h) => h.addresses.some((a) => a.addr === ipOf(role)));
+  const script = host?.ports.find((p) => p.portid === port)?.scripts.find((s) => s.id === SSH_HOST_KEYS_ID);
+  return tables(tableAt(script?.children ?? [], 'keys')?.children ?? []).map((t) =>
+    t.children.map((n) => (n.kind === 'elem' ? n.value : '')).join(' '),
+  );
+}
+
+/** A lab sshd's host key as `ssh-keygen -l` prints it: `bits SHA256:… comment (TYPE)`. */
+const keygenFingerprint = (daemon: string, type: string) =>
+  execFileSync('ssh-keygen', ['-l', '-f', join(lab.dir, daemon, `ssh_host_${type}_key.pub`)], { encoding: 'utf8' });
+
+describe("host keys measured by the scanner's own script", () => {
+  it("measures the RSA key of OpenSSH's defaults, which nmap's ssh-hostkey cannot see, with ssh-keygen's fingerprints", () => {
+    const keys = measuredKeys(result, HARDENED, 22);
+    expect(keys.map((k) => k.split(' ').slice(0, 2).join(' '))).toEqual(['ssh-rsa 3072', 'ssh-ed25519 256']);
+    expect(keys[0]).toMatch(/ rsa-sha2-512 1$/);
+    expect(keygenFingerprint('sshd-hardened', 'rsa')).toContain(` ${keys[0]?.split(' ')[2]} `);
+    expect(keygenFingerprint('sshd-hardened', 'ed25519')).toContain(` ${keys[1]?.split(' ')[2]} `);
+  });
+
+  it('fetches a key again when a try fails: behind a front that hangs up on every other connection, in two tries', async () => {
+    // 22222: a port nmap's shortport.ssh takes for SSH without service detection.
+    await lab.startService('ssh', everyOtherHangUp(ipOf('ssh'), 22222, 22));
+    // Only the own script and a SYN scan: no other connection reaches the front, so its count is the script's.
+    const run = await runNmap({
+      targets: ipOf('ssh'),
+      profile: {
+        name: 'host-keys',
+        description: 'svc-ssh-host-keys alone',
+        scan: ['-sS', '-n', '-Pn'],
+        ports: 'T:22222',
+        scripts: '',
+        ownScripts: [SSH_HOST_KEYS_ID],
+        limits: ['--script-timeout', '2m'],
+      },
+      wrapper: lab.wrapper,
+      scope: [lab.subnet],
+      timeoutMs: 4 * 60_000,
+    });
+    const keys = measuredKeys(run, 'ssh', 22222);
+    expect(keys).toEqual([expect.stringMatching(/^ssh-rsa 1024 SHA256:\S+ rsa-sha2-512 2$/)]);
+    expect(keygenFingerprint('sshd-weak', 'rsa')).toContain(` ${keys[0]?.split(' ')[2]} `);
   });
 });
 

@@ -9,6 +9,7 @@ import {
   formatCommand,
   NmapFailedError,
   NmapMissingError,
+  OWN_RULE_SCRIPTS,
   PROFILES,
   parseTargets,
   REQUIRED_SCRIPTS,
@@ -57,9 +58,11 @@ describe('target validation (the protocol rule as TargetError)', () => {
 
 describe('nmap argument lists', () => {
   const targets = parseTargets('10.231.0.10,10.231.0.11', null);
+  // Where runNmap would have written the scanner's own NSE scripts for the run.
+  const scriptDir = '/tmp/svc-nse-x';
 
   it('quick_recon as root: SYN and UDP scan, the explicit high ports, every rule script, targets after --', () => {
-    const args = buildNmapArgs(PROFILES.quick_recon, targets, { privileged: true });
+    const args = buildNmapArgs(PROFILES.quick_recon, targets, { privileged: true, scriptDir });
     expect(args).toEqual([
       '-sS',
       '-sU',
@@ -69,7 +72,7 @@ describe('nmap argument lists', () => {
       '-p',
       'T:21-23,25,80,111,139,443,445,512-514,873,990,1433,2049,3306,3389,5432,5900,6379,8080,8443,9200,11211,27017,U:161',
       '--script',
-      REQUIRED_SCRIPTS.join(','),
+      `${REQUIRED_SCRIPTS.join(',')},/tmp/svc-nse-x/svc-ssh-host-keys.nse`,
       '-T4',
       '--max-retries',
       '2',
@@ -91,28 +94,37 @@ describe('nmap argument lists', () => {
   it('no profile passes --open: a host without an open port must still be reported as up (coverage)', () => {
     for (const profile of Object.values(PROFILES))
       for (const privileged of [true, false])
-        expect(buildNmapArgs(profile, targets, { privileged }), profile.name).not.toContain('--open');
+        expect(buildNmapArgs(profile, targets, { privileged, scriptDir }), profile.name).not.toContain('--open');
+  });
+
+  it("a profile with the scanner's own scripts is not built without the directory they were written to", () => {
+    expect(OWN_RULE_SCRIPTS).toEqual(['svc-ssh-host-keys']);
+    expect(() => buildNmapArgs(PROFILES.quick_recon, targets, { privileged: true })).toThrow(
+      "profile quick_recon runs the scanner's own NSE scripts: pass scriptDir",
+    );
+    expect(buildNmapArgs(PROFILES.discovery, targets, { privileged: true })).not.toContain('--script');
   });
 
   it('full_recon as root: all TCP ports, OS guess, default scripts without external ones plus the rule scripts', () => {
-    const args = buildNmapArgs(PROFILES.full_recon, targets, { privileged: true, statsEverySeconds: 5 });
+    const args = buildNmapArgs(PROFILES.full_recon, targets, { privileged: true, statsEverySeconds: 5, scriptDir });
     expect(args.slice(0, 5)).toEqual(['-sS', '-sU', '-sV', '-O', '--reason']);
     expect(args[args.indexOf('-p') + 1]).toBe('T:1-65535,U:161');
-    const scripts = args[args.indexOf('--script') + 1] ?? '';
-    expect(scripts.startsWith('(default and not external) or ')).toBe(true);
-    for (const s of REQUIRED_SCRIPTS) expect(scripts.split(' or ')).toContain(s);
+    const [expression = '', ...files] = (args[args.indexOf('--script') + 1] ?? '').split(',');
+    expect(expression.startsWith('(default and not external) or ')).toBe(true);
+    for (const s of REQUIRED_SCRIPTS) expect(expression.split(' or ')).toContain(s);
+    expect(files).toEqual(['/tmp/svc-nse-x/svc-ssh-host-keys.nse']);
     expect(args[args.indexOf('--stats-every') + 1]).toBe('5s');
   });
 
   it('as a normal user: connect scan, no UDP, no OS guess, UDP ports dropped', () => {
-    const quick = buildNmapArgs(PROFILES.quick_recon, targets, { privileged: false });
+    const quick = buildNmapArgs(PROFILES.quick_recon, targets, { privileged: false, scriptDir });
     expect(quick.slice(0, 6)).toEqual(['-sT', '--unprivileged', '-sV', '--version-light', '-n', '-p']);
     expect(quick).not.toContain('-sS');
     expect(quick).not.toContain('-sU');
     expect(quick[quick.indexOf('-p') + 1]).toBe(
       '21-23,25,80,111,139,443,445,512-514,873,990,1433,2049,3306,3389,5432,5900,6379,8080,8443,9200,11211,27017',
     );
-    const full = buildNmapArgs(PROFILES.full_recon, targets, { privileged: false });
+    const full = buildNmapArgs(PROFILES.full_recon, targets, { privileged: false, scriptDir });
     expect(full).not.toContain('-O');
     expect(full[full.indexOf('-p') + 1]).toBe('1-65535');
   });
@@ -121,13 +133,14 @@ describe('nmap argument lists', () => {
     const args = buildNmapArgs(PROFILES.quick_recon, parseTargets('fe80::1', null), {
       privileged: true,
       ports: 'T:22,2222,U:161',
+      scriptDir,
     });
     expect(args[args.indexOf('-p') + 1]).toBe('T:22,2222,U:161');
     expect(args).toContain('-6');
     expect(args.slice(-2)).toEqual(['--', 'fe80::1']);
-    expect(() => buildNmapArgs(PROFILES.quick_recon, targets, { privileged: false, ports: 'U:161' })).toThrow(
-      'no TCP port left to scan without root',
-    );
+    expect(() =>
+      buildNmapArgs(PROFILES.quick_recon, targets, { privileged: false, ports: 'U:161', scriptDir }),
+    ).toThrow('no TCP port left to scan without root');
   });
 
   it.each(['22 -oN x', '22,--script=x', '-1', '70000', '22-21', 'T:22;id', ''])('refuses the port list %j', (p) => {
@@ -147,6 +160,17 @@ describe('nmap argument lists', () => {
     );
   });
 });
+
+const TRUNCATED = path.join(import.meta.dirname, 'fixtures', 'nmap', 'truncated.xml');
+
+/** A bash script standing in for nmap, in a directory removed after the test; `dir` holds what it records. */
+function fakeNmap(body: (dir: string) => string): { dir: string; fake: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-fake-nmap-'));
+  onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const fake = path.join(dir, 'nmap');
+  fs.writeFileSync(fake, `#!/bin/bash\n${body(dir)}`, { mode: 0o755 });
+  return { dir, fake };
+}
 
 describe('runNmap before nmap starts', () => {
   it('refuses hostile targets before looking for nmap', async () => {
@@ -171,15 +195,9 @@ describe('runNmap before nmap starts', () => {
   });
 
   it('streams the XML through the parser and keeps the end of stderr: a cut-short run is incomplete, its warnings kept', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-fake-nmap-'));
-    onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const fixture = path.join(import.meta.dirname, 'fixtures', 'nmap', 'truncated.xml');
-    const fake = path.join(dir, 'nmap');
     // 100 kB of noise first: only stderr's tail is kept, and the warning is at its end.
-    fs.writeFileSync(
-      fake,
-      `#!/bin/bash\ncat '${fixture}'\nhead -c 100000 /dev/zero | tr '\\0' x >&2\necho >&2\necho 'Warning: last words' >&2\n`,
-      { mode: 0o755 },
+    const { fake } = fakeNmap(
+      () => `cat '${TRUNCATED}'\nhead -c 100000 /dev/zero | tr '\\0' x >&2\necho >&2\necho 'Warning: last words' >&2\n`,
     );
     const hosts: string[] = [];
     const r = await runNmap({
@@ -195,10 +213,7 @@ describe('runNmap before nmap starts', () => {
   });
 
   it('output that is not an XML report fails the run as nmap failing, saying so, instead of as an unexpected error', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-fake-nmap-'));
-    onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const fake = path.join(dir, 'nmap');
-    fs.writeFileSync(fake, '#!/bin/bash\necho "Nmap version 7.93 ( https://nmap.org )"\n', { mode: 0o755 });
+    const { fake } = fakeNmap(() => 'echo "Nmap version 7.93 ( https://nmap.org )"\n');
     const run = runNmap({
       targets: '127.0.0.1',
       profile: 'discovery',
@@ -210,6 +225,32 @@ describe('runNmap before nmap starts', () => {
     await expect(run).rejects.toThrow(
       `the output of ${fake} is not nmap's XML report (2:0: text data outside of root node.)`,
     );
+  });
+
+  it("gives nmap the scanner's own scripts in a private directory for the run only, and removes it after", async () => {
+    // Records the file after --script's last comma and its directory with their modes, then reports.
+    const { dir, fake } = fakeNmap(
+      (d) => `while [ "$1" != --script ]; do shift; done
+file=\${2##*,}
+stat -c '%a %n' "$(dirname "$file")" "$file" > '${d}/seen'
+cp "$file" '${d}/script.nse'
+cat '${TRUNCATED}'
+`,
+    );
+    await runNmap({
+      targets: '127.0.0.1',
+      profile: 'quick_recon',
+      privileged: false,
+      nmapPath: fake,
+      timeoutMs: 60_000,
+    });
+    const [dirLine = '', fileLine = ''] = fs.readFileSync(path.join(dir, 'seen'), 'utf8').trim().split('\n');
+    expect(dirLine).toMatch(new RegExp(`^700 ${os.tmpdir()}/svc-nse-\\w+$`));
+    expect(fileLine).toBe(`600 ${dirLine.slice(4)}/svc-ssh-host-keys.nse`);
+    expect(fs.existsSync(dirLine.slice(4))).toBe(false);
+    const script = fs.readFileSync(path.join(dir, 'script.nse'), 'utf8');
+    expect(script).toContain('portrule = shortport.ssh');
+    expect(script).toContain('socket:send("SSH-2.0-svc_SSH_Host_Keys\\r\\n")');
   });
 
   it('refuses an unknown profile', async () => {

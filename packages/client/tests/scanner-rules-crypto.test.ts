@@ -100,6 +100,23 @@ describe('SSH', () => {
     expect(found[2]?.evidence).toContain('sshv1: Server supports SSHv1');
   });
 
+  it("measures host keys with the scanner's own script, which sees the RSA key of a current OpenSSH that nmap's ssh-hostkey misses", () => {
+    const file = 'real-lab-ssh-host-keys.xml';
+    const keysOf = (ip: string, id: string) =>
+      hostOf(fixture(file), ip)
+        .ports[0]?.scripts.find((s) => s.id === id)
+        ?.output.match(/\d+ \S+ \([\w-]+\)$/gm);
+    // OpenSSH 9.2's defaults offer RSA keys as rsa-sha2-512/256 only: ssh-hostkey (asking for ssh-rsa) never sees them.
+    expect(keysOf('10.231.0.20', 'ssh-hostkey')).toEqual([expect.stringMatching(/^256 \w+ \(ED25519\)$/)]);
+    expect(keysOf('10.231.0.20', 'svc-ssh-host-keys')).toEqual([
+      expect.stringMatching(/^3072 SHA256:\S+ \(ssh-rsa\)$/),
+      expect.stringMatching(/^256 SHA256:\S+ \(ssh-ed25519\)$/),
+    ]);
+    expect(run(ssh, file, '10.231.0.20').map((f) => f.rule_id)).toEqual([]);
+    const weak = run(ssh, file, '10.231.0.13').filter((f) => f.rule_id === 'ssh-weak-host-key');
+    expect(weak.map((f) => [f.port, f.evidence])).toEqual([[22, 'svc-ssh-host-keys: ssh-rsa 1024 bits']]);
+  });
+
   it('says nothing when ssh2-enum-algos did not run (the real banner-only server): not observed', () => {
     expect(run(ssh, REAL, '127.0.0.1')).toEqual([]);
   });

@@ -1,5 +1,6 @@
 import { isScanPortList, PORT_LIST_RULE } from '@svc/protocol';
 import type { NmapProfile } from './nmap-profiles.ts';
+import { ownScriptPath } from './nse/index.ts';
 import { isV6, type ValidTarget } from './nmap-targets.ts';
 
 export interface ArgsOptions {
@@ -9,6 +10,8 @@ export interface ArgsOptions {
   ports?: string | undefined;
   /** Seconds between progress reports. */
   statsEverySeconds?: number | undefined;
+  /** Where the profile's own NSE scripts were written (nse/index.ts writeOwnScripts); required when it has any. */
+  scriptDir?: string | undefined;
 }
 
 /** The scan options nmap refuses without root (docs/scanner/profiles.md). */
@@ -35,6 +38,15 @@ function tcpOnly(ports: string): string {
   return kept.join(',');
 }
 
+/** The `--script` value: the profile's expression, then each own script's file; empty when it runs none. */
+function scriptArg(profile: NmapProfile, scriptDir: string | undefined): string {
+  const own = profile.ownScripts ?? [];
+  if (own.length === 0) return profile.scripts;
+  if (scriptDir === undefined)
+    throw new Error(`profile ${profile.name} runs the scanner's own NSE scripts: pass scriptDir`);
+  return [profile.scripts, ...own.map((id) => ownScriptPath(scriptDir, id))].filter((s) => s !== '').join(',');
+}
+
 /**
  * The full nmap argument list: the profile's fixed options adapted to the privilege level,
  * progress every few seconds, XML on stdout, and the targets after `--` so none can be read
@@ -49,6 +61,7 @@ export function buildNmapArgs(profile: NmapProfile, targets: readonly ValidTarge
   const requested = opts.ports === undefined ? profile.ports : validatePorts(opts.ports);
   const ports = udp ? requested : tcpOnly(requested);
   if (ports === '') throw new Error('no TCP port left to scan without root (UDP needs root)');
+  const scripts = scriptArg(profile, opts.scriptDir);
   const stats = opts.statsEverySeconds ?? 10;
   if (!Number.isInteger(stats) || stats < 1) throw new Error('statsEverySeconds must be a positive integer');
   return [
@@ -56,7 +69,7 @@ export function buildNmapArgs(profile: NmapProfile, targets: readonly ValidTarge
     ...(targets.some(isV6) ? ['-6'] : []),
     '-p',
     ports,
-    ...(profile.scripts === '' ? [] : ['--script', profile.scripts]),
+    ...(scripts === '' ? [] : ['--script', scripts]),
     ...profile.limits,
     '--stats-every',
     `${stats}s`,

@@ -1,4 +1,4 @@
-import { REQUIRED_SCRIPTS } from './rules/index.ts';
+import { OWN_RULE_SCRIPTS, REQUIRED_SCRIPTS } from './rules/index.ts';
 
 /**
  * A scan profile: a fixed nmap option list. Nothing in it comes from the user; only targets
@@ -13,6 +13,8 @@ export interface NmapProfile {
   ports: string;
   /** The `--script` expression. */
   scripts: string;
+  /** The scanner's own NSE scripts (scanner/nse/) run beside it, by id. */
+  ownScripts?: readonly string[];
   /** Timing, retries and limits. */
   limits: readonly string[];
 }
@@ -32,6 +34,7 @@ export const PROFILES = {
     scan: ['-sS', '-sU', '-sV', '--version-light', '-n'],
     ports: QUICK_PORTS,
     scripts: RULE_SCRIPTS,
+    ownScripts: OWN_RULE_SCRIPTS,
     limits: ['-T4', '--max-retries', '2', '--host-timeout', '15m', '--script-timeout', '2m'],
   },
   full_recon: {
@@ -41,6 +44,7 @@ export const PROFILES = {
     scan: ['-sS', '-sU', '-sV', '-O', '--reason'],
     ports: 'T:1-65535,U:161',
     scripts: `(default and not external) or ${REQUIRED_SCRIPTS.join(' or ')}`,
+    ownScripts: OWN_RULE_SCRIPTS,
     limits: ['-T4', '--max-retries', '2', '--host-timeout', '60m', '--script-timeout', '5m'],
   },
   discovery: {

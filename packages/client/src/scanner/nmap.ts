@@ -3,6 +3,7 @@ import { runWithDeadline } from '../kit/process/run.ts';
 import { buildNmapArgs } from './nmap-args.ts';
 import { isProfileName, type NmapProfile, PROFILES } from './nmap-profiles.ts';
 import { assertInScope, parseTargets } from './nmap-targets.ts';
+import { writeOwnScripts } from './nse/index.ts';
 import { NmapXmlStream } from './parse/stream.ts';
 import type { NmapHost, NmapProgress, NmapRunInfo } from './parse/types.ts';
 
@@ -109,15 +110,35 @@ export async function runNmap(opts: RunNmapOptions): Promise<NmapRunResult> {
   const targets = parseTargets(opts.targets, null);
   if (opts.scope) assertInScope(targets, opts.scope);
   const privileged = opts.privileged ?? process.getuid?.() === 0;
-  const args = buildNmapArgs(profile, targets, {
-    privileged,
-    ports: opts.ports,
-    statsEverySeconds: opts.statsEverySeconds,
-  });
+  const argsOptions = { privileged, ports: opts.ports, statsEverySeconds: opts.statsEverySeconds };
+  // Built once before anything is written, so a bad port list fails first.
+  buildNmapArgs(profile, targets, { ...argsOptions, scriptDir: '' });
   const nmapPath = opts.nmapPath ?? DEFAULT_NMAP_PATH;
   await assertNmapInstalled(nmapPath);
-  const command = [...(opts.wrapper ?? []), nmapPath, ...args];
+  const own = profile.ownScripts ?? [];
+  const scripts = own.length === 0 ? undefined : await writeOwnScripts(own);
+  try {
+    const args = buildNmapArgs(profile, targets, { ...argsOptions, scriptDir: scripts?.dir });
+    return await execute(
+      { command: [...(opts.wrapper ?? []), nmapPath, ...args], nmapPath, profile, privileged },
+      opts,
+    );
+  } finally {
+    await scripts?.remove();
+  }
+}
 
+interface Prepared {
+  command: string[];
+  nmapPath: string;
+  profile: NmapProfile;
+  privileged: boolean;
+}
+
+async function execute(
+  { command, nmapPath, profile, privileged }: Prepared,
+  opts: RunNmapOptions,
+): Promise<NmapRunResult> {
   const hosts: NmapHost[] = [];
   const parser = new NmapXmlStream({
     onHost: opts.onHost ?? ((h) => hosts.push(h)),

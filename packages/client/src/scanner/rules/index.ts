@@ -39,7 +39,14 @@ export const OPTIONAL_SCRIPTS: readonly string[] = ['mysql-empty-password', 'pgs
 
 export const RULE_FAMILIES: readonly RuleFamily[] = [
   ...READING_FAMILIES,
-  scriptCves(new Set([...READING_FAMILIES.flatMap((f) => f.scripts), ...OPTIONAL_SCRIPTS])),
+  scriptCves(
+    new Set([
+      ...READING_FAMILIES.flatMap((f) => [...f.scripts, ...(f.ownScripts ?? [])]),
+      ...OPTIONAL_SCRIPTS,
+      // Read by the ssh family in nmap files made elsewhere (svc import nmap).
+      'ssh-hostkey',
+    ]),
+  ),
 ];
 
 /**
@@ -48,6 +55,11 @@ export const RULE_FAMILIES: readonly RuleFamily[] = [
  * A profile runs these with `-sV`; a missing script's output is "not observed", never "secure".
  */
 export const REQUIRED_SCRIPTS: readonly string[] = [...new Set(RULE_FAMILIES.flatMap((f) => f.scripts))].sort();
+
+/** The scanner's own NSE scripts the rules read (scanner/nse/index.ts writes them out for a run). */
+export const OWN_RULE_SCRIPTS: readonly string[] = [
+  ...new Set(RULE_FAMILIES.flatMap((f) => f.ownScripts ?? [])),
+].sort();
 
 /** Applies every rule family to every host that is up. */
 export function detectFindings(hosts: readonly NmapHost[], ctx: RuleContext): ScanFinding[] {

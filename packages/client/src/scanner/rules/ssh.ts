@@ -1,11 +1,13 @@
 import type { ScanFinding } from '../../pipeline/types.ts';
-import type { NmapHost, NmapPort } from '../parse/types.ts';
+import { SSH_HOST_KEYS_ID } from '../nse/ssh-host-keys.ts';
+import type { NmapHost, NmapPort, ScriptNode } from '../parse/types.ts';
 import { finding, openPorts, serviceEvidence } from './finding.ts';
 import { elemAt, elemValues, portScript, tableAt, tables } from './script-tree.ts';
 import type { RuleFamily } from './types.ts';
 
 /**
- * Weak SSH algorithms (ssh2-enum-algos), short host keys (ssh-hostkey) and protocol 1 (sshv1).
+ * Weak SSH algorithms (ssh2-enum-algos), short host keys (the scanner's own svc-ssh-host-keys, or
+ * nmap's ssh-hostkey in an nmap file made elsewhere) and protocol 1 (sshv1).
  * OpenSSH's current defaults (hmac-sha1 and umac-64 MACs among them) are not flagged.
  */
 
@@ -57,13 +59,28 @@ function weakAlgorithms(host: NmapHost, port: NmapPort): ScanFinding[] {
   ];
 }
 
-function weakHostKeys(host: NmapHost, port: NmapPort): ScanFinding[] {
-  const keys = portScript(port, 'ssh-hostkey');
-  if (keys === undefined) return [];
-  const weak = tables(keys.children)
+interface HostKey {
+  type: string;
+  bits: number;
+}
+
+const keysIn = (nodes: readonly ScriptNode[]): HostKey[] =>
+  tables(nodes)
     .filter((t) => t.key === undefined)
-    .map((t) => ({ type: elemAt(t.children, 'type') ?? '?', bits: Number(elemAt(t.children, 'bits')) }))
-    .filter((k) => /rsa|dss/.test(k.type) && Number.isFinite(k.bits) && k.bits < 2048);
+    .map((t) => ({ type: elemAt(t.children, 'type') ?? '?', bits: Number(elemAt(t.children, 'bits')) }));
+
+/** The port's host keys and the script that measured them; undefined when none ran. */
+function hostKeys(port: NmapPort): { script: string; keys: HostKey[] } | undefined {
+  const own = portScript(port, SSH_HOST_KEYS_ID);
+  if (own !== undefined) return { script: own.id, keys: keysIn(tableAt(own.children, 'keys')?.children ?? []) };
+  const nmaps = portScript(port, 'ssh-hostkey');
+  return nmaps === undefined ? undefined : { script: nmaps.id, keys: keysIn(nmaps.children) };
+}
+
+function weakHostKeys(host: NmapHost, port: NmapPort): ScanFinding[] {
+  const measured = hostKeys(port);
+  if (measured === undefined) return [];
+  const weak = measured.keys.filter((k) => /rsa|dss/.test(k.type) && Number.isFinite(k.bits) && k.bits < 2048);
   if (weak.length === 0) return [];
   return [
     finding(host, port, {
@@ -71,7 +88,7 @@ function weakHostKeys(host: NmapHost, port: NmapPort): ScanFinding[] {
       title: 'SSH host key under 2048 bits',
       severity: 'medium',
       category: 'weak_crypto',
-      evidence: `ssh-hostkey: ${weak.map((k) => `${k.type} ${k.bits} bits`).join(', ')}`,
+      evidence: `${measured.script}: ${weak.map((k) => `${k.type} ${k.bits} bits`).join(', ')}`,
       description:
         'The server authenticates with an RSA or DSA host key under 2048 bits, which can be factored or forged.',
       remediation: 'Generate an Ed25519 (or RSA 3072+) host key, list it in HostKey, and remove the short keys.',
@@ -102,7 +119,8 @@ function protocol1(host: NmapHost, port: NmapPort): ScanFinding[] {
 
 export const ssh: RuleFamily = {
   id: 'ssh',
-  scripts: ['ssh2-enum-algos', 'ssh-hostkey', 'sshv1'],
+  scripts: ['ssh2-enum-algos', 'sshv1'],
+  ownScripts: [SSH_HOST_KEYS_ID],
   evaluate(host) {
     return openPorts(host).flatMap((port) => [
       ...weakAlgorithms(host, port),

@@ -14,5 +14,7 @@ export interface RuleFamily {
   id: string;
   /** NSE scripts whose output the family reads; `-sV` service detection is assumed for all. */
   scripts: readonly string[];
+  /** The scanner's own NSE scripts it reads (scanner/nse/), which every profile running scripts adds. */
+  ownScripts?: readonly string[];
   evaluate: (host: NmapHost, ctx: RuleContext) => ScanFinding[];
 }
