@@ -60,7 +60,9 @@ function hostFor(calls: Calls, over: Partial<CommandHost> = {}): CommandHost {
   };
 }
 
-const ctxFor = (host: CommandHost): CommandContext => ({ host, deadline: Date.now() + 5000, onChild: () => undefined });
+/** A deadline no test here means to reach: only the deadline test below sets one that passes. */
+const far = () => Date.now() + 10 * 60_000;
+const ctxFor = (host: CommandHost): CommandContext => ({ host, deadline: far(), onChild: () => undefined });
 
 describe('report output', () => {
   it('strips ANSI escapes (CSI, OSC, two-byte) and NUL', () => {
@@ -373,13 +375,13 @@ describe('child processes under the command timeout', () => {
   it('passes exit codes and output through', async () => {
     const run = await runProcess(['bash', '-c', 'echo out; echo err >&2; exit 3'], {
       env: process.env,
-      deadline: Date.now() + 5000,
+      deadline: far(),
     });
     expect(run).toEqual({ exitCode: 3, stdout: 'out\n', stderr: 'err\n', timedOut: false });
   });
 
   it('a program that cannot start is exit 127', async () => {
-    const run = await runProcess(['/nonexistent/svc'], { env: process.env, deadline: Date.now() + 5000 });
+    const run = await runProcess(['/nonexistent/svc'], { env: process.env, deadline: far() });
     expect(run.exitCode).toBe(127);
     expect(run.stderr).toContain('cannot start /nonexistent/svc');
   });
@@ -404,7 +406,7 @@ describe('child processes under the command timeout', () => {
       ],
       {
         env: process.env,
-        deadline: Date.now() + 10 * 60_000,
+        deadline: far(),
         signal: cancel.signal,
         onStart: (child) => {
           root = child.pid;
