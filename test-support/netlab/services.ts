@@ -225,40 +225,73 @@ export function weakTls(addr: string, cert: CertFiles): ServiceSpec {
   };
 }
 
-/** OpenSSH: with `weak`, legacy algorithms and a 1024-bit RSA host key; otherwise Debian's defaults. */
-export function sshd(dir: string, addr: string, weak: boolean): ServiceSpec {
-  const name = weak ? 'sshd-weak' : 'sshd-hardened';
-  const keys = dirIn(dir, name, 0o700);
-  const hostKeys = weak
-    ? [['rsa', '1024']]
-    : [
-        ['ed25519', ''],
-        ['rsa', '3072'],
-      ];
-  const keyFiles = hostKeys.map(([type = '', bits]) => {
+interface SshdOptions {
+  name: string;
+  addr: string;
+  port: number;
+  /** [type, bits] of each host key ('' for the type's only size). */
+  hostKeys: readonly (readonly [string, string])[];
+  /** sshd_config lines after the common ones. */
+  config: readonly string[];
+}
+
+function sshdWith(dir: string, o: SshdOptions): ServiceSpec {
+  const keys = dirIn(dir, o.name, 0o700);
+  const keyFiles = o.hostKeys.map(([type, bits]) => {
     const file = join(keys, `ssh_host_${type}_key`);
     execFileSync('ssh-keygen', ['-q', '-t', type, ...(bits ? ['-b', bits] : []), '-N', '', '-f', file]);
     return file;
   });
   // Debian's sshd requires its privilege separation directory; the package creates it at start.
   if (!existsSync('/run/sshd')) mkdirSync('/run/sshd', { mode: 0o755 });
-  const conf = write(join(dir, `${name}_config`), [
-    'Port 22',
-    `ListenAddress ${addr}`,
+  const conf = write(join(dir, `${o.name}_config`), [
+    `Port ${o.port}`,
+    `ListenAddress ${o.addr}`,
     ...keyFiles.map((f) => `HostKey ${f}`),
-    `PidFile ${join(dir, `${name}.pid`)}`,
+    `PidFile ${join(dir, `${o.name}.pid`)}`,
     'UsePAM no',
     'PermitRootLogin no',
-    ...(weak
-      ? [
-          'KexAlgorithms +diffie-hellman-group1-sha1,diffie-hellman-group14-sha1',
-          'HostKeyAlgorithms +ssh-rsa',
-          'Ciphers +aes128-cbc,3des-cbc',
-          'MACs +hmac-md5,hmac-sha1-96',
-        ]
-      : []),
+    ...o.config,
   ]);
-  return { name, argv: ['/usr/sbin/sshd', '-D', '-e', '-f', conf], ready: { proto: 'tcp', port: 22 } };
+  return { name: o.name, argv: ['/usr/sbin/sshd', '-D', '-e', '-f', conf], ready: { proto: 'tcp', port: o.port } };
+}
+
+/** OpenSSH: with `weak`, legacy algorithms and a 1024-bit RSA host key; otherwise Debian's defaults. */
+export function sshd(dir: string, addr: string, weak: boolean): ServiceSpec {
+  if (!weak)
+    return sshdWith(dir, {
+      name: 'sshd-hardened',
+      addr,
+      port: 22,
+      hostKeys: [
+        ['ed25519', ''],
+        ['rsa', '3072'],
+      ],
+      config: [],
+    });
+  return sshdWith(dir, {
+    name: 'sshd-weak',
+    addr,
+    port: 22,
+    hostKeys: [['rsa', '1024']],
+    config: [
+      'KexAlgorithms +diffie-hellman-group1-sha1,diffie-hellman-group14-sha1',
+      'HostKeyAlgorithms +ssh-rsa',
+      'Ciphers +aes128-cbc,3des-cbc',
+      'MACs +hmac-md5,hmac-sha1-96',
+    ],
+  });
+}
+
+/** OpenSSH with curve25519 as its only key exchange: no Diffie-Hellman group a key fetch of nmap's library can run. */
+export function sshdCurveOnly(dir: string, addr: string, port: number): ServiceSpec {
+  return sshdWith(dir, {
+    name: 'sshd-curve-only',
+    addr,
+    port,
+    hostKeys: [['rsa', '3072']],
+    config: ['KexAlgorithms curve25519-sha256'],
+  });
 }
 
 /**

@@ -55,14 +55,14 @@ afterAll(async () => {
   await fs.rm(dir, { recursive: true, force: true });
 });
 
-async function scan(root: string, opts: { portal?: boolean } = {}) {
+async function scan(root: string, opts: { portal?: boolean; nmap?: string } = {}) {
   const infos: string[] = [];
   const result = await runScan(
     {
       targets: TARGET,
       profile: 'quick_recon',
       privileged: true,
-      nmapPath,
+      nmapPath: opts.nmap ?? nmapPath,
       root,
       exceptions: [],
       settings: new Settings({ env: {} }),
@@ -155,5 +155,22 @@ describe('nmap coverage', () => {
     expect(warnings).toEqual([]);
     expect(log).toMatch(new RegExp(`^\\S+Z info ${line.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`, 'm'));
     expect(server.seen.at(-1)?.url).toMatch(/^\/api\/sessions\/latest-state\?target=10\.0\.0\.0%2F29/);
+  });
+
+  it("a host key the scanner's own script could not measure is a warning of the run, in pipeline.log too", async () => {
+    const unmeasured = XML.replace(
+      '<service name="ssh" method="table" conf="3"/></port>',
+      '<service name="ssh" method="table" conf="3"/><script id="svc-ssh-host-keys" output="keys:"><table key="keys"></table>' +
+        '<table key="unmeasured"><elem>rsa-sha2-512: no key after 3 tries</elem></table></script></port>',
+    );
+    expect(unmeasured).not.toBe(XML);
+    await fs.writeFile(path.join(dir, 'unmeasured.xml'), unmeasured);
+    const nmap = path.join(dir, 'nmap-unmeasured');
+    await fs.writeFile(nmap, `#!/bin/sh\ncat '${path.join(dir, 'unmeasured.xml')}'\n`, { mode: 0o755 });
+    const { warnings, log } = await scan(path.join(dir, 'unmeasured'), { nmap });
+    const line =
+      '10.0.0.6:22: SSH host key not measured (rsa-sha2-512: no key after 3 tries); its size was not checked';
+    expect(warnings).toEqual([line]);
+    expect(log).toContain(` stage nmap not checked ${line}\n`);
   });
 });

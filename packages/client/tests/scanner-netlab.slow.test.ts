@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScanFinding } from '../src/pipeline/types.ts';
-import { type NmapProgress, type NmapRunResult, runNmap } from '../src/scanner/index.ts';
+import { type NmapProgress, type NmapRunResult, notCheckedOn, runNmap } from '../src/scanner/index.ts';
 import { detectionTableBody, REGENERATE, TABLE_FILE, tableBodyOf } from '@svc/test-support/netlab/detection-table';
 import {
   type HostRole,
@@ -14,7 +14,7 @@ import {
   sweepStale,
 } from '@svc/test-support/netlab';
 import { HARDENED, PLANTED, scanPlanted } from '@svc/test-support/netlab/planted';
-import { everyOtherHangUp } from '@svc/test-support/netlab/services';
+import { everyOtherHangUp, sshdCurveOnly } from '@svc/test-support/netlab/services';
 import { SSH_HOST_KEYS_ID } from '../src/scanner/nse/ssh-host-keys.ts';
 import { tableAt, tables } from '../src/scanner/rules/script-tree.ts';
 
@@ -126,6 +126,24 @@ function measuredKeys(run: NmapRunResult, role: HostRole, port: number): string[
 const keygenFingerprint = (daemon: string, type: string) =>
   execFileSync('ssh-keygen', ['-l', '-f', join(lab.dir, daemon, `ssh_host_${type}_key.pub`)], { encoding: 'utf8' });
 
+/** svc-ssh-host-keys alone on one port of the ssh host: a SYN scan, no other script, so no other connection. */
+const scanOwnScript = (port: number) =>
+  runNmap({
+    targets: ipOf('ssh'),
+    profile: {
+      name: 'host-keys',
+      description: 'svc-ssh-host-keys alone',
+      scan: ['-sS', '-n', '-Pn'],
+      ports: `T:${port}`,
+      scripts: '',
+      ownScripts: [SSH_HOST_KEYS_ID],
+      limits: ['--script-timeout', '2m'],
+    },
+    wrapper: lab.wrapper,
+    scope: [lab.subnet],
+    timeoutMs: 4 * 60_000,
+  });
+
 describe("host keys measured by the scanner's own script", () => {
   it("measures the RSA key of OpenSSH's defaults, which nmap's ssh-hostkey cannot see, with ssh-keygen's fingerprints", () => {
     const keys = measuredKeys(result, HARDENED, 22);
@@ -138,25 +156,20 @@ describe("host keys measured by the scanner's own script", () => {
   it('fetches a key again when a try fails: behind a front that hangs up on every other connection, in two tries', async () => {
     // 22222: a port nmap's shortport.ssh takes for SSH without service detection.
     await lab.startService('ssh', everyOtherHangUp(ipOf('ssh'), 22222, 22));
-    // Only the own script and a SYN scan: no other connection reaches the front, so its count is the script's.
-    const run = await runNmap({
-      targets: ipOf('ssh'),
-      profile: {
-        name: 'host-keys',
-        description: 'svc-ssh-host-keys alone',
-        scan: ['-sS', '-n', '-Pn'],
-        ports: 'T:22222',
-        scripts: '',
-        ownScripts: [SSH_HOST_KEYS_ID],
-        limits: ['--script-timeout', '2m'],
-      },
-      wrapper: lab.wrapper,
-      scope: [lab.subnet],
-      timeoutMs: 4 * 60_000,
-    });
+    const run = await scanOwnScript(22222);
     const keys = measuredKeys(run, 'ssh', 22222);
     expect(keys).toEqual([expect.stringMatching(/^ssh-rsa 1024 SHA256:\S+ rsa-sha2-512 2$/)]);
     expect(keygenFingerprint('sshd-weak', 'rsa')).toContain(` ${keys[0]?.split(' ')[2]} `);
+  });
+
+  it('says which keys it could not measure, and why: a server without a Diffie-Hellman key exchange', async () => {
+    // 55554: another port nmap's shortport.ssh takes for SSH.
+    await lab.startService('ssh', sshdCurveOnly(lab.dir, ipOf('ssh'), 55554));
+    const run = await scanOwnScript(55554);
+    expect(measuredKeys(run, 'ssh', 55554)).toEqual([]);
+    expect(notCheckedOn(run.hosts)).toEqual([
+      `${ipOf('ssh')}:55554: SSH host key not measured (rsa-sha2-512: no Diffie-Hellman key exchange in common); its size was not checked`,
+    ]);
   });
 });
 

@@ -61,6 +61,13 @@ export const OWN_RULE_SCRIPTS: readonly string[] = [
   ...new Set(RULE_FAMILIES.flatMap((f) => f.ownScripts ?? [])),
 ].sort();
 
+/** What the scripts could not check on the hosts that are up (`10.0.0.5:22 …`), for the run's warnings. */
+export function notCheckedOn(hosts: readonly NmapHost[]): string[] {
+  return hosts
+    .filter((h) => h.status.state === 'up')
+    .flatMap((h) => RULE_FAMILIES.flatMap((family) => family.notChecked?.(h) ?? []));
+}
+
 /** Applies every rule family to every host that is up. */
 export function detectFindings(hosts: readonly NmapHost[], ctx: RuleContext): ScanFinding[] {
   return hosts

@@ -97,6 +97,16 @@ function weakHostKeys(host: NmapHost, port: NmapPort): ScanFinding[] {
   ];
 }
 
+/** The keys svc-ssh-host-keys could not fetch, with its reason: their size is unknown, not fine. */
+function unmeasuredKeys(host: NmapHost): string[] {
+  return openPorts(host).flatMap((port) => {
+    const own = portScript(port, SSH_HOST_KEYS_ID);
+    const reasons = elemValues(tableAt(own?.children ?? [], 'unmeasured')?.children ?? []);
+    const where = `${host.addresses[0]?.addr ?? '?'}:${port.portid}`;
+    return reasons.map((r) => `${where}: SSH host key not measured (${r}); its size was not checked`);
+  });
+}
+
 function protocol1(host: NmapHost, port: NmapPort): ScanFinding[] {
   const v1 = portScript(port, 'sshv1');
   if (v1 === undefined || !/supports SSHv1/i.test(v1.output)) return [];
@@ -128,4 +138,5 @@ export const ssh: RuleFamily = {
       ...protocol1(host, port),
     ]);
   },
+  notChecked: unmeasuredKeys,
 };

@@ -17,4 +17,6 @@ export interface RuleFamily {
   /** The scanner's own NSE scripts it reads (scanner/nse/), which every profile running scripts adds. */
   ownScripts?: readonly string[];
   evaluate: (host: NmapHost, ctx: RuleContext) => ScanFinding[];
+  /** What the family's scripts said they could not check on the host, one line each for the user. */
+  notChecked?: (host: NmapHost) => string[];
 }

@@ -18,6 +18,7 @@ import {
   addAnsweredHost,
   addScannedPorts,
   detectFindings,
+  notCheckedOn,
   formatCommand,
   type NmapProgress,
   parseTargets,
@@ -176,6 +177,8 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
   if (!result.complete) warn('nmap was cut short (timeout): the session holds what it reported');
   ctx.scanTime = scanTimeOf(result.run) ?? deps.now();
   const ruleFindings = detectFindings(result.hosts, { scanTime: ctx.scanTime, vulnIndex: input.vulnIndex });
+  const notChecked = notCheckedOn(result.hosts);
+  for (const w of notChecked) warn(w);
   if (tools.enrichment.length > 0) stage('enrichment');
   const toolFindings = await runEnrichment(tools.enrichment, result.hosts, toolOpts);
   const findings = mergeToolFindings(ruleFindings, toolFindings);
@@ -229,6 +232,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
     preamble: [
       `nmap command ${formatCommand(result.command)}`,
       `nmap ${result.durationMs} ms (${result.startedAt} to ${result.finishedAt}, exit ${result.exitCode ?? result.signal}, ${result.mode} scan${result.complete ? '' : ', cut short'})`,
+      ...notChecked.map((w) => `nmap not checked ${w}`),
       ...toolLog,
     ],
   }).finally(() => claimed.release());
