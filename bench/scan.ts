@@ -27,6 +27,7 @@ import {
   parseNmapXml,
   parseTargets,
   PROFILES,
+  writeOwnScripts,
 } from '@svc/client/engine';
 import { startNetlab } from '@svc/test-support/netlab';
 import { PLANTED_PORTS } from '@svc/test-support/netlab/planted';
@@ -172,10 +173,17 @@ async function main(): Promise<void> {
   const ips = Object.values(lab.hosts).map((h) => h.ip);
   if (!ips.every((ip) => ip.startsWith('10.231.0.')))
     throw new Error(`refusing to scan ${ips}: outside the test network`);
+  // The scanner's own NSE scripts, which svc scan writes out for each run, written once for the bare runs.
+  const scripts = await writeOwnScripts(PROFILES[PROFILE].ownScripts);
+  onCleanup(`remove ${scripts.dir}`, scripts.remove, scripts.remove);
   const nmapArgv = [
     ...lab.wrapper,
     DEFAULT_NMAP_PATH,
-    ...buildNmapArgs(PROFILES[PROFILE], parseTargets(ips, null), { privileged: true, ports: PLANTED_PORTS }),
+    ...buildNmapArgs(PROFILES[PROFILE], parseTargets(ips, null), {
+      privileged: true,
+      ports: PLANTED_PORTS,
+      scriptDir: scripts.dir,
+    }),
   ];
   const svcArgv = (sessions: string, tools: boolean) => [
     ...lab.wrapper,

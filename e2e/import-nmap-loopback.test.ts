@@ -3,10 +3,10 @@ import fs from 'node:fs/promises';
 import type net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { buildNmapArgs, parseTargets, PROFILES } from '@svc/client/engine';
+import { buildNmapArgs, PROFILES, parseTargets, writeOwnScripts } from '@svc/client/engine';
 import { findNmap } from '@svc/client/kit';
 import { scannerSessionId } from '@svc/protocol';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { runCli, SVC, tempHome } from '@svc/test-support/cli';
 import { usePortalWithKey } from './helpers/portal-with-key.ts';
 import { listenOldSshBanner } from './helpers/ssh-banner.ts';
@@ -56,9 +56,12 @@ async function svc(args: string[]): Promise<{ out: Out; doc: Doc }> {
 async function nmapToFile(file: string): Promise<void> {
   const nmap = findNmap(process.env);
   if (nmap === undefined) throw new Error('nmap is not installed');
+  const scripts = await writeOwnScripts(PROFILES.quick_recon.ownScripts);
+  onTestFinished(scripts.remove);
   const args = buildNmapArgs(PROFILES.quick_recon, parseTargets('127.0.0.1', null), {
     privileged: process.getuid?.() === 0,
     ports: `T:${port}`,
+    scriptDir: scripts.dir,
   });
   const xml = await new Promise<string>((resolve, reject) => {
     const child = spawn(nmap, args, { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -22,6 +22,7 @@ export {
   PROFILES,
   runNmap,
 } from '../scanner/index.ts';
+export { writeOwnScripts } from '../scanner/nse/index.ts';
 export { runScan } from '../scanner/run/run-scan.ts';
 
 // The pipeline's inputs and settings.

@@ -1,4 +1,5 @@
 import { access, constants } from 'node:fs/promises';
+import { removedAfter } from '../kit/process/exit-on-signals.ts';
 import { runWithDeadline } from '../kit/process/run.ts';
 import { buildNmapArgs } from './nmap-args.ts';
 import { isProfileName, type NmapProfile, PROFILES } from './nmap-profiles.ts';
@@ -117,15 +118,12 @@ export async function runNmap(opts: RunNmapOptions): Promise<NmapRunResult> {
   await assertNmapInstalled(nmapPath);
   const own = profile.ownScripts ?? [];
   const scripts = own.length === 0 ? undefined : await writeOwnScripts(own);
-  try {
+  const run = () => {
     const args = buildNmapArgs(profile, targets, { ...argsOptions, scriptDir: scripts?.dir });
-    return await execute(
-      { command: [...(opts.wrapper ?? []), nmapPath, ...args], nmapPath, profile, privileged },
-      opts,
-    );
-  } finally {
-    await scripts?.remove();
-  }
+    return execute({ command: [...(opts.wrapper ?? []), nmapPath, ...args], nmapPath, profile, privileged }, opts);
+  };
+  // Removed however the run ends, a Ctrl-C of `svc scan` included.
+  return scripts === undefined ? run() : removedAfter(scripts.remove, run);
 }
 
 interface Prepared {

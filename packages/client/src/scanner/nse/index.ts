@@ -1,4 +1,5 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SSH_HOST_KEYS_ID, SSH_HOST_KEYS_SOURCE } from './ssh-host-keys.ts';
@@ -17,12 +18,13 @@ export function ownScriptPath(dir: string, id: string): string {
 
 export interface WrittenScripts {
   dir: string;
-  remove: () => Promise<void>;
+  /** Synchronous, so that it may run in an 'exit' listener (kit/process/exit-on-signals.ts removedAfter). */
+  remove: () => void;
 }
 
 export async function writeOwnScripts(ids: readonly string[]): Promise<WrittenScripts> {
   const dir = await mkdtemp(join(tmpdir(), 'svc-nse-'));
-  const remove = () => rm(dir, { recursive: true, force: true });
+  const remove = () => rmSync(dir, { recursive: true, force: true });
   try {
     for (const id of ids) {
       const source = OWN_SCRIPTS[id];
@@ -30,7 +32,7 @@ export async function writeOwnScripts(ids: readonly string[]): Promise<WrittenSc
       await writeFile(ownScriptPath(dir, id), source, { mode: 0o600, flag: 'wx' });
     }
   } catch (err) {
-    await remove();
+    remove();
     throw err;
   }
   return { dir, remove };
