@@ -305,12 +305,12 @@ export function bannerServer(addr: string, port: number, banner: string): Servic
 }
 
 /**
- * A front for a TCP service on the same host that hangs up on the 1st, 3rd, 5th… connection and
- * passes the others through: a server on which every other try of a script fails.
+ * A front for a TCP service on the same host that hangs up on its 1st and 3rd connection and
+ * passes every other one through: a server on which a script's first try of each step fails.
  */
-export function everyOtherHangUp(addr: string, port: number, targetPort: number): ServiceSpec {
-  const script = `const net=require('net');let n=0;net.createServer(s=>{n+=1;if(n%2===1){s.destroy();return}const u=net.connect(${targetPort},${JSON.stringify(addr)});s.pipe(u).pipe(s);s.on('error',()=>u.destroy());u.on('error',()=>s.destroy())}).listen(${port},${JSON.stringify(addr)})`;
-  return { name: 'every-other-hang-up', argv: [process.execPath, '-e', script], ready: { proto: 'tcp', port } };
+export function hangsUpTwice(addr: string, port: number, targetPort: number): ServiceSpec {
+  const script = `const net=require('net');let n=0;net.createServer(s=>{n+=1;if(n===1||n===3){s.destroy();return}const u=net.connect(${targetPort},${JSON.stringify(addr)});s.pipe(u).pipe(s);s.on('error',()=>u.destroy());u.on('error',()=>s.destroy())}).listen(${port},${JSON.stringify(addr)})`;
+  return { name: 'hangs-up-twice', argv: [process.execPath, '-e', script], ready: { proto: 'tcp', port } };
 }
 
 /** Samba with SMBv1 allowed and signing disabled, one read-only guest share. */
