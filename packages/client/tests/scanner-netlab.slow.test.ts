@@ -148,7 +148,8 @@ describe("host keys measured by the scanner's own script", () => {
   it("measures the RSA key of OpenSSH's defaults, which nmap's ssh-hostkey cannot see, with ssh-keygen's fingerprints", () => {
     const keys = measuredKeys(result, HARDENED, 22);
     expect(keys.map((k) => k.split(' ').slice(0, 2).join(' '))).toEqual(['ssh-rsa 3072', 'ssh-ed25519 256']);
-    expect(keys[0]).toMatch(/ rsa-sha2-512 1$/);
+    // Asked for as current OpenSSH offers it; in 1 try, or more when nmap's key exchange failed (once in 500).
+    expect(keys[0]).toMatch(/ rsa-sha2-512 [123]$/);
     expect(keygenFingerprint('sshd-hardened', 'rsa')).toContain(` ${keys[0]?.split(' ')[2]} `);
     expect(keygenFingerprint('sshd-hardened', 'ed25519')).toContain(` ${keys[1]?.split(' ')[2]} `);
   });
