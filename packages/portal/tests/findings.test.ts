@@ -139,6 +139,11 @@ describe('findings endpoints', () => {
       (await db.query('SELECT count(*) FROM session_findings WHERE session_id = $1 AND in_scan', [sessionId])).rows[0]
         .count,
     );
+  /** Detail rows of the session, every client's. */
+  const detailRows = async (sessionId: string) =>
+    Number(
+      (await db.query('SELECT count(*) FROM session_finding_details WHERE session_id = $1', [sessionId])).rows[0].count,
+    );
 
   usePortalWithDb(async (p) => {
     ({ portal, db } = p);
@@ -444,7 +449,9 @@ describe('findings endpoints', () => {
       sid,
       keyA.record.client_id,
     ]);
-    expect(await indexRows(sid)).toBe(1); // only client B's
+    // The index goes with its state row (migration 0037's trigger): only client B's is left.
+    expect(await indexRows(sid)).toBe(1);
+    expect(await detailRows(sid)).toBe(1);
     expect(await order('')).toEqual([0, 5, 1, 2, 3, 4]);
     expect(await order('status=resolved')).toEqual([0]);
     const blocks = await get(`${sid}/blocks?client_id=${keyA.record.client_id}`, withToken(admin));
@@ -469,6 +476,7 @@ describe('findings endpoints', () => {
     const del = await http(portal.url, 'DELETE', `/api/sessions?session=${other}`, { headers: withToken(admin) });
     expect(del.status, del.text).toBe(200);
     expect(await indexRows(other)).toBe(0);
+    expect(await detailRows(other)).toBe(0);
     const state = await db.query('SELECT count(*) FROM session_findings_state WHERE session_id = $1', [other]);
     expect(Number(state.rows[0].count)).toBe(0);
   });

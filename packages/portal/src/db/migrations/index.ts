@@ -35,6 +35,7 @@ import * as m0033 from './0033_sessions_trend_index.ts';
 import * as m0034 from './0034_finding_records_fillfactor.ts';
 import * as m0035 from './0035_target_latest_risk.ts';
 import * as m0036 from './0036_webhook_outbox.ts';
+import * as m0037 from './0037_findings_index_cascade.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -77,4 +78,5 @@ export const migrations: Record<string, Migration> = {
   '0034_finding_records_fillfactor': m0034,
   '0035_target_latest_risk': m0035,
   '0036_webhook_outbox': m0036,
+  '0037_findings_index_cascade': m0037,
 };
