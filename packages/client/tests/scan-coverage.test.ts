@@ -173,4 +173,17 @@ describe('nmap coverage', () => {
     expect(warnings).toEqual([line]);
     expect(log).toContain(` stage nmap not checked ${line}\n`);
   });
+
+  it("nmap's own warnings are warnings of the run, in pipeline.log too", async () => {
+    const nmap = path.join(dir, 'nmap-warns');
+    await fs.writeFile(
+      nmap,
+      `#!/bin/sh\necho 'Failed to resolve "gone.invalid".' >&2\necho 'Starting Nmap' >&2\ncat '${path.join(dir, 'run.xml')}'\n`,
+      { mode: 0o755 },
+    );
+    const { warnings, log } = await scan(path.join(dir, 'warns'), { nmap });
+    expect(warnings).toEqual(['nmap: Failed to resolve "gone.invalid".']);
+    expect(log).toContain(' stage nmap warning Failed to resolve "gone.invalid".\n');
+    expect(log).not.toContain('Starting Nmap');
+  });
 });

@@ -232,6 +232,8 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
     preamble: [
       `nmap command ${formatCommand(result.command)}`,
       `nmap ${result.durationMs} ms (${result.startedAt} to ${result.finishedAt}, exit ${result.exitCode ?? result.signal}, ${result.mode} scan${result.complete ? '' : ', cut short'})`,
+      // nmap's own warnings (a name it could not resolve, a host it skipped) explain a thin session later.
+      ...result.warnings.map((w) => `nmap warning ${w}`),
       ...notChecked.map((w) => `nmap not checked ${w}`),
       ...toolLog,
     ],
