@@ -36,6 +36,7 @@ import * as m0034 from './0034_finding_records_fillfactor.ts';
 import * as m0035 from './0035_target_latest_risk.ts';
 import * as m0036 from './0036_webhook_outbox.ts';
 import * as m0037 from './0037_findings_index_cascade.ts';
+import * as m0038 from './0038_findings_index_unused.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -79,4 +80,5 @@ export const migrations: Record<string, Migration> = {
   '0035_target_latest_risk': m0035,
   '0036_webhook_outbox': m0036,
   '0037_findings_index_cascade': m0037,
+  '0038_findings_index_unused': m0038,
 };
