@@ -73,9 +73,10 @@ function where(s: RecordSelection): RawBuilder<SqlBool> {
   if (s.overdue !== undefined) all.push(s.overdue ? overdue(s.today) : sql`NOT ${overdue(s.today)}`);
   if (s.epssMin !== undefined) all.push(sql`epss >= ${s.epssMin}`);
   if (s.dueBefore !== undefined) all.push(sql`due_date <= ${s.dueBefore}`);
-  if (s.host?.kind === 'address') all.push(sql`host = ${s.host.value}`);
-  else if (s.host !== undefined) all.push(sql`host LIKE ${prefix(s.host.value)}`);
-  if (s.hostPrefix !== undefined) all.push(sql`host LIKE ${prefix(s.hostPrefix)}`);
+  // In byte order, as the host order's index holds them: a range of it (migration 0039).
+  if (s.host?.kind === 'address') all.push(sql`host COLLATE "C" = ${s.host.value}`);
+  else if (s.host !== undefined) all.push(sql`host COLLATE "C" LIKE ${prefix(s.host.value)}`);
+  if (s.hostPrefix !== undefined) all.push(sql`host COLLATE "C" LIKE ${prefix(s.hostPrefix)}`);
   return sql<SqlBool>`${sql.join(all, sql` AND `)}`;
 }
 

@@ -37,6 +37,7 @@ import * as m0035 from './0035_target_latest_risk.ts';
 import * as m0036 from './0036_webhook_outbox.ts';
 import * as m0037 from './0037_findings_index_cascade.ts';
 import * as m0038 from './0038_findings_index_unused.ts';
+import * as m0039 from './0039_finding_records_host_index.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -81,4 +82,5 @@ export const migrations: Record<string, Migration> = {
   '0036_webhook_outbox': m0036,
   '0037_findings_index_cascade': m0037,
   '0038_findings_index_unused': m0038,
+  '0039_finding_records_host_index': m0039,
 };
