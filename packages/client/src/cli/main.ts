@@ -7,36 +7,44 @@ import { exitOnSignals } from '../kit/process/exit-on-signals.ts';
 import { processContext, type CliContext, type RegisterCommand } from './context.ts';
 import { CLIENT_VERSION } from '../kit/version.ts';
 import { CliError, EXIT_CODES, type ExitKind, Output } from './output.ts';
-import registerAlert from './commands/alert.ts';
-import registerApiDebug from './commands/api-debug.ts';
-import registerDependencyCheck from './commands/dependency-check.ts';
-import registerE2eSmokeTest from './commands/e2e-smoke-test.ts';
-import registerExport from './commands/export.ts';
-import registerImport from './commands/import.ts';
-import registerLicense from './commands/license.ts';
-import registerPiValidate from './commands/pi-validate.ts';
-import registerScan from './commands/scan.ts';
-import registerSyntheticCollection from './commands/synthetic-collection.ts';
-import registerUpload from './commands/upload.ts';
 
-const COMMANDS: RegisterCommand[] = [
-  registerUpload,
-  registerLicense,
-  registerApiDebug,
-  registerE2eSmokeTest,
-  registerPiValidate,
-  registerDependencyCheck,
-  registerSyntheticCollection,
-  registerAlert,
-  registerScan,
-  registerExport,
-  registerImport,
-];
+/**
+ * Each command's module by the command's name, in the order help lists them, loaded when a run
+ * needs it: a command line that names a command loads that command's code alone. Loading every
+ * command made each run read about 590 modules, the scanner, reports, imports and mail among
+ * them, whatever it did (`svc license status` needs about 360).
+ */
+const COMMANDS = new Map<string, () => Promise<{ default: RegisterCommand }>>([
+  ['upload', () => import('./commands/upload.ts')],
+  ['license', () => import('./commands/license.ts')],
+  ['api-debug', () => import('./commands/api-debug.ts')],
+  ['e2e-smoke-test', () => import('./commands/e2e-smoke-test.ts')],
+  ['pi-validate', () => import('./commands/pi-validate.ts')],
+  ['dependency-check', () => import('./commands/dependency-check.ts')],
+  ['synthetic-collection', () => import('./commands/synthetic-collection.ts')],
+  ['alert', () => import('./commands/alert.ts')],
+  ['scan', () => import('./commands/scan.ts')],
+  ['export', () => import('./commands/export.ts')],
+  ['import', () => import('./commands/import.ts')],
+]);
+
+export const COMMAND_NAMES: readonly string[] = [...COMMANDS.keys()];
+
+/**
+ * The commands a command line needs: the one its first word names, else every command (the
+ * program's help and version, `svc help …`, a mistyped name that Commander answers with the
+ * names it knows).
+ */
+export async function commandsFor(argv: readonly string[]): Promise<RegisterCommand[]> {
+  const named = argv[0] === undefined ? undefined : COMMANDS.get(argv[0]);
+  const loaders = named === undefined ? [...COMMANDS.values()] : [named];
+  return Promise.all(loaders.map(async (load) => (await load()).default));
+}
 
 export const VERSION = CLIENT_VERSION;
 
-/** Builds the `svc` program for one run. `agent` joins COMMANDS when it exists. */
-export function buildProgram(ctx: CliContext): Command {
+/** Builds the `svc` program for one run with `commands` (commandsFor). */
+export function buildProgram(ctx: CliContext, commands: readonly RegisterCommand[]): Command {
   const program = new Command('svc')
     .description('Scan collection client: upload sessions, check the license, validate hosts and debug the portal')
     .version(VERSION, '-V, --version')
@@ -50,7 +58,7 @@ export function buildProgram(ctx: CliContext): Command {
     'after',
     '\nExit codes: 0 done; 1 the operation failed (a check failed, the portal refused or could not be reached); 2 usage or configuration error.\nColor is used only on an interactive terminal with NO_COLOR unset.',
   );
-  for (const register of COMMANDS) register(program, ctx);
+  for (const register of commands) register(program, ctx);
   // Every subcommand reports through the same output and exit-code handling.
   for (const cmd of allCommands(program))
     cmd.exitOverride().configureOutput({
@@ -66,8 +74,8 @@ function allCommands(cmd: Command): Command[] {
 
 /** Runs one command line and returns the exit code; never throws. */
 export async function run(argv: string[], ctx: CliContext): Promise<number> {
-  const program = buildProgram(ctx);
   try {
+    const program = buildProgram(ctx, await commandsFor(argv));
     await program.parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {

@@ -18,7 +18,6 @@ import { detectFormat } from '../../imports/detect.ts';
 import { DEFAULT_MAX_BYTES } from '../../imports/guard.ts';
 import { FORMATS } from '../../imports/common.ts';
 import { sessionFileProblem } from '../../upload/session-file-check.ts';
-import { importAndReport } from './import.ts';
 
 interface UploadOpts extends CommonOpts {
   log?: string;
@@ -82,6 +81,8 @@ export default function register(program: Command, ctx: CliContext): void {
     if (foreign !== null) {
       if (opts.log !== undefined || opts.report !== undefined || opts.exec !== undefined)
         throw usageError(`${session} is a ${foreign} file to import: -l, -r and -e apply to session files only`);
+      // The import command's code (its scanner, alerts and mail) loads for a foreign file only.
+      const { importAndReport } = await import('./import.ts');
       return importAndReport(
         session,
         { format: foreign, maxBytes: DEFAULT_MAX_BYTES, json: opts.json, upload: target, common: opts },
