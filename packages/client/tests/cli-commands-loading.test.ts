@@ -1,31 +1,16 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { REPO } from '@svc/test-support/cli';
 import { buildProgram, COMMAND_NAMES, commandsFor, run } from '../src/cli/main.ts';
-import type { CliContext } from '../src/cli/context.ts';
+import { capturedContext } from './helpers/captured-cli.ts';
 
 /** A run loads the code of the command it names, and every command only when it needs them all. */
 
 const exec = promisify(execFile);
 
-function context(): { ctx: CliContext; out: () => string; err: () => string } {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const text = { out: '', err: '' };
-  stdout.on('data', (c: Buffer) => (text.out += c.toString()));
-  stderr.on('data', (c: Buffer) => (text.err += c.toString()));
-  const ctx: CliContext = {
-    streams: { stdout, stderr, env: { NO_COLOR: '1' } },
-    env: {},
-    home: '/nonexistent-svc-home',
-    now: () => new Date(),
-    stdinIsTTY: false,
-  };
-  return { ctx, out: () => text.out, err: () => text.err };
-}
+const context = () => capturedContext('/nonexistent-svc-home');
 
 const namesOf = async (argv: string[]) =>
   buildProgram(context().ctx, await commandsFor(argv)).commands.map((c) => c.name());
@@ -46,9 +31,9 @@ describe('loading the commands', () => {
   });
 
   it('a mistyped command is answered with the names it could mean (exit 2)', async () => {
-    const { ctx, err } = context();
+    const { ctx, stderr } = context();
     expect(await run(['scna'], ctx)).toBe(2);
-    expect(err()).toMatch(/unknown command 'scna'[\s\S]*Did you mean scan\?/);
+    expect(stderr()).toMatch(/unknown command 'scna'[\s\S]*Did you mean scan\?/);
   });
 
   it('`svc license --help` reads none of the scanner, reports, imports, pipeline, alerts or mail', async () => {

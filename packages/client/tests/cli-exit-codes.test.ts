@@ -1,13 +1,13 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endingOf, run } from '../src/cli/main.ts';
 import { CliError, EXIT_CODES, usageError } from '../src/cli/output.ts';
 import { ConfigError } from '../src/kit/config/settings.ts';
 import { HttpError } from '../src/kit/http/request.ts';
 import { PortalError, type PortalErrorKind } from '../src/kit/portal/errors.ts';
+import { capturedContext } from './helpers/captured-cli.ts';
 
 /** docs/cli.md#exit-codes: every kind of ending has one exit code, and every error one kind. */
 
@@ -20,19 +20,9 @@ afterAll(async () => {
 });
 
 async function svc(args: string[], now: () => Date = () => new Date()) {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const chunks = { out: '', err: '' };
-  stdout.on('data', (c: Buffer) => (chunks.out += c.toString()));
-  stderr.on('data', (c: Buffer) => (chunks.err += c.toString()));
-  const code = await run(args, {
-    streams: { stdout, stderr, env: { NO_COLOR: '1' } },
-    env: {},
-    home: dir,
-    now,
-    stdinIsTTY: false,
-  });
-  return { code, stdout: chunks.out, stderr: chunks.err };
+  const { ctx, stdout, stderr } = capturedContext(dir, now);
+  const code = await run(args, ctx);
+  return { code, stdout: stdout(), stderr: stderr() };
 }
 
 describe('the exit code table', () => {

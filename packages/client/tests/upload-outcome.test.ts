@@ -1,11 +1,11 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../src/cli/main.ts';
 import { Settings } from '../src/kit/config/settings.ts';
 import { ScanUploadError, uploadProduced } from '../src/upload/produced-upload.ts';
+import { capturedContext } from './helpers/captured-cli.ts';
 import { type RecordingServer, startRecordingServer } from './helpers/recording-server.ts';
 
 /**
@@ -41,19 +41,9 @@ const answer = (status: number, body: unknown) =>
   });
 
 async function svcUpload(): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = new PassThrough();
-  const stderr = new PassThrough();
-  const chunks = { out: '', err: '' };
-  stdout.on('data', (c: Buffer) => (chunks.out += c.toString()));
-  stderr.on('data', (c: Buffer) => (chunks.err += c.toString()));
-  const code = await run(['upload', sessionFile, '-u', `${server.base}/api/upload`, '-k', KEY], {
-    streams: { stdout, stderr, env: { NO_COLOR: '1' } },
-    env: {},
-    home: dir,
-    now: () => new Date(),
-    stdinIsTTY: false,
-  });
-  return { code, stdout: chunks.out, stderr: chunks.err };
+  const { ctx, stdout, stderr } = capturedContext(dir);
+  const code = await run(['upload', sessionFile, '-u', `${server.base}/api/upload`, '-k', KEY], ctx);
+  return { code, stdout: stdout(), stderr: stderr() };
 }
 
 const CONFLICT = {

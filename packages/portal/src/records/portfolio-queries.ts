@@ -39,6 +39,8 @@ const holds = (today: string) =>
   sql<SqlBool>`(exception_reason IS NOT NULL AND (exception_expiry IS NULL OR exception_expiry >= ${today}))`;
 const overdue = (today: string) =>
   sql<SqlBool>`(status <> 'resolved' AND disposition IS NULL AND NOT ${holds(today)} AND due_date IS NOT NULL AND due_date < ${today})`;
+/** The host in byte order, as the host order's index holds it: its filters are a range of that index (migration 0039). */
+const HOST_BYTES = sql`host COLLATE "C"`;
 const prefix = (text: string) => `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 function where(s: RecordSelection): RawBuilder<SqlBool> {
@@ -73,10 +75,9 @@ function where(s: RecordSelection): RawBuilder<SqlBool> {
   if (s.overdue !== undefined) all.push(s.overdue ? overdue(s.today) : sql`NOT ${overdue(s.today)}`);
   if (s.epssMin !== undefined) all.push(sql`epss >= ${s.epssMin}`);
   if (s.dueBefore !== undefined) all.push(sql`due_date <= ${s.dueBefore}`);
-  // In byte order, as the host order's index holds them: a range of it (migration 0039).
-  if (s.host?.kind === 'address') all.push(sql`host COLLATE "C" = ${s.host.value}`);
-  else if (s.host !== undefined) all.push(sql`host COLLATE "C" LIKE ${prefix(s.host.value)}`);
-  if (s.hostPrefix !== undefined) all.push(sql`host COLLATE "C" LIKE ${prefix(s.hostPrefix)}`);
+  if (s.host?.kind === 'address') all.push(sql`${HOST_BYTES} = ${s.host.value}`);
+  else if (s.host !== undefined) all.push(sql`${HOST_BYTES} LIKE ${prefix(s.host.value)}`);
+  if (s.hostPrefix !== undefined) all.push(sql`${HOST_BYTES} LIKE ${prefix(s.hostPrefix)}`);
   return sql<SqlBool>`${sql.join(all, sql` AND `)}`;
 }
 
@@ -96,7 +97,7 @@ const KEY_ORDERS = {
   due_date_asc: { column: sql.ref('due_date'), type: sql`text`, desc: false, nullable: true },
   epss_desc: { column: sql.ref('epss'), type: sql`double precision`, desc: true, nullable: true },
   // Byte order: the same on every database whatever its locale (which may ignore dots and dashes).
-  host_asc: { column: sql`host COLLATE "C"`, type: sql`text`, desc: false, nullable: true },
+  host_asc: { column: HOST_BYTES, type: sql`text`, desc: false, nullable: true },
 } as const;
 export type KeySort = keyof typeof KEY_ORDERS;
 
