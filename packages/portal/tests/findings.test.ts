@@ -139,10 +139,11 @@ describe('findings endpoints', () => {
       (await db.query('SELECT count(*) FROM session_findings WHERE session_id = $1 AND in_scan', [sessionId])).rows[0]
         .count,
     );
-  /** Detail rows of the session, every client's. */
+  /** Pages of details of the session, every client's (migration 0040). */
   const detailRows = async (sessionId: string) =>
     Number(
-      (await db.query('SELECT count(*) FROM session_finding_details WHERE session_id = $1', [sessionId])).rows[0].count,
+      (await db.query('SELECT count(*) FROM session_finding_detail_pages WHERE session_id = $1', [sessionId])).rows[0]
+        .count,
     );
 
   usePortalWithDb(async (p) => {
@@ -444,6 +445,23 @@ describe('findings endpoints', () => {
     expect((await get(`${sid}/findings/-1?client_id=${keyA.record.client_id}`, withToken(admin))).status).toBe(400);
   });
 
+  it('a detail indexed a row per finding (a replica before migration 0040, mid-upgrade) is still shown', async () => {
+    const ref = [keyA.record.client_id, sid];
+    const page = await db.query(
+      'SELECT details FROM session_finding_detail_pages WHERE client_id = $1 AND session_id = $2 AND page = 0',
+      ref,
+    );
+    await db.query('DELETE FROM session_finding_detail_pages WHERE client_id = $1 AND session_id = $2', ref);
+    await db.query(
+      `INSERT INTO session_finding_details (client_id, session_id, ordinal, detail)
+       SELECT $1, $2, key::int, value::jsonb FROM json_each($3::json)`,
+      [...ref, page.rows[0].details],
+    );
+    const detail = await get(`${sid}/findings/0?client_id=${keyA.record.client_id}`, withToken(admin));
+    expect(detail.status, detail.text).toBe(200);
+    expect(detail.body).toMatchObject({ evidence: 'PostgreSQL 9.6 banner', rule_id: 'pg-open', service: 'postgresql' });
+  });
+
   it('a session stored before the index is indexed on its first request; blocks come from the index', async () => {
     await db.query('DELETE FROM session_findings_state WHERE session_id = $1 AND client_id = $2', [
       sid,
@@ -452,6 +470,8 @@ describe('findings endpoints', () => {
     // The index goes with its state row (migration 0037's trigger): only client B's is left.
     expect(await indexRows(sid)).toBe(1);
     expect(await detailRows(sid)).toBe(1);
+    // The rows of the test before, written as a replica before migration 0040 wrote them, go too.
+    expect((await db.query('SELECT count(*)::int AS n FROM session_finding_details')).rows[0].n).toBe(0);
     expect(await order('')).toEqual([0, 5, 1, 2, 3, 4]);
     expect(await order('status=resolved')).toEqual([0]);
     const blocks = await get(`${sid}/blocks?client_id=${keyA.record.client_id}`, withToken(admin));

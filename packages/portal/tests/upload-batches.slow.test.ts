@@ -8,6 +8,7 @@ import { postUpload, sessionParts } from '@svc/test-support/upload';
 import { pgArrayLiteral, textListCell } from '../src/db/bulk.ts';
 import { recordKeyOf } from '../src/records/evidence.ts';
 import { indexRowsOf } from '../src/sessions/findings-index.ts';
+import { DETAIL_PAGE } from '../src/sessions/detail-pages.ts';
 import { INSERT_CHUNK } from '../src/sessions/findings-queries.ts';
 
 /**
@@ -99,9 +100,11 @@ describe('an upload at the chunk boundary', () => {
 
       // The index: every row as indexRowsOf computes it (what the upload did aside), in file order.
       const { rows } = await db.query(
-        `SELECT f.*, d.detail FROM session_findings f JOIN session_finding_details d USING (client_id, session_id, ordinal)
+        `SELECT f.*, d.details::json -> f.ordinal::text AS detail
+         FROM session_findings f JOIN session_finding_detail_pages d
+           ON d.client_id = f.client_id AND d.session_id = f.session_id AND d.page = f.ordinal / $3
          WHERE f.client_id = $1 AND f.session_id = $2 ORDER BY f.ordinal`,
-        [clientId, `batch-${n}-a`],
+        [clientId, `batch-${n}-a`, DETAIL_PAGE],
       );
       const expected = indexRowsOf(first.doc);
       expect(rows).toHaveLength(n);
@@ -111,6 +114,11 @@ describe('an upload at the chunk boundary', () => {
         expect(got).toEqual(want);
         expect(stored).toEqual(JSON.parse(detail));
       });
+      const pages = await db.query(
+        'SELECT count(*)::int AS n FROM session_finding_detail_pages WHERE client_id = $1 AND session_id = $2',
+        [clientId, `batch-${n}-a`],
+      );
+      expect(pages.rows[0].n).toBe(Math.ceil(n / DETAIL_PAGE));
 
       // The records: one per finding, each with its finding's identity.
       const target = first.doc.metadata.target;

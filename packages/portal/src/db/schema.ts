@@ -302,11 +302,20 @@ export interface SessionFindingsTable {
   score_severity: string | null;
 }
 
+/** Written by portals before migration 0040 only (read as a fallback). */
 export interface SessionFindingDetailsTable {
   client_id: string;
   session_id: string;
   ordinal: number;
   detail: Json;
+}
+
+/** The details of DETAIL_PAGE consecutive ordinals, a JSON object keyed by ordinal (migration 0040). */
+export interface SessionFindingDetailPagesTable {
+  client_id: string;
+  session_id: string;
+  page: number;
+  details: string;
 }
 
 export type {
@@ -352,6 +361,7 @@ export interface Database {
   session_findings_state: SessionFindingsStateTable;
   session_findings: SessionFindingsTable;
   session_finding_details: SessionFindingDetailsTable;
+  session_finding_detail_pages: SessionFindingDetailPagesTable;
   finding_targets: FindingTargetsTable;
   finding_records: FindingRecordsTable;
   finding_history: FindingHistoryTable;

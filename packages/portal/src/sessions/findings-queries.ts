@@ -10,6 +10,7 @@ import type {
 import { type Kysely, type RawBuilder, type Selectable, sql, type SqlBool } from 'kysely';
 import type { Database, FindingRecordsTable, SessionFindingsTable } from '../db/schema.ts';
 import { arrayParam, chunksOf, pipelined, textListCell } from '../db/bulk.ts';
+import { DETAIL_PAGE, type DetailPage, detailPages } from './detail-pages.ts';
 import type { IndexRow } from './findings-index.ts';
 import { severityKey } from './findings-index.ts';
 import type { SessionRef } from './queries.ts';
@@ -105,6 +106,12 @@ const INDEX_RECORD = INDEX_COLUMNS.map(([c]) => c).join(', ');
  */
 export const INSERT_CHUNK = 5000;
 
+/** One row per page, each page's text a parameter of its own (no array literal for PostgreSQL to parse). */
+function insertPages(ref: SessionRef, pages: readonly DetailPage[]) {
+  const rows = pages.map((p) => sql`(${ref.clientId}, ${ref.sessionId}, ${p.page}, ${p.details})`);
+  return sql`INSERT INTO session_finding_detail_pages (client_id, session_id, page, details) VALUES ${sql.join(rows)}`;
+}
+
 /** The chunk's values, one array per column (unnest's input). */
 function columnArrays(rows: readonly IndexRow[]) {
   return sql.join(
@@ -143,11 +150,12 @@ export async function replaceFindingsIndex(
     .values({ ...key, ...state })
     .onConflict((oc) => oc.columns(['client_id', 'session_id']).doUpdateSet({ ...state, indexed_at: sql`now()` }))
     .execute();
-  for (const table of ['session_findings', 'session_finding_details'] as const)
+  for (const table of ['session_findings', 'session_finding_detail_pages', 'session_finding_details'] as const)
     await db.deleteFrom(table).where('client_id', '=', ref.clientId).where('session_id', '=', ref.sessionId).execute();
-  // Rows then details per chunk, each statement built while the one before it runs.
+  // Rows then the details' pages per chunk, each statement built while the one before it runs.
   let written = 0;
   const statements = function* () {
+    const pages = detailPages();
     for (const chunk of chunksOf(index.rows, INSERT_CHUNK)) {
       written += chunk.length;
       yield sql`
@@ -155,18 +163,11 @@ export async function replaceFindingsIndex(
         SELECT ${ref.clientId}, ${ref.sessionId}, ${sql.raw(INDEX_SELECTED)}
         FROM unnest(${columnArrays(chunk)}) AS x(${sql.raw(INDEX_RECORD)})
       `;
-      yield sql`
-        INSERT INTO session_finding_details (client_id, session_id, ordinal, detail)
-        SELECT ${ref.clientId}, ${ref.sessionId}, x.ordinal, x.detail::jsonb
-        FROM unnest(${arrayParam(
-          chunk.map((r) => r.ordinal),
-          'integer',
-        )}, ${arrayParam(
-          chunk.map((r) => r.detail),
-          'text',
-        )}) AS x(ordinal, detail)
-      `;
+      const done = pages.add(chunk);
+      if (done.length > 0) yield insertPages(ref, done);
     }
+    const last = pages.end();
+    if (last.length > 0) yield insertPages(ref, last);
   };
   await pipelined(db, statements(), (q) => q);
   // The state row's total is what the findings endpoint pages by: never let it disagree.
@@ -345,9 +346,12 @@ export async function findingAt(
   ordinal: number,
 ): Promise<FindingWithDetail | undefined> {
   const { rows } = await sql<FindingWithDetail>`
-    SELECT sf.*, ${RECORD_SELECT}, 0 AS sort_key, d.detail
+    SELECT sf.*, ${RECORD_SELECT}, 0 AS sort_key, COALESCE(p.details::json -> sf.ordinal::text, d.detail::json) AS detail
     FROM ${joined(target)}
-    JOIN session_finding_details d
+    LEFT JOIN session_finding_detail_pages p
+      ON p.client_id = sf.client_id AND p.session_id = sf.session_id AND p.page = sf.ordinal / ${DETAIL_PAGE}
+    -- Indexed by a replica of the version before migration 0040 during a rolling upgrade.
+    LEFT JOIN session_finding_details d
       ON d.client_id = sf.client_id AND d.session_id = sf.session_id AND d.ordinal = sf.ordinal
     WHERE sf.client_id = ${ref.clientId} AND sf.session_id = ${ref.sessionId} AND sf.ordinal = ${ordinal}
   `.execute(db);
