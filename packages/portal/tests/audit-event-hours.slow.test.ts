@@ -1,15 +1,14 @@
-import { Migrator } from 'kysely';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import type { AuditEventType } from '@svc/protocol';
 import { closeAuditHours, pruneAuditEvents, selectAuditEvents } from '../src/audit/queries.ts';
 import { migrateTo } from '../src/db/migrate.ts';
-import { migrations } from '../src/db/migrations/index.ts';
 import type { DatabaseHandle } from '../src/db/pool.ts';
 import { tableCounts } from '../src/operations/queries.ts';
 import { createTestDatabase } from '@svc/test-support/portal';
 import { useDatabaseConnections } from '@svc/test-support/portal-db';
 import { until } from '@svc/test-support/wait';
+import { migrateBefore } from './helpers/migrate-before.ts';
 
 /**
  * Migration 0032: the audit log's closed hours counted once and kept. The audit total of every
@@ -98,15 +97,7 @@ describe('audit event hours (migration 0032)', () => {
   it('is filled from the events already stored: every hour before the current one closed', async () => {
     const url = await createTestDatabase();
     const handle = open(url);
-    const older = new Migrator({
-      db: handle.db,
-      provider: {
-        getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0032')),
-      },
-      migrationTableName: 'schema_migrations',
-      migrationLockTableName: 'schema_migrations_lock',
-    });
-    expect((await older.migrateToLatest()).error).toBeUndefined();
+    await migrateBefore(handle.db, '0032');
     const c = await connect(url);
     await plantEdges(c);
     expect(await migrateTo(handle.db, '0032_audit_event_hours')).toEqual(['0032_audit_event_hours']);

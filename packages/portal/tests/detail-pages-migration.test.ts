@@ -1,11 +1,10 @@
-import { Migrator } from 'kysely';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import { migrations } from '../src/db/migrations/index.ts';
 import { openDatabase, type DatabaseHandle } from '../src/db/pool.ts';
 import { DETAIL_PAGE } from '../src/sessions/detail-pages.ts';
 import { createTestDatabase } from '@svc/test-support/portal';
+import { migrateBefore } from './helpers/migrate-before.ts';
 
 /**
  * Migration 0040 on a database an earlier version left: every finding's detail moves into the
@@ -19,16 +18,7 @@ afterAll(() => handle?.close());
 describe('migration 0040_finding_detail_pages', () => {
   it('moves each detail to the page of its position and keeps the cascade of the state row', async () => {
     handle = openDatabase(await createTestDatabase(), { max: 2, logger: pino({ level: 'silent' }) });
-    const older = new Migrator({
-      db: handle.db,
-      provider: {
-        getMigrations: async () =>
-          Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0040_finding_detail_pages')),
-      },
-      migrationTableName: 'schema_migrations',
-      migrationLockTableName: 'schema_migrations_lock',
-    });
-    expect((await older.migrateToLatest()).error).toBeUndefined();
+    await migrateBefore(handle.db, '0040_finding_detail_pages');
     const q = (text: string, values: unknown[] = []) => handle.pool.query(text, values).then((r) => r.rows);
     // Session acme/s1: positions 0 to 249 but 7 (not an object in its file); beta/s1 one finding.
     const ordinals = Array.from({ length: 250 }, (_v, i) => i).filter((i) => i !== 7);

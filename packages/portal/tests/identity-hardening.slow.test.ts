@@ -3,17 +3,16 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { Migrator } from 'kysely';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import { migrations } from '../src/db/migrations/index.ts';
 import { openDatabase } from '../src/db/pool.ts';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
 import { checkBootstrapPassword } from '../src/identity/bootstrap.ts';
 import { http, type HttpResult } from '@svc/test-support/http';
 import { createTestDatabase, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import { killAll, makeDataDir, spawnPortal, waitForExit } from '@svc/test-support/portal-process';
+import { migrateBefore } from './helpers/migrate-before.ts';
 
 /** Hardening of the portal's own identity provider (docs/identity.md#limits-and-hardening). */
 
@@ -586,15 +585,7 @@ describe('migration 0010 on a database an older portal left', () => {
     const handle = openDatabase(url, { max: 2, logger: pino({ level: 'silent' }) });
     const pool = new pg.Pool({ connectionString: url, max: 1 });
     try {
-      const older = new Migrator({
-        db: handle.db,
-        provider: {
-          getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0010')),
-        },
-        migrationTableName: 'schema_migrations',
-        migrationLockTableName: 'schema_migrations_lock',
-      });
-      expect((await older.migrateToLatest()).error).toBeUndefined();
+      await migrateBefore(handle.db, '0010');
       await pool.query(`
         INSERT INTO users (id, email, email_normalized, password_hash, role, updated_at) VALUES ('usr_a', 'a@example.test', 'a@example.test', 'x', 'admin', now());
         INSERT INTO refresh_tokens (token_hash, user_id, family_id, expires_at, used_at, revoked_at, created_at) VALUES

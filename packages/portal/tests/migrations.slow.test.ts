@@ -1,4 +1,3 @@
-import { Migrator } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import {
   type TestPortal,
 } from '@svc/test-support/portal';
 import { sessionDoc } from '@svc/test-support/upload';
+import { migrateBefore } from './helpers/migrate-before.ts';
 
 /** Kysely's migrator on a real PostgreSQL: applied once, skipped after, safe for replicas starting together. */
 
@@ -31,17 +31,6 @@ async function query<T extends pg.QueryResultRow>(url: string, text: string): Pr
   }
 }
 
-/** Apply the migrations named before `name` only: a database as an older portal left it. */
-async function migrateBefore(handle: DatabaseHandle, name: string): Promise<void> {
-  const older = new Migrator({
-    db: handle.db,
-    provider: { getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([n]) => n < name)) },
-    migrationTableName: 'schema_migrations',
-    migrationLockTableName: 'schema_migrations_lock',
-  });
-  expect((await older.migrateToLatest()).error).toBeUndefined();
-}
-
 const appliedNames = async (url: string) =>
   (await query<{ name: string }>(url, 'SELECT name FROM schema_migrations ORDER BY name')).map((r) => r.name);
 
@@ -52,7 +41,7 @@ describe('migrations', () => {
     const url = await createTestDatabase();
     const handle = openDatabase(url, { max: 2, logger: pino({ level: 'silent' }) });
     handles.push(handle);
-    await migrateBefore(handle, name);
+    await migrateBefore(handle.db, name);
     return { url, handle };
   };
   const portals: TestPortal[] = [];

@@ -1,12 +1,11 @@
-import { Migrator } from 'kysely';
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { migrateTo } from '../src/db/migrate.ts';
-import { migrations } from '../src/db/migrations/index.ts';
 import { deriveMetadata } from '../src/sessions/derive.ts';
 import { sessionCount } from '../src/sessions/queries.ts';
 import { createTestDatabase } from '@svc/test-support/portal';
 import { useDatabaseConnections } from '@svc/test-support/portal-db';
+import { migrateBefore } from './helpers/migrate-before.ts';
 
 /**
  * Migration 0029: session_counts, the sessions per client and status the listing's total and
@@ -42,15 +41,7 @@ describe('session_counts (migration 0029)', () => {
   it('is filled from the sessions already stored, then follows inserts, status and client changes and deletes', async () => {
     const url = await createTestDatabase();
     const handle = open(url);
-    const older = new Migrator({
-      db: handle.db,
-      provider: {
-        getMigrations: async () => Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0029')),
-      },
-      migrationTableName: 'schema_migrations',
-      migrationLockTableName: 'schema_migrations_lock',
-    });
-    expect((await older.migrateToLatest()).error).toBeUndefined();
+    await migrateBefore(handle.db, '0029');
     const c = await connect(url);
     await insertSession(c, 's1', 'acme', 'new');
     await insertSession(c, 's2', 'acme', 'new');

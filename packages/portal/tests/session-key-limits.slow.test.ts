@@ -1,7 +1,8 @@
-import { Kysely, Migrator, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
+import { migrateToLatest } from '../src/db/migrate.ts';
+import type { Database } from '../src/db/schema.ts';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { migrations } from '../src/db/migrations/index.ts';
 import {
   createLicense,
   createScopedUser,
@@ -13,6 +14,7 @@ import { http, withKey, withToken } from '@svc/test-support/http';
 import { createTestDatabase, LEGACY_KEY, type TestPortal } from '@svc/test-support/portal';
 import { usePortalWithDb } from '@svc/test-support/portal-db';
 import { newSessionId, postUpload, sessionDoc, sessionParts } from '@svc/test-support/upload';
+import { migrateBefore } from './helpers/migrate-before.ts';
 
 /**
  * What a scanner key may do to a session's history (docs/api.md#sessions),
@@ -247,24 +249,13 @@ describe('migration 0018_session_first_upload', () => {
   afterAll(async () => {
     await Promise.all(dbs.map((d) => d.destroy()));
   });
-  const migrator = (db: Kysely<unknown>, before?: string) =>
-    new Migrator({
-      db,
-      provider: {
-        getMigrations: async () =>
-          Object.fromEntries(Object.entries(migrations).filter(([n]) => before === undefined || n < before)),
-      },
-      migrationTableName: 'schema_migrations',
-      migrationLockTableName: 'schema_migrations_lock',
-    });
-
   it('takes the upload time of sessions stored before it, and of rows written without one', async () => {
     const url = await createTestDatabase();
     const db = new Kysely<unknown>({
       dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }),
     });
     dbs.push(db);
-    expect((await migrator(db, '0018_session_first_upload').migrateToLatest()).error).toBeUndefined();
+    await migrateBefore(db, '0018_session_first_upload');
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
@@ -275,7 +266,7 @@ describe('migration 0018_session_first_upload', () => {
           [id, at],
         );
       await row('20250101_000000', '2025-01-01T00:00:00Z');
-      expect((await migrator(db).migrateToLatest()).error).toBeUndefined();
+      await migrateToLatest(db as Kysely<Database>);
       await row('20250102_000000', '2025-01-02T00:00:00Z');
       await client.query(
         "UPDATE sessions SET uploaded_at = '2025-03-01T00:00:00Z' WHERE session_id = '20250102_000000'",

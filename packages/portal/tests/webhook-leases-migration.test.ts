@@ -1,10 +1,9 @@
-import { Migrator } from 'kysely';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import { migrations } from '../src/db/migrations/index.ts';
 import { openDatabase, type DatabaseHandle } from '../src/db/pool.ts';
 import { createTestDatabase } from '@svc/test-support/portal';
+import { migrateBefore } from './helpers/migrate-before.ts';
 
 /**
  * Migration 0019 on a database an earlier version left: deliveries it left `pending` (a crash,
@@ -18,16 +17,7 @@ afterAll(() => handle?.close());
 describe('migration 0019_delivery_leases', () => {
   it('leases the deliveries left pending, ten minutes ahead; adds runs = 1 and the abandoned state', async () => {
     handle = openDatabase(await createTestDatabase(), { max: 2, logger: pino({ level: 'silent' }) });
-    const older = new Migrator({
-      db: handle.db,
-      provider: {
-        getMigrations: async () =>
-          Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0019_delivery_leases')),
-      },
-      migrationTableName: 'schema_migrations',
-      migrationLockTableName: 'schema_migrations_lock',
-    });
-    expect((await older.migrateToLatest()).error).toBeUndefined();
+    await migrateBefore(handle.db, '0019_delivery_leases');
     const q = (text: string, values: unknown[] = []) => handle.pool.query(text, values).then((r) => r.rows);
     await q(`INSERT INTO webhook_subscriptions (id, url, event_types, signing_secret, created_by)
              VALUES ('whsub_000000000001', 'https://receiver.test/', '{status_changed}', 'secret', 'admin')`);
