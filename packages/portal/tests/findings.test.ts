@@ -478,6 +478,23 @@ describe('findings endpoints', () => {
     expect(blocks.body).toEqual({ topology: { nodes: [{ id: '10.0.0.2' }], links: [] }, orc_964: null });
   });
 
+  it('a file whose findings[] holds a non-object is indexed with the records it did not report', async () => {
+    const other = newSessionId();
+    await upload(keyA.key, other, keyA.record.client_id, {
+      findings: ['not a finding', { title: 'Fresh', severity: 'high', host: '10.2.0.1', evidence: 'seen' }],
+    });
+    const list = await get(`${other}/findings?client_id=${keyA.record.client_id}`, withToken(admin));
+    expect(list.status, list.text).toBe(200);
+    const rows = list.body.findings as { index: number; title: string; change: string | null }[];
+    // The finding keeps its place in the file (1); the records it did not report come after the array.
+    expect(rows.find((f) => f.title === 'Fresh')?.index).toBe(1);
+    const elsewhere = rows.filter((f) => f.title !== 'Fresh').map((f) => f.index);
+    expect(elsewhere.length).toBeGreaterThan(0);
+    expect(Math.min(...elsewhere)).toBe(2);
+    const fresh = await get(`${other}/findings/1?client_id=${keyA.record.client_id}`, withToken(admin));
+    expect(fresh.body).toMatchObject({ title: 'Fresh', evidence: 'seen' });
+  });
+
   it('a re-upload replaces the index; deleting the session removes it', async () => {
     const other = newSessionId();
     await upload(keyA.key, other, keyA.record.client_id);

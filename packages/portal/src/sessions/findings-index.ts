@@ -81,6 +81,16 @@ export function indexRowsOf(doc: unknown, changes?: ReadonlyMap<string, FindingC
   return [...indexRowsIn(doc, changes)];
 }
 
+/**
+ * The position after the last entry of `findings[]`: where the rows of the records a session did
+ * not report start. A row's ordinal is its entry's position, and an entry that is not an object
+ * has no row, so this can exceed indexRowCount.
+ */
+export function endOfFindings(doc: unknown): number {
+  const root = isObj(doc) ? doc : {};
+  return lenient.arr(root['findings']).length;
+}
+
 /** How many rows indexRowsIn yields: the objects of `findings[]`. */
 export function indexRowCount(doc: unknown): number {
   const root = isObj(doc) ? doc : {};

@@ -14,7 +14,7 @@ import {
   writeRecords,
 } from '../records/queries.ts';
 import { dueDaysOf } from '../records/settings.ts';
-import { indexRowCount, indexRowsIn, missingRowsOf, viewBlocksOf } from './findings-index.ts';
+import { endOfFindings, indexRowCount, indexRowsIn, missingRowsOf, viewBlocksOf } from './findings-index.ts';
 import { replaceFindingsIndex } from './findings-queries.ts';
 import type { SessionRef } from './queries.ts';
 import { applyTriageChanges, countsOf, recountSession } from './triage-counts-queries.ts';
@@ -91,7 +91,7 @@ export async function mergeIntoRecords(
   const found = indexRowCount(c.doc);
   const rows = (function* () {
     yield* indexRowsIn(c.doc, merged.seen);
-    yield* missingRowsOf(merged.missing, found);
+    yield* missingRowsOf(merged.missing, endOfFindings(c.doc));
   })();
   await replaceFindingsIndex(trx, c.ref, {
     fileKey: c.fileKey,
