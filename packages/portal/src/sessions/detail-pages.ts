@@ -3,8 +3,7 @@ import type { IndexRow } from './findings-index.ts';
 /**
  * Details are stored a page of consecutive ordinals per row (migration 0040 wrote pages of 100:
  * changing this needs a migration), as the text of a JSON object keyed by ordinal: one row and one
- * key entry per hundred findings, and each page a parameter of its own, so PostgreSQL parses no
- * array literal and no JSON when they are written. The panel reads one page (findingAt).
+ * key entry per hundred findings. The panel reads one page (findingAt).
  */
 export const DETAIL_PAGE = 100;
 
