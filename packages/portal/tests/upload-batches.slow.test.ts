@@ -9,7 +9,7 @@ import { pgArrayLiteral, textListCell } from '../src/db/bulk.ts';
 import { recordKeyOf } from '../src/records/evidence.ts';
 import { indexRowsOf } from '../src/sessions/findings-index.ts';
 import { DETAIL_PAGE } from '../src/sessions/detail-pages.ts';
-import { INSERT_CHUNK } from '../src/sessions/findings-queries.ts';
+import { INSERT_CHUNK } from '../src/sessions/findings-index-queries.ts';
 
 /**
  * The set-based writes of an upload (db/bulk.ts): a session's findings index, its findings of
@@ -57,6 +57,25 @@ describe('array parameters', () => {
       ],
     );
     expect(rows[0]).toEqual({ i: [0, -1, null, 65535], d: [0.1, 7.4, null], b: [true, false, null], t: [at, null] });
+  });
+
+  it('carry a number to a text column as its decimal text, and every time as itself, repeated or changed', async () => {
+    const at = new Date('2026-11-29T18:01:02.345Z');
+    const again = new Date(at.getTime());
+    const moved = new Date(at.getTime());
+    const first = pgArrayLiteral([at, again, at]);
+    moved.setTime(at.getTime() + 1);
+    const { rows } = await db.query('SELECT $1::text[] AS n, $2::timestamptz[] AS a, $3::timestamptz[] AS b', [
+      pgArrayLiteral([0, -1.5, 1e21, 65535]),
+      first,
+      pgArrayLiteral([moved, at, moved, null]),
+    ]);
+    expect(rows[0]).toEqual({
+      n: ['0', '-1.5', '1e+21', '65535'],
+      a: [at, at, at],
+      b: [moved, at, moved, null],
+    });
+    expect(() => pgArrayLiteral([new Date(Number.NaN)])).toThrow(RangeError);
   });
 
   it('carry a list of text per row, each row cast to text[] by itself: any text, empty lists and NULL', async () => {

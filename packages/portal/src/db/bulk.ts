@@ -9,18 +9,42 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
  * largest single cost (bench/README.md, "Upload").
  */
 
-/** A value as an element of a PostgreSQL array literal: always quoted, NULL bare. */
+const QUOTED = /["\\]/g;
+const quoted = (s: string): string =>
+  s.includes('"') || s.includes('\\') ? `"${s.replace(QUOTED, '\\$&')}"` : `"${s}"`;
+
+// An upload's rows share a handful of times (now, the scan's time): each is formatted once.
+let lastTime = Number.NaN;
+let lastTimeElement = '';
+function timeElement(d: Date): string {
+  const t = d.getTime();
+  if (t !== lastTime) {
+    lastTimeElement = `"${d.toISOString()}"`;
+    lastTime = t;
+  }
+  return lastTimeElement;
+}
+
+/** A value as an element of a PostgreSQL array literal: text quoted, a finite number bare, NULL bare. */
 function element(v: unknown): string {
   if (v === null || v === undefined) return 'NULL';
-  const s = v instanceof Date ? v.toISOString() : typeof v === 'string' ? v : String(v);
-  return /["\\]/.test(s) ? `"${s.replace(/["\\]/g, '\\$&')}"` : `"${s}"`;
+  if (typeof v === 'string') return quoted(v);
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  if (v instanceof Date) return timeElement(v);
+  return quoted(String(v));
 }
 
 /** The text of a one-dimensional PostgreSQL array of `values` ({"a",NULL,"b"}), to be cast to the column's type. */
 export function pgArrayLiteral(values: readonly unknown[]): string {
-  let out = '{';
-  for (let i = 0; i < values.length; i++) out += (i === 0 ? '' : ',') + element(values[i]);
-  return `${out}}`;
+  const n = values.length;
+  if (n === 0) return '{}';
+  // Joined once into a flat string: node-postgres measures and copies it whole, and a string
+  // grown by += is a rope that V8 first has to flatten (bench/README.md, "Upload").
+  const parts = new Array<string>(n);
+  for (let i = 0; i < n; i++) parts[i] = element(values[i]);
+  parts[0] = `{${parts[0]}`;
+  parts[n - 1] = `${parts[n - 1]}}`;
+  return parts.join(',');
 }
 
 /**
@@ -36,27 +60,35 @@ export function arrayParam(values: readonly unknown[], type: string): RawBuilder
   return sql`${pgArrayLiteral(values)}::${sql.raw(type)}[]`;
 }
 
+/** Statements handed over (running, or waiting for the connection) while the next one is built. */
+const AHEAD = 2;
+
 /**
- * Runs the statements of `chunks` in order on `db` (one connection: a transaction), building
- * each while the previous one runs in PostgreSQL, so the portal's work on one chunk overlaps
- * the database's on the other. At most one statement is in flight: memory stays one chunk's.
+ * Runs `statements` in order on `db` (one connection: a transaction). Each is built as the
+ * iterable yields it, while up to two before it are queued or running in PostgreSQL, so the
+ * portal's work on the next chunk overlaps the database's on the last ones, also across the
+ * tables of one upload (records, history, index). Memory stays a few chunks'.
  */
-export async function pipelined<DB, T>(
-  db: Kysely<DB>,
-  chunks: Iterable<T>,
-  build: (chunk: T) => RawBuilder<unknown>,
-): Promise<void> {
-  let inFlight: Promise<unknown> | null = null;
-  for (const chunk of chunks) {
-    const query = build(chunk);
-    if (inFlight !== null) await inFlight;
-    inFlight = query.execute(db);
-    // A failure is reported by the await below (or the next turn's), never as unhandled.
-    inFlight.catch(() => undefined);
-    // Let the statement reach the socket before the next chunk is built.
-    await nextTurn();
+export async function pipelined<DB>(db: Kysely<DB>, statements: Iterable<RawBuilder<unknown>>): Promise<void> {
+  const queued: Promise<unknown>[] = [];
+  try {
+    for (const statement of statements) {
+      if (queued.length === AHEAD) await queued.shift();
+      const running = statement.execute(db);
+      // A failure is reported by its own await, in order, never as unhandled.
+      running.catch(() => undefined);
+      queued.push(running);
+      // Let the statement reach the connection before the next one is built.
+      await nextTurn();
+    }
+    while (queued.length > 0) await queued.shift();
+  } catch (err) {
+    // Kysely runs a transaction's statements one at a time, and its rollback does not wait in
+    // that line: a statement still waiting would run after the rollback, outside the
+    // transaction, and stay. So the failure is reported once every statement handed over is done.
+    await Promise.allSettled(queued);
+    throw err;
   }
-  if (inFlight !== null) await inFlight;
 }
 
 /** `rows` in slices of `size`; an iterable is drawn a slice at a time. */

@@ -21,9 +21,25 @@ function describeString(s: string): string | null {
   return m[0] === '\u0000' ? 'contains a NUL character' : 'contains an unpaired UTF-16 surrogate';
 }
 
+/** A value to check, with where it sits: its container's item and its key or index there. */
+interface Item {
+  value: unknown;
+  parent: Item | null;
+  key: string | number;
+  depth: number;
+}
+
+/** The dotted path of an item, built only for the one a problem is reported at. */
+function pathOf(item: Item): string {
+  const keys: (string | number)[] = [];
+  for (let at: Item = item; at.parent !== null; at = at.parent) keys.push(at.key);
+  return keys.reverse().join('.');
+}
+
 /**
  * The first problem in a parsed value, or null. Depth counts containers: `{}` is 1,
  * `{"a": []}` is 2. No recursion: an explicit stack, so a hostile value cannot overflow it.
+ * With `strings: false` only containers are visited (an upload's file is checked for depth only).
  */
 export function findInputProblem(
   value: unknown,
@@ -31,32 +47,35 @@ export function findInputProblem(
   opts: { strings?: boolean } = {},
 ): InputProblem | null {
   const strings = opts.strings ?? true;
-  const stack: { value: unknown; path: string; depth: number }[] = [{ value, path: '', depth: 0 }];
+  const visited = (v: unknown) => (typeof v === 'object' && v !== null) || (strings && typeof v === 'string');
+  const stack: Item[] = [{ value, parent: null, key: '', depth: 0 }];
   while (stack.length > 0) {
-    const item = stack.pop() as { value: unknown; path: string; depth: number };
+    const item = stack.pop() as Item;
     const v = item.value;
     if (typeof v === 'string') {
       if (!strings) continue;
       const problem = describeString(v);
-      if (problem !== null) return { path: item.path, message: `field ${problem}` };
+      if (problem !== null) return { path: pathOf(item), message: `field ${problem}` };
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;
     // Only parsed JSON and parsed query strings: a raw body (a Buffer, a stream) is the route's.
     if (ArrayBuffer.isView(v) || typeof (v as { pipe?: unknown }).pipe === 'function') continue;
     const depth = item.depth + 1;
-    if (depth > maxDepth) return { path: item.path, message: `JSON is nested too deep (more than ${maxDepth} levels)` };
-    const prefix = item.path === '' ? '' : `${item.path}.`;
+    if (depth > maxDepth)
+      return { path: pathOf(item), message: `JSON is nested too deep (more than ${maxDepth} levels)` };
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], path: `${prefix}${i}`, depth });
+      for (let i = v.length - 1; i >= 0; i--)
+        if (visited(v[i])) stack.push({ value: v[i], parent: item, key: i, depth });
       continue;
     }
     const keys = Object.keys(v);
     for (let i = keys.length - 1; i >= 0; i--) {
       const key = keys[i] as string;
       const keyProblem = strings ? describeString(key) : null;
-      if (keyProblem !== null) return { path: item.path, message: `field name ${keyProblem}` };
-      stack.push({ value: (v as Record<string, unknown>)[key], path: `${prefix}${key}`, depth });
+      if (keyProblem !== null) return { path: pathOf(item), message: `field name ${keyProblem}` };
+      const child = (v as Record<string, unknown>)[key];
+      if (visited(child)) stack.push({ value: child, parent: item, key, depth });
     }
   }
   return null;

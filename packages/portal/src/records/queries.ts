@@ -1,4 +1,4 @@
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { Database, FindingHistoryTable, FindingTargetsTable } from '../db/schema.ts';
 import { arrayParam, chunksOf, pipelined, textListCell } from '../db/bulk.ts';
 import { type HistoryLine, type RecordRow, SEEN_IN_KEPT } from './model.ts';
@@ -166,32 +166,42 @@ const updates = COLUMNS.filter(([c]) => !['client_id', 'target', 'fingerprint'].
 /** Rows per statement: one array per column, bounded so one statement stays a few MB. */
 const WRITE_CHUNK = 5000;
 
-/** A value as unnest's array carries it: a text list as its own literal (db/bulk.ts), jsonb as JSON text. */
-const cell = (column: string, type: string, v: unknown): unknown =>
-  ARRAYS.has(column) ? textListCell(v as string[] | null) : v == null ? null : type === 'jsonb' ? JSON.stringify(v) : v;
+/** How unnest's array carries each column's value: a text list as its own literal (db/bulk.ts), jsonb as JSON text. */
+const CELLS = COLUMNS.map(([c, t]): readonly [string, string, (v: unknown) => unknown] => [
+  c,
+  t === 'jsonb' ? 'text' : t,
+  ARRAYS.has(c)
+    ? (v) => textListCell(v as string[] | null)
+    : t === 'jsonb'
+      ? (v) => (v == null ? null : JSON.stringify(v))
+      : (v) => v,
+]);
 
 /**
  * Inserts or replaces records: one statement per chunk, one array parameter per column
- * (unnest), so PostgreSQL parses neither SQL nor JSON per row; each chunk is built while the
- * one before it runs.
+ * (unnest), so PostgreSQL parses neither SQL nor JSON per row. Each statement is built when
+ * drawn (db/bulk.ts, pipelined).
  */
-export async function writeRecords(db: Kysely<Database>, rows: readonly RecordRow[]): Promise<void> {
-  await pipelined(db, chunksOf(rows as readonly Record<string, unknown>[], WRITE_CHUNK), (chunk) => {
+export function* recordStatements(rows: readonly RecordRow[]): Generator<RawBuilder<unknown>> {
+  for (const chunk of chunksOf(rows as readonly Record<string, unknown>[], WRITE_CHUNK)) {
     const arrays = sql.join(
-      COLUMNS.map(([c, t]) =>
+      CELLS.map(([c, type, cell]) =>
         arrayParam(
-          chunk.map((r) => cell(c, t, r[c])),
-          t === 'jsonb' ? 'text' : t,
+          chunk.map((r) => cell(r[c])),
+          type,
         ),
       ),
     );
-    return sql`
+    yield sql`
       INSERT INTO finding_records (${sql.raw(names)})
       SELECT ${sql.raw(selected)} FROM unnest(${arrays}) AS x(${sql.raw(names)})
       ON CONFLICT (client_id, target, fingerprint) DO UPDATE SET ${sql.raw(updates)}
     `;
-  });
+  }
 }
+
+export const writeRecords = (db: Kysely<Database>, rows: readonly RecordRow[]): Promise<void> =>
+  pipelined(db, recordStatements(rows));
 
 const HISTORY_COLUMNS = [
   ['fingerprint', 'text'],
@@ -207,11 +217,9 @@ const HISTORY_COLUMNS = [
 const historyNames = HISTORY_COLUMNS.map(([c]) => c).join(', ');
 
 /** Appends history lines in order, a chunk per statement (one array per column). */
-export async function insertHistory(db: Kysely<Database>, t: TargetRef, lines: readonly HistoryLine[]): Promise<void> {
-  await pipelined(
-    db,
-    chunksOf(lines, WRITE_CHUNK),
-    (chunk) => sql`
+export function* historyStatements(t: TargetRef, lines: readonly HistoryLine[]): Generator<RawBuilder<unknown>> {
+  for (const chunk of chunksOf(lines, WRITE_CHUNK))
+    yield sql`
       INSERT INTO finding_history (client_id, target, ${sql.raw(historyNames)})
       SELECT ${t.clientId}, ${t.target}, ${sql.raw(historyNames)}
       FROM unnest(${sql.join(
@@ -223,9 +231,11 @@ export async function insertHistory(db: Kysely<Database>, t: TargetRef, lines: r
         ),
       )}) WITH ORDINALITY AS x(${sql.raw(historyNames)}, n)
       ORDER BY x.n
-    `,
-  );
+    `;
 }
+
+export const insertHistory = (db: Kysely<Database>, t: TargetRef, lines: readonly HistoryLine[]): Promise<void> =>
+  pipelined(db, historyStatements(t, lines));
 
 /** A record's history, oldest first (at most `limit` lines, the newest kept). */
 export async function historyOf(

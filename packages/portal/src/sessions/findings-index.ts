@@ -21,7 +21,7 @@ import type { RecordRow } from '../records/model.ts';
  */
 
 type Obj = lenient.Obj;
-/** A row of session_findings plus its `detail` (stored in session_finding_details). */
+/** A row of session_findings plus its `detail` (stored in its page, detail-pages.ts). */
 export type IndexRow = Omit<Insertable<SessionFindingsTable>, 'client_id' | 'session_id'> & { detail: string };
 
 const { isObj, str, num } = lenient;

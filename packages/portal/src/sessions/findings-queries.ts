@@ -9,9 +9,7 @@ import type {
 } from '@svc/protocol';
 import { type Kysely, type RawBuilder, type Selectable, sql, type SqlBool } from 'kysely';
 import type { Database, FindingRecordsTable, SessionFindingsTable } from '../db/schema.ts';
-import { arrayParam, chunksOf, pipelined, textListCell } from '../db/bulk.ts';
-import { DETAIL_PAGE, type DetailPage, detailPages } from './detail-pages.ts';
-import type { IndexRow } from './findings-index.ts';
+import { DETAIL_PAGE } from './detail-pages.ts';
 import { severityKey } from './findings-index.ts';
 import type { SessionRef } from './queries.ts';
 
@@ -52,75 +50,6 @@ type RecordPart = { [K in (typeof RECORD_COLUMNS)[number] as `r_${K}`]: Selectab
 export type FindingRecord = Selectable<SessionFindingsTable> & RecordPart & { sort_key: string | number };
 export type FindingWithDetail = FindingRecord & { detail: unknown };
 
-/**
- * The index's columns with the array type each is sent as: a chunk of rows goes in one INSERT
- * as one array per column (unnest), so a statement has 35 parameters whatever its rows, and
- * PostgreSQL parses and plans it once per chunk. cve_ids (text[] per row) travels as JSON text.
- */
-const INDEX_COLUMNS = [
-  ['ordinal', 'integer'],
-  ['fingerprint', 'text'],
-  ['in_scan', 'boolean'],
-  ['change', 'text'],
-  ['score_severity', 'text'],
-  ['title', 'text'],
-  ['severity', 'text'],
-  ['severity_key', 'smallint'],
-  ['cvss', 'real'],
-  ['cvss_key', 'smallint'],
-  ['cve_ids', 'text'],
-  ['cve_key', 'text'],
-  ['host', 'text'],
-  ['hostname', 'text'],
-  ['host_key', 'text'],
-  ['port', 'integer'],
-  ['port_key', 'integer'],
-  ['protocol', 'text'],
-  ['status', 'text'],
-  ['status_key', 'smallint'],
-  ['tracked_by', 'text'],
-  ['first_seen', 'text'],
-  ['first_seen_key', 'text'],
-  ['status_changed', 'text'],
-  ['note', 'text'],
-  ['exception_status', 'text'],
-  ['exception_expired', 'boolean'],
-  ['exception_reason', 'text'],
-  ['exception_approver', 'text'],
-  ['exception_approved_at', 'text'],
-  ['exception_expiry', 'text'],
-  ['kev', 'boolean'],
-  ['kev_date_added', 'text'],
-  ['epss', 'double precision'],
-  ['epss_percentile', 'double precision'],
-  ['search', 'text'],
-] as const satisfies readonly (readonly [keyof Omit<IndexRow, 'detail'>, string])[];
-
-const INDEX_NAMES = INDEX_COLUMNS.map(([c]) => c).join(', ');
-const INDEX_SELECTED = INDEX_COLUMNS.map(([c]) => (c === 'cve_ids' ? 'x.cve_ids::text[]' : `x.${c}`)).join(', ');
-const INDEX_RECORD = INDEX_COLUMNS.map(([c]) => c).join(', ');
-
-/**
- * Rows per INSERT: bounded so one statement's arrays stay a few MB (a detail is up to a few kB)
- * and a large session does not hold every row's SQL values at once.
- */
-export const INSERT_CHUNK = 5000;
-
-/** One row per page, each page's text a parameter of its own (no array literal for PostgreSQL to parse). */
-function insertPages(ref: SessionRef, pages: readonly DetailPage[]) {
-  const rows = pages.map((p) => sql`(${ref.clientId}, ${ref.sessionId}, ${p.page}, ${p.details})`);
-  return sql`INSERT INTO session_finding_detail_pages (client_id, session_id, page, details) VALUES ${sql.join(rows)}`;
-}
-
-/** The chunk's values, one array per column (unnest's input). */
-function columnArrays(rows: readonly IndexRow[]) {
-  return sql.join(
-    INDEX_COLUMNS.map(([c, type]) =>
-      arrayParam(c === 'cve_ids' ? rows.map((r) => textListCell(r.cve_ids)) : rows.map((r) => r[c]), type),
-    ),
-  );
-}
-
 /** The stored file (blob key) the session's index was built from and its number of findings; undefined when it has none. */
 export function indexState(
   db: Kysely<Database>,
@@ -132,46 +61,6 @@ export function indexState(
     .where('client_id', '=', ref.clientId)
     .where('session_id', '=', ref.sessionId)
     .executeTakeFirst();
-}
-
-/**
- * Replace a session's whole index (the caller holds the session row's lock). `rows` may be
- * produced as they are written (indexRowsIn); `total` is how many it yields.
- */
-export async function replaceFindingsIndex(
-  db: Kysely<Database>,
-  ref: SessionRef,
-  index: { fileKey: string; rows: Iterable<IndexRow>; total: number; topology: string | null; orc_964: string | null },
-): Promise<void> {
-  const key = { client_id: ref.clientId, session_id: ref.sessionId };
-  const state = { file_key: index.fileKey, total: index.total, topology: index.topology, orc_964: index.orc_964 };
-  await db
-    .insertInto('session_findings_state')
-    .values({ ...key, ...state })
-    .onConflict((oc) => oc.columns(['client_id', 'session_id']).doUpdateSet({ ...state, indexed_at: sql`now()` }))
-    .execute();
-  for (const table of ['session_findings', 'session_finding_detail_pages', 'session_finding_details'] as const)
-    await db.deleteFrom(table).where('client_id', '=', ref.clientId).where('session_id', '=', ref.sessionId).execute();
-  // Rows then the details' pages per chunk, each statement built while the one before it runs.
-  let written = 0;
-  const statements = function* () {
-    const pages = detailPages();
-    for (const chunk of chunksOf(index.rows, INSERT_CHUNK)) {
-      written += chunk.length;
-      yield sql`
-        INSERT INTO session_findings (client_id, session_id, ${sql.raw(INDEX_NAMES)})
-        SELECT ${ref.clientId}, ${ref.sessionId}, ${sql.raw(INDEX_SELECTED)}
-        FROM unnest(${columnArrays(chunk)}) AS x(${sql.raw(INDEX_RECORD)})
-      `;
-      const done = pages.add(chunk);
-      if (done.length > 0) yield insertPages(ref, done);
-    }
-    const last = pages.end();
-    if (last.length > 0) yield insertPages(ref, last);
-  };
-  await pipelined(db, statements(), (q) => q);
-  // The state row's total is what the findings endpoint pages by: never let it disagree.
-  if (written !== index.total) throw new Error(`findings index: ${written} rows written, ${index.total} expected`);
 }
 
 export interface FindingsFilter {

@@ -35,9 +35,9 @@ import {
   findingsCount,
   findingsPage,
   indexState,
-  replaceFindingsIndex,
   viewBlocksOfSession,
 } from './findings-queries.ts';
+import { replaceFindingsIndex } from './findings-index-queries.ts';
 import { readSessionDocument } from './open-file.ts';
 import { clientIdOut } from './present.ts';
 import { findSession, lockSessionRow, type SessionRow } from './queries.ts';

@@ -1,21 +1,22 @@
 import { coverageBlock, coverageOf, type FindingChange, sessionCoverage, type TriageSummary } from '@svc/protocol';
 import type { Kysely } from 'kysely';
+import { pipelined } from '../db/bulk.ts';
 import type { Database } from '../db/schema.ts';
 import type { Uploader } from '../records/claims.ts';
 import { evidenceOf } from '../records/evidence.ts';
 import { mergeUpload } from '../records/merge.ts';
 import {
-  insertHistory,
+  historyStatements,
   lockTarget,
   recordsOfTarget,
+  recordStatements,
   setLastSession,
   type TargetRef,
   targetRow,
-  writeRecords,
 } from '../records/queries.ts';
 import { dueDaysOf } from '../records/settings.ts';
 import { endOfFindings, indexRowCount, indexRowsIn, missingRowsOf, viewBlocksOf } from './findings-index.ts';
-import { replaceFindingsIndex } from './findings-queries.ts';
+import { indexStatements, resetFindingsIndex } from './findings-index-queries.ts';
 import type { SessionRef } from './queries.ts';
 import { applyTriageChanges, countsOf, recountSession } from './triage-counts-queries.ts';
 import { rescoreSessions } from './triage-rescore.ts';
@@ -71,8 +72,6 @@ export async function mergeIntoRecords(
         ? null
         : { sessionId: target.last_session_id, scannedAt: target.last_scanned_at, coverage: latestCoverage },
   });
-  await writeRecords(trx, merged.rows);
-  await insertHistory(trx, t, merged.history);
   await setLastSession(trx, t, {
     sessionId: c.ref.sessionId,
     scannedAt: c.scannedAt,
@@ -86,19 +85,23 @@ export async function mergeIntoRecords(
     }),
     now: c.now,
   });
+  const total = indexRowCount(c.doc) + merged.missing.length;
+  await resetFindingsIndex(trx, c.ref, { fileKey: c.fileKey, total, ...viewBlocksOf(c.doc) });
 
-  // The rows are made a chunk at a time while the chunk before is written (findings-queries.ts).
-  const found = indexRowCount(c.doc);
+  // One stream of statements for the records, their history and the session's index, each
+  // built (the index rows made from the file) while the ones before it run (db/bulk.ts).
   const rows = (function* () {
     yield* indexRowsIn(c.doc, merged.seen);
     yield* missingRowsOf(merged.missing, endOfFindings(c.doc));
   })();
-  await replaceFindingsIndex(trx, c.ref, {
-    fileKey: c.fileKey,
-    rows,
-    total: found + merged.missing.length,
-    ...viewBlocksOf(c.doc),
-  });
+  await pipelined(
+    trx,
+    (function* () {
+      yield* recordStatements(merged.rows);
+      yield* historyStatements(t, merged.history);
+      yield* indexStatements(c.ref, rows, total);
+    })(),
+  );
 
   // The session's own counts are made from scratch below, so the changes skip its rows.
   const touched = await applyTriageChanges(trx, t, merged.changed, c.ref.sessionId);

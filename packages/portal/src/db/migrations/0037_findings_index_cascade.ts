@@ -3,7 +3,7 @@ import { sql, type Kysely } from 'kysely';
 // Frozen: never edit a migration that has shipped; add a new one instead.
 //
 // A session's findings index (session_findings, session_finding_details) is a cache of its
-// stored file, written only by sessions/findings-queries.ts right after the state row it hangs
+// stored file, written only by sessions/findings-index-queries.ts right after the state row it hangs
 // from, in the same transaction. Its foreign keys checked that row once per inserted row, a
 // lookup and a row lock each: on a 10,000-finding upload 20,000 checks of the same row, a
 // quarter of what PostgreSQL spent writing the index (bench/README.md, "Sessions of many

@@ -6,7 +6,7 @@ import { sql, type Kysely } from 'kysely';
 // per finding: on a 10,000-finding upload 10,000 rows, their primary key's entries and the
 // parse of each into jsonb, a fifth of what PostgreSQL spent on the upload (bench/README.md,
 // "Sessions of many findings"). It is read one finding at a time, so it is stored a page of
-// consecutive ordinals per row (sessions/findings-queries.ts, DETAIL_PAGE): a JSON object keyed
+// consecutive ordinals per row (sessions/detail-pages.ts, DETAIL_PAGE): a JSON object keyed
 // by ordinal, kept as text (the portal wrote it with JSON.stringify; the panel's read parses one
 // page) and uncompressed (EXTERNAL), as the one-finding rows were under TOAST's threshold.
 //
