@@ -65,9 +65,9 @@ const AHEAD = 2;
 
 /**
  * Runs `statements` in order on `db` (one connection: a transaction). Each is built as the
- * iterable yields it, while up to two before it are queued or running in PostgreSQL, so the
- * portal's work on the next chunk overlaps the database's on the last ones, also across the
- * tables of one upload (records, history, index). Memory stays a few chunks'.
+ * iterable yields it, while up to two before it run in PostgreSQL or wait for the connection,
+ * so the portal's work on the next chunk overlaps the database's on the last ones, also across
+ * the tables of one upload (records, history, index). Memory stays a few chunks'.
  */
 export async function pipelined<DB>(db: Kysely<DB>, statements: Iterable<RawBuilder<unknown>>): Promise<void> {
   const queued: Promise<unknown>[] = [];

@@ -57,7 +57,6 @@ const INDEX_COLUMNS = [
 
 const INDEX_NAMES = INDEX_COLUMNS.map(([c]) => c).join(', ');
 const INDEX_SELECTED = INDEX_COLUMNS.map(([c]) => (c === 'cve_ids' ? 'x.cve_ids::text[]' : `x.${c}`)).join(', ');
-const INDEX_RECORD = INDEX_COLUMNS.map(([c]) => c).join(', ');
 
 /**
  * Rows per INSERT: bounded so one statement's arrays stay a few MB (a detail is up to a few kB)
@@ -119,7 +118,7 @@ export function* indexStatements(
     yield sql`
       INSERT INTO session_findings (client_id, session_id, ${sql.raw(INDEX_NAMES)})
       SELECT ${ref.clientId}, ${ref.sessionId}, ${sql.raw(INDEX_SELECTED)}
-      FROM unnest(${columnArrays(chunk)}) AS x(${sql.raw(INDEX_RECORD)})
+      FROM unnest(${columnArrays(chunk)}) AS x(${sql.raw(INDEX_NAMES)})
     `;
     const done = pages.add(chunk);
     if (done.length > 0) yield insertPages(ref, done);
