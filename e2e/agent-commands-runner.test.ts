@@ -56,6 +56,9 @@ function agentHost(over: Partial<CommandHost> = {}) {
     };
   const home = path.join(dir, 'home');
   fs.mkdirSync(home);
+  // The children's temp directory, of this host alone: what a scan leaves there is checked.
+  const tmpDir = path.join(dir, 'tmp');
+  fs.mkdirSync(tmpDir);
   const host: CommandHost = {
     agentId,
     stateDir: path.join(dir, 'state'),
@@ -68,6 +71,7 @@ function agentHost(over: Partial<CommandHost> = {}) {
     childEnv: {
       PATH: process.env['PATH'] ?? '/usr/bin:/bin',
       HOME: home,
+      TMPDIR: tmpDir,
       LANG: 'C.UTF-8',
       NODE_COMPILE_CACHE,
       CONSULTATION_API_URL: fixture.uploadUrl,
@@ -105,7 +109,7 @@ function agentHost(over: Partial<CommandHost> = {}) {
       where === 'portal' ? fixture.uploadUrl : `http://127.0.0.1:${(await deadAddress()).port}/api/upload`,
     );
   };
-  return { host, rec, agentId, heartbeat, use };
+  return { host, rec, agentId, heartbeat, use, tmpDir };
 }
 
 describe('the command runner with a real portal', () => {
@@ -271,12 +275,12 @@ describe('run_scan and push_session through real svc processes', () => {
     expect(pushed.result?.session_id).toMatch(/^\d{8}_\d{6}/);
   });
 
-  it('past SVC_SCAN_TIMEOUT the scan and its nmap are killed and the command fails with exit 124', async () => {
+  it('past SVC_SCAN_TIMEOUT the scan and its nmap are killed, the command fails with exit 124 and no temp file is left', async () => {
     // A port that never answers holds the full scan: it cannot end before its deadline. The
     // deadline leaves a loaded machine room to start svc and its nmap, which the kill must meet.
     const gate = await openScanGate();
     onTestFinished(() => gate.close());
-    const { host, agentId, heartbeat } = agentHost({ scanTimeoutMs: 10_000 });
+    const { host, agentId, heartbeat, tmpDir } = agentHost({ scanTimeoutMs: 10_000 });
     await heartbeat();
     const id = await queueCommand(fixture.portal, agentId, 'run_scan', { targets: '127.0.0.1', profile: 'full' });
     const delivered = await heartbeat();
@@ -297,5 +301,7 @@ describe('run_scan and push_session through real svc processes', () => {
     expect(h.result?.session_id).toBeNull();
     expect(watch.names()).toContain('nmap');
     expect(watch.alive()).toEqual([]);
+    // The killed scan could not remove its own temp directories (the tools' output is the customer's).
+    expect(fs.readdirSync(tmpDir)).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scheduleId } from '@svc/client/kit';
 import { http, withToken } from '@svc/test-support/http';
+import { testTempDir } from '@svc/test-support/temp-dirs';
 import { untilValue as until } from '@svc/test-support/wait';
 import { agentsApi } from './helpers/agents-api.ts';
 import { watchTree } from './helpers/process-watch.ts';
@@ -142,16 +143,18 @@ async function processesWith(text: string): Promise<number[]> {
 }
 
 describe('SIGTERM during a scheduled scan', () => {
-  it('ends the running scan with the daemon: no svc scan process is left', async () => {
+  it('ends the running scan with the daemon: no svc scan process and no temp file is left', async () => {
     // The scan is held at a port that never answers, so the daemon is stopped while its scan is
     // still running, not between two runs.
     const gate = await openScanGate();
     try {
+      const tmp = await testTempDir('svcd-tmp-');
       const d = await startSvcd({
         configs: {
           'p.conf': portalConf(fixture.uploadUrl, fixture.key),
           'loop.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: '* * * * * *', SCAN_PORTS: `T:${gate.port}` },
         },
+        env: { TMPDIR: tmp },
       });
       started.push(d);
       await d.waitFor(/msg="scheduled scan started"/);
@@ -165,6 +168,7 @@ describe('SIGTERM during a scheduled scan', () => {
         'the scan to end',
         10_000,
       );
+      expect(await fs.readdir(tmp)).toEqual([]);
     } finally {
       await gate.close();
     }
@@ -172,7 +176,7 @@ describe('SIGTERM during a scheduled scan', () => {
 });
 
 describe('a scheduled scan past SVC_SCAN_TIMEOUT', () => {
-  it('is killed with its nmap: failed with exit 124, no svc scan or nmap process left', async () => {
+  it('is killed with its nmap: failed with exit 124, no svc scan or nmap process and no temp file left', async () => {
     // Held at a port that never answers: the scan cannot end before its deadline. The cron fires
     // once a minute, so no second run starts while the first one's processes are checked. The
     // deadline leaves `svc scan` room to start nmap on a loaded machine: at 3 s, a loaded run once
@@ -180,11 +184,14 @@ describe('a scheduled scan past SVC_SCAN_TIMEOUT', () => {
     const gate = await openScanGate();
     try {
       const second = (new Date().getSeconds() + 5) % 60;
+      // The daemon's temp directory, of this test alone: what the killed scan leaves there is checked.
+      const tmp = await testTempDir('svcd-tmp-');
       const d = await startSvcd({
         configs: {
           'p.conf': portalConf(fixture.uploadUrl, fixture.key, { SVC_SCAN_TIMEOUT: '15', DAEMON_SCAN_RETRY_MAX: '0' }),
           'held.conf': { SCAN_TARGETS: '127.0.0.1', SCAN_CRON: `${second} * * * * *`, SCAN_PORTS: `T:${gate.port}` },
         },
+        env: { TMPDIR: tmp },
       });
       started.push(d);
       await d.waitFor(/msg="svcd started"/);
@@ -199,6 +206,7 @@ describe('a scheduled scan past SVC_SCAN_TIMEOUT', () => {
       expect(failed).toContain('SVC_SCAN_TIMEOUT');
       expect(watch.names()).toContain('nmap');
       expect(watch.alive()).toEqual([]);
+      expect(await fs.readdir(tmp)).toEqual([]);
       await d.stop();
     } finally {
       await gate.close();

@@ -101,6 +101,7 @@ export class Daemon {
           scan,
           signal,
           timeoutMs: this.#settings.scanTimeoutMs(),
+          warn: (m) => this.log.warning(m),
         }),
       retryMax: () => this.#settings.retryMax(),
       retryBackoffMs: () => this.#settings.retryBackoffMs(),

@@ -1,5 +1,6 @@
 import { runWithDeadline, signalGroup } from '@svc/client/kit';
 import { EXIT_NOT_STARTED, EXIT_TIMEOUT } from './commands/spawn.ts';
+import { withPrivateTmp } from './private-tmp.ts';
 import { profileArgs } from './scan-args.ts';
 
 export interface ScheduledScan {
@@ -28,7 +29,7 @@ const TAIL = 2000;
  * One `svc scan` child for a schedule: fixed argument list (no shell), the schedule passed as
  * SVC_SCHEDULE_* so the session carries `is_scheduled: true, scheduled_by: daemon`. `signal`
  * ends it (shutdown); past `timeoutMs` (SVC_SCAN_TIMEOUT) its whole tree, nmap included, is
- * killed and it ends with exit code 124.
+ * killed and it ends with exit code 124. Its temp files go with it (private-tmp.ts).
  */
 export async function runScheduledScan(opts: {
   svcCommand: readonly string[];
@@ -37,6 +38,7 @@ export async function runScheduledScan(opts: {
   scan: ScheduledScan;
   signal: AbortSignal;
   timeoutMs: number;
+  warn: (message: string) => void;
 }): Promise<ScanOutcome> {
   const { scan } = opts;
   const [cmd, ...prefix] = opts.svcCommand as [string, ...string[]];
@@ -65,16 +67,18 @@ export async function runScheduledScan(opts: {
   opts.signal.addEventListener('abort', stop, { once: true });
   // The scanner starts nmap in a process group of its own: past the deadline the tree is
   // walked and killed, not one group.
-  const r = await runWithDeadline([cmd, ...args], {
-    env,
-    timeoutMs: opts.timeoutMs,
-    kill: { mode: 'tree' },
-    // The end of stderr says why a scan failed; 4 bytes a character at most.
-    stderrTail: TAIL * 4,
-    onStart: (started) => {
-      pid = started;
-    },
-  }).finally(() => opts.signal.removeEventListener('abort', stop));
+  const r = await withPrivateTmp(env, opts.warn, (scanEnv) =>
+    runWithDeadline([cmd, ...args], {
+      env: scanEnv,
+      timeoutMs: opts.timeoutMs,
+      kill: { mode: 'tree' },
+      // The end of stderr says why a scan failed; 4 bytes a character at most.
+      stderrTail: TAIL * 4,
+      onStart: (started) => {
+        pid = started;
+      },
+    }),
+  ).finally(() => opts.signal.removeEventListener('abort', stop));
   const stderr = (r.error === null ? r.stderr : `${r.stderr}\n${r.error.message}`).slice(-TAIL);
   if (r.timedOut) {
     const limit = `scan timed out after SVC_SCAN_TIMEOUT (${Math.round(opts.timeoutMs / 1000)} s): the process tree was killed`;

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type CommandPayloads, isScanPortList, PORT_LIST_RULE, readProgressLine } from '@svc/protocol';
 import { listSessionIds, RESULTS_FILE, sessionPath } from '@svc/client/kit';
+import { withPrivateTmp } from '../private-tmp.ts';
 import { profileArgs } from '../scan-args.ts';
 import { type CommandContext, failure, fromProcess, jsonAnswer, type Outcome } from './outcome.ts';
 import { runProcess } from './spawn.ts';
@@ -45,18 +46,24 @@ function uploadedId(stdout: string, field: 'upload' | null): string | null {
 
 export async function runScan(payload: CommandPayloads['run_scan'], ctx: CommandContext): Promise<Outcome> {
   const { host } = ctx;
-  const run = await runProcess([...host.svcCommand, ...scanArgs(payload, host.sessionsRoot)], {
-    env: host.childEnv,
-    deadline: ctx.deadline,
-    onStart: ctx.onChild,
-    signal: ctx.signal,
-    // Progress lines go to the portal, not into the report's stderr; every other line stays.
-    onStderrLine: (line) => {
-      const progress = readProgressLine(line);
-      if (progress !== null) ctx.onProgress?.(progress);
-      return progress !== null;
-    },
-  });
+  // A scan killed at its deadline or cancelled leaves no temp file behind (private-tmp.ts).
+  const run = await withPrivateTmp(
+    host.childEnv,
+    (m) => host.log.warning(m),
+    (env) =>
+      runProcess([...host.svcCommand, ...scanArgs(payload, host.sessionsRoot)], {
+        env,
+        deadline: ctx.deadline,
+        onStart: ctx.onChild,
+        signal: ctx.signal,
+        // Progress lines go to the portal, not into the report's stderr; every other line stays.
+        onStderrLine: (line) => {
+          const progress = readProgressLine(line);
+          if (progress !== null) ctx.onProgress?.(progress);
+          return progress !== null;
+        },
+      }),
+  );
   // Only an uploaded session is linked: the portal refuses a result naming a session it does not hold.
   const outcome = fromProcess(run, { sessionId: run.exitCode === 0 ? uploadedId(run.stdout, 'upload') : null });
   const local = jsonAnswer(run.stdout)?.['session_id'];
