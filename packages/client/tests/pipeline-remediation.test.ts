@@ -264,6 +264,58 @@ describe('remediation tracking with coverage (findings of record)', () => {
     expect(track(priorDoc, looked('10.0.0.5')).remediation_resolved.map((e) => e.port)).toEqual([6379]);
   });
 
+  it('a check the scan could not make keeps the items of its rule there open (rule from the prior finding)', () => {
+    const fpKey = findingFingerprint({ rule_id: 'ssh-weak-host-key', host: '10.0.0.5', port: 2222, protocol: 'tcp' });
+    const fpAlgo = findingFingerprint({
+      rule_id: 'ssh-weak-algorithms',
+      host: '10.0.0.5',
+      port: 2222,
+      protocol: 'tcp',
+    });
+    const priorDoc = {
+      metadata: { session_id: '20250222_140000' },
+      findings: [
+        { id: 'f-1', rule_id: 'ssh-weak-host-key', host: '10.0.0.5', port: 2222, protocol: 'tcp' },
+        { id: 'f-2', rule_id: 'ssh-weak-algorithms', host: '10.0.0.5', port: 2222, protocol: 'tcp' },
+      ],
+      remediation: [
+        {
+          title: 'SSH host key under 2048 bits',
+          fingerprint: fpKey,
+          finding_id: 'f-1',
+          host: '10.0.0.5',
+          port: 2222,
+          protocol: 'tcp',
+          status: 'new',
+        },
+        {
+          title: 'SSH algorithms on 2222',
+          fingerprint: fpAlgo,
+          finding_id: 'f-2',
+          host: '10.0.0.5',
+          port: 2222,
+          protocol: 'tcp',
+          status: 'new',
+        },
+        // No finding to name its rule: any check not made at its place may have been its own.
+        { title: 'Old item', host: '10.0.0.5', port: 2222, protocol: 'tcp', status: 'new' },
+      ],
+    };
+    const keyUnmeasured = sessionCoverage({
+      coverage: coverageBlock({
+        hosts: ['10.0.0.5'],
+        ports: { tcp: [[1, 65535]] },
+        notChecked: [{ host: '10.0.0.5', port: 2222, protocol: 'tcp', rules: ['ssh-weak-host-key'], reason: 'no key' }],
+      }),
+    });
+    const r = track(priorDoc, keyUnmeasured);
+    expect(r.remediation_resolved.map((e) => e.title)).toEqual(['SSH algorithms on 2222']);
+    expect(r.remediation_not_checked.map((e) => [e.title, e.status])).toEqual([
+      ['SSH host key under 2048 bits', 'new'],
+      ['Old item', 'new'],
+    ]);
+  });
+
   it("the prior's not-checked items are open items: matched again, resolved when looked at, or still not checked", () => {
     const priorDoc = {
       metadata: { session_id: '20250222_140000' },

@@ -167,11 +167,22 @@ describe('nmap coverage', () => {
     await fs.writeFile(path.join(dir, 'unmeasured.xml'), unmeasured);
     const nmap = path.join(dir, 'nmap-unmeasured');
     await fs.writeFile(nmap, `#!/bin/sh\ncat '${path.join(dir, 'unmeasured.xml')}'\n`, { mode: 0o755 });
-    const { warnings, log } = await scan(path.join(dir, 'unmeasured'), { nmap });
+    const { warnings, log, path: sessionDir } = await scan(path.join(dir, 'unmeasured'), { nmap });
     const line =
       '10.0.0.6:22: SSH host key not measured (rsa-sha2-512: no key after 3 tries); its size was not checked';
     expect(warnings).toEqual([line]);
     expect(log).toContain(` stage nmap not checked ${line}\n`);
+    // The session says so too: the next merge keeps a weak host key finding of that port open.
+    const session = JSON.parse(await fs.readFile(path.join(sessionDir, 'session_results.json'), 'utf8'));
+    expect(session.coverage.not_checked).toEqual([
+      {
+        host: '10.0.0.6',
+        port: 22,
+        protocol: 'tcp',
+        rules: ['ssh-weak-host-key'],
+        reason: 'SSH host key not measured (rsa-sha2-512: no key after 3 tries); its size was not checked',
+      },
+    ]);
   });
 
   it("nmap's own warnings are warnings of the run, in pipeline.log too", async () => {

@@ -172,7 +172,14 @@ describe("host keys measured by the scanner's own script", () => {
     const run = await scanOwnScript(55554);
     expect(measuredKeys(run, 'ssh', 55554)).toEqual([]);
     expect(notCheckedOn(run.hosts)).toEqual([
-      `${ipOf('ssh')}:55554: SSH host key not measured (rsa-sha2-512: no Diffie-Hellman key exchange in common); its size was not checked`,
+      {
+        host: ipOf('ssh'),
+        port: 55554,
+        protocol: 'tcp',
+        rules: ['ssh-weak-host-key'],
+        reason:
+          'SSH host key not measured (rsa-sha2-512: no Diffie-Hellman key exchange in common); its size was not checked',
+      },
     ]);
   });
 });

@@ -85,6 +85,8 @@ describe('findings of record', () => {
   const token = () => login(portal.url, ADMIN_EMAIL, ADMIN_PASSWORD);
   let acme: LicenseFixture;
   let solo: LicenseFixture;
+  /** The client of the test of checks not made: its own records. */
+  let keys: LicenseFixture;
   const target = '10.9.0.0/30';
 
   async function upload(key: string, doc: Doc) {
@@ -128,6 +130,7 @@ describe('findings of record', () => {
     portal = await startTestPortal({ now: clock.now });
     acme = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('acme') });
     solo = await createLicense(portal, { tier: 'professional', client_id: uniqueClientId('solo') });
+    keys = await createLicense(portal, { tier: 'professional', client_id: uniqueClientId('keys') });
   });
   afterAll(async () => {
     await portal?.close();
@@ -218,6 +221,22 @@ describe('findings of record', () => {
     const mysql = byFp((await latest(acme.key))['remediation']).get(fp(MYSQL));
     expect(mysql).toMatchObject({ status: 'persistent', first_seen: s1 });
     expect(mysql?.['reopened_at']).not.toBeNull();
+  });
+
+  it('a check the next scan could not make keeps its finding open; the other findings of the port are resolved', async () => {
+    const KEY: F = { rule: 'ssh-weak-host-key', host: HOST_B, port: 22, severity: 'medium', title: 'Short host key' };
+    const first = await ok(keys.key, scan('20261120_110000', target, [KEY, SSH]));
+    expect(first['findings']).toEqual({ new: 2, persistent: 0, reopened: 0, resolved: 0, not_checked: 0 });
+    // The next scan looked everywhere but could not fetch the port's host key (svc scan says so).
+    const next = scan('20261120_120000', target, []);
+    (next['coverage'] as Doc)['not_checked'] = [
+      { host: HOST_B, port: 22, protocol: 'tcp', rules: [KEY.rule], reason: 'SSH host key not measured' },
+    ];
+    const res = await ok(keys.key, next);
+    expect(res['findings']).toEqual({ new: 0, persistent: 0, reopened: 0, resolved: 1, not_checked: 1 });
+    const state = await latest(keys.key);
+    expect(state['remediation'].map((e: Doc) => [e['fingerprint'], e['status']])).toEqual([[fp(KEY), 'new']]);
+    expect(state['remediation_resolved'].map((e: Doc) => e['fingerprint'])).toEqual([fp(SSH)]);
   });
 
   it('a key without remediation:update cannot lower the operational score by claiming an approval', async () => {

@@ -78,3 +78,77 @@ describe('coverage', () => {
     });
   });
 });
+
+describe('checks not made', () => {
+  const doc = {
+    coverage: {
+      hosts: ['10.0.0.1', '10.0.0.2'],
+      ports: { tcp: '1-1024' },
+      not_checked: [
+        { host: '10.0.0.1', port: 22, protocol: 'tcp', rules: ['ssh-weak-host-key'], reason: 'ssh-dss: no key' },
+        { host: '10.0.0.2', rules: ['tls-weak-cipher'] },
+      ],
+    },
+  };
+  const at = (host: string, port: number | null) => ({ host, port, protocol: 'tcp' });
+
+  it('keep open the findings of the rule named at the place, and only those', () => {
+    const c = coverageOf(doc)!;
+    expect(coversPlace(c, at('10.0.0.1', 22), 'ssh-weak-host-key')).toBe(false);
+    expect(coversPlace(c, at('10.0.0.1', 22), 'ssh-weak-algorithms')).toBe(true);
+    expect(coversPlace(c, at('10.0.0.1', 23), 'ssh-weak-host-key')).toBe(true);
+    // A rule not known: any check not made there may have been its own.
+    expect(coversPlace(c, at('10.0.0.1', 22), null)).toBe(false);
+    expect(coversPlace(c, at('10.0.0.1', 22))).toBe(false);
+    expect(coversPlace(c, at('10.0.0.1', 80))).toBe(true);
+    // A host-level entry stands for every port of its host; a host-level finding meets every entry of its host.
+    expect(coversPlace(c, at('10.0.0.2', 443), 'tls-weak-cipher')).toBe(false);
+    expect(coversPlace(c, at('10.0.0.2', 443), 'http-trace')).toBe(true);
+    expect(coversPlace(c, at('10.0.0.1', null), 'os-end-of-life')).toBe(true);
+    expect(coversPlace(c, at('10.0.0.1', null), 'ssh-weak-host-key')).toBe(false);
+    expect(coversPlace(c, at('10.0.0.1', null), null)).toBe(false);
+  });
+
+  it('are read so that doubt keeps a finding open, and two entries of a place add up', () => {
+    const c = coverageOf({
+      coverage: {
+        hosts: ['10.0.0.1'],
+        ports: { tcp: '1-1024', udp: '161' },
+        not_checked: [
+          { host: ' 10.0.0.1 ', port: 'twenty-two', rules: ['a'] },
+          { host: '10.0.0.1', port: 161, protocol: 'UDP', rules: 'b' },
+          { host: '10.0.0.1', port: 25, rules: ['c'] },
+          { host: '10.0.0.1', port: 25, rules: ['d'], reason: 'second' },
+          { port: 80, rules: ['e'] },
+          'not an entry',
+        ],
+      },
+    })!;
+    // A port that is not one: every port of the host.
+    expect(coversPlace(c, at('10.0.0.1', 443), 'a')).toBe(false);
+    expect(coversPlace(c, at('10.0.0.1', 443), 'x')).toBe(true);
+    // Rules that are not a list: every check at that place.
+    expect(coversPlace(c, { host: '10.0.0.1', port: 161, protocol: 'udp' }, 'x')).toBe(false);
+    expect(coversPlace(c, at('10.0.0.1', 25), 'c')).toBe(false);
+    expect(coversPlace(c, at('10.0.0.1', 25), 'd')).toBe(false);
+    // Without a host an entry says nowhere.
+    expect(coversPlace(c, at('10.0.0.1', 80), 'e')).toBe(true);
+    expect([...c.notChecked.values()]).toEqual([
+      { host: '10.0.0.1', port: null, protocol: 'tcp', rules: ['a'], reason: null },
+      { host: '10.0.0.1', port: 161, protocol: 'udp', rules: null, reason: null },
+      { host: '10.0.0.1', port: 25, protocol: 'tcp', rules: ['c', 'd'], reason: 'second' },
+    ]);
+  });
+
+  it('are written back as they were read, and left out when there are none', () => {
+    const c = coverageOf(doc)!;
+    const block = coverageBlock({ hosts: c.hosts, ports: c.ports, notChecked: c.notChecked.values() });
+    expect(block.not_checked).toEqual([
+      { host: '10.0.0.1', port: 22, protocol: 'tcp', rules: ['ssh-weak-host-key'], reason: 'ssh-dss: no key' },
+      { host: '10.0.0.2', protocol: 'tcp', rules: ['tls-weak-cipher'] },
+    ]);
+    expect(coverageOf({ coverage: block })!.notChecked).toEqual(c.notChecked);
+    expect(coverageBlock({ hosts: c.hosts, ports: c.ports, notChecked: [] })).not.toHaveProperty('not_checked');
+    expect(inferredCoverage({ findings: [{ host: '10.0.0.1' }] }).notChecked.size).toBe(0);
+  });
+});

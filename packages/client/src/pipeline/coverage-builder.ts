@@ -4,6 +4,7 @@ import {
   type CoverageProtocol,
   coverageBlock,
   formatPortList,
+  type NotCheckedPlace,
   parsePortList,
   type PortRanges,
 } from '@svc/protocol';
@@ -52,7 +53,13 @@ export class CoverageBuilder {
     return this.#hosts.size;
   }
 
-  block(about: { profile?: string | undefined; tools?: readonly string[] | undefined; source: string }): CoverageBlock {
+  /** The block; `notChecked`: the checks the producer could not make where it looked. */
+  block(about: {
+    profile?: string | undefined;
+    tools?: readonly string[] | undefined;
+    source: string;
+    notChecked?: readonly NotCheckedPlace[] | undefined;
+  }): CoverageBlock {
     const ports: Partial<Record<CoverageProtocol, PortRanges>> = {};
     for (const [p, lists] of this.#ranges) ports[p] = parsePortList(lists.map(formatPortList).join(',')) ?? [];
     return coverageBlock({ hosts: this.#hosts, ports, ...about });

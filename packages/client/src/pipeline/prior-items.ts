@@ -21,6 +21,8 @@ export interface PriorItems {
   sessionId: string | null;
   /** Where an item is (placeOf). */
   place: (item: PriorItem) => FindingPlace;
+  /** The rule that found it: the item's own `rule_id`, else its finding's (by finding_id); null when neither says. */
+  rule: (item: PriorItem) => string | null;
 }
 
 export const statusOf = (v: unknown): RemediationStatus | null =>
@@ -56,6 +58,10 @@ export function priorItems(prior: unknown): PriorItems {
     resolved: lenient.objs(doc['remediation_resolved']),
     sessionId: priorSessionId(prior),
     place: (item) => placeOf(item, findings),
+    rule: (item) => {
+      const id = lenient.str(item['finding_id']);
+      return lenient.str(item['rule_id']) ?? lenient.str((id === null ? undefined : findings.get(id))?.['rule_id']);
+    },
   };
 }
 

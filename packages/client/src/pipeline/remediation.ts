@@ -30,9 +30,10 @@ export { priorSessionId, priorTarget } from './prior-items.ts';
  * - A matched resolved item is reopened: `persistent`, `reopened_at` the scan's end, its
  *   first_seen and note kept (never `new`: the finding has a history).
  * - An unmatched finding is `new`, first seen in this session.
- * - A prior open item not detected is resolved only when this scan looked where it is
- *   (coversPlace: its host answered and its port was scanned over its transport); otherwise it
- *   stays open in remediation_not_checked, as it was.
+ * - A prior open item not detected is resolved only when this scan looked where it is and made
+ *   its check there (coversPlace: its host answered, its port was scanned over its transport and
+ *   coverage.not_checked does not name its rule there); otherwise it stays open in
+ *   remediation_not_checked, as it was.
  * False-positive dispositions travel with the item they were set on, like its note.
  */
 
@@ -127,7 +128,7 @@ export function trackRemediation({ findings, prior, sessionId, now, coverage }: 
   for (const p of items.open) {
     if (open.matched.has(p)) continue;
     const place = items.place(p);
-    if (coversPlace(looked, place)) remediation_resolved.push(resolvedEntry(p, place, at, priorId));
+    if (coversPlace(looked, place, items.rule(p))) remediation_resolved.push(resolvedEntry(p, place, at, priorId));
     else remediation_not_checked.push(notCheckedEntry(p, place, priorId, items.unseen.has(p) ? null : priorId));
   }
   return { remediation, remediation_resolved, remediation_not_checked };

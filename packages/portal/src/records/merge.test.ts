@@ -78,6 +78,49 @@ describe('mergeUpload', () => {
     expect(m.changed.map((c) => [c.before.status, c.after.status])).toEqual([['new', 'resolved']]);
   });
 
+  it('a check the session could not make at a place keeps that rule’s records there open, and only those', () => {
+    // Two rules on 10.0.0.1:21; the check of ftp-anonymous there was not made (e.g. a script cut short).
+    const cleartext = finding('ftp-cleartext', '10.0.0.1', 21);
+    const d0 = doc([A, cleartext, B, C], ALL);
+    const first = merge([], d0, session('20260101_000000', d0)).rows;
+    const notChecked = [{ host: '10.0.0.1', port: 21, protocol: 'tcp', rules: ['ftp-anonymous'], reason: 'cut short' }];
+    const d = { findings: [], coverage: { hosts: ALL.hosts, ports: { tcp: ALL.tcp }, not_checked: notChecked } };
+    const m = merge(first, d, session('20260102_000000', d));
+    expect(m.counts).toEqual({ new: 0, persistent: 0, reopened: 0, resolved: 3, not_checked: 1 });
+    const byTitle = new Map(m.rows.map((r) => [r.title, r]));
+    expect(byTitle.get('ftp-anonymous')).toMatchObject({ status: 'new', not_checked_in: '20260102_000000' });
+    expect(byTitle.get('ftp-cleartext')).toMatchObject({ status: 'resolved', resolved_in: '20260102_000000' });
+    expect(byTitle.get('telnet-open')).toMatchObject({ status: 'resolved', resolved_in: '20260102_000000' });
+    expect(byTitle.get('database-exposed')).toMatchObject({ status: 'resolved', resolved_in: '20260102_000000' });
+    // A record whose rule is not known stays open wherever a check was not made.
+    const unknown = first.map((r) => (r.title === 'ftp-cleartext' ? { ...r, rule_id: null } : r));
+    const m2 = merge(unknown, d, session('20260102_000000', d));
+    expect(m2.rows.filter((r) => r.status !== 'resolved').map((r) => r.title)).toEqual([
+      'ftp-anonymous',
+      'ftp-cleartext',
+    ]);
+  });
+
+  it('a late upload’s new finding is not resolved by the later scan that could not make its check', () => {
+    const later = firstScan();
+    const early = doc([finding('http-no-tls', '10.0.0.1', 80)], ALL);
+    const latestDoc = {
+      findings: [],
+      coverage: {
+        hosts: ALL.hosts,
+        ports: { tcp: ALL.tcp },
+        not_checked: [{ host: '10.0.0.1', port: 80, rules: ['http-no-tls'] }],
+      },
+    };
+    const latest = {
+      sessionId: '20260101_000000',
+      scannedAt: new Date('2026-01-01T12:00:00Z'),
+      coverage: sessionCoverage(latestDoc),
+    };
+    const m = merge(later, early, session('20251231_000000', early, { latest }));
+    expect(m.rows.find((r) => r.title === 'http-no-tls')).toMatchObject({ status: 'new', resolved_in: null });
+  });
+
   it('a finding seen again after it was resolved is reopened, its history and note kept, not new', () => {
     const resolved = firstScan().map((r) =>
       r.title === 'ftp-anonymous'

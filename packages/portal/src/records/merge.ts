@@ -20,7 +20,8 @@ import {
  * - a finding seen again: `new` becomes `persistent`, a resolved one is reopened (`persistent`,
  *   reopened_at, its history kept), a decision (in_progress, deferred) stays;
  * - an open record the session did not report is resolved only when the session looked where
- *   it is (coverage.ts); otherwise it stays as it is, not checked by this session;
+ *   it is and made the record's check there (coverage.ts, coversPlace with its rule); otherwise
+ *   it stays as it is, not checked by this session;
  * - then the file's claims, weighed by who uploaded it (claims.ts).
  * A session scanned before the latest one that observed a record (an upload that arrives late)
  * adds its sighting but changes no status. Re-uploading a session merges it again: for the
@@ -138,7 +139,7 @@ export function mergeUpload(
         latest !== null &&
         latest !== undefined &&
         s.scannedAt.getTime() < latest.scannedAt.getTime() &&
-        coversPlace(latest.coverage, { host: r.host, port: r.port, protocol: r.protocol })
+        coversPlace(latest.coverage, { host: r.host, port: r.port, protocol: r.protocol }, r.rule_id)
       ) {
         setStatus(
           r,
@@ -196,7 +197,7 @@ export function mergeUpload(
     if (s.scannedAt.getTime() < before.last_observed_at.getTime()) continue;
     const r: RecordRow = { ...before };
     r.updated_at = s.now;
-    if (coversPlace(s.coverage, { host: r.host, port: r.port, protocol: r.protocol })) {
+    if (coversPlace(s.coverage, { host: r.host, port: r.port, protocol: r.protocol }, r.rule_id)) {
       setStatus(r, 'resolved', scan, history, 'not found where the session looked');
       r.last_observed_at = s.scannedAt;
       r.not_checked_in = null;

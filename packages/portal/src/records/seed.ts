@@ -75,7 +75,15 @@ export function seedFromDocument(
     }),
     {
       ...s,
-      coverage: { hosts: new Set(), ports: {}, profile: null, tools: [], source: null, inferred: true },
+      coverage: {
+        hosts: new Set(),
+        ports: {},
+        profile: null,
+        tools: [],
+        source: null,
+        inferred: true,
+        notChecked: new Map(),
+      },
       uploader: { actor: s.uploader.actor, mayDecide: false },
     },
   );

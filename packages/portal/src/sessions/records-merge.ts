@@ -82,6 +82,7 @@ export async function mergeIntoRecords(
       profile: coverage.profile ?? undefined,
       tools: coverage.tools,
       source: coverage.inferred ? 'inferred' : (coverage.source ?? undefined),
+      notChecked: coverage.notChecked.values(),
     }),
     now: c.now,
   });

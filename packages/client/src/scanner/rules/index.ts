@@ -1,3 +1,4 @@
+import type { NotCheckedPlace } from '@svc/protocol';
 import type { ScanFinding } from '../../pipeline/types.ts';
 import type { NmapHost } from '../parse/types.ts';
 import { certificates } from './certificates.ts';
@@ -61,11 +62,16 @@ export const OWN_RULE_SCRIPTS: readonly string[] = [
   ...new Set(RULE_FAMILIES.flatMap((f) => f.ownScripts ?? [])),
 ].sort();
 
-/** What the scripts could not check on the hosts that are up (`10.0.0.5:22 …`), for the run's warnings. */
-export function notCheckedOn(hosts: readonly NmapHost[]): string[] {
+/** The checks the scripts could not make on the hosts that are up: the session's coverage.not_checked. */
+export function notCheckedOn(hosts: readonly NmapHost[]): NotCheckedPlace[] {
   return hosts
     .filter((h) => h.status.state === 'up')
     .flatMap((h) => RULE_FAMILIES.flatMap((family) => family.notChecked?.(h) ?? []));
+}
+
+/** A check not made as the run's warning says it (`10.0.0.5:22: SSH host key not measured …`). */
+export function notCheckedLine(n: NotCheckedPlace): string {
+  return `${n.host}${n.port === null ? '' : `:${n.port}`}: ${n.reason ?? 'not checked'}`;
 }
 
 /** Applies every rule family to every host that is up. */

@@ -1,3 +1,4 @@
+import type { NotCheckedPlace } from '@svc/protocol';
 import type { ScanFinding } from '../../pipeline/types.ts';
 import { SSH_HOST_KEYS_ID } from '../nse/ssh-host-keys.ts';
 import type { NmapHost, NmapPort, ScriptNode } from '../parse/types.ts';
@@ -10,6 +11,8 @@ import type { RuleFamily } from './types.ts';
  * nmap's ssh-hostkey in an nmap file made elsewhere) and protocol 1 (sshv1).
  * OpenSSH's current defaults (hmac-sha1 and umac-64 MACs among them) are not flagged.
  */
+
+const WEAK_HOST_KEY = 'ssh-weak-host-key';
 
 interface AlgoRule {
   list: string;
@@ -84,7 +87,7 @@ function weakHostKeys(host: NmapHost, port: NmapPort): ScanFinding[] {
   if (weak.length === 0) return [];
   return [
     finding(host, port, {
-      rule_id: 'ssh-weak-host-key',
+      rule_id: WEAK_HOST_KEY,
       title: 'SSH host key under 2048 bits',
       severity: 'medium',
       category: 'weak_crypto',
@@ -97,13 +100,23 @@ function weakHostKeys(host: NmapHost, port: NmapPort): ScanFinding[] {
   ];
 }
 
-/** The keys svc-ssh-host-keys could not fetch, with its reason: their size is unknown, not fine. */
-function unmeasuredKeys(host: NmapHost): string[] {
+/**
+ * The keys svc-ssh-host-keys could not fetch, with its reason: their size is unknown, not fine,
+ * so the port's weak host key check was not made (a finding of it there stays open).
+ */
+function unmeasuredKeys(host: NmapHost): NotCheckedPlace[] {
+  const address = host.addresses[0]?.addr;
+  if (address === undefined) return [];
   return openPorts(host).flatMap((port) => {
     const own = portScript(port, SSH_HOST_KEYS_ID);
     const reasons = elemValues(tableAt(own?.children ?? [], 'unmeasured')?.children ?? []);
-    const where = `${host.addresses[0]?.addr ?? '?'}:${port.portid}`;
-    return reasons.map((r) => `${where}: SSH host key not measured (${r}); its size was not checked`);
+    return reasons.map((r) => ({
+      host: address,
+      port: port.portid,
+      protocol: 'tcp' as const,
+      rules: [WEAK_HOST_KEY],
+      reason: `SSH host key not measured (${r}); its size was not checked`,
+    }));
   });
 }
 

@@ -1,4 +1,4 @@
-import type { VulnIndex } from '@svc/protocol';
+import type { NotCheckedPlace, VulnIndex } from '@svc/protocol';
 import type { ScanFinding } from '../../pipeline/types.ts';
 import type { NmapHost } from '../parse/types.ts';
 
@@ -17,6 +17,6 @@ export interface RuleFamily {
   /** The scanner's own NSE scripts it reads (scanner/nse/), which every profile running scripts adds. */
   ownScripts?: readonly string[];
   evaluate: (host: NmapHost, ctx: RuleContext) => ScanFinding[];
-  /** What the family's scripts said they could not check on the host, one line each for the user. */
-  notChecked?: (host: NmapHost) => string[];
+  /** The checks the family's scripts said they could not make on the host (the session's coverage.not_checked). */
+  notChecked?: (host: NmapHost) => NotCheckedPlace[];
 }

@@ -18,6 +18,7 @@ import {
   addAnsweredHost,
   addScannedPorts,
   detectFindings,
+  notCheckedLine,
   notCheckedOn,
   formatCommand,
   type NmapProgress,
@@ -178,7 +179,8 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
   ctx.scanTime = scanTimeOf(result.run) ?? deps.now();
   const ruleFindings = detectFindings(result.hosts, { scanTime: ctx.scanTime, vulnIndex: input.vulnIndex });
   const notChecked = notCheckedOn(result.hosts);
-  for (const w of notChecked) warn(w);
+  const notCheckedLines = notChecked.map(notCheckedLine);
+  for (const w of notCheckedLines) warn(w);
   if (tools.enrichment.length > 0) stage('enrichment');
   const toolFindings = await runEnrichment(tools.enrichment, result.hosts, toolOpts);
   const findings = mergeToolFindings(ruleFindings, toolFindings);
@@ -207,7 +209,12 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
     notes,
     root: input.root,
     findings,
-    coverage: coverage.block({ profile: result.profile, tools: ['nmap', ...[...ran].sort()], source: 'svc-scan' }),
+    coverage: coverage.block({
+      profile: result.profile,
+      tools: ['nmap', ...[...ran].sort()],
+      source: 'svc-scan',
+      notChecked,
+    }),
     vulnIndex: input.vulnIndex,
     hosts: toHostInfos(result.hosts),
     exceptions: input.exceptions,
@@ -234,7 +241,7 @@ async function scanWith(input: ScanInput, deps: ScanDeps, state: RunState): Prom
       `nmap ${result.durationMs} ms (${result.startedAt} to ${result.finishedAt}, exit ${result.exitCode ?? result.signal}, ${result.mode} scan${result.complete ? '' : ', cut short'})`,
       // nmap's own warnings (a name it could not resolve, a host it skipped) explain a thin session later.
       ...result.warnings.map((w) => `nmap warning ${w}`),
-      ...notChecked.map((w) => `nmap not checked ${w}`),
+      ...notCheckedLines.map((w) => `nmap not checked ${w}`),
       ...toolLog,
     ],
   }).finally(() => claimed.release());
