@@ -5,7 +5,7 @@ import { testTempDir } from '@svc/test-support/temp-dirs';
 import { withPrivateTmp } from '../src/private-tmp.ts';
 
 describe('withPrivateTmp', () => {
-  it('gives the run a directory of its own inside TMPDIR (mode 700) and removes it with what the run left', async () => {
+  it('gives the run a directory of its own inside TMPDIR and removes it with what the run left', async () => {
     const base = await testTempDir('private-tmp-');
     const warnings: string[] = [];
     let seen = '';
