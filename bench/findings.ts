@@ -244,6 +244,8 @@ async function main(): Promise<void> {
         uploader: { actor: 'bench', mayDecide: true },
         scannedAt: at,
         now: at,
+        // Re-indexes a stored session: in its own transaction, as an upload of it would.
+        beside: null,
       }),
     );
     const indexMs = performance.now() - t;

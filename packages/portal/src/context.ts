@@ -9,6 +9,7 @@ import type { ApiKeyVerifier } from './auth/api-keys.ts';
 import type { BlobStore } from './blobs/store.ts';
 import type { TokenVerifier } from './auth/jwt.ts';
 import type { Config } from './config/index.ts';
+import type { DatabaseHandle } from './db/pool.ts';
 import type { Database } from './db/schema.ts';
 import type { InFlightLimit } from './domain/in-flight-limit.ts';
 import type { EventBus } from './events/bus.ts';
@@ -28,6 +29,8 @@ export interface AppContext {
   db: Kysely<Database>;
   /** The pool under `db`, for the few hot statements run as named prepared statements. */
   pool: pg.Pool;
+  /** A second pool that writes the findings index of a large new upload beside its transaction (sessions/index-beside.ts); null: none. */
+  indexWriter: DatabaseHandle | null;
   events: EventBus;
   /** Session files. */
   blobs: BlobStore;

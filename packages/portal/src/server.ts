@@ -32,6 +32,7 @@ import {
   sweepOrphanedFiles,
 } from './sessions/sweep.ts';
 import { backfillRecords } from './sessions/records-backfill.ts';
+import { INDEX_WRITER_CONNECTIONS, sweepUnpublishedIndexes } from './sessions/index-beside.ts';
 import { sealStoredShareTokens, withShareLink } from './sessions/share.ts';
 import { ShareTokenSeal } from './sessions/share-seal.ts';
 import { sweepStaleRecords } from './records/retention.ts';
@@ -104,6 +105,8 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       onAcquire: metrics ? (seconds) => metrics.poolAcquired(seconds) : undefined,
     });
     cleanup.unshift(() => database.close());
+    const indexWriter = openDatabase(databaseUrl, { max: INDEX_WRITER_CONNECTIONS, ...config.dbBounds, logger });
+    cleanup.unshift(() => indexWriter.close());
 
     const applied = await migrateToLatest(database.db);
     if (applied.length > 0) logger.info({ applied }, 'database migrations applied');
@@ -174,6 +177,7 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
       logger,
       db: database.db,
       pool: database.pool,
+      indexWriter,
       events: new EventBus(logger),
       blobs,
       webhooks: { dispatcher, resolver, allow: config.webhooks.allowCidrs, secrets: webhookSecrets },
@@ -254,7 +258,11 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     const port = typeof address === 'object' && address !== null ? address.port : config.port;
     // After listening: listing a large or slow bucket never delays the start, and a failed pass is retried.
     const sweepTiming = { ...ORPHAN_SWEEP_TIMING, ...opts.orphanSweep };
-    const sweepOnce = (signal: AbortSignal) => sweepOrphanedFiles(database.db, blobs, signal);
+    const sweepOnce = async (signal: AbortSignal) => {
+      const indexes = await sweepUnpublishedIndexes(database.db);
+      if (indexes > 0) logger.warn({ indexes }, 'dropped the findings index of uploads that never committed');
+      return sweepOrphanedFiles(database.db, blobs, signal);
+    };
     const orphanSweeper = startOrphanSweeper(sweepOnce, logger, sweepTiming);
     cleanup.unshift(() => orphanSweeper.stop());
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;

@@ -318,6 +318,13 @@ export interface SessionFindingDetailPagesTable {
   details: string;
 }
 
+/** A findings index written beside its upload's transaction and not yet published (migration 0041). */
+export interface SessionIndexPendingTable {
+  client_id: string;
+  session_id: string;
+  written_at: Generated<Date>;
+}
+
 export type {
   AgentCommandResultsTable,
   AgentCommandsTable,
@@ -362,6 +369,7 @@ export interface Database {
   session_findings: SessionFindingsTable;
   session_finding_details: SessionFindingDetailsTable;
   session_finding_detail_pages: SessionFindingDetailPagesTable;
+  session_index_pending: SessionIndexPendingTable;
   finding_targets: FindingTargetsTable;
   finding_records: FindingRecordsTable;
   finding_history: FindingHistoryTable;

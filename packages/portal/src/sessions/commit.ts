@@ -16,6 +16,8 @@ import {
 } from './queries.ts';
 import { mergeIntoRecords, type MergedUpload, recordTarget } from './records-merge.ts';
 import { ensureSeeded } from './records-seed.ts';
+import { indexRowCount } from './findings-index.ts';
+import { dropUnpublishedIndex, writerFor } from './index-beside.ts';
 import type { CommitResult } from './results.ts';
 import type { ScanFacts } from './scan-facts.ts';
 import { newShareToken, shareTokenOf } from './share.ts';
@@ -79,7 +81,9 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
   await ensureSeeded(ctx, clientId, target);
   const uploader = { actor: actorOf(principal), mayDecide: principal.permissions.has('remediation:update') };
 
-  const { result, oldKeys, event } = await ctx.db.transaction().execute(async (trx) => {
+  // Set when the session's index is written beside the transaction (sessions/index-beside.ts).
+  let beside = false;
+  const committed = ctx.db.transaction().execute(async (trx) => {
     await lockForStorageLimit(trx, ctx.config);
     if (principal.kind === 'license') {
       // Serialises uploads of one key so two concurrent uploads cannot both take the last slot.
@@ -139,7 +143,9 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
 
     const json = input.files['session_results.json'];
     let merged: MergedUpload | null = null;
-    if (json !== undefined && input.doc !== undefined)
+    if (json !== undefined && input.doc !== undefined) {
+      const writer = writerFor(ctx, { newSession: existing === undefined, rows: indexRowCount(input.doc) });
+      beside = writer !== null;
       merged = await mergeIntoRecords(trx, {
         ref,
         target,
@@ -148,7 +154,9 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
         uploader,
         scannedAt: input.facts.scannedAt ?? now,
         now,
+        beside: writer,
       });
+    }
     const scores = merged?.triage?.scores;
     if (scores !== undefined)
       await updateSessionRow(trx, ref, { risk_score: scores.risk_score, risk_grade: scores.risk_grade });
@@ -191,6 +199,14 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       oldKeys,
       event,
     };
+  });
+  const { result, oldKeys, event } = await committed.catch(async (err: unknown) => {
+    // Its index rows may be committed already: dropped under the session's lock, so never another upload's.
+    if (beside)
+      await dropUnpublishedIndex(ctx.db, ref).catch((e: unknown) =>
+        ctx.logger.warn({ err: e }, 'could not drop the findings index of a failed upload; the orphan sweep will'),
+      );
+    throw err;
   });
 
   // The replaced version's files are unreferenced now; a failure here leaves orphans for the sweep.

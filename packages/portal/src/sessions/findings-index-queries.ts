@@ -88,8 +88,8 @@ export interface IndexState {
   orc_964: string | null;
 }
 
-/** Empties a session's index and sets its state, before indexStatements fills it (the caller holds the session row's lock). */
-export async function resetFindingsIndex(db: Kysely<Database>, ref: SessionRef, index: IndexState): Promise<void> {
+/** Sets a session's index state: what its rows were built from and how many there are. */
+export async function setIndexState(db: Kysely<Database>, ref: SessionRef, index: IndexState): Promise<void> {
   const key = { client_id: ref.clientId, session_id: ref.sessionId };
   const state = { file_key: index.fileKey, total: index.total, topology: index.topology, orc_964: index.orc_964 };
   await db
@@ -97,8 +97,62 @@ export async function resetFindingsIndex(db: Kysely<Database>, ref: SessionRef, 
     .values({ ...key, ...state })
     .onConflict((oc) => oc.columns(['client_id', 'session_id']).doUpdateSet({ ...state, indexed_at: sql`now()` }))
     .execute();
+}
+
+/** Deletes a session's index rows and detail pages, not its state row. */
+export async function deleteIndexRows(db: Kysely<Database>, ref: SessionRef): Promise<void> {
   for (const table of ['session_findings', 'session_finding_detail_pages', 'session_finding_details'] as const)
     await db.deleteFrom(table).where('client_id', '=', ref.clientId).where('session_id', '=', ref.sessionId).execute();
+}
+
+/** Empties a session's index and sets its state, before indexStatements fills it (the caller holds the session row's lock). */
+export async function resetFindingsIndex(db: Kysely<Database>, ref: SessionRef, index: IndexState): Promise<void> {
+  await setIndexState(db, ref, index);
+  await deleteIndexRows(db, ref);
+}
+
+/** Whether a session's index has a state row: its rows, if any, are published. */
+export async function hasIndexState(db: Kysely<Database>, ref: SessionRef): Promise<boolean> {
+  const row = await db
+    .selectFrom('session_findings_state')
+    .select('session_id')
+    .where('client_id', '=', ref.clientId)
+    .where('session_id', '=', ref.sessionId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Notes that a session's index rows were written before its upload committed (migration 0041). */
+export async function notePendingIndex(db: Kysely<Database>, ref: SessionRef): Promise<void> {
+  await db
+    .insertInto('session_index_pending')
+    .values({ client_id: ref.clientId, session_id: ref.sessionId })
+    .onConflict((oc) => oc.columns(['client_id', 'session_id']).doUpdateSet({ written_at: sql`now()` }))
+    .execute();
+}
+
+export async function clearPendingIndex(db: Kysely<Database>, ref: SessionRef): Promise<void> {
+  await db
+    .deleteFrom('session_index_pending')
+    .where('client_id', '=', ref.clientId)
+    .where('session_id', '=', ref.sessionId)
+    .execute();
+}
+
+/** Pending indexes noted more than `seconds` ago by the database's clock (the replicas' may differ), oldest first. */
+export async function pendingIndexesOlderThan(
+  db: Kysely<Database>,
+  seconds: number,
+  limit: number,
+): Promise<SessionRef[]> {
+  const rows = await db
+    .selectFrom('session_index_pending')
+    .select(['client_id', 'session_id'])
+    .where('written_at', '<', sql<Date>`now() - make_interval(secs => ${seconds})`)
+    .orderBy('written_at')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ clientId: r.client_id, sessionId: r.session_id }));
 }
 
 /**

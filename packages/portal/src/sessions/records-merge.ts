@@ -16,7 +16,8 @@ import {
 } from '../records/queries.ts';
 import { dueDaysOf } from '../records/settings.ts';
 import { endOfFindings, indexRowCount, indexRowsIn, missingRowsOf, viewBlocksOf } from './findings-index.ts';
-import { indexStatements, resetFindingsIndex } from './findings-index-queries.ts';
+import { clearPendingIndex, indexStatements, resetFindingsIndex, setIndexState } from './findings-index-queries.ts';
+import { type BesideWriter, writeIndexBeside } from './index-beside.ts';
 import type { SessionRef } from './queries.ts';
 import { applyTriageChanges, countsOf, recountSession } from './triage-counts-queries.ts';
 import { rescoreSessions } from './triage-rescore.ts';
@@ -49,6 +50,8 @@ export async function mergeIntoRecords(
     uploader: Uploader;
     scannedAt: Date;
     now: Date;
+    /** Where the session's index is written beside this transaction (index-beside.ts, writerFor); null: in it. */
+    beside: BesideWriter | null;
   },
 ): Promise<MergedUpload> {
   const t: TargetRef = { clientId: c.ref.clientId, target: c.target };
@@ -87,22 +90,44 @@ export async function mergeIntoRecords(
     now: c.now,
   });
   const total = indexRowCount(c.doc) + merged.missing.length;
-  await resetFindingsIndex(trx, c.ref, { fileKey: c.fileKey, total, ...viewBlocksOf(c.doc) });
-
-  // One stream of statements for the records, their history and the session's index, each
-  // built (the index rows made from the file) while the ones before it run (db/bulk.ts).
-  const rows = (function* () {
+  const index = { fileKey: c.fileKey, total, ...viewBlocksOf(c.doc) };
+  const rowsOf = function* () {
     yield* indexRowsIn(c.doc, merged.seen);
     yield* missingRowsOf(merged.missing, endOfFindings(c.doc));
+  };
+  // Streams of statements, each built (the index rows made from the file) while the ones before it run (db/bulk.ts).
+  const records = (function* () {
+    yield* recordStatements(merged.rows);
+    yield* historyStatements(t, merged.history);
   })();
-  await pipelined(
-    trx,
-    (function* () {
-      yield* recordStatements(merged.rows);
-      yield* historyStatements(t, merged.history);
-      yield* indexStatements(c.ref, rows, total);
-    })(),
-  );
+  if (c.beside === null) {
+    await resetFindingsIndex(trx, c.ref, index);
+    await pipelined(
+      trx,
+      (function* () {
+        yield* records;
+        yield* indexStatements(c.ref, rowsOf(), total);
+      })(),
+    );
+  } else {
+    // Both settle before either failure is reported, so a failed upload drops an index that is
+    // already committed, never one still being written (commit.ts).
+    const [own, beside] = await Promise.allSettled([
+      pipelined(trx, records),
+      writeIndexBeside(c.beside.writer, c.ref, rowsOf(), total),
+    ]);
+    if (own.status === 'rejected') throw own.reason;
+    if (beside.status === 'fulfilled') await setIndexState(trx, c.ref, index);
+    else {
+      // The second connection failed (none to be had, say): written here instead, over whatever
+      // of it that connection may have committed, so the upload stands as it would have without.
+      c.beside.failed(beside.reason);
+      await resetFindingsIndex(trx, c.ref, index);
+      await pipelined(trx, indexStatements(c.ref, rowsOf(), total));
+    }
+    // Published with this commit.
+    await clearPendingIndex(trx, c.ref);
+  }
 
   // The session's own counts are made from scratch below, so the changes skip its rows.
   const touched = await applyTriageChanges(trx, t, merged.changed, c.ref.sessionId);
