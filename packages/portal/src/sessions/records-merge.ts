@@ -1,4 +1,5 @@
 import { coverageBlock, coverageOf, type FindingChange, sessionCoverage, type TriageSummary } from '@svc/protocol';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import { pipelined } from '../db/bulk.ts';
 import type { Database } from '../db/schema.ts';
@@ -56,14 +57,16 @@ export async function mergeIntoRecords(
 ): Promise<MergedUpload> {
   const t: TargetRef = { clientId: c.ref.clientId, target: c.target };
   await lockTarget(trx, t);
-  const [existing, { dueDays }, target] = await Promise.all([
-    recordsOfTarget(trx, t),
-    dueDaysOf(trx, t.clientId),
-    targetRow(trx, t),
-  ]);
+  const reads = Promise.all([recordsOfTarget(trx, t), dueDaysOf(trx, t.clientId), targetRow(trx, t)]);
+  // Reported by its own await below, never as unhandled.
+  reads.catch(() => undefined);
+  // The file's findings are read while PostgreSQL looks up the target's records (once sent).
+  await nextTurn();
+  const evidence = evidenceOf(c.doc);
+  const [existing, { dueDays }, target] = await reads;
   const coverage = sessionCoverage(c.doc);
   const latestCoverage = target?.last_coverage == null ? null : coverageOf({ coverage: target.last_coverage });
-  const merged = mergeUpload(t.clientId, t.target, existing, evidenceOf(c.doc), {
+  const merged = mergeUpload(t.clientId, t.target, existing, evidence, {
     sessionId: c.ref.sessionId,
     scannedAt: c.scannedAt,
     now: c.now,
