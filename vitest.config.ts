@@ -17,7 +17,8 @@ export default defineConfig({
       'bench/**/*.test.ts',
       'scripts/**/*.test.ts',
     ],
-    globalSetup: ['test-support/postgres.ts'],
+    // The suite's PostgreSQL; the agent's bundle rebuilt when its sources changed since.
+    globalSetup: ['test-support/postgres.ts', 'test-support/svcd-bundle.ts'],
     // The temp dirs the test kit made for a file go when the file ends.
     setupFiles: ['test-support/remove-temp-dirs.ts'],
     // Bounds for a test that hangs, not speed checks: a run beside four CPU-bound processes and a
