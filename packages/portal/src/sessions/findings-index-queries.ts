@@ -111,17 +111,6 @@ export async function resetFindingsIndex(db: Kysely<Database>, ref: SessionRef, 
   await deleteIndexRows(db, ref);
 }
 
-/** Whether a session's index has a state row: its rows, if any, are published. */
-export async function hasIndexState(db: Kysely<Database>, ref: SessionRef): Promise<boolean> {
-  const row = await db
-    .selectFrom('session_findings_state')
-    .select('session_id')
-    .where('client_id', '=', ref.clientId)
-    .where('session_id', '=', ref.sessionId)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /** Notes that a session's index rows were written before its upload committed (migration 0041). */
 export async function notePendingIndex(db: Kysely<Database>, ref: SessionRef): Promise<void> {
   await db

@@ -6,11 +6,11 @@ import type { IndexRow } from './findings-index.ts';
 import {
   clearPendingIndex,
   deleteIndexRows,
-  hasIndexState,
   indexStatements,
   notePendingIndex,
   pendingIndexesOlderThan,
 } from './findings-index-queries.ts';
+import { indexState } from './findings-queries.ts';
 import { lockSessionKey, type SessionRef } from './queries.ts';
 
 /**
@@ -90,7 +90,8 @@ export function writeIndexBeside(
 export async function dropUnpublishedIndex(db: Kysely<Database>, ref: SessionRef): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     await lockSessionKey(trx, ref);
-    const published = await hasIndexState(trx, ref);
+    // A state row: the rows, if any, are published.
+    const published = (await indexState(trx, ref)) !== undefined;
     if (!published) await deleteIndexRows(trx, ref);
     await clearPendingIndex(trx, ref);
     return !published;
