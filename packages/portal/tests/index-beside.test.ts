@@ -1,10 +1,12 @@
 import { NO_CLIENT } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leanSessionDoc, uploadDoc } from '@svc/test-support/large-session';
+import { sampleValue, scrape } from '@svc/test-support/metrics-scrape';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import { openDatabase } from '../src/db/pool.ts';
 import { indexRowsOf } from '../src/sessions/findings-index.ts';
 import { BESIDE_MIN_ROWS, sweepUnpublishedIndexes, writeIndexBeside } from '../src/sessions/index-beside.ts';
+import { INDEX_WRITES } from '../src/metrics/registry.ts';
 
 /**
  * The findings index of a large new session, written on a second connection beside its upload's
@@ -14,9 +16,10 @@ import { BESIDE_MIN_ROWS, sweepUnpublishedIndexes, writeIndexBeside } from '../s
  * read from PostgreSQL's own `xmin`.
  */
 
+const METRICS_TOKEN = 'index-beside-metrics-token-0123456789';
 let portal: TestPortal;
 beforeAll(async () => {
-  portal = await startTestPortal();
+  portal = await startTestPortal({ env: { SVC_METRICS_TOKEN: METRICS_TOKEN } });
 });
 afterAll(async () => {
   await portal?.close();
@@ -52,6 +55,22 @@ async function stored(sessionId: string) {
   };
 }
 
+/** svc_findings_index_writes_total by outcome, as GET /metrics reports it. */
+async function indexWrites(): Promise<Record<string, number>> {
+  const s = await scrape(portal.url, METRICS_TOKEN);
+  return Object.fromEntries(
+    INDEX_WRITES.map((outcome) => [outcome, sampleValue(s, 'svc_findings_index_writes_total', { outcome })]),
+  );
+}
+
+/** What `act` added to each outcome of svc_findings_index_writes_total. */
+async function indexWritesOf(act: () => Promise<unknown>): Promise<Record<string, number>> {
+  const before = await indexWrites();
+  await act();
+  const after = await indexWrites();
+  return Object.fromEntries(INDEX_WRITES.map((o) => [o, (after[o] ?? 0) - (before[o] ?? 0)]));
+}
+
 /** A session of its own target, so that no other session's findings of record join its index. */
 function docOf(sessionId: string, findings: number) {
   const doc = leanSessionDoc(sessionId, NO_CLIENT, findings);
@@ -67,7 +86,11 @@ async function upload(sessionId: string, findings: number): Promise<Response> {
 
 describe('the findings index of a large new session, written beside its upload', () => {
   it('is written by a transaction of its own, complete, and published with the session', async () => {
-    await uploadDoc(portal.url, LEGACY_KEY, docOf('beside-new', N));
+    expect(await indexWritesOf(() => uploadDoc(portal.url, LEGACY_KEY, docOf('beside-new', N)))).toEqual({
+      beside: 1,
+      busy: 0,
+      failed: 0,
+    });
     const s = await stored('beside-new');
     expect(s).toMatchObject({ rows: N, ordinals: N, pages: N / 100, total: N, pending: 0 });
     expect(s.writers).toHaveLength(1);
@@ -84,12 +107,21 @@ describe('the findings index of a large new session, written beside its upload',
   });
 
   it('a smaller session, and a re-upload of a stored one, are indexed in the upload’s own transaction', async () => {
-    await uploadDoc(portal.url, LEGACY_KEY, docOf('beside-small', N - 1));
+    expect(await indexWritesOf(() => uploadDoc(portal.url, LEGACY_KEY, docOf('beside-small', N - 1)))).toEqual({
+      beside: 0,
+      busy: 0,
+      failed: 0,
+    });
     const small = await stored('beside-small');
     expect(small).toMatchObject({ rows: N - 1, total: N - 1, pending: 0, writers: [small.session] });
 
     await uploadDoc(portal.url, LEGACY_KEY, docOf('beside-again', N));
-    await uploadDoc(portal.url, LEGACY_KEY, docOf('beside-again', N + 7));
+    // Not counted: a re-upload replaces its published index in its own transaction.
+    expect(await indexWritesOf(() => uploadDoc(portal.url, LEGACY_KEY, docOf('beside-again', N + 7)))).toEqual({
+      beside: 0,
+      busy: 0,
+      failed: 0,
+    });
     const again = await stored('beside-again');
     expect(again).toMatchObject({ rows: N + 7, ordinals: N + 7, total: N + 7, pending: 0, writers: [again.session] });
   });
@@ -168,7 +200,8 @@ describe('the findings index of a large new session, written beside its upload',
     const refused = openDatabase('postgres://svc@127.0.0.1:1/none', { max: 2, logger: portal.ctx.logger });
     portal.ctx.indexWriter = refused;
     try {
-      expect((await upload('beside-refused', N)).status).toBe(200);
+      const writes = await indexWritesOf(async () => expect((await upload('beside-refused', N)).status).toBe(200));
+      expect(writes).toEqual({ beside: 0, busy: 0, failed: 1 });
     } finally {
       portal.ctx.indexWriter = working;
       await refused.close();
@@ -182,7 +215,8 @@ describe('the findings index of a large new session, written beside its upload',
     if (writer === null) throw new Error('the portal has no index writer');
     const held = [await writer.pool.connect(), await writer.pool.connect()];
     try {
-      await uploadDoc(portal.url, LEGACY_KEY, docOf('beside-busy', N));
+      const writes = await indexWritesOf(() => uploadDoc(portal.url, LEGACY_KEY, docOf('beside-busy', N)));
+      expect(writes).toEqual({ beside: 0, busy: 1, failed: 0 });
     } finally {
       for (const c of held) c.release();
     }

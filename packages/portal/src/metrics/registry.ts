@@ -18,6 +18,14 @@ export type BlobOperation = (typeof BLOB_OPERATIONS)[number];
 export const STORAGE_REFUSALS = ['disk', 'portal_limit', 'client_limit'] as const;
 export type StorageRefusal = (typeof STORAGE_REFUSALS)[number];
 
+/**
+ * Where the findings index of a large new session was written (sessions/index-beside.ts): beside
+ * the upload on the writer's connection, or in the upload's transaction because every writer
+ * connection was busy or the writer's connection failed.
+ */
+export const INDEX_WRITES = ['beside', 'busy', 'failed'] as const;
+export type IndexWrite = (typeof INDEX_WRITES)[number];
+
 /** What the gauges read at scrape time; attached once the pool and the webhook client exist. */
 export interface MetricSources extends OperationSources {
   pool: pg.Pool;
@@ -62,6 +70,7 @@ export class PortalMetrics {
   readonly #heartbeatBatches: Histogram;
   readonly #blobFailures: Counter<'operation'>;
   readonly #uploadsRefused: Counter<'reason'>;
+  readonly #indexWrites: Counter<'outcome'>;
 
   constructor(opts: { logger: Logger; version: string; watchBackups?: boolean }) {
     this.#logger = opts.logger;
@@ -133,7 +142,14 @@ export class PortalMetrics {
       labelNames: ['reason'],
       registers,
     });
+    this.#indexWrites = new Counter({
+      name: 'svc_findings_index_writes_total',
+      help: 'Findings indexes of large new sessions by where they were written: beside (on the index writer connection), busy or failed (in the upload transaction: every writer connection was in use, or the writer connection failed)',
+      labelNames: ['outcome'],
+      registers,
+    });
     for (const operation of BLOB_OPERATIONS) this.#blobFailures.inc({ operation }, 0);
+    for (const outcome of INDEX_WRITES) this.#indexWrites.inc({ outcome }, 0);
     for (const reason of STORAGE_REFUSALS) this.#uploadsRefused.inc({ reason }, 0);
     // Initialised so that every outcome is a series from the start (rate() and alerts see a 0, not nothing).
     for (const outcome of ['accepted', 'refused', 'failed']) this.#heartbeats.inc({ outcome }, 0);
@@ -191,6 +207,10 @@ export class PortalMetrics {
 
   uploadRefused(reason: StorageRefusal): void {
     this.#uploadsRefused.inc({ reason });
+  }
+
+  indexWritten(outcome: IndexWrite): void {
+    this.#indexWrites.inc({ outcome });
   }
 
   #scrapeTimeGauges(registers: Registry[]): void {

@@ -34,9 +34,10 @@ export const INDEX_WRITER_CONNECTIONS = 2;
 /** How long a pending note may stand before the sweep takes its upload for gone: far longer than any upload's commit. */
 const PENDING_GRACE_SECONDS = 600;
 
-/** Where an upload's index is written beside it, and who hears when that fails (it is then written in the upload's transaction). */
+/** Where an upload's index is written beside it, and who hears whether it was (when it failed, it is written in the upload's transaction). */
 export interface BesideWriter {
   writer: Kysely<Database>;
+  written: () => void;
   failed: (err: unknown) => void;
 }
 
@@ -46,21 +47,27 @@ export interface BesideWriter {
  * every writer connection busy (an upload does not queue for one).
  */
 export function writerFor(
-  ctx: Pick<AppContext, 'indexWriter' | 'logger'>,
+  ctx: Pick<AppContext, 'indexWriter' | 'logger' | 'metrics'>,
   upload: { newSession: boolean; rows: number },
 ): BesideWriter | null {
   const handle = ctx.indexWriter;
   if (handle === null || !upload.newSession || upload.rows < BESIDE_MIN_ROWS) return null;
   const { pool } = handle;
   const free = pool.waitingCount === 0 && (pool.idleCount > 0 || pool.totalCount < INDEX_WRITER_CONNECTIONS);
-  if (!free) return null;
+  if (!free) {
+    ctx.metrics?.indexWritten('busy');
+    return null;
+  }
   return {
     writer: handle.db,
-    failed: (err) =>
+    written: () => ctx.metrics?.indexWritten('beside'),
+    failed: (err) => {
+      ctx.metrics?.indexWritten('failed');
       ctx.logger.warn(
         { err },
         'could not write the findings index on a second connection; written in the upload transaction',
-      ),
+      );
+    },
   };
 }
 

@@ -120,8 +120,10 @@ export async function mergeIntoRecords(
       writeIndexBeside(c.beside.writer, c.ref, rowsOf(), total),
     ]);
     if (own.status === 'rejected') throw own.reason;
-    if (beside.status === 'fulfilled') await setIndexState(trx, c.ref, index);
-    else {
+    if (beside.status === 'fulfilled') {
+      c.beside.written();
+      await setIndexState(trx, c.ref, index);
+    } else {
       // The second connection failed (none to be had, say): written here instead, over whatever
       // of it that connection may have committed, so the upload stands as it would have without.
       c.beside.failed(beside.reason);
