@@ -65,7 +65,7 @@ describe('session view panels', () => {
   let browser: Browser;
   const clientId = uniqueClientId('panels');
   const target = '10.30.0.0/16';
-  /** The session the tests open: the latest scan, with the big topology. */
+  /** The session the tests open: the target's latest scan (the topology test opens TOPOLOGY_SCAN). */
   const current = SCANS[0].id;
   const viewUrl = (session: string = current) => `/collect/?session=${session}&client_id=${clientId}`;
 

@@ -149,8 +149,8 @@ export class PortalMetrics {
       registers,
     });
     for (const operation of BLOB_OPERATIONS) this.#blobFailures.inc({ operation }, 0);
-    for (const outcome of INDEX_WRITES) this.#indexWrites.inc({ outcome }, 0);
     for (const reason of STORAGE_REFUSALS) this.#uploadsRefused.inc({ reason }, 0);
+    for (const outcome of INDEX_WRITES) this.#indexWrites.inc({ outcome }, 0);
     // Initialised so that every outcome is a series from the start (rate() and alerts see a 0, not nothing).
     for (const outcome of ['accepted', 'refused', 'failed']) this.#heartbeats.inc({ outcome }, 0);
     for (const outcome of ['delivered', 'failed', 'shed']) this.#deliveries.inc({ outcome }, 0);
