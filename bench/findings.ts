@@ -239,7 +239,7 @@ async function main(): Promise<void> {
       mergeIntoRecords(trx, {
         ref,
         target: '',
-        fileKey: sessionRows[0]!.key,
+        file: Promise.resolve({ key: sessionRows[0]!.key }),
         doc,
         uploader: { actor: 'bench', mayDecide: true },
         scannedAt: at,

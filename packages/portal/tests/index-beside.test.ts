@@ -2,6 +2,7 @@ import { NO_CLIENT } from '@svc/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { leanSessionDoc, uploadDoc } from '@svc/test-support/large-session';
 import { sampleValue, scrape } from '@svc/test-support/metrics-scrape';
+import { until } from '@svc/test-support/wait';
 import { LEGACY_KEY, startTestPortal, type TestPortal } from '@svc/test-support/portal';
 import { openDatabase } from '../src/db/pool.ts';
 import { indexRowsOf } from '../src/sessions/findings-index.ts';
@@ -153,6 +154,42 @@ describe('the findings index of a large new session, written beside its upload',
     // The id is free: the next upload of it stores and indexes it.
     expect((await upload('beside-fails', N)).status).toBe(200);
     expect(await stored('beside-fails')).toMatchObject({ rows: N, total: N, pending: 0 });
+  });
+
+  it('a session file whose store fails after the index committed: 500, and none of the upload is left', async () => {
+    // The file is written while the upload's transaction runs (api/upload/post.ts); this store
+    // fails only once the index beside that transaction has committed.
+    const blobs = portal.ctx.blobs;
+    const realPut = blobs.put.bind(blobs);
+    let failedMidway = false;
+    blobs.put = async (_prefix, source) => {
+      for await (const _ of source as AsyncIterable<Uint8Array>);
+      await until(
+        async () => (await stored('beside-unstored')).rows === N,
+        60_000,
+        () => 'the index beside',
+      );
+      failedMidway = true;
+      throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    };
+    let res: Response;
+    try {
+      res = await upload('beside-unstored', N);
+    } finally {
+      blobs.put = realPut;
+    }
+    expect(failedMidway).toBe(true);
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: 'Storage failure: the upload was not stored' });
+    expect(await stored('beside-unstored')).toMatchObject({
+      rows: 0,
+      pages: 0,
+      total: undefined,
+      pending: 0,
+      session: undefined,
+    });
+    const target = docOf('beside-unstored', 1).metadata.target;
+    expect(await one(`SELECT count(*)::int AS n FROM finding_records WHERE target = $1`, [target])).toEqual({ n: 0 });
   });
 
   it('rows of an upload that stopped between the two commits are swept after the grace period, or replaced by the next upload', async () => {

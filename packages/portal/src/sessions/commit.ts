@@ -27,8 +27,13 @@ import { enforceStorageLimits, lockForStorageLimit } from './storage-quota.ts';
 export interface CommitInput {
   principal: LicensePrincipal | LegacyPrincipal;
   metadata: SessionMetadata;
-  /** Every stored file of the new upload, already durable in the blob store. */
+  /** The upload's other stored files, already durable in the blob store. */
   files: Partial<Record<SessionFileName, StoredObject>>;
+  /**
+   * The session file, being stored while the transaction runs: the session row names it, and
+   * the transaction commits, only once it is durable; its failure fails the upload.
+   */
+  results?: Promise<StoredObject>;
   /** Scan time and open findings read from the file. */
   facts: ScanFacts;
   /** The parsed session file, indexed with the rows (sessions/findings.ts). */
@@ -141,15 +146,15 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       await insertShareToken(trx, ref, ctx.shareTokens.seal(shareToken));
     }
 
-    const json = input.files['session_results.json'];
+    const results = input.results;
     let merged: MergedUpload | null = null;
-    if (json !== undefined && input.doc !== undefined) {
+    if (results !== undefined && input.doc !== undefined) {
       const writer = writerFor(ctx, { newSession: existing === undefined, rows: indexRowCount(input.doc) });
       beside = writer !== null;
       merged = await mergeIntoRecords(trx, {
         ref,
         target,
-        fileKey: json.key,
+        file: results,
         doc: input.doc,
         uploader,
         scannedAt: input.facts.scannedAt ?? now,
@@ -158,8 +163,12 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
       });
     }
     const scores = merged?.triage?.scores;
-    if (scores !== undefined)
-      await updateSessionRow(trx, ref, { risk_score: scores.risk_score, risk_grade: scores.risk_grade });
+    const files = results === undefined ? null : { ...input.files, 'session_results.json': await results };
+    if (scores !== undefined || files !== null)
+      await updateSessionRow(trx, ref, {
+        ...(scores && { risk_score: scores.risk_score, risk_grade: scores.risk_grade }),
+        ...(files && { files: JSON.stringify(files) }),
+      });
 
     await enforceStorageLimits(trx, ctx.config, clientId);
 

@@ -46,7 +46,8 @@ export async function mergeIntoRecords(
   c: {
     ref: SessionRef;
     target: string;
-    fileKey: string;
+    /** The session file, durable once this settles (commit.ts); the index state names its key. */
+    file: Promise<{ key: string }>;
     doc: unknown;
     uploader: Uploader;
     scannedAt: Date;
@@ -93,7 +94,7 @@ export async function mergeIntoRecords(
     now: c.now,
   });
   const total = indexRowCount(c.doc) + merged.missing.length;
-  const index = { fileKey: c.fileKey, total, ...viewBlocksOf(c.doc) };
+  const index = async () => ({ fileKey: (await c.file).key, total, ...viewBlocksOf(c.doc) });
   const rowsOf = function* () {
     yield* indexRowsIn(c.doc, merged.seen);
     yield* missingRowsOf(merged.missing, endOfFindings(c.doc));
@@ -104,7 +105,7 @@ export async function mergeIntoRecords(
     yield* historyStatements(t, merged.history);
   })();
   if (c.beside === null) {
-    await resetFindingsIndex(trx, c.ref, index);
+    await resetFindingsIndex(trx, c.ref, await index());
     await pipelined(
       trx,
       (function* () {
@@ -122,12 +123,12 @@ export async function mergeIntoRecords(
     if (own.status === 'rejected') throw own.reason;
     if (beside.status === 'fulfilled') {
       c.beside.written();
-      await setIndexState(trx, c.ref, index);
+      await setIndexState(trx, c.ref, await index());
     } else {
       // The second connection failed (none to be had, say): written here instead, over whatever
       // of it that connection may have committed, so the upload stands as it would have without.
       c.beside.failed(beside.reason);
-      await resetFindingsIndex(trx, c.ref, index);
+      await resetFindingsIndex(trx, c.ref, await index());
       await pipelined(trx, indexStatements(c.ref, rowsOf(), total));
     }
     // Published with this commit.

@@ -8,6 +8,7 @@ import { discardRestOfBody } from '../../http/multipart-body.ts';
 import { responses } from '../../http/responses.ts';
 import { uploadWasCut } from '../../http/timeouts.ts';
 import { clientAborted, tooLargeFor, UploadBodyWatch } from '../../http/upload-body.ts';
+import type { StoredObject } from '../../db/schema.ts';
 import { commitSession } from '../../sessions/commit.ts';
 import { blobPrefix, CONTENT_TYPES } from '../../sessions/files.ts';
 import { presentUpload } from '../../sessions/present.ts';
@@ -84,6 +85,7 @@ function registerUpload(app: App, ctx: AppContext): void {
       const watch = new UploadBodyWatch(request, limitBytes);
       const storing: StoreOptions = { failure: NOT_STORED, logger: request.log };
       const staged: StagedUpload = { json: null, parsed: undefined, files: {} };
+      let results: Promise<StoredObject> | undefined;
       let committed = false;
       try {
         await stageParts(ctx, request, { keyClientId: principal.clientId, watch, reservation, storing }, staged);
@@ -104,11 +106,17 @@ function registerUpload(app: App, ctx: AppContext): void {
           keyClientId: principal.clientId,
           hasExecSummary: staged.files['exec_summary.html'] !== undefined,
         });
-        const put = await storeObject(ctx, blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body], storing);
-        reservation.written += put.size;
-        staged.files['session_results.json'] = { ...put, content_type: CONTENT_TYPES['session_results.json'] };
+        // Written and synced while the transaction merges the findings; the commit waits for it.
+        results = storeObject(ctx, blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body], storing).then(
+          (put) => {
+            reservation.written += put.size;
+            return { ...put, content_type: CONTENT_TYPES['session_results.json'] };
+          },
+        );
+        // Reported by commitSession's await, or settled in `finally` when the commit fails first.
+        results.catch(() => undefined);
         const facts = scanFactsOf(doc);
-        const result = await commitSession(ctx, { principal, metadata, files: staged.files, facts, doc });
+        const result = await commitSession(ctx, { principal, metadata, files: staged.files, results, facts, doc });
         committed = true;
         return presentUpload(result, ctx.config.baseUrl);
       } catch (err) {
@@ -118,11 +126,13 @@ function registerUpload(app: App, ctx: AppContext): void {
           request.log.info({ received_bytes: watch.received }, 'upload aborted by the client');
         throw clientAborted();
       } finally {
+        // Its write has ended, one way or the other, before the disk room is given back.
+        const json = await results?.catch(() => undefined);
         reservation.release();
         watch.stop();
         ctx.metrics?.uploadBytes(watch.received, committed);
         if (!committed) {
-          const keys = Object.values(staged.files).map((f) => f.key);
+          const keys = [...Object.values(staged.files), ...(json === undefined ? [] : [json])].map((f) => f.key);
           await discardObjects(ctx, keys, request.log, 'could not remove files of a failed upload');
         }
       }
