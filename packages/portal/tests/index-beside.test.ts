@@ -192,6 +192,28 @@ describe('the findings index of a large new session, written beside its upload',
     expect(await one(`SELECT count(*)::int AS n FROM finding_records WHERE target = $1`, [target])).toEqual({ n: 0 });
   });
 
+  it('a smaller session whose file cannot be stored: 500, before its transaction or its target’s seeding began', async () => {
+    // A smaller session's file is durable before anything of its upload reaches the database
+    // (sessions/commit.ts); seeding the target is the first thing that does, and leaves its row.
+    const blobs = portal.ctx.blobs;
+    const realPut = blobs.put.bind(blobs);
+    blobs.put = async (_prefix, source) => {
+      for await (const _ of source as AsyncIterable<Uint8Array>);
+      throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    };
+    let res: Response;
+    try {
+      res = await upload('small-unstored', N - 1);
+    } finally {
+      blobs.put = realPut;
+    }
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: 'Storage failure: the upload was not stored' });
+    const target = docOf('small-unstored', 1).metadata.target;
+    expect(await one(`SELECT count(*)::int AS n FROM finding_targets WHERE target = $1`, [target])).toEqual({ n: 0 });
+    expect(await stored('small-unstored')).toMatchObject({ rows: 0, total: undefined, session: undefined });
+  });
+
   it('rows of an upload that stopped between the two commits are swept after the grace period, or replaced by the next upload', async () => {
     const writer = portal.ctx.indexWriter;
     if (writer === null) throw new Error('the portal has no index writer');

@@ -17,7 +17,7 @@ import {
 import { mergeIntoRecords, type MergedUpload, recordTarget } from './records-merge.ts';
 import { ensureSeeded } from './records-seed.ts';
 import { indexRowCount } from './findings-index.ts';
-import { dropUnpublishedIndex, writerFor } from './index-beside.ts';
+import { BESIDE_MIN_ROWS, dropUnpublishedIndex, writerFor } from './index-beside.ts';
 import type { CommitResult } from './results.ts';
 import type { ScanFacts } from './scan-facts.ts';
 import { newShareToken, shareTokenOf } from './share.ts';
@@ -30,8 +30,8 @@ export interface CommitInput {
   /** The upload's other stored files, already durable in the blob store. */
   files: Partial<Record<SessionFileName, StoredObject>>;
   /**
-   * The session file, being stored while the transaction runs: the session row names it, and
-   * the transaction commits, only once it is durable; its failure fails the upload.
+   * The session file, being stored: a large session's transaction runs meanwhile, and names it
+   * in the session row, and commits, only once it is durable; its failure fails the upload.
    */
   results?: Promise<StoredObject>;
   /** Scan time and open findings read from the file. */
@@ -82,6 +82,10 @@ export async function commitSession(ctx: AppContext, input: CommitInput): Promis
   const clientId = metadata.client_id ?? NO_CLIENT;
   const ref = { clientId, sessionId: metadata.session_id };
   const target = recordTarget(metadata.target);
+  // Only a large session has work enough to hide its file's write: a smaller one waits for it
+  // here, so that a slow store never holds the transaction's locks (the key's, the portal's
+  // storage total) longer than the transaction's own work would.
+  if (input.results !== undefined && indexRowCount(input.doc) < BESIDE_MIN_ROWS) await input.results;
   // The target's triage from before the records, read once from its newest stored file.
   await ensureSeeded(ctx, clientId, target);
   const uploader = { actor: actorOf(principal), mayDecide: principal.permissions.has('remediation:update') };

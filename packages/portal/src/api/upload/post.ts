@@ -106,7 +106,7 @@ function registerUpload(app: App, ctx: AppContext): void {
           keyClientId: principal.clientId,
           hasExecSummary: staged.files['exec_summary.html'] !== undefined,
         });
-        // Written and synced while the transaction merges the findings; the commit waits for it.
+        // Written and synced while a large session's transaction merges its findings (sessions/commit.ts).
         results = storeObject(ctx, blobPrefix(metadata.client_id ?? NO_CLIENT, ctx.now()), [body], storing).then(
           (put) => {
             reservation.written += put.size;
