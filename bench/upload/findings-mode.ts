@@ -130,7 +130,7 @@ function printProfiles(dir: string): Record<string, unknown> {
   return out;
 }
 
-/** One more first scan and rescan of the first size with PostgreSQL's statement log on: their time by statement. */
+/** One more first scan, rescan and steady rescan of the first size with PostgreSQL's statement log on: their time by statement. */
 async function statementBreakdown(
   opts: UploadOptions,
   db: pg.Client,
@@ -142,11 +142,8 @@ async function statementBreakdown(
   const clientId = `bench-log-${randomBytes(4).toString('hex')}`;
   const shape = shapeFor(n, opts.shape, UPLOAD_LIMIT_BYTES);
   const out: Record<string, unknown> = {};
-  for (const [kind, suffix] of [
-    ['first scan', 'a'],
-    ['rescan', 'b'],
-  ] as const) {
-    const up = findingsUpload(n, shape, { clientId, sessionId: `${clientId}-${suffix}` });
+  for (const [i, kind] of (['first scan', 'rescan', 'steady rescan'] as const).entries()) {
+    const up = findingsUpload(n, shape, { clientId, sessionId: `${clientId}-${'abc'[i]}` });
     const logged = await withStatementLog(db, portal, () => answerJson(target, up, signal));
     if (logged === null) return null;
     const bySql = new Map<string, { ms: number; count: number }>();
