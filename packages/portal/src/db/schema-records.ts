@@ -1,4 +1,4 @@
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 
 /** Kysely table types of the findings of record (migration 0017; docs/findings-of-record.md). */
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
@@ -70,6 +70,8 @@ export interface FindingRecordsTable {
   /** The last claim per field an uploaded file made that was not applied (records/claims.ts). */
   claims: ColumnType<Record<string, unknown>, string | undefined, string>;
   updated_at: Timestamp;
+  /** status <> 'resolved', computed by PostgreSQL: the partial indexes of open records name it (migration 0042). */
+  is_open: GeneratedAlways<boolean>;
 }
 
 export interface FindingHistoryTable {

@@ -100,7 +100,7 @@ export async function topOpenFindings(db: Kysely<Database>, scope: Scope, limit:
     FROM (
       SELECT title, max(severity_key) AS k, count(*) AS n
       FROM finding_records
-      WHERE ${inScope(scope)} AND status <> 'resolved' AND disposition IS NULL
+      WHERE ${inScope(scope)} AND is_open AND disposition IS NULL
         AND NOT (exception_reason IS NOT NULL AND (exception_expiry IS NULL OR exception_expiry >= ${today}))
       GROUP BY title, client_id, target
     ) per_target

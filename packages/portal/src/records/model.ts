@@ -11,9 +11,9 @@ import type { FindingRecordsTable } from '../db/schema.ts';
 
 /**
  * A finding of record as the pure rules of this area handle it (docs/findings-of-record.md):
- * the table's row, `id` absent until it is stored.
+ * the table's row, `id` absent until it is stored; `is_open` is PostgreSQL's to compute.
  */
-export type RecordRow = Omit<Selectable<FindingRecordsTable>, 'id'> & { id?: string };
+export type RecordRow = Omit<Selectable<FindingRecordsTable>, 'id' | 'is_open'> & { id?: string };
 
 /** One line of a record's history, before it is stored. */
 export interface HistoryLine {

@@ -37,8 +37,9 @@ export interface RecordSelection {
 
 const holds = (today: string) =>
   sql<SqlBool>`(exception_reason IS NOT NULL AND (exception_expiry IS NULL OR exception_expiry >= ${today}))`;
+// The partial indexes of open records name is_open (status <> 'resolved', migration 0042): a query says it to use them.
 const overdue = (today: string) =>
-  sql<SqlBool>`(status <> 'resolved' AND disposition IS NULL AND NOT ${holds(today)} AND due_date IS NOT NULL AND due_date < ${today})`;
+  sql<SqlBool>`(is_open AND disposition IS NULL AND NOT ${holds(today)} AND due_date IS NOT NULL AND due_date < ${today})`;
 /** The host in byte order, as the host order's index holds it: its filters are a range of that index (migration 0039). */
 const HOST_BYTES = sql`host COLLATE "C"`;
 const prefix = (text: string) => `${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -286,10 +287,10 @@ export async function postureCounts(db: Kysely<Database>, clientIds: readonly st
         count(*) FILTER (WHERE kev) AS kev
       FROM (
         SELECT client_id, target, severity_key, due_date, kev FROM finding_records r
-        WHERE ${scope('r')} AND status <> 'resolved' AND disposition IS NULL AND exception_reason IS NULL
+        WHERE ${scope('r')} AND is_open AND disposition IS NULL AND exception_reason IS NULL
         UNION ALL
         SELECT client_id, target, severity_key, due_date, kev FROM finding_records r
-        WHERE ${scope('r')} AND status <> 'resolved' AND disposition IS NULL AND exception_reason IS NOT NULL
+        WHERE ${scope('r')} AND is_open AND disposition IS NULL AND exception_reason IS NOT NULL
           AND exception_expiry IS NOT NULL AND exception_expiry < ${today}
       ) r
       GROUP BY r.client_id, r.target

@@ -52,19 +52,23 @@ export function trackerOf(doc: Obj, findings: Obj[]): (f: Obj, fp: string | unde
       byTitleHost.set(key(e.entry['title'], e.entry['host']), e);
     if (typeof e.entry['title'] === 'string' && !byTitle.has(e.entry['title'])) byTitle.set(e.entry['title'], e);
   }
-  // An entry matched by title and host reaches its finding only when that finding is the only one of the pair.
+  // An entry matched by title and host reaches its finding only when that finding is the only
+  // one of the pair (counted only when an entry is matched that way: a key per finding is not free).
   const pairs = new Map<string, number>();
-  for (const f of findings) {
+  if (byTitleHost.size > 0)
+    for (const f of findings) {
+      const k = key(f['title'], f['host'] ?? f['ip']);
+      pairs.set(k, (pairs.get(k) ?? 0) + 1);
+    }
+  const byPair = (f: Obj) => {
+    if (byTitleHost.size === 0) return undefined;
     const k = key(f['title'], f['host'] ?? f['ip']);
-    pairs.set(k, (pairs.get(k) ?? 0) + 1);
-  }
+    return pairs.get(k) === 1 ? byTitleHost.get(k) : undefined;
+  };
   return (f, fp) => {
     if (fp !== undefined) {
-      const k = key(f['title'], f['host'] ?? f['ip']);
       const own =
-        byFingerprint.get(fp) ??
-        (typeof f['id'] === 'string' ? byFindingId.get(f['id']) : undefined) ??
-        (pairs.get(k) === 1 ? byTitleHost.get(k) : undefined);
+        byFingerprint.get(fp) ?? (typeof f['id'] === 'string' ? byFindingId.get(f['id']) : undefined) ?? byPair(f);
       if (own !== undefined) return { ...own, by: 'fingerprint' };
     }
     const title = typeof f['title'] === 'string' ? f['title'] : typeof f['rule_id'] === 'string' ? f['rule_id'] : null;

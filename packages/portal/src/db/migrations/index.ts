@@ -40,6 +40,7 @@ import * as m0038 from './0038_findings_index_unused.ts';
 import * as m0039 from './0039_finding_records_host_index.ts';
 import * as m0040 from './0040_finding_detail_pages.ts';
 import * as m0041 from './0041_session_index_pending.ts';
+import * as m0042 from './0042_finding_records_open.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -87,4 +88,5 @@ export const migrations: Record<string, Migration> = {
   '0039_finding_records_host_index': m0039,
   '0040_finding_detail_pages': m0040,
   '0041_session_index_pending': m0041,
+  '0042_finding_records_open': m0042,
 };
