@@ -61,6 +61,19 @@ export function findingsUpload(
   };
 }
 
+/**
+ * A round's three uploads of one new target, in the order they are sent: a first scan, a rescan
+ * and a steady rescan, each under a session id of its own (`<clientId>-a`, `-b`, `-c`).
+ */
+export function roundUploads(findings: number, shape: FindingsShape, clientId: string) {
+  const up = (suffix: string) => findingsUpload(findings, shape, { clientId, sessionId: `${clientId}-${suffix}` });
+  return [
+    ['first scan', up('a')],
+    ['rescan', up('b')],
+    ['steady rescan', up('c')],
+  ] as const;
+}
+
 export const BASELINE_TABLE = 'bench_findings_copy';
 
 export async function createBaselineTable(db: pg.Client): Promise<void> {

@@ -27,7 +27,7 @@ import { summarizeProfile, type CpuProfile } from '../lib/profile-summary.ts';
 import { RESULTS_DIR, stampOf, table, writeResult } from '../lib/report.ts';
 import { median, round } from '../lib/stats.ts';
 import { upload, type UploadTarget } from './client.ts';
-import { copyBaseline, createBaselineTable, findingsUpload, shapeFor, type FindingsUpload } from './findings-body.ts';
+import { copyBaseline, createBaselineTable, roundUploads, shapeFor, type FindingsUpload } from './findings-body.ts';
 import type { UploadOptions } from './options.ts';
 import { readMem, type RssWindow, startRssSampler } from './rss.ts';
 
@@ -142,8 +142,7 @@ async function statementBreakdown(
   const clientId = `bench-log-${randomBytes(4).toString('hex')}`;
   const shape = shapeFor(n, opts.shape, UPLOAD_LIMIT_BYTES);
   const out: Record<string, unknown> = {};
-  for (const [i, kind] of (['first scan', 'rescan', 'steady rescan'] as const).entries()) {
-    const up = findingsUpload(n, shape, { clientId, sessionId: `${clientId}-${'abc'[i]}` });
+  for (const [kind, up] of roundUploads(n, shape, clientId)) {
     const logged = await withStatementLog(db, portal, () => answerJson(target, up, signal));
     if (logged === null) return null;
     const bySql = new Map<string, { ms: number; count: number }>();
@@ -219,20 +218,14 @@ export async function runFindings(opts: UploadOptions, signal: AbortSignal): Pro
       const warmup = i <= opts.warmupRounds;
       const roundNo = warmup ? 0 : i - opts.warmupRounds;
       const clientId = `bench-${n}-${i}-${randomBytes(4).toString('hex')}`;
-      const first = findingsUpload(n, shape, { clientId, sessionId: `${clientId}-a` });
-      const rescan = findingsUpload(n, shape, { clientId, sessionId: `${clientId}-b` });
-      const steady = findingsUpload(n, shape, { clientId, sessionId: `${clientId}-c` });
+      const scans = roundUploads(n, shape, clientId);
+      const [[, first]] = scans;
       if (first.body.length > UPLOAD_LIMIT_BYTES)
         throw new Error(
           `${n} ${shape} findings are ${first.body.length} bytes, over the upload limit: use --shape=lean`,
         );
       bodies[n] = { shape, bytes: first.body.length };
-      for (const [kind, up] of [
-        ['first scan', first],
-        ['rescan', rescan],
-        ['steady rescan', steady],
-        ['baseline (parse + COPY)', first],
-      ] as const) {
+      for (const [kind, up] of [...scans, ['baseline (parse + COPY)', first] as const]) {
         if (opts.sync) await sleep(200, undefined, { signal });
         const quiet =
           opts.quietWaitS > 0
