@@ -106,11 +106,17 @@ describe('svcd against a real portal', () => {
 
 describe('svcd --once and --help', () => {
   it('--once sends one heartbeat and exits 0', async () => {
+    const started = Date.now();
     const d = await startSvcd({ args: ['--once'], configs: { 'p.conf': portalConf(fixture.uploadUrl, fixture.key) } });
     running.push(d);
     expect(await d.exited).toEqual({ code: 0, signal: null });
+    const lived = Math.ceil((Date.now() - started) / 1000);
     const view = await api().view(d.agentId);
-    expect(view).toMatchObject({ agent_id: d.agentId, status: 'running', uptime_seconds: 0 });
+    expect(view).toMatchObject({ agent_id: d.agentId, status: 'running' });
+    // The uptime of this one short-lived process: a loaded machine may take a second or more to start it.
+    const uptime = view?.uptime_seconds ?? -1;
+    expect(uptime).toBeGreaterThanOrEqual(0);
+    expect(uptime).toBeLessThanOrEqual(lived);
     expect(d.output()).toMatch(/msg="svcd stopped" code=0/);
   });
 
