@@ -9,6 +9,7 @@ import { type Binaries, postgresUser, runnableBinaries } from '@svc/portal/db/em
 import { REPO } from './cli.ts';
 import { freePort } from './ports.ts';
 import { processesWithLink } from './proc-stats.ts';
+import { scratchParent } from './scratch-dir.ts';
 
 /**
  * The real portal as a separate process: `node packages/portal/src/main.ts` with the
@@ -60,9 +61,9 @@ const live = new Set<PortalProcess>();
 const spawned: PortalProcess[] = [];
 const dataDirs = new Set<string>();
 
-/** A fresh data dir under os.tmpdir(), traversable by the `postgres` user (mode 0755). */
+/** A fresh data dir under the scratch parent (test-support/scratch-dir.ts), traversable by the `postgres` user (mode 0755). */
 export async function makeDataDir(prefix = 'svc-proc-'): Promise<string> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), prefix));
+  const dir = await fs.mkdtemp(path.join(scratchParent(), prefix));
   await fs.chmod(dir, 0o755);
   dataDirs.add(dir);
   return dir;

@@ -28,7 +28,10 @@ export async function createTestDatabase(opts: { migrated?: boolean } = {}): Pro
   const client = new pg.Client({ connectionString: adminUrl });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE ${name}${opts.migrated ? ` TEMPLATE ${inject('pgMigratedTemplate')}` : ''}`);
+    // FILE_COPY copies the template's files instead of logging every page: 31 against 116 ms a
+    // copy on tmpfs; its two checkpoints cost little with fsync off (test-support/postgres.ts).
+    const template = opts.migrated ? ` TEMPLATE ${inject('pgMigratedTemplate')} STRATEGY FILE_COPY` : '';
+    await client.query(`CREATE DATABASE ${name}${template}`);
   } finally {
     await client.end();
   }

@@ -1,14 +1,14 @@
 /// <reference path="./provided-context.d.ts" />
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { startEmbeddedPostgres } from '@svc/portal/db/embedded';
+import { isRunning, startEmbeddedPostgres } from '@svc/portal/db/embedded';
 import { migrateToLatest } from '@svc/portal/db/migrate';
 import { openDatabase } from '@svc/portal/db/pool';
 import { createLogger } from '@svc/portal/logging';
 import { freePort } from './ports.ts';
+import { scratchParent } from './scratch-dir.ts';
 
 const MIGRATED_TEMPLATE = 'svc_migrated_template';
 
@@ -36,6 +36,28 @@ async function createMigratedTemplate(adminUrl: string): Promise<void> {
   }
 }
 
+const PREFIX = 'svc-test-pg-';
+/** Older than any run: a cluster dir this old with no live postmaster belongs to a run that was killed. */
+const ABANDONED_AFTER_MS = 6 * 3600_000;
+
+/**
+ * A run killed before its teardown leaves its cluster behind, in memory when the scratch parent
+ * is /dev/shm: the next run removes those whose postmaster is gone. Another run's live cluster,
+ * or one still being created (no postmaster yet, but new), is left alone.
+ */
+async function removeAbandonedClusters(parent: string): Promise<void> {
+  for (const name of await fs.readdir(parent).catch(() => [] as string[])) {
+    if (!name.startsWith(PREFIX)) continue;
+    const dir = path.join(parent, name);
+    const stat = await fs.stat(dir).catch(() => null);
+    if (stat === null || Date.now() - stat.mtimeMs < ABANDONED_AFTER_MS) continue;
+    const pidText = await fs.readFile(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').catch(() => '');
+    const pid = Number(pidText.split('\n')[0]);
+    if (Number.isInteger(pid) && pid > 0 && (await isRunning(pid))) continue;
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * One real PostgreSQL server for the whole run, started with the same embedded-server
  * code the portal uses. Durability is traded for speed here only (fsync off): a test
@@ -43,7 +65,8 @@ async function createMigratedTemplate(adminUrl: string): Promise<void> {
  * @public
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'svc-test-pg-'));
+  await removeAbandonedClusters(scratchParent());
+  const dir = await fs.mkdtemp(path.join(scratchParent(), PREFIX));
   await fs.chmod(dir, 0o755);
   const server = await startEmbeddedPostgres({
     dataDir: dir,

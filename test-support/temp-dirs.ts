@@ -1,6 +1,6 @@
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
+import { scratchParent } from './scratch-dir.ts';
 
 /**
  * Temp dirs the test kit makes for a test file (a portal's data dir, a CLI's HOME), removed
@@ -10,7 +10,7 @@ import path from 'node:path';
 const made = new Set<string>();
 
 export async function testTempDir(prefix: string): Promise<string> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), prefix));
+  const dir = await fs.mkdtemp(path.join(scratchParent(), prefix));
   made.add(dir);
   return dir;
 }
