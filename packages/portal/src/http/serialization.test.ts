@@ -63,4 +63,12 @@ describe('response schemas without Ajv at run time', () => {
     expect(license.toString()).not.toContain('getSchemaValidator');
     expect(serializerOf(HeartbeatResponse).toString()).not.toContain('getSchemaValidator');
   });
+
+  it('builds one serializer per schema, also when a route builds an equal schema object again', () => {
+    const download = () => Type.Object({ name: Type.String(), size: Type.Integer() }, { description: 'per app' });
+    const first = serializerOf(download());
+    expect(serializerOf(download())).toBe(first);
+    expect(serializerOf(Type.Object({ name: Type.String() }))).not.toBe(first);
+    expect(first({ name: 'a', size: 2 })).toBe('{"name":"a","size":2}');
+  });
 });

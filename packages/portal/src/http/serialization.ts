@@ -1,20 +1,29 @@
 import fastJsonStringify from 'fast-json-stringify';
 import type { FastifySerializerCompiler } from 'fastify';
 
+type Serialize = (data: unknown) => string;
+
 /**
  * Fastify's own response serializer (fast-json-stringify with no shared schemas, as its
- * default compiler calls it), kept per schema object for the whole process: a second app in
- * the process builds none again (see http/validation.ts).
+ * default compiler calls it), kept for the whole process: a second app in the process builds
+ * none again (see http/validation.ts). By schema object, and by the schema's JSON for the few
+ * routes that build their schema when they register (a file download's), which were a dozen
+ * builds, about 20 ms, of every test portal's start after a worker's first.
  */
-const serializers = new WeakMap<object, (data: unknown) => string>();
+const byObject = new WeakMap<object, Serialize>();
+const byJson = new Map<string, Serialize>();
 
 export const serializerCompiler: FastifySerializerCompiler<unknown> = ({ schema }) => {
   const key = schema as object;
-  let serialize = serializers.get(key);
+  let serialize = byObject.get(key);
+  if (serialize !== undefined) return serialize;
+  const json = JSON.stringify(key);
+  serialize = byJson.get(json);
   if (serialize === undefined) {
     serialize = fastJsonStringify(withPlainUnions(key) as Parameters<typeof fastJsonStringify>[0]);
-    serializers.set(key, serialize);
+    byJson.set(json, serialize);
   }
+  byObject.set(key, serialize);
   return serialize;
 };
 
