@@ -2,8 +2,8 @@ import { defineConfig } from 'vitest/config';
 import full from './vitest.config.ts';
 
 /**
- * The fast tier (`npm run test:fast`): unit tests and the quicker in-process route tests, 30 to
- * 35 s on this machine (docs/testing.md#times-of-the-whole-suite). It is chosen by file name:
+ * The fast tier (`npm run test:fast`): unit tests and the quicker in-process route tests, about
+ * 30 s on this machine (docs/testing.md#times-of-the-whole-suite). It is chosen by file name:
  * every test file of the packages and of test-support/ is in it unless it ends in `.slow.test.ts`. A test file that starts Chromium,
  * spawns portal processes or starts its own PostgreSQL must be named so
  * (test-support/fast-tier.test.ts fails otherwise), and so should one that takes over ~5 s
