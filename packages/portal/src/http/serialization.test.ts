@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { HeartbeatResponse, LicenseValidation } from '@svc/protocol';
-import { serializerCompiler, withPlainUnions } from './serialization.ts';
+import { buildSerializer, serializerCompiler, withPlainUnions } from './serialization.ts';
 
 const serializerOf = (schema: object) =>
   serializerCompiler({ schema, method: 'GET', url: '/', httpStatus: '200' }) as (data: unknown) => string;
@@ -60,8 +60,8 @@ describe('response schemas without Ajv at run time', () => {
       },
     ];
     for (const c of checks) expect(license(c)).toBe(JSON.stringify(c));
-    expect(license.toString()).not.toContain('getSchemaValidator');
-    expect(serializerOf(HeartbeatResponse).toString()).not.toContain('getSchemaValidator');
+    expect(buildSerializer(LicenseValidation).toString()).not.toContain('getSchemaValidator');
+    expect(buildSerializer(HeartbeatResponse).toString()).not.toContain('getSchemaValidator');
   });
 
   it('builds one serializer per schema, also when a route builds an equal schema object again', () => {

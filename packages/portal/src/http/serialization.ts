@@ -1,14 +1,15 @@
 import fastJsonStringify from 'fast-json-stringify';
 import type { FastifySerializerCompiler } from 'fastify';
+import { lazily } from './compile-lazily.ts';
 
 type Serialize = (data: unknown) => string;
 
 /**
  * Fastify's own response serializer (fast-json-stringify with no shared schemas, as its
- * default compiler calls it), kept for the whole process: a second app in the process builds
- * none again (see http/validation.ts). By schema object, and by the schema's JSON for the few
- * routes that build their schema when they register (a file download's), which were a dozen
- * builds, about 20 ms, of every test portal's start after a worker's first.
+ * default compiler calls it), built on its first use (http/compile-lazily.ts) and kept for the
+ * whole process: a second app in the process builds none again (see http/validation.ts). Kept by
+ * schema object, and by the schema's JSON for the few routes that build their schema when they
+ * register (a file download's), which were a dozen builds of every test portal's start.
  */
 const byObject = new WeakMap<object, Serialize>();
 const byJson = new Map<string, Serialize>();
@@ -20,12 +21,18 @@ export const serializerCompiler: FastifySerializerCompiler<unknown> = ({ schema 
   const json = JSON.stringify(key);
   serialize = byJson.get(json);
   if (serialize === undefined) {
-    serialize = fastJsonStringify(withPlainUnions(key) as Parameters<typeof fastJsonStringify>[0]);
+    const built = lazily(() => buildSerializer(key));
+    serialize = (data: unknown) => built.get()(data);
     byJson.set(json, serialize);
   }
   byObject.set(key, serialize);
   return serialize;
 };
+
+/** The serializer itself, built now: what the compiler above builds on a schema's first use. */
+export function buildSerializer(schema: object): Serialize {
+  return fastJsonStringify(withPlainUnions(schema) as Parameters<typeof fastJsonStringify>[0]);
+}
 
 type Schema = { [keyword: string]: unknown };
 
