@@ -3,7 +3,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { isRunning, startEmbeddedPostgres } from '@svc/portal/db/embedded';
+import { isRunning, readPostmasterPid, startEmbeddedPostgres } from '@svc/portal/db/embedded';
+import { layout } from '@svc/portal/db/embedded-location';
 import { migrateToLatest } from '@svc/portal/db/migrate';
 import { openDatabase } from '@svc/portal/db/pool';
 import { createLogger } from '@svc/portal/logging';
@@ -51,9 +52,8 @@ async function removeAbandonedClusters(parent: string): Promise<void> {
     const dir = path.join(parent, name);
     const stat = await fs.stat(dir).catch(() => null);
     if (stat === null || Date.now() - stat.mtimeMs < ABANDONED_AFTER_MS) continue;
-    const pidText = await fs.readFile(path.join(dir, 'postgres', 'postmaster.pid'), 'utf8').catch(() => '');
-    const pid = Number(pidText.split('\n')[0]);
-    if (Number.isInteger(pid) && pid > 0 && (await isRunning(pid))) continue;
+    const pid = await readPostmasterPid(layout(dir, dir).cluster);
+    if (pid !== null && (await isRunning(pid))) continue;
     await fs.rm(dir, { recursive: true, force: true });
   }
 }
@@ -65,8 +65,9 @@ async function removeAbandonedClusters(parent: string): Promise<void> {
  * @public
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  await removeAbandonedClusters(scratchParent());
-  const dir = await fs.mkdtemp(path.join(scratchParent(), PREFIX));
+  const parent = scratchParent();
+  await removeAbandonedClusters(parent);
+  const dir = await fs.mkdtemp(path.join(parent, PREFIX));
   await fs.chmod(dir, 0o755);
   const server = await startEmbeddedPostgres({
     dataDir: dir,

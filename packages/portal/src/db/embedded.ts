@@ -193,7 +193,8 @@ export interface EmbeddedOptions {
 const WATCH_INTERVAL_MS = 1_000;
 const RESTART_BACKOFF_MS = { first: 500, max: 30_000 };
 
-async function readPostmasterPid(cluster: string): Promise<number | null> {
+/** The postmaster's pid from the cluster's pid file; null when there is none or it is unreadable. */
+export async function readPostmasterPid(cluster: string): Promise<number | null> {
   const text = await fs.readFile(path.join(cluster, 'postmaster.pid'), 'utf8').catch(() => null);
   const pid = text === null ? NaN : Number(text.split('\n')[0]);
   return Number.isInteger(pid) && pid > 0 ? pid : null;
