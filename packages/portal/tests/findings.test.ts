@@ -269,6 +269,38 @@ describe('findings endpoints', () => {
     }
   });
 
+  it('a first page counts what the upload did to each finding and its overdue findings, as the filters find them', async () => {
+    // A target of its own, scanned twice: the second scan reports none of the first's findings,
+    // whose records are rows of it too (resolved or not checked), overdue ones included.
+    const key = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('gamma') });
+    const client = key.record.client_id;
+    const [first, second] = [newSessionId(), newSessionId()];
+    await upload(key.key, first, client);
+    await upload(key.key, second, client, { findings: [{ title: 'Fresh', severity: 'high' }] });
+    type Counted = { changes: Record<string, number>; overdue: number; findings: { in_scan: boolean }[] };
+    const page = async (session: string, query = '') => {
+      const res = await get(`${session}/findings?client_id=${client}&limit=100&${query}`, withToken(admin));
+      expect(res.status, res.text).toBe(200);
+      return res.body as Counted & { total: number };
+    };
+    for (const session of [first, second]) {
+      const counted = await page(session);
+      for (const change of ['new', 'persistent', 'reopened', 'resolved', 'not_checked'])
+        expect(counted.changes[change], `${change}`).toBe((await page(session, `change=${change}`)).total);
+      const overdue = await page(session, 'overdue=true');
+      expect(counted.overdue).toBe(overdue.findings.filter((f) => f.in_scan).length);
+    }
+    const firstScan = await page(first);
+    expect(firstScan.changes).toEqual({ new: 4, persistent: 2, reopened: 0, resolved: 0, not_checked: 0 });
+    expect(firstScan.overdue).toBe(2);
+    const secondScan = await page(second);
+    expect(secondScan.changes['new']).toBe(1);
+    expect((secondScan.changes['resolved'] ?? 0) + (secondScan.changes['not_checked'] ?? 0)).toBe(6);
+    // Its rows of the first scan's overdue records are overdue, and not counted: it did not find them.
+    expect((await page(second, 'overdue=true')).findings.filter((f) => !f.in_scan).length).toBe(2);
+    expect(secondScan.overdue).toBe(0);
+  });
+
   it('sorts on each column both ways, ties in file order (reversed with desc)', async () => {
     const cases: [string, number[]][] = [
       ['sort=severity&order=asc', [4, 3, 2, 1, 5, 0]],

@@ -10,10 +10,11 @@ import { recordKeyOf } from '../src/records/evidence.ts';
 import { indexRowsOf } from '../src/sessions/findings-index.ts';
 import { DETAIL_PAGE } from '../src/sessions/detail-pages.ts';
 import { INSERT_CHUNK } from '../src/sessions/findings-index-queries.ts';
+import { WRITE_CHUNK } from '../src/records/queries.ts';
 
 /**
  * The set-based writes of an upload (db/bulk.ts): a session's findings index, its findings of
- * record and their history go to PostgreSQL a chunk of 5,000 rows per statement, one array
+ * record and their history go to PostgreSQL a chunk of 1,000 rows per statement, one array
  * per column. A session of exactly one chunk and one of a chunk and one row are stored whole,
  * every column as the index computes it, and a rescan of each moves every record the same way.
  */
@@ -107,9 +108,10 @@ describe('an upload at the chunk boundary', () => {
     return { doc, answer: res.body as { findings: Record<string, number> } };
   }
 
+  // The index's chunks and the records' are the same size: one pair of uploads crosses both.
   for (const n of [INSERT_CHUNK, INSERT_CHUNK + 1]) {
     it(`stores ${n} findings whole: every index row, detail, record and history line`, async () => {
-      expect(INSERT_CHUNK).toBe(5000);
+      expect([INSERT_CHUNK, WRITE_CHUNK]).toEqual([1000, 1000]);
       // A client of its own: the other size's records are not this target's.
       const key = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('batches') });
       const clientId = key.record.client_id as string;

@@ -163,8 +163,8 @@ const updates = COLUMNS.filter(([c]) => !['client_id', 'target', 'fingerprint'].
   .map(([c]) => `${c} = EXCLUDED.${c}`)
   .join(', ');
 
-/** Rows per statement: one array per column, bounded so one statement stays a few MB. */
-const WRITE_CHUNK = 5000;
+/** Rows per statement: one array per column, a statement a few MB at most; as small as the index's chunks and for the same reason (sessions/findings-index-queries.ts). */
+export const WRITE_CHUNK = 1000;
 
 /** How unnest's array carries each column's value: a text list as its own literal (db/bulk.ts), jsonb as JSON text. */
 const CELLS = COLUMNS.map(([c, t]): readonly [string, string, (v: unknown) => unknown] => [

@@ -60,9 +60,11 @@ const INDEX_SELECTED = INDEX_COLUMNS.map(([c]) => (c === 'cve_ids' ? 'x.cve_ids:
 
 /**
  * Rows per INSERT: bounded so one statement's arrays stay a few MB (a detail is up to a few kB)
- * and a large session does not hold every row's SQL values at once.
+ * and a large session does not hold every row's SQL values at once; a thousand, so that
+ * PostgreSQL inserts one chunk while the portal builds the next, where 5,000 left each waiting on
+ * the other (bench/README.md, "Sessions of many findings").
  */
-export const INSERT_CHUNK = 5000;
+export const INSERT_CHUNK = 1000;
 
 /** One row per page, each page's text a parameter of its own (no array literal for PostgreSQL to parse). */
 function insertPages(ref: SessionRef, pages: readonly DetailPage[]) {
