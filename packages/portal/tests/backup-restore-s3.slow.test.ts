@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '@svc/test-support/cli';
 import { createLicense, type LicenseFixture } from '@svc/test-support/factories';
@@ -44,6 +45,20 @@ describe('backup and restore with the S3 blob store', () => {
     return Buffer.from(await res.arrayBuffer());
   };
 
+  /** Each session's findings index: the file it was built from and the file its due counts count. */
+  const indexKeys = async (url: string) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ session_id: string; file_key: string; due_counted_key: string | null }>(
+        'SELECT session_id, file_key, due_counted_key FROM session_findings_state ORDER BY session_id',
+      );
+      return rows;
+    } finally {
+      await client.end();
+    }
+  };
+
   it('copies the objects out of one bucket prefix and into another through the store', async () => {
     const ids = [newSessionId(), newSessionId()];
     for (const id of ids) {
@@ -67,6 +82,15 @@ describe('backup and restore with the S3 blob store', () => {
     expect(restored.code).toBe(0);
     expect(await peer.objects('restored/')).toHaveLength(2 * ids.length);
     expect(await blobObjects(target.SVC_DATA_DIR)).toEqual([]);
+    // The objects have new keys: the findings indexes and their due counts follow them.
+    const before = await indexKeys(source.databaseUrl);
+    const after = await indexKeys(target.DATABASE_URL);
+    expect(before.map((r) => r.session_id)).toEqual([...ids].sort());
+    expect(after.map((r) => r.session_id)).toEqual([...ids].sort());
+    for (const [i, r] of after.entries()) {
+      expect(r.file_key).not.toBe(before[i]?.file_key);
+      expect(r.due_counted_key).toBe(r.file_key);
+    }
 
     second = await startTestPortal({
       databaseUrl: target.DATABASE_URL,

@@ -277,28 +277,79 @@ describe('findings endpoints', () => {
     const [first, second] = [newSessionId(), newSessionId()];
     await upload(key.key, first, client);
     await upload(key.key, second, client, { findings: [{ title: 'Fresh', severity: 'high' }] });
-    type Counted = { changes: Record<string, number>; overdue: number; findings: { in_scan: boolean }[] };
+    type Counted = {
+      changes: Record<string, number>;
+      overdue: number;
+      findings: { in_scan: boolean; fingerprint: string }[];
+    };
     const page = async (session: string, query = '') => {
       const res = await get(`${session}/findings?client_id=${client}&limit=100&${query}`, withToken(admin));
       expect(res.status, res.text).toBe(200);
       return res.body as Counted & { total: number };
     };
-    for (const session of [first, second]) {
-      const counted = await page(session);
-      for (const change of ['new', 'persistent', 'reopened', 'resolved', 'not_checked'])
-        expect(counted.changes[change], `${change}`).toBe((await page(session, `change=${change}`)).total);
-      const overdue = await page(session, 'overdue=true');
-      expect(counted.overdue).toBe(overdue.findings.filter((f) => f.in_scan).length);
-    }
-    const firstScan = await page(first);
-    expect(firstScan.changes).toEqual({ new: 4, persistent: 2, reopened: 0, resolved: 0, not_checked: 0 });
-    expect(firstScan.overdue).toBe(2);
-    const secondScan = await page(second);
-    expect(secondScan.changes['new']).toBe(1);
-    expect((secondScan.changes['resolved'] ?? 0) + (secondScan.changes['not_checked'] ?? 0)).toBe(6);
+    /** The counts of a first page against the filters, from the due counts and (forgotten) from the records. */
+    const agree = async (step: string) => {
+      const counted: Counted[] = [];
+      for (const session of [first, second]) {
+        // Counted when indexed, and kept since: the first page sums the due counts.
+        const state = await db.query(
+          'SELECT due_counted_key = file_key AS valid FROM session_findings_state WHERE session_id = $1',
+          [session],
+        );
+        expect(state.rows, step).toEqual([{ valid: true }]);
+        const fast = await page(session);
+        for (const change of ['new', 'persistent', 'reopened', 'resolved', 'not_checked'])
+          expect(fast.changes[change], `${step} ${change}`).toBe((await page(session, `change=${change}`)).total);
+        const overdue = await page(session, 'overdue=true');
+        expect(fast.overdue, step).toBe(overdue.findings.filter((f) => f.in_scan).length);
+        await db.query('UPDATE session_findings_state SET due_counted_key = NULL WHERE session_id = $1', [session]);
+        const slow = await page(session);
+        expect([slow.changes, slow.overdue], `${step}, counted from the records`).toEqual([fast.changes, fast.overdue]);
+        await db.query('UPDATE session_findings_state SET due_counted_key = file_key WHERE session_id = $1', [session]);
+        counted.push(fast);
+      }
+      return counted;
+    };
+
+    const [firstScan, secondScan] = await agree('uploaded');
+    expect(firstScan?.changes).toEqual({ new: 4, persistent: 2, reopened: 0, resolved: 0, not_checked: 0 });
+    expect(firstScan?.overdue).toBe(2);
+    expect(secondScan?.changes['new']).toBe(1);
+    expect((secondScan?.changes['resolved'] ?? 0) + (secondScan?.changes['not_checked'] ?? 0)).toBe(6);
     // Its rows of the first scan's overdue records are overdue, and not counted: it did not find them.
     expect((await page(second, 'overdue=true')).findings.filter((f) => !f.in_scan).length).toBe(2);
-    expect(secondScan.overdue).toBe(0);
+    expect(secondScan?.overdue).toBe(0);
+
+    // People's changes and the due days move the counts of the sessions holding those findings.
+    const overdueFps = (await page(first, 'overdue=true')).findings.map(
+      (f) => (f as { fingerprint: string }).fingerprint,
+    );
+    expect(overdueFps).toHaveLength(2);
+    const bulk = async (fingerprints: string[], change: Record<string, unknown>) => {
+      const res = await http(portal.url, 'POST', '/api/findings/bulk', {
+        headers: withToken(admin),
+        json: { client_id: client, fingerprints, change },
+      });
+      expect(res.status, res.text).toBe(200);
+    };
+    await bulk([overdueFps[0] as string], { exception: { reason: 'accepted for now', expiry: '2099-01-01' } });
+    expect((await agree('an exception'))[0]?.overdue).toBe(1);
+    await bulk([overdueFps[1] as string], { disposition: { disposition: 'false_positive', reason: 'decoy' } });
+    expect((await agree('a false positive'))[0]?.overdue).toBe(0);
+    await bulk([overdueFps[1] as string], { disposition: null });
+    expect((await agree('the false positive taken back'))[0]?.overdue).toBe(1);
+    const settings = async (dueDays: Record<string, number | null>) => {
+      const res = await http(portal.url, 'PUT', '/api/remediation-settings', {
+        headers: withToken(admin),
+        json: { client_id: client, due_days: dueDays },
+      });
+      expect(res.status, res.text).toBe(200);
+    };
+    await settings({ critical: 3650, high: 3650, medium: 3650, low: 3650, info: null });
+    expect((await agree('due days far off'))[0]?.overdue).toBe(0);
+    // Due a day after first seen: the one first seen long ago without an exception is overdue again.
+    await settings({ critical: 1, high: 1, medium: 1, low: 1, info: 1 });
+    expect((await agree('due days of one day'))[0]?.overdue).toBe(1);
   });
 
   it('sorts on each column both ways, ties in file order (reversed with desc)', async () => {

@@ -110,3 +110,13 @@ export interface SessionTriageCountsTable {
   score_severity: string;
   n: number;
 }
+
+/** A session's findings whose record is open, not a false positive and due on a day (migration 0043). */
+export interface SessionDueCountsTable {
+  client_id: string;
+  session_id: string;
+  due_date: string;
+  /** As in session_triage_counts. */
+  exception_expiry: string;
+  n: number;
+}

@@ -5,6 +5,7 @@ import type {
   FindingRecordsTable,
   FindingTargetsTable,
   RemediationSettingsTable,
+  SessionDueCountsTable,
   SessionTriageCountsTable,
 } from './schema-records.ts';
 import type {
@@ -254,6 +255,10 @@ export interface SessionFindingsStateTable {
   topology: Json | null;
   orc_964: Json | null;
   indexed_at: Generated<Date>;
+  /** The file whose rows session_due_counts counts (migration 0043); null: not counted yet. */
+  due_counted_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Rows by what the upload did to them, counted with the due counts (migration 0043). */
+  change_counts: ColumnType<Record<string, number> | null, string | null | undefined, string | null>;
 }
 
 /** One finding of a session, as the findings endpoint filters, sorts and shows it (sessions/findings-index.ts). */
@@ -336,6 +341,7 @@ export type {
   FindingRecordsTable,
   FindingTargetsTable,
   RemediationSettingsTable,
+  SessionDueCountsTable,
   SessionTriageCountsTable,
 };
 
@@ -375,4 +381,5 @@ export interface Database {
   finding_history: FindingHistoryTable;
   remediation_settings: RemediationSettingsTable;
   session_triage_counts: SessionTriageCountsTable;
+  session_due_counts: SessionDueCountsTable;
 }

@@ -42,7 +42,7 @@ export interface MergeSession {
 export interface MergeResult {
   /** Every record to write: new ones and changed ones. */
   rows: RecordRow[];
-  /** Existing records whose triage (status, false positive, exception) changed: other sessions count them again. */
+  /** Existing records whose triage (status, false positive, exception, due date) changed: other sessions count them again. */
   changed: TriageChange[];
   history: HistoryLine[];
   /** What the session did to each finding it reported. */

@@ -29,13 +29,15 @@ export interface HistoryLine {
 }
 
 /**
- * What of a record the session counts read: its status, whether it is a false positive, and
- * its exception in effect ('' none, 'never' without expiry, else its last valid day).
+ * What of a record the session counts read: its status, whether it is a false positive, its
+ * exception in effect ('' none, 'never' without expiry, else its last valid day) and its due
+ * date ('' none).
  */
 export interface TriageKey {
   status: RemediationStatus;
   falsePositive: boolean;
   exception: string;
+  due: string;
 }
 
 export function triageKeyOf(r: RecordRow): TriageKey {
@@ -43,11 +45,15 @@ export function triageKeyOf(r: RecordRow): TriageKey {
     status: r.status as RemediationStatus,
     falsePositive: r.disposition === 'false_positive',
     exception: r.exception_reason === null ? '' : (r.exception_expiry ?? 'never'),
+    due: r.due_date ?? '',
   };
 }
 
 export const sameTriage = (a: TriageKey, b: TriageKey) =>
-  a.status === b.status && a.falsePositive === b.falsePositive && a.exception === b.exception;
+  a.status === b.status && a.falsePositive === b.falsePositive && a.exception === b.exception && a.due === b.due;
+
+/** Whether a finding whose record stands at `k` is one of its session's due counts (migration 0043). */
+export const countsAsDue = (k: TriageKey): boolean => k.status !== 'resolved' && !k.falsePositive && k.due !== '';
 
 /** A record's triage changed: the sessions that hold the finding count it elsewhere now. */
 export interface TriageChange {

@@ -277,6 +277,17 @@ export async function saveDueDays(
     .execute();
 }
 
+/** The names of a client's targets, in order. */
+export async function targetNamesOfClient(db: Kysely<Database>, clientId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('finding_targets')
+    .select('target')
+    .where('client_id', '=', clientId)
+    .orderBy('target')
+    .execute();
+  return rows.map((r) => r.target);
+}
+
 /** Every record of a client: what a change of its due days recomputes. */
 export function recordsOfClient(db: Kysely<Database>, clientId: string) {
   return db.selectFrom('finding_records').selectAll().where('client_id', '=', clientId).execute();

@@ -1,10 +1,10 @@
-import { type AuditEvent, DEFAULT_DUE_DAYS, type DueDays, SEVERITIES } from '@svc/protocol';
+import { DEFAULT_DUE_DAYS, type DueDays, SEVERITIES } from '@svc/protocol';
 import type { Kysely } from 'kysely';
-import { recordAuditEvent } from '../audit/record.ts';
 import type { Database } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { refreshDueDate } from './decide.ts';
-import { dueDaysRow, recordsOfClient, saveDueDays, writeRecords } from './queries.ts';
+import { sameTriage, type TriageChange, triageKeyOf } from './model.ts';
+import { dueDaysRow, lockTarget, recordsOfClient, saveDueDays, targetNamesOfClient, writeRecords } from './queries.ts';
 
 /**
  * Remediation due dates per client (docs/findings-of-record.md#due-dates): days from first seen
@@ -28,19 +28,32 @@ export async function dueDaysOf(db: Kysely<Database>, clientId: string): Promise
   return stored === null ? { dueDays: DEFAULT_DUE_DAYS, own: false } : { dueDays: stored, own: true };
 }
 
-/** Stores a client's due days and dates every record of the client again (in the caller's transaction). */
+/**
+ * Stores a client's due days and dates every record of the client again (in the caller's
+ * transaction, each of the client's targets locked as an upload locks it). Returns the records
+ * whose due date changed, by target, as triage changes: the sessions holding them count them again.
+ */
 export async function setDueDays(
   db: Kysely<Database>,
   c: { clientId: string; dueDays: DueDays; by: string; now: Date },
-): Promise<void> {
+): Promise<Map<string, TriageChange[]>> {
+  for (const target of await targetNamesOfClient(db, c.clientId))
+    await lockTarget(db, { clientId: c.clientId, target });
   await saveDueDays(db, c);
   const records = await recordsOfClient(db, c.clientId);
+  const byTarget = new Map<string, TriageChange[]>();
   const changed = records.filter((r) => {
-    const before = r.due_date;
+    const before = triageKeyOf(r);
     refreshDueDate(r, c.dueDays);
-    return r.due_date !== before;
+    const after = triageKeyOf(r);
+    if (sameTriage(before, after)) return false;
+    const list = byTarget.get(r.target) ?? [];
+    list.push({ fingerprint: r.fingerprint, before, after });
+    byTarget.set(r.target, list);
+    return true;
   });
   await writeRecords(db, changed);
+  return byTarget;
 }
 
 /**
@@ -57,20 +70,4 @@ export function settingsClient(scope: readonly string[] | null, named: string | 
     'invalid.client_id',
     'Missing client_id parameter: name the client whose settings are asked for',
   );
-}
-
-/** PUT /api/remediation-settings: stores them, dates the client's records again, audits the change. */
-export async function changeDueDays(
-  db: Kysely<Database>,
-  c: { clientId: string; dueDays: DueDays; by: string; now: Date },
-): Promise<AuditEvent> {
-  return db.transaction().execute(async (trx) => {
-    await setDueDays(trx, c);
-    return recordAuditEvent(trx, {
-      event_type: 'remediation_settings_changed',
-      actor: c.by,
-      client_id: c.clientId === '' ? null : c.clientId,
-      data: { client_id: c.clientId === '' ? null : c.clientId, due_days: c.dueDays, changed_by: c.by },
-    });
-  });
 }

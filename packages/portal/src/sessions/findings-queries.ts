@@ -209,8 +209,31 @@ export async function findingsCount(
   return Number(rows[0]?.n ?? 0);
 }
 
-/** What the session did to the findings of record (over every row), and how many of its open ones are overdue. */
+/**
+ * What the session did to the findings of record (over every row), and how many of its findings
+ * are overdue: from its state row and due counts (migration 0043) when they count its stored
+ * file, else from the record of each of its rows (600 ms at 100,000 findings).
+ */
 export async function changeCounts(
+  db: Kysely<Database>,
+  ref: SessionRef,
+  target: string,
+  today: string,
+): Promise<{ changes: Map<string, number>; overdue: number }> {
+  const { rows } = await sql<{ changes: Record<string, number> | null; overdue: string | null }>`
+    SELECT s.change_counts AS changes,
+      (SELECT sum(d.n) FROM session_due_counts d
+       WHERE d.client_id = s.client_id AND d.session_id = s.session_id AND d.due_date < ${today}
+         AND NOT (d.exception_expiry <> '' AND (d.exception_expiry = 'never' OR d.exception_expiry >= ${today}))) AS overdue
+    FROM session_findings_state s
+    WHERE s.client_id = ${ref.clientId} AND s.session_id = ${ref.sessionId} AND s.due_counted_key = s.file_key
+  `.execute(db);
+  const counted = rows[0];
+  if (counted?.changes == null) return countedByRecords(db, ref, target, today);
+  return { changes: new Map(Object.entries(counted.changes)), overdue: Number(counted.overdue ?? 0) };
+}
+
+async function countedByRecords(
   db: Kysely<Database>,
   ref: SessionRef,
   target: string,

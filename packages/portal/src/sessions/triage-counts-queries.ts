@@ -1,7 +1,7 @@
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Database, SessionTriageCountsTable } from '../db/schema.ts';
 import { arrayParam, pgArrayLiteral } from '../db/bulk.ts';
-import type { TriageChange, TriageKey } from '../records/model.ts';
+import { countsAsDue, type TriageChange, type TriageKey } from '../records/model.ts';
 import type { TargetRef } from '../records/queries.ts';
 import type { SessionRef } from './queries.ts';
 
@@ -17,37 +17,61 @@ export type CountRow = Selectable<SessionTriageCountsTable>;
 
 type SessionKey = SessionRef;
 
-/** Counts one session from scratch (its index rows and the records of its target). */
+/**
+ * Counts one session from scratch (its index rows and the records of its target): its triage
+ * counts and its due counts (migration 0043) from one read of its rows, and its rows by change;
+ * the last two then valid for the file its state row names.
+ */
 export async function recountSession(db: Kysely<Database>, s: SessionKey, target: string): Promise<void> {
-  await db
-    .deleteFrom('session_triage_counts')
-    .where('client_id', '=', s.clientId)
-    .where('session_id', '=', s.sessionId)
-    .execute();
+  for (const table of ['session_triage_counts', 'session_due_counts'] as const)
+    await db.deleteFrom(table).where('client_id', '=', s.clientId).where('session_id', '=', s.sessionId).execute();
   await sql`
-    INSERT INTO session_triage_counts
-      (client_id, session_id, in_scan, status, false_positive, exception_expiry, severity, score_severity, n)
-    SELECT sf.client_id, sf.session_id, sf.in_scan,
-      CASE WHEN NOT sf.in_scan THEN 'resolved' WHEN r.fingerprint IS NULL THEN COALESCE(sf.status, 'new') ELSE r.status END,
-      CASE WHEN sf.in_scan AND r.fingerprint IS NOT NULL THEN r.disposition IS NOT DISTINCT FROM 'false_positive' ELSE false END,
-      CASE
-        WHEN NOT sf.in_scan THEN ''
-        WHEN r.fingerprint IS NULL THEN
-          CASE WHEN sf.exception_status IS NULL THEN ''
-               WHEN sf.exception_expired THEN '0000-00-00'
-               ELSE COALESCE(sf.exception_expiry, 'never') END
-        WHEN r.exception_reason IS NULL THEN ''
-        ELSE COALESCE(r.exception_expiry, 'never')
-      END,
-      COALESCE(sf.severity, ''), COALESCE(sf.score_severity, ''), count(*)
-    FROM session_findings sf
-    LEFT JOIN LATERAL (
-      SELECT fr.fingerprint, fr.status, fr.disposition, fr.exception_reason, fr.exception_expiry FROM finding_records fr
-      WHERE fr.client_id = sf.client_id AND fr.target = ${target} AND fr.fingerprint = sf.fingerprint
-      LIMIT 1
-    ) r ON TRUE
-    WHERE sf.client_id = ${s.clientId} AND sf.session_id = ${s.sessionId} AND (sf.in_scan OR sf.change = 'resolved')
-    GROUP BY 1, 2, 3, 4, 5, 6, 7, 8
+    WITH rows AS MATERIALIZED (
+      SELECT sf.in_scan, sf.status AS file_status, sf.exception_status, sf.exception_expired,
+        sf.exception_expiry AS file_expiry, sf.severity, sf.score_severity,
+        r.fingerprint AS record, r.status, r.disposition, r.exception_reason, r.exception_expiry, r.due_date
+      FROM session_findings sf
+      LEFT JOIN LATERAL (
+        SELECT fr.fingerprint, fr.status, fr.disposition, fr.exception_reason, fr.exception_expiry, fr.due_date
+        FROM finding_records fr
+        WHERE fr.client_id = sf.client_id AND fr.target = ${target} AND fr.fingerprint = sf.fingerprint
+        LIMIT 1
+      ) r ON TRUE
+      WHERE sf.client_id = ${s.clientId} AND sf.session_id = ${s.sessionId} AND (sf.in_scan OR sf.change = 'resolved')
+    ), triage AS (
+      INSERT INTO session_triage_counts
+        (client_id, session_id, in_scan, status, false_positive, exception_expiry, severity, score_severity, n)
+      SELECT ${s.clientId}, ${s.sessionId}, in_scan,
+        CASE WHEN NOT in_scan THEN 'resolved' WHEN record IS NULL THEN COALESCE(file_status, 'new') ELSE status END,
+        CASE WHEN in_scan AND record IS NOT NULL THEN disposition IS NOT DISTINCT FROM 'false_positive' ELSE false END,
+        CASE
+          WHEN NOT in_scan THEN ''
+          WHEN record IS NULL THEN
+            CASE WHEN exception_status IS NULL THEN ''
+                 WHEN exception_expired THEN '0000-00-00'
+                 ELSE COALESCE(file_expiry, 'never') END
+          WHEN exception_reason IS NULL THEN ''
+          ELSE COALESCE(exception_expiry, 'never')
+        END,
+        COALESCE(severity, ''), COALESCE(score_severity, ''), count(*)
+      FROM rows
+      GROUP BY 3, 4, 5, 6, 7, 8
+    )
+    INSERT INTO session_due_counts (client_id, session_id, due_date, exception_expiry, n)
+    SELECT ${s.clientId}, ${s.sessionId}, due_date,
+      CASE WHEN exception_reason IS NULL THEN '' ELSE COALESCE(exception_expiry, 'never') END, count(*)
+    FROM rows
+    WHERE in_scan AND record IS NOT NULL AND status <> 'resolved' AND disposition IS NULL AND due_date IS NOT NULL
+    GROUP BY 3, 4
+  `.execute(db);
+  await sql`
+    UPDATE session_findings_state SET due_counted_key = file_key, change_counts = (
+      SELECT COALESCE(jsonb_object_agg(c.change, c.n), '{}'::jsonb) FROM (
+        SELECT change, count(*) AS n FROM session_findings
+        WHERE client_id = ${s.clientId} AND session_id = ${s.sessionId} AND change IS NOT NULL
+        GROUP BY change
+      ) c)
+    WHERE client_id = ${s.clientId} AND session_id = ${s.sessionId}
   `.execute(db);
 }
 
@@ -100,12 +124,26 @@ export async function applyTriageChanges(
     if (m === undefined) moves.set(id, { sessionId, key: k, sev, ssev, n });
     else m.n += n;
   };
+  const dueMoves = new Map<string, DueMove>();
+  const dueMove = (sessionId: string, k: TriageKey, n: number) => {
+    if (!countsAsDue(k)) return;
+    const id = JSON.stringify([sessionId, k.due, k.exception]);
+    const m = dueMoves.get(id);
+    if (m === undefined) dueMoves.set(id, { sessionId, due: k.due, exception: k.exception, n });
+    else m.n += n;
+  };
+  const dueCounted = await dueCountedSessions(db, t.clientId, [...new Set(hits.map((h) => h.session_id))]);
   for (const h of hits) {
     for (const c of byFingerprint.get(h.fingerprint ?? '') ?? []) {
       move(h.session_id, c.before, h.severity ?? '', h.score_severity ?? '', -1);
       move(h.session_id, c.after, h.severity ?? '', h.score_severity ?? '', 1);
+      if (dueCounted.has(h.session_id)) {
+        dueMove(h.session_id, c.before, -1);
+        dueMove(h.session_id, c.after, 1);
+      }
     }
   }
+  await moveDueCounts(db, t.clientId, [...dueMoves.values()]);
   const net = [...moves.values()].filter((m) => m.n !== 0);
   if (net.length === 0) return [];
   await sql`
@@ -156,6 +194,62 @@ interface CountMove {
   sev: string;
   ssev: string;
   n: number;
+}
+
+interface DueMove {
+  sessionId: string;
+  due: string;
+  exception: string;
+  n: number;
+}
+
+/** The sessions among `sessionIds` whose due counts are valid (their state names the file they counted). */
+async function dueCountedSessions(
+  db: Kysely<Database>,
+  clientId: string,
+  sessionIds: readonly string[],
+): Promise<Set<string>> {
+  if (sessionIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('session_findings_state')
+    .select('session_id')
+    .where('client_id', '=', clientId)
+    .where('session_id', '=', sql<string>`ANY(${pgArrayLiteral(sessionIds)}::text[])`)
+    .where('due_counted_key', '=', sql<string>`file_key`)
+    .execute();
+  return new Set(rows.map((r) => r.session_id));
+}
+
+/** Applies the net moves of findings between due counts (migration 0043); rows left at zero go. */
+async function moveDueCounts(db: Kysely<Database>, clientId: string, moves: readonly DueMove[]): Promise<void> {
+  const net = moves.filter((m) => m.n !== 0);
+  if (net.length === 0) return;
+  await sql`
+    INSERT INTO session_due_counts AS t (client_id, session_id, due_date, exception_expiry, n)
+    SELECT ${clientId}, x.session_id, x.due, x.exc, x.n
+    FROM unnest(
+      ${arrayParam(
+        net.map((m) => m.sessionId),
+        'text',
+      )}, ${arrayParam(
+        net.map((m) => m.due),
+        'text',
+      )}, ${arrayParam(
+        net.map((m) => m.exception),
+        'text',
+      )}, ${arrayParam(
+        net.map((m) => m.n),
+        'integer',
+      )}
+    ) AS x(session_id, due, exc, n)
+    ON CONFLICT (client_id, session_id, due_date, exception_expiry) DO UPDATE SET n = t.n + EXCLUDED.n
+  `.execute(db);
+  await db
+    .deleteFrom('session_due_counts')
+    .where('client_id', '=', clientId)
+    .where('session_id', 'in', [...new Set(net.map((m) => m.sessionId))])
+    .where('n', '<=', 0)
+    .execute();
 }
 
 /** The counts of some sessions. */

@@ -3,7 +3,8 @@ import { requireUser, userOf } from '../../auth/guards.ts';
 import { actorOf, scopeOf } from '../../auth/principal.ts';
 import type { App, AppContext } from '../../context.ts';
 import { responses } from '../../http/responses.ts';
-import { changeDueDays, settingsClient } from '../../records/settings.ts';
+import { settingsClient } from '../../records/settings.ts';
+import { changeDueDays } from '../../sessions/due-days-change.ts';
 
 /**
  * PUT /api/remediation-settings `{client_id?, due_days}`: the client's due days per severity

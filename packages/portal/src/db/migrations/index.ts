@@ -41,6 +41,7 @@ import * as m0039 from './0039_finding_records_host_index.ts';
 import * as m0040 from './0040_finding_detail_pages.ts';
 import * as m0041 from './0041_session_index_pending.ts';
 import * as m0042 from './0042_finding_records_open.ts';
+import * as m0043 from './0043_session_due_counts.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -89,4 +90,5 @@ export const migrations: Record<string, Migration> = {
   '0040_finding_detail_pages': m0040,
   '0041_session_index_pending': m0041,
   '0042_finding_records_open': m0042,
+  '0043_session_due_counts': m0043,
 };

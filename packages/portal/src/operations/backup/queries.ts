@@ -133,7 +133,8 @@ export async function setSequences(conn: Conn, values: SequenceValue[]): Promise
 
 /**
  * Point the loaded rows at the objects' new keys (a store names the objects it writes): the
- * session's files and the findings index's record of the file it was built from.
+ * session's files and the findings index's record of the file it was built from (and of the file
+ * its due counts count, migration 0043).
  */
 export async function remapObjectKeys(conn: Conn, map: Map<string, string>): Promise<void> {
   await conn.query(
@@ -150,8 +151,18 @@ export async function remapObjectKeys(conn: Conn, map: Map<string, string>): Pro
        FROM jsonb_each(s.files) f LEFT JOIN restore_key_map m ON m.old_key = f.value->>'key')
      WHERE s.files <> '{}'::jsonb`,
   );
+  // An archive taken before migration 0043 restores at its schema, without due counts.
+  const { rows } = await conn.query(
+    `SELECT 1 FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name = 'session_findings_state' AND column_name = 'due_counted_key'`,
+  );
+  const dueCounted =
+    rows.length === 0
+      ? ''
+      : ', due_counted_key = CASE WHEN st.due_counted_key = st.file_key THEN m.new_key ELSE st.due_counted_key END';
   await conn.query(
-    `UPDATE session_findings_state st SET file_key = m.new_key FROM restore_key_map m WHERE m.old_key = st.file_key`,
+    `UPDATE session_findings_state st SET file_key = m.new_key${dueCounted}
+     FROM restore_key_map m WHERE m.old_key = st.file_key`,
   );
 }
 
