@@ -31,6 +31,7 @@ import {
   startOrphanSweeper,
   sweepOrphanedFiles,
 } from './sessions/sweep.ts';
+import { countUncountedSessions } from './sessions/due-counts-backfill.ts';
 import { backfillRecords } from './sessions/records-backfill.ts';
 import { INDEX_WRITER_CONNECTIONS, sweepUnpublishedIndexes } from './sessions/index-beside.ts';
 import { sealStoredShareTokens, withShareLink } from './sessions/share.ts';
@@ -222,7 +223,10 @@ export async function startPortal(config: Config, opts: StartOptions = {}): Prom
     let stopping = false;
     const backfill = housekeeping
       .then(() => backfillRecords(ctx, () => stopping))
-      .catch((err: unknown) => logger.error({ err }, 'indexing stored sessions for their findings of record failed'));
+      .catch((err: unknown) => logger.error({ err }, 'indexing stored sessions for their findings of record failed'))
+      // Then those indexed before their overdue findings were counted (migration 0043).
+      .then(() => countUncountedSessions(ctx, () => stopping))
+      .catch((err: unknown) => logger.error({ err }, 'counting the overdue findings of stored sessions failed'));
     // An index of an older format (an upgrade) is rebuilt from the feeds held, in the background.
     const indexRebuild = rebuildOutdatedIndex(database.pool, now, logger).catch((err: unknown) =>
       logger.error({ err }, 'rebuilding the vulnerability index failed'),

@@ -6,6 +6,7 @@ import { http, withKey, withToken } from '@svc/test-support/http';
 import type { TestPortal } from '@svc/test-support/portal';
 import { usePortalWithDb } from '@svc/test-support/portal-db';
 import { newSessionId, postUpload, sessionParts } from '@svc/test-support/upload';
+import { countUncountedSessions } from '../src/sessions/due-counts-backfill.ts';
 
 /**
  * GET /api/sessions/{session_id}/findings, /findings/{index} and /blocks: the findings
@@ -350,6 +351,39 @@ describe('findings endpoints', () => {
     // Due a day after first seen: the one first seen long ago without an exception is overdue again.
     await settings({ critical: 1, high: 1, medium: 1, low: 1, info: 1 });
     expect((await agree('due days of one day'))[0]?.overdue).toBe(1);
+  });
+
+  it('counts the overdue findings of sessions indexed before they were kept, as the start-up does', async () => {
+    const key = await createLicense(portal, { tier: 'business', client_id: uniqueClientId('delta') });
+    const client = key.record.client_id;
+    const sessions = [newSessionId(), newSessionId()];
+    await upload(key.key, sessions[0] as string, client);
+    await upload(key.key, sessions[1] as string, client, { findings: [{ title: 'Fresh', severity: 'high' }] });
+    const kept = async () =>
+      (
+        await db.query(
+          `SELECT st.session_id, st.due_counted_key = st.file_key AS valid, st.change_counts,
+             (SELECT json_agg(json_build_array(d.due_date, d.exception_expiry, d.n) ORDER BY d.due_date, d.exception_expiry)
+              FROM session_due_counts d WHERE d.client_id = st.client_id AND d.session_id = st.session_id) AS due
+           FROM session_findings_state st WHERE st.session_id = ANY($1) ORDER BY st.session_id`,
+          [sessions],
+        )
+      ).rows as { session_id: string; valid: boolean | null; change_counts: unknown; due: unknown }[];
+    const counted = await kept();
+    expect(counted.map((r) => r.valid)).toEqual([true, true]);
+    expect(counted.some((r) => Array.isArray(r.due) && r.due.length > 0)).toBe(true);
+    // As a database indexed before migration 0043 holds them.
+    await db.query(
+      'UPDATE session_findings_state SET due_counted_key = NULL, change_counts = NULL WHERE session_id = ANY($1)',
+      [sessions],
+    );
+    await db.query('DELETE FROM session_due_counts WHERE session_id = ANY($1)', [sessions]);
+    expect((await kept()).map((r) => [r.valid, r.change_counts, r.due])).toEqual([
+      [null, null, null],
+      [null, null, null],
+    ]);
+    await countUncountedSessions(portal.ctx, () => false);
+    expect(await kept()).toEqual(counted);
   });
 
   it('sorts on each column both ways, ties in file order (reversed with desc)', async () => {

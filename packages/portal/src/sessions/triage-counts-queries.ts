@@ -274,3 +274,32 @@ export async function lastTriageChange(db: Kysely<Database>, s: SessionKey, targ
   `.execute(db);
   return rows[0]?.at ?? null;
 }
+
+/** Up to `limit` indexed sessions whose due counts do not count their stored file (migration 0043), newest first. */
+export function uncountedSessions(
+  db: Kysely<Database>,
+  limit: number,
+): Promise<{ client_id: string; session_id: string; target: string | null }[]> {
+  return db
+    .selectFrom('session_findings_state as st')
+    .innerJoin('sessions as s', (j) =>
+      j.onRef('s.client_id', '=', 'st.client_id').onRef('s.session_id', '=', 'st.session_id'),
+    )
+    .select(['st.client_id', 'st.session_id', 's.target'])
+    .where(sql<boolean>`st.due_counted_key IS DISTINCT FROM st.file_key`)
+    .orderBy('s.scanned_at', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** Locks a session's index state row; true when its due counts do not count its stored file. */
+export async function lockUncounted(db: Kysely<Database>, s: SessionKey): Promise<boolean> {
+  const row = await db
+    .selectFrom('session_findings_state')
+    .select(sql<boolean>`due_counted_key IS DISTINCT FROM file_key`.as('uncounted'))
+    .where('client_id', '=', s.clientId)
+    .where('session_id', '=', s.sessionId)
+    .forUpdate()
+    .executeTakeFirst();
+  return row?.uncounted === true;
+}
