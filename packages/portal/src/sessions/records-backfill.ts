@@ -1,8 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { ensureIndexed } from './findings.ts';
+import { eachStoredSession } from './each-stored-session.ts';
 import { unindexedSessions } from './record-target-queries.ts';
-
-const BATCH = 50;
 
 /**
  * After the upgrade to findings of record (docs/findings-of-record.md#migration): every stored
@@ -13,32 +12,28 @@ const BATCH = 50;
  * read is skipped for this run and logged. Returns how many it indexed.
  */
 export async function backfillRecords(ctx: AppContext, stop: () => boolean): Promise<number> {
-  let indexed = 0;
-  const failed = new Set<string>();
-  for (;;) {
-    const batch = (await unindexedSessions(ctx.db, BATCH + failed.size)).filter(
-      (s) => !failed.has(JSON.stringify([s.client_id, s.session_id])),
-    );
-    if (batch.length === 0 || stop()) break;
-    for (const session of batch) {
-      if (stop()) break;
+  let skipped = 0;
+  const indexed = await eachStoredSession(
+    (limit) => unindexedSessions(ctx.db, limit),
+    async (session) => {
       if (session.files['session_results.json'] === undefined) {
-        failed.add(JSON.stringify([session.client_id, session.session_id]));
-        continue;
+        skipped++;
+        return false;
       }
       try {
         await ensureIndexed(ctx, session);
-        indexed++;
+        return true;
       } catch (err) {
-        failed.add(JSON.stringify([session.client_id, session.session_id]));
+        skipped++;
         ctx.logger.warn(
           { err, session_id: session.session_id },
           'could not index a stored session for its findings of record',
         );
+        return false;
       }
-    }
-  }
-  if (indexed > 0)
-    ctx.logger.info({ indexed, skipped: failed.size }, 'stored sessions indexed for their findings of record');
+    },
+    stop,
+  );
+  if (indexed > 0) ctx.logger.info({ indexed, skipped }, 'stored sessions indexed for their findings of record');
   return indexed;
 }
