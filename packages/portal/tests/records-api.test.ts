@@ -14,6 +14,8 @@ import { http, withKey, withToken } from '@svc/test-support/http';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, login, type TestPortal } from '@svc/test-support/portal';
 import { usePortalWithDb } from '@svc/test-support/portal-db';
 import { type Doc, scanDocument } from '@svc/test-support/upload';
+import { until } from '@svc/test-support/wait';
+import { lockTarget } from '../src/records/queries.ts';
 import { sweepStaleRecords } from '../src/records/retention.ts';
 
 /**
@@ -256,6 +258,44 @@ describe('findings of record: portfolio, bulk, settings, targets, purge', () => 
     expect((await get(`/api/remediation-settings?client_id=${beta.record.client_id}`, acmeUser.token)).status).toBe(
       404,
     );
+  });
+
+  it("a change of due days waits for a writer of any of the client's targets", async () => {
+    const client = acme.record.client_id;
+    const token = await admin();
+    // An upload of acme-dmz in flight, holding its target as every writer of its records does.
+    let release = () => {};
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let held = () => {};
+    const holding = new Promise<void>((r) => {
+      held = r;
+    });
+    const writer = portal.ctx.db.transaction().execute(async (trx) => {
+      await lockTarget(trx, { clientId: client, target: 'acme-dmz' });
+      held();
+      await released;
+    });
+    await holding;
+    const put = http(portal.url, 'PUT', '/api/remediation-settings', {
+      headers: withToken(token),
+      json: { client_id: client, due_days: { critical: 365, high: 365, medium: 365, low: 365, info: null } },
+    });
+    const waiting = async () =>
+      (
+        await db.query(
+          `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        )
+      ).rowCount === 1;
+    try {
+      await until(waiting, 20_000, () => 'the change of due days waiting for the target');
+    } finally {
+      release();
+      await writer;
+    }
+    expect((await put).status).toBe(200);
   });
 
   it('targets with their latest coverage; purging a target removes its sessions and records', async () => {

@@ -10,9 +10,21 @@ export interface TargetRef {
   target: string;
 }
 
+/** The advisory lock of one target's records. */
+const targetLock = (clientId: string, target: string | RawBuilder<string>) =>
+  sql`pg_advisory_xact_lock(hashtext(${`records:${clientId}`}), hashtext(${target}))`;
+
 /** Serialises every writer of one target's records (uploads, triage, seeding) until the transaction ends. */
 export async function lockTarget(db: Kysely<Database>, t: TargetRef): Promise<void> {
-  await sql`SELECT pg_advisory_xact_lock(hashtext(${`records:${t.clientId}`}), hashtext(${t.target}))`.execute(db);
+  await sql`SELECT ${targetLock(t.clientId, t.target)}`.execute(db);
+}
+
+/** lockTarget for every target of a client, in the targets' order, in one statement. */
+export async function lockTargetsOfClient(db: Kysely<Database>, clientId: string): Promise<void> {
+  await sql`
+    SELECT ${targetLock(clientId, sql<string>`t.target`)}
+    FROM (SELECT target FROM finding_targets WHERE client_id = ${clientId} ORDER BY target) t
+  `.execute(db);
 }
 
 export function targetRow(db: Kysely<Database>, t: TargetRef): Promise<Selectable<FindingTargetsTable> | undefined> {
@@ -275,17 +287,6 @@ export async function saveDueDays(
     .values({ client_id: c.clientId, ...values })
     .onConflict((oc) => oc.column('client_id').doUpdateSet(values))
     .execute();
-}
-
-/** The names of a client's targets, in order. */
-export async function targetNamesOfClient(db: Kysely<Database>, clientId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('finding_targets')
-    .select('target')
-    .where('client_id', '=', clientId)
-    .orderBy('target')
-    .execute();
-  return rows.map((r) => r.target);
 }
 
 /** Every record of a client: what a change of its due days recomputes. */

@@ -3,8 +3,8 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.ts';
 import { DomainError } from '../domain/errors.ts';
 import { refreshDueDate } from './decide.ts';
-import { sameTriage, type TriageChange, triageKeyOf } from './model.ts';
-import { dueDaysRow, lockTarget, recordsOfClient, saveDueDays, targetNamesOfClient, writeRecords } from './queries.ts';
+import { type RecordRow, sameTriage, type TriageChange, triageKeyOf } from './model.ts';
+import { dueDaysRow, lockTargetsOfClient, recordsOfClient, saveDueDays, writeRecords } from './queries.ts';
 
 /**
  * Remediation due dates per client (docs/findings-of-record.md#due-dates): days from first seen
@@ -37,22 +37,22 @@ export async function setDueDays(
   db: Kysely<Database>,
   c: { clientId: string; dueDays: DueDays; by: string; now: Date },
 ): Promise<Map<string, TriageChange[]>> {
-  for (const target of await targetNamesOfClient(db, c.clientId))
-    await lockTarget(db, { clientId: c.clientId, target });
+  await lockTargetsOfClient(db, c.clientId);
   await saveDueDays(db, c);
   const records = await recordsOfClient(db, c.clientId);
+  const redated: RecordRow[] = [];
   const byTarget = new Map<string, TriageChange[]>();
-  const changed = records.filter((r) => {
+  for (const r of records) {
     const before = triageKeyOf(r);
     refreshDueDate(r, c.dueDays);
     const after = triageKeyOf(r);
-    if (sameTriage(before, after)) return false;
+    if (sameTriage(before, after)) continue;
+    redated.push(r);
     const list = byTarget.get(r.target) ?? [];
+    if (list.length === 0) byTarget.set(r.target, list);
     list.push({ fingerprint: r.fingerprint, before, after });
-    byTarget.set(r.target, list);
-    return true;
-  });
-  await writeRecords(db, changed);
+  }
+  await writeRecords(db, redated);
   return byTarget;
 }
 

@@ -143,49 +143,60 @@ export async function applyTriageChanges(
       }
     }
   }
-  await moveDueCounts(db, t.clientId, [...dueMoves.values()]);
+  const dueNet = [...dueMoves.values()].filter((m) => m.n !== 0);
+  await addToCounts(db, 'session_due_counts', t.clientId, dueNet, [
+    ['due_date', 'text', (m) => m.due],
+    ['exception_expiry', 'text', (m) => m.exception],
+  ]);
   const net = [...moves.values()].filter((m) => m.n !== 0);
-  if (net.length === 0) return [];
+  await addToCounts(db, 'session_triage_counts', t.clientId, net, [
+    ['in_scan', 'boolean', () => true],
+    ['status', 'text', (m) => m.key.status],
+    ['false_positive', 'boolean', (m) => m.key.falsePositive],
+    ['exception_expiry', 'text', (m) => m.key.exception],
+    ['severity', 'text', (m) => m.sev],
+    ['score_severity', 'text', (m) => m.ssev],
+  ]);
+  return [...new Set(net.map((m) => m.sessionId))];
+}
+
+/**
+ * Adds each move's signed `n` to its session's count row of `table` (the row named by the key
+ * columns, created when missing), then drops the rows left at zero or below.
+ */
+async function addToCounts<M extends { sessionId: string; n: number }>(
+  db: Kysely<Database>,
+  table: 'session_triage_counts' | 'session_due_counts',
+  clientId: string,
+  moves: readonly M[],
+  keys: readonly (readonly [column: string, type: string, value: (m: M) => unknown])[],
+): Promise<void> {
+  if (moves.length === 0) return;
+  const names = keys.map(([c]) => c);
+  const columns = sql.raw(names.join(', '));
+  const arrays = [
+    arrayParam(
+      moves.map((m) => m.sessionId),
+      'text',
+    ),
+    ...keys.map(([, type, value]) => arrayParam(moves.map(value), type)),
+    arrayParam(
+      moves.map((m) => m.n),
+      'integer',
+    ),
+  ];
   await sql`
-    INSERT INTO session_triage_counts AS t
-      (client_id, session_id, in_scan, status, false_positive, exception_expiry, severity, score_severity, n)
-    SELECT ${t.clientId}, x.session_id, TRUE, x.status, x.fp, x.exc, x.sev, x.ssev, x.n
-    FROM unnest(
-      ${arrayParam(
-        net.map((m) => m.sessionId),
-        'text',
-      )}, ${arrayParam(
-        net.map((m) => m.key.status),
-        'text',
-      )}, ${arrayParam(
-        net.map((m) => m.key.falsePositive),
-        'boolean',
-      )},
-      ${arrayParam(
-        net.map((m) => m.key.exception),
-        'text',
-      )}, ${arrayParam(
-        net.map((m) => m.sev),
-        'text',
-      )}, ${arrayParam(
-        net.map((m) => m.ssev),
-        'text',
-      )}, ${arrayParam(
-        net.map((m) => m.n),
-        'integer',
-      )}
-    ) AS x(session_id, status, fp, exc, sev, ssev, n)
-    ON CONFLICT (client_id, session_id, in_scan, status, false_positive, exception_expiry, severity, score_severity)
-      DO UPDATE SET n = t.n + EXCLUDED.n
+    INSERT INTO ${sql.table(table)} AS t (client_id, session_id, ${columns}, n)
+    SELECT ${clientId}, x.session_id, ${sql.raw(names.map((c) => `x.${c}`).join(', '))}, x.n
+    FROM unnest(${sql.join(arrays)}) AS x(session_id, ${columns}, n)
+    ON CONFLICT (client_id, session_id, ${columns}) DO UPDATE SET n = t.n + EXCLUDED.n
   `.execute(db);
-  const sessions = [...new Set(net.map((m) => m.sessionId))];
   await db
-    .deleteFrom('session_triage_counts')
-    .where('client_id', '=', t.clientId)
-    .where('session_id', 'in', sessions)
+    .deleteFrom(table)
+    .where('client_id', '=', clientId)
+    .where('session_id', 'in', [...new Set(moves.map((m) => m.sessionId))])
     .where('n', '<=', 0)
     .execute();
-  return sessions;
 }
 
 interface CountMove {
@@ -218,38 +229,6 @@ async function dueCountedSessions(
     .where('due_counted_key', '=', sql<string>`file_key`)
     .execute();
   return new Set(rows.map((r) => r.session_id));
-}
-
-/** Applies the net moves of findings between due counts (migration 0043); rows left at zero go. */
-async function moveDueCounts(db: Kysely<Database>, clientId: string, moves: readonly DueMove[]): Promise<void> {
-  const net = moves.filter((m) => m.n !== 0);
-  if (net.length === 0) return;
-  await sql`
-    INSERT INTO session_due_counts AS t (client_id, session_id, due_date, exception_expiry, n)
-    SELECT ${clientId}, x.session_id, x.due, x.exc, x.n
-    FROM unnest(
-      ${arrayParam(
-        net.map((m) => m.sessionId),
-        'text',
-      )}, ${arrayParam(
-        net.map((m) => m.due),
-        'text',
-      )}, ${arrayParam(
-        net.map((m) => m.exception),
-        'text',
-      )}, ${arrayParam(
-        net.map((m) => m.n),
-        'integer',
-      )}
-    ) AS x(session_id, due, exc, n)
-    ON CONFLICT (client_id, session_id, due_date, exception_expiry) DO UPDATE SET n = t.n + EXCLUDED.n
-  `.execute(db);
-  await db
-    .deleteFrom('session_due_counts')
-    .where('client_id', '=', clientId)
-    .where('session_id', 'in', [...new Set(net.map((m) => m.sessionId))])
-    .where('n', '<=', 0)
-    .execute();
 }
 
 /** The counts of some sessions. */
