@@ -188,6 +188,24 @@ describe('GET /api/sessions/latest-state', () => {
     expect(named.body).toEqual({ error: 'Session not found' });
   });
 
+  it('asking for targets never uploaded, and an upload refused, leave no target behind', async () => {
+    const asked = ['10.201.0.0/24', '10.202.0.0/24', 'typo.example'];
+    for (const target of asked)
+      expect((await get(`target=${encodeURIComponent(target)}`, withKey(keyA.key))).status).toBe(404);
+    // Another target under a session id that holds TARGET: 409, nothing stored.
+    const moved = doc(first, keyA.record.client_id, 'moved', '2025-02-02T10:00:00.000Z', false);
+    moved.metadata.target = '10.203.0.0/24';
+    const refused = await postUpload(portal.url, keyA.key, sessionParts(moved));
+    expect(refused.status, refused.text).toBe(409);
+    const targets = await http(portal.url, 'GET', `/api/targets?client_id=${keyA.record.client_id}`, {
+      headers: withToken(admin),
+    });
+    expect(targets.status).toBe(200);
+    expect(targets.body.targets.map((t: { target: string }) => t.target)).toEqual([TARGET]);
+    // Still a 404, not a target with no session.
+    expect((await get(`target=${encodeURIComponent('10.203.0.0/24')}`, withKey(keyA.key))).status).toBe(404);
+  });
+
   it('an admin JWT names the client', async () => {
     const res = await get(`target=${encodeURIComponent(TARGET)}&client_id=${keyA.record.client_id}`, withToken(admin));
     expect(res.status, res.text).toBe(200);

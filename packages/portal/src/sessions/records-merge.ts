@@ -7,6 +7,7 @@ import type { Uploader } from '../records/claims.ts';
 import { evidenceOf } from '../records/evidence.ts';
 import { mergeUpload } from '../records/merge.ts';
 import {
+  ensureTargetRow,
   historyStatements,
   lockTarget,
   recordsOfTarget,
@@ -65,6 +66,8 @@ export async function mergeIntoRecords(
   await nextTurn();
   const evidence = evidenceOf(c.doc);
   const [existing, { dueDays }, target] = await reads;
+  // A new target's row is made here, in the upload's transaction, so a refused upload leaves none.
+  if (target === undefined) await ensureTargetRow(trx, t, c.now);
   const coverage = sessionCoverage(c.doc);
   const latestCoverage = target?.last_coverage == null ? null : coverageOf({ coverage: target.last_coverage });
   const merged = mergeUpload(t.clientId, t.target, existing, evidence, {

@@ -17,19 +17,21 @@ import { newestSessionOfRecordTarget } from './record-target-queries.ts';
  * Today's triage read into records the first time a target is used after the upgrade
  * (docs/findings-of-record.md#migration): from its newest stored session (records/seed.ts). The
  * file is read outside any transaction; the records are written under the target's lock only
- * if no one seeded it meanwhile. A target without stored sessions starts with no records.
+ * if no one seeded it meanwhile. A target without stored sessions gets no row here: its first
+ * upload's merge makes it (records-merge.ts), so a read or a refused upload leaves none behind.
  */
 export async function ensureSeeded(ctx: AppContext, clientId: string, target: string): Promise<void> {
   const t = { clientId, target };
   if ((await targetRow(ctx.db, t)) !== undefined) return;
   const newest = await newestSessionOfRecordTarget(ctx.db, clientId, target);
-  const doc = newest === undefined ? null : (await readSessionDocument(ctx, newest).catch(() => null))?.doc;
+  if (newest === undefined) return;
+  const doc = (await readSessionDocument(ctx, newest).catch(() => null))?.doc;
   const now = ctx.now();
   await ctx.db.transaction().execute(async (trx) => {
     await lockTarget(trx, t);
     if ((await targetRow(trx, t)) !== undefined) return;
     await ensureTargetRow(trx, t, now);
-    if (newest === undefined || doc === null || doc === undefined) return;
+    if (doc === null || doc === undefined) return;
     const { dueDays } = await dueDaysOf(trx, clientId);
     const tier = newest.key_tier as Tier | null;
     const seeded = seedFromDocument(clientId, target, doc, {

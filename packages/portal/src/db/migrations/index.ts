@@ -42,6 +42,7 @@ import * as m0040 from './0040_finding_detail_pages.ts';
 import * as m0041 from './0041_session_index_pending.ts';
 import * as m0042 from './0042_finding_records_open.ts';
 import * as m0043 from './0043_session_due_counts.ts';
+import * as m0044 from './0044_finding_targets_without_records.ts';
 
 /**
  * Every migration, listed explicitly and in order. Names sort lexically; a migration
@@ -91,4 +92,5 @@ export const migrations: Record<string, Migration> = {
   '0041_session_index_pending': m0041,
   '0042_finding_records_open': m0042,
   '0043_session_due_counts': m0043,
+  '0044_finding_targets_without_records': m0044,
 };
